@@ -1,0 +1,39 @@
+# The two commands of the quick start: `make demo` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test install browser bench clean help
+
+help:
+	@echo "make demo   set up, build the demo world and models if not cached, start the app"
+	@echo "make test   set up and run the whole test suite"
+	@echo "make bench  run the benchmark scripts"
+
+$(STAMP): requirements.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Headless Chromium for the end-to-end test (Debian's package; Playwright never downloads one).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+demo: $(STAMP)
+	$(VENV)/bin/kepp demo
+
+test: $(STAMP) browser
+	$(PY) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache test-artifacts

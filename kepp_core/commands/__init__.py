@@ -1,0 +1,1 @@
+"""``kepp`` command groups; each module has ``register(subparsers)``."""

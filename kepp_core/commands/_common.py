@@ -1,0 +1,61 @@
+"""Shared pieces of the command groups: dataset arguments, tables and JSON output."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from kepp_core.data import LOADERS, Dataset, load_dataset
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """Keeps the examples in ``epilog`` as written and shows defaults."""
+
+
+def add_command(sub, name: str, help: str, examples: str = "", func=None) -> argparse.ArgumentParser:
+    """Add a sub-command with its one-line help and an ``examples:`` epilog."""
+    p = sub.add_parser(name, help=help, description=help, formatter_class=HelpFormatter,
+                       epilog=f"examples:\n{examples}" if examples else None)
+    if func is not None:
+        p.set_defaults(func=func)
+    return p
+
+
+def add_dataset_args(p: argparse.ArgumentParser, required: bool = True) -> None:
+    p.add_argument("--dataset", default="demo", choices=sorted(LOADERS),
+                   help="dataset format (demo: the built-in synthetic world)")
+    p.add_argument("--root", default=None,
+                   help="dataset folder or annotation file (default for demo: the cached demo world)")
+    p.add_argument("--features", default=None, help="folder of per-second .npy features (overrides the default)")
+    p.add_argument("--split-seed", type=int, default=0, help="seed of the 70/30 split where a dataset has none")
+
+
+def dataset_from_args(args) -> Dataset:
+    return load_dataset(args.dataset, args.root, features=args.features, seed=args.split_seed)
+
+
+def emit_json(obj) -> None:
+    json.dump(obj, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+
+
+def print_table(rows: Sequence[dict], columns: Sequence[str] | None = None, title: str | None = None) -> None:
+    """Print rows as a readable table (rich)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    columns = list(columns or (rows[0].keys() if rows else []))
+    table = Table(title=title)
+    for c in columns:
+        table.add_column(str(c), justify="right" if rows and isinstance(rows[0].get(c), (int, float)) else "left")
+    for r in rows:
+        table.add_row(*[_fmt(r.get(c)) for c in columns])
+    Console().print(table)
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.2f}"
+    return "" if v is None else str(v)

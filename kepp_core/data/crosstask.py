@@ -1,0 +1,148 @@
+"""Reader for the CrossTask release layout (also what the synthetic world writes).
+
+    ROOT/tasks_primary.txt          blocks: id, name, URL, number of steps, steps (comma-separated), blank
+    ROOT/annotations/<task>_<video>.csv   lines ``step,start,end`` (1-based step of the task, seconds)
+    ROOT/videos_val.csv             optional: ``task,video[,url]`` lines of the test split
+    ROOT/features/<task>_<video>.npy or <video>.npy   optional per-second features ``[seconds, D]``
+    ROOT/videos/<task>_<video>.mp4 or <video>.mp4     optional videos
+
+Steps of different tasks with the same name are one action.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from kepp_core.data.features import find_file, read_feature_shape
+from kepp_core.data.records import Dataset, Step, Task, Video, seeded_split, vocabulary_from
+from kepp_core.errors import KeppError
+
+TASKS_FILE = "tasks_primary.txt"
+VAL_FILE = "videos_val.csv"
+
+
+def read_tasks(path: Path) -> list[Task]:
+    """Parse ``tasks_primary.txt`` into tasks with their ordered step names."""
+    if not path.is_file():
+        raise KeppError(f"{path}: file not found (expected the CrossTask task list {TASKS_FILE})")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    tasks: list[Task] = []
+    i = 0
+    while i < len(lines):
+        if not lines[i].strip():
+            i += 1
+            continue
+        block = lines[i : i + 5]
+        if len(block) < 5:
+            raise KeppError(f"{path}:{i + 1}: incomplete task block (expected 5 lines: id, name, URL, "
+                            f"number of steps, comma-separated steps)")
+        tid, name, _url, n_str, steps_str = (s.strip() for s in block)
+        try:
+            n = int(n_str)
+        except ValueError:
+            raise KeppError(f"{path}:{i + 4}: number of steps {n_str!r} is not an integer") from None
+        steps = tuple(s.strip() for s in steps_str.split(","))
+        if len(steps) != n or any(not s for s in steps):
+            raise KeppError(f"{path}:{i + 5}: expected {n} non-empty comma-separated step names, "
+                            f"found {len(steps)}")
+        tasks.append(Task(id=tid, name=name, steps=steps))
+        i += 5
+    if not tasks:
+        raise KeppError(f"{path}: no tasks found")
+    return tasks
+
+
+def _read_val_ids(path: Path) -> set[tuple[str, str]] | None:
+    if not path.is_file():
+        return None
+    out = set()
+    with path.open(encoding="utf-8", newline="") as f:
+        for lineno, row in enumerate(csv.reader(f), 1):
+            if not row or not "".join(row).strip():
+                continue
+            if len(row) < 2:
+                raise KeppError(f"{path}:{lineno}: expected 'task,video[,url]', got {','.join(row)!r}")
+            out.add((row[0].strip(), row[1].strip()))
+    return out
+
+
+def _read_annotation(path: Path, task: Task, n_actions_of_task: list[int]) -> list[Step]:
+    steps = []
+    with path.open(encoding="utf-8", newline="") as f:
+        for lineno, row in enumerate(csv.reader(f), 1):
+            if not row or not "".join(row).strip():
+                continue
+            if len(row) != 3:
+                raise KeppError(f"{path}:{lineno}: expected 'step,start,end', got {','.join(row)!r}")
+            try:
+                k, start, end = int(row[0]), float(row[1]), float(row[2])
+            except ValueError:
+                raise KeppError(f"{path}:{lineno}: expected an integer step and numeric start,end, "
+                                f"got {','.join(row)!r}") from None
+            if not 1 <= k <= len(task.steps):
+                raise KeppError(f"{path}:{lineno}: step {k} is not a step of task {task.id} "
+                                f"(expected 1..{len(task.steps)})")
+            if start < 0 or end < start:
+                raise KeppError(f"{path}:{lineno}: segment [{start}, {end}] is invalid "
+                                f"(expected 0 <= start <= end)")
+            steps.append((start, end, n_actions_of_task[k - 1], lineno))
+    steps.sort(key=lambda s: (s[0], s[1]))
+    return [Step(a, s, e) for s, e, a, _ in steps]
+
+
+def load_crosstask(root: str | Path, features: str | Path | None = None, seed: int = 0,
+                   name: str = "crosstask") -> Dataset:
+    """Load a CrossTask-layout dataset.
+
+    ``features`` overrides the feature folder (default ``ROOT/features``). Without
+    ``videos_val.csv`` the split is a seeded 70/30 split by video.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise KeppError(f"{root}: dataset folder not found (expected a CrossTask-layout folder)")
+    tasks = read_tasks(root / TASKS_FILE)
+    actions = vocabulary_from(s for t in tasks for s in t.steps)
+    index = {a: i for i, a in enumerate(actions)}
+    by_id = {t.id: t for t in tasks}
+    ann_dir = root / "annotations"
+    if not ann_dir.is_dir():
+        raise KeppError(f"{ann_dir}: folder not found (expected annotations/<task>_<video>.csv)")
+    feat_dir = Path(features) if features is not None else root / "features"
+    if features is not None and not feat_dir.is_dir():
+        raise KeppError(f"{feat_dir}: feature folder not found")
+    video_dir = root / "videos"
+    val = _read_val_ids(root / VAL_FILE)
+
+    videos: list[Video] = []
+    for path in sorted(ann_dir.glob("*.csv")):
+        tid, sep, vid = path.stem.partition("_")
+        if not sep or tid not in by_id:
+            raise KeppError(f"{path}: file name must be <task>_<video>.csv with a task id from "
+                            f"{TASKS_FILE} (known: {', '.join(sorted(by_id))})")
+        task = by_id[tid]
+        steps = _read_annotation(path, task, [index[s] for s in task.steps])
+        if not steps:
+            continue
+        feat = find_file(feat_dir, [f"{tid}_{vid}.npy", f"{vid}.npy"])
+        mp4 = find_file(video_dir, [f"{tid}_{vid}.mp4", f"{vid}.mp4"])
+        duration = None
+        if feat is not None:
+            duration = float(read_feature_shape(feat)[0])
+            last = max(s.end for s in steps)
+            if last > duration + 1.0:
+                raise KeppError(f"{path}: segment ends at {last:g}s, beyond the video "
+                                f"({duration:g}s of features in {feat})")
+        videos.append(Video(id=vid, task=tid, steps=steps, duration=duration,
+                            feature_file=feat, video_file=mp4))
+    if not videos:
+        raise KeppError(f"{ann_dir}: no annotation files found")
+    if val is not None:
+        for v in videos:
+            v.split = "test" if (v.task, v.id) in val else "train"
+    else:
+        split = seeded_split([f"{v.task}_{v.id}" for v in videos], seed=seed)
+        for v in videos:
+            v.split = split[f"{v.task}_{v.id}"]
+    return Dataset(name=name, actions=actions, tasks={t.id: t for t in tasks}, videos=videos,
+                   root=root, meta={"features": str(feat_dir)})

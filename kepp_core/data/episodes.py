@@ -1,0 +1,136 @@
+"""Episodes for horizon ``T``: every window of ``T`` consecutive steps of a plan, with the
+start and goal observation windows (KEPP.md §4).
+
+Observation settings (``M`` per-second features concatenated, default ``M = 3``):
+
+- ``conventional``: ``M``-second windows centred on the start of ``a_1`` and the end of ``a_T``;
+- ``pdpp``: ``[start(a_1), start(a_1)+M)`` and ``[end(a_T)-2, end(a_T)+M-2)``.
+
+Windows are clamped to the video: shifted inside it, or edge-padded if it is shorter than ``M``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from kepp_core.data.features import load_features
+from kepp_core.data.records import Dataset, Video
+from kepp_core.errors import KeppError
+
+SETTINGS = ("conventional", "pdpp")
+
+
+@dataclass(frozen=True)
+class Episode:
+    """``T`` consecutive steps of one video, from step ``first`` on."""
+
+    video: Video
+    first: int
+    actions: tuple[int, ...]
+    start_window: tuple[int, ...] | None  # per-second feature indices of the start observation
+    goal_window: tuple[int, ...] | None
+
+    @property
+    def id(self) -> str:
+        return f"{self.video.task}/{self.video.id}/{self.first}:{len(self.actions)}"
+
+    @property
+    def horizon(self) -> int:
+        return len(self.actions)
+
+    @property
+    def start_time(self) -> float | None:
+        return self.video.steps[self.first].start
+
+    @property
+    def goal_time(self) -> float | None:
+        return self.video.steps[self.first + len(self.actions) - 1].end
+
+
+def observation_window(t: float, n_seconds: int | None, m: int = 3, offset: int = 0,
+                       centred: bool = False) -> tuple[int, ...]:
+    """Per-second indices of an ``m``-second window at time ``t`` clamped to ``n_seconds``.
+
+    >>> observation_window(10.4, 100, 3, centred=True)
+    (9, 10, 11)
+    >>> observation_window(0.2, 100, 3, centred=True)
+    (0, 1, 2)
+    >>> observation_window(5.0, 2, 3)
+    (0, 1, 1)
+    """
+    first = math.floor(t) + offset - ((m - 1) // 2 if centred else 0)
+    if n_seconds is None:
+        return tuple(max(0, first) + k for k in range(m))
+    if n_seconds >= m:
+        first = min(max(first, 0), n_seconds - m)
+        return tuple(first + k for k in range(m))
+    return tuple(min(max(first + k, 0), n_seconds - 1) for k in range(m))
+
+
+def windows(video: Video, first: int, horizon: int, setting: str, m: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    s = video.steps[first].start
+    e = video.steps[first + horizon - 1].end
+    n = int(math.ceil(video.duration)) if video.duration is not None else None
+    if setting == "conventional":
+        return observation_window(s, n, m, centred=True), observation_window(e, n, m, centred=True)
+    if setting == "pdpp":
+        return observation_window(s, n, m), observation_window(e, n, m, offset=-2)
+    raise KeppError(f"unknown observation setting {setting!r} (expected one of {', '.join(SETTINGS)})")
+
+
+def make_episodes(dataset: Dataset, horizon: int, split: str | None = "test",
+                  setting: str = "conventional", m: int = 3) -> list[Episode]:
+    """All episodes of ``horizon`` steps in a split (``None``: both splits).
+
+    Raises a KeppError if ``horizon`` is longer than every plan of the dataset.
+    """
+    if horizon < 2:
+        raise KeppError(f"horizon T={horizon} is too short (expected T >= 2)")
+    if setting not in SETTINGS:
+        raise KeppError(f"unknown observation setting {setting!r} (expected one of {', '.join(SETTINGS)})")
+    if m < 1:
+        raise KeppError(f"observation length M={m} must be at least 1")
+    longest = max((len(v.steps) for v in dataset.videos), default=0)
+    if horizon > longest:
+        raise KeppError(f"horizon T={horizon} is longer than every plan of {dataset.name} "
+                        f"(the longest has {longest} steps)")
+    videos = dataset.videos if split is None else dataset.split(split)
+    out = []
+    for v in videos:
+        timed = v.has_segments
+        for i in range(len(v.steps) - horizon + 1):
+            sw = gw = None
+            if timed:
+                sw, gw = windows(v, i, horizon, setting, m)
+            out.append(Episode(v, i, v.plan[i : i + horizon], sw, gw))
+    return out
+
+
+def observations(episodes: Sequence[Episode], dim: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Start and goal observations ``[N, M·D]`` (float32) of episodes, read from feature files.
+
+    Every episode needs segments and a feature file; ``dim`` checks the feature size D.
+    """
+    starts, goals = [], []
+    for ep in episodes:
+        v = ep.video
+        if v.feature_file is None:
+            raise KeppError(f"video {v.id!r} has no feature file (run 'kepp features extract' "
+                            f"or give --features)")
+        if ep.start_window is None:
+            raise KeppError(f"video {v.id!r} has no step segments, so it has no observations")
+        feats = load_features(v.feature_file, dim)
+        if dim is None:
+            dim = feats.shape[1]
+        n = feats.shape[0]
+        sw = np.minimum(ep.start_window, n - 1)
+        gw = np.minimum(ep.goal_window, n - 1)
+        starts.append(feats[sw].reshape(-1))
+        goals.append(feats[gw].reshape(-1))
+    if not episodes:
+        return np.zeros((0, 0), np.float32), np.zeros((0, 0), np.float32)
+    return np.stack(starts), np.stack(goals)

@@ -1,0 +1,39 @@
+"""Loading a dataset by name: ``crosstask``, ``coin``, ``plans`` and ``demo`` (the synthetic world)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from kepp_core.data.coin import load_coin
+from kepp_core.data.crosstask import load_crosstask
+from kepp_core.data.plans import load_plans
+from kepp_core.data.records import Dataset
+from kepp_core.errors import KeppError, unknown_name_error
+
+LOADERS: dict[str, Callable[..., Dataset]] = {
+    "crosstask": load_crosstask,
+    "coin": load_coin,
+    "plans": load_plans,
+    # The synthetic world is written in the CrossTask layout and read by the same loader.
+    "demo": lambda root, **kw: load_crosstask(root, **{"name": "demo", **kw}),
+}
+
+
+def load_dataset(name: str, root: str | Path | None, features: str | Path | None = None,
+                 seed: int = 0) -> Dataset:
+    """Load the dataset ``name`` from ``root``.
+
+    >>> ds = load_dataset("plans", "../shared/data/niv/plans.jsonl")  # doctest: +SKIP
+    """
+    if name not in LOADERS:
+        raise unknown_name_error("dataset", name, LOADERS)
+    if root is None:
+        if name != "demo":
+            raise KeppError(f"dataset {name!r} needs --root (a folder or annotation file)")
+        from kepp_core.data.synth import default_world_root
+
+        root = default_world_root()
+    if not Path(root).exists():
+        raise KeppError(f"{root}: dataset path does not exist")
+    return LOADERS[name](root, features=features, seed=seed)
