@@ -118,11 +118,11 @@ def observations(episodes: Sequence[Episode], dim: int | None = None) -> tuple[n
     starts, goals = [], []
     for ep in episodes:
         v = ep.video
+        if ep.start_window is None:
+            raise KeppError(f"video {v.id!r} has no step segments, so it has no observations")
         if v.feature_file is None:
             raise KeppError(f"video {v.id!r} has no feature file (run 'kepp features extract' "
                             f"or give --features)")
-        if ep.start_window is None:
-            raise KeppError(f"video {v.id!r} has no step segments, so it has no observations")
         feats = load_features(v.feature_file, dim)
         if dim is None:
             dim = feats.shape[1]
