@@ -137,3 +137,40 @@ def test_stats_cli_prints_json(niv_plans):
     st = json.loads(r.stdout)
     assert st["videos_per_split"] == {"train": 100, "test": 42}
     assert st["episodes"]["3"]["test"] == 270
+
+
+def test_s3d_feature_dicts_are_read_as_they_are(tmp_path):
+    from kepp_core.data import load_features
+
+    feats = np.random.default_rng(0).normal(size=(20, 512)).astype(np.float32)
+    np.save(tmp_path / "v.npy", {"frames_features": feats, "steps_features": np.zeros((2, 512))},
+            allow_pickle=True)
+    np.testing.assert_array_equal(load_features(tmp_path / "v.npy", dim=512), feats)
+
+
+class _Hostile:
+    def __reduce__(self):
+        import os
+        return (os.system, ("echo should-not-run",))
+
+
+def test_feature_pickle_with_code_is_refused(tmp_path):
+    from kepp_core.data import load_features
+
+    np.save(tmp_path / "evil.npy", np.array([_Hostile()], dtype=object), allow_pickle=True)
+    with pytest.raises(KeppError, match=r"evil\.npy: .*refused to load posix\.system"):
+        load_features(tmp_path / "evil.npy")
+
+
+def test_coin_reads_s3d_release_file_names(tmp_path):
+    from kepp_core.data import load_coin
+
+    p = tmp_path / "COIN.json"
+    p.write_text(json.dumps({"database": {"v1": {"class": "MakeTea", "recipe_type": 7, "subset": "training",
+                                                 "duration": 9, "annotation": [
+                                                     {"id": "1", "label": "boil", "segment": [0, 2]},
+                                                     {"id": "2", "label": "pour", "segment": [3, 5]}]}}}))
+    (tmp_path / "feats").mkdir()
+    np.save(tmp_path / "feats" / "MakeTea_7_v1.npy", {"frames_features": np.ones((9, 4))}, allow_pickle=True)
+    ds = load_coin(p, features=tmp_path / "feats")
+    assert ds.videos[0].feature_file.name == "MakeTea_7_v1.npy"

@@ -24,7 +24,8 @@ def load_coin(root: str | Path, features: str | Path | None = None, seed: int = 
               name: str = "coin") -> Dataset:
     """Load COIN annotations; actions are step labels ordered by COIN's step id.
 
-    ``features`` is an optional folder of ``<video>.npy`` per-second features.
+    ``features`` is an optional folder of per-second features, ``<video>.npy`` or the S3D
+    release's ``<class>_<recipe_type>_<video>.npy``.
     """
     path = _resolve(Path(root))
     try:
@@ -65,19 +66,21 @@ def load_coin(root: str | Path, features: str | Path | None = None, seed: int = 
             label_ids[label] = min(label_ids.get(label, sid), sid)
             steps.append((s, e, label))
         steps.sort(key=lambda t: (t[0], t[1]))
-        raw.append((vid, task, SUBSETS[subset], duration, steps))
+        raw.append((vid, task, SUBSETS[subset], duration, steps, rec.get("recipe_type")))
 
     actions = sorted(label_ids, key=lambda lab: (label_ids[lab], lab))
     index = {a: i for i, a in enumerate(actions)}
     task_steps: dict[str, dict[str, int]] = {}
     videos = []
-    for vid, task, split, duration, steps in raw:
+    for vid, task, split, duration, steps, recipe in raw:
         if not steps:
             continue
         ts = task_steps.setdefault(task, {})
         for _, _, lab in steps:
             ts.setdefault(lab, label_ids[lab])
-        feat = find_file(feat_dir, [f"{vid}.npy"]) if feat_dir is not None else None
+        # <video>.npy, or the S3D release's <class>_<recipe_type>_<video>.npy
+        feat = (find_file(feat_dir, [f"{vid}.npy", f"{task}_{recipe}_{vid}.npy"])
+                if feat_dir is not None else None)
         if feat is not None:
             n_sec, _ = read_feature_shape(feat)
             duration = duration if duration is not None else float(n_sec)
