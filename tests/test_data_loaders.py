@@ -32,10 +32,22 @@ def test_coin_steps_are_sorted_by_segment_start(coin_dataset):
         assert starts == sorted(starts)
 
 
-def test_coin_equal_labels_are_one_action(coin_dataset, coin_json):
+def test_coin_actions_are_step_ids_with_unique_names(coin_dataset, coin_json):
     db = json.loads(coin_json.read_text())["database"]
-    labels = {a["label"] for v in db.values() for a in v["annotation"]}
-    assert coin_dataset.num_actions == len(labels) == len(set(coin_dataset.actions))
+    ids = {a["id"] for v in db.values() for a in v["annotation"]}
+    assert coin_dataset.num_actions == len(ids) == 768
+    assert len(set(coin_dataset.actions)) == 768
+    # labels shared by steps of two tasks are told apart by the task
+    assert "begin to run up (PractisePoleVault)" in coin_dataset.actions
+    assert "begin to run up (PractiseTripleJump)" in coin_dataset.actions
+
+
+def test_coin_label_mode_merges_equal_labels(coin_json):
+    from kepp_core.data import load_coin
+
+    ds = load_coin(coin_json, actions="labels")
+    assert ds.num_actions == 739 and "begin to run up" in ds.actions
+    assert len(make_episodes(ds, 3, "test")) == 5571
 
 
 # --- NIV plans JSONL ------------------------------------------------------------------------

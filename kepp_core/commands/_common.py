@@ -30,10 +30,13 @@ def add_dataset_args(p: argparse.ArgumentParser, required: bool = True) -> None:
                    help="dataset folder or annotation file (default for demo: the cached demo world)")
     p.add_argument("--features", default=None, help="folder of per-second .npy features (overrides the default)")
     p.add_argument("--split-seed", type=int, default=0, help="seed of the 70/30 split where a dataset has none")
+    p.add_argument("--coin-actions", choices=["steps", "labels"], default="steps",
+                   help="COIN only: one action per COIN step id, or per distinct label")
 
 
 def dataset_from_args(args) -> Dataset:
-    return load_dataset(args.dataset, args.root, features=args.features, seed=args.split_seed)
+    return load_dataset(args.dataset, args.root, features=args.features, seed=args.split_seed,
+                        coin_actions=getattr(args, "coin_actions", "steps"))
 
 
 def emit_json(obj) -> None:

@@ -1,15 +1,29 @@
-"""Reader for COIN's ``COIN.json`` (``{"database": {video_id: {...}}}``) with its ``subset`` split."""
+"""Reader for COIN's ``COIN.json`` (``{"database": {video_id: {...}}}``) with its ``subset`` split.
+
+Actions (``actions=``):
+
+- ``"steps"`` (default): one action per COIN step id, COIN's own step taxonomy (the action
+  space of the procedure-planning literature). Each id belongs to one task; COIN gives 25
+  labels to steps of two different tasks ("begin to run up" in pole vault and in triple
+  jump): such labels are made unique by the task, ``"begin to run up (PractisePoleVault)"``
+  (and by the step id where one task has two steps of the same label).
+- ``"labels"``: one action per distinct label, merging those steps across tasks.
+
+Either way the vocabulary is ordered by first appearance (videos in file order, steps by start).
+"""
 
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from pathlib import Path
 
 from kepp_core.data.features import find_file, read_feature_shape
 from kepp_core.data.records import Dataset, Step, Task, Video
-from kepp_core.errors import KeppError
+from kepp_core.errors import KeppError, unknown_name_error
 
 SUBSETS = {"training": "train", "testing": "test"}
+ACTION_MODES = ("steps", "labels")
 
 
 def _resolve(root: Path) -> Path:
@@ -21,12 +35,14 @@ def _resolve(root: Path) -> Path:
 
 
 def load_coin(root: str | Path, features: str | Path | None = None, seed: int = 0,
-              name: str = "coin") -> Dataset:
-    """Load COIN annotations; actions are step labels ordered by COIN's step id.
+              name: str = "coin", actions: str = "steps") -> Dataset:
+    """Load COIN annotations (see the module docstring for ``actions``).
 
     ``features`` is an optional folder of per-second features, ``<video>.npy`` or the S3D
     release's ``<class>_<recipe_type>_<video>.npy``.
     """
+    if actions not in ACTION_MODES:
+        raise unknown_name_error("COIN action mode", actions, ACTION_MODES)
     path = _resolve(Path(root))
     try:
         db = json.loads(path.read_text(encoding="utf-8"))["database"]
@@ -41,8 +57,10 @@ def load_coin(root: str | Path, features: str | Path | None = None, seed: int = 
     if feat_dir is not None and not feat_dir.is_dir():
         raise KeppError(f"{feat_dir}: feature folder not found")
 
-    label_ids: dict[str, int] = {}
     raw = []
+    keys: dict[str, None] = {}                     # action keys in first-appearance order
+    key_label: dict[str, str] = {}
+    key_task: dict[str, str] = {}
     for vid, rec in db.items():
         where = f"{path}: video {vid!r}"
         try:
@@ -58,26 +76,46 @@ def load_coin(root: str | Path, features: str | Path | None = None, seed: int = 
         for k, a in enumerate(ann):
             try:
                 label, (s, e) = str(a["label"]), a["segment"]
-                s, e, sid = float(s), float(e), int(a.get("id", 10**9))
+                s, e = float(s), float(e)
+                sid = str(a.get("id", label))
             except (KeyError, TypeError, ValueError):
                 raise KeppError(f"{where}, annotation {k}: expected 'label', 'segment' [start, end], 'id'") from None
             if e < s or s < 0:
                 raise KeppError(f"{where}, annotation {k}: segment [{s}, {e}] is invalid")
-            label_ids[label] = min(label_ids.get(label, sid), sid)
-            steps.append((s, e, label))
+            key = sid if actions == "steps" else label
+            steps.append((s, e, key))
+            key_label.setdefault(key, label)
+            key_task.setdefault(key, task)
         steps.sort(key=lambda t: (t[0], t[1]))
+        for _, _, key in steps:
+            keys.setdefault(key)
         raw.append((vid, task, SUBSETS[subset], duration, steps, rec.get("recipe_type")))
 
-    actions = sorted(label_ids, key=lambda lab: (label_ids[lab], lab))
-    index = {a: i for i, a in enumerate(actions)}
-    task_steps: dict[str, dict[str, int]] = {}
+    # Display names: the label, made unique by the task where two step ids share it.
+    by_label = defaultdict(list)
+    for key in keys:
+        by_label[key_label[key]].append(key)
+    names = {}
+    for label, group in by_label.items():
+        tasks_of = [key_task[k] for k in group]
+        for k in group:
+            if len(group) == 1:
+                names[k] = label
+            elif tasks_of.count(key_task[k]) == 1:
+                names[k] = f"{label} ({key_task[k]})"
+            else:  # the same label twice within one task: only the step id tells them apart
+                names[k] = f"{label} ({key_task[k]}, step {k})"
+    action_list = [names[k] for k in keys]
+    index = {k: i for i, k in enumerate(keys)}
+
+    task_steps: dict[str, dict[str, None]] = {}
     videos = []
     for vid, task, split, duration, steps, recipe in raw:
         if not steps:
             continue
         ts = task_steps.setdefault(task, {})
-        for _, _, lab in steps:
-            ts.setdefault(lab, label_ids[lab])
+        for _, _, key in steps:
+            ts.setdefault(names[key])
         # <video>.npy, or the S3D release's <class>_<recipe_type>_<video>.npy
         feat = (find_file(feat_dir, [f"{vid}.npy", f"{task}_{recipe}_{vid}.npy"])
                 if feat_dir is not None else None)
@@ -85,8 +123,8 @@ def load_coin(root: str | Path, features: str | Path | None = None, seed: int = 
             n_sec, _ = read_feature_shape(feat)
             duration = duration if duration is not None else float(n_sec)
         videos.append(Video(id=vid, task=task, split=split, duration=duration,
-                            steps=[Step(index[lab], s, e) for s, e, lab in steps], feature_file=feat))
-    tasks = {t: Task(id=t, name=t, steps=tuple(sorted(ts, key=lambda lab: ts[lab])))
-             for t, ts in sorted(task_steps.items())}
-    return Dataset(name=name, actions=actions, tasks=tasks, videos=videos, root=path.parent,
-                   meta={"file": str(path), "features": str(feat_dir) if feat_dir else None})
+                            steps=[Step(index[key], s, e) for s, e, key in steps], feature_file=feat))
+    tasks = {t: Task(id=t, name=t, steps=tuple(ts)) for t, ts in sorted(task_steps.items())}
+    return Dataset(name=name, actions=action_list, tasks=tasks, videos=videos, root=path.parent,
+                   meta={"file": str(path), "features": str(feat_dir) if feat_dir else None,
+                         "actions": actions})

@@ -21,8 +21,10 @@ LOADERS: dict[str, Callable[..., Dataset]] = {
 
 
 def load_dataset(name: str, root: str | Path | None, features: str | Path | None = None,
-                 seed: int = 0) -> Dataset:
+                 seed: int = 0, coin_actions: str = "steps") -> Dataset:
     """Load the dataset ``name`` from ``root``.
+
+    ``coin_actions`` (COIN only): ``steps`` (one action per COIN step id) or ``labels``.
 
     >>> ds = load_dataset("plans", "../shared/data/niv/plans.jsonl")  # doctest: +SKIP
     """
@@ -36,4 +38,6 @@ def load_dataset(name: str, root: str | Path | None, features: str | Path | None
         root = default_world_root()
     if not Path(root).exists():
         raise KeppError(f"{root}: dataset path does not exist")
+    if name == "coin":
+        return load_coin(root, features=features, seed=seed, actions=coin_actions)
     return LOADERS[name](root, features=features, seed=seed)
