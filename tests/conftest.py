@@ -42,3 +42,54 @@ def niv_dataset(niv_plans):
     from kepp_core.data import load_plans
 
     return load_plans(niv_plans)
+
+
+# --- synthetic worlds (kepp_core.data.synth) ---------------------------------------------
+# Small, fast worlds: shorter steps and 64-px frames keep them at a few seconds to build.
+SMALL_WORLD = {"seed": 0, "videos": 42, "difficulty": "default", "step_min": 1.0, "step_max": 1.5,
+               "idle": 0.3, "size": 64}
+
+
+def _shared_tmp(tmp_path_factory, name: str) -> Path:
+    """A folder shared by all pytest-xdist workers of this run (built once, under a lock)."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    return base / name
+
+
+def _locked_build(tmp_path_factory, name: str, build):
+    import fcntl
+
+    root = _shared_tmp(tmp_path_factory, name)
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with open(root.parent / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            return build(root)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+@pytest.fixture(scope="session")
+def synth_world(tmp_path_factory) -> Path:
+    """Root of a small synthetic world (42 videos, 7 tasks, default difficulty) with mp4
+    videos and builtin features, in the CrossTask layout: ``load_dataset("demo", synth_world)``."""
+    from kepp_core.data.synth import ensure_world
+
+    return _locked_build(tmp_path_factory, "synth-world",
+                         lambda root: ensure_world(root, progress=False, **SMALL_WORLD))
+
+
+@pytest.fixture(scope="session")
+def niv_world(tmp_path_factory, niv_plans) -> Path:
+    """A synthetic world rendered from 30 of the shared NIV plans (spread over its 5 tasks)."""
+    from kepp_core.data.synth import generate_world, world_fingerprint
+
+    def build(root: Path) -> Path:
+        if world_fingerprint(root) is not None:
+            return root
+        return generate_world(root, seed=0, videos=30, from_plans=niv_plans, progress=False,
+                              step_min=1.0, step_max=1.5, idle=0.3, size=64)
+
+    return _locked_build(tmp_path_factory, "niv-world", build)

@@ -33,9 +33,9 @@ def load_dataset(name: str, root: str | Path | None, features: str | Path | None
     if root is None:
         if name != "demo":
             raise KeppError(f"dataset {name!r} needs --root (a folder or annotation file)")
-        from kepp_core.data.synth import default_world_root
+        from kepp_core.data.synth import ensure_world
 
-        root = default_world_root()
+        root = ensure_world()  # builds the default world on first use (about a minute)
     if not Path(root).exists():
         raise KeppError(f"{root}: dataset path does not exist")
     if name == "coin":

@@ -1,0 +1,262 @@
+"""Feature encoders: decoded frames ``[N, H, W, 3]`` uint8 at ``fps`` → per-second features
+``[seconds, D]`` float32, with ``seconds = ceil(N / fps)`` (second ``k`` pools the frames shown
+during ``[k, k+1)``).
+
+Three kinds, chosen by a spec string (``get_encoder``):
+
+- ``"builtin"``: :class:`BuiltinEncoder`, deterministic, no weights (see its docstring);
+- ``"package.module:function"``: a Python callable ``f(frames, fps) -> [seconds, D]`` (a class
+  there is instantiated without arguments first);
+- ``"path/to/encoder.pt"``: a TorchScript module whose ``forward(frames: Tensor, fps: float)``
+  takes the uint8 tensor ``[N, H, W, 3]`` and returns ``[seconds, D]``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import math
+import warnings
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from kepp_core.errors import KeppError
+
+
+@runtime_checkable
+class FeatureEncoder(Protocol):
+    """What ``encode_video`` needs from an encoder.
+
+    ``name`` identifies the encoder in the feature cache; ``sample_fps`` (or None: the video's
+    own rate) is the frame rate it wants; ``frame_size`` (or None) a ``(width, height)`` to
+    resize to while decoding.
+    """
+
+    name: str
+    sample_fps: float | None
+    frame_size: tuple[int, int] | None
+
+    def __call__(self, frames: np.ndarray, fps: float) -> np.ndarray: ...
+
+
+def seconds_of(n_frames: int, fps: float) -> int:
+    """Number of per-second feature rows for ``n_frames`` frames at ``fps``.
+
+    >>> seconds_of(80, 8.0), seconds_of(81, 8.0), seconds_of(1, 30.0)
+    (10, 11, 1)
+    """
+    return max(1, int(math.ceil(n_frames / fps - 1e-6)))
+
+
+def second_of_frame(n_frames: int, fps: float) -> np.ndarray:
+    """The second each frame belongs to: ``floor(i / fps)``."""
+    return np.floor(np.arange(n_frames) / fps + 1e-6).astype(np.int64)
+
+
+def _cell_edges(n: int, cells: int) -> np.ndarray:
+    return np.linspace(0, n, cells + 1).round().astype(np.int64)[:-1]
+
+
+def grid_pool(x: np.ndarray, cells: int) -> np.ndarray:
+    """Mean over a ``cells × cells`` grid of the spatial axes 1, 2 of ``x`` (any frame size).
+
+    >>> grid_pool(np.arange(16, dtype=np.float32).reshape(1, 4, 4), 2)[0]
+    array([[ 2.5,  4.5],
+           [10.5, 12.5]], dtype=float32)
+    """
+    h, w = x.shape[1], x.shape[2]
+    rows, cols = _cell_edges(h, cells), _cell_edges(w, cells)
+    s = np.add.reduceat(np.add.reduceat(x, rows, axis=1), cols, axis=2)
+    rh = np.diff(np.append(rows, h)).astype(np.float32)
+    cw = np.diff(np.append(cols, w)).astype(np.float32)
+    area = (rh[:, None] * cw[None, :]).reshape(1, cells, cells, *([1] * (x.ndim - 3)))
+    return (s / area).astype(np.float32)
+
+
+def _per_second(x: np.ndarray, sec: np.ndarray, seconds: int) -> np.ndarray:
+    """Mean of rows of ``x`` (first axis = frames) grouped by their second."""
+    flat = x.reshape(len(x), -1).astype(np.float64)
+    out = np.zeros((seconds, flat.shape[1]))
+    starts = np.searchsorted(sec, np.arange(seconds))
+    present = np.unique(sec)
+    out[present] = np.add.reduceat(flat, starts[present], axis=0)
+    counts = np.bincount(sec, minlength=seconds).astype(np.float64)
+    filled = counts > 0
+    out[filled] /= counts[filled, None]
+    # a second without frames (fps < 1) repeats the previous one
+    for k in np.flatnonzero(~filled):
+        out[k] = out[k - 1] if k > 0 else 0.0
+    return out.astype(np.float32)
+
+
+class BuiltinEncoder:
+    """Deterministic per-second appearance and motion features; no learned weights.
+
+    For every second of video (frames decoded at up to 8 fps, resized to 64×64) it computes
+
+    ========================  ====  ==================================================
+    block                     dims  what it captures
+    ========================  ====  ==================================================
+    colour layout 6×6×3       108   mean RGB per grid cell: which objects are where
+    motion energy 6×6          36   mean |frame difference| per cell: where things move
+    brightness change 6×6      36   last minus first frame of the second, per cell:
+                                    direction of change (things appearing/leaving)
+    colour histogram 4×4×4     64   joint RGB histogram: which colours are present
+    global statistics          12   mean and std of R, G, B; histogram of motion
+                                    magnitude (6 bins)
+    ========================  ====  ==================================================
+
+    D = 256. Each block is scaled to a comparable range. It suits the demo world because
+    there every action has a colour (its object), a place and a motion pattern, and the
+    scene's state accumulates visibly: exactly what colour layout, histograms and motion
+    energy summarise. On real footage it is a weak baseline; use a learned encoder there
+    (``module:function`` or a TorchScript file) or the precomputed S3D features.
+
+    >>> enc = BuiltinEncoder()
+    >>> enc(np.zeros((16, 96, 96, 3), np.uint8), fps=8.0).shape
+    (2, 256)
+    """
+
+    name = "builtin-v1"
+    dim = 256
+    sample_fps: float | None = 8.0
+    frame_size: tuple[int, int] | None = (64, 64)
+    GRID = 6
+
+    def __call__(self, frames: np.ndarray, fps: float) -> np.ndarray:
+        frames = np.asarray(frames)
+        if frames.ndim != 4 or frames.shape[-1] != 3 or len(frames) == 0 or frames.dtype != np.uint8:
+            raise KeppError(f"builtin encoder expects uint8 frames [N, H, W, 3] with N > 0, "
+                            f"got {frames.dtype} {frames.shape}")
+        n = len(frames)
+        seconds = seconds_of(n, fps)
+        sec = second_of_frame(n, fps)
+        x = frames.astype(np.float32)
+        x *= 1.0 / 255.0
+        grid = grid_pool(x, self.GRID)                                   # [N, 6, 6, 3]
+        lum = x[..., 0] * 0.299
+        lum += x[..., 1] * 0.587
+        lum += x[..., 2] * 0.114                                         # [N, H, W]
+        diff = np.empty_like(lum)
+        np.subtract(lum[1:], lum[:-1], out=diff[1:])
+        np.abs(diff, out=diff)
+        # the first frame of the video has no predecessor: copy the next frame's motion
+        diff[0] = diff[1] if n > 1 else 0.0
+        motion = grid_pool(diff, self.GRID)                              # [N, 6, 6]
+
+        colour = _per_second(grid, sec, seconds)                         # [S, 108]
+        energy = _per_second(motion, sec, seconds) * 8.0                 # [S, 36]
+        lum_grid = grid @ np.array([0.299, 0.587, 0.114], np.float32)   # [N, 6, 6]
+        lum_grid = lum_grid.reshape(n, -1)
+        first = np.searchsorted(sec, np.arange(seconds), side="left").clip(0, n - 1)
+        last = (np.searchsorted(sec, np.arange(seconds), side="right") - 1).clip(0, n - 1)
+        change = (lum_grid[last] - lum_grid[first]) * 4.0                # [S, 36]
+
+        q = frames >> 6                                                  # 4 levels per channel
+        bins = q[..., 0] * np.uint8(16) + q[..., 1] * np.uint8(4) + q[..., 2]
+        hist = np.stack([np.bincount(bins[sec == k].ravel(), minlength=64) for k in range(seconds)])
+        hist = hist.astype(np.float32) / np.maximum(hist.sum(1, keepdims=True), 1.0)
+        hist = np.sqrt(hist) * 2.0                                       # Hellinger: rare colours count
+
+        mean_rgb = grid.mean(axis=(1, 2))
+        std_rgb = grid.std(axis=(1, 2))                                  # spread of colours over the layout
+        mag = np.digitize(motion.mean(axis=(1, 2)), [0.005, 0.01, 0.02, 0.04, 0.08])
+        mag_hist = np.eye(6, dtype=np.float32)[mag]
+        glob = _per_second(np.concatenate([mean_rgb, std_rgb * 2.0, mag_hist], 1), sec, seconds)
+
+        return np.concatenate([colour, energy, change, hist, glob], axis=1).astype(np.float32)
+
+
+class CallableEncoder:
+    """A Python callable ``f(frames [N,H,W,3] uint8, fps) -> [seconds, D]`` used as an encoder."""
+
+    def __init__(self, fn, name: str, sample_fps: float | None = None,
+                 frame_size: tuple[int, int] | None = None) -> None:
+        self.fn = fn
+        self.name = name
+        self.sample_fps = getattr(fn, "sample_fps", sample_fps)
+        self.frame_size = getattr(fn, "frame_size", frame_size)
+
+    def __call__(self, frames: np.ndarray, fps: float) -> np.ndarray:
+        return np.asarray(self.fn(frames, fps))
+
+
+class TorchScriptEncoder:
+    """A TorchScript file whose ``forward(frames: Tensor[N,H,W,3] uint8, fps: float)`` returns
+    ``[seconds, D]``. Runs on the CPU without gradients."""
+
+    def __init__(self, path: str | Path) -> None:
+        import torch
+
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise KeppError(f"{self.path}: TorchScript encoder file not found")
+        try:
+            with warnings.catch_warnings():  # torch 2.13 marks TorchScript deprecated; files still load
+                warnings.simplefilter("ignore", DeprecationWarning)
+                self.module = torch.jit.load(str(self.path), map_location="cpu")
+        except Exception as e:
+            raise KeppError(f"{self.path}: not a loadable TorchScript module ({str(e).strip()[:160]})") from None
+        self.module.eval()
+        digest = hashlib.sha1(self.path.read_bytes()).hexdigest()[:12]
+        self.name = f"torchscript:{self.path.name}@{digest}"
+        self.sample_fps = None
+        self.frame_size = None
+
+    def __call__(self, frames: np.ndarray, fps: float) -> np.ndarray:
+        import torch
+
+        with torch.inference_mode():
+            try:
+                out = self.module(torch.from_numpy(np.ascontiguousarray(frames)), float(fps))
+            except Exception as e:
+                raise KeppError(f"{self.path}: encoder failed on frames {tuple(frames.shape)} "
+                                f"({str(e).strip().splitlines()[0][:160]})") from None
+        return out.detach().cpu().numpy()
+
+
+def get_encoder(spec: str | FeatureEncoder = "builtin") -> FeatureEncoder:
+    """An encoder from a spec: ``"builtin"``, ``"module:function"`` or a ``.pt`` TorchScript path.
+
+    >>> get_encoder("builtin").name
+    'builtin-v1'
+    """
+    if not isinstance(spec, str):
+        if callable(spec):
+            return spec if hasattr(spec, "name") else CallableEncoder(spec, name=f"callable:{spec!r}")
+        raise KeppError(f"encoder must be a spec string or a callable, got {type(spec).__name__}")
+    if spec == "builtin":
+        return BuiltinEncoder()
+    if spec.endswith((".pt", ".pth", ".ts")) or Path(spec).is_file():
+        return TorchScriptEncoder(spec)
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise KeppError(f"encoder {spec!r} is not 'builtin', 'module:function' or a TorchScript .pt file")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise KeppError(f"encoder {spec!r}: cannot import module {module_name!r} ({e})") from None
+    try:
+        fn = getattr(module, attr)
+    except AttributeError:
+        raise KeppError(f"encoder {spec!r}: module {module_name!r} has no attribute {attr!r}") from None
+    if isinstance(fn, type):
+        fn = fn()
+    if not callable(fn):
+        raise KeppError(f"encoder {spec!r} is not callable")
+    return CallableEncoder(fn, name=f"callable:{spec}")
+
+
+def check_features(feats, n_frames: int, fps: float, encoder: FeatureEncoder, where: str) -> np.ndarray:
+    """Validate an encoder's output: ``[seconds_of(n_frames, fps), D]``, finite, float32."""
+    arr = np.asarray(feats)
+    expected = seconds_of(n_frames, fps)
+    if arr.ndim != 2 or arr.shape[0] != expected or arr.shape[1] < 1:
+        raise KeppError(f"{where}: encoder {encoder.name} returned shape {tuple(arr.shape)}, "
+                        f"expected [{expected}, D] (one row per second)")
+    arr = arr.astype(np.float32)
+    if not np.isfinite(arr).all():
+        raise KeppError(f"{where}: encoder {encoder.name} returned non-finite values")
+    return arr
