@@ -1,0 +1,163 @@
+"""``kepp graph build|paths|subgraph|zero-shot``: the procedure knowledge graph."""
+
+from __future__ import annotations
+
+from kepp_core.commands._common import add_command, add_dataset_args, dataset_from_args, emit_json, print_table
+from kepp_core.errors import KeppError
+
+COIN = "--dataset coin --root ../shared/data/coin/COIN.json"
+NIV = "--dataset plans --root ../shared/data/niv/plans.jsonl"
+
+
+def _methods() -> list[str]:
+    from kepp_core.graph import method_names
+
+    return method_names()
+
+
+def register(sub) -> None:
+    p = sub.add_parser("graph", help="build, query and plan with the procedure knowledge graph (P²KG)")
+    gsub = p.add_subparsers(dest="graph_command", metavar="SUBCOMMAND", required=True)
+    methods = _methods()
+
+    b = add_command(gsub, "build", "build the graph from a dataset's training plans and save it as JSON",
+                    f"  kepp graph build {COIN} --out runs/coin/graph.json\n"
+                    f"  kepp graph build {NIV} --out runs/niv/graph.json --json",
+                    func=_build)
+    add_dataset_args(b)
+    b.add_argument("--out", "-o", required=True, help="graph JSON file to write")
+    b.add_argument("--no-fit", action="store_true",
+                   help="skip fitting the history method's prior strength (cross-validation on training plans)")
+    b.add_argument("--json", action="store_true", help="machine-readable output")
+
+    q = add_command(gsub, "paths", "top-R recommended paths of T steps between two actions",
+                    f"  kepp graph paths {COIN} --start 'jack up the car' --goal 'put on the tire' --horizon 4\n"
+                    f"  kepp graph paths --graph runs/coin/graph.json --start 12 --goal 15 -T 5 --top 3 "
+                    f"--method history --json",
+                    func=_paths)
+    _graph_source(q)
+    q.add_argument("--start", required=True, help="first action a_1 (label or index)")
+    q.add_argument("--goal", required=True, help="last action a_T (label or index)")
+    q.add_argument("--horizon", "-T", type=int, default=3, help="number of steps T of each path")
+    q.add_argument("--top", "-R", type=int, default=5, help="number of paths R")
+    q.add_argument("--method", default="p2kg", choices=methods, help="recommendation method")
+    q.add_argument("--json", action="store_true", help="machine-readable output")
+
+    s = add_command(gsub, "subgraph", "edges around one action up to a depth (in- and out-edges)",
+                    f"  kepp graph subgraph {COIN} --action 'jack up the car' --depth 2 --min-prob 0.1\n"
+                    f"  kepp graph subgraph --graph runs/coin/graph.json --action 3 --task 12 --json",
+                    func=_subgraph)
+    _graph_source(s)
+    s.add_argument("--action", required=True, help="centre action (label or index)")
+    s.add_argument("--depth", type=int, default=2, help="hops along in- or out-edges")
+    s.add_argument("--min-prob", type=float, default=0.0, help="drop edges with a lower P²KG probability")
+    s.add_argument("--task", default=None, help="keep only actions used by this task's training plans")
+    s.add_argument("--json", action="store_true", help="machine-readable output")
+
+    z = add_command(gsub, "zero-shot", "plan every test episode with the top path between its endpoints",
+                    f"  kepp graph zero-shot {COIN} --horizon 3\n"
+                    f"  kepp graph zero-shot {COIN} --horizon 3 4 5 6 --method p2kg pkg history\n"
+                    f"  kepp graph zero-shot {NIV} -T 4 --endpoints runs/niv/endpoints_T4.jsonl --json\n"
+                    "\nendpoints file (JSONL): {\"episode\": \"task/video/first:T\", \"start\": label|index, "
+                    "\"goal\": label|index}",
+                    func=_zero_shot)
+    _graph_source(z)
+    z.add_argument("--horizon", "-T", type=int, nargs="+", default=[3], help="horizon(s) T")
+    z.add_argument("--endpoints", default="gt",
+                   help="'gt' (ground-truth a_1, a_T) or a JSONL file of predicted endpoints")
+    z.add_argument("--method", nargs="+", default=["p2kg"], choices=methods, help="recommendation method(s)")
+    z.add_argument("--tie-break", default="smaller", choices=["smaller", "larger"],
+                   help="equal scores: lexicographically smaller (project convention) or larger index sequence first")
+    z.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _graph_source(p) -> None:
+    add_dataset_args(p)
+    p.add_argument("--graph", default=None,
+                   help="graph JSON from 'kepp graph build' (default: build from the dataset's training plans)")
+
+
+def _load(args, need_dataset: bool = False):
+    """The graph (and the dataset when needed or when no graph file is given)."""
+    from kepp_core.graph import build_graph, load_graph
+
+    dataset = None
+    if args.graph is None or need_dataset or args.root is not None:
+        dataset = dataset_from_args(args)
+    if args.graph is not None:
+        return load_graph(args.graph, dataset), dataset
+    return build_graph(dataset), dataset
+
+
+def _build(args) -> int:
+    from kepp_core.graph import build_graph, fit_prior
+
+    ds = dataset_from_args(args)
+    g = build_graph(ds)
+    cv = None
+    if not args.no_fit:
+        cv = fit_prior(g)
+        g.params["history_prior"] = cv["prior"]
+        g.params["history_cv_sr"] = cv["cv_sr"]
+    g.save(args.out)
+    summary = {"file": str(args.out), "dataset": ds.name, "actions": g.num_actions, "edges": g.num_edges,
+               "self_loops": int(sum(g.counts[a, a] > 0 for a in range(g.num_actions))),
+               "plans": len(g.train_plans()), "tasks": len(g.tasks),
+               "history_prior": g.params.get("history_prior")}
+    if args.json:
+        emit_json({**summary, "history_cv_sr": cv["cv_sr"] if cv else None})
+        return 0
+    print_table([{"field": k, "value": v} for k, v in summary.items()], title="procedure graph")
+    return 0
+
+
+def _paths(args) -> int:
+    from kepp_core.graph import retrieve
+
+    g, _ = _load(args)
+    rec = retrieve(g, args.start, args.goal, args.horizon, args.top, args.method)
+    if args.json:
+        emit_json(rec.to_json(g.actions))
+        return 0
+    note = " (no path: fallback variations)" if rec.fallback else (
+        f" (only {rec.found} distinct, repeated in rank order)" if rec.found < args.top else "")
+    print_table([{"rank": k + 1, "score": f"{s:.6g}", "path": " → ".join(g.actions[a] for a in p)}
+                 for k, (p, s) in enumerate(zip(rec.paths, rec.scores))],
+                title=f"{rec.method}: {g.actions[rec.start]} → {g.actions[rec.goal]}, T={rec.horizon}{note}")
+    return 0
+
+
+def _subgraph(args) -> int:
+    from kepp_core.graph import subgraph
+
+    g, _ = _load(args)
+    sg = subgraph(g, args.action, args.depth, args.min_prob, args.task)
+    if args.json:
+        emit_json(sg.to_json(g.actions))
+        return 0
+    print_table([{"from": g.actions[e.source], "to": g.actions[e.target], "count": e.count,
+                  "probability": e.probability} for e in sg.edges],
+                title=f"sub-graph around {g.actions[sg.center]!r}: {len(sg.nodes)} actions, "
+                      f"{len(sg.edges)} edges (depth {args.depth})")
+    return 0
+
+
+def _zero_shot(args) -> int:
+    from kepp_core.graph import Retriever, read_endpoints, zero_shot
+
+    g, ds = _load(args, need_dataset=True)
+    endpoints = None if args.endpoints == "gt" else read_endpoints(args.endpoints, g)
+    rows, results = [], []
+    for method in args.method:
+        retriever = Retriever(g, method, top=1, tie_break=args.tie_break)
+        for t in args.horizon:
+            if t < 2:
+                raise KeppError(f"horizon T={t} is too short (expected T >= 2)")
+            res = zero_shot(ds, g, t, method, endpoints, retriever=retriever, progress=not args.json)
+            rows.append(res.row())
+            results.append(res)
+    if args.json:
+        emit_json([{**r.row(), "metrics": r.metrics} for r in results])
+        return 0
+    print_table(rows, title=f"zero-shot planning on {ds.name} (top path, {args.endpoints} endpoints)")
+    return 0

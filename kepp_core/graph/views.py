@@ -1,0 +1,163 @@
+"""Views of the graph for analysis and the app (KEPP.md §7): the sub-graph around a step,
+a task's expert trajectories and step transition matrices."""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from kepp_core.errors import KeppError, unknown_name_error
+from kepp_core.graph.build import ProcedureGraph
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A graph edge with its training count and P²KG probability."""
+
+    source: int
+    target: int
+    count: int
+    probability: float
+
+
+@dataclass
+class SubGraph:
+    """Nodes within ``depth`` steps of ``center`` (``nodes[a]`` = distance) and their edges."""
+
+    center: int
+    nodes: dict[int, int]
+    edges: list[Edge]
+
+    def to_json(self, actions: Sequence[str]) -> dict:
+        return {"center": self.center, "center_label": actions[self.center],
+                "nodes": [{"action": a, "label": actions[a], "depth": d} for a, d in self.nodes.items()],
+                "edges": [{"source": e.source, "target": e.target, "source_label": actions[e.source],
+                           "target_label": actions[e.target], "count": e.count,
+                           "probability": e.probability} for e in self.edges]}
+
+    def to_networkx(self, actions: Sequence[str]):
+        import networkx as nx
+
+        g = nx.DiGraph()
+        for a, d in self.nodes.items():
+            g.add_node(a, label=actions[a], depth=d)
+        for e in self.edges:
+            g.add_edge(e.source, e.target, count=e.count, probability=e.probability, weight=e.probability)
+        return g
+
+
+def _task(graph: ProcedureGraph, task: str):
+    if task not in graph.tasks:
+        raise unknown_name_error("task", task, graph.tasks)
+    return graph.tasks[task]
+
+
+def subgraph(graph: ProcedureGraph, action: int | str, depth: int = 2, min_probability: float = 0.0,
+             task: str | None = None) -> SubGraph:
+    """Steps reachable from ``action`` in at most ``depth`` hops along out- or in-edges
+    whose P²KG probability is at least ``min_probability``; with ``task``, only actions
+    that the task's training plans use. Edges: every such edge between kept nodes,
+    sorted by probability (highest first).
+
+    >>> g = ProcedureGraph.from_plans(["a", "b", "c", "d"], [(0, 1, 2, 3), (0, 1, 1)])
+    >>> sorted(subgraph(g, "b", depth=1).nodes.items())
+    [(0, 1), (1, 0), (2, 1)]
+    >>> sorted(subgraph(g, "b", depth=1, min_probability=0.6).nodes)
+    [0, 1]
+    """
+    if depth < 0:
+        raise KeppError(f"sub-graph depth must be >= 0, got {depth}")
+    if not 0.0 <= min_probability <= 1.0:
+        raise KeppError(f"minimum probability must be within [0, 1], got {min_probability}")
+    center = graph.action_index(action)
+    allowed = None
+    if task is not None:
+        allowed = set(_task(graph, task).action_counts())
+        if center not in allowed:
+            raise KeppError(f"action {graph.actions[center]!r} is not used by the training plans of task {task!r}")
+    prob = graph.probabilities()
+
+    def ok(u: int, v: int) -> bool:
+        return prob[u, v] >= min_probability and (allowed is None or (u in allowed and v in allowed))
+
+    nodes = {center: 0}
+    queue = deque([center])
+    while queue:
+        u = queue.popleft()
+        if nodes[u] == depth:
+            continue
+        nbrs = [v for v in graph.successors[u] if ok(u, v)] + [v for v in graph.predecessors[u] if ok(v, u)]
+        for v in nbrs:
+            if v not in nodes:
+                nodes[v] = nodes[u] + 1
+                queue.append(v)
+    edges = [Edge(u, v, int(graph.counts[u, v]), float(prob[u, v]))
+             for u in nodes for v in graph.successors[u] if v in nodes and ok(u, v)]
+    edges.sort(key=lambda e: (-e.probability, e.source, e.target))
+    return SubGraph(center, nodes, edges)
+
+
+def expert_trajectories(graph: ProcedureGraph, task: str) -> pd.DataFrame:
+    """The edges the training plans of ``task`` use, most frequent first.
+
+    Columns: ``source``, ``target`` (indices), ``source_label``, ``target_label``, ``count``
+    (times the task's plans take the edge), ``share`` (count / all the task's transitions)
+    and ``probability`` (the edge's P²KG probability over the whole graph).
+
+    >>> g = ProcedureGraph.from_plans(["a", "b"], [(0, 1), (0, 1), (0, 0)])
+    >>> df = expert_trajectories(g, "")
+    >>> df[["source_label", "target_label", "count"]].values.tolist(), df["share"].round(3).tolist()
+    ([['a', 'b', 2], ['a', 'a', 1]], [0.667, 0.333])
+    """
+    counts = _task(graph, task).transition_counts()
+    total = sum(counts.values())
+    prob = graph.probabilities()
+    rows = [{"source": u, "target": v, "source_label": graph.actions[u], "target_label": graph.actions[v],
+             "count": c, "share": c / total, "probability": float(prob[u, v])}
+            for (u, v), c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+    columns = ["source", "target", "source_label", "target_label", "count", "share", "probability"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def transition_matrix(plans: Iterable[Sequence[int]], order: Sequence[int],
+                      actions: Sequence[str] | None = None, normalize: bool = True) -> pd.DataFrame:
+    """Step transition matrix of ``plans`` over the actions in ``order`` (rows: from, columns:
+    to). Pairs with an action outside ``order`` are ignored. Row-normalised by default (rows
+    without transitions stay zero); labels from ``actions`` if given, else indices.
+
+    Works for training plans (``graph.tasks[task].plans``), test plans
+    (``[v.plan for v in ds.split("test") if v.task == task]``) or predicted plans.
+
+    >>> transition_matrix([(0, 1, 1), (0, 2)], order=[0, 1], actions=["a", "b", "c"]).values.tolist()
+    [[0.0, 1.0], [0.0, 1.0]]
+    """
+    order = [int(a) for a in order]
+    if len(set(order)) != len(order):
+        dup = [a for a, c in Counter(order).items() if c > 1]
+        raise KeppError(f"action order lists action(s) {dup} more than once")
+    pos = {a: i for i, a in enumerate(order)}
+    mat = np.zeros((len(order), len(order)))
+    for p in plans:
+        for u, v in zip(p, p[1:]):
+            i, j = pos.get(int(u)), pos.get(int(v))
+            if i is not None and j is not None:
+                mat[i, j] += 1
+    if normalize:
+        rows = mat.sum(axis=1, keepdims=True)
+        mat = mat / (rows + (rows == 0))
+    names = [actions[a] for a in order] if actions is not None else order
+    return pd.DataFrame(mat, index=pd.Index(names, name="from"), columns=pd.Index(names, name="to"))
+
+
+def task_transition_matrix(graph: ProcedureGraph, task: str, plans: Iterable[Sequence[int]] | None = None,
+                           order: Sequence[int] | None = None, normalize: bool = True) -> pd.DataFrame:
+    """Transition matrix for one task: its training plans unless ``plans`` is given (test
+    plans, predictions), over ``order`` (default: the task's actions by first use)."""
+    stats = _task(graph, task)
+    if order is None:
+        order = list(dict.fromkeys(a for p in stats.plans for a in p))
+    return transition_matrix(stats.plans if plans is None else plans, order, graph.actions, normalize)

@@ -1,0 +1,66 @@
+"""SR, mAcc and the two mIoU variants (KEPP.md §5)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kepp_core.errors import KeppError
+from kepp_core.evaluation import mean_accuracy, miou_per_batch, miou_per_episode, plan_metrics, success_rate
+
+
+def test_success_rate_needs_the_whole_plan_right():
+    assert success_rate([(1, 2, 3), (1, 2, 4), (0, 2, 3)], [(1, 2, 3)] * 3) == pytest.approx(100 / 3)
+    assert success_rate([], []) == 0.0
+
+
+def test_mean_accuracy_averages_over_episodes_and_positions():
+    assert mean_accuracy([(1, 2, 3), (1, 0, 0)], [(1, 2, 3), (1, 2, 3)]) == pytest.approx(400 / 6)
+
+
+def test_miou_per_episode_compares_action_sets():
+    # {1, 2} vs {1, 2}: 1; {1} vs {1, 2, 3}: 1/3 (order and repeats do not matter)
+    assert miou_per_episode([(2, 1, 1), (1, 1, 1)], [(1, 2, 2), (1, 2, 3)]) == pytest.approx(100 * (1 + 1 / 3) / 2)
+
+
+def test_miou_per_batch_pools_sets_over_consecutive_batches_of_256():
+    gt = [(k % 7, 100 + k % 5) for k in range(300)]  # 12 actions in each batch
+    pred = list(gt)
+    pred[0] = (6, 999)  # one extra action in the first batch (episodes 0..255)
+    pred[299] = (0, 0)  # the second batch (256..299) loses the actions of episode 299
+    first_p = {a for p in pred[:256] for a in p}
+    first_g = {a for g in gt[:256] for a in g}
+    second_p = {a for p in pred[256:] for a in p}
+    second_g = {a for g in gt[256:] for a in g}
+    expected = 100 * (len(first_p & first_g) / len(first_p | first_g)
+                      + len(second_p & second_g) / len(second_p | second_g)) / 2
+    assert miou_per_batch(pred, gt) == pytest.approx(expected)
+    assert len(first_p & first_g) / len(first_p | first_g) == pytest.approx(12 / 13)
+    # The pooled variant is forgiving where the per-episode one is not.
+    assert miou_per_batch([(1, 2), (2, 1)], [(2, 1), (1, 2)]) == 100.0
+    assert miou_per_episode([(1, 1), (2, 2)], [(1, 2), (1, 2)]) == 50.0
+    assert miou_per_batch([(1, 1), (2, 2)], [(1, 2), (1, 2)]) == 100.0
+
+
+def test_batches_follow_the_given_order():
+    pred = [(1,), (2,)]
+    gt = [(1,), (3,)]
+    assert miou_per_batch(pred, gt, batch_size=1) == 50.0
+    assert miou_per_batch(pred, gt, batch_size=2) == pytest.approx(100 / 3)
+
+
+def test_metrics_accept_numpy_arrays():
+    pred = np.array([[1, 2, 3], [1, 2, 4]])
+    gt = np.array([[1, 2, 3], [1, 2, 3]])
+    m = plan_metrics(pred, gt)
+    assert m == {"episodes": 2, "sr": 50.0, "macc": pytest.approx(500 / 6),
+                 "miou_episode": pytest.approx(75.0), "miou_batch": pytest.approx(75.0)}
+
+
+def test_mismatched_predictions_are_errors():
+    with pytest.raises(KeppError, match="2 predicted plans for 1"):
+        success_rate([(1,), (2,)], [(1,)])
+    with pytest.raises(KeppError, match="plan 0: predicted 2 steps for a ground truth of 3"):
+        mean_accuracy([(1, 2)], [(1, 2, 3)])
+    with pytest.raises(KeppError, match="batch size"):
+        miou_per_batch([(1,)], [(1,)], batch_size=0)
