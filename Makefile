@@ -34,7 +34,7 @@ demo: $(STAMP)
 test: $(STAMP) browser
 	$(PY) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
 
-bench: $(STAMP)
+bench: $(STAMP) browser
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
 clean:

@@ -218,20 +218,23 @@ class TorchScriptEncoder:
 
 
 def get_encoder(spec: str | FeatureEncoder = "builtin") -> FeatureEncoder:
-    """An encoder from a spec: ``"builtin"``, ``"module:function"`` or a ``.pt`` TorchScript path.
+    """An encoder from a spec: ``"builtin"`` (or its recorded name ``"builtin-v1"``, as a
+    feature cache's ``features.json`` names it), ``"module:function"`` or a ``.pt`` TorchScript path.
 
     >>> get_encoder("builtin").name
+    'builtin-v1'
+    >>> get_encoder("builtin-v1").name
     'builtin-v1'
     """
     if not isinstance(spec, str):
         if callable(spec):
             return spec if hasattr(spec, "name") else CallableEncoder(spec, name=f"callable:{spec!r}")
         raise KeppError(f"encoder must be a spec string or a callable, got {type(spec).__name__}")
-    if spec == "builtin":
+    if spec in ("builtin", BuiltinEncoder.name):
         return BuiltinEncoder()
     if spec.endswith((".pt", ".pth", ".ts")) or Path(spec).is_file():
         return TorchScriptEncoder(spec)
-    module_name, sep, attr = spec.partition(":")
+    module_name, sep, attr = spec.removeprefix("callable:").partition(":")
     if not sep or not module_name or not attr:
         raise KeppError(f"encoder {spec!r} is not 'builtin', 'module:function' or a TorchScript .pt file")
     try:

@@ -1,0 +1,57 @@
+"""KEPP app: home page. Run with ``kepp app`` (or ``streamlit run app/Home.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from components import backend
+from components.config import page_setup
+from components.views import dataset_caption
+from kepp_core.errors import KeppError
+
+cfg = page_setup("Home", "📘")
+
+st.title("KEPP: knowledge-enhanced procedure planning")
+st.markdown(
+    "Given a short clip of the **start** state and of the **goal** state of an instructional "
+    "video, KEPP plans the `T` steps in between: a *step model* predicts the first and last "
+    "steps, the probabilistic procedure knowledge graph (**P²KG**) built from training plans "
+    "recommends the most probable paths between them, and a *planning model* writes the final "
+    "plan conditioned on those recommendations.")
+
+with backend.guarded():
+    ds = backend.dataset(cfg)
+    st.caption(dataset_caption(cfg, ds))
+    splits = {s: len(ds.split(s)) for s in ("train", "test")}
+    c = st.columns(4)
+    c[0].metric("Tasks", len(ds.tasks))
+    c[1].metric("Actions", ds.num_actions)
+    c[2].metric("Train videos", splits["train"])
+    c[3].metric("Test videos", splits["test"])
+
+loaded = {"dataset": f"{cfg.dataset} at {backend.dataset_root(cfg) or cfg.root}"}
+for name, get in [("models", lambda: str(backend.models_root(cfg))),
+                  ("encoder", lambda: backend.feature_encoder(ds)["encoder"] or "unknown (no features.json)"),
+                  ("graph", lambda: cfg.graph or "built from the training plans"),
+                  ("prediction records", lambda: ", ".join(p.name for p in backend.predictions_sources(cfg)) or "none")]:
+    try:
+        loaded[name] = get()
+    except KeppError as e:
+        loaded[name] = f"— ({e})"
+st.markdown("\n".join(f"- **{k}**: `{v}`" for k, v in loaded.items()))
+
+st.subheader("Pages")
+PAGES = [
+    ("pages/1_Plan.py", "Plan", "🧭", "plan from a video: step model, graph paths, final plan, sub-graph"),
+    ("pages/2_Graph.py", "Graph", "🕸️", "explore the P²KG around a step; expert trajectories of a task"),
+    ("pages/3_Heatmaps.py", "Heatmaps", "🟥", "step transition heatmaps: training, test, predictions"),
+    ("pages/4_Failure_cases.py", "Failure cases", "🔍", "the paper's failure patterns and statistics"),
+    ("pages/5_Results.py", "Results", "📊", "metrics per method and horizon; browse and compare episodes"),
+    ("pages/6_Training.py", "Training", "📈", "loss and validation curves of training runs"),
+]
+APP_DIR = Path(__file__).resolve().parent
+for path, label, icon, what in PAGES:
+    if (APP_DIR / path).is_file():
+        st.page_link(path, label=f"**{label}**: {what}", icon=icon)

@@ -1,0 +1,154 @@
+"""The app's configuration (dataset, graph, checkpoints, logs, presentation mode) and the
+sidebar that edits it.
+
+Start values come from ``kepp app`` options (environment variables ``KEPP_APP_*``) and an
+optional TOML config file; the sidebar changes them for the session. The values live in
+``st.session_state["kepp_cfg"]`` so every page of the multipage app sees the same ones.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, fields, replace
+
+import streamlit as st
+
+from kepp_core.commands.app import ENV, read_app_config
+from kepp_core.data import LOADERS
+from kepp_core.errors import KeppError
+
+STATE_KEY = "kepp_cfg"
+PATH_FIELDS = ("root", "features", "graph", "checkpoints", "predictions", "runs")
+PATH_HELP = {
+    "root": "dataset folder or annotation file (empty: the demo world)",
+    "features": "folder of per-second .npy features (empty: the dataset's own)",
+    "graph": "P²KG JSON file (empty: built from the training plans)",
+    "checkpoints": "folder of trained models (empty: the shipped demo models)",
+    "predictions": "prediction records file or folder (empty: from the checkpoints folder)",
+    "runs": "folder of training runs with metrics JSONL logs (empty: from the checkpoints folder)",
+}
+
+PRESENTATION_CSS = """
+<style>
+html, body, [class*="st-"], .stMarkdown p, .stMarkdown li { font-size: 1.25rem; }
+h1 { font-size: 3rem !important; } h2 { font-size: 2.2rem !important; } h3 { font-size: 1.7rem !important; }
+[data-testid="stToolbar"], [data-testid="stDecoration"], footer, .kepp-debug { display: none !important; }
+</style>
+"""
+
+
+@dataclass(frozen=True)
+class AppConfig:
+    """Everything a page needs to find its data; ``None`` paths mean "the default"."""
+
+    dataset: str = "demo"
+    root: str | None = None
+    features: str | None = None
+    graph: str | None = None
+    checkpoints: str | None = None
+    predictions: str | None = None
+    runs: str | None = None
+    split_seed: int = 0
+    presentation: bool = False
+
+    def describe(self) -> str:
+        """One line saying what is loaded (shown on every page)."""
+        root = self.root or "demo world (default)"
+        return f"dataset **{self.dataset}** at `{root}`"
+
+
+def config_from_mapping(values: dict, base: AppConfig | None = None) -> AppConfig:
+    names = {f.name for f in fields(AppConfig)}
+    clean = {k: v for k, v in values.items() if k in names}
+    return replace(base or AppConfig(), **clean)
+
+
+def initial_config() -> AppConfig:
+    """The start configuration: config file (``KEPP_APP_CONFIG``), then ``KEPP_APP_*`` variables."""
+    cfg = AppConfig()
+    path = os.environ.get(ENV["config"])
+    if path:
+        cfg = config_from_mapping(read_app_config(path), cfg)
+    values: dict = {}
+    for name, var in ENV.items():
+        value = os.environ.get(var)
+        if value and name != "config":
+            values[name] = value == "1" if name == "presentation" else value
+    return config_from_mapping(values, cfg)
+
+
+def current_config() -> AppConfig:
+    if STATE_KEY not in st.session_state:
+        try:
+            st.session_state[STATE_KEY] = initial_config()
+        except KeppError as e:
+            st.session_state[STATE_KEY] = AppConfig()
+            st.session_state["kepp_cfg_error"] = str(e)
+    return st.session_state[STATE_KEY]
+
+
+def set_config(cfg: AppConfig) -> None:
+    st.session_state[STATE_KEY] = cfg
+
+
+def _apply_widget(name: str) -> None:
+    """on_change callback: copy one sidebar widget into the stored config."""
+    value = st.session_state[f"cfg_{name}"]
+    if name in PATH_FIELDS:
+        value = value.strip() or None
+    set_config(replace(current_config(), **{name: value}))
+
+
+def _load_config_file() -> None:
+    path = st.session_state.get("cfg_file", "").strip()
+    if not path:
+        return
+    try:
+        cfg = config_from_mapping(read_app_config(path), AppConfig(presentation=current_config().presentation))
+    except KeppError as e:
+        st.session_state["kepp_cfg_error"] = str(e)
+        return
+    st.session_state.pop("kepp_cfg_error", None)
+    set_config(cfg)
+
+
+def _clear_caches() -> None:
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+def _sync_widgets(cfg: AppConfig) -> None:
+    """Give every sidebar widget the stored value (widget state does not survive a page switch)."""
+    for name, value in asdict(cfg).items():
+        key = f"cfg_{name}"
+        st.session_state[key] = (value or "") if name in PATH_FIELDS else value
+
+
+def sidebar(cfg: AppConfig) -> None:
+    _sync_widgets(cfg)
+    with st.sidebar:
+        st.toggle("Presentation mode", key="cfg_presentation", on_change=_apply_widget,
+                  args=("presentation",), help="wide layout, large type, no debug details")
+        with st.expander("Data and models", expanded=False):
+            st.selectbox("Dataset format", sorted(LOADERS), key="cfg_dataset", on_change=_apply_widget,
+                         args=("dataset",))
+            for name in PATH_FIELDS:
+                st.text_input(name.capitalize(), key=f"cfg_{name}", on_change=_apply_widget, args=(name,),
+                              help=PATH_HELP[name], placeholder="default")
+            st.text_input("Config file (TOML)", key="cfg_file", placeholder="app.toml")
+            st.button("Load config file", on_click=_load_config_file, key="cfg_load")
+            st.button("Reload data and models", on_click=_clear_caches, key="cfg_reload",
+                      help="read the dataset, graph, models, logs and records from disk again")
+        if err := st.session_state.get("kepp_cfg_error"):
+            st.error(err)
+
+
+def page_setup(title: str, icon: str = "📘") -> AppConfig:
+    """Page config, presentation styling and the sidebar; returns the current config."""
+    cfg = current_config()
+    st.set_page_config(page_title=f"KEPP · {title}", page_icon=icon,
+                       layout="wide", initial_sidebar_state="collapsed" if cfg.presentation else "auto")
+    if cfg.presentation:
+        st.markdown(PRESENTATION_CSS, unsafe_allow_html=True)
+    sidebar(cfg)
+    return current_config()

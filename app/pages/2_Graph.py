@@ -1,0 +1,74 @@
+"""Graph: the P²KG (or frequency graph) around a step, and a task's expert trajectories."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from components import backend, graphviews
+from components.config import page_setup
+from components.views import dataset_caption, show_graph, show_table
+from kepp_core.errors import closest_names
+
+cfg = page_setup("Graph", "🕸️")
+st.title("Procedure knowledge graph")
+
+with backend.guarded():
+    ds = backend.dataset(cfg)
+    graph = backend.graph(cfg)
+st.caption(dataset_caption(cfg, ds) + f" · graph: {graph.num_actions} actions, {graph.num_edges} edges"
+           + (f" from `{cfg.graph}`" if cfg.graph else " built from the training plans"))
+
+weighting = st.radio("Weights", ["p2kg", "pkg"], horizontal=True, key="graph_weighting",
+                     format_func={"p2kg": "P²KG (probability of the next step)",
+                                  "pkg": "frequency graph (min-max normalised counts)"}.get)
+tasks = sorted(ds.tasks)
+task_names = {t: ds.tasks[t].name for t in tasks}
+around, expert = st.tabs(["Around a step", "Expert trajectories of a task"])
+
+with around:
+    c1, c2 = st.columns([2, 3])
+    query = c1.text_input("Search a step", key="graph_query", placeholder="e.g. pour water")
+    names = list(graph.actions)
+    if query.strip():
+        hits = [a for a in names if query.strip().lower() in a.lower()] or closest_names(query.strip(), names)
+        if not hits:
+            c1.warning(f"No step matches {query!r}.")
+            hits = names
+    else:
+        hits = names
+    step = c2.selectbox("Step", hits, key="graph_step")
+    c3, c4, c5 = st.columns(3)
+    depth = c3.slider("Depth", 1, 3, 1, key="graph_depth")
+    min_p = c4.slider("Minimum probability", 0.0, 1.0, 0.0, 0.01, key="graph_min_p",
+                      help="hide edges whose P²KG probability is below this")
+    task = c5.selectbox("Task filter", ["(all tasks)", *tasks], key="graph_task",
+                        format_func=lambda t: task_names.get(t, t))
+    with backend.guarded(stop=False):
+        centre = graph.action_index(step)
+        nodes, edges = backend.subgraph_view(graph, centre, depth, min_p, None if task == "(all tasks)" else task)
+        drawing = graphviews.edges_drawing(graph, nodes, edges, weighting, focus=[centre])
+        st.caption(f"{len(drawing.nodes)} steps, {len(drawing.edges)} transitions within {depth} "
+                   f"step{'s' if depth > 1 else ''} of **{step}**. Hover an arrow for its count and probabilities.")
+        show_graph(drawing, height=600, download_name=f"kepp_graph_{step.replace(' ', '_')}.html", key="graph_dl")
+        rows = [{"from": graph.actions[u], "to": graph.actions[v], "count": int(graph.counts[u, v]),
+                 "P²KG probability": round(float(graph.probability(u, v)), 4),
+                 "frequency weight": round(float(graph.frequency(u, v)), 4)} for u, v in edges]
+        show_table(pd.DataFrame(rows, columns=["from", "to", "count", "P²KG probability", "frequency weight"]),
+                   "kepp_subgraph_edges", key="graph_edges")
+
+with expert:
+    t = st.selectbox("Task", tasks, key="graph_expert_task", format_func=lambda t: task_names.get(t, t))
+    with backend.guarded(stop=False):
+        nodes, edges, freq = backend.expert_view(graph, t)
+        top = max(freq.values(), default=1)
+        min_count = st.slider("Minimum count", 1, top, 1, key="graph_expert_min") if top > 1 else 1
+        kept = [(u, v) for u, v in edges if freq[(u, v)] >= min_count]
+        drawing = graphviews.expert_drawing(graph, nodes, kept, freq)
+        st.caption(f"Transitions the training videos of **{task_names[t]}** perform: thicker = more frequent. "
+                   "Hover an arrow for its count in the task and its probability in the whole graph.")
+        show_graph(drawing, height=600, download_name=f"kepp_expert_{t}.html", key="graph_expert_dl")
+        rows = [{"from": graph.actions[u], "to": graph.actions[v], "count in task": freq[(u, v)],
+                 "P²KG probability": round(float(graph.probability(u, v)), 4)} for u, v in kept]
+        show_table(pd.DataFrame(rows, columns=["from", "to", "count in task", "P²KG probability"]),
+                   f"kepp_expert_{t}", key="graph_expert_edges")

@@ -1,0 +1,92 @@
+"""Training: loss and validation curves of training runs, several overlaid."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from components import backend
+from components.config import page_setup
+from components.views import show_figure, show_table
+
+cfg = page_setup("Training", "📈")
+st.title("Training curves")
+st.caption("Each run folder holds the `metrics.jsonl` log written by `kepp train` (one line per logging step). "
+           "The marker on a validation curve is the step whose weights were kept (best validation score).")
+
+with backend.guarded():
+    roots = backend.runs_roots(cfg)
+runs = backend.find_runs(tuple(str(r) for r in roots))
+if not runs:
+    where = ", ".join(f"`{r}`" for r in roots) or "`runs/` or `assets/`"
+    st.info(f"No training runs found under {where}. Train with `kepp train ...` or set 'Runs' in the sidebar.")
+    st.stop()
+
+
+def run_name(run: str) -> str:
+    for root in roots:
+        try:
+            return str(Path(run).relative_to(root)) or Path(run).name
+        except ValueError:
+            continue
+    return run
+
+
+names = {run_name(r): r for r in runs}
+chosen = st.multiselect("Runs", list(names), default=list(names)[: min(4, len(names))], key="train_runs")
+if not chosen:
+    st.info("Choose one or more runs.")
+    st.stop()
+
+frames = {}
+for name in chosen:
+    run = names[name]
+    with backend.guarded(stop=False):
+        df = backend.read_run_log(run, (Path(run) / backend.LOG_NAME).stat().st_mtime)
+        if len(df):
+            frames[name] = df
+if not frames:
+    st.warning("The chosen runs have empty logs.")
+    st.stop()
+
+metrics = sorted({c for df in frames.values() for c in df.columns
+                  if c not in ("step", "epoch", "time", "lr") and df[c].dtype.kind in "fi"})
+c1, c2 = st.columns(2)
+x_axis = c1.radio("x axis", ["epoch", "step", "time"], horizontal=True, key="train_x")
+default = [m for m in ("loss", "val_score") if m in metrics] or metrics[:1]
+ys = c2.multiselect("Curves", metrics, default=default, key="train_y")
+
+for metric in ys:
+    fig = go.Figure()
+    for name, df in frames.items():
+        if metric not in df or x_axis not in df:
+            continue
+        d = df[[x_axis, metric]].dropna()
+        fig.add_trace(go.Scatter(x=d[x_axis], y=d[metric], mode="lines+markers" if len(d) < 40 else "lines",
+                                 name=name))
+        best = (backend.read_run_config(names[name]).get("training") or {}).get("best") or {}
+        if metric.startswith("val_") and best.get("step") is not None:
+            hit = df[df["step"] == best["step"]]
+            if len(hit) and metric in hit and hit[metric].notna().any():
+                fig.add_trace(go.Scatter(x=hit[x_axis], y=hit[metric], mode="markers", showlegend=False,
+                                         marker=dict(symbol="triangle-down", size=14),
+                                         name=f"{name}: kept (step {best['step']})"))
+    fig.update_layout(title=metric, xaxis_title=x_axis, yaxis_title=metric, height=380,
+                      margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h"))
+    show_figure(fig, f"training_{metric}", key=f"train_{metric}")
+
+rows = []
+for name, df in frames.items():
+    conf = backend.read_run_config(names[name])
+    training = conf.get("training") or {}
+    best = training.get("best") or {}
+    rows.append({"run": name, "kind": conf.get("kind"), "steps": int(df["step"].max()),
+                 "epochs": float(df["epoch"].max()) if "epoch" in df else None,
+                 "final loss": float(df["loss"].dropna().iloc[-1]) if "loss" in df and df["loss"].notna().any() else None,
+                 "kept step": best.get("step"), "best val score": best.get("score"),
+                 "stopped early": training.get("stopped_early"), "seconds": training.get("seconds")})
+st.subheader("Runs")
+show_table(pd.DataFrame(rows), "training_runs", key="train_runs_table")

@@ -1,0 +1,216 @@
+"""App speed against a running server, measured in a real headless Chromium.
+
+Starts ``kepp app`` on the demo world (or the dataset/models given), then measures:
+- first page ready: server start → the Home page shows its dataset summary (target ≤ 5 s);
+- page switch: clicking each page in the sidebar → its content is there and the script is done (< 1 s);
+- control change: moving the Graph page's depth slider → the new sub-graph caption (< 1 s);
+- Plan: pressing Plan → endpoints, paths, plan and sub-graph shown, clip features included (< 2 s),
+  with the models' own sampler and with the fast one (DDIM, 5 steps), side by side.
+
+    python benchmarks/bench_app.py                      # demo world, shipped models
+    python benchmarks/bench_app.py --screenshots        # also refresh assets/screenshots/*.png
+    python benchmarks/bench_app.py --root DIR --checkpoints MODELS --predictions FILE
+
+Prints a table of medians with the target beside each; no assertions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update"]
+PAGES = [("Plan", "Plan from a video"), ("Graph", "Procedure knowledge graph"),
+         ("Heatmaps", "Step transition heatmaps"), ("Failure cases", "Failure cases"),
+         ("Results", "Results"), ("Training", "Training curves"), ("Home", "KEPP: knowledge-enhanced")]
+SHOTS = REPO / "assets" / "screenshots"
+
+
+def idle(page, timeout: float = 120_000) -> None:
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout)
+
+
+def choose(page, label: str, option: str) -> None:
+    """Pick ``option`` in the select box labelled ``label`` (type to filter, then Enter)."""
+    box = page.get_by_role("combobox", name=label).first
+    box.scroll_into_view_if_needed()
+    box.click()
+    page.keyboard.type(option)
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(200)
+    idle(page)
+
+
+def wait_health(url: str, proc: subprocess.Popen, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"the app server exited with status {proc.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise SystemExit("the app server did not start")
+
+
+def shot(page, name: str, width: int = 1100) -> None:
+    """A small PNG of the page for the README."""
+    from PIL import Image
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    tmp = SHOTS / f".{name}.full.png"
+    page.screenshot(path=str(tmp), full_page=False)
+    img = Image.open(tmp)
+    img = img.resize((width, round(img.height * width / img.width)), Image.Resampling.LANCZOS)
+    from kepp_core.io import atomic_path
+
+    with atomic_path(SHOTS / f"{name}.png") as out:
+        img.convert("RGB").quantize(colors=192).save(out, format="PNG", optimize=True)
+    tmp.unlink()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--root", default=None, help="dataset root (default: the demo world)")
+    ap.add_argument("--dataset", default="demo")
+    ap.add_argument("--checkpoints", default=None, help="models folder (default: the shipped demo models)")
+    ap.add_argument("--predictions", default=None)
+    ap.add_argument("--repeats", type=int, default=5, help="measurements per interaction")
+    ap.add_argument("--screenshots", action="store_true", help="write assets/screenshots/*.png")
+    args = ap.parse_args()
+
+    from playwright.sync_api import sync_playwright
+
+    from kepp_core.commands.app import AppOptions, free_port, start_app
+
+    if args.dataset == "demo" and args.root is None:
+        from kepp_core.data.synth import ensure_world
+
+        ensure_world()  # built once; not part of the measured start
+    port = free_port()
+    url = f"http://localhost:{port}"
+    results: dict[str, list[float]] = {}
+    per_page: dict[str, list[float]] = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        t0 = time.perf_counter()
+        proc = start_app(AppOptions(dataset=args.dataset, root=args.root, checkpoints=args.checkpoints,
+                                    predictions=args.predictions, port=port))
+        try:
+            wait_health(url, proc)
+            t_health = time.perf_counter() - t0
+            page.goto(url)
+            page.locator('[data-testid="stMetric"]').first.wait_for(timeout=120_000)
+            idle(page)
+            results["first page ready (s)"] = [time.perf_counter() - t0]
+            print(f"server answering after {t_health:.2f} s; home page shown {time.perf_counter() - t0 - t_health:.2f} s later")
+            if args.screenshots:
+                shot(page, "home")
+
+            # page switches: warm each page once (first visit loads models), then measure
+            for warm in (True, False):
+                for _ in range(1 if warm else args.repeats):
+                    for label, title in PAGES:
+                        t = time.perf_counter()
+                        page.get_by_role("link", name=label, exact=True).first.click()
+                        page.get_by_role("heading", name=title).first.wait_for(timeout=120_000)
+                        idle(page)
+                        if not warm:
+                            results.setdefault("page switch (s)", []).append(time.perf_counter() - t)
+                            per_page.setdefault(label, []).append(time.perf_counter() - t)
+
+            # a control change: the Graph page's depth slider
+            page.get_by_role("link", name="Graph", exact=True).first.click()
+            page.get_by_role("heading", name="Procedure knowledge graph").wait_for()
+            idle(page)
+            slider = page.get_by_role("slider", name="Depth").first
+            for k in range(args.repeats):
+                depth = 2 if k % 2 == 0 else 1
+                t = time.perf_counter()
+                slider.focus()
+                page.keyboard.press("ArrowRight" if depth == 2 else "ArrowLeft")
+                page.get_by_text(f"within {depth} step{'s' if depth > 1 else ''} of").first.wait_for(timeout=60_000)
+                idle(page)
+                results.setdefault("control change (s)", []).append(time.perf_counter() - t)
+            if args.screenshots:
+                page.get_by_text("Hover an arrow").first.evaluate("e => e.scrollIntoView({block: 'start'})")
+                page.wait_for_timeout(2000)  # let the drawing settle
+                shot(page, "graph")
+
+            # Plan (clip features + step model + graph + planning model + drawing)
+            page.get_by_role("link", name="Plan", exact=True).first.click()
+            button = page.get_by_role("button", name="Plan", exact=True)
+            button.wait_for(timeout=120_000)
+            idle(page)
+            r_slider = page.get_by_role("slider", name="Paths R").first
+            r_now = 2  # the page starts at R=2
+            for sampler, label in [(None, "Plan (s)"), ("fast (DDIM, 5 steps)", "Plan, fast sampler (s)")]:
+                if sampler:
+                    choose(page, "Sampler", sampler)
+                for k in range(args.repeats + 1):
+                    # a new query each time: move R, so the old result is cleared, then press Plan
+                    r_slider.focus()
+                    page.keyboard.press("ArrowRight" if r_now == 2 else "ArrowLeft")
+                    r_now = 3 if r_now == 2 else 2
+                    page.get_by_text("Choose the clips and press").first.wait_for(timeout=60_000)
+                    idle(page)
+                    t = time.perf_counter()
+                    button.click()
+                    page.get_by_text(f"Top-{r_now} graph paths").first.wait_for(timeout=120_000)
+                    page.get_by_text("KEPP plan", exact=True).wait_for(timeout=120_000)
+                    idle(page)
+                    if k:  # the first press also warms the caches (and loads the models)
+                        results.setdefault(label, []).append(time.perf_counter() - t)
+            choose(page, "Sampler", "the model's own")
+            button.click()
+            page.get_by_text("KEPP plan", exact=True).wait_for(timeout=120_000)
+            idle(page)
+            if args.screenshots:
+                page.set_viewport_size({"width": 1400, "height": 1300})
+                page.get_by_role("heading", name="Plan from a video").evaluate("e => e.scrollIntoView({block: 'start'})")
+                shot(page, "plan_inputs")
+                page.get_by_role("heading", name="Step model").evaluate("e => e.scrollIntoView({block: 'start'})")
+                page.wait_for_timeout(2000)  # let the graph settle
+                shot(page, "plan")
+                page.set_viewport_size({"width": 1400, "height": 900})
+                for label, title, name in [("Heatmaps", "Step transition heatmaps", "heatmaps"),
+                                           ("Failure cases", "Failure cases", "failures"),
+                                           ("Results", "Results", "results"), ("Training", "Training curves", "training")]:
+                    page.get_by_role("link", name=label, exact=True).first.click()
+                    page.get_by_role("heading", name=title).first.wait_for()
+                    idle(page)
+                    page.wait_for_timeout(800)  # let plotly draw
+                    shot(page, name)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=15)
+            browser.close()
+
+    targets = {"first page ready (s)": 5.0, "page switch (s)": 1.0, "control change (s)": 1.0, "Plan (s)": 2.0,
+               "Plan, fast sampler (s)": 2.0}
+    print(f"{'measure':<22} {'median':>8} {'max':>8} {'target':>8} {'median/target':>14} {'n':>4}")
+    for name, vals in results.items():
+        med = statistics.median(vals)
+        print(f"{name:<22} {med:8.2f} {max(vals):8.2f} {targets[name]:8.2f} {med / targets[name]:14.2f} {len(vals):4d}")
+    for name in ("Plan (s)", "Plan, fast sampler (s)"):
+        print(f"{name[:-4]} presses (s): " + ", ".join(f"{v:.2f}" for v in results.get(name, [])))
+    if "Plan, fast sampler (s)" in results:
+        ratio = statistics.median(results["Plan (s)"]) / statistics.median(results["Plan, fast sampler (s)"])
+        print(f"fast sampler: {ratio:.1f}x faster than the models' own (medians, same run)")
+    print("page switch by page (median s): " + ", ".join(f"{k} {statistics.median(v):.2f}" for k, v in per_page.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,285 @@
+"""Failure analysis of predicted plans: the paper's failure patterns and statistics.
+
+KEPP (supplement B.5) names three failure patterns and reports how often errors come from
+the step model's endpoints or from the graph. This module computes the same figures for
+any run from per-episode outcomes (ground truth, the step model's endpoints, the top-1
+graph path and the final plan). It only reads; nothing here trains or plans.
+
+Patterns of a *failed* episode (a plan that is not exactly the ground truth), in the order
+used to pick its primary pattern:
+
+- ``wrong_endpoint``: the step model's ``â_1`` or ``â_T`` differs from the ground truth's
+  first or last step (pattern b). When an outcome carries no step-model endpoints (a
+  baseline without a step model) the plan's own first and last steps are used.
+- ``same_start_end``: the ground truth starts and ends with the same action, so the graph
+  proposes loops (pattern c).
+- ``repeated_subsequence``: the ground-truth or the predicted plan contains a repeated
+  short sub-sequence, i.e. some action or run of actions occurs twice without overlapping
+  (``add, stir, add, stir``; pattern a).
+- ``other``: none of the above.
+
+Every failure keeps all the patterns that apply (``patterns``), and one ``primary``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kepp_core.errors import KeppError
+
+PATTERNS = ("wrong_endpoint", "same_start_end", "repeated_subsequence", "other")
+PATTERN_LABELS = {
+    "wrong_endpoint": "wrong first/last step",
+    "same_start_end": "same start and end step",
+    "repeated_subsequence": "repeated sub-sequence",
+    "other": "other",
+}
+
+
+@dataclass(frozen=True)
+class EpisodeOutcome:
+    """What a method did on one test episode (action indices of the dataset vocabulary)."""
+
+    episode: str
+    truth: tuple[int, ...]
+    plan: tuple[int, ...]
+    endpoints: tuple[int, int] | None = None  # step model's (â_1, â_T); None: no step model
+    top_path: tuple[int, ...] | None = None  # top-1 graph path; None: method used no graph
+    task: str | None = None
+    method: str | None = None
+
+    def __post_init__(self) -> None:
+        if len(self.plan) != len(self.truth):
+            raise KeppError(f"episode {self.episode!r}: plan has {len(self.plan)} steps, "
+                            f"ground truth has {len(self.truth)}")
+        if not self.truth:
+            raise KeppError(f"episode {self.episode!r}: empty ground-truth plan")
+        if self.top_path is not None and len(self.top_path) != len(self.truth):
+            raise KeppError(f"episode {self.episode!r}: top graph path has {len(self.top_path)} steps, "
+                            f"expected {len(self.truth)}")
+
+    @property
+    def success(self) -> bool:
+        return tuple(self.plan) == tuple(self.truth)
+
+    @property
+    def predicted_endpoints(self) -> tuple[int, int]:
+        return self.endpoints if self.endpoints is not None else (self.plan[0], self.plan[-1])
+
+    @property
+    def wrong_endpoint(self) -> bool:
+        a1, at = self.predicted_endpoints
+        return a1 != self.truth[0] or at != self.truth[-1]
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A failed episode with the patterns that apply and the one it is filed under."""
+
+    outcome: EpisodeOutcome
+    patterns: tuple[str, ...]
+    primary: str
+
+
+@dataclass
+class FailureStats:
+    """The paper's failure statistics for one run (percentages, ``None`` when undefined)."""
+
+    episodes: int
+    failures: int
+    success_rate: float | None
+    wrong_endpoint_of_all: float | None  # % of all plans with a wrong â_1 or â_T (paper: 49.94)
+    wrong_endpoint_of_failures: float | None  # % of failures with one (paper: 63.23)
+    top_path_differs_in_successes: float | None  # paper: 34
+    top_path_differs_in_failures: float | None  # paper: 87
+    pattern_counts: dict[str, int] = field(default_factory=dict)  # primary pattern -> failures
+    pattern_any_counts: dict[str, int] = field(default_factory=dict)  # pattern -> failures it applies to
+
+    def as_rows(self) -> list[dict]:
+        """The statistics as (statistic, value, paper) rows for a table."""
+        paper = {"wrong endpoint, all plans (%)": 49.94, "wrong endpoint, failures (%)": 63.23,
+                 "top-1 path ≠ truth, successes (%)": 34.0, "top-1 path ≠ truth, failures (%)": 87.0}
+        values = {
+            "episodes": self.episodes, "failures": self.failures, "SR (%)": self.success_rate,
+            "wrong endpoint, all plans (%)": self.wrong_endpoint_of_all,
+            "wrong endpoint, failures (%)": self.wrong_endpoint_of_failures,
+            "top-1 path ≠ truth, successes (%)": self.top_path_differs_in_successes,
+            "top-1 path ≠ truth, failures (%)": self.top_path_differs_in_failures,
+        }
+        return [{"statistic": k, "value": v, "paper (CrossTask T=4, R=2)": paper.get(k)} for k, v in values.items()]
+
+
+def has_repeated_subsequence(plan: Sequence[int], max_length: int | None = None) -> bool:
+    """True if some run of 1..``max_length`` actions occurs twice in ``plan`` without overlap.
+
+    >>> has_repeated_subsequence([3, 5, 3, 5])
+    True
+    >>> has_repeated_subsequence([1, 2, 1])
+    True
+    >>> has_repeated_subsequence([1, 2, 3, 4])
+    False
+    >>> has_repeated_subsequence([1, 2, 1], max_length=0)
+    False
+    """
+    n = len(plan)
+    longest = n // 2 if max_length is None else min(max_length, n // 2)
+    seq = tuple(plan)
+    for k in range(1, longest + 1):
+        first_seen: dict[tuple[int, ...], int] = {}
+        for i in range(n - k + 1):
+            chunk = seq[i : i + k]
+            j = first_seen.setdefault(chunk, i)
+            if i - j >= k:
+                return True
+    return False
+
+
+def failure_patterns(outcome: EpisodeOutcome) -> tuple[str, ...]:
+    """All patterns that apply to a failed episode (``("other",)`` if none); ``()`` for a success.
+
+    >>> failure_patterns(EpisodeOutcome("e", truth=(1, 2, 1), plan=(1, 3, 1), endpoints=(1, 1)))
+    ('same_start_end', 'repeated_subsequence')
+    >>> failure_patterns(EpisodeOutcome("e", truth=(1, 2, 3), plan=(4, 2, 3)))
+    ('wrong_endpoint',)
+    """
+    if outcome.success:
+        return ()
+    found = []
+    if outcome.wrong_endpoint:
+        found.append("wrong_endpoint")
+    if outcome.truth[0] == outcome.truth[-1]:
+        found.append("same_start_end")
+    if has_repeated_subsequence(outcome.truth) or has_repeated_subsequence(outcome.plan):
+        found.append("repeated_subsequence")
+    return tuple(found) or ("other",)
+
+
+def classify_failures(outcomes: Iterable[EpisodeOutcome]) -> list[Failure]:
+    """The failed episodes with their patterns, in input order.
+
+    >>> fs = classify_failures([EpisodeOutcome("a", (1, 2), (1, 2)), EpisodeOutcome("b", (1, 2), (1, 3))])
+    >>> [(f.outcome.episode, f.primary) for f in fs]
+    [('b', 'wrong_endpoint')]
+    """
+    out = []
+    for o in outcomes:
+        patterns = failure_patterns(o)
+        if patterns:
+            out.append(Failure(o, patterns, patterns[0]))
+    return out
+
+
+def _pct(num: int, den: int) -> float | None:
+    return 100.0 * num / den if den else None
+
+
+def failure_stats(outcomes: Iterable[EpisodeOutcome]) -> FailureStats:
+    """The paper's statistics (B.5) for one run.
+
+    The top-1 path shares count only episodes that carry a graph path.
+
+    >>> s = failure_stats([EpisodeOutcome("a", (1, 2, 3), (1, 2, 3), (1, 3), (1, 2, 3)),
+    ...                    EpisodeOutcome("b", (1, 2, 3), (1, 4, 3), (1, 3), (1, 4, 3)),
+    ...                    EpisodeOutcome("c", (1, 2, 3), (5, 2, 3), (5, 3), (5, 2, 3))])
+    >>> round(s.success_rate, 2), round(s.wrong_endpoint_of_all, 2), s.wrong_endpoint_of_failures
+    (33.33, 33.33, 50.0)
+    >>> s.top_path_differs_in_successes, s.top_path_differs_in_failures, s.pattern_counts["other"]
+    (0.0, 100.0, 1)
+    """
+    outcomes = list(outcomes)
+    failures = classify_failures(outcomes)
+    successes = [o for o in outcomes if o.success]
+    failed = [f.outcome for f in failures]
+    with_path_s = [o for o in successes if o.top_path is not None]
+    with_path_f = [o for o in failed if o.top_path is not None]
+    primary = Counter(f.primary for f in failures)
+    any_counts = Counter(p for f in failures for p in f.patterns)
+    return FailureStats(
+        episodes=len(outcomes),
+        failures=len(failures),
+        success_rate=_pct(len(successes), len(outcomes)),
+        wrong_endpoint_of_all=_pct(sum(o.wrong_endpoint for o in outcomes), len(outcomes)),
+        wrong_endpoint_of_failures=_pct(sum(o.wrong_endpoint for o in failed), len(failed)),
+        top_path_differs_in_successes=_pct(sum(tuple(o.top_path) != o.truth for o in with_path_s), len(with_path_s)),
+        top_path_differs_in_failures=_pct(sum(tuple(o.top_path) != o.truth for o in with_path_f), len(with_path_f)),
+        pattern_counts={p: primary.get(p, 0) for p in PATTERNS},
+        pattern_any_counts={p: any_counts.get(p, 0) for p in PATTERNS},
+    )
+
+
+# Methods of ``kepp eval`` whose plan depends on the step model's endpoints and the graph paths
+# stored in a record (the KEPP planner's); other methods are judged by their own plan's ends.
+STEP_MODEL_METHODS = ("graph-pred", "kepp-R1", "kepp-R2")
+PATH_METHODS = {"graph-pred": 1, "kepp-R1": 1, "kepp-R2": 2}  # how many stored paths a method used
+
+
+def read_records(path: str | Path) -> list[dict]:
+    """Prediction records written by ``kepp eval --records`` (``.jsonl`` or ``.parquet``).
+
+    One record per test episode: ``episode``, ``video``, ``task``, ``T``, ``start_time``,
+    ``goal_time``, ``gt``, ``endpoints``, ``endpoint_scores``, ``paths``, ``path_scores``,
+    ``plans`` (method -> plan) and ``correct``. Bad lines raise a KeppError naming file and line.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise KeppError(f"{path}: prediction records not found")
+    if path.suffix == ".parquet":
+        import pandas as pd
+
+        try:
+            df = pd.read_parquet(path)
+        except Exception as e:  # pyarrow raises several types for a bad file
+            raise KeppError(f"{path}: not a readable Parquet file ({e})") from None
+        out = []
+        for rec in df.to_dict("records"):
+            out.append({k: (json.loads(v) if isinstance(v, str) and v[:1] in "[{" else v) for k, v in rec.items()})
+        records = out
+    else:
+        records = []
+        with open(path, encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise KeppError(f"{path}:{n}: not a JSON line ({e.msg})") from None
+                if not isinstance(rec, dict):
+                    raise KeppError(f"{path}:{n}: expected a JSON object, got {type(rec).__name__}")
+                records.append(rec)
+    for n, rec in enumerate(records, 1):
+        missing = [k for k in ("episode", "gt", "plans") if k not in rec]
+        if missing:
+            raise KeppError(f"{path}: record {n} lacks {', '.join(missing)} (not written by 'kepp eval --records'?)")
+    return records
+
+
+def outcome_from_record(record: Mapping, method: str) -> EpisodeOutcome:
+    """The :class:`EpisodeOutcome` of ``method`` on one prediction record.
+
+    The record's step-model endpoints and graph paths count only for the methods that use
+    them (:data:`STEP_MODEL_METHODS`); ``kepp-R1`` sees the first stored path only.
+
+    >>> rec = {"episode": "x", "gt": [1, 2], "plans": {"kepp-R1": [1, 3], "random": [0, 2]},
+    ...        "endpoints": [1, 3], "paths": [[1, 3], [1, 2]]}
+    >>> o = outcome_from_record(rec, "kepp-R1"); o.plan, o.endpoints, o.top_path
+    ((1, 3), (1, 3), (1, 3))
+    >>> outcome_from_record(rec, "random").endpoints is None
+    True
+    """
+    plans = record.get("plans") or {}
+    if method not in plans:
+        raise KeppError(f"episode {record.get('episode')!r}: no plan for method {method!r} "
+                        f"(has {', '.join(sorted(plans)) or 'none'})")
+    ends = record.get("endpoints") if method in STEP_MODEL_METHODS else None
+    paths = record.get("paths") if method in PATH_METHODS else None
+    return EpisodeOutcome(
+        episode=str(record["episode"]), truth=tuple(int(a) for a in record["gt"]),
+        plan=tuple(int(a) for a in plans[method]),
+        endpoints=tuple(int(a) for a in ends) if ends is not None else None,
+        top_path=tuple(int(a) for a in paths[0]) if paths else None,
+        task=record.get("task"), method=method)

@@ -1,0 +1,129 @@
+"""``kepp app``: options, config files and the environment handed to the app."""
+
+from __future__ import annotations
+
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+
+from kepp_core.cli import main
+from kepp_core.commands.app import ENV, AppOptions, app_command, check_options, read_app_config
+from kepp_core.errors import KeppError
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_nonexistent_root_exits_2_with_one_line(capsys, tmp_path):
+    assert main(["app", "--root", str(tmp_path / "nowhere")]) == 2
+    err = capsys.readouterr().err
+    assert "nowhere: path does not exist" in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_busy_port_is_refused():
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        with pytest.raises(KeppError, match=f"port {port} on localhost is already in use"):
+            check_options(AppOptions(port=port))
+
+
+def test_config_file_paths_resolve_against_its_folder(tmp_path):
+    (tmp_path / "world").mkdir()
+    cfg = tmp_path / "app.toml"
+    cfg.write_text('[app]\ndataset = "demo"\nroot = "world"\npresentation = true\n')
+    assert read_app_config(cfg) == {"dataset": "demo", "root": str(tmp_path / "world"), "presentation": True}
+
+
+@pytest.mark.parametrize("text, message", [
+    ("root = [1, 2]\n", "'root' must be a string"),
+    ("colour = 'blue'\n", "unknown key 'colour'"),
+    ("dataset = 'imagenet'\n", "dataset 'imagenet' is not one of"),
+    ("presentation = 'yes'\n", "'presentation' must be true or false"),
+    ("root = \n", "not a valid TOML file"),
+])
+def test_bad_config_files_name_the_file_and_the_problem(tmp_path, text, message):
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text(text)
+    with pytest.raises(KeppError, match=message) as e:
+        read_app_config(cfg)
+    assert str(cfg) in str(e.value)
+
+
+def test_bad_config_file_fails_before_the_server_starts(capsys, tmp_path):
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text("colour = 'blue'\n")
+    assert main(["app", "--config", str(cfg)]) == 2
+    assert "unknown key 'colour'" in capsys.readouterr().err
+
+
+def test_options_reach_the_app_configuration(monkeypatch, tmp_path):
+    argv, env = app_command(AppOptions(dataset="plans", root=str(tmp_path), presentation=True, port=8765))
+    assert argv[:5] == [sys.executable, "-m", "streamlit", "run", str(REPO / "app" / "Home.py")]
+    assert "--server.headless=true" in argv and "--server.port=8765" in argv
+    assert env[ENV["root"]] == str(tmp_path.resolve()) and env[ENV["presentation"]] == "1"
+    assert ENV["graph"] not in env
+    # what the app makes of that environment
+    for var in ENV.values():
+        monkeypatch.delenv(var, raising=False)
+    for var in ENV.values():
+        if var in env:
+            monkeypatch.setenv(var, env[var])
+    monkeypatch.syspath_prepend(str(REPO / "app"))
+    from components.config import AppConfig, initial_config
+
+    assert initial_config() == AppConfig(dataset="plans", root=str(tmp_path.resolve()), presentation=True)
+
+
+def test_config_file_then_command_line_options_win(monkeypatch, tmp_path):
+    cfg = tmp_path / "app.toml"
+    cfg.write_text('dataset = "plans"\nroot = "a.jsonl"\ngraph = "g.json"\n')
+    (tmp_path / "b.jsonl").write_text("")
+    _, env = app_command(AppOptions(config=str(cfg), root=str(tmp_path / "b.jsonl")))
+    for var in ENV.values():
+        monkeypatch.delenv(var, raising=False)
+        if var in env:
+            monkeypatch.setenv(var, env[var])
+    monkeypatch.syspath_prepend(str(REPO / "app"))
+    from components.config import initial_config
+
+    c = initial_config()
+    assert (c.dataset, c.root, c.graph) == ("plans", str(tmp_path / "b.jsonl"), str(tmp_path / "g.json"))
+
+
+@pytest.mark.slow
+def test_kepp_app_serves_and_stopping_it_stops_the_server(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import time
+    import urllib.request
+
+    from kepp_core.commands.app import free_port, port_is_free
+
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "kepp_core", "app", "--port", str(port)], cwd=tmp_path, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            assert proc.poll() is None, proc.stderr.read().decode()
+            try:
+                with urllib.request.urlopen(f"http://localhost:{port}/_stcore/health", timeout=2) as r:
+                    assert r.read() == b"ok"
+                    break
+            except OSError:
+                assert time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.3)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+        deadline = time.monotonic() + 10
+        while not port_is_free(port) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert port_is_free(port), "the streamlit server outlived `kepp app`"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
