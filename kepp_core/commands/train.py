@@ -1,0 +1,134 @@
+"""``kepp train step|plan|task-classifier|all``: train models (CPU, CUDA, or many GPUs under torchrun)."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+
+from kepp_core.commands._common import add_command, add_dataset_args, dataset_from_args, emit_json
+from kepp_core.errors import KeppError
+
+EXAMPLES_STEP = """  kepp train step --dataset demo -T 4 --out models/T4/step
+  kepp train step --dataset crosstask --root data/crosstask -T 3 --out models/T3/step --batch-size 256
+  torchrun --nproc-per-node 2 -m kepp_core train step --dataset demo -T 4 --out models/T4/step
+  kepp train step --dataset demo -T 4 --out models/T4/step --resume"""
+EXAMPLES_PLAN = """  kepp train plan --dataset demo -T 4 --step-model models/T4/step --out models/T4/plan-graph-R1
+  kepp train plan --dataset demo -T 4 --step-model models/T4/step --R 2 --out models/T4/plan-graph-R2
+  kepp train plan --dataset demo -T 4 --condition none --out models/T4/plan-none
+  kepp train plan --dataset demo -T 4 --condition task --out models/T4/plan-task"""
+EXAMPLES_CLS = "  kepp train task-classifier --dataset demo -T 4 --out models/T4/task-classifier"
+EXAMPLES_ALL = """  kepp train all --dataset demo --out models --horizons 3 4 5 6
+  kepp train all --dataset demo --out models --horizons 4 --only step plan-graph-R1"""
+
+
+def register(sub) -> None:
+    p = sub.add_parser("train", help="train step models, planning models and the task classifier")
+    tsub = p.add_subparsers(dest="train_command", metavar="SUBCOMMAND", required=True)
+    s = add_command(tsub, "step", "train the step model (observations → first and last step)", EXAMPLES_STEP, _step)
+    _common(s)
+    pl = add_command(tsub, "plan", "train a planning model (observations + condition → plan)", EXAMPLES_PLAN, _plan)
+    _common(pl)
+    pl.add_argument("--step-model", default=None, help="step model folder (needed for --condition graph)")
+    pl.add_argument("--condition", default=None, choices=["graph", "none", "task"],
+                    help="condition row: P²KG recommendation, nothing, or task class (PDPP)")
+    pl.add_argument("--R", type=int, default=None, help="number of graph paths aggregated into the condition")
+    pl.add_argument("--recommend", default=None, help="recommendation method (p2kg, pkg, ...)")
+    pl.add_argument("--endpoint-folds", type=int, default=None,
+                    help=">= 2: recommendations for training from out-of-fold step models (0: --step-model's)")
+    pl.add_argument("--gt-augment", action="store_true", default=None,
+                    help="also train on recommendations from ground-truth endpoints")
+    c = add_command(tsub, "task-classifier", "train PDPP's task classifier", EXAMPLES_CLS, _classifier)
+    _common(c)
+    a = add_command(tsub, "all", "train every model of the evaluation table for some horizons", EXAMPLES_ALL, _all)
+    _common(a, out_help="models folder (ROOT/T<h>/<model>)")
+    a.add_argument("--horizons", type=int, nargs="+", default=[3, 4, 5, 6])
+    a.add_argument("--only", nargs="+", default=None, help="train only these models")
+
+
+def _common(p: argparse.ArgumentParser, out_help: str = "checkpoint folder") -> None:
+    add_dataset_args(p)
+    p.add_argument("--out", required=True, help=out_help)
+    p.add_argument("-T", "--horizon", type=int, default=3, help="planning horizon T")
+    p.add_argument("--setting", choices=["conventional", "pdpp"], default=None, help="observation setting")
+    p.add_argument("--preset", default=None, help="training preset (default: the dataset's; see PRESETS)")
+    p.add_argument("--batch-size", type=int, default=None)
+    p.add_argument("--diffusion-steps", dest="n_steps", type=int, default=None)
+    p.add_argument("--train-steps", type=int, default=None)
+    p.add_argument("--lr", type=float, default=None, help="peak learning rate")
+    p.add_argument("--warmup", type=int, default=None)
+    p.add_argument("--decay", nargs="*", default=None, metavar="STEP:FACTOR",
+                   help="step decays of the learning rate, e.g. 10000:0.5 (none: no decay)")
+    p.add_argument("--dim", type=int, default=None, help="U-Net base width")
+    p.add_argument("--val-every", type=int, default=None)
+    p.add_argument("--log-every", type=int, default=None)
+    p.add_argument("--patience", type=int, default=None, help="early stopping after N validations without gain")
+    p.add_argument("--sampler", choices=["ddpm", "ddim"], default=None, help="the model's default sampler")
+    p.add_argument("--sampler-steps", type=int, default=None, help="DDIM steps")
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--resume", action="store_true", help="continue from the folder's last saved state")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: $KEPP_THREADS or half the cores)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+
+def config_from_args(args):
+    from kepp_core.training import DATASET_PRESET, preset
+    from kepp_core.training.loop import set_cpu_threads
+
+    set_cpu_threads(args.threads)
+    name = args.preset or DATASET_PRESET.get(args.dataset, "crosstask")
+    decay = None
+    if getattr(args, "decay", None) is not None:
+        try:
+            decay = [(int(d.split(":")[0]), float(d.split(":")[1])) for d in args.decay]
+        except (ValueError, IndexError):
+            raise KeppError(f"--decay {' '.join(args.decay)}: expected STEP:FACTOR pairs like 10000:0.5") from None
+    keys = ["horizon", "setting", "batch_size", "n_steps", "train_steps", "lr", "warmup", "dim", "val_every",
+            "log_every", "patience", "sampler", "sampler_steps", "seed", "condition", "R", "recommend", "gt_augment",
+            "endpoint_folds"]
+    return preset(name, decay=decay, **{k: getattr(args, k, None) for k in keys})
+
+
+def _report(args, summary: dict) -> int:
+    if args.json:
+        emit_json(summary)
+    else:
+        best = summary.get("best") or {}
+        extra = ", ".join(f"{k} {v:.2f}" for k, v in best.items() if isinstance(v, float) and k != "score")
+        print(f"trained {summary['steps']} steps in {summary['seconds']:.1f}s on {summary['device']} "
+              f"(world size {summary['world_size']}){'; ' + extra if extra else ''} → {args.out}")
+    return 0
+
+
+def _step(args) -> int:
+    from kepp_core.training import train_step_model
+
+    return _report(args, train_step_model(dataset_from_args(args), config_from_args(args), args.out,
+                                          args.resume, not args.no_progress))
+
+
+def _plan(args) -> int:
+    from kepp_core.training import train_plan_model
+
+    cfg = config_from_args(args)
+    return _report(args, train_plan_model(dataset_from_args(args), cfg, args.out, args.step_model,
+                                          args.resume, not args.no_progress))
+
+
+def _classifier(args) -> int:
+    from kepp_core.training import train_task_classifier
+
+    return _report(args, train_task_classifier(dataset_from_args(args), config_from_args(args), args.out,
+                                               args.resume, not args.no_progress))
+
+
+def _all(args) -> int:
+    from kepp_core.training.suite import MEMBERS, train_horizon
+
+    if args.resume:
+        raise KeppError("--resume applies to one model; rerun 'kepp train step|plan ... --resume'")
+    ds = dataset_from_args(args)
+    cfg = config_from_args(args)
+    for h in args.horizons:
+        train_horizon(ds, replace(cfg, horizon=h), args.out, args.only or MEMBERS, not args.no_progress)
+    return 0

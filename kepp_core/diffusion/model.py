@@ -1,0 +1,177 @@
+"""The conditioned projected diffusion model (PDPP-style, KEPP.md §3).
+
+DDPM with a cosine noise schedule; the network predicts ``x_0``; after every denoising step
+(in training and in sampling) every given entry (observations, condition rows, zero
+padding) is reset to its value, so only the free action entries evolve. The step model
+and the planning model are this one class with different :class:`ConditionLayout`.
+
+>>> lay = step_layout(horizon=3, obs_dim=4, num_actions=5)
+>>> m = ProjectedDiffusion(lay, n_steps=10, dim=16, mults=(1, 2))
+>>> x0 = m.sample(m.template(torch.zeros(2, 4), torch.zeros(2, 4)))
+>>> x0.shape, m.decode(x0).shape
+(torch.Size([2, 3, 9]), torch.Size([2, 3]))
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from kepp_core.diffusion.layout import ConditionLayout, step_layout  # noqa: F401  (doctest)
+from kepp_core.diffusion.unet import TemporalUNet
+from kepp_core.errors import KeppError
+
+SAMPLERS = ("ddpm", "ddim")
+
+
+def cosine_betas(n_steps: int, s: float = 0.008) -> torch.Tensor:
+    """Cosine noise schedule (Nichol & Dhariwal): ``ᾱ(t) = cos²((t/N + s)/(1 + s) · π/2)``.
+
+    >>> b = cosine_betas(4); bool((b > 0).all() and (b <= 0.999).all())
+    True
+    """
+    x = torch.linspace(0, n_steps, n_steps + 1, dtype=torch.float64)
+    ac = torch.cos(((x / n_steps) + s) / (1 + s) * math.pi * 0.5) ** 2
+    ac = ac / ac[0]
+    return (1 - ac[1:] / ac[:-1]).clamp(0, 0.999).float()
+
+
+class ProjectedDiffusion(nn.Module):
+    """Conditioned projected diffusion over a :class:`TemporalUNet`.
+
+    ``obs_mean``/``obs_std`` standardise observations (set from training data) and travel
+    with the checkpoint.
+    """
+
+    def __init__(self, layout: ConditionLayout, n_steps: int = 200, dim: int = 128,
+                 mults: tuple[int, ...] = (1, 2, 4), end_weight: float | None = None) -> None:
+        super().__init__()
+        if n_steps < 1:
+            raise KeppError(f"diffusion steps must be at least 1, got {n_steps}")
+        self.layout = layout
+        self.n_steps = n_steps
+        self.dim = dim
+        self.mults = tuple(mults)
+        self.net = TemporalUNet(layout.channels, layout.num_actions, dim, self.mults)
+        betas = cosine_betas(n_steps)
+        alphas = 1 - betas
+        ac = torch.cumprod(alphas, 0)
+        ac_prev = torch.cat([torch.ones(1), ac[:-1]])
+        self.register_buffer("betas", betas)
+        self.register_buffer("alphas_cumprod", ac)
+        self.register_buffer("alphas_cumprod_prev", ac_prev)
+        self.register_buffer("posterior_var", betas * (1 - ac_prev) / (1 - ac))
+        self.register_buffer("posterior_c0", betas * ac_prev.sqrt() / (1 - ac))
+        self.register_buffer("posterior_ct", (1 - ac_prev) * alphas.sqrt() / (1 - ac))
+        self.register_buffer("free", layout.free_mask())
+        self.register_buffer("weights", layout.loss_weights(end_weight))
+        self.register_buffer("obs_mean", torch.zeros(layout.obs_dim))
+        self.register_buffer("obs_std", torch.ones(layout.obs_dim))
+
+    # --- config ---------------------------------------------------------------------------
+    def config(self) -> dict:
+        return {"layout": self.layout.to_dict(), "n_steps": self.n_steps, "dim": self.dim,
+                "mults": list(self.mults)}
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> ProjectedDiffusion:
+        return cls(ConditionLayout.from_dict(cfg["layout"]), n_steps=int(cfg["n_steps"]),
+                   dim=int(cfg["dim"]), mults=tuple(cfg["mults"]))
+
+    def set_normalisation(self, obs: torch.Tensor) -> None:
+        """Standardise observations with the mean/std of ``obs`` ``[N, obs_dim]`` (training data)."""
+        self.obs_mean.copy_(obs.mean(0))
+        self.obs_std.copy_(obs.std(0).clamp_min(1e-3) if len(obs) > 1 else torch.ones_like(self.obs_std))
+
+    # --- samples --------------------------------------------------------------------------
+    def template(self, obs_start: torch.Tensor, obs_goal: torch.Tensor,
+                 conditions: dict[str, torch.Tensor] | None = None) -> torch.Tensor:
+        """Given entries ``[B, T, C]`` (normalised observations, condition rows, zeros)."""
+        dev = self.obs_mean.device
+        s = (obs_start.to(dev) - self.obs_mean) / self.obs_std
+        g = (obs_goal.to(dev) - self.obs_mean) / self.obs_std
+        return self.layout.template(s, g, {k: v.to(dev) for k, v in (conditions or {}).items()})
+
+    def project(self, x: torch.Tensor, template: torch.Tensor) -> torch.Tensor:
+        """Reset every given entry of ``x`` to its value in ``template``."""
+        return torch.where(self.free, x, template)
+
+    def q_sample(self, x0: torch.Tensor, t: torch.Tensor, noise: torch.Tensor | None = None) -> torch.Tensor:
+        """``x_t ~ q(x_t | x_0) = N(√ᾱ_t x_0, (1-ᾱ_t) I)``."""
+        noise = torch.randn_like(x0) if noise is None else noise
+        ac = self.alphas_cumprod[t][:, None, None]
+        return ac.sqrt() * x0 + (1 - ac).sqrt() * noise
+
+    def predict_start(self, x_t: torch.Tensor, t: torch.Tensor, template: torch.Tensor) -> torch.Tensor:
+        """The network's estimate of ``x_0``, projected (given entries from ``template``)."""
+        a0 = self.layout.action_start
+        out = self.net(x_t.transpose(1, 2), t).transpose(1, 2)
+        x0 = torch.cat([template[:, :, :a0], out], dim=-1)
+        return self.project(x0, template)
+
+    def p_sample(self, x_t: torch.Tensor, t: int, template: torch.Tensor,
+                 generator: torch.Generator | None = None) -> torch.Tensor:
+        """One DDPM step ``x_t → x_{t-1}`` (projected)."""
+        tt = torch.full((x_t.shape[0],), t, device=x_t.device, dtype=torch.long)
+        x0 = self.predict_start(x_t, tt, template)
+        x0 = torch.where(self.free, x0.clamp(-1, 1), x0)
+        mean = self.posterior_c0[t] * x0 + self.posterior_ct[t] * x_t
+        if t > 0:
+            noise = torch.randn(x_t.shape, generator=generator, device=x_t.device)
+            mean = mean + self.posterior_var[t].sqrt() * noise
+        return self.project(mean, template)
+
+    def ddim_step(self, x_t: torch.Tensor, t: int, t_prev: int, template: torch.Tensor) -> torch.Tensor:
+        """One deterministic DDIM step ``x_t → x_{t_prev}`` (η = 0, projected)."""
+        tt = torch.full((x_t.shape[0],), t, device=x_t.device, dtype=torch.long)
+        x0 = self.predict_start(x_t, tt, template)
+        x0 = torch.where(self.free, x0.clamp(-1, 1), x0)
+        if t_prev < 0:
+            return x0
+        ac, ac_prev = self.alphas_cumprod[t], self.alphas_cumprod[t_prev]
+        eps = (x_t - ac.sqrt() * x0) / (1 - ac).sqrt()
+        return self.project(ac_prev.sqrt() * x0 + (1 - ac_prev).sqrt() * eps, template)
+
+    @torch.no_grad()
+    def sample(self, template: torch.Tensor, sampler: str = "ddpm", steps: int | None = None,
+               generator: torch.Generator | None = None) -> torch.Tensor:
+        """Draw ``x_0`` given ``template``: full DDPM, or DDIM over ``steps`` evenly spaced steps."""
+        if sampler not in SAMPLERS:
+            raise KeppError(f"unknown sampler {sampler!r} (expected one of {', '.join(SAMPLERS)})")
+        x = torch.randn(template.shape, generator=generator, device=template.device)
+        x = self.project(x, template)
+        if sampler == "ddpm":
+            for t in reversed(range(self.n_steps)):
+                x = self.p_sample(x, t, template, generator)
+            return x
+        k = max(1, min(steps or 10, self.n_steps))
+        ts = sorted({round(i * (self.n_steps - 1) / max(k - 1, 1)) for i in range(k)}, reverse=True)
+        for i, t in enumerate(ts):
+            x = self.ddim_step(x, t, ts[i + 1] if i + 1 < len(ts) else -1, template)
+        return x
+
+    def decode(self, x0: torch.Tensor) -> torch.Tensor:
+        """Argmax action per column ``[B, T]``."""
+        return x0[:, :, self.layout.action_start:].argmax(-1)
+
+    def action_scores(self, x0: torch.Tensor) -> torch.Tensor:
+        """Softmax over the action block per column ``[B, T, A]`` (a confidence, not a calibrated probability)."""
+        return torch.softmax(x0[:, :, self.layout.action_start:] * 10.0, dim=-1)
+
+    # --- training -------------------------------------------------------------------------
+    def forward(self, x0: torch.Tensor, template: torch.Tensor, t: torch.Tensor | None = None) -> torch.Tensor:
+        """The training loss (``forward`` so that DDP can wrap the model)."""
+        return self.loss(x0, template, t)
+
+    def loss(self, x0: torch.Tensor, template: torch.Tensor, t: torch.Tensor | None = None) -> torch.Tensor:
+        """Weighted MSE between the projected ``x_0`` estimate and ``x_0`` (action block)."""
+        b = x0.shape[0]
+        if t is None:
+            t = torch.randint(0, self.n_steps, (b,), device=x0.device)
+        x_t = self.project(self.q_sample(x0, t), template)
+        pred = self.predict_start(x_t, t, template)
+        a0 = self.layout.action_start
+        err = (pred[:, :, a0:] - x0[:, :, a0:]) ** 2
+        return (err * self.weights).sum() / (b * self.weights.sum())

@@ -1,0 +1,286 @@
+"""The KEPP pipeline: step model → endpoints → P²KG recommendation → planning model → plan.
+
+``KEPPPlanner.plan`` answers one query with a :class:`PlanResult`; ``plan_batch`` answers
+many with the same code (``plan`` is ``plan_batch`` on a batch of one), which is what
+evaluation uses.
+
+>>> planner = KEPPPlanner.from_models("assets/demo", horizon=4)   # doctest: +SKIP
+>>> result = planner.plan(v_start, v_goal)                              # doctest: +SKIP
+>>> result.plan_labels                                                  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from kepp_core.diffusion import ProjectedDiffusion
+from kepp_core.errors import KeppError
+from kepp_core.graph.build import ProcedureGraph, load_graph
+from kepp_core.graph.retrieval import FrequencyScorer, P2KGScorer, Recommendation, Retriever, aggregate, make_scorer
+from kepp_core.training.checkpoint import load_checkpoint, read_config
+
+GRAPH_FILE = "graph.json"
+
+
+def make_retriever(graph: ProcedureGraph, method: str = "p2kg", R: int = 1) -> Retriever:
+    """A cached top-``R`` retriever for ``method`` (``p2kg``, ``pkg`` or any registered method)."""
+    scorer = {"p2kg": P2KGScorer, "pkg": FrequencyScorer}.get(method)
+    return Retriever(graph, scorer(graph) if scorer else make_scorer(graph, method), R)
+
+
+# --- batched sampling helpers (shared with training and evaluation) ---------------------------
+@torch.no_grad()
+def sample_actions(model: ProjectedDiffusion, obs_start: torch.Tensor, obs_goal: torch.Tensor,
+                   conditions: dict[str, torch.Tensor] | None = None, sampler: str = "ddpm",
+                   steps: int | None = None, batch_size: int = 1024, seed: int = 0) -> torch.Tensor:
+    """Sample ``x_0`` for every query (in batches) and return it ``[N, T, C]`` on the CPU.
+
+    Noise comes from a generator seeded with ``seed`` (reproducible results).
+    """
+    dev = model.obs_mean.device
+    gen = torch.Generator(device=dev).manual_seed(seed)
+    outs = []
+    for i in range(0, len(obs_start), batch_size):
+        sl = slice(i, i + batch_size)
+        cond = {k: v[sl] for k, v in (conditions or {}).items()}
+        tpl = model.template(obs_start[sl], obs_goal[sl], cond)
+        outs.append(model.sample(tpl, sampler, steps, generator=gen).cpu())
+    if not outs:
+        return torch.zeros(0, model.layout.horizon, model.layout.channels)
+    return torch.cat(outs)
+
+
+def predict_endpoints(step_model: ProjectedDiffusion, obs_start: torch.Tensor, obs_goal: torch.Tensor,
+                      sampler: str = "ddpm", steps: int | None = None, seed: int = 0,
+                      batch_size: int = 1024) -> tuple[torch.Tensor, torch.Tensor]:
+    """The step model's ``(â_1, â_T)`` ``[N, 2]`` and their scores ``[N, 2]``."""
+    x0 = sample_actions(step_model, obs_start, obs_goal, None, sampler, steps, batch_size, seed)
+    ends = x0[:, [0, -1], step_model.layout.action_start:]
+    scores = step_model.action_scores(x0)[:, [0, -1]]
+    return ends.argmax(-1), scores.max(-1).values
+
+
+# --- results ---------------------------------------------------------------------------------
+@dataclass
+class PlanResult:
+    """One answered query: endpoints with scores, graph paths, condition, plan and timings (ms)."""
+
+    horizon: int
+    R: int
+    endpoints: tuple[int, int]
+    endpoint_scores: tuple[float, float]
+    paths: list[tuple[int, ...]]
+    path_scores: list[float]
+    fallback: bool
+    condition: np.ndarray  # [T, A] aggregated recommendation given to the planning model
+    plan: tuple[int, ...]
+    timings: dict[str, float]
+    actions: list[str] = field(default_factory=list, repr=False)
+
+    @property
+    def plan_labels(self) -> list[str]:
+        return [self.actions[a] for a in self.plan]
+
+    @property
+    def endpoint_labels(self) -> list[str]:
+        return [self.actions[a] for a in self.endpoints]
+
+    def to_json(self) -> dict:
+        lab = (lambda seq: [self.actions[a] for a in seq]) if self.actions else (lambda seq: None)
+        return {"horizon": self.horizon, "R": self.R,
+                "endpoints": list(self.endpoints), "endpoint_labels": lab(self.endpoints),
+                "endpoint_scores": [round(s, 4) for s in self.endpoint_scores],
+                "paths": [{"actions": list(p), "labels": lab(p), "probability": s}
+                          for p, s in zip(self.paths, self.path_scores)],
+                "fallback": self.fallback, "plan": list(self.plan), "plan_labels": lab(self.plan),
+                "timings_ms": {k: round(v, 2) for k, v in self.timings.items()}}
+
+
+@dataclass
+class BatchPlans:
+    """Answers to ``N`` queries: endpoints ``[N, 2]``, recommendations, plans ``[N, T]``, timings (ms)."""
+
+    endpoints: np.ndarray
+    endpoint_scores: np.ndarray
+    recommendations: list[Recommendation]
+    conditions: np.ndarray
+    plans: np.ndarray
+    timings: dict[str, float]
+
+
+# --- the planner -----------------------------------------------------------------------------
+class KEPPPlanner:
+    """Step model + P²KG + planning model for one horizon."""
+
+    def __init__(self, step_model: ProjectedDiffusion, plan_model: ProjectedDiffusion, graph: ProcedureGraph,
+                 step_config: dict | None = None, plan_config: dict | None = None,
+                 sampler: str | None = None, sampler_steps: int | None = None, seed: int = 0) -> None:
+        if step_model.layout.kind != "step" or plan_model.layout.kind != "plan":
+            raise KeppError("KEPPPlanner needs a step model and a planning model")
+        if step_model.layout.horizon != plan_model.layout.horizon:
+            raise KeppError(f"step model (T={step_model.layout.horizon}) and planning model "
+                            f"(T={plan_model.layout.horizon}) were trained for different horizons")
+        if step_model.layout.obs_dim != plan_model.layout.obs_dim:
+            raise KeppError("step and planning models expect different observation sizes")
+        if graph.num_actions != plan_model.layout.num_actions:
+            raise KeppError(f"graph has {graph.num_actions} actions, the planning model "
+                            f"{plan_model.layout.num_actions}")
+        rows = [r.name for r in plan_model.layout.rows]
+        if rows not in (["graph"], []):
+            raise KeppError(f"planning model has condition rows {rows}; KEPPPlanner needs 'graph' or none")
+        self.step_model, self.plan_model, self.graph = step_model, plan_model, graph
+        self.step_config, self.plan_config = step_config or {}, plan_config or {}
+        pc = self.plan_config
+        self.sampler = sampler or pc.get("sampler", {}).get("name", "ddpm")
+        self.sampler_steps = sampler_steps or pc.get("sampler", {}).get("steps", 10)
+        self.R = int(pc.get("R", 1))
+        self.method = pc.get("recommend", "p2kg")
+        self.seed = seed
+        self.encoder = "builtin"  # feature encoder for video-clip queries (kepp_core.video)
+        self._retrievers: dict[int, Retriever] = {}
+
+    @property
+    def horizon(self) -> int:
+        return self.plan_model.layout.horizon
+
+    @property
+    def obs_dim(self) -> int:
+        return self.plan_model.layout.obs_dim
+
+    @property
+    def uses_graph(self) -> bool:
+        return bool(self.plan_model.layout.rows)
+
+    # --- loading -----------------------------------------------------------------------------
+    @classmethod
+    def from_checkpoints(cls, step_dir: str | Path, plan_dir: str | Path,
+                         graph: ProcedureGraph | str | Path | None = None, device: str | None = None,
+                         **kw) -> KEPPPlanner:
+        """Load the two checkpoints; the graph defaults to the copy saved beside the planning model."""
+        device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        step, scfg = load_checkpoint(step_dir, "step", device)
+        plan, pcfg = load_checkpoint(plan_dir, "plan", device)
+        if scfg["dataset"]["vocabulary_hash"] != pcfg["dataset"]["vocabulary_hash"]:
+            raise KeppError(f"{step_dir} and {plan_dir} were trained on different action vocabularies")
+        if not isinstance(graph, ProcedureGraph):
+            graph = load_graph(Path(graph) if graph is not None else Path(plan_dir) / GRAPH_FILE)
+        if graph.vocabulary_hash() != pcfg["dataset"]["vocabulary_hash"]:
+            raise KeppError(f"graph vocabulary ({graph.num_actions} actions) does not match {plan_dir}")
+        return cls(step, plan, graph, scfg, pcfg, **kw)
+
+    @classmethod
+    def from_models(cls, root: str | Path, horizon: int, R: int = 1, condition: str = "graph",
+                    **kw) -> KEPPPlanner:
+        """Load ``ROOT/T<horizon>/step`` and ``ROOT/T<horizon>/plan-graph-R<R>`` (or ``plan-none``)."""
+        root = Path(root)
+        hdir = root / f"T{horizon}"
+        if not hdir.is_dir():
+            have = sorted(int(p.name[1:]) for p in root.glob("T*") if p.name[1:].isdigit())
+            raise KeppError(f"{root}: no models for horizon T={horizon} "
+                            f"(trained horizons: {', '.join(map(str, have)) or 'none'})")
+        name = f"plan-graph-R{R}" if condition == "graph" else f"plan-{condition}"
+        return cls.from_checkpoints(hdir / "step", hdir / name, **kw)
+
+    # --- planning ----------------------------------------------------------------------------
+    def retriever(self, R: int) -> Retriever:
+        if R not in self._retrievers:
+            self._retrievers[R] = make_retriever(self.graph, self.method, R)
+        return self._retrievers[R]
+
+    def clip_observation(self, path: str | Path) -> np.ndarray:
+        """The ``M·D`` observation of a video clip: its per-second features (``self.encoder``,
+        the demo world's built-in encoder by default), the ``M`` seconds at its centre
+        (edge-padded when the clip is shorter)."""
+        from kepp_core.video.features import encode_video
+
+        if not Path(path).is_file():
+            raise KeppError(f"{path}: video clip not found")
+        feats = encode_video(path, self.encoder)
+        d = feats.shape[1]
+        if self.obs_dim % d:
+            raise KeppError(f"{path}: encoder {self.encoder!r} gives {d}-D features, but the models expect "
+                            f"observations of {self.obs_dim} values (M × D)")
+        m = self.obs_dim // d
+        first = max(0, (len(feats) - m) // 2)
+        idx = np.minimum(np.arange(first, first + m), len(feats) - 1)
+        return feats[idx].reshape(-1)
+
+    def _obs(self, v) -> torch.Tensor:
+        if isinstance(v, (str, Path)):
+            v = self.clip_observation(v)
+        t = torch.as_tensor(np.asarray(v, dtype=np.float32))
+        t = t.reshape(1, -1) if t.ndim <= 2 and t.numel() == self.obs_dim else t
+        if t.ndim != 2 or t.shape[1] != self.obs_dim:
+            raise KeppError(f"observation has shape {tuple(np.shape(v))}, expected {self.obs_dim} values "
+                            f"(M × D per-second features) or [N, {self.obs_dim}]")
+        return t
+
+    def plan_batch(self, obs_start, obs_goal, R: int | None = None, endpoints: np.ndarray | None = None,
+                   seed: int | None = None, batch_size: int = 1024) -> BatchPlans:
+        """Plan for ``N`` queries ``[N, O]``. ``endpoints`` ``[N, 2]`` replaces the step model's
+        (ground-truth endpoints: the "flawless step model" row of the table)."""
+        R = R or self.R
+        seed = self.seed if seed is None else seed
+        s, g = self._obs(obs_start), self._obs(obs_goal)
+        if len(s) != len(g):
+            raise KeppError(f"{len(s)} start observations but {len(g)} goal observations")
+        t0 = time.perf_counter()
+        if endpoints is None:
+            ends, scores = predict_endpoints(self.step_model, s, g, self.sampler, self.sampler_steps, seed, batch_size)
+            ends, scores = ends.numpy(), scores.numpy()
+        else:
+            ends = np.asarray(endpoints, dtype=np.int64).reshape(-1, 2)
+            scores = np.ones(ends.shape, dtype=np.float32)
+        t1 = time.perf_counter()
+        recs = self.retriever(R).batch([tuple(e) for e in ends.tolist()], self.horizon)
+        conds = np.stack([aggregate(r.paths, self.graph.num_actions) for r in recs]) if recs else \
+            np.zeros((0, self.horizon, self.graph.num_actions), np.float32)
+        t2 = time.perf_counter()
+        cond = {"graph": torch.from_numpy(conds)} if self.uses_graph else None
+        x0 = sample_actions(self.plan_model, s, g, cond, self.sampler, self.sampler_steps, batch_size, seed + 1)
+        plans = self.plan_model.decode(x0).numpy()
+        t3 = time.perf_counter()
+        timings = {"endpoints": (t1 - t0) * 1e3, "graph": (t2 - t1) * 1e3, "plan": (t3 - t2) * 1e3,
+                   "total": (t3 - t0) * 1e3}
+        return BatchPlans(ends, scores, recs, conds, plans, timings)
+
+    def plan(self, v_start, v_goal, T: int | None = None, R: int | None = None,
+             seed: int | None = None) -> PlanResult:
+        """Plan ``T`` steps from one start observation to one goal observation.
+
+        ``v_start``/``v_goal``: ``M·D`` values, ``[M, D]`` per-second features, or the path of
+        a video clip (encoded with ``self.encoder``).
+        """
+        if T is not None and T != self.horizon:
+            raise KeppError(f"these models were trained for horizon T={self.horizon}, not T={T}")
+        R = R or self.R
+        b = self.plan_batch(v_start, v_goal, R, seed=seed)
+        if len(b.plans) != 1:
+            raise KeppError("plan() answers one query; use plan_batch for several")
+        rec = b.recommendations[0]
+        return PlanResult(self.horizon, R, tuple(int(x) for x in b.endpoints[0]),
+                          tuple(float(x) for x in b.endpoint_scores[0]), list(rec.paths), list(rec.scores),
+                          rec.fallback, b.conditions[0], tuple(int(x) for x in b.plans[0]), b.timings,
+                          list(self.graph.actions))
+
+
+def trained_horizons(root: str | Path) -> list[int]:
+    """Horizons with a step model under a models folder (``ROOT/T<h>/step``)."""
+    root = Path(root)
+    out = []
+    for p in sorted(root.glob("T*/step")):
+        try:
+            read_config(p)
+        except KeppError:
+            continue
+        out.append(int(p.parent.name[1:]))
+    return sorted(out)
+
+
+__all__ = ["BatchPlans", "KEPPPlanner", "PlanResult", "make_retriever", "predict_endpoints", "sample_actions",
+           "trained_horizons"]

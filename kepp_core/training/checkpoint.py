@@ -1,0 +1,122 @@
+"""Checkpoints: ``model.safetensors`` + ``config.json`` in one folder, written atomically.
+
+``config.json`` holds the format tag, the model kind (``step``, ``plan``, ``task-classifier``),
+the network config, the dataset fingerprint (vocabulary hash, feature size, horizon,
+observation setting) and the training config and metrics. Loading checks that a
+checkpoint matches a dataset and horizon and turns corrupt or truncated files into
+KeppErrors.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+
+from kepp_core.data.records import Dataset
+from kepp_core.errors import KeppError
+from kepp_core.io import atomic_path, atomic_write_json
+
+FORMAT = "kepp-checkpoint"
+VERSION = 1
+WEIGHTS = "model.safetensors"
+CONFIG = "config.json"
+
+
+def save_tensors(path: Path, tensors: dict[str, torch.Tensor]) -> None:
+    with atomic_path(path) as tmp:
+        save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, str(tmp))
+
+
+def load_tensors(path: Path) -> dict[str, torch.Tensor]:
+    if not path.is_file():
+        raise KeppError(f"{path}: checkpoint weights not found")
+    try:
+        return load_file(str(path))
+    except (SafetensorError, OSError, ValueError, RuntimeError) as e:
+        raise KeppError(f"{path}: corrupt or truncated safetensors file ({e})") from None
+
+
+def save_checkpoint(folder: str | Path, model: torch.nn.Module, config: dict) -> Path:
+    """Write weights then config (the config's presence marks a complete checkpoint)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    save_tensors(folder / WEIGHTS, model.state_dict())
+    atomic_write_json(folder / CONFIG, {"format": FORMAT, "version": VERSION, **config})
+    return folder
+
+
+def read_config(folder: str | Path) -> dict:
+    folder = Path(folder)
+    path = folder / CONFIG
+    if not folder.is_dir():
+        raise KeppError(f"{folder}: checkpoint folder not found")
+    if not path.is_file():
+        raise KeppError(f"{path}: not found (a checkpoint folder holds {WEIGHTS} and {CONFIG})")
+    try:
+        cfg = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise KeppError(f"{path}: corrupt checkpoint config ({e})") from None
+    if not isinstance(cfg, dict) or cfg.get("format") != FORMAT:
+        raise KeppError(f"{path}: not a kepp checkpoint config (expected format {FORMAT!r})")
+    if cfg.get("version") != VERSION:
+        raise KeppError(f"{path}: checkpoint version {cfg.get('version')} is not supported (expected {VERSION})")
+    return cfg
+
+
+def load_checkpoint(folder: str | Path, kind: str | None = None,
+                    device: str | torch.device = "cpu") -> tuple[torch.nn.Module, dict]:
+    """Load a checkpoint folder into its model (eval mode) and return ``(model, config)``."""
+    folder = Path(folder)
+    cfg = read_config(folder)
+    if kind is not None and cfg.get("kind") != kind:
+        raise KeppError(f"{folder}: a {cfg.get('kind')!r} checkpoint, expected a {kind!r} one")
+    try:
+        model = build_model(cfg)
+    except (KeyError, TypeError, ValueError) as e:
+        raise KeppError(f"{folder / CONFIG}: incomplete model config ({e})") from None
+    state = load_tensors(folder / WEIGHTS)
+    try:
+        model.load_state_dict(state, strict=True)
+    except RuntimeError as e:
+        first = str(e).splitlines()[0] if str(e) else "mismatch"
+        raise KeppError(f"{folder / WEIGHTS}: weights do not match {CONFIG} ({first})") from None
+    return model.to(device).eval(), cfg
+
+
+def build_model(cfg: dict) -> torch.nn.Module:
+    from kepp_core.diffusion import ProjectedDiffusion
+    from kepp_core.training.classifier import TaskClassifier
+
+    if cfg["kind"] in ("step", "plan"):
+        return ProjectedDiffusion.from_config(cfg["model"])
+    if cfg["kind"] == "task-classifier":
+        return TaskClassifier.from_config(cfg["model"])
+    raise KeppError(f"unknown checkpoint kind {cfg['kind']!r}")
+
+
+def dataset_fingerprint(dataset: Dataset, obs_dim: int, horizon: int, setting: str, m: int) -> dict:
+    return {"name": dataset.name, "vocabulary_hash": dataset.vocabulary_hash(),
+            "num_actions": dataset.num_actions, "obs_dim": obs_dim, "m": m,
+            "feature_dim": obs_dim // m, "horizon": horizon, "setting": setting,
+            "tasks": sorted(dataset.tasks)}
+
+
+def check_compatible(cfg: dict, dataset: Dataset, horizon: int | None = None, obs_dim: int | None = None,
+                     where: str = "checkpoint", setting: str | None = None) -> None:
+    """KeppError unless the checkpoint was trained on this vocabulary, feature size and horizon."""
+    fp = cfg.get("dataset", {})
+    if fp.get("vocabulary_hash") != dataset.vocabulary_hash():
+        raise KeppError(f"{where}: trained on a vocabulary of {fp.get('num_actions')} actions "
+                        f"({fp.get('name')!r}, hash {fp.get('vocabulary_hash')}), but dataset "
+                        f"{dataset.name!r} has {dataset.num_actions} actions (hash {dataset.vocabulary_hash()})")
+    if obs_dim is not None and fp.get("obs_dim") != obs_dim:
+        raise KeppError(f"{where}: expects observations of size {fp.get('obs_dim')} "
+                        f"({fp.get('m')} × {fp.get('feature_dim')}), the dataset gives {obs_dim}")
+    if horizon is not None and fp.get("horizon") != horizon:
+        raise KeppError(f"{where}: trained for horizon T={fp.get('horizon')}, not T={horizon}")
+    if setting is not None and fp.get("setting") != setting:
+        raise KeppError(f"{where}: trained with the {fp.get('setting')!r} observation setting, not {setting!r}")

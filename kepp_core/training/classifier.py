@@ -1,0 +1,39 @@
+"""The task classifier of the PDPP baseline: an MLP from ``[v_s, v_g]`` to the task class."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+class TaskClassifier(nn.Module):
+    """``[B, O]`` start and goal observations → ``[B, n_tasks]`` logits.
+
+    >>> c = TaskClassifier(obs_dim=6, n_tasks=3, hidden=8)
+    >>> c(torch.zeros(2, 6), torch.zeros(2, 6)).shape
+    torch.Size([2, 3])
+    """
+
+    def __init__(self, obs_dim: int, n_tasks: int, hidden: int = 256) -> None:
+        super().__init__()
+        self.obs_dim, self.n_tasks, self.hidden = obs_dim, n_tasks, hidden
+        self.net = nn.Sequential(nn.Linear(2 * obs_dim, hidden), nn.ReLU(), nn.Dropout(0.1),
+                                 nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, n_tasks))
+        self.register_buffer("obs_mean", torch.zeros(obs_dim))
+        self.register_buffer("obs_std", torch.ones(obs_dim))
+
+    def config(self) -> dict:
+        return {"obs_dim": self.obs_dim, "n_tasks": self.n_tasks, "hidden": self.hidden}
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> TaskClassifier:
+        return cls(int(cfg["obs_dim"]), int(cfg["n_tasks"]), int(cfg.get("hidden", 256)))
+
+    def set_normalisation(self, obs: torch.Tensor) -> None:
+        self.obs_mean.copy_(obs.mean(0))
+        self.obs_std.copy_(obs.std(0).clamp_min(1e-3) if len(obs) > 1 else torch.ones_like(self.obs_std))
+
+    def forward(self, obs_start: torch.Tensor, obs_goal: torch.Tensor) -> torch.Tensor:
+        s = (obs_start - self.obs_mean) / self.obs_std
+        g = (obs_goal - self.obs_mean) / self.obs_std
+        return self.net(torch.cat([s, g], dim=-1))

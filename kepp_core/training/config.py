@@ -1,0 +1,118 @@
+"""Training configuration: presets per dataset (the paper's schedules, KEPP.md §3) and the
+learning-rate schedule (linear warm-up, then step decay).
+
+>>> cfg = preset("crosstask")
+>>> cfg.n_steps, cfg.train_steps, lr_at(cfg, 4000), lr_at(cfg, 10000)
+(200, 12000, 0.0008, 0.0004)
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields, replace
+
+from kepp_core.errors import KeppError, unknown_name_error
+
+
+@dataclass
+class TrainConfig:
+    """Everything one training run needs; every field can be overridden from the CLI."""
+
+    horizon: int = 3
+    setting: str = "conventional"  # observation setting (KEPP.md §4)
+    m: int = 3  # seconds per observation
+    n_steps: int = 200  # diffusion steps
+    dim: int = 128  # U-Net base width
+    mults: tuple[int, ...] = (1, 2, 4)
+    batch_size: int = 256
+    train_steps: int = 12000
+    lr: float = 8e-4  # peak learning rate
+    warmup: int = 4000
+    decay: list[tuple[int, float]] = field(default_factory=lambda: [(10000, 0.5)])  # (step, factor)
+    weight_decay: float = 0.0
+    log_every: int = 50
+    val_every: int = 500
+    patience: int = 0  # validations without improvement before stopping (0: never stop early)
+    val_fraction: float = 0.1  # of training videos held out for validation
+    sampler: str = "ddpm"  # default sampler of the trained model
+    sampler_steps: int = 10  # DDIM steps when sampler == "ddim"
+    val_sampler: str = "ddim"  # sampler used for validation during training (fast)
+    seed: int = 0
+    # planning models only
+    condition: str = "graph"  # graph | none | task | extra
+    R: int = 1
+    recommend: str = "p2kg"  # p2kg (probabilistic) | pkg (frequency graph)
+    gt_augment: bool = False  # add copies of the episodes conditioned on ground-truth endpoints
+    endpoint_folds: int = 0  # >= 2: training recommendations from out-of-fold step models (0: the given one)
+    # task classifier only
+    classifier_epochs: int = 60
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["mults"] = list(self.mults)
+        d["decay"] = [list(x) for x in self.decay]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> TrainConfig:
+        known = {f.name for f in fields(cls)}
+        d = {k: v for k, v in d.items() if k in known}
+        if "mults" in d:
+            d["mults"] = tuple(d["mults"])
+        if "decay" in d:
+            d["decay"] = [tuple(x) for x in d["decay"]]
+        return cls(**d)
+
+
+# The paper's schedules (batch 256; warm-up then step decay), plus a small one for the demo world.
+PRESETS: dict[str, dict] = {
+    "crosstask": dict(n_steps=200, train_steps=12000, lr=8e-4, warmup=4000, decay=[(10000, 0.5)]),
+    "crosstask-s3d": dict(n_steps=200, train_steps=24000, lr=5e-4, warmup=4000,
+                          decay=[(10000, 0.5), (16000, 0.5), (22000, 0.5)]),
+    "niv": dict(n_steps=50, train_steps=6500, lr=3e-4, warmup=4500, decay=[(6000, 0.5)]),
+    "coin": dict(n_steps=200, train_steps=160000, lr=1e-5, warmup=4000, decay=[(14000, 0.5), (24000, 0.5)]),
+    # Demo world: small network, few diffusion steps, short schedule (minutes on 2 CPU cores).
+    "demo": dict(n_steps=20, dim=32, mults=(1, 2), batch_size=64, train_steps=300, lr=2e-3, warmup=50,
+                 decay=[(240, 0.5)], log_every=20, val_every=100, patience=0, classifier_epochs=40),
+}
+# Which preset a dataset name picks by default.
+DATASET_PRESET = {"crosstask": "crosstask", "coin": "coin", "plans": "niv", "demo": "demo"}
+
+
+def preset(name: str, **overrides) -> TrainConfig:
+    """The preset ``name`` with ``overrides`` (None values are ignored)."""
+    if name not in PRESETS:
+        raise unknown_name_error("preset", name, PRESETS)
+    cfg = replace(TrainConfig(), **PRESETS[name])
+    return apply_overrides(cfg, **overrides)
+
+
+def apply_overrides(cfg: TrainConfig, **overrides) -> TrainConfig:
+    known = {f.name for f in fields(TrainConfig)}
+    bad = [k for k in overrides if k not in known]
+    if bad:
+        raise KeppError(f"unknown training option(s) {bad}")
+    cfg = replace(cfg, **{k: v for k, v in overrides.items() if v is not None})
+    validate(cfg)
+    return cfg
+
+
+def validate(cfg: TrainConfig) -> None:
+    for name in ("n_steps", "dim", "batch_size", "train_steps", "log_every", "val_every", "R", "m"):
+        if getattr(cfg, name) < 1:
+            raise KeppError(f"training option {name}={getattr(cfg, name)} must be at least 1")
+    if cfg.horizon < 2:
+        raise KeppError(f"horizon T={cfg.horizon} is too short (expected T >= 2)")
+    if cfg.lr <= 0:
+        raise KeppError(f"learning rate {cfg.lr} must be positive")
+    if not 0 <= cfg.val_fraction < 1:
+        raise KeppError(f"val_fraction {cfg.val_fraction} must be in [0, 1)")
+
+
+def lr_at(cfg: TrainConfig, step: int) -> float:
+    """Learning rate at optimisation step ``step`` (0-based): linear warm-up to ``lr`` over
+    ``warmup`` steps, then multiplied by each decay factor whose step has been reached."""
+    lr = cfg.lr * min(1.0, (step + 1) / max(cfg.warmup, 1))
+    for at, factor in cfg.decay:
+        if step >= at:
+            lr *= factor
+    return lr

@@ -1,0 +1,244 @@
+"""One training loop for every model: warm-up/step-decay schedule, JSONL metrics log,
+validation with early stopping, atomic checkpoints, ``--resume`` and DDP.
+
+Distributed runs start with ``torchrun`` (``WORLD_SIZE`` > 1 in the environment); each
+rank takes its share of every global batch; rank 0 writes logs and checkpoints. The same
+command runs on one process without ``torchrun``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch import nn
+from tqdm import tqdm
+
+from kepp_core.errors import KeppError
+from kepp_core.io import atomic_write_json, atomic_write_text
+from kepp_core.training.checkpoint import CONFIG, WEIGHTS, load_tensors, save_checkpoint, save_tensors
+from kepp_core.training.config import TrainConfig, lr_at
+
+LOG = "metrics.jsonl"
+STATE = "state.safetensors"
+STATE_JSON = "state.json"
+
+
+# --- devices and processes ----------------------------------------------------------------
+@dataclass
+class Runtime:
+    device: torch.device
+    rank: int = 0
+    world: int = 1
+
+    @property
+    def main(self) -> bool:
+        return self.rank == 0
+
+
+def runtime() -> Runtime:
+    """CUDA when present, else CPU; joins the process group when started by ``torchrun``."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world > 1:
+        import torch.distributed as dist
+
+        if not dist.is_initialized():
+            dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+        rank = dist.get_rank()
+        if torch.cuda.is_available():
+            local = int(os.environ.get("LOCAL_RANK", "0"))
+            torch.cuda.set_device(local)
+            return Runtime(torch.device("cuda", local), rank, world)
+        return Runtime(torch.device("cpu"), rank, world)
+    return Runtime(torch.device("cuda" if torch.cuda.is_available() else "cpu"))
+
+
+def set_cpu_threads(n: int | None = None) -> int:
+    """Intra-op threads for CPU work: ``n``, else ``$KEPP_THREADS``, else half the cores (at least 1).
+
+    The demo's networks are small, so one thread per process is as fast as several and
+    does not fight other processes on a shared machine.
+    """
+    n = n or int(os.environ.get("KEPP_THREADS", "0")) or max(1, (os.cpu_count() or 2) // 2)
+    torch.set_num_threads(n)
+    return n
+
+
+def weights_digest(model: nn.Module) -> str:
+    h = hashlib.sha1()
+    for k, v in sorted(model.state_dict().items()):
+        h.update(k.encode())
+        h.update(v.detach().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()
+
+
+# --- the loop -----------------------------------------------------------------------------
+def fit(model: nn.Module, n_items: int, batch_loss: Callable[[nn.Module, torch.Tensor], torch.Tensor],
+        cfg: TrainConfig, out: str | Path | None, meta: dict,
+        validate: Callable[[nn.Module], dict] | None = None, resume: bool = False,
+        progress: bool = True, rt: Runtime | None = None) -> dict:
+    """Train ``model`` for ``cfg.train_steps`` optimisation steps and return a summary.
+
+    ``batch_loss(module, idx)`` returns the loss of the items ``idx`` (``module`` is the
+    DDP-wrapped model in distributed runs, so it must call ``module(...)``). ``validate``
+    returns a dict with a ``score`` (higher is better) and other metrics; the best
+    validated weights are the checkpoint (the last weights when there is no validation).
+    ``meta`` goes into the checkpoint config.
+    """
+    rt = rt or runtime()
+    out = Path(out) if out is not None else None
+    model.to(rt.device)
+    torch.manual_seed(cfg.seed * 7919 + rt.rank)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    net: nn.Module = model
+    if rt.world > 1:
+        from torch.nn.parallel import DistributedDataParallel
+
+        net = DistributedDataParallel(model, device_ids=[rt.device.index] if rt.device.type == "cuda" else None)
+    start, best, bad_rounds, history_best = 0, float("-inf"), 0, None
+    if resume:
+        if out is None or not (out / STATE_JSON).is_file():
+            raise KeppError(f"{out}: nothing to resume (no {STATE_JSON}; start without --resume)")
+        start, best, bad_rounds, history_best = _load_state(out, model, opt, cfg, rt)
+    elif out is not None and rt.main:
+        for name in (LOG, STATE, STATE_JSON):
+            if (out / name).exists():
+                (out / name).unlink()
+    bsz = min(cfg.batch_size, n_items)
+    per_epoch = max(1, n_items // bsz)
+    t0 = time.time()
+    running, count = 0.0, 0
+    stopped_early = False
+    bar = tqdm(range(start, cfg.train_steps), initial=start, total=cfg.train_steps,
+               disable=not (progress and rt.main), desc=meta.get("kind", "train"), unit="step", leave=False)
+    step = start
+    for step in bar:
+        model.train()
+        epoch, i = divmod(step, per_epoch)
+        perm = torch.randperm(n_items, generator=torch.Generator().manual_seed(cfg.seed * 1_000_003 + epoch))
+        idx = perm[i * bsz:(i + 1) * bsz][rt.rank::rt.world]
+        lr = lr_at(cfg, step)
+        for g in opt.param_groups:
+            g["lr"] = lr
+        loss = batch_loss(net, idx)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        running += float(loss.detach())
+        count += 1
+        done = step + 1
+        validating = validate is not None and (done % cfg.val_every == 0 or done == cfg.train_steps)
+        if validating or done % cfg.log_every == 0 or done == cfg.train_steps:
+            rec = {"step": done, "epoch": round(done / per_epoch, 3), "loss": running / count, "lr": lr,
+                   "time": round(time.time() - t0, 3)}
+            running, count = 0.0, 0
+            bar.set_postfix(loss=f"{rec['loss']:.4f}")
+            if validating:
+                val = validate(model)
+                rec["val"] = val
+                if val["score"] > best:
+                    best, bad_rounds, history_best = val["score"], 0, {"step": done, **val}
+                    if out is not None and rt.main:
+                        save_checkpoint(out, model, {**meta, "train_step": done, "val": val})
+                else:
+                    bad_rounds += 1
+                if out is not None and rt.main:
+                    _append_log(out, rec)
+                    _save_state(out, model, opt, done, best, bad_rounds, history_best, cfg)
+                if cfg.patience and bad_rounds >= cfg.patience:
+                    stopped_early = True
+                    break
+            elif out is not None and rt.main:
+                _append_log(out, rec)
+    bar.close()
+    final_step = step + 1 if cfg.train_steps > start else start
+    digests = _gather_digests(model, rt)
+    summary = {"steps": final_step, "stopped_early": stopped_early, "best": history_best,
+               "seconds": round(time.time() - t0, 2), "world_size": rt.world, "device": str(rt.device),
+               "rank_digests": digests}
+    if out is not None and rt.main:
+        if validate is None:
+            save_checkpoint(out, model, {**meta, "train_step": final_step})
+        cfg_path = out / CONFIG
+        if cfg_path.is_file():
+            c = json.loads(cfg_path.read_text(encoding="utf-8"))
+            c["training"] = summary
+            atomic_write_json(cfg_path, c)
+    return summary
+
+
+def _gather_digests(model: nn.Module, rt: Runtime) -> list[str]:
+    d = weights_digest(model)
+    if rt.world == 1:
+        return [d]
+    import torch.distributed as dist
+
+    out: list = [None] * rt.world
+    dist.all_gather_object(out, d)
+    return out
+
+
+def _append_log(out: Path, rec: dict) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / LOG, "a", encoding="utf-8") as f:
+        f.write(json.dumps(rec) + "\n")
+        f.flush()
+
+
+def _save_state(out: Path, model: nn.Module, opt: torch.optim.Optimizer, step: int, best: float,
+                bad_rounds: int, history_best: dict | None, cfg: TrainConfig) -> None:
+    tensors = {f"model.{k}": v for k, v in model.state_dict().items()}
+    sd = opt.state_dict()
+    for pid, st in sd["state"].items():
+        for name, v in st.items():
+            tensors[f"optim.{pid}.{name}"] = v if torch.is_tensor(v) else torch.tensor(v)
+    tensors["rng.cpu"] = torch.get_rng_state()
+    if torch.cuda.is_available():
+        tensors["rng.cuda"] = torch.cuda.get_rng_state()
+    save_tensors(out / STATE, tensors)
+    atomic_write_json(out / STATE_JSON, {"step": step, "best": best if best > float("-inf") else None,
+                                         "bad_rounds": bad_rounds, "best_record": history_best,
+                                         "param_groups": sd["param_groups"], "train": cfg.to_dict()})
+
+
+def _load_state(out: Path, model: nn.Module, opt: torch.optim.Optimizer, cfg: TrainConfig,
+                rt: Runtime) -> tuple[int, float, int, dict | None]:
+    try:
+        st = json.loads((out / STATE_JSON).read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise KeppError(f"{out / STATE_JSON}: corrupt resume state ({e})") from None
+    tensors = load_tensors(out / STATE)
+    try:
+        model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")})
+    except RuntimeError as e:
+        raise KeppError(f"{out / STATE}: resume state does not match this model ({str(e).splitlines()[0]})") from None
+    state: dict = {}
+    for k, v in tensors.items():
+        if k.startswith("optim."):
+            _, pid, name = k.split(".", 2)
+            state.setdefault(int(pid), {})[name] = v.to(rt.device) if name != "step" else v
+    opt.load_state_dict({"state": state, "param_groups": st["param_groups"]})
+    if "rng.cpu" in tensors:
+        torch.set_rng_state(tensors["rng.cpu"])
+        if rt.rank:
+            torch.manual_seed(cfg.seed * 7919 + rt.rank + st["step"])
+    if "rng.cuda" in tensors and torch.cuda.is_available():
+        torch.cuda.set_rng_state(tensors["rng.cuda"])
+    # Drop log lines written after the saved state (a killed run may have logged further).
+    log = out / LOG
+    if log.is_file() and rt.main:
+        keep = [ln for ln in log.read_text(encoding="utf-8").splitlines()
+                if ln.strip() and json.loads(ln).get("step", 0) <= st["step"]]
+        atomic_write_text(log, "".join(ln + "\n" for ln in keep))
+    best = st["best"] if st["best"] is not None else float("-inf")
+    return int(st["step"]), best, int(st["bad_rounds"]), st.get("best_record")
+
+
+__all__ = ["LOG", "WEIGHTS", "Runtime", "fit", "runtime", "set_cpu_threads", "weights_digest"]

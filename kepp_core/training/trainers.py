@@ -1,0 +1,240 @@
+"""Training the step model, the planning models and the task classifier of one horizon.
+
+>>> from kepp_core.data import load_dataset                          # doctest: +SKIP
+>>> ds = load_dataset("demo", None)                                  # doctest: +SKIP
+>>> cfg = preset("demo", horizon=4)                                  # doctest: +SKIP
+>>> train_step_model(ds, cfg, "models/T4/step")                      # doctest: +SKIP
+>>> train_plan_model(ds, cfg, "models/T4/plan-graph-R1", step_dir="models/T4/step")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from torch.nn import functional as F
+
+from kepp_core.data.records import Dataset
+from kepp_core.diffusion import ProjectedDiffusion, plan_layout, step_layout
+from kepp_core.errors import KeppError
+from kepp_core.evaluation._compat import mean_accuracy, success_rate
+from kepp_core.graph.build import build_graph
+from kepp_core.planner import GRAPH_FILE, make_retriever, predict_endpoints, sample_actions
+from kepp_core.training.checkpoint import check_compatible, dataset_fingerprint, load_checkpoint
+from kepp_core.training.classifier import TaskClassifier
+from kepp_core.training.config import TrainConfig
+from kepp_core.training.data import EpisodeTensors, episode_tensors, task_names
+from kepp_core.training.loop import fit, runtime
+
+VAL_LIMIT = 1024  # validation episodes sampled per validation round
+
+
+def _parts(ds: Dataset, cfg: TrainConfig) -> tuple[EpisodeTensors, EpisodeTensors | None]:
+    """Fit and validation episodes (validation: held-out training videos; None if too few)."""
+    if cfg.val_fraction <= 0:
+        return episode_tensors(ds, cfg.horizon, "train", cfg.setting, cfg.m), None
+    full = episode_tensors(ds, cfg.horizon, "train", cfg.setting, cfg.m)
+    try:
+        fit_part = episode_tensors(ds, cfg.horizon, "train", cfg.setting, cfg.m, "fit", cfg.val_fraction, cfg.seed)
+        val = episode_tensors(ds, cfg.horizon, "train", cfg.setting, cfg.m, "val", cfg.val_fraction, cfg.seed)
+    except KeppError:
+        return full, None
+    if len(val) > VAL_LIMIT:
+        val = val.subset(torch.randperm(len(val), generator=torch.Generator().manual_seed(cfg.seed))[:VAL_LIMIT])
+    return fit_part, val
+
+
+def _meta(kind: str, model, ds: Dataset, data: EpisodeTensors, cfg: TrainConfig, **extra) -> dict:
+    return {"kind": kind, "model": model.config(),
+            "dataset": dataset_fingerprint(ds, data.obs_dim, cfg.horizon, cfg.setting, cfg.m),
+            "train": cfg.to_dict(), "sampler": {"name": cfg.sampler, "steps": cfg.sampler_steps}, **extra}
+
+
+def train_step_model(ds: Dataset, cfg: TrainConfig, out: str | Path | None, resume: bool = False,
+                     progress: bool = True) -> dict:
+    """Train the step model (observations → ``a_1``, ``a_T``) and save it to ``out``."""
+    torch.manual_seed(cfg.seed)
+    data, val = _parts(ds, cfg)
+    return _fit_step(ds, cfg, data, val, out, resume, progress)[1]
+
+
+def _fit_step(ds: Dataset, cfg: TrainConfig, data: EpisodeTensors, val: EpisodeTensors | None,
+              out: str | Path | None, resume: bool = False, progress: bool = True) -> tuple[ProjectedDiffusion, dict]:
+    model = ProjectedDiffusion(step_layout(cfg.horizon, data.obs_dim, ds.num_actions), cfg.n_steps, cfg.dim, cfg.mults)
+    model.set_normalisation(torch.cat([data.obs_start, data.obs_goal]))
+
+    def batch_loss(net, idx):
+        dev = model.obs_mean.device
+        tpl = model.template(data.obs_start[idx], data.obs_goal[idx])
+        return net(model.layout.with_actions(tpl, data.actions[idx].to(dev)), tpl)
+
+    def validate(m: ProjectedDiffusion) -> dict:
+        m.eval()
+        ends, _ = predict_endpoints(m, val.obs_start, val.obs_goal, cfg.val_sampler, cfg.sampler_steps, seed=cfg.seed)
+        first = float((ends[:, 0] == val.actions[:, 0]).float().mean() * 100)
+        last = float((ends[:, 1] == val.actions[:, -1]).float().mean() * 100)
+        return {"score": (first + last) / 2, "first_acc": first, "last_acc": last, "episodes": len(val)}
+
+    meta = _meta("step", model, ds, data, cfg)
+    summary = fit(model, len(data), batch_loss, cfg, out, meta, validate if val else None, resume, progress)
+    return model, summary
+
+
+def out_of_fold_endpoints(ds: Dataset, data: EpisodeTensors, cfg: TrainConfig, progress: bool = False) -> torch.Tensor:
+    """Endpoints of every training episode predicted by a step model that never saw its video.
+
+    The videos are split into ``cfg.endpoint_folds`` folds; for each fold a step model is
+    trained on the others (same config) and predicts that fold. Predictions made on the step
+    model's own training episodes are nearly always right (it memorises them), so a planning
+    model trained on them learns to trust recommendations far more than test-time ones
+    deserve; out-of-fold predictions are as wrong as test-time ones.
+    """
+    from kepp_core.data.records import seeded_split
+
+    k = cfg.endpoint_folds
+    vids = sorted({f"{e.video.task}_{e.video.id}" for e in data.episodes})
+    fold_of = {}
+    remaining = vids
+    for f in range(k - 1):  # peel folds off with seeded splits of what is left
+        part = seeded_split(remaining, seed=20_000 + cfg.seed + f, train_fraction=1 - 1 / (k - f))
+        fold_of.update({v: f for v in remaining if part[v] == "test"})
+        remaining = [v for v in remaining if part[v] == "train"]
+    fold_of.update({v: k - 1 for v in remaining})
+    folds = torch.tensor([fold_of[f"{e.video.task}_{e.video.id}"] for e in data.episodes])
+    ends = torch.zeros(len(data), 2, dtype=torch.long)
+    for f in range(k):
+        held = torch.nonzero(folds == f).flatten()
+        rest = torch.nonzero(folds != f).flatten()
+        if len(held) == 0 or len(rest) == 0:
+            continue
+        model, _ = _fit_step(ds, cfg, data.subset(rest), None, None, progress=progress)
+        model.eval()
+        sub = data.subset(held)
+        pred, _ = predict_endpoints(model, sub.obs_start, sub.obs_goal, cfg.sampler, cfg.sampler_steps, seed=cfg.seed)
+        ends[held] = pred
+    return ends
+
+
+def graph_conditions(graph, endpoints: torch.Tensor, cfg: TrainConfig) -> torch.Tensor:
+    """Aggregated top-``R`` recommendations ``[N, T, A]`` for endpoint pairs ``[N, 2]``."""
+    r = make_retriever(graph, cfg.recommend, cfg.R)
+    return torch.from_numpy(r.conditions([tuple(e) for e in endpoints.tolist()], cfg.horizon))
+
+
+def _step_endpoints(step_dir: Path, ds: Dataset, data: EpisodeTensors, cfg: TrainConfig) -> torch.Tensor:
+    step, scfg = load_checkpoint(step_dir, "step", runtime().device)
+    check_compatible(scfg, ds, cfg.horizon, data.obs_dim, where=str(step_dir))
+    s = scfg.get("sampler", {})
+    ends, _ = predict_endpoints(step, data.obs_start, data.obs_goal, s.get("name", cfg.sampler),
+                                s.get("steps", cfg.sampler_steps), seed=cfg.seed)
+    return ends
+
+
+def train_plan_model(ds: Dataset, cfg: TrainConfig, out: str | Path, step_dir: str | Path | None = None,
+                     resume: bool = False, progress: bool = True, extra: torch.Tensor | None = None,
+                     extra_val: torch.Tensor | None = None) -> dict:
+    """Train a planning model with condition ``cfg.condition`` and save it to ``out``.
+
+    ``graph``: recommendations from the step model's *predicted* endpoints (``step_dir``),
+    plus ground-truth-endpoint copies when ``cfg.gt_augment``; ``task``: the ground-truth
+    task class (PDPP; a classifier predicts it at test time); ``none``: no condition;
+    ``extra``: the given ``[N, T, K]`` arrays (one per fit episode).
+    """
+    torch.manual_seed(cfg.seed)
+    out = Path(out)
+    data, val = _parts(ds, cfg)
+    tasks = task_names(ds)
+    width = len(tasks) if cfg.condition == "task" else (extra.shape[-1] if extra is not None else None)
+    layout = plan_layout(cfg.horizon, data.obs_dim, ds.num_actions, cfg.condition, width)
+    model = ProjectedDiffusion(layout, cfg.n_steps, cfg.dim, cfg.mults)
+    model.set_normalisation(torch.cat([data.obs_start, data.obs_goal]))
+    conds: dict[str, torch.Tensor] = {}
+    val_conds: dict[str, torch.Tensor] = {}
+    graph = None
+    extra_meta: dict = {"condition": cfg.condition, "R": cfg.R, "recommend": cfg.recommend}
+    if cfg.condition == "graph":
+        if step_dir is None and cfg.endpoint_folds < 2:
+            raise KeppError("a graph-conditioned planning model needs the step model (--step-model) "
+                            "or out-of-fold endpoints (--endpoint-folds 2)")
+        graph = build_graph(ds, "train")
+        ends = (out_of_fold_endpoints(ds, data, cfg, progress) if cfg.endpoint_folds >= 2
+                else _step_endpoints(Path(step_dir), ds, data, cfg))
+        conds["graph"] = graph_conditions(graph, ends, cfg)
+        extra_meta["endpoint_folds"] = cfg.endpoint_folds
+        extra_meta["train_endpoint_acc"] = {
+            "first": float((ends[:, 0] == data.actions[:, 0]).float().mean() * 100),
+            "last": float((ends[:, 1] == data.actions[:, -1]).float().mean() * 100)}
+        if cfg.gt_augment:
+            gt = graph_conditions(graph, data.actions[:, [0, -1]], cfg)
+            data = EpisodeTensors(data.episodes * 2, torch.cat([data.obs_start] * 2), torch.cat([data.obs_goal] * 2),
+                                  torch.cat([data.actions] * 2), torch.cat([data.tasks] * 2))
+            conds["graph"] = torch.cat([conds["graph"], gt])
+        if val is not None and step_dir is not None:
+            val_conds["graph"] = graph_conditions(graph, _step_endpoints(Path(step_dir), ds, val, cfg), cfg)
+        elif val is not None:
+            val = None  # no step model to predict validation endpoints with
+        extra_meta["step_model"] = Path(step_dir).name if step_dir is not None else None
+    elif cfg.condition == "task":
+        conds["task"] = F.one_hot(data.tasks, len(tasks)).float()
+        if val is not None:
+            val_conds["task"] = F.one_hot(val.tasks, len(tasks)).float()
+        extra_meta["tasks"] = tasks
+    elif cfg.condition == "extra":
+        if extra is None or len(extra) != len(data):
+            raise KeppError("an 'extra' condition needs one [T, K] array per training episode")
+        conds["extra"] = extra.float()
+        if val is not None and extra_val is not None:
+            val_conds["extra"] = extra_val.float()
+        elif val is not None:
+            val = None
+
+    def batch_loss(net, idx):
+        dev = model.obs_mean.device
+        tpl = model.template(data.obs_start[idx], data.obs_goal[idx], {k: v[idx] for k, v in conds.items()})
+        return net(layout.with_actions(tpl, data.actions[idx].to(dev)), tpl)
+
+    def validate(m: ProjectedDiffusion) -> dict:
+        m.eval()
+        x0 = sample_actions(m, val.obs_start, val.obs_goal, val_conds, cfg.val_sampler, cfg.sampler_steps,
+                            seed=cfg.seed)
+        pred = m.decode(x0).numpy()
+        gt = val.actions.numpy()
+        sr, macc = success_rate(pred, gt), mean_accuracy(pred, gt)
+        return {"score": sr + macc, "sr": sr, "macc": macc, "episodes": len(val)}
+
+    meta = _meta("plan", model, ds, data, cfg, **extra_meta)
+    summary = fit(model, len(data), batch_loss, cfg, out, meta, validate if val else None, resume, progress)
+    if runtime().main:  # the planner shows graph paths for every planning model
+        (graph or build_graph(ds, "train")).save(out / GRAPH_FILE)
+    return summary
+
+
+def train_task_classifier(ds: Dataset, cfg: TrainConfig, out: str | Path, resume: bool = False,
+                          progress: bool = True) -> dict:
+    """Train the PDPP baseline's task classifier (cross-entropy, ``classifier_epochs`` epochs)."""
+    torch.manual_seed(cfg.seed)
+    data, val = _parts(ds, cfg)
+    tasks = task_names(ds)
+    model = TaskClassifier(data.obs_dim, len(tasks))
+    model.set_normalisation(torch.cat([data.obs_start, data.obs_goal]))
+    bsz = min(cfg.batch_size, len(data))
+    steps = max(1, cfg.classifier_epochs * max(1, len(data) // bsz))
+    ccfg = TrainConfig.from_dict({**cfg.to_dict(), "train_steps": steps, "lr": 1e-3, "warmup": 1, "decay": [],
+                                  "val_every": max(1, steps // 5), "log_every": max(1, min(cfg.log_every, steps // 5))})
+
+    def batch_loss(net, idx):
+        dev = model.obs_mean.device
+        return F.cross_entropy(net(data.obs_start[idx].to(dev), data.obs_goal[idx].to(dev)), data.tasks[idx].to(dev))
+
+    @torch.no_grad()
+    def validate(m: TaskClassifier) -> dict:
+        m.eval()
+        dev = m.obs_mean.device
+        pred = m(val.obs_start.to(dev), val.obs_goal.to(dev)).argmax(-1).cpu()
+        acc = float((pred == val.tasks).float().mean() * 100)
+        return {"score": acc, "task_acc": acc, "episodes": len(val)}
+
+    meta = {"kind": "task-classifier", "model": model.config(),
+            "dataset": dataset_fingerprint(ds, data.obs_dim, cfg.horizon, cfg.setting, cfg.m),
+            "train": ccfg.to_dict(), "tasks": tasks}
+    return fit(model, len(data), batch_loss, ccfg, out, meta, validate if val else None, resume, progress)

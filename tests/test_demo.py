@@ -1,0 +1,83 @@
+"""The demo: shipped checkpoints load and reproduce their recorded metrics; ``kepp demo`` commands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from test_training import kepp
+
+torch.set_num_threads(1)
+REPO = Path(__file__).resolve().parents[1]
+ASSETS = REPO / "assets" / "demo"
+
+
+def manifest() -> dict:
+    path = ASSETS / "manifest.json"
+    if not path.is_file():
+        pytest.skip("no shipped demo checkpoints in assets/demo (make them with 'kepp demo models')")
+    return json.loads(path.read_text())
+
+
+def test_shipped_checkpoints_load_for_every_horizon():
+    from kepp_core.commands.demo import DEMO_MEMBERS
+    from kepp_core.planner import KEPPPlanner, trained_horizons
+    from kepp_core.training import load_checkpoint
+
+    man = manifest()
+    assert trained_horizons(ASSETS) == man["horizons"]
+    for h in man["horizons"]:
+        for m in DEMO_MEMBERS:
+            _, cfg = load_checkpoint(ASSETS / f"T{h}" / m)
+            assert cfg["dataset"]["vocabulary_hash"] == man["vocabulary_hash"] and cfg["dataset"]["horizon"] == h
+        assert KEPPPlanner.from_models(ASSETS, h, R=2).horizon == h
+    size = sum(p.stat().st_size for p in ASSETS.rglob("*") if p.is_file())
+    assert size < 40e6, f"assets/demo is {size / 1e6:.1f} MB"
+
+
+def _default_world():
+    from kepp_core.data import load_dataset
+    from kepp_core.data.synth import default_world_root, world_fingerprint
+
+    root = default_world_root()
+    if world_fingerprint(root) is None:
+        pytest.skip(f"the default demo world is not built at {root} (run 'kepp demo --no-app' once)")
+    return load_dataset("demo", root)
+
+
+def test_shipped_checkpoints_reproduce_their_recorded_metrics():
+    from kepp_core.evaluation.methods import evaluate_horizon
+
+    man = manifest()
+    ds = _default_world()
+    if ds.vocabulary_hash() != man["vocabulary_hash"]:
+        pytest.fail("the default world's vocabulary changed; retrain the shipped models")
+    for h in man["horizons"][:2]:  # two horizons keep the test short; the manifest has all
+        ev = evaluate_horizon(ds, ASSETS, h, "conventional", ["kepp-R1", "kepp-nograph"], seed=man["seed"],
+                              strict=True)
+        for row in ev.rows():
+            rec = man["metrics"][f"T{h}"][row["method"]]
+            assert row["SR"] == pytest.approx(rec["SR"], abs=1.0), (h, row["method"])
+            assert row["mAcc"] == pytest.approx(rec["mAcc"], abs=1.0), (h, row["method"])
+
+
+def test_demo_help_lists_table_and_models():
+    r = kepp("demo", "--help")
+    assert r.returncode == 0 and "table" in r.stdout and "--no-app" in r.stdout
+
+
+def test_demo_table_rejects_zero_seeds():
+    r = kepp("demo", "table", "--seeds", "0")
+    assert r.returncode == 2 and "at least one seed" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_claim_check_compares_mean_sr_at_t4_and_t5():
+    from kepp_core.evaluation.demo_table import check_claim
+
+    rows = [{"method": "kepp-R1", "T": 4, "SR": 30.0}, {"method": "kepp-nograph", "T": 4, "SR": 25.0},
+            {"method": "kepp-R1", "T": 5, "SR": 20.0}, {"method": "kepp-nograph", "T": 5, "SR": 21.0}]
+    assert not check_claim(rows)["holds"]
+    rows[2]["SR"] = 22.0
+    assert check_claim(rows)["holds"]

@@ -1,0 +1,118 @@
+"""Evaluation: the methods table, prediction records and bad input (through the CLI)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+import torch
+from test_training import kepp, tiny_cfg, tiny_world
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    from kepp_core.data import load_dataset
+    from kepp_core.training.suite import MEMBERS, train_horizon
+
+    root = tmp_path_factory.mktemp("eval")
+    world = tiny_world(root / "world", seed=2)
+    ds = load_dataset("demo", world)
+    train_horizon(ds, tiny_cfg(horizon=3, train_steps=60), root / "models", MEMBERS, progress=False,
+                  log=lambda s: None)
+    return world, ds, root / "models"
+
+
+def test_eval_cli_writes_the_methods_table_and_per_episode_records(trained, tmp_path):
+    world, ds, models = trained
+    r = kepp("eval", "--dataset", "demo", "--root", world, "--models", models, "-T", "3",
+             "--records", tmp_path / "pred.jsonl", "--out", tmp_path / "table.json")
+    assert r.returncode == 0, r.stderr
+    rows = json.loads((tmp_path / "table.json").read_text())["rows"]
+    from kepp_core.evaluation.methods import METHODS
+
+    assert [x["method"] for x in rows] == list(METHODS)
+    by = {x["method"]: x for x in rows}
+    assert by["random"]["SR"] < by["kepp-R1"]["SR"]
+    assert by["graph-gt"]["SR"] >= by["graph-pred"]["SR"] - 5
+    assert 0 <= by["kepp-R1"]["first_acc"] <= 100
+    recs = [json.loads(x) for x in (tmp_path / "pred.jsonl").read_text().splitlines()]
+    n = by["kepp-R1"]["episodes"]
+    assert len(recs) == n
+    rec = recs[0]
+    assert {"episode", "video", "task", "start_time", "goal_time", "gt", "endpoints", "paths", "plans",
+            "correct"} <= set(rec)
+    assert len(rec["paths"]) == 2 and set(rec["plans"]) == set(METHODS)
+    sr = 100 * np.mean([x["correct"]["kepp-R1"] for x in recs])
+    assert sr == pytest.approx(by["kepp-R1"]["SR"])
+
+
+def test_retrieval_returns_the_plan_of_the_nearest_training_episode(trained):
+    from kepp_core.evaluation.methods import _retrieval
+    from kepp_core.training import episode_tensors
+
+    ds = trained[1]
+    train = episode_tensors(ds, 3, "train")
+    probe = train.subset(list(range(5)))
+    assert (_retrieval(train, probe) == train.actions[:5].numpy()).all()
+
+
+def test_missing_models_are_skipped_or_fail_with_strict(trained, tmp_path):
+    world, ds, models = trained
+    part = tmp_path / "models"
+    shutil.copytree(models / "T3" / "step", part / "T3" / "step")
+    r = kepp("eval", "--dataset", "demo", "--root", world, "--models", part, "-T", "3", "--json",
+             "--methods", "random", "graph-pred", "kepp-R1")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert [x["method"] for x in out["rows"]] == ["random", "graph-pred"]
+    assert "T=3 conventional kepp-R1" in out["skipped"]
+    r = kepp("eval", "--dataset", "demo", "--root", world, "--models", part, "-T", "3", "--strict",
+             "--methods", "kepp-R1")
+    assert r.returncode == 2 and "plan-graph-R1" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage-config", "untrained-horizon", "vocabulary", "features"])
+def test_bad_checkpoints_fail_with_one_line_and_exit_2(trained, tmp_path, damage):
+    world, ds, models = trained
+    bad = tmp_path / "models"
+    shutil.copytree(models, bad)
+    root, horizon = world, "3"
+    if damage == "truncate":
+        w = bad / "T3" / "step" / "model.safetensors"
+        w.write_bytes(w.read_bytes()[: w.stat().st_size // 2])
+        expect = "corrupt or truncated"
+    elif damage == "garbage-config":
+        (bad / "T3" / "plan-graph-R1" / "config.json").write_text("{not json")
+        expect = "corrupt checkpoint config"
+    elif damage == "untrained-horizon":
+        horizon, expect = "4", "T3"
+        shutil.rmtree(bad / "T3" / "plan-none")
+        (bad / "T4").mkdir()
+        shutil.copytree(models / "T3" / "plan-none", bad / "T4" / "plan-none")
+        expect = "trained for horizon T=3, not T=4"
+    elif damage == "vocabulary":
+        root = tiny_world(tmp_path / "other", seed=3, tasks=4)
+        expect = "vocabulary"
+    else:
+        root = tiny_world(tmp_path / "other", seed=3, dim=5)
+        expect = "observations of size"
+    r = kepp("eval", "--dataset", "demo", "--root", root, "--models", bad, "-T", horizon, "--strict",
+             "--methods", "kepp-nograph" if damage == "untrained-horizon" else "kepp-R1")
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert expect in r.stderr and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_empty_test_split_is_a_kepp_error(trained, tmp_path):
+    from kepp_core.data import load_dataset
+    from kepp_core.errors import KeppError
+    from kepp_core.evaluation.methods import evaluate_horizon
+
+    world = tiny_world(tmp_path / "w", seed=2)
+    (world / "videos_val.csv").write_text("")  # an explicit split without test videos
+    ds = load_dataset("demo", world)
+    with pytest.raises(KeppError, match="no episodes of T=3 in its test split"):
+        evaluate_horizon(ds, trained[2], 3, methods=["random"])
