@@ -64,3 +64,4 @@ def test_mismatched_predictions_are_errors():
         mean_accuracy([(1, 2)], [(1, 2, 3)])
     with pytest.raises(KeppError, match="batch size"):
         miou_per_batch([(1,)], [(1,)], batch_size=0)
+

@@ -6,9 +6,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -74,11 +71,9 @@ def _demo(args) -> int:
         if not app.is_file():
             print(f"no app at {app}; plan with KEPPPlanner.from_models({str(models)!r}, horizon=4)")
         return 0
-    env = {**os.environ, "KEPP_MODELS": str(models), "KEPP_WORLD": str(root)}
-    cmd = [sys.executable, "-m", "streamlit", "run", str(app.relative_to(REPO)), "--server.headless", "true",
-           "--server.port", str(args.port), "--browser.gatherUsageStats", "false"]
-    print(f"starting the app: http://localhost:{args.port}")
-    return subprocess.call(cmd, cwd=REPO, env=env)
+    from kepp_core.commands.app import AppOptions, launch_app
+
+    return launch_app(AppOptions(checkpoints=str(models), port=args.port))
 
 
 def ensure_models(ds, horizons=DEMO_HORIZONS) -> tuple[Path, str]:

@@ -27,7 +27,7 @@ from torch.nn import functional as F
 
 from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError, unknown_name_error
-from kepp_core.evaluation._compat import mean_accuracy, miou_per_batch, miou_per_episode, success_rate
+from kepp_core.evaluation.metrics import mean_accuracy, miou_per_batch, miou_per_episode, success_rate
 from kepp_core.graph.build import build_graph
 from kepp_core.planner import KEPPPlanner, make_retriever, sample_actions
 from kepp_core.training.checkpoint import check_compatible, load_checkpoint

@@ -17,7 +17,7 @@ from torch.nn import functional as F
 from kepp_core.data.records import Dataset
 from kepp_core.diffusion import ProjectedDiffusion, plan_layout, step_layout
 from kepp_core.errors import KeppError
-from kepp_core.evaluation._compat import mean_accuracy, success_rate
+from kepp_core.evaluation.metrics import mean_accuracy, success_rate
 from kepp_core.graph.build import build_graph
 from kepp_core.planner import GRAPH_FILE, make_retriever, predict_endpoints, sample_actions
 from kepp_core.training.checkpoint import check_compatible, dataset_fingerprint, load_checkpoint
