@@ -220,3 +220,28 @@ def test_train_and_eval_run_on_plans_jsonl_and_crosstask_formats(world, tmp_path
                  "--methods", "random", "kepp-R1")
         assert r.returncode == 0, r.stderr[-2000:]
         assert [x["method"] for x in json.loads(r.stdout)["rows"]] == ["random", "kepp-R1"]
+
+
+def test_train_and_eval_run_on_the_coin_format_with_a_feature_folder(world, tmp_path):
+    from kepp_core.data import load_dataset
+
+    ds = load_dataset("crosstask", world)
+    db, feats = {}, tmp_path / "feats"
+    feats.mkdir()
+    for v in ds.videos:
+        vid = f"{v.task}-{v.id}"
+        db[vid] = {"class": v.task, "recipe_type": 0, "duration": v.duration,
+                   "subset": "training" if v.split == "train" else "testing",
+                   "annotation": [{"id": str(s.action), "label": ds.actions[s.action], "segment": [s.start, s.end]}
+                                  for s in v.steps]}
+        (feats / f"{vid}.npy").symlink_to(v.feature_file)
+    (tmp_path / "COIN.json").write_text(json.dumps({"database": db}))
+    fast = ["--train-steps", "10", "--val-every", "10", "--diffusion-steps", "5", "--dim", "16", "--batch-size", "16",
+            "--sampler", "ddim", "--sampler-steps", "2", "--no-progress"]
+    out = tmp_path / "models"
+    common = ["--dataset", "coin", "--root", tmp_path / "COIN.json", "--features", feats]
+    r = kepp("train", "all", *common, "--out", out, "--horizons", "3", "--only", "step", "plan-graph-R1", *fast)
+    assert r.returncode == 0, r.stderr[-2000:]
+    r = kepp("eval", *common, "--models", out, "-T", "3", "--json", "--methods", "kepp-R1")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert json.loads(r.stdout)["rows"][0]["method"] == "kepp-R1"
