@@ -313,7 +313,11 @@ SAMPLERS = {"the model's own": (None, None), "fast (DDIM, 5 steps)": ("ddim", 5)
 def _planner(root: str, horizon: int, condition: str, trained_r: int, method: str, graph_path: str | None,
              sampler: str | None, sampler_steps: int | None):
     from kepp_core.planner import KEPPPlanner
+    from kepp_core.training.loop import set_cpu_threads
 
+    # One plan is a batch of one through a small network: extra intra-op threads only fight the
+    # server's other work (on 2 busy cores, 2 threads made a plan 20x slower than 1).
+    set_cpu_threads()
     planner = KEPPPlanner.from_models(root, horizon, R=trained_r, condition=condition, graph=graph_path,
                                       sampler=sampler, sampler_steps=sampler_steps)
     planner.method = method
