@@ -77,3 +77,30 @@ def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def iter_jsonl(path: str | os.PathLike, required: tuple[str, ...] = ()) -> Iterator[tuple[str, dict]]:
+    """Yield ``("FILE:LINE", object)`` for every non-blank line of a JSON-lines file.
+
+    A line that is not a JSON object, or lacks one of ``required``, is a KeppError naming the
+    file and line.
+    """
+    from kepp_core.errors import KeppError
+
+    path = Path(path)
+    with path.open(encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{lineno}"
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise KeppError(f"{where}: invalid JSON ({e.msg} at column {e.colno})") from None
+            if not isinstance(rec, dict):
+                raise KeppError(f"{where}: expected a JSON object, got {type(rec).__name__}")
+            missing = [k for k in required if k not in rec]
+            if missing:
+                raise KeppError(f"{where}: expected an object with keys {', '.join(map(repr, required))} "
+                                f"(missing {', '.join(map(repr, missing))})")
+            yield where, rec

@@ -126,7 +126,7 @@ def test_bad_records_raise_clear_errors(tmp_path):
         outcome_from_record({**RECORD, "plans": {"pdpp": [1, 2]}}, "pdpp")
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"episode": "a", "gt": [1], "plans": {}}\n{not json\n')
-    with pytest.raises(KeppError, match=r"bad.jsonl:2: not a JSON line"):
+    with pytest.raises(KeppError, match=r"bad.jsonl:2: invalid JSON"):
         read_records(bad)
     bad.write_text('{"episode": "a"}\n')
     with pytest.raises(KeppError, match="lacks gt, plans"):

@@ -16,6 +16,7 @@ import streamlit as st
 
 from components.config import AppConfig
 from kepp_core.errors import KeppError
+from kepp_core.io import iter_jsonl
 
 class MissingPart(Exception):
     """A part of kepp_core this page needs is not in this build (yet)."""
@@ -138,25 +139,14 @@ def find_runs(roots: tuple[str, ...]) -> list[str]:
 def read_run_log(run: str, mtime: float = 0.0) -> "pd.DataFrame":
     """A run's metrics log as a table: one row per logged step; ``val`` metrics become
     ``val_<name>`` columns. Bad lines raise a KeppError naming file and line."""
-    import json
-
     import pandas as pd
 
     path = Path(run) / LOG_NAME
     rows = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise KeppError(f"{path}:{n}: not a JSON line ({e.msg})") from None
-            if not isinstance(rec, dict) or "step" not in rec:
-                raise KeppError(f"{path}:{n}: expected an object with 'step', got {line.strip()[:80]!r}")
-            val = rec.pop("val", None) or {}
-            rec.update({f"val_{k}": v for k, v in val.items() if isinstance(v, (int, float))})
-            rows.append(rec)
+    for _, rec in iter_jsonl(path, required=("step",)):
+        val = rec.pop("val", None) or {}
+        rec.update({f"val_{k}": v for k, v in val.items() if isinstance(v, (int, float))})
+        rows.append(rec)
     return pd.DataFrame(rows)
 
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kepp_core.errors import KeppError
+from kepp_core.io import iter_jsonl
 
 PATTERNS = ("wrong_endpoint", "same_start_end", "repeated_subsequence", "other")
 PATTERN_LABELS = {
@@ -239,18 +240,7 @@ def read_records(path: str | Path) -> list[dict]:
             out.append({k: (json.loads(v) if isinstance(v, str) and v[:1] in "[{" else v) for k, v in rec.items()})
         records = out
     else:
-        records = []
-        with open(path, encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise KeppError(f"{path}:{n}: not a JSON line ({e.msg})") from None
-                if not isinstance(rec, dict):
-                    raise KeppError(f"{path}:{n}: expected a JSON object, got {type(rec).__name__}")
-                records.append(rec)
+        records = [rec for _, rec in iter_jsonl(path)]
     for n, rec in enumerate(records, 1):
         missing = [k for k in ("episode", "gt", "plans") if k not in rec]
         if missing:

@@ -11,7 +11,6 @@ Predicted endpoints file (JSONL, one episode per line; ``Episode.id`` is
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ from pathlib import Path
 from kepp_core.data.episodes import Episode, make_episodes
 from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError
+from kepp_core.io import iter_jsonl
 from kepp_core.evaluation.metrics import BATCH, plan_metrics
 from kepp_core.graph.build import ProcedureGraph
 from kepp_core.graph.retrieval import Retriever
@@ -59,21 +59,11 @@ def read_endpoints(path: str | Path, graph: ProcedureGraph) -> dict[str, tuple[i
         raise KeppError(f"{path}: endpoints file not found (expected JSONL lines "
                         f'{{"episode": id, "start": action, "goal": action}})')
     out: dict[str, tuple[int, int]] = {}
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise KeppError(f"{where}: invalid JSON ({e.msg} at column {e.colno})") from None
-            if not isinstance(rec, dict) or not all(k in rec for k in ("episode", "start", "goal")):
-                raise KeppError(f"{where}: expected an object with keys 'episode', 'start', 'goal'")
-            eid = str(rec["episode"])
-            if eid in out:
-                raise KeppError(f"{where}: episode {eid!r} appears twice")
-            out[eid] = (_action(graph, rec["start"], where), _action(graph, rec["goal"], where))
+    for where, rec in iter_jsonl(path, required=("episode", "start", "goal")):
+        eid = str(rec["episode"])
+        if eid in out:
+            raise KeppError(f"{where}: episode {eid!r} appears twice")
+        out[eid] = (_action(graph, rec["start"], where), _action(graph, rec["goal"], where))
     if not out:
         raise KeppError(f"{path}: no endpoints found")
     return out
