@@ -106,6 +106,9 @@ def test_plan_and_graph_render_in_a_real_browser(server, browser, app_env):
     plan_button.click()
     page.get_by_text("KEPP plan", exact=True).wait_for(timeout=90_000)
     idle(page)
+    # the header can appear a moment before the step cards: wait for the cards themselves
+    page.locator(".kepp-plan .kepp-card").first.wait_for(timeout=90_000)
+    idle(page)
     T = int(page.locator(".kepp-plan").first.locator(".kepp-card").count())
     assert T >= 2
     # path rows + the plan + the ground truth, each a row of T step cards

@@ -115,7 +115,8 @@ def show_graph(drawing: GraphDrawing, height: int = 560, hierarchical: bool = Fa
                       tuple(astuple(e) for e in drawing.edges.values()), height, hierarchical)
     st.iframe(page, height=height + 20)
     if download_name:
-        st.download_button("Download graph (HTML)", page, file_name=download_name, mime="text/html",
+        # The page is already in the iframe: send it again only when asked (it carries vis.js inline).
+        st.download_button("Download graph (HTML)", lambda: page, file_name=download_name, mime="text/html",
                            key=key, on_click="ignore")
     return page
 
