@@ -12,6 +12,13 @@ Methods (KEPP.md §6, issue 4):
 - ``kepp-gt``: the KEPP planner (R = 1) with ground-truth endpoints (a flawless step model).
 
 Every learned method reads ``ROOT/T<h>/<model>`` (see :mod:`kepp_core.training.suite`).
+
+With ``samples=K`` every probabilistic method (``random`` and the planning models:
+``pdpp``, ``kepp-*``) also draws ``K`` plans per test episode (one batched DDPM/DDIM pass
+over the episodes repeated ``K`` times, different noise per copy; the step model's
+endpoints and the graph condition stay the point prediction's) and
+:func:`~kepp_core.evaluation.uncertainty.episode_uncertainty` scores them (NLL, KL, mode
+precision and recall).
 """
 
 from __future__ import annotations
@@ -28,10 +35,15 @@ from torch.nn import functional as F
 from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.evaluation._compat import mean_accuracy, miou_per_batch, miou_per_episode, success_rate
+from kepp_core.evaluation.uncertainty import UncertaintyResult, episode_uncertainty
 from kepp_core.graph.build import build_graph
 from kepp_core.planner import KEPPPlanner, make_retriever, sample_actions
 from kepp_core.training.checkpoint import check_compatible, load_checkpoint
 from kepp_core.training.data import EpisodeTensors, episode_tensors
+
+# Methods that can draw K plans per episode (``samples``); the others are deterministic.
+SAMPLED = ("random", "pdpp", "kepp-nograph", "kepp-R1", "kepp-R2", "kepp-gt")
+UNCERTAINTY_COLUMNS = ("NLL", "KL", "ModePrec", "ModeRec")
 
 METHODS = ("random", "retrieval", "graph-pred", "graph-gt", "pdpp", "kepp-nograph", "kepp-R1", "kepp-R2",
            "kepp-gt")
@@ -52,6 +64,8 @@ class MethodOutput:
     plans: np.ndarray  # [N, T]
     seconds: float
     extra: dict = field(default_factory=dict)  # per-episode extras (endpoints, paths) for the records
+    samples: np.ndarray | None = None  # [N, K, T] sampled plans (``samples=K``)
+    uncertainty: UncertaintyResult | None = None
 
 
 @dataclass
@@ -75,6 +89,11 @@ class HorizonEvaluation:
                         "SR": success_rate(o.plans, gt), "mAcc": mean_accuracy(o.plans, gt),
                         "mIoU": miou_per_episode(o.plans, gt), "mIoU_b256": miou_per_batch(o.plans, gt),
                         "episodes": len(gt), "episodes_per_s": len(gt) / max(o.seconds, 1e-9)})
+            if o.uncertainty is not None:
+                u = o.uncertainty
+                out[-1].update({"K": u.samples, "NLL": u.nll, "KL": u.kl, "ModePrec": u.mode_precision,
+                                "ModeRec": u.mode_recall, "pred_modes": u.predicted_modes,
+                                "gt_modes": u.truth_modes})
         return out
 
 
@@ -85,11 +104,15 @@ def _train_tensors(ds: Dataset, horizon: int, setting: str, m: int) -> EpisodeTe
 def evaluate_horizon(ds: Dataset, models: str | Path | None, horizon: int, setting: str = "conventional",
                      methods: Sequence[str] = METHODS, m: int = 3, sampler: str | None = None,
                      sampler_steps: int | None = None, seed: int = 0, strict: bool = False,
-                     log: Callable[[str], None] = lambda s: None) -> HorizonEvaluation:
+                     log: Callable[[str], None] = lambda s: None, samples: int = 0) -> HorizonEvaluation:
     """Run ``methods`` on the test episodes of ``horizon``.
 
     Methods whose models are missing are skipped (listed in ``skipped``) unless ``strict``.
+    ``samples=K`` (K ≥ 2) also draws K plans per episode from the methods in ``SAMPLED`` and
+    scores them with :func:`~kepp_core.evaluation.uncertainty.episode_uncertainty`.
     """
+    if samples and samples < 2:
+        raise KeppError(f"--samples needs K >= 2 plans per episode, got {samples}")
     for name in methods:
         if name not in METHODS:
             raise unknown_name_error("method", name, METHODS)
@@ -129,9 +152,12 @@ def evaluate_horizon(ds: Dataset, models: str | Path | None, horizon: int, setti
             continue
         t0 = time.perf_counter()
         extra: dict = {}
+        drawn = None
         if name == "random":
             rng = np.random.default_rng(seed)
             plans = rng.integers(0, ds.num_actions, size=gt.shape)
+            if samples:
+                drawn = rng.integers(0, ds.num_actions, size=(len(gt), samples, horizon))
         elif name == "retrieval":
             plans = _retrieval(_train_tensors(ds, horizon, setting, m), test)
         elif name in ("graph-pred", "graph-gt"):
@@ -145,14 +171,16 @@ def evaluate_horizon(ds: Dataset, models: str | Path | None, horizon: int, setti
             recs = make_retriever(graph, "p2kg", 1).batch([tuple(e) for e in ends.tolist()], horizon)
             plans = np.array([r.top for r in recs])
         elif name == "pdpp":
-            plans = _pdpp(hdir, ds, horizon, test, sampler, sampler_steps, seed, setting)
+            plans, drawn = _pdpp(hdir, ds, horizon, test, sampler, sampler_steps, seed, setting, samples)
         elif name == "kepp-nograph":
             model, cfg = load_checkpoint(hdir / "plan-none", "plan")
             check_compatible(cfg, ds, horizon, test.obs_dim, where=str(hdir / "plan-none"), setting=setting)
             s = cfg.get("sampler", {})
-            x0 = sample_actions(model, test.obs_start, test.obs_goal, None, sampler or s.get("name", "ddpm"),
-                                sampler_steps or s.get("steps"), seed=seed + 1)
+            how = (sampler or s.get("name", "ddpm"), sampler_steps or s.get("steps"))
+            x0 = sample_actions(model, test.obs_start, test.obs_goal, None, *how, seed=seed + 1)
             plans = model.decode(x0).numpy()
+            if samples:
+                drawn = sample_plans(model, test.obs_start, test.obs_goal, None, samples, *how, seed=seed + 2)
         else:
             R = 2 if name == "kepp-R2" else 1
             p = planner(R)
@@ -163,7 +191,16 @@ def evaluate_horizon(ds: Dataset, models: str | Path | None, horizon: int, setti
                      "path_scores": [r.scores for r in b.recommendations]}
             if name != "kepp-gt" and step_pred is None:
                 step_pred, step_scores = b.endpoints, b.endpoint_scores
-        outputs[name] = MethodOutput(np.asarray(plans), time.perf_counter() - t0, extra)
+            if samples:
+                cond = {"graph": torch.from_numpy(b.conditions)} if p.uses_graph else None
+                drawn = sample_plans(p.plan_model, test.obs_start, test.obs_goal, cond, samples, p.sampler,
+                                     p.sampler_steps, seed=seed + 2)
+        out = MethodOutput(np.asarray(plans), time.perf_counter() - t0, extra)
+        if samples and name in SAMPLED:
+            out.samples = np.asarray(drawn)
+            out.uncertainty = episode_uncertainty(out.samples, test.episodes, ds.num_actions)
+            out.seconds = time.perf_counter() - t0
+        outputs[name] = out
         log(f"T={horizon} {setting} {name}: SR {success_rate(plans, gt):.2f} ({time.perf_counter() - t0:.1f}s)")
     acc = None
     if step_pred is not None:
@@ -197,8 +234,27 @@ def _retrieval(train: EpisodeTensors, test: EpisodeTensors) -> np.ndarray:
     return train.actions[nearest].numpy()
 
 
+def sample_plans(model, obs_start: torch.Tensor, obs_goal: torch.Tensor,
+                 conditions: dict[str, torch.Tensor] | None, k: int, sampler: str = "ddpm",
+                 steps: int | None = None, seed: int = 0, batch_size: int = 1024) -> np.ndarray:
+    """``K`` plans per query ``[N, K, T]`` from a planning model: the queries (and their
+    condition rows) repeated ``K`` times and sampled in batches, each copy with its own noise.
+
+    >>> sample_plans(model, obs_start, obs_goal, None, k=10).shape   # doctest: +SKIP
+    (N, 10, T)
+    """
+    n = len(obs_start)
+
+    def rep(t: torch.Tensor) -> torch.Tensor:
+        return torch.as_tensor(t).repeat_interleave(k, 0)
+
+    cond = {name: rep(v) for name, v in conditions.items()} if conditions else None
+    x0 = sample_actions(model, rep(obs_start), rep(obs_goal), cond, sampler, steps, batch_size, seed)
+    return model.decode(x0).numpy().reshape(n, k, model.layout.horizon)
+
+
 def _pdpp(hdir: Path, ds: Dataset, horizon: int, test: EpisodeTensors, sampler, steps, seed: int,
-          setting: str) -> np.ndarray:
+          setting: str, samples: int = 0) -> tuple[np.ndarray, np.ndarray | None]:
     clf, ccfg = load_checkpoint(hdir / "task-classifier", "task-classifier")
     check_compatible(ccfg, ds, None, test.obs_dim, where=str(hdir / "task-classifier"), setting=setting)
     model, cfg = load_checkpoint(hdir / "plan-task", "plan")
@@ -207,6 +263,8 @@ def _pdpp(hdir: Path, ds: Dataset, horizon: int, test: EpisodeTensors, sampler, 
         task = clf(test.obs_start, test.obs_goal).argmax(-1)
     cond = {"task": F.one_hot(task, model.layout.rows[0].width).float()}
     s = cfg.get("sampler", {})
-    x0 = sample_actions(model, test.obs_start, test.obs_goal, cond, sampler or s.get("name", "ddpm"),
-                        steps or s.get("steps"), seed=seed + 1)
-    return model.decode(x0).numpy()
+    how = (sampler or s.get("name", "ddpm"), steps or s.get("steps"))
+    x0 = sample_actions(model, test.obs_start, test.obs_goal, cond, *how, seed=seed + 1)
+    drawn = sample_plans(model, test.obs_start, test.obs_goal, cond, samples, *how, seed=seed + 2) \
+        if samples else None
+    return model.decode(x0).numpy(), drawn
