@@ -9,7 +9,11 @@ Methods (KEPP.md §6, issue 4):
 - ``pdpp``: planning model with a task-class row, the task predicted by the classifier;
 - ``kepp-nograph``: planning model without the graph condition;
 - ``kepp-R1`` / ``kepp-R2``: the KEPP planner with R = 1 / 2 paths;
-- ``kepp-gt``: the KEPP planner (R = 1) with ground-truth endpoints (a flawless step model).
+- ``kepp-gt``: the KEPP planner (R = 1) with ground-truth endpoints (a flawless step model);
+- ``kepp-llm`` / ``kepp-graph-llm`` (``LLM_METHODS``, run only when asked for and given an
+  :class:`~kepp_core.llm.LLMRecommender`): planning models conditioned on the LLM's plan for
+  the step model's predicted endpoints, alone / after the P²KG row (paper Table 6). Their
+  rows say how many plans came from the LLM and how many from the fallback (and which).
 
 Every learned method reads ``ROOT/T<h>/<model>`` (see :mod:`kepp_core.training.suite`).
 
@@ -40,23 +44,30 @@ from kepp_core.graph.build import build_graph
 from kepp_core.planner import KEPPPlanner, make_retriever, sample_actions
 from kepp_core.training.checkpoint import check_compatible, load_checkpoint
 from kepp_core.training.data import EpisodeTensors, episode_tensors
+from kepp_core.training.trainers import llm_condition_rows
 
 # Methods that can draw K plans per episode (``samples``); the others are deterministic.
-SAMPLED = ("random", "pdpp", "kepp-nograph", "kepp-R1", "kepp-R2", "kepp-gt")
+SAMPLED = ("random", "pdpp", "kepp-nograph", "kepp-R1", "kepp-R2", "kepp-gt", "kepp-llm", "kepp-graph-llm")
 UNCERTAINTY_COLUMNS = ("NLL", "KL", "ModePrec", "ModeRec")
 
 METHODS = ("random", "retrieval", "graph-pred", "graph-gt", "pdpp", "kepp-nograph", "kepp-R1", "kepp-R2",
            "kepp-gt")
+# Methods that need an LLM endpoint; not in the default list.
+LLM_METHODS = ("kepp-llm", "kepp-graph-llm")
+ALL_METHODS = METHODS + LLM_METHODS
 LABELS = {
     "random": "Random", "retrieval": "Retrieval (nearest training episode)",
     "graph-pred": "P²KG zero-shot, predicted endpoints", "graph-gt": "P²KG zero-shot, ground-truth endpoints",
     "pdpp": "PDPP (task classifier)", "kepp-nograph": "KEPP without graph condition",
     "kepp-R1": "KEPP R=1", "kepp-R2": "KEPP R=2", "kepp-gt": "KEPP with ground-truth endpoints",
+    "kepp-llm": "KEPP with the LLM plan instead of the graph", "kepp-graph-llm": "KEPP with the graph and the LLM plan",
 }
 # The model folders each learned method needs.
 NEEDS = {"graph-pred": ["step"], "pdpp": ["plan-task", "task-classifier"], "kepp-nograph": ["plan-none"],
          "kepp-R1": ["step", "plan-graph-R1"], "kepp-R2": ["step", "plan-graph-R2"],
-         "kepp-gt": ["step", "plan-graph-R1"]}
+         "kepp-gt": ["step", "plan-graph-R1"], "kepp-llm": ["step", "plan-llm"],
+         "kepp-graph-llm": ["step", "plan-graph-llm"]}
+LLM_FOLDERS = {"kepp-llm": "plan-llm", "kepp-graph-llm": "plan-graph-llm"}
 
 
 @dataclass
@@ -89,6 +100,10 @@ class HorizonEvaluation:
                         "SR": success_rate(o.plans, gt), "mAcc": mean_accuracy(o.plans, gt),
                         "mIoU": miou_per_episode(o.plans, gt), "mIoU_b256": miou_per_batch(o.plans, gt),
                         "episodes": len(gt), "episodes_per_s": len(gt) / max(o.seconds, 1e-9)})
+            if "llm_summary" in o.extra:
+                u = o.extra["llm_summary"]
+                out[-1].update({"llm_plans": u["llm"], "llm_fallbacks": u["fallback"], "fallback": u["fallback_name"],
+                                "fallback_reasons": u["fallback_reasons"]})
             if o.uncertainty is not None:
                 u = o.uncertainty
                 out[-1].update({"K": u.samples, "NLL": u.nll, "KL": u.kl, "ModePrec": u.mode_precision,
@@ -104,18 +119,21 @@ def _train_tensors(ds: Dataset, horizon: int, setting: str, m: int) -> EpisodeTe
 def evaluate_horizon(ds: Dataset, models: str | Path | None, horizon: int, setting: str = "conventional",
                      methods: Sequence[str] = METHODS, m: int = 3, sampler: str | None = None,
                      sampler_steps: int | None = None, seed: int = 0, strict: bool = False,
-                     log: Callable[[str], None] = lambda s: None, samples: int = 0) -> HorizonEvaluation:
+                     log: Callable[[str], None] = lambda s: None, samples: int = 0,
+                     llm=None) -> HorizonEvaluation:
     """Run ``methods`` on the test episodes of ``horizon``.
 
     Methods whose models are missing are skipped (listed in ``skipped``) unless ``strict``.
     ``samples=K`` (K ≥ 2) also draws K plans per episode from the methods in ``SAMPLED`` and
     scores them with :func:`~kepp_core.evaluation.uncertainty.episode_uncertainty`.
+    ``llm``: the :class:`~kepp_core.llm.LLMRecommender` the ``LLM_METHODS`` need (skipped
+    without it, unless ``strict``).
     """
     if samples and samples < 2:
         raise KeppError(f"--samples needs K >= 2 plans per episode, got {samples}")
     for name in methods:
-        if name not in METHODS:
-            raise unknown_name_error("method", name, METHODS)
+        if name not in ALL_METHODS:
+            raise unknown_name_error("method", name, ALL_METHODS)
     test = episode_tensors(ds, horizon, "test", setting, m)
     gt = test.actions.numpy()
     hdir = Path(models) / f"T{horizon}" if models is not None else None
@@ -132,6 +150,8 @@ def evaluate_horizon(ds: Dataset, models: str | Path | None, horizon: int, setti
         for need in NEEDS.get(name, []):
             if not (hdir / need / "config.json").is_file():
                 return f"{hdir / need} not found"
+        if name in LLM_METHODS and llm is None:
+            return "no LLM endpoint configured (--llm-url / KEPP_LLM_URL, --llm-model / KEPP_LLM_MODEL)"
         return None
 
     def planner(R: int) -> KEPPPlanner:
@@ -172,6 +192,31 @@ def evaluate_horizon(ds: Dataset, models: str | Path | None, horizon: int, setti
             plans = np.array([r.top for r in recs])
         elif name == "pdpp":
             plans, drawn = _pdpp(hdir, ds, horizon, test, sampler, sampler_steps, seed, setting, samples)
+        elif name in LLM_METHODS:
+            folder = hdir / LLM_FOLDERS[name]
+            model, cfg = load_checkpoint(folder, "plan")
+            check_compatible(cfg, ds, horizon, test.obs_dim, where=str(folder), setting=setting)
+            if step_pred is None:
+                step_pred, step_scores = planner_for_endpoints(hdir, ds, horizon, test, sampler, sampler_steps,
+                                                               seed, setting)
+            rows = [r.name for r in model.layout.rows]
+            cond = {}
+            if "graph" in rows:
+                retriever = make_retriever(graph, cfg.get("recommend", "p2kg"), int(cfg.get("R", 1)))
+                cond["graph"] = torch.from_numpy(retriever.conditions([tuple(e) for e in step_pred.tolist()],
+                                                                      horizon))
+            recs = []
+            if "llm" in rows:
+                cond["llm"], recs = llm_condition_rows(llm, torch.from_numpy(step_pred), horizon, ds.num_actions,
+                                                       progress=False)
+            s = cfg.get("sampler", {})
+            how = (sampler or s.get("name", "ddpm"), sampler_steps or s.get("steps"))
+            x0 = sample_actions(model, test.obs_start, test.obs_goal, cond, *how, seed=seed + 1)
+            plans = model.decode(x0).numpy()
+            extra = {"llm_summary": llm.summary(recs),
+                     "llm": [{"actions": list(r.actions), "source": r.source} for r in recs]}
+            if samples:
+                drawn = sample_plans(model, test.obs_start, test.obs_goal, cond, samples, *how, seed=seed + 2)
         elif name == "kepp-nograph":
             model, cfg = load_checkpoint(hdir / "plan-none", "plan")
             check_compatible(cfg, ds, horizon, test.obs_dim, where=str(hdir / "plan-none"), setting=setting)
@@ -201,7 +246,11 @@ def evaluate_horizon(ds: Dataset, models: str | Path | None, horizon: int, setti
             out.uncertainty = episode_uncertainty(out.samples, test.episodes, ds.num_actions)
             out.seconds = time.perf_counter() - t0
         outputs[name] = out
-        log(f"T={horizon} {setting} {name}: SR {success_rate(plans, gt):.2f} ({time.perf_counter() - t0:.1f}s)")
+        note = ""
+        if "llm_summary" in extra:
+            u = extra["llm_summary"]
+            note = f", LLM plans {u['llm']}/{u['episodes']} (fallback {u['fallback_name']!r}: {u['fallback']})"
+        log(f"T={horizon} {setting} {name}: SR {success_rate(plans, gt):.2f} ({time.perf_counter() - t0:.1f}s{note})")
     acc = None
     if step_pred is not None:
         acc = {"first_acc": float((step_pred[:, 0] == gt[:, 0]).mean() * 100),
