@@ -41,7 +41,7 @@ from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.evaluation._compat import mean_accuracy, miou_per_batch, miou_per_episode, success_rate
 from kepp_core.evaluation.uncertainty import UncertaintyResult, episode_uncertainty
 from kepp_core.graph.build import build_graph
-from kepp_core.planner import KEPPPlanner, make_retriever, sample_actions
+from kepp_core.planner import KEPPPlanner, make_retriever, sample_actions, sample_plans
 from kepp_core.training.checkpoint import check_compatible, load_checkpoint
 from kepp_core.training.data import EpisodeTensors, episode_tensors
 from kepp_core.training.trainers import llm_condition_rows
@@ -281,25 +281,6 @@ def _retrieval(train: EpisodeTensors, test: EpisodeTensors) -> np.ndarray:
     a, b = (a - mean) / std, (b - mean) / std
     nearest = torch.cat([torch.cdist(b[i:i + 1024], a).argmin(1) for i in range(0, len(b), 1024)])
     return train.actions[nearest].numpy()
-
-
-def sample_plans(model, obs_start: torch.Tensor, obs_goal: torch.Tensor,
-                 conditions: dict[str, torch.Tensor] | None, k: int, sampler: str = "ddpm",
-                 steps: int | None = None, seed: int = 0, batch_size: int = 1024) -> np.ndarray:
-    """``K`` plans per query ``[N, K, T]`` from a planning model: the queries (and their
-    condition rows) repeated ``K`` times and sampled in batches, each copy with its own noise.
-
-    >>> sample_plans(model, obs_start, obs_goal, None, k=10).shape   # doctest: +SKIP
-    (N, 10, T)
-    """
-    n = len(obs_start)
-
-    def rep(t: torch.Tensor) -> torch.Tensor:
-        return torch.as_tensor(t).repeat_interleave(k, 0)
-
-    cond = {name: rep(v) for name, v in conditions.items()} if conditions else None
-    x0 = sample_actions(model, rep(obs_start), rep(obs_goal), cond, sampler, steps, batch_size, seed)
-    return model.decode(x0).numpy().reshape(n, k, model.layout.horizon)
 
 
 def _pdpp(hdir: Path, ds: Dataset, horizon: int, test: EpisodeTensors, sampler, steps, seed: int,
