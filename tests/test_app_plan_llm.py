@@ -31,7 +31,7 @@ def test_k_sampled_plans_are_listed_with_frequencies(monkeypatch, app_env, tmp_p
     T = app_env.horizon
     ds = dataset(app_env)
     assert all(len(s.split(" → ")) == T and set(s.split(" → ")) <= set(ds.actions) for s in table["steps"])
-    assert any(f"in 12 samples" in t for t in texts(at.caption))
+    assert any("in 12 samples" in t for t in texts(at.caption))
 
 
 def test_llm_plan_is_shown_beside_the_graph_paths_and_failures_name_the_fallback(monkeypatch, app_env, tmp_path):
@@ -43,7 +43,6 @@ def test_llm_plan_is_shown_beside_the_graph_paths_and_failures_name_the_fallback
         at = open_page(monkeypatch, app_env, "pages/1_Plan.py", KEPP_LLM_URL=server.url, KEPP_LLM_MODEL="scripted",
                        KEPP_HOME=tmp_path)
         at.selectbox(key="plan_llm_mapper").select("lexical (no model)").run()
-        base = None
         at.button(key="plan_go").click().run()
         no_problems(at)
         assert "LLM recommendation" in texts(at.subheader)

@@ -144,7 +144,7 @@ def test_sampled_plans_are_the_repeated_queries_sampled_in_one_batch(trained):
     from kepp_core.training import episode_tensors
     from kepp_core.training.checkpoint import load_checkpoint
 
-    world, ds, models = trained
+    _world, ds, models = trained
     model, _ = load_checkpoint(models / "T3" / "plan-none", "plan")
     test = episode_tensors(ds, 3, "test").subset(list(range(4)))
     drawn = sample_plans(model, test.obs_start, test.obs_goal, None, 5, "ddpm", seed=7, batch_size=8)

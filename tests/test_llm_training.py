@@ -108,7 +108,7 @@ def test_llm_rows_train_and_evaluate_end_to_end_with_cached_replies(trained, tmp
 
 
 def test_server_down_evaluation_goes_on_with_the_reported_fallback(trained, tmp_path):
-    world, ds, models = trained
+    world, _ds, models = trained
     if not (models / "T3" / "plan-llm" / "config.json").is_file():
         pytest.skip("needs the plan-llm model of the end-to-end test")
     r = kepp("eval", "--dataset", "demo", "--root", world, "--models", models, "-T", "3",
@@ -122,7 +122,7 @@ def test_server_down_evaluation_goes_on_with_the_reported_fallback(trained, tmp_
 
 
 def test_an_llm_condition_without_an_endpoint_is_a_one_line_error(trained, tmp_path):
-    world, ds, models = trained
+    world, _ds, models = trained
     r = kepp("train", "plan", "--dataset", "demo", "--root", world, "-T", "3", "--condition", "llm",
              "--step-model", models / "T3" / "step", "--out", tmp_path / "m", *TINY_ARGS,
              env={"KEPP_LLM_URL": "", "KEPP_LLM_MODEL": ""})
