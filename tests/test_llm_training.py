@@ -97,7 +97,7 @@ def test_llm_rows_train_and_evaluate_end_to_end_with_cached_replies(trained, tmp
 
         r = kepp("eval", "--dataset", "demo", "--root", world, "--models", models, "-T", "3", "--json",
                  "--methods", "random", "kepp-R1", "kepp-llm", "kepp-graph-llm", "--samples", "3",
-                 *llm_args(server.url, cache))
+                 "--records", tmp_path / "pred.jsonl", *llm_args(server.url, cache))
         assert r.returncode == 0, r.stderr
     by = {x["method"]: x for x in json.loads(r.stdout)["rows"]}
     for name in ("kepp-llm", "kepp-graph-llm"):
@@ -105,6 +105,10 @@ def test_llm_rows_train_and_evaluate_end_to_end_with_cached_replies(trained, tmp
         assert row["llm_plans"] + row["llm_fallbacks"] == row["episodes"] and row["llm_plans"] > 0
         assert row["fallback"] == "endpoint-variation" and row["K"] == 3
         assert row["SR"] > by["random"]["SR"]
+    recs = [json.loads(x) for x in (tmp_path / "pred.jsonl").read_text().splitlines()]
+    assert len(recs) == by["kepp-llm"]["episodes"]
+    assert sum(r["llm"]["kepp-llm"]["source"] == "llm" for r in recs) == by["kepp-llm"]["llm_plans"]
+    assert all(len(r["samples"]["kepp-R1"]) == 3 and len(r["samples"]["kepp-R1"][0]) == 3 for r in recs)
 
 
 def test_server_down_evaluation_goes_on_with_the_reported_fallback(trained, tmp_path):
