@@ -55,6 +55,25 @@ def sample_actions(model: ProjectedDiffusion, obs_start: torch.Tensor, obs_goal:
     return torch.cat(outs)
 
 
+def sample_plans(model: ProjectedDiffusion, obs_start: torch.Tensor, obs_goal: torch.Tensor,
+                 conditions: dict[str, torch.Tensor] | None, k: int, sampler: str = "ddpm",
+                 steps: int | None = None, seed: int = 0, batch_size: int = 1024) -> np.ndarray:
+    """``K`` plans per query ``[N, K, T]`` from a planning model: the queries (and their
+    condition rows) repeated ``K`` times and sampled in batches, each copy with its own noise.
+
+    >>> sample_plans(model, obs_start, obs_goal, None, k=10).shape   # doctest: +SKIP
+    (N, 10, T)
+    """
+    n = len(obs_start)
+
+    def rep(t: torch.Tensor) -> torch.Tensor:
+        return torch.as_tensor(t).repeat_interleave(k, 0)
+
+    cond = {name: rep(v) for name, v in conditions.items()} if conditions else None
+    x0 = sample_actions(model, rep(obs_start), rep(obs_goal), cond, sampler, steps, batch_size, seed)
+    return model.decode(x0).numpy().reshape(n, k, model.layout.horizon)
+
+
 def predict_endpoints(step_model: ProjectedDiffusion, obs_start: torch.Tensor, obs_goal: torch.Tensor,
                       sampler: str = "ddpm", steps: int | None = None, seed: int = 0,
                       batch_size: int = 1024) -> tuple[torch.Tensor, torch.Tensor]:
@@ -249,6 +268,30 @@ class KEPPPlanner:
                    "total": (t3 - t0) * 1e3}
         return BatchPlans(ends, scores, recs, conds, plans, timings)
 
+    def sample(self, v_start, v_goal, k: int, R: int | None = None,
+               seed: int | None = None) -> list[tuple[tuple[int, ...], int]]:
+        """``k`` plans for one query, drawn with different noise from the planning model given
+        the point plan's endpoints and condition: the distinct plans with their counts, most
+        frequent first (ties: first drawn first).
+
+        >>> planner.sample(v_start, v_goal, k=10)[0]     # doctest: +SKIP
+        ((3, 7, 9), 6)
+        """
+        if k < 1:
+            raise KeppError(f"number of sampled plans {k} must be at least 1")
+        R = R or self.R
+        seed = self.seed if seed is None else seed
+        s, g = self._obs(v_start), self._obs(v_goal)
+        if len(s) != 1 or len(g) != 1:
+            raise KeppError("sample() answers one query")
+        b = self.plan_batch(s, g, R, seed=seed)
+        cond = {"graph": torch.from_numpy(b.conditions)} if self.uses_graph else None
+        drawn = sample_plans(self.plan_model, s, g, cond, k, self.sampler, self.sampler_steps, seed=seed + 2)[0]
+        counts: dict[tuple[int, ...], int] = {}
+        for plan in drawn.tolist():
+            counts[tuple(plan)] = counts.get(tuple(plan), 0) + 1
+        return sorted(counts.items(), key=lambda kv: -kv[1])
+
     def plan(self, v_start, v_goal, T: int | None = None, R: int | None = None,
              seed: int | None = None) -> PlanResult:
         """Plan ``T`` steps from one start observation to one goal observation.
@@ -283,4 +326,4 @@ def trained_horizons(root: str | Path) -> list[int]:
 
 
 __all__ = ["BatchPlans", "KEPPPlanner", "PlanResult", "make_retriever", "predict_endpoints", "sample_actions",
-           "trained_horizons"]
+           "sample_plans", "trained_horizons"]

@@ -116,3 +116,46 @@ def test_empty_test_split_is_a_kepp_error(trained, tmp_path):
     ds = load_dataset("demo", world)
     with pytest.raises(KeppError, match="no episodes of T=3 in its test split"):
         evaluate_horizon(ds, trained[2], 3, methods=["random"])
+
+
+def test_eval_samples_reports_nll_kl_and_modes_next_to_the_plan_metrics(trained, tmp_path):
+    world, ds, models = trained
+    r = kepp("eval", "--dataset", "demo", "--root", world, "--models", models, "-T", "3", "--samples", "6",
+             "--methods", "random", "retrieval", "pdpp", "kepp-nograph", "kepp-R1", "--json")
+    assert r.returncode == 0, r.stderr
+    by = {x["method"]: x for x in json.loads(r.stdout)["rows"]}
+    assert "NLL" not in by["retrieval"]  # deterministic: no samples, no uncertainty
+    for name in ("random", "pdpp", "kepp-nograph", "kepp-R1"):
+        row = by[name]
+        assert row["K"] == 6 and row["NLL"] >= row["KL"] >= 0, row
+        assert 0 <= row["ModePrec"] <= 100 and 0 <= row["ModeRec"] <= 100 and 1 <= row["pred_modes"] <= 6
+        assert {"SR", "mAcc", "mIoU"} <= set(row)
+    assert by["random"]["ModePrec"] < by["kepp-R1"]["ModePrec"]
+    assert by["random"]["NLL"] > by["kepp-R1"]["NLL"]
+    r = kepp("eval", "--dataset", "demo", "--root", world, "--models", models, "-T", "3", "--samples", "1",
+             "--methods", "random")
+    assert r.returncode == 2 and "K >= 2" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_sampled_plans_are_the_repeated_queries_sampled_in_one_batch(trained):
+    from kepp_core.evaluation.methods import evaluate_horizon, sample_plans
+    from kepp_core.evaluation.uncertainty import episode_uncertainty
+    from kepp_core.planner import sample_actions
+    from kepp_core.training import episode_tensors
+    from kepp_core.training.checkpoint import load_checkpoint
+
+    _world, ds, models = trained
+    model, _ = load_checkpoint(models / "T3" / "plan-none", "plan")
+    test = episode_tensors(ds, 3, "test").subset(list(range(4)))
+    drawn = sample_plans(model, test.obs_start, test.obs_goal, None, 5, "ddpm", seed=7, batch_size=8)
+    assert drawn.shape == (4, 5, 3)
+    # copy j of episode i is row 5·i + j of the repeated batch, with the same noise stream
+    x0 = sample_actions(model, test.obs_start.repeat_interleave(5, 0), test.obs_goal.repeat_interleave(5, 0),
+                        None, "ddpm", seed=7, batch_size=8)
+    assert (model.decode(x0).numpy().reshape(4, 5, 3) == drawn).all()
+    assert len({tuple(p) for p in drawn.reshape(-1, 3).tolist()}) > 1  # different noise, different plans
+    ev = evaluate_horizon(ds, models, 3, methods=["kepp-R1"], samples=4)
+    out = ev.outputs["kepp-R1"]
+    assert out.samples.shape == (len(ev.data), 4, 3)
+    expect = episode_uncertainty(out.samples, ev.data.episodes, ds.num_actions)
+    assert out.uncertainty.nll == pytest.approx(expect.nll) and out.uncertainty.samples == 4

@@ -9,6 +9,7 @@ in the page and stops only that page.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -487,3 +488,40 @@ def encoder_spec(name: str) -> str:
         raise KeppError(f"the dataset's features were made by encoder {name!r}, but this build's built-in "
                         f"encoder is {builtin!r}: re-extract them with 'kepp features extract --force'")
     return name
+
+
+# --- LLM recommendation and sampled plans (Plan page) ---------------------------------------------
+LLM_MAPPERS = {"MiniLM sentence embeddings": "minilm", "lexical (no model)": "lexical"}
+
+
+def llm_defaults() -> dict[str, str]:
+    """The LLM endpoint the Plan page starts with: ``KEPP_LLM_URL`` / ``KEPP_LLM_MODEL``."""
+    from kepp_core.llm.client import ENV_MODEL, ENV_URL
+
+    return {"url": os.environ.get(ENV_URL, ""), "model": os.environ.get(ENV_MODEL, "")}
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _llm_recommender(url: str, model: str, mapper: str, labels: tuple[str, ...]):
+    from kepp_core.data.synth import default_world_root
+    from kepp_core.llm import ChatClient, LLMConfig, LLMRecommender
+
+    # the key stays in the environment (KEPP_LLM_API_KEY); replies are cached beside the demo world
+    client = ChatClient(LLMConfig.from_env(base_url=url, model=model, timeout=30.0, retries=1),
+                        default_world_root().parent / "llm-cache")
+    return LLMRecommender(client, list(labels), mapper)
+
+
+def llm_recommendation(url: str, model: str, mapper: str, ds, start: int, end: int, horizon: int):
+    """The LLM's plan (voted, checked, mapped; or the reported fallback) for ``(â_1, â_T, T)``."""
+    need("kepp_core.llm")
+    rec = _llm_recommender(url.strip(), model.strip(), LLM_MAPPERS.get(mapper, mapper), tuple(ds.actions))
+    return rec(start, end, horizon)
+
+
+def sampled_plans(planner, v_start, v_goal, k: int, R: int, seed: int = 0) -> "pd.DataFrame":
+    """``k`` plans drawn from the planning model for one query: distinct plans, count, frequency."""
+    import pandas as pd
+
+    rows = [{"plan": list(p), "count": c, "frequency": c / k} for p, c in planner.sample(v_start, v_goal, k, R, seed)]
+    return pd.DataFrame(rows)

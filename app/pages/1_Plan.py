@@ -50,8 +50,17 @@ variant = controls[2].selectbox("Planning model", list(variants), key="plan_vari
 condition, trained_r = variants[variant]
 method_labels = {m: {"p2kg": "P²KG (probabilistic)", "pkg": "frequency graph (PKG)"}.get(m, m) for m in methods}
 method = controls[3].selectbox("Recommendation", methods, format_func=method_labels.get, key="plan_method",
-                               help="how graph paths are scored; LLM recommendations come with issue 6",
+                               help="how graph paths are scored (an LLM's plan is shown beside them when an "
+                                    "LLM endpoint is set in the sidebar)",
                                disabled=condition != "graph")
+with st.sidebar.expander("LLM recommendation", expanded=False):
+    llm_default = backend.llm_defaults()
+    llm_url = st.text_input("Endpoint URL", llm_default["url"], key="plan_llm_url", placeholder="http://127.0.0.1:8080/v1",
+                            help="an OpenAI-compatible chat endpoint (default: $KEPP_LLM_URL; key: $KEPP_LLM_API_KEY); "
+                                 "empty: no LLM plan")
+    llm_model = st.text_input("Model", llm_default["model"], key="plan_llm_model", help="default: $KEPP_LLM_MODEL")
+    llm_mapper = st.selectbox("Map steps with", list(backend.LLM_MAPPERS), key="plan_llm_mapper",
+                              help="how generated steps are matched to dataset actions")
 
 sampler = controls[4].selectbox("Sampler", list(backend.SAMPLERS), key="plan_sampler",
                                 help="the models' own sampler reproduces their recorded metrics; "
@@ -156,7 +165,7 @@ if st.button("Plan", type="primary", key="plan_go"):
         v_goal = backend.clip_observation(feats, *goal_clip, m_obs, "goal")
         result = planner.plan(v_start, v_goal, T=T, R=R)
     st.session_state["plan_result"] = {"inputs": inputs, "result": result, "truth": truth,
-                                       "seconds": time.perf_counter() - t0}
+                                       "seconds": time.perf_counter() - t0, "obs": (v_start, v_goal)}
 
 saved = st.session_state.get("plan_result")
 if not saved or saved["inputs"] != inputs:
@@ -190,6 +199,20 @@ with out_left:
                    "between â₁ and â_T; as in KEPP, they repeat in rank order up to R.")
     for k, (p, s) in enumerate(zip(result.paths, result.path_scores)):
         step_cards(ds.labels(p), title=f"path {k + 1} · probability {s:.3f}", colour="#ede7f6")
+    if llm_url.strip():
+        st.subheader("LLM recommendation")
+        with backend.guarded(stop=False), st.spinner("Asking the LLM…"):
+            rec = backend.llm_recommendation(llm_url, llm_model, llm_mapper, ds, *result.endpoints, T)
+            if rec.used_fallback:
+                st.warning(f"The LLM gave no usable plan ({rec.fallback_reason}); shown: the fallback "
+                           f"**{rec.fallback}**.")
+            llm_correct = None if truth is None else [a == b for a, b in zip(rec.actions, truth)]
+            step_cards(ds.labels(rec.actions), llm_correct, colour="#e0f7fa",
+                       title=f"LLM plan · {rec.source}" + ("" if rec.verified is None else
+                                                          f" · plausibility check: {'yes' if rec.verified else 'no'}"))
+            if rec.voted_steps:
+                st.caption("Voted steps: " + plan_text(rec.voted_steps) + " · similarity to the mapped actions: "
+                           + ", ".join(f"{x:.2f}" for x in rec.similarities))
     st.subheader("KEPP plan")
     correct = None if truth is None else [a == b for a, b in zip(result.plan, truth)]
     step_cards(ds.labels(result.plan), correct, colour="#fff8e1")
@@ -197,6 +220,25 @@ with out_left:
         st.markdown(f"**Ground truth** · {sum(correct)}/{T} steps correct · "
                     f"{'success' if all(correct) else 'failure'}")
         step_cards(ds.labels(truth), colour="#e8f5e9")
+    st.subheader("Sampled plans")
+    k_col, go_col = st.columns([1, 3])
+    K = k_col.number_input("K plans", 2, 200, 10, key="plan_K", help="plans drawn with different noise")
+    if go_col.button(f"Draw {K} plans", key="plan_sample"):
+        with backend.guarded(stop=False):
+            st.session_state["plan_samples"] = {"inputs": (inputs, K), "table": backend.sampled_plans(
+                planner, *saved["obs"], int(K), R)}
+    drawn = st.session_state.get("plan_samples")
+    if drawn and drawn["inputs"] == (inputs, K):
+        table = drawn["table"].assign(
+            steps=lambda d: [plan_text(ds.labels(p)) for p in d["plan"]],
+            KEPP_plan=lambda d: [tuple(p) == tuple(result.plan) for p in d["plan"]])
+        if truth is not None:
+            table["ground_truth"] = [list(p) == list(truth) for p in table["plan"]]
+        st.caption(f"{len(table)} distinct plan{'s' if len(table) != 1 else ''} in {K} samples "
+                   "(the step model's endpoints and the condition of the plan above, new noise each)")
+        show_table(table.drop(columns=["plan"]), "sampled_plans", key="plan_samples",
+                   column_config={"frequency": st.column_config.ProgressColumn("frequency", min_value=0.0,
+                                                                               max_value=1.0, format="%.2f")})
     if not cfg.presentation:  # debug details stay out of talks
         with st.expander("Timings and condition", expanded=False):
             st.json({"timings_ms": {k: round(v, 1) for k, v in result.timings.items()}})

@@ -55,7 +55,10 @@ def print_table(rows: Sequence[dict], columns: Sequence[str] | None = None, titl
         table.add_column(str(c), justify="right" if rows and isinstance(rows[0].get(c), (int, float)) else "left")
     for r in rows:
         table.add_row(*[_fmt(r.get(c)) for c in columns])
-    Console().print(table)
+    # piped output (no terminal) gets 160 columns instead of rich's 80, so wide tables stay legible
+    import shutil
+
+    Console(width=shutil.get_terminal_size((160, 24)).columns).print(table)
 
 
 def _fmt(v) -> str:

@@ -9,37 +9,48 @@ from kepp_core.commands._common import add_command, add_dataset_args, dataset_fr
 EXAMPLES = """  kepp eval --dataset demo --models models --horizons 3 4 5 6
   kepp eval --dataset demo --models models -T 4 --methods kepp-R1 kepp-nograph --sampler ddim --sampler-steps 10
   kepp eval --dataset demo --models models --settings conventional pdpp --records runs/preds.jsonl --out runs/table.json
+  kepp eval --dataset demo --models assets/demo --methods kepp-R1 kepp-nograph --samples 20 --out runs/unc.json
+  (--samples K: K sampled plans per episode → NLL, KL, mode precision/recall next to SR/mAcc/mIoU)
+  kepp eval --dataset demo --models models --methods kepp-R1 kepp-llm kepp-graph-llm \\
+      --llm-url http://127.0.0.1:8080/v1 --llm-model llama --llm-cache runs/llm-cache
+  (kepp-llm / kepp-graph-llm need MODELS/T<h>/plan-llm, plan-graph-llm and an LLM endpoint; replies are cached)
   (for --settings pdpp the models come from MODELS/pdpp/ when that folder exists)"""
 
 
 def register(sub) -> None:
-    from kepp_core.evaluation.methods import METHODS
+    from kepp_core.evaluation.methods import LLM_METHODS, METHODS
+    from kepp_core.llm.options import add_llm_args
 
     p = add_command(sub, "eval", "evaluate KEPP and the baselines on the test split", EXAMPLES, _eval)
     add_dataset_args(p)
     p.add_argument("--models", required=True, help="models folder (MODELS/T<h>/step, plan-graph-R1, ...)")
     p.add_argument("-T", "--horizons", type=int, nargs="+", default=[3, 4, 5, 6])
     p.add_argument("--settings", nargs="+", choices=["conventional", "pdpp"], default=["conventional"])
-    p.add_argument("--methods", nargs="+", default=list(METHODS), help=f"subset of: {' '.join(METHODS)}")
+    p.add_argument("--methods", nargs="+", default=list(METHODS), help=f"subset of: {' '.join(METHODS + LLM_METHODS)} "
+                                                                  f"(default: all but {' '.join(LLM_METHODS)})")
     p.add_argument("--sampler", choices=["ddpm", "ddim"], default=None, help="override the models' sampler")
     p.add_argument("--sampler-steps", type=int, default=None, help="DDIM steps")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--samples", type=int, default=0, metavar="K",
+                   help="draw K plans per test episode and report NLL, KL, mode precision and recall")
     p.add_argument("--strict", action="store_true", help="fail instead of skipping methods without models")
     p.add_argument("--records", default=None, help="per-episode predictions (.jsonl or .parquet)")
     p.add_argument("--out", default=None, help="write the table rows as JSON")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: $KEPP_THREADS or half the cores)")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
+    add_llm_args(p)
 
 
 def _eval(args) -> int:
     from kepp_core.errors import KeppError
-    from kepp_core.evaluation.methods import evaluate_horizon
+    from kepp_core.evaluation.methods import UNCERTAINTY_COLUMNS, evaluate_horizon
     from kepp_core.evaluation.report import episode_records, write_records
     from kepp_core.io import atomic_write_json
     from kepp_core.training.loop import set_cpu_threads
 
     set_cpu_threads(args.threads)
     ds = dataset_from_args(args)
+    llm = _recommender(args, ds)
     models = Path(args.models)
     if not models.is_dir():
         raise KeppError(f"{models}: models folder not found (train with 'kepp train all')")
@@ -49,7 +60,7 @@ def _eval(args) -> int:
         for h in args.horizons:
             ev = evaluate_horizon(ds, root, h, setting, args.methods, sampler=args.sampler,
                                   sampler_steps=args.sampler_steps, seed=args.seed, strict=args.strict,
-                                  log=lambda s: print(s) if not args.json else None)
+                                  samples=args.samples, llm=llm, log=lambda s: print(s) if not args.json else None)
             for r in ev.rows():
                 if ev.step_accuracy:
                     r.update(ev.step_accuracy)
@@ -64,10 +75,42 @@ def _eval(args) -> int:
     if args.json:
         emit_json({"rows": rows, "skipped": skipped})
         return 0
-    print_table(rows, ["method", "T", "setting", "SR", "mAcc", "mIoU", "mIoU_b256", "first_acc", "last_acc",
-                       "episodes", "episodes_per_s"], title=f"{ds.name}: test episodes")
+    if args.samples:  # narrower: the uncertainty columns replace the secondary ones
+        cols = ["method", "T", "SR", "mAcc", "mIoU", "K", *UNCERTAINTY_COLUMNS, "episodes"]
+        if llm is not None:
+            cols.insert(-1, "llm_fallbacks")
+        if len(args.settings) > 1:
+            cols.insert(2, "setting")
+    else:
+        cols = ["method", "T", "setting", "SR", "mAcc", "mIoU", "mIoU_b256", "first_acc", "last_acc",
+                "episodes", "episodes_per_s"]
+        if llm is not None:
+            cols[-2:-2] = ["llm_plans", "llm_fallbacks"]
+    print_table(rows, cols, title=f"{ds.name}: test episodes")
     for k, v in skipped.items():
         print(f"skipped {k}: {v}")
+    if llm is not None:
+        fb = [r for r in rows if r.get("llm_fallbacks")]
+        print(f"LLM plans: fallback {llm.fallback.name!r} used for "
+              + (", ".join(f"{r['method']} T={r['T']}: {r['llm_fallbacks']} of {r['episodes']} "
+                           f"({', '.join(f'{k} ×{v}' for k, v in r['fallback_reasons'].items())})" for r in fb)
+                 if fb else "no episode")
+              + f"; {llm.client.requests} requests, {llm.client.cache_hits} cached replies")
     if args.records:
         print(f"records → {args.records} ({len(records)} episodes)")
     return 0
+
+
+def _recommender(args, ds):
+    """The LLM recommender when an LLM method is asked for and an endpoint is configured."""
+    import os
+
+    from kepp_core.evaluation.methods import LLM_METHODS
+    from kepp_core.llm.client import ENV_URL
+    from kepp_core.llm.options import recommender_from_args
+
+    if not set(args.methods) & set(LLM_METHODS):
+        return None
+    if not (args.llm_url or os.environ.get(ENV_URL)):
+        return None  # the LLM methods are skipped, saying why (or fail with --strict)
+    return recommender_from_args(args, ds)

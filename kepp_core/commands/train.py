@@ -15,7 +15,11 @@ EXAMPLES_STEP = """  kepp train step --dataset demo -T 4 --out models/T4/step
 EXAMPLES_PLAN = """  kepp train plan --dataset demo -T 4 --step-model models/T4/step --out models/T4/plan-graph-R1
   kepp train plan --dataset demo -T 4 --step-model models/T4/step --R 2 --out models/T4/plan-graph-R2
   kepp train plan --dataset demo -T 4 --condition none --out models/T4/plan-none
-  kepp train plan --dataset demo -T 4 --condition task --out models/T4/plan-task"""
+  kepp train plan --dataset demo -T 4 --condition task --out models/T4/plan-task
+  kepp train plan --dataset demo -T 4 --step-model models/T4/step --condition llm --out models/T4/plan-llm \\
+      --llm-url http://127.0.0.1:8080/v1 --llm-model llama
+  KEPP_LLM_URL=http://127.0.0.1:8080/v1 KEPP_LLM_MODEL=llama kepp train plan --dataset demo -T 4 \\
+      --step-model models/T4/step --condition graph+llm --out models/T4/plan-graph-llm"""
 EXAMPLES_CLS = "  kepp train task-classifier --dataset demo -T 4 --out models/T4/task-classifier"
 EXAMPLES_ALL = """  kepp train all --dataset demo --out models --horizons 3 4 5 6
   kepp train all --dataset demo --out models --horizons 4 --only step plan-graph-R1"""
@@ -29,14 +33,18 @@ def register(sub) -> None:
     pl = add_command(tsub, "plan", "train a planning model (observations + condition → plan)", EXAMPLES_PLAN, _plan)
     _common(pl)
     pl.add_argument("--step-model", default=None, help="step model folder (needed for --condition graph)")
-    pl.add_argument("--condition", default=None, choices=["graph", "none", "task"],
-                    help="condition row: P²KG recommendation, nothing, or task class (PDPP)")
+    pl.add_argument("--condition", default=None, choices=["graph", "none", "task", "llm", "graph+llm"],
+                    help="condition row: P²KG recommendation, nothing, task class (PDPP), the LLM's plan, "
+                         "or the P²KG and the LLM rows")
     pl.add_argument("--R", type=int, default=None, help="number of graph paths aggregated into the condition")
     pl.add_argument("--recommend", default=None, help="recommendation method (p2kg, pkg, ...)")
     pl.add_argument("--endpoint-folds", type=int, default=None,
                     help=">= 2: recommendations for training from out-of-fold step models (0: --step-model's)")
     pl.add_argument("--gt-augment", action="store_true", default=None,
                     help="also train on recommendations from ground-truth endpoints")
+    from kepp_core.llm.options import add_llm_args
+
+    add_llm_args(pl)
     c = add_command(tsub, "task-classifier", "train PDPP's task classifier", EXAMPLES_CLS, _classifier)
     _common(c)
     a = add_command(tsub, "all", "train every model of the evaluation table for some horizons", EXAMPLES_ALL, _all)
@@ -108,11 +116,31 @@ def _step(args) -> int:
 
 
 def _plan(args) -> int:
+    from kepp_core.diffusion.layout import LLM_CONDITIONS
     from kepp_core.training import train_plan_model
 
     cfg = config_from_args(args)
-    return _report(args, train_plan_model(dataset_from_args(args), cfg, args.out, args.step_model,
-                                          args.resume, not args.no_progress))
+    ds = dataset_from_args(args)
+    llm = None
+    if cfg.condition in LLM_CONDITIONS:
+        from kepp_core.llm.options import recommender_from_args
+
+        llm = recommender_from_args(args, ds)
+    summary = train_plan_model(ds, cfg, args.out, args.step_model, args.resume, not args.no_progress, llm=llm)
+    if llm is not None and not args.json:
+        print(llm_line(summary["llm"]))
+    return _report(args, summary)
+
+
+def llm_line(s: dict) -> str:
+    """One line on where the LLM condition rows came from (plans, fallback and why)."""
+    why = ", ".join(f"{k} ×{v}" for k, v in s.get("fallback_reasons", {}).items())
+    line = (f"LLM rows: {s['llm']} of {s['episodes']} episodes from the LLM, {s['fallback']} from the "
+            f"fallback {s['fallback_name']!r}{' (' + why + ')' if why else ''}; "
+            f"{s['requests']} requests, {s['cache_hits']} cached replies")
+    if s.get("server_given_up"):
+        line += f"; server given up: {s['server_given_up']}"
+    return line
 
 
 def _classifier(args) -> int:

@@ -146,7 +146,9 @@ def step_layout(horizon: int, obs_dim: int, num_actions: int) -> ConditionLayout
 
 
 # Planning-model condition variants (the methods of the evaluation table).
-PLAN_CONDITIONS = ("graph", "none", "task", "extra")
+PLAN_CONDITIONS = ("graph", "none", "task", "extra", "llm", "graph+llm")
+# Conditions whose rows come from an LLM recommendation (kepp_core.llm).
+LLM_CONDITIONS = ("llm", "graph+llm")
 
 
 def plan_layout(horizon: int, obs_dim: int, num_actions: int, condition: str = "graph",
@@ -154,8 +156,12 @@ def plan_layout(horizon: int, obs_dim: int, num_actions: int, condition: str = "
     """Planning model: observations + condition row + actions.
 
     ``condition``: ``graph`` (P²KG recommendation, ``T × A``), ``none`` (KEPP without the
-    graph condition), ``task`` (PDPP task class, ``width`` = number of tasks) or ``extra``
-    (any ``T × width`` array, default ``width = A``).
+    graph condition), ``task`` (PDPP task class, ``width`` = number of tasks), ``extra``
+    (any ``T × width`` array, default ``width = A``), ``llm`` (the LLM's plan, one-hot
+    ``T × A``) or ``graph+llm`` (the P²KG row, then the LLM row).
+
+    >>> [r.name for r in plan_layout(3, 4, 5, "graph+llm").rows]
+    ['graph', 'llm']
     """
     if condition == "graph":
         rows = (ConditionRow("graph", num_actions, "graph"),)
@@ -167,6 +173,10 @@ def plan_layout(horizon: int, obs_dim: int, num_actions: int, condition: str = "
         rows = (ConditionRow("task", int(width), "task"),)
     elif condition == "extra":
         rows = (ConditionRow("extra", int(width or num_actions), "extra"),)
+    elif condition == "llm":
+        rows = (ConditionRow("llm", num_actions, "extra"),)
+    elif condition == "graph+llm":
+        rows = (ConditionRow("graph", num_actions, "graph"), ConditionRow("llm", num_actions, "extra"))
     else:
         raise KeppError(f"unknown plan condition {condition!r} (expected one of {', '.join(PLAN_CONDITIONS)})")
     return ConditionLayout("plan", horizon, obs_dim, num_actions, rows)

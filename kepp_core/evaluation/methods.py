@@ -9,9 +9,20 @@ Methods (KEPP.md §6, issue 4):
 - ``pdpp``: planning model with a task-class row, the task predicted by the classifier;
 - ``kepp-nograph``: planning model without the graph condition;
 - ``kepp-R1`` / ``kepp-R2``: the KEPP planner with R = 1 / 2 paths;
-- ``kepp-gt``: the KEPP planner (R = 1) with ground-truth endpoints (a flawless step model).
+- ``kepp-gt``: the KEPP planner (R = 1) with ground-truth endpoints (a flawless step model);
+- ``kepp-llm`` / ``kepp-graph-llm`` (``LLM_METHODS``, run only when asked for and given an
+  :class:`~kepp_core.llm.LLMRecommender`): planning models conditioned on the LLM's plan for
+  the step model's predicted endpoints, alone / after the P²KG row (paper Table 6). Their
+  rows say how many plans came from the LLM and how many from the fallback (and which).
 
 Every learned method reads ``ROOT/T<h>/<model>`` (see :mod:`kepp_core.training.suite`).
+
+With ``samples=K`` every probabilistic method (``random`` and the planning models:
+``pdpp``, ``kepp-*``) also draws ``K`` plans per test episode (one batched DDPM/DDIM pass
+over the episodes repeated ``K`` times, different noise per copy; the step model's
+endpoints and the graph condition stay the point prediction's) and
+:func:`~kepp_core.evaluation.uncertainty.episode_uncertainty` scores them (NLL, KL, mode
+precision and recall).
 """
 
 from __future__ import annotations
@@ -28,23 +39,35 @@ from torch.nn import functional as F
 from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.evaluation.metrics import mean_accuracy, miou_per_batch, miou_per_episode, success_rate
+from kepp_core.evaluation.uncertainty import UncertaintyResult, episode_uncertainty
 from kepp_core.graph.build import build_graph
-from kepp_core.planner import KEPPPlanner, make_retriever, sample_actions
+from kepp_core.planner import KEPPPlanner, make_retriever, sample_actions, sample_plans
 from kepp_core.training.checkpoint import check_compatible, load_checkpoint
 from kepp_core.training.data import EpisodeTensors, episode_tensors
+from kepp_core.training.trainers import llm_condition_rows
+
+# Methods that can draw K plans per episode (``samples``); the others are deterministic.
+SAMPLED = ("random", "pdpp", "kepp-nograph", "kepp-R1", "kepp-R2", "kepp-gt", "kepp-llm", "kepp-graph-llm")
+UNCERTAINTY_COLUMNS = ("NLL", "KL", "ModePrec", "ModeRec")
 
 METHODS = ("random", "retrieval", "graph-pred", "graph-gt", "pdpp", "kepp-nograph", "kepp-R1", "kepp-R2",
            "kepp-gt")
+# Methods that need an LLM endpoint; not in the default list.
+LLM_METHODS = ("kepp-llm", "kepp-graph-llm")
+ALL_METHODS = METHODS + LLM_METHODS
 LABELS = {
     "random": "Random", "retrieval": "Retrieval (nearest training episode)",
     "graph-pred": "P²KG zero-shot, predicted endpoints", "graph-gt": "P²KG zero-shot, ground-truth endpoints",
     "pdpp": "PDPP (task classifier)", "kepp-nograph": "KEPP without graph condition",
     "kepp-R1": "KEPP R=1", "kepp-R2": "KEPP R=2", "kepp-gt": "KEPP with ground-truth endpoints",
+    "kepp-llm": "KEPP with the LLM plan instead of the graph", "kepp-graph-llm": "KEPP with the graph and the LLM plan",
 }
 # The model folders each learned method needs.
 NEEDS = {"graph-pred": ["step"], "pdpp": ["plan-task", "task-classifier"], "kepp-nograph": ["plan-none"],
          "kepp-R1": ["step", "plan-graph-R1"], "kepp-R2": ["step", "plan-graph-R2"],
-         "kepp-gt": ["step", "plan-graph-R1"]}
+         "kepp-gt": ["step", "plan-graph-R1"], "kepp-llm": ["step", "plan-llm"],
+         "kepp-graph-llm": ["step", "plan-graph-llm"]}
+LLM_FOLDERS = {"kepp-llm": "plan-llm", "kepp-graph-llm": "plan-graph-llm"}
 
 
 @dataclass
@@ -52,6 +75,8 @@ class MethodOutput:
     plans: np.ndarray  # [N, T]
     seconds: float
     extra: dict = field(default_factory=dict)  # per-episode extras (endpoints, paths) for the records
+    samples: np.ndarray | None = None  # [N, K, T] sampled plans (``samples=K``)
+    uncertainty: UncertaintyResult | None = None
 
 
 @dataclass
@@ -75,6 +100,15 @@ class HorizonEvaluation:
                         "SR": success_rate(o.plans, gt), "mAcc": mean_accuracy(o.plans, gt),
                         "mIoU": miou_per_episode(o.plans, gt), "mIoU_b256": miou_per_batch(o.plans, gt),
                         "episodes": len(gt), "episodes_per_s": len(gt) / max(o.seconds, 1e-9)})
+            if "llm_summary" in o.extra:
+                u = o.extra["llm_summary"]
+                out[-1].update({"llm_plans": u["llm"], "llm_fallbacks": u["fallback"], "fallback": u["fallback_name"],
+                                "fallback_reasons": u["fallback_reasons"]})
+            if o.uncertainty is not None:
+                u = o.uncertainty
+                out[-1].update({"K": u.samples, "NLL": u.nll, "KL": u.kl, "ModePrec": u.mode_precision,
+                                "ModeRec": u.mode_recall, "pred_modes": u.predicted_modes,
+                                "gt_modes": u.truth_modes})
         return out
 
 
@@ -85,14 +119,21 @@ def _train_tensors(ds: Dataset, horizon: int, setting: str, m: int) -> EpisodeTe
 def evaluate_horizon(ds: Dataset, models: str | Path | None, horizon: int, setting: str = "conventional",
                      methods: Sequence[str] = METHODS, m: int = 3, sampler: str | None = None,
                      sampler_steps: int | None = None, seed: int = 0, strict: bool = False,
-                     log: Callable[[str], None] = lambda s: None) -> HorizonEvaluation:
+                     log: Callable[[str], None] = lambda s: None, samples: int = 0,
+                     llm=None) -> HorizonEvaluation:
     """Run ``methods`` on the test episodes of ``horizon``.
 
     Methods whose models are missing are skipped (listed in ``skipped``) unless ``strict``.
+    ``samples=K`` (K ≥ 2) also draws K plans per episode from the methods in ``SAMPLED`` and
+    scores them with :func:`~kepp_core.evaluation.uncertainty.episode_uncertainty`.
+    ``llm``: the :class:`~kepp_core.llm.LLMRecommender` the ``LLM_METHODS`` need (skipped
+    without it, unless ``strict``).
     """
+    if samples and samples < 2:
+        raise KeppError(f"--samples needs K >= 2 plans per episode, got {samples}")
     for name in methods:
-        if name not in METHODS:
-            raise unknown_name_error("method", name, METHODS)
+        if name not in ALL_METHODS:
+            raise unknown_name_error("method", name, ALL_METHODS)
     test = episode_tensors(ds, horizon, "test", setting, m)
     gt = test.actions.numpy()
     hdir = Path(models) / f"T{horizon}" if models is not None else None
@@ -109,6 +150,8 @@ def evaluate_horizon(ds: Dataset, models: str | Path | None, horizon: int, setti
         for need in NEEDS.get(name, []):
             if not (hdir / need / "config.json").is_file():
                 return f"{hdir / need} not found"
+        if name in LLM_METHODS and llm is None:
+            return "no LLM endpoint configured (--llm-url / KEPP_LLM_URL, --llm-model / KEPP_LLM_MODEL)"
         return None
 
     def planner(R: int) -> KEPPPlanner:
@@ -129,9 +172,12 @@ def evaluate_horizon(ds: Dataset, models: str | Path | None, horizon: int, setti
             continue
         t0 = time.perf_counter()
         extra: dict = {}
+        drawn = None
         if name == "random":
             rng = np.random.default_rng(seed)
             plans = rng.integers(0, ds.num_actions, size=gt.shape)
+            if samples:
+                drawn = rng.integers(0, ds.num_actions, size=(len(gt), samples, horizon))
         elif name == "retrieval":
             plans = _retrieval(_train_tensors(ds, horizon, setting, m), test)
         elif name in ("graph-pred", "graph-gt"):
@@ -145,14 +191,41 @@ def evaluate_horizon(ds: Dataset, models: str | Path | None, horizon: int, setti
             recs = make_retriever(graph, "p2kg", 1).batch([tuple(e) for e in ends.tolist()], horizon)
             plans = np.array([r.top for r in recs])
         elif name == "pdpp":
-            plans = _pdpp(hdir, ds, horizon, test, sampler, sampler_steps, seed, setting)
+            plans, drawn = _pdpp(hdir, ds, horizon, test, sampler, sampler_steps, seed, setting, samples)
+        elif name in LLM_METHODS:
+            folder = hdir / LLM_FOLDERS[name]
+            model, cfg = load_checkpoint(folder, "plan")
+            check_compatible(cfg, ds, horizon, test.obs_dim, where=str(folder), setting=setting)
+            if step_pred is None:
+                step_pred, step_scores = planner_for_endpoints(hdir, ds, horizon, test, sampler, sampler_steps,
+                                                               seed, setting)
+            rows = [r.name for r in model.layout.rows]
+            cond = {}
+            if "graph" in rows:
+                retriever = make_retriever(graph, cfg.get("recommend", "p2kg"), int(cfg.get("R", 1)))
+                cond["graph"] = torch.from_numpy(retriever.conditions([tuple(e) for e in step_pred.tolist()],
+                                                                      horizon))
+            recs = []
+            if "llm" in rows:
+                cond["llm"], recs = llm_condition_rows(llm, torch.from_numpy(step_pred), horizon, ds.num_actions,
+                                                       progress=False)
+            s = cfg.get("sampler", {})
+            how = (sampler or s.get("name", "ddpm"), sampler_steps or s.get("steps"))
+            x0 = sample_actions(model, test.obs_start, test.obs_goal, cond, *how, seed=seed + 1)
+            plans = model.decode(x0).numpy()
+            extra = {"llm_summary": llm.summary(recs),
+                     "llm": [{"actions": list(r.actions), "source": r.source} for r in recs]}
+            if samples:
+                drawn = sample_plans(model, test.obs_start, test.obs_goal, cond, samples, *how, seed=seed + 2)
         elif name == "kepp-nograph":
             model, cfg = load_checkpoint(hdir / "plan-none", "plan")
             check_compatible(cfg, ds, horizon, test.obs_dim, where=str(hdir / "plan-none"), setting=setting)
             s = cfg.get("sampler", {})
-            x0 = sample_actions(model, test.obs_start, test.obs_goal, None, sampler or s.get("name", "ddpm"),
-                                sampler_steps or s.get("steps"), seed=seed + 1)
+            how = (sampler or s.get("name", "ddpm"), sampler_steps or s.get("steps"))
+            x0 = sample_actions(model, test.obs_start, test.obs_goal, None, *how, seed=seed + 1)
             plans = model.decode(x0).numpy()
+            if samples:
+                drawn = sample_plans(model, test.obs_start, test.obs_goal, None, samples, *how, seed=seed + 2)
         else:
             R = 2 if name == "kepp-R2" else 1
             p = planner(R)
@@ -163,8 +236,21 @@ def evaluate_horizon(ds: Dataset, models: str | Path | None, horizon: int, setti
                      "path_scores": [r.scores for r in b.recommendations]}
             if name != "kepp-gt" and step_pred is None:
                 step_pred, step_scores = b.endpoints, b.endpoint_scores
-        outputs[name] = MethodOutput(np.asarray(plans), time.perf_counter() - t0, extra)
-        log(f"T={horizon} {setting} {name}: SR {success_rate(plans, gt):.2f} ({time.perf_counter() - t0:.1f}s)")
+            if samples:
+                cond = {"graph": torch.from_numpy(b.conditions)} if p.uses_graph else None
+                drawn = sample_plans(p.plan_model, test.obs_start, test.obs_goal, cond, samples, p.sampler,
+                                     p.sampler_steps, seed=seed + 2)
+        out = MethodOutput(np.asarray(plans), time.perf_counter() - t0, extra)
+        if samples and name in SAMPLED:
+            out.samples = np.asarray(drawn)
+            out.uncertainty = episode_uncertainty(out.samples, test.episodes, ds.num_actions)
+            out.seconds = time.perf_counter() - t0
+        outputs[name] = out
+        note = ""
+        if "llm_summary" in extra:
+            u = extra["llm_summary"]
+            note = f", LLM plans {u['llm']}/{u['episodes']} (fallback {u['fallback_name']!r}: {u['fallback']})"
+        log(f"T={horizon} {setting} {name}: SR {success_rate(plans, gt):.2f} ({time.perf_counter() - t0:.1f}s{note})")
     acc = None
     if step_pred is not None:
         acc = {"first_acc": float((step_pred[:, 0] == gt[:, 0]).mean() * 100),
@@ -198,7 +284,7 @@ def _retrieval(train: EpisodeTensors, test: EpisodeTensors) -> np.ndarray:
 
 
 def _pdpp(hdir: Path, ds: Dataset, horizon: int, test: EpisodeTensors, sampler, steps, seed: int,
-          setting: str) -> np.ndarray:
+          setting: str, samples: int = 0) -> tuple[np.ndarray, np.ndarray | None]:
     clf, ccfg = load_checkpoint(hdir / "task-classifier", "task-classifier")
     check_compatible(ccfg, ds, None, test.obs_dim, where=str(hdir / "task-classifier"), setting=setting)
     model, cfg = load_checkpoint(hdir / "plan-task", "plan")
@@ -207,6 +293,8 @@ def _pdpp(hdir: Path, ds: Dataset, horizon: int, test: EpisodeTensors, sampler, 
         task = clf(test.obs_start, test.obs_goal).argmax(-1)
     cond = {"task": F.one_hot(task, model.layout.rows[0].width).float()}
     s = cfg.get("sampler", {})
-    x0 = sample_actions(model, test.obs_start, test.obs_goal, cond, sampler or s.get("name", "ddpm"),
-                        steps or s.get("steps"), seed=seed + 1)
-    return model.decode(x0).numpy()
+    how = (sampler or s.get("name", "ddpm"), steps or s.get("steps"))
+    x0 = sample_actions(model, test.obs_start, test.obs_goal, cond, *how, seed=seed + 1)
+    drawn = sample_plans(model, test.obs_start, test.obs_goal, cond, samples, *how, seed=seed + 2) \
+        if samples else None
+    return model.decode(x0).numpy(), drawn

@@ -17,7 +17,9 @@ METRICS = ("SR", "mAcc", "mIoU", "mIoU_b256")
 
 def episode_records(ev: HorizonEvaluation, actions: Sequence[str], seed: int | None = None) -> list[dict]:
     """One record per test episode: ids, times, ground truth, endpoints, graph paths, plan and
-    correctness per method (``endpoints``/``paths`` are the KEPP R=2 planner's when run, else R=1)."""
+    correctness per method (``endpoints``/``paths`` are the KEPP R=2 planner's when run, else R=1);
+    with ``--samples K`` the ``K`` sampled plans per method (``samples``), with LLM methods the
+    LLM row's plan and source (``llm``)."""
     gt = ev.data.actions.numpy()
     src = ev.outputs.get("kepp-R2") or ev.outputs.get("kepp-R1")
     step = ev.outputs.get("_step")
@@ -45,6 +47,10 @@ def episode_records(ev: HorizonEvaluation, actions: Sequence[str], seed: int | N
             p = o.plans[i].tolist()
             rec["plans"][name] = p
             rec["correct"][name] = p == gt[i].tolist()
+            if o.samples is not None:  # kepp eval --samples K
+                rec.setdefault("samples", {})[name] = o.samples[i].tolist()
+            if "llm" in o.extra:  # the LLM row's plan and where it came from (llm or the fallback)
+                rec.setdefault("llm", {})[name] = o.extra["llm"][i]
         out.append(rec)
     return out
 

@@ -342,7 +342,7 @@ class LLMRecommender:
         reasons: dict[str, int] = {}
         for r in recommendations:
             if r.fallback_reason:
-                head = r.fallback_reason.split(":")[0].split(" (")[0]
+                head = r.fallback_reason.split(": ")[0].split(" (")[0]  # ": ", not the URL's colons
                 reasons[head] = reasons.get(head, 0) + 1
         n = len(recommendations)
         llm = sum(1 for r in recommendations if not r.used_fallback)

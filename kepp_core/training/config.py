@@ -38,7 +38,7 @@ class TrainConfig:
     val_sampler: str = "ddim"  # sampler used for validation during training (fast)
     seed: int = 0
     # planning models only
-    condition: str = "graph"  # graph | none | task | extra
+    condition: str = "graph"  # graph | none | task | extra | llm | graph+llm
     R: int = 1
     recommend: str = "p2kg"  # p2kg (probabilistic) | pkg (frequency graph)
     gt_augment: bool = False  # add copies of the episodes conditioned on ground-truth endpoints

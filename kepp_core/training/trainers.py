@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import torch
 from torch.nn import functional as F
 
 from kepp_core.data.records import Dataset
 from kepp_core.diffusion import ProjectedDiffusion, plan_layout, step_layout
+from kepp_core.diffusion.layout import LLM_CONDITIONS
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.metrics import mean_accuracy, success_rate
 from kepp_core.graph.build import build_graph
@@ -130,15 +132,30 @@ def _step_endpoints(step_dir: Path, ds: Dataset, data: EpisodeTensors, cfg: Trai
     return ends
 
 
+def llm_condition_rows(llm, endpoints: torch.Tensor, horizon: int, num_actions: int,
+                       progress: bool = False) -> tuple[torch.Tensor, list]:
+    """The LLM condition rows ``[N, T, A]`` for endpoint pairs ``[N, 2]`` and the
+    :class:`~kepp_core.llm.LLMRecommendation` of each (distinct pairs are asked once)."""
+    from kepp_core.llm import llm_conditions
+
+    recs = llm.batch([tuple(e) for e in endpoints.tolist()], horizon, progress=progress)
+    rows = llm_conditions(recs, num_actions) if recs else np.zeros((0, horizon, num_actions), np.float32)
+    return torch.from_numpy(rows), recs
+
+
 def train_plan_model(ds: Dataset, cfg: TrainConfig, out: str | Path, step_dir: str | Path | None = None,
                      resume: bool = False, progress: bool = True, extra: torch.Tensor | None = None,
-                     extra_val: torch.Tensor | None = None) -> dict:
+                     extra_val: torch.Tensor | None = None, llm=None) -> dict:
     """Train a planning model with condition ``cfg.condition`` and save it to ``out``.
 
     ``graph``: recommendations from the step model's *predicted* endpoints (``step_dir``),
     plus ground-truth-endpoint copies when ``cfg.gt_augment``; ``task``: the ground-truth
     task class (PDPP; a classifier predicts it at test time); ``none``: no condition;
-    ``extra``: the given ``[N, T, K]`` arrays (one per fit episode).
+    ``extra``: the given ``[N, T, K]`` arrays (one per fit episode); ``llm`` / ``graph+llm``:
+    the LLM's plan for the step model's predicted endpoints (one-hot ``T × A``; ``llm`` is a
+    :class:`kepp_core.llm.LLMRecommender`, replies cached on disk), alone or after the P²KG
+    row. What the LLM answered (plans from the LLM, fallbacks and why) is saved in the
+    checkpoint's ``config.json`` under ``llm``.
     """
     torch.manual_seed(cfg.seed)
     out = Path(out)
@@ -152,28 +169,49 @@ def train_plan_model(ds: Dataset, cfg: TrainConfig, out: str | Path, step_dir: s
     val_conds: dict[str, torch.Tensor] = {}
     graph = None
     extra_meta: dict = {"condition": cfg.condition, "R": cfg.R, "recommend": cfg.recommend}
-    if cfg.condition == "graph":
+    uses_graph = cfg.condition in ("graph", "graph+llm")
+    uses_llm = cfg.condition in LLM_CONDITIONS
+    if uses_graph or uses_llm:
         if step_dir is None and cfg.endpoint_folds < 2:
-            raise KeppError("a graph-conditioned planning model needs the step model (--step-model) "
+            raise KeppError(f"a {cfg.condition}-conditioned planning model needs the step model (--step-model) "
                             "or out-of-fold endpoints (--endpoint-folds 2)")
+        if uses_llm and llm is None:
+            raise KeppError(f"a {cfg.condition}-conditioned planning model needs an LLM endpoint "
+                            "(--llm-url / KEPP_LLM_URL and --llm-model / KEPP_LLM_MODEL)")
         graph = build_graph(ds, "train")
         ends = (out_of_fold_endpoints(ds, data, cfg, progress) if cfg.endpoint_folds >= 2
                 else _step_endpoints(Path(step_dir), ds, data, cfg))
-        conds["graph"] = graph_conditions(graph, ends, cfg)
+        llm_recs: list = []
+
+        def rows_for(endpoints: torch.Tensor) -> dict[str, torch.Tensor]:
+            out: dict[str, torch.Tensor] = {}
+            if uses_graph:
+                out["graph"] = graph_conditions(graph, endpoints, cfg)
+            if uses_llm:
+                rows, recs = llm_condition_rows(llm, endpoints, cfg.horizon, ds.num_actions, progress)
+                out["llm"] = rows
+                llm_recs.extend(recs)
+            return out
+
+        conds.update(rows_for(ends))
         extra_meta["endpoint_folds"] = cfg.endpoint_folds
         extra_meta["train_endpoint_acc"] = {
             "first": float((ends[:, 0] == data.actions[:, 0]).float().mean() * 100),
             "last": float((ends[:, 1] == data.actions[:, -1]).float().mean() * 100)}
         if cfg.gt_augment:
-            gt = graph_conditions(graph, data.actions[:, [0, -1]], cfg)
+            gt = rows_for(data.actions[:, [0, -1]])
             data = EpisodeTensors(data.episodes * 2, torch.cat([data.obs_start] * 2), torch.cat([data.obs_goal] * 2),
                                   torch.cat([data.actions] * 2), torch.cat([data.tasks] * 2))
-            conds["graph"] = torch.cat([conds["graph"], gt])
+            conds = {k: torch.cat([v, gt[k]]) for k, v in conds.items()}
         if val is not None and step_dir is not None:
-            val_conds["graph"] = graph_conditions(graph, _step_endpoints(Path(step_dir), ds, val, cfg), cfg)
+            val_conds.update(rows_for(_step_endpoints(Path(step_dir), ds, val, cfg)))
         elif val is not None:
             val = None  # no step model to predict validation endpoints with
         extra_meta["step_model"] = Path(step_dir).name if step_dir is not None else None
+        if uses_llm:
+            extra_meta["llm"] = {"model": llm.client.config.model, "mapper": llm.mapper.name,
+                                 "queries": llm.queries, "verify": llm.verify, "vote_on": llm.vote_on,
+                                 **llm.summary(llm_recs)}
     elif cfg.condition == "task":
         conds["task"] = F.one_hot(data.tasks, len(tasks)).float()
         if val is not None:
@@ -206,6 +244,8 @@ def train_plan_model(ds: Dataset, cfg: TrainConfig, out: str | Path, step_dir: s
     summary = fit(model, len(data), batch_loss, cfg, out, meta, validate if val else None, resume, progress)
     if runtime().main:  # the planner shows graph paths for every planning model
         (graph or build_graph(ds, "train")).save(out / GRAPH_FILE)
+    if "llm" in extra_meta:
+        summary["llm"] = extra_meta["llm"]
     return summary
 
 
