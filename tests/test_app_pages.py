@@ -348,3 +348,37 @@ def test_a_world_rendered_from_niv_plans_works_by_path(monkeypatch, app_env, niv
     at.text_input(key="cfg_checkpoints").set_value(str(app_env.models)).run()
     assert not at.exception
     assert any("vocabulary" in t for t in texts(at.error))
+
+
+@pytest.fixture(scope="module")
+def niv_env(niv_world, tmp_path_factory):
+    """The NIV-plans world given by path, with models and records that kepp makes for it."""
+    from test_app_fixtures import HORIZON, MEMBERS, METHODS, AppEnv
+
+    from kepp_core.cli import main
+
+    out = tmp_path_factory.mktemp("niv-models")
+    models, records = out / "models", out / "predictions.jsonl"
+    common = ["--dataset", "demo", "--root", str(niv_world)]
+    assert main(["train", "all", *common, "--out", str(models), "--horizons", str(HORIZON), "--only", *MEMBERS,
+                 "--train-steps", "20", "--diffusion-steps", "10", "--dim", "16", "--val-every", "1000",
+                 "--no-progress"]) == 0
+    assert main(["eval", *common, "--models", str(models), "-T", str(HORIZON), "--records", str(records),
+                 "--methods", *METHODS]) == 0
+    return AppEnv(niv_world, models, records, HORIZON)
+
+
+def test_every_page_works_on_the_niv_world_with_its_own_models(monkeypatch, niv_env):
+    ds = dataset(niv_env)
+    at = plan_page(monkeypatch, niv_env, KEPP_APP_RUNS=niv_env.models)
+    at.selectbox(key="plan_T").select(niv_env.horizon).run()
+    at.button(key="plan_go").click().run()
+    no_problems(at)
+    assert all(m.value in ds.actions for m in at.metric)
+    assert cards(at) >= 3 * niv_env.horizon  # graph path(s), the plan and the ground truth
+    for page in ("pages/2_Graph.py", "pages/3_Heatmaps.py", "pages/4_Failure_cases.py",
+                 "pages/5_Results.py", "pages/6_Training.py"):
+        at.switch_page(page).run()
+        no_problems(at)
+    at.switch_page("pages/5_Results.py").run()
+    assert set(at.dataframe[0].value["method"]) >= {"kepp-R1", "kepp-nograph"}
