@@ -16,7 +16,7 @@ from pathlib import Path
 from kepp_core.data.features import find_file, read_feature_shape
 from kepp_core.data.records import SPLITS, Dataset, Step, Task, Video, seeded_split, vocabulary_from
 from kepp_core.errors import KeppError
-from kepp_core.io import atomic_open
+from kepp_core.io import atomic_open, iter_jsonl
 
 
 def _natural_key(s: str):
@@ -40,53 +40,43 @@ def load_plans(root: str | Path, features: str | Path | None = None, seed: int =
         raise KeppError(f"{feat_dir}: feature folder not found")
     rows = []
     seen_ids = set()
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
+    for where, rec in iter_jsonl(path):
+        for key in ("video", "task", "steps"):
+            if key not in rec:
+                raise KeppError(f"{where}: missing key {key!r} (expected video, task, steps)")
+        steps = rec["steps"]
+        if not isinstance(steps, list) or not all(isinstance(s, (str, int)) for s in steps):
+            raise KeppError(f"{where}: 'steps' must be a list of step labels")
+        steps = [str(s) for s in steps]
+        split = rec.get("split")
+        if split is not None and split not in SPLITS:
+            raise KeppError(f"{where}: split {split!r} is not 'train' or 'test'")
+        vid = str(rec["video"])
+        if vid in seen_ids:
+            raise KeppError(f"{where}: duplicate video id {vid!r}")
+        seen_ids.add(vid)
+        segs = rec.get("segments")
+        if segs is not None:
+            if (not isinstance(segs, list) or len(segs) != len(steps)
+                    or not all(isinstance(s, list) and len(s) == 2 for s in segs)):
+                raise KeppError(f"{where}: 'segments' must be {len(steps)} [start, end] pairs "
+                                f"(one per step)")
             try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise KeppError(f"{where}: invalid JSON ({e.msg} at column {e.colno})") from None
-            if not isinstance(rec, dict):
-                raise KeppError(f"{where}: expected a JSON object, got {type(rec).__name__}")
-            for key in ("video", "task", "steps"):
-                if key not in rec:
-                    raise KeppError(f"{where}: missing key {key!r} (expected video, task, steps)")
-            steps = rec["steps"]
-            if not isinstance(steps, list) or not all(isinstance(s, (str, int)) for s in steps):
-                raise KeppError(f"{where}: 'steps' must be a list of step labels")
-            steps = [str(s) for s in steps]
-            split = rec.get("split")
-            if split is not None and split not in SPLITS:
-                raise KeppError(f"{where}: split {split!r} is not 'train' or 'test'")
-            vid = str(rec["video"])
-            if vid in seen_ids:
-                raise KeppError(f"{where}: duplicate video id {vid!r}")
-            seen_ids.add(vid)
-            segs = rec.get("segments")
-            if segs is not None:
-                if (not isinstance(segs, list) or len(segs) != len(steps)
-                        or not all(isinstance(s, list) and len(s) == 2 for s in segs)):
-                    raise KeppError(f"{where}: 'segments' must be {len(steps)} [start, end] pairs "
-                                    f"(one per step)")
-                try:
-                    segs = [(float(s), float(e)) for s, e in segs]
-                except (TypeError, ValueError):
-                    raise KeppError(f"{where}: segment times must be numbers") from None
-                for (s, e) in segs:
-                    if s < 0 or e < s:
-                        raise KeppError(f"{where}: segment [{s}, {e}] is invalid (expected 0 <= start <= end)")
-            duration = rec.get("duration")
-            if duration is not None and segs:
-                if max(e for _, e in segs) > float(duration) + 1.0:
-                    raise KeppError(f"{where}: a segment ends after the video's duration {duration}")
-            feat = rec.get("features")
-            feat = (path.parent / feat) if feat else find_file(feat_dir, [f"{vid}.npy"])
-            if feat is not None and not Path(feat).is_file():
-                raise KeppError(f"{where}: feature file {feat} not found")
-            rows.append((vid, str(rec["task"]), split, steps, segs, duration, feat))
+                segs = [(float(s), float(e)) for s, e in segs]
+            except (TypeError, ValueError):
+                raise KeppError(f"{where}: segment times must be numbers") from None
+            for (s, e) in segs:
+                if s < 0 or e < s:
+                    raise KeppError(f"{where}: segment [{s}, {e}] is invalid (expected 0 <= start <= end)")
+        duration = rec.get("duration")
+        if duration is not None and segs:
+            if max(e for _, e in segs) > float(duration) + 1.0:
+                raise KeppError(f"{where}: a segment ends after the video's duration {duration}")
+        feat = rec.get("features")
+        feat = (path.parent / feat) if feat else find_file(feat_dir, [f"{vid}.npy"])
+        if feat is not None and not Path(feat).is_file():
+            raise KeppError(f"{where}: feature file {feat} not found")
+        rows.append((vid, str(rec["task"]), split, steps, segs, duration, feat))
     if not rows:
         raise KeppError(f"{path}: no plans found")
 
