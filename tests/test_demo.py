@@ -38,13 +38,11 @@ def test_shipped_checkpoints_load_for_every_horizon():
 
 
 def _default_world():
+    """The default demo world, built here (about a minute) on a machine that has none yet."""
     from kepp_core.data import load_dataset
-    from kepp_core.data.synth import default_world_root, world_fingerprint
+    from kepp_core.data.synth import ensure_world
 
-    root = default_world_root()
-    if world_fingerprint(root) is None:
-        pytest.skip(f"the default demo world is not built at {root} (run 'kepp demo --no-app' once)")
-    return load_dataset("demo", root)
+    return load_dataset("demo", ensure_world(progress=False))
 
 
 def test_shipped_checkpoints_reproduce_their_recorded_metrics():
