@@ -38,7 +38,7 @@ Reported scores are floats computed in path order (``PathScorer.value``).
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -83,6 +83,22 @@ class Recommendation:
             for row in out["paths"]:
                 row["labels"] = [actions[a] for a in row["actions"]]
         return out
+
+
+def near_tie_runs(costs: Sequence[float]) -> Iterator[tuple[int, int]]:
+    """Index ranges ``[k, j)`` of sorted ``costs`` whose neighbours differ by at most ``EPS``:
+    the runs that may hide exact ties and must be ordered by exact scores.
+
+    >>> list(near_tie_runs([0.0, 1.0, 1.0, 2.0]))
+    [(0, 1), (1, 3), (3, 4)]
+    """
+    k, n = 0, len(costs)
+    while k < n:
+        j = k + 1
+        while j < n and costs[j] - costs[j - 1] <= EPS:
+            j += 1
+        yield k, j
+        k = j
 
 
 class PathScorer:
@@ -133,11 +149,9 @@ class PathScorer:
         """
         candidates.sort()
         out: list[tuple[int, ...]] = []
-        k, n = 0, len(candidates)
-        while k < n and len(out) < top:
-            j = k + 1
-            while j < n and candidates[j][0] - candidates[j - 1][0] <= EPS:
-                j += 1
+        for k, j in near_tie_runs([c[0] for c in candidates]):
+            if len(out) >= top:
+                break
             if j - k == 1:
                 out.append(candidates[k][1])
             else:
@@ -145,7 +159,6 @@ class PathScorer:
                 keys = self.exact_keys(run)
                 order = sorted(range(len(run)), key=lambda i: (-keys[i], self.lex(run[i])))
                 out.extend(run[i] for i in order[: top - len(out)])
-            k = j
         return [(p, self.value(p)) for p in out]
 
     def prepare(self, goal: int, horizon: int):
@@ -280,11 +293,9 @@ class MarkovScorer(PathScorer):
         done.sort()
         product = self.product
         out: list[tuple[tuple[int, ...], float]] = []
-        k, n = 0, len(done)
-        while k < n and len(out) < top:
-            j = k + 1
-            while j < n and done[j][0] - done[j - 1][0] <= EPS:
-                j += 1
+        for k, j in near_tie_runs([c[0] for c in done]):
+            if len(out) >= top:
+                break
             if j - k == 1:
                 cost, path, value = done[k]
                 out.append((path, value if product else -cost))
@@ -297,7 +308,6 @@ class MarkovScorer(PathScorer):
                     ranked = sorted([(-x, self.lex(c[1]), c) for x, c in zip(keys, run)])
                 for _, _, (cost, path, value) in ranked[: top - len(out)]:
                     out.append((path, value if product else -cost))
-            k = j
         return out
 
 
