@@ -22,8 +22,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kepp_core.data.synth import ensure_world  # noqa: E402
-from kepp_core.video import BuiltinEncoder, extract_features, find_videos  # noqa: E402
-from kepp_core.video.features import decode_for  # noqa: E402
+from kepp_core.data import extract_features  # noqa: E402
+from kepp_core.video import BuiltinEncoder, find_videos  # noqa: E402
+from kepp_core.video.encode import decode_for  # noqa: E402
 
 
 def main() -> None:

@@ -48,7 +48,7 @@ def main() -> None:
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     out = Path(args.out)
-    ds = load_dataset("demo", None)
+    ds = load_dataset("demo", ensure_world())
     rows, timing = [], []
     with ScriptedChatServer(TextbookServer(ds)) as server:
         client = ChatClient(LLMConfig(server.url, "scripted-textbook", retries=0, timeout=10), out / "llm-cache")

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from kepp_core.errors import KeppError
+
 
 def _file_mode() -> int:
     """Permissions of a normally created file (0666 less the umask); mkstemp would give 0600."""
@@ -85,8 +87,6 @@ def iter_jsonl(path: str | os.PathLike, required: tuple[str, ...] = ()) -> Itera
     A line that is not a JSON object, or lacks one of ``required``, is a KeppError naming the
     file and line.
     """
-    from kepp_core.errors import KeppError
-
     path = Path(path)
     with path.open(encoding="utf-8") as f:
         for lineno, line in enumerate(f, 1):

@@ -18,70 +18,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from kepp_core.data.episodes import clip_window
 from kepp_core.diffusion import ProjectedDiffusion
+from kepp_core.diffusion.sampling import predict_endpoints, sample_actions, sample_plans
 from kepp_core.errors import KeppError
 from kepp_core.graph.build import ProcedureGraph, load_graph
-from kepp_core.graph.retrieval import FrequencyScorer, P2KGScorer, Recommendation, Retriever, aggregate, make_scorer
-from kepp_core.training.checkpoint import load_checkpoint, read_config
-
-GRAPH_FILE = "graph.json"
-
-
-def make_retriever(graph: ProcedureGraph, method: str = "p2kg", R: int = 1) -> Retriever:
-    """A cached top-``R`` retriever for ``method`` (``p2kg``, ``pkg`` or any registered method)."""
-    scorer = {"p2kg": P2KGScorer, "pkg": FrequencyScorer}.get(method)
-    return Retriever(graph, scorer(graph) if scorer else make_scorer(graph, method), R)
-
-
-# --- batched sampling helpers (shared with training and evaluation) ---------------------------
-@torch.no_grad()
-def sample_actions(model: ProjectedDiffusion, obs_start: torch.Tensor, obs_goal: torch.Tensor,
-                   conditions: dict[str, torch.Tensor] | None = None, sampler: str = "ddpm",
-                   steps: int | None = None, batch_size: int = 1024, seed: int = 0) -> torch.Tensor:
-    """Sample ``x_0`` for every query (in batches) and return it ``[N, T, C]`` on the CPU.
-
-    Noise comes from a generator seeded with ``seed`` (reproducible results).
-    """
-    dev = model.obs_mean.device
-    gen = torch.Generator(device=dev).manual_seed(seed)
-    outs = []
-    for i in range(0, len(obs_start), batch_size):
-        sl = slice(i, i + batch_size)
-        cond = {k: v[sl] for k, v in (conditions or {}).items()}
-        tpl = model.template(obs_start[sl], obs_goal[sl], cond)
-        outs.append(model.sample(tpl, sampler, steps, generator=gen).cpu())
-    if not outs:
-        return torch.zeros(0, model.layout.horizon, model.layout.channels)
-    return torch.cat(outs)
-
-
-def sample_plans(model: ProjectedDiffusion, obs_start: torch.Tensor, obs_goal: torch.Tensor,
-                 conditions: dict[str, torch.Tensor] | None, k: int, sampler: str = "ddpm",
-                 steps: int | None = None, seed: int = 0, batch_size: int = 1024) -> np.ndarray:
-    """``K`` plans per query ``[N, K, T]`` from a planning model: the queries (and their
-    condition rows) repeated ``K`` times and sampled in batches, each copy with its own noise.
-
-    >>> sample_plans(model, obs_start, obs_goal, None, k=10).shape   # doctest: +SKIP
-    (N, 10, T)
-    """
-    n = len(obs_start)
-
-    def rep(t: torch.Tensor) -> torch.Tensor:
-        return torch.as_tensor(t).repeat_interleave(k, 0)
-
-    cond = {name: rep(v) for name, v in conditions.items()} if conditions else None
-    x0 = sample_actions(model, rep(obs_start), rep(obs_goal), cond, sampler, steps, batch_size, seed)
-    return model.decode(x0).numpy().reshape(n, k, model.layout.horizon)
-
-
-def predict_endpoints(step_model: ProjectedDiffusion, obs_start: torch.Tensor, obs_goal: torch.Tensor,
-                      sampler: str = "ddpm", steps: int | None = None, seed: int = 0,
-                      batch_size: int = 1024) -> tuple[torch.Tensor, torch.Tensor]:
-    """The step model's ``(â_1, â_T)`` ``[N, 2]`` and their scores ``[N, 2]``."""
-    x0 = sample_actions(step_model, obs_start, obs_goal, None, sampler, steps, batch_size, seed)
-    ends = x0[:, [0, -1], step_model.layout.action_start:]
-    scores = step_model.action_scores(x0)[:, [0, -1]]
-    return ends.argmax(-1), scores.max(-1).values
+from kepp_core.graph.retrieval import Recommendation, Retriever, aggregate, make_retriever
+from kepp_core.models.checkpoint import GRAPH_FILE, load_checkpoint, trained_horizons
+from kepp_core.video.encode import encode_video
 
 
 # --- results ---------------------------------------------------------------------------------
@@ -215,8 +159,6 @@ class KEPPPlanner:
         """The ``M·D`` observation of a video clip: its per-second features (``self.encoder``,
         the demo world's built-in encoder by default), the ``M`` seconds at its centre
         (edge-padded when the clip is shorter)."""
-        from kepp_core.video.features import encode_video
-
         if not Path(path).is_file():
             raise KeppError(f"{path}: video clip not found")
         feats = encode_video(path, self.encoder)
@@ -224,10 +166,7 @@ class KEPPPlanner:
         if self.obs_dim % d:
             raise KeppError(f"{path}: encoder {self.encoder!r} gives {d}-D features, but the models expect "
                             f"observations of {self.obs_dim} values (M × D)")
-        m = self.obs_dim // d
-        first = max(0, (len(feats) - m) // 2)
-        idx = np.minimum(np.arange(first, first + m), len(feats) - 1)
-        return feats[idx].reshape(-1)
+        return feats[list(clip_window(0, len(feats), len(feats), self.obs_dim // d))].reshape(-1)
 
     def _obs(self, v) -> torch.Tensor:
         if isinstance(v, (str, Path)):
@@ -312,18 +251,4 @@ class KEPPPlanner:
                           list(self.graph.actions))
 
 
-def trained_horizons(root: str | Path) -> list[int]:
-    """Horizons with a step model under a models folder (``ROOT/T<h>/step``)."""
-    root = Path(root)
-    out = []
-    for p in sorted(root.glob("T*/step")):
-        try:
-            read_config(p)
-        except KeppError:
-            continue
-        out.append(int(p.parent.name[1:]))
-    return sorted(out)
-
-
-__all__ = ["BatchPlans", "KEPPPlanner", "PlanResult", "make_retriever", "predict_endpoints", "sample_actions",
-           "sample_plans", "trained_horizons"]
+__all__ = ["BatchPlans", "KEPPPlanner", "PlanResult", "trained_horizons"]

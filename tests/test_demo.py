@@ -23,8 +23,8 @@ def manifest() -> dict:
 
 def test_shipped_checkpoints_load_for_every_horizon():
     from kepp_core.commands.demo import DEMO_MEMBERS
-    from kepp_core.planner import KEPPPlanner, trained_horizons
-    from kepp_core.training import load_checkpoint
+    from kepp_core.models import load_checkpoint, trained_horizons
+    from kepp_core.planner import KEPPPlanner
 
     man = manifest()
     assert trained_horizons(ASSETS) == man["horizons"]

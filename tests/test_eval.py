@@ -138,11 +138,11 @@ def test_eval_samples_reports_nll_kl_and_modes_next_to_the_plan_metrics(trained,
 
 
 def test_sampled_plans_are_the_repeated_queries_sampled_in_one_batch(trained):
-    from kepp_core.evaluation.methods import evaluate_horizon, sample_plans
+    from kepp_core.diffusion.sampling import sample_actions, sample_plans
+    from kepp_core.evaluation.methods import evaluate_horizon
     from kepp_core.evaluation.uncertainty import episode_uncertainty
-    from kepp_core.planner import sample_actions
     from kepp_core.training import episode_tensors
-    from kepp_core.training.checkpoint import load_checkpoint
+    from kepp_core.models.checkpoint import load_checkpoint
 
     _world, ds, models = trained
     model, _ = load_checkpoint(models / "T3" / "plan-none", "plan")

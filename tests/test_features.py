@@ -12,9 +12,9 @@ import pytest
 import torch
 
 from kepp_core.cli import main
-from kepp_core.data import load_dataset
+from kepp_core.data import extract_features, load_dataset
 from kepp_core.errors import KeppError
-from kepp_core.video import (BuiltinEncoder, encode_video, extract_features, get_encoder, read_frames,
+from kepp_core.video import (BuiltinEncoder, encode_video, get_encoder, read_frames,
                              seconds_of, write_video)
 
 

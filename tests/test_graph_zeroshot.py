@@ -9,7 +9,8 @@ import pytest
 from kepp_core.cli import main
 from kepp_core.data import make_episodes, write_plans
 from kepp_core.errors import KeppError
-from kepp_core.graph import build_graph, read_endpoints, zero_shot
+from kepp_core.evaluation import read_endpoints, zero_shot
+from kepp_core.graph import build_graph
 from tests.test_graph_build import small_dataset
 
 

@@ -109,7 +109,7 @@ def test_plan_accepts_video_clips_encoded_like_the_world(synth_world):
     from kepp_core.diffusion import ProjectedDiffusion, plan_layout, step_layout
     from kepp_core.graph.build import build_graph
     from kepp_core.planner import KEPPPlanner
-    from kepp_core.video.features import encode_video
+    from kepp_core.video.encode import encode_video
 
     ds = load_dataset("demo", synth_world)
     clip = next(v.video_file for v in ds.videos if v.video_file is not None)

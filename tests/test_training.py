@@ -105,7 +105,8 @@ def test_bad_training_option_is_a_kepp_error():
 
 
 def test_step_training_writes_checkpoint_config_and_jsonl_log(ds, tmp_path):
-    from kepp_core.training import load_checkpoint, train_step_model
+    from kepp_core.models import load_checkpoint
+    from kepp_core.training import train_step_model
 
     out = tmp_path / "step"
     summary = train_step_model(ds, tiny_cfg(), out, progress=False)
@@ -122,7 +123,7 @@ def test_step_training_writes_checkpoint_config_and_jsonl_log(ds, tmp_path):
 
 def test_resume_continues_a_killed_run_to_the_same_weights(ds, tmp_path):
     from kepp_core.training import train_step_model
-    from kepp_core.training.checkpoint import load_tensors
+    from kepp_core.models.checkpoint import load_tensors
 
     full = train_step_model(ds, tiny_cfg(), tmp_path / "full", progress=False)
     # "killed" after the validation at step 20: train 20 steps, then resume to 40
@@ -145,7 +146,8 @@ def test_resume_without_saved_state_is_a_kepp_error(ds, tmp_path):
 
 
 def test_plan_model_trains_on_predicted_endpoints_and_saves_graph(ds, tmp_path):
-    from kepp_core.training import load_checkpoint, train_plan_model, train_step_model
+    from kepp_core.models import load_checkpoint
+    from kepp_core.training import train_plan_model, train_step_model
 
     train_step_model(ds, tiny_cfg(), tmp_path / "step", progress=False)
     train_plan_model(ds, tiny_cfg(R=2, gt_augment=True), tmp_path / "plan", step_dir=tmp_path / "step",
@@ -185,7 +187,8 @@ def test_torchrun_two_cpu_processes_finish_with_identical_weights(world, tmp_pat
 
 
 def test_out_of_fold_endpoints_cover_every_training_episode(ds, tmp_path):
-    from kepp_core.training import load_checkpoint, train_plan_model
+    from kepp_core.models import load_checkpoint
+    from kepp_core.training import train_plan_model
     from kepp_core.training.data import episode_tensors
     from kepp_core.training.trainers import out_of_fold_endpoints
 

@@ -189,7 +189,7 @@ def thumbnail_png(path: str, t: float, size: int = 160) -> bytes:
 def feature_encoder(ds) -> dict:
     """The encoder that made the dataset's features (from the feature cache manifest):
     ``{"encoder": name or None, "dim": D or None, "folder": path or None}``."""
-    from kepp_core.video.features import read_manifest
+    from kepp_core.video.encode import read_manifest
 
     files = [v.feature_file for v in ds.videos if v.feature_file is not None]
     if not files:
@@ -270,7 +270,7 @@ def models_root(cfg: AppConfig) -> Path:
 
 @st.cache_data(show_spinner=False, ttl=60, max_entries=16)
 def _horizons(root: str) -> list[int]:
-    from kepp_core.planner import trained_horizons
+    from kepp_core.models import trained_horizons
 
     return trained_horizons(root)
 
@@ -318,7 +318,7 @@ def _planner(root: str, horizon: int, condition: str, trained_r: int, method: st
 def planner(cfg: AppConfig, horizon: int, condition: str, trained_r: int, method: str, ds,
             sampler: str = "the model's own"):
     """The KEPP planner for a horizon, checked against the loaded dataset."""
-    from kepp_core.training.checkpoint import check_compatible
+    from kepp_core.models.checkpoint import check_compatible
 
     root = models_root(cfg)
     p = _planner(str(root), horizon, condition, trained_r, method, cfg.graph, *SAMPLERS[sampler])
@@ -348,8 +348,8 @@ def clip_observation(feats: "np.ndarray", start: float, end: float, m: int, whic
 # --- graph views (kepp_core.graph) -----------------------------------------------------------------
 def subgraph_view(graph, centre: int, depth: int, min_probability: float, task: str | None):
     """Nodes and edges around ``centre`` (depth, minimum P²KG probability, optional task filter)."""
-    need("kepp_core.graph.views")
-    from kepp_core.graph.views import subgraph
+    need("kepp_core.graph.explore")
+    from kepp_core.graph.explore import subgraph
 
     sg = subgraph(graph, centre, depth=depth, min_probability=min_probability, task=task)
     return set(sg.nodes) | {centre}, [(e.source, e.target) for e in sg.edges]
@@ -357,8 +357,8 @@ def subgraph_view(graph, centre: int, depth: int, min_probability: float, task: 
 
 def expert_view(graph, task: str):
     """Nodes, edges and per-edge counts of a task's training plans."""
-    need("kepp_core.graph.views")
-    from kepp_core.graph.views import expert_trajectories
+    need("kepp_core.graph.explore")
+    from kepp_core.graph.explore import expert_trajectories
 
     df = expert_trajectories(graph, task)
     freq = {(int(u), int(v)): int(n) for u, v, n in zip(df["source"], df["target"], df["count"])}
@@ -380,8 +380,8 @@ def heatmap_order(ds, task: str, plans) -> list[int]:
 
 def transitions(plans, order: list[int], labels: list[str]):
     """Row-normalised transition matrix of ``plans`` in ``order`` (a DataFrame from kepp_core.graph)."""
-    need("kepp_core.graph.views")
-    from kepp_core.graph.views import transition_matrix
+    need("kepp_core.graph.explore")
+    from kepp_core.graph.explore import transition_matrix
 
     df = transition_matrix(plans, order)
     df.index, df.columns = list(labels), list(labels)
@@ -451,12 +451,12 @@ def _read_predictions(files: tuple[str, ...], mtimes: tuple[float, ...]):
 
 
 def metrics_table(preds):
-    """SR, mAcc and both mIoU variants per method and horizon (kepp_core.evaluation.metrics)."""
+    """SR, mAcc and both mIoU variants per method and horizon (kepp_core.metrics)."""
     import pandas as pd
 
-    need("kepp_core.evaluation.metrics")
+    need("kepp_core.metrics")
     from kepp_core.evaluation.methods import LABELS
-    from kepp_core.evaluation.metrics import mean_accuracy, miou_per_batch, miou_per_episode, success_rate
+    from kepp_core.metrics import mean_accuracy, miou_per_batch, miou_per_episode, success_rate
 
     rows = []
     for (method, horizon, setting), g in preds.groupby(["method", "horizon", "setting"], sort=True, dropna=False):

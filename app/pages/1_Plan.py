@@ -156,7 +156,7 @@ if st.button("Plan", type="primary", key="plan_go"):
             raise KeppError(f"the goal clip ({goal_clip[0]:.1f} s) starts before the start clip "
                                     f"({start_clip[0]:.1f} s): the goal must come after the start")
         if video is not None:
-            from kepp_core.data.features import load_features
+            from kepp_core.data.feature_files import load_features
 
             feats = load_features(video.feature_file)
         else:

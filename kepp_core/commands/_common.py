@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from kepp_core.data import LOADERS, Dataset, load_dataset
+from kepp_core.data.synth import ensure_world
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
@@ -35,7 +36,12 @@ def add_dataset_args(p: argparse.ArgumentParser, required: bool = True) -> None:
 
 
 def dataset_from_args(args) -> Dataset:
-    return load_dataset(args.dataset, args.root, features=args.features, seed=args.split_seed,
+    """The dataset the arguments name; ``--dataset demo`` without ``--root`` builds the default
+    world first where it is missing (about a minute, once)."""
+    root = args.root
+    if args.dataset == "demo" and root is None:
+        root = ensure_world()
+    return load_dataset(args.dataset, root, features=args.features, seed=args.split_seed,
                         coin_actions=getattr(args, "coin_actions", "steps"))
 
 

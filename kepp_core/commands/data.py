@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kepp_core.commands._common import add_command, add_dataset_args, dataset_from_args, emit_json, print_table
+from kepp_core.commands.synth import register_synth
 from kepp_core.data import dataset_stats
 
 
@@ -17,13 +18,7 @@ def register(sub) -> None:
     add_dataset_args(s)
     s.add_argument("--json", action="store_true", help="machine-readable output")
 
-    try:
-        from kepp_core.data.synth import register_cli
-    except ModuleNotFoundError as e:
-        if e.name != "kepp_core.data.synth":
-            raise
-    else:
-        register_cli(dsub)
+    register_synth(dsub)
 
 
 def _stats(args) -> int:

@@ -78,7 +78,7 @@ def _demo(args) -> int:
 
 def ensure_models(ds, horizons=DEMO_HORIZONS) -> tuple[Path, str]:
     """The shipped checkpoints when they match the world, else models trained once into the cache."""
-    from kepp_core.training.checkpoint import read_config
+    from kepp_core.models.checkpoint import read_config
 
     def usable(root: Path) -> bool:
         try:

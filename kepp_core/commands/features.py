@@ -47,7 +47,7 @@ def register(sub) -> None:
 
 def _extract(args: argparse.Namespace) -> int:
     from kepp_core.data import load_dataset
-    from kepp_core.video import extract_features
+    from kepp_core.data import extract_features
 
     if args.dataset == "files":
         if args.root is None:

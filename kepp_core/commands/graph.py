@@ -143,7 +143,8 @@ def _subgraph(args) -> int:
 
 
 def _zero_shot(args) -> int:
-    from kepp_core.graph import Retriever, read_endpoints, zero_shot
+    from kepp_core.evaluation import read_endpoints, zero_shot
+    from kepp_core.graph import Retriever
 
     g, ds = _load(args, need_dataset=True)
     endpoints = None if args.endpoints == "gt" else read_endpoints(args.endpoints, g)

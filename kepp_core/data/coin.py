@@ -18,7 +18,7 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-from kepp_core.data.features import find_file, read_feature_shape
+from kepp_core.data.feature_files import find_file, read_feature_shape
 from kepp_core.data.records import Dataset, Step, Task, Video
 from kepp_core.errors import KeppError, unknown_name_error
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from kepp_core.data.features import find_file, read_feature_shape
+from kepp_core.data.feature_files import find_file, read_feature_shape
 from kepp_core.data.records import Dataset, Step, Task, Video, seeded_split, vocabulary_from
 from kepp_core.errors import KeppError
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kepp_core.data.features import load_features
+from kepp_core.data.feature_files import load_features
 from kepp_core.data.records import Dataset, Video
 from kepp_core.errors import KeppError
 
@@ -69,6 +69,23 @@ def observation_window(t: float, n_seconds: int | None, m: int = 3, offset: int 
         first = min(max(first, 0), n_seconds - m)
         return tuple(first + k for k in range(m))
     return tuple(min(max(first + k, 0), n_seconds - 1) for k in range(m))
+
+
+def clip_window(start: float, end: float, n_seconds: int, m: int = 3) -> tuple[int, ...]:
+    """Per-second indices of the ``m``-second observation window of a clip ``[start, end)``
+    seconds of a video with ``n_seconds`` feature rows: the ``m`` seconds at the clip's centre,
+    the last second repeated when the clip is shorter. The one rule for clips (the planner's
+    video clips, the app's start and goal clips).
+
+    >>> clip_window(2.0, 7.0, 10, 3)
+    (3, 4, 5)
+    >>> clip_window(0.0, 2.0, 2, 3)
+    (0, 1, 1)
+    """
+    first = max(0, math.floor(start + 1e-6))
+    last = max(first + 1, min(n_seconds, math.ceil(end - 1e-6)))
+    lo = first + max(0, (last - first - m) // 2)
+    return tuple(min(lo + k, last - 1) for k in range(m))
 
 
 def windows(video: Video, first: int, horizon: int, setting: str, m: int) -> tuple[tuple[int, ...], tuple[int, ...]]:

@@ -13,7 +13,7 @@ import json
 import re
 from pathlib import Path
 
-from kepp_core.data.features import find_file, read_feature_shape
+from kepp_core.data.feature_files import find_file, read_feature_shape
 from kepp_core.data.records import SPLITS, Dataset, Step, Task, Video, seeded_split, vocabulary_from
 from kepp_core.errors import KeppError
 from kepp_core.io import atomic_open, iter_jsonl

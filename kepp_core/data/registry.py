@@ -9,6 +9,7 @@ from kepp_core.data.coin import load_coin
 from kepp_core.data.crosstask import load_crosstask
 from kepp_core.data.plans import load_plans
 from kepp_core.data.records import Dataset
+from kepp_core.data.synth.world import default_world_root
 from kepp_core.errors import KeppError, unknown_name_error
 
 LOADERS: dict[str, Callable[..., Dataset]] = {
@@ -33,9 +34,10 @@ def load_dataset(name: str, root: str | Path | None, features: str | Path | None
     if root is None:
         if name != "demo":
             raise KeppError(f"dataset {name!r} needs --root (a folder or annotation file)")
-        from kepp_core.data.synth import ensure_world
-
-        root = ensure_world()  # builds the default world on first use (about a minute)
+        root = default_world_root()  # loading never renders: `kepp demo` or `kepp data synth` does
+        if not (root / "world.json").is_file():
+            raise KeppError(f"{root}: the demo world is not built yet (run `kepp data synth` or `kepp demo`, "
+                            "or call kepp_core.data.synth.ensure_world())")
     if not Path(root).exists():
         raise KeppError(f"{root}: dataset path does not exist")
     if name == "coin":

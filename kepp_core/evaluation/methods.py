@@ -38,11 +38,13 @@ from torch.nn import functional as F
 
 from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError, unknown_name_error
-from kepp_core.evaluation.metrics import mean_accuracy, miou_per_batch, miou_per_episode, success_rate
+from kepp_core.metrics import mean_accuracy, miou_per_batch, miou_per_episode, success_rate
 from kepp_core.evaluation.uncertainty import UncertaintyResult, episode_uncertainty
 from kepp_core.graph.build import build_graph
-from kepp_core.planner import KEPPPlanner, make_retriever, sample_actions, sample_plans
-from kepp_core.training.checkpoint import check_compatible, load_checkpoint
+from kepp_core.diffusion.sampling import predict_endpoints, sample_actions, sample_plans
+from kepp_core.graph.retrieval import make_retriever
+from kepp_core.planner import KEPPPlanner
+from kepp_core.models.checkpoint import check_compatible, load_checkpoint
 from kepp_core.training.data import EpisodeTensors, episode_tensors
 from kepp_core.training.trainers import llm_condition_rows
 
@@ -263,8 +265,6 @@ def evaluate_horizon(ds: Dataset, models: str | Path | None, horizon: int, setti
 def planner_for_endpoints(hdir: Path, ds: Dataset, horizon: int, test: EpisodeTensors, sampler, steps,
                           seed: int, setting: str) -> tuple[np.ndarray, np.ndarray]:
     """The step model's endpoints on the test episodes (same sampling as the planner's)."""
-    from kepp_core.planner import predict_endpoints
-
     model, cfg = load_checkpoint(hdir / "step", "step")
     check_compatible(cfg, ds, horizon, test.obs_dim, where=str(hdir / "step"), setting=setting)
     s = cfg.get("sampler", {})

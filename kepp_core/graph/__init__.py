@@ -1,24 +1,9 @@
-"""The procedure knowledge graph (P²KG): build/save/load, top-R path retrieval, the
-history-backed recommendation method, views (sub-graph, expert trajectories, transition
-matrices) and zero-shot planning."""
+"""The procedure knowledge graph (P²KG): build/save/load, path scorers and exact top-R
+retrieval, the history-backed recommendation method, and exploration (sub-graph, expert
+trajectories, transition matrices)."""
 
 from kepp_core.graph.build import ProcedureGraph, TaskStats, build_graph, load_graph
-from kepp_core.graph.history import HistoryScorer, fit_prior
-from kepp_core.graph.retrieval import (
-    FrequencyScorer,
-    P2KGScorer,
-    PathScorer,
-    Recommendation,
-    Retriever,
-    aggregate,
-    fallback_paths,
-    k_best,
-    make_scorer,
-    method_names,
-    path_weights,
-    retrieve,
-)
-from kepp_core.graph.views import (
+from kepp_core.graph.explore import (
     Edge,
     SubGraph,
     expert_trajectories,
@@ -26,12 +11,24 @@ from kepp_core.graph.views import (
     task_transition_matrix,
     transition_matrix,
 )
-from kepp_core.graph.zeroshot import ZeroShotResult, read_endpoints, zero_shot
+from kepp_core.graph.history import HistoryScorer, fit_prior
+from kepp_core.graph.retrieval import (
+    SCORERS,
+    Recommendation,
+    Retriever,
+    aggregate,
+    fallback_paths,
+    make_retriever,
+    make_scorer,
+    method_names,
+    path_weights,
+    retrieve,
+)
+from kepp_core.graph.scorers import FrequencyScorer, MarkovScorer, P2KGScorer, PathScorer
 
 __all__ = [
-    "Edge", "FrequencyScorer", "HistoryScorer", "P2KGScorer", "PathScorer", "ProcedureGraph",
-    "Recommendation", "Retriever", "SubGraph", "TaskStats", "ZeroShotResult", "aggregate",
-    "build_graph", "expert_trajectories", "fallback_paths", "fit_prior", "k_best", "load_graph",
-    "make_scorer", "method_names", "path_weights", "read_endpoints", "retrieve", "subgraph",
-    "task_transition_matrix", "transition_matrix", "zero_shot",
+    "SCORERS", "Edge", "FrequencyScorer", "HistoryScorer", "MarkovScorer", "P2KGScorer", "PathScorer",
+    "ProcedureGraph", "Recommendation", "Retriever", "SubGraph", "TaskStats", "aggregate", "build_graph",
+    "expert_trajectories", "fallback_paths", "fit_prior", "load_graph", "make_retriever", "make_scorer",
+    "method_names", "path_weights", "retrieve", "subgraph", "task_transition_matrix", "transition_matrix",
 ]

@@ -39,7 +39,7 @@ from fractions import Fraction
 
 from kepp_core.errors import KeppError
 from kepp_core.graph.build import ProcedureGraph
-from kepp_core.graph.retrieval import P2KGScorer, PathScorer, backward_layers
+from kepp_core.graph.scorers import P2KGScorer, PathScorer, backward_layers
 
 PRIORS = (0.5, 1, 2, 5, 10, 20, 50, 100)  # candidate strengths β for cross-validation
 CV_HORIZONS = (3, 4, 5, 6)

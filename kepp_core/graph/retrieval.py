@@ -10,23 +10,8 @@ paths: the found paths are repeated in rank order (cycled) until there are ``R``
 with ``M = T // 2`` the two variations ``[a_1]*(T-M) + [a_T]*M`` and
 ``[a_1]*M + [a_T]*(T-M)`` cycled to ``R`` (score 0).
 
-How the search stays exact. A method is a :class:`PathScorer`: a walk's score is a sum of
-per-step float *keys* (log-probabilities for products) over a Markov state, plus the walk's
-*exact* score (a ``Fraction``, or cheaper exact integer keys). Float keys can round two
-exactly equal scores apart, so the search keeps every candidate within ``EPS`` of the
-``R``-th best float key (a superset of the exact best ``R``), and runs of final candidates
-within ``EPS`` of each other are ordered by their exact scores, then lexicographically.
-
-For ``p2kg`` and ``pkg`` (the state is the last node, :class:`MarkovScorer`) the search is a
-best-first k-best search with an exact heuristic: a backward Viterbi pass from ``a_T``
-gives, for every node and number of remaining steps, the best key sum of a completion
-(``-inf``/absent: ``a_T`` cannot be reached in exactly that many steps, so the node is never
-expanded). Prefixes are popped in order of (prefix + best completion), so complete walks
-come out best first and only prefixes of near-best walks are ever expanded; the search
-stops once ``R`` walks are out and the next prefix is more than ``EPS`` worse. Other
-scorers use per-``(t, state)`` buckets of the best ``R`` prefixes: extending two prefixes
-that end in the same state by the same suffix keeps their exact order.
-Reported scores are floats computed in path order (``PathScorer.value``).
+The scorers and the exact search live in :mod:`kepp_core.graph.scorers`; the methods are
+registered here (:func:`make_scorer`).
 
 >>> from kepp_core.graph.build import ProcedureGraph
 >>> g = ProcedureGraph.from_plans(["a", "b", "c"], [(0, 1, 2), (0, 2, 2), (0, 1, 2)])
@@ -37,20 +22,16 @@ Reported scores are floats computed in path order (``PathScorer.value``).
 
 from __future__ import annotations
 
-import math
-from collections.abc import Hashable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from fractions import Fraction
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from heapq import heappop, heappush
+from dataclasses import dataclass
 
 import numpy as np
 
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.graph.build import ProcedureGraph
-
-TIE_BREAKS = ("smaller", "larger")
-EPS = 1e-9  # band kept around each bucket's R-th best float key (float error is ~1e-13)
+from kepp_core.graph.history import HistoryScorer
+from kepp_core.graph.scorers import FrequencyScorer, P2KGScorer, PathScorer
 
 
 @dataclass(frozen=True)
@@ -85,326 +66,13 @@ class Recommendation:
         return out
 
 
-def near_tie_runs(costs: Sequence[float]) -> Iterator[tuple[int, int]]:
-    """Index ranges ``[k, j)`` of sorted ``costs`` whose neighbours differ by at most ``EPS``:
-    the runs that may hide exact ties and must be ordered by exact scores.
-
-    >>> list(near_tie_runs([0.0, 1.0, 1.0, 2.0]))
-    [(0, 1), (1, 3), (3, 4)]
-    """
-    k, n = 0, len(costs)
-    while k < n:
-        j = k + 1
-        while j < n and costs[j] - costs[j - 1] <= EPS:
-            j += 1
-        yield k, j
-        k = j
-
-
-class PathScorer:
-    """A way to score walks on a graph. Subclasses define states, keys and exact scores.
-
-    ``start(a)`` is the state after the first node; ``step(state)`` lists
-    ``(next_node, next_state, key)`` for every allowed next node, where keys add up along a
-    walk to a float version of its score (larger is better); ``exact(path)`` is the score
-    used for the final ranking, and ``value(path)`` the reported float.
-    """
-
-    name = "base"
-
-    def __init__(self, graph: ProcedureGraph, tie_break: str = "smaller") -> None:
-        if tie_break not in TIE_BREAKS:
-            raise unknown_name_error("tie-break", tie_break, TIE_BREAKS)
-        self.graph = graph
-        self.tie_break = tie_break
-
-    def lex(self, path: tuple[int, ...]) -> tuple[int, ...]:
-        """Sort key of the tie-break: the path itself (``smaller``) or its negation (``larger``)."""
-        return path if self.tie_break == "smaller" else tuple(-a for a in path)
-
-    def start(self, node: int) -> Hashable:
-        return node
-
-    def step(self, state: Hashable) -> list[tuple[int, Hashable, float]]:
-        raise NotImplementedError
-
-    def exact(self, path: Sequence[int]) -> Fraction:
-        raise NotImplementedError
-
-    def value(self, path: Sequence[int]) -> float:
-        """The reported score: a float of the exact score (subclasses compute it directly)."""
-        return float(self.exact(path))
-
-    def exact_keys(self, paths: Sequence[tuple[int, ...]]) -> list:
-        """Keys that order ``paths`` exactly like their exact scores (larger is better);
-        subclasses return cheaper integers instead of ``Fraction`` objects."""
-        return [self.exact(p) for p in paths]
-
-    def rank(self, candidates: list[tuple[float, tuple[int, ...]]], top: int) -> list[tuple[tuple[int, ...], float]]:
-        """The best ``top`` of ``(cost, path)`` candidates (cost = minus the float key) in
-        exact order, with their values.
-
-        Sorted by cost; runs of costs within ``EPS`` of each other (possible exact ties) that
-        reach into the top are re-ordered by exact score, then lexicographically.
-        """
-        candidates.sort()
-        out: list[tuple[int, ...]] = []
-        for k, j in near_tie_runs([c[0] for c in candidates]):
-            if len(out) >= top:
-                break
-            if j - k == 1:
-                out.append(candidates[k][1])
-            else:
-                run = [c[1] for c in candidates[k:j]]
-                keys = self.exact_keys(run)
-                order = sorted(range(len(run)), key=lambda i: (-keys[i], self.lex(run[i])))
-                out.extend(run[i] for i in order[: top - len(out)])
-        return [(p, self.value(p)) for p in out]
-
-    def prepare(self, goal: int, horizon: int):
-        """What :meth:`k_best` needs about ``goal`` (independent of the start, so it can be
-        cached per ``(goal, horizon)``): here the :func:`backward_layers`."""
-        return backward_layers(self.graph, goal, horizon)
-
-    def k_best(self, start: int, goal: int, horizon: int, top: int,
-               layers=None) -> list[tuple[tuple[int, ...], float]]:
-        """Dynamic programming over the horizon with per-``(t, state)`` buckets of the best
-        ``top`` prefixes (see the module docstring); ``layers`` from :meth:`prepare`."""
-        if layers is None:
-            layers = self.prepare(goal, horizon)
-        if start not in layers[horizon - 1]:
-            return []
-        step = self.step
-        # prefixes are (cost, path) with cost = -(sum of keys), so plain tuple order ranks them
-        cands: dict[Hashable, list[tuple[float, tuple[int, ...]]]] = {self.start(start): [(0.0, (start,))]}
-        for t in range(1, horizon):
-            allowed = layers[horizon - 1 - t]
-            new: dict[Hashable, list[tuple[float, tuple[int, ...]]]] = {}
-            for state, prefixes in cands.items():
-                for v, nxt, key in step(state):
-                    if v in allowed:
-                        ext = [(c - key, p + (v,)) for c, p in prefixes]
-                        bucket = new.get(nxt)
-                        if bucket is None:
-                            new[nxt] = ext
-                        else:
-                            bucket += ext
-            cands = {state: (b if len(b) <= top else _prune(b, top)) for state, b in new.items()}
-        return self.rank([c for bucket in cands.values() for c in bucket], top)
-
-
-class MarkovScorer(PathScorer):
-    """A scorer whose state is the last node: a walk's key is the sum of its edge keys.
-
-    Subclasses fill ``self._succ[u]`` with ``(v, key)`` for every out-edge; retrieval is a
-    best-first search guided by exact best-completion values (see the module docstring).
-    """
-
-    product = True  # reported value: product of the edge values (True) or minus the cost
-
-    def _index_edges(self, succ: list[list[tuple[int, float, float]]]) -> None:
-        """``succ[u]``: ``(v, key, value)`` for every out-edge of ``u``."""
-        self._succ = succ
-        pred: list[list[tuple[int, float]]] = [[] for _ in succ]
-        for u, edges in enumerate(succ):
-            for v, key, _ in edges:
-                pred[v].append((u, key))
-        self._pred = pred
-        self._steps = [[(v, v, key) for v, key, _ in edges] for edges in succ]
-
-    def step(self, state):
-        return self._steps[state]
-
-    def prepare(self, goal: int, horizon: int) -> list[dict[int, float]]:
-        """``best[k][v]``: the largest key sum of a walk of exactly ``k`` edges from ``v`` to
-        ``goal`` (nodes without such a walk are absent), for ``k = 0 .. horizon - 2``.
-
-        >>> g = ProcedureGraph.from_plans(["a", "b", "c"], [(0, 1, 2), (0, 2, 2)])
-        >>> [dict(sorted(b.items())) for b in FrequencyScorer(g).prepare(2, 3)]
-        [{2: 0.0}, {0: 1.0, 1: 1.0, 2: 1.0}]
-        """
-        pred = self._pred
-        prev = {goal: 0.0}
-        best = [prev]
-        for _ in range(horizon - 2):
-            cur: dict[int, float] = {}
-            for v, hv in prev.items():
-                for u, key in pred[v]:
-                    s = key + hv
-                    if u not in cur or s > cur[u]:
-                        cur[u] = s
-            best.append(cur)
-            prev = cur
-        return best
-
-    def k_best(self, start, goal, horizon, top, layers=None):
-        """Best-first k-best search; ``layers`` from :meth:`prepare` (computed when None).
-
-        A popped prefix follows its best child at once (its priority equals the prefix's,
-        up to rounding far below ``EPS``) and queues the others, so every complete walk
-        costs one heap pop. The reported value is accumulated in path order (a product of
-        edge values), or is minus the cost (sums), so it equals :meth:`value` bit for bit.
-        """
-        best = self.prepare(goal, horizon) if layers is None else layers
-        succ = self._succ
-        last = horizon - 1
-        # heap items: (cost + best remaining cost, cost, parent path, node, value) with
-        # cost = -(sum of keys); the path tuple is only built when an item is popped
-        heap = [(-math.inf, 0.0, (), start, 1.0)]
-        done: list[tuple[float, tuple[int, ...], float]] = []
-        limit = math.inf
-        while heap:
-            f, cost, path, u, value = heappop(heap)
-            if f > limit:
-                break
-            path += (u,)
-            n = len(path)
-            while n < horizon:  # follow the best child at once, queue the others
-                h = best[last - n]
-                bf = None
-                for v, key, w in succ[u]:
-                    if v in h:
-                        c = cost - key
-                        fc = c - h[v]
-                        if fc <= limit:
-                            if bf is None:
-                                bf, bc, bv, bw = fc, c, v, w
-                            elif fc < bf:
-                                heappush(heap, (bf, bc, path, bv, value * bw))
-                                bf, bc, bv, bw = fc, c, v, w
-                            else:
-                                heappush(heap, (fc, c, path, v, value * w))
-                if bf is None:
-                    break
-                cost = bc
-                path += (bv,)
-                value *= bw
-                u = bv
-                n += 1
-            else:
-                done.append((cost, path, value))
-                if len(done) == top:
-                    limit = cost + EPS
-        return self._order(done, top)
-
-    def _order(self, done: list[tuple[float, tuple[int, ...], float]], top: int) -> list[tuple[tuple[int, ...], float]]:
-        """The best ``top`` of ``(cost, path, value)`` in exact order: by cost, and runs of
-        costs within ``EPS`` (possible exact ties) by exact score, then the tie-break."""
-        done.sort()
-        product = self.product
-        out: list[tuple[tuple[int, ...], float]] = []
-        for k, j in near_tie_runs([c[0] for c in done]):
-            if len(out) >= top:
-                break
-            if j - k == 1:
-                cost, path, value = done[k]
-                out.append((path, value if product else -cost))
-            else:
-                run = done[k:j]
-                keys = self.exact_keys([c[1] for c in run])
-                if self.tie_break == "smaller":
-                    ranked = sorted([(-x, c[1], c) for x, c in zip(keys, run)])
-                else:
-                    ranked = sorted([(-x, self.lex(c[1]), c) for x, c in zip(keys, run)])
-                for _, _, (cost, path, value) in ranked[: top - len(out)]:
-                    out.append((path, value if product else -cost))
-        return out
-
-
-class P2KGScorer(MarkovScorer):
-    """First-order P²KG: score = product of out-normalised edge probabilities."""
-
-    name = "p2kg"
-
-    def __init__(self, graph: ProcedureGraph, tie_break: str = "smaller") -> None:
-        super().__init__(graph, tie_break)
-        self._index_edges([[(v, math.log(graph.counts[u, v]) - math.log(graph.out_counts[u]),
-                             float(graph.probability(u, v))) for v in graph.successors[u]]
-                           for u in range(graph.num_actions)])
-        self.edge = {(u, v): graph.probability(u, v) for u in range(graph.num_actions)
-                     for v in graph.successors[u]}
-        self._float = {e: float(w) for e, w in self.edge.items()}
-        self._cnt = [{v: int(graph.counts[u, v]) for v in graph.successors[u]} for u in range(graph.num_actions)]
-        self._den = [int(c) for c in graph.out_counts]
-
-    def exact_keys(self, paths):
-        # product of counts over product of out-counts, compared on a common denominator
-        cnt, den = self._cnt, self._den
-        nums, dens = [], []
-        for p in paths:
-            n = d = 1
-            u = p[0]
-            for v in p[1:]:
-                n *= cnt[u].get(v, 0)
-                d *= den[u]
-                u = v
-            nums.append(n)
-            dens.append(d)
-        common = math.lcm(*dens)
-        return [n * (common // d) for n, d in zip(nums, dens)]
-
-    def value(self, path):
-        p = 1.0
-        for e in zip(path, path[1:]):
-            p *= self._float.get(e, 0.0)
-        return p
-
-    def exact(self, path):
-        p = Fraction(1)
-        for e in zip(path, path[1:]):
-            w = self.edge.get(e)
-            if w is None:
-                return Fraction(0)
-            p *= w
-        return p
-
-
-class FrequencyScorer(MarkovScorer):
-    """Frequency graph (PKG ablation): score = sum of min-max normalised edge counts."""
-
-    name = "pkg"
-    product = False
-
-    def __init__(self, graph: ProcedureGraph, tie_break: str = "smaller") -> None:
-        super().__init__(graph, tie_break)
-        self._index_edges([[(v, float(graph.frequency(u, v)), 1.0) for v in graph.successors[u]]
-                           for u in range(graph.num_actions)])
-        self._float = {(u, v): key for u, edges in enumerate(self._succ) for v, key, _ in edges}
-
-    def exact_keys(self, paths):
-        # sum of (count - min): the min-max denominator is common to every path
-        lo = self.graph.min_count
-        keys = []
-        for p in paths:
-            edges = list(zip(p, p[1:]))
-            if any(e not in self._float for e in edges):
-                keys.append(-1)  # not a walk: below every walk (score 0 in exact())
-            else:
-                keys.append(sum(int(self.graph.counts[e]) - lo for e in edges))
-        return keys
-
-    def value(self, path):
-        if any(e not in self._float for e in zip(path, path[1:])):
-            return 0.0
-        return sum(self._float[e] for e in zip(path, path[1:]))
-
-    def exact(self, path):
-        total = Fraction(0)
-        for u, v in zip(path, path[1:]):
-            if self.graph.counts[u, v] == 0:
-                return Fraction(0)
-            total += self.graph.frequency(u, v)
-        return total
-
-
-def _register() -> dict[str, type[PathScorer]]:
-    from kepp_core.graph.history import HistoryScorer
-
-    return {"p2kg": P2KGScorer, "pkg": FrequencyScorer, HistoryScorer.name: HistoryScorer}
+# The recommendation methods: adding one is a PathScorer subclass plus one line here.
+SCORERS: dict[str, type[PathScorer]] = {"p2kg": P2KGScorer, "pkg": FrequencyScorer, HistoryScorer.name: HistoryScorer}
 
 
 def method_names() -> list[str]:
-    return list(_register())
+    """The registered recommendation methods."""
+    return list(SCORERS)
 
 
 def make_scorer(graph: ProcedureGraph, method: str = "p2kg", tie_break: str = "smaller") -> PathScorer:
@@ -413,7 +81,7 @@ def make_scorer(graph: ProcedureGraph, method: str = "p2kg", tie_break: str = "s
     ``tie_break``: equal scores rank the lexicographically ``smaller`` index sequence first
     (the project convention, KEPP.md §2) or the ``larger`` one.
     """
-    methods = _register()
+    methods = SCORERS
     if method not in methods:
         raise unknown_name_error("recommendation method", method, methods)
     return methods[method](graph, tie_break=tie_break)
@@ -428,36 +96,6 @@ def fallback_paths(start: int, goal: int, horizon: int, top: int) -> tuple[tuple
     m = horizon // 2
     variations = ((start,) * (horizon - m) + (goal,) * m, (start,) * m + (goal,) * (horizon - m))
     return tuple(variations[k % 2] for k in range(top))
-
-
-def backward_layers(graph: ProcedureGraph, goal: int, horizon: int) -> list[frozenset[int]]:
-    """``layers[k]``: nodes with a walk of exactly ``k`` edges to ``goal``."""
-    layers = [frozenset([goal])]
-    for _ in range(horizon - 1):
-        prev = layers[-1]
-        layers.append(frozenset(u for v in prev for u in graph.predecessors[v]))
-    return layers
-
-
-def _prune(bucket: list[tuple[float, tuple[int, ...]]], top: int) -> list[tuple[float, tuple[int, ...]]]:
-    """Keep the ``top`` lowest-cost prefixes and every prefix within ``EPS`` of the last."""
-    bucket.sort()
-    cutoff = bucket[top - 1][0] + EPS
-    k = top
-    n = len(bucket)
-    while k < n and bucket[k][0] <= cutoff:
-        k += 1
-    return bucket[:k]
-
-
-def k_best(scorer: PathScorer, start: int, goal: int, horizon: int, top: int,
-           layers=None) -> list[tuple[tuple[int, ...], float]]:
-    """The best ``top`` distinct walks of ``horizon`` nodes with their scores, in exact rank order.
-
-    Fewer are returned when fewer exist (no repetition or fallback here). ``layers``: what
-    ``scorer.prepare(goal, horizon)`` returns (computed when None).
-    """
-    return scorer.k_best(start, goal, horizon, top, layers)
 
 
 def retrieve(graph: ProcedureGraph, start: int | str, goal: int | str, horizon: int, top: int = 1,
@@ -577,3 +215,8 @@ def aggregate(paths: Sequence[Sequence[int]], num_actions: int) -> np.ndarray:
     for w, p in zip(path_weights(len(paths)), paths):
         out[cols, np.asarray(p)] += w
     return out.astype(np.float32)
+
+
+def make_retriever(graph: ProcedureGraph, method: str = "p2kg", R: int = 1) -> Retriever:
+    """A cached top-``R`` retriever for a registered recommendation ``method``."""
+    return Retriever(graph, make_scorer(graph, method), R)

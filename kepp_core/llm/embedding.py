@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kepp_core.errors import KeppError
+from kepp_core.errors import KeppError, unknown_name_error
 
 Embedder = Callable[[Sequence[str]], np.ndarray]
 
@@ -153,7 +153,5 @@ EMBEDDERS: dict[str, Callable[[], Embedder]] = {"minilm": MiniLMEmbedder, "lexic
 def make_embedder(name: str) -> Embedder:
     """An embedder by name: ``minilm`` (default model) or ``lexical``."""
     if name not in EMBEDDERS:
-        from kepp_core.errors import unknown_name_error
-
         raise unknown_name_error("embedder", name, EMBEDDERS)
     return EMBEDDERS[name]()

@@ -22,7 +22,7 @@ from tqdm import tqdm
 
 from kepp_core.errors import KeppError
 from kepp_core.io import atomic_write_json, atomic_write_text
-from kepp_core.training.checkpoint import CONFIG, WEIGHTS, load_tensors, save_checkpoint, save_tensors
+from kepp_core.models.checkpoint import CONFIG, WEIGHTS, load_tensors, save_checkpoint, save_tensors
 from kepp_core.training.config import TrainConfig, lr_at
 
 LOG = "metrics.jsonl"

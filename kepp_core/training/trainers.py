@@ -15,15 +15,18 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from kepp_core.data.records import Dataset
+from kepp_core.data.records import Dataset, seeded_split
 from kepp_core.diffusion import ProjectedDiffusion, plan_layout, step_layout
 from kepp_core.diffusion.layout import LLM_CONDITIONS
 from kepp_core.errors import KeppError
-from kepp_core.evaluation.metrics import mean_accuracy, success_rate
+from kepp_core.metrics import mean_accuracy, success_rate
 from kepp_core.graph.build import build_graph
-from kepp_core.planner import GRAPH_FILE, make_retriever, predict_endpoints, sample_actions
-from kepp_core.training.checkpoint import check_compatible, dataset_fingerprint, load_checkpoint
-from kepp_core.training.classifier import TaskClassifier
+from kepp_core.llm import llm_conditions
+from kepp_core.diffusion.sampling import predict_endpoints, sample_actions
+from kepp_core.graph.retrieval import make_retriever
+from kepp_core.models.checkpoint import GRAPH_FILE
+from kepp_core.models.checkpoint import check_compatible, dataset_fingerprint, load_checkpoint
+from kepp_core.models.classifier import TaskClassifier
 from kepp_core.training.config import TrainConfig
 from kepp_core.training.data import EpisodeTensors, episode_tensors, task_names
 from kepp_core.training.loop import fit, runtime
@@ -91,8 +94,6 @@ def out_of_fold_endpoints(ds: Dataset, data: EpisodeTensors, cfg: TrainConfig, p
     model trained on them learns to trust recommendations far more than test-time ones
     deserve; out-of-fold predictions are as wrong as test-time ones.
     """
-    from kepp_core.data.records import seeded_split
-
     k = cfg.endpoint_folds
     vids = sorted({f"{e.video.task}_{e.video.id}" for e in data.episodes})
     fold_of = {}
@@ -136,8 +137,6 @@ def llm_condition_rows(llm, endpoints: torch.Tensor, horizon: int, num_actions: 
                        progress: bool = False) -> tuple[torch.Tensor, list]:
     """The LLM condition rows ``[N, T, A]`` for endpoint pairs ``[N, 2]`` and the
     :class:`~kepp_core.llm.LLMRecommendation` of each (distinct pairs are asked once)."""
-    from kepp_core.llm import llm_conditions
-
     recs = llm.batch([tuple(e) for e in endpoints.tolist()], horizon, progress=progress)
     rows = llm_conditions(recs, num_actions) if recs else np.zeros((0, horizon, num_actions), np.float32)
     return torch.from_numpy(rows), recs

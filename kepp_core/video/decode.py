@@ -71,7 +71,7 @@ def video_info(path: str | os.PathLike) -> VideoInfo:
     return VideoInfo(path=Path(path), fps=fps, frames=n, duration=n / fps, width=int(w), height=int(h))
 
 
-def _get(reader, indices: Sequence[int], path) -> np.ndarray:
+def decode_frames(reader, indices: Sequence[int], path) -> np.ndarray:
     indices = list(indices)
     try:
         return reader.get_batch(indices).asnumpy()
@@ -126,7 +126,7 @@ def read_frames(path: str | os.PathLike, times: Sequence[float] | None = None,
         indices = frame_indices(n, float(reader.get_avg_fps()), times)
     if not indices:
         return np.zeros((0, *reader[0].shape), np.uint8)
-    return _get(reader, indices, path)
+    return decode_frames(reader, indices, path)
 
 
 def read_clip(path: str | os.PathLike, start: float, end: float, fps: float | None = None,
@@ -146,7 +146,7 @@ def read_clip(path: str | os.PathLike, start: float, end: float, fps: float | No
         raise KeppError(f"clip fps must be positive, got {fps}")
     count = max(1, int(math.ceil((end - start) * rate - 1e-6)))
     times = [start + k / rate for k in range(count)]
-    return _get(reader, frame_indices(n, native, times), path)
+    return decode_frames(reader, frame_indices(n, native, times), path)
 
 
 def thumbnail(path: str | os.PathLike, t: float = 0.0, size: int | tuple[int, int] = 128):

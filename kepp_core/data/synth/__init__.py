@@ -6,7 +6,6 @@ with numpy + PyAV, with per-second features, written in the CrossTask layout.
 >>> load_dataset("demo", root)     # doctest: +SKIP
 """
 
-from kepp_core.data.synth.cli import register_cli
 from kepp_core.data.synth.procedures import TASKS, TaskSpec
 from kepp_core.data.synth.render import ActionLook, Knobs, look_of, render_video
 from kepp_core.data.synth.world import (DEFAULT_VIDEOS, DIFFICULTIES, KNOB_NAMES, WORLD_VERSION, default_world_root,
@@ -15,5 +14,5 @@ from kepp_core.data.synth.world import (DEFAULT_VIDEOS, DIFFICULTIES, KNOB_NAMES
 __all__ = [
     "DEFAULT_VIDEOS", "DIFFICULTIES", "KNOB_NAMES", "TASKS", "WORLD_VERSION", "ActionLook", "Knobs",
     "TaskSpec", "default_world_root", "ensure_world", "generate_world", "knobs_for", "look_of",
-    "register_cli", "render_video", "world_fingerprint",
+    "render_video", "world_fingerprint",
 ]

@@ -9,11 +9,10 @@ import json
 import sys
 
 from kepp_core.data.synth.render import ActionLook, Segment
+from kepp_core.data.synth.world import VideoSpec, build_video
 
 
 def main() -> int:
-    from kepp_core.data.synth.world import VideoSpec, build_video
-
     job = json.load(sys.stdin)
     looks = {k: ActionLook(**{f: tuple(v) if isinstance(v, list) else v for f, v in d.items()})
              for k, d in job["looks"].items()}

@@ -23,11 +23,16 @@ from pathlib import Path
 
 import numpy as np
 
+from kepp_core.data.coin import load_coin
+from kepp_core.data.plans import load_plans
 from kepp_core.data.records import seeded_split
 from kepp_core.data.synth.procedures import TASKS
 from kepp_core.data.synth.render import Knobs, Segment, look_of, render_video
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.io import atomic_open, atomic_write_json, atomic_write_text
+from kepp_core.video.encode import encode_video, save_features, write_manifest
+from kepp_core.video.encoders import BuiltinEncoder
+from kepp_core.video.write import write_video
 
 WORLD_VERSION = 1
 DEFAULT_VIDEOS = 300
@@ -133,9 +138,6 @@ def _builtin_specs(seed: int, videos: int, knobs: Knobs) -> tuple[list[tuple[str
 
 
 def _plans_specs(source: Path, seed: int, videos: int | None, knobs: Knobs):
-    from kepp_core.data.coin import load_coin
-    from kepp_core.data.plans import load_plans
-
     if source.suffix.lower() == ".json" or (source.is_dir() and (source / "COIN.json").is_file()):
         ds = load_coin(source)
     else:
@@ -197,10 +199,6 @@ def _write_annotations(out: Path, tasks, specs: list[VideoSpec]) -> None:
 def build_video(job: tuple) -> float:
     """Render, encode, decode and featurise one video (run in a worker process); returns its
     seconds. Skips work whose outputs already exist (resuming an interrupted build)."""
-    from kepp_core.video.encoders import BuiltinEncoder
-    from kepp_core.video.features import encode_video, save_features
-    from kepp_core.video.write import write_video
-
     out, seed, spec, knobs_dict, looks = job
     out, knobs = Path(out), Knobs(**knobs_dict)
     mp4 = out / "videos" / f"{spec.stem}.mp4"
@@ -229,9 +227,6 @@ def generate_world(out: str | os.PathLike, seed: int = 0, videos: int | None = N
     PosixPath('/tmp/world')
     """
     from tqdm import tqdm
-
-    from kepp_core.video.encoders import BuiltinEncoder
-    from kepp_core.video.features import write_manifest
 
     out = Path(out)
     knobs = knobs_for(difficulty, **knob_overrides)
@@ -292,10 +287,8 @@ def _run_workers(out: Path, seed: int, knobs: Knobs, looks: dict, specs: list[Vi
     import sys
     import tempfile
 
-    import kepp_core
-
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    package_root = str(Path(kepp_core.__file__).resolve().parents[1])
+    package_root = str(Path(__file__).resolve().parents[3])
     env["PYTHONPATH"] = os.pathsep.join([package_root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     procs = []
     sel = selectors.DefaultSelector()
@@ -371,8 +364,6 @@ def ensure_world(root: str | os.PathLike | None = None, seed: int = 0, videos: i
                  **knob_overrides) -> Path:
     """The complete world at ``root`` (default: ``default_world_root()``), generated only if it
     is missing, incomplete or was made with other settings."""
-    from kepp_core.video.encoders import BuiltinEncoder
-
     root = Path(root) if root is not None else default_world_root()
     knobs = knobs_for(difficulty, **knob_overrides)
     config = {"version": WORLD_VERSION, "seed": seed, "difficulty": difficulty, "knobs": asdict(knobs),

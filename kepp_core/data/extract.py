@@ -1,4 +1,4 @@
-"""Per-second features from video files and the on-disk feature cache.
+"""Filling a dataset's feature cache: encode every video that has no ``features/<stem>.npy`` yet.
 
 The cache of a dataset is its ``features/`` folder: one ``<video file stem>.npy`` ``[seconds, D]``
 per video (the names the loaders look for) plus ``features.json`` recording the encoder and D,
@@ -9,67 +9,16 @@ unless ``force``.
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError
-from kepp_core.io import atomic_path, atomic_write_json
-from kepp_core.video.decode import find_videos, frame_indices, open_video, _get
+from kepp_core.video.decode import find_videos
+from kepp_core.video.encode import MANIFEST, decode_for, read_manifest, save_features, write_manifest
 from kepp_core.video.encoders import FeatureEncoder, check_features, get_encoder
-
-MANIFEST = "features.json"
-
-
-def decode_for(path: str | os.PathLike, encoder: FeatureEncoder) -> tuple[np.ndarray, float]:
-    """Frames of a video as the encoder wants them (its frame rate and size) and their rate."""
-    reader = open_video(path, encoder.frame_size)
-    n, native = len(reader), float(reader.get_avg_fps())
-    want = encoder.sample_fps
-    if want is None or native <= want * 1.001:
-        return _get(reader, range(n), path), native
-    count = max(1, int(math.ceil(n / native * want - 1e-6)))
-    return _get(reader, frame_indices(n, native, [k / want for k in range(count)]), path), float(want)
-
-
-def encode_video(path: str | os.PathLike, encoder: str | FeatureEncoder = "builtin") -> np.ndarray:
-    """Per-second features ``[seconds, D]`` float32 of one video file.
-
-    >>> encode_video("videos/tea_0000.mp4").shape  # doctest: +SKIP
-    (31, 256)
-    """
-    enc = get_encoder(encoder) if isinstance(encoder, str) else encoder
-    frames, fps = decode_for(path, enc)
-    return check_features(enc(frames, fps), len(frames), fps, enc, str(path))
-
-
-def save_features(path: str | os.PathLike, feats: np.ndarray) -> None:
-    """Write a ``.npy`` feature file atomically."""
-    with atomic_path(path, suffix=".npy") as tmp:
-        np.save(tmp, np.ascontiguousarray(feats, dtype=np.float32), allow_pickle=False)
-
-
-def read_manifest(features_dir: Path) -> dict | None:
-    path = Path(features_dir) / MANIFEST
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise KeppError(f"{path}:{e.lineno}: invalid JSON ({e.msg})") from None
-    if not isinstance(data, dict) or "encoder" not in data:
-        raise KeppError(f"{path}: expected an object with 'encoder' and 'dim'")
-    return data
-
-
-def write_manifest(features_dir: Path, encoder_name: str, dim: int) -> None:
-    atomic_write_json(Path(features_dir) / MANIFEST, {"encoder": encoder_name, "dim": int(dim)})
 
 
 @dataclass
@@ -91,7 +40,7 @@ class ExtractSummary:
         return self.video_seconds / self.wall_seconds if self.wall_seconds > 0 else float("nan")
 
 
-def _jobs_from_dataset(ds: Dataset, features_dir: Path | None) -> tuple[list[tuple[str, Path]], list[str], Path]:
+def dataset_jobs(ds: Dataset, features_dir: Path | None) -> tuple[list[tuple[str, Path]], list[str], Path]:
     root = Path(ds.root) if ds.root is not None else None
     if features_dir is None:
         meta = ds.meta.get("features")
@@ -131,7 +80,7 @@ def extract_features(source: Dataset | str | os.PathLike, encoder: str | Feature
 
     enc = get_encoder(encoder) if isinstance(encoder, str) else encoder
     if isinstance(source, Dataset):
-        jobs, missing, fdir = _jobs_from_dataset(source, Path(features_dir) if features_dir else None)
+        jobs, missing, fdir = dataset_jobs(source, Path(features_dir) if features_dir else None)
         where = f"dataset {source.name}"
     else:
         root = Path(source)

@@ -1,4 +1,4 @@
-"""``kepp data synth``: build the synthetic world."""
+"""``kepp data synth``: build the synthetic world (the data layer's generator behind a command)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import argparse
 import json
 import time
 
-from kepp_core.data.synth.render import Knobs
+from kepp_core.commands._common import add_command, emit_json
+from kepp_core.data.synth import Knobs, default_world_root, generate_world
 
 KNOB_HELP = {
     "noise": "pixel noise std (fraction of 255)", "jitter": "camera shake in pixels",
@@ -17,9 +18,8 @@ KNOB_HELP = {
 }
 
 
-def register_cli(dsub) -> None:
-    from kepp_core.commands._common import add_command
-
+def register_synth(dsub) -> None:
+    """Add ``synth`` to the ``kepp data`` sub-commands."""
     p = add_command(dsub, "synth", "generate the synthetic instructional-video world (CrossTask layout)",
                     "  kepp data synth --out /tmp/world\n"
                     "  kepp data synth --out /tmp/hard --difficulty hard --videos 100 --seed 3\n"
@@ -42,8 +42,6 @@ def register_cli(dsub) -> None:
 
 
 def _synth(args) -> int:
-    from kepp_core.data.synth.world import default_world_root, generate_world
-
     knobs = {k: getattr(args, k, None) for k in Knobs.__dataclass_fields__}
     t0 = time.perf_counter()
     out = generate_world(getattr(args, "out", None) or default_world_root(), seed=args.seed,
@@ -52,8 +50,6 @@ def _synth(args) -> int:
                          **knobs)
     meta = json.loads((out / "world.json").read_text(encoding="utf-8"))
     if args.json:
-        from kepp_core.commands._common import emit_json
-
         emit_json(meta)
         return 0
     print(f"wrote {meta['num_videos']} videos ({meta['video_seconds'] / 60:.1f} min of video, "

@@ -17,13 +17,16 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from kepp_core.data.records import Dataset
+from kepp_core.diffusion import ProjectedDiffusion
 from kepp_core.errors import KeppError
 from kepp_core.io import atomic_path, atomic_write_json
+from kepp_core.models.classifier import TaskClassifier
 
 FORMAT = "kepp-checkpoint"
 VERSION = 1
 WEIGHTS = "model.safetensors"
 CONFIG = "config.json"
+GRAPH_FILE = "graph.json"  # the P²KG a planning model was trained with, saved beside it
 
 
 def save_tensors(path: Path, tensors: dict[str, torch.Tensor]) -> None:
@@ -88,9 +91,7 @@ def load_checkpoint(folder: str | Path, kind: str | None = None,
 
 
 def build_model(cfg: dict) -> torch.nn.Module:
-    from kepp_core.diffusion import ProjectedDiffusion
-    from kepp_core.training.classifier import TaskClassifier
-
+    """The (untrained) network a checkpoint config describes."""
     if cfg["kind"] in ("step", "plan"):
         return ProjectedDiffusion.from_config(cfg["model"])
     if cfg["kind"] == "task-classifier":
@@ -120,3 +121,16 @@ def check_compatible(cfg: dict, dataset: Dataset, horizon: int | None = None, ob
         raise KeppError(f"{where}: trained for horizon T={fp.get('horizon')}, not T={horizon}")
     if setting is not None and fp.get("setting") != setting:
         raise KeppError(f"{where}: trained with the {fp.get('setting')!r} observation setting, not {setting!r}")
+
+
+def trained_horizons(root: str | Path) -> list[int]:
+    """Horizons with a step model under a models folder (``ROOT/T<h>/step``)."""
+    root = Path(root)
+    out = []
+    for p in sorted(root.glob("T*/step")):
+        try:
+            read_config(p)
+        except KeppError:
+            continue
+        out.append(int(p.parent.name[1:]))
+    return sorted(out)

@@ -1,0 +1,11 @@
+"""Trained models on disk: checkpoints (safetensors + JSON config), the task classifier's
+network, model specs and the folder layout of a models root."""
+
+from kepp_core.models.checkpoint import (CONFIG, GRAPH_FILE, WEIGHTS, build_model, check_compatible, dataset_fingerprint,
+                                         load_checkpoint, read_config, save_checkpoint, trained_horizons)
+from kepp_core.models.classifier import TaskClassifier
+
+__all__ = [
+    "CONFIG", "GRAPH_FILE", "WEIGHTS", "TaskClassifier", "build_model", "check_compatible", "dataset_fingerprint",
+    "load_checkpoint", "read_config", "save_checkpoint", "trained_horizons",
+]

@@ -1,0 +1,69 @@
+"""Per-second features of one video file, and the feature-cache files (``.npy``, ``features.json``).
+
+The cache of a dataset is its ``features/`` folder: one ``<video file stem>.npy`` ``[seconds, D]``
+per video (the names the loaders look for) plus ``features.json`` recording the encoder and D,
+so features of different encoders are never mixed silently. Feature files that were there
+before without ``features.json`` (e.g. the S3D features of CrossTask) are never overwritten
+unless ``force``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+
+from kepp_core.errors import KeppError
+from kepp_core.io import atomic_path, atomic_write_json
+from kepp_core.video.decode import decode_frames, frame_indices, open_video
+from kepp_core.video.encoders import FeatureEncoder, check_features, get_encoder
+
+MANIFEST = "features.json"
+
+
+def decode_for(path: str | os.PathLike, encoder: FeatureEncoder) -> tuple[np.ndarray, float]:
+    """Frames of a video as the encoder wants them (its frame rate and size) and their rate."""
+    reader = open_video(path, encoder.frame_size)
+    n, native = len(reader), float(reader.get_avg_fps())
+    want = encoder.sample_fps
+    if want is None or native <= want * 1.001:
+        return decode_frames(reader, range(n), path), native
+    count = max(1, int(math.ceil(n / native * want - 1e-6)))
+    return decode_frames(reader, frame_indices(n, native, [k / want for k in range(count)]), path), float(want)
+
+
+def encode_video(path: str | os.PathLike, encoder: str | FeatureEncoder = "builtin") -> np.ndarray:
+    """Per-second features ``[seconds, D]`` float32 of one video file.
+
+    >>> encode_video("videos/tea_0000.mp4").shape  # doctest: +SKIP
+    (31, 256)
+    """
+    enc = get_encoder(encoder) if isinstance(encoder, str) else encoder
+    frames, fps = decode_for(path, enc)
+    return check_features(enc(frames, fps), len(frames), fps, enc, str(path))
+
+
+def save_features(path: str | os.PathLike, feats: np.ndarray) -> None:
+    """Write a ``.npy`` feature file atomically."""
+    with atomic_path(path, suffix=".npy") as tmp:
+        np.save(tmp, np.ascontiguousarray(feats, dtype=np.float32), allow_pickle=False)
+
+
+def read_manifest(features_dir: Path) -> dict | None:
+    path = Path(features_dir) / MANIFEST
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise KeppError(f"{path}:{e.lineno}: invalid JSON ({e.msg})") from None
+    if not isinstance(data, dict) or "encoder" not in data:
+        raise KeppError(f"{path}: expected an object with 'encoder' and 'dim'")
+    return data
+
+
+def write_manifest(features_dir: Path, encoder_name: str, dim: int) -> None:
+    atomic_write_json(Path(features_dir) / MANIFEST, {"encoder": encoder_name, "dim": int(dim)})

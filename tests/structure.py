@@ -1,0 +1,182 @@
+"""The package's structure, read from the source with ``ast``: the import graph between
+``kepp_core`` / ``app`` modules, its cycles, imports that look up the layer order, and the
+longest functions.
+
+    python tests/structure.py            # counts for this checkout
+    python tests/structure.py PATH       # ... for another checkout (e.g. an older commit)
+
+The layer rule (README, "What is where"): each layer imports only from layers below it.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Bottom to top; modules of one layer may import each other (without cycles).
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("kepp_core", "kepp_core.errors", "kepp_core.io", "kepp_core.metrics"),
+    ("kepp_core.video",),
+    ("kepp_core.data",),
+    ("kepp_core.graph",),
+    ("kepp_core.llm",),
+    ("kepp_core.diffusion",),
+    ("kepp_core.models",),
+    ("kepp_core.planner",),
+    ("kepp_core.training",),
+    ("kepp_core.evaluation",),
+    ("kepp_core.experiments",),
+    ("kepp_core.api",),
+    ("kepp_core.commands", "kepp_core.cli", "kepp_core.__main__", "app"),
+)
+MAX_FUNCTION_LINES = 80
+ONE_PIECE = "one piece:"  # a comment on a longer function's first line that says why it stays whole
+
+
+def layer_of(module: str) -> int:
+    """Index in ``LAYERS`` of the longest prefix naming ``module`` (or one of its packages)."""
+    best, where = -1, -1
+    for i, names in enumerate(LAYERS):
+        for name in names:
+            if (module == name or module.startswith(name + ".")) and len(name) > best:
+                best, where = len(name), i
+    return where
+
+
+@dataclass
+class Import:
+    source: str
+    target: str
+    line: int
+    in_function: bool
+    comment: str = ""
+
+
+@dataclass
+class Structure:
+    modules: dict[str, Path]
+    imports: list[Import] = field(default_factory=list)
+    functions: list[tuple[int, str, bool]] = field(default_factory=list)  # (lines, where, marked one piece)
+
+    @property
+    def upward(self) -> list[Import]:
+        return [i for i in self.imports if layer_of(i.target) > layer_of(i.source)]
+
+    @property
+    def app_reaches(self) -> list[Import]:
+        """Imports from ``app`` into ``kepp_core`` other than the API and the public errors."""
+        return [i for i in self.imports if i.source.startswith("app") and i.target.startswith("kepp_core")
+                and not (i.target.startswith("kepp_core.api") or i.target == "kepp_core.errors")]
+
+    def cycles(self) -> list[list[str]]:
+        """Strongly connected components (more than one module, or a self-import) of the graph."""
+        graph: dict[str, set[str]] = {m: set() for m in self.modules}
+        for i in self.imports:
+            if i.target in graph:
+                graph[i.source].add(i.target)
+        index, low, stack, on, out = {}, {}, [], set(), []
+        counter = [0]
+
+        def visit(v: str) -> None:  # Tarjan's algorithm, recursive (the graph is small)
+            index[v] = low[v] = counter[0]
+            counter[0] += 1
+            stack.append(v)
+            on.add(v)
+            for w in graph[v]:
+                if w not in index:
+                    visit(w)
+                    low[v] = min(low[v], low[w])
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1 or v in graph[v]:
+                    out.append(sorted(comp))
+
+        for v in sorted(graph):
+            if v not in index:
+                visit(v)
+        return out
+
+
+def _module_name(root: Path, path: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def read_structure(root: str | Path) -> Structure:
+    """Parse every module of ``kepp_core/`` and ``app/`` under ``root``."""
+    root = Path(root)
+    files = sorted([*root.glob("kepp_core/**/*.py"), *root.glob("app/**/*.py")])
+    st = Structure({_module_name(root, p): p for p in files})
+    for name, path in st.modules.items():
+        source = path.read_text(encoding="utf-8")
+        lines = source.splitlines()
+        tree = ast.parse(source, filename=str(path))
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        inner: set[int] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                inner |= {id(n) for n in ast.walk(node) if isinstance(n, (ast.Import, ast.ImportFrom))}
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                head = lines[node.lineno - 1] + (lines[node.lineno] if node.lineno < len(lines) else "")
+                st.functions.append((length, f"{path.relative_to(root)}:{node.lineno} {node.name}",
+                                     ONE_PIECE in head))
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            comment = lines[node.lineno - 1].partition("#")[2].strip()
+            for target in _targets(node, package, st.modules):
+                if target.split(".")[0] in ("kepp_core", "app") and target != name:
+                    st.imports.append(Import(name, target, node.lineno, id(node) in inner, comment))
+    return st
+
+
+def _targets(node: ast.Import | ast.ImportFrom, package: str, modules: dict[str, Path]) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if node.level:
+        base = package.split(".")[: len(package.split(".")) - node.level + 1]
+        module = ".".join(base + ([node.module] if node.module else []))
+    else:
+        module = node.module or ""
+    # ``from pkg import submodule`` imports the submodule; ``from pkg import name`` the package
+    subs = [f"{module}.{a.name}" for a in node.names if f"{module}.{a.name}" in modules]
+    return subs if subs and len(subs) == len(node.names) else [module, *subs]
+
+
+def report(root: str | Path) -> dict:
+    """The counts the README and the closing notes quote."""
+    st = read_structure(root)
+    longest = sorted(st.functions, reverse=True)
+    return {
+        "modules": len(st.modules),
+        "import_edges": len({(i.source, i.target) for i in st.imports}),
+        "cycles": st.cycles(),
+        "upward_imports": [f"{i.source}:{i.line} → {i.target}" for i in st.upward],
+        "imports_inside_functions": sum(i.in_function for i in st.imports),
+        "app_imports_outside_api": [f"{i.source}:{i.line} → {i.target}" for i in st.app_reaches],
+        "functions_over_limit": [f"{n} lines {w}" for n, w, marked in longest if n > MAX_FUNCTION_LINES and not marked],
+        "longest_functions": [f"{n} lines {w}" for n, w, _ in longest[:5]],
+    }
+
+
+if __name__ == "__main__":
+    r = report(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parents[1])
+    for key, value in r.items():
+        if isinstance(value, list):
+            print(f"{key}: {len(value)}")
+            for v in value[:40]:
+                print(f"    {v}")
+        else:
+            print(f"{key}: {value}")
