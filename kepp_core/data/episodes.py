@@ -59,8 +59,8 @@ def observation_window(t: float, n_seconds: int | None, m: int = 3, offset: int 
     (9, 10, 11)
     >>> observation_window(0.2, 100, 3, centred=True)
     (0, 1, 2)
-    >>> observation_window(5.0, 2, 3)
-    (0, 1, 1)
+    >>> observation_window(5.0, 2, 3)      # a 2-second video: the last second repeated
+    (1, 1, 1)
     """
     first = math.floor(t) + offset - ((m - 1) // 2 if centred else 0)
     if n_seconds is None:
