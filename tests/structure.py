@@ -32,6 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kepp_core.commands", "kepp_core.cli", "kepp_core.__main__", "app"),
 )
 MAX_FUNCTION_LINES = 80
+DOC_LINES = 5  # public functions and classes longer than this have a docstring (overrides inherit theirs)
 ONE_PIECE = "one piece:"  # a comment on a longer function's first line that says why it stays whole
 
 
@@ -59,6 +60,7 @@ class Structure:
     modules: dict[str, Path]
     imports: list[Import] = field(default_factory=list)
     functions: list[tuple[int, str, bool]] = field(default_factory=list)  # (lines, where, marked one piece)
+    undocumented: list[str] = field(default_factory=list)  # public functions/classes > DOC_LINES without a docstring
 
     @property
     def upward(self) -> list[Import]:
@@ -119,6 +121,12 @@ def read_structure(root: str | Path) -> Structure:
     root = Path(root)
     files = sorted([*root.glob("kepp_core/**/*.py"), *root.glob("app/**/*.py")])
     st = Structure({_module_name(root, p): p for p in files})
+    trees = {name: ast.parse(path.read_text(encoding="utf-8"), filename=str(path)) for name, path in st.modules.items()}
+    documented_methods = {f.name for tree in trees.values() for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
+                          for f in c.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                          and ast.get_docstring(f)}
+    for name, tree in trees.items():
+        _undocumented(tree, f"{st.modules[name].relative_to(root)}", documented_methods, st.undocumented)
     for name, path in st.modules.items():
         source = path.read_text(encoding="utf-8")
         lines = source.splitlines()
@@ -140,6 +148,20 @@ def read_structure(root: str | Path) -> Structure:
                 if target.split(".")[0] in ("kepp_core", "app") and target != name:
                     st.imports.append(Import(name, target, node.lineno, id(node) in inner, comment))
     return st
+
+
+def _undocumented(node: ast.AST, where: str, documented_methods: set[str], out: list[str],
+                  cls: ast.ClassDef | None = None) -> None:
+    """Public functions and classes (not nested in a function) longer than ``DOC_LINES`` without a
+    docstring; a method that overrides a documented method of a base class inherits its docstring."""
+    for c in ast.iter_child_nodes(node):
+        if isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            length = (c.end_lineno or c.lineno) - c.lineno + 1
+            override = (cls is not None and cls.bases and c.name in documented_methods) or c.name == "forward"
+            if not c.name.startswith("_") and length > DOC_LINES and not ast.get_docstring(c) and not override:
+                out.append(f"{where}:{c.lineno} {c.name}")
+            if isinstance(c, ast.ClassDef):
+                _undocumented(c, where, documented_methods, out, c)
 
 
 def _targets(node: ast.Import | ast.ImportFrom, package: str, modules: dict[str, Path]) -> list[str]:
@@ -167,6 +189,7 @@ def report(root: str | Path) -> dict:
         "imports_inside_functions": sum(i.in_function for i in st.imports),
         "app_imports_outside_api": [f"{i.source}:{i.line} → {i.target}" for i in st.app_reaches],
         "functions_over_limit": [f"{n} lines {w}" for n, w, marked in longest if n > MAX_FUNCTION_LINES and not marked],
+        "undocumented": st.undocumented,
         "longest_functions": [f"{n} lines {w}" for n, w, _ in longest[:5]],
     }
 

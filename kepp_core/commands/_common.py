@@ -25,6 +25,7 @@ def add_command(sub, name: str, help: str, examples: str = "", func=None) -> arg
 
 
 def add_dataset_args(p: argparse.ArgumentParser, required: bool = True) -> None:
+    """Add --dataset, --root, --features, --split-seed and --coin-actions."""
     p.add_argument("--dataset", default="demo", choices=sorted(LOADERS),
                    help="dataset format (demo: the built-in synthetic world)")
     p.add_argument("--root", default=None,

@@ -13,6 +13,7 @@ ENCODER_HELP = "builtin, a Python callable 'module:function', or a TorchScript .
 
 
 def register(sub) -> None:
+    """Add ``kepp features extract|encode|info``."""
     p = sub.add_parser("features", help="decode videos and compute per-second features")
     fsub = p.add_subparsers(dest="features_command", metavar="SUBCOMMAND", required=True)
 

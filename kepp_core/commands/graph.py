@@ -16,6 +16,7 @@ def _methods() -> list[str]:
 
 
 def register(sub) -> None:
+    """Add the ``kepp graph`` sub-commands."""
     p = sub.add_parser("graph", help="build, query and plan with the procedure knowledge graph (P²KG)")
     gsub = p.add_subparsers(dest="graph_command", metavar="SUBCOMMAND", required=True)
     methods = _methods()

@@ -89,6 +89,7 @@ def clip_window(start: float, end: float, n_seconds: int, m: int = 3) -> tuple[i
 
 
 def windows(video: Video, first: int, horizon: int, setting: str, m: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The start and goal windows of the episode of ``horizon`` steps from step ``first`` (per-second indices) in an observation setting."""
     s = video.steps[first].start
     e = video.steps[first + horizon - 1].end
     n = int(math.ceil(video.duration)) if video.duration is not None else None

@@ -41,6 +41,7 @@ class ExtractSummary:
 
 
 def dataset_jobs(ds: Dataset, features_dir: Path | None) -> tuple[list[tuple[str, Path]], list[str], Path]:
+    """The ``(video id, file)`` pairs to encode, the ids without a video file, and the features folder."""
     root = Path(ds.root) if ds.root is not None else None
     if features_dir is None:
         meta = ds.meta.get("features")

@@ -38,6 +38,7 @@ class ConditionRow:
 
 @dataclass(frozen=True)
 class ConditionLayout:
+    """Channel layout of a diffusion sample: observations, condition rows, then the action block."""
     kind: str
     horizon: int
     obs_dim: int
@@ -63,6 +64,7 @@ class ConditionLayout:
         return self.channels - self.num_actions
 
     def row_slice(self, name: str) -> slice:
+        """The channels of condition row ``name``."""
         start = self.obs_dim
         for r in self.rows:
             if r.name == name:

@@ -37,6 +37,7 @@ def _groups(ch: int) -> int:
 
 
 class ResidualBlock(nn.Module):
+    """Two convolutions with group norm and Mish, the time embedding added in between, and a skip."""
     def __init__(self, cin: int, cout: int, tdim: int) -> None:
         super().__init__()
         self.conv1 = nn.Conv1d(cin, cout, 3, padding=1)

@@ -87,6 +87,7 @@ class ProcedureGraph:
     def from_plans(cls, actions: list[str], plans: list[tuple[int, ...]],
                    tasks: dict[str, TaskStats] | None = None, dataset: str = "",
                    split: str = "train") -> ProcedureGraph:
+        """A graph from action vocabulary and plans (index sequences), with optional task labels."""
         a = len(actions)
         counts = np.zeros((a, a), dtype=np.int64)
         starts = np.zeros(a, dtype=np.int64)
@@ -206,6 +207,7 @@ class ProcedureGraph:
         return g
 
     def to_json(self) -> dict:
+        """The graph as a JSON-ready dict (counts sparsely, per-task statistics)."""
         us, vs = np.nonzero(self.counts)
         return {
             "format": FORMAT,
@@ -229,6 +231,7 @@ class ProcedureGraph:
 
     @classmethod
     def from_json(cls, obj: dict, where: str = "graph") -> ProcedureGraph:
+        """A graph from :meth:`to_json`'s dict; malformed input is a KeppError naming ``where``."""
         if not isinstance(obj, dict) or obj.get("format") != FORMAT:
             raise KeppError(f"{where}: not a KEPP procedure graph (expected \"format\": \"{FORMAT}\")")
         if obj.get("version") != VERSION:

@@ -33,6 +33,7 @@ class SubGraph:
     edges: list[Edge]
 
     def to_json(self, actions: Sequence[str]) -> dict:
+        """The sub-graph as a JSON-ready dict."""
         return {"center": self.center, "center_label": actions[self.center],
                 "nodes": [{"action": a, "label": actions[a], "depth": d} for a, d in self.nodes.items()],
                 "edges": [{"source": e.source, "target": e.target, "source_label": actions[e.source],
@@ -40,6 +41,7 @@ class SubGraph:
                            "probability": e.probability} for e in self.edges]}
 
     def to_networkx(self, actions: Sequence[str]):
+        """The sub-graph as a networkx DiGraph (probability and count on every edge)."""
         import networkx as nx
 
         g = nx.DiGraph()

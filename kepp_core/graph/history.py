@@ -106,6 +106,7 @@ class HistoryScorer(PathScorer):
 
     # --- PathScorer ---------------------------------------------------------------------
     def exact(self, path: Sequence[int]) -> Fraction:
+        """The exact score of ``path``: its smoothed share of the training windows between its endpoints."""
         path = tuple(path)
         p = self.p2kg.exact(path)
         if p == 0:

@@ -56,6 +56,7 @@ class Recommendation:
         return self.paths[0]
 
     def to_json(self, actions: Sequence[str] | None = None) -> dict:
+        """The recommendation as a JSON-ready dict (with labels when ``actions`` is given)."""
         out = {"start": self.start, "goal": self.goal, "horizon": self.horizon, "method": self.method,
                "fallback": self.fallback, "found": self.found,
                "paths": [{"rank": k + 1, "actions": list(p), "score": s}

@@ -63,6 +63,7 @@ class ResponseCache:
         return entry["reply"]
 
     def put(self, request: dict[str, Any], reply: str) -> None:
+        """Store the reply to ``request`` (atomically)."""
         atomic_write_json(self.path(request), {
             "format": CACHE_FORMAT,
             "key": request_key(request),

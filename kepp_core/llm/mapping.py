@@ -45,6 +45,7 @@ class ActionMapper:
 
     @property
     def matrix(self) -> np.ndarray:
+        """Unit-length embeddings of the dataset's actions ``[A, E]`` (computed once)."""
         if self._matrix is None:
             self._matrix = _unit_rows(self.embedder(self.actions), "the dataset actions")
             if self._matrix.shape[0] != len(self.actions):

@@ -75,6 +75,7 @@ def graph_fallback(retriever: Callable[[int, int, int], Any], name: str = "p2kg"
 
 
 def as_fallback(fallback: Fallback | Callable[[int, int, int], Sequence[int]]) -> Fallback:
+    """A :class:`Fallback` from a Fallback or a plain ``plan(start, end, T)`` function."""
     if isinstance(fallback, Fallback):
         return fallback
     if not callable(fallback):
@@ -123,6 +124,7 @@ class LLMRecommendation:
         return plan_condition(self.actions, num_actions)
 
     def to_json(self, labels: Sequence[str] | None = None) -> dict:
+        """The recommendation as a JSON-ready dict."""
         out = {"start": self.start, "end": self.end, "horizon": self.horizon, "source": self.source,
                "actions": list(self.actions), "replies": self.replies, "voted_steps": self.voted_steps,
                "verified": self.verified, "verification_reply": self.verification_reply,

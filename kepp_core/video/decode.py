@@ -72,6 +72,7 @@ def video_info(path: str | os.PathLike) -> VideoInfo:
 
 
 def decode_frames(reader, indices: Sequence[int], path) -> np.ndarray:
+    """Frames ``indices`` of an open reader ``[N, H, W, 3]`` uint8 (PyAV where decord fails on a frame size)."""
     indices = list(indices)
     try:
         return reader.get_batch(indices).asnumpy()

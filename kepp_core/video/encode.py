@@ -53,6 +53,7 @@ def save_features(path: str | os.PathLike, feats: np.ndarray) -> None:
 
 
 def read_manifest(features_dir: Path) -> dict | None:
+    """The ``features.json`` of a feature cache, or None where there is none."""
     path = Path(features_dir) / MANIFEST
     if not path.is_file():
         return None

@@ -25,6 +25,7 @@ import numpy as np
 
 
 class Node:
+    """A procedure grammar node: samples a list of step names."""
     def sample(self, rng: np.random.Generator) -> list[str]:
         raise NotImplementedError
 
@@ -35,6 +36,7 @@ class Node:
 
 @dataclass(frozen=True)
 class S(Node):
+    """One step."""
     name: str
 
     def sample(self, rng):
@@ -45,6 +47,7 @@ class S(Node):
 
 
 class Seq(Node):
+    """Its items in order."""
     def __init__(self, *items: Node) -> None:
         self.items = items
 
@@ -56,6 +59,7 @@ class Seq(Node):
 
 
 class Opt(Node):
+    """Its item with probability ``p``, else nothing."""
     def __init__(self, p: float, item: Node) -> None:
         self.p, self.item = p, item
 
@@ -67,6 +71,7 @@ class Opt(Node):
 
 
 class Any(Node):
+    """One of its items, chosen by weight."""
     def __init__(self, *choices: tuple[float, Node]) -> None:
         self.weights = np.array([w for w, _ in choices], float)
         self.weights /= self.weights.sum()
@@ -80,6 +85,7 @@ class Any(Node):
 
 
 class Perm(Node):
+    """Its items in a random order."""
     def __init__(self, *items: Node) -> None:
         self.items = items
 
@@ -91,6 +97,7 @@ class Perm(Node):
 
 
 class Loop(Node):
+    """Its item, repeated with probability ``again`` up to ``most`` times."""
     def __init__(self, item: Node, again: float = 0.3, most: int = 3) -> None:
         self.item, self.again, self.most = item, again, most
 

@@ -13,6 +13,7 @@ from kepp_core.data.synth.world import VideoSpec, build_video
 
 
 def main() -> int:
+    """Build the videos of the JSON job on stdin, printing one line per finished video."""
     job = json.load(sys.stdin)
     looks = {k: ActionLook(**{f: tuple(v) if isinstance(v, list) else v for f, v in d.items()})
              for k, d in job["looks"].items()}
