@@ -174,15 +174,22 @@ def _scene_colours(rng: np.random.Generator, task_key: str):
     return bg, table, bowl, 0.62 + 0.06 * tr.random()
 
 
-def render_video(segments: list[Segment], duration: int, looks: dict[str, ActionLook], knobs: Knobs,
-                 rng: np.random.Generator, task_key: str) -> np.ndarray:
-    """Frames ``[duration·fps, size, size, 3]`` uint8 of one video.
+@dataclass
+class _Backdrop:
+    """The static scene of one video and where its table and bowl are."""
 
-    ``segments`` are the steps in order; a frame shows the step whose segment covers it (the
-    last one started if several do), or an idle scene.
-    """
-    fps, n = knobs.fps, knobs.size
-    frames_total = int(duration * fps)
+    image: np.ndarray  # [n, n, 3] float32
+    table_y: float
+    bowl: np.ndarray
+    bowl_x: float
+    bowl_w: int
+    bowl_h: int
+    bx0: int
+    by0: int
+    by1: int
+
+
+def _backdrop(rng: np.random.Generator, task_key: str, n: int) -> _Backdrop:
     bg, table, bowl, table_y = _scene_colours(rng, task_key)
     ty = int(table_y * n)
     static = np.empty((n, n, 3), np.float32)
@@ -196,7 +203,25 @@ def render_video(segments: list[Segment], duration: int, looks: dict[str, Action
     bx0, by1 = int(bowl_x - bowl_w / 2), ty + int(0.06 * n)
     by0 = by1 - bowl_h
     static[by0:by1, bx0:bx0 + bowl_w] = bowl * 255 * 0.8
+    return _Backdrop(static, table_y, bowl, bowl_x, bowl_w, bowl_h, bx0, by0, by1)
 
+
+@dataclass
+class _Nuisance:
+    """Per-video nuisances: action speed, lighting, distractors, noise and camera shake."""
+
+    speed: float
+    gain: float
+    tint: np.ndarray
+    bias: float
+    flicker_period: float
+    distractors: list
+    noise_bank: np.ndarray | None
+    shifts: np.ndarray  # [frames, 2] camera offsets
+    rest: tuple[float, float]  # where the idle hand rests
+
+
+def _nuisance(rng: np.random.Generator, knobs: Knobs, n: int, frames_total: int, table_y: float) -> _Nuisance:
     speed = rng.uniform(0.8, 1.25)
     gain = 1 + knobs.lighting * rng.uniform(-1, 1)
     tint = (1 + knobs.lighting * 0.3 * rng.uniform(-1, 1, 3)).astype(np.float32)
@@ -213,25 +238,57 @@ def render_video(segments: list[Segment], duration: int, looks: dict[str, Action
     shifts = np.clip(np.round(walk * 0.5), -knobs.jitter, knobs.jitter).astype(int) if knobs.jitter > 0 \
         else np.zeros((frames_total, 2), int)
     rest = (n * rng.uniform(0.1, 0.9), n * rng.uniform(0.3, 0.5))
+    return _Nuisance(speed, gain, tint, bias, flicker_period, distract, noise_bank, shifts, rest)
 
+
+def _finish_step(scene: np.ndarray, lk: ActionLook, done: int, fill: float, fill_colour: np.ndarray,
+                 bd: _Backdrop, n: int) -> tuple[float, np.ndarray]:
+    """A finished step changes the scene for good: shelf token, mark, bowl fill."""
+    slot = done % 12
+    paste(scene, sprite(lk.obj_shape, 6), lk.obj_colour, 5 + slot * 7.5, 6 + 7 * (done // 12 % 2))
+    ax, ay = lk.anchor[0] * n, lk.anchor[1] * n
+    paste(scene, sprite(lk.tool_shape, 5), lk.obj_colour, ax, min(ay + 0.18 * n, n - 3), 0.8)
+    fill = min(1.0, fill + 0.12)
+    fill_colour = 0.6 * fill_colour + 0.4 * np.asarray(lk.obj_colour)
+    level = int(round(fill * (bd.bowl_h - 2)))
+    if level > 0:
+        scene[bd.by1 - 1 - level:bd.by1 - 1, bd.bx0 + 1:bd.bx0 + bd.bowl_w - 1] = fill_colour * 255
+    return fill, fill_colour
+
+
+def _camera(frame: np.ndarray, t: float, i: int, nz: _Nuisance, knobs: Knobs, rng: np.random.Generator) -> np.ndarray:
+    """Lighting, camera shake and pixel noise on one frame."""
+    if knobs.lighting > 0:
+        flick = 1 + knobs.lighting * 0.08 * math.sin(2 * math.pi * t / nz.flicker_period)
+        frame *= nz.tint * (nz.gain * flick)
+        frame += nz.bias
+    dx, dy = nz.shifts[i]
+    if dx or dy:
+        frame = np.roll(frame, (int(dy), int(dx)), axis=(0, 1))
+    if nz.noise_bank is not None:
+        frame += nz.noise_bank[int(rng.integers(len(nz.noise_bank)))]
+    return frame
+
+
+def render_video(segments: list[Segment], duration: int, looks: dict[str, ActionLook], knobs: Knobs,
+                 rng: np.random.Generator, task_key: str) -> np.ndarray:
+    """Frames ``[duration·fps, size, size, 3]`` uint8 of one video.
+
+    ``segments`` are the steps in order; a frame shows the step whose segment covers it (the
+    last one started if several do), or an idle scene.
+    """
+    fps, n = knobs.fps, knobs.size
+    frames_total = int(duration * fps)
+    bd = _backdrop(rng, task_key, n)
+    nz = _nuisance(rng, knobs, n, frames_total, bd.table_y)
     out = np.empty((frames_total, n, n, 3), np.uint8)
     done = 0                   # steps finished so far (state shown in the scene)
-    scene = static.copy()
-    fill, fill_colour = 0.0, bowl * 0.8
+    scene = bd.image.copy()
+    fill, fill_colour = 0.0, bd.bowl * 0.8
     for i in range(frames_total):
         t = (i + 0.5) / fps
         while done < len(segments) and segments[done].end <= t:
-            # a finished step changes the scene for good: shelf token, mark, bowl fill
-            lk = looks[segments[done].label]
-            slot = done % 12
-            paste(scene, sprite(lk.obj_shape, 6), lk.obj_colour, 5 + slot * 7.5, 6 + 7 * (done // 12 % 2))
-            ax, ay = lk.anchor[0] * n, lk.anchor[1] * n
-            paste(scene, sprite(lk.tool_shape, 5), lk.obj_colour, ax, min(ay + 0.18 * n, n - 3), 0.8)
-            fill = min(1.0, fill + 0.12)
-            fill_colour = 0.6 * fill_colour + 0.4 * np.asarray(lk.obj_colour)
-            level = int(round(fill * (bowl_h - 2)))
-            if level > 0:
-                scene[by1 - 1 - level:by1 - 1, bx0 + 1:bx0 + bowl_w - 1] = fill_colour * 255
+            fill, fill_colour = _finish_step(scene, looks[segments[done].label], done, fill, fill_colour, bd, n)
             done += 1
         frame = scene.copy()
         active = None
@@ -242,24 +299,14 @@ def render_video(segments: list[Segment], duration: int, looks: dict[str, Action
                 break
         if active is not None:
             seg = segments[active]
-            lk = looks[seg.label]
-            tau = (t - seg.start) * speed
             frac = (t - seg.start) / max(seg.end - seg.start, 1e-6)
-            _draw_action(frame, lk, tau, frac, n, bowl_x, by0, rng)
+            _draw_action(frame, looks[seg.label], (t - seg.start) * nz.speed, frac, n, bd.bowl_x, bd.by0, rng)
         else:
             wob = 2 * math.sin(t * 1.3)
-            paste(frame, sprite("disk", 9), (0.9, 0.75, 0.65), rest[0] + wob, rest[1])  # the idle hand
-        for (x0, y0, vx, vy, col, shp, sz) in distract:
-            paste(frame, sprite(shp, sz), col, (x0 + vx * t) % n, (y0 + vy * t) % (table_y * n))
-        if knobs.lighting > 0:
-            flick = 1 + knobs.lighting * 0.08 * math.sin(2 * math.pi * t / flicker_period)
-            frame *= tint * (gain * flick)
-            frame += bias
-        dx, dy = shifts[i]
-        if dx or dy:
-            frame = np.roll(frame, (int(dy), int(dx)), axis=(0, 1))
-        if noise_bank is not None:
-            frame += noise_bank[int(rng.integers(len(noise_bank)))]
+            paste(frame, sprite("disk", 9), (0.9, 0.75, 0.65), nz.rest[0] + wob, nz.rest[1])  # the idle hand
+        for (x0, y0, vx, vy, col, shp, sz) in nz.distractors:
+            paste(frame, sprite(shp, sz), col, (x0 + vx * t) % n, (y0 + vy * t) % (bd.table_y * n))
+        frame = _camera(frame, t, i, nz, knobs, rng)
         np.clip(frame, 0, 255, out=frame)
         out[i] = frame
     return out
