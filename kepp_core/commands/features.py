@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from kepp_core.commands._common import add_command, emit_json, print_table
-from kepp_core.data import LOADERS
+from kepp_core.data import LOADERS, extract_features, load_dataset
 from kepp_core.errors import KeppError
 
 ENCODER_HELP = "builtin, a Python callable 'module:function', or a TorchScript .pt file"
@@ -47,9 +47,6 @@ def register(sub) -> None:
 
 
 def _extract(args: argparse.Namespace) -> int:
-    from kepp_core.data import load_dataset
-    from kepp_core.data import extract_features
-
     if args.dataset == "files":
         if args.root is None:
             raise KeppError("--dataset files needs --root (a folder with videos/)")
@@ -73,7 +70,7 @@ def _extract(args: argparse.Namespace) -> int:
 
 
 def _encode(args: argparse.Namespace) -> int:
-    from kepp_core.video import encode_video, save_features
+    from kepp_core.video import encode_video, save_features  # lazy: keeps `kepp --help` fast
 
     feats = encode_video(args.video, args.encoder)
     save_features(args.out, feats)
@@ -82,7 +79,7 @@ def _encode(args: argparse.Namespace) -> int:
 
 
 def _info(args: argparse.Namespace) -> int:
-    from kepp_core.video import video_info
+    from kepp_core.video import video_info  # lazy: keeps `kepp --help` fast
 
     info = video_info(args.video)
     row = {"file": str(info.path), "fps": info.fps, "frames": info.frames, "duration": info.duration,

@@ -10,7 +10,7 @@ NIV = "--dataset plans --root ../shared/data/niv/plans.jsonl"
 
 
 def _methods() -> list[str]:
-    from kepp_core.graph import method_names
+    from kepp_core.graph import method_names  # lazy: keeps `kepp --help` fast
 
     return method_names()
 
@@ -80,7 +80,7 @@ def _graph_source(p) -> None:
 
 def _load(args, need_dataset: bool = False):
     """The graph (and the dataset when needed or when no graph file is given)."""
-    from kepp_core.graph import build_graph, load_graph
+    from kepp_core.graph import build_graph, load_graph  # lazy: keeps `kepp --help` fast
 
     dataset = None
     if args.graph is None or need_dataset or args.root is not None:
@@ -91,7 +91,7 @@ def _load(args, need_dataset: bool = False):
 
 
 def _build(args) -> int:
-    from kepp_core.graph import build_graph, fit_prior
+    from kepp_core.graph import build_graph, fit_prior  # lazy: keeps `kepp --help` fast
 
     ds = dataset_from_args(args)
     g = build_graph(ds)
@@ -113,7 +113,7 @@ def _build(args) -> int:
 
 
 def _paths(args) -> int:
-    from kepp_core.graph import retrieve
+    from kepp_core.graph import retrieve  # lazy: keeps `kepp --help` fast
 
     g, _ = _load(args)
     rec = retrieve(g, args.start, args.goal, args.horizon, args.top, args.method)
@@ -129,7 +129,7 @@ def _paths(args) -> int:
 
 
 def _subgraph(args) -> int:
-    from kepp_core.graph import subgraph
+    from kepp_core.graph import subgraph  # lazy: keeps `kepp --help` fast
 
     g, _ = _load(args)
     sg = subgraph(g, args.action, args.depth, args.min_prob, args.task)
@@ -144,8 +144,8 @@ def _subgraph(args) -> int:
 
 
 def _zero_shot(args) -> int:
-    from kepp_core.evaluation import read_endpoints, zero_shot
-    from kepp_core.graph import Retriever
+    from kepp_core.evaluation import read_endpoints, zero_shot  # lazy: keeps `kepp --help` fast
+    from kepp_core.graph import Retriever  # lazy: keeps `kepp --help` fast
 
     g, ds = _load(args, need_dataset=True)
     endpoints = None if args.endpoints == "gt" else read_endpoints(args.endpoints, g)
