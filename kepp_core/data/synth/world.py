@@ -27,7 +27,7 @@ from kepp_core.data.records import seeded_split
 from kepp_core.data.synth.procedures import TASKS
 from kepp_core.data.synth.render import Knobs, Segment, look_of, render_video
 from kepp_core.errors import KeppError, unknown_name_error
-from kepp_core.io import atomic_open, atomic_write_json, atomic_write_text
+from kepp_core.io import atomic_open, atomic_write_json, atomic_write_text, remove_stale_temporaries
 
 WORLD_VERSION = 1
 DEFAULT_VIDEOS = 300
@@ -352,6 +352,7 @@ def _prepare(out: Path, fp: str) -> None:
     except (json.JSONDecodeError, AttributeError):
         old = None
     (out / MARKER).unlink(missing_ok=True)
+    remove_stale_temporaries(out, recursive=True)  # half-written files of a killed build
     if old == fp:
         return  # same world: finish what is missing
     for sub in ("annotations", "videos", "features"):
