@@ -40,7 +40,7 @@ for name, get in [("models", lambda: str(backend.models_root(cfg))),
         loaded[name] = get()
     except KeppError as e:
         loaded[name] = f"— ({e})"
-st.markdown("\n".join(f"- **{k}**: `{v}`" for k, v in loaded.items()))
+st.markdown("\n".join(f"- **{k}**: {md_code(v)}" for k, v in loaded.items()))
 
 st.subheader("Pages")
 PAGES = [

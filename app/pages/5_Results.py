@@ -20,7 +20,7 @@ if preds is None or not len(preds):
     st.info("No prediction records found. Write them with `kepp eval` and set 'Predictions' in the sidebar "
             "(a records file or a folder).")
     st.stop()
-st.caption("Records: " + ", ".join(f"`{s}`" for s in sorted(preds["source"].unique())))
+st.caption("Records: " + ", ".join(md_code(s) for s in sorted(preds["source"].unique())))
 
 with backend.guarded():
     table = backend.metrics_table(preds)
