@@ -44,6 +44,8 @@ def save_tensors(path: Path, tensors: dict[str, torch.Tensor], save_id: str | No
 
 def tensors_id(path: Path) -> str | None:
     """The save id recorded in a safetensors file (None for files written without one)."""
+    if not path.is_file():
+        raise KeppError(f"{path}: checkpoint weights not found")
     try:
         with safe_open(str(path), "pt") as f:
             return (f.metadata() or {}).get(ID_KEY)
