@@ -8,7 +8,7 @@ import streamlit as st
 
 from components import backend
 from components.config import page_setup
-from components.views import dataset_caption
+from components.views import dataset_caption, md_code
 from kepp_core.errors import KeppError
 
 cfg = page_setup("Home", "📘")

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from components import backend
-from components.views import plan_text, step_cards
+from components.views import md, plan_text, step_cards
 
 
 def outcomes(df: pd.DataFrame):

@@ -6,7 +6,7 @@ import streamlit as st
 
 from components import backend, episodes
 from components.config import page_setup
-from components.views import dataset_caption, show_table
+from components.views import dataset_caption, md_code, show_table
 from kepp_core.evaluation.failures import PATTERN_LABELS, PATTERNS
 
 cfg = page_setup("Results", "📊")
