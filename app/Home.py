@@ -8,7 +8,7 @@ import streamlit as st
 
 from components import backend
 from components.config import page_setup
-from components.views import dataset_caption
+from components.views import dataset_caption, md_code
 from kepp_core.errors import KeppError
 
 cfg = page_setup("Home", "📘")
@@ -40,7 +40,7 @@ for name, get in [("models", lambda: str(backend.models_root(cfg))),
         loaded[name] = get()
     except KeppError as e:
         loaded[name] = f"— ({e})"
-st.markdown("\n".join(f"- **{k}**: `{v}`" for k, v in loaded.items()))
+st.markdown("\n".join(f"- **{k}**: {md_code(v)}" for k, v in loaded.items()))
 
 st.subheader("Pages")
 PAGES = [

@@ -1,7 +1,8 @@
 """The ``kepp`` command line: thin wrappers over the package's functions.
 
 Each command group lives in ``kepp_core/commands/<group>.py`` and exposes
-``register(subparsers)``; a user error (``KeppError``) prints one line and exits 2.
+``register(subparsers)``; a user error (``KeppError``, or a file the system refuses to read
+or write) prints one line and exits 2.
 """
 
 from __future__ import annotations
@@ -44,6 +45,11 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except KeppError as e:
         print(f"kepp: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        if e.filename is None:  # not about a file the user named: a bug, keep the traceback
+            raise
+        print(f"kepp: error: {e.filename}: {e.strerror or e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("kepp: interrupted", file=sys.stderr)

@@ -1,6 +1,13 @@
 """Atomic file writing: write to a temporary file in the same folder, then rename.
 
-Readers never see a half-written file, and a crash leaves the old file (or none).
+Readers never see a half-written file, and a crash leaves the old file (or none). The
+temporary files of a killed process carry ``TMP_MARK`` in their name;
+:func:`remove_stale_temporaries` deletes them on the next run. A folder or file that cannot
+be written (read-only, a file where a folder should be) is a KeppError naming it.
+
+Fault injection (tests only): ``KEPP_FAULT_AT=<point>[@<n>]`` makes the process exit at once
+(``os._exit(137)``, like a kill) the ``n``-th time (default: the first) it reaches the write
+point ``<point>`` (see :func:`fault_point`).
 """
 
 from __future__ import annotations
@@ -24,6 +31,87 @@ def _file_mode() -> int:
 
 
 _MODE = _file_mode()
+TMP_MARK = ".kepp-tmp-"  # in the name of every temporary file written here
+FAULT_ENV = "KEPP_FAULT_AT"
+_fault_hits: dict[str, int] = {}
+
+
+def fault_point(name: str, before_exit=None) -> None:
+    """A named write point: exit at once (status 137, no clean-up) if ``$KEPP_FAULT_AT`` names it.
+
+    ``KEPP_FAULT_AT=state-json@2`` exits the second time the process reaches ``state-json``.
+    ``before_exit`` runs first (e.g. to leave a torn write behind). Unset, it does nothing.
+    """
+    spec = os.environ.get(FAULT_ENV)
+    if not spec:
+        return
+    point, _, nth = spec.partition("@")
+    if point != name:
+        return
+    _fault_hits[name] = _fault_hits.get(name, 0) + 1
+    if _fault_hits[name] == int(nth or 1):
+        if before_exit is not None:
+            before_exit()
+        os._exit(137)
+
+
+def _cannot_write(path: Path, e: OSError):
+    if isinstance(e, IsADirectoryError) or (path.is_dir() and not isinstance(e, PermissionError)):
+        why = "is a folder, expected a file"
+    elif isinstance(e, (NotADirectoryError, FileExistsError)):
+        why = "a parent of it is a file, not a folder"
+    else:
+        why = e.strerror or str(e)
+    return KeppError(f"{path}: cannot write ({why})")
+
+
+def ensure_folder(path: str | os.PathLike) -> Path:
+    """Create the folder ``path`` (and parents); a KeppError if it is a file, lies under a file,
+    or cannot be written to."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise KeppError(f"{path}: is a file, expected a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise _cannot_write(path, e) from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise KeppError(f"{path}: cannot write (folder is read-only)")
+    return path
+
+
+def _temporary(path: Path, suffix: str) -> tuple[int, str]:
+    if path.is_dir():
+        raise _cannot_write(path, IsADirectoryError())
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return tempfile.mkstemp(prefix=f".{path.name}{TMP_MARK}", suffix=suffix, dir=path.parent)
+    except OSError as e:
+        raise _cannot_write(path, e) from None
+
+
+def _replace(tmp: str, path: Path) -> None:
+    os.chmod(tmp, _MODE)
+    try:
+        os.replace(tmp, path)
+    except OSError as e:
+        raise _cannot_write(path, e) from None
+
+
+def remove_stale_temporaries(folder: str | os.PathLike, recursive: bool = False) -> list[Path]:
+    """Delete the temporary files a killed writer left in ``folder`` (``.<name>.kepp-tmp-*``)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    pattern = f".*{TMP_MARK}*"
+    found = folder.rglob(pattern) if recursive else folder.glob(pattern)
+    removed = []
+    for p in found:
+        if p.is_file():
+            with contextlib.suppress(FileNotFoundError):
+                p.unlink()
+                removed.append(p)
+    return removed
 
 
 @contextlib.contextmanager
@@ -34,15 +122,14 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", **kwargs: Any) -> Iter
     ...     _ = f.write("hello")
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _temporary(path, ".tmp")
     try:
         with os.fdopen(fd, mode, **kwargs) as f:
             yield f
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, _MODE)
-        os.replace(tmp, path)
+        fault_point(f"before-rename:{path.name}")
+        _replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -68,13 +155,12 @@ def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
     """Yield a temporary path next to ``path`` for libraries that write files themselves
     (numpy, safetensors, PyAV); it is renamed over ``path`` only if the block succeeds."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix or path.suffix, dir=path.parent)
+    fd, tmp = _temporary(path, suffix or path.suffix)
     os.close(fd)
     try:
         yield Path(tmp)
-        os.chmod(tmp, _MODE)
-        os.replace(tmp, path)
+        fault_point(f"before-rename:{path.name}")
+        _replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -88,11 +174,12 @@ def iter_jsonl(path: str | os.PathLike, required: tuple[str, ...] = ()) -> Itera
     file and line.
     """
     path = Path(path)
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
+    with path.open("rb") as f:
+        for lineno, raw in enumerate(f, 1):
+            where = f"{path}:{lineno}"
+            line = decode_utf8(raw, where)
             if not line.strip():
                 continue
-            where = f"{path}:{lineno}"
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError as e:
@@ -104,3 +191,21 @@ def iter_jsonl(path: str | os.PathLike, required: tuple[str, ...] = ()) -> Itera
                 raise KeppError(f"{where}: expected an object with keys {', '.join(map(repr, required))} "
                                 f"(missing {', '.join(map(repr, missing))})")
             yield where, rec
+
+
+def decode_utf8(data: bytes, where: str) -> str:
+    """``data`` as UTF-8 text; a KeppError naming ``where`` and the bad byte's offset otherwise."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise KeppError(f"{where}: not valid UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})") from None
+
+
+def read_text_utf8(path: str | os.PathLike) -> str:
+    """The text of a UTF-8 file; invalid UTF-8 is a KeppError naming the file, line and byte."""
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise KeppError(f"{path}:{line}: not valid UTF-8 text (byte 0x{data[e.start]:02x})") from None

@@ -16,6 +16,8 @@ from pathlib import Path
 import streamlit as st
 
 from components.config import AppConfig
+from components.views import md
+from components.uploads import store_upload  # noqa: F401  (pages call backend.store_upload)
 from kepp_core.errors import KeppError
 from kepp_core.io import iter_jsonl
 
@@ -41,7 +43,7 @@ def guarded(stop: bool = True) -> Iterator[None]:
     try:
         yield
     except KeppError as e:
-        st.error(str(e), icon="⚠️")
+        st.error(md(str(e)), icon="⚠️")
         if stop:
             st.stop()
     except MissingPart as e:
@@ -197,29 +199,6 @@ def feature_encoder(ds) -> dict:
     folder = files[0].parent
     manifest = read_manifest(folder) or {}
     return {"encoder": manifest.get("encoder"), "dim": manifest.get("dim"), "folder": str(folder)}
-
-
-UPLOADS = Path(__import__("tempfile").gettempdir()) / "kepp-uploads"
-
-
-@st.cache_data(show_spinner="Reading the uploaded video…", max_entries=16)
-def store_upload(data: bytes, name: str) -> str:
-    """Save an uploaded video under a content-hash name and check that it decodes;
-    returns its path. A file that is not a video raises a KeppError naming it."""
-    import hashlib
-
-    from kepp_core.io import atomic_write_bytes
-
-    suffix = Path(name).suffix.lower() or ".mp4"
-    path = UPLOADS / f"{hashlib.sha1(data).hexdigest()[:16]}{suffix}"
-    if not path.is_file():
-        atomic_write_bytes(path, data)
-    try:
-        video_meta(str(path))
-    except KeppError as e:
-        path.unlink(missing_ok=True)
-        raise KeppError(f"upload {name!r}: {str(e).split(': ', 1)[-1]}") from None
-    return str(path)
 
 
 @st.cache_data(show_spinner="Encoding the video…", max_entries=16)
@@ -477,17 +456,12 @@ def default_method(methods: list[str]) -> int:
     return 0
 
 
-def encoder_spec(name: str) -> str:
-    """The ``get_encoder`` spec of an encoder named in a feature manifest (``builtin-v1`` → ``builtin``)."""
-    from kepp_core.video import get_encoder
+def encoder_spec(name: str, trusted: tuple[str, ...] = ()) -> str:
+    """The ``get_encoder`` spec of an encoder named in a feature manifest (``builtin-v1`` → ``builtin``):
+    only the built-in one or one the person running the app allowed (``kepp app --encoder``)."""
+    from kepp_core.video.encoders import trusted_encoder_spec
 
-    builtin = get_encoder("builtin").name
-    if name == builtin:
-        return "builtin"
-    if name.startswith("builtin"):
-        raise KeppError(f"the dataset's features were made by encoder {name!r}, but this build's built-in "
-                        f"encoder is {builtin!r}: re-extract them with 'kepp features extract --force'")
-    return name
+    return trusted_encoder_spec(name, trusted)
 
 
 # --- LLM recommendation and sampled plans (Plan page) ---------------------------------------------

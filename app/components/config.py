@@ -50,6 +50,9 @@ class AppConfig:
     runs: str | None = None
     split_seed: int = 0
     presentation: bool = False
+    # encoder specs the person running the app allows for uploads (kepp app --encoder); never
+    # set from the browser or a dataset folder
+    encoders: tuple[str, ...] = ()
 
     def describe(self) -> str:
         """One line saying what is loaded (shown on every page)."""
@@ -60,6 +63,8 @@ class AppConfig:
 def config_from_mapping(values: dict, base: AppConfig | None = None) -> AppConfig:
     names = {f.name for f in fields(AppConfig)}
     clean = {k: v for k, v in values.items() if k in names}
+    if "encoders" in clean:
+        clean["encoders"] = tuple(clean["encoders"])
     return replace(base or AppConfig(), **clean)
 
 
@@ -72,7 +77,9 @@ def initial_config() -> AppConfig:
     values: dict = {}
     for name, var in ENV.items():
         value = os.environ.get(var)
-        if value and name != "config":
+        if value and name == "encoders":
+            values[name] = tuple(v.strip() for v in value.splitlines() if v.strip())
+        elif value and name != "config":
             values[name] = value == "1" if name == "presentation" else value
     return config_from_mapping(values, cfg)
 
@@ -104,7 +111,10 @@ def _load_config_file() -> None:
     if not path:
         return
     try:
-        cfg = config_from_mapping(read_app_config(path), AppConfig(presentation=current_config().presentation))
+        values = read_app_config(path)
+        values.pop("encoders", None)  # only the person starting the app chooses code to load
+        cfg = config_from_mapping(values, AppConfig(presentation=current_config().presentation,
+                                                    encoders=current_config().encoders))
     except KeppError as e:
         st.session_state["kepp_cfg_error"] = str(e)
         return
@@ -120,6 +130,8 @@ def _clear_caches() -> None:
 def _sync_widgets(cfg: AppConfig) -> None:
     """Give every sidebar widget the stored value (widget state does not survive a page switch)."""
     for name, value in asdict(cfg).items():
+        if name == "encoders":
+            continue
         key = f"cfg_{name}"
         st.session_state[key] = (value or "") if name in PATH_FIELDS else value
 

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from components import backend
-from components.views import plan_text, step_cards
+from components.views import md, plan_text, step_cards
 
 
 def outcomes(df: pd.DataFrame):
@@ -41,17 +41,17 @@ def show_clips(ds, row) -> None:
     for col, name, t in [(cols[0], "start", float(row.start_time)), (cols[1], "goal", float(row.goal_time))]:
         with col, backend.guarded(stop=False):
             col.image(backend.thumbnail_png(str(video.video_file), round(max(0.0, t - 0.01 if name == "goal" else t), 2), 200),
-                      caption=f"{name} · {t:.1f} s of {video.id}")
+                      caption=f"{name} · {t:.1f} s of {md(video.id)}")
 
 
 def show_method(ds, row, title: str) -> None:
     """Endpoints, graph paths and plan of one method on one episode, against the truth."""
-    st.markdown(f"**{title}** · {'success' if row.success else 'failure'}")
+    st.markdown(f"**{md(title)}** · {'success' if row.success else 'failure'}")
     if row.endpoints is not None:
         ok = [row.endpoints[0] == row.truth[0], row.endpoints[1] == row.truth[-1]]
         scores = row.endpoint_scores or [None, None]
         st.markdown(" · ".join(
-            f"{name} **{ds.actions[a]}** {'✓' if k else '✗'}" + (f" ({s:.2f})" if s is not None else "")
+            f"{name} **{md(ds.actions[a])}** {'✓' if k else '✗'}" + (f" ({s:.2f})" if s is not None else "")
             for name, a, k, s in zip(["â₁", "â_T"], row.endpoints, ok, scores)))
     for k, p in enumerate(row.paths or []):
         score = row.path_scores[k] if row.path_scores else None

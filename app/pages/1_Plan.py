@@ -10,7 +10,7 @@ import streamlit as st
 
 from components import backend, graphviews
 from components.config import page_setup
-from components.views import PATH_COLOUR_NAMES, dataset_caption, plan_text, show_graph, show_table, step_cards
+from components.views import PATH_COLOUR_NAMES, dataset_caption, md, md_code, plan_text, show_graph, show_table, step_cards
 from kepp_core.errors import KeppError
 
 cfg = page_setup("Plan", "🧭")
@@ -108,7 +108,7 @@ else:
         st.error("The loaded dataset's features do not say which encoder made them (no features.json), "
                  "so an uploaded video cannot be encoded to match them.")
         st.stop()
-    st.caption(f"The upload is encoded with the dataset's encoder **{enc['encoder']}** (D={enc['dim']}).")
+    st.caption(f"The upload is encoded with the dataset's encoder **{md(enc['encoder'])}** (D={md(enc['dim'])}).")
     default_start, default_goal = None, None
     clip_key = f"upload_{video_path}"
 
@@ -160,7 +160,7 @@ if st.button("Plan", type="primary", key="plan_go"):
 
             feats = load_features(video.feature_file)
         else:
-            feats = backend.encode_upload(video_path, backend.encoder_spec(enc["encoder"]))
+            feats = backend.encode_upload(video_path, backend.encoder_spec(enc["encoder"], cfg.encoders))
         v_start = backend.clip_observation(feats, *start_clip, m_obs, "start")
         v_goal = backend.clip_observation(feats, *goal_clip, m_obs, "goal")
         result = planner.plan(v_start, v_goal, T=T, R=R)
@@ -174,9 +174,9 @@ if not saved or saved["inputs"] != inputs:
 
 result = saved["result"]
 truth = saved["truth"]
-st.caption(f"Planned by `{root.name}/T{T}` ({variant}; recommendation: {method_labels[method]}, R={R}; "
+st.caption(f"Planned by {md_code(f'{root.name}/T{T}')} ({md(variant)}; recommendation: {method_labels[method]}, R={R}; "
            f"sampler {planner.sampler}{f', {planner.sampler_steps} steps' if planner.sampler == 'ddim' else ''}) "
-           f"on dataset **{ds.name}** with features from encoder **{enc['encoder'] or 'unknown'}** · "
+           f"on dataset **{md(ds.name)}** with features from encoder **{md(enc['encoder'] or 'unknown')}** · "
            f"{saved['seconds'] * 1000:.0f} ms in all (model {result.timings['total']:.0f} ms)")
 
 out_left, out_right = st.columns([3, 2])
@@ -187,7 +187,7 @@ with out_left:
                                      (e2, "last step â_T", result.endpoints[1], result.endpoint_scores[1], -1)]:
         col.metric(name, ds.actions[a], help="the step model's prediction and its confidence")
         verdict = "" if truth is None else (" · :green-badge[correct]" if a == truth[t_i] else
-                                            f" · :red-badge[wrong: truth is {ds.actions[truth[t_i]]}]")
+                                            f" · :red-badge[wrong: truth is {md(ds.actions[truth[t_i]])}]")
         col.markdown(f"confidence {score:.2f}{verdict}")
     st.subheader(f"Top-{R} graph paths")
     distinct = len(set(result.paths))
@@ -204,14 +204,14 @@ with out_left:
         with backend.guarded(stop=False), st.spinner("Asking the LLM…"):
             rec = backend.llm_recommendation(llm_url, llm_model, llm_mapper, ds, *result.endpoints, T)
             if rec.used_fallback:
-                st.warning(f"The LLM gave no usable plan ({rec.fallback_reason}); shown: the fallback "
-                           f"**{rec.fallback}**.")
+                st.warning(f"The LLM gave no usable plan ({md(rec.fallback_reason)}); shown: the fallback "
+                           f"**{md(rec.fallback)}**.")
             llm_correct = None if truth is None else [a == b for a, b in zip(rec.actions, truth)]
             step_cards(ds.labels(rec.actions), llm_correct, colour="#e0f7fa",
                        title=f"LLM plan · {rec.source}" + ("" if rec.verified is None else
                                                           f" · plausibility check: {'yes' if rec.verified else 'no'}"))
             if rec.voted_steps:
-                st.caption("Voted steps: " + plan_text(rec.voted_steps) + " · similarity to the mapped actions: "
+                st.caption("Voted steps: " + md(plan_text(rec.voted_steps)) + " · similarity to the mapped actions: "
                            + ", ".join(f"{x:.2f}" for x in rec.similarities))
     st.subheader("KEPP plan")
     correct = None if truth is None else [a == b for a, b in zip(result.plan, truth)]

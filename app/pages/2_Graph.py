@@ -7,7 +7,7 @@ import streamlit as st
 
 from components import backend, graphviews
 from components.config import page_setup
-from components.views import dataset_caption, show_graph, show_table
+from components.views import dataset_caption, md, md_code, show_graph, show_table
 from kepp_core.errors import closest_names
 
 cfg = page_setup("Graph", "🕸️")
@@ -17,7 +17,7 @@ with backend.guarded():
     ds = backend.dataset(cfg)
     graph = backend.graph(cfg)
 st.caption(dataset_caption(cfg, ds) + f" · graph: {graph.num_actions} actions, {graph.num_edges} edges"
-           + (f" from `{cfg.graph}`" if cfg.graph else " built from the training plans"))
+           + (f" from {md_code(cfg.graph)}" if cfg.graph else " built from the training plans"))
 
 weighting = st.radio("Weights", ["p2kg", "pkg"], horizontal=True, key="graph_weighting",
                      format_func={"p2kg": "P²KG (probability of the next step)",
@@ -33,7 +33,7 @@ with around:
     if query.strip():
         hits = [a for a in names if query.strip().lower() in a.lower()] or closest_names(query.strip(), names)
         if not hits:
-            c1.warning(f"No step matches {query!r}.")
+            c1.warning(f"No step matches {md(repr(query))}.")
             hits = names
     else:
         hits = names
@@ -49,7 +49,7 @@ with around:
         nodes, edges = backend.subgraph_view(graph, centre, depth, min_p, None if task == "(all tasks)" else task)
         drawing = graphviews.edges_drawing(graph, nodes, edges, weighting, focus=[centre])
         st.caption(f"{len(drawing.nodes)} steps, {len(drawing.edges)} transitions within {depth} "
-                   f"step{'s' if depth > 1 else ''} of **{step}**. Hover an arrow for its count and probabilities.")
+                   f"step{'s' if depth > 1 else ''} of **{md(step)}**. Hover an arrow for its count and probabilities.")
         show_graph(drawing, height=600, download_name=f"kepp_graph_{step.replace(' ', '_')}.html", key="graph_dl")
         rows = [{"from": graph.actions[u], "to": graph.actions[v], "count": int(graph.counts[u, v]),
                  "P²KG probability": round(float(graph.probability(u, v)), 4),
@@ -65,7 +65,7 @@ with expert:
         min_count = st.slider("Minimum count", 1, top, 1, key="graph_expert_min") if top > 1 else 1
         kept = [(u, v) for u, v in edges if freq[(u, v)] >= min_count]
         drawing = graphviews.expert_drawing(graph, nodes, kept, freq)
-        st.caption(f"Transitions the training videos of **{task_names[t]}** perform: thicker = more frequent. "
+        st.caption(f"Transitions the training videos of **{md(task_names[t])}** perform: thicker = more frequent. "
                    "Hover an arrow for its count in the task and its probability in the whole graph.")
         show_graph(drawing, height=600, download_name=f"kepp_expert_{t}.html", key="graph_expert_dl")
         rows = [{"from": graph.actions[u], "to": graph.actions[v], "count in task": freq[(u, v)],

@@ -6,7 +6,7 @@ import streamlit as st
 
 from components import backend, episodes
 from components.config import page_setup
-from components.views import dataset_caption, show_table
+from components.views import dataset_caption, md_code, show_table
 from kepp_core.evaluation.failures import PATTERN_LABELS, PATTERNS
 
 cfg = page_setup("Results", "📊")
@@ -20,7 +20,7 @@ if preds is None or not len(preds):
     st.info("No prediction records found. Write them with `kepp eval` and set 'Predictions' in the sidebar "
             "(a records file or a folder).")
     st.stop()
-st.caption("Records: " + ", ".join(f"`{s}`" for s in sorted(preds["source"].unique())))
+st.caption("Records: " + ", ".join(md_code(s) for s in sorted(preds["source"].unique())))
 
 with backend.guarded():
     table = backend.metrics_table(preds)

@@ -52,16 +52,19 @@ def emit_json(obj) -> None:
 
 
 def print_table(rows: Sequence[dict], columns: Sequence[str] | None = None, title: str | None = None) -> None:
-    """Print rows as a readable table (rich)."""
+    """Print rows as a readable table (rich). Cells and title are plain text: a dataset label
+    like ``[/red]`` is printed as it is, never read as rich markup."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     columns = list(columns or (rows[0].keys() if rows else []))
-    table = Table(title=title)
+    table = Table(title=escape(title) if title is not None else None)
     for c in columns:
-        table.add_column(str(c), justify="right" if rows and isinstance(rows[0].get(c), (int, float)) else "left")
+        table.add_column(escape(str(c)),
+                         justify="right" if rows and isinstance(rows[0].get(c), (int, float)) else "left")
     for r in rows:
-        table.add_row(*[_fmt(r.get(c)) for c in columns])
+        table.add_row(*[escape(_fmt(r.get(c))) for c in columns])
     # piped output (no terminal) gets 160 columns instead of rich's 80, so wide tables stay legible
     import shutil
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from kepp_core.commands._common import add_command
 from kepp_core.data import LOADERS
 from kepp_core.errors import KeppError
+from kepp_core.video.encoders import encoder_name
 
 REPO = Path(__file__).resolve().parents[2]
 APP_SCRIPT = REPO / "app" / "Home.py"
@@ -34,6 +35,7 @@ ENV = {
     "runs": "KEPP_APP_RUNS",
     "config": "KEPP_APP_CONFIG",
     "presentation": "KEPP_APP_PRESENTATION",
+    "encoders": "KEPP_APP_ENCODERS",  # one encoder spec per line
 }
 
 
@@ -50,6 +52,7 @@ class AppOptions:
     runs: str | None = None
     config: str | None = None
     presentation: bool = False
+    encoders: list[str] | None = None  # encoder specs the app may load for uploads (besides the built-in one)
     port: int = 8501
     address: str = "localhost"
 
@@ -70,6 +73,8 @@ def check_options(opts: AppOptions) -> None:
             raise KeppError(f"--{name} {value}: path does not exist")
     if opts.config is not None:
         read_app_config(opts.config)  # fail here, not in the browser
+    for spec in opts.encoders or []:
+        encoder_name(spec)  # a TorchScript file must exist
     if not 0 < opts.port < 65536:
         raise KeppError(f"--port {opts.port}: expected 1..65535")
     if not port_is_free(opts.port, opts.address):
@@ -104,7 +109,7 @@ def read_app_config(path: str | Path) -> dict:
         raise KeppError(f"{path}: not a valid TOML file ({e})") from None
     if isinstance(raw.get("app"), dict):
         raw = raw["app"]
-    known = set(PATH_KEYS) | {"dataset", "presentation", "split_seed"}
+    known = set(PATH_KEYS) | {"dataset", "presentation", "split_seed", "encoders"}
     out: dict = {}
     for key, value in raw.items():
         if key not in known:
@@ -115,6 +120,10 @@ def read_app_config(path: str | Path) -> dict:
         elif key == "split_seed":
             if not isinstance(value, int):
                 raise KeppError(f"{path}: 'split_seed' must be an integer, got {value!r}")
+        elif key == "encoders":
+            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+                raise KeppError(f"{path}: 'encoders' must be a list of encoder specs, got {value!r}")
+            value = [_resolve_encoder(v, path.parent) for v in value]
         elif not isinstance(value, str):
             raise KeppError(f"{path}: {key!r} must be a string, got {value!r}")
         elif key == "dataset" and value not in LOADERS:
@@ -123,6 +132,13 @@ def read_app_config(path: str | Path) -> dict:
             value = str((path.parent / value) if not Path(value).is_absolute() else Path(value))
         out[key] = value
     return out
+
+
+def _resolve_encoder(spec: str, base: Path) -> str:
+    """A TorchScript spec as an absolute path (relative to ``base``); other specs as they are."""
+    if spec.endswith((".pt", ".pth", ".ts")) and not Path(spec).is_absolute():
+        return str((base / spec).resolve())
+    return spec
 
 
 def port_is_free(port: int, address: str = "localhost") -> bool:
@@ -157,7 +173,10 @@ def app_command(opts: AppOptions) -> tuple[list[str], dict[str, str]]:
     for name, var in ENV.items():
         env.pop(var, None)
         value = getattr(opts, name)
-        if value in (None, False):
+        if value in (None, False, []):
+            continue
+        if name == "encoders":
+            env[var] = "\n".join(_resolve_encoder(v, Path.cwd()) for v in value)
             continue
         env[var] = "1" if value is True else str(Path(value).resolve()) if name not in ("dataset",) else value
     # The app imports kepp_core from this checkout even when the package is not installed.
@@ -216,6 +235,9 @@ def add_app_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--runs", default=None, help="folder of training runs (metrics JSONL logs)")
     p.add_argument("--config", default=None, help="TOML file with any of the options above")
     p.add_argument("--presentation", action="store_true", help="start in presentation mode (large type)")
+    p.add_argument("--encoder", dest="encoders", action="append", default=None, metavar="SPEC",
+                   help="an encoder the app may load to encode uploads ('module:function' or a TorchScript "
+                        ".pt file; repeatable). A dataset's features.json never makes the app load one itself")
     p.add_argument("--port", type=int, default=8501, help="local port of the server")
     p.add_argument("--address", default="localhost", help="address the server listens on")
 

@@ -19,8 +19,9 @@ from collections import defaultdict
 from pathlib import Path
 
 from kepp_core.data.feature_files import find_file, read_feature_shape
-from kepp_core.data.records import Dataset, Step, Task, Video
+from kepp_core.data.records import Dataset, Step, Task, Video, check_segments, parse_duration
 from kepp_core.errors import KeppError, unknown_name_error
+from kepp_core.io import read_text_utf8
 
 SUBSETS = {"training": "train", "testing": "test"}
 ACTION_MODES = ("steps", "labels")
@@ -45,7 +46,7 @@ def load_coin(root: str | Path, features: str | Path | None = None, seed: int = 
         raise unknown_name_error("COIN action mode", actions, ACTION_MODES)
     path = _resolve(Path(root))
     try:
-        db = json.loads(path.read_text(encoding="utf-8"))["database"]
+        db = json.loads(read_text_utf8(path))["database"]
     except json.JSONDecodeError as e:
         raise KeppError(f"{path}:{e.lineno}: invalid JSON ({e.msg})") from None
     except (KeyError, TypeError):
@@ -67,11 +68,15 @@ def load_coin(root: str | Path, features: str | Path | None = None, seed: int = 
             subset = rec["subset"]
             task = str(rec["class"])
             ann = rec["annotation"]
-            duration = float(rec["duration"]) if rec.get("duration") is not None else None
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError):
             raise KeppError(f"{where}: expected keys 'class', 'subset', 'duration', 'annotation'") from None
+        duration = parse_duration(rec.get("duration"), where)
         if subset not in SUBSETS:
             raise KeppError(f"{where}: subset {subset!r} is not 'training' or 'testing'")
+        if not isinstance(ann, list):
+            raise KeppError(f"{where}: 'annotation' must be a list of steps, got {type(ann).__name__}")
+        if not ann:
+            raise KeppError(f"{where}: 'annotation' is empty (expected at least one step)")
         steps = []
         for k, a in enumerate(ann):
             try:
@@ -80,13 +85,15 @@ def load_coin(root: str | Path, features: str | Path | None = None, seed: int = 
                 sid = str(a.get("id", label))
             except (KeyError, TypeError, ValueError):
                 raise KeppError(f"{where}, annotation {k}: expected 'label', 'segment' [start, end], 'id'") from None
-            if e < s or s < 0:
-                raise KeppError(f"{where}, annotation {k}: segment [{s}, {e}] is invalid")
+            if not label.strip():
+                raise KeppError(f"{where}, annotation {k}: empty step label")
+            check_segments([(s, e)], f"{where}, annotation {k}", duration)
             key = sid if actions == "steps" else label
             steps.append((s, e, key))
             key_label.setdefault(key, label)
             key_task.setdefault(key, task)
         steps.sort(key=lambda t: (t[0], t[1]))
+        check_segments([(s, e) for s, e, _ in steps], where, duration)
         for _, _, key in steps:
             keys.setdefault(key)
         raw.append((vid, task, SUBSETS[subset], duration, steps, rec.get("recipe_type")))
@@ -121,7 +128,9 @@ def load_coin(root: str | Path, features: str | Path | None = None, seed: int = 
                 if feat_dir is not None else None)
         if feat is not None:
             n_sec, _ = read_feature_shape(feat)
-            duration = duration if duration is not None else float(n_sec)
+            if duration is None:
+                duration = float(n_sec)
+                check_segments([(s, e) for s, e, _ in steps], f"{path}: video {vid!r} (features {feat})", duration)
         videos.append(Video(id=vid, task=task, split=split, duration=duration,
                             steps=[Step(index[key], s, e) for s, e, key in steps], feature_file=feat))
     tasks = {t: Task(id=t, name=t, steps=tuple(ts)) for t, ts in sorted(task_steps.items())}

@@ -15,8 +15,9 @@ import csv
 from pathlib import Path
 
 from kepp_core.data.feature_files import find_file, read_feature_shape
-from kepp_core.data.records import Dataset, Step, Task, Video, seeded_split, vocabulary_from
+from kepp_core.data.records import Dataset, Step, Task, Video, check_segments, seeded_split, vocabulary_from
 from kepp_core.errors import KeppError
+from kepp_core.io import read_text_utf8
 
 TASKS_FILE = "tasks_primary.txt"
 VAL_FILE = "videos_val.csv"
@@ -26,7 +27,7 @@ def read_tasks(path: Path) -> list[Task]:
     """Parse ``tasks_primary.txt`` into tasks with their ordered step names."""
     if not path.is_file():
         raise KeppError(f"{path}: file not found (expected the CrossTask task list {TASKS_FILE})")
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = read_text_utf8(path).splitlines()
     tasks: list[Task] = []
     i = 0
     while i < len(lines):
@@ -57,37 +58,45 @@ def _read_val_ids(path: Path) -> set[tuple[str, str]] | None:
     if not path.is_file():
         return None
     out = set()
-    with path.open(encoding="utf-8", newline="") as f:
-        for lineno, row in enumerate(csv.reader(f), 1):
-            if not row or not "".join(row).strip():
-                continue
-            if len(row) < 2:
-                raise KeppError(f"{path}:{lineno}: expected 'task,video[,url]', got {','.join(row)!r}")
-            out.add((row[0].strip(), row[1].strip()))
+    for lineno, row in _csv_rows(path):
+        if len(row) < 2:
+            raise KeppError(f"{path}:{lineno}: expected 'task,video[,url]', got {','.join(row)!r}")
+        out.add((row[0].strip(), row[1].strip()))
     return out
+
+
+def _csv_rows(path: Path):
+    """``(line number, row)`` of the non-blank rows of a UTF-8 CSV file."""
+    for lineno, line in enumerate(read_text_utf8(path).splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = next(csv.reader([line]))
+        except csv.Error as e:
+            raise KeppError(f"{path}:{lineno}: malformed CSV ({e})") from None
+        if "".join(row).strip():
+            yield lineno, row
 
 
 def _read_annotation(path: Path, task: Task, n_actions_of_task: list[int]) -> list[Step]:
     steps = []
-    with path.open(encoding="utf-8", newline="") as f:
-        for lineno, row in enumerate(csv.reader(f), 1):
-            if not row or not "".join(row).strip():
-                continue
-            if len(row) != 3:
-                raise KeppError(f"{path}:{lineno}: expected 'step,start,end', got {','.join(row)!r}")
-            try:
-                k, start, end = int(row[0]), float(row[1]), float(row[2])
-            except ValueError:
-                raise KeppError(f"{path}:{lineno}: expected an integer step and numeric start,end, "
-                                f"got {','.join(row)!r}") from None
-            if not 1 <= k <= len(task.steps):
-                raise KeppError(f"{path}:{lineno}: step {k} is not a step of task {task.id} "
-                                f"(expected 1..{len(task.steps)})")
-            if start < 0 or end < start:
-                raise KeppError(f"{path}:{lineno}: segment [{start}, {end}] is invalid "
-                                f"(expected 0 <= start <= end)")
-            steps.append((start, end, n_actions_of_task[k - 1], lineno))
+    for lineno, row in _csv_rows(path):
+        if len(row) != 3:
+            raise KeppError(f"{path}:{lineno}: expected 'step,start,end', got {','.join(row)!r}")
+        try:
+            k, start, end = int(row[0]), float(row[1]), float(row[2])
+        except ValueError:
+            raise KeppError(f"{path}:{lineno}: expected an integer step and numeric start,end, "
+                            f"got {','.join(row)!r}") from None
+        if not 1 <= k <= len(task.steps):
+            raise KeppError(f"{path}:{lineno}: step {k} is not a step of task {task.id} "
+                            f"(expected 1..{len(task.steps)})")
+        check_segments([(start, end)], f"{path}:{lineno}")
+        steps.append((start, end, n_actions_of_task[k - 1], lineno))
+    if not steps:
+        raise KeppError(f"{path}: no steps (expected lines 'step,start,end')")
     steps.sort(key=lambda s: (s[0], s[1]))
+    check_segments([(s, e) for s, e, _, _ in steps], str(path))
     return [Step(a, s, e) for s, e, a, _ in steps]
 
 
@@ -122,8 +131,6 @@ def load_crosstask(root: str | Path, features: str | Path | None = None, seed: i
                             f"{TASKS_FILE} (known: {', '.join(sorted(by_id))})")
         task = by_id[tid]
         steps = _read_annotation(path, task, [index[s] for s in task.steps])
-        if not steps:
-            continue
         feat = find_file(feat_dir, [f"{tid}_{vid}.npy", f"{vid}.npy"])
         mp4 = find_file(video_dir, [f"{tid}_{vid}.mp4", f"{vid}.mp4"])
         duration = None

@@ -12,12 +12,13 @@ Windows are clamped to the video: shifted inside it, or edge-padded if it is sho
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from kepp_core.data.feature_files import load_features
+from kepp_core.data.feature_files import load_features, read_feature_shape
 from kepp_core.data.records import Dataset, Video
 from kepp_core.errors import KeppError
 
@@ -128,11 +129,20 @@ def make_episodes(dataset: Dataset, horizon: int, split: str | None = "test",
     return out
 
 
+def common_dim(files) -> int | None:
+    """The feature size D most of ``files`` have (read from the headers; None if no files)."""
+    counts = Counter(read_feature_shape(f)[1] for f in {f for f in files if f is not None})
+    return counts.most_common(1)[0][0] if counts else None
+
+
 def observations(episodes: Sequence[Episode], dim: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Start and goal observations ``[N, M·D]`` (float32) of episodes, read from feature files.
 
-    Every episode needs segments and a feature file; ``dim`` checks the feature size D.
+    Every episode needs segments and a feature file; ``dim`` checks the feature size D
+    (default: the size most of the episodes' files have, so an odd file is the one named).
     """
+    if dim is None:
+        dim = common_dim(ep.video.feature_file for ep in episodes)
     starts, goals = [], []
     for ep in episodes:
         v = ep.video

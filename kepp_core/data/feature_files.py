@@ -79,7 +79,22 @@ def _load(path: str, mtime: float) -> np.ndarray:
     if arr.ndim != 2 or arr.shape[0] == 0 or not np.issubdtype(arr.dtype, np.number):
         raise KeppError(f"{p}: features must be a numeric array [seconds, D] with seconds > 0, "
                         f"got shape {arr.shape} of {arr.dtype}")
-    return np.ascontiguousarray(arr, dtype=np.float32)
+    if np.iscomplexobj(arr):
+        raise KeppError(f"{p}: features are complex numbers ({arr.dtype}), expected real numbers")
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.ascontiguousarray(arr, dtype=np.float32)
+    check_finite(out, p)
+    return out
+
+
+def check_finite(arr: np.ndarray, where) -> None:
+    """KeppError naming ``where`` unless every value is finite (NaN, inf and values too large
+    for float32 are refused: they poison training and silently change metrics)."""
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        raise KeppError(f"{where}: features hold {int(bad.sum())} non-finite values (NaN, inf or beyond "
+                        f"float32), first at second {r}, column {c}: {arr[r, c]}; expected finite numbers")
 
 
 def read_feature_shape(path: str | Path) -> tuple[int, int]:

@@ -14,13 +14,17 @@ import re
 from pathlib import Path
 
 from kepp_core.data.feature_files import find_file, read_feature_shape
-from kepp_core.data.records import SPLITS, Dataset, Step, Task, Video, seeded_split, vocabulary_from
+from kepp_core.data.records import (SPLITS, Dataset, Step, Task, Video, check_segments, parse_duration,
+                                   seeded_split, vocabulary_from)
 from kepp_core.errors import KeppError
 from kepp_core.io import atomic_open, iter_jsonl
 
 
 def _natural_key(s: str):
     return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", s)]
+
+
+_INTEGER = re.compile(r"-?[0-9]+")  # ASCII digits only: "²".isdigit() is True, int("²") fails
 
 
 def _resolve(root: Path) -> Path:
@@ -45,9 +49,14 @@ def load_plans(root: str | Path, features: str | Path | None = None, seed: int =
             if key not in rec:
                 raise KeppError(f"{where}: missing key {key!r} (expected video, task, steps)")
         steps = rec["steps"]
-        if not isinstance(steps, list) or not all(isinstance(s, (str, int)) for s in steps):
+        if (not isinstance(steps, list)
+                or not all(isinstance(s, (str, int)) and not isinstance(s, bool) for s in steps)):
             raise KeppError(f"{where}: 'steps' must be a list of step labels")
+        if not steps:
+            raise KeppError(f"{where}: 'steps' is empty (expected at least one step label)")
         steps = [str(s) for s in steps]
+        if any(not s.strip() for s in steps):
+            raise KeppError(f"{where}: 'steps' holds an empty step label")
         split = rec.get("split")
         if split is not None and split not in SPLITS:
             raise KeppError(f"{where}: split {split!r} is not 'train' or 'test'")
@@ -65,23 +74,25 @@ def load_plans(root: str | Path, features: str | Path | None = None, seed: int =
                 segs = [(float(s), float(e)) for s, e in segs]
             except (TypeError, ValueError):
                 raise KeppError(f"{where}: segment times must be numbers") from None
-            for (s, e) in segs:
-                if s < 0 or e < s:
-                    raise KeppError(f"{where}: segment [{s}, {e}] is invalid (expected 0 <= start <= end)")
-        duration = rec.get("duration")
-        if duration is not None and segs:
-            if max(e for _, e in segs) > float(duration) + 1.0:
-                raise KeppError(f"{where}: a segment ends after the video's duration {duration}")
+        duration = parse_duration(rec.get("duration"), where)
+        if segs is not None:
+            check_segments(segs, where, duration)
         feat = rec.get("features")
+        if feat is not None and not isinstance(feat, str):
+            raise KeppError(f"{where}: 'features' must be a file path, got {feat!r}")
         feat = (path.parent / feat) if feat else find_file(feat_dir, [f"{vid}.npy"])
         if feat is not None and not Path(feat).is_file():
             raise KeppError(f"{where}: feature file {feat} not found")
+        if feat is not None and duration is None:
+            duration = float(read_feature_shape(feat)[0])
+            if segs is not None:
+                check_segments(segs, f"{where} (features {feat})", duration)
         rows.append((vid, str(rec["task"]), split, steps, segs, duration, feat))
     if not rows:
         raise KeppError(f"{path}: no plans found")
 
     labels = [s for r in rows for s in r[3]]
-    if all(lab.lstrip("-").isdigit() for lab in labels):
+    if all(_INTEGER.fullmatch(lab) for lab in labels):
         actions = sorted(set(labels), key=int)
     else:
         actions = vocabulary_from(labels)
@@ -94,8 +105,6 @@ def load_plans(root: str | Path, features: str | Path | None = None, seed: int =
             st = [Step(index[steps[k]], *segs[k]) for k in order]
         else:
             st = [Step(index[s]) for s in steps]
-        if feat is not None and duration is None:
-            duration = float(read_feature_shape(feat)[0])
         task_steps.setdefault(task, []).extend(steps)
         videos.append(Video(id=vid, task=task, split=split or auto[vid], steps=st,
                             duration=float(duration) if duration is not None else None,

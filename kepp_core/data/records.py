@@ -7,11 +7,12 @@ P²KG). Inside the package an action is referred to by its index in ``Dataset.ac
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kepp_core.errors import unknown_name_error
+from kepp_core.errors import KeppError, unknown_name_error
 
 SPLITS = ("train", "test")
 
@@ -118,6 +119,46 @@ class Dataset:
 
     def labels(self, plan: Iterable[int]) -> list[str]:
         return [self.actions[a] for a in plan]
+
+
+SEGMENT_SLACK = 1.0  # seconds an annotation may run past the video (rounding in the releases)
+
+
+def parse_duration(value, where: str) -> float | None:
+    """A video duration in seconds: a finite number > 0 (``None`` stays ``None``)."""
+    if value is None:
+        return None
+    try:
+        d = float(value)
+    except (TypeError, ValueError):
+        raise KeppError(f"{where}: duration {value!r} is not a number (expected seconds > 0)") from None
+    if not math.isfinite(d) or d <= 0:
+        raise KeppError(f"{where}: duration {value!r} is invalid (expected a finite number of seconds > 0)")
+    return d
+
+
+def check_segments(segments: Sequence[tuple[float, float]], where: str, duration: float | None = None,
+                   what: str = "segment") -> None:
+    """KeppError unless every ``(start, end)`` is finite with ``0 <= start <= end``, ends within the
+    video (``duration`` + 1 s) and no two segments overlap.
+
+    >>> check_segments([(0, 2), (2, 5)], "v.csv", duration=5)
+    >>> check_segments([(0, 3), (2, 5)], "v.csv")
+    Traceback (most recent call last):
+    kepp_core.errors.KeppError: v.csv: segments [0, 3] and [2, 5] overlap (expected one step at a time)
+    """
+    for s, e in segments:
+        if not (math.isfinite(s) and math.isfinite(e)):
+            raise KeppError(f"{where}: {what} [{s}, {e}] is not finite (expected seconds)")
+        if s < 0 or e < s:
+            raise KeppError(f"{where}: {what} [{s}, {e}] is invalid (expected 0 <= start <= end)")
+        if duration is not None and e > duration + SEGMENT_SLACK:
+            raise KeppError(f"{where}: {what} [{s:g}, {e:g}] ends after the video's duration {duration:g}s")
+    ordered = sorted(segments)
+    for (s1, e1), (s2, e2) in zip(ordered, ordered[1:]):
+        if s2 < e1:
+            raise KeppError(f"{where}: {what}s [{s1:g}, {e1:g}] and [{s2:g}, {e2:g}] overlap "
+                            f"(expected one step at a time)")
 
 
 def vocabulary_from(labels_in_order: Iterable[str]) -> list[str]:

@@ -1,5 +1,9 @@
 """Checkpoints: ``model.safetensors`` + ``config.json`` in one folder, written atomically.
 
+Crash consistency: every save gives the weights file and ``config.json`` the same random id
+(safetensors metadata ``kepp_id`` and ``weights_id``); a kill between the two writes leaves
+ids that differ, which loading reports instead of pairing new weights with an old config.
+
 ``config.json`` holds the format tag, the model kind (``step``, ``plan``, ``task-classifier``),
 the network config, the dataset fingerprint (vocabulary hash, feature size, horizon,
 observation setting) and the training config and metrics. Loading checks that a
@@ -10,16 +14,18 @@ KeppErrors.
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 
 import torch
 from safetensors import SafetensorError
+from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
 from kepp_core.data.records import Dataset
 from kepp_core.diffusion import ProjectedDiffusion
 from kepp_core.errors import KeppError
-from kepp_core.io import atomic_path, atomic_write_json
+from kepp_core.io import atomic_path, atomic_write_json, fault_point, read_text_utf8
 from kepp_core.models.classifier import TaskClassifier
 
 FORMAT = "kepp-checkpoint"
@@ -29,9 +35,29 @@ CONFIG = "config.json"
 GRAPH_FILE = "graph.json"  # the P²KG a planning model was trained with, saved beside it
 
 
-def save_tensors(path: Path, tensors: dict[str, torch.Tensor]) -> None:
+ID_KEY = "kepp_id"  # safetensors metadata: the id of the save that wrote the file
+MAX_PARAMETERS = 2_000_000_000  # a config describing more is not one of ours (and would not fit)
+
+
+def save_tensors(path: Path, tensors: dict[str, torch.Tensor], save_id: str | None = None) -> None:
     with atomic_path(path) as tmp:
-        save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, str(tmp))
+        save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, str(tmp),
+                  metadata={ID_KEY: save_id} if save_id else None)
+
+
+def tensors_id(path: Path) -> str | None:
+    """The save id recorded in a safetensors file (None for files written without one)."""
+    if not path.is_file():
+        raise KeppError(f"{path}: checkpoint weights not found")
+    try:
+        with safe_open(str(path), "pt") as f:
+            return (f.metadata() or {}).get(ID_KEY)
+    except (SafetensorError, OSError, ValueError, RuntimeError) as e:
+        raise KeppError(f"{path}: corrupt or truncated safetensors file ({e})") from None
+
+
+def new_save_id() -> str:
+    return uuid.uuid4().hex
 
 
 def load_tensors(path: Path) -> dict[str, torch.Tensor]:
@@ -44,11 +70,14 @@ def load_tensors(path: Path) -> dict[str, torch.Tensor]:
 
 
 def save_checkpoint(folder: str | Path, model: torch.nn.Module, config: dict) -> Path:
-    """Write weights then config (the config's presence marks a complete checkpoint)."""
+    """Write weights then config, both stamped with one new save id (see the module docstring)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    save_tensors(folder / WEIGHTS, model.state_dict())
-    atomic_write_json(folder / CONFIG, {"format": FORMAT, "version": VERSION, **config})
+    save_id = new_save_id()
+    save_tensors(folder / WEIGHTS, model.state_dict(), save_id)
+    fault_point("checkpoint-weights")
+    atomic_write_json(folder / CONFIG, {"format": FORMAT, "version": VERSION, **config, "weights_id": save_id})
+    fault_point("checkpoint-config")
     return folder
 
 
@@ -60,8 +89,8 @@ def read_config(folder: str | Path) -> dict:
     if not path.is_file():
         raise KeppError(f"{path}: not found (a checkpoint folder holds {WEIGHTS} and {CONFIG})")
     try:
-        cfg = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        cfg = json.loads(read_text_utf8(path))
+    except json.JSONDecodeError as e:
         raise KeppError(f"{path}: corrupt checkpoint config ({e})") from None
     if not isinstance(cfg, dict) or cfg.get("format") != FORMAT:
         raise KeppError(f"{path}: not a kepp checkpoint config (expected format {FORMAT!r})")
@@ -77,10 +106,14 @@ def load_checkpoint(folder: str | Path, kind: str | None = None,
     cfg = read_config(folder)
     if kind is not None and cfg.get("kind") != kind:
         raise KeppError(f"{folder}: a {cfg.get('kind')!r} checkpoint, expected a {kind!r} one")
+    check_model_size(cfg, folder / CONFIG, folder / WEIGHTS)
     try:
         model = build_model(cfg)
-    except (KeyError, TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise KeppError(f"{folder / CONFIG}: incomplete model config ({e})") from None
+    if cfg.get("weights_id") is not None and tensors_id(folder / WEIGHTS) != cfg["weights_id"]:
+        raise KeppError(f"{folder}: {WEIGHTS} and {CONFIG} come from different saves (a run was stopped "
+                        f"between writing them): continue it with 'kepp train ... --resume' or train again")
     state = load_tensors(folder / WEIGHTS)
     try:
         model.load_state_dict(state, strict=True)
@@ -88,6 +121,26 @@ def load_checkpoint(folder: str | Path, kind: str | None = None,
         first = str(e).splitlines()[0] if str(e) else "mismatch"
         raise KeppError(f"{folder / WEIGHTS}: weights do not match {CONFIG} ({first})") from None
     return model.to(device).eval(), cfg
+
+
+def check_model_size(cfg: dict, where: Path, weights: Path | None = None) -> int:
+    """Count the parameters ``cfg`` describes without allocating them (on the meta device);
+    a KeppError if the config is malformed, absurdly large, or larger than the weights file."""
+    try:
+        with torch.device("meta"):
+            n = sum(t.numel() for t in build_model(cfg).state_dict().values())
+    except KeppError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, RuntimeError, OverflowError, MemoryError) as e:
+        first = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+        raise KeppError(f"{where}: invalid model config ({first})") from None
+    if n > MAX_PARAMETERS:
+        raise KeppError(f"{where}: the model config describes {n:,} parameters (dim "
+                        f"{cfg.get('model', {}).get('dim')!r}), more than {MAX_PARAMETERS:,}: not a kepp model")
+    if weights is not None and weights.is_file() and n * 2 > weights.stat().st_size + 1_000_000:
+        raise KeppError(f"{where}: the model config describes {n:,} parameters, but {weights.name} holds "
+                        f"only {weights.stat().st_size:,} bytes: config and weights do not match")
+    return n
 
 
 def build_model(cfg: dict) -> torch.nn.Module:

@@ -8,6 +8,7 @@ learning-rate schedule (linear warm-up, then step decay).
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field, fields, replace
 
 from kepp_core.errors import KeppError, unknown_name_error
@@ -96,10 +97,27 @@ def apply_overrides(cfg: TrainConfig, **overrides) -> TrainConfig:
     return cfg
 
 
+# Upper bounds that keep a typo from allocating terabytes (a U-Net of width 4096 is already huge).
+LIMITS = {"dim": 4096, "n_steps": 100_000, "horizon": 64, "m": 64, "R": 1000, "sampler_steps": 100_000}
+
+
 def validate(cfg: TrainConfig) -> None:
-    for name in ("n_steps", "dim", "batch_size", "train_steps", "log_every", "val_every", "R", "m"):
+    for name in ("n_steps", "dim", "batch_size", "train_steps", "log_every", "val_every", "R", "m", "sampler_steps"):
         if getattr(cfg, name) < 1:
             raise KeppError(f"training option {name}={getattr(cfg, name)} must be at least 1")
+    for name, top in LIMITS.items():
+        if getattr(cfg, name) > top:
+            raise KeppError(f"training option {name}={getattr(cfg, name)} is too large (at most {top})")
+    for name in ("lr", "weight_decay", "val_fraction"):
+        if not math.isfinite(getattr(cfg, name)):
+            raise KeppError(f"training option {name}={getattr(cfg, name)} must be a finite number")
+    if cfg.patience < 0:
+        raise KeppError(f"training option patience={cfg.patience} must not be negative")
+    if cfg.weight_decay < 0:
+        raise KeppError(f"weight decay {cfg.weight_decay} must not be negative")
+    for at, factor in cfg.decay:
+        if not (math.isfinite(factor) and factor > 0) or at < 0:
+            raise KeppError(f"learning-rate decay {at}:{factor} is invalid (expected STEP >= 0 and FACTOR > 0)")
     if cfg.horizon < 2:
         raise KeppError(f"horizon T={cfg.horizon} is too short (expected T >= 2)")
     if cfg.lr <= 0:

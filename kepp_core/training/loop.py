@@ -1,6 +1,14 @@
 """One training loop for every model: warm-up/step-decay schedule, JSONL metrics log,
 validation with early stopping, atomic checkpoints, ``--resume`` and DDP.
 
+Crash consistency of ``--resume``: the resume state is a tensors file named by its step
+(``state-00000300.safetensors``) and ``state.json``, written last, which names it (and its
+save id). A kill between the two leaves ``state.json`` naming the previous, complete state,
+so a resumed run replays from there and ends with the same weights as an uninterrupted one.
+Files a killed run left half-written are removed when the next run starts; a torn last line
+of ``metrics.jsonl`` is dropped. The write points can be killed on purpose in tests
+(``KEPP_FAULT_AT``, see :func:`kepp_core.io.fault_point`).
+
 Distributed runs start with ``torchrun`` (``WORLD_SIZE`` > 1 in the environment); each
 rank takes its share of every global batch; rank 0 writes logs and checkpoints. The same
 command runs on one process without ``torchrun``.
@@ -21,13 +29,20 @@ from torch import nn
 from tqdm import tqdm
 
 from kepp_core.errors import KeppError
-from kepp_core.io import atomic_write_json, atomic_write_text
-from kepp_core.models.checkpoint import CONFIG, WEIGHTS, load_tensors, save_checkpoint, save_tensors
+from kepp_core.io import (atomic_write_json, atomic_write_text, ensure_folder, fault_point, read_text_utf8,
+                          remove_stale_temporaries)
+from kepp_core.models.checkpoint import (CONFIG, WEIGHTS, load_tensors, new_save_id, save_checkpoint,
+                                         save_tensors, tensors_id)
 from kepp_core.training.config import TrainConfig, lr_at
 
 LOG = "metrics.jsonl"
-STATE = "state.safetensors"
+STATE = "state.safetensors"  # the state tensors of runs written before state files were named by step
 STATE_JSON = "state.json"
+STATE_GLOB = "state-*.safetensors"
+
+
+def state_file(step: int) -> str:
+    return f"state-{step:08d}.safetensors"
 
 
 # --- devices and processes ----------------------------------------------------------------
@@ -65,7 +80,17 @@ def set_cpu_threads(n: int | None = None) -> int:
     The demo's networks are small, so one thread per process is as fast as several and
     does not fight other processes on a shared machine.
     """
-    n = n or int(os.environ.get("KEPP_THREADS", "0")) or max(1, (os.cpu_count() or 2) // 2)
+    if n is not None and n < 1:
+        raise KeppError(f"--threads {n}: expected at least 1 thread")
+    env = os.environ.get("KEPP_THREADS", "").strip()
+    if n is None and env:
+        try:
+            n = int(env)
+        except ValueError:
+            n = 0
+        if n < 1:
+            raise KeppError(f"KEPP_THREADS={env!r}: expected a whole number of threads >= 1")
+    n = n or max(1, (os.cpu_count() or 2) // 2)
     torch.set_num_threads(n)
     return n
 
@@ -102,14 +127,16 @@ def fit(model: nn.Module, n_items: int, batch_loss: Callable[[nn.Module, torch.T
 
         net = DistributedDataParallel(model, device_ids=[rt.device.index] if rt.device.type == "cuda" else None)
     start, best, bad_rounds, history_best = 0, float("-inf"), 0, None
+    if out is not None and rt.main:
+        ensure_folder(out)
+        remove_stale_temporaries(out)
     if resume:
         if out is None or not (out / STATE_JSON).is_file():
             raise KeppError(f"{out}: nothing to resume (no {STATE_JSON}; start without --resume)")
         start, best, bad_rounds, history_best = _load_state(out, model, opt, cfg, rt)
     elif out is not None and rt.main:
-        for name in (LOG, STATE, STATE_JSON):
-            if (out / name).exists():
-                (out / name).unlink()
+        for p in [out / LOG, out / STATE, out / STATE_JSON, *out.glob(STATE_GLOB)]:
+            p.unlink(missing_ok=True)
     bsz = min(cfg.batch_size, n_items)
     per_epoch = max(1, n_items // bsz)
     t0 = time.time()
@@ -127,6 +154,9 @@ def fit(model: nn.Module, n_items: int, batch_loss: Callable[[nn.Module, torch.T
         for g in opt.param_groups:
             g["lr"] = lr
         loss = batch_loss(net, idx)
+        if not torch.isfinite(loss.detach()).all():
+            raise KeppError(f"training stopped at step {step + 1}: the loss is {float(loss.detach())} "
+                            f"(learning rate {lr:g}); check the features for extreme values or lower --lr")
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -187,9 +217,13 @@ def _gather_digests(model: nn.Module, rt: Runtime) -> list[str]:
 
 def _append_log(out: Path, rec: dict) -> None:
     out.mkdir(parents=True, exist_ok=True)
+    line = json.dumps(rec) + "\n"
     with open(out / LOG, "a", encoding="utf-8") as f:
-        f.write(json.dumps(rec) + "\n")
+        # injected fault: a kill in the middle of the write leaves a torn last line
+        fault_point("metrics-torn", lambda: (f.write(line[: len(line) // 2]), f.flush()))
+        f.write(line)
         f.flush()
+    fault_point("metrics-line")
 
 
 def _save_state(out: Path, model: nn.Module, opt: torch.optim.Optimizer, step: int, best: float,
@@ -202,19 +236,39 @@ def _save_state(out: Path, model: nn.Module, opt: torch.optim.Optimizer, step: i
     tensors["rng.cpu"] = torch.get_rng_state()
     if torch.cuda.is_available():
         tensors["rng.cuda"] = torch.cuda.get_rng_state()
-    save_tensors(out / STATE, tensors)
+    save_id = new_save_id()
+    save_tensors(out / state_file(step), tensors, save_id)
+    fault_point("state-tensors")
+    # state.json is the commit point: until it is replaced, it names the previous complete state
     atomic_write_json(out / STATE_JSON, {"step": step, "best": best if best > float("-inf") else None,
                                          "bad_rounds": bad_rounds, "best_record": history_best,
-                                         "param_groups": sd["param_groups"], "train": cfg.to_dict()})
+                                         "param_groups": sd["param_groups"], "train": cfg.to_dict(),
+                                         "tensors": state_file(step), "tensors_id": save_id})
+    fault_point("state-json")
+    _remove_unreferenced_states(out, state_file(step))
+
+
+def _remove_unreferenced_states(out: Path, keep: str) -> None:
+    for p in [out / STATE, *out.glob(STATE_GLOB)]:
+        if p.name != keep:
+            p.unlink(missing_ok=True)
 
 
 def _load_state(out: Path, model: nn.Module, opt: torch.optim.Optimizer, cfg: TrainConfig,
                 rt: Runtime) -> tuple[int, float, int, dict | None]:
     try:
-        st = json.loads((out / STATE_JSON).read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        st = json.loads(read_text_utf8(out / STATE_JSON))
+        if not isinstance(st, dict) or not isinstance(st.get("step"), int):
+            raise ValueError("expected an object with an integer 'step'")
+    except ValueError as e:
         raise KeppError(f"{out / STATE_JSON}: corrupt resume state ({e})") from None
-    tensors = load_tensors(out / STATE)
+    path = out / st.get("tensors", STATE)
+    if st.get("tensors_id") is not None and tensors_id(path) != st["tensors_id"]:
+        raise KeppError(f"{path}: does not belong to {STATE_JSON} (different save ids); train again "
+                        f"without --resume")
+    if rt.main:
+        _remove_unreferenced_states(out, path.name)  # a newer state whose state.json was never written
+    tensors = load_tensors(path)
     try:
         model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")})
     except RuntimeError as e:
@@ -234,11 +288,30 @@ def _load_state(out: Path, model: nn.Module, opt: torch.optim.Optimizer, cfg: Tr
     # Drop log lines written after the saved state (a killed run may have logged further).
     log = out / LOG
     if log.is_file() and rt.main:
-        keep = [ln for ln in log.read_text(encoding="utf-8").splitlines()
-                if ln.strip() and json.loads(ln).get("step", 0) <= st["step"]]
+        keep = [ln for ln in _log_lines(log) if json.loads(ln).get("step", 0) <= st["step"]]
         atomic_write_text(log, "".join(ln + "\n" for ln in keep))
     best = st["best"] if st["best"] is not None else float("-inf")
     return int(st["step"]), best, int(st["bad_rounds"]), st.get("best_record")
+
+
+def _log_lines(log: Path) -> list[str]:
+    """The complete lines of a metrics log; a torn last line (a kill mid-write) is dropped,
+    a bad line elsewhere is a KeppError naming it."""
+    lines = log.read_bytes().decode("utf-8", errors="replace").splitlines()
+    out = []
+    for k, ln in enumerate(lines):
+        if not ln.strip():
+            continue
+        try:
+            rec = json.loads(ln)
+            if not isinstance(rec, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as e:
+            if k == len(lines) - 1:
+                break  # torn by a kill: the state it belonged to was not saved either
+            raise KeppError(f"{log}:{k + 1}: corrupt metrics line ({e})") from None
+        out.append(ln)
+    return out
 
 
 __all__ = ["LOG", "WEIGHTS", "Runtime", "fit", "runtime", "set_cpu_threads", "weights_digest"]

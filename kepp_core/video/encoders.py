@@ -252,6 +252,47 @@ def get_encoder(spec: str | FeatureEncoder = "builtin") -> FeatureEncoder:
     return CallableEncoder(fn, name=f"callable:{spec}")
 
 
+def encoder_name(spec: str) -> str:
+    """The name an encoder spec records in a feature cache, computed without loading anything
+    (for TorchScript: the file's name and content digest).
+
+    >>> encoder_name("builtin"), encoder_name("my_pkg.enc:s3d")
+    ('builtin-v1', 'callable:my_pkg.enc:s3d')
+    """
+    if spec in ("builtin", BuiltinEncoder.name):
+        return BuiltinEncoder.name
+    path = Path(spec)
+    if spec.endswith((".pt", ".pth", ".ts")) or path.is_file():
+        if not path.is_file():
+            raise KeppError(f"{path}: TorchScript encoder file not found")
+        return f"torchscript:{path.name}@{hashlib.sha1(path.read_bytes()).hexdigest()[:12]}"
+    return f"callable:{spec}"
+
+
+def trusted_encoder_spec(name: str, trusted: tuple[str, ...] | list[str] = ()) -> str:
+    """The ``get_encoder`` spec for the encoder a feature cache's ``features.json`` names, if it
+    may be loaded: the built-in encoder, or one of the ``trusted`` specs (given by the person
+    running the program, e.g. ``kepp app --encoder SPEC``). A dataset folder never chooses code
+    to import or a TorchScript file to run: any other name is a KeppError.
+
+    >>> trusted_encoder_spec("builtin-v1")
+    'builtin'
+    >>> trusted_encoder_spec("callable:my_pkg.enc:s3d", ["my_pkg.enc:s3d"])
+    'my_pkg.enc:s3d'
+    """
+    if name == BuiltinEncoder.name:
+        return "builtin"
+    if name.startswith("builtin"):
+        raise KeppError(f"the dataset's features were made by encoder {name!r}, but this build's built-in "
+                        f"encoder is {BuiltinEncoder.name!r}: re-extract them with 'kepp features extract --force'")
+    for spec in trusted:
+        if encoder_name(spec) == name:
+            return spec
+    raise KeppError(f"the dataset's features were made by encoder {name!r}, which is not loaded unless the "
+                    f"person running the app names it: start the app with 'kepp app --encoder SPEC' "
+                    f"(or 'encoders = [...]' in its config file)")
+
+
 def check_features(feats, n_frames: int, fps: float, encoder: FeatureEncoder, where: str) -> np.ndarray:
     """Validate an encoder's output: ``[seconds_of(n_frames, fps), D]``, finite, float32."""
     arr = np.asarray(feats)

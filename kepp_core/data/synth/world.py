@@ -29,7 +29,7 @@ from kepp_core.data.records import seeded_split
 from kepp_core.data.synth.procedures import TASKS
 from kepp_core.data.synth.render import Knobs, Segment, look_of, render_video
 from kepp_core.errors import KeppError, unknown_name_error
-from kepp_core.io import atomic_open, atomic_write_json, atomic_write_text
+from kepp_core.io import atomic_open, atomic_write_json, atomic_write_text, remove_stale_temporaries
 from kepp_core.video.encode import encode_video, save_features, write_manifest
 from kepp_core.video.encoders import BuiltinEncoder
 from kepp_core.video.write import write_video
@@ -345,6 +345,7 @@ def _prepare(out: Path, fp: str) -> None:
     except (json.JSONDecodeError, AttributeError):
         old = None
     (out / MARKER).unlink(missing_ok=True)
+    remove_stale_temporaries(out, recursive=True)  # half-written files of a killed build
     if old == fp:
         return  # same world: finish what is missing
     for sub in ("annotations", "videos", "features"):
