@@ -71,11 +71,12 @@ class HistoryScorer(PathScorer):
     def windows(self, start: int, goal: int, horizon: int) -> Counter:
         """Training windows of ``horizon`` steps from ``start`` to ``goal`` with their counts."""
         if horizon not in self._windows:
+            # from the distinct plans with their counts: memory grows with distinct windows, not plans
             table: dict[tuple[int, int], Counter] = defaultdict(Counter)
-            for p in self.graph.train_plans():
+            for p, c in self.graph.weighted_plans():
                 for i in range(len(p) - horizon + 1):
                     w = p[i : i + horizon]
-                    table[(w[0], w[-1])][w] += 1
+                    table[(w[0], w[-1])][w] += c
             self._windows[horizon] = dict(table)
         return self._windows[horizon].get((start, goal), Counter())
 

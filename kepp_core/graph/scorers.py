@@ -24,7 +24,10 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Iterator, Sequence
 from fractions import Fraction
+from functools import cached_property
 from heapq import heappop, heappush
+
+import numpy as np
 
 from kepp_core.errors import unknown_name_error
 from kepp_core.graph.build import ProcedureGraph
@@ -266,14 +269,36 @@ class P2KGScorer(MarkovScorer):
 
     def __init__(self, graph: ProcedureGraph, tie_break: str = "smaller") -> None:
         super().__init__(graph, tie_break)
-        self._index_edges([[(v, math.log(graph.counts[u, v]) - math.log(graph.out_counts[u]),
-                             float(graph.probability(u, v))) for v in graph.successors[u]]
+        c = graph.counts
+        rows = c.rows()
+        out = graph.out_counts[rows]
+        # the same float operations as before, vectorised: log(count) - log(out), count / out
+        log = math.log
+        keys = [log(n) - log(d) for n, d in zip(c.data.tolist(), out.tolist())]
+        values = (c.data / out).tolist()  # int64 -> float64 is exact, so each is float(Fraction(n, d))
+        targets, ptr = c.indices.tolist(), c.indptr.tolist()
+        self._index_edges([list(zip(targets[ptr[u]:ptr[u + 1]], keys[ptr[u]:ptr[u + 1]], values[ptr[u]:ptr[u + 1]]))
                            for u in range(graph.num_actions)])
-        self.edge = {(u, v): graph.probability(u, v) for u in range(graph.num_actions)
-                     for v in graph.successors[u]}
-        self._float = {e: float(w) for e, w in self.edge.items()}
-        self._cnt = [{v: int(graph.counts[u, v]) for v in graph.successors[u]} for u in range(graph.num_actions)]
-        self._den = [int(c) for c in graph.out_counts]
+
+    @cached_property
+    def edge(self) -> dict[tuple[int, int], Fraction]:
+        """Exact edge probabilities ``{(u, v): Fraction}`` (built on first use)."""
+        g = self.graph
+        return {(u, v): Fraction(n, int(g.out_counts[u])) for u, edges in enumerate(self._succ)
+                for (v, _, _), n in zip(edges, g.counts.row(u)[1].tolist())}
+
+    @cached_property
+    def _float(self) -> dict[tuple[int, int], float]:
+        return {(u, v): w for u, edges in enumerate(self._succ) for v, _, w in edges}
+
+    @cached_property
+    def _cnt(self) -> list[dict[int, int]]:
+        g = self.graph
+        return [dict(zip(g.successors[u], g.counts.row(u)[1].tolist())) for u in range(g.num_actions)]
+
+    @cached_property
+    def _den(self) -> list[int]:
+        return [int(c) for c in self.graph.out_counts]
 
     def exact_keys(self, paths):
         # product of counts over product of out-counts, compared on a common denominator
@@ -315,7 +340,12 @@ class FrequencyScorer(MarkovScorer):
 
     def __init__(self, graph: ProcedureGraph, tie_break: str = "smaller") -> None:
         super().__init__(graph, tie_break)
-        self._index_edges([[(v, float(graph.frequency(u, v)), 1.0) for v in graph.successors[u]]
+        c = graph.counts
+        span = graph.max_count - graph.min_count
+        # float(Fraction(n - min, span)) is the correctly rounded quotient numpy computes
+        keys = ((c.data - graph.min_count) / span).tolist() if span else [1.0] * c.nnz
+        targets, ptr = c.indices.tolist(), c.indptr.tolist()
+        self._index_edges([[(v, k, 1.0) for v, k in zip(targets[ptr[u]:ptr[u + 1]], keys[ptr[u]:ptr[u + 1]])]
                            for u in range(graph.num_actions)])
         self._float = {(u, v): key for u, edges in enumerate(self._succ) for v, key, _ in edges}
 
@@ -328,7 +358,7 @@ class FrequencyScorer(MarkovScorer):
             if any(e not in self._float for e in edges):
                 keys.append(-1)  # not a walk: below every walk (score 0 in exact())
             else:
-                keys.append(sum(int(self.graph.counts[e]) - lo for e in edges))
+                keys.append(sum(self.graph.counts.get(*e) - lo for e in edges))
         return keys
 
     def value(self, path):
@@ -339,7 +369,7 @@ class FrequencyScorer(MarkovScorer):
     def exact(self, path):
         total = Fraction(0)
         for u, v in zip(path, path[1:]):
-            if self.graph.counts[u, v] == 0:
+            if self.graph.counts.get(u, v) == 0:
                 return Fraction(0)
             total += self.graph.frequency(u, v)
         return total
