@@ -72,7 +72,10 @@ class TaskStats:
             self.distinct.append(plan)
             self.counts.append(0)
         self.counts[i] += count
-        self.order.extend([i] * count)
+        if count == 1:
+            self.order.append(i)
+        else:
+            self.order.extend([i] * count)
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, TaskStats):
