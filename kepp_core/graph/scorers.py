@@ -33,6 +33,7 @@ from kepp_core.errors import unknown_name_error
 from kepp_core.graph.build import ProcedureGraph
 
 TIE_BREAKS = ("smaller", "larger")
+WIDE_LAYER = 48  # backward layers with more nodes are relaxed with numpy (same floats)
 EPS = 1e-9  # band kept around each bucket's R-th best float key (float error is ~1e-13)
 
 
@@ -162,6 +163,11 @@ class MarkovScorer(PathScorer):
                 pred[v].append((u, key))
         self._pred = pred
         self._steps = [[(v, v, key) for v, key, _ in edges] for edges in succ]
+        # the same in-edges as arrays grouped by target, for wide backward layers
+        sizes = np.fromiter((len(p) for p in pred), dtype=np.int64, count=len(pred))
+        self._pred_ptr = np.concatenate(([0], np.cumsum(sizes)))
+        self._pred_src = np.fromiter((u for p in pred for u, _ in p), dtype=np.int64, count=int(sizes.sum()))
+        self._pred_key = np.fromiter((k for p in pred for _, k in p), dtype=np.float64, count=int(sizes.sum()))
 
     def step(self, state):
         return self._steps[state]
@@ -177,7 +183,16 @@ class MarkovScorer(PathScorer):
         pred = self._pred
         prev = {goal: 0.0}
         best = [prev]
+        arrays = None  # (nodes, values) of prev once layers are wide
         for _ in range(horizon - 2):
+            if arrays is not None or len(prev) > WIDE_LAYER:
+                if arrays is None:
+                    arrays = (np.fromiter(prev, dtype=np.int64, count=len(prev)),
+                              np.fromiter(prev.values(), dtype=np.float64, count=len(prev)))
+                arrays = self._backward_step(*arrays)
+                prev = dict(zip(arrays[0].tolist(), arrays[1].tolist()))
+                best.append(prev)
+                continue
             cur: dict[int, float] = {}
             for v, hv in prev.items():
                 for u, key in pred[v]:
@@ -187,6 +202,19 @@ class MarkovScorer(PathScorer):
             best.append(cur)
             prev = cur
         return best
+
+    def _backward_step(self, nodes: np.ndarray, vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """One layer of :meth:`prepare` vectorised: the same sums ``key + h`` and maxima."""
+        lo = self._pred_ptr[nodes]
+        cnt = self._pred_ptr[nodes + 1] - lo
+        total = int(cnt.sum())
+        if total == 0:
+            return nodes[:0], vals[:0]
+        edges = np.repeat(lo - (np.cumsum(cnt) - cnt), cnt) + np.arange(total)
+        cur = np.full(len(self._pred), -np.inf)
+        np.maximum.at(cur, self._pred_src[edges], self._pred_key[edges] + np.repeat(vals, cnt))
+        hit = np.flatnonzero(cur != -np.inf)
+        return hit, cur[hit]
 
     def k_best(self, start, goal, horizon, top, layers=None):
         """Best-first k-best search; ``layers`` from :meth:`prepare` (computed when None).
