@@ -76,7 +76,7 @@ def procedures(actions: int = ACTIONS, tasks: int = TASKS, variants: int = VARIA
 
 def write_corpus(path: Path, plans: int, seed: int = SEED, progress: bool = True) -> float:
     """Write ``plans`` deterministic plans-JSONL lines to ``path``; returns seconds taken."""
-    from tqdm import tqdm
+    from tqdm import tqdm  # lazy: only writing shows progress
 
     t0 = time.perf_counter()
     procs = procedures(seed=seed)
@@ -116,6 +116,7 @@ def endpoints(path: Path, horizon: int, count: int, seed: int = SEED) -> list[tu
 
 def measure(path: Path, queries: int, horizon: int = 6, top: int = 5) -> dict:
     """Build, save, load and query in this process (run in a fresh one per size)."""
+    # lazy: imported in the measuring process only, so its peak memory includes them
     from kepp_core.graph import load_graph, make_scorer
     from kepp_core.graph.retrieval import _retrieve
     from kepp_core.graph.stream import stream_graph
