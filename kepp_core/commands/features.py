@@ -21,7 +21,11 @@ def register(sub) -> None:
                     "  kepp features extract --root ~/.cache/kepp/demo-world\n"
                     "  kepp features extract --root data/crosstask --dataset crosstask --encoder my_pkg.enc:s3d\n"
                     "  kepp features extract --root data/niv/plans.jsonl --dataset plans --encoder enc.pt --force\n"
-                    "  kepp features extract --root my_videos --dataset files   # every file in my_videos/videos/",
+                    "  kepp features extract --root my_videos --dataset files   # every file in my_videos/videos/\n"
+                    "  torchrun --nproc-per-node 4 --no-python kepp features extract --root data/crosstask "
+                    "--dataset crosstask\n"
+                    "\nUnder torchrun (or RANK/WORLD_SIZE/LOCAL_RANK from any launcher, plus MASTER_ADDR/PORT)\n"
+                    "each rank encodes a disjoint share; existing files are skipped; rank 0 prints the summary.",
                     func=_extract)
     e.add_argument("--root", default=None,
                    help="dataset folder or annotation file (default: the cached demo world)")
@@ -54,14 +58,17 @@ def _extract(args: argparse.Namespace) -> int:
     else:
         source = load_dataset(args.dataset, args.root, features=None)
     s = extract_features(source, args.encoder, force=args.force, features_dir=args.features)
-    row = {"written": len(s.written), "cached": s.skipped, "videos without a file": len(s.missing_videos),
+    if s.rank != 0:  # under torchrun / RANK-WORLD_SIZE launchers rank 0 prints the one summary
+        return 0
+    row = {"ranks": s.ranks, "written": len(s.written), "cached": s.skipped, "videos without a file": len(s.missing_videos),
            "encoder": s.encoder, "D": s.dim, "video seconds": round(s.video_seconds, 1),
            "wall seconds": round(s.wall_seconds, 2),
            "x real time": round(s.speed, 1) if s.written else None, "folder": str(s.features_dir)}
     if args.json:
         emit_json(row)
     else:
-        print(f"{len(s.written)} written, {s.skipped} cached, {len(s.missing_videos)} without a video file "
+        ranks = f" by {s.ranks} ranks" if s.ranks > 1 else ""
+        print(f"{len(s.written)} written{ranks}, {s.skipped} cached, {len(s.missing_videos)} without a video file "
               f"-> {s.features_dir}")
         if s.written:
             print(f"encoded {s.video_seconds:.0f} s of video in {s.wall_seconds:.1f} s "

@@ -28,10 +28,17 @@ def register(sub) -> None:
 
     b = add_command(gsub, "build", "build the graph from a dataset's training plans and save it as JSON",
                     f"  kepp graph build {COIN} --out runs/coin/graph.json\n"
-                    f"  kepp graph build {NIV} --out runs/niv/graph.json --json",
+                    f"  kepp graph build {NIV} --out runs/niv/graph.json --json\n"
+                    "  kepp graph build --dataset plans --root huge.jsonl --out runs/huge/graph.safetensors --no-fit\n"
+                    "\nplans-JSONL files are streamed (bounded memory: distinct plans, not every plan, are kept);\n"
+                    "a .safetensors --out writes the compact form (arrays + JSON header), --compact writes it\n"
+                    "next to the JSON; 'kepp graph paths --graph' reads either.",
                     func=_build)
     add_dataset_args(b)
-    b.add_argument("--out", "-o", required=True, help="graph JSON file to write")
+    b.add_argument("--out", "-o", required=True, help="graph file to write: .json, or .safetensors (compact)")
+    b.add_argument("--compact", action="store_true",
+                   help="also write the compact form next to a JSON --out (same name, .safetensors)")
+    b.add_argument("--progress", action="store_true", help="show a progress bar while streaming a plans file")
     b.add_argument("--no-fit", action="store_true",
                    help="skip fitting the history method's prior strength (cross-validation on training plans)")
     b.add_argument("--json", action="store_true", help="machine-readable output")
@@ -101,19 +108,31 @@ def _load(args, need_dataset: bool = False):
 
 
 def _build(args) -> int:
-    from kepp_core.graph import build_graph, fit_prior  # lazy: keeps `kepp --help` fast
+    from pathlib import Path  # lazy: keeps `kepp --help` fast
 
-    ds = dataset_from_args(args)
-    g = build_graph(ds)
+    from kepp_core.graph import build_graph, fit_prior  # lazy: keeps `kepp --help` fast
+    from kepp_core.graph.build import COMPACT_SUFFIX  # lazy: keeps `kepp --help` fast
+    from kepp_core.graph.stream import stream_graph  # lazy: keeps `kepp --help` fast
+
+    if args.dataset == "plans" and args.root is not None:  # stream: the same graph in bounded memory
+        g = stream_graph(args.root, seed=args.split_seed, progress=args.progress and not args.json)
+    else:
+        g = build_graph(dataset_from_args(args))
     cv = None
     if not args.no_fit:
         cv = fit_prior(g)
         g.params["history_prior"] = cv["prior"]
         g.params["history_cv_sr"] = cv["cv_sr"]
     g.save(args.out)
-    summary = {"file": str(args.out), "dataset": ds.name, "actions": g.num_actions, "edges": g.num_edges,
-               "self_loops": int(sum(g.counts[a, a] > 0 for a in range(g.num_actions))),
-               "plans": len(g.train_plans()), "tasks": len(g.tasks),
+    files = [str(args.out)]
+    if args.compact and Path(args.out).suffix != COMPACT_SUFFIX:
+        files.append(str(Path(args.out).with_suffix(COMPACT_SUFFIX)))
+        g.save(files[-1])
+    c = g.counts
+    summary = {"file": " + ".join(files), "dataset": g.dataset, "actions": g.num_actions, "edges": g.num_edges,
+               "self_loops": int((c.indices == c.rows()).sum()),
+               "plans": sum(t.videos for t in g.tasks.values()),
+               "distinct_plans": sum(len(t.distinct) for t in g.tasks.values()), "tasks": len(g.tasks),
                "history_prior": g.params.get("history_prior")}
     if args.json:
         emit_json({**summary, "history_cv_sr": cv["cv_sr"] if cv else None})

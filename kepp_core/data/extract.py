@@ -5,13 +5,22 @@ per video (the names the loaders look for) plus ``features.json`` recording the 
 so features of different encoders are never mixed silently. Feature files that were there
 before without ``features.json`` (e.g. the S3D features of CrossTask) are never overwritten
 unless ``force``.
+
+Several processes can fill one cache (``torchrun --nproc-per-node N kepp features extract``,
+or any launcher that sets ``RANK``/``WORLD_SIZE``/``LOCAL_RANK``): each rank encodes a
+disjoint, deterministic share of the videos (every ``WORLD_SIZE``-th output name in sorted
+order, :class:`Shard`), writes each file atomically and skips files that exist (so a killed
+run resumes); at the end the ranks meet once through ``torch.distributed`` (gloo backend,
+``MASTER_ADDR``/``MASTER_PORT`` from the launcher), rank 0 writes ``features.json`` and
+holds the merged summary. The files are byte for byte those of a single-process run.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from pathlib import Path
 
 from kepp_core.data.records import Dataset
@@ -33,11 +42,76 @@ class ExtractSummary:
     missing_videos: list[str] = field(default_factory=list)  # annotated videos without a file
     video_seconds: float = 0.0  # seconds of video encoded
     wall_seconds: float = 0.0
+    ranks: int = 1            # processes that shared the work
+    rank: int = 0             # this process (only rank 0's summary covers every rank)
 
     @property
     def speed(self) -> float:
         """Video-seconds encoded per wall-clock second."""
         return self.video_seconds / self.wall_seconds if self.wall_seconds > 0 else float("nan")
+
+
+@dataclass(frozen=True)
+class Shard:
+    """This process's place among the ranks of a multi-process run (rank 0 of 1 alone).
+
+    >>> Shard(1, 2).take([("a", Path("x/a.mp4")), ("b", Path("x/b.mp4")), ("c", Path("x/c.mp4"))])
+    [('b', PosixPath('x/b.mp4'))]
+    """
+
+    rank: int = 0
+    world: int = 1
+    local_rank: int = 0
+
+    @classmethod
+    def from_env(cls, env: dict | None = None) -> Shard:
+        """``RANK``/``WORLD_SIZE``/``LOCAL_RANK`` as set by torchrun and other launchers
+        (``SLURM_PROCID``/``SLURM_NTASKS``/``SLURM_LOCALID`` under plain ``srun``)."""
+        env = os.environ if env is None else env
+        try:
+            world = int(env.get("WORLD_SIZE", env.get("SLURM_NTASKS", "1")))
+            rank = int(env.get("RANK", env.get("SLURM_PROCID", "0")))
+            local = int(env.get("LOCAL_RANK", env.get("SLURM_LOCALID", "0")))
+        except ValueError as e:
+            raise KeppError(f"RANK/WORLD_SIZE/LOCAL_RANK must be integers ({e})") from None
+        if world < 1 or not 0 <= rank < world:
+            raise KeppError(f"RANK={rank} is not within WORLD_SIZE={world}")
+        return cls(rank, world, local)
+
+    def take(self, jobs: list[tuple[str, Path]]) -> list[tuple[str, Path]]:
+        """This rank's share of ``(video id, file)`` jobs: every ``world``-th output name in
+        sorted order (jobs writing the same name stay together, in their order)."""
+        if self.world == 1:
+            return list(jobs)
+        names = sorted({p.stem for _, p in jobs})
+        mine = {n for i, n in enumerate(names) if i % self.world == self.rank}
+        return [(v, p) for v, p in jobs if p.stem in mine]
+
+
+def gather_summaries(summary: ExtractSummary, shard: Shard, timeout_hours: float = 12.0) -> list[ExtractSummary]:
+    """Every rank's summary, on every rank (one gloo all-gather, which is also the barrier)."""
+    import torch.distributed as dist  # lazy: only multi-process runs need it
+
+    dist.init_process_group("gloo", rank=shard.rank, world_size=shard.world,
+                            timeout=timedelta(hours=timeout_hours))
+    try:
+        out: list = [None] * shard.world
+        dist.all_gather_object(out, summary)
+    finally:
+        dist.destroy_process_group()
+    return out
+
+
+def merge_summaries(parts: list[ExtractSummary]) -> ExtractSummary:
+    """One summary of all ranks: files written, cached and seconds added up, wall time the longest."""
+    dims = {p.dim for p in parts if p.written and p.dim is not None}
+    if len(dims) > 1:
+        raise KeppError(f"ranks produced features of different sizes D={sorted(dims)}")
+    first = parts[0]
+    return replace(first, dim=dims.pop() if dims else first.dim,
+                   written=sorted(f for p in parts for f in p.written), skipped=sum(p.skipped for p in parts),
+                   video_seconds=sum(p.video_seconds for p in parts),
+                   wall_seconds=max(p.wall_seconds for p in parts), ranks=len(parts))
 
 
 def dataset_jobs(ds: Dataset, features_dir: Path | None) -> tuple[list[tuple[str, Path]], list[str], Path]:
@@ -65,21 +139,8 @@ def dataset_jobs(ds: Dataset, features_dir: Path | None) -> tuple[list[tuple[str
     return jobs, missing, features_dir
 
 
-def extract_features(source: Dataset | str | os.PathLike, encoder: str | FeatureEncoder = "builtin",
-                     force: bool = False, features_dir: str | os.PathLike | None = None,
-                     progress: bool = True) -> ExtractSummary:
-    """Fill the feature cache: encode every video of a dataset (or every video file in
-    ``ROOT/videos``) that has no ``features/<stem>.npy`` yet, with a progress bar.
-
-    ``force`` re-encodes everything. A cache made by another encoder raises a KeppError
-    unless ``force``; a corrupt, empty or unsupported video raises a KeppError naming it.
-
-    >>> extract_features("demo-world", "builtin").written  # doctest: +SKIP
-    []
-    """
-    from tqdm import tqdm
-
-    enc = get_encoder(encoder) if isinstance(encoder, str) else encoder
+def _source_jobs(source: Dataset | str | os.PathLike, features_dir) -> tuple[list, list, Path]:
+    """``(jobs, missing video ids, features folder)`` of a dataset or of ``ROOT/videos``."""
     if isinstance(source, Dataset):
         jobs, missing, fdir = dataset_jobs(source, Path(features_dir) if features_dir else None)
         where = f"dataset {source.name}"
@@ -94,18 +155,43 @@ def extract_features(source: Dataset | str | os.PathLike, encoder: str | Feature
         where = str(root / "videos")
     if not jobs:
         raise KeppError(f"{where}: no video files found (expected videos/<name>.mp4)")
+    return jobs, missing, fdir
 
-    summary = ExtractSummary(features_dir=fdir, encoder=enc.name, missing_videos=missing)
+
+def extract_features(source: Dataset | str | os.PathLike, encoder: str | FeatureEncoder = "builtin",
+                     force: bool = False, features_dir: str | os.PathLike | None = None,
+                     progress: bool = True, shard: Shard | None = None) -> ExtractSummary:
+    """Fill the feature cache: encode every video of a dataset (or every video file in
+    ``ROOT/videos``) that has no ``features/<stem>.npy`` yet, with a progress bar.
+
+    ``force`` re-encodes everything. A cache made by another encoder raises a KeppError
+    unless ``force``; a corrupt, empty or unsupported video raises a KeppError naming it.
+    ``shard`` (default: from ``RANK``/``WORLD_SIZE``): this process's share of a
+    multi-process run; the returned summary then covers every rank (see the module docstring).
+
+    >>> extract_features("demo-world", "builtin").written  # doctest: +SKIP
+    []
+    """
+    from tqdm import tqdm  # lazy: keeps importing kepp_core.data light
+
+    shard = Shard.from_env() if shard is None else shard
+    if shard.world > 1 and not (os.environ.get("MASTER_ADDR") and os.environ.get("MASTER_PORT")):
+        raise KeppError(f"WORLD_SIZE={shard.world} but MASTER_ADDR/MASTER_PORT are not set: start the ranks "
+                        "with torchrun, or export them (the address and a free port of rank 0's machine)")
+    enc = get_encoder(encoder) if isinstance(encoder, str) else encoder
+    jobs, missing, fdir = _source_jobs(source, features_dir)
+    summary = ExtractSummary(features_dir=fdir, encoder=enc.name, missing_videos=missing, rank=shard.rank)
     manifest = read_manifest(fdir)
     if manifest is not None and manifest["encoder"] != enc.name and not force:
         raise KeppError(f"{fdir / MANIFEST}: the cache holds features of encoder {manifest['encoder']!r}, "
                         f"not {enc.name!r}; use --force to recompute them")
-    todo = [(vid, p) for vid, p in jobs if force or not (fdir / f"{p.stem}.npy").is_file()]
-    summary.skipped = len(jobs) - len(todo)
+    mine = shard.take(jobs)
+    todo = [(vid, p) for vid, p in mine if force or not (fdir / f"{p.stem}.npy").is_file()]
+    summary.skipped = len(mine) - len(todo)
     summary.dim = manifest.get("dim") if manifest else None
     start = time.perf_counter()
-    for _vid, path in tqdm(todo, desc="features", unit="video", disable=not progress or not todo,
-                           dynamic_ncols=True):
+    for _vid, path in tqdm(todo, desc="features" if shard.world == 1 else f"features (rank 0 of {shard.world})",
+                           unit="video", disable=not progress or not todo or shard.rank != 0, dynamic_ncols=True):
         frames, fps = decode_for(path, enc)
         feats = check_features(enc(frames, fps), len(frames), fps, enc, str(path))
         if summary.dim is not None and feats.shape[1] != summary.dim:
@@ -116,6 +202,8 @@ def extract_features(source: Dataset | str | os.PathLike, encoder: str | Feature
         summary.written.append(fdir / f"{path.stem}.npy")
         summary.video_seconds += len(frames) / fps
     summary.wall_seconds = time.perf_counter() - start
-    if summary.written and (manifest is None or force or manifest.get("dim") != summary.dim):
+    if shard.world > 1:
+        summary = replace(merge_summaries(gather_summaries(summary, shard)), rank=shard.rank)
+    if shard.rank == 0 and summary.written and (manifest is None or force or manifest.get("dim") != summary.dim):
         write_manifest(fdir, enc.name, summary.dim)
     return summary

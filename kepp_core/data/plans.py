@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import re
+from array import array
+from collections.abc import Iterator
 from pathlib import Path
 
 from kepp_core.data.feature_files import find_file, read_feature_shape
@@ -113,6 +115,98 @@ def load_plans(root: str | Path, features: str | Path | None = None, seed: int =
              for t, s in task_steps.items()}
     return Dataset(name=name, actions=actions, tasks=tasks, videos=videos, root=path.parent,
                    meta={"file": str(path)})
+
+
+def _row_error(path: Path, lineno: int, message: str) -> KeppError:
+    return KeppError(f"{path}:{lineno}: {message}")
+
+
+def _stream_row(rec, path: Path, lineno: int, seed: int):
+    """``(video, task, split, steps, plan steps)`` of one parsed line (see :func:`iter_plan_rows`)."""
+    if type(rec) is not dict:
+        raise _row_error(path, lineno, f"expected a JSON object, got {type(rec).__name__}")
+    try:
+        vid, task, steps = rec["video"], rec["task"], rec["steps"]
+    except KeyError as e:
+        raise _row_error(path, lineno, f"missing key {e.args[0]!r} (expected video, task, steps)") from None
+    if type(steps) is not list or not set(map(type, steps)) <= {str, int}:
+        raise _row_error(path, lineno, "'steps' must be a list of step labels")
+    labels = tuple(steps) if all(type(x) is str for x in steps) else tuple(map(str, steps))
+    split = rec.get("split")
+    if split is None:
+        split = seeded_split([str(vid)], seed=seed)[str(vid)]
+    elif split not in SPLITS:
+        raise _row_error(path, lineno, f"split {split!r} is not 'train' or 'test'")
+    plan = labels
+    segs = rec.get("segments")
+    if segs is not None:  # the loader orders steps by their segments
+        if (type(segs) is not list or len(segs) != len(labels)
+                or not all(isinstance(x, list) and len(x) == 2 for x in segs)):
+            raise _row_error(path, lineno, f"'segments' must be {len(labels)} [start, end] pairs (one per step)")
+        try:
+            segs = [(float(a), float(b)) for a, b in segs]
+        except (TypeError, ValueError):
+            raise _row_error(path, lineno, "segment times must be numbers") from None
+        plan = tuple(labels[k] for k in sorted(range(len(labels)), key=lambda k: segs[k]))
+    return str(vid), str(task), split, labels, plan
+
+
+def iter_plan_rows(root: str | Path, seed: int = 0, progress: bool = False) -> Iterator[tuple[str, str, str, tuple, tuple]]:
+    """Stream a plans-JSONL file in bounded memory: ``(video, task, split, steps, plan)``
+    per line, ``steps`` as written and ``plan`` ordered by segments when given (as
+    :func:`load_plans` orders them). Feature files are not looked at. Duplicate video ids
+    are found with one 8-byte hash per line and raise a KeppError after the last line.
+    """
+    path = _resolve(Path(root))
+    hashes = array("q")
+    bar = None
+    if progress:
+        from tqdm import tqdm  # lazy: only progress bars need it
+
+        bar = tqdm(total=path.stat().st_size, unit="B", unit_scale=True, desc=path.name, dynamic_ncols=True)
+    loads, done = json.loads, 0
+    with path.open("rb") as f:
+        for lineno, line in enumerate(f, 1):
+            try:
+                rec = loads(line)
+            except json.JSONDecodeError as e:
+                if not line.strip():
+                    continue
+                raise _row_error(path, lineno, f"invalid JSON ({e.msg} at column {e.colno})") from None
+            row = _stream_row(rec, path, lineno, seed)
+            hashes.append(hash(row[0]))
+            if bar is not None:
+                done += len(line)
+                if lineno & 0xFFFF == 0:
+                    bar.update(done)
+                    done = 0
+            yield row
+    if bar is not None:
+        bar.update(done)
+        bar.close()
+    if not hashes:
+        raise KeppError(f"{path}: no plans found")
+    _check_unique_ids(path, hashes)
+
+
+def _check_unique_ids(path: Path, hashes: array) -> None:
+    """Raise a KeppError naming a duplicate video id (hash collisions are re-checked by id)."""
+    import numpy as np  # lazy: the loaders above do not need numpy
+
+    h = np.sort(np.frombuffer(hashes, dtype=np.int64))
+    dup = h[1:][h[1:] == h[:-1]]
+    if dup.size == 0:
+        return
+    suspects, seen = set(dup.tolist()), set()
+    with path.open("rb") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            vid = str(json.loads(line)["video"])
+            if hash(vid) in suspects:
+                if vid in seen:
+                    raise _row_error(path, lineno, f"duplicate video id {vid!r}")
+                seen.add(vid)
 
 
 def write_plans(dataset: Dataset, path: str | Path) -> None:

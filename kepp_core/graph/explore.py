@@ -81,10 +81,8 @@ def subgraph(graph: ProcedureGraph, action: int | str, depth: int = 2, min_proba
         allowed = set(_task(graph, task).action_counts())
         if center not in allowed:
             raise KeppError(f"action {graph.actions[center]!r} is not used by the training plans of task {task!r}")
-    prob = graph.probabilities()
-
     def ok(u: int, v: int) -> bool:
-        return prob[u, v] >= min_probability and (allowed is None or (u in allowed and v in allowed))
+        return float(graph.probability(u, v)) >= min_probability and (allowed is None or (u in allowed and v in allowed))
 
     nodes = {center: 0}
     queue = deque([center])
@@ -97,7 +95,7 @@ def subgraph(graph: ProcedureGraph, action: int | str, depth: int = 2, min_proba
             if v not in nodes:
                 nodes[v] = nodes[u] + 1
                 queue.append(v)
-    edges = [Edge(u, v, int(graph.counts[u, v]), float(prob[u, v]))
+    edges = [Edge(u, v, graph.counts.get(u, v), float(graph.probability(u, v)))
              for u in nodes for v in graph.successors[u] if v in nodes and ok(u, v)]
     edges.sort(key=lambda e: (-e.probability, e.source, e.target))
     return SubGraph(center, nodes, edges)
@@ -117,19 +115,20 @@ def expert_trajectories(graph: ProcedureGraph, task: str) -> pd.DataFrame:
     """
     counts = _task(graph, task).transition_counts()
     total = sum(counts.values())
-    prob = graph.probabilities()
     rows = [{"source": u, "target": v, "source_label": graph.actions[u], "target_label": graph.actions[v],
-             "count": c, "share": c / total, "probability": float(prob[u, v])}
+             "count": c, "share": c / total, "probability": float(graph.probability(u, v))}
             for (u, v), c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
     columns = ["source", "target", "source_label", "target_label", "count", "share", "probability"]
     return pd.DataFrame(rows, columns=columns)
 
 
 def transition_matrix(plans: Iterable[Sequence[int]], order: Sequence[int],
-                      actions: Sequence[str] | None = None, normalize: bool = True) -> pd.DataFrame:
+                      actions: Sequence[str] | None = None, normalize: bool = True,
+                      weights: Iterable[int] | None = None) -> pd.DataFrame:
     """Step transition matrix of ``plans`` over the actions in ``order`` (rows: from, columns:
     to). Pairs with an action outside ``order`` are ignored. Row-normalised by default (rows
     without transitions stay zero); labels from ``actions`` if given, else indices.
+    ``weights``: how many times each plan counts (distinct plans with their counts).
 
     Works for training plans (``graph.tasks[task].plans``), test plans
     (``[v.plan for v in ds.split("test") if v.task == task]``) or predicted plans.
@@ -143,11 +142,12 @@ def transition_matrix(plans: Iterable[Sequence[int]], order: Sequence[int],
         raise KeppError(f"action order lists action(s) {dup} more than once")
     pos = {a: i for i, a in enumerate(order)}
     mat = np.zeros((len(order), len(order)))
-    for p in plans:
+    plans = list(plans)
+    for p, w in zip(plans, [1] * len(plans) if weights is None else weights):
         for u, v in zip(p, p[1:]):
             i, j = pos.get(int(u)), pos.get(int(v))
             if i is not None and j is not None:
-                mat[i, j] += 1
+                mat[i, j] += w
     if normalize:
         rows = mat.sum(axis=1, keepdims=True)
         mat = mat / (rows + (rows == 0))
@@ -158,8 +158,11 @@ def transition_matrix(plans: Iterable[Sequence[int]], order: Sequence[int],
 def task_transition_matrix(graph: ProcedureGraph, task: str, plans: Iterable[Sequence[int]] | None = None,
                            order: Sequence[int] | None = None, normalize: bool = True) -> pd.DataFrame:
     """Transition matrix for one task: its training plans unless ``plans`` is given (test
-    plans, predictions), over ``order`` (default: the task's actions by first use)."""
+    plans, predictions), over ``order`` (default: the task's actions by first use).
+    Training plans are read as distinct plans with their counts (same matrix, bounded work)."""
     stats = _task(graph, task)
-    if order is None:
-        order = list(dict.fromkeys(a for p in stats.plans for a in p))
-    return transition_matrix(stats.plans if plans is None else plans, order, graph.actions, normalize)
+    if order is None:  # first use over distinct plans in first-seen order = first use over all plans
+        order = list(dict.fromkeys(a for p in stats.distinct for a in p))
+    if plans is None:
+        return transition_matrix(stats.distinct, order, graph.actions, normalize, weights=stats.counts)
+    return transition_matrix(plans, order, graph.actions, normalize)

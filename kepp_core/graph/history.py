@@ -44,6 +44,7 @@ from kepp_core.graph.scorers import P2KGScorer, PathScorer, backward_layers
 PRIORS = (0.5, 1, 2, 5, 10, 20, 50, 100)  # candidate strengths β for cross-validation
 CV_HORIZONS = (3, 4, 5, 6)
 CV_FOLDS = 5
+CV_MAX_PLANS = 50_000  # cross-validate huge graphs on a sample (COIN has ~8,000 training plans)
 
 
 class HistoryScorer(PathScorer):
@@ -71,11 +72,12 @@ class HistoryScorer(PathScorer):
     def windows(self, start: int, goal: int, horizon: int) -> Counter:
         """Training windows of ``horizon`` steps from ``start`` to ``goal`` with their counts."""
         if horizon not in self._windows:
+            # from the distinct plans with their counts: memory grows with distinct windows, not plans
             table: dict[tuple[int, int], Counter] = defaultdict(Counter)
-            for p in self.graph.train_plans():
+            for p, c in self.graph.weighted_plans():
                 for i in range(len(p) - horizon + 1):
                     w = p[i : i + horizon]
-                    table[(w[0], w[-1])][w] += 1
+                    table[(w[0], w[-1])][w] += c
             self._windows[horizon] = dict(table)
         return self._windows[horizon].get((start, goal), Counter())
 
@@ -131,19 +133,22 @@ def _fold(index: int) -> int:
 
 
 def fit_prior(graph: ProcedureGraph, priors: Sequence[float] = PRIORS,
-              horizons: Sequence[int] = CV_HORIZONS) -> dict:
+              horizons: Sequence[int] = CV_HORIZONS, max_plans: int | None = CV_MAX_PLANS) -> dict:
     """Choose ``β`` by 5-fold cross-validation over the graph's training plans.
 
     Each fold rebuilds the graph from the other folds and plans every window of the held-out
     plans with its true endpoints; the score of a ``β`` is the mean top-1 success rate over
     ``horizons`` (ties go to the larger ``β``, the one closer to the P²KG). Returns
-    ``{"prior": β, "cv_sr": {β: mean SR}}``.
+    ``{"prior": β, "cv_sr": {β: mean SR}}``. Graphs of more than ``max_plans`` training plans
+    are cross-validated on every k-th plan (a deterministic sample of at most ``max_plans``).
 
     >>> g = ProcedureGraph.from_plans(list("abc"), [(0, 1, 2)] * 6 + [(0, 2, 2)])
     >>> fit_prior(g, priors=(1, 10), horizons=(3,))["prior"]
     10
     """
     plans = graph.train_plans()
+    if max_plans is not None and len(plans) > max_plans:  # a deterministic stride sample of a huge graph
+        plans = plans[:: -(-len(plans) // max_plans)]
     hits = {b: {t: 0 for t in horizons} for b in priors}
     totals = {t: 0 for t in horizons}
     for k in range(CV_FOLDS):

@@ -24,12 +24,16 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Iterator, Sequence
 from fractions import Fraction
+from functools import cached_property
 from heapq import heappop, heappush
+
+import numpy as np
 
 from kepp_core.errors import unknown_name_error
 from kepp_core.graph.build import ProcedureGraph
 
 TIE_BREAKS = ("smaller", "larger")
+WIDE_LAYER = 48  # backward layers with more nodes are relaxed with numpy (same floats)
 EPS = 1e-9  # band kept around each bucket's R-th best float key (float error is ~1e-13)
 
 
@@ -159,6 +163,11 @@ class MarkovScorer(PathScorer):
                 pred[v].append((u, key))
         self._pred = pred
         self._steps = [[(v, v, key) for v, key, _ in edges] for edges in succ]
+        # the same in-edges as arrays grouped by target, for wide backward layers
+        sizes = np.fromiter((len(p) for p in pred), dtype=np.int64, count=len(pred))
+        self._pred_ptr = np.concatenate(([0], np.cumsum(sizes)))
+        self._pred_src = np.fromiter((u for p in pred for u, _ in p), dtype=np.int64, count=int(sizes.sum()))
+        self._pred_key = np.fromiter((k for p in pred for _, k in p), dtype=np.float64, count=int(sizes.sum()))
 
     def step(self, state):
         return self._steps[state]
@@ -174,7 +183,16 @@ class MarkovScorer(PathScorer):
         pred = self._pred
         prev = {goal: 0.0}
         best = [prev]
+        arrays = None  # (nodes, values) of prev once layers are wide
         for _ in range(horizon - 2):
+            if arrays is not None or len(prev) > WIDE_LAYER:
+                if arrays is None:
+                    arrays = (np.fromiter(prev, dtype=np.int64, count=len(prev)),
+                              np.fromiter(prev.values(), dtype=np.float64, count=len(prev)))
+                arrays = self._backward_step(*arrays)
+                prev = dict(zip(arrays[0].tolist(), arrays[1].tolist()))
+                best.append(prev)
+                continue
             cur: dict[int, float] = {}
             for v, hv in prev.items():
                 for u, key in pred[v]:
@@ -184,6 +202,19 @@ class MarkovScorer(PathScorer):
             best.append(cur)
             prev = cur
         return best
+
+    def _backward_step(self, nodes: np.ndarray, vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """One layer of :meth:`prepare` vectorised: the same sums ``key + h`` and maxima."""
+        lo = self._pred_ptr[nodes]
+        cnt = self._pred_ptr[nodes + 1] - lo
+        total = int(cnt.sum())
+        if total == 0:
+            return nodes[:0], vals[:0]
+        edges = np.repeat(lo - (np.cumsum(cnt) - cnt), cnt) + np.arange(total)
+        cur = np.full(len(self._pred), -np.inf)
+        np.maximum.at(cur, self._pred_src[edges], self._pred_key[edges] + np.repeat(vals, cnt))
+        hit = np.flatnonzero(cur != -np.inf)
+        return hit, cur[hit]
 
     def k_best(self, start, goal, horizon, top, layers=None):
         """Best-first k-best search; ``layers`` from :meth:`prepare` (computed when None).
@@ -266,14 +297,36 @@ class P2KGScorer(MarkovScorer):
 
     def __init__(self, graph: ProcedureGraph, tie_break: str = "smaller") -> None:
         super().__init__(graph, tie_break)
-        self._index_edges([[(v, math.log(graph.counts[u, v]) - math.log(graph.out_counts[u]),
-                             float(graph.probability(u, v))) for v in graph.successors[u]]
+        c = graph.counts
+        rows = c.rows()
+        out = graph.out_counts[rows]
+        # the same float operations as before, vectorised: log(count) - log(out), count / out
+        log = math.log
+        keys = [log(n) - log(d) for n, d in zip(c.data.tolist(), out.tolist())]
+        values = (c.data / out).tolist()  # int64 -> float64 is exact, so each is float(Fraction(n, d))
+        targets, ptr = c.indices.tolist(), c.indptr.tolist()
+        self._index_edges([list(zip(targets[ptr[u]:ptr[u + 1]], keys[ptr[u]:ptr[u + 1]], values[ptr[u]:ptr[u + 1]]))
                            for u in range(graph.num_actions)])
-        self.edge = {(u, v): graph.probability(u, v) for u in range(graph.num_actions)
-                     for v in graph.successors[u]}
-        self._float = {e: float(w) for e, w in self.edge.items()}
-        self._cnt = [{v: int(graph.counts[u, v]) for v in graph.successors[u]} for u in range(graph.num_actions)]
-        self._den = [int(c) for c in graph.out_counts]
+
+    @cached_property
+    def edge(self) -> dict[tuple[int, int], Fraction]:
+        """Exact edge probabilities ``{(u, v): Fraction}`` (built on first use)."""
+        g = self.graph
+        return {(u, v): Fraction(n, int(g.out_counts[u])) for u, edges in enumerate(self._succ)
+                for (v, _, _), n in zip(edges, g.counts.row(u)[1].tolist())}
+
+    @cached_property
+    def _float(self) -> dict[tuple[int, int], float]:
+        return {(u, v): w for u, edges in enumerate(self._succ) for v, _, w in edges}
+
+    @cached_property
+    def _cnt(self) -> list[dict[int, int]]:
+        g = self.graph
+        return [dict(zip(g.successors[u], g.counts.row(u)[1].tolist())) for u in range(g.num_actions)]
+
+    @cached_property
+    def _den(self) -> list[int]:
+        return [int(c) for c in self.graph.out_counts]
 
     def exact_keys(self, paths):
         # product of counts over product of out-counts, compared on a common denominator
@@ -315,7 +368,12 @@ class FrequencyScorer(MarkovScorer):
 
     def __init__(self, graph: ProcedureGraph, tie_break: str = "smaller") -> None:
         super().__init__(graph, tie_break)
-        self._index_edges([[(v, float(graph.frequency(u, v)), 1.0) for v in graph.successors[u]]
+        c = graph.counts
+        span = graph.max_count - graph.min_count
+        # float(Fraction(n - min, span)) is the correctly rounded quotient numpy computes
+        keys = ((c.data - graph.min_count) / span).tolist() if span else [1.0] * c.nnz
+        targets, ptr = c.indices.tolist(), c.indptr.tolist()
+        self._index_edges([[(v, k, 1.0) for v, k in zip(targets[ptr[u]:ptr[u + 1]], keys[ptr[u]:ptr[u + 1]])]
                            for u in range(graph.num_actions)])
         self._float = {(u, v): key for u, edges in enumerate(self._succ) for v, key, _ in edges}
 
@@ -328,7 +386,7 @@ class FrequencyScorer(MarkovScorer):
             if any(e not in self._float for e in edges):
                 keys.append(-1)  # not a walk: below every walk (score 0 in exact())
             else:
-                keys.append(sum(int(self.graph.counts[e]) - lo for e in edges))
+                keys.append(sum(self.graph.counts.get(*e) - lo for e in edges))
         return keys
 
     def value(self, path):
@@ -339,7 +397,7 @@ class FrequencyScorer(MarkovScorer):
     def exact(self, path):
         total = Fraction(0)
         for u, v in zip(path, path[1:]):
-            if self.graph.counts[u, v] == 0:
+            if self.graph.counts.get(u, v) == 0:
                 return Fraction(0)
             total += self.graph.frequency(u, v)
         return total

@@ -1,0 +1,121 @@
+"""``kepp features extract`` shared by several processes (RANK/WORLD_SIZE, as torchrun sets
+them): disjoint shares, resumable, and byte for byte the files of a single-process run."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kepp_core.data.extract import Shard
+from kepp_core.errors import KeppError
+from kepp_core.video import write_video
+
+pytestmark = pytest.mark.xdist_group("extract-shards")  # two CPU processes of its own
+
+
+def _clip(seconds: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    frames = np.full((seconds * 8, 40, 40, 3), 80, np.uint8)
+    for i in range(len(frames)):
+        x = (i * 3 + seed) % 30
+        frames[i, 8:18, x:x + 10] = rng.integers(100, 255, 3)
+    return frames
+
+
+@pytest.fixture()
+def videos(tmp_path) -> Path:
+    """A tiny world of five short mp4 files in ``videos/`` (no annotations: ``--dataset files``)."""
+    root = tmp_path / "single"
+    for k in range(5):
+        write_video(root / "videos" / f"clip{k}.mp4", _clip(1 + k % 3, k), fps=8)
+    return root
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _run_ranks(root: Path, world: int) -> list[subprocess.CompletedProcess]:
+    """``kepp features extract`` as ``world`` processes with the variables torchrun sets."""
+    port = _free_port()
+    procs = []
+    for rank in range(world):
+        env = {**os.environ, "RANK": str(rank), "WORLD_SIZE": str(world), "LOCAL_RANK": str(rank),
+               "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "OMP_NUM_THREADS": "1"}
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "kepp_core.cli", "features", "extract", "--root", str(root), "--dataset", "files"],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    out = []
+    for p in procs:
+        stdout, stderr = p.communicate(timeout=300)
+        out.append(subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr))
+    return out
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def test_shards_are_disjoint_cover_everything_and_keep_same_names_together():
+    jobs = [(f"v{k}", Path(f"videos/{name}.mp4")) for k, name in enumerate("dbacbe")]
+    shares = [Shard(r, 3).take(jobs) for r in range(3)]
+    assert sorted(j for s in shares for j in s) == sorted(jobs)
+    assert all({p.stem for _, p in a}.isdisjoint(p.stem for _, p in b)
+               for i, a in enumerate(shares) for b in shares[i + 1:])
+    assert [v for v, _ in shares[1]] == ["v1", "v4", "v5"]  # names b (twice) and e, in input order
+    assert Shard(0, 1).take(jobs) == jobs
+
+
+def test_shard_comes_from_the_launcher_variables():
+    assert Shard.from_env({"RANK": "3", "WORLD_SIZE": "4", "LOCAL_RANK": "1"}) == Shard(3, 4, 1)
+    assert Shard.from_env({"SLURM_PROCID": "1", "SLURM_NTASKS": "2"}) == Shard(1, 2, 0)
+    assert Shard.from_env({}) == Shard(0, 1, 0)
+    with pytest.raises(KeppError, match="RANK=2 is not within WORLD_SIZE=2"):
+        Shard.from_env({"RANK": "2", "WORLD_SIZE": "2"})
+
+
+def test_two_ranks_write_byte_for_byte_the_files_of_one_process(videos, tmp_path):
+    shared = tmp_path / "two-ranks"
+    shutil.copytree(videos, shared)
+    single = subprocess.run([sys.executable, "-m", "kepp_core.cli", "features", "extract", "--root", str(videos),
+                             "--dataset", "files"], capture_output=True, text=True, env={**os.environ})
+    assert single.returncode == 0, single.stderr
+    runs = _run_ranks(shared, 2)
+    assert [r.returncode for r in runs] == [0, 0], [r.stderr for r in runs]
+    assert "5 written by 2 ranks" in runs[0].stdout
+    assert runs[1].stdout == ""  # rank 0 prints the one summary
+    expected = _files(videos / "features")
+    assert sorted(expected) == ["clip0.npy", "clip1.npy", "clip2.npy", "clip3.npy", "clip4.npy", "features.json"]
+    assert _files(shared / "features") == expected
+    again = _run_ranks(shared, 2)  # resume: everything is there already
+    assert [r.returncode for r in again] == [0, 0] and "0 written by 2 ranks, 5 cached" in again[0].stdout
+
+
+def test_a_resumed_run_encodes_only_what_is_missing(videos, tmp_path):
+    shared = tmp_path / "resume"
+    shutil.copytree(videos, shared)
+    runs = _run_ranks(shared, 2)
+    assert [r.returncode for r in runs] == [0, 0], [r.stderr for r in runs]
+    before = _files(shared / "features")
+    (shared / "features" / "clip3.npy").unlink()  # as if its rank had been killed
+    runs = _run_ranks(shared, 2)
+    assert "1 written by 2 ranks, 4 cached" in runs[0].stdout
+    assert _files(shared / "features") == before
+
+
+def test_ranks_without_a_rendezvous_address_stop_before_encoding(videos, monkeypatch):
+    from kepp_core.data import extract_features
+
+    monkeypatch.delenv("MASTER_ADDR", raising=False)
+    with pytest.raises(KeppError, match="MASTER_ADDR/MASTER_PORT are not set"):
+        extract_features(videos, shard=Shard(0, 2), progress=False)
+    assert not (videos / "features").exists()
