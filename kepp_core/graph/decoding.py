@@ -144,8 +144,9 @@ def transition_log_probs(graph: ProcedureGraph, floor: float | None = None) -> n
     """
     a = graph.num_actions
     out = np.full((a, a), -np.inf)
-    u, v = np.nonzero(graph.counts)
-    out[u, v] = np.log(graph.counts[u, v].astype(np.float64)) - np.log(graph.out_counts[u].astype(np.float64))
+    c = graph.counts  # sparse CSR (EdgeCounts): read its stored edges, never a dense A x A scan
+    u, v, n = c.rows(), c.indices, c.data.astype(np.float64)
+    out[u, v] = np.log(n) - np.log(np.asarray(graph.out_counts, dtype=np.float64)[u])
     if floor is not None:
         if not 0 < floor < 1:
             raise KeppError(f"transition floor {floor!r} is invalid (expected a probability in (0, 1))")
