@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import streamlit as st
 
 from components import backend
 from components.config import page_setup
-from components.views import dataset_caption, md_code
+from components.text import dataset_caption, md_code
+from kepp_core.api import feature_encoder
 from kepp_core.errors import KeppError
 
 cfg = page_setup("Home", "📘")
@@ -31,11 +30,12 @@ with backend.guarded():
     c[2].metric("Train videos", splits["train"])
     c[3].metric("Test videos", splits["test"])
 
+ws = backend.workspace(cfg)
 loaded = {"dataset": f"{cfg.dataset} at {backend.dataset_root(cfg) or cfg.root}"}
-for name, get in [("models", lambda: str(backend.models_root(cfg))),
-                  ("encoder", lambda: backend.feature_encoder(ds)["encoder"] or "unknown (no features.json)"),
+for name, get in [("models", lambda: str(ws.models_root())),
+                  ("encoder", lambda: feature_encoder(ds)["encoder"] or "unknown (no features.json)"),
                   ("graph", lambda: cfg.graph or "built from the training plans"),
-                  ("prediction records", lambda: ", ".join(p.name for p in backend.predictions_sources(cfg)) or "none")]:
+                  ("prediction records", lambda: ", ".join(p.name for p in ws.prediction_files()) or "none")]:
     try:
         loaded[name] = get()
     except KeppError as e:
@@ -51,7 +51,5 @@ PAGES = [
     ("pages/5_Results.py", "Results", "📊", "metrics per method and horizon; browse and compare episodes"),
     ("pages/6_Training.py", "Training", "📈", "loss and validation curves of training runs"),
 ]
-APP_DIR = Path(__file__).resolve().parent
 for path, label, icon, what in PAGES:
-    if (APP_DIR / path).is_file():
-        st.page_link(path, label=f"**{label}**: {what}", icon=icon)
+    st.page_link(path, label=f"**{label}**: {what}", icon=icon)

@@ -186,7 +186,7 @@ def horizon_rows(ds: Dataset, mapper: ActionMapper, cache_root: Path) -> list[di
     from kepp_core.graph.retrieval import P2KGScorer, Retriever
 
     graph = ProcedureGraph.from_plans(ds.actions, ds.plans("train"))
-    retriever = Retriever(graph, P2KGScorer(graph), top=1)
+    retriever = Retriever(graph, P2KGScorer(graph), R=1)
     rows = []
     with ScriptedChatServer(TextbookServer(ds)) as server:
         for horizon in (3, 4, 5, 6):

@@ -25,6 +25,7 @@ from kepp_core.errors import KeppError
 from kepp_core.graph.build import ProcedureGraph, load_graph
 from kepp_core.graph.retrieval import Recommendation, Retriever, aggregate, make_retriever
 from kepp_core.models.checkpoint import GRAPH_FILE, load_checkpoint, trained_horizons
+from kepp_core.models.spec import ModelRole, ModelSpec, model_folder
 from kepp_core.video.encode import encode_video
 
 
@@ -54,6 +55,7 @@ class PlanResult:
         return [self.actions[a] for a in self.endpoints]
 
     def to_json(self) -> dict:
+        """The result as JSON-ready values (labels when the action names are known, timings in ms)."""
         lab = (lambda seq: [self.actions[a] for a in seq]) if self.actions else (lambda seq: None)
         return {"horizon": self.horizon, "R": self.R,
                 "endpoints": list(self.endpoints), "endpoint_labels": lab(self.endpoints),
@@ -81,8 +83,11 @@ class KEPPPlanner:
     """Step model + P²KG + planning model for one horizon."""
 
     def __init__(self, step_model: ProjectedDiffusion, plan_model: ProjectedDiffusion, graph: ProcedureGraph,
-                 step_config: dict | None = None, plan_config: dict | None = None,
+                 step_spec: ModelSpec | dict | None = None, plan_spec: ModelSpec | dict | None = None,
                  sampler: str | None = None, sampler_steps: int | None = None, seed: int = 0) -> None:
+        """``step_spec`` / ``plan_spec``: the checkpoints' specs (a raw or partial config dict, or
+        None, is read with :meth:`ModelSpec.from_model`); ``sampler`` / ``sampler_steps``
+        override the planning model's own for both models."""
         if step_model.layout.kind != "step" or plan_model.layout.kind != "plan":
             raise KeppError("KEPPPlanner needs a step model and a planning model")
         if step_model.layout.horizon != plan_model.layout.horizon:
@@ -97,15 +102,25 @@ class KEPPPlanner:
         if rows not in (["graph"], []):
             raise KeppError(f"planning model has condition rows {rows}; KEPPPlanner needs 'graph' or none")
         self.step_model, self.plan_model, self.graph = step_model, plan_model, graph
-        self.step_config, self.plan_config = step_config or {}, plan_config or {}
-        pc = self.plan_config
-        self.sampler = sampler or pc.get("sampler", {}).get("name", "ddpm")
-        self.sampler_steps = sampler_steps or pc.get("sampler", {}).get("steps", 10)
-        self.R = int(pc.get("R", 1))
-        self.method = pc.get("recommend", "p2kg")
+        self.step_spec = step_spec if isinstance(step_spec, ModelSpec) else ModelSpec.from_model(step_model, step_spec)
+        self.plan_spec = plan_spec if isinstance(plan_spec, ModelSpec) else ModelSpec.from_model(plan_model, plan_spec)
+        self.sampler = sampler or self.plan_spec.sampler
+        self.sampler_steps = sampler_steps or self.plan_spec.sampler_steps
+        self.R = self.plan_spec.R
+        self.method = self.plan_spec.recommend  # the recommendation method (the app may switch it)
         self.seed = seed
         self.encoder = "builtin"  # feature encoder for video-clip queries (kepp_core.video)
         self._retrievers: dict[int, Retriever] = {}
+
+    @property
+    def step_config(self) -> dict:
+        """The step model's raw ``config.json``."""
+        return dict(self.step_spec.config)
+
+    @property
+    def plan_config(self) -> dict:
+        """The planning model's raw ``config.json``."""
+        return dict(self.plan_spec.config)
 
     @property
     def horizon(self) -> int:
@@ -128,29 +143,32 @@ class KEPPPlanner:
         device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         step, scfg = load_checkpoint(step_dir, "step", device)
         plan, pcfg = load_checkpoint(plan_dir, "plan", device)
-        if scfg["dataset"]["vocabulary_hash"] != pcfg["dataset"]["vocabulary_hash"]:
+        step_spec, plan_spec = ModelSpec.from_config(scfg, step_dir), ModelSpec.from_config(pcfg, plan_dir)
+        if step_spec.vocabulary_hash != plan_spec.vocabulary_hash:
             raise KeppError(f"{step_dir} and {plan_dir} were trained on different action vocabularies")
         if not isinstance(graph, ProcedureGraph):
             graph = load_graph(Path(graph) if graph is not None else Path(plan_dir) / GRAPH_FILE)
-        if graph.vocabulary_hash() != pcfg["dataset"]["vocabulary_hash"]:
+        if graph.vocabulary_hash() != plan_spec.vocabulary_hash:
             raise KeppError(f"graph vocabulary ({graph.num_actions} actions) does not match {plan_dir}")
-        return cls(step, plan, graph, scfg, pcfg, **kw)
+        return cls(step, plan, graph, step_spec, plan_spec, **kw)
 
     @classmethod
     def from_models(cls, root: str | Path, horizon: int, R: int = 1, condition: str = "graph",
                     **kw) -> KEPPPlanner:
-        """Load ``ROOT/T<horizon>/step`` and ``ROOT/T<horizon>/plan-graph-R<R>`` (or ``plan-none``)."""
+        """Load ``ROOT/T<horizon>/step`` and the planning model for ``condition`` and ``R``
+        (``plan-graph-R<R>``, or ``plan-none``; see :func:`~kepp_core.models.model_folder`)."""
         root = Path(root)
         hdir = root / f"T{horizon}"
         if not hdir.is_dir():
             have = sorted(int(p.name[1:]) for p in root.glob("T*") if p.name[1:].isdigit())
             raise KeppError(f"{root}: no models for horizon T={horizon} "
                             f"(trained horizons: {', '.join(map(str, have)) or 'none'})")
-        name = f"plan-graph-R{R}" if condition == "graph" else f"plan-{condition}"
-        return cls.from_checkpoints(hdir / "step", hdir / name, **kw)
+        plan = model_folder(ModelRole("plan", condition, R if condition == "graph" else 1))
+        return cls.from_checkpoints(hdir / model_folder(ModelRole("step")), hdir / plan, **kw)
 
     # --- planning ----------------------------------------------------------------------------
     def retriever(self, R: int) -> Retriever:
+        """The graph's recommender of ``R`` paths (``self.method``), cached per ``R``."""
         if R not in self._retrievers:
             self._retrievers[R] = make_retriever(self.graph, self.method, R)
         return self._retrievers[R]
@@ -231,15 +249,16 @@ class KEPPPlanner:
             counts[tuple(plan)] = counts.get(tuple(plan), 0) + 1
         return sorted(counts.items(), key=lambda kv: -kv[1])
 
-    def plan(self, v_start, v_goal, T: int | None = None, R: int | None = None,
-             seed: int | None = None) -> PlanResult:
-        """Plan ``T`` steps from one start observation to one goal observation.
+    def plan(self, v_start, v_goal, horizon: int | None = None, R: int | None = None,
+             seed: int | None = None, *, T: int | None = None) -> PlanResult:
+        """Plan ``horizon`` steps from one start observation to one goal observation.
 
         ``v_start``/``v_goal``: ``M·D`` values, ``[M, D]`` per-second features, or the path of
-        a video clip (encoded with ``self.encoder``).
+        a video clip (encoded with ``self.encoder``). ``T`` is the older name of ``horizon``.
         """
-        if T is not None and T != self.horizon:
-            raise KeppError(f"these models were trained for horizon T={self.horizon}, not T={T}")
+        horizon = horizon if horizon is not None else T
+        if horizon is not None and horizon != self.horizon:
+            raise KeppError(f"these models were trained for horizon T={self.horizon}, not T={horizon}")
         R = R or self.R
         b = self.plan_batch(v_start, v_goal, R, seed=seed)
         if len(b.plans) != 1:

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from kepp_core.api import ENV, AppOptions, read_app_config
 from kepp_core.cli import main
-from kepp_core.commands.app import ENV, AppOptions, app_command, check_options, read_app_config
+from kepp_core.commands.app import app_command, check_options
 from kepp_core.errors import KeppError
 
 REPO = Path(__file__).resolve().parents[1]

@@ -27,7 +27,7 @@ def rendered(markdown: str) -> str:
 
 def test_markdown_escape_shows_text_and_loads_nothing():
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "app"))
-    from components.views import md
+    from components.text import md
 
     for text in [HOSTILE, HOSTILE_TASK, ":red[x] :material/home:", "`a` **b** _c_ <http://x.y>", "a\n# heading"]:
         html = rendered(md(text))

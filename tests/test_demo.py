@@ -22,7 +22,7 @@ def manifest() -> dict:
 
 
 def test_shipped_checkpoints_load_for_every_horizon():
-    from kepp_core.commands.demo import DEMO_MEMBERS
+    from kepp_core.experiments import DEMO_MEMBERS
     from kepp_core.models import load_checkpoint, trained_horizons
     from kepp_core.planner import KEPPPlanner
 
@@ -72,10 +72,23 @@ def test_demo_table_rejects_zero_seeds():
 
 
 def test_claim_check_compares_mean_sr_at_t4_and_t5():
-    from kepp_core.evaluation.demo_table import check_claim
+    from kepp_core.experiments import check_claim
 
     rows = [{"method": "kepp-R1", "T": 4, "SR": 30.0}, {"method": "kepp-nograph", "T": 4, "SR": 25.0},
             {"method": "kepp-R1", "T": 5, "SR": 20.0}, {"method": "kepp-nograph", "T": 5, "SR": 21.0}]
     assert not check_claim(rows)["holds"]
     rows[2]["SR"] = 22.0
     assert check_claim(rows)["holds"]
+
+
+def test_shipped_checkpoints_read_as_specs_whose_folder_names_round_trip():
+    from kepp_core.experiments import DEMO_MEMBERS
+    from kepp_core.models import load_spec, parse_model_folder
+
+    man = manifest()
+    for h in man["horizons"]:
+        for m in DEMO_MEMBERS:
+            spec = load_spec(ASSETS / f"T{h}" / m)
+            assert spec.folder_name == m and parse_model_folder(m) == spec.role
+            assert spec.horizon == h and spec.vocabulary_hash == man["vocabulary_hash"] and spec.sampler == "ddpm"
+        assert load_spec(ASSETS / f"T{h}" / "plan-graph-R2").R == 2

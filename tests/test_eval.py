@@ -51,13 +51,13 @@ def test_eval_cli_writes_the_methods_table_and_per_episode_records(trained, tmp_
 
 
 def test_retrieval_returns_the_plan_of_the_nearest_training_episode(trained):
-    from kepp_core.evaluation.methods import _retrieval
+    from kepp_core.evaluation.methods import nearest_episode_plans
     from kepp_core.training import episode_tensors
 
     ds = trained[1]
     train = episode_tensors(ds, 3, "train")
     probe = train.subset(list(range(5)))
-    assert (_retrieval(train, probe) == train.actions[:5].numpy()).all()
+    assert (nearest_episode_plans(train, probe) == train.actions[:5].numpy()).all()
 
 
 def test_missing_models_are_skipped_or_fail_with_strict(trained, tmp_path):
@@ -159,3 +159,27 @@ def test_sampled_plans_are_the_repeated_queries_sampled_in_one_batch(trained):
     assert out.samples.shape == (len(ev.data), 4, 3)
     expect = episode_uncertainty(out.samples, ev.data.episodes, ds.num_actions)
     assert out.uncertainty.nll == pytest.approx(expect.nll) and out.uncertainty.samples == 4
+
+
+def test_a_method_is_one_registered_object_that_says_what_it_needs():
+    from kepp_core.evaluation.methods import ALL_METHODS, LLM_METHODS, REGISTRY, SAMPLED, get_method
+    from kepp_core.errors import KeppError
+    from kepp_core.models import model_folder
+
+    assert tuple(REGISTRY) == ALL_METHODS and set(LLM_METHODS) == {n for n, m in REGISTRY.items() if m.needs_llm}
+    assert [model_folder(r) for r in get_method("kepp-R2").requires] == ["step", "plan-graph-R2"]
+    assert [model_folder(r) for r in get_method("pdpp").requires] == ["plan-task", "task-classifier"]
+    assert "retrieval" not in SAMPLED and "kepp-gt" in SAMPLED
+    with pytest.raises(KeppError, match="unknown method 'kepp-R3'; closest known: 'kepp-R2'"):
+        get_method("kepp-R3")
+
+
+def test_a_checkpoint_config_with_a_bad_field_names_the_file(tmp_path):
+    from kepp_core.errors import KeppError
+    from kepp_core.models import ModelSpec
+
+    cfg = {"kind": "plan", "R": 0, "dataset": {"vocabulary_hash": "x", "num_actions": 4, "obs_dim": 6, "horizon": 3}}
+    with pytest.raises(KeppError, match=r"m/config.json: invalid field 'R'"):
+        ModelSpec.from_config(cfg, tmp_path / "m")
+    with pytest.raises(KeppError, match="missing field 'dataset.horizon'"):
+        ModelSpec.from_config({**cfg, "R": 1, "dataset": {**cfg["dataset"], "horizon": None}}, tmp_path / "m")

@@ -76,10 +76,10 @@ def test_many_exact_ties_are_ranked_like_the_oracle(seed):
 def test_top_path_is_most_probable_walk_with_self_loops():
     # out(a) = 5: a→a 2, a→c 2, a→b 1; b→c 1, so a→b→c = 1/5 beats a→a→c = 4/25.
     g = ProcedureGraph.from_plans(list("abc"), [(0, 0, 2), (0, 0, 2), (0, 1, 2)])
-    rec = retrieve(g, "a", "c", horizon=3, top=3)
+    rec = retrieve(g, "a", "c", horizon=3, R=3)
     assert rec.paths == ((0, 1, 2), (0, 0, 2), (0, 1, 2))
     assert rec.scores[:2] == (pytest.approx(1 / 5), pytest.approx(4 / 25))
-    assert retrieve(g, "a", "a", horizon=4, top=1).top == (0, 0, 0, 0)
+    assert retrieve(g, "a", "a", horizon=4, R=1).top == (0, 0, 0, 0)
 
 
 def test_equal_scores_break_ties_by_smaller_index_sequence():
@@ -99,7 +99,7 @@ def test_fewer_paths_than_R_repeat_in_rank_order():
 
 def test_fallback_paths_cycle_to_R():
     g = ProcedureGraph.from_plans(list("abc"), [(0, 1)])
-    rec = retrieve(g, "a", "c", horizon=5, top=3)
+    rec = retrieve(g, "a", "c", horizon=5, R=3)
     assert rec.fallback and rec.found == 0
     assert rec.paths == ((0, 0, 0, 2, 2), (0, 0, 2, 2, 2), (0, 0, 0, 2, 2))
     assert rec.scores == (0.0, 0.0, 0.0)
@@ -120,7 +120,7 @@ def test_aggregation_weights_follow_the_paper():
 
 def test_retriever_caches_and_builds_condition_batches():
     g = ProcedureGraph.from_plans(list("abc"), [(0, 1, 2), (0, 2, 2)])
-    r = Retriever(g, "p2kg", top=2)
+    r = Retriever(g, "p2kg", R=2)
     first = r(0, 2, 3)
     assert r("a", "c", 3) is first
     cond = r.conditions([(0, 2), (1, 2)], horizon=3)

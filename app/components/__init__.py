@@ -1,5 +1,7 @@
-"""View components of the KEPP app: configuration and sidebar, cached access to
-``kepp_core``, graph/heatmap/plan views. No modelling code lives here."""
+"""Components of the KEPP app: configuration and sidebar (``config``), cached access to
+``kepp_core.api`` (``backend``), text escapes (``text``), figures and tables (``charts``),
+graph drawings (``network``), episodes (``episodes``) and uploads (``uploads``). No
+modelling code lives here."""
 
 from __future__ import annotations
 

@@ -2,23 +2,31 @@
 sidebar that edits it.
 
 Start values come from ``kepp app`` options (environment variables ``KEPP_APP_*``) and an
-optional TOML config file; the sidebar changes them for the session. The values live in
-``st.session_state["kepp_cfg"]`` so every page of the multipage app sees the same ones.
+optional TOML config file, read with the schema in ``kepp_core.api.config``; the sidebar
+changes them for the session. The values live in ``st.session_state["kepp_cfg"]`` so every
+page of the multipage app sees the same ones.
 """
 
 from __future__ import annotations
 
-import os
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, replace
 
 import streamlit as st
 
-from kepp_core.commands.app import ENV, read_app_config
-from kepp_core.data import LOADERS
+from kepp_core.api import (
+    DATASET_FORMATS,
+    PATH_KEYS,
+    AppConfig,
+    config_from_env,
+    config_from_mapping,
+    read_app_config,
+)
 from kepp_core.errors import KeppError
 
+__all__ = ["AppConfig", "current_config", "initial_config", "page_setup", "set_config", "sidebar"]
+
 STATE_KEY = "kepp_cfg"
-PATH_FIELDS = ("root", "features", "graph", "checkpoints", "predictions", "runs")
+PATH_FIELDS = PATH_KEYS
 PATH_HELP = {
     "root": "dataset folder or annotation file (empty: the demo world)",
     "features": "folder of per-second .npy features (empty: the dataset's own)",
@@ -37,54 +45,13 @@ h1 { font-size: 3rem !important; } h2 { font-size: 2.2rem !important; } h3 { fon
 """
 
 
-@dataclass(frozen=True)
-class AppConfig:
-    """Everything a page needs to find its data; ``None`` paths mean "the default"."""
-
-    dataset: str = "demo"
-    root: str | None = None
-    features: str | None = None
-    graph: str | None = None
-    checkpoints: str | None = None
-    predictions: str | None = None
-    runs: str | None = None
-    split_seed: int = 0
-    presentation: bool = False
-    # encoder specs the person running the app allows for uploads (kepp app --encoder); never
-    # set from the browser or a dataset folder
-    encoders: tuple[str, ...] = ()
-
-    def describe(self) -> str:
-        """One line saying what is loaded (shown on every page)."""
-        root = self.root or "demo world (default)"
-        return f"dataset **{self.dataset}** at `{root}`"
-
-
-def config_from_mapping(values: dict, base: AppConfig | None = None) -> AppConfig:
-    names = {f.name for f in fields(AppConfig)}
-    clean = {k: v for k, v in values.items() if k in names}
-    if "encoders" in clean:
-        clean["encoders"] = tuple(clean["encoders"])
-    return replace(base or AppConfig(), **clean)
-
-
 def initial_config() -> AppConfig:
-    """The start configuration: config file (``KEPP_APP_CONFIG``), then ``KEPP_APP_*`` variables."""
-    cfg = AppConfig()
-    path = os.environ.get(ENV["config"])
-    if path:
-        cfg = config_from_mapping(read_app_config(path), cfg)
-    values: dict = {}
-    for name, var in ENV.items():
-        value = os.environ.get(var)
-        if value and name == "encoders":
-            values[name] = tuple(v.strip() for v in value.splitlines() if v.strip())
-        elif value and name != "config":
-            values[name] = value == "1" if name == "presentation" else value
-    return config_from_mapping(values, cfg)
+    """The start configuration ``kepp app`` handed over (``KEPP_APP_*``, ``KEPP_APP_CONFIG``)."""
+    return config_from_env()
 
 
 def current_config() -> AppConfig:
+    """This session's configuration (the start configuration on first use)."""
     if STATE_KEY not in st.session_state:
         try:
             st.session_state[STATE_KEY] = initial_config()
@@ -95,6 +62,7 @@ def current_config() -> AppConfig:
 
 
 def set_config(cfg: AppConfig) -> None:
+    """Replace this session's configuration."""
     st.session_state[STATE_KEY] = cfg
 
 
@@ -137,12 +105,13 @@ def _sync_widgets(cfg: AppConfig) -> None:
 
 
 def sidebar(cfg: AppConfig) -> None:
+    """The sidebar: presentation mode, data and model paths, config file, reload."""
     _sync_widgets(cfg)
     with st.sidebar:
         st.toggle("Presentation mode", key="cfg_presentation", on_change=_apply_widget,
                   args=("presentation",), help="wide layout, large type, no debug details")
         with st.expander("Data and models", expanded=False):
-            st.selectbox("Dataset format", sorted(LOADERS), key="cfg_dataset", on_change=_apply_widget,
+            st.selectbox("Dataset format", list(DATASET_FORMATS), key="cfg_dataset", on_change=_apply_widget,
                          args=("dataset",))
             for name in PATH_FIELDS:
                 st.text_input(name.capitalize(), key=f"cfg_{name}", on_change=_apply_widget, args=(name,),

@@ -6,15 +6,8 @@ import pandas as pd
 import streamlit as st
 
 from components import backend
-from components.views import md, plan_text, step_cards
-
-
-def outcomes(df: pd.DataFrame):
-    """EpisodeOutcome records of a long prediction table (rows in order)."""
-    from kepp_core.evaluation.failures import EpisodeOutcome
-
-    return [EpisodeOutcome(r.episode, r.truth, r.plan, r.endpoints, r.paths[0] if r.paths else None, r.task, r.method)
-            for r in df.itertuples()]
+from components.charts import step_cards
+from components.text import md, plan_text
 
 
 def episode_table(df: pd.DataFrame, ds) -> pd.DataFrame:

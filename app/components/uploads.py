@@ -7,8 +7,6 @@ dropped (the browser tab closed) or the server exits.
 
 from __future__ import annotations
 
-import hashlib
-import re
 import shutil
 import tempfile
 import weakref
@@ -16,8 +14,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from kepp_core.errors import KeppError
-from kepp_core.io import atomic_write_bytes
+from kepp_core.api import save_upload
 
 STATE_KEY = "kepp_upload_folder"
 
@@ -30,10 +27,12 @@ class UploadFolder:
         self._remove = weakref.finalize(self, shutil.rmtree, str(self.path), ignore_errors=True)
 
     def remove(self) -> None:
+        """Delete the folder now."""
         self._remove()
 
     @property
     def removed(self) -> bool:
+        """Whether the folder was deleted."""
         return not self._remove.alive
 
 
@@ -50,21 +49,4 @@ def store_upload(data: bytes, name: str) -> str:
     """Save an uploaded video in this session's folder and check that it decodes; returns its
     path. Earlier uploads of the session are deleted. A file that is not a video raises a
     KeppError naming it."""
-    from kepp_core.video import video_info
-
-    suffix = Path(name).suffix.lower()
-    if not re.fullmatch(r"\.[a-z0-9]{1,8}", suffix):
-        suffix = ".mp4"
-    folder = session_folder()
-    path = folder.path / f"{hashlib.sha1(data).hexdigest()[:16]}{suffix}"
-    for old in folder.path.iterdir():
-        if old != path:
-            old.unlink(missing_ok=True)
-    if not path.is_file():
-        atomic_write_bytes(path, data)
-    try:
-        video_info(str(path))
-    except KeppError as e:
-        path.unlink(missing_ok=True)
-        raise KeppError(f"upload {name!r}: {str(e).split(': ', 1)[-1]}") from None
-    return str(path)
+    return save_upload(session_folder().path, data, name)

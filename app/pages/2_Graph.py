@@ -5,9 +5,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from components import backend, graphviews
+from components import backend, network
+from components.charts import show_table
 from components.config import page_setup
-from components.views import dataset_caption, md, md_code, show_graph, show_table
+from components.text import dataset_caption, md, md_code
+from kepp_core import api
 from kepp_core.errors import closest_names
 
 cfg = page_setup("Graph", "🕸️")
@@ -46,11 +48,11 @@ with around:
                         format_func=lambda t: task_names.get(t, t))
     with backend.guarded(stop=False):
         centre = graph.action_index(step)
-        nodes, edges = backend.subgraph_view(graph, centre, depth, min_p, None if task == "(all tasks)" else task)
-        drawing = graphviews.edges_drawing(graph, nodes, edges, weighting, focus=[centre])
+        nodes, edges = api.subgraph_view(graph, centre, depth, min_p, None if task == "(all tasks)" else task)
+        drawing = network.edges_drawing(graph, nodes, edges, weighting, focus=[centre])
         st.caption(f"{len(drawing.nodes)} steps, {len(drawing.edges)} transitions within {depth} "
                    f"step{'s' if depth > 1 else ''} of **{md(step)}**. Hover an arrow for its count and probabilities.")
-        show_graph(drawing, height=600, download_name=f"kepp_graph_{step.replace(' ', '_')}.html", key="graph_dl")
+        network.show_graph(drawing, height=600, download_name=f"kepp_graph_{step.replace(' ', '_')}.html", key="graph_dl")
         rows = [{"from": graph.actions[u], "to": graph.actions[v], "count": int(graph.counts[u, v]),
                  "P²KG probability": round(float(graph.probability(u, v)), 4),
                  "frequency weight": round(float(graph.frequency(u, v)), 4)} for u, v in edges]
@@ -60,14 +62,14 @@ with around:
 with expert:
     t = st.selectbox("Task", tasks, key="graph_expert_task", format_func=lambda t: task_names.get(t, t))
     with backend.guarded(stop=False):
-        nodes, edges, freq = backend.expert_view(graph, t)
+        nodes, edges, freq = api.expert_view(graph, t)
         top = max(freq.values(), default=1)
         min_count = st.slider("Minimum count", 1, top, 1, key="graph_expert_min") if top > 1 else 1
         kept = [(u, v) for u, v in edges if freq[(u, v)] >= min_count]
-        drawing = graphviews.expert_drawing(graph, nodes, kept, freq)
+        drawing = network.expert_drawing(graph, nodes, kept, freq)
         st.caption(f"Transitions the training videos of **{md(task_names[t])}** perform: thicker = more frequent. "
                    "Hover an arrow for its count in the task and its probability in the whole graph.")
-        show_graph(drawing, height=600, download_name=f"kepp_expert_{t}.html", key="graph_expert_dl")
+        network.show_graph(drawing, height=600, download_name=f"kepp_expert_{t}.html", key="graph_expert_dl")
         rows = [{"from": graph.actions[u], "to": graph.actions[v], "count in task": freq[(u, v)],
                  "P²KG probability": round(float(graph.probability(u, v)), 4)} for u, v in kept]
         show_table(pd.DataFrame(rows, columns=["from", "to", "count in task", "P²KG probability"]),

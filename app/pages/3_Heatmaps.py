@@ -6,8 +6,10 @@ from __future__ import annotations
 import streamlit as st
 
 from components import backend
+from components.charts import heatmap, show_figure, show_table
 from components.config import page_setup
-from components.views import dataset_caption, heatmap, show_figure, show_table
+from components.text import dataset_caption
+from kepp_core import api
 
 cfg = page_setup("Heatmaps", "🟥")
 st.title("Step transition heatmaps")
@@ -30,7 +32,7 @@ with backend.guarded(stop=False):
 if preds is not None and len(preds):
     methods = sorted(preds["method"].unique())
     method = c2.selectbox("Predictions of", methods, key="heat_method",
-                          index=backend.default_method(methods))
+                          index=api.default_method(methods))
     hs = sorted(int(h) for h in preds.loc[preds["method"] == method, "horizon"].unique())
     horizon = c3.selectbox("T", hs, key="heat_T")
     sel = preds[(preds["method"] == method) & (preds["horizon"] == horizon) & (preds["task"] == task)]
@@ -42,12 +44,12 @@ else:
 train_plans = [v.plan for v in ds.split("train") if v.task == task]
 test_plans = [v.plan for v in ds.split("test") if v.task == task]
 with backend.guarded():
-    order = backend.heatmap_order(ds, task, [*train_plans, *test_plans, *predicted])
+    order = api.heatmap_order(ds, task, [*train_plans, *test_plans, *predicted])
     labels = [ds.actions[a] for a in order]
-    mats = {"training plans": backend.transitions(train_plans, order, labels),
-            "test plans": backend.transitions(test_plans, order, labels)}
+    mats = {"training plans": api.transitions(train_plans, order, labels),
+            "test plans": api.transitions(test_plans, order, labels)}
     if predicted:
-        mats[f"{method} predictions (T={horizon}, test)"] = backend.transitions(predicted, order, labels)
+        mats[f"{method} predictions (T={horizon}, test)"] = api.transitions(predicted, order, labels)
 
 st.caption(f"{len(train_plans)} training plans, {len(test_plans)} test plans"
            + (f", {len(predicted)} predicted plans" if predicted else "") + f" · {len(order)} actions "

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from components import backend, episodes
+from components.charts import pattern_bars, show_figure, show_table
 from components.config import page_setup
-from components.views import dataset_caption, show_figure, show_table
-from kepp_core.evaluation.failures import PATTERN_LABELS, PATTERNS, classify_failures, failure_stats
+from components.text import dataset_caption
+from kepp_core.api import PATTERN_LABELS, PATTERNS, default_method, failure_analysis
 
 cfg = page_setup("Failure cases", "🔍")
 st.title("Failure cases")
@@ -27,13 +27,12 @@ if preds is None or not len(preds):
 
 c1, c2 = st.columns(2)
 methods = sorted(preds["method"].unique())
-method = c1.selectbox("Method", methods, key="fail_method", index=backend.default_method(methods))
+method = c1.selectbox("Method", methods, key="fail_method", index=default_method(methods))
 hs = sorted(int(h) for h in preds.loc[preds["method"] == method, "horizon"].unique())
 horizon = c2.selectbox("T", hs, key="fail_T")
 run = preds[(preds["method"] == method) & (preds["horizon"] == horizon)].reset_index(drop=True)
 
-outcomes = episodes.outcomes(run)
-stats = failure_stats(outcomes)
+_, stats, failures = failure_analysis(run)
 left, right = st.columns([3, 2])
 with left:
     st.subheader("Statistics")
@@ -43,13 +42,9 @@ with left:
     st.caption("Paper column: CrossTask, T=4, R=2 (supplement B.5). Top-1 path shares count episodes with a graph path.")
 with right:
     st.subheader("Patterns")
-    fig = go.Figure(go.Bar(x=[PATTERN_LABELS[p] for p in PATTERNS], y=[stats.pattern_counts[p] for p in PATTERNS],
-                           marker_color=["#c62828", "#6a1b9a", "#ef6c00", "#757575"],
-                           hovertemplate="%{x}: %{y} failures<extra></extra>"))
-    fig.update_layout(height=320, margin=dict(l=10, r=10, t=10, b=10), yaxis_title="failures (primary pattern)")
+    fig = pattern_bars([PATTERN_LABELS[p] for p in PATTERNS], [stats.pattern_counts[p] for p in PATTERNS])
     show_figure(fig, f"failure_patterns_{method}_T{horizon}", key="fail_patterns")
 
-failures = classify_failures(outcomes)
 if not failures:
     st.success("No failures for this method and horizon.")
     st.stop()

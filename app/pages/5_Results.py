@@ -5,9 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from components import backend, episodes
+from components.charts import show_table
 from components.config import page_setup
-from components.views import dataset_caption, md_code, show_table
-from kepp_core.evaluation.failures import PATTERN_LABELS, PATTERNS
+from components.text import dataset_caption, md_code
+from kepp_core.api import PATTERN_LABELS, PATTERNS, default_method, metrics_table
 
 cfg = page_setup("Results", "📊")
 st.title("Results")
@@ -23,7 +24,7 @@ if preds is None or not len(preds):
 st.caption("Records: " + ", ".join(md_code(s) for s in sorted(preds["source"].unique())))
 
 with backend.guarded():
-    table = backend.metrics_table(preds)
+    table = metrics_table(preds)
 st.subheader("Metrics")
 st.caption("SR: whole plan right; mAcc: steps right; mIoU: IoU of predicted and true action sets, per episode "
            "and per batch of 256 episodes (the COIN/NIV convention). All in %.")
@@ -36,7 +37,7 @@ task = f1.selectbox("Task", ["(all)", *task_names], key="res_task", format_func=
 hs = sorted(int(h) for h in preds["horizon"].unique())
 horizon = f2.selectbox("T", hs, key="res_T")
 methods = sorted(preds["method"].unique())
-method = f3.selectbox("Method", methods, key="res_method", index=backend.default_method(methods))
+method = f3.selectbox("Method", methods, key="res_method", index=default_method(methods))
 outcome = f4.selectbox("Outcome", ["all", "correct", "incorrect"], key="res_outcome")
 pattern = f5.selectbox("Failure pattern", ["(any)", *PATTERNS], key="res_pattern",
                        format_func=lambda p: PATTERN_LABELS.get(p, p))

@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from components import backend
+from components.charts import show_figure, show_table, training_curves
 from components.config import page_setup
-from components.views import show_figure, show_table
 
 cfg = page_setup("Training", "📈")
 st.title("Training curves")
@@ -18,7 +17,7 @@ st.caption("Each run folder holds the `metrics.jsonl` log written by `kepp train
            "The marker on a validation curve is the step whose weights were kept (best validation score).")
 
 with backend.guarded():
-    roots = backend.runs_roots(cfg)
+    roots = backend.workspace(cfg).runs_roots()
 runs = backend.find_runs(tuple(str(r) for r in roots))
 if not runs:
     where = ", ".join(f"`{r}`" for r in roots) or "`runs/` or `assets/`"
@@ -27,6 +26,7 @@ if not runs:
 
 
 def run_name(run: str) -> str:
+    """A run's path relative to the root it was found under."""
     for root in roots:
         try:
             return str(Path(run).relative_to(root)) or Path(run).name
@@ -59,24 +59,10 @@ x_axis = c1.radio("x axis", ["epoch", "step", "time"], horizontal=True, key="tra
 default = [m for m in ("loss", "val_score") if m in metrics] or metrics[:1]
 ys = c2.multiselect("Curves", metrics, default=default, key="train_y")
 
+kept = {name: ((backend.read_run_config(names[name]).get("training") or {}).get("best") or {}).get("step")
+        for name in frames}
 for metric in ys:
-    fig = go.Figure()
-    for name, df in frames.items():
-        if metric not in df or x_axis not in df:
-            continue
-        d = df[[x_axis, metric]].dropna()
-        fig.add_trace(go.Scatter(x=d[x_axis], y=d[metric], mode="lines+markers" if len(d) < 40 else "lines",
-                                 name=name))
-        best = (backend.read_run_config(names[name]).get("training") or {}).get("best") or {}
-        if metric.startswith("val_") and best.get("step") is not None:
-            hit = df[df["step"] == best["step"]]
-            if len(hit) and metric in hit and hit[metric].notna().any():
-                fig.add_trace(go.Scatter(x=hit[x_axis], y=hit[metric], mode="markers", showlegend=False,
-                                         marker=dict(symbol="triangle-down", size=14),
-                                         name=f"{name}: kept (step {best['step']})"))
-    fig.update_layout(title=metric, xaxis_title=x_axis, yaxis_title=metric, height=380,
-                      margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h"))
-    show_figure(fig, f"training_{metric}", key=f"train_{metric}")
+    show_figure(training_curves(frames, metric, x_axis, kept), f"training_{metric}", key=f"train_{metric}")
 
 rows = []
 for name, df in frames.items():

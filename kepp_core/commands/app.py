@@ -1,8 +1,9 @@
 """``kepp app``: start the Streamlit app (``app/Home.py``) headless on a local port.
 
 The app reads its starting configuration from environment variables set here
-(``KEPP_APP_*``), so every page of the multipage app sees the same values; the sidebar
-can change them afterwards. ``kepp demo`` calls :func:`launch_app` with its own options.
+(``KEPP_APP_*``, the schema in :mod:`kepp_core.api.config`), so every page of the multipage
+app sees the same values; the sidebar can change them afterwards. ``kepp demo`` calls
+:func:`launch_app` with its own options.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ import signal
 import socket
 import subprocess
 import sys
-from dataclasses import dataclass, fields
 from pathlib import Path
 
+from kepp_core.api.config import ENV, AppOptions, config_environment, read_app_config
 from kepp_core.commands._common import add_command
 from kepp_core.data import LOADERS
 from kepp_core.errors import KeppError
@@ -23,44 +24,8 @@ from kepp_core.video.encoders import encoder_name
 
 REPO = Path(__file__).resolve().parents[2]
 APP_SCRIPT = REPO / "app" / "Home.py"
-
-# Option name -> environment variable the app reads (app/components/config.py).
-ENV = {
-    "dataset": "KEPP_APP_DATASET",
-    "root": "KEPP_APP_ROOT",
-    "features": "KEPP_APP_FEATURES",
-    "graph": "KEPP_APP_GRAPH",
-    "checkpoints": "KEPP_APP_CHECKPOINTS",
-    "predictions": "KEPP_APP_PREDICTIONS",
-    "runs": "KEPP_APP_RUNS",
-    "config": "KEPP_APP_CONFIG",
-    "presentation": "KEPP_APP_PRESENTATION",
-    "encoders": "KEPP_APP_ENCODERS",  # one encoder spec per line
-}
-
-
-@dataclass
-class AppOptions:
-    """Where the app starts: dataset, artefacts, server port. ``None`` = the app's default."""
-
-    dataset: str | None = None
-    root: str | None = None
-    features: str | None = None
-    graph: str | None = None
-    checkpoints: str | None = None
-    predictions: str | None = None
-    runs: str | None = None
-    config: str | None = None
-    presentation: bool = False
-    encoders: list[str] | None = None  # encoder specs the app may load for uploads (besides the built-in one)
-    port: int = 8501
-    address: str = "localhost"
-
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> AppOptions:
-        """Options from a parsed ``kepp app``/``kepp demo`` namespace (missing fields keep defaults)."""
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in vars(args).items() if k in names and v is not None})
+__all__ = ["AppOptions", "add_app_args", "app_command", "check_options", "free_port", "launch_app", "port_is_free",
+           "start_app"]
 
 
 def check_options(opts: AppOptions) -> None:
@@ -83,65 +48,8 @@ def check_options(opts: AppOptions) -> None:
         raise KeppError(f"{APP_SCRIPT}: the app is not part of this installation (run from a source checkout)")
 
 
-PATH_KEYS = ("root", "features", "graph", "checkpoints", "predictions", "runs")
-
-
-def read_app_config(path: str | Path) -> dict:
-    """Read an app config file (TOML; keys at top level or under ``[app]``).
-
-    Relative paths are resolved against the file's folder. Unknown keys and wrong types
-    raise a KeppError naming the file and the key.
-
-    >>> import tempfile, pathlib
-    >>> f = pathlib.Path(tempfile.mkdtemp()) / "app.toml"
-    >>> _ = f.write_text('dataset = "plans"\\nroot = "plans.jsonl"\\n')
-    >>> cfg = read_app_config(f); cfg["dataset"], cfg["root"] == str(f.parent / "plans.jsonl")
-    ('plans', True)
-    """
-    import tomllib
-
-    path = Path(path)
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise KeppError(f"{path}: config file not found") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise KeppError(f"{path}: not a valid TOML file ({e})") from None
-    if isinstance(raw.get("app"), dict):
-        raw = raw["app"]
-    known = set(PATH_KEYS) | {"dataset", "presentation", "split_seed", "encoders"}
-    out: dict = {}
-    for key, value in raw.items():
-        if key not in known:
-            raise KeppError(f"{path}: unknown key {key!r} (expected some of {', '.join(sorted(known))})")
-        if key == "presentation":
-            if not isinstance(value, bool):
-                raise KeppError(f"{path}: 'presentation' must be true or false, got {value!r}")
-        elif key == "split_seed":
-            if not isinstance(value, int):
-                raise KeppError(f"{path}: 'split_seed' must be an integer, got {value!r}")
-        elif key == "encoders":
-            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-                raise KeppError(f"{path}: 'encoders' must be a list of encoder specs, got {value!r}")
-            value = [_resolve_encoder(v, path.parent) for v in value]
-        elif not isinstance(value, str):
-            raise KeppError(f"{path}: {key!r} must be a string, got {value!r}")
-        elif key == "dataset" and value not in LOADERS:
-            raise KeppError(f"{path}: dataset {value!r} is not one of {', '.join(sorted(LOADERS))}")
-        elif key in PATH_KEYS:
-            value = str((path.parent / value) if not Path(value).is_absolute() else Path(value))
-        out[key] = value
-    return out
-
-
-def _resolve_encoder(spec: str, base: Path) -> str:
-    """A TorchScript spec as an absolute path (relative to ``base``); other specs as they are."""
-    if spec.endswith((".pt", ".pth", ".ts")) and not Path(spec).is_absolute():
-        return str((base / spec).resolve())
-    return spec
-
-
 def port_is_free(port: int, address: str = "localhost") -> bool:
+    """Whether nothing listens on ``port`` of ``address``."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
@@ -169,16 +77,8 @@ def app_command(opts: AppOptions) -> tuple[list[str], dict[str, str]]:
             "--server.headless=true", f"--server.port={opts.port}", f"--server.address={opts.address}",
             "--browser.gatherUsageStats=false", "--server.fileWatcherType=none",
             "--global.developmentMode=false"]
-    env = dict(os.environ)
-    for name, var in ENV.items():
-        env.pop(var, None)
-        value = getattr(opts, name)
-        if value in (None, False, []):
-            continue
-        if name == "encoders":
-            env[var] = "\n".join(_resolve_encoder(v, Path.cwd()) for v in value)
-            continue
-        env[var] = "1" if value is True else str(Path(value).resolve()) if name not in ("dataset",) else value
+    env = {k: v for k, v in os.environ.items() if k not in ENV.values()}
+    env.update(config_environment(opts))
     # The app imports kepp_core from this checkout even when the package is not installed.
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
     # Few threads: the planner runs single episodes, and the CPU is often shared.
@@ -243,6 +143,7 @@ def add_app_args(p: argparse.ArgumentParser) -> None:
 
 
 def register(sub) -> None:
+    """Add ``kepp app`` to the command line."""
     p = add_command(sub, "app", "Start the KEPP Streamlit app (headless; open the printed URL).",
                     examples="  kepp app\n"
                              "  kepp app --dataset plans --root ../shared/data/niv/plans.jsonl --port 8502\n"

@@ -8,6 +8,7 @@ from kepp_core.data import dataset_stats
 
 
 def register(sub) -> None:
+    """Add ``kepp data stats`` and ``kepp data synth`` to the command line."""
     p = sub.add_parser("data", help="inspect datasets and build the synthetic world")
     dsub = p.add_subparsers(dest="data_command", metavar="SUBCOMMAND", required=True)
 

@@ -18,8 +18,9 @@ EXAMPLES = """  kepp eval --dataset demo --models models --horizons 3 4 5 6
 
 
 def register(sub) -> None:
-    from kepp_core.evaluation.methods import LLM_METHODS, METHODS
-    from kepp_core.llm.options import add_llm_args
+    """Add ``kepp eval`` (its ``--methods`` choices come from the method registry)."""
+    from kepp_core.evaluation.methods import LLM_METHODS, METHODS  # lazy: keeps `kepp --help` fast
+    from kepp_core.llm.options import add_llm_args  # lazy: keeps `kepp --help` fast
 
     p = add_command(sub, "eval", "evaluate KEPP and the baselines on the test split", EXAMPLES, _eval)
     add_dataset_args(p)
@@ -42,11 +43,11 @@ def register(sub) -> None:
 
 
 def _eval(args) -> int:
-    from kepp_core.errors import KeppError
-    from kepp_core.evaluation.methods import UNCERTAINTY_COLUMNS, evaluate_horizon
-    from kepp_core.evaluation.report import episode_records, write_records
-    from kepp_core.io import atomic_write_json
-    from kepp_core.training.loop import set_cpu_threads
+    from kepp_core.errors import KeppError  # lazy: keeps `kepp --help` fast
+    from kepp_core.evaluation.methods import UNCERTAINTY_COLUMNS, evaluate_horizon  # lazy: keeps `kepp --help` fast
+    from kepp_core.evaluation.report import episode_records, write_records  # lazy: keeps `kepp --help` fast
+    from kepp_core.io import atomic_write_json  # lazy: keeps `kepp --help` fast
+    from kepp_core.training.loop import set_cpu_threads  # lazy: keeps `kepp --help` fast
 
     set_cpu_threads(args.threads)
     ds = dataset_from_args(args)
@@ -105,9 +106,9 @@ def _recommender(args, ds):
     """The LLM recommender when an LLM method is asked for and an endpoint is configured."""
     import os
 
-    from kepp_core.evaluation.methods import LLM_METHODS
-    from kepp_core.llm.client import ENV_URL
-    from kepp_core.llm.options import recommender_from_args
+    from kepp_core.evaluation.methods import LLM_METHODS  # lazy: keeps `kepp --help` fast
+    from kepp_core.llm.client import ENV_URL  # lazy: keeps `kepp --help` fast
+    from kepp_core.llm.options import recommender_from_args  # lazy: keeps `kepp --help` fast
 
     if not set(args.methods) & set(LLM_METHODS):
         return None

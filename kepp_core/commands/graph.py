@@ -187,7 +187,7 @@ def _zero_shot(args) -> int:
     endpoints = None if args.endpoints == "gt" else read_endpoints(args.endpoints, g)
     rows, results = [], []
     for method in args.method:
-        retriever = Retriever(g, method, top=1, tie_break=args.tie_break)
+        retriever = Retriever(g, method, R=1, tie_break=args.tie_break)
         for t in args.horizon:
             if t < 2:
                 raise KeppError(f"horizon T={t} is too short (expected T >= 2)")

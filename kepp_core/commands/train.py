@@ -26,6 +26,7 @@ EXAMPLES_ALL = """  kepp train all --dataset demo --out models --horizons 3 4 5 
 
 
 def register(sub) -> None:
+    """Add ``kepp train step|plan|task-classifier|all``."""
     p = sub.add_parser("train", help="train step models, planning models and the task classifier")
     tsub = p.add_subparsers(dest="train_command", metavar="SUBCOMMAND", required=True)
     s = add_command(tsub, "step", "train the step model (observations → first and last step)", EXAMPLES_STEP, _step)
@@ -42,7 +43,7 @@ def register(sub) -> None:
                     help=">= 2: recommendations for training from out-of-fold step models (0: --step-model's)")
     pl.add_argument("--gt-augment", action="store_true", default=None,
                     help="also train on recommendations from ground-truth endpoints")
-    from kepp_core.llm.options import add_llm_args
+    from kepp_core.llm.options import add_llm_args  # lazy: keeps `kepp --help` fast
 
     add_llm_args(pl)
     c = add_command(tsub, "task-classifier", "train PDPP's task classifier", EXAMPLES_CLS, _classifier)
@@ -80,8 +81,9 @@ def _common(p: argparse.ArgumentParser, out_help: str = "checkpoint folder") -> 
 
 
 def config_from_args(args):
-    from kepp_core.training import DATASET_PRESET, preset
-    from kepp_core.training.loop import set_cpu_threads
+    """The training config: the preset (``--preset`` or the dataset's) with the options given on the command line."""
+    from kepp_core.training import DATASET_PRESET, preset  # lazy: keeps `kepp --help` fast
+    from kepp_core.training.loop import set_cpu_threads  # lazy: keeps `kepp --help` fast
 
     set_cpu_threads(args.threads)
     name = args.preset or DATASET_PRESET.get(args.dataset, "crosstask")
@@ -109,21 +111,21 @@ def _report(args, summary: dict) -> int:
 
 
 def _step(args) -> int:
-    from kepp_core.training import train_step_model
+    from kepp_core.training import train_step_model  # lazy: keeps `kepp --help` fast
 
     return _report(args, train_step_model(dataset_from_args(args), config_from_args(args), args.out,
                                           args.resume, not args.no_progress))
 
 
 def _plan(args) -> int:
-    from kepp_core.diffusion.layout import LLM_CONDITIONS
-    from kepp_core.training import train_plan_model
+    from kepp_core.diffusion.layout import LLM_CONDITIONS  # lazy: keeps `kepp --help` fast
+    from kepp_core.training import train_plan_model  # lazy: keeps `kepp --help` fast
 
     cfg = config_from_args(args)
     ds = dataset_from_args(args)
     llm = None
     if cfg.condition in LLM_CONDITIONS:
-        from kepp_core.llm.options import recommender_from_args
+        from kepp_core.llm.options import recommender_from_args  # lazy: keeps `kepp --help` fast
 
         llm = recommender_from_args(args, ds)
     summary = train_plan_model(ds, cfg, args.out, args.step_model, args.resume, not args.no_progress, llm=llm)
@@ -144,14 +146,14 @@ def llm_line(s: dict) -> str:
 
 
 def _classifier(args) -> int:
-    from kepp_core.training import train_task_classifier
+    from kepp_core.training import train_task_classifier  # lazy: keeps `kepp --help` fast
 
     return _report(args, train_task_classifier(dataset_from_args(args), config_from_args(args), args.out,
                                                args.resume, not args.no_progress))
 
 
 def _all(args) -> int:
-    from kepp_core.training.suite import MEMBERS, train_horizon
+    from kepp_core.training.suite import MEMBERS, train_horizon  # lazy: keeps `kepp --help` fast
 
     if args.resume:
         raise KeppError("--resume applies to one model; rerun 'kepp train step|plan ... --resume'")

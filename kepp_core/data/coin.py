@@ -63,42 +63,78 @@ def load_coin(root: str | Path, features: str | Path | None = None, seed: int = 
     key_label: dict[str, str] = {}
     key_task: dict[str, str] = {}
     for vid, rec in db.items():
-        where = f"{path}: video {vid!r}"
-        try:
-            subset = rec["subset"]
-            task = str(rec["class"])
-            ann = rec["annotation"]
-        except (KeyError, TypeError):
-            raise KeppError(f"{where}: expected keys 'class', 'subset', 'duration', 'annotation'") from None
-        duration = parse_duration(rec.get("duration"), where)
-        if subset not in SUBSETS:
-            raise KeppError(f"{where}: subset {subset!r} is not 'training' or 'testing'")
-        if not isinstance(ann, list):
-            raise KeppError(f"{where}: 'annotation' must be a list of steps, got {type(ann).__name__}")
-        if not ann:
-            raise KeppError(f"{where}: 'annotation' is empty (expected at least one step)")
-        steps = []
-        for k, a in enumerate(ann):
-            try:
-                label, (s, e) = str(a["label"]), a["segment"]
-                s, e = float(s), float(e)
-                sid = str(a.get("id", label))
-            except (KeyError, TypeError, ValueError):
-                raise KeppError(f"{where}, annotation {k}: expected 'label', 'segment' [start, end], 'id'") from None
-            if not label.strip():
-                raise KeppError(f"{where}, annotation {k}: empty step label")
-            check_segments([(s, e)], f"{where}, annotation {k}", duration)
-            key = sid if actions == "steps" else label
-            steps.append((s, e, key))
+        row, labelled = _read_video(vid, rec, f"{path}: video {vid!r}", actions)
+        for key, label in labelled:                # annotation order: the first label names a key
             key_label.setdefault(key, label)
-            key_task.setdefault(key, task)
-        steps.sort(key=lambda t: (t[0], t[1]))
-        check_segments([(s, e) for s, e, _ in steps], where, duration)
-        for _, _, key in steps:
+            key_task.setdefault(key, row[1])
+        for _, _, key, _ in row[4]:                # time order: the first appearance orders the keys
             keys.setdefault(key)
-        raw.append((vid, task, SUBSETS[subset], duration, steps, rec.get("recipe_type")))
+        raw.append(row)
+    names = _display_names(keys, key_label, key_task)
+    action_list = [names[k] for k in keys]
+    index = {k: i for i, k in enumerate(keys)}
 
-    # Display names: the label, made unique by the task where two step ids share it.
+    task_steps: dict[str, dict[str, None]] = {}
+    videos = []
+    for vid, task, split, duration, steps, recipe in raw:
+        if not steps:
+            continue
+        ts = task_steps.setdefault(task, {})
+        for _, _, key, _ in steps:
+            ts.setdefault(names[key])
+        # <video>.npy, or the S3D release's <class>_<recipe_type>_<video>.npy
+        feat = (find_file(feat_dir, [f"{vid}.npy", f"{task}_{recipe}_{vid}.npy"])
+                if feat_dir is not None else None)
+        if feat is not None:
+            n_sec, _ = read_feature_shape(feat)
+            if duration is None:
+                duration = float(n_sec)
+                check_segments([(s, e) for s, e, _, _ in steps], f"{path}: video {vid!r} (features {feat})", duration)
+        videos.append(Video(id=vid, task=task, split=split, duration=duration,
+                            steps=[Step(index[key], s, e) for s, e, key, _ in steps], feature_file=feat))
+    tasks = {t: Task(id=t, name=t, steps=tuple(ts)) for t, ts in sorted(task_steps.items())}
+    return Dataset(name=name, actions=action_list, tasks=tasks, videos=videos, root=path.parent,
+                   meta={"file": str(path), "features": str(feat_dir) if feat_dir else None,
+                         "actions": actions})
+
+
+def _read_video(vid: str, rec, where: str, actions: str) -> tuple[tuple, list[tuple[str, str]]]:
+    """``(id, task, split, duration, steps, recipe_type)`` of one COIN record, its steps
+    ``(start, end, action key, label)`` sorted by time and checked against the duration, and
+    the ``(key, label)`` pairs in annotation order."""
+    try:
+        subset = rec["subset"]
+        task = str(rec["class"])
+        ann = rec["annotation"]
+    except (KeyError, TypeError):
+        raise KeppError(f"{where}: expected keys 'class', 'subset', 'duration', 'annotation'") from None
+    duration = parse_duration(rec.get("duration"), where)
+    if subset not in SUBSETS:
+        raise KeppError(f"{where}: subset {subset!r} is not 'training' or 'testing'")
+    if not isinstance(ann, list):
+        raise KeppError(f"{where}: 'annotation' must be a list of steps, got {type(ann).__name__}")
+    if not ann:
+        raise KeppError(f"{where}: 'annotation' is empty (expected at least one step)")
+    steps = []
+    for k, a in enumerate(ann):
+        try:
+            label, (s, e) = str(a["label"]), a["segment"]
+            s, e = float(s), float(e)
+            sid = str(a.get("id", label))
+        except (KeyError, TypeError, ValueError):
+            raise KeppError(f"{where}, annotation {k}: expected 'label', 'segment' [start, end], 'id'") from None
+        if not label.strip():
+            raise KeppError(f"{where}, annotation {k}: empty step label")
+        check_segments([(s, e)], f"{where}, annotation {k}", duration)
+        steps.append((s, e, sid if actions == "steps" else label, label))
+    labelled = [(key, label) for _, _, key, label in steps]
+    steps.sort(key=lambda t: (t[0], t[1]))
+    check_segments([(s, e) for s, e, _, _ in steps], where, duration)
+    return (vid, task, SUBSETS[subset], duration, steps, rec.get("recipe_type")), labelled
+
+
+def _display_names(keys, key_label: dict[str, str], key_task: dict[str, str]) -> dict[str, str]:
+    """Display names: the label, made unique by the task where two step ids share it."""
     by_label = defaultdict(list)
     for key in keys:
         by_label[key_label[key]].append(key)
@@ -112,28 +148,4 @@ def load_coin(root: str | Path, features: str | Path | None = None, seed: int = 
                 names[k] = f"{label} ({key_task[k]})"
             else:  # the same label twice within one task: only the step id tells them apart
                 names[k] = f"{label} ({key_task[k]}, step {k})"
-    action_list = [names[k] for k in keys]
-    index = {k: i for i, k in enumerate(keys)}
-
-    task_steps: dict[str, dict[str, None]] = {}
-    videos = []
-    for vid, task, split, duration, steps, recipe in raw:
-        if not steps:
-            continue
-        ts = task_steps.setdefault(task, {})
-        for _, _, key in steps:
-            ts.setdefault(names[key])
-        # <video>.npy, or the S3D release's <class>_<recipe_type>_<video>.npy
-        feat = (find_file(feat_dir, [f"{vid}.npy", f"{task}_{recipe}_{vid}.npy"])
-                if feat_dir is not None else None)
-        if feat is not None:
-            n_sec, _ = read_feature_shape(feat)
-            if duration is None:
-                duration = float(n_sec)
-                check_segments([(s, e) for s, e, _ in steps], f"{path}: video {vid!r} (features {feat})", duration)
-        videos.append(Video(id=vid, task=task, split=split, duration=duration,
-                            steps=[Step(index[key], s, e) for s, e, key in steps], feature_file=feat))
-    tasks = {t: Task(id=t, name=t, steps=tuple(ts)) for t, ts in sorted(task_steps.items())}
-    return Dataset(name=name, actions=action_list, tasks=tasks, videos=videos, root=path.parent,
-                   meta={"file": str(path), "features": str(feat_dir) if feat_dir else None,
-                         "actions": actions})
+    return names

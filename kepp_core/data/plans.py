@@ -22,10 +22,6 @@ from kepp_core.errors import KeppError
 from kepp_core.io import atomic_open, iter_jsonl
 
 
-def _natural_key(s: str):
-    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", s)]
-
-
 _INTEGER = re.compile(r"-?[0-9]+")  # ASCII digits only: "²".isdigit() is True, int("²") fails
 
 

@@ -91,7 +91,7 @@ def zero_shot(dataset: Dataset, graph: ProcedureGraph, horizon: int, method: str
             raise KeppError(f"the endpoints file has no line for {len(missing)} of {len(episodes)} "
                             f"episodes (first: {missing[0]!r})")
         pairs = [endpoints[e.id] for e in episodes]
-    retriever = retriever or Retriever(graph, method, top=1, tie_break=tie_break)
+    retriever = retriever or Retriever(graph, method, R=1, tie_break=tie_break)
     recs = retriever.batch(pairs, horizon, progress=progress)
     preds = [r.top for r in recs]
     gts: Sequence[tuple[int, ...]] = [e.actions for e in episodes]

@@ -120,12 +120,12 @@ class HistoryScorer(PathScorer):
     def prepare(self, goal: int, horizon: int):
         return self.p2kg.prepare(goal, horizon)
 
-    def k_best(self, start, goal, horizon, top, layers=None):
+    def k_best(self, start, goal, horizon, R, layers=None):
         seen = self.windows(start, goal, horizon)
-        base = self.p2kg.k_best(start, goal, horizon, top + len(seen), layers)
+        base = self.p2kg.k_best(start, goal, horizon, R + len(seen), layers)
         cands = {p for p, _ in base} | set(seen)
         ranked = sorted(((self.exact(p), p) for p in cands), key=lambda c: (-c[0], self.lex(c[1])))
-        return [(p, float(s)) for s, p in ranked[:top]]
+        return [(p, float(s)) for s, p in ranked[:R]]
 
 
 def _fold(index: int) -> int:

@@ -15,7 +15,7 @@ registered here (:func:`make_scorer`).
 
 >>> from kepp_core.graph.build import ProcedureGraph
 >>> g = ProcedureGraph.from_plans(["a", "b", "c"], [(0, 1, 2), (0, 2, 2), (0, 1, 2)])
->>> rec = retrieve(g, 0, 2, horizon=3, top=2)
+>>> rec = retrieve(g, 0, 2, horizon=3, R=2)
 >>> rec.paths, [round(s, 3) for s in rec.scores], rec.fallback
 (((0, 1, 2), (0, 2, 2)), [0.667, 0.333], False)
 """
@@ -88,47 +88,47 @@ def make_scorer(graph: ProcedureGraph, method: str = "p2kg", tie_break: str = "s
     return methods[method](graph, tie_break=tie_break)
 
 
-def fallback_paths(start: int, goal: int, horizon: int, top: int) -> tuple[tuple[int, ...], ...]:
-    """The two endpoint variations with ``M = T // 2``, cycled to ``top`` paths.
+def fallback_paths(start: int, goal: int, horizon: int, R: int) -> tuple[tuple[int, ...], ...]:
+    """The two endpoint variations with ``M = T // 2``, cycled to ``R`` paths.
 
     >>> fallback_paths(4, 7, 5, 3)
     ((4, 4, 4, 7, 7), (4, 4, 7, 7, 7), (4, 4, 4, 7, 7))
     """
     m = horizon // 2
     variations = ((start,) * (horizon - m) + (goal,) * m, (start,) * m + (goal,) * (horizon - m))
-    return tuple(variations[k % 2] for k in range(top))
+    return tuple(variations[k % 2] for k in range(R))
 
 
-def retrieve(graph: ProcedureGraph, start: int | str, goal: int | str, horizon: int, top: int = 1,
+def retrieve(graph: ProcedureGraph, start: int | str, goal: int | str, horizon: int, R: int = 1,
              method: str | PathScorer = "p2kg", tie_break: str = "smaller") -> Recommendation:
     """Top-``top`` paths of ``horizon`` actions from ``start`` to ``goal`` (labels or indices).
 
     >>> from kepp_core.graph.build import ProcedureGraph
     >>> g = ProcedureGraph.from_plans(["a", "b"], [(0, 0)])
-    >>> retrieve(g, "a", "b", horizon=3, top=3).paths   # no walk: fallback variations
+    >>> retrieve(g, "a", "b", horizon=3, R=3).paths   # no walk: fallback variations
     ((0, 0, 1), (0, 1, 1), (0, 0, 1))
     """
     scorer = method if isinstance(method, PathScorer) else make_scorer(graph, method, tie_break)
-    return _retrieve(scorer, graph.action_index(start), graph.action_index(goal), horizon, top)
+    return _retrieve(scorer, graph.action_index(start), graph.action_index(goal), horizon, R)
 
 
-def _check(horizon: int, top: int) -> None:
+def _check(horizon: int, R: int) -> None:
     if horizon < 2:
         raise KeppError(f"horizon T={horizon} is too short (expected T >= 2)")
-    if top < 1:
-        raise KeppError(f"number of paths R={top} must be at least 1")
+    if R < 1:
+        raise KeppError(f"number of paths R={R} must be at least 1")
 
 
-def _retrieve(scorer: PathScorer, start: int, goal: int, horizon: int, top: int,
+def _retrieve(scorer: PathScorer, start: int, goal: int, horizon: int, R: int,
               layers=None) -> Recommendation:
-    _check(horizon, top)
-    best = scorer.k_best(start, goal, horizon, top, layers)
+    _check(horizon, R)
+    best = scorer.k_best(start, goal, horizon, R, layers)
     if not best:
-        paths = fallback_paths(start, goal, horizon, top)
-        return Recommendation(start, goal, horizon, paths, (0.0,) * top, True, 0, scorer.name)
+        paths = fallback_paths(start, goal, horizon, R)
+        return Recommendation(start, goal, horizon, paths, (0.0,) * R, True, 0, scorer.name)
     found = len(best)
-    if found < top:
-        best = [best[k % found] for k in range(top)]
+    if found < R:
+        best = [best[k % found] for k in range(R)]
     return Recommendation(start, goal, horizon, tuple([p for p, _ in best]),
                           tuple([s for _, s in best]), False, found, scorer.name)
 
@@ -141,17 +141,17 @@ class Retriever:
 
     >>> from kepp_core.graph.build import ProcedureGraph
     >>> g = ProcedureGraph.from_plans(["a", "b", "c"], [(0, 1, 2)])
-    >>> r = Retriever(g, top=2)
+    >>> r = Retriever(g, R=2)
     >>> r.conditions([(0, 2), (0, 2)], horizon=3).shape
     (2, 3, 3)
     """
 
-    def __init__(self, graph: ProcedureGraph, method: str | PathScorer = "p2kg", top: int = 1,
+    def __init__(self, graph: ProcedureGraph, method: str | PathScorer = "p2kg", R: int = 1,
                  tie_break: str = "smaller") -> None:
-        _check(2, top)
+        _check(2, R)
         self.graph = graph
         self.scorer = method if isinstance(method, PathScorer) else make_scorer(graph, method, tie_break)
-        self.top = top
+        self.R = R
         self._layers = lru_cache(maxsize=4096)(self.scorer.prepare)
         self._cache: dict[tuple[int, int, int], Recommendation] = {}
 
@@ -164,8 +164,8 @@ class Retriever:
         key = (start, goal, horizon)
         rec = self._cache.get(key)
         if rec is None:
-            _check(horizon, self.top)
-            rec = _retrieve(self.scorer, start, goal, horizon, self.top, self._layers(goal, horizon))
+            _check(horizon, self.R)
+            rec = _retrieve(self.scorer, start, goal, horizon, self.R, self._layers(goal, horizon))
             self._cache[key] = rec
         return rec
 
@@ -187,16 +187,16 @@ class Retriever:
         return out
 
 
-def path_weights(top: int) -> np.ndarray:
+def path_weights(R: int) -> np.ndarray:
     """Aggregation weights: ``R/(2R-1)`` for the best path, ``1/(2R-1)`` for each other.
 
     >>> path_weights(3).tolist()
     [0.6, 0.2, 0.2]
     """
-    if top < 1:
-        raise KeppError(f"number of paths R={top} must be at least 1")
-    w = np.full(top, 1.0 / (2 * top - 1))
-    w[0] = top / (2 * top - 1)
+    if R < 1:
+        raise KeppError(f"number of paths R={R} must be at least 1")
+    w = np.full(R, 1.0 / (2 * R - 1))
+    w[0] = R / (2 * R - 1)
     return w
 
 

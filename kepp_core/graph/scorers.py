@@ -92,8 +92,8 @@ class PathScorer:
         subclasses return cheaper integers instead of ``Fraction`` objects."""
         return [self.exact(p) for p in paths]
 
-    def rank(self, candidates: list[tuple[float, tuple[int, ...]]], top: int) -> list[tuple[tuple[int, ...], float]]:
-        """The best ``top`` of ``(cost, path)`` candidates (cost = minus the float key) in
+    def rank(self, candidates: list[tuple[float, tuple[int, ...]]], R: int) -> list[tuple[tuple[int, ...], float]]:
+        """The best ``R`` of ``(cost, path)`` candidates (cost = minus the float key) in
         exact order, with their values.
 
         Sorted by cost; runs of costs within ``EPS`` of each other (possible exact ties) that
@@ -102,7 +102,7 @@ class PathScorer:
         candidates.sort()
         out: list[tuple[int, ...]] = []
         for k, j in near_tie_runs([c[0] for c in candidates]):
-            if len(out) >= top:
+            if len(out) >= R:
                 break
             if j - k == 1:
                 out.append(candidates[k][1])
@@ -110,7 +110,7 @@ class PathScorer:
                 run = [c[1] for c in candidates[k:j]]
                 keys = self.exact_keys(run)
                 order = sorted(range(len(run)), key=lambda i: (-keys[i], self.lex(run[i])))
-                out.extend(run[i] for i in order[: top - len(out)])
+                out.extend(run[i] for i in order[: R - len(out)])
         return [(p, self.value(p)) for p in out]
 
     def prepare(self, goal: int, horizon: int):
@@ -118,10 +118,10 @@ class PathScorer:
         cached per ``(goal, horizon)``): here the :func:`backward_layers`."""
         return backward_layers(self.graph, goal, horizon)
 
-    def k_best(self, start: int, goal: int, horizon: int, top: int,
+    def k_best(self, start: int, goal: int, horizon: int, R: int,
                layers=None) -> list[tuple[tuple[int, ...], float]]:
         """Dynamic programming over the horizon with per-``(t, state)`` buckets of the best
-        ``top`` prefixes (see the module docstring); ``layers`` from :meth:`prepare`."""
+        ``R`` prefixes (see the module docstring); ``layers`` from :meth:`prepare`."""
         if layers is None:
             layers = self.prepare(goal, horizon)
         if start not in layers[horizon - 1]:
@@ -141,8 +141,8 @@ class PathScorer:
                             new[nxt] = ext
                         else:
                             bucket += ext
-            cands = {state: (b if len(b) <= top else prune_bucket(b, top)) for state, b in new.items()}
-        return self.rank([c for bucket in cands.values() for c in bucket], top)
+            cands = {state: (b if len(b) <= R else prune_bucket(b, R)) for state, b in new.items()}
+        return self.rank([c for bucket in cands.values() for c in bucket], R)
 
 
 class MarkovScorer(PathScorer):
@@ -216,7 +216,7 @@ class MarkovScorer(PathScorer):
         hit = np.flatnonzero(cur != -np.inf)
         return hit, cur[hit]
 
-    def k_best(self, start, goal, horizon, top, layers=None):
+    def k_best(self, start, goal, horizon, R, layers=None):
         """Best-first k-best search; ``layers`` from :meth:`prepare` (computed when None).
 
         A popped prefix follows its best child at once (its priority equals the prefix's,
@@ -262,18 +262,18 @@ class MarkovScorer(PathScorer):
                 n += 1
             else:
                 done.append((cost, path, value))
-                if len(done) == top:
+                if len(done) == R:
                     limit = cost + EPS
-        return self._order(done, top)
+        return self._order(done, R)
 
-    def _order(self, done: list[tuple[float, tuple[int, ...], float]], top: int) -> list[tuple[tuple[int, ...], float]]:
-        """The best ``top`` of ``(cost, path, value)`` in exact order: by cost, and runs of
+    def _order(self, done: list[tuple[float, tuple[int, ...], float]], R: int) -> list[tuple[tuple[int, ...], float]]:
+        """The best ``R`` of ``(cost, path, value)`` in exact order: by cost, and runs of
         costs within ``EPS`` (possible exact ties) by exact score, then the tie-break."""
         done.sort()
         product = self.product
         out: list[tuple[tuple[int, ...], float]] = []
         for k, j in near_tie_runs([c[0] for c in done]):
-            if len(out) >= top:
+            if len(out) >= R:
                 break
             if j - k == 1:
                 cost, path, value = done[k]
@@ -285,7 +285,7 @@ class MarkovScorer(PathScorer):
                     ranked = sorted([(-x, c[1], c) for x, c in zip(keys, run)])
                 else:
                     ranked = sorted([(-x, self.lex(c[1]), c) for x, c in zip(keys, run)])
-                for _, _, (cost, path, value) in ranked[: top - len(out)]:
+                for _, _, (cost, path, value) in ranked[: R - len(out)]:
                     out.append((path, value if product else -cost))
         return out
 
@@ -412,11 +412,11 @@ def backward_layers(graph: ProcedureGraph, goal: int, horizon: int) -> list[froz
     return layers
 
 
-def prune_bucket(bucket: list[tuple[float, tuple[int, ...]]], top: int) -> list[tuple[float, tuple[int, ...]]]:
-    """Keep the ``top`` lowest-cost prefixes and every prefix within ``EPS`` of the last."""
+def prune_bucket(bucket: list[tuple[float, tuple[int, ...]]], R: int) -> list[tuple[float, tuple[int, ...]]]:
+    """Keep the ``R`` lowest-cost prefixes and every prefix within ``EPS`` of the last."""
     bucket.sort()
-    cutoff = bucket[top - 1][0] + EPS
-    k = top
+    cutoff = bucket[R - 1][0] + EPS
+    k = R
     n = len(bucket)
     while k < n and bucket[k][0] <= cutoff:
         k += 1

@@ -61,6 +61,7 @@ def new_save_id() -> str:
 
 
 def load_tensors(path: Path) -> dict[str, torch.Tensor]:
+    """The tensors of a safetensors file (a clear error when it is missing or corrupt)."""
     if not path.is_file():
         raise KeppError(f"{path}: checkpoint weights not found")
     try:
@@ -82,6 +83,7 @@ def save_checkpoint(folder: str | Path, model: torch.nn.Module, config: dict) ->
 
 
 def read_config(folder: str | Path) -> dict:
+    """A checkpoint folder's config, checked for the kepp format and version."""
     folder = Path(folder)
     path = folder / CONFIG
     if not folder.is_dir():

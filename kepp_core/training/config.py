@@ -55,6 +55,7 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> TrainConfig:
+        """A config from a stored dict (unknown keys ignored, lists back to tuples)."""
         known = {f.name for f in fields(cls)}
         d = {k: v for k, v in d.items() if k in known}
         if "mults" in d:
@@ -88,6 +89,7 @@ def preset(name: str, **overrides) -> TrainConfig:
 
 
 def apply_overrides(cfg: TrainConfig, **overrides) -> TrainConfig:
+    """``cfg`` with ``overrides`` (None values ignored; unknown names refused), validated."""
     known = {f.name for f in fields(TrainConfig)}
     bad = [k for k in overrides if k not in known]
     if bad:
@@ -102,6 +104,7 @@ LIMITS = {"dim": 4096, "n_steps": 100_000, "horizon": 64, "m": 64, "R": 1000, "s
 
 
 def validate(cfg: TrainConfig) -> None:
+    """KeppError naming the first option outside its range."""
     for name in ("n_steps", "dim", "batch_size", "train_steps", "log_every", "val_every", "R", "m", "sampler_steps"):
         if getattr(cfg, name) < 1:
             raise KeppError(f"training option {name}={getattr(cfg, name)} must be at least 1")

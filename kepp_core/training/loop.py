@@ -48,6 +48,8 @@ def state_file(step: int) -> str:
 # --- devices and processes ----------------------------------------------------------------
 @dataclass
 class Runtime:
+    """Where this process trains: its device, its rank and the number of processes."""
+
     device: torch.device
     rank: int = 0
     world: int = 1
@@ -96,6 +98,7 @@ def set_cpu_threads(n: int | None = None) -> int:
 
 
 def weights_digest(model: nn.Module) -> str:
+    """SHA-1 of the model's weights (ranks of one distributed run must agree on it)."""
     h = hashlib.sha1()
     for k, v in sorted(model.state_dict().items()):
         h.update(k.encode())
@@ -126,17 +129,7 @@ def fit(model: nn.Module, n_items: int, batch_loss: Callable[[nn.Module, torch.T
         from torch.nn.parallel import DistributedDataParallel
 
         net = DistributedDataParallel(model, device_ids=[rt.device.index] if rt.device.type == "cuda" else None)
-    start, best, bad_rounds, history_best = 0, float("-inf"), 0, None
-    if out is not None and rt.main:
-        ensure_folder(out)
-        remove_stale_temporaries(out)
-    if resume:
-        if out is None or not (out / STATE_JSON).is_file():
-            raise KeppError(f"{out}: nothing to resume (no {STATE_JSON}; start without --resume)")
-        start, best, bad_rounds, history_best = _load_state(out, model, opt, cfg, rt)
-    elif out is not None and rt.main:
-        for p in [out / LOG, out / STATE, out / STATE_JSON, *out.glob(STATE_GLOB)]:
-            p.unlink(missing_ok=True)
+    start, best, bad_rounds, history_best = _start_state(out, model, opt, cfg, rt, resume)
     bsz = min(cfg.batch_size, n_items)
     per_epoch = max(1, n_items // bsz)
     t0 = time.time()
@@ -153,15 +146,7 @@ def fit(model: nn.Module, n_items: int, batch_loss: Callable[[nn.Module, torch.T
         lr = lr_at(cfg, step)
         for g in opt.param_groups:
             g["lr"] = lr
-        loss = batch_loss(net, idx)
-        if not torch.isfinite(loss.detach()).all():
-            raise KeppError(f"training stopped at step {step + 1}: the loss is {float(loss.detach())} "
-                            f"(learning rate {lr:g}); check the features for extreme values or lower --lr")
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        running += float(loss.detach())
+        running += _optimise(model, net, opt, batch_loss, idx, step, lr)
         count += 1
         done = step + 1
         validating = validate is not None and (done % cfg.val_every == 0 or done == cfg.train_steps)
@@ -194,14 +179,51 @@ def fit(model: nn.Module, n_items: int, batch_loss: Callable[[nn.Module, torch.T
                "seconds": round(time.time() - t0, 2), "world_size": rt.world, "device": str(rt.device),
                "rank_digests": digests}
     if out is not None and rt.main:
-        if validate is None:
-            save_checkpoint(out, model, {**meta, "train_step": final_step})
-        cfg_path = out / CONFIG
-        if cfg_path.is_file():
-            c = json.loads(cfg_path.read_text(encoding="utf-8"))
-            c["training"] = summary
-            atomic_write_json(cfg_path, c)
+        _write_summary(out, model, meta, summary, final_step, validated=validate is not None)
     return summary
+
+
+def _start_state(out: Path | None, model: nn.Module, opt, cfg: TrainConfig, rt: Runtime,
+                 resume: bool) -> tuple[int, float, int, dict | None]:
+    """``(start step, best score, rounds without gain, best record)``: resumed from ``out``'s
+    state, or fresh (a fresh run clears the folder's old log and states)."""
+    if out is not None and rt.main:
+        ensure_folder(out)
+        remove_stale_temporaries(out)
+    if resume:
+        if out is None or not (out / STATE_JSON).is_file():
+            raise KeppError(f"{out}: nothing to resume (no {STATE_JSON}; start without --resume)")
+        return _load_state(out, model, opt, cfg, rt)
+    if out is not None and rt.main:
+        for p in [out / LOG, out / STATE, out / STATE_JSON, *out.glob(STATE_GLOB)]:
+            p.unlink(missing_ok=True)
+    return 0, float("-inf"), 0, None
+
+
+def _optimise(model: nn.Module, net: nn.Module, opt, batch_loss: Callable, idx: torch.Tensor,
+              step: int, lr: float) -> float:
+    """One optimisation step on the items ``idx``; returns the loss (refuses a non-finite one)."""
+    loss = batch_loss(net, idx)
+    if not torch.isfinite(loss.detach()).all():
+        raise KeppError(f"training stopped at step {step + 1}: the loss is {float(loss.detach())} "
+                        f"(learning rate {lr:g}); check the features for extreme values or lower --lr")
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    return float(loss.detach())
+
+
+def _write_summary(out: Path, model: nn.Module, meta: dict, summary: dict, final_step: int,
+                   validated: bool) -> None:
+    """The last weights when nothing was validated, then the run summary into the config."""
+    if not validated:
+        save_checkpoint(out, model, {**meta, "train_step": final_step})
+    cfg_path = out / CONFIG
+    if cfg_path.is_file():
+        c = json.loads(cfg_path.read_text(encoding="utf-8"))
+        c["training"] = summary
+        atomic_write_json(cfg_path, c)
 
 
 def _gather_digests(model: nn.Module, rt: Runtime) -> list[str]:

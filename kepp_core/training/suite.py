@@ -19,37 +19,43 @@ from pathlib import Path
 
 from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError
+from kepp_core.models.spec import SUITE_ROLES, ModelRole, model_folder
 from kepp_core.training.config import TrainConfig
 from kepp_core.training.trainers import train_plan_model, train_step_model, train_task_classifier
 
-MEMBERS = ("step", "plan-graph-R1", "plan-graph-R2", "plan-none", "plan-task", "task-classifier")
+MEMBERS = tuple(model_folder(r) for r in SUITE_ROLES)
 # What the KEPP planner alone needs (``kepp demo`` trains these when no checkpoints are shipped).
-PLANNER_MEMBERS = ("step", "plan-graph-R1")
+PLANNER_MEMBERS = (model_folder(ModelRole("step")), model_folder(ModelRole("plan", "graph", 1)))
 
 
 def train_horizon(ds: Dataset, cfg: TrainConfig, root: str | Path, members=MEMBERS, progress: bool = True,
                   log=print) -> dict[str, dict]:
-    """Train ``members`` for horizon ``cfg.horizon`` into ``ROOT/T<h>/``; returns their summaries."""
+    """Train ``members`` (model folder names) for horizon ``cfg.horizon`` into ``ROOT/T<h>/``;
+    returns their summaries."""
     bad = [m for m in members if m not in MEMBERS]
     if bad:
         raise KeppError(f"unknown model(s) {bad} (expected some of {', '.join(MEMBERS)})")
     hdir = Path(root) / f"T{cfg.horizon}"
     out: dict[str, dict] = {}
-    step_dir = hdir / "step"
-    for name in MEMBERS:
+    for role in SUITE_ROLES:
+        name = model_folder(role)
         if name not in members:
             continue
         t0 = time.time()
-        if name == "step":
-            out[name] = train_step_model(ds, cfg, step_dir, progress=progress)
-        elif name.startswith("plan-graph-R"):
-            c = replace(cfg, condition="graph", R=int(name.rsplit("R", 1)[1]))
-            out[name] = train_plan_model(ds, c, hdir / name, step_dir=step_dir, progress=progress)
-        elif name == "plan-none":
-            out[name] = train_plan_model(ds, replace(cfg, condition="none"), hdir / name, progress=progress)
-        elif name == "plan-task":
-            out[name] = train_plan_model(ds, replace(cfg, condition="task"), hdir / name, progress=progress)
-        else:
-            out[name] = train_task_classifier(ds, cfg, hdir / name, progress=progress)
+        out[name] = train_role(ds, cfg, role, hdir, progress)
         log(f"T={cfg.horizon} {name}: {time.time() - t0:.1f}s, best validation {out[name].get('best')}")
     return out
+
+
+def train_role(ds: Dataset, cfg: TrainConfig, role: ModelRole, hdir: Path, progress: bool = True) -> dict:
+    """Train the model of ``role`` into ``HDIR/<its folder>`` (graph-conditioned planning models
+    use the step model in ``HDIR/step``)."""
+    out = hdir / model_folder(role)
+    if role.kind == "step":
+        return train_step_model(ds, cfg, out, progress=progress)
+    if role.kind == "task-classifier":
+        return train_task_classifier(ds, cfg, out, progress=progress)
+    if role.condition == "graph":
+        c = replace(cfg, condition="graph", R=role.R)
+        return train_plan_model(ds, c, out, step_dir=hdir / model_folder(ModelRole("step")), progress=progress)
+    return train_plan_model(ds, replace(cfg, condition=role.condition), out, progress=progress)

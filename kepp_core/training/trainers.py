@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,7 @@ from kepp_core.graph.retrieval import make_retriever
 from kepp_core.models.checkpoint import GRAPH_FILE
 from kepp_core.models.checkpoint import check_compatible, dataset_fingerprint, load_checkpoint
 from kepp_core.models.classifier import TaskClassifier
+from kepp_core.models.spec import ModelSpec
 from kepp_core.training.config import TrainConfig
 from kepp_core.training.data import EpisodeTensors, episode_tensors, task_names
 from kepp_core.training.loop import fit, runtime
@@ -125,11 +127,11 @@ def graph_conditions(graph, endpoints: torch.Tensor, cfg: TrainConfig) -> torch.
 
 
 def _step_endpoints(step_dir: Path, ds: Dataset, data: EpisodeTensors, cfg: TrainConfig) -> torch.Tensor:
+    """The step model's endpoints of ``data``, sampled as its checkpoint says."""
     step, scfg = load_checkpoint(step_dir, "step", runtime().device)
     check_compatible(scfg, ds, cfg.horizon, data.obs_dim, where=str(step_dir))
-    s = scfg.get("sampler", {})
-    ends, _ = predict_endpoints(step, data.obs_start, data.obs_goal, s.get("name", cfg.sampler),
-                                s.get("steps", cfg.sampler_steps), seed=cfg.seed)
+    spec = ModelSpec.from_config(scfg, step_dir)
+    ends, _ = predict_endpoints(step, data.obs_start, data.obs_goal, spec.sampler, spec.sampler_steps, seed=cfg.seed)
     return ends
 
 
@@ -140,6 +142,18 @@ def llm_condition_rows(llm, endpoints: torch.Tensor, horizon: int, num_actions: 
     recs = llm.batch([tuple(e) for e in endpoints.tolist()], horizon, progress=progress)
     rows = llm_conditions(recs, num_actions) if recs else np.zeros((0, horizon, num_actions), np.float32)
     return torch.from_numpy(rows), recs
+
+
+@dataclass
+class _PlanData:
+    """What a planning model trains on: fit and validation episodes and their condition rows."""
+
+    data: EpisodeTensors
+    val: EpisodeTensors | None
+    conds: dict[str, torch.Tensor] = field(default_factory=dict)
+    val_conds: dict[str, torch.Tensor] = field(default_factory=dict)
+    meta: dict = field(default_factory=dict)  # recorded in the checkpoint's config.json
+    graph: object = None  # the P²KG the recommendations came from
 
 
 def train_plan_model(ds: Dataset, cfg: TrainConfig, out: str | Path, step_dir: str | Path | None = None,
@@ -164,88 +178,107 @@ def train_plan_model(ds: Dataset, cfg: TrainConfig, out: str | Path, step_dir: s
     layout = plan_layout(cfg.horizon, data.obs_dim, ds.num_actions, cfg.condition, width)
     model = ProjectedDiffusion(layout, cfg.n_steps, cfg.dim, cfg.mults)
     model.set_normalisation(torch.cat([data.obs_start, data.obs_goal]))
-    conds: dict[str, torch.Tensor] = {}
-    val_conds: dict[str, torch.Tensor] = {}
-    graph = None
-    extra_meta: dict = {"condition": cfg.condition, "R": cfg.R, "recommend": cfg.recommend}
-    uses_graph = cfg.condition in ("graph", "graph+llm")
-    uses_llm = cfg.condition in LLM_CONDITIONS
-    if uses_graph or uses_llm:
-        if step_dir is None and cfg.endpoint_folds < 2:
-            raise KeppError(f"a {cfg.condition}-conditioned planning model needs the step model (--step-model) "
-                            "or out-of-fold endpoints (--endpoint-folds 2)")
-        if uses_llm and llm is None:
-            raise KeppError(f"a {cfg.condition}-conditioned planning model needs an LLM endpoint "
-                            "(--llm-url / KEPP_LLM_URL and --llm-model / KEPP_LLM_MODEL)")
-        graph = build_graph(ds, "train")
-        ends = (out_of_fold_endpoints(ds, data, cfg, progress) if cfg.endpoint_folds >= 2
-                else _step_endpoints(Path(step_dir), ds, data, cfg))
-        llm_recs: list = []
-
-        def rows_for(endpoints: torch.Tensor) -> dict[str, torch.Tensor]:
-            out: dict[str, torch.Tensor] = {}
-            if uses_graph:
-                out["graph"] = graph_conditions(graph, endpoints, cfg)
-            if uses_llm:
-                rows, recs = llm_condition_rows(llm, endpoints, cfg.horizon, ds.num_actions, progress)
-                out["llm"] = rows
-                llm_recs.extend(recs)
-            return out
-
-        conds.update(rows_for(ends))
-        extra_meta["endpoint_folds"] = cfg.endpoint_folds
-        extra_meta["train_endpoint_acc"] = {
-            "first": float((ends[:, 0] == data.actions[:, 0]).float().mean() * 100),
-            "last": float((ends[:, 1] == data.actions[:, -1]).float().mean() * 100)}
-        if cfg.gt_augment:
-            gt = rows_for(data.actions[:, [0, -1]])
-            data = EpisodeTensors(data.episodes * 2, torch.cat([data.obs_start] * 2), torch.cat([data.obs_goal] * 2),
-                                  torch.cat([data.actions] * 2), torch.cat([data.tasks] * 2))
-            conds = {k: torch.cat([v, gt[k]]) for k, v in conds.items()}
-        if val is not None and step_dir is not None:
-            val_conds.update(rows_for(_step_endpoints(Path(step_dir), ds, val, cfg)))
-        elif val is not None:
-            val = None  # no step model to predict validation endpoints with
-        extra_meta["step_model"] = Path(step_dir).name if step_dir is not None else None
-        if uses_llm:
-            extra_meta["llm"] = {"model": llm.client.config.model, "mapper": llm.mapper.name,
-                                 "queries": llm.queries, "verify": llm.verify, "vote_on": llm.vote_on,
-                                 **llm.summary(llm_recs)}
+    pdata = _PlanData(data, val, meta={"condition": cfg.condition, "R": cfg.R, "recommend": cfg.recommend})
+    if cfg.condition in ("graph", *LLM_CONDITIONS):
+        _recommendation_rows(pdata, ds, cfg, step_dir, llm, progress)
     elif cfg.condition == "task":
-        conds["task"] = F.one_hot(data.tasks, len(tasks)).float()
-        if val is not None:
-            val_conds["task"] = F.one_hot(val.tasks, len(tasks)).float()
-        extra_meta["tasks"] = tasks
+        _task_rows(pdata, tasks)
     elif cfg.condition == "extra":
-        if extra is None or len(extra) != len(data):
-            raise KeppError("an 'extra' condition needs one [T, K] array per training episode")
-        conds["extra"] = extra.float()
-        if val is not None and extra_val is not None:
-            val_conds["extra"] = extra_val.float()
-        elif val is not None:
-            val = None
+        _extra_rows(pdata, extra, extra_val)
+    summary = _fit_plan(model, pdata, ds, cfg, out, resume, progress)
+    if runtime().main:  # the planner shows graph paths for every planning model
+        (pdata.graph or build_graph(ds, "train")).save(out / GRAPH_FILE)
+    if "llm" in pdata.meta:
+        summary["llm"] = pdata.meta["llm"]
+    return summary
+
+
+def _fit_plan(model: ProjectedDiffusion, pdata: _PlanData, ds: Dataset, cfg: TrainConfig, out: Path, resume: bool,
+              progress: bool) -> dict:
+    """Fit a planning model on ``pdata`` (validation: SR + mAcc of sampled plans)."""
+    data, val = pdata.data, pdata.val
 
     def batch_loss(net, idx):
         dev = model.obs_mean.device
-        tpl = model.template(data.obs_start[idx], data.obs_goal[idx], {k: v[idx] for k, v in conds.items()})
-        return net(layout.with_actions(tpl, data.actions[idx].to(dev)), tpl)
+        tpl = model.template(data.obs_start[idx], data.obs_goal[idx], {k: v[idx] for k, v in pdata.conds.items()})
+        return net(model.layout.with_actions(tpl, data.actions[idx].to(dev)), tpl)
 
     def validate(m: ProjectedDiffusion) -> dict:
         m.eval()
-        x0 = sample_actions(m, val.obs_start, val.obs_goal, val_conds, cfg.val_sampler, cfg.sampler_steps,
+        x0 = sample_actions(m, val.obs_start, val.obs_goal, pdata.val_conds, cfg.val_sampler, cfg.sampler_steps,
                             seed=cfg.seed)
         pred = m.decode(x0).numpy()
         gt = val.actions.numpy()
         sr, macc = success_rate(pred, gt), mean_accuracy(pred, gt)
         return {"score": sr + macc, "sr": sr, "macc": macc, "episodes": len(val)}
 
-    meta = _meta("plan", model, ds, data, cfg, **extra_meta)
-    summary = fit(model, len(data), batch_loss, cfg, out, meta, validate if val else None, resume, progress)
-    if runtime().main:  # the planner shows graph paths for every planning model
-        (graph or build_graph(ds, "train")).save(out / GRAPH_FILE)
-    if "llm" in extra_meta:
-        summary["llm"] = extra_meta["llm"]
-    return summary
+    meta = _meta("plan", model, ds, data, cfg, **pdata.meta)
+    return fit(model, len(data), batch_loss, cfg, out, meta, validate if val else None, resume, progress)
+
+
+def _recommendation_rows(pdata: _PlanData, ds: Dataset, cfg: TrainConfig, step_dir: str | Path | None, llm,
+                         progress: bool) -> None:
+    """P²KG and/or LLM rows from predicted endpoints (the step model's, or out-of-fold ones)."""
+    uses_graph, uses_llm = cfg.condition in ("graph", "graph+llm"), cfg.condition in LLM_CONDITIONS
+    if step_dir is None and cfg.endpoint_folds < 2:
+        raise KeppError(f"a {cfg.condition}-conditioned planning model needs the step model (--step-model) "
+                        "or out-of-fold endpoints (--endpoint-folds 2)")
+    if uses_llm and llm is None:
+        raise KeppError(f"a {cfg.condition}-conditioned planning model needs an LLM endpoint "
+                        "(--llm-url / KEPP_LLM_URL and --llm-model / KEPP_LLM_MODEL)")
+    pdata.graph = graph = build_graph(ds, "train")
+    data = pdata.data
+    ends = (out_of_fold_endpoints(ds, data, cfg, progress) if cfg.endpoint_folds >= 2
+            else _step_endpoints(Path(step_dir), ds, data, cfg))
+    llm_recs: list = []
+
+    def rows_for(endpoints: torch.Tensor) -> dict[str, torch.Tensor]:
+        out: dict[str, torch.Tensor] = {}
+        if uses_graph:
+            out["graph"] = graph_conditions(graph, endpoints, cfg)
+        if uses_llm:
+            rows, recs = llm_condition_rows(llm, endpoints, cfg.horizon, ds.num_actions, progress)
+            out["llm"] = rows
+            llm_recs.extend(recs)
+        return out
+
+    pdata.conds.update(rows_for(ends))
+    pdata.meta["endpoint_folds"] = cfg.endpoint_folds
+    pdata.meta["train_endpoint_acc"] = {
+        "first": float((ends[:, 0] == data.actions[:, 0]).float().mean() * 100),
+        "last": float((ends[:, 1] == data.actions[:, -1]).float().mean() * 100)}
+    if cfg.gt_augment:
+        gt = rows_for(data.actions[:, [0, -1]])
+        pdata.data = EpisodeTensors(data.episodes * 2, torch.cat([data.obs_start] * 2), torch.cat([data.obs_goal] * 2),
+                                 torch.cat([data.actions] * 2), torch.cat([data.tasks] * 2))
+        pdata.conds = {k: torch.cat([v, gt[k]]) for k, v in pdata.conds.items()}
+    if pdata.val is not None and step_dir is not None:
+        pdata.val_conds.update(rows_for(_step_endpoints(Path(step_dir), ds, pdata.val, cfg)))
+    elif pdata.val is not None:
+        pdata.val = None  # no step model to predict validation endpoints with
+    pdata.meta["step_model"] = Path(step_dir).name if step_dir is not None else None
+    if uses_llm:
+        pdata.meta["llm"] = {"model": llm.client.config.model, "mapper": llm.mapper.name, "queries": llm.queries,
+                          "verify": llm.verify, "vote_on": llm.vote_on, **llm.summary(llm_recs)}
+
+
+def _task_rows(pdata: _PlanData, tasks: list[str]) -> None:
+    """PDPP's condition: the ground-truth task class, one-hot."""
+    pdata.conds["task"] = F.one_hot(pdata.data.tasks, len(tasks)).float()
+    if pdata.val is not None:
+        pdata.val_conds["task"] = F.one_hot(pdata.val.tasks, len(tasks)).float()
+    pdata.meta["tasks"] = tasks
+
+
+def _extra_rows(pdata: _PlanData, extra: torch.Tensor | None, extra_val: torch.Tensor | None) -> None:
+    """Given ``[N, T, K]`` condition arrays, one per fit episode (and optionally per validation episode)."""
+    if extra is None or len(extra) != len(pdata.data):
+        raise KeppError("an 'extra' condition needs one [T, K] array per training episode")
+    pdata.conds["extra"] = extra.float()
+    if pdata.val is not None and extra_val is not None:
+        pdata.val_conds["extra"] = extra_val.float()
+    elif pdata.val is not None:
+        pdata.val = None
 
 
 def train_task_classifier(ds: Dataset, cfg: TrainConfig, out: str | Path, resume: bool = False,

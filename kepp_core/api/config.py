@@ -1,0 +1,193 @@
+"""The app's configuration schema, in one place: :class:`AppConfig` (what the pages read),
+:class:`AppOptions` (what ``kepp app`` / ``kepp demo`` start it with), the environment
+variables that carry one to the other (:data:`ENV`) and the TOML config file.
+
+``kepp app`` writes the options into the environment with :func:`config_environment`; every
+page of the multipage app reads them back with :func:`config_from_env`.
+
+>>> env = config_environment(AppOptions(dataset="plans", presentation=True))
+>>> config_from_env(env)
+AppConfig(dataset='plans', root=None, features=None, graph=None, checkpoints=None, predictions=None, runs=None, split_seed=0, presentation=True, encoders=())
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+from kepp_core.data import LOADERS
+from kepp_core.errors import KeppError
+
+# Option name -> environment variable the app reads.
+ENV = {
+    "dataset": "KEPP_APP_DATASET",
+    "root": "KEPP_APP_ROOT",
+    "features": "KEPP_APP_FEATURES",
+    "graph": "KEPP_APP_GRAPH",
+    "checkpoints": "KEPP_APP_CHECKPOINTS",
+    "predictions": "KEPP_APP_PREDICTIONS",
+    "runs": "KEPP_APP_RUNS",
+    "config": "KEPP_APP_CONFIG",
+    "presentation": "KEPP_APP_PRESENTATION",
+    "encoders": "KEPP_APP_ENCODERS",  # one encoder spec per line
+}
+PATH_KEYS = ("root", "features", "graph", "checkpoints", "predictions", "runs")
+DATASET_FORMATS = tuple(sorted(LOADERS))  # the dataset formats a config may name
+
+
+@dataclass(frozen=True)
+class AppConfig:
+    """Everything a page needs to find its data; ``None`` paths mean "the default"."""
+    dataset: str = "demo"
+    root: str | None = None
+    features: str | None = None
+    graph: str | None = None
+    checkpoints: str | None = None
+    predictions: str | None = None
+    runs: str | None = None
+    split_seed: int = 0
+    presentation: bool = False
+    # encoder specs the person running the app allows for uploads (kepp app --encoder); never
+    # set from the browser or a dataset folder
+    encoders: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """One line saying what is loaded."""
+        root = self.root or "demo world (default)"
+        return f"dataset **{self.dataset}** at `{root}`"
+
+
+@dataclass
+class AppOptions:
+    """Where the app starts: dataset, artefacts, server port. ``None`` = the app's default."""
+    dataset: str | None = None
+    root: str | None = None
+    features: str | None = None
+    graph: str | None = None
+    checkpoints: str | None = None
+    predictions: str | None = None
+    runs: str | None = None
+    config: str | None = None
+    presentation: bool = False
+    encoders: list[str] | None = None  # encoder specs the app may load for uploads (besides the built-in one)
+    port: int = 8501
+    address: str = "localhost"
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> AppOptions:
+        """Options from a parsed ``kepp app``/``kepp demo`` namespace (missing fields keep defaults)."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in vars(args).items() if k in names and v is not None})
+
+
+def config_from_mapping(values: Mapping, base: AppConfig | None = None) -> AppConfig:
+    """``base`` (default: the defaults) with the known keys of ``values`` replaced.
+
+    >>> config_from_mapping({"root": "w", "colour": "blue"}).root
+    'w'
+    """
+    names = {f.name for f in fields(AppConfig)}
+    clean = {k: v for k, v in values.items() if k in names}
+    if "encoders" in clean:
+        clean["encoders"] = tuple(clean["encoders"])
+    return replace(base or AppConfig(), **clean)
+
+
+def config_from_env(environ: Mapping[str, str] | None = None) -> AppConfig:
+    """The start configuration: config file (``KEPP_APP_CONFIG``), then ``KEPP_APP_*`` variables."""
+    environ = os.environ if environ is None else environ
+    cfg = AppConfig()
+    path = environ.get(ENV["config"])
+    if path:
+        cfg = config_from_mapping(read_app_config(path), cfg)
+    values: dict = {}
+    for name, var in ENV.items():
+        value = environ.get(var)
+        if value and name == "encoders":
+            values[name] = tuple(v.strip() for v in value.splitlines() if v.strip())
+        elif value and name != "config":
+            values[name] = value == "1" if name == "presentation" else value
+    return config_from_mapping(values, cfg)
+
+
+def config_environment(opts: AppOptions) -> dict[str, str]:
+    """The ``KEPP_APP_*`` variables that carry ``opts`` to the app (paths made absolute)."""
+    env: dict[str, str] = {}
+    for name, var in ENV.items():
+        value = getattr(opts, name)
+        if value in (None, False, []):
+            continue
+        if name == "encoders":
+            env[var] = "\n".join(resolve_encoder(v, Path.cwd()) for v in value)
+        elif value is True:
+            env[var] = "1"
+        else:
+            env[var] = value if name == "dataset" else str(Path(value).resolve())
+    return env
+
+
+def read_app_config(path: str | Path) -> dict:
+    """Read an app config file (TOML; keys at top level or under ``[app]``).
+
+    Relative paths are resolved against the file's folder. Unknown keys and wrong types
+    raise a KeppError naming the file and the key.
+
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "app.toml"
+    >>> _ = f.write_text('dataset = "plans"\\nroot = "plans.jsonl"\\n')
+    >>> cfg = read_app_config(f); cfg["dataset"], cfg["root"] == str(f.parent / "plans.jsonl")
+    ('plans', True)
+    """
+    import tomllib
+
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise KeppError(f"{path}: config file not found") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise KeppError(f"{path}: not a valid TOML file ({e})") from None
+    if isinstance(raw.get("app"), dict):
+        raw = raw["app"]
+    known = set(PATH_KEYS) | {"dataset", "presentation", "split_seed", "encoders"}
+    out: dict = {}
+    for key, value in raw.items():
+        if key not in known:
+            raise KeppError(f"{path}: unknown key {key!r} (expected some of {', '.join(sorted(known))})")
+        out[key] = config_value(path, key, value)
+    return out
+
+
+def config_value(path: Path, key: str, value):
+    """One checked value of the config file ``path`` (paths resolved against its folder)."""
+    if key == "presentation":
+        if not isinstance(value, bool):
+            raise KeppError(f"{path}: 'presentation' must be true or false, got {value!r}")
+    elif key == "split_seed":
+        if not isinstance(value, int):
+            raise KeppError(f"{path}: 'split_seed' must be an integer, got {value!r}")
+    elif key == "encoders":
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise KeppError(f"{path}: 'encoders' must be a list of encoder specs, got {value!r}")
+        value = [resolve_encoder(v, path.parent) for v in value]
+    elif not isinstance(value, str):
+        raise KeppError(f"{path}: {key!r} must be a string, got {value!r}")
+    elif key == "dataset" and value not in LOADERS:
+        raise KeppError(f"{path}: dataset {value!r} is not one of {', '.join(sorted(LOADERS))}")
+    elif key in PATH_KEYS:
+        value = str((path.parent / value) if not Path(value).is_absolute() else Path(value))
+    return value
+
+
+def resolve_encoder(spec: str, base: Path) -> str:
+    """A TorchScript spec as an absolute path (relative to ``base``); other specs as they are.
+
+    >>> resolve_encoder("builtin", Path("/x")), resolve_encoder("enc.pt", Path("/x"))
+    ('builtin', '/x/enc.pt')
+    """
+    if spec.endswith((".pt", ".pth", ".ts")) and not Path(spec).is_absolute():
+        return str((base / spec).resolve())
+    return spec

@@ -1,0 +1,251 @@
+"""A workspace: what an :class:`~kepp_core.api.config.AppConfig` points at, opened.
+
+The dataset (the demo world by default) with its features, the models folder and the model
+specs in it, the prediction records of ``kepp eval`` and the training runs of ``kepp train``.
+Everything raises a :class:`~kepp_core.errors.KeppError` for a problem the user can fix
+(a path that does not exist, no models for this dataset). Heavy parts load lazily: listing
+a workspace's files does not import torch.
+
+>>> ws = Workspace(AppConfig(dataset="plans", root="/nowhere/plans.jsonl"))
+>>> ws.dataset
+Traceback (most recent call last):
+...
+kepp_core.errors.KeppError: /nowhere/plans.jsonl: dataset path does not exist
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from kepp_core.api.analysis import read_predictions
+from kepp_core.api.config import AppConfig
+from kepp_core.data import Dataset, load_dataset
+from kepp_core.data.synth import default_world_root, ensure_world
+from kepp_core.errors import KeppError
+from kepp_core.graph import build_graph, load_graph
+from kepp_core.io import iter_jsonl
+from kepp_core.video import read_manifest
+
+REPO = Path(__file__).resolve().parents[2]
+# The shipped demo checkpoints (kepp_core.experiments.DEMO_ASSETS; not imported: it loads torch).
+DEMO_MODELS = REPO / "assets" / "demo"
+LOG_NAME = "metrics.jsonl"  # a training run's log (kepp_core.training.loop.LOG)
+RECORD_SUFFIXES = (".jsonl", ".parquet")
+
+
+def demo_world_root(seed: int = 0) -> str:
+    """The demo world's folder, generated into the cache the first time."""
+    return str(ensure_world(seed=seed))
+
+
+def dataset_root(cfg: AppConfig, demo_root: Callable[[], str] = demo_world_root) -> str | None:
+    """The dataset path of ``cfg``: its ``root``, else the demo world (``demo_root()``)."""
+    if cfg.root:
+        return cfg.root
+    if cfg.dataset == "demo":
+        return demo_root()
+    raise KeppError(f"dataset {cfg.dataset!r} needs a path: set 'Root' in the sidebar")
+
+
+def open_dataset(cfg: AppConfig, root: str | None = None) -> Dataset:
+    """The configured dataset with its features (``root``: the resolved :func:`dataset_root`)."""
+    root = root if root is not None else dataset_root(cfg)
+    if root is not None and not Path(root).exists():
+        raise KeppError(f"{root}: dataset path does not exist")
+    return load_dataset(cfg.dataset, root, features=cfg.features, seed=cfg.split_seed)
+
+
+def dataset_key(cfg: AppConfig) -> tuple:
+    """Hashable identity of the configured dataset (a cache key)."""
+    return (cfg.dataset, cfg.root, cfg.features, cfg.split_seed)
+
+
+def demo_model_folders() -> list[Path]:
+    """Where demo models live: shipped in ``assets/demo``, or trained once by ``kepp demo`` into
+    the cache beside the demo world."""
+    return [DEMO_MODELS, default_world_root().parent / "demo-models"]
+
+
+def trained_horizons(root: str | Path) -> list[int]:
+    """Horizons that have a trained step model under a models folder (``ROOT/T<h>/step``)."""
+    from kepp_core.models import trained_horizons as horizons  # lazy: loads torch
+
+    return horizons(root)
+
+
+def model_specs(root: str | Path, horizon: int) -> list:
+    """The :class:`~kepp_core.models.ModelSpec` of every readable model of one horizon."""
+    from kepp_core.models import load_spec  # lazy: loads torch
+
+    specs = []
+    for folder in sorted((Path(root) / f"T{horizon}").iterdir() if (Path(root) / f"T{horizon}").is_dir() else []):
+        try:
+            specs.append(load_spec(folder))
+        except KeppError:
+            continue
+    return specs
+
+
+def plan_variants(root: str | Path, horizon: int) -> dict[str, tuple[str, int]]:
+    """Planning models the KEPP planner can use for ``horizon``: label -> (condition, R)."""
+    out = {}
+    for p in sorted((Path(root) / f"T{horizon}").glob("plan-*")):
+        if not (p / "config.json").is_file():
+            continue
+        name = p.name[len("plan-"):]
+        if name.startswith("graph-R") and name[7:].isdigit():
+            out[f"KEPP (P²KG condition, trained with R={name[7:]})"] = ("graph", int(name[7:]))
+        elif name == "none":
+            out["KEPP without the graph condition"] = ("none", 1)
+    return out
+
+
+def find_runs(roots: tuple[str, ...] | list[str]) -> list[str]:
+    """Run folders (holding a metrics JSONL log) under ``roots``, sorted by path."""
+    found: set[str] = set()
+    for root in map(Path, roots):
+        if root.is_file() and root.name == LOG_NAME:
+            found.add(str(root.parent))
+        elif root.is_dir():
+            found.update(str(p.parent) for p in root.rglob(LOG_NAME))
+    return sorted(found)
+
+
+def read_run_log(run: str | Path):
+    """A run's metrics log as a DataFrame: one row per logged step; ``val`` metrics become
+    ``val_<name>`` columns. Bad lines raise a KeppError naming file and line."""
+    import pandas as pd
+
+    rows = []
+    for _, rec in iter_jsonl(Path(run) / LOG_NAME, required=("step",)):
+        val = rec.pop("val", None) or {}
+        rec.update({f"val_{k}": v for k, v in val.items() if isinstance(v, (int, float))})
+        rows.append(rec)
+    return pd.DataFrame(rows)
+
+
+def read_run_config(run: str | Path) -> dict:
+    """A run's ``config.json`` (empty if missing or unreadable)."""
+    try:
+        return json.loads((Path(run) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return {}
+
+
+def feature_encoder(ds: Dataset) -> dict:
+    """The encoder that made the dataset's features (from the feature cache manifest):
+    ``{"encoder": name or None, "dim": D or None, "folder": path or None}``."""
+    files = [v.feature_file for v in ds.videos if v.feature_file is not None]
+    if not files:
+        return {"encoder": None, "dim": None, "folder": None}
+    folder = files[0].parent
+    manifest = read_manifest(folder) or {}
+    return {"encoder": manifest.get("encoder"), "dim": manifest.get("dim"), "folder": str(folder)}
+
+
+class Workspace:
+    """A configuration opened: dataset, graph, models, prediction records and training runs.
+
+    ``dataset`` may be given (a loaded dataset, or a function returning one, e.g. a cached
+    loader); otherwise it is loaded on first use with :func:`open_dataset`.
+    """
+    def __init__(self, config: AppConfig, dataset: Dataset | Callable[[], Dataset] | None = None) -> None:
+        self.config = config
+        self._dataset = dataset
+
+    @property
+    def dataset(self) -> Dataset:
+        """The configured dataset (loaded on first use)."""
+        if self._dataset is None:
+            self._dataset = open_dataset(self.config)
+        elif callable(self._dataset) and not isinstance(self._dataset, Dataset):
+            self._dataset = self._dataset()
+        return self._dataset
+
+    def graph(self):
+        """The P²KG: loaded from ``config.graph`` or built from the training plans."""
+        if self.config.graph and not Path(self.config.graph).exists():
+            raise KeppError(f"{self.config.graph}: graph file does not exist")
+        if self.config.graph:
+            return load_graph(self.config.graph, self.dataset)
+        return build_graph(self.dataset)
+
+    def models_root(self) -> Path:
+        """The folder of trained models (``T<h>/step``, ``T<h>/plan-graph-R<R>``, ...)."""
+        cfg = self.config
+        if cfg.checkpoints:
+            root = Path(cfg.checkpoints)
+            if not root.is_dir():
+                raise KeppError(f"{root}: checkpoints folder does not exist")
+            return root
+        if cfg.dataset != "demo" or cfg.root:
+            raise KeppError("no checkpoints folder set for this dataset: set 'Checkpoints' in the sidebar "
+                            "(a folder written by 'kepp train')")
+        found = [p for p in demo_model_folders() if p.is_dir() and any(p.glob("T*/step/config.json"))]
+        vocabulary = self.dataset.vocabulary_hash() if found else None
+        for p in found:  # the folder trained on this very world, as `kepp demo` chooses
+            try:  # plain JSON: the home page should not wait for torch to import
+                config = json.loads(next(p.glob("T*/step/config.json")).read_text(encoding="utf-8"))
+                if config["dataset"]["vocabulary_hash"] == vocabulary:
+                    return p
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+        if found:
+            return found[0]
+        raise KeppError(f"no demo models in {DEMO_MODELS} yet (run 'kepp demo --no-app' to train them)")
+
+    def horizons(self) -> list[int]:
+        """Horizons that have a trained step model."""
+        return trained_horizons(self.models_root())
+
+    def model_specs(self, horizon: int) -> list:
+        """The specs of the models trained for ``horizon``."""
+        return model_specs(self.models_root(), horizon)
+
+    def plan_variants(self, horizon: int) -> dict[str, tuple[str, int]]:
+        """Planning models for ``horizon``: label -> (condition, R)."""
+        return plan_variants(self.models_root(), horizon)
+
+    def prediction_files(self) -> list[Path]:
+        """Prediction record files: ``config.predictions`` (file or folder), else those in the models folder."""
+        if self.config.predictions:
+            base = Path(self.config.predictions)
+            if not base.exists():
+                raise KeppError(f"{base}: predictions path does not exist")
+        else:
+            try:
+                base = self.models_root()
+            except KeppError:
+                return []
+        if base.is_file():
+            return [base]
+        return sorted(q for q in base.rglob("*") if q.suffix in RECORD_SUFFIXES
+                      and ("pred" in q.name or "record" in q.name))
+
+    def predictions(self):
+        """All prediction records as one long table (see :func:`~kepp_core.api.analysis.read_predictions`), or None."""
+        files = self.prediction_files()
+        return read_predictions(files) if files else None
+
+    def runs_roots(self) -> list[Path]:
+        """Folders searched for training runs: ``config.runs``, else the models folder and ``runs/``."""
+        if self.config.runs:
+            if not Path(self.config.runs).exists():
+                raise KeppError(f"{self.config.runs}: folder does not exist")
+            return [Path(self.config.runs)]
+        try:
+            models = [self.models_root()]
+        except KeppError:
+            models = []
+        return [p for p in [*models, REPO / "runs"] if p.is_dir()]
+
+    def feature_encoder(self) -> dict:
+        """The encoder of the dataset's features (see :func:`feature_encoder`)."""
+        return feature_encoder(self.dataset)
+
+
+def open_workspace(cfg: AppConfig | None = None) -> Workspace:
+    """The workspace of ``cfg`` (default: the demo world with its demo models); loads lazily."""
+    return Workspace(cfg or AppConfig())

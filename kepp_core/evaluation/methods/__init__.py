@@ -1,0 +1,58 @@
+"""The methods of the evaluation table, a registry of them, and the code that runs them on one horizon.
+
+Methods (KEPP.md §6, issue 4), in the table's order:
+
+- ``random``: uniformly random actions;
+- ``retrieval`` (:class:`NearestEpisode`): the plan of the nearest training episode in
+  (standardised) feature space;
+- ``graph-pred`` / ``graph-gt``: zero-shot planning, the top P²KG path between the step
+  model's predicted / the ground-truth endpoints;
+- ``pdpp``: planning model with a task-class row, the task predicted by the classifier;
+- ``kepp-nograph``: planning model without the graph condition;
+- ``kepp-R1`` / ``kepp-R2``: the KEPP planner with R = 1 / 2 paths;
+- ``kepp-gt``: the KEPP planner (R = 1) with ground-truth endpoints (a flawless step model);
+- ``kepp-llm`` / ``kepp-graph-llm`` (``LLM_METHODS``, run only when asked for and given an
+  :class:`~kepp_core.llm.LLMRecommender`): planning models conditioned on the LLM's plan for
+  the step model's predicted endpoints, alone / after the P²KG row (paper Table 6). Their
+  rows say how many plans came from the LLM and how many from the fallback (and which).
+
+Every learned method reads ``ROOT/T<h>/<model>`` (its ``requires``; see
+:mod:`kepp_core.training.suite`). Adding a method is one :class:`Method` subclass and one
+``register(...)`` line in :mod:`~kepp_core.evaluation.methods.baselines` or
+:mod:`~kepp_core.evaluation.methods.kepp`.
+
+With ``samples=K`` every sampled method (``random`` and the planning models: ``pdpp``,
+``kepp-*``) also draws ``K`` plans per test episode (one batched DDPM/DDIM pass over the
+episodes repeated ``K`` times, different noise per copy; the step model's endpoints and the
+graph condition stay the point prediction's) and
+:func:`~kepp_core.evaluation.uncertainty.episode_uncertainty` scores them (NLL, KL, mode
+precision and recall).
+
+>>> METHODS[:3], LABELS["retrieval"]
+(('random', 'retrieval', 'graph-pred'), 'Retrieval (nearest training episode)')
+>>> [r.kind for r in get_method("kepp-R2").requires], get_method("kepp-R2").sampled
+(['step', 'plan'], True)
+"""
+
+from kepp_core.evaluation.methods import baselines, kepp  # noqa: F401  (importing them registers the methods)
+from kepp_core.evaluation.methods.base import REGISTRY, EvalContext, Method, MethodOutput, get_method, register
+from kepp_core.evaluation.methods.baselines import (PDPP, GraphZeroShot, NearestEpisode, RandomPlans,
+                                                   nearest_episode_plans)
+from kepp_core.evaluation.methods.kepp import KeppGraph, KeppLLM, KeppNoGraph
+from kepp_core.evaluation.methods.run import (HorizonEvaluation, default_methods, evaluate_horizon, run_method,
+                                              skip_reason)
+
+UNCERTAINTY_COLUMNS = ("NLL", "KL", "ModePrec", "ModeRec")
+# Derived from the registry (the CLI, the app and the tests use these names).
+METHODS = default_methods()  # run by default
+LLM_METHODS = tuple(name for name, m in REGISTRY.items() if m.needs_llm)  # need an LLM endpoint; only when asked
+ALL_METHODS = METHODS + LLM_METHODS
+SAMPLED = tuple(name for name, m in REGISTRY.items() if m.sampled)  # can draw K plans per episode
+LABELS = {name: m.label for name, m in REGISTRY.items()}
+
+__all__ = [
+    "ALL_METHODS", "LABELS", "LLM_METHODS", "METHODS", "PDPP", "REGISTRY", "SAMPLED", "UNCERTAINTY_COLUMNS",
+    "EvalContext", "GraphZeroShot", "HorizonEvaluation", "KeppGraph", "KeppLLM", "KeppNoGraph", "Method",
+    "MethodOutput", "NearestEpisode", "RandomPlans", "default_methods", "evaluate_horizon", "get_method",
+    "nearest_episode_plans", "register", "run_method", "skip_reason",
+]

@@ -1,0 +1,83 @@
+"""The baselines: random plans, the nearest training episode's plan, zero-shot P²KG planning
+and PDPP (a planning model conditioned on the task a classifier predicts)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+
+from kepp_core.evaluation.methods.base import STEP, EvalContext, Method, MethodOutput, register
+from kepp_core.graph.retrieval import make_retriever
+from kepp_core.models.spec import ModelRole
+from kepp_core.training.data import EpisodeTensors
+
+
+class RandomPlans(Method):
+    """Uniformly random actions."""
+
+    name, label, sampled = "random", "Random", True
+
+    def plan(self, ctx: EvalContext) -> MethodOutput:
+        rng = np.random.default_rng(ctx.seed)
+        plans = rng.integers(0, ctx.ds.num_actions, size=ctx.gt.shape)
+        drawn = (rng.integers(0, ctx.ds.num_actions, size=(len(plans), ctx.samples, ctx.horizon))
+                 if ctx.samples else None)
+        return MethodOutput(plans, samples=drawn)
+
+
+def nearest_episode_plans(train: EpisodeTensors, test: EpisodeTensors) -> np.ndarray:
+    """Plan of the nearest training episode (Euclidean, standardised ``[v_s, v_g]``) for each test episode."""
+    a = torch.cat([train.obs_start, train.obs_goal], 1)
+    b = torch.cat([test.obs_start, test.obs_goal], 1)
+    mean, std = a.mean(0), a.std(0).clamp_min(1e-3)
+    a, b = (a - mean) / std, (b - mean) / std
+    nearest = torch.cat([torch.cdist(b[i:i + 1024], a).argmin(1) for i in range(0, len(b), 1024)])
+    return train.actions[nearest].numpy()
+
+
+class NearestEpisode(Method):
+    """The plan of the nearest training episode in feature space (method name ``retrieval``)."""
+
+    name, label = "retrieval", "Retrieval (nearest training episode)"
+
+    def plan(self, ctx: EvalContext) -> MethodOutput:
+        return MethodOutput(nearest_episode_plans(ctx.train_tensors(), ctx.test))
+
+
+class GraphZeroShot(Method):
+    """Zero-shot planning: the top P²KG path between predicted or ground-truth endpoints."""
+
+    def __init__(self, ground_truth: bool) -> None:
+        self.ground_truth = ground_truth
+        self.name = "graph-gt" if ground_truth else "graph-pred"
+        self.label = f"P²KG zero-shot, {'ground-truth' if ground_truth else 'predicted'} endpoints"
+        self.requires = () if ground_truth else (STEP,)
+
+    def plan(self, ctx: EvalContext) -> MethodOutput:
+        ends = ctx.gt[:, [0, -1]] if self.ground_truth else ctx.endpoints()
+        recs = make_retriever(ctx.graph, "p2kg", 1).batch([tuple(e) for e in ends.tolist()], ctx.horizon)
+        return MethodOutput(np.array([r.top for r in recs]))
+
+
+class PDPP(Method):
+    """PDPP: a planning model with a task-class row, the task predicted by the classifier."""
+
+    name, label, sampled = "pdpp", "PDPP (task classifier)", True
+    requires = (ModelRole("plan", "task"), ModelRole("task-classifier"))
+
+    def plan(self, ctx: EvalContext) -> MethodOutput:
+        classifier, _ = ctx.load(ModelRole("task-classifier"))
+        model, spec = ctx.load(ModelRole("plan", "task"))
+        with torch.no_grad():
+            task = classifier(ctx.test.obs_start, ctx.test.obs_goal).argmax(-1)
+        cond = {"task": F.one_hot(task, model.layout.rows[0].width).float()}
+        plans, drawn = ctx.draw(model, spec, cond)
+        return MethodOutput(plans, samples=drawn)
+
+
+register(RandomPlans())
+register(NearestEpisode())
+register(GraphZeroShot(ground_truth=False))
+register(GraphZeroShot(ground_truth=True))
+register(PDPP())
