@@ -24,8 +24,16 @@ def show_endpoints(ds, result, truth: Sequence[int] | None) -> None:
         col.markdown(f"confidence {score:.2f}{verdict}")
 
 
-def show_paths(ds, result, R: int) -> None:
-    """The top-R graph paths the planning model was conditioned on."""
+def recommendation_text(condition: str, method_label: str, R: int) -> str:
+    """The caption's words on the graph recommendation: none for a model without the graph condition."""
+    return f"recommendation: {method_label}, R={R}; " if condition == "graph" else "no graph condition; "
+
+
+def show_paths(ds, result, R: int, condition: str = "graph") -> None:
+    """The top-R graph paths the planning model was conditioned on (none without the graph condition)."""
+    if condition != "graph":
+        st.caption("This planning model has no graph condition: no graph paths were recommended to it.")
+        return
     st.subheader(f"Top-{R} graph paths")
     distinct = len(set(result.paths))
     if result.fallback:

@@ -6,7 +6,7 @@ import time
 
 import streamlit as st
 
-from components import backend, network, plans
+from components import backend, network, plans, zeroshot
 from components.charts import video_timeline
 from components.config import page_setup
 from components.text import dataset_caption, md, md_code, plan_text
@@ -21,7 +21,12 @@ with backend.guarded():
     enc = api.feature_encoder(ds)
 st.caption(dataset_caption(cfg, ds))
 
-# --- models --------------------------------------------------------------------------------------
+# --- models (none, e.g. an annotation-only dataset: zero-shot planning with the graph alone) ------------
+with backend.guarded():
+    no_models = zeroshot.missing_models(cfg)
+if no_models:
+    zeroshot.page(cfg, ds, no_models)
+    st.stop()
 with backend.guarded():
     root = backend.models_root(cfg)
     horizons = backend.horizons(cfg)
@@ -148,15 +153,15 @@ if not saved or saved["inputs"] != inputs:
 
 result = saved["result"]
 truth = saved["truth"]
-st.caption(f"Planned by {md_code(f'{root.name}/T{T}')} ({md(variant)}; recommendation: {method_labels[method]}, R={R}; "
+st.caption(f"Planned by {md_code(f'{root.name}/T{T}')} ({md(variant)}; {plans.recommendation_text(condition, method_labels[method], R)}"
            f"sampler {planner.sampler}{f', {planner.sampler_steps} steps' if planner.sampler == 'ddim' else ''}) "
            f"on dataset **{md(ds.name)}** with features from encoder **{md(enc['encoder'] or 'unknown')}** · "
            f"{saved['seconds'] * 1000:.0f} ms in all (model {result.timings['total']:.0f} ms)")
 
-out_left, out_right = st.columns([3, 2])
+out_left, out_right = st.columns([3, 2]) if cfg.presentation else (st.container(), None)
 with out_left:
     plans.show_endpoints(ds, result, truth)
-    plans.show_paths(ds, result, R)
+    plans.show_paths(ds, result, R, condition)
     if llm_url.strip():
         st.subheader("LLM recommendation")
         with backend.guarded(stop=False), st.spinner("Asking the LLM…"):
@@ -175,14 +180,7 @@ with out_left:
         plans.show_samples(ds, drawn["table"], K, result, truth)
     if not cfg.presentation:  # debug details stay out of talks
         plans.show_details(ds, result)
-with out_right:
-    st.subheader("P²KG around the endpoints")
-    depth = st.slider("Depth", 1, 3, 1, key="plan_depth")
+with out_right if out_right is not None else st.container():  # full width, beside the plan when presenting
     with backend.guarded(stop=False):
-        graph = planner.graph
-        drawing = network.plan_drawing(graph, result, truth, depth=depth)
-        network.show_graph(drawing, height=640, download_name="kepp_plan_graph.html", key="plan_graph_dl")
-        st.caption("Green node: â₁, red node: â_T; " + ", ".join(
-            f"path {k + 1}: {network.PATH_COLOUR_NAMES[k % len(network.PATH_COLOUR_NAMES)]}" for k in range(len(result.paths)))
-                   + "; thick gold: the final plan; dashed: a step pair the graph never saw. "
-                     "Edge labels are P²KG probabilities.")
+        network.plan_graph_panel(planner.graph, result.endpoints, api.graph_paths(result, condition, R), truth,
+                                 key="plan", title=f"P²KG around the plan (T={T})")

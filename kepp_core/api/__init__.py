@@ -94,6 +94,18 @@ from kepp_core.api.media import (
     thumbnail_png,
     video_meta,
 )
+from kepp_core.api.plangraph import (
+    LegendEntry,
+    PathGroup,
+    PlanGraph,
+    ZeroShotPlans,
+    edge_text,
+    graph_paths,
+    node_text,
+    plan_episodes,
+    plan_graph,
+    zero_shot_plans,
+)
 
 __all__ = [
     "AppConfig",
@@ -160,4 +172,15 @@ __all__ = [
     "transitions",
     "video_features",
     "video_meta",
+    # the plan graph and zero-shot planning (plangraph)
+    "LegendEntry",
+    "PathGroup",
+    "PlanGraph",
+    "ZeroShotPlans",
+    "edge_text",
+    "graph_paths",
+    "node_text",
+    "plan_episodes",
+    "plan_graph",
+    "zero_shot_plans",
 ]

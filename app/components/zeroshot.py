@@ -1,0 +1,91 @@
+"""Zero-shot planning with the graph alone, for the Plan page of a dataset without models
+(an annotation-only dataset such as COIN's JSON): endpoints from a test episode or chosen
+by hand, the graph's top-R plans and the plan graph around them."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from components import backend, network
+from components.charts import step_cards
+from components.text import md
+from kepp_core import api
+from kepp_core.errors import KeppError
+
+ALL_TASKS = "(all tasks)"
+
+
+def missing_models(cfg) -> str | None:
+    """Why the Plan page has no models to plan with (``None`` when it has some). A checkpoints
+    folder that was set but cannot be used stays an error (a KeppError)."""
+    try:
+        root = backend.models_root(cfg)
+    except KeppError as e:
+        if cfg.checkpoints:
+            raise
+        return str(e)
+    if not backend.horizons(cfg):
+        return f"no trained models in {root} (train them with 'kepp train')"
+    return None
+
+
+def _endpoints(ds, T: int) -> tuple[int, int, tuple[int, ...] | None, str]:
+    """Start and goal steps, the ground truth (for an episode) and a description, from the page's controls."""
+    tasks = sorted(ds.tasks)
+    names = {t: ds.tasks[t].name for t in tasks}
+    source = st.radio("Endpoints from", ["a test episode", "steps I choose"], horizontal=True, key="zs_source")
+    c1, c2, c3 = st.columns([2, 2, 2])
+    task = c1.selectbox("Task", [ALL_TASKS, *tasks], index=1 if tasks else 0, key="zs_task",
+                        format_func=lambda t: names.get(t, t))
+    task = None if task == ALL_TASKS else task
+    if source == "a test episode":
+        episodes = api.plan_episodes(ds, T, task)
+        if not episodes:
+            st.warning(f"No annotated video of this task has {T} steps: choose another task or a shorter horizon.")
+            st.stop()
+        options = dict(episodes)
+        ep = c2.selectbox("Episode", list(options), key=f"zs_episode_{task}_{T}",
+                          format_func=lambda e: f"{e} · " + " → ".join(ds.labels(options[e])))
+        truth = options[ep]
+        return truth[0], truth[-1], truth, f"episode {ep}"
+    steps = list(ds.task_actions(task)) if task else list(range(ds.num_actions))
+    start = c2.selectbox("First step", steps, key=f"zs_start_{task}", format_func=lambda a: ds.actions[a])
+    goal = c3.selectbox("Last step", steps, index=len(steps) - 1, key=f"zs_goal_{task}",
+                        format_func=lambda a: ds.actions[a])
+    return int(start), int(goal), None, "chosen steps"
+
+
+def page(cfg, ds, reason: str) -> None:
+    """The Plan page without models: the graph's top-R plans between two steps, and the plan graph."""
+    st.info(f"No models to plan from video ({md(reason)}). Planning with the **graph alone** (zero-shot): "
+            "pick a test episode or a first and last step, and see the graph's top-R plans between them.")
+    with backend.guarded():
+        graph = backend.graph(cfg)
+    c1, c2, c3 = st.columns([1, 1, 2])
+    T = c1.selectbox("Horizon T", list(range(2, 9)), index=1, key="zs_T", help="number of steps to plan")
+    R = c2.slider("Plans R", 1, 5, 3, key="zs_R", help="how many of the graph's best plans to show")
+    methods = api.recommendation_methods()
+    method = c3.selectbox("Recommendation", list(methods), format_func=methods.get, key="zs_method")
+    start, goal, truth, where = _endpoints(ds, T)
+    with backend.guarded():
+        found = api.zero_shot_plans(graph, start, goal, T, R, method)
+    st.subheader(f"The graph's top-{R} plans")
+    st.caption(f"From **{md(ds.actions[start])}** to **{md(ds.actions[goal])}** in {T} steps ({where}), "
+               f"scored by {md(methods[method])} on the graph of {graph.num_actions} steps and {graph.num_edges} "
+               "transitions built from the training plans.")
+    if found.fallback:
+        st.warning("The graph has no path of this length between these steps: shown is KEPP's fallback "
+                   "(the two endpoints repeated).")
+    elif found.found < R:
+        st.caption(f"The graph has only {found.found} distinct path{'s' if found.found > 1 else ''} of this length.")
+    for name, path in found.named:
+        k = int(name.rsplit(" ", 1)[1]) - 1
+        correct = None if truth is None else [a == b for a, b in zip(path, truth)]
+        step_cards(ds.labels(path), correct, colour="#ede7f6",
+                   title=f"{name} · probability {found.scores[k]:.3g}" if not found.fallback else f"{name} · fallback")
+    if truth is not None:
+        hit = found.paths[0] == tuple(truth)
+        st.markdown(f"**Ground truth** · the top plan is {'right' if hit else 'wrong'}")
+        step_cards(ds.labels(truth), colour="#e8f5e9")
+    network.plan_graph_panel(graph, (start, goal), found.named, truth, key="zs",
+                             title=f"P²KG: the graph's plans from {ds.actions[start]} to {ds.actions[goal]} (T={T})")

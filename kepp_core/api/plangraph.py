@@ -1,0 +1,408 @@
+"""The plan graph: what the Plan page draws around a plan, decided here so that it can be
+tested without a browser.
+
+A :class:`PlanGraph` holds the distinct paths of one query (the ground truth, KEPP's plan,
+the graph's top-R paths: identical sequences merged into one :class:`PathGroup` that names
+all of them), the graph's neighbourhood around the endpoints (or a chosen centre) within a
+depth and a node budget, the graph's arrows between drawn steps that lie outside that depth,
+fixed left-to-right positions (column = position in the plan) and a legend whose entries say
+exactly what each style means. Same input, same picture: nothing here is random.
+
+It also holds zero-shot planning with the graph alone (annotation-only datasets, no models).
+
+>>> from kepp_core.graph import ProcedureGraph
+>>> g = ProcedureGraph.from_plans(["a", "b", "c", "d"], [(0, 1, 2), (0, 1, 3), (0, 3, 2)])
+>>> pg = plan_graph(g, (0, 2), [("KEPP plan", (0, 1, 2)), ("graph path 1", (0, 1, 2))], truth=(0, 3, 2))
+>>> [grp.label for grp in pg.groups]
+['ground truth', 'KEPP plan = graph path 1']
+>>> sorted((n.label, n.column) for n in pg.nodes if n.role != "context")
+[('a', 0), ('b', 1), ('c', 2), ('d', 1)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from kepp_core.errors import KeppError
+from kepp_core.graph import retrieve, subgraph
+
+__all__ = ["GROUP_COLOURS", "LegendEntry", "PathGroup", "PlanEdge", "PlanGraph", "PlanNode", "ZeroShotPlans", "edge_text",
+           "graph_paths", "label_colour", "plan_graph", "plan_episodes", "zero_shot_plans"]
+
+# Colours: endpoints, steps, arrows, and one colour per distinct path (the truth is always green).
+START_COLOUR = "#1b5e20"
+GOAL_COLOUR = "#b71c1c"
+CENTRE_COLOUR = "#f9a825"
+STEP_COLOUR = "#e3eaf4"
+PATH_STEP_COLOUR = "#fff3c4"
+CONTEXT_EDGE = "#9e9e9e"
+OUTSIDE_EDGE = "#c7c7c7"
+TRUTH_COLOUR = "#2e7d32"
+PLAN_COLOUR = "#ef6c00"
+GROUP_COLOURS = ["#1565c0", "#6a1b9a", "#00838f", "#ad1457", "#5d4037", "#283593"]
+COLUMN_GAP = 230  # px between plan positions
+ROW_GAP = 90  # px between rows of one column
+
+
+@dataclass(frozen=True)
+class PathGroup:
+    """One distinct path and every name it goes by (``ground truth``, ``KEPP plan``, ``graph path 2``)."""
+
+    actions: tuple[int, ...]
+    members: tuple[str, ...]
+    colour: str
+
+    @property
+    def label(self) -> str:
+        """The legend's name of the group: its members joined by ``=``."""
+        return " = ".join(self.members)
+
+    @property
+    def is_truth(self) -> bool:
+        """Whether this path is the ground truth."""
+        return "ground truth" in self.members
+
+
+@dataclass
+class PlanNode:
+    """A drawn step: its role (``start``, ``goal``, ``centre``, ``path``, ``context``), plan
+    column and row, fixed position in pixels, hover text, fill and readable label colour."""
+
+    id: int
+    label: str
+    role: str
+    column: int
+    row: int = 0
+    x: int = 0
+    y: int = 0
+    title: str = ""
+    colour: str = STEP_COLOUR
+    font_colour: str = "#1a1a1a"
+
+
+@dataclass
+class PlanEdge:
+    """A drawn arrow. ``kind``: ``path`` (one group's step pair; ``group`` is its index),
+    ``context`` (a graph arrow within the depth limit) or ``outside`` (a graph arrow between
+    drawn steps beyond the depth limit). ``count`` 0 = a pair the graph never saw."""
+
+    source: int
+    target: int
+    kind: str
+    count: int
+    probability: float
+    frequency: float
+    title: str
+    colour: str
+    width: float
+    dashed: bool = False
+    group: int | None = None
+    curve: float = 0.0  # bend, so that paths sharing a pair stay visible side by side
+
+
+@dataclass(frozen=True)
+class LegendEntry:
+    """One line of the legend: the style (``node``, ``line``, ``dashed``, ``dotted``), its colour
+    and what it means; ``group`` is the path group's index for path entries."""
+
+    style: str
+    colour: str
+    text: str
+    group: int | None = None
+
+
+@dataclass
+class PlanGraph:
+    """Everything the plan graph draws (see the module's docstring)."""
+
+    nodes: list[PlanNode]
+    edges: list[PlanEdge]
+    groups: list[PathGroup]
+    legend: list[LegendEntry]
+    settings: dict = field(default_factory=dict)
+    hidden: int = 0  # neighbourhood steps left out by the node budget
+
+    def path_edges(self, group: int) -> list[tuple[int, int]]:
+        """The step pairs drawn for path group ``group`` (in path order)."""
+        return [(e.source, e.target) for e in self.edges if e.kind == "path" and e.group == group]
+
+
+def label_colour(fill: str) -> str:
+    """Black or white, whichever reads better on ``fill`` (``#rrggbb``; WCAG relative luminance).
+
+    >>> label_colour("#1b5e20"), label_colour("#fff3c4")
+    ('#ffffff', '#1a1a1a')
+    """
+    def channel(c: int) -> float:
+        s = c / 255
+        return s / 12.92 if s <= 0.03928 else ((s + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (int(fill[i:i + 2], 16) for i in (1, 3, 5))
+    lum = 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
+    return "#ffffff" if (1.05 / (lum + 0.05)) > ((lum + 0.05) / 0.05) else "#1a1a1a"
+
+
+def _groups(named: Sequence[tuple[str, Sequence[int]]], truth: Sequence[int] | None) -> list[PathGroup]:
+    """Distinct paths in order (truth first), identical ones merged, each with its colour."""
+    order: list[tuple[int, ...]] = []
+    names: dict[tuple[int, ...], list[str]] = {}
+    for name, path in ([("ground truth", truth)] if truth is not None else []) + list(named):
+        key = tuple(int(a) for a in path)
+        if key not in names:
+            order.append(key)
+            names[key] = []
+        names[key].append(name)
+    out, k = [], 0
+    for key in order:
+        members = names[key]
+        if "ground truth" in members:
+            colour = TRUTH_COLOUR
+        elif members[0] == "KEPP plan":
+            colour = PLAN_COLOUR
+        else:
+            colour, k = GROUP_COLOURS[k % len(GROUP_COLOURS)], k + 1
+        out.append(PathGroup(key, tuple(members), colour))
+    return out
+
+
+def _columns(groups: list[PathGroup], endpoints: Sequence[int]) -> dict[int, tuple[int, int]]:
+    """Column (position in the plan) and row of every path step: the first group that uses it decides."""
+    at: dict[int, tuple[int, int]] = {}
+    for row, g in enumerate(groups):
+        for col, a in enumerate(g.actions):
+            at.setdefault(a, (col, row))
+    horizon = max((len(g.actions) for g in groups), default=2)
+    at.setdefault(int(endpoints[0]), (0, 0))
+    at.setdefault(int(endpoints[1]), (horizon - 1, 0))
+    return at
+
+
+def _neighbourhood(graph, centres: Sequence[int], depth: int, min_probability: float
+                   ) -> tuple[dict[int, int], set[tuple[int, int]]]:
+    """Steps within ``depth`` of any centre (with their distance) and the graph's arrows between them."""
+    nodes: dict[int, int] = {}
+    edges: set[tuple[int, int]] = set()
+    for c in centres:
+        sg = subgraph(graph, int(c), depth=depth, min_probability=min_probability)
+        for a, d in sg.nodes.items():
+            nodes[a] = min(d, nodes.get(a, d))
+        edges.update((e.source, e.target) for e in sg.edges)
+    return nodes, edges
+
+
+def _place_context(graph, placed: dict[int, tuple[int, int]], context: list[int]) -> dict[int, int]:
+    """A column for each context step: right of its strongest drawn predecessor, else left of its
+    strongest drawn successor (deterministic: ties by action index)."""
+    cols: dict[int, int] = {}
+    pending = list(context)
+    for _ in range(len(context) + 1):
+        left = []
+        for a in pending:
+            known = {**{u: c for u, (c, _) in placed.items()}, **cols}
+            pred = [(float(graph.probability(u, a)), -u, known[u] + 1) for u in graph.predecessors[a] if u in known]
+            succ = [(float(graph.probability(a, v)), -v, known[v] - 1) for v in graph.successors[a] if v in known]
+            if pred or succ:
+                cols[a] = max(pred)[2] if pred else max(succ)[2]
+            else:
+                left.append(a)
+        if not left or len(left) == len(pending):
+            break
+        pending = left
+    for a in pending:
+        cols.setdefault(a, 0)
+    return cols
+
+
+def _rank_context(graph, hood: dict[int, int], drawn: set[int], budget: int) -> tuple[list[int], int]:
+    """The context steps kept under the node budget: nearest first, then strongest arrow to a drawn step."""
+    def strength(a: int) -> float:
+        return max([float(graph.probability(a, b)) for b in drawn] + [float(graph.probability(b, a)) for b in drawn])
+
+    ranked = sorted((a for a in hood if a not in drawn), key=lambda a: (hood[a], -strength(a), a))
+    kept = ranked[:max(0, budget)]
+    return kept, len(ranked) - len(kept)
+
+
+def _position(nodes: list[PlanNode]) -> None:
+    """Fixed pixel positions: x by column; in each column, path rows first (in group order), then
+    context steps alternately above and below them (by label)."""
+    by_col: dict[int, list[PlanNode]] = {}
+    for n in nodes:
+        by_col.setdefault(n.column, []).append(n)
+    for col, members in by_col.items():
+        path = sorted((n for n in members if n.role != "context"), key=lambda n: (n.row, n.id))
+        ctx = sorted((n for n in members if n.role == "context"), key=lambda n: (n.label, n.id))
+        for i, n in enumerate(path):
+            n.row = i
+        below = len(path)
+        for i, n in enumerate(ctx):
+            n.row = -(i // 2 + 1) if i % 2 == 0 else below + i // 2
+        for n in members:
+            n.x, n.y = col * COLUMN_GAP, n.row * ROW_GAP
+
+
+def edge_text(graph, u: int, v: int) -> str:
+    """Hover text of a step pair: its count and both weightings (or that the graph never saw it)."""
+    n = int(graph.counts.get(u, v))
+    head = f"{graph.actions[u]} → {graph.actions[v]}"
+    if n == 0:
+        return f"{head}\nnever seen in the graph's training plans (count 0)"
+    return (f"{head}\ncount {n} of {int(graph.out_counts[u])} out of '{graph.actions[u]}'\n"
+            f"P²KG probability {float(graph.probability(u, v)):.3f}\nfrequency weight {float(graph.frequency(u, v)):.3f}")
+
+
+def node_text(graph, a: int) -> str:
+    """Hover text of a step: its transition and plan counts."""
+    return (f"{graph.actions[a]}\nfollowed by {int(graph.out_counts[a])} transitions, preceded by "
+            f"{int(graph.counts[:, a].sum())}\n"
+            f"starts {int(graph.start_counts[a])} plans, ends {int(graph.end_counts[a])}")
+
+
+def _nodes(graph, groups, endpoints, centre, context_cols, placed) -> list[PlanNode]:
+    """The drawn steps with their role, colour and readable label colour."""
+    nodes = []
+    for a, (col, row) in sorted(placed.items()):
+        role = "start" if a == endpoints[0] else "goal" if a == endpoints[1] else "path"
+        nodes.append(PlanNode(a, graph.actions[a], role, col, row))
+    for a, col in sorted(context_cols.items()):
+        nodes.append(PlanNode(a, graph.actions[a], "context", col))
+    fills = {"start": START_COLOUR, "goal": GOAL_COLOUR, "path": PATH_STEP_COLOUR, "context": STEP_COLOUR}
+    for n in nodes:
+        if centre is not None and n.id == centre and n.role in ("path", "context"):
+            n.role = "centre"
+        n.colour = fills.get(n.role, CENTRE_COLOUR)
+        n.font_colour = label_colour(n.colour)
+        n.title = node_text(graph, n.id)
+    _position(nodes)
+    return nodes
+
+
+def _edges(graph, groups: list[PathGroup], drawn: set[int], near: set[tuple[int, int]], depth: int,
+           min_probability: float) -> list[PlanEdge]:
+    """Path arrows (one per group and pair, bent apart when groups share a pair), the graph's arrows
+    within the depth limit, and its arrows between drawn steps beyond it."""
+    out: list[PlanEdge] = []
+    on_path: dict[tuple[int, int], int] = {}
+    for k, g in enumerate(groups):
+        for u, v in dict.fromkeys(zip(g.actions, g.actions[1:])):
+            n = int(graph.counts.get(u, v))
+            shared = on_path.get((u, v), 0)
+            on_path[(u, v)] = shared + 1
+            where = "" if n == 0 or (u, v) in near else f"\n(outside the depth-{depth} neighbourhood)"
+            out.append(PlanEdge(u, v, "path", n, float(graph.probability(u, v)), float(graph.frequency(u, v)),
+                                f"{g.label}\n{edge_text(graph, u, v)}{where}", g.colour, 5.0 if not g.is_truth else 6.0,
+                                dashed=n == 0, group=k, curve=0.18 * shared * (1 if shared % 2 else -1)))
+    for u in sorted(drawn):
+        for v in graph.successors[u]:
+            v = int(v)
+            p = float(graph.probability(u, v))
+            if v not in drawn or (u, v) in on_path or p < min_probability:
+                continue
+            kind = "context" if (u, v) in near else "outside"
+            text = edge_text(graph, u, v) + ("" if kind == "context" else
+                                             f"\noutside the depth-{depth} neighbourhood of the centre")
+            out.append(PlanEdge(u, int(v), kind, int(graph.counts.get(u, v)), p, float(graph.frequency(u, v)), text,
+                                CONTEXT_EDGE if kind == "context" else OUTSIDE_EDGE,
+                                1.0 + 5.0 * p if kind == "context" else 1.0, dashed=kind == "outside"))
+    return out
+
+
+def _legend(graph, groups: list[PathGroup], edges: list[PlanEdge], depth: int, centre_label: str | None,
+            weighting: str) -> list[LegendEntry]:
+    """One entry per distinct path (naming every path it stands for), the endpoints, and each
+    arrow style present in the drawing, each saying exactly what it means."""
+    weight = "P²KG probability" if weighting == "p2kg" else "frequency weight"
+    out = [LegendEntry("node", START_COLOUR, "â₁: the first step (start)"),
+           LegendEntry("node", GOAL_COLOUR, "â_T: the last step (goal)")]
+    if centre_label:
+        out.append(LegendEntry("node", CENTRE_COLOUR, f"centre of the neighbourhood: {centre_label}"))
+    for k, g in enumerate(groups):
+        out.append(LegendEntry("line", g.colour, f"{g.label}: " + " → ".join(graph.actions[a] for a in g.actions), group=k))
+    kinds = {e.kind for e in edges}
+    if any(e.kind == "path" and e.dashed for e in edges):
+        out.append(LegendEntry("dashed", "#555555", "dashed path arrow: a step pair the graph never saw (count 0)"))
+    if "context" in kinds:
+        out.append(LegendEntry("line", CONTEXT_EDGE, f"grey arrow: a graph transition within {depth} step"
+                               f"{'s' if depth > 1 else ''} of the centre; label and width: its {weight}"))
+    if "outside" in kinds:
+        out.append(LegendEntry("dotted", OUTSIDE_EDGE, "light dashed grey arrow: a graph transition between drawn "
+                               f"steps beyond the depth limit ({depth}); hover for its count and probability"))
+    return out
+
+
+def plan_graph(graph, endpoints: Sequence[int], named_paths: Sequence[tuple[str, Sequence[int]]] = (),
+               truth: Sequence[int] | None = None, depth: int = 1, max_nodes: int = 24,
+               min_probability: float = 0.0, centre: int | None = None, weighting: str = "p2kg") -> PlanGraph:
+    """The plan graph of one query: ``named_paths`` in rank order (``("KEPP plan", plan)``,
+    ``("graph path 1", p)``, …) with the ``truth`` first, identical ones merged; the graph's
+    neighbourhood within ``depth`` of the endpoints (or of ``centre``) under a budget of
+    ``max_nodes`` steps (path steps always drawn); the graph's arrows between drawn steps
+    beyond that depth; fixed positions and the legend."""
+    if depth < 0 or max_nodes < 1:
+        raise KeppError(f"plan graph: depth must be >= 0 and max nodes >= 1 (got {depth}, {max_nodes})")
+    a1, at = int(endpoints[0]), int(endpoints[1])
+    groups = _groups(named_paths, truth)
+    placed = _columns(groups, (a1, at))
+    centres = [a1, at] if centre is None else [int(centre)]
+    hood, near = _neighbourhood(graph, centres, depth, min_probability)
+    kept, hidden = _rank_context(graph, hood, set(placed), max_nodes - len(placed))
+    context_cols = _place_context(graph, placed, kept)
+    nodes = _nodes(graph, groups, (a1, at), centre, context_cols, placed)
+    drawn = {n.id for n in nodes}
+    edges = _edges(graph, groups, drawn, near, depth, min_probability)
+    legend = _legend(graph, groups, edges, depth, None if centre is None else graph.actions[int(centre)], weighting)
+    settings = {"depth": depth, "max nodes": max_nodes, "minimum probability": min_probability,
+                "centre": "â₁ and â_T" if centre is None else graph.actions[int(centre)], "weights": weighting}
+    return PlanGraph(nodes, edges, groups, legend, settings, hidden)
+
+
+# --- zero-shot planning with the graph alone ------------------------------------------------------------------
+@dataclass(frozen=True)
+class ZeroShotPlans:
+    """The graph's top-R plans between two steps (no models): paths, scores, whether it fell back."""
+
+    start: int
+    goal: int
+    horizon: int
+    paths: tuple[tuple[int, ...], ...]
+    scores: tuple[float, ...]
+    fallback: bool
+    found: int
+
+    @property
+    def named(self) -> list[tuple[str, tuple[int, ...]]]:
+        """The distinct plans named for the plan graph (``graph plan 1``, …)."""
+        return [(f"graph plan {k + 1}", p) for k, p in enumerate(self.paths[:max(self.found, 1)])]
+
+
+def zero_shot_plans(graph, start: int | str, goal: int | str, horizon: int, R: int = 3,
+                    method: str = "p2kg") -> ZeroShotPlans:
+    """The graph's top-``R`` plans of ``horizon`` steps from ``start`` to ``goal`` (labels or indices)."""
+    rec = retrieve(graph, start, goal, horizon, R, method)
+    return ZeroShotPlans(rec.start, rec.goal, horizon, rec.paths, tuple(float(s) for s in rec.scores),
+                         rec.fallback, rec.found)
+
+
+def graph_paths(result, condition: str, R: int) -> list[tuple[str, tuple[int, ...]]]:
+    """A KEPP result's named paths for the plan graph: its plan, and the top-``R`` graph paths only
+    when the planning model was conditioned on the graph (``condition == "graph"``)."""
+    named = [("KEPP plan", tuple(int(a) for a in result.plan))]
+    if condition == "graph" and not result.fallback:
+        named += [(f"graph path {k + 1}", tuple(int(a) for a in p)) for k, p in enumerate(result.paths[:R])]
+    return named
+
+
+def plan_episodes(ds, horizon: int, task: str | None = None, split: str = "test", limit: int = 400
+                  ) -> list[tuple[str, tuple[int, ...]]]:
+    """Episodes of ``horizon`` annotated steps as ``(id, actions)`` (``task/video/first:T``), of one
+    ``task`` or all, from the ``split`` when it has any (else every video), at most ``limit``."""
+    videos = [v for v in ds.videos if task is None or v.task == task]
+    videos = [v for v in videos if v.split == split] or videos
+    out = []
+    for v in sorted(videos, key=lambda v: (v.task, v.id)):
+        for i in range(len(v.plan) - horizon + 1):
+            out.append((f"{v.task}/{v.id}/{i}:{horizon}", tuple(int(a) for a in v.plan[i:i + horizon])))
+            if len(out) >= limit:
+                return out
+    return out
