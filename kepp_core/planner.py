@@ -76,6 +76,7 @@ class BatchPlans:
     conditions: np.ndarray
     plans: np.ndarray
     timings: dict[str, float]
+    action_block: np.ndarray | None = None  # [N, T, A] the planning model's x_0 action block
 
 
 # --- the planner -----------------------------------------------------------------------------
@@ -223,7 +224,8 @@ class KEPPPlanner:
         t3 = time.perf_counter()
         timings = {"endpoints": (t1 - t0) * 1e3, "graph": (t2 - t1) * 1e3, "plan": (t3 - t2) * 1e3,
                    "total": (t3 - t0) * 1e3}
-        return BatchPlans(ends, scores, recs, conds, plans, timings)
+        return BatchPlans(ends, scores, recs, conds, plans, timings,
+                          x0[:, :, self.plan_model.layout.action_start:].numpy())
 
     def sample(self, v_start, v_goal, k: int, R: int | None = None,
                seed: int | None = None) -> list[tuple[tuple[int, ...], int]]:

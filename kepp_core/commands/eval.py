@@ -19,7 +19,7 @@ EXAMPLES = """  kepp eval --dataset demo --models models --horizons 3 4 5 6
 
 def register(sub) -> None:
     """Add ``kepp eval`` (its ``--methods`` choices come from the method registry)."""
-    from kepp_core.evaluation.methods import LLM_METHODS, METHODS  # lazy: keeps `kepp --help` fast
+    from kepp_core.evaluation.methods import EXTRA_METHODS, LLM_METHODS, METHODS  # lazy: keeps `kepp --help` fast
     from kepp_core.llm.options import add_llm_args  # lazy: keeps `kepp --help` fast
 
     p = add_command(sub, "eval", "evaluate KEPP and the baselines on the test split", EXAMPLES, _eval)
@@ -27,8 +27,8 @@ def register(sub) -> None:
     p.add_argument("--models", required=True, help="models folder (MODELS/T<h>/step, plan-graph-R1, ...)")
     p.add_argument("-T", "--horizons", type=int, nargs="+", default=[3, 4, 5, 6])
     p.add_argument("--settings", nargs="+", choices=["conventional", "pdpp"], default=["conventional"])
-    p.add_argument("--methods", nargs="+", default=list(METHODS), help=f"subset of: {' '.join(METHODS + LLM_METHODS)} "
-                                                                  f"(default: all but {' '.join(LLM_METHODS)})")
+    p.add_argument("--methods", nargs="+", default=list(METHODS), help=f"subset of: {' '.join(METHODS + EXTRA_METHODS + LLM_METHODS)} "
+                                                                  f"(default: {' '.join(METHODS)})")
     p.add_argument("--sampler", choices=["ddpm", "ddim"], default=None, help="override the models' sampler")
     p.add_argument("--sampler-steps", type=int, default=None, help="DDIM steps")
     p.add_argument("--seed", type=int, default=0)
@@ -39,6 +39,11 @@ def register(sub) -> None:
     p.add_argument("--out", default=None, help="write the table rows as JSON")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: $KEPP_THREADS or half the cores)")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
+    p.add_argument("--decode", default=None, metavar="MODE",
+                   help="endpoints of the +dec methods: free, pinned, topk or topk:K (default: chosen on "
+                        "validation, stored in MODELS/T<h>/decoding.json)")
+    p.add_argument("--decode-weight", default=None, metavar="LAMBDA",
+                   help="transition weight λ >= 0 of the +dec methods (default: chosen on validation)")
     add_llm_args(p)
 
 
@@ -50,6 +55,7 @@ def _eval(args) -> int:
     from kepp_core.training.loop import set_cpu_threads  # lazy: keeps `kepp --help` fast
 
     set_cpu_threads(args.threads)
+    decode = _decode_override(args)
     ds = dataset_from_args(args)
     llm = _recommender(args, ds)
     models = Path(args.models)
@@ -61,7 +67,7 @@ def _eval(args) -> int:
         for h in args.horizons:
             ev = evaluate_horizon(ds, root, h, setting, args.methods, sampler=args.sampler,
                                   sampler_steps=args.sampler_steps, seed=args.seed, strict=args.strict,
-                                  samples=args.samples, llm=llm, log=lambda s: print(s) if not args.json else None)
+                                  samples=args.samples, llm=llm, decode=decode, log=lambda s: print(s) if not args.json else None)
             for r in ev.rows():
                 if ev.step_accuracy:
                     r.update(ev.step_accuracy)
@@ -100,6 +106,18 @@ def _eval(args) -> int:
     if args.records:
         print(f"records → {args.records} ({len(records)} episodes)")
     return 0
+
+
+def _decode_override(args):
+    """The ``--decode`` / ``--decode-weight`` override of the ``+dec`` methods (None: chosen on validation)."""
+    from kepp_core.evaluation.methods.decoded import (DecodeOverride, parse_decode_mode,  # lazy: keeps `kepp --help` fast
+                                                      parse_decode_weight)
+
+    if args.decode is None and args.decode_weight is None:
+        return None
+    mode, k = parse_decode_mode(args.decode) if args.decode is not None else (None, 3)
+    lam = parse_decode_weight(args.decode_weight) if args.decode_weight is not None else None
+    return DecodeOverride(mode, lam, k)
 
 
 def _recommender(args, ds):

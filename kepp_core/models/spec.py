@@ -12,7 +12,7 @@ name says the model's :class:`ModelRole`:
 >>> model_folder(ModelRole("plan", "graph", 2))
 'plan-graph-R2'
 >>> parse_model_folder("plan-graph-llm")
-ModelRole(kind='plan', condition='graph+llm', R=1)
+ModelRole(kind='plan', condition='graph+llm', R=1, structured=False)
 >>> all(parse_model_folder(model_folder(r)) == r for r in SUITE_ROLES)
 True
 """
@@ -36,15 +36,18 @@ DEFAULT_SAMPLER = "ddpm"
 DEFAULT_SAMPLER_STEPS = 10  # DDIM steps; a DDPM sampler runs every diffusion step
 DEFAULT_SETTING = "conventional"
 DEFAULT_M = 3
+STRUCT_SUFFIX = "-struct"  # folder suffix of a planning model trained with the structured loss
 
 
 @dataclass(frozen=True)
 class ModelRole:
-    """What a model is for, as its folder name says: kind, condition and (graph condition) ``R``."""
+    """What a model is for, as its folder name says: kind, condition, (graph condition) ``R`` and
+    whether it was trained with the structured loss through the graph (``-struct``)."""
 
     kind: str
     condition: str = "none"
     R: int = 1
+    structured: bool = False
 
 
 def model_folder(role: ModelRole) -> str:
@@ -52,24 +55,30 @@ def model_folder(role: ModelRole) -> str:
 
     >>> model_folder(ModelRole("plan", "none")), model_folder(ModelRole("step"))
     ('plan-none', 'step')
+    >>> model_folder(ModelRole("plan", "graph", 1, structured=True))
+    'plan-graph-R1-struct'
     """
     if role.kind in ("step", "task-classifier"):
         return role.kind
     if role.kind != "plan":
         raise KeppError(f"unknown model kind {role.kind!r} (expected one of {', '.join(KINDS)})")
+    tail = STRUCT_SUFFIX if role.structured else ""
     if role.condition == "graph":
-        return f"plan-graph-R{role.R}"
-    return "plan-" + role.condition.replace("+", "-")
+        return f"plan-graph-R{role.R}{tail}"
+    return "plan-" + role.condition.replace("+", "-") + tail
 
 
 def parse_model_folder(name: str) -> ModelRole:
     """The model role a folder name says (the inverse of :func:`model_folder`).
 
     >>> parse_model_folder("plan-graph-R2")
-    ModelRole(kind='plan', condition='graph', R=2)
+    ModelRole(kind='plan', condition='graph', R=2, structured=False)
     """
     if name in ("step", "task-classifier"):
         return ModelRole(name)
+    if name.startswith("plan-") and name.endswith(STRUCT_SUFFIX) and len(name) > len("plan-" + STRUCT_SUFFIX):
+        base = parse_model_folder(name[:-len(STRUCT_SUFFIX)])
+        return ModelRole(base.kind, base.condition, base.R, True)
     rest = name[len("plan-"):] if name.startswith("plan-") else None
     if rest is not None and rest.startswith("graph-R") and rest[len("graph-R"):].isdigit():
         return ModelRole("plan", "graph", int(rest[len("graph-R"):]))
@@ -83,6 +92,9 @@ def parse_model_folder(name: str) -> ModelRole:
 # Every model one horizon's evaluation table needs, in training order (``kepp train all``).
 SUITE_ROLES = (ModelRole("step"), ModelRole("plan", "graph", 1), ModelRole("plan", "graph", 2),
                ModelRole("plan", "none"), ModelRole("plan", "task"), ModelRole("task-classifier"))
+# Models trained only when asked for (``kepp train all --only``, ``kepp protocol``): KEPP R=1
+# trained with the structured loss through the graph (issue 10).
+EXTRA_ROLES = (ModelRole("plan", "graph", 1, structured=True),)
 
 
 @dataclass(frozen=True)
@@ -105,6 +117,8 @@ class ModelSpec:
     sampler_steps: int = DEFAULT_SAMPLER_STEPS
     setting: str = DEFAULT_SETTING
     m: int = DEFAULT_M
+    structured_weight: float = 0.0  # weight of the structured loss in training (0: none)
+    structured_learn_scale: bool = False
     vocabulary_hash: str = ""
     num_actions: int = 0
     feature_dim: int = 0
@@ -116,7 +130,8 @@ class ModelSpec:
     @property
     def role(self) -> ModelRole:
         """The role its folder name says (``R`` only for the graph condition)."""
-        return ModelRole(self.kind, self.condition, self.R if self.condition == "graph" else 1)
+        return ModelRole(self.kind, self.condition, self.R if self.condition == "graph" else 1,
+                         self.structured_weight > 0)
 
     @property
     def folder_name(self) -> str:
@@ -197,9 +212,15 @@ def _plan_settings(cfg: Mapping, where: str) -> dict:
     """A planning model's condition (recorded, else read from its layout's rows), ``R`` and recommendation."""
     rows = cfg.get("model", {}).get("layout", {}).get("rows", [])
     from_rows = "+".join(r.get("name", "") for r in rows) or "none"
+    train = cfg.get("train") if isinstance(cfg.get("train"), Mapping) else {}
+    weight = train.get("structured_weight", 0.0)
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not weight >= 0:
+        raise KeppError(f"{where}: invalid field 'train.structured_weight' ({weight!r}; expected a number >= 0)")
     return {"condition": _choice(cfg, "condition", PLAN_CONDITIONS, where, from_rows),
             "R": _field(cfg, "R", int, where, DEFAULT_R),
-            "recommend": _field(cfg, "recommend", str, where, DEFAULT_RECOMMEND)}
+            "recommend": _field(cfg, "recommend", str, where, DEFAULT_RECOMMEND),
+            "structured_weight": float(weight),
+            "structured_learn_scale": bool(train.get("structured_learn_scale", False))}
 
 
-__all__ = ["KINDS", "SUITE_ROLES", "ModelRole", "ModelSpec", "load_spec", "model_folder", "parse_model_folder"]
+__all__ = ["EXTRA_ROLES", "KINDS", "STRUCT_SUFFIX", "SUITE_ROLES", "ModelRole", "ModelSpec", "load_spec", "model_folder", "parse_model_folder"]

@@ -11,6 +11,11 @@ Methods (KEPP.md §6, issue 4), in the table's order:
 - ``kepp-nograph``: planning model without the graph condition;
 - ``kepp-R1`` / ``kepp-R2``: the KEPP planner with R = 1 / 2 paths;
 - ``kepp-gt``: the KEPP planner (R = 1) with ground-truth endpoints (a flawless step model);
+- ``kepp-R1-struct``: KEPP R = 1 trained with the structured loss through the graph (issue 10);
+- ``<method>+dec`` (:class:`~kepp_core.evaluation.methods.decoded.Decoded`) for ``pdpp``,
+  ``kepp-nograph``, ``kepp-R1``, ``kepp-R2``, ``kepp-gt`` and ``kepp-R1-struct``: the model's
+  action block decoded exactly under the P²KG (λ and endpoint mode chosen on validation);
+  these rows run only when named (``EXTRA_METHODS``);
 - ``kepp-llm`` / ``kepp-graph-llm`` (``LLM_METHODS``, run only when asked for and given an
   :class:`~kepp_core.llm.LLMRecommender`): planning models conditioned on the LLM's plan for
   the step model's predicted endpoints, alone / after the P²KG row (paper Table 6). Their
@@ -34,7 +39,7 @@ precision and recall).
 (['step', 'plan'], True)
 """
 
-from kepp_core.evaluation.methods import baselines, kepp  # noqa: F401  (importing them registers the methods)
+from kepp_core.evaluation.methods import baselines, decoded, kepp  # noqa: F401  (importing them registers the methods)
 from kepp_core.evaluation.methods.base import REGISTRY, EvalContext, Method, MethodOutput, get_method, register
 from kepp_core.evaluation.methods.baselines import (PDPP, GraphZeroShot, NearestEpisode, RandomPlans,
                                                    nearest_episode_plans)
@@ -46,12 +51,13 @@ UNCERTAINTY_COLUMNS = ("NLL", "KL", "ModePrec", "ModeRec")
 # Derived from the registry (the CLI, the app and the tests use these names).
 METHODS = default_methods()  # run by default
 LLM_METHODS = tuple(name for name, m in REGISTRY.items() if m.needs_llm)  # need an LLM endpoint; only when asked
-ALL_METHODS = METHODS + LLM_METHODS
+EXTRA_METHODS = tuple(name for name, m in REGISTRY.items() if not m.default and not m.needs_llm)  # +dec, -struct
+ALL_METHODS = tuple(REGISTRY)  # registration order: METHODS, EXTRA_METHODS and LLM_METHODS
 SAMPLED = tuple(name for name, m in REGISTRY.items() if m.sampled)  # can draw K plans per episode
 LABELS = {name: m.label for name, m in REGISTRY.items()}
 
 __all__ = [
-    "ALL_METHODS", "LABELS", "LLM_METHODS", "METHODS", "PDPP", "REGISTRY", "SAMPLED", "UNCERTAINTY_COLUMNS",
+    "ALL_METHODS", "EXTRA_METHODS", "LABELS", "LLM_METHODS", "METHODS", "PDPP", "REGISTRY", "SAMPLED", "UNCERTAINTY_COLUMNS",
     "EvalContext", "GraphZeroShot", "HorizonEvaluation", "KeppGraph", "KeppLLM", "KeppNoGraph", "Method",
     "MethodOutput", "NearestEpisode", "RandomPlans", "default_methods", "evaluate_horizon", "get_method",
     "nearest_episode_plans", "register", "run_method", "skip_reason",

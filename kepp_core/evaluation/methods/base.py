@@ -52,8 +52,11 @@ class EvalContext:
     llm: object = None  # the LLMRecommender of the LLM methods
     step_endpoints: np.ndarray | None = None  # [N, 2], the step model's (first computed wins)
     step_scores: np.ndarray | None = None
-    planners: dict[int, KEPPPlanner] = field(default_factory=dict)  # by R
+    planners: dict[ModelRole, KEPPPlanner] = field(default_factory=dict)  # by planning-model role
     train: EpisodeTensors | None = None
+    decode: object = None  # a DecodeOverride (``--decode`` / ``--decode-weight``) for the ``+dec`` methods
+    memo: dict = field(default_factory=dict)  # method name -> MethodOutput (the +dec methods reuse their base's)
+    step_probs: np.ndarray | None = None  # [N, 2, A] the step model's first/last action scores
 
     @property
     def gt(self) -> np.ndarray:
@@ -74,16 +77,17 @@ class EvalContext:
         """Sampler and steps: the override, else the model's own."""
         return self.sampler or spec.sampler, self.sampler_steps or spec.sampler_steps
 
-    def planner(self, R: int) -> KEPPPlanner:
-        """The KEPP planner with the planning model trained with ``R`` paths."""
-        if R not in self.planners:
-            step, plan = self.folder(STEP), self.folder(ModelRole("plan", "graph", R))
+    def planner(self, R: int, role: ModelRole | None = None) -> KEPPPlanner:
+        """The KEPP planner with the planning model trained with ``R`` paths (or of ``role``)."""
+        role = role or ModelRole("plan", "graph", R)
+        if role not in self.planners:
+            step, plan = self.folder(STEP), self.folder(role)
             p = KEPPPlanner.from_checkpoints(step, plan, self.graph, sampler=self.sampler,
                                              sampler_steps=self.sampler_steps, seed=self.seed)
             check_compatible(p.plan_config, self.ds, self.horizon, self.test.obs_dim, str(plan), self.setting)
             check_compatible(p.step_config, self.ds, self.horizon, self.test.obs_dim, str(step), self.setting)
-            self.planners[R] = p
-        return self.planners[R]
+            self.planners[role] = p
+        return self.planners[role]
 
     def endpoints(self) -> np.ndarray:
         """The step model's endpoints ``[N, 2]`` on the test episodes (same sampling as the planner's)."""
@@ -104,12 +108,24 @@ class EvalContext:
             self.train = episode_tensors(self.ds, self.horizon, "train", self.setting, self.m)
         return self.train
 
-    def draw(self, model, spec: ModelSpec, cond: dict | None) -> tuple[np.ndarray, np.ndarray | None]:
-        """A planning model's plans ``[N, T]`` and, with ``samples=K``, ``K`` more per episode."""
+    def draw(self, model, spec: ModelSpec, cond: dict | None) -> MethodOutput:
+        """A planning model's plans ``[N, T]``, its action block ``extra["action_block"]``
+        ``[N, T, A]`` (what ``+dec`` decodes) and, with ``samples=K``, ``K`` more plans per episode."""
         s, g, how = self.test.obs_start, self.test.obs_goal, self.how(spec)
-        plans = model.decode(sample_actions(model, s, g, cond, *how, seed=self.seed + 1)).numpy()
+        x0 = sample_actions(model, s, g, cond, *how, seed=self.seed + 1)
         drawn = sample_plans(model, s, g, cond, self.samples, *how, seed=self.seed + 2) if self.samples else None
-        return plans, drawn
+        block = x0[:, :, model.layout.action_start:].numpy()
+        return MethodOutput(model.decode(x0).numpy(), extra={"action_block": block}, samples=drawn)
+
+    def endpoint_probs(self) -> np.ndarray:
+        """The step model's action scores at the first and last position ``[N, 2, A]`` (the same
+        sampling as :meth:`endpoints`, so their argmax is the step model's endpoints)."""
+        if self.step_probs is None:
+            model, spec = self.load(STEP)
+            x0 = sample_actions(model, self.test.obs_start, self.test.obs_goal, None, *self.how(spec),
+                                seed=self.seed)
+            self.step_probs = model.action_scores(x0)[:, [0, -1]].numpy()
+        return self.step_probs
 
     def step_accuracy(self) -> dict[str, float] | None:
         """Accuracy (%) of the step model's first and last action, when a method used it."""
@@ -124,7 +140,8 @@ class Method:
     """One row of the evaluation table: ``plan(context)`` answers every test episode of a horizon.
 
     ``requires``: the model roles it loads (``ROOT/T<h>/<folder>``); ``sampled``: it can draw
-    ``K`` plans per episode; ``needs_llm``: it needs an LLM endpoint (not run by default).
+    ``K`` plans per episode; ``needs_llm``: it needs an LLM endpoint (not run by default);
+    ``default``: run when no methods are named (the ``+dec`` and ``-struct`` rows are not).
     """
 
     name: str = ""
@@ -132,6 +149,7 @@ class Method:
     requires: tuple[ModelRole, ...] = ()
     sampled: bool = False
     needs_llm: bool = False
+    default: bool = True  # run by ``kepp eval`` when no --methods are given
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
         """Plans for ``ctx.test`` (``samples`` set when ``ctx.samples`` and the method is sampled)."""

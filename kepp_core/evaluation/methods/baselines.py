@@ -72,8 +72,7 @@ class PDPP(Method):
         with torch.no_grad():
             task = classifier(ctx.test.obs_start, ctx.test.obs_goal).argmax(-1)
         cond = {"task": F.one_hot(task, model.layout.rows[0].width).float()}
-        plans, drawn = ctx.draw(model, spec, cond)
-        return MethodOutput(plans, samples=drawn)
+        return ctx.draw(model, spec, cond)
 
 
 register(RandomPlans())

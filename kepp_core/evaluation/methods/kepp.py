@@ -20,28 +20,31 @@ class KeppNoGraph(Method):
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
         model, spec = ctx.load(ModelRole("plan", "none"))
-        plans, drawn = ctx.draw(model, spec, None)
-        return MethodOutput(plans, samples=drawn)
+        return ctx.draw(model, spec, None)
 
 
 class KeppGraph(Method):
     """The KEPP planner with ``R`` graph paths; ``ground_truth``: ground-truth endpoints (a
-    flawless step model) instead of the step model's."""
+    flawless step model) instead of the step model's; ``structured``: the planning model
+    trained with the structured loss through the graph (``kepp train plan --structured-weight``)."""
 
     sampled = True
 
-    def __init__(self, R: int = 1, ground_truth: bool = False) -> None:
+    def __init__(self, R: int = 1, ground_truth: bool = False, structured: bool = False) -> None:
         self.R, self.ground_truth = R, ground_truth
-        self.name = "kepp-gt" if ground_truth else f"kepp-R{R}"
-        self.label = "KEPP with ground-truth endpoints" if ground_truth else f"KEPP R={R}"
-        self.requires = (STEP, ModelRole("plan", "graph", R))
+        self.role = ModelRole("plan", "graph", R, structured)
+        self.name = ("kepp-gt" if ground_truth else f"kepp-R{R}") + ("-struct" if structured else "")
+        self.label = ("KEPP with ground-truth endpoints" if ground_truth else f"KEPP R={R}") + \
+            (", structured training" if structured else "")
+        self.requires = (STEP, self.role)
+        self.default = not structured
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
-        p = ctx.planner(self.R)
+        p = ctx.planner(self.R, self.role)
         b = p.plan_batch(ctx.test.obs_start, ctx.test.obs_goal, self.R,
                          endpoints=ctx.gt[:, [0, -1]] if self.ground_truth else None)
         extra = {"endpoints": b.endpoints, "paths": [r.paths for r in b.recommendations],
-                 "path_scores": [r.scores for r in b.recommendations]}
+                 "path_scores": [r.scores for r in b.recommendations], "action_block": b.action_block}
         if not self.ground_truth:
             ctx.offer_endpoints(b.endpoints, b.endpoint_scores)
         drawn = None
@@ -77,15 +80,16 @@ class KeppLLM(Method):
         if "llm" in rows:
             cond["llm"], recs = llm_condition_rows(ctx.llm, torch.from_numpy(ends), ctx.horizon, ctx.ds.num_actions,
                                                    progress=False)
-        plans, drawn = ctx.draw(model, spec, cond)
-        extra = {"llm_summary": ctx.llm.summary(recs),
-                 "llm": [{"actions": list(r.actions), "source": r.source} for r in recs]}
-        return MethodOutput(plans, extra=extra, samples=drawn)
+        out = ctx.draw(model, spec, cond)
+        out.extra.update({"llm_summary": ctx.llm.summary(recs),
+                          "llm": [{"actions": list(r.actions), "source": r.source} for r in recs]})
+        return out
 
 
 register(KeppNoGraph())
 register(KeppGraph(R=1))
 register(KeppGraph(R=2))
 register(KeppGraph(R=1, ground_truth=True))
+register(KeppGraph(R=1, structured=True))
 register(KeppLLM("llm"))
 register(KeppLLM("graph+llm"))

@@ -55,15 +55,16 @@ class HorizonEvaluation:
 
 
 def default_methods() -> tuple[str, ...]:
-    """The registered methods that need no LLM, in registration order (``kepp eval``'s default)."""
-    return tuple(name for name, m in REGISTRY.items() if not m.needs_llm)
+    """The registered methods that need no LLM and run by default, in registration order
+    (``kepp eval``'s default; the ``+dec`` and ``-struct`` rows run when named)."""
+    return tuple(name for name, m in REGISTRY.items() if not m.needs_llm and m.default)
 
 
 def evaluate_horizon(ds: Dataset, models: str | Path | None, horizon: int, setting: str = "conventional",
                      methods: Sequence[str] | None = None, m: int = 3, sampler: str | None = None,
                      sampler_steps: int | None = None, seed: int = 0, strict: bool = False,
                      log: Callable[[str], None] = lambda s: None, samples: int = 0,
-                     llm=None) -> HorizonEvaluation:
+                     llm=None, decode=None) -> HorizonEvaluation:
     """Run ``methods`` (names in the registry; default: every method that needs no LLM) on the
     test episodes of ``horizon``.
 
@@ -71,7 +72,8 @@ def evaluate_horizon(ds: Dataset, models: str | Path | None, horizon: int, setti
     ``samples=K`` (K ≥ 2) also draws K plans per episode from the sampled methods and
     scores them with :func:`~kepp_core.evaluation.uncertainty.episode_uncertainty`.
     ``llm``: the :class:`~kepp_core.llm.LLMRecommender` the LLM methods need (skipped
-    without it, unless ``strict``).
+    without it, unless ``strict``). ``decode``: a
+    :class:`~kepp_core.evaluation.methods.decoded.DecodeOverride` for the ``+dec`` methods.
     """
     if samples and samples < 2:
         raise KeppError(f"--samples needs K >= 2 plans per episode, got {samples}")
@@ -79,7 +81,7 @@ def evaluate_horizon(ds: Dataset, models: str | Path | None, horizon: int, setti
     test = episode_tensors(ds, horizon, "test", setting, m)
     hdir = Path(models) / f"T{horizon}" if models is not None else None
     ctx = EvalContext(ds, horizon, setting, test, build_graph(ds, "train"), hdir, m, sampler, sampler_steps, seed,
-                      samples, llm)
+                      samples, llm, decode=decode)
     outputs: dict[str, MethodOutput] = {}
     skipped: dict[str, str] = {}
     for method in chosen:
@@ -89,7 +91,7 @@ def evaluate_horizon(ds: Dataset, models: str | Path | None, horizon: int, setti
         if why:
             skipped[method.name] = why
             continue
-        outputs[method.name] = run_method(method, ctx, log)
+        outputs[method.name] = ctx.memo[method.name] = run_method(method, ctx, log)
     if ctx.step_endpoints is not None:
         outputs.setdefault("_step", MethodOutput(np.zeros((0, horizon), int), 0.0,
                                                  {"endpoints": ctx.step_endpoints, "scores": ctx.step_scores}))

@@ -1,0 +1,109 @@
+"""Graph-aware decoding in evaluation (issue 10): the ``+dec`` rows on the demo world and its
+shipped models, λ = 0 is the argmax plan, the choice is made on training videos only, and bad
+``--decode`` values are clear errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from test_training import kepp
+
+torch.set_num_threads(1)
+REPO = Path(__file__).resolve().parents[1]
+ASSETS = REPO / "assets" / "demo"
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    """The default demo world and a private copy of the shipped T=3 models."""
+    from kepp_core.data import load_dataset
+    from kepp_core.data.synth import ensure_world
+
+    if not (ASSETS / "T3" / "plan-graph-R1" / "config.json").is_file():
+        pytest.skip("no shipped demo checkpoints in assets/demo")
+    root = ensure_world(progress=False)
+    models = tmp_path_factory.mktemp("dec") / "models"
+    shutil.copytree(ASSETS / "T3", models / "T3")
+    return load_dataset("demo", root), root, models
+
+
+def test_decoded_rows_run_through_kepp_eval_and_store_their_choice(demo, tmp_path):
+    _, root, models = demo
+    methods = ["kepp-nograph", "kepp-nograph+dec", "kepp-R1", "kepp-R1+dec", "kepp-gt+dec", "graph-gt"]
+    r = kepp("eval", "--dataset", "demo", "--root", root, "--models", models, "-T", "3", "--methods", *methods,
+             "--out", tmp_path / "t.json")
+    assert r.returncode == 0, r.stderr
+    rows = {x["method"]: x for x in json.loads((tmp_path / "t.json").read_text())["rows"]}
+    assert list(rows) == methods
+    stored = json.loads((models / "T3" / "decoding.json").read_text())
+    assert set(stored) == {"kepp-nograph", "kepp-R1", "kepp-gt"}
+    for entry in stored.values():
+        assert entry["choice"]["mode"] in ("free", "pinned", "topk") and entry["choice"]["lam"] >= 0
+        best = max((g["SR"], g["mAcc"]) for g in entry["grid"])
+        assert (entry["val_SR"], entry["val_mAcc"]) == best  # the best validation cell was chosen
+    # the graph's knowledge is not lost: ground-truth endpoints + decoding reach the graph's own path
+    assert rows["kepp-gt+dec"]["SR"] >= rows["graph-gt"]["SR"] - 1.0
+    # a second run reuses the stored choice (same plans, no new selection)
+    mtime = (models / "T3" / "decoding.json").stat().st_mtime_ns
+    r = kepp("eval", "--dataset", "demo", "--root", root, "--models", models, "-T", "3", "--methods", "kepp-R1+dec",
+             "--out", tmp_path / "t2.json")
+    assert r.returncode == 0, r.stderr
+    assert (models / "T3" / "decoding.json").stat().st_mtime_ns == mtime
+    again = json.loads((tmp_path / "t2.json").read_text())["rows"][0]
+    assert again["SR"] == rows["kepp-R1+dec"]["SR"]
+
+
+def test_zero_weight_is_the_argmax_plan(demo):
+    from kepp_core.evaluation.methods import evaluate_horizon
+    from kepp_core.evaluation.methods.decoded import DecodeOverride
+
+    ds, _, models = demo
+    ev = evaluate_horizon(ds, models, 3, methods=["kepp-R1", "kepp-R1+dec", "kepp-nograph", "kepp-nograph+dec"],
+                          decode=DecodeOverride("free", 0.0))
+    assert (ev.outputs["kepp-R1+dec"].plans == ev.outputs["kepp-R1"].plans).all()
+    assert (ev.outputs["kepp-nograph+dec"].plans == ev.outputs["kepp-nograph"].plans).all()
+    # a large weight with pinned endpoints: every plan is a walk of the graph between the step model's endpoints
+    ev = evaluate_horizon(ds, models, 3, methods=["kepp-R1", "kepp-R1+dec"], decode=DecodeOverride("pinned", 1e3))
+    plans, ends = ev.outputs["kepp-R1+dec"].plans, ev.outputs["kepp-R1"].extra["endpoints"]
+    assert (plans[:, 0] == ends[:, 0]).all() and (plans[:, -1] == ends[:, 1]).all()
+
+
+def test_selection_reads_only_training_videos(demo):
+    from kepp_core.evaluation.methods import EvalContext, get_method
+    from kepp_core.evaluation.methods.decoded import select_on_validation, validation_context
+    from kepp_core.graph.build import build_graph
+    from kepp_core.training.data import episode_tensors
+
+    ds, _, models = demo
+    test = episode_tensors(ds, 3, "test")
+    ctx = EvalContext(ds, 3, "conventional", test, build_graph(ds, "train"), models / "T3")
+    method = get_method("kepp-R1+dec")
+    vctx = validation_context(ctx, method)
+    train_videos = {f"{v.task}_{v.id}" for v in ds.split("train")}
+    test_videos = {f"{v.task}_{v.id}" for v in ds.split("test")}
+    val_videos = {f"{e.video.task}_{e.video.id}" for e in vctx.test.episodes}
+    assert val_videos and val_videos <= train_videos and not val_videos & test_videos
+    # the validation graph holds no transition of a validation video's plan that no other training video has
+    fit_plans = [v.plan for v in ds.split("train") if f"{v.task}_{v.id}" not in val_videos]
+    assert vctx.graph.counts.data.sum() == sum(len(p) - 1 for p in fit_plans if len(p) > 1)
+    entry = select_on_validation(ctx, method)
+    assert set(entry["val_videos"]) == val_videos and entry["val_episodes"] == len(vctx.test)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--decode", "sideways"], "expected one of free, pinned, topk or topk:K"),
+    (["--decode", "topk:0"], "K must be a whole number >= 1"),
+    (["--decode", "pinned:2"], "expected one of free, pinned, topk or topk:K"),
+    (["--decode-weight", "-1"], "expected a finite number >= 0"),
+    (["--decode-weight", "nan"], "expected a finite number >= 0"),
+    (["--decode-weight", "lots"], "expected a number >= 0"),
+])
+def test_bad_decode_options_are_clear_errors(demo, args, message):
+    _, root, models = demo
+    r = kepp("eval", "--dataset", "demo", "--root", root, "--models", models, "-T", "3", "--methods", "kepp-R1+dec",
+             *args)
+    assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr
