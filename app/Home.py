@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components import backend
+from components import backend, scenes
 from components.config import page_setup
 from components.text import dataset_caption, md_code
 from kepp_core.api import feature_encoder
@@ -22,7 +22,8 @@ st.markdown(
 
 with backend.guarded():
     ds = backend.dataset(cfg)
-    st.caption(dataset_caption(cfg, ds))
+    if not cfg.presentation:
+        st.caption(dataset_caption(cfg, ds))
     splits = {s: len(ds.split(s)) for s in ("train", "test")}
     c = st.columns(4)
     c[0].metric("Tasks", len(ds.tasks))
@@ -31,6 +32,15 @@ with backend.guarded():
     c[3].metric("Test videos", splits["test"])
 
 ws = backend.workspace(cfg)
+try:
+    demo_scenes = scenes.available(cfg, ds, backend.horizons(cfg))
+except KeppError:  # no models or records: nothing to show a scene with
+    demo_scenes = []
+if demo_scenes:
+    st.subheader("Scenes")
+    st.caption("Curated examples from the prediction records: each opens the Plan page on its episode and plans it.")
+    scenes.scene_list(demo_scenes, ds)
+
 loaded = {"dataset": f"{cfg.dataset} at {backend.dataset_root(cfg) or cfg.root}"}
 for name, get in [("models", lambda: str(ws.models_root())),
                   ("encoder", lambda: feature_encoder(ds)["encoder"] or "unknown (no features.json)"),
@@ -40,7 +50,8 @@ for name, get in [("models", lambda: str(ws.models_root())),
         loaded[name] = get()
     except KeppError as e:
         loaded[name] = f"— ({e})"
-st.markdown("\n".join(f"- **{k}**: {md_code(v)}" for k, v in loaded.items()))
+if not cfg.presentation:  # paths and cache folders stay out of talks
+    st.markdown("\n".join(f"- **{k}**: {md_code(v)}" for k, v in loaded.items()))
 
 st.subheader("Pages")
 PAGES = [

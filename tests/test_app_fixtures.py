@@ -61,3 +61,14 @@ def app_env(app_world, tmp_path_factory) -> AppEnv:
                  "--methods", *METHODS])
     assert code == 0 and records.is_file(), "kepp eval could not write prediction records"
     return AppEnv(app_world, models, records, HORIZON)
+
+
+@pytest.fixture(scope="session")
+def demo_env() -> AppEnv:
+    """The app's own defaults: the demo world (built once into the cache, about a minute on a
+    machine that has none), the shipped demo models and their prediction records. Scenes and
+    the Plan page's first episode need models that plan well, which the tiny test models do not."""
+    from kepp_core.data.synth import ensure_world
+
+    return AppEnv(ensure_world(progress=False), REPO / "assets" / "demo", REPO / "assets" / "demo" / "predictions.jsonl",
+                  3)

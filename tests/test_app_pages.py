@@ -287,10 +287,12 @@ def test_results_metrics_match_the_records(monkeypatch, app_env):
     recs = records(app_env)
     at = open_page(monkeypatch, app_env, "pages/5_Results.py")
     no_problems(at)
-    table = at.dataframe[0].value
+    table = next(d.value for d in at.dataframe if "method" in d.value)  # all metrics, in the expander
     row = table[table["method"] == "kepp-R1"].iloc[0]
     sr = 100 * sum(r["plans"]["kepp-R1"] == r["gt"] for r in recs) / len(recs)
     assert row["SR"] == pytest.approx(sr, abs=0.01) and row["episodes"] == len(recs)
+    grid = at.dataframe[0].value  # method x T
+    assert float(grid.loc["KEPP R=1", "T=3 SR"]) == pytest.approx(sr, abs=0.01)
 
 
 def test_results_filters_and_method_comparison(monkeypatch, app_env):
@@ -298,12 +300,12 @@ def test_results_filters_and_method_comparison(monkeypatch, app_env):
     at.selectbox(key="res_method").select("kepp-R1")
     at.selectbox(key="res_outcome").select("incorrect").run()
     no_problems(at)
-    episodes = at.dataframe[1].value
+    episodes = next(d.value for d in at.dataframe if "correct" in d.value)
     assert len(episodes) and not episodes["correct"].any()
-    at.selectbox(key="res_cmp_kepp-R1").select("kepp-nograph").run()
+    at.multiselect(key="res_compare").set_value(["kepp-R1", "kepp-nograph"]).run()
     no_problems(at)
-    assert any(t.startswith("**kepp-R1**") for t in texts(at.markdown))
-    assert any(t.startswith("**kepp-nograph**") for t in texts(at.markdown))
+    assert any(t.startswith("**KEPP R=1**") for t in texts(at.markdown))
+    assert any(t.startswith("**KEPP without graph condition**") for t in texts(at.markdown))
 
 
 def test_failure_statistics_match_the_analysis_module(monkeypatch, app_env):

@@ -9,25 +9,42 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
+from components.config import font_scale
+
 if TYPE_CHECKING:  # pandas loads lazily: the home page does not need it
     import pandas as pd
 
 
 # --- figures and tables -------------------------------------------------------------------------------
+def scaled(fig):
+    """``fig`` with its fonts grown by the mode's font scale (1.4x in presentation mode): the
+    base font, titles, and tick labels whose size a chart set explicitly."""
+    k = font_scale()
+    if k == 1.0:
+        return fig
+    fig.update_layout(font=dict(size=round(12 * k)), title_font=dict(size=round(17 * k)),
+                      legend_font=dict(size=round(12 * k)))
+    fig.for_each_xaxis(lambda a: a.update(tickfont=dict(size=round((a.tickfont.size or 12) * k))))
+    fig.for_each_yaxis(lambda a: a.update(tickfont=dict(size=round((a.tickfont.size or 12) * k))))
+    fig.for_each_annotation(lambda a: a.update(font=dict(size=round((a.font.size or 12) * k))))
+    return fig
+
+
 def show_figure(fig, name: str, key: str) -> None:
     """A plotly figure (its toolbar saves PNG) plus a standalone HTML download."""
-    st.plotly_chart(fig, width="stretch", key=f"fig_{key}",
+    st.plotly_chart(scaled(fig), width="stretch", key=f"fig_{key}",
                     config={"toImageButtonOptions": {"format": "png", "filename": name, "scale": 2},
                             "displaylogo": False})
     st.download_button("Download figure (HTML)", lambda: fig.to_html(include_plotlyjs=True, full_html=True),
                        file_name=f"{name}.html", mime="text/html", key=f"dl_{key}", on_click="ignore")
 
 
-def show_table(df: pd.DataFrame, name: str, key: str, **kwargs) -> None:
-    """A table with a CSV download."""
-    st.dataframe(df, width="stretch", key=f"tbl_{key}", **kwargs)
+def show_table(df: pd.DataFrame, name: str, key: str, **kwargs):
+    """A table with a CSV download; returns the table's selection state when ``on_select`` is given."""
+    event = st.dataframe(df, width="stretch", key=f"tbl_{key}", **kwargs)
     st.download_button("Download table (CSV)", df.to_csv(index=False).encode(), file_name=f"{name}.csv",
                        mime="text/csv", key=f"dlcsv_{key}", on_click="ignore")
+    return event
 
 
 def heatmap(df: pd.DataFrame, title: str, zmin: float | None = 0.0, zmax: float | None = 1.0,

@@ -23,7 +23,8 @@ from kepp_core.api import (
 )
 from kepp_core.errors import KeppError
 
-__all__ = ["AppConfig", "current_config", "initial_config", "page_setup", "set_config", "sidebar"]
+__all__ = ["AppConfig", "current_config", "font_scale", "initial_config", "page_setup", "presenting", "set_config",
+           "sidebar", "top_bar"]
 
 STATE_KEY = "kepp_cfg"
 PATH_FIELDS = PATH_KEYS
@@ -36,13 +37,57 @@ PATH_HELP = {
     "runs": "folder of training runs with metrics JSONL logs (empty: from the checkpoints folder)",
 }
 
+# Presentation mode: type at least 1.4x normal (titles 44 -> 64 px, key values 36 -> 52 px, text 16 -> 23 px,
+# tables zoomed), no Streamlit menu, deploy button or debug details. The header (and with it the
+# sidebar's expand control) stays: hiding the toolbar once hid the only way back to the sidebar.
 PRESENTATION_CSS = """
+<span class="kepp-present"></span>
 <style>
 html, body, [class*="st-"], .stMarkdown p, .stMarkdown li { font-size: 1.25rem; }
-h1 { font-size: 3rem !important; } h2 { font-size: 2.2rem !important; } h3 { font-size: 1.7rem !important; }
-[data-testid="stToolbar"], [data-testid="stDecoration"], footer, .kepp-debug { display: none !important; }
+[data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li,
+[data-testid="stWidgetLabel"] p, [data-testid="stCaptionContainer"] { font-size: 1.4rem !important; }
+h1 { font-size: 4rem !important; } h2 { font-size: 3.2rem !important; } h3 { font-size: 2.2rem !important; }
+[data-testid="stMetricValue"], [data-testid="stMetricValue"] div { font-size: 3.25rem !important; }
+[data-testid="stMetricLabel"] p { font-size: 1.5rem !important; }
+[data-testid="stDataFrame"], [data-testid="stTable"] { zoom: 1.4; }
+.kepp-card { font-size: 1.45rem; }
+[data-testid="stMainMenu"], [data-testid="stAppDeployButton"], [data-testid="stDecoration"], footer,
+.kepp-debug { display: none !important; }
+[data-testid="stMainBlockContainer"] { padding-top: 3.5rem; }
 </style>
 """
+FONT_SCALE = 1.4  # presentation mode: plotly fonts, graph labels
+# Graph drawings live in iframes the page's CSS cannot reach: scale their vis.js labels from outside.
+GRAPH_FONT_JS = """
+<script>
+(function () {
+  const top = window.parent || window;
+  if (top.__keppGrow) return;  // one watcher per browser tab
+  top.__keppGrow = true;
+  const scale = %s;
+  function grow() {
+    if (!top.document.querySelector('.kepp-present')) return;  // presentation mode is off
+    for (const f of top.document.querySelectorAll('iframe')) {
+      let w; try { w = f.contentWindow; } catch (e) { continue; }
+      if (!w || !w.network || w.__keppScaled) continue;
+      try {
+        const nodes = w.network.body.data.nodes, edges = w.network.body.data.edges;
+        nodes.update(nodes.get().map(n => ({id: n.id, font: Object.assign({}, n.font || {},
+          {size: Math.round(((n.font && n.font.size) || 14) * scale)})})));
+        edges.update(edges.get().map(e => ({id: e.id, font: Object.assign({}, e.font || {},
+          {size: Math.round(((e.font && e.font.size) || 14) * scale)})})));
+        w.__keppScaled = true;
+      } catch (e) { }
+    }
+  }
+  top.setInterval(grow, 300);
+})();
+</script>
+""" % FONT_SCALE
+NAV = [("Home.py", "Home", "📘"), ("pages/1_Plan.py", "Plan", "🧭"), ("pages/2_Graph.py", "Graph", "🕸️"),
+       ("pages/3_Heatmaps.py", "Heatmaps", "🟥"), ("pages/4_Failure_cases.py", "Failure cases", "🔍"),
+       ("pages/5_Results.py", "Results", "📊"), ("pages/6_Training.py", "Training", "📈")]
+PRESENT_SEEN = "kepp_present_seen"  # the last ?present= value applied
 
 
 def initial_config() -> AppConfig:
@@ -104,12 +149,61 @@ def _sync_widgets(cfg: AppConfig) -> None:
         st.session_state[key] = (value or "") if name in PATH_FIELDS else value
 
 
+def _set_presentation(on: bool) -> None:
+    """Turn presentation mode on or off (and say so in the URL, ``?present=1``)."""
+    set_config(replace(current_config(), presentation=on))
+    st.session_state["cfg_presentation"] = on
+    if on:
+        st.query_params["present"] = "1"
+    elif "present" in st.query_params:
+        del st.query_params["present"]
+    st.session_state[PRESENT_SEEN] = "1" if on else None
+
+
+def _toggle_presentation() -> None:
+    """on_change of the sidebar toggle."""
+    _set_presentation(bool(st.session_state["cfg_presentation"]))
+
+
+def _presentation_from_url() -> None:
+    """``?present=1`` / ``?present=0`` in a link (or after a reload) turns the mode on or off."""
+    raw = st.query_params.get("present")
+    if raw is not None and raw != st.session_state.get(PRESENT_SEEN):
+        _set_presentation(raw.strip().lower() in ("1", "true", "yes", "on"))
+    elif current_config().presentation and raw is None:
+        st.query_params["present"] = "1"  # a page switch clears the query: keep the mode in the URL
+        st.session_state[PRESENT_SEEN] = "1"
+
+
+def presenting() -> bool:
+    """True in presentation mode."""
+    return bool(current_config().presentation)
+
+
+def font_scale() -> float:
+    """How much larger type is in this mode (plotly fonts, graph labels): 1.0, or 1.4 when presenting."""
+    return FONT_SCALE if presenting() else 1.0
+
+
+def top_bar() -> None:
+    """Presentation mode's page bar: every page, and the way out of the mode (no sidebar needed)."""
+    cols = st.columns([1] * len(NAV) + [1.3], vertical_alignment="center")
+    for col, (path, label, icon) in zip(cols, NAV):
+        col.page_link(path, label=label, icon=icon)
+    cols[-1].button("Exit presentation", key="present_exit", icon="🖥️", on_click=_set_presentation, args=(False,),
+                    help="back to the normal layout with settings (or open the page with ?present=0)")
+
+
 def sidebar(cfg: AppConfig) -> None:
-    """The sidebar: presentation mode, data and model paths, config file, reload."""
+    """The sidebar: presentation mode, then (outside presentation mode) data and model paths,
+    config file, reload."""
     _sync_widgets(cfg)
     with st.sidebar:
-        st.toggle("Presentation mode", key="cfg_presentation", on_change=_apply_widget,
-                  args=("presentation",), help="wide layout, large type, no debug details")
+        st.toggle("Presentation mode", key="cfg_presentation", on_change=_toggle_presentation,
+                  help="large type for a projector, a page bar on top, no settings or debug details "
+                       "(also ?present=1 in the URL)")
+        if cfg.presentation:
+            return
         with st.expander("Data and models", expanded=False):
             st.selectbox("Dataset format", list(DATASET_FORMATS), key="cfg_dataset", on_change=_apply_widget,
                          args=("dataset",))
@@ -125,11 +219,16 @@ def sidebar(cfg: AppConfig) -> None:
 
 
 def page_setup(title: str, icon: str = "📘") -> AppConfig:
-    """Page config, presentation styling and the sidebar; returns the current config."""
+    """Page config, presentation mode (from the sidebar or ``?present=``: styling, page bar) and
+    the sidebar; returns the current config."""
+    current_config()
+    _presentation_from_url()
     cfg = current_config()
     st.set_page_config(page_title=f"KEPP · {title}", page_icon=icon,
                        layout="wide", initial_sidebar_state="collapsed" if cfg.presentation else "auto")
     if cfg.presentation:
         st.markdown(PRESENTATION_CSS, unsafe_allow_html=True)
+        st.html(GRAPH_FONT_JS, unsafe_allow_javascript=True)
+        top_bar()
     sidebar(cfg)
     return current_config()

@@ -7,18 +7,40 @@ import streamlit as st
 
 from components import backend
 from components.charts import step_cards
+from components.config import presenting
 from components.text import md, plan_text
+from kepp_core import api
+
+
+def task_names(ds) -> dict[str, str]:
+    """Task id -> task name."""
+    return {t: ds.tasks[t].name for t in ds.tasks}
+
+
+def episode_names(ids, ds) -> dict[str, str]:
+    """Episode id -> its readable name (task, video, steps)."""
+    names = task_names(ds)
+    return {e: api.episode_label(e, names) for e in ids}
+
+
+def plan_query(row) -> dict[str, str]:
+    """The Plan page's query for a predictions-table row (keeping presentation mode)."""
+    q = api.plan_query(dict(row))
+    if presenting():
+        q["present"] = "1"
+    return q
 
 
 def episode_table(df: pd.DataFrame, ds) -> pd.DataFrame:
-    """A readable table of episodes (labels instead of indices)."""
+    """A readable table of episodes (labels instead of indices and ids)."""
+    names = task_names(ds)
     return pd.DataFrame({
-        "episode": df["episode"], "task": [ds.tasks[t].name if t in ds.tasks else t for t in df["task"]],
-        "T": df["horizon"], "method": df["method"], "correct": df["success"],
+        "episode": [api.episode_label(e, names) for e in df["episode"]],
+        "T": df["horizon"], "method": [api.method_label(m) for m in df["method"]], "correct": df["success"],
         "steps right": [sum(a == b for a, b in zip(p, g)) for p, g in zip(df["plan"], df["truth"])],
         "ground truth": [plan_text(ds.labels(g)) for g in df["truth"]],
         "plan": [plan_text(ds.labels(p)) for p in df["plan"]],
-        **({"pattern": df["pattern"]} if "pattern" in df else {}),
+        **({"pattern": [api.pattern_label(p) for p in df["pattern"]]} if "pattern" in df else {}),
     })
 
 
@@ -37,32 +59,51 @@ def show_clips(ds, row) -> None:
                       caption=f"{name} · {t:.1f} s of {md(video.id)}")
 
 
-def show_method(ds, row, title: str) -> None:
-    """Endpoints, graph paths and plan of one method on one episode, against the truth."""
-    st.markdown(f"**{md(title)}** · {'success' if row.success else 'failure'}")
-    if row.endpoints is not None:
-        ok = [row.endpoints[0] == row.truth[0], row.endpoints[1] == row.truth[-1]]
-        scores = row.endpoint_scores or [None, None]
-        st.markdown(" · ".join(
-            f"{name} **{md(ds.actions[a])}** {'✓' if k else '✗'}" + (f" ({s:.2f})" if s is not None else "")
-            for name, a, k, s in zip(["â₁", "â_T"], row.endpoints, ok, scores)))
-    for k, p in enumerate(row.paths or []):
-        score = row.path_scores[k] if row.path_scores else None
-        step_cards(ds.labels(p), title=f"graph path {k + 1}" + (f" · p={score:.3f}" if score is not None else ""),
-                   colour="#ede7f6")
-    step_cards(ds.labels(row.plan), [a == b for a, b in zip(row.plan, row.truth)], title="plan", colour="#fff8e1")
+def _endpoints_line(ds, row) -> str:
+    """â₁ and â_T of one method on one episode, marked right or wrong, with their scores."""
+    if row.endpoints is None:
+        return "—"
+    ok = [row.endpoints[0] == row.truth[0], row.endpoints[1] == row.truth[-1]]
+    scores = row.endpoint_scores or [None, None]
+    return " · ".join(f"{name} **{md(ds.actions[a])}** {'✓' if k else '✗'}" + (f" ({s:.2f})" if s is not None else "")
+                      for name, a, k, s in zip(["â₁", "â_T"], row.endpoints, ok, scores))
+
+
+def show_methods(ds, rows: list, titles: list[str]) -> None:
+    """Methods side by side on one episode with aligned rows: title, endpoints, each graph path
+    (an empty cell where a method used fewer), plan."""
+    n = len(rows)
+    for col, row, title in zip(st.columns(n), rows, titles):
+        col.markdown(f"**{md(title)}** · {'success' if row is not None and row.success else 'failure'}"
+                     if row is not None else f"**{md(title)}** · no prediction for this episode")
+    for col, row in zip(st.columns(n), rows):
+        col.markdown(_endpoints_line(ds, row) if row is not None else "—")
+    for k in range(max((len(r.paths or []) for r in rows if r is not None), default=0)):
+        for col, row in zip(st.columns(n), rows):
+            with col:
+                paths = (row.paths or []) if row is not None else []
+                if k < len(paths):
+                    score = row.path_scores[k] if row.path_scores else None
+                    step_cards(ds.labels(paths[k]), colour="#ede7f6",
+                               title=f"graph path {k + 1}" + (f" · p={score:.3f}" if score is not None else ""))
+                else:
+                    st.caption(f"(no graph path {k + 1})")
+    for col, row in zip(st.columns(n), rows):
+        with col:
+            if row is not None:
+                step_cards(ds.labels(row.plan), [a == b for a, b in zip(row.plan, row.truth)], title="plan",
+                           colour="#fff8e1")
 
 
 def show_episode(ds, rows: pd.DataFrame, methods: list[str]) -> None:
-    """One episode: clips, ground truth, then the chosen methods side by side."""
+    """One episode: clips, ground truth, then the chosen methods side by side (aligned rows)."""
     first = rows.iloc[0]
     show_clips(ds, first)
     step_cards(ds.labels(first.truth), title="ground truth", colour="#e8f5e9")
-    cols = st.columns(len(methods)) if methods else []
-    for col, m in zip(cols, methods):
+    if not methods:
+        return
+    picked = []
+    for m in methods:
         sel = rows[rows["method"] == m]
-        with col:
-            if len(sel):
-                show_method(ds, sel.iloc[0], m)
-            else:
-                st.info(f"No {m} prediction for this episode.")
+        picked.append(next(sel.itertuples()) if len(sel) else None)
+    show_methods(ds, picked, [api.method_label(m) for m in methods])

@@ -6,20 +6,22 @@ import time
 
 import streamlit as st
 
-from components import backend, network, plans, zeroshot
-from components.charts import video_timeline
+from components import backend, links, network, plans, scenes, zeroshot
+from components.charts import scaled, video_timeline
 from components.config import page_setup
 from components.text import dataset_caption, md, md_code, plan_text
 from components.uploads import store_upload
 from kepp_core import api
 
 cfg = page_setup("Plan", "🧭")
-st.title("Plan from a video")
+title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")
+title_col.title("Plan from a video")
 
 with backend.guarded():
     ds = backend.dataset(cfg)
     enc = api.feature_encoder(ds)
-st.caption(dataset_caption(cfg, ds))
+if not cfg.presentation:
+    st.caption(dataset_caption(cfg, ds))
 
 # --- models (none, e.g. an annotation-only dataset: zero-shot planning with the graph alone) ------------
 with backend.guarded():
@@ -34,11 +36,21 @@ if not horizons:
     st.error(f"No trained models in `{root}`: train them with `kepp train` (or `kepp demo --no-app`).")
     st.stop()
 
-controls = st.columns([1, 1, 2, 2, 2])
+# --- the page's state: the URL (a link, a reload, a scene) or, on first opening, a clean success --------
+demo_scenes = scenes.available(cfg, ds, horizons)
+link = links.PageLink("plan", defaults=scenes.default_query(demo_scenes))
+scenes.scene_bar(demo_scenes, "plan_scene")
+
+settings = st.expander("Settings", expanded=False) if cfg.presentation else st.container()
+controls = settings.columns([1, 1, 2, 2, 2])
 choices = sorted(set(range(3, 7)) | set(horizons))
-T = controls[0].selectbox("Horizon T", choices, index=choices.index(horizons[0]), key="plan_T",
-                          help="number of steps to plan")
-R = controls[1].slider("Paths R", 1, 5, 2, key="plan_R", help="graph paths recommended to the planning model")
+link.seed("plan_T", "T", choices, int)
+link.seed("plan_R", "R", range(1, 6), int)
+T = controls[0].selectbox("Horizon T", choices, key="plan_T", help="number of steps to plan",
+                          **links.default_kwargs("plan_T", index=choices.index(horizons[0])))
+R = controls[1].slider("Paths R", 1, 5, key="plan_R", help="graph paths recommended to the planning model",
+                       **links.default_kwargs("plan_R", value=2))
+link.keep(T=T, R=R)
 if T not in horizons:
     st.error(f"No model is trained for horizon T={T} (trained horizons: {', '.join(map(str, horizons))}). "
              "Choose another horizon or train one with `kepp train`.")
@@ -49,12 +61,16 @@ with backend.guarded():
 if not variants:
     st.error(f"`{root}/T{T}` has a step model but no planning model.")
     st.stop()
+model_ids = {label: ("none" if c == "none" else f"graph-R{r}") for label, (c, r) in variants.items()}
+link.seed("plan_variant", "model", list(variants), lambda m: {v: k for k, v in model_ids.items()}[m])
 variant = controls[2].selectbox("Planning model", list(variants), key="plan_variant")
 condition, trained_r = variants[variant]
+link.seed("plan_method", "method", list(method_labels))
 method = controls[3].selectbox("Recommendation", list(method_labels), format_func=method_labels.get, key="plan_method",
                                help="how graph paths are scored (an LLM's plan is shown beside them when an "
                                     "LLM endpoint is set in the sidebar)",
                                disabled=condition != "graph")
+link.keep(model=model_ids[variant], method=method)
 with st.sidebar.expander("LLM recommendation", expanded=False):
     llm_default = api.llm_defaults()
     llm_url = st.text_input("Endpoint URL", llm_default["url"], key="plan_llm_url", placeholder="http://127.0.0.1:8080/v1",
@@ -64,9 +80,12 @@ with st.sidebar.expander("LLM recommendation", expanded=False):
     llm_mapper = st.selectbox("Map steps with", list(backend.LLM_MAPPERS), key="plan_llm_mapper",
                               help="how generated steps are matched to dataset actions")
 
+sampler_ids = {label: ("own" if spec[0] is None else f"{spec[0]}{spec[1]}") for label, spec in backend.SAMPLERS.items()}
+link.seed("plan_sampler", "sampler", list(sampler_ids), lambda x: {v: k for k, v in sampler_ids.items()}[x])
 sampler = controls[4].selectbox("Sampler", list(backend.SAMPLERS), key="plan_sampler",
                                 help="the models' own sampler reproduces their recorded metrics; "
                                      "DDIM with 5 steps is faster")
+link.keep(sampler=sampler_ids[sampler])
 with backend.guarded():
     planner = backend.planner(cfg, T, condition, trained_r, method, ds, sampler)
 m_obs, setting = api.observation_settings(planner)
@@ -83,12 +102,19 @@ if source == "From the dataset":
                    f"{T} steps; upload a video instead.")
         st.stop()
     labels = {v.id: f"{ds.tasks[v.task].name if v.task in ds.tasks else v.task} · {v.id} ({v.split})" for v in playable}
+    link.seed("plan_video", "video", list(labels))
     vid = st.selectbox("Video", list(labels), format_func=labels.get, key="plan_video")
     video = ds.video(vid)
     video_path = str(video.video_file)
-    ep_i = st.selectbox("Episode (annotated steps)", list(range(len(video.steps) - T + 1)),
-                        format_func=lambda i: f"steps {i + 1}–{i + T}: " + plan_text(ds.labels(video.plan[i:i + T])),
-                        key=f"plan_episode_{vid}_{T}")
+    ep_key = f"plan_episode_{vid}_{T}"
+    ep_options = list(range(len(video.steps) - T + 1))
+    link.seed(ep_key, "ep", ep_options, int)
+    ep_col, prev_col, next_col = st.columns([6, 1, 1], vertical_alignment="bottom")
+    ep_i = ep_col.selectbox("Episode (annotated steps)", ep_options,
+                            format_func=lambda i: f"steps {i + 1}–{i + T}: " + plan_text(ds.labels(video.plan[i:i + T])),
+                            key=ep_key)
+    links.episode_buttons(ep_key, ep_options, (prev_col, next_col), prefix="plan_ep")
+    link.keep(video=vid, ep=ep_i)
     default_start, default_goal = api.episode_clips(video, ep_i, T, setting, m_obs)
     truth = video.plan[ep_i:ep_i + T]
     clip_key = f"{vid}_{ep_i}_{T}"
@@ -112,12 +138,28 @@ with backend.guarded():
 duration = float(meta["duration"])
 default_start, default_goal = api.default_clips(duration, m_obs, default_start, default_goal)
 
+def clip_value(text: str) -> tuple[float, float]:
+    """A clip ``a-b`` (seconds) from the URL, inside the video."""
+    a, b = (min(max(float(x), 0.0), duration) for x in text.split("-"))
+    if not a < b:
+        raise ValueError(text)
+    return a, b
+
+
+if video is not None and link.mem.get("video") == video.id and link.mem.get("ep") == str(ep_i) \
+        and link.mem.get("T") == str(T) or link.new("start") or link.new("goal"):
+    link.seed(f"plan_start_{clip_key}", "start", parse=clip_value)  # the clips of this episode, as linked
+    link.seed(f"plan_goal_{clip_key}", "goal", parse=clip_value)
 left, right = st.columns([2, 3])
 with left:
     st.video(video_path)
 with right:
-    start_clip = st.slider("Start clip (s)", 0.0, duration, default_start, step=0.5, key=f"plan_start_{clip_key}")
-    goal_clip = st.slider("Goal clip (s)", 0.0, duration, default_goal, step=0.5, key=f"plan_goal_{clip_key}")
+    start_clip = st.slider("Start clip (s)", 0.0, duration, step=0.5, key=f"plan_start_{clip_key}",
+                           **links.default_kwargs(f"plan_start_{clip_key}", value=default_start))
+    goal_clip = st.slider("Goal clip (s)", 0.0, duration, step=0.5, key=f"plan_goal_{clip_key}",
+                          **links.default_kwargs(f"plan_goal_{clip_key}", value=default_goal))
+    if video is not None:
+        link.keep(start=f"{start_clip[0]:g}-{start_clip[1]:g}", goal=f"{goal_clip[0]:g}-{goal_clip[1]:g}")
     thumbs = st.columns(4)
     for col, (name, t) in zip(thumbs, [("start from", start_clip[0]), ("start to", max(start_clip[0], start_clip[1] - 0.01)),
                                        ("goal from", goal_clip[0]), ("goal to", max(goal_clip[0], goal_clip[1] - 0.01))]):
@@ -127,7 +169,7 @@ with right:
 if video is not None:
     episode = range(ep_i, ep_i + T) if truth is not None else None
     clips = {"start": (start_clip, "#2e7d32"), "goal": (goal_clip, "#c62828")}
-    st.plotly_chart(video_timeline(video, ds.actions, episode, clips, duration), width="stretch",
+    st.plotly_chart(scaled(video_timeline(video, ds.actions, episode, clips, duration)), width="stretch",
                     key="plan_timeline", config={"displaylogo": False})
 
 # --- planning ------------------------------------------------------------------------------------------
@@ -139,35 +181,50 @@ def features():
 
 
 inputs = (cfg, clip_key, tuple(start_clip), tuple(goal_clip), T, R, condition, trained_r, method, sampler)
-if st.button("Plan", type="primary", key="plan_go"):
+# a link, a reload or a scene with plan=1 plans at once (the speaker sees the result, not a button)
+auto = link.url.get("plan") == "1" and any(link.new(p) for p in link.url) and video is not None
+if st.button("Plan", type="primary", key="plan_go") or auto:
     t0 = time.perf_counter()
     with backend.guarded():
         result, v_start, v_goal = api.plan_clips(planner, features, start_clip, goal_clip, T, R)
     st.session_state["plan_result"] = {"inputs": inputs, "result": result, "truth": truth,
                                        "seconds": time.perf_counter() - t0, "obs": (v_start, v_goal)}
+    st.session_state["plan_scroll"] = time.time()  # bring the result into view (presentation mode)
 
 saved = st.session_state.get("plan_result")
+shown = bool(saved) and saved["inputs"] == inputs and video is not None
+link.keep(plan="1" if shown else None)
+link.publish()
+with link_col:
+    links.copy_link(link, "plan_link")
 if not saved or saved["inputs"] != inputs:
     st.info("Choose the clips and press **Plan**.")
     st.stop()
 
 result = saved["result"]
 truth = saved["truth"]
-st.caption(f"Planned by {md_code(f'{root.name}/T{T}')} ({md(variant)}; {plans.recommendation_text(condition, method_labels[method], R)}"
-           f"sampler {planner.sampler}{f', {planner.sampler_steps} steps' if planner.sampler == 'ddim' else ''}) "
-           f"on dataset **{md(ds.name)}** with features from encoder **{md(enc['encoder'] or 'unknown')}** · "
-           f"{saved['seconds'] * 1000:.0f} ms in all (model {result.timings['total']:.0f} ms)")
+st.markdown('<div class="kepp-result" style="scroll-margin-top:4.5rem"></div>', unsafe_allow_html=True)
+if cfg.presentation and st.session_state.pop("plan_scroll", None):
+    scenes.scroll_to(".kepp-result")
+if not cfg.presentation:
+    st.caption(f"Planned by {md_code(f'{root.name}/T{T}')} ({md(variant)}; {plans.recommendation_text(condition, method_labels[method], R)}"
+               f"sampler {planner.sampler}{f', {planner.sampler_steps} steps' if planner.sampler == 'ddim' else ''}) "
+               f"on dataset **{md(ds.name)}** with features from encoder **{md(enc['encoder'] or 'unknown')}** · "
+               f"{saved['seconds'] * 1000:.0f} ms in all (model {result.timings['total']:.0f} ms)")
 
 out_left, out_right = st.columns([3, 2]) if cfg.presentation else (st.container(), None)
 with out_left:
     plans.show_endpoints(ds, result, truth)
+    if cfg.presentation:  # result first: the plan right under the endpoints, inside one screen
+        plans.show_plan(ds, result, truth)
     plans.show_paths(ds, result, R, condition)
     if llm_url.strip():
         st.subheader("LLM recommendation")
         with backend.guarded(stop=False), st.spinner("Asking the LLM…"):
             plans.show_llm_plan(ds, backend.llm_recommendation(llm_url, llm_model, llm_mapper, ds, *result.endpoints, T),
                                 truth)
-    plans.show_plan(ds, result, truth)
+    if not cfg.presentation:
+        plans.show_plan(ds, result, truth)
     st.subheader("Sampled plans")
     k_col, go_col = st.columns([1, 3])
     K = k_col.number_input("K plans", 2, 200, 10, key="plan_K", help="plans drawn with different noise")

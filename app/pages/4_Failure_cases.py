@@ -5,31 +5,39 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from components import backend, episodes
+from components import backend, episodes, links
 from components.charts import pattern_bars, show_figure, show_table
 from components.config import page_setup
-from components.text import dataset_caption
-from kepp_core.api import PATTERN_LABELS, PATTERNS, default_method, failure_analysis
+from components.text import dataset_caption, md
+from kepp_core.api import PATTERN_LABELS, PATTERNS, default_method, failure_analysis, method_label, pattern_label
 
 cfg = page_setup("Failure cases", "🔍")
-st.title("Failure cases")
-st.caption("Every failed test episode (plan ≠ ground truth) is filed under the first pattern that applies: "
-           "wrong first/last step from the step model; ground truth starting and ending with the same step "
-           "(the graph proposes loops); a repeated sub-sequence in the true or predicted plan; other.")
+title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")
+title_col.title("Failure cases")
+if not cfg.presentation:
+    st.caption("Every failed test episode (plan ≠ ground truth) is filed under the first pattern that applies: "
+               "wrong first/last step from the step model; ground truth starting and ending with the same step "
+               "(the graph proposes loops); a repeated sub-sequence in the true or predicted plan; other.")
 
 with backend.guarded():
     ds = backend.dataset(cfg)
     preds = backend.predictions(cfg)
-st.caption(dataset_caption(cfg, ds))
+if not cfg.presentation:
+    st.caption(dataset_caption(cfg, ds))
 if preds is None or not len(preds):
     st.info("No prediction records found. Write them with `kepp eval` and set 'Predictions' in the sidebar.")
     st.stop()
 
+link = links.PageLink("failures")
 c1, c2 = st.columns(2)
 methods = sorted(preds["method"].unique())
-method = c1.selectbox("Method", methods, key="fail_method", index=default_method(methods))
+link.seed("fail_method", "method", methods)
+method = c1.selectbox("Method", methods, key="fail_method", format_func=method_label,
+                      **links.default_kwargs("fail_method", index=default_method(methods)))
 hs = sorted(int(h) for h in preds.loc[preds["method"] == method, "horizon"].unique())
+link.seed("fail_T", "T", hs, int)
 horizon = c2.selectbox("T", hs, key="fail_T")
+link.keep(method=method, T=horizon)
 run = preds[(preds["method"] == method) & (preds["horizon"] == horizon)].reset_index(drop=True)
 
 _, stats, failures = failure_analysis(run)
@@ -37,30 +45,59 @@ left, right = st.columns([3, 2])
 with left:
     st.subheader("Statistics")
     table = pd.DataFrame(stats.as_rows())
-    table["value"] = [round(v, 2) if isinstance(v, float) else v for v in table["value"]]
+    table["value"] = [round(v, 2) if isinstance(v, float) else ("—" if v is None else v) for v in table["value"]]
+    paper = table.columns[-1]
+    table[paper] = ["—" if v is None or v != v else f"{v:g}" for v in table[paper]]
     show_table(table, f"failure_stats_{method}_T{horizon}", key="fail_stats", hide_index=True)
-    st.caption("Paper column: CrossTask, T=4, R=2 (supplement B.5). Top-1 path shares count episodes with a graph path.")
+    st.caption("Paper column: CrossTask, T=4, R=2 (supplement B.5); — where the paper gives no number. "
+               "Top-1 path shares count episodes with a graph path.")
 with right:
     st.subheader("Patterns")
     fig = pattern_bars([PATTERN_LABELS[p] for p in PATTERNS], [stats.pattern_counts[p] for p in PATTERNS])
     show_figure(fig, f"failure_patterns_{method}_T{horizon}", key="fail_patterns")
 
 if not failures:
+    link.publish()
     st.success("No failures for this method and horizon.")
     st.stop()
 st.subheader("Browse failures")
+link.seed("fail_pattern", "pattern", PATTERNS)
 pattern = st.radio("Pattern", PATTERNS, horizontal=True, key="fail_pattern",
                    format_func=lambda p: f"{PATTERN_LABELS[p]} ({stats.pattern_counts[p]})")
+link.keep(pattern=pattern)
 chosen = [f for f in failures if f.primary == pattern]
 if not chosen:
+    link.publish()
     st.info("No failure has this pattern.")
     st.stop()
 ids = [f.outcome.episode for f in chosen]
-rows = run[run["episode"].isin(ids)].copy()
-rows["pattern"] = pattern
-show_table(episodes.episode_table(rows, ds), f"failures_{pattern}", key="fail_table", hide_index=True, height=220)
-ep = st.selectbox("Episode", ids, key="fail_episode")
+rows = run[run["episode"].isin(ids)].set_index("episode").loc[ids].reset_index()
+rows["pattern"] = [pattern_label(p) for p in rows["patterns"]]
+link.seed("fail_episode", "episode", ids)
+
+
+def pick_row(key: str, ids: list[str]) -> None:
+    """on_select of the failures table: the clicked row becomes the episode shown."""
+    sel = st.session_state[key].selection.rows
+    if sel:
+        st.session_state["fail_episode"] = ids[sel[0]]
+
+
+table = episodes.episode_table(rows, ds)
+st.caption("Click a row to show its episode.")
+show_table(table, f"failures_{pattern}", key="fail_table", hide_index=True, height=220,
+           on_select=lambda: pick_row("tbl_fail_table", ids), selection_mode="single-row")
+names = episodes.episode_names(ids, ds)
+ep_col, prev_col, next_col, open_col = st.columns([5, 1, 1, 2], vertical_alignment="bottom")
+ep = ep_col.selectbox("Episode", ids, key="fail_episode", format_func=names.get)
+links.episode_buttons("fail_episode", ids, (prev_col, next_col), prefix="fail_ep")
+link.keep(episode=ep)
+row = rows[rows["episode"] == ep].iloc[0]
+open_col.page_link("pages/1_Plan.py", label="Open in Plan", icon="🧭", query_params=episodes.plan_query(row))
+link.publish()
+with link_col:
+    links.copy_link(link, "fail_link")
 f = chosen[ids.index(ep)]
-st.markdown("Patterns that apply: " + ", ".join(f"**{PATTERN_LABELS[p]}**" for p in f.patterns))
+st.markdown("Patterns that apply: " + ", ".join(f"**{md(PATTERN_LABELS[p])}**" for p in f.patterns))
 same = preds[(preds["episode"] == ep) & (preds["horizon"] == horizon)]
 episodes.show_episode(ds, same, [method])

@@ -1,46 +1,75 @@
-"""Results: metrics per method and horizon; browse test episodes; compare two methods."""
+"""Results: a method x T table, metrics per method and horizon, browse test episodes, compare up
+to four methods on one episode."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from components import backend, episodes
+from components import backend, episodes, links
 from components.charts import show_table
 from components.config import page_setup
 from components.text import dataset_caption, md_code
-from kepp_core.api import PATTERN_LABELS, PATTERNS, default_method, metrics_table
+from kepp_core.api import PATTERN_LABELS, PATTERNS, default_method, method_horizon_table, method_label, metrics_table
 
 cfg = page_setup("Results", "📊")
-st.title("Results")
+title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")
+title_col.title("Results")
 
 with backend.guarded():
     ds = backend.dataset(cfg)
     preds = backend.predictions(cfg)
-st.caption(dataset_caption(cfg, ds))
+if not cfg.presentation:
+    st.caption(dataset_caption(cfg, ds))
 if preds is None or not len(preds):
     st.info("No prediction records found. Write them with `kepp eval` and set 'Predictions' in the sidebar "
             "(a records file or a folder).")
     st.stop()
-st.caption("Records: " + ", ".join(md_code(s) for s in sorted(preds["source"].unique())))
+if not cfg.presentation:
+    st.caption("Records: " + ", ".join(md_code(s) for s in sorted(preds["source"].unique())))
+link = links.PageLink("results")
 
 with backend.guarded():
+    grid, best = method_horizon_table(preds)
+st.subheader("Method × T")
+seeds = preds["seed"].nunique(dropna=True)
+st.caption("SR: whole plan right; mAcc: steps right; mIoU: IoU of predicted and true action sets per episode. "
+           "All in %; **bold**: the best per column" + (f"; mean ± 90% CI (Student t) over {seeds} seeds."
+                                                          if seeds > 1 else " (one seed: no interval)."))
+
+
+def bold_best(col):
+    """Styler: the best method of a column in bold on a light green."""
+    return ["font-weight: 700; background-color: #e8f5e9" if name == best.get(col.name) else "" for name in col.index]
+
+
+st.dataframe(grid.style.apply(bold_best), width="stretch", key="res_grid")
+st.download_button("Download table (CSV)", grid.to_csv().encode(), file_name="kepp_method_by_T.csv",
+                   mime="text/csv", key="res_grid_csv", on_click="ignore")
+
+with st.expander("All metrics (per setting, both mIoU variants)", expanded=False), backend.guarded(stop=False):
     table = metrics_table(preds)
-st.subheader("Metrics")
-st.caption("SR: whole plan right; mAcc: steps right; mIoU: IoU of predicted and true action sets, per episode "
-           "and per batch of 256 episodes (the COIN/NIV convention). All in %.")
-show_table(table, "kepp_metrics", key="res_metrics", hide_index=True)
+    show_table(table, "kepp_metrics", key="res_metrics", hide_index=True)
 
 st.subheader("Test episodes")
 f1, f2, f3, f4, f5 = st.columns(5)
 task_names = {t: ds.tasks[t].name if t in ds.tasks else t for t in sorted(preds["task"].dropna().unique())}
-task = f1.selectbox("Task", ["(all)", *task_names], key="res_task", format_func=lambda t: task_names.get(t, t))
+tasks = ["(all)", *task_names]
+link.seed("res_task", "task", tasks)
+task = f1.selectbox("Task", tasks, key="res_task", format_func=lambda t: task_names.get(t, t))
 hs = sorted(int(h) for h in preds["horizon"].unique())
+link.seed("res_T", "T", hs, int)
 horizon = f2.selectbox("T", hs, key="res_T")
 methods = sorted(preds["method"].unique())
-method = f3.selectbox("Method", methods, key="res_method", index=default_method(methods))
+link.seed("res_method", "method", methods)
+method = f3.selectbox("Method", methods, key="res_method", format_func=method_label,
+                      **links.default_kwargs("res_method", index=default_method(methods)))
+link.seed("res_outcome", "outcome", ["all", "correct", "incorrect"])
 outcome = f4.selectbox("Outcome", ["all", "correct", "incorrect"], key="res_outcome")
+link.seed("res_pattern", "pattern", ["(any)", *PATTERNS])
 pattern = f5.selectbox("Failure pattern", ["(any)", *PATTERNS], key="res_pattern",
                        format_func=lambda p: PATTERN_LABELS.get(p, p))
+link.keep(task=None if task == "(all)" else task, T=horizon, method=method,
+          outcome=None if outcome == "all" else outcome, pattern=None if pattern == "(any)" else pattern)
 sel = preds[(preds["horizon"] == horizon) & (preds["method"] == method)]
 if task != "(all)":
     sel = sel[sel["task"] == task]
@@ -48,16 +77,49 @@ if outcome != "all":
     sel = sel[sel["success"] == (outcome == "correct")]
 if pattern != "(any)":
     sel = sel[sel["patterns"].str.contains(pattern, regex=False)]
-st.caption(f"{len(sel)} episodes")
-show_table(episodes.episode_table(sel, ds), "kepp_episodes", key="res_episodes", hide_index=True, height=260)
+sel = sel.reset_index(drop=True)
+ids = list(sel["episode"])
+
+
+def pick_row(key: str, ids: list[str]) -> None:
+    """on_select of the episodes table: the clicked row becomes the episode compared below."""
+    rows = st.session_state[key].selection.rows
+    if rows:
+        st.session_state["res_episode"] = ids[rows[0]]
+
+
+st.caption(f"{len(sel)} episodes · click a row to compare it below")
+show_table(episodes.episode_table(sel, ds), "kepp_episodes", key="res_episodes", hide_index=True, height=260,
+           on_select=lambda: pick_row("tbl_res_episodes", ids), selection_mode="single-row")
 
 if len(sel):
     st.subheader("Compare methods on one episode")
-    c1, c2 = st.columns([3, 2])
-    ep = c1.selectbox("Episode", list(sel["episode"]), key="res_episode")
+    names = episodes.episode_names(ids, ds)
+    link.seed("res_episode", "episode", ids)
+    c1, prev_col, next_col, open_col = st.columns([5, 1, 1, 2], vertical_alignment="bottom")
+    ep = c1.selectbox("Episode", ids, key="res_episode", format_func=names.get)
+    links.episode_buttons("res_episode", ids, (prev_col, next_col), prefix="res_ep")
+    row = sel[sel["episode"] == ep].iloc[0]
+    open_col.page_link("pages/1_Plan.py", label="Open in Plan", icon="🧭", query_params=episodes.plan_query(row))
     same = preds[(preds["episode"] == ep) & (preds["horizon"] == horizon)]
-    others = [m for m in sorted(same["method"].unique()) if m != method]
-    default_b = next((m for m in ("kepp-nograph", "pdpp") if m in others), others[0] if others else None)
-    b = c2.selectbox(f"Compare {method} with", others, index=others.index(default_b) if others else None,
-                     key=f"res_cmp_{method}")
-    episodes.show_episode(ds, same, [method] if b is None else [method, b])
+    available = sorted(same["method"].unique())
+
+
+    def methods_of(text: str) -> list[str]:
+        """The URL's comma-separated methods that this episode has (up to four)."""
+        picked = [m for m in text.split(",") if m in available][:4]
+        if not picked:
+            raise ValueError(text)
+        return picked
+
+    link.seed("res_compare", "compare", parse=methods_of)
+    if "res_compare" in st.session_state:  # keep only methods this episode has
+        st.session_state["res_compare"] = [m for m in st.session_state["res_compare"] if m in available][:4]
+    default = [method] + [m for m in ("kepp-nograph", "pdpp", "graph-pred", "random") if m in available and m != method]
+    chosen = st.multiselect("Methods (up to four)", available, max_selections=4, key="res_compare",
+                            format_func=method_label, **links.default_kwargs("res_compare", default=default[:4]))
+    link.keep(episode=ep, compare=",".join(chosen))
+    episodes.show_episode(ds, same, list(chosen))
+link.publish()
+with link_col:
+    links.copy_link(link, "res_link")

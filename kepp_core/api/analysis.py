@@ -29,7 +29,9 @@ from kepp_core.metrics import (
     success_rate,
 )
 
-__all__ = ["PATTERNS", "PATTERN_LABELS", "RECORD_COLUMNS", "EpisodeOutcome", "Failure", "FailureStats",
+__all__ = ["PATTERNS", "PATTERN_LABELS", "RECORD_COLUMNS", "SCENE_KINDS", "TABLE_METRICS", "choose_scenes",
+           "episode_label", "episode_parts", "mean_ci90", "method_horizon_table", "method_label", "method_model",
+           "pattern_label", "plan_query", "t_quantile_95", "EpisodeOutcome", "Failure", "FailureStats",
            "classify_failures", "default_method", "expert_view", "failure_analysis", "failure_stats",
            "heatmap_order", "metrics_table", "outcomes", "read_predictions", "subgraph_view", "transitions"]
 
@@ -158,3 +160,224 @@ def failure_analysis(df) -> tuple[list[EpisodeOutcome], FailureStats, list[Failu
     """Outcomes, the paper's failure statistics and the classified failures of a predictions table."""
     outs = outcomes(df)
     return outs, failure_stats(outs), classify_failures(outs)
+
+
+# --- readable names ----------------------------------------------------------------------------------------
+def method_label(method: str) -> str:
+    """A method's readable name (the evaluation registry's label; the name itself when unknown)."""
+    from kepp_core.evaluation.methods import LABELS  # lazy: loads torch
+
+    return LABELS.get(method, method)
+
+
+def pattern_label(pattern: str | None) -> str:
+    """A failure pattern's readable name; a comma-separated list of patterns is named one by one.
+
+    >>> pattern_label("wrong_endpoint, repeated_subsequence")
+    'wrong first/last step, repeated sub-sequence'
+    >>> pattern_label("")
+    '—'
+    """
+    names = [p.strip() for p in str(pattern or "").split(",") if p.strip()]
+    return ", ".join(PATTERN_LABELS.get(p, p.replace("_", " ")) for p in names) or "—"
+
+
+def episode_parts(episode: str) -> tuple[str, str, int, int] | None:
+    """``(task, video, first step, T)`` of a record's episode id ``task/video/first:T`` (None otherwise).
+
+    >>> episode_parts("coffee/0001/2:3")
+    ('coffee', '0001', 2, 3)
+    """
+    try:
+        head, tail = str(episode).rsplit("/", 1)
+        task, video = head.split("/", 1) if "/" in head else ("", head)
+        first, horizon = tail.split(":")
+        return task, video, int(first), int(horizon)
+    except ValueError:
+        return None
+
+
+def episode_label(episode: str, task_names: dict | None = None) -> str:
+    """A record's episode id as words: task name, video, the steps it covers.
+
+    >>> episode_label("coffee/0001/2:3", {"coffee": "make coffee"})
+    'make coffee · video 0001 · steps 3–5'
+    """
+    parts = episode_parts(episode)
+    if parts is None:
+        return str(episode)
+    task, video, first, horizon = parts
+    name = (task_names or {}).get(task, task)
+    return f"{name} · video {video} · steps {first + 1}–{first + horizon}"
+
+
+# --- links to the Plan page ---------------------------------------------------------------------------------
+def method_model(method: str) -> tuple[str, int] | None:
+    """The planning model (condition, trained R) the evaluation ``method`` ran, or None for a baseline.
+
+    >>> method_model("kepp-R2"), method_model("kepp-nograph"), method_model("random")
+    (('graph', 2), ('none', 1), None)
+    """
+    if method.startswith("kepp-R") and method[6:].isdigit():
+        return "graph", int(method[6:])
+    if method == "kepp-nograph":
+        return "none", 1
+    return None
+
+
+def plan_query(row) -> dict[str, str]:
+    """The Plan page's URL query that opens a predictions-table row's episode (and plans it):
+    video, first step, T, and the row's planning model (``graph-R<r>`` or ``none``) and R when the
+    method is KEPP's.
+
+    >>> plan_query({"episode": "tea/0287/7:3", "video": "0287", "horizon": 3, "method": "kepp-R2"})
+    {'video': '0287', 'ep': '7', 'T': '3', 'plan': '1', 'model': 'graph-R2', 'R': '2'}
+    """
+    parts = episode_parts(row["episode"])
+    video = str(row["video"]) if row.get("video") is not None else (parts[1] if parts else "")
+    first = parts[2] if parts else 0
+    q = {"video": video, "ep": str(first), "T": str(int(row["horizon"])), "plan": "1"}
+    model = method_model(str(row["method"]))
+    if model is not None:
+        q["model"] = "none" if model[0] == "none" else f"graph-R{model[1]}"
+        if model[0] == "graph":
+            q["R"] = str(model[1])
+    return q
+
+
+# --- scenes for a live demo ------------------------------------------------------------------------------
+SCENE_KINDS = {
+    "success": "A clean success",
+    "wrong_endpoint": "A wrong-endpoint failure",
+    "repeated": "A repeated-step failure",
+    "long": "A long horizon (T=6)",
+    "upload": "An uploaded video",
+}
+
+
+def _confidence(row) -> float:
+    scores = row["endpoint_scores"]
+    return float(min(scores)) if scores else 0.0
+
+
+def choose_scenes(preds, method: str | None = None, horizons: Iterable[int] | None = None,
+                  videos: Iterable[str] | None = None) -> list[dict]:
+    """Curated examples for a live demo, chosen from a predictions table: a clean success (the
+    whole plan and both endpoints right, confident endpoints, KEPP's other variants right too), a
+    wrong-endpoint failure, a repeated-step failure, a long horizon (T=6, or the longest) and an
+    uploaded video's episode when the records hold one. ``horizons``/``videos`` keep only episodes
+    the app can open (trained horizons, playable videos). Each scene: kind, name, description,
+    episode, method, T, success and the Plan page ``query``; the order is fixed and the choice
+    deterministic (same records, same scenes)."""
+    if preds is None or not len(preds):
+        return []
+    methods = sorted(preds["method"].unique())
+    method = method if method in methods else methods[default_method(methods)]
+    df = preds[preds["method"] == method]
+    if horizons is not None:
+        df = df[df["horizon"].isin([int(h) for h in horizons])]
+    known = None if videos is None else {str(v) for v in videos}
+    local = df if known is None else df[df["video"].astype(str).isin(known)]
+    right = preds[preds["success"]].groupby("episode")["method"].nunique()
+    picks: list[tuple[str, object]] = []
+    ok = local[local["success"]]
+    if len(ok):
+        recs = ok.to_dict("records")
+        best = min(range(len(recs)), key=lambda i: (-int(right.get(recs[i]["episode"], 0)),
+                                                    int(recs[i]["horizon"]) != min(int(h) for h in ok["horizon"]),
+                                                    -_confidence(recs[i]), recs[i]["episode"]))
+        picks.append(("success", ok.iloc[best]))
+    for kind, pattern in (("wrong_endpoint", "wrong_endpoint"), ("repeated", "repeated_subsequence")):
+        bad = local[local["patterns"].str.contains(pattern, regex=False)]
+        if len(bad):
+            bad = bad.assign(_c=[-_confidence(r) for r in bad.to_dict("records")])
+            picks.append((kind, bad.sort_values(["horizon", "_c", "episode"]).iloc[0]))
+    if len(local):
+        longest = 6 if (local["horizon"] == 6).any() else int(local["horizon"].max())
+        if longest > 3:
+            long = local[local["horizon"] == longest].sort_values(["success", "episode"], ascending=[False, True])
+            picks.append(("long", long.iloc[0]))
+    if known is not None:
+        up = df[~df["video"].astype(str).isin(known)]
+        if len(up):
+            picks.append(("upload", up.sort_values("episode").iloc[0]))
+    return [_scene(kind, row) for kind, row in picks]
+
+
+def _scene(kind: str, row) -> dict:
+    """One scene from a predictions-table row."""
+    row = dict(row)
+    name = SCENE_KINDS[kind]
+    if kind == "long":
+        name = f"A long horizon (T={int(row['horizon'])})"
+    return {"kind": kind, "name": name, "episode": row["episode"], "method": row["method"],
+            "T": int(row["horizon"]), "task": row.get("task"), "video": str(row.get("video")),
+            "success": bool(row["success"]), "pattern": row.get("pattern") or "",
+            "description": ("plan right" if row["success"] else f"failure: {pattern_label(row.get('pattern'))}"),
+            "query": plan_query(row)}
+
+
+# --- method x T table ----------------------------------------------------------------------------------------
+_T95 = (6.314, 2.920, 2.353, 2.132, 2.015, 1.943, 1.895, 1.860, 1.833, 1.812, 1.796, 1.782, 1.771, 1.761, 1.753,
+        1.746, 1.740, 1.734, 1.729, 1.725, 1.721, 1.717, 1.714, 1.711, 1.708, 1.706, 1.703, 1.701, 1.699, 1.697)
+
+
+def t_quantile_95(df: int) -> float:
+    """The 95% quantile of Student's t with ``df`` degrees of freedom (two-sided 90% intervals):
+    a table up to 30, the Cornish-Fisher expansion beyond.
+
+    >>> t_quantile_95(4), round(t_quantile_95(1000), 3)
+    (2.132, 1.646)
+    """
+    if df < 1:
+        raise ValueError("Student's t needs at least one degree of freedom")
+    if df <= len(_T95):
+        return _T95[df - 1]
+    z = 1.6448536
+    return z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2)
+
+
+def mean_ci90(values: Sequence[float]) -> tuple[float, float | None]:
+    """Mean and the half-width of its 90% confidence interval (Student t over the values; None for one value).
+
+    >>> mean_ci90([40.0, 50.0, 60.0])
+    (50.0, 16.86)
+    """
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return round(mean, 2), None
+    sd = (sum((v - mean) ** 2 for v in values) / (n - 1)) ** 0.5
+    return round(mean, 2), round(t_quantile_95(n - 1) * sd / n ** 0.5, 2)
+
+
+TABLE_METRICS = ("SR", "mAcc", "mIoU")
+
+
+def method_horizon_table(preds) -> tuple[object, dict[str, str]]:
+    """SR, mAcc and mIoU (per episode, in %) as one row per method and a column per T and metric
+    (``"T=3 SR"``, ...): mean over seeds, with ``"± h"`` (90% CI, Student t) where a method
+    and horizon have several seeds. Returns ``(table of text cells, {column: best method})``; the
+    table's index is the methods' readable names, ``best`` names the highest mean per column."""
+    import pandas as pd
+
+    seeds = preds["seed"].fillna(0)
+    means: dict[tuple[str, str], float] = {}
+    cells: dict[str, dict[str, str]] = {}
+    for (method, horizon), g in preds.assign(seed=seeds).groupby(["method", "horizon"], sort=True):
+        per_seed = {m: [] for m in TABLE_METRICS}
+        for _, s in g.groupby("seed", sort=True):
+            pred, gt = [list(p) for p in s["plan"]], [list(t) for t in s["truth"]]
+            per_seed["SR"].append(float(success_rate(pred, gt)))
+            per_seed["mAcc"].append(float(mean_accuracy(pred, gt)))
+            per_seed["mIoU"].append(float(miou_per_episode(pred, gt)))
+        for metric, vals in per_seed.items():
+            col = f"T={int(horizon)} {metric}"
+            mean, half = mean_ci90(vals)
+            means[(col, method)] = mean
+            cells.setdefault(method, {})[col] = f"{mean:.2f}" + ("" if half is None else f" ± {half:.2f}")
+    cols = sorted({c for c, _ in means}, key=lambda c: (int(c.split()[0][2:]), TABLE_METRICS.index(c.split()[1])))
+    best = {c: max((m for cc, m in means if cc == c), key=lambda m: means[(c, m)]) for c in cols}
+    names = {m: method_label(m) for m in cells}
+    table = pd.DataFrame([{c: cells[m].get(c, "—") for c in cols} for m in cells], index=[names[m] for m in cells])
+    return table, {c: names[m] for c, m in best.items()}

@@ -1,0 +1,88 @@
+"""Scenes for a live demo: named, curated episodes chosen from the loaded prediction records
+(:func:`kepp_core.api.choose_scenes`), listed on Home and the Plan page; one click opens the
+scene's video, clips, T and planning model on the Plan page and plans it."""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from components import backend
+from components.config import presenting
+from components.text import md
+from kepp_core import api
+from kepp_core.errors import KeppError
+
+ICONS = {"success": "✅", "wrong_endpoint": "🎯", "repeated": "🔁", "long": "📏", "upload": "📤"}
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _choose(files: tuple[str, ...], mtimes: tuple[float, ...], horizons: tuple[int, ...] | None,
+            videos: tuple[str, ...] | None, _preds) -> list[dict]:
+    return api.choose_scenes(_preds, horizons=horizons, videos=videos)
+
+
+def available(cfg, ds, horizons=None) -> list[dict]:
+    """The scenes of the loaded records that the app can open (trained horizons, playable videos)."""
+    try:
+        preds = backend.predictions(cfg)
+        files = backend.workspace(cfg).prediction_files()
+    except KeppError:
+        return []
+    if preds is None or not len(preds):
+        return []
+    hs = tuple(sorted(int(h) for h in horizons)) if horizons else None
+    playable = {v.id for h in (hs or (3,)) for v in api.playable_videos(ds, h)}
+    return _choose(tuple(map(str, files)), tuple(f.stat().st_mtime for f in files), hs,
+                   tuple(sorted(playable)), preds)
+
+
+def default_query(scenes: list[dict]) -> dict[str, str] | None:
+    """The Plan page's first state: the clean success (without planning at once)."""
+    for s in scenes:
+        if s["kind"] == "success":
+            return {k: v for k, v in s["query"].items() if k != "plan"}
+    return None
+
+
+def describe(scene: dict, ds) -> str:
+    """One line about a scene: its task, video, steps, method and outcome."""
+    label = api.episode_label(scene["episode"], {t: ds.tasks[t].name for t in ds.tasks})
+    return f"{label} · {api.method_label(scene['method'])} · {scene['description']}"
+
+
+def _load(query: dict[str, str]) -> None:
+    """on_click of a scene on the Plan page: its query into the URL (the page seeds from it and plans)."""
+    query = dict(query)
+    if presenting():
+        query["present"] = "1"
+    st.query_params.from_dict(query)
+
+
+def scene_bar(scenes: list[dict], key: str) -> None:
+    """The Plan page's row of scene buttons (one click loads and plans a scene)."""
+    if not scenes:
+        return
+    cols = st.columns(len(scenes) + 1, vertical_alignment="center")
+    cols[0].markdown("**Scenes**", help="curated examples from the prediction records: one click plans one")
+    for col, s in zip(cols[1:], scenes):
+        col.button(f"{ICONS.get(s['kind'], '')} {s['name']}", key=f"{key}_{s['kind']}", on_click=_load,
+                   args=(s["query"],), help=md(s["episode"]) + " · " + md(s["description"]), width="stretch")
+
+
+def scene_list(scenes: list[dict], ds) -> None:
+    """Home's list of scenes: a link to the Plan page per scene, with what it shows."""
+    for s in scenes:
+        st.page_link("pages/1_Plan.py", label=f"**{s['name']}**: {md(describe(s, ds))}",
+                     icon=ICONS.get(s["kind"]), query_params={**s["query"], **({"present": "1"} if presenting() else {})})
+
+
+def scroll_to(selector: str) -> None:
+    """Scroll the page so that ``selector`` is at the top of the window (once, after this run)."""
+    st.html(f"""<script>(function () {{
+      const doc = (window.parent || window).document; let n = 0; /* {time.time()} */
+      const go = () => {{ const el = doc.querySelector({selector!r});
+        if (el) {{ el.scrollIntoView({{block: "start"}}); if (++n < 6) setTimeout(go, 250); }}
+        else if (++n < 40) setTimeout(go, 100); }};
+      setTimeout(go, 50); }})();</script>""", unsafe_allow_javascript=True)

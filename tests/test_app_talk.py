@@ -1,0 +1,250 @@
+"""The app for talks and links: scenes chosen from prediction records, the method x T table,
+page state in the URL (restored on load and reload), presentation mode from ``?present=``,
+next/previous episodes, "Open in Plan" links. Logic through ``kepp_core.api``; pages through
+``streamlit.testing.v1.AppTest`` on the small synthetic world of ``test_app_fixtures``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from kepp_core import api
+from test_app_fixtures import APP, REPO, demo_env  # noqa: F401  (fixtures)
+
+DEMO_RECORDS = REPO / "assets" / "demo" / "predictions.jsonl"
+
+
+# --- logic: scenes, the method x T table, links -----------------------------------------------------
+@pytest.fixture(scope="module")
+def demo_preds():
+    return api.read_predictions([DEMO_RECORDS])
+
+
+def test_scenes_are_named_curated_and_deterministic(demo_preds):
+    scenes = api.choose_scenes(demo_preds)
+    by_kind = {s["kind"]: s for s in scenes}
+    assert list(by_kind) == ["success", "wrong_endpoint", "repeated", "long"]  # no uploads in these records
+    rows = demo_preds.set_index(["episode", "method"])
+    ok = rows.loc[(by_kind["success"]["episode"], by_kind["success"]["method"])]
+    assert ok["success"] and ok["endpoints"] == (ok["truth"][0], ok["truth"][-1])
+    assert "wrong_endpoint" in rows.loc[(by_kind["wrong_endpoint"]["episode"], "kepp-R2")]["patterns"]
+    assert "repeated_subsequence" in rows.loc[(by_kind["repeated"]["episode"], "kepp-R2")]["patterns"]
+    assert by_kind["long"]["T"] == 6 and by_kind["long"]["name"] == "A long horizon (T=6)"
+    assert {s["method"] for s in scenes} == {"kepp-R2"}
+    q = by_kind["success"]["query"]
+    assert q == {"video": ok["video"], "ep": q["ep"], "T": str(ok["horizon"]), "plan": "1", "model": "graph-R2",
+                 "R": "2"}
+    assert api.choose_scenes(demo_preds) == scenes  # same records, same scenes
+    # only what the app can open: another horizon set, and an unknown (uploaded) video
+    short = api.choose_scenes(demo_preds, horizons=[3])
+    assert {s["T"] for s in short} == {3} and "long" not in {s["kind"] for s in short}
+    videos = set(demo_preds["video"]) - {by_kind["success"]["video"]}
+    uploaded = api.choose_scenes(demo_preds, videos=videos)
+    assert uploaded[-1]["kind"] == "upload" and uploaded[-1]["video"] == by_kind["success"]["video"]
+
+
+def test_scenes_of_no_records_are_none():
+    assert api.choose_scenes(None) == [] and api.choose_scenes(pd.DataFrame(columns=api.RECORD_COLUMNS)) == []
+
+
+def test_method_by_horizon_table_marks_the_best_and_gives_intervals_over_seeds(demo_preds):
+    grid, best = api.method_horizon_table(demo_preds)
+    assert list(grid.columns[:3]) == ["T=3 SR", "T=3 mAcc", "T=3 mIoU"] and len(grid.columns) == 12
+    assert set(grid.index) == {api.method_label(m) for m in demo_preds["method"].unique()}
+    assert "±" not in grid.iloc[0, 0]  # one seed: no interval
+    for col, name in best.items():
+        assert float(grid.loc[name, col]) == max(float(v) for v in grid[col])
+    # three seeds: seed 1 and 2 make kepp-R1 fail every T=3 episode, so its interval is wide
+    t3 = demo_preds[demo_preds["horizon"] == 3]
+    worse = t3.assign(plan=[tuple(a + 10_000 for a in t) if m == "kepp-R1" else p
+                            for p, t, m in zip(t3["plan"], t3["truth"], t3["method"])])
+    seeds = pd.concat([t3, worse.assign(seed=1), worse.assign(seed=2)])
+    grid3, best3 = api.method_horizon_table(seeds)
+    r1 = grid3.loc[api.method_label("kepp-R1"), "T=3 SR"]
+    mean, half = (float(x) for x in r1.split(" ± "))
+    sr = [float(v) for v in (grid.loc[api.method_label("kepp-R1"), "T=3 SR"], 0.0, 0.0)]
+    assert (mean, half) == api.mean_ci90(sr) and half > 10
+    assert best3["T=3 SR"] == api.method_label("kepp-R2")
+
+
+def test_student_t_interval_matches_the_table():
+    assert api.mean_ci90([1.0]) == (1.0, None)
+    # n=2: t(0.95, 1) = 6.314, sd = 0.7071 -> half-width 6.314 * 0.5
+    assert api.mean_ci90([1.0, 2.0]) == (1.5, round(6.314 * 0.5, 2))
+
+
+def test_readable_names_and_plan_queries():
+    assert api.pattern_label("repeated_subsequence") == "repeated sub-sequence"
+    assert "_" not in api.pattern_label("wrong_endpoint, same_start_end")
+    assert api.episode_label("lemonade/0009/4:6", {"lemonade": "make lemonade"}) == \
+        "make lemonade · video 0009 · steps 5–10"
+    assert api.episode_label("odd id") == "odd id"
+    assert api.plan_query({"episode": "a/v1/2:4", "video": "v1", "horizon": 4, "method": "kepp-nograph"}) == \
+        {"video": "v1", "ep": "2", "T": "4", "plan": "1", "model": "none"}
+    assert "model" not in api.plan_query({"episode": "a/v1/0:3", "video": "v1", "horizon": 3, "method": "random"})
+
+
+# --- pages ---------------------------------------------------------------------------------------------
+def session(monkeypatch, env, page: str | None = None, query: dict | None = None) -> AppTest:
+    """A fresh browser session (a new tab, or a reload) on ``page`` with ``query`` in its URL."""
+    for k, v in env.environ().items():
+        monkeypatch.setenv(k, str(v))
+    monkeypatch.setenv("KEPP_THREADS", "1")
+    at = AppTest.from_file(str(APP), default_timeout=180)
+    at.query_params.update(query or {})
+    if page:
+        at.switch_page(page)
+    return at.run()
+
+
+def ok(at: AppTest) -> AppTest:
+    assert not at.exception, [str(e.value) for e in at.exception]
+    assert not at.error, [str(e.value) for e in at.error]
+    return at
+
+
+def cards(at: AppTest) -> int:
+    return sum(str(m.value).count('class="kepp-card"') for m in at.markdown)
+
+
+def records(env) -> pd.DataFrame:
+    return api.read_predictions([env.records])
+
+
+def page_scenes(env) -> dict[str, dict]:
+    """The scenes the Plan page offers (trained horizons, playable videos), by kind."""
+    from kepp_core.data import load_dataset
+
+    ds, hs = load_dataset("demo", env.world), api.trained_horizons(env.models)
+    videos = {v.id for h in hs for v in api.playable_videos(ds, h)}
+    return {s["kind"]: s for s in api.choose_scenes(records(env), horizons=hs, videos=videos)}
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("app")
+def test_plan_page_opens_on_the_clean_success_scene(monkeypatch, demo_env):
+    scene = page_scenes(demo_env)["success"]
+    at = ok(session(monkeypatch, demo_env, "pages/1_Plan.py"))
+    assert at.selectbox(key="plan_video").value == scene["video"]
+    assert at.query_params["video"] == scene["video"] and at.query_params["ep"] == scene["query"]["ep"]
+    at.button(key="plan_go").click().run()
+    ok(at)
+    assert any("success" in str(m.value) for m in at.markdown)  # "Ground truth · 3/3 steps correct · success"
+    # the scene bar: a scene's button loads its episode and plans it
+    wrong = page_scenes(demo_env)["wrong_endpoint"]
+    at.button(key="plan_scene_wrong_endpoint").click().run()
+    ok(at)
+    assert at.selectbox(key="plan_video").value == wrong["video"]
+    assert at.query_params["ep"] == wrong["query"]["ep"] and at.query_params["plan"] == "1"
+    assert cards(at) >= 2 * demo_env.horizon and any("wrong: truth is" in str(m.value) for m in at.markdown)
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("app")
+def test_a_plan_link_restores_the_episode_and_plans_and_survives_a_reload(monkeypatch, demo_env):
+    preds = records(demo_env)
+    row = preds[(preds["method"] == "kepp-R1") & (preds["horizon"] == demo_env.horizon)].iloc[-1]
+    query = {**api.plan_query(dict(row)), "sampler": "ddim5"}
+    at = ok(session(monkeypatch, demo_env, "pages/1_Plan.py", query))
+    vid, ep = query["video"], int(query["ep"])
+    assert at.selectbox(key="plan_video").value == vid
+    assert at.selectbox(key=f"plan_episode_{vid}_{demo_env.horizon}").value == ep
+    assert at.slider(key="plan_R").value == 1 and "R=1" in at.selectbox(key="plan_variant").value
+    assert at.selectbox(key="plan_sampler").value.startswith("fast")
+    assert cards(at) >= 2 * demo_env.horizon  # planned at once
+    url = dict(at.query_params)
+    assert {k: url[k] for k in query} == query and url["start"] and url["goal"]
+    # a control change goes into the URL; a reload (new session, same URL) brings it back
+    at.slider(key="plan_R").set_value(3).run()
+    assert at.query_params["R"] == "3" and "plan" not in at.query_params  # the shown plan was for R=1
+    at.button(key="plan_go").click().run()
+    url = dict(at.query_params)
+    again = ok(session(monkeypatch, demo_env, "pages/1_Plan.py", url))
+    assert at.slider(key="plan_R").value == again.slider(key="plan_R").value == 3
+    assert again.selectbox(key=f"plan_episode_{vid}_{demo_env.horizon}").value == ep and cards(again) > 0
+    # next / previous episode buttons
+    again.button(key="plan_ep_next").click().run()
+    assert again.query_params["ep"] == str(ep + 1 if ep + 1 < len(again.selectbox(
+        key=f"plan_episode_{vid}_{demo_env.horizon}").options) else 0)
+    # junk in the URL is ignored, not an error
+    ok(session(monkeypatch, demo_env, "pages/1_Plan.py", {"video": "nope", "ep": "x", "T": "99", "model": "?"}))
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("app")
+def test_presentation_mode_from_the_url_and_back(monkeypatch, demo_env):
+    at = ok(session(monkeypatch, demo_env, None, {"present": "1"}))
+    css = lambda: any("kepp-present" in str(m.value) for m in at.markdown)  # noqa: E731
+    assert css() and at.toggle(key="cfg_presentation").value is True
+    assert not at.sidebar.text_input  # settings hidden
+    assert at.button(key="present_exit")  # the page bar's way out
+    at.switch_page("pages/5_Results.py").run()
+    assert css() and at.query_params.get("present") == "1"
+    at.button(key="present_exit").click().run()
+    ok(at)
+    assert not css() and "present" not in at.query_params and at.toggle(key="cfg_presentation").value is False
+    at.toggle(key="cfg_presentation").set_value(True).run()
+    assert css() and at.query_params.get("present") == "1"
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("app")
+def test_failure_cases_link_to_plan_step_episodes_and_keep_state_in_the_url(monkeypatch, demo_env):
+    at = ok(session(monkeypatch, demo_env, "pages/4_Failure_cases.py", {"method": "kepp-R1"}))
+    assert at.selectbox(key="fail_method").value == "kepp-R1"
+    table = at.dataframe[1].value  # statistics, then the failures
+    assert "episode" in table and not any("_" in str(p) for p in table["pattern"])
+    stats = at.dataframe[0].value
+    assert "None" not in stats.astype(str).to_string() and "nan" not in stats.astype(str).to_string()
+    ids = at.selectbox(key="fail_episode").options
+    first = at.selectbox(key="fail_episode").value
+    assert at.query_params["episode"] == first
+    row = records(demo_env).query("episode == @first and method == 'kepp-R1'").iloc[0]
+    links = [e.proto for e in at.get("page_link") if "Open in Plan" in e.proto.label]
+    assert len(links) == 1 and links[0].page.endswith("1_Plan.py") or "Plan" in links[0].page
+    assert dict(p.split("=") for p in links[0].query_string.split("&")) == api.plan_query(dict(row))
+    if len(ids) > 1:
+        at.button(key="fail_ep_next").click().run()
+        second = at.selectbox(key="fail_episode").value
+        assert second != first and at.query_params["episode"] == second
+        assert at.selectbox(key="fail_episode").options[1] == api.episode_label(second, {"coffee": "make coffee",
+            "lemonade": "make lemonade", "tea": "make tea"}) or "·" in at.selectbox(key="fail_episode").options[1]
+        again = ok(session(monkeypatch, demo_env, "pages/4_Failure_cases.py", dict(at.query_params)))
+        assert again.selectbox(key="fail_episode").value == second
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("app")
+def test_results_table_and_comparing_up_to_four_methods(monkeypatch, demo_env):
+    at = ok(session(monkeypatch, demo_env, "pages/5_Results.py"))
+    grid = at.dataframe[0].value
+    assert list(grid.columns) == [f"T={h} {m}" for h in (3, 4, 5, 6) for m in ("SR", "mAcc", "mIoU")]
+    assert set(grid.index) == {"KEPP R=1", "KEPP R=2", "KEPP without graph condition"}
+    chosen = at.multiselect(key="res_compare")
+    assert chosen.value == ["kepp-R2", "kepp-nograph"] and chosen.max_selections == 4
+    everything = ["kepp-R1", "kepp-R2", "kepp-nograph"]
+    chosen.set_value(everything).run()
+    ok(at)
+    assert at.query_params["compare"] == ",".join(everything)
+    at.selectbox(key="res_outcome").select("incorrect").run()
+    at.button(key="res_ep_next").click().run()
+    url = dict(at.query_params)
+    assert url["outcome"] == "incorrect" and url["episode"] == at.selectbox(key="res_episode").value
+    again = ok(session(monkeypatch, demo_env, "pages/5_Results.py", url))
+    assert again.multiselect(key="res_compare").value == everything
+    assert again.selectbox(key="res_episode").value == url["episode"]
+    # aligned rows: one "plan" card row per method, in one row of columns
+    assert sum('plan</div>' in str(m.value) for m in again.markdown) == 3
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("app")
+def test_home_lists_the_scenes_as_links_to_the_plan_page(monkeypatch, demo_env):
+    at = ok(session(monkeypatch, demo_env))
+    labels = [e.proto.label for e in at.get("page_link")]
+    assert any("A clean success" in label for label in labels)
+    assert any("A wrong-endpoint failure" in label for label in labels)
+    assert Path(APP).is_file()
