@@ -342,10 +342,11 @@ def test_a_world_rendered_from_niv_plans_works_by_path(monkeypatch, app_env, niv
     no_problems(at)
     at.toggle(key="heat_tables").set_value(True).run()
     assert len(at.dataframe) == 2  # training and test plans; no predictions for this world
-    # no models for it: a clear message, not a crash
+    # no models for it: said so, and the page plans with the graph alone (zero-shot)
     at.switch_page("pages/1_Plan.py").run()
-    assert not at.exception
-    assert any("no checkpoints folder" in t for t in texts(at.error))
+    no_problems(at)
+    assert any("no checkpoints folder" in t and "graph alone" in t for t in texts(at.info))
+    assert at.selectbox(key="zs_T").value == 3 and at.markdown
     # the demo models do not fit its vocabulary: said so
     at.text_input(key="cfg_checkpoints").set_value(str(app_env.models)).run()
     assert not at.exception

@@ -186,7 +186,8 @@ def graph_html(nodes: tuple, edges: tuple, height: int = 560, hierarchical: bool
     for n in (GraphNode(*t) for t in nodes):
         pos = {"x": n.x, "y": n.y, "physics": False} if n.x is not None else {}
         net.add_node(n.id, label=_safe(n.label), title=_safe(n.title or n.label), color=n.color, size=n.size,
-                     shape="box", font={"size": 20, "color": n.font}, role=n.role, **pos)
+                     shape="box", font={"size": 18, "color": n.font}, role=n.role,
+                     widthConstraint={"maximum": 170}, **pos)  # long labels wrap instead of overlapping
     for e in (GraphEdge(*t) for t in edges):
         net.add_edge(e.source, e.target, **_edge_options(e))
     net.set_options(_options(fixed, hierarchical))

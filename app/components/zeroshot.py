@@ -44,7 +44,8 @@ def _endpoints(ds, T: int) -> tuple[int, int, tuple[int, ...] | None, str]:
             st.warning(f"No annotated video of this task has {T} steps: choose another task or a shorter horizon.")
             st.stop()
         options = dict(episodes)
-        ep = c2.selectbox("Episode", list(options), key=f"zs_episode_{task}_{T}",
+        first = next((k for k, (_, p) in enumerate(episodes) if p[0] != p[-1]), 0)  # endpoints that differ
+        ep = c2.selectbox("Episode", list(options), index=first, key=f"zs_episode_{task}_{T}",
                           format_func=lambda e: f"{e} · " + " → ".join(ds.labels(options[e])))
         truth = options[ep]
         return truth[0], truth[-1], truth, f"episode {ep}"

@@ -41,8 +41,8 @@ OUTSIDE_EDGE = "#c7c7c7"
 TRUTH_COLOUR = "#2e7d32"
 PLAN_COLOUR = "#ef6c00"
 GROUP_COLOURS = ["#1565c0", "#6a1b9a", "#00838f", "#ad1457", "#5d4037", "#283593"]
-COLUMN_GAP = 230  # px between plan positions
-ROW_GAP = 90  # px between rows of one column
+COLUMN_GAP = 250  # px between plan positions (labels wrap at 170 px)
+ROW_GAP = 105  # px between rows of one column (a label wraps to three lines)
 
 
 @dataclass(frozen=True)
@@ -304,7 +304,7 @@ def _edges(graph, groups: list[PathGroup], drawn: set[int], near: set[tuple[int,
                                              f"\noutside the depth-{depth} neighbourhood of the centre")
             out.append(PlanEdge(u, int(v), kind, int(graph.counts.get(u, v)), p, float(graph.frequency(u, v)), text,
                                 CONTEXT_EDGE if kind == "context" else OUTSIDE_EDGE,
-                                1.0 + 5.0 * p if kind == "context" else 1.0, dashed=kind == "outside"))
+                                1.0 + 5.0 * p if kind == "context" else 1.0, dashed=kind == "outside", curve=0.12))
     return out
 
 
@@ -326,7 +326,7 @@ def _legend(graph, groups: list[PathGroup], edges: list[PlanEdge], depth: int, c
         out.append(LegendEntry("line", CONTEXT_EDGE, f"grey arrow: a graph transition within {depth} step"
                                f"{'s' if depth > 1 else ''} of the centre; label and width: its {weight}"))
     if "outside" in kinds:
-        out.append(LegendEntry("dotted", OUTSIDE_EDGE, "light dashed grey arrow: a graph transition between drawn "
+        out.append(LegendEntry("dotted", OUTSIDE_EDGE, "dotted light-grey arrow: a graph transition between drawn "
                                f"steps beyond the depth limit ({depth}); hover for its count and probability"))
     return out
 
@@ -385,11 +385,12 @@ def zero_shot_plans(graph, start: int | str, goal: int | str, horizon: int, R: i
 
 
 def graph_paths(result, condition: str, R: int) -> list[tuple[str, tuple[int, ...]]]:
-    """A KEPP result's named paths for the plan graph: its plan, and the top-``R`` graph paths only
-    when the planning model was conditioned on the graph (``condition == "graph"``)."""
+    """A KEPP result's named paths for the plan graph: its plan, and the top-``R`` graph paths (or
+    the fallback paths) only when the planning model was conditioned on the graph (``condition == "graph"``)."""
     named = [("KEPP plan", tuple(int(a) for a in result.plan))]
-    if condition == "graph" and not result.fallback:
-        named += [(f"graph path {k + 1}", tuple(int(a) for a in p)) for k, p in enumerate(result.paths[:R])]
+    if condition == "graph":  # with no path between the endpoints, KEPP's fallback paths condition the model
+        kind = "fallback path" if result.fallback else "graph path"
+        named += [(f"{kind} {k + 1}", tuple(int(a) for a in p)) for k, p in enumerate(result.paths[:R])]
     return named
 
 

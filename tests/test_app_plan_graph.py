@@ -1,0 +1,168 @@
+"""The plan graph (kepp_core.api.plangraph) and its drawing (app/components/network.py): distinct
+paths merged with one legend entry each, the ground truth drawn, arrows beyond the depth limit
+marked as such (never called unseen), fixed left-to-right positions, readable labels, the node
+budget, and no graph paths claimed for a model without the graph condition."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from kepp_core import api
+from kepp_core.api.plangraph import COLUMN_GAP, label_colour
+from kepp_core.data import Dataset, Step, Task, Video
+from kepp_core.errors import KeppError
+from kepp_core.graph import ProcedureGraph, build_graph
+
+REPO = Path(__file__).resolve().parents[1]
+ACTIONS = ["a", "b", "c", "d", "e", "x"]
+
+
+def chain_graph() -> ProcedureGraph:
+    """a→b→c→d→e with a shortcut b→d and a side step x after a; c→b is seen once."""
+    return ProcedureGraph.from_plans(ACTIONS, [(0, 1, 2, 3, 4), (0, 1, 2, 3, 4), (0, 1, 3, 4), (0, 5), (2, 1)])
+
+
+def test_identical_paths_merge_into_one_group_and_one_legend_entry():
+    g = chain_graph()
+    plan = (0, 1, 2, 3, 4)
+    pg = api.plan_graph(g, (0, 4), [("KEPP plan", plan), ("graph path 1", plan), ("graph path 2", (0, 1, 3, 3, 4))],
+                        truth=plan)
+    assert [grp.members for grp in pg.groups] == [("ground truth", "KEPP plan", "graph path 1"), ("graph path 2",)]
+    entries = [e for e in pg.legend if e.group is not None]
+    assert [e.group for e in entries] == [0, 1]  # one legend entry per distinct path
+    assert entries[0].text == "ground truth = KEPP plan = graph path 1: a → b → c → d → e"
+    # each distinct path is drawn as its own arrows, in order
+    assert pg.path_edges(0) == [(0, 1), (1, 2), (2, 3), (3, 4)]
+    assert pg.path_edges(1) == [(0, 1), (1, 3), (3, 3), (3, 4)]
+    # the two groups share a→b: their arrows are bent apart, not drawn over each other
+    shared = [e.curve for e in pg.edges if e.kind == "path" and (e.source, e.target) == (0, 1)]
+    assert len(shared) == 2 and len(set(shared)) == 2
+
+
+def test_ground_truth_is_drawn_as_its_own_path_in_green():
+    g = chain_graph()
+    pg = api.plan_graph(g, (0, 4), [("KEPP plan", (0, 1, 3, 3, 4))], truth=(0, 1, 2, 3, 4))
+    truth = pg.groups[0]
+    assert truth.is_truth and truth.colour == "#2e7d32"
+    assert pg.path_edges(0) == [(0, 1), (1, 2), (2, 3), (3, 4)]
+    assert {2} <= {n.id for n in pg.nodes}  # c (only on the truth) is drawn
+
+
+def test_arrows_beyond_the_depth_limit_are_marked_not_called_unseen():
+    g = chain_graph()
+    pg = api.plan_graph(g, (0, 4), [("KEPP plan", (0, 1, 2, 3, 4)), ("graph path 1", (0, 1, 3, 3, 4))], depth=1)
+    by_pair = {}
+    for e in pg.edges:
+        by_pair.setdefault((e.source, e.target), []).append(e)
+    # b→c is on the plan and seen twice in training, but beyond depth 1 of a and e: solid, with its count
+    (bc,) = by_pair[(1, 2)]
+    assert bc.kind == "path" and not bc.dashed and bc.count == 2
+    assert "count 2" in bc.title and "outside the depth-1 neighbourhood" in bc.title
+    # d→d is a pair the graph never saw: dashed, and said so
+    (dd,) = by_pair[(3, 3)]
+    assert dd.dashed and dd.count == 0 and "never seen" in dd.title
+    # c→b exists in the graph between drawn steps but beyond the depth limit: an "outside" arrow
+    (cb,) = by_pair[(2, 1)]
+    assert cb.kind == "outside" and cb.count == 1 and "P²KG probability" in cb.title
+    styles = {e.style: e.text for e in pg.legend}
+    assert "never saw" in styles["dashed"] and "beyond the depth limit" in styles["dotted"]
+    # with a depth that reaches them, the same arrows are within the limit
+    deep = api.plan_graph(g, (0, 4), [("KEPP plan", (0, 1, 2, 3, 4))], depth=3)
+    assert not [e for e in deep.edges if e.kind == "outside"]
+    assert all("outside" not in e.title for e in deep.edges if e.kind == "path")
+
+
+def test_positions_are_fixed_left_to_right_by_plan_position():
+    g = chain_graph()
+    args = (g, (0, 4), [("KEPP plan", (0, 1, 2, 3, 4)), ("graph path 1", (0, 1, 3, 3, 4))])
+    one, two = api.plan_graph(*args, truth=(0, 1, 2, 3, 4)), api.plan_graph(*args, truth=(0, 1, 2, 3, 4))
+    pos = {n.id: (n.x, n.y) for n in one.nodes}
+    assert pos == {n.id: (n.x, n.y) for n in two.nodes}  # same input, same picture
+    assert [pos[a][0] for a in (0, 1, 2, 3, 4)] == [k * COLUMN_GAP for k in range(5)]
+    assert len(set(pos.values())) == len(pos)  # no two steps on one spot
+    roles = {n.id: n.role for n in one.nodes}
+    assert roles[0] == "start" and roles[4] == "goal" and roles[5] == "context"
+    assert pos[5][0] == COLUMN_GAP  # x follows a: one column right of it
+
+
+def test_labels_stay_readable_on_dark_fills():
+    assert label_colour("#1b5e20") == label_colour("#b71c1c") == "#ffffff"
+    assert label_colour("#e3eaf4") == label_colour("#fff3c4") == "#1a1a1a"
+    pg = api.plan_graph(chain_graph(), (0, 4), [("KEPP plan", (0, 1, 2, 3, 4))])
+    for n in pg.nodes:
+        assert n.font_colour == label_colour(n.colour)
+
+
+def test_node_budget_keeps_path_steps_and_says_what_it_left_out():
+    g = chain_graph()
+    pg = api.plan_graph(g, (0, 4), [("KEPP plan", (0, 1, 2, 3, 4))], depth=2, max_nodes=5)
+    assert {n.id for n in pg.nodes} == {0, 1, 2, 3, 4} and pg.hidden == 1
+    assert api.plan_graph(g, (0, 4), [("KEPP plan", (0, 1, 2, 3, 4))], depth=2, max_nodes=6).hidden == 0
+    with pytest.raises(KeppError, match="max nodes"):
+        api.plan_graph(g, (0, 4), [], max_nodes=0)
+
+
+def test_centre_moves_the_neighbourhood():
+    g = chain_graph()
+    pg = api.plan_graph(g, (1, 3), [("KEPP plan", (1, 2, 3))], depth=1, centre=0)
+    assert {n.id for n in pg.nodes if n.role == "context"} == {5}  # x is next to a, not to b or d
+    assert any(n.role == "centre" or n.id == 0 for n in pg.nodes)
+    assert pg.settings["centre"] == "a"
+    assert any("centre of the neighbourhood: a" in e.text for e in pg.legend)
+
+
+def test_no_graph_paths_claimed_without_the_graph_condition():
+    result = SimpleNamespace(plan=[0, 1, 2], paths=[(0, 1, 2), (0, 3, 2)], fallback=False)
+    assert api.graph_paths(result, "none", 2) == [("KEPP plan", (0, 1, 2))]
+    fallback = SimpleNamespace(plan=[0, 1, 2], paths=[(0, 0, 2), (0, 2, 2)], fallback=True)
+    assert api.graph_paths(fallback, "none", 2) == [("KEPP plan", (0, 1, 2))]
+    assert [n for n, _ in api.graph_paths(fallback, "graph", 2)] == ["KEPP plan", "fallback path 1", "fallback path 2"]
+    assert [n for n, _ in api.graph_paths(result, "graph", 2)] == ["KEPP plan", "graph path 1", "graph path 2"]
+    assert [n for n, _ in api.graph_paths(result, "graph", 1)] == ["KEPP plan", "graph path 1"]
+    # the page's wording follows the same rule
+    import sys
+
+    sys.path.insert(0, str(REPO / "app"))
+    from components.plans import recommendation_text
+
+    assert recommendation_text("none", "P²KG", 2) == "no graph condition; "
+    assert recommendation_text("graph", "P²KG", 2) == "recommendation: P²KG, R=2; "
+
+
+def test_zero_shot_plans_and_episodes_without_models():
+    videos = [Video("v1", "t", [Step(a) for a in (0, 1, 2, 3, 4)], split="train"),
+              Video("v2", "t", [Step(a) for a in (0, 1, 3, 4)], split="train"),
+              Video("v3", "t", [Step(a) for a in (0, 1, 2, 3)], split="test")]
+    ds = Dataset("toy", ACTIONS, {"t": Task("t", "Make things")}, videos)
+    g = build_graph(ds)
+    found = api.zero_shot_plans(g, "a", "d", 4, R=3)
+    assert found.paths[0] == (0, 1, 2, 3) and not found.fallback
+    assert [n for n, _ in found.named] == [f"graph plan {k + 1}" for k in range(found.found)]
+    assert api.plan_episodes(ds, 3) == [("t/v3/0:3", (0, 1, 2)), ("t/v3/1:3", (1, 2, 3))]
+    assert api.plan_episodes(ds, 5, split="none") == [("t/v1/0:5", (0, 1, 2, 3, 4))]
+    assert api.zero_shot_plans(g, "e", "a", 3, R=2).fallback  # no way back: KEPP's fallback
+
+
+def test_drawing_carries_title_settings_legend_and_png_export(monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO / "app"))
+    from components import network
+
+    g = chain_graph()
+    pg = api.plan_graph(g, (0, 4), [("KEPP plan", (0, 1, 3, 3, 4))], truth=(0, 1, 2, 3, 4))
+    drawing = network.plan_drawing(g, pg, title="Plan graph of a test")
+    page = network.graph_html(tuple(__import__("dataclasses").astuple(n) for n in drawing.nodes.values()),
+                              tuple(__import__("dataclasses").astuple(e) for e in drawing.edges.values()), 400,
+                              False, True, drawing.title, drawing.settings, tuple(tuple(x) for x in drawing.legend))
+    assert "Plan graph of a test" in page and "depth: 1" in page and "keppPng" in page
+    assert page.count('class="kepp-legend-entry"') == len(pg.legend)
+    assert len(re.findall(r'data-style="line" data-group="[01]"', page)) == 2
+    nodes = json.loads(re.search(r"nodes = new vis\.DataSet\((\[.*?\])\);", page, re.S).group(1))
+    assert all(n["physics"] is False and "x" in n for n in nodes)  # fixed positions, no physics
+    edges = json.loads(re.search(r"edges = new vis\.DataSet\((\[.*?\])\);", page, re.S).group(1))
+    assert {(e["from"], e["to"]) for e in edges if e["group"] == 0} == {(0, 1), (1, 2), (2, 3), (3, 4)}
+    assert "cdn.jsdelivr" not in page and "https://" not in page.split("vis-network.min.js.map")[-1]

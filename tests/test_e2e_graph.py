@@ -1,0 +1,116 @@
+"""End-to-end, in a real headless Chromium (as tests/test_e2e_browser.py): the plan graph drawn
+by vis.js holds the ground-truth path and one legend entry per distinct path, and exports a
+PNG; on the COIN annotations without models, the Plan page plans zero-shot with the graph."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from test_app_fixtures import app_env, app_world  # noqa: F401  (fixtures)
+from test_e2e_browser import ARTIFACTS, browser, graph_frame, idle, server, wait_until_healthy  # noqa: F401
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
+
+# The drawing as the page holds it: every node and edge of the vis.js network, and the legend.
+READ_NETWORK = """() => ({
+  nodes: network.body.data.nodes.get().map(n => ({id: n.id, label: n.label, role: n.role, x: n.x, y: n.y})),
+  edges: network.body.data.edges.get().map(e => ({from: e.from, to: e.to, kind: e.kind, group: e.group})),
+  legend: [...document.querySelectorAll('.kepp-legend-entry')].map(d => ({
+    group: Number(d.dataset.group), style: d.dataset.style, text: d.innerText.trim()})),
+})"""
+
+
+def path_of(edges: list[dict], group: int) -> list[int]:
+    """The steps of one path group, from its arrows (drawn in path order)."""
+    pairs = [(e["from"], e["to"]) for e in edges if e["kind"] == "path" and e["group"] == group]
+    return [pairs[0][0], *[v for _, v in pairs]] if pairs else []
+
+
+def card_rows(page) -> list[list[str]]:
+    """The step-card rows of the page (each a plan), as their labels."""
+    return page.evaluate("""() => [...document.querySelectorAll('.kepp-plan')].map(r =>
+        [...r.querySelectorAll('.kepp-card div:last-child')].map(d => d.innerText.trim()))""")
+
+
+def check_drawing(frame, truth_labels: list[str] | None) -> dict:
+    """The network's paths against its legend: one entry per distinct path, the truth drawn in full."""
+    net = frame.evaluate(READ_NETWORK)
+    labels = {n["id"]: n["label"] for n in net["nodes"]}
+    groups = sorted({e["group"] for e in net["edges"] if e["kind"] == "path"})
+    entries = [d for d in net["legend"] if d["group"] >= 0]
+    assert [d["group"] for d in entries] == groups  # one legend entry per distinct path
+    paths = [tuple(path_of(net["edges"], g)) for g in groups]
+    assert len(set(paths)) == len(paths)  # no two entries for the same path
+    if truth_labels is not None:
+        truth = [d for d in entries if "ground truth" in d["text"]]
+        assert len(truth) == 1
+        drawn = [labels[a] for a in path_of(net["edges"], truth[0]["group"])]
+        # a loop (a step repeated) is one node: compare the arrows' labels with the truth's steps
+        assert drawn == truth_labels
+    # fixed, left-to-right positions: the start is left of the goal (one node when they are one step)
+    roles = {n["role"]: n for n in net["nodes"]}
+    assert "start" in roles and ("goal" not in roles or roles["start"]["x"] < roles["goal"]["x"])
+    return net
+
+
+def test_plan_graph_holds_the_truth_and_one_legend_entry_per_path(server, browser):
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = browser.new_page(viewport={"width": 1400, "height": 1600}, accept_downloads=True)
+    page.goto(f"{server}/Plan")
+    plan_button = page.get_by_role("button", name="Plan", exact=True)
+    plan_button.wait_for(timeout=90_000)
+    idle(page)
+    plan_button.click()
+    page.locator(".kepp-plan .kepp-card").first.wait_for(timeout=90_000)
+    idle(page)
+    page.get_by_text("Ground truth", exact=False).first.wait_for(timeout=30_000)
+    rows = card_rows(page)
+    frame = graph_frame(page)
+    frame.wait_for_function("() => document.querySelectorAll('.kepp-legend-entry').length > 0", timeout=30_000)
+    # the ground truth is the last card row of the plan panel (after KEPP's plan)
+    check_drawing(frame, rows[-1] if rows else None)
+    with page.expect_download() as dl:
+        frame.get_by_role("button", name="Download PNG").click()
+    png = Path(dl.value.path()).read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5_000
+    frame.locator("#mynetwork").scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "e2e_plan_graph.png"))
+    page.close()
+
+
+@pytest.fixture(scope="module")
+def coin_server(coin_json):
+    from kepp_core.commands.app import AppOptions, free_port, start_app
+
+    port = free_port()
+    proc = start_app(AppOptions(dataset="coin", root=str(coin_json), port=port))
+    url = f"http://localhost:{port}"
+    try:
+        wait_until_healthy(url, proc)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def test_zero_shot_planning_on_coin_annotations_without_models(coin_server, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 1600})
+    page.goto(f"{coin_server}/Plan")
+    page.get_by_text("Planning with the graph alone", exact=False).wait_for(timeout=120_000)
+    idle(page, timeout=120_000)
+    page.get_by_text("The graph's top-3 plans").wait_for(timeout=60_000)
+    assert not page.locator('[data-testid="stException"]').count()
+    rows = card_rows(page)
+    assert len(rows) >= 2 and all(len(r) == 3 for r in rows)  # graph plans + the test episode's truth, T=3
+    frame = graph_frame(page)
+    frame.wait_for_function("() => document.querySelectorAll('.kepp-legend-entry').length > 0", timeout=30_000)
+    net = check_drawing(frame, rows[-1])
+    assert len(net["nodes"]) >= 3
+    page.screenshot(path=str(ARTIFACTS / "e2e_zero_shot_coin.png"))
+    page.close()
