@@ -37,23 +37,18 @@ PATH_HELP = {
     "runs": "folder of training runs with metrics JSONL logs (empty: from the checkpoints folder)",
 }
 
-# Presentation mode: type at least 1.4x normal (titles 44 -> 64 px, key values 36 -> 52 px, text 16 -> 23 px,
-# tables zoomed), no Streamlit menu, deploy button or debug details. The header (and with it the
-# sidebar's expand control) stays: hiding the toolbar once hid the only way back to the sidebar.
+# Presentation mode: the root font size grows 1.4x, so every rem-sized thing does too (titles 44 -> 62 px,
+# key values 36 -> 50 px, text 16 -> 22 px, widgets); tables (drawn on a canvas) are zoomed; no Streamlit
+# menu, deploy button or debug details. The header (and with it the sidebar's expand control) stays:
+# hiding the toolbar once hid the only way back to the sidebar.
 PRESENTATION_CSS = """
 <span class="kepp-present"></span>
 <style>
-html, body, [class*="st-"], .stMarkdown p, .stMarkdown li { font-size: 1.25rem; }
-[data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li,
-[data-testid="stWidgetLabel"] p, [data-testid="stCaptionContainer"] { font-size: 1.4rem !important; }
-h1 { font-size: 4rem !important; } h2 { font-size: 3.2rem !important; } h3 { font-size: 2.2rem !important; }
-[data-testid="stMetricValue"], [data-testid="stMetricValue"] div { font-size: 3.25rem !important; }
-[data-testid="stMetricLabel"] p { font-size: 1.5rem !important; }
+html { font-size: 140% !important; }
 [data-testid="stDataFrame"], [data-testid="stTable"] { zoom: 1.4; }
-.kepp-card { font-size: 1.45rem; }
 [data-testid="stMainMenu"], [data-testid="stAppDeployButton"], [data-testid="stDecoration"], footer,
 .kepp-debug { display: none !important; }
-[data-testid="stMainBlockContainer"] { padding-top: 3.5rem; }
+[data-testid="stMainBlockContainer"] { padding-top: 3rem; padding-left: 2.5rem; padding-right: 2.5rem; }
 </style>
 """
 FONT_SCALE = 1.4  # presentation mode: plotly fonts, graph labels

@@ -71,7 +71,8 @@ method = controls[3].selectbox("Recommendation", list(method_labels), format_fun
                                     "LLM endpoint is set in the sidebar)",
                                disabled=condition != "graph")
 link.keep(model=model_ids[variant], method=method)
-with st.sidebar.expander("LLM recommendation", expanded=False):
+# settings stay out of the sidebar in presentation mode (in the page's collapsed Settings instead)
+with (settings.container() if cfg.presentation else st.sidebar.expander("LLM recommendation", expanded=False)):
     llm_default = api.llm_defaults()
     llm_url = st.text_input("Endpoint URL", llm_default["url"], key="plan_llm_url", placeholder="http://127.0.0.1:8080/v1",
                             help="an OpenAI-compatible chat endpoint (default: $KEPP_LLM_URL; key: $KEPP_LLM_API_KEY); "
@@ -203,7 +204,7 @@ if not saved or saved["inputs"] != inputs:
 
 result = saved["result"]
 truth = saved["truth"]
-st.markdown('<div class="kepp-result" style="scroll-margin-top:4.5rem"></div>', unsafe_allow_html=True)
+st.markdown('<div class="kepp-result" style="scroll-margin-top:64px"></div>', unsafe_allow_html=True)
 if cfg.presentation and st.session_state.pop("plan_scroll", None):
     scenes.scroll_to(".kepp-result")
 if not cfg.presentation:
@@ -212,7 +213,7 @@ if not cfg.presentation:
                f"on dataset **{md(ds.name)}** with features from encoder **{md(enc['encoder'] or 'unknown')}** · "
                f"{saved['seconds'] * 1000:.0f} ms in all (model {result.timings['total']:.0f} ms)")
 
-out_left, out_right = st.columns([3, 2]) if cfg.presentation else (st.container(), None)
+out_left, out_right = st.columns([1, 1] if cfg.presentation else [3, 2])  # a wider graph on a projector if cfg.presentation else (st.container(), None)
 with out_left:
     plans.show_endpoints(ds, result, truth)
     if cfg.presentation:  # result first: the plan right under the endpoints, inside one screen

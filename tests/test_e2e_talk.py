@@ -1,0 +1,159 @@
+"""End-to-end, for talks and links: the real app server (demo world, shipped models and their
+records) in a real headless Chromium at a projector's 1280x720. Presentation mode (bigger
+type, page switches, turning it off again, the plan inside the first screen after Plan), a deep
+link to an episode that survives a reload, "Open in Plan" from Failure cases, a scene loading.
+Screenshots go to ``test-artifacts/``."""
+
+from __future__ import annotations
+
+import subprocess
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from kepp_core import api
+from test_app_fixtures import demo_env  # noqa: F401  (fixture)
+from test_e2e_browser import ARTIFACTS, browser, graph_frame, idle, wait_until_healthy  # noqa: F401
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
+SCREEN = {"width": 1280, "height": 720}
+
+
+@pytest.fixture(scope="module")
+def talk_server(demo_env):
+    from kepp_core.commands.app import AppOptions, free_port, start_app
+
+    port = free_port()
+    proc = start_app(AppOptions(dataset="demo", root=str(demo_env.world), checkpoints=str(demo_env.models),
+                                predictions=str(demo_env.records), port=port))
+    url = f"http://localhost:{port}"
+    try:
+        wait_until_healthy(url, proc)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def title_px(page) -> float:
+    """The computed font size of the page title (its h1), in CSS pixels."""
+    h1 = page.locator("h1").first
+    h1.wait_for(timeout=90_000)
+    return float(h1.evaluate("e => parseFloat(getComputedStyle(e).fontSize)"))
+
+
+def query(page) -> dict[str, str]:
+    return {k: v[-1] for k, v in parse_qs(urlparse(page.url).query).items()}
+
+
+def wait_plan(page) -> None:
+    """Until the plan's step cards are drawn and the script is done."""
+    page.locator(".kepp-plan .kepp-card").first.wait_for(timeout=120_000)
+    idle(page)
+
+
+def in_view(page, locator) -> bool:
+    box = locator.bounding_box()
+    return bool(box) and box["y"] >= 0 and box["y"] + box["height"] <= SCREEN["height"] and box["x"] >= 0 \
+        and box["x"] + box["width"] <= SCREEN["width"]
+
+
+def test_presentation_mode_at_1280x720(talk_server, browser):
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = browser.new_page(viewport=SCREEN)
+    page.goto(f"{talk_server}/Results")
+    idle(page)
+    normal = title_px(page)
+    page.goto(f"{talk_server}/Plan?present=1")
+    button = page.get_by_role("button", name="Plan", exact=True)
+    button.wait_for(timeout=120_000)
+    idle(page)
+    assert title_px(page) >= 1.4 * normal
+    assert page.locator('[data-testid="stSidebar"] input[type="text"]').count() == 0  # settings hidden
+    button.click()
+    wait_plan(page)
+    page.wait_for_timeout(1200)  # the page scrolls to the result
+    plan_cards = page.locator(".kepp-plan").first.locator(".kepp-card")
+    assert all(in_view(page, plan_cards.nth(k)) for k in range(plan_cards.count())), "plan cards below the fold"
+    assert in_view(page, page.locator('[data-testid="stMetricValue"]').first)  # the endpoints
+    frame = graph_frame(page)
+    top = frame.frame_element().bounding_box()
+    assert top and 0 <= top["y"] < SCREEN["height"] - 200  # the graph starts on the first screen
+    page.screenshot(path=str(ARTIFACTS / "e2e_present_plan.png"))
+    # page switch with the mode on: the page bar (the sidebar's expand control stays too)
+    assert page.locator('[data-testid="stExpandSidebarButton"], [data-testid="stSidebarCollapsedControl"]').count()
+    page.locator('[data-testid="stMain"]').get_by_role("link", name="Failure cases").first.click()  # the page bar
+    page.get_by_role("heading", name="Failure cases").first.wait_for(timeout=60_000)
+    idle(page)
+    assert query(page).get("present") == "1" and title_px(page) >= 1.4 * normal
+    # and off again, without a reload
+    page.get_by_role("button", name="Exit presentation").click()
+    page.wait_for_function("() => !document.querySelector('.kepp-present')", timeout=30_000)
+    idle(page)
+    assert abs(title_px(page) - normal) < 1 and "present" not in query(page)
+    page.close()
+
+
+def rows_of_cards(page) -> list[list[str]]:
+    """Each row of step cards in the page as its step labels."""
+    return page.evaluate("""() => [...document.querySelectorAll('.kepp-plan')].map(r =>
+        [...r.querySelectorAll('.kepp-card > div:last-child')].map(d => d.textContent.trim()))""")
+
+
+def test_deep_link_opens_an_episode_and_survives_a_reload(talk_server, browser, demo_env):
+    from kepp_core.data import load_dataset
+
+    ds_labels = load_dataset("demo", demo_env.world).actions
+    preds = api.read_predictions([demo_env.records])
+    row = preds[(preds["method"] == "kepp-R2") & (preds["horizon"] == 4)].iloc[7]
+    q = api.plan_query(dict(row))
+    page = browser.new_page(viewport=SCREEN)
+    page.goto(f"{talk_server}/Plan?video={q['video']}&ep={q['ep']}&T=4&model=graph-R2&R=2&plan=1")
+    wait_plan(page)
+    truth = [ds_labels[a] for a in row["truth"]]
+    assert truth in rows_of_cards(page)  # the ground truth of that very episode
+    assert page.locator(".kepp-plan").first.locator(".kepp-card").count() == 4
+    url = query(page)
+    assert url["video"] == q["video"] and url["ep"] == q["ep"] and url["T"] == "4" and url["plan"] == "1"
+    page.reload()
+    wait_plan(page)
+    assert truth in rows_of_cards(page) and query(page)["ep"] == q["ep"]
+    page.close()
+
+
+def test_open_in_plan_from_failure_cases(talk_server, browser):
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    page.goto(f"{talk_server}/Failure_cases")
+    link = page.get_by_role("link", name="Open in Plan")
+    link.first.wait_for(timeout=90_000)
+    idle(page)
+    episode = query(page)["episode"]
+    link.first.click()
+    page.get_by_role("heading", name="Plan from a video").wait_for(timeout=60_000)
+    wait_plan(page)
+    task, video, first, horizon = api.episode_parts(episode)
+    url = query(page)
+    assert url["video"] == video and url["ep"] == str(first) and url["T"] == str(horizon)
+    page.close()
+
+
+def test_a_scene_loads_and_plans(talk_server, browser):
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    page.goto(talk_server)
+    scene = page.get_by_role("link", name="A wrong-endpoint failure")
+    scene.first.wait_for(timeout=90_000)
+    idle(page)
+    scene.first.click()
+    page.get_by_role("heading", name="Plan from a video").wait_for(timeout=60_000)
+    wait_plan(page)
+    page.get_by_text("wrong: truth is").first.wait_for(timeout=30_000)
+    assert query(page)["plan"] == "1"
+    # the scene bar on the Plan page loads another scene in one click
+    page.get_by_role("button", name="A clean success").click()
+    page.get_by_text("success", exact=False).first.wait_for(timeout=60_000)
+    wait_plan(page)
+    assert page.get_by_text("wrong: truth is").count() == 0
+    page.close()
