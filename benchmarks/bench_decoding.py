@@ -11,9 +11,14 @@ NLL at the demo scale (42 actions, batch 64, T = 3..6) next to one training step
 demo planning model (forward + backward of the diffusion loss, ``demo`` preset network),
 per batch, one CPU thread. Target: well under the diffusion step.
 
+Part 3, structured training (``kepp train plan --structured-weight``): a real training run of
+the KEPP R = 1 planning model on the default demo world (T = 3, ``demo`` preset, the shipped
+step model of ``assets/demo``), plain and with the structured loss, one CPU thread; the fit
+time each reports. Target: structured <= 2x plain.
+
 Each timing is the minimum over ``--repeat`` runs (as ``timeit`` does).
 
-    python benchmarks/bench_decoding.py [--repeat 5] [--batch 256]
+    python benchmarks/bench_decoding.py [--repeat 5] [--batch 256] [--skip-training]
 """
 
 from __future__ import annotations
@@ -136,14 +141,44 @@ def bench_structured(repeat: int, num_actions: int = 42, batch: int = 64, obs_di
               f"ratio {struct / diff:.3f}")
 
 
+def bench_structured_training(horizon: int = 3, train_steps: int | None = None) -> bool:
+    """Part 3: real training runs, plain vs structured; returns whether structured <= 2x plain."""
+    import tempfile
+    from dataclasses import replace
+
+    from kepp_core.data import load_dataset
+    from kepp_core.data.synth import ensure_world
+    from kepp_core.training import preset, train_plan_model
+
+    step = Path(__file__).resolve().parents[1] / "assets" / "demo" / f"T{horizon}" / "step"
+    if not (step / "config.json").is_file():
+        print("\nstructured training: skipped (no shipped step model in assets/demo)")
+        return True
+    ds = load_dataset("demo", ensure_world(progress=False))
+    cfg = preset("demo", horizon=horizon, train_steps=train_steps)
+    times = {}
+    print(f"\nstructured training: demo world T={horizon}, {cfg.train_steps} steps, weight 0.05, 1 thread")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, weight in (("plain", 0.0), ("structured", 0.05)):
+            s = train_plan_model(ds, replace(cfg, structured_weight=weight), Path(tmp) / name, step, progress=False)
+            times[name] = s["seconds"]
+            print(f"  {name:10s} {s['seconds']:6.1f} s  (best validation SR {s['best']['sr']:.1f})")
+    ratio = times["structured"] / times["plain"]
+    print(f"  ratio {ratio:.2f} (target <= 2): {'PASS' if ratio <= 2 else 'FAIL'}")
+    return ratio <= 2
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--skip-training", action="store_true", help="skip part 3 (real training runs)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     ok = bench_decoding(args.repeat, args.batch)
     bench_structured(args.repeat)
+    if not args.skip_training:
+        ok &= bench_structured_training()
     return 0 if ok else 1
 
 

@@ -14,6 +14,8 @@ EXAMPLES_STEP = """  kepp train step --dataset demo -T 4 --out models/T4/step
   kepp train step --dataset demo -T 4 --out models/T4/step --resume"""
 EXAMPLES_PLAN = """  kepp train plan --dataset demo -T 4 --step-model models/T4/step --out models/T4/plan-graph-R1
   kepp train plan --dataset demo -T 4 --step-model models/T4/step --R 2 --out models/T4/plan-graph-R2
+  kepp train plan --dataset demo -T 4 --step-model models/T4/step --structured-weight 1 \\
+      --out models/T4/plan-graph-R1-struct
   kepp train plan --dataset demo -T 4 --condition none --out models/T4/plan-none
   kepp train plan --dataset demo -T 4 --condition task --out models/T4/plan-task
   kepp train plan --dataset demo -T 4 --step-model models/T4/step --condition llm --out models/T4/plan-llm \\
@@ -43,6 +45,11 @@ def register(sub) -> None:
                     help=">= 2: recommendations for training from out-of-fold step models (0: --step-model's)")
     pl.add_argument("--gt-augment", action="store_true", default=None,
                     help="also train on recommendations from ground-truth endpoints")
+    pl.add_argument("--structured-weight", type=float, default=None, metavar="W",
+                    help="add W x the chain NLL of the true plan through the graph (structured training; "
+                         "save to MODELS/T<h>/plan-graph-R1-struct for the kepp-R1-struct row)")
+    pl.add_argument("--structured-learn-scale", action="store_true", default=None,
+                    help="learn the scale of the graph's transition log-probabilities")
     from kepp_core.llm.options import add_llm_args  # lazy: keeps `kepp --help` fast
 
     add_llm_args(pl)
@@ -95,7 +102,7 @@ def config_from_args(args):
             raise KeppError(f"--decay {' '.join(args.decay)}: expected STEP:FACTOR pairs like 10000:0.5") from None
     keys = ["horizon", "setting", "batch_size", "n_steps", "train_steps", "lr", "warmup", "dim", "val_every",
             "log_every", "patience", "sampler", "sampler_steps", "seed", "condition", "R", "recommend", "gt_augment",
-            "endpoint_folds"]
+            "endpoint_folds", "structured_weight", "structured_learn_scale"]
     return preset(name, decay=decay, **{k: getattr(args, k, None) for k in keys})
 
 

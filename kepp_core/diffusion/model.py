@@ -161,12 +161,15 @@ class ProjectedDiffusion(nn.Module):
         return torch.softmax(x0[:, :, self.layout.action_start:] * 10.0, dim=-1)
 
     # --- training -------------------------------------------------------------------------
-    def forward(self, x0: torch.Tensor, template: torch.Tensor, t: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(self, x0: torch.Tensor, template: torch.Tensor, t: torch.Tensor | None = None,
+                return_prediction: bool = False):
         """The training loss (``forward`` so that DDP can wrap the model)."""
-        return self.loss(x0, template, t)
+        return self.loss(x0, template, t, return_prediction)
 
-    def loss(self, x0: torch.Tensor, template: torch.Tensor, t: torch.Tensor | None = None) -> torch.Tensor:
-        """Weighted MSE between the projected ``x_0`` estimate and ``x_0`` (action block)."""
+    def loss(self, x0: torch.Tensor, template: torch.Tensor, t: torch.Tensor | None = None,
+             return_prediction: bool = False):
+        """Weighted MSE between the projected ``x_0`` estimate and ``x_0`` (action block);
+        with ``return_prediction`` also the estimate ``[B, T, C]`` (for a loss on top of it)."""
         b = x0.shape[0]
         if t is None:
             t = torch.randint(0, self.n_steps, (b,), device=x0.device)
@@ -174,4 +177,5 @@ class ProjectedDiffusion(nn.Module):
         pred = self.predict_start(x_t, t, template)
         a0 = self.layout.action_start
         err = (pred[:, :, a0:] - x0[:, :, a0:]) ** 2
-        return (err * self.weights).sum() / (b * self.weights.sum())
+        loss = (err * self.weights).sum() / (b * self.weights.sum())
+        return (loss, pred) if return_prediction else loss

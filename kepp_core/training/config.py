@@ -44,6 +44,8 @@ class TrainConfig:
     recommend: str = "p2kg"  # p2kg (probabilistic) | pkg (frequency graph)
     gt_augment: bool = False  # add copies of the episodes conditioned on ground-truth endpoints
     endpoint_folds: int = 0  # >= 2: training recommendations from out-of-fold step models (0: the given one)
+    structured_weight: float = 0.0  # > 0: add the chain NLL of the true plan through the graph (issue 10)
+    structured_learn_scale: bool = False  # learn the scale of the graph's transition log-probabilities
     # task classifier only
     classifier_epochs: int = 60
 
@@ -111,6 +113,8 @@ def validate(cfg: TrainConfig) -> None:
     for name, top in LIMITS.items():
         if getattr(cfg, name) > top:
             raise KeppError(f"training option {name}={getattr(cfg, name)} is too large (at most {top})")
+    if not (math.isfinite(cfg.structured_weight) and cfg.structured_weight >= 0):
+        raise KeppError(f"training option structured_weight={cfg.structured_weight} must be a finite number >= 0")
     for name in ("lr", "weight_decay", "val_fraction"):
         if not math.isfinite(getattr(cfg, name)):
             raise KeppError(f"training option {name}={getattr(cfg, name)} must be a finite number")

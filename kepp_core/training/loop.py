@@ -110,26 +110,29 @@ def weights_digest(model: nn.Module) -> str:
 def fit(model: nn.Module, n_items: int, batch_loss: Callable[[nn.Module, torch.Tensor], torch.Tensor],
         cfg: TrainConfig, out: str | Path | None, meta: dict,
         validate: Callable[[nn.Module], dict] | None = None, resume: bool = False,
-        progress: bool = True, rt: Runtime | None = None) -> dict:
+        progress: bool = True, rt: Runtime | None = None, extra: nn.Module | None = None) -> dict:
     """Train ``model`` for ``cfg.train_steps`` optimisation steps and return a summary.
 
     ``batch_loss(module, idx)`` returns the loss of the items ``idx`` (``module`` is the
     DDP-wrapped model in distributed runs, so it must call ``module(...)``). ``validate``
     returns a dict with a ``score`` (higher is better) and other metrics; the best
     validated weights are the checkpoint (the last weights when there is no validation).
-    ``meta`` goes into the checkpoint config.
+    ``meta`` goes into the checkpoint config. ``extra``: a module trained alongside (e.g. a
+    loss with a learnable scale): its parameters join the optimiser and the resume state,
+    not the checkpoint.
     """
     rt = rt or runtime()
     out = Path(out) if out is not None else None
     model.to(rt.device)
+    extra = extra.to(rt.device) if extra is not None else nn.Module()
     torch.manual_seed(cfg.seed * 7919 + rt.rank)
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    opt = torch.optim.AdamW([*model.parameters(), *extra.parameters()], lr=cfg.lr, weight_decay=cfg.weight_decay)
     net: nn.Module = model
     if rt.world > 1:
         from torch.nn.parallel import DistributedDataParallel
 
         net = DistributedDataParallel(model, device_ids=[rt.device.index] if rt.device.type == "cuda" else None)
-    start, best, bad_rounds, history_best = _start_state(out, model, opt, cfg, rt, resume)
+    start, best, bad_rounds, history_best = _start_state(out, model, opt, cfg, rt, resume, extra)
     bsz = min(cfg.batch_size, n_items)
     per_epoch = max(1, n_items // bsz)
     t0 = time.time()
@@ -166,7 +169,7 @@ def fit(model: nn.Module, n_items: int, batch_loss: Callable[[nn.Module, torch.T
                     bad_rounds += 1
                 if out is not None and rt.main:
                     _append_log(out, rec)
-                    _save_state(out, model, opt, done, best, bad_rounds, history_best, cfg)
+                    _save_state(out, model, opt, done, best, bad_rounds, history_best, cfg, extra)
                 if cfg.patience and bad_rounds >= cfg.patience:
                     stopped_early = True
                     break
@@ -184,7 +187,7 @@ def fit(model: nn.Module, n_items: int, batch_loss: Callable[[nn.Module, torch.T
 
 
 def _start_state(out: Path | None, model: nn.Module, opt, cfg: TrainConfig, rt: Runtime,
-                 resume: bool) -> tuple[int, float, int, dict | None]:
+                 resume: bool, extra: nn.Module | None = None) -> tuple[int, float, int, dict | None]:
     """``(start step, best score, rounds without gain, best record)``: resumed from ``out``'s
     state, or fresh (a fresh run clears the folder's old log and states)."""
     if out is not None and rt.main:
@@ -193,7 +196,7 @@ def _start_state(out: Path | None, model: nn.Module, opt, cfg: TrainConfig, rt: 
     if resume:
         if out is None or not (out / STATE_JSON).is_file():
             raise KeppError(f"{out}: nothing to resume (no {STATE_JSON}; start without --resume)")
-        return _load_state(out, model, opt, cfg, rt)
+        return _load_state(out, model, opt, cfg, rt, extra)
     if out is not None and rt.main:
         for p in [out / LOG, out / STATE, out / STATE_JSON, *out.glob(STATE_GLOB)]:
             p.unlink(missing_ok=True)
@@ -249,8 +252,10 @@ def _append_log(out: Path, rec: dict) -> None:
 
 
 def _save_state(out: Path, model: nn.Module, opt: torch.optim.Optimizer, step: int, best: float,
-                bad_rounds: int, history_best: dict | None, cfg: TrainConfig) -> None:
+                bad_rounds: int, history_best: dict | None, cfg: TrainConfig, extra: nn.Module | None = None) -> None:
     tensors = {f"model.{k}": v for k, v in model.state_dict().items()}
+    if extra is not None:
+        tensors.update({f"extra.{k}": v for k, v in extra.state_dict().items()})
     sd = opt.state_dict()
     for pid, st in sd["state"].items():
         for name, v in st.items():
@@ -277,7 +282,7 @@ def _remove_unreferenced_states(out: Path, keep: str) -> None:
 
 
 def _load_state(out: Path, model: nn.Module, opt: torch.optim.Optimizer, cfg: TrainConfig,
-                rt: Runtime) -> tuple[int, float, int, dict | None]:
+                rt: Runtime, extra: nn.Module | None = None) -> tuple[int, float, int, dict | None]:
     try:
         st = json.loads(read_text_utf8(out / STATE_JSON))
         if not isinstance(st, dict) or not isinstance(st.get("step"), int):
@@ -295,6 +300,8 @@ def _load_state(out: Path, model: nn.Module, opt: torch.optim.Optimizer, cfg: Tr
         model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")})
     except RuntimeError as e:
         raise KeppError(f"{out / STATE}: resume state does not match this model ({str(e).splitlines()[0]})") from None
+    if extra is not None and any(k.startswith("extra.") for k in tensors):
+        extra.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("extra.")})
     state: dict = {}
     for k, v in tensors.items():
         if k.startswith("optim."):

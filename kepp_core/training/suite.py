@@ -9,6 +9,7 @@ Layout of a models folder (what :class:`kepp_core.planner.KEPPPlanner.from_model
     ROOT/T<h>/plan-none/         planning model without the graph condition
     ROOT/T<h>/plan-task/         PDPP: task-class condition
     ROOT/T<h>/task-classifier/   PDPP's task classifier
+    ROOT/T<h>/plan-graph-R1-struct/  KEPP R = 1 with the structured loss (only when named)
 """
 
 from __future__ import annotations
@@ -19,11 +20,13 @@ from pathlib import Path
 
 from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError
-from kepp_core.models.spec import SUITE_ROLES, ModelRole, model_folder
+from kepp_core.models.spec import EXTRA_ROLES, SUITE_ROLES, ModelRole, model_folder
 from kepp_core.training.config import TrainConfig
 from kepp_core.training.trainers import train_plan_model, train_step_model, train_task_classifier
 
 MEMBERS = tuple(model_folder(r) for r in SUITE_ROLES)
+EXTRA_MEMBERS = tuple(model_folder(r) for r in EXTRA_ROLES)  # trained only when named (plan-graph-R1-struct)
+DEFAULT_STRUCTURED_WEIGHT = 0.1  # a -struct model trained from a config without a weight (0.05-0.3 alike on the demo world)
 # What the KEPP planner alone needs (``kepp demo`` trains these when no checkpoints are shipped).
 PLANNER_MEMBERS = (model_folder(ModelRole("step")), model_folder(ModelRole("plan", "graph", 1)))
 
@@ -32,12 +35,12 @@ def train_horizon(ds: Dataset, cfg: TrainConfig, root: str | Path, members=MEMBE
                   log=print) -> dict[str, dict]:
     """Train ``members`` (model folder names) for horizon ``cfg.horizon`` into ``ROOT/T<h>/``;
     returns their summaries."""
-    bad = [m for m in members if m not in MEMBERS]
+    bad = [m for m in members if m not in MEMBERS + EXTRA_MEMBERS]
     if bad:
-        raise KeppError(f"unknown model(s) {bad} (expected some of {', '.join(MEMBERS)})")
+        raise KeppError(f"unknown model(s) {bad} (expected some of {', '.join(MEMBERS + EXTRA_MEMBERS)})")
     hdir = Path(root) / f"T{cfg.horizon}"
     out: dict[str, dict] = {}
-    for role in SUITE_ROLES:
+    for role in SUITE_ROLES + EXTRA_ROLES:
         name = model_folder(role)
         if name not in members:
             continue
@@ -47,15 +50,19 @@ def train_horizon(ds: Dataset, cfg: TrainConfig, root: str | Path, members=MEMBE
     return out
 
 
-def train_role(ds: Dataset, cfg: TrainConfig, role: ModelRole, hdir: Path, progress: bool = True) -> dict:
+def train_role(ds: Dataset, cfg: TrainConfig, role: ModelRole, hdir: Path, progress: bool = True,
+               resume: bool = False) -> dict:
     """Train the model of ``role`` into ``HDIR/<its folder>`` (graph-conditioned planning models
-    use the step model in ``HDIR/step``)."""
+    use the step model in ``HDIR/step``; ``resume``: continue from the folder's saved state)."""
     out = hdir / model_folder(role)
     if role.kind == "step":
-        return train_step_model(ds, cfg, out, progress=progress)
+        return train_step_model(ds, cfg, out, resume=resume, progress=progress)
     if role.kind == "task-classifier":
-        return train_task_classifier(ds, cfg, out, progress=progress)
+        return train_task_classifier(ds, cfg, out, resume=resume, progress=progress)
+    weight = (cfg.structured_weight or DEFAULT_STRUCTURED_WEIGHT) if role.structured else 0.0
+    cfg = replace(cfg, condition=role.condition, structured_weight=weight)
     if role.condition == "graph":
-        c = replace(cfg, condition="graph", R=role.R)
-        return train_plan_model(ds, c, out, step_dir=hdir / model_folder(ModelRole("step")), progress=progress)
-    return train_plan_model(ds, replace(cfg, condition=role.condition), out, progress=progress)
+        c = replace(cfg, R=role.R)
+        return train_plan_model(ds, c, out, step_dir=hdir / model_folder(ModelRole("step")), resume=resume,
+                                progress=progress)
+    return train_plan_model(ds, cfg, out, resume=resume, progress=progress)

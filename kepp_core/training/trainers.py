@@ -32,8 +32,10 @@ from kepp_core.models.spec import ModelSpec
 from kepp_core.training.config import TrainConfig
 from kepp_core.training.data import EpisodeTensors, episode_tensors, task_names
 from kepp_core.training.loop import fit, runtime
+from kepp_core.training.structured import StructuredLoss
 
 VAL_LIMIT = 1024  # validation episodes sampled per validation round
+STRUCTURED_SCALE = 10.0  # x_0 action block -> emission logits (ProjectedDiffusion.action_scores' scaling)
 
 
 def _parts(ds: Dataset, cfg: TrainConfig) -> tuple[EpisodeTensors, EpisodeTensors | None]:
@@ -195,13 +197,25 @@ def train_plan_model(ds: Dataset, cfg: TrainConfig, out: str | Path, step_dir: s
 
 def _fit_plan(model: ProjectedDiffusion, pdata: _PlanData, ds: Dataset, cfg: TrainConfig, out: Path, resume: bool,
               progress: bool) -> dict:
-    """Fit a planning model on ``pdata`` (validation: SR + mAcc of sampled plans)."""
+    """Fit a planning model on ``pdata`` (validation: SR + mAcc of sampled plans); with
+    ``cfg.structured_weight`` > 0 the structured loss through the graph is added."""
     data, val = pdata.data, pdata.val
+    chain = None
+    if cfg.structured_weight > 0:
+        pdata.graph = pdata.graph or build_graph(ds, "train")
+        chain = StructuredLoss(pdata.graph, learn_scale=cfg.structured_learn_scale)
+        pdata.meta["structured"] = {"weight": cfg.structured_weight, "learn_scale": cfg.structured_learn_scale}
 
     def batch_loss(net, idx):
         dev = model.obs_mean.device
         tpl = model.template(data.obs_start[idx], data.obs_goal[idx], {k: v[idx] for k, v in pdata.conds.items()})
-        return net(model.layout.with_actions(tpl, data.actions[idx].to(dev)), tpl)
+        x0 = model.layout.with_actions(tpl, data.actions[idx].to(dev))
+        if chain is None:
+            return net(x0, tpl)
+        loss, pred = net(x0, tpl, return_prediction=True)
+        # the x_0 estimate's action block, scaled as the planner's confidences (action_scores), as emissions
+        emissions = pred[:, :, model.layout.action_start:] * STRUCTURED_SCALE
+        return loss + cfg.structured_weight * chain(emissions, data.actions[idx].to(dev))
 
     def validate(m: ProjectedDiffusion) -> dict:
         m.eval()
@@ -213,7 +227,11 @@ def _fit_plan(model: ProjectedDiffusion, pdata: _PlanData, ds: Dataset, cfg: Tra
         return {"score": sr + macc, "sr": sr, "macc": macc, "episodes": len(val)}
 
     meta = _meta("plan", model, ds, data, cfg, **pdata.meta)
-    return fit(model, len(data), batch_loss, cfg, out, meta, validate if val else None, resume, progress)
+    summary = fit(model, len(data), batch_loss, cfg, out, meta, validate if val else None, resume, progress,
+                  extra=chain)
+    if chain is not None:
+        summary["structured_scale"] = float(chain.scale.detach())
+    return summary
 
 
 def _recommendation_rows(pdata: _PlanData, ds: Dataset, cfg: TrainConfig, step_dir: str | Path | None, llm,
