@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kepp_core.planner",),
     ("kepp_core.training",),
     ("kepp_core.evaluation",),
-    ("kepp_core.experiments",),
+    ("kepp_core.experiments", "kepp_core.protocol"),
     ("kepp_core.api",),
     ("kepp_core.commands", "kepp_core.cli", "kepp_core.__main__", "app"),
 )

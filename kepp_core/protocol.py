@@ -1,0 +1,362 @@
+"""``kepp protocol SPEC.toml``: every way of using the graph, side by side, over seeds, with
+confidence intervals and paired tests (issue 10).
+
+A spec (TOML; every key but ``out`` has a default)::
+
+    dataset = "demo"              # a dataset name (kepp data ... --dataset); root = "..." for others
+    horizons = [3, 4]
+    setting = "conventional"
+    methods = ["graph-gt", "kepp-nograph", "kepp-R1", "kepp-R1+dec"]   # default: every method but the LLM ones
+    seeds = 5                     # or a list [0, 1, 2]
+    preset = "demo"               # training preset; [train] overrides its fields (train_steps = 600, ...)
+    train_fractions = [1.0]       # e.g. [0.25, 0.5, 1.0]: nested subsets of the training videos
+    pairs = [["kepp-R1+dec", "kepp-nograph"]]   # paired tests
+    out = "runs/protocol"
+
+For every fraction, seed and horizon it trains the models the methods need into
+``OUT/frac<percent>/seed<s>/T<h>/`` (a finished model is skipped; a killed one resumes from
+its saved state, the ``--resume`` machinery of :mod:`kepp_core.training.loop`), evaluates
+every method on the test episodes (the same for every seed and fraction: the test split is
+the dataset's), and writes
+
+- ``OUT/records.jsonl``: one record per (fraction, seed, horizon, test episode): ground truth,
+  each method's plan, success and accuracy;
+- ``OUT/results.json``: the per-seed rows, the summary (mean and 90% CI half-width over
+  seeds, Student t) of SR, mAcc, mIoU (per episode) and mIoU (per batch of 256), the paired
+  tests and the time taken;
+- ``OUT/results.md``: the same as Markdown tables.
+
+**Train fractions** are nested: a training video is in the fraction ``f`` subset when a hash
+of its id is below ``f`` (:func:`fraction_subset`), so the 25% set lies inside the 50% set.
+
+**Paired test**: a two-sided sign-flip permutation test of the mean per-episode success
+difference between two methods, over every (seed, test episode) unit
+(:func:`~kepp_core.evaluation.stats.paired_permutation_test`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+import numpy as np
+
+from kepp_core.data import load_dataset
+from kepp_core.data.records import Dataset
+from kepp_core.errors import KeppError
+from kepp_core.evaluation.methods import LABELS, LLM_METHODS, REGISTRY, evaluate_horizon, get_method
+from kepp_core.evaluation.methods.decoded import DecodeOverride, parse_decode_mode, restrict_train
+from kepp_core.evaluation.report import write_records
+from kepp_core.evaluation.stats import mean_ci, paired_permutation_test
+from kepp_core.io import atomic_write_json, atomic_write_text
+from kepp_core.models.checkpoint import CONFIG
+from kepp_core.models.spec import EXTRA_ROLES, SUITE_ROLES, model_folder
+from kepp_core.training.config import TrainConfig, preset
+from kepp_core.training.loop import STATE_JSON
+from kepp_core.training.suite import train_role
+
+METRICS = ("SR", "mAcc", "mIoU", "mIoU_b256")
+METRIC_NAMES = {"SR": "SR", "mAcc": "mAcc", "mIoU": "mIoU", "mIoU_b256": "mIoU (batch 256)"}
+EVAL_FILE = "protocol-eval.json"  # per seed and horizon: the evaluation, reused while the models are unchanged
+
+
+@dataclass
+class ProtocolSpec:
+    """What ``kepp protocol`` runs (see the module docstring for the TOML keys)."""
+
+    out: str
+    dataset: str = "demo"
+    root: str | None = None
+    horizons: tuple[int, ...] = (3,)
+    setting: str = "conventional"
+    methods: tuple[str, ...] = ()
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
+    preset: str = "demo"
+    train: dict = field(default_factory=dict)
+    train_fractions: tuple[float, ...] = (1.0,)
+    pairs: tuple[tuple[str, str], ...] = ()
+    confidence: float = 0.9
+    decode: str | None = None  # the +dec methods' endpoint mode (default: chosen on validation)
+    decode_weight: float | None = None
+
+    def config(self, horizon: int, seed: int) -> TrainConfig:
+        """The training config of one horizon and seed."""
+        return preset(self.preset, **{**self.train, "horizon": horizon, "seed": seed, "setting": self.setting})
+
+
+def _tuple(value, typ, key: str) -> tuple:
+    items = value if isinstance(value, list) else [value]
+    if not items or not all(isinstance(v, typ) and not isinstance(v, bool) for v in items):
+        raise KeppError(f"protocol spec: {key} must be a {typ.__name__} or a non-empty list of them (got {value!r})")
+    return tuple(items)
+
+
+def parse_spec(data: dict, where: str = "protocol spec") -> ProtocolSpec:
+    """A validated :class:`ProtocolSpec` from parsed TOML (KeppError naming the bad key)."""
+    known = {f.name for f in fields(ProtocolSpec)} | {"train_fraction"}
+    bad = sorted(set(data) - known)
+    if bad:
+        raise KeppError(f"{where}: unknown key(s) {bad} (expected some of {', '.join(sorted(known))})")
+    d = dict(data)
+    if "out" not in d or not isinstance(d["out"], str):
+        raise KeppError(f"{where}: 'out' (the output folder) is required")
+    if "train_fraction" in d:
+        d["train_fractions"] = d.pop("train_fraction")
+    if isinstance(d.get("seeds"), int) and not isinstance(d.get("seeds"), bool):
+        if d["seeds"] < 1:
+            raise KeppError(f"{where}: seeds = {d['seeds']}: expected at least one seed")
+        d["seeds"] = list(range(d["seeds"]))
+    for key, typ in (("horizons", int), ("seeds", int), ("methods", str)):
+        if key in d:
+            d[key] = _tuple(d[key], typ, key)
+    if "train_fractions" in d:
+        d["train_fractions"] = tuple(float(f) for f in _tuple(d["train_fractions"], (int, float), "train_fractions"))
+    if "pairs" in d:
+        if not isinstance(d["pairs"], list) or not all(isinstance(p, list) and len(p) == 2 for p in d["pairs"]):
+            raise KeppError(f"{where}: pairs must be a list of [method A, method B] pairs")
+        d["pairs"] = tuple(tuple(p) for p in d["pairs"])
+    if "train" in d and not isinstance(d["train"], dict):
+        raise KeppError(f"{where}: [train] must be a table of training options")
+    spec = ProtocolSpec(**d)
+    return _check(spec, where)
+
+
+def _check(spec: ProtocolSpec, where: str) -> ProtocolSpec:
+    """Methods, pairs, fractions, horizons and the training options make sense."""
+    if not spec.methods:
+        spec.methods = tuple(n for n in REGISTRY if n not in LLM_METHODS)
+    for name in spec.methods:
+        get_method(name)
+        if name in LLM_METHODS:
+            raise KeppError(f"{where}: {name!r} needs an LLM endpoint; the protocol runs methods without one")
+    for a, b in spec.pairs:
+        for name in (a, b):
+            if name not in spec.methods:
+                raise KeppError(f"{where}: pair [{a!r}, {b!r}]: {name!r} is not among the spec's methods")
+    if any(not 0 < f <= 1 for f in spec.train_fractions):
+        raise KeppError(f"{where}: train_fractions must lie in (0, 1] (got {list(spec.train_fractions)})")
+    if any(h < 2 for h in spec.horizons):
+        raise KeppError(f"{where}: horizons must be >= 2 (got {list(spec.horizons)})")
+    if not 0 < spec.confidence < 1:
+        raise KeppError(f"{where}: confidence must lie in (0, 1)")
+    if spec.decode is not None:
+        parse_decode_mode(spec.decode)
+    spec.config(spec.horizons[0], spec.seeds[0])  # a bad preset or training option fails now, not after training
+    return spec
+
+
+def load_protocol(path: str | Path) -> ProtocolSpec:
+    """Read a protocol spec from a TOML file."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise KeppError(f"{path}: not valid TOML ({e})") from None
+    return parse_spec(data, str(path))
+
+
+def fraction_subset(ds: Dataset, fraction: float) -> Dataset:
+    """``ds`` with the training videos whose id hashes below ``fraction`` (nested across fractions)."""
+    if fraction >= 1:
+        return ds
+    keep = {f"{v.task}_{v.id}" for v in ds.split("train") if _unit(f"{v.task}_{v.id}") < fraction}
+    if not keep:
+        raise KeppError(f"train fraction {fraction}: no training video left")
+    return restrict_train(ds, keep)
+
+
+def _unit(key: str) -> float:
+    """A video key's position in [0, 1) (the order in which fractions take videos)."""
+    return int(hashlib.sha1(f"fraction:{key}".encode()).hexdigest()[:12], 16) / 16 ** 12
+
+
+def members_for(methods) -> list[str]:
+    """The model folders the methods need, in training order (the step model first)."""
+    need = {model_folder(r) for name in methods for r in get_method(name).requires}
+    return [model_folder(r) for r in SUITE_ROLES + EXTRA_ROLES if model_folder(r) in need]
+
+
+def finished(folder: Path) -> bool:
+    """A model whose training ran to its end (its config holds the run summary)."""
+    try:
+        return "training" in json.loads((folder / CONFIG).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+
+
+def train_missing(ds: Dataset, cfg: TrainConfig, root: Path, members: list[str],
+                  log: Callable[[str], None]) -> list[str]:
+    """Train the members of one horizon that are not finished (resuming killed runs); returns
+    what was trained."""
+    hdir = root / f"T{cfg.horizon}"
+    done = []
+    for role in SUITE_ROLES + EXTRA_ROLES:
+        name = model_folder(role)
+        if name not in members or finished(hdir / name):
+            continue
+        resume = (hdir / name / STATE_JSON).is_file()
+        t0 = time.time()
+        train_role(ds, cfg, role, hdir, progress=False, resume=resume)
+        log(f"  trained {hdir / name}{' (resumed)' if resume else ''} in {time.time() - t0:.1f}s")
+        done.append(name)
+    return done
+
+
+def _episode_records(ev, fraction: float, seed: int) -> list[dict]:
+    """One record per test episode: ground truth, and per method its plan, success and accuracy."""
+    gt = ev.data.actions.numpy()
+    out = []
+    for i, ep in enumerate(ev.data.episodes):
+        rec = {"fraction": fraction, "seed": seed, "T": ev.horizon, "episode": ep.id, "video": ep.video.id,
+               "task": ep.video.task, "gt": gt[i].tolist(), "plans": {}, "success": {}, "acc": {}}
+        for name, o in ev.outputs.items():
+            if name.startswith("_"):
+                continue
+            p = np.asarray(o.plans[i])
+            rec["plans"][name] = p.tolist()
+            rec["success"][name] = int((p == gt[i]).all())
+            rec["acc"][name] = float((p == gt[i]).mean())
+        out.append(rec)
+    return out
+
+
+def _evaluate(spec: ProtocolSpec, ds: Dataset, root: Path, horizon: int, seed: int, fraction: float,
+              log: Callable[[str], None]) -> tuple[list[dict], list[dict]]:
+    """Rows and per-episode records of one seed and horizon (reused from ``EVAL_FILE`` when
+    the same methods were evaluated on the same models)."""
+    path = root / f"T{horizon}" / EVAL_FILE
+    if path.is_file():
+        cached = json.loads(path.read_text(encoding="utf-8"))
+        if cached.get("methods") == list(spec.methods):
+            return cached["rows"], cached["records"]
+    decode = None
+    if spec.decode is not None or spec.decode_weight is not None:
+        mode, k = parse_decode_mode(spec.decode) if spec.decode is not None else (None, 3)
+        decode = DecodeOverride(mode, spec.decode_weight, k)
+    ev = evaluate_horizon(ds, root, horizon, spec.setting, spec.methods, seed=seed, strict=True, decode=decode,
+                          log=log)
+    rows = [{**r, "seed": seed, "fraction": fraction} for r in ev.rows()]
+    records = _episode_records(ev, fraction, seed)
+    atomic_write_json(path, {"methods": list(spec.methods), "rows": rows, "records": records})
+    return rows, records
+
+
+def run_protocol(spec: ProtocolSpec, log: Callable[[str], None] = print) -> dict:
+    """Train what is missing, evaluate every seed, and write records, results and the tables."""
+    t_start = time.time()
+    out = Path(spec.out)
+    ds = load_dataset(spec.dataset, spec.root)
+    members = members_for(spec.methods)
+    rows, records, timings = [], [], {}
+    for fraction in spec.train_fractions:
+        dsf = fraction_subset(ds, fraction)
+        for seed in spec.seeds:
+            root = out / f"frac{round(fraction * 100)}" / f"seed{seed}"
+            for h in spec.horizons:
+                t0 = time.time()
+                trained = train_missing(dsf, spec.config(h, seed), root, members, log)
+                if trained:
+                    (root / f"T{h}" / EVAL_FILE).unlink(missing_ok=True)
+                t1 = time.time()
+                r, rec = _evaluate(spec, dsf, root, h, seed, fraction, log)
+                rows += r
+                records += rec
+                timings[f"frac{round(fraction * 100)}/seed{seed}/T{h}"] = {"train_s": round(t1 - t0, 1),
+                                                                           "eval_s": round(time.time() - t1, 1)}
+                log(f"fraction {fraction:g} seed {seed} T={h}: trained {len(trained)} model(s) in {t1 - t0:.0f}s, "
+                    f"evaluated in {time.time() - t1:.0f}s")
+    summary = summarise(rows, spec.confidence)
+    pairs = paired_tests(records, spec.pairs)
+    result = {"spec": {f.name: getattr(spec, f.name) for f in fields(ProtocolSpec)}, "dataset": ds.name,
+              "episodes": {str(h): sum(1 for r in records if r["T"] == h) // max(1, len(spec.seeds) *
+                                                                                 len(spec.train_fractions))
+                           for h in spec.horizons},
+              "rows": rows, "summary": summary, "pairs": pairs, "timings": timings,
+              "seconds": round(time.time() - t_start, 1), "test": PAIRED_TEST}
+    write_records(out / "records.jsonl", records)
+    atomic_write_json(out / "results.json", result)
+    atomic_write_text(out / "results.md", markdown(result) + "\n")
+    return result
+
+
+PAIRED_TEST = "two-sided paired sign-flip permutation test on per-episode success over (seed, test episode) units"
+
+
+def summarise(rows: list[dict], confidence: float = 0.9) -> list[dict]:
+    """Mean and ``confidence`` CI half-width over seeds of each metric, per (fraction, T, method)."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["fraction"], r["T"], r["method"]), []).append(r)
+    out = []
+    for (fraction, horizon, method), rs in groups.items():
+        row = {"fraction": fraction, "T": horizon, "method": method, "seeds": len(rs)}
+        for m in METRICS:
+            row[m], row[f"{m}_ci"] = mean_ci([r[m] for r in rs], confidence)
+        out.append(row)
+    return out
+
+
+def paired_tests(records: list[dict], pairs) -> list[dict]:
+    """For each pair and (fraction, T): mean SR difference (points) and the permutation p-value."""
+    out = []
+    keys = sorted({(r["fraction"], r["T"]) for r in records})
+    for a, b in pairs:
+        for fraction, horizon in keys:
+            rs = [r for r in records if r["fraction"] == fraction and r["T"] == horizon]
+            d = np.array([r["success"][a] - r["success"][b] for r in rs], dtype=np.float64)
+            out.append({"a": a, "b": b, "fraction": fraction, "T": horizon, "units": len(d),
+                        "delta_SR": float(d.mean() * 100), "wins": int((d > 0).sum()), "losses": int((d < 0).sum()),
+                        "p": paired_permutation_test(d)})
+    return out
+
+
+def _pvalue(p: float) -> str:
+    return "< 0.0001" if p < 1e-4 else f"{p:.4f}"
+
+
+def _cell(row: dict, m: str) -> str:
+    ci = row.get(f"{m}_ci")
+    return f"{row[m]:.1f}" + ("" if ci is None or ci != ci else f" ± {ci:.1f}")
+
+
+def markdown(result: dict) -> str:
+    """The results as Markdown: one table per (fraction, T), the paired tests, and (with several
+    fractions) SR against the fraction of training videos."""
+    spec, summary = result["spec"], result["summary"]
+    conf = round(spec["confidence"] * 100)
+    lines = [f"Dataset {result['dataset']}, setting {spec['setting']}, preset {spec['preset']}, "
+             f"seeds {list(spec['seeds'])}; mean ± {conf}% CI over seeds (Student t).", ""]
+    for fraction in spec["train_fractions"]:
+        for h in spec["horizons"]:
+            rows = [r for r in summary if r["fraction"] == fraction and r["T"] == h]
+            lines += [f"**T={h}**, {fraction:.0%} of the training videos, {result['episodes'][str(h)]} test episodes",
+                      "", "| method | " + " | ".join(METRIC_NAMES[m] for m in METRICS) + " |",
+                      "|---|" + "---|" * len(METRICS)]
+            lines += [f"| {LABELS.get(r['method'], r['method'])} (`{r['method']}`) | "
+                      + " | ".join(_cell(r, m) for m in METRICS) + " |" for r in rows]
+            lines.append("")
+    if result["pairs"]:
+        lines += [f"Paired tests ({PAIRED_TEST}):", "", "| A | B | fraction | T | ΔSR (A − B) | A better / worse | p |",
+                  "|---|---|---|---|---|---|---|"]
+        lines += [f"| `{p['a']}` | `{p['b']}` | {p['fraction']:.0%} | {p['T']} | {p['delta_SR']:+.1f} | "
+                  f"{p['wins']} / {p['losses']} | {_pvalue(p['p'])} |" for p in result["pairs"]]
+        lines.append("")
+    if len(spec["train_fractions"]) > 1:
+        fr = spec["train_fractions"]
+        lines += ["SR against the fraction of training videos (mean ± CI):", "",
+                  "| method | T | " + " | ".join(f"{f:.0%}" for f in fr) + " |", "|---|---|" + "---|" * len(fr)]
+        by = {(r["method"], r["T"], r["fraction"]): r for r in summary}
+        for h in spec["horizons"]:
+            for m in spec["methods"]:
+                lines.append(f"| `{m}` | {h} | " + " | ".join(_cell(by[(m, h, f)], "SR") if (m, h, f) in by else ""
+                                                             for f in fr) + " |")
+    return "\n".join(lines)
+
+
+__all__ = ["PAIRED_TEST", "ProtocolSpec", "fraction_subset", "load_protocol", "markdown", "members_for",
+           "paired_tests", "parse_spec", "run_protocol", "summarise", "train_missing"]
