@@ -5,6 +5,7 @@ PNG; on the COIN annotations without models, the Plan page plans zero-shot with 
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -78,6 +79,38 @@ def test_plan_graph_holds_the_truth_and_one_legend_entry_per_path(server, browse
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5_000
     frame.locator("#mynetwork").scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "e2e_plan_graph.png"))
+    page.close()
+
+
+# Where the drawn nodes lie on the canvas, as a share of its size (inside: all within [0, 1]).
+NODES_ON_CANVAS = """() => {
+  const c = document.querySelector('#mynetwork canvas'), pos = network.getPositions();
+  return Object.values(pos).map(p => { const d = network.canvasToDOM(p);
+    return [d.x / c.clientWidth, d.y / c.clientHeight]; });
+}"""
+
+
+def test_expert_trajectories_fit_the_canvas_on_first_draw(server, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 1400})
+    page.goto(f"{server}/Graph")
+    page.get_by_text("Procedure knowledge graph").wait_for(timeout=90_000)
+    idle(page)
+    page.get_by_role("tab", name="Expert trajectories of a task").click()
+    deadline = time.monotonic() + 30
+    while True:  # the tab's drawing (the second graph frame) once it has a size and has settled
+        frames = [f for f in page.frames if f.locator("#mynetwork canvas").count()]
+        expert = frames[-1] if len(frames) >= 2 else None
+        if expert is not None and expert.evaluate("() => document.querySelector('#mynetwork').clientWidth > 0"):
+            expert.wait_for_timeout(1500)
+            break
+        assert time.monotonic() < deadline, "the expert trajectories were not drawn"
+        page.wait_for_timeout(200)
+    spots = expert.evaluate(NODES_ON_CANVAS)
+    assert spots and all(-0.02 <= x <= 1.02 and -0.02 <= y <= 1.02 for x, y in spots), spots
+    assert expert.evaluate("() => window.keppLegend.length") >= 1
+    with page.expect_download() as dl:
+        expert.get_by_role("button", name="Download PNG").click()
+    assert Path(dl.value.path()).read_bytes()[:4] == b"\x89PNG"
     page.close()
 
 

@@ -48,7 +48,7 @@ def show_table(df: pd.DataFrame, name: str, key: str, **kwargs):
 
 
 def heatmap(df: pd.DataFrame, title: str, zmin: float | None = 0.0, zmax: float | None = 1.0,
-            diverging: bool = False, colour_bar: bool = True):
+            diverging: bool = False, colour_bar: bool = True, marked: set[str] = frozenset(), tick_size: int = 14):
     """A transition heatmap: rows = from, columns = to (labels in the given order)."""
     import plotly.graph_objects as go
 
@@ -60,9 +60,45 @@ def heatmap(df: pd.DataFrame, title: str, zmin: float | None = 0.0, zmax: float 
         hovertemplate="from %{y}<br>to %{x}<br>%{z:.2f}<extra></extra>", xgap=1, ygap=1))
     fig.update_layout(title=title, height=max(420, 26 * len(labels_y) + 160), margin=dict(l=10, r=10, t=50, b=10),
                       yaxis=dict(autorange="reversed", title="from", tickmode="array", tickvals=labels_y,
-                                 tickfont=dict(size=11)),
+                                 ticktext=marked_labels(labels_y, marked), tickfont=dict(size=tick_size)),
                       xaxis=dict(title="to", tickangle=-60, tickmode="array", tickvals=labels_x,
-                                 tickfont=dict(size=11)))
+                                 ticktext=marked_labels(labels_x, marked), tickfont=dict(size=tick_size)))
+    return fig
+
+
+OUT_OF_TASK = "#c62828"
+
+
+def marked_labels(labels: Sequence[str], marked: set[str]) -> list[str]:
+    """Tick labels with the ``marked`` ones (actions outside the task's step list) in red with a ✱."""
+    return [f'<span style="color:{OUT_OF_TASK}">{x} ✱</span>' if x in marked else x for x in labels]
+
+
+def heatmap_panels(mats: dict, marked: set[str] = frozenset(), tick_size: int = 14):
+    """Transition heatmaps side by side in one figure: equal panels, one shared colour bar (0–1),
+    the same action order on every axis, ``marked`` actions flagged on the ticks."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots  # lazy: plotly loads only on chart pages
+
+    names = list(mats)
+    fig = make_subplots(rows=1, cols=len(names), shared_yaxes=True, horizontal_spacing=0.03,
+                        subplot_titles=names)
+    n = 0
+    for k, name in enumerate(names, start=1):
+        df = mats[name]
+        xs, ys = [str(c) for c in df.columns], [str(i) for i in df.index]
+        n = len(ys)
+        fig.add_trace(go.Heatmap(z=df.to_numpy(), x=xs, y=ys, coloraxis="coloraxis", xgap=1, ygap=1, name=name,
+                                 hovertemplate=f"{name}<br>from %{{y}}<br>to %{{x}}<br>%{{z:.2f}}<extra></extra>"),
+                      row=1, col=k)
+        fig.update_xaxes(tickmode="array", tickvals=xs, ticktext=marked_labels(xs, marked), tickangle=-60,
+                         tickfont=dict(size=tick_size), title_text="to", row=1, col=k)
+        fig.update_yaxes(tickmode="array", tickvals=ys, ticktext=marked_labels(ys, marked), autorange="reversed",
+                         tickfont=dict(size=tick_size), row=1, col=k)
+    fig.update_yaxes(title_text="from", row=1, col=1)
+    fig.update_layout(coloraxis=dict(colorscale="Blues", cmin=0.0, cmax=1.0,
+                                     colorbar=dict(title="share", thickness=14, tickfont=dict(size=tick_size))),
+                      height=max(480, 24 * n + 260), margin=dict(l=10, r=10, t=50, b=10))
     return fig
 
 
@@ -116,25 +152,50 @@ def pattern_bars(labels: Sequence[str], counts: Sequence[int]):
     return fig
 
 
-def training_curves(frames: dict, metric: str, x_axis: str, kept: dict):
+RUN_COLOURS = ["#1565c0", "#c62828", "#2e7d32", "#ef6c00", "#6a1b9a", "#00838f", "#5d4037", "#ad1457",
+               "#283593", "#9e9d24"]
+VAL_SCORE_HELP = ("**val_score** is the validation score the training loop keeps the best weights by, computed "
+                  "every *val_every* steps on training videos held out from fitting (*val_fraction*): for a step "
+                  "model the mean of â₁ and â_T accuracy (%); for a planning model SR + mAcc (%, so up to 200); "
+                  "for a task classifier the task accuracy (%). The other `val_*` curves are its parts.")
+
+
+def run_colours(names) -> dict[str, str]:
+    """One colour per run, the same in every chart (by the run's place in ``names``)."""
+    return {name: RUN_COLOURS[k % len(RUN_COLOURS)] for k, name in enumerate(names)}
+
+
+def training_curves(frames: dict, metric: str, x_axis: str, kept: dict, colours: dict | None = None,
+                    smoothing: float = 0.0, log_y: bool = False):
     """One metric of several runs' logs against ``x_axis``; ``kept``: run -> the step whose weights
-    were kept, marked on validation curves."""
+    were kept, marked on validation curves. ``colours``: run -> colour (one per run across charts);
+    ``smoothing`` in [0, 1): exponential moving average (the raw curve stays, faint); ``log_y``: log scale."""
     import plotly.graph_objects as go
 
+    colours = colours or run_colours(frames)
     fig = go.Figure()
     for name, df in frames.items():
         if metric not in df or x_axis not in df:
             continue
         d = df[[x_axis, metric]].dropna()
-        fig.add_trace(go.Scatter(x=d[x_axis], y=d[metric], mode="lines+markers" if len(d) < 40 else "lines",
-                                 name=name))
+        colour = colours.get(name, RUN_COLOURS[0])
+        if smoothing > 0 and len(d) > 1:
+            fig.add_trace(go.Scatter(x=d[x_axis], y=d[metric], mode="lines", line=dict(color=colour, width=1),
+                                     opacity=0.3, showlegend=False, hoverinfo="skip", legendgroup=name))
+            y = d[metric].ewm(alpha=1.0 - smoothing).mean()
+        else:
+            y = d[metric]
+        fig.add_trace(go.Scatter(x=d[x_axis], y=y, mode="lines+markers" if len(d) < 40 else "lines", name=name,
+                                 line=dict(color=colour), marker=dict(color=colour), legendgroup=name))
         step = kept.get(name)
         if metric.startswith("val_") and step is not None:
             hit = df[df["step"] == step]
             if len(hit) and metric in hit and hit[metric].notna().any():
                 fig.add_trace(go.Scatter(x=hit[x_axis], y=hit[metric], mode="markers", showlegend=False,
-                                         marker=dict(symbol="triangle-down", size=14),
-                                         name=f"{name}: kept (step {step})"))
+                                         marker=dict(symbol="triangle-down", size=14, color=colour),
+                                         name=f"{name}: kept (step {step})", legendgroup=name))
     fig.update_layout(title=metric, xaxis_title=x_axis, yaxis_title=metric, height=380,
                       margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h"))
+    if log_y:
+        fig.update_yaxes(type="log")
     return fig

@@ -213,7 +213,7 @@ if not cfg.presentation:
                f"on dataset **{md(ds.name)}** with features from encoder **{md(enc['encoder'] or 'unknown')}** · "
                f"{saved['seconds'] * 1000:.0f} ms in all (model {result.timings['total']:.0f} ms)")
 
-out_left, out_right = st.columns([1, 1] if cfg.presentation else [3, 2])  # a wider graph on a projector if cfg.presentation else (st.container(), None)
+out_left, out_right = st.columns([1, 1]) if cfg.presentation else (st.container(), None)  # the graph: full width, or half
 with out_left:
     plans.show_endpoints(ds, result, truth)
     if cfg.presentation:  # result first: the plan right under the endpoints, inside one screen

@@ -24,6 +24,7 @@ st.caption(dataset_caption(cfg, ds) + f" · graph: {graph.num_actions} actions, 
 weighting = st.radio("Weights", ["p2kg", "pkg"], horizontal=True, key="graph_weighting",
                      format_func={"p2kg": "P²KG (probability of the next step)",
                                   "pkg": "frequency graph (min-max normalised counts)"}.get)
+graph_name = "P²KG" if weighting == "p2kg" else "Frequency graph"
 tasks = sorted(ds.tasks)
 task_names = {t: ds.tasks[t].name for t in tasks}
 around, expert = st.tabs(["Around a step", "Expert trajectories of a task"])
@@ -42,14 +43,19 @@ with around:
     step = c2.selectbox("Step", hits, key="graph_step")
     c3, c4, c5 = st.columns(3)
     depth = c3.slider("Depth", 1, 3, 1, key="graph_depth")
-    min_p = c4.slider("Minimum probability", 0.0, 1.0, 0.0, 0.01, key="graph_min_p",
-                      help="hide edges whose P²KG probability is below this")
+    weight_name = network.WEIGHTS[weighting]
+    min_p = c4.slider(f"Minimum {weight_name}", 0.0, 1.0, 0.0, 0.01, key="graph_min_p",
+                      help=f"hide arrows whose {weight_name} (the weights shown) is below this")
     task = c5.selectbox("Task filter", ["(all tasks)", *tasks], key="graph_task",
                         format_func=lambda t: task_names.get(t, t))
     with backend.guarded(stop=False):
         centre = graph.action_index(step)
-        nodes, edges = api.subgraph_view(graph, centre, depth, min_p, None if task == "(all tasks)" else task)
-        drawing = network.edges_drawing(graph, nodes, edges, weighting, focus=[centre])
+        nodes, edges = api.weighted_subgraph(graph, centre, depth, min_p, None if task == "(all tasks)" else task,
+                                             weighting)
+        settings = (f"depth {depth} · minimum {weight_name} {min_p:.2f} · task: {task_names.get(task, task)} · "
+                    f"{len(nodes)} steps, {len(edges)} transitions")
+        drawing = network.edges_drawing(graph, nodes, edges, weighting, focus=[centre],
+                                        title=f"{graph_name} around '{step}'", settings=settings)
         st.caption(f"{len(drawing.nodes)} steps, {len(drawing.edges)} transitions within {depth} "
                    f"step{'s' if depth > 1 else ''} of **{md(step)}**. Hover an arrow for its count and probabilities.")
         network.show_graph(drawing, height=600, download_name=f"kepp_graph_{step.replace(' ', '_')}.html", key="graph_dl")
@@ -66,7 +72,8 @@ with expert:
         top = max(freq.values(), default=1)
         min_count = st.slider("Minimum count", 1, top, 1, key="graph_expert_min") if top > 1 else 1
         kept = [(u, v) for u, v in edges if freq[(u, v)] >= min_count]
-        drawing = network.expert_drawing(graph, nodes, kept, freq)
+        drawing = network.expert_drawing(graph, nodes, kept, freq, title=f"Expert trajectories of {task_names[t]}",
+                                         settings=f"minimum count {min_count} · {len(kept)} transitions")
         st.caption(f"Transitions the training videos of **{md(task_names[t])}** perform: thicker = more frequent. "
                    "Hover an arrow for its count in the task and its probability in the whole graph.")
         network.show_graph(drawing, height=600, download_name=f"kepp_expert_{t}.html", key="graph_expert_dl")

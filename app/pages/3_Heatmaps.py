@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from components import backend
-from components.charts import heatmap, show_figure, show_table
+from components.charts import heatmap, heatmap_panels, show_figure, show_table
 from components.config import page_setup
 from components.text import dataset_caption
 from kepp_core import api
@@ -50,21 +50,25 @@ with backend.guarded():
             "test plans": api.transitions(test_plans, order, labels)}
     if predicted:
         mats[f"{method} predictions (T={horizon}, test)"] = api.transitions(predicted, order, labels)
+    marked = {ds.actions[a] for a in api.out_of_task(ds, task, order)}
 
 st.caption(f"{len(train_plans)} training plans, {len(test_plans)} test plans"
            + (f", {len(predicted)} predicted plans" if predicted else "") + f" · {len(order)} actions "
-           "(the task's own steps first, then others that occur)")
+           "(the task's own steps first, then others that occur)"
+           + (f" · :red[✱ red: {len(marked)} action{'s' if len(marked) > 1 else ''} outside the task's step list]"
+              if marked else ""))
+show_figure(heatmap_panels(mats, marked), f"heatmaps_{task}", key="heat_panels")
 as_tables = st.toggle("Show the matrices as tables", key="heat_tables")
 cols = st.columns(len(mats))
-for k, (col, (name, df)) in enumerate(zip(cols, mats.items())):
+for col, (name, df) in zip(cols, mats.items()):
     short = name.split()[0]
     with col:
-        show_figure(heatmap(df, name, colour_bar=k == len(mats) - 1), f"heatmap_{task}_{short}", key=f"heat_{short}")
         table = df.reset_index(names="from")
         if as_tables:
+            st.caption(name)
             show_table(table, f"transitions_{task}_{short}", key=f"heat_tbl_{short}", height=200)
         else:
-            st.download_button("Download matrix (CSV)", table.to_csv(index=False).encode(),
+            st.download_button(f"{name.split(' (')[0]} (CSV)", table.to_csv(index=False).encode(),
                                file_name=f"transitions_{task}_{short}.csv", mime="text/csv",
                                key=f"heat_csv_{short}", on_click="ignore")
 
@@ -74,5 +78,5 @@ d1, d2 = st.columns(2)
 a = d1.selectbox("A", names, index=len(names) - 1, key="heat_diff_a")
 b = d2.selectbox("minus B", names, index=1 if len(names) > 1 else 0, key="heat_diff_b")
 diff = mats[a] - mats[b]
-show_figure(heatmap(diff, f"{a} − {b}", diverging=True), f"heatmap_{task}_difference", key="heat_diff")
+show_figure(heatmap(diff, f"{a} − {b}", diverging=True, marked=marked), f"heatmap_{task}_difference", key="heat_diff")
 st.caption(f"Mean absolute difference: {float(abs(diff.to_numpy()).mean()):.4f}")

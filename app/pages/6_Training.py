@@ -8,13 +8,14 @@ import pandas as pd
 import streamlit as st
 
 from components import backend
-from components.charts import show_figure, show_table, training_curves
+from components.charts import VAL_SCORE_HELP, run_colours, show_figure, show_table, training_curves
 from components.config import page_setup
 
 cfg = page_setup("Training", "📈")
 st.title("Training curves")
 st.caption("Each run folder holds the `metrics.jsonl` log written by `kepp train` (one line per logging step). "
-           "The marker on a validation curve is the step whose weights were kept (best validation score).")
+           "The marker on a validation curve is the step whose weights were kept (best val_score). "
+           "Each run keeps one colour in every chart.")
 
 with backend.guarded():
     roots = backend.workspace(cfg).runs_roots()
@@ -58,11 +59,19 @@ c1, c2 = st.columns(2)
 x_axis = c1.radio("x axis", ["epoch", "step", "time"], horizontal=True, key="train_x")
 default = [m for m in ("loss", "val_score") if m in metrics] or metrics[:1]
 ys = c2.multiselect("Curves", metrics, default=default, key="train_y")
+c3, c4 = st.columns(2)
+smoothing = c3.slider("Smoothing", 0.0, 0.95, 0.0, 0.05, key="train_smooth",
+                      help="exponential moving average of each curve (0: none); the raw curve stays, faint")
+log_y = c4.toggle("Log scale (y)", key="train_log", help="a logarithmic y axis (losses spanning decades)")
+if "val_score" in ys or any(m.startswith("val_") for m in ys):
+    st.caption(VAL_SCORE_HELP)
 
 kept = {name: ((backend.read_run_config(names[name]).get("training") or {}).get("best") or {}).get("step")
         for name in frames}
+colours = run_colours(chosen)  # one colour per run in every chart
 for metric in ys:
-    show_figure(training_curves(frames, metric, x_axis, kept), f"training_{metric}", key=f"train_{metric}")
+    show_figure(training_curves(frames, metric, x_axis, kept, colours, smoothing, log_y), f"training_{metric}",
+                key=f"train_{metric}")
 
 rows = []
 for name, df in frames.items():

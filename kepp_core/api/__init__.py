@@ -111,10 +111,13 @@ from kepp_core.api.plangraph import (
     PlanGraph,
     ZeroShotPlans,
     edge_text,
+    edge_weight,
     graph_paths,
     node_text,
+    out_of_task,
     plan_episodes,
     plan_graph,
+    weighted_subgraph,
     zero_shot_plans,
 )
 
@@ -200,9 +203,12 @@ __all__ = [
     "PlanGraph",
     "ZeroShotPlans",
     "edge_text",
+    "edge_weight",
     "graph_paths",
     "node_text",
+    "out_of_task",
     "plan_episodes",
     "plan_graph",
+    "weighted_subgraph",
     "zero_shot_plans",
 ]

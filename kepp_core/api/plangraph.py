@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from kepp_core.errors import KeppError
 from kepp_core.graph import retrieve, subgraph
 
-__all__ = ["GROUP_COLOURS", "LegendEntry", "PathGroup", "PlanEdge", "PlanGraph", "PlanNode", "ZeroShotPlans", "edge_text",
-           "graph_paths", "label_colour", "plan_graph", "plan_episodes", "zero_shot_plans"]
+__all__ = ["GROUP_COLOURS", "LegendEntry", "PathGroup", "PlanEdge", "PlanGraph", "PlanNode", "ZeroShotPlans",
+           "edge_text", "edge_weight", "graph_paths", "label_colour", "node_text", "out_of_task", "plan_episodes",
+           "plan_graph", "weighted_subgraph", "zero_shot_plans"]
 
 # Colours: endpoints, steps, arrows, and one colour per distinct path (the truth is always green).
 START_COLOUR = "#1b5e20"
@@ -355,6 +356,58 @@ def plan_graph(graph, endpoints: Sequence[int], named_paths: Sequence[tuple[str,
     settings = {"depth": depth, "max nodes": max_nodes, "minimum probability": min_probability,
                 "centre": "â₁ and â_T" if centre is None else graph.actions[int(centre)], "weights": weighting}
     return PlanGraph(nodes, edges, groups, legend, settings, hidden)
+
+
+# --- the graph around a step ---------------------------------------------------------------------------------
+def edge_weight(graph, u: int, v: int, weighting: str = "p2kg") -> float:
+    """An arrow's weight as drawn: its P²KG probability (``p2kg``) or its frequency weight (``pkg``)."""
+    if weighting not in ("p2kg", "pkg"):
+        raise KeppError(f"weighting must be 'p2kg' or 'pkg', got {weighting!r}")
+    return float(graph.probability(u, v) if weighting == "p2kg" else graph.frequency(u, v))
+
+
+def weighted_subgraph(graph, centre: int, depth: int = 1, min_weight: float = 0.0, task: str | None = None,
+                      weighting: str = "p2kg") -> tuple[set[int], list[tuple[int, int]]]:
+    """Steps within ``depth`` hops of ``centre`` along arrows whose weight in the chosen
+    ``weighting`` is at least ``min_weight`` (so the filter follows the weights on screen), and
+    every such arrow between them; with ``task``, only the actions its training plans use.
+
+    >>> from kepp_core.graph import ProcedureGraph
+    >>> g = ProcedureGraph.from_plans(["a", "b", "c"], [(0, 1)] * 3 + [(0, 2)] * 2 + [(2, 1)])
+    >>> [float(f(0, 2)) for f in (g.probability, g.frequency)]  # a→c: P²KG 0.4, frequency weight 0.5
+    [0.4, 0.5]
+    >>> weighted_subgraph(g, 0, 1, 0.45, weighting="p2kg")[1], weighted_subgraph(g, 0, 1, 0.45, weighting="pkg")[1]
+    ([(0, 1)], [(0, 1), (0, 2)])
+    """
+    if depth < 0 or not 0.0 <= min_weight <= 1.0:
+        raise KeppError(f"depth must be >= 0 and the minimum weight within [0, 1] (got {depth}, {min_weight})")
+    allowed = None
+    if task is not None:
+        if task not in graph.tasks:
+            raise KeppError(f"unknown task {task!r}")
+        allowed = set(graph.tasks[task].action_counts())
+
+    def ok(u: int, v: int) -> bool:
+        return edge_weight(graph, u, v, weighting) >= min_weight and (allowed is None or {u, v} <= allowed)
+
+    nodes, frontier = {int(centre): 0}, [int(centre)]
+    for d in range(depth):
+        nxt = []
+        for u in frontier:
+            for v in [*(int(v) for v in graph.successors[u] if ok(u, v)), *(int(v) for v in graph.predecessors[u] if ok(v, u))]:
+                if v not in nodes:
+                    nodes[v] = d + 1
+                    nxt.append(v)
+        frontier = nxt
+    edges = sorted((u, int(v)) for u in nodes for v in graph.successors[u] if int(v) in nodes and ok(u, int(v)))
+    return set(nodes), edges
+
+
+def out_of_task(ds, task: str, actions: Sequence[int]) -> set[int]:
+    """The ``actions`` that are not in ``task``'s step list (e.g. predicted from another task)."""
+    own = set(ds.task_actions(task)) if not ds.tasks[task].steps else \
+        {ds.actions.index(s) for s in ds.tasks[task].steps if s in ds.actions}
+    return {int(a) for a in actions if int(a) not in own}
 
 
 # --- zero-shot planning with the graph alone ------------------------------------------------------------------

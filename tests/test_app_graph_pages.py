@@ -1,0 +1,98 @@
+"""Graph, Heatmaps and Training pages through ``AppTest``: the probability filter follows the
+weighting shown, graph exports carry title, legend and settings; heatmaps share one colour bar
+over equal panels with larger ticks and out-of-task actions marked; one colour per training run
+in every chart, smoothing, log scale and val_score explained."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kepp_core import api
+from test_app_fixtures import app_env, app_world  # noqa: F401  (fixtures)
+from test_app_pages import dataset, no_problems, open_page, texts
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("app")]
+
+
+def figures(at) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def test_minimum_filter_follows_the_weighting_and_exports_carry_title_and_legend(monkeypatch, app_env):
+    at = open_page(monkeypatch, app_env, "pages/2_Graph.py")
+    at.slider(key="graph_depth").set_value(2).run()
+    at.radio(key="graph_weighting").set_value("pkg").run()
+    assert at.slider(key="graph_min_p").label == "Minimum frequency weight"
+    at.slider(key="graph_min_p").set_value(0.3).run()
+    no_problems(at)
+    table = at.dataframe[0].value
+    assert len(table) and (table["frequency weight"] >= 0.3).all()
+    ds = dataset(app_env)
+    graph = api.Workspace(api.AppConfig(dataset="demo", root=str(app_env.world))).graph()
+    centre = graph.action_index(at.selectbox(key="graph_step").value)
+    shown = sorted(zip(map(ds.actions.index, table["from"]), map(ds.actions.index, table["to"])))
+    assert shown == api.weighted_subgraph(graph, centre, 2, 0.3, None, "pkg")[1]
+    page = at.get("iframe")[0].proto.srcdoc
+    assert "Frequency graph around" in page and "minimum frequency weight 0.30" in page
+    assert 'class="kepp-legend-entry"' in page and "Download PNG" in page
+
+
+def test_heatmaps_share_a_colour_bar_over_equal_panels_and_mark_out_of_task_actions(monkeypatch, app_env):
+    at = open_page(monkeypatch, app_env, "pages/3_Heatmaps.py")
+    at.selectbox(key="heat_method").set_value("random").run()
+    no_problems(at)
+    fig = figures(at)[0]
+    traces = [t for t in fig["data"] if t["type"] == "heatmap"]
+    assert len(traces) == 3 and all(t["coloraxis"] == "coloraxis" for t in traces)
+    assert "colorbar" in fig["layout"]["coloraxis"]
+    widths = [round(ax["domain"][1] - ax["domain"][0], 6) for k, ax in fig["layout"].items() if k.startswith("xaxis")]
+    assert len(widths) == 3 and len(set(widths)) == 1  # equal panels
+    x = fig["layout"]["xaxis"]
+    assert x["tickfont"]["size"] >= 14
+    ds = dataset(app_env)
+    task = at.selectbox(key="heat_task").value
+    own = set(ds.tasks[task].steps)
+    marked = {v for v, t in zip(x["tickvals"], x["ticktext"]) if "✱" in t}
+    assert marked == {v for v in x["tickvals"] if v not in own}
+    assert marked  # random predictions use actions of other tasks
+    assert any("outside the task's step list" in t for t in texts(at.caption))
+
+
+def write_run(folder, losses: list[float], scores: list[float]) -> None:
+    """A run folder as ``kepp train`` writes it: one JSON line per logged step, the kept step in config.json."""
+    folder.mkdir(parents=True)
+    lines = [{"step": 10 * (k + 1), "epoch": float(k + 1), "loss": x, "lr": 1e-3, "time": 0.1 * k,
+              "val": {"score": s, "first_acc": s, "last_acc": s, "episodes": 8}} for k, (x, s) in enumerate(zip(losses, scores))]
+    (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    best = max(range(len(scores)), key=scores.__getitem__)
+    (folder / "config.json").write_text(json.dumps({"kind": "step", "training": {"best": {"step": 10 * (best + 1),
+                                                                                          "score": scores[best]}}}))
+
+
+def test_training_runs_keep_one_colour_with_smoothing_log_scale_and_val_score(monkeypatch, app_env, tmp_path):
+    write_run(tmp_path / "a", [1.0, 0.5, 0.8, 0.2, 0.3, 0.05], [10, 20, 15, 30, 25, 40])
+    write_run(tmp_path / "b", [2.0, 1.0, 1.5, 0.4, 0.6, 0.1], [5, 10, 20, 15, 35, 30])
+    at = open_page(monkeypatch, app_env, "pages/6_Training.py", KEPP_APP_RUNS=tmp_path)
+    at.multiselect(key="train_runs").set_value(["a", "b"]).run()
+    at.multiselect(key="train_y").set_value(["loss", "val_score"]).run()
+    no_problems(at)
+    assert any("val_score" in t and "held out" in t for t in texts(at.caption))
+
+    def colours(fig):
+        return {t["name"]: t["line"]["color"] for t in fig["data"] if t.get("showlegend", True) is not False}
+
+    loss, val = figures(at)
+    assert colours(loss) == colours(val) and len(set(colours(loss).values())) == 2  # one colour per run
+    kept = [t for t in val["data"] if t.get("marker", {}).get("symbol") == "triangle-down"]
+    assert {t["marker"]["color"] for t in kept} == set(colours(val).values())
+    at.slider(key="train_smooth").set_value(0.6)
+    at.toggle(key="train_log").set_value(True).run()
+    no_problems(at)
+    loss = figures(at)[0]
+    assert loss["layout"]["yaxis"]["type"] == "log"
+    faint = [t for t in loss["data"] if t.get("opacity") == 0.3]
+    assert len(faint) == 2 and all(t["line"]["color"] == colours(loss)[t["legendgroup"]] for t in faint)
+    smooth = {t["name"]: t["y"] for t in loss["data"] if t.get("showlegend", True) is not False}
+    assert all(smooth[t["legendgroup"]] != t["y"] for t in faint)  # the smoothed curve differs from the raw one
