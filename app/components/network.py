@@ -171,7 +171,7 @@ def _edge_options(e: GraphEdge) -> dict:
     smooth = ({"enabled": True, "type": "curvedCW" if e.curve > 0 else "curvedCCW", "roundness": abs(e.curve)}
               if e.curve else {"enabled": e.source == e.target})
     return dict(label=_safe(e.label), title=_safe(e.title or e.label), width=e.width, color=e.color, dashes=dashes,
-                arrows="to", font={"size": 15, "align": "top"}, smooth=smooth, kind=e.kind, group=e.group)
+                arrows="to", font={"size": 17, "align": "top"}, smooth=smooth, kind=e.kind, group=e.group)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -186,8 +186,8 @@ def graph_html(nodes: tuple, edges: tuple, height: int = 560, hierarchical: bool
     for n in (GraphNode(*t) for t in nodes):
         pos = {"x": n.x, "y": n.y, "physics": False} if n.x is not None else {}
         net.add_node(n.id, label=_safe(n.label), title=_safe(n.title or n.label), color=n.color, size=n.size,
-                     shape="box", font={"size": 18, "color": n.font}, role=n.role,
-                     widthConstraint={"maximum": 170}, **pos)  # long labels wrap instead of overlapping
+                     shape="box", font={"size": 24 if fixed else 18, "color": n.font}, role=n.role,
+                     widthConstraint={"maximum": 160}, **pos)  # long labels wrap instead of overlapping
     for e in (GraphEdge(*t) for t in edges):
         net.add_edge(e.source, e.target, **_edge_options(e))
     net.set_options(_options(fixed, hierarchical))

@@ -42,8 +42,8 @@ OUTSIDE_EDGE = "#c7c7c7"
 TRUTH_COLOUR = "#2e7d32"
 PLAN_COLOUR = "#ef6c00"
 GROUP_COLOURS = ["#1565c0", "#6a1b9a", "#00838f", "#ad1457", "#5d4037", "#283593"]
-COLUMN_GAP = 250  # px between plan positions (labels wrap at 170 px)
-ROW_GAP = 105  # px between rows of one column (a label wraps to three lines)
+COLUMN_GAP = 230  # px between plan positions (labels wrap at 160 px)
+ROW_GAP = 110  # px between rows of one column (a label wraps to three lines)
 
 
 @dataclass(frozen=True)
