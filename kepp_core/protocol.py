@@ -12,10 +12,12 @@ A spec (TOML; every key but ``out`` has a default)::
     train_fractions = [1.0]       # e.g. [0.25, 0.5, 1.0]: nested subsets of the training videos
     pairs = [["kepp-R1+dec", "kepp-nograph"]]   # paired tests
     out = "runs/protocol"
+    models = "runs/other"         # optional: where the models live (default: out), shared between specs
 
 For every fraction, seed and horizon it trains the models the methods need into
-``OUT/frac<percent>/seed<s>/T<h>/`` (a finished model is skipped; a killed one resumes from
-its saved state, the ``--resume`` machinery of :mod:`kepp_core.training.loop`), evaluates
+``MODELS/frac<percent>/seed<s>/T<h>/`` (``MODELS``: ``models``, default ``out``; a finished
+model is skipped; a killed one resumes from its saved state, the ``--resume`` machinery of
+:mod:`kepp_core.training.loop`), evaluates
 every method on the test episodes (the same for every seed and fraction: the test split is
 the dataset's), and writes
 
@@ -62,7 +64,7 @@ from kepp_core.training.suite import train_role
 
 METRICS = ("SR", "mAcc", "mIoU", "mIoU_b256")
 METRIC_NAMES = {"SR": "SR", "mAcc": "mAcc", "mIoU": "mIoU", "mIoU_b256": "mIoU (batch 256)"}
-EVAL_FILE = "protocol-eval.json"  # per seed and horizon: the evaluation, reused while the models are unchanged
+EVAL_FILE = "protocol-eval-{}.json"  # per seed, horizon and method list: reused while the models are unchanged
 
 
 @dataclass
@@ -83,6 +85,7 @@ class ProtocolSpec:
     confidence: float = 0.9
     decode: str | None = None  # the +dec methods' endpoint mode (default: chosen on validation)
     decode_weight: float | None = None
+    models: str | None = None  # where the models live (default: ``out``); specs may share them
 
     def config(self, horizon: int, seed: int) -> TrainConfig:
         """The training config of one horizon and seed."""
@@ -207,6 +210,11 @@ def train_missing(ds: Dataset, cfg: TrainConfig, root: Path, members: list[str],
     return done
 
 
+def eval_file(methods) -> str:
+    """The name of the evaluation cache of one method list (several specs can share models)."""
+    return EVAL_FILE.format(hashlib.sha1("\n".join(methods).encode()).hexdigest()[:10])
+
+
 def _episode_records(ev, fraction: float, seed: int) -> list[dict]:
     """One record per test episode: ground truth, and per method its plan, success and accuracy."""
     gt = ev.data.actions.numpy()
@@ -229,7 +237,7 @@ def _evaluate(spec: ProtocolSpec, ds: Dataset, root: Path, horizon: int, seed: i
               log: Callable[[str], None]) -> tuple[list[dict], list[dict]]:
     """Rows and per-episode records of one seed and horizon (reused from ``EVAL_FILE`` when
     the same methods were evaluated on the same models)."""
-    path = root / f"T{horizon}" / EVAL_FILE
+    path = root / f"T{horizon}" / eval_file(spec.methods)
     if path.is_file():
         cached = json.loads(path.read_text(encoding="utf-8"))
         if cached.get("methods") == list(spec.methods):
@@ -256,12 +264,13 @@ def run_protocol(spec: ProtocolSpec, log: Callable[[str], None] = print) -> dict
     for fraction in spec.train_fractions:
         dsf = fraction_subset(ds, fraction)
         for seed in spec.seeds:
-            root = out / f"frac{round(fraction * 100)}" / f"seed{seed}"
+            root = Path(spec.models or spec.out) / f"frac{round(fraction * 100)}" / f"seed{seed}"
             for h in spec.horizons:
                 t0 = time.time()
                 trained = train_missing(dsf, spec.config(h, seed), root, members, log)
                 if trained:
-                    (root / f"T{h}" / EVAL_FILE).unlink(missing_ok=True)
+                    for stale in (root / f"T{h}").glob(EVAL_FILE.format("*")):
+                        stale.unlink(missing_ok=True)
                 t1 = time.time()
                 r, rec = _evaluate(spec, dsf, root, h, seed, fraction, log)
                 rows += r
