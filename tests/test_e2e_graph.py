@@ -79,6 +79,18 @@ def test_plan_graph_holds_the_truth_and_one_legend_entry_per_path(server, browse
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5_000
     frame.locator("#mynetwork").scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "e2e_plan_graph.png"))
+    # clicking a step re-centres the graph on it
+    target = frame.evaluate("""() => { const n = network.body.data.nodes.get().find(n => n.role === 'goal');
+        const d = network.canvasToDOM(network.getPositions([n.id])[n.id]); return {label: n.label, x: d.x, y: d.y}; }""")
+    frame.locator("#mynetwork canvas").click(position={"x": target["x"], "y": target["y"]})
+    centred = f"centre of the neighbourhood: {target['label']}"
+    deadline = time.monotonic() + 60
+    while not any(f.evaluate(f"() => (window.keppLegend || []).some(e => e[2] === {centred!r})")
+                  for f in page.frames if not f.is_detached() and f.url == "about:srcdoc"):
+        assert time.monotonic() < deadline, "a click on a step did not re-centre the graph"
+        page.wait_for_timeout(300)
+    idle(page)
+    assert page.get_by_text(target["label"], exact=True).count()  # the "Centre on" box shows it
     page.close()
 
 

@@ -3,6 +3,7 @@ and a task's expert trajectories. The graph queries themselves come from ``kepp_
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import re
@@ -200,20 +201,57 @@ def graph_html(nodes: tuple, edges: tuple, height: int = 560, hierarchical: bool
     return page.replace("</body>", legend_html + script + "</body>", 1)
 
 
+# The drawing in a frame of the page that reports a click on a node (its action id) to Python: a
+# components.v2 component (no build step), so that clicking a step can re-centre the plan graph.
+_CLICK_JS = """
+export default function ({ parentElement, data, setTriggerValue }) {
+  let frame = parentElement.querySelector("iframe.kepp-graph");
+  if (!frame || frame.dataset.digest !== data.digest) {
+    if (frame) frame.remove();
+    frame = document.createElement("iframe");
+    frame.className = "kepp-graph";
+    frame.dataset.digest = data.digest;
+    frame.style.cssText = `width:100%;height:${data.height}px;border:0;display:block`;
+    frame.srcdoc = data.html;
+    parentElement.appendChild(frame);
+  }
+  const hook = () => {
+    const w = frame.contentWindow;
+    if (!w || !w.network) return setTimeout(hook, 100);
+    if (w.__keppClick) return;
+    w.__keppClick = true;
+    w.network.on("click", (p) => { if (p.nodes.length) setTriggerValue("node", p.nodes[0]); });
+  };
+  hook();
+}
+"""
+_CLICKABLE = st.components.v2.component("kepp_clickable_graph", js=_CLICK_JS, isolate_styles=False)
+
+
 def drawing_height(drawing: GraphDrawing, height: int) -> int:
     """The frame height for a drawing: the canvas, the header and the legend's lines."""
     return height + 40 + 24 * len(drawing.legend) + 16
 
 
 def show_graph(drawing: GraphDrawing, height: int = 560, hierarchical: bool = False,
-               download_name: str | None = None, key: str | None = None) -> str:
+               download_name: str | None = None, key: str | None = None, click_key: str | None = None) -> str:
     """Draw a graph in the page (interactive, with a PNG export in its header) with an HTML
-    download; returns the HTML."""
+    download; returns the HTML. With ``click_key``, a click on a node stores its action id in
+    ``st.session_state[click_key]`` and reruns the page."""
     page = graph_html(tuple(astuple(n) for n in drawing.nodes.values()),
                       tuple(astuple(e) for e in drawing.edges.values()), height, hierarchical, drawing.fixed,
                       drawing.title, drawing.settings, tuple(tuple(x) for x in drawing.legend),
                       (download_name or "kepp_graph").removesuffix(".html"))
-    st.iframe(page, height=drawing_height(drawing, height))
+    full = drawing_height(drawing, height)
+    if click_key:
+        digest = hashlib.sha1(page.encode()).hexdigest()
+        got = _CLICKABLE(key=f"{click_key}_frame", data={"html": page, "digest": digest, "height": full},
+                         height=full, on_node_change=lambda: None)
+        if got.node is not None and st.session_state.get(click_key) != got.node:
+            st.session_state[click_key] = got.node
+            st.rerun()
+    else:
+        st.iframe(page, height=full)
     if download_name:
         # The page is already in the iframe: send it again only when asked (it carries vis.js inline).
         st.download_button("Download graph (HTML)", lambda: page, file_name=download_name, mime="text/html",
@@ -315,14 +353,19 @@ def plan_graph_panel(graph, endpoints: Sequence[int], named: Sequence[tuple[str,
                       help="graph transitions within this many steps of the centre are drawn")
     max_nodes = c2.slider("Max steps", 6, 40, 18, key=f"{key}_max_nodes",
                           help="the nearest and strongest neighbours are kept; path steps always are")
+    clicked = st.session_state.pop(f"{key}_clicked", None)
+    if clicked is not None and 0 <= int(clicked) < len(graph.actions):  # a click on a step re-centres on it
+        st.session_state[f"{key}_centre"] = graph.actions[int(clicked)]
     centre_name = st.session_state.get(f"{key}_centre", ENDPOINTS)
     centre = None if centre_name == ENDPOINTS or centre_name not in graph.actions else graph.action_index(centre_name)
     pg = api.plan_graph(graph, endpoints, named, truth, depth=depth, max_nodes=max_nodes, centre=centre)
     options = [ENDPOINTS, *sorted({n.label for n in pg.nodes} | ({centre_name} - {ENDPOINTS}))]
     c3.selectbox("Centre on", options, key=f"{key}_centre",
-                 help="draw the graph's neighbourhood around this step instead of the endpoints")
+                 help="draw the graph's neighbourhood around this step instead of the endpoints "
+                      "(or click a step in the drawing)")
     drawing = plan_drawing(graph, pg, title=title)
-    show_graph(drawing, height=_plan_height(pg), download_name=f"{key}_graph.html", key=f"{key}_graph_dl")
+    show_graph(drawing, height=_plan_height(pg), download_name=f"{key}_graph.html", key=f"{key}_graph_dl",
+               click_key=f"{key}_clicked")
     if pg.hidden:
         st.caption(f"{pg.hidden} more neighbour{'s' if pg.hidden > 1 else ''} within depth {depth} "
                    "left out: raise *Max steps* to draw them.")
