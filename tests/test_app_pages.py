@@ -3,6 +3,7 @@ interactions on a small synthetic world and the shipped demo models."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import pytest
@@ -119,7 +120,11 @@ def test_plan_shows_endpoints_paths_plan_and_ground_truth(monkeypatch, app_env):
     assert cards(at) == (R + 2) * T
     assert any(t.startswith("**Ground truth**") for t in texts(at.markdown))
     assert any("Planned by" in t and "encoder" in t for t in texts(at.caption))
-    assert at.get("iframe"), "the sub-graph was not drawn"
+    # the plan graph: its drawing (in a frame that reports clicks on steps) with its legend
+    drawn = at.get("bidi_component")
+    assert drawn, "the plan graph was not drawn"
+    html = json.loads(drawn[0].proto.json)["html"]
+    assert 'class="kepp-legend-entry"' in html and "ground truth" in html
 
 
 def test_moving_a_clip_changes_the_query_and_needs_a_new_plan(monkeypatch, app_env):
