@@ -5,10 +5,15 @@ Starts ``kepp app`` on the demo world (or the dataset/models given), then measur
 - page switch: clicking each page in the sidebar → its content is there and the script is done (< 1 s);
 - control change: moving the Graph page's depth slider → the new sub-graph caption (< 1 s);
 - Plan: pressing Plan → endpoints, paths, plan and sub-graph shown, clip features included (< 2 s),
-  with the models' own sampler and with the fast one (DDIM, 5 steps), side by side.
+  with the models' own sampler and with the fast one (DDIM, 5 steps), side by side;
+- presentation mode at 1280x720 (``?present=1``): page switch through the page bar (< 1 s), a control
+  change (Failure cases' next episode, the URL follows) (< 1 s);
+- deep links: "Open in Plan" from Failure cases → the episode planned (< 2 s); a link to an episode
+  opened in a fresh tab (new session) → the episode planned (< 3 s).
 
     python benchmarks/bench_app.py                      # demo world, shipped models
     python benchmarks/bench_app.py --screenshots        # also refresh assets/screenshots/*.png
+                                                        # (present_*.png: presentation mode at 1280x720)
     python benchmarks/bench_app.py --root DIR --checkpoints MODELS --predictions FILE
 
 Prints a table of medians with the target beside each; no assertions.
@@ -77,6 +82,91 @@ def shot(page, name: str, width: int = 1100) -> None:
     with atomic_path(SHOTS / f"{name}.png") as out:
         img.convert("RGB").quantize(colors=192).save(out, format="PNG", optimize=True)
     tmp.unlink()
+
+
+PRESENT = {"width": 1280, "height": 720}
+
+
+def bar_switch(page, label: str, title: str) -> None:
+    """Switch page through presentation mode's page bar and wait until it is ready."""
+    page.locator('[data-testid="stMain"]').get_by_role("link", name=label, exact=True).first.click()
+    page.get_by_role("heading", name=title).first.wait_for(timeout=120_000)
+    idle(page)
+
+
+def measure_presentation(page, url: str, repeats: int, results: dict) -> None:
+    """Presentation mode at 1280x720: page switches through the page bar, a control change."""
+    page.set_viewport_size(PRESENT)
+    page.goto(f"{url}/?present=1")
+    page.locator(".kepp-present").first.wait_for(state="attached", timeout=120_000)
+    idle(page)
+    for warm in (True, False):
+        for _ in range(1 if warm else repeats):
+            for label, title in PAGES:
+                t = time.perf_counter()
+                bar_switch(page, label, title)
+                if not warm:
+                    results.setdefault("page switch, presentation (s)", []).append(time.perf_counter() - t)
+    bar_switch(page, "Failure cases", "Failure cases")
+    for _ in range(repeats):
+        before = page.url
+        t = time.perf_counter()
+        page.get_by_role("button", name="Next ▶").first.click()
+        page.wait_for_function("u => window.location.href !== u", arg=before, timeout=60_000)
+        idle(page)
+        results.setdefault("control change, presentation (s)", []).append(time.perf_counter() - t)
+
+
+def measure_links(page, url: str, repeats: int, results: dict, deep_links: list[str]) -> None:
+    """Deep links: Open in Plan from Failure cases; a link to an episode opened in a new tab."""
+    for k in range(repeats + 1):
+        bar_switch(page, "Failure cases", "Failure cases")
+        for _ in range(k):  # another episode each time
+            page.get_by_role("button", name="Next ▶").first.click()
+            page.wait_for_timeout(300)
+            idle(page)
+        t = time.perf_counter()
+        page.get_by_role("link", name="Open in Plan").first.click()
+        page.locator(".kepp-plan .kepp-card").first.wait_for(timeout=120_000)
+        idle(page)
+        if k:  # the first one warms the Plan page's models
+            results.setdefault("Open in Plan → plan (s)", []).append(time.perf_counter() - t)
+    for link in deep_links[:repeats]:
+        tab = page.context.browser.new_page(viewport=PRESENT)  # a new context: a new session, as a shared link
+        t = time.perf_counter()
+        tab.goto(f"{url}/Plan?{link}")
+        tab.locator(".kepp-plan .kepp-card").first.wait_for(timeout=120_000)
+        idle(tab)
+        results.setdefault("deep link, new tab → plan (s)", []).append(time.perf_counter() - t)
+        tab.close()
+
+
+def presentation_shots(page, url: str, success: str) -> None:
+    """README screenshots of presentation mode at 1280x720: a Plan result, Failure cases, Results."""
+    page.set_viewport_size(PRESENT)
+    page.goto(f"{url}/Plan?{success}&present=1")
+    page.locator(".kepp-plan .kepp-card").first.wait_for(timeout=120_000)
+    idle(page)
+    page.wait_for_timeout(2500)  # the page scrolls to the result; the graph settles
+    shot(page, "present_plan", width=PRESENT["width"])
+    for label, title, name in [("Failure cases", "Failure cases", "present_failures"),
+                               ("Results", "Results", "present_results")]:
+        bar_switch(page, label, title)
+        page.wait_for_timeout(800)  # let plotly draw
+        shot(page, name, width=PRESENT["width"])
+
+
+def episode_links(predictions: str | None, n: int) -> tuple[list[str], str]:
+    """``n`` Plan-page queries of recorded episodes (spread over the records) and the clean success scene's."""
+    from urllib.parse import urlencode
+
+    from kepp_core import api
+
+    preds = api.read_predictions([predictions or REPO / "assets" / "demo" / "predictions.jsonl"])
+    rows = preds[preds["method"] == "kepp-R2"]
+    picked = [dict(rows.iloc[i]) for i in range(0, len(rows), max(1, len(rows) // max(n, 1)))][:n]
+    success = next(s for s in api.choose_scenes(preds) if s["kind"] == "success")
+    return [urlencode(api.plan_query(r)) for r in picked], urlencode(success["query"])
 
 
 def main() -> int:
@@ -172,6 +262,18 @@ def main() -> int:
                     idle(page)
                     if k:  # the first press also warms the caches (and loads the models)
                         results.setdefault(label, []).append(time.perf_counter() - t)
+            # presentation mode and deep links (1280x720)
+            measure_presentation(page, url, args.repeats, results)
+            links, success = episode_links(args.predictions, args.repeats)
+            measure_links(page, url, args.repeats, results, links)
+            if args.screenshots:
+                presentation_shots(page, url, success)
+            page.set_viewport_size({"width": 1400, "height": 900})
+            page.goto(f"{url}/Plan?present=0")  # back to the normal mode for the rest
+            button = page.get_by_role("button", name="Plan", exact=True)
+            button.wait_for(timeout=120_000)
+            idle(page)
+
             choose(page, "Sampler", "the model's own")
             button.click()
             page.get_by_text("KEPP plan", exact=True).wait_for(timeout=120_000)
@@ -192,17 +294,23 @@ def main() -> int:
                     idle(page)
                     page.wait_for_timeout(800)  # let plotly draw
                     shot(page, name)
+        except Exception:
+            print(f"failed at {page.url}; the page as it was: /tmp/bench_app_failure.png", file=sys.stderr)
+            page.screenshot(path="/tmp/bench_app_failure.png", full_page=True)
+            raise
         finally:
             proc.terminate()
             proc.wait(timeout=15)
             browser.close()
 
     targets = {"first page ready (s)": 5.0, "page switch (s)": 1.0, "control change (s)": 1.0, "Plan (s)": 2.0,
+               "page switch, presentation (s)": 1.0, "control change, presentation (s)": 1.0,
+               "Open in Plan → plan (s)": 2.0, "deep link, new tab → plan (s)": 3.0,
                "Plan, fast sampler (s)": 2.0}
-    print(f"{'measure':<22} {'median':>8} {'max':>8} {'target':>8} {'median/target':>14} {'n':>4}")
+    print(f"{'measure':<32} {'median':>8} {'max':>8} {'target':>8} {'median/target':>14} {'n':>4}")
     for name, vals in results.items():
         med = statistics.median(vals)
-        print(f"{name:<22} {med:8.2f} {max(vals):8.2f} {targets[name]:8.2f} {med / targets[name]:14.2f} {len(vals):4d}")
+        print(f"{name:<32} {med:8.2f} {max(vals):8.2f} {targets[name]:8.2f} {med / targets[name]:14.2f} {len(vals):4d}")
     for name in ("Plan (s)", "Plan, fast sampler (s)"):
         print(f"{name[:-4]} presses (s): " + ", ".join(f"{v:.2f}" for v in results.get(name, [])))
     if "Plan, fast sampler (s)" in results:

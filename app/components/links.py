@@ -18,6 +18,7 @@ import streamlit as st
 from components.config import presenting
 
 MEMORY = "kepp_links"  # page -> {param: value} last written to the URL
+HISTORY = "kepp_links_written"  # page -> the last queries written to the URL
 RESERVED = ("present",)
 
 
@@ -32,11 +33,16 @@ class PageLink:
             url = {k: str(v) for k, v in defaults.items()}  # first opening: the page's default state
         self.url = url
         self.out: dict[str, str] = {}
+        # A URL this page wrote itself is no news: a rerun can carry the address of a run or two
+        # ago (the browser had not yet taken the newer one), and applying it would undo a change.
+        self.history: list[dict] = st.session_state.setdefault(HISTORY, {}).setdefault(page, [])
+        self.foreign = bool(url) and url not in self.history
 
     def new(self, param: str) -> str | None:
-        """The URL's value of ``param`` when it is new to this page (a link, a reload, a scene), else None."""
+        """The URL's value of ``param`` when the URL is news to this page (a link, a reload, a scene)
+        and the value differs from the page's last one, else None."""
         raw = self.url.get(param)
-        return raw if raw is not None and raw != self.mem.get(param) else None
+        return raw if self.foreign and raw is not None and raw != self.mem.get(param) else None
 
     def seed(self, key: str, param: str, options: Sequence | None = None, parse: Callable = str) -> bool:
         """Give the widget ``key`` the URL's new value of ``param`` (or, when the widget lost its state
@@ -73,6 +79,9 @@ class PageLink:
             st.query_params.from_dict(query)
         self.mem.clear()
         self.mem.update(self.out)
+        if self.out not in self.history:
+            self.history.append(dict(self.out))
+            del self.history[:-8]
 
 
 def default_kwargs(key: str, **kwargs) -> dict:
