@@ -45,7 +45,8 @@ PRESENTATION_CSS = """
 <span class="kepp-present"></span>
 <style>
 html { font-size: 140% !important; }
-[data-testid="stDataFrame"], [data-testid="stTable"] { zoom: 1.4; }
+[data-testid="stElementContainer"]:has(> [data-testid="stDataFrame"]),
+[data-testid="stElementContainer"]:has(> [data-testid="stTable"]) { zoom: 1.4; width: calc(100% / 1.4) !important; }
 [data-testid="stMainMenu"], [data-testid="stAppDeployButton"], [data-testid="stDecoration"], footer,
 .kepp-debug { display: none !important; }
 [data-testid="stMainBlockContainer"] { padding-top: 3rem; padding-left: 2.5rem; padding-right: 2.5rem; }
@@ -79,9 +80,11 @@ GRAPH_FONT_JS = """
 })();
 </script>
 """ % FONT_SCALE
-NAV = [("Home.py", "Home", "📘"), ("pages/1_Plan.py", "Plan", "🧭"), ("pages/2_Graph.py", "Graph", "🕸️"),
-       ("pages/3_Heatmaps.py", "Heatmaps", "🟥"), ("pages/4_Failure_cases.py", "Failure cases", "🔍"),
-       ("pages/5_Results.py", "Results", "📊"), ("pages/6_Training.py", "Training", "📈")]
+# the page bar's icons are Material Symbols (shipped with Streamlit): no emoji font needed on the projector's machine
+NAV = [("Home.py", "Home", ":material/home:"), ("pages/1_Plan.py", "Plan", ":material/route:"),
+       ("pages/2_Graph.py", "Graph", ":material/hub:"), ("pages/3_Heatmaps.py", "Heatmaps", ":material/grid_on:"),
+       ("pages/4_Failure_cases.py", "Failure cases", ":material/search:"),
+       ("pages/5_Results.py", "Results", ":material/bar_chart:"), ("pages/6_Training.py", "Training", ":material/show_chart:")]
 PRESENT_SEEN = "kepp_present_seen"  # the last ?present= value applied
 
 
@@ -182,11 +185,12 @@ def font_scale() -> float:
 
 def top_bar() -> None:
     """Presentation mode's page bar: every page, and the way out of the mode (no sidebar needed)."""
-    cols = st.columns([1] * len(NAV) + [1.3], vertical_alignment="center")
-    for col, (path, label, icon) in zip(cols, NAV):
-        col.page_link(path, label=label, icon=icon)
-    cols[-1].button("Exit presentation", key="present_exit", icon="🖥️", on_click=_set_presentation, args=(False,),
-                    help="back to the normal layout with settings (or open the page with ?present=0)")
+    with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+        for path, label, icon in NAV:
+            st.page_link(path, label=label, icon=icon)
+        st.button("Exit presentation", key="present_exit", icon=":material/close_fullscreen:", type="tertiary",
+                  on_click=_set_presentation,
+                  args=(False,), help="back to the normal layout with settings (or open the page with ?present=0)")
 
 
 def sidebar(cfg: AppConfig) -> None:

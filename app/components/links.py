@@ -103,7 +103,7 @@ def page_url(query: dict[str, str] | None = None, page: str | None = None) -> st
 
 def copy_link(link: PageLink, key: str) -> None:
     """A "Copy link" control: the page's address with its state (the code box has a copy button)."""
-    with st.popover("🔗 Copy link", help="a link to this page with these settings", key=key):
+    with st.popover("Copy link", icon=":material/link:", help="a link to this page with these settings", key=key):
         st.code(page_url(link.out), language=None, wrap_lines=True)
         st.caption("Opening it (or reloading) brings back this page as it is now.")
 
