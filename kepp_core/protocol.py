@@ -28,8 +28,9 @@ the dataset's), and writes
   tests and the time taken;
 - ``OUT/results.md``: the same as Markdown tables.
 
-**Train fractions** are nested: a training video is in the fraction ``f`` subset when a hash
-of its id is below ``f`` (:func:`fraction_subset`), so the 25% set lies inside the 50% set.
+**Train fractions** are nested: the fraction ``f`` subset is the first ``round(f · n)`` training
+videos in the order of a hash of their ids (:func:`fraction_subset`), so the 25% set lies
+inside the 50% set.
 
 **Paired test**: a two-sided sign-flip permutation test of the mean per-episode success
 difference between two methods, over every (seed, test episode) unit
@@ -164,13 +165,14 @@ def load_protocol(path: str | Path) -> ProtocolSpec:
 
 
 def fraction_subset(ds: Dataset, fraction: float) -> Dataset:
-    """``ds`` with the training videos whose id hashes below ``fraction`` (nested across fractions)."""
+    """``ds`` with ``round(fraction · n)`` of its ``n`` training videos (at least one): the first
+    ones in the order of a hash of their ids, so a smaller fraction's set lies inside a larger one's."""
     if fraction >= 1:
         return ds
-    keep = {f"{v.task}_{v.id}" for v in ds.split("train") if _unit(f"{v.task}_{v.id}") < fraction}
-    if not keep:
-        raise KeppError(f"train fraction {fraction}: no training video left")
-    return restrict_train(ds, keep)
+    keys = sorted((f"{v.task}_{v.id}" for v in ds.split("train")), key=lambda k: (_unit(k), k))
+    if not keys:
+        raise KeppError(f"train fraction {fraction}: the dataset has no training video")
+    return restrict_train(ds, set(keys[:max(1, round(fraction * len(keys)))]))
 
 
 def _unit(key: str) -> float:
