@@ -118,6 +118,13 @@ def test_deep_link_opens_an_episode_and_survives_a_reload(talk_server, browser, 
     assert page.locator(".kepp-plan").first.locator(".kepp-card").count() == 4
     url = query(page)
     assert url["video"] == q["video"] and url["ep"] == q["ep"] and url["T"] == "4" and url["plan"] == "1"
+    # "Copy link" shows this very address
+    page.get_by_role("button", name="Copy link").click()
+    shown = page.locator('[data-testid="stPopoverBody"] code').first
+    shown.wait_for(timeout=30_000)
+    assert query(page) == {k: v[-1] for k, v in parse_qs(urlparse(shown.inner_text().strip()).query).items()}
+    assert shown.inner_text().strip().startswith(f"{talk_server}/Plan?")
+    page.keyboard.press("Escape")
     page.reload()
     wait_plan(page)
     assert truth in rows_of_cards(page) and query(page)["ep"] == q["ep"]

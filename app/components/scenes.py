@@ -14,7 +14,9 @@ from components.text import md
 from kepp_core import api
 from kepp_core.errors import KeppError
 
-ICONS = {"success": "✅", "wrong_endpoint": "🎯", "repeated": "🔁", "long": "📏", "upload": "📤"}
+# Material Symbols (shipped with Streamlit): they draw without an emoji font on the projector's machine
+ICONS = {"success": ":material/check_circle:", "wrong_endpoint": ":material/wrong_location:",
+         "repeated": ":material/repeat:", "long": ":material/straighten:", "upload": ":material/upload:"}
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -67,7 +69,7 @@ def scene_bar(scenes: list[dict], key: str) -> None:
     cols = st.columns(len(scenes) + 1, vertical_alignment="center")
     cols[0].markdown("**Scenes**", help="curated examples from the prediction records: one click plans one")
     for col, s in zip(cols[1:], scenes):
-        col.button(f"{ICONS.get(s['kind'], '')} {s['name']}", key=f"{key}_{s['kind']}", on_click=_load,
+        col.button(s["name"], icon=ICONS.get(s["kind"]), key=f"{key}_{s['kind']}", on_click=_load,
                    args=(s["query"],), help=md(s["episode"]) + " · " + md(s["description"]), width="stretch")
 
 
