@@ -137,7 +137,17 @@ def test_open_in_plan_from_failure_cases(talk_server, browser):
     link = page.get_by_role("link", name="Open in Plan")
     link.first.wait_for(timeout=90_000)
     idle(page)
+    first_episode = query(page)["episode"]
+    # a click on the second row of the failures table shows that episode (and puts it in the URL)
+    table = page.locator('[data-testid="stDataFrame"]').nth(1)
+    table.scroll_into_view_if_needed()
+    box = table.bounding_box()
+    page.mouse.click(box["x"] + 12, box["y"] + 35 + 35 + 17)
+    page.wait_for_function("e => !window.location.search.includes(e)",
+                           arg="episode=" + first_episode.replace("/", "%2F").replace(":", "%3A"), timeout=30_000)
+    idle(page)
     episode = query(page)["episode"]
+    assert episode != first_episode
     link.first.click()
     page.get_by_role("heading", name="Plan from a video").wait_for(timeout=60_000)
     wait_plan(page)
