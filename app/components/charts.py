@@ -24,6 +24,8 @@ def scaled(fig):
         return fig
     fig.update_layout(font=dict(size=round(12 * k)), title_font=dict(size=round(17 * k)),
                       legend_font=dict(size=round(12 * k)))
+    fig.update_xaxes(automargin=True)  # room for the larger tick labels and axis titles
+    fig.update_yaxes(automargin=True)
     fig.for_each_xaxis(lambda a: a.update(tickfont=dict(size=round((a.tickfont.size or 12) * k))))
     fig.for_each_yaxis(lambda a: a.update(tickfont=dict(size=round((a.tickfont.size or 12) * k))))
     fig.for_each_annotation(lambda a: a.update(font=dict(size=round((a.font.size or 12) * k))))

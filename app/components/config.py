@@ -50,6 +50,7 @@ html { font-size: 140% !important; }
 [data-testid="stMainMenu"], [data-testid="stAppDeployButton"], [data-testid="stDecoration"], footer,
 .kepp-debug { display: none !important; }
 [data-testid="stMainBlockContainer"] { padding-top: 3rem; padding-left: 2.5rem; padding-right: 2.5rem; }
+.st-key-kepp_bar p, .st-key-kepp_bar span { font-size: 18px !important; }  /* the page bar: one line */
 </style>
 """
 FONT_SCALE = 1.4  # presentation mode: plotly fonts, graph labels
@@ -185,7 +186,7 @@ def font_scale() -> float:
 
 def top_bar() -> None:
     """Presentation mode's page bar: every page, and the way out of the mode (no sidebar needed)."""
-    with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+    with st.container(horizontal=True, vertical_alignment="center", gap="small", key="kepp_bar"):
         for path, label, icon in NAV:
             st.page_link(path, label=label, icon=icon)
         st.button("Exit presentation", key="present_exit", icon=":material/close_fullscreen:", type="tertiary",
