@@ -127,6 +127,8 @@ def measure_links(page, url: str, repeats: int, results: dict, deep_links: list[
             idle(page)
         t = time.perf_counter()
         page.get_by_role("link", name="Open in Plan").first.click()
+        page.get_by_role("heading", name="Plan from a video").wait_for(timeout=120_000)
+        page.get_by_text("KEPP plan", exact=True).wait_for(timeout=120_000)  # not the cards Failure cases shows
         page.locator(".kepp-plan .kepp-card").first.wait_for(timeout=120_000)
         idle(page)
         if k:  # the first one warms the Plan page's models
