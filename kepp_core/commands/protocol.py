@@ -4,10 +4,25 @@ and paired tests (:mod:`kepp_core.protocol`)."""
 from __future__ import annotations
 
 from kepp_core.commands._common import add_command
+from kepp_core.commands.train import add_print_args
+from kepp_core.errors import KeppError
 
 EXAMPLES = """  kepp protocol runs/graph.toml --threads 1
   kepp protocol runs/graph.toml --seeds 2 --out runs/graph-2seeds
   kepp protocol runs/graph.toml --train-fraction 0.25 0.5 1.0     # data-efficiency curves
+  kepp protocol runs/graph.toml --print-commands > runs.txt       # the training runs as a run list
+  kepp protocol runs/graph.toml --print-commands --stage 1 > stage1.txt
+  kepp protocol runs/graph.toml                                   # afterwards: evaluates, trains nothing
+
+  --print-commands prints one self-contained 'kepp train ...' line per model the spec's methods
+  need (every fraction, seed and horizon) instead of running: stage 1 (step models, planning
+  models without the graph, the task classifier) in any order, then stage 2 (graph-conditioned
+  planning models, which read their horizon's finished step model). Without --stage both stages
+  are printed after '# stage N' comment lines (the file runs as a shell script); --stage N
+  prints that stage's lines only, one run per line (a job array runs line $SLURM_ARRAY_TASK_ID).
+  Each line carries --skip-finished (finished models are skipped, killed runs resume). The
+  lines give the models this command would train; run them from this directory, then run this
+  command without --print-commands to evaluate.
 
   A spec (TOML):
     dataset = "demo"
@@ -31,13 +46,30 @@ def register(sub) -> None:
     p.add_argument("--train-fraction", type=float, nargs="+", default=None, metavar="F",
                    help="fractions of the training videos (nested subsets; overrides the spec)")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: $KEPP_THREADS or half the cores)")
+    add_print_args(p)
 
 
 def _protocol(args) -> int:
-    from kepp_core.protocol import load_protocol, parse_spec, run_protocol  # lazy: keeps `kepp --help` fast
+    from kepp_core.protocol import run_protocol  # lazy: keeps `kepp --help` fast
     from kepp_core.training.loop import set_cpu_threads  # lazy: keeps `kepp --help` fast
 
+    if args.stage is not None and not args.print_commands:
+        raise KeppError("--stage goes with --print-commands")
+    spec = _spec(args)
+    if args.print_commands:
+        print(protocol_commands(spec, args.stage, args.threads), end="")
+        return 0
     set_cpu_threads(args.threads)
+    result = run_protocol(spec)
+    print(f"\n{len(result['rows'])} rows in {result['seconds']:.0f}s → {spec.out}/results.md, results.json, "
+          f"records.jsonl")
+    return 0
+
+
+def _spec(args):
+    """The spec file with the command line's overrides."""
+    from kepp_core.protocol import load_protocol, parse_spec  # lazy: keeps `kepp --help` fast
+
     spec = load_protocol(args.spec)
     over = {}
     if args.out is not None:
@@ -52,7 +84,24 @@ def _protocol(args) -> int:
         data = {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(spec).items() if v is not None}
         data["pairs"] = [list(p) for p in spec.pairs]
         spec = parse_spec({**data, **over}, args.spec)
-    result = run_protocol(spec)
-    print(f"\n{len(result['rows'])} rows in {result['seconds']:.0f}s → {spec.out}/results.md, results.json, "
-          f"records.jsonl")
-    return 0
+    return spec
+
+
+def protocol_commands(spec, stage: int | None = None, threads: int | None = None) -> str:
+    """The run list of a protocol spec: one ``kepp train`` line per (fraction, seed, horizon,
+    model the methods need), the models ``run_protocol`` would train, in its folders."""
+    from pathlib import Path  # lazy: only with --print-commands
+
+    from kepp_core.commands.runlist import data_args, format_commands, train_command  # lazy: --print-commands
+    from kepp_core.models.spec import parse_model_folder  # lazy: keeps `kepp --help` fast
+    from kepp_core.protocol import members_for  # lazy: keeps `kepp --help` fast
+
+    data = data_args(spec.dataset, spec.root)
+    roles = [parse_model_folder(m) for m in members_for(spec.methods)]
+    cmds = []
+    for fraction in spec.train_fractions:
+        for seed in spec.seeds:
+            root = Path(spec.models or spec.out) / f"frac{round(fraction * 100)}" / f"seed{seed}"
+            cmds += [train_command(r, spec.config(h, seed), spec.preset, root / f"T{h}", data, fraction, threads)
+                     for h in spec.horizons for r in roles]
+    return format_commands(cmds, stage)

@@ -24,7 +24,18 @@ EXAMPLES_PLAN = """  kepp train plan --dataset demo -T 4 --step-model models/T4/
       --step-model models/T4/step --condition graph+llm --out models/T4/plan-graph-llm"""
 EXAMPLES_CLS = "  kepp train task-classifier --dataset demo -T 4 --out models/T4/task-classifier"
 EXAMPLES_ALL = """  kepp train all --dataset demo --out models --horizons 3 4 5 6
-  kepp train all --dataset demo --out models --horizons 4 --only step plan-graph-R1"""
+  kepp train all --dataset demo --out models --horizons 4 --only step plan-graph-R1
+  kepp train all --dataset demo --out models --horizons 3 4 --print-commands > runs.txt   # a run list
+  kepp train all --dataset demo --out models --horizons 3 4 --print-commands --stage 1 > stage1.txt
+
+  --print-commands prints one self-contained 'kepp train ...' line per model instead of training:
+  stage 1 (step models, planning models without the graph, the task classifier) in any order,
+  then stage 2 (graph-conditioned planning models, which read their horizon's finished step
+  model). Without --stage both stages are printed after '# stage N' comment lines, so the file
+  also runs as a shell script; --stage N prints that stage's lines only, one run per line (for a
+  job array: line $SLURM_ARRAY_TASK_ID). Each line carries --skip-finished: finished models are
+  skipped and killed runs resume, so a list can be started again. Run the lines from the
+  directory this command ran in (the paths are as given here)."""
 
 
 def register(sub) -> None:
@@ -59,6 +70,16 @@ def register(sub) -> None:
     _common(a, out_help="models folder (ROOT/T<h>/<model>)")
     a.add_argument("--horizons", type=int, nargs="+", default=[3, 4, 5, 6])
     a.add_argument("--only", nargs="+", default=None, help="train only these models")
+    add_print_args(a)
+
+
+def add_print_args(p: argparse.ArgumentParser) -> None:
+    """Add --print-commands and --stage (run lists for job arrays; kepp train all, kepp protocol)."""
+    p.add_argument("--print-commands", action="store_true",
+                   help="print the independent 'kepp train' command of every model instead of training "
+                        "(stage 1, then stage 2: graph-conditioned planning models that need the step model)")
+    p.add_argument("--stage", type=int, choices=[1, 2], default=None,
+                   help="with --print-commands: only this stage's commands, one per line, no comments")
 
 
 def _common(p: argparse.ArgumentParser, out_help: str = "checkpoint folder") -> None:
@@ -82,6 +103,14 @@ def _common(p: argparse.ArgumentParser, out_help: str = "checkpoint folder") -> 
     p.add_argument("--sampler-steps", type=int, default=None, help="DDIM steps")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--resume", action="store_true", help="continue from the folder's last saved state")
+    p.add_argument("--skip-finished", action="store_true",
+                   help="do nothing when OUT holds a finished model; resume when it holds a killed run's state "
+                        "(what kepp protocol does; run lists use it); a --step-model must be finished")
+    p.add_argument("--train-fraction", type=float, default=None, metavar="F",
+                   help="train on the nested fraction F of the training videos (as kepp protocol's train_fractions)")
+    p.add_argument("--set", action="append", default=None, metavar="KEY=VALUE", dest="set_options",
+                   help="any training option by its config name, VALUE in JSON (e.g. mults=[1,2], "
+                        "val_fraction=0.2); repeatable")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: $KEPP_THREADS or half the cores)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -103,7 +132,70 @@ def config_from_args(args):
     keys = ["horizon", "setting", "batch_size", "n_steps", "train_steps", "lr", "warmup", "dim", "val_every",
             "log_every", "patience", "sampler", "sampler_steps", "seed", "condition", "R", "recommend", "gt_augment",
             "endpoint_folds", "structured_weight", "structured_learn_scale"]
-    return preset(name, decay=decay, **{k: getattr(args, k, None) for k in keys})
+    given = {k: getattr(args, k, None) for k in keys}
+    given["decay"] = decay
+    extra = parse_set_options(getattr(args, "set_options", None) or [])
+    both = sorted(k for k in extra if given.get(k) is not None)
+    if both:
+        raise KeppError(f"--set {', '.join(both)}: given twice (by its own flag and by --set)")
+    return preset(name, **given, **extra)
+
+
+def parse_set_options(items: list[str]) -> dict:
+    """``--set KEY=VALUE`` items as training options (VALUE in JSON, else a plain string; lists
+    become the tuples the config holds).
+
+    >>> parse_set_options(["mults=[1, 2]", "val_sampler=ddpm", "decay=[[30, 0.5]]", "lr=1"])
+    {'mults': (1, 2), 'val_sampler': 'ddpm', 'decay': [(30, 0.5)], 'lr': 1.0}
+    """
+    import json  # lazy: only with --set
+
+    from kepp_core.training.config import TrainConfig  # lazy: keeps `kepp --help` fast
+
+    defaults = TrainConfig().to_dict()
+    out = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or key not in defaults:
+            raise KeppError(f"--set {item!r}: expected KEY=VALUE with KEY one of {', '.join(sorted(defaults))}")
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = raw
+        out[key] = _typed_option(key, value, defaults[key])
+    return out
+
+
+def _typed_option(key: str, value, default):
+    """``value`` in the type of the option's default (KeppError when it cannot be)."""
+    def bad():
+        return KeppError(f"--set {key}={value!r}: expected {type(default).__name__} like {default!r}")
+
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise bad()
+        return value
+    if isinstance(default, (int, float)):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not ok or (isinstance(default, int) and not isinstance(value, int)):
+            raise bad()
+        return type(default)(value)
+    if isinstance(default, list):  # mults (ints) and decay ([step, factor] pairs)
+        if not isinstance(value, list):
+            raise bad()
+        if key == "decay":
+            if not all(isinstance(x, list) and len(x) == 2 and all(isinstance(y, (int, float))
+                                                                   and not isinstance(y, bool) for y in x)
+                       for x in value):
+                raise bad()
+            return [(int(a), float(f)) for a, f in value]
+        if not all(isinstance(x, int) and not isinstance(x, bool) for x in value):
+            raise bad()
+        return tuple(value)
+    if not isinstance(value, str):
+        raise bad()
+    return value
 
 
 def _report(args, summary: dict) -> int:
@@ -117,10 +209,52 @@ def _report(args, summary: dict) -> int:
     return 0
 
 
+def _dataset(args):
+    """The dataset the arguments name, restricted to ``--train-fraction`` of its training videos."""
+    f = _fraction(args)
+    ds = dataset_from_args(args)
+    if f >= 1:
+        return ds
+    from kepp_core.protocol import fraction_subset  # lazy: keeps `kepp --help` fast
+
+    return fraction_subset(ds, f)
+
+
+def _fraction(args) -> float:
+    """``--train-fraction`` (1 when not given), checked."""
+    f = getattr(args, "train_fraction", None)
+    if f is not None and not 0 < f <= 1:
+        raise KeppError(f"--train-fraction {f}: expected a fraction in (0, 1]")
+    return 1.0 if f is None else f
+
+
+def _skip_or_resume(args) -> bool:
+    """With ``--skip-finished``: True when OUT holds a finished model (nothing to do); sets
+    ``args.resume`` when it holds a killed run's saved state."""
+    if not getattr(args, "skip_finished", False):
+        return False
+    from pathlib import Path  # lazy: only with --skip-finished
+
+    from kepp_core.protocol import finished  # lazy: keeps `kepp --help` fast
+    from kepp_core.training.loop import STATE_JSON  # lazy: keeps `kepp --help` fast
+
+    out = Path(args.out)
+    if finished(out):
+        print(f"already trained: {out} (--skip-finished)")
+        return True
+    step = getattr(args, "step_model", None)
+    if step is not None and not finished(Path(step)):
+        raise KeppError(f"{step}: the step model is not finished (train it first: stage 1 of the run list)")
+    args.resume = args.resume or (out / STATE_JSON).is_file()
+    return False
+
+
 def _step(args) -> int:
     from kepp_core.training import train_step_model  # lazy: keeps `kepp --help` fast
 
-    return _report(args, train_step_model(dataset_from_args(args), config_from_args(args), args.out,
+    if _skip_or_resume(args):
+        return 0
+    return _report(args, train_step_model(_dataset(args), config_from_args(args), args.out,
                                           args.resume, not args.no_progress))
 
 
@@ -129,7 +263,9 @@ def _plan(args) -> int:
     from kepp_core.training import train_plan_model  # lazy: keeps `kepp --help` fast
 
     cfg = config_from_args(args)
-    ds = dataset_from_args(args)
+    if _skip_or_resume(args):
+        return 0
+    ds = _dataset(args)
     llm = None
     if cfg.condition in LLM_CONDITIONS:
         from kepp_core.llm.options import recommender_from_args  # lazy: keeps `kepp --help` fast
@@ -155,17 +291,45 @@ def llm_line(s: dict) -> str:
 def _classifier(args) -> int:
     from kepp_core.training import train_task_classifier  # lazy: keeps `kepp --help` fast
 
-    return _report(args, train_task_classifier(dataset_from_args(args), config_from_args(args), args.out,
+    if _skip_or_resume(args):
+        return 0
+    return _report(args, train_task_classifier(_dataset(args), config_from_args(args), args.out,
                                                args.resume, not args.no_progress))
 
 
 def _all(args) -> int:
-    from kepp_core.training.suite import MEMBERS, train_horizon  # lazy: keeps `kepp --help` fast
+    from kepp_core.training.suite import EXTRA_MEMBERS, MEMBERS, train_horizon  # lazy: keeps `kepp --help` fast
 
     if args.resume:
         raise KeppError("--resume applies to one model; rerun 'kepp train step|plan ... --resume'")
-    ds = dataset_from_args(args)
+    if args.stage is not None and not args.print_commands:
+        raise KeppError("--stage goes with --print-commands")
     cfg = config_from_args(args)
+    members = args.only or MEMBERS
+    bad = [m for m in members if m not in MEMBERS + EXTRA_MEMBERS]
+    if bad:
+        raise KeppError(f"unknown model(s) {bad} (expected some of {', '.join(MEMBERS + EXTRA_MEMBERS)})")
+    if args.print_commands:
+        print(all_commands(args, cfg, members), end="")
+        return 0
+    ds = _dataset(args)
     for h in args.horizons:
-        train_horizon(ds, replace(cfg, horizon=h), args.out, args.only or MEMBERS, not args.no_progress)
+        train_horizon(ds, replace(cfg, horizon=h), args.out, members, not args.no_progress)
     return 0
+
+
+def all_commands(args, cfg, members) -> str:
+    """The run list of ``kepp train all``: one ``kepp train`` line per horizon and member."""
+    from pathlib import Path  # lazy: only with --print-commands
+
+    from kepp_core.commands.runlist import data_args, format_commands, train_command  # lazy: --print-commands
+    from kepp_core.models.spec import EXTRA_ROLES, SUITE_ROLES, model_folder  # lazy: keeps `kepp --help` fast
+    from kepp_core.training import DATASET_PRESET  # lazy: keeps `kepp --help` fast
+
+    name = args.preset or DATASET_PRESET.get(args.dataset, "crosstask")
+    data = data_args(args.dataset, args.root, args.features, args.split_seed, args.coin_actions)
+    roles = [r for r in SUITE_ROLES + EXTRA_ROLES if model_folder(r) in members]
+    cmds = [train_command(r, replace(cfg, horizon=h), name, Path(args.out) / f"T{h}", data,
+                          _fraction(args), args.threads)
+            for h in args.horizons for r in roles]
+    return format_commands(cmds, args.stage)

@@ -55,14 +55,32 @@ def train_role(ds: Dataset, cfg: TrainConfig, role: ModelRole, hdir: Path, progr
     """Train the model of ``role`` into ``HDIR/<its folder>`` (graph-conditioned planning models
     use the step model in ``HDIR/step``; ``resume``: continue from the folder's saved state)."""
     out = hdir / model_folder(role)
+    cfg = role_config(cfg, role)
     if role.kind == "step":
         return train_step_model(ds, cfg, out, resume=resume, progress=progress)
     if role.kind == "task-classifier":
         return train_task_classifier(ds, cfg, out, resume=resume, progress=progress)
-    weight = (cfg.structured_weight or DEFAULT_STRUCTURED_WEIGHT) if role.structured else 0.0
-    cfg = replace(cfg, condition=role.condition, structured_weight=weight)
-    if role.condition == "graph":
-        c = replace(cfg, R=role.R)
-        return train_plan_model(ds, c, out, step_dir=hdir / model_folder(ModelRole("step")), resume=resume,
+    if needs_step_model(role):
+        return train_plan_model(ds, cfg, out, step_dir=hdir / model_folder(ModelRole("step")), resume=resume,
                                 progress=progress)
     return train_plan_model(ds, cfg, out, resume=resume, progress=progress)
+
+
+def role_config(cfg: TrainConfig, role: ModelRole) -> TrainConfig:
+    """The config a model of ``role`` is trained with: planning models take the role's condition,
+    ``R`` (graph condition) and structured-loss weight; step models and the classifier take ``cfg``.
+
+    >>> role_config(TrainConfig(R=3), ModelRole("plan", "none")).condition
+    'none'
+    """
+    if role.kind != "plan":
+        return cfg
+    weight = (cfg.structured_weight or DEFAULT_STRUCTURED_WEIGHT) if role.structured else 0.0
+    cfg = replace(cfg, condition=role.condition, structured_weight=weight)
+    return replace(cfg, R=role.R) if role.condition == "graph" else cfg
+
+
+def needs_step_model(role: ModelRole) -> bool:
+    """Whether training a model of ``role`` reads the horizon's step model (graph-conditioned
+    planning models: their recommendations come from its predicted endpoints)."""
+    return role.kind == "plan" and role.condition == "graph"

@@ -1,0 +1,149 @@
+"""Run lists: the independent ``kepp train ...`` command lines behind ``kepp train all`` and
+``kepp protocol`` (``--print-commands``), so a job-array scheduler or a shell loop spreads the
+training runs over machines that share the working folder.
+
+Each line trains one model with every training option spelled out (the preset's name, each
+option that has a flag, and ``--set KEY=VALUE`` for the few that have none but differ from the
+preset), so it gives the model that ``kepp train all`` or ``kepp protocol`` would train in its
+place. Lines carry ``--skip-finished``: a finished model is left alone and a killed run resumes
+from its saved state, so a whole list can be started again after a failure.
+
+Two stages: stage 1 holds the models that need no other model (step models, planning models
+without the graph condition, PDPP's task classifier); stage 2 the graph-conditioned planning
+models, which read their horizon's finished step model. Lines of one stage run in any order.
+
+>>> from kepp_core.training.config import preset
+>>> from kepp_core.models.spec import ModelRole
+>>> r = train_command(ModelRole("plan", "graph", 2), preset("demo", horizon=4), "demo", "m/T4",
+...                   ["--dataset", "demo"])
+>>> r.stage, r.argv[:3], r.argv[r.argv.index("--R") + 1], r.argv[r.argv.index("--step-model") + 1]
+(2, ['kepp', 'train', 'plan'], '2', 'm/T4/step')
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from kepp_core.errors import KeppError
+from kepp_core.models.spec import ModelRole, model_folder
+from kepp_core.training.config import TrainConfig, preset
+from kepp_core.training.suite import needs_step_model, role_config
+
+STAGES = {1: "models that need no other model (step models, planning models without the graph condition, "
+             "the task classifier)",
+          2: "graph-conditioned planning models: they read their horizon's step model from stage 1"}
+# Training options with a flag on every ``kepp train`` sub-command (``-T`` and ``--seed`` included).
+FLAGS = {"horizon": "-T", "setting": "--setting", "batch_size": "--batch-size", "n_steps": "--diffusion-steps",
+         "train_steps": "--train-steps", "lr": "--lr", "warmup": "--warmup", "decay": "--decay", "dim": "--dim",
+         "val_every": "--val-every", "log_every": "--log-every", "patience": "--patience", "sampler": "--sampler",
+         "sampler_steps": "--sampler-steps", "seed": "--seed"}
+# ... and on ``kepp train plan`` only.
+PLAN_FLAGS = {"condition": "--condition", "R": "--R", "recommend": "--recommend",
+              "endpoint_folds": "--endpoint-folds", "structured_weight": "--structured-weight"}
+PLAN_SWITCHES = {"gt_augment": "--gt-augment", "structured_learn_scale": "--structured-learn-scale"}
+SUBCOMMAND = {"step": "step", "plan": "plan", "task-classifier": "task-classifier"}
+
+
+@dataclass(frozen=True)
+class RunCommand:
+    """One training run: its stage and its command line (``argv``, unquoted)."""
+
+    stage: int
+    argv: list[str]
+    out: str
+
+    @property
+    def line(self) -> str:
+        """The command as one shell line (each argument quoted where needed)."""
+        return shlex.join(self.argv)
+
+
+def _value(v) -> str:
+    """An option value as the command line writes it (floats exactly: ``repr`` round-trips)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return repr(v) if isinstance(v, float) else str(v)
+
+
+def option_args(cfg: TrainConfig, preset_name: str, plan: bool) -> list[str]:
+    """Every option of ``cfg`` as ``kepp train`` arguments: each flag the sub-command has, and
+    ``--set KEY=VALUE`` (JSON value) for any other field that differs from the preset ``preset_name``."""
+    base = preset(preset_name).to_dict()
+    flags = {**FLAGS, **(PLAN_FLAGS if plan else {})}
+    switches = PLAN_SWITCHES if plan else {}
+    values = cfg.to_dict()
+    args: list[str] = []
+    for name, flag in flags.items():
+        if name == "decay":
+            args += [flag, *(f"{at}:{_value(float(f))}" for at, f in cfg.decay)]
+        else:
+            args += [flag, _value(values[name])]
+    for name, flag in switches.items():
+        if values[name]:
+            args.append(flag)
+    for f in fields(TrainConfig):
+        name = f.name
+        if name in flags or (name in switches and values[name]) or values[name] == base[name]:
+            continue
+        args += ["--set", f"{name}={json.dumps(values[name])}"]
+    return args
+
+
+def train_command(role: ModelRole, cfg: TrainConfig, preset_name: str, hdir: str | Path, data: Sequence[str],
+                  fraction: float = 1.0, threads: int | None = None, program: str = "kepp") -> RunCommand:
+    """The ``kepp train`` command that trains the model of ``role`` into ``HDIR/<its folder>``
+    as :func:`kepp_core.training.suite.train_role` would (``data``: the dataset arguments)."""
+    if role.kind not in SUBCOMMAND:
+        raise KeppError(f"unknown model kind {role.kind!r}")
+    hdir = Path(hdir)
+    out = str(hdir / model_folder(role))
+    argv = [program, "train", SUBCOMMAND[role.kind], *data, "--preset", preset_name]
+    argv += option_args(role_config(cfg, role), preset_name, plan=role.kind == "plan")
+    if needs_step_model(role):
+        argv += ["--step-model", str(hdir / model_folder(ModelRole("step")))]
+    if fraction < 1:
+        argv += ["--train-fraction", _value(float(fraction))]
+    if threads is not None:
+        argv += ["--threads", str(threads)]
+    argv += ["--out", out, "--skip-finished", "--no-progress"]
+    return RunCommand(2 if needs_step_model(role) else 1, argv, out)
+
+
+def data_args(dataset: str, root: str | None = None, features: str | None = None, split_seed: int = 0,
+              coin_actions: str = "steps") -> list[str]:
+    """The dataset arguments of a ``kepp train`` command (``--coin-actions`` for COIN only)."""
+    args = ["--dataset", dataset]
+    if root is not None:
+        args += ["--root", str(root)]
+    if features is not None:
+        args += ["--features", str(features)]
+    args += ["--split-seed", str(split_seed)]
+    if dataset == "coin":
+        args += ["--coin-actions", coin_actions]
+    return args
+
+
+def format_commands(commands: Iterable[RunCommand], stage: int | None = None) -> str:
+    """The run list as text: with ``stage``, that stage's lines only (one command per line, for
+    ``sed -n Np``); else every stage after a ``# stage N`` comment line (runs as a shell script)."""
+    commands = list(commands)
+    if stage is not None:
+        if stage not in STAGES:
+            raise KeppError(f"--stage {stage}: expected one of {', '.join(map(str, STAGES))}")
+        return "".join(c.line + "\n" for c in commands if c.stage == stage)
+    lines = []
+    for s, what in STAGES.items():
+        mine = [c.line for c in commands if c.stage == s]
+        if mine:
+            lines.append(f"# stage {s} of {len(STAGES)}: {len(mine)} run(s), {what}"
+                         + ("; start after every stage-1 run has finished" if s > 1 else "; any order"))
+            lines += mine
+    return "".join(x + "\n" for x in lines)
+
+
+__all__ = ["FLAGS", "PLAN_FLAGS", "STAGES", "RunCommand", "data_args", "format_commands", "option_args",
+           "train_command"]
