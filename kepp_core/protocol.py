@@ -11,6 +11,7 @@ A spec (TOML; every key but ``out`` has a default)::
     preset = "demo"               # training preset; [train] overrides its fields (train_steps = 600, ...)
     train_fractions = [1.0]       # e.g. [0.25, 0.5, 1.0]: nested subsets of the training videos
     pairs = [["kepp-R1+dec", "kepp-nograph"]]   # paired tests
+    decode_samples = 1            # the +dec methods: emissions from the mean of K sampled action blocks
     out = "runs/protocol"
     models = "runs/other"         # optional: where the models live (default: out), shared between specs
 
@@ -86,6 +87,7 @@ class ProtocolSpec:
     confidence: float = 0.9
     decode: str | None = None  # the +dec methods' endpoint mode (default: chosen on validation)
     decode_weight: float | None = None
+    decode_samples: int = 1  # the +dec methods: emissions from the mean of K sampled action blocks
     models: str | None = None  # where the models live (default: ``out``); specs may share them
 
     def config(self, horizon: int, seed: int) -> TrainConfig:
@@ -150,6 +152,8 @@ def _check(spec: ProtocolSpec, where: str) -> ProtocolSpec:
         raise KeppError(f"{where}: confidence must lie in (0, 1)")
     if spec.decode is not None:
         parse_decode_mode(spec.decode)
+    if isinstance(spec.decode_samples, bool) or not isinstance(spec.decode_samples, int) or spec.decode_samples < 1:
+        raise KeppError(f"{where}: decode_samples must be a whole number >= 1 (got {spec.decode_samples!r})")
     spec.config(spec.horizons[0], spec.seeds[0])  # a bad preset or training option fails now, not after training
     return spec
 
@@ -212,9 +216,11 @@ def train_missing(ds: Dataset, cfg: TrainConfig, root: Path, members: list[str],
     return done
 
 
-def eval_file(methods) -> str:
-    """The name of the evaluation cache of one method list (several specs can share models)."""
-    return EVAL_FILE.format(hashlib.sha1("\n".join(methods).encode()).hexdigest()[:10])
+def eval_file(methods, decode_samples: int = 1) -> str:
+    """The name of the evaluation cache of one method list (several specs can share models) and
+    mean-of-K decoding (``K > 1`` gets its own cache)."""
+    key = "\n".join(methods) + (f"\n@K{decode_samples}" if decode_samples > 1 else "")
+    return EVAL_FILE.format(hashlib.sha1(key.encode()).hexdigest()[:10])
 
 
 def _episode_records(ev, fraction: float, seed: int) -> list[dict]:
@@ -239,15 +245,15 @@ def _evaluate(spec: ProtocolSpec, ds: Dataset, root: Path, horizon: int, seed: i
               log: Callable[[str], None]) -> tuple[list[dict], list[dict]]:
     """Rows and per-episode records of one seed and horizon (reused from ``EVAL_FILE`` when
     the same methods were evaluated on the same models)."""
-    path = root / f"T{horizon}" / eval_file(spec.methods)
+    path = root / f"T{horizon}" / eval_file(spec.methods, spec.decode_samples)
     if path.is_file():
         cached = json.loads(path.read_text(encoding="utf-8"))
         if cached.get("methods") == list(spec.methods):
             return cached["rows"], cached["records"]
     decode = None
-    if spec.decode is not None or spec.decode_weight is not None:
+    if spec.decode is not None or spec.decode_weight is not None or spec.decode_samples > 1:
         mode, k = parse_decode_mode(spec.decode) if spec.decode is not None else (None, 3)
-        decode = DecodeOverride(mode, spec.decode_weight, k)
+        decode = DecodeOverride(mode, spec.decode_weight, k, spec.decode_samples)
     ev = evaluate_horizon(ds, root, horizon, spec.setting, spec.methods, seed=seed, strict=True, decode=decode,
                           log=log)
     rows = [{**r, "seed": seed, "fraction": fraction} for r in ev.rows()]

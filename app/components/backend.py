@@ -162,3 +162,43 @@ def llm_recommendation(url: str, model: str, mapper: str, ds, start: int, end: i
     """The LLM's plan (voted, checked, mapped; or the reported fallback) for ``(â_1, â_T, T)``."""
     rec = _llm_recommender(url.strip(), model.strip(), LLM_MAPPERS.get(mapper, mapper), tuple(ds.actions))
     return rec(start, end, horizon)
+
+
+# --- protocol results (kepp protocol) --------------------------------------------------------------------
+def protocol_folders(cfg: AppConfig) -> list[str]:
+    """``kepp protocol`` output folders of the configuration (``cfg.protocol``, else under ``runs/``)."""
+    return _protocol_folders(cfg.protocol, cfg.dataset)
+
+
+@st.cache_data(show_spinner=False, ttl=30, max_entries=16)
+def _protocol_folders(protocol: str | None, dataset: str) -> list[str]:
+    return api.Workspace(AppConfig(dataset=dataset, protocol=protocol)).protocol_folders()
+
+
+def _mtime(path: Path) -> float:
+    return path.stat().st_mtime if path.exists() else 0.0
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _protocol_run(folder: str, mtime: float):
+    return api.read_protocol(folder)
+
+
+def protocol_run(folder: str):
+    """A protocol folder's results (summary, spec, the spec's pairs)."""
+    return _protocol_run(folder, _mtime(Path(folder) / "results.json"))
+
+
+@st.cache_data(show_spinner="Reading the protocol's per-episode records…", max_entries=4)
+def _protocol_records(folder: str, mtime: float):
+    return api.protocol_records(folder)
+
+
+@st.cache_data(show_spinner="Running the paired permutation tests…", max_entries=64)
+def _pair_table(folder: str, mtime: float, a: str, b: str, fraction: float, metric: str, confidence: float):
+    return api.pair_table(_protocol_records(folder, mtime), a, b, fraction, metric, confidence)
+
+
+def pair_table(folder: str, a: str, b: str, fraction: float, metric: str, confidence: float):
+    """The paired test of ``A − B`` at every horizon of ``fraction`` (from the folder's records)."""
+    return _pair_table(folder, _mtime(Path(folder) / "records.jsonl"), a, b, fraction, metric, confidence)

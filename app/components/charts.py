@@ -201,3 +201,45 @@ def training_curves(frames: dict, metric: str, x_axis: str, kept: dict, colours:
     if log_y:
         fig.update_yaxes(type="log")
     return fig
+
+
+# --- protocol results (kepp protocol) --------------------------------------------------------------------
+def interval_chart(df: pd.DataFrame, metric: str, confidence: float = 0.9):
+    """Mean ± CI per method against ``T`` (a group of bars per horizon, error bars: the interval
+    over seeds). ``df``: ``label``, ``T``, ``mean``, ``ci``, ``seeds`` (as ``api.interval_table``)."""
+    import plotly.graph_objects as go  # lazy: plotly loads only on chart pages
+
+    fig = go.Figure()
+    for k, (label, g) in enumerate(df.groupby("label", sort=False)):
+        ci = [0.0 if c is None or c != c else float(c) for c in g["ci"]]
+        fig.add_trace(go.Bar(x=[f"T={t}" for t in g["T"]], y=g["mean"].tolist(), name=label,
+                             marker_color=RUN_COLOURS[k % len(RUN_COLOURS)],
+                             error_y=dict(type="data", array=ci, visible=True, thickness=1.5, width=4),
+                             customdata=list(zip(ci, g["seeds"].tolist())),
+                             hovertemplate=f"{label}<br>%{{x}}: %{{y:.1f}} ± %{{customdata[0]:.1f}} "
+                                           f"(%{{customdata[1]}} seeds)<extra></extra>"))
+    fig.update_layout(barmode="group", height=440, margin=dict(l=10, r=10, t=50, b=10),
+                      title=f"{metric} per horizon: mean ± {round(confidence * 100)}% CI over seeds",
+                      yaxis_title=f"{metric} (%)", legend=dict(orientation="h", y=-0.15))
+    return fig
+
+
+def efficiency_chart(df: pd.DataFrame, metric: str, horizon: int, confidence: float = 0.9):
+    """Data-efficiency curves: ``metric`` against the share of training videos, one line per
+    method with error bars. ``df``: ``label``, ``percent``, ``mean``, ``ci`` (as ``api.efficiency_table``)."""
+    import plotly.graph_objects as go  # lazy: plotly loads only on chart pages
+
+    fig = go.Figure()
+    for k, (label, g) in enumerate(df.groupby("label", sort=False)):
+        ci = [0.0 if c is None or c != c else float(c) for c in g["ci"]]
+        colour = RUN_COLOURS[k % len(RUN_COLOURS)]
+        fig.add_trace(go.Scatter(x=g["percent"].tolist(), y=g["mean"].tolist(), name=label, mode="lines+markers",
+                                 line=dict(color=colour), marker=dict(color=colour, size=8),
+                                 error_y=dict(type="data", array=ci, visible=True, thickness=1.5, width=5),
+                                 hovertemplate=f"{label}<br>%{{x}}% of the training videos: %{{y:.1f}}<extra></extra>"))
+    fig.update_layout(height=420, margin=dict(l=10, r=10, t=50, b=10),
+                      title=f"Data efficiency, T={horizon}: {metric} (mean ± {round(confidence * 100)}% CI over seeds)",
+                      xaxis=dict(title="training videos (%)", tickmode="array",
+                                 tickvals=sorted(set(df["percent"])), ticksuffix="%"),
+                      yaxis_title=f"{metric} (%)", legend=dict(orientation="h", y=-0.2))
+    return fig

@@ -35,6 +35,7 @@ PATH_HELP = {
     "checkpoints": "folder of trained models (empty: the shipped demo models)",
     "predictions": "prediction records file or folder (empty: from the checkpoints folder)",
     "runs": "folder of training runs with metrics JSONL logs (empty: from the checkpoints folder)",
+    "protocol": "a 'kepp protocol' output folder or a folder of them (empty: those under runs/)",
 }
 
 # Presentation mode: the root font size grows 1.4x, so every rem-sized thing does too (titles 44 -> 62 px,

@@ -1,5 +1,6 @@
 """Results: a method x T table, metrics per method and horizon, browse test episodes, compare up
-to four methods on one episode."""
+to four methods on one episode; the ``kepp protocol`` results (intervals over seeds, the paired
+test of a chosen pair, data-efficiency curves)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import streamlit as st
 from components import backend, episodes, links
 from components.charts import show_table
 from components.config import page_setup
+from components.protocol import show_protocol
 from components.text import dataset_caption, md_code
 from kepp_core.api import PATTERN_LABELS, PATTERNS, default_method, method_horizon_table, method_label, metrics_table
 
@@ -23,6 +25,7 @@ if not cfg.presentation:
 if preds is None or not len(preds):
     st.info("No prediction records found. Write them with `kepp eval` and set 'Predictions' in the sidebar "
             "(a records file or a folder).")
+    show_protocol(cfg)
     st.stop()
 if not cfg.presentation:
     st.caption("Records: " + ", ".join(md_code(s) for s in sorted(preds["source"].unique())))
@@ -120,6 +123,7 @@ if len(sel):
                             format_func=method_label, **links.default_kwargs("res_compare", default=default[:4]))
     link.keep(episode=ep, compare=",".join(chosen))
     episodes.show_episode(ds, same, list(chosen))
+show_protocol(cfg)
 link.publish()
 with link_col:
     links.copy_link(link, "res_link")

@@ -8,7 +8,9 @@
   batch, sampled plans, the LLM recommender, CPU threads;
 - :mod:`~kepp_core.api.analysis`: sub-graphs, expert trajectories, transition matrices, metrics
   per method and horizon, failure analysis;
-- :mod:`~kepp_core.api.media`: video facts, thumbnails, uploads and their encoding.
+- :mod:`~kepp_core.api.media`: video facts, thumbnails, uploads and their encoding;
+- :mod:`~kepp_core.api.protocols`: ``kepp protocol`` results: intervals over seeds, the paired
+  test of any two methods, data-efficiency curves.
 
 ``import kepp_core.api`` stays light: torch loads only when a planner or model spec is
 first needed.
@@ -97,6 +99,24 @@ from kepp_core.api.analysis import (
     read_predictions,
     subgraph_view,
     transitions,
+)
+from kepp_core.api.protocols import (
+    PAIR_METRICS,
+    PROTOCOL_METRIC_NAMES,
+    PROTOCOL_METRICS,
+    SIGNIFICANCE,
+    ProtocolRecords,
+    ProtocolRun,
+    efficiency_table,
+    find_protocols,
+    interval_table,
+    is_protocol_folder,
+    pair_differences,
+    pair_table,
+    pair_test,
+    pair_verdict,
+    protocol_records,
+    read_protocol,
 )
 from kepp_core.api.media import (
     encode_clip_video,
@@ -197,6 +217,23 @@ __all__ = [
     "transitions",
     "video_features",
     "video_meta",
+    # kepp protocol results (protocols)
+    "PAIR_METRICS",
+    "PROTOCOL_METRIC_NAMES",
+    "PROTOCOL_METRICS",
+    "SIGNIFICANCE",
+    "ProtocolRecords",
+    "ProtocolRun",
+    "efficiency_table",
+    "find_protocols",
+    "interval_table",
+    "is_protocol_folder",
+    "pair_differences",
+    "pair_table",
+    "pair_test",
+    "pair_verdict",
+    "protocol_records",
+    "read_protocol",
     # the plan graph and zero-shot planning (plangraph)
     "LegendEntry",
     "PathGroup",

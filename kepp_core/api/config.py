@@ -7,7 +7,7 @@ page of the multipage app reads them back with :func:`config_from_env`.
 
 >>> env = config_environment(AppOptions(dataset="plans", presentation=True))
 >>> config_from_env(env)
-AppConfig(dataset='plans', root=None, features=None, graph=None, checkpoints=None, predictions=None, runs=None, split_seed=0, presentation=True, encoders=())
+AppConfig(dataset='plans', root=None, features=None, graph=None, checkpoints=None, predictions=None, runs=None, protocol=None, split_seed=0, presentation=True, encoders=())
 """
 
 from __future__ import annotations
@@ -30,11 +30,12 @@ ENV = {
     "checkpoints": "KEPP_APP_CHECKPOINTS",
     "predictions": "KEPP_APP_PREDICTIONS",
     "runs": "KEPP_APP_RUNS",
+    "protocol": "KEPP_APP_PROTOCOL",
     "config": "KEPP_APP_CONFIG",
     "presentation": "KEPP_APP_PRESENTATION",
     "encoders": "KEPP_APP_ENCODERS",  # one encoder spec per line
 }
-PATH_KEYS = ("root", "features", "graph", "checkpoints", "predictions", "runs")
+PATH_KEYS = ("root", "features", "graph", "checkpoints", "predictions", "runs", "protocol")
 DATASET_FORMATS = tuple(sorted(LOADERS))  # the dataset formats a config may name
 
 
@@ -48,6 +49,7 @@ class AppConfig:
     checkpoints: str | None = None
     predictions: str | None = None
     runs: str | None = None
+    protocol: str | None = None  # a ``kepp protocol`` output folder, or a folder of them
     split_seed: int = 0
     presentation: bool = False
     # encoder specs the person running the app allows for uploads (kepp app --encoder); never
@@ -70,6 +72,7 @@ class AppOptions:
     checkpoints: str | None = None
     predictions: str | None = None
     runs: str | None = None
+    protocol: str | None = None
     config: str | None = None
     presentation: bool = False
     encoders: list[str] | None = None  # encoder specs the app may load for uploads (besides the built-in one)

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kepp_core.api.analysis import read_predictions
+from kepp_core.api.protocols import RESULTS_FILE, find_protocols
 from kepp_core.api.config import AppConfig
 from kepp_core.data import Dataset, load_dataset
 from kepp_core.data.synth import default_world_root, ensure_world
@@ -240,6 +241,25 @@ class Workspace:
         except KeppError:
             models = []
         return [p for p in [*models, REPO / "runs"] if p.is_dir()]
+
+    def protocol_folders(self) -> list[str]:
+        """``kepp protocol`` output folders: ``config.protocol`` (one such folder, its
+        ``results.json``, or a folder of them), else those under ``runs/`` whose spec names this
+        dataset format."""
+        if not self.config.protocol:
+            return find_protocols([REPO / "runs"], dataset=self.config.dataset)
+        base = Path(self.config.protocol)
+        if not base.exists():
+            raise KeppError(f"{base}: protocol folder does not exist")
+        if base.is_file():
+            base = base.parent
+        if (base / RESULTS_FILE).is_file():
+            return [str(base)]  # read_protocol names what is wrong with it, if anything
+        found = find_protocols([base])
+        if not found:
+            raise KeppError(f"{base}: no protocol results in it or its sub-folders (results.json, written by "
+                            "'kepp protocol SPEC.toml')")
+        return found
 
     def feature_encoder(self) -> dict:
         """The encoder of the dataset's features (see :func:`feature_encoder`)."""

@@ -32,7 +32,7 @@ def check_options(opts: AppOptions) -> None:
     """Raise a KeppError for paths that do not exist or a port that is taken."""
     if opts.dataset is not None and opts.dataset not in LOADERS:
         raise KeppError(f"unknown dataset {opts.dataset!r} (expected one of {', '.join(sorted(LOADERS))})")
-    for name in ("root", "features", "graph", "checkpoints", "predictions", "runs", "config"):
+    for name in ("root", "features", "graph", "checkpoints", "predictions", "runs", "protocol", "config"):
         value = getattr(opts, name)
         if value is not None and not Path(value).exists():
             raise KeppError(f"--{name} {value}: path does not exist")
@@ -133,6 +133,9 @@ def add_app_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--checkpoints", default=None, help="folder of trained step/planning models")
     p.add_argument("--predictions", default=None, help="prediction records (JSONL/Parquet) or a folder of them")
     p.add_argument("--runs", default=None, help="folder of training runs (metrics JSONL logs)")
+    p.add_argument("--protocol", default=None,
+                   help="a 'kepp protocol' output folder (results.json, records.jsonl) or a folder of them "
+                        "(default: the ones under runs/)")
     p.add_argument("--config", default=None, help="TOML file with any of the options above")
     p.add_argument("--presentation", action="store_true", help="start in presentation mode (large type)")
     p.add_argument("--encoder", dest="encoders", action="append", default=None, metavar="SPEC",

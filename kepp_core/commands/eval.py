@@ -44,6 +44,9 @@ def register(sub) -> None:
                         "validation, stored in MODELS/T<h>/decoding.json)")
     p.add_argument("--decode-weight", default=None, metavar="LAMBDA",
                    help="transition weight λ >= 0 of the +dec methods (default: chosen on validation)")
+    p.add_argument("--decode-samples", default=None, metavar="K",
+                   help="the +dec methods decode the mean of K sampled action blocks (batched) instead of one "
+                        "(default 1)")
     add_llm_args(p)
 
 
@@ -111,13 +114,14 @@ def _eval(args) -> int:
 def _decode_override(args):
     """The ``--decode`` / ``--decode-weight`` override of the ``+dec`` methods (None: chosen on validation)."""
     from kepp_core.evaluation.methods.decoded import (DecodeOverride, parse_decode_mode,  # lazy: keeps `kepp --help` fast
-                                                      parse_decode_weight)
+                                                      parse_decode_samples, parse_decode_weight)
 
-    if args.decode is None and args.decode_weight is None:
+    samples = parse_decode_samples(args.decode_samples) if args.decode_samples is not None else 1
+    if args.decode is None and args.decode_weight is None and samples == 1:
         return None
     mode, k = parse_decode_mode(args.decode) if args.decode is not None else (None, 3)
     lam = parse_decode_weight(args.decode_weight) if args.decode_weight is not None else None
-    return DecodeOverride(mode, lam, k)
+    return DecodeOverride(mode, lam, k, samples)
 
 
 def _recommender(args, ds):

@@ -39,14 +39,30 @@ def sample_plans(model: ProjectedDiffusion, obs_start: torch.Tensor, obs_goal: t
     >>> sample_plans(model, obs_start, obs_goal, None, k=10).shape   # doctest: +SKIP
     (N, 10, T)
     """
-    n = len(obs_start)
+    x0 = _sample_repeated(model, obs_start, obs_goal, conditions, k, sampler, steps, seed, batch_size)
+    return model.decode(x0).numpy().reshape(len(obs_start), k, model.layout.horizon)
+
+
+def _sample_repeated(model: ProjectedDiffusion, obs_start, obs_goal, conditions: dict | None, k: int,
+                     sampler: str, steps: int | None, seed: int, batch_size: int) -> torch.Tensor:
+    """``x_0`` ``[N·K, T, C]`` of the queries (and their condition rows) each repeated ``K`` times."""
 
     def rep(t: torch.Tensor) -> torch.Tensor:
         return torch.as_tensor(t).repeat_interleave(k, 0)
 
     cond = {name: rep(v) for name, v in conditions.items()} if conditions else None
-    x0 = sample_actions(model, rep(obs_start), rep(obs_goal), cond, sampler, steps, batch_size, seed)
-    return model.decode(x0).numpy().reshape(n, k, model.layout.horizon)
+    return sample_actions(model, rep(obs_start), rep(obs_goal), cond, sampler, steps, batch_size, seed)
+
+
+def sample_action_blocks(model: ProjectedDiffusion, obs_start: torch.Tensor, obs_goal: torch.Tensor,
+                         conditions: dict[str, torch.Tensor] | None, k: int, sampler: str = "ddpm",
+                         steps: int | None = None, seed: int = 0, batch_size: int = 1024) -> np.ndarray:
+    """``K`` sampled ``x_0`` action blocks per query ``[N, K, T, A]`` (sampled as
+    :func:`sample_plans` does: the queries repeated ``K`` times, batched, each copy with its own
+    noise); the mean over ``K`` is what graph-aware decoding's mean-of-K emissions use."""
+    x0 = _sample_repeated(model, obs_start, obs_goal, conditions, k, sampler, steps, seed, batch_size)
+    block = x0[:, :, model.layout.action_start:].numpy()
+    return block.reshape(len(obs_start), k, model.layout.horizon, block.shape[-1])
 
 
 def predict_endpoints(step_model: ProjectedDiffusion, obs_start: torch.Tensor, obs_goal: torch.Tensor,

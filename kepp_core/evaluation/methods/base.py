@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from kepp_core.data.records import Dataset
-from kepp_core.diffusion.sampling import predict_endpoints, sample_actions, sample_plans
+from kepp_core.diffusion.sampling import predict_endpoints, sample_action_blocks, sample_actions, sample_plans
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.evaluation.uncertainty import UncertaintyResult
 from kepp_core.graph.build import ProcedureGraph
@@ -110,12 +110,22 @@ class EvalContext:
 
     def draw(self, model, spec: ModelSpec, cond: dict | None) -> MethodOutput:
         """A planning model's plans ``[N, T]``, its action block ``extra["action_block"]``
-        ``[N, T, A]`` (what ``+dec`` decodes) and, with ``samples=K``, ``K`` more plans per episode."""
+        ``[N, T, A]`` (what ``+dec`` decodes), ``extra["more_blocks"]`` (``k`` → ``k`` more
+        sampled blocks ``[N, k, T, A]``: mean-of-K decoding) and, with ``samples=K``, ``K`` more
+        plans per episode."""
         s, g, how = self.test.obs_start, self.test.obs_goal, self.how(spec)
         x0 = sample_actions(model, s, g, cond, *how, seed=self.seed + 1)
         drawn = sample_plans(model, s, g, cond, self.samples, *how, seed=self.seed + 2) if self.samples else None
         block = x0[:, :, model.layout.action_start:].numpy()
-        return MethodOutput(model.decode(x0).numpy(), extra={"action_block": block}, samples=drawn)
+        return MethodOutput(model.decode(x0).numpy(), extra={"action_block": block,
+                                                             "more_blocks": self.block_source(model, cond, how)},
+                            samples=drawn)
+
+    def block_source(self, model, cond: dict | None, how: tuple[str, int]):
+        """``k`` → ``k`` further ``x_0`` action blocks ``[N, k, T, A]`` of ``model`` on the test
+        episodes (batched, seed ``seed + 3``): the extra samples of mean-of-K decoding."""
+        s, g = self.test.obs_start, self.test.obs_goal
+        return lambda k: sample_action_blocks(model, s, g, cond, k, *how, seed=self.seed + 3)
 
     def endpoint_probs(self) -> np.ndarray:
         """The step model's action scores at the first and last position ``[N, 2, A]`` (the same

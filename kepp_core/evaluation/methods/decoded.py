@@ -22,6 +22,12 @@ wins (then mAcc; ties keep the earlier, simpler choice: λ = 0 before larger, ``
 ``kepp eval --decode MODE --decode-weight LAMBDA`` overrides either part (the other is
 still chosen on validation).
 
+**Mean-of-K emissions** (``kepp eval --decode-samples K``, default 1): ``p_model`` comes from
+the mean of ``K`` sampled ``x_0`` action blocks instead of one: the block the base method's
+own plan came from plus ``K - 1`` more, sampled in one batch (:func:`emission_block`). The
+choice of λ and mode is then made with the same mean-of-K emissions and stored under the key
+``<base>@K<K>`` (``K = 1``: the base name, as before), so choices for different ``K`` coexist.
+
 >>> parse_decode_mode("topk:5"), parse_decode_mode("pinned")
 (('topk', 5), ('pinned', 3))
 """
@@ -68,6 +74,7 @@ class DecodeOverride:
     mode: str | None = None
     lam: float | None = None
     k: int = TOPK
+    samples: int = 1  # K: emissions from the mean of K sampled action blocks (``--decode-samples``)
 
 
 def parse_decode_mode(text: str) -> tuple[str, int]:
@@ -91,6 +98,32 @@ def parse_decode_weight(text) -> float:
     if not math.isfinite(lam) or lam < 0:
         raise KeppError(f"--decode-weight {text!r}: expected a finite number >= 0")
     return lam
+
+
+def parse_decode_samples(text) -> int:
+    """K of ``--decode-samples``: a whole number >= 1 (KeppError otherwise)."""
+    if isinstance(text, bool) or not str(text).strip().isdigit() or int(text) < 1:
+        raise KeppError(f"--decode-samples {text!r}: expected a whole number K >= 1")
+    return int(text)
+
+
+def decode_samples(ctx: EvalContext) -> int:
+    """K of mean-of-K decoding in ``ctx`` (1: the one sampled block)."""
+    return int(getattr(ctx.decode, "samples", 1) or 1)
+
+
+def emission_block(out: MethodOutput, k: int = 1) -> np.ndarray:
+    """The action block ``[N, T, A]`` that ``+dec`` decodes: the base method's own sampled
+    ``x_0`` block for ``k = 1``; for ``k > 1`` the mean of it and ``k - 1`` more samples
+    (``out.extra["more_blocks"]``, drawn in one batch)."""
+    block = out.extra["action_block"]
+    if k == 1:
+        return block
+    more = out.extra.get("more_blocks")
+    if more is None:
+        raise KeppError(f"mean-of-{k} decoding needs a method that samples action blocks")
+    extra = np.asarray(more(k - 1), dtype=np.float64)  # [N, k-1, T, A]
+    return (block.astype(np.float64) + extra.sum(axis=1)) / k
 
 
 def decode_block(block: np.ndarray, transitions: np.ndarray, choice: DecodeChoice,
@@ -133,9 +166,9 @@ class Decoded(Method):
         out = ctx.memo.get(self.base.name) or self.base.plan(ctx)
         ctx.memo[self.base.name] = out
         choice = choose(ctx, self)
-        plans = decode_block(out.extra["action_block"], transition_log_probs(ctx.graph), choice,
-                             self.probs(ctx))
-        return MethodOutput(plans, extra={"decoding": asdict(choice)})
+        k = decode_samples(ctx)
+        plans = decode_block(emission_block(out, k), transition_log_probs(ctx.graph), choice, self.probs(ctx))
+        return MethodOutput(plans, extra={"decoding": {**asdict(choice), "samples": k}})
 
     def probs(self, ctx: EvalContext) -> np.ndarray:
         """Endpoint scores ``[N, 2, A]``: the step model's, or one-hot ground truth."""
@@ -164,12 +197,14 @@ def choose(ctx: EvalContext, method: Decoded) -> DecodeChoice:
     path = ctx.hdir / DECODING_FILE
     stored = _read(path)
     stamps = _model_stamps(ctx, method)
-    entry = stored.get(method.base.name)
+    k = decode_samples(ctx)
+    key = method.base.name if k == 1 else f"{method.base.name}@K{k}"
+    entry = stored.get(key)
     if not (entry and entry.get("models") == stamps):
         entry = select_on_validation(ctx, method)
         entry["models"] = stamps
         stored = _read(path)  # another method of this run may have written its entry meanwhile
-        stored[method.base.name] = entry
+        stored[key] = entry
         atomic_write_json(path, stored)
     best = entry["choice"]
     if o.mode is None and o.lam is None:
@@ -206,13 +241,16 @@ def validation_context(ctx: EvalContext, method: Decoded) -> EvalContext:
     fit_videos = {f"{e.video.task}_{e.video.id}" for e in fit.episodes}
     graph = build_graph(restrict_train(ctx.ds, fit_videos), "train")
     return EvalContext(ctx.ds, ctx.horizon, ctx.setting, val, graph, ctx.hdir, ctx.m, ctx.sampler,
-                       ctx.sampler_steps, ctx.seed)
+                       ctx.sampler_steps, ctx.seed, decode=ctx.decode)
 
 
 def select_on_validation(ctx: EvalContext, method: Decoded) -> dict:
-    """Decode the base method's validation plans under every mode × λ; the best by SR, then mAcc."""
+    """Decode the base method's validation plans (mean-of-K emissions when ``ctx`` asks for
+    them) under every mode × λ; the best by SR, then mAcc."""
     vctx = validation_context(ctx, method)
     out = method.base.plan(vctx)
+    k = decode_samples(ctx)
+    block = emission_block(out, k)
     probs = method.probs(vctx)
     trans = transition_log_probs(vctx.graph)
     gt = vctx.gt
@@ -220,7 +258,7 @@ def select_on_validation(ctx: EvalContext, method: Decoded) -> dict:
     for mode in MODES:
         for lam in LAMBDAS:
             c = DecodeChoice(mode, lam, TOPK)
-            plans = decode_block(out.extra["action_block"], trans, c, probs)
+            plans = decode_block(block, trans, c, probs)
             grid.append({**asdict(c), "SR": success_rate(plans, gt), "mAcc": mean_accuracy(plans, gt)})
     best = grid[0]
     for g in grid[1:]:  # strictly better only: ties keep the simpler, earlier choice
@@ -229,7 +267,7 @@ def select_on_validation(ctx: EvalContext, method: Decoded) -> dict:
     videos = sorted({f"{e.video.task}_{e.video.id}" for e in vctx.test.episodes})
     return {"choice": {k: best[k] for k in ("mode", "lam", "k")}, "val_SR": best["SR"], "val_mAcc": best["mAcc"],
             "base_val_SR": success_rate(out.plans, gt), "val_episodes": len(gt), "val_videos": videos,
-            "grid": grid}
+            "grid": grid, **({"samples": k} if k > 1 else {})}
 
 
 # The decoded rows: every planning method (its action block is what is decoded).

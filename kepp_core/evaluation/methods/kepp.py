@@ -43,13 +43,14 @@ class KeppGraph(Method):
         p = ctx.planner(self.R, self.role)
         b = p.plan_batch(ctx.test.obs_start, ctx.test.obs_goal, self.R,
                          endpoints=ctx.gt[:, [0, -1]] if self.ground_truth else None)
+        cond = {"graph": torch.from_numpy(b.conditions)} if p.uses_graph else None
         extra = {"endpoints": b.endpoints, "paths": [r.paths for r in b.recommendations],
-                 "path_scores": [r.scores for r in b.recommendations], "action_block": b.action_block}
+                 "path_scores": [r.scores for r in b.recommendations], "action_block": b.action_block,
+                 "more_blocks": ctx.block_source(p.plan_model, cond, (p.sampler, p.sampler_steps))}
         if not self.ground_truth:
             ctx.offer_endpoints(b.endpoints, b.endpoint_scores)
         drawn = None
         if ctx.samples:
-            cond = {"graph": torch.from_numpy(b.conditions)} if p.uses_graph else None
             drawn = sample_plans(p.plan_model, ctx.test.obs_start, ctx.test.obs_goal, cond, ctx.samples, p.sampler,
                                  p.sampler_steps, seed=ctx.seed + 2)
         return MethodOutput(b.plans, extra=extra, samples=drawn)
