@@ -77,6 +77,10 @@ PRESETS: dict[str, dict] = {
     # Demo world: small network, few diffusion steps, short schedule (minutes on 2 CPU cores).
     "demo": dict(n_steps=20, dim=32, mults=(1, 2), batch_size=64, train_steps=300, lr=2e-3, warmup=50,
                  decay=[(240, 0.5)], log_every=20, val_every=100, patience=0, classifier_epochs=40),
+    # Demo world, 5x longer: the no-graph planner's validation score has stopped improving
+    # (issue 10's "longer preset"; README, How to use the graph).
+    "demo-long": dict(n_steps=20, dim=32, mults=(1, 2), batch_size=64, train_steps=1500, lr=2e-3, warmup=50,
+                      decay=[(1200, 0.5)], log_every=50, val_every=100, patience=0, classifier_epochs=40),
 }
 # Which preset a dataset name picks by default.
 DATASET_PRESET = {"crosstask": "crosstask", "coin": "coin", "plans": "niv", "demo": "demo"}
