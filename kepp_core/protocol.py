@@ -4,6 +4,7 @@ confidence intervals and paired tests (issue 10).
 A spec (TOML; every key but ``out`` has a default)::
 
     dataset = "demo"              # a dataset name (kepp data ... --dataset); root = "..." for others
+    features = "data/coin/s3d"    # optional: the feature folder (default: the dataset's own place)
     horizons = [3, 4]
     setting = "conventional"
     methods = ["graph-gt", "kepp-nograph", "kepp-R1", "kepp-R1+dec"]   # default: every method but the LLM ones
@@ -76,6 +77,7 @@ class ProtocolSpec:
     out: str
     dataset: str = "demo"
     root: str | None = None
+    features: str | None = None  # feature folder (``--features``); default: the loader's
     horizons: tuple[int, ...] = (3,)
     setting: str = "conventional"
     methods: tuple[str, ...] = ()
@@ -266,7 +268,7 @@ def run_protocol(spec: ProtocolSpec, log: Callable[[str], None] = print) -> dict
     """Train what is missing, evaluate every seed, and write records, results and the tables."""
     t_start = time.time()
     out = Path(spec.out)
-    ds = load_dataset(spec.dataset, spec.root)
+    ds = load_dataset(spec.dataset, spec.root, features=spec.features)
     members = members_for(spec.methods)
     rows, records, timings = [], [], {}
     for fraction in spec.train_fractions:

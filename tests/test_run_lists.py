@@ -58,7 +58,7 @@ def test_protocol_lines_parse_back_to_the_configs_the_protocol_trains_with(world
     from kepp_core.training.suite import role_config
 
     spec_file = write_spec(tmp_path / "spec.toml", world, tmp_path / "run", horizons=[3, 4],
-                           train_fractions=[0.5, 1.0], methods=METHODS + ["pdpp"])
+                           train_fractions=[0.5, 1.0], methods=METHODS + ["pdpp"], features=str(world / "features"))
     with spec_file.open("a") as f:  # options without a flag of their own travel as --set KEY=VALUE
         f.write("val_fraction = 0.2\nclassifier_epochs = 7\nweight_decay = 0.01\n")
     text = printed("protocol", spec_file, "--print-commands", "--threads", "1")
@@ -76,6 +76,7 @@ def test_protocol_lines_parse_back_to_the_configs_the_protocol_trains_with(world
         assert hdir == tmp_path / "run" / f"frac{frac}" / f"seed{seed}" / f"T{h}"
         assert config_from_args(args).to_dict() == role_config(spec.config(h, seed), role).to_dict()
         assert (args.train_fraction or 1.0) == frac / 100 and args.threads == 1
+        assert (args.dataset, args.root, args.features) == ("demo", str(world), str(world / "features"))
         seen.add((frac, seed, h, out.name))
     assert len(seen) == len(lines) and {m for *_, m in seen} == set(members)
     # stage 1 first, and --stage N prints exactly that stage's lines, no comments
@@ -119,7 +120,7 @@ def test_printed_commands_then_the_protocol_give_the_one_go_records(world, tmp_p
     from kepp_core.protocol import load_protocol, run_protocol
 
     keys = dict(seeds=[1], train_fractions=[0.5], methods=["kepp-nograph", "kepp-R1"],
-                pairs=[["kepp-R1", "kepp-nograph"]])
+                pairs=[["kepp-R1", "kepp-nograph"]], features=str(world / "features"))
     one_go = write_spec(tmp_path / "a.toml", world, tmp_path / "a", **keys)
     spread = write_spec(tmp_path / "b.toml", world, tmp_path / "b", **keys)
     stage1 = command_lines(printed("protocol", spread, "--print-commands", "--stage", "1", "--threads", "1"))

@@ -96,7 +96,7 @@ def protocol_commands(spec, stage: int | None = None, threads: int | None = None
     from kepp_core.models.spec import parse_model_folder  # lazy: keeps `kepp --help` fast
     from kepp_core.protocol import members_for  # lazy: keeps `kepp --help` fast
 
-    data = data_args(spec.dataset, spec.root)
+    data = data_args(spec.dataset, spec.root, spec.features)
     roles = [parse_model_folder(m) for m in members_for(spec.methods)]
     cmds = []
     for fraction in spec.train_fractions:
