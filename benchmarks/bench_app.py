@@ -14,6 +14,7 @@ Starts ``kepp app`` on the demo world (or the dataset/models given), then measur
     python benchmarks/bench_app.py                      # demo world, shipped models
     python benchmarks/bench_app.py --screenshots        # also refresh assets/screenshots/*.png
                                                         # (present_*.png: presentation mode at 1280x720)
+    python benchmarks/bench_app.py --present-shots      # only the present_*.png screenshots, no measurements
     python benchmarks/bench_app.py --root DIR --checkpoints MODELS --predictions FILE
 
 Prints a table of medians with the target beside each; no assertions.
@@ -146,8 +147,12 @@ def measure_links(page, url: str, repeats: int, results: dict, deep_links: list[
     ctx.close()
 
 
+GRAPH_LINK = "step=add+sugar&min=0.1"  # the Graph page's presentation screenshot (a deep link)
+
+
 def presentation_shots(page, url: str, success: str) -> None:
-    """README screenshots of presentation mode at 1280x720: a Plan result, Failure cases, Results."""
+    """README screenshots of presentation mode at 1280x720: a Plan result, Failure cases, Results, and
+    the Graph page opened from a deep link, scrolled to its drawing."""
     page.set_viewport_size(PRESENT)
     page.goto(f"{url}/Plan?{success}&present=1")
     page.locator(".kepp-plan .kepp-card").first.wait_for(timeout=120_000)
@@ -159,6 +164,12 @@ def presentation_shots(page, url: str, success: str) -> None:
         bar_switch(page, label, title)
         page.wait_for_timeout(800)  # let plotly draw
         shot(page, name, width=PRESENT["width"])
+    page.goto(f"{url}/Graph?{GRAPH_LINK}&present=1")
+    page.get_by_text("Hover an arrow").first.wait_for(timeout=120_000)
+    idle(page)
+    page.locator("iframe").first.evaluate("e => e.scrollIntoView({block: 'end'})")  # the drawing, its caption above
+    page.wait_for_timeout(2500)  # let the drawing settle
+    shot(page, "present_graph", width=PRESENT["width"])
 
 
 def episode_links(predictions: str | None, n: int) -> tuple[list[str], str]:
@@ -182,6 +193,9 @@ def main() -> int:
     ap.add_argument("--predictions", default=None)
     ap.add_argument("--repeats", type=int, default=5, help="measurements per interaction")
     ap.add_argument("--screenshots", action="store_true", help="write assets/screenshots/*.png")
+    ap.add_argument("--present-shots", action="store_true",
+                    help="only write the presentation-mode screenshots (assets/screenshots/present_*.png), "
+                         "measure nothing")
     args = ap.parse_args()
 
     from playwright.sync_api import sync_playwright
@@ -210,6 +224,9 @@ def main() -> int:
             idle(page)
             results["first page ready (s)"] = [time.perf_counter() - t0]
             print(f"server answering after {t_health:.2f} s; home page shown {time.perf_counter() - t0 - t_health:.2f} s later")
+            if args.present_shots:
+                presentation_shots(page, url, episode_links(args.predictions, 1)[1])
+                return 0
             if args.screenshots:
                 shot(page, "home")
 

@@ -170,7 +170,42 @@ def test_a_scene_loads_and_plans(talk_server, browser):
     assert query(page)["plan"] == "1"
     # the scene bar on the Plan page loads another scene in one click
     page.get_by_role("button", name="A clean success").click()
-    page.get_by_text("success", exact=False).first.wait_for(timeout=60_000)
+    page.get_by_text("steps correct · success").first.wait_for(timeout=60_000)  # not the button's "success"
     wait_plan(page)
     assert page.get_by_text("wrong: truth is").count() == 0
+    page.close()
+
+
+def test_graph_deep_link_survives_a_reload(talk_server, browser):
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    page.goto(f"{talk_server}/Graph?step=add+sugar&depth=2&min=0.05&w=pkg")
+    caption = page.get_by_text("within 2 steps of add sugar")
+    caption.first.wait_for(timeout=90_000)
+    idle(page)
+
+    def shown() -> tuple[str, str, str, list[str]]:
+        """The Depth slider's value, the chosen step, the weighting, and the drawn graph's node labels."""
+        depth = page.locator(".st-key-graph_depth input[type=range]").first.input_value()
+        step = page.get_by_role("combobox", name="Step").first.input_value()
+        weights = page.locator('.st-key-graph_weighting label[data-selected="true"]').first.inner_text()
+        graph_frame(page)  # drawn
+        around = [f for f in page.frames if f != page.main_frame and "graph around 'add sugar'" in f.content()]
+        assert len(around) == 1, "no drawing of the graph around the step"
+        nodes = around[0].evaluate("() => network.body.data.nodes.get().map(n => n.label)")
+        return depth, step, weights.strip(), sorted(nodes)
+
+    before = shown()
+    assert before[:2] == ("2", "add sugar") and before[2].startswith("frequency graph") and "add sugar" in before[3]
+    assert query(page) == {"step": "add sugar", "depth": "2", "min": "0.05", "w": "pkg"}
+    # the copy-link control holds this very address
+    page.get_by_role("button", name="Copy link").click()
+    code = page.locator('[data-testid="stPopoverBody"] code').first
+    code.wait_for(timeout=30_000)
+    assert {k: v[-1] for k, v in parse_qs(urlparse(code.inner_text().strip()).query).items()} == query(page)
+    page.keyboard.press("Escape")
+    page.reload()
+    caption.first.wait_for(timeout=90_000)
+    idle(page)
+    assert shown() == before and query(page)["depth"] == "2"
+    page.screenshot(path=str(ARTIFACTS / "e2e_graph_link.png"))
     page.close()

@@ -44,11 +44,15 @@ class PageLink:
         raw = self.url.get(param)
         return raw if self.foreign and raw is not None and raw != self.mem.get(param) else None
 
-    def seed(self, key: str, param: str, options: Sequence | None = None, parse: Callable = str) -> bool:
+    def seed(self, key: str, param: str, options: Sequence | None = None, parse: Callable = str,
+             absent: str | None = None) -> bool:
         """Give the widget ``key`` the URL's new value of ``param`` (or, when the widget lost its state
         in a page switch, the page's last value); a value that does not parse or is not among
-        ``options`` is ignored. True when the widget got a value."""
+        ``options`` is ignored. ``absent``: what a new URL means by leaving ``param`` out (a
+        parameter the page drops at its default value). True when the widget got a value."""
         raw = self.new(param)
+        if raw is None and absent is not None and self.foreign and param not in self.url and param in self.mem:
+            raw = absent
         if raw is None and key not in st.session_state:
             raw = self.mem.get(param)
         if raw is None:

@@ -21,12 +21,13 @@ ICONS = {"success": ":material/check_circle:", "wrong_endpoint": ":material/wron
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _choose(files: tuple[str, ...], mtimes: tuple[float, ...], horizons: tuple[int, ...] | None,
-            videos: tuple[str, ...] | None, _preds) -> list[dict]:
-    return api.choose_scenes(_preds, horizons=horizons, videos=videos)
+            videos: tuple[str, ...] | None, upload_example: bool, _preds) -> list[dict]:
+    return api.choose_scenes(_preds, horizons=horizons, videos=videos, upload_example=upload_example)
 
 
 def available(cfg, ds, horizons=None) -> list[dict]:
-    """The scenes of the loaded records that the app can open (trained horizons, playable videos)."""
+    """The scenes of the loaded records that the app can open (trained horizons, playable videos);
+    with a known feature encoder, one playable video is offered as an uploaded video too."""
     try:
         preds = backend.predictions(cfg)
         files = backend.workspace(cfg).prediction_files()
@@ -36,8 +37,9 @@ def available(cfg, ds, horizons=None) -> list[dict]:
         return []
     hs = tuple(sorted(int(h) for h in horizons)) if horizons else None
     playable = {v.id for h in (hs or (3,)) for v in api.playable_videos(ds, h)}
+    encodable = bool(api.feature_encoder(ds)["encoder"])  # an upload is encoded with the dataset's encoder
     return _choose(tuple(map(str, files)), tuple(f.stat().st_mtime for f in files), hs,
-                   tuple(sorted(playable)), preds)
+                   tuple(sorted(playable)), encodable, preds)
 
 
 def default_query(scenes: list[dict]) -> dict[str, str] | None:

@@ -15,6 +15,7 @@ from pathlib import Path
 import streamlit as st
 
 from kepp_core.api import save_upload
+from kepp_core.errors import KeppError
 
 STATE_KEY = "kepp_upload_folder"
 
@@ -50,3 +51,19 @@ def store_upload(data: bytes, name: str) -> str:
     path. Earlier uploads of the session are deleted. A file that is not a video raises a
     KeppError naming it."""
     return save_upload(session_folder().path, data, name)
+
+
+EXAMPLE_KEY = "kepp_upload_example"
+
+
+def store_example(video_file, name: str) -> str:
+    """A dataset video's file stored as this session's upload (the upload scene): its bytes go
+    through :func:`store_upload` like a user's file; kept until another upload replaces it."""
+    kept = st.session_state.get(EXAMPLE_KEY)
+    if kept and kept["name"] == name and Path(kept["path"]).is_file():
+        return kept["path"]
+    if video_file is None or not Path(video_file).is_file():
+        raise KeppError(f"example upload {name!r}: the dataset has no video file for it")
+    path = store_upload(Path(video_file).read_bytes(), name)
+    st.session_state[EXAMPLE_KEY] = {"name": name, "path": path}
+    return path

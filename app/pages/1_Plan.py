@@ -10,7 +10,7 @@ from components import backend, links, network, plans, scenes, zeroshot
 from components.charts import scaled, video_timeline
 from components.config import page_setup
 from components.text import dataset_caption, md, md_code, plan_text
-from components.uploads import store_upload
+from components.uploads import store_example, store_upload
 from kepp_core import api
 
 cfg = page_setup("Plan", "🧭")
@@ -92,10 +92,14 @@ with backend.guarded():
 m_obs, setting = api.observation_settings(planner)
 
 # --- the video and its clips ------------------------------------------------------------------------
-source = st.radio("Video", ["From the dataset", "Upload a video"], horizontal=True, key="plan_source")
+SOURCES = {"dataset": "From the dataset", "upload": "Upload a video"}
+link.seed("plan_source", "source", list(SOURCES.values()), SOURCES.__getitem__, absent="dataset")
+source = st.radio("Video", list(SOURCES.values()), horizontal=True, key="plan_source")
+link.keep(source=None if source == SOURCES["dataset"] else "upload")
 video = None
 video_path = None
 truth = None
+example = None  # the upload scene: a dataset video loaded as an upload (?upload=<video id>)
 if source == "From the dataset":
     playable = api.playable_videos(ds, T)
     if not playable:
@@ -121,18 +125,33 @@ if source == "From the dataset":
     clip_key = f"{vid}_{ep_i}_{T}"
 else:
     up = st.file_uploader("Upload a video (.mp4)", type=["mp4", "m4v", "mov", "webm", "mkv"], key="plan_upload")
-    if up is None:
+    example_id = link.url.get("upload") or link.mem.get("upload")
+    if up is None and example_id in {v.id for v in api.playable_videos(ds, T)}:
+        example = ds.video(example_id)
+    if up is None and example is None:
+        link.publish()
         st.info("Upload a video to plan from it.")
         st.stop()
     with backend.guarded():
-        video_path = store_upload(up.getvalue(), up.name)
+        video_path = (store_upload(up.getvalue(), up.name) if up is not None
+                      else store_example(example.video_file, f"{example.id}{example.video_file.suffix}"))
+    if example is not None:
+        raw_ep = str(link.url.get("ep") or link.mem.get("ep") or 0)
+        example_ep = min(max(int(raw_ep), 0), len(example.steps) - T) if raw_ep.isdigit() else 0
+        st.caption(f"Example upload: the file of test video **{md(example.id)}** "
+                   f"({md(ds.tasks[example.task].name if example.task in ds.tasks else example.task)}), loaded the way "
+                   "an uploaded video is: encoded from its pixels, its annotations unused. "
+                   "Upload a file to replace it.")
+        link.keep(upload=example.id, ep=example_ep)
     if not enc["encoder"]:
         st.error("The loaded dataset's features do not say which encoder made them (no features.json), "
                  "so an uploaded video cannot be encoded to match them.")
         st.stop()
     st.caption(f"The upload is encoded with the dataset's encoder **{md(enc['encoder'])}** (D={md(enc['dim'])}).")
     default_start, default_goal = None, None
-    clip_key = f"upload_{video_path}"
+    if example is not None:  # the clips of the recorded episode (the scene's), as the dataset's page would
+        default_start, default_goal = api.episode_clips(example, example_ep, T, setting, m_obs)
+    clip_key = f"upload_{video_path}_{T}_{link.out.get('ep', '')}"
 
 with backend.guarded():
     meta = backend.video_meta(video_path)
@@ -147,8 +166,10 @@ def clip_value(text: str) -> tuple[float, float]:
     return a, b
 
 
-if video is not None and link.mem.get("video") == video.id and link.mem.get("ep") == str(ep_i) \
-        and link.mem.get("T") == str(T) or link.new("start") or link.new("goal"):
+shown_before = (video is not None and link.mem.get("video") == video.id
+                or example is not None and link.mem.get("upload") == example.id)
+same_episode = shown_before and link.mem.get("T") == str(T) and link.mem.get("ep") == link.out.get("ep")
+if same_episode or link.new("start") or link.new("goal"):
     link.seed(f"plan_start_{clip_key}", "start", parse=clip_value)  # the clips of this episode, as linked
     link.seed(f"plan_goal_{clip_key}", "goal", parse=clip_value)
 left, right = st.columns([2, 3])
@@ -159,7 +180,7 @@ with right:
                            **links.default_kwargs(f"plan_start_{clip_key}", value=default_start))
     goal_clip = st.slider("Goal clip (s)", 0.0, duration, step=0.5, key=f"plan_goal_{clip_key}",
                           **links.default_kwargs(f"plan_goal_{clip_key}", value=default_goal))
-    if video is not None:
+    if video is not None or example is not None:
         link.keep(start=f"{start_clip[0]:g}-{start_clip[1]:g}", goal=f"{goal_clip[0]:g}-{goal_clip[1]:g}")
     thumbs = st.columns(4)
     for col, (name, t) in zip(thumbs, [("start from", start_clip[0]), ("start to", max(start_clip[0], start_clip[1] - 0.01)),
@@ -183,7 +204,8 @@ def features():
 
 inputs = (cfg, clip_key, tuple(start_clip), tuple(goal_clip), T, R, condition, trained_r, method, sampler)
 # a link, a reload or a scene with plan=1 plans at once (the speaker sees the result, not a button)
-auto = link.url.get("plan") == "1" and any(link.new(p) for p in link.url) and video is not None
+linkable = video is not None or example is not None  # a user's own upload cannot travel in a link
+auto = link.url.get("plan") == "1" and any(link.new(p) for p in link.url) and linkable
 if st.button("Plan", type="primary", key="plan_go") or auto:
     t0 = time.perf_counter()
     with backend.guarded():
@@ -193,7 +215,7 @@ if st.button("Plan", type="primary", key="plan_go") or auto:
     st.session_state["plan_scroll"] = time.time()  # bring the result into view (presentation mode)
 
 saved = st.session_state.get("plan_result")
-shown = bool(saved) and saved["inputs"] == inputs and video is not None
+shown = bool(saved) and saved["inputs"] == inputs and linkable
 link.keep(plan="1" if shown else None)
 link.publish()
 with link_col:

@@ -1,11 +1,15 @@
-"""Graph: the P²KG (or frequency graph) around a step, and a task's expert trajectories."""
+"""Graph: the P²KG (or frequency graph) around a step, and a task's expert trajectories.
+
+Its state lives in the URL (restored on load and reload): ``w`` (p2kg/pkg), ``tab``
+(around/expert), ``q`` (the step search), ``step``, ``depth``, ``min``, ``task``, and for expert
+trajectories ``etask`` and ``emin``."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from components import backend, network
+from components import backend, links, network
 from components.charts import show_table
 from components.config import page_setup
 from components.text import dataset_caption, md, md_code
@@ -13,24 +17,43 @@ from kepp_core import api
 from kepp_core.errors import closest_names
 
 cfg = page_setup("Graph", "🕸️")
-st.title("Procedure knowledge graph")
+title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")
+title_col.title("Procedure knowledge graph")
 
 with backend.guarded():
     ds = backend.dataset(cfg)
     graph = backend.graph(cfg)
-st.caption(dataset_caption(cfg, ds) + f" · graph: {graph.num_actions} actions, {graph.num_edges} edges"
-           + (f" from {md_code(cfg.graph)}" if cfg.graph else " built from the training plans"))
+if not cfg.presentation:  # paths stay out of talks
+    st.caption(dataset_caption(cfg, ds) + f" · graph: {graph.num_actions} actions, {graph.num_edges} edges"
+               + (f" from {md_code(cfg.graph)}" if cfg.graph else " built from the training plans"))
 
+link = links.PageLink("graph")
+TABS = {"around": "Around a step", "expert": "Expert trajectories of a task"}
+link.seed("graph_weighting", "w", ["p2kg", "pkg"], absent="p2kg")
 weighting = st.radio("Weights", ["p2kg", "pkg"], horizontal=True, key="graph_weighting",
                      format_func={"p2kg": "P²KG (probability of the next step)",
                                   "pkg": "frequency graph (min-max normalised counts)"}.get)
 graph_name = "P²KG" if weighting == "p2kg" else "Frequency graph"
 tasks = sorted(ds.tasks)
 task_names = {t: ds.tasks[t].name for t in tasks}
-around, expert = st.tabs(["Around a step", "Expert trajectories of a task"])
+link.seed("graph_tab", "tab", list(TABS.values()), TABS.__getitem__, absent="around")
+# the open tab is tracked (a rerun on a switch) so that it goes into the URL; both tabs' content runs
+around, expert = st.tabs(list(TABS.values()), key="graph_tab", on_change="rerun")
+tab = {v: k for k, v in TABS.items()}.get(st.session_state.get("graph_tab"), "around")
+link.keep(w=None if weighting == "p2kg" else weighting, tab=None if tab == "around" else tab)
+
+
+def unit(text: str) -> float:
+    """A minimum probability from the URL: a number in [0, 1], to two decimals."""
+    value = round(float(text), 2)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(text)
+    return value
+
 
 with around:
     c1, c2 = st.columns([2, 3])
+    link.seed("graph_query", "q", absent="")
     query = c1.text_input("Search a step", key="graph_query", placeholder="e.g. pour water")
     names = list(graph.actions)
     if query.strip():
@@ -40,14 +63,21 @@ with around:
             hits = names
     else:
         hits = names
+    link.seed("graph_step", "step", hits)
     step = c2.selectbox("Step", hits, key="graph_step")
     c3, c4, c5 = st.columns(3)
-    depth = c3.slider("Depth", 1, 3, 1, key="graph_depth")
+    link.seed("graph_depth", "depth", [1, 2, 3], int, absent="1")
+    depth = c3.slider("Depth", 1, 3, key="graph_depth", **links.default_kwargs("graph_depth", value=1))
     weight_name = network.WEIGHTS[weighting]
-    min_p = c4.slider(f"Minimum {weight_name}", 0.0, 1.0, 0.0, 0.01, key="graph_min_p",
-                      help=f"hide arrows whose {weight_name} (the weights shown) is below this")
+    link.seed("graph_min_p", "min", parse=unit, absent="0")
+    min_p = c4.slider(f"Minimum {weight_name}", 0.0, 1.0, step=0.01, key="graph_min_p",
+                      help=f"hide arrows whose {weight_name} (the weights shown) is below this",
+                      **links.default_kwargs("graph_min_p", value=0.0))
+    link.seed("graph_task", "task", ["(all tasks)", *tasks], absent="(all tasks)")
     task = c5.selectbox("Task filter", ["(all tasks)", *tasks], key="graph_task",
                         format_func=lambda t: task_names.get(t, t))
+    link.keep(q=query.strip() or None, step=step, depth=None if depth == 1 else depth,
+              min=None if min_p == 0 else f"{min_p:g}", task=None if task == "(all tasks)" else task)
     with backend.guarded(stop=False):
         centre = graph.action_index(step)
         nodes, edges = api.weighted_subgraph(graph, centre, depth, min_p, None if task == "(all tasks)" else task,
@@ -66,11 +96,16 @@ with around:
                    "kepp_subgraph_edges", key="graph_edges")
 
 with expert:
+    link.seed("graph_expert_task", "etask", tasks)
     t = st.selectbox("Task", tasks, key="graph_expert_task", format_func=lambda t: task_names.get(t, t))
+    link.keep(etask=t if tab == "expert" else None)
     with backend.guarded(stop=False):
         nodes, edges, freq = api.expert_view(graph, t)
         top = max(freq.values(), default=1)
-        min_count = st.slider("Minimum count", 1, top, 1, key="graph_expert_min") if top > 1 else 1
+        link.seed("graph_expert_min", "emin", range(1, top + 1), int, absent="1")
+        min_count = st.slider("Minimum count", 1, top, key="graph_expert_min",
+                              **links.default_kwargs("graph_expert_min", value=1)) if top > 1 else 1
+        link.keep(emin=min_count if tab == "expert" and min_count > 1 else None)
         kept = [(u, v) for u, v in edges if freq[(u, v)] >= min_count]
         drawing = network.expert_drawing(graph, nodes, kept, freq, title=f"Expert trajectories of {task_names[t]}",
                                          settings=f"minimum count {min_count} · {len(kept)} transitions")
@@ -81,3 +116,7 @@ with expert:
                  "P²KG probability": round(float(graph.probability(u, v)), 4)} for u, v in kept]
         show_table(pd.DataFrame(rows, columns=["from", "to", "count in task", "P²KG probability"]),
                    f"kepp_expert_{t}", key="graph_expert_edges")
+
+link.publish()
+with link_col:
+    links.copy_link(link, "graph_link")

@@ -1,29 +1,37 @@
 """Heatmaps: step transition matrices of one task (training plans, test plans, a method's
-predictions) in the same action order, and their difference."""
+predictions) in the same action order, and their difference.
+
+Its state lives in the URL (restored on load and reload): ``task``, ``of`` (the method whose
+predictions are shown) and ``T``, ``tables=1``, and the difference's panels ``a`` and ``b``
+(train, test or pred)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from components import backend
+from components import backend, links
 from components.charts import heatmap, heatmap_panels, show_figure, show_table
 from components.config import page_setup
 from components.text import dataset_caption
 from kepp_core import api
 
 cfg = page_setup("Heatmaps", "🟥")
-st.title("Step transition heatmaps")
+title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")
+title_col.title("Step transition heatmaps")
 st.caption("Row *i*, column *j*: how often step *j* directly follows step *i*, normalised per row "
            "(each row sums to 1 where the step is followed by anything). Same action order in every heatmap.")
 
 with backend.guarded():
     ds = backend.dataset(cfg)
     graph = backend.graph(cfg)
-st.caption(dataset_caption(cfg, ds))
+if not cfg.presentation:  # paths stay out of talks
+    st.caption(dataset_caption(cfg, ds))
 
 tasks = sorted(ds.tasks)
 task_names = {t: ds.tasks[t].name for t in tasks}
+link = links.PageLink("heatmaps")
 c1, c2, c3 = st.columns([2, 2, 1])
+link.seed("heat_task", "task", tasks)
 task = c1.selectbox("Task", tasks, key="heat_task", format_func=lambda t: task_names.get(t, t))
 
 preds = None
@@ -31,16 +39,20 @@ with backend.guarded(stop=False):
     preds = backend.predictions(cfg)
 if preds is not None and len(preds):
     methods = sorted(preds["method"].unique())
+    link.seed("heat_method", "of", methods)
     method = c2.selectbox("Predictions of", methods, key="heat_method",
-                          index=api.default_method(methods))
+                          **links.default_kwargs("heat_method", index=api.default_method(methods)))
     hs = sorted(int(h) for h in preds.loc[preds["method"] == method, "horizon"].unique())
+    link.seed("heat_T", "T", hs, int)
     horizon = c3.selectbox("T", hs, key="heat_T")
+    link.keep(of=method, T=horizon)
     sel = preds[(preds["method"] == method) & (preds["horizon"] == horizon) & (preds["task"] == task)]
     predicted = [tuple(p) for p in sel["plan"]]
 else:
     method, horizon, predicted = None, None, []
     c2.info("No prediction records loaded: only training and test plans are shown.")
 
+link.keep(task=task)
 train_plans = [v.plan for v in ds.split("train") if v.task == task]
 test_plans = [v.plan for v in ds.split("test") if v.task == task]
 with backend.guarded():
@@ -58,7 +70,9 @@ st.caption(f"{len(train_plans)} training plans, {len(test_plans)} test plans"
            + (f" · :red[✱ red: {len(marked)} action{'s' if len(marked) > 1 else ''} outside the task's step list]"
               if marked else ""))
 show_figure(heatmap_panels(mats, marked), f"heatmaps_{task}", key="heat_panels")
+link.seed("heat_tables", "tables", [True, False], lambda v: v == "1", absent="0")
 as_tables = st.toggle("Show the matrices as tables", key="heat_tables")
+link.keep(tables="1" if as_tables else None)
 cols = st.columns(len(mats))
 for col, (name, df) in zip(cols, mats.items()):
     short = name.split()[0]
@@ -74,9 +88,22 @@ for col, (name, df) in zip(cols, mats.items()):
 
 st.subheader("Difference")
 names = list(mats)
+panel_ids = dict(zip(names, ("train", "test", "pred")))  # the URL's short names of the panels
+by_id = {v: k for k, v in panel_ids.items()}
 d1, d2 = st.columns(2)
-a = d1.selectbox("A", names, index=len(names) - 1, key="heat_diff_a")
-b = d2.selectbox("minus B", names, index=1 if len(names) > 1 else 0, key="heat_diff_b")
+link.seed("heat_diff_a", "a", names, by_id.__getitem__)
+link.seed("heat_diff_b", "b", names, by_id.__getitem__)
+if st.session_state.get("heat_diff_a", names[0]) not in names:  # another method's or horizon's panel
+    st.session_state["heat_diff_a"] = names[-1]
+if st.session_state.get("heat_diff_b", names[0]) not in names:
+    st.session_state["heat_diff_b"] = names[1 if len(names) > 1 else 0]
+a = d1.selectbox("A", names, key="heat_diff_a", **links.default_kwargs("heat_diff_a", index=len(names) - 1))
+b = d2.selectbox("minus B", names, key="heat_diff_b",
+                 **links.default_kwargs("heat_diff_b", index=1 if len(names) > 1 else 0))
+link.keep(a=panel_ids[a], b=panel_ids[b])
+link.publish()
+with link_col:
+    links.copy_link(link, "heat_link")
 diff = mats[a] - mats[b]
 show_figure(heatmap(diff, f"{a} − {b}", diverging=True, marked=marked), f"heatmap_{task}_difference", key="heat_diff")
 st.caption(f"Mean absolute difference: {float(abs(diff.to_numpy()).mean()):.4f}")

@@ -1,4 +1,7 @@
-"""Training: loss and validation curves of training runs, several overlaid."""
+"""Training: loss and validation curves of training runs, several overlaid.
+
+Its state lives in the URL (restored on load and reload): ``runs`` and ``y`` (comma-separated
+run names and curves), ``x`` (epoch/step/time), ``smooth`` and ``log=1``."""
 
 from __future__ import annotations
 
@@ -7,12 +10,13 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from components import backend
+from components import backend, links
 from components.charts import VAL_SCORE_HELP, run_colours, show_figure, show_table, training_curves
 from components.config import page_setup
 
 cfg = page_setup("Training", "📈")
-st.title("Training curves")
+title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")
+title_col.title("Training curves")
 st.caption("Each run folder holds the `metrics.jsonl` log written by `kepp train` (one line per logging step). "
            "The marker on a validation curve is the step whose weights were kept (best val_score). "
            "Each run keeps one colour in every chart.")
@@ -36,9 +40,31 @@ def run_name(run: str) -> str:
     return run
 
 
+def listed(options: list[str]):
+    """A parser of a comma-separated URL list: the entries among ``options`` (at least one)."""
+    def parse(text: str) -> list[str]:
+        picked = [x for x in text.split(",") if x in options]
+        if not picked:
+            raise ValueError(text)
+        return picked
+    return parse
+
+
+def share(link: links.PageLink) -> None:
+    """Write the page's state to the URL and show the copy-link control (before any stop)."""
+    link.publish()
+    with link_col:
+        links.copy_link(link, "train_link")
+
+
 names = {run_name(r): r for r in runs}
-chosen = st.multiselect("Runs", list(names), default=list(names)[: min(4, len(names))], key="train_runs")
+link = links.PageLink("training")
+link.seed("train_runs", "runs", parse=listed(list(names)))
+chosen = st.multiselect("Runs", list(names), key="train_runs",
+                        **links.default_kwargs("train_runs", default=list(names)[: min(4, len(names))]))
+link.keep(runs=",".join(chosen) or None)
 if not chosen:
+    share(link)
     st.info("Choose one or more runs.")
     st.stop()
 
@@ -50,19 +76,30 @@ for name in chosen:
         if len(df):
             frames[name] = df
 if not frames:
+    share(link)
     st.warning("The chosen runs have empty logs.")
     st.stop()
 
 metrics = sorted({c for df in frames.values() for c in df.columns
                   if c not in ("step", "epoch", "time", "lr") and df[c].dtype.kind in "fi"})
 c1, c2 = st.columns(2)
+link.seed("train_x", "x", ["epoch", "step", "time"], absent="epoch")
 x_axis = c1.radio("x axis", ["epoch", "step", "time"], horizontal=True, key="train_x")
 default = [m for m in ("loss", "val_score") if m in metrics] or metrics[:1]
-ys = c2.multiselect("Curves", metrics, default=default, key="train_y")
+link.seed("train_y", "y", parse=listed(metrics))
+if "train_y" in st.session_state:  # keep only curves these runs log
+    st.session_state["train_y"] = [m for m in st.session_state["train_y"] if m in metrics]
+ys = c2.multiselect("Curves", metrics, key="train_y", **links.default_kwargs("train_y", default=default))
 c3, c4 = st.columns(2)
-smoothing = c3.slider("Smoothing", 0.0, 0.95, 0.0, 0.05, key="train_smooth",
-                      help="exponential moving average of each curve (0: none); the raw curve stays, faint")
+link.seed("train_smooth", "smooth", [round(0.05 * k, 2) for k in range(20)], lambda v: round(float(v), 2), absent="0")
+smoothing = c3.slider("Smoothing", 0.0, 0.95, step=0.05, key="train_smooth",
+                      help="exponential moving average of each curve (0: none); the raw curve stays, faint",
+                      **links.default_kwargs("train_smooth", value=0.0))
+link.seed("train_log", "log", [True, False], lambda v: v == "1", absent="0")
 log_y = c4.toggle("Log scale (y)", key="train_log", help="a logarithmic y axis (losses spanning decades)")
+link.keep(x=None if x_axis == "epoch" else x_axis, y=",".join(ys) or None,
+          smooth=f"{smoothing:g}" if smoothing else None, log="1" if log_y else None)
+share(link)
 if "val_score" in ys or any(m.startswith("val_") for m in ys):
     st.caption(VAL_SCORE_HELP)
 

@@ -261,14 +261,17 @@ def _confidence(row) -> float:
 
 
 def choose_scenes(preds, method: str | None = None, horizons: Iterable[int] | None = None,
-                  videos: Iterable[str] | None = None) -> list[dict]:
+                  videos: Iterable[str] | None = None, upload_example: bool = False) -> list[dict]:
     """Curated examples for a live demo, chosen from a predictions table: a clean success (the
     whole plan and both endpoints right, confident endpoints, KEPP's other variants right too), a
     wrong-endpoint failure, a repeated-step failure, a long horizon (T=6, or the longest) and an
     uploaded video's episode when the records hold one. ``horizons``/``videos`` keep only episodes
-    the app can open (trained horizons, playable videos). Each scene: kind, name, description,
-    episode, method, T, success and the Plan page ``query``; the order is fixed and the choice
-    deterministic (same records, same scenes)."""
+    the app can open (trained horizons, playable videos). ``upload_example``: when the records hold
+    no uploaded video, one of the dataset's playable videos (another success, on another video than
+    the clean success) is offered as an upload instead: the Plan page loads its file the way it
+    loads a user's upload and encodes it from its pixels (its query: ``source=upload``,
+    ``upload=<video>``). Each scene: kind, name, description, episode, method, T, success and the
+    Plan page ``query``; the order is fixed and the choice deterministic (same records, same scenes)."""
     if preds is None or not len(preds):
         return []
     methods = sorted(preds["method"].unique())
@@ -301,7 +304,25 @@ def choose_scenes(preds, method: str | None = None, horizons: Iterable[int] | No
         up = df[~df["video"].astype(str).isin(known)]
         if len(up):
             picks.append(("upload", up.sort_values("episode").iloc[0]))
+        elif upload_example and len(ok):
+            return [_scene(kind, row) for kind, row in picks] + [_upload_example(ok, picks)]
     return [_scene(kind, row) for kind, row in picks]
+
+
+def _upload_example(ok, picks: list) -> dict:
+    """The upload scene of a dataset video: a confident success at the shortest horizon, on another
+    video than the clean success's where there is one."""
+    taken = {str(row["video"]) for kind, row in picks if kind == "success"}
+    short = ok[ok["horizon"] == ok["horizon"].min()]
+    other = ~short["video"].astype(str).isin(taken)
+    short = short[other] if other.any() else short
+    recs = short.to_dict("records")
+    row = recs[min(range(len(recs)), key=lambda i: (-_confidence(recs[i]), recs[i]["episode"]))]
+    scene = _scene("upload", row)
+    query = {k: v for k, v in scene["query"].items() if k != "video"}
+    scene["query"] = {"source": "upload", "upload": scene["video"], **query}
+    scene["description"] = "a test video loaded as an upload (encoded from its pixels, no annotations)"
+    return scene
 
 
 def _scene(kind: str, row) -> dict:

@@ -1,0 +1,181 @@
+"""Deep links on the Graph, Heatmaps and Training pages (their state in the URL query, restored on
+load and on reload, a control change written back), and the upload scene: a dataset video loaded
+through the upload path, listed with the other scenes and planned in one click. Pages through
+``streamlit.testing.v1.AppTest`` on the demo world with the shipped models and records."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kepp_core import api
+from test_app_fixtures import demo_env  # noqa: F401  (fixture)
+from test_app_graph_pages import write_run
+from test_app_talk import cards, ok, page_scenes, records, session
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("app")]
+
+
+def srcdocs(at) -> str:
+    """The drawn graphs' pages (pyvis iframes), joined."""
+    return "\n".join(e.proto.srcdoc for e in at.get("iframe"))
+
+
+def figures(at) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def test_graph_page_opens_in_the_linked_state_and_writes_changes_back(monkeypatch, demo_env):
+    query = {"w": "pkg", "tab": "expert", "step": "add sugar", "depth": "2", "min": "0.05", "task": "lemonade",
+             "etask": "tea", "emin": "2"}
+    at = ok(session(monkeypatch, demo_env, "pages/2_Graph.py", query))
+    assert at.radio(key="graph_weighting").value == "pkg"
+    assert at.session_state["graph_tab"] == "Expert trajectories of a task"
+    assert at.selectbox(key="graph_step").value == "add sugar" and at.slider(key="graph_depth").value == 2
+    assert at.slider(key="graph_min_p").value == pytest.approx(0.05)
+    assert at.selectbox(key="graph_task").value == "lemonade"
+    assert at.selectbox(key="graph_expert_task").value == "tea" and at.slider(key="graph_expert_min").value == 2
+    assert dict(at.query_params) == query
+    drawn = srcdocs(at)
+    assert "Frequency graph around 'add sugar'" in drawn and "depth 2 · minimum frequency weight 0.05" in drawn
+    assert "Expert trajectories of make tea" in drawn and "minimum count 2" in drawn
+    # a control change goes into the URL; defaults leave it
+    at.slider(key="graph_depth").set_value(3).run()
+    at.radio(key="graph_weighting").set_value("p2kg").run()
+    url = dict(at.query_params)
+    assert url["depth"] == "3" and "w" not in url and url["step"] == "add sugar"
+    # a reload (a new session on the same URL) brings the same state back
+    again = ok(session(monkeypatch, demo_env, "pages/2_Graph.py", url))
+    assert again.slider(key="graph_depth").value == 3 and again.radio(key="graph_weighting").value == "p2kg"
+    assert again.selectbox(key="graph_step").value == "add sugar" and dict(again.query_params) == url
+    # junk in the URL is ignored, not an error
+    junk = ok(session(monkeypatch, demo_env, "pages/2_Graph.py",
+                      {"step": "no such step", "depth": "9", "min": "2", "w": "x", "tab": "?", "task": "nope"}))
+    assert junk.slider(key="graph_depth").value == 1 and junk.slider(key="graph_min_p").value == 0.0
+    assert junk.radio(key="graph_weighting").value == "p2kg" and junk.selectbox(key="graph_task").value == "(all tasks)"
+    assert "depth" not in junk.query_params and junk.query_params["step"] in junk.selectbox(key="graph_step").options
+
+
+def test_graph_search_travels_with_the_step(monkeypatch, demo_env):
+    at = ok(session(monkeypatch, demo_env, "pages/2_Graph.py"))
+    at.text_input(key="graph_query").input("sugar").run()
+    options = at.selectbox(key="graph_step").options
+    assert options and all("sugar" in o for o in options)
+    at.selectbox(key="graph_step").select(options[-1]).run()
+    url = dict(at.query_params)
+    assert url["q"] == "sugar" and url["step"] == options[-1]
+    again = ok(session(monkeypatch, demo_env, "pages/2_Graph.py", url))
+    assert again.text_input(key="graph_query").value == "sugar"
+    assert again.selectbox(key="graph_step").value == options[-1]
+
+
+def test_heatmaps_page_opens_in_the_linked_state_and_writes_changes_back(monkeypatch, demo_env):
+    query = {"task": "tea", "of": "kepp-nograph", "T": "4", "tables": "1", "a": "test", "b": "train"}
+    at = ok(session(monkeypatch, demo_env, "pages/3_Heatmaps.py", query))
+    assert at.selectbox(key="heat_task").value == "tea" and at.selectbox(key="heat_method").value == "kepp-nograph"
+    assert at.selectbox(key="heat_T").value == 4 and at.toggle(key="heat_tables").value is True
+    assert at.selectbox(key="heat_diff_a").value == "test plans"
+    assert at.selectbox(key="heat_diff_b").value == "training plans"
+    assert dict(at.query_params) == query
+    titles = [f["layout"].get("title", {}).get("text", "") for f in figures(at)]
+    assert any("test plans − training plans" in t for t in titles)
+    panels = figures(at)[0]["layout"]["annotations"]
+    assert any("kepp-nograph predictions (T=4, test)" in a["text"] for a in panels)
+    # a control change goes into the URL; another method's panel replaces the old one in the difference
+    at.selectbox(key="heat_diff_a").select("kepp-nograph predictions (T=4, test)").run()
+    at.selectbox(key="heat_method").select("kepp-R1").run()
+    at.toggle(key="heat_tables").set_value(False).run()
+    url = dict(at.query_params)
+    assert url["of"] == "kepp-R1" and url["a"] == "pred" and "tables" not in url
+    assert at.selectbox(key="heat_diff_a").value == "kepp-R1 predictions (T=4, test)"
+    again = ok(session(monkeypatch, demo_env, "pages/3_Heatmaps.py", url))
+    assert again.selectbox(key="heat_method").value == "kepp-R1" and again.selectbox(key="heat_task").value == "tea"
+    assert again.selectbox(key="heat_diff_a").value == "kepp-R1 predictions (T=4, test)"
+    assert again.toggle(key="heat_tables").value is False and dict(again.query_params) == url
+
+
+def test_training_page_opens_in_the_linked_state_and_writes_changes_back(monkeypatch, demo_env, tmp_path):
+    for name, shift in (("a", 0.0), ("b", 0.5), ("c", 1.0)):
+        write_run(tmp_path / name, [1.0 + shift, 0.5, 0.8, 0.2, 0.3, 0.05], [10, 20, 15, 30, 25, 40])
+    monkeypatch.setenv("KEPP_APP_RUNS", str(tmp_path))
+    query = {"runs": "b,c", "x": "step", "y": "val_score", "smooth": "0.6", "log": "1"}
+    at = ok(session(monkeypatch, demo_env, "pages/6_Training.py", query))
+    assert at.multiselect(key="train_runs").value == ["b", "c"] and at.radio(key="train_x").value == "step"
+    assert at.multiselect(key="train_y").value == ["val_score"]
+    assert at.slider(key="train_smooth").value == pytest.approx(0.6) and at.toggle(key="train_log").value is True
+    assert dict(at.query_params) == query
+    (fig,) = figures(at)
+    assert fig["layout"]["yaxis"]["type"] == "log" and {t["legendgroup"] for t in fig["data"]} == {"b", "c"}
+    at.slider(key="train_smooth").set_value(0.0).run()
+    at.multiselect(key="train_runs").set_value(["a"]).run()
+    at.multiselect(key="train_y").set_value(["loss", "val_score"]).run()
+    url = dict(at.query_params)
+    assert url == {"runs": "a", "x": "step", "y": "loss,val_score", "log": "1"}
+    again = ok(session(monkeypatch, demo_env, "pages/6_Training.py", url))
+    assert again.multiselect(key="train_runs").value == ["a"] and again.slider(key="train_smooth").value == 0.0
+    assert again.multiselect(key="train_y").value == ["loss", "val_score"] and dict(again.query_params) == url
+    # unknown runs and curves in a link are dropped, not an error
+    junk = ok(session(monkeypatch, demo_env, "pages/6_Training.py", {"runs": "zz,c", "y": "nope", "smooth": "7"}))
+    assert junk.multiselect(key="train_runs").value == ["c"] and junk.slider(key="train_smooth").value == 0.0
+
+
+# --- the upload scene ----------------------------------------------------------------------------------
+def test_the_upload_scene_is_offered_only_when_asked_and_is_a_success_on_another_video(demo_env):
+    preds = records(demo_env)
+    plain = api.choose_scenes(preds)
+    assert "upload" not in {s["kind"] for s in plain}
+    scenes = page_scenes(demo_env)  # what the app asks for: no upload records, so not without the example
+    assert "upload" not in scenes
+    from kepp_core.data import load_dataset
+
+    ds, hs = load_dataset("demo", demo_env.world), api.trained_horizons(demo_env.models)
+    videos = {v.id for h in hs for v in api.playable_videos(ds, h)}
+    chosen = api.choose_scenes(preds, horizons=hs, videos=videos, upload_example=True)
+    by_kind = {s["kind"]: s for s in chosen}
+    up = by_kind["upload"]
+    assert list(by_kind)[-1] == "upload" and up["success"] and up["T"] == min(hs)
+    assert up["video"] in videos and up["video"] != by_kind["success"]["video"]
+    assert up["query"]["source"] == "upload" and up["query"]["upload"] == up["video"] and "video" not in up["query"]
+    assert chosen == api.choose_scenes(preds, horizons=hs, videos=videos, upload_example=True)  # deterministic
+
+
+def test_the_upload_scene_loads_a_video_through_the_upload_path_and_plans_it(monkeypatch, demo_env):
+    from kepp_core.data import load_dataset
+
+    home = ok(session(monkeypatch, demo_env))
+    links = [e.proto for e in home.get("page_link") if "An uploaded video" in e.proto.label]
+    assert len(links) == 1 and "source=upload" in links[0].query_string
+    at = ok(session(monkeypatch, demo_env, "pages/1_Plan.py"))
+    assert at.radio(key="plan_source").value == "From the dataset"
+    at.button(key="plan_scene_upload").click().run()
+    ok(at)
+    url = dict(at.query_params)
+    assert at.radio(key="plan_source").value == "Upload a video" and url["source"] == "upload" and url["plan"] == "1"
+    assert "video" not in url and url["start"] and url["goal"]
+    assert any("Example upload" in str(c.value) for c in at.caption)
+    assert any("encoded with the dataset's encoder" in str(c.value) for c in at.caption)
+    # the file went through the upload path: this session's private folder holds a copy of the video
+    stored = Path(at.session_state["kepp_upload_example"]["path"])
+    ds = load_dataset("demo", demo_env.world)
+    video = ds.video(url["upload"])
+    assert stored.parent.name.startswith("kepp-upload-") and stored.read_bytes() == video.video_file.read_bytes()
+    # planned from the pixels: the recorded plan of that episode (features encoded again match the dataset's)
+    preds = records(demo_env)
+    row = preds[(preds["method"] == "kepp-R2") & (preds["video"] == video.id)
+                & (preds["episode"].str.endswith(f"/{url['ep']}:{url['T']}"))].iloc[0]
+    kepp_plan = next(str(m.value) for m in at.markdown if "#fff8e1" in str(m.value))
+    labels = ds.labels(row["plan"])
+    assert all(label in kepp_plan for label in labels) and cards(at) >= 2 * int(url["T"])
+    assert not any("Ground truth" in str(m.value) for m in at.markdown)  # an upload has no annotations
+    # a reload brings back the example upload, its clips and the plan
+    again = ok(session(monkeypatch, demo_env, "pages/1_Plan.py", url))
+    assert again.radio(key="plan_source").value == "Upload a video" and dict(again.query_params) == url
+    assert cards(again) >= 2 * int(url["T"])
+    # junk in an upload link is ignored, not an error
+    ok(session(monkeypatch, demo_env, "pages/1_Plan.py", {**url, "ep": "x", "start": "9-1"}))
+    ok(session(monkeypatch, demo_env, "pages/1_Plan.py", {**url, "upload": "no such video"}))
+    # another scene goes back to the dataset's videos
+    again.button(key="plan_scene_success").click().run()
+    assert ok(again).radio(key="plan_source").value == "From the dataset" and "source" not in again.query_params
