@@ -179,3 +179,14 @@ def test_the_upload_scene_loads_a_video_through_the_upload_path_and_plans_it(mon
     # another scene goes back to the dataset's videos
     again.button(key="plan_scene_success").click().run()
     assert ok(again).radio(key="plan_source").value == "From the dataset" and "source" not in again.query_params
+
+
+def test_presentation_mode_gives_the_scene_buttons_short_names(monkeypatch, demo_env):
+    at = ok(session(monkeypatch, demo_env, "pages/1_Plan.py", {"present": "1"}))
+    labels = {b.key: b.label for b in at.button if b.key.startswith("plan_scene_")}
+    assert labels == {"plan_scene_success": "Success", "plan_scene_wrong_endpoint": "Wrong end",
+                      "plan_scene_repeated": "Repeated", "plan_scene_long": "Long (T=6)",
+                      "plan_scene_upload": "Upload"}
+    assert at.button(key="plan_scene_upload").help.startswith("An uploaded video: ")
+    normal = ok(session(monkeypatch, demo_env, "pages/1_Plan.py"))
+    assert normal.button(key="plan_scene_upload").label == "An uploaded video"

@@ -209,3 +209,21 @@ def test_graph_deep_link_survives_a_reload(talk_server, browser):
     assert shown() == before and query(page)["depth"] == "2"
     page.screenshot(path=str(ARTIFACTS / "e2e_graph_link.png"))
     page.close()
+
+
+def test_the_upload_scene_plans_a_video_loaded_as_an_upload(talk_server, browser):
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    page.goto(talk_server)
+    scene = page.get_by_role("link", name="An uploaded video")
+    scene.first.wait_for(timeout=90_000)
+    idle(page)
+    scene.first.click()
+    page.get_by_role("heading", name="Plan from a video").wait_for(timeout=60_000)
+    wait_plan(page)
+    url = query(page)
+    assert url["source"] == "upload" and url["plan"] == "1" and "video" not in url
+    page.get_by_text("Example upload").first.wait_for(timeout=30_000)
+    assert page.locator('[data-testid="stVideo"]').count() == 1  # the stored upload plays
+    assert page.get_by_text("Ground truth").count() == 0  # an upload has no annotations
+    assert len(page.locator(".kepp-plan").first.locator(".kepp-card").all()) == int(url["T"])
+    page.close()

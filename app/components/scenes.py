@@ -17,6 +17,8 @@ from kepp_core.errors import KeppError
 # Material Symbols (shipped with Streamlit): they draw without an emoji font on the projector's machine
 ICONS = {"success": ":material/check_circle:", "wrong_endpoint": ":material/wrong_location:",
          "repeated": ":material/repeat:", "long": ":material/straighten:", "upload": ":material/upload:"}
+# presentation mode's scene buttons (larger type, five to a row at 1280 px): short names, the full one on hover
+SHORT = {"success": "Success", "wrong_endpoint": "Wrong end", "repeated": "Repeated", "upload": "Upload"}
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -71,8 +73,9 @@ def scene_bar(scenes: list[dict], key: str) -> None:
     cols = st.columns(len(scenes) + 1, vertical_alignment="center")
     cols[0].markdown("**Scenes**", help="curated examples from the prediction records: one click plans one")
     for col, s in zip(cols[1:], scenes):
-        col.button(s["name"], icon=ICONS.get(s["kind"]), key=f"{key}_{s['kind']}", on_click=_load,
-                   args=(s["query"],), help=md(s["episode"]) + " · " + md(s["description"]), width="stretch")
+        short = SHORT.get(s["kind"], f"Long (T={s['T']})") if presenting() else s["name"]
+        col.button(short, icon=ICONS.get(s["kind"]), key=f"{key}_{s['kind']}", on_click=_load, args=(s["query"],),
+                   help=md(s["name"]) + ": " + md(s["episode"]) + " · " + md(s["description"]), width="stretch")
 
 
 def scene_list(scenes: list[dict], ds) -> None:
