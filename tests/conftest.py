@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,22 @@ def niv_world(tmp_path_factory, niv_plans) -> Path:
                               step_min=1.0, step_max=1.5, idle=0.3, size=64)
 
     return _locked_build(tmp_path_factory, "niv-world", build)
+
+
+# --- the shipped demo models ---------------------------------------------------------------
+DEMO_ASSETS = Path(__file__).resolve().parents[1] / "assets" / "demo"
+
+
+@pytest.fixture(scope="module")
+def demo_t3(tmp_path_factory):
+    """The default demo world and a private copy (per test module) of the shipped T=3 models:
+    (dataset, world root, models folder)."""
+    from kepp_core.data import load_dataset  # lazy: conftest loads before any test is chosen
+    from kepp_core.data.synth import ensure_world
+
+    if not all((DEMO_ASSETS / "T3" / m / "config.json").is_file() for m in ("plan-none", "plan-graph-R1")):
+        pytest.skip("no shipped demo checkpoints in assets/demo")
+    root = ensure_world(progress=False)
+    models = tmp_path_factory.mktemp("demo-t3") / "models"
+    shutil.copytree(DEMO_ASSETS / "T3", models / "T3")
+    return load_dataset("demo", root), root, models

@@ -5,7 +5,6 @@ exactly as averaging them by hand and decoding with the same decoder; the choice
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -14,22 +13,6 @@ import torch
 from test_training import kepp
 
 torch.set_num_threads(1)
-REPO = Path(__file__).resolve().parents[1]
-ASSETS = REPO / "assets" / "demo"
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    """The default demo world and a private copy of the shipped T=3 models."""
-    from kepp_core.data import load_dataset
-    from kepp_core.data.synth import ensure_world
-
-    if not (ASSETS / "T3" / "plan-none" / "config.json").is_file():
-        pytest.skip("no shipped demo checkpoints in assets/demo")
-    root = ensure_world(progress=False)
-    models = tmp_path_factory.mktemp("dec-k") / "models"
-    shutil.copytree(ASSETS / "T3", models / "T3")
-    return load_dataset("demo", root), root, models
 
 
 def manual_blocks(ds, models: Path, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -52,13 +35,13 @@ def manual_blocks(ds, models: Path, k: int) -> tuple[np.ndarray, np.ndarray]:
     return own[:, :, a0:].numpy(), more[:, :, a0:].numpy().reshape(n, k, horizon, -1)
 
 
-def test_one_sample_is_todays_decoding_and_k_samples_decode_their_mean(demo):
+def test_one_sample_is_todays_decoding_and_k_samples_decode_their_mean(demo_t3):
     from kepp_core.evaluation.methods import evaluate_horizon
     from kepp_core.evaluation.methods.decoded import DecodeChoice, DecodeOverride, decode_block
     from kepp_core.graph.build import build_graph
     from kepp_core.graph.decoding import transition_log_probs
 
-    ds, _, models = demo
+    ds, _, models = demo_t3
     methods = ["kepp-nograph", "kepp-nograph+dec"]
     trans = transition_log_probs(build_graph(ds, "train"))
     own, more = manual_blocks(ds, models, 3)
@@ -88,8 +71,8 @@ def test_one_sample_is_todays_decoding_and_k_samples_decode_their_mean(demo):
         assert (four.outputs["kepp-nograph"].plans == today.outputs["kepp-nograph"].plans).all()
 
 
-def test_the_choice_is_made_and_stored_per_k_and_bad_k_is_an_error(demo, tmp_path):
-    _, root, models = demo
+def test_the_choice_is_made_and_stored_per_k_and_bad_k_is_an_error(demo_t3, tmp_path):
+    _, root, models = demo_t3
     common = ["eval", "--dataset", "demo", "--root", root, "--models", models, "-T", "3", "--methods",
               "kepp-nograph+dec", "--threads", "1"]
     r = kepp(*common, "--decode-samples", "2", "--out", tmp_path / "k2.json")

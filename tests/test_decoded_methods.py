@@ -5,34 +5,16 @@ shipped models, λ = 0 is the argmax plan, the choice is made on training videos
 from __future__ import annotations
 
 import json
-import shutil
-from pathlib import Path
 
 import pytest
 import torch
 from test_training import kepp
 
 torch.set_num_threads(1)
-REPO = Path(__file__).resolve().parents[1]
-ASSETS = REPO / "assets" / "demo"
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    """The default demo world and a private copy of the shipped T=3 models."""
-    from kepp_core.data import load_dataset
-    from kepp_core.data.synth import ensure_world
-
-    if not (ASSETS / "T3" / "plan-graph-R1" / "config.json").is_file():
-        pytest.skip("no shipped demo checkpoints in assets/demo")
-    root = ensure_world(progress=False)
-    models = tmp_path_factory.mktemp("dec") / "models"
-    shutil.copytree(ASSETS / "T3", models / "T3")
-    return load_dataset("demo", root), root, models
-
-
-def test_decoded_rows_run_through_kepp_eval_and_store_their_choice(demo, tmp_path):
-    _, root, models = demo
+def test_decoded_rows_run_through_kepp_eval_and_store_their_choice(demo_t3, tmp_path):
+    _, root, models = demo_t3
     methods = ["kepp-nograph", "kepp-nograph+dec", "kepp-R1", "kepp-R1+dec", "kepp-gt+dec", "graph-gt"]
     r = kepp("eval", "--dataset", "demo", "--root", root, "--models", models, "-T", "3", "--methods", *methods,
              "--out", tmp_path / "t.json")
@@ -57,11 +39,11 @@ def test_decoded_rows_run_through_kepp_eval_and_store_their_choice(demo, tmp_pat
     assert again["SR"] == rows["kepp-R1+dec"]["SR"]
 
 
-def test_zero_weight_is_the_argmax_plan(demo):
+def test_zero_weight_is_the_argmax_plan(demo_t3):
     from kepp_core.evaluation.methods import evaluate_horizon
     from kepp_core.evaluation.methods.decoded import DecodeOverride
 
-    ds, _, models = demo
+    ds, _, models = demo_t3
     ev = evaluate_horizon(ds, models, 3, methods=["kepp-R1", "kepp-R1+dec", "kepp-nograph", "kepp-nograph+dec"],
                           decode=DecodeOverride("free", 0.0))
     assert (ev.outputs["kepp-R1+dec"].plans == ev.outputs["kepp-R1"].plans).all()
@@ -72,13 +54,13 @@ def test_zero_weight_is_the_argmax_plan(demo):
     assert (plans[:, 0] == ends[:, 0]).all() and (plans[:, -1] == ends[:, 1]).all()
 
 
-def test_selection_reads_only_training_videos(demo):
+def test_selection_reads_only_training_videos(demo_t3):
     from kepp_core.evaluation.methods import EvalContext, get_method
     from kepp_core.evaluation.methods.decoded import select_on_validation, validation_context
     from kepp_core.graph.build import build_graph
     from kepp_core.training.data import episode_tensors
 
-    ds, _, models = demo
+    ds, _, models = demo_t3
     test = episode_tensors(ds, 3, "test")
     ctx = EvalContext(ds, 3, "conventional", test, build_graph(ds, "train"), models / "T3")
     method = get_method("kepp-R1+dec")
@@ -102,8 +84,8 @@ def test_selection_reads_only_training_videos(demo):
     (["--decode-weight", "nan"], "expected a finite number >= 0"),
     (["--decode-weight", "lots"], "expected a number >= 0"),
 ])
-def test_bad_decode_options_are_clear_errors(demo, args, message):
-    _, root, models = demo
+def test_bad_decode_options_are_clear_errors(demo_t3, args, message):
+    _, root, models = demo_t3
     r = kepp("eval", "--dataset", "demo", "--root", root, "--models", models, "-T", "3", "--methods", "kepp-R1+dec",
              *args)
     assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr

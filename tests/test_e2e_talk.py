@@ -157,15 +157,21 @@ def test_open_in_plan_from_failure_cases(talk_server, browser):
     page.close()
 
 
-def test_a_scene_loads_and_plans(talk_server, browser):
+def open_scene(browser, server: str, name: str):
+    """A new 1280×1000 page on Home, the scene ``name`` clicked and its plan shown on the Plan page."""
     page = browser.new_page(viewport={"width": 1280, "height": 1000})
-    page.goto(talk_server)
-    scene = page.get_by_role("link", name="A wrong-endpoint failure")
+    page.goto(server)
+    scene = page.get_by_role("link", name=name)
     scene.first.wait_for(timeout=90_000)
     idle(page)
     scene.first.click()
     page.get_by_role("heading", name="Plan from a video").wait_for(timeout=60_000)
     wait_plan(page)
+    return page
+
+
+def test_a_scene_loads_and_plans(talk_server, browser):
+    page = open_scene(browser, talk_server, "A wrong-endpoint failure")
     page.get_by_text("wrong: truth is").first.wait_for(timeout=30_000)
     assert query(page)["plan"] == "1"
     # the scene bar on the Plan page loads another scene in one click
@@ -212,14 +218,7 @@ def test_graph_deep_link_survives_a_reload(talk_server, browser):
 
 
 def test_the_upload_scene_plans_a_video_loaded_as_an_upload(talk_server, browser):
-    page = browser.new_page(viewport={"width": 1280, "height": 1000})
-    page.goto(talk_server)
-    scene = page.get_by_role("link", name="An uploaded video")
-    scene.first.wait_for(timeout=90_000)
-    idle(page)
-    scene.first.click()
-    page.get_by_role("heading", name="Plan from a video").wait_for(timeout=60_000)
-    wait_plan(page)
+    page = open_scene(browser, talk_server, "An uploaded video")
     url = query(page)
     assert url["source"] == "upload" and url["plan"] == "1" and "video" not in url
     page.get_by_text("Example upload").first.wait_for(timeout=30_000)

@@ -17,15 +17,18 @@ torch.set_num_threads(1)
 METHODS = ["random", "graph-gt", "kepp-nograph", "kepp-nograph+dec", "kepp-R1", "kepp-R1+dec", "kepp-R1-struct+dec"]
 
 
-def write_spec(path: Path, world: Path, out: Path, **extra) -> Path:
-    train = {**TINY, "decay": [list(x) for x in TINY["decay"]], "val_every": 20, "log_every": 10}
-    lines = [f'dataset = "demo"', f'root = "{world}"', "horizons = [3]", f"methods = {json.dumps(METHODS)}",
-             "seeds = 2", 'pairs = [["kepp-R1+dec", "kepp-nograph"]]', f'out = "{out}"']
-    lines += [f"{k} = {json.dumps(v)}" for k, v in extra.items()]
-    lines.append("[train]")
-    lines += [f"{k} = {json.dumps(list(v) if isinstance(v, tuple) else v)}" for k, v in train.items()]
+def spec_file(path: Path, spec: dict, train: dict) -> Path:
+    """``spec`` and its ``[train]`` table written as TOML to ``path`` (JSON values are TOML values here)."""
+    lines = [f"{k} = {json.dumps(v)}" for k, v in spec.items()] + ["[train]"]
+    lines += [f"{k} = {json.dumps(v)}" for k, v in train.items()]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+def write_spec(path: Path, world: Path, out: Path, **extra) -> Path:
+    spec = {"dataset": "demo", "root": str(world), "horizons": [3], "methods": METHODS, "seeds": 2,
+            "pairs": [["kepp-R1+dec", "kepp-nograph"]], "out": str(out), **extra}
+    return spec_file(path, spec, {**TINY, "val_every": 20, "log_every": 10})
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from test_protocol import spec_file
 from test_training import TINY, kepp, tiny_world
 
 torch.set_num_threads(1)
@@ -24,11 +25,7 @@ def write_spec(path: Path, world: Path, out: Path, **keys) -> Path:
     """A tiny protocol spec: the demo format on ``world``, TINY training, T=3, 2 seeds unless ``keys`` say."""
     spec = {"dataset": "demo", "root": str(world), "horizons": [3], "methods": METHODS, "seeds": 2,
             "out": str(out), **keys}
-    train = {**TINY, "mults": list(TINY["mults"]), "decay": [list(x) for x in TINY["decay"]]}
-    lines = [f"{k} = {json.dumps(v)}" for k, v in spec.items()] + ["[train]"]
-    lines += [f"{k} = {json.dumps(v)}" for k, v in train.items()]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+    return spec_file(path, spec, TINY)
 
 
 @pytest.fixture(scope="module")
