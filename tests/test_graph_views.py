@@ -57,3 +57,50 @@ def test_transition_matrices_are_row_normalised_dataframes():
     assert counts.values.tolist() == [[1.0, 0.0], [2.0, 0.0]]
     with pytest.raises(KeppError, match="more than once"):
         transition_matrix([(0, 1)], order=[0, 1, 0])
+
+
+# --- the node cap of the Graph page: strongest edges kept, the centre always --------------------------------
+def strongest_by_brute_force(centre, edges, weight, cap):
+    """Reference: again and again, of all edges with exactly one end kept, follow the heaviest (ties: the
+    smaller new node)."""
+    kept = {centre}
+    while len(kept) < cap:
+        joins = [(weight(u, v), -(v if u in kept else u)) for u, v in edges if (u in kept) != (v in kept)]
+        if not joins:
+            break
+        kept.add(-max(joins)[1])
+    return kept, [(u, v) for u, v in edges if u in kept and v in kept]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_node_cap_keeps_what_the_brute_force_keeps(seed):
+    import random
+
+    from kepp_core.graph import strongest_subgraph
+
+    rng = random.Random(seed)
+    n = rng.randint(2, 14)
+    edges = sorted({(rng.randrange(n), rng.randrange(n)) for _ in range(rng.randint(1, 3 * n))})
+    # few distinct weights: ties happen, and are broken the same way
+    weights = {e: rng.choice([0.1, 0.25, 0.5, 0.5, 0.9]) for e in edges}
+    centre = edges[0][0]
+    for cap in range(1, n + 2):
+        got = strongest_subgraph(centre, edges, lambda u, v: weights[u, v], cap)
+        assert got == strongest_by_brute_force(centre, edges, lambda u, v: weights[u, v], cap), (seed, cap)
+        assert centre in got[0] and len(got[0]) <= cap
+
+
+def test_the_capped_graph_view_counts_the_whole_neighbourhood_and_keeps_the_centre():
+    from kepp_core.api import capped_subgraph, weighted_subgraph
+    from kepp_core.graph import ProcedureGraph
+
+    # a hub with 30 followers, the i-th taken i+1 times: the cap keeps the most frequent followers
+    g = ProcedureGraph.from_plans([f"s{i}" for i in range(31)], [(0, i) for i in range(1, 31) for _ in range(i)])
+    nodes, edges = weighted_subgraph(g, 0, 1)
+    assert len(nodes) == 31
+    kept, kept_edges, total = capped_subgraph(g, 0, 1, max_nodes=6)
+    assert total == 31 and kept == {0, 26, 27, 28, 29, 30}
+    assert kept_edges == [(0, a) for a in (26, 27, 28, 29, 30)]
+    assert capped_subgraph(g, 0, 1, max_nodes=100)[:2] == (nodes, edges)  # under the cap: nothing dropped
+    with pytest.raises(KeppError, match="at least 1"):
+        capped_subgraph(g, 0, 1, max_nodes=0)

@@ -25,11 +25,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kepp_core.errors import KeppError
-from kepp_core.graph import retrieve, subgraph
+from kepp_core.graph import retrieve, strongest_subgraph, subgraph
 
 __all__ = ["GROUP_COLOURS", "LegendEntry", "PathGroup", "PlanEdge", "PlanGraph", "PlanNode", "ZeroShotPlans",
            "edge_text", "edge_weight", "graph_paths", "label_colour", "node_text", "out_of_task", "plan_episodes",
-           "plan_graph", "weighted_subgraph", "zero_shot_plans"]
+           "capped_subgraph", "plan_graph", "weighted_subgraph", "zero_shot_plans"]
 
 # Colours: endpoints, steps, arrows, and one colour per distinct path (the truth is always green).
 START_COLOUR = "#1b5e20"
@@ -401,6 +401,24 @@ def weighted_subgraph(graph, centre: int, depth: int = 1, min_weight: float = 0.
         frontier = nxt
     edges = sorted((u, int(v)) for u in nodes for v in graph.successors[u] if int(v) in nodes and ok(u, int(v)))
     return set(nodes), edges
+
+
+def capped_subgraph(graph, centre: int, depth: int = 1, min_weight: float = 0.0, task: str | None = None,
+                    weighting: str = "p2kg", max_nodes: int = 40) -> tuple[set[int], list[tuple[int, int]], int]:
+    """:func:`weighted_subgraph` kept legible: at most ``max_nodes`` steps, those its strongest
+    arrows (in the chosen ``weighting``) reach from ``centre``, which is always kept
+    (:func:`~kepp_core.graph.strongest_subgraph`). Returns the kept steps, the arrows between
+    them and how many steps the whole neighbourhood has.
+
+    >>> from kepp_core.graph import ProcedureGraph
+    >>> g = ProcedureGraph.from_plans(["a", "b", "c", "d"], [(0, 1)] * 3 + [(0, 2)] + [(0, 3)] * 2)
+    >>> capped_subgraph(g, 0, max_nodes=3)  # a→b (0.5) and a→d (0.33) beat a→c (0.17)
+    ({0, 1, 3}, [(0, 1), (0, 3)], 4)
+    """
+    nodes, edges = weighted_subgraph(graph, centre, depth, min_weight, task, weighting)
+    kept, kept_edges = strongest_subgraph(int(centre), edges, lambda u, v: edge_weight(graph, u, v, weighting),
+                                          max_nodes)
+    return kept, kept_edges, len(nodes)
 
 
 def out_of_task(ds, task: str, actions: Sequence[int]) -> set[int]:

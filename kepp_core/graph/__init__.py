@@ -7,6 +7,7 @@ from kepp_core.graph.explore import (
     Edge,
     SubGraph,
     expert_trajectories,
+    strongest_subgraph,
     subgraph,
     task_transition_matrix,
     transition_matrix,
@@ -30,5 +31,5 @@ __all__ = [
     "SCORERS", "Edge", "FrequencyScorer", "HistoryScorer", "MarkovScorer", "P2KGScorer", "PathScorer",
     "ProcedureGraph", "Recommendation", "Retriever", "SubGraph", "TaskStats", "aggregate", "build_graph",
     "expert_trajectories", "fallback_paths", "fit_prior", "load_graph", "make_retriever", "make_scorer",
-    "method_names", "path_weights", "retrieve", "subgraph", "task_transition_matrix", "transition_matrix",
+    "method_names", "path_weights", "retrieve", "strongest_subgraph", "subgraph", "task_transition_matrix", "transition_matrix",
 ]

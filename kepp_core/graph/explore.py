@@ -3,8 +3,9 @@ a task's expert trajectories and step transition matrices."""
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter, deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -99,6 +100,48 @@ def subgraph(graph: ProcedureGraph, action: int | str, depth: int = 2, min_proba
              for u in nodes for v in graph.successors[u] if v in nodes and ok(u, v)]
     edges.sort(key=lambda e: (-e.probability, e.source, e.target))
     return SubGraph(center, nodes, edges)
+
+
+def strongest_subgraph(centre: int, edges: Iterable[tuple[int, int]], weight: Callable[[int, int], float],
+                       max_nodes: int) -> tuple[set[int], list[tuple[int, int]]]:
+    """At most ``max_nodes`` nodes of a neighbourhood (given by its ``edges``), grown from ``centre``
+    along the strongest edges, and the ``edges`` between them (in their order).
+
+    The centre is always kept. Like Prim's maximum spanning tree, the next node kept is the one
+    joined to the kept nodes by the heaviest ``weight(u, v)`` edge, in either direction (ties: the
+    smaller node id), so every kept node hangs on the centre by a chain of strong edges: a cap
+    never leaves a node floating apart. Nodes no edge links to the centre are never kept.
+
+    >>> w = {(0, 1): 0.9, (0, 2): 0.1, (2, 3): 0.8, (1, 0): 0.5}
+    >>> strongest_subgraph(0, list(w), lambda u, v: w[u, v], max_nodes=2)
+    ({0, 1}, [(0, 1), (1, 0)])
+    >>> strongest_subgraph(0, list(w), lambda u, v: w[u, v], max_nodes=3)  # 3 hangs on 2: 2 comes first
+    ({0, 1, 2}, [(0, 1), (0, 2), (1, 0)])
+    """
+    if max_nodes < 1:
+        raise KeppError(f"the node cap must be at least 1, got {max_nodes}")
+    edges = [(int(u), int(v)) for u, v in edges]
+    centre = int(centre)
+    touching: dict[int, list[tuple[int, int]]] = {}
+    for u, v in edges:
+        touching.setdefault(u, []).append((u, v))
+        touching.setdefault(v, []).append((u, v))
+    kept = {centre}
+    heap: list[tuple[float, int]] = []  # (-weight, node outside): the strongest joins first
+
+    def reach(node: int) -> None:
+        for u, v in touching.get(node, ()):
+            other = v if u == node else u
+            if other not in kept:
+                heapq.heappush(heap, (-float(weight(u, v)), other))
+
+    reach(centre)
+    while heap and len(kept) < max_nodes:
+        _, node = heapq.heappop(heap)
+        if node not in kept:
+            kept.add(node)
+            reach(node)
+    return kept, [(u, v) for u, v in edges if u in kept and v in kept]
 
 
 def expert_trajectories(graph: ProcedureGraph, task: str) -> pd.DataFrame:
