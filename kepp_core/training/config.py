@@ -38,6 +38,7 @@ class TrainConfig:
     sampler_steps: int = 10  # DDIM steps when sampler == "ddim"
     val_sampler: str = "ddim"  # sampler used for validation during training (fast)
     seed: int = 0
+    windows: str = "memory"  # memory | mapped: observation windows memory-mapped from <models>/T<h>/windows
     # planning models only
     condition: str = "graph"  # graph | none | task | extra | llm | graph+llm
     R: int = 1
@@ -81,6 +82,11 @@ PRESETS: dict[str, dict] = {
     # (issue 10's "longer preset"; README, How to use the graph).
     "demo-long": dict(n_steps=20, dim=32, mults=(1, 2), batch_size=64, train_steps=1500, lr=2e-3, warmup=50,
                       decay=[(1200, 0.5)], log_every=50, val_every=100, patience=0, classifier_epochs=40),
+    # The COIN-scale world (10,070 rendered COIN videos, 778 actions; issue 12): the demo network
+    # at batch 256 for ~20 epochs of T=3 episodes, windows memory-mapped (README, At scale).
+    "coin-world": dict(n_steps=20, dim=32, mults=(1, 2), batch_size=256, train_steps=1000, lr=2e-3, warmup=50,
+                       decay=[(800, 0.5)], log_every=50, val_every=250, patience=0, classifier_epochs=20,
+                       windows="mapped"),
 }
 # Which preset a dataset name picks by default.
 DATASET_PRESET = {"crosstask": "crosstask", "coin": "coin", "plans": "niv", "demo": "demo"}
@@ -105,6 +111,7 @@ def apply_overrides(cfg: TrainConfig, **overrides) -> TrainConfig:
     return cfg
 
 
+WINDOWS = ("memory", "mapped")  # where training reads observation windows from
 # Upper bounds that keep a typo from allocating terabytes (a U-Net of width 4096 is already huge).
 LIMITS = {"dim": 4096, "n_steps": 100_000, "horizon": 64, "m": 64, "R": 1000, "sampler_steps": 100_000}
 
@@ -129,6 +136,8 @@ def validate(cfg: TrainConfig) -> None:
     for at, factor in cfg.decay:
         if not (math.isfinite(factor) and factor > 0) or at < 0:
             raise KeppError(f"learning-rate decay {at}:{factor} is invalid (expected STEP >= 0 and FACTOR > 0)")
+    if cfg.windows not in WINDOWS:
+        raise KeppError(f"training option windows={cfg.windows!r} is not one of {', '.join(WINDOWS)}")
     if cfg.horizon < 2:
         raise KeppError(f"horizon T={cfg.horizon} is too short (expected T >= 2)")
     if cfg.lr <= 0:

@@ -1,8 +1,13 @@
-"""Episodes as tensors: observations, actions and task indices for one horizon and split."""
+"""Episodes as tensors: observations, actions and task indices for one horizon and split.
+
+Observations are tensors, or (``store`` given) memory-mapped rows read per batch
+(:mod:`kepp_core.training.windows`): the same training code runs on a corpus whose windows do
+not fit in memory."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -10,15 +15,17 @@ import torch
 from kepp_core.data.episodes import Episode, make_episodes, observations
 from kepp_core.data.records import Dataset, seeded_split
 from kepp_core.errors import KeppError
+from kepp_core.training.windows import MappedRows, mapped_observations
 
 
 @dataclass
 class EpisodeTensors:
-    """``N`` episodes of one horizon: observations ``[N, O]``, actions ``[N, T]``, tasks ``[N]``."""
+    """``N`` episodes of one horizon: observations ``[N, O]`` (tensors or memory-mapped rows),
+    actions ``[N, T]``, tasks ``[N]``."""
 
     episodes: list[Episode]
-    obs_start: torch.Tensor
-    obs_goal: torch.Tensor
+    obs_start: torch.Tensor | MappedRows
+    obs_goal: torch.Tensor | MappedRows
     actions: torch.Tensor
     tasks: torch.Tensor
 
@@ -29,10 +36,23 @@ class EpisodeTensors:
     def obs_dim(self) -> int:
         return int(self.obs_start.shape[1])
 
+    @property
+    def mapped(self) -> bool:
+        return isinstance(self.obs_start, MappedRows)
+
     def subset(self, idx) -> EpisodeTensors:
+        """The episodes ``idx`` (in that order, repeats allowed); mapped rows stay mapped."""
         idx = torch.as_tensor(idx, dtype=torch.long)
-        return EpisodeTensors([self.episodes[i] for i in idx.tolist()], self.obs_start[idx],
-                              self.obs_goal[idx], self.actions[idx], self.tasks[idx])
+        pick = (lambda rows: rows.subset(idx)) if self.mapped else (lambda rows: rows[idx])
+        return EpisodeTensors([self.episodes[i] for i in idx.tolist()], pick(self.obs_start),
+                              pick(self.obs_goal), self.actions[idx], self.tasks[idx])
+
+    def in_memory(self) -> EpisodeTensors:
+        """The same episodes with their observations read into tensors."""
+        if not self.mapped:
+            return self
+        every = torch.arange(len(self))
+        return EpisodeTensors(self.episodes, self.obs_start[every], self.obs_goal[every], self.actions, self.tasks)
 
 
 def task_names(dataset: Dataset) -> list[str]:
@@ -40,11 +60,21 @@ def task_names(dataset: Dataset) -> list[str]:
     return sorted(dataset.tasks)
 
 
+def part_indices(episodes: list[Episode], part: str, val_fraction: float, seed: int) -> list[int]:
+    """Positions of the episodes in the ``fit`` or ``val`` part of training videos (a seeded
+    ``1 - val_fraction`` / ``val_fraction`` split by video)."""
+    ids = sorted({f"{e.video.task}_{e.video.id}" for e in episodes})
+    sub = seeded_split(ids, seed=10_000 + seed, train_fraction=1 - val_fraction)
+    want = "train" if part == "fit" else "test"
+    return [i for i, e in enumerate(episodes) if sub[f"{e.video.task}_{e.video.id}"] == want]
+
+
 def episode_tensors(dataset: Dataset, horizon: int, split: str, setting: str = "conventional",
                     m: int = 3, part: str | None = None, val_fraction: float = 0.1,
-                    seed: int = 0) -> EpisodeTensors:
+                    seed: int = 0, store: str | Path | None = None, progress: bool = False) -> EpisodeTensors:
     """Episodes of ``split`` as tensors; ``part`` = ``fit``/``val`` splits the training videos
-    further (a seeded ``1 - val_fraction`` / ``val_fraction`` split by video).
+    further (a seeded ``1 - val_fraction`` / ``val_fraction`` split by video). ``store``: a
+    folder where the observation windows are written once and memory-mapped from.
 
     Raises a KeppError if the selection is empty.
     """
@@ -52,19 +82,20 @@ def episode_tensors(dataset: Dataset, horizon: int, split: str, setting: str = "
     if part is not None:
         if split != "train":
             raise KeppError("fit/val parts exist only in the training split")
-        ids = sorted({f"{e.video.task}_{e.video.id}" for e in eps})
-        sub = seeded_split(ids, seed=10_000 + seed, train_fraction=1 - val_fraction)
-        want = "train" if part == "fit" else "test"
-        eps = [e for e in eps if sub[f"{e.video.task}_{e.video.id}"] == want]
+        eps = [eps[i] for i in part_indices(eps, part, val_fraction, seed)]
     if not eps:
         what = f"{split} split" + (f" ({part} part)" if part else "")
         raise KeppError(f"dataset {dataset.name!r} has no episodes of T={horizon} in its {what}")
-    starts, goals = observations(eps)
     tidx = {t: i for i, t in enumerate(task_names(dataset))}
+    if store is not None:
+        starts, goals = mapped_observations(eps, store, progress)
+    else:
+        s, g = observations(eps)
+        starts, goals = torch.from_numpy(np.ascontiguousarray(s)), torch.from_numpy(np.ascontiguousarray(g))
     return EpisodeTensors(
         episodes=eps,
-        obs_start=torch.from_numpy(np.ascontiguousarray(starts)),
-        obs_goal=torch.from_numpy(np.ascontiguousarray(goals)),
+        obs_start=starts,
+        obs_goal=goals,
         actions=torch.tensor([e.actions for e in eps], dtype=torch.long),
         tasks=torch.tensor([tidx[e.video.task] for e in eps], dtype=torch.long),
     )

@@ -106,6 +106,15 @@ def weights_digest(model: nn.Module) -> str:
     return h.hexdigest()
 
 
+def peak_rss_mb() -> float | None:
+    """The process's peak resident memory so far, in MB (None where the platform does not say)."""
+    try:
+        import resource  # Unix only: kept local so the package imports on Windows
+    except ImportError:
+        return None
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
 # --- the loop -----------------------------------------------------------------------------
 def fit(model: nn.Module, n_items: int, batch_loss: Callable[[nn.Module, torch.Tensor], torch.Tensor],
         cfg: TrainConfig, out: str | Path | None, meta: dict,
@@ -179,7 +188,8 @@ def fit(model: nn.Module, n_items: int, batch_loss: Callable[[nn.Module, torch.T
     final_step = step + 1 if cfg.train_steps > start else start
     digests = _gather_digests(model, rt)
     summary = {"steps": final_step, "stopped_early": stopped_early, "best": history_best,
-               "seconds": round(time.time() - t0, 2), "world_size": rt.world, "device": str(rt.device),
+               "seconds": round(time.time() - t0, 2), "peak_rss_mb": peak_rss_mb(),
+               "world_size": rt.world, "device": str(rt.device),
                "rank_digests": digests}
     if out is not None and rt.main:
         _write_summary(out, model, meta, summary, final_step, validated=validate is not None)

@@ -30,27 +30,48 @@ from kepp_core.models.checkpoint import check_compatible, dataset_fingerprint, l
 from kepp_core.models.classifier import TaskClassifier
 from kepp_core.models.spec import ModelSpec
 from kepp_core.training.config import TrainConfig
-from kepp_core.training.data import EpisodeTensors, episode_tensors, task_names
+from kepp_core.training.data import EpisodeTensors, episode_tensors, part_indices, task_names
 from kepp_core.training.loop import fit, runtime
 from kepp_core.training.structured import StructuredLoss
+from kepp_core.training.windows import ConditionRows, observation_stats
 
 VAL_LIMIT = 1024  # validation episodes sampled per validation round
 STRUCTURED_SCALE = 10.0  # x_0 action block -> emission logits (ProjectedDiffusion.action_scores' scaling)
 
 
-def _parts(ds: Dataset, cfg: TrainConfig) -> tuple[EpisodeTensors, EpisodeTensors | None]:
-    """Fit and validation episodes (validation: held-out training videos; None if too few)."""
+def _parts(ds: Dataset, cfg: TrainConfig, out: str | Path | None = None,
+           progress: bool = False) -> tuple[EpisodeTensors, EpisodeTensors | None]:
+    """Fit and validation episodes (validation: held-out training videos, at most ``VAL_LIMIT``,
+    in memory; None if too few). With ``cfg.windows == "mapped"`` the fit episodes' observations
+    are memory-mapped from ``<out's parent>/windows/`` (written there once per horizon)."""
+    store = window_store(cfg, out)
+    full = episode_tensors(ds, cfg.horizon, "train", cfg.setting, cfg.m, store=store, progress=progress)
     if cfg.val_fraction <= 0:
-        return episode_tensors(ds, cfg.horizon, "train", cfg.setting, cfg.m), None
-    full = episode_tensors(ds, cfg.horizon, "train", cfg.setting, cfg.m)
-    try:
-        fit_part = episode_tensors(ds, cfg.horizon, "train", cfg.setting, cfg.m, "fit", cfg.val_fraction, cfg.seed)
-        val = episode_tensors(ds, cfg.horizon, "train", cfg.setting, cfg.m, "val", cfg.val_fraction, cfg.seed)
-    except KeppError:
         return full, None
+    fit_idx = part_indices(full.episodes, "fit", cfg.val_fraction, cfg.seed)
+    val_idx = part_indices(full.episodes, "val", cfg.val_fraction, cfg.seed)
+    if not fit_idx or not val_idx:
+        return full, None
+    fit_part, val = full.subset(fit_idx), full.subset(val_idx)
     if len(val) > VAL_LIMIT:
         val = val.subset(torch.randperm(len(val), generator=torch.Generator().manual_seed(cfg.seed))[:VAL_LIMIT])
-    return fit_part, val
+    return fit_part, val.in_memory()
+
+
+def window_store(cfg: TrainConfig, out: str | Path | None) -> Path | None:
+    """Where mapped observation windows live (``<models>/T<h>/windows``), or None (in memory)."""
+    if cfg.windows != "mapped":
+        return None
+    if out is None:
+        raise KeppError("memory-mapped training windows need an output folder")
+    return Path(out).parent / "windows"
+
+
+def _normalise(model, data: EpisodeTensors) -> None:
+    """Standardise the model's observations with the training windows' mean and std."""
+    mean, std = observation_stats(data.obs_start, data.obs_goal)
+    model.obs_mean.copy_(mean)
+    model.obs_std.copy_(std.clamp_min(1e-3) if len(data) * 2 > 1 else torch.ones_like(model.obs_std))
 
 
 def _meta(kind: str, model, ds: Dataset, data: EpisodeTensors, cfg: TrainConfig, **extra) -> dict:
@@ -63,14 +84,14 @@ def train_step_model(ds: Dataset, cfg: TrainConfig, out: str | Path | None, resu
                      progress: bool = True) -> dict:
     """Train the step model (observations → ``a_1``, ``a_T``) and save it to ``out``."""
     torch.manual_seed(cfg.seed)
-    data, val = _parts(ds, cfg)
+    data, val = _parts(ds, cfg, out, progress)
     return _fit_step(ds, cfg, data, val, out, resume, progress)[1]
 
 
 def _fit_step(ds: Dataset, cfg: TrainConfig, data: EpisodeTensors, val: EpisodeTensors | None,
               out: str | Path | None, resume: bool = False, progress: bool = True) -> tuple[ProjectedDiffusion, dict]:
     model = ProjectedDiffusion(step_layout(cfg.horizon, data.obs_dim, ds.num_actions), cfg.n_steps, cfg.dim, cfg.mults)
-    model.set_normalisation(torch.cat([data.obs_start, data.obs_goal]))
+    _normalise(model, data)
 
     def batch_loss(net, idx):
         dev = model.obs_mean.device
@@ -122,10 +143,10 @@ def out_of_fold_endpoints(ds: Dataset, data: EpisodeTensors, cfg: TrainConfig, p
     return ends
 
 
-def graph_conditions(graph, endpoints: torch.Tensor, cfg: TrainConfig) -> torch.Tensor:
-    """Aggregated top-``R`` recommendations ``[N, T, A]`` for endpoint pairs ``[N, 2]``."""
-    r = make_retriever(graph, cfg.recommend, cfg.R)
-    return torch.from_numpy(r.conditions([tuple(e) for e in endpoints.tolist()], cfg.horizon))
+def graph_conditions(graph, endpoints: torch.Tensor, cfg: TrainConfig) -> ConditionRows:
+    """Aggregated top-``R`` recommendations ``[N, T, A]`` for endpoint pairs ``[N, 2]``, made
+    per batch when indexed (never the dense ``N × T × A`` array)."""
+    return ConditionRows(make_retriever(graph, cfg.recommend, cfg.R), endpoints, cfg.horizon)
 
 
 def _step_endpoints(step_dir: Path, ds: Dataset, data: EpisodeTensors, cfg: TrainConfig) -> torch.Tensor:
@@ -174,12 +195,12 @@ def train_plan_model(ds: Dataset, cfg: TrainConfig, out: str | Path, step_dir: s
     """
     torch.manual_seed(cfg.seed)
     out = Path(out)
-    data, val = _parts(ds, cfg)
+    data, val = _parts(ds, cfg, out, progress)
     tasks = task_names(ds)
     width = len(tasks) if cfg.condition == "task" else (extra.shape[-1] if extra is not None else None)
     layout = plan_layout(cfg.horizon, data.obs_dim, ds.num_actions, cfg.condition, width)
     model = ProjectedDiffusion(layout, cfg.n_steps, cfg.dim, cfg.mults)
-    model.set_normalisation(torch.cat([data.obs_start, data.obs_goal]))
+    _normalise(model, data)
     pdata = _PlanData(data, val, meta={"condition": cfg.condition, "R": cfg.R, "recommend": cfg.recommend})
     if cfg.condition in ("graph", *LLM_CONDITIONS):
         _recommendation_rows(pdata, ds, cfg, step_dir, llm, progress)
@@ -267,9 +288,9 @@ def _recommendation_rows(pdata: _PlanData, ds: Dataset, cfg: TrainConfig, step_d
         "last": float((ends[:, 1] == data.actions[:, -1]).float().mean() * 100)}
     if cfg.gt_augment:
         gt = rows_for(data.actions[:, [0, -1]])
-        pdata.data = EpisodeTensors(data.episodes * 2, torch.cat([data.obs_start] * 2), torch.cat([data.obs_goal] * 2),
-                                 torch.cat([data.actions] * 2), torch.cat([data.tasks] * 2))
-        pdata.conds = {k: torch.cat([v, gt[k]]) for k, v in pdata.conds.items()}
+        pdata.data = data.subset(torch.arange(len(data)).repeat(2))
+        pdata.conds = {k: v.cat(gt[k]) if isinstance(v, ConditionRows) else torch.cat([v, gt[k]])
+                       for k, v in pdata.conds.items()}
     if pdata.val is not None and step_dir is not None:
         pdata.val_conds.update(rows_for(_step_endpoints(Path(step_dir), ds, pdata.val, cfg)))
     elif pdata.val is not None:
@@ -303,10 +324,10 @@ def train_task_classifier(ds: Dataset, cfg: TrainConfig, out: str | Path, resume
                           progress: bool = True) -> dict:
     """Train the PDPP baseline's task classifier (cross-entropy, ``classifier_epochs`` epochs)."""
     torch.manual_seed(cfg.seed)
-    data, val = _parts(ds, cfg)
+    data, val = _parts(ds, cfg, out, progress)
     tasks = task_names(ds)
     model = TaskClassifier(data.obs_dim, len(tasks))
-    model.set_normalisation(torch.cat([data.obs_start, data.obs_goal]))
+    _normalise(model, data)
     bsz = min(cfg.batch_size, len(data))
     steps = max(1, cfg.classifier_epochs * max(1, len(data) // bsz))
     ccfg = TrainConfig.from_dict({**cfg.to_dict(), "train_steps": steps, "lr": 1e-3, "warmup": 1, "decay": [],
