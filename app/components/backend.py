@@ -99,6 +99,17 @@ def predictions(cfg: AppConfig):
     return _read_predictions(tuple(str(f) for f in files), tuple(f.stat().st_mtime for f in files))
 
 
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _playable_videos(key: tuple, horizon: int, _ds) -> list:
+    return api.playable_videos(_ds, horizon)
+
+
+def playable_videos(cfg: AppConfig, ds, horizon: int) -> list:
+    """The dataset's videos the Plan page can open at ``horizon`` (test videos first), computed once
+    per dataset and horizon (read-only: shared by every session)."""
+    return _playable_videos((api.dataset_key(cfg), id(ds)), horizon, ds)
+
+
 # --- training runs ----------------------------------------------------------------------------------
 @st.cache_data(show_spinner=False, ttl=30, max_entries=16)
 def find_runs(roots: tuple[str, ...]) -> list[str]:

@@ -5,6 +5,7 @@ scene's video, clips, T and planning model on the Plan page and plans it."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import streamlit as st
 
@@ -23,8 +24,9 @@ SHORT = {"success": "Success", "wrong_endpoint": "Wrong end", "repeated": "Repea
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _choose(files: tuple[str, ...], mtimes: tuple[float, ...], horizons: tuple[int, ...] | None,
-            videos: tuple[str, ...] | None, upload_example: bool, _preds) -> list[dict]:
-    return api.choose_scenes(_preds, horizons=horizons, videos=videos, upload_example=upload_example)
+            dataset: tuple, upload_example: bool, _preds, _videos: set[str]) -> list[dict]:
+    # ``dataset`` keys the playable videos (ten thousand ids hash slowly on every run)
+    return api.choose_scenes(_preds, horizons=horizons, videos=_videos, upload_example=upload_example)
 
 
 def available(cfg, ds, horizons=None) -> list[dict]:
@@ -38,10 +40,16 @@ def available(cfg, ds, horizons=None) -> list[dict]:
     if preds is None or not len(preds):
         return []
     hs = tuple(sorted(int(h) for h in horizons)) if horizons else None
-    playable = {v.id for h in (hs or (3,)) for v in api.playable_videos(ds, h)}
     encodable = bool(api.feature_encoder(ds)["encoder"])  # an upload is encoded with the dataset's encoder
-    return _choose(tuple(map(str, files)), tuple(f.stat().st_mtime for f in files), hs,
-                   tuple(sorted(playable)), encodable, preds)
+    files = tuple(map(str, files))
+    mtimes = tuple(Path(f).stat().st_mtime for f in files)
+    key = (api.dataset_key(cfg), id(ds))
+    return _choose(files, mtimes, hs, key, encodable, preds, _playable_ids(key, hs, cfg, ds))
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _playable_ids(key: tuple, horizons: tuple[int, ...] | None, _cfg, _ds) -> set[str]:
+    return {v.id for h in (horizons or (3,)) for v in backend.playable_videos(_cfg, _ds, h)}
 
 
 def default_query(scenes: list[dict]) -> dict[str, str] | None:

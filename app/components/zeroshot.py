@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components import backend, network
+from components import backend, links, network, pickers
 from components.charts import step_cards
 from components.text import md
 from kepp_core import api
@@ -29,7 +29,17 @@ def missing_models(cfg) -> str | None:
     return None
 
 
-def _endpoints(ds, T: int) -> tuple[int, int, tuple[int, ...] | None, str]:
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _all_episodes(key: tuple, horizon: int, task: str | None, _ds) -> list[tuple[str, tuple[int, ...]]]:
+    return api.plan_episodes(_ds, horizon, task, limit=None)
+
+
+def _episodes(cfg, ds, horizon: int, task: str | None) -> list[tuple[str, tuple[int, ...]]]:
+    """Every test episode of ``task`` (None: all tasks) at ``horizon``, listed once per dataset (read-only)."""
+    return _all_episodes((api.dataset_key(cfg), id(ds)), horizon, task, ds)
+
+
+def _endpoints(cfg, ds, T: int) -> tuple[int, int, tuple[int, ...] | None, str]:
     """Start and goal steps, the ground truth (for an episode) and a description, from the page's controls."""
     tasks = sorted(ds.tasks)
     names = {t: ds.tasks[t].name for t in tasks}
@@ -39,14 +49,27 @@ def _endpoints(ds, T: int) -> tuple[int, int, tuple[int, ...] | None, str]:
                         format_func=lambda t: names.get(t, t))
     task = None if task == ALL_TASKS else task
     if source == "a test episode":
-        episodes = api.plan_episodes(ds, T, task)
+        episodes = _episodes(cfg, ds, T, task)
         if not episodes:
             st.warning(f"No annotated video of this task has {T} steps: choose another task or a shorter horizon.")
             st.stop()
-        options = dict(episodes)
-        first = next((k for k, (_, p) in enumerate(episodes) if p[0] != p[-1]), 0)  # endpoints that differ
-        ep = c2.selectbox("Episode", list(options), index=first, key=f"zs_episode_{task}_{T}",
-                          format_func=lambda e: f"{e} · " + " → ".join(ds.labels(options[e])))
+        query = c3.text_input("Search", key="zs_search", placeholder="video id or task name",
+                              help="every word must occur (any case)")
+        hits, total = api.find_matches([f"{e} {names.get(e.split('/', 1)[0], '')}" for e, _ in episodes], query,
+                                       pickers.LIMIT)
+        if not hits:
+            st.warning(f"No episode matches {md(repr(query.strip()))}: change the search or the task.")
+            st.stop()
+        shown = [episodes[i] for i in hits]
+        options = dict(shown)
+        first = next((k for k, (_, p) in enumerate(shown) if p[0] != p[-1]), 0)  # endpoints that differ
+        key = f"zs_episode_{task}_{T}"
+        if key in st.session_state and st.session_state[key] not in options:  # the search moved on
+            st.session_state[key] = shown[first][0]
+        ep = c2.selectbox("Episode", list(options), key=key,
+                          format_func=lambda e: f"{e} · " + " → ".join(ds.labels(options[e])),
+                          **links.default_kwargs(key, index=first))
+        c2.caption(pickers.shown_caption(len(shown), total, "episodes" if total != 1 else "episode"))
         truth = options[ep]
         return truth[0], truth[-1], truth, f"episode {ep}"
     steps = list(ds.task_actions(task)) if task else list(range(ds.num_actions))
@@ -67,7 +90,7 @@ def page(cfg, ds, reason: str) -> None:
     R = c2.slider("Plans R", 1, 5, 3, key="zs_R", help="how many of the graph's best plans to show")
     methods = api.recommendation_methods()
     method = c3.selectbox("Recommendation", list(methods), format_func=methods.get, key="zs_method")
-    start, goal, truth, where = _endpoints(ds, T)
+    start, goal, truth, where = _endpoints(cfg, ds, T)
     with backend.guarded():
         found = api.zero_shot_plans(graph, start, goal, T, R, method)
     st.subheader(f"The graph's top-{R} plans")

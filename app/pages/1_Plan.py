@@ -6,7 +6,7 @@ import time
 
 import streamlit as st
 
-from components import backend, links, network, plans, scenes, zeroshot
+from components import backend, links, network, pickers, plans, scenes, zeroshot
 from components.charts import scaled, video_timeline
 from components.config import page_setup
 from components.text import dataset_caption, md, md_code, plan_text
@@ -101,14 +101,15 @@ video_path = None
 truth = None
 example = None  # the upload scene: a dataset video loaded as an upload (?upload=<video id>)
 if source == "From the dataset":
-    playable = api.playable_videos(ds, T)
+    playable = backend.playable_videos(cfg, ds, T)
     if not playable:
         st.warning("This dataset has no videos with features and step segments of at least "
                    f"{T} steps; upload a video instead.")
         st.stop()
-    labels = {v.id: f"{ds.tasks[v.task].name if v.task in ds.tasks else v.task} · {v.id} ({v.split})" for v in playable}
-    link.seed("plan_video", "video", list(labels))
-    vid = st.selectbox("Video", list(labels), format_func=labels.get, key="plan_video")
+    vid = pickers.video_picker(ds, playable, link)
+    if vid is None:
+        link.publish()
+        st.stop()
     video = ds.video(vid)
     video_path = str(video.video_file)
     ep_key = f"plan_episode_{vid}_{T}"
@@ -126,7 +127,7 @@ if source == "From the dataset":
 else:
     up = st.file_uploader("Upload a video (.mp4)", type=["mp4", "m4v", "mov", "webm", "mkv"], key="plan_upload")
     example_id = link.url.get("upload") or link.mem.get("upload")
-    if up is None and example_id in {v.id for v in api.playable_videos(ds, T)}:
+    if up is None and example_id in {v.id for v in backend.playable_videos(cfg, ds, T)}:
         example = ds.video(example_id)
     if up is None and example is None:
         link.publish()

@@ -465,16 +465,16 @@ def graph_paths(result, condition: str, R: int) -> list[tuple[str, tuple[int, ..
     return named
 
 
-def plan_episodes(ds, horizon: int, task: str | None = None, split: str = "test", limit: int = 400
+def plan_episodes(ds, horizon: int, task: str | None = None, split: str = "test", limit: int | None = 400
                   ) -> list[tuple[str, tuple[int, ...]]]:
     """Episodes of ``horizon`` annotated steps as ``(id, actions)`` (``task/video/first:T``), of one
-    ``task`` or all, from the ``split`` when it has any (else every video), at most ``limit``."""
+    ``task`` or all, from the ``split`` when it has any (else every video), at most ``limit`` (None: all)."""
     videos = [v for v in ds.videos if task is None or v.task == task]
     videos = [v for v in videos if v.split == split] or videos
     out = []
     for v in sorted(videos, key=lambda v: (v.task, v.id)):
         for i in range(len(v.plan) - horizon + 1):
             out.append((f"{v.task}/{v.id}/{i}:{horizon}", tuple(int(a) for a in v.plan[i:i + horizon])))
-            if len(out) >= limit:
+            if limit is not None and len(out) >= limit:
                 return out
     return out

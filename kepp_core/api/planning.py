@@ -86,6 +86,37 @@ def playable_videos(ds: Dataset, horizon: int) -> list[Video]:
     return sorted(out, key=lambda v: (v.split != "test", v.task, v.id))
 
 
+def find_matches(texts: Sequence[str], query: str, limit: int | None = None) -> tuple[list[int], int]:
+    """Positions of the ``texts`` that hold every word of ``query`` (any case; an empty query
+    matches all), the first ``limit`` of them, and how many match in all.
+
+    >>> find_matches(["make tea · a1", "make coffee · a2", "make tea · b3"], "TEA", limit=1)
+    ([0], 2)
+    >>> find_matches(["make tea · a1", "make coffee · a2"], "make a2")
+    ([1], 1)
+    """
+    words = query.lower().split()
+    hits = [i for i, t in enumerate(texts) if all(w in t.lower() for w in words)] if words else range(len(texts))
+    return list(hits[:limit] if limit is not None else hits), len(hits)
+
+
+def find_videos(videos: Sequence[Video], task_names: dict[str, str], task: str | None = None, query: str = "",
+                limit: int | None = 200) -> tuple[list[Video], int]:
+    """The first ``limit`` of ``videos`` (in their order) of ``task`` (None: every task) whose id,
+    task id or task name holds every word of ``query`` (:func:`find_matches`), and how many match.
+
+    >>> vs = [Video("a1", "tea", []), Video("b2", "tea", []), Video("a3", "coffee", [])]
+    >>> names = {"tea": "make tea", "coffee": "make coffee"}
+    >>> [v.id for v in find_videos(vs, names, query="COFFEE")[0]], [v.id for v in find_videos(vs, names, "tea", "B2")[0]]
+    (['a3'], ['b2'])
+    >>> [v.id for v in find_videos(vs, names, "tea", "make", limit=1)[0]], find_videos(vs, names, "tea", "make")[1]
+    (['a1'], 2)
+    """
+    pool = [v for v in videos if task is None or v.task == task]
+    hits, total = find_matches([f"{v.id} {v.task} {task_names.get(v.task, '')}" for v in pool], query, limit)
+    return [pool[i] for i in hits], total
+
+
 def episode_clips(video: Video, first: int, horizon: int, setting: str, m: int
                   ) -> tuple[tuple[float, float], tuple[float, float]]:
     """The start and goal clips (seconds) of the episode of ``horizon`` steps from step ``first``."""
