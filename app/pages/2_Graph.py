@@ -1,8 +1,12 @@
 """Graph: the P²KG (or frequency graph) around a step, and a task's expert trajectories.
 
 Its state lives in the URL (restored on load and reload): ``w`` (p2kg/pkg), ``tab``
-(around/expert), ``q`` (the step search), ``step``, ``depth``, ``min``, ``task``, and for expert
-trajectories ``etask`` and ``emin``."""
+(around/expert), ``q`` (the step search), ``step``, ``depth``, ``min``, ``task``, ``max`` (the
+node cap), and for expert trajectories ``etask`` and ``emin``.
+
+Around a step, at most ``max`` steps are drawn (default :data:`MAX_NODES`): on a graph of hundreds
+of steps a neighbourhood of depth 2 or 3 holds most of them, so the strongest arrows are kept
+(:func:`kepp_core.api.capped_subgraph`) and the page says how many steps it left out."""
 
 from __future__ import annotations
 
@@ -29,6 +33,7 @@ if not cfg.presentation:  # paths stay out of talks
 
 link = links.PageLink("graph")
 TABS = {"around": "Around a step", "expert": "Expert trajectories of a task"}
+MAX_NODES = 40  # a drawing stays legible up to about this many steps
 link.seed("graph_weighting", "w", ["p2kg", "pkg"], absent="p2kg")
 weighting = st.radio("Weights", ["p2kg", "pkg"], horizontal=True, key="graph_weighting",
                      format_func={"p2kg": "P²KG (probability of the next step)",
@@ -65,7 +70,7 @@ with around:
         hits = names
     link.seed("graph_step", "step", hits)
     step = c2.selectbox("Step", hits, key="graph_step")
-    c3, c4, c5 = st.columns(3)
+    c3, c4, c5, c6 = st.columns([3, 3, 3, 2])
     link.seed("graph_depth", "depth", [1, 2, 3], int, absent="1")
     depth = c3.slider("Depth", 1, 3, key="graph_depth", **links.default_kwargs("graph_depth", value=1))
     weight_name = network.WEIGHTS[weighting]
@@ -76,16 +81,25 @@ with around:
     link.seed("graph_task", "task", ["(all tasks)", *tasks], absent="(all tasks)")
     task = c5.selectbox("Task filter", ["(all tasks)", *tasks], key="graph_task",
                         format_func=lambda t: task_names.get(t, t))
+    link.seed("graph_max", "max", range(2, 501), int, absent=str(MAX_NODES))
+    cap = c6.number_input("Max steps", 2, 500, key="graph_max", step=10,
+                          help="at most this many steps are drawn: those the strongest arrows reach from the "
+                               "chosen step (which is always drawn)",
+                          **links.default_kwargs("graph_max", value=MAX_NODES))
     link.keep(q=query.strip() or None, step=step, depth=None if depth == 1 else depth,
-              min=None if min_p == 0 else f"{min_p:g}", task=None if task == "(all tasks)" else task)
+              min=None if min_p == 0 else f"{min_p:g}", task=None if task == "(all tasks)" else task,
+              max=None if cap == MAX_NODES else int(cap))
     with backend.guarded(stop=False):
         centre = graph.action_index(step)
-        nodes, edges = api.weighted_subgraph(graph, centre, depth, min_p, None if task == "(all tasks)" else task,
-                                             weighting)
+        nodes, edges, total = api.capped_subgraph(graph, centre, depth, min_p,
+                                                  None if task == "(all tasks)" else task, weighting, int(cap))
         settings = (f"depth {depth} · minimum {weight_name} {min_p:.2f} · task: {task_names.get(task, task)} · "
-                    f"{len(nodes)} steps, {len(edges)} transitions")
+                    f"{len(nodes)} steps, {len(edges)} transitions" + (f" (of {total} steps)" if total > len(nodes) else ""))
         drawing = network.edges_drawing(graph, nodes, edges, weighting, focus=[centre],
                                         title=f"{graph_name} around '{step}'", settings=settings)
+        if total > len(nodes):
+            st.info(f"Showing {len(nodes)} of {total} nodes (strongest edges kept; raise the cap to see more).",
+                    icon=":material/filter_alt:")
         st.caption(f"{len(drawing.nodes)} steps, {len(drawing.edges)} transitions within {depth} "
                    f"step{'s' if depth > 1 else ''} of **{md(step)}**. Hover an arrow for its count and probabilities.")
         network.show_graph(drawing, height=600, download_name=f"kepp_graph_{step.replace(' ', '_')}.html", key="graph_dl")
