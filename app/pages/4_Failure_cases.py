@@ -1,15 +1,18 @@
-"""Failure cases: failed test episodes by the paper's patterns, with the paper's statistics."""
+"""Failure cases: failed test episodes by the paper's patterns, with the paper's statistics.
+
+The failures of a pattern are paged (:mod:`components.paging`): the table and the episode select
+box hold one page, so tens of thousands of records never go into the page at once."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from components import backend, episodes, links
+from components import backend, episodes, links, paging
 from components.charts import pattern_bars, show_figure, show_table
 from components.config import page_setup
 from components.text import dataset_caption, md
-from kepp_core.api import PATTERN_LABELS, PATTERNS, default_method, failure_analysis, method_label, pattern_label
+from kepp_core.api import PATTERN_LABELS, PATTERNS, default_method, method_label, pattern_label
 
 cfg = page_setup("Failure cases", "🔍")
 title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")
@@ -38,9 +41,8 @@ hs = sorted(int(h) for h in preds.loc[preds["method"] == method, "horizon"].uniq
 link.seed("fail_T", "T", hs, int)
 horizon = c2.selectbox("T", hs, key="fail_T")
 link.keep(method=method, T=horizon)
-run = preds[(preds["method"] == method) & (preds["horizon"] == horizon)].reset_index(drop=True)
-
-_, stats, failures = failure_analysis(run)
+run = preds[(preds["method"] == method) & (preds["horizon"] == horizon)]
+stats = backend.failure_stats(cfg, method, horizon)
 left, right = st.columns([3, 2])
 with left:
     st.subheader("Statistics")
@@ -56,7 +58,7 @@ with right:
     fig = pattern_bars([PATTERN_LABELS[p] for p in PATTERNS], [stats.pattern_counts[p] for p in PATTERNS])
     show_figure(fig, f"failure_patterns_{method}_T{horizon}", key="fail_patterns")
 
-if not failures:
+if not stats.failures:
     link.publish()
     st.success("No failures for this method and horizon.")
     st.stop()
@@ -65,15 +67,18 @@ link.seed("fail_pattern", "pattern", PATTERNS)
 pattern = st.radio("Pattern", PATTERNS, horizontal=True, key="fail_pattern",
                    format_func=lambda p: f"{PATTERN_LABELS[p]} ({stats.pattern_counts[p]})")
 link.keep(pattern=pattern)
-chosen = [f for f in failures if f.primary == pattern]
-if not chosen:
+chosen = run[run["pattern"] == pattern]  # a failure's primary pattern is its first (classify_failures)
+if not len(chosen):
     link.publish()
     st.info("No failure has this pattern.")
     st.stop()
-ids = [f.outcome.episode for f in chosen]
-rows = run[run["episode"].isin(ids)].set_index("episode").loc[ids].reset_index()
+lo, hi = paging.pager(link, "fail", chosen["episode"], "fail_episode")
+rows = chosen.iloc[lo:hi].reset_index(drop=True)
 rows["pattern"] = [pattern_label(p) for p in rows["patterns"]]
+ids = list(rows["episode"])
 link.seed("fail_episode", "episode", ids)
+if st.session_state.get("fail_episode") not in ids:  # another page: its first episode
+    st.session_state["fail_episode"] = ids[0]
 
 
 def pick_row(key: str, ids: list[str]) -> None:
@@ -85,19 +90,19 @@ def pick_row(key: str, ids: list[str]) -> None:
 
 table = episodes.episode_table(rows, ds)
 st.caption("Click a row to show its episode.")
-show_table(table, f"failures_{pattern}", key="fail_table", hide_index=True, height=220,
-           on_select=lambda: pick_row("tbl_fail_table", ids), selection_mode="single-row")
+show_table(table, f"failures_{pattern}_page{lo // paging.PAGE_SIZE + 1}", key="fail_table", hide_index=True,
+           height=220, on_select=lambda: pick_row("tbl_fail_table", ids), selection_mode="single-row")
 names = episodes.episode_names(ids, ds)
 ep_col, prev_col, next_col, open_col = st.columns([5, 1, 1, 2], vertical_alignment="bottom")
 ep = ep_col.selectbox("Episode", ids, key="fail_episode", format_func=names.get)
-links.episode_buttons("fail_episode", ids, (prev_col, next_col), prefix="fail_ep")
+paging.episode_buttons("fail", "fail_episode", chosen["episode"], (prev_col, next_col))
 link.keep(episode=ep)
 row = rows[rows["episode"] == ep].iloc[0]
 open_col.page_link("pages/1_Plan.py", label="Open in Plan", icon="🧭", query_params=episodes.plan_query(row))
 link.publish()
 with link_col:
     links.copy_link(link, "fail_link")
-f = chosen[ids.index(ep)]
-st.markdown("Patterns that apply: " + ", ".join(f"**{md(PATTERN_LABELS[p])}**" for p in f.patterns))
+st.markdown("Patterns that apply: " + ", ".join(f"**{md(PATTERN_LABELS[p.strip()])}**"
+                                                 for p in str(row["patterns"]).split(",") if p.strip()))
 same = preds[(preds["episode"] == ep) & (preds["horizon"] == horizon)]
 episodes.show_episode(ds, same, [method])

@@ -1,17 +1,21 @@
 """Results: a method x T table, metrics per method and horizon, browse test episodes, compare up
 to four methods on one episode; the ``kepp protocol`` results (intervals over seeds, the paired
-test of a chosen pair, data-efficiency curves)."""
+test of a chosen pair, data-efficiency curves).
+
+The episodes are paged (:mod:`components.paging`): the table and the episode select box hold one
+page of the filtered records, so tens of thousands of records never go into the page at once; the
+tables over all records are computed once per records file (:mod:`components.backend`)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from components import backend, episodes, links
+from components import backend, episodes, links, paging
 from components.charts import show_table
 from components.config import page_setup
 from components.protocol import show_protocol
 from components.text import dataset_caption, md_code
-from kepp_core.api import PATTERN_LABELS, PATTERNS, default_method, method_horizon_table, method_label, metrics_table
+from kepp_core.api import PATTERN_LABELS, PATTERNS, default_method, method_label
 
 cfg = page_setup("Results", "📊")
 title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")
@@ -32,7 +36,7 @@ if not cfg.presentation:
 link = links.PageLink("results")
 
 with backend.guarded():
-    grid, best = method_horizon_table(preds)
+    grid, best = backend.method_table(cfg)
 st.subheader("Method × T")
 seeds = preds["seed"].nunique(dropna=True)
 st.caption("SR: whole plan right; mAcc: steps right; mIoU: IoU of predicted and true action sets per episode. "
@@ -50,7 +54,7 @@ st.download_button("Download table (CSV)", grid.to_csv().encode(), file_name="ke
                    mime="text/csv", key="res_grid_csv", on_click="ignore")
 
 with st.expander("All metrics (per setting, both mIoU variants)", expanded=False), backend.guarded(stop=False):
-    table = metrics_table(preds)
+    table = backend.metrics_table(cfg)
     show_table(table, "kepp_metrics", key="res_metrics", hide_index=True)
 
 st.subheader("Test episodes")
@@ -81,7 +85,6 @@ if outcome != "all":
 if pattern != "(any)":
     sel = sel[sel["patterns"].str.contains(pattern, regex=False)]
 sel = sel.reset_index(drop=True)
-ids = list(sel["episode"])
 
 
 def pick_row(key: str, ids: list[str]) -> None:
@@ -91,18 +94,23 @@ def pick_row(key: str, ids: list[str]) -> None:
         st.session_state["res_episode"] = ids[rows[0]]
 
 
-st.caption(f"{len(sel)} episodes · click a row to compare it below")
-show_table(episodes.episode_table(sel, ds), "kepp_episodes", key="res_episodes", hide_index=True, height=260,
+lo, hi = paging.pager(link, "res", sel["episode"], "res_episode")
+page_rows = sel.iloc[lo:hi]
+ids = list(page_rows["episode"])
+st.caption("Click a row to compare it below")
+show_table(episodes.episode_table(page_rows, ds), "kepp_episodes", key="res_episodes", hide_index=True, height=260,
            on_select=lambda: pick_row("tbl_res_episodes", ids), selection_mode="single-row")
 
 if len(sel):
     st.subheader("Compare methods on one episode")
     names = episodes.episode_names(ids, ds)
     link.seed("res_episode", "episode", ids)
+    if st.session_state.get("res_episode") not in ids:  # another page: its first episode
+        st.session_state["res_episode"] = ids[0]
     c1, prev_col, next_col, open_col = st.columns([5, 1, 1, 2], vertical_alignment="bottom")
     ep = c1.selectbox("Episode", ids, key="res_episode", format_func=names.get)
-    links.episode_buttons("res_episode", ids, (prev_col, next_col), prefix="res_ep")
-    row = sel[sel["episode"] == ep].iloc[0]
+    paging.episode_buttons("res", "res_episode", sel["episode"], (prev_col, next_col))
+    row = page_rows[page_rows["episode"] == ep].iloc[0]
     open_col.page_link("pages/1_Plan.py", label="Open in Plan", icon="🧭", query_params=episodes.plan_query(row))
     same = preds[(preds["episode"] == ep) & (preds["horizon"] == horizon)]
     available = sorted(same["method"].unique())
