@@ -133,3 +133,62 @@ def test_bad_records_raise_clear_errors(tmp_path):
         read_records(bad)
     with pytest.raises(KeppError, match="not found"):
         read_records(tmp_path / "missing.jsonl")
+
+
+# --- the app's records table: every row judged at once, the same as one by one ------------------------------
+@given(st.integers(1, 7).flatmap(lambda n: st.lists(
+    st.tuples(*(st.tuples(*[st.integers(0, 3)] * k) for k in (n, n, 2))), min_size=1, max_size=30)))
+@settings(max_examples=150, deadline=None)
+def test_batched_patterns_agree_with_one_by_one(rows):
+    import numpy as np
+
+    from kepp_core.evaluation.failures import failure_patterns_batch
+
+    truths, plans, ends = (np.array([r[i] for r in rows]) for i in range(3))
+    expected = [failure_patterns(EpisodeOutcome("e", t, p, e)) for t, p, e in rows]
+    assert failure_patterns_batch(truths, plans, ends) == expected
+
+
+def random_records(seed: int, n: int) -> list[dict]:
+    """Records as ``kepp eval --records`` writes them: horizons 3 to 5, baselines and KEPP methods
+    (endpoints and graph paths), plans often right, loops and repeats on purpose."""
+    import random
+
+    rng = random.Random(seed)
+    recs = []
+    for i in range(n):
+        T = rng.choice([3, 4, 5])
+        gt = [rng.randrange(5) for _ in range(T)]
+        near = lambda: [a if rng.random() < 0.7 else rng.randrange(5) for a in gt]  # noqa: E731
+        recs.append({"episode": f"t{i % 3}/v{i}/0:{T}", "task": f"t{i % 3}", "video": f"v{i}", "T": T, "seed": 0,
+                     "setting": "conventional", "start_time": 1.0, "goal_time": 9.0, "gt": gt,
+                     "endpoints": [near()[0], near()[-1]], "endpoint_scores": [rng.random(), rng.random()],
+                     "paths": [near(), near()], "path_scores": [0.4, 0.3],
+                     "plans": {m: near() for m in ("random", "graph-gt", "graph-pred", "kepp-R1", "kepp-R2")}})
+    return recs
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_the_records_table_is_every_methods_outcome_judged_one_by_one(tmp_path, suffix):
+    from kepp_core.api import read_predictions
+    from kepp_core.evaluation.failures import PATH_METHODS
+    from kepp_core.evaluation.report import write_records
+
+    recs = random_records(7, 400)
+    path = write_records(tmp_path / f"preds{suffix}", recs)
+    table = read_predictions([path])
+    assert len(table) == 5 * len(recs)
+    rows = iter(table.itertuples())
+    for rec in read_records(path):
+        for method in rec["plans"]:
+            row, o = next(rows), outcome_from_record(rec, method)
+            pats = failure_patterns(o)
+            k = PATH_METHODS.get(method, 0)
+            assert (row.episode, row.method, row.horizon, row.source) == (rec["episode"], method, rec["T"], path.name)
+            assert (row.truth, row.plan, row.endpoints, row.success) == (o.truth, o.plan, o.endpoints, o.success)
+            assert (row.patterns, row.pattern) == (", ".join(pats), pats[0] if pats else "")
+            assert row.paths == [tuple(p) for p in rec["paths"][:k]] and row.path_scores == rec["path_scores"][:k]
+            assert row.endpoint_scores == (rec["endpoint_scores"] if o.endpoints is not None else None)
+    assert set(table["pattern"]) >= {"", "wrong_endpoint", "same_start_end", "repeated_subsequence", "other"}
+    with pytest.raises(KeppError, match="plan has 2 steps, ground truth has 3"):
+        read_predictions([write_records(tmp_path / "bad.jsonl", [{**RECORD, "plans": {"pdpp": [1, 2]}}])])

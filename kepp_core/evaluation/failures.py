@@ -29,6 +29,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from kepp_core.errors import KeppError
 from kepp_core.io import iter_jsonl
 
@@ -157,6 +159,42 @@ def failure_patterns(outcome: EpisodeOutcome) -> tuple[str, ...]:
     if has_repeated_subsequence(outcome.truth) or has_repeated_subsequence(outcome.plan):
         found.append("repeated_subsequence")
     return tuple(found) or ("other",)
+
+
+def repeats_batch(plans: np.ndarray) -> np.ndarray:
+    """:func:`has_repeated_subsequence` of every row of an ``[n, T]`` array at once (vectorised
+    over the rows: one comparison per pair of windows, ``O(T³)`` columns, never ``O(n)`` Python).
+
+    >>> repeats_batch(np.array([[3, 5, 3, 5], [1, 2, 3, 4], [1, 2, 1, 4]])).tolist()
+    [True, False, True]
+    """
+    plans = np.asarray(plans)
+    n, length = plans.shape
+    out = np.zeros(n, dtype=bool)
+    for k in range(1, length // 2 + 1):
+        for i in range(length - k + 1):
+            for j in range(i + k, length - k + 1):  # a later, non-overlapping window
+                out |= (plans[:, i:i + k] == plans[:, j:j + k]).all(axis=1)
+    return out
+
+
+def failure_patterns_batch(truths: np.ndarray, plans: np.ndarray, endpoints: np.ndarray) -> list[tuple[str, ...]]:
+    """:func:`failure_patterns` of many episodes of one horizon at once: ``truths`` and ``plans``
+    are ``[n, T]`` arrays, ``endpoints`` ``[n, 2]`` (the step model's, or the plan's own ends for a
+    method without one, as :attr:`EpisodeOutcome.predicted_endpoints`).
+
+    >>> failure_patterns_batch(np.array([[1, 2, 1], [1, 2, 3], [1, 2, 3]]), np.array([[1, 3, 1], [4, 2, 3], [1, 2, 3]]),
+    ...                        np.array([[1, 1], [4, 3], [1, 3]]))
+    [('same_start_end', 'repeated_subsequence'), ('wrong_endpoint',), ()]
+    """
+    truths, plans, endpoints = np.asarray(truths), np.asarray(plans), np.asarray(endpoints)
+    failed = ~(truths == plans).all(axis=1)
+    flags = {"wrong_endpoint": (endpoints[:, 0] != truths[:, 0]) | (endpoints[:, 1] != truths[:, -1]),
+             "same_start_end": truths[:, 0] == truths[:, -1],
+             "repeated_subsequence": repeats_batch(truths) | repeats_batch(plans)}
+    code = sum(flags[p].astype(int) << b for b, p in enumerate(PATTERNS[:3]))  # one small int per episode
+    names = {c: tuple(p for b, p in enumerate(PATTERNS[:3]) if c >> b & 1) or ("other",) for c in range(8)}
+    return [names[int(c)] if f else () for c, f in zip(code, failed)]
 
 
 def classify_failures(outcomes: Iterable[EpisodeOutcome]) -> list[Failure]:
