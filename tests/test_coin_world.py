@@ -200,9 +200,9 @@ EVAL_METHODS = ["random", "graph-pred", "kepp-R1"]
 class Scaled(World):
     """The app pointed at the COIN world with tiny models trained on it and a big records file."""
 
-    def __init__(self, root: Path, models: Path, records: Path):
+    def __init__(self, root: Path, models: Path, records: Path, real: Path | None = None):
         super().__init__(root)
-        self.models, self.records = models, records
+        self.models, self.records, self.real = models, records, real  # real: the records kepp eval wrote
 
     def environ(self) -> dict:
         return {**super().environ(), "KEPP_APP_CHECKPOINTS": str(self.models), "KEPP_APP_PREDICTIONS": str(self.records)}
@@ -238,7 +238,7 @@ def scaled(coin_world, tmp_path_factory) -> Scaled:
             task, video, tail = r["episode"].split("/")
             big.append({**r, "episode": r["episode"] if k == 0 else f"{task}/{video}~{k}/{tail}"})
     write_records(out / "predictions.jsonl", big[:BIG])
-    return Scaled(coin_world, models, out / "predictions.jsonl")
+    return Scaled(coin_world, models, out / "predictions.jsonl", real)
 
 
 def session(monkeypatch, env, page: str, query: dict | None = None):
@@ -444,3 +444,22 @@ def test_failure_cases_page_through_the_failures_and_open_a_linked_one(monkeypat
     assert again.number_input(key="fail_page").value == (len(ids) - 7) // 50 + 1
     links = [e.proto for e in again.get("page_link") if "Open in Plan" in e.proto.label]
     assert links and f"video={target.split('/')[1].split('~')[0]}" in links[0].query_string
+
+
+def test_an_episode_of_two_seeds_opens_on_the_linked_seeds_page(monkeypatch, scaled, tmp_path):
+    from kepp_core.evaluation.failures import read_records
+    from kepp_core.evaluation.report import write_records
+
+    recs = read_records(scaled.real)  # records of two seeds list every episode twice, 168 rows apart
+    path = write_records(tmp_path / "predictions.jsonl", [{**r, "seed": s} for s in (0, 1) for r in recs])
+    env = Scaled(scaled.root, scaled.models, path)
+    ids = [r["episode"] for r in recs]
+    second = len(recs) + 5  # the second seed's row of the sixth episode
+    query = {"method": "kepp-R1", "T": "3", "episode": ids[5]}
+    at = session(monkeypatch, env, "pages/5_Results.py", {**query, "page": str(second // 50 + 1)})
+    assert at.number_input(key="res_page").value == second // 50 + 1 and at.selectbox(key="res_episode").value == ids[5]
+    at.button(key="res_ep_next").click().run()  # the next row of that seed, not of the first
+    assert at.selectbox(key="res_episode").value == ids[6] and at.number_input(key="res_page").value == (second + 1) // 50 + 1
+    assert at.query_params["page"] == str((second + 1) // 50 + 1)
+    first = session(monkeypatch, env, "pages/5_Results.py", query)  # no page: the first seed's
+    assert first.number_input(key="res_page").value == 1 and "page" not in first.query_params

@@ -3,7 +3,8 @@ and an episode select box over that page only), never all of them.
 
 The page number follows the episode: a deep link to an episode (or the page's last episode after a
 page switch) opens the page that holds it, and the episode buttons step across page borders. The
-URL keeps only the episode; its page is found again from it."""
+URL keeps the episode and, past the first page, the page: records of several seeds list an episode
+once per seed, and the page says which of them is meant."""
 
 from __future__ import annotations
 
@@ -16,12 +17,24 @@ import streamlit as st
 PAGE_SIZE = 50
 
 
-def position(episodes: pd.Series, episode: str | None) -> int | None:
-    """The first position of ``episode`` among ``episodes`` (vectorised), or None."""
+def position(episodes: pd.Series, episode: str | None, page: int | None = None, size: int = PAGE_SIZE) -> int | None:
+    """The position of ``episode`` among ``episodes`` (vectorised): its first on ``page`` when it is
+    there (an episode of several seeds is listed once per seed), else its first; None when absent.
+
+    >>> position(pd.Series(["a", "b", "a", "c"]), "a"), position(pd.Series(["a", "b", "a", "c"]), "a", page=2, size=2)
+    (0, 2)
+    """
     if episode is None or not len(episodes):
         return None
     hits = np.flatnonzero(episodes.to_numpy() == episode)
+    if page is not None:
+        on_page = hits[(hits >= (page - 1) * size) & (hits < page * size)]
+        hits = on_page if len(on_page) else hits
     return int(hits[0]) if len(hits) else None
+
+
+def _page_number(text: str | None) -> int | None:
+    return int(text) if text is not None and str(text).isdigit() else None
 
 
 def page_caption(lo: int, hi: int, total: int, what: str = "episodes") -> str:
@@ -38,14 +51,13 @@ def _move_page(page_key: str, pages: int, delta: int) -> None:
     st.session_state[page_key] = min(max(int(st.session_state.get(page_key, 1)) + delta, 1), pages)
 
 
-def _step_episode(episode_key: str, page_key: str, episodes: list[str], size: int, delta: int) -> None:
+def _step_episode(episode_key: str, page_key: str, episodes: pd.Series, size: int, delta: int) -> None:
     """on_click of the episode buttons: the previous or next episode of all pages (wrapping), with its page."""
-    if not episodes:
+    if not len(episodes):
         return
-    now = st.session_state.get(episode_key)
-    i = episodes.index(now) if now in episodes else 0
+    i = position(episodes, st.session_state.get(episode_key), int(st.session_state.get(page_key, 1)), size) or 0
     j = (i + delta) % len(episodes)
-    st.session_state[episode_key] = episodes[j]
+    st.session_state[episode_key] = episodes.iloc[j]
     st.session_state[page_key] = j // size + 1
 
 
@@ -57,10 +69,10 @@ def pager(link, key: str, episodes: pd.Series, episode_key: str, size: int = PAG
     n = len(episodes)
     pages = max(1, math.ceil(n / size))
     page_key = f"{key}_page"
-    wanted = link.new("episode")
+    wanted, hint = link.new("episode"), link.url.get("page")
     if wanted is None and episode_key not in st.session_state:
-        wanted = link.mem.get("episode")
-    at = position(episodes, wanted)
+        wanted, hint = link.mem.get("episode"), link.mem.get("page")
+    at = position(episodes, wanted, _page_number(hint), size)
     if at is not None:
         st.session_state[page_key] = at // size + 1
     elif not 1 <= int(st.session_state.get(page_key, 1)) <= pages:  # fewer pages after a filter change
@@ -74,6 +86,7 @@ def pager(link, key: str, episodes: pd.Series, episode_key: str, size: int = PAG
                     disabled=page >= pages, help="the next page", width="stretch")
     lo, hi = (page - 1) * size, min(page * size, n)
     text_col.caption(page_caption(lo, hi, n))
+    link.keep(page=page if page > 1 else None)
     return lo, hi
 
 
@@ -81,7 +94,7 @@ def episode_buttons(key: str, episode_key: str, episodes: pd.Series, where, size
     """Previous / next episode buttons (in ``where``: two columns) that go on to the neighbouring
     page at a page border."""
     left, right = where
-    args = (episode_key, f"{key}_page", episodes.tolist(), size)
+    args = (episode_key, f"{key}_page", episodes, size)
     left.button("◀ Previous", key=f"{key}_ep_prev", on_click=_step_episode, args=(*args, -1),
                 help="the previous episode", width="stretch")
     right.button("Next ▶", key=f"{key}_ep_next", on_click=_step_episode, args=(*args, 1),
