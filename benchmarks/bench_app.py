@@ -9,13 +9,20 @@ Starts ``kepp app`` on the demo world (or the dataset/models given), then measur
 - presentation mode at 1280x720 (``?present=1``): page switch through the page bar (< 1 s), a control
   change (Failure cases' next episode, the URL follows) (< 1 s);
 - deep links: "Open in Plan" from Failure cases → the episode planned (< 2 s); a link to an episode
-  opened in a fresh tab (new session) → the episode planned (< 3 s).
+  opened in a fresh tab (new session) → the episode planned (< 3 s);
+- at scale: the Plan page's video search (a video id typed → the matches shown, and back), the
+  next page of Results and of Failure cases (< 1 s each).
 
     python benchmarks/bench_app.py                      # demo world, shipped models
     python benchmarks/bench_app.py --screenshots        # also refresh assets/screenshots/*.png
                                                         # (present_*.png: presentation mode at 1280x720)
     python benchmarks/bench_app.py --present-shots      # only the present_*.png screenshots, no measurements
     python benchmarks/bench_app.py --root DIR --checkpoints MODELS --predictions FILE
+    python benchmarks/bench_app.py --root COIN_WORLD --repeats 3   # no models: the Plan page plans zero-shot
+
+Any dataset works: the task names, episodes, steps and scenes measured are read from the world and
+the records given; what a world lacks is skipped and said (no models: no planning measures; no
+records: no Failure cases or Results measures, no deep links).
 
 Prints a table of medians with the target beside each; no assertions.
 """
@@ -23,6 +30,7 @@ Prints a table of medians with the target beside each; no assertions.
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import subprocess
 import sys
@@ -95,8 +103,8 @@ def bar_switch(page, label: str, title: str) -> None:
     idle(page)
 
 
-def measure_presentation(page, url: str, repeats: int, results: dict) -> None:
-    """Presentation mode at 1280x720: page switches through the page bar, a control change."""
+def measure_presentation(page, url: str, repeats: int, results: dict, records: bool = True) -> None:
+    """Presentation mode at 1280x720: page switches through the page bar, a control change (with records)."""
     page.set_viewport_size(PRESENT)
     page.goto(f"{url}/?present=1")
     page.locator(".kepp-present").first.wait_for(state="attached", timeout=120_000)
@@ -108,6 +116,8 @@ def measure_presentation(page, url: str, repeats: int, results: dict) -> None:
                 bar_switch(page, label, title)
                 if not warm:
                     results.setdefault("page switch, presentation (s)", []).append(time.perf_counter() - t)
+    if not records:
+        return
     bar_switch(page, "Failure cases", "Failure cases")
     for _ in range(repeats):
         before = page.url
@@ -150,7 +160,7 @@ def measure_links(page, url: str, repeats: int, results: dict, deep_links: list[
 GRAPH_LINK = "step=add+sugar&min=0.1"  # the Graph page's presentation screenshot (a deep link)
 
 
-def presentation_shots(page, url: str, success: str) -> None:
+def presentation_shots(page, url: str, success: str, graph_link: str = GRAPH_LINK) -> None:
     """README screenshots of presentation mode at 1280x720: a Plan result, Failure cases, Results, and
     the Graph page opened from a deep link, scrolled to its drawing."""
     page.set_viewport_size(PRESENT)
@@ -164,7 +174,7 @@ def presentation_shots(page, url: str, success: str) -> None:
         bar_switch(page, label, title)
         page.wait_for_timeout(800)  # let plotly draw
         shot(page, name, width=PRESENT["width"])
-    page.goto(f"{url}/Graph?{GRAPH_LINK}&present=1")
+    page.goto(f"{url}/Graph?{graph_link}&present=1")
     page.get_by_text("Hover an arrow").first.wait_for(timeout=120_000)
     idle(page)
     page.locator("iframe").first.evaluate("e => e.scrollIntoView({block: 'end'})")  # the drawing, its caption above
@@ -172,17 +182,130 @@ def presentation_shots(page, url: str, success: str) -> None:
     shot(page, "present_graph", width=PRESENT["width"])
 
 
-def episode_links(predictions: str | None, n: int) -> tuple[list[str], str]:
-    """``n`` Plan-page queries of recorded episodes (spread over the records) and the clean success scene's."""
+def world_facts(args) -> dict:
+    """What the configured world offers: trained horizons, record files, and a video id, a task and
+    the first step of the loaded world (for the search and the Graph link), read from the world itself."""
+    from kepp_core import api
+    from kepp_core.errors import KeppError
+
+    cfg = api.AppConfig(dataset=args.dataset, root=args.root, checkpoints=args.checkpoints,
+                        predictions=args.predictions)
+    ws = api.Workspace(cfg)
+    try:
+        horizons = api.trained_horizons(ws.models_root())
+    except KeppError:
+        horizons = []
+    try:
+        files = [str(f) for f in ws.prediction_files()]
+    except KeppError:
+        files = []
+    ds = ws.dataset
+    if horizons:  # the Plan page lists the playable videos of its horizon
+        videos = api.playable_videos(ds, max(horizons))  # playable at every horizon
+    else:  # zero-shot: the test episodes of the first task (its default) at T=3
+        first = sorted(ds.tasks)[0]
+        videos = [v for v in ds.split("test") if v.task == first and len(v.steps) >= 3] or ds.split("test")
+    return {"horizons": horizons, "records": files, "video": videos[-1].id if videos else None,
+            "step": ds.actions[0]}
+
+
+def measure_plan(page, repeats: int, results: dict) -> None:
+    """Pressing Plan (clip features + step model + graph + planning model + drawing), with the models'
+    own sampler and with the fast one, a new query each time."""
+    page.get_by_role("link", name="Plan", exact=True).first.click()
+    button = page.get_by_role("button", name="Plan", exact=True)
+    button.wait_for(timeout=120_000)
+    idle(page)
+    r_slider = page.get_by_role("slider", name="Paths R").first
+    r_now = 2  # the page starts at R=2
+    for sampler, label in [(None, "Plan (s)"), ("fast (DDIM, 5 steps)", "Plan, fast sampler (s)")]:
+        if sampler:
+            choose(page, "Sampler", sampler)
+        for k in range(repeats + 1):
+            # a new query each time: move R, so the old result is cleared, then press Plan
+            r_slider.focus()
+            page.keyboard.press("ArrowRight" if r_now == 2 else "ArrowLeft")
+            r_now = 3 if r_now == 2 else 2
+            page.get_by_text("Choose the clips and press").first.wait_for(timeout=60_000)
+            idle(page)
+            t = time.perf_counter()
+            button.click()
+            page.get_by_text(f"Top-{r_now} graph paths").first.wait_for(timeout=120_000)
+            page.get_by_text("KEPP plan", exact=True).wait_for(timeout=120_000)
+            idle(page)
+            if k:  # the first press also warms the caches (and loads the models)
+                results.setdefault(label, []).append(time.perf_counter() - t)
+
+
+def episode_links(files: list[str], horizons: list[int], n: int) -> tuple[list[str], str | None]:
+    """``n`` Plan-page queries of recorded episodes of a KEPP method at a trained horizon (spread over
+    the records), and the clean success scene's query (None when the records have none)."""
     from urllib.parse import urlencode
 
     from kepp_core import api
 
-    preds = api.read_predictions([predictions or REPO / "assets" / "demo" / "predictions.jsonl"])
-    rows = preds[(preds["method"] == "kepp-R2") & (preds["horizon"] == preds["horizon"].min())]  # models loaded
+    if not files or not horizons:
+        return [], None
+    preds = api.read_predictions(files)
+    kepp = sorted(m for m in preds["method"].unique() if api.method_model(m) is not None)
+    if not kepp:
+        return [], None
+    method = kepp[api.default_method(kepp)]
+    rows = preds[(preds["method"] == method) & (preds["horizon"] == min(horizons))]  # models loaded
     picked = [dict(rows.iloc[i]) for i in range(0, len(rows), max(1, len(rows) // max(n, 1)))][:n]
-    success = next(s for s in api.choose_scenes(preds) if s["kind"] == "success")
-    return [urlencode(api.plan_query(r)) for r in picked], urlencode(success["query"])
+    success = next((s for s in api.choose_scenes(preds, horizons=horizons) if s["kind"] == "success"), None)
+    return [urlencode(api.plan_query(r)) for r in picked], urlencode(success["query"]) if success else None
+
+
+def changed_text(page, pattern: str, before: str, timeout: float = 60_000) -> str:
+    """Wait until the first element whose text matches ``pattern`` (a regular expression) shows a
+    text other than ``before``; returns it."""
+    page.wait_for_function(
+        """([p, b]) => { const r = new RegExp(p);
+             const el = [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
+                        .find(e => r.test(e.innerText));
+             return el && el.innerText !== b; }""", arg=[pattern, before], timeout=timeout)
+    return page.evaluate("""(p) => { const r = new RegExp(p);
+        return [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
+               .find(e => r.test(e.innerText)).innerText; }""", pattern)
+
+
+def caption_text(page, pattern: str) -> str:
+    """The text of the first caption matching ``pattern`` (waits for one)."""
+    return changed_text(page, pattern, "\u0000")
+
+
+def measure_search(page, video: str, repeats: int, results: dict) -> None:
+    """The Plan page's video search: a video id typed (its matches shown), then the search cleared."""
+    page.get_by_role("link", name="Plan", exact=True).first.click()
+    page.get_by_role("heading", name="Plan from a video").first.wait_for(timeout=120_000)
+    idle(page)
+    box = page.get_by_role("textbox", name="Search").first
+    before = caption_text(page, "match")
+    for k in range(2 * repeats):
+        t = time.perf_counter()
+        box.fill(video if k % 2 == 0 else "")
+        box.press("Enter")
+        before = changed_text(page, "match", before)
+        idle(page)
+        results.setdefault("control change, video search (s)", []).append(time.perf_counter() - t)
+
+
+def measure_paging(page, label: str, title: str, repeats: int, results: dict) -> None:
+    """Next page / previous page of a records page (its caption "episodes 1–50 of N" follows)."""
+    page.get_by_role("link", name=label, exact=True).first.click()
+    page.get_by_role("heading", name=title).first.wait_for(timeout=120_000)
+    idle(page)
+    before = caption_text(page, r"^episodes \d")
+    if re.search(r"of (\d+)$", before.replace(",", "")) and int(before.replace(",", "").split()[-1]) <= 50:
+        print(f"{label}: one page of episodes only, paging not measured")
+        return
+    for k in range(2 * repeats):
+        t = time.perf_counter()
+        page.get_by_role("button", name="Page ▶" if k % 2 == 0 else "◀ Page", exact=True).first.click()
+        before = changed_text(page, r"^episodes \d", before)
+        idle(page)
+        results.setdefault(f"control change, {label} next page (s)", []).append(time.perf_counter() - t)
 
 
 def main() -> int:
@@ -206,6 +329,17 @@ def main() -> int:
         from kepp_core.data.synth import ensure_world
 
         ensure_world()  # built once; not part of the measured start
+    from urllib.parse import urlencode
+
+    facts = world_facts(args)  # read before the server starts: not part of the measured start
+    links, success = episode_links(facts["records"], facts["horizons"], args.repeats + 1)
+    graph_link = GRAPH_LINK if args.dataset == "demo" and args.root is None else urlencode({"step": facts["step"]})
+    if not facts["horizons"]:
+        print("no trained models for this world: the Plan page plans zero-shot; planning is not measured")
+    if not facts["records"]:
+        print("no prediction records: Failure cases, Results and deep links are not measured")
+    elif not links:
+        print("no KEPP records at a trained horizon: deep links are not measured")
     port = free_port()
     url = f"http://localhost:{port}"
     results: dict[str, list[float]] = {}
@@ -225,7 +359,9 @@ def main() -> int:
             results["first page ready (s)"] = [time.perf_counter() - t0]
             print(f"server answering after {t_health:.2f} s; home page shown {time.perf_counter() - t0 - t_health:.2f} s later")
             if args.present_shots:
-                presentation_shots(page, url, episode_links(args.predictions, 1)[1])
+                if success is None:
+                    raise SystemExit("the records hold no clean success to take the Plan screenshot from")
+                presentation_shots(page, url, success, graph_link)
                 return 0
             if args.screenshots:
                 shot(page, "home")
@@ -261,46 +397,34 @@ def main() -> int:
                 shot(page, "graph")
 
             # Plan (clip features + step model + graph + planning model + drawing)
-            page.get_by_role("link", name="Plan", exact=True).first.click()
-            button = page.get_by_role("button", name="Plan", exact=True)
-            button.wait_for(timeout=120_000)
-            idle(page)
-            r_slider = page.get_by_role("slider", name="Paths R").first
-            r_now = 2  # the page starts at R=2
-            for sampler, label in [(None, "Plan (s)"), ("fast (DDIM, 5 steps)", "Plan, fast sampler (s)")]:
-                if sampler:
-                    choose(page, "Sampler", sampler)
-                for k in range(args.repeats + 1):
-                    # a new query each time: move R, so the old result is cleared, then press Plan
-                    r_slider.focus()
-                    page.keyboard.press("ArrowRight" if r_now == 2 else "ArrowLeft")
-                    r_now = 3 if r_now == 2 else 2
-                    page.get_by_text("Choose the clips and press").first.wait_for(timeout=60_000)
-                    idle(page)
-                    t = time.perf_counter()
-                    button.click()
-                    page.get_by_text(f"Top-{r_now} graph paths").first.wait_for(timeout=120_000)
-                    page.get_by_text("KEPP plan", exact=True).wait_for(timeout=120_000)
-                    idle(page)
-                    if k:  # the first press also warms the caches (and loads the models)
-                        results.setdefault(label, []).append(time.perf_counter() - t)
+            if facts["horizons"]:
+                measure_plan(page, args.repeats, results)
             # presentation mode and deep links (1280x720)
-            measure_presentation(page, url, args.repeats, results)
-            links, success = episode_links(args.predictions, args.repeats + 1)
-            measure_links(page, url, args.repeats, results, links)
-            if args.screenshots:
-                presentation_shots(page, url, success)
+            measure_presentation(page, url, args.repeats, results, records=bool(facts["records"]))
+            if links:
+                measure_links(page, url, args.repeats, results, links)
+            if args.screenshots and success:
+                presentation_shots(page, url, success, graph_link)
             page.set_viewport_size({"width": 1400, "height": 900})
             page.goto(f"{url}/Plan?present=0")  # back to the normal mode for the rest
-            button = page.get_by_role("button", name="Plan", exact=True)
-            button.wait_for(timeout=120_000)
+            page.get_by_role("heading", name="Plan from a video").first.wait_for(timeout=120_000)
             idle(page)
-
-            choose(page, "Sampler", "the model's own")
-            button.click()
-            page.get_by_text("KEPP plan", exact=True).wait_for(timeout=120_000)
-            idle(page)
-            if args.screenshots:
+            # at scale: the video search, the records pages' next page
+            if facts["video"]:
+                measure_search(page, facts["video"], args.repeats, results)
+            if facts["records"]:
+                for label, title in (("Results", "Results"), ("Failure cases", "Failure cases")):
+                    measure_paging(page, label, title, args.repeats, results)
+            if facts["horizons"]:
+                page.goto(f"{url}/Plan?present=0")
+                button = page.get_by_role("button", name="Plan", exact=True)
+                button.wait_for(timeout=120_000)
+                idle(page)
+                choose(page, "Sampler", "the model's own")
+                button.click()
+                page.get_by_text("KEPP plan", exact=True).wait_for(timeout=120_000)
+                idle(page)
+            if args.screenshots and facts["horizons"]:
                 page.set_viewport_size({"width": 1400, "height": 1300})
                 page.get_by_role("heading", name="Plan from a video").evaluate("e => e.scrollIntoView({block: 'start'})")
                 shot(page, "plan_inputs")
@@ -329,10 +453,11 @@ def main() -> int:
                "page switch, presentation (s)": 1.0, "control change, presentation (s)": 1.0,
                "Open in Plan → plan (s)": 2.0, "deep link, new tab → plan (s)": 3.0,
                "Plan, fast sampler (s)": 2.0}
-    print(f"{'measure':<32} {'median':>8} {'max':>8} {'target':>8} {'median/target':>14} {'n':>4}")
+    width = max(32, *(len(name) for name in results))
+    print(f"{'measure':<{width}} {'median':>8} {'max':>8} {'target':>8} {'median/target':>14} {'n':>4}")
     for name, vals in results.items():
-        med = statistics.median(vals)
-        print(f"{name:<32} {med:8.2f} {max(vals):8.2f} {targets[name]:8.2f} {med / targets[name]:14.2f} {len(vals):4d}")
+        med, target = statistics.median(vals), targets.get(name, 1.0)  # every control change: < 1 s
+        print(f"{name:<{width}} {med:8.2f} {max(vals):8.2f} {target:8.2f} {med / target:14.2f} {len(vals):4d}")
     for name in ("Plan (s)", "Plan, fast sampler (s)"):
         print(f"{name[:-4]} presses (s): " + ", ".join(f"{v:.2f}" for v in results.get(name, [])))
     if "Plan, fast sampler (s)" in results:
