@@ -104,6 +104,20 @@ def test_decoder_matches_brute_force_on_random_instances_with_ties(mode):
     assert checked == 60 * 4 * 4 and (fallbacks > 0 or mode == "free")
 
 
+def test_viterbi_in_blocks_equals_one_block(monkeypatch):
+    """The memory bound (blocks of queries, not an [N, A, A] array: COIN's 768 actions × 5,571
+    test episodes would need 24.5 GiB) changes no plan and no score."""
+    import kepp_core.graph.decoding as decoding
+
+    rng = np.random.default_rng(7)
+    g = random_graph(rng, 6, n_plans=9)
+    e = np.log(rng.dirichlet(np.ones(6), (23, 4)))
+    whole = decode(e, g, 1.0)
+    monkeypatch.setattr(decoding, "VITERBI_CELLS", 2 * 36)  # two queries per block, the last block short
+    blocks = decode(e, g, 1.0)
+    assert np.array_equal(blocks.plans, whole.plans) and np.array_equal(blocks.scores, whole.scores)
+
+
 def test_ties_that_round_apart_in_floats_go_to_the_smaller_plan():
     # (0, 1) scores 0.3 + 0.0 and (1, 0) scores 0.1 + 0.2: equal, but the float sum of (1, 0) is larger
     e = np.array([[[0.3, 0.1], [0.2, 0.0]]])

@@ -54,6 +54,7 @@ from kepp_core.graph.history import HistoryScorer
 
 ENDPOINT_MODES = ("free", "pinned", "topk")
 EMISSION_KINDS = ("logits", "probs")
+VITERBI_CELLS = 1 << 24  # float64 cells of one Viterbi block (128 MB): 28 queries at A = 768 (COIN's vocabulary)
 RTOL = 1e-12  # scores within RTOL · Σ|terms| are ties (rounding of a T-term sum is ~T · 1e-16 of it)
 
 
@@ -282,8 +283,10 @@ def _viterbi(unary: np.ndarray, trans: np.ndarray | None, tol: float | None) -> 
         w = unary[:, t + 1] + rest[t + 1]
         if trans is None:
             rest[t] = w.max(-1, keepdims=True)
-        else:
-            rest[t] = (trans[None] + w[:, None, :]).max(-1)
+        else:  # [chunk, A, A] at a time: memory bounded by VITERBI_CELLS, not N·A²
+            step = max(1, VITERBI_CELLS // (a * a))
+            for i in range(0, n, step):
+                rest[t, i:i + step] = (trans[None] + w[i:i + step, None, :]).max(-1)
     plans = np.empty((n, t_len), dtype=np.int64)
     first = unary[:, 0] + rest[0]
     scores = first.max(-1)
