@@ -91,6 +91,28 @@ def test_feature_file_that_is_not_npy_is_named(tmp_path):
         load_crosstask(root)
 
 
+def test_feature_file_with_its_data_cut_short_is_named(tmp_path):
+    root = write_crosstask(tmp_path)
+    path = root / "features" / "101_a.npy"
+    path.write_bytes(path.read_bytes()[:-10])  # the header is whole, the rows are not
+    with pytest.raises(KeppError, match=r"101_a\.npy: not a readable \.npy feature file \(truncated"):
+        load_crosstask(root)
+
+
+@pytest.mark.parametrize("name, write, expected", [
+    ("features/101_a.npy", lambda p: p.write_bytes(b"not numpy"), r"101_a\.npy: not a readable \.npy"),
+    ("features/101_a.npy", lambda p: np.save(p, np.zeros(12, np.float32)), r"101_a\.npy: features must have shape"),
+    ("annotations/101_a.csv", lambda p: p.write_text("1,0,2\n2;3;5\n"), r"101_a\.csv:2: expected 'step,start,end'"),
+    ("annotations/101_a.csv", lambda p: p.write_text("1,0,2\n2,3,40\n"), r"101_a\.csv: segment ends at 40s"),
+], ids=["not-npy", "one-dimensional", "malformed-csv", "beyond-the-video"])
+def test_a_file_broken_after_the_dataset_was_indexed_is_named(tmp_path, name, write, expected):
+    root = write_crosstask(tmp_path)
+    load_crosstask(root)  # writes the shape and annotation indexes
+    write(root / name)
+    with pytest.raises(KeppError, match=expected):
+        load_crosstask(root)
+
+
 def test_pickled_npy_is_refused(tmp_path):
     root = write_crosstask(tmp_path)
     np.save(root / "features" / "101_a.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)

@@ -100,6 +100,64 @@ def test_crosstask_tasks_with_equal_step_names_share_actions(tmp_path):
     assert ds.labels(lemonade.plan) == ["squeeze lemon", "pour water", "stir"]
 
 
+def facts(ds) -> list[tuple]:
+    """What a loaded dataset says about each video (to compare two loads)."""
+    return [(v.task, v.id, v.split, v.duration, v.feature_file, v.video_file, [(s.action, s.start, s.end) for s in v.steps])
+            for v in ds.videos]
+
+
+def test_crosstask_second_load_reads_its_indexes_not_the_files_and_agrees(tmp_path, monkeypatch):
+    import kepp_core.data.crosstask as crosstask
+    import kepp_core.data.feature_files as feature_files
+
+    root = write_crosstask(tmp_path)
+    first = load_crosstask(root)
+    assert (root / "features" / feature_files.SHAPES_FILE).is_file()
+    assert (root / "annotations" / crosstask.ANNOTATION_INDEX).is_file()
+
+    def opened(path):
+        raise AssertionError(f"{path} was opened")
+
+    monkeypatch.setattr(feature_files, "read_feature_shape", opened)
+    monkeypatch.setattr(crosstask, "_annotation_rows", opened)
+    assert facts(load_crosstask(root)) == facts(first)
+    monkeypatch.undo()
+    for index in (root / "features" / feature_files.SHAPES_FILE, root / "annotations" / crosstask.ANNOTATION_INDEX):
+        index.write_text("{not json")  # a broken index is rebuilt, never trusted
+    assert facts(load_crosstask(root)) == facts(first)
+    assert json.loads((root / "features" / feature_files.SHAPES_FILE).read_text())["files"]
+
+
+def test_crosstask_files_changed_after_indexing_are_read_again(tmp_path):
+    root = write_crosstask(tmp_path)
+    load_crosstask(root)
+    np.save(root / "features" / "101_a.npy", np.zeros((30, 8), np.float32))
+    (root / "annotations" / "101_a.csv").write_text("1,0,2\n2,3,25\n")
+    ds = load_crosstask(root)
+    assert ds.video("a").duration == 30.0 and [(s.start, s.end) for s in ds.video("a").steps] == [(0, 2), (3, 25)]
+    (root / "features" / "101_a.npy").unlink()  # a file gone: its video has no features, the index forgets it
+    ds = load_crosstask(root)
+    assert ds.video("a").feature_file is None and ds.video("a").duration is None
+    shapes = json.loads((root / "features" / "feature-shapes.json").read_text())["files"]
+    assert sorted(shapes) == ["101_b.npy", "102_c.npy", "102_d.npy"]
+
+
+def test_crosstask_loads_where_its_indexes_cannot_be_written(tmp_path, monkeypatch):
+    import kepp_core.data.file_index as file_index
+
+    root = write_crosstask(tmp_path / "read-only")
+    expected = facts(load_crosstask(write_crosstask(tmp_path / "writable")))
+
+    def refuse(path, obj, indent=1):
+        raise KeppError(f"{path}: cannot write (folder is read-only)")
+
+    monkeypatch.setattr(file_index, "atomic_write_json", refuse)
+    for _ in range(2):
+        got = facts(load_crosstask(root))
+        assert [f[:4] + f[6:] for f in got] == [f[:4] + f[6:] for f in expected]  # all but the paths
+        assert not list(root.rglob("*.json"))
+
+
 def test_crosstask_uses_videos_val_as_test_split(tmp_path):
     ds = load_crosstask(write_crosstask(tmp_path))
     assert [v.id for v in ds.split("test")] == ["d"]

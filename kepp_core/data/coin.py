@@ -18,7 +18,7 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-from kepp_core.data.feature_files import find_file, read_feature_shape
+from kepp_core.data.feature_files import FeatureShapes, file_names, find_file
 from kepp_core.data.records import Dataset, Step, Task, Video, check_segments, parse_duration
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.io import read_text_utf8
@@ -76,6 +76,8 @@ def load_coin(root: str | Path, features: str | Path | None = None, seed: int = 
 
     task_steps: dict[str, dict[str, None]] = {}
     videos = []
+    shapes = FeatureShapes()  # S3D pickles are read whole: the index spares that at every load
+    feat_names = file_names(feat_dir) if feat_dir is not None else set()
     for vid, task, split, duration, steps, recipe in raw:
         if not steps:
             continue
@@ -83,15 +85,16 @@ def load_coin(root: str | Path, features: str | Path | None = None, seed: int = 
         for _, _, key, _ in steps:
             ts.setdefault(names[key])
         # <video>.npy, or the S3D release's <class>_<recipe_type>_<video>.npy
-        feat = (find_file(feat_dir, [f"{vid}.npy", f"{task}_{recipe}_{vid}.npy"])
+        feat = (find_file(feat_dir, [f"{vid}.npy", f"{task}_{recipe}_{vid}.npy"], feat_names)
                 if feat_dir is not None else None)
         if feat is not None:
-            n_sec, _ = read_feature_shape(feat)
+            n_sec, _ = shapes.shape(feat)
             if duration is None:
                 duration = float(n_sec)
                 check_segments([(s, e) for s, e, _, _ in steps], f"{path}: video {vid!r} (features {feat})", duration)
         videos.append(Video(id=vid, task=task, split=split, duration=duration,
                             steps=[Step(index[key], s, e) for s, e, key, _ in steps], feature_file=feat))
+    shapes.save()
     tasks = {t: Task(id=t, name=t, steps=tuple(ts)) for t, ts in sorted(task_steps.items())}
     return Dataset(name=name, actions=action_list, tasks=tasks, videos=videos, root=path.parent,
                    meta={"file": str(path), "features": str(feat_dir) if feat_dir else None,

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kepp_core.data.feature_files import load_features, read_feature_shape
+from kepp_core.data.feature_files import FeatureShapes, load_features
 from kepp_core.data.records import Dataset, Video
 from kepp_core.errors import KeppError
 
@@ -130,8 +130,10 @@ def make_episodes(dataset: Dataset, horizon: int, split: str | None = "test",
 
 
 def common_dim(files) -> int | None:
-    """The feature size D most of ``files`` have (read from the headers; None if no files)."""
-    counts = Counter(read_feature_shape(f)[1] for f in {f for f in files if f is not None})
+    """The feature size D most of ``files`` have (from their folders' shape index or their headers;
+    None if no files)."""
+    shapes = FeatureShapes()
+    counts = Counter(shapes.shape(f)[1] for f in {f for f in files if f is not None})
     return counts.most_common(1)[0][0] if counts else None
 
 

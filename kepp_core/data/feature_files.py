@@ -7,17 +7,25 @@ Two kinds of ``.npy`` are read:
   literature: a pickled dict ``{"frames_features": [seconds, 512], ...}``. These are read with a
   restricted unpickler that only rebuilds numpy arrays, dicts and plain values; any other
   object in the file (code, classes) is refused, so a hostile file cannot run anything.
+
+Opening a dataset needs the shape of every feature file (its seconds bound the annotated
+segments). :class:`FeatureShapes` keeps them in a small index per feature folder,
+``feature-shapes.json``, so that a COIN-scale world (10,070 files) is opened by reading one JSON
+file instead of ten thousand file headers.
 """
 
 from __future__ import annotations
 
 import io
+import math
+import os
 import pickle
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
+from kepp_core.data.file_index import FileIndex
 from kepp_core.errors import KeppError
 
 # The only globals a feature pickle may reference: numpy's array reconstruction.
@@ -36,13 +44,19 @@ class _ArrayOnlyUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"refused to load {module}.{name} (only numpy arrays are allowed)")
 
 
+def _read_header(f) -> tuple[tuple[int, ...], np.dtype]:
+    """Shape and dtype from the header of an open .npy file (left at the start of the data)."""
+    version = np.lib.format.read_magic(f)
+    read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                   else np.lib.format.read_array_header_2_0)
+    shape, _fortran, dtype = read_header(f)
+    return shape, dtype
+
+
 def _read_npy(path: Path) -> np.ndarray:
     """Read a .npy file; object arrays go through the array-only unpickler."""
     with path.open("rb") as f:
-        version = np.lib.format.read_magic(f)
-        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                       else np.lib.format.read_array_header_2_0)
-        shape, fortran, dtype = read_header(f)
+        shape, dtype = _read_header(f)
         if not dtype.hasobject:
             f.seek(0)
             return np.load(f, allow_pickle=False)
@@ -58,13 +72,27 @@ def _read_npy(path: Path) -> np.ndarray:
     return np.asarray(obj)
 
 
-def find_file(folder: Path, names: list[str]) -> Path | None:
-    """The first of ``names`` that exists in ``folder`` (None if none does)."""
+def find_file(folder: Path, names: list[str], listing: set[str] | None = None) -> Path | None:
+    """The first of ``names`` that exists in ``folder`` (None if none does); ``listing``: the
+    folder's file names (:func:`file_names`), looked up instead of the disk."""
     for n in names:
-        p = folder / n
-        if p.is_file():
-            return p
+        if (n in listing) if listing is not None else (folder / n).is_file():
+            return folder / n
     return None
+
+
+def file_names(folder: Path) -> set[str]:
+    """Names of the files in ``folder`` (none if it is not a folder): one listing of a large
+    folder instead of a look-up per name.
+
+    >>> file_names(Path("no/such/folder"))
+    set()
+    """
+    try:
+        with os.scandir(folder) as it:
+            return {e.name for e in it if e.is_file()}
+    except (FileNotFoundError, NotADirectoryError):
+        return set()
 
 
 @lru_cache(maxsize=4096)
@@ -98,20 +126,60 @@ def check_finite(arr: np.ndarray, where) -> None:
 
 
 def read_feature_shape(path: str | Path) -> tuple[int, int]:
-    """Shape ``(seconds, D)`` of a feature file; raises KeppError if it is not a 2-D numeric array.
+    """Shape ``(seconds, D)`` of a feature file; raises KeppError if it is not a 2-D array or
+    not a readable ``.npy`` file (a truncated one included).
 
-    Plain arrays are read from the header only.
+    Plain arrays are read from the header only; a pickled S3D dict is read whole (safely).
     """
     path = Path(path)
     try:
-        arr = np.load(path, mmap_mode="r", allow_pickle=False)
-    except ValueError:
-        arr = _load(str(path), path.stat().st_mtime)  # a pickled S3D dict: read it safely
-    except (OSError, EOFError) as e:
+        with path.open("rb") as f:
+            shape, dtype = _read_header(f)
+            need, size = f.tell() + math.prod(shape) * dtype.itemsize, os.fstat(f.fileno()).st_size
+    except (ValueError, OSError, EOFError) as e:
         raise KeppError(f"{path}: not a readable .npy feature file ({e})") from None
-    if arr.ndim != 2 or arr.shape[0] == 0:
-        raise KeppError(f"{path}: features must have shape [seconds, D] with seconds > 0, got {arr.shape}")
-    return int(arr.shape[0]), int(arr.shape[1])
+    if dtype.hasobject:
+        shape = _load(str(path), path.stat().st_mtime).shape  # a pickled S3D dict: read it safely
+    elif size < need:
+        raise KeppError(f"{path}: not a readable .npy feature file (truncated: {size} bytes, "
+                        f"its header promises {need})")
+    if len(shape) != 2 or shape[0] == 0:
+        raise KeppError(f"{path}: features must have shape [seconds, D] with seconds > 0, got {shape}")
+    return int(shape[0]), int(shape[1])
+
+
+SHAPES_FILE = "feature-shapes.json"
+
+
+class FeatureShapes:
+    """Shapes ``(seconds, D)`` of feature files, kept in ``<folder>/feature-shapes.json``
+    (a :class:`~kepp_core.data.file_index.FileIndex`): a file whose size and modification time
+    match its entry is not opened, any other is read with :func:`read_feature_shape` (so a bad
+    file raises the same KeppError naming it). Call :meth:`save` once all shapes are read.
+
+    >>> shapes = FeatureShapes()
+    >>> shapes.shape("world/features/ArcWeld_0UcBldDI0RA.npy")  # doctest: +SKIP
+    (157, 256)
+    >>> shapes.save()                                         # doctest: +SKIP
+    """
+
+    def __init__(self) -> None:
+        self._index = FileIndex(SHAPES_FILE, "kepp-feature-shapes", lambda path: list(read_feature_shape(path)),
+                                lambda v: isinstance(v, list) and len(v) == 2
+                                and all(isinstance(n, int) and n > 0 for n in v))
+
+    def shape(self, path: str | Path) -> tuple[int, int]:
+        """The shape of the feature file ``path``."""
+        try:
+            st = os.stat(path)
+        except OSError as e:
+            raise KeppError(f"{path}: not a readable .npy feature file ({e})") from None
+        seconds, dim = self._index.get(path, st)
+        return seconds, dim
+
+    def save(self) -> None:
+        """Write the index of every folder that gained or changed shapes."""
+        self._index.save()
 
 
 def load_features(path: str | Path, dim: int | None = None) -> np.ndarray:

@@ -15,7 +15,7 @@ from array import array
 from collections.abc import Iterator
 from pathlib import Path
 
-from kepp_core.data.feature_files import find_file, read_feature_shape
+from kepp_core.data.feature_files import FeatureShapes, find_file
 from kepp_core.data.records import (SPLITS, Dataset, Step, Task, Video, check_segments, parse_duration,
                                    seeded_split, vocabulary_from)
 from kepp_core.errors import KeppError
@@ -42,6 +42,7 @@ def load_plans(root: str | Path, features: str | Path | None = None, seed: int =
         raise KeppError(f"{feat_dir}: feature folder not found")
     rows = []
     seen_ids = set()
+    shapes = FeatureShapes()
     for where, rec in iter_jsonl(path):
         for key in ("video", "task", "steps"):
             if key not in rec:
@@ -82,12 +83,13 @@ def load_plans(root: str | Path, features: str | Path | None = None, seed: int =
         if feat is not None and not Path(feat).is_file():
             raise KeppError(f"{where}: feature file {feat} not found")
         if feat is not None and duration is None:
-            duration = float(read_feature_shape(feat)[0])
+            duration = float(shapes.shape(feat)[0])
             if segs is not None:
                 check_segments(segs, f"{where} (features {feat})", duration)
         rows.append((vid, str(rec["task"]), split, steps, segs, duration, feat))
     if not rows:
         raise KeppError(f"{path}: no plans found")
+    shapes.save()
 
     labels = [s for r in rows for s in r[3]]
     if all(_INTEGER.fullmatch(lab) for lab in labels):
