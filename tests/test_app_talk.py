@@ -50,6 +50,31 @@ def test_scenes_of_no_records_are_none():
     assert api.choose_scenes(None) == [] and api.choose_scenes(pd.DataFrame(columns=api.RECORD_COLUMNS)) == []
 
 
+def test_remembered_scenes_are_the_chosen_ones_and_judge_the_records_once_per_file_version(
+        demo_preds, tmp_path, monkeypatch):
+    monkeypatch.setenv("KEPP_HOME", str(tmp_path / "home"))
+    records = tmp_path / "predictions.jsonl"
+    records.write_bytes(DEMO_RECORDS.read_bytes())
+    reads = []
+
+    def read():
+        reads.append(1)
+        return demo_preds
+
+    args = {"horizons": [3, 4], "videos": set(demo_preds["video"]), "upload_example": True}
+    expected = api.choose_scenes(demo_preds, **args)
+    assert api.remembered_scenes([records], read, **args) == expected and len(reads) == 1
+    assert api.remembered_scenes([records], read, **args) == expected and len(reads) == 1  # from disk
+    assert api.remembered_scenes([records], read, **{**args, "horizons": [3]}) == \
+        api.choose_scenes(demo_preds, **{**args, "horizons": [3]}) and len(reads) == 2  # other arguments
+    records.write_bytes(records.read_bytes() + b"\n")  # the file changed: judged again
+    assert api.remembered_scenes([records], read, **args) == expected and len(reads) == 3
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("KEPP_HOME", str(tmp_path / "a-file" / "home"))  # a cache that cannot be written
+    assert api.remembered_scenes([records], read, **args) == expected and len(reads) == 4
+    assert api.remembered_scenes([records], read, **args) == expected and len(reads) == 5  # chosen every time
+
+
 def test_method_by_horizon_table_marks_the_best_and_gives_intervals_over_seeds(demo_preds):
     grid, best = api.method_horizon_table(demo_preds)
     assert list(grid.columns[:3]) == ["T=3 SR", "T=3 mAcc", "T=3 mIoU"] and len(grid.columns) == 12
@@ -238,6 +263,29 @@ def test_results_table_and_comparing_up_to_four_methods(monkeypatch, demo_env):
     assert again.selectbox(key="res_episode").value == url["episode"]
     # aligned rows: one "plan" card row per method, in one row of columns
     assert sum('plan</div>' in str(m.value) for m in again.markdown) == 3
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("app")
+def test_home_page_loads_no_torch_and_once_its_scenes_are_remembered_no_pandas(demo_env, tmp_path):
+    """Home's first page waits for no model (torch: 2 s) and, from the second start on, for no records
+    table (pandas: 0.7 s, judging the records: seconds at scale). Fresh processes, as fresh servers."""
+    import subprocess
+    import sys
+
+    env = {**demo_env.environ(), "KEPP_HOME": str(tmp_path)}
+    script = (f"import os, sys; os.environ.update({env!r})\n"
+              "from streamlit.testing.v1 import AppTest\n"
+              f"at = AppTest.from_file({str(APP)!r}, default_timeout=180).run()\n"
+              "assert not at.exception and not at.error, [str(e.value) for e in [*at.exception, *at.error]]\n"
+              "assert any('A clean success' in e.proto.label for e in at.get('page_link'))\n"
+              "print(sorted(m for m in ('torch', 'pandas') if m in sys.modules))\n")
+    loaded = []
+    for _ in range(2):
+        r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, timeout=300)
+        assert r.returncode == 0, r.stderr[-2000:]
+        loaded.append(r.stdout.strip().splitlines()[-1])
+    assert loaded == ["['pandas']", "[]"]
 
 
 @pytest.mark.slow

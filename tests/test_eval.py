@@ -174,6 +174,13 @@ def test_a_method_is_one_registered_object_that_says_what_it_needs():
         get_method("kepp-R3")
 
 
+def test_every_registered_method_has_its_label_known_without_loading_the_methods():
+    from kepp_core.evaluation.labels import METHOD_LABELS
+    from kepp_core.evaluation.methods import REGISTRY
+
+    assert METHOD_LABELS == {name: m.label for name, m in REGISTRY.items()}
+
+
 def test_a_checkpoint_config_with_a_bad_field_names_the_file(tmp_path):
     from kepp_core.errors import KeppError
     from kepp_core.models import ModelSpec

@@ -24,27 +24,32 @@ SHORT = {"success": "Success", "wrong_endpoint": "Wrong end", "repeated": "Repea
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _choose(files: tuple[str, ...], mtimes: tuple[float, ...], horizons: tuple[int, ...] | None,
-            dataset: tuple, upload_example: bool, _preds, _videos: set[str]) -> list[dict]:
-    # ``dataset`` keys the playable videos (ten thousand ids hash slowly on every run)
-    return api.choose_scenes(_preds, horizons=horizons, videos=_videos, upload_example=upload_example)
+            dataset: tuple, upload_example: bool, _cfg, _videos: set[str]) -> list[dict]:
+    # ``dataset`` keys the playable videos (ten thousand ids hash slowly on every run). The records
+    # are read (and shared with the records pages) only when their scenes are not remembered on disk:
+    # Home's first page then need not judge every record at each start.
+    return api.remembered_scenes(files, lambda: backend.predictions(_cfg), horizons=horizons, videos=_videos,
+                                 upload_example=upload_example)
 
 
 def available(cfg, ds, horizons=None) -> list[dict]:
     """The scenes of the loaded records that the app can open (trained horizons, playable videos);
     with a known feature encoder, one playable video is offered as an uploaded video too."""
     try:
-        preds = backend.predictions(cfg)
-        files = backend.workspace(cfg).prediction_files()
+        files = tuple(map(str, backend.workspace(cfg).prediction_files()))
     except KeppError:
         return []
-    if preds is None or not len(preds):
+    if not files:
         return []
     hs = tuple(sorted(int(h) for h in horizons)) if horizons else None
     encodable = bool(api.feature_encoder(ds)["encoder"])  # an upload is encoded with the dataset's encoder
-    files = tuple(map(str, files))
     mtimes = tuple(Path(f).stat().st_mtime for f in files)
     key = (api.dataset_key(cfg), id(ds))
-    return _choose(files, mtimes, hs, key, encodable, preds, _playable_ids(key, hs, cfg, ds))
+    videos = _playable_ids(key, hs, cfg, ds)
+    try:
+        return _choose(files, mtimes, hs, key, encodable, cfg, videos)
+    except KeppError:  # records that cannot be read: no scenes (the records pages say why)
+        return []
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)

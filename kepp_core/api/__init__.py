@@ -99,6 +99,7 @@ from kepp_core.api.analysis import (
     pattern_label,
     plan_query,
     read_predictions,
+    remembered_scenes,
     subgraph_view,
     transitions,
 )
@@ -156,6 +157,7 @@ __all__ = [
     "method_model",
     "pattern_label",
     "plan_query",
+    "remembered_scenes",
     "AppConfig",
     "AppOptions",
     "DATASET_FORMATS",

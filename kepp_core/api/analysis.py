@@ -6,11 +6,15 @@ horizon, and the paper's failure analysis.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Sequence
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
 
+from kepp_core.data.synth import kepp_home
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.failures import (
     PATH_METHODS,
@@ -25,7 +29,9 @@ from kepp_core.evaluation.failures import (
     failure_stats,
     read_records,
 )
+from kepp_core.evaluation.labels import METHOD_LABELS
 from kepp_core.graph import expert_trajectories, subgraph, transition_matrix
+from kepp_core.io import atomic_write_json
 from kepp_core.metrics import (
     mean_accuracy,
     miou_per_batch,
@@ -35,8 +41,8 @@ from kepp_core.metrics import (
 
 __all__ = ["PATTERNS", "PATTERN_LABELS", "RECORD_COLUMNS", "SCENE_KINDS", "TABLE_METRICS", "choose_scenes",
            "episode_label", "episode_parts", "mean_ci90", "method_horizon_table", "method_label", "method_model",
-           "pattern_label", "plan_query", "t_quantile_95", "EpisodeOutcome", "Failure", "FailureStats",
-           "classify_failures", "default_method", "expert_view", "failure_analysis", "failure_stats",
+           "pattern_label", "plan_query", "remembered_scenes", "t_quantile_95", "EpisodeOutcome", "Failure",
+           "FailureStats", "classify_failures", "default_method", "expert_view", "failure_analysis", "failure_stats",
            "heatmap_order", "metrics_table", "outcomes", "read_predictions", "subgraph_view", "transitions"]
 
 RECORD_COLUMNS = ["episode", "task", "video", "horizon", "setting", "seed", "method", "truth", "plan", "endpoints",
@@ -179,12 +185,10 @@ def metrics_table(preds):
     """SR, mAcc and both mIoU variants (in %) per method, horizon and setting of a predictions table."""
     import pandas as pd
 
-    from kepp_core.evaluation.methods import LABELS  # lazy: loads torch
-
     rows = []
     for (method, horizon, setting), g in preds.groupby(["method", "horizon", "setting"], sort=True, dropna=False):
         pred, gt = [list(p) for p in g["plan"]], [list(t) for t in g["truth"]]
-        rows.append({"method": method, "name": LABELS.get(method, method), "T": int(horizon),
+        rows.append({"method": method, "name": method_label(method), "T": int(horizon),
                      "setting": setting, "episodes": len(g),
                      "SR": round(float(success_rate(pred, gt)), 2), "mAcc": round(float(mean_accuracy(pred, gt)), 2),
                      "mIoU (episode)": round(float(miou_per_episode(pred, gt)), 2),
@@ -219,8 +223,15 @@ def failure_analysis(df) -> tuple[list[EpisodeOutcome], FailureStats, list[Failu
 
 # --- readable names ----------------------------------------------------------------------------------------
 def method_label(method: str) -> str:
-    """A method's readable name (the evaluation registry's label; the name itself when unknown)."""
-    from kepp_core.evaluation.methods import LABELS  # lazy: loads torch
+    """A method's readable name: a built-in method's without loading the methods (no torch), any
+    other's from the evaluation registry; the name itself when unknown.
+
+    >>> method_label("kepp-R2")
+    'KEPP R=2'
+    """
+    if method in METHOD_LABELS:
+        return METHOD_LABELS[method]
+    from kepp_core.evaluation.methods import LABELS  # lazy: loads torch (a method registered outside the built-ins)
 
     return LABELS.get(method, method)
 
@@ -362,6 +373,38 @@ def choose_scenes(preds, method: str | None = None, horizons: Iterable[int] | No
         elif upload_example and len(ok):
             return [_scene(kind, row) for kind, row in picks] + [_upload_example(ok, picks)]
     return [_scene(kind, row) for kind, row in picks]
+
+
+SCENES_FOLDER = "scenes"  # under $KEPP_HOME: the scenes of records already judged, one JSON file per key
+_SCENES_FORMAT = "kepp-scenes"
+
+
+def remembered_scenes(files: Sequence[str | Path], read: Callable[[], object], horizons: Iterable[int] | None = None,
+                      videos: Iterable[str] | None = None, upload_example: bool = False) -> list[dict]:
+    """:func:`choose_scenes` of the records in ``files``, remembered on disk across runs:
+    ``read()`` gives their table (:func:`read_predictions`) and is called only when the scenes of
+    these files and arguments are not in ``$KEPP_HOME/scenes/`` yet. The key is made of the
+    files' paths, sizes and modification times, the horizons, the videos and ``upload_example``,
+    so a changed file is judged again. The app's first page shows its scenes without judging
+    every record at each start (at COIN scale, 134,000 rows: 2 to 3 s). The folder is a cache:
+    deleting it is safe, and one that cannot be written is skipped."""
+    stats = [[str(f), st.st_size, st.st_mtime_ns] for f, st in ((f, os.stat(f)) for f in files)]
+    hs = sorted(int(h) for h in horizons) if horizons is not None else None
+    ids = hashlib.sha1("\n".join(sorted(map(str, videos))).encode()).hexdigest() if videos is not None else None
+    key = json.dumps([stats, hs, ids, bool(upload_example)])
+    path = kepp_home() / SCENES_FOLDER / f"{hashlib.sha1(key.encode()).hexdigest()}.json"
+    try:
+        data = json.loads(path.read_bytes())
+        if data.get("format") == _SCENES_FORMAT and data.get("key") == key:
+            return data["scenes"]
+    except (OSError, ValueError, AttributeError, KeyError):
+        pass  # not remembered yet (or not readable): judge the records
+    scenes = choose_scenes(read(), horizons=horizons, videos=videos, upload_example=upload_example)
+    try:
+        atomic_write_json(path, {"format": _SCENES_FORMAT, "key": key, "scenes": scenes})
+    except KeppError:  # a cache folder that cannot be written: the scenes are chosen again next time
+        pass
+    return scenes
 
 
 def _upload_example(ok, picks: list) -> dict:

@@ -27,6 +27,7 @@ from kepp_core.data.synth import default_world_root, ensure_world
 from kepp_core.errors import KeppError
 from kepp_core.graph import build_graph, load_graph
 from kepp_core.io import iter_jsonl
+from kepp_core.models.folders import trained_horizons as horizons_of
 from kepp_core.video import read_manifest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -70,10 +71,9 @@ def demo_model_folders() -> list[Path]:
 
 
 def trained_horizons(root: str | Path) -> list[int]:
-    """Horizons that have a trained step model under a models folder (``ROOT/T<h>/step``)."""
-    from kepp_core.models import trained_horizons as horizons  # lazy: loads torch
-
-    return horizons(root)
+    """Horizons that have a trained step model under a models folder (``ROOT/T<h>/step``); reads
+    the folders only (no torch)."""
+    return horizons_of(root)
 
 
 def model_specs(root: str | Path, horizon: int) -> list:

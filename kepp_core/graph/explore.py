@@ -7,12 +7,15 @@ import heapq
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.graph.build import ProcedureGraph
+
+if TYPE_CHECKING:  # pandas loads with the first table (0.7 s): the app's first page shows none
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -162,6 +165,8 @@ def expert_trajectories(graph: ProcedureGraph, task: str) -> pd.DataFrame:
              "count": c, "share": c / total, "probability": float(graph.probability(u, v))}
             for (u, v), c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
     columns = ["source", "target", "source_label", "target_label", "count", "share", "probability"]
+    import pandas as pd
+
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -195,6 +200,8 @@ def transition_matrix(plans: Iterable[Sequence[int]], order: Sequence[int],
         rows = mat.sum(axis=1, keepdims=True)
         mat = mat / (rows + (rows == 0))
     names = [actions[a] for a in order] if actions is not None else order
+    import pandas as pd
+
     return pd.DataFrame(mat, index=pd.Index(names, name="from"), columns=pd.Index(names, name="to"))
 
 

@@ -13,7 +13,6 @@ KeppErrors.
 
 from __future__ import annotations
 
-import json
 import uuid
 from pathlib import Path
 
@@ -25,14 +24,10 @@ from safetensors.torch import load_file, save_file
 from kepp_core.data.records import Dataset
 from kepp_core.diffusion import ProjectedDiffusion
 from kepp_core.errors import KeppError
-from kepp_core.io import atomic_path, atomic_write_json, fault_point, read_text_utf8
+from kepp_core.io import atomic_path, atomic_write_json, fault_point
 from kepp_core.models.classifier import TaskClassifier
-
-FORMAT = "kepp-checkpoint"
-VERSION = 1
-WEIGHTS = "model.safetensors"
-CONFIG = "config.json"
-GRAPH_FILE = "graph.json"  # the P²KG a planning model was trained with, saved beside it
+from kepp_core.models.folders import (CONFIG, FORMAT, GRAPH_FILE, VERSION, WEIGHTS,  # noqa: F401  (also read from here)
+                                      read_config, trained_horizons)
 
 
 ID_KEY = "kepp_id"  # safetensors metadata: the id of the save that wrote the file
@@ -80,25 +75,6 @@ def save_checkpoint(folder: str | Path, model: torch.nn.Module, config: dict) ->
     atomic_write_json(folder / CONFIG, {"format": FORMAT, "version": VERSION, **config, "weights_id": save_id})
     fault_point("checkpoint-config")
     return folder
-
-
-def read_config(folder: str | Path) -> dict:
-    """A checkpoint folder's config, checked for the kepp format and version."""
-    folder = Path(folder)
-    path = folder / CONFIG
-    if not folder.is_dir():
-        raise KeppError(f"{folder}: checkpoint folder not found")
-    if not path.is_file():
-        raise KeppError(f"{path}: not found (a checkpoint folder holds {WEIGHTS} and {CONFIG})")
-    try:
-        cfg = json.loads(read_text_utf8(path))
-    except json.JSONDecodeError as e:
-        raise KeppError(f"{path}: corrupt checkpoint config ({e})") from None
-    if not isinstance(cfg, dict) or cfg.get("format") != FORMAT:
-        raise KeppError(f"{path}: not a kepp checkpoint config (expected format {FORMAT!r})")
-    if cfg.get("version") != VERSION:
-        raise KeppError(f"{path}: checkpoint version {cfg.get('version')} is not supported (expected {VERSION})")
-    return cfg
 
 
 def load_checkpoint(folder: str | Path, kind: str | None = None,
@@ -176,16 +152,3 @@ def check_compatible(cfg: dict, dataset: Dataset, horizon: int | None = None, ob
         raise KeppError(f"{where}: trained for horizon T={fp.get('horizon')}, not T={horizon}")
     if setting is not None and fp.get("setting") != setting:
         raise KeppError(f"{where}: trained with the {fp.get('setting')!r} observation setting, not {setting!r}")
-
-
-def trained_horizons(root: str | Path) -> list[int]:
-    """Horizons with a step model under a models folder (``ROOT/T<h>/step``)."""
-    root = Path(root)
-    out = []
-    for p in sorted(root.glob("T*/step")):
-        try:
-            read_config(p)
-        except KeppError:
-            continue
-        out.append(int(p.parent.name[1:]))
-    return sorted(out)

@@ -46,10 +46,15 @@ DIFFICULTIES: dict[str, Knobs] = {
 KNOB_NAMES = tuple(f for f in Knobs.__dataclass_fields__)
 
 
+def kepp_home() -> Path:
+    """KEPP's cache folder: ``$KEPP_HOME``, else ``~/.cache/kepp``."""
+    home = os.environ.get("KEPP_HOME")
+    return Path(home).expanduser() if home else Path.home() / ".cache" / "kepp"
+
+
 def default_world_root() -> Path:
     """Where the default demo world is cached: ``$KEPP_HOME/demo-world`` (``~/.cache/kepp``)."""
-    home = os.environ.get("KEPP_HOME")
-    return (Path(home).expanduser() if home else Path.home() / ".cache" / "kepp") / "demo-world"
+    return kepp_home() / "demo-world"
 
 
 def knobs_for(difficulty: str = "default", **overrides) -> Knobs:

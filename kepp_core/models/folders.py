@@ -1,0 +1,49 @@
+"""A models folder read without torch: a checkpoint folder's ``config.json`` and the horizons
+that have a trained step model (``ROOT/T<h>/step``). The app's first page asks which horizons
+are trained; answering must not wait for torch to load (2 s)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kepp_core.errors import KeppError
+from kepp_core.io import read_text_utf8
+
+FORMAT = "kepp-checkpoint"
+VERSION = 1
+WEIGHTS = "model.safetensors"
+CONFIG = "config.json"
+GRAPH_FILE = "graph.json"  # the P²KG a planning model was trained with, saved beside it
+
+
+def read_config(folder: str | Path) -> dict:
+    """A checkpoint folder's config, checked for the kepp format and version."""
+    folder = Path(folder)
+    path = folder / CONFIG
+    if not folder.is_dir():
+        raise KeppError(f"{folder}: checkpoint folder not found")
+    if not path.is_file():
+        raise KeppError(f"{path}: not found (a checkpoint folder holds {WEIGHTS} and {CONFIG})")
+    try:
+        cfg = json.loads(read_text_utf8(path))
+    except json.JSONDecodeError as e:
+        raise KeppError(f"{path}: corrupt checkpoint config ({e})") from None
+    if not isinstance(cfg, dict) or cfg.get("format") != FORMAT:
+        raise KeppError(f"{path}: not a kepp checkpoint config (expected format {FORMAT!r})")
+    if cfg.get("version") != VERSION:
+        raise KeppError(f"{path}: checkpoint version {cfg.get('version')} is not supported (expected {VERSION})")
+    return cfg
+
+
+def trained_horizons(root: str | Path) -> list[int]:
+    """Horizons with a step model under a models folder (``ROOT/T<h>/step``)."""
+    root = Path(root)
+    out = []
+    for p in sorted(root.glob("T*/step")):
+        try:
+            read_config(p)
+        except KeppError:
+            continue
+        out.append(int(p.parent.name[1:]))
+    return sorted(out)
