@@ -265,6 +265,55 @@ def test_results_table_and_comparing_up_to_four_methods(monkeypatch, demo_env):
     assert sum('plan</div>' in str(m.value) for m in again.markdown) == 3
 
 
+def table_downloads(monkeypatch) -> dict[str, bytes]:
+    """What each table's CSV download holds (by the table's key), filled at every later run of the
+    app: a paged table's download is made on click (a deferred download), so it is made here."""
+    import sys
+
+    charts = sys.modules["components.charts"]  # the app's module, loaded by a first run
+    shown, real = {}, charts.show_table
+
+    def spy(df, name, key, csv=None, **kwargs):
+        shown[key] = csv() if csv else df.to_csv(index=False).encode()
+        return real(df, name, key, csv=csv, **kwargs)
+
+    monkeypatch.setattr(charts, "show_table", spy)
+    return shown
+
+
+def csv_table(data: bytes) -> pd.DataFrame:
+    import io
+
+    return pd.read_csv(io.BytesIO(data))
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("app")
+def test_results_and_failure_downloads_hold_every_row_of_the_filter_not_one_page(monkeypatch, demo_env):
+    preds = records(demo_env)
+    rows = preds[(preds["method"] == "kepp-R1") & (preds["horizon"] == 3)]
+    at = ok(session(monkeypatch, demo_env, "pages/5_Results.py", {"method": "kepp-R1", "T": "3"}))
+    assert len(rows) > 50 and len(next(d.value for d in at.dataframe if "ground truth" in d.value)) == 50
+    downloads = table_downloads(monkeypatch)
+    ok(at.run())
+    table = csv_table(downloads["res_episodes"])
+    assert len(table) == len(rows) and list(table.columns)[:4] == ["episode", "T", "method", "correct"]
+    assert table["correct"].tolist() == rows["success"].tolist()
+    at.selectbox(key="res_outcome").select("incorrect")
+    ok(at.run())
+    table = csv_table(downloads["res_episodes"])
+    assert len(table) == (~rows["success"]).sum() > 50 and not table["correct"].any()
+
+    query = {"method": "kepp-R1", "T": "3", "pattern": "wrong_endpoint"}
+    at = ok(session(monkeypatch, demo_env, "pages/4_Failure_cases.py", query))
+    assert at.radio(key="fail_pattern").value == "wrong_endpoint"
+    failures = rows[rows["pattern"] == "wrong_endpoint"]
+    assert len(failures) > 50 and len(at.dataframe[1].value) == 50
+    table = csv_table(downloads["fail_table"])
+    assert len(table) == len(failures) and not table["correct"].any()
+    assert table["pattern"].tolist() == [api.pattern_label(p) for p in failures["patterns"]]
+
+
 @pytest.mark.slow
 @pytest.mark.xdist_group("app")
 def test_home_page_loads_no_torch_and_once_its_scenes_are_remembered_no_pandas(demo_env, tmp_path):

@@ -4,7 +4,7 @@ downloads, transition heatmaps, a plan as a row of step cards. They take plain d
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import streamlit as st
@@ -41,10 +41,13 @@ def show_figure(fig, name: str, key: str) -> None:
                        file_name=f"{name}.html", mime="text/html", key=f"dl_{key}", on_click="ignore")
 
 
-def show_table(df: pd.DataFrame, name: str, key: str, **kwargs):
-    """A table with a CSV download; returns the table's selection state when ``on_select`` is given."""
+def show_table(df: pd.DataFrame, name: str, key: str, csv: Callable[[], bytes] | None = None, **kwargs):
+    """A table with a CSV download; returns the table's selection state when ``on_select`` is given.
+
+    ``csv``: what the download holds when it is more than the rows shown (a paged table: every row
+    of its filter), made when the button is pressed, not on every run."""
     event = st.dataframe(df, width="stretch", key=f"tbl_{key}", **kwargs)
-    st.download_button("Download table (CSV)", df.to_csv(index=False).encode(), file_name=f"{name}.csv",
+    st.download_button("Download table (CSV)", csv or df.to_csv(index=False).encode(), file_name=f"{name}.csv",
                        mime="text/csv", key=f"dlcsv_{key}", on_click="ignore")
     return event
 

@@ -44,6 +44,12 @@ def episode_table(df: pd.DataFrame, ds) -> pd.DataFrame:
     })
 
 
+def episodes_csv(df: pd.DataFrame, ds) -> bytes:
+    """Every row of ``df`` as the readable episode table (:func:`episode_table`), in CSV: the
+    download of a paged table holds all rows of its filter, not one page."""
+    return episode_table(df, ds).to_csv(index=False).encode()
+
+
 def show_clips(ds, row) -> None:
     """Thumbnails of the episode's start and goal (when the video file is there)."""
     try:

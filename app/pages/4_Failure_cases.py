@@ -72,9 +72,17 @@ if not len(chosen):
     link.publish()
     st.info("No failure has this pattern.")
     st.stop()
+
+
+def with_patterns(df: pd.DataFrame) -> pd.DataFrame:
+    """The failures' rows for the table: every pattern that applies, by name."""
+    df = df.reset_index(drop=True)
+    df["pattern"] = [pattern_label(p) for p in df["patterns"]]
+    return df
+
+
 lo, hi = paging.pager(link, "fail", chosen["episode"], "fail_episode")
-rows = chosen.iloc[lo:hi].reset_index(drop=True)
-rows["pattern"] = [pattern_label(p) for p in rows["patterns"]]
+rows = with_patterns(chosen.iloc[lo:hi])
 ids = list(rows["episode"])
 link.seed("fail_episode", "episode", ids)
 if st.session_state.get("fail_episode") not in ids:  # another page: its first episode
@@ -90,8 +98,9 @@ def pick_row(key: str, ids: list[str]) -> None:
 
 table = episodes.episode_table(rows, ds)
 st.caption("Click a row to show its episode.")
-show_table(table, f"failures_{pattern}_page{lo // paging.PAGE_SIZE + 1}", key="fail_table", hide_index=True,
-           height=220, on_select=lambda: pick_row("tbl_fail_table", ids), selection_mode="single-row")
+show_table(table, f"failures_{pattern}", key="fail_table", hide_index=True, height=220,
+           csv=lambda: episodes.episodes_csv(with_patterns(chosen), ds),  # every page of the pattern
+           on_select=lambda: pick_row("tbl_fail_table", ids), selection_mode="single-row")
 names = episodes.episode_names(ids, ds)
 ep_col, prev_col, next_col, open_col = st.columns([5, 1, 1, 2], vertical_alignment="bottom")
 ep = ep_col.selectbox("Episode", ids, key="fail_episode", format_func=names.get)

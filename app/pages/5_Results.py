@@ -99,6 +99,7 @@ page_rows = sel.iloc[lo:hi]
 ids = list(page_rows["episode"])
 st.caption("Click a row to compare it below")
 show_table(episodes.episode_table(page_rows, ds), "kepp_episodes", key="res_episodes", hide_index=True, height=260,
+           csv=lambda: episodes.episodes_csv(sel, ds),  # every page of the filter
            on_select=lambda: pick_row("tbl_res_episodes", ids), selection_mode="single-row")
 
 if len(sel):
