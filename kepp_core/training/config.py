@@ -82,7 +82,7 @@ PRESETS: dict[str, dict] = {
     # (issue 10's "longer preset"; README, How to use the graph).
     "demo-long": dict(n_steps=20, dim=32, mults=(1, 2), batch_size=64, train_steps=1500, lr=2e-3, warmup=50,
                       decay=[(1200, 0.5)], log_every=50, val_every=100, patience=0, classifier_epochs=40),
-    # The COIN-scale world (10,070 rendered COIN videos, 778 actions; issue 12): the demo network
+    # The COIN-scale world (10,070 rendered COIN videos, 768 actions; issue 12): the demo network
     # at batch 256 for ~20 epochs of T=3 episodes, windows memory-mapped (README, At scale).
     "coin-world": dict(n_steps=20, dim=32, mults=(1, 2), batch_size=256, train_steps=1000, lr=2e-3, warmup=50,
                        decay=[(800, 0.5)], log_every=50, val_every=250, patience=0, classifier_epochs=20,
