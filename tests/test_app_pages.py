@@ -14,15 +14,18 @@ from test_app_fixtures import APP, app_env, app_world  # noqa: F401  (fixtures)
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("app")]
 
 
-def open_page(monkeypatch, env, page: str | None = None, **overrides) -> AppTest:
-    """Start a fresh app session (new session state) on ``page`` with the test environment."""
+def open_page(monkeypatch, env, page: str | None = None, *, query: dict | None = None, timeout: float = 180,
+              **overrides) -> AppTest:
+    """Start a fresh app session (new session state) on ``page`` with the test environment
+    (``overrides``: more environment variables; ``query``: the URL's query parameters)."""
     for k, v in {**env.environ(), **overrides}.items():
         if v is None:
             monkeypatch.delenv(k, raising=False)
         else:
             monkeypatch.setenv(k, str(v))
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    at = AppTest.from_file(str(APP), default_timeout=180)
+    at = AppTest.from_file(str(APP), default_timeout=timeout)
+    at.query_params.update(query or {})
     if page:
         at.switch_page(page)
     return at.run()

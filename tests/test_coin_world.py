@@ -243,20 +243,7 @@ def scaled(coin_world, tmp_path_factory) -> Scaled:
 
 def session(monkeypatch, env, page: str, query: dict | None = None):
     """A fresh browser session (a new tab) on ``page`` with ``query`` in its URL."""
-    from streamlit.testing.v1 import AppTest
-
-    from test_app_fixtures import APP
-
-    for k, v in env.environ().items():
-        if v is None:
-            monkeypatch.delenv(k, raising=False)
-        else:
-            monkeypatch.setenv(k, str(v))
-    monkeypatch.setenv("KEPP_THREADS", "1")
-    at = AppTest.from_file(str(APP), default_timeout=300)
-    at.query_params.update(query or {})
-    at.switch_page(page)
-    at.run()
+    at = open_page(monkeypatch, env, page, query=query, timeout=300, KEPP_THREADS="1")
     no_problems(at)
     return at
 

@@ -80,10 +80,11 @@ class ProjectedDiffusion(nn.Module):
         return cls(ConditionLayout.from_dict(cfg["layout"]), n_steps=int(cfg["n_steps"]),
                    dim=int(cfg["dim"]), mults=tuple(cfg["mults"]))
 
-    def set_normalisation(self, obs: torch.Tensor) -> None:
-        """Standardise observations with the mean/std of ``obs`` ``[N, obs_dim]`` (training data)."""
-        self.obs_mean.copy_(obs.mean(0))
-        self.obs_std.copy_(obs.std(0).clamp_min(1e-3) if len(obs) > 1 else torch.ones_like(self.obs_std))
+    def set_normalisation(self, mean: torch.Tensor, std: torch.Tensor) -> None:
+        """Standardise observations with the training data's per-column ``mean`` and ``std``
+        (std floored at 1e-3; see :func:`kepp_core.training.windows.observation_stats`)."""
+        self.obs_mean.copy_(mean)
+        self.obs_std.copy_(std.clamp_min(1e-3))
 
     # --- samples --------------------------------------------------------------------------
     def template(self, obs_start: torch.Tensor, obs_goal: torch.Tensor,

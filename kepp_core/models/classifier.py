@@ -29,9 +29,11 @@ class TaskClassifier(nn.Module):
     def from_config(cls, cfg: dict) -> TaskClassifier:
         return cls(int(cfg["obs_dim"]), int(cfg["n_tasks"]), int(cfg.get("hidden", 256)))
 
-    def set_normalisation(self, obs: torch.Tensor) -> None:
-        self.obs_mean.copy_(obs.mean(0))
-        self.obs_std.copy_(obs.std(0).clamp_min(1e-3) if len(obs) > 1 else torch.ones_like(self.obs_std))
+    def set_normalisation(self, mean: torch.Tensor, std: torch.Tensor) -> None:
+        """Standardise observations with the training data's per-column ``mean`` and ``std``
+        (std floored at 1e-3; see :func:`kepp_core.training.windows.observation_stats`)."""
+        self.obs_mean.copy_(mean)
+        self.obs_std.copy_(std.clamp_min(1e-3))
 
     def forward(self, obs_start: torch.Tensor, obs_goal: torch.Tensor) -> torch.Tensor:
         s = (obs_start - self.obs_mean) / self.obs_std

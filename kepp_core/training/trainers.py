@@ -67,13 +67,6 @@ def window_store(cfg: TrainConfig, out: str | Path | None) -> Path | None:
     return Path(out).parent / "windows"
 
 
-def _normalise(model, data: EpisodeTensors) -> None:
-    """Standardise the model's observations with the training windows' mean and std."""
-    mean, std = observation_stats(data.obs_start, data.obs_goal)
-    model.obs_mean.copy_(mean)
-    model.obs_std.copy_(std.clamp_min(1e-3) if len(data) * 2 > 1 else torch.ones_like(model.obs_std))
-
-
 def _meta(kind: str, model, ds: Dataset, data: EpisodeTensors, cfg: TrainConfig, **extra) -> dict:
     return {"kind": kind, "model": model.config(),
             "dataset": dataset_fingerprint(ds, data.obs_dim, cfg.horizon, cfg.setting, cfg.m),
@@ -91,7 +84,7 @@ def train_step_model(ds: Dataset, cfg: TrainConfig, out: str | Path | None, resu
 def _fit_step(ds: Dataset, cfg: TrainConfig, data: EpisodeTensors, val: EpisodeTensors | None,
               out: str | Path | None, resume: bool = False, progress: bool = True) -> tuple[ProjectedDiffusion, dict]:
     model = ProjectedDiffusion(step_layout(cfg.horizon, data.obs_dim, ds.num_actions), cfg.n_steps, cfg.dim, cfg.mults)
-    _normalise(model, data)
+    model.set_normalisation(*observation_stats(data.obs_start, data.obs_goal))
 
     def batch_loss(net, idx):
         dev = model.obs_mean.device
@@ -200,7 +193,7 @@ def train_plan_model(ds: Dataset, cfg: TrainConfig, out: str | Path, step_dir: s
     width = len(tasks) if cfg.condition == "task" else (extra.shape[-1] if extra is not None else None)
     layout = plan_layout(cfg.horizon, data.obs_dim, ds.num_actions, cfg.condition, width)
     model = ProjectedDiffusion(layout, cfg.n_steps, cfg.dim, cfg.mults)
-    _normalise(model, data)
+    model.set_normalisation(*observation_stats(data.obs_start, data.obs_goal))
     pdata = _PlanData(data, val, meta={"condition": cfg.condition, "R": cfg.R, "recommend": cfg.recommend})
     if cfg.condition in ("graph", *LLM_CONDITIONS):
         _recommendation_rows(pdata, ds, cfg, step_dir, llm, progress)
@@ -327,7 +320,7 @@ def train_task_classifier(ds: Dataset, cfg: TrainConfig, out: str | Path, resume
     data, val = _parts(ds, cfg, out, progress)
     tasks = task_names(ds)
     model = TaskClassifier(data.obs_dim, len(tasks))
-    _normalise(model, data)
+    model.set_normalisation(*observation_stats(data.obs_start, data.obs_goal))
     bsz = min(cfg.batch_size, len(data))
     steps = max(1, cfg.classifier_epochs * max(1, len(data) // bsz))
     ccfg = TrainConfig.from_dict({**cfg.to_dict(), "train_steps": steps, "lr": 1e-3, "warmup": 1, "decay": [],
