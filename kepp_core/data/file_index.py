@@ -54,14 +54,16 @@ class FileIndex:
                 stat = os.stat(text)
             except OSError as e:
                 raise KeppError(f"{text}: cannot read ({e.strerror or e})") from None
-        entries = self._entries(folder)
+        entries = self._folders.get(folder)
+        if entries is None:
+            entries = self._entries(folder)
         self._seen[folder].add(name)
-        key = [stat.st_size, stat.st_mtime_ns]
         entry = entries.get(name)
-        if isinstance(entry, list) and len(entry) == 3 and entry[:2] == key and self.valid(entry[2]):
+        if (type(entry) is list and len(entry) == 3 and entry[0] == stat.st_size and entry[1] == stat.st_mtime_ns
+                and self.valid(entry[2])):
             return entry[2]
         value = self.read(text)
-        entries[name] = [*key, value]
+        entries[name] = [stat.st_size, stat.st_mtime_ns, value]
         self._changed.add(folder)
         return value
 
