@@ -62,7 +62,7 @@ def test_bad_config_file_fails_before_the_server_starts(capsys, tmp_path):
 
 def test_options_reach_the_app_configuration(monkeypatch, tmp_path):
     argv, env = app_command(AppOptions(dataset="plans", root=str(tmp_path), presentation=True, port=8765))
-    assert argv[:5] == [sys.executable, "-m", "streamlit", "run", str(REPO / "app" / "Home.py")]
+    assert argv[:4] == [sys.executable, str(REPO / "app" / "serve.py"), "run", str(REPO / "app" / "Home.py")]
     assert "--server.headless=true" in argv and "--server.port=8765" in argv
     assert env[ENV["root"]] == str(tmp_path.resolve()) and env[ENV["presentation"]] == "1"
     assert ENV["graph"] not in env
@@ -128,3 +128,50 @@ def test_kepp_app_serves_and_stopping_it_stops_the_server(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def _server_log(opts: AppOptions, wanted: str, timeout: float = 90.0) -> tuple[str, bool]:
+    """Start the app's server with ``opts``; its stderr once it holds ``wanted`` (or the server
+    exited, or ``timeout``), and whether the server then still answered."""
+    import subprocess
+    import time
+    import urllib.request
+
+    argv, env = app_command(opts)
+    proc = subprocess.Popen(argv, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and proc.poll() is None and not any(wanted in x for x in lines):
+            lines.append(proc.stderr.readline())
+        try:
+            with urllib.request.urlopen(f"http://localhost:{opts.port}/_stcore/health", timeout=5) as r:
+                answered = r.read() == b"ok"
+        except OSError:
+            answered = False
+        return "".join(lines), answered
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+@pytest.mark.slow
+def test_the_server_opens_the_dataset_while_it_starts(synth_world):
+    from kepp_core.commands.app import free_port
+    from kepp_core.data import load_dataset
+
+    n = len(load_dataset("demo", synth_world).videos)
+    log, answered = _server_log(AppOptions(dataset="demo", root=str(synth_world), port=free_port()), "KEPP app: dataset")
+    assert f"KEPP app: dataset demo opened ({n} videos" in log and answered
+    assert "ScriptRunContext" not in log  # the cache's warning about a thread without a page stays quiet
+
+
+@pytest.mark.slow
+def test_a_dataset_that_fails_to_open_is_left_to_the_page(tmp_path):
+    from kepp_core.commands.app import free_port
+
+    (tmp_path / "tasks_primary.txt").write_text("")
+    log, answered = _server_log(AppOptions(dataset="crosstask", root=str(tmp_path), port=free_port()),
+                                "ahead of the first page")
+    assert "the dataset was not opened ahead of the first page" in log and str(tmp_path) in log
+    assert answered and "Traceback" not in log

@@ -24,6 +24,7 @@ from kepp_core.video.encoders import encoder_name
 
 REPO = Path(__file__).resolve().parents[2]
 APP_SCRIPT = REPO / "app" / "Home.py"
+APP_SERVER = REPO / "app" / "serve.py"  # streamlit run, the dataset opened while it starts
 __all__ = ["AppOptions", "add_app_args", "app_command", "check_options", "free_port", "launch_app", "port_is_free",
            "start_app"]
 
@@ -44,8 +45,9 @@ def check_options(opts: AppOptions) -> None:
         raise KeppError(f"--port {opts.port}: expected 1..65535")
     if not port_is_free(opts.port, opts.address):
         raise KeppError(f"port {opts.port} on {opts.address} is already in use (choose another with --port)")
-    if not APP_SCRIPT.is_file():
-        raise KeppError(f"{APP_SCRIPT}: the app is not part of this installation (run from a source checkout)")
+    for script in (APP_SCRIPT, APP_SERVER):
+        if not script.is_file():
+            raise KeppError(f"{script}: the app is not part of this installation (run from a source checkout)")
 
 
 def port_is_free(port: int, address: str = "localhost") -> bool:
@@ -67,13 +69,14 @@ def free_port(address: str = "localhost") -> int:
 
 
 def app_command(opts: AppOptions) -> tuple[list[str], dict[str, str]]:
-    """The ``streamlit run`` command line and environment that start the app.
+    """The command line (``streamlit run`` through ``app/serve.py``, which opens the dataset while
+    the server starts) and environment that start the app.
 
     >>> argv, env = app_command(AppOptions(port=8600))
-    >>> argv[1:4], "--server.port=8600" in argv
-    (['-m', 'streamlit', 'run'], True)
+    >>> Path(argv[1]).name, argv[2], Path(argv[3]).name, "--server.port=8600" in argv
+    ('serve.py', 'run', 'Home.py', True)
     """
-    argv = [sys.executable, "-m", "streamlit", "run", str(APP_SCRIPT),
+    argv = [sys.executable, str(APP_SERVER), "run", str(APP_SCRIPT),
             "--server.headless=true", f"--server.port={opts.port}", f"--server.address={opts.address}",
             "--browser.gatherUsageStats=false", "--server.fileWatcherType=none",
             "--global.developmentMode=false"]
