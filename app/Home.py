@@ -5,12 +5,12 @@ from __future__ import annotations
 import streamlit as st
 
 from components import backend, scenes
-from components.config import page_setup
+from components.config import NAV, page_setup
 from components.text import dataset_caption, md_code
 from kepp_core.api import feature_encoder
 from kepp_core.errors import KeppError
 
-cfg = page_setup("Home", "📘")
+cfg = page_setup("Home")
 
 st.title("KEPP: knowledge-enhanced procedure planning")
 st.markdown(
@@ -54,13 +54,12 @@ if not cfg.presentation:  # paths and cache folders stay out of talks
     st.markdown("\n".join(f"- **{k}**: {md_code(v)}" for k, v in loaded.items()))
 
 st.subheader("Pages")
-PAGES = [
-    ("pages/1_Plan.py", "Plan", "🧭", "plan from a video: step model, graph paths, final plan, sub-graph"),
-    ("pages/2_Graph.py", "Graph", "🕸️", "explore the P²KG around a step; expert trajectories of a task"),
-    ("pages/3_Heatmaps.py", "Heatmaps", "🟥", "step transition heatmaps: training, test, predictions"),
-    ("pages/4_Failure_cases.py", "Failure cases", "🔍", "the paper's failure patterns and statistics"),
-    ("pages/5_Results.py", "Results", "📊", "metrics per method and horizon; browse and compare episodes"),
-    ("pages/6_Training.py", "Training", "📈", "loss and validation curves of training runs"),
-]
-for path, label, icon, what in PAGES:
-    st.page_link(path, label=f"**{label}**: {what}", icon=icon)
+WHAT = {"Plan": "plan from a video: step model, graph paths, final plan, sub-graph",
+        "Graph": "explore the P²KG around a step; expert trajectories of a task",
+        "Heatmaps": "step transition heatmaps: training, test, predictions",
+        "Failure cases": "the paper's failure patterns and statistics",
+        "Results": "metrics per method and horizon; browse and compare episodes",
+        "Training": "loss and validation curves of training runs"}
+for path, label, icon in NAV:
+    if label in WHAT:
+        st.page_link(path, label=f"**{label}**: {WHAT[label]}", icon=icon)

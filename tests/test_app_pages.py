@@ -31,6 +31,15 @@ def open_page(monkeypatch, env, page: str | None = None, *, query: dict | None =
     return at.run()
 
 
+def open_settings(at: AppTest) -> AppTest:
+    """Open the sidebar's "Data and models" panel (its widgets are drawn only while it is open)."""
+    assert not [t for t in at.text_input if str(t.key).startswith("cfg_")], "settings drawn while the panel is closed"
+    at.session_state["kepp_panel_open"] = True
+    at.run()
+    assert at.text_input(key="cfg_root") is not None
+    return at
+
+
 def texts(elements) -> list[str]:
     return [str(e.value) for e in elements]
 
@@ -61,7 +70,7 @@ def test_nonexistent_dataset_path_is_a_message_and_the_sidebar_recovers(monkeypa
     assert not at.exception
     assert any("does not exist" in t for t in texts(at.error))
     assert not at.metric
-    at.text_input(key="cfg_root").set_value(str(app_env.world)).run()
+    open_settings(at).text_input(key="cfg_root").set_value(str(app_env.world)).run()
     no_problems(at)
     assert len(at.metric) == 4
 
@@ -70,7 +79,7 @@ def test_config_file_loaded_from_the_sidebar_replaces_the_settings(monkeypatch, 
     at = open_page(monkeypatch, app_env, KEPP_APP_ROOT=tmp_path / "nowhere")
     bad = tmp_path / "bad.toml"
     bad.write_text('colour = "blue"\n')
-    at.text_input(key="cfg_file").set_value(str(bad))
+    open_settings(at).text_input(key="cfg_file").set_value(str(bad))
     at.button(key="cfg_load").click().run()
     assert any("unknown key 'colour'" in t for t in texts(at.sidebar.error))
     good = tmp_path / "app.toml"
@@ -358,7 +367,7 @@ def test_a_world_rendered_from_niv_plans_works_by_path(monkeypatch, app_env, niv
     assert any("no checkpoints folder" in t and "graph alone" in t for t in texts(at.info))
     assert at.selectbox(key="zs_T").value == 3 and at.markdown
     # the demo models do not fit its vocabulary: said so
-    at.text_input(key="cfg_checkpoints").set_value(str(app_env.models)).run()
+    open_settings(at).text_input(key="cfg_checkpoints").set_value(str(app_env.models)).run()
     assert not at.exception
     assert any("vocabulary" in t for t in texts(at.error))
 

@@ -140,3 +140,26 @@ def test_graph_page_draws_and_exports_in_a_real_browser(server, browser):
     page.get_by_text("Procedure knowledge graph").scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "e2e_graph.png"))
     page.close()
+
+
+def test_settings_panel_opens_on_demand_and_stays_open_across_pages(server, browser, app_env):
+    """The sidebar's "Data and models" widgets are drawn only once the panel is opened (the first
+    page loads none of their scripts); opened, they show the configuration and stay open on
+    another page."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(server)
+    page.locator('[data-testid="stMetric"]').first.wait_for(timeout=90_000)
+    idle(page)
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    root = sidebar.get_by_role("textbox", name="Root")
+    assert root.count() == 0
+    loaded = page.evaluate("() => performance.getEntriesByType('resource').map(e => e.name)")
+    assert not [u for u in loaded if "/TextInput." in u], "the settings' input scripts loaded before opening"
+    sidebar.get_by_text("Data and models").click()
+    root.wait_for(timeout=30_000)
+    assert root.input_value() == str(app_env.world)
+    sidebar.get_by_role("link", name="Training").first.click()
+    page.get_by_role("heading", name="Training curves").first.wait_for(timeout=90_000)
+    idle(page)
+    assert sidebar.get_by_role("textbox", name="Root").input_value() == str(app_env.world)
+    page.close()

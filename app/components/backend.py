@@ -30,7 +30,7 @@ def guarded(stop: bool = True) -> Iterator[None]:
     try:
         yield
     except KeppError as e:
-        st.error(md(str(e)), icon="⚠️")
+        st.error(md(str(e)), icon=":material/warning:")
         if stop:
             st.stop()
 

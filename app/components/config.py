@@ -88,6 +88,7 @@ NAV = [("Home.py", "Home", ":material/home:"), ("pages/1_Plan.py", "Plan", ":mat
        ("pages/4_Failure_cases.py", "Failure cases", ":material/search:"),
        ("pages/5_Results.py", "Results", ":material/bar_chart:"), ("pages/6_Training.py", "Training", ":material/show_chart:")]
 PRESENT_SEEN = "kepp_present_seen"  # the last ?present= value applied
+PANEL_OPEN = "kepp_panel_open"  # the sidebar's settings panel is open
 
 
 def initial_config() -> AppConfig:
@@ -160,6 +161,11 @@ def _set_presentation(on: bool) -> None:
     st.session_state[PRESENT_SEEN] = "1" if on else None
 
 
+def _remember_panel() -> None:
+    """on_change of the sidebar's settings panel: open or closed, on every page."""
+    st.session_state[PANEL_OPEN] = bool(st.session_state["cfg_panel"])
+
+
 def _toggle_presentation() -> None:
     """on_change of the sidebar toggle."""
     _set_presentation(bool(st.session_state["cfg_presentation"]))
@@ -205,27 +211,41 @@ def sidebar(cfg: AppConfig) -> None:
                        "(also ?present=1 in the URL)")
         if cfg.presentation:
             return
-        with st.expander("Data and models", expanded=False):
-            st.selectbox("Dataset format", list(DATASET_FORMATS), key="cfg_dataset", on_change=_apply_widget,
-                         args=("dataset",))
-            for name in PATH_FIELDS:
-                st.text_input(name.capitalize(), key=f"cfg_{name}", on_change=_apply_widget, args=(name,),
-                              help=PATH_HELP[name], placeholder="default")
-            st.text_input("Config file (TOML)", key="cfg_file", placeholder="app.toml")
-            st.button("Load config file", on_click=_load_config_file, key="cfg_load")
-            st.button("Reload data and models", on_click=_clear_caches, key="cfg_reload",
-                      help="read the dataset, graph, models, logs and records from disk again")
+        # drawn only while open: its widgets' scripts stay out of every page's first load
+        st.session_state["cfg_panel"] = bool(st.session_state.get(PANEL_OPEN))
+        with st.expander("Data and models", key="cfg_panel", on_change=_remember_panel) as panel:
+            if panel.open:
+                _settings()
         if err := st.session_state.get("kepp_cfg_error"):
             st.error(err)
 
 
-def page_setup(title: str, icon: str = "📘") -> AppConfig:
+def _settings() -> None:
+    """The settings panel's widgets: dataset format, paths, config file, reload."""
+    st.selectbox("Dataset format", list(DATASET_FORMATS), key="cfg_dataset", on_change=_apply_widget,
+                 args=("dataset",))
+    for name in PATH_FIELDS:
+        st.text_input(name.capitalize(), key=f"cfg_{name}", on_change=_apply_widget, args=(name,),
+                      help=PATH_HELP[name], placeholder="default")
+    st.text_input("Config file (TOML)", key="cfg_file", placeholder="app.toml")
+    st.button("Load config file", on_click=_load_config_file, key="cfg_load")
+    st.button("Reload data and models", on_click=_clear_caches, key="cfg_reload",
+              help="read the dataset, graph, models, logs and records from disk again")
+
+
+def page_icon(label: str) -> str:
+    """The Material icon of the page ``label`` (as the page bar shows it)."""
+    return next(icon for _, name, icon in NAV if name == label)
+
+
+def page_setup(title: str) -> AppConfig:
     """Page config, presentation mode (from the sidebar or ``?present=``: styling, page bar) and
-    the sidebar; returns the current config."""
+    the sidebar; returns the current config. Icons are Material Symbols, not emoji: Streamlit reads
+    its emoji catalog (0.3 s) on the first emoji icon."""
     current_config()
     _presentation_from_url()
     cfg = current_config()
-    st.set_page_config(page_title=f"KEPP · {title}", page_icon=icon,
+    st.set_page_config(page_title=f"KEPP · {title}", page_icon=page_icon(title),
                        layout="wide", initial_sidebar_state="collapsed" if cfg.presentation else "auto")
     if cfg.presentation:
         st.markdown(PRESENTATION_CSS, unsafe_allow_html=True)

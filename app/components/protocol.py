@@ -42,7 +42,7 @@ def show_protocol(cfg) -> None:
     try:
         folders = backend.protocol_folders(cfg)
     except KeppError as e:
-        st.error(md(str(e)), icon="⚠️")
+        st.error(md(str(e)), icon=":material/warning:")
         return
     if not folders:
         st.info(NO_PROTOCOL)
@@ -51,7 +51,7 @@ def show_protocol(cfg) -> None:
     try:
         run = backend.protocol_run(folder)
     except KeppError as e:
-        st.error(md(str(e)), icon="⚠️")
+        st.error(md(str(e)), icon=":material/warning:")
         return
     if not presenting():
         st.caption(f"{md_code(folder)}: {md(run.describe())}")
@@ -105,7 +105,7 @@ def show_pair_test(run, fraction: float) -> None:
     try:
         table = backend.pair_table(run.folder, a, b, fraction, metric, run.confidence)
     except KeppError as e:
-        st.error(md(str(e)), icon="⚠️")
+        st.error(md(str(e)), icon=":material/warning:")
         return
     if table.empty:
         st.info(f"{method_label(a)} and {method_label(b)} were not evaluated on the same episodes here.")

@@ -13,7 +13,7 @@ from components.text import dataset_caption, md, md_code, plan_text
 from components.uploads import store_example, store_upload
 from kepp_core import api
 
-cfg = page_setup("Plan", "🧭")
+cfg = page_setup("Plan")
 title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")
 title_col.title("Plan from a video")
 

@@ -20,7 +20,7 @@ from components.text import dataset_caption, md, md_code
 from kepp_core import api
 from kepp_core.errors import closest_names
 
-cfg = page_setup("Graph", "🕸️")
+cfg = page_setup("Graph")
 title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")
 title_col.title("Procedure knowledge graph")
 

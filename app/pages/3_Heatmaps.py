@@ -15,7 +15,7 @@ from components.config import page_setup
 from components.text import dataset_caption
 from kepp_core import api
 
-cfg = page_setup("Heatmaps", "🟥")
+cfg = page_setup("Heatmaps")
 title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")
 title_col.title("Step transition heatmaps")
 st.caption("Row *i*, column *j*: how often step *j* directly follows step *i*, normalised per row "

@@ -10,11 +10,11 @@ import streamlit as st
 
 from components import backend, episodes, links, paging
 from components.charts import pattern_bars, show_figure, show_table
-from components.config import page_setup
+from components.config import page_icon, page_setup
 from components.text import dataset_caption, md
 from kepp_core.api import PATTERN_LABELS, PATTERNS, default_method, method_label, pattern_label
 
-cfg = page_setup("Failure cases", "🔍")
+cfg = page_setup("Failure cases")
 title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")
 title_col.title("Failure cases")
 if not cfg.presentation:
@@ -107,7 +107,7 @@ ep = ep_col.selectbox("Episode", ids, key="fail_episode", format_func=names.get)
 paging.episode_buttons("fail", "fail_episode", chosen["episode"], (prev_col, next_col))
 link.keep(episode=ep)
 row = rows[rows["episode"] == ep].iloc[0]
-open_col.page_link("pages/1_Plan.py", label="Open in Plan", icon="🧭", query_params=episodes.plan_query(row))
+open_col.page_link("pages/1_Plan.py", label="Open in Plan", icon=page_icon("Plan"), query_params=episodes.plan_query(row))
 link.publish()
 with link_col:
     links.copy_link(link, "fail_link")

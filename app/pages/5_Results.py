@@ -12,12 +12,12 @@ import streamlit as st
 
 from components import backend, episodes, links, paging
 from components.charts import show_table
-from components.config import page_setup
+from components.config import page_icon, page_setup
 from components.protocol import show_protocol
 from components.text import dataset_caption, md_code
 from kepp_core.api import PATTERN_LABELS, PATTERNS, default_method, method_label
 
-cfg = page_setup("Results", "📊")
+cfg = page_setup("Results")
 title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")
 title_col.title("Results")
 
@@ -112,7 +112,7 @@ if len(sel):
     ep = c1.selectbox("Episode", ids, key="res_episode", format_func=names.get)
     paging.episode_buttons("res", "res_episode", sel["episode"], (prev_col, next_col))
     row = page_rows[page_rows["episode"] == ep].iloc[0]
-    open_col.page_link("pages/1_Plan.py", label="Open in Plan", icon="🧭", query_params=episodes.plan_query(row))
+    open_col.page_link("pages/1_Plan.py", label="Open in Plan", icon=page_icon("Plan"), query_params=episodes.plan_query(row))
     same = preds[(preds["episode"] == ep) & (preds["horizon"] == horizon)]
     available = sorted(same["method"].unique())
 

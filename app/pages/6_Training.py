@@ -14,7 +14,7 @@ from components import backend, links
 from components.charts import VAL_SCORE_HELP, run_colours, show_figure, show_table, training_curves
 from components.config import page_setup
 
-cfg = page_setup("Training", "📈")
+cfg = page_setup("Training")
 title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")
 title_col.title("Training curves")
 st.caption("Each run folder holds the `metrics.jsonl` log written by `kepp train` (one line per logging step). "
