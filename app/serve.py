@@ -44,8 +44,8 @@ def warm() -> None:
     try:
         if str(APP) not in sys.path:  # as Streamlit adds the script's folder for the pages
             sys.path.insert(0, str(APP))
-        from components import backend
-        from kepp_core.api.config import config_from_env
+        from components import backend  # in the thread: these imports are part of what it does early
+        from kepp_core.api.config import config_from_env  # in the thread, as above
 
         ds = backend.dataset(config_from_env())
     except Exception as e:  # noqa: BLE001  (the page reports it)
