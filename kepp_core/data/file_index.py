@@ -54,9 +54,7 @@ class FileIndex:
                 stat = os.stat(text)
             except OSError as e:
                 raise KeppError(f"{text}: cannot read ({e.strerror or e})") from None
-        entries = self._folders.get(folder)
-        if entries is None:
-            entries = self._entries(folder)
+        entries = self._entries(folder)
         self._seen[folder].add(name)
         entry = entries.get(name)
         if (type(entry) is list and len(entry) == 3 and entry[0] == stat.st_size and entry[1] == stat.st_mtime_ns

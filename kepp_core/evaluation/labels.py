@@ -1,8 +1,6 @@
 """Readable names of the evaluation methods, known without loading the methods (which load
-torch): the app's first page names the methods of its scenes before any model is needed.
-
-The registry (:mod:`kepp_core.evaluation.methods`) gives every method its label; a test checks
-that each registered method's label is the one here.
+torch): the app's first page names the methods of its scenes before any model is needed. The
+methods take their labels from here (:attr:`kepp_core.evaluation.methods.base.Method.label`).
 
 >>> METHOD_LABELS["kepp-R1"]
 'KEPP R=1'
@@ -30,4 +28,3 @@ METHOD_LABELS: dict[str, str] = {
     "kepp-gt+dec": "KEPP with ground-truth endpoints + graph decoding",
     "kepp-R1-struct+dec": "KEPP R=1, structured training + graph decoding",
 }
-

@@ -24,7 +24,8 @@ Methods (KEPP.md §6, issue 4), in the table's order:
 Every learned method reads ``ROOT/T<h>/<model>`` (its ``requires``; see
 :mod:`kepp_core.training.suite`). Adding a method is one :class:`Method` subclass and one
 ``register(...)`` line in :mod:`~kepp_core.evaluation.methods.baselines` or
-:mod:`~kepp_core.evaluation.methods.kepp`.
+:mod:`~kepp_core.evaluation.methods.kepp`, and its readable name in
+:mod:`~kepp_core.evaluation.labels`.
 
 With ``samples=K`` every sampled method (``random`` and the planning models: ``pdpp``,
 ``kepp-*``) also draws ``K`` plans per test episode (one batched DDPM/DDIM pass over the

@@ -13,6 +13,7 @@ import torch
 from kepp_core.data.records import Dataset
 from kepp_core.diffusion.sampling import predict_endpoints, sample_action_blocks, sample_actions, sample_plans
 from kepp_core.errors import KeppError, unknown_name_error
+from kepp_core.evaluation.labels import METHOD_LABELS
 from kepp_core.evaluation.uncertainty import UncertaintyResult
 from kepp_core.graph.build import ProcedureGraph
 from kepp_core.models.checkpoint import check_compatible, load_checkpoint
@@ -155,11 +156,16 @@ class Method:
     """
 
     name: str = ""
-    label: str = ""
     requires: tuple[ModelRole, ...] = ()
     sampled: bool = False
     needs_llm: bool = False
     default: bool = True  # run by ``kepp eval`` when no --methods are given
+
+    @property
+    def label(self) -> str:
+        """The readable name (:data:`~kepp_core.evaluation.labels.METHOD_LABELS`, which the app reads
+        without loading the methods; the name itself for a method not listed there)."""
+        return METHOD_LABELS.get(self.name, self.name)
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
         """Plans for ``ctx.test`` (``samples`` set when ``ctx.samples`` and the method is sampled)."""

@@ -16,7 +16,7 @@ from kepp_core.training.data import EpisodeTensors
 class RandomPlans(Method):
     """Uniformly random actions."""
 
-    name, label, sampled = "random", "Random", True
+    name, sampled = "random", True
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
         rng = np.random.default_rng(ctx.seed)
@@ -39,7 +39,7 @@ def nearest_episode_plans(train: EpisodeTensors, test: EpisodeTensors) -> np.nda
 class NearestEpisode(Method):
     """The plan of the nearest training episode in feature space (method name ``retrieval``)."""
 
-    name, label = "retrieval", "Retrieval (nearest training episode)"
+    name = "retrieval"
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
         return MethodOutput(nearest_episode_plans(ctx.train_tensors(), ctx.test))
@@ -51,7 +51,6 @@ class GraphZeroShot(Method):
     def __init__(self, ground_truth: bool) -> None:
         self.ground_truth = ground_truth
         self.name = "graph-gt" if ground_truth else "graph-pred"
-        self.label = f"P²KG zero-shot, {'ground-truth' if ground_truth else 'predicted'} endpoints"
         self.requires = () if ground_truth else (STEP,)
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
@@ -63,7 +62,7 @@ class GraphZeroShot(Method):
 class PDPP(Method):
     """PDPP: a planning model with a task-class row, the task predicted by the classifier."""
 
-    name, label, sampled = "pdpp", "PDPP (task classifier)", True
+    name, sampled = "pdpp", True
     requires = (ModelRole("plan", "task"), ModelRole("task-classifier"))
 
     def plan(self, ctx: EvalContext) -> MethodOutput:

@@ -158,7 +158,6 @@ class Decoded(Method):
     def __init__(self, base: Method) -> None:
         self.base = base
         self.name = base.name + SUFFIX
-        self.label = f"{base.label} + graph decoding"
         self.ground_truth = bool(getattr(base, "ground_truth", False))
         self.requires = base.requires if self.ground_truth or STEP in base.requires else (*base.requires, STEP)
 

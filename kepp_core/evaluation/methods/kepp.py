@@ -15,7 +15,7 @@ from kepp_core.training.trainers import llm_condition_rows
 class KeppNoGraph(Method):
     """KEPP's planning model without the graph condition."""
 
-    name, label, sampled = "kepp-nograph", "KEPP without graph condition", True
+    name, sampled = "kepp-nograph", True
     requires = (ModelRole("plan", "none"),)
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
@@ -34,8 +34,6 @@ class KeppGraph(Method):
         self.R, self.ground_truth = R, ground_truth
         self.role = ModelRole("plan", "graph", R, structured)
         self.name = ("kepp-gt" if ground_truth else f"kepp-R{R}") + ("-struct" if structured else "")
-        self.label = ("KEPP with ground-truth endpoints" if ground_truth else f"KEPP R={R}") + \
-            (", structured training" if structured else "")
         self.requires = (STEP, self.role)
         self.default = not structured
 
@@ -65,8 +63,6 @@ class KeppLLM(Method):
     def __init__(self, condition: str) -> None:
         self.role = ModelRole("plan", condition)
         self.name = "kepp-" + model_folder(self.role)[len("plan-"):]
-        self.label = ("KEPP with the graph and the LLM plan" if condition == "graph+llm"
-                      else "KEPP with the LLM plan instead of the graph")
         self.requires = (STEP, self.role)
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
