@@ -154,6 +154,9 @@ def test_zero_shot_planning_on_coin_annotations_without_models(coin_server, brow
     page.get_by_text("Planning with the graph alone", exact=False).wait_for(timeout=120_000)
     idle(page, timeout=120_000)
     page.get_by_text("The graph's top-3 plans").wait_for(timeout=60_000)
+    # the heading can come a moment before the card rows under it (a loaded CI machine)
+    page.wait_for_function("() => document.querySelectorAll('.kepp-plan .kepp-card').length >= 6", timeout=60_000)
+    idle(page, timeout=120_000)
     assert not page.locator('[data-testid="stException"]').count()
     rows = card_rows(page)
     assert len(rows) >= 2 and all(len(r) == 3 for r in rows)  # graph plans + the test episode's truth, T=3
