@@ -5,7 +5,8 @@
 the start configuration's dataset into the app's shared cache (``components.backend``) while
 the server starts and the browser loads Streamlit's page. A COIN-scale world takes about a
 second to open; done here, the first page no longer waits for it. Whatever goes wrong here is
-left to the page, which loads the dataset itself and shows the error where it belongs.
+left to the page, which loads the dataset itself and shows the error where it belongs; so is a
+demo world that is not built yet.
 """
 
 from __future__ import annotations
@@ -45,9 +46,12 @@ def warm() -> None:
         if str(APP) not in sys.path:  # as Streamlit adds the script's folder for the pages
             sys.path.insert(0, str(APP))
         from components import backend  # in the thread: these imports are part of what it does early
-        from kepp_core.api.config import config_from_env  # in the thread, as above
+        from kepp_core import api  # in the thread, as above
 
-        ds = backend.dataset(config_from_env())
+        cfg = api.config_from_env()
+        if not cfg.root and cfg.dataset == "demo" and not api.demo_world_ready():
+            return  # the demo world is built by the first page, with its progress shown, never out of sight
+        ds = backend.dataset(cfg)
     except Exception as e:  # noqa: BLE001  (the page reports it)
         print(f"KEPP app: the dataset was not opened ahead of the first page ({e})", file=sys.stderr)
         return

@@ -175,3 +175,34 @@ def test_a_dataset_that_fails_to_open_is_left_to_the_page(tmp_path):
                                 "ahead of the first page")
     assert "the dataset was not opened ahead of the first page" in log and str(tmp_path) in log
     assert answered and "Traceback" not in log
+
+
+@pytest.mark.slow
+def test_an_unbuilt_demo_world_is_left_to_the_first_page(monkeypatch, tmp_path):
+    """The server builds no demo world by itself: that takes minutes and the first page shows its progress."""
+    import subprocess
+    import time
+    import urllib.request
+
+    from kepp_core.commands.app import free_port
+
+    monkeypatch.setenv("KEPP_HOME", str(tmp_path / "home"))
+    opts = AppOptions(port=free_port())
+    argv, env = app_command(opts)
+    with open(tmp_path / "server.log", "w") as log:
+        proc = subprocess.Popen(argv, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=log)
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://localhost:{opts.port}/_stcore/health", timeout=2):
+                    break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.2)
+        time.sleep(3)  # what the opening thread would have done by now
+        assert not (tmp_path / "home" / "demo-world").exists()
+        assert "KEPP app: dataset" not in (tmp_path / "server.log").read_text()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)

@@ -23,7 +23,7 @@ from kepp_core.api.analysis import read_predictions
 from kepp_core.api.protocols import RESULTS_FILE, find_protocols
 from kepp_core.api.config import AppConfig
 from kepp_core.data import Dataset, load_dataset
-from kepp_core.data.synth import default_world_root, ensure_world
+from kepp_core.data.synth import default_world_root, ensure_world, world_ready
 from kepp_core.errors import KeppError
 from kepp_core.graph import build_graph, load_graph
 from kepp_core.io import iter_jsonl
@@ -40,6 +40,11 @@ RECORD_SUFFIXES = (".jsonl", ".parquet")
 def demo_world_root(seed: int = 0) -> str:
     """The demo world's folder, generated into the cache the first time."""
     return str(ensure_world(seed=seed))
+
+
+def demo_world_ready(seed: int = 0) -> bool:
+    """Whether :func:`demo_world_root` would find the demo world built (nothing to generate)."""
+    return world_ready(seed=seed)
 
 
 def dataset_root(cfg: AppConfig, demo_root: Callable[[], str] = demo_world_root) -> str | None:

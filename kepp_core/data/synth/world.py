@@ -365,17 +365,25 @@ def world_fingerprint(root: str | os.PathLike) -> str | None:
     return marker.read_text(encoding="utf-8").strip() if marker.is_file() else None
 
 
+def world_ready(root: str | os.PathLike | None = None, seed: int = 0, videos: int | None = None,
+                difficulty: str = "default", **knob_overrides) -> bool:
+    """Whether the complete world of these settings is at ``root`` (default: ``default_world_root()``)
+    already, so that :func:`ensure_world` has nothing to generate."""
+    root = Path(root) if root is not None else default_world_root()
+    config = {"version": WORLD_VERSION, "seed": seed, "difficulty": difficulty,
+              "knobs": asdict(knobs_for(difficulty, **knob_overrides)),
+              "videos": videos if videos is not None else DEFAULT_VIDEOS, "from_plans": None,
+              "encoder": BuiltinEncoder.name}
+    return world_fingerprint(root) == _fingerprint(config)
+
+
 def ensure_world(root: str | os.PathLike | None = None, seed: int = 0, videos: int | None = None,
                  difficulty: str = "default", progress: bool = True, workers: int | None = None,
                  **knob_overrides) -> Path:
     """The complete world at ``root`` (default: ``default_world_root()``), generated only if it
     is missing, incomplete or was made with other settings."""
     root = Path(root) if root is not None else default_world_root()
-    knobs = knobs_for(difficulty, **knob_overrides)
-    config = {"version": WORLD_VERSION, "seed": seed, "difficulty": difficulty, "knobs": asdict(knobs),
-              "videos": videos if videos is not None else DEFAULT_VIDEOS, "from_plans": None,
-              "encoder": BuiltinEncoder.name}
-    if world_fingerprint(root) == _fingerprint(config):
+    if world_ready(root, seed, videos, difficulty, **knob_overrides):
         return root
     return generate_world(root, seed=seed, videos=videos, difficulty=difficulty, progress=progress,
                           workers=workers, **knob_overrides)
