@@ -58,7 +58,7 @@ class ProjectedDiffusion(nn.Module):
         betas = cosine_betas(n_steps)
         alphas = 1 - betas
         ac = torch.cumprod(alphas, 0)
-        ac_prev = torch.cat([torch.ones(1), ac[:-1]])
+        ac_prev = torch.cat([ac.new_ones(1), ac[:-1]])  # on ac's device, whatever device context is active
         self.register_buffer("betas", betas)
         self.register_buffer("alphas_cumprod", ac)
         self.register_buffer("alphas_cumprod_prev", ac_prev)

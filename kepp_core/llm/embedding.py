@@ -71,11 +71,19 @@ class MiniLMEmbedder:
     def _load(self) -> None:
         import os
 
+        import torch
+
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         from transformers import AutoModel, AutoTokenizer
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()
+        # torch lists its tensor constructors once, on the first call under a device context;
+        # transformers swaps torch.linspace for a wrapper while it loads a model, and a list
+        # made then would miss the real function, so every later `with torch.device("meta")`
+        # (the checkpoint size check) would leave linspace on the CPU. Make the list first.
+        with torch.device("cpu"):
+            torch.empty(0)
         path = self.model_dir or minilm_dir()
         try:
             self._tok = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
