@@ -13,8 +13,10 @@ point ``<point>`` (see :func:`fault_point`).
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -80,9 +82,30 @@ def ensure_folder(path: str | os.PathLike) -> Path:
     return path
 
 
+# Errors of a write that ran out of room (disk full, `ulimit -f`, quota): the user's to fix.
+_NO_ROOM = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
+
+
+def refuse_non_regular(path: str | os.PathLike) -> None:
+    """A KeppError if ``path`` exists (through any symlinks) and is not a regular file: a device,
+    FIFO or socket is never renamed over (as root, that would replace ``/dev/null`` with a file)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise _cannot_write(Path(path), e) from None
+    if stat.S_ISDIR(mode):
+        raise _cannot_write(Path(path), IsADirectoryError())
+    if not stat.S_ISREG(mode):
+        kind = ("a character device" if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode)
+                else "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a file")
+        raise KeppError(f"{path}: exists and is {kind}, not a regular file: refusing to replace it "
+                        f"(name a new file or a regular one)")
+
+
 def _temporary(path: Path, suffix: str) -> tuple[int, str]:
-    if path.is_dir():
-        raise _cannot_write(path, IsADirectoryError())
+    refuse_non_regular(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         return tempfile.mkstemp(prefix=f".{path.name}{TMP_MARK}", suffix=suffix, dir=path.parent)
@@ -92,10 +115,26 @@ def _temporary(path: Path, suffix: str) -> tuple[int, str]:
 
 def _replace(tmp: str, path: Path) -> None:
     os.chmod(tmp, _MODE)
+    refuse_non_regular(path)  # again: the path may have changed while the file was written
     try:
         os.replace(tmp, path)
     except OSError as e:
         raise _cannot_write(path, e) from None
+
+
+def _raise_if_no_room(e: BaseException, path: Path) -> None:
+    """Turn a write that ran out of room (from Python or from a library writing the temporary
+    file) into a KeppError naming the file being written."""
+    if isinstance(e, KeppError):
+        return
+    number = getattr(e, "errno", None)
+    if number is None and not isinstance(e, OSError):  # libraries wrap the OSError in their own error
+        number = next((getattr(c, "errno", None) for c in (e.__cause__, e.__context__) if c is not None), None)
+        if number is None and any(w in str(e) for w in ("No space left", "File too large", "quota exceeded")):
+            number = errno.ENOSPC
+    if number in _NO_ROOM:
+        why = os.strerror(number) if number is not None else "no room to write"
+        raise KeppError(f"{path}: cannot write ({why}); nothing was written") from None
 
 
 def remove_stale_temporaries(folder: str | os.PathLike, recursive: bool = False) -> list[Path]:
@@ -130,9 +169,10 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", **kwargs: Any) -> Iter
             os.fsync(f.fileno())
         fault_point(f"before-rename:{path.name}")
         _replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        _raise_if_no_room(e, path)
         raise
 
 
@@ -161,9 +201,10 @@ def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
         yield Path(tmp)
         fault_point(f"before-rename:{path.name}")
         _replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        _raise_if_no_room(e, path)
         raise
 
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from kepp_core.data import LOADERS, Dataset, load_dataset
 from kepp_core.data.synth import ensure_world
+from kepp_core.io import refuse_non_regular
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
@@ -44,6 +45,14 @@ def dataset_from_args(args) -> Dataset:
         root = ensure_world()
     return load_dataset(args.dataset, root, features=args.features, seed=args.split_seed,
                         coin_actions=getattr(args, "coin_actions", "steps"))
+
+
+def check_outputs(*paths) -> None:
+    """Refuse, before any work, an output path that exists and is not a regular file (a device,
+    FIFO or socket, also behind a symlink): it is never written or renamed over."""
+    for path in paths:
+        if path is not None:
+            refuse_non_regular(path)
 
 
 def emit_json(obj) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kepp_core.commands._common import add_command, add_dataset_args, dataset_from_args, emit_json, print_table
+from kepp_core.commands._common import add_command, check_outputs, add_dataset_args, dataset_from_args, emit_json, print_table
 
 EXAMPLES = """  kepp eval --dataset demo --models models --horizons 3 4 5 6
   kepp eval --dataset demo --models models -T 4 --methods kepp-R1 kepp-nograph --sampler ddim --sampler-steps 10
@@ -58,6 +58,7 @@ def _eval(args) -> int:
     from kepp_core.training.loop import set_cpu_threads  # lazy: keeps `kepp --help` fast
 
     set_cpu_threads(args.threads)
+    check_outputs(args.out, args.records)
     decode = _decode_override(args)
     ds = dataset_from_args(args)
     llm = _recommender(args, ds)

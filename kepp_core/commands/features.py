@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from kepp_core.commands._common import add_command, emit_json, print_table
+from kepp_core.commands._common import add_command, check_outputs, emit_json, print_table
 from kepp_core.data import LOADERS, extract_features, load_dataset
 from kepp_core.errors import KeppError
 
@@ -79,6 +79,7 @@ def _extract(args: argparse.Namespace) -> int:
 def _encode(args: argparse.Namespace) -> int:
     from kepp_core.video import encode_video, save_features  # lazy: keeps `kepp --help` fast
 
+    check_outputs(args.out)
     feats = encode_video(args.video, args.encoder)
     save_features(args.out, feats)
     print(f"{args.out}: features {feats.shape[0]} s x D={feats.shape[1]}")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kepp_core.commands._common import add_command, add_dataset_args, dataset_from_args, emit_json, print_table
+from kepp_core.commands._common import add_command, check_outputs, add_dataset_args, dataset_from_args, emit_json, print_table
 from kepp_core.errors import KeppError
 
 # Beyond these a query only burns memory: the longest plan of any dataset here has 23 steps.
@@ -114,6 +114,7 @@ def _build(args) -> int:
     from kepp_core.graph.build import COMPACT_SUFFIX  # lazy: keeps `kepp --help` fast
     from kepp_core.graph.stream import stream_graph  # lazy: keeps `kepp --help` fast
 
+    check_outputs(args.out, Path(args.out).with_suffix(COMPACT_SUFFIX) if args.compact else None)
     if args.dataset == "plans" and args.root is not None:  # stream: the same graph in bounded memory
         g = stream_graph(args.root, seed=args.split_seed, progress=args.progress and not args.json)
     else:

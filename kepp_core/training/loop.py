@@ -76,23 +76,30 @@ def runtime() -> Runtime:
     return Runtime(torch.device("cuda" if torch.cuda.is_available() else "cpu"))
 
 
+# More intra-op threads than this only slows work down (and torch crashes on absurd counts).
+THREADS_PER_CORE = 4
+
+
 def set_cpu_threads(n: int | None = None) -> int:
     """Intra-op threads for CPU work: ``n``, else ``$KEPP_THREADS``, else half the cores (at least 1).
 
     The demo's networks are small, so one thread per process is as fast as several and
     does not fight other processes on a shared machine.
     """
-    if n is not None and n < 1:
-        raise KeppError(f"--threads {n}: expected at least 1 thread")
+    cores = os.cpu_count() or 2
+    most = max(4, cores * THREADS_PER_CORE)
+    if n is not None and not 1 <= n <= most:
+        raise KeppError(f"threads {n}: expected 1 to {most} ({THREADS_PER_CORE} per core of this "
+                        f"machine's {cores})")
     env = os.environ.get("KEPP_THREADS", "").strip()
     if n is None and env:
         try:
             n = int(env)
         except ValueError:
             n = 0
-        if n < 1:
-            raise KeppError(f"KEPP_THREADS={env!r}: expected a whole number of threads >= 1")
-    n = n or max(1, (os.cpu_count() or 2) // 2)
+        if not 1 <= n <= most:
+            raise KeppError(f"KEPP_THREADS={env[:40]!r}: expected a whole number of threads from 1 to {most}")
+    n = n or max(1, cores // 2)
     torch.set_num_threads(n)
     return n
 
@@ -253,11 +260,14 @@ def _gather_digests(model: nn.Module, rt: Runtime) -> list[str]:
 def _append_log(out: Path, rec: dict) -> None:
     out.mkdir(parents=True, exist_ok=True)
     line = json.dumps(rec) + "\n"
-    with open(out / LOG, "a", encoding="utf-8") as f:
-        # injected fault: a kill in the middle of the write leaves a torn last line
-        fault_point("metrics-torn", lambda: (f.write(line[: len(line) // 2]), f.flush()))
-        f.write(line)
-        f.flush()
+    try:
+        with open(out / LOG, "a", encoding="utf-8") as f:
+            # injected fault: a kill in the middle of the write leaves a torn last line
+            fault_point("metrics-torn", lambda: (f.write(line[: len(line) // 2]), f.flush()))
+            f.write(line)
+            f.flush()
+    except OSError as e:  # disk full, `ulimit -f`: name the log (a resumed run skips a torn last line)
+        raise KeppError(f"{out / LOG}: cannot write ({e.strerror or e})") from None
     fault_point("metrics-line")
 
 

@@ -9,6 +9,7 @@ unless ``force``.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -17,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from kepp_core.errors import KeppError
-from kepp_core.io import atomic_path, atomic_write_json
+from kepp_core.io import atomic_write_bytes, atomic_write_json
 from kepp_core.video.decode import decode_frames, frame_indices, open_video
 from kepp_core.video.encoders import FeatureEncoder, check_features, get_encoder
 
@@ -47,9 +48,14 @@ def encode_video(path: str | os.PathLike, encoder: str | FeatureEncoder = "built
 
 
 def save_features(path: str | os.PathLike, feats: np.ndarray) -> None:
-    """Write a ``.npy`` feature file atomically."""
-    with atomic_path(path, suffix=".npy") as tmp:
-        np.save(tmp, np.ascontiguousarray(feats, dtype=np.float32), allow_pickle=False)
+    """Write a ``.npy`` feature file atomically.
+
+    The file is made in memory and written by Python: numpy writes an array to a real file with
+    C calls whose short writes it does not check, so a full disk or `ulimit -f` would leave a
+    truncated file and no error."""
+    buffer = io.BytesIO()
+    np.save(buffer, np.ascontiguousarray(feats, dtype=np.float32), allow_pickle=False)
+    atomic_write_bytes(path, buffer.getvalue())
 
 
 def read_manifest(features_dir: Path) -> dict | None:

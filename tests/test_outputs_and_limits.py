@@ -1,0 +1,174 @@
+"""Outputs that are not regular files, thread counts and full disks: one `kepp: error:` line, exit 2,
+nothing written or replaced. Every case runs the real command line in a fresh process."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import socket
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PLANS_LINES = ['{"video": "v%d", "task": "t", "split": "%s", "steps": ["a", "b", "c"]}' % (i, "train" if i % 3 else "test")
+               for i in range(30)]
+
+
+def kepp(*args: str, env: dict | None = None, fsize: int | None = None) -> subprocess.CompletedProcess:
+    def limit() -> None:
+        if fsize is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+
+    return subprocess.run([sys.executable, "-m", "kepp_core", *args], capture_output=True, text=True, cwd=REPO,
+                          env={**os.environ, **(env or {})}, preexec_fn=limit, timeout=300)
+
+
+def assert_one_line_error(r: subprocess.CompletedProcess, *words: str) -> None:
+    assert r.returncode == 2, r.stderr[-2000:]
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("kepp: error: "), r.stderr[-2000:]
+    for w in words:
+        assert w in lines[0], lines[0]
+
+
+@pytest.fixture
+def plans(tmp_path) -> Path:
+    p = tmp_path / "plans.jsonl"
+    p.write_text("\n".join(PLANS_LINES) + "\n")
+    return p
+
+
+@pytest.fixture
+def video(tmp_path) -> Path:
+    from kepp_core.video.write import write_video
+
+    frames = np.zeros((16, 32, 32, 3), np.uint8)
+    frames[:, :, :, 0] = np.arange(16)[:, None, None] * 15
+    return write_video(tmp_path / "clip.mp4", frames, fps=8)
+
+
+def _special(tmp_path: Path, kind: str) -> Path:
+    """A non-regular file in the scratch folder (never a real device path: we run as root)."""
+    p = tmp_path / f"out-{kind}"
+    if kind == "chardev":
+        os.mknod(p, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # same numbers as /dev/null
+    elif kind == "fifo":
+        os.mkfifo(p)
+    elif kind == "socket":
+        s = socket.socket(socket.AF_UNIX)
+        s.bind(str(p))
+        s.close()
+    elif kind == "link-to-chardev":
+        target = _special(tmp_path, "chardev")
+        p.symlink_to(target)
+    elif kind == "link-to-fifo":
+        target = _special(tmp_path, "fifo")
+        p.symlink_to(target)
+    return p
+
+
+KINDS = {"chardev": "a character device", "fifo": "a FIFO", "socket": "a socket",
+         "link-to-chardev": "a character device", "link-to-fifo": "a FIFO"}
+
+
+def _unchanged(p: Path, before: os.stat_result) -> None:
+    after = os.lstat(p)
+    assert (after.st_mode, after.st_ino, after.st_rdev) == (before.st_mode, before.st_ino, before.st_rdev)
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_graph_build_never_replaces_a_non_regular_output(tmp_path, plans, kind):
+    if kind == "chardev" and os.geteuid() != 0:
+        pytest.skip("making a device node needs root")
+    out = _special(tmp_path, kind)
+    before = os.lstat(out)
+    r = kepp("graph", "build", "--dataset", "plans", "--root", str(plans), "--out", str(out))
+    assert_one_line_error(r, str(out), KINDS[kind], "not a regular file")
+    _unchanged(out, before)
+    assert not [p for p in tmp_path.iterdir() if ".kepp-tmp-" in p.name]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "socket", "link-to-fifo", "chardev", "link-to-chardev"])
+def test_features_encode_and_eval_refuse_non_regular_outputs_before_any_work(tmp_path, video, kind):
+    if "chardev" in kind and os.geteuid() != 0:
+        pytest.skip("making a device node needs root")
+    out = _special(tmp_path, kind)
+    before = os.lstat(out)
+    assert_one_line_error(kepp("features", "encode", str(video), "--out", str(out)), str(out), KINDS[kind])
+    # eval refuses before it looks at the models (which do not exist here): no time spent
+    assert_one_line_error(kepp("eval", "--models", str(tmp_path / "no-models"), "--out", str(out)), str(out))
+    assert_one_line_error(kepp("eval", "--models", str(tmp_path / "no-models"), "--records", str(out)), str(out))
+    _unchanged(out, before)
+
+
+def test_a_compact_graph_next_to_a_fifo_is_refused_before_the_json_is_written(tmp_path, plans):
+    from kepp_core.graph.build import COMPACT_SUFFIX
+
+    os.mkfifo(tmp_path / f"g{COMPACT_SUFFIX}")
+    r = kepp("graph", "build", "--dataset", "plans", "--root", str(plans), "--out", str(tmp_path / "g.json"), "--compact")
+    assert_one_line_error(r, f"g{COMPACT_SUFFIX}", "a FIFO")
+    assert not (tmp_path / "g.json").exists()
+
+
+@pytest.mark.parametrize("value", ["100000", "9999", "0", "-1", "2147483648"])
+def test_thread_counts_beyond_the_machine_are_refused(tmp_path, value):
+    most = max(4, (os.cpu_count() or 2) * 4)
+    r = kepp("eval", "--models", str(tmp_path), "--threads", value)
+    assert_one_line_error(r, f"threads {value}", f"1 to {most}")
+    r = kepp("eval", "--models", str(tmp_path), env={"KEPP_THREADS": value})
+    assert_one_line_error(r, f"KEPP_THREADS='{value}'", f"1 to {most}")
+
+
+@contextlib.contextmanager
+def small_disk(tmp_path: Path, kib: int):
+    """A tmpfs of ``kib`` KiB where the test may mount one (root, mount allowed), else None."""
+    mnt = tmp_path / "disk"
+    mnt.mkdir()
+    ok = os.geteuid() == 0 and subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={kib}k", "tmpfs", str(mnt)],
+                                               capture_output=True).returncode == 0
+    try:
+        yield mnt if ok else None
+    finally:
+        if ok:
+            subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
+@pytest.mark.parametrize("command", ["graph-json", "graph-compact", "features", "eval-out", "eval-records"])
+@pytest.mark.parametrize("limit", ["tmpfs", "fsize"])
+def test_a_full_disk_names_the_file_and_leaves_no_partial_file(tmp_path, plans, video, command, limit, request):
+    big_plans = tmp_path / "big.jsonl"
+    big_plans.write_text("\n".join(
+        '{"video": "v%d", "task": "t%d", "split": "train", "steps": [%s]}'
+        % (i, i % 50, ", ".join(f'"s{(i * 7 + k) % 400}"' for k in range(6))) for i in range(3000)) + "\n")
+    with small_disk(tmp_path, 8) as disk:
+        if limit == "tmpfs" and disk is None:
+            pytest.skip("cannot mount a tmpfs here; the RLIMIT_FSIZE case covers the class")
+        folder = disk if limit == "tmpfs" else tmp_path / "out"
+        folder.mkdir(exist_ok=True)
+        fsize = None if limit == "tmpfs" else 4096
+        world, models = request.getfixturevalue("demo_t3")[1:] if command.startswith("eval") else (None, None)
+        argv = {
+            "graph-json": ["graph", "build", "--dataset", "plans", "--root", str(big_plans), "--out", str(folder / "g.json")],
+            "graph-compact": ["graph", "build", "--dataset", "plans", "--root", str(big_plans), "--out",
+                              str(folder / "g.json"), "--compact"],
+            "features": ["features", "encode", str(video), "--out", str(folder / "f.npy")],
+            "eval-out": ["eval", "--root", str(world), "--models", str(models), "--horizons", "3", "--methods",
+                         "random", "--out", str(folder / "table.json")],
+            "eval-records": ["eval", "--root", str(world), "--models", str(models), "--horizons", "3", "--methods",
+                             "random", "--records", str(folder / "records.jsonl")],
+        }[command]
+        if not command.startswith("graph"):  # small outputs: a smaller limit, a disk filled first
+            fsize = None if fsize is None else 100
+            if disk is not None:
+                with contextlib.suppress(OSError), open(disk / "filler", "wb") as f:
+                    f.write(b"\0" * (8 * 1024))
+        r = kepp(*argv, fsize=fsize, env={"KEPP_THREADS": "1"})
+        assert_one_line_error(r, str(folder), "cannot write")
+        assert not [p for p in folder.iterdir() if ".kepp-tmp-" in p.name]
+        assert not [p for p in folder.iterdir() if p.name != "filler"]
