@@ -138,7 +138,7 @@ def config_from_args(args):
     both = sorted(k for k in extra if given.get(k) is not None)
     if both:
         raise KeppError(f"--set {', '.join(both)}: given twice (by its own flag and by --set)")
-    return preset(name, **given, **extra)
+    return preset(name, **{**given, **extra})
 
 
 def parse_set_options(items: list[str]) -> dict:
@@ -228,9 +228,10 @@ def _fraction(args) -> float:
     return 1.0 if f is None else f
 
 
-def _skip_or_resume(args) -> bool:
-    """With ``--skip-finished``: True when OUT holds a finished model (nothing to do); sets
-    ``args.resume`` when it holds a killed run's saved state."""
+def _skip_or_resume(args, cfg) -> bool:
+    """With ``--skip-finished``: True when OUT holds a model finished with the same options
+    (nothing to do; other options are an error); sets ``args.resume`` when OUT holds a killed
+    run's saved state."""
     if not getattr(args, "skip_finished", False):
         return False
     from pathlib import Path  # lazy: only with --skip-finished
@@ -240,6 +241,10 @@ def _skip_or_resume(args) -> bool:
 
     out = Path(args.out)
     if finished(out):
+        differs = _trained_differently(out, cfg)
+        if differs:
+            raise KeppError(f"{out}: --skip-finished, but the finished model there was trained with {differs}; "
+                            f"train into another --out, or delete it to retrain")
         print(f"already trained: {out} (--skip-finished)")
         return True
     step = getattr(args, "step_model", None)
@@ -249,13 +254,36 @@ def _skip_or_resume(args) -> bool:
     return False
 
 
+# Options that do not change the trained model (where training reads windows from, how often it
+# logs), and those the task classifier sets itself (its own schedule) and so stores changed.
+_RUN_ONLY = {"windows", "log_every"}
+_CLASSIFIER_OWN = {"train_steps", "lr", "warmup", "decay", "val_every"}
+
+
+def _trained_differently(out, cfg) -> str:
+    """'KEY=stored (asked: VALUE)' for the options the finished model in ``out`` was trained with
+    that differ from ``cfg`` (empty when it matches)."""
+    from kepp_core.models.folders import read_config  # lazy: keeps `kepp --help` fast
+    from kepp_core.training.config import TrainConfig  # lazy: keeps `kepp --help` fast
+
+    stored = read_config(out)
+    skip = _RUN_ONLY | (_CLASSIFIER_OWN if stored.get("kind") == "task-classifier" else set())
+    try:
+        was = TrainConfig.from_dict(stored.get("train") or {}).to_dict()
+    except (TypeError, ValueError):
+        return "options this version cannot read"
+    asked = cfg.to_dict()
+    diff = [f"{k}={was[k]!r} (asked: {asked[k]!r})" for k in asked if k not in skip and was.get(k) != asked[k]]
+    return ", ".join(diff[:3]) + (f" and {len(diff) - 3} more" if len(diff) > 3 else "")
+
+
 def _step(args) -> int:
     from kepp_core.training import train_step_model  # lazy: keeps `kepp --help` fast
 
-    if _skip_or_resume(args):
+    cfg = config_from_args(args)
+    if _skip_or_resume(args, cfg):
         return 0
-    return _report(args, train_step_model(_dataset(args), config_from_args(args), args.out,
-                                          args.resume, not args.no_progress))
+    return _report(args, train_step_model(_dataset(args), cfg, args.out, args.resume, not args.no_progress))
 
 
 def _plan(args) -> int:
@@ -263,7 +291,7 @@ def _plan(args) -> int:
     from kepp_core.training import train_plan_model  # lazy: keeps `kepp --help` fast
 
     cfg = config_from_args(args)
-    if _skip_or_resume(args):
+    if _skip_or_resume(args, cfg):
         return 0
     ds = _dataset(args)
     llm = None
@@ -291,10 +319,10 @@ def llm_line(s: dict) -> str:
 def _classifier(args) -> int:
     from kepp_core.training import train_task_classifier  # lazy: keeps `kepp --help` fast
 
-    if _skip_or_resume(args):
+    cfg = config_from_args(args)
+    if _skip_or_resume(args, cfg):
         return 0
-    return _report(args, train_task_classifier(_dataset(args), config_from_args(args), args.out,
-                                               args.resume, not args.no_progress))
+    return _report(args, train_task_classifier(_dataset(args), cfg, args.out, args.resume, not args.no_progress))
 
 
 def _all(args) -> int:

@@ -16,11 +16,15 @@ command runs on one process without ``torchrun``.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import functools
 import hashlib
+import inspect
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,6 +78,58 @@ def runtime() -> Runtime:
             return Runtime(torch.device("cuda", local), rank, world)
         return Runtime(torch.device("cpu"), rank, world)
     return Runtime(torch.device("cuda" if torch.cuda.is_available() else "cpu"))
+
+
+LOCK = ".kepp-train.lock"  # held (flock) by the one training run that writes into a folder
+
+
+@contextlib.contextmanager
+def output_lock(out: str | Path | None) -> Iterator[None]:
+    """Hold ``out``'s training lock for the block: a second run into the same folder is refused
+    (naming the holder's pid) instead of interleaving its logs and checkpoints. The kernel drops
+    the lock when its process dies, so a killed run never leaves a stale lock behind. Only the
+    writing rank of a distributed run takes it."""
+    if out is None or not runtime().main:
+        yield
+        return
+    path = ensure_folder(out) / LOCK
+    with open(path, "a+", encoding="utf-8") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            holder = f.read().strip()[:20] or "unknown"
+            raise KeppError(f"{out}: another training run (pid {holder}) is writing into this folder; "
+                            f"wait for it to finish or train into another folder") from None
+        try:
+            same = os.fstat(f.fileno()).st_ino == os.stat(path).st_ino
+        except FileNotFoundError:  # the holder finished and removed it between our open and lock
+            same = False
+        if not same:
+            raise KeppError(f"{out}: another training run was writing into this folder a moment ago; "
+                            f"run again")
+        f.seek(0)
+        f.truncate()
+        f.write(f"{os.getpid()}\n")
+        f.flush()
+        try:
+            yield
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()  # still held: a run that opens the name from now on makes a new lock
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def holds_output_lock(train: Callable) -> Callable:
+    """Run the trainer ``train`` (whose argument ``out`` is its output folder) under :func:`output_lock`."""
+    signature = inspect.signature(train)
+
+    @functools.wraps(train)
+    def locked(*args, **kwargs):
+        with output_lock(signature.bind_partial(*args, **kwargs).arguments.get("out")):
+            return train(*args, **kwargs)
+
+    return locked
 
 
 # More intra-op threads than this only slows work down (and torch crashes on absurd counts).
@@ -363,4 +419,5 @@ def _log_lines(log: Path) -> list[str]:
     return out
 
 
-__all__ = ["LOG", "WEIGHTS", "Runtime", "fit", "runtime", "set_cpu_threads", "weights_digest"]
+__all__ = ["LOCK", "LOG", "WEIGHTS", "Runtime", "fit", "holds_output_lock", "output_lock", "runtime", "set_cpu_threads",
+           "weights_digest"]

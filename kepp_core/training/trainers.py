@@ -31,7 +31,7 @@ from kepp_core.models.classifier import TaskClassifier
 from kepp_core.models.spec import ModelSpec
 from kepp_core.training.config import TrainConfig
 from kepp_core.training.data import EpisodeTensors, episode_tensors, part_indices, task_names
-from kepp_core.training.loop import fit, runtime
+from kepp_core.training.loop import fit, holds_output_lock, runtime
 from kepp_core.training.structured import StructuredLoss
 from kepp_core.training.windows import ConditionRows, observation_stats
 
@@ -73,6 +73,7 @@ def _meta(kind: str, model, ds: Dataset, data: EpisodeTensors, cfg: TrainConfig,
             "train": cfg.to_dict(), "sampler": {"name": cfg.sampler, "steps": cfg.sampler_steps}, **extra}
 
 
+@holds_output_lock
 def train_step_model(ds: Dataset, cfg: TrainConfig, out: str | Path | None, resume: bool = False,
                      progress: bool = True) -> dict:
     """Train the step model (observations → ``a_1``, ``a_T``) and save it to ``out``."""
@@ -172,6 +173,7 @@ class _PlanData:
     graph: object = None  # the P²KG the recommendations came from
 
 
+@holds_output_lock
 def train_plan_model(ds: Dataset, cfg: TrainConfig, out: str | Path, step_dir: str | Path | None = None,
                      resume: bool = False, progress: bool = True, extra: torch.Tensor | None = None,
                      extra_val: torch.Tensor | None = None, llm=None) -> dict:
@@ -313,6 +315,7 @@ def _extra_rows(pdata: _PlanData, extra: torch.Tensor | None, extra_val: torch.T
         pdata.val = None
 
 
+@holds_output_lock
 def train_task_classifier(ds: Dataset, cfg: TrainConfig, out: str | Path, resume: bool = False,
                           progress: bool = True) -> dict:
     """Train the PDPP baseline's task classifier (cross-entropy, ``classifier_epochs`` epochs)."""
