@@ -90,7 +90,6 @@ from kepp_core.api.analysis import (
     failure_analysis,
     failure_stats,
     heatmap_order,
-    mean_ci90,
     method_horizon_table,
     method_label,
     method_model,
@@ -109,7 +108,6 @@ from kepp_core.api.protocols import (
     PROTOCOL_METRIC_NAMES,
     PROTOCOL_METRICS,
     SIGNIFICANCE,
-    ProtocolRecords,
     ProtocolRun,
     efficiency_table,
     find_protocols,
@@ -142,7 +140,6 @@ from kepp_core.api.plangraph import (
     out_of_task,
     plan_episodes,
     plan_graph,
-    weighted_subgraph,
     zero_shot_plans,
 )
 
@@ -152,7 +149,6 @@ __all__ = [
     "choose_scenes",
     "episode_label",
     "episode_parts",
-    "mean_ci90",
     "method_horizon_table",
     "method_label",
     "method_model",
@@ -231,7 +227,6 @@ __all__ = [
     "PROTOCOL_METRIC_NAMES",
     "PROTOCOL_METRICS",
     "SIGNIFICANCE",
-    "ProtocolRecords",
     "ProtocolRun",
     "efficiency_table",
     "find_protocols",
@@ -256,6 +251,5 @@ __all__ = [
     "out_of_task",
     "plan_episodes",
     "plan_graph",
-    "weighted_subgraph",
     "zero_shot_plans",
 ]
