@@ -1,4 +1,4 @@
-"""Looking at a graph and at evaluated plans: the sub-graph around a step, a task's expert
+"""Looking at a graph and at evaluated plans: a task's expert
 trajectories, transition matrices, prediction records as one table, metrics per method and
 horizon, and the paper's failure analysis.
 """
@@ -32,7 +32,7 @@ from kepp_core.evaluation.failures import (
 from kepp_core.evaluation.labels import METHOD_LABELS
 from kepp_core.evaluation.records import read_records
 from kepp_core.evaluation.stats import mean_ci
-from kepp_core.graph import expert_trajectories, subgraph, transition_matrix
+from kepp_core.graph import expert_trajectories, transition_matrix
 from kepp_core.io import atomic_write_json
 from kepp_core.metrics import (
     mean_accuracy,
@@ -45,7 +45,7 @@ __all__ = ["PATTERNS", "PATTERN_LABELS", "RECORD_COLUMNS", "SCENE_KINDS", "TABLE
            "episode_label", "episode_parts", "method_horizon_table", "method_label", "method_model",
            "pattern_label", "plan_query", "remembered_scenes", "EpisodeOutcome", "Failure",
            "FailureStats", "classify_failures", "default_method", "expert_view", "failure_analysis", "failure_stats",
-           "heatmap_order", "metrics_table", "outcomes", "read_predictions", "subgraph_view", "transitions"]
+           "heatmap_order", "metrics_table", "outcomes", "read_predictions", "transitions"]
 
 RECORD_COLUMNS = ["episode", "task", "video", "horizon", "setting", "seed", "method", "truth", "plan", "endpoints",
                   "endpoint_scores", "paths", "path_scores", "success", "patterns", "pattern", "start_time",
@@ -53,25 +53,6 @@ RECORD_COLUMNS = ["episode", "task", "video", "horizon", "setting", "seed", "met
 
 
 # --- the graph ------------------------------------------------------------------------------------
-def subgraph_view(graph, centre: int, depth: int = 1, min_probability: float = 0.0, task: str | None = None
-                  ) -> tuple[set[int], list[tuple[int, int]]]:
-    """Nodes and edges around ``centre`` (depth, minimum P²KG probability, optional task filter)."""
-    sg = subgraph(graph, centre, depth=depth, min_weight=min_probability, task=task)
-    return set(sg.nodes) | {centre}, [(e.source, e.target) for e in sg.edges]
-
-
-def neighbourhood(graph, centres: Iterable[int], depth: int, min_probability: float = 0.0
-                  ) -> tuple[set[int], list[tuple[int, int]]]:
-    """Nodes and edges within ``depth`` hops of any of ``centres`` (in- and out-edges)."""
-    nodes: set[int] = set()
-    edges: set[tuple[int, int]] = set()
-    for c in centres:
-        n, e = subgraph_view(graph, int(c), depth, min_probability, None)
-        nodes.update(n)
-        edges.update(e)
-    return nodes, sorted(edges)
-
-
 def expert_view(graph, task: str) -> tuple[list[int], list[tuple[int, int]], dict[tuple[int, int], int]]:
     """Nodes, edges and per-edge counts of a task's training plans."""
     df = expert_trajectories(graph, task)
