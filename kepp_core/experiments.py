@@ -48,6 +48,9 @@ def run_table(spec: ProtocolSpec, retrain: bool = False, log: Callable[[str], No
     is missing (``retrain``: everything) into ``OUT/frac100/seed<s>/T<h>/``, evaluates and writes
     its records and results; the per-seed rows are then summarised as mean ± std over seeds into
     ``OUT/table.json`` and ``OUT/table.md`` (with the check of :data:`CLAIM`)."""
+    if len(spec.train_fractions) != 1:
+        raise KeppError(f"the demo table summarises one train fraction (the spec has {list(spec.train_fractions)}); "
+                        "run several with 'kepp protocol'")
     res = run_protocol(spec, log, retrain)
     summary = summarise(res["rows"], METRICS + STEP_METRICS, ("method", "T", "setting"), "std")
     result = {"dataset": res["dataset"], "seeds": list(spec.seeds), "horizons": list(spec.horizons),
