@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from kepp_core.io import markdown_table  # noqa: E402  (light: no graph is loaded at import)
 
 ACTIONS, TASKS, VARIANTS, SEED = 10_000, 1_000, 64, 0
 
@@ -187,13 +188,13 @@ def main() -> int:
         return 0
     print(f"cpu: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the end; "
           "peak = ru_maxrss of a fresh process per size")
-    print("| plans in file | training plans | distinct plans | edges | build s | peak MB | compact MB | save s | load s "
-          "| scorer s | T=6 top-5 median ms | p99 ms | max ms |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for r in rows:
-        print(f"| {r['plans_requested']:,} | {r['plans']:,} | {r['distinct']:,} | {r['edges']:,} | {r['build_s']:.2f} | {r['peak_mb']:.0f} "
-              f"| {r['compact_mb']:.1f} | {r['save_s']:.2f} | {r['load_s']:.3f} | {r['scorer_s']:.2f} "
-              f"| {r['median_ms']:.3f} | {r['p99_ms']:.2f} | {r['max_ms']:.2f} |")
+    header = ["plans in file", "training plans", "distinct plans", "edges", "build s", "peak MB", "compact MB",
+              "save s", "load s", "scorer s", "T=6 top-5 median ms", "p99 ms", "max ms"]
+    print(markdown_table(header, [[f"{r['plans_requested']:,}", f"{r['plans']:,}", f"{r['distinct']:,}",
+                                   f"{r['edges']:,}", f"{r['build_s']:.2f}", f"{r['peak_mb']:.0f}",
+                                   f"{r['compact_mb']:.1f}", f"{r['save_s']:.2f}", f"{r['load_s']:.3f}",
+                                   f"{r['scorer_s']:.2f}", f"{r['median_ms']:.3f}", f"{r['p99_ms']:.2f}",
+                                   f"{r['max_ms']:.2f}"] for r in rows], align="r" * len(header)))
     return 0
 
 

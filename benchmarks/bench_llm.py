@@ -39,6 +39,7 @@ from llm_server import Scripted, ScriptedChatServer, is_verification, prompt_of 
 from kepp_core.data.episodes import make_episodes  # noqa: E402
 from kepp_core.data.records import Dataset, Step, Task, Video, seeded_split, vocabulary_from  # noqa: E402
 from kepp_core.data.synth.procedures import TASKS  # noqa: E402
+from kepp_core.io import markdown_table  # noqa: E402
 from kepp_core.llm import (ActionMapper, ChatClient, LexicalEmbedder, LLMConfig, LLMRecommender,  # noqa: E402
                            MiniLMEmbedder, parse_steps)
 
@@ -224,10 +225,9 @@ def horizon_rows(ds: Dataset, mapper: ActionMapper, cache_root: Path) -> list[di
 
 
 def markdown(rows: list[dict]) -> str:
+    """The rows as a Markdown table (the package's one writer), their keys as the header."""
     cols = list(rows[0])
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
-    return "\n".join(lines)
+    return markdown_table(cols, [[r[c] for c in cols] for r in rows])
 
 
 def main() -> None:

@@ -1,7 +1,8 @@
 """Experiments: training then evaluation, in one place.
 
-- :func:`run_table`: the demo world's evaluation table (``kepp demo table``): train every
-  model for each horizon and seed, evaluate every method, summarise mean ± std over seeds;
+- :func:`run_table`: the demo world's evaluation table (``kepp demo table``): the protocol
+  :data:`DEMO_TABLE_SPEC` run by the protocol runner (:func:`~kepp_core.protocol.run_protocol`:
+  models, records and intervals), summarised as mean ± std over seeds;
 - :func:`train_demo_models`: the models the app shows (``kepp demo models``, what
   ``assets/demo`` ships), evaluated and recorded in ``manifest.json``;
 - :func:`ensure_demo_models`: the shipped checkpoints when they match the world, else models
@@ -11,7 +12,6 @@
 from __future__ import annotations
 
 import shutil
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -19,16 +19,20 @@ from pathlib import Path
 from kepp_core.data.records import Dataset
 from kepp_core.data.synth import default_world_root, world_fingerprint
 from kepp_core.errors import KeppError
-from kepp_core.evaluation.methods import METHODS, evaluate_horizon
-from kepp_core.evaluation.report import episode_records, markdown_table, summarise, write_records
+from kepp_core.evaluation.methods import evaluate_horizon
+from kepp_core.evaluation.records import episode_records, write_records
+from kepp_core.evaluation.report import METRICS, STEP_METRICS, horizon_table
+from kepp_core.evaluation.stats import summarise
 from kepp_core.io import atomic_write_json, atomic_write_text
 from kepp_core.models.checkpoint import CONFIG
 from kepp_core.models.spec import ModelRole, load_spec, model_folder
-from kepp_core.training.config import TrainConfig, preset
-from kepp_core.training.suite import MEMBERS, train_horizon
+from kepp_core.protocol import ProtocolSpec, run_protocol
+from kepp_core.training.config import preset
+from kepp_core.training.suite import train_horizon
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_ASSETS = REPO / "assets" / "demo"  # the shipped demo checkpoints
+DEMO_TABLE_SPEC = REPO / "protocols" / "demo-table.toml"  # what ``kepp demo table`` runs by default
 DEMO_HORIZONS = (3, 4, 5, 6)
 # What the app shows for each horizon (KEPP R=1/R=2 and the no-graph ablation).
 DEMO_MEMBERS = tuple(model_folder(r) for r in (ModelRole("step"), ModelRole("plan", "graph", 1),
@@ -39,39 +43,21 @@ SHIPPED_FILES = ("model.safetensors", "config.json", "graph.json", "metrics.json
 CLAIM = ("kepp-R1", "kepp-nograph", (4, 5))
 
 
-def run_table(ds: Dataset, cfg: TrainConfig, out: str | Path, seeds: Sequence[int] = (0, 1, 2),
-              horizons: Sequence[int] = DEMO_HORIZONS, methods: Sequence[str] = METHODS,
-              setting: str = "conventional", progress: bool = True, retrain: bool = False,
-              log: Callable[[str], None] = print) -> dict:
-    """Train (unless already trained) and evaluate; writes ``OUT/table.json`` and ``OUT/table.md``."""
-    out = Path(out)
-    rows: list[dict] = []
-    timings: dict[str, float] = {}
-    for seed in seeds:
-        root = out / f"seed{seed}"
-        records: list[dict] = []
-        for h in horizons:
-            hdir = root / f"T{h}"
-            todo = [m for m in MEMBERS if retrain or not (hdir / m / CONFIG).is_file()]
-            t0 = time.time()
-            if todo:
-                train_horizon(ds, replace(cfg, horizon=h, seed=seed, setting=setting), root, todo, progress, log)
-            timings[f"seed{seed}/T{h}/train"] = round(time.time() - t0, 1)
-            t0 = time.time()
-            ev = evaluate_horizon(ds, root, h, setting, methods, seed=seed, log=log)
-            timings[f"seed{seed}/T{h}/eval"] = round(time.time() - t0, 1)
-            for r in ev.rows():
-                if ev.step_accuracy:
-                    r.update(ev.step_accuracy)
-                rows.append({**r, "seed": seed})
-            records += episode_records(ev, ds.actions, seed=seed)
-        write_records(root / "predictions.jsonl", records)
-    summary = summarise(rows)
-    result = {"dataset": ds.name, "seeds": list(seeds), "horizons": list(horizons), "setting": setting,
-              "train": cfg.to_dict(), "rows": rows, "summary": summary, "timings_s": timings,
-              "claim": check_claim(summary)}
-    atomic_write_json(out / "table.json", result)
-    atomic_write_text(out / "table.md", markdown_table(summary, list(horizons)) + "\n")
+def run_table(spec: ProtocolSpec, retrain: bool = False, log: Callable[[str], None] = print) -> dict:
+    """The demo table of a protocol ``spec``: :func:`~kepp_core.protocol.run_protocol` trains what
+    is missing (``retrain``: everything) into ``OUT/frac100/seed<s>/T<h>/``, evaluates and writes
+    its records and results; the per-seed rows are then summarised as mean ± std over seeds into
+    ``OUT/table.json`` and ``OUT/table.md`` (with the check of :data:`CLAIM`)."""
+    if len(spec.train_fractions) != 1:
+        raise KeppError(f"the demo table summarises one train fraction (the spec has {list(spec.train_fractions)}); "
+                        "run several with 'kepp protocol'")
+    res = run_protocol(spec, log, retrain)
+    summary = summarise(res["rows"], METRICS + STEP_METRICS, ("method", "T", "setting"), "std")
+    result = {"dataset": res["dataset"], "seeds": list(spec.seeds), "horizons": list(spec.horizons),
+              "setting": spec.setting, "train": preset(spec.preset, **spec.train).to_dict(), "rows": res["rows"],
+              "summary": summary, "timings_s": res["timings"], "claim": check_claim(summary)}
+    atomic_write_json(Path(spec.out) / "table.json", result)
+    atomic_write_text(Path(spec.out) / "table.md", horizon_table(summary, list(spec.horizons)) + "\n")
     return result
 
 
@@ -147,5 +133,5 @@ def ensure_demo_models(ds: Dataset, horizons: Sequence[int] = DEMO_HORIZONS) -> 
     return cache, "trained now"
 
 
-__all__ = ["CLAIM", "DEMO_ASSETS", "DEMO_HORIZONS", "DEMO_MEMBERS", "DEMO_METHODS", "SHIPPED_FILES", "check_claim",
-           "copy_models", "demo_models_usable", "ensure_demo_models", "run_table", "train_demo_models"]
+__all__ = ["CLAIM", "DEMO_ASSETS", "DEMO_HORIZONS", "DEMO_MEMBERS", "DEMO_METHODS", "DEMO_TABLE_SPEC", "SHIPPED_FILES",
+           "check_claim", "copy_models", "demo_models_usable", "ensure_demo_models", "run_table", "train_demo_models"]

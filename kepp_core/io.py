@@ -18,7 +18,7 @@ import json
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -250,3 +250,21 @@ def read_text_utf8(path: str | os.PathLike) -> str:
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         raise KeppError(f"{path}:{line}: not valid UTF-8 text (byte 0x{data[e.start]:02x})") from None
+
+
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]], align: str | None = None) -> str:
+    """A Markdown table: ``header`` and one line per row (cells as ``str``); ``align``: one letter
+    per column, ``l`` (default) or ``r`` (right-aligned, ``---:``). The one Markdown table writer
+    of the package (result tables, the protocol's ``results.md``, the benchmarks' reports).
+
+    >>> print(markdown_table(["method", "SR"], [["a", 1.5]], align="lr"))
+    | method | SR |
+    |---|---:|
+    | a | 1.5 |
+    """
+    align = align or "l" * len(header)
+    if len(align) != len(header) or set(align) - {"l", "r"}:
+        raise KeppError(f"markdown table: align {align!r} needs one of 'l'/'r' per column ({len(header)})")
+    lines = ["| " + " | ".join(map(str, header)) + " |", "|" + "".join("---:|" if a == "r" else "---|" for a in align)]
+    lines += ["| " + " | ".join(map(str, row)) + " |" for row in rows]
+    return "\n".join(lines)

@@ -23,11 +23,12 @@ model is skipped; a killed one resumes from its saved state, the ``--resume`` ma
 every method on the test episodes (the same for every seed and fraction: the test split is
 the dataset's), and writes
 
-- ``OUT/records.jsonl``: one record per (fraction, seed, horizon, test episode): ground truth,
-  each method's plan, success and accuracy;
-- ``OUT/results.json``: the per-seed rows, the summary (mean and 90% CI half-width over
-  seeds, Student t) of SR, mAcc, mIoU (per episode) and mIoU (per batch of 256), the paired
-  tests and the time taken;
+- ``OUT/records.jsonl``: one record per (fraction, seed, horizon, test episode) in the one
+  record format (:mod:`kepp_core.evaluation.records`): ground truth, each method's plan, success
+  and accuracy;
+- ``OUT/results.json``: the per-seed rows (with the step model's endpoint accuracy), the summary
+  (mean and 90% CI half-width over seeds, Student t: :func:`~kepp_core.evaluation.stats.summarise`)
+  of SR, mAcc, mIoU (per episode) and mIoU (per batch of 256), the paired tests and the time taken;
 - ``OUT/results.md``: the same as Markdown tables.
 
 **Train fractions** are nested: the fraction ``f`` subset is the first ``round(f · n)`` training
@@ -46,7 +47,7 @@ import json
 import time
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
@@ -56,16 +57,16 @@ from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.methods import LABELS, LLM_METHODS, REGISTRY, evaluate_horizon, get_method
 from kepp_core.evaluation.methods.decoded import DecodeOverride, parse_decode_mode, restrict_train
-from kepp_core.evaluation.report import write_records
-from kepp_core.evaluation.stats import mean_ci, paired_permutation_test
-from kepp_core.io import atomic_write_json, atomic_write_text
+from kepp_core.evaluation.records import episode_records, write_records
+from kepp_core.evaluation.report import METRICS
+from kepp_core.evaluation.stats import paired_permutation_test, summarise
+from kepp_core.io import atomic_write_json, atomic_write_text, markdown_table
 from kepp_core.models.checkpoint import CONFIG
 from kepp_core.models.spec import EXTRA_ROLES, SUITE_ROLES, model_folder
 from kepp_core.training.config import TrainConfig, preset
 from kepp_core.training.loop import STATE_JSON
 from kepp_core.training.suite import train_role
 
-METRICS = ("SR", "mAcc", "mIoU", "mIoU_b256")
 METRIC_NAMES = {"SR": "SR", "mAcc": "mAcc", "mIoU": "mIoU", "mIoU_b256": "mIoU (batch 256)"}
 EVAL_FILE = "protocol-eval-{}.json"  # per seed, horizon and method list: reused while the models are unchanged
 
@@ -160,6 +161,22 @@ def _check(spec: ProtocolSpec, where: str) -> ProtocolSpec:
     return spec
 
 
+def override_spec(spec: ProtocolSpec, where: str, **over) -> ProtocolSpec:
+    """``spec`` with the keys ``over`` replaced (a command line's options), validated again;
+    ``None`` values keep the spec's.
+
+    >>> spec = parse_spec({"out": "runs/x", "methods": ["random"], "horizons": [3, 4]})
+    >>> override_spec(spec, "cli", seeds=2, horizons=None).seeds
+    (0, 1)
+    """
+    over = {k: v for k, v in over.items() if v is not None}
+    if not over:
+        return spec
+    data = {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(spec).items() if v is not None}
+    data["pairs"] = [list(p) for p in spec.pairs]
+    return parse_spec({**data, **over}, where)
+
+
 def load_protocol(path: str | Path) -> ProtocolSpec:
     """Read a protocol spec from a TOML file."""
     path = Path(path)
@@ -201,16 +218,16 @@ def finished(folder: Path) -> bool:
 
 
 def train_missing(ds: Dataset, cfg: TrainConfig, root: Path, members: list[str],
-                  log: Callable[[str], None]) -> list[str]:
-    """Train the members of one horizon that are not finished (resuming killed runs); returns
-    what was trained."""
+                  log: Callable[[str], None], retrain: bool = False) -> list[str]:
+    """Train the members of one horizon that are not finished (resuming killed runs; with
+    ``retrain``, every member again from scratch); returns what was trained."""
     hdir = root / f"T{cfg.horizon}"
     done = []
     for role in SUITE_ROLES + EXTRA_ROLES:
         name = model_folder(role)
-        if name not in members or finished(hdir / name):
+        if name not in members or (finished(hdir / name) and not retrain):
             continue
-        resume = (hdir / name / STATE_JSON).is_file()
+        resume = not retrain and (hdir / name / STATE_JSON).is_file()
         t0 = time.time()
         train_role(ds, cfg, role, hdir, progress=False, resume=resume)
         log(f"  trained {hdir / name}{' (resumed)' if resume else ''} in {time.time() - t0:.1f}s")
@@ -223,24 +240,6 @@ def eval_file(methods, decode_samples: int = 1) -> str:
     mean-of-K decoding (``K > 1`` gets its own cache)."""
     key = "\n".join(methods) + (f"\n@K{decode_samples}" if decode_samples > 1 else "")
     return EVAL_FILE.format(hashlib.sha1(key.encode()).hexdigest()[:10])
-
-
-def _episode_records(ev, fraction: float, seed: int) -> list[dict]:
-    """One record per test episode: ground truth, and per method its plan, success and accuracy."""
-    gt = ev.data.actions.numpy()
-    out = []
-    for i, ep in enumerate(ev.data.episodes):
-        rec = {"fraction": fraction, "seed": seed, "T": ev.horizon, "episode": ep.id, "video": ep.video.id,
-               "task": ep.video.task, "gt": gt[i].tolist(), "plans": {}, "success": {}, "acc": {}}
-        for name, o in ev.outputs.items():
-            if name.startswith("_"):
-                continue
-            p = np.asarray(o.plans[i])
-            rec["plans"][name] = p.tolist()
-            rec["success"][name] = int((p == gt[i]).all())
-            rec["acc"][name] = float((p == gt[i]).mean())
-        out.append(rec)
-    return out
 
 
 def _evaluate(spec: ProtocolSpec, ds: Dataset, root: Path, horizon: int, seed: int, fraction: float,
@@ -258,14 +257,15 @@ def _evaluate(spec: ProtocolSpec, ds: Dataset, root: Path, horizon: int, seed: i
         decode = DecodeOverride(mode, spec.decode_weight, k, spec.decode_samples)
     ev = evaluate_horizon(ds, root, horizon, spec.setting, spec.methods, seed=seed, strict=True, decode=decode,
                           log=log)
-    rows = [{**r, "seed": seed, "fraction": fraction} for r in ev.rows()]
-    records = _episode_records(ev, fraction, seed)
+    rows = [{**r, **(ev.step_accuracy or {}), "seed": seed, "fraction": fraction} for r in ev.rows()]
+    records = episode_records(ev, seed=seed, fraction=fraction)
     atomic_write_json(path, {"methods": list(spec.methods), "rows": rows, "records": records})
     return rows, records
 
 
-def run_protocol(spec: ProtocolSpec, log: Callable[[str], None] = print) -> dict:
-    """Train what is missing, evaluate every seed, and write records, results and the tables."""
+def run_protocol(spec: ProtocolSpec, log: Callable[[str], None] = print, retrain: bool = False) -> dict:
+    """Train what is missing (with ``retrain``: every model again), evaluate every seed, and
+    write records, results and the tables."""
     t_start = time.time()
     out = Path(spec.out)
     ds = load_dataset(spec.dataset, spec.root, features=spec.features)
@@ -277,7 +277,7 @@ def run_protocol(spec: ProtocolSpec, log: Callable[[str], None] = print) -> dict
             root = Path(spec.models or spec.out) / f"frac{round(fraction * 100)}" / f"seed{seed}"
             for h in spec.horizons:
                 t0 = time.time()
-                trained = train_missing(dsf, spec.config(h, seed), root, members, log)
+                trained = train_missing(dsf, spec.config(h, seed), root, members, log, retrain)
                 if trained:
                     for stale in (root / f"T{h}").glob(EVAL_FILE.format("*")):
                         stale.unlink(missing_ok=True)
@@ -289,7 +289,7 @@ def run_protocol(spec: ProtocolSpec, log: Callable[[str], None] = print) -> dict
                                                                            "eval_s": round(time.time() - t1, 1)}
                 log(f"fraction {fraction:g} seed {seed} T={h}: trained {len(trained)} model(s) in {t1 - t0:.0f}s, "
                     f"evaluated in {time.time() - t1:.0f}s")
-    summary = summarise(rows, spec.confidence)
+    summary = summarise(rows, METRICS, ("fraction", "T", "method"), "ci", spec.confidence)
     pairs = paired_tests(records, spec.pairs)
     result = {"spec": {f.name: getattr(spec, f.name) for f in fields(ProtocolSpec)}, "dataset": ds.name,
               "episodes": {str(h): sum(1 for r in records if r["T"] == h) // max(1, len(spec.seeds) *
@@ -304,20 +304,6 @@ def run_protocol(spec: ProtocolSpec, log: Callable[[str], None] = print) -> dict
 
 
 PAIRED_TEST = "two-sided paired sign-flip permutation test on per-episode success over (seed, test episode) units"
-
-
-def summarise(rows: list[dict], confidence: float = 0.9) -> list[dict]:
-    """Mean and ``confidence`` CI half-width over seeds of each metric, per (fraction, T, method)."""
-    groups: dict[tuple, list[dict]] = {}
-    for r in rows:
-        groups.setdefault((r["fraction"], r["T"], r["method"]), []).append(r)
-    out = []
-    for (fraction, horizon, method), rs in groups.items():
-        row = {"fraction": fraction, "T": horizon, "method": method, "seeds": len(rs)}
-        for m in METRICS:
-            row[m], row[f"{m}_ci"] = mean_ci([r[m] for r in rs], confidence)
-        out.append(row)
-    return out
 
 
 def paired_tests(records: list[dict], pairs) -> list[dict]:
@@ -354,28 +340,24 @@ def markdown(result: dict) -> str:
         for h in spec["horizons"]:
             rows = [r for r in summary if r["fraction"] == fraction and r["T"] == h]
             lines += [f"**T={h}**, {fraction:.0%} of the training videos, {result['episodes'][str(h)]} test episodes",
-                      "", "| method | " + " | ".join(METRIC_NAMES[m] for m in METRICS) + " |",
-                      "|---|" + "---|" * len(METRICS)]
-            lines += [f"| {LABELS.get(r['method'], r['method'])} (`{r['method']}`) | "
-                      + " | ".join(_cell(r, m) for m in METRICS) + " |" for r in rows]
-            lines.append("")
+                      "", markdown_table(["method", *(METRIC_NAMES[m] for m in METRICS)],
+                                         [[f"{LABELS.get(r['method'], r['method'])} (`{r['method']}`)",
+                                           *(_cell(r, m) for m in METRICS)] for r in rows]), ""]
     if result["pairs"]:
-        lines += [f"Paired tests ({PAIRED_TEST}):", "", "| A | B | fraction | T | ΔSR (A − B) | A better / worse | p |",
-                  "|---|---|---|---|---|---|---|"]
-        lines += [f"| `{p['a']}` | `{p['b']}` | {p['fraction']:.0%} | {p['T']} | {p['delta_SR']:+.1f} | "
-                  f"{p['wins']} / {p['losses']} | {_pvalue(p['p'])} |" for p in result["pairs"]]
-        lines.append("")
+        lines += [f"Paired tests ({PAIRED_TEST}):", "",
+                  markdown_table(["A", "B", "fraction", "T", "ΔSR (A − B)", "A better / worse", "p"],
+                                 [[f"`{p['a']}`", f"`{p['b']}`", f"{p['fraction']:.0%}", p["T"],
+                                   f"{p['delta_SR']:+.1f}", f"{p['wins']} / {p['losses']}", _pvalue(p["p"])]
+                                  for p in result["pairs"]]), ""]
     if len(spec["train_fractions"]) > 1:
         fr = spec["train_fractions"]
-        lines += ["SR against the fraction of training videos (mean ± CI):", "",
-                  "| method | T | " + " | ".join(f"{f:.0%}" for f in fr) + " |", "|---|---|" + "---|" * len(fr)]
         by = {(r["method"], r["T"], r["fraction"]): r for r in summary}
-        for h in spec["horizons"]:
-            for m in spec["methods"]:
-                lines.append(f"| `{m}` | {h} | " + " | ".join(_cell(by[(m, h, f)], "SR") if (m, h, f) in by else ""
-                                                             for f in fr) + " |")
+        lines += ["SR against the fraction of training videos (mean ± CI):", "",
+                  markdown_table(["method", "T", *(f"{f:.0%}" for f in fr)],
+                                 [[f"`{m}`", h, *(_cell(by[(m, h, f)], "SR") if (m, h, f) in by else "" for f in fr)]
+                                  for h in spec["horizons"] for m in spec["methods"]])]
     return "\n".join(lines)
 
 
 __all__ = ["PAIRED_TEST", "ProtocolSpec", "fraction_subset", "load_protocol", "markdown", "members_for",
-           "paired_tests", "parse_spec", "run_protocol", "summarise", "train_missing"]
+           "override_spec", "paired_tests", "parse_spec", "run_protocol", "train_missing"]

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.failures import (PATTERNS, EpisodeOutcome, classify_failures, failure_patterns,
-                                           failure_stats, has_repeated_subsequence, outcome_from_record,
-                                           read_records)
+                                           failure_stats, has_repeated_subsequence, outcome_from_record)
+from kepp_core.evaluation.records import read_records
 
 
 def brute_force_repeat(plan: tuple[int, ...]) -> bool:
@@ -110,7 +110,7 @@ def test_outcome_from_record_uses_endpoints_and_paths_only_for_kepp_methods():
 
 
 def test_records_round_trip_through_jsonl_and_parquet(tmp_path):
-    from kepp_core.evaluation.report import write_records
+    from kepp_core.evaluation.records import write_records
 
     for name in ("preds.jsonl", "preds.parquet"):
         path = write_records(tmp_path / name, [RECORD, {**RECORD, "episode": "t/v/1:3"}])
@@ -172,7 +172,7 @@ def random_records(seed: int, n: int) -> list[dict]:
 def test_the_records_table_is_every_methods_outcome_judged_one_by_one(tmp_path, suffix):
     from kepp_core.api import read_predictions
     from kepp_core.evaluation.failures import PATH_METHODS
-    from kepp_core.evaluation.report import write_records
+    from kepp_core.evaluation.records import write_records
 
     recs = random_records(7, 400)
     path = write_records(tmp_path / f"preds{suffix}", recs)

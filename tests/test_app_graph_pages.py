@@ -10,6 +10,7 @@ import json
 import pytest
 
 from kepp_core import api
+from kepp_core.graph import subgraph
 from test_app_fixtures import app_env, app_world  # noqa: F401  (fixtures)
 from test_app_pages import dataset, no_problems, open_page, texts
 
@@ -33,7 +34,7 @@ def test_minimum_filter_follows_the_weighting_and_exports_carry_title_and_legend
     graph = api.Workspace(api.AppConfig(dataset="demo", root=str(app_env.world))).graph()
     centre = graph.action_index(at.selectbox(key="graph_step").value)
     shown = sorted(zip(map(ds.actions.index, table["from"]), map(ds.actions.index, table["to"])))
-    assert shown == api.weighted_subgraph(graph, centre, 2, 0.3, None, "pkg")[1]
+    assert shown == sorted((e.source, e.target) for e in subgraph(graph, centre, 2, 0.3, weighting="pkg").edges)
     page = at.get("iframe")[0].proto.srcdoc
     assert "Frequency graph around" in page and "minimum frequency weight 0.30" in page
     assert 'class="kepp-legend-entry"' in page and "Download PNG" in page

@@ -295,7 +295,7 @@ def test_training_page_overlays_the_runs_logs(monkeypatch, app_env):
 
 # --- Results and failure cases ------------------------------------------------------------------------
 def records(env):
-    from kepp_core.evaluation.failures import read_records
+    from kepp_core.evaluation.records import read_records
 
     return read_records(env.records)
 

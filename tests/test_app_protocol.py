@@ -152,7 +152,7 @@ def test_finding_protocols_and_clear_errors_for_bad_files(proto, tmp_path):
     with pytest.raises(KeppError, match=r"summary row 1: 'T' must be a number"):
         api.read_protocol(bad)
     (bad / "records.jsonl").write_text((out / "records.jsonl").read_text().splitlines()[0] + "\n{oops\n")
-    with pytest.raises(KeppError, match=r"records.jsonl:2: not a JSON record"):
+    with pytest.raises(KeppError, match=r"records.jsonl:2: invalid JSON"):
         api.protocol_records(bad)
     with pytest.raises(KeppError, match="the paired test needs the protocol's records.jsonl"):
         api.protocol_records(tmp_path)

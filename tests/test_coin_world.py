@@ -219,8 +219,7 @@ def scaled(coin_world, tmp_path_factory) -> Scaled:
     is written again under a new episode id (``task/video~k/first:T``, the video id kept so that
     "Open in Plan" still opens a real video) by the project's own records writer."""
     from kepp_core.cli import main
-    from kepp_core.evaluation.failures import read_records
-    from kepp_core.evaluation.report import write_records
+    from kepp_core.evaluation.records import read_records, write_records
 
     out = tmp_path_factory.mktemp("coin-scaled")
     models, real = out / "models", out / "real.jsonl"
@@ -326,9 +325,10 @@ def drawn_nodes(at) -> set[str]:
 def busiest_step(world) -> tuple[str, int]:
     """The step with the largest neighbourhood of depth 3 in the graph of the training plans, and its size."""
     from kepp_core import api
+    from kepp_core.graph import subgraph
 
     graph = api.Workspace(api.AppConfig(dataset="demo", root=str(world.root))).graph()
-    sizes = {a: len(api.weighted_subgraph(graph, a, 3)[0]) for a in range(graph.num_actions)}
+    sizes = {a: len(subgraph(graph, a, 3, weighting="p2kg").nodes) for a in range(graph.num_actions)}
     best = max(sizes, key=sizes.get)
     return graph.actions[best], sizes[best]
 
@@ -434,8 +434,7 @@ def test_failure_cases_page_through_the_failures_and_open_a_linked_one(monkeypat
 
 
 def test_an_episode_of_two_seeds_opens_on_the_linked_seeds_page(monkeypatch, scaled, tmp_path):
-    from kepp_core.evaluation.failures import read_records
-    from kepp_core.evaluation.report import write_records
+    from kepp_core.evaluation.records import read_records, write_records
 
     recs = read_records(scaled.real)  # records of two seeds list every episode twice, 168 rows apart
     path = write_records(tmp_path / "predictions.jsonl", [{**r, "seed": s} for s in (0, 1) for r in recs])

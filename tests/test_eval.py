@@ -44,10 +44,11 @@ def test_eval_cli_writes_the_methods_table_and_per_episode_records(trained, tmp_
     assert len(recs) == n
     rec = recs[0]
     assert {"episode", "video", "task", "start_time", "goal_time", "gt", "endpoints", "paths", "plans",
-            "correct"} <= set(rec)
+            "success", "acc"} <= set(rec)
     assert len(rec["paths"]) == 2 and set(rec["plans"]) == set(METHODS)
-    sr = 100 * np.mean([x["correct"]["kepp-R1"] for x in recs])
+    sr = 100 * np.mean([x["success"]["kepp-R1"] for x in recs])
     assert sr == pytest.approx(by["kepp-R1"]["SR"])
+    assert 100 * np.mean([x["acc"]["kepp-R1"] for x in recs]) == pytest.approx(by["kepp-R1"]["mAcc"])
 
 
 def test_retrieval_returns_the_plan_of_the_nearest_training_episode(trained):

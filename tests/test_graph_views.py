@@ -20,9 +20,9 @@ def test_subgraph_follows_in_and_out_edges_up_to_depth():
 
 def test_subgraph_threshold_and_task_filter():
     g = build_graph(small_dataset())
-    high = subgraph(g, "whisk", depth=2, min_probability=0.7)
+    high = subgraph(g, "whisk", depth=2, min_weight=0.7)
     assert [(e.source, e.target) for e in high.edges] == [(0, 1), (2, 1), (1, 3)]  # self-loop is 0.25
-    assert set(subgraph(g, "fry", depth=1, min_probability=0.8).nodes) == {3}
+    assert set(subgraph(g, "fry", depth=1, min_weight=0.8).nodes) == {3}
     omelette = subgraph(g, "whisk", depth=2, task="omelette")
     assert 2 not in omelette.nodes  # "pour" is only used by the pancake plans
     with pytest.raises(KeppError, match="not used by the training plans"):
@@ -31,6 +31,17 @@ def test_subgraph_threshold_and_task_filter():
         subgraph(g, "pour", task="omelete")
     nxg = high.to_networkx(g.actions)
     assert nxg.edges[1, 3]["probability"] == pytest.approx(0.75)
+
+
+def test_the_minimum_weight_follows_the_chosen_weighting():
+    from kepp_core.graph import ProcedureGraph, edge_weight
+
+    g = ProcedureGraph.from_plans(["a", "b", "c"], [(0, 1)] * 3 + [(0, 2)] * 2 + [(2, 1)])
+    assert (edge_weight(g, 0, 2, "p2kg"), edge_weight(g, 0, 2, "pkg")) == (0.4, 0.5)  # a→c
+    edges = {w: [(e.source, e.target) for e in subgraph(g, 0, 1, 0.45, weighting=w).edges] for w in ("p2kg", "pkg")}
+    assert edges == {"p2kg": [(0, 1)], "pkg": [(0, 1), (0, 2)]}  # strongest first in either weighting
+    with pytest.raises(KeppError, match="weighting must be 'p2kg' or 'pkg'"):
+        subgraph(g, 0, weighting="counts")
 
 
 def test_expert_trajectories_count_the_edges_of_one_task():
@@ -91,12 +102,13 @@ def test_the_node_cap_keeps_what_the_brute_force_keeps(seed):
 
 
 def test_the_capped_graph_view_counts_the_whole_neighbourhood_and_keeps_the_centre():
-    from kepp_core.api import capped_subgraph, weighted_subgraph
+    from kepp_core.api import capped_subgraph
     from kepp_core.graph import ProcedureGraph
 
     # a hub with 30 followers, the i-th taken i+1 times: the cap keeps the most frequent followers
     g = ProcedureGraph.from_plans([f"s{i}" for i in range(31)], [(0, i) for i in range(1, 31) for _ in range(i)])
-    nodes, edges = weighted_subgraph(g, 0, 1)
+    sg = subgraph(g, 0, 1)
+    nodes, edges = set(sg.nodes), sorted((e.source, e.target) for e in sg.edges)
     assert len(nodes) == 31
     kept, kept_edges, total = capped_subgraph(g, 0, 1, max_nodes=6)
     assert total == 31 and kept == {0, 26, 27, 28, 29, 30}

@@ -104,11 +104,13 @@ def test_t_quantiles_intervals_and_p_values_match_hand_computed_values():
 
 
 def test_summary_and_table_from_given_rows():
-    from kepp_core.protocol import markdown, paired_tests, summarise
+    from kepp_core.evaluation.report import METRICS
+    from kepp_core.evaluation.stats import summarise
+    from kepp_core.protocol import markdown, paired_tests
 
     rows = [{"fraction": 1.0, "T": 3, "method": "kepp-R1", "seed": s, "SR": v, "mAcc": 70.0, "mIoU": 60.0,
              "mIoU_b256": 80.0} for s, v in enumerate([40.0, 44.0])]
-    (row,) = summarise(rows)
+    (row,) = summarise(rows, METRICS, ("fraction", "T", "method"))
     assert row["SR"] == 42.0 and row["SR_ci"] == pytest.approx(6.313752 * math.sqrt(8) / math.sqrt(2), abs=1e-5)
     recs = [{"fraction": 1.0, "T": 3, "success": {"a": a, "b": b}} for a, b in [(1, 0), (1, 0), (0, 0), (1, 1)]]
     (pair,) = paired_tests(recs, [("a", "b")])
@@ -137,3 +139,37 @@ def test_bad_specs_are_clear_errors(tmp_path, body, message):
     spec.write_text(body + "\n", encoding="utf-8")
     r = kepp("protocol", spec)
     assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr
+
+
+def test_demo_table_is_a_protocol_spec_run_by_the_protocol_runner(world, tmp_path):
+    from kepp_core.evaluation.records import read_records
+    from kepp_core.evaluation.report import METRICS, STEP_METRICS, horizon_table
+    from kepp_core.evaluation.stats import summarise
+
+    out = tmp_path / "table"
+    spec = spec_file(tmp_path / "table.toml", {"dataset": "demo", "root": str(world), "horizons": [3, 4],
+                                               "methods": ["random", "graph-pred", "kepp-nograph"], "seeds": 3,
+                                               "out": str(tmp_path / "elsewhere")}, {**TINY, "val_every": 20})
+    # the command's options override the spec's keys
+    r = kepp("demo", "table", "--spec", spec, "--seeds", "2", "--horizons", "3", "--out", out, "--threads", "1")
+    assert r.returncode == 0, r.stderr
+    table = json.loads((out / "table.json").read_text())
+    results = json.loads((out / "results.json").read_text())
+    assert table["rows"] == results["rows"] and table["seeds"] == [0, 1] and table["horizons"] == [3]
+    assert {"first_acc", "last_acc"} <= set(table["rows"][0])  # the step model's accuracy rides on every row
+    # mean ± std over seeds of the protocol's per-seed rows, printed and written as the same table
+    assert table["summary"] == summarise(results["rows"], METRICS + STEP_METRICS, ("method", "T", "setting"), "std")
+    md = horizon_table(table["summary"], [3])
+    assert (out / "table.md").read_text() == md + "\n" and md in r.stdout and "(SR ± " in md
+    assert (out / "frac100" / "seed1" / "T3" / "plan-none" / "config.json").is_file()
+    assert len(read_records(out / "records.jsonl")) == 2 * results["episodes"]["3"]
+    assert not (tmp_path / "elsewhere").exists()
+
+
+def test_the_shipped_demo_table_spec_loads():
+    from kepp_core.experiments import DEMO_TABLE_SPEC
+    from kepp_core.protocol import load_protocol, override_spec
+
+    spec = load_protocol(DEMO_TABLE_SPEC)
+    assert spec.seeds == (0, 1, 2) and spec.horizons == (3, 4, 5, 6) and spec.out == "runs/demo-table"
+    assert override_spec(spec, "cli", seeds=1, horizons=[3]).horizons == (3,)

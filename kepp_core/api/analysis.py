@@ -1,4 +1,4 @@
-"""Looking at a graph and at evaluated plans: the sub-graph around a step, a task's expert
+"""Looking at a graph and at evaluated plans: a task's expert
 trajectories, transition matrices, prediction records as one table, metrics per method and
 horizon, and the paper's failure analysis.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
+import math
 import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -27,10 +28,11 @@ from kepp_core.evaluation.failures import (
     classify_failures,
     failure_patterns_batch,
     failure_stats,
-    read_records,
 )
 from kepp_core.evaluation.labels import METHOD_LABELS
-from kepp_core.graph import expert_trajectories, subgraph, transition_matrix
+from kepp_core.evaluation.records import read_records
+from kepp_core.evaluation.stats import mean_ci
+from kepp_core.graph import expert_trajectories, transition_matrix
 from kepp_core.io import atomic_write_json
 from kepp_core.metrics import (
     mean_accuracy,
@@ -40,10 +42,10 @@ from kepp_core.metrics import (
 )
 
 __all__ = ["PATTERNS", "PATTERN_LABELS", "RECORD_COLUMNS", "SCENE_KINDS", "TABLE_METRICS", "choose_scenes",
-           "episode_label", "episode_parts", "mean_ci90", "method_horizon_table", "method_label", "method_model",
-           "pattern_label", "plan_query", "remembered_scenes", "t_quantile_95", "EpisodeOutcome", "Failure",
+           "episode_label", "episode_parts", "method_horizon_table", "method_label", "method_model",
+           "pattern_label", "plan_query", "remembered_scenes", "EpisodeOutcome", "Failure",
            "FailureStats", "classify_failures", "default_method", "expert_view", "failure_analysis", "failure_stats",
-           "heatmap_order", "metrics_table", "outcomes", "read_predictions", "subgraph_view", "transitions"]
+           "heatmap_order", "metrics_table", "outcomes", "read_predictions", "transitions"]
 
 RECORD_COLUMNS = ["episode", "task", "video", "horizon", "setting", "seed", "method", "truth", "plan", "endpoints",
                   "endpoint_scores", "paths", "path_scores", "success", "patterns", "pattern", "start_time",
@@ -51,25 +53,6 @@ RECORD_COLUMNS = ["episode", "task", "video", "horizon", "setting", "seed", "met
 
 
 # --- the graph ------------------------------------------------------------------------------------
-def subgraph_view(graph, centre: int, depth: int = 1, min_probability: float = 0.0, task: str | None = None
-                  ) -> tuple[set[int], list[tuple[int, int]]]:
-    """Nodes and edges around ``centre`` (depth, minimum P²KG probability, optional task filter)."""
-    sg = subgraph(graph, centre, depth=depth, min_probability=min_probability, task=task)
-    return set(sg.nodes) | {centre}, [(e.source, e.target) for e in sg.edges]
-
-
-def neighbourhood(graph, centres: Iterable[int], depth: int, min_probability: float = 0.0
-                  ) -> tuple[set[int], list[tuple[int, int]]]:
-    """Nodes and edges within ``depth`` hops of any of ``centres`` (in- and out-edges)."""
-    nodes: set[int] = set()
-    edges: set[tuple[int, int]] = set()
-    for c in centres:
-        n, e = subgraph_view(graph, int(c), depth, min_probability, None)
-        nodes.update(n)
-        edges.update(e)
-    return nodes, sorted(edges)
-
-
 def expert_view(graph, task: str) -> tuple[list[int], list[tuple[int, int]], dict[tuple[int, int], int]]:
     """Nodes, edges and per-edge counts of a task's training plans."""
     df = expert_trajectories(graph, task)
@@ -437,39 +420,6 @@ def _scene(kind: str, row) -> dict:
 
 
 # --- method x T table ----------------------------------------------------------------------------------------
-_T95 = (6.314, 2.920, 2.353, 2.132, 2.015, 1.943, 1.895, 1.860, 1.833, 1.812, 1.796, 1.782, 1.771, 1.761, 1.753,
-        1.746, 1.740, 1.734, 1.729, 1.725, 1.721, 1.717, 1.714, 1.711, 1.708, 1.706, 1.703, 1.701, 1.699, 1.697)
-
-
-def t_quantile_95(df: int) -> float:
-    """The 95% quantile of Student's t with ``df`` degrees of freedom (two-sided 90% intervals):
-    a table up to 30, the Cornish-Fisher expansion beyond.
-
-    >>> t_quantile_95(4), round(t_quantile_95(1000), 3)
-    (2.132, 1.646)
-    """
-    if df < 1:
-        raise ValueError("Student's t needs at least one degree of freedom")
-    if df <= len(_T95):
-        return _T95[df - 1]
-    z = 1.6448536
-    return z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2)
-
-
-def mean_ci90(values: Sequence[float]) -> tuple[float, float | None]:
-    """Mean and the half-width of its 90% confidence interval (Student t over the values; None for one value).
-
-    >>> mean_ci90([40.0, 50.0, 60.0])
-    (50.0, 16.86)
-    """
-    n = len(values)
-    mean = sum(values) / n
-    if n < 2:
-        return round(mean, 2), None
-    sd = (sum((v - mean) ** 2 for v in values) / (n - 1)) ** 0.5
-    return round(mean, 2), round(t_quantile_95(n - 1) * sd / n ** 0.5, 2)
-
-
 TABLE_METRICS = ("SR", "mAcc", "mIoU")
 
 
@@ -492,9 +442,9 @@ def method_horizon_table(preds) -> tuple[object, dict[str, str]]:
             per_seed["mIoU"].append(float(miou_per_episode(pred, gt)))
         for metric, vals in per_seed.items():
             col = f"T={int(horizon)} {metric}"
-            mean, half = mean_ci90(vals)
-            means[(col, method)] = mean
-            cells.setdefault(method, {})[col] = f"{mean:.2f}" + ("" if half is None else f" ± {half:.2f}")
+            mean, half = mean_ci(vals)  # 90%, Student t: the interval of every result table
+            means[(col, method)] = round(mean, 2)
+            cells.setdefault(method, {})[col] = f"{mean:.2f}" + ("" if math.isnan(half) else f" ± {half:.2f}")
     cols = sorted({c for c, _ in means}, key=lambda c: (int(c.split()[0][2:]), TABLE_METRICS.index(c.split()[1])))
     best = {c: max((m for cc, m in means if cc == c), key=lambda m: means[(c, m)]) for c in cols}
     names = {m: method_label(m) for m in cells}

@@ -25,11 +25,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kepp_core.errors import KeppError
-from kepp_core.graph import retrieve, strongest_subgraph, subgraph
+from kepp_core.graph import SubGraph, edge_weight, retrieve, strongest_subgraph, subgraph
 
 __all__ = ["GROUP_COLOURS", "LegendEntry", "PathGroup", "PlanEdge", "PlanGraph", "PlanNode", "ZeroShotPlans",
            "edge_text", "edge_weight", "graph_paths", "label_colour", "node_text", "out_of_task", "plan_episodes",
-           "capped_subgraph", "plan_graph", "weighted_subgraph", "zero_shot_plans"]
+           "capped_subgraph", "plan_graph", "zero_shot_plans"]
 
 # Colours: endpoints, steps, arrows, and one colour per distinct path (the truth is always green).
 START_COLOUR = "#1b5e20"
@@ -177,19 +177,6 @@ def _columns(groups: list[PathGroup], endpoints: Sequence[int]) -> dict[int, tup
     at.setdefault(int(endpoints[0]), (0, 0))
     at.setdefault(int(endpoints[1]), (horizon - 1, 0))
     return at
-
-
-def _neighbourhood(graph, centres: Sequence[int], depth: int, min_probability: float
-                   ) -> tuple[dict[int, int], set[tuple[int, int]]]:
-    """Steps within ``depth`` of any centre (with their distance) and the graph's arrows between them."""
-    nodes: dict[int, int] = {}
-    edges: set[tuple[int, int]] = set()
-    for c in centres:
-        sg = subgraph(graph, int(c), depth=depth, min_probability=min_probability)
-        for a, d in sg.nodes.items():
-            nodes[a] = min(d, nodes.get(a, d))
-        edges.update((e.source, e.target) for e in sg.edges)
-    return nodes, edges
 
 
 def _place_context(graph, placed: dict[int, tuple[int, int]], context: list[int]) -> dict[int, int]:
@@ -346,7 +333,9 @@ def plan_graph(graph, endpoints: Sequence[int], named_paths: Sequence[tuple[str,
     groups = _groups(named_paths, truth)
     placed = _columns(groups, (a1, at))
     centres = [a1, at] if centre is None else [int(centre)]
-    hood, near = _neighbourhood(graph, centres, depth, min_probability)
+    around = [subgraph(graph, c, depth, min_probability) for c in centres]  # one walk per centre
+    hood = {a: min(sg.nodes[a] for sg in around if a in sg.nodes) for sg in around for a in sg.nodes}
+    near = {(e.source, e.target) for sg in around for e in sg.edges}
     kept, hidden = _rank_context(graph, hood, set(placed), max_nodes - len(placed))
     context_cols = _place_context(graph, placed, kept)
     nodes = _nodes(graph, groups, (a1, at), centre, context_cols, placed)
@@ -359,63 +348,25 @@ def plan_graph(graph, endpoints: Sequence[int], named_paths: Sequence[tuple[str,
 
 
 # --- the graph around a step ---------------------------------------------------------------------------------
-def edge_weight(graph, u: int, v: int, weighting: str = "p2kg") -> float:
-    """An arrow's weight as drawn: its P²KG probability (``p2kg``) or its frequency weight (``pkg``)."""
-    if weighting not in ("p2kg", "pkg"):
-        raise KeppError(f"weighting must be 'p2kg' or 'pkg', got {weighting!r}")
-    return float(graph.probability(u, v) if weighting == "p2kg" else graph.frequency(u, v))
-
-
-def weighted_subgraph(graph, centre: int, depth: int = 1, min_weight: float = 0.0, task: str | None = None,
-                      weighting: str = "p2kg") -> tuple[set[int], list[tuple[int, int]]]:
-    """Steps within ``depth`` hops of ``centre`` along arrows whose weight in the chosen
-    ``weighting`` is at least ``min_weight`` (so the filter follows the weights on screen), and
-    every such arrow between them; with ``task``, only the actions its training plans use.
-
-    >>> from kepp_core.graph import ProcedureGraph
-    >>> g = ProcedureGraph.from_plans(["a", "b", "c"], [(0, 1)] * 3 + [(0, 2)] * 2 + [(2, 1)])
-    >>> [float(f(0, 2)) for f in (g.probability, g.frequency)]  # a→c: P²KG 0.4, frequency weight 0.5
-    [0.4, 0.5]
-    >>> weighted_subgraph(g, 0, 1, 0.45, weighting="p2kg")[1], weighted_subgraph(g, 0, 1, 0.45, weighting="pkg")[1]
-    ([(0, 1)], [(0, 1), (0, 2)])
-    """
-    if depth < 0 or not 0.0 <= min_weight <= 1.0:
-        raise KeppError(f"depth must be >= 0 and the minimum weight within [0, 1] (got {depth}, {min_weight})")
-    allowed = None
-    if task is not None:
-        if task not in graph.tasks:
-            raise KeppError(f"unknown task {task!r}")
-        allowed = set(graph.tasks[task].action_counts())
-
-    def ok(u: int, v: int) -> bool:
-        return edge_weight(graph, u, v, weighting) >= min_weight and (allowed is None or {u, v} <= allowed)
-
-    nodes, frontier = {int(centre): 0}, [int(centre)]
-    for d in range(depth):
-        nxt = []
-        for u in frontier:
-            for v in [*(int(v) for v in graph.successors[u] if ok(u, v)), *(int(v) for v in graph.predecessors[u] if ok(v, u))]:
-                if v not in nodes:
-                    nodes[v] = d + 1
-                    nxt.append(v)
-        frontier = nxt
-    edges = sorted((u, int(v)) for u in nodes for v in graph.successors[u] if int(v) in nodes and ok(u, int(v)))
-    return set(nodes), edges
-
-
 def capped_subgraph(graph, centre: int, depth: int = 1, min_weight: float = 0.0, task: str | None = None,
                     weighting: str = "p2kg", max_nodes: int = 40) -> tuple[set[int], list[tuple[int, int]], int]:
-    """:func:`weighted_subgraph` kept legible: at most ``max_nodes`` steps, those its strongest
-    arrows (in the chosen ``weighting``) reach from ``centre``, which is always kept
-    (:func:`~kepp_core.graph.strongest_subgraph`). Returns the kept steps, the arrows between
-    them and how many steps the whole neighbourhood has.
+    """The neighbourhood of ``centre`` (:func:`~kepp_core.graph.subgraph` in the chosen
+    ``weighting``, so the minimum follows the weights on screen; arrows in index order) kept
+    legible: at most ``max_nodes`` steps, those its strongest arrows reach from ``centre``, which
+    is always kept (:func:`~kepp_core.graph.strongest_subgraph`). A centre that ``task``'s plans
+    do not use stands alone. Returns the kept steps, the arrows between them and how many steps
+    the whole neighbourhood has.
 
     >>> from kepp_core.graph import ProcedureGraph
     >>> g = ProcedureGraph.from_plans(["a", "b", "c", "d"], [(0, 1)] * 3 + [(0, 2)] + [(0, 3)] * 2)
     >>> capped_subgraph(g, 0, max_nodes=3)  # a→b (0.5) and a→d (0.33) beat a→c (0.17)
     ({0, 1, 3}, [(0, 1), (0, 3)], 4)
     """
-    nodes, edges = weighted_subgraph(graph, centre, depth, min_weight, task, weighting)
+    if task in graph.tasks and int(centre) not in graph.tasks[task].action_counts():
+        sg = SubGraph(int(centre), {int(centre): 0}, [])  # the page filters steps by task, not its centre
+    else:
+        sg = subgraph(graph, centre, depth, min_weight, task, weighting)
+    nodes, edges = {int(a) for a in sg.nodes}, sorted((int(e.source), int(e.target)) for e in sg.edges)
     kept, kept_edges = strongest_subgraph(int(centre), edges, lambda u, v: edge_weight(graph, u, v, weighting),
                                           max_nodes)
     return kept, kept_edges, len(nodes)

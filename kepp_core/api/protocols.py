@@ -23,10 +23,11 @@ import numpy as np
 
 from kepp_core.api.analysis import method_label
 from kepp_core.errors import KeppError
+from kepp_core.evaluation.records import Records, read_records
 from kepp_core.evaluation.stats import mean_ci, paired_permutation_test
 
 __all__ = ["PAIR_METRICS", "PROTOCOL_METRICS", "PROTOCOL_METRIC_NAMES", "RESULTS_FILE", "RECORDS_FILE",
-           "SIGNIFICANCE", "ProtocolRecords", "ProtocolRun", "efficiency_table", "find_protocols", "interval_table",
+           "SIGNIFICANCE", "ProtocolRun", "efficiency_table", "find_protocols", "interval_table",
            "is_protocol_folder", "pair_differences", "pair_table", "pair_test", "pair_verdict", "protocol_records",
            "read_protocol"]
 
@@ -199,75 +200,26 @@ def _check_metric(metric: str) -> None:
         raise KeppError(f"unknown metric {metric!r} (expected one of {', '.join(PROTOCOL_METRICS)})")
 
 
-@dataclass
-class ProtocolRecords:
-    """A protocol's per-episode records, compact: per (fraction, T) the seed and episode of every
-    unit and, per method, its success (0/1) and step accuracy."""
-
-    path: str
-    groups: dict = field(default_factory=dict)  # (fraction, T) -> {"seed": [..], "episode": [..], "success": {m: [..]}, "acc": {m: [..]}}
-
-    def methods(self, fraction: float, horizon: int) -> list[str]:
-        """The methods recorded for every unit of ``(fraction, T)``."""
-        g = self.groups.get((float(fraction), int(horizon)))
-        return sorted(g["success"]) if g else []
-
-
-def _add_record(groups: dict, rec: dict, where: str) -> None:
-    try:
-        key = (float(rec["fraction"]), int(rec["T"]))
-        seed, episode, success, acc = int(rec["seed"]), str(rec["episode"]), rec["success"], rec["acc"]
-    except (KeyError, TypeError, ValueError):
-        raise KeppError(f"{where}: expected a protocol record (fraction, T, seed, episode, success, acc)") from None
-    if not isinstance(success, dict) or not isinstance(acc, dict):
-        raise KeppError(f"{where}: 'success' and 'acc' must map methods to values")
-    g = groups.setdefault(key, {"seed": [], "episode": [], "success": {}, "acc": {}})
-    n = len(g["seed"])
-    for part, values in (("success", success), ("acc", acc)):
-        for m, v in values.items():
-            col = g[part].setdefault(m, [math.nan] * n)
-            if len(col) < n:
-                col.extend([math.nan] * (n - len(col)))
-            col.append(float(v))
-    g["seed"].append(seed)
-    g["episode"].append(episode)
-
-
-def protocol_records(folder: str | Path) -> ProtocolRecords:
-    """Read a protocol folder's ``records.jsonl`` (KeppError naming the file and line)."""
+def protocol_records(folder: str | Path) -> Records:
+    """Read a protocol folder's ``records.jsonl`` with the one records reader
+    (:func:`~kepp_core.evaluation.records.read_records`; KeppError naming the file and line)."""
     path = Path(folder) / RECORDS_FILE
     if not path.is_file():
         raise KeppError(f"{path}: no per-episode records (the paired test needs the protocol's records.jsonl)")
-    groups: dict = {}
-    with path.open(encoding="utf-8") as f:
-        for i, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                raise KeppError(f"{path}:{i}: not a JSON record") from None
-            if not isinstance(rec, dict):
-                raise KeppError(f"{path}:{i}: not a JSON object")
-            _add_record(groups, rec, f"{path}:{i}")
-    if not groups:
+    records = read_records(path)
+    if not records:
         raise KeppError(f"{path}: no records")
-    out = {}
-    for key, g in groups.items():
-        n = len(g["seed"])
-        out[key] = {"seed": np.asarray(g["seed"]), "episode": g["episode"],
-                    **{part: {m: np.asarray(v + [math.nan] * (n - len(v))) for m, v in g[part].items()}
-                       for part in ("success", "acc")}}
-    return ProtocolRecords(str(path), out)
+    records.units()  # a file that is not a protocol's fails here, not at the first test
+    return records
 
 
-def pair_differences(records: ProtocolRecords, a: str, b: str, horizon: int, fraction: float,
+def pair_differences(records: Records, a: str, b: str, horizon: int, fraction: float,
                      metric: str = "SR") -> tuple[np.ndarray, np.ndarray]:
     """Per-unit differences ``A − B`` of ``metric`` (SR: success 0/1; mAcc: step accuracy in
     [0, 1]) over every (seed, test episode) of ``(fraction, T)``, and each unit's seed."""
     if metric not in PAIR_METRICS:
         raise KeppError(f"the paired test compares {' or '.join(PAIR_METRICS)} (got {metric!r})")
-    g = records.groups.get((float(fraction), int(horizon)))
+    g = records.units().get((float(fraction), int(horizon)))
     if g is None:
         raise KeppError(f"{records.path}: no records for T={horizon} at fraction {fraction:g}")
     part = g[PAIR_METRICS[metric]]
@@ -278,7 +230,7 @@ def pair_differences(records: ProtocolRecords, a: str, b: str, horizon: int, fra
     return part[a] - part[b], g["seed"]
 
 
-def pair_test(records: ProtocolRecords, a: str, b: str, horizon: int, fraction: float, metric: str = "SR",
+def pair_test(records: Records, a: str, b: str, horizon: int, fraction: float, metric: str = "SR",
               confidence: float = 0.9, permutations: int = 20_000) -> dict:
     """The paired test of ``A − B``: mean difference (points), its ``confidence`` CI over seeds
     (Student t of the per-seed differences; None with one seed), wins / losses / ties over the
@@ -293,13 +245,13 @@ def pair_test(records: ProtocolRecords, a: str, b: str, horizon: int, fraction: 
             "p": float(p), "significant": bool(p < SIGNIFICANCE)}
 
 
-def pair_table(records: ProtocolRecords, a: str, b: str, fraction: float, metric: str = "SR",
+def pair_table(records: Records, a: str, b: str, fraction: float, metric: str = "SR",
                confidence: float = 0.9):
     """:func:`pair_test` of ``A − B`` at every horizon of ``fraction`` that records both, as a table."""
     import pandas as pd  # lazy: pandas loads only with the Results page
 
     rows = [pair_test(records, a, b, h, fraction, metric, confidence)
-            for (f, h) in sorted(records.groups) if f == float(fraction)
+            for (f, h) in sorted(records.units()) if f == float(fraction)
             and {a, b} <= set(records.methods(f, h))]
     return pd.DataFrame(rows)
 

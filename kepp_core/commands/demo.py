@@ -23,22 +23,25 @@ EXAMPLES = """  kepp demo                      # world + models + app
 
 def register(sub) -> None:
     """Add ``kepp demo`` with its ``table`` and ``models`` sub-commands."""
-    from kepp_core.experiments import DEMO_ASSETS, DEMO_HORIZONS  # lazy: the defaults, read when the parser is built
+    from kepp_core.experiments import DEMO_ASSETS, DEMO_HORIZONS, DEMO_TABLE_SPEC  # lazy: the parser's defaults
 
     p = add_command(sub, "demo", "the demo: synthetic world, trained models and the app", EXAMPLES, _demo)
     p.add_argument("--no-app", action="store_true", help="do not start the app")
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--threads", type=int, default=None, help="CPU threads")
     dsub = p.add_subparsers(dest="demo_command", metavar="SUBCOMMAND")
-    t = add_command(dsub, "table", "train and evaluate every method on the demo world (mean ± std over seeds)",
+    t = add_command(dsub, "table", "train and evaluate every method on the demo world (mean ± std over seeds): "
+                    "a protocol spec run by the protocol runner ('kepp protocol')",
                     "  kepp demo table --seeds 3\n  kepp demo table --seeds 1 --horizons 4 --out runs/t4", _table)
-    t.add_argument("--seeds", type=int, default=3, help="number of training seeds (0..N-1)")
-    t.add_argument("--horizons", type=int, nargs="+", default=list(DEMO_HORIZONS))
-    t.add_argument("--out", default="runs/demo-table", help="folder of models, predictions and the table")
-    t.add_argument("--setting", choices=["conventional", "pdpp"], default="conventional",
-                   help="observation setting (train and test)")
+    t.add_argument("--spec", default=str(DEMO_TABLE_SPEC),
+                   help="the protocol spec (TOML) the table runs; the options below override its keys")
+    t.add_argument("--seeds", type=int, default=None, help="number of training seeds 0..N-1 (None: the spec's)")
+    t.add_argument("--horizons", type=int, nargs="+", default=None, help="horizons (None: the spec's)")
+    t.add_argument("--out", default=None, help="folder of models, records and the table (None: the spec's)")
+    t.add_argument("--setting", choices=["conventional", "pdpp"], default=None,
+                   help="observation setting, train and test (None: the spec's)")
     t.add_argument("--retrain", action="store_true", help="train even where models exist")
-    t.add_argument("--train-steps", type=int, default=None, help="override the demo preset")
+    t.add_argument("--train-steps", type=int, default=None, help="override the preset's training steps")
     t.add_argument("--threads", type=int, default=None, help="CPU threads")
     m = add_command(dsub, "models", "train the demo models for the app (what assets/demo ships)",
                     "  kepp demo models --out assets/demo", _models)
@@ -46,7 +49,7 @@ def register(sub) -> None:
     m.add_argument("--horizons", type=int, nargs="+", default=list(DEMO_HORIZONS))
     m.add_argument("--seed", type=int, default=0)
     m.add_argument("--from", dest="source", default=None,
-                   help="copy trained models from this folder (e.g. runs/demo-table/seed0) instead of training")
+                   help="copy trained models from this folder (e.g. runs/demo-table/frac100/seed0) instead of training")
     m.add_argument("--threads", type=int, default=None, help="CPU threads")
 
 
@@ -91,20 +94,25 @@ def _models(args) -> int:
 
 
 def _table(args) -> int:
-    from kepp_core.evaluation.report import markdown_table  # lazy: keeps `kepp --help` fast
+    from kepp_core.data.synth import ensure_world  # lazy: keeps `kepp --help` fast
+    from kepp_core.evaluation.report import horizon_table  # lazy: keeps `kepp --help` fast
     from kepp_core.experiments import run_table  # lazy: keeps `kepp --help` fast
-    from kepp_core.training import preset  # lazy: keeps `kepp --help` fast
+    from kepp_core.protocol import load_protocol, override_spec  # lazy: keeps `kepp --help` fast
     from kepp_core.training.loop import set_cpu_threads  # lazy: keeps `kepp --help` fast
 
     set_cpu_threads(args.threads)
-    if args.seeds < 1:
+    if args.seeds is not None and args.seeds < 1:
         raise KeppError(f"--seeds {args.seeds}: need at least one seed")
-    _, ds = _world()
-    cfg = preset("demo", train_steps=args.train_steps)
-    res = run_table(ds, cfg, args.out, range(args.seeds), args.horizons, setting=args.setting, retrain=args.retrain)
-    print(markdown_table(res["summary"], args.horizons))
+    spec = load_protocol(args.spec)
+    train = {**spec.train, "train_steps": args.train_steps} if args.train_steps is not None else None
+    spec = override_spec(spec, args.spec, seeds=args.seeds, horizons=args.horizons, out=args.out,
+                         setting=args.setting, train=train)
+    if spec.dataset == "demo" and spec.root is None:
+        ensure_world()  # the default demo world, built where it is missing (the runner only loads it)
+    res = run_table(spec, retrain=args.retrain)
+    print(horizon_table(res["summary"], list(spec.horizons)))
     c = res["claim"]
-    print(f"KEPP R=1 beats KEPP without the graph condition at T=4 and T=5 (mean SR over {args.seeds} seeds): "
+    print(f"KEPP R=1 beats KEPP without the graph condition at T=4 and T=5 (mean SR over {len(spec.seeds)} seeds): "
           f"{'yes' if c['holds'] else 'NO'} {c['per_horizon']}")
-    print(f"table → {Path(args.out) / 'table.md'}, {Path(args.out) / 'table.json'}")
+    print(f"table → {Path(spec.out) / 'table.md'}, {Path(spec.out) / 'table.json'}")
     return 0

@@ -53,7 +53,7 @@ def register(sub) -> None:
 def _eval(args) -> int:
     from kepp_core.errors import KeppError  # lazy: keeps `kepp --help` fast
     from kepp_core.evaluation.methods import UNCERTAINTY_COLUMNS, evaluate_horizon  # lazy: keeps `kepp --help` fast
-    from kepp_core.evaluation.report import episode_records, write_records  # lazy: keeps `kepp --help` fast
+    from kepp_core.evaluation.records import episode_records, write_records  # lazy: keeps `kepp --help` fast
     from kepp_core.io import atomic_write_json  # lazy: keeps `kepp --help` fast
     from kepp_core.training.loop import set_cpu_threads  # lazy: keeps `kepp --help` fast
 

@@ -68,23 +68,10 @@ def _protocol(args) -> int:
 
 def _spec(args):
     """The spec file with the command line's overrides."""
-    from kepp_core.protocol import load_protocol, parse_spec  # lazy: keeps `kepp --help` fast
+    from kepp_core.protocol import load_protocol, override_spec  # lazy: keeps `kepp --help` fast
 
-    spec = load_protocol(args.spec)
-    over = {}
-    if args.out is not None:
-        over["out"] = args.out
-    if args.seeds is not None:
-        over["seeds"] = args.seeds
-    if args.train_fraction is not None:
-        over["train_fractions"] = args.train_fraction
-    if over:
-        from dataclasses import asdict  # lazy: only with overrides
-
-        data = {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(spec).items() if v is not None}
-        data["pairs"] = [list(p) for p in spec.pairs]
-        spec = parse_spec({**data, **over}, args.spec)
-    return spec
+    return override_spec(load_protocol(args.spec), args.spec, out=args.out, seeds=args.seeds,
+                         train_fractions=args.train_fraction)
 
 
 def protocol_commands(spec, stage: int | None = None, threads: int | None = None) -> str:

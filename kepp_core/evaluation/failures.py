@@ -23,16 +23,13 @@ Every failure keeps all the patterns that apply (``patterns``), and one ``primar
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from kepp_core.errors import KeppError
-from kepp_core.io import iter_jsonl
 
 PATTERNS = ("wrong_endpoint", "same_start_end", "repeated_subsequence", "other")
 PATTERN_LABELS = {
@@ -254,36 +251,6 @@ def failure_stats(outcomes: Iterable[EpisodeOutcome]) -> FailureStats:
 # stored in a record (the KEPP planner's); other methods are judged by their own plan's ends.
 STEP_MODEL_METHODS = ("graph-pred", "kepp-R1", "kepp-R2")
 PATH_METHODS = {"graph-pred": 1, "kepp-R1": 1, "kepp-R2": 2}  # how many stored paths a method used
-
-
-def read_records(path: str | Path) -> list[dict]:
-    """Prediction records written by ``kepp eval --records`` (``.jsonl`` or ``.parquet``).
-
-    One record per test episode: ``episode``, ``video``, ``task``, ``T``, ``start_time``,
-    ``goal_time``, ``gt``, ``endpoints``, ``endpoint_scores``, ``paths``, ``path_scores``,
-    ``plans`` (method -> plan) and ``correct``. Bad lines raise a KeppError naming file and line.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise KeppError(f"{path}: prediction records not found")
-    if path.suffix == ".parquet":
-        import pandas as pd
-
-        try:
-            df = pd.read_parquet(path)
-        except Exception as e:  # pyarrow raises several types for a bad file
-            raise KeppError(f"{path}: not a readable Parquet file ({e})") from None
-        out = []
-        for rec in df.to_dict("records"):
-            out.append({k: (json.loads(v) if isinstance(v, str) and v[:1] in "[{" else v) for k, v in rec.items()})
-        records = out
-    else:
-        records = [rec for _, rec in iter_jsonl(path)]
-    for n, rec in enumerate(records, 1):
-        missing = [k for k in ("episode", "gt", "plans") if k not in rec]
-        if missing:
-            raise KeppError(f"{path}: record {n} lacks {', '.join(missing)} (not written by 'kepp eval --records'?)")
-    return records
 
 
 def outcome_from_record(record: Mapping, method: str) -> EpisodeOutcome:

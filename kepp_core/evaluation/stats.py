@@ -1,5 +1,7 @@
-"""Statistics of the protocol (issue 10): Student-t confidence intervals over seeds and a
-paired sign-flip permutation test over episodes and seeds.
+"""The statistics of every result table: summaries over seeds (mean ± standard deviation or ±
+Student-t confidence interval, :func:`summarise`), the t interval itself (:func:`mean_ci`) and a
+paired sign-flip permutation test over episodes and seeds. The one place intervals and tests
+are computed: the demo table, ``kepp protocol`` and the app's Results page all call these.
 
 No statistics package is a dependency, so the t quantile is computed here: the t
 distribution's CDF from the regularised incomplete beta function (continued fraction,
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -99,6 +101,43 @@ def mean_ci(values: Sequence[float], confidence: float = 0.9) -> tuple[float, fl
     return float(x.mean()), float(half)
 
 
+SPREADS = ("std", "ci")  # what follows "±" in a summary: standard deviation or confidence-interval half-width
+
+
+def summarise(rows: Iterable[dict], metrics: Sequence[str], keys: Sequence[str] = ("method", "T", "setting"),
+              spread: str = "ci", confidence: float = 0.9) -> list[dict]:
+    """One row per group of ``rows`` sharing ``keys`` (e.g. the seeds of one method and horizon):
+    the keys, ``seeds`` (rows in the group) and, for each of ``metrics`` the group's rows have,
+    the mean and its spread: ``<metric>_std`` (standard deviation over the rows, ``ddof=0``) or
+    ``<metric>_ci`` (half-width of the two-sided ``confidence`` interval, :func:`mean_ci`; NaN
+    for one row). Groups keep the order of their first row.
+
+    >>> rows = [{"method": "a", "T": 3, "SR": v} for v in (40.0, 44.0)]
+    >>> summarise(rows, ["SR"], ("method", "T"), "std")
+    [{'method': 'a', 'T': 3, 'seeds': 2, 'SR': 42.0, 'SR_std': 2.0}]
+    >>> round(summarise(rows, ["SR"], ("method", "T"))[0]["SR_ci"], 4)   # t(0.95, 1) · √8 / √2
+    12.6275
+    """
+    if spread not in SPREADS:
+        raise KeppError(f"summary spread must be one of {', '.join(SPREADS)} (got {spread!r})")
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault(tuple(r[k] for k in keys), []).append(r)
+    out = []
+    for key, rs in groups.items():
+        row = {**dict(zip(keys, key)), "seeds": len(rs)}
+        for m in metrics:
+            vals = [r[m] for r in rs if r.get(m) is not None]
+            if not vals:
+                continue
+            if spread == "ci":
+                row[m], row[f"{m}_ci"] = mean_ci(vals, confidence)
+            else:
+                row[m], row[f"{m}_std"] = float(np.mean(vals)), float(np.std(vals))
+        out.append(row)
+    return out
+
+
 def paired_permutation_test(diffs: Sequence[float], permutations: int = 20_000, seed: int = 0) -> float:
     """Two-sided p-value of a paired sign-flip permutation test of mean difference 0.
 
@@ -127,4 +166,4 @@ def paired_permutation_test(diffs: Sequence[float], permutations: int = 20_000, 
     return (1 + hits) / (1 + permutations)
 
 
-__all__ = ["betainc", "mean_ci", "paired_permutation_test", "t_cdf", "t_quantile"]
+__all__ = ["SPREADS", "betainc", "mean_ci", "paired_permutation_test", "summarise", "t_cdf", "t_quantile"]

@@ -5,7 +5,9 @@ trajectories, transition matrices)."""
 from kepp_core.graph.build import ProcedureGraph, TaskStats, build_graph, load_graph
 from kepp_core.graph.explore import (
     Edge,
+    WEIGHTINGS,
     SubGraph,
+    edge_weight,
     expert_trajectories,
     strongest_subgraph,
     subgraph,
@@ -28,8 +30,9 @@ from kepp_core.graph.retrieval import (
 from kepp_core.graph.scorers import FrequencyScorer, MarkovScorer, P2KGScorer, PathScorer
 
 __all__ = [
-    "SCORERS", "Edge", "FrequencyScorer", "HistoryScorer", "MarkovScorer", "P2KGScorer", "PathScorer",
+    "SCORERS", "WEIGHTINGS", "Edge", "FrequencyScorer", "HistoryScorer", "MarkovScorer", "P2KGScorer", "PathScorer",
     "ProcedureGraph", "Recommendation", "Retriever", "SubGraph", "TaskStats", "aggregate", "build_graph",
-    "expert_trajectories", "fallback_paths", "fit_prior", "load_graph", "make_retriever", "make_scorer",
-    "method_names", "path_weights", "retrieve", "strongest_subgraph", "subgraph", "task_transition_matrix", "transition_matrix",
+    "edge_weight", "expert_trajectories", "fallback_paths", "fit_prior", "load_graph", "make_retriever", "make_scorer",
+    "method_names", "path_weights", "retrieve", "strongest_subgraph", "subgraph", "task_transition_matrix",
+    "transition_matrix",
 ]

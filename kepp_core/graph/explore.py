@@ -62,31 +62,47 @@ def _task(graph: ProcedureGraph, task: str):
     return graph.tasks[task]
 
 
-def subgraph(graph: ProcedureGraph, action: int | str, depth: int = 2, min_probability: float = 0.0,
-             task: str | None = None) -> SubGraph:
-    """Steps reachable from ``action`` in at most ``depth`` hops along out- or in-edges
-    whose P²KG probability is at least ``min_probability``; with ``task``, only actions
-    that the task's training plans use. Edges: every such edge between kept nodes,
-    sorted by probability (highest first).
+WEIGHTINGS = ("p2kg", "pkg")  # an edge's weight: its P²KG probability or its frequency-graph (PKG) weight
+
+
+def edge_weight(graph: ProcedureGraph, u: int, v: int, weighting: str = "p2kg") -> float:
+    """The weight of the edge ``u → v``: its P²KG probability (``p2kg``) or its min-max normalised
+    frequency weight (``pkg``); 0 without an edge."""
+    if weighting not in WEIGHTINGS:
+        raise KeppError(f"weighting must be 'p2kg' or 'pkg', got {weighting!r}")
+    return float(graph.probability(u, v) if weighting == "p2kg" else graph.frequency(u, v))
+
+
+def subgraph(graph: ProcedureGraph, action: int | str, depth: int = 2, min_weight: float = 0.0,
+             task: str | None = None, weighting: str = "p2kg") -> SubGraph:
+    """Steps reachable from ``action`` in at most ``depth`` hops along out- or in-edges whose
+    weight (:func:`edge_weight` in ``weighting``: the P²KG probability by default) is at least
+    ``min_weight``; with ``task``, only actions that the task's training plans use. Edges: every
+    such edge between kept nodes, sorted by weight (highest first). The one sub-graph walker:
+    the ``kepp graph subgraph`` command, the app's graph page and the plan graph call it.
 
     >>> g = ProcedureGraph.from_plans(["a", "b", "c", "d"], [(0, 1, 2, 3), (0, 1, 1)])
     >>> sorted(subgraph(g, "b", depth=1).nodes.items())
     [(0, 1), (1, 0), (2, 1)]
-    >>> sorted(subgraph(g, "b", depth=1, min_probability=0.6).nodes)
+    >>> sorted(subgraph(g, "b", depth=1, min_weight=0.6).nodes)
     [0, 1]
     """
     if depth < 0:
         raise KeppError(f"sub-graph depth must be >= 0, got {depth}")
-    if not 0.0 <= min_probability <= 1.0:
-        raise KeppError(f"minimum probability must be within [0, 1], got {min_probability}")
+    if not 0.0 <= min_weight <= 1.0:
+        raise KeppError(f"minimum weight must be within [0, 1], got {min_weight}")
+    if weighting not in WEIGHTINGS:  # fails before the walk, not at the first edge
+        raise KeppError(f"weighting must be 'p2kg' or 'pkg', got {weighting!r}")
     center = graph.action_index(action)
     allowed = None
     if task is not None:
         allowed = set(_task(graph, task).action_counts())
         if center not in allowed:
             raise KeppError(f"action {graph.actions[center]!r} is not used by the training plans of task {task!r}")
+
     def ok(u: int, v: int) -> bool:
-        return float(graph.probability(u, v)) >= min_probability and (allowed is None or (u in allowed and v in allowed))
+        in_task = allowed is None or (u in allowed and v in allowed)
+        return in_task and edge_weight(graph, u, v, weighting) >= min_weight
 
     nodes = {center: 0}
     queue = deque([center])
@@ -101,7 +117,7 @@ def subgraph(graph: ProcedureGraph, action: int | str, depth: int = 2, min_proba
                 queue.append(v)
     edges = [Edge(u, v, graph.counts.get(u, v), float(graph.probability(u, v)))
              for u in nodes for v in graph.successors[u] if v in nodes and ok(u, v)]
-    edges.sort(key=lambda e: (-e.probability, e.source, e.target))
+    edges.sort(key=lambda e: (-edge_weight(graph, e.source, e.target, weighting), e.source, e.target))
     return SubGraph(center, nodes, edges)
 
 

@@ -1,0 +1,203 @@
+"""Per-episode records: the one on-disk format of what every method planned on every test
+episode, its writer and its reader (JSON lines, or Parquet with nested values as JSON text).
+
+``kepp eval --records``, ``kepp protocol`` (``records.jsonl``) and ``kepp demo models``
+(``predictions.jsonl``) write it; the failure analysis, the app's Results page and the paired
+tests read it. One record per (train fraction, seed, horizon, test episode), its keys in this
+order (``[...]``: only when known):
+
+- ``[fraction]``, ``[seed]``, ``T``, ``episode`` (``task/video/first:T``), ``video``, ``task``;
+- with the episode's context (``kepp eval``, the demo models): ``setting``, ``first``,
+  ``start_time``, ``goal_time``;
+- ``gt``: the ground-truth plan (action indices); with context: ``gt_labels``, the step model's
+  ``endpoints``/``endpoint_labels``/``endpoint_scores`` and the KEPP planner's graph ``paths``
+  and ``path_scores`` (R=2's when it ran, else R=1's);
+- ``plans`` (method -> plan), ``success`` (method -> 1 when the whole plan is right, else 0)
+  and ``acc`` (method -> share of steps right);
+- ``[samples]`` (method -> K sampled plans, ``kepp eval --samples K``), ``[llm]`` (method -> the
+  LLM row's plan and source).
+
+Older files still read: a record with ``correct`` (method -> true/false) instead of
+``success``/``acc`` gets both from its plans and ground truth (:func:`upgrade`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from kepp_core.errors import KeppError
+from kepp_core.io import atomic_open, atomic_path, iter_jsonl
+
+if TYPE_CHECKING:  # the evaluation's result type: reading records needs no methods (no torch)
+    from kepp_core.evaluation.methods import HorizonEvaluation
+
+REQUIRED = ("episode", "gt", "plans")
+OUTCOMES = ("success", "acc")  # per method: whole plan right (0/1), share of steps right
+
+
+class Records(list):
+    """Per-episode records (dicts in the format of this module) read from or written to ``path``."""
+
+    def __init__(self, records: Iterable[dict] = (), path: str | Path | None = None) -> None:
+        super().__init__(records)
+        self.path = str(path) if path is not None else None
+        self._units: dict | None = None
+
+    def units(self) -> dict[tuple[float, int], dict]:
+        """The records as arrays for paired tests: per ``(fraction, T)`` the ``seed`` and
+        ``episode`` of every unit and, per method, its ``success`` and ``acc`` (NaN where a unit
+        has no plan of that method). KeppError unless every record names its fraction and seed
+        (``kepp protocol``'s records)."""
+        if self._units is None:
+            self._units = _units(self, self.path or "records")
+        return self._units
+
+    def methods(self, fraction: float, horizon: int) -> list[str]:
+        """The methods recorded at ``(fraction, T)``."""
+        g = self.units().get((float(fraction), int(horizon)))
+        return sorted(g["success"]) if g else []
+
+
+def episode_records(ev: HorizonEvaluation, actions: Sequence[str] | None = None, seed: int | None = None,
+                    fraction: float | None = None) -> list[dict]:
+    """One record per test episode of a horizon's evaluation; with ``actions`` (the dataset's
+    vocabulary) the episode's context too (times, labels, the step model's endpoints, the graph
+    paths). Methods that drew ``K`` plans add ``samples``, LLM methods ``llm``."""
+    gt = ev.data.actions.numpy()
+    step = ev.outputs.get("_step") if actions is not None else None
+    src = (ev.outputs.get("kepp-R2") or ev.outputs.get("kepp-R1")) if actions is not None else None
+    out = []
+    for i, ep in enumerate(ev.data.episodes):
+        rec: dict = {} if fraction is None else {"fraction": fraction}
+        if seed is not None:
+            rec["seed"] = seed
+        rec.update({"T": ev.horizon, "episode": ep.id, "video": ep.video.id, "task": ep.video.task})
+        if actions is not None:
+            rec.update({"setting": ev.setting, "first": ep.first, "start_time": ep.start_time,
+                        "goal_time": ep.goal_time})
+        rec["gt"] = gt[i].tolist()
+        if actions is not None:
+            rec["gt_labels"] = [actions[a] for a in gt[i]]
+        if step is not None:
+            e = step.extra["endpoints"][i]
+            rec["endpoints"] = [int(e[0]), int(e[1])]
+            rec["endpoint_labels"] = [actions[int(e[0])], actions[int(e[1])]]
+            if step.extra.get("scores") is not None:
+                rec["endpoint_scores"] = [round(float(x), 4) for x in step.extra["scores"][i]]
+        if src is not None:
+            rec["paths"] = [list(p) for p in src.extra["paths"][i]]
+            rec["path_scores"] = [float(s) for s in src.extra["path_scores"][i]]
+        rec.update({"plans": {}, "success": {}, "acc": {}})
+        for name, o in ev.outputs.items():
+            if name.startswith("_"):  # the step model's endpoints, not a method
+                continue
+            p = np.asarray(o.plans[i])
+            rec["plans"][name] = p.tolist()
+            rec["success"][name] = int((p == gt[i]).all())
+            rec["acc"][name] = float((p == gt[i]).mean())
+            if o.samples is not None:  # kepp eval --samples K
+                rec.setdefault("samples", {})[name] = o.samples[i].tolist()
+            if "llm" in o.extra:  # the LLM row's plan and where it came from (llm or the fallback)
+                rec.setdefault("llm", {})[name] = o.extra["llm"][i]
+        out.append(rec)
+    return out
+
+
+def write_records(path: str | Path, records: Iterable[dict]) -> Path:
+    """Write records as JSONL (``.jsonl``) or Parquet (``.parquet``), atomically."""
+    path = Path(path)
+    if path.suffix == ".parquet":
+        import pandas as pd  # only for Parquet files: pandas takes a second to load
+
+        df = pd.DataFrame([{k: (json.dumps(v) if isinstance(v, (dict, list)) else v) for k, v in r.items()}
+                           for r in records])
+        with atomic_path(path) as tmp:
+            df.to_parquet(tmp, index=False)
+        return path
+    if path.suffix not in (".jsonl", ".json"):
+        raise KeppError(f"{path}: records are written as .jsonl or .parquet")
+    with atomic_open(path, "w", encoding="utf-8") as f:
+        for r in records:
+            f.write(json.dumps(r) + "\n")
+    return path
+
+
+def read_records(path: str | Path) -> Records:
+    """The records of a ``.jsonl`` or ``.parquet`` file, older ones upgraded (:func:`upgrade`).
+    A bad line, or a record without ``episode``, ``gt`` and ``plans``, is a KeppError naming the
+    file and line (record)."""
+    path = Path(path)
+    if not path.is_file():
+        raise KeppError(f"{path}: prediction records not found")
+    if path.suffix == ".parquet":
+        import pandas as pd  # only for Parquet files: pandas takes a second to load
+
+        try:
+            df = pd.read_parquet(path)
+        except Exception as e:  # pyarrow raises several types for a bad file
+            raise KeppError(f"{path}: not a readable Parquet file ({e})") from None
+        rows = [(f"{path}: record {n}", {k: (json.loads(v) if isinstance(v, str) and v[:1] in "[{" else v)
+                                         for k, v in rec.items()})
+                for n, rec in enumerate(df.to_dict("records"), 1)]
+    else:
+        rows = list(iter_jsonl(path))
+    for where, rec in rows:
+        missing = [k for k in REQUIRED if k not in rec]
+        if missing:
+            raise KeppError(f"{where}: record lacks {', '.join(missing)} (not written by 'kepp eval --records'?)")
+    return Records((upgrade(rec) for _, rec in rows), path)
+
+
+def upgrade(record: dict) -> dict:
+    """A record of an older format in this one: ``correct`` (method -> bool) becomes ``success``
+    and ``acc`` computed from the plans and the ground truth (the same numbers a new record has).
+
+    >>> upgrade({"episode": "e", "gt": [1, 2], "plans": {"a": [1, 3]}, "correct": {"a": False}})
+    {'episode': 'e', 'gt': [1, 2], 'plans': {'a': [1, 3]}, 'success': {'a': 0}, 'acc': {'a': 0.5}}
+    """
+    if "correct" not in record or all(k in record for k in OUTCOMES):
+        return record
+    rec = {k: v for k, v in record.items() if k != "correct"}
+    gt = np.asarray(rec["gt"])
+    rec["success"] = {m: int((np.asarray(p) == gt).all()) for m, p in rec["plans"].items()}
+    rec["acc"] = {m: float((np.asarray(p) == gt).mean()) for m, p in rec["plans"].items()}
+    return rec
+
+
+def _units(records: Iterable[dict], where: str) -> dict[tuple[float, int], dict]:
+    """:meth:`Records.units` of ``records``."""
+    groups: dict = {}
+    for n, rec in enumerate(records, 1):
+        try:
+            key = (float(rec["fraction"]), int(rec["T"]))
+            seed, episode, success, acc = int(rec["seed"]), str(rec["episode"]), rec["success"], rec["acc"]
+        except (KeyError, TypeError, ValueError):
+            raise KeppError(f"{where}: record {n}: expected a protocol record (fraction, T, seed, episode, "
+                            f"success, acc)") from None
+        if not isinstance(success, dict) or not isinstance(acc, dict):
+            raise KeppError(f"{where}: record {n}: 'success' and 'acc' must map methods to values")
+        g = groups.setdefault(key, {"seed": [], "episode": [], "success": {}, "acc": {}})
+        size = len(g["seed"])
+        for part, values in (("success", success), ("acc", acc)):
+            for m, v in values.items():
+                col = g[part].setdefault(m, [math.nan] * size)
+                col.extend([math.nan] * (size - len(col)))
+                col.append(float(v))
+        g["seed"].append(seed)
+        g["episode"].append(episode)
+    out = {}
+    for key, g in groups.items():
+        size = len(g["seed"])
+        out[key] = {"seed": np.asarray(g["seed"]), "episode": g["episode"],
+                    **{part: {m: np.asarray(v + [math.nan] * (size - len(v))) for m, v in g[part].items()}
+                       for part in OUTCOMES}}
+    return out
+
+
+__all__ = ["OUTCOMES", "REQUIRED", "Records", "episode_records", "read_records", "upgrade", "write_records"]
