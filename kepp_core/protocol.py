@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import time
 import tomllib
 from collections.abc import Callable
@@ -52,17 +53,19 @@ from pathlib import Path
 
 import numpy as np
 
-from kepp_core.data import load_dataset
+from kepp_core.data import LOADERS, load_dataset
+from kepp_core.data.episodes import SETTINGS
 from kepp_core.data.records import Dataset
-from kepp_core.errors import KeppError
+from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.evaluation.methods import LABELS, LLM_METHODS, REGISTRY, evaluate_horizon, get_method
 from kepp_core.evaluation.methods.decoded import DecodeOverride, parse_decode_mode, restrict_train
 from kepp_core.evaluation.records import episode_records, write_records
 from kepp_core.evaluation.report import METRICS
 from kepp_core.evaluation.stats import paired_permutation_test, summarise
-from kepp_core.io import atomic_write_json, atomic_write_text, markdown_table
+from kepp_core.io import atomic_write_json, atomic_write_text, markdown_table, read_text_utf8
 from kepp_core.models.checkpoint import CONFIG
 from kepp_core.models.spec import EXTRA_ROLES, SUITE_ROLES, model_folder
+from kepp_core.training.config import LIMITS as TRAIN_LIMITS
 from kepp_core.training.config import TrainConfig, preset
 from kepp_core.training.loop import STATE_JSON
 from kepp_core.training.suite import train_role
@@ -98,39 +101,76 @@ class ProtocolSpec:
         return preset(self.preset, **{**self.train, "horizon": horizon, "seed": seed, "setting": self.setting})
 
 
-def _tuple(value, typ, key: str) -> tuple:
-    items = value if isinstance(value, list) else [value]
-    if not items or not all(isinstance(v, typ) and not isinstance(v, bool) for v in items):
-        raise KeppError(f"protocol spec: {key} must be a {typ.__name__} or a non-empty list of them (got {value!r})")
-    return tuple(items)
+# The spec's keys and the type each holds (a list key also takes one value); checked before anything else.
+_TEXT, _WHOLE, _NUMBER = (str,), (int,), (int, float)
+SPEC_SCHEMA: dict[str, tuple[tuple[type, ...], bool]] = {  # key -> (item types, may be a list)
+    "out": (_TEXT, False), "dataset": (_TEXT, False), "root": (_TEXT, False), "features": (_TEXT, False),
+    "models": (_TEXT, False), "setting": (_TEXT, False), "preset": (_TEXT, False), "decode": (_TEXT, False),
+    "confidence": (_NUMBER, False), "decode_weight": (_NUMBER, False), "decode_samples": (_WHOLE, False),
+    "horizons": (_WHOLE, True), "seeds": (_WHOLE, True), "methods": (_TEXT, True),
+    "train_fractions": (_NUMBER, True), "train_fraction": (_NUMBER, True), "pairs": ((list,), False),
+    "train": ((dict,), False),
+}
+MAX_SEEDS = 1000  # a spec's seeds (each trains every model again)
+MAX_SEED = 2**32 - 1  # seeds seed numpy's and torch's generators
+MAX_DECODE_SAMPLES = 1000
+
+
+def _typed(value, types: tuple[type, ...], many: bool, key: str, where: str) -> None:
+    """KeppError unless ``value`` is one of ``types`` (or, for a list key, a non-empty list of them)."""
+    items = value if many and isinstance(value, list) else [value]
+    names = " or ".join("whole number" if t is int else "number" if t is float else "text" if t is str
+                        else "table" if t is dict else "list" for t in types if not (t is int and float in types))
+    ok = items and all(isinstance(v, types) and not isinstance(v, bool) for v in items)
+    if not ok or any(isinstance(v, float) and not math.isfinite(v) for v in items):
+        shape = f"a {names} or a non-empty list of them" if many else f"a {names}"
+        raise KeppError(f"{where}: {key} = {_shown(value)}: expected {shape}")
+
+
+def _shown(value) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _distinct(values: tuple, key: str, where: str) -> None:
+    seen = set()
+    for v in values:
+        if v in seen:
+            raise KeppError(f"{where}: {key}: {v!r} is listed twice (each would be counted again)")
+        seen.add(v)
 
 
 def parse_spec(data: dict, where: str = "protocol spec") -> ProtocolSpec:
-    """A validated :class:`ProtocolSpec` from parsed TOML (KeppError naming the bad key)."""
-    known = {f.name for f in fields(ProtocolSpec)} | {"train_fraction"}
-    bad = sorted(set(data) - known)
+    """A validated :class:`ProtocolSpec` from parsed TOML (KeppError naming the bad key): every
+    key's type first, then counts and ranges, then what the values name."""
+    if not isinstance(data, dict):
+        raise KeppError(f"{where}: expected a table of keys")
+    bad = sorted(set(data) - set(SPEC_SCHEMA))
     if bad:
-        raise KeppError(f"{where}: unknown key(s) {bad} (expected some of {', '.join(sorted(known))})")
-    d = dict(data)
-    if "out" not in d or not isinstance(d["out"], str):
+        raise KeppError(f"{where}: unknown key(s) {bad} (expected some of {', '.join(sorted(SPEC_SCHEMA))})")
+    if "out" not in data:
         raise KeppError(f"{where}: 'out' (the output folder) is required")
+    for key, value in data.items():
+        _typed(value, *SPEC_SCHEMA[key], key, where)
+    d = dict(data)
     if "train_fraction" in d:
         d["train_fractions"] = d.pop("train_fraction")
-    if isinstance(d.get("seeds"), int) and not isinstance(d.get("seeds"), bool):
-        if d["seeds"] < 1:
-            raise KeppError(f"{where}: seeds = {d['seeds']}: expected at least one seed")
+    if isinstance(d.get("seeds"), int):
+        if not 1 <= d["seeds"] <= MAX_SEEDS:
+            raise KeppError(f"{where}: seeds = {d['seeds']}: expected at least one seed and at most {MAX_SEEDS}")
         d["seeds"] = list(range(d["seeds"]))
-    for key, typ in (("horizons", int), ("seeds", int), ("methods", str)):
+    for key in ("horizons", "seeds", "methods", "train_fractions"):
         if key in d:
-            d[key] = _tuple(d[key], typ, key)
+            d[key] = tuple(d[key] if isinstance(d[key], list) else [d[key]])
+            _distinct(d[key], key, where)
+    if len(d.get("seeds", ())) > MAX_SEEDS or any(not 0 <= s <= MAX_SEED for s in d.get("seeds", ())):
+        raise KeppError(f"{where}: seeds: expected at most {MAX_SEEDS} seeds, each from 0 to {MAX_SEED}")
     if "train_fractions" in d:
-        d["train_fractions"] = tuple(float(f) for f in _tuple(d["train_fractions"], (int, float), "train_fractions"))
+        d["train_fractions"] = tuple(float(f) for f in d["train_fractions"])
     if "pairs" in d:
-        if not isinstance(d["pairs"], list) or not all(isinstance(p, list) and len(p) == 2 for p in d["pairs"]):
-            raise KeppError(f"{where}: pairs must be a list of [method A, method B] pairs")
+        if not all(isinstance(p, list) and len(p) == 2 and all(isinstance(m, str) for m in p) for p in d["pairs"]):
+            raise KeppError(f"{where}: pairs must be a list of [method A, method B] pairs of method names")
         d["pairs"] = tuple(tuple(p) for p in d["pairs"])
-    if "train" in d and not isinstance(d["train"], dict):
-        raise KeppError(f"{where}: [train] must be a table of training options")
     spec = ProtocolSpec(**d)
     return _check(spec, where)
 
@@ -149,14 +189,22 @@ def _check(spec: ProtocolSpec, where: str) -> ProtocolSpec:
                 raise KeppError(f"{where}: pair [{a!r}, {b!r}]: {name!r} is not among the spec's methods")
     if any(not 0 < f <= 1 for f in spec.train_fractions):
         raise KeppError(f"{where}: train_fractions must lie in (0, 1] (got {list(spec.train_fractions)})")
-    if any(h < 2 for h in spec.horizons):
-        raise KeppError(f"{where}: horizons must be >= 2 (got {list(spec.horizons)})")
+    if any(not 2 <= h <= TRAIN_LIMITS["horizon"] for h in spec.horizons):
+        raise KeppError(f"{where}: horizons must lie in 2..{TRAIN_LIMITS['horizon']} (got {list(spec.horizons)})")
     if not 0 < spec.confidence < 1:
         raise KeppError(f"{where}: confidence must lie in (0, 1)")
+    if spec.setting not in SETTINGS:
+        raise KeppError(f"{where}: setting = {spec.setting!r}: expected one of {', '.join(SETTINGS)}")
+    if spec.dataset not in LOADERS:
+        raise KeppError(f"{where}: {unknown_name_error('dataset', spec.dataset, LOADERS)}")
+    if spec.decode_weight is not None and spec.decode_weight < 0:
+        raise KeppError(f"{where}: decode_weight must be a number >= 0 (got {spec.decode_weight})")
     if spec.decode is not None:
         parse_decode_mode(spec.decode)
-    if isinstance(spec.decode_samples, bool) or not isinstance(spec.decode_samples, int) or spec.decode_samples < 1:
-        raise KeppError(f"{where}: decode_samples must be a whole number >= 1 (got {spec.decode_samples!r})")
+    if isinstance(spec.decode_samples, bool) or not isinstance(spec.decode_samples, int) \
+            or not 1 <= spec.decode_samples <= MAX_DECODE_SAMPLES:
+        raise KeppError(f"{where}: decode_samples must be a whole number from 1 to {MAX_DECODE_SAMPLES} "
+                        f"(got {spec.decode_samples!r})")
     spec.config(spec.horizons[0], spec.seeds[0])  # a bad preset or training option fails now, not after training
     return spec
 
@@ -181,7 +229,7 @@ def load_protocol(path: str | Path) -> ProtocolSpec:
     """Read a protocol spec from a TOML file."""
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_text_utf8(path))
     except tomllib.TOMLDecodeError as e:
         raise KeppError(f"{path}: not valid TOML ({e})") from None
     return parse_spec(data, str(path))
