@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import math
 import os
 import stat
 import tempfile
@@ -221,17 +222,79 @@ def iter_jsonl(path: str | os.PathLike, required: tuple[str, ...] = ()) -> Itera
             line = decode_utf8(raw, where)
             if not line.strip():
                 continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise KeppError(f"{where}: invalid JSON ({e.msg} at column {e.colno})") from None
-            if not isinstance(rec, dict):
-                raise KeppError(f"{where}: expected a JSON object, got {type(rec).__name__}")
+            rec = parse_json(line, where, dict)
             missing = [k for k in required if k not in rec]
             if missing:
                 raise KeppError(f"{where}: expected an object with keys {', '.join(map(repr, required))} "
                                 f"(missing {', '.join(map(repr, missing))})")
             yield where, rec
+
+
+# JSON numbers past these are not data any kepp file holds: refused before Python's own limits
+# (4,300-digit integers, floats that overflow to inf) turn them into tracebacks or silent infinities.
+MAX_JSON_DIGITS = 100
+
+
+def _json_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_JSON_DIGITS:
+        raise _JsonValueError(f"an integer of {len(text.lstrip('-'))} digits")
+    return int(text)
+
+
+def _json_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _JsonValueError(f"the number {text[:40]} (too large for a float)")
+    return value
+
+
+def _json_constant(name: str):
+    raise _JsonValueError(f"{name} (not a JSON number)")
+
+
+class _JsonValueError(ValueError):
+    """A JSON value outside what kepp reads (raised from the parser's hooks)."""
+
+
+def parse_json(text: str, where: str, expect: type | None = None):
+    """``text`` parsed as JSON, the one way the package reads JSON: a KeppError naming ``where``
+    (a file, ``file:line`` or an option) for invalid JSON, nesting deeper than the parser can
+    follow, integers of more than ``MAX_JSON_DIGITS`` digits, numbers too large for a float,
+    NaN / Infinity, or (with ``expect``) a top-level value of another type.
+
+    >>> parse_json('{"a": [1, 2.5]}', "x.json", dict)
+    {'a': [1, 2.5]}
+    >>> parse_json("1e999", "x.json")
+    Traceback (most recent call last):
+    ...
+    kepp_core.errors.KeppError: x.json: the number 1e999 (too large for a float) is not readable
+    """
+    try:
+        value = json.loads(text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant)
+    except json.JSONDecodeError as e:
+        raise KeppError(f"{where}: invalid JSON ({e.msg} at line {e.lineno}, column {e.colno})") from None
+    except _JsonValueError as e:
+        raise KeppError(f"{where}: {e} is not readable") from None
+    except RecursionError:
+        raise KeppError(f"{where}: JSON nested too deeply to read") from None
+    if expect is not None and not isinstance(value, expect):
+        wanted = {dict: "a JSON object", list: "a JSON list"}.get(expect, expect.__name__)
+        raise KeppError(f"{where}: expected {wanted}, got {type(value).__name__}")
+    return value
+
+
+def read_json(path: str | os.PathLike, expect: type | None = None):
+    """The JSON file ``path`` (UTF-8), read by :func:`parse_json`; a missing or unreadable file is
+    a KeppError naming it."""
+    try:
+        text = read_text_utf8(path)
+    except FileNotFoundError:
+        raise KeppError(f"{path}: not found") from None
+    except IsADirectoryError:
+        raise KeppError(f"{path}: is a folder, expected a JSON file") from None
+    except OSError as e:
+        raise KeppError(f"{path}: cannot read ({e.strerror or e})") from None
+    return parse_json(text, str(path), expect)
 
 
 def decode_utf8(data: bytes, where: str) -> str:
