@@ -19,22 +19,21 @@ from pathlib import Path
 from kepp_core.data.records import Dataset
 from kepp_core.data.synth import default_world_root, world_fingerprint
 from kepp_core.errors import KeppError
-from kepp_core.evaluation.methods import METHODS, evaluate_horizon
+from kepp_core.evaluation.methods import METHODS, EvalOptions, evaluate_horizon
 from kepp_core.evaluation.report import episode_records, markdown_table, summarise, write_records
 from kepp_core.io import atomic_write_json, atomic_write_text
 from kepp_core.models.checkpoint import CONFIG
-from kepp_core.models.spec import ModelRole, load_spec, model_folder
+from kepp_core.catalog import (CONFIG_FILE, DEMO_METHODS, DEMO_MODELS_DIR, DEMO_ROLES, GRAPH_FILE, LOG_FILE,
+                               MANIFEST_FILE, WEIGHTS_FILE, model_folder)
+from kepp_core.models.spec import load_spec
 from kepp_core.training.config import TrainConfig, preset
 from kepp_core.training.suite import MEMBERS, train_horizon
 
 REPO = Path(__file__).resolve().parents[1]
-DEMO_ASSETS = REPO / "assets" / "demo"  # the shipped demo checkpoints
+DEMO_ASSETS = REPO / DEMO_MODELS_DIR  # the shipped demo checkpoints
 DEMO_HORIZONS = (3, 4, 5, 6)
-# What the app shows for each horizon (KEPP R=1/R=2 and the no-graph ablation).
-DEMO_MEMBERS = tuple(model_folder(r) for r in (ModelRole("step"), ModelRole("plan", "graph", 1),
-                                               ModelRole("plan", "graph", 2), ModelRole("plan", "none")))
-DEMO_METHODS = ("kepp-R1", "kepp-R2", "kepp-nograph")  # recorded in the demo models' manifest
-SHIPPED_FILES = ("model.safetensors", "config.json", "graph.json", "metrics.jsonl")  # no resume state
+DEMO_MEMBERS = tuple(model_folder(r) for r in DEMO_ROLES)  # what the app shows for each horizon
+SHIPPED_FILES = (WEIGHTS_FILE, CONFIG_FILE, GRAPH_FILE, LOG_FILE)  # no resume state
 # The claim the demo world must support (issue 4 §5): method a beats method b in mean SR at these horizons.
 CLAIM = ("kepp-R1", "kepp-nograph", (4, 5))
 
@@ -58,7 +57,7 @@ def run_table(ds: Dataset, cfg: TrainConfig, out: str | Path, seeds: Sequence[in
                 train_horizon(ds, replace(cfg, horizon=h, seed=seed, setting=setting), root, todo, progress, log)
             timings[f"seed{seed}/T{h}/train"] = round(time.time() - t0, 1)
             t0 = time.time()
-            ev = evaluate_horizon(ds, root, h, setting, methods, seed=seed, log=log)
+            ev = evaluate_horizon(ds, root, h, methods, EvalOptions(setting=setting, seed=seed), log=log)
             timings[f"seed{seed}/T{h}/eval"] = round(time.time() - t0, 1)
             for r in ev.rows():
                 if ev.step_accuracy:
@@ -113,7 +112,7 @@ def train_demo_models(ds: Dataset, out: str | Path, horizons: Sequence[int] = DE
             train_horizon(ds, replace(cfg, horizon=h), out, DEMO_MEMBERS)
         else:
             copy_models(source, out, h)
-        ev = evaluate_horizon(ds, out, h, "conventional", DEMO_METHODS, seed=seed)
+        ev = evaluate_horizon(ds, out, h, DEMO_METHODS, EvalOptions(seed=seed))
         metrics[f"T{h}"] = {r["method"]: {k: r[k] for k in ("SR", "mAcc", "mIoU")} for r in ev.rows()}
         metrics[f"T{h}"]["step"] = ev.step_accuracy
         records += episode_records(ev, ds.actions, seed=seed)
@@ -123,7 +122,7 @@ def train_demo_models(ds: Dataset, out: str | Path, horizons: Sequence[int] = DE
                 "vocabulary_hash": ds.vocabulary_hash(), "seed": seed, "horizons": list(horizons),
                 "members": list(DEMO_MEMBERS), "metrics": metrics,
                 "made_by": f"kepp demo models --out {out.relative_to(REPO) if out.is_relative_to(REPO) else out}"}
-    atomic_write_json(out / "manifest.json", manifest)
+    atomic_write_json(out / MANIFEST_FILE, manifest)
     return manifest
 
 

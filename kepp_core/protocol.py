@@ -55,18 +55,19 @@ from kepp_core.data import load_dataset
 from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.methods import LABELS, LLM_METHODS, REGISTRY, evaluate_horizon, get_method
-from kepp_core.evaluation.methods.decoded import DecodeOverride, parse_decode_mode, restrict_train
+from kepp_core.evaluation.methods.decoded import restrict_train
+from kepp_core.evaluation.options import TOPK, DecodeOverride, EvalOptions, parse_decode_mode
 from kepp_core.evaluation.report import write_records
 from kepp_core.evaluation.stats import mean_ci, paired_permutation_test
 from kepp_core.io import atomic_write_json, atomic_write_text
 from kepp_core.models.checkpoint import CONFIG
-from kepp_core.models.spec import EXTRA_ROLES, SUITE_ROLES, model_folder
+from kepp_core.catalog import (EXTRA_ROLES, METRIC_KEYS, METRIC_NAMES, RECORDS_FILE, RESULTS_FILE, SUITE_ROLES,
+                               model_folder)
 from kepp_core.training.config import TrainConfig, preset
 from kepp_core.training.loop import STATE_JSON
 from kepp_core.training.suite import train_role
 
-METRICS = ("SR", "mAcc", "mIoU", "mIoU_b256")
-METRIC_NAMES = {"SR": "SR", "mAcc": "mAcc", "mIoU": "mIoU", "mIoU_b256": "mIoU (batch 256)"}
+METRICS = METRIC_KEYS
 EVAL_FILE = "protocol-eval-{}.json"  # per seed, horizon and method list: reused while the models are unchanged
 
 
@@ -252,12 +253,10 @@ def _evaluate(spec: ProtocolSpec, ds: Dataset, root: Path, horizon: int, seed: i
         cached = json.loads(path.read_text(encoding="utf-8"))
         if cached.get("methods") == list(spec.methods):
             return cached["rows"], cached["records"]
-    decode = None
-    if spec.decode is not None or spec.decode_weight is not None or spec.decode_samples > 1:
-        mode, k = parse_decode_mode(spec.decode) if spec.decode is not None else (None, 3)
-        decode = DecodeOverride(mode, spec.decode_weight, k, spec.decode_samples)
-    ev = evaluate_horizon(ds, root, horizon, spec.setting, spec.methods, seed=seed, strict=True, decode=decode,
-                          log=log)
+    mode, k = parse_decode_mode(spec.decode) if spec.decode is not None else (None, TOPK)
+    decode = DecodeOverride(mode, spec.decode_weight, k, spec.decode_samples)
+    options = EvalOptions(setting=spec.setting, seed=seed, strict=True, decode=decode)
+    ev = evaluate_horizon(ds, root, horizon, spec.methods, options, log=log)
     rows = [{**r, "seed": seed, "fraction": fraction} for r in ev.rows()]
     records = _episode_records(ev, fraction, seed)
     atomic_write_json(path, {"methods": list(spec.methods), "rows": rows, "records": records})
@@ -297,8 +296,8 @@ def run_protocol(spec: ProtocolSpec, log: Callable[[str], None] = print) -> dict
                            for h in spec.horizons},
               "rows": rows, "summary": summary, "pairs": pairs, "timings": timings,
               "seconds": round(time.time() - t_start, 1), "test": PAIRED_TEST}
-    write_records(out / "records.jsonl", records)
-    atomic_write_json(out / "results.json", result)
+    write_records(out / RECORDS_FILE, records)
+    atomic_write_json(out / RESULTS_FILE, result)
     atomic_write_text(out / "results.md", markdown(result) + "\n")
     return result
 

@@ -34,9 +34,9 @@ from kepp_core.api.config import (
     read_app_config,
     resolve_encoder,
 )
+from kepp_core.catalog import LOG_FILE as LOG_NAME  # a training run's log file
 from kepp_core.api.workspace import (
     DEMO_MODELS,
-    LOG_NAME,
     Workspace,
     dataset_key,
     dataset_root,
@@ -82,6 +82,7 @@ from kepp_core.api.analysis import (
     SCENE_KINDS,
     TABLE_METRICS,
     choose_scenes,
+    compare_default,
     classify_failures,
     default_method,
     episode_label,
@@ -98,6 +99,7 @@ from kepp_core.api.analysis import (
     neighbourhood,
     outcomes,
     pattern_label,
+    plan_model_id,
     plan_query,
     read_predictions,
     remembered_scenes,
@@ -150,6 +152,7 @@ __all__ = [
     "SCENE_KINDS",
     "TABLE_METRICS",
     "choose_scenes",
+    "compare_default",
     "episode_label",
     "episode_parts",
     "mean_ci90",
@@ -157,6 +160,7 @@ __all__ = [
     "method_label",
     "method_model",
     "pattern_label",
+    "plan_model_id",
     "plan_query",
     "remembered_scenes",
     "AppConfig",

@@ -3,6 +3,7 @@ and paired tests (:mod:`kepp_core.protocol`)."""
 
 from __future__ import annotations
 
+from kepp_core.catalog import parse_model_folder
 from kepp_core.commands._common import add_command
 from kepp_core.commands.train import add_print_args
 from kepp_core.errors import KeppError
@@ -93,7 +94,6 @@ def protocol_commands(spec, stage: int | None = None, threads: int | None = None
     from pathlib import Path  # lazy: only with --print-commands
 
     from kepp_core.commands.runlist import data_args, format_commands, train_command  # lazy: --print-commands
-    from kepp_core.models.spec import parse_model_folder  # lazy: keeps `kepp --help` fast
     from kepp_core.protocol import members_for  # lazy: keeps `kepp --help` fast
 
     data = data_args(spec.dataset, spec.root, spec.features)

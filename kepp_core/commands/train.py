@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
+from kepp_core.catalog import EXTRA_ROLES, LLM_CONDITIONS, SUITE_ROLES, model_folder
 from kepp_core.commands._common import add_command, add_dataset_args, dataset_from_args, emit_json
 from kepp_core.errors import KeppError
 
@@ -61,7 +62,7 @@ def register(sub) -> None:
                          "save to MODELS/T<h>/plan-graph-R1-struct for the kepp-R1-struct row)")
     pl.add_argument("--structured-learn-scale", action="store_true", default=None,
                     help="learn the scale of the graph's transition log-probabilities")
-    from kepp_core.llm.options import add_llm_args  # lazy: keeps `kepp --help` fast
+    from kepp_core.commands.llm_args import add_llm_args  # lazy: keeps `kepp --help` fast
 
     add_llm_args(pl)
     c = add_command(tsub, "task-classifier", "train PDPP's task classifier", EXAMPLES_CLS, _classifier)
@@ -259,7 +260,6 @@ def _step(args) -> int:
 
 
 def _plan(args) -> int:
-    from kepp_core.diffusion.layout import LLM_CONDITIONS  # lazy: keeps `kepp --help` fast
     from kepp_core.training import train_plan_model  # lazy: keeps `kepp --help` fast
 
     cfg = config_from_args(args)
@@ -268,7 +268,7 @@ def _plan(args) -> int:
     ds = _dataset(args)
     llm = None
     if cfg.condition in LLM_CONDITIONS:
-        from kepp_core.llm.options import recommender_from_args  # lazy: keeps `kepp --help` fast
+        from kepp_core.commands.llm_args import recommender_from_args  # lazy: keeps `kepp --help` fast
 
         llm = recommender_from_args(args, ds)
     summary = train_plan_model(ds, cfg, args.out, args.step_model, args.resume, not args.no_progress, llm=llm)
@@ -323,7 +323,6 @@ def all_commands(args, cfg, members) -> str:
     from pathlib import Path  # lazy: only with --print-commands
 
     from kepp_core.commands.runlist import data_args, format_commands, train_command  # lazy: --print-commands
-    from kepp_core.models.spec import EXTRA_ROLES, SUITE_ROLES, model_folder  # lazy: keeps `kepp --help` fast
     from kepp_core.training import DATASET_PRESET  # lazy: keeps `kepp --help` fast
 
     name = args.preset or DATASET_PRESET.get(args.dataset, "crosstask")

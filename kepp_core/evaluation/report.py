@@ -8,21 +8,21 @@ from pathlib import Path
 
 import numpy as np
 
+from kepp_core.catalog import METRIC_KEYS, paths_source
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.methods import LABELS, HorizonEvaluation
 from kepp_core.io import atomic_open, atomic_path
 
-METRICS = ("SR", "mAcc", "mIoU", "mIoU_b256")
-
 
 def episode_records(ev: HorizonEvaluation, actions: Sequence[str], seed: int | None = None) -> list[dict]:
     """One record per test episode: ids, times, ground truth, endpoints, graph paths, plan and
-    correctness per method (``endpoints``/``paths`` are the KEPP R=2 planner's when run, else R=1);
+    correctness per method (``endpoints`` are the step model's, ``paths`` those of the KEPP
+    planner with the most paths that ran, :func:`kepp_core.catalog.paths_source`);
     with ``--samples K`` the ``K`` sampled plans per method (``samples``), with LLM methods the
     LLM row's plan and source (``llm``)."""
     gt = ev.data.actions.numpy()
-    src = ev.outputs.get("kepp-R2") or ev.outputs.get("kepp-R1")
-    step = ev.outputs.get("_step")
+    source = paths_source(ev.outputs)
+    src = ev.outputs[source] if source is not None else None
     out = []
     for i, ep in enumerate(ev.data.episodes):
         rec = {"episode": ep.id, "video": ep.video.id, "task": ep.video.task, "T": ev.horizon,
@@ -30,27 +30,25 @@ def episode_records(ev: HorizonEvaluation, actions: Sequence[str], seed: int | N
                "gt": gt[i].tolist(), "gt_labels": [actions[a] for a in gt[i]]}
         if seed is not None:
             rec["seed"] = seed
-        if step is not None:
-            e = step.extra["endpoints"][i]
+        if ev.step_endpoints is not None:
+            e = ev.step_endpoints[i]
             rec["endpoints"] = [int(e[0]), int(e[1])]
             rec["endpoint_labels"] = [actions[int(e[0])], actions[int(e[1])]]
-            if step.extra.get("scores") is not None:
-                rec["endpoint_scores"] = [round(float(x), 4) for x in step.extra["scores"][i]]
+            if ev.step_scores is not None:
+                rec["endpoint_scores"] = [round(float(x), 4) for x in ev.step_scores[i]]
         if src is not None:
-            rec["paths"] = [list(p) for p in src.extra["paths"][i]]
-            rec["path_scores"] = [float(s) for s in src.extra["path_scores"][i]]
+            rec["paths"] = [list(p) for p in src.paths[i]]
+            rec["path_scores"] = [float(s) for s in src.path_scores[i]]
         rec["plans"] = {}
         rec["correct"] = {}
         for name, o in ev.outputs.items():
-            if name.startswith("_"):
-                continue
             p = o.plans[i].tolist()
             rec["plans"][name] = p
             rec["correct"][name] = p == gt[i].tolist()
             if o.samples is not None:  # kepp eval --samples K
                 rec.setdefault("samples", {})[name] = o.samples[i].tolist()
-            if "llm" in o.extra:  # the LLM row's plan and where it came from (llm or the fallback)
-                rec.setdefault("llm", {})[name] = o.extra["llm"][i]
+            if o.llm_plans is not None:  # the LLM row's plan and where it came from (llm or the fallback)
+                rec.setdefault("llm", {})[name] = o.llm_plans[i]
         out.append(rec)
     return out
 
@@ -85,7 +83,7 @@ def summarise(rows: Iterable[dict], keys: Sequence[str] = ("method", "T", "setti
     for key, rs in groups.items():
         row = dict(zip(keys, key))
         row["seeds"] = len(rs)
-        for m in METRICS + ("first_acc", "last_acc"):
+        for m in METRIC_KEYS + ("first_acc", "last_acc"):
             vals = [r[m] for r in rs if r.get(m) is not None]
             if vals:
                 row[m] = float(np.mean(vals))

@@ -28,6 +28,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
+from kepp_core.catalog import LOG_FILE
 from kepp_core.errors import KeppError
 from kepp_core.io import (atomic_write_json, atomic_write_text, ensure_folder, fault_point, read_text_utf8,
                           remove_stale_temporaries)
@@ -35,7 +36,7 @@ from kepp_core.models.checkpoint import (CONFIG, WEIGHTS, load_tensors, new_save
                                          save_tensors, tensors_id)
 from kepp_core.training.config import TrainConfig, lr_at
 
-LOG = "metrics.jsonl"
+LOG = LOG_FILE
 STATE = "state.safetensors"  # the state tensors of runs written before state files were named by step
 STATE_JSON = "state.json"
 STATE_GLOB = "state-*.safetensors"
