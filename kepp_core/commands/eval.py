@@ -6,7 +6,8 @@ import math
 from pathlib import Path
 
 from kepp_core import catalog
-from kepp_core.commands._common import add_command, add_dataset_args, dataset_from_args, emit_json, print_table
+from kepp_core.commands._common import (add_command, add_dataset_args, dataset_from_args, emit_json, print_table,
+                                        set_threads)
 from kepp_core.errors import KeppError
 
 EXAMPLES = """  kepp eval --dataset demo --models models --horizons 3 4 5 6
@@ -59,9 +60,8 @@ def _eval(args) -> int:
     from kepp_core.evaluation.methods import UNCERTAINTY_COLUMNS, EvalOptions, evaluate_horizon  # lazy: keeps `kepp --help` fast
     from kepp_core.evaluation.report import episode_records, write_records  # lazy: keeps `kepp --help` fast
     from kepp_core.io import atomic_write_json  # lazy: keeps `kepp --help` fast
-    from kepp_core.training.loop import set_cpu_threads  # lazy: keeps `kepp --help` fast
 
-    set_cpu_threads(args.threads)
+    set_threads(args)
     if args.samples and args.samples < 2:
         raise KeppError(f"--samples needs K >= 2 plans per episode, got {args.samples}")
     decode = _decode_override(args)

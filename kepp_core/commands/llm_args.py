@@ -14,6 +14,7 @@ import argparse
 from collections.abc import Callable, Mapping, Sequence
 
 from kepp_core.data.records import Dataset
+from kepp_core.errors import KeppError
 from kepp_core.llm.client import ENV_KEY, ENV_MODEL, ENV_URL
 from kepp_core.llm.embedding import EMBEDDERS
 from kepp_core.llm.options import DEFAULT_CACHE, LLMOptions
@@ -56,4 +57,7 @@ def recommender_from_args(args: argparse.Namespace, dataset: Dataset | Sequence[
                           fallback: Fallback | Callable[[int, int, int], Sequence[int]] = ENDPOINT_FALLBACK,
                           env: Mapping[str, str] | None = None) -> LLMRecommender:
     """An :class:`LLMRecommender` configured from the :func:`add_llm_args` flags."""
-    return llm_options_from_args(args).recommender(dataset, fallback, env)
+    try:
+        return llm_options_from_args(args).recommender(dataset, fallback, env)
+    except KeppError as e:
+        raise KeppError(f"{e} (flags: --llm-url, --llm-model)") from None

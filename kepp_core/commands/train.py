@@ -6,7 +6,7 @@ import argparse
 from dataclasses import replace
 
 from kepp_core.catalog import EXTRA_ROLES, LLM_CONDITIONS, SUITE_ROLES, model_folder
-from kepp_core.commands._common import add_command, add_dataset_args, dataset_from_args, emit_json
+from kepp_core.commands._common import add_command, add_dataset_args, dataset_from_args, emit_json, set_threads
 from kepp_core.errors import KeppError
 
 EXAMPLES_STEP = """  kepp train step --dataset demo -T 4 --out models/T4/step
@@ -120,9 +120,8 @@ def _common(p: argparse.ArgumentParser, out_help: str = "checkpoint folder") -> 
 def config_from_args(args):
     """The training config: the preset (``--preset`` or the dataset's) with the options given on the command line."""
     from kepp_core.training import DATASET_PRESET, preset  # lazy: keeps `kepp --help` fast
-    from kepp_core.training.loop import set_cpu_threads  # lazy: keeps `kepp --help` fast
 
-    set_cpu_threads(args.threads)
+    set_threads(args)
     name = args.preset or DATASET_PRESET.get(args.dataset, "crosstask")
     decay = None
     if getattr(args, "decay", None) is not None:

@@ -84,7 +84,7 @@ def set_cpu_threads(n: int | None = None) -> int:
     does not fight other processes on a shared machine.
     """
     if n is not None and n < 1:
-        raise KeppError(f"--threads {n}: expected at least 1 thread")
+        raise KeppError(f"threads={n}: expected at least 1 thread")
     env = os.environ.get("KEPP_THREADS", "").strip()
     if n is None and env:
         try:
@@ -206,7 +206,7 @@ def _start_state(out: Path | None, model: nn.Module, opt, cfg: TrainConfig, rt: 
         remove_stale_temporaries(out)
     if resume:
         if out is None or not (out / STATE_JSON).is_file():
-            raise KeppError(f"{out}: nothing to resume (no {STATE_JSON}; start without --resume)")
+            raise KeppError(f"{out}: nothing to resume (no {STATE_JSON}; start without resuming)")
         return _load_state(out, model, opt, cfg, rt, extra)
     if out is not None and rt.main:
         for p in [out / LOG, out / STATE, out / STATE_JSON, *out.glob(STATE_GLOB)]:
@@ -220,7 +220,7 @@ def _optimise(model: nn.Module, net: nn.Module, opt, batch_loss: Callable, idx: 
     loss = batch_loss(net, idx)
     if not torch.isfinite(loss.detach()).all():
         raise KeppError(f"training stopped at step {step + 1}: the loss is {float(loss.detach())} "
-                        f"(learning rate {lr:g}); check the features for extreme values or lower --lr")
+                        f"(learning rate {lr:g}); check the features for extreme values or lower the learning rate")
     opt.zero_grad(set_to_none=True)
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -303,7 +303,7 @@ def _load_state(out: Path, model: nn.Module, opt: torch.optim.Optimizer, cfg: Tr
     path = out / st.get("tensors", STATE)
     if st.get("tensors_id") is not None and tensors_id(path) != st["tensors_id"]:
         raise KeppError(f"{path}: does not belong to {STATE_JSON} (different save ids); train again "
-                        f"without --resume")
+                        f"without resuming")
     if rt.main:
         _remove_unreferenced_states(out, path.name)  # a newer state whose state.json was never written
     tensors = load_tensors(path)

@@ -253,11 +253,11 @@ def _recommendation_rows(pdata: _PlanData, ds: Dataset, cfg: TrainConfig, step_d
     """P²KG and/or LLM rows from predicted endpoints (the step model's, or out-of-fold ones)."""
     uses_graph, uses_llm = cfg.condition in ("graph", "graph+llm"), cfg.condition in LLM_CONDITIONS
     if step_dir is None and cfg.endpoint_folds < 2:
-        raise KeppError(f"a {cfg.condition}-conditioned planning model needs the step model (--step-model) "
-                        "or out-of-fold endpoints (--endpoint-folds 2)")
+        raise KeppError(f"a {cfg.condition}-conditioned planning model needs the step model (step_dir) "
+                        "or out-of-fold endpoints (endpoint_folds >= 2)")
     if uses_llm and llm is None:
         raise KeppError(f"a {cfg.condition}-conditioned planning model needs an LLM endpoint "
-                        "(--llm-url / KEPP_LLM_URL and --llm-model / KEPP_LLM_MODEL)")
+                        "(an LLM recommender; its url and model, or KEPP_LLM_URL and KEPP_LLM_MODEL)")
     pdata.graph = graph = build_graph(ds, "train")
     data = pdata.data
     ends = (out_of_fold_endpoints(ds, data, cfg, progress) if cfg.endpoint_folds >= 2
