@@ -21,7 +21,7 @@ class registered with it.
 ('plan-graph-R2', ModelRole(kind='plan', condition='graph+llm', R=1, structured=False))
 >>> all(parse_model_folder(model_folder(r)) == r for r in SUITE_ROLES + EXTRA_ROLES)
 True
->>> plan_model_id(method("kepp-R2").plan_role), method("kepp-R2+dec").plan_role is None
+>>> plan_model_id(method("kepp-R2").plan_page_role), method("kepp-R2+dec").plan_page_role is None
 ('graph-R2', True)
 """
 
@@ -155,15 +155,20 @@ class MethodEntry:
         return self.base is not None
 
     @property
-    def plan_role(self) -> ModelRole | None:
+    def plan_model(self) -> ModelRole | None:
+        """The planning model among its roles (None: it has none)."""
+        return next((r for r in self.roles if r.kind == "plan"), None)
+
+    @property
+    def plan_page_role(self) -> ModelRole | None:
         """The planning model the Plan page runs to show this row's episode (KEPP with the step
         model's endpoints, graph-conditioned with ``R`` paths or without a condition), or None
         when the Plan page cannot reproduce the row (baselines, ground-truth endpoints,
         decoded, structured and LLM rows)."""
         if self.decoded or self.structured or self.llm or self.endpoints == TRUTH:
             return None
-        plan = [r for r in self.roles if r.kind == "plan" and r.condition in ("graph", "none")]
-        return plan[0] if plan else None
+        plan = self.plan_model
+        return plan if plan is not None and plan.condition in ("graph", "none") else None
 
     @property
     def judged_on_stored_paths(self) -> bool:
@@ -176,7 +181,7 @@ class MethodEntry:
     @property
     def stores_paths(self) -> bool:
         """Its output carries the graph paths the records keep (a KEPP-R row with a planning model)."""
-        return self.judged_on_stored_paths and any(r.kind == "plan" for r in self.roles)
+        return self.judged_on_stored_paths and self.plan_model is not None
 
 
 def kepp_r(R: int, structured: bool = False) -> MethodEntry:
@@ -210,7 +215,7 @@ _BASE_METHODS = (
     kepp_r(1, structured=True),
 )
 # The decoded rows: every planning method (its action block is what is decoded).
-_DECODED = tuple(decoded(m) for m in _BASE_METHODS if any(r.kind == "plan" for r in m.roles))
+_DECODED = tuple(decoded(m) for m in _BASE_METHODS if m.plan_model is not None)
 _LLM_METHODS = (
     MethodEntry("kepp-llm", "KEPP with the LLM plan instead of the graph", (STEP, ModelRole("plan", "llm")),
                 endpoints=PREDICTED, sampled=True, llm=True, default=False),
@@ -269,7 +274,7 @@ def first_shown(names) -> str | None:
     present = set(names)
     planners = sorted((m for m in METHODS if m.name in present and m.stores_paths), key=lambda m: -m.R)
     truth = [m for m in METHODS if m.name in present and m.endpoints == TRUTH and m.R is not None
-             and any(r.kind == "plan" for r in m.roles) and not m.decoded and not m.structured]
+             and m.plan_model is not None and not m.decoded and not m.structured]
     return (planners + truth)[0].name if planners or truth else None
 
 

@@ -24,8 +24,8 @@ from kepp_core.diffusion.sampling import predict_endpoints, sample_actions, samp
 from kepp_core.errors import KeppError
 from kepp_core.graph.build import ProcedureGraph, load_graph
 from kepp_core.graph.retrieval import Recommendation, Retriever, aggregate, make_retriever
-from kepp_core.models.checkpoint import GRAPH_FILE, load_checkpoint, trained_horizons
-from kepp_core.catalog import ModelRole, model_folder
+from kepp_core.models.checkpoint import load_checkpoint, trained_horizons
+from kepp_core.catalog import GRAPH_FILE, ModelRole, model_folder
 from kepp_core.models.spec import ModelSpec
 from kepp_core.video.encode import encode_video
 

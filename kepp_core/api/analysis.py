@@ -283,13 +283,13 @@ def episode_label(episode: str, task_names: dict | None = None) -> str:
 # --- links to the Plan page ---------------------------------------------------------------------------------
 def method_model(method: str) -> tuple[str, int] | None:
     """The planning model (condition, trained R) the evaluation ``method`` ran, when the Plan page
-    can run it (:attr:`kepp_core.catalog.MethodEntry.plan_role`), or None (a baseline).
+    can run it (:attr:`kepp_core.catalog.MethodEntry.plan_page_role`), or None (a baseline).
 
     >>> method_model("kepp-R2"), method_model("kepp-nograph"), method_model("random")
     (('graph', 2), ('none', 1), None)
     """
     entry = catalog.find_method(method)
-    role = entry.plan_role if entry is not None else None
+    role = entry.plan_page_role if entry is not None else None
     return (role.condition, role.R) if role is not None else None
 
 

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from kepp_core.catalog import LLM_CONDITIONS, PLAN_CONDITIONS
+from kepp_core.catalog import PLAN_CONDITIONS
 from kepp_core.errors import KeppError
 
 KINDS = ("step", "plan")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kepp_core.catalog import CONFIG_FILE, GRAPH_FILE, WEIGHTS_FILE
+from kepp_core.catalog import CONFIG_FILE, WEIGHTS_FILE
 from kepp_core.errors import KeppError
 from kepp_core.io import read_text_utf8
 

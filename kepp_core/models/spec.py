@@ -17,8 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kepp_core.catalog import (EXTRA_ROLES, GRAPH_CONDITIONS, KINDS, LLM_CONDITIONS, PLAN_CONDITIONS,
-                               STRUCT_SUFFIX, SUITE_ROLES, ModelRole, model_folder, parse_model_folder)
+from kepp_core.catalog import GRAPH_CONDITIONS, KINDS, LLM_CONDITIONS, PLAN_CONDITIONS, ModelRole, model_folder
 from kepp_core.errors import KeppError
 from kepp_core.models.checkpoint import CONFIG, read_config
 

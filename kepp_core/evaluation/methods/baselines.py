@@ -55,7 +55,7 @@ class PDPP(Method):
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
         classifier, _ = ctx.load(TASK_CLASSIFIER)
-        model, spec = ctx.load(next(r for r in self.requires if r.kind == "plan"))
+        model, spec = ctx.load(self.entry.plan_model)
         with torch.no_grad():
             task = classifier(ctx.test.obs_start, ctx.test.obs_goal).argmax(-1)
         cond = {"task": F.one_hot(task, model.layout.rows[0].width).float()}

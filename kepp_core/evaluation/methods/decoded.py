@@ -179,8 +179,7 @@ def _read(path) -> dict:
 def validation_context(ctx: EvalContext, method: Decoded) -> EvalContext:
     """An evaluation context whose "test" episodes are the planning model's held-out
     validation part of the training videos, with a graph from the other training videos."""
-    plan_role = next(r for r in method.base.requires if r.kind == "plan")
-    train = read_config(ctx.folder(plan_role)).get("train", {})
+    train = read_config(ctx.folder(method.base.entry.plan_model)).get("train", {})
     vf, seed = float(train.get("val_fraction", 0.1)) or 0.1, int(train.get("seed", 0))
     o = ctx.options
     val = episode_tensors(ctx.ds, ctx.horizon, "train", o.setting, o.m, "val", vf, seed)

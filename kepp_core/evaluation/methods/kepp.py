@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import torch
 
+from kepp_core.catalog import TRUTH, method
 from kepp_core.diffusion.sampling import sample_plans
-from kepp_core.catalog import TRUTH, ModelRole, method
 from kepp_core.evaluation.methods.base import BlockSampler, EvalContext, Method, MethodOutput, register
 from kepp_core.graph.retrieval import make_retriever
 from kepp_core.training.trainers import llm_condition_rows
@@ -16,13 +16,8 @@ class KeppNoGraph(Method):
     """KEPP's planning model without the graph condition."""
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
-        model, spec = ctx.load(self.requires[0])
+        model, spec = ctx.load(self.entry.plan_model)
         return ctx.draw(model, spec, None)
-
-
-def plan_role(entry) -> ModelRole:
-    """The planning model among an entry's roles."""
-    return next(r for r in entry.roles if r.kind == "plan")
 
 
 class KeppGraph(Method):
@@ -33,7 +28,7 @@ class KeppGraph(Method):
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
         truth, R, o = self.entry.endpoints == TRUTH, self.entry.R, ctx.options
-        p = ctx.planner(plan_role(self.entry))
+        p = ctx.planner(self.entry.plan_model)
         b = p.plan_batch(ctx.test.obs_start, ctx.test.obs_goal, R, endpoints=ctx.gt[:, [0, -1]] if truth else None)
         cond = {"graph": torch.from_numpy(b.conditions)} if p.uses_graph else None
         if not truth:
@@ -52,7 +47,7 @@ class KeppLLM(Method):
     alone (``llm``) or after the P²KG row (``graph+llm``); paper Table 6."""
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
-        model, spec = ctx.load(plan_role(self.entry))
+        model, spec = ctx.load(self.entry.plan_model)
         ends = ctx.endpoints()
         rows = [r.name for r in model.layout.rows]
         cond = {}
