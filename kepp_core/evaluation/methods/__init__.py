@@ -1,6 +1,6 @@
 """The methods of the evaluation table, a registry of them, and the code that runs them on one horizon.
 
-Methods (KEPP.md §6, issue 4), in the table's order:
+Methods (the paper's evaluation table; their entries are in :data:`kepp_core.catalog.METHODS`), in the table's order:
 
 - ``random``: uniformly random actions;
 - ``retrieval`` (:class:`NearestEpisode`): the plan of the nearest training episode in

@@ -1,4 +1,4 @@
-"""Graph-aware decoding of the planning methods (issue 10): the ``<method>+dec`` rows.
+"""Graph-aware decoding of the planning methods: the ``<method>+dec`` rows.
 
 A planning model decodes its plan by an argmax per position. ``<method>+dec`` instead takes
 the exact best plan (:func:`kepp_core.graph.decoding.decode`, batched Viterbi) under
