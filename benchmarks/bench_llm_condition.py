@@ -31,7 +31,7 @@ from bench_llm import TextbookServer, markdown  # noqa: E402
 from llm_server import ScriptedChatServer  # noqa: E402
 
 from kepp_core.data import load_dataset  # noqa: E402
-from kepp_core.evaluation.methods import LABELS, evaluate_horizon  # noqa: E402
+from kepp_core.evaluation.methods import LABELS, EvalOptions, evaluate_horizon  # noqa: E402
 from kepp_core.llm import ChatClient, LLMConfig, LLMRecommender  # noqa: E402
 from kepp_core.training import TrainConfig, train_plan_model  # noqa: E402
 
@@ -68,7 +68,7 @@ def main() -> None:
                                "train LLM plans": s["llm"], "train fallbacks": s["fallback"],
                                "requests": client.requests - asked, "cached replies": client.cache_hits - cached})
                 print(f"T={h} {folder}: {timing[-1]}", flush=True)
-            ev = evaluate_horizon(ds, out, h, methods=METHODS, samples=args.samples, llm=llm, strict=True,
+            ev = evaluate_horizon(ds, out, h, METHODS, EvalOptions(samples=args.samples, strict=True), llm,
                                   log=lambda m: print(m, flush=True))
             for r in ev.rows():
                 row = {"method": LABELS[r["method"]], "T": h, "SR": f"{r['SR']:.1f}", "mAcc": f"{r['mAcc']:.1f}",

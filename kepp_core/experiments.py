@@ -19,26 +19,25 @@ from pathlib import Path
 from kepp_core.data.records import Dataset
 from kepp_core.data.synth import default_world_root, world_fingerprint
 from kepp_core.errors import KeppError
-from kepp_core.evaluation.methods import evaluate_horizon
+from kepp_core.catalog import (CONFIG_FILE, DEMO_METHODS, DEMO_MODELS_DIR, DEMO_ROLES, GRAPH_FILE, LOG_FILE,
+                               MANIFEST_FILE, METRIC_KEYS, WEIGHTS_FILE, model_folder)
+from kepp_core.evaluation.methods import EvalOptions, evaluate_horizon
 from kepp_core.evaluation.records import episode_records, write_records
-from kepp_core.evaluation.report import METRICS, STEP_METRICS, horizon_table
+from kepp_core.evaluation.report import STEP_METRICS, horizon_table
 from kepp_core.evaluation.stats import summarise
 from kepp_core.io import atomic_write_json, atomic_write_text
 from kepp_core.models.checkpoint import CONFIG
-from kepp_core.models.spec import ModelRole, load_spec, model_folder
+from kepp_core.models.spec import load_spec
 from kepp_core.protocol import ProtocolSpec, run_protocol
 from kepp_core.training.config import preset
 from kepp_core.training.suite import train_horizon
 
 REPO = Path(__file__).resolve().parents[1]
-DEMO_ASSETS = REPO / "assets" / "demo"  # the shipped demo checkpoints
+DEMO_ASSETS = REPO / DEMO_MODELS_DIR  # the shipped demo checkpoints
 DEMO_TABLE_SPEC = REPO / "protocols" / "demo-table.toml"  # what ``kepp demo table`` runs by default
 DEMO_HORIZONS = (3, 4, 5, 6)
-# What the app shows for each horizon (KEPP R=1/R=2 and the no-graph ablation).
-DEMO_MEMBERS = tuple(model_folder(r) for r in (ModelRole("step"), ModelRole("plan", "graph", 1),
-                                               ModelRole("plan", "graph", 2), ModelRole("plan", "none")))
-DEMO_METHODS = ("kepp-R1", "kepp-R2", "kepp-nograph")  # recorded in the demo models' manifest
-SHIPPED_FILES = ("model.safetensors", "config.json", "graph.json", "metrics.jsonl")  # no resume state
+DEMO_MEMBERS = tuple(model_folder(r) for r in DEMO_ROLES)  # what the app shows for each horizon
+SHIPPED_FILES = (WEIGHTS_FILE, CONFIG_FILE, GRAPH_FILE, LOG_FILE)  # no resume state
 # The claim the demo world must support (issue 4 §5): method a beats method b in mean SR at these horizons.
 CLAIM = ("kepp-R1", "kepp-nograph", (4, 5))
 
@@ -52,7 +51,7 @@ def run_table(spec: ProtocolSpec, retrain: bool = False, log: Callable[[str], No
         raise KeppError(f"the demo table summarises one train fraction (the spec has {list(spec.train_fractions)}); "
                         "run several with 'kepp protocol'")
     res = run_protocol(spec, log, retrain)
-    summary = summarise(res["rows"], METRICS + STEP_METRICS, ("method", "T", "setting"), "std")
+    summary = summarise(res["rows"], METRIC_KEYS + STEP_METRICS, ("method", "T", "setting"), "std")
     result = {"dataset": res["dataset"], "seeds": list(spec.seeds), "horizons": list(spec.horizons),
               "setting": spec.setting, "train": preset(spec.preset, **spec.train).to_dict(), "rows": res["rows"],
               "summary": summary, "timings_s": res["timings"], "claim": check_claim(summary)}
@@ -99,7 +98,7 @@ def train_demo_models(ds: Dataset, out: str | Path, horizons: Sequence[int] = DE
             train_horizon(ds, replace(cfg, horizon=h), out, DEMO_MEMBERS)
         else:
             copy_models(source, out, h)
-        ev = evaluate_horizon(ds, out, h, "conventional", DEMO_METHODS, seed=seed)
+        ev = evaluate_horizon(ds, out, h, DEMO_METHODS, EvalOptions(seed=seed))
         metrics[f"T{h}"] = {r["method"]: {k: r[k] for k in ("SR", "mAcc", "mIoU")} for r in ev.rows()}
         metrics[f"T{h}"]["step"] = ev.step_accuracy
         records += episode_records(ev, ds.actions, seed=seed)
@@ -109,7 +108,7 @@ def train_demo_models(ds: Dataset, out: str | Path, horizons: Sequence[int] = DE
                 "vocabulary_hash": ds.vocabulary_hash(), "seed": seed, "horizons": list(horizons),
                 "members": list(DEMO_MEMBERS), "metrics": metrics,
                 "made_by": f"kepp demo models --out {out.relative_to(REPO) if out.is_relative_to(REPO) else out}"}
-    atomic_write_json(out / "manifest.json", manifest)
+    atomic_write_json(out / MANIFEST_FILE, manifest)
     return manifest
 
 

@@ -24,8 +24,9 @@ from kepp_core.diffusion.sampling import predict_endpoints, sample_actions, samp
 from kepp_core.errors import KeppError
 from kepp_core.graph.build import ProcedureGraph, load_graph
 from kepp_core.graph.retrieval import Recommendation, Retriever, aggregate, make_retriever
-from kepp_core.models.checkpoint import GRAPH_FILE, load_checkpoint, trained_horizons
-from kepp_core.models.spec import ModelRole, ModelSpec, model_folder
+from kepp_core.models.checkpoint import load_checkpoint, trained_horizons
+from kepp_core.catalog import GRAPH_FILE, ModelRole, model_folder
+from kepp_core.models.spec import ModelSpec
 from kepp_core.video.encode import encode_video
 
 
@@ -157,7 +158,7 @@ class KEPPPlanner:
     def from_models(cls, root: str | Path, horizon: int, R: int = 1, condition: str = "graph",
                     **kw) -> KEPPPlanner:
         """Load ``ROOT/T<horizon>/step`` and the planning model for ``condition`` and ``R``
-        (``plan-graph-R<R>``, or ``plan-none``; see :func:`~kepp_core.models.model_folder`)."""
+        (``plan-graph-R<R>``, or ``plan-none``; see :func:`~kepp_core.catalog.model_folder`)."""
         root = Path(root)
         hdir = root / f"T{horizon}"
         if not hdir.is_dir():

@@ -58,19 +58,19 @@ from kepp_core.data.episodes import SETTINGS
 from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.evaluation.methods import LABELS, LLM_METHODS, REGISTRY, evaluate_horizon, get_method
-from kepp_core.evaluation.methods.decoded import DecodeOverride, parse_decode_mode, restrict_train
+from kepp_core.evaluation.methods.decoded import restrict_train
+from kepp_core.evaluation.options import TOPK, DecodeOverride, EvalOptions, parse_decode_mode
 from kepp_core.evaluation.records import episode_records, write_records
-from kepp_core.evaluation.report import METRICS
 from kepp_core.evaluation.stats import paired_permutation_test, summarise
 from kepp_core.io import atomic_write_json, atomic_write_text, markdown_table, read_text_utf8
 from kepp_core.models.checkpoint import CONFIG
-from kepp_core.models.spec import EXTRA_ROLES, SUITE_ROLES, model_folder
+from kepp_core.catalog import (EXTRA_ROLES, METRIC_KEYS, METRIC_NAMES, RECORDS_FILE, RESULTS_FILE, SUITE_ROLES,
+                               model_folder)
 from kepp_core.training.config import LIMITS as TRAIN_LIMITS
 from kepp_core.training.config import TrainConfig, preset
 from kepp_core.training.loop import STATE_JSON
 from kepp_core.training.suite import train_role
 
-METRIC_NAMES = {"SR": "SR", "mAcc": "mAcc", "mIoU": "mIoU", "mIoU_b256": "mIoU (batch 256)"}
 EVAL_FILE = "protocol-eval-{}.json"  # per seed, horizon and method list: reused while the models are unchanged
 
 
@@ -299,12 +299,10 @@ def _evaluate(spec: ProtocolSpec, ds: Dataset, root: Path, horizon: int, seed: i
         cached = json.loads(path.read_text(encoding="utf-8"))
         if cached.get("methods") == list(spec.methods):
             return cached["rows"], cached["records"]
-    decode = None
-    if spec.decode is not None or spec.decode_weight is not None or spec.decode_samples > 1:
-        mode, k = parse_decode_mode(spec.decode) if spec.decode is not None else (None, 3)
-        decode = DecodeOverride(mode, spec.decode_weight, k, spec.decode_samples)
-    ev = evaluate_horizon(ds, root, horizon, spec.setting, spec.methods, seed=seed, strict=True, decode=decode,
-                          log=log)
+    mode, k = parse_decode_mode(spec.decode) if spec.decode is not None else (None, TOPK)
+    decode = DecodeOverride(mode, spec.decode_weight, k, spec.decode_samples)
+    options = EvalOptions(setting=spec.setting, seed=seed, strict=True, decode=decode)
+    ev = evaluate_horizon(ds, root, horizon, spec.methods, options, log=log)
     rows = [{**r, **(ev.step_accuracy or {}), "seed": seed, "fraction": fraction} for r in ev.rows()]
     records = episode_records(ev, seed=seed, fraction=fraction)
     atomic_write_json(path, {"methods": list(spec.methods), "rows": rows, "records": records})
@@ -337,7 +335,7 @@ def run_protocol(spec: ProtocolSpec, log: Callable[[str], None] = print, retrain
                                                                            "eval_s": round(time.time() - t1, 1)}
                 log(f"fraction {fraction:g} seed {seed} T={h}: trained {len(trained)} model(s) in {t1 - t0:.0f}s, "
                     f"evaluated in {time.time() - t1:.0f}s")
-    summary = summarise(rows, METRICS, ("fraction", "T", "method"), "ci", spec.confidence)
+    summary = summarise(rows, METRIC_KEYS, ("fraction", "T", "method"), "ci", spec.confidence)
     pairs = paired_tests(records, spec.pairs)
     result = {"spec": {f.name: getattr(spec, f.name) for f in fields(ProtocolSpec)}, "dataset": ds.name,
               "episodes": {str(h): sum(1 for r in records if r["T"] == h) // max(1, len(spec.seeds) *
@@ -345,8 +343,8 @@ def run_protocol(spec: ProtocolSpec, log: Callable[[str], None] = print, retrain
                            for h in spec.horizons},
               "rows": rows, "summary": summary, "pairs": pairs, "timings": timings,
               "seconds": round(time.time() - t_start, 1), "test": PAIRED_TEST}
-    write_records(out / "records.jsonl", records)
-    atomic_write_json(out / "results.json", result)
+    write_records(out / RECORDS_FILE, records)
+    atomic_write_json(out / RESULTS_FILE, result)
     atomic_write_text(out / "results.md", markdown(result) + "\n")
     return result
 
@@ -388,9 +386,9 @@ def markdown(result: dict) -> str:
         for h in spec["horizons"]:
             rows = [r for r in summary if r["fraction"] == fraction and r["T"] == h]
             lines += [f"**T={h}**, {fraction:.0%} of the training videos, {result['episodes'][str(h)]} test episodes",
-                      "", markdown_table(["method", *(METRIC_NAMES[m] for m in METRICS)],
+                      "", markdown_table(["method", *(METRIC_NAMES[m] for m in METRIC_KEYS)],
                                          [[f"{LABELS.get(r['method'], r['method'])} (`{r['method']}`)",
-                                           *(_cell(r, m) for m in METRICS)] for r in rows]), ""]
+                                           *(_cell(r, m) for m in METRIC_KEYS)] for r in rows]), ""]
     if result["pairs"]:
         lines += [f"Paired tests ({PAIRED_TEST}):", "",
                   markdown_table(["A", "B", "fraction", "T", "ΔSR (A − B)", "A better / worse", "p"],

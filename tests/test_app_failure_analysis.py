@@ -171,7 +171,7 @@ def random_records(seed: int, n: int) -> list[dict]:
 @pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
 def test_the_records_table_is_every_methods_outcome_judged_one_by_one(tmp_path, suffix):
     from kepp_core.api import read_predictions
-    from kepp_core.evaluation.failures import PATH_METHODS
+    from kepp_core.evaluation.failures import stored_paths
     from kepp_core.evaluation.records import write_records
 
     recs = random_records(7, 400)
@@ -183,7 +183,7 @@ def test_the_records_table_is_every_methods_outcome_judged_one_by_one(tmp_path, 
         for method in rec["plans"]:
             row, o = next(rows), outcome_from_record(rec, method)
             pats = failure_patterns(o)
-            k = PATH_METHODS.get(method, 0)
+            k = stored_paths(method)
             assert (row.episode, row.method, row.horizon, row.source) == (rec["episode"], method, rec["T"], path.name)
             assert (row.truth, row.plan, row.endpoints, row.success) == (o.truth, o.plan, o.endpoints, o.success)
             assert (row.patterns, row.pattern) == (", ".join(pats), pats[0] if pats else "")

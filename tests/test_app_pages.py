@@ -181,7 +181,7 @@ def test_clip_shorter_than_the_observation_window_is_refused(monkeypatch, app_en
 
 
 def test_horizon_without_a_trained_model_is_a_message(monkeypatch, app_env):
-    from kepp_core.models import trained_horizons
+    from kepp_core.models.folders import trained_horizons
 
     at = plan_page(monkeypatch, app_env)
     missing = next(t for t in at.selectbox(key="plan_T").options if int(t) not in trained_horizons(app_env.models))

@@ -36,8 +36,8 @@ def manual_blocks(ds, models: Path, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_one_sample_is_todays_decoding_and_k_samples_decode_their_mean(demo_t3):
-    from kepp_core.evaluation.methods import evaluate_horizon
-    from kepp_core.evaluation.methods.decoded import DecodeChoice, DecodeOverride, decode_block
+    from kepp_core.evaluation.methods import DecodeOverride, EvalOptions, evaluate_horizon
+    from kepp_core.evaluation.methods.decoded import DecodeChoice, decode_block
     from kepp_core.graph.build import build_graph
     from kepp_core.graph.decoding import transition_log_probs
 
@@ -46,24 +46,24 @@ def test_one_sample_is_todays_decoding_and_k_samples_decode_their_mean(demo_t3):
     trans = transition_log_probs(build_graph(ds, "train"))
     own, more = manual_blocks(ds, models, 3)
     for mode, lam in (("free", 0.0), ("pinned", 3.0)):
-        today = evaluate_horizon(ds, models, 3, methods=methods, decode=DecodeOverride(mode, lam))
-        one = evaluate_horizon(ds, models, 3, methods=methods, decode=DecodeOverride(mode, lam, samples=1))
-        four = evaluate_horizon(ds, models, 3, methods=methods, decode=DecodeOverride(mode, lam, samples=4))
+        today = evaluate_horizon(ds, models, 3, methods, EvalOptions(decode=DecodeOverride(mode, lam)))
+        one = evaluate_horizon(ds, models, 3, methods, EvalOptions(decode=DecodeOverride(mode, lam, samples=1)))
+        four = evaluate_horizon(ds, models, 3, methods, EvalOptions(decode=DecodeOverride(mode, lam, samples=4)))
         assert (one.outputs["kepp-nograph+dec"].plans == today.outputs["kepp-nograph+dec"].plans).all()
-        assert np.array_equal(today.outputs["kepp-nograph"].extra["action_block"], own)  # the one sampled x₀
+        assert np.array_equal(today.outputs["kepp-nograph"].action_block, own)  # the one sampled x₀
         ctx_probs = None
         if mode != "free":  # the step model's endpoint scores, as the evaluation computes them
             from kepp_core.evaluation.methods import EvalContext
             from kepp_core.training.data import episode_tensors
 
-            ctx = EvalContext(ds, 3, "conventional", episode_tensors(ds, 3, "test", "conventional", 3),
-                              build_graph(ds, "train"), models / "T3")
+            ctx = EvalContext(ds, 3, episode_tensors(ds, 3, "test", "conventional", 3), build_graph(ds, "train"),
+                              models / "T3")
             ctx_probs = ctx.endpoint_probs()
         mean = (own.astype(np.float64) + more.sum(axis=1)) / 4
         expected = decode_block(mean, trans, DecodeChoice(mode, lam), ctx_probs)
         got = four.outputs["kepp-nograph+dec"].plans
         assert (got == expected).all()
-        assert four.outputs["kepp-nograph+dec"].extra["decoding"] == {"mode": mode, "lam": lam, "k": 3, "samples": 4}
+        assert four.outputs["kepp-nograph+dec"].decoding == {"mode": mode, "lam": lam, "k": 3, "samples": 4}
         if (mode, lam) == ("free", 0.0):  # λ = 0: the per-position argmax of the mean block
             assert (got == mean.argmax(-1)).all()
             assert (got != one.outputs["kepp-nograph+dec"].plans).any()  # the mean is not the one sample

@@ -40,17 +40,16 @@ def test_decoded_rows_run_through_kepp_eval_and_store_their_choice(demo_t3, tmp_
 
 
 def test_zero_weight_is_the_argmax_plan(demo_t3):
-    from kepp_core.evaluation.methods import evaluate_horizon
-    from kepp_core.evaluation.methods.decoded import DecodeOverride
+    from kepp_core.evaluation.methods import DecodeOverride, EvalOptions, evaluate_horizon
 
     ds, _, models = demo_t3
-    ev = evaluate_horizon(ds, models, 3, methods=["kepp-R1", "kepp-R1+dec", "kepp-nograph", "kepp-nograph+dec"],
-                          decode=DecodeOverride("free", 0.0))
+    ev = evaluate_horizon(ds, models, 3, ["kepp-R1", "kepp-R1+dec", "kepp-nograph", "kepp-nograph+dec"],
+                          EvalOptions(decode=DecodeOverride("free", 0.0)))
     assert (ev.outputs["kepp-R1+dec"].plans == ev.outputs["kepp-R1"].plans).all()
     assert (ev.outputs["kepp-nograph+dec"].plans == ev.outputs["kepp-nograph"].plans).all()
     # a large weight with pinned endpoints: every plan is a walk of the graph between the step model's endpoints
-    ev = evaluate_horizon(ds, models, 3, methods=["kepp-R1", "kepp-R1+dec"], decode=DecodeOverride("pinned", 1e3))
-    plans, ends = ev.outputs["kepp-R1+dec"].plans, ev.outputs["kepp-R1"].extra["endpoints"]
+    ev = evaluate_horizon(ds, models, 3, ["kepp-R1", "kepp-R1+dec"], EvalOptions(decode=DecodeOverride("pinned", 1e3)))
+    plans, ends = ev.outputs["kepp-R1+dec"].plans, ev.outputs["kepp-R1"].endpoints
     assert (plans[:, 0] == ends[:, 0]).all() and (plans[:, -1] == ends[:, 1]).all()
 
 
@@ -62,7 +61,7 @@ def test_selection_reads_only_training_videos(demo_t3):
 
     ds, _, models = demo_t3
     test = episode_tensors(ds, 3, "test")
-    ctx = EvalContext(ds, 3, "conventional", test, build_graph(ds, "train"), models / "T3")
+    ctx = EvalContext(ds, 3, test, build_graph(ds, "train"), models / "T3")
     method = get_method("kepp-R1+dec")
     vctx = validation_context(ctx, method)
     train_videos = {f"{v.task}_{v.id}" for v in ds.split("train")}

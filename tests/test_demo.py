@@ -23,7 +23,8 @@ def manifest() -> dict:
 
 def test_shipped_checkpoints_load_for_every_horizon():
     from kepp_core.experiments import DEMO_MEMBERS
-    from kepp_core.models import load_checkpoint, trained_horizons
+    from kepp_core.models.checkpoint import load_checkpoint
+    from kepp_core.models.folders import trained_horizons
     from kepp_core.planner import KEPPPlanner
 
     man = manifest()
@@ -46,15 +47,14 @@ def _default_world():
 
 
 def test_shipped_checkpoints_reproduce_their_recorded_metrics():
-    from kepp_core.evaluation.methods import evaluate_horizon
+    from kepp_core.evaluation.methods import EvalOptions, evaluate_horizon
 
     man = manifest()
     ds = _default_world()
     if ds.vocabulary_hash() != man["vocabulary_hash"]:
         pytest.fail("the default world's vocabulary changed; retrain the shipped models")
     for h in man["horizons"][:2]:  # two horizons keep the test short; the manifest has all
-        ev = evaluate_horizon(ds, ASSETS, h, "conventional", ["kepp-R1", "kepp-nograph"], seed=man["seed"],
-                              strict=True)
+        ev = evaluate_horizon(ds, ASSETS, h, ["kepp-R1", "kepp-nograph"], EvalOptions(seed=man["seed"], strict=True))
         for row in ev.rows():
             rec = man["metrics"][f"T{h}"][row["method"]]
             assert row["SR"] == pytest.approx(rec["SR"], abs=1.0), (h, row["method"])
@@ -83,7 +83,8 @@ def test_claim_check_compares_mean_sr_at_t4_and_t5():
 
 def test_shipped_checkpoints_read_as_specs_whose_folder_names_round_trip():
     from kepp_core.experiments import DEMO_MEMBERS
-    from kepp_core.models import load_spec, parse_model_folder
+    from kepp_core.catalog import parse_model_folder
+    from kepp_core.models.spec import load_spec
 
     man = manifest()
     for h in man["horizons"]:

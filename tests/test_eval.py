@@ -140,7 +140,7 @@ def test_eval_samples_reports_nll_kl_and_modes_next_to_the_plan_metrics(trained,
 
 def test_sampled_plans_are_the_repeated_queries_sampled_in_one_batch(trained):
     from kepp_core.diffusion.sampling import sample_actions, sample_plans
-    from kepp_core.evaluation.methods import evaluate_horizon
+    from kepp_core.evaluation.methods import EvalOptions, evaluate_horizon
     from kepp_core.evaluation.uncertainty import episode_uncertainty
     from kepp_core.training import episode_tensors
     from kepp_core.models.checkpoint import load_checkpoint
@@ -155,7 +155,7 @@ def test_sampled_plans_are_the_repeated_queries_sampled_in_one_batch(trained):
                         None, "ddpm", seed=7, batch_size=8)
     assert (model.decode(x0).numpy().reshape(4, 5, 3) == drawn).all()
     assert len({tuple(p) for p in drawn.reshape(-1, 3).tolist()}) > 1  # different noise, different plans
-    ev = evaluate_horizon(ds, models, 3, methods=["kepp-R1"], samples=4)
+    ev = evaluate_horizon(ds, models, 3, ["kepp-R1"], EvalOptions(samples=4))
     out = ev.outputs["kepp-R1"]
     assert out.samples.shape == (len(ev.data), 4, 3)
     expect = episode_uncertainty(out.samples, ev.data.episodes, ds.num_actions)
@@ -165,7 +165,7 @@ def test_sampled_plans_are_the_repeated_queries_sampled_in_one_batch(trained):
 def test_a_method_is_one_registered_object_that_says_what_it_needs():
     from kepp_core.evaluation.methods import ALL_METHODS, LLM_METHODS, REGISTRY, SAMPLED, get_method
     from kepp_core.errors import KeppError
-    from kepp_core.models import model_folder
+    from kepp_core.catalog import model_folder
 
     assert tuple(REGISTRY) == ALL_METHODS and set(LLM_METHODS) == {n for n, m in REGISTRY.items() if m.needs_llm}
     assert [model_folder(r) for r in get_method("kepp-R2").requires] == ["step", "plan-graph-R2"]
@@ -175,16 +175,9 @@ def test_a_method_is_one_registered_object_that_says_what_it_needs():
         get_method("kepp-R3")
 
 
-def test_every_registered_method_has_its_label_known_without_loading_the_methods():
-    from kepp_core.evaluation.labels import METHOD_LABELS
-    from kepp_core.evaluation.methods import REGISTRY
-
-    assert METHOD_LABELS == {name: m.label for name, m in REGISTRY.items()}
-
-
 def test_a_checkpoint_config_with_a_bad_field_names_the_file(tmp_path):
     from kepp_core.errors import KeppError
-    from kepp_core.models import ModelSpec
+    from kepp_core.models.spec import ModelSpec
 
     cfg = {"kind": "plan", "R": 0, "dataset": {"vocabulary_hash": "x", "num_actions": 4, "obs_dim": 6, "horizon": 3}}
     with pytest.raises(KeppError, match=r"m/config.json: invalid field 'R'"):

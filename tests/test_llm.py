@@ -450,7 +450,7 @@ def test_missing_embedding_package_names_the_install_command(monkeypatch):
 def test_command_line_options_build_a_configured_recommender(tmp_path):
     import argparse
 
-    from kepp_core.llm import add_llm_args, recommender_from_args
+    from kepp_core.commands.llm_args import add_llm_args, recommender_from_args
 
     parser = argparse.ArgumentParser()
     add_llm_args(parser)

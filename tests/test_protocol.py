@@ -104,7 +104,7 @@ def test_t_quantiles_intervals_and_p_values_match_hand_computed_values():
 
 
 def test_summary_and_table_from_given_rows():
-    from kepp_core.evaluation.report import METRICS
+    from kepp_core.catalog import METRIC_KEYS as METRICS
     from kepp_core.evaluation.stats import summarise
     from kepp_core.protocol import markdown, paired_tests
 
@@ -143,7 +143,8 @@ def test_bad_specs_are_clear_errors(tmp_path, body, message):
 
 def test_demo_table_is_a_protocol_spec_run_by_the_protocol_runner(world, tmp_path):
     from kepp_core.evaluation.records import read_records
-    from kepp_core.evaluation.report import METRICS, STEP_METRICS, horizon_table
+    from kepp_core.catalog import METRIC_KEYS as METRICS
+    from kepp_core.evaluation.report import STEP_METRICS, horizon_table
     from kepp_core.evaluation.stats import summarise
 
     out = tmp_path / "table"

@@ -50,7 +50,7 @@ def command_lines(text: str) -> list[list[str]]:
 def test_protocol_lines_parse_back_to_the_configs_the_protocol_trains_with(world, tmp_path):
     from kepp_core.cli import build_parser
     from kepp_core.commands.train import config_from_args
-    from kepp_core.models.spec import parse_model_folder
+    from kepp_core.catalog import parse_model_folder
     from kepp_core.protocol import load_protocol, members_for
     from kepp_core.training.suite import role_config
 
@@ -90,7 +90,7 @@ def test_train_all_lines_parse_back_to_what_train_all_trains(tmp_path):
 
     from kepp_core.cli import build_parser
     from kepp_core.commands.train import config_from_args
-    from kepp_core.models.spec import parse_model_folder
+    from kepp_core.catalog import parse_model_folder
     from kepp_core.training.suite import MEMBERS, role_config
 
     base = ["train", "all", "--dataset", "coin", "--root", "data/coin with space/COIN.json", "--preset", "coin",

@@ -26,8 +26,8 @@ def trained(tmp_path_factory):
 
 
 def test_structured_planner_trains_through_the_cli_and_is_its_own_role(trained):
-    from kepp_core.models import load_spec
-    from kepp_core.models.spec import ModelRole, parse_model_folder
+    from kepp_core.models.spec import load_spec
+    from kepp_core.catalog import ModelRole, parse_model_folder
 
     world, _, models = trained
     out = models / "T3" / "plan-graph-R1-struct"

@@ -105,7 +105,7 @@ def test_bad_training_option_is_a_kepp_error():
 
 
 def test_step_training_writes_checkpoint_config_and_jsonl_log(ds, tmp_path):
-    from kepp_core.models import load_checkpoint
+    from kepp_core.models.checkpoint import load_checkpoint
     from kepp_core.training import train_step_model
 
     out = tmp_path / "step"
@@ -146,7 +146,7 @@ def test_resume_without_saved_state_is_a_kepp_error(ds, tmp_path):
 
 
 def test_plan_model_trains_on_predicted_endpoints_and_saves_graph(ds, tmp_path):
-    from kepp_core.models import load_checkpoint
+    from kepp_core.models.checkpoint import load_checkpoint
     from kepp_core.training import train_plan_model, train_step_model
 
     train_step_model(ds, tiny_cfg(), tmp_path / "step", progress=False)
@@ -187,7 +187,7 @@ def test_torchrun_two_cpu_processes_finish_with_identical_weights(world, tmp_pat
 
 
 def test_out_of_fold_endpoints_cover_every_training_episode(ds, tmp_path):
-    from kepp_core.models import load_checkpoint
+    from kepp_core.models.checkpoint import load_checkpoint
     from kepp_core.training import train_plan_model
     from kepp_core.training.data import episode_tensors
     from kepp_core.training.trainers import out_of_fold_endpoints

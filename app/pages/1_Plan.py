@@ -61,7 +61,7 @@ with backend.guarded():
 if not variants:
     st.error(f"`{root}/T{T}` has a step model but no planning model.")
     st.stop()
-model_ids = {label: ("none" if c == "none" else f"graph-R{r}") for label, (c, r) in variants.items()}
+model_ids = {label: api.plan_model_id(c, r) for label, (c, r) in variants.items()}
 link.seed("plan_variant", "model", list(variants), lambda m: {v: k for k, v in model_ids.items()}[m])
 variant = controls[2].selectbox("Planning model", list(variants), key="plan_variant")
 condition, trained_r = variants[variant]

@@ -15,7 +15,7 @@ from components.charts import show_table
 from components.config import page_icon, page_setup
 from components.protocol import show_protocol
 from components.text import dataset_caption, md_code
-from kepp_core.api import PATTERN_LABELS, PATTERNS, default_method, method_label
+from kepp_core.api import PATTERN_LABELS, PATTERNS, compare_default, default_method, method_label
 
 cfg = page_setup("Results")
 title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")
@@ -127,7 +127,7 @@ if len(sel):
     link.seed("res_compare", "compare", parse=methods_of)
     if "res_compare" in st.session_state:  # keep only methods this episode has
         st.session_state["res_compare"] = [m for m in st.session_state["res_compare"] if m in available][:4]
-    default = [method] + [m for m in ("kepp-nograph", "pdpp", "graph-pred", "random") if m in available and m != method]
+    default = compare_default(method, available)
     chosen = st.multiselect("Methods (up to four)", available, max_selections=4, key="res_compare",
                             format_func=method_label, **links.default_kwargs("res_compare", default=default[:4]))
     link.keep(episode=ep, compare=",".join(chosen))

@@ -15,21 +15,20 @@ from pathlib import Path
 
 import numpy as np
 
+from kepp_core import catalog
 from kepp_core.data.synth import kepp_home
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.failures import (
-    PATH_METHODS,
     PATTERN_LABELS,
     PATTERNS,
-    STEP_MODEL_METHODS,
     EpisodeOutcome,
     Failure,
     FailureStats,
     classify_failures,
     failure_patterns_batch,
     failure_stats,
+    stored_paths,
 )
-from kepp_core.evaluation.labels import METHOD_LABELS
 from kepp_core.evaluation.records import read_records
 from kepp_core.evaluation.stats import mean_ci
 from kepp_core.graph import expert_trajectories, transition_matrix
@@ -41,9 +40,9 @@ from kepp_core.metrics import (
     success_rate,
 )
 
-__all__ = ["PATTERNS", "PATTERN_LABELS", "RECORD_COLUMNS", "SCENE_KINDS", "TABLE_METRICS", "choose_scenes",
+__all__ = ["PATTERNS", "PATTERN_LABELS", "RECORD_COLUMNS", "SCENE_KINDS", "TABLE_METRICS", "choose_scenes", "compare_default",
            "episode_label", "episode_parts", "method_horizon_table", "method_label", "method_model",
-           "pattern_label", "plan_query", "remembered_scenes", "EpisodeOutcome", "Failure",
+           "pattern_label", "plan_model_id", "plan_query", "remembered_scenes", "EpisodeOutcome", "Failure",
            "FailureStats", "classify_failures", "default_method", "expert_view", "failure_analysis", "failure_stats",
            "heatmap_order", "metrics_table", "outcomes", "read_predictions", "transitions"]
 
@@ -115,7 +114,7 @@ def read_predictions(files: Iterable[str | Path]):
 
 def _record_rows(rec: dict, source: str, cols: dict[str, list]) -> None:
     """Append one record's rows (one per method) to ``cols``: what each method planned and the
-    endpoints and graph paths it used (:data:`STEP_MODEL_METHODS`, :data:`PATH_METHODS`); the
+    endpoints and graph paths it used (:func:`~kepp_core.evaluation.failures.stored_paths`); the
     same checks as :class:`~kepp_core.evaluation.failures.EpisodeOutcome`."""
     episode, truth, plans = rec["episode"], tuple(map(int, rec["gt"])), rec["plans"]
     if not truth:
@@ -123,7 +122,8 @@ def _record_rows(rec: dict, source: str, cols: dict[str, list]) -> None:
     ends = rec.get("endpoints")
     ends = tuple(map(int, ends)) if ends is not None else None
     paths, path_scores, scores = rec.get("paths") or [], rec.get("path_scores") or [], rec.get("endpoint_scores")
-    used_paths = {k: [tuple(p) for p in paths[:k]] for k in {0, *PATH_METHODS.values()}}  # shared by the methods
+    k_of = {method: stored_paths(method) for method in plans}
+    used_paths = {k: [tuple(p) for p in paths[:k]] for k in {0, *k_of.values()}}  # shared by the methods
     m = len(plans)
     for c, v in (("episode", episode), ("task", rec.get("task")), ("video", rec.get("video")),
                  ("horizon", int(rec.get("T") or len(rec["gt"]))), ("setting", rec.get("setting")),
@@ -134,11 +134,11 @@ def _record_rows(rec: dict, source: str, cols: dict[str, list]) -> None:
         plan = tuple(map(int, plan))
         if len(plan) != len(truth):
             raise KeppError(f"episode {str(episode)!r}: plan has {len(plan)} steps, ground truth has {len(truth)}")
-        k = PATH_METHODS.get(method, 0)
+        k = k_of[method]
         if k and paths and len(paths[0]) != len(truth):
             raise KeppError(f"episode {str(episode)!r}: top graph path has {len(paths[0])} steps, "
                             f"expected {len(truth)}")
-        used = ends if method in STEP_MODEL_METHODS else None
+        used = ends if k else None
         cols["method"].append(method)
         cols["plan"].append(plan)
         cols["endpoints"].append(used)
@@ -180,15 +180,23 @@ def metrics_table(preds):
 
 
 def default_method(methods: list[str]) -> int:
-    """Index of the method to show first: KEPP if it was evaluated.
+    """Index of the method to show first: KEPP if it was evaluated (:func:`kepp_core.catalog.first_shown`).
 
     >>> default_method(["random", "kepp-R1", "kepp-R2"])
     2
     """
-    for m in ("kepp-R2", "kepp-R1", "kepp-gt"):
-        if m in methods:
-            return methods.index(m)
-    return 0
+    first = catalog.first_shown(methods)
+    return methods.index(first) if first is not None else 0
+
+
+def compare_default(method: str, available: Sequence[str], most: int = 4) -> list[str]:
+    """The methods to compare ``method`` with on one episode, first: itself, then those of
+    :data:`kepp_core.catalog.COMPARED_WITH` the episode has (``most`` in all).
+
+    >>> compare_default("kepp-R3", ["random", "kepp-R3", "kepp-nograph"])
+    ['kepp-R3', 'kepp-nograph', 'random']
+    """
+    return ([method] + [m for m in catalog.COMPARED_WITH if m in available and m != method])[:most]
 
 
 # --- failure analysis ------------------------------------------------------------------------------------
@@ -206,17 +214,12 @@ def failure_analysis(df) -> tuple[list[EpisodeOutcome], FailureStats, list[Failu
 
 # --- readable names ----------------------------------------------------------------------------------------
 def method_label(method: str) -> str:
-    """A method's readable name: a built-in method's without loading the methods (no torch), any
-    other's from the evaluation registry; the name itself when unknown.
+    """A method's readable name (:func:`kepp_core.catalog.method_label`; the name itself when unknown).
 
     >>> method_label("kepp-R2")
     'KEPP R=2'
     """
-    if method in METHOD_LABELS:
-        return METHOD_LABELS[method]
-    from kepp_core.evaluation.methods import LABELS  # lazy: loads torch (a method registered outside the built-ins)
-
-    return LABELS.get(method, method)
+    return catalog.method_label(method)
 
 
 def pattern_label(pattern: str | None) -> str:
@@ -262,21 +265,30 @@ def episode_label(episode: str, task_names: dict | None = None) -> str:
 
 # --- links to the Plan page ---------------------------------------------------------------------------------
 def method_model(method: str) -> tuple[str, int] | None:
-    """The planning model (condition, trained R) the evaluation ``method`` ran, or None for a baseline.
+    """The planning model (condition, trained R) the evaluation ``method`` ran, when the Plan page
+    can run it (:attr:`kepp_core.catalog.MethodEntry.plan_page_role`), or None (a baseline).
 
     >>> method_model("kepp-R2"), method_model("kepp-nograph"), method_model("random")
     (('graph', 2), ('none', 1), None)
     """
-    if method.startswith("kepp-R") and method[6:].isdigit():
-        return "graph", int(method[6:])
-    if method == "kepp-nograph":
-        return "none", 1
-    return None
+    entry = catalog.find_method(method)
+    role = entry.plan_page_role if entry is not None else None
+    return (role.condition, role.R) if role is not None else None
+
+
+def plan_model_id(condition: str, R: int = 1) -> str:
+    """The Plan page's ``model=`` id of a planning model (condition, trained R):
+    :func:`kepp_core.catalog.plan_model_id`.
+
+    >>> plan_model_id("graph", 3), plan_model_id("none")
+    ('graph-R3', 'none')
+    """
+    return catalog.plan_model_id(catalog.ModelRole("plan", condition, R if condition == "graph" else 1))
 
 
 def plan_query(row) -> dict[str, str]:
     """The Plan page's URL query that opens a predictions-table row's episode (and plans it):
-    video, first step, T, and the row's planning model (``graph-R<r>`` or ``none``) and R when the
+    video, first step, T, and the row's planning model (:func:`plan_model_id`) and R when the
     method is KEPP's.
 
     >>> plan_query({"episode": "tea/0287/7:3", "video": "0287", "horizon": 3, "method": "kepp-R2"})
@@ -288,7 +300,7 @@ def plan_query(row) -> dict[str, str]:
     q = {"video": video, "ep": str(first), "T": str(int(row["horizon"])), "plan": "1"}
     model = method_model(str(row["method"]))
     if model is not None:
-        q["model"] = "none" if model[0] == "none" else f"graph-R{model[1]}"
+        q["model"] = plan_model_id(*model)
         if model[0] == "graph":
             q["R"] = str(model[1])
     return q

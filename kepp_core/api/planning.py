@@ -69,7 +69,7 @@ def load_planner(root: str | Path, horizon: int, condition: str = "graph", train
 
 def check_planner(planner, ds: Dataset, where: str) -> None:
     """KeppError unless the planner's models were trained on ``ds``'s vocabulary and features."""
-    from kepp_core.models import check_compatible  # lazy: loads torch
+    from kepp_core.models.checkpoint import check_compatible  # lazy: loads torch
 
     check_compatible(planner.plan_config, ds, planner.horizon, where=where)
 

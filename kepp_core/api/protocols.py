@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from kepp_core.api.analysis import method_label
+from kepp_core.catalog import METRIC_KEYS, METRIC_NAMES, RECORDS_FILE, RESULTS_FILE
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.records import Records, read_records
 from kepp_core.evaluation.stats import mean_ci, paired_permutation_test
@@ -31,11 +32,8 @@ __all__ = ["PAIR_METRICS", "PROTOCOL_METRICS", "PROTOCOL_METRIC_NAMES", "RESULTS
            "is_protocol_folder", "pair_differences", "pair_table", "pair_test", "pair_verdict", "protocol_records",
            "read_protocol"]
 
-RESULTS_FILE = "results.json"
-RECORDS_FILE = "records.jsonl"
-# kepp_core.protocol.METRICS and METRIC_NAMES (not imported: that module loads torch, the app's pages must not)
-PROTOCOL_METRICS = ("SR", "mAcc", "mIoU", "mIoU_b256")
-PROTOCOL_METRIC_NAMES = {"SR": "SR", "mAcc": "mAcc", "mIoU": "mIoU (per episode)", "mIoU_b256": "mIoU (batch 256)"}
+PROTOCOL_METRICS = METRIC_KEYS
+PROTOCOL_METRIC_NAMES = METRIC_NAMES
 PAIRED_TEST = ("two-sided paired sign-flip permutation test on per-episode success over (seed, test episode) "
                "units")  # kepp_core.protocol.PAIRED_TEST
 PAIR_METRICS = {"SR": "success", "mAcc": "acc"}  # metric -> the per-episode record field the test compares

@@ -22,6 +22,7 @@ from pathlib import Path
 from kepp_core.api.analysis import read_predictions
 from kepp_core.api.protocols import RESULTS_FILE, find_protocols
 from kepp_core.api.config import AppConfig
+from kepp_core.catalog import CONFIG_FILE, DEMO_MODELS_DIR, LOG_FILE, parse_model_folder
 from kepp_core.data import Dataset, load_dataset
 from kepp_core.data.synth import default_world_root, ensure_world, world_ready
 from kepp_core.errors import KeppError
@@ -31,9 +32,7 @@ from kepp_core.models.folders import trained_horizons as horizons_of
 from kepp_core.video import read_manifest
 
 REPO = Path(__file__).resolve().parents[2]
-# The shipped demo checkpoints (kepp_core.experiments.DEMO_ASSETS; not imported: it loads torch).
-DEMO_MODELS = REPO / "assets" / "demo"
-LOG_NAME = "metrics.jsonl"  # a training run's log (kepp_core.training.loop.LOG)
+DEMO_MODELS = REPO / DEMO_MODELS_DIR  # the shipped demo checkpoints
 RECORD_SUFFIXES = (".jsonl", ".parquet")
 
 
@@ -83,7 +82,7 @@ def trained_horizons(root: str | Path) -> list[int]:
 
 def model_specs(root: str | Path, horizon: int) -> list:
     """The :class:`~kepp_core.models.ModelSpec` of every readable model of one horizon."""
-    from kepp_core.models import load_spec  # lazy: loads torch
+    from kepp_core.models.spec import load_spec  # lazy: loads torch
 
     specs = []
     for folder in sorted((Path(root) / f"T{horizon}").iterdir() if (Path(root) / f"T{horizon}").is_dir() else []):
@@ -98,12 +97,17 @@ def plan_variants(root: str | Path, horizon: int) -> dict[str, tuple[str, int]]:
     """Planning models the KEPP planner can use for ``horizon``: label -> (condition, R)."""
     out = {}
     for p in sorted((Path(root) / f"T{horizon}").glob("plan-*")):
-        if not (p / "config.json").is_file():
+        if not (p / CONFIG_FILE).is_file():
             continue
-        name = p.name[len("plan-"):]
-        if name.startswith("graph-R") and name[7:].isdigit():
-            out[f"KEPP (P²KG condition, trained with R={name[7:]})"] = ("graph", int(name[7:]))
-        elif name == "none":
+        try:
+            role = parse_model_folder(p.name)
+        except KeppError:
+            continue  # not a model folder
+        if role.structured:
+            continue
+        if role.condition == "graph":
+            out[f"KEPP (P²KG condition, trained with R={role.R})"] = ("graph", role.R)
+        elif role.condition == "none":
             out["KEPP without the graph condition"] = ("none", 1)
     return out
 
@@ -112,10 +116,10 @@ def find_runs(roots: tuple[str, ...] | list[str]) -> list[str]:
     """Run folders (holding a metrics JSONL log) under ``roots``, sorted by path."""
     found: set[str] = set()
     for root in map(Path, roots):
-        if root.is_file() and root.name == LOG_NAME:
+        if root.is_file() and root.name == LOG_FILE:
             found.add(str(root.parent))
         elif root.is_dir():
-            found.update(str(p.parent) for p in root.rglob(LOG_NAME))
+            found.update(str(p.parent) for p in root.rglob(LOG_FILE))
     return sorted(found)
 
 
@@ -125,7 +129,7 @@ def read_run_log(run: str | Path):
     import pandas as pd
 
     rows = []
-    for _, rec in iter_jsonl(Path(run) / LOG_NAME, required=("step",)):
+    for _, rec in iter_jsonl(Path(run) / LOG_FILE, required=("step",)):
         val = rec.pop("val", None) or {}
         rec.update({f"val_{k}": v for k, v in val.items() if isinstance(v, (int, float))})
         rows.append(rec)
@@ -135,7 +139,7 @@ def read_run_log(run: str | Path):
 def read_run_config(run: str | Path) -> dict:
     """A run's ``config.json`` (empty if missing or unreadable)."""
     try:
-        return json.loads((Path(run) / "config.json").read_text(encoding="utf-8"))
+        return json.loads((Path(run) / CONFIG_FILE).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
         return {}
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from kepp_core.data import LOADERS, Dataset, load_dataset
 from kepp_core.data.synth import ensure_world
 from kepp_core.io import refuse_non_regular
+from kepp_core.errors import KeppError
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
@@ -84,3 +85,14 @@ def _fmt(v) -> str:
     if isinstance(v, float):
         return f"{v:.2f}"
     return "" if v is None else str(v)
+
+
+def set_threads(args) -> int:
+    """``--threads``: the CPU threads of this run (checked here, so the error names the flag)."""
+    from kepp_core.training.loop import set_cpu_threads  # lazy: keeps `kepp --help` fast
+
+    from kepp_core.training.loop import most_threads  # lazy: keeps `kepp --help` fast
+
+    if args.threads is not None and not 1 <= args.threads <= most_threads():
+        raise KeppError(f"--threads {args.threads}: expected 1 to {most_threads()} (4 per core of this machine)")
+    return set_cpu_threads(args.threads)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kepp_core.commands._common import add_command, print_table
+from kepp_core.commands._common import add_command, print_table, set_threads
 from kepp_core.errors import KeppError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -63,9 +63,8 @@ def _world():
 
 def _demo(args) -> int:
     from kepp_core.experiments import ensure_demo_models  # lazy: keeps `kepp --help` fast
-    from kepp_core.training.loop import set_cpu_threads  # lazy: keeps `kepp --help` fast
 
-    set_cpu_threads(args.threads)
+    set_threads(args)
     root, ds = _world()
     models, how = ensure_demo_models(ds)
     print(f"demo world: {root} ({len(ds.videos)} videos, {len(ds.tasks)} tasks, {ds.num_actions} actions)")
@@ -82,9 +81,8 @@ def _demo(args) -> int:
 
 def _models(args) -> int:
     from kepp_core.experiments import train_demo_models  # lazy: keeps `kepp --help` fast
-    from kepp_core.training.loop import set_cpu_threads  # lazy: keeps `kepp --help` fast
 
-    set_cpu_threads(args.threads)
+    set_threads(args)
     _, ds = _world()
     man = train_demo_models(ds, Path(args.out), args.horizons, args.seed,
                             Path(args.source) if args.source else None)
@@ -98,9 +96,8 @@ def _table(args) -> int:
     from kepp_core.evaluation.report import horizon_table  # lazy: keeps `kepp --help` fast
     from kepp_core.experiments import run_table  # lazy: keeps `kepp --help` fast
     from kepp_core.protocol import load_protocol, override_spec  # lazy: keeps `kepp --help` fast
-    from kepp_core.training.loop import set_cpu_threads  # lazy: keeps `kepp --help` fast
 
-    set_cpu_threads(args.threads)
+    set_threads(args)
     if args.seeds is not None and args.seeds < 1:
         raise KeppError(f"--seeds {args.seeds}: need at least one seed")
     spec = load_protocol(args.spec)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
-from kepp_core.commands._common import add_command, check_outputs, add_dataset_args, dataset_from_args, emit_json, print_table
+from kepp_core import catalog
+from kepp_core.commands._common import (add_command, add_dataset_args, check_outputs, dataset_from_args, emit_json,
+                                        print_table, set_threads)
+from kepp_core.errors import KeppError
 
 EXAMPLES = """  kepp eval --dataset demo --models models --horizons 3 4 5 6
   kepp eval --dataset demo --models models -T 4 --methods kepp-R1 kepp-nograph --sampler ddim --sampler-steps 10
@@ -18,17 +22,19 @@ EXAMPLES = """  kepp eval --dataset demo --models models --horizons 3 4 5 6
 
 
 def register(sub) -> None:
-    """Add ``kepp eval`` (its ``--methods`` choices come from the method registry)."""
-    from kepp_core.evaluation.methods import EXTRA_METHODS, LLM_METHODS, METHODS  # lazy: keeps `kepp --help` fast
-    from kepp_core.llm.options import add_llm_args  # lazy: keeps `kepp --help` fast
+    """Add ``kepp eval`` (its ``--methods`` choices come from the method catalogue)."""
+    from kepp_core.commands.llm_args import add_llm_args  # lazy: keeps `kepp --help` fast
+
+    defaults = tuple(m.name for m in catalog.METHODS if m.default and not m.llm)
+    others = tuple(m.name for m in catalog.METHODS if not m.default and not m.llm) + _llm_methods()
 
     p = add_command(sub, "eval", "evaluate KEPP and the baselines on the test split", EXAMPLES, _eval)
     add_dataset_args(p)
     p.add_argument("--models", required=True, help="models folder (MODELS/T<h>/step, plan-graph-R1, ...)")
     p.add_argument("-T", "--horizons", type=int, nargs="+", default=[3, 4, 5, 6])
     p.add_argument("--settings", nargs="+", choices=["conventional", "pdpp"], default=["conventional"])
-    p.add_argument("--methods", nargs="+", default=list(METHODS), help=f"subset of: {' '.join(METHODS + EXTRA_METHODS + LLM_METHODS)} "
-                                                                  f"(default: {' '.join(METHODS)})")
+    p.add_argument("--methods", nargs="+", default=list(defaults), help=f"subset of: {' '.join(defaults + others)} "
+                                                                     f"(default: {' '.join(defaults)})")
     p.add_argument("--sampler", choices=["ddpm", "ddim"], default=None, help="override the models' sampler")
     p.add_argument("--sampler-steps", type=int, default=None, help="DDIM steps")
     p.add_argument("--seed", type=int, default=0)
@@ -51,14 +57,14 @@ def register(sub) -> None:
 
 
 def _eval(args) -> int:
-    from kepp_core.errors import KeppError  # lazy: keeps `kepp --help` fast
-    from kepp_core.evaluation.methods import UNCERTAINTY_COLUMNS, evaluate_horizon  # lazy: keeps `kepp --help` fast
+    from kepp_core.evaluation.methods import UNCERTAINTY_COLUMNS, EvalOptions, evaluate_horizon  # lazy: keeps `kepp --help` fast
     from kepp_core.evaluation.records import episode_records, write_records  # lazy: keeps `kepp --help` fast
     from kepp_core.io import atomic_write_json  # lazy: keeps `kepp --help` fast
-    from kepp_core.training.loop import set_cpu_threads  # lazy: keeps `kepp --help` fast
 
-    set_cpu_threads(args.threads)
+    set_threads(args)
     check_outputs(args.out, args.records)
+    if args.samples and args.samples < 2:
+        raise KeppError(f"--samples needs K >= 2 plans per episode, got {args.samples}")
     decode = _decode_override(args)
     ds = dataset_from_args(args)
     llm = _recommender(args, ds)
@@ -69,9 +75,10 @@ def _eval(args) -> int:
     for setting in args.settings:
         root = models / setting if (models / setting).is_dir() else models
         for h in args.horizons:
-            ev = evaluate_horizon(ds, root, h, setting, args.methods, sampler=args.sampler,
-                                  sampler_steps=args.sampler_steps, seed=args.seed, strict=args.strict,
-                                  samples=args.samples, llm=llm, decode=decode, log=lambda s: print(s) if not args.json else None)
+            options = EvalOptions(setting=setting, sampler=args.sampler, sampler_steps=args.sampler_steps,
+                                  seed=args.seed, samples=args.samples, strict=args.strict, decode=decode)
+            ev = evaluate_horizon(ds, root, h, args.methods, options, llm,
+                                  log=lambda s: print(s) if not args.json else None)
             for r in ev.rows():
                 if ev.step_accuracy:
                     r.update(ev.step_accuracy)
@@ -113,28 +120,51 @@ def _eval(args) -> int:
 
 
 def _decode_override(args):
-    """The ``--decode`` / ``--decode-weight`` override of the ``+dec`` methods (None: chosen on validation)."""
-    from kepp_core.evaluation.methods.decoded import (DecodeOverride, parse_decode_mode,  # lazy: keeps `kepp --help` fast
-                                                      parse_decode_samples, parse_decode_weight)
+    """The ``+dec`` methods' decoding from ``--decode``, ``--decode-weight`` and ``--decode-samples``
+    (parts not given are chosen on validation)."""
+    from kepp_core.evaluation.options import TOPK, DecodeOverride, parse_decode_mode  # lazy: keeps `kepp --help` fast
 
     samples = parse_decode_samples(args.decode_samples) if args.decode_samples is not None else 1
-    if args.decode is None and args.decode_weight is None and samples == 1:
-        return None
-    mode, k = parse_decode_mode(args.decode) if args.decode is not None else (None, 3)
+    try:
+        mode, k = parse_decode_mode(args.decode) if args.decode is not None else (None, TOPK)
+    except KeppError as e:
+        raise KeppError(f"--decode: {e}") from None
     lam = parse_decode_weight(args.decode_weight) if args.decode_weight is not None else None
     return DecodeOverride(mode, lam, k, samples)
+
+
+def parse_decode_weight(text) -> float:
+    """λ of ``--decode-weight``: a finite number >= 0 (KeppError otherwise)."""
+    try:
+        lam = float(text)
+    except (TypeError, ValueError):
+        raise KeppError(f"--decode-weight {text!r}: expected a number >= 0") from None
+    if not math.isfinite(lam) or lam < 0:
+        raise KeppError(f"--decode-weight {text!r}: expected a finite number >= 0")
+    return lam
+
+
+def parse_decode_samples(text) -> int:
+    """K of ``--decode-samples``: a whole number >= 1 (KeppError otherwise)."""
+    if isinstance(text, bool) or not str(text).strip().isdigit() or int(text) < 1:
+        raise KeppError(f"--decode-samples {text!r}: expected a whole number K >= 1")
+    return int(text)
 
 
 def _recommender(args, ds):
     """The LLM recommender when an LLM method is asked for and an endpoint is configured."""
     import os
 
-    from kepp_core.evaluation.methods import LLM_METHODS  # lazy: keeps `kepp --help` fast
+    from kepp_core.commands.llm_args import recommender_from_args  # lazy: keeps `kepp --help` fast
     from kepp_core.llm.client import ENV_URL  # lazy: keeps `kepp --help` fast
-    from kepp_core.llm.options import recommender_from_args  # lazy: keeps `kepp --help` fast
 
-    if not set(args.methods) & set(LLM_METHODS):
+    if not set(args.methods) & set(_llm_methods()):
         return None
     if not (args.llm_url or os.environ.get(ENV_URL)):
         return None  # the LLM methods are skipped, saying why (or fail with --strict)
     return recommender_from_args(args, ds)
+
+
+def _llm_methods() -> tuple[str, ...]:
+    """The methods that need an LLM endpoint (run only when named)."""
+    return tuple(m.name for m in catalog.METHODS if m.llm)

@@ -3,7 +3,8 @@ and paired tests (:mod:`kepp_core.protocol`)."""
 
 from __future__ import annotations
 
-from kepp_core.commands._common import add_command
+from kepp_core.catalog import parse_model_folder
+from kepp_core.commands._common import add_command, set_threads
 from kepp_core.commands.train import add_print_args
 from kepp_core.errors import KeppError
 
@@ -51,7 +52,6 @@ def register(sub) -> None:
 
 def _protocol(args) -> int:
     from kepp_core.protocol import run_protocol  # lazy: keeps `kepp --help` fast
-    from kepp_core.training.loop import set_cpu_threads  # lazy: keeps `kepp --help` fast
 
     if args.stage is not None and not args.print_commands:
         raise KeppError("--stage goes with --print-commands")
@@ -59,7 +59,7 @@ def _protocol(args) -> int:
     if args.print_commands:
         print(protocol_commands(spec, args.stage, args.threads), end="")
         return 0
-    set_cpu_threads(args.threads)
+    set_threads(args)
     result = run_protocol(spec)
     print(f"\n{len(result['rows'])} rows in {result['seconds']:.0f}s → {spec.out}/results.md, results.json, "
           f"records.jsonl")
@@ -80,7 +80,6 @@ def protocol_commands(spec, stage: int | None = None, threads: int | None = None
     from pathlib import Path  # lazy: only with --print-commands
 
     from kepp_core.commands.runlist import data_args, format_commands, train_command  # lazy: --print-commands
-    from kepp_core.models.spec import parse_model_folder  # lazy: keeps `kepp --help` fast
     from kepp_core.protocol import members_for  # lazy: keeps `kepp --help` fast
 
     data = data_args(spec.dataset, spec.root, spec.features)

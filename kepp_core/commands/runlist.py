@@ -13,7 +13,7 @@ without the graph condition, PDPP's task classifier); stage 2 the graph-conditio
 models, which read their horizon's finished step model. Lines of one stage run in any order.
 
 >>> from kepp_core.training.config import preset
->>> from kepp_core.models.spec import ModelRole
+>>> from kepp_core.catalog import ModelRole
 >>> r = train_command(ModelRole("plan", "graph", 2), preset("demo", horizon=4), "demo", "m/T4",
 ...                   ["--dataset", "demo"])
 >>> r.stage, r.argv[:3], r.argv[r.argv.index("--R") + 1], r.argv[r.argv.index("--step-model") + 1]
@@ -29,7 +29,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from kepp_core.errors import KeppError
-from kepp_core.models.spec import ModelRole, model_folder
+from kepp_core.catalog import ModelRole, model_folder
 from kepp_core.training.config import TrainConfig, preset
 from kepp_core.training.suite import needs_step_model, role_config
 

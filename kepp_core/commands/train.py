@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
-from kepp_core.commands._common import add_command, add_dataset_args, dataset_from_args, emit_json
+from kepp_core.catalog import EXTRA_ROLES, LLM_CONDITIONS, SUITE_ROLES, model_folder
+from kepp_core.commands._common import add_command, add_dataset_args, dataset_from_args, emit_json, set_threads
 from kepp_core.errors import KeppError
 
 EXAMPLES_STEP = """  kepp train step --dataset demo -T 4 --out models/T4/step
@@ -61,7 +62,7 @@ def register(sub) -> None:
                          "save to MODELS/T<h>/plan-graph-R1-struct for the kepp-R1-struct row)")
     pl.add_argument("--structured-learn-scale", action="store_true", default=None,
                     help="learn the scale of the graph's transition log-probabilities")
-    from kepp_core.llm.options import add_llm_args  # lazy: keeps `kepp --help` fast
+    from kepp_core.commands.llm_args import add_llm_args  # lazy: keeps `kepp --help` fast
 
     add_llm_args(pl)
     c = add_command(tsub, "task-classifier", "train PDPP's task classifier", EXAMPLES_CLS, _classifier)
@@ -119,9 +120,8 @@ def _common(p: argparse.ArgumentParser, out_help: str = "checkpoint folder") -> 
 def config_from_args(args):
     """The training config: the preset (``--preset`` or the dataset's) with the options given on the command line."""
     from kepp_core.training import DATASET_PRESET, preset  # lazy: keeps `kepp --help` fast
-    from kepp_core.training.loop import set_cpu_threads  # lazy: keeps `kepp --help` fast
 
-    set_cpu_threads(args.threads)
+    set_threads(args)
     name = args.preset or DATASET_PRESET.get(args.dataset, "crosstask")
     decay = None
     if getattr(args, "decay", None) is not None:
@@ -287,7 +287,6 @@ def _step(args) -> int:
 
 
 def _plan(args) -> int:
-    from kepp_core.diffusion.layout import LLM_CONDITIONS  # lazy: keeps `kepp --help` fast
     from kepp_core.training import train_plan_model  # lazy: keeps `kepp --help` fast
 
     cfg = config_from_args(args)
@@ -296,7 +295,7 @@ def _plan(args) -> int:
     ds = _dataset(args)
     llm = None
     if cfg.condition in LLM_CONDITIONS:
-        from kepp_core.llm.options import recommender_from_args  # lazy: keeps `kepp --help` fast
+        from kepp_core.commands.llm_args import recommender_from_args  # lazy: keeps `kepp --help` fast
 
         llm = recommender_from_args(args, ds)
     summary = train_plan_model(ds, cfg, args.out, args.step_model, args.resume, not args.no_progress, llm=llm)
@@ -351,7 +350,6 @@ def all_commands(args, cfg, members) -> str:
     from pathlib import Path  # lazy: only with --print-commands
 
     from kepp_core.commands.runlist import data_args, format_commands, train_command  # lazy: --print-commands
-    from kepp_core.models.spec import EXTRA_ROLES, SUITE_ROLES, model_folder  # lazy: keeps `kepp --help` fast
     from kepp_core.training import DATASET_PRESET  # lazy: keeps `kepp --help` fast
 
     name = args.preset or DATASET_PRESET.get(args.dataset, "crosstask")

@@ -152,7 +152,7 @@ def observations(episodes: Sequence[Episode], dim: int | None = None) -> tuple[n
             raise KeppError(f"video {v.id!r} has no step segments, so it has no observations")
         if v.feature_file is None:
             raise KeppError(f"video {v.id!r} has no feature file (run 'kepp features extract' "
-                            f"or give --features)")
+                            f"or give a features folder)")
         feats = load_features(v.feature_file, dim)
         if dim is None:
             dim = feats.shape[1]

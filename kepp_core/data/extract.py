@@ -184,7 +184,7 @@ def extract_features(source: Dataset | str | os.PathLike, encoder: str | Feature
     manifest = read_manifest(fdir)
     if manifest is not None and manifest["encoder"] != enc.name and not force:
         raise KeppError(f"{fdir / MANIFEST}: the cache holds features of encoder {manifest['encoder']!r}, "
-                        f"not {enc.name!r}; use --force to recompute them")
+                        f"not {enc.name!r}; force a recompute to replace them")
     mine = shard.take(jobs)
     todo = [(vid, p) for vid, p in mine if force or not (fdir / f"{p.stem}.npy").is_file()]
     summary.skipped = len(mine) - len(todo)

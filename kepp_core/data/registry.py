@@ -33,7 +33,7 @@ def load_dataset(name: str, root: str | Path | None, features: str | Path | None
         raise unknown_name_error("dataset", name, LOADERS)
     if root is None:
         if name != "demo":
-            raise KeppError(f"dataset {name!r} needs --root (a folder or annotation file)")
+            raise KeppError(f"dataset {name!r} needs a root (a folder or annotation file)")
         root = default_world_root()  # loading never renders: `kepp demo` or `kepp data synth` does
         if not (root / "world.json").is_file():
             raise KeppError(f"{root}: the demo world is not built yet (run `kepp data synth` or `kepp demo`, "

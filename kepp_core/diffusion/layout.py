@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 
 import torch
 
+from kepp_core.catalog import PLAN_CONDITIONS
 from kepp_core.errors import KeppError
 
 KINDS = ("step", "plan")
@@ -145,12 +146,6 @@ class ConditionLayout:
 def step_layout(horizon: int, obs_dim: int, num_actions: int) -> ConditionLayout:
     """Step model: observations + ``[a_1, 0, .., 0, a_T]``."""
     return ConditionLayout("step", horizon, obs_dim, num_actions)
-
-
-# Planning-model condition variants (the methods of the evaluation table).
-PLAN_CONDITIONS = ("graph", "none", "task", "extra", "llm", "graph+llm")
-# Conditions whose rows come from an LLM recommendation (kepp_core.llm).
-LLM_CONDITIONS = ("llm", "graph+llm")
 
 
 def plan_layout(horizon: int, obs_dim: int, num_actions: int, condition: str = "graph",

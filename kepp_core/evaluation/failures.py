@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kepp_core.catalog import find_method
 from kepp_core.errors import KeppError
 
 PATTERNS = ("wrong_endpoint", "same_start_end", "repeated_subsequence", "other")
@@ -247,17 +248,24 @@ def failure_stats(outcomes: Iterable[EpisodeOutcome]) -> FailureStats:
     )
 
 
-# Methods of ``kepp eval`` whose plan depends on the step model's endpoints and the graph paths
-# stored in a record (the KEPP planner's); other methods are judged by their own plan's ends.
-STEP_MODEL_METHODS = ("graph-pred", "kepp-R1", "kepp-R2")
-PATH_METHODS = {"graph-pred": 1, "kepp-R1": 1, "kepp-R2": 2}  # how many stored paths a method used
+def stored_paths(method: str) -> int:
+    """How many of a record's graph paths ``method`` used (its ``R``), when its plan depends on
+    the step model's endpoints and the graph paths stored in a record
+    (:attr:`kepp_core.catalog.MethodEntry.judged_on_stored_paths`: the zero-shot and KEPP-R rows);
+    0 for other methods, and names the catalogue does not know, judged by their own plan's ends.
+
+    >>> stored_paths("kepp-R2"), stored_paths("graph-pred"), stored_paths("kepp-R2+dec")
+    (2, 1, 0)
+    """
+    entry = find_method(method)
+    return entry.R if entry is not None and entry.judged_on_stored_paths else 0
 
 
 def outcome_from_record(record: Mapping, method: str) -> EpisodeOutcome:
     """The :class:`EpisodeOutcome` of ``method`` on one prediction record.
 
     The record's step-model endpoints and graph paths count only for the methods that use
-    them (:data:`STEP_MODEL_METHODS`); ``kepp-R1`` sees the first stored path only.
+    them (:func:`stored_paths`); the top path is the first stored one.
 
     >>> rec = {"episode": "x", "gt": [1, 2], "plans": {"kepp-R1": [1, 3], "random": [0, 2]},
     ...        "endpoints": [1, 3], "paths": [[1, 3], [1, 2]]}
@@ -270,8 +278,9 @@ def outcome_from_record(record: Mapping, method: str) -> EpisodeOutcome:
     if method not in plans:
         raise KeppError(f"episode {record.get('episode')!r}: no plan for method {method!r} "
                         f"(has {', '.join(sorted(plans)) or 'none'})")
-    ends = record.get("endpoints") if method in STEP_MODEL_METHODS else None
-    paths = record.get("paths") if method in PATH_METHODS else None
+    stored = stored_paths(method) > 0
+    ends = record.get("endpoints") if stored else None
+    paths = record.get("paths") if stored else None
     return EpisodeOutcome(
         episode=str(record["episode"]), truth=tuple(int(a) for a in record["gt"]),
         plan=tuple(int(a) for a in plans[method]),

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from kepp_core.catalog import paths_source
 from kepp_core.errors import KeppError
 from kepp_core.io import atomic_open, atomic_path, iter_jsonl
 
@@ -70,8 +71,9 @@ def episode_records(ev: HorizonEvaluation, actions: Sequence[str] | None = None,
     vocabulary) the episode's context too (times, labels, the step model's endpoints, the graph
     paths). Methods that drew ``K`` plans add ``samples``, LLM methods ``llm``."""
     gt = ev.data.actions.numpy()
-    step = ev.outputs.get("_step") if actions is not None else None
-    src = (ev.outputs.get("kepp-R2") or ev.outputs.get("kepp-R1")) if actions is not None else None
+    source = paths_source(ev.outputs) if actions is not None else None
+    src = ev.outputs[source] if source is not None else None
+    endpoints = ev.step_endpoints if actions is not None else None
     out = []
     for i, ep in enumerate(ev.data.episodes):
         rec: dict = {} if fraction is None else {"fraction": fraction}
@@ -84,27 +86,25 @@ def episode_records(ev: HorizonEvaluation, actions: Sequence[str] | None = None,
         rec["gt"] = gt[i].tolist()
         if actions is not None:
             rec["gt_labels"] = [actions[a] for a in gt[i]]
-        if step is not None:
-            e = step.extra["endpoints"][i]
+        if endpoints is not None:
+            e = endpoints[i]
             rec["endpoints"] = [int(e[0]), int(e[1])]
             rec["endpoint_labels"] = [actions[int(e[0])], actions[int(e[1])]]
-            if step.extra.get("scores") is not None:
-                rec["endpoint_scores"] = [round(float(x), 4) for x in step.extra["scores"][i]]
+            if ev.step_scores is not None:
+                rec["endpoint_scores"] = [round(float(x), 4) for x in ev.step_scores[i]]
         if src is not None:
-            rec["paths"] = [list(p) for p in src.extra["paths"][i]]
-            rec["path_scores"] = [float(s) for s in src.extra["path_scores"][i]]
+            rec["paths"] = [list(p) for p in src.paths[i]]
+            rec["path_scores"] = [float(s) for s in src.path_scores[i]]
         rec.update({"plans": {}, "success": {}, "acc": {}})
         for name, o in ev.outputs.items():
-            if name.startswith("_"):  # the step model's endpoints, not a method
-                continue
             p = np.asarray(o.plans[i])
             rec["plans"][name] = p.tolist()
             rec["success"][name] = int((p == gt[i]).all())
             rec["acc"][name] = float((p == gt[i]).mean())
             if o.samples is not None:  # kepp eval --samples K
                 rec.setdefault("samples", {})[name] = o.samples[i].tolist()
-            if "llm" in o.extra:  # the LLM row's plan and where it came from (llm or the fallback)
-                rec.setdefault("llm", {})[name] = o.extra["llm"][i]
+            if o.llm_plans is not None:  # the LLM row's plan and where it came from (llm or the fallback)
+                rec.setdefault("llm", {})[name] = o.llm_plans[i]
         out.append(rec)
     return out
 

@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from kepp_core.evaluation.methods import LABELS
 from kepp_core.io import markdown_table
 
-METRICS = ("SR", "mAcc", "mIoU", "mIoU_b256")
 STEP_METRICS = ("first_acc", "last_acc")  # the step model's endpoint accuracy (a horizon's, on every method row)
 
 
@@ -34,4 +33,4 @@ def horizon_table(rows: Sequence[dict], horizons: Sequence[int], metric_cols=("S
     return markdown_table(["method", *(f"T={h} {' / '.join(metric_cols)}" for h in horizons)], cells)
 
 
-__all__ = ["METRICS", "STEP_METRICS", "horizon_table"]
+__all__ = ["STEP_METRICS", "horizon_table"]

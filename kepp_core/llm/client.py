@@ -71,7 +71,7 @@ class LLMConfig:
             raise KeppError(f"LLM endpoint {self.base_url!r} is not an http(s) URL "
                             f"(expected e.g. http://127.0.0.1:8080/v1)")
         if not self.model:
-            raise KeppError(f"no LLM model name given (set {ENV_MODEL} or --llm-model)")
+            raise KeppError(f"no LLM model name given (set {ENV_MODEL} or the model option)")
         if self.timeout <= 0:
             raise KeppError(f"LLM timeout {self.timeout} must be positive (seconds)")
         if not 0 <= self.retries <= 10:
@@ -93,9 +93,9 @@ class LLMConfig:
         values.update({k: v for k, v in overrides.items() if v is not None})
         if not values["base_url"]:
             raise KeppError(f"no LLM endpoint configured: set {ENV_URL} (e.g. http://127.0.0.1:8080/v1) "
-                            f"or pass --llm-url")
+                            f"or give base_url")
         if not values["model"]:
-            raise KeppError(f"no LLM model configured: set {ENV_MODEL} or pass --llm-model")
+            raise KeppError(f"no LLM model configured: set {ENV_MODEL} or give model")
         return cls(**values)
 
     def sampling(self) -> dict[str, Any]:

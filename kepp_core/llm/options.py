@@ -1,61 +1,54 @@
-"""Command-line options for the LLM recommendation, for the commands that use it
-(``kepp train`` / ``kepp eval`` with an LLM condition row).
+"""The options of the LLM recommendation, as a plain dataclass (the command line's flags that
+fill it live in :mod:`kepp_core.commands.llm_args`), and the recommender they configure.
 
->>> import argparse
->>> p = argparse.ArgumentParser(); add_llm_args(p)
->>> a = p.parse_args(["--llm-url", "http://127.0.0.1:8080/v1", "--llm-model", "llama"])
->>> llm_config_from_args(a, env={}).endpoint
+>>> LLMOptions(url="http://127.0.0.1:8080/v1", model="llama").config(env={}).endpoint
 'http://127.0.0.1:8080/v1/chat/completions'
 """
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from kepp_core.data.records import Dataset
-from kepp_core.llm.client import ENV_KEY, ENV_MODEL, ENV_URL, ChatClient, LLMConfig
-from kepp_core.llm.embedding import EMBEDDERS
-from kepp_core.llm.recommend import ENDPOINT_FALLBACK, ON_ERROR, VOTE_ON, Fallback, LLMRecommender
+from kepp_core.llm.client import ChatClient, LLMConfig
+from kepp_core.llm.recommend import ENDPOINT_FALLBACK, Fallback, LLMRecommender
 
 DEFAULT_CACHE = "runs/llm-cache"
 
 
-def add_llm_args(p: argparse.ArgumentParser) -> None:
-    """``--llm-url``, ``--llm-model``, ``--llm-cache``, ``--llm-mapper``, ... (the key only
-    from the environment, never on the command line)."""
-    g = p.add_argument_group("LLM recommendation (OpenAI-compatible chat endpoint)")
-    g.add_argument("--llm-url", default=None, help=f"endpoint base URL, e.g. http://127.0.0.1:8080/v1 "
-                                                   f"(default: ${ENV_URL}; key from ${ENV_KEY})")
-    g.add_argument("--llm-model", default=None, help=f"model name sent to the endpoint (default: ${ENV_MODEL})")
-    g.add_argument("--llm-cache", default=DEFAULT_CACHE, help="folder of cached replies (reruns ask nothing)")
-    g.add_argument("--llm-mapper", default="minilm", choices=sorted(EMBEDDERS),
-                   help="embedding that maps generated steps to dataset actions")
-    g.add_argument("--llm-queries", type=int, default=3, help="planning queries per (a_1, a_T, T), majority-voted")
-    g.add_argument("--llm-vote-on", default="text", choices=VOTE_ON,
-                   help="vote on the step text (paper) or on the mapped action")
-    g.add_argument("--llm-no-verify", action="store_true", help="skip the yes/no plausibility check")
-    g.add_argument("--llm-keep-unverified", action="store_true",
-                   help="use a plan the model called implausible instead of the fallback")
-    g.add_argument("--llm-on-error", default="fallback", choices=ON_ERROR,
-                   help="on timeouts, refusals, malformed replies or a down server: use the fallback "
-                        "plan and report it, or stop with an error")
-    g.add_argument("--llm-timeout", type=float, default=60.0, help="seconds per request")
-    g.add_argument("--llm-retries", type=int, default=2, help="extra attempts for retryable failures")
-    g.add_argument("--llm-temperature", type=float, default=0.7, help="sampling temperature of the queries")
+@dataclass(frozen=True)
+class LLMOptions:
+    """How to ask the LLM: endpoint ``url`` and ``model`` (None: from the environment), the
+    reply ``cache`` folder, the ``mapper`` embedding of generated steps, ``queries`` per
+    ``(a_1, a_T, T)`` majority-voted on ``vote_on``, the plausibility check (``verify``,
+    ``keep_unverified``), ``on_error`` and the request's ``timeout``, ``retries`` and
+    ``temperature``."""
 
+    url: str | None = None
+    model: str | None = None
+    cache: str | None = DEFAULT_CACHE
+    mapper: str = "minilm"
+    queries: int = 3
+    vote_on: str = "text"
+    verify: bool = True
+    keep_unverified: bool = False
+    on_error: str = "fallback"
+    timeout: float = 60.0
+    retries: int = 2
+    temperature: float = 0.7
 
-def llm_config_from_args(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> LLMConfig:
-    return LLMConfig.from_env(env, base_url=args.llm_url, model=args.llm_model, timeout=args.llm_timeout,
-                              retries=args.llm_retries, temperature=args.llm_temperature)
+    def config(self, env: Mapping[str, str] | None = None) -> LLMConfig:
+        """The chat client's config (the key only from the environment)."""
+        return LLMConfig.from_env(env, base_url=self.url, model=self.model, timeout=self.timeout,
+                                  retries=self.retries, temperature=self.temperature)
 
-
-def recommender_from_args(args: argparse.Namespace, dataset: Dataset | Sequence[str],
-                          fallback: Fallback | Callable[[int, int, int], Sequence[int]] = ENDPOINT_FALLBACK,
-                          env: Mapping[str, str] | None = None) -> LLMRecommender:
-    """An :class:`LLMRecommender` configured from :func:`add_llm_args` options; pass
-    ``graph_fallback(retriever)`` as ``fallback`` to fall back on the P²KG path."""
-    client = ChatClient(llm_config_from_args(args, env), args.llm_cache or None)
-    return LLMRecommender(client, dataset, args.llm_mapper, queries=args.llm_queries,
-                          verify=not args.llm_no_verify, require_verified=not args.llm_keep_unverified,
-                          vote_on=args.llm_vote_on, fallback=fallback, on_error=args.llm_on_error)
+    def recommender(self, dataset: Dataset | Sequence[str],
+                    fallback: Fallback | Callable[[int, int, int], Sequence[int]] = ENDPOINT_FALLBACK,
+                    env: Mapping[str, str] | None = None) -> LLMRecommender:
+        """An :class:`LLMRecommender` with these options; pass ``graph_fallback(retriever)`` as
+        ``fallback`` to fall back on the P²KG path."""
+        client = ChatClient(self.config(env), self.cache or None)
+        return LLMRecommender(client, dataset, self.mapper, queries=self.queries, verify=self.verify,
+                              require_verified=not self.keep_unverified, vote_on=self.vote_on,
+                              fallback=fallback, on_error=self.on_error)

@@ -26,7 +26,7 @@ from kepp_core.diffusion import ProjectedDiffusion
 from kepp_core.errors import KeppError
 from kepp_core.io import atomic_path, atomic_write_json, fault_point
 from kepp_core.models.classifier import TaskClassifier
-from kepp_core.models.folders import (CONFIG, FORMAT, GRAPH_FILE, VERSION, WEIGHTS,  # noqa: F401  (also read from here)
+from kepp_core.models.folders import (CONFIG, FORMAT, VERSION, WEIGHTS,  # noqa: F401  (also read from here)
                                       read_config, trained_horizons)
 
 

@@ -7,14 +7,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from kepp_core.catalog import CONFIG_FILE, WEIGHTS_FILE
 from kepp_core.errors import KeppError
 from kepp_core.io import read_text_utf8
 
 FORMAT = "kepp-checkpoint"
 VERSION = 1
-WEIGHTS = "model.safetensors"
-CONFIG = "config.json"
-GRAPH_FILE = "graph.json"  # the P²KG a planning model was trained with, saved beside it
+WEIGHTS, CONFIG = WEIGHTS_FILE, CONFIG_FILE
 
 
 def read_config(folder: str | Path) -> dict:

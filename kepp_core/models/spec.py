@@ -7,14 +7,8 @@ of those settings takes a :class:`ModelSpec` (``load_spec(folder)`` or
 live here and nowhere else.
 
 A models root holds one folder per model and horizon (``ROOT/T<h>/<folder>``); the folder
-name says the model's :class:`ModelRole`:
-
->>> model_folder(ModelRole("plan", "graph", 2))
-'plan-graph-R2'
->>> parse_model_folder("plan-graph-llm")
-ModelRole(kind='plan', condition='graph+llm', R=1, structured=False)
->>> all(parse_model_folder(model_folder(r)) == r for r in SUITE_ROLES)
-True
+name says the model's :class:`~kepp_core.catalog.ModelRole` (the codec is
+:func:`kepp_core.catalog.model_folder` / :func:`~kepp_core.catalog.parse_model_folder`).
 """
 
 from __future__ import annotations
@@ -23,11 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kepp_core.diffusion.layout import LLM_CONDITIONS, PLAN_CONDITIONS
+from kepp_core.catalog import GRAPH_CONDITIONS, KINDS, LLM_CONDITIONS, PLAN_CONDITIONS, ModelRole, model_folder
 from kepp_core.errors import KeppError
 from kepp_core.models.checkpoint import CONFIG, read_config
 
-KINDS = ("step", "plan", "task-classifier")
 SAMPLERS = ("ddpm", "ddim")
 # Defaults for settings a config does not record (what the code has always assumed).
 DEFAULT_R = 1
@@ -36,65 +29,6 @@ DEFAULT_SAMPLER = "ddpm"
 DEFAULT_SAMPLER_STEPS = 10  # DDIM steps; a DDPM sampler runs every diffusion step
 DEFAULT_SETTING = "conventional"
 DEFAULT_M = 3
-STRUCT_SUFFIX = "-struct"  # folder suffix of a planning model trained with the structured loss
-
-
-@dataclass(frozen=True)
-class ModelRole:
-    """What a model is for, as its folder name says: kind, condition, (graph condition) ``R`` and
-    whether it was trained with the structured loss through the graph (``-struct``)."""
-
-    kind: str
-    condition: str = "none"
-    R: int = 1
-    structured: bool = False
-
-
-def model_folder(role: ModelRole) -> str:
-    """The folder name of a model role (``step``, ``task-classifier``, ``plan-graph-R2``, ``plan-none``, ...).
-
-    >>> model_folder(ModelRole("plan", "none")), model_folder(ModelRole("step"))
-    ('plan-none', 'step')
-    >>> model_folder(ModelRole("plan", "graph", 1, structured=True))
-    'plan-graph-R1-struct'
-    """
-    if role.kind in ("step", "task-classifier"):
-        return role.kind
-    if role.kind != "plan":
-        raise KeppError(f"unknown model kind {role.kind!r} (expected one of {', '.join(KINDS)})")
-    tail = STRUCT_SUFFIX if role.structured else ""
-    if role.condition == "graph":
-        return f"plan-graph-R{role.R}{tail}"
-    return "plan-" + role.condition.replace("+", "-") + tail
-
-
-def parse_model_folder(name: str) -> ModelRole:
-    """The model role a folder name says (the inverse of :func:`model_folder`).
-
-    >>> parse_model_folder("plan-graph-R2")
-    ModelRole(kind='plan', condition='graph', R=2, structured=False)
-    """
-    if name in ("step", "task-classifier"):
-        return ModelRole(name)
-    if name.startswith("plan-") and name.endswith(STRUCT_SUFFIX) and len(name) > len("plan-" + STRUCT_SUFFIX):
-        base = parse_model_folder(name[:-len(STRUCT_SUFFIX)])
-        return ModelRole(base.kind, base.condition, base.R, True)
-    rest = name[len("plan-"):] if name.startswith("plan-") else None
-    if rest is not None and rest.startswith("graph-R") and rest[len("graph-R"):].isdigit():
-        return ModelRole("plan", "graph", int(rest[len("graph-R"):]))
-    condition = {c.replace("+", "-"): c for c in PLAN_CONDITIONS if c != "graph"}.get(rest or "")
-    if condition is None:
-        raise KeppError(f"{name!r} is not a model folder name (step, task-classifier, plan-graph-R<R>, "
-                        f"{', '.join('plan-' + c.replace('+', '-') for c in PLAN_CONDITIONS if c != 'graph')})")
-    return ModelRole("plan", condition)
-
-
-# Every model one horizon's evaluation table needs, in training order (``kepp train all``).
-SUITE_ROLES = (ModelRole("step"), ModelRole("plan", "graph", 1), ModelRole("plan", "graph", 2),
-               ModelRole("plan", "none"), ModelRole("plan", "task"), ModelRole("task-classifier"))
-# Models trained only when asked for (``kepp train all --only``, ``kepp protocol``): KEPP R=1
-# trained with the structured loss through the graph (issue 10).
-EXTRA_ROLES = (ModelRole("plan", "graph", 1, structured=True),)
 
 
 @dataclass(frozen=True)
@@ -139,7 +73,7 @@ class ModelSpec:
 
     @property
     def uses_graph(self) -> bool:
-        return self.condition in ("graph", "graph+llm")
+        return self.condition in GRAPH_CONDITIONS
 
     @property
     def uses_llm(self) -> bool:
@@ -223,4 +157,4 @@ def _plan_settings(cfg: Mapping, where: str) -> dict:
             "structured_learn_scale": bool(train.get("structured_learn_scale", False))}
 
 
-__all__ = ["EXTRA_ROLES", "KINDS", "STRUCT_SUFFIX", "SUITE_ROLES", "ModelRole", "ModelSpec", "load_spec", "model_folder", "parse_model_folder"]
+__all__ = ["ModelSpec", "load_spec"]

@@ -32,6 +32,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
+from kepp_core.catalog import LOG_FILE
 from kepp_core.errors import KeppError
 from kepp_core.io import (atomic_write_json, atomic_write_text, ensure_folder, fault_point, read_text_utf8,
                           remove_stale_temporaries)
@@ -39,7 +40,7 @@ from kepp_core.models.checkpoint import (CONFIG, WEIGHTS, load_tensors, new_save
                                          save_tensors, tensors_id)
 from kepp_core.training.config import TrainConfig, lr_at
 
-LOG = "metrics.jsonl"
+LOG = LOG_FILE
 STATE = "state.safetensors"  # the state tensors of runs written before state files were named by step
 STATE_JSON = "state.json"
 STATE_GLOB = "state-*.safetensors"
@@ -136,14 +137,18 @@ def holds_output_lock(train: Callable) -> Callable:
 THREADS_PER_CORE = 4
 
 
+def most_threads() -> int:
+    """The most intra-op threads a run may ask for on this machine."""
+    return max(4, (os.cpu_count() or 2) * THREADS_PER_CORE)
+
+
 def set_cpu_threads(n: int | None = None) -> int:
     """Intra-op threads for CPU work: ``n``, else ``$KEPP_THREADS``, else half the cores (at least 1).
 
     The demo's networks are small, so one thread per process is as fast as several and
     does not fight other processes on a shared machine.
     """
-    cores = os.cpu_count() or 2
-    most = max(4, cores * THREADS_PER_CORE)
+    cores, most = os.cpu_count() or 2, most_threads()
     if n is not None and not 1 <= n <= most:
         raise KeppError(f"threads {n}: expected 1 to {most} ({THREADS_PER_CORE} per core of this "
                         f"machine's {cores})")
@@ -268,7 +273,7 @@ def _start_state(out: Path | None, model: nn.Module, opt, cfg: TrainConfig, rt: 
         remove_stale_temporaries(out)
     if resume:
         if out is None or not (out / STATE_JSON).is_file():
-            raise KeppError(f"{out}: nothing to resume (no {STATE_JSON}; start without --resume)")
+            raise KeppError(f"{out}: nothing to resume (no {STATE_JSON}; start without resuming)")
         return _load_state(out, model, opt, cfg, rt, extra)
     if out is not None and rt.main:
         for p in [out / LOG, out / STATE, out / STATE_JSON, *out.glob(STATE_GLOB)]:
@@ -282,7 +287,7 @@ def _optimise(model: nn.Module, net: nn.Module, opt, batch_loss: Callable, idx: 
     loss = batch_loss(net, idx)
     if not torch.isfinite(loss.detach()).all():
         raise KeppError(f"training stopped at step {step + 1}: the loss is {float(loss.detach())} "
-                        f"(learning rate {lr:g}); check the features for extreme values or lower --lr")
+                        f"(learning rate {lr:g}); check the features for extreme values or lower the learning rate")
     opt.zero_grad(set_to_none=True)
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -368,7 +373,7 @@ def _load_state(out: Path, model: nn.Module, opt: torch.optim.Optimizer, cfg: Tr
     path = out / st.get("tensors", STATE)
     if st.get("tensors_id") is not None and tensors_id(path) != st["tensors_id"]:
         raise KeppError(f"{path}: does not belong to {STATE_JSON} (different save ids); train again "
-                        f"without --resume")
+                        f"without resuming")
     if rt.main:
         _remove_unreferenced_states(out, path.name)  # a newer state whose state.json was never written
     tensors = load_tensors(path)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError
-from kepp_core.models.spec import EXTRA_ROLES, SUITE_ROLES, ModelRole, model_folder
+from kepp_core.catalog import EXTRA_ROLES, SUITE_ROLES, ModelRole, model_folder
 from kepp_core.training.config import TrainConfig
 from kepp_core.training.trainers import train_plan_model, train_step_model, train_task_classifier
 

@@ -16,16 +16,15 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
+from kepp_core.catalog import GRAPH_CONDITIONS, GRAPH_FILE, LLM_CONDITIONS
 from kepp_core.data.records import Dataset, seeded_split
 from kepp_core.diffusion import ProjectedDiffusion, plan_layout, step_layout
-from kepp_core.diffusion.layout import LLM_CONDITIONS
 from kepp_core.errors import KeppError
 from kepp_core.metrics import mean_accuracy, success_rate
 from kepp_core.graph.build import build_graph
 from kepp_core.llm import llm_conditions
 from kepp_core.diffusion.sampling import predict_endpoints, sample_actions
 from kepp_core.graph.retrieval import make_retriever
-from kepp_core.models.checkpoint import GRAPH_FILE
 from kepp_core.models.checkpoint import check_compatible, dataset_fingerprint, load_checkpoint
 from kepp_core.models.classifier import TaskClassifier
 from kepp_core.models.spec import ModelSpec
@@ -253,13 +252,13 @@ def _fit_plan(model: ProjectedDiffusion, pdata: _PlanData, ds: Dataset, cfg: Tra
 def _recommendation_rows(pdata: _PlanData, ds: Dataset, cfg: TrainConfig, step_dir: str | Path | None, llm,
                          progress: bool) -> None:
     """P²KG and/or LLM rows from predicted endpoints (the step model's, or out-of-fold ones)."""
-    uses_graph, uses_llm = cfg.condition in ("graph", "graph+llm"), cfg.condition in LLM_CONDITIONS
+    uses_graph, uses_llm = cfg.condition in GRAPH_CONDITIONS, cfg.condition in LLM_CONDITIONS
     if step_dir is None and cfg.endpoint_folds < 2:
-        raise KeppError(f"a {cfg.condition}-conditioned planning model needs the step model (--step-model) "
-                        "or out-of-fold endpoints (--endpoint-folds 2)")
+        raise KeppError(f"a {cfg.condition}-conditioned planning model needs the step model (step_dir) "
+                        "or out-of-fold endpoints (endpoint_folds >= 2)")
     if uses_llm and llm is None:
         raise KeppError(f"a {cfg.condition}-conditioned planning model needs an LLM endpoint "
-                        "(--llm-url / KEPP_LLM_URL and --llm-model / KEPP_LLM_MODEL)")
+                        "(an LLM recommender; its url and model, or KEPP_LLM_URL and KEPP_LLM_MODEL)")
     pdata.graph = graph = build_graph(ds, "train")
     data = pdata.data
     ends = (out_of_fold_endpoints(ds, data, cfg, progress) if cfg.endpoint_folds >= 2

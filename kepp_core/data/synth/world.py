@@ -236,7 +236,7 @@ def generate_world(out: str | os.PathLike, seed: int = 0, videos: int | None = N
     out = Path(out)
     knobs = knobs_for(difficulty, **knob_overrides)
     if videos is not None and videos < 1:
-        raise KeppError(f"--videos must be at least 1, got {videos}")
+        raise KeppError(f"videos must be at least 1, got {videos}")
     source = None
     if from_plans is not None:
         source = Path(from_plans)
@@ -344,7 +344,7 @@ def _prepare(out: Path, fp: str) -> None:
     meta = out / "world.json"
     if not meta.is_file():
         raise KeppError(f"{out}: folder is not empty and is not a synthetic world (no world.json); "
-                        f"choose another --out")
+                        f"choose another folder")
     try:
         old = json.loads(meta.read_text(encoding="utf-8")).get("fingerprint")
     except (json.JSONDecodeError, AttributeError):

@@ -1,6 +1,6 @@
 """The methods of the evaluation table, a registry of them, and the code that runs them on one horizon.
 
-Methods (KEPP.md §6, issue 4), in the table's order:
+Methods (the paper's evaluation table; their entries are in :data:`kepp_core.catalog.METHODS`), in the table's order:
 
 - ``random``: uniformly random actions;
 - ``retrieval`` (:class:`NearestEpisode`): the plan of the nearest training episode in
@@ -11,7 +11,7 @@ Methods (KEPP.md §6, issue 4), in the table's order:
 - ``kepp-nograph``: planning model without the graph condition;
 - ``kepp-R1`` / ``kepp-R2``: the KEPP planner with R = 1 / 2 paths;
 - ``kepp-gt``: the KEPP planner (R = 1) with ground-truth endpoints (a flawless step model);
-- ``kepp-R1-struct``: KEPP R = 1 trained with the structured loss through the graph (issue 10);
+- ``kepp-R1-struct``: KEPP R = 1 trained with the structured loss through the graph;
 - ``<method>+dec`` (:class:`~kepp_core.evaluation.methods.decoded.Decoded`) for ``pdpp``,
   ``kepp-nograph``, ``kepp-R1``, ``kepp-R2``, ``kepp-gt`` and ``kepp-R1-struct``: the model's
   action block decoded exactly under the P²KG (λ and endpoint mode chosen on validation);
@@ -22,10 +22,10 @@ Methods (KEPP.md §6, issue 4), in the table's order:
   rows say how many plans came from the LLM and how many from the fallback (and which).
 
 Every learned method reads ``ROOT/T<h>/<model>`` (its ``requires``; see
-:mod:`kepp_core.training.suite`). Adding a method is one :class:`Method` subclass and one
-``register(...)`` line in :mod:`~kepp_core.evaluation.methods.baselines` or
-:mod:`~kepp_core.evaluation.methods.kepp`, and its readable name in
-:mod:`~kepp_core.evaluation.labels`.
+:mod:`kepp_core.training.suite`). Adding a method is one entry in :data:`kepp_core.catalog.METHODS`
+(name, label, models, R, endpoints, ...) and one :class:`Method` subclass registered with it
+(``register(MyMethod(catalog.method("name")))``) in
+:mod:`~kepp_core.evaluation.methods.baselines` or :mod:`~kepp_core.evaluation.methods.kepp`.
 
 With ``samples=K`` every sampled method (``random`` and the planning models: ``pdpp``,
 ``kepp-*``) also draws ``K`` plans per test episode (one batched DDPM/DDIM pass over the
@@ -41,7 +41,9 @@ precision and recall).
 """
 
 from kepp_core.evaluation.methods import baselines, decoded, kepp  # noqa: F401  (importing them registers the methods)
-from kepp_core.evaluation.methods.base import REGISTRY, EvalContext, Method, MethodOutput, get_method, register
+from kepp_core.evaluation.methods.base import (REGISTRY, BlockSampler, EvalCache, EvalContext, Method, MethodOutput,
+                                               get_method, register, registered)
+from kepp_core.evaluation.options import DecodeOverride, EvalOptions
 from kepp_core.evaluation.methods.baselines import (PDPP, GraphZeroShot, NearestEpisode, RandomPlans,
                                                    nearest_episode_plans)
 from kepp_core.evaluation.methods.kepp import KeppGraph, KeppLLM, KeppNoGraph
@@ -59,7 +61,7 @@ LABELS = {name: m.label for name, m in REGISTRY.items()}
 
 __all__ = [
     "ALL_METHODS", "EXTRA_METHODS", "LABELS", "LLM_METHODS", "METHODS", "PDPP", "REGISTRY", "SAMPLED", "UNCERTAINTY_COLUMNS",
-    "EvalContext", "GraphZeroShot", "HorizonEvaluation", "KeppGraph", "KeppLLM", "KeppNoGraph", "Method",
+    "BlockSampler", "DecodeOverride", "EvalCache", "EvalContext", "EvalOptions", "GraphZeroShot", "HorizonEvaluation", "KeppGraph", "KeppLLM", "KeppNoGraph", "Method",
     "MethodOutput", "NearestEpisode", "RandomPlans", "default_methods", "evaluate_horizon", "get_method",
-    "nearest_episode_plans", "register", "run_method", "skip_reason",
+    "nearest_episode_plans", "register", "registered", "run_method", "skip_reason",
 ]

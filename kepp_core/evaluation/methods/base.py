@@ -1,63 +1,96 @@
 """The pieces every evaluation method shares: :class:`Method`, its :class:`MethodOutput`, the
-per-horizon :class:`EvalContext` (test tensors, graph, step-model endpoints and planners,
-loaded once) and the registry the methods add themselves to."""
+per-horizon :class:`EvalContext` (inputs, options, and the :class:`EvalCache` of step-model
+endpoints and planners, computed once) and the registry the methods add themselves to."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
+from kepp_core.catalog import STEP, MethodEntry, ModelRole, find_method, model_folder
 from kepp_core.data.records import Dataset
 from kepp_core.diffusion.sampling import predict_endpoints, sample_action_blocks, sample_actions, sample_plans
 from kepp_core.errors import KeppError, unknown_name_error
-from kepp_core.evaluation.labels import METHOD_LABELS
+from kepp_core.evaluation.options import EvalOptions
 from kepp_core.evaluation.uncertainty import UncertaintyResult
 from kepp_core.graph.build import ProcedureGraph
 from kepp_core.models.checkpoint import check_compatible, load_checkpoint
-from kepp_core.models.spec import ModelRole, ModelSpec, model_folder
+from kepp_core.models.spec import ModelSpec
 from kepp_core.planner import KEPPPlanner
 from kepp_core.training.data import EpisodeTensors, episode_tensors
 
-STEP = ModelRole("step")
+if TYPE_CHECKING:  # the type of the LLM methods' recommender, for readers and type checkers
+    from kepp_core.llm.recommend import LLMRecommender
+
+
+@dataclass(frozen=True)
+class BlockSampler:
+    """Where more ``x_0`` action blocks of a planning model come from (mean-of-K decoding): the
+    model, its condition and its sampler and steps on the test episodes of one context."""
+
+    model: torch.nn.Module
+    cond: dict | None
+    sampler: str
+    steps: int
+
+    def blocks(self, test: EpisodeTensors, k: int, seed: int) -> np.ndarray:
+        """``k`` further action blocks ``[N, k, T, A]`` of the test episodes (batched, seed ``seed``)."""
+        return sample_action_blocks(self.model, test.obs_start, test.obs_goal, self.cond, k, self.sampler, self.steps,
+                                    seed=seed)
 
 
 @dataclass
 class MethodOutput:
-    """One method's plans ``[N, T]`` on the test episodes, with timing, extras and sampled plans."""
+    """One method's plans ``[N, T]`` on the test episodes, with timing, sampled plans and what
+    the records and the ``+dec`` rows read from it."""
 
     plans: np.ndarray  # [N, T]
     seconds: float = 0.0
-    extra: dict = field(default_factory=dict)  # per-episode extras (endpoints, paths) for the records
     samples: np.ndarray | None = None  # [N, K, T] sampled plans (``samples=K``)
     uncertainty: UncertaintyResult | None = None
+    endpoints: np.ndarray | None = None  # [N, 2] the endpoints the plans run between (KEPP planner rows)
+    paths: list | None = None  # per episode, the recommended graph paths (KEPP planner rows)
+    path_scores: list | None = None  # per episode, their scores
+    action_block: np.ndarray | None = None  # [N, T, A] the x_0 action block the plans were decoded from
+    more_blocks: BlockSampler | None = None  # where further action blocks come from (mean-of-K decoding)
+    llm_summary: dict | None = None  # LLM rows: how many plans came from the LLM and the fallback
+    llm_plans: list[dict] | None = None  # LLM rows: per episode, the LLM plan and its source
+    decoding: dict | None = None  # ``+dec`` rows: the decoding used (mode, λ, k, samples)
+
+
+@dataclass
+class EvalCache:
+    """What the methods of one horizon compute once and share: the step model's endpoints, their
+    scores and action scores, the loaded planners, the training tensors and each method's output."""
+
+    step_endpoints: np.ndarray | None = None  # [N, 2], the step model's (first computed wins)
+    step_scores: np.ndarray | None = None
+    step_probs: np.ndarray | None = None  # [N, 2, A] the step model's first/last action scores
+    planners: dict[ModelRole, KEPPPlanner] = field(default_factory=dict)  # by planning-model role
+    train: EpisodeTensors | None = None
+    outputs: dict[str, MethodOutput] = field(default_factory=dict)  # method name -> output (+dec reuse their base's)
 
 
 @dataclass
 class EvalContext:
-    """What the methods of one horizon share, each piece computed at most once."""
+    """The inputs of one horizon's evaluation (dataset, test episodes, graph, models folder, the
+    LLM recommender of the LLM methods), its :class:`~kepp_core.evaluation.options.EvalOptions`
+    and its :class:`EvalCache`."""
 
     ds: Dataset
     horizon: int
-    setting: str
     test: EpisodeTensors
     graph: ProcedureGraph
     hdir: Path | None  # ROOT/T<h>; None: no models folder
-    m: int = 3
-    sampler: str | None = None  # overrides the models' own sampler
-    sampler_steps: int | None = None
-    seed: int = 0
-    samples: int = 0  # K plans per episode from the sampled methods (0: none)
-    llm: object = None  # the LLMRecommender of the LLM methods
-    step_endpoints: np.ndarray | None = None  # [N, 2], the step model's (first computed wins)
-    step_scores: np.ndarray | None = None
-    planners: dict[ModelRole, KEPPPlanner] = field(default_factory=dict)  # by planning-model role
-    train: EpisodeTensors | None = None
-    decode: object = None  # a DecodeOverride (``--decode`` / ``--decode-weight``) for the ``+dec`` methods
-    memo: dict = field(default_factory=dict)  # method name -> MethodOutput (the +dec methods reuse their base's)
-    step_probs: np.ndarray | None = None  # [N, 2, A] the step model's first/last action scores
+    options: EvalOptions = field(default_factory=EvalOptions)
+    llm: LLMRecommender | None = None
+    cache: EvalCache = field(default_factory=EvalCache)
 
     @property
     def gt(self) -> np.ndarray:
@@ -71,115 +104,134 @@ class EvalContext:
         folder = self.folder(role)
         model, cfg = load_checkpoint(folder, role.kind)
         horizon = None if role.kind == "task-classifier" else self.horizon
-        check_compatible(cfg, self.ds, horizon, self.test.obs_dim, where=str(folder), setting=self.setting)
+        check_compatible(cfg, self.ds, horizon, self.test.obs_dim, where=str(folder), setting=self.options.setting)
         return model, ModelSpec.from_config(cfg, folder)
 
     def how(self, spec: ModelSpec) -> tuple[str, int]:
         """Sampler and steps: the override, else the model's own."""
-        return self.sampler or spec.sampler, self.sampler_steps or spec.sampler_steps
+        return self.options.sampler or spec.sampler, self.options.sampler_steps or spec.sampler_steps
 
-    def planner(self, R: int, role: ModelRole | None = None) -> KEPPPlanner:
-        """The KEPP planner with the planning model trained with ``R`` paths (or of ``role``)."""
-        role = role or ModelRole("plan", "graph", R)
-        if role not in self.planners:
+    def planner(self, role: ModelRole) -> KEPPPlanner:
+        """The KEPP planner with the step model and the planning model of ``role``."""
+        o, planners = self.options, self.cache.planners
+        if role not in planners:
             step, plan = self.folder(STEP), self.folder(role)
-            p = KEPPPlanner.from_checkpoints(step, plan, self.graph, sampler=self.sampler,
-                                             sampler_steps=self.sampler_steps, seed=self.seed)
-            check_compatible(p.plan_config, self.ds, self.horizon, self.test.obs_dim, str(plan), self.setting)
-            check_compatible(p.step_config, self.ds, self.horizon, self.test.obs_dim, str(step), self.setting)
-            self.planners[role] = p
-        return self.planners[role]
+            p = KEPPPlanner.from_checkpoints(step, plan, self.graph, sampler=o.sampler,
+                                             sampler_steps=o.sampler_steps, seed=o.seed)
+            check_compatible(p.plan_config, self.ds, self.horizon, self.test.obs_dim, str(plan), o.setting)
+            check_compatible(p.step_config, self.ds, self.horizon, self.test.obs_dim, str(step), o.setting)
+            planners[role] = p
+        return planners[role]
 
     def endpoints(self) -> np.ndarray:
         """The step model's endpoints ``[N, 2]`` on the test episodes (same sampling as the planner's)."""
-        if self.step_endpoints is None:
+        if self.cache.step_endpoints is None:
             model, spec = self.load(STEP)
             ends, scores = predict_endpoints(model, self.test.obs_start, self.test.obs_goal, *self.how(spec),
-                                             seed=self.seed)
+                                             seed=self.options.seed)
             self.offer_endpoints(ends.numpy(), scores.numpy())
-        return self.step_endpoints
+        return self.cache.step_endpoints
 
     def offer_endpoints(self, endpoints: np.ndarray, scores: np.ndarray) -> None:
         """Keep a method's predicted endpoints as the step model's, unless some are kept already."""
-        if self.step_endpoints is None:
-            self.step_endpoints, self.step_scores = endpoints, scores
+        if self.cache.step_endpoints is None:
+            self.cache.step_endpoints, self.cache.step_scores = endpoints, scores
 
     def train_tensors(self) -> EpisodeTensors:
-        if self.train is None:
-            self.train = episode_tensors(self.ds, self.horizon, "train", self.setting, self.m)
-        return self.train
+        if self.cache.train is None:
+            o = self.options
+            self.cache.train = episode_tensors(self.ds, self.horizon, "train", o.setting, o.m)
+        return self.cache.train
 
     def draw(self, model, spec: ModelSpec, cond: dict | None) -> MethodOutput:
-        """A planning model's plans ``[N, T]``, its action block ``extra["action_block"]``
-        ``[N, T, A]`` (what ``+dec`` decodes), ``extra["more_blocks"]`` (``k`` → ``k`` more
-        sampled blocks ``[N, k, T, A]``: mean-of-K decoding) and, with ``samples=K``, ``K`` more
-        plans per episode."""
-        s, g, how = self.test.obs_start, self.test.obs_goal, self.how(spec)
-        x0 = sample_actions(model, s, g, cond, *how, seed=self.seed + 1)
-        drawn = sample_plans(model, s, g, cond, self.samples, *how, seed=self.seed + 2) if self.samples else None
+        """A planning model's plans ``[N, T]``, its action block ``[N, T, A]`` (what ``+dec``
+        decodes), where more blocks come from (mean-of-K decoding) and, with ``samples=K``,
+        ``K`` more plans per episode."""
+        s, g, how, o = self.test.obs_start, self.test.obs_goal, self.how(spec), self.options
+        x0 = sample_actions(model, s, g, cond, *how, seed=o.seed + 1)
+        drawn = sample_plans(model, s, g, cond, o.samples, *how, seed=o.seed + 2) if o.samples else None
         block = x0[:, :, model.layout.action_start:].numpy()
-        return MethodOutput(model.decode(x0).numpy(), extra={"action_block": block,
-                                                             "more_blocks": self.block_source(model, cond, how)},
-                            samples=drawn)
+        return MethodOutput(model.decode(x0).numpy(), samples=drawn, action_block=block,
+                            more_blocks=BlockSampler(model, cond, *how))
 
-    def block_source(self, model, cond: dict | None, how: tuple[str, int]):
-        """``k`` → ``k`` further ``x_0`` action blocks ``[N, k, T, A]`` of ``model`` on the test
-        episodes (batched, seed ``seed + 3``): the extra samples of mean-of-K decoding."""
-        s, g = self.test.obs_start, self.test.obs_goal
-        return lambda k: sample_action_blocks(model, s, g, cond, k, *how, seed=self.seed + 3)
+    def more_blocks(self, out: MethodOutput, k: int) -> np.ndarray:
+        """``k`` further ``x_0`` action blocks ``[N, k, T, A]`` of the model ``out`` came from on the
+        test episodes (batched, seed ``seed + 3``): the extra samples of mean-of-K decoding."""
+        if out.more_blocks is None:
+            raise KeppError(f"mean-of-{k + 1} decoding needs a method that samples action blocks")
+        return out.more_blocks.blocks(self.test, k, self.options.seed + 3)
 
     def endpoint_probs(self) -> np.ndarray:
         """The step model's action scores at the first and last position ``[N, 2, A]`` (the same
         sampling as :meth:`endpoints`, so their argmax is the step model's endpoints)."""
-        if self.step_probs is None:
+        if self.cache.step_probs is None:
             model, spec = self.load(STEP)
             x0 = sample_actions(model, self.test.obs_start, self.test.obs_goal, None, *self.how(spec),
-                                seed=self.seed)
-            self.step_probs = model.action_scores(x0)[:, [0, -1]].numpy()
-        return self.step_probs
+                                seed=self.options.seed)
+            self.cache.step_probs = model.action_scores(x0)[:, [0, -1]].numpy()
+        return self.cache.step_probs
 
     def step_accuracy(self) -> dict[str, float] | None:
         """Accuracy (%) of the step model's first and last action, when a method used it."""
-        if self.step_endpoints is None:
+        ends = self.cache.step_endpoints
+        if ends is None:
             return None
         gt = self.gt
-        return {"first_acc": float((self.step_endpoints[:, 0] == gt[:, 0]).mean() * 100),
-                "last_acc": float((self.step_endpoints[:, 1] == gt[:, -1]).mean() * 100)}
+        return {"first_acc": float((ends[:, 0] == gt[:, 0]).mean() * 100),
+                "last_acc": float((ends[:, 1] == gt[:, -1]).mean() * 100)}
 
 
 class Method:
     """One row of the evaluation table: ``plan(context)`` answers every test episode of a horizon.
 
-    ``requires``: the model roles it loads (``ROOT/T<h>/<folder>``); ``sampled``: it can draw
-    ``K`` plans per episode; ``needs_llm``: it needs an LLM endpoint (not run by default);
-    ``default``: run when no methods are named (the ``+dec`` and ``-struct`` rows are not).
+    Its name, label, required models and flags come from its catalogue entry
+    (:class:`kepp_core.catalog.MethodEntry`): ``requires``, the model roles it loads
+    (``ROOT/T<h>/<folder>``); ``sampled``: it can draw ``K`` plans per episode; ``needs_llm``: it
+    needs an LLM endpoint (not run by default); ``default``: run when no methods are named.
     """
 
-    name: str = ""
-    requires: tuple[ModelRole, ...] = ()
-    sampled: bool = False
-    needs_llm: bool = False
-    default: bool = True  # run by ``kepp eval`` when no --methods are given
+    def __init__(self, entry: MethodEntry) -> None:
+        self.entry = entry
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
 
     @property
     def label(self) -> str:
-        """The readable name (:data:`~kepp_core.evaluation.labels.METHOD_LABELS`, which the app reads
-        without loading the methods; the name itself for a method not listed there)."""
-        return METHOD_LABELS.get(self.name, self.name)
+        return self.entry.label
+
+    @property
+    def requires(self) -> tuple[ModelRole, ...]:
+        return self.entry.roles
+
+    @property
+    def sampled(self) -> bool:
+        return self.entry.sampled
+
+    @property
+    def needs_llm(self) -> bool:
+        return self.entry.llm
+
+    @property
+    def default(self) -> bool:
+        return self.entry.default
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
-        """Plans for ``ctx.test`` (``samples`` set when ``ctx.samples`` and the method is sampled)."""
+        """Plans for ``ctx.test`` (``samples`` set when ``ctx.options.samples`` and the method is sampled)."""
         raise NotImplementedError
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
 
 
-REGISTRY: dict[str, Method] = {}  # name -> method, in registration order (the table's row order)
+REGISTRY: dict[str, Method] = {}  # name -> method, in registration order (the catalogue's row order)
 
 
 def register(method: Method) -> Method:
-    """Add a method to the registry (its name must be new)."""
+    """Add a method to the registry (its name must be new, its entry the catalogue's)."""
+    if find_method(method.name) is not method.entry:
+        raise KeppError(f"evaluation method {method.name!r} has no entry in kepp_core.catalog.METHODS")
     if method.name in REGISTRY:
         raise KeppError(f"evaluation method {method.name!r} is registered twice")
     REGISTRY[method.name] = method
@@ -191,3 +243,14 @@ def get_method(name: str) -> Method:
     if name not in REGISTRY:
         raise unknown_name_error("method", name, REGISTRY)
     return REGISTRY[name]
+
+
+@contextmanager
+def registered(method: Method) -> Iterator[Method]:
+    """``method`` in the registry for the duration of a ``with`` block (tests add a throw-away
+    method this way, its entry added with :func:`kepp_core.catalog.extra_method`)."""
+    register(method)
+    try:
+        yield method
+    finally:
+        del REGISTRY[method.name]

@@ -7,22 +7,20 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from kepp_core.evaluation.methods.base import STEP, EvalContext, Method, MethodOutput, register
+from kepp_core.catalog import TASK_CLASSIFIER, TRUTH, method
+from kepp_core.evaluation.methods.base import EvalContext, Method, MethodOutput, register
 from kepp_core.graph.retrieval import make_retriever
-from kepp_core.models.spec import ModelRole
 from kepp_core.training.data import EpisodeTensors
 
 
 class RandomPlans(Method):
     """Uniformly random actions."""
 
-    name, sampled = "random", True
-
     def plan(self, ctx: EvalContext) -> MethodOutput:
-        rng = np.random.default_rng(ctx.seed)
+        k = ctx.options.samples
+        rng = np.random.default_rng(ctx.options.seed)
         plans = rng.integers(0, ctx.ds.num_actions, size=ctx.gt.shape)
-        drawn = (rng.integers(0, ctx.ds.num_actions, size=(len(plans), ctx.samples, ctx.horizon))
-                 if ctx.samples else None)
+        drawn = rng.integers(0, ctx.ds.num_actions, size=(len(plans), k, ctx.horizon)) if k else None
         return MethodOutput(plans, samples=drawn)
 
 
@@ -39,43 +37,33 @@ def nearest_episode_plans(train: EpisodeTensors, test: EpisodeTensors) -> np.nda
 class NearestEpisode(Method):
     """The plan of the nearest training episode in feature space (method name ``retrieval``)."""
 
-    name = "retrieval"
-
     def plan(self, ctx: EvalContext) -> MethodOutput:
         return MethodOutput(nearest_episode_plans(ctx.train_tensors(), ctx.test))
 
 
 class GraphZeroShot(Method):
-    """Zero-shot planning: the top P²KG path between predicted or ground-truth endpoints."""
-
-    def __init__(self, ground_truth: bool) -> None:
-        self.ground_truth = ground_truth
-        self.name = "graph-gt" if ground_truth else "graph-pred"
-        self.requires = () if ground_truth else (STEP,)
+    """Zero-shot planning: the top P²KG path between the entry's predicted or ground-truth endpoints."""
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
-        ends = ctx.gt[:, [0, -1]] if self.ground_truth else ctx.endpoints()
-        recs = make_retriever(ctx.graph, "p2kg", 1).batch([tuple(e) for e in ends.tolist()], ctx.horizon)
+        ends = ctx.gt[:, [0, -1]] if self.entry.endpoints == TRUTH else ctx.endpoints()
+        recs = make_retriever(ctx.graph, "p2kg", self.entry.R).batch([tuple(e) for e in ends.tolist()], ctx.horizon)
         return MethodOutput(np.array([r.top for r in recs]))
 
 
 class PDPP(Method):
     """PDPP: a planning model with a task-class row, the task predicted by the classifier."""
 
-    name, sampled = "pdpp", True
-    requires = (ModelRole("plan", "task"), ModelRole("task-classifier"))
-
     def plan(self, ctx: EvalContext) -> MethodOutput:
-        classifier, _ = ctx.load(ModelRole("task-classifier"))
-        model, spec = ctx.load(ModelRole("plan", "task"))
+        classifier, _ = ctx.load(TASK_CLASSIFIER)
+        model, spec = ctx.load(self.entry.plan_model)
         with torch.no_grad():
             task = classifier(ctx.test.obs_start, ctx.test.obs_goal).argmax(-1)
         cond = {"task": F.one_hot(task, model.layout.rows[0].width).float()}
         return ctx.draw(model, spec, cond)
 
 
-register(RandomPlans())
-register(NearestEpisode())
-register(GraphZeroShot(ground_truth=False))
-register(GraphZeroShot(ground_truth=True))
-register(PDPP())
+register(RandomPlans(method("random")))
+register(NearestEpisode(method("retrieval")))
+register(GraphZeroShot(method("graph-pred")))
+register(GraphZeroShot(method("graph-gt")))
+register(PDPP(method("pdpp")))

@@ -1,4 +1,4 @@
-"""Graph-aware decoding of the planning methods (issue 10): the ``<method>+dec`` rows.
+"""Graph-aware decoding of the planning methods: the ``<method>+dec`` rows.
 
 A planning model decodes its plan by an argmax per position. ``<method>+dec`` instead takes
 the exact best plan (:func:`kepp_core.graph.decoding.decode`, batched Viterbi) under
@@ -27,23 +27,20 @@ the mean of ``K`` sampled ``x_0`` action blocks instead of one: the block the ba
 own plan came from plus ``K - 1`` more, sampled in one batch (:func:`emission_block`). The
 choice of λ and mode is then made with the same mean-of-K emissions and stored under the key
 ``<base>@K<K>`` (``K = 1``: the base name, as before), so choices for different ``K`` coexist.
-
->>> parse_decode_mode("topk:5"), parse_decode_mode("pinned")
-(('topk', 5), ('pinned', 3))
 """
 
 from __future__ import annotations
 
 import json
-import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+from kepp_core.catalog import DECODING_FILE, METHODS, TRUTH, MethodEntry
 from kepp_core.data.records import Dataset, Video
-from kepp_core.errors import KeppError
 from kepp_core.evaluation.methods import baselines, kepp  # noqa: F401  (the base methods register first)
-from kepp_core.evaluation.methods.base import STEP, EvalContext, Method, MethodOutput, get_method, register
+from kepp_core.evaluation.methods.base import EvalContext, Method, MethodOutput, get_method, register
+from kepp_core.evaluation.options import DECODE_MODES, TOPK
 from kepp_core.graph.build import build_graph
 from kepp_core.graph.decoding import decode, emission_log_probs, transition_log_probs
 from kepp_core.io import atomic_write_json
@@ -51,11 +48,7 @@ from kepp_core.metrics import mean_accuracy, success_rate
 from kepp_core.models.checkpoint import read_config
 from kepp_core.training.data import episode_tensors
 
-DECODING_FILE = "decoding.json"
-MODES = ("free", "pinned", "topk")
 LAMBDAS = (0.0, 0.1, 0.3, 1.0, 3.0, 10.0)
-TOPK = 3
-SUFFIX = "+dec"
 
 
 @dataclass(frozen=True)
@@ -67,62 +60,19 @@ class DecodeChoice:
     k: int = TOPK
 
 
-@dataclass(frozen=True)
-class DecodeOverride:
-    """``kepp eval --decode MODE[:K] --decode-weight LAMBDA``: None parts are chosen on validation."""
-
-    mode: str | None = None
-    lam: float | None = None
-    k: int = TOPK
-    samples: int = 1  # K: emissions from the mean of K sampled action blocks (``--decode-samples``)
-
-
-def parse_decode_mode(text: str) -> tuple[str, int]:
-    """``free``, ``pinned``, ``topk`` or ``topk:K`` → ``(mode, k)`` (KeppError otherwise)."""
-    mode, _, k = str(text).partition(":")
-    if mode not in MODES or (k and mode != "topk"):
-        raise KeppError(f"--decode {text!r}: expected one of free, pinned, topk or topk:K (K >= 1)")
-    if not k:
-        return mode, TOPK
-    if not k.isdigit() or int(k) < 1:
-        raise KeppError(f"--decode {text!r}: K must be a whole number >= 1")
-    return mode, int(k)
-
-
-def parse_decode_weight(text) -> float:
-    """λ from the command line: a finite number >= 0 (KeppError otherwise)."""
-    try:
-        lam = float(text)
-    except (TypeError, ValueError):
-        raise KeppError(f"--decode-weight {text!r}: expected a number >= 0") from None
-    if not math.isfinite(lam) or lam < 0:
-        raise KeppError(f"--decode-weight {text!r}: expected a finite number >= 0")
-    return lam
-
-
-def parse_decode_samples(text) -> int:
-    """K of ``--decode-samples``: a whole number >= 1 (KeppError otherwise)."""
-    if isinstance(text, bool) or not str(text).strip().isdigit() or int(text) < 1:
-        raise KeppError(f"--decode-samples {text!r}: expected a whole number K >= 1")
-    return int(text)
-
-
 def decode_samples(ctx: EvalContext) -> int:
     """K of mean-of-K decoding in ``ctx`` (1: the one sampled block)."""
-    return int(getattr(ctx.decode, "samples", 1) or 1)
+    return ctx.options.decode.samples
 
 
-def emission_block(out: MethodOutput, k: int = 1) -> np.ndarray:
+def emission_block(ctx: EvalContext, out: MethodOutput, k: int = 1) -> np.ndarray:
     """The action block ``[N, T, A]`` that ``+dec`` decodes: the base method's own sampled
     ``x_0`` block for ``k = 1``; for ``k > 1`` the mean of it and ``k - 1`` more samples
-    (``out.extra["more_blocks"]``, drawn in one batch)."""
-    block = out.extra["action_block"]
+    (:meth:`EvalContext.more_blocks`, drawn in one batch)."""
+    block = out.action_block
     if k == 1:
         return block
-    more = out.extra.get("more_blocks")
-    if more is None:
-        raise KeppError(f"mean-of-{k} decoding needs a method that samples action blocks")
-    extra = np.asarray(more(k - 1), dtype=np.float64)  # [N, k-1, T, A]
+    extra = np.asarray(ctx.more_blocks(out, k - 1), dtype=np.float64)  # [N, k-1, T, A]
     return (block.astype(np.float64) + extra.sum(axis=1)) / k
 
 
@@ -150,28 +100,25 @@ def restrict_train(ds: Dataset, keep: set[str]) -> Dataset:
 
 
 class Decoded(Method):
-    """``<base>+dec``: the base planning method's action block decoded with the graph."""
+    """``<base>+dec``: the base planning method's action block decoded with the graph (the
+    entry's ``base``)."""
 
-    sampled = False
-    default = False
-
-    def __init__(self, base: Method) -> None:
-        self.base = base
-        self.name = base.name + SUFFIX
-        self.ground_truth = bool(getattr(base, "ground_truth", False))
-        self.requires = base.requires if self.ground_truth or STEP in base.requires else (*base.requires, STEP)
+    def __init__(self, entry: MethodEntry) -> None:
+        super().__init__(entry)
+        self.base = get_method(entry.base)
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
-        out = ctx.memo.get(self.base.name) or self.base.plan(ctx)
-        ctx.memo[self.base.name] = out
+        outputs = ctx.cache.outputs
+        out = outputs.get(self.base.name) or self.base.plan(ctx)
+        outputs[self.base.name] = out
         choice = choose(ctx, self)
         k = decode_samples(ctx)
-        plans = decode_block(emission_block(out, k), transition_log_probs(ctx.graph), choice, self.probs(ctx))
-        return MethodOutput(plans, extra={"decoding": {**asdict(choice), "samples": k}})
+        plans = decode_block(emission_block(ctx, out, k), transition_log_probs(ctx.graph), choice, self.probs(ctx))
+        return MethodOutput(plans, decoding={**asdict(choice), "samples": k})
 
     def probs(self, ctx: EvalContext) -> np.ndarray:
         """Endpoint scores ``[N, 2, A]``: the step model's, or one-hot ground truth."""
-        if not self.ground_truth:
+        if self.entry.endpoints != TRUTH:
             return ctx.endpoint_probs()
         gt = ctx.gt[:, [0, -1]]
         return (np.arange(ctx.ds.num_actions)[None, None] == gt[:, :, None]).astype(np.float64)
@@ -190,7 +137,7 @@ def choose(ctx: EvalContext, method: Decoded) -> DecodeChoice:
     """The decoding of ``method`` for ``ctx``: the override where complete, else the stored
     choice (``ROOT/T<h>/decoding.json``) when its models are unchanged, else chosen on
     validation and stored."""
-    o = ctx.decode or DecodeOverride()
+    o = ctx.options.decode
     if o.mode is not None and o.lam is not None:
         return DecodeChoice(o.mode, o.lam, o.k)
     path = ctx.hdir / DECODING_FILE
@@ -232,15 +179,14 @@ def _read(path) -> dict:
 def validation_context(ctx: EvalContext, method: Decoded) -> EvalContext:
     """An evaluation context whose "test" episodes are the planning model's held-out
     validation part of the training videos, with a graph from the other training videos."""
-    plan_role = next(r for r in method.base.requires if r.kind == "plan")
-    train = read_config(ctx.folder(plan_role)).get("train", {})
+    train = read_config(ctx.folder(method.base.entry.plan_model)).get("train", {})
     vf, seed = float(train.get("val_fraction", 0.1)) or 0.1, int(train.get("seed", 0))
-    val = episode_tensors(ctx.ds, ctx.horizon, "train", ctx.setting, ctx.m, "val", vf, seed)
-    fit = episode_tensors(ctx.ds, ctx.horizon, "train", ctx.setting, ctx.m, "fit", vf, seed)
+    o = ctx.options
+    val = episode_tensors(ctx.ds, ctx.horizon, "train", o.setting, o.m, "val", vf, seed)
+    fit = episode_tensors(ctx.ds, ctx.horizon, "train", o.setting, o.m, "fit", vf, seed)
     fit_videos = {f"{e.video.task}_{e.video.id}" for e in fit.episodes}
     graph = build_graph(restrict_train(ctx.ds, fit_videos), "train")
-    return EvalContext(ctx.ds, ctx.horizon, ctx.setting, val, graph, ctx.hdir, ctx.m, ctx.sampler,
-                       ctx.sampler_steps, ctx.seed, decode=ctx.decode)
+    return EvalContext(ctx.ds, ctx.horizon, val, graph, ctx.hdir, replace(o, samples=0))
 
 
 def select_on_validation(ctx: EvalContext, method: Decoded) -> dict:
@@ -249,12 +195,12 @@ def select_on_validation(ctx: EvalContext, method: Decoded) -> dict:
     vctx = validation_context(ctx, method)
     out = method.base.plan(vctx)
     k = decode_samples(ctx)
-    block = emission_block(out, k)
+    block = emission_block(vctx, out, k)
     probs = method.probs(vctx)
     trans = transition_log_probs(vctx.graph)
     gt = vctx.gt
     grid = []
-    for mode in MODES:
+    for mode in DECODE_MODES:
         for lam in LAMBDAS:
             c = DecodeChoice(mode, lam, TOPK)
             plans = decode_block(block, trans, c, probs)
@@ -269,7 +215,6 @@ def select_on_validation(ctx: EvalContext, method: Decoded) -> dict:
             "grid": grid, **({"samples": k} if k > 1 else {})}
 
 
-# The decoded rows: every planning method (its action block is what is decoded).
-DECODED_BASES = ("pdpp", "kepp-nograph", "kepp-R1", "kepp-R2", "kepp-gt", "kepp-R1-struct")
-for _name in DECODED_BASES:
-    register(Decoded(get_method(_name)))
+for _entry in METHODS:  # the catalogue's decoded rows
+    if _entry.decoded:
+        register(Decoded(_entry))

@@ -5,24 +5,31 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from pathlib import Path
 
 import numpy as np
 
+from kepp_core.catalog import CONFIG_FILE
 from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.methods.base import REGISTRY, EvalContext, Method, MethodOutput, get_method
+from kepp_core.evaluation.options import EvalOptions
 from kepp_core.evaluation.uncertainty import episode_uncertainty
 from kepp_core.graph.build import build_graph
 from kepp_core.metrics import mean_accuracy, miou_per_batch, miou_per_episode, success_rate
 from kepp_core.training.data import EpisodeTensors, episode_tensors
 
-NO_LLM = "no LLM endpoint configured (--llm-url / KEPP_LLM_URL, --llm-model / KEPP_LLM_MODEL)"
+if TYPE_CHECKING:  # the type of the LLM methods' recommender, for readers and type checkers
+    from kepp_core.llm.recommend import LLMRecommender
+
+NO_LLM = "no LLM endpoint configured (the LLM url and model options, or KEPP_LLM_URL and KEPP_LLM_MODEL)"
 
 
 @dataclass
 class HorizonEvaluation:
-    """Results of every method on the test episodes of one horizon and setting."""
+    """Results of every method on the test episodes of one horizon and setting, and the step
+    model's endpoints ``[N, 2]`` and their scores when a method used them."""
 
     horizon: int
     setting: str
@@ -30,20 +37,20 @@ class HorizonEvaluation:
     outputs: dict[str, MethodOutput]
     step_accuracy: dict[str, float] | None
     skipped: dict[str, str]
+    step_endpoints: np.ndarray | None = None
+    step_scores: np.ndarray | None = None
 
     def rows(self) -> list[dict]:
         """One table row per method: SR, mAcc, mIoU (+ LLM and uncertainty columns when present)."""
         gt = self.data.actions.numpy()
         out = []
         for name, o in self.outputs.items():
-            if name.startswith("_"):  # the step model's endpoints, not a method
-                continue
             out.append({"method": name, "T": self.horizon, "setting": self.setting,
                         "SR": success_rate(o.plans, gt), "mAcc": mean_accuracy(o.plans, gt),
                         "mIoU": miou_per_episode(o.plans, gt), "mIoU_b256": miou_per_batch(o.plans, gt),
                         "episodes": len(gt), "episodes_per_s": len(gt) / max(o.seconds, 1e-9)})
-            if "llm_summary" in o.extra:
-                u = o.extra["llm_summary"]
+            if o.llm_summary is not None:
+                u = o.llm_summary
                 out[-1].update({"llm_plans": u["llm"], "llm_fallbacks": u["fallback"], "fallback": u["fallback_name"],
                                 "fallback_reasons": u["fallback_reasons"]})
             if o.uncertainty is not None:
@@ -60,42 +67,35 @@ def default_methods() -> tuple[str, ...]:
     return tuple(name for name, m in REGISTRY.items() if not m.needs_llm and m.default)
 
 
-def evaluate_horizon(ds: Dataset, models: str | Path | None, horizon: int, setting: str = "conventional",
-                     methods: Sequence[str] | None = None, m: int = 3, sampler: str | None = None,
-                     sampler_steps: int | None = None, seed: int = 0, strict: bool = False,
-                     log: Callable[[str], None] = lambda s: None, samples: int = 0,
-                     llm=None, decode=None) -> HorizonEvaluation:
+def evaluate_horizon(ds: Dataset, models: str | Path | None, horizon: int, methods: Sequence[str] | None = None,
+                     options: EvalOptions = EvalOptions(), llm: LLMRecommender | None = None,
+                     log: Callable[[str], None] = lambda s: None) -> HorizonEvaluation:
     """Run ``methods`` (names in the registry; default: every method that needs no LLM) on the
-    test episodes of ``horizon``.
+    test episodes of ``horizon`` with ``options``.
 
-    Methods whose models are missing are skipped (listed in ``skipped``) unless ``strict``.
-    ``samples=K`` (K ≥ 2) also draws K plans per episode from the sampled methods and
-    scores them with :func:`~kepp_core.evaluation.uncertainty.episode_uncertainty`.
-    ``llm``: the :class:`~kepp_core.llm.LLMRecommender` the LLM methods need (skipped
-    without it, unless ``strict``). ``decode``: a
-    :class:`~kepp_core.evaluation.methods.decoded.DecodeOverride` for the ``+dec`` methods.
+    Methods whose models are missing are skipped (listed in ``skipped``) unless
+    ``options.strict``. ``options.samples=K`` (K ≥ 2) also draws K plans per episode from the
+    sampled methods and scores them with
+    :func:`~kepp_core.evaluation.uncertainty.episode_uncertainty`. ``llm``: the
+    :class:`~kepp_core.llm.LLMRecommender` the LLM methods need (skipped without it, unless strict).
     """
-    if samples and samples < 2:
-        raise KeppError(f"--samples needs K >= 2 plans per episode, got {samples}")
     chosen = [get_method(name) for name in (default_methods() if methods is None else methods)]
-    test = episode_tensors(ds, horizon, "test", setting, m)
+    test = episode_tensors(ds, horizon, "test", options.setting, options.m)
     hdir = Path(models) / f"T{horizon}" if models is not None else None
-    ctx = EvalContext(ds, horizon, setting, test, build_graph(ds, "train"), hdir, m, sampler, sampler_steps, seed,
-                      samples, llm, decode=decode)
+    ctx = EvalContext(ds, horizon, test, build_graph(ds, "train"), hdir, options, llm)
     outputs: dict[str, MethodOutput] = {}
     skipped: dict[str, str] = {}
     for method in chosen:
         why = skip_reason(method, ctx)
-        if why and strict:
+        if why and options.strict:
             raise KeppError(f"method {method.name!r} needs trained models: {why}")
         if why:
             skipped[method.name] = why
             continue
-        outputs[method.name] = ctx.memo[method.name] = run_method(method, ctx, log)
-    if ctx.step_endpoints is not None:
-        outputs.setdefault("_step", MethodOutput(np.zeros((0, horizon), int), 0.0,
-                                                 {"endpoints": ctx.step_endpoints, "scores": ctx.step_scores}))
-    return HorizonEvaluation(horizon, setting, test, outputs, ctx.step_accuracy(), skipped)
+        outputs[method.name] = ctx.cache.outputs[method.name] = run_method(method, ctx, log)
+    c = ctx.cache
+    return HorizonEvaluation(horizon, options.setting, test, outputs, ctx.step_accuracy(), skipped,
+                             c.step_endpoints, c.step_scores)
 
 
 def skip_reason(method: Method, ctx: EvalContext) -> str | None:
@@ -103,7 +103,7 @@ def skip_reason(method: Method, ctx: EvalContext) -> str | None:
     if ctx.hdir is None:
         return "no models folder given"
     for role in method.requires:
-        if not (ctx.folder(role) / "config.json").is_file():
+        if not (ctx.folder(role) / CONFIG_FILE).is_file():
             return f"{ctx.folder(role)} not found"
     if method.needs_llm and ctx.llm is None:
         return NO_LLM
@@ -111,21 +111,21 @@ def skip_reason(method: Method, ctx: EvalContext) -> str | None:
 
 
 def run_method(method: Method, ctx: EvalContext, log: Callable[[str], None] = lambda s: None) -> MethodOutput:
-    """Run one method, time it, score its sampled plans (``ctx.samples``) and log its SR."""
+    """Run one method, time it, score its sampled plans (``ctx.options.samples``) and log its SR."""
     t0 = time.perf_counter()
     out = method.plan(ctx)
     out.plans = np.asarray(out.plans)
     out.seconds = time.perf_counter() - t0
-    if ctx.samples and method.sampled:
+    if ctx.options.samples and method.sampled:
         out.samples = np.asarray(out.samples)
         out.uncertainty = episode_uncertainty(out.samples, ctx.test.episodes, ctx.ds.num_actions)
         out.seconds = time.perf_counter() - t0
     else:
         out.samples = None
     note = ""
-    if "llm_summary" in out.extra:
-        u = out.extra["llm_summary"]
+    if out.llm_summary is not None:
+        u = out.llm_summary
         note = f", LLM plans {u['llm']}/{u['episodes']} (fallback {u['fallback_name']!r}: {u['fallback']})"
-    log(f"T={ctx.horizon} {ctx.setting} {method.name}: SR {success_rate(out.plans, ctx.gt):.2f} "
+    log(f"T={ctx.horizon} {ctx.options.setting} {method.name}: SR {success_rate(out.plans, ctx.gt):.2f} "
         f"({time.perf_counter() - t0:.1f}s{note})")
     return out

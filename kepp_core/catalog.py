@@ -1,0 +1,329 @@
+"""The facts every layer shares, in one place and without torch or numpy (the app's first page,
+``kepp --help`` and the command parsers read them): the evaluation methods, the model roles and
+the one codec between a model folder name and its role, the metrics and the file names.
+
+**Methods.** :data:`METHODS` is the evaluation table in its row order, one frozen
+:class:`MethodEntry` per row. A method's class in :mod:`kepp_core.evaluation.methods` takes its
+name, label and required models from its entry; everything that asks about a method (the failure
+analysis, the records, the Results page, the Plan-page link, the demo table, the protocol) asks
+the entry. Adding a method is one entry here and one :class:`~kepp_core.evaluation.methods.Method`
+class registered with it.
+
+**Roles and folders.** A models root holds one folder per model and horizon
+(``ROOT/T<h>/<folder>``); the folder name says the model's :class:`ModelRole`, and
+:func:`model_folder` / :func:`parse_model_folder` are the only code that turns one into the other
+(the Plan page's ``model=`` id is the planning model's folder name without ``plan-``:
+:func:`plan_model_id` / :func:`parse_plan_model_id`).
+
+>>> method("kepp-R2").R, method("kepp-R2").label, [r.kind for r in method("kepp-R2").roles]
+(2, 'KEPP R=2', ['step', 'plan'])
+>>> model_folder(ModelRole("plan", "graph", 2)), parse_model_folder("plan-graph-llm")
+('plan-graph-R2', ModelRole(kind='plan', condition='graph+llm', R=1, structured=False))
+>>> all(parse_model_folder(model_folder(r)) == r for r in SUITE_ROLES + EXTRA_ROLES)
+True
+>>> plan_model_id(method("kepp-R2").plan_page_role), method("kepp-R2+dec").plan_page_role is None
+('graph-R2', True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from kepp_core.errors import KeppError
+
+# --- model roles and folder names -----------------------------------------------------------------------------
+KINDS = ("step", "plan", "task-classifier")
+PLAN_CONDITIONS = ("graph", "none", "task", "extra", "llm", "graph+llm")  # the planning model's condition rows
+LLM_CONDITIONS = ("llm", "graph+llm")
+GRAPH_CONDITIONS = ("graph", "graph+llm")
+STRUCT_SUFFIX = "-struct"  # folder suffix of a planning model trained with the structured loss
+_PLAN = "plan-"
+_GRAPH_R = "graph-R"
+
+
+@dataclass(frozen=True)
+class ModelRole:
+    """What a model is for, as its folder name says: kind, condition, (graph condition) ``R`` and
+    whether it was trained with the structured loss through the graph (``-struct``)."""
+
+    kind: str
+    condition: str = "none"
+    R: int = 1
+    structured: bool = False
+
+
+def model_folder(role: ModelRole) -> str:
+    """The folder name of a model role (``step``, ``task-classifier``, ``plan-graph-R2``, ``plan-none``, ...).
+
+    >>> model_folder(ModelRole("plan", "none")), model_folder(ModelRole("step"))
+    ('plan-none', 'step')
+    >>> model_folder(ModelRole("plan", "graph", 1, structured=True))
+    'plan-graph-R1-struct'
+    """
+    if role.kind in ("step", "task-classifier"):
+        return role.kind
+    if role.kind != "plan":
+        raise KeppError(f"unknown model kind {role.kind!r} (expected one of {', '.join(KINDS)})")
+    tail = STRUCT_SUFFIX if role.structured else ""
+    if role.condition == "graph":
+        return f"{_PLAN}{_GRAPH_R}{role.R}{tail}"
+    return _PLAN + role.condition.replace("+", "-") + tail
+
+
+def parse_model_folder(name: str) -> ModelRole:
+    """The model role a folder name says (the inverse of :func:`model_folder`).
+
+    >>> parse_model_folder("plan-graph-R2")
+    ModelRole(kind='plan', condition='graph', R=2, structured=False)
+    """
+    if name in ("step", "task-classifier"):
+        return ModelRole(name)
+    if name.startswith(_PLAN) and name.endswith(STRUCT_SUFFIX) and len(name) > len(_PLAN + STRUCT_SUFFIX):
+        base = parse_model_folder(name[:-len(STRUCT_SUFFIX)])
+        return ModelRole(base.kind, base.condition, base.R, True)
+    rest = name[len(_PLAN):] if name.startswith(_PLAN) else None
+    if rest is not None and rest.startswith(_GRAPH_R) and rest[len(_GRAPH_R):].isdigit():
+        return ModelRole("plan", "graph", int(rest[len(_GRAPH_R):]))
+    condition = {c.replace("+", "-"): c for c in PLAN_CONDITIONS if c != "graph"}.get(rest or "")
+    if condition is None:
+        raise KeppError(f"{name!r} is not a model folder name (step, task-classifier, plan-graph-R<R>, "
+                        f"{', '.join(_PLAN + c.replace('+', '-') for c in PLAN_CONDITIONS if c != 'graph')})")
+    return ModelRole("plan", condition)
+
+
+def plan_model_id(role: ModelRole) -> str:
+    """The Plan page's id of a planning model (its ``model=`` URL value): the folder name without ``plan-``.
+
+    >>> plan_model_id(ModelRole("plan", "graph", 3)), plan_model_id(ModelRole("plan", "none"))
+    ('graph-R3', 'none')
+    """
+    return model_folder(role)[len(_PLAN):]
+
+
+def parse_plan_model_id(text: str) -> ModelRole:
+    """The planning model a Plan-page id names (the inverse of :func:`plan_model_id`)."""
+    return parse_model_folder(_PLAN + str(text))
+
+
+STEP = ModelRole("step")
+TASK_CLASSIFIER = ModelRole("task-classifier")
+# Every model one horizon's evaluation table needs, in training order (``kepp train all``).
+SUITE_ROLES = (STEP, ModelRole("plan", "graph", 1), ModelRole("plan", "graph", 2),
+               ModelRole("plan", "none"), ModelRole("plan", "task"), TASK_CLASSIFIER)
+# Models trained only when asked for (``kepp train all --only``, ``kepp protocol``): KEPP R=1
+# trained with the structured loss through the graph.
+EXTRA_ROLES = (ModelRole("plan", "graph", 1, structured=True),)
+# What the demo ships for each horizon (KEPP R=1/R=2 and the no-graph ablation).
+DEMO_ROLES = (STEP, ModelRole("plan", "graph", 1), ModelRole("plan", "graph", 2), ModelRole("plan", "none"))
+
+
+# --- evaluation methods -----------------------------------------------------------------------------------
+PREDICTED, TRUTH = "predicted", "truth"  # whose endpoints a method plans between: the step model's, the ground truth
+DECODED_SUFFIX = "+dec"
+
+
+@dataclass(frozen=True)
+class MethodEntry:
+    """One row of the evaluation table.
+
+    ``roles``: the models it loads (``ROOT/T<h>/<folder>``); ``R``: the number of graph paths it
+    is given (None: no paths, or set by its model's config); ``graph``: it uses the P²KG;
+    ``endpoints``: it plans between the step model's :data:`PREDICTED` or the :data:`TRUTH`
+    endpoints (None: neither); ``base``: the method whose action block a ``+dec`` row decodes
+    with the graph; ``structured``: its planning model was trained with the structured loss;
+    ``sampled``: it can draw ``K`` plans per episode; ``llm``: it needs an LLM endpoint (never run
+    by default); ``default``: ``kepp eval`` runs it when no methods are named.
+    """
+
+    name: str
+    label: str
+    roles: tuple[ModelRole, ...] = ()
+    R: int | None = None
+    graph: bool = False
+    endpoints: str | None = None
+    base: str | None = None
+    structured: bool = False
+    sampled: bool = False
+    llm: bool = False
+    default: bool = True
+
+    @property
+    def decoded(self) -> bool:
+        """A ``<base>+dec`` row (the base's action block decoded exactly under the P²KG)."""
+        return self.base is not None
+
+    @property
+    def plan_model(self) -> ModelRole | None:
+        """The planning model among its roles (None: it has none)."""
+        return next((r for r in self.roles if r.kind == "plan"), None)
+
+    @property
+    def plan_page_role(self) -> ModelRole | None:
+        """The planning model the Plan page runs to show this row's episode (KEPP with the step
+        model's endpoints, graph-conditioned with ``R`` paths or without a condition), or None
+        when the Plan page cannot reproduce the row (baselines, ground-truth endpoints,
+        decoded, structured and LLM rows)."""
+        if self.decoded or self.structured or self.llm or self.endpoints == TRUTH:
+            return None
+        plan = self.plan_model
+        return plan if plan is not None and plan.condition in ("graph", "none") else None
+
+    @property
+    def judged_on_stored_paths(self) -> bool:
+        """Its plan follows the step model's endpoints and the graph paths a record stores (the
+        zero-shot and KEPP-R rows): the failure analysis judges it on those; other rows are
+        judged by their own plan's ends."""
+        return (self.graph and self.endpoints == PREDICTED and self.R is not None and not self.decoded
+                and not self.structured and not self.llm)
+
+    @property
+    def stores_paths(self) -> bool:
+        """Its output carries the graph paths the records keep (a KEPP-R row with a planning model)."""
+        return self.judged_on_stored_paths and self.plan_model is not None
+
+
+def kepp_r(R: int, structured: bool = False) -> MethodEntry:
+    """The entry of the KEPP planner with ``R`` graph paths between the step model's endpoints
+    (``structured``: its planning model trained with the structured loss)."""
+    tail = ", structured training" if structured else ""
+    return MethodEntry(f"kepp-R{R}" + (STRUCT_SUFFIX if structured else ""), f"KEPP R={R}{tail}",
+                       (STEP, ModelRole("plan", "graph", R, structured)), R, True, PREDICTED,
+                       structured=structured, sampled=True, default=not structured)
+
+
+def decoded(base: MethodEntry) -> MethodEntry:
+    """The ``<base>+dec`` row of a planning method (it also needs the step model unless it
+    plans between ground-truth endpoints)."""
+    roles = base.roles if base.endpoints == TRUTH or STEP in base.roles else (*base.roles, STEP)
+    return MethodEntry(base.name + DECODED_SUFFIX, base.label + " + graph decoding", roles, base.R, True,
+                       base.endpoints or PREDICTED, base.name, base.structured, default=False)
+
+
+_BASE_METHODS = (
+    MethodEntry("random", "Random", sampled=True),
+    MethodEntry("retrieval", "Retrieval (nearest training episode)"),
+    MethodEntry("graph-pred", "P²KG zero-shot, predicted endpoints", (STEP,), 1, True, PREDICTED),
+    MethodEntry("graph-gt", "P²KG zero-shot, ground-truth endpoints", (), 1, True, TRUTH),
+    MethodEntry("pdpp", "PDPP (task classifier)", (ModelRole("plan", "task"), TASK_CLASSIFIER), sampled=True),
+    MethodEntry("kepp-nograph", "KEPP without graph condition", (ModelRole("plan", "none"),), sampled=True),
+    kepp_r(1),
+    kepp_r(2),
+    MethodEntry("kepp-gt", "KEPP with ground-truth endpoints", (STEP, ModelRole("plan", "graph", 1)), 1, True,
+                TRUTH, sampled=True),
+    kepp_r(1, structured=True),
+)
+# The decoded rows: every planning method (its action block is what is decoded).
+_DECODED = tuple(decoded(m) for m in _BASE_METHODS if m.plan_model is not None)
+_LLM_METHODS = (
+    MethodEntry("kepp-llm", "KEPP with the LLM plan instead of the graph", (STEP, ModelRole("plan", "llm")),
+                endpoints=PREDICTED, sampled=True, llm=True, default=False),
+    MethodEntry("kepp-graph-llm", "KEPP with the graph and the LLM plan", (STEP, ModelRole("plan", "graph+llm")),
+                graph=True, endpoints=PREDICTED, sampled=True, llm=True, default=False),
+)
+# Every method, in the table's (and the registry's) order.
+METHODS: tuple[MethodEntry, ...] = _BASE_METHODS + _LLM_METHODS + _DECODED
+DEMO_METHODS = ("kepp-R1", "kepp-R2", "kepp-nograph")  # the demo table's rows (recorded in the demo manifest)
+
+
+_index: tuple[tuple[MethodEntry, ...], dict[str, MethodEntry]] = ((), {})  # METHODS by name, remade when it changes
+
+
+def find_method(name: str) -> MethodEntry | None:
+    """The catalogue entry of ``name``, or None for a name the catalogue does not know."""
+    global _index
+    if _index[0] is not METHODS:
+        _index = (METHODS, {m.name: m for m in METHODS})
+    return _index[1].get(name)
+
+
+def method(name: str) -> MethodEntry:
+    """The catalogue entry of method ``name`` (KeppError listing the known names otherwise)."""
+    entry = find_method(name)
+    if entry is None:
+        raise KeppError(f"unknown method {name!r} (expected one of {', '.join(m.name for m in METHODS)})")
+    return entry
+
+
+def method_label(name: str) -> str:
+    """A method's readable name (the name itself when the catalogue does not know it)."""
+    m = find_method(name)
+    return m.label if m is not None else name
+
+
+def method_names() -> tuple[str, ...]:
+    """Every method name, in the table's order."""
+    return tuple(m.name for m in METHODS)
+
+
+# The rows the Results page compares a chosen method with first (the ablation and the baselines).
+COMPARED_WITH = ("kepp-nograph", "pdpp", "graph-pred", "random")
+
+
+def paths_source(names) -> str | None:
+    """Of the methods ``names``, the one whose graph paths the records keep: the KEPP-R row with
+    the most paths (None when none of them stores paths)."""
+    rows = [m for m in METHODS if m.name in set(names) and m.stores_paths]
+    return max(rows, key=lambda m: m.R).name if rows else None
+
+
+def first_shown(names) -> str | None:
+    """Of the methods ``names``, the one the Results page shows first: the KEPP planner with the
+    most paths, else KEPP with ground-truth endpoints (None when none of them)."""
+    present = set(names)
+    planners = sorted((m for m in METHODS if m.name in present and m.stores_paths), key=lambda m: -m.R)
+    truth = [m for m in METHODS if m.name in present and m.endpoints == TRUTH and m.R is not None
+             and m.plan_model is not None and not m.decoded and not m.structured]
+    return (planners + truth)[0].name if planners or truth else None
+
+
+@contextmanager
+def extra_method(entry: MethodEntry) -> Iterator[MethodEntry]:
+    """Add ``entry`` to :data:`METHODS` for the duration of a ``with`` block (tests register a
+    throw-away method this way; its class is registered with
+    :func:`kepp_core.evaluation.methods.registered`)."""
+    global METHODS
+    if find_method(entry.name) is not None:
+        raise KeppError(f"method {entry.name!r} is already in the catalogue")
+    before = METHODS
+    METHODS = before + (entry,)
+    try:
+        yield entry
+    finally:
+        METHODS = before
+
+
+# --- metrics --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Metric:
+    """A metric of the evaluation tables: its key in rows and records, its name in a table's
+    header and what it measures."""
+
+    key: str
+    name: str
+    description: str = field(default="", compare=False)
+
+
+METRICS = (
+    Metric("SR", "SR", "success rate: the whole plan right (%)"),
+    Metric("mAcc", "mAcc", "mean accuracy: steps right (%)"),
+    Metric("mIoU", "mIoU", "IoU of the predicted and true action sets, per episode (%)"),
+    Metric("mIoU_b256", "mIoU (batch 256)", "IoU of the predicted and true action sets per batch of 256 "
+                                           "episodes, as PDPP computes it (%)"),
+)
+METRIC_KEYS = tuple(m.key for m in METRICS)
+METRIC_NAMES = {m.key: m.name for m in METRICS}
+
+
+# --- file names -------------------------------------------------------------------------------------------
+RESULTS_FILE = "results.json"  # a protocol folder's summary (kepp protocol)
+RECORDS_FILE = "records.jsonl"  # a protocol folder's per-episode records
+DECODING_FILE = "decoding.json"  # ROOT/T<h>/decoding.json: the +dec rows' choices of λ and endpoint mode
+LOG_FILE = "metrics.jsonl"  # a training run's log
+CONFIG_FILE = "config.json"  # a checkpoint's config
+WEIGHTS_FILE = "model.safetensors"  # a checkpoint's weights
+GRAPH_FILE = "graph.json"  # the P²KG a planning model was trained with, saved beside it
+MANIFEST_FILE = "manifest.json"  # the demo models' manifest
+DEMO_MODELS_DIR = "assets/demo"  # the shipped demo checkpoints, relative to the repository
+

@@ -1,0 +1,72 @@
+"""The options of one evaluation run, typed and frozen: what ``kepp eval``, ``kepp protocol``
+and the demo table choose (the observation setting, sampler, seed, sampled plans per episode,
+the ``+dec`` rows' decoding). The per-run caches live beside them in
+:class:`~kepp_core.evaluation.methods.base.EvalCache`; errors name the option and its value
+(the commands layer adds the flag)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from kepp_core.errors import KeppError
+from kepp_core.graph.decoding import ENDPOINT_MODES as DECODE_MODES
+
+TOPK = 3  # endpoint candidates of the ``topk`` mode
+
+
+@dataclass(frozen=True)
+class DecodeOverride:
+    """How the ``+dec`` rows decode, where it is not chosen on validation: endpoint ``mode`` and
+    transition weight ``lam`` (None: chosen on validation), ``k`` of the ``topk`` mode, and
+    ``samples`` (K: emissions from the mean of K sampled action blocks)."""
+
+    mode: str | None = None
+    lam: float | None = None
+    k: int = TOPK
+    samples: int = 1
+
+    def __post_init__(self) -> None:
+        if self.mode is not None and self.mode not in DECODE_MODES:
+            raise KeppError(f"decode mode {self.mode!r}: expected one of {', '.join(DECODE_MODES)}")
+        if self.lam is not None and not (math.isfinite(self.lam) and self.lam >= 0):
+            raise KeppError(f"decode weight {self.lam!r}: expected a finite number >= 0")
+        if self.samples < 1 or self.k < 1:
+            raise KeppError(f"decode samples {self.samples!r} and top-k {self.k!r}: expected whole numbers >= 1")
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """One evaluation run's choices: the observation ``setting`` and ``m``, a ``sampler`` and
+    ``sampler_steps`` overriding the models' own (None: their own), the ``seed``, ``samples``
+    (K >= 2 plans per episode from the sampled methods; 0: none), ``strict`` (fail instead of
+    skipping a method without models) and the ``+dec`` rows' ``decode``."""
+
+    setting: str = "conventional"
+    m: int = 3
+    sampler: str | None = None
+    sampler_steps: int | None = None
+    seed: int = 0
+    samples: int = 0
+    strict: bool = False
+    decode: DecodeOverride = field(default_factory=DecodeOverride)
+
+    def __post_init__(self) -> None:
+        if self.samples and self.samples < 2:
+            raise KeppError(f"samples={self.samples}: sampled plans need K >= 2 per episode")
+
+
+def parse_decode_mode(text: str) -> tuple[str, int]:
+    """A decode mode option, ``free``, ``pinned``, ``topk`` or ``topk:K`` → ``(mode, k)`` (KeppError naming the value otherwise).
+
+    >>> parse_decode_mode("topk:5"), parse_decode_mode("pinned")
+    (('topk', 5), ('pinned', 3))
+    """
+    mode, _, k = str(text).partition(":")
+    if mode not in DECODE_MODES or (k and mode != "topk"):
+        raise KeppError(f"decode mode {text!r}: expected one of free, pinned, topk or topk:K (K >= 1)")
+    if not k:
+        return mode, TOPK
+    if not k.isdigit() or int(k) < 1:
+        raise KeppError(f"decode mode {text!r}: K must be a whole number >= 1")
+    return mode, int(k)
