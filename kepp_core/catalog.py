@@ -316,6 +316,10 @@ METRIC_KEYS = tuple(m.key for m in METRICS)
 METRIC_NAMES = {m.key: m.name for m in METRICS}
 
 
+# --- samplers -----------------------------------------------------------------------------------------------
+SAMPLERS = ("ddpm", "ddim")  # how a diffusion model draws a plan: the full chain, or DDIM's shortcut
+
+
 # --- file names -------------------------------------------------------------------------------------------
 RESULTS_FILE = "results.json"  # a protocol folder's summary (kepp protocol)
 RECORDS_FILE = "records.jsonl"  # a protocol folder's per-episode records

@@ -28,13 +28,13 @@ from kepp_core.evaluation.stats import summarise
 from kepp_core.io import atomic_write_json, atomic_write_text
 from kepp_core.models.checkpoint import CONFIG
 from kepp_core.models.spec import load_spec
+from kepp_core.paths import PROTOCOLS_DIR, REPO_ROOT, cache_folder
 from kepp_core.protocol import ProtocolSpec, run_protocol
 from kepp_core.training.config import preset
 from kepp_core.training.suite import train_horizon
 
-REPO = Path(__file__).resolve().parents[1]
-DEMO_ASSETS = REPO / DEMO_MODELS_DIR  # the shipped demo checkpoints
-DEMO_TABLE_SPEC = REPO / "protocols" / "demo-table.toml"  # what ``kepp demo table`` runs by default
+DEMO_ASSETS = REPO_ROOT / DEMO_MODELS_DIR  # the shipped demo checkpoints
+DEMO_TABLE_SPEC = PROTOCOLS_DIR / "demo-table.toml"  # what ``kepp demo table`` runs by default
 DEMO_HORIZONS = (3, 4, 5, 6)
 DEMO_MEMBERS = tuple(model_folder(r) for r in DEMO_ROLES)  # what the app shows for each horizon
 SHIPPED_FILES = (WEIGHTS_FILE, CONFIG_FILE, GRAPH_FILE, LOG_FILE)  # no resume state
@@ -107,7 +107,7 @@ def train_demo_models(ds: Dataset, out: str | Path, horizons: Sequence[int] = DE
                 "world_fingerprint": world_fingerprint(ds.root) if ds.root else None,
                 "vocabulary_hash": ds.vocabulary_hash(), "seed": seed, "horizons": list(horizons),
                 "members": list(DEMO_MEMBERS), "metrics": metrics,
-                "made_by": f"kepp demo models --out {out.relative_to(REPO) if out.is_relative_to(REPO) else out}"}
+                "made_by": f"kepp demo models --out {out.relative_to(REPO_ROOT) if out.is_relative_to(REPO_ROOT) else out}"}
     atomic_write_json(out / MANIFEST_FILE, manifest)
     return manifest
 
@@ -125,7 +125,7 @@ def ensure_demo_models(ds: Dataset, horizons: Sequence[int] = DEMO_HORIZONS) -> 
     """The shipped checkpoints when they match the world, else models trained once into the cache."""
     if demo_models_usable(ds, DEMO_ASSETS, horizons):
         return DEMO_ASSETS, "shipped checkpoints"
-    cache = default_world_root().parent / "demo-models"
+    cache = cache_folder("demo-models")
     if demo_models_usable(ds, cache, horizons):
         return cache, "trained earlier"
     train_demo_models(ds, cache, horizons)

@@ -102,5 +102,5 @@ def test_protocol_specs_take_decode_samples():
     assert spec.decode_samples == 4 and parse_spec({"out": "x", "methods": ["kepp-R1"]}).decode_samples == 1
     assert eval_file(spec.methods, 4) != eval_file(spec.methods) == eval_file(spec.methods, 1)  # own cache per K
     for bad in (0, -1, 1.5, True, "2"):
-        with pytest.raises(KeppError, match="decode_samples must be a whole number >= 1"):
+        with pytest.raises(KeppError, match="decode_samples.*whole number"):
             parse_spec({"out": "x", "methods": ["kepp-R1"], "decode_samples": bad})

@@ -115,3 +115,15 @@ def test_a_second_run_into_the_same_folder_is_refused_naming_the_holder_and_a_ki
     from kepp_core.training.loop import LOCK
 
     assert not (out / LOCK).exists()
+
+
+@pytest.mark.parametrize("option, words", [
+    ("mults=[0]", "mults=[0]"), ("mults=[]", "mults=[]"), ("mults=[-1]", "mults=[-1]"),
+    ("mults=[100000]", "mults=[100000]"), ("mults=[1, 1, 1, 1, 1, 1, 1]", "1 to 6 width multipliers"),
+    ("val_sampler=bogus", "val_sampler='bogus'"), ('sampler="x"', "sampler='x'"),
+    ('condition="zz"', "condition='zz'"), ("lr=-1", "learning rate -1.0"), ("dim=100000", "dim=100000"),
+])
+def test_set_values_are_checked_before_any_training_time_is_spent(tmp_path, world, option, words):
+    r = step(world, tmp_path / "m", "--set", option)
+    assert_one_line_error(r, words)
+    assert not (tmp_path / "m").exists()

@@ -20,11 +20,11 @@ from kepp_core.api.config import ENV, AppOptions, config_environment, read_app_c
 from kepp_core.commands._common import add_command
 from kepp_core.data import LOADERS
 from kepp_core.errors import KeppError
+from kepp_core.paths import APP_DIR, REPO_ROOT
 from kepp_core.video.encoders import encoder_name
 
-REPO = Path(__file__).resolve().parents[2]
-APP_SCRIPT = REPO / "app" / "Home.py"
-APP_SERVER = REPO / "app" / "serve.py"  # streamlit run, the dataset opened while it starts
+APP_SCRIPT = APP_DIR / "Home.py"
+APP_SERVER = APP_DIR / "serve.py"  # streamlit run, the dataset opened while it starts
 __all__ = ["AppOptions", "add_app_args", "app_command", "check_options", "free_port", "launch_app", "port_is_free",
            "start_app"]
 
@@ -83,7 +83,7 @@ def app_command(opts: AppOptions) -> tuple[list[str], dict[str, str]]:
     env = {k: v for k, v in os.environ.items() if k not in ENV.values()}
     env.update(config_environment(opts))
     # The app imports kepp_core from this checkout even when the package is not installed.
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
     # Few threads: the planner runs single episodes, and the CPU is often shared.
     env.setdefault("OMP_NUM_THREADS", "2")
     return argv, env
@@ -94,7 +94,7 @@ def start_app(opts: AppOptions, quiet: bool = True) -> subprocess.Popen:
     check_options(opts)
     argv, env = app_command(opts)
     out = subprocess.DEVNULL if quiet else None
-    return subprocess.Popen(argv, env=env, cwd=REPO, stdout=out, stderr=out)
+    return subprocess.Popen(argv, env=env, cwd=REPO_ROOT, stdout=out, stderr=out)
 
 
 def launch_app(opts: AppOptions | argparse.Namespace) -> int:
@@ -107,7 +107,7 @@ def launch_app(opts: AppOptions | argparse.Namespace) -> int:
     check_options(opts)
     argv, env = app_command(opts)
     print(f"KEPP app: http://{opts.address}:{opts.port}  (Ctrl+C stops it)", file=sys.stderr)
-    proc = subprocess.Popen(argv, env=env, cwd=REPO)
+    proc = subprocess.Popen(argv, env=env, cwd=REPO_ROOT)
 
     def stop(signum, frame):  # SIGTERM to `kepp app` stops the server too
         raise KeyboardInterrupt

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from kepp_core.commands._common import add_command, print_table, set_threads
 from kepp_core.errors import KeppError
+from kepp_core.paths import APP_DIR
 
-REPO = Path(__file__).resolve().parents[2]
 
 EXAMPLES = """  kepp demo                      # world + models + app
   kepp demo --no-app             # world + models, then print where they are
@@ -69,7 +69,7 @@ def _demo(args) -> int:
     models, how = ensure_demo_models(ds)
     print(f"demo world: {root} ({len(ds.videos)} videos, {len(ds.tasks)} tasks, {ds.num_actions} actions)")
     print(f"models: {models} ({how})")
-    app = REPO / "app" / "Home.py"
+    app = APP_DIR / "Home.py"
     if args.no_app or not app.is_file():
         if not app.is_file():
             print(f"no app at {app}; plan with KEPPPlanner.from_models({str(models)!r}, horizon=4)")

@@ -21,9 +21,9 @@ from torch import nn
 
 from kepp_core.diffusion.layout import ConditionLayout, step_layout  # noqa: F401  (doctest)
 from kepp_core.diffusion.unet import TemporalUNet
+from kepp_core.catalog import SAMPLERS
 from kepp_core.errors import KeppError
 
-SAMPLERS = ("ddpm", "ddim")
 
 
 def cosine_betas(n_steps: int, s: float = 0.008) -> torch.Tensor:

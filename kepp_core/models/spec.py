@@ -17,11 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kepp_core.catalog import GRAPH_CONDITIONS, KINDS, LLM_CONDITIONS, PLAN_CONDITIONS, ModelRole, model_folder
+from kepp_core.catalog import GRAPH_CONDITIONS, KINDS, LLM_CONDITIONS, PLAN_CONDITIONS, SAMPLERS, ModelRole, model_folder
 from kepp_core.errors import KeppError
 from kepp_core.models.checkpoint import CONFIG, read_config
 
-SAMPLERS = ("ddpm", "ddim")
 # Defaults for settings a config does not record (what the code has always assumed).
 DEFAULT_R = 1
 DEFAULT_RECOMMEND = "p2kg"

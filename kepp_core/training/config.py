@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field, fields, replace
 
+from kepp_core.catalog import PLAN_CONDITIONS, SAMPLERS
 from kepp_core.errors import KeppError, unknown_name_error
 
 
@@ -114,6 +115,7 @@ def apply_overrides(cfg: TrainConfig, **overrides) -> TrainConfig:
 WINDOWS = ("memory", "mapped")  # where training reads observation windows from
 # Upper bounds that keep a typo from allocating terabytes (a U-Net of width 4096 is already huge).
 LIMITS = {"dim": 4096, "n_steps": 100_000, "horizon": 64, "m": 64, "R": 1000, "sampler_steps": 100_000}
+MAX_MULT, MAX_LEVELS = 16, 6  # the U-Net's width multipliers: each 1..16, at most 6 levels
 
 
 def validate(cfg: TrainConfig) -> None:
@@ -136,6 +138,14 @@ def validate(cfg: TrainConfig) -> None:
     for at, factor in cfg.decay:
         if not (math.isfinite(factor) and factor > 0) or at < 0:
             raise KeppError(f"learning-rate decay {at}:{factor} is invalid (expected STEP >= 0 and FACTOR > 0)")
+    if not cfg.mults or len(cfg.mults) > MAX_LEVELS or any(not 1 <= m <= MAX_MULT for m in cfg.mults):
+        raise KeppError(f"training option mults={list(cfg.mults)}: expected 1 to {MAX_LEVELS} width multipliers, "
+                        f"each from 1 to {MAX_MULT}")
+    for name in ("sampler", "val_sampler"):
+        if getattr(cfg, name) not in SAMPLERS:
+            raise KeppError(f"training option {name}={getattr(cfg, name)!r} is not one of {', '.join(SAMPLERS)}")
+    if cfg.condition not in PLAN_CONDITIONS:
+        raise KeppError(f"training option condition={cfg.condition!r} is not one of {', '.join(PLAN_CONDITIONS)}")
     if cfg.windows not in WINDOWS:
         raise KeppError(f"training option windows={cfg.windows!r} is not one of {', '.join(WINDOWS)}")
     if cfg.horizon < 2:

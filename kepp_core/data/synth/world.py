@@ -29,6 +29,7 @@ from kepp_core.data.records import seeded_split
 from kepp_core.data.synth.procedures import TASKS
 from kepp_core.data.synth.render import Knobs, Segment, look_of, render_video
 from kepp_core.errors import KeppError, unknown_name_error
+from kepp_core.paths import REPO_ROOT, cache_folder, kepp_home
 from kepp_core.io import atomic_open, atomic_write_json, atomic_write_text, remove_stale_temporaries
 from kepp_core.video.encode import encode_video, save_features, write_manifest
 from kepp_core.video.encoders import BuiltinEncoder
@@ -46,15 +47,9 @@ DIFFICULTIES: dict[str, Knobs] = {
 KNOB_NAMES = tuple(f for f in Knobs.__dataclass_fields__)
 
 
-def kepp_home() -> Path:
-    """KEPP's cache folder: ``$KEPP_HOME``, else ``~/.cache/kepp``."""
-    home = os.environ.get("KEPP_HOME")
-    return Path(home).expanduser() if home else Path.home() / ".cache" / "kepp"
-
-
 def default_world_root() -> Path:
     """Where the default demo world is cached: ``$KEPP_HOME/demo-world`` (``~/.cache/kepp``)."""
-    return kepp_home() / "demo-world"
+    return cache_folder("demo-world")
 
 
 def knobs_for(difficulty: str = "default", **overrides) -> Knobs:
@@ -293,7 +288,7 @@ def _run_workers(out: Path, seed: int, knobs: Knobs, looks: dict, specs: list[Vi
     import tempfile
 
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    package_root = str(Path(__file__).resolve().parents[3])
+    package_root = str(REPO_ROOT)
     env["PYTHONPATH"] = os.pathsep.join([package_root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     procs = []
     sel = selectors.DefaultSelector()
