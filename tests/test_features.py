@@ -121,7 +121,7 @@ def test_extract_features_skips_cached_and_recomputes_with_force(small_root):
 def test_cache_of_another_encoder_needs_force(small_root):
     extract_features(small_root, progress=False)
     other = get_encoder(lambda frames, fps: np.zeros((seconds_of(len(frames), fps), 4)))
-    with pytest.raises(KeppError, match="--force"):
+    with pytest.raises(KeppError, match="force a recompute"):
         extract_features(small_root, other, progress=False)
 
 

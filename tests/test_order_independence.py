@@ -18,7 +18,7 @@ def test_a_checkpoint_loads_after_the_sentence_embedder_ran_in_the_same_process(
     script = textwrap.dedent("""
         import torch
         from kepp_core.llm.embedding import make_embedder
-        from kepp_core.models import load_checkpoint
+        from kepp_core.models.checkpoint import load_checkpoint
         vectors = make_embedder("minilm")(["cut the bread", "boil water"])
         assert vectors.shape[0] == 2
         for role in ("step", "plan-graph-R1"):
