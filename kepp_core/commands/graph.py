@@ -173,7 +173,7 @@ def _subgraph(args) -> int:
         return 0
     print_table([{"from": g.actions[e.source], "to": g.actions[e.target], "count": e.count,
                   "probability": e.probability} for e in sg.edges],
-                title=f"sub-graph around {g.actions[sg.center]!r}: {len(sg.nodes)} actions, "
+                title=f"sub-graph around {g.actions[sg.centre]!r}: {len(sg.nodes)} actions, "
                       f"{len(sg.edges)} edges (depth {args.depth})")
     return 0
 

@@ -30,15 +30,15 @@ class Edge:
 
 @dataclass
 class SubGraph:
-    """Nodes within ``depth`` steps of ``center`` (``nodes[a]`` = distance) and their edges."""
+    """Nodes within ``depth`` steps of ``centre`` (``nodes[a]`` = distance) and their edges."""
 
-    center: int
+    centre: int
     nodes: dict[int, int]
     edges: list[Edge]
 
     def to_json(self, actions: Sequence[str]) -> dict:
         """The sub-graph as a JSON-ready dict."""
-        return {"center": self.center, "center_label": actions[self.center],
+        return {"centre": self.centre, "centre_label": actions[self.centre],
                 "nodes": [{"action": a, "label": actions[a], "depth": d} for a, d in self.nodes.items()],
                 "edges": [{"source": e.source, "target": e.target, "source_label": actions[e.source],
                            "target_label": actions[e.target], "count": e.count,
@@ -93,19 +93,19 @@ def subgraph(graph: ProcedureGraph, action: int | str, depth: int = 2, min_weigh
         raise KeppError(f"minimum weight must be within [0, 1], got {min_weight}")
     if weighting not in WEIGHTINGS:  # fails before the walk, not at the first edge
         raise KeppError(f"weighting must be 'p2kg' or 'pkg', got {weighting!r}")
-    center = graph.action_index(action)
+    centre = graph.action_index(action)
     allowed = None
     if task is not None:
         allowed = set(_task(graph, task).action_counts())
-        if center not in allowed:
-            raise KeppError(f"action {graph.actions[center]!r} is not used by the training plans of task {task!r}")
+        if centre not in allowed:
+            raise KeppError(f"action {graph.actions[centre]!r} is not used by the training plans of task {task!r}")
 
     def ok(u: int, v: int) -> bool:
         in_task = allowed is None or (u in allowed and v in allowed)
         return in_task and edge_weight(graph, u, v, weighting) >= min_weight
 
-    nodes = {center: 0}
-    queue = deque([center])
+    nodes = {centre: 0}
+    queue = deque([centre])
     while queue:
         u = queue.popleft()
         if nodes[u] == depth:
@@ -118,7 +118,7 @@ def subgraph(graph: ProcedureGraph, action: int | str, depth: int = 2, min_weigh
     edges = [Edge(u, v, graph.counts.get(u, v), float(graph.probability(u, v)))
              for u in nodes for v in graph.successors[u] if v in nodes and ok(u, v)]
     edges.sort(key=lambda e: (-edge_weight(graph, e.source, e.target, weighting), e.source, e.target))
-    return SubGraph(center, nodes, edges)
+    return SubGraph(centre, nodes, edges)
 
 
 def strongest_subgraph(centre: int, edges: Iterable[tuple[int, int]], weight: Callable[[int, int], float],
