@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import html
-import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import astuple, dataclass, field
 
 import streamlit as st
 
+from components.text import script_json
 from kepp_core import api
 
 # Colours of the graph drawing.
@@ -78,11 +78,6 @@ class GraphDrawing:
     def edge(self, edge: GraphEdge) -> None:
         """Add or replace ``edge``."""
         self.edges[(edge.source, edge.target, edge.group)] = edge
-
-
-def _safe(text: str) -> str:
-    """Dataset labels go into an inline script: keep them from closing it."""
-    return text.replace("<", "‹").replace(">", "›")
 
 
 _EXTERNAL = re.compile(r'<(script|link)[^>]+(src|href)="(https?:|\.\./)[^"]*"[^>]*>(\s*</script>)?', re.I)
@@ -171,7 +166,7 @@ def _edge_options(e: GraphEdge) -> dict:
     dashes = list(e.dashes) if isinstance(e.dashes, tuple) else e.dashes
     smooth = ({"enabled": True, "type": "curvedCW" if e.curve > 0 else "curvedCCW", "roundness": abs(e.curve)}
               if e.curve else {"enabled": e.source == e.target})
-    return dict(label=_safe(e.label), title=_safe(e.title or e.label), width=e.width, color=e.color, dashes=dashes,
+    return dict(label=e.label, title=e.title or e.label, width=e.width, color=e.color, dashes=dashes,
                 arrows="to", font={"size": 17, "align": "top"}, smooth=smooth, kind=e.kind, group=e.group)
 
 
@@ -186,7 +181,7 @@ def graph_html(nodes: tuple, edges: tuple, height: int = 560, hierarchical: bool
                   bgcolor="#ffffff")
     for n in (GraphNode(*t) for t in nodes):
         pos = {"x": n.x, "y": n.y, "physics": False} if n.x is not None else {}
-        net.add_node(n.id, label=_safe(n.label), title=_safe(n.title or n.label), color=n.color, size=n.size,
+        net.add_node(n.id, label=n.label, title=n.title or n.label, color=n.color, size=n.size,
                      shape="box", font={"size": 24 if fixed else 18, "color": n.font}, role=n.role,
                      widthConstraint={"maximum": 160}, **pos)  # long labels wrap instead of overlapping
     for e in (GraphEdge(*t) for t in edges):
@@ -196,7 +191,9 @@ def graph_html(nodes: tuple, edges: tuple, height: int = 560, hierarchical: bool
     # Offline: vis.js is inlined; drop the template's CDN/relative asset tags it does not need.
     page = re.sub(r"<center>\s*<h1></h1>\s*</center>", "", _EXTERNAL.sub("", page))
     head, legend_html = _legend_html(legend, title, settings)
-    script = _PAGE_JS % tuple(json.dumps(x) for x in ([list(x) for x in legend], title, settings, name))
+    # Dataset text in the inline script: escaped for a script (pyvis writes nodes and edges with
+    # Jinja's tojson, which escapes the same characters), so every label shows exactly as written.
+    script = _PAGE_JS % tuple(script_json(x) for x in ([list(x) for x in legend], title, settings, name))
     page = page.replace('<div class="card" style="width: 100%">', head + '<div class="card" style="width: 100%">', 1)
     return page.replace("</body>", legend_html + script + "</body>", 1)
 

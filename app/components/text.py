@@ -3,6 +3,7 @@ plans as one line, the dataset caption every page shows."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 
@@ -20,6 +21,23 @@ def md(text) -> str:
     \\!\\[x\\](http\\://h/p.png)
     """
     return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+# In a JSON literal inside <script>: characters that could end the script or the string in a browser.
+_SCRIPT_UNSAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def script_json(value) -> str:
+    """``value`` as a JavaScript literal that is safe inside an inline ``<script>``: JSON with
+    ``<``, ``>``, ``&`` and the line separators U+2028/U+2029 escaped, so dataset text such as
+    ``</script><script>...`` stays a string and reads back exactly.
+
+    >>> text = "</script><script>alert(1)</script> & \u2028"
+    >>> "<" in script_json(text), json.loads(script_json(text)) == text
+    (False, True)
+    """
+    text = json.dumps(value, ensure_ascii=False)
+    return "".join(_SCRIPT_UNSAFE.get(c, c) for c in text)
 
 
 def md_code(text) -> str:

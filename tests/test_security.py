@@ -1,0 +1,212 @@
+"""The app is a web server: dataset text never runs in the browser. Step labels, task names and
+video ids made of script-injection strings go through every page in a real headless Chromium; a
+listener on 127.0.0.1 must receive nothing, no ``window`` property may be set, and the labels
+still show as text (exactly, in the drawn network)."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
+
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update"]
+
+
+def hostile_strings(port: int) -> dict[str, str]:
+    """Script-injection strings, each of which would call the listener and set ``window.__kepp_pwned``."""
+    url = f"http://127.0.0.1:{port}"
+    return {
+        "script": f"</script><script>fetch('{url}/script');window.__kepp_pwned='script'</script>",
+        "img": f"<img src=x onerror=\"fetch('{url}/img');window.__kepp_pwned='img'\">",
+        "js-url": f"javascript:fetch('{url}/js-url');window.__kepp_pwned='js-url'",
+        "separator": "a\u2028b\u2029</script><script>window.__kepp_pwned='separator'</script>",
+        "svg": f"<svg onload=\"fetch('{url}/svg');window.__kepp_pwned='svg'\">",
+        "markdown": f"![x]({url}/markdown) [link](javascript:window.__kepp_pwned='markdown')",
+    }
+
+
+class Listener(http.server.ThreadingHTTPServer):
+    """Records every request it receives (nothing should reach it)."""
+
+    def __init__(self):
+        self.hits: list[str] = []
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 (http.server's name)
+                outer.hits.append(self.path)
+                self.send_response(204)
+                self.end_headers()
+
+            do_POST = do_GET
+
+            def log_message(self, *args):
+                pass
+
+        super().__init__(("127.0.0.1", 0), Handler)
+
+
+@pytest.fixture(scope="module")
+def listener():
+    server = Listener()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def hostile_plans(tmp_path_factory, listener) -> tuple[Path, dict[str, str]]:
+    """A plans file whose step labels, task names and video ids are the hostile strings."""
+    bad = hostile_strings(listener.server_address[1])
+    labels = list(bad.values()) + ["cut bread", "spread butter", "serve"]
+    tasks = [bad["script"], bad["img"], "plain task"]
+    lines = []
+    for i in range(60):
+        task = tasks[i % len(tasks)]
+        steps = [labels[(i + k) % len(labels)] for k in range(4)] + ["serve"]
+        video = (bad["img"] if i == 0 else bad["svg"] if i == 1 else f"video {i}") + f" {i}"
+        lines.append(json.dumps({"video": video, "task": task, "split": "test" if i % 4 == 0 else "train",
+                                 "steps": steps}))
+    path = tmp_path_factory.mktemp("hostile") / "plans.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path, bad
+
+
+def _chromium() -> str:
+    path = shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(path).exists():
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("chromium is missing: CI installs Debian's chromium ('make browser')")
+        pytest.skip("chromium is not installed ('make browser' installs Debian's package)")
+    return path
+
+
+@pytest.fixture(scope="module")
+def hostile_app(hostile_plans, tmp_path_factory):
+    from kepp_core.commands.app import AppOptions, free_port, start_app
+
+    plans, bad = hostile_plans
+    port = free_port()
+    os.environ.setdefault("KEPP_THREADS", "1")
+    proc = start_app(AppOptions(dataset="plans", root=str(plans), port=port))
+    url = f"http://localhost:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert proc.poll() is None, "the app server exited"
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                assert time.monotonic() < deadline, "the app server did not answer"
+                time.sleep(0.3)
+        yield url, bad
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def _settle(page) -> None:
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=120_000)
+    page.wait_for_timeout(2500)  # drawings and frames run their scripts
+
+
+def _pwned(page) -> list:
+    found = []
+    for frame in page.frames:
+        try:
+            value = frame.evaluate("() => window.__kepp_pwned === undefined ? null : String(window.__kepp_pwned)")
+        except Exception:  # a frame can detach while we look
+            continue
+        if value is not None:
+            found.append(value)
+    return found
+
+
+def _network_labels(page) -> list[str]:
+    labels = []
+    for frame in page.frames:
+        try:
+            if frame.evaluate("() => typeof network !== 'undefined'"):
+                labels += frame.evaluate("() => network.body.data.nodes.get().map(n => n.label)")
+        except Exception:
+            continue
+    return labels
+
+
+def _pages(url: str, bad: dict[str, str]) -> list[tuple[str, str]]:
+    q = urllib.parse.quote
+    return [
+        ("home", f"{url}/"),
+        ("plan", f"{url}/Plan"),
+        ("graph around a hostile step", f"{url}/Graph?step={q(bad['script'])}"),
+        ("graph around another", f"{url}/Graph?step={q(bad['img'])}&depth=2"),
+        ("expert trajectories of a hostile task", f"{url}/Graph?tab=expert&etask={q(bad['script'])}"),
+        ("expert trajectories of another", f"{url}/Graph?tab=expert&etask={q(bad['img'])}"),
+        ("heatmaps", f"{url}/Heatmaps"),
+        ("failure cases", f"{url}/Failure_cases"),
+        ("results", f"{url}/Results"),
+        ("training", f"{url}/Training"),
+    ]
+
+
+def test_no_dataset_string_runs_as_script_on_any_page(hostile_app, browser, listener):
+    url, bad = hostile_app
+    seen_labels: set[str] = set()
+    for name, address in _pages(url, bad):
+        page = browser.new_page(viewport={"width": 1280, "height": 720})
+        dialogs: list[str] = []
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.goto(address)
+        _settle(page)
+        assert not _pwned(page), f"{name}: a dataset string ran as script"
+        assert not dialogs, name
+        seen_labels.update(_network_labels(page))
+        page.close()
+    time.sleep(1)
+    assert listener.hits == [], f"the page made requests with dataset strings: {listener.hits}"
+    # the drawings show the hostile labels exactly, as text
+    assert bad["script"] in seen_labels and bad["img"] in seen_labels and bad["separator"] in seen_labels
+
+
+def test_the_plan_page_plans_with_hostile_labels_and_shows_them_as_text(hostile_app, browser, listener):
+    url, bad = hostile_app
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(f"{url}/Plan")
+    _settle(page)
+    page.get_by_text("Planning with the graph alone", exact=False).wait_for(timeout=120_000)
+    page.wait_for_function("() => document.querySelectorAll('.kepp-plan .kepp-card').length >= 3", timeout=60_000)
+    _settle(page)
+    cards = page.evaluate("() => [...document.querySelectorAll('.kepp-card div:last-child')].map(d => d.innerText)")
+    assert any(c in (bad["script"], bad["img"], bad["svg"]) for c in cards), cards
+    assert not _pwned(page)
+    page.close()
+    assert listener.hits == []
