@@ -1,8 +1,9 @@
-# CPU image that runs the KEPP demo app on port 8501.
+# CPU image that runs the KEPP demo app on port 8501, as an unprivileged user.
 FROM python:3.11-slim
 
 RUN apt-get update && apt-get install -y --no-install-recommends make libgomp1 \
-    && rm -rf /var/lib/apt/lists/*
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --create-home --uid 1000 kepp
 WORKDIR /kepp
 ENV PIP_NO_CACHE_DIR=1 KEPP_HOME=/kepp/.cache/kepp
 # torch's CPU wheel comes from the PyTorch index; the exact pins come from requirements.txt.
@@ -13,6 +14,12 @@ COPY kepp_core ./kepp_core
 COPY app ./app
 COPY .streamlit ./.streamlit
 COPY assets ./assets
-RUN pip install --no-deps -e . && kepp demo --no-app
+COPY protocols ./protocols
+RUN pip install --no-deps -e . && chown -R kepp:kepp /kepp
+# From here on nothing runs as root: the demo world is built, and the app serves, as 'kepp'.
+USER kepp
+RUN kepp demo --no-app
 EXPOSE 8501
+# A browser visitor may open only the start paths and KEPP's cache home; mount data and add
+# '--allow-root /data' to let the sidebar open it.
 CMD ["kepp", "app", "--address", "0.0.0.0", "--port", "8501"]

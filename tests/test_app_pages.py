@@ -66,7 +66,8 @@ def test_home_summarises_the_loaded_dataset(monkeypatch, app_env):
 
 
 def test_nonexistent_dataset_path_is_a_message_and_the_sidebar_recovers(monkeypatch, app_env, tmp_path):
-    at = open_page(monkeypatch, app_env, KEPP_APP_ROOT=tmp_path / "nowhere")
+    # the world is not among the start paths here: the person running the server allows it
+    at = open_page(monkeypatch, app_env, KEPP_APP_ROOT=tmp_path / "nowhere", KEPP_APP_ALLOW_ROOTS=app_env.world)
     assert not at.exception
     assert any("does not exist" in t for t in texts(at.error))
     assert not at.metric
@@ -76,7 +77,7 @@ def test_nonexistent_dataset_path_is_a_message_and_the_sidebar_recovers(monkeypa
 
 
 def test_config_file_loaded_from_the_sidebar_replaces_the_settings(monkeypatch, app_env, tmp_path):
-    at = open_page(monkeypatch, app_env, KEPP_APP_ROOT=tmp_path / "nowhere")
+    at = open_page(monkeypatch, app_env, KEPP_APP_ROOT=tmp_path / "nowhere", KEPP_APP_ALLOW_ROOTS=app_env.world)
     bad = tmp_path / "bad.toml"
     bad.write_text('colour = "blue"\n')
     open_settings(at).text_input(key="cfg_file").set_value(str(bad))
@@ -351,7 +352,7 @@ def test_a_world_rendered_from_niv_plans_works_by_path(monkeypatch, app_env, niv
 
     ds = load_dataset("demo", niv_world)
     at = open_page(monkeypatch, app_env, KEPP_APP_ROOT=niv_world, KEPP_APP_CHECKPOINTS=None,
-                   KEPP_APP_PREDICTIONS=None)
+                   KEPP_APP_PREDICTIONS=None, KEPP_APP_ALLOW_ROOTS=app_env.models)
     no_problems(at)
     assert {m.label: m.value for m in at.metric}["Actions"] == str(ds.num_actions)
     at.switch_page("pages/2_Graph.py").run()

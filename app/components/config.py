@@ -17,6 +17,7 @@ from kepp_core.api import (
     DATASET_FORMATS,
     PATH_KEYS,
     AppConfig,
+    check_allowed,
     config_from_env,
     config_from_mapping,
     read_app_config,
@@ -112,11 +113,27 @@ def set_config(cfg: AppConfig) -> None:
     st.session_state[STATE_KEY] = cfg
 
 
+def _start_config() -> AppConfig:
+    """The configuration the server was started with (what decides which folders a visitor may open)."""
+    try:
+        return initial_config()
+    except KeppError:
+        return AppConfig()
+
+
 def _apply_widget(name: str) -> None:
-    """on_change callback: copy one sidebar widget into the stored config."""
+    """on_change callback: copy one sidebar widget into the stored config (a path only when it lies
+    under a folder the person running the server allowed)."""
     value = st.session_state[f"cfg_{name}"]
     if name in PATH_FIELDS:
         value = value.strip() or None
+        if value is not None:
+            try:
+                check_allowed(value, _start_config())
+            except KeppError as e:
+                st.session_state["kepp_cfg_error"] = str(e)
+                return
+        st.session_state.pop("kepp_cfg_error", None)
     set_config(replace(current_config(), **{name: value}))
 
 
@@ -125,10 +142,16 @@ def _load_config_file() -> None:
     if not path:
         return
     try:
+        start = _start_config()
+        check_allowed(path, start)
         values = read_app_config(path)
         values.pop("encoders", None)  # only the person starting the app chooses code to load
+        for key in PATH_FIELDS:
+            if values.get(key):
+                check_allowed(values[key], start)
         cfg = config_from_mapping(values, AppConfig(presentation=current_config().presentation,
-                                                    encoders=current_config().encoders))
+                                                    encoders=current_config().encoders,
+                                                    allow_roots=current_config().allow_roots))
     except KeppError as e:
         st.session_state["kepp_cfg_error"] = str(e)
         return

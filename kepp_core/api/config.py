@@ -7,7 +7,7 @@ page of the multipage app reads them back with :func:`config_from_env`.
 
 >>> env = config_environment(AppOptions(dataset="plans", presentation=True))
 >>> config_from_env(env)
-AppConfig(dataset='plans', root=None, features=None, graph=None, checkpoints=None, predictions=None, runs=None, protocol=None, split_seed=0, presentation=True, encoders=())
+AppConfig(dataset='plans', root=None, features=None, graph=None, checkpoints=None, predictions=None, runs=None, protocol=None, split_seed=0, presentation=True, encoders=(), allow_roots=())
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pathlib import Path
 
 from kepp_core.data import LOADERS
 from kepp_core.errors import KeppError
+from kepp_core.paths import kepp_home
 
 # Option name -> environment variable the app reads.
 ENV = {
@@ -34,6 +35,7 @@ ENV = {
     "config": "KEPP_APP_CONFIG",
     "presentation": "KEPP_APP_PRESENTATION",
     "encoders": "KEPP_APP_ENCODERS",  # one encoder spec per line
+    "allow_roots": "KEPP_APP_ALLOW_ROOTS",  # one folder per line
 }
 PATH_KEYS = ("root", "features", "graph", "checkpoints", "predictions", "runs", "protocol")
 DATASET_FORMATS = tuple(sorted(LOADERS))  # the dataset formats a config may name
@@ -55,6 +57,9 @@ class AppConfig:
     # encoder specs the person running the app allows for uploads (kepp app --encoder); never
     # set from the browser or a dataset folder
     encoders: tuple[str, ...] = ()
+    # folders whose files a browser visitor may open (kepp app --allow-root); never set from the
+    # browser. The start configuration's own paths and KEPP's cache home are allowed as well.
+    allow_roots: tuple[str, ...] = ()
 
     def describe(self) -> str:
         """One line saying what is loaded."""
@@ -76,6 +81,7 @@ class AppOptions:
     config: str | None = None
     presentation: bool = False
     encoders: list[str] | None = None  # encoder specs the app may load for uploads (besides the built-in one)
+    allow_roots: list[str] | None = None  # folders the sidebar may open paths under (besides the start paths)
     port: int = 8501
     address: str = "localhost"
 
@@ -94,8 +100,9 @@ def config_from_mapping(values: Mapping, base: AppConfig | None = None) -> AppCo
     """
     names = {f.name for f in fields(AppConfig)}
     clean = {k: v for k, v in values.items() if k in names}
-    if "encoders" in clean:
-        clean["encoders"] = tuple(clean["encoders"])
+    for key in ("encoders", "allow_roots"):
+        if key in clean:
+            clean[key] = tuple(clean[key])
     return replace(base or AppConfig(), **clean)
 
 
@@ -109,7 +116,7 @@ def config_from_env(environ: Mapping[str, str] | None = None) -> AppConfig:
     values: dict = {}
     for name, var in ENV.items():
         value = environ.get(var)
-        if value and name == "encoders":
+        if value and name in ("encoders", "allow_roots"):
             values[name] = tuple(v.strip() for v in value.splitlines() if v.strip())
         elif value and name != "config":
             values[name] = value == "1" if name == "presentation" else value
@@ -125,11 +132,47 @@ def config_environment(opts: AppOptions) -> dict[str, str]:
             continue
         if name == "encoders":
             env[var] = "\n".join(resolve_encoder(v, Path.cwd()) for v in value)
+        elif name == "allow_roots":
+            env[var] = "\n".join(str(Path(v).resolve()) for v in value)
         elif value is True:
             env[var] = "1"
         else:
             env[var] = value if name == "dataset" else str(Path(value).resolve())
     return env
+
+
+REFUSED = ("is not under a folder this app server allows; the person running it can allow one with "
+           "'kepp app --allow-root DIR'")
+
+
+def allowed_folders(start: AppConfig) -> tuple[Path, ...]:
+    """The folders a browser visitor may open paths under: those the server was started with
+    (``allow_roots``), the start configuration's own paths (a file's folder for a file) and
+    KEPP's cache home (the demo world, its models)."""
+    roots = [Path(p) for p in start.allow_roots]
+    for key in PATH_KEYS:
+        value = getattr(start, key)
+        if value:
+            p = Path(value)
+            roots.append(p if p.is_dir() else p.parent)
+    roots.append(kepp_home())
+    return tuple(Path(os.path.realpath(r)) for r in roots)
+
+
+def check_allowed(path: str, start: AppConfig) -> str:
+    """``path`` when it lies under one of :func:`allowed_folders` (symlinks resolved), else a
+    KeppError that says the same whether or not the path exists (a visitor learns nothing of
+    what lies outside).
+
+    >>> check_allowed("/etc/passwd", AppConfig(allow_roots=("/srv/data",)))
+    Traceback (most recent call last):
+    ...
+    kepp_core.errors.KeppError: /etc/passwd is not under a folder this app server allows; the person running it can allow one with 'kepp app --allow-root DIR'
+    """
+    real = Path(os.path.realpath(path))
+    if any(real == r or real.is_relative_to(r) for r in allowed_folders(start)):
+        return path
+    raise KeppError(f"{path} {REFUSED}")
 
 
 def read_app_config(path: str | Path) -> dict:

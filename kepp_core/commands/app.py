@@ -37,6 +37,9 @@ def check_options(opts: AppOptions) -> None:
         value = getattr(opts, name)
         if value is not None and not Path(value).exists():
             raise KeppError(f"--{name} {value}: path does not exist")
+    for folder in opts.allow_roots or []:
+        if not Path(folder).is_dir():
+            raise KeppError(f"--allow-root {folder}: not a folder")
     if opts.config is not None:
         read_app_config(opts.config)  # fail here, not in the browser
     for spec in opts.encoders or []:
@@ -144,6 +147,9 @@ def add_app_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--encoder", dest="encoders", action="append", default=None, metavar="SPEC",
                    help="an encoder the app may load to encode uploads ('module:function' or a TorchScript "
                         ".pt file; repeatable). A dataset's features.json never makes the app load one itself")
+    p.add_argument("--allow-root", dest="allow_roots", action="append", default=None, metavar="DIR",
+                   help="a folder whose files a browser visitor may open from the sidebar (repeatable; the start "
+                        "paths and KEPP's cache home are always allowed, nothing else is)")
     p.add_argument("--port", type=int, default=8501, help="local port of the server")
     p.add_argument("--address", default="localhost", help="address the server listens on")
 
