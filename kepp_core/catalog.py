@@ -316,6 +316,9 @@ METRIC_KEYS = tuple(m.key for m in METRICS)
 METRIC_NAMES = {m.key: m.name for m in METRICS}
 
 
+DEMO_HORIZONS = (3, 4, 5, 6)  # the horizons of the demo models and the demo table
+
+
 # --- samplers -----------------------------------------------------------------------------------------------
 SAMPLERS = ("ddpm", "ddim")  # how a diffusion model draws a plan: the full chain, or DDIM's shortcut
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from kepp_core.data.records import Dataset
 from kepp_core.data.synth import default_world_root, world_fingerprint
 from kepp_core.errors import KeppError
-from kepp_core.catalog import (CONFIG_FILE, DEMO_METHODS, DEMO_MODELS_DIR, DEMO_ROLES, GRAPH_FILE, LOG_FILE,
+from kepp_core.catalog import (CONFIG_FILE, DEMO_HORIZONS, DEMO_METHODS, DEMO_ROLES, GRAPH_FILE, LOG_FILE,
                                MANIFEST_FILE, METRIC_KEYS, WEIGHTS_FILE, model_folder)
 from kepp_core.evaluation.methods import EvalOptions, evaluate_horizon
 from kepp_core.evaluation.records import episode_records, write_records
@@ -28,14 +28,11 @@ from kepp_core.evaluation.stats import summarise
 from kepp_core.io import atomic_write_json, atomic_write_text
 from kepp_core.models.checkpoint import CONFIG
 from kepp_core.models.spec import load_spec
-from kepp_core.paths import PROTOCOLS_DIR, REPO_ROOT, cache_folder
+from kepp_core.paths import DEMO_ASSETS, DEMO_TABLE_SPEC, REPO_ROOT, cache_folder
 from kepp_core.protocol import ProtocolSpec, run_protocol
 from kepp_core.training.config import preset
 from kepp_core.training.suite import train_horizon
 
-DEMO_ASSETS = REPO_ROOT / DEMO_MODELS_DIR  # the shipped demo checkpoints
-DEMO_TABLE_SPEC = PROTOCOLS_DIR / "demo-table.toml"  # what ``kepp demo table`` runs by default
-DEMO_HORIZONS = (3, 4, 5, 6)
 DEMO_MEMBERS = tuple(model_folder(r) for r in DEMO_ROLES)  # what the app shows for each horizon
 SHIPPED_FILES = (WEIGHTS_FILE, CONFIG_FILE, GRAPH_FILE, LOG_FILE)  # no resume state
 # The claim the demo world must support (issue 4 §5): method a beats method b in mean SR at these horizons.
@@ -132,5 +129,5 @@ def ensure_demo_models(ds: Dataset, horizons: Sequence[int] = DEMO_HORIZONS) -> 
     return cache, "trained now"
 
 
-__all__ = ["CLAIM", "DEMO_ASSETS", "DEMO_HORIZONS", "DEMO_MEMBERS", "DEMO_METHODS", "DEMO_TABLE_SPEC", "SHIPPED_FILES",
+__all__ = ["CLAIM", "DEMO_MEMBERS", "SHIPPED_FILES",
            "check_claim", "copy_models", "demo_models_usable", "ensure_demo_models", "run_table", "train_demo_models"]

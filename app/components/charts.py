@@ -83,7 +83,7 @@ def heatmap_panels(mats: dict, marked: set[str] = frozenset(), tick_size: int = 
     """Transition heatmaps side by side in one figure: equal panels, one shared colour bar (0–1),
     the same action order on every axis, ``marked`` actions flagged on the ticks."""
     import plotly.graph_objects as go
-    from plotly.subplots import make_subplots  # lazy: plotly loads only on chart pages
+    from plotly.subplots import make_subplots
 
     names = list(mats)
     fig = make_subplots(rows=1, cols=len(names), shared_yaxes=True, horizontal_spacing=0.03,
@@ -210,7 +210,7 @@ def training_curves(frames: dict, metric: str, x_axis: str, kept: dict, colours:
 def interval_chart(df: pd.DataFrame, metric: str, confidence: float = 0.9):
     """Mean ± CI per method against ``T`` (a group of bars per horizon, error bars: the interval
     over seeds). ``df``: ``label``, ``T``, ``mean``, ``ci``, ``seeds`` (as ``api.interval_table``)."""
-    import plotly.graph_objects as go  # lazy: plotly loads only on chart pages
+    import plotly.graph_objects as go
 
     fig = go.Figure()
     for k, (label, g) in enumerate(df.groupby("label", sort=False)):
@@ -230,7 +230,7 @@ def interval_chart(df: pd.DataFrame, metric: str, confidence: float = 0.9):
 def efficiency_chart(df: pd.DataFrame, metric: str, horizon: int, confidence: float = 0.9):
     """Data-efficiency curves: ``metric`` against the share of training videos, one line per
     method with error bars. ``df``: ``label``, ``percent``, ``mean``, ``ci`` (as ``api.efficiency_table``)."""
-    import plotly.graph_objects as go  # lazy: plotly loads only on chart pages
+    import plotly.graph_objects as go
 
     fig = go.Figure()
     for k, (label, g) in enumerate(df.groupby("label", sort=False)):

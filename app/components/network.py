@@ -175,7 +175,7 @@ def graph_html(nodes: tuple, edges: tuple, height: int = 560, hierarchical: bool
                title: str = "", settings: str = "", legend: tuple = (), name: str = "kepp_graph") -> str:
     """A standalone, offline HTML page drawing the graph (pyvis with vis.js inlined), with its
     title, settings, legend and a PNG export."""
-    from pyvis.network import Network  # lazy: only pages that draw a graph need it
+    from pyvis.network import Network
 
     net = Network(height=f"{height}px", width="100%", directed=True, cdn_resources="in_line",
                   bgcolor="#ffffff")

@@ -36,7 +36,7 @@ METHOD_LABELS = {"p2kg": "P²KG (probabilistic)", "pkg": "frequency graph (PKG)"
 
 def set_cpu_threads(n: int | None = None) -> int:
     """Intra-op CPU threads: ``n``, else ``$KEPP_THREADS``, else half the cores (returns the number)."""
-    from kepp_core.training.loop import set_cpu_threads as set_threads  # lazy: loads torch
+    from kepp_core.training.loop import set_cpu_threads as set_threads
 
     return set_threads(n)
 
@@ -55,7 +55,7 @@ def load_planner(root: str | Path, horizon: int, condition: str = "graph", train
                  sampler_steps: int | None = None):
     """The KEPP planner of ``ROOT/T<horizon>`` (planning model for ``condition`` and ``trained_r``),
     recommending paths with ``method`` (default: the model's own)."""
-    from kepp_core.planner import KEPPPlanner  # lazy: loads torch
+    from kepp_core.planner import KEPPPlanner
 
     # One plan is a batch of one through a small network: extra intra-op threads only fight the
     # server's other work (on 2 busy cores, 2 threads made a plan 20x slower than 1).
@@ -69,7 +69,7 @@ def load_planner(root: str | Path, horizon: int, condition: str = "graph", train
 
 def check_planner(planner, ds: Dataset, where: str) -> None:
     """KeppError unless the planner's models were trained on ``ds``'s vocabulary and features."""
-    from kepp_core.models.checkpoint import check_compatible  # lazy: loads torch
+    from kepp_core.models.checkpoint import check_compatible
 
     check_compatible(planner.plan_config, ds, planner.horizon, where=where)
 

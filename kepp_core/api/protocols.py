@@ -163,7 +163,7 @@ def _finite(x: float | None) -> float | None:
 def interval_table(run: ProtocolRun, metric: str = "SR", fraction: float | None = None):
     """One row per (method, T) of the fraction (default: the largest): ``method``, ``label``,
     ``T``, ``mean``, ``ci`` (half-width, None with one seed), ``seeds``; in the spec's method order."""
-    import pandas as pd  # lazy: pandas loads only with the Results page
+    import pandas as pd
 
     _check_metric(metric)
     fraction = max(run.fractions) if fraction is None else float(fraction)
@@ -180,7 +180,7 @@ def interval_table(run: ProtocolRun, metric: str = "SR", fraction: float | None 
 def efficiency_table(run: ProtocolRun, horizon: int, metric: str = "SR"):
     """The data-efficiency curves of one horizon: one row per (method, fraction) with ``mean``,
     ``ci`` and ``seeds`` (``percent``: the fraction of training videos in %)."""
-    import pandas as pd  # lazy: pandas loads only with the Results page
+    import pandas as pd
 
     _check_metric(metric)
     order = {m: i for i, m in enumerate(run.methods)}
@@ -246,7 +246,7 @@ def pair_test(records: Records, a: str, b: str, horizon: int, fraction: float, m
 def pair_table(records: Records, a: str, b: str, fraction: float, metric: str = "SR",
                confidence: float = 0.9):
     """:func:`pair_test` of ``A − B`` at every horizon of ``fraction`` that records both, as a table."""
-    import pandas as pd  # lazy: pandas loads only with the Results page
+    import pandas as pd
 
     rows = [pair_test(records, a, b, h, fraction, metric, confidence)
             for (f, h) in sorted(records.units()) if f == float(fraction)

@@ -82,7 +82,7 @@ def trained_horizons(root: str | Path) -> list[int]:
 
 def model_specs(root: str | Path, horizon: int) -> list:
     """The :class:`~kepp_core.models.ModelSpec` of every readable model of one horizon."""
-    from kepp_core.models.spec import load_spec  # lazy: loads torch
+    from kepp_core.models.spec import load_spec
 
     specs = []
     for folder in sorted((Path(root) / f"T{horizon}").iterdir() if (Path(root) / f"T{horizon}").is_dir() else []):

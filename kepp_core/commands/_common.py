@@ -89,9 +89,9 @@ def _fmt(v) -> str:
 
 def set_threads(args) -> int:
     """``--threads``: the CPU threads of this run (checked here, so the error names the flag)."""
-    from kepp_core.training.loop import set_cpu_threads  # lazy: keeps `kepp --help` fast
+    from kepp_core.training.loop import set_cpu_threads
 
-    from kepp_core.training.loop import most_threads  # lazy: keeps `kepp --help` fast
+    from kepp_core.training.loop import most_threads
 
     if args.threads is not None and not 1 <= args.threads <= most_threads():
         raise KeppError(f"--threads {args.threads}: expected 1 to {most_threads()} (4 per core of this machine)")

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from kepp_core.commands._common import add_command, print_table, set_threads
 from kepp_core.errors import KeppError
-from kepp_core.paths import APP_DIR
+from kepp_core.catalog import DEMO_HORIZONS
+from kepp_core.paths import APP_DIR, DEMO_ASSETS, DEMO_TABLE_SPEC
 
 
 EXAMPLES = """  kepp demo                      # world + models + app
@@ -23,8 +24,6 @@ EXAMPLES = """  kepp demo                      # world + models + app
 
 def register(sub) -> None:
     """Add ``kepp demo`` with its ``table`` and ``models`` sub-commands."""
-    from kepp_core.experiments import DEMO_ASSETS, DEMO_HORIZONS, DEMO_TABLE_SPEC  # lazy: the parser's defaults
-
     p = add_command(sub, "demo", "the demo: synthetic world, trained models and the app", EXAMPLES, _demo)
     p.add_argument("--no-app", action="store_true", help="do not start the app")
     p.add_argument("--port", type=int, default=8501)
@@ -54,15 +53,15 @@ def register(sub) -> None:
 
 
 def _world():
-    from kepp_core.data import load_dataset  # lazy: keeps `kepp --help` fast
-    from kepp_core.data.synth import ensure_world  # lazy: keeps `kepp --help` fast
+    from kepp_core.data import load_dataset
+    from kepp_core.data.synth import ensure_world
 
     root = ensure_world()
     return root, load_dataset("demo", root)
 
 
 def _demo(args) -> int:
-    from kepp_core.experiments import ensure_demo_models  # lazy: keeps `kepp --help` fast
+    from kepp_core.experiments import ensure_demo_models
 
     set_threads(args)
     root, ds = _world()
@@ -74,13 +73,13 @@ def _demo(args) -> int:
         if not app.is_file():
             print(f"no app at {app}; plan with KEPPPlanner.from_models({str(models)!r}, horizon=4)")
         return 0
-    from kepp_core.commands.app import AppOptions, launch_app  # lazy: only when the app starts
+    from kepp_core.commands.app import AppOptions, launch_app
 
     return launch_app(AppOptions(checkpoints=str(models), port=args.port))
 
 
 def _models(args) -> int:
-    from kepp_core.experiments import train_demo_models  # lazy: keeps `kepp --help` fast
+    from kepp_core.experiments import train_demo_models
 
     set_threads(args)
     _, ds = _world()
@@ -92,10 +91,10 @@ def _models(args) -> int:
 
 
 def _table(args) -> int:
-    from kepp_core.data.synth import ensure_world  # lazy: keeps `kepp --help` fast
-    from kepp_core.evaluation.report import horizon_table  # lazy: keeps `kepp --help` fast
-    from kepp_core.experiments import run_table  # lazy: keeps `kepp --help` fast
-    from kepp_core.protocol import load_protocol, override_spec  # lazy: keeps `kepp --help` fast
+    from kepp_core.data.synth import ensure_world
+    from kepp_core.evaluation.report import horizon_table
+    from kepp_core.experiments import run_table
+    from kepp_core.protocol import load_protocol, override_spec
 
     set_threads(args)
     if args.seeds is not None and args.seeds < 1:

@@ -23,7 +23,7 @@ EXAMPLES = """  kepp eval --dataset demo --models models --horizons 3 4 5 6
 
 def register(sub) -> None:
     """Add ``kepp eval`` (its ``--methods`` choices come from the method catalogue)."""
-    from kepp_core.commands.llm_args import add_llm_args  # lazy: keeps `kepp --help` fast
+    from kepp_core.commands.llm_args import add_llm_args
 
     defaults = tuple(m.name for m in catalog.METHODS if m.default and not m.llm)
     others = tuple(m.name for m in catalog.METHODS if not m.default and not m.llm) + _llm_methods()
@@ -57,9 +57,9 @@ def register(sub) -> None:
 
 
 def _eval(args) -> int:
-    from kepp_core.evaluation.methods import UNCERTAINTY_COLUMNS, EvalOptions, evaluate_horizon  # lazy: keeps `kepp --help` fast
-    from kepp_core.evaluation.records import episode_records, write_records  # lazy: keeps `kepp --help` fast
-    from kepp_core.io import atomic_write_json  # lazy: keeps `kepp --help` fast
+    from kepp_core.evaluation.methods import UNCERTAINTY_COLUMNS, EvalOptions, evaluate_horizon
+    from kepp_core.evaluation.records import episode_records, write_records
+    from kepp_core.io import atomic_write_json
 
     set_threads(args)
     check_outputs(args.out, args.records)
@@ -122,7 +122,7 @@ def _eval(args) -> int:
 def _decode_override(args):
     """The ``+dec`` methods' decoding from ``--decode``, ``--decode-weight`` and ``--decode-samples``
     (parts not given are chosen on validation)."""
-    from kepp_core.evaluation.options import TOPK, DecodeOverride, parse_decode_mode  # lazy: keeps `kepp --help` fast
+    from kepp_core.evaluation.options import TOPK, DecodeOverride, parse_decode_mode
 
     samples = parse_decode_samples(args.decode_samples) if args.decode_samples is not None else 1
     try:
@@ -155,8 +155,8 @@ def _recommender(args, ds):
     """The LLM recommender when an LLM method is asked for and an endpoint is configured."""
     import os
 
-    from kepp_core.commands.llm_args import recommender_from_args  # lazy: keeps `kepp --help` fast
-    from kepp_core.llm.client import ENV_URL  # lazy: keeps `kepp --help` fast
+    from kepp_core.commands.llm_args import recommender_from_args
+    from kepp_core.llm.client import ENV_URL
 
     if not set(args.methods) & set(_llm_methods()):
         return None

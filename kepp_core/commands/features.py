@@ -77,7 +77,7 @@ def _extract(args: argparse.Namespace) -> int:
 
 
 def _encode(args: argparse.Namespace) -> int:
-    from kepp_core.video import encode_video, save_features  # lazy: keeps `kepp --help` fast
+    from kepp_core.video import encode_video, save_features
 
     check_outputs(args.out)
     feats = encode_video(args.video, args.encoder)
@@ -87,7 +87,7 @@ def _encode(args: argparse.Namespace) -> int:
 
 
 def _info(args: argparse.Namespace) -> int:
-    from kepp_core.video import video_info  # lazy: keeps `kepp --help` fast
+    from kepp_core.video import video_info
 
     info = video_info(args.video)
     row = {"file": str(info.path), "fps": info.fps, "frames": info.frames, "duration": info.duration,

@@ -15,7 +15,7 @@ NIV = "--dataset plans --root ../shared/data/niv/plans.jsonl"
 
 
 def _methods() -> list[str]:
-    from kepp_core.graph import method_names  # lazy: keeps `kepp --help` fast
+    from kepp_core.graph import method_names
 
     return method_names()
 
@@ -97,7 +97,7 @@ def _graph_source(p) -> None:
 
 def _load(args, need_dataset: bool = False):
     """The graph (and the dataset when needed or when no graph file is given)."""
-    from kepp_core.graph import build_graph, load_graph  # lazy: keeps `kepp --help` fast
+    from kepp_core.graph import build_graph, load_graph
 
     dataset = None
     if args.graph is None or need_dataset or args.root is not None:
@@ -108,11 +108,11 @@ def _load(args, need_dataset: bool = False):
 
 
 def _build(args) -> int:
-    from pathlib import Path  # lazy: keeps `kepp --help` fast
+    from pathlib import Path
 
-    from kepp_core.graph import build_graph, fit_prior  # lazy: keeps `kepp --help` fast
-    from kepp_core.graph.build import COMPACT_SUFFIX  # lazy: keeps `kepp --help` fast
-    from kepp_core.graph.stream import stream_graph  # lazy: keeps `kepp --help` fast
+    from kepp_core.graph import build_graph, fit_prior
+    from kepp_core.graph.build import COMPACT_SUFFIX
+    from kepp_core.graph.stream import stream_graph
 
     check_outputs(args.out, Path(args.out).with_suffix(COMPACT_SUFFIX) if args.compact else None)
     if args.dataset == "plans" and args.root is not None:  # stream: the same graph in bounded memory
@@ -143,7 +143,7 @@ def _build(args) -> int:
 
 
 def _paths(args) -> int:
-    from kepp_core.graph import retrieve  # lazy: keeps `kepp --help` fast
+    from kepp_core.graph import retrieve
 
     _check_range("--horizon", args.horizon, 2, MAX_HORIZON)
     _check_range("--top", args.top, 1, MAX_TOP)
@@ -161,7 +161,7 @@ def _paths(args) -> int:
 
 
 def _subgraph(args) -> int:
-    from kepp_core.graph import subgraph  # lazy: keeps `kepp --help` fast
+    from kepp_core.graph import subgraph
 
     _check_range("--depth", args.depth, 0, MAX_DEPTH)
     if not 0.0 <= args.min_prob <= 1.0:
@@ -179,8 +179,8 @@ def _subgraph(args) -> int:
 
 
 def _zero_shot(args) -> int:
-    from kepp_core.evaluation import read_endpoints, zero_shot  # lazy: keeps `kepp --help` fast
-    from kepp_core.graph import Retriever  # lazy: keeps `kepp --help` fast
+    from kepp_core.evaluation import read_endpoints, zero_shot
+    from kepp_core.graph import Retriever
 
     for t in args.horizon:
         _check_range("--horizon", t, 2, MAX_HORIZON)

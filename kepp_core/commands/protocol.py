@@ -51,7 +51,7 @@ def register(sub) -> None:
 
 
 def _protocol(args) -> int:
-    from kepp_core.protocol import run_protocol  # lazy: keeps `kepp --help` fast
+    from kepp_core.protocol import run_protocol
 
     if args.stage is not None and not args.print_commands:
         raise KeppError("--stage goes with --print-commands")
@@ -68,7 +68,7 @@ def _protocol(args) -> int:
 
 def _spec(args):
     """The spec file with the command line's overrides."""
-    from kepp_core.protocol import load_protocol, override_spec  # lazy: keeps `kepp --help` fast
+    from kepp_core.protocol import load_protocol, override_spec
 
     return override_spec(load_protocol(args.spec), args.spec, out=args.out, seeds=args.seeds,
                          train_fractions=args.train_fraction)
@@ -77,10 +77,10 @@ def _spec(args):
 def protocol_commands(spec, stage: int | None = None, threads: int | None = None) -> str:
     """The run list of a protocol spec: one ``kepp train`` line per (fraction, seed, horizon,
     model the methods need), the models ``run_protocol`` would train, in its folders."""
-    from pathlib import Path  # lazy: only with --print-commands
+    from pathlib import Path
 
-    from kepp_core.commands.runlist import data_args, format_commands, train_command  # lazy: --print-commands
-    from kepp_core.protocol import members_for  # lazy: keeps `kepp --help` fast
+    from kepp_core.commands.runlist import data_args, format_commands, train_command
+    from kepp_core.protocol import members_for
 
     data = data_args(spec.dataset, spec.root, spec.features)
     roles = [parse_model_folder(m) for m in members_for(spec.methods)]

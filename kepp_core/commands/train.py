@@ -62,7 +62,7 @@ def register(sub) -> None:
                          "save to MODELS/T<h>/plan-graph-R1-struct for the kepp-R1-struct row)")
     pl.add_argument("--structured-learn-scale", action="store_true", default=None,
                     help="learn the scale of the graph's transition log-probabilities")
-    from kepp_core.commands.llm_args import add_llm_args  # lazy: keeps `kepp --help` fast
+    from kepp_core.commands.llm_args import add_llm_args
 
     add_llm_args(pl)
     c = add_command(tsub, "task-classifier", "train PDPP's task classifier", EXAMPLES_CLS, _classifier)
@@ -119,7 +119,7 @@ def _common(p: argparse.ArgumentParser, out_help: str = "checkpoint folder") -> 
 
 def config_from_args(args):
     """The training config: the preset (``--preset`` or the dataset's) with the options given on the command line."""
-    from kepp_core.training import DATASET_PRESET, preset  # lazy: keeps `kepp --help` fast
+    from kepp_core.training import DATASET_PRESET, preset
 
     set_threads(args)
     name = args.preset or DATASET_PRESET.get(args.dataset, "crosstask")
@@ -148,9 +148,9 @@ def parse_set_options(items: list[str]) -> dict:
     >>> parse_set_options(["mults=[1, 2]", "val_sampler=ddpm", "decay=[[30, 0.5]]", "lr=1"])
     {'mults': (1, 2), 'val_sampler': 'ddpm', 'decay': [(30, 0.5)], 'lr': 1.0}
     """
-    import json  # lazy: only with --set
+    import json
 
-    from kepp_core.training.config import TrainConfig  # lazy: keeps `kepp --help` fast
+    from kepp_core.training.config import TrainConfig
 
     defaults = TrainConfig().to_dict()
     out = {}
@@ -215,7 +215,7 @@ def _dataset(args):
     ds = dataset_from_args(args)
     if f >= 1:
         return ds
-    from kepp_core.protocol import fraction_subset  # lazy: keeps `kepp --help` fast
+    from kepp_core.protocol import fraction_subset
 
     return fraction_subset(ds, f)
 
@@ -234,10 +234,10 @@ def _skip_or_resume(args, cfg) -> bool:
     run's saved state."""
     if not getattr(args, "skip_finished", False):
         return False
-    from pathlib import Path  # lazy: only with --skip-finished
+    from pathlib import Path
 
-    from kepp_core.protocol import finished  # lazy: keeps `kepp --help` fast
-    from kepp_core.training.loop import STATE_JSON  # lazy: keeps `kepp --help` fast
+    from kepp_core.protocol import finished
+    from kepp_core.training.loop import STATE_JSON
 
     out = Path(args.out)
     if finished(out):
@@ -263,8 +263,8 @@ _CLASSIFIER_OWN = {"train_steps", "lr", "warmup", "decay", "val_every"}
 def _trained_differently(out, cfg) -> str:
     """'KEY=stored (asked: VALUE)' for the options the finished model in ``out`` was trained with
     that differ from ``cfg`` (empty when it matches)."""
-    from kepp_core.models.folders import read_config  # lazy: keeps `kepp --help` fast
-    from kepp_core.training.config import TrainConfig  # lazy: keeps `kepp --help` fast
+    from kepp_core.models.folders import read_config
+    from kepp_core.training.config import TrainConfig
 
     stored = read_config(out)
     skip = _RUN_ONLY | (_CLASSIFIER_OWN if stored.get("kind") == "task-classifier" else set())
@@ -278,7 +278,7 @@ def _trained_differently(out, cfg) -> str:
 
 
 def _step(args) -> int:
-    from kepp_core.training import train_step_model  # lazy: keeps `kepp --help` fast
+    from kepp_core.training import train_step_model
 
     cfg = config_from_args(args)
     if _skip_or_resume(args, cfg):
@@ -287,7 +287,7 @@ def _step(args) -> int:
 
 
 def _plan(args) -> int:
-    from kepp_core.training import train_plan_model  # lazy: keeps `kepp --help` fast
+    from kepp_core.training import train_plan_model
 
     cfg = config_from_args(args)
     if _skip_or_resume(args, cfg):
@@ -295,7 +295,7 @@ def _plan(args) -> int:
     ds = _dataset(args)
     llm = None
     if cfg.condition in LLM_CONDITIONS:
-        from kepp_core.commands.llm_args import recommender_from_args  # lazy: keeps `kepp --help` fast
+        from kepp_core.commands.llm_args import recommender_from_args
 
         llm = recommender_from_args(args, ds)
     summary = train_plan_model(ds, cfg, args.out, args.step_model, args.resume, not args.no_progress, llm=llm)
@@ -316,7 +316,7 @@ def llm_line(s: dict) -> str:
 
 
 def _classifier(args) -> int:
-    from kepp_core.training import train_task_classifier  # lazy: keeps `kepp --help` fast
+    from kepp_core.training import train_task_classifier
 
     cfg = config_from_args(args)
     if _skip_or_resume(args, cfg):
@@ -325,7 +325,7 @@ def _classifier(args) -> int:
 
 
 def _all(args) -> int:
-    from kepp_core.training.suite import EXTRA_MEMBERS, MEMBERS, train_horizon  # lazy: keeps `kepp --help` fast
+    from kepp_core.training.suite import EXTRA_MEMBERS, MEMBERS, train_horizon
 
     if args.resume:
         raise KeppError("--resume applies to one model; rerun 'kepp train step|plan ... --resume'")
@@ -347,10 +347,10 @@ def _all(args) -> int:
 
 def all_commands(args, cfg, members) -> str:
     """The run list of ``kepp train all``: one ``kepp train`` line per horizon and member."""
-    from pathlib import Path  # lazy: only with --print-commands
+    from pathlib import Path
 
-    from kepp_core.commands.runlist import data_args, format_commands, train_command  # lazy: --print-commands
-    from kepp_core.training import DATASET_PRESET  # lazy: keeps `kepp --help` fast
+    from kepp_core.commands.runlist import data_args, format_commands, train_command
+    from kepp_core.training import DATASET_PRESET
 
     name = args.preset or DATASET_PRESET.get(args.dataset, "crosstask")
     data = data_args(args.dataset, args.root, args.features, args.split_seed, args.coin_actions)

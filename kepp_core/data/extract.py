@@ -90,7 +90,7 @@ class Shard:
 
 def gather_summaries(summary: ExtractSummary, shard: Shard, timeout_hours: float = 12.0) -> list[ExtractSummary]:
     """Every rank's summary, on every rank (one gloo all-gather, which is also the barrier)."""
-    import torch.distributed as dist  # lazy: only multi-process runs need it
+    import torch.distributed as dist
 
     dist.init_process_group("gloo", rank=shard.rank, world_size=shard.world,
                             timeout=timedelta(hours=timeout_hours))
@@ -172,7 +172,7 @@ def extract_features(source: Dataset | str | os.PathLike, encoder: str | Feature
     >>> extract_features("demo-world", "builtin").written  # doctest: +SKIP
     []
     """
-    from tqdm import tqdm  # lazy: keeps importing kepp_core.data light
+    from tqdm import tqdm
 
     shard = Shard.from_env() if shard is None else shard
     if shard.world > 1 and not (os.environ.get("MASTER_ADDR") and os.environ.get("MASTER_PORT")):

@@ -159,7 +159,7 @@ def iter_plan_rows(root: str | Path, seed: int = 0, progress: bool = False) -> I
     hashes = array("q")
     bar = None
     if progress:
-        from tqdm import tqdm  # lazy: only progress bars need it
+        from tqdm import tqdm
 
         bar = tqdm(total=path.stat().st_size, unit="B", unit_scale=True, desc=path.name, dynamic_ncols=True)
     loads, done = json.loads, 0
@@ -189,7 +189,7 @@ def iter_plan_rows(root: str | Path, seed: int = 0, progress: bool = False) -> I
 
 def _check_unique_ids(path: Path, hashes: array) -> None:
     """Raise a KeppError naming a duplicate video id (hash collisions are re-checked by id)."""
-    import numpy as np  # lazy: the loaders above do not need numpy
+    import numpy as np
 
     h = np.sort(np.frombuffer(hashes, dtype=np.int64))
     dup = h[1:][h[1:] == h[:-1]]

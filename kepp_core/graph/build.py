@@ -15,6 +15,7 @@ longer-range recommendation method read. Stored as JSON; never pickled.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from array import array
 from collections import Counter
@@ -238,8 +239,6 @@ class ProcedureGraph:
         raise unknown_name_error("action", name, self.actions)
 
     def vocabulary_hash(self) -> str:
-        import hashlib
-
         return hashlib.sha1("\n".join(self.actions).encode()).hexdigest()[:12]
 
     def check_vocabulary(self, dataset: Dataset, where: str = "graph") -> None:

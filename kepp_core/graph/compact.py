@@ -22,7 +22,7 @@ HEADER_KEY = "kepp"
 
 def save_arrays(path: str | Path, arrays: dict[str, np.ndarray], header: dict) -> None:
     """Write ``arrays`` and a JSON ``header`` to a ``.safetensors`` file (atomically)."""
-    from safetensors.numpy import save_file  # lazy: only the compact form needs it
+    from safetensors.numpy import save_file
 
     tensors = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
     with atomic_path(path, suffix=".safetensors") as tmp:
@@ -31,7 +31,7 @@ def save_arrays(path: str | Path, arrays: dict[str, np.ndarray], header: dict) -
 
 def load_arrays(path: str | Path) -> tuple[dict[str, np.ndarray], dict]:
     """The arrays and the JSON header of a file written by :func:`save_arrays`."""
-    from safetensors import SafetensorError, safe_open  # lazy: only the compact form needs it
+    from safetensors import SafetensorError, safe_open
 
     try:
         with safe_open(str(path), framework="numpy") as f:

@@ -27,6 +27,7 @@ from functools import lru_cache
 from dataclasses import dataclass
 
 import numpy as np
+from tqdm import tqdm
 
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.graph.build import ProcedureGraph
@@ -173,8 +174,6 @@ class Retriever:
         """Recommendations for many ``(a_1, a_T)`` pairs (cached across calls)."""
         endpoints = list(endpoints)
         if progress:
-            from tqdm import tqdm
-
             endpoints = tqdm(endpoints, desc=f"{self.method} paths T={horizon}", unit="ep", leave=False)
         return [self(int(s), int(g), horizon) for s, g in endpoints]
 

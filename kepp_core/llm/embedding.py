@@ -19,6 +19,7 @@ True
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -69,8 +70,6 @@ class MiniLMEmbedder:
         self._tok = None
 
     def _load(self) -> None:
-        import os
-
         import torch
 
         os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
 from kepp_core.data.episodes import Episode
 from kepp_core.data.records import Dataset
@@ -332,8 +333,6 @@ class LLMRecommender:
             raise KeppError(f"{len(horizons)} horizons for {len(endpoints)} endpoint pairs")
         todo = list(dict.fromkeys((s, e, h) for (s, e), h in zip(endpoints, horizons)))
         if progress and len(todo) > 1:
-            from tqdm import tqdm
-
             todo = tqdm(todo, desc="LLM plans", unit="pair", leave=False)
         for s, e, h in todo:
             self(s, e, h)

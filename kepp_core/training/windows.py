@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from tqdm import tqdm
 
 from kepp_core.data.episodes import Episode, common_dim, observations
 from kepp_core.errors import KeppError
@@ -133,8 +134,6 @@ def mapped_observations(episodes: Sequence[Episode], folder: str | Path, progres
 
 def _write_windows(episodes: Sequence[Episode], dim: int | None, paths: list[Path], progress: bool) -> None:
     """Write the start and goal windows of ``episodes`` into ``paths`` (temporary files, renamed when complete)."""
-    from tqdm import tqdm
-
     first_s, _ = observations(episodes[:1], dim)
     width = first_s.shape[1]
     with atomic_path(paths[0]) as tmp_s, atomic_path(paths[1]) as tmp_g:

@@ -16,12 +16,17 @@ import hashlib
 import json
 import os
 import re
+import selectors
 import shutil
+import subprocess
+import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 from kepp_core.data.coin import load_coin
 from kepp_core.data.plans import load_plans
@@ -226,8 +231,6 @@ def generate_world(out: str | os.PathLike, seed: int = 0, videos: int | None = N
     >>> generate_world("/tmp/world", videos=14)  # doctest: +SKIP
     PosixPath('/tmp/world')
     """
-    from tqdm import tqdm
-
     out = Path(out)
     knobs = knobs_for(difficulty, **knob_overrides)
     if videos is not None and videos < 1:
@@ -282,11 +285,6 @@ def generate_world(out: str | os.PathLike, seed: int = 0, videos: int | None = N
 def _run_workers(out: Path, seed: int, knobs: Knobs, looks: dict, specs: list[VideoSpec], workers: int,
                  bar) -> None:
     """Build videos in ``workers`` subprocesses (``kepp_core.data.synth.worker``), interleaved."""
-    import selectors
-    import subprocess
-    import sys
-    import tempfile
-
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     package_root = str(REPO_ROOT)
     env["PYTHONPATH"] = os.pathsep.join([package_root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
