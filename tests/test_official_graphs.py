@@ -148,7 +148,8 @@ class _Reduce:
 
 @pytest.mark.parametrize("name", list(_payloads(Path("x"))))
 @pytest.mark.parametrize("nested", [False, True])
-def test_a_pickle_naming_any_other_global_is_refused_without_running_it(tmp_path, name, nested, capsys):
+@pytest.mark.parametrize("protocol", [2, 4])
+def test_a_pickle_naming_any_other_global_is_refused_without_running_it(tmp_path, name, nested, protocol, capsys):
     marker = tmp_path / "ran"
     fn, args = _payloads(marker)[name]
     payload = _Reduce(fn, args)
@@ -157,7 +158,7 @@ def test_a_pickle_naming_any_other_global_is_refused_without_running_it(tmp_path
         g.add_edge(0, 1, weight=1, note=payload)
         payload = g
     pkl = tmp_path / "evil.pkl"
-    pkl.write_bytes(pickle.dumps(payload, protocol=2))
+    pkl.write_bytes(pickle.dumps(payload, protocol=protocol))
     assert main(["graph", "import", str(pkl), "--out", str(tmp_path / "g.json")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "nothing was run" in err

@@ -16,6 +16,7 @@ built from the plans. A pickle has no start/end counts or task plans: those stay
 
 from __future__ import annotations
 
+import _compat_pickle  # the standard library's Python 2 → 3 name table, which pickle itself uses
 import io
 import math
 import pickle
@@ -35,9 +36,9 @@ ALLOWED = frozenset({
         "NodeView", "NodeDataView", "OutEdgeView", "InEdgeView", "OutEdgeDataView", "InEdgeDataView",
         "DiDegreeView", "InDegreeView", "OutDegreeView")),
     *(("networkx.classes.coreviews", n) for n in ("AdjacencyView", "AtlasView")),
-    ("builtins", "dict"), ("__builtin__", "dict"),
+    ("builtins", "dict"),
     # protocols 0 and 1 rebuild the graph object with copyreg._reconstructor(DiGraph, object, None)
-    ("copyreg", "_reconstructor"), ("copy_reg", "_reconstructor"), ("builtins", "object"), ("__builtin__", "object"),
+    ("copyreg", "_reconstructor"), ("builtins", "object"),
 })
 WEIGHTINGS = ("counts", "out-edge normalised")
 MAX_DENOMINATOR = 10**9  # out-edge counts up to this are recovered exactly from normalised weights
@@ -53,6 +54,9 @@ class GraphUnpickler(pickle.Unpickler):
     raised when the pickle names it, before any call)."""
 
     def find_class(self, module: str, name: str):
+        # Protocols 0-2 write Python 2 names (__builtin__, copy_reg); read them as Python 3's, as pickle does.
+        module, name = _compat_pickle.NAME_MAPPING.get((module, name), (module, name))
+        module = _compat_pickle.IMPORT_MAPPING.get(module, module)
         if (module, name) not in ALLOWED:
             raise RefusedGlobal(f"{module}.{name}")
         return super().find_class(module, name)
