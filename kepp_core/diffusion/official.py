@@ -172,9 +172,9 @@ class OfficialDiffusion(nn.Module):
                  dim: int = 256, dim_mults: tuple[int, ...] = (1, 2, 4), graph_dim: int = 0,
                  llm_dim: int = 0, llm_rows: str = LLM_FROM_GRAPH) -> None:
         super().__init__()
-        if kind == "plan" and (graph_dim != num_actions or llm_rows != LLM_FROM_GRAPH or llm_dim < 0):
-            raise KeppError(f"an official planning model needs graph rows as wide as its {num_actions} actions "
-                            f"(got {graph_dim}) and LLM rows taken from the graph rows")
+        if kind == "plan" and (graph_dim != num_actions or llm_dim != num_actions or llm_rows != LLM_FROM_GRAPH):
+            raise KeppError(f"an official planning model needs graph and LLM rows as wide as its {num_actions} "
+                            f"actions (got {graph_dim} and {llm_dim}), the LLM rows taken from the graph rows")
         if horizon < len(dim_mults):
             raise KeppError(f"the official network with {len(dim_mults)} levels needs a horizon of at least "
                             f"{len(dim_mults)}, not T={horizon}")

@@ -54,6 +54,7 @@ class GraphUnpickler(pickle.Unpickler):
     raised when the pickle names it, before any call)."""
 
     def find_class(self, module: str, name: str):
+        """The global ``module.name`` if allowed (Python 2 names read as Python 3's); else refuse it."""
         # Protocols 0-2 write Python 2 names (__builtin__, copy_reg); read them as Python 3's, as pickle does.
         module, name = _compat_pickle.NAME_MAPPING.get((module, name), (module, name))
         module = _compat_pickle.IMPORT_MAPPING.get(module, module)

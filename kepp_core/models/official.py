@@ -184,6 +184,19 @@ def import_official(plan_path: str | Path, step_path: str | Path, out: str | Pat
             "graph": str(Path(folders["plan"]) / GRAPH_FILE) if g is not None else None}
 
 
+def imported_from(cfg: dict) -> str | None:
+    """Where an imported model's weights came from, in one line (None for this package's own models).
+
+    >>> imported_from({"source": {"imported_from": "plan.pth.tar", "weights": "ema", "epoch": 3}})
+    'plan.pth.tar (ema weights, epoch 3)'
+    """
+    src = cfg.get("source") or {}
+    if "imported_from" not in src:
+        return None
+    epoch = f", epoch {src['epoch']}" if "epoch" in src else ""
+    return f"{src['imported_from']} ({src.get('weights', 'ema')} weights{epoch})"
+
+
 def _graph_for(graph: str | Path | None, dataset: Dataset) -> ProcedureGraph | None:
     """The graph to store beside the planning model: the file given (its vocabulary checked),
     else one built from the dataset's training plans, else none."""
@@ -198,4 +211,4 @@ def _graph_for(graph: str | Path | None, dataset: Dataset) -> ProcedureGraph | N
     return None
 
 
-__all__ = ["WEIGHT_SETS", "block_widths", "import_official", "load_official", "network_sizes", "read_official"]
+__all__ = ["WEIGHT_SETS", "block_widths", "import_official", "imported_from", "load_official", "network_sizes", "read_official"]
