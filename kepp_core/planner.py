@@ -151,7 +151,9 @@ class KEPPPlanner:
         if not isinstance(graph, ProcedureGraph):
             graph = load_graph(Path(graph) if graph is not None else Path(plan_dir) / GRAPH_FILE)
         if graph.vocabulary_hash() != plan_spec.vocabulary_hash:
-            raise KeppError(f"graph vocabulary ({graph.num_actions} actions) does not match {plan_dir}")
+            same = " (same size, other labels)" if graph.num_actions == plan_spec.num_actions else ""
+            raise KeppError(f"graph vocabulary ({graph.num_actions} actions) does not match {plan_dir} "
+                            f"(trained on {plan_spec.num_actions} actions){same}")
         return cls(step, plan, graph, step_spec, plan_spec, **kw)
 
     @classmethod

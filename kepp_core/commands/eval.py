@@ -75,8 +75,9 @@ def _eval(args) -> int:
     for setting in args.settings:
         root = models / setting if (models / setting).is_dir() else models
         for h in args.horizons:
-            options = EvalOptions(setting=setting, sampler=args.sampler, sampler_steps=args.sampler_steps,
-                                  seed=args.seed, samples=args.samples, strict=args.strict, decode=decode)
+            options = EvalOptions(setting=setting, m=_seconds(root, h), sampler=args.sampler,
+                                  sampler_steps=args.sampler_steps, seed=args.seed, samples=args.samples,
+                                  strict=args.strict, decode=decode)
             ev = evaluate_horizon(ds, root, h, args.methods, options, llm,
                                   log=lambda s: print(s) if not args.json else None)
             for r in ev.rows():
@@ -117,6 +118,19 @@ def _eval(args) -> int:
     if args.records:
         print(f"records → {args.records} ({len(records)} episodes)")
     return 0
+
+
+def _seconds(root: Path, horizon: int) -> int:
+    """Seconds per observation ``M`` the step model of ``ROOT/T<h>`` was made for (the default
+    where there is none: the methods that need it are skipped)."""
+    from kepp_core.catalog import ModelRole, model_folder
+    from kepp_core.models.spec import DEFAULT_M, load_spec
+
+    folder = root / f"T{horizon}" / model_folder(ModelRole("step"))
+    try:
+        return load_spec(folder).m if folder.is_dir() else DEFAULT_M
+    except KeppError:
+        return DEFAULT_M  # an unreadable config is reported, with its reason, when the method loads it
 
 
 def _decode_override(args):

@@ -1,4 +1,4 @@
-"""``kepp graph build|paths|subgraph|zero-shot``: the procedure knowledge graph."""
+"""``kepp graph build|import|paths|subgraph|zero-shot``: the procedure knowledge graph."""
 
 from __future__ import annotations
 
@@ -42,6 +42,19 @@ def register(sub) -> None:
     b.add_argument("--no-fit", action="store_true",
                    help="skip fitting the history method's prior strength (cross-validation on training plans)")
     b.add_argument("--json", action="store_true", help="machine-readable output")
+
+    i = add_command(gsub, "import", "convert an official KEPP P²KG pickle (networkx DiGraph) to a graph file",
+                    "  kepp graph import PKG/graphs/CrossTaskHow/out_edge_N_graph/trained_graph.pkl --out runs/ct/graph.json\n"
+                    "  kepp graph import trained_graph.pkl --out graph.json --dataset official-list --root train_list.json\n"
+                    "\nThe pickle is read with an allow-list (networkx DiGraph and its views, dict): any other global\n"
+                    "is refused, with its name, before anything runs. Raw-count and out-edge-normalised weights are\n"
+                    "recognised; with --dataset/--root action id i is the dataset's action i (default: labels '0'..'N').",
+                    func=_import)
+    i.add_argument("pickle", help="official graph pickle (.pkl)")
+    i.add_argument("--out", "-o", required=True, help="graph file to write: .json, or .safetensors (compact)")
+    i.add_argument("--dataset", default=None, help="dataset format whose vocabulary the action ids index")
+    i.add_argument("--root", default=None, help="the dataset (with --dataset)")
+    i.add_argument("--json", action="store_true", help="machine-readable output")
 
     q = add_command(gsub, "paths", "top-R recommended paths of T steps between two actions",
                     f"  kepp graph paths {COIN} --start 'jack up the car' --goal 'put on the tire' --horizon 4\n"
@@ -119,6 +132,7 @@ def _build(args) -> int:
         g = stream_graph(args.root, seed=args.split_seed, progress=args.progress and not args.json)
     else:
         g = build_graph(dataset_from_args(args))
+    g.source = {"built_from": str(args.root) if args.root is not None else "the demo world", "dataset": args.dataset}
     cv = None
     if not args.no_fit:
         cv = fit_prior(g)
@@ -139,6 +153,28 @@ def _build(args) -> int:
         emit_json({**summary, "history_cv_sr": cv["cv_sr"] if cv else None})
         return 0
     print_table([{"field": k, "value": v} for k, v in summary.items()], title="procedure graph")
+    return 0
+
+
+def _import(args) -> int:
+    from kepp_core.graph.build import graph_source
+    from kepp_core.graph.official import import_graph_pickle
+
+    check_outputs(args.out)
+    dataset = None
+    if args.dataset is not None or args.root is not None:
+        if args.dataset is None or args.root is None:
+            raise KeppError("--dataset and --root go together (the dataset whose actions the ids index)")
+        args.features, args.split_seed, args.coin_actions = None, 0, "steps"
+        dataset = dataset_from_args(args)
+    g = import_graph_pickle(args.pickle, dataset)
+    g.save(args.out)
+    summary = {"file": str(args.out), "source": graph_source(g), "dataset": g.dataset, "actions": g.num_actions,
+               "edges": g.num_edges, "self_loops": int((g.counts.indices == g.counts.rows()).sum())}
+    if args.json:
+        emit_json(summary)
+        return 0
+    print_table([{"field": k, "value": v} for k, v in summary.items()], title="imported procedure graph")
     return 0
 
 

@@ -1,4 +1,5 @@
-"""Loading a dataset by name: ``crosstask``, ``coin``, ``plans`` and ``demo`` (the synthetic world)."""
+"""Loading a dataset by name: ``crosstask``, ``coin``, ``plans``, ``official-list`` (the official
+KEPP training lists) and ``demo`` (the synthetic world)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 from kepp_core.data.coin import load_coin
 from kepp_core.data.crosstask import load_crosstask
+from kepp_core.data.official import load_official_list
 from kepp_core.data.plans import load_plans
 from kepp_core.data.records import Dataset
 from kepp_core.data.synth.world import default_world_root
@@ -16,6 +18,7 @@ LOADERS: dict[str, Callable[..., Dataset]] = {
     "crosstask": load_crosstask,
     "coin": load_coin,
     "plans": load_plans,
+    "official-list": load_official_list,
     # The synthetic world is written in the CrossTask layout and read by the same loader.
     "demo": lambda root, **kw: load_crosstask(root, **{"name": "demo", **kw}),
 }

@@ -1,8 +1,9 @@
 """The procedure knowledge graph (P²KG): build/save/load, path scorers and exact top-R
-retrieval, the history-backed recommendation method, and exploration (sub-graph, expert
-trajectories, transition matrices)."""
+retrieval, the history-backed recommendation method, exploration (sub-graph, expert
+trajectories, transition matrices) and import of the official repository's pickled graphs
+(:mod:`kepp_core.graph.official`)."""
 
-from kepp_core.graph.build import ProcedureGraph, TaskStats, build_graph, load_graph
+from kepp_core.graph.build import ProcedureGraph, TaskStats, build_graph, graph_source, load_graph
 from kepp_core.graph.explore import (
     Edge,
     WEIGHTINGS,
@@ -32,7 +33,7 @@ from kepp_core.graph.scorers import FrequencyScorer, MarkovScorer, P2KGScorer, P
 __all__ = [
     "SCORERS", "WEIGHTINGS", "Edge", "FrequencyScorer", "HistoryScorer", "MarkovScorer", "P2KGScorer", "PathScorer",
     "ProcedureGraph", "Recommendation", "Retriever", "SubGraph", "TaskStats", "aggregate", "build_graph",
-    "edge_weight", "expert_trajectories", "fallback_paths", "fit_prior", "load_graph", "make_retriever", "make_scorer",
+    "edge_weight", "expert_trajectories", "fallback_paths", "fit_prior", "graph_source", "load_graph", "make_retriever", "make_scorer",
     "method_names", "path_weights", "retrieve", "strongest_subgraph", "subgraph", "task_transition_matrix",
     "transition_matrix",
 ]

@@ -171,6 +171,7 @@ class ProcedureGraph:
     dataset: str = ""
     split: str = "train"
     params: dict = field(default_factory=dict)  # fitted method parameters (e.g. history_prior)
+    source: dict = field(default_factory=dict)  # where the graph came from (see graph_source); {}: not recorded
 
     def __post_init__(self) -> None:
         self._index = {a: i for i, a in enumerate(self.actions)}
@@ -334,6 +335,7 @@ class ProcedureGraph:
                           "plans": [list(p) for p in s.plans]}
                       for t, s in self.tasks.items()},
             "params": self.params,
+            **({"source": self.source} if self.source else {}),
         }
 
     def save(self, path: str | Path) -> None:
@@ -378,11 +380,11 @@ class ProcedureGraph:
         except (KeyError, TypeError, ValueError, IndexError) as e:
             raise KeppError(f"{where}: malformed graph JSON ({type(e).__name__}: {e}); expected keys "
                             f"actions, transitions, start_counts, end_counts, tasks") from None
-        params = obj.get("params", {})
-        if not isinstance(params, dict):
-            raise KeppError(f"{where}: 'params' must be an object")
+        params, source = obj.get("params", {}), obj.get("source", {})
+        if not isinstance(params, dict) or not isinstance(source, dict):
+            raise KeppError(f"{where}: 'params' and 'source' must be objects")
         g = cls(actions, counts, starts, ends, tasks, str(obj.get("dataset", "")), str(obj.get("split", "train")),
-                params)
+                params, source)
         if obj.get("vocabulary_hash") not in (None, g.vocabulary_hash()):
             raise KeppError(f"{where}: vocabulary_hash does not match its actions (file edited or corrupt)")
         return g
@@ -407,7 +409,8 @@ def graph_arrays(g: ProcedureGraph) -> tuple[dict[str, np.ndarray], dict]:
     }
     header = {"format": FORMAT, "version": VERSION, "dataset": g.dataset, "split": g.split,
               "vocabulary_hash": g.vocabulary_hash(), "actions": g.actions,
-              "tasks": [[t, s.name] for t, s in g.tasks.items()], "params": g.params}
+              "tasks": [[t, s.name] for t, s in g.tasks.items()], "params": g.params,
+              **({"source": g.source} if g.source else {})}
     return arrays, header
 
 
@@ -438,10 +441,33 @@ def graph_from_arrays(arrays: dict[str, np.ndarray], header: dict, where: str = 
     except (KeyError, TypeError, ValueError, IndexError) as e:
         raise KeppError(f"{where}: malformed compact graph ({type(e).__name__}: {e})") from None
     g = ProcedureGraph(actions, counts, arrays["start_counts"], arrays["end_counts"], tasks,
-                       str(header.get("dataset", "")), str(header.get("split", "train")), dict(header.get("params", {})))
+                       str(header.get("dataset", "")), str(header.get("split", "train")), dict(header.get("params", {})),
+                       dict(header.get("source", {})))
     if header.get("vocabulary_hash") not in (None, g.vocabulary_hash()):
         raise KeppError(f"{where}: vocabulary_hash does not match its actions (file edited or corrupt)")
     return g
+
+
+def graph_source(g: ProcedureGraph) -> str:
+    """Where a graph came from, in one line (for the app's Graph page and ``kepp graph``):
+    built from which plans, or imported from which file.
+
+    >>> g = ProcedureGraph.from_plans(["a"], [(0,)])
+    >>> graph_source(g)
+    'not recorded'
+    >>> g.source = {"built_from": "plans.jsonl", "dataset": "plans"}; graph_source(g)
+    'built from the train plans of plans.jsonl (dataset plans)'
+    >>> g.source = {"imported_from": "trained_graph.pkl", "weighting": "counts"}; graph_source(g)
+    'imported from trained_graph.pkl (counts)'
+    """
+    src = g.source or {}
+    if "imported_from" in src:
+        how = src.get("weighting")
+        return f"imported from {src['imported_from']}" + (f" ({how})" if how else "")
+    if "built_from" in src:
+        ds = src.get("dataset")
+        return f"built from the {g.split} plans of {src['built_from']}" + (f" (dataset {ds})" if ds else "")
+    return "not recorded"
 
 
 def build_graph(dataset: Dataset, split: str = "train") -> ProcedureGraph:

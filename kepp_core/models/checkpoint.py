@@ -23,6 +23,7 @@ from safetensors.torch import load_file, save_file
 
 from kepp_core.data.records import Dataset
 from kepp_core.diffusion import ProjectedDiffusion
+from kepp_core.diffusion.official import ARCHITECTURE as OFFICIAL, OfficialDiffusion
 from kepp_core.errors import KeppError
 from kepp_core.io import atomic_path, atomic_write_json, fault_point
 from kepp_core.models.classifier import TaskClassifier
@@ -122,7 +123,10 @@ def check_model_size(cfg: dict, where: Path, weights: Path | None = None) -> int
 
 
 def build_model(cfg: dict) -> torch.nn.Module:
-    """The (untrained) network a checkpoint config describes."""
+    """The (untrained) network a checkpoint config describes: this package's own, or the official
+    KEPP network and sampler for a config whose ``architecture`` is ``official`` (imported)."""
+    if cfg["kind"] in ("step", "plan") and cfg.get("architecture") == OFFICIAL:
+        return OfficialDiffusion.from_config(cfg["model"])
     if cfg["kind"] in ("step", "plan"):
         return ProjectedDiffusion.from_config(cfg["model"])
     if cfg["kind"] == "task-classifier":
