@@ -18,7 +18,7 @@ from pathlib import Path
 
 from kepp_core.data.records import Dataset, Step, Task, Video
 from kepp_core.errors import KeppError
-from kepp_core.io import read_text_utf8
+from kepp_core.io import parse_json, read_text_utf8
 
 NO_TASK = ""  # the task of a line without "task"
 MAX_ACTION_ID = 1_000_000  # beyond this an id is not an action index (and would allocate a huge vocabulary)
@@ -30,10 +30,7 @@ def official_actions(num_actions: int) -> list[str]:
 
 
 def _line(path: Path, lineno: int, text: str) -> tuple[str, str, list[int]]:
-    try:
-        rec = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise KeppError(f"{path}:{lineno}: invalid JSON ({e.msg} at column {e.colno})") from None
+    rec = parse_json(text, f"{path}:{lineno}")
     if type(rec) is not dict:
         raise KeppError(f"{path}:{lineno}: expected a JSON object with vid and legal_range")
     for key in ("vid", "legal_range"):

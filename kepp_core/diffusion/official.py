@@ -35,7 +35,8 @@ import torch
 from torch import nn
 
 from kepp_core.diffusion.layout import ConditionLayout, plan_layout, step_layout
-from kepp_core.diffusion.model import SAMPLERS, cosine_betas
+from kepp_core.catalog import SAMPLERS
+from kepp_core.diffusion.model import cosine_betas
 from kepp_core.errors import KeppError
 
 ARCHITECTURE = "official"  # the config value naming this network and sampler

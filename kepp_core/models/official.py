@@ -28,8 +28,9 @@ from kepp_core.data.records import Dataset
 from kepp_core.diffusion.official import ARCHITECTURE, LLM_FROM_GRAPH, SCHEDULE, OfficialDiffusion
 from kepp_core.errors import KeppError
 from kepp_core.graph.build import ProcedureGraph, build_graph, load_graph
-from kepp_core.models.checkpoint import GRAPH_FILE, dataset_fingerprint, save_checkpoint
-from kepp_core.models.spec import DEFAULT_M, DEFAULT_SAMPLER_STEPS, SAMPLERS, ModelRole, model_folder
+from kepp_core.catalog import GRAPH_FILE, SAMPLERS, ModelRole, model_folder
+from kepp_core.models.checkpoint import dataset_fingerprint, save_checkpoint
+from kepp_core.models.spec import DEFAULT_M, DEFAULT_SAMPLER_STEPS
 
 WEIGHT_SETS = ("ema", "model")  # the official checkpoint's state dicts; the official evaluation samples with ema
 PREFIX = "module."  # what DistributedDataParallel adds to every key
