@@ -199,3 +199,30 @@ def test_a_duplicate_vid_names_both_lines(tmp_path):
     path.write_text(path.read_text() * 2)
     with pytest.raises(KeppError, match=r"l.json:2: duplicate vid 'a' \(first on line 1\)"):
         load_official_list(path)
+
+
+@pytest.mark.parametrize("imported", [False, True])
+def test_the_graph_page_says_where_its_graph_came_from(tmp_path, monkeypatch, capsys, imported):
+    from streamlit.testing.v1 import AppTest
+
+    lst = official_list(tmp_path / "train.json", SEQUENCES, tasks=True)
+    graph = tmp_path / "graph.json"
+    if imported:
+        pkl = official_pickle(tmp_path / "trained_graph.pkl", SEQUENCES, False)
+        assert main(["graph", "import", str(pkl), "--out", str(graph)]) == 0
+        expected = f"imported from {pkl} (counts)"
+    else:
+        assert main(["graph", "build", "--dataset", "official-list", "--root", str(lst), "--out", str(graph),
+                     "--no-fit"]) == 0
+        expected = f"built from the train plans of {lst} (dataset official-list)"
+    capsys.readouterr()
+    for key, value in {"KEPP_APP_DATASET": "official-list", "KEPP_APP_ROOT": lst, "KEPP_APP_GRAPH": graph}.items():
+        monkeypatch.setenv(key, str(value))
+    for key in ("KEPP_APP_CHECKPOINTS", "KEPP_APP_PREDICTIONS", "KEPP_APP_CONFIG"):
+        monkeypatch.delenv(key, raising=False)
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app" / "Home.py"), default_timeout=120)
+    at.switch_page("pages/2_Graph.py")
+    at.run()
+    assert not at.exception
+    caption = " ".join(c.value for c in at.caption).replace("\\", "")
+    assert expected in caption, caption

@@ -180,3 +180,44 @@ def test_the_api_planner_plans_with_imported_models(eval_world):
     result = planner.plan(np.zeros(16, np.float32), np.ones(16, np.float32))
     assert len(result.plan) == 3 and all(0 <= a < 12 for a in result.plan)
     assert result.plan_labels == [str(a) for a in result.plan]
+
+
+
+@pytest.fixture(scope="module")
+def video_world(official_kepp, tmp_path_factory) -> tuple[Path, Path]:
+    """A small rendered world (mp4 videos) of the fixture's sizes: 12 actions, its per-second
+    features replaced by 16-dimensional ones, and the official models imported for it."""
+    from kepp_core.data.synth import generate_world
+
+    base = tmp_path_factory.mktemp("official-world")
+    plans = base / "plans.jsonl"
+    plans.write_text("".join(json.dumps({"video": f"v{k}", "task": "t", "split": "train" if k < 7 else "test",
+                                         "steps": [str((k + i) % 12) for i in range(4)]}) + "\n" for k in range(10)))
+    world = generate_world(base / "world", seed=0, videos=10, from_plans=plans, progress=False, step_min=1.0,
+                           step_max=1.5, idle=0.3, size=32)
+    rng = np.random.default_rng(0)
+    for f in sorted((world / "features").glob("*.npy")):
+        np.save(f, rng.standard_normal((np.load(f).shape[0], 16)).astype(np.float32))
+    r = kepp("models", "import", "--plan", official_kepp / PLAN, "--step", official_kepp / STEP, "-T", "3",
+             "--seconds", "1", "--dataset", "demo", "--root", world, "--out", base / "models")
+    assert r.returncode == 0, r.stderr
+    return world, base / "models"
+
+
+def test_the_plan_page_plans_with_imported_models(video_world, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    world, models = video_world
+    for key, value in {"KEPP_APP_DATASET": "demo", "KEPP_APP_ROOT": world, "KEPP_APP_CHECKPOINTS": models,
+                       "KEPP_THREADS": "1"}.items():
+        monkeypatch.setenv(key, str(value))
+    for key in ("KEPP_APP_PREDICTIONS", "KEPP_APP_GRAPH", "KEPP_APP_CONFIG"):
+        monkeypatch.delenv(key, raising=False)
+    at = AppTest.from_file(str(REPO / "app" / "Home.py"), default_timeout=180)
+    at.switch_page("pages/1_Plan.py")
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    at.button(key="plan_go").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    cards = " ".join(m.value for m in at.markdown if "kepp-plan" in m.value)
+    assert cards.count("kepp-card") >= 3  # the imported planner's plan of T = 3 steps (and the truth)

@@ -29,7 +29,8 @@ with backend.guarded():
     graph = backend.graph(cfg)
 if not cfg.presentation:  # paths stay out of talks
     st.caption(dataset_caption(cfg, ds) + f" · graph: {graph.num_actions} actions, {graph.num_edges} edges"
-               + (f" from {md_code(cfg.graph)}" if cfg.graph else " built from the training plans"))
+               + (f" from {md_code(cfg.graph)}: {md(api.graph_source(graph))}" if cfg.graph
+                  else " built from the training plans"))
 
 link = links.PageLink("graph")
 TABS = {"around": "Around a step", "expert": "Expert trajectories of a task"}

@@ -104,6 +104,7 @@ from kepp_core.api.analysis import (
     remembered_scenes,
     transitions,
 )
+from kepp_core.graph import graph_source
 from kepp_core.api.protocols import (
     PAIR_METRICS,
     PROTOCOL_METRIC_NAMES,
@@ -188,6 +189,7 @@ __all__ = [
     "encoder_spec",
     "episode_clips",
     "expert_view",
+    "graph_source",
     "find_matches",
     "find_videos",
     "failure_analysis",

@@ -13,7 +13,6 @@ graphs and plans, not observations.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from kepp_core.data.records import Dataset, Step, Task, Video
