@@ -208,14 +208,18 @@ def test_the_plan_page_plans_with_imported_models(video_world, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
     world, models = video_world
-    for key, value in {"KEPP_APP_DATASET": "demo", "KEPP_APP_ROOT": world, "KEPP_APP_CHECKPOINTS": models,
+    # started on the world alone; the imported models folder is opened from the sidebar's panel
+    for key, value in {"KEPP_APP_DATASET": "demo", "KEPP_APP_ROOT": world, "KEPP_APP_ALLOW_ROOTS": models,
                        "KEPP_THREADS": "1"}.items():
         monkeypatch.setenv(key, str(value))
-    for key in ("KEPP_APP_PREDICTIONS", "KEPP_APP_GRAPH", "KEPP_APP_CONFIG"):
+    for key in ("KEPP_APP_PREDICTIONS", "KEPP_APP_GRAPH", "KEPP_APP_CONFIG", "KEPP_APP_CHECKPOINTS"):
         monkeypatch.delenv(key, raising=False)
     at = AppTest.from_file(str(REPO / "app" / "Home.py"), default_timeout=180)
     at.switch_page("pages/1_Plan.py")
     at.run()
+    at.session_state["kepp_panel_open"] = True
+    at.run()
+    at.text_input(key="cfg_checkpoints").set_value(str(models)).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     at.button(key="plan_go").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
