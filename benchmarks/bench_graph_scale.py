@@ -17,7 +17,7 @@ memory of each size is its own) does and times:
          (the goal's backward table rebuilt every query, no result cache), one scorer
          built once (its set-up time is printed as ``scorer``); median and p99 over the queries
 
-Targets (issue 12): 10^7 plans build <= 120 s with peak <= 2 GB, load <= 2 s, retrieval
+Targets (docs, At scale): 10^7 plans build <= 120 s with peak <= 2 GB, load <= 2 s, retrieval
 median <= 1 ms and p99 <= 10 ms.
 
     python benchmarks/bench_graph_scale.py [--max-plans 10000000] [--queries 2000] [--json]

@@ -1,7 +1,7 @@
 """Run a run list (``kepp protocol SPEC --print-commands --stage N``: one ``kepp train`` command
 per line) in ``--slots`` parallel processes and measure each run: wall seconds and the peak
 resident memory of its process (``os.wait4``'s ``ru_maxrss`` of that child alone). Prints a
-table per horizon and model and writes the measurements as JSON (issue 12: the ``coin-world``
+table per horizon and model and writes the measurements as JSON (docs, At scale: the ``coin-world``
 preset's time per model and peak memory).
 
     kepp protocol protocols/coin-world.toml --print-commands --stage 1 > stage1.txt

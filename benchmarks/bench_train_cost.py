@@ -1,5 +1,5 @@
 """What one optimisation step of the paper's presets costs, measured on this CPU, for the GPU
-recipe in the README (issue 12 §2): no GPU is available here, so GPU memory and time are
+recipe in the README (docs, At scale): no GPU is available here, so GPU memory and time are
 ESTIMATED from what this script measures.
 
 For the networks of ``kepp train`` with real-feature shapes (S3D: 512 values per second,

@@ -35,7 +35,7 @@ from kepp_core.training.suite import train_horizon
 
 DEMO_MEMBERS = tuple(model_folder(r) for r in DEMO_ROLES)  # what the app shows for each horizon
 SHIPPED_FILES = (WEIGHTS_FILE, CONFIG_FILE, GRAPH_FILE, LOG_FILE)  # no resume state
-# The claim the demo world must support (issue 4 §5): method a beats method b in mean SR at these horizons.
+# The claim the demo world must support (docs, Models and training: the demo): method a beats method b in mean SR at these horizons.
 CLAIM = ("kepp-R1", "kepp-nograph", (4, 5))
 
 

@@ -1,4 +1,4 @@
-"""Planning metrics (KEPP.md §5), all in percent.
+"""Planning metrics (paper supplement C.4), all in percent.
 
 - **SR** (success rate): share of episodes whose whole predicted plan equals the ground truth.
 - **mAcc**: mean over episodes and positions of ``pred_t == gt_t``.

@@ -1,5 +1,5 @@
 """``kepp protocol SPEC.toml``: every way of using the graph, side by side, over seeds, with
-confidence intervals and paired tests (issue 10).
+confidence intervals and paired tests (docs, How to use the graph).
 
 A spec (TOML; every key but ``out`` has a default)::
 

@@ -1,4 +1,4 @@
-"""The Results page shows ``kepp protocol`` results (issue 10): intervals over seeds as error bars
+"""The Results page shows ``kepp protocol`` results (docs, How to use the graph): intervals over seeds as error bars
 with a metric picker, the paired test of a chosen pair (its p-value is
 ``stats.paired_permutation_test`` on the records' differences), the data-efficiency curves;
 bad or missing files are messages, not tracebacks. The protocol output is real: ``run_protocol``

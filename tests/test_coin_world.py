@@ -1,4 +1,4 @@
-"""The COIN world (issue 12): 300 videos rendered from ``../shared/data/coin/COIN.json`` by
+"""The COIN world (docs, At scale): 300 videos rendered from ``../shared/data/coin/COIN.json`` by
 ``kepp data synth --from-plans``, then read back by the loaders, cut into episodes and shown
 by the app's pages (annotation-only: zero-shot planning with the graph, no models).
 

@@ -1,4 +1,4 @@
-"""Mean-of-K emissions for graph-aware decoding (issue 10, ``kepp eval --decode-samples K``): K = 1
+"""Mean-of-K emissions for graph-aware decoding (docs, How to use the graph; ``kepp eval --decode-samples K``): K = 1
 is today's decoding of the one sampled x₀; K > 1 decodes the mean of K sampled action blocks,
 exactly as averaging them by hand and decoding with the same decoder; the choice is stored per K."""
 

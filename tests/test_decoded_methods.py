@@ -1,4 +1,4 @@
-"""Graph-aware decoding in evaluation (issue 10): the ``+dec`` rows on the demo world and its
+"""Graph-aware decoding in evaluation (docs, How to use the graph): the ``+dec`` rows on the demo world and its
 shipped models, λ = 0 is the argmax plan, the choice is made on training videos only, and bad
 ``--decode`` values are clear errors."""
 

@@ -106,7 +106,7 @@ def test_cli_help_shows_examples(capsys):
         assert "examples:\n  kepp graph " + cmd in capsys.readouterr().out
 
 
-REFERENCE_SR = {3: 69.32, 4: 48.60, 5: 33.61, 6: 28.34}  # issue 3: first-order P²KG, gt endpoints
+REFERENCE_SR = {3: 69.32, 4: 48.60, 5: 33.61, 6: 28.34}  # docs, The graph: first-order P²KG, gt endpoints
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Training data that does not sit whole in memory (issue 12): observation windows written once
+"""Training data that does not sit whole in memory (docs, At scale): observation windows written once
 to a file and memory-mapped, P²KG condition rows made per batch. Mapped training must give the
 same model as in-memory training, and the windows file must be reused, refreshed and never
 left half-written."""

@@ -1,4 +1,4 @@
-"""SR, mAcc and the two mIoU variants (KEPP.md §5)."""
+"""SR, mAcc and the two mIoU variants (paper supplement C.4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``kepp protocol`` (issue 10): a tiny spec that really trains two seeds, resumes after a kill,
+"""``kepp protocol`` (docs, How to use the graph): a tiny spec that really trains two seeds, resumes after a kill,
 skips what is finished; nested train fractions; the CI, t quantile and p-value computations
 against hand-computed values; bad specs are clear errors."""
 

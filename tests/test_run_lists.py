@@ -1,4 +1,4 @@
-"""Run lists (issue 12 §2): ``kepp protocol SPEC --print-commands`` and ``kepp train all
+"""Run lists (docs, At scale): ``kepp protocol SPEC --print-commands`` and ``kepp train all
 --print-commands`` print one self-contained ``kepp train`` line per model; the lines parse back
 to the very configs the protocol trains with, running them (in stage order, as separate
 processes) and then the protocol gives the records of the protocol trained in one go, and bad

@@ -1,4 +1,4 @@
-"""Structured training through the graph (issue 10): a real short training run of the
+"""Structured training through the graph (docs, How to use the graph): a real short training run of the
 structured planner, its folder and role, its evaluation row, and resume with a learned scale."""
 
 from __future__ import annotations

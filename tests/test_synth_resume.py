@@ -1,4 +1,4 @@
-"""A partial render resumes (issue 12): ``kepp data synth --from-plans COIN.json`` killed part-way
+"""A partial render resumes (docs, At scale): ``kepp data synth --from-plans COIN.json`` killed part-way
 (the whole process group, workers included) and run again finishes the world without redoing
 the videos that were done, and the result equals a render that was never interrupted."""
 

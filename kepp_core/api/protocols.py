@@ -1,4 +1,4 @@
-"""``kepp protocol`` results for the app's Results page (issue 10): find protocol output folders,
+"""``kepp protocol`` results for the app's Results page (docs, How to use the graph): find protocol output folders,
 read their summary (mean ± CI over seeds per fraction, horizon and method) and per-episode
 records, and compute the paired test of any two methods and the data-efficiency curves.
 

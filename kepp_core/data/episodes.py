@@ -1,5 +1,5 @@
 """Episodes for horizon ``T``: every window of ``T`` consecutive steps of a plan, with the
-start and goal observation windows (KEPP.md §4).
+start and goal observation windows (paper supplement C.4).
 
 Observation settings (``M`` per-second features concatenated, default ``M = 3``):
 

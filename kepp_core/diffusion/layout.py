@@ -4,7 +4,7 @@ A sample ``x`` is ``[T, C]``: ``T`` columns (time), each stacking top to bottom 
 observation block (``v_s`` in column 0, ``v_g`` in column ``T-1``, zeros elsewhere), the
 condition blocks of the layout, and the action block (one-hot over ``A`` actions). Every
 entry except the free action entries is *given* and is projected back after each
-denoising step (KEPP.md §3).
+denoising step (paper §3.2 and supplement C.1).
 
 - step model: free actions only in columns 0 and ``T-1`` (``[a_1, 0, .., 0, a_T]``);
 - planning model: every action column free; condition rows such as the P²KG

@@ -1,4 +1,4 @@
-"""The conditioned projected diffusion model (PDPP-style, KEPP.md §3).
+"""The conditioned projected diffusion model (PDPP-style, paper §3.2 and supplement C.1).
 
 DDPM with a cosine noise schedule; the network predicts ``x_0``; after every denoising step
 (in training and in sampling) every given entry (observations, condition rows, zero

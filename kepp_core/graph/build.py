@@ -1,4 +1,4 @@
-"""Building, storing and loading the procedure knowledge graph (KEPP.md §2).
+"""Building, storing and loading the procedure knowledge graph (paper §3.2).
 
 Nodes are the actions of a dataset's vocabulary (``Dataset.actions``); for every
 consecutive pair ``(a_t, a_t+1)`` of every training plan the edge count grows by one

@@ -1,4 +1,4 @@
-"""Graph-aware decoding: the exact best plan under the model's scores and the P²KG (issue 10).
+"""Graph-aware decoding: the exact best plan under the model's scores and the P²KG (docs, How to use the graph).
 
 The planning model decodes a plan by an argmax per position, so nothing keeps the plan on
 the graph. Here the plan of ``T`` actions for query ``n`` maximises
@@ -17,7 +17,7 @@ the graph. Here the plan of ``T`` actions for query ``n`` maximises
 a backward pass gives, for every position and action, the best score of the rest of the
 plan; a forward pass then picks at each position the *smallest* action whose value is
 within ``tol`` of the best. That returns the lexicographically smallest optimal plan, the
-project's tie-break (KEPP.md §2): exactly equal scores can round apart in floats (sums in
+project's tie-break (docs, The graph): exactly equal scores can round apart in floats (sums in
 another order, ``log(1/2) + log(1/3)`` vs ``log(1/6)``), so scores within
 ``tol = 1e-12 · Σ|terms|`` of each other count as ties (float error is ~1e-15 of that).
 

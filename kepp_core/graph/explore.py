@@ -1,4 +1,4 @@
-"""Views of the graph for analysis and the app (KEPP.md §7): the sub-graph around a step,
+"""Views of the graph for analysis and the app (docs, The app): the sub-graph around a step,
 a task's expert trajectories and step transition matrices."""
 
 from __future__ import annotations

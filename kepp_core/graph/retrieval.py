@@ -4,7 +4,7 @@ Every method scores walks of exactly ``T`` nodes from ``a_1`` to ``a_T`` on the 
 (revisits and self-loops allowed) and shares one API: :func:`retrieve` returns a
 :class:`Recommendation` with ``R`` ranked paths, their scores and a ``fallback`` flag.
 
-Ranking (KEPP.md §2): higher score first, then the lexicographically smaller sequence of
+Ranking (docs, The graph): higher score first, then the lexicographically smaller sequence of
 action indices (``tie_break="larger"`` reverses only the tie-break). Fewer than ``R``
 paths: the found paths are repeated in rank order (cycled) until there are ``R``. No path:
 with ``M = T // 2`` the two variations ``[a_1]*(T-M) + [a_T]*M`` and
@@ -81,7 +81,7 @@ def make_scorer(graph: ProcedureGraph, method: str = "p2kg", tie_break: str = "s
     """The scorer of a recommendation method (``p2kg``, ``pkg`` or ``history``).
 
     ``tie_break``: equal scores rank the lexicographically ``smaller`` index sequence first
-    (the project convention, KEPP.md §2) or the ``larger`` one.
+    (the project convention, docs, The graph) or the ``larger`` one.
     """
     methods = SCORERS
     if method not in methods:

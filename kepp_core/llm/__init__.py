@@ -1,6 +1,6 @@
 """LLM plan recommendations: an OpenAI-compatible chat client with an on-disk reply cache,
 the paper's prompts, majority vote, plausibility check and mapping of generated steps to
-dataset actions by sentence embeddings (KEPP.md §8)."""
+dataset actions by sentence embeddings (paper supplement C.3)."""
 
 from kepp_core.llm.cache import ResponseCache, request_key
 from kepp_core.llm.client import ERROR_KINDS, ChatClient, LLMConfig, LLMError

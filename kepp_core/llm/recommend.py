@@ -1,4 +1,4 @@
-"""LLM plan recommendations (paper Table 6, supplement C.3; KEPP.md §8).
+"""LLM plan recommendations (paper Table 6, supplement C.3).
 
 For one ``(â_1, â_T, T)``:
 

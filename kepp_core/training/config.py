@@ -1,4 +1,4 @@
-"""Training configuration: presets per dataset (the paper's schedules, KEPP.md §3) and the
+"""Training configuration: presets per dataset (the paper's schedules, supplement C.1) and the
 learning-rate schedule (linear warm-up, then step decay).
 
 >>> cfg = preset("crosstask")
@@ -20,7 +20,7 @@ class TrainConfig:
     """Everything one training run needs; every field can be overridden from the CLI."""
 
     horizon: int = 3
-    setting: str = "conventional"  # observation setting (KEPP.md §4)
+    setting: str = "conventional"  # observation setting (paper supplement C.4)
     m: int = 3  # seconds per observation
     n_steps: int = 200  # diffusion steps
     dim: int = 128  # U-Net base width
@@ -46,7 +46,7 @@ class TrainConfig:
     recommend: str = "p2kg"  # p2kg (probabilistic) | pkg (frequency graph)
     gt_augment: bool = False  # add copies of the episodes conditioned on ground-truth endpoints
     endpoint_folds: int = 0  # >= 2: training recommendations from out-of-fold step models (0: the given one)
-    structured_weight: float = 0.0  # > 0: add the chain NLL of the true plan through the graph (issue 10)
+    structured_weight: float = 0.0  # > 0: add the chain NLL of the true plan through the graph (docs, How to use the graph)
     structured_learn_scale: bool = False  # learn the scale of the graph's transition log-probabilities
     # task classifier only
     classifier_epochs: int = 60
@@ -80,10 +80,10 @@ PRESETS: dict[str, dict] = {
     "demo": dict(n_steps=20, dim=32, mults=(1, 2), batch_size=64, train_steps=300, lr=2e-3, warmup=50,
                  decay=[(240, 0.5)], log_every=20, val_every=100, patience=0, classifier_epochs=40),
     # Demo world, 5x longer: the no-graph planner's validation score has stopped improving
-    # (issue 10's "longer preset"; README, How to use the graph).
+    # (docs, How to use the graph: the longer preset).
     "demo-long": dict(n_steps=20, dim=32, mults=(1, 2), batch_size=64, train_steps=1500, lr=2e-3, warmup=50,
                       decay=[(1200, 0.5)], log_every=50, val_every=100, patience=0, classifier_epochs=40),
-    # The COIN-scale world (10,070 rendered COIN videos, 768 actions; issue 12): the demo network
+    # The COIN-scale world (10,070 rendered COIN videos, 768 actions; docs, At scale): the demo network
     # at batch 256 for ~20 epochs of T=3 episodes, windows memory-mapped (README, At scale).
     "coin-world": dict(n_steps=20, dim=32, mults=(1, 2), batch_size=256, train_steps=1000, lr=2e-3, warmup=50,
                        decay=[(800, 0.5)], log_every=50, val_every=250, patience=0, classifier_epochs=20,

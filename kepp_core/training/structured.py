@@ -1,5 +1,5 @@
 """Structured training loss: the true plan's negative log-likelihood under a linear-chain model
-whose transitions are the P²KG (issue 10).
+whose transitions are the P²KG (docs, How to use the graph).
 
 The planning model's per-position action scores ``e`` ``[B, T, A]`` (e.g. its ``x_0`` action
 block scaled like ``ProjectedDiffusion.action_scores``, ``x0 * 10``) are the emissions of a

@@ -1,4 +1,4 @@
-"""Training data that does not sit whole in memory (issue 12).
+"""Training data that does not sit whole in memory (docs, At scale).
 
 Two pieces:
 
