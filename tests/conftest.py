@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from kepp_core.paths import REPO_ROOT
+
+REPO = REPO_ROOT
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 
@@ -103,7 +105,7 @@ def niv_world(tmp_path_factory, niv_plans) -> Path:
 
 
 # --- the shipped demo models ---------------------------------------------------------------
-DEMO_ASSETS = Path(__file__).resolve().parents[1] / "assets" / "demo"
+DEMO_ASSETS = REPO_ROOT / "assets" / "demo"
 
 
 @pytest.fixture(scope="module")
@@ -119,3 +121,8 @@ def demo_t3(tmp_path_factory):
     models = tmp_path_factory.mktemp("demo-t3") / "models"
     shutil.copytree(DEMO_ASSETS / "T3", models / "T3")
     return load_dataset("demo", root), root, models
+
+
+# --- fixtures of tests/helpers, for every test module ---------------------------------------------
+from tests.helpers.app_env import app_env, app_world, demo_env  # noqa: E402,F401
+from tests.helpers.browser import browser, server  # noqa: E402,F401

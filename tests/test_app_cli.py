@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import socket
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -12,8 +11,9 @@ from kepp_core.api import ENV, AppOptions, read_app_config
 from kepp_core.cli import main
 from kepp_core.commands.app import app_command, check_options
 from kepp_core.errors import KeppError
+from kepp_core.paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO_ROOT
 
 
 def test_nonexistent_root_exits_2_with_one_line(capsys, tmp_path):

@@ -11,8 +11,7 @@ import pytest
 
 from kepp_core import api
 from kepp_core.graph import subgraph
-from test_app_fixtures import app_env, app_world  # noqa: F401  (fixtures)
-from test_app_pages import dataset, no_problems, open_page, texts
+from tests.helpers.app_session import dataset, no_problems, open_page, texts, write_run
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("app")]
 
@@ -59,17 +58,6 @@ def test_heatmaps_share_a_colour_bar_over_equal_panels_and_mark_out_of_task_acti
     assert marked == {v for v in x["tickvals"] if v not in own}
     assert marked  # random predictions use actions of other tasks
     assert any("outside the task's step list" in t for t in texts(at.caption))
-
-
-def write_run(folder, losses: list[float], scores: list[float]) -> None:
-    """A run folder as ``kepp train`` writes it: one JSON line per logged step, the kept step in config.json."""
-    folder.mkdir(parents=True)
-    lines = [{"step": 10 * (k + 1), "epoch": float(k + 1), "loss": x, "lr": 1e-3, "time": 0.1 * k,
-              "val": {"score": s, "first_acc": s, "last_acc": s, "episodes": 8}} for k, (x, s) in enumerate(zip(losses, scores))]
-    (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
-    best = max(range(len(scores)), key=scores.__getitem__)
-    (folder / "config.json").write_text(json.dumps({"kind": "step", "training": {"best": {"step": 10 * (best + 1),
-                                                                                          "score": scores[best]}}}))
 
 
 def test_training_runs_keep_one_colour_with_smoothing_log_scale_and_val_score(monkeypatch, app_env, tmp_path):

@@ -11,9 +11,7 @@ from pathlib import Path
 import pytest
 
 from kepp_core import api
-from test_app_fixtures import demo_env  # noqa: F401  (fixture)
-from test_app_graph_pages import write_run
-from test_app_talk import cards, ok, page_scenes, records, session
+from tests.helpers.app_session import cards, no_problems, open_page, page_scenes, prediction_table, write_run
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("app")]
 
@@ -30,7 +28,7 @@ def figures(at) -> list[dict]:
 def test_graph_page_opens_in_the_linked_state_and_writes_changes_back(monkeypatch, demo_env):
     query = {"w": "pkg", "tab": "expert", "step": "add sugar", "depth": "2", "min": "0.05", "task": "lemonade",
              "etask": "tea", "emin": "2"}
-    at = ok(session(monkeypatch, demo_env, "pages/2_Graph.py", query))
+    at = no_problems(open_page(monkeypatch, demo_env, "pages/2_Graph.py", query))
     assert at.radio(key="graph_weighting").value == "pkg"
     assert at.session_state["graph_tab"] == "Expert trajectories of a task"
     assert at.selectbox(key="graph_step").value == "add sugar" and at.slider(key="graph_depth").value == 2
@@ -47,11 +45,11 @@ def test_graph_page_opens_in_the_linked_state_and_writes_changes_back(monkeypatc
     url = dict(at.query_params)
     assert url["depth"] == "3" and "w" not in url and url["step"] == "add sugar"
     # a reload (a new session on the same URL) brings the same state back
-    again = ok(session(monkeypatch, demo_env, "pages/2_Graph.py", url))
+    again = no_problems(open_page(monkeypatch, demo_env, "pages/2_Graph.py", url))
     assert again.slider(key="graph_depth").value == 3 and again.radio(key="graph_weighting").value == "p2kg"
     assert again.selectbox(key="graph_step").value == "add sugar" and dict(again.query_params) == url
     # junk in the URL is ignored, not an error
-    junk = ok(session(monkeypatch, demo_env, "pages/2_Graph.py",
+    junk = no_problems(open_page(monkeypatch, demo_env, "pages/2_Graph.py",
                       {"step": "no such step", "depth": "9", "min": "2", "w": "x", "tab": "?", "task": "nope"}))
     assert junk.slider(key="graph_depth").value == 1 and junk.slider(key="graph_min_p").value == 0.0
     assert junk.radio(key="graph_weighting").value == "p2kg" and junk.selectbox(key="graph_task").value == "(all tasks)"
@@ -59,21 +57,21 @@ def test_graph_page_opens_in_the_linked_state_and_writes_changes_back(monkeypatc
 
 
 def test_graph_search_travels_with_the_step(monkeypatch, demo_env):
-    at = ok(session(monkeypatch, demo_env, "pages/2_Graph.py"))
+    at = no_problems(open_page(monkeypatch, demo_env, "pages/2_Graph.py"))
     at.text_input(key="graph_query").input("sugar").run()
     options = at.selectbox(key="graph_step").options
     assert options and all("sugar" in o for o in options)
     at.selectbox(key="graph_step").select(options[-1]).run()
     url = dict(at.query_params)
     assert url["q"] == "sugar" and url["step"] == options[-1]
-    again = ok(session(monkeypatch, demo_env, "pages/2_Graph.py", url))
+    again = no_problems(open_page(monkeypatch, demo_env, "pages/2_Graph.py", url))
     assert again.text_input(key="graph_query").value == "sugar"
     assert again.selectbox(key="graph_step").value == options[-1]
 
 
 def test_heatmaps_page_opens_in_the_linked_state_and_writes_changes_back(monkeypatch, demo_env):
     query = {"task": "tea", "of": "kepp-nograph", "T": "4", "tables": "1", "a": "test", "b": "train"}
-    at = ok(session(monkeypatch, demo_env, "pages/3_Heatmaps.py", query))
+    at = no_problems(open_page(monkeypatch, demo_env, "pages/3_Heatmaps.py", query))
     assert at.selectbox(key="heat_task").value == "tea" and at.selectbox(key="heat_method").value == "kepp-nograph"
     assert at.selectbox(key="heat_T").value == 4 and at.toggle(key="heat_tables").value is True
     assert at.selectbox(key="heat_diff_a").value == "test plans"
@@ -90,7 +88,7 @@ def test_heatmaps_page_opens_in_the_linked_state_and_writes_changes_back(monkeyp
     url = dict(at.query_params)
     assert url["of"] == "kepp-R1" and url["a"] == "pred" and "tables" not in url
     assert at.selectbox(key="heat_diff_a").value == "kepp-R1 predictions (T=4, test)"
-    again = ok(session(monkeypatch, demo_env, "pages/3_Heatmaps.py", url))
+    again = no_problems(open_page(monkeypatch, demo_env, "pages/3_Heatmaps.py", url))
     assert again.selectbox(key="heat_method").value == "kepp-R1" and again.selectbox(key="heat_task").value == "tea"
     assert again.selectbox(key="heat_diff_a").value == "kepp-R1 predictions (T=4, test)"
     assert again.toggle(key="heat_tables").value is False and dict(again.query_params) == url
@@ -101,7 +99,7 @@ def test_training_page_opens_in_the_linked_state_and_writes_changes_back(monkeyp
         write_run(tmp_path / name, [1.0 + shift, 0.5, 0.8, 0.2, 0.3, 0.05], [10, 20, 15, 30, 25, 40])
     monkeypatch.setenv("KEPP_APP_RUNS", str(tmp_path))
     query = {"runs": "b,c", "x": "step", "y": "val_score", "smooth": "0.6", "log": "1"}
-    at = ok(session(monkeypatch, demo_env, "pages/6_Training.py", query))
+    at = no_problems(open_page(monkeypatch, demo_env, "pages/6_Training.py", query))
     assert at.multiselect(key="train_runs").value == ["b", "c"] and at.radio(key="train_x").value == "step"
     assert at.multiselect(key="train_y").value == ["val_score"]
     assert at.slider(key="train_smooth").value == pytest.approx(0.6) and at.toggle(key="train_log").value is True
@@ -113,17 +111,17 @@ def test_training_page_opens_in_the_linked_state_and_writes_changes_back(monkeyp
     at.multiselect(key="train_y").set_value(["loss", "val_score"]).run()
     url = dict(at.query_params)
     assert url == {"runs": "a", "x": "step", "y": "loss,val_score", "log": "1"}
-    again = ok(session(monkeypatch, demo_env, "pages/6_Training.py", url))
+    again = no_problems(open_page(monkeypatch, demo_env, "pages/6_Training.py", url))
     assert again.multiselect(key="train_runs").value == ["a"] and again.slider(key="train_smooth").value == 0.0
     assert again.multiselect(key="train_y").value == ["loss", "val_score"] and dict(again.query_params) == url
     # unknown runs and curves in a link are dropped, not an error
-    junk = ok(session(monkeypatch, demo_env, "pages/6_Training.py", {"runs": "zz,c", "y": "nope", "smooth": "7"}))
+    junk = no_problems(open_page(monkeypatch, demo_env, "pages/6_Training.py", {"runs": "zz,c", "y": "nope", "smooth": "7"}))
     assert junk.multiselect(key="train_runs").value == ["c"] and junk.slider(key="train_smooth").value == 0.0
 
 
 # --- the upload scene ----------------------------------------------------------------------------------
 def test_the_upload_scene_is_offered_only_when_asked_and_is_a_success_on_another_video(demo_env):
-    preds = records(demo_env)
+    preds = prediction_table(demo_env)
     plain = api.choose_scenes(preds)
     assert "upload" not in {s["kind"] for s in plain}
     scenes = page_scenes(demo_env)  # what the app asks for: no upload records, so not without the example
@@ -144,13 +142,13 @@ def test_the_upload_scene_is_offered_only_when_asked_and_is_a_success_on_another
 def test_the_upload_scene_loads_a_video_through_the_upload_path_and_plans_it(monkeypatch, demo_env):
     from kepp_core.data import load_dataset
 
-    home = ok(session(monkeypatch, demo_env))
+    home = no_problems(open_page(monkeypatch, demo_env))
     links = [e.proto for e in home.get("page_link") if "An uploaded video" in e.proto.label]
     assert len(links) == 1 and "source=upload" in links[0].query_string
-    at = ok(session(monkeypatch, demo_env, "pages/1_Plan.py"))
+    at = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py"))
     assert at.radio(key="plan_source").value == "From the dataset"
     at.button(key="plan_scene_upload").click().run()
-    ok(at)
+    no_problems(at)
     url = dict(at.query_params)
     assert at.radio(key="plan_source").value == "Upload a video" and url["source"] == "upload" and url["plan"] == "1"
     assert "video" not in url and url["start"] and url["goal"]
@@ -162,7 +160,7 @@ def test_the_upload_scene_loads_a_video_through_the_upload_path_and_plans_it(mon
     video = ds.video(url["upload"])
     assert stored.parent.name.startswith("kepp-upload-") and stored.read_bytes() == video.video_file.read_bytes()
     # planned from the pixels: the recorded plan of that episode (features encoded again match the dataset's)
-    preds = records(demo_env)
+    preds = prediction_table(demo_env)
     row = preds[(preds["method"] == "kepp-R2") & (preds["video"] == video.id)
                 & (preds["episode"].str.endswith(f"/{url['ep']}:{url['T']}"))].iloc[0]
     kepp_plan = next(str(m.value) for m in at.markdown if "#fff8e1" in str(m.value))
@@ -170,23 +168,23 @@ def test_the_upload_scene_loads_a_video_through_the_upload_path_and_plans_it(mon
     assert all(label in kepp_plan for label in labels) and cards(at) >= 2 * int(url["T"])
     assert not any("Ground truth" in str(m.value) for m in at.markdown)  # an upload has no annotations
     # a reload brings back the example upload, its clips and the plan
-    again = ok(session(monkeypatch, demo_env, "pages/1_Plan.py", url))
+    again = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", url))
     assert again.radio(key="plan_source").value == "Upload a video" and dict(again.query_params) == url
     assert cards(again) >= 2 * int(url["T"])
     # junk in an upload link is ignored, not an error
-    ok(session(monkeypatch, demo_env, "pages/1_Plan.py", {**url, "ep": "x", "start": "9-1"}))
-    ok(session(monkeypatch, demo_env, "pages/1_Plan.py", {**url, "upload": "no such video"}))
+    no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", {**url, "ep": "x", "start": "9-1"}))
+    no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", {**url, "upload": "no such video"}))
     # another scene goes back to the dataset's videos
     again.button(key="plan_scene_success").click().run()
-    assert ok(again).radio(key="plan_source").value == "From the dataset" and "source" not in again.query_params
+    assert no_problems(again).radio(key="plan_source").value == "From the dataset" and "source" not in again.query_params
 
 
 def test_presentation_mode_gives_the_scene_buttons_short_names(monkeypatch, demo_env):
-    at = ok(session(monkeypatch, demo_env, "pages/1_Plan.py", {"present": "1"}))
+    at = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", {"present": "1"}))
     labels = {b.key: b.label for b in at.button if b.key.startswith("plan_scene_")}
     assert labels == {"plan_scene_success": "Success", "plan_scene_wrong_endpoint": "Wrong end",
                       "plan_scene_repeated": "Repeated", "plan_scene_long": "Long (T=6)",
                       "plan_scene_upload": "Upload"}
     assert at.button(key="plan_scene_upload").help.startswith("An uploaded video: ")
-    normal = ok(session(monkeypatch, demo_env, "pages/1_Plan.py"))
+    normal = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py"))
     assert normal.button(key="plan_scene_upload").label == "An uploaded video"

@@ -9,50 +9,11 @@ from collections import Counter
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from test_app_fixtures import APP, app_env, app_world  # noqa: F401  (fixtures)
+from tests.helpers.app_env import AppEnv, HORIZON, MEMBERS, METHODS
+from tests.helpers.app_session import cards, dataset, no_problems, open_page, open_settings, texts
+
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("app")]
-
-
-def open_page(monkeypatch, env, page: str | None = None, *, query: dict | None = None, timeout: float = 180,
-              **overrides) -> AppTest:
-    """Start a fresh app session (new session state) on ``page`` with the test environment
-    (``overrides``: more environment variables; ``query``: the URL's query parameters)."""
-    for k, v in {**env.environ(), **overrides}.items():
-        if v is None:
-            monkeypatch.delenv(k, raising=False)
-        else:
-            monkeypatch.setenv(k, str(v))
-    monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    at = AppTest.from_file(str(APP), default_timeout=timeout)
-    at.query_params.update(query or {})
-    if page:
-        at.switch_page(page)
-    return at.run()
-
-
-def open_settings(at: AppTest) -> AppTest:
-    """Open the sidebar's "Data and models" panel (its widgets are drawn only while it is open)."""
-    assert not [t for t in at.text_input if str(t.key).startswith("cfg_")], "settings drawn while the panel is closed"
-    at.session_state["kepp_panel_open"] = True
-    at.run()
-    assert at.text_input(key="cfg_root") is not None
-    return at
-
-
-def texts(elements) -> list[str]:
-    return [str(e.value) for e in elements]
-
-
-def no_problems(at: AppTest) -> None:
-    assert not at.exception, texts(at.exception)
-    assert not at.error, texts(at.error)
-
-
-def dataset(env):
-    from kepp_core.data import load_dataset
-
-    return load_dataset("demo", env.world)
 
 
 # --- Home and sidebar --------------------------------------------------------------------------------
@@ -107,10 +68,6 @@ def plan_page(monkeypatch, env, **overrides) -> AppTest:
     at = open_page(monkeypatch, env, "pages/1_Plan.py", **overrides)
     no_problems(at)
     return at
-
-
-def cards(at: AppTest) -> int:
-    return sum(t.count('class="kepp-card"') for t in texts(at.markdown))
 
 
 def test_plan_shows_endpoints_paths_plan_and_ground_truth(monkeypatch, app_env):
@@ -376,7 +333,6 @@ def test_a_world_rendered_from_niv_plans_works_by_path(monkeypatch, app_env, niv
 @pytest.fixture(scope="module")
 def niv_env(niv_world, tmp_path_factory):
     """The NIV-plans world given by path, with models and records that kepp makes for it."""
-    from test_app_fixtures import HORIZON, MEMBERS, METHODS, AppEnv
 
     from kepp_core.cli import main
 

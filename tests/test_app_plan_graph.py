@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -17,8 +16,9 @@ from kepp_core.api.plangraph import COLUMN_GAP, label_colour
 from kepp_core.data import Dataset, Step, Task, Video
 from kepp_core.errors import KeppError
 from kepp_core.graph import ProcedureGraph, build_graph
+from kepp_core.paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO_ROOT
 ACTIONS = ["a", "b", "c", "d", "e", "x"]
 
 

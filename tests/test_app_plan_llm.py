@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 from llm_server import ScriptedChatServer, scripted_plans
-from test_app_fixtures import app_env, app_world  # noqa: F401  (fixtures)
-from test_app_pages import cards, dataset, no_problems, open_page, texts
+
+from tests.helpers.app_session import cards, dataset, no_problems, open_page, texts
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("app")]
 

@@ -13,13 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
-from test_training import tiny_world
 
 from kepp_core import api
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.stats import mean_ci, paired_permutation_test
+from tests.helpers.training import tiny_world
+from kepp_core.paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO_ROOT
 APP = REPO / "app" / "Home.py"
 METHODS = ["random", "retrieval", "graph-gt"]
 

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from test_app_fixtures import app_env, app_world  # noqa: F401  (fixtures)
-from test_app_pages import dataset, open_page, texts
+from tests.helpers.app_session import dataset, open_page, texts
+from kepp_core.paths import REPO_ROOT
+
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("app")]
 
@@ -26,7 +27,7 @@ def rendered(markdown: str) -> str:
 
 
 def test_markdown_escape_shows_text_and_loads_nothing():
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "app"))
+    sys.path.insert(0, str(REPO_ROOT / "app"))
     from components.text import md
 
     for text in [HOSTILE, HOSTILE_TASK, ":red[x] :material/home:", "`a` **b** _c_ <http://x.y>", "a\n# heading"]:

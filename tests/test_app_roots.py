@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from kepp_core.paths import REPO_ROOT
 
-from test_app_fixtures import app_env, app_world  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.xdist_group("app")
 
-APP = Path(__file__).resolve().parents[1] / "app" / "Home.py"
+APP = REPO_ROOT / "app" / "Home.py"
 REFUSED = "is not under a folder this app server allows"
 
 

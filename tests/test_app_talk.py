@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from kepp_core import api
 from kepp_core.evaluation.stats import mean_ci
-from test_app_fixtures import APP, REPO, demo_env  # noqa: F401  (fixtures)
+from tests.helpers.app_env import APP, REPO
+from tests.helpers.app_session import cards, no_problems, open_page, page_scenes, prediction_table
 
 DEMO_RECORDS = REPO / "assets" / "demo" / "predictions.jsonl"
 
@@ -109,55 +109,22 @@ def test_readable_names_and_plan_queries():
 
 
 # --- pages ---------------------------------------------------------------------------------------------
-def session(monkeypatch, env, page: str | None = None, query: dict | None = None) -> AppTest:
-    """A fresh browser session (a new tab, or a reload) on ``page`` with ``query`` in its URL."""
-    for k, v in env.environ().items():
-        monkeypatch.setenv(k, str(v))
-    monkeypatch.setenv("KEPP_THREADS", "1")
-    at = AppTest.from_file(str(APP), default_timeout=180)
-    at.query_params.update(query or {})
-    if page:
-        at.switch_page(page)
-    return at.run()
-
-
-def ok(at: AppTest) -> AppTest:
-    assert not at.exception, [str(e.value) for e in at.exception]
-    assert not at.error, [str(e.value) for e in at.error]
-    return at
-
-
-def cards(at: AppTest) -> int:
-    return sum(str(m.value).count('class="kepp-card"') for m in at.markdown)
-
-
-def records(env) -> pd.DataFrame:
-    return api.read_predictions([env.records])
-
-
-def page_scenes(env) -> dict[str, dict]:
-    """The scenes the Plan page offers (trained horizons, playable videos), by kind."""
-    from kepp_core.data import load_dataset
-
-    ds, hs = load_dataset("demo", env.world), api.trained_horizons(env.models)
-    videos = {v.id for h in hs for v in api.playable_videos(ds, h)}
-    return {s["kind"]: s for s in api.choose_scenes(records(env), horizons=hs, videos=videos)}
 
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("app")
 def test_plan_page_opens_on_the_clean_success_scene(monkeypatch, demo_env):
     scene = page_scenes(demo_env)["success"]
-    at = ok(session(monkeypatch, demo_env, "pages/1_Plan.py"))
+    at = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py"))
     assert at.selectbox(key="plan_video").value == scene["video"]
     assert at.query_params["video"] == scene["video"] and at.query_params["ep"] == scene["query"]["ep"]
     at.button(key="plan_go").click().run()
-    ok(at)
+    no_problems(at)
     assert any("success" in str(m.value) for m in at.markdown)  # "Ground truth · 3/3 steps correct · success"
     # the scene bar: a scene's button loads its episode and plans it
     wrong = page_scenes(demo_env)["wrong_endpoint"]
     at.button(key="plan_scene_wrong_endpoint").click().run()
-    ok(at)
+    no_problems(at)
     assert at.selectbox(key="plan_video").value == wrong["video"]
     assert at.query_params["ep"] == wrong["query"]["ep"] and at.query_params["plan"] == "1"
     assert cards(at) >= 2 * demo_env.horizon and any("wrong: truth is" in str(m.value) for m in at.markdown)
@@ -166,10 +133,10 @@ def test_plan_page_opens_on_the_clean_success_scene(monkeypatch, demo_env):
 @pytest.mark.slow
 @pytest.mark.xdist_group("app")
 def test_a_plan_link_restores_the_episode_and_plans_and_survives_a_reload(monkeypatch, demo_env):
-    preds = records(demo_env)
+    preds = prediction_table(demo_env)
     row = preds[(preds["method"] == "kepp-R1") & (preds["horizon"] == demo_env.horizon)].iloc[-1]
     query = {**api.plan_query(dict(row)), "sampler": "ddim5"}
-    at = ok(session(monkeypatch, demo_env, "pages/1_Plan.py", query))
+    at = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", query))
     vid, ep = query["video"], int(query["ep"])
     assert at.selectbox(key="plan_video").value == vid
     assert at.selectbox(key=f"plan_episode_{vid}_{demo_env.horizon}").value == ep
@@ -183,7 +150,7 @@ def test_a_plan_link_restores_the_episode_and_plans_and_survives_a_reload(monkey
     assert at.query_params["R"] == "3" and "plan" not in at.query_params  # the shown plan was for R=1
     at.button(key="plan_go").click().run()
     url = dict(at.query_params)
-    again = ok(session(monkeypatch, demo_env, "pages/1_Plan.py", url))
+    again = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", url))
     assert at.slider(key="plan_R").value == again.slider(key="plan_R").value == 3
     assert again.selectbox(key=f"plan_episode_{vid}_{demo_env.horizon}").value == ep and cards(again) > 0
     # next / previous episode buttons
@@ -191,13 +158,13 @@ def test_a_plan_link_restores_the_episode_and_plans_and_survives_a_reload(monkey
     assert again.query_params["ep"] == str(ep + 1 if ep + 1 < len(again.selectbox(
         key=f"plan_episode_{vid}_{demo_env.horizon}").options) else 0)
     # junk in the URL is ignored, not an error
-    ok(session(monkeypatch, demo_env, "pages/1_Plan.py", {"video": "nope", "ep": "x", "T": "99", "model": "?"}))
+    no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", {"video": "nope", "ep": "x", "T": "99", "model": "?"}))
 
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("app")
 def test_presentation_mode_from_the_url_and_back(monkeypatch, demo_env):
-    at = ok(session(monkeypatch, demo_env, None, {"present": "1"}))
+    at = no_problems(open_page(monkeypatch, demo_env, None, {"present": "1"}))
     css = lambda: any("kepp-present" in str(m.value) for m in at.markdown)  # noqa: E731
     assert css() and at.toggle(key="cfg_presentation").value is True
     assert not at.sidebar.text_input  # settings hidden
@@ -205,7 +172,7 @@ def test_presentation_mode_from_the_url_and_back(monkeypatch, demo_env):
     at.switch_page("pages/5_Results.py").run()
     assert css() and at.query_params.get("present") == "1"
     at.button(key="present_exit").click().run()
-    ok(at)
+    no_problems(at)
     assert not css() and "present" not in at.query_params and at.toggle(key="cfg_presentation").value is False
     at.toggle(key="cfg_presentation").set_value(True).run()
     assert css() and at.query_params.get("present") == "1"
@@ -214,7 +181,7 @@ def test_presentation_mode_from_the_url_and_back(monkeypatch, demo_env):
 @pytest.mark.slow
 @pytest.mark.xdist_group("app")
 def test_failure_cases_link_to_plan_step_episodes_and_keep_state_in_the_url(monkeypatch, demo_env):
-    at = ok(session(monkeypatch, demo_env, "pages/4_Failure_cases.py", {"method": "kepp-R1"}))
+    at = no_problems(open_page(monkeypatch, demo_env, "pages/4_Failure_cases.py", {"method": "kepp-R1"}))
     assert at.selectbox(key="fail_method").value == "kepp-R1"
     table = at.dataframe[1].value  # statistics, then the failures
     assert "episode" in table and not any("_" in str(p) for p in table["pattern"])
@@ -223,7 +190,7 @@ def test_failure_cases_link_to_plan_step_episodes_and_keep_state_in_the_url(monk
     ids = at.selectbox(key="fail_episode").options
     first = at.selectbox(key="fail_episode").value
     assert at.query_params["episode"] == first
-    row = records(demo_env).query("episode == @first and method == 'kepp-R1'").iloc[0]
+    row = prediction_table(demo_env).query("episode == @first and method == 'kepp-R1'").iloc[0]
     links = [e.proto for e in at.get("page_link") if "Open in Plan" in e.proto.label]
     assert len(links) == 1 and links[0].page.endswith("1_Plan.py") or "Plan" in links[0].page
     assert dict(p.split("=") for p in links[0].query_string.split("&")) == api.plan_query(dict(row))
@@ -233,14 +200,14 @@ def test_failure_cases_link_to_plan_step_episodes_and_keep_state_in_the_url(monk
         assert second != first and at.query_params["episode"] == second
         assert at.selectbox(key="fail_episode").options[1] == api.episode_label(second, {"coffee": "make coffee",
             "lemonade": "make lemonade", "tea": "make tea"}) or "·" in at.selectbox(key="fail_episode").options[1]
-        again = ok(session(monkeypatch, demo_env, "pages/4_Failure_cases.py", dict(at.query_params)))
+        again = no_problems(open_page(monkeypatch, demo_env, "pages/4_Failure_cases.py", dict(at.query_params)))
         assert again.selectbox(key="fail_episode").value == second
 
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("app")
 def test_results_table_and_comparing_up_to_four_methods(monkeypatch, demo_env):
-    at = ok(session(monkeypatch, demo_env, "pages/5_Results.py"))
+    at = no_problems(open_page(monkeypatch, demo_env, "pages/5_Results.py"))
     grid = at.dataframe[0].value
     assert list(grid.columns) == [f"T={h} {m}" for h in (3, 4, 5, 6) for m in ("SR", "mAcc", "mIoU")]
     assert set(grid.index) == {"KEPP R=1", "KEPP R=2", "KEPP without graph condition"}
@@ -248,13 +215,13 @@ def test_results_table_and_comparing_up_to_four_methods(monkeypatch, demo_env):
     assert chosen.value == ["kepp-R2", "kepp-nograph"] and chosen.max_selections == 4
     everything = ["kepp-R1", "kepp-R2", "kepp-nograph"]
     chosen.set_value(everything).run()
-    ok(at)
+    no_problems(at)
     assert at.query_params["compare"] == ",".join(everything)
     at.selectbox(key="res_outcome").select("incorrect").run()
     at.button(key="res_ep_next").click().run()
     url = dict(at.query_params)
     assert url["outcome"] == "incorrect" and url["episode"] == at.selectbox(key="res_episode").value
-    again = ok(session(monkeypatch, demo_env, "pages/5_Results.py", url))
+    again = no_problems(open_page(monkeypatch, demo_env, "pages/5_Results.py", url))
     assert again.multiselect(key="res_compare").value == everything
     assert again.selectbox(key="res_episode").value == url["episode"]
     # aligned rows: one "plan" card row per method, in one row of columns
@@ -286,22 +253,22 @@ def csv_table(data: bytes) -> pd.DataFrame:
 @pytest.mark.slow
 @pytest.mark.xdist_group("app")
 def test_results_and_failure_downloads_hold_every_row_of_the_filter_not_one_page(monkeypatch, demo_env):
-    preds = records(demo_env)
+    preds = prediction_table(demo_env)
     rows = preds[(preds["method"] == "kepp-R1") & (preds["horizon"] == 3)]
-    at = ok(session(monkeypatch, demo_env, "pages/5_Results.py", {"method": "kepp-R1", "T": "3"}))
+    at = no_problems(open_page(monkeypatch, demo_env, "pages/5_Results.py", {"method": "kepp-R1", "T": "3"}))
     assert len(rows) > 50 and len(next(d.value for d in at.dataframe if "ground truth" in d.value)) == 50
     downloads = table_downloads(monkeypatch)
-    ok(at.run())
+    no_problems(at.run())
     table = csv_table(downloads["res_episodes"])
     assert len(table) == len(rows) and list(table.columns)[:4] == ["episode", "T", "method", "correct"]
     assert table["correct"].tolist() == rows["success"].tolist()
     at.selectbox(key="res_outcome").select("incorrect")
-    ok(at.run())
+    no_problems(at.run())
     table = csv_table(downloads["res_episodes"])
     assert len(table) == (~rows["success"]).sum() > 50 and not table["correct"].any()
 
     query = {"method": "kepp-R1", "T": "3", "pattern": "wrong_endpoint"}
-    at = ok(session(monkeypatch, demo_env, "pages/4_Failure_cases.py", query))
+    at = no_problems(open_page(monkeypatch, demo_env, "pages/4_Failure_cases.py", query))
     assert at.radio(key="fail_pattern").value == "wrong_endpoint"
     failures = rows[rows["pattern"] == "wrong_endpoint"]
     assert len(failures) > 50 and len(at.dataframe[1].value) == 50
@@ -336,7 +303,7 @@ def test_home_page_loads_no_torch_and_once_its_scenes_are_remembered_no_pandas(d
 @pytest.mark.slow
 @pytest.mark.xdist_group("app")
 def test_home_lists_the_scenes_as_links_to_the_plan_page(monkeypatch, demo_env):
-    at = ok(session(monkeypatch, demo_env))
+    at = no_problems(open_page(monkeypatch, demo_env))
     labels = [e.proto.label for e in at.get("page_link")]
     assert any("A clean success" in label for label in labels)
     assert any("A wrong-endpoint failure" in label for label in labels)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from test_app_fixtures import app_env, app_world  # noqa: F401  (fixtures)
-from test_app_pages import no_problems, open_page, texts
+from tests.helpers.app_session import no_problems, open_page, texts
+
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("app")]
 

@@ -10,11 +10,11 @@ import shutil
 import subprocess
 import sys
 from contextlib import ExitStack
-from pathlib import Path
 
 import pytest
+from kepp_core.paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO_ROOT
 APP = REPO / "app" / "Home.py"
 
 

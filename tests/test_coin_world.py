@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from test_app_pages import no_problems, open_page, texts
+from tests.helpers.app_session import no_problems, open_page, texts
+
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("coin-world")]
 

@@ -13,12 +13,13 @@ import pytest
 from kepp_core.cli import main
 from kepp_core.data import load_crosstask, load_plans, make_episodes, observations
 from kepp_core.errors import KeppError
-from tests.test_data_loaders import write_crosstask
+from tests.helpers.data import write_crosstask
+from kepp_core.paths import REPO_ROOT
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "kepp_core", *args], capture_output=True, text=True,
-                          cwd=Path(__file__).resolve().parents[1])
+                          cwd=REPO_ROOT)
 
 
 def test_missing_root_exits_2_without_traceback(tmp_path):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +12,7 @@ from kepp_core.data.episodes import observation_window
 from kepp_core.data.records import seeded_split
 from kepp_core.data.stats import dataset_stats
 from kepp_core.errors import KeppError
+from tests.helpers.data import write_crosstask
 
 
 # --- COIN --------------------------------------------------------------------------------
@@ -70,26 +70,6 @@ def test_plans_without_segments_give_episodes_without_observations(niv_dataset):
 
 
 # --- CrossTask layout ---------------------------------------------------------------------
-def write_crosstask(root: Path, with_features: bool = True, dim: int = 8) -> Path:
-    (root / "annotations").mkdir(parents=True)
-    (root / "tasks_primary.txt").write_text(
-        "101\nMake Tea\nhttp://x\n4\nboil water,pour water,add tea,stir\n\n"
-        "102\nMake Lemonade\nhttp://y\n3\nsqueeze lemon,pour water,stir\n\n")
-    plans = {
-        "101_a": [(1, 0, 2), (2, 3, 5), (3, 6, 7), (4, 8, 9)],
-        "101_b": [(1, 1, 2), (2, 2.5, 4), (4, 5, 6), (3, 7, 8), (4, 9, 11)],
-        "102_c": [(1, 0, 3), (2, 4, 6), (3, 7, 9)],
-        "102_d": [(2, 5, 6), (1, 0, 2), (3, 7, 9)],  # out of order on purpose
-    }
-    rng = np.random.default_rng(0)
-    if with_features:
-        (root / "features").mkdir()
-    for name, rows in plans.items():
-        (root / "annotations" / f"{name}.csv").write_text("".join(f"{k},{s},{e}\n" for k, s, e in rows))
-        if with_features:
-            np.save(root / "features" / f"{name}.npy", rng.normal(size=(12, dim)).astype(np.float32))
-    (root / "videos_val.csv").write_text("102,d,http://z\n")
-    return root
 
 
 def test_crosstask_tasks_with_equal_step_names_share_actions(tmp_path):

@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from test_training import kepp
+
+from tests.helpers.training import kepp
 
 torch.set_num_threads(1)
 

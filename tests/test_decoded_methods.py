@@ -8,7 +8,8 @@ import json
 
 import pytest
 import torch
-from test_training import kepp
+
+from tests.helpers.training import kepp
 
 torch.set_num_threads(1)
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 import torch
-from test_training import kepp
+
+from tests.helpers.training import kepp
+from kepp_core.paths import REPO_ROOT
 
 torch.set_num_threads(1)
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO_ROOT
 ASSETS = REPO / "assets" / "demo"
 
 

@@ -4,15 +4,14 @@ PNG; on the COIN annotations without models, the Plan page plans zero-shot with 
 
 from __future__ import annotations
 
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 
-from test_app_fixtures import app_env, app_world  # noqa: F401  (fixtures)
-from test_e2e_browser import ARTIFACTS, browser, graph_frame, idle, server, wait_until_healthy  # noqa: F401
+from tests.helpers.browser import ARTIFACTS, app_server, graph_frame, idle
+
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
 
@@ -132,20 +131,10 @@ def test_expert_trajectories_fit_the_canvas_on_first_draw(server, browser):
 
 @pytest.fixture(scope="module")
 def coin_server(coin_json):
-    from kepp_core.commands.app import AppOptions, free_port, start_app
+    from kepp_core.commands.app import AppOptions
 
-    port = free_port()
-    proc = start_app(AppOptions(dataset="coin", root=str(coin_json), port=port))
-    url = f"http://localhost:{port}"
-    try:
-        wait_until_healthy(url, proc)
+    with app_server(AppOptions(dataset="coin", root=str(coin_json))) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def test_zero_shot_planning_on_coin_annotations_without_models(coin_server, browser):

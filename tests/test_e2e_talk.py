@@ -6,14 +6,12 @@ Screenshots go to ``test-artifacts/``."""
 
 from __future__ import annotations
 
-import subprocess
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
 from kepp_core import api
-from test_app_fixtures import demo_env  # noqa: F401  (fixture)
-from test_e2e_browser import ARTIFACTS, browser, graph_frame, idle, wait_until_healthy  # noqa: F401
+from tests.helpers.browser import ARTIFACTS, app_server, graph_frame, idle
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
 SCREEN = {"width": 1280, "height": 720}
@@ -21,21 +19,11 @@ SCREEN = {"width": 1280, "height": 720}
 
 @pytest.fixture(scope="module")
 def talk_server(demo_env):
-    from kepp_core.commands.app import AppOptions, free_port, start_app
+    from kepp_core.commands.app import AppOptions
 
-    port = free_port()
-    proc = start_app(AppOptions(dataset="demo", root=str(demo_env.world), checkpoints=str(demo_env.models),
-                                predictions=str(demo_env.records), port=port))
-    url = f"http://localhost:{port}"
-    try:
-        wait_until_healthy(url, proc)
+    with app_server(AppOptions(dataset="demo", root=str(demo_env.world), checkpoints=str(demo_env.models),
+                               predictions=str(demo_env.records))) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def title_px(page) -> float:

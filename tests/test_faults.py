@@ -16,9 +16,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.test_training import tiny_world
+from tests.helpers.training import tiny_world
+from kepp_core.paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[1]
+
+REPO = REPO_ROOT
 TRAIN = ["--train-steps", "30", "--val-every", "10", "--log-every", "5", "--diffusion-steps", "6", "--dim", "8",
          "--batch-size", "16", "--sampler", "ddim", "--sampler-steps", "2", "--lr", "3e-3", "--warmup", "5",
          "--decay", "20:0.5", "--seed", "0", "--no-progress", "--json", "--threads", "1"]

@@ -7,17 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from kepp_core.data import Dataset, Step, Task, Video
 from kepp_core.errors import KeppError
 from kepp_core.graph import ProcedureGraph, build_graph, load_graph
-
-
-def small_dataset(actions=("crack egg", "whisk", "pour", "fry"), name="toy") -> Dataset:
-    plans = {"v1": ("omelette", "train", [0, 1, 1, 3]), "v2": ("omelette", "train", [0, 1, 3]),
-             "v3": ("pancake", "train", [2, 1, 3]), "v4": ("omelette", "test", [0, 1, 2, 3])}
-    videos = [Video(v, t, [Step(a) for a in p], split=s) for v, (t, s, p) in plans.items()]
-    tasks = {"omelette": Task("omelette", "Make an omelette"), "pancake": Task("pancake", "Make pancakes")}
-    return Dataset(name, list(actions), tasks, videos)
+from tests.helpers.data import small_dataset
 
 
 def test_counts_come_from_consecutive_training_pairs_with_self_loops():

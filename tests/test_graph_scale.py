@@ -17,8 +17,9 @@ from kepp_core.graph import (ProcedureGraph, TaskStats, build_graph, expert_traj
                              make_scorer, retrieve, task_transition_matrix)
 from kepp_core.graph.sparse import EdgeCounts
 from kepp_core.graph.stream import stream_graph
+from kepp_core.paths import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 
 
 def _corpus(path: Path, plans: int = 3000, seed: int = 0, numeric: bool = False) -> Path:

@@ -6,7 +6,7 @@ import pytest
 
 from kepp_core.errors import KeppError
 from kepp_core.graph import build_graph, expert_trajectories, subgraph, task_transition_matrix, transition_matrix
-from tests.test_graph_build import small_dataset
+from tests.helpers.data import small_dataset
 
 
 def test_subgraph_follows_in_and_out_edges_up_to_depth():

@@ -11,7 +11,7 @@ from kepp_core.data import make_episodes, write_plans
 from kepp_core.errors import KeppError
 from kepp_core.evaluation import read_endpoints, zero_shot
 from kepp_core.graph import build_graph
-from tests.test_graph_build import small_dataset
+from tests.helpers.data import small_dataset
 
 
 @pytest.fixture()

@@ -10,11 +10,11 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
+from kepp_core.paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO_ROOT
 NO_TORCH = textwrap.dedent("""
     import importlib.abc, sys
     class NoTorch(importlib.abc.MetaPathFinder):

@@ -12,7 +12,8 @@ from collections import Counter
 import pytest
 import torch
 from llm_server import ScriptedChatServer, is_verification, prompt_of
-from test_training import kepp, tiny_cfg, tiny_world
+
+from tests.helpers.training import kepp, tiny_cfg, tiny_world
 
 torch.set_num_threads(1)
 PROMPT = re.compile(r"I know (\d+) steps are required, the first step is (.+?), and the last step is (.+?) and")

@@ -20,6 +20,7 @@ from kepp_core.data.official import load_official_list
 from kepp_core.errors import KeppError
 from kepp_core.graph import build_graph, graph_source, load_graph
 from kepp_core.graph.official import import_graph_pickle
+from kepp_core.paths import REPO_ROOT
 
 SEQUENCES = {"v1": [0, 1, 2, 1], "v2": [0, 1, 3], "v3": [2, 2, 4, 0], "v4": [0, 1, 2], "v5": [4, 0, 1, 1, 3]}
 
@@ -220,7 +221,7 @@ def test_the_graph_page_says_where_its_graph_came_from(tmp_path, monkeypatch, ca
         monkeypatch.setenv(key, str(value))
     for key in ("KEPP_APP_CHECKPOINTS", "KEPP_APP_PREDICTIONS", "KEPP_APP_CONFIG"):
         monkeypatch.delenv(key, raising=False)
-    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app" / "Home.py"), default_timeout=120)
+    at = AppTest.from_file(str(REPO_ROOT / "app" / "Home.py"), default_timeout=120)
     at.switch_page("pages/2_Graph.py")
     at.run()
     assert not at.exception

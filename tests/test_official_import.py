@@ -21,8 +21,9 @@ from kepp_core.diffusion.official import OfficialDiffusion
 from kepp_core.errors import KeppError
 from kepp_core.models.checkpoint import build_model, load_checkpoint, read_config
 from kepp_core.models.official import import_official
+from kepp_core.paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO_ROOT
 PLAN, STEP = "official-kepp-plan-T3.pth.tar", "official-kepp-step-T3.pth.tar"
 TOL = 1e-4
 

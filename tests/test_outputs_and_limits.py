@@ -14,8 +14,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from kepp_core.paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO_ROOT
 PLANS_LINES = ['{"video": "v%d", "task": "t", "split": "%s", "steps": ["a", "b", "c"]}' % (i, "train" if i % 3 else "test")
                for i in range(30)]
 

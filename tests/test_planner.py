@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from test_training import tiny_cfg, tiny_world
+
+from tests.helpers.training import tiny_cfg, tiny_world
 
 torch.set_num_threads(1)
 

@@ -11,18 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from test_training import TINY, kepp, tiny_world
+
+from tests.helpers.training import TINY, kepp, spec_file, tiny_world
 
 torch.set_num_threads(1)
 METHODS = ["random", "graph-gt", "kepp-nograph", "kepp-nograph+dec", "kepp-R1", "kepp-R1+dec", "kepp-R1-struct+dec"]
-
-
-def spec_file(path: Path, spec: dict, train: dict) -> Path:
-    """``spec`` and its ``[train]`` table written as TOML to ``path`` (JSON values are TOML values here)."""
-    lines = [f"{k} = {json.dumps(v)}" for k, v in spec.items()] + ["[train]"]
-    lines += [f"{k} = {json.dumps(v)}" for k, v in train.items()]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
 
 
 def write_spec(path: Path, world: Path, out: Path, **extra) -> Path:

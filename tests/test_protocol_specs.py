@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from kepp_core.cli import main
+from kepp_core.paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO_ROOT
 GOOD = 'out = "OUT"\nmethods = ["random", "graph-gt"]\nhorizons = [3]\n'
 
 

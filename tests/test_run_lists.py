@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_protocol import spec_file
-from test_training import TINY, kepp, tiny_world
+
+from tests.helpers.training import TINY, kepp, spec_file, tiny_world
 
 torch.set_num_threads(1)
 METHODS = ["graph-gt", "kepp-nograph", "kepp-R1", "kepp-R1-struct+dec"]

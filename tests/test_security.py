@@ -7,23 +7,16 @@ from __future__ import annotations
 
 import http.server
 import json
-import os
-import shutil
-import socket
-import subprocess
 import threading
 import time
 import urllib.parse
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from tests.helpers.browser import app_server
+
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
-
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update"]
-
 
 def hostile_strings(port: int) -> dict[str, str]:
     """Script-injection strings, each of which would call the listener and set ``window.__kepp_pwned``."""
@@ -86,52 +79,13 @@ def hostile_plans(tmp_path_factory, listener) -> tuple[Path, dict[str, str]]:
     return path, bad
 
 
-def _chromium() -> str:
-    path = shutil.which("chromium") or "/usr/bin/chromium"
-    if not Path(path).exists():
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail("chromium is missing: CI installs Debian's chromium ('make browser')")
-        pytest.skip("chromium is not installed ('make browser' installs Debian's package)")
-    return path
-
-
 @pytest.fixture(scope="module")
-def hostile_app(hostile_plans, tmp_path_factory):
-    from kepp_core.commands.app import AppOptions, free_port, start_app
+def hostile_app(hostile_plans):
+    from kepp_core.commands.app import AppOptions
 
     plans, bad = hostile_plans
-    port = free_port()
-    os.environ.setdefault("KEPP_THREADS", "1")
-    proc = start_app(AppOptions(dataset="plans", root=str(plans), port=port))
-    url = f"http://localhost:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert proc.poll() is None, "the app server exited"
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                assert time.monotonic() < deadline, "the app server did not answer"
-                time.sleep(0.3)
+    with app_server(AppOptions(dataset="plans", root=str(plans))) as url:
         yield url, bad
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 def _settle(page) -> None:

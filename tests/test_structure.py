@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from structure import LAYERS, MAX_FUNCTION_LINES, layer_of, read_structure, report
+from kepp_core.paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO_ROOT
 
 
 @pytest.fixture(scope="module")

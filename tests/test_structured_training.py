@@ -7,7 +7,8 @@ import json
 
 import pytest
 import torch
-from test_training import kepp, tiny_cfg, tiny_world
+
+from tests.helpers.training import kepp, tiny_cfg, tiny_world
 
 torch.set_num_threads(1)
 

@@ -11,8 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
+from kepp_core.paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO_ROOT
 FAST = ["--train-steps", "2", "--no-progress"]
 
 

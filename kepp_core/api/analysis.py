@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from kepp_core import catalog
-from kepp_core.data.synth import kepp_home
+from kepp_core.paths import cache_folder
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.failures import (
     PATTERN_LABELS,
@@ -370,7 +370,6 @@ def choose_scenes(preds, method: str | None = None, horizons: Iterable[int] | No
     return [_scene(kind, row) for kind, row in picks]
 
 
-SCENES_FOLDER = "scenes"  # under $KEPP_HOME: the scenes of records already judged, one JSON file per key
 _SCENES_FORMAT = "kepp-scenes"
 
 
@@ -387,7 +386,7 @@ def remembered_scenes(files: Sequence[str | Path], read: Callable[[], object], h
     hs = sorted(int(h) for h in horizons) if horizons is not None else None
     ids = hashlib.sha1("\n".join(sorted(map(str, videos))).encode()).hexdigest() if videos is not None else None
     key = json.dumps([stats, hs, ids, bool(upload_example)])
-    path = kepp_home() / SCENES_FOLDER / f"{hashlib.sha1(key.encode()).hexdigest()}.json"
+    path = cache_folder("scenes") / f"{hashlib.sha1(key.encode()).hexdigest()}.json"
     try:
         data = json.loads(path.read_bytes())
         if data.get("format") == _SCENES_FORMAT and data.get("key") == key:

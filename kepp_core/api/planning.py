@@ -21,7 +21,7 @@ import numpy as np
 
 from kepp_core.data import Dataset, Video, load_features
 from kepp_core.data.episodes import clip_window, windows
-from kepp_core.data.synth import default_world_root
+from kepp_core.paths import cache_folder
 from kepp_core.errors import KeppError
 from kepp_core.graph import method_names
 from kepp_core.llm import ChatClient, LLMConfig, LLMRecommender
@@ -189,5 +189,5 @@ def llm_recommender(url: str, model: str, mapper: str, actions: Sequence[str]):
     a name or a label of :data:`LLM_MAPPERS`. The key stays in ``KEPP_LLM_API_KEY``; replies are
     cached beside the demo world."""
     client = ChatClient(LLMConfig.from_env(base_url=url.strip(), model=model.strip(), timeout=30.0, retries=1),
-                        default_world_root().parent / "llm-cache")
+                        cache_folder("llm-cache"))
     return LLMRecommender(client, list(actions), LLM_MAPPERS.get(mapper, mapper))

@@ -22,17 +22,17 @@ from pathlib import Path
 from kepp_core.api.analysis import read_predictions
 from kepp_core.api.protocols import RESULTS_FILE, find_protocols
 from kepp_core.api.config import AppConfig
-from kepp_core.catalog import CONFIG_FILE, DEMO_MODELS_DIR, LOG_FILE, parse_model_folder
+from kepp_core.catalog import CONFIG_FILE, LOG_FILE, parse_model_folder
 from kepp_core.data import Dataset, load_dataset
-from kepp_core.data.synth import default_world_root, ensure_world, world_ready
+from kepp_core.data.synth import ensure_world, world_ready
 from kepp_core.errors import KeppError
 from kepp_core.graph import build_graph, load_graph
 from kepp_core.io import iter_jsonl
 from kepp_core.models.folders import trained_horizons as horizons_of
+from kepp_core.paths import DEMO_ASSETS, REPO_ROOT, cache_folder
 from kepp_core.video import read_manifest
 
-REPO = Path(__file__).resolve().parents[2]
-DEMO_MODELS = REPO / DEMO_MODELS_DIR  # the shipped demo checkpoints
+DEMO_MODELS = DEMO_ASSETS  # the shipped demo checkpoints
 RECORD_SUFFIXES = (".jsonl", ".parquet")
 
 
@@ -71,7 +71,7 @@ def dataset_key(cfg: AppConfig) -> tuple:
 def demo_model_folders() -> list[Path]:
     """Where demo models live: shipped in ``assets/demo``, or trained once by ``kepp demo`` into
     the cache beside the demo world."""
-    return [DEMO_MODELS, default_world_root().parent / "demo-models"]
+    return [DEMO_MODELS, cache_folder("demo-models")]
 
 
 def trained_horizons(root: str | Path) -> list[int]:
@@ -249,14 +249,14 @@ class Workspace:
             models = [self.models_root()]
         except KeppError:
             models = []
-        return [p for p in [*models, REPO / "runs"] if p.is_dir()]
+        return [p for p in [*models, REPO_ROOT / "runs"] if p.is_dir()]
 
     def protocol_folders(self) -> list[str]:
         """``kepp protocol`` output folders: ``config.protocol`` (one such folder, its
         ``results.json``, or a folder of them), else those under ``runs/`` whose spec names this
         dataset format."""
         if not self.config.protocol:
-            return find_protocols([REPO / "runs"], dataset=self.config.dataset)
+            return find_protocols([REPO_ROOT / "runs"], dataset=self.config.dataset)
         base = Path(self.config.protocol)
         if not base.exists():
             raise KeppError(f"{base}: protocol folder does not exist")

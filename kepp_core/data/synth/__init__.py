@@ -9,11 +9,11 @@ with numpy + PyAV, with per-second features, written in the CrossTask layout.
 from kepp_core.data.synth.procedures import TASKS, TaskSpec
 from kepp_core.data.synth.render import ActionLook, Knobs, look_of, render_video
 from kepp_core.data.synth.world import (DEFAULT_VIDEOS, DIFFICULTIES, KNOB_NAMES, WORLD_VERSION, default_world_root,
-                                        ensure_world, generate_world, kepp_home, knobs_for, world_fingerprint,
+                                        ensure_world, generate_world, knobs_for, world_fingerprint,
                                         world_ready)
 
 __all__ = [
     "DEFAULT_VIDEOS", "DIFFICULTIES", "KNOB_NAMES", "TASKS", "WORLD_VERSION", "ActionLook", "Knobs",
-    "TaskSpec", "default_world_root", "ensure_world", "generate_world", "kepp_home", "knobs_for", "look_of",
+    "TaskSpec", "default_world_root", "ensure_world", "generate_world", "knobs_for", "look_of",
     "render_video", "world_fingerprint", "world_ready",
 ]

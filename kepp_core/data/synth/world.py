@@ -34,7 +34,7 @@ from kepp_core.data.records import seeded_split
 from kepp_core.data.synth.procedures import TASKS
 from kepp_core.data.synth.render import Knobs, Segment, look_of, render_video
 from kepp_core.errors import KeppError, unknown_name_error
-from kepp_core.paths import REPO_ROOT, cache_folder, kepp_home
+from kepp_core.paths import REPO_ROOT, cache_folder
 from kepp_core.io import atomic_open, atomic_write_json, atomic_write_text, remove_stale_temporaries
 from kepp_core.video.encode import encode_video, save_features, write_manifest
 from kepp_core.video.encoders import BuiltinEncoder

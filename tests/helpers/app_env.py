@@ -3,7 +3,7 @@
 The app runs on a small synthetic world (the ``synth_world`` fixture of conftest.py) with
 models that ``kepp train`` makes for it in a few seconds (tiny networks, few steps: the
 pages are under test, not the models) and the prediction records ``kepp eval`` writes.
-Import the fixtures from here: ``from test_app_fixtures import app_env, app_world``.
+``tests/conftest.py`` makes the fixtures available to every test module.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from kepp_core.paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO_ROOT
 APP = REPO / "app" / "Home.py"
 HORIZON = 3
 MEMBERS = ["step", "plan-graph-R1", "plan-graph-R2", "plan-none"]
