@@ -163,18 +163,11 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", **kwargs: Any) -> Iter
     """
     path = Path(path)
     fd, tmp = _temporary(path, ".tmp")
-    try:
+    with _renamed_over(tmp, path):
         with os.fdopen(fd, mode, **kwargs) as f:
             yield f
             f.flush()
             os.fsync(f.fileno())
-        fault_point(f"before-rename:{path.name}")
-        _replace(tmp, path)
-    except BaseException as e:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        _raise_if_no_room(e, path)
-        raise
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
@@ -198,8 +191,16 @@ def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
     path = Path(path)
     fd, tmp = _temporary(path, suffix or path.suffix)
     os.close(fd)
-    try:
+    with _renamed_over(tmp, path):
         yield Path(tmp)
+
+
+@contextlib.contextmanager
+def _renamed_over(tmp: str, path: Path) -> Iterator[None]:
+    """Rename ``tmp`` over ``path`` when the block succeeds; otherwise remove it (and name
+    ``path`` when the write ran out of room)."""
+    try:
+        yield
         fault_point(f"before-rename:{path.name}")
         _replace(tmp, path)
     except BaseException as e:
