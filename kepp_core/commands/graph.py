@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from kepp_core.commands._common import add_command, check_outputs, add_dataset_args, dataset_from_args, emit_json, print_table
 from kepp_core.errors import KeppError
 
@@ -138,11 +140,14 @@ def _build(args) -> int:
         cv = fit_prior(g)
         g.params["history_prior"] = cv["prior"]
         g.params["history_cv_sr"] = cv["cv_sr"]
-    g.save(args.out)
     files = [str(args.out)]
+    pair = None
     if args.compact and Path(args.out).suffix != COMPACT_SUFFIX:
         files.append(str(Path(args.out).with_suffix(COMPACT_SUFFIX)))
-        g.save(files[-1])
+        pair = uuid.uuid4().hex  # one build id in both files: a stop between the renames is caught at load
+    g.save(args.out, (pair, Path(files[-1]).name) if pair else None)
+    if pair:
+        g.save(files[-1], (pair, Path(args.out).name))
     c = g.counts
     summary = {"file": " + ".join(files), "dataset": g.dataset, "actions": g.num_actions, "edges": g.num_edges,
                "self_loops": int((c.indices == c.rows()).sum()),

@@ -32,6 +32,7 @@ def read_tasks(path: Path) -> list[Task]:
         raise KeppError(f"{path}: file not found (expected the CrossTask task list {TASKS_FILE})")
     lines = read_text_utf8(path).splitlines()
     tasks: list[Task] = []
+    defined: dict[str, int] = {}  # task id -> line of its block: a second block would silently replace the first
     i = 0
     while i < len(lines):
         if not lines[i].strip():
@@ -50,6 +51,9 @@ def read_tasks(path: Path) -> list[Task]:
         if len(steps) != n or any(not s for s in steps):
             raise KeppError(f"{path}:{i + 5}: expected {n} non-empty comma-separated step names, "
                             f"found {len(steps)}")
+        if tid in defined:
+            raise KeppError(f"{path}:{i + 1}: task {tid!r} is defined twice (first at line {defined[tid]})")
+        defined[tid] = i + 1
         tasks.append(Task(id=tid, name=name, steps=steps))
         i += 5
     if not tasks:
@@ -57,15 +61,25 @@ def read_tasks(path: Path) -> list[Task]:
     return tasks
 
 
-def _read_val_ids(path: Path) -> set[tuple[str, str]] | None:
+def _read_val_ids(path: Path) -> dict[tuple[str, str], int] | None:
+    """The ``(task, video)`` pairs of the test split, each with its line number."""
     if not path.is_file():
         return None
-    out = set()
+    out = {}
     for lineno, row in _csv_rows(path):
         if len(row) < 2:
             raise KeppError(f"{path}:{lineno}: expected 'task,video[,url]', got {','.join(row)!r}")
-        out.add((row[0].strip(), row[1].strip()))
+        out.setdefault((row[0].strip(), row[1].strip()), lineno)
     return out
+
+
+def _check_val_known(path: Path, val: dict[tuple[str, str], int], videos: list[Video]) -> None:
+    """A test-split line naming no annotated video would silently shrink (or empty) the test split."""
+    known = {(v.task, v.id) for v in videos}
+    for (tid, vid), lineno in sorted(val.items(), key=lambda kv: kv[1]):
+        if (tid, vid) not in known:
+            raise KeppError(f"{path}:{lineno}: video {vid!r} of task {tid!r} has no annotation file "
+                            f"(expected annotations/{tid}_{vid}.csv)")
 
 
 def _csv_rows(path: str | Path):
@@ -170,6 +184,7 @@ def load_crosstask(root: str | Path, features: str | Path | None = None, seed: i
     annotations.save()
     shapes.save()
     if val is not None:
+        _check_val_known(root / VAL_FILE, val, videos)
         for v in videos:
             v.split = "test" if (v.task, v.id) in val else "train"
     else:

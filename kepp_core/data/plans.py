@@ -44,41 +44,10 @@ def load_plans(root: str | Path, features: str | Path | None = None, seed: int =
     seen_ids = set()
     shapes = FeatureShapes()
     for where, rec in iter_jsonl(path):
-        for key in ("video", "task", "steps"):
-            if key not in rec:
-                raise KeppError(f"{where}: missing key {key!r} (expected video, task, steps)")
-        steps = rec["steps"]
-        if (not isinstance(steps, list)
-                or not all(isinstance(s, (str, int)) and not isinstance(s, bool) for s in steps)):
-            raise KeppError(f"{where}: 'steps' must be a list of step labels")
-        if not steps:
-            raise KeppError(f"{where}: 'steps' is empty (expected at least one step label)")
-        steps = [str(s) for s in steps]
-        if any(not s.strip() for s in steps):
-            raise KeppError(f"{where}: 'steps' holds an empty step label")
-        split = rec.get("split")
-        if split is not None and split not in SPLITS:
-            raise KeppError(f"{where}: split {split!r} is not 'train' or 'test'")
-        vid = str(rec["video"])
+        vid, task, split, steps, segs, duration, feat = check_plan_row(rec, where)
         if vid in seen_ids:
             raise KeppError(f"{where}: duplicate video id {vid!r}")
         seen_ids.add(vid)
-        segs = rec.get("segments")
-        if segs is not None:
-            if (not isinstance(segs, list) or len(segs) != len(steps)
-                    or not all(isinstance(s, list) and len(s) == 2 for s in segs)):
-                raise KeppError(f"{where}: 'segments' must be {len(steps)} [start, end] pairs "
-                                f"(one per step)")
-            try:
-                segs = [(float(s), float(e)) for s, e in segs]
-            except (TypeError, ValueError):
-                raise KeppError(f"{where}: segment times must be numbers") from None
-        duration = parse_duration(rec.get("duration"), where)
-        if segs is not None:
-            check_segments(segs, where, duration)
-        feat = rec.get("features")
-        if feat is not None and not isinstance(feat, str):
-            raise KeppError(f"{where}: 'features' must be a file path, got {feat!r}")
         feat = (path.parent / feat) if feat else find_file(feat_dir, [f"{vid}.npy"])
         if feat is not None and not Path(feat).is_file():
             raise KeppError(f"{where}: feature file {feat} not found")
@@ -86,16 +55,12 @@ def load_plans(root: str | Path, features: str | Path | None = None, seed: int =
             duration = float(shapes.shape(feat)[0])
             if segs is not None:
                 check_segments(segs, f"{where} (features {feat})", duration)
-        rows.append((vid, str(rec["task"]), split, steps, segs, duration, feat))
+        rows.append((vid, task, split, list(steps), segs, duration, feat))
     if not rows:
         raise KeppError(f"{path}: no plans found")
     shapes.save()
 
-    labels = [s for r in rows for s in r[3]]
-    if all(_INTEGER.fullmatch(lab) for lab in labels):
-        actions = sorted(set(labels), key=int)
-    else:
-        actions = vocabulary_from(labels)
+    actions = action_order(s for r in rows for s in r[3])
     index = {a: i for i, a in enumerate(actions)}
     auto = seeded_split([r[0] for r in rows if r[2] is None], seed=seed)
     videos, task_steps = [], {}
@@ -115,38 +80,51 @@ def load_plans(root: str | Path, features: str | Path | None = None, seed: int =
                    meta={"file": str(path)})
 
 
-def _row_error(path: Path, lineno: int, message: str) -> KeppError:
-    return KeppError(f"{path}:{lineno}: {message}")
+def action_order(labels) -> list[str]:
+    """The action vocabulary of ``labels``: numeric order when every label is an ASCII integer,
+    else :func:`vocabulary_from`'s order (the one rule for both the loader and the streamed build)."""
+    labels = list(labels)
+    if all(_INTEGER.fullmatch(lab) for lab in labels):
+        return sorted(set(labels), key=int)
+    return vocabulary_from(labels)
 
 
-def _stream_row(rec, path: Path, lineno: int, seed: int):
-    """``(video, task, split, steps, plan steps)`` of one parsed line (see :func:`iter_plan_rows`)."""
+def check_plan_row(rec: dict, where: str):
+    """The checked fields of one plans-JSONL line: ``(video, task, split or None, steps,
+    segments or None, duration or None, features or None)``; every per-line check of the format
+    lives here, so :func:`load_plans` and :func:`iter_plan_rows` refuse the same lines."""
     if type(rec) is not dict:
-        raise _row_error(path, lineno, f"expected a JSON object, got {type(rec).__name__}")
-    try:
-        vid, task, steps = rec["video"], rec["task"], rec["steps"]
-    except KeyError as e:
-        raise _row_error(path, lineno, f"missing key {e.args[0]!r} (expected video, task, steps)") from None
+        raise KeppError(f"{where}: expected a JSON object, got {type(rec).__name__}")
+    for key in ("video", "task", "steps"):
+        if key not in rec:
+            raise KeppError(f"{where}: missing key {key!r} (expected video, task, steps)")
+    steps = rec["steps"]
     if type(steps) is not list or not set(map(type, steps)) <= {str, int}:
-        raise _row_error(path, lineno, "'steps' must be a list of step labels")
-    labels = tuple(steps) if all(type(x) is str for x in steps) else tuple(map(str, steps))
+        raise KeppError(f"{where}: 'steps' must be a list of step labels")
+    if not steps:
+        raise KeppError(f"{where}: 'steps' is empty (expected at least one step label)")
+    steps = tuple(steps) if all(type(x) is str for x in steps) else tuple(map(str, steps))
+    if any(not s.strip() for s in steps):
+        raise KeppError(f"{where}: 'steps' holds an empty step label")
     split = rec.get("split")
-    if split is None:
-        split = seeded_split([str(vid)], seed=seed)[str(vid)]
-    elif split not in SPLITS:
-        raise _row_error(path, lineno, f"split {split!r} is not 'train' or 'test'")
-    plan = labels
+    if split is not None and split not in SPLITS:
+        raise KeppError(f"{where}: split {split!r} is not 'train' or 'test'")
     segs = rec.get("segments")
-    if segs is not None:  # the loader orders steps by their segments
-        if (type(segs) is not list or len(segs) != len(labels)
+    if segs is not None:
+        if (type(segs) is not list or len(segs) != len(steps)
                 or not all(isinstance(x, list) and len(x) == 2 for x in segs)):
-            raise _row_error(path, lineno, f"'segments' must be {len(labels)} [start, end] pairs (one per step)")
+            raise KeppError(f"{where}: 'segments' must be {len(steps)} [start, end] pairs (one per step)")
         try:
             segs = [(float(a), float(b)) for a, b in segs]
-        except (TypeError, ValueError):
-            raise _row_error(path, lineno, "segment times must be numbers") from None
-        plan = tuple(labels[k] for k in sorted(range(len(labels)), key=lambda k: segs[k]))
-    return str(vid), str(task), split, labels, plan
+        except (TypeError, ValueError, OverflowError):
+            raise KeppError(f"{where}: segment times must be numbers") from None
+    duration = parse_duration(rec.get("duration"), where)
+    if segs is not None:
+        check_segments(segs, where, duration)
+    feat = rec.get("features")
+    if feat is not None and not isinstance(feat, str):
+        raise KeppError(f"{where}: 'features' must be a file path, got {feat!r}")
+    return str(rec["video"]), str(rec["task"]), split, steps, segs, duration, feat
 
 
 def iter_plan_rows(root: str | Path, seed: int = 0, progress: bool = False) -> Iterator[tuple[str, str, str, tuple, tuple]]:
@@ -161,26 +139,20 @@ def iter_plan_rows(root: str | Path, seed: int = 0, progress: bool = False) -> I
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=path.stat().st_size, unit="B", unit_scale=True, desc=path.name, dynamic_ncols=True)
-    loads, done = json.loads, 0
-    with path.open("rb") as f:
-        for lineno, line in enumerate(f, 1):
-            try:
-                rec = loads(line)
-            except json.JSONDecodeError as e:
-                if not line.strip():
-                    continue
-                raise _row_error(path, lineno, f"invalid JSON ({e.msg} at column {e.colno})") from None
-            row = _stream_row(rec, path, lineno, seed)
-            hashes.append(hash(row[0]))
-            if bar is not None:
-                done += len(line)
-                if lineno & 0xFFFF == 0:
-                    bar.update(done)
-                    done = 0
-            yield row
+        bar = tqdm(unit=" plans", unit_scale=True, desc=path.name, dynamic_ncols=True)
+    done = 0
+    for where, rec in iter_jsonl(path):  # the loader's reader: invalid UTF-8 and non-objects named by line
+        vid, task, split, labels, segs, _duration, _feat = check_plan_row(rec, where)
+        if split is None:
+            split = seeded_split([vid], seed=seed)[vid]
+        plan = labels if segs is None else tuple(labels[k] for k in sorted(range(len(labels)), key=lambda k: segs[k]))
+        hashes.append(hash(vid))
+        done += 1
+        if bar is not None and done & 0xFFFF == 0:
+            bar.update(0x10000)
+        yield vid, task, split, labels, plan
     if bar is not None:
-        bar.update(done)
+        bar.update(done & 0xFFFF)
         bar.close()
     if not hashes:
         raise KeppError(f"{path}: no plans found")
@@ -203,7 +175,7 @@ def _check_unique_ids(path: Path, hashes: array) -> None:
             vid = str(json.loads(line)["video"])
             if hash(vid) in suspects:
                 if vid in seen:
-                    raise _row_error(path, lineno, f"duplicate video id {vid!r}")
+                    raise KeppError(f"{path}:{lineno}: duplicate video id {vid!r}")
                 seen.add(vid)
 
 

@@ -124,16 +124,24 @@ class Dataset:
 SEGMENT_SLACK = 1.0  # seconds an annotation may run past the video (rounding in the releases)
 
 
+MAX_VIDEO_SECONDS = 86_400.0  # a day: longer "videos" are unit mistakes, and per-second arrays would not fit
+
+
 def parse_duration(value, where: str) -> float | None:
-    """A video duration in seconds: a finite number > 0 (``None`` stays ``None``)."""
+    """A video duration in seconds: a finite number > 0 and at most :data:`MAX_VIDEO_SECONDS`
+    (``None`` stays ``None``)."""
     if value is None:
         return None
     try:
         d = float(value)
     except (TypeError, ValueError):
         raise KeppError(f"{where}: duration {value!r} is not a number (expected seconds > 0)") from None
+    except OverflowError:
+        d = math.inf
     if not math.isfinite(d) or d <= 0:
         raise KeppError(f"{where}: duration {value!r} is invalid (expected a finite number of seconds > 0)")
+    if d > MAX_VIDEO_SECONDS:
+        raise KeppError(f"{where}: duration {value!r} is too long (at most {MAX_VIDEO_SECONDS:g} s)")
     return d
 
 
@@ -152,6 +160,9 @@ def check_segments(segments: Sequence[tuple[float, float]], where: str, duration
             raise KeppError(f"{where}: {what} [{s}, {e}] is not finite (expected seconds)")
         if s < 0 or e < s:
             raise KeppError(f"{where}: {what} [{s}, {e}] is invalid (expected 0 <= start <= end)")
+        if e > MAX_VIDEO_SECONDS:
+            raise KeppError(f"{where}: {what} [{s:g}, {e:g}] ends after {MAX_VIDEO_SECONDS:g} s "
+                            f"(the longest video accepted)")
         if duration is not None and e > duration + SEGMENT_SLACK:
             raise KeppError(f"{where}: {what} [{s:g}, {e:g}] ends after the video's duration {duration:g}s")
     ordered = sorted(segments)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
@@ -28,13 +29,16 @@ import numpy as np
 
 from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError, unknown_name_error
-from kepp_core.graph.compact import load_arrays, save_arrays
+from kepp_core.graph.compact import load_arrays, load_header, save_arrays
 from kepp_core.graph.sparse import EdgeCounts
 from kepp_core.io import atomic_write_json
 
 FORMAT = "kepp-procedure-graph"
 VERSION = 1
 COMPACT_SUFFIX = ".safetensors"  # the compact array form of the same graph
+BUILD_ID_KEY = "build_id"  # one id in both files of a JSON + compact pair (ProcedureGraph.save)
+COMPANION_KEY = "companion"  # the other file's name in such a pair
+_BUILD_ID_HEAD = 4096  # bytes of a JSON graph that hold its stamp (written right after the version)
 
 
 class TaskStats:
@@ -338,56 +342,92 @@ class ProcedureGraph:
             **({"source": self.source} if self.source else {}),
         }
 
-    def save(self, path: str | Path) -> None:
+    def save(self, path: str | Path, pair: tuple[str, str] | None = None) -> None:
         """Write the graph atomically: compact arrays for a ``.safetensors`` path
-        (:mod:`kepp_core.graph.compact`), JSON otherwise."""
+        (:mod:`kepp_core.graph.compact`), JSON otherwise. ``pair`` = ``(build id, companion
+        file name)`` when the same build is also written to the companion (``--compact``):
+        both files then carry the id, and :func:`load_graph` refuses a pair whose ids differ
+        (a build stopped between its two renames)."""
+        stamp = {BUILD_ID_KEY: pair[0], COMPANION_KEY: pair[1]} if pair else {}
         if Path(path).suffix == COMPACT_SUFFIX:
-            save_arrays(path, *graph_arrays(self))
+            arrays, header = graph_arrays(self)
+            save_arrays(path, arrays, {**header, **stamp})
             return
-        atomic_write_json(path, self.to_json(), indent=None)
+        obj = self.to_json()
+        # the stamp right after the version: read from the file's first bytes (_build_id_of)
+        head = {k: obj.pop(k) for k in ("format", "version")}
+        atomic_write_json(path, {**head, **stamp, **obj}, indent=None)
 
     @classmethod
     def from_json(cls, obj: dict, where: str = "graph") -> ProcedureGraph:
-        """A graph from :meth:`to_json`'s dict; malformed input is a KeppError naming ``where``."""
+        """A graph from :meth:`to_json`'s dict; malformed input is a KeppError naming ``where``
+        and the key (every value's type and range checked: :func:`_check_int`)."""
         if not isinstance(obj, dict) or obj.get("format") != FORMAT:
             raise KeppError(f"{where}: not a KEPP procedure graph (expected \"format\": \"{FORMAT}\")")
         if obj.get("version") != VERSION:
             raise KeppError(f"{where}: graph format version {obj.get('version')!r} is not supported "
                             f"(expected {VERSION})")
-        try:
-            actions = [str(a) for a in obj["actions"]]
-            n = len(actions)
-            edges: dict[tuple[int, int], int] = {}  # a repeated pair: the last one wins, as before
-            for k, (u, v, c) in enumerate(obj["transitions"]):
-                if not (0 <= u < n and 0 <= v < n) or int(c) < 1:
-                    raise KeppError(f"{where}: transition {k} [{u}, {v}, {c}] is invalid "
-                                    f"(expected action indices below {n} and a count >= 1)")
-                edges[(int(u), int(v))] = int(c)
-            counts = EdgeCounts.from_coo(n, [u for u, _ in edges], [v for _, v in edges], list(edges.values()))
-            starts = np.zeros(n, dtype=np.int64)
-            ends = np.zeros(n, dtype=np.int64)
-            for key, arr in (("start_counts", starts), ("end_counts", ends)):
-                for i, c in obj[key].items():
-                    arr[int(i)] = int(c)
-            tasks = {}
-            for t, rec in obj["tasks"].items():
-                plans = [tuple(int(a) for a in p) for p in rec["plans"]]
-                if any(not 0 <= a < n for p in plans for a in p):
-                    raise KeppError(f"{where}: task {t!r} has a plan with an action index outside 0..{n - 1}")
-                tasks[str(t)] = TaskStats.from_plans(str(rec.get("name", t)), plans)
-        except KeppError:
-            raise
-        except (KeyError, TypeError, ValueError, IndexError) as e:
-            raise KeppError(f"{where}: malformed graph JSON ({type(e).__name__}: {e}); expected keys "
-                            f"actions, transitions, start_counts, end_counts, tasks") from None
-        params, source = obj.get("params", {}), obj.get("source", {})
-        if not isinstance(params, dict) or not isinstance(source, dict):
-            raise KeppError(f"{where}: 'params' and 'source' must be objects")
-        g = cls(actions, counts, starts, ends, tasks, str(obj.get("dataset", "")), str(obj.get("split", "train")),
-                params, source)
+        for key, kind in (("actions", list), ("transitions", list), ("start_counts", dict),
+                          ("end_counts", dict), ("tasks", dict), ("params", dict)):
+            if key not in obj and key != "params":
+                raise KeppError(f"{where}: missing key {key!r} (expected keys actions, transitions, "
+                                f"start_counts, end_counts, tasks)")
+            if not isinstance(obj.get(key, {}), kind):
+                raise KeppError(f"{where}: {key!r} must be a JSON {'array' if kind is list else 'object'}, "
+                                f"got {type(obj[key]).__name__}")
+        actions = obj["actions"]
+        if not all(isinstance(a, str) for a in actions):
+            raise KeppError(f"{where}: 'actions' must be a list of action names (strings)")
+        n = len(actions)
+        edges: dict[tuple[int, int], int] = {}  # a repeated pair: the last one wins, as before
+        for k, t in enumerate(obj["transitions"]):
+            if not isinstance(t, list) or len(t) != 3:
+                raise KeppError(f"{where}: transition {k} {t!r} is invalid (expected [from, to, count])")
+            u, v, c = (_check_int(x, f"{where}: transition {k}", lo, hi)
+                       for x, lo, hi in zip(t, (0, 0, 1), (n - 1, n - 1, MAX_COUNT)))
+            edges[(u, v)] = c
+        counts = EdgeCounts.from_coo(n, [u for u, _ in edges], [v for _, v in edges], list(edges.values()))
+        ends = {}
+        for key in ("start_counts", "end_counts"):
+            arr = ends[key] = np.zeros(n, dtype=np.int64)
+            for i, c in obj[key].items():
+                if not (isinstance(i, str) and i.isascii() and i.isdigit() and int(i) < n):
+                    raise KeppError(f"{where}: {key} has an action index {i!r} outside 0..{n - 1}")
+                arr[int(i)] = _check_int(c, f"{where}: {key}[{i}]", 0, MAX_COUNT)
+        tasks = {t: _task_from_json(t, rec, n, f"{where}: task {t!r}") for t, rec in obj["tasks"].items()}
+        source = obj.get("source", {})
+        if not isinstance(source, dict):
+            raise KeppError(f"{where}: 'source' must be a JSON object, got {type(source).__name__}")
+        g = cls(actions, counts, ends["start_counts"], ends["end_counts"], tasks, str(obj.get("dataset", "")),
+                str(obj.get("split", "train")), obj.get("params", {}), source)
         if obj.get("vocabulary_hash") not in (None, g.vocabulary_hash()):
             raise KeppError(f"{where}: vocabulary_hash does not match its actions (file edited or corrupt)")
         return g
+
+
+MAX_COUNT = 2 ** 53  # above this a count is not one of real videos (and no longer exact as a probability's float)
+
+
+def _check_int(value, where: str, lo: int, hi: int) -> int:
+    """``value`` when it is an integer in ``lo..hi`` (not a bool, float or string), else a KeppError."""
+    if type(value) is not int or not lo <= value <= hi:
+        raise KeppError(f"{where}: {value!r} is invalid (expected an integer in {lo}..{hi})")
+    return value
+
+
+def _task_from_json(t: str, rec, n: int, where: str) -> TaskStats:
+    """One task's statistics from the graph JSON (its plans checked against ``n`` actions)."""
+    if not isinstance(rec, dict) or not isinstance(rec.get("plans"), list):
+        raise KeppError(f"{where}: expected an object with a 'plans' list of action-index lists")
+    plans = []
+    for k, p in enumerate(rec["plans"]):
+        if not isinstance(p, list):
+            raise KeppError(f"{where}: plan {k} must be a list of action indices, got {p!r}")
+        for a in p:
+            if type(a) is not int or not 0 <= a < n:
+                raise KeppError(f"{where}: plan {k} has an action index {a!r} outside 0..{n - 1}")
+        plans.append(tuple(p))
+    return TaskStats.from_plans(str(rec.get("name", t)), plans)
 
 
 def graph_arrays(g: ProcedureGraph) -> tuple[dict[str, np.ndarray], dict]:
@@ -414,32 +454,84 @@ def graph_arrays(g: ProcedureGraph) -> tuple[dict[str, np.ndarray], dict]:
     return arrays, header
 
 
-def graph_from_arrays(arrays: dict[str, np.ndarray], header: dict, where: str = "graph") -> ProcedureGraph:
-    """The graph written by :func:`graph_arrays` (a KeppError naming ``where`` when malformed)."""
-    if header.get("format") != FORMAT or header.get("version") != VERSION:
+ARRAY_NAMES = ("indptr", "indices", "data", "start_counts", "end_counts", "task_distinct_ptr", "plan_ptr",
+               "plan_tokens", "plan_counts", "task_order_ptr", "order")
+
+
+def _check_header(header, where: str) -> None:
+    """The compact header's keys and types (what :func:`graph_arrays` writes)."""
+    if not isinstance(header, dict) or header.get("format") != FORMAT or header.get("version") != VERSION:
         raise KeppError(f"{where}: not a KEPP procedure graph of format version {VERSION}")
-    try:
-        actions = [str(a) for a in header["actions"]]
-        n = len(actions)
-        counts = EdgeCounts(n, arrays["indptr"], arrays["indices"], arrays["data"])
-        if counts.indptr.shape != (n + 1,) or counts.indptr[-1] != counts.nnz or (
-                counts.nnz and (counts.indices.min() < 0 or counts.indices.max() >= n)):
-            raise KeppError(f"{where}: the count arrays do not describe {n} actions")
-        tokens = arrays["plan_tokens"].tolist()
-        pp = arrays["plan_ptr"].tolist()
-        distinct = [tuple(tokens[pp[i]:pp[i + 1]]) for i in range(len(pp) - 1)]
-        plan_counts = arrays["plan_counts"].tolist()
-        dptr, optr = arrays["task_distinct_ptr"].tolist(), arrays["task_order_ptr"].tolist()
-        order = arrays["order"]
-        tasks = {}
-        for k, (t, name) in enumerate(header["tasks"]):
-            s = TaskStats(str(name), distinct[dptr[k]:dptr[k + 1]], plan_counts[dptr[k]:dptr[k + 1]], ())
-            s.order = array("i", order[optr[k]:optr[k + 1]].astype(np.int32).tobytes())
-            tasks[str(t)] = s
-    except KeppError:
-        raise
-    except (KeyError, TypeError, ValueError, IndexError) as e:
-        raise KeppError(f"{where}: malformed compact graph ({type(e).__name__}: {e})") from None
+    actions, tasks, params = header.get("actions"), header.get("tasks"), header.get("params", {})
+    if not isinstance(actions, list) or not all(isinstance(a, str) for a in actions):
+        raise KeppError(f"{where}: header key 'actions' must be a list of action names (strings)")
+    if not isinstance(tasks, list) or not all(
+            isinstance(t, list) and len(t) == 2 and all(isinstance(x, str) for x in t) for t in tasks):
+        raise KeppError(f"{where}: header key 'tasks' must be a list of [id, name] string pairs")
+    if not isinstance(params, dict):
+        raise KeppError(f"{where}: header key 'params' must be an object")
+    if not isinstance(header.get("source", {}), dict):
+        raise KeppError(f"{where}: header key 'source' must be an object")
+
+
+def _check_arrays(a: dict[str, np.ndarray], n: int, n_tasks: int, where: str) -> None:
+    """Every array of a compact graph: integer, 1-D, pointers monotone and ending at their
+    array's size, indices within range, counts within ``0..MAX_COUNT``; a KeppError naming the array."""
+    for name in ARRAY_NAMES:
+        if name not in a:
+            raise KeppError(f"{where}: array {name!r} is missing")
+        if a[name].ndim != 1 or a[name].dtype.kind not in "iu":
+            raise KeppError(f"{where}: array {name!r} must be a 1-D integer array, got {a[name].dtype} {a[name].shape}")
+
+    def check(name, lo, hi, size=None):
+        x = a[name]
+        if size is not None and x.size != size:
+            raise KeppError(f"{where}: array {name!r} has {x.size} entries, expected {size}")
+        if x.size and (int(x.min()) < lo or int(x.max()) > hi):
+            raise KeppError(f"{where}: array {name!r} has values outside {lo}..{hi}")
+
+    def pointer(name, entries, size):
+        check(name, 0, size, entries + 1)
+        x = a[name]
+        if x[0] != 0 or x[-1] != size or (x.size > 1 and bool((np.diff(x) < 0).any())):
+            raise KeppError(f"{where}: array {name!r} is not an offset array 0..{size}")
+
+    pointer("indptr", n, a["indices"].size)
+    check("indices", 0, n - 1)
+    check("data", 1, MAX_COUNT, a["indices"].size)
+    check("start_counts", 0, MAX_COUNT, n)
+    check("end_counts", 0, MAX_COUNT, n)
+    check("plan_tokens", 0, n - 1)
+    pointer("plan_ptr", a["plan_counts"].size, a["plan_tokens"].size)
+    check("plan_counts", 1, MAX_COUNT)
+    pointer("task_distinct_ptr", n_tasks, a["plan_counts"].size)
+    pointer("task_order_ptr", n_tasks, a["order"].size)
+    dptr, optr, order = a["task_distinct_ptr"], a["task_order_ptr"], a["order"]
+    for k in range(n_tasks):
+        part = order[optr[k]:optr[k + 1]]
+        if part.size and (int(part.min()) < 0 or int(part.max()) >= dptr[k + 1] - dptr[k]):
+            raise KeppError(f"{where}: array 'order' of task {k} points outside the task's distinct plans")
+
+
+def graph_from_arrays(arrays: dict[str, np.ndarray], header: dict, where: str = "graph") -> ProcedureGraph:
+    """The graph written by :func:`graph_arrays` (a KeppError naming ``where`` and the header key
+    or array when malformed)."""
+    _check_header(header, where)
+    actions = header["actions"]
+    n = len(actions)
+    _check_arrays(arrays, n, len(header["tasks"]), where)
+    counts = EdgeCounts(n, arrays["indptr"], arrays["indices"], arrays["data"])
+    tokens = arrays["plan_tokens"].tolist()
+    pp = arrays["plan_ptr"].tolist()
+    distinct = [tuple(tokens[pp[i]:pp[i + 1]]) for i in range(len(pp) - 1)]
+    plan_counts = arrays["plan_counts"].tolist()
+    dptr, optr = arrays["task_distinct_ptr"].tolist(), arrays["task_order_ptr"].tolist()
+    order = arrays["order"]
+    tasks = {}
+    for k, (t, name) in enumerate(header["tasks"]):
+        s = TaskStats(name, distinct[dptr[k]:dptr[k + 1]], plan_counts[dptr[k]:dptr[k + 1]], ())
+        s.order = array("i", order[optr[k]:optr[k + 1]].astype(np.int32).tobytes())
+        tasks[t] = s
     g = ProcedureGraph(actions, counts, arrays["start_counts"], arrays["end_counts"], tasks,
                        str(header.get("dataset", "")), str(header.get("split", "train")), dict(header.get("params", {})),
                        dict(header.get("source", {})))
@@ -497,13 +589,42 @@ def load_graph(path: str | Path, dataset: Dataset | None = None) -> ProcedureGra
     if not path.is_file():
         raise KeppError(f"{path}: graph file not found (build one with 'kepp graph build')")
     if path.suffix == COMPACT_SUFFIX:
-        g = graph_from_arrays(*load_arrays(path), where=str(path))
+        arrays, obj = load_arrays(path)
+        g = graph_from_arrays(arrays, obj, where=str(path))
     else:
         try:
             obj = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as e:
             raise KeppError(f"{path}:{e.lineno}: invalid JSON ({e.msg})") from None
         g = ProcedureGraph.from_json(obj, where=str(path))
+    _check_pair(path, obj)
     if dataset is not None:
         g.check_vocabulary(dataset, where=str(path))
     return g
+
+
+def _check_pair(path: Path, obj: dict) -> None:
+    """Refuse a graph whose companion (the other file of a ``--compact`` pair) is there but
+    stamped with another build id: one of the two is left over from an earlier build."""
+    companion, build_id = obj.get(COMPANION_KEY), obj.get(BUILD_ID_KEY)
+    if not isinstance(companion, str) or not companion or "/" in companion or "\\" in companion:
+        return
+    other = path.with_name(companion)
+    if other.is_file() and _build_id_of(other) != build_id:
+        raise KeppError(f"{path}: {other.name} next to it comes from a different build (a build was stopped "
+                        f"between writing the two files): run 'kepp graph build' again")
+
+
+def _build_id_of(path: Path) -> str | None:
+    """The build id a graph file was stamped with (None without one), read cheaply: the
+    compact file's header only, the JSON file's first bytes."""
+    if path.suffix == COMPACT_SUFFIX:
+        try:
+            header = load_header(path)
+        except KeppError:
+            return None
+        return header.get(BUILD_ID_KEY) if isinstance(header, dict) else None
+    with path.open("rb") as f:
+        head = f.read(_BUILD_ID_HEAD).decode("utf-8", "replace")
+    m = re.search(r'"%s": "([0-9a-f]{1,64})"' % BUILD_ID_KEY, head)
+    return m.group(1) if m else None

@@ -46,3 +46,18 @@ def load_arrays(path: str | Path) -> tuple[dict[str, np.ndarray], dict]:
     except json.JSONDecodeError as e:
         raise KeppError(f"{path}: invalid JSON header ({e.msg})") from None
     return arrays, header
+
+
+def load_header(path: str | Path) -> dict:
+    """Only the JSON header of a file written by :func:`save_arrays` (no array is read)."""
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        with safe_open(str(path), framework="numpy") as f:
+            meta = f.metadata() or {}
+    except (SafetensorError, OSError) as e:
+        raise KeppError(f"{path}: not a readable safetensors file ({e})") from None
+    try:
+        return json.loads(meta[HEADER_KEY])
+    except (KeyError, json.JSONDecodeError):
+        raise KeppError(f"{path}: no valid KEPP header in the safetensors metadata") from None

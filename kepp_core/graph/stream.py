@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kepp_core.data.plans import iter_plan_rows
+from kepp_core.data.plans import action_order, iter_plan_rows
 from kepp_core.errors import KeppError
 from kepp_core.graph.build import ProcedureGraph, TaskStats
 
@@ -43,9 +43,7 @@ def stream_graph(path: str | Path, split: str = "train", seed: int = 0, name: st
             if stats is None:
                 stats = tasks[task] = TaskStats(task)
             stats.add(plan)
-    labels = list(vocab)
-    if all(lab.lstrip("-").isdigit() for lab in labels):  # as load_plans orders integer labels
-        labels.sort(key=int)
+    labels = action_order(vocab)  # the loader's rule, so both builds index actions alike
     if not any(t.videos for t in tasks.values()):
         raise KeppError(f"dataset {name!r} has no {split} plans to build a graph from")
     index = {a: i for i, a in enumerate(labels)}

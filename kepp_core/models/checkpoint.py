@@ -94,12 +94,23 @@ def load_checkpoint(folder: str | Path, kind: str | None = None,
         raise KeppError(f"{folder}: {WEIGHTS} and {CONFIG} come from different saves (a run was stopped "
                         f"between writing them): continue it with 'kepp train ... --resume' or train again")
     state = load_tensors(folder / WEIGHTS)
+    check_finite(state, folder / WEIGHTS)
     try:
         model.load_state_dict(state, strict=True)
     except RuntimeError as e:
         first = str(e).splitlines()[0] if str(e) else "mismatch"
         raise KeppError(f"{folder / WEIGHTS}: weights do not match {CONFIG} ({first})") from None
     return model.to(device).eval(), cfg
+
+
+def check_finite(state: dict[str, torch.Tensor], where: Path) -> None:
+    """Refuse weights holding NaN or infinity: such a model plans nothing and would evaluate to a
+    table of zeros with exit 0 (a diverged run saved, or a damaged file)."""
+    for name, t in state.items():
+        if t.is_floating_point() and not bool(torch.isfinite(t).all()):
+            bad = int((~torch.isfinite(t)).sum())
+            raise KeppError(f"{where}: tensor {name!r} holds {bad:,} non-finite values (NaN or infinity); "
+                            f"the checkpoint is unusable, train again")
 
 
 def check_model_size(cfg: dict, where: Path, weights: Path | None = None) -> int:
