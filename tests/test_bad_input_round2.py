@@ -6,7 +6,6 @@ line, no traceback."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -15,25 +14,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from kepp_core.paths import REPO_ROOT
+from tests.helpers.cli import assert_one_line_error as assert_one_error
+from tests.helpers.cli import run_kepp
+
+ROOT = REPO_ROOT
 
 
 def kepp(*args, cwd: Path) -> subprocess.CompletedProcess:
-    """Run ``python -m kepp_core ARGS`` with this checkout first on the path."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "kepp_core", *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
-
-
-def assert_one_error(r: subprocess.CompletedProcess, *needles: str) -> str:
-    """Exit 2, stderr exactly one ``kepp: error:`` line holding every needle, no traceback."""
-    lines = r.stderr.strip().splitlines()
-    assert r.returncode == 2, r.stderr
-    assert len(lines) == 1 and lines[0].startswith("kepp: error: "), r.stderr
-    assert "Traceback" not in r.stderr
-    for n in needles:
-        assert n in lines[0], (n, lines[0])
-    return lines[0]
+    return run_kepp(*args, cwd=cwd)
 
 
 GOOD_ROWS = [{"video": f"v{i}", "task": "t", "split": "train" if i < 4 else "test",

@@ -5,37 +5,20 @@ from __future__ import annotations
 
 import contextlib
 import os
-import resource
 import socket
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from kepp_core.paths import REPO_ROOT
+from tests.helpers.cli import assert_one_line_error
+from tests.helpers.cli import run_kepp as kepp
 
 REPO = REPO_ROOT
 PLANS_LINES = ['{"video": "v%d", "task": "t", "split": "%s", "steps": ["a", "b", "c"]}' % (i, "train" if i % 3 else "test")
                for i in range(30)]
-
-
-def kepp(*args: str, env: dict | None = None, fsize: int | None = None) -> subprocess.CompletedProcess:
-    def limit() -> None:
-        if fsize is not None:
-            resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
-
-    return subprocess.run([sys.executable, "-m", "kepp_core", *args], capture_output=True, text=True, cwd=REPO,
-                          env={**os.environ, **(env or {})}, preexec_fn=limit, timeout=300)
-
-
-def assert_one_line_error(r: subprocess.CompletedProcess, *words: str) -> None:
-    assert r.returncode == 2, r.stderr[-2000:]
-    lines = [line for line in r.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("kepp: error: "), r.stderr[-2000:]
-    for w in words:
-        assert w in lines[0], lines[0]
 
 
 @pytest.fixture

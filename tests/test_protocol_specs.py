@@ -16,6 +16,12 @@ REPO = REPO_ROOT
 GOOD = 'out = "OUT"\nmethods = ["random", "graph-gt"]\nhorizons = [3]\n'
 
 
+def with_line(line: str) -> str:
+    """The good spec with ``line`` replacing (or adding) its key."""
+    key = line.split(" ")[0]
+    return "\n".join(x for x in GOOD.splitlines() if not x.startswith(key + " ")) + "\n" + line + "\n"
+
+
 def run(capsys, tmp_path: Path, text: str | bytes) -> tuple[int, str]:
     spec = tmp_path / "spec.toml"
     (spec.write_bytes if isinstance(text, bytes) else spec.write_text)(
@@ -42,8 +48,7 @@ def run(capsys, tmp_path: Path, text: str | bytes) -> tuple[int, str]:
     ("decode_weight = -1", ["decode_weight", ">= 0"]),
 ])
 def test_a_value_of_the_wrong_type_or_range_names_the_key(capsys, tmp_path, line, words):
-    body = "\n".join(x for x in GOOD.splitlines() if not x.startswith(line.split(" ")[0] + " ")) + "\n" + line + "\n"
-    code, err = run(capsys, tmp_path, body)
+    code, err = run(capsys, tmp_path, with_line(line))
     assert code == 2 and err.count("\n") == 1 and err.startswith("kepp: error: "), err
     assert "spec.toml" in err and all(w in err for w in words), err
     assert not (tmp_path / "out").exists()
@@ -57,8 +62,7 @@ def test_a_value_of_the_wrong_type_or_range_names_the_key(capsys, tmp_path, line
     ("train_fractions = [0.5, 0.5]", ["train_fractions", "listed twice"]),
 ])
 def test_a_value_listed_twice_is_refused_instead_of_counted_twice(capsys, tmp_path, line, words):
-    body = "\n".join(x for x in GOOD.splitlines() if not x.startswith(line.split(" ")[0] + " ")) + "\n" + line + "\n"
-    code, err = run(capsys, tmp_path, body)
+    code, err = run(capsys, tmp_path, with_line(line))
     assert code == 2 and all(w in err for w in words), err
 
 
@@ -70,8 +74,7 @@ def test_a_value_listed_twice_is_refused_instead_of_counted_twice(capsys, tmp_pa
     ("horizons = [3, 1000]", ["horizons", "2..64"]),
 ])
 def test_absurd_counts_are_refused_before_any_allocation(capsys, tmp_path, line, words):
-    body = "\n".join(x for x in GOOD.splitlines() if not x.startswith(line.split(" ")[0] + " ")) + "\n" + line + "\n"
-    code, err = run(capsys, tmp_path, body)
+    code, err = run(capsys, tmp_path, with_line(line))
     assert code == 2 and all(w in err for w in words), err
 
 

@@ -12,22 +12,17 @@ from pathlib import Path
 
 import pytest
 from kepp_core.paths import REPO_ROOT
+from tests.helpers.cli import assert_one_line_error, run_kepp
 
 REPO = REPO_ROOT
+THREADS = {"KEPP_THREADS": "1"}
+
+
+def kepp(*args: str):
+    return run_kepp(*args, env=THREADS)
+
+
 FAST = ["--train-steps", "2", "--no-progress"]
-
-
-def kepp(*args: str, **popen) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kepp_core", *args], capture_output=True, text=True, cwd=REPO,
-                          env={**os.environ, "KEPP_THREADS": "1"}, timeout=300, **popen)
-
-
-def assert_one_line_error(r: subprocess.CompletedProcess, *words: str) -> None:
-    assert r.returncode == 2, r.stderr[-2000:]
-    lines = [line for line in r.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("kepp: error: "), r.stderr[-2000:]
-    for w in words:
-        assert w in lines[0], lines[0]
 
 
 @pytest.fixture(scope="module")

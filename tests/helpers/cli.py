@@ -1,0 +1,36 @@
+"""The real ``kepp`` command line in a fresh process, and the check every bad-input test makes:
+exit 2, exactly one ``kepp: error:`` line on stderr holding the given words, no traceback."""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+from kepp_core.paths import REPO_ROOT
+
+
+def run_kepp(*args, env: dict | None = None, fsize: int | None = None, cwd: str | Path = REPO_ROOT,
+             timeout: float = 300) -> subprocess.CompletedProcess:
+    """``python -m kepp_core ARGS`` with this checkout first on the path (``fsize``: a ``ulimit -f``
+    in bytes for the process)."""
+    def limit() -> None:
+        if fsize is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+
+    environ = {**os.environ, "PYTHONPATH": str(REPO_ROOT), **(env or {})}
+    return subprocess.run([sys.executable, "-m", "kepp_core", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, env=environ, preexec_fn=limit if fsize is not None else None, timeout=timeout)
+
+
+def assert_one_line_error(r: subprocess.CompletedProcess, *words: str) -> str:
+    """Exit 2, stderr exactly one ``kepp: error:`` line holding every word, no traceback; the line."""
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert r.returncode == 2, r.stderr[-2000:]
+    assert len(lines) == 1 and lines[0].startswith("kepp: error: "), r.stderr[-2000:]
+    assert "Traceback" not in r.stderr
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+    return lines[0]
