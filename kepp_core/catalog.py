@@ -316,6 +316,7 @@ METRIC_KEYS = tuple(m.key for m in METRICS)
 METRIC_NAMES = {m.key: m.name for m in METRICS}
 
 
+MAX_SEED = 2**32 - 1  # seeds seed numpy's and torch's generators: 0 .. 2³² − 1
 DEMO_HORIZONS = (3, 4, 5, 6)  # the horizons of the demo models and the demo table
 
 

@@ -64,7 +64,7 @@ from kepp_core.evaluation.records import episode_records, write_records
 from kepp_core.evaluation.stats import paired_permutation_test, summarise
 from kepp_core.io import atomic_write_json, atomic_write_text, markdown_table, read_text_utf8
 from kepp_core.models.checkpoint import CONFIG
-from kepp_core.catalog import (EXTRA_ROLES, METRIC_KEYS, METRIC_NAMES, RECORDS_FILE, RESULTS_FILE, SUITE_ROLES,
+from kepp_core.catalog import (MAX_SEED, EXTRA_ROLES, METRIC_KEYS, METRIC_NAMES, RECORDS_FILE, RESULTS_FILE, SUITE_ROLES,
                                model_folder)
 from kepp_core.training.config import LIMITS as TRAIN_LIMITS
 from kepp_core.training.config import TrainConfig, preset
@@ -112,7 +112,6 @@ SPEC_SCHEMA: dict[str, tuple[tuple[type, ...], bool]] = {  # key -> (item types,
     "train": ((dict,), False),
 }
 MAX_SEEDS = 1000  # a spec's seeds (each trains every model again)
-MAX_SEED = 2**32 - 1  # seeds seed numpy's and torch's generators
 MAX_DECODE_SAMPLES = 1000
 
 

@@ -58,13 +58,14 @@ def register(sub) -> None:
 
 def _eval(args) -> int:
     from kepp_core.evaluation.methods import UNCERTAINTY_COLUMNS, EvalOptions, evaluate_horizon
+    from kepp_core.evaluation.options import MAX_SAMPLES
     from kepp_core.evaluation.records import episode_records, write_records
     from kepp_core.io import atomic_write_json
 
     set_threads(args)
     check_outputs(args.out, args.records)
-    if args.samples and args.samples < 2:
-        raise KeppError(f"--samples needs K >= 2 plans per episode, got {args.samples}")
+    if args.samples and not 2 <= args.samples <= MAX_SAMPLES:
+        raise KeppError(f"--samples {args.samples}: expected K from 2 to {MAX_SAMPLES} plans per episode")
     decode = _decode_override(args)
     ds = dataset_from_args(args)
     llm = _recommender(args, ds)

@@ -9,11 +9,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from kepp_core.catalog import MAX_SEED
 from kepp_core.errors import KeppError
 from kepp_core.graph.decoding import ENDPOINT_MODES as DECODE_MODES
 
 TOPK = 3  # endpoint candidates of the ``topk`` mode
 
+
+MAX_SAMPLES = 1000  # sampled plans per episode (each is a full sampling run)
 
 @dataclass(frozen=True)
 class DecodeOverride:
@@ -52,8 +55,10 @@ class EvalOptions:
     decode: DecodeOverride = field(default_factory=DecodeOverride)
 
     def __post_init__(self) -> None:
-        if self.samples and self.samples < 2:
-            raise KeppError(f"samples={self.samples}: sampled plans need K >= 2 per episode")
+        if self.samples and not 2 <= self.samples <= MAX_SAMPLES:
+            raise KeppError(f"samples={self.samples}: sampled plans need K from 2 to {MAX_SAMPLES} per episode")
+        if not 0 <= self.seed <= MAX_SEED:
+            raise KeppError(f"seed={self.seed}: expected a whole number from 0 to {MAX_SEED}")
 
 
 def parse_decode_mode(text: str) -> tuple[str, int]:

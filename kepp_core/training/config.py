@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field, fields, replace
 
-from kepp_core.catalog import PLAN_CONDITIONS, SAMPLERS
+from kepp_core.catalog import MAX_SEED, PLAN_CONDITIONS, SAMPLERS
 from kepp_core.errors import KeppError, unknown_name_error
 
 
@@ -144,6 +144,8 @@ def validate(cfg: TrainConfig) -> None:
     for name in ("sampler", "val_sampler"):
         if getattr(cfg, name) not in SAMPLERS:
             raise KeppError(f"training option {name}={getattr(cfg, name)!r} is not one of {', '.join(SAMPLERS)}")
+    if not 0 <= cfg.seed <= MAX_SEED:
+        raise KeppError(f"training option seed={cfg.seed} must be a whole number from 0 to {MAX_SEED}")
     if cfg.condition not in PLAN_CONDITIONS:
         raise KeppError(f"training option condition={cfg.condition!r} is not one of {', '.join(PLAN_CONDITIONS)}")
     if cfg.windows not in WINDOWS:

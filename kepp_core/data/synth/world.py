@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import selectors
@@ -33,6 +34,7 @@ from kepp_core.data.plans import load_plans
 from kepp_core.data.records import seeded_split
 from kepp_core.data.synth.procedures import TASKS
 from kepp_core.data.synth.render import Knobs, Segment, look_of, render_video
+from kepp_core.catalog import MAX_SEED
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.paths import REPO_ROOT, cache_folder
 from kepp_core.io import atomic_open, atomic_write_json, atomic_write_text, remove_stale_temporaries
@@ -57,6 +59,10 @@ def default_world_root() -> Path:
     return cache_folder("demo-world")
 
 
+MAX_KNOB_SECONDS = 600.0  # a rendered step or idle gap of more than 10 minutes is a typo
+MAX_DISTRACTORS = 32
+
+
 def knobs_for(difficulty: str = "default", **overrides) -> Knobs:
     """The knobs of a difficulty preset with some of them overridden (None: keep)."""
     if difficulty not in DIFFICULTIES:
@@ -69,6 +75,14 @@ def knobs_for(difficulty: str = "default", **overrides) -> Knobs:
         raise KeppError(f"frame size {knobs.size} must be even and between 32 and 512")
     if not 1 <= knobs.fps <= 60:
         raise KeppError(f"fps {knobs.fps} must be between 1 and 60")
+    for name in KNOB_NAMES:
+        if not math.isfinite(getattr(knobs, name)):
+            raise KeppError(f"knob {name}={getattr(knobs, name)} must be a finite number")
+    for name in ("step_max", "idle"):
+        if getattr(knobs, name) > MAX_KNOB_SECONDS:
+            raise KeppError(f"knob {name}={getattr(knobs, name)} is too long (at most {MAX_KNOB_SECONDS:g} s)")
+    if knobs.distractors > MAX_DISTRACTORS or knobs.jitter > MAX_DISTRACTORS:
+        raise KeppError(f"knobs distractors={knobs.distractors}, jitter={knobs.jitter}: at most {MAX_DISTRACTORS}")
     if not 0 < knobs.step_min <= knobs.step_max:
         raise KeppError(f"step durations need 0 < step_min <= step_max, got {knobs.step_min}, {knobs.step_max}")
     for name in ("noise", "jitter", "distractors", "lighting", "idle"):
@@ -235,6 +249,8 @@ def generate_world(out: str | os.PathLike, seed: int = 0, videos: int | None = N
     knobs = knobs_for(difficulty, **knob_overrides)
     if videos is not None and videos < 1:
         raise KeppError(f"videos must be at least 1, got {videos}")
+    if not 0 <= seed <= MAX_SEED:
+        raise KeppError(f"seed={seed}: expected a whole number from 0 to {MAX_SEED}")
     source = None
     if from_plans is not None:
         source = Path(from_plans)
