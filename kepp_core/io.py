@@ -223,7 +223,7 @@ def iter_jsonl(path: str | os.PathLike, required: tuple[str, ...] = ()) -> Itera
             line = decode_utf8(raw, where)
             if not line.strip():
                 continue
-            rec = parse_json(line, where, dict)
+            rec = parse_json(line, where, dict, lines=False)
             missing = [k for k in required if k not in rec]
             if missing:
                 raise KeppError(f"{where}: expected an object with keys {', '.join(map(repr, required))} "
@@ -257,9 +257,10 @@ class _JsonValueError(ValueError):
     """A JSON value outside what kepp reads (raised from the parser's hooks)."""
 
 
-def parse_json(text: str, where: str, expect: type | None = None):
+def parse_json(text: str, where: str, expect: type | None = None, lines: bool = True):
     """``text`` parsed as JSON, the one way the package reads JSON: a KeppError naming ``where``
-    (a file, ``file:line`` or an option) for invalid JSON, nesting deeper than the parser can
+    (a file, or with ``lines=False`` a ``file:line`` of a JSON-lines file or an option; invalid
+    JSON is then named by its line) for invalid JSON, nesting deeper than the parser can
     follow, integers of more than ``MAX_JSON_DIGITS`` digits, numbers too large for a float,
     NaN / Infinity, or (with ``expect``) a top-level value of another type.
 
@@ -273,7 +274,8 @@ def parse_json(text: str, where: str, expect: type | None = None):
     try:
         value = json.loads(text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant)
     except json.JSONDecodeError as e:
-        raise KeppError(f"{where}: invalid JSON ({e.msg} at line {e.lineno}, column {e.colno})") from None
+        at = f":{e.lineno}" if lines else ""  # ``where`` of a JSON-lines record names its line already
+        raise KeppError(f"{where}{at}: invalid JSON ({e.msg} at column {e.colno})") from None
     except _JsonValueError as e:
         raise KeppError(f"{where}: {e} is not readable") from None
     except RecursionError:

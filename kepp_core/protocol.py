@@ -62,7 +62,7 @@ from kepp_core.evaluation.methods.decoded import restrict_train
 from kepp_core.evaluation.options import TOPK, DecodeOverride, EvalOptions, parse_decode_mode
 from kepp_core.evaluation.records import episode_records, write_records
 from kepp_core.evaluation.stats import paired_permutation_test, summarise
-from kepp_core.io import atomic_write_json, atomic_write_text, markdown_table, read_text_utf8
+from kepp_core.io import atomic_write_json, atomic_write_text, markdown_table, read_json, read_text_utf8
 from kepp_core.models.checkpoint import CONFIG
 from kepp_core.catalog import (MAX_SEED, EXTRA_ROLES, METRIC_KEYS, METRIC_NAMES, RECORDS_FILE, RESULTS_FILE, SUITE_ROLES,
                                model_folder)
@@ -259,8 +259,8 @@ def members_for(methods) -> list[str]:
 def finished(folder: Path) -> bool:
     """A model whose training ran to its end (its config holds the run summary)."""
     try:
-        return "training" in json.loads((folder / CONFIG).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return "training" in read_json(folder / CONFIG, dict)
+    except (OSError, ValueError, KeppError):
         return False
 
 

@@ -14,14 +14,13 @@ Either way the vocabulary is ordered by first appearance (videos in file order, 
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from pathlib import Path
 
 from kepp_core.data.feature_files import FeatureShapes, file_names, find_file
 from kepp_core.data.records import Dataset, Step, Task, Video, check_segments, parse_duration
 from kepp_core.errors import KeppError, unknown_name_error
-from kepp_core.io import read_text_utf8
+from kepp_core.io import parse_json, read_text_utf8
 
 SUBSETS = {"training": "train", "testing": "test"}
 ACTION_MODES = ("steps", "labels")
@@ -46,9 +45,7 @@ def load_coin(root: str | Path, features: str | Path | None = None, seed: int = 
         raise unknown_name_error("COIN action mode", actions, ACTION_MODES)
     path = _resolve(Path(root))
     try:
-        db = json.loads(read_text_utf8(path))["database"]
-    except json.JSONDecodeError as e:
-        raise KeppError(f"{path}:{e.lineno}: invalid JSON ({e.msg})") from None
+        db = parse_json(read_text_utf8(path), str(path))["database"]
     except (KeyError, TypeError):
         raise KeppError(f"{path}: expected an object with a 'database' key") from None
     if not isinstance(db, dict):

@@ -29,7 +29,7 @@ def official_actions(num_actions: int) -> list[str]:
 
 
 def _line(path: Path, lineno: int, text: str) -> tuple[str, str, list[int]]:
-    rec = parse_json(text, f"{path}:{lineno}")
+    rec = parse_json(text, f"{path}:{lineno}", lines=False)
     if type(rec) is not dict:
         raise KeppError(f"{path}:{lineno}: expected a JSON object with vid and legal_range")
     for key in ("vid", "legal_range"):

@@ -16,7 +16,6 @@ longer-range recommendation method read. Stored as JSON; never pickled.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from array import array
 from collections import Counter
@@ -31,7 +30,7 @@ from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.graph.compact import load_arrays, load_header, save_arrays
 from kepp_core.graph.sparse import EdgeCounts
-from kepp_core.io import atomic_write_json
+from kepp_core.io import atomic_write_json, parse_json, read_text_utf8
 
 FORMAT = "kepp-procedure-graph"
 VERSION = 1
@@ -592,10 +591,7 @@ def load_graph(path: str | Path, dataset: Dataset | None = None) -> ProcedureGra
         arrays, obj = load_arrays(path)
         g = graph_from_arrays(arrays, obj, where=str(path))
     else:
-        try:
-            obj = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e:
-            raise KeppError(f"{path}:{e.lineno}: invalid JSON ({e.msg})") from None
+        obj = parse_json(read_text_utf8(path), str(path))
         g = ProcedureGraph.from_json(obj, where=str(path))
     _check_pair(path, obj)
     if dataset is not None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from kepp_core.errors import KeppError
-from kepp_core.io import atomic_path
+from kepp_core.io import atomic_path, parse_json
 
 HEADER_KEY = "kepp"
 
@@ -41,10 +41,7 @@ def load_arrays(path: str | Path) -> tuple[dict[str, np.ndarray], dict]:
         raise KeppError(f"{path}: not a readable safetensors file ({e})") from None
     if HEADER_KEY not in meta:
         raise KeppError(f"{path}: no KEPP header in the safetensors metadata (not a KEPP graph file)")
-    try:
-        header = json.loads(meta[HEADER_KEY])
-    except json.JSONDecodeError as e:
-        raise KeppError(f"{path}: invalid JSON header ({e.msg})") from None
+    header = parse_json(meta[HEADER_KEY], f"{path}: header", lines=False)
     return arrays, header
 
 
@@ -57,7 +54,6 @@ def load_header(path: str | Path) -> dict:
             meta = f.metadata() or {}
     except (SafetensorError, OSError) as e:
         raise KeppError(f"{path}: not a readable safetensors file ({e})") from None
-    try:
-        return json.loads(meta[HEADER_KEY])
-    except (KeyError, json.JSONDecodeError):
-        raise KeppError(f"{path}: no valid KEPP header in the safetensors metadata") from None
+    if HEADER_KEY not in meta:
+        raise KeppError(f"{path}: no valid KEPP header in the safetensors metadata")
+    return parse_json(meta[HEADER_KEY], f"{path}: header", lines=False)

@@ -4,12 +4,11 @@ are trained; answering must not wait for torch to load (2 s)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from kepp_core.catalog import CONFIG_FILE, WEIGHTS_FILE
 from kepp_core.errors import KeppError
-from kepp_core.io import read_text_utf8
+from kepp_core.io import parse_json, read_text_utf8
 
 FORMAT = "kepp-checkpoint"
 VERSION = 1
@@ -24,10 +23,7 @@ def read_config(folder: str | Path) -> dict:
         raise KeppError(f"{folder}: checkpoint folder not found")
     if not path.is_file():
         raise KeppError(f"{path}: not found (a checkpoint folder holds {WEIGHTS} and {CONFIG})")
-    try:
-        cfg = json.loads(read_text_utf8(path))
-    except json.JSONDecodeError as e:
-        raise KeppError(f"{path}: corrupt checkpoint config ({e})") from None
+    cfg = parse_json(read_text_utf8(path), f"{path}: corrupt checkpoint config", lines=False)
     if not isinstance(cfg, dict) or cfg.get("format") != FORMAT:
         raise KeppError(f"{path}: not a kepp checkpoint config (expected format {FORMAT!r})")
     if cfg.get("version") != VERSION:

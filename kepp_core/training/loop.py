@@ -34,8 +34,8 @@ from tqdm import tqdm
 
 from kepp_core.catalog import LOG_FILE
 from kepp_core.errors import KeppError
-from kepp_core.io import (atomic_write_json, atomic_write_text, ensure_folder, fault_point, read_text_utf8,
-                          remove_stale_temporaries)
+from kepp_core.io import (atomic_write_json, atomic_write_text, ensure_folder, fault_point, parse_json, read_json,
+                          read_text_utf8, remove_stale_temporaries)
 from kepp_core.models.checkpoint import (CONFIG, WEIGHTS, load_tensors, new_save_id, save_checkpoint,
                                          save_tensors, tensors_id)
 from kepp_core.training.config import TrainConfig, lr_at
@@ -302,7 +302,7 @@ def _write_summary(out: Path, model: nn.Module, meta: dict, summary: dict, final
         save_checkpoint(out, model, {**meta, "train_step": final_step})
     cfg_path = out / CONFIG
     if cfg_path.is_file():
-        c = json.loads(cfg_path.read_text(encoding="utf-8"))
+        c = read_json(cfg_path, dict)
         c["training"] = summary
         atomic_write_json(cfg_path, c)
 
@@ -365,7 +365,7 @@ def _remove_unreferenced_states(out: Path, keep: str) -> None:
 def _load_state(out: Path, model: nn.Module, opt: torch.optim.Optimizer, cfg: TrainConfig,
                 rt: Runtime, extra: nn.Module | None = None) -> tuple[int, float, int, dict | None]:
     try:
-        st = json.loads(read_text_utf8(out / STATE_JSON))
+        st = parse_json(read_text_utf8(out / STATE_JSON), f"{out / STATE_JSON}")
         if not isinstance(st, dict) or not isinstance(st.get("step"), int):
             raise ValueError("expected an object with an integer 'step'")
     except ValueError as e:

@@ -10,7 +10,6 @@ unless ``force``.
 from __future__ import annotations
 
 import io
-import json
 import math
 import os
 from pathlib import Path
@@ -18,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from kepp_core.errors import KeppError
-from kepp_core.io import atomic_write_bytes, atomic_write_json
+from kepp_core.io import atomic_write_bytes, atomic_write_json, parse_json, read_text_utf8
 from kepp_core.video.decode import decode_frames, frame_indices, open_video
 from kepp_core.video.encoders import FeatureEncoder, check_features, get_encoder
 
@@ -63,10 +62,7 @@ def read_manifest(features_dir: Path) -> dict | None:
     path = Path(features_dir) / MANIFEST
     if not path.is_file():
         return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise KeppError(f"{path}:{e.lineno}: invalid JSON ({e.msg})") from None
+    data = parse_json(read_text_utf8(path), str(path))
     if not isinstance(data, dict) or "encoder" not in data:
         raise KeppError(f"{path}: expected an object with 'encoder' and 'dim'")
     return data
