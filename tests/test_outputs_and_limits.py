@@ -171,3 +171,18 @@ def test_absurd_sizes_and_seeds_are_refused_before_any_work(tmp_path, demo_t3, a
     r = kepp(*[a.format(models=models, tmp=tmp_path) for a in argv], env={"KEPP_THREADS": "1"})
     assert_one_line_error(r, *words)
     assert not (tmp_path / "w").exists() and not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("name, make", [
+    ("garbage.mp4", lambda video: b"not a video at all\n"),
+    ("garbage.webm", lambda video: b"not a video at all\n"),
+    ("garbage.mkv", lambda video: b"\x1aE\xdf\xa3 broken matroska"),
+    ("truncated.mp4", lambda video: video.read_bytes()[:500]),
+    ("image.mp4", lambda video: b"\x89PNG\r\n\x1a\n" + b"\0" * 64),
+])
+def test_a_bad_video_is_one_error_line_without_the_decoders_log(tmp_path, video, name, make):
+    bad = tmp_path / name
+    bad.write_bytes(make(video))
+    r = kepp("features", "encode", str(bad), "--out", str(tmp_path / "f.npy"))
+    assert_one_line_error(r, str(bad), "cannot decode video")  # exactly one stderr line: no FFmpeg/decord log
+    assert not (tmp_path / "f.npy").exists()

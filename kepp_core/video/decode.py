@@ -6,9 +6,11 @@ a ``KeppError`` naming it instead of crashing inside the decoder.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +33,23 @@ class VideoInfo:
     height: int
 
 
+@contextlib.contextmanager
+def native_stderr_silenced() -> Iterator[None]:
+    """Send what native libraries write to file descriptor 2 (FFmpeg's "moov atom not found",
+    decord's "ERROR opening ...") to /dev/null for the block: the caller turns a failure into one
+    ``kepp: error:`` line, and those lines would come before it. Python's own ``sys.stderr`` is
+    flushed first and written as usual afterwards."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def open_video(path: str | os.PathLike, size: tuple[int, int] | None = None):
     """A decord ``VideoReader`` for ``path`` (one decoding thread), optionally resizing frames
     to ``size = (width, height)`` while decoding."""
@@ -45,7 +64,8 @@ def open_video(path: str | os.PathLike, size: tuple[int, int] | None = None):
     if size is not None:
         kwargs.update(width=int(size[0]), height=int(size[1]))
     try:
-        reader = decord.VideoReader(str(path), **kwargs)
+        with native_stderr_silenced():
+            reader = decord.VideoReader(str(path), **kwargs)
     except Exception as e:  # decord raises its own error types (DECORDError, RuntimeError)
         reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise KeppError(f"{path}: cannot decode video (corrupt or unsupported format: {reason[:160]})") from None
