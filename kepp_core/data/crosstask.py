@@ -12,6 +12,7 @@ Steps of different tasks with the same name are one action.
 from __future__ import annotations
 
 import csv
+import math
 import os
 from pathlib import Path
 
@@ -117,6 +118,17 @@ def _annotation_rows(path: str) -> list[list]:
     return rows
 
 
+def _rows_valid(rows) -> bool:
+    """Whether remembered annotation rows are what :func:`_annotation_rows` makes: a non-empty
+    list of ``[step, start, end, line]`` with whole numbers and finite, ordered times."""
+    def number(x) -> bool:
+        return type(x) in (int, float) and math.isfinite(x)
+
+    return type(rows) is list and bool(rows) and all(
+        type(r) is list and len(r) == 4 and type(r[0]) is int and number(r[1]) and number(r[2])
+        and 0 <= r[1] <= r[2] and type(r[3]) is int for r in rows)
+
+
 def _read_annotation(path: str, rows: list[list], task: Task, n_actions_of_task: list[int]) -> list[Step]:
     steps = []
     for k, start, end, lineno in rows:
@@ -155,8 +167,7 @@ def load_crosstask(root: str | Path, features: str | Path | None = None, seed: i
 
     videos: list[Video] = []
     # a COIN-scale world: two small indexes read instead of 20,000 files (kepp_core.data.file_index)
-    annotations = FileIndex(ANNOTATION_INDEX, "kepp-annotation-rows", _annotation_rows,
-                            lambda rows: isinstance(rows, list) and all(isinstance(r, list) and len(r) == 4 for r in rows))
+    annotations = FileIndex(ANNOTATION_INDEX, "kepp-annotation-rows", _annotation_rows, _rows_valid)
     shapes = FeatureShapes()
     feat_names, video_names = file_names(feat_dir), file_names(video_dir)
     ann_text = str(ann_dir)  # paths as text: pathlib costs more than the rest of the loop at 10,000 files

@@ -2,8 +2,11 @@
 
 Opening a COIN-scale dataset reads 10,070 annotation files and the shape of 10,070 feature
 files; each is a file opened for a few bytes. A :class:`FileIndex` keeps what was read from
-each file in ``<folder>/<index name>``, ``{file name: [size, mtime_ns, value]}``, and reads a
-file again only when its size or modification time changed (or it is not in the index). What
+each file in ``<folder>/<index name>``, ``{file name: [size, mtime_ns, inode, ctime_ns, value]}``,
+and reads a file again when any of them changed (or it is not in the index): a file rewritten
+with the same size and modification time (``touch -r``) still has a new change time, which no
+program can set. A remembered value is checked (``valid``) before it is trusted: an index edited
+by hand is read again, never believed. What
 a file holds that is wrong raises while reading it, so it never enters an index; the index is
 only a cache: deleting it is always safe, and a folder that cannot be written keeps none.
 
@@ -15,16 +18,23 @@ only a cache: deleting it is always safe, and a folder that cannot be written ke
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from kepp_core.errors import KeppError
-from kepp_core.io import atomic_write_json
+from kepp_core.io import atomic_write_json, parse_json, read_text_utf8
 
-VERSION = 1
+VERSION = 2  # entries [size, mtime_ns, inode, ctime_ns, value] (1: [size, mtime_ns, value])
+
+
+def _trusted(valid: Callable[[Any], bool], value: Any) -> bool:
+    """Whether a remembered value passes ``valid`` (a check that fails on an odd value: not trusted)."""
+    try:
+        return bool(valid(value))
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+        return False
 
 
 class FileIndex:
@@ -57,11 +67,11 @@ class FileIndex:
         entries = self._entries(folder)
         self._seen[folder].add(name)
         entry = entries.get(name)
-        if (type(entry) is list and len(entry) == 3 and entry[0] == stat.st_size and entry[1] == stat.st_mtime_ns
-                and self.valid(entry[2])):
-            return entry[2]
+        key = [stat.st_size, stat.st_mtime_ns, stat.st_ino, stat.st_ctime_ns]
+        if type(entry) is list and len(entry) == 5 and entry[:4] == key and _trusted(self.valid, entry[4]):
+            return entry[4]
         value = self.read(text)
-        entries[name] = [stat.st_size, stat.st_mtime_ns, value]
+        entries[name] = [*key, value]
         self._changed.add(folder)
         return value
 
@@ -88,8 +98,8 @@ class FileIndex:
     def _read_index(self, path: Path) -> dict[str, list]:
         """The entries of an index; none when it is missing, unreadable or not one of ours (rebuilt)."""
         try:
-            data = json.loads(path.read_bytes())
-        except (OSError, ValueError):
+            data = parse_json(read_text_utf8(path), str(path))
+        except (OSError, KeppError):
             return {}
         ok = isinstance(data, dict) and data.get("format") == self.kind and data.get("version") == VERSION
         return data["files"] if ok and isinstance(data.get("files"), dict) else {}
