@@ -294,10 +294,12 @@ def _evaluate(spec: ProtocolSpec, ds: Dataset, root: Path, horizon: int, seed: i
     """Rows and per-episode records of one seed and horizon (reused from ``EVAL_FILE`` when
     the same methods were evaluated on the same models)."""
     path = root / f"T{horizon}" / eval_file(spec.methods, spec.decode_samples)
-    if path.is_file():
-        cached = json.loads(path.read_text(encoding="utf-8"))
-        if cached.get("methods") == list(spec.methods):
-            return cached["rows"], cached["records"]
+    try:
+        cached = read_json(path, dict) if path.is_file() else {}
+    except KeppError:
+        cached = {}  # a damaged cache is remade
+    if cached.get("methods") == list(spec.methods):
+        return cached["rows"], cached["records"]
     mode, k = parse_decode_mode(spec.decode) if spec.decode is not None else (None, TOPK)
     decode = DecodeOverride(mode, spec.decode_weight, k, spec.decode_samples)
     options = EvalOptions(setting=spec.setting, seed=seed, strict=True, decode=decode)

@@ -32,7 +32,7 @@ from kepp_core.evaluation.failures import (
 from kepp_core.evaluation.records import read_records
 from kepp_core.evaluation.stats import mean_ci
 from kepp_core.graph import expert_trajectories, transition_matrix
-from kepp_core.io import atomic_write_json
+from kepp_core.io import atomic_write_json, read_json
 from kepp_core.metrics import (
     mean_accuracy,
     miou_per_batch,
@@ -388,10 +388,10 @@ def remembered_scenes(files: Sequence[str | Path], read: Callable[[], object], h
     key = json.dumps([stats, hs, ids, bool(upload_example)])
     path = cache_folder("scenes") / f"{hashlib.sha1(key.encode()).hexdigest()}.json"
     try:
-        data = json.loads(path.read_bytes())
+        data = read_json(path)
         if data.get("format") == _SCENES_FORMAT and data.get("key") == key:
             return data["scenes"]
-    except (OSError, ValueError, AttributeError, KeyError):
+    except (OSError, ValueError, AttributeError, KeyError, KeppError):
         pass  # not remembered yet (or not readable): judge the records
     scenes = choose_scenes(read(), horizons=horizons, videos=videos, upload_example=upload_example)
     try:

@@ -14,7 +14,6 @@ for any pair, not only the spec's ``pairs``.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ from kepp_core.catalog import METRIC_KEYS, METRIC_NAMES, RECORDS_FILE, RESULTS_F
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.records import Records, read_records
 from kepp_core.evaluation.stats import mean_ci, paired_permutation_test
+from kepp_core.io import read_json
 
 __all__ = ["PAIR_METRICS", "PROTOCOL_METRICS", "PROTOCOL_METRIC_NAMES", "RESULTS_FILE", "RECORDS_FILE",
            "SIGNIFICANCE", "ProtocolRun", "efficiency_table", "find_protocols", "interval_table",
@@ -91,8 +91,8 @@ def is_protocol_folder(folder: str | Path) -> bool:
     if not path.is_file():
         return False
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = read_json(path)
+    except (OSError, KeppError):
         return False
     return isinstance(data, dict) and isinstance(data.get("summary"), list) and isinstance(data.get("spec"), dict)
 
@@ -113,8 +113,7 @@ def find_protocols(roots, dataset: str | None = None) -> list[str]:
 
 
 def _spec_dataset(folder: Path) -> str | None:
-    data = json.loads((folder / RESULTS_FILE).read_text(encoding="utf-8"))
-    return data["spec"].get("dataset")
+    return read_json(folder / RESULTS_FILE, dict)["spec"].get("dataset")
 
 
 def _number(row: dict, key: str, where: str) -> float:
@@ -131,9 +130,9 @@ def read_protocol(folder: str | Path) -> ProtocolRun:
     if not path.is_file():
         raise KeppError(f"{path}: no protocol results here (write them with 'kepp protocol SPEC.toml')")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise KeppError(f"{path}: not a readable JSON file ({e})") from None
+        data = read_json(path)
+    except KeppError as e:
+        raise KeppError(f"{path}: not a readable JSON file ({str(e).removeprefix(str(path)).lstrip(':0123456789 ')})") from None
     if not isinstance(data, dict) or not isinstance(data.get("spec"), dict) or not isinstance(data.get("summary"), list):
         raise KeppError(f"{path}: not a protocol results file (expected an object with 'spec' and 'summary')")
     summary = []

@@ -15,7 +15,6 @@ kepp_core.errors.KeppError: /nowhere/plans.jsonl: dataset path does not exist
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from kepp_core.data import Dataset, load_dataset
 from kepp_core.data.synth import ensure_world, world_ready
 from kepp_core.errors import KeppError
 from kepp_core.graph import build_graph, load_graph
-from kepp_core.io import iter_jsonl
+from kepp_core.io import iter_jsonl, read_json
 from kepp_core.models.folders import trained_horizons as horizons_of
 from kepp_core.paths import DEMO_ASSETS, REPO_ROOT, cache_folder
 from kepp_core.video import read_manifest
@@ -139,8 +138,8 @@ def read_run_log(run: str | Path):
 def read_run_config(run: str | Path) -> dict:
     """A run's ``config.json`` (empty if missing or unreadable)."""
     try:
-        return json.loads((Path(run) / CONFIG_FILE).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+        return read_json(Path(run) / CONFIG_FILE, dict)
+    except (OSError, KeppError):
         return {}
 
 
@@ -197,10 +196,10 @@ class Workspace:
         vocabulary = self.dataset.vocabulary_hash() if found else None
         for p in found:  # the folder trained on this very world, as `kepp demo` chooses
             try:  # plain JSON: the home page should not wait for torch to import
-                config = json.loads(next(p.glob("T*/step/config.json")).read_text(encoding="utf-8"))
+                config = read_json(next(p.glob("T*/step/config.json")), dict)
                 if config["dataset"]["vocabulary_hash"] == vocabulary:
                     return p
-            except (OSError, ValueError, KeyError, TypeError):
+            except (OSError, ValueError, KeyError, TypeError, StopIteration, KeppError):
                 continue
         if found:
             return found[0]

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 from kepp_core.commands._common import add_command, emit_json
 from kepp_core.data.synth import Knobs, default_world_root, generate_world
+from kepp_core.io import read_json
 
 KNOB_HELP = {
     "noise": "pixel noise std (fraction of 255)", "jitter": "camera shake in pixels",
@@ -48,7 +48,7 @@ def _synth(args) -> int:
                          videos=getattr(args, "videos", None), difficulty=args.difficulty,
                          from_plans=getattr(args, "from_plans", None), workers=getattr(args, "workers", None),
                          **knobs)
-    meta = json.loads((out / "world.json").read_text(encoding="utf-8"))
+    meta = read_json(out / "world.json", dict)
     if args.json:
         emit_json(meta)
         return 0

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from kepp_core.errors import KeppError
-from kepp_core.io import atomic_write_json
+from kepp_core.io import atomic_write_json, read_json
 
 CACHE_FORMAT = "kepp-llm-reply/1"
 
@@ -53,9 +53,9 @@ class ResponseCache:
         if not path.exists():
             return None
         try:
-            entry = json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise KeppError(f"{path}: damaged LLM cache entry ({e}); delete the file to ask again") from None
+            entry = read_json(path)
+        except KeppError as e:
+            raise KeppError(f"damaged LLM cache entry ({e}); delete the file to ask again") from None
         valid = isinstance(entry, dict) and entry.get("format") == CACHE_FORMAT
         if not valid or not isinstance(entry.get("reply"), str):
             raise KeppError(f"{path}: not an LLM cache entry (expected format {CACHE_FORMAT!r} "

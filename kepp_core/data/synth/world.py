@@ -37,7 +37,7 @@ from kepp_core.data.synth.render import Knobs, Segment, look_of, render_video
 from kepp_core.catalog import MAX_SEED
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.paths import REPO_ROOT, cache_folder
-from kepp_core.io import atomic_open, atomic_write_json, atomic_write_text, remove_stale_temporaries
+from kepp_core.io import atomic_open, atomic_write_json, atomic_write_text, read_json, remove_stale_temporaries
 from kepp_core.video.encode import encode_video, save_features, write_manifest
 from kepp_core.video.encoders import BuiltinEncoder
 from kepp_core.video.write import write_video
@@ -355,8 +355,8 @@ def _prepare(out: Path, fp: str) -> None:
         raise KeppError(f"{out}: folder is not empty and is not a synthetic world (no world.json); "
                         f"choose another folder")
     try:
-        old = json.loads(meta.read_text(encoding="utf-8")).get("fingerprint")
-    except (json.JSONDecodeError, AttributeError):
+        old = read_json(meta, dict).get("fingerprint")
+    except KeppError:
         old = None
     (out / MARKER).unlink(missing_ok=True)
     remove_stale_temporaries(out, recursive=True)  # half-written files of a killed build

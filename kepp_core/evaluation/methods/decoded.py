@@ -31,7 +31,6 @@ choice of λ and mode is then made with the same mean-of-K emissions and stored 
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -43,7 +42,8 @@ from kepp_core.evaluation.methods.base import EvalContext, Method, MethodOutput,
 from kepp_core.evaluation.options import DECODE_MODES, TOPK
 from kepp_core.graph.build import build_graph
 from kepp_core.graph.decoding import decode, emission_log_probs, transition_log_probs
-from kepp_core.io import atomic_write_json
+from kepp_core.errors import KeppError
+from kepp_core.io import atomic_write_json, read_json
 from kepp_core.metrics import mean_accuracy, success_rate
 from kepp_core.models.checkpoint import read_config
 from kepp_core.training.data import episode_tensors
@@ -170,8 +170,8 @@ def _read(path) -> dict:
     if not path.is_file():
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError:
+        data = read_json(path)
+    except KeppError:
         return {}  # a corrupt file is remade
     return data if isinstance(data, dict) else {}
 
