@@ -123,3 +123,14 @@ def test_set_values_are_checked_before_any_training_time_is_spent(tmp_path, worl
     r = step(world, tmp_path / "m", "--set", option)
     assert_one_line_error(r, words)
     assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("option, words", [
+    ("lr=1e999", "--set lr: the number 1e999"), ("lr=NaN", "--set lr: NaN"), ("lr=-Infinity", "--set lr: -Infinity"),
+    ("seed=" + "9" * 500, "--set seed: an integer of 500 digits"),
+    ("mults=" + "[" * 5000 + "]" * 5000, "--set mults: JSON nested too deeply"),
+])
+def test_json_values_of_set_are_read_by_the_one_json_reader(tmp_path, world, option, words):
+    r = step(world, tmp_path / "m", "--set", option)
+    assert_one_line_error(r, words)
+    assert not (tmp_path / "m").exists()

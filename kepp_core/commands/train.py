@@ -148,8 +148,7 @@ def parse_set_options(items: list[str]) -> dict:
     >>> parse_set_options(["mults=[1, 2]", "val_sampler=ddpm", "decay=[[30, 0.5]]", "lr=1"])
     {'mults': (1, 2), 'val_sampler': 'ddpm', 'decay': [(30, 0.5)], 'lr': 1.0}
     """
-    import json
-
+    from kepp_core.io import parse_json
     from kepp_core.training.config import TrainConfig
 
     defaults = TrainConfig().to_dict()
@@ -160,9 +159,11 @@ def parse_set_options(items: list[str]) -> dict:
         if not sep or key not in defaults:
             raise KeppError(f"--set {item!r}: expected KEY=VALUE with KEY one of {', '.join(sorted(defaults))}")
         try:
-            value = json.loads(raw)
-        except ValueError:
-            value = raw
+            value = parse_json(raw, f"--set {key}", lines=False)
+        except KeppError as e:
+            if ": invalid JSON (" not in str(e):  # nesting, huge numbers, NaN: refused, not taken as text
+                raise
+            value = raw  # not JSON: a plain string (val_sampler=ddpm)
         out[key] = _typed_option(key, value, defaults[key])
     return out
 
