@@ -4,12 +4,13 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test install browser bench clean help
+.PHONY: demo test install browser bench docs clean help
 
 help:
 	@echo "make demo   set up, build the demo world and models if not cached, start the app"
 	@echo "make test   set up and run the whole test suite"
 	@echo "make bench  run the benchmark scripts"
+	@echo "make docs   build the documentation site into site/ (mkdocs, strict)"
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,5 +38,8 @@ test: $(STAMP) browser
 bench: $(STAMP) browser
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) .pytest_cache test-artifacts
+	rm -rf $(VENV) .pytest_cache test-artifacts site
