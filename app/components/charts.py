@@ -110,8 +110,9 @@ def heatmap_panels(mats: dict, marked: set[str] = frozenset(), tick_size: int = 
 # --- plans -------------------------------------------------------------------------------------------
 def step_cards(labels: Sequence[str], correct: Sequence[bool] | None = None, title: str = "",
                colour: str = "#e3f2fd") -> None:
-    """A plan as a row of numbered step cards; green/red borders when correctness is known."""
-    cards = []
+    """A plan as a row of numbered step cards; green/red borders when correctness is known. Labels are
+    escaped and kept on one line: the cards stay one HTML block, never read as Markdown."""
+    cards, colour = [], html.escape(colour)  # an attribute value
     for t, label in enumerate(labels):
         border = "#bdbdbd" if correct is None else ("#2e7d32" if correct[t] else "#c62828")
         mark = "" if correct is None else (" ✓" if correct[t] else " ✗")
@@ -119,8 +120,8 @@ def step_cards(labels: Sequence[str], correct: Sequence[bool] | None = None, tit
             f'<div class="kepp-card" style="flex:1;min-width:90px;background:{colour};border:3px solid {border};'
             f'border-radius:8px;padding:6px 8px;margin:2px;text-align:center">'
             f'<div style="font-size:0.75em;color:#555">step {t + 1}{mark}</div>'
-            f'<div style="font-weight:600">{html.escape(label)}</div></div>')
-    head = f'<div style="font-size:0.9em;color:#444;margin-top:4px">{html.escape(title)}</div>' if title else ""
+            f'<div style="font-weight:600">{html.escape(" ".join(str(label).split()))}</div></div>')
+    head = f'<div style="font-size:0.9em;color:#444;margin-top:4px">{html.escape(" ".join(title.split()))}</div>' if title else ""
     st.markdown(f'{head}<div class="kepp-plan" style="display:flex;flex-wrap:wrap">{"".join(cards)}</div>',
                 unsafe_allow_html=True)
 

@@ -134,6 +134,7 @@ def _legend_html(legend: tuple, title: str, settings: str) -> tuple[str, str]:
             '<button id="kepp-png" onclick="keppPng()" style="margin-left:auto;font-size:13px">Download PNG</button></div>')
     rows = []
     for style, colour, text, group in legend:
+        style, colour, group = esc(str(style)), esc(str(colour)), esc(str(group))  # attribute values
         if style == "node":
             swatch = f'<span style="display:inline-block;width:26px;height:14px;background:{colour};border-radius:3px"></span>'
         else:

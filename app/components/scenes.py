@@ -11,7 +11,7 @@ import streamlit as st
 
 from components import backend
 from components.config import presenting
-from components.text import md
+from components.text import md, script_json
 from kepp_core import api
 from kepp_core.errors import KeppError
 
@@ -102,7 +102,7 @@ def scroll_to(selector: str) -> None:
     """Scroll the page so that ``selector`` is at the top of the window (once, after this run)."""
     st.html(f"""<script>(function () {{
       const doc = (window.parent || window).document; let n = 0; /* {time.time()} */
-      const go = () => {{ const el = doc.querySelector({selector!r});
+      const go = () => {{ const el = doc.querySelector({script_json(selector)});
         if (el) {{ el.scrollIntoView({{block: "start"}}); if (++n < 6) setTimeout(go, 250); }}
         else if (++n < 40) setTimeout(go, 100); }};
       setTimeout(go, 50); }})();</script>""", unsafe_allow_javascript=True)
