@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Sequence
 
@@ -14,7 +15,34 @@ from kepp_core.errors import KeppError
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    """Keeps the examples in ``epilog`` as written and shows defaults."""
+    """Keeps the examples in ``epilog`` as written and shows each option's default once.
+
+    argparse's own formatter appends ``(default: ...)`` to every option, also where the help
+    already says what the default is, where the default is ``None`` (the option is simply
+    off, or the help explains what happens without it) and to on/off flags (``False``).
+    Here it is appended only where it adds something:
+
+    >>> p = argparse.ArgumentParser(formatter_class=HelpFormatter)
+    >>> _ = p.add_argument("--seed", type=int, default=0, help="split seed")
+    >>> _ = p.add_argument("--root", default=None, help="dataset folder (default: the demo world)")
+    >>> _ = p.add_argument("--json", action="store_true", help="machine-readable output")
+    >>> [HelpFormatter("kepp")._get_help_string(a) for a in p._actions[1:]]
+    ['split seed (default: %(default)s)', 'dataset folder (default: the demo world)', 'machine-readable output']
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        help = action.help or ""
+        if _STATES_DEFAULT.search(help) or action.default is None or action.default is argparse.SUPPRESS:
+            return help
+        if action.nargs == 0 and isinstance(action.default, bool) \
+                and not isinstance(action, argparse.BooleanOptionalAction):
+            return help  # store_true / store_false: the flag itself says it
+        return super()._get_help_string(action)
+
+
+# a help text that already names its default: "(default: ...)", "(default for demo: ...)",
+# "(default 1)", or argparse's own "%(default)s"
+_STATES_DEFAULT = re.compile(r"\(default\b|%\(default\)", re.IGNORECASE)
 
 
 def add_command(sub, name: str, help: str, examples: str = "", func=None) -> argparse.ArgumentParser:
