@@ -48,7 +48,7 @@ def warm() -> None:
         from components import backend  # in the thread: these imports are part of what it does early
         from kepp_core import api  # in the thread, as above
 
-        cfg = api.config_from_env()
+        cfg = api.AppConfig.from_env()
         if not cfg.root and cfg.dataset == "demo" and not api.demo_world_ready():
             return  # the demo world is built by the first page, with its progress shown, never out of sight
         ds = backend.dataset(cfg)

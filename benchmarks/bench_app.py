@@ -244,18 +244,24 @@ def episode_links(files: list[str], horizons: list[int], n: int) -> tuple[list[s
     from urllib.parse import urlencode
 
     from kepp_core import api
+    from kepp_core.paths import APP_DIR
+
+    sys.path.insert(0, str(APP_DIR))  # the app's plain-Python components, imported as the app does
+    from components.curation import choose_scenes
+    from components.names import default_method
+    from components.urls import method_model, plan_query
 
     if not files or not horizons:
         return [], None
     preds = api.read_predictions(files)
-    kepp = sorted(m for m in preds["method"].unique() if api.method_model(m) is not None)
+    kepp = sorted(m for m in preds["method"].unique() if method_model(m) is not None)
     if not kepp:
         return [], None
-    method = kepp[api.default_method(kepp)]
+    method = kepp[default_method(kepp)]
     rows = preds[(preds["method"] == method) & (preds["horizon"] == min(horizons))]  # models loaded
     picked = [dict(rows.iloc[i]) for i in range(0, len(rows), max(1, len(rows) // max(n, 1)))][:n]
-    success = next((s for s in api.choose_scenes(preds, horizons=horizons) if s["kind"] == "success"), None)
-    return [urlencode(api.plan_query(r)) for r in picked], urlencode(success["query"]) if success else None
+    success = next((s for s in choose_scenes(preds, horizons=horizons) if s["kind"] == "success"), None)
+    return [urlencode(plan_query(r)) for r in picked], urlencode(success["query"]) if success else None
 
 
 def changed_text(page, pattern: str, before: str, timeout: float = 60_000) -> str:

@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--root", default=str(default_root), help="annotation file or folder")
     ap.add_argument("--queries", type=int, default=0, help="endpoint pairs per horizon (0: all distinct test pairs)")
     ap.add_argument("--top", type=int, default=5, help="R")
-    ap.add_argument("--method", default="p2kg", help="recommendation method of the DP side (p2kg or pkg)")
+    ap.add_argument("--scorer", default="p2kg", help="path scorer of the DP side (p2kg or pkg)")
     ap.add_argument("--repeat", type=int, default=3, help="timings per query and side (the minimum is kept)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the sample when --queries is set")
     ap.add_argument("--horizons", type=int, nargs="+", default=[3, 4, 5, 6], help="horizons T")
@@ -79,10 +79,10 @@ def main(argv: list[str] | None = None) -> int:
 
     ds = load_dataset(args.dataset, args.root)
     graph = build_graph(ds)
-    scorer = make_scorer(graph, args.method)
+    scorer = make_scorer(graph, args.scorer)
     rng = random.Random(args.seed)
     print(f"{ds.name} graph: {graph.num_actions} actions, {graph.num_edges} edges; R={args.top}, "
-          f"method={args.method}; min of {args.repeat} timings per query and side; no result cache: "
+          f"scorer={args.scorer}; min of {args.repeat} timings per query and side; no result cache: "
           f"every DP query computes its paths (and, in the DP column, its goal table) from scratch")
     print(f"{'T':>2} {'queries':>7} {'DP median ms':>12} {'DP p95 ms':>9} {'DP goal-cached ms':>17} "
           f"{'enum median ms':>14} {'speed-up (median)':>17} {'speed-up (total)':>16} {'walks (median)':>14} "

@@ -316,6 +316,76 @@ METRIC_KEYS = tuple(m.key for m in METRICS)
 METRIC_NAMES = {m.key: m.name for m in METRICS}
 
 
+# The paired test of two methods (kepp protocol, the Results page) and the per-episode record field
+# it compares for each metric that has one.
+PAIRED_TEST = "two-sided paired sign-flip permutation test on per-episode success over (seed, test episode) units"
+PAIR_METRICS = {"SR": "success", "mAcc": "acc"}
+SIGNIFICANCE = 0.05  # the level a paired difference is called significant at
+
+
+# --- failure patterns (the paper's failure analysis) ---------------------------------------------------------
+PATTERNS = ("wrong_endpoint", "same_start_end", "repeated_subsequence", "other")
+PATTERN_LABELS = {
+    "wrong_endpoint": "wrong first/last step",
+    "same_start_end": "same start and end step",
+    "repeated_subsequence": "repeated sub-sequence",
+    "other": "other",
+}
+
+
+def pattern_label(pattern: str | None) -> str:
+    """A failure pattern's readable name; a comma-separated list of patterns is named one by one.
+
+    >>> pattern_label("wrong_endpoint, repeated_subsequence")
+    'wrong first/last step, repeated sub-sequence'
+    >>> pattern_label("")
+    '—'
+    """
+    names = [p.strip() for p in str(pattern or "").split(",") if p.strip()]
+    return ", ".join(PATTERN_LABELS.get(p, p.replace("_", " ")) for p in names) or "—"
+
+
+# --- path scorers (how the graph ranks the paths between two steps) -------------------------------------------
+# The readable name of each path scorer of kepp_core.graph (its registry lists the names).
+SCORER_LABELS = {"p2kg": "P²KG (probabilistic)", "pkg": "frequency graph (PKG)"}
+EDGE_SCORERS = ("p2kg", "pkg")  # the scorers that weigh a single arrow (the history scorer weighs whole paths)
+
+
+def scorer_label(name: str) -> str:
+    """A path scorer's readable name (the name itself for one without a label).
+
+    >>> scorer_label("p2kg"), scorer_label("history")
+    ('P²KG (probabilistic)', 'history')
+    """
+    return SCORER_LABELS.get(name, name)
+
+
+# --- episode ids ----------------------------------------------------------------------------------------------
+def episode_id(task: str, video: str, first: int, horizon: int) -> str:
+    """The id of the episode of ``horizon`` steps from step ``first`` (0-based) of a video:
+    ``task/video/first:T``. :func:`parse_episode_id` is its inverse, the only code that reads one.
+
+    >>> episode_id("coffee", "0001", 2, 3)
+    'coffee/0001/2:3'
+    """
+    return f"{task}/{video}/{first}:{horizon}"
+
+
+def parse_episode_id(episode: str) -> tuple[str, str, int, int] | None:
+    """``(task, video, first step, T)`` of an episode id (:func:`episode_id`), None for another string.
+
+    >>> parse_episode_id("coffee/0001/2:3"), parse_episode_id("x")
+    (('coffee', '0001', 2, 3), None)
+    """
+    try:
+        head, tail = str(episode).rsplit("/", 1)
+        task, video = head.split("/", 1) if "/" in head else ("", head)
+        first, horizon = tail.split(":")
+        return task, video, int(first), int(horizon)
+    except ValueError:
+        return None
+
+
 MAX_SEED = 2**32 - 1  # seeds seed numpy's and torch's generators: 0 .. 2³² − 1
 DEMO_HORIZONS = (3, 4, 5, 6)  # the horizons of the demo models and the demo table
 

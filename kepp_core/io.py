@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import math
 import os
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -334,3 +335,30 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]], alig
     lines = ["| " + " | ".join(map(str, header)) + " |", "|" + "".join("---:|" if a == "r" else "---|" for a in align)]
     lines += ["| " + " | ".join(map(str, row)) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def remembered_json(folder: str | os.PathLike, key: str, compute: Callable[[], Any], kind: str) -> Any:
+    """``compute()``, remembered as a JSON file in ``folder`` under ``key`` (any string: the file
+    is named by its SHA-1) and read back while the stored key and ``kind`` match. A file that
+    cannot be read is computed again; a folder that cannot be written is skipped (the value is
+    computed again next time). For caches of derived data only: deleting the folder is safe.
+
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> remembered_json(d, "k", lambda: [1, 2], "demo"), remembered_json(d, "k", lambda: [3], "demo")
+    ([1, 2], [1, 2])
+    """
+    path = Path(folder) / f"{hashlib.sha1(key.encode()).hexdigest()}.json"
+    try:
+        data = read_json(path, dict)
+        if data.get("format") == kind and data.get("key") == key:
+            return data["value"]
+    except (OSError, KeyError, KeppError):
+        pass  # not remembered yet, or not readable: compute it
+    value = compute()
+    try:
+        ensure_folder(folder)
+        atomic_write_json(path, {"format": kind, "key": key, "value": value})
+    except KeppError:
+        pass
+    return value

@@ -109,7 +109,7 @@ class KEPPPlanner:
         self.sampler = sampler or self.plan_spec.sampler
         self.sampler_steps = sampler_steps or self.plan_spec.sampler_steps
         self.R = self.plan_spec.R
-        self.method = self.plan_spec.recommend  # the recommendation method (the app may switch it)
+        self.scorer = self.plan_spec.scorer  # the path scorer (the app may switch it)
         self.seed = seed
         self.encoder = "builtin"  # feature encoder for video-clip queries (kepp_core.video)
         self._retrievers: dict[int, Retriever] = {}
@@ -172,9 +172,9 @@ class KEPPPlanner:
 
     # --- planning ----------------------------------------------------------------------------
     def retriever(self, R: int) -> Retriever:
-        """The graph's recommender of ``R`` paths (``self.method``), cached per ``R``."""
+        """The graph's recommender of ``R`` paths (``self.scorer``), cached per ``R``."""
         if R not in self._retrievers:
-            self._retrievers[R] = make_retriever(self.graph, self.method, R)
+            self._retrievers[R] = make_retriever(self.graph, self.scorer, R)
         return self._retrievers[R]
 
     def clip_observation(self, path: str | Path) -> np.ndarray:

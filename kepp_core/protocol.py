@@ -64,8 +64,8 @@ from kepp_core.evaluation.records import episode_records, write_records
 from kepp_core.evaluation.stats import paired_permutation_test, summarise
 from kepp_core.io import atomic_write_json, atomic_write_text, markdown_table, read_json, read_text_utf8
 from kepp_core.models.checkpoint import CONFIG
-from kepp_core.catalog import (MAX_SEED, EXTRA_ROLES, METRIC_KEYS, METRIC_NAMES, RECORDS_FILE, RESULTS_FILE, SUITE_ROLES,
-                               model_folder)
+from kepp_core.catalog import (MAX_SEED, PAIRED_TEST, EXTRA_ROLES, METRIC_KEYS, METRIC_NAMES, RECORDS_FILE,
+                               RESULTS_FILE, SUITE_ROLES, model_folder)
 from kepp_core.training.config import LIMITS as TRAIN_LIMITS
 from kepp_core.training.config import TrainConfig, preset
 from kepp_core.training.loop import STATE_JSON
@@ -350,9 +350,6 @@ def run_protocol(spec: ProtocolSpec, log: Callable[[str], None] = print, retrain
     return result
 
 
-PAIRED_TEST = "two-sided paired sign-flip permutation test on per-episode success over (seed, test episode) units"
-
-
 def paired_tests(records: list[dict], pairs) -> list[dict]:
     """For each pair and (fraction, T): mean SR difference (points) and the permutation p-value."""
     out = []
@@ -406,5 +403,5 @@ def markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["PAIRED_TEST", "ProtocolSpec", "fraction_subset", "load_protocol", "markdown", "members_for",
+__all__ = ["ProtocolSpec", "fraction_subset", "load_protocol", "markdown", "members_for",
            "override_spec", "paired_tests", "parse_spec", "run_protocol", "train_missing"]

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
-from kepp_core.paths import REPO_ROOT
+from kepp_core.paths import APP_DIR, REPO_ROOT
 
 REPO = REPO_ROOT
+# The app's components are plain Python (app/components): tests import them as the app does.
+if str(APP_DIR) not in sys.path:
+    sys.path.insert(0, str(APP_DIR))
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 

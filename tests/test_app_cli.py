@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from kepp_core.api import ENV, AppOptions, read_app_config
+from kepp_core.api import AppConfig, read_app_config
+from kepp_core.api.config import ENV
 from kepp_core.cli import main
 from kepp_core.commands.app import app_command, check_options
 from kepp_core.errors import KeppError
@@ -28,7 +29,7 @@ def test_busy_port_is_refused():
         s.listen()
         port = s.getsockname()[1]
         with pytest.raises(KeppError, match=f"port {port} on localhost is already in use"):
-            check_options(AppOptions(port=port))
+            check_options(AppConfig(port=port))
 
 
 def test_config_file_paths_resolve_against_its_folder(tmp_path):
@@ -61,7 +62,7 @@ def test_bad_config_file_fails_before_the_server_starts(capsys, tmp_path):
 
 
 def test_options_reach_the_app_configuration(monkeypatch, tmp_path):
-    argv, env = app_command(AppOptions(dataset="plans", root=str(tmp_path), presentation=True, port=8765))
+    argv, env = app_command(AppConfig(dataset="plans", root=str(tmp_path), presentation=True, port=8765))
     assert argv[:4] == [sys.executable, str(REPO / "app" / "serve.py"), "run", str(REPO / "app" / "Home.py")]
     assert "--server.headless=true" in argv and "--server.port=8765" in argv
     assert env[ENV["root"]] == str(tmp_path.resolve()) and env[ENV["presentation"]] == "1"
@@ -73,7 +74,7 @@ def test_options_reach_the_app_configuration(monkeypatch, tmp_path):
         if var in env:
             monkeypatch.setenv(var, env[var])
     monkeypatch.syspath_prepend(str(REPO / "app"))
-    from components.config import AppConfig, initial_config
+    from components.config import initial_config
 
     assert initial_config() == AppConfig(dataset="plans", root=str(tmp_path.resolve()), presentation=True)
 
@@ -82,7 +83,7 @@ def test_config_file_then_command_line_options_win(monkeypatch, tmp_path):
     cfg = tmp_path / "app.toml"
     cfg.write_text('dataset = "plans"\nroot = "a.jsonl"\ngraph = "g.json"\n')
     (tmp_path / "b.jsonl").write_text("")
-    _, env = app_command(AppOptions(config=str(cfg), root=str(tmp_path / "b.jsonl")))
+    _, env = app_command(AppConfig(config=str(cfg), root=str(tmp_path / "b.jsonl")))
     for var in ENV.values():
         monkeypatch.delenv(var, raising=False)
         if var in env:
@@ -130,7 +131,7 @@ def test_kepp_app_serves_and_stopping_it_stops_the_server(tmp_path):
             proc.kill()
 
 
-def _server_log(opts: AppOptions, wanted: str, timeout: float = 90.0) -> tuple[str, bool]:
+def _server_log(opts: AppConfig, wanted: str, timeout: float = 90.0) -> tuple[str, bool]:
     """Start the app's server with ``opts``; its stderr once it holds ``wanted`` (or the server
     exited, or ``timeout``), and whether the server then still answered."""
     import subprocess
@@ -161,7 +162,7 @@ def test_the_server_opens_the_dataset_while_it_starts(synth_world):
     from kepp_core.data import load_dataset
 
     n = len(load_dataset("demo", synth_world).videos)
-    log, answered = _server_log(AppOptions(dataset="demo", root=str(synth_world), port=free_port()), "KEPP app: dataset")
+    log, answered = _server_log(AppConfig(dataset="demo", root=str(synth_world), port=free_port()), "KEPP app: dataset")
     assert f"KEPP app: dataset demo opened ({n} videos" in log and answered
     assert "ScriptRunContext" not in log  # the cache's warning about a thread without a page stays quiet
 
@@ -171,7 +172,7 @@ def test_a_dataset_that_fails_to_open_is_left_to_the_page(tmp_path):
     from kepp_core.commands.app import free_port
 
     (tmp_path / "tasks_primary.txt").write_text("")
-    log, answered = _server_log(AppOptions(dataset="crosstask", root=str(tmp_path), port=free_port()),
+    log, answered = _server_log(AppConfig(dataset="crosstask", root=str(tmp_path), port=free_port()),
                                 "ahead of the first page")
     assert "the dataset was not opened ahead of the first page" in log and str(tmp_path) in log
     assert answered and "Traceback" not in log
@@ -187,7 +188,7 @@ def test_an_unbuilt_demo_world_is_left_to_the_first_page(monkeypatch, tmp_path):
     from kepp_core.commands.app import free_port
 
     monkeypatch.setenv("KEPP_HOME", str(tmp_path / "home"))
-    opts = AppOptions(port=free_port())
+    opts = AppConfig(port=free_port())
     argv, env = app_command(opts)
     with open(tmp_path / "server.log", "w") as log:
         proc = subprocess.Popen(argv, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=log)

@@ -33,7 +33,7 @@ def test_minimum_filter_follows_the_weighting_and_exports_carry_title_and_legend
     graph = api.Workspace(api.AppConfig(dataset="demo", root=str(app_env.world))).graph()
     centre = graph.action_index(at.selectbox(key="graph_step").value)
     shown = sorted(zip(map(ds.actions.index, table["from"]), map(ds.actions.index, table["to"])))
-    assert shown == sorted((e.source, e.target) for e in subgraph(graph, centre, 2, 0.3, weighting="pkg").edges)
+    assert shown == sorted((e.source, e.target) for e in subgraph(graph, centre, 2, 0.3, scorer="pkg").edges)
     page = at.get("iframe")[0].proto.srcdoc
     assert "Frequency graph around" in page and "minimum frequency weight 0.30" in page
     assert 'class="kepp-legend-entry"' in page and "Download PNG" in page

@@ -12,6 +12,7 @@ import pytest
 
 from kepp_core import api
 from tests.helpers.app_session import cards, no_problems, open_page, page_scenes, prediction_table, write_run
+from components import curation
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("app")]
 
@@ -122,7 +123,7 @@ def test_training_page_opens_in_the_linked_state_and_writes_changes_back(monkeyp
 # --- the upload scene ----------------------------------------------------------------------------------
 def test_the_upload_scene_is_offered_only_when_asked_and_is_a_success_on_another_video(demo_env):
     preds = prediction_table(demo_env)
-    plain = api.choose_scenes(preds)
+    plain = curation.choose_scenes(preds)
     assert "upload" not in {s["kind"] for s in plain}
     scenes = page_scenes(demo_env)  # what the app asks for: no upload records, so not without the example
     assert "upload" not in scenes
@@ -130,13 +131,13 @@ def test_the_upload_scene_is_offered_only_when_asked_and_is_a_success_on_another
 
     ds, hs = load_dataset("demo", demo_env.world), api.trained_horizons(demo_env.models)
     videos = {v.id for h in hs for v in api.playable_videos(ds, h)}
-    chosen = api.choose_scenes(preds, horizons=hs, videos=videos, upload_example=True)
+    chosen = curation.choose_scenes(preds, horizons=hs, videos=videos, upload_example=True)
     by_kind = {s["kind"]: s for s in chosen}
     up = by_kind["upload"]
     assert list(by_kind)[-1] == "upload" and up["success"] and up["T"] == min(hs)
     assert up["video"] in videos and up["video"] != by_kind["success"]["video"]
     assert up["query"]["source"] == "upload" and up["query"]["upload"] == up["video"] and "video" not in up["query"]
-    assert chosen == api.choose_scenes(preds, horizons=hs, videos=videos, upload_example=True)  # deterministic
+    assert chosen == curation.choose_scenes(preds, horizons=hs, videos=videos, upload_example=True)  # deterministic
 
 
 def test_the_upload_scene_loads_a_video_through_the_upload_path_and_plans_it(monkeypatch, demo_env):

@@ -1,4 +1,4 @@
-"""The plan graph (kepp_core.api.plangraph) and its drawing (app/components/network.py): distinct
+"""The plan graph (app/components/plangraph.py) and its drawing (app/components/network.py): distinct
 paths merged with one legend entry each, the ground truth drawn, arrows beyond the depth limit
 marked as such (never called unseen), fixed left-to-right positions, readable labels, the node
 budget, and no graph paths claimed for a model without the graph condition."""
@@ -12,11 +12,13 @@ from types import SimpleNamespace
 import pytest
 
 from kepp_core import api
-from kepp_core.api.plangraph import COLUMN_GAP, label_colour
+from components.plangraph import COLUMN_GAP, label_colour
 from kepp_core.data import Dataset, Step, Task, Video
 from kepp_core.errors import KeppError
 from kepp_core.graph import ProcedureGraph, build_graph
 from kepp_core.paths import REPO_ROOT
+from components import zeroshot
+from components import plangraph
 
 REPO = REPO_ROOT
 ACTIONS = ["a", "b", "c", "d", "e", "x"]
@@ -30,7 +32,7 @@ def chain_graph() -> ProcedureGraph:
 def test_identical_paths_merge_into_one_group_and_one_legend_entry():
     g = chain_graph()
     plan = (0, 1, 2, 3, 4)
-    pg = api.plan_graph(g, (0, 4), [("KEPP plan", plan), ("graph path 1", plan), ("graph path 2", (0, 1, 3, 3, 4))],
+    pg = plangraph.plan_graph(g, (0, 4), [("KEPP plan", plan), ("graph path 1", plan), ("graph path 2", (0, 1, 3, 3, 4))],
                         truth=plan)
     assert [grp.members for grp in pg.groups] == [("ground truth", "KEPP plan", "graph path 1"), ("graph path 2",)]
     entries = [e for e in pg.legend if e.group is not None]
@@ -46,7 +48,7 @@ def test_identical_paths_merge_into_one_group_and_one_legend_entry():
 
 def test_ground_truth_is_drawn_as_its_own_path_in_green():
     g = chain_graph()
-    pg = api.plan_graph(g, (0, 4), [("KEPP plan", (0, 1, 3, 3, 4))], truth=(0, 1, 2, 3, 4))
+    pg = plangraph.plan_graph(g, (0, 4), [("KEPP plan", (0, 1, 3, 3, 4))], truth=(0, 1, 2, 3, 4))
     truth = pg.groups[0]
     assert truth.is_truth and truth.colour == "#2e7d32"
     assert pg.path_edges(0) == [(0, 1), (1, 2), (2, 3), (3, 4)]
@@ -55,7 +57,7 @@ def test_ground_truth_is_drawn_as_its_own_path_in_green():
 
 def test_arrows_beyond_the_depth_limit_are_marked_not_called_unseen():
     g = chain_graph()
-    pg = api.plan_graph(g, (0, 4), [("KEPP plan", (0, 1, 2, 3, 4)), ("graph path 1", (0, 1, 3, 3, 4))], depth=1)
+    pg = plangraph.plan_graph(g, (0, 4), [("KEPP plan", (0, 1, 2, 3, 4)), ("graph path 1", (0, 1, 3, 3, 4))], depth=1)
     by_pair = {}
     for e in pg.edges:
         by_pair.setdefault((e.source, e.target), []).append(e)
@@ -72,7 +74,7 @@ def test_arrows_beyond_the_depth_limit_are_marked_not_called_unseen():
     styles = {e.style: e.text for e in pg.legend}
     assert "never saw" in styles["dashed"] and "beyond the depth limit" in styles["dotted"]
     # with a depth that reaches them, the same arrows are within the limit
-    deep = api.plan_graph(g, (0, 4), [("KEPP plan", (0, 1, 2, 3, 4))], depth=3)
+    deep = plangraph.plan_graph(g, (0, 4), [("KEPP plan", (0, 1, 2, 3, 4))], depth=3)
     assert not [e for e in deep.edges if e.kind == "outside"]
     assert all("outside" not in e.title for e in deep.edges if e.kind == "path")
 
@@ -80,7 +82,7 @@ def test_arrows_beyond_the_depth_limit_are_marked_not_called_unseen():
 def test_positions_are_fixed_left_to_right_by_plan_position():
     g = chain_graph()
     args = (g, (0, 4), [("KEPP plan", (0, 1, 2, 3, 4)), ("graph path 1", (0, 1, 3, 3, 4))])
-    one, two = api.plan_graph(*args, truth=(0, 1, 2, 3, 4)), api.plan_graph(*args, truth=(0, 1, 2, 3, 4))
+    one, two = plangraph.plan_graph(*args, truth=(0, 1, 2, 3, 4)), plangraph.plan_graph(*args, truth=(0, 1, 2, 3, 4))
     pos = {n.id: (n.x, n.y) for n in one.nodes}
     assert pos == {n.id: (n.x, n.y) for n in two.nodes}  # same input, same picture
     assert [pos[a][0] for a in (0, 1, 2, 3, 4)] == [k * COLUMN_GAP for k in range(5)]
@@ -93,23 +95,23 @@ def test_positions_are_fixed_left_to_right_by_plan_position():
 def test_labels_stay_readable_on_dark_fills():
     assert label_colour("#1b5e20") == label_colour("#b71c1c") == "#ffffff"
     assert label_colour("#e3eaf4") == label_colour("#fff3c4") == "#1a1a1a"
-    pg = api.plan_graph(chain_graph(), (0, 4), [("KEPP plan", (0, 1, 2, 3, 4))])
+    pg = plangraph.plan_graph(chain_graph(), (0, 4), [("KEPP plan", (0, 1, 2, 3, 4))])
     for n in pg.nodes:
         assert n.font_colour == label_colour(n.colour)
 
 
 def test_node_budget_keeps_path_steps_and_says_what_it_left_out():
     g = chain_graph()
-    pg = api.plan_graph(g, (0, 4), [("KEPP plan", (0, 1, 2, 3, 4))], depth=2, max_nodes=5)
+    pg = plangraph.plan_graph(g, (0, 4), [("KEPP plan", (0, 1, 2, 3, 4))], depth=2, max_nodes=5)
     assert {n.id for n in pg.nodes} == {0, 1, 2, 3, 4} and pg.hidden == 1
-    assert api.plan_graph(g, (0, 4), [("KEPP plan", (0, 1, 2, 3, 4))], depth=2, max_nodes=6).hidden == 0
+    assert plangraph.plan_graph(g, (0, 4), [("KEPP plan", (0, 1, 2, 3, 4))], depth=2, max_nodes=6).hidden == 0
     with pytest.raises(KeppError, match="max nodes"):
-        api.plan_graph(g, (0, 4), [], max_nodes=0)
+        plangraph.plan_graph(g, (0, 4), [], max_nodes=0)
 
 
 def test_centre_moves_the_neighbourhood():
     g = chain_graph()
-    pg = api.plan_graph(g, (1, 3), [("KEPP plan", (1, 2, 3))], depth=1, centre=0)
+    pg = plangraph.plan_graph(g, (1, 3), [("KEPP plan", (1, 2, 3))], depth=1, centre=0)
     assert {n.id for n in pg.nodes if n.role == "context"} == {5}  # x is next to a, not to b or d
     assert any(n.role == "centre" or n.id == 0 for n in pg.nodes)
     assert pg.settings["centre"] == "a"
@@ -118,12 +120,12 @@ def test_centre_moves_the_neighbourhood():
 
 def test_no_graph_paths_claimed_without_the_graph_condition():
     result = SimpleNamespace(plan=[0, 1, 2], paths=[(0, 1, 2), (0, 3, 2)], fallback=False)
-    assert api.graph_paths(result, "none", 2) == [("KEPP plan", (0, 1, 2))]
+    assert plangraph.graph_paths(result, "none", 2) == [("KEPP plan", (0, 1, 2))]
     fallback = SimpleNamespace(plan=[0, 1, 2], paths=[(0, 0, 2), (0, 2, 2)], fallback=True)
-    assert api.graph_paths(fallback, "none", 2) == [("KEPP plan", (0, 1, 2))]
-    assert [n for n, _ in api.graph_paths(fallback, "graph", 2)] == ["KEPP plan", "fallback path 1", "fallback path 2"]
-    assert [n for n, _ in api.graph_paths(result, "graph", 2)] == ["KEPP plan", "graph path 1", "graph path 2"]
-    assert [n for n, _ in api.graph_paths(result, "graph", 1)] == ["KEPP plan", "graph path 1"]
+    assert plangraph.graph_paths(fallback, "none", 2) == [("KEPP plan", (0, 1, 2))]
+    assert [n for n, _ in plangraph.graph_paths(fallback, "graph", 2)] == ["KEPP plan", "fallback path 1", "fallback path 2"]
+    assert [n for n, _ in plangraph.graph_paths(result, "graph", 2)] == ["KEPP plan", "graph path 1", "graph path 2"]
+    assert [n for n, _ in plangraph.graph_paths(result, "graph", 1)] == ["KEPP plan", "graph path 1"]
     # the page's wording follows the same rule
     import sys
 
@@ -140,12 +142,14 @@ def test_zero_shot_plans_and_episodes_without_models():
               Video("v3", "t", [Step(a) for a in (0, 1, 2, 3)], split="test")]
     ds = Dataset("toy", ACTIONS, {"t": Task("t", "Make things")}, videos)
     g = build_graph(ds)
-    found = api.zero_shot_plans(g, "a", "d", 4, R=3)
+    found = api.retrieve(g, "a", "d", 4, R=3)
     assert found.paths[0] == (0, 1, 2, 3) and not found.fallback
-    assert [n for n, _ in found.named] == [f"graph plan {k + 1}" for k in range(found.found)]
-    assert api.plan_episodes(ds, 3) == [("t/v3/0:3", (0, 1, 2)), ("t/v3/1:3", (1, 2, 3))]
-    assert api.plan_episodes(ds, 5, split="none") == [("t/v1/0:5", (0, 1, 2, 3, 4))]
-    assert api.zero_shot_plans(g, "e", "a", 3, R=2).fallback  # no way back: KEPP's fallback
+    named = zeroshot.named_plans(found)
+    assert [n for n, _, _ in named] == [f"graph plan {k + 1}" for k in range(found.found)]
+    assert [s for _, _, s in named] == list(found.scores[:found.found])
+    assert zeroshot.plan_episodes(ds, 3) == [("t/v3/0:3", (0, 1, 2)), ("t/v3/1:3", (1, 2, 3))]
+    assert zeroshot.plan_episodes(ds, 5, split="none") == [("t/v1/0:5", (0, 1, 2, 3, 4))]
+    assert api.retrieve(g, "e", "a", 3, R=2).fallback  # no way back: KEPP's fallback
 
 
 def test_drawing_carries_title_settings_legend_and_png_export(monkeypatch):
@@ -153,7 +157,7 @@ def test_drawing_carries_title_settings_legend_and_png_export(monkeypatch):
     from components import network
 
     g = chain_graph()
-    pg = api.plan_graph(g, (0, 4), [("KEPP plan", (0, 1, 3, 3, 4))], truth=(0, 1, 2, 3, 4))
+    pg = plangraph.plan_graph(g, (0, 4), [("KEPP plan", (0, 1, 3, 3, 4))], truth=(0, 1, 2, 3, 4))
     drawing = network.plan_drawing(g, pg, title="Plan graph of a test")
     page = network.graph_html(tuple(__import__("dataclasses").astuple(n) for n in drawing.nodes.values()),
                               tuple(__import__("dataclasses").astuple(e) for e in drawing.edges.values()), 400,

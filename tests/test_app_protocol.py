@@ -19,6 +19,8 @@ from kepp_core.errors import KeppError
 from kepp_core.evaluation.stats import mean_ci, paired_permutation_test
 from tests.helpers.training import tiny_world
 from kepp_core.paths import REPO_ROOT
+from kepp_core.api import protocols
+from kepp_core import catalog
 
 REPO = REPO_ROOT
 APP = REPO / "app" / "Home.py"
@@ -110,7 +112,7 @@ def test_pair_test_is_the_permutation_test_on_the_records(proto):
     for a, b, h, f in (("graph-gt", "random", 3, 1.0), ("retrieval", "graph-gt", 4, 1.0),
                        ("graph-gt", "retrieval", 3, 0.5)):
         d, seeds = raw_diffs(out, a, b, h, f)
-        got = api.pair_test(recs, a, b, h, f)
+        got = protocols.pair_test(recs, a, b, h, f)
         assert got["p"] == paired_permutation_test(d) and got["units"] == d.size == 3 * results(out)["episodes"][str(h)]
         assert got["delta"] == pytest.approx(100 * d.mean())
         per_seed = [100 * d[seeds == s].mean() for s in (0, 1, 2)]
@@ -119,24 +121,24 @@ def test_pair_test_is_the_permutation_test_on_the_records(proto):
         assert got["wins"] == (d > 0).sum() and got["losses"] == (d < 0).sum() and got["significant"] == (got["p"] < 0.05)
     # the same numbers as the protocol's own paired tests for the spec's pair
     for p in results(out)["pairs"]:
-        got = api.pair_test(recs, p["a"], p["b"], p["T"], p["fraction"])
+        got = protocols.pair_test(recs, p["a"], p["b"], p["T"], p["fraction"])
         assert got["p"] == p["p"] and got["delta"] == pytest.approx(p["delta_SR"])
     # mAcc compares the per-episode step accuracy
     d, _ = raw_diffs(out, "graph-gt", "random", 4, 0.5, "acc")
-    assert api.pair_test(recs, "graph-gt", "random", 4, 0.5, "mAcc")["p"] == paired_permutation_test(d)
-    assert "significantly better" in api.pair_verdict(api.pair_test(recs, "graph-gt", "random", 3, 1.0))
+    assert protocols.pair_test(recs, "graph-gt", "random", 4, 0.5, "mAcc")["p"] == paired_permutation_test(d)
+    assert "significantly better" in api.pair_verdict(protocols.pair_test(recs, "graph-gt", "random", 3, 1.0))
     table = api.pair_table(recs, "graph-gt", "retrieval", 1.0)
     assert list(table["T"]) == [3, 4]
     with pytest.raises(KeppError, match="'kepp-R9' is not recorded"):
-        api.pair_test(recs, "kepp-R9", "random", 3, 1.0)
+        protocols.pair_test(recs, "kepp-R9", "random", 3, 1.0)
     with pytest.raises(KeppError, match="no records for T=5"):
-        api.pair_test(recs, "graph-gt", "random", 5, 1.0)
+        protocols.pair_test(recs, "graph-gt", "random", 5, 1.0)
 
 
 def test_finding_protocols_and_clear_errors_for_bad_files(proto, tmp_path):
     _, out = proto
-    assert api.find_protocols([out.parent]) == [str(out)] and api.find_protocols([out]) == [str(out)]
-    assert api.find_protocols([out.parent], dataset="coin") == []  # another dataset format's protocol
+    assert protocols.find_protocols([out.parent]) == [str(out)] and protocols.find_protocols([out]) == [str(out)]
+    assert protocols.find_protocols([out.parent], dataset="coin") == []  # another dataset format's protocol
     ws = api.Workspace(api.AppConfig(protocol=str(out / "results.json")))
     assert ws.protocol_folders() == [str(out)]
     with pytest.raises(KeppError, match="protocol folder does not exist"):
@@ -146,7 +148,7 @@ def test_finding_protocols_and_clear_errors_for_bad_files(proto, tmp_path):
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "results.json").write_text("{not json", encoding="utf-8")
-    assert not api.is_protocol_folder(bad) and api.find_protocols([tmp_path]) == []
+    assert not protocols.is_protocol_folder(bad) and protocols.find_protocols([tmp_path]) == []
     with pytest.raises(KeppError, match=r"bad/results.json: not a readable JSON file"):
         api.read_protocol(bad)
     (bad / "results.json").write_text(json.dumps({"spec": {}, "summary": [{"method": "x", "T": "three"}]}))
@@ -163,14 +165,14 @@ def test_the_protocol_option_reaches_the_app(proto, tmp_path):
     from kepp_core.commands.app import check_options
 
     _, out = proto
-    env = api.config_environment(api.AppOptions(protocol=str(out)))
+    env = api.AppConfig(protocol=str(out)).environment()
     assert env["KEPP_APP_PROTOCOL"] == str(out.resolve())
-    assert api.config_from_env(env).protocol == str(out.resolve())
+    assert api.AppConfig.from_env(env).protocol == str(out.resolve())
     cfg = tmp_path / "app.toml"
     cfg.write_text('[app]\nprotocol = "runs/p"\n', encoding="utf-8")
     assert api.read_app_config(cfg)["protocol"] == str(tmp_path / "runs" / "p")
     with pytest.raises(KeppError, match="--protocol .*: path does not exist"):
-        check_options(api.AppOptions(protocol=str(tmp_path / "missing"), port=1))
+        check_options(api.AppConfig(protocol=str(tmp_path / "missing"), port=1))
 
 
 # --- the page -----------------------------------------------------------------------------------------------
@@ -185,13 +187,13 @@ def test_results_page_shows_intervals_pair_test_and_curves(monkeypatch, proto):
     summary = {(r["method"], r["T"]): r for r in res["summary"] if r["fraction"] == 1.0}
     assert "mAcc per horizon: mean ± 90% CI over seeds" in bars["layout"]["title"]["text"]
     for trace in bars["data"]:
-        method = next(m for m in METHODS if api.method_label(m) == trace["name"])
+        method = next(m for m in METHODS if catalog.method_label(m) == trace["name"])
         assert trace["x"] == ["T=3", "T=4"]
         assert trace["y"] == pytest.approx([summary[(method, h)]["mAcc"] for h in (3, 4)])
         assert trace["error_y"]["array"] == pytest.approx([summary[(method, h)]["mAcc_ci"] for h in (3, 4)])
     table = frame(at, "T=3 mAcc").set_index("method")
     r = summary[("random", 3)]
-    assert table.loc[api.method_label("random"), "T=3 mAcc"] == f"{r['mAcc']:.1f} ± {r['mAcc_ci']:.1f}"
+    assert table.loc[catalog.method_label("random"), "T=3 mAcc"] == f"{r['mAcc']:.1f} ± {r['mAcc_ci']:.1f}"
     # the pair: graph-gt vs random at T=4 (100% of the videos)
     at.selectbox(key="proto_a").select("graph-gt")
     at.selectbox(key="proto_b").select("random").run()
@@ -216,7 +218,7 @@ def test_results_page_shows_intervals_pair_test_and_curves(monkeypatch, proto):
     curve = next(f for f in figures(at) if "Data efficiency" in f["layout"]["title"]["text"])
     by = {(r["method"], r["fraction"]): r for r in res["summary"] if r["T"] == 3}
     for trace in curve["data"]:
-        method = next(m for m in METHODS if api.method_label(m) == trace["name"])
+        method = next(m for m in METHODS if catalog.method_label(m) == trace["name"])
         assert trace["x"] == [50.0, 100.0]
         assert trace["y"] == pytest.approx([by[(method, f)]["SR"] for f in (0.5, 1.0)])
         assert trace["error_y"]["array"] == pytest.approx([by[(method, f)]["SR_ci"] for f in (0.5, 1.0)])

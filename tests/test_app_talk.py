@@ -14,6 +14,11 @@ from kepp_core import api
 from kepp_core.evaluation.stats import mean_ci
 from tests.helpers.app_env import APP, REPO
 from tests.helpers.app_session import cards, no_problems, open_page, page_scenes, prediction_table
+from kepp_core.api import analysis
+from kepp_core import catalog
+from components import urls
+from components import names
+from components import curation
 
 DEMO_RECORDS = REPO / "assets" / "demo" / "predictions.jsonl"
 
@@ -25,7 +30,7 @@ def demo_preds():
 
 
 def test_scenes_are_named_curated_and_deterministic(demo_preds):
-    scenes = api.choose_scenes(demo_preds)
+    scenes = curation.choose_scenes(demo_preds)
     by_kind = {s["kind"]: s for s in scenes}
     assert list(by_kind) == ["success", "wrong_endpoint", "repeated", "long"]  # no uploads in these records
     rows = demo_preds.set_index(["episode", "method"])
@@ -38,17 +43,17 @@ def test_scenes_are_named_curated_and_deterministic(demo_preds):
     q = by_kind["success"]["query"]
     assert q == {"video": ok["video"], "ep": q["ep"], "T": str(ok["horizon"]), "plan": "1", "model": "graph-R2",
                  "R": "2"}
-    assert api.choose_scenes(demo_preds) == scenes  # same records, same scenes
+    assert curation.choose_scenes(demo_preds) == scenes  # same records, same scenes
     # only what the app can open: another horizon set, and an unknown (uploaded) video
-    short = api.choose_scenes(demo_preds, horizons=[3])
+    short = curation.choose_scenes(demo_preds, horizons=[3])
     assert {s["T"] for s in short} == {3} and "long" not in {s["kind"] for s in short}
     videos = set(demo_preds["video"]) - {by_kind["success"]["video"]}
-    uploaded = api.choose_scenes(demo_preds, videos=videos)
+    uploaded = curation.choose_scenes(demo_preds, videos=videos)
     assert uploaded[-1]["kind"] == "upload" and uploaded[-1]["video"] == by_kind["success"]["video"]
 
 
 def test_scenes_of_no_records_are_none():
-    assert api.choose_scenes(None) == [] and api.choose_scenes(pd.DataFrame(columns=api.RECORD_COLUMNS)) == []
+    assert curation.choose_scenes(None) == [] and curation.choose_scenes(pd.DataFrame(columns=analysis.RECORD_COLUMNS)) == []
 
 
 def test_remembered_scenes_are_the_chosen_ones_and_judge_the_records_once_per_file_version(
@@ -63,23 +68,23 @@ def test_remembered_scenes_are_the_chosen_ones_and_judge_the_records_once_per_fi
         return demo_preds
 
     args = {"horizons": [3, 4], "videos": set(demo_preds["video"]), "upload_example": True}
-    expected = api.choose_scenes(demo_preds, **args)
-    assert api.remembered_scenes([records], read, **args) == expected and len(reads) == 1
-    assert api.remembered_scenes([records], read, **args) == expected and len(reads) == 1  # from disk
-    assert api.remembered_scenes([records], read, **{**args, "horizons": [3]}) == \
-        api.choose_scenes(demo_preds, **{**args, "horizons": [3]}) and len(reads) == 2  # other arguments
+    expected = curation.choose_scenes(demo_preds, **args)
+    assert curation.remembered_scenes([records], read, **args) == expected and len(reads) == 1
+    assert curation.remembered_scenes([records], read, **args) == expected and len(reads) == 1  # from disk
+    assert curation.remembered_scenes([records], read, **{**args, "horizons": [3]}) == \
+        curation.choose_scenes(demo_preds, **{**args, "horizons": [3]}) and len(reads) == 2  # other arguments
     records.write_bytes(records.read_bytes() + b"\n")  # the file changed: judged again
-    assert api.remembered_scenes([records], read, **args) == expected and len(reads) == 3
+    assert curation.remembered_scenes([records], read, **args) == expected and len(reads) == 3
     (tmp_path / "a-file").write_text("")
     monkeypatch.setenv("KEPP_HOME", str(tmp_path / "a-file" / "home"))  # a cache that cannot be written
-    assert api.remembered_scenes([records], read, **args) == expected and len(reads) == 4
-    assert api.remembered_scenes([records], read, **args) == expected and len(reads) == 5  # chosen every time
+    assert curation.remembered_scenes([records], read, **args) == expected and len(reads) == 4
+    assert curation.remembered_scenes([records], read, **args) == expected and len(reads) == 5  # chosen every time
 
 
 def test_method_by_horizon_table_marks_the_best_and_gives_intervals_over_seeds(demo_preds):
     grid, best = api.method_horizon_table(demo_preds)
     assert list(grid.columns[:3]) == ["T=3 SR", "T=3 mAcc", "T=3 mIoU"] and len(grid.columns) == 12
-    assert set(grid.index) == {api.method_label(m) for m in demo_preds["method"].unique()}
+    assert set(grid.index) == {catalog.method_label(m) for m in demo_preds["method"].unique()}
     assert "±" not in grid.iloc[0, 0]  # one seed: no interval
     for col, name in best.items():
         assert float(grid.loc[name, col]) == max(float(v) for v in grid[col])
@@ -89,23 +94,23 @@ def test_method_by_horizon_table_marks_the_best_and_gives_intervals_over_seeds(d
                             for p, t, m in zip(t3["plan"], t3["truth"], t3["method"])])
     seeds = pd.concat([t3, worse.assign(seed=1), worse.assign(seed=2)])
     grid3, best3 = api.method_horizon_table(seeds)
-    r1 = grid3.loc[api.method_label("kepp-R1"), "T=3 SR"]
+    r1 = grid3.loc[catalog.method_label("kepp-R1"), "T=3 SR"]
     mean, half = (float(x) for x in r1.split(" ± "))
-    sr = [float(v) for v in (grid.loc[api.method_label("kepp-R1"), "T=3 SR"], 0.0, 0.0)]
+    sr = [float(v) for v in (grid.loc[catalog.method_label("kepp-R1"), "T=3 SR"], 0.0, 0.0)]
     m, h = mean_ci(sr)  # the one interval (90%, Student t) of every result table
     assert (mean, half) == (round(m, 2), round(h, 2)) and half > 10
-    assert best3["T=3 SR"] == api.method_label("kepp-R2")
+    assert best3["T=3 SR"] == catalog.method_label("kepp-R2")
 
 
 def test_readable_names_and_plan_queries():
-    assert api.pattern_label("repeated_subsequence") == "repeated sub-sequence"
-    assert "_" not in api.pattern_label("wrong_endpoint, same_start_end")
-    assert api.episode_label("lemonade/0009/4:6", {"lemonade": "make lemonade"}) == \
+    assert catalog.pattern_label("repeated_subsequence") == "repeated sub-sequence"
+    assert "_" not in catalog.pattern_label("wrong_endpoint, same_start_end")
+    assert names.episode_label("lemonade/0009/4:6", {"lemonade": "make lemonade"}) == \
         "make lemonade · video 0009 · steps 5–10"
-    assert api.episode_label("odd id") == "odd id"
-    assert api.plan_query({"episode": "a/v1/2:4", "video": "v1", "horizon": 4, "method": "kepp-nograph"}) == \
+    assert names.episode_label("odd id") == "odd id"
+    assert urls.plan_query({"episode": "a/v1/2:4", "video": "v1", "horizon": 4, "method": "kepp-nograph"}) == \
         {"video": "v1", "ep": "2", "T": "4", "plan": "1", "model": "none"}
-    assert "model" not in api.plan_query({"episode": "a/v1/0:3", "video": "v1", "horizon": 3, "method": "random"})
+    assert "model" not in urls.plan_query({"episode": "a/v1/0:3", "video": "v1", "horizon": 3, "method": "random"})
 
 
 # --- pages ---------------------------------------------------------------------------------------------
@@ -135,7 +140,7 @@ def test_plan_page_opens_on_the_clean_success_scene(monkeypatch, demo_env):
 def test_a_plan_link_restores_the_episode_and_plans_and_survives_a_reload(monkeypatch, demo_env):
     preds = prediction_table(demo_env)
     row = preds[(preds["method"] == "kepp-R1") & (preds["horizon"] == demo_env.horizon)].iloc[-1]
-    query = {**api.plan_query(dict(row)), "sampler": "ddim5"}
+    query = {**urls.plan_query(dict(row)), "sampler": "ddim5"}
     at = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", query))
     vid, ep = query["video"], int(query["ep"])
     assert at.selectbox(key="plan_video").value == vid
@@ -193,12 +198,12 @@ def test_failure_cases_link_to_plan_step_episodes_and_keep_state_in_the_url(monk
     row = prediction_table(demo_env).query("episode == @first and method == 'kepp-R1'").iloc[0]
     links = [e.proto for e in at.get("page_link") if "Open in Plan" in e.proto.label]
     assert len(links) == 1 and links[0].page.endswith("1_Plan.py") or "Plan" in links[0].page
-    assert dict(p.split("=") for p in links[0].query_string.split("&")) == api.plan_query(dict(row))
+    assert dict(p.split("=") for p in links[0].query_string.split("&")) == urls.plan_query(dict(row))
     if len(ids) > 1:
         at.button(key="fail_ep_next").click().run()
         second = at.selectbox(key="fail_episode").value
         assert second != first and at.query_params["episode"] == second
-        assert at.selectbox(key="fail_episode").options[1] == api.episode_label(second, {"coffee": "make coffee",
+        assert at.selectbox(key="fail_episode").options[1] == names.episode_label(second, {"coffee": "make coffee",
             "lemonade": "make lemonade", "tea": "make tea"}) or "·" in at.selectbox(key="fail_episode").options[1]
         again = no_problems(open_page(monkeypatch, demo_env, "pages/4_Failure_cases.py", dict(at.query_params)))
         assert again.selectbox(key="fail_episode").value == second
@@ -274,7 +279,7 @@ def test_results_and_failure_downloads_hold_every_row_of_the_filter_not_one_page
     assert len(failures) > 50 and len(at.dataframe[1].value) == 50
     table = csv_table(downloads["fail_table"])
     assert len(table) == len(failures) and not table["correct"].any()
-    assert table["pattern"].tolist() == [api.pattern_label(p) for p in failures["patterns"]]
+    assert table["pattern"].tolist() == [catalog.pattern_label(p) for p in failures["patterns"]]
 
 
 @pytest.mark.slow

@@ -12,6 +12,8 @@ import sys
 from contextlib import ExitStack
 
 import pytest
+
+from kepp_core import catalog
 from kepp_core.paths import REPO_ROOT
 
 REPO = REPO_ROOT
@@ -51,8 +53,9 @@ def test_protocol_and_results_page_share_the_metric_names():
     from kepp_core import catalog, protocol
     from kepp_core.api import protocols
 
-    assert protocol.METRIC_KEYS is protocols.PROTOCOL_METRICS is catalog.METRIC_KEYS
-    assert protocols.PROTOCOL_METRIC_NAMES == catalog.METRIC_NAMES and catalog.METRIC_NAMES["mIoU"] == "mIoU"
+    assert protocol.METRIC_KEYS is protocols.METRIC_KEYS is catalog.METRIC_KEYS
+    assert protocol.PAIRED_TEST is protocols.PAIRED_TEST is catalog.PAIRED_TEST
+    assert catalog.METRIC_NAMES["mIoU"] == "mIoU"
 
 
 @pytest.fixture
@@ -100,7 +103,7 @@ def test_a_new_method_reaches_evaluation_records_failures_results_and_the_plan_l
     table = api.read_predictions([records])
     r3 = table[table["method"] == "kepp-R3"]
     assert len(r3) == len(recs) and [len(p) for p in r3["paths"]] == [len(r["paths"]) for r in recs]
-    assert api.method_label("kepp-R3") == "KEPP R=3"
+    assert catalog.method_label("kepp-R3") == "KEPP R=3"
 
     env = {"KEPP_APP_DATASET": "demo", "KEPP_APP_ROOT": str(root), "KEPP_APP_CHECKPOINTS": str(models),
            "KEPP_APP_PREDICTIONS": str(records), "OMP_NUM_THREADS": "2"}

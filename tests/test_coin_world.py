@@ -329,7 +329,7 @@ def busiest_step(world) -> tuple[str, int]:
     from kepp_core.graph import subgraph
 
     graph = api.Workspace(api.AppConfig(dataset="demo", root=str(world.root))).graph()
-    sizes = {a: len(subgraph(graph, a, 3, weighting="p2kg").nodes) for a in range(graph.num_actions)}
+    sizes = {a: len(subgraph(graph, a, 3, scorer="p2kg").nodes) for a in range(graph.num_actions)}
     best = max(sizes, key=sizes.get)
     return graph.actions[best], sizes[best]
 

@@ -131,9 +131,9 @@ def test_expert_trajectories_fit_the_canvas_on_first_draw(server, browser):
 
 @pytest.fixture(scope="module")
 def coin_server(coin_json):
-    from kepp_core.commands.app import AppOptions
+    from kepp_core.api import AppConfig
 
-    with app_server(AppOptions(dataset="coin", root=str(coin_json))) as url:
+    with app_server(AppConfig(dataset="coin", root=str(coin_json))) as url:
         yield url
 
 

@@ -12,6 +12,8 @@ import pytest
 
 from kepp_core import api
 from tests.helpers.browser import ARTIFACTS, app_server, graph_frame, idle
+from kepp_core import catalog
+from components import urls
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
 SCREEN = {"width": 1280, "height": 720}
@@ -19,9 +21,9 @@ SCREEN = {"width": 1280, "height": 720}
 
 @pytest.fixture(scope="module")
 def talk_server(demo_env):
-    from kepp_core.commands.app import AppOptions
+    from kepp_core.api import AppConfig
 
-    with app_server(AppOptions(dataset="demo", root=str(demo_env.world), checkpoints=str(demo_env.models),
+    with app_server(AppConfig(dataset="demo", root=str(demo_env.world), checkpoints=str(demo_env.models),
                                predictions=str(demo_env.records))) as url:
         yield url
 
@@ -97,7 +99,7 @@ def test_deep_link_opens_an_episode_and_survives_a_reload(talk_server, browser, 
     ds_labels = load_dataset("demo", demo_env.world).actions
     preds = api.read_predictions([demo_env.records])
     row = preds[(preds["method"] == "kepp-R2") & (preds["horizon"] == 4)].iloc[7]
-    q = api.plan_query(dict(row))
+    q = urls.plan_query(dict(row))
     page = browser.new_page(viewport=SCREEN)
     page.goto(f"{talk_server}/Plan?video={q['video']}&ep={q['ep']}&T=4&model=graph-R2&R=2&plan=1")
     wait_plan(page)
@@ -139,7 +141,7 @@ def test_open_in_plan_from_failure_cases(talk_server, browser):
     link.first.click()
     page.get_by_role("heading", name="Plan from a video").wait_for(timeout=60_000)
     wait_plan(page)
-    task, video, first, horizon = api.episode_parts(episode)
+    task, video, first, horizon = catalog.parse_episode_id(episode)
     url = query(page)
     assert url["video"] == video and url["ep"] == str(first) and url["T"] == str(horizon)
     page.close()

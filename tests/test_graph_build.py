@@ -89,7 +89,7 @@ def test_to_networkx_carries_counts_and_weights():
     assert e["count"] == 3 and e["probability"] == pytest.approx(0.75) and e["weight"] == e["probability"]
     assert nxg.nodes[0]["label"] == "crack egg" and nxg.nodes[0]["start"] == 2
     assert g.to_networkx("pkg").edges[1, 3]["weight"] == 1.0
-    with pytest.raises(KeppError, match="unknown weighting"):
+    with pytest.raises(KeppError, match="unknown edge scorer"):
         g.to_networkx("pagerank")
 
 

@@ -135,8 +135,8 @@ def test_unknown_action_lists_closest_names():
         retrieve(g, "pour watr", "stir", 3)
     with pytest.raises(KeppError, match="out of range"):
         retrieve(g, 7, 1, 3)
-    with pytest.raises(KeppError, match="unknown recommendation method"):
-        retrieve(g, 0, 1, 3, method="p2gk")
+    with pytest.raises(KeppError, match="unknown path scorer"):
+        retrieve(g, 0, 1, 3, scorer="p2gk")
     with pytest.raises(KeppError, match="T=1"):
         retrieve(g, 0, 1, 1)
 

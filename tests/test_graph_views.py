@@ -33,15 +33,15 @@ def test_subgraph_threshold_and_task_filter():
     assert nxg.edges[1, 3]["probability"] == pytest.approx(0.75)
 
 
-def test_the_minimum_weight_follows_the_chosen_weighting():
+def test_the_minimum_weight_follows_the_chosen_scorer():
     from kepp_core.graph import ProcedureGraph, edge_weight
 
     g = ProcedureGraph.from_plans(["a", "b", "c"], [(0, 1)] * 3 + [(0, 2)] * 2 + [(2, 1)])
     assert (edge_weight(g, 0, 2, "p2kg"), edge_weight(g, 0, 2, "pkg")) == (0.4, 0.5)  # a→c
-    edges = {w: [(e.source, e.target) for e in subgraph(g, 0, 1, 0.45, weighting=w).edges] for w in ("p2kg", "pkg")}
-    assert edges == {"p2kg": [(0, 1)], "pkg": [(0, 1), (0, 2)]}  # strongest first in either weighting
-    with pytest.raises(KeppError, match="weighting must be 'p2kg' or 'pkg'"):
-        subgraph(g, 0, weighting="counts")
+    edges = {w: [(e.source, e.target) for e in subgraph(g, 0, 1, 0.45, scorer=w).edges] for w in ("p2kg", "pkg")}
+    assert edges == {"p2kg": [(0, 1)], "pkg": [(0, 1), (0, 2)]}  # strongest first for either scorer
+    with pytest.raises(KeppError, match="weight comes from the scorer 'p2kg' or 'pkg'"):
+        subgraph(g, 0, scorer="counts")
 
 
 def test_expert_trajectories_count_the_edges_of_one_task():

@@ -86,7 +86,7 @@ def test_cli_build_paths_subgraph_and_zero_shot(toy_plans, tmp_path, capsys):
     assert main(["graph", "zero-shot", *data, "--graph", str(out), "-T", "3", "--method", "p2kg", "history",
                  "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert [(r["method"], r["T"], r["episodes"]) for r in rows] == [("p2kg", 3, 2), ("history", 3, 2)]
+    assert [(r["scorer"], r["T"], r["episodes"]) for r in rows] == [("p2kg", 3, 2), ("history", 3, 2)]
 
     assert main(["graph", "zero-shot", *data, "-T", "3"]) == 0  # readable table
     assert "SR" in capsys.readouterr().out

@@ -81,10 +81,10 @@ def hostile_plans(tmp_path_factory, listener) -> tuple[Path, dict[str, str]]:
 
 @pytest.fixture(scope="module")
 def hostile_app(hostile_plans):
-    from kepp_core.commands.app import AppOptions
+    from kepp_core.api import AppConfig
 
     plans, bad = hostile_plans
-    with app_server(AppOptions(dataset="plans", root=str(plans))) as url:
+    with app_server(AppConfig(dataset="plans", root=str(plans))) as url:
         yield url, bad
 
 

@@ -17,11 +17,13 @@ import streamlit as st
 from components.text import md
 from kepp_core import api
 from kepp_core.api import AppConfig
+from kepp_core.catalog import LOG_FILE
 from kepp_core.errors import KeppError
 
-LOG_NAME = api.LOG_NAME
-SAMPLERS = api.SAMPLERS
-LLM_MAPPERS = api.LLM_MAPPERS
+# The Plan page's sampler choices: the models' own (as trained and evaluated) or a fast DDIM.
+SAMPLER_CHOICES = {"the model's own": (None, None), "fast (DDIM, 5 steps)": ("ddim", 5)}
+# How the LLM's generated steps are matched to dataset actions (kepp_core.llm's mapper names).
+LLM_MAPPERS = {"MiniLM sentence embeddings": "minilm", "lexical (no model)": "lexical"}
 
 
 @contextlib.contextmanager
@@ -53,7 +55,7 @@ def dataset_root(cfg: AppConfig) -> str | None:
 
 def dataset(cfg: AppConfig):
     """The configured dataset (the demo world by default)."""
-    return _dataset(api.dataset_key(cfg), dataset_root(cfg), cfg)
+    return _dataset(cfg.dataset_key(), dataset_root(cfg), cfg)
 
 
 def workspace(cfg: AppConfig) -> api.Workspace:
@@ -68,7 +70,7 @@ def _graph(key: tuple, graph_path: str | None, _ws: api.Workspace):
 
 def graph(cfg: AppConfig):
     """The P²KG of the configured dataset: loaded from ``cfg.graph`` or built from its training plans."""
-    return _graph(api.dataset_key(cfg), cfg.graph, workspace(cfg))
+    return _graph(cfg.dataset_key(), cfg.graph, workspace(cfg))
 
 
 def models_root(cfg: AppConfig) -> Path:
@@ -148,7 +150,7 @@ def _playable_videos(key: tuple, horizon: int, _ds) -> list:
 def playable_videos(cfg: AppConfig, ds, horizon: int) -> list:
     """The dataset's videos the Plan page can open at ``horizon`` (test videos first), computed once
     per dataset and horizon (read-only: shared by every session)."""
-    return _playable_videos((api.dataset_key(cfg), id(ds)), horizon, ds)
+    return _playable_videos((cfg.dataset_key(), id(ds)), horizon, ds)
 
 
 # --- training runs ----------------------------------------------------------------------------------
@@ -200,7 +202,7 @@ def planner(cfg: AppConfig, horizon: int, condition: str, trained_r: int, method
             sampler: str = "the model's own"):
     """The KEPP planner for a horizon, checked against the loaded dataset."""
     root = models_root(cfg)
-    p = _planner(str(root), horizon, condition, trained_r, method, cfg.graph, *SAMPLERS[sampler])
+    p = _planner(str(root), horizon, condition, trained_r, method, cfg.graph, *SAMPLER_CHOICES[sampler])
     api.check_planner(p, ds, where=f"{root}/T{horizon}")
     return p
 

@@ -13,22 +13,14 @@ from dataclasses import asdict, replace
 
 import streamlit as st
 
-from kepp_core.api import (
-    DATASET_FORMATS,
-    PATH_KEYS,
-    AppConfig,
-    check_allowed,
-    config_from_env,
-    config_from_mapping,
-    read_app_config,
-)
+from kepp_core.api import AppConfig, check_allowed, read_app_config
 from kepp_core.errors import KeppError
 
 __all__ = ["AppConfig", "current_config", "font_scale", "initial_config", "page_setup", "presenting", "set_config",
            "sidebar", "top_bar"]
 
 STATE_KEY = "kepp_cfg"
-PATH_FIELDS = PATH_KEYS
+PATH_FIELDS = AppConfig.PATH_KEYS
 PATH_HELP = {
     "root": "dataset folder or annotation file (empty: the demo world)",
     "features": "folder of per-second .npy features (empty: the dataset's own)",
@@ -94,7 +86,7 @@ PANEL_OPEN = "kepp_panel_open"  # the sidebar's settings panel is open
 
 def initial_config() -> AppConfig:
     """The start configuration ``kepp app`` handed over (``KEPP_APP_*``, ``KEPP_APP_CONFIG``)."""
-    return config_from_env()
+    return AppConfig.from_env()
 
 
 def current_config() -> AppConfig:
@@ -149,9 +141,8 @@ def _load_config_file() -> None:
         for key in PATH_FIELDS:
             if values.get(key):
                 check_allowed(values[key], start)
-        cfg = config_from_mapping(values, AppConfig(presentation=current_config().presentation,
-                                                    encoders=current_config().encoders,
-                                                    allow_roots=current_config().allow_roots))
+        cfg = AppConfig(presentation=current_config().presentation, encoders=current_config().encoders,
+                        allow_roots=current_config().allow_roots).updated(values)
     except KeppError as e:
         st.session_state["kepp_cfg_error"] = str(e)
         return
@@ -245,7 +236,7 @@ def sidebar(cfg: AppConfig) -> None:
 
 def _settings() -> None:
     """The settings panel's widgets: dataset format, paths, config file, reload."""
-    st.selectbox("Dataset format", list(DATASET_FORMATS), key="cfg_dataset", on_change=_apply_widget,
+    st.selectbox("Dataset format", list(AppConfig.DATASET_FORMATS), key="cfg_dataset", on_change=_apply_widget,
                  args=("dataset",))
     for name in PATH_FIELDS:
         st.text_input(name.capitalize(), key=f"cfg_{name}", on_change=_apply_widget, args=(name,),

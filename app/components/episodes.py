@@ -9,7 +9,9 @@ from components import backend
 from components.charts import step_cards
 from components.config import presenting
 from components.text import md, plan_text
-from kepp_core import api
+from components.names import episode_label
+from components.urls import plan_query as episode_query
+from kepp_core.catalog import method_label, pattern_label
 
 
 def task_names(ds) -> dict[str, str]:
@@ -20,12 +22,12 @@ def task_names(ds) -> dict[str, str]:
 def episode_names(ids, ds) -> dict[str, str]:
     """Episode id -> its readable name (task, video, steps)."""
     names = task_names(ds)
-    return {e: api.episode_label(e, names) for e in ids}
+    return {e: episode_label(e, names) for e in ids}
 
 
 def plan_query(row) -> dict[str, str]:
     """The Plan page's query for a predictions-table row (keeping presentation mode)."""
-    q = api.plan_query(dict(row))
+    q = episode_query(dict(row))
     if presenting():
         q["present"] = "1"
     return q
@@ -35,12 +37,12 @@ def episode_table(df: pd.DataFrame, ds) -> pd.DataFrame:
     """A readable table of episodes (labels instead of indices and ids)."""
     names = task_names(ds)
     return pd.DataFrame({
-        "episode": [api.episode_label(e, names) for e in df["episode"]],
-        "T": df["horizon"], "method": [api.method_label(m) for m in df["method"]], "correct": df["success"],
+        "episode": [episode_label(e, names) for e in df["episode"]],
+        "T": df["horizon"], "method": [method_label(m) for m in df["method"]], "correct": df["success"],
         "steps right": [sum(a == b for a, b in zip(p, g)) for p, g in zip(df["plan"], df["truth"])],
         "ground truth": [plan_text(ds.labels(g)) for g in df["truth"]],
         "plan": [plan_text(ds.labels(p)) for p in df["plan"]],
-        **({"pattern": [api.pattern_label(p) for p in df["pattern"]]} if "pattern" in df else {}),
+        **({"pattern": [pattern_label(p) for p in df["pattern"]]} if "pattern" in df else {}),
     })
 
 
@@ -112,4 +114,4 @@ def show_episode(ds, rows: pd.DataFrame, methods: list[str]) -> None:
     for m in methods:
         sel = rows[rows["method"] == m]
         picked.append(next(sel.itertuples()) if len(sel) else None)
-    show_methods(ds, picked, [api.method_label(m) for m in methods])
+    show_methods(ds, picked, [method_label(m) for m in methods])

@@ -11,8 +11,8 @@ from dataclasses import astuple, dataclass, field
 
 import streamlit as st
 
+from components import plangraph
 from components.text import script_json
-from kepp_core import api
 
 # Colours of the graph drawing.
 NODE = "#d9e3f0"
@@ -263,15 +263,15 @@ WEIGHTS = {"p2kg": "P²KG probability", "pkg": "frequency weight"}
 
 def edge_title(graph, u: int, v: int) -> str:
     """Hover text of an edge: count and both weightings (or that the graph never saw it)."""
-    return api.edge_text(graph, u, v)
+    return plangraph.edge_text(graph, u, v)
 
 
 def node_title(graph, a: int) -> str:
     """Hover text of a node: its transition and plan counts."""
-    return api.node_text(graph, a)
+    return plangraph.node_text(graph, a)
 
 
-def edges_drawing(graph, nodes: Iterable[int], edges: Iterable[tuple[int, int]], weighting: str = "p2kg",
+def edges_drawing(graph, nodes: Iterable[int], edges: Iterable[tuple[int, int]], scorer: str = "p2kg",
                   focus: Sequence[int] = (), title: str = "", settings: str = "") -> GraphDrawing:
     """A drawing of ``edges`` between ``nodes`` with weights as labels and counts on hover;
     edge width grows with the weight."""
@@ -280,20 +280,20 @@ def edges_drawing(graph, nodes: Iterable[int], edges: Iterable[tuple[int, int]],
         colour = NODE_FOCUS if a in focus else NODE
         d.node(GraphNode(int(a), graph.actions[a], node_title(graph, a), colour, 22 if a in focus else 16))
     for u, v in edges:
-        w = float(graph.probability(u, v) if weighting == "p2kg" else graph.frequency(u, v))
+        w = float(graph.probability(u, v) if scorer == "p2kg" else graph.frequency(u, v))
         d.node(GraphNode(int(u), graph.actions[u], node_title(graph, u)))
         d.node(GraphNode(int(v), graph.actions[v], node_title(graph, v)))
         d.edge(GraphEdge(int(u), int(v), label=f"{w:.2f}", title=edge_title(graph, u, v),
                          width=1.0 + 6.0 * w, color=EDGE, kind="graph"))
     if focus:
         d.legend.append(("node", NODE_FOCUS, "the chosen step", -1))
-    d.legend.append(("line", EDGE, f"arrow: a transition of the graph; label and width: its {WEIGHTS[weighting]} "
+    d.legend.append(("line", EDGE, f"arrow: a transition of the graph; label and width: its {WEIGHTS[scorer]} "
                                    "(hover for its count and both weightings)", -1))
     return d
 
 
-def plan_drawing(graph, pg, title: str = "", weighting: str = "p2kg") -> GraphDrawing:
-    """A drawing of a :class:`~kepp_core.api.PlanGraph`: fixed left-to-right positions, one colour
+def plan_drawing(graph, pg, title: str = "", scorer: str = "p2kg") -> GraphDrawing:
+    """A drawing of a :class:`~components.plangraph.PlanGraph`: fixed left-to-right positions, one colour
     per distinct path, the legend's entries as the plan graph gives them."""
     d = GraphDrawing(title=title, fixed=True, settings=" · ".join(f"{k}: {v}" for k, v in pg.settings.items()))
     for n in pg.nodes:
@@ -301,7 +301,7 @@ def plan_drawing(graph, pg, title: str = "", weighting: str = "p2kg") -> GraphDr
                          n.x, n.y, n.font_colour, n.role))
     labelled: set[tuple[int, int]] = set()
     for k, e in enumerate(pg.edges):
-        w = e.probability if weighting == "p2kg" else e.frequency
+        w = e.probability if scorer == "p2kg" else e.frequency
         show = e.kind == "context" or (e.kind == "path" and e.count > 0 and (e.source, e.target) not in labelled)
         labelled.add((e.source, e.target))
         dashes = (8, 6) if e.kind == "path" and e.dashed else (2, 5) if e.kind == "outside" else False
@@ -356,7 +356,7 @@ def plan_graph_panel(graph, endpoints: Sequence[int], named: Sequence[tuple[str,
         st.session_state[f"{key}_centre"] = graph.actions[int(clicked)]
     centre_name = st.session_state.get(f"{key}_centre", ENDPOINTS)
     centre = None if centre_name == ENDPOINTS or centre_name not in graph.actions else graph.action_index(centre_name)
-    pg = api.plan_graph(graph, endpoints, named, truth, depth=depth, max_nodes=max_nodes, centre=centre)
+    pg = plangraph.plan_graph(graph, endpoints, named, truth, depth=depth, max_nodes=max_nodes, centre=centre)
     options = [ENDPOINTS, *sorted({n.label for n in pg.nodes} | ({centre_name} - {ENDPOINTS}))]
     c3.selectbox("Centre on", options, key=f"{key}_centre",
                  help="draw the graph's neighbourhood around this step instead of the endpoints "

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import streamlit as st
 
 from components.text import md
-from kepp_core import api
+from components.search import find_videos
 
 ALL_TASKS = "(all tasks)"
 LIMIT = 200  # entries of a select box
@@ -75,7 +75,7 @@ def video_picker(ds, videos: Sequence, link, key: str = "plan") -> str | None:
     task = task_filter(ds, sorted({v.task for v in videos}), link, f"{key}_vtask", "vtask", c_task)
     query = search_box(link, f"{key}_vsearch", "vq", "video id or task name", c_search)
     names = {t: ds.tasks[t].name for t in ds.tasks}
-    found, total = api.find_videos(videos, names, task, query, LIMIT)
+    found, total = find_videos(videos, names, task, query, LIMIT)
     options = bounded_options(f"{key}_video", [v.id for v in found], by_id, seeded)
     if not options:
         where = f" in task {md(names.get(task, task))}" if task else ""

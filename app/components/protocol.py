@@ -12,16 +12,8 @@ from components import backend
 from components.charts import efficiency_chart, interval_chart, show_figure, show_table
 from components.config import presenting
 from components.text import md, md_code
-from kepp_core.api import (
-    PAIR_METRICS,
-    PROTOCOL_METRIC_NAMES,
-    PROTOCOL_METRICS,
-    SIGNIFICANCE,
-    efficiency_table,
-    interval_table,
-    method_label,
-    pair_verdict,
-)
+from kepp_core.api import efficiency_table, interval_table, pair_verdict
+from kepp_core.catalog import METRIC_KEYS, METRIC_NAMES, PAIR_METRICS, SIGNIFICANCE, method_label
 from kepp_core.errors import KeppError
 
 __all__ = ["show_protocol"]
@@ -64,14 +56,14 @@ def show_intervals(run) -> tuple[str, float]:
     """Mean ± CI per method and horizon (bars with error bars, and the table); returns the
     chosen metric and fraction."""
     c1, c2 = st.columns(2)
-    metric = c1.selectbox("Metric", list(PROTOCOL_METRICS), key="proto_metric", format_func=PROTOCOL_METRIC_NAMES.get)
+    metric = c1.selectbox("Metric", list(METRIC_KEYS), key="proto_metric", format_func=METRIC_NAMES.get)
     fractions = run.fractions
     fraction = fractions[-1]
     if len(fractions) > 1:
         fraction = c2.selectbox("Training videos", fractions, index=len(fractions) - 1, key="proto_fraction",
                                 format_func=lambda f: f"{f:.0%}")
     df = interval_table(run, metric, fraction)
-    name = PROTOCOL_METRIC_NAMES[metric]
+    name = METRIC_NAMES[metric]
     show_figure(interval_chart(df, name, run.confidence), "kepp_protocol_intervals", key="proto_intervals")
     cells = df.assign(cell=[_cell(m, c) for m, c in zip(df["mean"], df["ci"])])
     grid = cells.pivot(index="label", columns="T", values="cell").reindex(list(dict.fromkeys(df["label"])))
@@ -140,7 +132,7 @@ def show_efficiency(run, metric: str) -> None:
     horizons = run.horizons
     horizon = st.selectbox("T", horizons, key="proto_eff_T") if len(horizons) > 1 else horizons[0]
     df = efficiency_table(run, horizon, metric)
-    name = PROTOCOL_METRIC_NAMES[metric]
+    name = METRIC_NAMES[metric]
     show_figure(efficiency_chart(df, name, horizon, run.confidence), "kepp_protocol_efficiency", key="proto_eff")
     cells = df.assign(cell=[_cell(m, c) for m, c in zip(df["mean"], df["ci"])])
     grid = cells.pivot(index="label", columns="percent", values="cell").reindex(list(dict.fromkeys(df["label"])))

@@ -1,5 +1,5 @@
 """Scenes for a live demo: named, curated episodes chosen from the loaded prediction records
-(:func:`kepp_core.api.choose_scenes`), listed on Home and the Plan page; one click opens the
+(:func:`components.curation.choose_scenes`), listed on Home and the Plan page; one click opens the
 scene's video, clips, T and planning model on the Plan page and plans it."""
 
 from __future__ import annotations
@@ -11,8 +11,11 @@ import streamlit as st
 
 from components import backend
 from components.config import presenting
+from components.curation import remembered_scenes
+from components.names import episode_label
 from components.text import md, script_json
 from kepp_core import api
+from kepp_core.catalog import method_label
 from kepp_core.errors import KeppError
 
 # Material Symbols (shipped with Streamlit): they draw without an emoji font on the projector's machine
@@ -28,7 +31,7 @@ def _choose(files: tuple[str, ...], mtimes: tuple[float, ...], horizons: tuple[i
     # ``dataset`` keys the playable videos (ten thousand ids hash slowly on every run). The records
     # are read (and shared with the records pages) only when their scenes are not remembered on disk:
     # Home's first page then need not judge every record at each start.
-    return api.remembered_scenes(files, lambda: backend.predictions(_cfg), horizons=horizons, videos=_videos,
+    return remembered_scenes(files, lambda: backend.predictions(_cfg), horizons=horizons, videos=_videos,
                                  upload_example=upload_example)
 
 
@@ -44,7 +47,7 @@ def available(cfg, ds, horizons=None) -> list[dict]:
     hs = tuple(sorted(int(h) for h in horizons)) if horizons else None
     encodable = bool(api.feature_encoder(ds)["encoder"])  # an upload is encoded with the dataset's encoder
     mtimes = tuple(Path(f).stat().st_mtime for f in files)
-    key = (api.dataset_key(cfg), id(ds))
+    key = (cfg.dataset_key(), id(ds))
     videos = _playable_ids(key, hs, cfg, ds)
     try:
         return _choose(files, mtimes, hs, key, encodable, cfg, videos)
@@ -67,8 +70,8 @@ def default_query(scenes: list[dict]) -> dict[str, str] | None:
 
 def describe(scene: dict, ds) -> str:
     """One line about a scene: its task, video, steps, method and outcome."""
-    label = api.episode_label(scene["episode"], {t: ds.tasks[t].name for t in ds.tasks})
-    return f"{label} · {api.method_label(scene['method'])} · {scene['description']}"
+    label = episode_label(scene["episode"], {t: ds.tasks[t].name for t in ds.tasks})
+    return f"{label} · {method_label(scene['method'])} · {scene['description']}"
 
 
 def _load(query: dict[str, str]) -> None:

@@ -9,10 +9,35 @@ import streamlit as st
 from components import backend, links, network, pickers
 from components.charts import step_cards
 from components.text import md
+from components.search import find_matches
 from kepp_core import api
+from kepp_core.catalog import episode_id, scorer_label
 from kepp_core.errors import KeppError
 
 ALL_TASKS = "(all tasks)"
+
+
+def plan_episodes(ds, horizon: int, task: str | None = None, split: str = "test", limit: int | None = 400
+                  ) -> list[tuple[str, tuple[int, ...]]]:
+    """Episodes of ``horizon`` annotated steps as ``(id, actions)`` (:func:`kepp_core.catalog.episode_id`),
+    of one ``task`` or all, from the ``split`` when it has any (else every video), at most ``limit``
+    (None: all)."""
+    videos = [v for v in ds.videos if task is None or v.task == task]
+    videos = [v for v in videos if v.split == split] or videos
+    out = []
+    for v in sorted(videos, key=lambda v: (v.task, v.id)):
+        for i in range(len(v.plan) - horizon + 1):
+            out.append((episode_id(v.task, v.id, i, horizon), tuple(int(a) for a in v.plan[i:i + horizon])))
+            if limit is not None and len(out) >= limit:
+                return out
+    return out
+
+
+def named_plans(found) -> list[tuple[str, tuple[int, ...], float]]:
+    """The graph's distinct plans of a :class:`~kepp_core.graph.Recommendation` as
+    ``(name, plan, score)`` (``graph plan 1``, ...): the fallback's first path when there is none."""
+    k = max(found.found, 1)
+    return [(f"graph plan {i + 1}", p, float(s)) for i, (p, s) in enumerate(zip(found.paths[:k], found.scores[:k]))]
 
 
 def missing_models(cfg) -> str | None:
@@ -31,12 +56,12 @@ def missing_models(cfg) -> str | None:
 
 @st.cache_resource(show_spinner=False, max_entries=32)
 def _all_episodes(key: tuple, horizon: int, task: str | None, _ds) -> list[tuple[str, tuple[int, ...]]]:
-    return api.plan_episodes(_ds, horizon, task, limit=None)
+    return plan_episodes(_ds, horizon, task, limit=None)
 
 
 def _episodes(cfg, ds, horizon: int, task: str | None) -> list[tuple[str, tuple[int, ...]]]:
     """Every test episode of ``task`` (None: all tasks) at ``horizon``, listed once per dataset (read-only)."""
-    return _all_episodes((api.dataset_key(cfg), id(ds)), horizon, task, ds)
+    return _all_episodes((cfg.dataset_key(), id(ds)), horizon, task, ds)
 
 
 def _endpoints(cfg, ds, T: int) -> tuple[int, int, tuple[int, ...] | None, str]:
@@ -55,7 +80,7 @@ def _endpoints(cfg, ds, T: int) -> tuple[int, int, tuple[int, ...] | None, str]:
             st.stop()
         query = c3.text_input("Search", key="zs_search", placeholder="video id or task name",
                               help="every word must occur (any case)")
-        hits, total = api.find_matches([f"{e} {names.get(e.split('/', 1)[0], '')}" for e, _ in episodes], query,
+        hits, total = find_matches([f"{e} {names.get(e.split('/', 1)[0], '')}" for e, _ in episodes], query,
                                        pickers.LIMIT)
         if not hits:
             st.warning(f"No episode matches {md(repr(query.strip()))}: change the search or the task.")
@@ -88,28 +113,28 @@ def page(cfg, ds, reason: str) -> None:
     c1, c2, c3 = st.columns([1, 1, 2])
     T = c1.selectbox("Horizon T", list(range(2, 9)), index=1, key="zs_T", help="number of steps to plan")
     R = c2.slider("Plans R", 1, 5, 3, key="zs_R", help="how many of the graph's best plans to show")
-    methods = api.recommendation_methods()
-    method = c3.selectbox("Recommendation", list(methods), format_func=methods.get, key="zs_method")
+    scorers = api.scorer_names()
+    scorer = c3.selectbox("Recommendation", scorers, format_func=scorer_label, key="zs_method")
     start, goal, truth, where = _endpoints(cfg, ds, T)
     with backend.guarded():
-        found = api.zero_shot_plans(graph, start, goal, T, R, method)
+        found = api.retrieve(graph, start, goal, T, R, scorer)
+    named = named_plans(found)
     st.subheader(f"The graph's top-{R} plans")
     st.caption(f"From **{md(ds.actions[start])}** to **{md(ds.actions[goal])}** in {T} steps ({where}), "
-               f"scored by {md(methods[method])} on the graph of {graph.num_actions} steps and {graph.num_edges} "
+               f"scored by {md(scorer_label(scorer))} on the graph of {graph.num_actions} steps and {graph.num_edges} "
                "transitions built from the training plans.")
     if found.fallback:
         st.warning("The graph has no path of this length between these steps: shown is KEPP's fallback "
                    "(the two endpoints repeated).")
     elif found.found < R:
         st.caption(f"The graph has only {found.found} distinct path{'s' if found.found > 1 else ''} of this length.")
-    for name, path in found.named:
-        k = int(name.rsplit(" ", 1)[1]) - 1
+    for name, path, score in named:
         correct = None if truth is None else [a == b for a, b in zip(path, truth)]
         step_cards(ds.labels(path), correct, colour="#ede7f6",
-                   title=f"{name} · probability {found.scores[k]:.3g}" if not found.fallback else f"{name} · fallback")
+                   title=f"{name} · probability {score:.3g}" if not found.fallback else f"{name} · fallback")
     if truth is not None:
         hit = found.paths[0] == tuple(truth)
         st.markdown(f"**Ground truth** · the top plan is {'right' if hit else 'wrong'}")
         step_cards(ds.labels(truth), colour="#e8f5e9")
-    network.plan_graph_panel(graph, (start, goal), found.named, truth, key="zs",
+    network.plan_graph_panel(graph, (start, goal), [(n, p) for n, p, _ in named], truth, key="zs",
                              title=f"P²KG: the graph's plans from {ds.actions[start]} to {ds.actions[goal]} (T={T})")

@@ -9,9 +9,13 @@ import streamlit as st
 from components import backend, links, network, pickers, plans, scenes, zeroshot
 from components.charts import scaled, video_timeline
 from components.config import page_setup
+from components.plangraph import graph_paths
+from components.search import default_clips
+from components.urls import plan_model_id
 from components.text import dataset_caption, md, md_code, plan_text
 from components.uploads import store_example, store_upload
 from kepp_core import api
+from kepp_core.catalog import scorer_label
 
 cfg = page_setup("Plan")
 title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")
@@ -57,20 +61,20 @@ if T not in horizons:
     st.stop()
 with backend.guarded():
     variants = api.plan_variants(root, T)
-    method_labels = api.recommendation_methods()
 if not variants:
     st.error(f"`{root}/T{T}` has a step model but no planning model.")
     st.stop()
-model_ids = {label: api.plan_model_id(c, r) for label, (c, r) in variants.items()}
+model_ids = {label: plan_model_id(c, r) for label, (c, r) in variants.items()}
 link.seed("plan_variant", "model", list(variants), lambda m: {v: k for k, v in model_ids.items()}[m])
 variant = controls[2].selectbox("Planning model", list(variants), key="plan_variant")
 condition, trained_r = variants[variant]
-link.seed("plan_method", "method", list(method_labels))
-method = controls[3].selectbox("Recommendation", list(method_labels), format_func=method_labels.get, key="plan_method",
+scorers = api.scorer_names()
+link.seed("plan_method", "method", scorers)
+scorer = controls[3].selectbox("Recommendation", scorers, format_func=scorer_label, key="plan_method",
                                help="how graph paths are scored (an LLM's plan is shown beside them when an "
                                     "LLM endpoint is set in the sidebar)",
                                disabled=condition != "graph")
-link.keep(model=model_ids[variant], method=method)
+link.keep(model=model_ids[variant], method=scorer)
 # settings stay out of the sidebar in presentation mode (in the page's collapsed Settings instead)
 with (settings.container() if cfg.presentation else st.sidebar.expander("LLM recommendation", expanded=False)):
     llm_default = api.llm_defaults()
@@ -81,14 +85,14 @@ with (settings.container() if cfg.presentation else st.sidebar.expander("LLM rec
     llm_mapper = st.selectbox("Map steps with", list(backend.LLM_MAPPERS), key="plan_llm_mapper",
                               help="how generated steps are matched to dataset actions")
 
-sampler_ids = {label: ("own" if spec[0] is None else f"{spec[0]}{spec[1]}") for label, spec in backend.SAMPLERS.items()}
+sampler_ids = {label: ("own" if spec[0] is None else f"{spec[0]}{spec[1]}") for label, spec in backend.SAMPLER_CHOICES.items()}
 link.seed("plan_sampler", "sampler", list(sampler_ids), lambda x: {v: k for k, v in sampler_ids.items()}[x])
-sampler = controls[4].selectbox("Sampler", list(backend.SAMPLERS), key="plan_sampler",
+sampler = controls[4].selectbox("Sampler", list(backend.SAMPLER_CHOICES), key="plan_sampler",
                                 help="the models' own sampler reproduces their recorded metrics; "
                                      "DDIM with 5 steps is faster")
 link.keep(sampler=sampler_ids[sampler])
 with backend.guarded():
-    planner = backend.planner(cfg, T, condition, trained_r, method, ds, sampler)
+    planner = backend.planner(cfg, T, condition, trained_r, scorer, ds, sampler)
 m_obs, setting = api.observation_settings(planner)
 
 # --- the video and its clips ------------------------------------------------------------------------
@@ -157,7 +161,7 @@ else:
 with backend.guarded():
     meta = backend.video_meta(video_path)
 duration = float(meta["duration"])
-default_start, default_goal = api.default_clips(duration, m_obs, default_start, default_goal)
+default_start, default_goal = default_clips(duration, m_obs, default_start, default_goal)
 
 def clip_value(text: str) -> tuple[float, float]:
     """A clip ``a-b`` (seconds) from the URL, inside the video."""
@@ -203,7 +207,7 @@ def features():
     return backend.encode_upload(video_path, api.encoder_spec(enc["encoder"], cfg.encoders))
 
 
-inputs = (cfg, clip_key, tuple(start_clip), tuple(goal_clip), T, R, condition, trained_r, method, sampler)
+inputs = (cfg, clip_key, tuple(start_clip), tuple(goal_clip), T, R, condition, trained_r, scorer, sampler)
 # a link, a reload or a scene with plan=1 plans at once (the speaker sees the result, not a button)
 linkable = video is not None or example is not None  # a user's own upload cannot travel in a link
 auto = link.url.get("plan") == "1" and any(link.new(p) for p in link.url) and linkable
@@ -231,7 +235,7 @@ st.markdown('<div class="kepp-result" style="scroll-margin-top:64px"></div>', un
 if cfg.presentation and st.session_state.pop("plan_scroll", None):
     scenes.scroll_to(".kepp-result")
 if not cfg.presentation:
-    st.caption(f"Planned by {md_code(f'{root.name}/T{T}')} ({md(variant)}; {plans.recommendation_text(condition, method_labels[method], R)}"
+    st.caption(f"Planned by {md_code(f'{root.name}/T{T}')} ({md(variant)}; {plans.recommendation_text(condition, scorer_label(scorer), R)}"
                f"sampler {planner.sampler}{f', {planner.sampler_steps} steps' if planner.sampler == 'ddim' else ''}) "
                f"on dataset **{md(ds.name)}** with features from encoder **{md(enc['encoder'] or 'unknown')}** · "
                f"{saved['seconds'] * 1000:.0f} ms in all (model {result.timings['total']:.0f} ms)")
@@ -263,5 +267,5 @@ with out_left:
         plans.show_details(ds, result)
 with out_right if out_right is not None else st.container():  # full width, beside the plan when presenting
     with backend.guarded(stop=False):
-        network.plan_graph_panel(planner.graph, result.endpoints, api.graph_paths(result, condition, R), truth,
+        network.plan_graph_panel(planner.graph, result.endpoints, graph_paths(result, condition, R), truth,
                                  key="plan", title=f"P²KG around the plan (T={T})")

@@ -36,17 +36,17 @@ link = links.PageLink("graph")
 TABS = {"around": "Around a step", "expert": "Expert trajectories of a task"}
 MAX_NODES = 40  # a drawing stays legible up to about this many steps
 link.seed("graph_weighting", "w", ["p2kg", "pkg"], absent="p2kg")
-weighting = st.radio("Weights", ["p2kg", "pkg"], horizontal=True, key="graph_weighting",
+scorer = st.radio("Weights", ["p2kg", "pkg"], horizontal=True, key="graph_weighting",
                      format_func={"p2kg": "P²KG (probability of the next step)",
                                   "pkg": "frequency graph (min-max normalised counts)"}.get)
-graph_name = "P²KG" if weighting == "p2kg" else "Frequency graph"
+graph_name = "P²KG" if scorer == "p2kg" else "Frequency graph"
 tasks = sorted(ds.tasks)
 task_names = {t: ds.tasks[t].name for t in tasks}
 link.seed("graph_tab", "tab", list(TABS.values()), TABS.__getitem__, absent="around")
 # the open tab is tracked (a rerun on a switch) so that it goes into the URL; both tabs' content runs
 around, expert = st.tabs(list(TABS.values()), key="graph_tab", on_change="rerun")
 tab = {v: k for k, v in TABS.items()}.get(st.session_state.get("graph_tab"), "around")
-link.keep(w=None if weighting == "p2kg" else weighting, tab=None if tab == "around" else tab)
+link.keep(w=None if scorer == "p2kg" else scorer, tab=None if tab == "around" else tab)
 
 
 def unit(text: str) -> float:
@@ -74,7 +74,7 @@ with around:
     c3, c4, c5, c6 = st.columns([3, 3, 3, 2])
     link.seed("graph_depth", "depth", [1, 2, 3], int, absent="1")
     depth = c3.slider("Depth", 1, 3, key="graph_depth", **links.default_kwargs("graph_depth", value=1))
-    weight_name = network.WEIGHTS[weighting]
+    weight_name = network.WEIGHTS[scorer]
     link.seed("graph_min_p", "min", parse=unit, absent="0")
     min_p = c4.slider(f"Minimum {weight_name}", 0.0, 1.0, step=0.01, key="graph_min_p",
                       help=f"hide arrows whose {weight_name} (the weights shown) is below this",
@@ -93,10 +93,10 @@ with around:
     with backend.guarded(stop=False):
         centre = graph.action_index(step)
         nodes, edges, total = api.capped_subgraph(graph, centre, depth, min_p,
-                                                  None if task == "(all tasks)" else task, weighting, int(cap))
+                                                  None if task == "(all tasks)" else task, scorer, int(cap))
         settings = (f"depth {depth} · minimum {weight_name} {min_p:.2f} · task: {task_names.get(task, task)} · "
                     f"{len(nodes)} steps, {len(edges)} transitions" + (f" (of {total} steps)" if total > len(nodes) else ""))
-        drawing = network.edges_drawing(graph, nodes, edges, weighting, focus=[centre],
+        drawing = network.edges_drawing(graph, nodes, edges, scorer, focus=[centre],
                                         title=f"{graph_name} around '{step}'", settings=settings)
         if total > len(nodes):
             st.info(f"Showing {len(nodes)} of {total} nodes (strongest edges kept; raise the cap to see more).",

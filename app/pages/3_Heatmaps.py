@@ -12,6 +12,8 @@ import streamlit as st
 from components import backend, links
 from components.charts import heatmap, heatmap_panels, show_figure, show_table
 from components.config import page_setup
+from components.heatmaps import heatmap_order, out_of_task
+from components.names import default_method
 from components.text import dataset_caption
 from kepp_core import api
 
@@ -41,7 +43,7 @@ if preds is not None and len(preds):
     methods = sorted(preds["method"].unique())
     link.seed("heat_method", "of", methods)
     method = c2.selectbox("Predictions of", methods, key="heat_method",
-                          **links.default_kwargs("heat_method", index=api.default_method(methods)))
+                          **links.default_kwargs("heat_method", index=default_method(methods)))
     hs = sorted(int(h) for h in preds.loc[preds["method"] == method, "horizon"].unique())
     link.seed("heat_T", "T", hs, int)
     horizon = c3.selectbox("T", hs, key="heat_T")
@@ -56,13 +58,13 @@ link.keep(task=task)
 train_plans = [v.plan for v in ds.split("train") if v.task == task]
 test_plans = [v.plan for v in ds.split("test") if v.task == task]
 with backend.guarded():
-    order = api.heatmap_order(ds, task, [*train_plans, *test_plans, *predicted])
+    order = heatmap_order(ds, task, [*train_plans, *test_plans, *predicted])
     labels = [ds.actions[a] for a in order]
     mats = {"training plans": api.transitions(train_plans, order, labels),
             "test plans": api.transitions(test_plans, order, labels)}
     if predicted:
         mats[f"{method} predictions (T={horizon}, test)"] = api.transitions(predicted, order, labels)
-    marked = {ds.actions[a] for a in api.out_of_task(ds, task, order)}
+    marked = {ds.actions[a] for a in out_of_task(ds, task, order)}
 
 st.caption(f"{len(train_plans)} training plans, {len(test_plans)} test plans"
            + (f", {len(predicted)} predicted plans" if predicted else "") + f" · {len(order)} actions "

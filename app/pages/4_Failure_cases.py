@@ -12,7 +12,8 @@ from components import backend, episodes, links, paging
 from components.charts import pattern_bars, show_figure, show_table
 from components.config import page_icon, page_setup
 from components.text import dataset_caption, md
-from kepp_core.api import PATTERN_LABELS, PATTERNS, default_method, method_label, pattern_label
+from components.names import default_method
+from kepp_core.catalog import PATTERN_LABELS, PATTERNS, method_label, pattern_label
 
 cfg = page_setup("Failure cases")
 title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")

@@ -15,7 +15,8 @@ from components.charts import show_table
 from components.config import page_icon, page_setup
 from components.protocol import show_protocol
 from components.text import dataset_caption, md_code
-from kepp_core.api import PATTERN_LABELS, PATTERNS, compare_default, default_method, method_label
+from components.names import compare_default, default_method
+from kepp_core.catalog import PATTERN_LABELS, PATTERNS, method_label
 
 cfg = page_setup("Results")
 title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")

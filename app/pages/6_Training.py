@@ -13,6 +13,7 @@ import streamlit as st
 from components import backend, links
 from components.charts import VAL_SCORE_HELP, run_colours, show_figure, show_table, training_curves
 from components.config import page_setup
+from kepp_core.catalog import LOG_FILE
 
 cfg = page_setup("Training")
 title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")
@@ -72,7 +73,7 @@ frames = {}
 for name in chosen:
     run = names[name]
     with backend.guarded(stop=False):
-        df = backend.read_run_log(run, (Path(run) / backend.LOG_NAME).stat().st_mtime)
+        df = backend.read_run_log(run, (Path(run) / LOG_FILE).stat().st_mtime)
         if len(df):
             frames[name] = df
 if not frames:

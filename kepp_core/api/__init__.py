@@ -1,259 +1,91 @@
-"""The few calls the app and the commands need, over the layers below.
+"""The calls the app and the commands need, over the layers below: a thin door, not a second core.
+Each name is documented where it is defined; drawing, scene curation and URLs live with the app
+(``app/components``), the facts every layer shares in :mod:`kepp_core.catalog`.
 
-- :mod:`~kepp_core.api.config`: the app's configuration schema (``AppConfig``, ``AppOptions``,
-  ``ENV``, the TOML file);
-- :mod:`~kepp_core.api.workspace`: a configuration opened (dataset, graph, models and their
-  specs, prediction records, training runs);
-- :mod:`~kepp_core.api.planning`: observation windows of clips, the planner, one episode or a
-  batch, sampled plans, the LLM recommender, CPU threads;
-- :mod:`~kepp_core.api.analysis`: sub-graphs, expert trajectories, transition matrices, metrics
-  per method and horizon, failure analysis;
-- :mod:`~kepp_core.api.media`: video facts, thumbnails, uploads and their encoding;
+- :mod:`~kepp_core.api.config`: the app's configuration (:class:`AppConfig`, the TOML file, the
+  folders a browser visitor may open);
+- :mod:`~kepp_core.api.workspace`: a configuration opened (dataset, graph, models, prediction
+  records, training runs, protocol folders) and the cache home's remembered views;
+- :mod:`~kepp_core.api.planning`: the planner of a models folder, one episode from two clips,
+  sampled plans, the LLM recommender;
+- :mod:`~kepp_core.api.analysis`: transition matrices, expert trajectories, prediction records as
+  one table, metrics per method and horizon, the failure analysis;
 - :mod:`~kepp_core.api.protocols`: ``kepp protocol`` results: intervals over seeds, the paired
-  test of any two methods, data-efficiency curves.
+  test of any two methods, data-efficiency curves;
+- :mod:`~kepp_core.api.media`: video facts, thumbnails, uploads and their encoding;
+- the graph's own queries (:mod:`kepp_core.graph`): the neighbourhood of a step, the top-R paths
+  between two steps, where a graph came from.
 
-``import kepp_core.api`` stays light: torch loads only when a planner or model spec is
-first needed.
+``import kepp_core.api`` stays light: torch loads only when a planner is first needed.
 
 >>> from kepp_core import api
->>> api.AppConfig().dataset, api.default_clips(8.0, 3)
-('demo', ((0.0, 3.0), (5.0, 8.0)))
+>>> api.AppConfig().dataset, len(api.__all__) <= 50
+('demo', True)
 """
 
 from __future__ import annotations
 
-from kepp_core.api.config import (
-    AppConfig,
-    AppOptions,
-    DATASET_FORMATS,
-    ENV,
-    PATH_KEYS,
-    check_allowed,
-    config_environment,
-    config_from_env,
-    config_from_mapping,
-    read_app_config,
-    resolve_encoder,
+from kepp_core.api.analysis import (
+    expert_view,
+    failure_analysis,
+    method_horizon_table,
+    metrics_table,
+    read_predictions,
+    transitions,
 )
-from kepp_core.catalog import LOG_FILE as LOG_NAME  # a training run's log file
-from kepp_core.api.workspace import (
-    DEMO_MODELS,
-    Workspace,
-    dataset_key,
-    dataset_root,
-    demo_model_folders,
-    demo_world_ready,
-    demo_world_root,
-    feature_encoder,
-    find_runs,
-    model_specs,
-    open_dataset,
-    open_workspace,
-    plan_variants,
-    read_run_config,
-    read_run_log,
-    trained_horizons,
-)
+from kepp_core.api.config import AppConfig, check_allowed, read_app_config
+from kepp_core.api.media import encode_clip_video, encoder_spec, save_upload, thumbnail_png, video_meta
 from kepp_core.api.planning import (
-    LLM_MAPPERS,
-    METHOD_LABELS,
-    SAMPLERS,
     check_planner,
-    default_clips,
     episode_clips,
-    find_matches,
-    find_videos,
     llm_defaults,
     llm_recommender,
     load_planner,
-    observation,
     observation_settings,
-    plan_batch,
     plan_clips,
     playable_videos,
-    recommendation_methods,
     sampled_plans,
-    set_cpu_threads,
     video_features,
 )
-from kepp_core.api.analysis import (
-    PATTERNS,
-    PATTERN_LABELS,
-    RECORD_COLUMNS,
-    SCENE_KINDS,
-    TABLE_METRICS,
-    choose_scenes,
-    compare_default,
-    classify_failures,
-    default_method,
-    episode_label,
-    episode_parts,
-    expert_view,
-    failure_analysis,
-    failure_stats,
-    heatmap_order,
-    method_horizon_table,
-    method_label,
-    method_model,
-    metrics_table,
-    outcomes,
-    pattern_label,
-    plan_model_id,
-    plan_query,
-    read_predictions,
-    remembered_scenes,
-    transitions,
-)
-from kepp_core.graph import graph_source
 from kepp_core.api.protocols import (
-    PAIR_METRICS,
-    PROTOCOL_METRIC_NAMES,
-    PROTOCOL_METRICS,
-    SIGNIFICANCE,
-    ProtocolRun,
     efficiency_table,
-    find_protocols,
     interval_table,
-    is_protocol_folder,
-    pair_differences,
     pair_table,
-    pair_test,
     pair_verdict,
     protocol_records,
     read_protocol,
 )
-from kepp_core.api.media import (
-    encode_clip_video,
-    encoder_spec,
-    save_upload,
-    thumbnail_png,
-    video_meta,
+from kepp_core.api.workspace import (
+    Workspace,
+    dataset_root,
+    demo_world_ready,
+    demo_world_root,
+    feature_encoder,
+    find_runs,
+    open_dataset,
+    plan_variants,
+    read_run_config,
+    read_run_log,
+    remembered,
+    trained_horizons,
 )
-from kepp_core.api.plangraph import (
-    LegendEntry,
-    PathGroup,
-    PlanGraph,
-    ZeroShotPlans,
-    capped_subgraph,
-    edge_text,
-    edge_weight,
-    graph_paths,
-    node_text,
-    out_of_task,
-    plan_episodes,
-    plan_graph,
-    zero_shot_plans,
-)
+from kepp_core.graph import capped_subgraph, graph_source, retrieve, scorer_names, subgraph
 
 __all__ = [
-    "SCENE_KINDS",
-    "TABLE_METRICS",
-    "choose_scenes",
-    "compare_default",
-    "episode_label",
-    "episode_parts",
-    "method_horizon_table",
-    "method_label",
-    "method_model",
-    "pattern_label",
-    "plan_model_id",
-    "plan_query",
-    "remembered_scenes",
-    "AppConfig",
-    "AppOptions",
-    "DATASET_FORMATS",
-    "DEMO_MODELS",
-    "ENV",
-    "LLM_MAPPERS",
-    "LOG_NAME",
-    "METHOD_LABELS",
-    "PATH_KEYS",
-    "PATTERNS",
-    "PATTERN_LABELS",
-    "RECORD_COLUMNS",
-    "SAMPLERS",
-    "Workspace",
-    "check_planner",
-    "classify_failures",
-    "config_environment",
-    "config_from_env",
-    "config_from_mapping",
-    "dataset_key",
-    "dataset_root",
-    "default_clips",
-    "default_method",
-    "demo_model_folders",
-    "demo_world_ready",
-    "demo_world_root",
-    "encode_clip_video",
-    "encoder_spec",
-    "episode_clips",
-    "expert_view",
-    "graph_source",
-    "find_matches",
-    "find_videos",
-    "failure_analysis",
-    "failure_stats",
-    "feature_encoder",
-    "find_runs",
-    "heatmap_order",
-    "llm_defaults",
-    "llm_recommender",
-    "load_planner",
-    "metrics_table",
-    "model_specs",
-    "observation",
-    "observation_settings",
-    "open_dataset",
-    "open_workspace",
-    "outcomes",
-    "plan_batch",
-    "plan_clips",
-    "plan_variants",
-    "playable_videos",
-    "read_app_config",
-    "check_allowed",
-    "read_predictions",
-    "read_run_config",
-    "read_run_log",
-    "recommendation_methods",
-    "resolve_encoder",
-    "sampled_plans",
-    "save_upload",
-    "set_cpu_threads",
-    "thumbnail_png",
-    "trained_horizons",
-    "transitions",
-    "video_features",
-    "video_meta",
-    # kepp protocol results (protocols)
-    "PAIR_METRICS",
-    "PROTOCOL_METRIC_NAMES",
-    "PROTOCOL_METRICS",
-    "SIGNIFICANCE",
-    "ProtocolRun",
-    "efficiency_table",
-    "find_protocols",
-    "interval_table",
-    "is_protocol_folder",
-    "pair_differences",
-    "pair_table",
-    "pair_test",
-    "pair_verdict",
-    "protocol_records",
-    "read_protocol",
-    # the plan graph and zero-shot planning (plangraph)
-    "LegendEntry",
-    "PathGroup",
-    "PlanGraph",
-    "ZeroShotPlans",
-    "capped_subgraph",
-    "edge_text",
-    "edge_weight",
-    "graph_paths",
-    "node_text",
-    "out_of_task",
-    "plan_episodes",
-    "plan_graph",
-    "zero_shot_plans",
+    # configuration
+    "AppConfig", "check_allowed", "read_app_config",
+    # the workspace
+    "Workspace", "dataset_root", "demo_world_ready", "demo_world_root", "feature_encoder", "find_runs", "open_dataset",
+    "plan_variants", "read_run_config", "read_run_log", "remembered", "trained_horizons",
+    # planning
+    "check_planner", "episode_clips", "llm_defaults", "llm_recommender", "load_planner", "observation_settings",
+    "plan_clips", "playable_videos", "sampled_plans", "video_features",
+    # the graph
+    "capped_subgraph", "graph_source", "retrieve", "scorer_names", "subgraph",
+    # evaluated plans
+    "expert_view", "failure_analysis", "method_horizon_table", "metrics_table", "read_predictions", "transitions",
+    # kepp protocol results
+    "efficiency_table", "interval_table", "pair_table", "pair_verdict", "protocol_records", "read_protocol",
+    # media
+    "encode_clip_video", "encoder_spec", "save_upload", "thumbnail_png", "video_meta",
 ]

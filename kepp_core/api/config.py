@@ -1,13 +1,13 @@
-"""The app's configuration schema, in one place: :class:`AppConfig` (what the pages read),
-:class:`AppOptions` (what ``kepp app`` / ``kepp demo`` start it with), the environment
-variables that carry one to the other (:data:`ENV`) and the TOML config file.
+"""The app's configuration schema, in one place: :class:`AppConfig` (what ``kepp app`` /
+``kepp demo`` start the app with and what every page reads), the environment variables that
+carry it from the command to the pages (:data:`ENV`) and the TOML config file.
 
-``kepp app`` writes the options into the environment with :func:`config_environment`; every
-page of the multipage app reads them back with :func:`config_from_env`.
+``kepp app`` writes its configuration into the environment with :meth:`AppConfig.environment`;
+every page of the multipage app reads it back with :meth:`AppConfig.from_env`.
 
->>> env = config_environment(AppOptions(dataset="plans", presentation=True))
->>> config_from_env(env)
-AppConfig(dataset='plans', root=None, features=None, graph=None, checkpoints=None, predictions=None, runs=None, protocol=None, split_seed=0, presentation=True, encoders=(), allow_roots=())
+>>> env = AppConfig(dataset="plans", presentation=True).environment()
+>>> AppConfig.from_env(env).dataset, AppConfig.from_env(env).presentation
+('plans', True)
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
+from typing import ClassVar
 
 from kepp_core.data import LOADERS
 from kepp_core.errors import KeppError
@@ -39,11 +40,15 @@ ENV = {
 }
 PATH_KEYS = ("root", "features", "graph", "checkpoints", "predictions", "runs", "protocol")
 DATASET_FORMATS = tuple(sorted(LOADERS))  # the dataset formats a config may name
+_LISTS = ("encoders", "allow_roots")
 
 
 @dataclass(frozen=True)
 class AppConfig:
-    """Everything a page needs to find its data; ``None`` paths mean "the default"."""
+    """Where the app starts and what a page needs to find its data; ``None`` paths mean "the
+    default". ``config``, ``port`` and ``address`` concern the server only (``kepp app``)."""
+    PATH_KEYS: ClassVar[tuple[str, ...]] = PATH_KEYS  # the fields that hold a path
+    DATASET_FORMATS: ClassVar[tuple[str, ...]] = DATASET_FORMATS  # the dataset formats a config may name
     dataset: str = "demo"
     root: str | None = None
     features: str | None = None
@@ -60,85 +65,73 @@ class AppConfig:
     # folders whose files a browser visitor may open (kepp app --allow-root); never set from the
     # browser. The start configuration's own paths and KEPP's cache home are allowed as well.
     allow_roots: tuple[str, ...] = ()
+    config: str | None = None  # the TOML config file the server started with (its values come first)
+    port: int = 8501
+    address: str = "localhost"
 
     def describe(self) -> str:
         """One line saying what is loaded."""
         root = self.root or "demo world (default)"
         return f"dataset **{self.dataset}** at `{root}`"
 
+    def dataset_key(self) -> tuple:
+        """Hashable identity of the configured dataset (a cache key)."""
+        return (self.dataset, self.root, self.features, self.split_seed)
 
-@dataclass
-class AppOptions:
-    """Where the app starts: dataset, artefacts, server port. ``None`` = the app's default."""
-    dataset: str | None = None
-    root: str | None = None
-    features: str | None = None
-    graph: str | None = None
-    checkpoints: str | None = None
-    predictions: str | None = None
-    runs: str | None = None
-    protocol: str | None = None
-    config: str | None = None
-    presentation: bool = False
-    encoders: list[str] | None = None  # encoder specs the app may load for uploads (besides the built-in one)
-    allow_roots: list[str] | None = None  # folders the sidebar may open paths under (besides the start paths)
-    port: int = 8501
-    address: str = "localhost"
+    def updated(self, values: Mapping) -> AppConfig:
+        """This configuration with the known keys of ``values`` replaced (others ignored).
+
+        >>> AppConfig().updated({"root": "w", "colour": "blue"}).root
+        'w'
+        """
+        names = {f.name for f in fields(AppConfig)}
+        clean = {k: v for k, v in values.items() if k in names}
+        for key in _LISTS:
+            if key in clean:
+                clean[key] = tuple(clean[key])
+        return replace(self, **clean)
 
     @classmethod
-    def from_args(cls, args: argparse.Namespace) -> AppOptions:
-        """Options from a parsed ``kepp app``/``kepp demo`` namespace (missing fields keep defaults)."""
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in vars(args).items() if k in names and v is not None})
+    def from_args(cls, args: argparse.Namespace) -> AppConfig:
+        """The configuration of a parsed ``kepp app`` / ``kepp demo`` command line (options left
+        out keep their defaults)."""
+        return cls().updated({k: v for k, v in vars(args).items() if v is not None})
 
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> AppConfig:
+        """The start configuration: the config file (``KEPP_APP_CONFIG``), then the ``KEPP_APP_*`` variables."""
+        environ = os.environ if environ is None else environ
+        cfg = cls()
+        path = environ.get(ENV["config"])
+        if path:
+            cfg = cfg.updated(read_app_config(path))
+        values: dict = {}
+        for name, var in ENV.items():
+            value = environ.get(var)
+            if value and name in _LISTS:
+                values[name] = tuple(v.strip() for v in value.splitlines() if v.strip())
+            elif value and name != "config":
+                values[name] = value == "1" if name == "presentation" else value
+        return cfg.updated(values)
 
-def config_from_mapping(values: Mapping, base: AppConfig | None = None) -> AppConfig:
-    """``base`` (default: the defaults) with the known keys of ``values`` replaced.
-
-    >>> config_from_mapping({"root": "w", "colour": "blue"}).root
-    'w'
-    """
-    names = {f.name for f in fields(AppConfig)}
-    clean = {k: v for k, v in values.items() if k in names}
-    for key in ("encoders", "allow_roots"):
-        if key in clean:
-            clean[key] = tuple(clean[key])
-    return replace(base or AppConfig(), **clean)
-
-
-def config_from_env(environ: Mapping[str, str] | None = None) -> AppConfig:
-    """The start configuration: config file (``KEPP_APP_CONFIG``), then ``KEPP_APP_*`` variables."""
-    environ = os.environ if environ is None else environ
-    cfg = AppConfig()
-    path = environ.get(ENV["config"])
-    if path:
-        cfg = config_from_mapping(read_app_config(path), cfg)
-    values: dict = {}
-    for name, var in ENV.items():
-        value = environ.get(var)
-        if value and name in ("encoders", "allow_roots"):
-            values[name] = tuple(v.strip() for v in value.splitlines() if v.strip())
-        elif value and name != "config":
-            values[name] = value == "1" if name == "presentation" else value
-    return config_from_mapping(values, cfg)
-
-
-def config_environment(opts: AppOptions) -> dict[str, str]:
-    """The ``KEPP_APP_*`` variables that carry ``opts`` to the app (paths made absolute)."""
-    env: dict[str, str] = {}
-    for name, var in ENV.items():
-        value = getattr(opts, name)
-        if value in (None, False, []):
-            continue
-        if name == "encoders":
-            env[var] = "\n".join(resolve_encoder(v, Path.cwd()) for v in value)
-        elif name == "allow_roots":
-            env[var] = "\n".join(str(Path(v).resolve()) for v in value)
-        elif value is True:
-            env[var] = "1"
-        else:
-            env[var] = value if name == "dataset" else str(Path(value).resolve())
-    return env
+    def environment(self) -> dict[str, str]:
+        """The ``KEPP_APP_*`` variables that carry this configuration to the app (paths made
+        absolute); values equal to the defaults are left out, so a config file's values stand."""
+        env: dict[str, str] = {}
+        default = AppConfig()
+        for name, var in ENV.items():
+            value = getattr(self, name)
+            if value in (None, False, (), []) or value == getattr(default, name):
+                continue
+            if name == "encoders":
+                env[var] = "\n".join(resolve_encoder(v, Path.cwd()) for v in value)
+            elif name == "allow_roots":
+                env[var] = "\n".join(str(Path(v).resolve()) for v in value)
+            elif value is True:
+                env[var] = "1"
+            else:
+                env[var] = value if name == "dataset" else str(Path(value).resolve())
+        return env
 
 
 REFUSED = ("is not under a folder this app server allows; the person running it can allow one with "

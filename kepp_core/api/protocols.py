@@ -20,24 +20,17 @@ from pathlib import Path
 
 import numpy as np
 
-from kepp_core.api.analysis import method_label
-from kepp_core.catalog import METRIC_KEYS, METRIC_NAMES, RECORDS_FILE, RESULTS_FILE
+from kepp_core.catalog import (METRIC_KEYS, PAIR_METRICS, PAIRED_TEST, RECORDS_FILE, RESULTS_FILE, SIGNIFICANCE,
+                               method_label)
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.records import Records, read_records
 from kepp_core.evaluation.stats import mean_ci, paired_permutation_test
 from kepp_core.io import read_json
 
-__all__ = ["PAIR_METRICS", "PROTOCOL_METRICS", "PROTOCOL_METRIC_NAMES", "RESULTS_FILE", "RECORDS_FILE",
-           "SIGNIFICANCE", "ProtocolRun", "efficiency_table", "find_protocols", "interval_table",
+__all__ = ["ProtocolRun", "efficiency_table", "find_protocols", "interval_table",
            "is_protocol_folder", "pair_differences", "pair_table", "pair_test", "pair_verdict", "protocol_records",
            "read_protocol"]
 
-PROTOCOL_METRICS = METRIC_KEYS
-PROTOCOL_METRIC_NAMES = METRIC_NAMES
-PAIRED_TEST = ("two-sided paired sign-flip permutation test on per-episode success over (seed, test episode) "
-               "units")  # kepp_core.protocol.PAIRED_TEST
-PAIR_METRICS = {"SR": "success", "mAcc": "acc"}  # metric -> the per-episode record field the test compares
-SIGNIFICANCE = 0.05
 
 
 @dataclass(frozen=True)
@@ -142,7 +135,7 @@ def read_protocol(folder: str | Path) -> ProtocolRun:
             raise KeppError(f"{where}: expected an object with a 'method'")
         clean = {"method": row["method"], "T": int(_number(row, "T", where)),
                  "fraction": _number(row, "fraction", where), "seeds": int(row.get("seeds") or 0)}
-        for m in PROTOCOL_METRICS:
+        for m in METRIC_KEYS:
             if m in row:
                 clean[m] = _number(row, m, where)
                 ci = row.get(f"{m}_ci")
@@ -193,8 +186,8 @@ def efficiency_table(run: ProtocolRun, horizon: int, metric: str = "SR"):
 
 
 def _check_metric(metric: str) -> None:
-    if metric not in PROTOCOL_METRICS:
-        raise KeppError(f"unknown metric {metric!r} (expected one of {', '.join(PROTOCOL_METRICS)})")
+    if metric not in METRIC_KEYS:
+        raise KeppError(f"unknown metric {metric!r} (expected one of {', '.join(METRIC_KEYS)})")
 
 
 def protocol_records(folder: str | Path) -> Records:

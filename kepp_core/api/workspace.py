@@ -19,19 +19,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kepp_core.api.analysis import read_predictions
-from kepp_core.api.protocols import RESULTS_FILE, find_protocols
+from kepp_core.api.protocols import find_protocols
 from kepp_core.api.config import AppConfig
-from kepp_core.catalog import CONFIG_FILE, LOG_FILE, parse_model_folder
+from kepp_core.catalog import CONFIG_FILE, LOG_FILE, RESULTS_FILE, parse_model_folder
 from kepp_core.data import Dataset, load_dataset
 from kepp_core.data.synth import ensure_world, world_ready
 from kepp_core.errors import KeppError
 from kepp_core.graph import build_graph, load_graph
-from kepp_core.io import iter_jsonl, read_json
+from kepp_core.io import iter_jsonl, read_json, remembered_json
 from kepp_core.models.folders import trained_horizons as horizons_of
 from kepp_core.paths import DEMO_ASSETS, REPO_ROOT, cache_folder
 from kepp_core.video import read_manifest
 
-DEMO_MODELS = DEMO_ASSETS  # the shipped demo checkpoints
 RECORD_SUFFIXES = (".jsonl", ".parquet")
 
 
@@ -62,34 +61,16 @@ def open_dataset(cfg: AppConfig, root: str | None = None) -> Dataset:
     return load_dataset(cfg.dataset, root, features=cfg.features, seed=cfg.split_seed)
 
 
-def dataset_key(cfg: AppConfig) -> tuple:
-    """Hashable identity of the configured dataset (a cache key)."""
-    return (cfg.dataset, cfg.root, cfg.features, cfg.split_seed)
-
-
-def demo_model_folders() -> list[Path]:
+def _demo_model_folders() -> list[Path]:
     """Where demo models live: shipped in ``assets/demo``, or trained once by ``kepp demo`` into
     the cache beside the demo world."""
-    return [DEMO_MODELS, cache_folder("demo-models")]
+    return [DEMO_ASSETS, cache_folder("demo-models")]
 
 
 def trained_horizons(root: str | Path) -> list[int]:
     """Horizons that have a trained step model under a models folder (``ROOT/T<h>/step``); reads
     the folders only (no torch)."""
     return horizons_of(root)
-
-
-def model_specs(root: str | Path, horizon: int) -> list:
-    """The :class:`~kepp_core.models.ModelSpec` of every readable model of one horizon."""
-    from kepp_core.models.spec import load_spec
-
-    specs = []
-    for folder in sorted((Path(root) / f"T{horizon}").iterdir() if (Path(root) / f"T{horizon}").is_dir() else []):
-        try:
-            specs.append(load_spec(folder))
-        except KeppError:
-            continue
-    return specs
 
 
 def plan_variants(root: str | Path, horizon: int) -> dict[str, tuple[str, int]]:
@@ -192,7 +173,7 @@ class Workspace:
         if cfg.dataset != "demo" or cfg.root:
             raise KeppError("no checkpoints folder set for this dataset: set 'Checkpoints' in the sidebar "
                             "(a folder written by 'kepp train')")
-        found = [p for p in demo_model_folders() if p.is_dir() and any(p.glob("T*/step/config.json"))]
+        found = [p for p in _demo_model_folders() if p.is_dir() and any(p.glob("T*/step/config.json"))]
         vocabulary = self.dataset.vocabulary_hash() if found else None
         for p in found:  # the folder trained on this very world, as `kepp demo` chooses
             try:  # plain JSON: the home page should not wait for torch to import
@@ -203,15 +184,11 @@ class Workspace:
                 continue
         if found:
             return found[0]
-        raise KeppError(f"no demo models in {DEMO_MODELS} yet (run 'kepp demo --no-app' to train them)")
+        raise KeppError(f"no demo models in {DEMO_ASSETS} yet (run 'kepp demo --no-app' to train them)")
 
     def horizons(self) -> list[int]:
         """Horizons that have a trained step model."""
         return trained_horizons(self.models_root())
-
-    def model_specs(self, horizon: int) -> list:
-        """The specs of the models trained for ``horizon``."""
-        return model_specs(self.models_root(), horizon)
 
     def plan_variants(self, horizon: int) -> dict[str, tuple[str, int]]:
         """Planning models for ``horizon``: label -> (condition, R)."""
@@ -274,6 +251,9 @@ class Workspace:
         return feature_encoder(self.dataset)
 
 
-def open_workspace(cfg: AppConfig | None = None) -> Workspace:
-    """The workspace of ``cfg`` (default: the demo world with its demo models); loads lazily."""
-    return Workspace(cfg or AppConfig())
+def remembered(kind: str, key: str, compute: Callable[[], object]) -> object:
+    """``compute()`` (JSON-ready), remembered across runs in KEPP's cache home under ``kind`` (a
+    folder name) and ``key`` (a string saying everything the value depends on): the app's
+    derived views (the demo scenes, the episode map) are computed once, not at every start.
+    A damaged or unwritable cache is computed again (:func:`kepp_core.io.remembered_json`)."""
+    return remembered_json(cache_folder(kind), key, compute, kind)

@@ -16,7 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kepp_core.api.config import ENV, AppOptions, config_environment, read_app_config
+from kepp_core.api import AppConfig, read_app_config
+from kepp_core.api.config import ENV
 from kepp_core.commands._common import add_command
 from kepp_core.data import LOADERS
 from kepp_core.errors import KeppError
@@ -25,11 +26,11 @@ from kepp_core.video.encoders import encoder_name
 
 APP_SCRIPT = APP_DIR / "Home.py"
 APP_SERVER = APP_DIR / "serve.py"  # streamlit run, the dataset opened while it starts
-__all__ = ["AppOptions", "add_app_args", "app_command", "check_options", "free_port", "launch_app", "port_is_free",
+__all__ = ["add_app_args", "app_command", "check_options", "free_port", "launch_app", "port_is_free",
            "start_app"]
 
 
-def check_options(opts: AppOptions) -> None:
+def check_options(opts: AppConfig) -> None:
     """Raise a KeppError for paths that do not exist or a port that is taken."""
     if opts.dataset is not None and opts.dataset not in LOADERS:
         raise KeppError(f"unknown dataset {opts.dataset!r} (expected one of {', '.join(sorted(LOADERS))})")
@@ -71,11 +72,11 @@ def free_port(address: str = "localhost") -> int:
         return int(s.getsockname()[1])
 
 
-def app_command(opts: AppOptions) -> tuple[list[str], dict[str, str]]:
+def app_command(opts: AppConfig) -> tuple[list[str], dict[str, str]]:
     """The command line (``streamlit run`` through ``app/serve.py``, which opens the dataset while
     the server starts) and environment that start the app.
 
-    >>> argv, env = app_command(AppOptions(port=8600))
+    >>> argv, env = app_command(AppConfig(port=8600))
     >>> Path(argv[1]).name, argv[2], Path(argv[3]).name, "--server.port=8600" in argv
     ('serve.py', 'run', 'Home.py', True)
     """
@@ -84,7 +85,7 @@ def app_command(opts: AppOptions) -> tuple[list[str], dict[str, str]]:
             "--browser.gatherUsageStats=false", "--server.fileWatcherType=none",
             "--global.developmentMode=false"]
     env = {k: v for k, v in os.environ.items() if k not in ENV.values()}
-    env.update(config_environment(opts))
+    env.update(opts.environment())
     # The app imports kepp_core from this checkout even when the package is not installed.
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
     # Few threads: the planner runs single episodes, and the CPU is often shared.
@@ -92,7 +93,7 @@ def app_command(opts: AppOptions) -> tuple[list[str], dict[str, str]]:
     return argv, env
 
 
-def start_app(opts: AppOptions, quiet: bool = True) -> subprocess.Popen:
+def start_app(opts: AppConfig, quiet: bool = True) -> subprocess.Popen:
     """Start the server in the background and return the process (the caller stops it)."""
     check_options(opts)
     argv, env = app_command(opts)
@@ -100,13 +101,13 @@ def start_app(opts: AppOptions, quiet: bool = True) -> subprocess.Popen:
     return subprocess.Popen(argv, env=env, cwd=REPO_ROOT, stdout=out, stderr=out)
 
 
-def launch_app(opts: AppOptions | argparse.Namespace) -> int:
+def launch_app(opts: AppConfig | argparse.Namespace) -> int:
     """Run the app in the foreground until interrupted; returns the server's exit status.
 
     ``kepp demo`` calls this after it has made sure the demo world and models exist.
     """
     if isinstance(opts, argparse.Namespace):
-        opts = AppOptions.from_args(opts)
+        opts = AppConfig.from_args(opts)
     check_options(opts)
     argv, env = app_command(opts)
     print(f"KEPP app: http://{opts.address}:{opts.port}  (Ctrl+C stops it)", file=sys.stderr)

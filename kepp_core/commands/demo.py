@@ -73,9 +73,10 @@ def _demo(args) -> int:
         if not app.is_file():
             print(f"no app at {app}; plan with KEPPPlanner.from_models({str(models)!r}, horizon=4)")
         return 0
-    from kepp_core.commands.app import AppOptions, launch_app
+    from kepp_core.api import AppConfig
+    from kepp_core.commands.app import launch_app
 
-    return launch_app(AppOptions(checkpoints=str(models), port=args.port))
+    return launch_app(AppConfig(checkpoints=str(models), port=args.port))
 
 
 def _models(args) -> int:

@@ -16,17 +16,17 @@ COIN = "--dataset coin --root ../shared/data/coin/COIN.json"
 NIV = "--dataset plans --root ../shared/data/niv/plans.jsonl"
 
 
-def _methods() -> list[str]:
-    from kepp_core.graph import method_names
+def _scorers() -> list[str]:
+    from kepp_core.graph import scorer_names
 
-    return method_names()
+    return scorer_names()
 
 
 def register(sub) -> None:
     """Add the ``kepp graph`` sub-commands."""
     p = sub.add_parser("graph", help="build, query and plan with the procedure knowledge graph (P²KG)")
     gsub = p.add_subparsers(dest="graph_command", metavar="SUBCOMMAND", required=True)
-    methods = _methods()
+    scorers = _scorers()
 
     b = add_command(gsub, "build", "build the graph from a dataset's training plans and save it as JSON",
                     f"  kepp graph build {COIN} --out runs/coin/graph.json\n"
@@ -42,7 +42,7 @@ def register(sub) -> None:
                    help="also write the compact form next to a JSON --out (same name, .safetensors)")
     b.add_argument("--progress", action="store_true", help="show a progress bar while streaming a plans file")
     b.add_argument("--no-fit", action="store_true",
-                   help="skip fitting the history method's prior strength (cross-validation on training plans)")
+                   help="skip fitting the history scorer's prior strength (cross-validation on training plans)")
     b.add_argument("--json", action="store_true", help="machine-readable output")
 
     i = add_command(gsub, "import", "convert an official KEPP P²KG pickle (networkx DiGraph) to a graph file",
@@ -61,14 +61,15 @@ def register(sub) -> None:
     q = add_command(gsub, "paths", "top-R recommended paths of T steps between two actions",
                     f"  kepp graph paths {COIN} --start 'jack up the car' --goal 'put on the tire' --horizon 4\n"
                     f"  kepp graph paths --graph runs/coin/graph.json --start 12 --goal 15 -T 5 --top 3 "
-                    f"--method history --json",
+                    f"--scorer history --json",
                     func=_paths)
     _graph_source(q)
     q.add_argument("--start", required=True, help="first action a_1 (label or index)")
     q.add_argument("--goal", required=True, help="last action a_T (label or index)")
     q.add_argument("--horizon", "-T", type=int, default=3, help="number of steps T of each path")
     q.add_argument("--top", "-R", type=int, default=5, help="number of paths R")
-    q.add_argument("--method", default="p2kg", choices=methods, help="recommendation method")
+    q.add_argument("--scorer", "--method", dest="scorer", default="p2kg", choices=scorers,
+                   help="path scorer: how the graph ranks paths (--method is an older name)")
     q.add_argument("--json", action="store_true", help="machine-readable output")
 
     s = add_command(gsub, "subgraph", "edges around one action up to a depth (in- and out-edges)",
@@ -84,7 +85,7 @@ def register(sub) -> None:
 
     z = add_command(gsub, "zero-shot", "plan every test episode with the top path between its endpoints",
                     f"  kepp graph zero-shot {COIN} --horizon 3\n"
-                    f"  kepp graph zero-shot {COIN} --horizon 3 4 5 6 --method p2kg pkg history\n"
+                    f"  kepp graph zero-shot {COIN} --horizon 3 4 5 6 --scorer p2kg pkg history\n"
                     f"  kepp graph zero-shot {NIV} -T 4 --endpoints runs/niv/endpoints_T4.jsonl --json\n"
                     "\nendpoints file (JSONL): {\"episode\": \"task/video/first:T\", \"start\": label|index, "
                     "\"goal\": label|index}",
@@ -93,7 +94,8 @@ def register(sub) -> None:
     z.add_argument("--horizon", "-T", type=int, nargs="+", default=[3], help="horizon(s) T")
     z.add_argument("--endpoints", default="gt",
                    help="'gt' (ground-truth a_1, a_T) or a JSONL file of predicted endpoints")
-    z.add_argument("--method", nargs="+", default=["p2kg"], choices=methods, help="recommendation method(s)")
+    z.add_argument("--scorer", "--method", dest="scorer", nargs="+", default=["p2kg"], choices=scorers,
+                   help="path scorer(s) (--method is an older name)")
     z.add_argument("--tie-break", default="smaller", choices=["smaller", "larger"],
                    help="equal scores: lexicographically smaller (project convention) or larger index sequence first")
     z.add_argument("--json", action="store_true", help="machine-readable output")
@@ -189,7 +191,7 @@ def _paths(args) -> int:
     _check_range("--horizon", args.horizon, 2, MAX_HORIZON)
     _check_range("--top", args.top, 1, MAX_TOP)
     g, _ = _load(args)
-    rec = retrieve(g, args.start, args.goal, args.horizon, args.top, args.method)
+    rec = retrieve(g, args.start, args.goal, args.horizon, args.top, args.scorer)
     if args.json:
         emit_json(rec.to_json(g.actions))
         return 0
@@ -197,7 +199,7 @@ def _paths(args) -> int:
         f" (only {rec.found} distinct, repeated in rank order)" if rec.found < args.top else "")
     print_table([{"rank": k + 1, "score": f"{s:.6g}", "path": " → ".join(g.actions[a] for a in p)}
                  for k, (p, s) in enumerate(zip(rec.paths, rec.scores))],
-                title=f"{rec.method}: {g.actions[rec.start]} → {g.actions[rec.goal]}, T={rec.horizon}{note}")
+                title=f"{rec.scorer}: {g.actions[rec.start]} → {g.actions[rec.goal]}, T={rec.horizon}{note}")
     return 0
 
 
@@ -228,12 +230,12 @@ def _zero_shot(args) -> int:
     g, ds = _load(args, need_dataset=True)
     endpoints = None if args.endpoints == "gt" else read_endpoints(args.endpoints, g)
     rows, results = [], []
-    for method in args.method:
-        retriever = Retriever(g, method, R=1, tie_break=args.tie_break)
+    for scorer in args.scorer:
+        retriever = Retriever(g, scorer, R=1, tie_break=args.tie_break)
         for t in args.horizon:
             if t < 2:
                 raise KeppError(f"horizon T={t} is too short (expected T >= 2)")
-            res = zero_shot(ds, g, t, method, endpoints, retriever=retriever, progress=not args.json)
+            res = zero_shot(ds, g, t, scorer, endpoints, retriever=retriever, progress=not args.json)
             rows.append(res.row())
             results.append(res)
     if args.json:

@@ -42,7 +42,7 @@ FLAGS = {"horizon": "-T", "setting": "--setting", "batch_size": "--batch-size", 
          "val_every": "--val-every", "log_every": "--log-every", "patience": "--patience", "sampler": "--sampler",
          "sampler_steps": "--sampler-steps", "seed": "--seed"}
 # ... and on ``kepp train plan`` only.
-PLAN_FLAGS = {"condition": "--condition", "R": "--R", "recommend": "--recommend",
+PLAN_FLAGS = {"condition": "--condition", "R": "--R", "recommend": "--scorer",
               "endpoint_folds": "--endpoint-folds", "structured_weight": "--structured-weight"}
 PLAN_SWITCHES = {"gt_augment": "--gt-augment", "structured_learn_scale": "--structured-learn-scale"}
 SUBCOMMAND = {"step": "step", "plan": "plan", "task-classifier": "task-classifier"}

@@ -52,7 +52,8 @@ def register(sub) -> None:
                     help="condition row: P²KG recommendation, nothing, task class (PDPP), the LLM's plan, "
                          "or the P²KG and the LLM rows")
     pl.add_argument("--R", type=int, default=None, help="number of graph paths aggregated into the condition")
-    pl.add_argument("--recommend", default=None, help="recommendation method (p2kg, pkg, ...)")
+    pl.add_argument("--scorer", "--recommend", dest="recommend", default=None,
+                    help="path scorer of the graph condition (p2kg, pkg, ...; stored as \"recommend\")")
     pl.add_argument("--endpoint-folds", type=int, default=None,
                     help=">= 2: recommendations for training from out-of-fold step models (0: --step-model's)")
     pl.add_argument("--gt-augment", action="store_true", default=None,

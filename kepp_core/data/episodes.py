@@ -20,6 +20,7 @@ import numpy as np
 
 from kepp_core.data.feature_files import FeatureShapes, load_features
 from kepp_core.data.records import Dataset, Video
+from kepp_core.catalog import episode_id
 from kepp_core.errors import KeppError
 
 SETTINGS = ("conventional", "pdpp")
@@ -37,7 +38,7 @@ class Episode:
 
     @property
     def id(self) -> str:
-        return f"{self.video.task}/{self.video.id}/{self.first}:{len(self.actions)}"
+        return episode_id(self.video.task, self.video.id, self.first, len(self.actions))
 
     @property
     def horizon(self) -> int:

@@ -29,16 +29,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kepp_core.catalog import find_method
+from kepp_core.catalog import PATTERN_LABELS, PATTERNS, find_method
 from kepp_core.errors import KeppError
 
-PATTERNS = ("wrong_endpoint", "same_start_end", "repeated_subsequence", "other")
-PATTERN_LABELS = {
-    "wrong_endpoint": "wrong first/last step",
-    "same_start_end": "same start and end step",
-    "repeated_subsequence": "repeated sub-sequence",
-    "other": "other",
-}
 
 
 @dataclass(frozen=True)

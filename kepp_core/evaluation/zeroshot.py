@@ -26,10 +26,10 @@ from kepp_core.graph.retrieval import Retriever
 
 @dataclass
 class ZeroShotResult:
-    """Metrics (percent) and per-episode predictions of one method at one horizon."""
+    """Metrics (percent) and per-episode predictions of one path scorer at one horizon."""
 
     horizon: int
-    method: str
+    scorer: str
     endpoints: str
     metrics: dict
     fallbacks: int
@@ -38,7 +38,7 @@ class ZeroShotResult:
 
     def row(self) -> dict:
         m = self.metrics
-        return {"T": self.horizon, "method": self.method, "endpoints": self.endpoints,
+        return {"T": self.horizon, "scorer": self.scorer, "endpoints": self.endpoints,
                 "episodes": m["episodes"], "SR": m["sr"], "mAcc": m["macc"],
                 "mIoU ep": m["miou_episode"], "mIoU b256": m["miou_batch"], "fallbacks": self.fallbacks}
 
@@ -69,7 +69,7 @@ def read_endpoints(path: str | Path, graph: ProcedureGraph) -> dict[str, tuple[i
     return out
 
 
-def zero_shot(dataset: Dataset, graph: ProcedureGraph, horizon: int, method: str = "p2kg",
+def zero_shot(dataset: Dataset, graph: ProcedureGraph, horizon: int, scorer: str = "p2kg",
               endpoints: dict[str, tuple[int, int]] | None = None, split: str = "test",
               retriever: Retriever | None = None, progress: bool = False,
               batch_size: int = BATCH, tie_break: str = "smaller") -> ZeroShotResult:
@@ -91,10 +91,10 @@ def zero_shot(dataset: Dataset, graph: ProcedureGraph, horizon: int, method: str
             raise KeppError(f"the endpoints file has no line for {len(missing)} of {len(episodes)} "
                             f"episodes (first: {missing[0]!r})")
         pairs = [endpoints[e.id] for e in episodes]
-    retriever = retriever or Retriever(graph, method, R=1, tie_break=tie_break)
+    retriever = retriever or Retriever(graph, scorer, R=1, tie_break=tie_break)
     recs = retriever.batch(pairs, horizon, progress=progress)
     preds = [r.top for r in recs]
     gts: Sequence[tuple[int, ...]] = [e.actions for e in episodes]
-    return ZeroShotResult(horizon, retriever.method, "gt" if endpoints is None else "predicted",
+    return ZeroShotResult(horizon, retriever.scorer_name, "gt" if endpoints is None else "predicted",
                           plan_metrics(preds, gts, batch_size), sum(r.fallback for r in recs),
                           [e.id for e in episodes], preds)

@@ -6,8 +6,8 @@ trajectories, transition matrices) and import of the official repository's pickl
 from kepp_core.graph.build import ProcedureGraph, TaskStats, build_graph, graph_source, load_graph
 from kepp_core.graph.explore import (
     Edge,
-    WEIGHTINGS,
     SubGraph,
+    capped_subgraph,
     edge_weight,
     expert_trajectories,
     strongest_subgraph,
@@ -24,16 +24,16 @@ from kepp_core.graph.retrieval import (
     fallback_paths,
     make_retriever,
     make_scorer,
-    method_names,
+    scorer_names,
     path_weights,
     retrieve,
 )
 from kepp_core.graph.scorers import FrequencyScorer, MarkovScorer, P2KGScorer, PathScorer
 
 __all__ = [
-    "SCORERS", "WEIGHTINGS", "Edge", "FrequencyScorer", "HistoryScorer", "MarkovScorer", "P2KGScorer", "PathScorer",
-    "ProcedureGraph", "Recommendation", "Retriever", "SubGraph", "TaskStats", "aggregate", "build_graph",
+    "SCORERS", "Edge", "FrequencyScorer", "HistoryScorer", "MarkovScorer", "P2KGScorer", "PathScorer",
+    "ProcedureGraph", "Recommendation", "Retriever", "SubGraph", "TaskStats", "aggregate", "build_graph", "capped_subgraph",
     "edge_weight", "expert_trajectories", "fallback_paths", "fit_prior", "graph_source", "load_graph", "make_retriever", "make_scorer",
-    "method_names", "path_weights", "retrieve", "strongest_subgraph", "subgraph", "task_transition_matrix",
+    "scorer_names", "path_weights", "retrieve", "strongest_subgraph", "subgraph", "task_transition_matrix",
     "transition_matrix",
 ]

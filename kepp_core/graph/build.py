@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kepp_core.catalog import EDGE_SCORERS
 from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.graph.compact import load_arrays, load_header, save_arrays
@@ -304,21 +305,21 @@ class ProcedureGraph:
         return [pc for t in self.tasks.values() for pc in zip(t.distinct, t.counts)]
 
     # --- conversion -------------------------------------------------------------------
-    def to_networkx(self, weighting: str = "p2kg"):
+    def to_networkx(self, scorer: str = "p2kg"):
         """A ``networkx.DiGraph`` with node attributes ``label``/``start``/``end`` and edge
-        attributes ``count``, ``probability`` and ``frequency``; ``weight`` is the chosen
-        weighting (``p2kg`` or ``pkg``)."""
+        attributes ``count``, ``probability`` and ``frequency``; ``weight`` is the arrow's weight
+        under the path ``scorer`` (``p2kg`` or ``pkg``)."""
         import networkx as nx
 
-        if weighting not in ("p2kg", "pkg"):
-            raise unknown_name_error("weighting", weighting, ["p2kg", "pkg"])
+        if scorer not in EDGE_SCORERS:
+            raise unknown_name_error("edge scorer", scorer, EDGE_SCORERS)
         g = nx.DiGraph(dataset=self.dataset)
         for i, a in enumerate(self.actions):
             g.add_node(i, label=a, start=int(self.start_counts[i]), end=int(self.end_counts[i]))
         c = self.counts
         for u, v, n in zip(c.rows().tolist(), c.indices.tolist(), c.data.tolist()):
             p, f = float(self.probability(u, v)), float(self.frequency(u, v))
-            g.add_edge(u, v, count=n, probability=p, frequency=f, weight=p if weighting == "p2kg" else f)
+            g.add_edge(u, v, count=n, probability=p, frequency=f, weight=p if scorer == "p2kg" else f)
         return g
 
     def to_json(self) -> dict:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from kepp_core.catalog import EDGE_SCORERS
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.graph.build import ProcedureGraph
 
@@ -62,21 +63,18 @@ def _task(graph: ProcedureGraph, task: str):
     return graph.tasks[task]
 
 
-WEIGHTINGS = ("p2kg", "pkg")  # an edge's weight: its P²KG probability or its frequency-graph (PKG) weight
-
-
-def edge_weight(graph: ProcedureGraph, u: int, v: int, weighting: str = "p2kg") -> float:
+def edge_weight(graph: ProcedureGraph, u: int, v: int, scorer: str = "p2kg") -> float:
     """The weight of the edge ``u → v``: its P²KG probability (``p2kg``) or its min-max normalised
     frequency weight (``pkg``); 0 without an edge."""
-    if weighting not in WEIGHTINGS:
-        raise KeppError(f"weighting must be 'p2kg' or 'pkg', got {weighting!r}")
-    return float(graph.probability(u, v) if weighting == "p2kg" else graph.frequency(u, v))
+    if scorer not in EDGE_SCORERS:
+        raise KeppError(f"an arrow's weight comes from the scorer 'p2kg' or 'pkg', got {scorer!r}")
+    return float(graph.probability(u, v) if scorer == "p2kg" else graph.frequency(u, v))
 
 
 def subgraph(graph: ProcedureGraph, action: int | str, depth: int = 2, min_weight: float = 0.0,
-             task: str | None = None, weighting: str = "p2kg") -> SubGraph:
+             task: str | None = None, scorer: str = "p2kg") -> SubGraph:
     """Steps reachable from ``action`` in at most ``depth`` hops along out- or in-edges whose
-    weight (:func:`edge_weight` in ``weighting``: the P²KG probability by default) is at least
+    weight (:func:`edge_weight` in ``scorer``: the P²KG probability by default) is at least
     ``min_weight``; with ``task``, only actions that the task's training plans use. Edges: every
     such edge between kept nodes, sorted by weight (highest first). The one sub-graph walker:
     the ``kepp graph subgraph`` command, the app's graph page and the plan graph call it.
@@ -91,8 +89,8 @@ def subgraph(graph: ProcedureGraph, action: int | str, depth: int = 2, min_weigh
         raise KeppError(f"sub-graph depth must be >= 0, got {depth}")
     if not 0.0 <= min_weight <= 1.0:
         raise KeppError(f"minimum weight must be within [0, 1], got {min_weight}")
-    if weighting not in WEIGHTINGS:  # fails before the walk, not at the first edge
-        raise KeppError(f"weighting must be 'p2kg' or 'pkg', got {weighting!r}")
+    if scorer not in EDGE_SCORERS:  # fails before the walk, not at the first edge
+        raise KeppError(f"an arrow's weight comes from the scorer 'p2kg' or 'pkg', got {scorer!r}")
     centre = graph.action_index(action)
     allowed = None
     if task is not None:
@@ -102,7 +100,7 @@ def subgraph(graph: ProcedureGraph, action: int | str, depth: int = 2, min_weigh
 
     def ok(u: int, v: int) -> bool:
         in_task = allowed is None or (u in allowed and v in allowed)
-        return in_task and edge_weight(graph, u, v, weighting) >= min_weight
+        return in_task and edge_weight(graph, u, v, scorer) >= min_weight
 
     nodes = {centre: 0}
     queue = deque([centre])
@@ -117,7 +115,7 @@ def subgraph(graph: ProcedureGraph, action: int | str, depth: int = 2, min_weigh
                 queue.append(v)
     edges = [Edge(u, v, graph.counts.get(u, v), float(graph.probability(u, v)))
              for u in nodes for v in graph.successors[u] if v in nodes and ok(u, v)]
-    edges.sort(key=lambda e: (-edge_weight(graph, e.source, e.target, weighting), e.source, e.target))
+    edges.sort(key=lambda e: (-edge_weight(graph, e.source, e.target, scorer), e.source, e.target))
     return SubGraph(centre, nodes, edges)
 
 
@@ -232,3 +230,26 @@ def task_transition_matrix(graph: ProcedureGraph, task: str, plans: Iterable[Seq
     if plans is None:
         return transition_matrix(stats.distinct, order, graph.actions, normalize, weights=stats.counts)
     return transition_matrix(plans, order, graph.actions, normalize)
+
+
+def capped_subgraph(graph, centre: int, depth: int = 1, min_weight: float = 0.0, task: str | None = None,
+                    scorer: str = "p2kg", max_nodes: int = 40) -> tuple[set[int], list[tuple[int, int]], int]:
+    """The neighbourhood of ``centre`` (:func:`subgraph` in the chosen
+    ``scorer``, so the minimum follows the weights on screen; arrows in index order) kept
+    legible: at most ``max_nodes`` steps, those its strongest arrows reach from ``centre``, which
+    is always kept (:func:`strongest_subgraph`). A centre that ``task``'s plans
+    do not use stands alone. Returns the kept steps, the arrows between them and how many steps
+    the whole neighbourhood has.
+
+    >>> g = ProcedureGraph.from_plans(["a", "b", "c", "d"], [(0, 1)] * 3 + [(0, 2)] + [(0, 3)] * 2)
+    >>> capped_subgraph(g, 0, max_nodes=3)  # a→b (0.5) and a→d (0.33) beat a→c (0.17)
+    ({0, 1, 3}, [(0, 1), (0, 3)], 4)
+    """
+    if task in graph.tasks and int(centre) not in graph.tasks[task].action_counts():
+        sg = SubGraph(int(centre), {int(centre): 0}, [])  # the page filters steps by task, not its centre
+    else:
+        sg = subgraph(graph, centre, depth, min_weight, task, scorer)
+    nodes, edges = {int(a) for a in sg.nodes}, sorted((int(e.source), int(e.target)) for e in sg.edges)
+    kept, kept_edges = strongest_subgraph(int(centre), edges, lambda u, v: edge_weight(graph, u, v, scorer),
+                                          max_nodes)
+    return kept, kept_edges, len(nodes)

@@ -1,6 +1,6 @@
 """Top-``R`` recommendation paths between two endpoints: exact k-best dynamic programming.
 
-Every method scores walks of exactly ``T`` nodes from ``a_1`` to ``a_T`` on the graph
+Every path scorer scores walks of exactly ``T`` nodes from ``a_1`` to ``a_T`` on the graph
 (revisits and self-loops allowed) and shares one API: :func:`retrieve` returns a
 :class:`Recommendation` with ``R`` ranked paths, their scores and a ``fallback`` flag.
 
@@ -10,7 +10,7 @@ paths: the found paths are repeated in rank order (cycled) until there are ``R``
 with ``M = T // 2`` the two variations ``[a_1]*(T-M) + [a_T]*M`` and
 ``[a_1]*M + [a_T]*(T-M)`` cycled to ``R`` (score 0).
 
-The scorers and the exact search live in :mod:`kepp_core.graph.scorers`; the methods are
+The scorers and the exact search live in :mod:`kepp_core.graph.scorers`; the scorers are
 registered here (:func:`make_scorer`).
 
 >>> from kepp_core.graph.build import ProcedureGraph
@@ -50,7 +50,7 @@ class Recommendation:
     scores: tuple[float, ...]
     fallback: bool
     found: int
-    method: str = "p2kg"
+    scorer: str = "p2kg"
 
     @property
     def top(self) -> tuple[int, ...]:
@@ -58,7 +58,7 @@ class Recommendation:
 
     def to_json(self, actions: Sequence[str] | None = None) -> dict:
         """The recommendation as a JSON-ready dict (with labels when ``actions`` is given)."""
-        out = {"start": self.start, "goal": self.goal, "horizon": self.horizon, "method": self.method,
+        out = {"start": self.start, "goal": self.goal, "horizon": self.horizon, "scorer": self.scorer,
                "fallback": self.fallback, "found": self.found,
                "paths": [{"rank": k + 1, "actions": list(p), "score": s}
                          for k, (p, s) in enumerate(zip(self.paths, self.scores))]}
@@ -68,25 +68,24 @@ class Recommendation:
         return out
 
 
-# The recommendation methods: adding one is a PathScorer subclass plus one line here.
+# The path scorers: adding one is a PathScorer subclass plus one line here.
 SCORERS: dict[str, type[PathScorer]] = {"p2kg": P2KGScorer, "pkg": FrequencyScorer, HistoryScorer.name: HistoryScorer}
 
 
-def method_names() -> list[str]:
-    """The registered recommendation methods."""
+def scorer_names() -> list[str]:
+    """The registered path scorers."""
     return list(SCORERS)
 
 
-def make_scorer(graph: ProcedureGraph, method: str = "p2kg", tie_break: str = "smaller") -> PathScorer:
-    """The scorer of a recommendation method (``p2kg``, ``pkg`` or ``history``).
+def make_scorer(graph: ProcedureGraph, name: str = "p2kg", tie_break: str = "smaller") -> PathScorer:
+    """The path scorer ``name`` (``p2kg``, ``pkg`` or ``history``).
 
     ``tie_break``: equal scores rank the lexicographically ``smaller`` index sequence first
     (the project convention, docs, The graph) or the ``larger`` one.
     """
-    methods = SCORERS
-    if method not in methods:
-        raise unknown_name_error("recommendation method", method, methods)
-    return methods[method](graph, tie_break=tie_break)
+    if name not in SCORERS:
+        raise unknown_name_error("path scorer", name, SCORERS)
+    return SCORERS[name](graph, tie_break=tie_break)
 
 
 def fallback_paths(start: int, goal: int, horizon: int, R: int) -> tuple[tuple[int, ...], ...]:
@@ -101,7 +100,7 @@ def fallback_paths(start: int, goal: int, horizon: int, R: int) -> tuple[tuple[i
 
 
 def retrieve(graph: ProcedureGraph, start: int | str, goal: int | str, horizon: int, R: int = 1,
-             method: str | PathScorer = "p2kg", tie_break: str = "smaller") -> Recommendation:
+             scorer: str | PathScorer = "p2kg", tie_break: str = "smaller") -> Recommendation:
     """Top-``top`` paths of ``horizon`` actions from ``start`` to ``goal`` (labels or indices).
 
     >>> from kepp_core.graph.build import ProcedureGraph
@@ -109,7 +108,7 @@ def retrieve(graph: ProcedureGraph, start: int | str, goal: int | str, horizon: 
     >>> retrieve(g, "a", "b", horizon=3, R=3).paths   # no walk: fallback variations
     ((0, 0, 1), (0, 1, 1), (0, 0, 1))
     """
-    scorer = method if isinstance(method, PathScorer) else make_scorer(graph, method, tie_break)
+    scorer = scorer if isinstance(scorer, PathScorer) else make_scorer(graph, scorer, tie_break)
     return _retrieve(scorer, graph.action_index(start), graph.action_index(goal), horizon, R)
 
 
@@ -135,7 +134,7 @@ def _retrieve(scorer: PathScorer, start: int, goal: int, horizon: int, R: int,
 
 
 class Retriever:
-    """Cached retrieval for evaluation over many episodes (one graph, method and ``R``).
+    """Cached retrieval for evaluation over many episodes (one graph, path scorer and ``R``).
 
     Episodes share endpoint pairs, so results are cached per ``(a_1, a_T, T)``; what the
     search needs about the goal (:meth:`PathScorer.prepare`) is cached per ``(a_T, T)``.
@@ -147,17 +146,18 @@ class Retriever:
     (2, 3, 3)
     """
 
-    def __init__(self, graph: ProcedureGraph, method: str | PathScorer = "p2kg", R: int = 1,
+    def __init__(self, graph: ProcedureGraph, scorer: str | PathScorer = "p2kg", R: int = 1,
                  tie_break: str = "smaller") -> None:
         _check(2, R)
         self.graph = graph
-        self.scorer = method if isinstance(method, PathScorer) else make_scorer(graph, method, tie_break)
+        self.scorer = scorer if isinstance(scorer, PathScorer) else make_scorer(graph, scorer, tie_break)
         self.R = R
         self._layers = lru_cache(maxsize=4096)(self.scorer.prepare)
         self._cache: dict[tuple[int, int, int], Recommendation] = {}
 
     @property
-    def method(self) -> str:
+    def scorer_name(self) -> str:
+        """The name of the path scorer (``p2kg``, ``pkg``, ``history``)."""
         return self.scorer.name
 
     def __call__(self, start: int | str, goal: int | str, horizon: int) -> Recommendation:
@@ -174,7 +174,7 @@ class Retriever:
         """Recommendations for many ``(a_1, a_T)`` pairs (cached across calls)."""
         endpoints = list(endpoints)
         if progress:
-            endpoints = tqdm(endpoints, desc=f"{self.method} paths T={horizon}", unit="ep", leave=False)
+            endpoints = tqdm(endpoints, desc=f"{self.scorer_name} paths T={horizon}", unit="ep", leave=False)
         return [self(int(s), int(g), horizon) for s, g in endpoints]
 
     def conditions(self, endpoints: Iterable[tuple[int, int]], horizon: int) -> np.ndarray:
@@ -217,6 +217,6 @@ def aggregate(paths: Sequence[Sequence[int]], num_actions: int) -> np.ndarray:
     return out.astype(np.float32)
 
 
-def make_retriever(graph: ProcedureGraph, method: str = "p2kg", R: int = 1) -> Retriever:
-    """A cached top-``R`` retriever for a registered recommendation ``method``."""
-    return Retriever(graph, make_scorer(graph, method), R)
+def make_retriever(graph: ProcedureGraph, scorer: str = "p2kg", R: int = 1) -> Retriever:
+    """A cached top-``R`` retriever for a registered path ``scorer``."""
+    return Retriever(graph, make_scorer(graph, scorer), R)

@@ -23,7 +23,7 @@ from kepp_core.models.checkpoint import CONFIG, read_config
 
 # Defaults for settings a config does not record (what the code has always assumed).
 DEFAULT_R = 1
-DEFAULT_RECOMMEND = "p2kg"
+DEFAULT_SCORER = "p2kg"
 DEFAULT_SAMPLER = "ddpm"
 DEFAULT_SAMPLER_STEPS = 10  # DDIM steps; a DDPM sampler runs every diffusion step
 DEFAULT_SETTING = "conventional"
@@ -45,7 +45,7 @@ class ModelSpec:
     horizon: int
     condition: str = "none"
     R: int = DEFAULT_R
-    recommend: str = DEFAULT_RECOMMEND
+    scorer: str = DEFAULT_SCORER  # the path scorer (stored in a config as "recommend")
     sampler: str = DEFAULT_SAMPLER
     sampler_steps: int = DEFAULT_SAMPLER_STEPS
     setting: str = DEFAULT_SETTING
@@ -112,7 +112,7 @@ class ModelSpec:
         sampler = cfg.get("sampler") or {}
         return cls(kind=lay.kind, horizon=lay.horizon,
                    condition=("+".join(r.name for r in lay.rows) or "none") if lay.kind == "plan" else "none",
-                   R=int(cfg.get("R", DEFAULT_R)), recommend=cfg.get("recommend", DEFAULT_RECOMMEND),
+                   R=int(cfg.get("R", DEFAULT_R)), scorer=cfg.get("recommend", DEFAULT_SCORER),
                    sampler=sampler.get("name", DEFAULT_SAMPLER),
                    sampler_steps=sampler.get("steps", DEFAULT_SAMPLER_STEPS),
                    num_actions=lay.num_actions, obs_dim=lay.obs_dim, feature_dim=lay.obs_dim // DEFAULT_M,
@@ -151,7 +151,7 @@ def _plan_settings(cfg: Mapping, where: str) -> dict:
         raise KeppError(f"{where}: invalid field 'train.structured_weight' ({weight!r}; expected a number >= 0)")
     return {"condition": _choice(cfg, "condition", PLAN_CONDITIONS, where, from_rows),
             "R": _field(cfg, "R", int, where, DEFAULT_R),
-            "recommend": _field(cfg, "recommend", str, where, DEFAULT_RECOMMEND),
+            "scorer": _field(cfg, "recommend", str, where, DEFAULT_SCORER),
             "structured_weight": float(weight),
             "structured_learn_scale": bool(train.get("structured_learn_scale", False))}
 

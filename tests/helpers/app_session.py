@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from kepp_core import api
 from tests.helpers.app_env import APP
+from components import curation
 
 
 def open_page(monkeypatch, env, page: str | None = None, query: dict | None = None, *, timeout: float = 180,
@@ -70,7 +71,7 @@ def page_scenes(env) -> dict[str, dict]:
 
     ds, hs = load_dataset("demo", env.world), api.trained_horizons(env.models)
     videos = {v.id for h in hs for v in api.playable_videos(ds, h)}
-    return {s["kind"]: s for s in api.choose_scenes(prediction_table(env), horizons=hs, videos=videos)}
+    return {s["kind"]: s for s in curation.choose_scenes(prediction_table(env), horizons=hs, videos=videos)}
 
 
 def write_run(folder, losses: list[float], scores: list[float]) -> None:

@@ -4,6 +4,7 @@ with ``executable_path``; no browser download), for the end-to-end tests."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -48,11 +49,11 @@ def wait_until_healthy(url: str, proc: subprocess.Popen, timeout: float = 90.0) 
 
 @contextlib.contextmanager
 def app_server(opts) -> Iterator[str]:
-    """``kepp app`` started with ``opts`` (an ``AppOptions``; its port is replaced by a free one):
+    """``kepp app`` started with ``opts`` (an ``AppConfig``; its port is replaced by a free one):
     yields the server's URL once it answers, and stops it afterwards."""
     from kepp_core.commands.app import free_port, start_app
 
-    opts.port = free_port()
+    opts = dataclasses.replace(opts, port=free_port())
     proc = start_app(opts)
     url = f"http://localhost:{opts.port}"
     try:
@@ -69,9 +70,9 @@ def app_server(opts) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def server(app_env):
     """The app server on the test world, its models and records."""
-    from kepp_core.commands.app import AppOptions
+    from kepp_core.api import AppConfig
 
-    with app_server(AppOptions(dataset="demo", root=str(app_env.world), checkpoints=str(app_env.models),
+    with app_server(AppConfig(dataset="demo", root=str(app_env.world), checkpoints=str(app_env.models),
                                predictions=str(app_env.records))) as url:
         yield url
 

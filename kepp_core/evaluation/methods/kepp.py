@@ -52,7 +52,7 @@ class KeppLLM(Method):
         rows = [r.name for r in model.layout.rows]
         cond = {}
         if "graph" in rows:
-            retriever = make_retriever(ctx.graph, spec.recommend, spec.R)
+            retriever = make_retriever(ctx.graph, spec.scorer, spec.R)
             cond["graph"] = torch.from_numpy(retriever.conditions([tuple(e) for e in ends.tolist()], ctx.horizon))
         recs = []
         if "llm" in rows:

@@ -1,5 +1,5 @@
-"""The plan graph: what the Plan page draws around a plan, decided here so that it can be
-tested without a browser.
+"""The plan graph: what the Plan page draws around a plan, decided in plain Python so that it can
+be tested without a browser (:mod:`components.network` turns it into a drawing).
 
 A :class:`PlanGraph` holds the distinct paths of one query (the ground truth, KEPP's plan,
 the graph's top-R paths: identical sequences merged into one :class:`PathGroup` that names
@@ -8,10 +8,7 @@ depth and a node budget, the graph's arrows between drawn steps that lie outside
 fixed left-to-right positions (column = position in the plan) and a legend whose entries say
 exactly what each style means. Same input, same picture: nothing here is random.
 
-It also holds zero-shot planning with the graph alone (annotation-only datasets, no models).
-
->>> from kepp_core.graph import ProcedureGraph
->>> g = ProcedureGraph.from_plans(["a", "b", "c", "d"], [(0, 1, 2), (0, 1, 3), (0, 3, 2)])
+>>> g = api.graph_from_plans(["a", "b", "c", "d"], [(0, 1, 2), (0, 1, 3), (0, 3, 2)])
 >>> pg = plan_graph(g, (0, 2), [("KEPP plan", (0, 1, 2)), ("graph path 1", (0, 1, 2))], truth=(0, 3, 2))
 >>> [grp.label for grp in pg.groups]
 ['ground truth', 'KEPP plan = graph path 1']
@@ -24,12 +21,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from kepp_core import api
 from kepp_core.errors import KeppError
-from kepp_core.graph import SubGraph, edge_weight, retrieve, strongest_subgraph, subgraph
 
-__all__ = ["GROUP_COLOURS", "LegendEntry", "PathGroup", "PlanEdge", "PlanGraph", "PlanNode", "ZeroShotPlans",
-           "edge_text", "edge_weight", "graph_paths", "label_colour", "node_text", "out_of_task", "plan_episodes",
-           "capped_subgraph", "plan_graph", "zero_shot_plans"]
+__all__ = ["GROUP_COLOURS", "LegendEntry", "PathGroup", "PlanEdge", "PlanGraph", "PlanNode", "edge_text", "graph_paths",
+           "label_colour", "node_text", "plan_graph"]
 
 # Colours: endpoints, steps, arrows, and one colour per distinct path (the truth is always green).
 START_COLOUR = "#1b5e20"
@@ -297,10 +293,10 @@ def _edges(graph, groups: list[PathGroup], drawn: set[int], near: set[tuple[int,
 
 
 def _legend(graph, groups: list[PathGroup], edges: list[PlanEdge], depth: int, centre_label: str | None,
-            weighting: str) -> list[LegendEntry]:
+            scorer: str) -> list[LegendEntry]:
     """One entry per distinct path (naming every path it stands for), the endpoints, and each
     arrow style present in the drawing, each saying exactly what it means."""
-    weight = "P²KG probability" if weighting == "p2kg" else "frequency weight"
+    weight = "P²KG probability" if scorer == "p2kg" else "frequency weight"
     out = [LegendEntry("node", START_COLOUR, "â₁: the first step (start)"),
            LegendEntry("node", GOAL_COLOUR, "â_T: the last step (goal)")]
     if centre_label:
@@ -321,7 +317,7 @@ def _legend(graph, groups: list[PathGroup], edges: list[PlanEdge], depth: int, c
 
 def plan_graph(graph, endpoints: Sequence[int], named_paths: Sequence[tuple[str, Sequence[int]]] = (),
                truth: Sequence[int] | None = None, depth: int = 1, max_nodes: int = 24,
-               min_probability: float = 0.0, centre: int | None = None, weighting: str = "p2kg") -> PlanGraph:
+               min_probability: float = 0.0, centre: int | None = None, scorer: str = "p2kg") -> PlanGraph:
     """The plan graph of one query: ``named_paths`` in rank order (``("KEPP plan", plan)``,
     ``("graph path 1", p)``, …) with the ``truth`` first, identical ones merged; the graph's
     neighbourhood within ``depth`` of the endpoints (or of ``centre``) under a budget of
@@ -333,7 +329,7 @@ def plan_graph(graph, endpoints: Sequence[int], named_paths: Sequence[tuple[str,
     groups = _groups(named_paths, truth)
     placed = _columns(groups, (a1, at))
     centres = [a1, at] if centre is None else [int(centre)]
-    around = [subgraph(graph, c, depth, min_probability) for c in centres]  # one walk per centre
+    around = [api.subgraph(graph, c, depth, min_probability) for c in centres]  # one walk per centre
     hood = {a: min(sg.nodes[a] for sg in around if a in sg.nodes) for sg in around for a in sg.nodes}
     near = {(e.source, e.target) for sg in around for e in sg.edges}
     kept, hidden = _rank_context(graph, hood, set(placed), max_nodes - len(placed))
@@ -341,69 +337,10 @@ def plan_graph(graph, endpoints: Sequence[int], named_paths: Sequence[tuple[str,
     nodes = _nodes(graph, groups, (a1, at), centre, context_cols, placed)
     drawn = {n.id for n in nodes}
     edges = _edges(graph, groups, drawn, near, depth, min_probability)
-    legend = _legend(graph, groups, edges, depth, None if centre is None else graph.actions[int(centre)], weighting)
+    legend = _legend(graph, groups, edges, depth, None if centre is None else graph.actions[int(centre)], scorer)
     settings = {"depth": depth, "max nodes": max_nodes, "minimum probability": min_probability,
-                "centre": "â₁ and â_T" if centre is None else graph.actions[int(centre)], "weights": weighting}
+                "centre": "â₁ and â_T" if centre is None else graph.actions[int(centre)], "weights": scorer}
     return PlanGraph(nodes, edges, groups, legend, settings, hidden)
-
-
-# --- the graph around a step ---------------------------------------------------------------------------------
-def capped_subgraph(graph, centre: int, depth: int = 1, min_weight: float = 0.0, task: str | None = None,
-                    weighting: str = "p2kg", max_nodes: int = 40) -> tuple[set[int], list[tuple[int, int]], int]:
-    """The neighbourhood of ``centre`` (:func:`~kepp_core.graph.subgraph` in the chosen
-    ``weighting``, so the minimum follows the weights on screen; arrows in index order) kept
-    legible: at most ``max_nodes`` steps, those its strongest arrows reach from ``centre``, which
-    is always kept (:func:`~kepp_core.graph.strongest_subgraph`). A centre that ``task``'s plans
-    do not use stands alone. Returns the kept steps, the arrows between them and how many steps
-    the whole neighbourhood has.
-
-    >>> from kepp_core.graph import ProcedureGraph
-    >>> g = ProcedureGraph.from_plans(["a", "b", "c", "d"], [(0, 1)] * 3 + [(0, 2)] + [(0, 3)] * 2)
-    >>> capped_subgraph(g, 0, max_nodes=3)  # a→b (0.5) and a→d (0.33) beat a→c (0.17)
-    ({0, 1, 3}, [(0, 1), (0, 3)], 4)
-    """
-    if task in graph.tasks and int(centre) not in graph.tasks[task].action_counts():
-        sg = SubGraph(int(centre), {int(centre): 0}, [])  # the page filters steps by task, not its centre
-    else:
-        sg = subgraph(graph, centre, depth, min_weight, task, weighting)
-    nodes, edges = {int(a) for a in sg.nodes}, sorted((int(e.source), int(e.target)) for e in sg.edges)
-    kept, kept_edges = strongest_subgraph(int(centre), edges, lambda u, v: edge_weight(graph, u, v, weighting),
-                                          max_nodes)
-    return kept, kept_edges, len(nodes)
-
-
-def out_of_task(ds, task: str, actions: Sequence[int]) -> set[int]:
-    """The ``actions`` that are not in ``task``'s step list (e.g. predicted from another task)."""
-    own = set(ds.task_actions(task)) if not ds.tasks[task].steps else \
-        {ds.actions.index(s) for s in ds.tasks[task].steps if s in ds.actions}
-    return {int(a) for a in actions if int(a) not in own}
-
-
-# --- zero-shot planning with the graph alone ------------------------------------------------------------------
-@dataclass(frozen=True)
-class ZeroShotPlans:
-    """The graph's top-R plans between two steps (no models): paths, scores, whether it fell back."""
-
-    start: int
-    goal: int
-    horizon: int
-    paths: tuple[tuple[int, ...], ...]
-    scores: tuple[float, ...]
-    fallback: bool
-    found: int
-
-    @property
-    def named(self) -> list[tuple[str, tuple[int, ...]]]:
-        """The distinct plans named for the plan graph (``graph plan 1``, …)."""
-        return [(f"graph plan {k + 1}", p) for k, p in enumerate(self.paths[:max(self.found, 1)])]
-
-
-def zero_shot_plans(graph, start: int | str, goal: int | str, horizon: int, R: int = 3,
-                    method: str = "p2kg") -> ZeroShotPlans:
-    """The graph's top-``R`` plans of ``horizon`` steps from ``start`` to ``goal`` (labels or indices)."""
-    rec = retrieve(graph, start, goal, horizon, R, method)
-    return ZeroShotPlans(rec.start, rec.goal, horizon, rec.paths, tuple(float(s) for s in rec.scores),
-                         rec.fallback, rec.found)
 
 
 def graph_paths(result, condition: str, R: int) -> list[tuple[str, tuple[int, ...]]]:
@@ -414,18 +351,3 @@ def graph_paths(result, condition: str, R: int) -> list[tuple[str, tuple[int, ..
         kind = "fallback path" if result.fallback else "graph path"
         named += [(f"{kind} {k + 1}", tuple(int(a) for a in p)) for k, p in enumerate(result.paths[:R])]
     return named
-
-
-def plan_episodes(ds, horizon: int, task: str | None = None, split: str = "test", limit: int | None = 400
-                  ) -> list[tuple[str, tuple[int, ...]]]:
-    """Episodes of ``horizon`` annotated steps as ``(id, actions)`` (``task/video/first:T``), of one
-    ``task`` or all, from the ``split`` when it has any (else every video), at most ``limit`` (None: all)."""
-    videos = [v for v in ds.videos if task is None or v.task == task]
-    videos = [v for v in videos if v.split == split] or videos
-    out = []
-    for v in sorted(videos, key=lambda v: (v.task, v.id)):
-        for i in range(len(v.plan) - horizon + 1):
-            out.append((f"{v.task}/{v.id}/{i}:{horizon}", tuple(int(a) for a in v.plan[i:i + horizon])))
-            if limit is not None and len(out) >= limit:
-                return out
-    return out

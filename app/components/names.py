@@ -1,0 +1,44 @@
+"""Readable names and first choices: an episode id as words, the method a page shows first and
+the methods it compares it with (plain Python, no Streamlit)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kepp_core import catalog
+
+__all__ = ["compare_default", "default_method", "episode_label"]
+
+
+def episode_label(episode: str, task_names: dict | None = None) -> str:
+    """A record's episode id as words: task name, video, the steps it covers.
+
+    >>> episode_label("coffee/0001/2:3", {"coffee": "make coffee"})
+    'make coffee · video 0001 · steps 3–5'
+    """
+    parts = catalog.parse_episode_id(episode)
+    if parts is None:
+        return str(episode)
+    task, video, first, horizon = parts
+    name = (task_names or {}).get(task, task)
+    return f"{name} · video {video} · steps {first + 1}–{first + horizon}"
+
+
+def default_method(methods: list[str]) -> int:
+    """Index of the method to show first: KEPP if it was evaluated (:func:`kepp_core.catalog.first_shown`).
+
+    >>> default_method(["random", "kepp-R1", "kepp-R2"])
+    2
+    """
+    first = catalog.first_shown(methods)
+    return methods.index(first) if first is not None else 0
+
+
+def compare_default(method: str, available: Sequence[str], most: int = 4) -> list[str]:
+    """The methods to compare ``method`` with on one episode, first: itself, then those of
+    :data:`kepp_core.catalog.COMPARED_WITH` the episode has (``most`` in all).
+
+    >>> compare_default("kepp-R3", ["random", "kepp-R3", "kepp-nograph"])
+    ['kepp-R3', 'kepp-nograph', 'random']
+    """
+    return ([method] + [m for m in catalog.COMPARED_WITH if m in available and m != method])[:most]

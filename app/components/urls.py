@@ -1,0 +1,50 @@
+"""The Plan page's URL for an evaluated episode (Open in Plan, scenes, playlists): which planning
+model a method ran and the query that reopens the episode with it (plain Python, no Streamlit)."""
+
+from __future__ import annotations
+
+from kepp_core import catalog
+
+__all__ = ["method_model", "plan_model_id", "plan_query"]
+
+
+def method_model(method: str) -> tuple[str, int] | None:
+    """The planning model (condition, trained R) the evaluation ``method`` ran, when the Plan page
+    can run it (:attr:`kepp_core.catalog.MethodEntry.plan_page_role`), or None (a baseline).
+
+    >>> method_model("kepp-R2"), method_model("kepp-nograph"), method_model("random")
+    (('graph', 2), ('none', 1), None)
+    """
+    entry = catalog.find_method(method)
+    role = entry.plan_page_role if entry is not None else None
+    return (role.condition, role.R) if role is not None else None
+
+
+def plan_model_id(condition: str, R: int = 1) -> str:
+    """The Plan page's ``model=`` id of a planning model (condition, trained R):
+    :func:`kepp_core.catalog.plan_model_id`.
+
+    >>> plan_model_id("graph", 3), plan_model_id("none")
+    ('graph-R3', 'none')
+    """
+    return catalog.plan_model_id(catalog.ModelRole("plan", condition, R if condition == "graph" else 1))
+
+
+def plan_query(row) -> dict[str, str]:
+    """The Plan page's URL query that opens a predictions-table row's episode (and plans it):
+    video, first step, T, and the row's planning model (:func:`plan_model_id`) and R when the
+    method is KEPP's.
+
+    >>> plan_query({"episode": "tea/0287/7:3", "video": "0287", "horizon": 3, "method": "kepp-R2"})
+    {'video': '0287', 'ep': '7', 'T': '3', 'plan': '1', 'model': 'graph-R2', 'R': '2'}
+    """
+    parts = catalog.parse_episode_id(row["episode"])
+    video = str(row["video"]) if row.get("video") is not None else (parts[1] if parts else "")
+    first = parts[2] if parts else 0
+    q = {"video": video, "ep": str(first), "T": str(int(row["horizon"])), "plan": "1"}
+    model = method_model(str(row["method"]))
+    if model is not None:
+        q["model"] = plan_model_id(*model)
+        if model[0] == "graph":
+            q["R"] = str(model[1])
+    return q
