@@ -196,6 +196,8 @@ def test_an_all_true_task_mask_changes_nothing_and_a_mask_restricts_every_positi
         mask = np.zeros((20, 6), dtype=bool)
         mask[:, :3] = True
         assert (decode(e, g, 1.0, mode, **kw, action_logprior=mask).plans < 3).all()
+        as_tensor = decode(e, g, 1.0, mode, **kw, action_logprior=torch.from_numpy(mask))
+        assert np.array_equal(as_tensor.plans, decode(e, g, 1.0, mode, **kw, action_logprior=mask).plans)
 
 
 def test_constraints_that_leave_a_position_without_actions_are_an_error():

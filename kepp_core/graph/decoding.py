@@ -275,7 +275,9 @@ def _endpoint_terms(mode: str, n: int, horizon: int, a: int, start, goal, start_
 def _log_weights(x, name: str, n: int, a: int) -> np.ndarray:
     """Per-query log-weights ``[N, A]`` (``-inf`` allowed; a boolean mask is 0 / ``-inf``), each
     row with at least one possible action."""
-    if x is not None and not hasattr(x, "detach") and np.asarray(x).dtype == bool:
+    if hasattr(x, "detach"):
+        x = x.detach().cpu().numpy()
+    if np.asarray(x).dtype == bool:
         x = np.where(np.asarray(x), 0.0, -np.inf)
     w = _array(x, name)
     if w.shape != (n, a):
