@@ -1,5 +1,6 @@
 """Graph-aware decoding (kepp_core.graph.decoding) against a brute-force enumeration oracle:
-every endpoint mode, deliberate ties, the λ = 0 and large-λ limits, fallbacks, history, bad input."""
+every endpoint mode (joint decoding with endpoint distributions and per-query action priors
+included), deliberate ties, the λ = 0 and large-λ limits, fallbacks, history, bad input."""
 
 from __future__ import annotations
 
@@ -102,6 +103,110 @@ def test_decoder_matches_brute_force_on_random_instances_with_ties(mode):
                 checked += 1
                 fallbacks += fb
     assert checked == 60 * 4 * 4 and (fallbacks > 0 or mode == "free")
+
+
+def log_vectors(rng: np.random.Generator, n: int, a: int, tied: bool) -> np.ndarray:
+    """Per-query log-weights ``[N, A]`` with some ``-inf`` entries, at least one finite per row."""
+    w = rng.choice([0.0, -0.5, -1.0], size=(n, a)) if tied else np.log(rng.dirichlet(np.ones(a), n))
+    w[rng.random((n, a)) < 0.35] = -np.inf
+    w[np.arange(n), rng.integers(0, a, n)] = 0.0 if tied else -0.25
+    return w
+
+
+def action_prior(rng: np.random.Generator, kind: str, n: int, a: int, first: np.ndarray, last: np.ndarray):
+    """An ``action_logprior`` argument (None, a boolean task mask or finite/-inf log-weights) and
+    its ``[N, A]`` log-terms for the oracle, allowing an action of each endpoint term."""
+    if kind == "none":
+        return None, np.zeros((n, a))
+    allowed = rng.random((n, a)) < 0.5
+    for term in (first, last):  # keep λ = 0 feasible: one allowed action the endpoint term allows
+        for q in range(n):
+            allowed[q, rng.choice(np.flatnonzero(np.isfinite(term[q])))] = True
+    logp = np.where(allowed, 0.0, -np.inf)
+    if kind == "mask":
+        return allowed, logp
+    logp = np.where(allowed, rng.choice([0.0, -0.5, -2.0], size=(n, a)), -np.inf)
+    return logp, logp
+
+
+@pytest.mark.parametrize("prior", ["none", "mask", "weights"])
+@pytest.mark.parametrize("mode", ["free", "pinned", "topk", "dist"])
+def test_joint_decoding_matches_brute_force(mode, prior):
+    """Every plan of A^T (A <= 5, T = 2..4) scored by the oracle, on graphs with missing edges,
+    endpoint distributions with -inf entries and per-query task restrictions or weights."""
+    checked = fallbacks = missing_edges = 0
+    for seed in range(24):
+        rng = np.random.default_rng(1000 + seed)
+        a, t_len, n = int(rng.integers(2, 6)), int(rng.integers(2, 5)), 3
+        g = random_graph(rng, a, n_plans=int(rng.integers(1, 8)))
+        logp = transition_log_probs(g)
+        tied = seed % 2 == 0
+        e = tied_emissions(rng, n, t_len, a) if tied else np.log(rng.dirichlet(np.ones(a), (n, t_len)))
+        if mode == "dist":
+            first, last = log_vectors(rng, n, a, tied), log_vectors(rng, n, a, tied)
+            kwargs = {"start_logp": first, "goal_logp": last}
+        else:
+            kwargs, first, last = random_endpoints(rng, mode, n, a)
+        arg, r = action_prior(rng, prior, n, a, first, last)
+        missing_edges += bool(np.isneginf(logp).any())
+        for lam in (0.0, 0.5, 1.0, 3.0):
+            d = decode(e, g, lam, mode, **kwargs, action_logprior=arg)
+            for q in range(n):
+                plan, score, fb = brute_force(e[q] + r[q], logp, lam, first[q], last[q])
+                assert tuple(d.plans[q]) == plan, (seed, lam, q)
+                assert d.scores[q] == pytest.approx(score, abs=1e-9)
+                assert bool(d.fallback[q]) == fb
+                checked += 1
+                fallbacks += fb
+    assert checked == 24 * 3 * 4 and missing_edges >= 20 and (fallbacks > 0 or (mode, prior) == ("free", "none"))
+
+
+def test_dist_with_one_hot_endpoint_vectors_is_pinned():
+    for seed in range(20):
+        rng = np.random.default_rng(2000 + seed)
+        a, t_len, n = int(rng.integers(2, 7)), int(rng.integers(2, 6)), 16
+        g = random_graph(rng, a, n_plans=6)
+        e = tied_emissions(rng, n, t_len, a) if seed % 2 else np.log(rng.dirichlet(np.ones(a), (n, t_len)))
+        s, goal = rng.integers(0, a, n), rng.integers(0, a, n)
+        one_hot = [np.where(np.arange(a)[None] == x[:, None], 0.0, -np.inf) for x in (s, goal)]
+        for lam in (0.0, 1.0, 2.5):
+            pinned = decode(e, g, lam, "pinned", s, goal)
+            dist = decode(e, g, lam, "dist", start_logp=one_hot[0], goal_logp=one_hot[1])
+            assert np.array_equal(dist.plans, pinned.plans) and np.array_equal(dist.fallback, pinned.fallback)
+            np.testing.assert_allclose(dist.scores, pinned.scores)
+
+
+def test_dist_chooses_endpoints_jointly_with_the_middle():
+    # the likeliest start (0) and goal (1) have no walk of 3 between them: the best whole plan wins
+    g = ProcedureGraph.from_plans(list("abc"), [(0, 1, 2), (1, 2, 2)])
+    s, goal = np.log([[.5, .3, .2]]), np.log([[.01, .6, .39]])
+    d = decode(np.zeros((1, 3, 3)), g, 1.0, "dist", start_logp=s, goal_logp=goal)
+    assert d.plans.tolist() == [[0, 1, 2]] and not d.fallback.any()
+    assert d.scores[0] == pytest.approx(math.log(.5 * .39))
+
+
+def test_an_all_true_task_mask_changes_nothing_and_a_mask_restricts_every_position():
+    rng = np.random.default_rng(5)
+    g = random_graph(rng, 6, n_plans=10)
+    e = np.log(rng.dirichlet(np.ones(6), (20, 4)))
+    for mode, kw in (("free", {}), ("pinned", {"start": rng.integers(0, 3, 20), "goal": rng.integers(0, 3, 20)})):
+        plain = decode(e, g, 1.0, mode, **kw)
+        ones = decode(e, g, 1.0, mode, **kw, action_logprior=np.ones((20, 6), dtype=bool))
+        assert np.array_equal(plain.plans, ones.plans) and np.array_equal(plain.scores, ones.scores)
+        mask = np.zeros((20, 6), dtype=bool)
+        mask[:, :3] = True
+        assert (decode(e, g, 1.0, mode, **kw, action_logprior=mask).plans < 3).all()
+        as_tensor = decode(e, g, 1.0, mode, **kw, action_logprior=torch.from_numpy(mask))
+        assert np.array_equal(as_tensor.plans, decode(e, g, 1.0, mode, **kw, action_logprior=mask).plans)
+
+
+def test_constraints_that_leave_a_position_without_actions_are_an_error():
+    g = ProcedureGraph.from_plans(list("abc"), [(0, 1, 2)])
+    with pytest.raises(KeppError, match="query 1 has no possible action at position 1 of 3"):
+        decode(np.zeros((2, 3, 3)), g, 1.0, "pinned", [0, 2], [2, 2], action_logprior=[[True] * 3, [True, True, False]])
+    with pytest.raises(KeppError, match="query 0 has no possible action at position 3 of 3"):  # goal c, task a, b
+        decode(np.zeros((2, 3, 3)), g, 1.0, "dist", start_logp=np.zeros((2, 3)),
+               goal_logp=[[-np.inf, -np.inf, 0.0]] * 2, action_logprior=[[0.0, 0.0, -np.inf]] * 2)
 
 
 def test_viterbi_in_blocks_equals_one_block(monkeypatch):
@@ -284,6 +389,26 @@ def test_history_decoding_follows_the_videos_over_the_graph():
     (lambda g: decode(np.zeros((1, 1, 3)), g, endpoints="pinned", start=[0], goal=[1]), "T >= 2 actions, got T=1"),
     (lambda g: decode_history(np.zeros((1, 2, 4)), HistoryScorer(g, prior=1), endpoints="pinned",
                               start=[0], goal=[1]), "T >= 2, 3"),
+    (lambda g: decode(np.zeros((1, 2, 3)), g, endpoints="dist", start_logp=np.zeros((1, 3))),
+     "needs both start_logp and goal_logp"),
+    (lambda g: decode(np.zeros((1, 2, 3)), g, endpoints="dist", start=[0], goal=[1]),
+     "takes start_logp/goal_logp ([N, A] log-probabilities), not start/goal"),
+    (lambda g: decode(np.zeros((2, 2, 3)), g, endpoints="dist", start_logp=np.zeros((2, 2)),
+                      goal_logp=np.zeros((2, 3))), "start_logp has shape [2, 2] (expected [N, A] = [2, 3]"),
+    (lambda g: decode(np.zeros((2, 2, 3)), g, endpoints="dist", start_logp=np.zeros((2, 3)),
+                      goal_logp=np.zeros(3)), "goal_logp has shape [3] (expected [N, A] = [2, 3]"),
+    (lambda g: decode(np.zeros((1, 2, 3)), g, endpoints="dist", start_logp=[[0.0, np.nan, 0.0]],
+                      goal_logp=np.zeros((1, 3))), "start_logp contains NaN"),
+    (lambda g: decode(np.zeros((1, 2, 3)), g, endpoints="dist", start_logp=np.zeros((1, 3)),
+                      goal_logp=[[-np.inf] * 3]), "goal_logp is -inf for every action in row 0"),
+    (lambda g: decode(np.zeros((1, 1, 3)), g, endpoints="dist", start_logp=np.zeros((1, 3)),
+                      goal_logp=np.zeros((1, 3))), "T >= 2 actions, got T=1"),
+    (lambda g: decode(np.zeros((2, 2, 3)), g, action_logprior=np.ones((3, 2), dtype=bool)),
+     "action_logprior has shape [3, 2] (expected [N, A] = [2, 3]"),
+    (lambda g: decode(np.zeros((1, 2, 3)), g, action_logprior=[[0.0, np.inf, 0.0]]), "action_logprior contains NaN or +inf"),
+    (lambda g: decode(np.zeros((1, 2, 3)), g, action_logprior=[[False] * 3]), "action_logprior is -inf for every action"),
+    (lambda g: decode_history(np.zeros((1, 2, 3)), HistoryScorer(g, prior=1), endpoints="dist",
+                              start_logp=np.zeros((1, 3)), goal_logp=np.zeros((1, 3))), "'pinned' or 'topk'"),
 ])
 def test_bad_input_is_a_clear_error(call, message):
     g = ProcedureGraph.from_plans(list("abc"), [(0, 1, 2)])

@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 
 from kepp_core.catalog import MAX_SEED
 from kepp_core.errors import KeppError
-from kepp_core.graph.decoding import ENDPOINT_MODES as DECODE_MODES
+from kepp_core.graph.decoding import ENDPOINT_MODES
 
+# The modes the ``+dec`` rows choose among: ``dist`` needs endpoint distributions these rows do not make yet.
+DECODE_MODES = tuple(m for m in ENDPOINT_MODES if m != "dist")
 TOPK = 3  # endpoint candidates of the ``topk`` mode
 
 

@@ -3,15 +3,23 @@
 The planning model decodes a plan by an argmax per position, so nothing keeps the plan on
 the graph. Here the plan of ``T`` actions for query ``n`` maximises
 
-    score(a) = Σ_t e[n, t, a_t] + λ · Σ_t log P(a_t+1 | a_t) + s_n(a_1) + g_n(a_T)
+    score(a) = Σ_t e[n, t, a_t] + λ · Σ_t log P(a_t+1 | a_t) + s_n(a_1) + g_n(a_T) + Σ_t r_n(a_t)
 
 - ``e`` ``[N, T, A]``: per-position log-probabilities from the model's action block
   (:func:`emission_log_probs`);
 - ``log P`` ``[A, A]``: the P²KG's ``log(count(u, v) / out(u))`` (:func:`transition_log_probs`),
   ``-inf`` without an edge, so with ``λ > 0`` only walks of the graph are allowed
   (``λ = 0`` ignores the graph entirely);
-- endpoint terms: ``free`` (0), ``pinned`` (0 at the given ``â_1`` / ``â_T``, ``-inf`` elsewhere)
-  or ``topk`` (the log-confidence of each of ``k`` candidates, ``-inf`` elsewhere).
+- endpoint terms ``s_n``, ``g_n``: ``free`` (0), ``pinned`` (0 at the given ``â_1`` / ``â_T``,
+  ``-inf`` elsewhere), ``topk`` (the log-confidence of each of ``k`` candidates, ``-inf``
+  elsewhere) or ``dist`` (full distributions: ``s_n(a) = log p(a_1 = a | start)`` and
+  ``g_n(a) = log p(a_T = a | goal)`` given for every action, ``[N, A]`` each, ``-inf`` allowed).
+  ``dist`` is *joint* decoding: the endpoints are chosen together with the middle of the plan
+  instead of committing to the most probable first and last actions beforehand; one-hot
+  vectors (0 at ``â``, ``-inf`` elsewhere) make it ``pinned``;
+- ``r_n`` ``[N, A]`` (optional ``action_logprior``, 0 without one): a per-query log-weight of
+  every action, added at every position, e.g. ``log p(a | task)`` or a task's action set
+  (0 inside, ``-inf`` outside, or the boolean mask itself) to restrict the plan to the task.
 
 **Exact search.** Viterbi over the horizon, batched over queries in numpy (``O(N·T·A²)``):
 a backward pass gives, for every position and action, the best score of the rest of the
@@ -22,8 +30,11 @@ another order, ``log(1/2) + log(1/3)`` vs ``log(1/6)``), so scores within
 ``tol = 1e-12 · Σ|terms|`` of each other count as ties (float error is ~1e-15 of that).
 
 **No walk.** When no walk of ``T`` nodes satisfies the endpoint constraints (score
-``-inf``), the query is decoded with ``λ = 0`` (per-position argmax, endpoints still pinned
-or chosen among the candidates) and flagged in :attr:`Decoding.fallback`.
+``-inf``), the query is decoded with ``λ = 0`` (per-position argmax, endpoints still pinned,
+chosen among the candidates or weighted by their distributions, ``r_n`` still added) and
+flagged in :attr:`Decoding.fallback`. Constraints that leave some position without any
+possible action even at ``λ = 0`` (e.g. a pinned start outside the allowed actions) are a
+:class:`~kepp_core.errors.KeppError`, never a silent plan.
 
 **History method** (:func:`decode_history`): ``λ · log h(path)`` with ``h`` the
 :class:`~kepp_core.graph.history.HistoryScorer` window score, for pinned or top-k endpoints.
@@ -52,7 +63,7 @@ from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.graph.build import ProcedureGraph
 from kepp_core.graph.history import HistoryScorer
 
-ENDPOINT_MODES = ("free", "pinned", "topk")
+ENDPOINT_MODES = ("free", "pinned", "topk", "dist")
 EMISSION_KINDS = ("logits", "probs")
 VITERBI_CELLS = 1 << 24  # float64 cells of one Viterbi block (128 MB): 28 queries at A = 768 (COIN's vocabulary)
 RTOL = 1e-12  # scores within RTOL · Σ|terms| are ties (rounding of a T-term sum is ~T · 1e-16 of it)
@@ -223,12 +234,20 @@ def _endpoint_terms(mode: str, n: int, horizon: int, a: int, start, goal, start_
         raise unknown_name_error("endpoint mode", mode, ENDPOINT_MODES)
     if mode == "free":
         if any(x is not None for x in (start, goal, start_logp, goal_logp)):
-            raise KeppError("endpoints='free' takes no start/goal (use 'pinned' or 'topk')")
+            raise KeppError("endpoints='free' takes no start/goal (use 'pinned', 'topk' or 'dist')")
         return np.zeros((n, a)), np.zeros((n, a))
-    if start is None or goal is None:
+    if mode == "dist":
+        if start is not None or goal is not None:
+            raise KeppError("endpoints='dist' takes start_logp/goal_logp ([N, A] log-probabilities), "
+                            "not start/goal indices (use 'pinned' or 'topk' for those)")
+        if start_logp is None or goal_logp is None:
+            raise KeppError("endpoints='dist' needs both start_logp and goal_logp ([N, A] log-probabilities)")
+    elif start is None or goal is None:
         raise KeppError(f"endpoints={mode!r} needs both start and goal")
     if horizon < 2:
         raise KeppError(f"endpoints={mode!r} needs plans of T >= 2 actions, got T={horizon}")
+    if mode == "dist":
+        return _log_weights(start_logp, "start_logp", n, a), _log_weights(goal_logp, "goal_logp", n, a)
     if mode == "pinned" and (start_logp is not None or goal_logp is not None):
         raise KeppError("endpoints='pinned' takes no log-confidences (use 'topk')")
     terms = []
@@ -251,6 +270,34 @@ def _endpoint_terms(mode: str, n: int, horizon: int, a: int, start, goal, start_
         np.maximum.at(term, (np.repeat(np.arange(n), idx.shape[1]), idx.reshape(-1)), conf.reshape(-1))
         terms.append(term)
     return terms[0], terms[1]
+
+
+def _log_weights(x, name: str, n: int, a: int) -> np.ndarray:
+    """Per-query log-weights ``[N, A]`` (``-inf`` allowed; a boolean mask is 0 / ``-inf``), each
+    row with at least one possible action."""
+    if hasattr(x, "detach"):
+        x = x.detach().cpu().numpy()
+    if np.asarray(x).dtype == bool:
+        x = np.where(np.asarray(x), 0.0, -np.inf)
+    w = _array(x, name)
+    if w.shape != (n, a):
+        raise KeppError(f"{name} has shape {list(w.shape)} (expected [N, A] = [{n}, {a}]: "
+                        f"one log-weight per query and action)")
+    dead = np.isneginf(w).all(-1)
+    if dead.any():
+        raise KeppError(f"{name} is -inf for every action in row {int(np.flatnonzero(dead)[0])} "
+                        f"(expected at least one possible action per query)")
+    return w
+
+
+def _check_feasible(unary: np.ndarray) -> None:
+    """Every position of every query has a possible action (else even ``λ = 0`` has no plan)."""
+    dead = np.isneginf(unary).all(-1)  # [N, T]
+    if dead.any():
+        q, t = (int(i) for i in np.argwhere(dead)[0])
+        raise KeppError(f"query {q} has no possible action at position {t + 1} of {unary.shape[1]}: the endpoint "
+                        f"terms and action_logprior are -inf for every action there (expected at least one "
+                        f"action they both allow)")
 
 
 # --- Viterbi ---------------------------------------------------------------------------------
@@ -300,15 +347,18 @@ def _viterbi(unary: np.ndarray, trans: np.ndarray | None, tol: float | None) -> 
 
 
 def decode(emissions, transitions, lam: float = 1.0, endpoints: str = "free", start=None, goal=None,
-           start_logp=None, goal_logp=None, tol: float | None = None) -> Decoding:
+           start_logp=None, goal_logp=None, tol: float | None = None, action_logprior=None) -> Decoding:
     """Exact best plans of ``T`` actions under emissions ``[N, T, A]`` and the graph's
     transitions (a :class:`ProcedureGraph` or ``[A, A]`` log-probabilities, ``-inf``: no edge).
 
     ``endpoints``: ``free``; ``pinned`` (``start``, ``goal``: ``[N]`` action indices); ``topk``
     (``start``, ``goal``: ``[N, k]`` candidates, ``start_logp``/``goal_logp``: ``[N, k]``
-    log-confidences added to the score, default 0). Ties: the lexicographically smallest
-    plan (within ``tol``, default relative, see the module docstring). Queries without a
-    feasible walk are decoded with ``λ = 0`` and flagged.
+    log-confidences added to the score, default 0); ``dist`` (no ``start``/``goal``;
+    ``start_logp``/``goal_logp``: ``[N, A]`` log-probabilities of every action as the first and
+    the last step, ``-inf`` allowed). ``action_logprior`` ``[N, A]`` (optional, any mode):
+    log-weights added at every position, ``-inf`` or a boolean mask's False excluding an action.
+    Ties: the lexicographically smallest plan (within ``tol``, default relative, see the module
+    docstring). Queries without a feasible walk are decoded with ``λ = 0`` and flagged.
 
     >>> g = ProcedureGraph.from_plans(["a", "b", "c"], [(0, 1, 2)])
     >>> e = np.log([[[.1, .1, .8], [.8, .1, .1], [.1, .8, .1]]])
@@ -317,6 +367,19 @@ def decode(emissions, transitions, lam: float = 1.0, endpoints: str = "free", st
     >>> d = decode(e, g, lam=1.0, endpoints="pinned", start=[2], goal=[1])   # no walk 2 -> 1
     >>> d.plans.tolist(), d.fallback.tolist()
     ([[2, 0, 1]], [True])
+
+    Joint decoding: the most probable endpoints (a, b) have no walk between them; with their
+    distributions the plan that is best as a whole wins, and a task's action set (no b)
+    restricts every position.
+
+    >>> g = ProcedureGraph.from_plans(["a", "b", "c"], [(0, 1, 2), (1, 2, 2)])
+    >>> flat, s, t = np.zeros((1, 3, 3)), np.log([[.5, .3, .2]]), np.log([[.01, .6, .39]])
+    >>> decode(flat, g, 1.0, "pinned", start=[0], goal=[1]).fallback.tolist()
+    [True]
+    >>> decode(flat, g, 1.0, "dist", start_logp=s, goal_logp=t).plans.tolist()
+    [[0, 1, 2]]
+    >>> decode(flat, g, 1.0, "dist", start_logp=s, goal_logp=t, action_logprior=[[True, False, True]]).plans.tolist()
+    [[2, 2, 2]]
     """
     e = _check_emissions(emissions)
     lam = _check_lam(lam)
@@ -326,8 +389,11 @@ def decode(emissions, transitions, lam: float = 1.0, endpoints: str = "free", st
     trans = _transitions(transitions, a) * lam if lam > 0 else None
     first, last = _endpoint_terms(endpoints, n, t_len, a, start, goal, start_logp, goal_logp)
     unary = e.copy()
+    if action_logprior is not None:
+        unary += _log_weights(action_logprior, "action_logprior", n, a)[:, None, :]
     unary[:, 0] += first
     unary[:, -1] += last
+    _check_feasible(unary)
     plans, scores = _viterbi(unary, trans, tol)
     fallback = np.isneginf(scores)
     if fallback.any():
@@ -375,7 +441,7 @@ def decode_history(emissions, scorer: HistoryScorer, lam: float = 1.0, endpoints
     """
     e = _check_emissions(emissions)
     lam = _check_lam(lam)
-    if endpoints == "free":
+    if endpoints in ("free", "dist"):
         raise KeppError("decode_history needs endpoints 'pinned' or 'topk' (the window scores are per endpoint pair)")
     n, t_len, a = e.shape
     if a != scorer.graph.num_actions or t_len < 2:
