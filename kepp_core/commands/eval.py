@@ -102,8 +102,8 @@ def _eval(args) -> int:
         if len(args.settings) > 1:
             cols.insert(2, "setting")
     else:
-        cols = ["method", "T", "setting", "SR", "mAcc", "mIoU", "mIoU_b256", "first_acc", "last_acc",
-                "episodes", "episodes_per_s"]
+        cols = ["method", "T", "setting", "SR", "mAcc", "mIoU", "mIoU_b256", "ends", "SR_ends", "first_acc",
+                "last_acc", "episodes", "episodes_per_s"]
         if llm is not None:
             cols[-2:-2] = ["llm_plans", "llm_fallbacks"]
     print_table(rows, cols, title=f"{ds.name}: test episodes")
