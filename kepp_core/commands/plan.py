@@ -41,8 +41,8 @@ def register(sub) -> None:
     p.add_argument("--raw", action="store_true",
                    help="the planning model's own argmax plan, without graph decoding")
     p.add_argument("--save-decoding", action="store_true",
-                   help="store a decoding choice made now in MODELS/T<h>/decoding.json (default: in KEPP's "
-                        "cache home; the models folder is never written otherwise)")
+                   help="store a decoding choice made now in MODELS/T<h>/decoding.json, not in KEPP's "
+                        "cache home (the models folder is never written otherwise)")
     p.add_argument("--encoder", default=None, metavar="SPEC",
                    help="feature encoder of a video (default: the models' own, the built-in one for the demo)")
     p.add_argument("--top", type=int, default=5, help="most probable first and last steps shown")
@@ -63,14 +63,18 @@ def _plan(args) -> int:
     models = Path(args.models) if args.models else DEMO_ASSETS
     if not models.is_dir():
         raise KeppError(f"{models}: models folder not found (--models; train one with 'kepp train all')")
-    planner = api.load_planner(models, args.horizon, role.condition, role.R, dataset=lambda: dataset_from_args(args),
-                               decode=not args.raw, save_decoding=args.save_decoding)
-    planner.seed = args.seed
-    features, duration = _features(source, planner, args.encoder)
+    features, duration = _features(source)
     for name, (a, b) in (("--start", args.start), ("--goal", args.goal)):
         if a < 0 or b > duration + 1e-6:
             raise KeppError(f"{name} {a:g} {b:g}: outside the video {source.name} ({duration:.1f} s long): "
                             f"choose seconds from 0 to {duration:.1f}")
+    planner = api.load_planner(models, args.horizon, role.condition, role.R, dataset=lambda: dataset_from_args(args),
+                               decode=not args.raw, save_decoding=args.save_decoding)
+    planner.seed = args.seed
+    if features is None:  # a video: encoded with the models' encoder when the clips are cut from it
+        name = planner.plan_spec.encoder
+        spec = api.encoder_spec(name, (args.encoder,) if args.encoder else ()) if name else (args.encoder or "builtin")
+        features = lambda: api.encode_clip_video(source, spec)  # noqa: E731
     result, _, _ = api.plan_clips(planner, features, args.start, args.goal, args.horizon, args.paths)
     out = {"video": str(source), "models": str(models), "planning_model": args.planning_model,
            "start": list(args.start), "goal": list(args.goal), "duration": round(duration, 3),
@@ -98,19 +102,17 @@ def _check_request(args, source: Path) -> None:
         raise KeppError(f"-T {args.horizon} / --top {args.top}: expected whole numbers >= 1")
 
 
-def _features(source: Path, planner, encoder: str | None):
-    """Per-second features of ``source`` (a function: a video is encoded only when planned) and its
-    duration in seconds."""
+def _features(source: Path):
+    """The per-second features of a features file (None for a video: encoded once the planner and
+    its encoder are known) and the duration of ``source`` in seconds; a file that is neither
+    raises a KeppError naming it."""
     from kepp_core import api
     from kepp_core.data import load_features
 
     if source.suffix.lower() in FEATURE_SUFFIXES:
         feats = load_features(source)
         return feats, float(len(feats))
-    duration = float(api.video_meta(source)["duration"])  # a file that is not a video: a KeppError naming it
-    name = planner.plan_spec.encoder
-    spec = api.encoder_spec(name, (encoder,) if encoder else ()) if name else (encoder or "builtin")
-    return (lambda: api.encode_clip_video(source, spec)), duration
+    return None, float(api.video_meta(source)["duration"])
 
 
 def _print(out: dict, result) -> None:
