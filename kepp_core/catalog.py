@@ -224,7 +224,11 @@ _LLM_METHODS = (
 )
 # Every method, in the table's (and the registry's) order.
 METHODS: tuple[MethodEntry, ...] = _BASE_METHODS + _LLM_METHODS + _DECODED
-DEMO_METHODS = ("kepp-R1", "kepp-R2", "kepp-nograph")  # the demo table's rows (recorded in the demo manifest)
+DEMO_METHODS = ("kepp-R1", "kepp-R2", "kepp-nograph")  # the demo table's KEPP rows (the shipped models' claim)
+# What the shipped demo records hold: every method the demo models can run (no LLM; PDPP needs a task
+# classifier and a task-conditioned planning model, which the demo does not ship), the +dec rows included.
+DEMO_RECORDED = tuple(m.name for m in METHODS if not m.llm and not m.structured
+                      and set(m.roles) <= set(DEMO_ROLES))
 
 
 _index: tuple[tuple[MethodEntry, ...], dict[str, MethodEntry]] = ((), {})  # METHODS by name, remade when it changes

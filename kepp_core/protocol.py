@@ -302,7 +302,8 @@ def _evaluate(spec: ProtocolSpec, ds: Dataset, root: Path, horizon: int, seed: i
     if cached.get("methods") == list(spec.methods):
         return _with_decomposition(cached["rows"], cached["records"]), cached["records"]
     mode, k = parse_decode_mode(spec.decode) if spec.decode is not None else (None, TOPK)
-    decode = DecodeOverride(mode, spec.decode_weight, k, spec.decode_samples)
+    # the protocol trained these models: their decoding choice is kept with them
+    decode = DecodeOverride(mode, spec.decode_weight, k, spec.decode_samples, save=True)
     options = EvalOptions(setting=spec.setting, seed=seed, strict=True, decode=decode)
     ev = evaluate_horizon(ds, root, horizon, spec.methods, options, log=log)
     rows = [{**r, **(ev.step_accuracy or {}), "seed": seed, "fraction": fraction} for r in ev.rows()]

@@ -19,9 +19,10 @@ torch.set_num_threads(1)
 
 def test_decoded_rows_run_through_kepp_eval_and_store_their_choice(demo_t3, tmp_path):
     _, root, models = demo_t3
+    (models / "T3" / "decoding.json").unlink(missing_ok=True)  # the shipped choices: made again here
     methods = ["kepp-nograph", "kepp-nograph+dec", "kepp-R1", "kepp-R1+dec", "kepp-gt+dec", "graph-gt"]
     r = kepp("eval", "--dataset", "demo", "--root", root, "--models", models, "-T", "3", "--methods", *methods,
-             "--out", tmp_path / "t.json")
+             "--out", tmp_path / "t.json", "--save-decoding")
     assert r.returncode == 0, r.stderr
     rows = {x["method"]: x for x in json.loads((tmp_path / "t.json").read_text())["rows"]}
     assert list(rows) == methods
