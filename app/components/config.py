@@ -81,6 +81,9 @@ NAV = [("Home.py", "Home", ":material/home:"), ("pages/1_Plan.py", "Plan", ":mat
        ("pages/4_Failure_cases.py", "Failure cases", ":material/search:"),
        ("pages/5_Results.py", "Results", ":material/bar_chart:"), ("pages/6_Training.py", "Training", ":material/show_chart:"),
        ("pages/7_Playlists.py", "Playlists", ":material/playlist_play:")]
+# pages the presentation bar leaves out, so that it keeps to one line at 1280 px: Playlists is where a
+# talk is prepared (its Present link and the Plan page's playing bar lead on; the sidebar lists it too)
+OFF_BAR = ("Playlists",)
 PRESENT_SEEN = "kepp_present_seen"  # the last ?present= value applied
 PANEL_OPEN = "kepp_panel_open"  # the sidebar's settings panel is open
 
@@ -210,7 +213,8 @@ def top_bar() -> None:
     """Presentation mode's page bar: every page, and the way out of the mode (no sidebar needed)."""
     with st.container(horizontal=True, vertical_alignment="center", gap="small", key="kepp_bar"):
         for path, label, icon in NAV:
-            st.page_link(path, label=label, icon=icon)
+            if label not in OFF_BAR:
+                st.page_link(path, label=label, icon=icon)
         st.button("Exit presentation", key="present_exit", icon=":material/close_fullscreen:", type="tertiary",
                   on_click=_set_presentation,
                   args=(False,), help="back to the normal layout with settings (or open the page with ?present=0)")
