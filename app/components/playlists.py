@@ -152,7 +152,7 @@ def plan_control(cfg: AppConfig, link, video, key: str = "plan_add") -> None:
     if video is None or "ep" not in link.out:
         return
     episode = catalog.episode_id(video.task, video.id, int(link.out["ep"]), int(link.out["T"]))
-    add_control(cfg, [plan_item(link.out, episode)], key)
+    add_control(cfg, [plan_item(link.out, episode)], key, label="Playlist")  # fits the title row's column
 
 
 def load(cfg: AppConfig, ds, name: str) -> list[dict]:
