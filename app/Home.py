@@ -59,7 +59,8 @@ WHAT = {"Plan": "plan from a video: step model, graph paths, final plan, sub-gra
         "Heatmaps": "step transition heatmaps: training, test, predictions",
         "Failure cases": "the paper's failure patterns and statistics",
         "Results": "metrics per method and horizon; browse and compare episodes",
-        "Training": "loss and validation curves of training runs"}
+        "Training": "loss and validation curves of training runs",
+        "Playlists": "episodes curated for a talk, played in presentation mode"}
 for path, label, icon in NAV:
     if label in WHAT:
         st.page_link(path, label=f"**{label}**: {WHAT[label]}", icon=icon)

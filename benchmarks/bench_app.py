@@ -46,7 +46,8 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
                  "--disable-component-update"]
 PAGES = [("Plan", "Plan from a video"), ("Graph", "Procedure knowledge graph"),
          ("Heatmaps", "Step transition heatmaps"), ("Failure cases", "Failure cases"),
-         ("Results", "Results"), ("Training", "Training curves"), ("Home", "KEPP: knowledge-enhanced")]
+         ("Results", "Results"), ("Training", "Training curves"), ("Playlists", "Playlists"),
+         ("Home", "KEPP: knowledge-enhanced")]
 SHOTS = REPO / "assets" / "screenshots"
 
 
@@ -113,6 +114,8 @@ def measure_presentation(page, url: str, repeats: int, results: dict, records: b
     for warm in (True, False):
         for _ in range(1 if warm else repeats):
             for label, title in PAGES:
+                if label == "Playlists":  # not in the page bar (components.config.OFF_BAR)
+                    continue
                 t = time.perf_counter()
                 bar_switch(page, label, title)
                 if not warm:
@@ -162,8 +165,8 @@ GRAPH_LINK = "step=add+sugar&min=0.1"  # the Graph page's presentation screensho
 
 
 def presentation_shots(page, url: str, success: str, graph_link: str = GRAPH_LINK) -> None:
-    """README screenshots of presentation mode at 1280x720: a Plan result, Failure cases, Results, and
-    the Graph page opened from a deep link, scrolled to its drawing."""
+    """README screenshots of presentation mode at 1280x720: a Plan result, Failure cases, Results, the
+    Graph page opened from a deep link, scrolled to its drawing, and a playlist played."""
     page.set_viewport_size(PRESENT)
     page.goto(f"{url}/Plan?{success}&present=1")
     page.locator(".kepp-plan .kepp-card").first.wait_for(timeout=120_000)
@@ -181,6 +184,24 @@ def presentation_shots(page, url: str, success: str, graph_link: str = GRAPH_LIN
     page.locator("iframe").first.evaluate("e => e.scrollIntoView({block: 'end'})")  # the drawing, its caption above
     page.wait_for_timeout(2500)  # let the drawing settle
     shot(page, "present_graph", width=PRESENT["width"])
+    playlist_shot(page, url)
+
+
+def playlist_shot(page, url: str) -> None:
+    """A playlist played in presentation mode: the built-in scenes, from the Playlists page's Present
+    link, moved to the second item with the keyboard (→) as a presenter's clicker would."""
+    page.goto(f"{url}/Playlists?present=1")
+    page.get_by_role("link", name="Present").first.click()
+    page.locator(".st-key-playlist_bar").wait_for(timeout=120_000)
+    page.locator(".kepp-plan .kepp-card").first.wait_for(timeout=120_000)
+    idle(page)
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("() => new URLSearchParams(location.search).get('item') === '2'", timeout=60_000)
+    page.wait_for_timeout(1000)
+    idle(page)
+    page.locator(".kepp-plan .kepp-card").first.wait_for(timeout=120_000)
+    page.wait_for_timeout(2500)  # the page scrolls to the result; the graph settles
+    shot(page, "present_playlist", width=PRESENT["width"])
 
 
 def world_facts(args) -> dict:
@@ -330,7 +351,8 @@ def measure_first_page(args) -> int:
     """The first page only, ``--repeats`` times: a fresh server and a fresh browser tab each time."""
     from playwright.sync_api import sync_playwright
 
-    from kepp_core.commands.app import AppOptions, free_port, start_app
+    from kepp_core.api import AppConfig
+    from kepp_core.commands.app import free_port, start_app
 
     health, ready = [], []
     with sync_playwright() as p:
@@ -339,7 +361,7 @@ def measure_first_page(args) -> int:
             page = browser.new_page(viewport={"width": 1400, "height": 900})
             port = free_port()
             t0 = time.perf_counter()
-            proc = start_app(AppOptions(dataset=args.dataset, root=args.root, checkpoints=args.checkpoints,
+            proc = start_app(AppConfig(dataset=args.dataset, root=args.root, checkpoints=args.checkpoints,
                                         predictions=args.predictions, port=port))
             try:
                 h, r = first_page(page, f"http://localhost:{port}", proc, t0)
@@ -376,7 +398,8 @@ def main() -> int:
 
     from playwright.sync_api import sync_playwright
 
-    from kepp_core.commands.app import AppOptions, free_port, start_app
+    from kepp_core.api import AppConfig
+    from kepp_core.commands.app import free_port, start_app
 
     if args.dataset == "demo" and args.root is None:
         from kepp_core.data.synth import ensure_world
@@ -403,7 +426,7 @@ def main() -> int:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         t0 = time.perf_counter()
-        proc = start_app(AppOptions(dataset=args.dataset, root=args.root, checkpoints=args.checkpoints,
+        proc = start_app(AppConfig(dataset=args.dataset, root=args.root, checkpoints=args.checkpoints,
                                     predictions=args.predictions, port=port))
         try:
             t_health, t_ready = first_page(page, url, proc, t0)

@@ -27,8 +27,9 @@ DEMO_TABLE_SPEC = PROTOCOLS_DIR / "demo-table.toml"  # what ``kepp demo table`` 
 
 # The cache home's folders: the generated demo world, demo models trained when the shipped ones do
 # not fit it, LLM replies, the app's remembered scenes, the graph decoding choices made for models folders
-# that are not written to (kepp_core.evaluation.methods.decoded).
-CACHE_FOLDERS = ("demo-world", "demo-models", "llm-cache", "scenes", "decoding")
+# that are not written to (kepp_core.evaluation.methods.decoded), playlists of a records folder that cannot
+# hold them.
+CACHE_FOLDERS = ("demo-world", "demo-models", "llm-cache", "scenes", "decoding", "playlists")
 
 
 def kepp_home() -> Path:

@@ -356,7 +356,7 @@ def test_every_page_works_on_the_niv_world_with_its_own_models(monkeypatch, niv_
     assert all(m.value in ds.actions for m in at.metric)
     assert cards(at) >= 3 * niv_env.horizon  # graph path(s), the plan and the ground truth
     for page in ("pages/2_Graph.py", "pages/3_Heatmaps.py", "pages/4_Failure_cases.py",
-                 "pages/5_Results.py", "pages/6_Training.py"):
+                 "pages/5_Results.py", "pages/6_Training.py", "pages/7_Playlists.py"):
         at.switch_page(page).run()
         no_problems(at)
     at.switch_page("pages/5_Results.py").run()

@@ -11,7 +11,7 @@ from tests.helpers.app_session import no_problems, open_page, texts
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("app")]
 
 PAGES = ["pages/2_Graph.py", "pages/3_Heatmaps.py", "pages/4_Failure_cases.py", "pages/5_Results.py",
-         "pages/6_Training.py"]
+         "pages/6_Training.py", "pages/7_Playlists.py"]
 
 
 def coin_env(coin_json) -> dict:

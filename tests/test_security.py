@@ -80,11 +80,26 @@ def hostile_plans(tmp_path_factory, listener) -> tuple[Path, dict[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def hostile_app(hostile_plans):
+def hostile_playlists(hostile_plans) -> Path:
+    """A records folder (no records) whose playlists hold the hostile strings as episodes, methods,
+    notes and query values, and a playlist file whose name is markup."""
+    plans, bad = hostile_plans
+    folder = plans.parent / "records"
+    (folder / "playlists").mkdir(parents=True)
+    items = [{"episode": text, "method": text, "T": 3, "note": text,
+              "query": {"video": text, "ep": "0", "T": "3", "plan": "1", "model": text}} for text in bad.values()]
+    playlist = {"format": "kepp-playlist", "version": 1, "items": items}
+    (folder / "playlists" / "hostile.json").write_text(json.dumps(playlist), encoding="utf-8")
+    (folder / "playlists" / "<img src=x onerror=window.__kepp_pwned=1>.json").write_text(json.dumps(playlist))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def hostile_app(hostile_plans, hostile_playlists):
     from kepp_core.api import AppConfig
 
     plans, bad = hostile_plans
-    with app_server(AppConfig(dataset="plans", root=str(plans))) as url:
+    with app_server(AppConfig(dataset="plans", root=str(plans), predictions=str(hostile_playlists))) as url:
         yield url, bad
 
 
@@ -129,6 +144,10 @@ def _pages(url: str, bad: dict[str, str]) -> list[tuple[str, str]]:
         ("failure cases", f"{url}/Failure_cases"),
         ("results", f"{url}/Results"),
         ("training", f"{url}/Training"),
+        ("a playlist of hostile episodes", f"{url}/Playlists?playlist=hostile"),
+        ("a hostile playlist name", f"{url}/Playlists?playlist={q(bad['script'])}"),
+        ("another hostile playlist name", f"{url}/Playlists?playlist={q(bad['img'])}"),
+        ("playing a hostile playlist", f"{url}/Plan?playlist=hostile&item=2"),
     ]
 
 
@@ -161,6 +180,20 @@ def test_the_plan_page_plans_with_hostile_labels_and_shows_them_as_text(hostile_
     _settle(page)
     cards = page.evaluate("() => [...document.querySelectorAll('.kepp-card div:last-child')].map(d => d.innerText)")
     assert any(c in (bad["script"], bad["img"], bad["svg"]) for c in cards), cards
+    assert not _pwned(page)
+    page.close()
+    assert listener.hits == []
+
+
+def test_a_playlist_of_hostile_episodes_shows_them_as_text(hostile_app, browser, listener):
+    url, bad = hostile_app
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(f"{url}/Playlists?playlist=hostile")
+    page.get_by_role("link", name="Present").wait_for(timeout=120_000)
+    _settle(page)
+    text = page.locator('[data-testid="stMain"]').inner_text()
+    assert all(s in text for s in (bad["script"], bad["img"], bad["svg"], bad["js-url"])), text[:2000]
+    assert "1 file(s) there are left out" in text  # the playlist file named with markup is not listed
     assert not _pwned(page)
     page.close()
     assert listener.hits == []

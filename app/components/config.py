@@ -17,7 +17,7 @@ from kepp_core.api import AppConfig, check_allowed, read_app_config
 from kepp_core.errors import KeppError
 
 __all__ = ["AppConfig", "current_config", "font_scale", "initial_config", "page_setup", "presenting", "set_config",
-           "sidebar", "top_bar"]
+           "sidebar", "start_config", "top_bar"]
 
 STATE_KEY = "kepp_cfg"
 PATH_FIELDS = AppConfig.PATH_KEYS
@@ -79,7 +79,11 @@ GRAPH_FONT_JS = """
 NAV = [("Home.py", "Home", ":material/home:"), ("pages/1_Plan.py", "Plan", ":material/route:"),
        ("pages/2_Graph.py", "Graph", ":material/hub:"), ("pages/3_Heatmaps.py", "Heatmaps", ":material/grid_on:"),
        ("pages/4_Failure_cases.py", "Failure cases", ":material/search:"),
-       ("pages/5_Results.py", "Results", ":material/bar_chart:"), ("pages/6_Training.py", "Training", ":material/show_chart:")]
+       ("pages/5_Results.py", "Results", ":material/bar_chart:"), ("pages/6_Training.py", "Training", ":material/show_chart:"),
+       ("pages/7_Playlists.py", "Playlists", ":material/playlist_play:")]
+# pages the presentation bar leaves out, so that it keeps to one line at 1280 px: Playlists is where a
+# talk is prepared (its Present link and the Plan page's playing bar lead on; the sidebar lists it too)
+OFF_BAR = ("Playlists",)
 PRESENT_SEEN = "kepp_present_seen"  # the last ?present= value applied
 PANEL_OPEN = "kepp_panel_open"  # the sidebar's settings panel is open
 
@@ -105,7 +109,7 @@ def set_config(cfg: AppConfig) -> None:
     st.session_state[STATE_KEY] = cfg
 
 
-def _start_config() -> AppConfig:
+def start_config() -> AppConfig:
     """The configuration the server was started with (what decides which folders a visitor may open)."""
     try:
         return initial_config()
@@ -121,7 +125,7 @@ def _apply_widget(name: str) -> None:
         value = value.strip() or None
         if value is not None:
             try:
-                check_allowed(value, _start_config())
+                check_allowed(value, start_config())
             except KeppError as e:
                 st.session_state["kepp_cfg_error"] = str(e)
                 return
@@ -134,7 +138,7 @@ def _load_config_file() -> None:
     if not path:
         return
     try:
-        start = _start_config()
+        start = start_config()
         check_allowed(path, start)
         values = read_app_config(path)
         values.pop("encoders", None)  # only the person starting the app chooses code to load
@@ -209,7 +213,8 @@ def top_bar() -> None:
     """Presentation mode's page bar: every page, and the way out of the mode (no sidebar needed)."""
     with st.container(horizontal=True, vertical_alignment="center", gap="small", key="kepp_bar"):
         for path, label, icon in NAV:
-            st.page_link(path, label=label, icon=icon)
+            if label not in OFF_BAR:
+                st.page_link(path, label=label, icon=icon)
         st.button("Exit presentation", key="present_exit", icon=":material/close_fullscreen:", type="tertiary",
                   on_click=_set_presentation,
                   args=(False,), help="back to the normal layout with settings (or open the page with ?present=0)")

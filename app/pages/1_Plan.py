@@ -6,7 +6,7 @@ import time
 
 import streamlit as st
 
-from components import backend, links, network, pickers, plans, scenes, why, zeroshot
+from components import backend, links, network, pickers, plans, playlists, scenes, why, zeroshot
 from components.charts import scaled, video_timeline
 from components.config import page_setup
 from components.plangraph import graph_paths
@@ -44,6 +44,7 @@ if not horizons:
 demo_scenes = scenes.available(cfg, ds, horizons)
 link = links.PageLink("plan", defaults=scenes.default_query(demo_scenes))
 scenes.scene_bar(demo_scenes, "plan_scene")
+playlists.playing_bar(cfg, ds, link)
 
 settings = st.expander("Settings", expanded=False) if cfg.presentation else st.container()
 controls = settings.columns([1, 1, 2, 2, 2])
@@ -225,6 +226,7 @@ link.keep(plan="1" if shown else None)
 link.publish()
 with link_col:
     links.copy_link(link, "plan_link")
+    playlists.plan_control(cfg, link, video if video is not None else example)
 if not saved or saved["inputs"] != inputs:
     st.info("Choose the clips and press **Plan**.")
     st.stop()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from components import backend, episodes, links, paging
+from components import backend, episodes, links, paging, playlists
 from components.charts import pattern_bars, show_figure, show_table
 from components.config import page_icon, page_setup
 from components.text import dataset_caption, md
@@ -109,6 +109,8 @@ paging.episode_buttons("fail", "fail_episode", chosen["episode"], (prev_col, nex
 link.keep(episode=ep)
 row = rows[rows["episode"] == ep].iloc[0]
 open_col.page_link("pages/1_Plan.py", label="Open in Plan", icon=page_icon("Plan"), query_params=episodes.plan_query(row))
+with open_col:
+    playlists.add_control(cfg, [playlists.item_of_row(row)], "fail_add")
 link.publish()
 with link_col:
     links.copy_link(link, "fail_link")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components import backend, episodes, links, paging
+from components import backend, episodes, links, paging, playlists
 from components.charts import show_table
 from components.config import page_icon, page_setup
 from components.protocol import show_protocol
@@ -114,6 +114,8 @@ if len(sel):
     paging.episode_buttons("res", "res_episode", sel["episode"], (prev_col, next_col))
     row = page_rows[page_rows["episode"] == ep].iloc[0]
     open_col.page_link("pages/1_Plan.py", label="Open in Plan", icon=page_icon("Plan"), query_params=episodes.plan_query(row))
+    with open_col:
+        playlists.add_control(cfg, [playlists.item_of_row(row)], "res_add")
     same = preds[(preds["episode"] == ep) & (preds["horizon"] == horizon)]
     available = sorted(same["method"].unique())
 

@@ -5,7 +5,7 @@ Each name is documented where it is defined; drawing, scene curation and URLs li
 - :mod:`~kepp_core.api.config`: the app's configuration (:class:`AppConfig`, the TOML file, the
   folders a browser visitor may open);
 - :mod:`~kepp_core.api.workspace`: a configuration opened (dataset, graph, models, prediction
-  records, training runs, protocol folders) and the cache home's remembered views;
+  records, training runs, protocol folders, playlists) and the cache home's remembered views;
 - :mod:`~kepp_core.api.planning`: the planner of a models folder, one episode from two clips,
   sampled plans, the LLM recommender;
 - :mod:`~kepp_core.api.analysis`: transition matrices, expert trajectories, prediction records as

@@ -15,12 +15,14 @@ kepp_core.errors.KeppError: /nowhere/plans.jsonl: dataset path does not exist
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections.abc import Callable
 from pathlib import Path
 
 from kepp_core.api.analysis import read_predictions
 from kepp_core.api.protocols import find_protocols
-from kepp_core.api.config import AppConfig
+from kepp_core.api.config import AppConfig, check_allowed
 from kepp_core.catalog import CONFIG_FILE, LOG_FILE, RESULTS_FILE, parse_model_folder
 from kepp_core.data import Dataset, load_dataset
 from kepp_core.data.synth import ensure_world, world_ready
@@ -29,9 +31,11 @@ from kepp_core.graph import build_graph, load_graph
 from kepp_core.io import iter_jsonl, read_json, remembered_json
 from kepp_core.models.folders import trained_horizons as horizons_of
 from kepp_core.paths import DEMO_ASSETS, REPO_ROOT, cache_folder
+from kepp_core.playlists import PlaylistStore
 from kepp_core.video import read_manifest
 
 RECORD_SUFFIXES = (".jsonl", ".parquet")
+PLAYLISTS = "playlists"  # the folder of playlists, beside the records or in the cache home
 
 
 def demo_world_root(seed: int = 0) -> str:
@@ -249,6 +253,39 @@ class Workspace:
     def feature_encoder(self) -> dict:
         """The encoder of the dataset's features (see :func:`feature_encoder`)."""
         return feature_encoder(self.dataset)
+
+    def playlists_folder(self) -> Path:
+        """Where this workspace's playlists live: ``playlists/`` beside the prediction records (the
+        records file's folder, or the records folder), else beside the models; in the cache home
+        (``playlists/<12 hex digits of that folder's path>``) when that folder cannot be written,
+        is the shipped demo models' (the checkout stays clean) or there is none."""
+        base = None
+        if self.config.predictions:
+            p = Path(self.config.predictions)
+            base = p.parent if p.is_file() else p
+        else:
+            try:
+                base = self.models_root()
+            except KeppError:
+                base = None
+        if base is not None and base.is_dir():
+            real = Path(os.path.realpath(base))
+            own = real / PLAYLISTS
+            shipped = real == Path(os.path.realpath(DEMO_ASSETS)) or real.is_relative_to(os.path.realpath(DEMO_ASSETS))
+            if not shipped and (own.is_dir() and os.access(own, os.W_OK | os.X_OK)
+                                or not own.exists() and os.access(real, os.W_OK | os.X_OK)):
+                return base / PLAYLISTS
+        key = str(Path(os.path.realpath(base)) if base is not None else self.config.dataset_key())
+        return cache_folder(PLAYLISTS) / hashlib.sha1(key.encode()).hexdigest()[:12]
+
+    def playlists(self, start: AppConfig | None = None) -> PlaylistStore:
+        """This workspace's playlists (:class:`kepp_core.playlists.PlaylistStore` in
+        :meth:`playlists_folder`). With ``start`` (the configuration the server started with), every
+        playlist file read or written must lie under a folder it allows
+        (:func:`~kepp_core.api.config.check_allowed`, symlinks resolved): a browser visitor reads and
+        writes playlists only where the person running the server allowed."""
+        check = None if start is None else (lambda path: check_allowed(path, start))
+        return PlaylistStore(self.playlists_folder(), check)
 
 
 def remembered(kind: str, key: str, compute: Callable[[], object]) -> object:

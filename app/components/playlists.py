@@ -1,0 +1,230 @@
+"""Playlists in the app: add the episode shown (with its method, T and view settings) to a named
+playlist from Plan, Failure cases and Results; play a playlist on the Plan page (``?playlist=NAME
+&item=K``) with a progress indicator and the keyboard (→, Space, PageDown: next; ←, PageUp:
+previous), as a presenter's clicker sends them. The built-in scenes (:mod:`components.scenes`)
+are the default playlist, :data:`DEFAULT`. Storage and checks: :meth:`kepp_core.api.Workspace.playlists`.
+
+A playlist item here is a dict as the file holds it: ``episode``, ``method``, ``T``, ``query``
+(the Plan page's query that reopens it) and ``note``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import streamlit as st
+
+from components import backend, scenes
+from components.config import AppConfig, presenting, start_config
+from components.names import episode_label
+from components.text import md, script_json
+from components.urls import plan_query
+from kepp_core import catalog
+from kepp_core.errors import KeppError
+
+__all__ = ["DEFAULT", "add_control", "add_rows", "item_label", "item_of_row", "load", "play_query", "playing_bar",
+           "plan_control", "plan_item", "store"]
+
+DEFAULT = "scenes"  # the built-in playlist: the curated scenes; no file can take its name
+LAST = "kepp_playlist_last"  # the playlist the last episode was added to (every page offers it first)
+MESSAGE = "kepp_playlist_message"  # control key -> (ok, text) of its last add
+NAV_KEYS = ("playlist", "item")  # the Plan page's URL parameters of a playlist being played
+BAR_CSS = """<style>
+.st-key-playlist_bar { position: fixed; top: 0.45rem; left: 50%; transform: translateX(-50%); z-index: 1000001;
+  width: auto !important; background: rgba(255, 255, 255, 0.95); border: 1px solid #d0d7de; border-radius: 0.6rem;
+  padding: 0.1rem 0.5rem; box-shadow: 0 1px 4px rgba(0, 0, 0, 0.12); }
+.st-key-playlist_bar p { margin: 0; white-space: nowrap; }
+</style>"""
+# The keys a presenter's clicker sends (and the arrows): a listener in the page's document clicks the
+# playing bar's buttons. Not while a text field, select box or slider has the focus (its own keys).
+KEYS = {"next": ["ArrowRight", "PageDown", " ", "Spacebar"], "prev": ["ArrowLeft", "PageUp"]}
+BUTTONS = {"next": ".st-key-playlist_next button", "prev": ".st-key-playlist_prev button"}
+OWN_KEYS = ('input, textarea, select, [contenteditable="true"], [contenteditable=""], [role="slider"], '
+            '[role="combobox"], [role="listbox"], [role="option"]')
+KEYS_JS = """<script>(function () {
+  const top = window.parent || window;
+  if (top.__keppPlaylistKeys) return;  // one listener per browser tab
+  top.__keppPlaylistKeys = true;
+  const keys = %s, buttons = %s, own = %s;
+  top.document.addEventListener("keydown", function (e) {
+    if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
+    const dir = keys.next.includes(e.key) ? "next" : keys.prev.includes(e.key) ? "prev" : null;
+    if (!dir || (e.target && e.target.closest && e.target.closest(own))) return;
+    const button = top.document.querySelector(buttons[dir]);
+    if (!button) return;  // no playlist playing
+    e.preventDefault();
+    if (!button.disabled) button.click();
+    const active = top.document.activeElement;
+    if (active && active.blur) active.blur();  // a focused button would take the next Space itself
+  }, true);
+})();</script>""" % (script_json(KEYS), script_json(BUTTONS), script_json(OWN_KEYS))
+
+
+def store(cfg: AppConfig):
+    """The workspace's playlists (:meth:`kepp_core.api.Workspace.playlists`), where the person running
+    the server allowed (:func:`kepp_core.api.check_allowed`)."""
+    return backend.workspace(cfg).playlists(start_config())
+
+
+def item_of_row(row: Mapping) -> dict:
+    """A predictions-table row as a playlist item (its method and T; the Plan page's query).
+
+    >>> item_of_row({"episode": "tea/0287/7:3", "video": "0287", "horizon": 3, "method": "kepp-R2"})["query"]["model"]
+    'graph-R2'
+    """
+    row = dict(row)
+    return {"episode": str(row["episode"]), "method": str(row["method"]), "T": int(row["horizon"]),
+            "query": plan_query(row), "note": ""}
+
+
+def plan_item(query: Mapping[str, str], episode: str) -> dict:
+    """The Plan page's episode as a playlist item: its query (planned at once, without the playing
+    playlist's place) and the planning model as the method.
+
+    >>> plan_item({"video": "v", "ep": "2", "T": "4", "model": "none", "playlist": "p", "item": "2"}, "t/v/2:4")
+    {'episode': 't/v/2:4', 'method': '', 'T': 4, 'query': {'video': 'v', 'ep': '2', 'T': '4', 'model': 'none', 'plan': '1'}, 'note': ''}
+    """
+    q = {k: str(v) for k, v in query.items() if k not in (*NAV_KEYS, "present")}
+    q["plan"] = "1"
+    return {"episode": episode, "method": "", "T": int(q.get("T", 0) or 0), "query": q, "note": ""}
+
+
+def _check_target(name: str) -> str:
+    name = name.strip()
+    if name == DEFAULT:
+        raise KeppError(f"{DEFAULT!r} is the built-in playlist of scenes: choose another name")
+    return name
+
+
+def add_rows(cfg: AppConfig, name: str, rows) -> int:
+    """Add episode rows (a predictions table's rows: a DataFrame or mappings with ``episode``,
+    ``video``, ``horizon``, ``method``) to the playlist ``name`` in one call, creating it; returns
+    how many items it holds now. An episode already there with the same settings is not added
+    twice; a KeppError says what is wrong (a bad name, a full playlist, a folder not allowed)."""
+    records = rows.to_dict("records") if hasattr(rows, "to_dict") else [dict(r) for r in rows]
+    return add_items(cfg, name, [item_of_row(r) for r in records])
+
+
+def add_items(cfg: AppConfig, name: str, items: Iterable[Mapping]) -> int:
+    """Add playlist items (dicts) to the playlist ``name``; how many items it holds now."""
+    return len(store(cfg).add(_check_target(name), list(items)).items)
+
+
+def _add(cfg: AppConfig, items: list[dict], key: str) -> None:
+    """on_click of a control's Add button."""
+    name = str(st.session_state.get(f"{key}_name", "")).strip()
+    try:
+        n = add_items(cfg, name, items)
+    except KeppError as e:
+        st.session_state.setdefault(MESSAGE, {})[key] = (False, str(e))
+        return
+    st.session_state[LAST] = name
+    what = "episode" if len(items) == 1 else f"{len(items)} episodes"
+    st.session_state.setdefault(MESSAGE, {})[key] = (True, f"Added the {what} to playlist '{name}' ({n} items).")
+
+
+def add_control(cfg: AppConfig, items: list[dict], key: str, label: str = "Add to playlist") -> None:
+    """An "Add to playlist" control: the playlist's name (the last one used is offered) and Add,
+    which appends ``items`` (:func:`item_of_row`, :func:`plan_item`) to it."""
+    if f"{key}_name" not in st.session_state:
+        st.session_state[f"{key}_name"] = st.session_state.get(LAST, "talk")
+    with st.popover(label, icon=":material/playlist_add:", key=key, width="stretch",
+                    help="add this episode, with its method, T and settings, to a playlist for a talk"):
+        st.text_input("Playlist", key=f"{key}_name", max_chars=64,
+                      help="an existing playlist's name, or a new one (letters, digits, spaces, '-', '_', '.')")
+        st.button("Add", key=f"{key}_go", type="primary", on_click=_add, args=(cfg, items, key), disabled=not items)
+        try:
+            names = store(cfg).names()
+        except KeppError as e:
+            names = []
+            st.caption(md(str(e)))
+        if names:
+            st.caption("Playlists: " + ", ".join(md(n) for n in names))
+        ok, text = st.session_state.get(MESSAGE, {}).get(key, (None, ""))
+        if ok is not None:
+            (st.success if ok else st.error)(md(text))
+        st.page_link("pages/7_Playlists.py", label="Playlists", icon=":material/playlist_play:",
+                     query_params={"playlist": st.session_state[LAST]} if LAST in st.session_state else None)
+
+
+def plan_control(cfg: AppConfig, link, video, key: str = "plan_add") -> None:
+    """The Plan page's "Add to playlist": the episode shown (``video``: the dataset's video, or the
+    upload scene's; None for a user's own upload, which no link can carry) with the page's settings."""
+    if video is None or "ep" not in link.out:
+        return
+    episode = catalog.episode_id(video.task, video.id, int(link.out["ep"]), int(link.out["T"]))
+    add_control(cfg, [plan_item(link.out, episode)], key, label="Playlist")  # fits the title row's column
+
+
+def load(cfg: AppConfig, ds, name: str) -> list[dict]:
+    """The items of the playlist ``name``: the scenes for :data:`DEFAULT`, else its file, checked
+    (a KeppError names the file and key of a bad one)."""
+    if name == DEFAULT:
+        try:
+            horizons = backend.horizons(cfg)
+        except KeppError:
+            horizons = None
+        return [{"episode": s["episode"], "method": s["method"], "T": s["T"], "query": dict(s["query"]),
+                 "note": s["name"]} for s in scenes.available(cfg, ds, horizons)]
+    return [i.to_json() for i in store(cfg).read(name).items]
+
+
+def item_label(item: Mapping, ds) -> str:
+    """One line naming an item: its episode in words, the method (or planning model) and T."""
+    label = episode_label(item["episode"], {t: ds.tasks[t].name for t in ds.tasks})
+    how = catalog.method_label(item["method"]) if item["method"] else f"model {item['query'].get('model', '—')}"
+    return f"{label} · {how} · T={item['T']}" + (f" · {item['note']}" if item.get("note") else "")
+
+
+def play_query(name: str, k: int, item: Mapping) -> dict[str, str]:
+    """The Plan page's query that plays item ``k`` (0-based) of the playlist ``name``.
+
+    >>> play_query("talk", 1, {"query": {"video": "v", "plan": "1"}})
+    {'video': 'v', 'plan': '1', 'playlist': 'talk', 'item': '2'}
+    """
+    q = {**{k2: v for k2, v in item["query"].items() if k2 not in NAV_KEYS}, "playlist": name, "item": str(k + 1)}
+    if presenting():
+        q["present"] = "1"
+    return q
+
+
+def _go(name: str, k: int, item: dict) -> None:
+    """on_click of the playing bar's buttons: the item's address (the Plan page seeds from it and plans)."""
+    st.query_params.from_dict(play_query(name, k, item))
+
+
+def _playing(link) -> tuple[str, int] | None:
+    """The playlist and 1-based item the Plan page's address names: a new address says (leaving them
+    out ends the playlist); a page switch back keeps the last ones."""
+    source = link.url if link.foreign else {**link.mem, **link.url}
+    name, item = source.get("playlist"), source.get("item", "1")
+    if not name:
+        return None
+    return name, int(item) if str(item).isdigit() else 1
+
+
+def playing_bar(cfg: AppConfig, ds, link) -> None:
+    """On the Plan page: when its address plays a playlist (``playlist=NAME&item=K``), a bar with the
+    progress ("3 / 8"), previous and next buttons and the keyboard listener; the place stays in the
+    page's address (``link``: its :class:`components.links.PageLink`)."""
+    where = _playing(link)
+    if where is None:
+        return
+    name, k = where
+    try:
+        items = load(cfg, ds, name)
+    except KeppError as e:
+        st.error(md(str(e)) + " · Fix or delete it on the Playlists page.", icon=":material/warning:")
+        return
+    if not items:
+        st.info(f"Playlist {md(name)} is empty: add episodes from Failure cases, Results or this page.")
+        return
+    k = min(max(k, 1), len(items)) - 1
+    link.keep(playlist=name, item=k + 1)
+    st.markdown(BAR_CSS, unsafe_allow_html=True)
+    with st.container(horizontal=True, vertical_alignment="center", gap="small", key="playlist_bar"):
+        st.button("◀", key="playlist_prev", help="previous item (← or PageUp)", disabled=k == 0, type="tertiary",
+                  on_click=_go, args=(name, k - 1, items[k - 1]) if k else None)
+        st.markdown(f"**{k + 1} / {len(items)}** · {md(name)}", help=md(item_label(items[k], ds)))
+        st.button("▶", key="playlist_next", help="next item (→, Space or PageDown)", disabled=k + 1 >= len(items),
+                  type="tertiary", on_click=_go, args=(name, k + 1, items[k + 1]) if k + 1 < len(items) else None)
+    st.html(KEYS_JS, unsafe_allow_javascript=True)

@@ -1,0 +1,293 @@
+"""Playlists: named, ordered lists of episodes a speaker curates for a talk, one JSON file per
+playlist in a folder (shareable: copy the file). A file is read back only after it is checked
+(types, sizes, number of items, the name safe as a file name), so a damaged or hostile file is one
+message naming the file and the key, never a traceback or a surprise in the page.
+
+The file ``NAME.json``::
+
+    {"format": "kepp-playlist", "version": 1,
+     "items": [{"episode": "tea/0287/7:3", "method": "kepp-R2", "T": 3,
+                "query": {"video": "0287", "ep": "7", "T": "3", "plan": "1", "model": "graph-R2", "R": "2"},
+                "note": ""}]}
+
+``query`` is the address that reopens the item (for the app: the Plan page's URL query, with its
+method, T and view settings); ``episode``, ``method`` and ``T`` name it for lists and captions.
+The playlist's name is its file's name. Writes are atomic (:mod:`kepp_core.io`).
+
+>>> import tempfile
+>>> store = PlaylistStore(tempfile.mkdtemp())
+>>> store.add("my talk", [{"episode": "tea/0287/7:3", "method": "kepp-R2", "T": 3, "query": {"ep": "7"}}]).items[0].T
+3
+>>> store.names()
+['my talk']
+>>> check_name("../etc/passwd")
+Traceback (most recent call last):
+...
+kepp_core.errors.KeppError: playlist name '../etc/passwd' has a path separator: a name is letters, digits, spaces, '-', '_' and '.' (up to 64 characters)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from kepp_core.errors import KeppError
+from kepp_core.io import atomic_write_json, ensure_folder, parse_json, read_text_utf8
+
+__all__ = ["FORMAT", "MAX_ITEMS", "PlaylistItem", "Playlist", "PlaylistStore", "check_name"]
+
+FORMAT, VERSION = "kepp-playlist", 1
+SUFFIX = ".json"
+MAX_ITEMS = 200  # items in one playlist (a talk shows tens)
+MAX_BYTES = 256 * 1024  # a playlist file larger than this is not read
+MAX_NAME = 64  # characters of a playlist name
+MAX_TEXT = 300  # characters of an episode id, a method, a query value
+MAX_NOTE = 1000  # characters of an item's note
+MAX_QUERY = 24  # keys of an item's query
+MAX_LISTED = 500  # playlists listed from one folder
+_NAME = re.compile(r"[A-Za-z0-9_-](?:[A-Za-z0-9 _.-]*[A-Za-z0-9_-])?")
+_QUERY_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,31}")
+# names Windows reserves for devices: a shared playlist must open there too
+_DEVICES = {"con", "prn", "aux", "nul", *(f"{p}{i}" for p in ("com", "lpt") for i in range(1, 10))}
+_RULE = "a name is letters, digits, spaces, '-', '_' and '.' (up to 64 characters)"
+
+
+def check_name(name) -> str:
+    """``name`` when it is a playlist name that is safe as a file name on every system: ASCII
+    letters, digits, spaces, ``-``, ``_`` and ``.``, starting and ending with a letter, digit, ``-``
+    or ``_``, at most :data:`MAX_NAME` characters, not a device name; else a KeppError saying why.
+
+    >>> check_name("talk-2026 v2")
+    'talk-2026 v2'
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise KeppError(f"a playlist needs a name: {_RULE}")
+    shown = name if len(name) <= MAX_NAME else name[:MAX_NAME] + "…"
+    if "/" in name or "\\" in name or os.sep in name:
+        raise KeppError(f"playlist name {shown!r} has a path separator: {_RULE}")
+    if len(name) > MAX_NAME or not _NAME.fullmatch(name) or name.split(".")[0].lower() in _DEVICES:
+        raise KeppError(f"playlist name {shown!r} is not allowed: {_RULE}")
+    return name
+
+
+@dataclass(frozen=True)
+class PlaylistItem:
+    """One episode of a playlist: its id, the method and horizon it is shown with, the query that
+    reopens it (string keys and values) and an optional note."""
+    episode: str
+    method: str
+    T: int
+    query: dict[str, str] = field(default_factory=dict)
+    note: str = ""
+
+    def to_json(self) -> dict:
+        """The item as the file holds it."""
+        return {"episode": self.episode, "method": self.method, "T": self.T, "query": dict(self.query),
+                "note": self.note}
+
+
+@dataclass(frozen=True)
+class Playlist:
+    """A named, ordered list of :class:`PlaylistItem` (the name is the file's)."""
+    name: str
+    items: tuple[PlaylistItem, ...] = ()
+
+    def moved(self, index: int, delta: int) -> Playlist:
+        """The playlist with item ``index`` moved ``delta`` places (kept inside the list).
+
+        >>> p = Playlist("p", tuple(PlaylistItem(f"e{k}", "m", 3) for k in range(3)))
+        >>> [i.episode for i in p.moved(2, -1).items], [i.episode for i in p.moved(0, -1).items]
+        (['e0', 'e2', 'e1'], ['e0', 'e1', 'e2'])
+        """
+        items = list(self.items)
+        to = min(max(index + delta, 0), len(items) - 1)
+        items.insert(to, items.pop(index))
+        return replace(self, items=tuple(items))
+
+    def without(self, index: int) -> Playlist:
+        """The playlist without item ``index``."""
+        return replace(self, items=self.items[:index] + self.items[index + 1:])
+
+    def to_json(self) -> dict:
+        """The playlist as its file holds it."""
+        return {"format": FORMAT, "version": VERSION, "items": [i.to_json() for i in self.items]}
+
+
+def _text(value, where: str, most: int, empty: bool = False) -> str:
+    if not isinstance(value, str):
+        raise KeppError(f"{where}: expected a string, got {type(value).__name__}")
+    if len(value) > most:
+        raise KeppError(f"{where}: longer than {most} characters ({len(value)})")
+    if not value and not empty:
+        raise KeppError(f"{where}: is empty")
+    return value
+
+
+def _query(value, where: str) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise KeppError(f"{where}: expected an object of strings, got {type(value).__name__}")
+    if len(value) > MAX_QUERY:
+        raise KeppError(f"{where}: more than {MAX_QUERY} keys ({len(value)})")
+    for key, text in value.items():
+        if not _QUERY_KEY.fullmatch(key):
+            raise KeppError(f"{where}: key {key[:40]!r} is not a query name (letters, digits, '_')")
+        _text(text, f"{where}.{key}", MAX_TEXT, empty=True)
+    return dict(value)
+
+
+def parse_item(value, where: str) -> PlaylistItem:
+    """One checked item (a mapping as the file holds it); a KeppError naming ``where`` and the key.
+
+    >>> parse_item({"episode": "e", "method": "m", "T": "3"}, "talk.json: items[0]")
+    Traceback (most recent call last):
+    ...
+    kepp_core.errors.KeppError: talk.json: items[0].T: expected a whole number from 1 to 64, got '3'
+    """
+    if not isinstance(value, Mapping):
+        raise KeppError(f"{where}: expected an object, got {type(value).__name__}")
+    known = {"episode", "method", "T", "query", "note"}
+    extra = sorted(str(k)[:40] for k in value if k not in known)
+    if extra:
+        raise KeppError(f"{where}: unknown key {extra[0]!r} (an item has {', '.join(sorted(known))})")
+    for key in ("episode", "method", "T"):
+        if key not in value:
+            raise KeppError(f"{where}: missing {key!r}")
+    T = value["T"]
+    if isinstance(T, bool) or not isinstance(T, int) or not 1 <= T <= 64:
+        raise KeppError(f"{where}.T: expected a whole number from 1 to 64, got {T!r:.40}")
+    return PlaylistItem(episode=_text(value["episode"], f"{where}.episode", MAX_TEXT),
+                        method=_text(value["method"], f"{where}.method", MAX_TEXT, empty=True), T=T,
+                        query=_query(value.get("query", {}), f"{where}.query"),
+                        note=_text(value.get("note", ""), f"{where}.note", MAX_NOTE, empty=True))
+
+
+def parse_playlist(data, name: str, where: str) -> Playlist:
+    """A checked :class:`Playlist` named ``name`` from a file's parsed JSON (``where``: the file)."""
+    if not isinstance(data, dict):
+        raise KeppError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    if data.get("format") != FORMAT:
+        raise KeppError(f"{where}: 'format' is {str(data.get('format'))[:40]!r}, expected {FORMAT!r} (not a playlist file)")
+    if data.get("version") != VERSION:
+        raise KeppError(f"{where}: 'version' is {str(data.get('version'))[:20]!r}; this KEPP reads version {VERSION}")
+    extra = sorted(str(k)[:40] for k in data if k not in ("format", "version", "items"))
+    if extra:
+        raise KeppError(f"{where}: unknown key {extra[0]!r} (a playlist has format, version, items)")
+    items = data.get("items")
+    if not isinstance(items, list):
+        raise KeppError(f"{where}: 'items' must be a list, got {type(items).__name__}")
+    if len(items) > MAX_ITEMS:
+        raise KeppError(f"{where}: 'items' holds {len(items)} items, more than a playlist may ({MAX_ITEMS})")
+    return Playlist(name, tuple(parse_item(v, f"{where}: items[{k}]") for k, v in enumerate(items)))
+
+
+@dataclass(frozen=True)
+class PlaylistStore:
+    """The playlists of one folder (``NAME.json`` each). ``check`` is called with every path before
+    it is read or written (e.g. a check that it lies under a folder the user allowed); it raises a
+    KeppError to refuse. The folder is created on the first write."""
+    folder: Path
+    check: Callable[[str], object] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "folder", Path(self.folder))
+
+    def path(self, name: str) -> Path:
+        """The file of the playlist ``name`` (the name checked first)."""
+        path = self.folder / f"{check_name(name)}{SUFFIX}"
+        if self.check is not None:
+            self.check(str(path))
+        return path
+
+    def names(self) -> list[str]:
+        """The playlists in the folder, sorted (files whose names are not playlist names are left out)."""
+        return self.listing()[0]
+
+    def listing(self) -> tuple[list[str], int]:
+        """The playlists' names (at most :data:`MAX_LISTED`) and how many ``.json`` files were left
+        out because their names are not playlist names."""
+        if self.check is not None:
+            self.check(str(self.folder))
+        try:
+            files = sorted(p.name for p in self.folder.iterdir() if p.suffix == SUFFIX)
+        except (FileNotFoundError, NotADirectoryError):
+            return [], 0
+        except OSError as e:
+            raise KeppError(f"{self.folder}: cannot list playlists ({e.strerror or e})") from None
+        names = [f[:-len(SUFFIX)] for f in files if _valid(f[:-len(SUFFIX)])]
+        return names[:MAX_LISTED], len(files) - len(names)
+
+    def exists(self, name: str) -> bool:
+        """Whether the playlist ``name`` has a file."""
+        return self.path(name).is_file()
+
+    def read(self, name: str) -> Playlist:
+        """The playlist ``name``, checked (:func:`parse_playlist`); a KeppError naming the file and
+        key for a file that is missing, too large or malformed."""
+        path = self.path(name)
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            raise KeppError(f"{path}: no such playlist") from None
+        except OSError as e:
+            raise KeppError(f"{path}: cannot read ({e.strerror or e})") from None
+        if not path.is_file():
+            raise KeppError(f"{path}: is not a file")
+        if size > MAX_BYTES:
+            raise KeppError(f"{path}: {size} bytes, larger than a playlist file may be ({MAX_BYTES})")
+        try:
+            text = read_text_utf8(path)
+        except OSError as e:
+            raise KeppError(f"{path}: cannot read ({e.strerror or e})") from None
+        return parse_playlist(parse_json(text, str(path)), name, str(path))
+
+    def write(self, playlist: Playlist) -> Playlist:
+        """Write ``playlist`` to its file, atomically (a reader never sees half a file)."""
+        path = self.path(playlist.name)
+        if len(playlist.items) > MAX_ITEMS:
+            raise KeppError(f"playlist {playlist.name!r} would hold {len(playlist.items)} items; at most {MAX_ITEMS}")
+        ensure_folder(self.folder)
+        atomic_write_json(path, playlist.to_json())
+        return playlist
+
+    def add(self, name: str, items: Iterable[Mapping | PlaylistItem]) -> Playlist:
+        """Append ``items`` (checked as a file's would be) to the playlist ``name``, created when it
+        does not exist; an item equal to one already there is not added twice."""
+        new = [i if isinstance(i, PlaylistItem) else parse_item(i, f"playlist {name!r}: new item")
+               for i in items]
+        playlist = self.read(name) if self.exists(name) else Playlist(check_name(name))
+        kept = list(playlist.items)
+        for item in new:
+            if item not in kept:
+                kept.append(item)
+        if len(kept) > MAX_ITEMS:
+            raise KeppError(f"playlist {name!r} is full: {MAX_ITEMS} items at most (remove some first)")
+        return self.write(replace(playlist, items=tuple(kept)))
+
+    def rename(self, old: str, new: str) -> Playlist:
+        """Give the playlist ``old`` the name ``new`` (refused when ``new`` exists)."""
+        if self.exists(new):
+            raise KeppError(f"a playlist named {new!r} exists already: choose another name")
+        playlist = self.write(replace(self.read(old), name=new))
+        self.delete(old)
+        return playlist
+
+    def delete(self, name: str) -> None:
+        """Remove the playlist ``name``'s file (a damaged file too)."""
+        path = self.path(name)
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            raise KeppError(f"{path}: no such playlist") from None
+        except OSError as e:
+            raise KeppError(f"{path}: cannot delete ({e.strerror or e})") from None
+
+
+def _valid(name: str) -> bool:
+    try:
+        check_name(name)
+    except KeppError:
+        return False
+    return True

@@ -1,0 +1,159 @@
+"""Playlists in the app, through real Streamlit sessions (AppTest) on the demo world with the shipped
+models and a copy of their records (so the playlists are written beside the copy): adding episodes
+from Failure cases, Results and Plan, the Playlists page (the scenes by default, reorder, remove,
+rename, delete, a bad file as one message) and playing a playlist on the Plan page."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+
+import pytest
+
+from kepp_core import api
+from kepp_core.playlists import PlaylistStore
+from tests.helpers.app_session import cards, no_problems, open_page, page_scenes, prediction_table
+from components import playlists, urls
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("app")]
+
+
+@pytest.fixture
+def env(demo_env, tmp_path):
+    """The demo environment with its records copied into ``tmp_path`` (playlists go to tmp_path/playlists)."""
+    records = tmp_path / "predictions.jsonl"
+    shutil.copyfile(demo_env.records, records)
+    return dataclasses.replace(demo_env, records=records)
+
+
+def store(env) -> PlaylistStore:
+    return PlaylistStore(env.records.parent / "playlists")
+
+
+def rows(env, n: int, method: str = "kepp-R2"):
+    preds = prediction_table(env)
+    return preds[(preds["method"] == method) & (preds["horizon"] == 3)].iloc[:n]
+
+
+def shown_items(at) -> list[str]:
+    """The Playlists page's item lines (their markdown), in order."""
+    return [str(m.value) for m in at.markdown if " · T=" in str(m.value)]
+
+
+def test_the_page_shows_the_scenes_by_default_and_edits_a_playlist(monkeypatch, env):
+    at = no_problems(open_page(monkeypatch, env, "pages/7_Playlists.py"))
+    assert at.selectbox(key="pl_name").value == playlists.DEFAULT
+    scenes = list(page_scenes(env).values())  # the built-in scenes (and the upload example), not editable
+    assert [line.split(" · ")[-1] for line in shown_items(at)][:len(scenes)] == [s["name"] for s in scenes]
+    assert at.button(key="pl_up_1").disabled and at.button(key="pl_remove_0").disabled
+    picked = rows(env, 3)
+    playlists_added = store(env).add("talk", [playlists.item_of_row(r) for r in picked.to_dict("records")])
+    episodes = [i.episode for i in playlists_added.items]
+    at = no_problems(open_page(monkeypatch, env, "pages/7_Playlists.py", {"playlist": "talk"}))
+    assert at.selectbox(key="pl_name").value == "talk" and len(shown_items(at)) == 3
+    at.button(key="pl_down_0").click().run()  # reorder
+    no_problems(at)
+    assert [i.episode for i in store(env).read("talk").items] == [episodes[1], episodes[0], episodes[2]]
+    at.button(key="pl_up_2").click().run()
+    assert [i.episode for i in store(env).read("talk").items] == [episodes[1], episodes[2], episodes[0]]
+    at.button(key="pl_remove_1").click().run()  # remove
+    no_problems(at)
+    assert [i.episode for i in store(env).read("talk").items] == [episodes[1], episodes[0]]
+    assert len(shown_items(at)) == 2
+    at.text_input(key="pl_new_name").input("../escape")  # rename: a path is refused, nothing moves
+    at.button(key="pl_rename").click().run()
+    assert any("path separator" in str(e.value) for e in at.error) and store(env).names() == ["talk"]
+    at.text_input(key="pl_new_name").input("keynote 2026")
+    at.button(key="pl_rename").click().run()
+    no_problems(at)
+    assert store(env).names() == ["keynote 2026"] and at.query_params["playlist"] == "keynote 2026"
+    assert at.selectbox(key="pl_name").value == "keynote 2026"
+    # a reload (a new session on the same address) shows the same playlist
+    again = no_problems(open_page(monkeypatch, env, "pages/7_Playlists.py", dict(at.query_params)))
+    assert len(shown_items(again)) == 2 and again.selectbox(key="pl_name").value == "keynote 2026"
+    again.button(key="pl_delete").click().run()  # delete
+    no_problems(again)
+    assert store(env).names() == [] and again.selectbox(key="pl_name").value == playlists.DEFAULT
+
+
+def test_a_bad_playlist_file_is_one_message_naming_the_file_and_key(monkeypatch, env):
+    folder = env.records.parent / "playlists"
+    folder.mkdir()
+    (folder / "broken.json").write_text(json.dumps({"format": "kepp-playlist", "version": 1,
+                                                    "items": [{"episode": "e", "method": "m", "T": "three"}]}))
+    at = open_page(monkeypatch, env, "pages/7_Playlists.py", {"playlist": "broken"})
+    assert not at.exception
+    errors = [str(e.value) for e in at.error]
+    assert len(errors) == 1 and "broken.json" in errors[0] and "items\\[0\\].T" in errors[0], errors
+    assert "delete this playlist" in errors[0]
+    at.button(key="pl_delete").click().run()  # a damaged file can still be deleted
+    assert not (folder / "broken.json").exists()
+    # the Plan page playing it says the same and still works
+    (folder / "broken.json").write_text("{")
+    plan = open_page(monkeypatch, env, "pages/1_Plan.py", {"playlist": "broken", "item": "1"})
+    assert not plan.exception and any("broken.json" in str(e.value) for e in plan.error)
+    assert plan.button(key="plan_go")
+    # a name that is not a playlist name, in the address
+    odd = no_problems(open_page(monkeypatch, env, "pages/7_Playlists.py", {"playlist": "../../etc/passwd"}))
+    assert any("path separator" in str(w.value) for w in odd.warning)
+    assert odd.selectbox(key="pl_name").value == playlists.DEFAULT
+
+
+def add(at, key: str, name: str, ok: bool = True) -> None:
+    at.text_input(key=f"{key}_name").input(name)
+    at.button(key=f"{key}_go").click().run()
+    assert not at.exception
+    if ok:
+        no_problems(at)
+
+
+def test_episodes_are_added_from_failure_cases_results_and_plan(monkeypatch, env):
+    fail = no_problems(open_page(monkeypatch, env, "pages/4_Failure_cases.py", {"method": "kepp-R2", "T": "3"}))
+    add(fail, "fail_add", "talk")
+    episode = fail.selectbox(key="fail_episode").value
+    res = no_problems(open_page(monkeypatch, env, "pages/5_Results.py", {"method": "kepp-R1", "T": "4"}))
+    add(res, "res_add", "talk")
+    shown = res.selectbox(key="res_episode").value
+    add(res, "res_add", "talk")  # the same again: not added twice
+    items = store(env).read("talk").items
+    assert [(i.episode, i.method, i.T) for i in items] == [(episode, "kepp-R2", 3), (shown, "kepp-R1", 4)]
+    row = prediction_table(env).query("episode == @shown and method == 'kepp-R1'").iloc[0]
+    assert items[1].query == urls.plan_query(dict(row))
+    assert any("Added the episode to playlist 'talk' (2 items)" in str(s.value) for s in res.success)
+    add(res, "res_add", "scenes", ok=False)  # the built-in playlist's name is refused
+    assert any("built-in playlist" in str(e.value) for e in res.error)
+    # the Plan page adds its episode with its settings (planning model, R, sampler, clips)
+    plan = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py", {**items[0].query, "sampler": "ddim5"}))
+    add(plan, "plan_add", "talk")
+    last = store(env).read("talk").items[-1]
+    assert last.episode == episode and last.method == "" and last.query["sampler"] == "ddim5"
+    assert last.query["plan"] == "1" and last.query["start"] and last.query["video"] == items[0].query["video"]
+
+
+def test_a_playlist_plays_on_the_plan_page_item_by_item(monkeypatch, env):
+    picked = rows(env, 3)
+    store(env).add("talk", [playlists.item_of_row(r) for r in picked.to_dict("records")])
+    at = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py",
+                               {**urls.plan_query(dict(picked.iloc[0])), "playlist": "talk", "item": "1"}))
+    progress = lambda: [str(m.value) for m in at.markdown if " / 3" in str(m.value)]  # noqa: E731
+    assert progress() == ["**1 / 3** · talk"] and at.button(key="playlist_prev").disabled
+    assert cards(at) >= 6  # planned at once: the plan and its ground truth
+    for k in (1, 2):
+        at.button(key="playlist_next").click().run()
+        no_problems(at)
+        row = picked.iloc[k]
+        assert progress() == [f"**{k + 1} / 3** · talk"]
+        assert at.query_params["video"] == str(row["video"]) and at.query_params["ep"] == urls.plan_query(dict(row))["ep"]
+        assert at.query_params["item"] == str(k + 1) and at.query_params["plan"] == "1" and cards(at) >= 6
+    assert at.button(key="playlist_next").disabled
+    at.button(key="playlist_prev").click().run()
+    assert progress() == ["**2 / 3** · talk"] and at.query_params["video"] == str(picked.iloc[1]["video"])
+    # the built-in scenes play the same way
+    scenes = list(page_scenes(env).values())
+    first = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py",
+                                  playlists.play_query(playlists.DEFAULT, 0, {"query": scenes[0]["query"]})))
+    shown = [str(m.value) for m in first.markdown if str(m.value).startswith("**1 / ")]
+    assert len(shown) == 1 and shown[0].endswith("** · scenes") and int(shown[0][6:].split("*")[0]) >= len(scenes)
+    assert first.query_params["video"] == scenes[0]["video"] and cards(first) >= 6
+    assert api.read_predictions([env.records]) is not None

@@ -1,0 +1,133 @@
+"""End-to-end, a speaker's playlist: the real app server (demo world, shipped models, a copy of their
+records so the playlist is written beside it) in a real headless Chromium at 1280x720. Three
+episodes are added with the pages' own "Add to playlist" buttons (two from Failure cases, one from
+Results), the Playlists page is reloaded, and the playlist is played in presentation mode with the
+keyboard (→ → ←, then Space): every item opens on the Plan page with its episode planned and its
+ground truth shown. The screenshot goes to ``test-artifacts/``."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from kepp_core import api, catalog
+from kepp_core.playlists import PlaylistStore
+from tests.helpers.browser import ARTIFACTS, app_server, graph_frame, idle
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
+SCREEN = {"width": 1280, "height": 720}
+
+
+@pytest.fixture(scope="module")
+def records(demo_env, tmp_path_factory):
+    path = tmp_path_factory.mktemp("playlist-records") / "predictions.jsonl"
+    shutil.copyfile(demo_env.records, path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def playlist_server(demo_env, records):
+    with app_server(api.AppConfig(dataset="demo", root=str(demo_env.world), checkpoints=str(demo_env.models),
+                                  predictions=str(records))) as url:
+        yield url
+
+
+def query(page) -> dict[str, str]:
+    return {k: v[-1] for k, v in parse_qs(urlparse(page.url).query).items()}
+
+
+def add_to_playlist(page, name: str, count: int) -> None:
+    """The page's "Add to playlist" control: type the name, press Add, see it confirmed."""
+    page.get_by_role("button", name="Add to playlist").first.click()
+    body = page.locator('[data-testid="stPopoverBody"]').last
+    field = body.get_by_role("textbox", name="Playlist")
+    field.fill(name)
+    field.press("Enter")
+    idle(page)
+    body.get_by_role("button", name="Add", exact=True).click()
+    page.get_by_text(f"to playlist '{name}' ({count} items)").first.wait_for(timeout=30_000)
+    page.keyboard.press("Escape")
+    idle(page)
+
+
+def rows_of_cards(page) -> list[list[str]]:
+    """Each row of step cards in the page as its step labels."""
+    return page.evaluate("""() => [...document.querySelectorAll('.kepp-plan')].map(r =>
+        [...r.querySelectorAll('.kepp-card > div:last-child')].map(d => d.textContent.trim()))""")
+
+
+def shows_item(page, item, labels: list[str], k: int, n: int) -> None:
+    """Until the Plan page shows item ``k`` (1-based) of ``n``: its address, the progress, its
+    episode planned (the plan's cards) with the episode's ground truth."""
+    page.wait_for_function("k => new URLSearchParams(window.location.search).get('item') === k", arg=str(k),
+                           timeout=60_000)
+    truth = [labels[a] for a in item["truth"]]
+    page.wait_for_function("""t => [...document.querySelectorAll('.kepp-plan')].some(r =>
+        JSON.stringify([...r.querySelectorAll('.kepp-card > div:last-child')].map(d => d.textContent.trim())) === t)""",
+                           arg=json.dumps(truth, ensure_ascii=False, separators=(",", ":")), timeout=90_000)
+    idle(page)
+    url = query(page)
+    assert {key: url[key] for key in item["query"]} == item["query"] and url["playlist"] == "talk"
+    assert page.locator(".st-key-playlist_bar").get_by_text(f"{k} / {n}").count() == 1
+    assert truth in rows_of_cards(page) and len(rows_of_cards(page)[0]) == int(url["T"])
+    bar = page.locator(".st-key-playlist_bar").bounding_box()
+    assert bar and bar["y"] >= 0 and bar["y"] + bar["height"] <= SCREEN["height"]  # the progress stays in view
+
+
+def test_a_playlist_built_from_the_pages_plays_with_the_keyboard(playlist_server, browser, demo_env, records):
+    from kepp_core.data import load_dataset
+
+    labels = load_dataset("demo", demo_env.world).actions
+    page = browser.new_page(viewport=SCREEN)
+    page.goto(f"{playlist_server}/Failure_cases?method=kepp-R2&T=3")
+    page.get_by_role("button", name="Add to playlist").first.wait_for(timeout=120_000)
+    idle(page)
+    add_to_playlist(page, "talk", 1)
+    first = query(page)["episode"]
+    page.get_by_role("button", name="Next ▶").first.click()  # the next failure
+    page.wait_for_function("e => new URLSearchParams(window.location.search).get('episode') !== e", arg=first,
+                           timeout=30_000)
+    idle(page)
+    add_to_playlist(page, "talk", 2)
+    second = query(page)["episode"]
+    page.goto(f"{playlist_server}/Results?T=4&method=kepp-R1")
+    page.get_by_role("button", name="Add to playlist").first.wait_for(timeout=120_000)
+    idle(page)
+    add_to_playlist(page, "talk", 3)
+    third = query(page)["episode"]
+    saved = PlaylistStore(records.parent / "playlists").read("talk").items
+    assert [(i.episode, i.method, i.T) for i in saved] == [(first, "kepp-R2", 3), (second, "kepp-R2", 3),
+                                                            (third, "kepp-R1", 4)]
+    # the Playlists page, reloaded, lists them in order
+    page.goto(f"{playlist_server}/Playlists?playlist=talk")
+    page.get_by_role("link", name="Present").wait_for(timeout=90_000)
+    page.reload()
+    present = page.get_by_role("link", name="Present")
+    present.wait_for(timeout=90_000)
+    idle(page)
+    for episode in (first, second, third):
+        task, video, step, horizon = catalog.parse_episode_id(episode)
+        page.get_by_text(f"video {video} · steps {step + 1}–{step + horizon}").first.wait_for(timeout=10_000)
+    # play it in presentation mode: → → ← then Space
+    preds = api.read_predictions([records]).set_index(["episode", "method"])
+    items = [{"query": i.query, "truth": preds.loc[(i.episode, i.method)]["truth"]} for i in saved]
+    present.click()
+    page.locator(".kepp-present").first.wait_for(state="attached", timeout=60_000)
+    shows_item(page, items[0], labels, 1, 3)
+    graph_frame(page)  # the plan graph is drawn
+    assert query(page)["present"] == "1"
+    for key, k in [("ArrowRight", 2), ("ArrowRight", 3), ("ArrowLeft", 2)]:
+        page.keyboard.press(key)
+        shows_item(page, items[k - 1], labels, k, 3)
+    page.wait_for_timeout(800)  # the page scrolls to the result
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "e2e_playlist_present.png"))
+    page.keyboard.press(" ")  # a presenter's clicker sends Space or PageDown
+    shows_item(page, items[2], labels, 3, 3)
+    page.keyboard.press("ArrowRight")  # the last item: nothing further
+    page.wait_for_timeout(1500)
+    assert query(page)["item"] == "3"
+    page.close()
