@@ -141,7 +141,7 @@ TWO_TASKS = np.ones((2, 3), dtype=bool)
      "step logits have shape [1, 4] (expected [1, 3] or [1, 1, 3]"),
     (lambda: hierarchical_probs([[1.0]], np.zeros((2, 3)), ONE_TASK), "step logits have shape [2, 3]"),
     (lambda: hierarchical_probs([[np.nan]], np.zeros((1, 3)), ONE_TASK), "task_probs contains NaN"),
-    (lambda: hierarchical_probs([[1.0]], [[0.0, np.inf, 0.0]], ONE_TASK), "step logits contains NaN or infinite"),
+    (lambda: hierarchical_probs([[1.0]], [[0.0, np.inf, 0.0]], ONE_TASK), "step logits contains NaN or +inf"),
     (lambda: hierarchical_probs([[0.6, 0.6]], np.zeros((1, 3)), TWO_TASKS), "task_probs row 0 sums to 1.2"),
     (lambda: hierarchical_probs([[1.5, -0.5]], np.zeros((1, 3)), TWO_TASKS), "negative value -0.5"),
     (lambda: hierarchical_probs(np.zeros((0, 1)), np.zeros((0, 3)), ONE_TASK), "task_probs is empty"),

@@ -86,7 +86,7 @@ class Decoding:
 
 
 # --- inputs ----------------------------------------------------------------------------------
-def _array(x, name: str) -> np.ndarray:
+def float_array(x, name: str) -> np.ndarray:
     """``x`` (numpy, torch or nested lists) as a float64 array; NaN or +inf is a KeppError."""
     if hasattr(x, "detach"):
         x = x.detach().cpu().numpy()
@@ -117,7 +117,7 @@ def _indices(x, name: str, shape: tuple[int, ...], num_actions: int) -> np.ndarr
 
 
 def _check_emissions(emissions) -> np.ndarray:
-    e = _array(emissions, "emissions")
+    e = float_array(emissions, "emissions")
     if e.ndim != 3 or 0 in e.shape[1:]:
         raise KeppError(f"emissions have shape {list(e.shape)} (expected [N, T, A] with T, A >= 1)")
     if np.isneginf(e).any():
@@ -136,7 +136,7 @@ def _transitions(transitions, num_actions: int) -> np.ndarray:
     """``[A, A]`` log-probabilities from a graph or an array (``-inf`` allowed: no edge)."""
     if isinstance(transitions, ProcedureGraph):
         transitions = transition_log_probs(transitions)
-    t = _array(transitions, "transitions")
+    t = float_array(transitions, "transitions")
     if t.shape != (num_actions, num_actions):
         raise KeppError(f"transitions have shape {list(t.shape)} (expected [{num_actions}, {num_actions}] "
                         f"for emissions over {num_actions} actions)")
@@ -188,7 +188,7 @@ def emission_log_probs(actions, kind: str = "logits", temperature: float = 0.1,
         raise KeppError(f"temperature {temperature!r} is invalid (expected a finite number > 0)")
     if not (isinstance(floor, (int, float)) and 0 < floor < 1):
         raise KeppError(f"floor {floor!r} is invalid (expected a probability in (0, 1))")
-    x = _array(actions, "action scores")
+    x = float_array(actions, "action scores")
     if x.ndim not in (3, 4) or 0 in x.shape:
         raise KeppError(f"action scores have shape {list(x.shape)} (expected [N, T, A] or [N, K, T, A])")
     if np.isneginf(x).any():
@@ -261,7 +261,7 @@ def _endpoint_terms(mode: str, n: int, horizon: int, a: int, start, goal, start_
             if raw.ndim != 2 or raw.shape[0] != n or raw.shape[1] < 1:
                 raise KeppError(f"topk {name} candidates have shape {list(raw.shape)} (expected [{n}, k], k >= 1)")
             idx = _indices(raw, f"topk {name} candidates", raw.shape, a)
-            conf = np.zeros(idx.shape) if logp is None else _array(logp, f"{name}_logp").reshape(-1)
+            conf = np.zeros(idx.shape) if logp is None else float_array(logp, f"{name}_logp").reshape(-1)
             if conf.size != idx.size or np.isneginf(conf).any():
                 raise KeppError(f"{name}_logp must be {idx.size} finite log-confidences "
                                 f"(one per candidate, shape {list(idx.shape)})")
@@ -279,7 +279,7 @@ def _log_weights(x, name: str, n: int, a: int) -> np.ndarray:
         x = x.detach().cpu().numpy()
     if np.asarray(x).dtype == bool:
         x = np.where(np.asarray(x), 0.0, -np.inf)
-    w = _array(x, name)
+    w = float_array(x, name)
     if w.shape != (n, a):
         raise KeppError(f"{name} has shape {list(w.shape)} (expected [N, A] = [{n}, {a}]: "
                         f"one log-weight per query and action)")

@@ -41,6 +41,7 @@ import numpy as np
 
 from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError, unknown_name_error
+from kepp_core.graph.decoding import float_array
 
 __all__ = ["STEP_KINDS", "calibrated_log_probs", "fit_temperature", "hierarchical_log_probs",
            "hierarchical_probs", "task_actions_mask"]
@@ -53,12 +54,7 @@ TEMPERATURE_BOUNDS = (1e-2, 1e2)
 # --- inputs ----------------------------------------------------------------------------------
 def _numbers(x, name: str) -> np.ndarray:
     """``x`` (numpy, torch or nested lists) as a float64 array of finite numbers."""
-    if hasattr(x, "detach"):
-        x = x.detach().cpu().numpy()
-    try:
-        arr = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError) as e:
-        raise KeppError(f"{name} must be an array of numbers ({e})") from None
+    arr = float_array(x, name)
     if arr.size == 0:
         raise KeppError(f"{name} is empty (shape {list(arr.shape)}; expected at least one query and one class)")
     if not np.isfinite(arr).all():
