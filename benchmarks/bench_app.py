@@ -17,6 +17,7 @@ Starts ``kepp app`` on the demo world (or the dataset/models given), then measur
     python benchmarks/bench_app.py --screenshots        # also refresh assets/screenshots/*.png
                                                         # (present_*.png: presentation mode at 1280x720)
     python benchmarks/bench_app.py --present-shots      # only the present_*.png screenshots, no measurements
+    python benchmarks/bench_app.py --slice-shots        # only slices.png and episode_map.png (Results, 1280x720)
     python benchmarks/bench_app.py --root DIR --checkpoints MODELS --predictions FILE
     python benchmarks/bench_app.py --root COIN_WORLD --repeats 3   # no models: the Plan page plans zero-shot
     python benchmarks/bench_app.py --first-page-only --repeats 5 ...  # only the first page, 5 server starts
@@ -183,6 +184,35 @@ def presentation_shots(page, url: str, success: str, graph_link: str = GRAPH_LIN
     shot(page, "present_graph", width=PRESENT["width"])
 
 
+def slice_shots(page, url: str) -> None:
+    """Screenshots of the Results page at 1280x720: the "by slice" table cut by failure pattern with
+    its second row clicked (the episodes filtered to it), and the episode map coloured by task with
+    one episode's hover shown."""
+    page.set_viewport_size(PRESENT)
+    page.goto(f"{url}/Results?by=pattern")
+    table = page.locator("[class*='st-key-tbl_res_slices_pattern']").first
+    table.wait_for(timeout=120_000)
+    idle(page)
+    table.scroll_into_view_if_needed()
+    box = table.bounding_box()
+    page.mouse.click(box["x"] + 12, box["y"] + 35 + 35 + 17)  # the second row
+    page.wait_for_function("() => window.location.search.includes('slice=')", timeout=60_000)
+    idle(page)
+    page.locator("h4", has_text="By slice").first.evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(800)
+    shot(page, "slices", width=PRESENT["width"])
+    page.goto(f"{url}/Results?map=1&colour=task")
+    chart = page.locator(".st-key-res_map_chart .js-plotly-plot")
+    chart.wait_for(timeout=120_000)
+    idle(page)
+    chart.evaluate("e => e.scrollIntoView({block: 'center'})")
+    page.wait_for_timeout(1000)
+    point = chart.locator("path.point").nth(7).bounding_box()
+    page.mouse.move(point["x"] + point["width"] / 2, point["y"] + point["height"] / 2)
+    page.wait_for_timeout(600)
+    shot(page, "episode_map", width=PRESENT["width"])
+
+
 def world_facts(args) -> dict:
     """What the configured world offers: trained horizons, record files, and a video id, a task and
     the first step of the loaded world (for the search and the Graph link), read from the world itself."""
@@ -330,7 +360,8 @@ def measure_first_page(args) -> int:
     """The first page only, ``--repeats`` times: a fresh server and a fresh browser tab each time."""
     from playwright.sync_api import sync_playwright
 
-    from kepp_core.commands.app import AppOptions, free_port, start_app
+    from kepp_core.api import AppConfig
+    from kepp_core.commands.app import free_port, start_app
 
     health, ready = [], []
     with sync_playwright() as p:
@@ -339,7 +370,7 @@ def measure_first_page(args) -> int:
             page = browser.new_page(viewport={"width": 1400, "height": 900})
             port = free_port()
             t0 = time.perf_counter()
-            proc = start_app(AppOptions(dataset=args.dataset, root=args.root, checkpoints=args.checkpoints,
+            proc = start_app(AppConfig(dataset=args.dataset, root=args.root, checkpoints=args.checkpoints,
                                         predictions=args.predictions, port=port))
             try:
                 h, r = first_page(page, f"http://localhost:{port}", proc, t0)
@@ -372,11 +403,15 @@ def main() -> int:
     ap.add_argument("--present-shots", action="store_true",
                     help="only write the presentation-mode screenshots (assets/screenshots/present_*.png), "
                          "measure nothing")
+    ap.add_argument("--slice-shots", action="store_true",
+                    help="only write the Results page's slice table and episode map screenshots "
+                         "(assets/screenshots/slices.png, episode_map.png), measure nothing")
     args = ap.parse_args()
 
     from playwright.sync_api import sync_playwright
 
-    from kepp_core.commands.app import AppOptions, free_port, start_app
+    from kepp_core.api import AppConfig
+    from kepp_core.commands.app import free_port, start_app
 
     if args.dataset == "demo" and args.root is None:
         from kepp_core.data.synth import ensure_world
@@ -403,12 +438,15 @@ def main() -> int:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         t0 = time.perf_counter()
-        proc = start_app(AppOptions(dataset=args.dataset, root=args.root, checkpoints=args.checkpoints,
+        proc = start_app(AppConfig(dataset=args.dataset, root=args.root, checkpoints=args.checkpoints,
                                     predictions=args.predictions, port=port))
         try:
             t_health, t_ready = first_page(page, url, proc, t0)
             results["first page ready (s)"] = [t_ready]
             print(f"server answering after {t_health:.2f} s; home page shown {t_ready - t_health:.2f} s later")
+            if args.slice_shots:
+                slice_shots(page, url)
+                return 0
             if args.present_shots:
                 if success is None:
                     raise SystemExit("the records hold no clean success to take the Plan screenshot from")

@@ -46,12 +46,32 @@ def test_results_slice_table_is_the_apis_with_the_reference_method(monkeypatch, 
     shown = slice_frame(at, by)
     preds = prediction_table(demo_env)
     want = api.slice_table(preds, "kepp-R2", by, "kepp-nograph", None if by == "horizon" else 4).table
-    assert list(shown.columns[1:]) == list(want.columns[1:])
+    assert list(shown.columns[1:]) == [c for c in want.columns[1:] if c != "p"]  # one seed: no p-values
     np.testing.assert_allclose(shown[["count", "SR", "mAcc", "endpoint acc", "Δ SR"]].to_numpy(float),
                                want[["count", "SR", "mAcc", "endpoint acc", "Δ SR"]].to_numpy(float))
     assert at.query_params.get("ref") in (["kepp-nograph"], "kepp-nograph")
     if by == "horizon":
         assert list(shown[SLICE_BY[by]]) == ["T=3", "T=4", "T=5", "T=6"]
+
+
+def test_with_several_seeds_the_table_gives_the_paired_p_value(monkeypatch, demo_env, tmp_path):
+    lines = demo_env.records.read_text().splitlines()
+    more = []
+    for k, line in enumerate(lines):  # a second seed: every third KEPP R=2 plan replaced by the reference's
+        rec = json.loads(line)
+        rec["seed"] = 1
+        if k % 3 == 0 and "kepp-R2" in rec["plans"]:
+            rec["plans"]["kepp-R2"] = rec["plans"]["kepp-nograph"]
+        more.append(json.dumps(rec))
+    records = tmp_path / "two-seeds.jsonl"
+    records.write_text("\n".join(lines + more) + "\n")
+    at = no_problems(open_page(monkeypatch, demo_env, RESULTS, {"by": "task", "method": "kepp-R2", "T": "3"},
+                               KEPP_APP_PREDICTIONS=str(records)))
+    shown = slice_frame(at, "task")
+    want = api.slice_table(api.read_predictions([records]), "kepp-R2", "task", "kepp-nograph", 3).table
+    assert want["p"].notna().all()
+    np.testing.assert_allclose(shown["p"].to_numpy(float), want["p"].to_numpy(float))
+    assert list(shown["count"]) == list(want["count"]) and want["count"].sum() == 2 * 585
 
 
 def test_a_slice_in_the_url_filters_the_episodes_and_survives_a_reload(monkeypatch, demo_env):

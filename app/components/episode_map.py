@@ -144,5 +144,6 @@ def map_section(link, prefix: str, cfg, ds, rows: pd.DataFrame, method: str, hor
         shown_text = f"{len(points):,} of {total:,} episodes (a fixed random sample)" if len(points) < total \
             else f"all {total:,} episodes"
         st.caption(f"Showing {shown_text}; the two axes explain {share:.0f}% of the windows' variance. "
-                   f"Colour: {md(COLOUR_BY[colour_by])} of {md(catalog.method_label(method))}. Click a point to "
-                   "open its episode in Plan.")
+                   + (f"Colour: whether {md(catalog.method_label(method))}'s plan is right (over all seeds)"
+                      if colour_by == "success" else "Colour: the task")
+                   + ". Click a point to open its episode in Plan.")

@@ -68,13 +68,13 @@ def parse_slice(text: str) -> tuple[str, str]:
 
 def display_table(table: pd.DataFrame, by: str, task_names: Mapping[str, str] | None = None) -> pd.DataFrame:
     """The slice table as the page shows it: the slice's readable name first (its column named
-    after the cut), then the numbers.
+    after the cut), then the numbers (without a p column when no slice has a p-value: one seed).
 
     >>> t = pd.DataFrame({"slice": ["3", "4"], "count": [5, 4], "SR": [40.0, 25.0]})
     >>> display_table(t, "horizon").to_dict("list")
     {'horizon (T)': ['T=3', 'T=4'], 'count': [5, 4], 'SR': [40.0, 25.0]}
     """
-    shown = table.drop(columns=["slice"])
+    shown = table.drop(columns=["slice"] + (["p"] if "p" in table and table["p"].isna().all() else []))
     shown.insert(0, SLICE_BY[by], [slice_label(by, v, task_names) for v in table["slice"]])
     return shown
 
@@ -151,7 +151,7 @@ def slice_block(link, prefix: str, cfg, ds, method: str, horizon: int, methods: 
         st.caption(f"{md(method_label(method))} at {where}: count of episodes (× seeds); SR, mAcc and endpoint acc "
                    "(first and last step right) in %"
                    + (f"; Δ: minus {md(method_label(ref))} on the same episodes and seeds, in points; p: "
-                      f"{md(PAIRED_TEST)} (with several seeds)" if ref else "")
+                      f"{md(PAIRED_TEST)} (only with several seeds)" if ref else "")
                    + ". Click a row to list its episodes.")
     active = active_slice(prefix)
     if active is not None:
