@@ -47,8 +47,9 @@ SUCCESS = SLICE_SUCCESS  # the pattern slice of the episodes the method planned 
 ENDS_RIGHT, ENDS_WRONG = SLICE_ENDS_RIGHT, SLICE_ENDS_WRONG
 PAIR_KEYS = ("episode", "horizon", "seed", "setting")  # one unit of the paired comparison
 # Sign patterns drawn per slice (the stats module's default is 20,000): a table tests every slice,
-# up to hundreds of tasks, and a p-value to 1/5,001 is enough to read a table by.
-PERMUTATIONS = 5_000
+# and the test's cost grows with permutations x units (COIN scale, 75,000 units of 3 seeds: 8 s a
+# table with 5,000, python benchmarks/bench_slices.py); a p-value to 1/2,001 reads fine against 0.05.
+PERMUTATIONS = 2_000
 COLUMNS = ["slice", "count", "SR", "mAcc", "endpoint acc"]
 PAIRED = ["pairs", "Δ SR", "Δ mAcc", "Δ endpoint acc", "p"]
 
@@ -135,9 +136,10 @@ def slice_table(rows: pd.DataFrame, method: str, by: str = "task", reference: st
     ref = _units(_of(rows, reference, horizon)).drop_duplicates(list(PAIR_KEYS))
     pairs = units.merge(ref, on=list(PAIR_KEYS), suffixes=("", "_ref"))
     several = units["seed"].nunique() > 1
+    by_slice = dict(tuple(pairs.groupby("slice", sort=False)))
     paired = []
     for value in table["slice"]:
-        p = pairs[pairs["slice"] == value]
+        p = by_slice.get(value, pairs.iloc[:0])
         d = (p["success"] - p["success_ref"]).to_numpy()
         n = len(p)
         paired.append({"pairs": n, "Δ SR": 100 * d.mean() if n else np.nan,
