@@ -210,3 +210,25 @@ def test_map_points_sample_at_the_cap_and_escape_the_hover():
     fig = map_figure(points, "task")
     assert {t.name for t in fig.data} == {"&lt;img src=x onerror=alert(1)&gt;", "b", "c"}
     assert sorted(e for t in fig.data for e in t.customdata) == sorted(points["episode"])
+
+
+def test_the_episodes_of_a_slice_export_as_csv_every_row_not_one_page(monkeypatch, demo_env):
+    import io
+    import sys
+
+    query = {"method": "kepp-R2", "T": "3", "by": "pattern", "slice": "pattern:wrong_endpoint"}
+    at = no_problems(open_page(monkeypatch, demo_env, RESULTS, query))
+    charts = sys.modules["components.charts"]  # the app's module, loaded by the first run
+    made, real = {}, charts.show_table
+
+    def spy(df, name, key, csv=None, **kwargs):  # what each table's CSV download holds
+        made[key] = csv() if csv else df.to_csv(index=False).encode()
+        return real(df, name, key, csv=csv, **kwargs)
+
+    monkeypatch.setattr(charts, "show_table", spy)
+    no_problems(at.run())
+    table = pd.read_csv(io.BytesIO(made["res_episodes"]))
+    preds = prediction_table(demo_env)
+    run = preds[(preds["method"] == "kepp-R2") & (preds["horizon"] == 3)]
+    assert len(table) == (run["pattern"] == "wrong_endpoint").sum() > 50  # more than one page
+    assert set(table["pattern"]) == {"wrong first/last step"}  # the primary pattern, as the slice
