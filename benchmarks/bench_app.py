@@ -194,9 +194,15 @@ def slice_shots(page, url: str) -> None:
     table.wait_for(timeout=120_000)
     idle(page)
     table.scroll_into_view_if_needed()
-    box = table.bounding_box()
-    page.mouse.click(box["x"] + 12, box["y"] + 35 + 35 + 17)  # the second row
-    page.wait_for_function("() => window.location.search.includes('slice=')", timeout=60_000)
+    page.wait_for_timeout(1000)  # the grid draws its canvas
+    for _ in range(3):  # a click while the grid still draws can be lost: try again
+        box = table.bounding_box()
+        page.mouse.click(box["x"] + 12, box["y"] + 35 + 35 + 17)  # the second row
+        try:
+            page.wait_for_function("() => window.location.search.includes('slice=')", timeout=20_000)
+            break
+        except Exception:
+            continue
     idle(page)
     page.locator("h4", has_text="By slice").first.evaluate("e => e.scrollIntoView({block: 'start'})")
     page.wait_for_timeout(800)
