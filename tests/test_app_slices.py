@@ -232,3 +232,16 @@ def test_the_episodes_of_a_slice_export_as_csv_every_row_not_one_page(monkeypatc
     run = preds[(preds["method"] == "kepp-R2") & (preds["horizon"] == 3)]
     assert len(table) == (run["pattern"] == "wrong_endpoint").sum() > 50  # more than one page
     assert set(table["pattern"]) == {"wrong first/last step"}  # the primary pattern, as the slice
+
+
+def test_a_method_without_records_at_the_horizon_is_a_message_not_a_traceback(monkeypatch, demo_env, tmp_path):
+    lines = [json.loads(x) for x in demo_env.records.read_text().splitlines()]
+    for rec in lines:  # KEPP R=1 evaluated at T=3 only
+        if rec["T"] != 3:
+            rec["plans"].pop("kepp-R1", None)
+    records = tmp_path / "partial.jsonl"
+    records.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    at = open_page(monkeypatch, demo_env, RESULTS, {"method": "kepp-R1", "T": "4", "slice": "endpoints:wrong"},
+                   KEPP_APP_PREDICTIONS=str(records))
+    assert not at.exception, texts(at.exception)
+    assert any("'kepp-R1' at T=4" in e and "pick another method or horizon" in e for e in texts(at.error))

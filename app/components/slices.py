@@ -166,7 +166,7 @@ def slice_block(link, prefix: str, cfg, ds, method: str, horizon: int, methods: 
 def apply_slice(cfg, active: tuple[str, str] | None, rows: pd.DataFrame, method: str, horizon: int) -> pd.DataFrame:
     """``rows`` (``method``'s episodes at ``horizon``) in the slice ``active`` (all when None), by
     the rule the table counts with (:meth:`kepp_core.evaluation.slices.SliceTable.select`)."""
-    if active is None:
+    if active is None or not len(rows):
         return rows
     by, value = active
     return backend.slice_table(cfg, method, by, None, None if by == "horizon" else horizon).select(rows, value)

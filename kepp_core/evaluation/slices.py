@@ -125,7 +125,8 @@ def slice_table(rows: pd.DataFrame, method: str, by: str = "task", reference: st
     permutation test of per-unit success; NaN unless the records hold several seeds)."""
     own = _of(rows, method, horizon)
     if not len(own):
-        raise KeppError(f"no records of method {method!r}" + (f" at T={horizon}" if horizon is not None else ""))
+        raise KeppError(f"no records of method {method!r}" + (f" at T={horizon}" if horizon is not None else "")
+                        + ": pick another method or horizon")
     units = _units(own).assign(slice=slice_values(own, by))
     g = units.groupby("slice", sort=False)
     table = pd.DataFrame({"count": g.size(), "SR": 100 * g["success"].mean(),
