@@ -1,5 +1,5 @@
 """Metrics by slice and the episode map, against brute force: every slice's count, SR, mAcc and
-endpoint accuracy equal a loop over the records with the metrics module; the differences and the
+ends right (first and last step right) equal a loop over the records with the metrics module; the differences and the
 paired p-value equal the statistics module's test on the same per-unit numbers; the map's PCA
 equals numpy's full SVD, and the map is remembered per dataset until a feature file changes."""
 
@@ -19,7 +19,7 @@ from kepp_core.errors import KeppError
 from kepp_core.evaluation import slices
 from kepp_core.evaluation.episode_map import episode_coordinates, pca_2d
 from kepp_core.evaluation.stats import paired_permutation_test
-from kepp_core.metrics import mean_accuracy, success_rate
+from kepp_core.metrics import endpoint_rate, mean_accuracy, success_rate
 
 TASKS = ["tea", "coffee", "<img src=x onerror=alert(1)>", "a:b | c"]
 
@@ -62,7 +62,7 @@ def brute_force(preds: pd.DataFrame, method: str, by: str, horizon: int | None) 
         groups.setdefault(key, []).append((r.plan, r.truth, ends))
     return {k: {"count": len(g), "SR": success_rate([p for p, _, _ in g], [t for _, t, _ in g]),
                 "mAcc": mean_accuracy([p for p, _, _ in g], [t for _, t, _ in g]),
-                "endpoint acc": 100 * sum(e for _, _, e in g) / len(g)} for k, g in groups.items()}
+                "ends right": endpoint_rate([p for p, _, _ in g], [t for _, t, _ in g])} for k, g in groups.items()}
 
 
 @pytest.mark.parametrize("by", list(SLICE_BY))
@@ -74,7 +74,7 @@ def test_every_slice_counts_and_scores_like_a_loop_over_the_records(preds, by, h
     for row in table.to_dict("records"):
         want = expected[row["slice"]]
         assert row["count"] == want["count"]
-        for metric in ("SR", "mAcc", "endpoint acc"):
+        for metric in ("SR", "mAcc", "ends right"):
             assert row[metric] == pytest.approx(want[metric], abs=0.005), (row["slice"], metric)
     assert table["count"].sum() == ((preds["method"] == "kepp-R2")
                                     & ((preds["horizon"] == horizon) if horizon else True)).sum()
@@ -109,7 +109,7 @@ def test_differences_and_the_paired_p_value_are_the_statistics_modules_on_the_sa
         assert row["Δ SR"] == pytest.approx(100 * np.mean(d), abs=0.005)
         assert row["Δ mAcc"] == pytest.approx(100 * (sum(a[1] for a, _ in units) - sum(b[1] for _, b in units))
                                                / sum(a[2] for a, _ in units), abs=0.005)
-        assert row["Δ endpoint acc"] == pytest.approx(100 * np.mean([a[3] - b[3] for a, b in units]), abs=0.005)
+        assert row["Δ ends right"] == pytest.approx(100 * np.mean([a[3] - b[3] for a, b in units]), abs=0.005)
         assert row["p"] == paired_permutation_test(d, slices.PERMUTATIONS)
 
 

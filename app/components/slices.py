@@ -1,6 +1,6 @@
 """The "by slice" table of Results and Failure cases: one method's episodes cut by task, failure
 pattern, horizon or whether the endpoints were right (:func:`kepp_core.api.slice_table`), with
-count, SR, mAcc and endpoint accuracy, compared with a reference method.
+count, SR, mAcc and ends right (first and last step right), compared with a reference method.
 
 A click on a row filters the page's episode list to that slice: where the page has a filter of
 its own for the cut (Results: task and ``T``; Failure cases: pattern and ``T``) the click sets it,
@@ -142,13 +142,13 @@ def slice_block(link, prefix: str, cfg, ds, method: str, horizon: int, methods: 
         names = {t: ds.tasks[t].name for t in ds.tasks}
         values = list(result.table["slice"])
         key = f"{prefix}_slices_{by}_{st.session_state.get(f'{prefix}_slice_gen', 0)}"
-        fmt = {c: st.column_config.NumberColumn(format="%+.2f") for c in ("Δ SR", "Δ mAcc", "Δ endpoint acc")}
+        fmt = {c: st.column_config.NumberColumn(format="%+.2f") for c in ("Δ SR", "Δ mAcc", "Δ ends right")}
         fmt["p"] = st.column_config.NumberColumn(format="%.4f")
         show_table(display_table(result.table, by, names), f"kepp_slices_{by}", key=key, hide_index=True,
                    height=min(38 + 35 * len(values), 300), column_config=fmt, selection_mode="single-row",
                    on_select=lambda: _pick(prefix, f"tbl_{key}", by, values, widgets))
         where = "every T" if by == "horizon" else f"T={horizon}"
-        st.caption(f"{md(method_label(method))} at {where}: count of episodes (× seeds); SR, mAcc and endpoint acc "
+        st.caption(f"{md(method_label(method))} at {where}: count of episodes (× seeds); SR, mAcc and ends right "
                    "(first and last step right) in %"
                    + (f"; Δ: minus {md(method_label(ref))} on the same episodes and seeds, in points; p: "
                       f"{md(PAIRED_TEST)} (only with several seeds)" if ref else "")

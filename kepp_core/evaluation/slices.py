@@ -10,8 +10,8 @@ table, :func:`kepp_core.api.read_predictions`) are cut by one of
   (:data:`ENDS_RIGHT` / :data:`ENDS_WRONG`).
 
 Each slice gets its count (episodes × seeds), SR, mAcc (steps right over all positions, as
-:func:`kepp_core.metrics.mean_accuracy`) and endpoint accuracy (first and last step right), all
-in %. Against a reference method, on the units (episode, seed) both recorded: the differences
+:func:`kepp_core.metrics.mean_accuracy`) and *ends right* (first and last step right,
+:func:`kepp_core.metrics.endpoint_rate`), all in %, named as the catalogue names the metrics. Against a reference method, on the units (episode, seed) both recorded: the differences
 (method − reference, points) and, where the records hold several seeds, the p-value of the
 paired sign-flip permutation test of per-unit success
 (:func:`kepp_core.evaluation.stats.paired_permutation_test`: the one test of every table).
@@ -22,9 +22,9 @@ paired sign-flip permutation test of per-unit success
 ...     "truth": [(1, 2, 3), (4, 5, 6)] * 2, "plan": [(1, 2, 3), (4, 0, 0), (1, 0, 3), (4, 5, 6)],
 ...     "success": [True, False, False, True], "pattern": ["", "wrong_endpoint", "other", ""]})
 >>> t = slice_table(rows, "m", "endpoints", reference="r")
->>> t[["slice", "count", "SR", "mAcc", "endpoint acc", "Δ SR"]].to_dict("records")
-[{'slice': 'right', 'count': 1, 'SR': 100.0, 'mAcc': 100.0, 'endpoint acc': 100.0, 'Δ SR': 100.0}, \
-{'slice': 'wrong', 'count': 1, 'SR': 0.0, 'mAcc': 33.33, 'endpoint acc': 0.0, 'Δ SR': -100.0}]
+>>> t[["slice", "count", "SR", "mAcc", "ends right", "Δ SR"]].to_dict("records")
+[{'slice': 'right', 'count': 1, 'SR': 100.0, 'mAcc': 100.0, 'ends right': 100.0, 'Δ SR': 100.0}, \
+{'slice': 'wrong', 'count': 1, 'SR': 0.0, 'mAcc': 33.33, 'ends right': 0.0, 'Δ SR': -100.0}]
 >>> select_slice(rows[rows["method"] == "m"], "pattern", "wrong_endpoint")["episode"].tolist()
 ['b']
 """
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kepp_core.catalog import PATTERNS, SLICE_BY, SLICE_ENDS_RIGHT, SLICE_ENDS_WRONG, SLICE_SUCCESS
+from kepp_core.catalog import METRIC_NAMES, PATTERNS, SLICE_BY, SLICE_ENDS_RIGHT, SLICE_ENDS_WRONG, SLICE_SUCCESS
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.stats import paired_permutation_test
 
@@ -50,12 +50,14 @@ PAIR_KEYS = ("episode", "horizon", "seed", "setting")  # one unit of the paired 
 # and the test's cost grows with permutations x units (COIN scale, 75,000 units of 3 seeds: 8 s a
 # table with 5,000, python benchmarks/bench_slices.py); a p-value to 1/2,001 reads fine against 0.05.
 PERMUTATIONS = 2_000
-COLUMNS = ["slice", "count", "SR", "mAcc", "endpoint acc"]
-PAIRED = ["pairs", "Δ SR", "Δ mAcc", "Δ endpoint acc", "p"]
+METRICS = [METRIC_NAMES[k] for k in ("SR", "mAcc", "ends")]  # the columns: "SR", "mAcc", "ends right"
+COLUMNS = ["slice", "count", *METRICS]
+PAIRED = ["pairs", *(f"Δ {m}" for m in METRICS), "p"]
 
 
 def endpoints_right(rows: pd.DataFrame) -> np.ndarray:
-    """Per row: the plan's first and last step both equal the ground truth's."""
+    """Per row: the plan's first and last step both equal the ground truth's (the rule of
+    :func:`kepp_core.metrics.endpoint_rate`, row by row)."""
     return np.fromiter((p[0] == t[0] and p[-1] == t[-1] for p, t in zip(rows["plan"], rows["truth"])),
                        dtype=bool, count=len(rows))
 
@@ -119,9 +121,9 @@ def _of(rows: pd.DataFrame, method: str, horizon: int | None) -> pd.DataFrame:
 def slice_table(rows: pd.DataFrame, method: str, by: str = "task", reference: str | None = None,
                 horizon: int | None = None, permutations: int = PERMUTATIONS) -> pd.DataFrame:
     """One row per slice of ``method``'s episodes (of ``horizon``, or all): ``slice`` (its value,
-    :func:`slice_values`), ``count``, ``SR``, ``mAcc``, ``endpoint acc`` (%, 2 decimals). With a
+    :func:`slice_values`), ``count``, ``SR``, ``mAcc``, ``ends right`` (%, 2 decimals). With a
     ``reference`` method also ``pairs`` (units both methods recorded), ``Δ SR``, ``Δ mAcc``,
-    ``Δ endpoint acc`` (method − reference on those units, points) and ``p`` (the paired
+    ``Δ ends right`` (method − reference on those units, points) and ``p`` (the paired
     permutation test of per-unit success; NaN unless the records hold several seeds)."""
     own = _of(rows, method, horizon)
     if not len(own):
@@ -129,8 +131,8 @@ def slice_table(rows: pd.DataFrame, method: str, by: str = "task", reference: st
                         + ": pick another method or horizon")
     units = _units(own).assign(slice=slice_values(own, by))
     g = units.groupby("slice", sort=False)
-    table = pd.DataFrame({"count": g.size(), "SR": 100 * g["success"].mean(),
-                          "mAcc": 100 * g["hits"].sum() / g["steps"].sum(), "endpoint acc": 100 * g["ends"].mean()})
+    table = pd.DataFrame(dict(zip(["count", *METRICS], [g.size(), 100 * g["success"].mean(),
+                                                        100 * g["hits"].sum() / g["steps"].sum(), 100 * g["ends"].mean()])))
     table = table.loc[_order(table.index, by)].round(2).rename_axis("slice").reset_index()
     if reference is None:
         return table[COLUMNS]
@@ -143,10 +145,10 @@ def slice_table(rows: pd.DataFrame, method: str, by: str = "task", reference: st
         p = by_slice.get(value, pairs.iloc[:0])
         d = (p["success"] - p["success_ref"]).to_numpy()
         n = len(p)
-        paired.append({"pairs": n, "Δ SR": 100 * d.mean() if n else np.nan,
-                       "Δ mAcc": 100 * (p["hits"].sum() - p["hits_ref"].sum()) / p["steps"].sum() if n else np.nan,
-                       "Δ endpoint acc": 100 * (p["ends"] - p["ends_ref"]).mean() if n else np.nan,
-                       "p": paired_permutation_test(d, permutations) if several and n else np.nan})
+        deltas = [100 * d.mean(), 100 * (p["hits"].sum() - p["hits_ref"].sum()) / p["steps"].sum(),
+                  100 * (p["ends"] - p["ends_ref"]).mean()] if n else [np.nan] * 3
+        p_value = paired_permutation_test(d, permutations) if several and n else np.nan
+        paired.append(dict(zip(PAIRED, [n, *deltas, p_value])))
     extra = pd.DataFrame(paired, columns=PAIRED).astype({"pairs": int})
     extra[PAIRED[1:4]] = extra[PAIRED[1:4]].astype(float).round(2)
     return pd.concat([table[COLUMNS], extra], axis=1)
