@@ -17,6 +17,7 @@ Starts ``kepp app`` on the demo world (or the dataset/models given), then measur
     python benchmarks/bench_app.py --screenshots        # also refresh assets/screenshots/*.png
                                                         # (present_*.png: presentation mode at 1280x720)
     python benchmarks/bench_app.py --present-shots      # only the present_*.png screenshots, no measurements
+    python benchmarks/bench_app.py --slice-shots        # only slices.png and episode_map.png (Results, 1280x720)
     python benchmarks/bench_app.py --root DIR --checkpoints MODELS --predictions FILE
     python benchmarks/bench_app.py --root COIN_WORLD --repeats 3   # no models: the Plan page plans zero-shot
     python benchmarks/bench_app.py --first-page-only --repeats 5 ...  # only the first page, 5 server starts
@@ -202,6 +203,41 @@ def playlist_shot(page, url: str) -> None:
     page.locator(".kepp-plan .kepp-card").first.wait_for(timeout=120_000)
     page.wait_for_timeout(2500)  # the page scrolls to the result; the graph settles
     shot(page, "present_playlist", width=PRESENT["width"])
+
+
+def slice_shots(page, url: str) -> None:
+    """Screenshots of the Results page at 1280x720: the "by slice" table cut by failure pattern with
+    its second row clicked (the episodes filtered to it), and the episode map coloured by task with
+    one episode's hover shown."""
+    page.set_viewport_size(PRESENT)
+    page.goto(f"{url}/Results?by=pattern")
+    table = page.locator("[class*='st-key-tbl_res_slices_pattern']").first
+    table.wait_for(timeout=120_000)
+    idle(page)
+    table.scroll_into_view_if_needed()
+    page.wait_for_timeout(1000)  # the grid draws its canvas
+    for _ in range(3):  # a click while the grid still draws can be lost: try again
+        box = table.bounding_box()
+        page.mouse.click(box["x"] + 12, box["y"] + 35 + 35 + 17)  # the second row
+        try:
+            page.wait_for_function("() => window.location.search.includes('slice=')", timeout=20_000)
+            break
+        except Exception:
+            continue
+    idle(page)
+    page.locator("h4", has_text="By slice").first.evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(800)
+    shot(page, "slices", width=PRESENT["width"])
+    page.goto(f"{url}/Results?map=1&colour=task")
+    chart = page.locator(".st-key-res_map_chart .js-plotly-plot")
+    chart.wait_for(timeout=120_000)
+    idle(page)
+    chart.evaluate("e => e.scrollIntoView({block: 'center'})")
+    page.wait_for_timeout(1000)
+    point = chart.locator("path.point").nth(7).bounding_box()
+    page.mouse.move(point["x"] + point["width"] / 2, point["y"] + point["height"] / 2)
+    page.wait_for_timeout(600)
+    shot(page, "episode_map", width=PRESENT["width"])
 
 
 def world_facts(args) -> dict:
@@ -394,6 +430,9 @@ def main() -> int:
     ap.add_argument("--present-shots", action="store_true",
                     help="only write the presentation-mode screenshots (assets/screenshots/present_*.png), "
                          "measure nothing")
+    ap.add_argument("--slice-shots", action="store_true",
+                    help="only write the Results page's slice table and episode map screenshots "
+                         "(assets/screenshots/slices.png, episode_map.png), measure nothing")
     args = ap.parse_args()
 
     from playwright.sync_api import sync_playwright
@@ -432,6 +471,9 @@ def main() -> int:
             t_health, t_ready = first_page(page, url, proc, t0)
             results["first page ready (s)"] = [t_ready]
             print(f"server answering after {t_health:.2f} s; home page shown {t_ready - t_health:.2f} s later")
+            if args.slice_shots:
+                slice_shots(page, url)
+                return 0
             if args.present_shots:
                 if success is None:
                     raise SystemExit("the records hold no clean success to take the Plan screenshot from")

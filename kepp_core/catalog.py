@@ -351,6 +351,15 @@ def pattern_label(pattern: str | None) -> str:
     return ", ".join(PATTERN_LABELS.get(p, p.replace("_", " ")) for p in names) or "—"
 
 
+# --- slices (metrics by slice: kepp_core.evaluation.slices) ----------------------------------------------------
+# What the evaluated episodes of a method can be cut by, with each cut's readable name, and the
+# values of the cuts that are not data (a pattern slice of successes; endpoints right or wrong).
+SLICE_BY = {"task": "task", "pattern": "failure pattern", "horizon": "horizon (T)", "endpoints": "endpoints"}
+SLICE_SUCCESS = "success"
+SLICE_ENDS_RIGHT, SLICE_ENDS_WRONG = "right", "wrong"
+SLICE_VALUE_LABELS = {SLICE_SUCCESS: "success (no failure)", SLICE_ENDS_RIGHT: "first and last step right",
+                      SLICE_ENDS_WRONG: "first or last step wrong"}
+
 # --- path scorers (how the graph ranks the paths between two steps) -------------------------------------------
 # The readable name of each path scorer of kepp_core.graph (its registry lists the names).
 SCORER_LABELS = {"p2kg": "P²KG (probabilistic)", "pkg": "frequency graph (PKG)"}

@@ -26,10 +26,10 @@ DEMO_ASSETS = REPO_ROOT / DEMO_MODELS_DIR  # the shipped demo checkpoints
 DEMO_TABLE_SPEC = PROTOCOLS_DIR / "demo-table.toml"  # what ``kepp demo table`` runs by default
 
 # The cache home's folders: the generated demo world, demo models trained when the shipped ones do
-# not fit it, LLM replies, the app's remembered scenes, the graph decoding choices made for models folders
-# that are not written to (kepp_core.evaluation.methods.decoded), playlists of a records folder that cannot
-# hold them.
-CACHE_FOLDERS = ("demo-world", "demo-models", "llm-cache", "scenes", "decoding", "playlists")
+# not fit it, LLM replies, the app's remembered scenes and episode maps, the graph decoding choices made
+# for models folders that are not written to (kepp_core.evaluation.methods.decoded), playlists of a records
+# folder that cannot hold them.
+CACHE_FOLDERS = ("demo-world", "demo-models", "llm-cache", "scenes", "decoding", "episode-maps", "playlists")
 
 
 def kepp_home() -> Path:

@@ -188,7 +188,7 @@ def test_presentation_mode_from_the_url_and_back(monkeypatch, demo_env):
 def test_failure_cases_link_to_plan_step_episodes_and_keep_state_in_the_url(monkeypatch, demo_env):
     at = no_problems(open_page(monkeypatch, demo_env, "pages/4_Failure_cases.py", {"method": "kepp-R1"}))
     assert at.selectbox(key="fail_method").value == "kepp-R1"
-    table = at.dataframe[1].value  # statistics, then the failures
+    table = next(d.value for d in at.dataframe if "ground truth" in d.value)  # the failures
     assert "episode" in table and not any("_" in str(p) for p in table["pattern"])
     stats = at.dataframe[0].value
     assert "None" not in stats.astype(str).to_string() and "nan" not in stats.astype(str).to_string()
@@ -276,7 +276,7 @@ def test_results_and_failure_downloads_hold_every_row_of_the_filter_not_one_page
     at = no_problems(open_page(monkeypatch, demo_env, "pages/4_Failure_cases.py", query))
     assert at.radio(key="fail_pattern").value == "wrong_endpoint"
     failures = rows[rows["pattern"] == "wrong_endpoint"]
-    assert len(failures) > 50 and len(at.dataframe[1].value) == 50
+    assert len(failures) > 50 and len(next(d.value for d in at.dataframe if "ground truth" in d.value)) == 50
     table = csv_table(downloads["fail_table"])
     assert len(table) == len(failures) and not table["correct"].any()
     assert table["pattern"].tolist() == [catalog.pattern_label(p) for p in failures["patterns"]]

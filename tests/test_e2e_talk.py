@@ -129,7 +129,7 @@ def test_open_in_plan_from_failure_cases(talk_server, browser):
     idle(page)
     first_episode = query(page)["episode"]
     # a click on the second row of the failures table shows that episode (and puts it in the URL)
-    table = page.locator('[data-testid="stDataFrame"]').nth(1)
+    table = page.locator('.st-key-tbl_fail_table [data-testid="stDataFrame"]').first
     table.scroll_into_view_if_needed()
     box = table.bounding_box()
     page.mouse.click(box["x"] + 12, box["y"] + 35 + 35 + 17)

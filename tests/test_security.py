@@ -197,3 +197,44 @@ def test_a_playlist_of_hostile_episodes_shows_them_as_text(hostile_app, browser,
     assert not _pwned(page)
     page.close()
     assert listener.hits == []
+
+
+@pytest.fixture(scope="module")
+def hostile_records_app(hostile_plans, tmp_path_factory):
+    """The hostile plans with prediction records of their test episodes (every other plan wrong at
+    its last step), so that the records pages draw their slice tables with hostile task names."""
+    from kepp_core.api import AppConfig
+    from kepp_core.data import load_dataset, make_episodes
+
+    plans, bad = hostile_plans
+    ds = load_dataset("plans", plans)
+    lines = []
+    for k, ep in enumerate(make_episodes(ds, 3, "test")):
+        plan = list(ep.actions) if k % 2 else [*ep.actions[:-1], (ep.actions[-1] + 1) % ds.num_actions]
+        lines.append(json.dumps({"episode": ep.id, "video": ep.video.id, "task": ep.video.task, "T": 3,
+                                 "setting": "conventional", "seed": 0, "gt": list(ep.actions),
+                                 "plans": {"graph-gt": plan}}))
+    records = tmp_path_factory.mktemp("hostile-records") / "preds.jsonl"
+    records.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with app_server(AppConfig(dataset="plans", root=str(plans), predictions=str(records))) as url:
+        yield url, bad
+
+
+def test_hostile_task_names_in_the_slice_tables_never_run(hostile_records_app, browser, listener):
+    url, bad = hostile_records_app
+    q = urllib.parse.quote
+    for address in (f"{url}/Results?by=task&map=1&slice={q('task:' + bad['script'])}",
+                    f"{url}/Results?by=pattern&slice=pattern%3Awrong_endpoint",
+                    f"{url}/Failure_cases?by=task&slice={q('task:' + bad['img'])}"):
+        page = browser.new_page(viewport={"width": 1280, "height": 720})
+        dialogs: list[str] = []
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.goto(address)
+        _settle(page)
+        page.locator("[class*='st-key-tbl_'][class*='_slices_']").first.wait_for(timeout=60_000)
+        assert not _pwned(page) and not dialogs, address
+        if "slice=task" in address:  # the slice named above the episodes, as text
+            page.get_by_text("Episodes below:", exact=False).first.wait_for(timeout=30_000)
+        page.close()
+    time.sleep(1)
+    assert listener.hits == [], f"the page made requests with dataset strings: {listener.hits}"

@@ -142,6 +142,28 @@ def failure_stats(cfg: AppConfig, method: str, horizon: int):
     return _failure_stats(records_key(cfg), method, int(horizon))
 
 
+
+@st.cache_resource(show_spinner="Computing the slices…", max_entries=32)
+def _slice_table(key: tuple, method: str, by: str, reference: str | None, horizon: int | None):
+    return api.slice_table(_read_predictions(*key), method, by, reference, horizon)
+
+
+def slice_table(cfg: AppConfig, method: str, by: str, reference: str | None, horizon: int | None):
+    """``method``'s episodes by slice against ``reference`` (:func:`kepp_core.api.slice_table`),
+    once per records files and choice (read-only: shared by every session)."""
+    return _slice_table(records_key(cfg), method, by, reference, None if horizon is None else int(horizon))
+
+
+@st.cache_data(show_spinner="Mapping the test episodes…", max_entries=8)
+def _episode_map(key: tuple, horizon: int, setting: str, _ds) -> dict:
+    return api.episode_map(_ds, horizon, setting)
+
+
+def episode_map(cfg: AppConfig, ds, horizon: int, setting: str = "conventional") -> dict:
+    """The 2-D map of the dataset's test episodes of ``horizon`` (:func:`kepp_core.api.episode_map`:
+    remembered on disk per dataset and feature files; here also in memory per dataset)."""
+    return _episode_map(cfg.dataset_key(), int(horizon), setting, ds)
+
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _playable_videos(key: tuple, horizon: int, _ds) -> list:
     return api.playable_videos(_ds, horizon)

@@ -32,13 +32,16 @@ def scaled(fig):
     return fig
 
 
-def show_figure(fig, name: str, key: str) -> None:
-    """A plotly figure (its toolbar saves PNG) plus a standalone HTML download."""
-    st.plotly_chart(scaled(fig), width="stretch", key=f"fig_{key}",
-                    config={"toImageButtonOptions": {"format": "png", "filename": name, "scale": 2},
-                            "displaylogo": False})
+def show_figure(fig, name: str, key: str, chart_key: str | None = None, **kwargs):
+    """A plotly figure (its toolbar saves PNG) plus a standalone HTML download. ``kwargs`` go to
+    ``st.plotly_chart`` (``on_select``, ``selection_mode``: then the selection state is returned,
+    and kept in the session under ``chart_key``)."""
+    event = st.plotly_chart(scaled(fig), width="stretch", key=chart_key or f"fig_{key}",
+                            config={"toImageButtonOptions": {"format": "png", "filename": name, "scale": 2},
+                                    "displaylogo": False}, **kwargs)
     st.download_button("Download figure (HTML)", lambda: fig.to_html(include_plotlyjs=True, full_html=True),
                        file_name=f"{name}.html", mime="text/html", key=f"dl_{key}", on_click="ignore")
+    return event
 
 
 def show_table(df: pd.DataFrame, name: str, key: str, csv: Callable[[], bytes] | None = None, **kwargs):

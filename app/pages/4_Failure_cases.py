@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from components import backend, episodes, links, paging, playlists
+from components import backend, episodes, links, paging, playlists, slices
 from components.charts import pattern_bars, show_figure, show_table
 from components.config import page_icon, page_setup
 from components.text import dataset_caption, md
@@ -59,6 +59,10 @@ with right:
     fig = pattern_bars([PATTERN_LABELS[p] for p in PATTERNS], [stats.pattern_counts[p] for p in PATTERNS])
     show_figure(fig, f"failure_patterns_{method}_T{horizon}", key="fail_patterns")
 
+# by slice: a click on a row sets the pattern or T above, or filters the failures by the slice itself
+active_slice = slices.slice_block(link, "fail", cfg, ds, method, horizon, methods,
+                                  {"pattern": ("fail_pattern", PATTERNS), "horizon": ("fail_T", hs)})
+
 if not stats.failures:
     link.publish()
     st.success("No failures for this method and horizon.")
@@ -69,9 +73,11 @@ pattern = st.radio("Pattern", PATTERNS, horizontal=True, key="fail_pattern",
                    format_func=lambda p: f"{PATTERN_LABELS[p]} ({stats.pattern_counts[p]})")
 link.keep(pattern=pattern)
 chosen = run[run["pattern"] == pattern]  # a failure's primary pattern is its first (classify_failures)
+chosen = slices.apply_slice(cfg, active_slice, chosen, method, horizon)
 if not len(chosen):
     link.publish()
-    st.info("No failure has this pattern.")
+    st.info("No failure has this pattern" + (" in this slice: clear the slice or pick another pattern."
+                                               if active_slice else "."))
     st.stop()
 
 

@@ -1,5 +1,6 @@
-"""Results: a method x T table, metrics per method and horizon, browse test episodes, compare up
-to four methods on one episode; the ``kepp protocol`` results (intervals over seeds, the paired
+"""Results: a method x T table, metrics per method and horizon, a method's episodes by slice,
+browse test episodes, compare up to four methods on one episode, the map of the test episodes;
+the ``kepp protocol`` results (intervals over seeds, the paired
 test of a chosen pair, data-efficiency curves).
 
 The episodes are paged (:mod:`components.paging`): the table and the episode select box hold one
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components import backend, episodes, links, paging, playlists
+from components import backend, episode_map, episodes, links, paging, playlists, slices
 from components.charts import show_table
 from components.config import page_icon, page_setup
 from components.protocol import show_protocol
@@ -78,7 +79,11 @@ pattern = f5.selectbox("Failure pattern", ["(any)", *PATTERNS], key="res_pattern
                        format_func=lambda p: PATTERN_LABELS.get(p, p))
 link.keep(task=None if task == "(all)" else task, T=horizon, method=method,
           outcome=None if outcome == "all" else outcome, pattern=None if pattern == "(any)" else pattern)
-sel = preds[(preds["horizon"] == horizon) & (preds["method"] == method)]
+run = preds[(preds["horizon"] == horizon) & (preds["method"] == method)]
+# by slice: a click on a row sets the task or T filter above, or filters by the slice itself
+active_slice = slices.slice_block(link, "res", cfg, ds, method, horizon, methods,
+                                  {"task": ("res_task", tasks), "horizon": ("res_T", hs)})
+sel = slices.apply_slice(cfg, active_slice, run, method, horizon)
 if task != "(all)":
     sel = sel[sel["task"] == task]
 if outcome != "all":
@@ -95,6 +100,7 @@ def pick_row(key: str, ids: list[str]) -> None:
         st.session_state["res_episode"] = ids[rows[0]]
 
 
+st.markdown("#### Episodes")
 lo, hi = paging.pager(link, "res", sel["episode"], "res_episode")
 page_rows = sel.iloc[lo:hi]
 ids = list(page_rows["episode"])
@@ -135,6 +141,7 @@ if len(sel):
                             format_func=method_label, **links.default_kwargs("res_compare", default=default[:4]))
     link.keep(episode=ep, compare=",".join(chosen))
     episodes.show_episode(ds, same, list(chosen))
+episode_map.map_section(link, "res", cfg, ds, run, method, horizon)
 show_protocol(cfg)
 link.publish()
 with link_col:

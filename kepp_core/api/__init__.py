@@ -9,7 +9,7 @@ Each name is documented where it is defined; drawing, scene curation and URLs li
 - :mod:`~kepp_core.api.planning`: the planner of a models folder, one episode from two clips,
   sampled plans, the LLM recommender;
 - :mod:`~kepp_core.api.analysis`: transition matrices, expert trajectories, prediction records as
-  one table, metrics per method and horizon, the failure analysis;
+  one table, metrics per method and horizon and by slice, the failure analysis;
 - :mod:`~kepp_core.api.protocols`: ``kepp protocol`` results: intervals over seeds, the paired
   test of any two methods, data-efficiency curves;
 - :mod:`~kepp_core.api.media`: video facts, thumbnails, uploads and their encoding;
@@ -31,6 +31,7 @@ from kepp_core.api.analysis import (
     method_horizon_table,
     metrics_table,
     read_predictions,
+    slice_table,
     transitions,
 )
 from kepp_core.api.config import AppConfig, check_allowed, read_app_config
@@ -60,6 +61,7 @@ from kepp_core.api.workspace import (
     dataset_root,
     demo_world_ready,
     demo_world_root,
+    episode_map,
     feature_encoder,
     find_runs,
     open_dataset,
@@ -75,15 +77,16 @@ __all__ = [
     # configuration
     "AppConfig", "check_allowed", "read_app_config",
     # the workspace
-    "Workspace", "dataset_root", "demo_world_ready", "demo_world_root", "feature_encoder", "find_runs", "open_dataset",
-    "plan_variants", "read_run_config", "read_run_log", "remembered", "trained_horizons",
+    "Workspace", "dataset_root", "demo_world_ready", "demo_world_root", "episode_map", "feature_encoder", "find_runs",
+    "open_dataset", "plan_variants", "read_run_config", "read_run_log", "remembered", "trained_horizons",
     # planning
     "check_planner", "episode_clips", "llm_defaults", "llm_recommender", "load_planner", "observation_settings",
     "plan_clips", "playable_videos", "sampled_plans", "video_features",
     # the graph
     "capped_subgraph", "graph_source", "retrieve", "scorer_names", "subgraph",
     # evaluated plans
-    "expert_view", "failure_analysis", "method_horizon_table", "metrics_table", "read_predictions", "transitions",
+    "expert_view", "failure_analysis", "method_horizon_table", "metrics_table", "read_predictions", "slice_table",
+    "transitions",
     # kepp protocol results
     "efficiency_table", "interval_table", "pair_table", "pair_verdict", "protocol_records", "read_protocol",
     # media

@@ -34,7 +34,7 @@ from kepp_core.metrics import (
 )
 
 __all__ = ["RECORD_COLUMNS", "TABLE_METRICS", "expert_view", "failure_analysis", "method_horizon_table", "metrics_table",
-           "outcomes", "read_predictions", "transitions"]
+           "outcomes", "read_predictions", "slice_table", "transitions"]
 
 RECORD_COLUMNS = ["episode", "task", "video", "horizon", "setting", "seed", "method", "truth", "plan", "endpoints",
                   "endpoint_scores", "paths", "path_scores", "success", "patterns", "pattern", "start_time",
@@ -201,3 +201,15 @@ def method_horizon_table(preds) -> tuple[object, dict[str, str]]:
     names = {m: method_label(m) for m in cells}
     table = pd.DataFrame([{c: cells[m].get(c, "—") for c in cols} for m in cells], index=[names[m] for m in cells])
     return table, {c: names[m] for c, m in best.items()}
+
+
+# --- metrics by slice ---------------------------------------------------------------------------------------
+def slice_table(preds, method: str, by: str = "task", reference: str | None = None, horizon: int | None = None):
+    """``method``'s episodes of a predictions table (of ``horizon``, or all) by slice, compared with
+    ``reference``: a :class:`~kepp_core.evaluation.slices.SliceTable` (its ``table`` has count, SR,
+    mAcc and ends right per slice, the differences and the paired p-value;
+    ``select(rows, value)`` keeps the rows of one slice). See :mod:`kepp_core.evaluation.slices`."""
+    from kepp_core.evaluation.slices import SliceTable, slice_table as table_of  # pandas: only when a page asks
+
+    return SliceTable(by, method, reference, None if horizon is None else int(horizon),
+                      table_of(preds, method, by, reference, horizon))

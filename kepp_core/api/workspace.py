@@ -16,6 +16,7 @@ kepp_core.errors.KeppError: /nowhere/plans.jsonl: dataset path does not exist
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -294,3 +295,22 @@ def remembered(kind: str, key: str, compute: Callable[[], object]) -> object:
     derived views (the demo scenes, the episode map) are computed once, not at every start.
     A damaged or unwritable cache is computed again (:func:`kepp_core.io.remembered_json`)."""
     return remembered_json(cache_folder(kind), key, compute, kind)
+
+
+def episode_map(dataset: Dataset, horizon: int, setting: str = "conventional") -> dict:
+    """The 2-D map of ``dataset``'s test episodes of ``horizon``
+    (:func:`kepp_core.evaluation.episode_map.episode_coordinates`: ids, ``x``, ``y``, the variance
+    the two components explain), computed once per dataset and remembered in the cache home
+    (:func:`remembered`). The key is the dataset's name, root, vocabulary and test split, and
+    each test video's feature file with its size and modification time, so a changed feature
+    file is mapped again."""
+    from kepp_core.evaluation.episode_map import episode_coordinates  # numpy work: only when a page asks
+
+    stamps = []
+    for v in dataset.split("test"):
+        f = v.feature_file
+        stat = f.stat() if f is not None and f.is_file() else None
+        stamps.append([v.id, str(f), stat.st_size if stat else None, stat.st_mtime_ns if stat else None])
+    digest = hashlib.sha1(json.dumps(stamps).encode()).hexdigest()
+    key = json.dumps([dataset.name, str(dataset.root), dataset.vocabulary_hash(), int(horizon), setting, digest])
+    return remembered("episode-maps", key, lambda: episode_coordinates(dataset, int(horizon), setting))
