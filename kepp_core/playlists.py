@@ -194,6 +194,11 @@ class PlaylistStore:
     def __post_init__(self) -> None:
         object.__setattr__(self, "folder", Path(self.folder))
 
+    @property
+    def capacity(self) -> int:
+        """How many items one playlist may hold (:data:`MAX_ITEMS`)."""
+        return MAX_ITEMS
+
     def path(self, name: str) -> Path:
         """The file of the playlist ``name`` (the name checked first)."""
         path = self.folder / f"{check_name(name)}{SUFFIX}"

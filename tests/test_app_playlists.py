@@ -157,3 +157,21 @@ def test_a_playlist_plays_on_the_plan_page_item_by_item(monkeypatch, env):
     assert len(shown) == 1 and shown[0].endswith("** · scenes") and int(shown[0][6:].split("*")[0]) >= len(scenes)
     assert first.query_params["video"] == scenes[0]["video"] and cards(first) >= 6
     assert api.read_predictions([env.records]) is not None
+
+
+def test_the_listed_episodes_go_to_a_playlist_in_one_click(monkeypatch, env):
+    """Results and Failure cases add every episode their filters list (all pages), the first a
+    playlist holds when there are more."""
+    preds = prediction_table(env)
+    res = no_problems(open_page(monkeypatch, env, "pages/5_Results.py",
+                                {"method": "kepp-R1", "T": "4", "outcome": "incorrect"}))
+    add(res, "res_add_listed", "wrong-r1")
+    wrong = preds[(preds["method"] == "kepp-R1") & (preds["horizon"] == 4) & ~preds["success"]]
+    items = store(env).read("wrong-r1").items
+    assert 1 < len(items) == min(len(wrong), store(env).capacity)
+    assert {i.episode for i in items} <= set(wrong["episode"]) and {(i.method, i.T) for i in items} == {("kepp-R1", 4)}
+    fail = no_problems(open_page(monkeypatch, env, "pages/4_Failure_cases.py",
+                                 {"method": "kepp-R2", "T": "3", "pattern": "wrong_endpoint"}))
+    add(fail, "fail_add_listed", "ends")
+    chosen = preds[(preds["method"] == "kepp-R2") & (preds["horizon"] == 3) & (preds["pattern"] == "wrong_endpoint")]
+    assert [i.episode for i in store(env).read("ends").items] == list(chosen["episode"])[:store(env).capacity]

@@ -21,7 +21,7 @@ from components.urls import plan_query
 from kepp_core import catalog
 from kepp_core.errors import KeppError
 
-__all__ = ["DEFAULT", "add_control", "add_rows", "item_label", "item_of_row", "load", "play_query", "playing_bar",
+__all__ = ["DEFAULT", "add_control", "add_listed_control", "add_rows", "item_label", "item_of_row", "load", "play_query", "playing_bar",
            "plan_control", "plan_item", "store"]
 
 DEFAULT = "scenes"  # the built-in playlist: the curated scenes; no file can take its name
@@ -144,6 +144,19 @@ def add_control(cfg: AppConfig, items: list[dict], key: str, label: str = "Add t
             (st.success if ok else st.error)(md(text))
         st.page_link("pages/7_Playlists.py", label="Playlists", icon=":material/playlist_play:",
                      query_params={"playlist": st.session_state[LAST]} if LAST in st.session_state else None)
+
+
+def add_listed_control(cfg: AppConfig, rows, key: str) -> None:
+    """One click adds the episodes a page lists (``rows``: its filtered predictions table, every
+    page of it) to a playlist: all of them, or the first a playlist can hold."""
+    try:
+        cap = store(cfg).capacity
+    except KeppError:  # a folder the server does not allow: the control says so when opened
+        cap = 0
+    n = len(rows)
+    items = [item_of_row(r) for r in rows.head(cap).to_dict("records")]
+    what = f"the {n} episodes listed" if n <= cap else f"the first {cap} of the {n} episodes listed"
+    add_control(cfg, items, key, label=f"Add {what} to a playlist")
 
 
 def plan_control(cfg: AppConfig, link, video, key: str = "plan_add") -> None:

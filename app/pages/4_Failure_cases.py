@@ -108,6 +108,7 @@ st.caption("Click a row to show its episode.")
 show_table(table, f"failures_{pattern}", key="fail_table", hide_index=True, height=220,
            csv=lambda: episodes.episodes_csv(with_patterns(chosen), ds),  # every page of the pattern
            on_select=lambda: pick_row("tbl_fail_table", ids), selection_mode="single-row")
+playlists.add_listed_control(cfg, chosen, "fail_add_listed")
 names = episodes.episode_names(ids, ds)
 ep_col, prev_col, next_col, open_col = st.columns([5, 1, 1, 2], vertical_alignment="bottom")
 ep = ep_col.selectbox("Episode", ids, key="fail_episode", format_func=names.get)

@@ -108,6 +108,8 @@ st.caption("Click a row to compare it below")
 show_table(episodes.episode_table(page_rows, ds), "kepp_episodes", key="res_episodes", hide_index=True, height=260,
            csv=lambda: episodes.episodes_csv(sel, ds),  # every page of the filter
            on_select=lambda: pick_row("tbl_res_episodes", ids), selection_mode="single-row")
+if len(sel):
+    playlists.add_listed_control(cfg, sel, "res_add_listed")
 
 if len(sel):
     st.subheader("Compare methods on one episode")
