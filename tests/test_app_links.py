@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from components import curation
 from kepp_core import api
 from tests.helpers.app_session import cards, no_problems, open_page, page_scenes, prediction_table, write_run
-from components import curation
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("app")]
 

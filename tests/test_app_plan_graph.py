@@ -11,14 +11,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from kepp_core import api
+from components import plangraph, zeroshot
 from components.plangraph import COLUMN_GAP, label_colour
+from kepp_core import api
 from kepp_core.data import Dataset, Step, Task, Video
 from kepp_core.errors import KeppError
 from kepp_core.graph import ProcedureGraph, build_graph
 from kepp_core.paths import REPO_ROOT
-from components import zeroshot
-from components import plangraph
 
 REPO = REPO_ROOT
 ACTIONS = ["a", "b", "c", "d", "e", "x"]

@@ -11,10 +11,10 @@ import shutil
 
 import pytest
 
+from components import playlists, urls
 from kepp_core import api
 from kepp_core.playlists import PlaylistStore
 from tests.helpers.app_session import cards, no_problems, open_page, page_scenes, prediction_table
-from components import playlists, urls
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("app")]
 

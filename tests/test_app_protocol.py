@@ -14,13 +14,12 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from kepp_core import api
+from kepp_core import api, catalog
+from kepp_core.api import protocols
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.stats import mean_ci, paired_permutation_test
-from tests.helpers.training import tiny_world
 from kepp_core.paths import REPO_ROOT
-from kepp_core.api import protocols
-from kepp_core import catalog
+from tests.helpers.training import tiny_world
 
 REPO = REPO_ROOT
 APP = REPO / "app" / "Home.py"

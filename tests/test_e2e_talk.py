@@ -10,10 +10,9 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from kepp_core import api
-from tests.helpers.browser import ARTIFACTS, app_server, graph_frame, idle
-from kepp_core import catalog
 from components import urls
+from kepp_core import api, catalog
+from tests.helpers.browser import ARTIFACTS, app_server, graph_frame, idle
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
 SCREEN = {"width": 1280, "height": 720}

@@ -7,9 +7,9 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
+from components import curation
 from kepp_core import api
 from tests.helpers.app_env import APP
-from components import curation
 
 
 def open_page(monkeypatch, env, page: str | None = None, query: dict | None = None, *, timeout: float = 180,
