@@ -330,7 +330,8 @@ def measure_first_page(args) -> int:
     """The first page only, ``--repeats`` times: a fresh server and a fresh browser tab each time."""
     from playwright.sync_api import sync_playwright
 
-    from kepp_core.commands.app import AppOptions, free_port, start_app
+    from kepp_core.api import AppConfig
+    from kepp_core.commands.app import free_port, start_app
 
     health, ready = [], []
     with sync_playwright() as p:
@@ -339,7 +340,7 @@ def measure_first_page(args) -> int:
             page = browser.new_page(viewport={"width": 1400, "height": 900})
             port = free_port()
             t0 = time.perf_counter()
-            proc = start_app(AppOptions(dataset=args.dataset, root=args.root, checkpoints=args.checkpoints,
+            proc = start_app(AppConfig(dataset=args.dataset, root=args.root, checkpoints=args.checkpoints,
                                         predictions=args.predictions, port=port))
             try:
                 h, r = first_page(page, f"http://localhost:{port}", proc, t0)
@@ -376,7 +377,8 @@ def main() -> int:
 
     from playwright.sync_api import sync_playwright
 
-    from kepp_core.commands.app import AppOptions, free_port, start_app
+    from kepp_core.api import AppConfig
+    from kepp_core.commands.app import free_port, start_app
 
     if args.dataset == "demo" and args.root is None:
         from kepp_core.data.synth import ensure_world
@@ -403,7 +405,7 @@ def main() -> int:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         t0 = time.perf_counter()
-        proc = start_app(AppOptions(dataset=args.dataset, root=args.root, checkpoints=args.checkpoints,
+        proc = start_app(AppConfig(dataset=args.dataset, root=args.root, checkpoints=args.checkpoints,
                                     predictions=args.predictions, port=port))
         try:
             t_health, t_ready = first_page(page, url, proc, t0)
