@@ -225,15 +225,16 @@ def test_the_upload_scene_plans_a_video_loaded_as_an_upload(talk_server, browser
 
 
 # The drawn network as vis.js holds it (canvas coordinates): every step's box, and for each edge label
-# drawn, its box, the width its text measures in the label's current font, and its arrow's midpoint.
+# vis.js draws (its label module's text, not the data's), its box, the width its text measures in the
+# label's current font, and its arrow's midpoint.
 READ_LABELS = """() => {
   const ctx = document.createElement("canvas").getContext("2d");
   const nodes = Object.keys(network.body.nodes).map(id => ({id: id, ...network.getBoundingBox(id)}));
-  const labels = network.body.data.edges.get().filter(e => e.label).map(e => {
-    const edge = network.body.edges[e.id], s = edge.labelModule.size, font = edge.labelModule.fontOptions;
+  const labels = Object.values(network.body.edges).filter(edge => edge.labelModule.elementOptions.label).map(edge => {
+    const s = edge.labelModule.size, font = edge.labelModule.fontOptions, text = edge.labelModule.elementOptions.label;
     ctx.font = `${font.size}px ${font.face}`;
-    return {text: e.label, left: s.left, top: s.top, right: s.left + s.width, bottom: s.top + s.height,
-            measured: ctx.measureText(e.label).width,
+    return {text: text, left: s.left, top: s.top, right: s.left + s.width, bottom: s.top + s.height,
+            measured: ctx.measureText(text).width,
             mid: edge.fromId === edge.toId ? null : edge.edgeType.getPoint(0.5)};
   });
   return {nodes: nodes, labels: labels, scaled: !!window.__keppScaled, edges: network.body.data.edges.length};

@@ -124,13 +124,16 @@ _PAGE_JS = """
         else kept.push(box);
       }
       window.keppHiddenLabels = hidden.length;
-      if (hidden.length) data.update(hidden.map(id => ({id: id, label: ""})));
+      // vis.js keeps an arrow's label when updated with an empty one: its drawn options lose it (the
+      // data keep it, and give it back when the layout changes)
+      hidden.forEach(id => { network.body.edges[id].options.label = undefined; });
+      if (hidden.length) network.redraw();
     }
     network.on("dragStart", () => { dragging = true; });
     network.on("dragEnd", () => { dragging = false; network.redraw(); });
     network.on("afterDrawing", () => {
       if (dragging) return;
-      if (measuring) { measuring = false; return place(); }
+      if (measuring) { measuring = false; return place(); }  // every label was drawn in this frame
       const now = layout();
       if (now === seen) return;
       seen = now;
