@@ -169,3 +169,94 @@ def test_drawing_carries_title_settings_legend_and_png_export(monkeypatch):
     edges = json.loads(re.search(r"edges = new vis\.DataSet\((\[.*?\])\);", page, re.S).group(1))
     assert {(e["from"], e["to"]) for e in edges if e["group"] == 0} == {(0, 1), (1, 2), (2, 3), (3, 4)}
     assert "cdn.jsdelivr" not in page and "https://" not in page.split("vis-network.min.js.map")[-1]
+
+
+def _edge_data(page: str) -> list[dict]:
+    """The edges a drawing's page hands to vis.js."""
+    return json.loads(re.search(r"edges = new vis\.DataSet\((\[.*?\])\);", page, re.S).group(1))
+
+
+def _page(network, drawing, inline: bool) -> str:
+    from dataclasses import astuple
+
+    return network.graph_html(tuple(astuple(n) for n in drawing.nodes.values()),
+                              tuple(astuple(e) for e in drawing.edges.values()), 400, False, drawing.fixed,
+                              drawing.title, drawing.settings, tuple(tuple(x) for x in drawing.legend), inline=inline)
+
+
+def test_only_the_paths_carry_their_weight_each_step_pair_once(monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO / "app"))
+    from components import network
+
+    g = chain_graph()
+    pg = plangraph.plan_graph(g, (0, 4), [("KEPP plan", (0, 1, 3, 3, 4)), ("graph path 1", (0, 1, 2, 3, 4))],
+                              truth=(0, 1, 2, 3, 4), depth=2)
+    labelled = [(e.source, e.target, e.group) for e in pg.edges if e.labelled]
+    # the truth's arrows first, then the plan's pairs the truth does not use; d→d (never seen) bare
+    assert labelled == [(0, 1, 0), (1, 2, 0), (2, 3, 0), (3, 4, 0), (1, 3, 1)]
+    assert {e.kind for e in pg.edges} >= {"path", "context"}  # the graph's own arrows: hover only
+    assert not [e for e in pg.edges if e.kind != "path" and e.labelled]
+    assert any("(hover for it)" in x.text for x in pg.legend if x.colour == plangraph.CONTEXT_EDGE)
+    drawing = network.plan_drawing(g, pg)
+    edges = _edge_data(_page(network, drawing, inline=True))
+    shown = [(e["from"], e["to"], e["label"]) for e in edges if e["label"]]
+    assert shown == [(0, 1, f"{float(g.probability(0, 1)):.2f}"), (1, 2, f"{float(g.probability(1, 2)):.2f}"),
+                     (2, 3, f"{float(g.probability(2, 3)):.2f}"), (3, 4, f"{float(g.probability(3, 4)):.2f}"),
+                     (1, 3, f"{float(g.probability(1, 3)):.2f}")]
+    # every arrow keeps its number in its hover text, and the labels lie level (boxes the page can measure)
+    assert all("P²KG probability" in e["title"] or "never seen" in e["title"] for e in edges)
+    assert {e["font"]["align"] for e in edges} == {"horizontal"}
+
+
+def test_labels_are_placed_truth_first_then_the_plan_then_the_strongest_arrows(monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO / "app"))
+    from components.network import GraphEdge, label_ranks
+
+    edges = [GraphEdge(5, 6, "0.30", kind="context", weight=0.3), GraphEdge(0, 1, "0.50", kind="path", group=1),
+             GraphEdge(6, 7, "0.90", kind="graph", weight=0.9), GraphEdge(2, 3, "", kind="context", weight=1.0),
+             GraphEdge(1, 2, "0.20", kind="path", group=0), GraphEdge(2, 4, "0.70", kind="path", group=0),
+             GraphEdge(7, 8, "0.30", kind="context", weight=0.3)]
+    ranks = label_ranks(edges)
+    assert sorted(ranks) == list(range(len(edges)))
+    order = [edges[k] for k in sorted(range(len(edges)), key=ranks.__getitem__)]
+    assert [(e.source, e.target) for e in order] == [(1, 2), (2, 4), (0, 1), (6, 7), (5, 6), (7, 8), (2, 3)]
+    assert label_ranks([]) == []
+
+
+def test_in_presentation_mode_a_graph_frame_fits_one_screen_below_the_header(monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO / "app"))
+    from components.network import PRESENT_FRAME, PRESENT_MIN_CANVAS, GraphDrawing, canvas_height, drawing_height
+
+    for entries in (0, 2, 6):
+        d = GraphDrawing(legend=[("line", "#000000", "an entry", -1)] * entries)
+        assert canvas_height(d, 600, False) == 600
+        assert drawing_height(d, canvas_height(d, 600, True)) <= PRESENT_FRAME
+        assert canvas_height(d, 300, True) == max(300, PRESENT_MIN_CANVAS)  # never taller than asked (above the floor)
+    crowded = GraphDrawing(legend=[("line", "#000000", "an entry", -1)] * 20)
+    assert canvas_height(crowded, 600, True) == PRESENT_MIN_CANVAS  # a drawing still gets a canvas to draw on
+
+
+def test_the_export_carries_vis_js_inline_while_the_frame_refers_to_the_served_copy(monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO / "app"))
+    from components import network
+
+    g = chain_graph()
+    pg = plangraph.plan_graph(g, (0, 4), [("KEPP plan", (0, 1, 3, 3, 4))], truth=(0, 1, 2, 3, 4))
+    drawing = network.plan_drawing(g, pg, title="Plan graph of a test")
+    export, frame = _page(network, drawing, inline=True), _page(network, drawing, inline=False)
+    served = network.served_vis()
+    assert [url for _, url in served] == ["app/static/vis-network.min.js", "app/static/vis-network.css"]
+    script, style = (text for text, _ in served)
+    # the export: self-contained, no external script, style sheet or asset
+    assert not re.search(r"<script[^>]*\bsrc=", export) and not re.search(r"<link[^>]*\bhref=", export)
+    assert f"<script>{script}</script>" in export and f"<style>{style}</style>" in export
+    # the frame: vis.js from the app's static files (copied there, equal to pyvis's), nothing else from outside
+    assert re.findall(r'<script[^>]*\bsrc="([^"]*)"', frame) == ["app/static/vis-network.min.js"]
+    assert re.findall(r'<link[^>]*\bhref="([^"]*)"', frame) == ["app/static/vis-network.css"]
+    assert script not in frame and style not in frame and len(frame) < len(export) / 10
+    for text, url in served:
+        assert (network.STATIC / url.removeprefix(network.STATIC_URL)).read_text(encoding="utf-8") == text
+    # the same drawing either way
+    assert _edge_data(frame) == _edge_data(export) and "keppPng" in frame
+    config = (REPO / ".streamlit" / "config.toml").read_text()
+    assert re.search(r"^enableStaticServing = true$", config, re.M)

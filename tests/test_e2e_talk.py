@@ -1,16 +1,22 @@
 """End-to-end, for talks and links: the real app server (demo world, shipped models and their
 records) in a real headless Chromium at a projector's 1280x720. Presentation mode (bigger
 type, page switches, turning it off again, the plan inside the first screen after Plan), a deep
-link to an episode that survives a reload, "Open in Plan" from Failure cases, a scene loading.
-Screenshots go to ``test-artifacts/``."""
+link to an episode that survives a reload, "Open in Plan" from Failure cases, a scene loading,
+and the graph of every scene and of the Graph page read from vis.js: no edge label over another
+or over a step, the frame below Streamlit's header, vis.js served by the app and the HTML export
+self-contained. Screenshots go to ``test-artifacts/``."""
 
 from __future__ import annotations
 
-from urllib.parse import parse_qs, urlparse
+import itertools
+import re
+import time
+from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
 
 from components import urls
+from components.curation import choose_scenes
 from kepp_core import api, catalog
 from tests.helpers.browser import ARTIFACTS, app_server, graph_frame, idle
 
@@ -214,4 +220,116 @@ def test_the_upload_scene_plans_a_video_loaded_as_an_upload(talk_server, browser
     assert page.locator('[data-testid="stVideo"]').count() == 1  # the stored upload plays
     assert page.get_by_text("Ground truth").count() == 0  # an upload has no annotations
     assert len(page.locator(".kepp-plan").first.locator(".kepp-card").all()) == int(url["T"])
+    page.close()
+
+
+# The drawn network as vis.js holds it (canvas coordinates): every step's box, and for each edge label
+# vis.js draws (its label module's text, not the data's), its box, the width its text measures in the
+# label's current font, and its arrow's midpoint.
+READ_LABELS = """() => {
+  const ctx = document.createElement("canvas").getContext("2d");
+  const nodes = Object.keys(network.body.nodes).map(id => ({id: id, ...network.getBoundingBox(id)}));
+  const labels = Object.values(network.body.edges).filter(edge => edge.labelModule.elementOptions.label).map(edge => {
+    const s = edge.labelModule.size, font = edge.labelModule.fontOptions, text = edge.labelModule.elementOptions.label;
+    ctx.font = `${font.size}px ${font.face}`;
+    return {text: text, left: s.left, top: s.top, right: s.left + s.width, bottom: s.top + s.height,
+            measured: ctx.measureText(text).width,
+            mid: edge.fromId === edge.toId ? null : edge.edgeType.getPoint(0.5)};
+  });
+  return {nodes: nodes, labels: labels, scaled: !!window.__keppScaled, edges: network.body.data.edges.length};
+}"""
+
+
+def overlap(a: dict, b: dict) -> bool:
+    return a["left"] < b["right"] and b["left"] < a["right"] and a["top"] < b["bottom"] and b["top"] < a["bottom"]
+
+
+def settled_labels(frame, timeout: float = 30.0) -> dict:
+    """The drawing's labels once placed: the type grown (presentation mode), then two equal reads."""
+    deadline, before = time.monotonic() + timeout, None
+    while time.monotonic() < deadline:
+        now = frame.evaluate(READ_LABELS)
+        if now["scaled"] and now == before:
+            return now
+        before = now
+        time.sleep(0.6)
+    raise AssertionError("the graph's labels did not settle")
+
+
+def check_labels(net: dict, where: str) -> None:
+    """No edge label's box overlaps another's or a step's; each box is its text's, at its arrow's middle."""
+    labels = net["labels"]
+    assert labels, f"{where}: no edge label drawn"
+    for b in labels:
+        assert abs((b["right"] - b["left"]) - b["measured"]) < 1.5, f"{where}: {b} is not its text's box"
+        if b["mid"]:
+            assert abs((b["left"] + b["right"]) / 2 - b["mid"]["x"]) < 1 and abs((b["top"] + b["bottom"]) / 2 - b["mid"]["y"]) < 1
+        hit = [n["id"] for n in net["nodes"] if overlap(b, n)]
+        assert not hit, f"{where}: label {b['text']!r} covers step(s) {hit}"
+    for a, b in itertools.combinations(labels, 2):
+        assert not overlap(a, b), f"{where}: labels {a['text']!r} and {b['text']!r} overlap"
+
+
+def shown_graph_frame(page, timeout: float = 60.0):
+    """The frame of the graph drawing that is on show (a hidden tab's drawing has no size)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        graph_frame(page, timeout)
+        for frame in page.frames[1:]:
+            try:
+                box = frame.frame_element().bounding_box()
+                if box and box["width"] > 0 and frame.evaluate("() => typeof network !== 'undefined'"):
+                    return frame
+            except Exception:  # a rerun can replace the frame while we look
+                continue
+        time.sleep(0.2)
+    raise AssertionError("no graph drawing on show")
+
+
+def below_header(page, frame) -> tuple[float, float]:
+    """The bottom of Streamlit's header and the top of the graph's frame, once the page stopped scrolling."""
+    before = None
+    for _ in range(20):
+        head = page.locator('[data-testid="stHeader"]').bounding_box()
+        now = (head["y"] + head["height"], frame.frame_element().bounding_box()["y"])
+        if now == before:
+            return now
+        before = now
+        page.wait_for_timeout(400)
+    return now
+
+
+def test_every_scene_draws_its_graph_readable_below_the_header(talk_server, browser, demo_env):
+    preds = api.read_predictions([demo_env.records])
+    scenes = choose_scenes(preds, horizons=api.trained_horizons(demo_env.models), upload_example=True)
+    assert len(scenes) >= 4
+    page = browser.new_page(viewport=SCREEN)
+    for k, scene in enumerate(scenes):
+        page.goto(f"{talk_server}/Plan?{urlencode(scene['query'])}&present=1")
+        wait_plan(page)
+        frame = graph_frame(page)
+        net = settled_labels(frame)
+        check_labels(net, scene["name"])
+        header, top = below_header(page, frame)
+        assert top >= header, f"{scene['name']}: the graph's frame starts {header - top:.0f} px under the header"
+        # vis.js comes from the app's static files, not inline in the frame
+        assert frame.evaluate("() => [...document.scripts].map(s => s.src).filter(Boolean)") == [
+            f"{talk_server}/app/static/vis-network.min.js"]
+        page.screenshot(path=str(ARTIFACTS / f"e2e_present_graph_{scene['kind']}.png"))
+        if k == 0:  # vis.js is served by the app as a script; the HTML export carries it inline (works offline, alone)
+            served = page.request.get(f"{talk_server}/app/static/vis-network.min.js")
+            assert served.ok and "javascript" in served.headers["content-type"]
+            with page.expect_download() as got:
+                page.get_by_role("button", name="Download graph (HTML)").click()
+            html = open(got.value.path(), encoding="utf-8").read()
+            assert not re.search(r"<script[^>]*\bsrc=", html) and "new vis.Network" in html and len(html) > 400_000
+    # the Graph page, scrolled to its drawing as a speaker shows it
+    page.goto(f"{talk_server}/Graph?step=add+sugar&min=0.1&present=1")
+    page.get_by_text("Hover an arrow").first.wait_for(timeout=90_000)
+    idle(page)
+    frame = shown_graph_frame(page)
+    frame.frame_element().evaluate("e => e.scrollIntoView({block: 'end'})")
+    check_labels(settled_labels(frame), "Graph page")
+    header, top = below_header(page, frame)
+    assert top >= header, f"Graph page: the frame starts {header - top:.0f} px under the header"
     page.close()

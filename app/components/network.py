@@ -3,15 +3,20 @@ and a task's expert trajectories. The graph queries themselves come from ``kepp_
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import html
+import os
 import re
+import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import astuple, dataclass, field
+from pathlib import Path
 
 import streamlit as st
 
 from components import plangraph
+from components.config import presenting
 from components.text import script_json
 
 # Colours of the graph drawing.
@@ -45,7 +50,8 @@ class GraphNode:
 @dataclass
 class GraphEdge:
     """An arrow of a drawing: its ends, label, hover text, width, colour, dash pattern (``True``,
-    ``False`` or a pattern), bend, and its ``kind``/``group`` (kept for tests and scripts)."""
+    ``False`` or a pattern), bend, its ``kind``/``group`` (kept for tests and scripts) and the
+    ``weight`` its label shows (which labels win a place first: see :func:`label_ranks`)."""
 
     source: int
     target: int
@@ -57,6 +63,7 @@ class GraphEdge:
     curve: float = 0.0
     kind: str = ""
     group: int = -1
+    weight: float = 0.0
 
 
 @dataclass
@@ -81,21 +88,70 @@ class GraphDrawing:
 
 
 _EXTERNAL = re.compile(r'<(script|link)[^>]+(src|href)="(https?:|\.\./)[^"]*"[^>]*>(\s*</script>)?', re.I)
-# In the page: fit the drawing whenever its frame gets a size (a hidden tab draws at 0x0), until the
-# reader moves it; a PNG export of title, settings, drawing and legend; the legend for scripts and tests.
+FIT_ZOOM = 3.0  # how far fitting may zoom in (vis.js stops at 1: a small drawing stayed small in a large frame)
+LABEL_PAD = 2  # px around an edge label's text box (its white background and stroke)
+# In the page: fit the drawing whenever its frame gets a size (a hidden tab draws at 0x0) or its type
+# grows (presentation mode), until the reader moves it; a physics layout is frozen once it has settled;
+# edge labels are placed (below); a PNG export of title, settings, drawing and legend; the legend for
+# scripts and tests.
+# Edge labels never cover a node or another label: after each change of the layout (the first draw,
+# larger type, a dragged node) every label is drawn once and measured by vis.js, then, in rank order
+# (``rank``, see label_ranks), a label keeps its place when its box is free and the others are left to
+# the arrow's hover text, which carries the same number.
 _PAGE_JS = """
 <script>
 (function () {
-  const legend = %s, title = %s, settings = %s, name = %s;
+  const legend = %s, title = %s, settings = %s, name = %s, fitZoom = %s, pad = %s;
   window.keppLegend = legend;
   let touched = false;
-  function fit() { if (!touched && window.network) network.fit({animation: false}); }
+  function fit() { if (!touched && window.network) network.fit({animation: false, maxZoomLevel: fitZoom}); }
+  function placeLabels() {
+    const data = network.body.data.edges, full = {}, rank = {};
+    data.get().forEach(e => { if (e.label) { full[e.id] = e.label; rank[e.id] = e.rank; } });
+    const order = Object.keys(full).sort((a, b) => rank[a] - rank[b] || (a < b ? -1 : 1));
+    const overlap = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+    const layout = () => JSON.stringify([network.getPositions(), data.get().map(e => e.font && e.font.size),
+                                         network.body.data.nodes.get().map(n => n.font && n.font.size)]);
+    let seen = "", hidden = [], measuring = false, dragging = false;
+    function place() {
+      const nodes = Object.keys(network.body.nodes).map(id => network.getBoundingBox(id)), kept = [];
+      hidden = [];
+      for (const id of order) {
+        const edge = network.body.edges[id], s = edge && edge.labelModule.size;
+        if (!s || !s.width) continue;
+        const box = {left: s.left - pad, top: s.top - pad, right: s.left + s.width + pad, bottom: s.top + s.height + pad};
+        if (nodes.some(n => overlap(box, n)) || kept.some(k => overlap(box, k))) hidden.push(id);
+        else kept.push(box);
+      }
+      window.keppHiddenLabels = hidden.length;
+      // vis.js keeps an arrow's label when updated with an empty one: its drawn options lose it (the
+      // data keep it, and give it back when the layout changes)
+      hidden.forEach(id => { network.body.edges[id].options.label = undefined; });
+      if (hidden.length) network.redraw();
+    }
+    network.on("dragStart", () => { dragging = true; });
+    network.on("dragEnd", () => { dragging = false; network.redraw(); });
+    network.on("afterDrawing", () => {
+      if (dragging) return;
+      if (measuring) { measuring = false; return place(); }  // every label was drawn in this frame
+      const now = layout();
+      if (now === seen) return;
+      seen = now;
+      fit();
+      if (!hidden.length) return place();
+      measuring = true;  // draw every label once more, then measure them all
+      data.update(hidden.map(id => ({id: id, label: full[id]})));
+      hidden = [];
+    });
+  }
   function ready() {
     if (!window.network) return setTimeout(ready, 50);
     network.on("dragStart", () => { touched = true; });
     network.on("zoom", () => { touched = true; });
-    network.once("stabilizationIterationsDone", fit);
+    network.once("stabilizationIterationsDone", () => { network.setOptions({physics: false}); fit(); });
     new ResizeObserver(fit).observe(document.getElementById("mynetwork"));
+    placeLabels();
+    fit();
     setTimeout(fit, 300);
   }
   ready();
@@ -148,7 +204,8 @@ def _legend_html(legend: tuple, title: str, settings: str) -> tuple[str, str]:
 
 
 def _options(fixed: bool, hierarchical: bool) -> str:
-    """vis.js options: fixed positions (physics off), a left-to-right hierarchy, or a seeded physics layout."""
+    """vis.js options: fixed positions (physics off), a left-to-right hierarchy, or a seeded physics
+    layout; labels keep growing with the zoom (vis.js caps them at 30 px on screen by default)."""
     if fixed:
         layout, physics = '"layout": {"randomSeed": 1},', '"physics": {"enabled": false}'
     elif hierarchical:
@@ -157,25 +214,104 @@ def _options(fixed: bool, hierarchical: bool) -> str:
         physics = '"physics": {"enabled": false}'
     else:
         layout = '"layout": {"randomSeed": 7, "improvedLayout": true},'
-        physics = '"physics": {"enabled": true, "solver": "forceAtlas2Based", "stabilization": {"iterations": 150}}'
-    return ('{' + layout + physics + ', "edges": {"smooth": {"type": "curvedCW", "roundness": 0.15}},'
+        physics = ('"physics": {"enabled": true, "solver": "forceAtlas2Based", "stabilization": {"iterations": 150},'
+                   ' "forceAtlas2Based": {"springLength": 170, "avoidOverlap": 0.6}}')
+    unscaled = '"scaling": {"label": {"maxVisible": 200}}'
+    return ('{' + layout + physics + ', "edges": {"smooth": {"type": "curvedCW", "roundness": 0.15}, ' + unscaled + '},'
+            ' "nodes": {' + unscaled + '},'
             ' "interaction": {"hover": true, "tooltipDelay": 80, "navigationButtons": false}}')
 
 
-def _edge_options(e: GraphEdge) -> dict:
-    """One arrow's vis.js options (its own bend, so that arrows sharing a pair stay apart)."""
+def _edge_options(e: GraphEdge, rank: int) -> dict:
+    """One arrow's vis.js options (its own bend, so that arrows sharing a pair stay apart); its label
+    level and on a white ground, with its ``rank`` for the label placement of the page's script."""
     dashes = list(e.dashes) if isinstance(e.dashes, tuple) else e.dashes
     smooth = ({"enabled": True, "type": "curvedCW" if e.curve > 0 else "curvedCCW", "roundness": abs(e.curve)}
               if e.curve else {"enabled": e.source == e.target})
     return dict(label=e.label, title=e.title or e.label, width=e.width, color=e.color, dashes=dashes,
-                arrows="to", font={"size": 17, "align": "top"}, smooth=smooth, kind=e.kind, group=e.group)
+                arrows="to", font={"size": 17, "align": "horizontal", "background": "rgba(255,255,255,0.85)"},
+                smooth=smooth, kind=e.kind, group=e.group, rank=rank)
+
+
+def label_ranks(edges: Sequence[GraphEdge]) -> list[int]:
+    """The order in which edge labels get a place in the drawing (0 first; the page's script keeps
+    a label only where it covers no node and no label placed before it): the paths' arrows in path
+    order (the ground truth's group first), then the other arrows by weight, strongest first; arrows
+    without a label come last.
+
+    >>> ranks = label_ranks([GraphEdge(0, 1, "0.20", weight=0.2), GraphEdge(1, 2, "0.90", weight=0.9),
+    ...                      GraphEdge(2, 3, "", kind="path", group=0), GraphEdge(3, 4, "0.50", kind="path", group=1)])
+    >>> ranks
+    [2, 1, 3, 0]
+    """
+    def key(k: int) -> tuple:
+        e = edges[k]
+        return (not e.label, e.kind != "path", e.group if e.kind == "path" else 0, -e.weight, k)
+
+    order = sorted(range(len(edges)), key=key)
+    ranks = [0] * len(edges)
+    for rank, k in enumerate(order):
+        ranks[k] = rank
+    return ranks
+
+
+# vis.js is served once by the app (Streamlit's static files, ``server.enableStaticServing`` in
+# .streamlit/config.toml: app/static/ at app/static/), so that a frame carries only its graph; the
+# files come from the installed pyvis package (the very ones its template inlines) and are copied
+# there on first use. The HTML export keeps them inline: it works offline, alone.
+STATIC = Path(__file__).resolve().parents[1] / "static"
+STATIC_URL = "app/static/"  # relative: a frame written with srcdoc resolves it against the page's address
+
+
+def _vis_files() -> list[Path]:
+    """The vis-network script and style sheet that pyvis's template inlines."""
+    import pyvis
+
+    lib = Path(pyvis.__file__).parent / "templates" / "lib"
+    return sorted(lib.glob("vis-*/vis-network.min.js"))[-1:] + sorted(lib.glob("vis-*/vis-network.css"))[-1:]
+
+
+@functools.cache
+def served_vis() -> tuple[tuple[str, str], ...]:
+    """``(inlined text, served URL)`` for each vis.js file, copied into app/static/ once per process
+    (atomically; left alone when already there and equal); empty when that folder cannot be written,
+    and the drawings then carry vis.js inline."""
+    out = []
+    try:
+        for src in _vis_files():
+            text = src.read_text(encoding="utf-8")
+            dest = STATIC / src.name
+            if not dest.is_file() or dest.read_text(encoding="utf-8") != text:
+                STATIC.mkdir(exist_ok=True)
+                fd, tmp = tempfile.mkstemp(dir=STATIC, prefix=f".{src.name}.")
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    f.write(text)
+                os.chmod(tmp, 0o644)
+                os.replace(tmp, dest)
+            out.append((text, STATIC_URL + src.name))
+    except OSError:
+        return ()
+    return tuple(out)
+
+
+def _serve_vis(page: str) -> str:
+    """``page`` with its inlined vis.js replaced by the app's served copies (unchanged where they
+    are not served)."""
+    for text, url in served_vis():
+        if url.endswith(".js"):
+            page = page.replace(f"<script>{text}</script>", f'<script src="{html.escape(url)}"></script>', 1)
+        else:
+            page = page.replace(f"<style>{text}</style>", f'<link rel="stylesheet" href="{html.escape(url)}">', 1)
+    return page
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def graph_html(nodes: tuple, edges: tuple, height: int = 560, hierarchical: bool = False, fixed: bool = False,
-               title: str = "", settings: str = "", legend: tuple = (), name: str = "kepp_graph") -> str:
-    """A standalone, offline HTML page drawing the graph (pyvis with vis.js inlined), with its
-    title, settings, legend and a PNG export."""
+               title: str = "", settings: str = "", legend: tuple = (), name: str = "kepp_graph",
+               inline: bool = True) -> str:
+    """An HTML page drawing the graph (pyvis), with its title, settings, legend and a PNG export:
+    standalone and offline with vis.js inlined (``inline``, the export), else referring to the
+    app's served copy of vis.js (the page's frame)."""
     from pyvis.network import Network
 
     net = Network(height=f"{height}px", width="100%", directed=True, cdn_resources="in_line",
@@ -185,16 +321,19 @@ def graph_html(nodes: tuple, edges: tuple, height: int = 560, hierarchical: bool
         net.add_node(n.id, label=n.label, title=n.title or n.label, color=n.color, size=n.size,
                      shape="box", font={"size": 24 if fixed else 18, "color": n.font}, role=n.role,
                      widthConstraint={"maximum": 160}, **pos)  # long labels wrap instead of overlapping
-    for e in (GraphEdge(*t) for t in edges):
-        net.add_edge(e.source, e.target, **_edge_options(e))
+    drawn = [GraphEdge(*t) for t in edges]
+    for e, rank in zip(drawn, label_ranks(drawn)):
+        net.add_edge(e.source, e.target, **_edge_options(e, rank))
     net.set_options(_options(fixed, hierarchical))
     page = net.generate_html(notebook=False)
     # Offline: vis.js is inlined; drop the template's CDN/relative asset tags it does not need.
     page = re.sub(r"<center>\s*<h1></h1>\s*</center>", "", _EXTERNAL.sub("", page))
+    if not inline:
+        page = _serve_vis(page)
     head, legend_html = _legend_html(legend, title, settings)
     # Dataset text in the inline script: escaped for a script (pyvis writes nodes and edges with
     # Jinja's tojson, which escapes the same characters), so every label shows exactly as written.
-    script = _PAGE_JS % tuple(script_json(x) for x in ([list(x) for x in legend], title, settings, name))
+    script = _PAGE_JS % (*(script_json(x) for x in ([list(x) for x in legend], title, settings, name)), FIT_ZOOM, LABEL_PAD)
     page = page.replace('<div class="card" style="width: 100%">', head + '<div class="card" style="width: 100%">', 1)
     return page.replace("</body>", legend_html + script + "</body>", 1)
 
@@ -226,20 +365,38 @@ export default function ({ parentElement, data, setTriggerValue }) {
 _CLICKABLE = st.components.v2.component("kepp_clickable_graph", js=_CLICK_JS, isolate_styles=False)
 
 
+PRESENT_FRAME = 620  # px: in presentation mode a whole frame fits below Streamlit's header at 1280x720
+PRESENT_MIN_CANVAS = 320
+
+
 def drawing_height(drawing: GraphDrawing, height: int) -> int:
     """The frame height for a drawing: the canvas, the header and the legend's lines."""
     return height + 40 + 24 * len(drawing.legend) + 16
 
 
+def canvas_height(drawing: GraphDrawing, height: int, present: bool) -> int:
+    """The canvas height to draw at: ``height``, or in presentation mode as much of it as keeps the
+    whole frame (header, canvas, legend) within one screen below Streamlit's header.
+
+    >>> d = GraphDrawing(legend=[("line", "#000", "a", -1)] * 2)
+    >>> canvas_height(d, 600, False), canvas_height(d, 600, True), drawing_height(d, canvas_height(d, 600, True))
+    (600, 516, 620)
+    """
+    if not present:
+        return height
+    return max(PRESENT_MIN_CANVAS, min(height, PRESENT_FRAME - drawing_height(drawing, 0)))
+
+
 def show_graph(drawing: GraphDrawing, height: int = 560, hierarchical: bool = False,
                download_name: str | None = None, key: str | None = None, click_key: str | None = None) -> str:
-    """Draw a graph in the page (interactive, with a PNG export in its header) with an HTML
-    download; returns the HTML. With ``click_key``, a click on a node stores its action id in
-    ``st.session_state[click_key]`` and reruns the page."""
-    page = graph_html(tuple(astuple(n) for n in drawing.nodes.values()),
-                      tuple(astuple(e) for e in drawing.edges.values()), height, hierarchical, drawing.fixed,
-                      drawing.title, drawing.settings, tuple(tuple(x) for x in drawing.legend),
-                      (download_name or "kepp_graph").removesuffix(".html"))
+    """Draw a graph in the page (interactive, with a PNG export in its header; vis.js served by the
+    app) with a standalone HTML download; returns the page's HTML. With ``click_key``, a click on a
+    node stores its action id in ``st.session_state[click_key]`` and reruns the page."""
+    height = canvas_height(drawing, height, presenting())
+    args = (tuple(astuple(n) for n in drawing.nodes.values()), tuple(astuple(e) for e in drawing.edges.values()),
+            height, hierarchical, drawing.fixed, drawing.title, drawing.settings,
+            tuple(tuple(x) for x in drawing.legend), (download_name or "kepp_graph").removesuffix(".html"))
+    page = graph_html(*args, inline=False)
     full = drawing_height(drawing, height)
     if click_key:
         digest = hashlib.sha1(page.encode()).hexdigest()
@@ -251,9 +408,9 @@ def show_graph(drawing: GraphDrawing, height: int = 560, hierarchical: bool = Fa
     else:
         st.iframe(page, height=full)
     if download_name:
-        # The page is already in the iframe: send it again only when asked (it carries vis.js inline).
-        st.download_button("Download graph (HTML)", lambda: page, file_name=download_name, mime="text/html",
-                           key=key, on_click="ignore")
+        # built only when asked: the export carries vis.js inline, so that it works offline, alone
+        st.download_button("Download graph (HTML)", lambda: graph_html(*args, inline=True), file_name=download_name,
+                           mime="text/html", key=key, on_click="ignore")
     return page
 
 
@@ -284,11 +441,12 @@ def edges_drawing(graph, nodes: Iterable[int], edges: Iterable[tuple[int, int]],
         d.node(GraphNode(int(u), graph.actions[u], node_title(graph, u)))
         d.node(GraphNode(int(v), graph.actions[v], node_title(graph, v)))
         d.edge(GraphEdge(int(u), int(v), label=f"{w:.2f}", title=edge_title(graph, u, v),
-                         width=1.0 + 6.0 * w, color=EDGE, kind="graph"))
+                         width=1.0 + 6.0 * w, color=EDGE, kind="graph", weight=w))
     if focus:
         d.legend.append(("node", NODE_FOCUS, "the chosen step", -1))
     d.legend.append(("line", EDGE, f"arrow: a transition of the graph; label and width: its {WEIGHTS[scorer]} "
-                                   "(hover for its count and both weightings)", -1))
+                                   "(hover for it where a label would cover another, and for its count and both "
+                                   "weightings)", -1))
     return d
 
 
@@ -299,15 +457,12 @@ def plan_drawing(graph, pg, title: str = "", scorer: str = "p2kg") -> GraphDrawi
     for n in pg.nodes:
         d.node(GraphNode(n.id, n.label, n.title, n.colour, 24 if n.role in ("start", "goal") else 18,
                          n.x, n.y, n.font_colour, n.role))
-    labelled: set[tuple[int, int]] = set()
     for k, e in enumerate(pg.edges):
         w = e.probability if scorer == "p2kg" else e.frequency
-        show = e.kind == "context" or (e.kind == "path" and e.count > 0 and (e.source, e.target) not in labelled)
-        labelled.add((e.source, e.target))
         dashes = (8, 6) if e.kind == "path" and e.dashed else (2, 5) if e.kind == "outside" else False
-        d.edges[(e.source, e.target, k)] = GraphEdge(e.source, e.target, f"{w:.2f}" if show else "", e.title,
+        d.edges[(e.source, e.target, k)] = GraphEdge(e.source, e.target, f"{w:.2f}" if e.labelled else "", e.title,
                                                      e.width, e.colour, dashes, e.curve, e.kind,
-                                                     -1 if e.group is None else e.group)
+                                                     -1 if e.group is None else e.group, w)
     d.legend = [(x.style, x.colour, x.text, -1 if x.group is None else x.group) for x in pg.legend]
     return d
 
@@ -326,9 +481,9 @@ def expert_drawing(graph, nodes: Iterable[int], edges: Sequence[tuple[int, int]]
         d.edge(GraphEdge(int(u), int(v), label=str(n),
                          title=f"{graph.actions[u]} → {graph.actions[v]}\n{n} times in this task's training plans\n"
                                f"P²KG probability {float(graph.probability(u, v)):.3f}",
-                         width=1.0 + 9.0 * n / top, color=PATH_COLOURS[0], kind="expert"))
+                         width=1.0 + 9.0 * n / top, color=PATH_COLOURS[0], kind="expert", weight=n / top))
     d.legend.append(("line", PATH_COLOURS[0], "arrow: a transition of this task's training plans; label: how many "
-                                              "times; width grows with it", -1))
+                                              "times (hover where a label would cover another); width grows with it", -1))
     return d
 
 

@@ -25,7 +25,7 @@ from kepp_core import api
 from kepp_core.errors import KeppError
 
 __all__ = ["GROUP_COLOURS", "LegendEntry", "PathGroup", "PlanEdge", "PlanGraph", "PlanNode", "edge_text", "graph_paths",
-           "label_colour", "node_text", "plan_graph"]
+           "label_colour", "label_edges", "node_text", "plan_graph"]
 
 # Colours: endpoints, steps, arrows, and one colour per distinct path (the truth is always green).
 START_COLOUR = "#1b5e20"
@@ -82,7 +82,8 @@ class PlanNode:
 class PlanEdge:
     """A drawn arrow. ``kind``: ``path`` (one group's step pair; ``group`` is its index),
     ``context`` (a graph arrow within the depth limit) or ``outside`` (a graph arrow between
-    drawn steps beyond the depth limit). ``count`` 0 = a pair the graph never saw."""
+    drawn steps beyond the depth limit). ``count`` 0 = a pair the graph never saw. ``labelled``:
+    the drawing writes its weight on it (see :func:`label_edges`)."""
 
     source: int
     target: int
@@ -96,6 +97,7 @@ class PlanEdge:
     dashed: bool = False
     group: int | None = None
     curve: float = 0.0  # bend, so that paths sharing a pair stay visible side by side
+    labelled: bool = False  # its weight is written on it (else only in its hover text)
 
 
 @dataclass(frozen=True)
@@ -292,6 +294,24 @@ def _edges(graph, groups: list[PathGroup], drawn: set[int], near: set[tuple[int,
     return out
 
 
+def label_edges(edges: Sequence[PlanEdge]) -> None:
+    """Mark the arrows whose weight the drawing writes on them: the paths' arrows, each step pair
+    once (the first path drawn on it: the ground truth's, then the plan's, then the graph paths' in
+    rank order), and never a pair the graph never saw. The graph's other arrows show their weight on
+    hover only, so that the few numbers the plan rests on can be read from the back of the room.
+
+    >>> def arrow(u, v, kind, count=1): return PlanEdge(u, v, kind, count, 0.5, 0.5, "", "#000", 1.0)
+    >>> es = [arrow(0, 1, "path"), arrow(1, 2, "path", 0), arrow(0, 1, "path"), arrow(1, 3, "context")]
+    >>> label_edges(es); [e.labelled for e in es]
+    [True, False, False, False]
+    """
+    seen: set[tuple[int, int]] = set()
+    for e in edges:
+        e.labelled = e.kind == "path" and e.count > 0 and (e.source, e.target) not in seen
+        if e.kind == "path":
+            seen.add((e.source, e.target))
+
+
 def _legend(graph, groups: list[PathGroup], edges: list[PlanEdge], depth: int, centre_label: str | None,
             scorer: str) -> list[LegendEntry]:
     """One entry per distinct path (naming every path it stands for), the endpoints, and each
@@ -308,7 +328,7 @@ def _legend(graph, groups: list[PathGroup], edges: list[PlanEdge], depth: int, c
         out.append(LegendEntry("dashed", "#555555", "dashed path arrow: a step pair the graph never saw (count 0)"))
     if "context" in kinds:
         out.append(LegendEntry("line", CONTEXT_EDGE, f"grey arrow: a graph transition within {depth} step"
-                               f"{'s' if depth > 1 else ''} of the centre; label and width: its {weight}"))
+                               f"{'s' if depth > 1 else ''} of the centre; width: its {weight} (hover for it)"))
     if "outside" in kinds:
         out.append(LegendEntry("dotted", OUTSIDE_EDGE, "dotted light-grey arrow: a graph transition between drawn "
                                f"steps beyond the depth limit ({depth}); hover for its count and probability"))
@@ -337,6 +357,7 @@ def plan_graph(graph, endpoints: Sequence[int], named_paths: Sequence[tuple[str,
     nodes = _nodes(graph, groups, (a1, at), centre, context_cols, placed)
     drawn = {n.id for n in nodes}
     edges = _edges(graph, groups, drawn, near, depth, min_probability)
+    label_edges(edges)
     legend = _legend(graph, groups, edges, depth, None if centre is None else graph.actions[int(centre)], scorer)
     settings = {"depth": depth, "max nodes": max_nodes, "minimum probability": min_probability,
                 "centre": "â₁ and â_T" if centre is None else graph.actions[int(centre)], "weights": scorer}
