@@ -8,7 +8,8 @@ depth and a node budget, the graph's arrows between drawn steps that lie outside
 fixed left-to-right positions (column = position in the plan) and a legend whose entries say
 exactly what each style means. Same input, same picture: nothing here is random.
 
->>> g = api.graph_from_plans(["a", "b", "c", "d"], [(0, 1, 2), (0, 1, 3), (0, 3, 2)])
+>>> from kepp_core.graph import ProcedureGraph  # the app receives graphs from kepp_core.api
+>>> g = ProcedureGraph.from_plans(["a", "b", "c", "d"], [(0, 1, 2), (0, 1, 3), (0, 3, 2)])
 >>> pg = plan_graph(g, (0, 2), [("KEPP plan", (0, 1, 2)), ("graph path 1", (0, 1, 2))], truth=(0, 3, 2))
 >>> [grp.label for grp in pg.groups]
 ['ground truth', 'KEPP plan = graph path 1']
