@@ -10,19 +10,10 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from kepp_core import api, catalog
-from tests.helpers.browser import ARTIFACTS, app_server, idle
+from tests.helpers.browser import ARTIFACTS, idle
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
 SCREEN = {"width": 1280, "height": 720}
-
-
-@pytest.fixture(scope="module")
-def slices_server(demo_env):
-    from kepp_core.api import AppConfig
-
-    with app_server(AppConfig(dataset="demo", root=str(demo_env.world), checkpoints=str(demo_env.models),
-                               predictions=str(demo_env.records))) as url:
-        yield url
 
 
 def query(page) -> dict[str, str]:
@@ -36,12 +27,12 @@ def pager_text(page) -> str:
     return caption.inner_text()
 
 
-def test_a_slice_row_click_filters_the_episodes_and_survives_a_reload(slices_server, browser, demo_env):
+def test_a_slice_row_click_filters_the_episodes_and_survives_a_reload(demo_server, browser, demo_env):
     preds = api.read_predictions([demo_env.records])
     run = preds[(preds["method"] == "kepp-R2") & (preds["horizon"] == 3)]
     wrong = api.slice_table(preds, "kepp-R2", "endpoints", None, 3).table.set_index("slice")["count"]["wrong"]
     page = browser.new_page(viewport=SCREEN)
-    page.goto(f"{slices_server}/Results?method=kepp-R2&T=3&by=endpoints")
+    page.goto(f"{demo_server}/Results?method=kepp-R2&T=3&by=endpoints")
     table = page.locator(".st-key-tbl_res_slices_endpoints_0")
     table.wait_for(timeout=90_000)
     idle(page)
@@ -86,11 +77,11 @@ LONELY_POINT = """() => {
 }"""
 
 
-def test_a_click_on_the_episode_map_opens_that_episode_in_plan(slices_server, browser, demo_env):
+def test_a_click_on_the_episode_map_opens_that_episode_in_plan(demo_server, browser, demo_env):
     from kepp_core.data import load_dataset
 
     page = browser.new_page(viewport=SCREEN)
-    page.goto(f"{slices_server}/Results?method=kepp-R2&T=3&map=1")
+    page.goto(f"{demo_server}/Results?method=kepp-R2&T=3&map=1")
     chart = page.locator(".st-key-res_map_chart .js-plotly-plot")
     chart.wait_for(timeout=120_000)
     idle(page)

@@ -18,19 +18,10 @@ import pytest
 from components import urls
 from components.curation import choose_scenes
 from kepp_core import api, catalog
-from tests.helpers.browser import ARTIFACTS, app_server, graph_frame, idle
+from tests.helpers.browser import ARTIFACTS, graph_frame, idle
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
 SCREEN = {"width": 1280, "height": 720}
-
-
-@pytest.fixture(scope="module")
-def talk_server(demo_env):
-    from kepp_core.api import AppConfig
-
-    with app_server(AppConfig(dataset="demo", root=str(demo_env.world), checkpoints=str(demo_env.models),
-                               predictions=str(demo_env.records))) as url:
-        yield url
 
 
 def title_px(page) -> float:
@@ -56,13 +47,13 @@ def in_view(page, locator) -> bool:
         and box["x"] + box["width"] <= SCREEN["width"]
 
 
-def test_presentation_mode_at_1280x720(talk_server, browser):
+def test_presentation_mode_at_1280x720(demo_server, browser):
     ARTIFACTS.mkdir(exist_ok=True)
     page = browser.new_page(viewport=SCREEN)
-    page.goto(f"{talk_server}/Results")
+    page.goto(f"{demo_server}/Results")
     idle(page)
     normal = title_px(page)
-    page.goto(f"{talk_server}/Plan?present=1")
+    page.goto(f"{demo_server}/Plan?present=1")
     button = page.get_by_role("button", name="Plan", exact=True)
     button.wait_for(timeout=120_000)
     idle(page)
@@ -98,7 +89,7 @@ def rows_of_cards(page) -> list[list[str]]:
         [...r.querySelectorAll('.kepp-card > div:last-child')].map(d => d.textContent.trim()))""")
 
 
-def test_deep_link_opens_an_episode_and_survives_a_reload(talk_server, browser, demo_env):
+def test_deep_link_opens_an_episode_and_survives_a_reload(demo_server, browser, demo_env):
     from kepp_core.data import load_dataset
 
     ds_labels = load_dataset("demo", demo_env.world).actions
@@ -106,7 +97,7 @@ def test_deep_link_opens_an_episode_and_survives_a_reload(talk_server, browser, 
     row = preds[(preds["method"] == "kepp-R2") & (preds["horizon"] == 4)].iloc[7]
     q = urls.plan_query(dict(row))
     page = browser.new_page(viewport=SCREEN)
-    page.goto(f"{talk_server}/Plan?video={q['video']}&ep={q['ep']}&T=4&model=graph-R2&R=2&plan=1")
+    page.goto(f"{demo_server}/Plan?video={q['video']}&ep={q['ep']}&T=4&model=graph-R2&R=2&plan=1")
     wait_plan(page)
     truth = [ds_labels[a] for a in row["truth"]]
     assert truth in rows_of_cards(page)  # the ground truth of that very episode
@@ -118,7 +109,7 @@ def test_deep_link_opens_an_episode_and_survives_a_reload(talk_server, browser, 
     shown = page.locator('[data-testid="stPopoverBody"] code').first
     shown.wait_for(timeout=30_000)
     assert query(page) == {k: v[-1] for k, v in parse_qs(urlparse(shown.inner_text().strip()).query).items()}
-    assert shown.inner_text().strip().startswith(f"{talk_server}/Plan?")
+    assert shown.inner_text().strip().startswith(f"{demo_server}/Plan?")
     page.keyboard.press("Escape")
     page.reload()
     wait_plan(page)
@@ -126,9 +117,9 @@ def test_deep_link_opens_an_episode_and_survives_a_reload(talk_server, browser, 
     page.close()
 
 
-def test_open_in_plan_from_failure_cases(talk_server, browser):
+def test_open_in_plan_from_failure_cases(demo_server, browser):
     page = browser.new_page(viewport={"width": 1280, "height": 1000})
-    page.goto(f"{talk_server}/Failure_cases")
+    page.goto(f"{demo_server}/Failure_cases")
     link = page.get_by_role("link", name="Open in Plan")
     link.first.wait_for(timeout=90_000)
     idle(page)
@@ -165,8 +156,8 @@ def open_scene(browser, server: str, name: str):
     return page
 
 
-def test_a_scene_loads_and_plans(talk_server, browser):
-    page = open_scene(browser, talk_server, "A wrong-endpoint failure")
+def test_a_scene_loads_and_plans(demo_server, browser):
+    page = open_scene(browser, demo_server, "A wrong-endpoint failure")
     page.get_by_text("wrong: truth is").first.wait_for(timeout=30_000)
     assert query(page)["plan"] == "1"
     # the scene bar on the Plan page loads another scene in one click
@@ -177,9 +168,9 @@ def test_a_scene_loads_and_plans(talk_server, browser):
     page.close()
 
 
-def test_graph_deep_link_survives_a_reload(talk_server, browser):
+def test_graph_deep_link_survives_a_reload(demo_server, browser):
     page = browser.new_page(viewport={"width": 1280, "height": 1000})
-    page.goto(f"{talk_server}/Graph?step=add+sugar&depth=2&min=0.05&w=pkg")
+    page.goto(f"{demo_server}/Graph?step=add+sugar&depth=2&min=0.05&w=pkg")
     caption = page.get_by_text("within 2 steps of add sugar")
     caption.first.wait_for(timeout=90_000)
     idle(page)
@@ -212,8 +203,8 @@ def test_graph_deep_link_survives_a_reload(talk_server, browser):
     page.close()
 
 
-def test_the_upload_scene_plans_a_video_loaded_as_an_upload(talk_server, browser):
-    page = open_scene(browser, talk_server, "An uploaded video")
+def test_the_upload_scene_plans_a_video_loaded_as_an_upload(demo_server, browser):
+    page = open_scene(browser, demo_server, "An uploaded video")
     url = query(page)
     assert url["source"] == "upload" and url["plan"] == "1" and "video" not in url
     page.get_by_text("Example upload").first.wait_for(timeout=30_000)
@@ -299,13 +290,13 @@ def below_header(page, frame) -> tuple[float, float]:
     return now
 
 
-def test_every_scene_draws_its_graph_readable_below_the_header(talk_server, browser, demo_env):
+def test_every_scene_draws_its_graph_readable_below_the_header(demo_server, browser, demo_env):
     preds = api.read_predictions([demo_env.records])
     scenes = choose_scenes(preds, horizons=api.trained_horizons(demo_env.models), upload_example=True)
     assert len(scenes) >= 4
     page = browser.new_page(viewport=SCREEN)
     for k, scene in enumerate(scenes):
-        page.goto(f"{talk_server}/Plan?{urlencode(scene['query'])}&present=1")
+        page.goto(f"{demo_server}/Plan?{urlencode(scene['query'])}&present=1")
         wait_plan(page)
         frame = graph_frame(page)
         net = settled_labels(frame)
@@ -314,17 +305,17 @@ def test_every_scene_draws_its_graph_readable_below_the_header(talk_server, brow
         assert top >= header, f"{scene['name']}: the graph's frame starts {header - top:.0f} px under the header"
         # vis.js comes from the app's static files, not inline in the frame
         assert frame.evaluate("() => [...document.scripts].map(s => s.src).filter(Boolean)") == [
-            f"{talk_server}/app/static/vis-network.min.js"]
+            f"{demo_server}/app/static/vis-network.min.js"]
         page.screenshot(path=str(ARTIFACTS / f"e2e_present_graph_{scene['kind']}.png"))
         if k == 0:  # vis.js is served by the app as a script; the HTML export carries it inline (works offline, alone)
-            served = page.request.get(f"{talk_server}/app/static/vis-network.min.js")
+            served = page.request.get(f"{demo_server}/app/static/vis-network.min.js")
             assert served.ok and "javascript" in served.headers["content-type"]
             with page.expect_download() as got:
                 page.get_by_role("button", name="Download graph (HTML)").click()
             html = open(got.value.path(), encoding="utf-8").read()
             assert not re.search(r"<script[^>]*\bsrc=", html) and "new vis.Network" in html and len(html) > 400_000
     # the Graph page, scrolled to its drawing as a speaker shows it
-    page.goto(f"{talk_server}/Graph?step=add+sugar&min=0.1&present=1")
+    page.goto(f"{demo_server}/Graph?step=add+sugar&min=0.1&present=1")
     page.get_by_text("Hover an arrow").first.wait_for(timeout=90_000)
     idle(page)
     frame = shown_graph_frame(page)

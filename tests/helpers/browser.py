@@ -67,13 +67,27 @@ def app_server(opts) -> Iterator[str]:
             proc.kill()
 
 
+@contextlib.contextmanager
+def env_server(env) -> Iterator[str]:
+    """The app server on an environment's world, models and records (``app_env``, ``demo_env``)."""
+    from kepp_core.api import AppConfig
+
+    with app_server(AppConfig(dataset="demo", root=str(env.world), checkpoints=str(env.models),
+                               predictions=str(env.records))) as url:
+        yield url
+
+
 @pytest.fixture(scope="module")
 def server(app_env):
     """The app server on the test world, its models and records."""
-    from kepp_core.api import AppConfig
+    with env_server(app_env) as url:
+        yield url
 
-    with app_server(AppConfig(dataset="demo", root=str(app_env.world), checkpoints=str(app_env.models),
-                               predictions=str(app_env.records))) as url:
+
+@pytest.fixture(scope="module")
+def demo_server(demo_env):
+    """The app server on the demo world with the shipped models and records."""
+    with env_server(demo_env) as url:
         yield url
 
 
