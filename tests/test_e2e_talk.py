@@ -117,6 +117,38 @@ def test_deep_link_opens_an_episode_and_survives_a_reload(demo_server, browser, 
     page.close()
 
 
+def test_why_this_plan_shows_the_planners_own_numbers(demo_server, browser, demo_env):
+    """The Plan page's "Why this plan" table, as the browser draws it, holds the numbers of the
+    planner run here on the same clips: its plan, the model's score of each step, the graph's
+    transition probabilities and the endpoint probabilities."""
+    from kepp_core.data import load_dataset
+
+    ds = load_dataset("demo", demo_env.world)
+    preds = api.read_predictions([demo_env.records])
+    row = preds[(preds["method"] == "kepp-R2") & (preds["horizon"] == 4)].iloc[3]
+    page = browser.new_page(viewport={"width": 1280, "height": 1400})
+    page.goto(f"{demo_server}/Plan?{urlencode(urls.plan_query(dict(row)))}")
+    wait_plan(page)
+    url = query(page)  # the clips the page planned with are in its address
+    start, goal = ([float(x) for x in url[k].split("-")] for k in ("start", "goal"))
+    planner = api.load_planner(demo_env.models, 4, "graph", 2, dataset=ds)
+    video = next(v for v in ds.videos if v.id == url["video"])
+    result, _, _ = api.plan_clips(planner, api.video_features(video), start, goal, 4, 2)
+    why = page.locator('[data-testid="stExpander"]', has_text="Why this plan").first
+    why.locator('[data-testid="stTable"] tbody tr').first.wait_for(timeout=60_000)
+    header = why.locator('[data-testid="stTable"] thead th').all_inner_texts()
+    cells = [r.locator("td").all_inner_texts() for r in why.locator('[data-testid="stTable"] tbody tr').all()]
+    assert [h.strip() for h in header][-7:] == ["step", "plan", "planner score", "graph transition",
+                                                "endpoint probability", "before decoding", "changed"]
+    assert len(cells) == 4, cells
+    number = lambda x: "" if x is None or x != x else f"{x:.4f}"  # noqa: E731  (NaN and None are empty cells)
+    for t, (cell, why) in enumerate(zip(cells, result.why)):
+        cell = [c.strip() for c in cell][-7:]
+        assert cell[1] == ds.actions[result.plan[t]]
+        assert cell[2:5] == [number(why["score"]), number(why["transition"]), number(why["endpoint"])], (t, cell)
+    page.close()
+
+
 def test_open_in_plan_from_failure_cases(demo_server, browser):
     page = browser.new_page(viewport={"width": 1280, "height": 1000})
     page.goto(f"{demo_server}/Failure_cases")

@@ -82,7 +82,7 @@ def test_why_this_plan_shows_the_planners_numbers(monkeypatch, demo_env, demo_wo
              "start": f"{start[0]:g}-{start[1]:g}", "goal": f"{goal[0]:g}-{goal[1]:g}"}
     at = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", query))
     result = at.session_state["plan_result"]["result"]
-    table = next(d.value for d in at.dataframe if "planner score" in d.value.columns)
+    table = next(t.value for t in at.table if "planner score" in t.value.columns)
     assert table["plan"].tolist() == ds.labels(result.plan)
     assert table["before decoding"].tolist() == ds.labels(result.raw_plan)
     assert table["changed"].tolist() == result.changed

@@ -79,10 +79,9 @@ def show_why(ds, result, expanded: bool = True) -> None:
                                       "#fff8e1"), unsafe_allow_html=True)
             before.markdown(plan_cards(ds.labels(raw), changed, "before: the planning model's own plan",
                                        "#eceff1"), unsafe_allow_html=True)
-        st.dataframe(why_table(result.why), hide_index=True, width="stretch", key="plan_why_table",
-                     column_config={"planner score": st.column_config.NumberColumn(format="%.4f"),
-                                    "graph transition": st.column_config.NumberColumn(format="%.4f"),
-                                    "endpoint probability": st.column_config.NumberColumn(format="%.4f")})
+        # a plain table (a few rows): its text reads at a distance and is there for screen readers
+        numbers = ("planner score", "graph transition", "endpoint probability")
+        st.table(why_table(result.why).style.format(dict.fromkeys(numbers, "{:.4f}"), na_rep="").hide(axis="index"))
         st.caption("planner score: the planning model's probability of the step at its position; graph "
                    "transition: P(step | previous step) in the P²KG; endpoint probability: the step model's "
                    "probability of the first and of the last step.")
