@@ -79,8 +79,13 @@ def emission_block(ctx: EvalContext, out: MethodOutput, k: int = 1) -> np.ndarra
 def decode_block(block: np.ndarray, transitions: np.ndarray, choice: DecodeChoice,
                  probs: np.ndarray | None) -> np.ndarray:
     """Decode action blocks ``[N, T, A]`` under ``choice``; ``probs`` ``[N, 2, A]``: the step
-    model's scores of the first and last action (unused with ``free``)."""
+    model's scores of the first and last action (unused with ``free``), or with ``dist`` the
+    probabilities of every first and last action."""
     e = emission_log_probs(block)
+    if choice.mode == "dist":  # the full endpoint distributions: joint decoding (the +jdec rows)
+        with np.errstate(divide="ignore"):
+            logp = np.log(probs)
+        return decode(e, transitions, choice.lam, "dist", start_logp=logp[:, 0], goal_logp=logp[:, 1]).plans
     if choice.mode == "free":
         return decode(e, transitions, choice.lam).plans
     if choice.mode == "pinned":
@@ -101,7 +106,9 @@ def restrict_train(ds: Dataset, keep: set[str]) -> Dataset:
 
 class Decoded(Method):
     """``<base>+dec``: the base planning method's action block decoded with the graph (the
-    entry's ``base``)."""
+    entry's ``base``), the endpoint mode chosen among ``modes``."""
+
+    modes = DECODE_MODES
 
     def __init__(self, entry: MethodEntry) -> None:
         super().__init__(entry)
@@ -200,7 +207,7 @@ def select_on_validation(ctx: EvalContext, method: Decoded) -> dict:
     trans = transition_log_probs(vctx.graph)
     gt = vctx.gt
     grid = []
-    for mode in DECODE_MODES:
+    for mode in method.modes:
         for lam in LAMBDAS:
             c = DecodeChoice(mode, lam, TOPK)
             plans = decode_block(block, trans, c, probs)
@@ -215,6 +222,6 @@ def select_on_validation(ctx: EvalContext, method: Decoded) -> dict:
             "grid": grid, **({"samples": k} if k > 1 else {})}
 
 
-for _entry in METHODS:  # the catalogue's decoded rows
-    if _entry.decoded:
+for _entry in METHODS:  # the catalogue's decoded rows (the joint ones: kepp_core.evaluation.methods.joint)
+    if _entry.decoded and not _entry.joint:
         register(Decoded(_entry))
