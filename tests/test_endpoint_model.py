@@ -171,3 +171,10 @@ def test_aux_ce_reaches_the_planning_model_and_a_negative_weight_is_one_clear_er
     bad = kepp(*common, "--aux-ce-weight", "-1", "--out", tmp_path / "bad")
     assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0
     assert "aux_ce_weight=-1.0 must be a finite number >= 0" in bad.stderr
+
+
+def test_only_the_coin_world_ce_preset_turns_the_aux_term_on():
+    from kepp_core.training import PRESETS, preset
+
+    assert {name for name in PRESETS if preset(name).aux_ce_weight} == {"coin-world-ce"}
+    assert preset("coin-world-ce").to_dict() == {**preset("coin-world").to_dict(), "aux_ce_weight": 0.5}
