@@ -141,7 +141,8 @@ class MethodEntry:
     ``endpoints``: it plans between the step model's :data:`PREDICTED` or the :data:`TRUTH`
     endpoints, or the :data:`ENDPOINT_MODEL`'s (None: neither); ``base``: the method whose action
     block a ``+dec`` or ``+jdec`` row decodes with the graph; ``joint``: a ``+jdec`` row (decoded
-    jointly with the endpoint model's distributions of ``a_1`` and ``a_T``); ``structured``: its planning model was trained with the structured loss;
+    jointly with the endpoint model's distributions of ``a_1`` and ``a_T``); ``structured``: its
+    planning model was trained with the structured loss;
     ``sampled``: it can draw ``K`` plans per episode; ``llm``: it needs an LLM endpoint (never run
     by default); ``default``: ``kepp eval`` runs it when no methods are named.
     """

@@ -178,3 +178,23 @@ def test_only_the_coin_world_ce_preset_turns_the_aux_term_on():
 
     assert {name for name in PRESETS if preset(name).aux_ce_weight} == {"coin-world-ce"}
     assert preset("coin-world-ce").to_dict() == {**preset("coin-world").to_dict(), "aux_ce_weight": 0.5}
+
+
+@pytest.mark.slow
+def test_the_results_page_shows_the_new_rows_with_their_labels(trained, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from kepp_core import catalog
+    from kepp_core.paths import REPO_ROOT
+
+    world, models, records, _ = trained
+    env = {"KEPP_APP_DATASET": "demo", "KEPP_APP_ROOT": str(world), "KEPP_APP_CHECKPOINTS": str(models),
+           "KEPP_APP_PREDICTIONS": str(records), "OMP_NUM_THREADS": "1"}
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    at = AppTest.from_file(str(REPO_ROOT / "app" / "Home.py"), default_timeout=180)
+    at.switch_page("pages/5_Results.py")
+    at.run()
+    assert not at.exception and not at.error, [str(e.value) for e in at.exception] + [str(e.value) for e in at.error]
+    shown = set(at.dataframe[0].value.index)
+    assert {catalog.method_label(m) for m in ROWS} <= shown
