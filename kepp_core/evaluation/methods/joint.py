@@ -20,7 +20,6 @@ from dataclasses import asdict
 import numpy as np
 
 from kepp_core.catalog import METHODS, MethodEntry
-from kepp_core.evaluation.methods import decoded as _decoded  # noqa: F401  (the +dec rows register first)
 from kepp_core.evaluation.methods.base import EvalContext, Method, MethodOutput, register
 from kepp_core.evaluation.methods.decoded import Decoded, choose, decode_block, decode_samples, emission_block
 from kepp_core.graph.decoding import transition_log_probs
