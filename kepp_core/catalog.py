@@ -248,7 +248,11 @@ _JOINT = tuple(joint_decoded(m) for m in _BASE_METHODS
                if m.name in ("kepp-nograph", "kepp-R1", "kepp-R1-struct"))
 # Every method, in the table's (and the registry's) order.
 METHODS: tuple[MethodEntry, ...] = _BASE_METHODS + _LLM_METHODS + _DECODED + _JOINT
-DEMO_METHODS = ("kepp-R1", "kepp-R2", "kepp-nograph")  # the demo table's rows (recorded in the demo manifest)
+DEMO_METHODS = ("kepp-R1", "kepp-R2", "kepp-nograph")  # the demo table's KEPP rows (the shipped models' claim)
+# What the shipped demo records hold: every method the demo models can run (no LLM; PDPP needs a task
+# classifier and a task-conditioned planning model, which the demo does not ship), the +dec rows included.
+DEMO_RECORDED = tuple(m.name for m in METHODS if not m.llm and not m.structured
+                      and set(m.roles) <= set(DEMO_ROLES))
 
 
 _index: tuple[tuple[MethodEntry, ...], dict[str, MethodEntry]] = ((), {})  # METHODS by name, remade when it changes
@@ -335,6 +339,8 @@ METRICS = (
     Metric("mIoU", "mIoU", "IoU of the predicted and true action sets, per episode (%)"),
     Metric("mIoU_b256", "mIoU (batch 256)", "IoU of the predicted and true action sets per batch of 256 "
                                            "episodes, as PDPP computes it (%)"),
+    Metric("ends", "ends right", "both the first and the last step right (%)"),
+    Metric("SR_ends", "SR | ends right", "plans right among the episodes whose first and last steps are right (%)"),
 )
 METRIC_KEYS = tuple(m.key for m in METRICS)
 METRIC_NAMES = {m.key: m.name for m in METRICS}

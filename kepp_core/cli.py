@@ -15,7 +15,7 @@ from kepp_core import __version__
 from kepp_core.errors import KeppError
 
 # Command groups, in the order ``kepp --help`` lists them.
-GROUPS = ["data", "features", "graph", "train", "models", "eval", "protocol", "demo", "app"]
+GROUPS = ["data", "features", "graph", "train", "models", "eval", "plan", "protocol", "demo", "app"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -19,13 +19,13 @@ from pathlib import Path
 from kepp_core.data.records import Dataset
 from kepp_core.data.synth import default_world_root, world_fingerprint
 from kepp_core.errors import KeppError
-from kepp_core.catalog import (CONFIG_FILE, DEMO_HORIZONS, DEMO_METHODS, DEMO_ROLES, GRAPH_FILE, LOG_FILE,
+from kepp_core.catalog import (CONFIG_FILE, DEMO_HORIZONS, DEMO_RECORDED, DEMO_ROLES, GRAPH_FILE, LOG_FILE,
                                MANIFEST_FILE, METRIC_KEYS, WEIGHTS_FILE, model_folder)
-from kepp_core.evaluation.methods import EvalOptions, evaluate_horizon
+from kepp_core.evaluation.methods import DecodeOverride, EvalOptions, evaluate_horizon
 from kepp_core.evaluation.records import episode_records, write_records
 from kepp_core.evaluation.report import STEP_METRICS, horizon_table
 from kepp_core.evaluation.stats import summarise
-from kepp_core.io import atomic_write_json, atomic_write_text
+from kepp_core.io import atomic_write_json, atomic_write_text, read_json
 from kepp_core.models.checkpoint import CONFIG
 from kepp_core.models.spec import load_spec
 from kepp_core.paths import DEMO_ASSETS, DEMO_TABLE_SPEC, REPO_ROOT, cache_folder
@@ -72,7 +72,10 @@ def check_claim(summary: list[dict]) -> dict:
 
 
 def copy_models(source: str | Path, out: str | Path, horizon: int, members: Sequence[str] = DEMO_MEMBERS) -> None:
-    """Copy trained ``members`` of one horizon (their :data:`SHIPPED_FILES`) from one models folder to another."""
+    """Copy trained ``members`` of one horizon (their :data:`SHIPPED_FILES`) from one models folder to
+    another (nothing to copy when they are the same folder: its models are evaluated again)."""
+    if Path(source).resolve() == Path(out).resolve():
+        return
     for m in members:
         src, dst = Path(source) / f"T{horizon}" / m, Path(out) / f"T{horizon}" / m
         if not (src / CONFIG).is_file():
@@ -86,7 +89,9 @@ def copy_models(source: str | Path, out: str | Path, horizon: int, members: Sequ
 def train_demo_models(ds: Dataset, out: str | Path, horizons: Sequence[int] = DEMO_HORIZONS, seed: int = 0,
                       source: str | Path | None = None) -> dict:
     """Train the demo members for ``horizons`` (or copy them from ``source``, a models folder such
-    as one seed of ``kepp demo table``), evaluate them and record the metrics in ``manifest.json``."""
+    as one seed of ``kepp demo table``, or ``out`` itself), evaluate every method they can run
+    (:data:`~kepp_core.catalog.DEMO_RECORDED`) into ``predictions.jsonl``, keep the ``+dec`` rows'
+    decoding choice in ``T<h>/decoding.json`` and record the metrics in ``manifest.json``."""
     cfg = preset("demo", seed=seed)
     out = Path(out)
     metrics, records = {}, []
@@ -95,7 +100,8 @@ def train_demo_models(ds: Dataset, out: str | Path, horizons: Sequence[int] = DE
             train_horizon(ds, replace(cfg, horizon=h), out, DEMO_MEMBERS)
         else:
             copy_models(source, out, h)
-        ev = evaluate_horizon(ds, out, h, DEMO_METHODS, EvalOptions(seed=seed))
+        ev = evaluate_horizon(ds, out, h, DEMO_RECORDED, EvalOptions(seed=seed, strict=True,
+                                                                     decode=DecodeOverride(save=True)))
         metrics[f"T{h}"] = {r["method"]: {k: r[k] for k in ("SR", "mAcc", "mIoU")} for r in ev.rows()}
         metrics[f"T{h}"]["step"] = ev.step_accuracy
         records += episode_records(ev, ds.actions, seed=seed)
@@ -104,9 +110,20 @@ def train_demo_models(ds: Dataset, out: str | Path, horizons: Sequence[int] = DE
                 "world_fingerprint": world_fingerprint(ds.root) if ds.root else None,
                 "vocabulary_hash": ds.vocabulary_hash(), "seed": seed, "horizons": list(horizons),
                 "members": list(DEMO_MEMBERS), "metrics": metrics,
-                "made_by": f"kepp demo models --out {out.relative_to(REPO_ROOT) if out.is_relative_to(REPO_ROOT) else out}"}
+                "made_by": f"kepp demo models --out {_shown(out)}"}
+    if source is not None and Path(source).resolve() == out.resolve():  # evaluated again, not retrained
+        try:
+            manifest["made_by"] = read_json(out / MANIFEST_FILE, dict)["made_by"]
+        except (KeppError, KeyError):
+            pass
+        manifest["evaluated_by"] = f"kepp demo models --from {_shown(out)} --out {_shown(out)}"
     atomic_write_json(out / MANIFEST_FILE, manifest)
     return manifest
+
+
+def _shown(path: Path) -> str:
+    """A path as the manifest names it: relative to the checkout when inside it."""
+    return str(path.relative_to(REPO_ROOT) if path.is_relative_to(REPO_ROOT) else path)
 
 
 def demo_models_usable(ds: Dataset, root: str | Path, horizons: Sequence[int] = DEMO_HORIZONS) -> bool:

@@ -9,6 +9,11 @@
   batch, IoU of the set of all predicted actions and the set of all ground-truth actions in
   the batch; averaged over batches.
 
+Where plans fail (beyond the paper): **ends right**, the percent of episodes whose first *and*
+last predicted steps are right, and **SR | ends right**, the success rate among those episodes,
+so that ``SR = ends right × (SR | ends right) / 100``: a method that fails at the endpoints and
+one that fails in the middle read apart.
+
 >>> m = plan_metrics([(1, 2, 3), (1, 5, 3)], [(1, 2, 3), (1, 2, 3)])
 >>> m["sr"], round(m["macc"], 2), round(m["miou_episode"], 2), m["miou_batch"]
 (50.0, 83.33, 75.0, 75.0)
@@ -43,6 +48,30 @@ def success_rate(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]]) -> 
     if len(gt) == 0:
         return 0.0
     return 100.0 * sum(list(map(int, p)) == list(map(int, g)) for p, g in zip(pred, gt)) / len(gt)
+
+
+def endpoint_rate(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]]) -> float:
+    """Percent of episodes whose predicted first and last steps are both right.
+
+    >>> endpoint_rate([(1, 9, 3), (1, 2, 4)], [(1, 2, 3), (1, 2, 3)])
+    50.0
+    """
+    _check(pred, gt)
+    if len(gt) == 0:
+        return 0.0
+    return 100.0 * sum(int(p[0]) == int(g[0]) and int(p[-1]) == int(g[-1]) for p, g in zip(pred, gt)) / len(gt)
+
+
+def success_given_endpoints(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]]) -> float:
+    """Percent of the episodes with both endpoints right whose whole plan is right (0 when no
+    episode has both endpoints right: then no plan is right either).
+
+    >>> success_given_endpoints([(1, 9, 3), (1, 2, 3), (5, 2, 3)], [(1, 2, 3)] * 3)
+    50.0
+    """
+    _check(pred, gt)
+    ends = [(p, g) for p, g in zip(pred, gt) if int(p[0]) == int(g[0]) and int(p[-1]) == int(g[-1])]
+    return success_rate([p for p, _ in ends], [g for _, g in ends]) if ends else 0.0
 
 
 def mean_accuracy(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]]) -> float:

@@ -26,8 +26,9 @@ DEMO_ASSETS = REPO_ROOT / DEMO_MODELS_DIR  # the shipped demo checkpoints
 DEMO_TABLE_SPEC = PROTOCOLS_DIR / "demo-table.toml"  # what ``kepp demo table`` runs by default
 
 # The cache home's folders: the generated demo world, demo models trained when the shipped ones do
-# not fit it, LLM replies, the app's remembered scenes.
-CACHE_FOLDERS = ("demo-world", "demo-models", "llm-cache", "scenes")
+# not fit it, LLM replies, the app's remembered scenes, the graph decoding choices made for models folders
+# that are not written to (kepp_core.evaluation.methods.decoded).
+CACHE_FOLDERS = ("demo-world", "demo-models", "llm-cache", "scenes", "decoding")
 
 
 def kepp_home() -> Path:

@@ -4,6 +4,15 @@
 many with the same code (``plan`` is ``plan_batch`` on a batch of one), which is what
 evaluation uses.
 
+**Graph decoding.** With a :class:`~kepp_core.graph.decoding.DecodeChoice` set
+(``planner.decoding``: λ and the endpoint mode chosen on validation videos, as evaluation's
+``+dec`` rows choose them; ``kepp_core.api.load_planner`` reads it), ``plan`` returns the exact
+best plan under the planning model's per-position emissions, λ·log P²KG transitions and the step
+model's endpoint scores of every action (:func:`~kepp_core.graph.decoding.decode_block`); the
+model's own argmax plan stays in :attr:`PlanResult.raw_plan`, and :attr:`PlanResult.why` says
+per step the model's emission probability, the graph's transition probability from the
+previous step and the endpoint probabilities.
+
 >>> planner = KEPPPlanner.from_models("assets/demo", horizon=4)   # doctest: +SKIP
 >>> result = planner.plan(v_start, v_goal)                              # doctest: +SKIP
 >>> result.plan_labels                                                  # doctest: +SKIP
@@ -20,9 +29,10 @@ import torch
 
 from kepp_core.data.episodes import clip_window
 from kepp_core.diffusion import ProjectedDiffusion
-from kepp_core.diffusion.sampling import predict_endpoints, sample_actions, sample_plans
+from kepp_core.diffusion.sampling import endpoint_distributions, sample_actions, sample_plans
 from kepp_core.errors import KeppError
 from kepp_core.graph.build import ProcedureGraph, load_graph
+from kepp_core.graph.decoding import DecodeChoice, decode_block, emission_log_probs, transition_log_probs
 from kepp_core.graph.retrieval import Recommendation, Retriever, aggregate, make_retriever
 from kepp_core.models.checkpoint import load_checkpoint, trained_horizons
 from kepp_core.catalog import GRAPH_FILE, ModelRole, model_folder
@@ -46,10 +56,31 @@ class PlanResult:
     plan: tuple[int, ...]
     timings: dict[str, float]
     actions: list[str] = field(default_factory=list, repr=False)
+    raw_plan: tuple[int, ...] = ()  # the planning model's own argmax plan (``plan`` when not decoded)
+    endpoint_probs: np.ndarray | None = field(default=None, repr=False)  # [2, A] every action as first / last step
+    decoding: dict | None = None  # the graph decoding used (mode, lam, k, source), None: the argmax plan
+    why: list[dict] = field(default_factory=list, repr=False)  # per step: scores behind the plan (KEPPPlanner._why)
 
     @property
     def plan_labels(self) -> list[str]:
         return [self.actions[a] for a in self.plan]
+
+    @property
+    def changed(self) -> list[bool]:
+        """Per step, whether graph decoding changed the model's own argmax step."""
+        raw = self.raw_plan or self.plan
+        return [a != b for a, b in zip(self.plan, raw)]
+
+    def endpoint_top(self, k: int = 5) -> dict[str, list[dict]]:
+        """The ``k`` most probable first and last steps by the step model: action, label, probability."""
+        if self.endpoint_probs is None:
+            return {}
+        out = {}
+        for name, row in zip(("first", "last"), self.endpoint_probs):
+            top = np.argsort(-row, kind="stable")[:k]
+            out[name] = [{"action": int(a), "label": self.actions[a] if self.actions else None,
+                          "probability": round(float(row[a]), 4)} for a in top]
+        return out
 
     @property
     def endpoint_labels(self) -> list[str]:
@@ -64,7 +95,9 @@ class PlanResult:
                 "paths": [{"actions": list(p), "labels": lab(p), "probability": s}
                           for p, s in zip(self.paths, self.path_scores)],
                 "fallback": self.fallback, "plan": list(self.plan), "plan_labels": lab(self.plan),
-                "timings_ms": {k: round(v, 2) for k, v in self.timings.items()}}
+                "raw_plan": list(self.raw_plan or self.plan), "raw_plan_labels": lab(self.raw_plan or self.plan),
+                "changed": self.changed, "decoding": self.decoding, "endpoint_top": self.endpoint_top(),
+                "why": self.why, "timings_ms": {k: round(v, 2) for k, v in self.timings.items()}}
 
 
 @dataclass
@@ -78,6 +111,7 @@ class BatchPlans:
     plans: np.ndarray
     timings: dict[str, float]
     action_block: np.ndarray | None = None  # [N, T, A] the planning model's x_0 action block
+    endpoint_probs: np.ndarray | None = None  # [N, 2, A] the step model's scores of every first / last action
 
 
 # --- the planner -----------------------------------------------------------------------------
@@ -112,7 +146,10 @@ class KEPPPlanner:
         self.scorer = self.plan_spec.scorer  # the path scorer (the app may switch it)
         self.seed = seed
         self.encoder = "builtin"  # feature encoder for video-clip queries (kepp_core.video)
+        self.decoding: DecodeChoice | None = None  # graph decoding of plan() (None: the argmax plan)
+        self.decoding_source: str | None = None  # where the choice was read (a file), for the reader
         self._retrievers: dict[int, Retriever] = {}
+        self._transitions: np.ndarray | None = None
 
     @property
     def step_config(self) -> dict:
@@ -211,11 +248,13 @@ class KEPPPlanner:
             raise KeppError(f"{len(s)} start observations but {len(g)} goal observations")
         t0 = time.perf_counter()
         if endpoints is None:
-            ends, scores = predict_endpoints(self.step_model, s, g, self.sampler, self.sampler_steps, seed, batch_size)
-            ends, scores = ends.numpy(), scores.numpy()
-        else:
+            ends, scores, probs = endpoint_distributions(self.step_model, s, g, self.sampler, self.sampler_steps,
+                                                         seed, batch_size)
+            ends, scores, probs = ends.numpy(), scores.numpy(), probs.numpy()
+        else:  # given endpoints: certain (one-hot scores)
             ends = np.asarray(endpoints, dtype=np.int64).reshape(-1, 2)
             scores = np.ones(ends.shape, dtype=np.float32)
+            probs = (np.arange(self.graph.num_actions)[None, None] == ends[:, :, None]).astype(np.float32)
         t1 = time.perf_counter()
         recs = self.retriever(R).batch([tuple(e) for e in ends.tolist()], self.horizon)
         conds = np.stack([aggregate(r.paths, self.graph.num_actions) for r in recs]) if recs else \
@@ -228,7 +267,7 @@ class KEPPPlanner:
         timings = {"endpoints": (t1 - t0) * 1e3, "graph": (t2 - t1) * 1e3, "plan": (t3 - t2) * 1e3,
                    "total": (t3 - t0) * 1e3}
         return BatchPlans(ends, scores, recs, conds, plans, timings,
-                          x0[:, :, self.plan_model.layout.action_start:].numpy())
+                          x0[:, :, self.plan_model.layout.action_start:].numpy(), probs)
 
     def sample(self, v_start, v_goal, k: int, R: int | None = None,
                seed: int | None = None) -> list[tuple[tuple[int, ...], int]]:
@@ -255,24 +294,64 @@ class KEPPPlanner:
         return sorted(counts.items(), key=lambda kv: -kv[1])
 
     def plan(self, v_start, v_goal, horizon: int | None = None, R: int | None = None,
-             seed: int | None = None, *, T: int | None = None) -> PlanResult:
+             seed: int | None = None, *, T: int | None = None, decode: bool | None = None) -> PlanResult:
         """Plan ``horizon`` steps from one start observation to one goal observation.
 
         ``v_start``/``v_goal``: ``M·D`` values, ``[M, D]`` per-second features, or the path of
         a video clip (encoded with ``self.encoder``). ``T`` is the older name of ``horizon``.
+        ``decode``: decode the plan with the graph under ``self.decoding`` (default: when it is
+        set); the model's own argmax plan is kept in ``raw_plan`` either way.
         """
         horizon = horizon if horizon is not None else T
         if horizon is not None and horizon != self.horizon:
             raise KeppError(f"these models were trained for horizon T={self.horizon}, not T={horizon}")
+        decode = self.decoding is not None if decode is None else decode
+        if decode and self.decoding is None:
+            raise KeppError("this planner has no graph decoding choice (planner.decoding): load it with "
+                            "kepp_core.api.load_planner, or plan with decode=False")
         R = R or self.R
         b = self.plan_batch(v_start, v_goal, R, seed=seed)
         if len(b.plans) != 1:
             raise KeppError("plan() answers one query; use plan_batch for several")
+        raw = tuple(int(x) for x in b.plans[0])
+        plan, used = raw, None
+        if decode:
+            t0 = time.perf_counter()
+            plan = tuple(int(x) for x in decode_block(b.action_block, self.transitions(), self.decoding,
+                                                      b.endpoint_probs)[0])
+            b.timings["decode"] = (time.perf_counter() - t0) * 1e3
+            b.timings["total"] += b.timings["decode"]
+            used = {"mode": self.decoding.mode, "lam": self.decoding.lam, "k": self.decoding.k,
+                    "source": self.decoding_source}
         rec = b.recommendations[0]
+        emissions = np.exp(emission_log_probs(b.action_block))[0]
         return PlanResult(self.horizon, R, tuple(int(x) for x in b.endpoints[0]),
                           tuple(float(x) for x in b.endpoint_scores[0]), list(rec.paths), list(rec.scores),
-                          rec.fallback, b.conditions[0], tuple(int(x) for x in b.plans[0]), b.timings,
-                          list(self.graph.actions))
+                          rec.fallback, b.conditions[0], plan, b.timings, list(self.graph.actions), raw,
+                          b.endpoint_probs[0], used, self._why(plan, raw, emissions, b.endpoint_probs[0]))
+
+    def transitions(self) -> np.ndarray:
+        """The graph's ``log P(v | u)`` ``[A, A]`` (computed once)."""
+        if self._transitions is None:
+            self._transitions = transition_log_probs(self.graph)
+        return self._transitions
+
+    def _why(self, plan: tuple[int, ...], raw: tuple[int, ...], emissions: np.ndarray,
+             ends: np.ndarray) -> list[dict]:
+        """Per step of ``plan``: the planning model's emission probability of the step (and of its
+        own argmax step ``raw``), the graph's transition probability from the previous step, and
+        for the first and last step the step model's probability of it."""
+        trans = np.exp(self.transitions())
+        names = self.graph.actions
+        rows = []
+        for t, (a, r) in enumerate(zip(plan, raw)):
+            end = ends[0, a] if t == 0 else ends[1, a] if t == len(plan) - 1 else None
+            rows.append({"step": t + 1, "action": a, "label": names[a], "score": round(float(emissions[t, a]), 4),
+                         "transition": None if t == 0 else round(float(trans[plan[t - 1], a]), 4),
+                         "endpoint": None if end is None else round(float(end), 4),
+                         "raw_action": r, "raw_label": names[r], "raw_score": round(float(emissions[t, r]), 4),
+                         "changed": a != r})
+        return rows
 
 
-__all__ = ["BatchPlans", "KEPPPlanner", "PlanResult", "trained_horizons"]
+__all__ = ["BatchPlans", "DecodeChoice", "KEPPPlanner", "PlanResult", "trained_horizons"]

@@ -63,6 +63,7 @@ from kepp_core.evaluation.options import TOPK, DecodeOverride, EvalOptions, pars
 from kepp_core.evaluation.records import episode_records, write_records
 from kepp_core.evaluation.stats import paired_permutation_test, summarise
 from kepp_core.io import atomic_write_json, atomic_write_text, markdown_table, read_json, read_text_utf8
+from kepp_core.metrics import endpoint_rate, success_given_endpoints
 from kepp_core.models.checkpoint import CONFIG
 from kepp_core.catalog import (MAX_SEED, PAIRED_TEST, EXTRA_ROLES, METRIC_KEYS, METRIC_NAMES, RECORDS_FILE,
                                RESULTS_FILE, SUITE_ROLES, model_folder)
@@ -299,15 +300,27 @@ def _evaluate(spec: ProtocolSpec, ds: Dataset, root: Path, horizon: int, seed: i
     except KeppError:
         cached = {}  # a damaged cache is remade
     if cached.get("methods") == list(spec.methods):
-        return cached["rows"], cached["records"]
+        return _with_decomposition(cached["rows"], cached["records"]), cached["records"]
     mode, k = parse_decode_mode(spec.decode) if spec.decode is not None else (None, TOPK)
-    decode = DecodeOverride(mode, spec.decode_weight, k, spec.decode_samples)
+    # the protocol trained these models: their decoding choice is kept with them
+    decode = DecodeOverride(mode, spec.decode_weight, k, spec.decode_samples, save=True)
     options = EvalOptions(setting=spec.setting, seed=seed, strict=True, decode=decode)
     ev = evaluate_horizon(ds, root, horizon, spec.methods, options, log=log)
     rows = [{**r, **(ev.step_accuracy or {}), "seed": seed, "fraction": fraction} for r in ev.rows()]
     records = episode_records(ev, seed=seed, fraction=fraction)
     atomic_write_json(path, {"methods": list(spec.methods), "rows": rows, "records": records})
     return rows, records
+
+
+def _with_decomposition(rows: list[dict], records: list[dict]) -> list[dict]:
+    """Rows of an evaluation cache written before the failure decomposition (``ends``,
+    ``SR_ends``) with it added from the cache's own per-episode records."""
+    for r in rows:
+        if "ends" not in r:
+            mine = [rec for rec in records if r["method"] in rec["plans"]]
+            plans, gts = [rec["plans"][r["method"]] for rec in mine], [rec["gt"] for rec in mine]
+            r["ends"], r["SR_ends"] = endpoint_rate(plans, gts), success_given_endpoints(plans, gts)
+    return rows
 
 
 def run_protocol(spec: ProtocolSpec, log: Callable[[str], None] = print, retrain: bool = False) -> dict:
@@ -369,6 +382,8 @@ def _pvalue(p: float) -> str:
 
 
 def _cell(row: dict, m: str) -> str:
+    if row.get(m) is None:  # a metric the rows do not have (results written before it existed)
+        return "—"
     ci = row.get(f"{m}_ci")
     return f"{row[m]:.1f}" + ("" if ci is None or ci != ci else f" ± {ci:.1f}")
 

@@ -75,7 +75,7 @@ def test_one_sample_is_todays_decoding_and_k_samples_decode_their_mean(demo_t3):
 def test_the_choice_is_made_and_stored_per_k_and_bad_k_is_an_error(demo_t3, tmp_path):
     _, root, models = demo_t3
     common = ["eval", "--dataset", "demo", "--root", root, "--models", models, "-T", "3", "--methods",
-              "kepp-nograph+dec", "--threads", "1"]
+              "kepp-nograph+dec", "--threads", "1", "--save-decoding"]
     r = kepp(*common, "--decode-samples", "2", "--out", tmp_path / "k2.json")
     assert r.returncode == 0, r.stderr
     stored = json.loads((models / "T3" / "decoding.json").read_text())

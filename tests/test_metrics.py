@@ -65,3 +65,20 @@ def test_mismatched_predictions_are_errors():
     with pytest.raises(KeppError, match="batch size"):
         miou_per_batch([(1,)], [(1,)], batch_size=0)
 
+
+
+def test_the_failure_decomposition_multiplies_back_to_the_success_rate():
+    """SR = ends right × (SR | ends right) / 100, on random plans (brute force over the episodes)."""
+    import numpy as np
+
+    from kepp_core.metrics import endpoint_rate, success_given_endpoints, success_rate
+
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        gt = rng.integers(0, 3, size=(int(rng.integers(1, 30)), int(rng.integers(2, 5))))
+        pred = np.where(rng.random(gt.shape) < 0.7, gt, rng.integers(0, 3, size=gt.shape))
+        ends = [bool(p[0] == g[0] and p[-1] == g[-1]) for p, g in zip(pred, gt)]
+        assert endpoint_rate(pred, gt) == pytest.approx(100 * sum(ends) / len(gt))
+        right = [bool((p == g).all()) for p, g, e in zip(pred, gt, ends) if e]
+        assert success_given_endpoints(pred, gt) == pytest.approx(100 * sum(right) / len(right) if right else 0.0)
+        assert success_rate(pred, gt) == pytest.approx(endpoint_rate(pred, gt) * success_given_endpoints(pred, gt) / 100)

@@ -48,6 +48,7 @@ def show_protocol(cfg) -> None:
     if not presenting():
         st.caption(f"{md_code(folder)}: {md(run.describe())}")
     metric, fraction = show_intervals(run)
+    show_decomposition(run, fraction)
     show_pair_test(run, fraction)
     show_efficiency(run, metric)
 
@@ -71,6 +72,31 @@ def show_intervals(run) -> tuple[str, float]:
     show_table(grid.reset_index().rename(columns={"label": "method"}), "kepp_protocol_table", key="proto_table",
                hide_index=True)
     return metric, fraction
+
+
+DECOMPOSITION = ("ends", "SR_ends", "SR")  # SR = ends right × (SR | ends right) / 100
+
+
+def show_decomposition(run, fraction: float) -> None:
+    """Where each method's plans fail: both endpoints right, the success rate among those episodes,
+    and SR (their product), per method and horizon (means over seeds)."""
+    st.markdown("**Where plans fail**: at the endpoints (*ends right*: first and last step both right) or in "
+                "the middle (*SR | ends right*); SR = ends right × SR | ends right.")
+    try:
+        tables = {m: interval_table(run, m, fraction) for m in DECOMPOSITION}
+    except KeppError:
+        st.caption("These results predate the decomposition: run the same `kepp protocol` spec again (it reuses "
+                   "the trained models and their evaluations) to add it.")
+        return
+    merged = tables["SR"][["label", "T"]].copy()
+    for m, df in tables.items():
+        merged[METRIC_NAMES[m]] = [f"{v:.1f}" for v in df["mean"]]
+    grid = merged.pivot(index="label", columns="T", values=[METRIC_NAMES[m] for m in DECOMPOSITION])
+    grid = grid.reindex(list(dict.fromkeys(merged["label"])))
+    grid.columns = [f"T={t} {name}" for name, t in grid.columns]
+    grid = grid[sorted(grid.columns, key=lambda c: (int(c.split()[0][2:]), list(grid.columns).index(c)))]
+    show_table(grid.reset_index().rename(columns={"label": "method"}), "kepp_protocol_decomposition",
+               key="proto_decomposition", hide_index=True)
 
 
 def _pair_pickers(run) -> tuple[str, str, str]:

@@ -6,7 +6,7 @@ import time
 
 import streamlit as st
 
-from components import backend, links, network, pickers, plans, scenes, zeroshot
+from components import backend, links, network, pickers, plans, scenes, why, zeroshot
 from components.charts import scaled, video_timeline
 from components.config import page_setup
 from components.plangraph import graph_paths
@@ -253,6 +253,8 @@ with out_left:
                                 truth)
     if not cfg.presentation:
         plans.show_plan(ds, result, truth)
+    # why this plan: per-step scores, the plan before and after graph decoding (components/why.py)
+    why.show_why(ds, result, expanded=not cfg.presentation)
     st.subheader("Sampled plans")
     k_col, go_col = st.columns([1, 3])
     K = k_col.number_input("K plans", 2, 200, 10, key="plan_K", help="plans drawn with different noise")

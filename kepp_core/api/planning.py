@@ -30,9 +30,19 @@ from kepp_core.llm.client import ENV_MODEL, ENV_URL
 
 def load_planner(root: str | Path, horizon: int, condition: str = "graph", trained_r: int = 1,
                  scorer: str | None = None, graph: str | None = None, sampler: str | None = None,
-                 sampler_steps: int | None = None):
+                 sampler_steps: int | None = None, dataset: Dataset | Callable[[], Dataset] | None = None,
+                 decode: bool = True, save_decoding: bool = False):
     """The KEPP planner of ``ROOT/T<horizon>`` (planning model for ``condition`` and ``trained_r``),
-    ranking graph paths with ``scorer`` (default: the model's own)."""
+    ranking graph paths with ``scorer`` (default: the model's own).
+
+    ``decode``: the planner decodes its plans with the graph (``planner.decoding``: λ and the
+    endpoint mode evaluation's ``+dec`` row chose for this model on validation videos), read from
+    the models folder's ``decoding.json`` or KEPP's cache home; where neither holds one it is chosen
+    now on ``dataset`` (the dataset the models were trained on, or a function giving it; without
+    one the planner keeps the argmax plan) and kept in the cache home, or in the models folder with
+    ``save_decoding``."""
+    from kepp_core.catalog import ModelRole
+    from kepp_core.evaluation.methods.decoded import planner_choice
     from kepp_core.planner import KEPPPlanner
     from kepp_core.training.loop import set_cpu_threads
 
@@ -43,7 +53,25 @@ def load_planner(root: str | Path, horizon: int, condition: str = "graph", train
                                       sampler=sampler, sampler_steps=sampler_steps)
     if scorer:
         planner.scorer = scorer
+    if decode:
+        role = ModelRole("plan", condition, trained_r if condition == "graph" else 1)
+        spec = planner.plan_spec
+
+        def given() -> Dataset:
+            if dataset is None:
+                raise _NoDataset
+            return dataset() if callable(dataset) and not isinstance(dataset, Dataset) else dataset
+        try:
+            planner.decoding, where = planner_choice(Path(root) / f"T{horizon}", role, given, spec.setting,
+                                                     spec.m, save_decoding)
+            planner.decoding_source = str(where)
+        except _NoDataset:
+            pass  # no stored choice and no dataset to choose one on: the argmax plan
     return planner
+
+
+class _NoDataset(Exception):
+    """No stored decoding choice, and no dataset given to choose one on."""
 
 
 def check_planner(planner, ds: Dataset, where: str) -> None:

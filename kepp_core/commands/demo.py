@@ -19,7 +19,8 @@ from kepp_core.paths import APP_DIR, DEMO_ASSETS, DEMO_TABLE_SPEC
 EXAMPLES = """  kepp demo                      # world + models + app
   kepp demo --no-app             # world + models, then print where they are
   kepp demo table --seeds 3      # train and evaluate T=3..6 over 3 seeds (the README table)
-  kepp demo models --out assets/demo   # train the shipped demo checkpoints"""
+  kepp demo models --out assets/demo   # train the shipped demo checkpoints
+  kepp demo models --from assets/demo --out assets/demo   # evaluate them again: records, decoding.json"""
 
 
 def register(sub) -> None:
@@ -48,7 +49,8 @@ def register(sub) -> None:
     m.add_argument("--horizons", type=int, nargs="+", default=list(DEMO_HORIZONS))
     m.add_argument("--seed", type=int, default=0)
     m.add_argument("--from", dest="source", default=None,
-                   help="copy trained models from this folder (e.g. runs/demo-table/frac100/seed0) instead of training")
+                   help="copy trained models from this folder (e.g. runs/demo-table/frac100/seed0) instead of "
+                        "training; the --out folder itself: evaluate its models again")
     m.add_argument("--threads", type=int, default=None, help="CPU threads")
 
 

@@ -14,6 +14,9 @@ EXAMPLES = """  kepp eval --dataset demo --models models --horizons 3 4 5 6
   kepp eval --dataset demo --models models -T 4 --methods kepp-R1 kepp-nograph --sampler ddim --sampler-steps 10
   kepp eval --dataset demo --models models --settings conventional pdpp --records runs/preds.jsonl --out runs/table.json
   kepp eval --dataset demo --models assets/demo --methods kepp-R1 kepp-nograph --samples 20 --out runs/unc.json
+  kepp eval --dataset demo --models models -T 4 --methods kepp-R1+dec --save-decoding
+  (the +dec rows' λ and endpoint mode: read from MODELS/T<h>/decoding.json, else from KEPP's cache home, else
+   chosen on validation videos and kept in the cache home; --save-decoding keeps it in the models folder)
   (--samples K: K sampled plans per episode → NLL, KL, mode precision/recall next to SR/mAcc/mIoU)
   kepp eval --dataset demo --models models --methods kepp-R1 kepp-llm kepp-graph-llm \\
       --llm-url http://127.0.0.1:8080/v1 --llm-model llama --llm-cache runs/llm-cache
@@ -47,12 +50,15 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
     p.add_argument("--decode", default=None, metavar="MODE",
                    help="endpoints of the +dec methods: free, pinned, topk or topk:K (default: chosen on "
-                        "validation, stored in MODELS/T<h>/decoding.json)")
+                        "validation videos and kept in KEPP's cache home, or read from MODELS/T<h>/decoding.json)")
     p.add_argument("--decode-weight", default=None, metavar="LAMBDA",
                    help="transition weight λ >= 0 of the +dec methods (default: chosen on validation)")
     p.add_argument("--decode-samples", default=None, metavar="K",
                    help="the +dec methods decode the mean of K sampled action blocks (batched) instead of one "
                         "(default 1)")
+    p.add_argument("--save-decoding", action="store_true",
+                   help="store a choice of the +dec methods made on validation in MODELS/T<h>/decoding.json "
+                        "(never written there otherwise: the models folder may be read-only)")
     add_llm_args(p)
 
 
@@ -102,8 +108,8 @@ def _eval(args) -> int:
         if len(args.settings) > 1:
             cols.insert(2, "setting")
     else:
-        cols = ["method", "T", "setting", "SR", "mAcc", "mIoU", "mIoU_b256", "first_acc", "last_acc",
-                "episodes", "episodes_per_s"]
+        cols = ["method", "T", "setting", "SR", "mAcc", "mIoU", "mIoU_b256", "ends", "SR_ends", "first_acc",
+                "last_acc", "episodes", "episodes_per_s"]
         if llm is not None:
             cols[-2:-2] = ["llm_plans", "llm_fallbacks"]
     print_table(rows, cols, title=f"{ds.name}: test episodes")
@@ -145,7 +151,7 @@ def _decode_override(args):
     except KeppError as e:
         raise KeppError(f"--decode: {e}") from None
     lam = parse_decode_weight(args.decode_weight) if args.decode_weight is not None else None
-    return DecodeOverride(mode, lam, k, samples)
+    return DecodeOverride(mode, lam, k, samples, save=args.save_decoding)
 
 
 def parse_decode_weight(text) -> float:

@@ -69,7 +69,17 @@ def predict_endpoints(step_model: ProjectedDiffusion, obs_start: torch.Tensor, o
                       sampler: str = "ddpm", steps: int | None = None, seed: int = 0,
                       batch_size: int = 1024) -> tuple[torch.Tensor, torch.Tensor]:
     """The step model's ``(â_1, â_T)`` ``[N, 2]`` and their scores ``[N, 2]``."""
+    ends, scores, _ = endpoint_distributions(step_model, obs_start, obs_goal, sampler, steps, seed, batch_size)
+    return ends, scores
+
+
+def endpoint_distributions(step_model: ProjectedDiffusion, obs_start: torch.Tensor, obs_goal: torch.Tensor,
+                           sampler: str = "ddpm", steps: int | None = None, seed: int = 0,
+                           batch_size: int = 1024) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The step model's ``(â_1, â_T)`` ``[N, 2]``, their scores ``[N, 2]`` and the scores of every
+    action as the first and the last step ``[N, 2, A]`` (``action_scores`` of one sample: the
+    argmax of each row is the endpoint)."""
     x0 = sample_actions(step_model, obs_start, obs_goal, None, sampler, steps, batch_size, seed)
     ends = x0[:, [0, -1], step_model.layout.action_start:]
-    scores = step_model.action_scores(x0)[:, [0, -1]]
-    return ends.argmax(-1), scores.max(-1).values
+    probs = step_model.action_scores(x0)[:, [0, -1]]
+    return ends.argmax(-1), probs.max(-1).values, probs

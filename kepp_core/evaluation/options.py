@@ -11,11 +11,10 @@ from dataclasses import dataclass, field
 
 from kepp_core.catalog import MAX_SEED
 from kepp_core.errors import KeppError
-from kepp_core.graph.decoding import ENDPOINT_MODES
+from kepp_core.graph.decoding import ENDPOINT_MODES, TOPK
 
 # The modes the ``+dec`` rows choose among: ``dist`` needs endpoint distributions these rows do not make yet.
 DECODE_MODES = tuple(m for m in ENDPOINT_MODES if m != "dist")
-TOPK = 3  # endpoint candidates of the ``topk`` mode
 
 
 MAX_SAMPLES = 1000  # sampled plans per episode (each is a full sampling run)
@@ -24,12 +23,14 @@ MAX_SAMPLES = 1000  # sampled plans per episode (each is a full sampling run)
 class DecodeOverride:
     """How the ``+dec`` rows decode, where it is not chosen on validation: endpoint ``mode`` and
     transition weight ``lam`` (None: chosen on validation), ``k`` of the ``topk`` mode, and
-    ``samples`` (K: emissions from the mean of K sampled action blocks)."""
+    ``samples`` (K: emissions from the mean of K sampled action blocks); ``save``: store a choice
+    made on validation in the models folder (default: in KEPP's cache home)."""
 
     mode: str | None = None
     lam: float | None = None
     k: int = TOPK
     samples: int = 1
+    save: bool = False
 
     def __post_init__(self) -> None:
         if self.mode is not None and self.mode not in DECODE_MODES:

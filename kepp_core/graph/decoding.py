@@ -401,6 +401,50 @@ def decode(emissions, transitions, lam: float = 1.0, endpoints: str = "free", st
     return Decoding(plans, scores, fallback)
 
 
+# --- a decoding choice -----------------------------------------------------------------------
+TOPK = 3  # endpoint candidates of the ``topk`` mode
+
+
+@dataclass(frozen=True)
+class DecodeChoice:
+    """How a planning model's action block is decoded: endpoint ``mode`` (``free``, ``pinned``,
+    ``topk`` or, for the ``+jdec`` rows, ``dist``), transition weight ``lam`` (λ) and the ``k`` candidates of ``topk``; chosen on
+    validation videos (:mod:`kepp_core.evaluation.methods.decoded`) and used by evaluation's
+    ``+dec`` rows and the planner alike."""
+
+    mode: str
+    lam: float
+    k: int = TOPK
+
+
+def decode_block(block: np.ndarray, transitions: np.ndarray, choice: DecodeChoice,
+                 probs: np.ndarray | None) -> np.ndarray:
+    """Plans ``[N, T]`` from action blocks ``[N, T, A]`` decoded under ``choice``; ``probs``
+    ``[N, 2, A]``: the step model's scores of every action as the first and the last step
+    (unused with ``free``; ``pinned`` takes their argmax, ``topk`` their ``k`` best with their
+    log-scores, ``dist`` all of them as probabilities: joint decoding).
+
+    >>> g = ProcedureGraph.from_plans(["a", "b", "c"], [(0, 1, 2)])
+    >>> block = np.log([[[.1, .1, .8], [.8, .1, .1], [.1, .8, .1]]]) / 10   # argmax plan (c, a, b)
+    >>> probs = np.array([[[.7, .2, .1], [.1, .1, .8]]])
+    >>> decode_block(block, transition_log_probs(g), DecodeChoice("pinned", 1.0), probs).tolist()
+    [[0, 1, 2]]
+    """
+    e = emission_log_probs(block)
+    if choice.mode == "dist":  # the full endpoint distributions: joint decoding (the +jdec rows)
+        with np.errstate(divide="ignore"):
+            logp = np.log(probs)
+        return decode(e, transitions, choice.lam, "dist", start_logp=logp[:, 0], goal_logp=logp[:, 1]).plans
+    if choice.mode == "free":
+        return decode(e, transitions, choice.lam).plans
+    if choice.mode == "pinned":
+        return decode(e, transitions, choice.lam, "pinned", probs[:, 0].argmax(-1), probs[:, 1].argmax(-1)).plans
+    k = min(choice.k, probs.shape[-1])
+    top = np.argsort(-probs, axis=-1, kind="stable")[:, :, :k]  # [N, 2, k]
+    logp = np.log(np.maximum(np.take_along_axis(probs, top, -1), 1e-12))
+    return decode(e, transitions, choice.lam, "topk", top[:, 0], top[:, 1], logp[:, 0], logp[:, 1]).plans
+
+
 # --- history method --------------------------------------------------------------------------
 def _log_fraction(x) -> float:
     return math.log(x.numerator) - math.log(x.denominator) if x > 0 else -math.inf

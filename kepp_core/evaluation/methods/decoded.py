@@ -17,8 +17,24 @@ training, :func:`~kepp_core.training.data.episode_tensors`), never on the test s
 base method runs on those episodes with a graph built from the remaining (``fit``) training
 videos only, every mode × λ of :data:`LAMBDAS` decodes its plans, and the best validation SR
 wins (then mAcc; ties keep the earlier, simpler choice: λ = 0 before larger, ``free`` before
-``pinned`` before ``topk``). The choice is stored with the models, ``ROOT/T<h>/decoding.json``
-(written atomically; one entry per method, remade when a model it depends on changed), and
+``pinned`` before ``topk``). The grid ends with λ = :data:`GRAPH_LAMBDA`, where the graph decides
+and the model's emissions only break its ties: the graph's own plan between the endpoints.
+
+**The graph as a prior where the endpoints are given.** A row with ground-truth endpoints
+(``kepp-gt+dec``) starts from that graph decoding (``pinned``, λ = :data:`GRAPH_LAMBDA`: the
+``graph-gt`` plan, up to ties) and takes the validation's best choice only when it is better
+there with p < :data:`~kepp_core.catalog.SIGNIFICANCE` (the paired sign-flip test of
+:mod:`kepp_core.evaluation.stats` on the validation episodes' successes). A handful of
+validation videos cannot then talk it into trusting a weak model's middle steps over the graph
+(on the NIV world a small λ chosen on 6–13 videos cost 5.8 SR against ``graph-gt``).
+
+**Where the choice is kept.** It is read from the models folder's
+``ROOT/T<h>/decoding.json`` when it holds one for unchanged models, else from KEPP's cache home
+(``$KEPP_HOME/decoding/``, one file per models folder: :func:`cache_file`); a new choice is written
+(atomically; one entry per method, remade when a model it depends on changed) to the cache home,
+never into the models folder (which may be read-only, e.g. a shipped one) unless asked:
+``kepp eval --save-decoding`` stores it in ``ROOT/T<h>/decoding.json``. The planner reads the same
+choice (:func:`planner_choice`), and
 ``kepp eval --decode MODE --decode-weight LAMBDA`` overrides either part (the other is
 still chosen on validation).
 
@@ -31,33 +47,32 @@ choice of λ and mode is then made with the same mean-of-K emissions and stored 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import asdict, replace
+from pathlib import Path
 
 import numpy as np
 
-from kepp_core.catalog import DECODING_FILE, METHODS, TRUTH, MethodEntry
+from kepp_core.catalog import (CONFIG_FILE, DECODED_SUFFIX, DECODING_FILE, METHODS, SIGNIFICANCE, TRUTH, MethodEntry,
+                               ModelRole, model_folder)
 from kepp_core.data.records import Dataset, Video
 from kepp_core.evaluation.methods import baselines, kepp  # noqa: F401  (the base methods register first)
 from kepp_core.evaluation.methods.base import EvalContext, Method, MethodOutput, get_method, register
-from kepp_core.evaluation.options import DECODE_MODES, TOPK
+from kepp_core.evaluation.options import DECODE_MODES, TOPK, DecodeOverride, EvalOptions
 from kepp_core.graph.build import build_graph
-from kepp_core.graph.decoding import decode, emission_log_probs, transition_log_probs
+from kepp_core.graph.decoding import DecodeChoice, decode_block, transition_log_probs
 from kepp_core.errors import KeppError
+from kepp_core.evaluation.stats import paired_permutation_test
 from kepp_core.io import atomic_write_json, read_json
 from kepp_core.metrics import mean_accuracy, success_rate
 from kepp_core.models.checkpoint import read_config
+from kepp_core.paths import cache_folder
 from kepp_core.training.data import episode_tensors
 
-LAMBDAS = (0.0, 0.1, 0.3, 1.0, 3.0, 10.0)
-
-
-@dataclass(frozen=True)
-class DecodeChoice:
-    """How a method's plans are decoded: endpoint ``mode``, transition weight ``lam``, top-``k``."""
-
-    mode: str
-    lam: float
-    k: int = TOPK
+GRAPH_LAMBDA = 1e4  # the graph decides; the model's emissions only break its ties
+LAMBDAS = (0.0, 0.1, 0.3, 1.0, 3.0, 10.0, GRAPH_LAMBDA)
 
 
 def decode_samples(ctx: EvalContext) -> int:
@@ -74,26 +89,6 @@ def emission_block(ctx: EvalContext, out: MethodOutput, k: int = 1) -> np.ndarra
         return block
     extra = np.asarray(ctx.more_blocks(out, k - 1), dtype=np.float64)  # [N, k-1, T, A]
     return (block.astype(np.float64) + extra.sum(axis=1)) / k
-
-
-def decode_block(block: np.ndarray, transitions: np.ndarray, choice: DecodeChoice,
-                 probs: np.ndarray | None) -> np.ndarray:
-    """Decode action blocks ``[N, T, A]`` under ``choice``; ``probs`` ``[N, 2, A]``: the step
-    model's scores of the first and last action (unused with ``free``), or with ``dist`` the
-    probabilities of every first and last action."""
-    e = emission_log_probs(block)
-    if choice.mode == "dist":  # the full endpoint distributions: joint decoding (the +jdec rows)
-        with np.errstate(divide="ignore"):
-            logp = np.log(probs)
-        return decode(e, transitions, choice.lam, "dist", start_logp=logp[:, 0], goal_logp=logp[:, 1]).plans
-    if choice.mode == "free":
-        return decode(e, transitions, choice.lam).plans
-    if choice.mode == "pinned":
-        return decode(e, transitions, choice.lam, "pinned", probs[:, 0].argmax(-1), probs[:, 1].argmax(-1)).plans
-    k = min(choice.k, probs.shape[-1])
-    top = np.argsort(-probs, axis=-1, kind="stable")[:, :, :k]  # [N, 2, k]
-    logp = np.log(np.maximum(np.take_along_axis(probs, top, -1), 1e-12))
-    return decode(e, transitions, choice.lam, "topk", top[:, 0], top[:, 1], logp[:, 0], logp[:, 1]).plans
 
 
 def restrict_train(ds: Dataset, keep: set[str]) -> Dataset:
@@ -140,25 +135,65 @@ def _model_stamps(ctx: EvalContext, method: Decoded) -> dict[str, object]:
     return out
 
 
+def choice_key(base: str, samples: int = 1) -> str:
+    """The key of a base method's choice in a choices file (``<base>@K<K>`` for mean-of-K)."""
+    return base if samples == 1 else f"{base}@K{samples}"
+
+
+def cache_file(hdir: Path) -> Path:
+    """Where the choices of the models folder ``hdir`` (``ROOT/T<h>``) are kept outside it: a file
+    in KEPP's cache home named by the folder's identity (its resolved path and every checkpoint's
+    training step and weights digest), so a read-only models folder is never written to."""
+    stamps = []
+    for cfg_path in sorted(Path(hdir).glob(f"*/{CONFIG_FILE}")):
+        try:
+            cfg = read_json(cfg_path, dict)
+        except KeppError:
+            continue  # an unreadable config is reported when its model loads
+        stamps.append([cfg_path.parent.name, cfg.get("train_step"), (cfg.get("training") or {}).get("rank_digests")])
+    identity = json.dumps([str(Path(hdir).resolve()), stamps])
+    return cache_folder("decoding") / f"{Path(hdir).name}-{hashlib.sha1(identity.encode()).hexdigest()[:16]}.json"
+
+
+def stored_choice(ctx: EvalContext, method: Decoded) -> tuple[dict, Path]:
+    """The validated choice of ``method`` and the file it is kept in: the models folder's
+    ``ROOT/T<h>/decoding.json``, else the cache home's (:func:`cache_file`), when its models are
+    unchanged; else chosen on validation now. A new choice is written to the cache home, or into
+    the models folder when ``ctx.options.decode.save`` asks for it (``kepp eval --save-decoding``)."""
+    save = ctx.options.decode.save
+    stamps = _model_stamps(ctx, method)
+    key = choice_key(method.base.name, decode_samples(ctx))
+    own, cached = ctx.hdir / DECODING_FILE, cache_file(ctx.hdir)
+    entry, found = None, None
+    for path in (own, cached):
+        e = _read(path).get(key)
+        if e and e.get("models") == stamps:
+            entry, found = e, path
+            break
+    if entry is None:
+        entry = select_on_validation(ctx, method)
+        entry["models"] = stamps
+    target = own if save else cached
+    if found != target and (save or found is None):
+        stored = _read(target)  # another method of this run may have written its entry meanwhile
+        stored[key] = entry
+        try:
+            atomic_write_json(target, stored)
+            found = target
+        except OSError:
+            if save:
+                raise  # asked to store it with the models: say why it could not be
+            found = found or target  # an unwritable cache home: the choice is made again next time
+    return entry, found
+
+
 def choose(ctx: EvalContext, method: Decoded) -> DecodeChoice:
     """The decoding of ``method`` for ``ctx``: the override where complete, else the stored
-    choice (``ROOT/T<h>/decoding.json``) when its models are unchanged, else chosen on
-    validation and stored."""
+    choice (:func:`stored_choice`), with one part of the override fixed where one is given."""
     o = ctx.options.decode
     if o.mode is not None and o.lam is not None:
         return DecodeChoice(o.mode, o.lam, o.k)
-    path = ctx.hdir / DECODING_FILE
-    stored = _read(path)
-    stamps = _model_stamps(ctx, method)
-    k = decode_samples(ctx)
-    key = method.base.name if k == 1 else f"{method.base.name}@K{k}"
-    entry = stored.get(key)
-    if not (entry and entry.get("models") == stamps):
-        entry = select_on_validation(ctx, method)
-        entry["models"] = stamps
-        stored = _read(path)  # another method of this run may have written its entry meanwhile
-        stored[key] = entry
-        atomic_write_json(path, stored)
+    entry, _ = stored_choice(ctx, method)
     best = entry["choice"]
     if o.mode is None and o.lam is None:
         return DecodeChoice(best["mode"], best["lam"], best["k"])
@@ -170,6 +205,31 @@ def choose(ctx: EvalContext, method: Decoded) -> DecodeChoice:
         return fixed
     top = max(grid, key=lambda g: (g["SR"], g["mAcc"]))
     return DecodeChoice(top["mode"], top["lam"], top["k"])
+
+
+def planner_choice(hdir: Path, role: ModelRole, dataset: Callable[[], Dataset], setting: str = "conventional",
+                   m: int = 3, save: bool = False) -> tuple[DecodeChoice, Path]:
+    """The decoding the planner uses with the planning model ``role`` of ``hdir`` (``ROOT/T<h>``):
+    the choice evaluation's ``<base>+dec`` row makes for it (the base: the catalogue's method the
+    Plan page runs that model as, e.g. ``kepp-R1``), read where :func:`stored_choice` keeps it and
+    chosen on validation videos of ``dataset()`` (called only then) when there is none; with the
+    file it is kept in."""
+    base = next((e for e in METHODS if e.plan_page_role == role), None)
+    if base is None:
+        raise KeppError(f"no evaluation method plans with {model_folder(role)}: it has no graph decoding choice")
+    method = get_method(base.name + DECODED_SUFFIX)
+    options = EvalOptions(setting=setting, m=m, decode=DecodeOverride(save=save))
+    horizon = int(Path(hdir).name[1:])
+    # the choice needs neither test episodes nor a graph of the test split; the dataset only to choose anew
+    ctx = EvalContext(None, horizon, None, None, Path(hdir), options)
+    stamps, key = _model_stamps(ctx, method), choice_key(base.name)
+    for path in (ctx.hdir / DECODING_FILE, cache_file(ctx.hdir)):
+        entry = _read(path).get(key)
+        if entry and entry.get("models") == stamps and not (save and path != ctx.hdir / DECODING_FILE):
+            return DecodeChoice(**entry["choice"]), path
+    ctx.ds = dataset()
+    entry, path = stored_choice(ctx, method)
+    return DecodeChoice(**entry["choice"]), path
 
 
 def _read(path) -> dict:
@@ -206,20 +266,28 @@ def select_on_validation(ctx: EvalContext, method: Decoded) -> dict:
     probs = method.probs(vctx)
     trans = transition_log_probs(vctx.graph)
     gt = vctx.gt
-    grid = []
+    grid, hits = [], []
     for mode in method.modes:
         for lam in LAMBDAS:
             c = DecodeChoice(mode, lam, TOPK)
             plans = decode_block(block, trans, c, probs)
             grid.append({**asdict(c), "SR": success_rate(plans, gt), "mAcc": mean_accuracy(plans, gt)})
-    best = grid[0]
-    for g in grid[1:]:  # strictly better only: ties keep the simpler, earlier choice
-        if (g["SR"], g["mAcc"]) > (best["SR"], best["mAcc"]):
-            best = g
+            hits.append((np.asarray(plans) == np.asarray(gt)).all(-1).astype(np.float64))
+    best = 0
+    for i in range(1, len(grid)):  # strictly better only: ties keep the simpler, earlier choice
+        if (grid[i]["SR"], grid[i]["mAcc"]) > (grid[best]["SR"], grid[best]["mAcc"]):
+            best = i
+    prior = {}
+    if method.entry.endpoints == TRUTH:
+        graph = next(i for i, g in enumerate(grid) if (g["mode"], g["lam"]) == ("pinned", GRAPH_LAMBDA))
+        p = paired_permutation_test(hits[best] - hits[graph])
+        prior = {"graph_prior": {"p": p, "kept_graph": not (grid[best]["SR"] > grid[graph]["SR"] and p < SIGNIFICANCE)}}
+        best = graph if prior["graph_prior"]["kept_graph"] else best
+    b = grid[best]
     videos = sorted({f"{e.video.task}_{e.video.id}" for e in vctx.test.episodes})
-    return {"choice": {k: best[k] for k in ("mode", "lam", "k")}, "val_SR": best["SR"], "val_mAcc": best["mAcc"],
+    return {"choice": {k: b[k] for k in ("mode", "lam", "k")}, "val_SR": b["SR"], "val_mAcc": b["mAcc"],
             "base_val_SR": success_rate(out.plans, gt), "val_episodes": len(gt), "val_videos": videos,
-            "grid": grid, **({"samples": k} if k > 1 else {})}
+            "grid": grid, **prior, **({"samples": k} if k > 1 else {})}
 
 
 for _entry in METHODS:  # the catalogue's decoded rows (the joint ones: kepp_core.evaluation.methods.joint)

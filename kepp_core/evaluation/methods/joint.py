@@ -21,8 +21,8 @@ import numpy as np
 
 from kepp_core.catalog import METHODS, MethodEntry
 from kepp_core.evaluation.methods.base import EvalContext, Method, MethodOutput, register
-from kepp_core.evaluation.methods.decoded import Decoded, choose, decode_block, decode_samples, emission_block
-from kepp_core.graph.decoding import transition_log_probs
+from kepp_core.evaluation.methods.decoded import Decoded, choose, decode_samples, emission_block
+from kepp_core.graph.decoding import decode_block, transition_log_probs
 
 
 class _UnderRowName(Method):

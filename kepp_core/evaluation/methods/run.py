@@ -17,7 +17,8 @@ from kepp_core.evaluation.methods.base import REGISTRY, EvalContext, Method, Met
 from kepp_core.evaluation.options import EvalOptions
 from kepp_core.evaluation.uncertainty import episode_uncertainty
 from kepp_core.graph.build import build_graph
-from kepp_core.metrics import mean_accuracy, miou_per_batch, miou_per_episode, success_rate
+from kepp_core.metrics import (endpoint_rate, mean_accuracy, miou_per_batch, miou_per_episode, success_given_endpoints,
+                               success_rate)
 from kepp_core.training.data import EpisodeTensors, episode_tensors
 
 if TYPE_CHECKING:  # the type of the LLM methods' recommender, for readers and type checkers
@@ -48,6 +49,7 @@ class HorizonEvaluation:
             out.append({"method": name, "T": self.horizon, "setting": self.setting,
                         "SR": success_rate(o.plans, gt), "mAcc": mean_accuracy(o.plans, gt),
                         "mIoU": miou_per_episode(o.plans, gt), "mIoU_b256": miou_per_batch(o.plans, gt),
+                        "ends": endpoint_rate(o.plans, gt), "SR_ends": success_given_endpoints(o.plans, gt),
                         "episodes": len(gt), "episodes_per_s": len(gt) / max(o.seconds, 1e-9)})
             if o.llm_summary is not None:
                 u = o.llm_summary

@@ -1,0 +1,88 @@
+"""Why this plan (the Plan page): per step, the planning model's score for the step, the graph's
+transition probability from the previous step and the step model's endpoint probabilities; the
+plan before and after graph decoding side by side, the steps decoding changed marked.
+
+The numbers are the planner's own (:attr:`kepp_core.planner.PlanResult.why`, the same as
+``kepp plan --json``); this module only lays them out.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import pandas as pd
+import streamlit as st
+
+from components.text import md
+
+# The table's columns, by the keys of PlanResult.why
+COLUMNS = {"step": "step", "label": "plan", "score": "planner score", "transition": "graph transition",
+           "endpoint": "endpoint probability", "raw_label": "before decoding", "changed": "changed"}
+
+
+def why_table(rows: Sequence[dict]) -> pd.DataFrame:
+    """The per-step rows of a plan as the page's table (the columns of :data:`COLUMNS`).
+
+    >>> why_table([{"step": 1, "label": "a", "score": 0.9, "transition": None, "endpoint": 0.8,
+    ...             "raw_label": "a", "changed": False}]).columns.tolist()
+    ['step', 'plan', 'planner score', 'graph transition', 'endpoint probability', 'before decoding', 'changed']
+    """
+    return pd.DataFrame([{name: r.get(key) for key, name in COLUMNS.items()} for r in rows],
+                        columns=list(COLUMNS.values()))
+
+
+def decoding_text(decoding: dict | None) -> str:
+    """One sentence on how the plan was decoded (Markdown, values escaped).
+
+    >>> decoding_text(None)
+    "No graph decoding: the planning model's own plan (argmax per step)."
+    """
+    if not decoding:
+        return "No graph decoding: the planning model's own plan (argmax per step)."
+    modes = {"free": "endpoints free", "pinned": "endpoints pinned to the step model's",
+             "topk": f"endpoints among the step model's {decoding.get('k')} most probable"}
+    return (f"Decoded with the graph: the exact best plan under the planning model's scores and "
+            f"λ = {md(str(decoding['lam']))} × log graph transitions, {md(str(modes.get(decoding['mode'], decoding['mode'])))} "
+            f"(λ and the endpoint mode chosen on validation videos).")
+
+
+def plan_cards(labels: Sequence[str], changed: Sequence[bool], title: str, colour: str) -> str:
+    """A plan as a row of step cards, the changed steps with a thick blue border and "changed" (HTML,
+    labels escaped)."""
+    cards = []
+    for t, (label, ch) in enumerate(zip(labels, changed)):
+        border = "3px solid #1565c0" if ch else "1px solid #bdbdbd"
+        mark = " · changed" if ch else ""
+        cards.append(f'<div class="kepp-why-card" data-changed="{str(bool(ch)).lower()}" style="flex:1;min-width:90px;'
+                     f'background:{colour};border:{border};border-radius:8px;padding:6px 8px;margin:2px;'
+                     f'text-align:center"><div style="font-size:0.75em;color:#555">step {t + 1}{mark}</div>'
+                     f'<div style="font-weight:600">{html.escape(" ".join(str(label).split()))}</div></div>')
+    return (f'<div style="font-size:0.9em;color:#444;margin-top:4px">{html.escape(title)}</div>'
+            f'<div class="kepp-why-plan" style="display:flex;flex-wrap:wrap">{"".join(cards)}</div>')
+
+
+def show_why(ds, result, expanded: bool = True) -> None:
+    """The "Why this plan" section of the Plan page for a planner's ``result``."""
+    with st.expander("Why this plan", expanded=expanded):
+        st.caption(decoding_text(result.decoding))
+        raw = list(result.raw_plan or result.plan)
+        changed = result.changed
+        n = sum(changed)
+        if result.decoding:
+            st.caption(f"Graph decoding changed {n} of {len(raw)} step{'s' if len(raw) != 1 else ''}."
+                       if n else "Graph decoding kept the planning model's own plan.")
+        if st.toggle("Show the plan before graph decoding", value=bool(n), key="plan_why_raw",
+                     help="the planning model's own plan (argmax per step) beside the decoded one"):
+            after, before = st.columns(2)
+            after.markdown(plan_cards(ds.labels(result.plan), changed, "after graph decoding (shown above)",
+                                      "#fff8e1"), unsafe_allow_html=True)
+            before.markdown(plan_cards(ds.labels(raw), changed, "before: the planning model's own plan",
+                                       "#eceff1"), unsafe_allow_html=True)
+        st.dataframe(why_table(result.why), hide_index=True, width="stretch", key="plan_why_table",
+                     column_config={"planner score": st.column_config.NumberColumn(format="%.4f"),
+                                    "graph transition": st.column_config.NumberColumn(format="%.4f"),
+                                    "endpoint probability": st.column_config.NumberColumn(format="%.4f")})
+        st.caption("planner score: the planning model's probability of the step at its position; graph "
+                   "transition: P(step | previous step) in the P²KG; endpoint probability: the step model's "
+                   "probability of the first and of the last step.")

@@ -1,0 +1,136 @@
+"""``kepp plan``: plan the steps between a start clip and a goal clip of one video (or of its
+per-second features) with a models folder, the way the app's Plan page does (docs, Models and
+training: planning from a video)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kepp_core.commands._common import add_command, add_dataset_args, dataset_from_args, emit_json, set_threads
+from kepp_core.errors import KeppError
+from kepp_core.paths import DEMO_ASSETS
+
+EXAMPLES = """  kepp plan video.mp4 --start 2 6 --goal 20 24 -T 4 --models assets/demo
+  kepp plan video.mp4 --start 2 6 --goal 20 24 -T 4 --models assets/demo --json
+  kepp plan features/tea_0001.npy --start 2 6 --goal 20 24 -T 3 --raw
+  kepp plan video.mp4 --start 2 6 --goal 20 24 -T 4 --models models --planning-model graph-R2 --save-decoding
+  (a video is decoded with decord and encoded with the models' feature encoder; a .npy file holds its
+   per-second features [seconds, D]; the clips are seconds from the start of the video; --dataset / --root
+   name the dataset the models were trained on, read only to choose a missing decoding on its validation videos)"""
+
+FEATURE_SUFFIXES = (".npy",)  # per-second feature files (kepp_core.data.load_features)
+
+
+def register(sub) -> None:
+    """Add ``kepp plan``."""
+    p = add_command(sub, "plan", "plan the steps between two clips of a video (or of its features file)",
+                    EXAMPLES, _plan)
+    p.add_argument("video", metavar="VIDEO", help="a video file, or its per-second features (.npy)")
+    p.add_argument("--start", nargs=2, type=float, metavar=("S", "E"), required=True,
+                   help="the start clip: seconds S to E of the video")
+    p.add_argument("--goal", nargs=2, type=float, metavar=("S", "E"), required=True,
+                   help="the goal clip: seconds S to E, after the start clip")
+    p.add_argument("-T", "--horizon", type=int, default=4, help="number of steps to plan")
+    p.add_argument("--models", default=None,
+                   help="models folder (MODELS/T<h>/step, plan-graph-R1, ...) (default: the shipped demo models, "
+                        "assets/demo)")
+    p.add_argument("--planning-model", default="graph-R1", metavar="ID",
+                   help="the planning model MODELS/T<h>/plan-ID: graph-R1, graph-R2 or none")
+    p.add_argument("-R", "--paths", type=int, default=None,
+                   help="graph paths recommended to the planning model (default: the R it was trained with)")
+    p.add_argument("--raw", action="store_true",
+                   help="the planning model's own argmax plan, without graph decoding")
+    p.add_argument("--save-decoding", action="store_true",
+                   help="store a decoding choice made now in MODELS/T<h>/decoding.json, not in KEPP's "
+                        "cache home (the models folder is never written otherwise)")
+    p.add_argument("--encoder", default=None, metavar="SPEC",
+                   help="feature encoder of a video (default: the models' own, the built-in one for the demo)")
+    p.add_argument("--top", type=int, default=5, help="most probable first and last steps shown")
+    p.add_argument("--seed", type=int, default=0, help="sampling seed of the step and planning models")
+    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: $KEPP_THREADS or half the cores)")
+    p.add_argument("--json", action="store_true", help="print the plan as one JSON object")
+    add_dataset_args(p)  # the dataset the models were trained on: chooses a missing decoding on its validation videos
+
+
+def _plan(args) -> int:
+    from kepp_core import api
+    from kepp_core.catalog import parse_plan_model_id
+
+    set_threads(args)
+    source = Path(args.video)
+    _check_request(args, source)
+    role = parse_plan_model_id(args.planning_model)
+    models = Path(args.models) if args.models else DEMO_ASSETS
+    if not models.is_dir():
+        raise KeppError(f"{models}: models folder not found (--models; train one with 'kepp train all')")
+    features, duration = _features(source)
+    for name, (a, b) in (("--start", args.start), ("--goal", args.goal)):
+        if a < 0 or b > duration + 1e-6:
+            raise KeppError(f"{name} {a:g} {b:g}: outside the video {source.name} ({duration:.1f} s long): "
+                            f"choose seconds from 0 to {duration:.1f}")
+    planner = api.load_planner(models, args.horizon, role.condition, role.R, dataset=lambda: dataset_from_args(args),
+                               decode=not args.raw, save_decoding=args.save_decoding)
+    planner.seed = args.seed
+    if features is None:  # a video: encoded with the models' encoder when the clips are cut from it
+        name = planner.plan_spec.encoder
+        spec = api.encoder_spec(name, (args.encoder,) if args.encoder else ()) if name else (args.encoder or "builtin")
+        features = lambda: api.encode_clip_video(source, spec)  # noqa: E731
+    result, _, _ = api.plan_clips(planner, features, args.start, args.goal, args.horizon, args.paths)
+    out = {"video": str(source), "models": str(models), "planning_model": args.planning_model,
+           "start": list(args.start), "goal": list(args.goal), "duration": round(duration, 3),
+           **result.to_json(), "endpoint_top": result.endpoint_top(args.top)}
+    if args.json:
+        emit_json(out)
+    else:
+        _print(out, result)
+    return 0
+
+
+def _check_request(args, source: Path) -> None:
+    """One clear error for what can be checked before loading anything."""
+    if not source.exists():
+        raise KeppError(f"{source}: file not found (VIDEO: a video file or a .npy features file)")
+    if not source.is_file():
+        raise KeppError(f"{source}: not a file (VIDEO: a video file or a .npy features file)")
+    for name, (a, b) in (("--start", args.start), ("--goal", args.goal)):
+        if not a < b:
+            raise KeppError(f"{name} {a:g} {b:g}: a clip must end after it starts (S < E)")
+    if args.goal[0] < args.start[0]:
+        raise KeppError(f"--goal starts at {args.goal[0]:g} s, before --start ({args.start[0]:g} s): "
+                        "the goal clip must come after the start clip")
+    if args.horizon < 1 or args.top < 1:
+        raise KeppError(f"-T {args.horizon} / --top {args.top}: expected whole numbers >= 1")
+
+
+def _features(source: Path):
+    """The per-second features of a features file (None for a video: encoded once the planner and
+    its encoder are known) and the duration of ``source`` in seconds; a file that is neither
+    raises a KeppError naming it."""
+    from kepp_core import api
+    from kepp_core.data import load_features
+
+    if source.suffix.lower() in FEATURE_SUFFIXES:
+        feats = load_features(source)
+        return feats, float(len(feats))
+    return None, float(api.video_meta(source)["duration"])
+
+
+def _print(out: dict, result) -> None:
+    """The plan, its decoding, the endpoint probabilities, the graph paths and the per-step scores."""
+    from kepp_core.commands._common import print_table
+
+    dec = out["decoding"]
+    how = (f"graph decoding: mode {dec['mode']}, λ={dec['lam']:g} (choice in {dec['source']})" if dec
+           else "no graph decoding: the planning model's argmax plan")
+    print(f"plan (T={out['horizon']}): " + " → ".join(out["plan_labels"]))
+    if dec:
+        print("before decoding: " + " → ".join(out["raw_plan_labels"]))
+    print(how)
+    for name in ("first", "last"):
+        top = ", ".join(f"{e['label']} {e['probability']:.3f}" for e in out["endpoint_top"].get(name, []))
+        print(f"{name} step (step model): {top}")
+    for k, p in enumerate(out["paths"], 1):
+        print(f"graph path {k} (probability {p['probability']:.3f}): " + " → ".join(p["labels"]))
+    print_table([{**r, "changed": "yes" if r["changed"] else ""} for r in result.why],
+                ["step", "label", "score", "transition", "endpoint", "raw_label", "changed"],
+                title="why this plan: the model's score, the graph's transition probability, the endpoint probability")

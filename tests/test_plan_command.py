@@ -1,0 +1,183 @@
+"""Planning with graph decoding outside evaluation (docs, Models and training: planning from a video):
+``kepp plan`` on a real mp4 of the demo world plans as the Plan page does, its bad inputs are one-line
+errors, its per-step numbers are the planner's, and a read-only models folder plans and evaluates with
+nothing written into it (the decoding choice goes to KEPP's cache home)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.helpers.app_session import no_problems, open_page
+from tests.helpers.cli import assert_one_line_error, run_kepp
+
+ASSETS = Path(__file__).resolve().parent.parent / "assets" / "demo"
+
+
+def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    """Every file under ``folder`` with its size and modification time."""
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in sorted(folder.rglob("*"))}
+
+
+@pytest.fixture(scope="module")
+def demo_world():
+    from kepp_core.data import load_dataset
+    from kepp_core.data.synth import ensure_world
+
+    if not (ASSETS / "T3" / "step" / "config.json").is_file():
+        pytest.skip("no shipped demo checkpoints in assets/demo")
+    root = ensure_world(progress=False)
+    return root, load_dataset("demo", root)
+
+
+@pytest.fixture()
+def home(tmp_path) -> dict[str, str]:
+    """A private cache home for the command (the demo world itself is passed with --root)."""
+    return {"KEPP_HOME": str(tmp_path / "home"), "KEPP_THREADS": "1"}
+
+
+def _episode(ds, horizon: int = 3):
+    """A test video of the demo world and its first episode's start and goal clips (seconds)."""
+    from kepp_core import api
+
+    video = next(v for v in ds.split("test") if v.video_file is not None and len(v.steps) >= horizon)
+    start, goal = api.episode_clips(video, 0, horizon, "conventional", 3)
+    return video, start, goal
+
+
+def test_kepp_plan_on_a_demo_mp4_plans_as_the_plan_page(monkeypatch, demo_env, demo_world, home):
+    root, ds = demo_world
+    video, start, goal = _episode(ds)
+    r = run_kepp("plan", video.video_file, "--start", *start, "--goal", *goal, "-T", 3, "-R", 2, "--models", ASSETS,
+                 "--root", root, "--json", env=home)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    # the Plan page on the same file, loaded as an upload (encoded from its pixels), same clips
+    query = {"T": "3", "R": "2", "source": "upload", "upload": video.id, "ep": "0", "model": "graph-R1",
+             "start": f"{start[0]:g}-{start[1]:g}", "goal": f"{goal[0]:g}-{goal[1]:g}", "plan": "1"}
+    at = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", query, KEPP_HOME=home["KEPP_HOME"]))
+    page = at.session_state["plan_result"]["result"]
+    assert out["plan"] == list(page.plan) and out["raw_plan"] == list(page.raw_plan)
+    assert out["endpoints"] == list(page.endpoints) and out["decoding"] == page.decoding
+    assert out["decoding"] is not None and out["decoding"]["source"] == str(ASSETS / "T3" / "decoding.json")
+    assert out["why"] == page.why and len(out["why"]) == 3
+    assert [p["actions"] for p in out["paths"]] == [list(p) for p in page.paths]
+    top = out["endpoint_top"]["first"]
+    assert top[0]["action"] == out["endpoints"][0] and top[0]["label"] == ds.actions[out["endpoints"][0]]
+    assert [e["probability"] for e in top] == sorted((e["probability"] for e in top), reverse=True)
+
+
+def test_why_this_plan_shows_the_planners_numbers(monkeypatch, demo_env, demo_world):
+    from kepp_core.graph import load_graph
+    from kepp_core.graph.decoding import transition_log_probs
+
+    _, ds = demo_world
+    video, start, goal = _episode(ds)
+    query = {"T": "3", "video": video.id, "ep": "0", "model": "graph-R1", "plan": "1",
+             "start": f"{start[0]:g}-{start[1]:g}", "goal": f"{goal[0]:g}-{goal[1]:g}"}
+    at = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", query))
+    result = at.session_state["plan_result"]["result"]
+    table = next(d.value for d in at.dataframe if "planner score" in d.value.columns)
+    assert table["plan"].tolist() == ds.labels(result.plan)
+    assert table["before decoding"].tolist() == ds.labels(result.raw_plan)
+    assert table["changed"].tolist() == result.changed
+    assert table["planner score"].tolist() == [w["score"] for w in result.why]
+    # and those are the planner's scores: the graph's P(b | a), the step model's endpoint probabilities
+    p = np.exp(transition_log_probs(load_graph(ASSETS / "T3" / "plan-graph-R1" / "graph.json")))
+    plan = result.plan
+    assert table["graph transition"].tolist()[1:] == pytest.approx([p[a, b] for a, b in zip(plan, plan[1:])], abs=1e-4)
+    ends = table["endpoint probability"].tolist()
+    assert ends[0] == pytest.approx(result.endpoint_probs[0, plan[0]], abs=1e-4)
+    assert ends[-1] == pytest.approx(result.endpoint_probs[1, plan[-1]], abs=1e-4)
+    assert all(np.isnan(x) for x in ends[1:-1])
+    assert any("Decoded with the graph" in c.value for c in at.caption)
+    # the plan before and after decoding side by side, the changed steps marked
+    at.toggle(key="plan_why_raw").set_value(True).run()
+    html = "".join(m.value for m in at.markdown if "kepp-why-card" in m.value)
+    assert html.count('class="kepp-why-card"') == 2 * len(plan)
+    assert html.count('data-changed="true"') == 2 * sum(result.changed)
+
+
+@pytest.mark.parametrize("case", ["not a video", "missing", "outside", "start after goal", "short clip", "no horizon"])
+def test_kepp_plan_bad_inputs_are_one_line_errors(case, demo_world, home, tmp_path):
+    root, ds = demo_world
+    video, start, goal = _episode(ds)
+    path, s, g, T = video.video_file, list(start), list(goal), 3
+    words = []
+    if case == "not a video":
+        path = tmp_path / "notes.mp4"
+        path.write_text("these are not video frames\n")
+        words = ["notes.mp4", "cannot decode video"]
+    elif case == "missing":
+        path, words = tmp_path / "gone.mp4", ["gone.mp4", "file not found"]
+    elif case == "outside":
+        g, words = [goal[0], 999], ["--goal", "outside the video", f"{video.duration:.1f} s long"]
+    elif case == "start after goal":
+        s, g, words = list(goal), list(start), ["--goal", "before --start"]
+    elif case == "short clip":
+        s, words = [start[0], start[0] + 1.5], ["start clip", "observation window of 3 s"]
+    else:
+        T, words = 9, ["T=9", "trained horizons: 3, 4, 5, 6"]
+    r = run_kepp("plan", path, "--start", *s, "--goal", *g, "-T", T, "--models", ASSETS, "--root", root, env=home)
+    assert_one_line_error(r, *words)
+
+
+def test_a_read_only_models_folder_plans_and_evaluates_with_nothing_written_into_it(demo_world, home, tmp_path):
+    root, ds = demo_world
+    models = tmp_path / "models"
+    shutil.copytree(ASSETS / "T3", models / "T3")
+    (models / "T3" / "decoding.json").unlink(missing_ok=True)  # no shipped choice: it must be chosen now
+    for p in [*models.rglob("*"), models]:
+        p.chmod(p.stat().st_mode & ~0o222)
+    before = _snapshot(models)
+    try:
+        video, start, goal = _episode(ds)
+        r = run_kepp("plan", video.video_file, "--start", *start, "--goal", *goal, "-T", 3, "--models", models,
+                     "--root", root, "--json", env=home)
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout)
+        cached = Path(out["decoding"]["source"])
+        assert cached.is_file() and cached.is_relative_to(home["KEPP_HOME"])
+        r = run_kepp("eval", "--root", root, "--models", models, "-T", 3, "--methods", "kepp-R1", "kepp-R1+dec",
+                     "--json", env=home)
+        assert r.returncode == 0, r.stderr
+        rows = {x["method"]: x for x in json.loads(r.stdout)["rows"]}
+        assert set(rows) == {"kepp-R1", "kepp-R1+dec"}
+        assert _snapshot(models) == before  # nothing written, renamed or touched in the models folder
+        # evaluation read the planner's choice (one file, one entry per base method)
+        assert list(json.loads(cached.read_text())) == ["kepp-R1"]
+    finally:
+        for p in [models, *models.rglob("*")]:
+            p.chmod(p.stat().st_mode | 0o200)
+
+
+def test_save_decoding_stores_the_choice_with_the_models(demo_world, home, tmp_path):
+    root, _ = demo_world
+    models = tmp_path / "models"
+    shutil.copytree(ASSETS / "T3", models / "T3")
+    (models / "T3" / "decoding.json").unlink(missing_ok=True)
+    r = run_kepp("eval", "--root", root, "--models", models, "-T", 3, "--methods", "kepp-nograph+dec", "--json",
+                 env=home)
+    assert r.returncode == 0, r.stderr
+    assert not (models / "T3" / "decoding.json").exists()
+    r = run_kepp("eval", "--root", root, "--models", models, "-T", 3, "--methods", "kepp-nograph+dec", "--json",
+                 "--save-decoding", env=home)
+    assert r.returncode == 0, r.stderr
+    stored = json.loads((models / "T3" / "decoding.json").read_text())
+    assert list(stored) == ["kepp-nograph"] and stored["kepp-nograph"]["choice"]["mode"] in ("free", "pinned", "topk")
+
+
+def test_why_cards_and_decoding_text_show_hostile_strings_as_text():
+    from components import why
+
+    hostile = "</script><script>window.__kepp_pwned=1</script><img src=x onerror=alert(1)>"
+    html = why.plan_cards([hostile, "b"], [True, False], hostile, "#fff")
+    assert "<script>" not in html and "<img" not in html and "&lt;script&gt;" in html
+    assert html.count('data-changed="true"') == 1 and html.count('class="kepp-why-card"') == 2
+    text = why.decoding_text({"mode": hostile, "lam": hostile, "k": 3})
+    assert "<script>" not in text and "](" not in text.replace("\\]", "").replace("\\(", "")
