@@ -201,3 +201,21 @@ def test_the_results_page_shows_the_new_rows_with_their_labels(trained, monkeypa
     assert not at.exception and not at.error, [str(e.value) for e in at.exception] + [str(e.value) for e in at.error]
     shown = set(at.dataframe[0].value.index)
     assert {catalog.method_label(m) for m in ROWS} <= shown
+
+
+def test_joint_decoding_of_a_block_with_one_hot_endpoint_distributions_is_pinned_decoding():
+    from kepp_core.graph.build import ProcedureGraph
+    from kepp_core.graph.decoding import DecodeChoice, decode, decode_block, emission_log_probs, transition_log_probs
+
+    rng = np.random.default_rng(0)
+    g = ProcedureGraph.from_plans([f"a{i}" for i in range(5)], [tuple(rng.integers(0, 5, 4)) for _ in range(30)])
+    trans = transition_log_probs(g)
+    block = rng.normal(0, 0.3, (40, 4, 5))
+    probs = rng.dirichlet(np.ones(5), (40, 2))
+    one_hot = (np.arange(5)[None, None] == probs.argmax(-1)[:, :, None]).astype(float)
+    for lam in (0.0, 1.0):
+        assert (decode_block(block, trans, DecodeChoice("dist", lam), one_hot)
+                == decode_block(block, trans, DecodeChoice("pinned", lam), probs)).all()
+        logp = np.log(probs)
+        full = decode(emission_log_probs(block), trans, lam, "dist", start_logp=logp[:, 0], goal_logp=logp[:, 1])
+        assert (decode_block(block, trans, DecodeChoice("dist", lam), probs) == full.plans).all()
