@@ -21,6 +21,8 @@ class registered with it.
 ('plan-graph-R2', ModelRole(kind='plan', condition='graph+llm', R=1, structured=False))
 >>> all(parse_model_folder(model_folder(r)) == r for r in SUITE_ROLES + EXTRA_ROLES)
 True
+>>> method("kepp-R1+jdec").roles[-1] == ENDPOINTS, method("kepp-R1+jdec").joint, method("graph-ce").endpoints
+(True, True, 'endpoint-model')
 >>> plan_model_id(method("kepp-R2").plan_page_role), method("kepp-R2+dec").plan_page_role is None
 ('graph-R2', True)
 """
@@ -34,7 +36,8 @@ from dataclasses import dataclass, field
 from kepp_core.errors import KeppError
 
 # --- model roles and folder names -----------------------------------------------------------------------------
-KINDS = ("step", "plan", "task-classifier")
+KINDS = ("step", "plan", "task-classifier", "endpoints")
+_SINGLE = ("step", "task-classifier", "endpoints")  # kinds whose folder name is the kind itself
 PLAN_CONDITIONS = ("graph", "none", "task", "extra", "llm", "graph+llm")  # the planning model's condition rows
 LLM_CONDITIONS = ("llm", "graph+llm")
 GRAPH_CONDITIONS = ("graph", "graph+llm")
@@ -55,14 +58,15 @@ class ModelRole:
 
 
 def model_folder(role: ModelRole) -> str:
-    """The folder name of a model role (``step``, ``task-classifier``, ``plan-graph-R2``, ``plan-none``, ...).
+    """The folder name of a model role (``step``, ``task-classifier``, ``endpoints``, ``plan-graph-R2``,
+    ``plan-none``, ...).
 
     >>> model_folder(ModelRole("plan", "none")), model_folder(ModelRole("step"))
     ('plan-none', 'step')
     >>> model_folder(ModelRole("plan", "graph", 1, structured=True))
     'plan-graph-R1-struct'
     """
-    if role.kind in ("step", "task-classifier"):
+    if role.kind in _SINGLE:
         return role.kind
     if role.kind != "plan":
         raise KeppError(f"unknown model kind {role.kind!r} (expected one of {', '.join(KINDS)})")
@@ -78,7 +82,7 @@ def parse_model_folder(name: str) -> ModelRole:
     >>> parse_model_folder("plan-graph-R2")
     ModelRole(kind='plan', condition='graph', R=2, structured=False)
     """
-    if name in ("step", "task-classifier"):
+    if name in _SINGLE:
         return ModelRole(name)
     if name.startswith(_PLAN) and name.endswith(STRUCT_SUFFIX) and len(name) > len(_PLAN + STRUCT_SUFFIX):
         base = parse_model_folder(name[:-len(STRUCT_SUFFIX)])
@@ -88,7 +92,7 @@ def parse_model_folder(name: str) -> ModelRole:
         return ModelRole("plan", "graph", int(rest[len(_GRAPH_R):]))
     condition = {c.replace("+", "-"): c for c in PLAN_CONDITIONS if c != "graph"}.get(rest or "")
     if condition is None:
-        raise KeppError(f"{name!r} is not a model folder name (step, task-classifier, plan-graph-R<R>, "
+        raise KeppError(f"{name!r} is not a model folder name ({', '.join(_SINGLE)}, plan-graph-R<R>, "
                         f"{', '.join(_PLAN + c.replace('+', '-') for c in PLAN_CONDITIONS if c != 'graph')})")
     return ModelRole("plan", condition)
 
@@ -109,9 +113,11 @@ def parse_plan_model_id(text: str) -> ModelRole:
 
 STEP = ModelRole("step")
 TASK_CLASSIFIER = ModelRole("task-classifier")
+# The discriminative endpoint model: the task, a_1 and a_T from the observation windows (cross-entropy).
+ENDPOINTS = ModelRole("endpoints")
 # Every model one horizon's evaluation table needs, in training order (``kepp train all``).
 SUITE_ROLES = (STEP, ModelRole("plan", "graph", 1), ModelRole("plan", "graph", 2),
-               ModelRole("plan", "none"), ModelRole("plan", "task"), TASK_CLASSIFIER)
+               ModelRole("plan", "none"), ModelRole("plan", "task"), TASK_CLASSIFIER, ENDPOINTS)
 # Models trained only when asked for (``kepp train all --only``, ``kepp protocol``): KEPP R=1
 # trained with the structured loss through the graph.
 EXTRA_ROLES = (ModelRole("plan", "graph", 1, structured=True),)
@@ -120,8 +126,10 @@ DEMO_ROLES = (STEP, ModelRole("plan", "graph", 1), ModelRole("plan", "graph", 2)
 
 
 # --- evaluation methods -----------------------------------------------------------------------------------
-PREDICTED, TRUTH = "predicted", "truth"  # whose endpoints a method plans between: the step model's, the ground truth
+# Whose endpoints a method plans between: the step model's, the ground truth, the endpoint model's.
+PREDICTED, TRUTH, ENDPOINT_MODEL = "predicted", "truth", "endpoint-model"
 DECODED_SUFFIX = "+dec"
+JOINT_SUFFIX = "+jdec"
 
 
 @dataclass(frozen=True)
@@ -131,8 +139,10 @@ class MethodEntry:
     ``roles``: the models it loads (``ROOT/T<h>/<folder>``); ``R``: the number of graph paths it
     is given (None: no paths, or set by its model's config); ``graph``: it uses the P²KG;
     ``endpoints``: it plans between the step model's :data:`PREDICTED` or the :data:`TRUTH`
-    endpoints (None: neither); ``base``: the method whose action block a ``+dec`` row decodes
-    with the graph; ``structured``: its planning model was trained with the structured loss;
+    endpoints, or the :data:`ENDPOINT_MODEL`'s (None: neither); ``base``: the method whose action
+    block a ``+dec`` or ``+jdec`` row decodes with the graph; ``joint``: a ``+jdec`` row (decoded
+    jointly with the endpoint model's distributions of ``a_1`` and ``a_T``); ``structured``: its
+    planning model was trained with the structured loss;
     ``sampled``: it can draw ``K`` plans per episode; ``llm``: it needs an LLM endpoint (never run
     by default); ``default``: ``kepp eval`` runs it when no methods are named.
     """
@@ -145,13 +155,14 @@ class MethodEntry:
     endpoints: str | None = None
     base: str | None = None
     structured: bool = False
+    joint: bool = False
     sampled: bool = False
     llm: bool = False
     default: bool = True
 
     @property
     def decoded(self) -> bool:
-        """A ``<base>+dec`` row (the base's action block decoded exactly under the P²KG)."""
+        """A ``<base>+dec`` or ``<base>+jdec`` row (the base's action block decoded exactly under the P²KG)."""
         return self.base is not None
 
     @property
@@ -201,11 +212,21 @@ def decoded(base: MethodEntry) -> MethodEntry:
                        base.endpoints or PREDICTED, base.name, base.structured, default=False)
 
 
+def joint_decoded(base: MethodEntry) -> MethodEntry:
+    """The ``<base>+jdec`` row of a planning method: the exact best plan under the endpoint
+    model's distributions of ``a_1`` and ``a_T``, the base's action block and the P²KG."""
+    return MethodEntry(base.name + JOINT_SUFFIX, base.label + " + joint decoding with the endpoint model",
+                       (*base.roles, ENDPOINTS), base.R, True, ENDPOINT_MODEL, base.name, base.structured,
+                       joint=True, default=False)
+
+
 _BASE_METHODS = (
     MethodEntry("random", "Random", sampled=True),
     MethodEntry("retrieval", "Retrieval (nearest training episode)"),
     MethodEntry("graph-pred", "P²KG zero-shot, predicted endpoints", (STEP,), 1, True, PREDICTED),
     MethodEntry("graph-gt", "P²KG zero-shot, ground-truth endpoints", (), 1, True, TRUTH),
+    MethodEntry("graph-ce", "P²KG zero-shot, endpoint model's endpoints", (ENDPOINTS,), 1, True, ENDPOINT_MODEL,
+                default=False),
     MethodEntry("pdpp", "PDPP (task classifier)", (ModelRole("plan", "task"), TASK_CLASSIFIER), sampled=True),
     MethodEntry("kepp-nograph", "KEPP without graph condition", (ModelRole("plan", "none"),), sampled=True),
     kepp_r(1),
@@ -222,8 +243,11 @@ _LLM_METHODS = (
     MethodEntry("kepp-graph-llm", "KEPP with the graph and the LLM plan", (STEP, ModelRole("plan", "graph+llm")),
                 graph=True, endpoints=PREDICTED, sampled=True, llm=True, default=False),
 )
+# The joint-decoding rows: the planners whose blocks decode best with the graph (docs, Models).
+_JOINT = tuple(joint_decoded(m) for m in _BASE_METHODS
+               if m.name in ("kepp-nograph", "kepp-R1", "kepp-R1-struct"))
 # Every method, in the table's (and the registry's) order.
-METHODS: tuple[MethodEntry, ...] = _BASE_METHODS + _LLM_METHODS + _DECODED
+METHODS: tuple[MethodEntry, ...] = _BASE_METHODS + _LLM_METHODS + _DECODED + _JOINT
 DEMO_METHODS = ("kepp-R1", "kepp-R2", "kepp-nograph")  # the demo table's KEPP rows (the shipped models' claim)
 # What the shipped demo records hold: every method the demo models can run (no LLM; PDPP needs a task
 # classifier and a task-conditioned planning model, which the demo does not ship), the +dec rows included.

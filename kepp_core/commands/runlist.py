@@ -34,18 +34,18 @@ from kepp_core.training.config import TrainConfig, preset
 from kepp_core.training.suite import needs_step_model, role_config
 
 STAGES = {1: "models that need no other model (step models, planning models without the graph condition, "
-             "the task classifier)",
+             "the task classifier, the endpoint model)",
           2: "graph-conditioned planning models: they read their horizon's step model from stage 1"}
 # Training options with a flag on every ``kepp train`` sub-command (``-T`` and ``--seed`` included).
 FLAGS = {"horizon": "-T", "setting": "--setting", "batch_size": "--batch-size", "n_steps": "--diffusion-steps",
          "train_steps": "--train-steps", "lr": "--lr", "warmup": "--warmup", "decay": "--decay", "dim": "--dim",
          "val_every": "--val-every", "log_every": "--log-every", "patience": "--patience", "sampler": "--sampler",
-         "sampler_steps": "--sampler-steps", "seed": "--seed"}
+         "sampler_steps": "--sampler-steps", "seed": "--seed", "aux_ce_weight": "--aux-ce-weight"}
 # ... and on ``kepp train plan`` only.
 PLAN_FLAGS = {"condition": "--condition", "R": "--R", "recommend": "--scorer",
               "endpoint_folds": "--endpoint-folds", "structured_weight": "--structured-weight"}
 PLAN_SWITCHES = {"gt_augment": "--gt-augment", "structured_learn_scale": "--structured-learn-scale"}
-SUBCOMMAND = {"step": "step", "plan": "plan", "task-classifier": "task-classifier"}
+SUBCOMMAND = {"step": "step", "plan": "plan", "task-classifier": "task-classifier", "endpoints": "endpoints"}
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""``kepp train step|plan|task-classifier|all``: train models (CPU, CUDA, or many GPUs under torchrun)."""
+"""``kepp train step|plan|task-classifier|endpoints|all``: train models (CPU, CUDA, or many GPUs under torchrun)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,13 @@ EXAMPLES_PLAN = """  kepp train plan --dataset demo -T 4 --step-model models/T4/
   KEPP_LLM_URL=http://127.0.0.1:8080/v1 KEPP_LLM_MODEL=llama kepp train plan --dataset demo -T 4 \\
       --step-model models/T4/step --condition graph+llm --out models/T4/plan-graph-llm"""
 EXAMPLES_CLS = "  kepp train task-classifier --dataset demo -T 4 --out models/T4/task-classifier"
+EXAMPLES_ENDPOINTS = """  kepp train endpoints --dataset demo -T 4 --out models/T4/endpoints
+  kepp train endpoints --dataset demo --root runs/niv-world -T 3 --out models/T3/endpoints --seed 1
+
+  The endpoint model names the task, the first and the last step from the observation windows
+  (three cross-entropy heads on one MLP; the task classifier's schedule, --set classifier_epochs=N);
+  one temperature per head is fitted on the held-out training videos and stored in its config.
+  Rows: graph-ce, kepp-nograph+jdec, kepp-R1+jdec, kepp-R1-struct+jdec."""
 EXAMPLES_ALL = """  kepp train all --dataset demo --out models --horizons 3 4 5 6
   kepp train all --dataset demo --out models --horizons 4 --only step plan-graph-R1
   kepp train all --dataset demo --out models --horizons 3 4 --print-commands > runs.txt   # a run list
@@ -40,7 +47,7 @@ EXAMPLES_ALL = """  kepp train all --dataset demo --out models --horizons 3 4 5 
 
 
 def register(sub) -> None:
-    """Add ``kepp train step|plan|task-classifier|all``."""
+    """Add ``kepp train step|plan|task-classifier|endpoints|all``."""
     p = sub.add_parser("train", help="train step models, planning models and the task classifier")
     tsub = p.add_subparsers(dest="train_command", metavar="SUBCOMMAND", required=True)
     s = add_command(tsub, "step", "train the step model (observations → first and last step)", EXAMPLES_STEP, _step)
@@ -68,6 +75,9 @@ def register(sub) -> None:
     add_llm_args(pl)
     c = add_command(tsub, "task-classifier", "train PDPP's task classifier", EXAMPLES_CLS, _classifier)
     _common(c)
+    e = add_command(tsub, "endpoints", "train the endpoint model (observations → task, first and last step; "
+                    "cross-entropy)", EXAMPLES_ENDPOINTS, _endpoints)
+    _common(e)
     a = add_command(tsub, "all", "train every model of the evaluation table for some horizons", EXAMPLES_ALL, _all)
     _common(a, out_help="models folder (ROOT/T<h>/<model>)")
     a.add_argument("--horizons", type=int, nargs="+", default=[3, 4, 5, 6])
@@ -104,6 +114,9 @@ def _common(p: argparse.ArgumentParser, out_help: str = "checkpoint folder") -> 
     p.add_argument("--sampler", choices=["ddpm", "ddim"], default=None, help="the model's default sampler")
     p.add_argument("--sampler-steps", type=int, default=None, help="DDIM steps")
     p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--aux-ce-weight", type=float, default=None, metavar="W",
+                   help="step and planning models: add W x the cross-entropy of the predicted x_0 action block "
+                        "(default: the preset's, 0 except coin-world)")
     p.add_argument("--resume", action="store_true", help="continue from the folder's last saved state")
     p.add_argument("--skip-finished", action="store_true",
                    help="do nothing when OUT holds a finished model; resume when it holds a killed run's state "
@@ -132,7 +145,7 @@ def config_from_args(args):
             raise KeppError(f"--decay {' '.join(args.decay)}: expected STEP:FACTOR pairs like 10000:0.5") from None
     keys = ["horizon", "setting", "batch_size", "n_steps", "train_steps", "lr", "warmup", "dim", "val_every",
             "log_every", "patience", "sampler", "sampler_steps", "seed", "condition", "R", "recommend", "gt_augment",
-            "endpoint_folds", "structured_weight", "structured_learn_scale"]
+            "endpoint_folds", "structured_weight", "structured_learn_scale", "aux_ce_weight"]
     given = {k: getattr(args, k, None) for k in keys}
     given["decay"] = decay
     extra = parse_set_options(getattr(args, "set_options", None) or [])
@@ -269,7 +282,7 @@ def _trained_differently(out, cfg) -> str:
     from kepp_core.training.config import TrainConfig
 
     stored = read_config(out)
-    skip = _RUN_ONLY | (_CLASSIFIER_OWN if stored.get("kind") == "task-classifier" else set())
+    skip = _RUN_ONLY | (_CLASSIFIER_OWN if stored.get("kind") in ("task-classifier", "endpoints") else set())
     try:
         was = TrainConfig.from_dict(stored.get("train") or {}).to_dict()
     except (TypeError, ValueError):
@@ -324,6 +337,15 @@ def _classifier(args) -> int:
     if _skip_or_resume(args, cfg):
         return 0
     return _report(args, train_task_classifier(_dataset(args), cfg, args.out, args.resume, not args.no_progress))
+
+
+def _endpoints(args) -> int:
+    from kepp_core.training import train_endpoint_model
+
+    cfg = config_from_args(args)
+    if _skip_or_resume(args, cfg):
+        return 0
+    return _report(args, train_endpoint_model(_dataset(args), cfg, args.out, args.resume, not args.no_progress))
 
 
 def _all(args) -> int:

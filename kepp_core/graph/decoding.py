@@ -407,8 +407,8 @@ TOPK = 3  # endpoint candidates of the ``topk`` mode
 
 @dataclass(frozen=True)
 class DecodeChoice:
-    """How a planning model's action block is decoded: endpoint ``mode`` (``free``, ``pinned`` or
-    ``topk``), transition weight ``lam`` (λ) and the ``k`` candidates of ``topk``; chosen on
+    """How a planning model's action block is decoded: endpoint ``mode`` (``free``, ``pinned``,
+    ``topk`` or, for the ``+jdec`` rows, ``dist``), transition weight ``lam`` (λ) and the ``k`` candidates of ``topk``; chosen on
     validation videos (:mod:`kepp_core.evaluation.methods.decoded`) and used by evaluation's
     ``+dec`` rows and the planner alike."""
 
@@ -422,7 +422,7 @@ def decode_block(block: np.ndarray, transitions: np.ndarray, choice: DecodeChoic
     """Plans ``[N, T]`` from action blocks ``[N, T, A]`` decoded under ``choice``; ``probs``
     ``[N, 2, A]``: the step model's scores of every action as the first and the last step
     (unused with ``free``; ``pinned`` takes their argmax, ``topk`` their ``k`` best with their
-    log-scores).
+    log-scores, ``dist`` all of them as probabilities: joint decoding).
 
     >>> g = ProcedureGraph.from_plans(["a", "b", "c"], [(0, 1, 2)])
     >>> block = np.log([[[.1, .1, .8], [.8, .1, .1], [.1, .8, .1]]]) / 10   # argmax plan (c, a, b)
@@ -431,6 +431,10 @@ def decode_block(block: np.ndarray, transitions: np.ndarray, choice: DecodeChoic
     [[0, 1, 2]]
     """
     e = emission_log_probs(block)
+    if choice.mode == "dist":  # the full endpoint distributions: joint decoding (the +jdec rows)
+        with np.errstate(divide="ignore"):
+            logp = np.log(probs)
+        return decode(e, transitions, choice.lam, "dist", start_logp=logp[:, 0], goal_logp=logp[:, 1]).plans
     if choice.mode == "free":
         return decode(e, transitions, choice.lam).plans
     if choice.mode == "pinned":

@@ -4,7 +4,7 @@ Crash consistency: every save gives the weights file and ``config.json`` the sam
 (safetensors metadata ``kepp_id`` and ``weights_id``); a kill between the two writes leaves
 ids that differ, which loading reports instead of pairing new weights with an old config.
 
-``config.json`` holds the format tag, the model kind (``step``, ``plan``, ``task-classifier``),
+``config.json`` holds the format tag, the model kind (``step``, ``plan``, ``task-classifier``, ``endpoints``),
 the network config, the dataset fingerprint (vocabulary hash, feature size, horizon,
 observation setting) and the training config and metrics. Loading checks that a
 checkpoint matches a dataset and horizon and turns corrupt or truncated files into
@@ -27,6 +27,7 @@ from kepp_core.diffusion.official import ARCHITECTURE as OFFICIAL, OfficialDiffu
 from kepp_core.errors import KeppError
 from kepp_core.io import atomic_path, atomic_write_json, fault_point
 from kepp_core.models.classifier import TaskClassifier
+from kepp_core.models.endpoints import EndpointModel
 from kepp_core.models.folders import (CONFIG, FORMAT, VERSION, WEIGHTS,  # noqa: F401  (also read from here)
                                       read_config, trained_horizons)
 
@@ -142,6 +143,8 @@ def build_model(cfg: dict) -> torch.nn.Module:
         return ProjectedDiffusion.from_config(cfg["model"])
     if cfg["kind"] == "task-classifier":
         return TaskClassifier.from_config(cfg["model"])
+    if cfg["kind"] == "endpoints":
+        return EndpointModel.from_config(cfg["model"])
     raise KeppError(f"unknown checkpoint kind {cfg['kind']!r}")
 
 

@@ -9,6 +9,7 @@ Layout of a models folder (what :class:`kepp_core.planner.KEPPPlanner.from_model
     ROOT/T<h>/plan-none/         planning model without the graph condition
     ROOT/T<h>/plan-task/         PDPP: task-class condition
     ROOT/T<h>/task-classifier/   PDPP's task classifier
+    ROOT/T<h>/endpoints/         the endpoint model (task, a_1, a_T by cross-entropy; graph-ce, +jdec)
     ROOT/T<h>/plan-graph-R1-struct/  KEPP R = 1 with the structured loss (only when named)
 """
 
@@ -22,7 +23,8 @@ from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError
 from kepp_core.catalog import EXTRA_ROLES, SUITE_ROLES, ModelRole, model_folder
 from kepp_core.training.config import TrainConfig
-from kepp_core.training.trainers import train_plan_model, train_step_model, train_task_classifier
+from kepp_core.training.trainers import (train_endpoint_model, train_plan_model, train_step_model,
+                                         train_task_classifier)
 
 MEMBERS = tuple(model_folder(r) for r in SUITE_ROLES)
 EXTRA_MEMBERS = tuple(model_folder(r) for r in EXTRA_ROLES)  # trained only when named (plan-graph-R1-struct)
@@ -60,6 +62,8 @@ def train_role(ds: Dataset, cfg: TrainConfig, role: ModelRole, hdir: Path, progr
         return train_step_model(ds, cfg, out, resume=resume, progress=progress)
     if role.kind == "task-classifier":
         return train_task_classifier(ds, cfg, out, resume=resume, progress=progress)
+    if role.kind == "endpoints":
+        return train_endpoint_model(ds, cfg, out, resume=resume, progress=progress)
     if needs_step_model(role):
         return train_plan_model(ds, cfg, out, step_dir=hdir / model_folder(ModelRole("step")), resume=resume,
                                 progress=progress)

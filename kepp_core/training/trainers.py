@@ -1,4 +1,4 @@
-"""Training the step model, the planning models and the task classifier of one horizon.
+"""Training the step model, the planning models, the task classifier and the endpoint model of one horizon.
 
 >>> from kepp_core.data import load_dataset                          # doctest: +SKIP
 >>> ds = load_dataset("demo", None)                                  # doctest: +SKIP
@@ -16,17 +16,20 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from kepp_core.catalog import GRAPH_CONDITIONS, GRAPH_FILE, LLM_CONDITIONS
+from kepp_core.catalog import CONFIG_FILE, GRAPH_CONDITIONS, GRAPH_FILE, LLM_CONDITIONS
 from kepp_core.data.records import Dataset, seeded_split
 from kepp_core.diffusion import ProjectedDiffusion, plan_layout, step_layout
 from kepp_core.errors import KeppError
 from kepp_core.metrics import mean_accuracy, success_rate
 from kepp_core.graph.build import build_graph
+from kepp_core.graph.endpoints import fit_temperature, task_actions_mask
+from kepp_core.io import atomic_write_json, read_json
 from kepp_core.llm import llm_conditions
 from kepp_core.diffusion.sampling import predict_endpoints, sample_actions
 from kepp_core.graph.retrieval import make_retriever
 from kepp_core.models.checkpoint import check_compatible, dataset_fingerprint, load_checkpoint
 from kepp_core.models.classifier import TaskClassifier
+from kepp_core.models.endpoints import HEADS, EndpointModel
 from kepp_core.models.spec import ModelSpec
 from kepp_core.training.config import TrainConfig
 from kepp_core.training.data import EpisodeTensors, episode_tensors, part_indices, task_names
@@ -36,6 +39,23 @@ from kepp_core.training.windows import ConditionRows, observation_stats
 
 VAL_LIMIT = 1024  # validation episodes sampled per validation round
 STRUCTURED_SCALE = 10.0  # x_0 action block -> emission logits (ProjectedDiffusion.action_scores' scaling)
+
+
+def action_ce(pred: torch.Tensor, layout, actions: torch.Tensor, positions: list[int] | None = None) -> torch.Tensor:
+    """Cross-entropy of the true ``actions`` ``[B, T]`` under ``softmax(10 · x_0)`` of the
+    predicted clean action block (the planner's confidence scaling, ``action_scores``), averaged
+    over the plan's positions (``positions``: only those, e.g. ``[0, -1]`` for the step model).
+
+    >>> from kepp_core.diffusion import plan_layout
+    >>> lay = plan_layout(2, 1, 3, "none")
+    >>> pred = torch.zeros(1, 2, lay.action_start + 3); pred[0, :, lay.action_start] = 1.0
+    >>> round(float(action_ce(pred, lay, torch.tensor([[0, 0]]))), 4)
+    0.0001
+    """
+    logits = pred[:, :, layout.action_start:] * STRUCTURED_SCALE
+    if positions is not None:
+        logits, actions = logits[:, positions], actions[:, positions]
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), actions.reshape(-1))
 
 
 def _parts(ds: Dataset, cfg: TrainConfig, out: str | Path | None = None,
@@ -89,7 +109,11 @@ def _fit_step(ds: Dataset, cfg: TrainConfig, data: EpisodeTensors, val: EpisodeT
     def batch_loss(net, idx):
         dev = model.obs_mean.device
         tpl = model.template(data.obs_start[idx], data.obs_goal[idx])
-        return net(model.layout.with_actions(tpl, data.actions[idx].to(dev)), tpl)
+        x0 = model.layout.with_actions(tpl, data.actions[idx].to(dev))
+        if not cfg.aux_ce_weight:
+            return net(x0, tpl)
+        loss, pred = net(x0, tpl, return_prediction=True)
+        return loss + cfg.aux_ce_weight * action_ce(pred, model.layout, data.actions[idx].to(dev), [0, -1])
 
     def validate(m: ProjectedDiffusion) -> dict:
         m.eval()
@@ -213,7 +237,8 @@ def train_plan_model(ds: Dataset, cfg: TrainConfig, out: str | Path, step_dir: s
 def _fit_plan(model: ProjectedDiffusion, pdata: _PlanData, ds: Dataset, cfg: TrainConfig, out: Path, resume: bool,
               progress: bool) -> dict:
     """Fit a planning model on ``pdata`` (validation: SR + mAcc of sampled plans); with
-    ``cfg.structured_weight`` > 0 the structured loss through the graph is added."""
+    ``cfg.structured_weight`` > 0 the structured loss through the graph is added, with
+    ``cfg.aux_ce_weight`` > 0 the cross-entropy of the ``x_0`` action block (:func:`action_ce`)."""
     data, val = pdata.data, pdata.val
     chain = None
     if cfg.structured_weight > 0:
@@ -225,9 +250,13 @@ def _fit_plan(model: ProjectedDiffusion, pdata: _PlanData, ds: Dataset, cfg: Tra
         dev = model.obs_mean.device
         tpl = model.template(data.obs_start[idx], data.obs_goal[idx], {k: v[idx] for k, v in pdata.conds.items()})
         x0 = model.layout.with_actions(tpl, data.actions[idx].to(dev))
-        if chain is None:
+        if chain is None and not cfg.aux_ce_weight:
             return net(x0, tpl)
         loss, pred = net(x0, tpl, return_prediction=True)
+        if cfg.aux_ce_weight:
+            loss = loss + cfg.aux_ce_weight * action_ce(pred, model.layout, data.actions[idx].to(dev))
+        if chain is None:
+            return loss
         # the x_0 estimate's action block, scaled as the planner's confidences (action_scores), as emissions
         emissions = pred[:, :, model.layout.action_start:] * STRUCTURED_SCALE
         return loss + cfg.structured_weight * chain(emissions, data.actions[idx].to(dev))
@@ -314,6 +343,16 @@ def _extra_rows(pdata: _PlanData, extra: torch.Tensor | None, extra_val: torch.T
         pdata.val = None
 
 
+def classifier_config(cfg: TrainConfig, n_items: int, val_rounds: int = 5) -> TrainConfig:
+    """The schedule of the cross-entropy models (task classifier, endpoint model): ``classifier_epochs``
+    epochs at a constant learning rate 1e-3, validated ``val_rounds`` times."""
+    bsz = min(cfg.batch_size, n_items)
+    steps = max(1, cfg.classifier_epochs * max(1, n_items // bsz))
+    every = max(1, steps // max(1, val_rounds))
+    return TrainConfig.from_dict({**cfg.to_dict(), "train_steps": steps, "lr": 1e-3, "warmup": 1, "decay": [],
+                                  "val_every": every, "log_every": max(1, min(cfg.log_every, every))})
+
+
 @holds_output_lock
 def train_task_classifier(ds: Dataset, cfg: TrainConfig, out: str | Path, resume: bool = False,
                           progress: bool = True) -> dict:
@@ -323,10 +362,7 @@ def train_task_classifier(ds: Dataset, cfg: TrainConfig, out: str | Path, resume
     tasks = task_names(ds)
     model = TaskClassifier(data.obs_dim, len(tasks))
     model.set_normalisation(*observation_stats(data.obs_start, data.obs_goal))
-    bsz = min(cfg.batch_size, len(data))
-    steps = max(1, cfg.classifier_epochs * max(1, len(data) // bsz))
-    ccfg = TrainConfig.from_dict({**cfg.to_dict(), "train_steps": steps, "lr": 1e-3, "warmup": 1, "decay": [],
-                                  "val_every": max(1, steps // 5), "log_every": max(1, min(cfg.log_every, steps // 5))})
+    ccfg = classifier_config(cfg, len(data))
 
     def batch_loss(net, idx):
         dev = model.obs_mean.device
@@ -344,3 +380,76 @@ def train_task_classifier(ds: Dataset, cfg: TrainConfig, out: str | Path, resume
             "dataset": dataset_fingerprint(ds, data.obs_dim, cfg.horizon, cfg.setting, cfg.m),
             "train": ccfg.to_dict(), "tasks": tasks}
     return fit(model, len(data), batch_loss, ccfg, out, meta, validate if val else None, resume, progress)
+
+
+def fit_task_actions(ds: Dataset, data: EpisodeTensors, tasks: list[str]) -> np.ndarray:
+    """``[K, A]``: the actions the plans of ``data``'s training videos show for each task."""
+    videos = list({(e.video.task, e.video.id): e.video for e in data.episodes}.values())
+    index = {t: i for i, t in enumerate(tasks)}
+    return task_actions_mask([v.plan for v in videos], [index[v.task] for v in videos], num_tasks=len(tasks),
+                             num_actions=ds.num_actions)
+
+
+@torch.no_grad()
+def endpoint_accuracy(model: EndpointModel, part: EpisodeTensors) -> dict:
+    """Accuracy (%) of the endpoint model on ``part``: task, flat and hierarchical first and last
+    step; ``score``: the mean of the flat first and last step accuracies."""
+    model.eval()
+    dev = model.obs_mean.device
+    s, g = part.obs_start.to(dev), part.obs_goal.to(dev)
+    task, first, last = (x.argmax(-1).cpu() for x in model(s, g))
+    hier = torch.from_numpy(model.endpoint_log_probs(s, g, hierarchical=True).argmax(-1))
+
+    def pct(pred, truth) -> float:
+        return float((pred == truth).float().mean() * 100)
+
+    a1, at = part.actions[:, 0], part.actions[:, -1]
+    out = {"task_acc": pct(task, part.tasks), "first_acc": pct(first, a1), "last_acc": pct(last, at),
+           "hier_first_acc": pct(hier[:, 0], a1), "hier_last_acc": pct(hier[:, 1], at), "episodes": len(part)}
+    return {"score": (out["first_acc"] + out["last_acc"]) / 2, **out}
+
+
+@holds_output_lock
+def train_endpoint_model(ds: Dataset, cfg: TrainConfig, out: str | Path, resume: bool = False,
+                         progress: bool = True, val_rounds: int = 5) -> dict:
+    """Train the discriminative endpoint model (task, ``a_1``, ``a_T``: the sum of three
+    cross-entropies; the task classifier's schedule, :func:`classifier_config`), then fit one
+    temperature per head on the validation part and store them in the checkpoint's model config."""
+    torch.manual_seed(cfg.seed)
+    out = Path(out)
+    data, val = _parts(ds, cfg, out, progress)
+    tasks = task_names(ds)
+    model = EndpointModel(data.obs_dim, len(tasks), ds.num_actions)
+    model.set_normalisation(*observation_stats(data.obs_start, data.obs_goal))
+    model.set_task_actions(fit_task_actions(ds, data, tasks))
+    ecfg = classifier_config(cfg, len(data), val_rounds)
+
+    def batch_loss(net, idx):
+        dev = model.obs_mean.device
+        task, first, last = net(data.obs_start[idx].to(dev), data.obs_goal[idx].to(dev))
+        acts = data.actions[idx].to(dev)
+        return (F.cross_entropy(task, data.tasks[idx].to(dev)) + F.cross_entropy(first, acts[:, 0])
+                + F.cross_entropy(last, acts[:, -1]))
+
+    meta = {"kind": "endpoints", "model": model.config(),
+            "dataset": dataset_fingerprint(ds, data.obs_dim, cfg.horizon, cfg.setting, cfg.m),
+            "train": ecfg.to_dict(), "tasks": tasks}
+    summary = fit(model, len(data), batch_loss, ecfg, out, meta,
+                  (lambda m: endpoint_accuracy(m, val)) if val else None, resume, progress)
+    if val is not None and runtime().main:
+        summary["temperature"] = calibrate_endpoint_model(out, val)
+    return summary
+
+
+def calibrate_endpoint_model(folder: Path, val: EpisodeTensors) -> dict[str, float]:
+    """Fit each head's temperature on ``val`` (:func:`~kepp_core.graph.endpoints.fit_temperature`)
+    with the saved (best) weights and store them in ``folder``'s config (``model.temperature``)."""
+    model, _ = load_checkpoint(folder, "endpoints")
+    with torch.no_grad():
+        logits = model(val.obs_start, val.obs_goal)
+    labels = (val.tasks, val.actions[:, 0], val.actions[:, -1])
+    temperature = {h: fit_temperature(z.numpy(), y.numpy()) for h, z, y in zip(HEADS, logits, labels)}
+    cfg = read_json(folder / CONFIG_FILE, dict)
+    cfg["model"] = {**cfg["model"], "temperature": temperature}
+    atomic_write_json(folder / CONFIG_FILE, cfg)
+    return temperature

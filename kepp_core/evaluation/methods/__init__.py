@@ -5,8 +5,8 @@ Methods (the paper's evaluation table; their entries are in :data:`kepp_core.cat
 - ``random``: uniformly random actions;
 - ``retrieval`` (:class:`NearestEpisode`): the plan of the nearest training episode in
   (standardised) feature space;
-- ``graph-pred`` / ``graph-gt``: zero-shot planning, the top P²KG path between the step
-  model's predicted / the ground-truth endpoints;
+- ``graph-pred`` / ``graph-gt`` / ``graph-ce``: zero-shot planning, the top P²KG path between the
+  step model's predicted / the ground-truth / the endpoint model's endpoints;
 - ``pdpp``: planning model with a task-class row, the task predicted by the classifier;
 - ``kepp-nograph``: planning model without the graph condition;
 - ``kepp-R1`` / ``kepp-R2``: the KEPP planner with R = 1 / 2 paths;
@@ -16,6 +16,9 @@ Methods (the paper's evaluation table; their entries are in :data:`kepp_core.cat
   ``kepp-nograph``, ``kepp-R1``, ``kepp-R2``, ``kepp-gt`` and ``kepp-R1-struct``: the model's
   action block decoded exactly under the P²KG (λ and endpoint mode chosen on validation);
   these rows run only when named (``EXTRA_METHODS``);
+- ``<method>+jdec`` (:class:`~kepp_core.evaluation.methods.joint.JointDecoded`) for
+  ``kepp-nograph``, ``kepp-R1`` and ``kepp-R1-struct``: the action block decoded jointly with
+  the endpoint model's distributions of the first and last step (run only when named);
 - ``kepp-llm`` / ``kepp-graph-llm`` (``LLM_METHODS``, run only when asked for and given an
   :class:`~kepp_core.llm.LLMRecommender`): planning models conditioned on the LLM's plan for
   the step model's predicted endpoints, alone / after the P²KG row (paper Table 6). Their
@@ -40,7 +43,7 @@ precision and recall).
 (['step', 'plan'], True)
 """
 
-from kepp_core.evaluation.methods import baselines, decoded, kepp  # noqa: F401  (importing them registers the methods)
+from kepp_core.evaluation.methods import baselines, decoded, joint, kepp  # noqa: F401  (importing them registers the methods)
 from kepp_core.evaluation.methods.base import (REGISTRY, BlockSampler, EvalCache, EvalContext, Method, MethodOutput,
                                                get_method, register, registered)
 from kepp_core.evaluation.options import DecodeOverride, EvalOptions

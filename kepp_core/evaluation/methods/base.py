@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from kepp_core.catalog import STEP, MethodEntry, ModelRole, find_method, model_folder
+from kepp_core.catalog import ENDPOINTS, STEP, MethodEntry, ModelRole, find_method, model_folder
 from kepp_core.data.records import Dataset
 from kepp_core.diffusion.sampling import predict_endpoints, sample_action_blocks, sample_actions, sample_plans
 from kepp_core.errors import KeppError, unknown_name_error
@@ -72,6 +72,7 @@ class EvalCache:
     step_endpoints: np.ndarray | None = None  # [N, 2], the step model's (first computed wins)
     step_scores: np.ndarray | None = None
     step_probs: np.ndarray | None = None  # [N, 2, A] the step model's first/last action scores
+    endpoint_model: dict[bool, np.ndarray] = field(default_factory=dict)  # hierarchical? -> [N, 2, A] log p
     planners: dict[ModelRole, KEPPPlanner] = field(default_factory=dict)  # by planning-model role
     train: EpisodeTensors | None = None
     outputs: dict[str, MethodOutput] = field(default_factory=dict)  # method name -> output (+dec reuse their base's)
@@ -170,6 +171,16 @@ class EvalContext:
                                 seed=self.options.seed)
             self.cache.step_probs = model.action_scores(x0)[:, [0, -1]].numpy()
         return self.cache.step_probs
+
+    def endpoint_model_log_probs(self, hierarchical: bool = True) -> np.ndarray:
+        """The endpoint model's calibrated ``log p(a_1 | start)`` and ``log p(a_T | goal)``
+        ``[N, 2, A]`` on the test episodes (hierarchical over the tasks, or flat;
+        :class:`~kepp_core.models.endpoints.EndpointModel`)."""
+        cached = self.cache.endpoint_model
+        if hierarchical not in cached:
+            model, _ = self.load(ENDPOINTS)
+            cached[hierarchical] = model.endpoint_log_probs(self.test.obs_start, self.test.obs_goal, hierarchical)
+        return cached[hierarchical]
 
     def step_accuracy(self) -> dict[str, float] | None:
         """Accuracy (%) of the step model's first and last action, when a method used it."""

@@ -1,5 +1,5 @@
 """The baselines: random plans, the nearest training episode's plan, zero-shot P²KG planning
-and PDPP (a planning model conditioned on the task a classifier predicts)."""
+(between the step model's, the ground-truth or the endpoint model's endpoints) and PDPP (a planning model conditioned on the task a classifier predicts)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from kepp_core.catalog import TASK_CLASSIFIER, TRUTH, method
+from kepp_core.catalog import ENDPOINT_MODEL, TASK_CLASSIFIER, TRUTH, method
 from kepp_core.evaluation.methods.base import EvalContext, Method, MethodOutput, register
 from kepp_core.graph.retrieval import make_retriever
 from kepp_core.training.data import EpisodeTensors
@@ -42,10 +42,16 @@ class NearestEpisode(Method):
 
 
 class GraphZeroShot(Method):
-    """Zero-shot planning: the top P²KG path between the entry's predicted or ground-truth endpoints."""
+    """Zero-shot planning: the top P²KG path between the entry's endpoints: the step model's
+    predicted ones, the ground truth, or the endpoint model's most probable first and last step."""
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
-        ends = ctx.gt[:, [0, -1]] if self.entry.endpoints == TRUTH else ctx.endpoints()
+        if self.entry.endpoints == TRUTH:
+            ends = ctx.gt[:, [0, -1]]
+        elif self.entry.endpoints == ENDPOINT_MODEL:
+            ends = ctx.endpoint_model_log_probs().argmax(-1)
+        else:
+            ends = ctx.endpoints()
         recs = make_retriever(ctx.graph, "p2kg", self.entry.R).batch([tuple(e) for e in ends.tolist()], ctx.horizon)
         return MethodOutput(np.array([r.top for r in recs]))
 
@@ -66,4 +72,5 @@ register(RandomPlans(method("random")))
 register(NearestEpisode(method("retrieval")))
 register(GraphZeroShot(method("graph-pred")))
 register(GraphZeroShot(method("graph-gt")))
+register(GraphZeroShot(method("graph-ce")))
 register(PDPP(method("pdpp")))

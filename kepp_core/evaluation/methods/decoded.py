@@ -101,7 +101,9 @@ def restrict_train(ds: Dataset, keep: set[str]) -> Dataset:
 
 class Decoded(Method):
     """``<base>+dec``: the base planning method's action block decoded with the graph (the
-    entry's ``base``)."""
+    entry's ``base``), the endpoint mode chosen among ``modes``."""
+
+    modes = DECODE_MODES
 
     def __init__(self, entry: MethodEntry) -> None:
         super().__init__(entry)
@@ -265,7 +267,7 @@ def select_on_validation(ctx: EvalContext, method: Decoded) -> dict:
     trans = transition_log_probs(vctx.graph)
     gt = vctx.gt
     grid, hits = [], []
-    for mode in DECODE_MODES:
+    for mode in method.modes:
         for lam in LAMBDAS:
             c = DecodeChoice(mode, lam, TOPK)
             plans = decode_block(block, trans, c, probs)
@@ -288,6 +290,6 @@ def select_on_validation(ctx: EvalContext, method: Decoded) -> dict:
             "grid": grid, **prior, **({"samples": k} if k > 1 else {})}
 
 
-for _entry in METHODS:  # the catalogue's decoded rows
-    if _entry.decoded:
+for _entry in METHODS:  # the catalogue's decoded rows (the joint ones: kepp_core.evaluation.methods.joint)
+    if _entry.decoded and not _entry.joint:
         register(Decoded(_entry))
