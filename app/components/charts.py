@@ -130,25 +130,53 @@ def step_cards(labels: Sequence[str], correct: Sequence[bool] | None = None, tit
 
 
 # --- page figures ------------------------------------------------------------------------------------
-def video_timeline(video, actions: Sequence[str], episode: range | None, clips: dict, duration: float):
-    """A video's annotated steps as bars (the episode's in blue) with the chosen clips shaded.
+def video_timeline(video, actions: Sequence[str], episode: range | None, clips: dict, duration: float) -> str:
+    """A video's annotated steps as bars (the episode's in blue) with the chosen clips shaded, as
+    light HTML (no chart library: the Plan page opens from a link without loading one). Labels
+    and hover texts are escaped; positions are percentages of ``duration``.
 
     ``clips``: name -> ((from, to) seconds, colour).
-    """
-    import plotly.graph_objects as go
 
-    fig = go.Figure()
+    >>> from types import SimpleNamespace as S
+    >>> v = S(steps=[S(start=0.0, end=5.0, action=0), S(start=5.0, end=10.0, action=1)])
+    >>> html_ = video_timeline(v, ["<b>", "stir"], range(1, 2), {"start": ((0.0, 3.0), "#2e7d32")}, 10.0)
+    >>> html_.count('class="kepp-tl-step"'), "&lt;b&gt;" in html_, "left:50.00%" in html_
+    (2, True, True)
+    """
+    span = max(float(duration), 1e-9)
+
+    def pct(t: float) -> float:
+        return 100.0 * min(max(float(t), 0.0), span) / span
+
+    parts = []
     for k, s in enumerate(video.steps):
-        fig.add_trace(go.Bar(x=[s.end - s.start], base=[s.start], y=["steps"], orientation="h",
-                             marker_color="#1565c0" if episode is not None and k in episode else "#90a4ae",
-                             showlegend=False, text=actions[s.action], textposition="inside",
-                             insidetextanchor="middle",
-                             hovertemplate=f"{actions[s.action]}<br>{s.start:.1f}–{s.end:.1f} s<extra></extra>"))
+        label = html.escape(" ".join(str(actions[s.action]).split()))
+        fill = "#1565c0" if episode is not None and k in episode else "#90a4ae"
+        parts.append(f'<div class="kepp-tl-step" title="{label} · {s.start:.1f}–{s.end:.1f} s" style="position:absolute;'
+                     f'top:22px;height:34px;left:{pct(s.start):.2f}%;width:{max(pct(s.end) - pct(s.start), 0.2):.2f}%;'
+                     f'background:{fill};color:#fff;border:1px solid #fff;border-radius:3px;overflow:hidden;'
+                     f'white-space:nowrap;text-overflow:ellipsis;font-size:0.75em;line-height:34px;'
+                     f'text-align:center">{label}</div>')
     for name, ((a, b), colour) in clips.items():
-        fig.add_vrect(x0=a, x1=b, fillcolor=colour, opacity=0.25, line_width=0, annotation_text=name)
-    fig.update_layout(height=150, barmode="overlay", margin=dict(l=10, r=10, t=10, b=30),
-                      xaxis=dict(range=[0, duration], title="seconds"), yaxis=dict(visible=False))
-    return fig
+        name, colour = html.escape(str(name)), html.escape(str(colour))
+        parts.append(f'<div class="kepp-tl-clip" title="{name} clip · {a:.1f}–{b:.1f} s" style="position:absolute;'
+                     f'top:0;bottom:18px;left:{pct(a):.2f}%;width:{max(pct(b) - pct(a), 0.3):.2f}%;background:{colour};'
+                     f'opacity:0.3;border-radius:3px"></div><div style="position:absolute;top:2px;left:{pct(a):.2f}%;'
+                     f'font-size:0.7em;color:{colour};font-weight:600">{name}</div>')
+    ticks = "".join(f'<div style="position:absolute;bottom:0;left:{pct(t):.2f}%;font-size:0.65em;color:#666;'
+                    f'transform:translateX(-50%)">{t:g} s</div>' for t in _ticks(span))
+    return (f'<div class="kepp-timeline" style="position:relative;height:76px;margin:4px 8px 10px 8px;'
+            f'border-bottom:1px solid #ccc">{"".join(parts)}{ticks}</div>')
+
+
+def _ticks(duration: float, most: int = 8) -> list[float]:
+    """Round tick positions (seconds) along a video of ``duration`` seconds.
+
+    >>> _ticks(27.0)
+    [0.0, 5.0, 10.0, 15.0, 20.0, 25.0]
+    """
+    step = next(s for s in (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600, 1e9) if duration / s <= most)
+    return [k * float(step) for k in range(int(duration // step) + 1)]
 
 
 def pattern_bars(labels: Sequence[str], counts: Sequence[int]):

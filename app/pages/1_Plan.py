@@ -7,7 +7,7 @@ import time
 import streamlit as st
 
 from components import backend, links, network, pickers, plans, playlists, scenes, why, zeroshot
-from components.charts import scaled, video_timeline
+from components.charts import video_timeline
 from components.config import page_setup
 from components.plangraph import graph_paths
 from components.search import default_clips
@@ -197,8 +197,7 @@ with right:
 if video is not None:
     episode = range(ep_i, ep_i + T) if truth is not None else None
     clips = {"start": (start_clip, "#2e7d32"), "goal": (goal_clip, "#c62828")}
-    st.plotly_chart(scaled(video_timeline(video, ds.actions, episode, clips, duration)), width="stretch",
-                    key="plan_timeline", config={"displaylogo": False})
+    st.markdown(video_timeline(video, ds.actions, episode, clips, duration), unsafe_allow_html=True)
 
 # --- planning ------------------------------------------------------------------------------------------
 def features():
