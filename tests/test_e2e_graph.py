@@ -109,7 +109,7 @@ def test_expert_trajectories_fit_the_canvas_on_first_draw(server, browser):
     idle(page)
     tab = page.get_by_role("tab", name="Expert trajectories of a task")
     tab.click()
-    deadline = time.monotonic() + 60  # two servers' pages and a test run share two cores in CI
+    deadline = time.monotonic() + 150  # two servers' pages and a test run share two cores in CI
     while True:  # the tab's drawing (the second graph frame) once it has a size and has settled
         if tab.get_attribute("aria-selected") != "true":  # a click while the page was still redrawing
             tab.click()
