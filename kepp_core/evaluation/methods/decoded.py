@@ -108,11 +108,12 @@ class Decoded(Method):
     def __init__(self, entry: MethodEntry) -> None:
         super().__init__(entry)
         self.base = get_method(entry.base)
+        self.source = self.base  # the method whose plans are decoded (its outputs are shared with its own row)
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
         outputs = ctx.cache.outputs
-        out = outputs.get(self.base.name) or self.base.plan(ctx)
-        outputs[self.base.name] = out
+        out = outputs.get(self.source.name) or self.source.plan(ctx)
+        outputs[self.source.name] = out
         choice = choose(ctx, self)
         k = decode_samples(ctx)
         plans = decode_block(emission_block(ctx, out, k), transition_log_probs(ctx.graph), choice, self.probs(ctx))

@@ -15,14 +15,11 @@ under the row's own name.
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 import numpy as np
 
 from kepp_core.catalog import METHODS, MethodEntry
 from kepp_core.evaluation.methods.base import EvalContext, Method, MethodOutput, register
-from kepp_core.evaluation.methods.decoded import Decoded, choose, decode_samples, emission_block
-from kepp_core.graph.decoding import decode_block, transition_log_probs
+from kepp_core.evaluation.methods.decoded import Decoded
 
 
 class _UnderRowName(Method):
@@ -45,17 +42,7 @@ class JointDecoded(Decoded):
 
     def __init__(self, entry: MethodEntry) -> None:
         super().__init__(entry)
-        self.inner = self.base
-        self.base = _UnderRowName(entry, self.inner)
-
-    def plan(self, ctx: EvalContext) -> MethodOutput:
-        outputs = ctx.cache.outputs
-        out = outputs.get(self.inner.name) or self.inner.plan(ctx)
-        outputs[self.inner.name] = out
-        choice = choose(ctx, self)
-        k = decode_samples(ctx)
-        plans = decode_block(emission_block(ctx, out, k), transition_log_probs(ctx.graph), choice, self.probs(ctx))
-        return MethodOutput(plans, decoding={**asdict(choice), "samples": k})
+        self.base = _UnderRowName(entry, self.source)  # plans of the source, choices under this row's name
 
     def probs(self, ctx: EvalContext) -> np.ndarray:
         """The endpoint model's probabilities of every first and last step ``[N, 2, A]`` (hierarchical)."""
