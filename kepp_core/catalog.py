@@ -121,8 +121,10 @@ SUITE_ROLES = (STEP, ModelRole("plan", "graph", 1), ModelRole("plan", "graph", 2
 # Models trained only when asked for (``kepp train all --only``, ``kepp protocol``): KEPP R=1
 # trained with the structured loss through the graph.
 EXTRA_ROLES = (ModelRole("plan", "graph", 1, structured=True),)
-# What the demo ships for each horizon (KEPP R=1/R=2 and the no-graph ablation).
-DEMO_ROLES = (STEP, ModelRole("plan", "graph", 1), ModelRole("plan", "graph", 2), ModelRole("plan", "none"))
+# What the demo ships for each horizon: KEPP R=1/R=2, the no-graph ablation, PDPP (its planning model and
+# task classifier), the endpoint model and KEPP R=1 trained with the structured loss.
+DEMO_ROLES = (STEP, ModelRole("plan", "graph", 1), ModelRole("plan", "graph", 2), ModelRole("plan", "none"),
+              ModelRole("plan", "task"), TASK_CLASSIFIER, ENDPOINTS, ModelRole("plan", "graph", 1, structured=True))
 
 
 # --- evaluation methods -----------------------------------------------------------------------------------
@@ -173,10 +175,10 @@ class MethodEntry:
     @property
     def plan_page_role(self) -> ModelRole | None:
         """The planning model the Plan page runs to show this row's episode (KEPP with the step
-        model's endpoints, graph-conditioned with ``R`` paths or without a condition), or None
-        when the Plan page cannot reproduce the row (baselines, ground-truth endpoints,
-        decoded, structured and LLM rows)."""
-        if self.decoded or self.structured or self.llm or self.endpoints == TRUTH:
+        model's endpoints, graph-conditioned with ``R`` paths — trained with the structured loss or
+        not — or without a condition), or None when the Plan page cannot reproduce the row
+        (baselines, ground-truth endpoints, decoded and LLM rows)."""
+        if self.decoded or self.llm or self.endpoints == TRUTH:
             return None
         plan = self.plan_model
         return plan if plan is not None and plan.condition in ("graph", "none") else None
@@ -249,10 +251,9 @@ _JOINT = tuple(joint_decoded(m) for m in _BASE_METHODS
 # Every method, in the table's (and the registry's) order.
 METHODS: tuple[MethodEntry, ...] = _BASE_METHODS + _LLM_METHODS + _DECODED + _JOINT
 DEMO_METHODS = ("kepp-R1", "kepp-R2", "kepp-nograph")  # the demo table's KEPP rows (the shipped models' claim)
-# What the shipped demo records hold: every method the demo models can run (no LLM; PDPP needs a task
-# classifier and a task-conditioned planning model, which the demo does not ship), the +dec rows included.
-DEMO_RECORDED = tuple(m.name for m in METHODS if not m.llm and not m.structured
-                      and set(m.roles) <= set(DEMO_ROLES))
+# What the shipped demo records hold: every method the demo models can run (no LLM), the +dec and +jdec
+# rows included.
+DEMO_RECORDED = tuple(m.name for m in METHODS if not m.llm and set(m.roles) <= set(DEMO_ROLES))
 
 
 _index: tuple[tuple[MethodEntry, ...], dict[str, MethodEntry]] = ((), {})  # METHODS by name, remade when it changes

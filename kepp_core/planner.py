@@ -8,8 +8,9 @@ evaluation uses.
 (``planner.decoding``: λ and the endpoint mode chosen on validation videos, as evaluation's
 ``+dec`` rows choose them; ``kepp_core.api.load_planner`` reads it), ``plan`` returns the exact
 best plan under the planning model's per-position emissions, λ·log P²KG transitions and the step
-model's endpoint scores of every action (:func:`~kepp_core.graph.decoding.decode_block`); the
-model's own argmax plan stays in :attr:`PlanResult.raw_plan`, and :attr:`PlanResult.why` says
+model's endpoint scores of every action (:func:`~kepp_core.graph.decoding.decode_block`) — or,
+with ``planner.endpoint_model`` set and a joint choice (mode ``dist``, the ``+jdec`` rows), the
+endpoint model's calibrated distributions of the first and last step; the model's own argmax plan stays in :attr:`PlanResult.raw_plan`, and :attr:`PlanResult.why` says
 per step the model's emission probability, the graph's transition probability from the
 previous step and the endpoint probabilities.
 
@@ -148,6 +149,9 @@ class KEPPPlanner:
         self.encoder = "builtin"  # feature encoder for video-clip queries (kepp_core.video)
         self.decoding: DecodeChoice | None = None  # graph decoding of plan() (None: the argmax plan)
         self.decoding_source: str | None = None  # where the choice was read (a file), for the reader
+        # The endpoint model whose distributions of the first and last step a joint decoding (mode
+        # "dist") uses; None: the step model's scores (kepp_core.api.load_planner sets it).
+        self.endpoint_model = None
         self._retrievers: dict[int, Retriever] = {}
         self._transitions: np.ndarray | None = None
 
@@ -195,16 +199,17 @@ class KEPPPlanner:
 
     @classmethod
     def from_models(cls, root: str | Path, horizon: int, R: int = 1, condition: str = "graph",
-                    **kw) -> KEPPPlanner:
+                    structured: bool = False, **kw) -> KEPPPlanner:
         """Load ``ROOT/T<horizon>/step`` and the planning model for ``condition`` and ``R``
-        (``plan-graph-R<R>``, or ``plan-none``; see :func:`~kepp_core.catalog.model_folder`)."""
+        (``plan-graph-R<R>``, ``plan-graph-R<R>-struct`` when ``structured``, or ``plan-none``;
+        see :func:`~kepp_core.catalog.model_folder`)."""
         root = Path(root)
         hdir = root / f"T{horizon}"
         if not hdir.is_dir():
             have = sorted(int(p.name[1:]) for p in root.glob("T*") if p.name[1:].isdigit())
             raise KeppError(f"{root}: no models for horizon T={horizon} "
                             f"(trained horizons: {', '.join(map(str, have)) or 'none'})")
-        plan = model_folder(ModelRole("plan", condition, R if condition == "graph" else 1))
+        plan = model_folder(ModelRole("plan", condition, R if condition == "graph" else 1, structured))
         return cls.from_checkpoints(hdir / model_folder(ModelRole("step")), hdir / plan, **kw)
 
     # --- planning ----------------------------------------------------------------------------
@@ -310,19 +315,23 @@ class KEPPPlanner:
             raise KeppError("this planner has no graph decoding choice (planner.decoding): load it with "
                             "kepp_core.api.load_planner, or plan with decode=False")
         R = R or self.R
-        b = self.plan_batch(v_start, v_goal, R, seed=seed)
+        s, g = self._obs(v_start), self._obs(v_goal)
+        b = self.plan_batch(s, g, R, seed=seed)
         if len(b.plans) != 1:
             raise KeppError("plan() answers one query; use plan_batch for several")
         raw = tuple(int(x) for x in b.plans[0])
         plan, used = raw, None
         if decode:
             t0 = time.perf_counter()
+            joint = self.decoding.mode == "dist" and self.endpoint_model is not None
+            if joint:  # the endpoint model's calibrated distributions of every first and last step
+                b.endpoint_probs = np.exp(self.endpoint_model.endpoint_log_probs(s, g))
             plan = tuple(int(x) for x in decode_block(b.action_block, self.transitions(), self.decoding,
                                                       b.endpoint_probs)[0])
             b.timings["decode"] = (time.perf_counter() - t0) * 1e3
             b.timings["total"] += b.timings["decode"]
             used = {"mode": self.decoding.mode, "lam": self.decoding.lam, "k": self.decoding.k,
-                    "source": self.decoding_source}
+                    "source": self.decoding_source, "endpoints": "endpoint model" if joint else "step model"}
         rec = b.recommendations[0]
         emissions = np.exp(emission_log_probs(b.action_block))[0]
         return PlanResult(self.horizon, R, tuple(int(x) for x in b.endpoints[0]),
@@ -340,7 +349,8 @@ class KEPPPlanner:
              ends: np.ndarray) -> list[dict]:
         """Per step of ``plan``: the planning model's emission probability of the step (and of its
         own argmax step ``raw``), the graph's transition probability from the previous step, and
-        for the first and last step the step model's probability of it."""
+        for the first and last step its probability in ``ends`` (the step model's scores, or the
+        endpoint model's distributions with joint decoding)."""
         trans = np.exp(self.transitions())
         names = self.graph.actions
         rows = []

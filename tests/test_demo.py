@@ -55,11 +55,30 @@ def test_shipped_checkpoints_reproduce_their_recorded_metrics():
     if ds.vocabulary_hash() != man["vocabulary_hash"]:
         pytest.fail("the default world's vocabulary changed; retrain the shipped models")
     for h in man["horizons"][:2]:  # two horizons keep the test short; the manifest has all
-        ev = evaluate_horizon(ds, ASSETS, h, ["kepp-R1", "kepp-nograph"], EvalOptions(seed=man["seed"], strict=True))
+        ev = evaluate_horizon(ds, ASSETS, h, ["kepp-R1", "kepp-nograph", "pdpp", "graph-ce"],
+                              EvalOptions(seed=man["seed"], strict=True))
         for row in ev.rows():
             rec = man["metrics"][f"T{h}"][row["method"]]
             assert row["SR"] == pytest.approx(rec["SR"], abs=1.0), (h, row["method"])
             assert row["mAcc"] == pytest.approx(rec["mAcc"], abs=1.0), (h, row["method"])
+
+
+def test_shipped_records_hold_every_method_the_demo_models_run():
+    """The app's Results and Failure cases on a fresh clone: PDPP, the endpoint model's rows and
+    the decoded rows (the project's best methods) at every horizon."""
+    from kepp_core.catalog import DEMO_RECORDED
+
+    man = manifest()
+    assert {"pdpp", "pdpp+dec", "graph-ce", "kepp-R1+dec", "kepp-R1+jdec", "kepp-R1-struct+dec"} <= set(DEMO_RECORDED)
+    seen: dict[int, set] = {}
+    with open(ASSETS / "predictions.jsonl") as f:
+        for line in f:
+            rec = json.loads(line)
+            seen.setdefault(rec["T"], set()).update(rec["plans"])
+    assert sorted(seen) == man["horizons"]
+    for h, methods in seen.items():
+        assert methods == set(DEMO_RECORDED), (h, set(DEMO_RECORDED) ^ methods)
+        assert set(man["metrics"][f"T{h}"]) - {"step"} == set(DEMO_RECORDED)
 
 
 def test_demo_help_lists_table_and_models():

@@ -149,8 +149,9 @@ def test_a_read_only_models_folder_plans_and_evaluates_with_nothing_written_into
         rows = {x["method"]: x for x in json.loads(r.stdout)["rows"]}
         assert set(rows) == {"kepp-R1", "kepp-R1+dec"}
         assert _snapshot(models) == before  # nothing written, renamed or touched in the models folder
-        # evaluation read the planner's choice (one file, one entry per base method)
-        assert list(json.loads(cached.read_text())) == ["kepp-R1"]
+        # evaluation read the planner's choices (one file, one entry per row: the graph decoding and,
+        # the endpoint model being there, the joint decoding the planner weighed against it)
+        assert sorted(json.loads(cached.read_text())) == ["kepp-R1", "kepp-R1+jdec"]
     finally:
         for p in [models, *models.rglob("*")]:
             p.chmod(p.stat().st_mode | 0o200)
@@ -181,3 +182,51 @@ def test_why_cards_and_decoding_text_show_hostile_strings_as_text():
     assert html.count('data-changed="true"') == 1 and html.count('class="kepp-why-card"') == 2
     text = why.decoding_text({"mode": hostile, "lam": hostile, "k": 3})
     assert "<script>" not in text and "](" not in text.replace("\\]", "").replace("\\(", "")
+
+
+def test_the_planner_decodes_jointly_with_the_endpoint_model_when_validation_prefers_it(demo_world):
+    """The shipped T=3 folder holds the endpoint model: the planner takes the +jdec row's choice when
+    its validation SR beats the +dec row's, and then decodes with the endpoint model's distributions."""
+    from kepp_core import api
+    from kepp_core.api.planning import observation
+    from kepp_core.graph.decoding import DecodeChoice, decode_block
+    from kepp_core.models.endpoints import EndpointModel
+
+    _, ds = demo_world
+    stored = json.loads((ASSETS / "T3" / "decoding.json").read_text())
+    dec, jdec = stored["kepp-R1"], stored["kepp-R1+jdec"]
+    planner = api.load_planner(ASSETS, 3)
+    joint = jdec["val_SR"] > dec["val_SR"]
+    assert isinstance(planner.endpoint_model, EndpointModel) == joint
+    assert planner.decoding == DecodeChoice(**(jdec if joint else dec)["choice"])
+    video, start, goal = _episode(ds)
+    feats = api.video_features(video)
+    s, g = (observation(feats, *clip, 3, which).reshape(-1) for clip, which in ((start, "start"), (goal, "goal")))
+    result = planner.plan(s, g)
+    assert result.decoding["endpoints"] == ("endpoint model" if joint else "step model")
+    b = planner.plan_batch(s, g)
+    probs = (np.exp(planner.endpoint_model.endpoint_log_probs(*(planner._obs(x) for x in (s, g)))) if joint
+             else b.endpoint_probs)
+    assert np.allclose(result.endpoint_probs, probs[0]) and np.allclose(probs.sum(-1), 1.0)
+    assert list(result.plan) == decode_block(b.action_block, planner.transitions(), planner.decoding, probs)[0].tolist()
+    # the step model's scores without the endpoint model (the +dec row's way)
+    planner.endpoint_model = None
+    plain = planner.plan(s, g)
+    assert plain.decoding["endpoints"] == "step model" and np.allclose(plain.endpoint_probs, b.endpoint_probs[0])
+
+
+def test_the_plan_page_plans_with_the_structured_planner_and_open_in_plan_reaches_it(monkeypatch, demo_env, demo_world):
+    """The demo ships KEPP R=1 trained with the structured loss: the Plan page offers it, plans with it
+    (decoded), and a kepp-R1-struct row's Open in Plan link names it."""
+    from components.urls import plan_query
+
+    _, ds = demo_world
+    video, start, goal = _episode(ds)
+    row = {"episode": f"{video.task}/{video.id}/0:3", "video": video.id, "horizon": 3, "method": "kepp-R1-struct"}
+    query = {**plan_query(row), "start": f"{start[0]:g}-{start[1]:g}", "goal": f"{goal[0]:g}-{goal[1]:g}"}
+    assert query["model"] == "graph-R1-struct"
+    at = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", query))
+    assert "structured" in at.selectbox(key="plan_variant").value
+    result = at.session_state["plan_result"]["result"]
+    assert result.decoding is not None and len(result.plan) == 3
+    assert result.decoding["source"] == str(ASSETS / "T3" / "decoding.json")

@@ -215,19 +215,18 @@ def encode_upload(path: str, encoder: str):
 
 # --- planning ---------------------------------------------------------------------------------------------
 @st.cache_resource(show_spinner="Loading the models (and their graph decoding)…", max_entries=12)
-def _planner(root: str, horizon: int, condition: str, trained_r: int, method: str, graph_path: str | None,
-             sampler: str | None, sampler_steps: int | None, dataset_key: tuple, _ds):
+def _planner(root: str, horizon: int, condition: str, trained_r: int, structured: bool, method: str,
+             graph_path: str | None, sampler: str | None, sampler_steps: int | None, dataset_key: tuple, _ds):
     return api.load_planner(root, horizon, condition, trained_r, method, graph_path, sampler, sampler_steps,
-                            dataset=_ds)
+                            dataset=_ds, structured=structured)
 
 
-def planner(cfg: AppConfig, horizon: int, condition: str, trained_r: int, method: str, ds,
-            sampler: str = "the model's own"):
+def planner(cfg: AppConfig, horizon: int, role, method: str, ds, sampler: str = "the model's own"):
     """The KEPP planner for a horizon, checked against the loaded dataset; it decodes its plans with
     the graph (the models folder's stored choice, else one chosen on ``ds``'s validation videos
     and kept in KEPP's cache home)."""
     root = models_root(cfg)
-    p = _planner(str(root), horizon, condition, trained_r, method, cfg.graph, *SAMPLER_CHOICES[sampler],
+    p = _planner(str(root), horizon, role.condition, role.R, role.structured, method, cfg.graph, *SAMPLER_CHOICES[sampler],
                  cfg.dataset_key(), ds)
     api.check_planner(p, ds, where=f"{root}/T{horizon}")
     return p

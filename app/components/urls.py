@@ -8,26 +8,26 @@ from kepp_core import catalog
 __all__ = ["method_model", "plan_model_id", "plan_query"]
 
 
-def method_model(method: str) -> tuple[str, int] | None:
-    """The planning model (condition, trained R) the evaluation ``method`` ran, when the Plan page
-    can run it (:attr:`kepp_core.catalog.MethodEntry.plan_page_role`), or None (a baseline).
+def method_model(method: str) -> catalog.ModelRole | None:
+    """The planning model the evaluation ``method`` ran, when the Plan page can run it
+    (:attr:`kepp_core.catalog.MethodEntry.plan_page_role`), or None (a baseline).
 
-    >>> method_model("kepp-R2"), method_model("kepp-nograph"), method_model("random")
-    (('graph', 2), ('none', 1), None)
+    >>> [plan_model_id(method_model(m)) for m in ("kepp-R2", "kepp-nograph", "kepp-R1-struct")]
+    ['graph-R2', 'none', 'graph-R1-struct']
+    >>> method_model("random") is None
+    True
     """
     entry = catalog.find_method(method)
-    role = entry.plan_page_role if entry is not None else None
-    return (role.condition, role.R) if role is not None else None
+    return entry.plan_page_role if entry is not None else None
 
 
-def plan_model_id(condition: str, R: int = 1) -> str:
-    """The Plan page's ``model=`` id of a planning model (condition, trained R):
-    :func:`kepp_core.catalog.plan_model_id`.
+def plan_model_id(role: catalog.ModelRole) -> str:
+    """The Plan page's ``model=`` id of a planning model: :func:`kepp_core.catalog.plan_model_id`.
 
-    >>> plan_model_id("graph", 3), plan_model_id("none")
+    >>> plan_model_id(catalog.ModelRole("plan", "graph", 3)), plan_model_id(catalog.ModelRole("plan", "none"))
     ('graph-R3', 'none')
     """
-    return catalog.plan_model_id(catalog.ModelRole("plan", condition, R if condition == "graph" else 1))
+    return catalog.plan_model_id(role)
 
 
 def plan_query(row) -> dict[str, str]:
@@ -44,7 +44,7 @@ def plan_query(row) -> dict[str, str]:
     q = {"video": video, "ep": str(first), "T": str(int(row["horizon"])), "plan": "1"}
     model = method_model(str(row["method"]))
     if model is not None:
-        q["model"] = plan_model_id(*model)
-        if model[0] == "graph":
-            q["R"] = str(model[1])
+        q["model"] = plan_model_id(model)
+        if model.condition == "graph":
+            q["R"] = str(model.R)
     return q

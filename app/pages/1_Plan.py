@@ -65,10 +65,11 @@ with backend.guarded():
 if not variants:
     st.error(f"`{root}/T{T}` has a step model but no planning model.")
     st.stop()
-model_ids = {label: plan_model_id(c, r) for label, (c, r) in variants.items()}
+model_ids = {label: plan_model_id(role) for label, role in variants.items()}
 link.seed("plan_variant", "model", list(variants), lambda m: {v: k for k, v in model_ids.items()}[m])
 variant = controls[2].selectbox("Planning model", list(variants), key="plan_variant")
-condition, trained_r = variants[variant]
+role = variants[variant]
+condition = role.condition
 scorers = api.scorer_names()
 link.seed("plan_method", "method", scorers)
 scorer = controls[3].selectbox("Recommendation", scorers, format_func=scorer_label, key="plan_method",
@@ -93,7 +94,7 @@ sampler = controls[4].selectbox("Sampler", list(backend.SAMPLER_CHOICES), key="p
                                      "DDIM with 5 steps is faster")
 link.keep(sampler=sampler_ids[sampler])
 with backend.guarded():
-    planner = backend.planner(cfg, T, condition, trained_r, scorer, ds, sampler)
+    planner = backend.planner(cfg, T, role, scorer, ds, sampler)
 m_obs, setting = api.observation_settings(planner)
 
 # --- the video and its clips ------------------------------------------------------------------------
@@ -207,7 +208,7 @@ def features():
     return backend.encode_upload(video_path, api.encoder_spec(enc["encoder"], cfg.encoders))
 
 
-inputs = (cfg, clip_key, tuple(start_clip), tuple(goal_clip), T, R, condition, trained_r, scorer, sampler)
+inputs = (cfg, clip_key, tuple(start_clip), tuple(goal_clip), T, R, role, scorer, sampler)
 # a link, a reload or a scene with plan=1 plans at once (the speaker sees the result, not a button)
 linkable = video is not None or example is not None  # a user's own upload cannot travel in a link
 auto = link.url.get("plan") == "1" and any(link.new(p) for p in link.url) and linkable

@@ -24,7 +24,7 @@ from pathlib import Path
 from kepp_core.api.analysis import read_predictions
 from kepp_core.api.protocols import find_protocols
 from kepp_core.api.config import AppConfig, check_allowed
-from kepp_core.catalog import CONFIG_FILE, LOG_FILE, RESULTS_FILE, parse_model_folder
+from kepp_core.catalog import CONFIG_FILE, LOG_FILE, RESULTS_FILE, ModelRole, parse_model_folder
 from kepp_core.data import Dataset, load_dataset
 from kepp_core.data.synth import ensure_world, world_ready
 from kepp_core.errors import KeppError
@@ -78,8 +78,9 @@ def trained_horizons(root: str | Path) -> list[int]:
     return horizons_of(root)
 
 
-def plan_variants(root: str | Path, horizon: int) -> dict[str, tuple[str, int]]:
-    """Planning models the KEPP planner can use for ``horizon``: label -> (condition, R)."""
+def plan_variants(root: str | Path, horizon: int) -> dict[str, ModelRole]:
+    """Planning models the KEPP planner can use for ``horizon``: label -> role (graph-conditioned
+    first, the one trained with the structured loss among them, then the no-graph ablation)."""
     out = {}
     for p in sorted((Path(root) / f"T{horizon}").glob("plan-*")):
         if not (p / CONFIG_FILE).is_file():
@@ -88,12 +89,11 @@ def plan_variants(root: str | Path, horizon: int) -> dict[str, tuple[str, int]]:
             role = parse_model_folder(p.name)
         except KeppError:
             continue  # not a model folder
-        if role.structured:
-            continue
         if role.condition == "graph":
-            out[f"KEPP (P²KG condition, trained with R={role.R})"] = ("graph", role.R)
-        elif role.condition == "none":
-            out["KEPP without the graph condition"] = ("none", 1)
+            tail = ", structured training" if role.structured else ""
+            out[f"KEPP (P²KG condition, trained with R={role.R}{tail})"] = role
+        elif role.condition == "none" and not role.structured:
+            out["KEPP without the graph condition"] = role
     return out
 
 
@@ -195,8 +195,8 @@ class Workspace:
         """Horizons that have a trained step model."""
         return trained_horizons(self.models_root())
 
-    def plan_variants(self, horizon: int) -> dict[str, tuple[str, int]]:
-        """Planning models for ``horizon``: label -> (condition, R)."""
+    def plan_variants(self, horizon: int) -> dict[str, ModelRole]:
+        """Planning models for ``horizon``: label -> role."""
         return plan_variants(self.models_root(), horizon)
 
     def prediction_files(self) -> list[Path]:

@@ -35,7 +35,7 @@ def register(sub) -> None:
                    help="models folder (MODELS/T<h>/step, plan-graph-R1, ...) (default: the shipped demo models, "
                         "assets/demo)")
     p.add_argument("--planning-model", default="graph-R1", metavar="ID",
-                   help="the planning model MODELS/T<h>/plan-ID: graph-R1, graph-R2 or none")
+                   help="the planning model MODELS/T<h>/plan-ID: graph-R1, graph-R2, graph-R1-struct or none")
     p.add_argument("-R", "--paths", type=int, default=None,
                    help="graph paths recommended to the planning model (default: the R it was trained with)")
     p.add_argument("--raw", action="store_true",
@@ -69,7 +69,7 @@ def _plan(args) -> int:
             raise KeppError(f"{name} {a:g} {b:g}: outside the video {source.name} ({duration:.1f} s long): "
                             f"choose seconds from 0 to {duration:.1f}")
     planner = api.load_planner(models, args.horizon, role.condition, role.R, dataset=lambda: dataset_from_args(args),
-                               decode=not args.raw, save_decoding=args.save_decoding)
+                               decode=not args.raw, save_decoding=args.save_decoding, structured=role.structured)
     planner.seed = args.seed
     if features is None:  # a video: encoded with the models' encoder when the clips are cut from it
         name = planner.plan_spec.encoder
@@ -120,7 +120,8 @@ def _print(out: dict, result) -> None:
     from kepp_core.commands._common import print_table
 
     dec = out["decoding"]
-    how = (f"graph decoding: mode {dec['mode']}, λ={dec['lam']:g} (choice in {dec['source']})" if dec
+    how = (f"graph decoding: mode {dec['mode']}, λ={dec['lam']:g}, endpoint probabilities of the "
+           f"{dec['endpoints']} (choice in {dec['source']})" if dec
            else "no graph decoding: the planning model's argmax plan")
     print(f"plan (T={out['horizon']}): " + " → ".join(out["plan_labels"]))
     if dec:
@@ -128,7 +129,7 @@ def _print(out: dict, result) -> None:
     print(how)
     for name in ("first", "last"):
         top = ", ".join(f"{e['label']} {e['probability']:.3f}" for e in out["endpoint_top"].get(name, []))
-        print(f"{name} step (step model): {top}")
+        print(f"{name} step ({dec['endpoints'] if dec else 'step model'}): {top}")
     for k, p in enumerate(out["paths"], 1):
         print(f"graph path {k} (probability {p['probability']:.3f}): " + " → ".join(p["labels"]))
     print_table([{**r, "changed": "yes" if r["changed"] else ""} for r in result.why],

@@ -209,28 +209,30 @@ def choose(ctx: EvalContext, method: Decoded) -> DecodeChoice:
 
 
 def planner_choice(hdir: Path, role: ModelRole, dataset: Callable[[], Dataset], setting: str = "conventional",
-                   m: int = 3, save: bool = False) -> tuple[DecodeChoice, Path]:
+                   m: int = 3, save: bool = False, suffix: str = DECODED_SUFFIX
+                   ) -> tuple[DecodeChoice, Path, float | None]:
     """The decoding the planner uses with the planning model ``role`` of ``hdir`` (``ROOT/T<h>``):
-    the choice evaluation's ``<base>+dec`` row makes for it (the base: the catalogue's method the
-    Plan page runs that model as, e.g. ``kepp-R1``), read where :func:`stored_choice` keeps it and
-    chosen on validation videos of ``dataset()`` (called only then) when there is none; with the
-    file it is kept in."""
+    the choice evaluation's ``<base><suffix>`` row makes for it (the base: the catalogue's method
+    the Plan page runs that model as, e.g. ``kepp-R1``; ``suffix``: ``+dec``, or ``+jdec`` for joint
+    decoding with the endpoint model), read where :func:`stored_choice` keeps it and chosen on
+    validation videos of ``dataset()`` (called only then) when there is none; with the file it is
+    kept in and the choice's validation SR."""
     base = next((e for e in METHODS if e.plan_page_role == role), None)
     if base is None:
         raise KeppError(f"no evaluation method plans with {model_folder(role)}: it has no graph decoding choice")
-    method = get_method(base.name + DECODED_SUFFIX)
+    method = get_method(base.name + suffix)
     options = EvalOptions(setting=setting, m=m, decode=DecodeOverride(save=save))
     horizon = int(Path(hdir).name[1:])
     # the choice needs neither test episodes nor a graph of the test split; the dataset only to choose anew
     ctx = EvalContext(None, horizon, None, None, Path(hdir), options)
-    stamps, key = _model_stamps(ctx, method), choice_key(base.name)
+    stamps, key = _model_stamps(ctx, method), choice_key(method.base.name)
     for path in (ctx.hdir / DECODING_FILE, cache_file(ctx.hdir)):
         entry = _read(path).get(key)
         if entry and entry.get("models") == stamps and not (save and path != ctx.hdir / DECODING_FILE):
-            return DecodeChoice(**entry["choice"]), path
+            return DecodeChoice(**entry["choice"]), path, entry.get("val_SR")
     ctx.ds = dataset()
     entry, path = stored_choice(ctx, method)
-    return DecodeChoice(**entry["choice"]), path
+    return DecodeChoice(**entry["choice"]), path, entry.get("val_SR")
 
 
 def _read(path) -> dict:
