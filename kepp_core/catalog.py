@@ -341,7 +341,7 @@ METRICS = (
     Metric("mIoU_b256", "mIoU (batch 256)", "IoU of the predicted and true action sets per batch of 256 "
                                            "episodes, as PDPP computes it (%)"),
     Metric("ends", "ends right", "both the first and the last step right (%)"),
-    Metric("SR_ends", "SR | ends right", "plans right among the episodes whose first and last steps are right (%)"),
+    Metric("SR_ends", "SR if ends right", "plans right among the episodes whose first and last steps are right (%)"),
 )
 METRIC_KEYS = tuple(m.key for m in METRICS)
 METRIC_NAMES = {m.key: m.name for m in METRICS}

@@ -324,16 +324,23 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]], alig
     per column, ``l`` (default) or ``r`` (right-aligned, ``---:``). The one Markdown table writer
     of the package (result tables, the protocol's ``results.md``, the benchmarks' reports).
 
+    A ``|`` inside a cell is escaped (``\\|``), so it never splits the cell.
+
     >>> print(markdown_table(["method", "SR"], [["a", 1.5]], align="lr"))
     | method | SR |
     |---|---:|
     | a | 1.5 |
+    >>> markdown_table(["a|b"], [["x|y"]]).splitlines()[2]
+    '| x\\\\|y |'
     """
     align = align or "l" * len(header)
     if len(align) != len(header) or set(align) - {"l", "r"}:
         raise KeppError(f"markdown table: align {align!r} needs one of 'l'/'r' per column ({len(header)})")
-    lines = ["| " + " | ".join(map(str, header)) + " |", "|" + "".join("---:|" if a == "r" else "---|" for a in align)]
-    lines += ["| " + " | ".join(map(str, row)) + " |" for row in rows]
+
+    def line(cells) -> str:
+        return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+    lines = [line(header), "|" + "".join("---:|" if a == "r" else "---|" for a in align)]
+    lines += [line(row) for row in rows]
     return "\n".join(lines)
 
 

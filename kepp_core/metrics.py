@@ -10,8 +10,8 @@
   the batch; averaged over batches.
 
 Where plans fail (beyond the paper): **ends right**, the percent of episodes whose first *and*
-last predicted steps are right, and **SR | ends right**, the success rate among those episodes,
-so that ``SR = ends right × (SR | ends right) / 100``: a method that fails at the endpoints and
+last predicted steps are right, and **SR if ends right**, the success rate among those episodes,
+so that ``SR = ends right × (SR if ends right) / 100``: a method that fails at the endpoints and
 one that fails in the middle read apart.
 
 >>> m = plan_metrics([(1, 2, 3), (1, 5, 3)], [(1, 2, 3), (1, 2, 3)])

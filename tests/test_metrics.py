@@ -68,7 +68,7 @@ def test_mismatched_predictions_are_errors():
 
 
 def test_the_failure_decomposition_multiplies_back_to_the_success_rate():
-    """SR = ends right × (SR | ends right) / 100, on random plans (brute force over the episodes)."""
+    """SR = ends right × (SR if ends right) / 100, on random plans (brute force over the episodes)."""
     import numpy as np
 
     from kepp_core.metrics import endpoint_rate, success_given_endpoints, success_rate

@@ -74,14 +74,14 @@ def show_intervals(run) -> tuple[str, float]:
     return metric, fraction
 
 
-DECOMPOSITION = ("ends", "SR_ends", "SR")  # SR = ends right × (SR | ends right) / 100
+DECOMPOSITION = ("ends", "SR_ends", "SR")  # SR = ends right × (SR if ends right) / 100
 
 
 def show_decomposition(run, fraction: float) -> None:
     """Where each method's plans fail: both endpoints right, the success rate among those episodes,
     and SR (their product), per method and horizon (means over seeds)."""
     st.markdown("**Where plans fail**: at the endpoints (*ends right*: first and last step both right) or in "
-                "the middle (*SR | ends right*); SR = ends right × SR | ends right.")
+                "the middle (*SR if ends right*); SR = ends right × SR if ends right.")
     try:
         tables = {m: interval_table(run, m, fraction) for m in DECOMPOSITION}
     except KeppError:
