@@ -61,6 +61,7 @@ from kepp_core.evaluation.methods import LABELS, LLM_METHODS, REGISTRY, evaluate
 from kepp_core.evaluation.methods.decoded import restrict_train
 from kepp_core.evaluation.options import TOPK, DecodeOverride, EvalOptions, parse_decode_mode
 from kepp_core.evaluation.records import episode_records, write_records
+from kepp_core.evaluation.report import ENDPOINT_MODELS, STEP_METRICS
 from kepp_core.evaluation.stats import paired_permutation_test, summarise
 from kepp_core.io import atomic_write_json, atomic_write_text, markdown_table, read_json, read_text_utf8
 from kepp_core.metrics import endpoint_rate, success_given_endpoints
@@ -349,7 +350,7 @@ def run_protocol(spec: ProtocolSpec, log: Callable[[str], None] = print, retrain
                                                                            "eval_s": round(time.time() - t1, 1)}
                 log(f"fraction {fraction:g} seed {seed} T={h}: trained {len(trained)} model(s) in {t1 - t0:.0f}s, "
                     f"evaluated in {time.time() - t1:.0f}s")
-    summary = summarise(rows, METRIC_KEYS, ("fraction", "T", "method"), "ci", spec.confidence)
+    summary = summarise(rows, METRIC_KEYS + STEP_METRICS, ("fraction", "T", "method"), "ci", spec.confidence)
     pairs = paired_tests(records, spec.pairs)
     result = {"spec": {f.name: getattr(spec, f.name) for f in fields(ProtocolSpec)}, "dataset": ds.name,
               "episodes": {str(h): sum(1 for r in records if r["T"] == h) // max(1, len(spec.seeds) *
@@ -402,6 +403,10 @@ def markdown(result: dict) -> str:
                       "", markdown_table(["method", *(METRIC_NAMES[m] for m in METRIC_KEYS)],
                                          [[f"{LABELS.get(r['method'], r['method'])} (`{r['method']}`)",
                                            *(_cell(r, m) for m in METRIC_KEYS)] for r in rows]), ""]
+            ends = [f"{name} {_cell(rows[0], a)} / {_cell(rows[0], b)}" for name, (a, b) in ENDPOINT_MODELS.items()
+                    if rows and rows[0].get(a) is not None]
+            if ends:
+                lines += ["Endpoint accuracy on the test episodes, first / last step (%): " + "; ".join(ends) + ".", ""]
     if result["pairs"]:
         lines += [f"Paired tests ({PAIRED_TEST}):", "",
                   markdown_table(["A", "B", "fraction", "T", "ΔSR (A − B)", "A better / worse", "p"],

@@ -118,6 +118,28 @@ def test_graph_ce_plans_the_top_graph_path_between_the_endpoint_models_argmax(tr
     top = [r.top for r in make_retriever(ctx.graph, "p2kg", 1).batch([tuple(e) for e in ends.tolist()], 3)]
     assert plans.tolist() == [list(t) for t in top]
     assert ctx.cache.step_endpoints is None  # the step model's endpoints (the records') are not touched
+    # the horizon's endpoint accuracy is the endpoint model's (only: the step model was not run)
+    acc = ctx.step_accuracy()
+    assert set(acc) == {"ce_first_acc", "ce_last_acc"}
+    gt = ctx.gt
+    assert acc["ce_first_acc"] == pytest.approx((plans[:, 0] == gt[:, 0]).mean() * 100)
+    assert acc["ce_last_acc"] == pytest.approx((plans[:, -1] == gt[:, -1]).mean() * 100)
+
+
+def test_the_protocol_results_say_both_endpoint_models_accuracy():
+    from kepp_core.protocol import markdown
+
+    spec = {"confidence": 0.9, "setting": "conventional", "preset": "demo", "seeds": [0, 1],
+            "train_fractions": [1.0], "horizons": [3], "methods": ["graph-ce"]}
+    row = {"fraction": 1.0, "T": 3, "method": "graph-ce", "SR": 40.0, "SR_ci": 1.0, "first_acc": 2.5,
+           "first_acc_ci": 0.5, "last_acc": 3.0, "last_acc_ci": 0.5, "ce_first_acc": 68.1, "ce_first_acc_ci": 0.4,
+           "ce_last_acc": 63.9, "ce_last_acc_ci": 0.3}
+    text = markdown({"spec": spec, "summary": [row], "dataset": "demo", "episodes": {"3": 10}, "pairs": []})
+    assert ("Endpoint accuracy on the test episodes, first / last step (%): step model 2.5 ± 0.5 / 3.0 ± 0.5; "
+            "endpoint model 68.1 ± 0.4 / 63.9 ± 0.3.") in text
+    no_model = {k: v for k, v in row.items() if not k.startswith("ce_")}
+    text = markdown({"spec": spec, "summary": [no_model], "dataset": "demo", "episodes": {"3": 10}, "pairs": []})
+    assert "step model 2.5 ± 0.5 / 3.0 ± 0.5." in text and "; endpoint model" not in text
 
 
 def test_the_protocol_trains_the_endpoint_model_for_the_rows_that_need_it():

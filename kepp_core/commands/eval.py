@@ -109,7 +109,7 @@ def _eval(args) -> int:
             cols.insert(2, "setting")
     else:
         cols = ["method", "T", "setting", "SR", "mAcc", "mIoU", "mIoU_b256", "ends", "SR_ends", "first_acc",
-                "last_acc", "episodes", "episodes_per_s"]
+                "last_acc", "ce_first_acc", "ce_last_acc", "episodes", "episodes_per_s"]
         if llm is not None:
             cols[-2:-2] = ["llm_plans", "llm_fallbacks"]
     print_table(rows, cols, title=f"{ds.name}: test episodes")

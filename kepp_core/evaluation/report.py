@@ -9,7 +9,10 @@ from collections.abc import Sequence
 from kepp_core.evaluation.methods import LABELS
 from kepp_core.io import markdown_table
 
-STEP_METRICS = ("first_acc", "last_acc")  # the step model's endpoint accuracy (a horizon's, on every method row)
+# A horizon's endpoint accuracy on the test episodes (on every method row): the step model's first and last
+# step, and the endpoint model's (its most probable, hierarchical) when a method used it.
+STEP_METRICS = ("first_acc", "last_acc", "ce_first_acc", "ce_last_acc")
+ENDPOINT_MODELS = {"step model": ("first_acc", "last_acc"), "endpoint model": ("ce_first_acc", "ce_last_acc")}
 
 
 def horizon_table(rows: Sequence[dict], horizons: Sequence[int], metric_cols=("SR", "mAcc", "mIoU")) -> str:
@@ -33,4 +36,4 @@ def horizon_table(rows: Sequence[dict], horizons: Sequence[int], metric_cols=("S
     return markdown_table(["method", *(f"T={h} {' / '.join(metric_cols)}" for h in horizons)], cells)
 
 
-__all__ = ["STEP_METRICS", "horizon_table"]
+__all__ = ["ENDPOINT_MODELS", "STEP_METRICS", "horizon_table"]

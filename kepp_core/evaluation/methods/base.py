@@ -183,13 +183,19 @@ class EvalContext:
         return cached[hierarchical]
 
     def step_accuracy(self) -> dict[str, float] | None:
-        """Accuracy (%) of the step model's first and last action, when a method used it."""
+        """Accuracy (%) of the step model's first and last action (``first_acc``, ``last_acc``) when a
+        method used it, and of the endpoint model's most probable (hierarchical) first and last
+        action (``ce_first_acc``, ``ce_last_acc``) when a method used that; None when neither."""
+        out, gt = {}, self.gt
         ends = self.cache.step_endpoints
-        if ends is None:
-            return None
-        gt = self.gt
-        return {"first_acc": float((ends[:, 0] == gt[:, 0]).mean() * 100),
-                "last_acc": float((ends[:, 1] == gt[:, -1]).mean() * 100)}
+        if ends is not None:
+            out.update(first_acc=float((ends[:, 0] == gt[:, 0]).mean() * 100),
+                       last_acc=float((ends[:, 1] == gt[:, -1]).mean() * 100))
+        if True in self.cache.endpoint_model:
+            best = self.cache.endpoint_model[True].argmax(-1)
+            out.update(ce_first_acc=float((best[:, 0] == gt[:, 0]).mean() * 100),
+                       ce_last_acc=float((best[:, 1] == gt[:, -1]).mean() * 100))
+        return out or None
 
 
 class Method:
