@@ -9,8 +9,7 @@ import json
 import pytest
 import torch
 
-from kepp_core.catalog import SIGNIFICANCE
-from kepp_core.evaluation.methods.decoded import GRAPH_LAMBDA
+from kepp_core.evaluation.methods.decoded import GRAPH_LAMBDA, clear_gain
 
 from tests.helpers.training import kepp
 
@@ -32,10 +31,11 @@ def test_decoded_rows_run_through_kepp_eval_and_store_their_choice(demo_t3, tmp_
         assert entry["choice"]["mode"] in ("free", "pinned", "topk") and entry["choice"]["lam"] >= 0
         best = max((g["SR"], g["mAcc"]) for g in entry["grid"])
         graph = next((g["SR"], g["mAcc"]) for g in entry["grid"] if (g["mode"], g["lam"]) == ("pinned", GRAPH_LAMBDA))
-        if name == "kepp-gt":  # ground-truth endpoints: the graph unless the best is significantly better
+        if name == "kepp-gt":  # ground-truth endpoints: the graph unless the best gains over one standard error
             prior = entry["graph_prior"]
             assert (entry["val_SR"], entry["val_mAcc"]) == (graph if prior["kept_graph"] else best)
-            assert prior["kept_graph"] == (not (best[0] > graph[0] and prior["p"] < SIGNIFICANCE))
+            assert prior["kept_graph"] == (not clear_gain(prior["gain"], prior["se"]))
+            assert prior["gain"] == pytest.approx((best[0] - graph[0]) / 100) and 0 <= prior["p"] <= 1
         else:
             assert (entry["val_SR"], entry["val_mAcc"]) == best  # the best validation cell was chosen
     # the graph's knowledge is not lost: ground-truth endpoints + decoding reach the graph's own path
@@ -99,3 +99,17 @@ def test_bad_decode_options_are_clear_errors(demo_t3, args, message):
     r = kepp("eval", "--dataset", "demo", "--root", root, "--models", models, "-T", "3", "--methods", "kepp-R1+dec",
              *args)
     assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("wins, losses, n, taken", [(0, 0, 30, False), (1, 0, 30, False), (2, 1, 97, False),
+                                                    (6, 1, 115, True), (5, 0, 138, True)])
+def test_the_graph_prior_takes_a_choice_only_for_a_gain_over_one_standard_error(wins, losses, n, taken):
+    """A tie or an episode's edge on a few videos keeps the graph's decoding; a clear gain is taken."""
+    import numpy as np
+
+    from kepp_core.evaluation.methods.decoded import clear_gain, one_se_gain
+
+    diff = np.zeros(n)
+    diff[:wins], diff[wins:wins + losses] = 1.0, -1.0
+    gain, se = one_se_gain(diff)
+    assert gain == pytest.approx((wins - losses) / n) and clear_gain(gain, se) == taken
