@@ -415,3 +415,22 @@ def test_bad_input_is_a_clear_error(call, message):
     with pytest.raises(KeppError) as err:
         call(g)
     assert message in str(err.value)
+
+
+def test_the_graphs_own_lambda_plans_as_zero_shot_planning_even_where_no_walk_connects_the_endpoints():
+    """Pinned endpoints at λ = GRAPH_LAMBDA with flat emissions give the retriever's top path for every
+    endpoint pair of a small graph, the pairs without a walk included (the graph's fallback)."""
+    from kepp_core.graph.decoding import GRAPH_LAMBDA, DecodeChoice, decode_block, transition_log_probs
+    from kepp_core.graph.retrieval import make_retriever
+
+    g = ProcedureGraph.from_plans(list("abcdef"), [(0, 1, 2, 3), (0, 2, 3), (1, 3, 4), (4, 4, 5), (0, 1, 3, 4)])
+    a, horizon = g.num_actions, 3
+    pairs = [(s, t) for s in range(a) for t in range(a)]
+    probs = np.zeros((len(pairs), 2, a))
+    for i, (s, t) in enumerate(pairs):
+        probs[i, 0, s] = probs[i, 1, t] = 1.0
+    block = np.zeros((len(pairs), horizon, a))
+    plans = decode_block(block, transition_log_probs(g), DecodeChoice("pinned", GRAPH_LAMBDA), probs)
+    recs = make_retriever(g, "p2kg", 1).batch(pairs, horizon)
+    assert any(r.fallback for r in recs) and not all(r.fallback for r in recs)
+    assert plans.tolist() == [list(r.paths[0]) for r in recs]

@@ -62,6 +62,7 @@ import numpy as np
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.graph.build import ProcedureGraph
 from kepp_core.graph.history import HistoryScorer
+from kepp_core.graph.retrieval import fallback_paths
 
 ENDPOINT_MODES = ("free", "pinned", "topk", "dist")
 EMISSION_KINDS = ("logits", "probs")
@@ -403,6 +404,7 @@ def decode(emissions, transitions, lam: float = 1.0, endpoints: str = "free", st
 
 # --- a decoding choice -----------------------------------------------------------------------
 TOPK = 3  # endpoint candidates of the ``topk`` mode
+GRAPH_LAMBDA = 1e4  # the graph decides; the model's emissions only break its ties
 
 
 @dataclass(frozen=True)
@@ -429,6 +431,15 @@ def decode_block(block: np.ndarray, transitions: np.ndarray, choice: DecodeChoic
     >>> probs = np.array([[[.7, .2, .1], [.1, .1, .8]]])
     >>> decode_block(block, transition_log_probs(g), DecodeChoice("pinned", 1.0), probs).tolist()
     [[0, 1, 2]]
+
+    With λ = :data:`GRAPH_LAMBDA` (the graph decides) and pinned endpoints that no walk of the
+    graph connects, the plan is the graph's own fallback, as zero-shot planning's
+    (:func:`~kepp_core.graph.retrieval.fallback_paths`: the first step repeated, then the last),
+    not the model's emissions between them:
+
+    >>> probs = np.array([[[.1, .1, .8], [.8, .1, .1]]])                   # endpoints c ... a: no walk
+    >>> decode_block(block, transition_log_probs(g), DecodeChoice("pinned", GRAPH_LAMBDA), probs).tolist()
+    [[2, 2, 0]]
     """
     e = emission_log_probs(block)
     if choice.mode == "dist":  # the full endpoint distributions: joint decoding (the +jdec rows)
@@ -438,7 +449,12 @@ def decode_block(block: np.ndarray, transitions: np.ndarray, choice: DecodeChoic
     if choice.mode == "free":
         return decode(e, transitions, choice.lam).plans
     if choice.mode == "pinned":
-        return decode(e, transitions, choice.lam, "pinned", probs[:, 0].argmax(-1), probs[:, 1].argmax(-1)).plans
+        start, goal = probs[:, 0].argmax(-1), probs[:, 1].argmax(-1)
+        d = decode(e, transitions, choice.lam, "pinned", start, goal)
+        if choice.lam >= GRAPH_LAMBDA:  # the graph's plan: where it has no walk, its own fallback
+            for i in np.flatnonzero(d.fallback):
+                d.plans[i] = fallback_paths(int(start[i]), int(goal[i]), e.shape[1], 1)[0]
+        return d.plans
     k = min(choice.k, probs.shape[-1])
     top = np.argsort(-probs, axis=-1, kind="stable")[:, :, :k]  # [N, 2, k]
     logp = np.log(np.maximum(np.take_along_axis(probs, top, -1), 1e-12))

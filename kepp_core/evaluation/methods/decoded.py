@@ -65,7 +65,7 @@ from kepp_core.evaluation.methods import baselines, kepp  # noqa: F401  (the bas
 from kepp_core.evaluation.methods.base import EvalContext, Method, MethodOutput, get_method, register
 from kepp_core.evaluation.options import DECODE_MODES, TOPK, DecodeOverride, EvalOptions
 from kepp_core.graph.build import build_graph
-from kepp_core.graph.decoding import DecodeChoice, decode_block, transition_log_probs
+from kepp_core.graph.decoding import GRAPH_LAMBDA, DecodeChoice, decode_block, transition_log_probs
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.stats import paired_permutation_test
 from kepp_core.io import atomic_write_json, read_json
@@ -74,7 +74,6 @@ from kepp_core.models.checkpoint import read_config
 from kepp_core.paths import cache_folder
 from kepp_core.training.data import episode_tensors
 
-GRAPH_LAMBDA = 1e4  # the graph decides; the model's emissions only break its ties
 LAMBDAS = (0.0, 0.1, 0.3, 1.0, 3.0, 10.0, GRAPH_LAMBDA)
 
 
