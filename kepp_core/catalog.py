@@ -267,6 +267,19 @@ def find_method(name: str) -> MethodEntry | None:
     return _index[1].get(name)
 
 
+def plan_page_method(role: ModelRole, suffix: str = "") -> MethodEntry | None:
+    """The catalogue's method the Plan page runs the planning model ``role`` as (e.g. ``kepp-R1``), or
+    its ``suffix`` row (``+dec``, ``+jdec``); None when there is none.
+
+    >>> plan_page_method(ModelRole("plan", "graph", 1), JOINT_SUFFIX).name
+    'kepp-R1+jdec'
+    >>> plan_page_method(ModelRole("plan", "graph", 2), JOINT_SUFFIX) is None
+    True
+    """
+    base = next((e for e in METHODS if e.plan_page_role == role), None)
+    return None if base is None else base if not suffix else find_method(base.name + suffix)
+
+
 def method(name: str) -> MethodEntry:
     """The catalogue entry of method ``name`` (KeppError listing the known names otherwise)."""
     entry = find_method(name)

@@ -44,7 +44,7 @@ def load_planner(root: str | Path, horizon: int, condition: str = "graph", train
     ``save_decoding``. Where the folder also holds the endpoint model and the model has a ``+jdec``
     row, the planner decodes jointly with the endpoint model's distributions instead when that
     row's choice did better on the validation videos (``planner.endpoint_model``)."""
-    from kepp_core.catalog import ENDPOINTS, JOINT_SUFFIX, ModelRole, model_folder
+    from kepp_core.catalog import ENDPOINTS, JOINT_SUFFIX, ModelRole, model_folder, plan_page_method
     from kepp_core.evaluation.methods.decoded import planner_choice
     from kepp_core.models.checkpoint import load_checkpoint
     from kepp_core.planner import KEPPPlanner
@@ -66,7 +66,7 @@ def load_planner(root: str | Path, horizon: int, condition: str = "graph", train
         if dataset is None:
             raise _NoDataset
         return dataset() if callable(dataset) and not isinstance(dataset, Dataset) else dataset
-    joint = (hdir / model_folder(ENDPOINTS)).is_dir() and _has_method(role, JOINT_SUFFIX)
+    joint = (hdir / model_folder(ENDPOINTS)).is_dir() and plan_page_method(role, JOINT_SUFFIX) is not None
     try:
         choice, where, val = planner_choice(hdir, role, given, spec.setting, spec.m, save_decoding)
         if joint:
@@ -79,14 +79,6 @@ def load_planner(root: str | Path, horizon: int, condition: str = "graph", train
     except _NoDataset:
         pass  # no stored choice and no dataset to choose one on: the argmax plan
     return planner
-
-
-def _has_method(role, suffix: str) -> bool:
-    """Whether the catalogue has the ``suffix`` row of the method the Plan page runs ``role`` as."""
-    from kepp_core.catalog import METHODS, find_method
-
-    base = next((e for e in METHODS if e.plan_page_role == role), None)
-    return base is not None and find_method(base.name + suffix) is not None
 
 
 class _NoDataset(Exception):

@@ -59,7 +59,7 @@ from pathlib import Path
 import numpy as np
 
 from kepp_core.catalog import (CONFIG_FILE, DECODED_SUFFIX, DECODING_FILE, METHODS, TRUTH, MethodEntry,
-                               ModelRole, model_folder)
+                               ModelRole, model_folder, plan_page_method)
 from kepp_core.data.records import Dataset, Video
 from kepp_core.evaluation.methods import baselines, kepp  # noqa: F401  (the base methods register first)
 from kepp_core.evaluation.methods.base import EvalContext, Method, MethodOutput, get_method, register
@@ -219,7 +219,7 @@ def planner_choice(hdir: Path, role: ModelRole, dataset: Callable[[], Dataset], 
     decoding with the endpoint model), read where :func:`stored_choice` keeps it and chosen on
     validation videos of ``dataset()`` (called only then) when there is none; with the file it is
     kept in and the choice's validation SR."""
-    base = next((e for e in METHODS if e.plan_page_role == role), None)
+    base = plan_page_method(role)
     if base is None:
         raise KeppError(f"no evaluation method plans with {model_folder(role)}: it has no graph decoding choice")
     method = get_method(base.name + suffix)
