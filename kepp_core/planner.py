@@ -327,7 +327,7 @@ class KEPPPlanner:
             if joint:  # the endpoint model's calibrated distributions of every first and last step
                 b.endpoint_probs = np.exp(self.endpoint_model.endpoint_log_probs(s, g))
             plan = tuple(int(x) for x in decode_block(b.action_block, self.transitions(), self.decoding,
-                                                      b.endpoint_probs)[0])
+                                                      b.endpoint_probs, self.graph)[0])
             b.timings["decode"] = (time.perf_counter() - t0) * 1e3
             b.timings["total"] += b.timings["decode"]
             used = {"mode": self.decoding.mode, "lam": self.decoding.lam, "k": self.decoding.k,

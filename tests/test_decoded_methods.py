@@ -9,7 +9,7 @@ import json
 import pytest
 import torch
 
-from kepp_core.evaluation.methods.decoded import GRAPH_LAMBDA, clear_gain
+from kepp_core.evaluation.methods.decoded import GRAPH_LAMBDA, GRAPH_MODE, clear_gain
 
 from tests.helpers.training import kepp
 
@@ -28,15 +28,17 @@ def test_decoded_rows_run_through_kepp_eval_and_store_their_choice(demo_t3, tmp_
     stored = json.loads((models / "T3" / "decoding.json").read_text())
     assert set(stored) == {"kepp-nograph", "kepp-R1", "kepp-gt"}
     for name, entry in stored.items():
-        assert entry["choice"]["mode"] in ("free", "pinned", "topk") and entry["choice"]["lam"] >= 0
-        best = max((g["SR"], g["mAcc"]) for g in entry["grid"])
-        graph = next((g["SR"], g["mAcc"]) for g in entry["grid"] if (g["mode"], g["lam"]) == ("pinned", GRAPH_LAMBDA))
+        modes = ("free", "pinned", "topk") + ((GRAPH_MODE,) if name == "kepp-gt" else ())
+        assert entry["choice"]["mode"] in modes and entry["choice"]["lam"] >= 0
+        best = max((g["SR"], g["mAcc"]) for g in entry["grid"] if g["mode"] != GRAPH_MODE)
         if name == "kepp-gt":  # ground-truth endpoints: the graph unless the best gains over one standard error
+            graph = next((g["SR"], g["mAcc"]) for g in entry["grid"] if (g["mode"], g["lam"]) == (GRAPH_MODE, GRAPH_LAMBDA))
             prior = entry["graph_prior"]
             assert (entry["val_SR"], entry["val_mAcc"]) == (graph if prior["kept_graph"] else best)
             assert prior["kept_graph"] == (not clear_gain(prior["gain"], prior["se"]))
             assert prior["gain"] == pytest.approx((best[0] - graph[0]) / 100) and 0 <= prior["p"] <= 1
         else:
+            assert all(g["mode"] != GRAPH_MODE for g in entry["grid"])
             assert (entry["val_SR"], entry["val_mAcc"]) == best  # the best validation cell was chosen
     # the graph's knowledge is not lost: ground-truth endpoints + decoding reach the graph's own path
     assert rows["kepp-gt+dec"]["SR"] >= rows["graph-gt"]["SR"]
@@ -62,6 +64,28 @@ def test_zero_weight_is_the_argmax_plan(demo_t3):
     ev = evaluate_horizon(ds, models, 3, ["kepp-R1", "kepp-R1+dec"], EvalOptions(decode=DecodeOverride("pinned", 1e3)))
     plans, ends = ev.outputs["kepp-R1+dec"].plans, ev.outputs["kepp-R1"].endpoints
     assert (plans[:, 0] == ends[:, 0]).all() and (plans[:, -1] == ends[:, 1]).all()
+
+
+def test_a_ground_truth_row_that_keeps_the_graph_plans_as_graph_gt_in_every_episode(demo_t3):
+    """The graph prior's reference is graph-gt's own plan (its ties and fallbacks included), so the
+    kept graph can never lose an episode to graph-gt; the choice is stored and read back as mode graph."""
+    from kepp_core.evaluation.methods import EvalContext, EvalOptions, evaluate_horizon, get_method
+    from kepp_core.evaluation.methods.decoded import stored_choice
+    from kepp_core.graph.build import build_graph
+    from kepp_core.io import atomic_write_json
+    from kepp_core.training.data import episode_tensors
+
+    ds, _, models = demo_t3
+    ctx = EvalContext(ds, 3, episode_tensors(ds, 3, "test"), build_graph(ds, "train"), models / "T3")
+    entry, _ = stored_choice(ctx, get_method("kepp-gt+dec"))
+    graph = next(g for g in entry["grid"] if g["mode"] == GRAPH_MODE)
+    entry = {**entry, "choice": {k: graph[k] for k in ("mode", "lam", "k")}}  # the graph kept, whatever validation said
+    own = models / "T3" / "decoding.json"
+    stored = json.loads(own.read_text()) if own.is_file() else {}
+    atomic_write_json(own, {**stored, "kepp-gt": entry})
+    ev = evaluate_horizon(ds, models, 3, ["graph-gt", "kepp-gt+dec"], EvalOptions())
+    assert ev.outputs["kepp-gt+dec"].decoding["mode"] == GRAPH_MODE
+    assert (ev.outputs["kepp-gt+dec"].plans == ev.outputs["graph-gt"].plans).all()
 
 
 def test_selection_reads_only_training_videos(demo_t3):

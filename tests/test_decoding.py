@@ -417,20 +417,29 @@ def test_bad_input_is_a_clear_error(call, message):
     assert message in str(err.value)
 
 
-def test_the_graphs_own_lambda_plans_as_zero_shot_planning_even_where_no_walk_connects_the_endpoints():
-    """Pinned endpoints at λ = GRAPH_LAMBDA with flat emissions give the retriever's top path for every
-    endpoint pair of a small graph, the pairs without a walk included (the graph's fallback)."""
-    from kepp_core.graph.decoding import GRAPH_LAMBDA, DecodeChoice, decode_block, transition_log_probs
+def test_the_graph_mode_plans_as_zero_shot_planning_ties_and_missing_walks_included():
+    """Mode ``graph`` gives the retriever's top path (graph-gt's plan) for every endpoint pair of a
+    small graph, whatever the emissions: pairs with several equally likely walks (its tie-break) and
+    pairs without a walk (its fallback) included; it needs the graph."""
+    from kepp_core.graph.decoding import GRAPH_LAMBDA, GRAPH_MODE, DecodeChoice, decode_block, transition_log_probs
     from kepp_core.graph.retrieval import make_retriever
 
-    g = ProcedureGraph.from_plans(list("abcdef"), [(0, 1, 2, 3), (0, 2, 3), (1, 3, 4), (4, 4, 5), (0, 1, 3, 4)])
+    g = ProcedureGraph.from_plans(list("abcdef"), [(0, 1, 2, 3), (0, 2, 3), (1, 3, 4), (4, 4, 5), (0, 1, 3, 4),
+                                                   (5, 1, 4), (5, 2, 4)])
     a, horizon = g.num_actions, 3
     pairs = [(s, t) for s in range(a) for t in range(a)]
     probs = np.zeros((len(pairs), 2, a))
     for i, (s, t) in enumerate(pairs):
         probs[i, 0, s] = probs[i, 1, t] = 1.0
-    block = np.zeros((len(pairs), horizon, a))
-    plans = decode_block(block, transition_log_probs(g), DecodeChoice("pinned", GRAPH_LAMBDA), probs)
-    recs = make_retriever(g, "p2kg", 1).batch(pairs, horizon)
+    block = np.log(np.random.default_rng(0).dirichlet(np.ones(a), size=(len(pairs), horizon)))
+    trans = transition_log_probs(g)
+    plans = decode_block(block, trans, DecodeChoice(GRAPH_MODE, GRAPH_LAMBDA), probs, g)
+    recs = make_retriever(g, "p2kg", 2).batch(pairs, horizon)
     assert any(r.fallback for r in recs) and not all(r.fallback for r in recs)
+    assert any(len(r.scores) > 1 and r.scores[0] == r.scores[1] for r in recs if not r.fallback)  # a tie
     assert plans.tolist() == [list(r.paths[0]) for r in recs]
+    # the emissions choose among the graph's equally likely walks only with a finite λ ("pinned")
+    pinned = decode_block(block, trans, DecodeChoice("pinned", GRAPH_LAMBDA), probs)
+    assert pinned.tolist() != plans.tolist()
+    with pytest.raises(KeppError, match="needs the graph"):
+        decode_block(block, trans, DecodeChoice(GRAPH_MODE, GRAPH_LAMBDA), probs)

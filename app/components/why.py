@@ -42,7 +42,8 @@ def decoding_text(decoding: dict | None) -> str:
         return "No graph decoding: the planning model's own plan (argmax per step)."
     modes = {"free": "endpoints free", "pinned": "endpoints pinned to the step model's",
              "topk": f"endpoints among the step model's {decoding.get('k')} most probable",
-             "dist": "endpoints weighed by the endpoint model's probabilities of every first and last step"}
+             "dist": "endpoints weighed by the endpoint model's probabilities of every first and last step",
+             "graph": "the graph's own top path between the endpoints (the model's scores unused)"}
     return (f"Decoded with the graph: the exact best plan under the planning model's scores and "
             f"λ = {md(str(decoding['lam']))} × log graph transitions, {md(str(modes.get(decoding['mode'], decoding['mode'])))} "
             f"(λ and the endpoint mode chosen on validation videos).")

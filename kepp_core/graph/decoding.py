@@ -62,7 +62,7 @@ import numpy as np
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.graph.build import ProcedureGraph
 from kepp_core.graph.history import HistoryScorer
-from kepp_core.graph.retrieval import fallback_paths
+from kepp_core.graph.retrieval import make_retriever
 
 ENDPOINT_MODES = ("free", "pinned", "topk", "dist")
 EMISSION_KINDS = ("logits", "probs")
@@ -405,6 +405,7 @@ def decode(emissions, transitions, lam: float = 1.0, endpoints: str = "free", st
 # --- a decoding choice -----------------------------------------------------------------------
 TOPK = 3  # endpoint candidates of the ``topk`` mode
 GRAPH_LAMBDA = 1e4  # the graph decides; the model's emissions only break its ties
+GRAPH_MODE = "graph"  # a choice that is the graph's own plan between the pinned endpoints (zero-shot planning's)
 
 
 @dataclass(frozen=True)
@@ -412,7 +413,9 @@ class DecodeChoice:
     """How a planning model's action block is decoded: endpoint ``mode`` (``free``, ``pinned``,
     ``topk`` or, for the ``+jdec`` rows, ``dist``), transition weight ``lam`` (λ) and the ``k`` candidates of ``topk``; chosen on
     validation videos (:mod:`kepp_core.evaluation.methods.decoded`) and used by evaluation's
-    ``+dec`` rows and the planner alike."""
+    ``+dec`` rows and the planner alike. Mode :data:`GRAPH_MODE` (``graph``, λ = :data:`GRAPH_LAMBDA`)
+    is the graph's own plan between the pinned endpoints, zero-shot planning's exactly: the
+    reference a row with ground-truth endpoints keeps unless validation shows a clear gain."""
 
     mode: str
     lam: float
@@ -420,7 +423,7 @@ class DecodeChoice:
 
 
 def decode_block(block: np.ndarray, transitions: np.ndarray, choice: DecodeChoice,
-                 probs: np.ndarray | None) -> np.ndarray:
+                 probs: np.ndarray | None, graph: ProcedureGraph | None = None) -> np.ndarray:
     """Plans ``[N, T]`` from action blocks ``[N, T, A]`` decoded under ``choice``; ``probs``
     ``[N, 2, A]``: the step model's scores of every action as the first and the last step
     (unused with ``free``; ``pinned`` takes their argmax, ``topk`` their ``k`` best with their
@@ -432,15 +435,21 @@ def decode_block(block: np.ndarray, transitions: np.ndarray, choice: DecodeChoic
     >>> decode_block(block, transition_log_probs(g), DecodeChoice("pinned", 1.0), probs).tolist()
     [[0, 1, 2]]
 
-    With λ = :data:`GRAPH_LAMBDA` (the graph decides) and pinned endpoints that no walk of the
-    graph connects, the plan is the graph's own fallback, as zero-shot planning's
-    (:func:`~kepp_core.graph.retrieval.fallback_paths`: the first step repeated, then the last),
-    not the model's emissions between them:
+    Mode ``graph`` needs the ``graph`` whose ``transitions`` these are: the plan is its
+    retriever's top path between the argmax endpoints (:func:`~kepp_core.graph.retrieval.make_retriever`,
+    the ``graph-gt`` / ``graph-pred`` plan: its tie-break, and where no walk connects the
+    endpoints its fallback, the first step repeated, then the last); the emissions are unused:
 
     >>> probs = np.array([[[.1, .1, .8], [.8, .1, .1]]])                   # endpoints c ... a: no walk
-    >>> decode_block(block, transition_log_probs(g), DecodeChoice("pinned", GRAPH_LAMBDA), probs).tolist()
+    >>> decode_block(block, transition_log_probs(g), DecodeChoice("graph", GRAPH_LAMBDA), probs, g).tolist()
     [[2, 2, 0]]
     """
+    if choice.mode == GRAPH_MODE:
+        if graph is None:
+            raise KeppError("decode mode 'graph' needs the graph (decode_block(..., graph=))")
+        start, goal = probs[:, 0].argmax(-1), probs[:, 1].argmax(-1)
+        recs = make_retriever(graph).batch(zip(start.tolist(), goal.tolist()), np.shape(block)[1])
+        return np.array([r.paths[0] for r in recs], dtype=np.int64).reshape(len(recs), np.shape(block)[1])
     e = emission_log_probs(block)
     if choice.mode == "dist":  # the full endpoint distributions: joint decoding (the +jdec rows)
         with np.errstate(divide="ignore"):
@@ -449,12 +458,7 @@ def decode_block(block: np.ndarray, transitions: np.ndarray, choice: DecodeChoic
     if choice.mode == "free":
         return decode(e, transitions, choice.lam).plans
     if choice.mode == "pinned":
-        start, goal = probs[:, 0].argmax(-1), probs[:, 1].argmax(-1)
-        d = decode(e, transitions, choice.lam, "pinned", start, goal)
-        if choice.lam >= GRAPH_LAMBDA:  # the graph's plan: where it has no walk, its own fallback
-            for i in np.flatnonzero(d.fallback):
-                d.plans[i] = fallback_paths(int(start[i]), int(goal[i]), e.shape[1], 1)[0]
-        return d.plans
+        return decode(e, transitions, choice.lam, "pinned", probs[:, 0].argmax(-1), probs[:, 1].argmax(-1)).plans
     k = min(choice.k, probs.shape[-1])
     top = np.argsort(-probs, axis=-1, kind="stable")[:, :, :k]  # [N, 2, k]
     logp = np.log(np.maximum(np.take_along_axis(probs, top, -1), 1e-12))
