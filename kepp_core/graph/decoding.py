@@ -62,7 +62,7 @@ import numpy as np
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.graph.build import ProcedureGraph
 from kepp_core.graph.history import HistoryScorer
-from kepp_core.graph.retrieval import make_retriever
+from kepp_core.graph.retrieval import top_paths
 
 ENDPOINT_MODES = ("free", "pinned", "topk", "dist")
 EMISSION_KINDS = ("logits", "probs")
@@ -436,7 +436,7 @@ def decode_block(block: np.ndarray, transitions: np.ndarray, choice: DecodeChoic
     [[0, 1, 2]]
 
     Mode ``graph`` needs the ``graph`` whose ``transitions`` these are: the plan is its
-    retriever's top path between the argmax endpoints (:func:`~kepp_core.graph.retrieval.make_retriever`,
+    retriever's top path between the argmax endpoints (:func:`~kepp_core.graph.retrieval.top_paths`,
     the ``graph-gt`` / ``graph-pred`` plan: its tie-break, and where no walk connects the
     endpoints its fallback, the first step repeated, then the last); the emissions are unused:
 
@@ -447,9 +447,7 @@ def decode_block(block: np.ndarray, transitions: np.ndarray, choice: DecodeChoic
     if choice.mode == GRAPH_MODE:
         if graph is None:
             raise KeppError("decode mode 'graph' needs the graph (decode_block(..., graph=))")
-        start, goal = probs[:, 0].argmax(-1), probs[:, 1].argmax(-1)
-        recs = make_retriever(graph).batch(zip(start.tolist(), goal.tolist()), np.shape(block)[1])
-        return np.array([r.paths[0] for r in recs], dtype=np.int64).reshape(len(recs), np.shape(block)[1])
+        return top_paths(graph, probs.argmax(-1), np.shape(block)[1])
     e = emission_log_probs(block)
     if choice.mode == "dist":  # the full endpoint distributions: joint decoding (the +jdec rows)
         with np.errstate(divide="ignore"):

@@ -186,6 +186,17 @@ class Retriever:
         return out
 
 
+def top_paths(graph: ProcedureGraph, ends: np.ndarray, horizon: int, R: int = 1) -> np.ndarray:
+    """Zero-shot planning's plans ``[N, T]``: the top P²KG path of ``horizon`` steps between each row's
+    endpoints ``ends`` ``[N, 2]`` (its tie-break, and its fallback where no walk connects them).
+
+    >>> from kepp_core.graph.build import ProcedureGraph
+    >>> top_paths(ProcedureGraph.from_plans(["a", "b"], [(0, 1)]), np.array([[0, 1], [1, 0]]), 3).tolist()
+    [[0, 0, 1], [1, 1, 0]]
+    """
+    recs = make_retriever(graph, "p2kg", R).batch([tuple(e) for e in np.asarray(ends).tolist()], horizon)
+    return np.array([r.top for r in recs], dtype=np.int64).reshape(len(recs), horizon)
+
 def path_weights(R: int) -> np.ndarray:
     """Aggregation weights: ``R/(2R-1)`` for the best path, ``1/(2R-1)`` for each other.
 

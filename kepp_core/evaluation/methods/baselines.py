@@ -9,7 +9,7 @@ from torch.nn import functional as F
 
 from kepp_core.catalog import ENDPOINT_MODEL, TASK_CLASSIFIER, TRUTH, method
 from kepp_core.evaluation.methods.base import EvalContext, Method, MethodOutput, register
-from kepp_core.graph.retrieval import make_retriever
+from kepp_core.graph.retrieval import top_paths
 from kepp_core.training.data import EpisodeTensors
 
 
@@ -52,8 +52,7 @@ class GraphZeroShot(Method):
             ends = ctx.endpoint_model_log_probs().argmax(-1)
         else:
             ends = ctx.endpoints()
-        recs = make_retriever(ctx.graph, "p2kg", self.entry.R).batch([tuple(e) for e in ends.tolist()], ctx.horizon)
-        return MethodOutput(np.array([r.top for r in recs]))
+        return MethodOutput(top_paths(ctx.graph, ends, ctx.horizon, self.entry.R))
 
 
 class PDPP(Method):

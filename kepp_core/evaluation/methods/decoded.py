@@ -69,6 +69,7 @@ from kepp_core.evaluation.methods.base import EvalContext, Method, MethodOutput,
 from kepp_core.evaluation.options import DECODE_MODES, TOPK, DecodeOverride, EvalOptions
 from kepp_core.graph.build import build_graph
 from kepp_core.graph.decoding import GRAPH_LAMBDA, GRAPH_MODE, DecodeChoice, decode_block, transition_log_probs
+from kepp_core.graph.retrieval import top_paths
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.stats import paired_permutation_test
 from kepp_core.io import atomic_write_json, read_json
@@ -120,13 +121,12 @@ class Decoded(Method):
         choice = choose(ctx, self)
         k = decode_samples(ctx)
         if choice.mode == GRAPH_MODE:  # the graph's own plan between the endpoints: the model is not sampled
-            block = np.zeros((len(ctx.gt), ctx.horizon, 0))
-        else:
-            outputs = ctx.cache.outputs
-            out = outputs.get(self.source.name) or self.source.plan(ctx)
-            outputs[self.source.name] = out
-            block = emission_block(ctx, out, k)
-        plans = decode_block(block, transition_log_probs(ctx.graph), choice, self.probs(ctx), ctx.graph)
+            return MethodOutput(top_paths(ctx.graph, self.probs(ctx).argmax(-1), ctx.horizon),
+                                decoding={**asdict(choice), "samples": k})
+        outputs = ctx.cache.outputs
+        out = outputs.get(self.source.name) or self.source.plan(ctx)
+        outputs[self.source.name] = out
+        plans = decode_block(emission_block(ctx, out, k), transition_log_probs(ctx.graph), choice, self.probs(ctx))
         return MethodOutput(plans, decoding={**asdict(choice), "samples": k})
 
     def probs(self, ctx: EvalContext) -> np.ndarray:
