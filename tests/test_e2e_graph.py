@@ -148,8 +148,8 @@ def test_expert_trajectories_fit_the_canvas_on_first_draw(server, browser):
             tab.click()
         expert = expert_frame(page)
         if expert is not None:
-            idle(page)
-            expert.wait_for_timeout(1500)
+            idle(page, timeout=max(1.0, deadline - time.monotonic()) * 1000)
+            page.wait_for_timeout(1500)  # settled: vis.js has fitted the drawing to its canvas
             expert = expert_frame(page)  # the same drawing, or the one a rerun put in its place
             if expert is not None:
                 break
