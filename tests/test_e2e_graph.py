@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 
-from tests.helpers.browser import ARTIFACTS, app_server, graph_frame, idle
+from tests.helpers.browser import ARTIFACTS, app_server, drawn_frame, graph_frame, idle
 
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
@@ -110,17 +110,6 @@ EXPERT_DRAWN = """() => typeof network !== 'undefined'
   && document.querySelector('#mynetwork').clientWidth > 0"""
 
 
-def expert_frame(page):
-    """The frame drawing the expert trajectories, visible; None while there is none."""
-    for frame in page.frames:
-        try:
-            if frame.locator("#mynetwork canvas").count() and frame.evaluate(EXPERT_DRAWN):
-                return frame
-        except PlaywrightError:  # a frame can detach while we look
-            continue
-    return None
-
-
 def frames_seen(page) -> list:
     """What each frame of the page draws (for a failure's message)."""
     seen = []
@@ -146,11 +135,11 @@ def test_expert_trajectories_fit_the_canvas_on_first_draw(server, browser):
     while True:  # the tab's drawing, once it has a size and has settled
         if tab.get_attribute("aria-selected") != "true":  # a click while the page was still redrawing
             tab.click()
-        expert = expert_frame(page)
+        expert = drawn_frame(page, EXPERT_DRAWN)
         if expert is not None:
             idle(page, timeout=max(1.0, deadline - time.monotonic()) * 1000)
             page.wait_for_timeout(1500)  # settled: vis.js has fitted the drawing to its canvas
-            expert = expert_frame(page)  # the same drawing, or the one a rerun put in its place
+            expert = drawn_frame(page, EXPERT_DRAWN)  # the same drawing, or the one a rerun put in its place
             if expert is not None:
                 break
         assert time.monotonic() < deadline, f"the expert trajectories were not drawn: {frames_seen(page)}"

@@ -52,7 +52,7 @@ def decoding_text(decoding: dict | None) -> str:
 def plan_cards(labels: Sequence[str], changed: Sequence[bool], title: str, colour: str) -> str:
     """A plan as a row of step cards, the changed steps with a thick blue border and "changed" (HTML,
     labels escaped)."""
-    cards = []
+    cards, colour = [], html.escape(colour)  # an attribute value
     for t, (label, ch) in enumerate(zip(labels, changed)):
         border = "3px solid #1565c0" if ch else "1px solid #bdbdbd"
         mark = " · changed" if ch else ""

@@ -108,16 +108,23 @@ def idle(page, timeout: float = 60_000) -> None:
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout)
 
 
+def drawn_frame(page, script: str):
+    """The first iframe with a vis.js canvas for which ``script`` (a JS function) is true, or None."""
+    for frame in page.frames:
+        try:
+            if frame.locator("#mynetwork canvas").count() and frame.evaluate(script):
+                return frame
+        except Exception:  # a frame can detach while we look
+            continue
+    return None
+
+
 def graph_frame(page, timeout: float = 30.0):
     """The iframe holding the pyvis drawing, once vis.js has drawn its nodes."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        for frame in page.frames:
-            try:
-                if frame.locator("#mynetwork canvas").count():
-                    if frame.evaluate("() => typeof network !== 'undefined' && network.body.data.nodes.length"):
-                        return frame
-            except Exception:  # a frame can detach while we look
-                continue
+        frame = drawn_frame(page, "() => typeof network !== 'undefined' && network.body.data.nodes.length")
+        if frame is not None:
+            return frame
         time.sleep(0.2)
     raise AssertionError("no drawn graph (pyvis iframe with a canvas and nodes) in the page")
