@@ -39,6 +39,7 @@ from kepp_core.models.checkpoint import load_checkpoint, trained_horizons
 from kepp_core.catalog import GRAPH_FILE, ModelRole, model_folder
 from kepp_core.models.spec import ModelSpec
 from kepp_core.video.encode import encode_video
+from kepp_core.video.encoders import encoder_dim
 
 
 # --- results ---------------------------------------------------------------------------------
@@ -218,6 +219,15 @@ class KEPPPlanner:
         if R not in self._retrievers:
             self._retrievers[R] = make_retriever(self.graph, self.scorer, R)
         return self._retrievers[R]
+
+    def check_encoder(self, spec: str, note: str = "") -> None:
+        """Refuse, before any video is decoded, an encoder whose features cannot make these models'
+        observations (``M × D`` values): a KeppError naming both widths. An encoder whose width is
+        not known without running it (a callable, a TorchScript file) passes; its first features
+        are checked (:meth:`clip_observation`). ``note`` follows the encoder's name in the error."""
+        dim = encoder_dim(spec)
+        if dim is not None:
+            self.plan_spec.check_feature_width(dim, f"encoder {spec!r}{note}")
 
     def clip_observation(self, path: str | Path) -> np.ndarray:
         """The ``M·D`` observation of a video clip: its per-second features (``self.encoder``,
