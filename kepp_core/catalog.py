@@ -25,6 +25,8 @@ True
 (True, True, 'endpoint-model')
 >>> plan_model_id(method("kepp-R2").plan_page_role), method("kepp-R2+dec").plan_page_role is None
 ('graph-R2', True)
+>>> method("graph-text").endpoints, method("graph-text").roles, "graph-text" in DEMO_RECORDED
+('text', (), False)
 """
 
 from __future__ import annotations
@@ -128,8 +130,9 @@ DEMO_ROLES = (STEP, ModelRole("plan", "graph", 1), ModelRole("plan", "graph", 2)
 
 
 # --- evaluation methods -----------------------------------------------------------------------------------
-# Whose endpoints a method plans between: the step model's, the ground truth, the endpoint model's.
-PREDICTED, TRUTH, ENDPOINT_MODEL = "predicted", "truth", "endpoint-model"
+# Whose endpoints a method plans between: the step model's, the ground truth, the endpoint model's, or the
+# S3D text tower's (the step names scored against the clips: kepp_core.video.grounding).
+PREDICTED, TRUTH, ENDPOINT_MODEL, TEXT = "predicted", "truth", "endpoint-model", "text"
 DECODED_SUFFIX = "+dec"
 JOINT_SUFFIX = "+jdec"
 
@@ -146,7 +149,9 @@ class MethodEntry:
     jointly with the endpoint model's distributions of ``a_1`` and ``a_T``); ``structured``: its
     planning model was trained with the structured loss;
     ``sampled``: it can draw ``K`` plans per episode; ``llm``: it needs an LLM endpoint (never run
-    by default); ``default``: ``kepp eval`` runs it when no methods are named.
+    by default); ``text``: it needs the S3D text tower (``kepp eval --encoder s3d:PATH``) and
+    features of the S3D encoder (never run by default); ``default``: ``kepp eval`` runs it when no
+    methods are named.
     """
 
     name: str
@@ -160,6 +165,7 @@ class MethodEntry:
     joint: bool = False
     sampled: bool = False
     llm: bool = False
+    text: bool = False
     default: bool = True
 
     @property
@@ -178,7 +184,7 @@ class MethodEntry:
         model's endpoints, graph-conditioned with ``R`` paths — trained with the structured loss or
         not — or without a condition), or None when the Plan page cannot reproduce the row
         (baselines, ground-truth endpoints, decoded and LLM rows)."""
-        if self.decoded or self.llm or self.endpoints == TRUTH:
+        if self.decoded or self.llm or self.text or self.endpoints == TRUTH:
             return None
         plan = self.plan_model
         return plan if plan is not None and plan.condition in ("graph", "none") else None
@@ -229,6 +235,8 @@ _BASE_METHODS = (
     MethodEntry("graph-gt", "P²KG zero-shot, ground-truth endpoints", (), 1, True, TRUTH),
     MethodEntry("graph-ce", "P²KG zero-shot, endpoint model's endpoints", (ENDPOINTS,), 1, True, ENDPOINT_MODEL,
                 default=False),
+    MethodEntry(name="graph-text", label="P²KG zero-shot, text-grounded endpoints (S3D)", R=1, graph=True,
+                endpoints=TEXT, text=True, default=False),
     MethodEntry("pdpp", "PDPP (task classifier)", (ModelRole("plan", "task"), TASK_CLASSIFIER), sampled=True),
     MethodEntry("kepp-nograph", "KEPP without graph condition", (ModelRole("plan", "none"),), sampled=True),
     kepp_r(1),
@@ -253,7 +261,7 @@ METHODS: tuple[MethodEntry, ...] = _BASE_METHODS + _LLM_METHODS + _DECODED + _JO
 DEMO_METHODS = ("kepp-R1", "kepp-R2", "kepp-nograph")  # the demo table's KEPP rows (the shipped models' claim)
 # What the shipped demo records hold: every method the demo models can run (no LLM), the +dec and +jdec
 # rows included.
-DEMO_RECORDED = tuple(m.name for m in METHODS if not m.llm and set(m.roles) <= set(DEMO_ROLES))
+DEMO_RECORDED = tuple(m.name for m in METHODS if not m.llm and not m.text and set(m.roles) <= set(DEMO_ROLES))
 
 
 _index: tuple[tuple[MethodEntry, ...], dict[str, MethodEntry]] = ((), {})  # METHODS by name, remade when it changes
