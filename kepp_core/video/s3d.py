@@ -541,7 +541,7 @@ class S3DEncoder:
         self.name, self.dim, self.output = self.spec.name, self.spec.dim, self.spec.output
         self.net = network or S3D.load(self.spec.weights, self.spec.dictionary, self.spec.device or default_device())
         self.batch = self.spec.batch or (32 if self.net.device.type == "cuda" else 4)
-        self.chunk_seconds = self.batch * max(1, 32 // self.batch)
+        self.chunk_seconds = self.batch * max(1, 16 // self.batch)  # ~16 s of frames in memory at once
 
     def decode_size(self, width: int, height: int) -> tuple[int, int]:
         """The size a ``width × height`` video is decoded at (the shorter side at the crop's)."""
