@@ -27,6 +27,15 @@ TOL = 1e-4
 ENV = {"KEPP_THREADS": "1", "OMP_NUM_THREADS": "1"}
 
 
+@pytest.fixture(autouse=True)
+def one_thread():
+    """One intra-op thread in this worker (the suite runs two workers on two cores)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="module")
 def fixture_dir(official_s3d) -> Path:
     return official_s3d
@@ -90,12 +99,12 @@ def test_a_rule_state_dict_saved_with_torch_save_loads_through_an_s3d_spec(relea
 
 @pytest.fixture(scope="module")
 def two_videos(tmp_path_factory) -> Path:
-    """A 'files' dataset of two short rendered videos (2.1 s at 24 fps, 1.5 s at 10 fps)."""
+    """A 'files' dataset of two short rendered videos (1.5 s at 24 fps, 1.5 s at 10 fps)."""
     from kepp_core.video import write_video
 
     root = tmp_path_factory.mktemp("files")
     rng = np.random.default_rng(0)
-    for name, n, fps, (h, w) in (("a", 50, 24, (72, 128)), ("b", 15, 10, (96, 64))):
+    for name, n, fps, (h, w) in (("a", 36, 24, (72, 128)), ("b", 15, 10, (96, 64))):
         base = rng.integers(0, 200, (1, h, w, 3))
         write_video(root / "videos" / f"{name}.mp4", (base + 2 * np.arange(n)[:, None, None, None]).astype(np.uint8), fps)
     return root
@@ -109,14 +118,15 @@ def test_features_extract_files_with_s3d_writes_per_second_512_d_features(two_vi
     summary = json.loads(r.stdout)
     assert summary["written"] == 2 and summary["D"] == 512
     shapes = {p.stem: np.load(p).shape for p in (two_videos / "features").glob("*.npy")}
-    assert shapes == {"a": (3, 512), "b": (2, 512)}  # ceil(2.08 s), ceil(1.5 s)
+    assert shapes == {"a": (2, 512), "b": (2, 512)}  # ceil(1.5 s) each, the last window padded
     assert all(np.isfinite(np.load(p)).all() for p in (two_videos / "features").glob("*.npy"))
     manifest = json.loads((two_videos / "features" / "features.json").read_text())
     assert manifest["dim"] == 512 and manifest["encoder"].startswith("s3d:video_embedding:16fps-16f-224px:")
     # resumable: a second run encodes nothing
-    r = run_kepp("features", "extract", "--root", two_videos, "--dataset", "files", "--encoder", spec, "--json",
-                 env=ENV)
-    assert r.returncode == 0 and json.loads(r.stdout)["cached"] == 2, r.stderr
+    from kepp_core.data.extract import extract_features
+
+    again = extract_features(two_videos, spec, progress=False)
+    assert again.skipped == 2 and not again.written
 
 
 @pytest.fixture(scope="module")
@@ -151,13 +161,18 @@ def test_kepp_plan_with_the_s3d_encoder_and_imported_official_models(world, offi
 
 
 def test_a_models_folder_of_another_observation_width_is_refused_before_any_decoding(world, official, tmp_path):
+    from kepp_core import api
+
     root, weights, ds = world
     video = tmp_path / "not-even-read.mp4"
     video.write_bytes(b"a file no decoder could open")
-    for spec, width in ((f"s3d:{weights},output=mixed_5c", "1024-d"), ("builtin", "256-d")):
-        r = run_kepp("plan", video, "--start", 0, 3, "--goal", 5, 8, "-T", 3, "--models", official, "--encoder", spec,
-                     env={**ENV, "KEPP_HOME": str(tmp_path / "home")})
-        assert_one_line_error(r, "1536 values", "512-d", width)
+    r = run_kepp("plan", video, "--start", 0, 3, "--goal", 5, 8, "-T", 3, "--models", official, "--encoder",
+                 f"s3d:{weights},output=mixed_5c", env={**ENV, "KEPP_HOME": str(tmp_path / "home")})
+    assert_one_line_error(r, "1536 values", "512-d", "1024-d")
+    planner = api.load_planner(official, 3, decode=False)
+    with pytest.raises(KeppError, match="1536 values .* 512-d .* 'builtin' gives 256-d"):
+        planner.check_encoder("builtin")
+    planner.check_encoder(f"s3d:{weights}")  # 3 s x 512: fits
 
 
 def test_graph_text_runs_in_kepp_eval_on_a_world_of_s3d_features(world, tmp_path):
@@ -174,3 +189,103 @@ def test_graph_text_runs_in_kepp_eval_on_a_world_of_s3d_features(world, tmp_path
     r = run_kepp(*args, env=ENV)  # no text tower: the row is skipped, saying why
     assert r.returncode == 0, r.stderr
     assert "--encoder s3d:PATH" in json.loads(r.stdout)["skipped"]["T=3 conventional graph-text"]
+
+
+# --- bad input: one line `kepp: error:` naming the file, key or value; nothing written ----------------------
+def _bad_release(kind: str, release: Path, folder: Path) -> str:
+    """An ``s3d:`` spec whose weights or word list is broken in one way (``kind``)."""
+    from kepp_core.video.s3d import rule_state_dict
+
+    folder.mkdir()
+    weights = folder / "s3d_howto100m.pth"
+    shutil.copy(release.parent / "s3d_dict.npy", folder / "s3d_dict.npy")
+    state = rule_state_dict(21)
+    if kind == "truncated":
+        data = release.read_bytes()
+        weights.write_bytes(data[: len(data) // 2])
+        return f"s3d:{weights}"
+    if kind == "not a checkpoint":
+        weights.write_text("these are not weights\n")
+        return f"s3d:{weights}"
+    if kind == "another network":
+        state = {"conv1.weight": torch.zeros(64, 3, 7, 7), "fc.weight": torch.zeros(1000, 512),
+                 "text_module.word_embd.weight": torch.zeros(21, 300)}
+    elif kind == "missing key":
+        del state["mixed_4c.conv_b0.bn1.running_var"]
+    elif kind == "extra key":
+        state["mixed_5c.conv_b4.conv1.weight"] = torch.zeros(1)
+    elif kind == "wrong shape":
+        state["fc.weight"] = torch.zeros(512, 1000)
+    elif kind == "short word list":
+        np.save(folder / "s3d_dict.npy", np.array(["open", "door"]))
+    elif kind == "missing word list":
+        (folder / "s3d_dict.npy").unlink()
+    torch.save(state, weights)
+    return f"s3d:{weights}"
+
+
+BAD_RELEASES = {
+    "truncated": ["s3d_howto100m.pth", "weights_only=True"],
+    "not a checkpoint": ["s3d_howto100m.pth", "weights_only=True"],
+    "another network": ["s3d_howto100m.pth", "not the S3D HowTo100M state dict", "missing"],
+    "missing key": ["'mixed_4c.conv_b0.bn1.running_var'", "1 keys missing"],
+    "extra key": ["'mixed_5c.conv_b4.conv1.weight'", "unexpected"],
+    "wrong shape": ["'fc.weight'", "[512, 1000]", "[512, 1024]"],
+    "short word list": ["s3d_dict.npy", "2 words", "embed 20"],
+    "missing word list": ["s3d_dict.npy", "not found"],
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_RELEASES))
+def test_a_broken_release_is_one_line_naming_the_file_or_key(kind, release, two_videos, tmp_path):
+    spec = _bad_release(kind, release, tmp_path / "s3d")
+    out = tmp_path / "out.npy"
+    r = run_kepp("features", "encode", two_videos / "videos" / "a.mp4", "--out", out, "--encoder", spec, env=ENV)
+    assert_one_line_error(r, *BAD_RELEASES[kind])
+    assert not out.exists() and not list(tmp_path.glob("*.kepp-tmp-*"))
+
+
+@pytest.mark.parametrize("option, words", [
+    ("output=pool5", ["output='pool5'", "video_embedding, mixed_5c"]),
+    ("size=33", ["size='33'", "even"]),
+    ("batch=0", ["batch='0'"]),
+    ("device=tpu", ["device='tpu'"]),
+    ("colour=red", ["unknown option 'colour'"]),
+])
+def test_a_bad_spec_option_is_one_line_naming_it(option, words, release, two_videos, tmp_path):
+    r = run_kepp("features", "encode", two_videos / "videos" / "a.mp4", "--out", tmp_path / "o.npy", "--encoder",
+                 f"s3d:{release},{option}", env=ENV)
+    assert_one_line_error(r, *words)
+
+
+def test_a_video_shorter_than_one_window_is_refused(release, tmp_path):
+    from kepp_core.video import write_video
+
+    short = write_video(tmp_path / "short.mp4", np.zeros((12, 64, 64, 3), np.uint8), 24)  # 0.5 s
+    r = run_kepp("features", "encode", short, "--out", tmp_path / "o.npy", "--encoder", f"s3d:{release},{SMALL}",
+                 env=ENV)
+    assert_one_line_error(r, "short.mp4", "0.50 s long", "shorter than one window")
+    assert not (tmp_path / "o.npy").exists()
+
+
+def test_odd_sizes_and_empty_step_lists_are_refused_by_the_api(release):
+    from kepp_core import api
+
+    net = api.s3d_model(release, device="cpu")
+    for shape in ((1, 3, 15, 32, 32), (1, 3, 16, 33, 32), (1, 3, 16, 32)):
+        with pytest.raises(KeppError, match=r"even|expected \[B, 3, T, H, W\]"):
+            net.video(torch.zeros(shape))
+    with pytest.raises(KeppError, match=r"values in \[255, 255\], expected \[0, 1\]"):
+        net.video(torch.full((1, 3, 2, 2, 2), 255.0))
+    with pytest.raises(KeppError, match="uint8|floats"):
+        net.video(torch.zeros((1, 3, 2, 2, 2), dtype=torch.uint8))
+    with pytest.raises(KeppError, match="step list is empty"):
+        api.text_grounding(f"s3d:{release}", [])
+    with pytest.raises(KeppError, match="empty"):
+        net.text([])
+
+
+def test_an_empty_step_list_on_the_command_line_is_one_line(release, two_videos):
+    r = run_kepp("features", "ground", two_videos / "videos" / "a.mp4", "--encoder", f"s3d:{release}", "--steps",
+                 env=ENV)
+    assert_one_line_error(r, "--steps", "empty")

@@ -98,15 +98,28 @@ def _extract(args: argparse.Namespace) -> int:
 
 
 def _encode(args: argparse.Namespace) -> int:
-    from kepp_core.video import encode_video, save_features
+    import sys
 
     from tqdm import tqdm
 
     from kepp_core.data.extract import seconds_progress
+    from kepp_core.video import encode_video, save_features
 
     check_outputs(args.out)
-    with tqdm(total=0, desc="seconds of video", unit="s", dynamic_ncols=True, leave=False) as bar:
-        feats = encode_video(args.video, args.encoder, progress=seconds_progress(bar))
+    bar, update = None, None
+
+    def progress(done: float, total: float) -> None:  # a bar only once encoding runs, on a terminal
+        nonlocal bar, update
+        if bar is None:
+            bar = tqdm(total=0, desc="seconds of video", unit="s", dynamic_ncols=True, leave=False)
+            update = seconds_progress(bar)
+        update(done, total)
+
+    try:
+        feats = encode_video(args.video, args.encoder, progress=progress if sys.stderr.isatty() else None)
+    finally:
+        if bar is not None:
+            bar.close()
     save_features(args.out, feats)
     print(f"{args.out}: features {feats.shape[0]} s x D={feats.shape[1]}")
     return 0
