@@ -22,6 +22,7 @@ from typing import ClassVar
 from kepp_core.data import LOADERS
 from kepp_core.errors import KeppError
 from kepp_core.paths import kepp_home
+from kepp_core.video.s3d_spec import S3DSpec, is_s3d
 
 # Option name -> environment variable the app reads.
 ENV = {
@@ -222,11 +223,16 @@ def config_value(path: Path, key: str, value):
 
 
 def resolve_encoder(spec: str, base: Path) -> str:
-    """A TorchScript spec as an absolute path (relative to ``base``); other specs as they are.
+    """A TorchScript spec as an absolute path (relative to ``base``), an S3D spec with its files'
+    paths absolute; other specs as they are.
 
     >>> resolve_encoder("builtin", Path("/x")), resolve_encoder("enc.pt", Path("/x"))
     ('builtin', '/x/enc.pt')
+    >>> resolve_encoder("s3d:s3d/s3d_howto100m.pth,batch=8", Path("/x"))
+    's3d:/x/s3d/s3d_howto100m.pth,batch=8'
     """
+    if is_s3d(spec):
+        return S3DSpec.parse(spec).resolved(base).text()
     if spec.endswith((".pt", ".pth", ".ts")) and not Path(spec).is_absolute():
         return str((base / spec).resolve())
     return spec

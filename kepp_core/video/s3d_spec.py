@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kepp_core.errors import KeppError
@@ -93,6 +93,27 @@ class S3DSpec:
         words = options.get("dict")
         return cls(Path(os.path.expanduser(path)), Path(os.path.expanduser(words)) if words else None, output,
                    int(size), device, int(batch) if batch is not None else None)
+
+    def text(self) -> str:
+        """The spec as a string (options only where they differ from the defaults).
+
+        >>> S3DSpec.parse("s3d:/w/s.pth,batch=8").text()
+        's3d:/w/s.pth,batch=8'
+        """
+        opts = [("dict", self.dictionary), ("output", None if self.output == "video_embedding" else self.output),
+                ("size", None if self.size == CROP else self.size), ("device", self.device), ("batch", self.batch)]
+        return PREFIX + str(self.weights) + "".join(f",{k}={v}" for k, v in opts if v is not None)
+
+    def resolved(self, base: Path) -> S3DSpec:
+        """The spec with relative weight and word-list paths made absolute against ``base``.
+
+        >>> S3DSpec.parse("s3d:w/s.pth,dict=d.npy").resolved(Path("/x")).text()
+        's3d:/x/w/s.pth,dict=/x/d.npy'
+        """
+        def absolute(p: Path | None) -> Path | None:
+            return None if p is None or p.is_absolute() else (Path(base) / p)
+        return replace(self, weights=absolute(self.weights) or self.weights,
+                       dictionary=absolute(self.dictionary) or self.dictionary)
 
     @property
     def dim(self) -> int:
