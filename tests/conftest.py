@@ -123,6 +123,15 @@ def s3d_world(tmp_path_factory) -> tuple[Path, Path]:
     return _locked_build(tmp_path_factory, "s3d-world", build_s3d_world)
 
 
+@pytest.fixture(scope="session")
+def s3d_official(s3d_world, tmp_path_factory) -> Path:
+    """Official-format checkpoints for ``s3d_world`` (observations of 3 s × 512 S3D values), imported:
+    the models folder."""
+    from tests.helpers.s3d import build_official_models
+
+    return _locked_build(tmp_path_factory, "s3d-official", lambda base: build_official_models(base, s3d_world[0]))
+
+
 # --- the shipped demo models ---------------------------------------------------------------
 DEMO_ASSETS = REPO_ROOT / "assets" / "demo"
 

@@ -21,7 +21,7 @@ import torch
 
 from kepp_core.errors import KeppError
 from tests.helpers.cli import assert_one_line_error, run_kepp
-from tests.helpers.s3d import SMALL, official_checkpoints, write_release
+from tests.helpers.s3d import SMALL, write_release
 
 TOL = 1e-4
 ENV = {"KEPP_THREADS": "1", "OMP_NUM_THREADS": "1"}
@@ -139,15 +139,9 @@ def world(s3d_world):
 
 
 @pytest.fixture(scope="module")
-def official(world, tmp_path_factory) -> Path:
+def official(s3d_official) -> Path:
     """Official-format checkpoints for the world's actions and 3 s x 512 observations, imported."""
-    root, _, ds = world
-    folder = tmp_path_factory.mktemp("official")
-    plan, step = official_checkpoints(folder, ds.num_actions, 3 * 512)
-    r = run_kepp("models", "import", "--plan", plan, "--step", step, "-T", 3, "--out", folder / "models",
-                 "--dataset", "demo", "--root", root, env=ENV)
-    assert r.returncode == 0, r.stderr
-    return folder / "models"
+    return s3d_official
 
 
 def test_kepp_plan_with_the_s3d_encoder_and_imported_official_models(world, official, tmp_path):

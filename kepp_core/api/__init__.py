@@ -48,6 +48,7 @@ from kepp_core.api.planning import (
     plan_clips,
     playable_videos,
     sampled_plans,
+    text_planner,
     video_features,
 )
 from kepp_core.api.protocols import (
@@ -83,7 +84,7 @@ __all__ = [
     "open_dataset", "plan_variants", "read_run_config", "read_run_log", "remembered", "trained_horizons",
     # planning
     "check_planner", "episode_clips", "llm_defaults", "llm_recommender", "load_planner", "observation_settings",
-    "plan_clips", "playable_videos", "sampled_plans", "video_features",
+    "plan_clips", "playable_videos", "sampled_plans", "text_planner", "video_features",
     # the graph
     "capped_subgraph", "graph_source", "retrieve", "scorer_names", "subgraph",
     # evaluated plans

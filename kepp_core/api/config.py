@@ -75,6 +75,16 @@ class AppConfig:
         root = self.root or "demo world (default)"
         return f"dataset **{self.dataset}** at `{root}`"
 
+    def grounding_encoders(self) -> dict[str, tuple[str, str]]:
+        """The S3D encoders among the allowed ones (their text tower grounds steps; the Plan page's
+        sidebar offers them): page id (``s3d1``, ``s3d2``, ...) -> ``(spec, label)``.
+
+        >>> AppConfig(encoders=("builtin", "s3d:/w/s3d_howto100m.pth")).grounding_encoders()
+        {'s3d1': ('s3d:/w/s3d_howto100m.pth', 'S3D s3d_howto100m.pth')}
+        """
+        specs = [e for e in self.encoders if is_s3d(e)]
+        return {f"s3d{k + 1}": (spec, S3DSpec.parse(spec).label) for k, spec in enumerate(specs)}
+
     def dataset_key(self) -> tuple:
         """Hashable identity of the configured dataset (a cache key)."""
         return (self.dataset, self.root, self.features, self.split_seed)

@@ -116,6 +116,13 @@ class S3DSpec:
                        dictionary=absolute(self.dictionary) or self.dictionary)
 
     @property
+    def label(self) -> str:
+        """A short readable name: ``S3D s3d_howto100m.pth`` (and the output and crop where not the defaults)."""
+        extra = [x for x in (None if self.output == "video_embedding" else self.output,
+                             None if self.size == CROP else f"{self.size} px") if x]
+        return f"S3D {self.weights.name}" + (f" ({', '.join(extra)})" if extra else "")
+
+    @property
     def dim(self) -> int:
         """The width of the features (512 for ``video_embedding``, 1024 for ``mixed_5c``)."""
         return OUTPUT_DIMS[self.output]

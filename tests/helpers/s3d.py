@@ -50,7 +50,8 @@ def official_checkpoints(folder: Path, actions: int, obs: int, horizon: int = 3,
 
 
 def build_s3d_world(base: Path) -> tuple[Path, Path]:
-    """``base/world``: a small synthetic world (14 videos, 64 px) whose features are re-extracted with
+    """``base/world``: a small synthetic world (24 short videos, 64 px; one training video held out for
+    validation, where a decoding choice is made) whose features are re-extracted with
     the S3D encoder (``base/s3d``: a release whose word list holds the world's step words; a 32-px
     crop): ``(world root, weights file)``. Built once (``base/ready`` marks it done)."""
     from kepp_core.data import load_dataset
@@ -60,7 +61,7 @@ def build_s3d_world(base: Path) -> tuple[Path, Path]:
     root, release_dir = base / "world", base / "s3d"
     if (base / "ready").is_file():
         return root, release_dir / "s3d_howto100m.pth"
-    generate_world(root, seed=0, videos=14, progress=False, step_min=1.0, step_max=1.5, idle=0.3, size=64)
+    generate_world(root, seed=0, videos=24, progress=False, step_min=0.8, step_max=1.0, idle=0.2, size=64)
     release = write_release(release_dir, step_words(load_dataset("demo", root).actions))
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # the suite runs two workers on two cores
@@ -70,3 +71,21 @@ def build_s3d_world(base: Path) -> tuple[Path, Path]:
         torch.set_num_threads(threads)
     (base / "ready").write_text("")
     return root, release
+
+
+def build_official_models(base: Path, world: Path) -> Path:
+    """``base/models``: official-format checkpoints for ``world``'s actions and observations of
+    3 s × 512 values (S3D's ``video_embedding``), imported with ``kepp models import`` (the world
+    as their dataset: its step names and the graph beside the planner). Built once."""
+    from kepp_core.cli import main
+    from kepp_core.data import load_dataset
+
+    models = base / "models"
+    if (base / "ready").is_file():
+        return models
+    plan, step = official_checkpoints(base / "official", load_dataset("demo", world).num_actions, 3 * 512)
+    code = main(["models", "import", "--plan", str(plan), "--step", str(step), "-T", "3", "--out", str(models),
+                 "--dataset", "demo", "--root", str(world)])
+    assert code == 0, "kepp models import could not import the test checkpoints"
+    (base / "ready").write_text("")
+    return models
