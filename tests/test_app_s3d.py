@@ -1,4 +1,4 @@
-"""The Plan page with the S3D encoder (issue 30): chosen in the sidebar, it draws the step timeline
+"""The Plan page with the S3D encoder: chosen in the sidebar, it draws the step timeline
 under the video (the text tower's best step per second, its top 3 on hover) and plans with models
 imported from the official code; with no model at all it plans with graph + text endpoints.
 

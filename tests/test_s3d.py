@@ -1,4 +1,4 @@
-"""The S3D HowTo100M network, its ``s3d:PATH`` encoder and its text tower (issue 30).
+"""The S3D HowTo100M network, its ``s3d:PATH`` encoder and its text tower.
 
 The reference outputs in ../shared/data/official-s3d were made by the reference code with weights
 drawn by a rule from each key; the rule rebuilds them here, so a faithful network reproduces the
@@ -283,3 +283,22 @@ def test_an_empty_step_list_on_the_command_line_is_one_line(release, two_videos)
     r = run_kepp("features", "ground", two_videos / "videos" / "a.mp4", "--encoder", f"s3d:{release}", "--steps",
                  env=ENV)
     assert_one_line_error(r, "--steps", "empty")
+
+
+def test_text_endpoints_serve_where_endpoint_distributions_do(world, official):
+    """The text tower's distributions have the endpoint model's interface: a planner decodes jointly
+    with them (mode dist, the +jdec rows' decoding), its why-table's endpoint probabilities theirs."""
+    from kepp_core import api
+    from kepp_core.graph.decoding import DecodeChoice
+
+    root, weights, ds = world
+    grounding = api.text_grounding(f"s3d:{weights},{SMALL}", dataset=ds)
+    assert grounding.temperature != 1.0  # fitted on the world's training episodes (S3D features)
+    planner = api.load_planner(official, 3, decode=False)
+    planner.decoding, planner.endpoint_model = DecodeChoice("dist", 1.0), grounding
+    video = next(v for v in ds.split("test") if v.video_file is not None)
+    feats = api.video_features(video)
+    result, v_start, v_goal = api.plan_clips(planner, feats, (0, 3), (5, 8), 3)
+    probs = np.exp(grounding.endpoint_log_probs(v_start.reshape(1, -1), v_goal.reshape(1, -1)))[0]
+    assert result.decoding["mode"] == "dist" and np.allclose(result.endpoint_probs, probs)
+    assert result.why[0]["endpoint"] == round(float(probs[0, result.plan[0]]), 4)
