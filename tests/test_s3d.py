@@ -302,3 +302,19 @@ def test_text_endpoints_serve_where_endpoint_distributions_do(world, official):
     probs = np.exp(grounding.endpoint_log_probs(v_start.reshape(1, -1), v_goal.reshape(1, -1)))[0]
     assert result.decoding["mode"] == "dist" and np.allclose(result.endpoint_probs, probs)
     assert result.why[0]["endpoint"] == round(float(probs[0, result.plan[0]]), 4)
+
+
+def test_graph_text_runs_in_a_protocol_with_its_encoder_key(world, tmp_path):
+    from kepp_core.protocol import parse_spec, run_protocol
+
+    root, weights, ds = world
+    spec = {"dataset": "demo", "root": str(root), "methods": ["graph-text", "graph-gt"], "seeds": 1,
+            "horizons": [3], "out": str(tmp_path / "protocol"), "pairs": [["graph-text", "graph-gt"]]}
+    with pytest.raises(KeppError, match="'graph-text' needs the S3D text tower: add encoder"):
+        parse_spec(dict(spec), "spec.toml")
+    assert "graph-text" not in parse_spec({k: v for k, v in spec.items() if k not in ("methods", "pairs")},
+                                          "spec.toml").methods  # a spec's default methods: none needs it
+    result = run_protocol(parse_spec({**spec, "encoder": f"s3d:{weights},{SMALL}"}, "spec.toml"), log=lambda s: None)
+    rows = {r["method"]: r for r in result["summary"]}
+    assert set(rows) == {"graph-text", "graph-gt"} and rows["graph-text"]["text_first_acc"] is not None
+    assert "text tower (S3D)" in (tmp_path / "protocol" / "results.md").read_text()
