@@ -99,24 +99,15 @@ def _windows(video: Path, spec: str, seconds: float | None):
     return np.concatenate(out)
 
 
-def _ours(windows, spec: str, batch: int):
-    """Our network on the windows; ``(embeddings [S, 512], seconds)``."""
-    import numpy as np
-    import torch
-
+def _ours(windows, spec: str):
+    """Our encoder's network on the windows (its batches, threads and device); ``(embeddings [S, 512], seconds)``."""
     from kepp_core.video.s3d import S3DEncoder
 
     enc = S3DEncoder(spec)
-    x = torch.from_numpy(windows[:1]).to(enc.net.device).permute(0, 4, 1, 2, 3).float().div_(255)
-    enc.net.video(x)  # warm-up: oneDNN builds its kernels on the first call of each shape
+    enc.embed(windows[:1])  # warm-up: oneDNN builds its kernels on the first call of each shape
     t0 = time.perf_counter()
-    out = []
-    for i in range(0, len(windows), batch):
-        x = torch.from_numpy(windows[i:i + batch]).to(enc.net.device).permute(0, 4, 1, 2, 3).float().div_(255)
-        out.append(enc.net.video(x)["video_embedding"].cpu().numpy())
-    if enc.net.device.type == "cuda":
-        torch.cuda.synchronize()
-    return np.concatenate(out), time.perf_counter() - t0
+    out = enc.embed(windows)  # (its last batch waits for the GPU: the embeddings come back to the CPU)
+    return out, time.perf_counter() - t0
 
 
 def _reference(windows, reference: Path, weights: Path, words: Path, batch: int, device: str):
@@ -150,7 +141,8 @@ def child(args) -> dict:
     import torch
 
     torch.set_num_threads(args.threads)
-    spec = f"s3d:{args.weights_file},batch={args.batch}" + (f",device={args.device}" if args.device else "")
+    spec = f"s3d:{args.weights_file}" + (f",batch={args.batch}" if args.batch else "") + \
+        (f",device={args.device}" if args.device else "")
     c0, t0 = _cpu(), time.perf_counter()
     if args.child == "encode":
         from kepp_core.video.encode import encode_file
@@ -166,18 +158,19 @@ def child(args) -> dict:
         return {"wall": time.perf_counter() - t0, "cpu": _cpu() - c0, "windows": len(windows), "peak_mb": _peak_mb()}
     c0 = _cpu()
     if args.child == "ours":
-        emb, wall = _ours(windows, spec, args.batch)
+        emb, wall = _ours(windows, spec)
     else:
         emb, wall = _reference(windows, Path(args.reference), Path(args.weights_file), Path(args.words_file),
-                               args.batch, args.device or "cpu")
+                               args.batch or 4, args.device or "cpu")
     np.save(args.out, emb)
     return {"wall": wall, "cpu": _cpu() - c0, "windows": len(windows), "peak_mb": _peak_mb()}
 
 
 def run_child(args, kind: str, **extra) -> dict:
     cmd = [sys.executable, __file__, "--child", kind, "--video", str(args.video), "--weights-file",
-           str(args.weights_file), "--words-file", str(args.words_file), "--threads", str(args.threads),
-           "--batch", str(args.batch)]
+           str(args.weights_file), "--words-file", str(args.words_file), "--threads", str(args.threads)]
+    if args.batch:
+        cmd += ["--batch", str(args.batch)]
     if args.device:
         cmd += ["--device", args.device]
     for k, v in extra.items():
@@ -211,7 +204,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=int, default=60, help="length of the test video")
     ap.add_argument("--threads", type=int, default=2, help="CPU threads (torch intra-op)")
-    ap.add_argument("--batch", type=int, default=4, help="one-second windows per network call")
+    ap.add_argument("--batch", type=int, default=None,
+                    help="one-second windows per network call (default: the encoder's, 2 on the CPU, 32 on a GPU)")
     ap.add_argument("--device", default=None, help="cuda: run the networks on the GPU (default: cpu)")
     ap.add_argument("--weights", default=None, help="s3d_howto100m.pth (default: the fixture's rule, same shapes)")
     ap.add_argument("--words", default=None, help="its s3d_dict.npy (default: beside the weights)")
@@ -242,7 +236,7 @@ def main() -> None:
         total = run_child(args, "encode")
         per_min = 60.0 / total["seconds"]
         print(f"S3D encoder: {total['seconds']:.0f} s of {WIDTH}x{HEIGHT} {NATIVE_FPS} fps video (written in "
-              f"{made:.0f} s), 16 fps / 224 px / 16-frame windows, batch {args.batch}, {args.threads} threads, "
+              f"{made:.0f} s), 16 fps / 224 px / 16-frame windows, batch {args.batch or 'default'}, {args.threads} threads, "
               f"device {args.device or 'cpu'}, load average {load:.1f} at start")
         print(f"{'stage':<34} {'wall s':>8} {'cpu s':>8} {'wall s per video-min':>21} {'peak RSS MB':>12}")
         for name, r in (("decode + crop (decord)", decode), ("network (windows in memory)", net),

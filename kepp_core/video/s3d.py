@@ -41,6 +41,7 @@ from __future__ import annotations
 import math
 import os
 import pickle
+from concurrent.futures import ThreadPoolExecutor
 import re
 import zipfile
 import zlib
@@ -524,7 +525,9 @@ def second_windows(frames: np.ndarray, fps: float, crop: int = CROP) -> np.ndarr
 class S3DEncoder:
     """The ``s3d:PATH`` feature encoder: one S3D feature per second of video (the sampling of
     :mod:`~kepp_core.video.s3d_spec`), the windows run through the network in batches of
-    ``batch`` on the spec's device (default: the GPU where there is one).
+    ``batch`` on the spec's device (default: the GPU where there is one). On the CPU the batches
+    run on as many threads as torch has intra-op threads, each batch on one: batches in parallel
+    spend far less CPU time than threads that meet inside every operation (on busy cores above all).
 
     ``decode_size``, ``exact_fps``, ``min_frames`` and ``chunk_seconds`` tell the decoder
     (:func:`kepp_core.video.encode.encode_file`) to decode at the crop's scale, at exactly
@@ -540,7 +543,7 @@ class S3DEncoder:
         self.spec = S3DSpec.parse(spec) if isinstance(spec, str) else spec
         self.name, self.dim, self.output = self.spec.name, self.spec.dim, self.spec.output
         self.net = network or S3D.load(self.spec.weights, self.spec.dictionary, self.spec.device or default_device())
-        self.batch = self.spec.batch or (32 if self.net.device.type == "cuda" else 4)
+        self.batch = self.spec.batch or (32 if self.net.device.type == "cuda" else 2)
         self.chunk_seconds = self.batch * max(1, 16 // self.batch)  # ~16 s of frames in memory at once
 
     def decode_size(self, width: int, height: int) -> tuple[int, int]:
@@ -548,10 +551,21 @@ class S3DEncoder:
         return decode_size(width, height, self.spec.size)
 
     def __call__(self, frames: np.ndarray, fps: float) -> np.ndarray:
-        windows = second_windows(frames, fps, self.spec.size)
-        out = []
-        for i in range(0, len(windows), self.batch):
-            x = torch.from_numpy(windows[i:i + self.batch]).to(self.net.device)
-            x = x.permute(0, 4, 1, 2, 3).float().div_(255.0)
-            out.append(self.net.video(x)[self.output].float().cpu().numpy())
-        return np.concatenate(out).astype(np.float32)
+        return self.embed(second_windows(frames, fps, self.spec.size))
+
+    def embed(self, windows: np.ndarray) -> np.ndarray:
+        """The chosen output ``[S, D]`` of one-second windows ``[S, WINDOW, crop, crop, 3]`` uint8."""
+        batches = [windows[i:i + self.batch] for i in range(0, len(windows), self.batch)]
+        workers = torch.get_num_threads()
+        if self.net.device.type != "cpu" or workers == 1 or len(batches) == 1:
+            return np.concatenate([self._embed(b) for b in batches])
+        torch.set_num_threads(1)  # each batch on one thread, the batches in parallel
+        try:
+            with ThreadPoolExecutor(workers) as pool:
+                return np.concatenate(list(pool.map(self._embed, batches)))
+        finally:
+            torch.set_num_threads(workers)
+
+    def _embed(self, windows: np.ndarray) -> np.ndarray:
+        x = torch.from_numpy(windows).to(self.net.device).permute(0, 4, 1, 2, 3).float().div_(255.0)
+        return self.net.video(x)[self.output].float().cpu().numpy().astype(np.float32)
