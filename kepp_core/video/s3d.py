@@ -289,12 +289,17 @@ def max_pool(x: torch.Tensor, kernel, stride, padding=0, ceil_mode: bool = False
 
 def same_pool(x: torch.Tensor, kernel: tuple[int, ...], stride: tuple[int, ...]) -> torch.Tensor:
     """Max pool of ``[B, T, H, W, C]`` with TensorFlow's "SAME" padding: zeros, ``max(kernel -
-    stride, 0)`` split floor/ceil per axis, then a ceil-mode pool."""
+    stride, 0)`` split floor/ceil per axis, then a ceil-mode pool. Where every padded axis is even
+    and the padding is one trailing position (the network's usual case), the pool's own ceil mode
+    gives the same windows over the same values (the inputs follow a ReLU: a zero never wins), so
+    nothing is copied."""
     pad = [0, 0]  # F.pad lists the last axis (channels) first
     for k, s in zip(reversed(kernel), reversed(stride)):
         total = max(k - s, 0)
         pad += [total // 2, total - total // 2]
-    return max_pool(F.pad(x, pad), kernel, stride, ceil_mode=True)
+    trailing_one = all(a == 0 and b in (0, 1) for a, b in zip(pad[2::2], pad[3::2]))
+    even = all(n % 2 == 0 for n, b in zip(reversed(x.shape[1:4]), pad[3::2]) if b)
+    return max_pool(x if trailing_one and even else F.pad(x, pad), kernel, stride, ceil_mode=True)
 
 
 class Inception(nn.Module):
