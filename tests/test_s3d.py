@@ -318,3 +318,20 @@ def test_graph_text_runs_in_a_protocol_with_its_encoder_key(world, tmp_path):
     rows = {r["method"]: r for r in result["summary"]}
     assert set(rows) == {"graph-text", "graph-gt"} and rows["graph-text"]["text_first_acc"] is not None
     assert "text tower (S3D)" in (tmp_path / "protocol" / "results.md").read_text()
+
+
+@pytest.mark.parametrize("shape", [(2, 8, 56, 56, 3), (1, 7, 55, 54, 2), (1, 3, 7, 7, 2), (1, 2, 2, 2, 1)])
+def test_same_pool_equals_the_zero_padded_pool_of_the_reference(shape):
+    """TensorFlow "SAME" pooling as the reference code does it (zeros padded, then a ceil-mode
+    pool) against the network's (the pool's own ceil mode where the result is the same)."""
+    from torch.nn import functional as F
+
+    from kepp_core.video.s3d import POOL_BEFORE, same_pool
+
+    x = torch.rand(shape)
+    for kernel, stride in POOL_BEFORE.values():
+        pad = [0, 0]
+        for k, s in zip(reversed(kernel), reversed(stride)):
+            pad += [max(k - s, 0) // 2, max(k - s, 0) - max(k - s, 0) // 2]
+        ref = F.max_pool3d(F.pad(x, pad).permute(0, 4, 1, 2, 3), kernel, stride, ceil_mode=True).permute(0, 2, 3, 4, 1)
+        assert torch.equal(same_pool(x, kernel, stride), ref)
