@@ -40,7 +40,7 @@ def trained(tmp_path_factory):
 
 def test_kepp_train_stores_one_fitted_temperature_per_head_and_loading_applies_it(trained):
     from kepp_core.catalog import ENDPOINTS, model_folder
-    from kepp_core.graph.endpoints import calibrated_log_probs
+    from kepp_core.models.endpoint_probs import calibrated_log_probs
     from kepp_core.models.checkpoint import load_checkpoint
 
     world, models, _, _ = trained

@@ -59,6 +59,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kepp_core.arrays import as_numpy, float_array
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.graph.build import ProcedureGraph
 from kepp_core.graph.history import HistoryScorer
@@ -87,24 +88,9 @@ class Decoding:
 
 
 # --- inputs ----------------------------------------------------------------------------------
-def float_array(x, name: str) -> np.ndarray:
-    """``x`` (numpy, torch or nested lists) as a float64 array; NaN or +inf is a KeppError."""
-    if hasattr(x, "detach"):
-        x = x.detach().cpu().numpy()
-    try:
-        arr = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError) as e:
-        raise KeppError(f"{name} must be an array of numbers ({e})") from None
-    if np.isnan(arr).any() or np.isposinf(arr).any():
-        raise KeppError(f"{name} contains NaN or +inf values (expected finite scores)")
-    return arr
-
-
 def _indices(x, name: str, shape: tuple[int, ...], num_actions: int) -> np.ndarray:
     """Action indices of the given ``shape`` (a scalar is broadcast), each in ``0..A-1``."""
-    if hasattr(x, "detach"):
-        x = x.detach().cpu().numpy()
-    arr = np.asarray(x)
+    arr = as_numpy(x)
     if arr.size and not np.issubdtype(arr.dtype, np.integer):
         raise KeppError(f"{name} must hold integer action indices, got dtype {arr.dtype}")
     if arr.ndim == 0:
@@ -256,7 +242,7 @@ def _endpoint_terms(mode: str, n: int, horizon: int, a: int, start, goal, start_
         if mode == "pinned":
             idx, conf = _indices(cand, name, (n,), a)[:, None], np.zeros((n, 1))
         else:
-            raw = np.asarray(cand.detach().cpu().numpy() if hasattr(cand, "detach") else cand)
+            raw = as_numpy(cand)
             if raw.ndim == 1:
                 raw = raw[:, None]
             if raw.ndim != 2 or raw.shape[0] != n or raw.shape[1] < 1:
@@ -276,9 +262,8 @@ def _endpoint_terms(mode: str, n: int, horizon: int, a: int, start, goal, start_
 def _log_weights(x, name: str, n: int, a: int) -> np.ndarray:
     """Per-query log-weights ``[N, A]`` (``-inf`` allowed; a boolean mask is 0 / ``-inf``), each
     row with at least one possible action."""
-    if hasattr(x, "detach"):
-        x = x.detach().cpu().numpy()
-    if np.asarray(x).dtype == bool:
+    x = as_numpy(x)
+    if x.dtype == bool:
         x = np.where(np.asarray(x), 0.0, -np.inf)
     w = float_array(x, name)
     if w.shape != (n, a):
@@ -547,6 +532,6 @@ def _row_endpoints(q: int, mode: str, start, goal, start_logp, goal_logp) -> tup
     def row(x):
         if x is None:
             return None
-        arr = np.asarray(x.detach().cpu().numpy() if hasattr(x, "detach") else x)
+        arr = as_numpy(x)
         return arr[q:q + 1] if arr.ndim else arr
     return row(start), row(goal), row(start_logp), row(goal_logp)
