@@ -55,10 +55,9 @@ import numpy as np
 
 from kepp_core.data import LOADERS, load_dataset
 from kepp_core.data.episodes import SETTINGS
-from kepp_core.data.records import Dataset
+from kepp_core.data.records import Dataset, restrict_train
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.evaluation.methods import LABELS, LLM_METHODS, REGISTRY, evaluate_horizon, get_method
-from kepp_core.evaluation.methods.decoded import restrict_train
 from kepp_core.evaluation.options import TOPK, DecodeOverride, EvalOptions, parse_decode_mode
 from kepp_core.evaluation.records import episode_records, write_records
 from kepp_core.evaluation.report import ENDPOINT_MODELS, STEP_METRICS

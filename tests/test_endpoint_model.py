@@ -90,7 +90,7 @@ def test_the_new_rows_run_through_kepp_eval_into_the_records_and_the_failure_ana
     for m in ROWS:
         o = outcome_from_record(recs[0], m)
         assert list(o.plan) == recs[0]["plans"][m]
-    from kepp_core.evaluation.methods.decoded import cache_file
+    from kepp_core.evaluation.methods.choice import cache_file
 
     assert not (models / "T3" / "decoding.json").exists()  # kept in the cache home, as the +dec rows' choices
     choices = json.loads(cache_file(models / "T3").read_text())

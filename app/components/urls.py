@@ -10,7 +10,8 @@ __all__ = ["method_model", "plan_model_id", "plan_query"]
 
 def method_model(method: str) -> catalog.ModelRole | None:
     """The planning model the evaluation ``method`` ran, when the Plan page can run it
-    (:attr:`kepp_core.catalog.MethodEntry.plan_page_role`), or None (a baseline).
+    (the planning model the KEPP planner runs as that row: :attr:`kepp_core.catalog.MethodEntry.planner_role`),
+    or None (a baseline, a decoded row).
 
     >>> [plan_model_id(method_model(m)) for m in ("kepp-R2", "kepp-nograph", "kepp-R1-struct")]
     ['graph-R2', 'none', 'graph-R1-struct']
@@ -18,7 +19,7 @@ def method_model(method: str) -> catalog.ModelRole | None:
     True
     """
     entry = catalog.find_method(method)
-    return entry.plan_page_role if entry is not None else None
+    return entry.planner_role if entry is not None else None
 
 
 def plan_model_id(role: catalog.ModelRole) -> str:

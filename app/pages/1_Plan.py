@@ -251,7 +251,7 @@ with out_left:
     if llm_url.strip():
         st.subheader("LLM recommendation")
         with backend.guarded(stop=False), st.spinner("Asking the LLM…"):
-            plans.show_llm_plan(ds, backend.llm_recommendation(llm_url, llm_model, llm_mapper, ds, *result.endpoints, T),
+            plans.show_llm_plan(ds, backend.llm_recommendation(llm_url, llm_model, llm_mapper, ds, *result.step_endpoints, T),
                                 truth)
     if not cfg.presentation:
         plans.show_plan(ds, result, truth)
@@ -271,5 +271,5 @@ with out_left:
         plans.show_details(ds, result)
 with out_right if out_right is not None else st.container():  # full width, beside the plan when presenting
     with backend.guarded(stop=False):
-        network.plan_graph_panel(planner.graph, result.endpoints, graph_paths(result, condition, R), truth,
+        network.plan_graph_panel(planner.graph, result.step_endpoints, graph_paths(result, condition, R), truth,
                                  key="plan", title=f"P²KG around the plan (T={T})")
