@@ -17,7 +17,7 @@ import streamlit as st
 from components.text import md
 from kepp_core import api
 from kepp_core.api import AppConfig
-from kepp_core.catalog import LOG_FILE, parse_plan_model_id, plan_model_id
+from kepp_core.catalog import LOG_FILE, models_dir, parse_plan_model_id, plan_model_id
 from kepp_core.errors import KeppError
 
 # The Plan page's sampler choices: the models' own (as trained and evaluated) or a fast DDIM.
@@ -228,7 +228,7 @@ def planner(cfg: AppConfig, horizon: int, role, method: str, ds, sampler: str = 
     root = models_root(cfg)
     p = _planner(str(root), horizon, plan_model_id(role), method, cfg.graph, *SAMPLER_CHOICES[sampler],
                  cfg.dataset_key(), ds)
-    api.check_planner(p, ds, where=f"{root}/T{horizon}")
+    api.check_planner(p, ds, where=str(models_dir(root, horizon)))
     return p
 
 

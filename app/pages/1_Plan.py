@@ -15,7 +15,7 @@ from components.urls import plan_model_id
 from components.text import dataset_caption, md, md_code, plan_text
 from components.uploads import store_example, store_upload
 from kepp_core import api
-from kepp_core.catalog import scorer_label
+from kepp_core.catalog import models_dir, scorer_label
 
 cfg = page_setup("Plan")
 title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")
@@ -63,7 +63,7 @@ if T not in horizons:
 with backend.guarded():
     variants = api.plan_variants(root, T)
 if not variants:
-    st.error(f"`{root}/T{T}` has a step model but no planning model.")
+    st.error(f"`{models_dir(root, T)}` has a step model but no planning model.")
     st.stop()
 model_ids = {label: plan_model_id(role) for label, role in variants.items()}
 link.seed("plan_variant", "model", list(variants), lambda m: {v: k for k, v in model_ids.items()}[m])
@@ -237,7 +237,7 @@ st.markdown('<div class="kepp-result" style="scroll-margin-top:64px"></div>', un
 if cfg.presentation and st.session_state.pop("plan_scroll", None):
     scenes.scroll_to(".kepp-result")
 if not cfg.presentation:
-    st.caption(f"Planned by {md_code(f'{root.name}/T{T}')} ({md(variant)}; {plans.recommendation_text(condition, scorer_label(scorer), R)}"
+    st.caption(f"Planned by {md_code(str(models_dir(root, T).relative_to(root.parent)))} ({md(variant)}; {plans.recommendation_text(condition, scorer_label(scorer), R)}"
                f"sampler {planner.sampler}{f', {planner.sampler_steps} steps' if planner.sampler == 'ddim' else ''}) "
                f"on dataset **{md(ds.name)}** with features from encoder **{md(enc['encoder'] or 'unknown')}** · "
                f"{saved['seconds'] * 1000:.0f} ms in all (model {result.timings['total']:.0f} ms)")

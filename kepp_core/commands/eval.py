@@ -130,10 +130,10 @@ def _eval(args) -> int:
 def _seconds(root: Path, horizon: int) -> int:
     """Seconds per observation ``M`` the step model of ``ROOT/T<h>`` was made for (the default
     where there is none: the methods that need it are skipped)."""
-    from kepp_core.catalog import ModelRole, model_folder
+    from kepp_core.catalog import STEP, model_folder, models_dir
     from kepp_core.models.spec import DEFAULT_M, load_spec
 
-    folder = root / f"T{horizon}" / model_folder(ModelRole("step"))
+    folder = models_dir(root, horizon) / model_folder(STEP)
     try:
         return load_spec(folder).m if folder.is_dir() else DEFAULT_M
     except KeppError:
