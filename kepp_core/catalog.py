@@ -409,8 +409,10 @@ SIGNIFICANCE = 0.05  # the level a paired difference is called significant at
 
 # --- failure patterns (the paper's failure analysis) ---------------------------------------------------------
 PATTERNS = ("wrong_endpoint", "same_start_end", "repeated_subsequence", "other")
+# "wrong_endpoint" is judged on the predicted endpoints â₁, â_T (the step model's; a method without one:
+# its plan's own ends), so its label names them; the ends slice below is judged on the plan's own ends.
 PATTERN_LABELS = {
-    "wrong_endpoint": "wrong first/last step",
+    "wrong_endpoint": "wrong â₁ or â_T (predicted endpoints)",
     "same_start_end": "same start and end step",
     "repeated_subsequence": "repeated sub-sequence",
     "other": "other",
@@ -421,7 +423,7 @@ def pattern_label(pattern: str | None) -> str:
     """A failure pattern's readable name; a comma-separated list of patterns is named one by one.
 
     >>> pattern_label("wrong_endpoint, repeated_subsequence")
-    'wrong first/last step, repeated sub-sequence'
+    'wrong â₁ or â_T (predicted endpoints), repeated sub-sequence'
     >>> pattern_label("")
     '—'
     """
@@ -429,14 +431,45 @@ def pattern_label(pattern: str | None) -> str:
     return ", ".join(PATTERN_LABELS.get(p, p.replace("_", " ")) for p in names) or "—"
 
 
-# --- slices (metrics by slice: kepp_core.evaluation.slices) ----------------------------------------------------
-# What the evaluated episodes of a method can be cut by, with each cut's readable name, and the
-# values of the cuts that are not data (a pattern slice of successes; endpoints right or wrong).
-SLICE_BY = {"task": "task", "pattern": "failure pattern", "horizon": "horizon (T)", "endpoints": "endpoints"}
-SLICE_SUCCESS = "success"
-SLICE_ENDS_RIGHT, SLICE_ENDS_WRONG = "right", "wrong"
-SLICE_VALUE_LABELS = {SLICE_SUCCESS: "success (no failure)", SLICE_ENDS_RIGHT: "first and last step right",
-                      SLICE_ENDS_WRONG: "first or last step wrong"}
+# --- slices (metrics by slice: kepp_core.evaluation.slices holds each cut's rule) -------------------------------
+SLICE_SUCCESS = "success"  # the pattern slice of the episodes planned right
+SLICE_ENDS_RIGHT, SLICE_ENDS_WRONG = "right", "wrong"  # the ends slice's values
+
+
+@dataclass(frozen=True)
+class SliceCut:
+    """One way to cut a method's evaluated episodes: its ``name`` (a URL's ``by=``, the API's ``by``),
+    its readable ``label``, the readable names of the values that are not data (``value_labels``, in
+    reading order), how a value reads otherwise (``value_format``) and whether the cut spans every
+    horizon (the horizon cut: its table counts every T and its values are horizons, ``int``)."""
+
+    name: str
+    label: str
+    value_labels: dict[str, str] = field(default_factory=dict)
+    value_format: str = "{}"
+    every_horizon: bool = False
+
+    def value_label(self, value: str, names: dict[str, str] | None = None) -> str:
+        """A value's readable name (``names``: readable names of data values, e.g. the task names).
+
+        >>> SLICE_CUTS["horizon"].value_label("4"), SLICE_CUTS["ends"].value_label("wrong")
+        ('T=4', "the plan's first or last step wrong")
+        """
+        if value in self.value_labels:
+            return self.value_labels[value]
+        return self.value_format.format((names or {}).get(value, value))
+
+
+# Every cut, in the order a page offers them.
+SLICE_CUTS = {c.name: c for c in (
+    SliceCut("task", "task"),
+    SliceCut("pattern", "failure pattern", {SLICE_SUCCESS: "success (no failure)", **PATTERN_LABELS}),
+    SliceCut("horizon", "horizon (T)", value_format="T={}", every_horizon=True),
+    SliceCut("ends", "the plan's ends", {SLICE_ENDS_RIGHT: "the plan's first and last step right",
+                                         SLICE_ENDS_WRONG: "the plan's first or last step wrong"}),
+)}
+SLICE_BY = {name: cut.label for name, cut in SLICE_CUTS.items()}  # each cut's readable name
+
 
 # --- path scorers (how the graph ranks the paths between two steps) -------------------------------------------
 # The readable name of each path scorer of kepp_core.graph (its registry lists the names).

@@ -20,7 +20,8 @@ title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")
 title_col.title("Failure cases")
 if not cfg.presentation:
     st.caption("Every failed test episode (plan ≠ ground truth) is filed under the first pattern that applies: "
-               "wrong first/last step from the step model; ground truth starting and ending with the same step "
+               "a wrong predicted endpoint (the step model's â₁ or â_T; without a step model, the plan's own first "
+               "or last step); ground truth starting and ending with the same step "
                "(the graph proposes loops); a repeated sub-sequence in the true or predicted plan; other.")
 
 with backend.guarded():

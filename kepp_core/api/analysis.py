@@ -208,10 +208,10 @@ def method_horizon_table(preds) -> tuple[object, dict[str, str]]:
 # --- metrics by slice ---------------------------------------------------------------------------------------
 def slice_table(preds, method: str, by: str = "task", reference: str | None = None, horizon: int | None = None):
     """``method``'s episodes of a predictions table (of ``horizon``, or all) by slice, compared with
-    ``reference``: a :class:`~kepp_core.evaluation.slices.SliceTable` (its ``table`` has count, SR,
-    mAcc and ends right per slice, the differences and the paired p-value;
-    ``select(rows, value)`` keeps the rows of one slice). See :mod:`kepp_core.evaluation.slices`."""
-    from kepp_core.evaluation.slices import SliceTable, slice_table as table_of  # pandas: only when a page asks
+    ``reference``: :func:`kepp_core.evaluation.slices.slice_table` (a
+    :class:`~kepp_core.evaluation.slices.SliceTable`: its ``table`` has count, SR, mAcc and ends right
+    per slice, the differences and the paired p-value; ``select(rows, value)`` keeps the rows of one
+    slice)."""
+    from kepp_core.evaluation.slices import slice_table as table_of  # pandas: only when a page asks
 
-    return SliceTable(by, method, reference, None if horizon is None else int(horizon),
-                      table_of(preds, method, by, reference, horizon))
+    return table_of(preds, method, by, reference, horizon)
