@@ -412,7 +412,7 @@ PATTERNS = ("wrong_endpoint", "same_start_end", "repeated_subsequence", "other")
 # "wrong_endpoint" is judged on the predicted endpoints â₁, â_T (the step model's; a method without one:
 # its plan's own ends), so its label names them; the ends slice below is judged on the plan's own ends.
 PATTERN_LABELS = {
-    "wrong_endpoint": "wrong â₁ or â_T (predicted endpoints)",
+    "wrong_endpoint": "wrong predicted endpoint",
     "same_start_end": "same start and end step",
     "repeated_subsequence": "repeated sub-sequence",
     "other": "other",
@@ -423,7 +423,7 @@ def pattern_label(pattern: str | None) -> str:
     """A failure pattern's readable name; a comma-separated list of patterns is named one by one.
 
     >>> pattern_label("wrong_endpoint, repeated_subsequence")
-    'wrong â₁ or â_T (predicted endpoints), repeated sub-sequence'
+    'wrong predicted endpoint, repeated sub-sequence'
     >>> pattern_label("")
     '—'
     """

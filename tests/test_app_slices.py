@@ -233,7 +233,7 @@ def test_the_episodes_of_a_slice_export_as_csv_every_row_not_one_page(monkeypatc
     preds = prediction_table(demo_env)
     run = preds[(preds["method"] == "kepp-R2") & (preds["horizon"] == 3)]
     assert len(table) == (run["pattern"] == "wrong_endpoint").sum() > 50  # more than one page
-    assert set(table["pattern"]) == {"wrong first/last step"}  # the primary pattern, as the slice
+    assert set(table["pattern"]) == {"wrong predicted endpoint"}  # the primary pattern, as the slice
 
 
 def test_a_method_without_records_at_the_horizon_is_a_message_not_a_traceback(monkeypatch, demo_env, tmp_path):

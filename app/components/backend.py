@@ -27,14 +27,15 @@ LLM_MAPPERS = {"MiniLM sentence embeddings": "minilm", "lexical (no model)": "le
 
 
 @contextlib.contextmanager
-def guarded(stop: bool = True) -> Iterator[None]:
-    """Show a KeppError as a message in the page instead of a traceback (and stop the page)."""
+def guarded(stop: bool = True, link=None) -> Iterator[None]:
+    """Show a KeppError as a message in the page instead of a traceback (and stop the page: through
+    ``link.stop()`` where the page keeps its state in a link, which publishes it first)."""
     try:
         yield
     except KeppError as e:
         st.error(md(str(e)), icon=":material/warning:")
         if stop:
-            st.stop()
+            link.stop() if link is not None else st.stop()
 
 
 # --- the workspace: dataset, graph, models, records ----------------------------------------------

@@ -42,7 +42,7 @@ def slice_label(by: str, value: str, task_names: Mapping[str, str] | None = None
     """A slice's readable name.
 
     >>> slice_label("horizon", "4"), slice_label("pattern", "wrong_endpoint"), slice_label("ends", "wrong")
-    ('T=4', 'wrong â₁ or â_T (predicted endpoints)', "the plan's first or last step wrong")
+    ('T=4', 'wrong predicted endpoint', "the plan's first or last step wrong")
     >>> slice_label("task", "tea", {"tea": "make tea"}), slice_label("pattern", "success")
     ('make tea', 'success (no failure)')
     """
