@@ -126,7 +126,7 @@ def check_weight(lam, what: str = "transition weight lam") -> float:
     """
     if isinstance(lam, bool) or not isinstance(lam, (int, float, np.floating, np.integer)) \
             or not math.isfinite(lam) or lam < 0:
-        raise KeppError(f"{what} {lam!r}: expected a finite number >= 0")
+        raise KeppError(f"{what}={lam!r} is invalid (expected a finite number >= 0)")
     return float(lam)
 
 
