@@ -287,20 +287,23 @@ def test_an_empty_step_list_on_the_command_line_is_one_line(release, two_videos)
 
 def test_text_endpoints_serve_where_endpoint_distributions_do(world, official):
     """The text tower's distributions have the endpoint model's interface: a planner decodes jointly
-    with them (mode dist, the +jdec rows' decoding), its why-table's endpoint probabilities theirs."""
+    with them (mode dist, the +jdec rows' decoding), its endpoint probabilities and why-table theirs."""
     from kepp_core import api
     from kepp_core.graph.decoding import DecodeChoice
+    from kepp_core.planner import PlannerDecoding
 
     root, weights, ds = world
     grounding = api.text_grounding(f"s3d:{weights},{SMALL}", dataset=ds)
     assert grounding.temperature != 1.0  # fitted on the world's training episodes (S3D features)
     planner = api.load_planner(official, 3, decode=False)
-    planner.decoding, planner.endpoint_model = DecodeChoice("dist", 1.0), grounding
+    planner.decoding = PlannerDecoding(choice=DecodeChoice("dist", 1.0), method="kepp-R1+jdec", source="test",
+                                       endpoint_model=Path("the S3D text tower"))
+    planner.endpoint_model = grounding
     video = next(v for v in ds.split("test") if v.video_file is not None)
     feats = api.video_features(video)
     result, v_start, v_goal = api.plan_clips(planner, feats, (0, 3), (5, 8), 3)
     probs = np.exp(grounding.endpoint_log_probs(v_start.reshape(1, -1), v_goal.reshape(1, -1)))[0]
-    assert result.decoding["mode"] == "dist" and np.allclose(result.endpoint_probs, probs)
+    assert result.decoding["mode"] == "dist" and np.allclose(result.endpoint_model_probs, probs)
     assert result.why[0]["endpoint"] == round(float(probs[0, result.plan[0]]), 4)
 
 

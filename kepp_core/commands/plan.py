@@ -67,8 +67,8 @@ def _plan(args) -> int:
     if not models.is_dir():
         raise KeppError(f"{models}: models folder not found (--models; train one with 'kepp train all')")
     dataset = (lambda: dataset_from_args(args)) if _dataset_given(args, models, role) else None
-    planner = api.load_planner(models, args.horizon, role.condition, role.R, dataset=dataset,
-                               decode=not args.raw, save_decoding=args.save_decoding, structured=role.structured)
+    planner = api.load_planner(models, args.horizon, role, dataset=dataset, decode=not args.raw,
+                               save_decoding=args.save_decoding)
     planner.seed = args.seed
     video = source.suffix.lower() not in FEATURE_SUFFIXES
     if video:  # encoded with the models' encoder (or --encoder), once its width is known to fit
@@ -115,13 +115,13 @@ def _dataset_given(args, models: Path, role) -> bool:
     """Whether the dataset arguments name the dataset the models were trained on (to choose a missing
     decoding on its validation videos): given with --root or --dataset, or the default demo world,
     except for models imported from the official code (never trained on it)."""
-    from kepp_core.catalog import model_folder
+    from kepp_core.catalog import model_folder, models_dir
     from kepp_core.models.official import imported_from
     from kepp_core.models.spec import load_spec
 
     if args.root is not None or args.dataset != "demo":
         return True
-    folder = models / f"T{args.horizon}" / model_folder(role)
+    folder = models_dir(models, args.horizon) / model_folder(role)
     return not (folder.is_dir() and imported_from(dict(load_spec(folder).config)))
 
 
@@ -143,13 +143,10 @@ def _print(out: dict, result) -> None:
     from kepp_core.commands._common import print_table
 
     dec = out["decoding"]
-    how = (f"graph decoding: mode {dec['mode']}, λ={dec['lam']:g}, endpoint probabilities of the "
-           f"{dec['endpoints']} (choice in {dec['source']})" if dec
-           else "no graph decoding: the planning model's argmax plan")
     print(f"plan (T={out['horizon']}): " + " → ".join(out["plan_labels"]))
     if dec:
         print("before decoding: " + " → ".join(out["raw_plan_labels"]))
-    print(how)
+    print(result.decoding_text + (f" Choice kept in {dec['source']}." if dec else ""))
     for name in ("first", "last"):
         top = ", ".join(f"{e['label']} {e['probability']:.3f}" for e in out["endpoint_top"].get(name, []))
         print(f"{name} step ({dec['endpoints'] if dec else 'step model'}): {top}")

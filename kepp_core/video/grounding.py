@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kepp_core.arrays import as_numpy
 from kepp_core.errors import KeppError
 
 DEFAULT_TEMPERATURE = 1.0  # MIL-NCE trains on the raw dot products: its own logits
@@ -65,7 +66,7 @@ class StepTexts:
 
 
 def _as_array(x) -> np.ndarray:
-    return np.asarray(x.detach().cpu().numpy() if hasattr(x, "detach") else x, dtype=np.float64)
+    return np.asarray(as_numpy(x), dtype=np.float64)
 
 
 def second_scores(features, texts: StepTexts) -> np.ndarray:

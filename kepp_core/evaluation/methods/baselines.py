@@ -47,14 +47,14 @@ class GraphZeroShot(Method):
     those the S3D text tower scores highest for the start and goal clips (``graph-text``)."""
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
-        if self.entry.endpoints == TRUTH:
+        if self.entry.endpoints_from == TRUTH:
             ends = ctx.gt[:, [0, -1]]
-        elif self.entry.endpoints == ENDPOINT_MODEL:
+        elif self.entry.endpoints_from == ENDPOINT_MODEL:
             ends = ctx.endpoint_model_log_probs().argmax(-1)
-        elif self.entry.endpoints == TEXT:
+        elif self.entry.endpoints_from == TEXT:
             ends = ctx.text_log_probs().argmax(-1)
         else:
-            ends = ctx.endpoints()
+            ends = ctx.step_endpoints()
         return MethodOutput(top_paths(ctx.graph, ends, ctx.horizon, self.entry.R))
 
 
