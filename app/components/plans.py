@@ -10,15 +10,21 @@ import streamlit as st
 
 from components.charts import show_table, step_cards
 from components.text import md, plan_text
+from kepp_core.catalog import PREDICTED, TEXT
+
+# What predicted a plan's first and last step, as the page names it (PlanResult.endpoints_from).
+ENDPOINT_SOURCES = {PREDICTED: "Step model", TEXT: "Text tower (S3D)"}
 
 
 def show_endpoints(ds, result, truth: Sequence[int] | None) -> None:
-    """â₁ and â_T with the step model's confidence (and whether they are right)."""
-    st.subheader("Step model")
+    """â₁ and â_T with the confidence of what predicted them (the step model, or the S3D text tower
+    of a plan made with no trained model: ``result.endpoints_from``) and whether they are right."""
+    source = ENDPOINT_SOURCES.get(result.endpoints_from, result.endpoints_from)
+    st.subheader(source)
     e1, e2 = st.columns(2)
     for col, name, a, score, t_i in [(e1, "first step â₁", result.step_endpoints[0], result.step_scores[0], 0),
                                      (e2, "last step â_T", result.step_endpoints[1], result.step_scores[1], -1)]:
-        col.metric(name, ds.actions[a], help="the step model's prediction and its confidence")
+        col.metric(name, ds.actions[a], help=f"the {source[0].lower() + source[1:]}'s prediction and its confidence")
         verdict = "" if truth is None else (" · :green-badge[correct]" if a == truth[t_i] else
                                             f" · :red-badge[wrong: truth is {md(ds.actions[truth[t_i]])}]")
         col.markdown(f"confidence {score:.2f}{verdict}")
