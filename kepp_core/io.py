@@ -211,25 +211,69 @@ def _renamed_over(tmp: str, path: Path) -> Iterator[None]:
         raise
 
 
+MAX_LINE_BYTES = 16 * 2**20  # one line of a JSON-lines file: a plan or a record, never more
+
+
+@contextlib.contextmanager
+def open_regular(path: str | os.PathLike) -> Iterator[IO[bytes]]:
+    """``path`` opened for reading in binary, only when it is a regular file (through symlinks): a
+    FIFO, socket or device is a KeppError, and opening never blocks (``O_NONBLOCK``), so a FIFO in
+    place of a data file or config cannot hang a command or the app. Missing files raise
+    ``FileNotFoundError`` as ``open`` does."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
+        if not stat.S_ISREG(mode):
+            raise KeppError(f"{path}: not a regular file (a FIFO, socket or device is never read)")
+        os.set_blocking(fd, True)
+        f = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with f:
+        yield f
+
+
+def read_bytes(path: str | os.PathLike, limit: int | None = None) -> bytes:
+    """The bytes of the regular file ``path`` (:func:`open_regular`); with ``limit``, a KeppError
+    for a file larger than that, before reading it."""
+    with open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        if limit is not None and size > limit:
+            raise KeppError(f"{path}: {size:,} bytes, more than the {limit:,} a file of this kind may have")
+        return f.read()
+
+
+def iter_lines(path: str | os.PathLike) -> Iterator[tuple[str, bytes]]:
+    """``("FILE:LINE", bytes)`` for every non-blank line of the regular file ``path``; a line longer
+    than :data:`MAX_LINE_BYTES` is a KeppError naming it (it is never read whole)."""
+    with open_regular(path) as f:
+        readline = f.readline
+        lineno = 0
+        while raw := readline(MAX_LINE_BYTES + 1):
+            lineno += 1
+            if len(raw) > MAX_LINE_BYTES:
+                raise KeppError(f"{path}:{lineno}: line longer than {MAX_LINE_BYTES:,} bytes")
+            if raw.strip():
+                yield f"{path}:{lineno}", raw
+
+
 def iter_jsonl(path: str | os.PathLike, required: tuple[str, ...] = ()) -> Iterator[tuple[str, dict]]:
     """Yield ``("FILE:LINE", object)`` for every non-blank line of a JSON-lines file.
 
     A line that is not a JSON object, or lacks one of ``required``, is a KeppError naming the
     file and line.
     """
-    path = Path(path)
-    with path.open("rb") as f:
-        for lineno, raw in enumerate(f, 1):
-            where = f"{path}:{lineno}"
-            line = decode_utf8(raw, where)
-            if not line.strip():
-                continue
-            rec = parse_json(line, where, dict, lines=False)
-            missing = [k for k in required if k not in rec]
-            if missing:
-                raise KeppError(f"{where}: expected an object with keys {', '.join(map(repr, required))} "
-                                f"(missing {', '.join(map(repr, missing))})")
-            yield where, rec
+    for where, raw in iter_lines(path):
+        line = decode_utf8(raw, where)
+        rec = parse_json(line, where, dict, lines=False)
+        missing = [k for k in required if k not in rec]
+        if missing:
+            raise KeppError(f"{where}: expected an object with keys {', '.join(map(repr, required))} "
+                        f"(missing {', '.join(map(repr, missing))})")
+        yield where, rec
 
 
 # JSON numbers past these are not data any kepp file holds: refused before Python's own limits
@@ -310,8 +354,9 @@ def decode_utf8(data: bytes, where: str) -> str:
 
 
 def read_text_utf8(path: str | os.PathLike) -> str:
-    """The text of a UTF-8 file; invalid UTF-8 is a KeppError naming the file, line and byte."""
-    data = Path(path).read_bytes()
+    """The text of a UTF-8 file (a regular file: :func:`open_regular`); invalid UTF-8 is a
+    KeppError naming the file, line and byte."""
+    data = read_bytes(path)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -41,7 +41,7 @@ def test_malformed_json_line_names_file_and_line(tmp_path):
 @pytest.mark.parametrize("line, message", [
     ('{"video": "a", "steps": ["x"]}', "missing key 'task'"),
     ('{"video": "a", "task": "t", "steps": "x y"}', "'steps' must be a list"),
-    ('{"video": "a", "task": "t", "steps": ["x"], "split": "val"}', "split 'val'"),
+    ('{"video": "a", "task": "t", "steps": ["x"], "split": "val"}', "'split' must be 'train' or 'test'"),
     ('{"video": "a", "task": "t", "steps": ["x", "y"], "segments": [[0, 1]]}', "2 \\[start, end\\] pairs"),
     ('{"video": "a", "task": "t", "steps": ["x"], "segments": [[5, 1]]}', "segment \\[5.0, 1.0\\] is invalid"),
     ('{"video": "a", "task": "t", "steps": ["x"], "segments": [[0, 50]], "duration": 10}', "after the video's duration"),
@@ -233,27 +233,27 @@ PLANS_CASES = [
     ("steps-null", '{"video": "b", "task": "t", "steps": null}', r":2: 'steps' must be a list"),
     ("steps-dicts", '{"video": "b", "task": "t", "steps": [{"a": 1}]}', r":2: 'steps' must be a list"),
     ("steps-bool", '{"video": "b", "task": "t", "steps": [true]}', r":2: 'steps' must be a list"),
-    ("steps-empty", '{"video": "b", "task": "t", "steps": []}', r":2: 'steps' is empty"),
+    ("steps-empty", '{"video": "b", "task": "t", "steps": []}', r":2: 'steps' must be a list of step labels \(expected a list of length >= 1\)"),
     ("steps-blank-label", '{"video": "b", "task": "t", "steps": ["x", " "]}', r":2: 'steps' holds an empty"),
     ("segments-count", '{"video": "b", "task": "t", "steps": ["x", "y"], "segments": [[0, 1]]}', r":2: 'segments' must be 2"),
-    ("segments-not-pairs", '{"video": "b", "task": "t", "steps": ["x"], "segments": [[0, 1, 2]]}', r":2: 'segments' must be 1"),
-    ("segments-strings", '{"video": "b", "task": "t", "steps": ["x"], "segments": [["a", "b"]]}', r":2: segment times must be numbers"),
+    ("segments-not-pairs", '{"video": "b", "task": "t", "steps": ["x"], "segments": [[0, 1, 2]]}', r":2: 'segments' must be \[start, end\] pairs"),
+    ("segments-strings", '{"video": "b", "task": "t", "steps": ["x"], "segments": [["a", "b"]]}', r":2: 'segments' must be \[start, end\] pairs of seconds \(expected a number, got a string"),
     ("segment-nan", '{"video": "b", "task": "t", "steps": ["x"], "segments": [[NaN, 1]]}', r":2: NaN \(not a JSON number\) is not readable"),
     ("segment-inf", '{"video": "b", "task": "t", "steps": ["x"], "segments": [[0, Infinity]]}', r":2: Infinity \(not a JSON number\)"),
     ("segment-negative", '{"video": "b", "task": "t", "steps": ["x"], "segments": [[-3, -1]]}', r":2: segment \[-3\.0, -1\.0\] is invalid"),
     ("segment-reversed", '{"video": "b", "task": "t", "steps": ["x"], "segments": [[5, 1]]}', r":2: segment \[5\.0, 1\.0\] is invalid"),
     ("segments-overlap", '{"video": "b", "task": "t", "steps": ["x", "y"], "segments": [[0, 5], [3, 8]]}', r":2: segments \[0, 5\] and \[3, 8\] overlap"),
     ("segment-beyond-duration", '{"video": "b", "task": "t", "steps": ["x"], "segments": [[0, 50]], "duration": 10}', r":2: segment \[0, 50\] ends after the video's duration 10s"),
-    ("duration-text", '{"video": "b", "task": "t", "steps": ["x"], "duration": "ten"}', r":2: duration 'ten' is not a number"),
-    ("duration-negative", '{"video": "b", "task": "t", "steps": ["x"], "duration": -4}', r":2: duration -4 is invalid"),
-    ("duration-zero", '{"video": "b", "task": "t", "steps": ["x"], "duration": 0}', r":2: duration 0 is invalid"),
+    ("duration-text", '{"video": "b", "task": "t", "steps": ["x"], "duration": "ten"}', r":2: 'duration' must be a number of seconds \(expected a number or null, got a string\)"),
+    ("duration-negative", '{"video": "b", "task": "t", "steps": ["x"], "duration": -4}', r":2: duration -4\.0 is invalid"),
+    ("duration-zero", '{"video": "b", "task": "t", "steps": ["x"], "duration": 0}', r":2: duration 0\.0 is invalid"),
     ("duration-nan", '{"video": "b", "task": "t", "steps": ["x"], "duration": NaN}', r":2: NaN \(not a JSON number\)"),
-    ("duration-list", '{"video": "b", "task": "t", "steps": ["x"], "duration": [1]}', r":2: duration \[1\] is not a number"),
-    ("split-val", '{"video": "b", "task": "t", "steps": ["x"], "split": "val"}', r":2: split 'val' is not 'train' or 'test'"),
+    ("duration-list", '{"video": "b", "task": "t", "steps": ["x"], "duration": [1]}', r":2: 'duration' must be a number of seconds"),
+    ("split-val", '{"video": "b", "task": "t", "steps": ["x"], "split": "val"}', r":2: 'split' must be 'train' or 'test' \(invalid enum value 'val'\)"),
     ("duplicate-video", '{"video": "ok", "task": "t", "steps": ["x"]}', r":2: duplicate video id 'ok'"),
     ("invalid-json", '{"video": "b", "task": ', r"bad\.jsonl:2: invalid JSON"),
-    ("json-array", '[1, 2]', r":2: expected a JSON object, got list"),
-    ("json-string", '"plan"', r":2: expected a JSON object, got str"),
+    ("json-array", '[1, 2]', r":2: expected a JSON object, got a list"),
+    ("json-string", '"plan"', r":2: expected a JSON object, got a string"),
     ("features-missing", '{"video": "b", "task": "t", "steps": ["x"], "features": "nope.npy"}', r":2: feature file .*nope\.npy not found"),
     ("features-not-path", '{"video": "b", "task": "t", "steps": ["x"], "features": 7}', r":2: 'features' must be a file path"),
 ]
@@ -635,4 +635,4 @@ def test_real_process_prints_one_line_and_no_traceback(tmp_path, argv):
     p.write_bytes(b'{"video": "a", "task": "t", "steps": ["x", "y"], "duration": "ten"}\n')
     r = run_cli(*[a.replace("{bad}", str(p)) for a in argv])
     assert r.returncode == 2 and "Traceback" not in r.stderr
-    assert r.stderr.startswith("kepp: error: ") and "bad.jsonl:1: duration 'ten' is not a number" in r.stderr
+    assert r.stderr.startswith("kepp: error: ") and "bad.jsonl:1: 'duration' must be a number of seconds" in r.stderr
