@@ -224,7 +224,7 @@ def open_regular(path: str | os.PathLike) -> Iterator[IO[bytes]]:
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
-            raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
+            raise KeppError(f"{path}: is a folder, expected a file")
         if not stat.S_ISREG(mode):
             raise KeppError(f"{path}: not a regular file (a FIFO, socket or device is never read)")
         os.set_blocking(fd, True)
@@ -356,12 +356,17 @@ def decode_utf8(data: bytes, where: str) -> str:
 def read_text_utf8(path: str | os.PathLike) -> str:
     """The text of a UTF-8 file (a regular file: :func:`open_regular`); invalid UTF-8 is a
     KeppError naming the file, line and byte."""
-    data = read_bytes(path)
+    return utf8_text(read_bytes(path), str(path))
+
+
+def utf8_text(data: bytes, where: str) -> str:
+    """The bytes of the document ``where`` as text; invalid UTF-8 is a KeppError naming its line
+    and byte."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
-        raise KeppError(f"{path}:{line}: not valid UTF-8 text (byte 0x{data[e.start]:02x})") from None
+        raise KeppError(f"{where}:{line}: not valid UTF-8 text (byte 0x{data[e.start]:02x})") from None
 
 
 def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]], align: str | None = None) -> str:

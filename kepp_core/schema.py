@@ -34,7 +34,7 @@ import msgspec
 from msgspec import Meta, Struct
 
 from kepp_core.errors import KeppError
-from kepp_core.io import decode_utf8, parse_json
+from kepp_core.io import decode_utf8, parse_json, utf8_text
 
 T = TypeVar("T")
 
@@ -93,10 +93,12 @@ def validation_error(e: msgspec.ValidationError | msgspec.DecodeError, where: st
     return KeppError(f"{where}: {_describe(str(e), getattr(schema, 'HINTS', {}))}")
 
 
-def decode_json(data: bytes | str, schema: type[T], where: str, decoder: msgspec.json.Decoder | None = None) -> T:
+def decode_json(data: bytes | str, schema: type[T], where: str, decoder: msgspec.json.Decoder | None = None,
+                lines: bool = False) -> T:
     """``data`` (one JSON document) decoded into ``schema``; invalid JSON, nesting the decoder
     cannot follow and every refusal of the schema are a KeppError naming ``where``. Syntax errors
-    are described by :func:`kepp_core.io.parse_json` (the line, column or value at fault)."""
+    are described by :func:`kepp_core.io.parse_json` (the line, column or value at fault; with
+    ``lines``, ``where`` is a whole file and the message names the line)."""
     try:
         return (decoder or msgspec.json.Decoder(schema)).decode(data)
     except msgspec.ValidationError as e:
@@ -104,8 +106,9 @@ def decode_json(data: bytes | str, schema: type[T], where: str, decoder: msgspec
     except RecursionError:
         raise KeppError(f"{where}: JSON nested too deeply to read") from None
     except (msgspec.DecodeError, UnicodeDecodeError):
-        text = decode_utf8(data, where) if isinstance(data, bytes) else data
-        parse_json(text, where, lines=False)  # raises with the precise reason
+        if isinstance(data, bytes):
+            data = utf8_text(data, where) if lines else decode_utf8(data, where)
+        parse_json(data, where, lines=lines)  # raises with the precise reason
         raise KeppError(f"{where}: not readable JSON") from None
 
 

@@ -144,7 +144,7 @@ def test_coin_bad_subset_is_named(tmp_path):
     p = tmp_path / "COIN.json"
     p.write_text(json.dumps({"database": {"v1": {"class": "c", "subset": "validation", "duration": 9,
                                                  "annotation": [{"id": "1", "label": "x", "segment": [0, 1]}]}}}))
-    with pytest.raises(KeppError, match="video 'v1': subset 'validation'"):
+    with pytest.raises(KeppError, match="video 'v1': 'subset' must be 'training' or 'testing'"):
         from kepp_core.data import load_coin
         load_coin(p)
 
@@ -292,27 +292,27 @@ def ann(*segments, label="boil"):
 
 # COIN.json: (id, the record of video 'v2' (or the whole file as text), expected message)
 COIN_CASES = [
-    ("annotation-int", coin_record(annotation=5), r"video 'v2': 'annotation' must be a list of steps, got int"),
-    ("annotation-string", coin_record(annotation="boil"), r"video 'v2': 'annotation' must be a list of steps, got str"),
-    ("annotation-dict", coin_record(annotation={"label": "x"}), r"video 'v2': 'annotation' must be a list of steps, got dict"),
-    ("annotation-empty", coin_record(annotation=[]), r"video 'v2': 'annotation' is empty"),
-    ("annotation-item-int", coin_record(annotation=[3]), r"video 'v2', annotation 0: expected 'label'"),
-    ("segment-missing", coin_record(annotation=[{"id": "1", "label": "x"}]), r"video 'v2', annotation 0: expected 'label'"),
-    ("segment-three", coin_record(annotation=[{"id": "1", "label": "x", "segment": [0, 1, 2]}]), r"video 'v2', annotation 0: expected 'label', 'segment'"),
-    ("segment-text", coin_record(annotation=ann(["a", "b"])), r"video 'v2', annotation 0: expected 'label', 'segment'"),
+    ("annotation-int", coin_record(annotation=5), r"video 'v2': 'annotation' must be a list of steps .*\(expected a list, got an integer\)"),
+    ("annotation-string", coin_record(annotation="boil"), r"video 'v2': 'annotation' must be a list of steps .*\(expected a list, got a string\)"),
+    ("annotation-dict", coin_record(annotation={"label": "x"}), r"video 'v2': 'annotation' must be a list of steps .*\(expected a list, got a JSON object\)"),
+    ("annotation-empty", coin_record(annotation=[]), r"video 'v2': 'annotation' must be a list of steps .*\(expected a list of length >= 1\)"),
+    ("annotation-item-int", coin_record(annotation=[3]), r"video 'v2': 'annotation' must be .*\(expected a JSON object, got an integer at 'annotation'\[0\]\)"),
+    ("segment-missing", coin_record(annotation=[{"id": "1", "label": "x"}]), r"video 'v2': missing key 'segment' in 'annotation'\[0\]"),
+    ("segment-three", coin_record(annotation=[{"id": "1", "label": "x", "segment": [0, 1, 2]}]), r"video 'v2': 'annotation' must be .*\(expected a list of length 2 at 'annotation'\[0\]\.segment\)"),
+    ("segment-text", coin_record(annotation=ann(["a", "b"])), r"video 'v2': 'annotation' must be .*\(expected a number, got a string at 'annotation'\[0\]\.segment\[0\]\)"),
     ("segment-nan", coin_record(annotation=ann([float("nan"), 1])), r"NaN \(not a JSON number\)"),
     ("segment-inf", coin_record(annotation=ann([0, float("inf")])), r"Infinity \(not a JSON number\)"),
     ("segment-negative", coin_record(annotation=ann([-2, 1])), r"video 'v2', annotation 0: segment \[-2\.0, 1\.0\] is invalid"),
     ("segment-reversed", coin_record(annotation=ann([4, 1])), r"video 'v2', annotation 0: segment \[4\.0, 1\.0\] is invalid"),
     ("segments-overlap", coin_record(annotation=ann([0, 5], [4, 8])), r"video 'v2': segments \[0, 5\] and \[4, 8\] overlap"),
     ("segment-beyond-video", coin_record(annotation=ann([0, 2], [3, 5000])), r"video 'v2', annotation 1: segment \[3, 5000\] ends after the video's duration 10s"),
-    ("duration-text", coin_record(duration="ten"), r"video 'v2': duration 'ten' is not a number"),
-    ("duration-negative", coin_record(duration=-10), r"video 'v2': duration -10 is invalid"),
+    ("duration-text", coin_record(duration="ten"), r"video 'v2': 'duration' must be a number of seconds"),
+    ("duration-negative", coin_record(duration=-10), r"video 'v2': duration -10\.0 is invalid"),
     ("duration-nan", coin_record(duration=float("nan")), r"NaN \(not a JSON number\)"),
     ("label-empty", coin_record(annotation=[{"id": "1", "label": " ", "segment": [0, 1]}]), r"video 'v2', annotation 0: empty step label"),
-    ("subset-validation", coin_record(subset="validation"), r"video 'v2': subset 'validation'"),
-    ("class-missing", {k: v for k, v in coin_record().items() if k != "class"}, r"video 'v2': expected keys 'class'"),
-    ("record-list", [1, 2], r"video 'v2': expected keys"),
+    ("subset-validation", coin_record(subset="validation"), r"video 'v2': 'subset' must be 'training' or 'testing' \(invalid enum value 'validation'\)"),
+    ("class-missing", {k: v for k, v in coin_record().items() if k != "class"}, r"video 'v2': missing key 'class'"),
+    ("record-list", [1, 2], r"video 'v2': expected a JSON object, got a list"),
 ]
 
 
@@ -325,9 +325,9 @@ def test_bad_coin_record_is_a_clear_error(tmp_path, capsys, record, expected):
 
 COIN_FILE_CASES = [
     ("invalid-json", b'{"database": {', r"COIN\.json:1: invalid JSON"),
-    ("no-database", b'{"videos": {}}', r"COIN\.json: expected an object with a 'database' key"),
-    ("database-list", b'{"database": [1, 2]}', r"COIN\.json: 'database' must map video ids"),
-    ("top-level-list", b'[1, 2]', r"COIN\.json: expected an object with a 'database' key"),
+    ("no-database", b'{"videos": {}}', r"COIN\.json: missing key 'database'"),
+    ("database-list", b'{"database": [1, 2]}', r"COIN\.json: 'database' must be an object mapping video ids"),
+    ("top-level-list", b'[1, 2]', r"COIN\.json: expected a JSON object, got a list"),
     ("invalid-utf8", b'{"database": {"v\xe9": {}}}', r"COIN\.json:1: not valid UTF-8 text \(byte 0xe9"),
 ]
 

@@ -19,7 +19,7 @@ from typing import Annotated, ClassVar, Literal
 import msgspec
 
 from kepp_core.data.feature_files import FeatureShapes, find_file
-from kepp_core.data.records import (MAX_LABEL_CHARS, Dataset, Step, Task, Video, check_segments, parse_duration,
+from kepp_core.data.records import (MAX_LABEL_CHARS, MAX_STEPS, Dataset, Step, Task, Video, check_segments, parse_duration,
                                    seeded_split, vocabulary_from)
 from kepp_core.errors import KeppError
 from kepp_core.io import atomic_open, iter_lines
@@ -93,7 +93,6 @@ def action_order(labels) -> list[str]:
     return vocabulary_from(labels)
 
 
-MAX_STEPS = 10_000  # steps of one plan: the longest of any dataset here has 23
 MAX_PATH_CHARS = 4096  # PATH_MAX of Linux
 
 
