@@ -220,17 +220,19 @@ def open_regular(path: str | os.PathLike) -> Iterator[IO[bytes]]:
     FIFO, socket or device is a KeppError, and opening never blocks (``O_NONBLOCK``), so a FIFO in
     place of a data file or config cannot hang a command or the app. Missing files raise
     ``FileNotFoundError`` as ``open`` does."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
-        mode = os.fstat(fd).st_mode
+        f = open(path, "rb", opener=lambda name, flags: os.open(name, flags | os.O_NONBLOCK))  # noqa: SIM115
+    except IsADirectoryError:
+        raise KeppError(f"{path}: is a folder, expected a file") from None
+    try:
+        mode = os.fstat(f.fileno()).st_mode
         if stat.S_ISDIR(mode):
             raise KeppError(f"{path}: is a folder, expected a file")
         if not stat.S_ISREG(mode):
             raise KeppError(f"{path}: not a regular file (a FIFO, socket or device is never read)")
-        os.set_blocking(fd, True)
-        f = os.fdopen(fd, "rb")
+        os.set_blocking(f.fileno(), True)
     except BaseException:
-        os.close(fd)
+        f.close()
         raise
     with f:
         yield f

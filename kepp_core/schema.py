@@ -140,5 +140,69 @@ def check_id(value: Any, what: str, where: str) -> str:
 
 _ID = re.compile(ID_PATTERN)
 
-__all__ = ["Count", "Finite", "Id", "Int64", "MAX_ID_CHARS", "Meta", "NonNegative", "Struct", "check_id",
+# Opcodes that change the object below their arguments in place (its depth grows by theirs).
+_IN_PLACE = frozenset({"APPEND", "APPENDS", "SETITEM", "SETITEMS", "ADDITEMS", "BUILD"})
+_MEMO_PUT = frozenset({"PUT", "BINPUT", "LONG_BINPUT"})
+_MEMO_GET = frozenset({"GET", "BINGET", "LONG_BINGET"})
+
+
+def check_pickle(data: bytes, where: str, max_depth: int = 64, max_ops: int = 50_000_000) -> None:
+    """Refuse, before anything is built, a pickle that nests objects deeper than ``max_depth`` or
+    has more than ``max_ops`` opcodes (a KeppError naming ``where``). The opcodes are walked with
+    :mod:`pickletools` and each stack entry's nesting depth is followed, so a tuple nested a million
+    times deep (hashing it as a dict key overflows the C stack: the interpreter crashes) is refused
+    without building it. Pickles a program writes for graphs or features nest a handful of levels.
+
+    >>> import pickle
+    >>> check_pickle(pickle.dumps({"a": [1, (2, 3)]}), "x.pkl")
+    >>> check_pickle(b"\\x80\\x02}" + b")" + b"\\x85" * 100 + b"K\\x01s.", "x.pkl")
+    Traceback (most recent call last):
+    ...
+    kepp_core.errors.KeppError: x.pkl: the pickle nests objects more than 64 levels deep (refused before loading)
+    """
+    import pickletools
+
+    stack: list[int | None] = []  # each entry's nesting depth; None marks a MARK
+    memo: dict[int, int] = {}
+    try:
+        for count, (op, arg, _pos) in enumerate(pickletools.genops(data), 1):
+            if count > max_ops:
+                raise KeppError(f"{where}: the pickle has more than {max_ops:,} opcodes (refused before loading)")
+            name = op.name
+            if name in _MEMO_PUT or name == "MEMOIZE":
+                memo[arg if name != "MEMOIZE" else len(memo)] = stack[-1] or 0
+                continue
+            if name in _MEMO_GET:
+                stack.append(memo.get(arg, 0))
+                continue
+            if name == "MARK":
+                stack.append(None)
+                continue
+            if name == "STOP":
+                break
+            before = [s.name for s in op.stack_before]
+            popped: list[int] = []
+            if "mark" in before:
+                k = len(stack) - 1 - stack[::-1].index(None)
+                popped, fixed = stack[k + 1:], before.index("mark")
+                del stack[k:]
+                popped = stack[len(stack) - fixed:] + popped if fixed else popped
+                del stack[len(stack) - fixed:]
+            elif before:
+                popped = stack[-len(before):]
+                if len(popped) < len(before) or None in popped:
+                    raise ValueError("stack underflow")
+                del stack[-len(before):]
+            if name in _IN_PLACE:
+                depth = max([popped[0]] + [1 + d for d in popped[1:]])
+            else:
+                depth = 1 + max(popped) if popped else 0
+            if depth > max_depth:
+                raise KeppError(f"{where}: the pickle nests objects more than {max_depth} levels deep "
+                                f"(refused before loading)")
+            stack.extend([depth] * len(op.stack_after))
+    except (ValueError, IndexError, TypeError) as e:  # truncated, unknown opcode, stack underflow
+        raise KeppError(f"{where}: not a readable pickle ({type(e).__name__} while reading its opcodes)") from None
+
+__all__ = ["Count", "Finite", "Id", "Int64", "MAX_ID_CHARS", "Meta", "NonNegative", "Struct", "check_id", "check_pickle",
            "convert", "decode_json", "validation_error"]
