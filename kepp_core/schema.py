@@ -27,6 +27,7 @@ kepp_core.errors.KeppError: plans.jsonl:1: 'video': expected a string, got an in
 
 from __future__ import annotations
 
+import pickletools
 import re
 from typing import Annotated, Any, TypeVar
 
@@ -160,8 +161,6 @@ def check_pickle(data: bytes, where: str, max_depth: int = 64, max_ops: int = 50
     ...
     kepp_core.errors.KeppError: x.pkl: the pickle nests objects more than 64 levels deep (refused before loading)
     """
-    import pickletools
-
     stack: list[int | None] = []  # each entry's nesting depth; None marks a MARK
     memo: dict[int, int] = {}
     try:
