@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from kepp_core.errors import KeppError
+from kepp_core.errors import KeppError, printable
 
 
 def _file_mode() -> int:
@@ -139,12 +139,13 @@ def _raise_if_no_room(e: BaseException, path: Path) -> None:
         raise KeppError(f"{path}: cannot write ({why}); nothing was written") from None
 
 
-def remove_stale_temporaries(folder: str | os.PathLike, recursive: bool = False) -> list[Path]:
-    """Delete the temporary files a killed writer left in ``folder`` (``.<name>.kepp-tmp-*``)."""
+def remove_stale_temporaries(folder: str | os.PathLike, recursive: bool = False, name: str = "*") -> list[Path]:
+    """Delete the temporary files a killed writer left in ``folder`` (``.<name>.kepp-tmp-*``; with
+    ``name``, only those of that file). Call it holding the folder's :func:`writer_lock`."""
     folder = Path(folder)
     if not folder.is_dir():
         return []
-    pattern = f".*{TMP_MARK}*"
+    pattern = f".{name}{TMP_MARK}*"
     found = folder.rglob(pattern) if recursive else folder.glob(pattern)
     removed = []
     for p in found:
@@ -153,6 +154,75 @@ def remove_stale_temporaries(folder: str | os.PathLike, recursive: bool = False)
                 p.unlink()
                 removed.append(p)
     return removed
+
+
+class FolderBusy(KeppError):
+    """Another process holds the :func:`writer_lock` of a folder or file (the message names it)."""
+
+
+LOCK_SUFFIX = ".kepp-lock"  # the writer lock of a file or folder NAME is .NAME.kepp-lock beside it
+
+
+def lock_file(target: str | os.PathLike) -> Path:
+    """The writer lock of the file or folder ``target``: ``.NAME.kepp-lock`` beside it, ``target``
+    resolved first (two spellings of one folder share one lock), so a folder need not exist yet
+    and a file's lock never lands in the folder it names.
+
+    >>> lock_file("/tmp/runs/graph.json").name
+    '.graph.json.kepp-lock'
+    """
+    target = Path(os.path.realpath(target))
+    return target.parent / f".{target.name}{LOCK_SUFFIX}"
+
+
+@contextlib.contextmanager
+def writer_lock(target: str | os.PathLike, what: str, wait: bool = False) -> Iterator[Path]:
+    """Hold the one-writer lock of the folder or file ``target`` (:func:`lock_file`) for the block:
+    every kepp command that writes a folder or a file takes it, so a second writer is refused with
+    an error naming the first (``what`` and its pid) instead of mixing its files with the first's;
+    with ``wait``, it waits for the holder instead (a cache that another process is filling). An
+    ``flock``: the kernel drops it when its process dies, so a killed writer never leaves a stale
+    lock; its half-written temporary files are the next writer's to remove
+    (:func:`remove_stale_temporaries`)."""
+    import fcntl  # Unix only: kept local so the package imports on Windows
+
+    path = lock_file(target)
+    ensure_folder(path.parent)
+    while True:
+        f = open(path, "a+", encoding="utf-8")  # noqa: SIM115  (held open for the block)
+        try:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if not wait:
+                    f.seek(0)
+                    pid, _, holder = f.read(300).strip().partition(" ")
+                    raise FolderBusy(f"{target}: another {printable(holder) or 'kepp command'} (pid {pid[:20] or '?'}) "
+                                    f"is writing into it; wait for it to finish or write into another place") from None
+                fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                same = os.fstat(f.fileno()).st_ino == os.stat(path).st_ino
+            except FileNotFoundError:  # the holder finished and removed it between our open and lock
+                same = False
+        except BaseException:
+            f.close()
+            raise
+        if same:
+            break
+        f.close()
+        if not wait:
+            raise KeppError(f"{target}: another kepp command was writing into it a moment ago; run again")
+    try:
+        f.seek(0)
+        f.truncate()
+        f.write(f"{os.getpid()} {what}\n")
+        f.flush()
+        yield path
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()  # still held: a writer that opens the name from now on makes a new lock
+        fcntl.flock(f, fcntl.LOCK_UN)
+        f.close()
 
 
 @contextlib.contextmanager

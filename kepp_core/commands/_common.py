@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 from kepp_core.catalog import MAX_HORIZON, MAX_SEED, MAX_TOP
 from kepp_core.data import LOADERS, Dataset, load_dataset
 from kepp_core.data.synth import ensure_world
-from kepp_core.io import refuse_non_regular
+from kepp_core.io import refuse_non_regular, remove_stale_temporaries, writer_lock
 from kepp_core.errors import KeppError, printable
 
 
@@ -102,6 +104,33 @@ def dataset_from_args(args) -> Dataset:
         root = ensure_world()
     return load_dataset(args.dataset, root, features=args.features, seed=args.split_seed,
                         coin_actions=getattr(args, "coin_actions", "steps"))
+
+
+def writes(p: argparse.ArgumentParser, *files: str, folders: tuple[str, ...] = ()) -> None:
+    """Declare the options of a command that name what it writes (files, and ``folders``): `kepp`
+    holds their writer locks while the command runs (:func:`hold_outputs`)."""
+    p.set_defaults(writes_files=files, writes_folders=folders)
+
+
+@contextlib.contextmanager
+def hold_outputs(args: argparse.Namespace) -> Iterator[None]:
+    """Hold the writer lock (:func:`kepp_core.io.writer_lock`) of every output the command declared
+    with :func:`writes`, for as long as it runs: a second command writing the same file or folder
+    is refused naming the first. The temporary files a killed writer left there are removed first;
+    an output that is not a regular file is refused before any work (:func:`check_outputs`)."""
+    files = [Path(getattr(args, d)) for d in getattr(args, "writes_files", ()) if getattr(args, d, None)]
+    folders = [Path(getattr(args, d)) for d in getattr(args, "writes_folders", ()) if getattr(args, d, None)]
+    check_outputs(*files)
+    what = " ".join(["kepp", str(getattr(args, "command", "")),
+                     *[str(v) for k, v in vars(args).items() if k.endswith("_command") and v]])
+    with contextlib.ExitStack() as stack:
+        for path in [*files, *folders]:
+            stack.enter_context(writer_lock(path, what))
+        for path in files:
+            remove_stale_temporaries(path.parent, name=path.name)
+        for path in folders:
+            remove_stale_temporaries(path, recursive=True)
+        yield
 
 
 def check_outputs(*paths) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from kepp_core.commands._common import add_command, check_outputs, emit_json, print_table
+from kepp_core.commands._common import add_command, check_outputs, emit_json, print_table, writes
 from kepp_core.data import LOADERS, extract_features, load_dataset
 from kepp_core.errors import KeppError
 
@@ -42,6 +42,7 @@ def register(sub) -> None:
                     func=_encode)
     c.add_argument("video", help="video file (mp4, webm, mkv, avi, mov)")
     c.add_argument("--out", required=True, help="output .npy file [seconds, D]")
+    writes(c, "out")
     c.add_argument("--encoder", default="builtin", help=ENCODER_HELP)
 
     i = add_command(fsub, "info", "video metadata: fps, frames, duration, size",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import uuid
 
-from kepp_core.commands._common import add_command, check_outputs, add_dataset_args, dataset_from_args, emit_json, print_table
+from kepp_core.commands._common import (add_command, add_dataset_args, check_outputs, dataset_from_args, emit_json,
+                                        print_table, writes)
 from kepp_core.errors import KeppError
 
 COIN = "--dataset coin --root ../shared/data/coin/COIN.json"
@@ -33,6 +34,7 @@ def register(sub) -> None:
                     func=_build)
     add_dataset_args(b)
     b.add_argument("--out", "-o", required=True, help="graph file to write: .json, or .safetensors (compact)")
+    writes(b, "out")
     b.add_argument("--compact", action="store_true",
                    help="also write the compact form next to a JSON --out (same name, .safetensors)")
     b.add_argument("--progress", action="store_true", help="show a progress bar while streaming a plans file")
@@ -49,6 +51,7 @@ def register(sub) -> None:
                     func=_import)
     i.add_argument("pickle", help="official graph pickle (.pkl)")
     i.add_argument("--out", "-o", required=True, help="graph file to write: .json, or .safetensors (compact)")
+    writes(i, "out")
     i.add_argument("--dataset", default=None, help="dataset format whose vocabulary the action ids index")
     i.add_argument("--root", default=None, help="the dataset (with --dataset)")
     i.add_argument("--json", action="store_true", help="machine-readable output")

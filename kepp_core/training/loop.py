@@ -17,7 +17,6 @@ command runs on one process without ``torchrun``.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import functools
 import hashlib
 import inspect
@@ -34,8 +33,8 @@ from tqdm import tqdm
 
 from kepp_core.catalog import LOG_FILE
 from kepp_core.errors import KeppError
-from kepp_core.io import (atomic_write_json, atomic_write_text, ensure_folder, fault_point, parse_json, read_json,
-                          read_text_utf8, remove_stale_temporaries)
+from kepp_core.io import (atomic_write_json, atomic_write_text, ensure_folder, fault_point, parse_json,
+                          read_json, read_text_utf8, remove_stale_temporaries, writer_lock)
 from kepp_core.models.checkpoint import (CONFIG, WEIGHTS, load_tensors, new_save_id, save_checkpoint,
                                          save_tensors, tensors_id)
 from kepp_core.training.config import TrainConfig, lr_at
@@ -81,44 +80,16 @@ def runtime() -> Runtime:
     return Runtime(torch.device("cuda" if torch.cuda.is_available() else "cpu"))
 
 
-LOCK = ".kepp-train.lock"  # held (flock) by the one training run that writes into a folder
-
-
 @contextlib.contextmanager
 def output_lock(out: str | Path | None) -> Iterator[None]:
-    """Hold ``out``'s training lock for the block: a second run into the same folder is refused
-    (naming the holder's pid) instead of interleaving its logs and checkpoints. The kernel drops
-    the lock when its process dies, so a killed run never leaves a stale lock behind. Only the
-    writing rank of a distributed run takes it."""
+    """Hold ``out``'s writer lock (:func:`kepp_core.io.writer_lock`) for the block: a second run
+    into the same folder is refused (naming the holder's pid) instead of interleaving its logs and
+    checkpoints. Only the writing rank of a distributed run takes it."""
     if out is None or not runtime().main:
         yield
         return
-    path = ensure_folder(out) / LOCK
-    with open(path, "a+", encoding="utf-8") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            f.seek(0)
-            holder = f.read().strip()[:20] or "unknown"
-            raise KeppError(f"{out}: another training run (pid {holder}) is writing into this folder; "
-                            f"wait for it to finish or train into another folder") from None
-        try:
-            same = os.fstat(f.fileno()).st_ino == os.stat(path).st_ino
-        except FileNotFoundError:  # the holder finished and removed it between our open and lock
-            same = False
-        if not same:
-            raise KeppError(f"{out}: another training run was writing into this folder a moment ago; "
-                            f"run again")
-        f.seek(0)
-        f.truncate()
-        f.write(f"{os.getpid()}\n")
-        f.flush()
-        try:
-            yield
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()  # still held: a run that opens the name from now on makes a new lock
-            fcntl.flock(f, fcntl.LOCK_UN)
+    with writer_lock(out, "training run"):
+        yield
 
 
 def holds_output_lock(train: Callable) -> Callable:
@@ -424,5 +395,5 @@ def _log_lines(log: Path) -> list[str]:
     return out
 
 
-__all__ = ["LOCK", "LOG", "WEIGHTS", "Runtime", "fit", "holds_output_lock", "output_lock", "runtime", "set_cpu_threads",
+__all__ = ["LOG", "WEIGHTS", "Runtime", "fit", "holds_output_lock", "output_lock", "runtime", "set_cpu_threads",
            "weights_digest"]
