@@ -187,9 +187,12 @@ def writer_lock(target: str | os.PathLike, what: str, wait: bool = False) -> Ite
     import fcntl  # Unix only: kept local so the package imports on Windows
 
     path = lock_file(target)
-    ensure_folder(path.parent)
     while True:
-        f = open(path, "a+", encoding="utf-8")  # noqa: SIM115  (held open for the block)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            f = open(path, "a+", encoding="utf-8")  # noqa: SIM115  (held open for the block)
+        except OSError as e:
+            raise _cannot_write(Path(target), e) from None
         try:
             try:
                 fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -279,6 +282,39 @@ def _renamed_over(tmp: str, path: Path) -> Iterator[None]:
             os.unlink(tmp)
         _raise_if_no_room(e, path)
         raise
+
+
+MAX_PATH_CHARS = 4096  # PATH_MAX of Linux
+NOT_ALLOWED = ("is not under a folder this app server allows; the person running it can allow one with "
+               "'kepp app --allow-root DIR'")
+
+
+def check_under(path: str | os.PathLike, roots: Sequence[Path] | None, where: str | None = None) -> Path:
+    """``path`` when ``roots`` is None (the command line: the user's own paths) or when it lies
+    under one of ``roots`` once symlinks are resolved; else a KeppError that is the same whether
+    the path exists or not, and that names ``where`` (the data file and line naming the path).
+    ``roots`` are resolved folders (``os.path.realpath``).
+
+    >>> check_under("/srv/data/x.npy", [Path("/srv/data")])
+    PosixPath('/srv/data/x.npy')
+    >>> check_under("/etc/passwd", [Path("/srv/data")], "plans.jsonl:3")
+    Traceback (most recent call last):
+    ...
+    kepp_core.errors.KeppError: plans.jsonl:3: names /etc/passwd, which is not under a folder this app server allows; the person running it can allow one with 'kepp app --allow-root DIR'
+    """
+    text = os.fspath(path)
+    if "\0" in text or len(text) > MAX_PATH_CHARS:  # os calls would raise on it: refused as a path
+        shown = repr(text[:60]) + ("…" if len(text) > 60 else "")
+        raise KeppError(f"{where + ': names ' if where else ''}{shown}: not a usable path (a NUL byte, or more "
+                        f"than {MAX_PATH_CHARS} characters)")
+    if roots is None:
+        return Path(path)
+    real = Path(os.path.realpath(path))
+    if any(real == r or real.is_relative_to(r) for r in roots):
+        return Path(path)
+    if where is None:
+        raise KeppError(f"{path} {NOT_ALLOWED}")
+    raise KeppError(f"{where}: names {path}, which {NOT_ALLOWED}")
 
 
 MAX_LINE_BYTES = 16 * 2**20  # one line of a JSON-lines file: a plan or a record, never more

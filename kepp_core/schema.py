@@ -43,12 +43,17 @@ MAX_ID_CHARS = 200
 # no C0/C1 control characters (NUL, ESC, newlines) and no path separators
 ID_PATTERN = r"^[^\x00-\x1f\x7f-\x9f/\\]+$"
 Id = Annotated[str, Meta(min_length=1, max_length=MAX_ID_CHARS, pattern=ID_PATTERN)]
+# task ids and names: never a path (feature files are matched against a folder's listing), so a "/"
+# may stay ("Make Coffee / Tea"); no control characters, non-empty
+NAME_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]*[^\x00-\x1f\x7f-\x9f\s][^\x00-\x1f\x7f-\x9f]*$"
+Name = Annotated[str, Meta(min_length=1, max_length=MAX_ID_CHARS, pattern=NAME_PATTERN)]
 Int64 = Annotated[int, Meta(ge=-(2**63), le=2**63 - 1)]  # what a C long, numpy and torch hold
 Count = Annotated[int, Meta(ge=0, le=2**53)]  # a count a float64 still holds exactly
 Finite = Annotated[float, Meta(ge=-1e308, le=1e308)]  # refuses NaN and the infinities too
 NonNegative = Annotated[float, Meta(ge=0, le=1e308)]
 
 _AT = re.compile(r"^(?P<msg>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
+_NAME_RULE = f"must be a name (not blank, no control characters, at most {MAX_ID_CHARS} characters)"
 _ID_RULE = (f"must be an id (non-empty, no control characters or path separators, at most "
             f"{MAX_ID_CHARS} characters)")
 
@@ -76,7 +81,7 @@ def _describe(message: str, hints: dict[str, str]) -> str:
     if unknown := re.match(r"Object contains unknown field `(.+)`", msg):
         return f"unknown key '{unknown.group(1)}'{inside}"
     if "matching regex" in msg:
-        return f"{name or 'value'} {_ID_RULE}"
+        return f"{name or 'value'} {_NAME_RULE if NAME_PATTERN in msg.replace(chr(92) * 2, chr(92)) else _ID_RULE}"
     msg = re.sub(r"`([^`]+)`", lambda k: " or ".join(_KINDS.get(f"`{t}`", t) for t in k.group(1).split(" | ")), msg)
     msg = msg[:1].lower() + msg[1:]
     top = re.match(r"^\.([^.\[]+)", path)
@@ -203,5 +208,5 @@ def check_pickle(data: bytes, where: str, max_depth: int = 64, max_ops: int = 50
     except (ValueError, IndexError, TypeError) as e:  # truncated, unknown opcode, stack underflow
         raise KeppError(f"{where}: not a readable pickle ({type(e).__name__} while reading its opcodes)") from None
 
-__all__ = ["Count", "Finite", "Id", "Int64", "MAX_ID_CHARS", "Meta", "NonNegative", "Struct", "check_id", "check_pickle",
+__all__ = ["Count", "Finite", "Id", "Int64", "MAX_ID_CHARS", "Meta", "Name", "NonNegative", "Struct", "check_id", "check_pickle",
            "convert", "decode_json", "validation_error"]

@@ -76,7 +76,7 @@ OPTION_RANGES: dict[str, tuple[str, int, int]] = {
     "seed": ("--seed", 0, MAX_SEED), "split_seed": ("--split-seed", 0, MAX_SEED),
     "horizon": ("--horizon", 2, MAX_HORIZON), "horizons": ("--horizons", 2, MAX_HORIZON),
     "top": ("--top", 1, MAX_TOP), "paths": ("-R/--paths", 1, MAX_TOP), "depth": ("--depth", 0, 10),
-    "port": ("--port", 1, 65535), "videos": ("--videos", 1, 1_000_000), "workers": ("--workers", 1, 256),
+    "videos": ("--videos", 1, 1_000_000), "workers": ("--workers", 1, 256),
     "seconds": ("--seconds", 1, 3600),
 }
 

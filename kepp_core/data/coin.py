@@ -15,6 +15,7 @@ Either way the vocabulary is ordered by first appearance (videos in file order, 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, ClassVar, Literal
 
@@ -23,8 +24,8 @@ import msgspec
 from kepp_core.data.feature_files import FeatureShapes, file_names, find_file
 from kepp_core.data.records import MAX_LABEL_CHARS, MAX_STEPS, Dataset, Step, Task, Video, check_segments, parse_duration
 from kepp_core.errors import KeppError, unknown_name_error
-from kepp_core.io import read_bytes
-from kepp_core.schema import Id, Int64, Meta, Struct, check_id, decode_json
+from kepp_core.io import check_under, read_bytes
+from kepp_core.schema import Id, Int64, Meta, Name, Struct, check_id, decode_json
 
 SUBSETS = {"training": "train", "testing": "test"}
 MAX_ANNOTATION_BYTES = 2**30  # COIN.json is 5.5 MB: a gigabyte of annotations is not one
@@ -40,11 +41,12 @@ def _resolve(root: Path) -> Path:
 
 
 def load_coin(root: str | Path, features: str | Path | None = None, seed: int = 0,
-              name: str = "coin", actions: str = "steps") -> Dataset:
+              name: str = "coin", actions: str = "steps", roots: Sequence[Path] | None = None) -> Dataset:
     """Load COIN annotations (see the module docstring for ``actions``).
 
     ``features`` is an optional folder of per-second features, ``<video>.npy`` or the S3D
-    release's ``<class>_<recipe_type>_<video>.npy``.
+    release's ``<class>_<recipe_type>_<video>.npy``. ``roots`` (the app's allowed folders): every
+    feature file must lie under one of them, symlinks resolved.
     """
     if actions not in ACTION_MODES:
         raise unknown_name_error("COIN action mode", actions, ACTION_MODES)
@@ -87,6 +89,7 @@ def load_coin(root: str | Path, features: str | Path | None = None, seed: int = 
         feat = (find_file(feat_dir, [f"{vid}.npy", f"{task}_{recipe}_{vid}.npy"], feat_names)
                 if feat_dir is not None else None)
         if feat is not None:
+            check_under(feat, roots, f"{path}: video {vid!r}")
             n_sec, _ = shapes.shape(feat)
             if duration is None:
                 duration = float(n_sec)
@@ -117,7 +120,7 @@ class CoinVideo(Struct):
         "class": "a task id", "subset": "'training' or 'testing'", "duration": "a number of seconds",
         "annotation": "a list of steps with 'label', 'segment' [start, end] and 'id'",
         "recipe_type": "a recipe type id"}
-    task: Id = msgspec.field(name="class")
+    task: Name = msgspec.field(name="class")
     subset: Literal["training", "testing"]
     annotation: Annotated[list[CoinStep], Meta(min_length=1, max_length=MAX_STEPS)]
     duration: float | None = None

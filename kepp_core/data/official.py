@@ -13,6 +13,7 @@ graphs and plans, not observations.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, ClassVar
 
@@ -20,8 +21,8 @@ import msgspec
 
 from kepp_core.data.records import MAX_STEPS, Dataset, Step, Task, Video
 from kepp_core.errors import KeppError
-from kepp_core.io import iter_lines
-from kepp_core.schema import Id, Meta, Struct, decode_json
+from kepp_core.io import check_under, iter_lines
+from kepp_core.schema import Id, Meta, Name, Struct, decode_json
 
 NO_TASK = ""  # the task of a line without "task"
 MAX_ACTION_ID = 1_000_000  # beyond this an id is not an action index (and would allocate a huge vocabulary)
@@ -39,17 +40,17 @@ class OfficialRow(Struct):
         "legal_range": f"a list of action ids (integers 0..{MAX_ACTION_ID:,})", "task": "a task id or number"}
     vid: Id
     legal_range: Annotated[list[Annotated[int, Meta(ge=0, le=MAX_ACTION_ID)]], Meta(min_length=1, max_length=MAX_STEPS)]
-    task: Id | Annotated[int, Meta(ge=0, le=2**63 - 1)] | None = None
+    task: Name | Annotated[int, Meta(ge=0, le=2**63 - 1)] | None = None
 
 
 _ROW = msgspec.json.Decoder(OfficialRow)
 
 
 def load_official_list(root: str | Path, features: str | Path | None = None, seed: int = 0,
-                       name: str = "official-list") -> Dataset:
+                       name: str = "official-list", roots: Sequence[Path] | None = None) -> Dataset:
     """Read an official training list (see the module docstring); ``features`` and ``seed``
     are accepted for the loader interface and unused (no times, no split to draw)."""
-    path = Path(root)
+    path = check_under(root, roots)
     if not path.exists():
         raise KeppError(f"{path}: official training list not found (JSON lines with vid, legal_range)")
     rows, seen = [], {}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, ClassVar, Literal
 
@@ -22,8 +22,8 @@ from kepp_core.data.feature_files import FeatureShapes, find_file
 from kepp_core.data.records import (MAX_LABEL_CHARS, MAX_STEPS, Dataset, Step, Task, Video, check_segments, parse_duration,
                                    seeded_split, vocabulary_from)
 from kepp_core.errors import KeppError
-from kepp_core.io import atomic_open, iter_lines
-from kepp_core.schema import Id, Int64, Meta, Struct, decode_json
+from kepp_core.io import MAX_PATH_CHARS, atomic_open, check_under, iter_lines
+from kepp_core.schema import Id, Int64, Meta, Name, Struct, decode_json
 
 
 _INTEGER = re.compile(r"-?[0-9]+")  # ASCII digits only: "²".isdigit() is True, int("²") fails
@@ -38,8 +38,9 @@ def _resolve(root: Path) -> Path:
 
 
 def load_plans(root: str | Path, features: str | Path | None = None, seed: int = 0,
-               name: str = "plans") -> Dataset:
-    """Load a plans-JSONL file. Labels that are all integers are ordered numerically."""
+               name: str = "plans", roots: Sequence[Path] | None = None) -> Dataset:
+    """Load a plans-JSONL file. Labels that are all integers are ordered numerically. ``roots``
+    (the app's allowed folders): every feature file a line names must lie under one of them."""
     path = _resolve(Path(root))
     feat_dir = Path(features) if features is not None else path.parent / "features"
     if features is not None and not feat_dir.is_dir():
@@ -53,6 +54,8 @@ def load_plans(root: str | Path, features: str | Path | None = None, seed: int =
             raise KeppError(f"{where}: duplicate video id {vid!r}")
         seen_ids.add(vid)
         feat = (path.parent / feat) if feat else find_file(feat_dir, [f"{vid}.npy"])
+        if feat is not None:
+            check_under(feat, roots, where)
         if feat is not None and not Path(feat).is_file():
             raise KeppError(f"{where}: feature file {feat} not found")
         if feat is not None and duration is None:
@@ -93,7 +96,6 @@ def action_order(labels) -> list[str]:
     return vocabulary_from(labels)
 
 
-MAX_PATH_CHARS = 4096  # PATH_MAX of Linux
 
 
 class PlanRow(Struct):
@@ -104,7 +106,7 @@ class PlanRow(Struct):
         "duration": "a number of seconds", "features": "a file path"}
 
     video: Id
-    task: Id
+    task: Name
     steps: Annotated[list[Annotated[str, Meta(max_length=MAX_LABEL_CHARS)] | Int64],
                      Meta(min_length=1, max_length=MAX_STEPS)]
     split: Literal["train", "test"] | None = None
