@@ -26,6 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from kepp_core.data.file_index import FileIndex
+from kepp_core.data.records import MAX_VIDEO_SECONDS
+from kepp_core.video.encode import MAX_FEATURE_DIM
 from kepp_core.errors import KeppError
 from kepp_core.io import open_regular
 from kepp_core.schema import check_pickle
@@ -196,8 +198,8 @@ class FeatureShapes:
 
     def __init__(self) -> None:
         self._index = FileIndex(SHAPES_FILE, "kepp-feature-shapes", lambda path: list(read_feature_shape(path)),
-                                lambda v: isinstance(v, list) and len(v) == 2
-                                and all(isinstance(n, int) and n > 0 for n in v))
+                                lambda v: type(v) is list and len(v) == 2 and all(type(n) is int for n in v)
+                                and 0 < v[0] <= MAX_VIDEO_SECONDS and 0 < v[1] <= MAX_FEATURE_DIM)
 
     def shape(self, path: str | Path) -> tuple[int, int]:
         """The shape of the feature file ``path``."""

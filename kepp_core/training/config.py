@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 
 from kepp_core.catalog import MAX_HORIZON, MAX_SEED, PLAN_CONDITIONS, SAMPLERS
 from kepp_core.errors import KeppError, unknown_name_error
+from kepp_core.schema import convert
 
 
 @dataclass
@@ -113,6 +114,8 @@ def apply_overrides(cfg: TrainConfig, **overrides) -> TrainConfig:
     if bad:
         raise KeppError(f"unknown training option(s) {bad}")
     cfg = replace(cfg, **{k: v for k, v in overrides.items() if v is not None})
+    # every field's type, as the command line's own options have them ("x" is not a learning rate)
+    cfg = convert(asdict(cfg), TrainConfig, "training options")
     validate(cfg)
     return cfg
 
