@@ -166,8 +166,7 @@ def import_graph_pickle(path: str | Path, dataset: Dataset | None = None) -> Pro
         actions, name = official_actions(top + 1), "official"
     n = len(actions)
     if max(counts) > MAX_COUNT:
-        raise KeppError(f"{path}: out-edge normalised weights give counts beyond {MAX_COUNT:,} (the smallest "
-                        f"whole counts in the same ratios); not a graph of plans")
+        raise KeppError(f"{path}: its {weighting} weights give counts beyond {MAX_COUNT:,}; not a graph of plans")
     ec = EdgeCounts.from_coo(n, [u for u, _, _ in edges], [v for _, v, _ in edges], counts)
     zeros = [0] * n
     g = ProcedureGraph(actions, ec, zeros, zeros, {}, name, "train",
