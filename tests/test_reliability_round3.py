@@ -142,6 +142,17 @@ class TestPathsNamedInDataFiles:
         assert REFUSED in shown, shown
         assert SECRET not in shown and "root:x" not in shown
 
+    @pytest.mark.parametrize("typed", ["/data/a\u0000b.jsonl", "/" + "x" * 5000], ids=["nul-byte", "5000-characters"])
+    def test_a_path_no_system_call_takes_is_refused_in_the_sidebar(self, monkeypatch, tmp_path, typed):
+        plans = tmp_path / "plans.jsonl"
+        plans.write_text(hostile.plans_lines(*[{**PLAN, "video": f"v{i}"} for i in range(4)]))
+        at = open_page(monkeypatch, _NoEnv(), KEPP_HOME=tmp_path / "home", KEPP_APP_DATASET="plans", KEPP_APP_ROOT=plans)
+        at.session_state["kepp_panel_open"] = True
+        at.run()
+        at.text_input(key="cfg_root").set_value(typed).run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert any("not a usable path" in str(e.value) for e in at.error), [e.value for e in at.error]
+
     def test_the_command_line_never_quotes_a_named_file(self, capsys, tmp_path):
         outside = _outside(tmp_path)
         secret = outside.parent / "secret.txt"
@@ -191,19 +202,16 @@ class TestHostilePicklesAndCheckpoints:
         one_error(code, err, str(plan), words)
         assert not list((tmp_path / "m").rglob("*.safetensors"))
 
-    def test_a_storage_claiming_80_gb_is_refused_before_allocation(self, capsys, tmp_path):
+    @pytest.mark.parametrize("build, words", [
+        (hostile.size_lie, ("85,899,345,920 bytes", "refused before allocating")),  # a storage claiming 80 GB
+        (hostile.deep_data_pkl, ("data.pkl", "levels deep")),
+    ], ids=["storage-claiming-80-gb", "data-pkl-nested-deep"])
+    def test_an_archive_that_lies_is_refused_before_loading(self, capsys, tmp_path, build, words):
         need_official()
-        plan = hostile.size_lie(hostile.OFFICIAL / "official-kepp-plan-T3.pth.tar", tmp_path / "lie.pth.tar")
+        plan = build(hostile.OFFICIAL / "official-kepp-plan-T3.pth.tar", tmp_path / "bad.pth.tar")
         code, err = in_process(capsys, "models", "import", "--plan", plan, "--step",
                                hostile.OFFICIAL / "official-kepp-step-T3.pth.tar", "-T", 3, "--out", tmp_path / "m")
-        one_error(code, err, "85,899,345,920 bytes", "refused before allocating")
-
-    def test_a_checkpoint_pickle_nested_deep_is_refused(self, capsys, tmp_path):
-        need_official()
-        plan = hostile.deep_data_pkl(hostile.OFFICIAL / "official-kepp-plan-T3.pth.tar", tmp_path / "deep.pth.tar")
-        code, err = in_process(capsys, "models", "import", "--plan", plan, "--step",
-                               hostile.OFFICIAL / "official-kepp-step-T3.pth.tar", "-T", 3, "--out", tmp_path / "m")
-        one_error(code, err, "data.pkl", "levels deep")
+        one_error(code, err, *words)
 
     def test_a_horizon_of_1000_is_refused(self, capsys, tmp_path):
         need_official()
