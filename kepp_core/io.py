@@ -190,42 +190,43 @@ def writer_lock(target: str | os.PathLike, what: str, wait: bool = False) -> Ite
     while True:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            f = open(path, "a+", encoding="utf-8")  # noqa: SIM115  (held open for the block)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
         except OSError as e:
             raise _cannot_write(Path(target), e) from None
         try:
             try:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 if not wait:
-                    f.seek(0)
-                    pid, _, holder = f.read(300).strip().partition(" ")
+                    note = os.pread(fd, 300, 0).decode("utf-8", "replace").strip()
+                    pid, _, holder = note.partition(" ")
                     raise FolderBusy(f"{target}: another {printable(holder) or 'kepp command'} (pid {pid[:20] or '?'}) "
-                                    f"is writing into it; wait for it to finish or write into another place") from None
-                fcntl.flock(f, fcntl.LOCK_EX)
+                                     f"is writing into it; wait for it to finish or write into another place") from None
+                fcntl.flock(fd, fcntl.LOCK_EX)
             try:
-                same = os.fstat(f.fileno()).st_ino == os.stat(path).st_ino
+                same = os.fstat(fd).st_ino == os.stat(path).st_ino
             except FileNotFoundError:  # the holder finished and removed it between our open and lock
                 same = False
         except BaseException:
-            f.close()
+            os.close(fd)
             raise
         if same:
             break
-        f.close()
+        os.close(fd)
         if not wait:
             raise KeppError(f"{target}: another kepp command was writing into it a moment ago; run again")
     try:
-        f.seek(0)
-        f.truncate()
-        f.write(f"{os.getpid()} {what}\n")
-        f.flush()
+        try:  # who holds it, for the error of a second writer; a full disk only loses the note
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()} {what}\n".encode(), 0)
+        except OSError:
+            pass
         yield path
     finally:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()  # still held: a writer that opens the name from now on makes a new lock
-        fcntl.flock(f, fcntl.LOCK_UN)
-        f.close()
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
 
 
 @contextlib.contextmanager

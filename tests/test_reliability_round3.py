@@ -1,4 +1,4 @@
-"""Reliability and security, third round (issue 32): the audit's classes, every case through the
+"""Reliability and security, third round (docs/reliability.md): the audit's classes, every case through the
 real command line (``main`` in-process where a subprocess is not what is tested, real processes
 for crashes, servers, pipes and concurrent writers) and real Streamlit sessions for the app.
 

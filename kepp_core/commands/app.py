@@ -58,7 +58,7 @@ def check_options(opts: AppConfig) -> None:
 def check_files(cfg: AppConfig) -> None:
     """Open what ``cfg`` names the way the pages will, so that a bad file is a command-line error:
     every path exists, encoders load as for ``kepp features extract`` (a callable must take
-    ``(frames, fps)``), the graph and prediction records read, the checkpoints path is a folder."""
+    ``(frames, fps)``), the graph and the prediction records read, the checkpoints path is a folder."""
     from kepp_core.video.encoders import get_encoder
 
     for name in PATH_KEYS:
@@ -73,11 +73,10 @@ def check_files(cfg: AppConfig) -> None:
         from kepp_core.graph import load_graph
 
         load_graph(cfg.graph)
-    if cfg.predictions is not None:
+    if cfg.predictions is not None:  # a folder may hold none yet (playlists only): the records it holds must read
         files = Workspace(cfg).prediction_files()
-        if not files:
-            raise KeppError(f"--predictions {cfg.predictions}: no prediction records (.jsonl or .parquet) there")
-        read_predictions(files)
+        if files:
+            read_predictions(files)
 
 
 def port_is_free(port: int, address: str = "localhost") -> bool:
