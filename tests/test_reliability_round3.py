@@ -122,7 +122,15 @@ def _official_list(tmp_path, outside: Path) -> dict:
     return {"KEPP_APP_DATASET": "official-list", "KEPP_APP_ROOT": root / "train_list.jsonl"}
 
 
-APP_PATH_CASES = {"plans-features-key": _plans_naming, "plans-feature-folder-symlink": _plans_symlinked,
+def _feature_manifest(tmp_path, outside: Path) -> dict:
+    """A feature folder whose manifest (``features.json``, read for the features' encoder) links outside."""
+    (outside.parent / "features.json").write_text(json.dumps({"encoder": SECRET, "dim": 8}))
+    root = write_crosstask(tmp_path / "ct")
+    (root / "features" / "features.json").symlink_to(outside.parent / "features.json")
+    return {"KEPP_APP_DATASET": "crosstask", "KEPP_APP_ROOT": root}
+
+
+APP_PATH_CASES = {"plans-features-key": _plans_naming, "feature-manifest-symlink": _feature_manifest, "plans-feature-folder-symlink": _plans_symlinked,
                   "coin-feature-symlink": _coin_symlinked, "crosstask-feature-symlink": _crosstask_feature,
                   "crosstask-annotation-symlink": _crosstask_annotation, "official-list-symlink": _official_list}
 
