@@ -187,7 +187,7 @@ class PlanConfig(StepConfig, tag="plan"):
     endpoint_folds: Count = 0
     train_endpoint_acc: Metrics | None = None
     structured: dict[Key, Finite | bool] | None = None
-    llm: dict[Key, Text | Finite | bool | dict[Key, Count] | None] | None = None  # what the LLM answered
+    llm: dict[Key, Text | Finite | bool | dict[Text, Count] | None] | None = None  # what the LLM answered (reasons: free text)
     tasks: TaskIds | None = None  # the task condition's one-hot order
 
 
