@@ -576,7 +576,7 @@ CHECKPOINT_CASES = [
     ("dim-text", _config_edit(dim="wide"), r"config\.json: 'model' must be the network's settings \(expected an integer, got a string at 'model\.dim'\)"),
     ("mults-zero", _config_edit(mults=[0]), r"config\.json: 'model' must be the network's settings \(expected an integer >= 1 at 'model\.mults'\[0\]\)"),
     ("layout-missing", _config_edit(layout=None), r"config\.json: 'model' must be the network's settings \(missing key 'layout'\)"),
-    # the checkpoint config's schema (issue 32): keys no reader used to check were accepted
+    # the checkpoint config's schema (docs/reliability.md): keys no reader used to check were accepted
     ("train-lr-text", _config_set("train", "lr", "x"), r"config\.json: 'train' must be the training options \(expected a number, got a string at 'train\.lr'\)"),
     ("training-steps-negative", _config_set("training", "steps", -5), r"config\.json: 'training' must be the run's summary \(expected an integer >= 0 at 'training\.steps'\)"),
     ("best-score-text", _config_set("training", "best", {"score": "high"}), r"config\.json: 'training' must be the run's summary \(expected a number, got a string at 'training\.best'"),
