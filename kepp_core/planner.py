@@ -189,8 +189,8 @@ class PlanResult:
 
     @property
     def endpoint_labels(self) -> list[str]:
-        """The step model's first and last step, as labels."""
-        return [self.actions[a] for a in self.step_endpoints]
+        """The first and last step the graph paths run between (:attr:`path_ends`), as labels."""
+        return [self.actions[a] for a in self.path_ends[1]]
 
     def to_json(self) -> dict:
         """The result as JSON-ready values (labels when the action names are known, timings in ms):
