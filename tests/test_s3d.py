@@ -386,6 +386,8 @@ def test_kepp_plan_with_graph_text_plans_between_the_text_towers_endpoints(world
     assert out["endpoint_top"]["first"][0]["action"] == out["text_endpoints"][0]
     r = run_kepp(*args, env=ENV)  # no text tower named: one line, before anything is loaded
     assert_one_line_error(r, "--planning-model graph-text", "--encoder s3d:PATH", "no --encoder")
+    r = run_kepp(*args, "--encoder", spec, "--models", tmp_path, "--save-decoding", env=ENV)  # nothing they could do
+    assert_one_line_error(r, "--models / --save-decoding", "no trained model")
 
 
 def test_graph_text_runs_in_a_protocol_with_its_encoder_key(world, tmp_path):

@@ -134,6 +134,10 @@ def _text_planner(args):
         raise KeppError(f"--planning-model {TEXT_PLANNER} plans between the steps the S3D text tower grounds in "
                         f"the clips: give its network with --encoder s3d:PATH (got "
                         f"{'no --encoder' if args.encoder is None else repr(args.encoder)})")
+    given = [name for name, on in (("--models", args.models is not None), ("--save-decoding", args.save_decoding)) if on]
+    if given:
+        raise KeppError(f"{' / '.join(given)}: --planning-model {TEXT_PLANNER} uses no trained model and no decoding "
+                        "choice (leave them out, or name a planning model of the models folder)")
     ds = dataset_from_args(args)
     return api.text_planner(args.encoder, build_graph(ds), ds, args.horizon)
 
