@@ -29,8 +29,10 @@ True
 (True, True, 'endpoint-model')
 >>> plan_model_id(method("kepp-R2").planner_role), method("kepp-R2+dec").planner_role is None
 ('graph-R2', True)
->>> [m.name for m in METHODS if m.joint]
+>>> [m.name for m in METHODS if m.joint and m.endpoints_from == ENDPOINT_MODEL]
 ['kepp-nograph+jdec', 'kepp-R1+jdec', 'kepp-R1-struct+jdec']
+>>> [m.name for m in METHODS if m.joint and m.endpoints_from == TEXT]
+['kepp-nograph+jdec-text', 'kepp-R1+jdec-text', 'kepp-R1-struct+jdec-text']
 >>> method("graph-text").endpoints_from, method("graph-text").roles, "graph-text" in DEMO_RECORDED
 ('text', (), False)
 """
@@ -187,8 +189,16 @@ DEMO_ROLES = SUITE_ROLES + EXTRA_ROLES
 # the endpoint model's, or the S3D text tower's (the step names scored against the clips:
 # kepp_core.video.grounding).
 PREDICTED, TRUTH, ENDPOINT_MODEL, TEXT = "predicted", "truth", "endpoint-model", "text"
+# What each of them is called where a plan says whose endpoints (or distributions of them) it used.
+ENDPOINTS_WORDS = {PREDICTED: "step model", TRUTH: "ground truth", ENDPOINT_MODEL: "endpoint model",
+                   TEXT: "text tower"}
 DECODED_SUFFIX = "+dec"
 JOINT_SUFFIX = "+jdec"
+TEXT_JOINT_SUFFIX = "+jdec-text"  # joint decoding with the S3D text tower's distributions
+# The planner with no trained model (the P²KG's plan between the text tower's endpoints): the catalogue's
+# row of its plans, and its id where a planning model's id goes (kepp plan --planning-model, the Plan
+# page's model=; planner_id).
+TEXT_PLANNER = "graph-text"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -198,14 +208,17 @@ class MethodEntry:
     ``roles``: the models it loads (``ROOT/T<h>/<folder>``); ``R``: the number of graph paths it
     is given (None: no paths, or set by its model's config); ``graph``: it uses the P²KG;
     ``endpoints_from``: it plans between the step model's :data:`PREDICTED` or the :data:`TRUTH`
-    endpoints, or the :data:`ENDPOINT_MODEL`'s (None: neither); ``base``: the name of the method whose
-    action block a ``+dec`` or ``+jdec`` row decodes with the graph; ``joint``: a ``+jdec`` row (decoded
-    jointly with the endpoint model's distributions of ``a_1`` and ``a_T``); ``structured``: its
+    endpoints, the :data:`ENDPOINT_MODEL`'s or the S3D text tower's (:data:`TEXT`) (None: none; a
+    ``+jdec`` row: whose distributions it decodes with); ``base``: the name of the method whose action
+    block a ``+dec`` or ``+jdec`` row decodes with the graph; ``joint``: a ``+jdec`` or ``+jdec-text``
+    row (decoded jointly with the endpoint model's, or the text tower's, distributions of ``a_1`` and
+    ``a_T``); ``structured``: its
     planning model was trained with the structured loss; ``sampled``: it can draw ``K`` plans per
     episode; ``llm``: it needs an LLM endpoint (never run by default); ``text``: it needs the S3D text
     tower (``kepp eval --encoder s3d:PATH``) and features of the S3D encoder (never run by default);
-    ``default``: ``kepp eval`` runs it when no methods are named; ``joint_rows``: the catalogue adds its ``+jdec`` row (the planners
-    whose action blocks decode best with the graph: docs, Models).
+    ``default``: ``kepp eval`` runs it when no methods are named; ``joint_rows``: the catalogue adds its
+    ``+jdec`` and ``+jdec-text`` rows (the planners whose action blocks decode best with the graph: docs,
+    Models).
     """
 
     name: str
@@ -285,6 +298,16 @@ def joint_decoded(base: MethodEntry) -> MethodEntry:
                        base=base.name, structured=base.structured, joint=True, default=False)
 
 
+def text_joint_decoded(base: MethodEntry) -> MethodEntry:
+    """The ``<base>+jdec-text`` row of a planning method: its ``+jdec`` row with the S3D text tower's
+    distributions of ``a_1`` and ``a_T`` in place of the endpoint model's (no endpoint model; it needs
+    the text tower, as ``graph-text`` does)."""
+    return MethodEntry(name=base.name + TEXT_JOINT_SUFFIX,
+                       label=base.label + " + joint decoding with the text tower's endpoints (S3D)", roles=base.roles,
+                       R=base.R, graph=True, endpoints_from=TEXT, base=base.name, structured=base.structured,
+                       joint=True, text=True, default=False)
+
+
 _BASE_METHODS = (
     MethodEntry(name="random", label="Random", sampled=True),
     MethodEntry(name="retrieval", label="Retrieval (nearest training episode)"),
@@ -293,7 +316,7 @@ _BASE_METHODS = (
     MethodEntry(name="graph-gt", label="P²KG zero-shot, ground-truth endpoints", R=1, graph=True, endpoints_from=TRUTH),
     MethodEntry(name="graph-ce", label="P²KG zero-shot, endpoint model's endpoints", roles=(ENDPOINTS,), R=1,
                 graph=True, endpoints_from=ENDPOINT_MODEL, default=False),
-    MethodEntry(name="graph-text", label="P²KG zero-shot, text-grounded endpoints (S3D)", R=1, graph=True,
+    MethodEntry(name=TEXT_PLANNER, label="P²KG zero-shot, text-grounded endpoints (S3D)", R=1, graph=True,
                 endpoints_from=TEXT, text=True, default=False),
     MethodEntry(name="pdpp", label="PDPP (task classifier)", roles=(plan_role("task"), TASK_CLASSIFIER), sampled=True),
     MethodEntry(name="kepp-nograph", label="KEPP without graph condition", roles=(plan_role("none"),), sampled=True,
@@ -313,11 +336,13 @@ _LLM_METHODS = (
                 roles=(STEP, plan_role("graph+llm")), graph=True, endpoints_from=PREDICTED, sampled=True, llm=True,
                 default=False),
 )
-# The joint-decoding rows: of the planners whose entry asks for them (joint_rows).
+# The joint-decoding rows: of the planners whose entry asks for them (joint_rows), with the endpoint
+# model's distributions, then with the text tower's.
 _JOINT = tuple(joint_decoded(m) for m in _BASE_METHODS if m.joint_rows)
+_TEXT_JOINT = tuple(text_joint_decoded(m) for m in _BASE_METHODS if m.joint_rows)
 # Every built-in method, in the table's (and the registry's) order; never rebound (extra_method adds to
 # _EXTRA, which methods() and find_method() read as well).
-METHODS: tuple[MethodEntry, ...] = _BASE_METHODS + _LLM_METHODS + _DECODED + _JOINT
+METHODS: tuple[MethodEntry, ...] = _BASE_METHODS + _LLM_METHODS + _DECODED + _JOINT + _TEXT_JOINT
 _BY_NAME = {m.name: m for m in METHODS}
 _EXTRA: dict[str, MethodEntry] = {}  # methods added for a with-block (extra_method)
 DEMO_METHODS = ("kepp-R1", "kepp-R2", "kepp-nograph")  # the demo table's KEPP rows (the shipped models' claim)
@@ -345,6 +370,30 @@ def planner_method(role: ModelRole) -> MethodEntry | None:
     ('kepp-R1', True)
     """
     return next((e for e in methods() if e.planner_role == role), None)
+
+
+def planner_id(entry: MethodEntry) -> str | None:
+    """The id under which ``kepp plan --planning-model`` and the Plan page's ``model=`` make this row's
+    plans on two clips: its planning model's short id (:attr:`MethodEntry.planner_role`,
+    :func:`plan_model_id`), :data:`TEXT_PLANNER` for the ``graph-text`` row (graph + text endpoints, no
+    model), None when neither can (:func:`parse_planner_id` is its inverse).
+
+    >>> planner_id(method("kepp-R2")), planner_id(method("graph-text")), planner_id(method("kepp-R1+jdec-text"))
+    ('graph-R2', 'graph-text', None)
+    """
+    if entry.planner_role is not None:
+        return plan_model_id(entry.planner_role)
+    return TEXT_PLANNER if entry.name == TEXT_PLANNER else None
+
+
+def parse_planner_id(text: str) -> ModelRole | None:
+    """The planning model a planner id names (:func:`planner_id`): a :class:`ModelRole`, or None for
+    :data:`TEXT_PLANNER` (no trained model); KeppError for another text.
+
+    >>> parse_planner_id("graph-R1").R, parse_planner_id("graph-text") is None
+    (1, True)
+    """
+    return None if str(text) == TEXT_PLANNER else parse_plan_model_id(text)
 
 
 def method(name: str) -> MethodEntry:

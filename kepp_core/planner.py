@@ -10,9 +10,10 @@ choice evaluation's ``+dec`` or ``+jdec`` row made for the planning model on val
 for it), ``plan`` returns the exact best plan under the planning model's per-position emissions,
 λ·log P²KG transitions and the probabilities of every first and last step
 (:func:`~kepp_core.graph.decoding.decode_block`): the step model's, or for a joint choice (mode
-``dist``) the planner's own endpoint model's calibrated distributions. A :class:`PlanResult` keeps each
-model's numbers under that model's name (``step_*``, ``endpoint_model_probs``); the model's own argmax
-plan stays in :attr:`PlanResult.raw_plan`, and :attr:`PlanResult.why` says per step the model's
+``dist``) the planner's own endpoint model's calibrated distributions (or the S3D text tower's, given to
+:meth:`KEPPPlanner.use_decoding`). A :class:`PlanResult` keeps each model's numbers under that model's
+name (``step_*``, ``endpoint_model_probs``, ``text_*``); the model's own argmax plan stays in
+:attr:`PlanResult.raw_plan`, and :attr:`PlanResult.why` says per step the model's
 emission probability, the graph's transition probability from the previous step and the endpoint
 probabilities the plan was decoded with.
 
@@ -38,7 +39,8 @@ from kepp_core.graph.build import ProcedureGraph, load_graph
 from kepp_core.graph.decoding import JOINT_MODE, TOPK, DecodeChoice, decode_block, emission_log_probs, transition_log_probs
 from kepp_core.graph.retrieval import Recommendation, Retriever, aggregate, make_retriever, top_paths
 from kepp_core.models.checkpoint import load_checkpoint, trained_horizons
-from kepp_core.catalog import GRAPH_FILE, PREDICTED, STEP, TEXT, ModelRole, model_folder, models_dir, parse_horizon_folder, plan_role
+from kepp_core.catalog import (ENDPOINT_MODEL, ENDPOINTS_WORDS, GRAPH_FILE, PREDICTED, STEP, TEXT, ModelRole,
+                               model_folder, models_dir, parse_horizon_folder, plan_role)
 from kepp_core.models.spec import ModelSpec
 from kepp_core.video.encode import encode_video
 from kepp_core.video.encoders import encoder_dim
@@ -48,29 +50,36 @@ from kepp_core.video.encoders import encoder_dim
 @dataclass(frozen=True, kw_only=True)
 class PlannerDecoding:
     """The graph decoding a planner uses: the ``choice`` evaluation's row ``method`` made for its
-    planning model (``kepp-R1+dec``, ``kepp-R1+jdec``, ...), the file it is kept in (``source``) and,
-    for a joint choice (mode ``dist``), the folder of the endpoint model whose distributions of the
-    first and last step it decodes with (the planner loads it: :meth:`KEPPPlanner.use_decoding`)."""
+    planning model (``kepp-R1+dec``, ``kepp-R1+jdec``, ...), the file it is kept in (``source``), whose
+    probabilities of every first and last step it decodes with (``endpoints_from``, a catalogue
+    constant: the step model's, :data:`~kepp_core.catalog.PREDICTED`; for a joint choice, mode ``dist``,
+    the endpoint model's, :data:`~kepp_core.catalog.ENDPOINT_MODEL`, or the S3D text tower's,
+    :data:`~kepp_core.catalog.TEXT`) and, with the endpoint model's, that model's folder (the planner
+    loads it: :meth:`KEPPPlanner.use_decoding`)."""
 
     choice: DecodeChoice
     method: str
     source: str
+    endpoints_from: str = PREDICTED
     endpoint_model: Path | None = None
 
     def __post_init__(self) -> None:
-        if self.joint != (self.endpoint_model is not None):
-            raise KeppError(f"decoding {self.method}: a joint choice (mode {JOINT_MODE!r}) and an endpoint model "
-                            f"go together (mode {self.choice.mode!r}, endpoint model {self.endpoint_model})")
+        joint_from = self.endpoints_from in (ENDPOINT_MODEL, TEXT)
+        if self.joint != joint_from or (self.endpoints_from == ENDPOINT_MODEL) != (self.endpoint_model is not None):
+            raise KeppError(f"decoding {self.method}: a joint choice (mode {JOINT_MODE!r}) decodes with the endpoint "
+                            f"model's or the text tower's distributions, an endpoint model and its folder go together "
+                            f"(mode {self.choice.mode!r}, distributions of the {ENDPOINTS_WORDS.get(self.endpoints_from)}"
+                            f", endpoint model {self.endpoint_model})")
 
     @property
     def joint(self) -> bool:
-        """Decoded jointly with the endpoint model's distributions (a ``+jdec`` row's choice)."""
+        """Decoded jointly with full distributions of the first and last step (a ``+jdec`` row's choice)."""
         return self.choice.mode == JOINT_MODE
 
     @property
     def ends_from(self) -> str:
         """Whose probabilities of every first and last step the plan is decoded with, in words."""
-        return "endpoint model" if self.joint else "step model"
+        return ENDPOINTS_WORDS[self.endpoints_from]
 
     def record(self) -> dict:
         """What a plan says it was decoded with (:attr:`PlanResult.decoding`, ``kepp plan --json``)."""
@@ -92,17 +101,24 @@ def describe_decoding(decoding: dict | None) -> str:
 
 @dataclass(kw_only=True)
 class PlanResult:
-    """One answered query, built by keyword: the step model's endpoints (the graph paths run between
-    them) with their scores and its probabilities of every first and last step, the endpoint
-    model's probabilities when the plan was decoded jointly with them, graph paths, condition, plan
-    and timings (ms)."""
+    """One answered query, built by keyword; every field of endpoints names whose they are.
+
+    A KEPP planner's: the step model's endpoints (the graph paths run between them), their scores and
+    its probabilities of every first and last step (``step_*``), and the endpoint model's
+    probabilities when the plan was decoded jointly with them (``endpoint_model_probs``). The plan
+    with no trained model (:class:`TextGraphPlanner`): the S3D text tower's endpoints, scores and
+    probabilities (``text_*``) and no ``step_*``. A KEPP planner decoded jointly with the text tower's
+    distributions keeps them in ``text_probs``. Then graph paths, condition, plan and timings (ms)."""
 
     horizon: int
     R: int
-    step_endpoints: tuple[int, int]  # the step model's most probable first and last step
-    step_scores: tuple[float, float]  # their probabilities
+    step_endpoints: tuple[int, int] | None = None  # the step model's most probable first and last step
+    step_scores: tuple[float, float] | None = None  # their probabilities
     step_probs: np.ndarray | None = field(default=None, repr=False)  # [2, A] the step model's, every action
     endpoint_model_probs: np.ndarray | None = field(default=None, repr=False)  # [2, A] the endpoint model's (joint)
+    text_endpoints: tuple[int, int] | None = None  # the S3D text tower's most probable first and last step
+    text_scores: tuple[float, float] | None = None  # their probabilities
+    text_probs: np.ndarray | None = field(default=None, repr=False)  # [2, A] the text tower's, every action
     paths: list[tuple[int, ...]]
     path_scores: list[float]
     fallback: bool
@@ -113,9 +129,11 @@ class PlanResult:
     raw_plan: tuple[int, ...] = ()  # the planning model's own argmax plan (``plan`` when not decoded)
     decoding: dict | None = None  # the graph decoding used (PlannerDecoding.record), None: the argmax plan
     why: list[dict] = field(default_factory=list, repr=False)  # per step: scores behind the plan (KEPPPlanner._why)
-    # what predicted the first and last step held in ``step_*`` (catalog.PREDICTED: the step model; catalog.TEXT:
-    # the S3D text tower of a planner with no trained model, TextGraphPlanner)
-    endpoints_from: str = PREDICTED
+
+    def __post_init__(self) -> None:
+        if (self.step_endpoints is None) == (self.text_endpoints is None):
+            raise KeppError("a plan result holds the endpoints its graph paths run between: the step model's "
+                            "(step_endpoints) or the text tower's (text_endpoints), one of them")
 
     @property
     def plan_labels(self) -> list[str]:
@@ -128,10 +146,29 @@ class PlanResult:
         return [a != b for a, b in zip(self.plan, raw)]
 
     @property
+    def path_ends(self) -> tuple[str, tuple[int, int], tuple[float, float]]:
+        """Whose first and last step the graph paths run between (a catalogue constant:
+        :data:`~kepp_core.catalog.PREDICTED`, the step model's ``step_*``, or
+        :data:`~kepp_core.catalog.TEXT`, the text tower's ``text_*``), the pair and their probabilities."""
+        if self.step_endpoints is not None:
+            return PREDICTED, self.step_endpoints, self.step_scores
+        return TEXT, self.text_endpoints, self.text_scores
+
+    @property
+    def decoded_ends_from(self) -> str:
+        """Whose probabilities of every first and last step the plan's ends were weighed with (a catalogue
+        constant): the endpoint model's or the text tower's under joint decoding, else the step model's;
+        the text tower's for a plan with no trained model."""
+        if self.endpoint_model_probs is not None:
+            return ENDPOINT_MODEL
+        return TEXT if self.text_probs is not None else PREDICTED
+
+    @property
     def decoded_ends_probs(self) -> np.ndarray | None:
         """``[2, A]``: the probabilities of every first and last step the plan's ends were weighed
-        with: the endpoint model's under joint decoding, else the step model's."""
-        return self.endpoint_model_probs if self.endpoint_model_probs is not None else self.step_probs
+        with (:attr:`decoded_ends_from`)."""
+        return {ENDPOINT_MODEL: self.endpoint_model_probs, TEXT: self.text_probs,
+                PREDICTED: self.step_probs}[self.decoded_ends_from]
 
     @property
     def decoding_text(self) -> str:
@@ -152,16 +189,20 @@ class PlanResult:
 
     @property
     def endpoint_labels(self) -> list[str]:
-        """The step model's first and last step, as labels."""
-        return [self.actions[a] for a in self.step_endpoints]
+        """The first and last step the graph paths run between (:attr:`path_ends`), as labels."""
+        return [self.actions[a] for a in self.path_ends[1]]
 
     def to_json(self) -> dict:
-        """The result as JSON-ready values (labels when the action names are known, timings in ms;
-        ``endpoints``: the step model's)."""
+        """The result as JSON-ready values (labels when the action names are known, timings in ms):
+        ``endpoints``, ``endpoint_labels``, ``endpoint_scores``: the step model's; a plan with no
+        trained model has ``text_endpoints``, ``text_endpoint_labels``, ``text_endpoint_scores`` (the text
+        tower's) in their place."""
         lab = (lambda seq: [self.actions[a] for a in seq]) if self.actions else (lambda seq: None)
+        source, ends, scores = self.path_ends
+        keys = (("text_endpoints", "text_endpoint_labels", "text_endpoint_scores") if source == TEXT
+                else ("endpoints", "endpoint_labels", "endpoint_scores"))
         return {"horizon": self.horizon, "R": self.R,
-                "endpoints": list(self.step_endpoints), "endpoint_labels": lab(self.step_endpoints),
-                "endpoint_scores": [round(s, 4) for s in self.step_scores],
+                keys[0]: list(ends), keys[1]: lab(ends), keys[2]: [round(s, 4) for s in scores],
                 "paths": [{"actions": list(p), "labels": lab(p), "probability": s}
                           for p, s in zip(self.paths, self.path_scores)],
                 "fallback": self.fallback, "plan": list(self.plan), "plan_labels": lab(self.plan),
@@ -218,6 +259,7 @@ class KEPPPlanner:
         self.encoder = "builtin"  # feature encoder for video-clip queries (kepp_core.video)
         self.decoding: PlannerDecoding | None = None  # graph decoding of plan() (None: the argmax plan)
         self.endpoint_model = None  # the endpoint model a joint decoding weighs the ends with (use_decoding)
+        self.text_endpoints = None  # the S3D text tower's distributions a joint decoding with them uses
         self._retrievers: dict[int, Retriever] = {}
         self._transitions: np.ndarray | None = None
 
@@ -279,14 +321,20 @@ class KEPPPlanner:
         role = role or plan_role(condition, R, structured)
         return cls.from_checkpoints(hdir / model_folder(STEP), hdir / model_folder(role), **kw)
 
-    def use_decoding(self, decoding: PlannerDecoding | None) -> None:
+    def use_decoding(self, decoding: PlannerDecoding | None, text=None) -> None:
         """Decode ``plan()``'s plans with the graph under ``decoding`` (None: the argmax plan); for a
-        joint choice the planner loads and keeps its endpoint model, whose distributions of the first
-        and last step the plans are decoded with."""
+        joint choice with the endpoint model's distributions the planner loads and keeps that model,
+        for one with the S3D text tower's it keeps ``text`` (a
+        :class:`~kepp_core.video.grounding.TextEndpoints` for the graph's step names, required then)."""
         endpoint_model = None
-        if decoding is not None and decoding.joint:
+        from_text = decoding is not None and decoding.endpoints_from == TEXT
+        if decoding is not None and decoding.endpoint_model is not None:
             endpoint_model, _ = load_checkpoint(decoding.endpoint_model, "endpoints")
+        if from_text and (text is None or list(text.texts.names) != list(self.graph.actions)):
+            raise KeppError(f"decoding {decoding.method} weighs the ends with the S3D text tower's distributions: "
+                            "give its text endpoints for the graph's step names (use_decoding(decoding, text=...))")
         self.decoding, self.endpoint_model = decoding, endpoint_model
+        self.text_endpoints = text if from_text else None
 
     # --- planning ----------------------------------------------------------------------------
     def retriever(self, R: int) -> Retriever:
@@ -405,23 +453,26 @@ class KEPPPlanner:
         if len(b.plans) != 1:
             raise KeppError("plan() answers one query; use plan_batch for several")
         raw = tuple(int(x) for x in b.plans[0])
-        plan, used, model_probs = raw, None, None
+        plan, used, joint_probs = raw, None, None
         if decode:
             t0 = time.perf_counter()
             d = self.decoding
-            if d.joint:  # the endpoint model's calibrated distributions of every first and last step
-                model_probs = np.exp(self.endpoint_model.endpoint_log_probs(s, g))
+            if d.joint:  # the endpoint model's (or text tower's) distributions of every first and last step
+                source = self.text_endpoints if d.endpoints_from == TEXT else self.endpoint_model
+                joint_probs = np.exp(source.endpoint_log_probs(s, g))
             plan = tuple(int(x) for x in decode_block(b.action_block, self.transitions(), d.choice,
-                                                      model_probs if d.joint else b.endpoint_probs, self.graph)[0])
+                                                      joint_probs if d.joint else b.endpoint_probs, self.graph)[0])
             b.timings["decode"] = (time.perf_counter() - t0) * 1e3
             b.timings["total"] += b.timings["decode"]
             used = d.record()
         rec = b.recommendations[0]
         emissions = np.exp(emission_log_probs(b.action_block))[0]
-        ends = (model_probs if model_probs is not None else b.endpoint_probs)[0]
+        ends = (joint_probs if joint_probs is not None else b.endpoint_probs)[0]
+        text_joint = joint_probs is not None and self.decoding.endpoints_from == TEXT
         return PlanResult(horizon=self.horizon, R=R, step_endpoints=tuple(int(x) for x in b.endpoints[0]),
                           step_scores=tuple(float(x) for x in b.endpoint_scores[0]), step_probs=b.endpoint_probs[0],
-                          endpoint_model_probs=None if model_probs is None else model_probs[0],
+                          endpoint_model_probs=None if joint_probs is None or text_joint else joint_probs[0],
+                          text_probs=joint_probs[0] if text_joint else None,
                           paths=list(rec.paths), path_scores=list(rec.scores), fallback=rec.fallback,
                           condition=b.conditions[0], plan=plan, timings=b.timings, actions=list(self.graph.actions),
                           raw_plan=raw, decoding=used, why=self._why(plan, raw, emissions, ends))
@@ -456,8 +507,8 @@ class TextGraphPlanner:
     text tower grounds in the start and goal clips (:class:`~kepp_core.video.grounding.TextEndpoints`),
     the plan the P²KG's zero-shot path between them (:func:`~kepp_core.graph.retrieval.top_paths`:
     the ``graph-text`` row of evaluation, on two clips); its :class:`PlanResult` holds the text tower's
-    endpoints and probabilities where a KEPP planner's holds the step model's (``step_*``, with
-    ``endpoints_from`` = :data:`~kepp_core.catalog.TEXT`). Its observations are ``m`` seconds of the
+    endpoints and probabilities (``text_*``) where a KEPP planner's holds the step model's (``step_*``).
+    Its observations are ``m`` seconds of the
     text tower's network's ``video_embedding`` features (``plan_spec``: what they must be, so
     :meth:`check_encoder` refuses another encoder as for a trained planner).
 
@@ -509,12 +560,11 @@ class TextGraphPlanner:
                 "raw_action": a, "raw_label": self.graph.actions[a], "raw_score": None, "changed": False}
                for t, a in enumerate(plan)]
         timings = {"endpoints": (t1 - t0) * 1e3, "graph": (t2 - t1) * 1e3, "plan": 0.0, "total": (t2 - t0) * 1e3}
-        return PlanResult(horizon=horizon, R=R, step_endpoints=ends,
-                          step_scores=(float(probs[0, ends[0]]), float(probs[1, ends[1]])), step_probs=probs,
+        return PlanResult(horizon=horizon, R=R, text_endpoints=ends,
+                          text_scores=(float(probs[0, ends[0]]), float(probs[1, ends[1]])), text_probs=probs,
                           paths=list(rec.paths), path_scores=list(rec.scores), fallback=rec.fallback,
                           condition=aggregate(rec.paths, self.graph.num_actions), plan=plan, timings=timings,
-                          actions=list(self.graph.actions), raw_plan=plan, decoding=None, why=why,
-                          endpoints_from=TEXT)
+                          actions=list(self.graph.actions), raw_plan=plan, decoding=None, why=why)
 
 
 __all__ = ["BatchPlans", "DecodeChoice", "KEPPPlanner", "PlanResult", "PlannerDecoding", "TextGraphPlanner",

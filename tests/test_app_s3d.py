@@ -82,6 +82,35 @@ def test_with_no_model_the_plan_page_plans_with_graph_and_text_endpoints(monkeyp
     assert any('class="kepp-card"' in m for m in texts(at.markdown))
 
 
+def test_open_in_plan_of_a_graph_text_row_plans_with_graph_and_text_endpoints(monkeypatch, s3d_world, s3d_official):
+    """A graph-text row's Open in Plan link (the Results and Failure pages' plan_query) names
+    model=graph-text and no encoder: with trained models there too, the page takes the first allowed S3D
+    encoder and plans at once with graph + text endpoints, as the row did."""
+    from components.urls import plan_query
+    from kepp_core.data import load_dataset
+
+    world, weights = s3d_world
+    ds = load_dataset("demo", world)
+    video = next(v for v in ds.split("test") if v.video_file is not None and len(v.steps) >= 3)
+    query = plan_query({"episode": f"{video.task}/{video.id}/0:3", "video": video.id, "horizon": 3,
+                        "method": "graph-text"})
+    assert query["model"] == "graph-text" and query["R"] == "1" and "encoder" not in query
+    env = S3DEnv(world, s3d_official, f"s3d:{weights},{SMALL}")
+    at = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py", query))
+    assert at.selectbox(key="plan_variant").value == "graph + text endpoints (S3D, no model)"
+    assert at.selectbox(key="plan_encoder").value.startswith("S3D")
+    result = at.session_state["plan_result"]["result"]  # planned on opening (plan=1)
+    assert result.step_endpoints is None and result.text_endpoints == (result.plan[0], result.plan[-1])
+    assert any("Text tower (S3D)" in h for h in texts(at.subheader))
+    assert at.query_params["model"] in ("graph-text", ["graph-text"])
+
+
+def test_a_graph_text_link_where_no_s3d_encoder_is_allowed_says_so(monkeypatch, app_env):
+    at = no_problems(open_page(monkeypatch, app_env, "pages/1_Plan.py", {"model": "graph-text", "T": "3"}))
+    assert any("needs an S3D encoder" in x for x in texts(at.info))
+    assert at.selectbox(key="plan_variant").value != "graph + text endpoints (S3D, no model)"
+
+
 def test_models_of_another_width_refuse_the_s3d_encoder_before_planning(monkeypatch, app_env, s3d_world):
     _, weights = s3d_world
     at = no_problems(open_page(monkeypatch, app_env, "pages/1_Plan.py",

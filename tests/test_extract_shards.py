@@ -1,5 +1,6 @@
 """``kepp features extract`` shared by several processes (RANK/WORLD_SIZE, as torchrun sets
-them): disjoint shares, resumable, and byte for byte the files of a single-process run."""
+them): disjoint shares, resumable, and byte for byte the files of a single-process run, with the
+built-in encoder and with the S3D encoder (``s3d:PATH``, the reference fixture's rule weights)."""
 
 from __future__ import annotations
 
@@ -44,16 +45,17 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _run_ranks(root: Path, world: int) -> list[subprocess.CompletedProcess]:
-    """``kepp features extract`` as ``world`` processes with the variables torchrun sets."""
+def _run_ranks(root: Path, world: int, *extra: str) -> list[subprocess.CompletedProcess]:
+    """``kepp features extract`` (``extra``: more arguments) as ``world`` processes with the variables
+    torchrun sets."""
     port = _free_port()
     procs = []
     for rank in range(world):
         env = {**os.environ, "RANK": str(rank), "WORLD_SIZE": str(world), "LOCAL_RANK": str(rank),
                "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "OMP_NUM_THREADS": "1"}
         procs.append(subprocess.Popen(
-            [sys.executable, "-m", "kepp_core.cli", "features", "extract", "--root", str(root), "--dataset", "files"],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+            [sys.executable, "-m", "kepp_core.cli", "features", "extract", "--root", str(root), "--dataset", "files",
+             *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     out = []
     for p in procs:
         stdout, stderr = p.communicate(timeout=300)
@@ -110,6 +112,38 @@ def test_a_resumed_run_encodes_only_what_is_missing(videos, tmp_path):
     runs = _run_ranks(shared, 2)
     assert "1 written by 2 ranks, 4 cached" in runs[0].stdout
     assert _files(shared / "features") == before
+
+
+def test_two_ranks_extract_with_the_s3d_encoder_as_one_process_does(videos, tmp_path):
+    """``kepp features extract --encoder s3d:PATH`` under two ranks: each loads the network and encodes
+    its share; together the files of a single process, byte for byte (one thread each), 512 values per
+    second, and a features.json that names the network."""
+    import json
+
+    import torch
+
+    from kepp_core.data.extract import extract_features
+    from tests.helpers.s3d import SMALL, write_release
+
+    weights = write_release(tmp_path / "s3d", ["crack", "egg", "whisk"])
+    spec = f"s3d:{weights},{SMALL}"
+    shared = tmp_path / "two-ranks"
+    shutil.copytree(videos, shared)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as each rank runs
+    try:
+        assert len(extract_features(videos, spec, progress=False).written) == 5  # one process: this one
+    finally:
+        torch.set_num_threads(threads)
+    runs = _run_ranks(shared, 2, "--encoder", spec)
+    assert [r.returncode for r in runs] == [0, 0], [r.stderr for r in runs]
+    assert "5 written by 2 ranks" in runs[0].stdout and runs[1].stdout == ""
+    expected = _files(videos / "features")
+    assert _files(shared / "features") == expected
+    assert {p.stem: np.load(p).shape for p in (shared / "features").glob("*.npy")} == \
+        {f"clip{k}": (1 + k % 3, 512) for k in range(5)}
+    manifest = json.loads((shared / "features" / "features.json").read_text())
+    assert manifest["dim"] == 512 and manifest["encoder"].startswith("s3d:video_embedding:16fps-16f-32px:")
 
 
 def test_ranks_without_a_rendezvous_address_stop_before_encoding(videos, monkeypatch):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -287,8 +286,10 @@ def test_an_empty_step_list_on_the_command_line_is_one_line(release, two_videos)
 
 def test_text_endpoints_serve_where_endpoint_distributions_do(world, official):
     """The text tower's distributions have the endpoint model's interface: a planner decodes jointly
-    with them (mode dist, the +jdec rows' decoding), its endpoint probabilities and why-table theirs."""
+    with them (mode dist, a +jdec-text row's decoding); the result keeps them under the text tower's
+    name (``text_probs``), the step model's apart, and its why-table and decoding record say so."""
     from kepp_core import api
+    from kepp_core.catalog import TEXT
     from kepp_core.graph.decoding import DecodeChoice
     from kepp_core.planner import PlannerDecoding
 
@@ -296,15 +297,97 @@ def test_text_endpoints_serve_where_endpoint_distributions_do(world, official):
     grounding = api.text_grounding(f"s3d:{weights},{SMALL}", dataset=ds)
     assert grounding.temperature != 1.0  # fitted on the world's training episodes (S3D features)
     planner = api.load_planner(official, 3, decode=False)
-    planner.decoding = PlannerDecoding(choice=DecodeChoice("dist", 1.0), method="kepp-R1+jdec", source="test",
-                                       endpoint_model=Path("the S3D text tower"))
-    planner.endpoint_model = grounding
+    decoding = PlannerDecoding(choice=DecodeChoice("dist", 1.0), method="kepp-R1+jdec-text", source="test",
+                               endpoints_from=TEXT)
+    with pytest.raises(KeppError, match="text tower's distributions: give its text endpoints"):
+        planner.use_decoding(decoding)
+    planner.use_decoding(decoding, text=grounding)
+    assert planner.endpoint_model is None and planner.text_endpoints is grounding
     video = next(v for v in ds.split("test") if v.video_file is not None)
     feats = api.video_features(video)
     result, v_start, v_goal = api.plan_clips(planner, feats, (0, 3), (5, 8), 3)
     probs = np.exp(grounding.endpoint_log_probs(v_start.reshape(1, -1), v_goal.reshape(1, -1)))[0]
-    assert result.decoding["mode"] == "dist" and np.allclose(result.endpoint_model_probs, probs)
+    assert result.decoding["mode"] == "dist" and result.decoding["endpoints"] == "text tower"
+    assert np.allclose(result.text_probs, probs) and result.endpoint_model_probs is None
+    assert result.decoded_ends_from == TEXT and result.path_ends[0] == "predicted"  # paths: the step model's ends
+    assert result.step_probs is not None and not np.allclose(result.step_probs, probs)
     assert result.why[0]["endpoint"] == round(float(probs[0, result.plan[0]]), 4)
+
+
+def test_the_jdec_text_rows_decode_with_the_text_towers_distributions(world, official, tmp_path, monkeypatch):
+    """kepp-R1+jdec-text: KEPP R=1's action block decoded jointly with the text tower's distributions
+    (no endpoint model), λ chosen on the held-out training video with the temperature fitted on the other
+    training videos, the choice kept with the tower's weights and word list."""
+    from kepp_core.evaluation.methods import EvalContext, EvalOptions, get_method
+    from kepp_core.evaluation.methods.choice import choose, row_endpoint_probs, stored_choice, validation_context
+    from kepp_core.graph.build import build_graph
+    from kepp_core.graph.decoding import decode_block, transition_log_probs
+    from kepp_core.training.data import episode_tensors
+
+    monkeypatch.setenv("KEPP_HOME", str(tmp_path / "home"))
+    root, weights, ds = world
+    ctx = EvalContext(ds, 3, episode_tensors(ds, 3, "test"), build_graph(ds, "train"), official / "T3",
+                      EvalOptions(encoder=f"s3d:{weights},{SMALL}"))
+    method = get_method("kepp-R1+jdec-text")
+    assert method.requires == get_method("kepp-R1").requires and method.entry.joint and method.entry.text
+    probs = row_endpoint_probs(ctx, method.entry)
+    assert np.allclose(probs, np.exp(ctx.text_log_probs())) and np.allclose(probs.sum(-1), 1.0)
+    out = method.plan(ctx)
+    choice = choose(ctx, method)
+    assert choice.mode == "dist" and out.decoding == {"mode": "dist", "lam": choice.lam, "k": choice.k, "samples": 1}
+    block = ctx.cache.outputs["kepp-R1"].action_block
+    assert (out.plans == decode_block(block, transition_log_probs(ctx.graph), choice, probs)).all()
+    entry, where = stored_choice(ctx, method)
+    assert where.is_relative_to(tmp_path / "home") and entry["val_episodes"] > 0
+    assert entry["models"]["text"].startswith("s3d_howto100m.pth@") and "+s3d_dict.npy@" in entry["models"]["text"]
+    vctx = validation_context(ctx, method)  # its training episodes: the training videos but the held-out one
+    assert vctx.cache.texts is ctx.cache.texts and len(vctx.train_tensors()) < len(ctx.train_tensors())
+    assert vctx.text_endpoints().temperature != ctx.text_endpoints().temperature
+
+
+def test_the_jdec_text_rows_need_the_text_tower_in_kepp_eval_and_the_protocol(world, official, tmp_path):
+    from kepp_core.protocol import parse_spec
+
+    root, weights, ds = world
+    r = run_kepp("eval", "--root", root, "--models", official, "-T", 3, "--methods", "kepp-R1+jdec-text", "--json",
+                 env={**ENV, "KEPP_HOME": str(tmp_path / "home")})
+    assert r.returncode == 0, r.stderr
+    assert "--encoder s3d:PATH" in json.loads(r.stdout)["skipped"]["T=3 conventional kepp-R1+jdec-text"]
+    spec = {"dataset": "demo", "root": str(root), "methods": ["kepp-R1+jdec-text"], "seeds": 1, "horizons": [3],
+            "out": str(tmp_path / "protocol")}
+    with pytest.raises(KeppError, match="'kepp-R1[+]jdec-text' needs the S3D text tower: add encoder"):
+        parse_spec(dict(spec), "spec.toml")
+    assert parse_spec({**spec, "encoder": f"s3d:{weights}"}, "spec.toml").methods == ("kepp-R1+jdec-text",)
+    defaults = parse_spec({k: v for k, v in spec.items() if k != "methods"}, "spec.toml").methods
+    assert not any(m.endswith("+jdec-text") for m in defaults)
+
+
+def test_kepp_plan_with_graph_text_plans_between_the_text_towers_endpoints(world, tmp_path):
+    """``--planning-model graph-text``: no models folder; the world's graph and the text tower of
+    --encoder; the JSON names the text tower's endpoints (text_endpoints), never the step model's."""
+    from kepp_core import api
+    from kepp_core.graph.build import build_graph
+
+    root, weights, ds = world
+    video = next(v for v in ds.split("test") if v.video_file is not None)
+    spec = f"s3d:{weights},{SMALL}"
+    args = ("plan", video.feature_file, "--start", 0, 3, "--goal", 5, 8, "-T", 3, "--planning-model", "graph-text",
+            "--root", root)
+    r = run_kepp(*args, "--encoder", spec, "--json", env={**ENV, "KEPP_HOME": str(tmp_path / "home")})
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["models"] is None and out["planning_model"] == "graph-text" and out["decoding"] is None
+    assert "endpoints" not in out and "endpoint_labels" not in out
+    planner = api.text_planner(spec, build_graph(ds), ds, 3)
+    result, _, _ = api.plan_clips(planner, api.video_features(video), (0, 3), (5, 8), 3)
+    assert out["text_endpoints"] == list(result.text_endpoints) and out["plan"] == list(result.plan)
+    assert out["text_endpoint_labels"] == [ds.actions[a] for a in result.text_endpoints]
+    assert out["plan"][0] == out["text_endpoints"][0] and out["plan"][-1] == out["text_endpoints"][1]
+    assert out["endpoint_top"]["first"][0]["action"] == out["text_endpoints"][0]
+    r = run_kepp(*args, env=ENV)  # no text tower named: one line, before anything is loaded
+    assert_one_line_error(r, "--planning-model graph-text", "--encoder s3d:PATH", "no --encoder")
+    r = run_kepp(*args, "--encoder", spec, "--models", tmp_path, "--save-decoding", env=ENV)  # nothing they could do
+    assert_one_line_error(r, "--models / --save-decoding", "no trained model")
 
 
 def test_graph_text_runs_in_a_protocol_with_its_encoder_key(world, tmp_path):

@@ -9,15 +9,17 @@ key         value (as the URL writes it)            left out of the URL
 ==========  ======================================  ==========================================================
 T           the horizon, a whole number             the first trained horizon
 R           graph paths recommended, 1–5            2
-model       the planning model's short id           the first planning model of the horizon
-            (``graph-R1``, ``none``; catalogue's
-            ``plan_model_id``; ``graph-text``:
-            graph + text endpoints, no model)
+model       the planner's id (catalogue's           the first planning model of the horizon
+            ``planner_id``: a planning model's
+            short id, ``graph-R1``, ``none``; or
+            ``graph-text``: graph + text
+            endpoints, no model)
 method      the path scorer (``p2kg``, ``pkg``)     the first scorer
 sampler     ``own``, or a sampler and its steps     ``own``: the models' own sampler
             (``ddim5``)
-encoder     an allowed S3D encoder (``s3d1``, ...:  the dataset's features (with no model:
-            ``AppConfig.grounding_encoders``)       the first S3D encoder)
+encoder     an allowed S3D encoder (``s3d1``, ...:  the dataset's features (with no model, or
+            ``AppConfig.grounding_encoders``)       a link to ``model=graph-text``: the first
+                                                    S3D encoder)
 source      ``upload``                              ``dataset``: a video of the dataset
 video       a dataset video's id                    the first video the picker matches
 vtask       the picker's task filter (a task id)    every task
@@ -92,7 +94,7 @@ class Key:
 KEYS: dict[str, Key] = {k.name: k for k in (
     Key("T", int, "the horizon"),
     Key("R", int, "graph paths recommended to the planning model"),
-    Key("model", str, "the planning model's short id"),
+    Key("model", str, "the planner's id: a planning model's short id, or graph-text"),
     Key("method", str, "the path scorer"),
     Key("sampler", str, "the sampler: own, or a sampler and its steps"),
     Key("encoder", str, "the video encoder: an allowed S3D encoder's id (left out: the dataset's features)"),

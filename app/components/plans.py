@@ -1,5 +1,6 @@
-"""Showing a plan from the Plan page: the step model's endpoints, the graph paths, the LLM's
-recommendation, the final plan against the truth, and plans sampled for the same query."""
+"""Showing a plan from the Plan page: its endpoints (the step model's, or the S3D text tower's), the
+graph paths, the LLM's recommendation, the final plan against the truth, and plans sampled for the same
+query."""
 
 from __future__ import annotations
 
@@ -10,20 +11,28 @@ import streamlit as st
 
 from components.charts import show_table, step_cards
 from components.text import md, plan_text
-from kepp_core.catalog import PREDICTED, TEXT
+from kepp_core.catalog import ENDPOINTS_WORDS, TEXT
 
-# What predicted a plan's first and last step, as the page names it (PlanResult.endpoints_from).
-ENDPOINT_SOURCES = {PREDICTED: "Step model", TEXT: "Text tower (S3D)"}
+
+def endpoints_heading(source: str) -> str:
+    """The heading of a plan's endpoints, by whose they are (a catalogue constant, ``PlanResult.path_ends``).
+
+    >>> endpoints_heading("predicted"), endpoints_heading("text")
+    ('Step model', 'Text tower (S3D)')
+    """
+    words = ENDPOINTS_WORDS[source]
+    return words[0].upper() + words[1:] + (" (S3D)" if source == TEXT else "")
 
 
 def show_endpoints(ds, result, truth: Sequence[int] | None) -> None:
     """â₁ and â_T with the confidence of what predicted them (the step model, or the S3D text tower
-    of a plan made with no trained model: ``result.endpoints_from``) and whether they are right."""
-    source = ENDPOINT_SOURCES.get(result.endpoints_from, result.endpoints_from)
+    of a plan made with no trained model: ``result.path_ends``) and whether they are right."""
+    whose, ends, scores = result.path_ends
+    source = endpoints_heading(whose)
     st.subheader(source)
     e1, e2 = st.columns(2)
-    for col, name, a, score, t_i in [(e1, "first step â₁", result.step_endpoints[0], result.step_scores[0], 0),
-                                     (e2, "last step â_T", result.step_endpoints[1], result.step_scores[1], -1)]:
+    for col, name, a, score, t_i in [(e1, "first step â₁", ends[0], scores[0], 0),
+                                     (e2, "last step â_T", ends[1], scores[1], -1)]:
         col.metric(name, ds.actions[a], help=f"the {source[0].lower() + source[1:]}'s prediction and its confidence")
         verdict = "" if truth is None else (" · :green-badge[correct]" if a == truth[t_i] else
                                             f" · :red-badge[wrong: truth is {md(ds.actions[truth[t_i]])}]")

@@ -1,5 +1,5 @@
-"""The Plan page's URL for an evaluated episode (Open in Plan, scenes, playlists): which planning
-model a method ran and the query that reopens the episode with it, in the keys of
+"""The Plan page's URL for an evaluated episode (Open in Plan, scenes, playlists): which planner makes a
+method's plans on the Plan page and the query that reopens the episode with it, in the keys of
 :mod:`components.plan_state`."""
 
 from __future__ import annotations
@@ -7,18 +7,28 @@ from __future__ import annotations
 from components import plan_state
 from kepp_core import catalog
 
-__all__ = ["method_model", "plan_model_id", "plan_query"]
+__all__ = ["method_model", "method_planner", "plan_model_id", "plan_query"]
+
+
+def method_planner(method: str) -> str | None:
+    """The Plan page's ``model=`` id of the planner that makes the evaluation ``method``'s plans on two
+    clips, when the page can run it (:func:`kepp_core.catalog.planner_id`: a planning model's short id,
+    or ``graph-text``, graph + text endpoints), or None (a baseline, a decoded row, an unknown name).
+
+    >>> [method_planner(m) for m in ("kepp-R2", "kepp-nograph", "kepp-R1-struct", "graph-text", "random")]
+    ['graph-R2', 'none', 'graph-R1-struct', 'graph-text', None]
+    """
+    entry = catalog.find_method(method)
+    return catalog.planner_id(entry) if entry is not None else None
 
 
 def method_model(method: str) -> catalog.ModelRole | None:
     """The planning model the evaluation ``method`` ran, when the Plan page can run it
-    (the planning model the KEPP planner runs as that row: :attr:`kepp_core.catalog.MethodEntry.planner_role`),
-    or None (a baseline, a decoded row).
+    (:attr:`kepp_core.catalog.MethodEntry.planner_role`), or None (a baseline, a decoded row, graph +
+    text endpoints).
 
-    >>> [plan_model_id(method_model(m)) for m in ("kepp-R2", "kepp-nograph", "kepp-R1-struct")]
-    ['graph-R2', 'none', 'graph-R1-struct']
-    >>> method_model("random") is None
-    True
+    >>> method_model("kepp-R2").R, method_model("graph-text") is None
+    (2, True)
     """
     entry = catalog.find_method(method)
     return entry.planner_role if entry is not None else None
@@ -35,15 +45,19 @@ def plan_model_id(role: catalog.ModelRole) -> str:
 
 def plan_query(row) -> dict[str, str]:
     """The Plan page's URL query that opens a predictions-table row's episode (and plans it):
-    video, first step, T, and the row's planning model (:func:`plan_model_id`) and R when the
-    method is KEPP's.
+    video, first step, T, and the planner that makes the row's plans (:func:`method_planner`) with its
+    R where it takes graph paths (a KEPP planning model with the graph condition, or graph + text
+    endpoints with the row's R).
 
     >>> plan_query({"episode": "tea/0287/7:3", "video": "0287", "horizon": 3, "method": "kepp-R2"})
     {'T': '3', 'R': '2', 'model': 'graph-R2', 'video': '0287', 'ep': '7', 'plan': '1'}
+    >>> plan_query({"episode": "tea/0287/7:3", "video": "0287", "horizon": 3, "method": "graph-text"})["model"]
+    'graph-text'
     """
     parts = catalog.parse_episode_id(row["episode"])
     video = str(row["video"]) if row.get("video") is not None else (parts[1] if parts else "")
-    model = method_model(str(row["method"]))
-    return plan_state.query(T=int(row["horizon"]), R=model.R if model is not None and model.condition == "graph" else None,
-                            model=None if model is None else plan_model_id(model), video=video,
+    planner = method_planner(str(row["method"]))
+    entry = catalog.find_method(str(row["method"]))
+    return plan_state.query(T=int(row["horizon"]), R=entry.R if planner is not None and entry.graph else None,
+                            model=planner, video=video,
                             ep=parts[2] if parts else 0, plan=True)

@@ -18,11 +18,10 @@ from components.urls import plan_model_id
 from components.text import dataset_caption, md, md_code, plan_text
 from components.uploads import store_example, store_upload
 from kepp_core import api
-from kepp_core.catalog import models_dir, scorer_label
+from kepp_core.catalog import TEXT_PLANNER, models_dir, scorer_label
 from kepp_core.errors import KeppError
 
-TEXT_VARIANT = "graph + text endpoints (S3D, no model)"  # the P²KG between the text tower's endpoints
-TEXT_MODEL_ID = "graph-text"  # its model= id: the catalogue's row of the same plans
+TEXT_VARIANT = "graph + text endpoints (S3D, no model)"  # the P²KG between the text tower's endpoints (model=graph-text)
 DATASET_FEATURES = "the dataset's features"
 
 cfg = page_setup("Plan")
@@ -73,10 +72,17 @@ link.keep(T=T, R=R)
 encoder_ids = {} if no_models else {DATASET_FEATURES: "dataset"}
 encoder_ids |= {label: eid for eid, (_, label) in s3d_choices.items()}
 steps_text, s3d = "", None
+text_link = link.new("model") == TEXT_PLANNER  # a link to graph + text endpoints (e.g. a graph-text row's)
+if text_link and not s3d_choices:
+    st.info(f"This link plans with graph + text endpoints (`{TEXT_PLANNER}`), which needs an S3D encoder: none "
+            "is allowed here (`kepp app --encoder s3d:PATH`), so a trained planning model plans instead.")
 if s3d_choices:
     with (settings.container() if cfg.presentation else st.sidebar.expander("Video encoder", expanded=True)):
+        first_s3d = next(label for label, eid in encoder_ids.items() if eid in s3d_choices)
+        if text_link and link.from_url("encoder") is None:  # such a link names no encoder: the first S3D one
+            st.session_state["plan_encoder"] = first_s3d
         link.seed("plan_encoder", "encoder", list(encoder_ids), {v: k for k, v in encoder_ids.items()}.__getitem__,
-                  absent=None if no_models else "dataset")
+                  absent=None if no_models or text_link else "dataset")
         enc_label = st.selectbox("Encoder", list(encoder_ids), key="plan_encoder",
                                  help="S3D HowTo100M: the official models' features; its text tower draws the "
                                       "step timeline and plans with graph + text endpoints (no model needed)")
@@ -96,7 +102,7 @@ if s3d is not None:
 if not variants:
     st.error(f"`{models_dir(root, T)}` has a step model but no planning model.")
     link.stop()
-model_ids = {label: TEXT_MODEL_ID if role is None else plan_model_id(role) for label, role in variants.items()}
+model_ids = {label: TEXT_PLANNER if role is None else plan_model_id(role) for label, role in variants.items()}
 link.seed("plan_variant", "model", list(variants), lambda m: {v: k for k, v in model_ids.items()}[m])
 variant = controls[2].selectbox("Planning model", list(variants), key="plan_variant")
 role = variants[variant]  # None: graph + text endpoints
@@ -304,7 +310,7 @@ if cfg.presentation and st.session_state.pop("plan_scroll", None):
 used = s3d_choices[encoder_ids[enc_label]][1] if s3d is not None else f"encoder {enc['encoder'] or 'unknown'}"
 if not cfg.presentation and role is None:
     st.caption(f"Planned with {md(variant)}: the P²KG's top path (R={R} shown) between the steps the S3D text "
-               f"tower grounds in the clips (no trained model; the `{TEXT_MODEL_ID}` row) on dataset "
+               f"tower grounds in the clips (no trained model; the `{TEXT_PLANNER}` row) on dataset "
                f"**{md(ds.name)}** with features from **{md(used)}** · {saved['seconds'] * 1000:.0f} ms in all")
 elif not cfg.presentation:
     st.caption(f"Planned by {md_code(str(models_dir(root, T).relative_to(root.parent)))} ({md(variant)}; {plans.recommendation_text(condition, scorer_label(scorer), R)}"
@@ -321,7 +327,7 @@ with out_left:
     if llm_url.strip():
         st.subheader("LLM recommendation")
         with backend.guarded(stop=False), st.spinner("Asking the LLM…"):
-            plans.show_llm_plan(ds, backend.llm_recommendation(llm_url, llm_model, llm_mapper, ds, *result.step_endpoints, T),
+            plans.show_llm_plan(ds, backend.llm_recommendation(llm_url, llm_model, llm_mapper, ds, *result.path_ends[1], T),
                                 truth)
     if not cfg.presentation:
         plans.show_plan(ds, result, truth)
@@ -342,5 +348,5 @@ with out_left:
         plans.show_details(ds, result)
 with out_right if out_right is not None else st.container():  # full width, beside the plan when presenting
     with backend.guarded(stop=False):
-        network.plan_graph_panel(planner.graph, result.step_endpoints, graph_paths(result, condition, R), truth,
+        network.plan_graph_panel(planner.graph, result.path_ends[1], graph_paths(result, condition, R), truth,
                                  key="plan", title=f"P²KG around the plan (T={T})")

@@ -21,10 +21,13 @@ EXAMPLES = """  kepp eval --dataset demo --models models --horizons 3 4 5 6
       --llm-url http://127.0.0.1:8080/v1 --llm-model llama --llm-cache runs/llm-cache
   (kepp-llm / kepp-graph-llm need MODELS/T<h>/plan-llm, plan-graph-llm and an LLM endpoint; replies are cached)
   (for --settings pdpp the models come from MODELS/pdpp/ when that folder exists)
-  kepp eval --dataset crosstask --root data/crosstask --models models -T 3 --methods graph-text graph-pred \
+  kepp eval --dataset crosstask --root data/crosstask --models models -T 3 --methods graph-text graph-pred \\
       --encoder s3d:s3d/s3d_howto100m.pth
   (graph-text: the P²KG's zero-shot plan between the steps the S3D text tower grounds in the start and goal
-   clips; the dataset's features must be that network's, from 'kepp features extract --encoder s3d:PATH')"""
+   clips; the dataset's features must be that network's, from 'kepp features extract --encoder s3d:PATH')
+  kepp eval --dataset crosstask --root data/crosstask --models models -T 3 --methods kepp-R1+jdec-text \\
+      --encoder s3d:s3d/s3d_howto100m.pth
+  (+jdec-text: the +jdec row decoded jointly with the text tower's distributions instead of the endpoint model's)"""
 
 
 def register(sub) -> None:
@@ -62,8 +65,8 @@ def register(sub) -> None:
                    help="the +dec and +jdec methods decode the mean of K sampled action blocks (batched) instead of one "
                         "(default 1)")
     p.add_argument("--encoder", default=None, metavar="s3d:PATH",
-                   help="the S3D network whose text tower grounds the step names for graph-text (the one "
-                        "that made the dataset's features)")
+                   help="the S3D network whose text tower grounds the step names for graph-text and the +jdec-text "
+                        "methods (the one that made the dataset's features)")
     p.add_argument("--save-decoding", action="store_true",
                    help="store a choice of the +dec and +jdec methods made on validation in MODELS/T<h>/decoding.json "
                         "(never written there otherwise: the models folder may be read-only)")

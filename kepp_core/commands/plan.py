@@ -17,6 +17,11 @@ EXAMPLES = """  kepp plan video.mp4 --start 2 6 --goal 20 24 -T 4 --models asset
   kepp plan features/tea_0001.npy --start 2 6 --goal 20 24 -T 3 --raw
   kepp plan video.mp4 --start 2 6 --goal 20 24 -T 4 --models models --planning-model graph-R2 --save-decoding
   kepp plan my_video.mp4 --start 5 8 --goal 41 44 -T 3 --models models/official --encoder s3d:s3d/s3d_howto100m.pth
+  kepp plan my_video.mp4 --start 5 8 --goal 41 44 -T 3 --planning-model graph-text --encoder s3d:s3d/s3d_howto100m.pth \\
+      --dataset crosstask --root data/crosstask_release
+  (graph-text: no trained model; the P²KG of the dataset's training plans between the steps the S3D text
+   tower grounds in the two clips, its temperature fitted on the dataset's training episodes where its
+   features are that network's: the graph-text row of kepp eval on two clips)
   (a video is decoded with decord and encoded with the models' feature encoder; a .npy file holds its
    per-second features [seconds, D]; the clips are seconds from the start of the video; --dataset / --root
    name the dataset the models were trained on, read only to choose a missing decoding on its validation videos)"""
@@ -38,7 +43,9 @@ def register(sub) -> None:
                    help="models folder (MODELS/T<h>/step, plan-graph-R1, ...) (default: the shipped demo models, "
                         "assets/demo)")
     p.add_argument("--planning-model", default="graph-R1", metavar="ID",
-                   help="the planning model MODELS/T<h>/plan-ID: graph-R1, graph-R2, graph-R1-struct or none")
+                   help="the planning model MODELS/T<h>/plan-ID: graph-R1, graph-R2, graph-R1-struct or none; or "
+                        "graph-text: graph + text endpoints, no model (needs --encoder s3d:PATH; the graph and the "
+                        "text tower's temperature come from --dataset/--root)")
     p.add_argument("-R", "--paths", type=int, default=None,
                    help="graph paths recommended to the planning model (default: the R it was trained with)")
     p.add_argument("--raw", action="store_true",
@@ -59,19 +66,22 @@ def register(sub) -> None:
 
 def _plan(args) -> int:
     from kepp_core import api
-    from kepp_core.catalog import parse_plan_model_id
+    from kepp_core.catalog import parse_planner_id
 
     set_threads(args)
     source = Path(args.video)
     _check_request(args, source)
-    role = parse_plan_model_id(args.planning_model)
-    models = Path(args.models) if args.models else DEMO_ASSETS
-    if not models.is_dir():
-        raise KeppError(f"{models}: models folder not found (--models; train one with 'kepp train all')")
-    dataset = (lambda: dataset_from_args(args)) if _dataset_given(args, models, role) else None
-    planner = api.load_planner(models, args.horizon, role, dataset=dataset, decode=not args.raw,
-                               save_decoding=args.save_decoding)
-    planner.seed = args.seed
+    role = parse_planner_id(args.planning_model)
+    if role is None:  # graph + text endpoints: no models folder
+        models, planner = None, _text_planner(args)
+    else:
+        models = Path(args.models) if args.models else DEMO_ASSETS
+        if not models.is_dir():
+            raise KeppError(f"{models}: models folder not found (--models; train one with 'kepp train all')")
+        dataset = (lambda: dataset_from_args(args)) if _dataset_given(args, models, role) else None
+        planner = api.load_planner(models, args.horizon, role, dataset=dataset, decode=not args.raw,
+                                   save_decoding=args.save_decoding)
+        planner.seed = args.seed
     video = source.suffix.lower() not in FEATURE_SUFFIXES
     if video:  # encoded with the models' encoder (or --encoder), once its width is known to fit
         name = planner.plan_spec.encoder
@@ -87,7 +97,7 @@ def _plan(args) -> int:
     if video:
         features = lambda: api.encode_clip_video(source, spec)  # noqa: E731
     result, _, _ = api.plan_clips(planner, features, args.start, args.goal, args.horizon, args.paths)
-    out = {"video": str(source), "models": str(models), "planning_model": args.planning_model,
+    out = {"video": str(source), "models": None if models is None else str(models), "planning_model": args.planning_model,
            "start": list(args.start), "goal": list(args.goal), "duration": round(duration, 3),
            **result.to_json(), "endpoint_top": result.endpoint_top(args.top)}
     if args.json:
@@ -110,6 +120,26 @@ def _check_request(args, source: Path) -> None:
     if args.goal[0] < args.start[1]:
         raise KeppError(f"--goal starts at {args.goal[0]:g} s, before --start ends ({args.start[1]:g} s): "
                         "the goal clip must come after the start clip, without overlapping it")
+
+
+def _text_planner(args):
+    """Graph + text endpoints (``--planning-model graph-text``): the P²KG of the dataset's training plans
+    and the S3D text tower of ``--encoder`` (which must name one), checked before any video is decoded."""
+    from kepp_core import api
+    from kepp_core.catalog import TEXT_PLANNER
+    from kepp_core.graph.build import build_graph
+    from kepp_core.video.s3d_spec import is_s3d
+
+    if not is_s3d(args.encoder):
+        raise KeppError(f"--planning-model {TEXT_PLANNER} plans between the steps the S3D text tower grounds in "
+                        f"the clips: give its network with --encoder s3d:PATH (got "
+                        f"{'no --encoder' if args.encoder is None else repr(args.encoder)})")
+    given = [name for name, on in (("--models", args.models is not None), ("--save-decoding", args.save_decoding)) if on]
+    if given:
+        raise KeppError(f"{' / '.join(given)}: --planning-model {TEXT_PLANNER} uses no trained model and no decoding "
+                        "choice (leave them out, or name a planning model of the models folder)")
+    ds = dataset_from_args(args)
+    return api.text_planner(args.encoder, build_graph(ds), ds, args.horizon)
 
 
 def _dataset_given(args, models: Path, role) -> bool:
@@ -141,6 +171,7 @@ def _features(source: Path):
 
 def _print(out: dict, result) -> None:
     """The plan, its decoding, the endpoint probabilities, the graph paths and the per-step scores."""
+    from kepp_core.catalog import ENDPOINTS_WORDS
     from kepp_core.commands._common import print_table
 
     dec = out["decoding"]
@@ -150,7 +181,7 @@ def _print(out: dict, result) -> None:
     print(result.decoding_text + (f" Choice kept in {dec['source']}." if dec else ""))
     for name in ("first", "last"):
         top = ", ".join(f"{e['label']} {e['probability']:.3f}" for e in out["endpoint_top"].get(name, []))
-        print(f"{name} step ({dec['endpoints'] if dec else 'step model'}): {top}")
+        print(f"{name} step ({ENDPOINTS_WORDS[result.decoded_ends_from]}): {top}")
     for k, p in enumerate(out["paths"], 1):
         print(f"graph path {k} (probability {p['probability']:.3f}): " + " → ".join(p["labels"]))
     print_table([{**r, "changed": "yes" if r["changed"] else ""} for r in result.why],

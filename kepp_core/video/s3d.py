@@ -53,7 +53,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from kepp_core.errors import KeppError
-from kepp_core.video.s3d_spec import CROP, FPS, OUTPUT_DIMS, WINDOW, WORDS_FILE, S3DSpec, decode_size, words_path
+from kepp_core.video.s3d_spec import CROP, FPS, OUTPUT_DIMS, WINDOW, S3DSpec, decode_size, existing_words, words_path
 
 EMBED_DIM = OUTPUT_DIMS["video_embedding"]  # video_embedding and text_embedding
 MIXED_DIM = OUTPUT_DIMS["mixed_5c"]
@@ -205,10 +205,7 @@ def read_weights(path: str | os.PathLike) -> dict[str, torch.Tensor]:
 
 def read_words(path: str | os.PathLike) -> list[str]:
     """The word list (a numpy array of strings, read without pickles)."""
-    path = Path(path)
-    if not path.is_file():
-        raise KeppError(f"{path}: S3D word list not found (the release's {WORDS_FILE}, beside the weights "
-                        "or named with dict=PATH)")
+    path = existing_words(path)
     try:
         words = np.load(path, allow_pickle=False)
     except (ValueError, OSError, EOFError) as e:

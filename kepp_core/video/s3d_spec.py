@@ -145,6 +145,15 @@ class S3DSpec:
         return f"s3d:{self.output}:{self.sampling}:{self.weights.name}@{file_digest(self.weights)}"
 
 
+    @property
+    def text_tower(self) -> str:
+        """What the text tower's scores depend on: the weights' and the word list's names and content
+        digests (a decoding choice made with its distributions is made again when either changes). A
+        missing file is a KeppError naming it."""
+        words = existing_words(self.words)
+        return f"{self.weights.name}@{file_digest(self.weights)}+{words.name}@{file_digest(words)}"
+
+
 def check_text_features(spec: S3DSpec, name: str | None, where: str) -> None:
     """KeppError unless features a cache names ``name`` (its ``features.json`` encoder) are the
     ``video_embedding`` of the network of ``spec``'s weights (any crop size): the space its text
@@ -159,6 +168,15 @@ def check_text_features(spec: S3DSpec, name: str | None, where: str) -> None:
 def words_path(weights: str | os.PathLike, dictionary: str | os.PathLike | None = None) -> Path:
     """The word list of a weights file: ``dictionary``, else ``s3d_dict.npy`` beside the weights."""
     return Path(dictionary) if dictionary is not None else Path(weights).parent / WORDS_FILE
+
+
+def existing_words(path: str | os.PathLike) -> Path:
+    """``path``, a word list that exists (a KeppError naming it otherwise)."""
+    path = Path(path)
+    if not path.is_file():
+        raise KeppError(f"{path}: S3D word list not found (the release's {WORDS_FILE}, beside the weights "
+                        "or named with dict=PATH)")
+    return path
 
 
 def file_digest(path: Path) -> str:

@@ -22,7 +22,9 @@ Methods (the paper's evaluation table; their entries are in :data:`kepp_core.cat
   (``EXTRA_METHODS``);
 - ``<method>+jdec`` (:class:`~kepp_core.evaluation.methods.joint.JointDecoded`) for the planners
   whose catalogue entry asks for them (``joint_rows``): the action block decoded jointly with the
-  endpoint model's distributions of the first and last step (run only when named);
+  endpoint model's distributions of the first and last step (run only when named), and
+  ``<method>+jdec-text`` for the same planners: jointly with the S3D text tower's distributions (it
+  needs ``EvalOptions.encoder``, as ``graph-text`` does);
 - ``kepp-llm`` / ``kepp-graph-llm`` (``LLM_METHODS``, run only when asked for and given an
   :class:`~kepp_core.llm.LLMRecommender`): planning models conditioned on the LLM's plan for
   the step model's predicted endpoints, alone / after the P²KG row (paper Table 6). Their

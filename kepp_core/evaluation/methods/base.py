@@ -80,6 +80,7 @@ class EvalCache:
     step_scores: np.ndarray | None = None
     step_probs: np.ndarray | None = None  # [N, 2, A] the step model's first/last action scores
     endpoint_model: dict[bool, np.ndarray] = field(default_factory=dict)  # hierarchical? -> [N, 2, A] log p
+    texts: StepTexts | None = None  # the dataset's step names embedded by the S3D text tower
     text: TextEndpoints | None = None  # the S3D text tower's endpoints, temperature fitted on training
     text_log_probs: np.ndarray | None = None  # [N, 2, A] its log p on the test episodes
     planners: dict[ModelRole, KEPPPlanner] = field(default_factory=dict)  # by planning-model role
@@ -194,16 +195,19 @@ class EvalContext:
     def text_endpoints(self) -> TextEndpoints:
         """The S3D text tower's endpoint distributions for the dataset's step names
         (:class:`~kepp_core.video.grounding.TextEndpoints`), the temperature fitted on the training
-        episodes (``options.encoder``: the ``s3d:PATH`` spec; the dataset's features must be that
-        network's ``video_embedding``)."""
+        episodes (:meth:`train_tensors`; ``options.encoder``: the ``s3d:PATH`` spec; the dataset's
+        features must be that network's ``video_embedding``). The names are embedded once
+        (``cache.texts``, which a validation context shares)."""
         if self.cache.text is None:
             if self.options.encoder is None:
                 raise KeppError(f"text-grounded endpoints need the S3D text tower: {NO_TEXT}")
-            spec = S3DSpec.parse(self.options.encoder)
-            check_text_features(spec, features_manifest(self.ds)["encoder"], f"dataset {self.ds.name}")
-            texts = StepTexts.embed(S3D.load(spec.weights, spec.dictionary, spec.device), self.ds.actions)
+            if self.cache.texts is None:
+                spec = S3DSpec.parse(self.options.encoder)
+                check_text_features(spec, features_manifest(self.ds)["encoder"], f"dataset {self.ds.name}")
+                self.cache.texts = StepTexts.embed(S3D.load(spec.weights, spec.dictionary, spec.device),
+                                                   self.ds.actions)
             train = self.train_tensors()
-            text = TextEndpoints(texts)
+            text = TextEndpoints(self.cache.texts)
             if len(train.actions):
                 text = text.fitted(train.obs_start, train.obs_goal, train.actions[:, 0], train.actions[:, -1])
             self.cache.text = text

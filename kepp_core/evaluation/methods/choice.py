@@ -9,9 +9,15 @@ ask it. A choice is a :class:`~kepp_core.graph.decoding.DecodeChoice` (its words
 **The modes a row allows** (:func:`row_modes`): a ``+dec`` row commits to its endpoints first
 (``free``, ``pinned`` to the step model's ``â_1`` / ``â_T`` or the ground truth's, ``topk``: the
 ``k`` most confident); a ``+jdec`` row weighs the endpoint model's full distributions of the first and
-last step with the plan (``dist``, joint decoding). An override (``kepp eval --decode MODE``) reaches
-only the rows that allow its mode; ``--decode-weight`` fixes λ of every graph-decoded row
-(:func:`choose`).
+last step with the plan (``dist``, joint decoding), a ``+jdec-text`` row the S3D text tower's. An
+override (``kepp eval --decode MODE``) reaches only the rows that allow its mode; ``--decode-weight``
+fixes λ of every graph-decoded row (:func:`choose`).
+
+**Whose endpoint probabilities a row decodes with** (:func:`row_endpoint_probs`, asked by the rows and
+by the choice made on validation videos): the step model's scores of every first and last step, one-hot
+ground truth for a row given the true endpoints, the endpoint model's calibrated distributions for a
+``+jdec`` row, the text tower's (temperature fitted on the training episodes) for a ``+jdec-text`` row,
+as the row's catalogue entry says (``endpoints_from``).
 
 **Making a choice** (:func:`select_on_validation`). On a validation part cut from the *training*
 videos (the planning model's own held-out ``val`` part: same ``val_fraction`` and seed as its
@@ -36,8 +42,9 @@ both rules: docs, How to use the graph).
 **Where a choice is kept** (:func:`stored_choice`, :func:`find_choice`). It is read from the models
 folder's ``ROOT/T<h>/decoding.json`` when that holds one for unchanged models, else from KEPP's cache
 home (``$KEPP_HOME/decoding/``, one file per models folder: :func:`cache_file`); a new choice is
-written (atomically; one entry per row, remade when a model it depends on changed or when it was made
-by another :data:`CHOICE_FORMAT`) to the cache home, never into the models folder (which may be
+written (atomically; one entry per row, remade when a model it depends on changed, for a
+``+jdec-text`` row the text tower's weights or word list too, or when it was made by another
+:data:`CHOICE_FORMAT`) to the cache home, never into the models folder (which may be
 read-only, e.g. a shipped one) unless asked: ``kepp eval --save-decoding`` and ``kepp plan
 --save-decoding`` store it in ``ROOT/T<h>/decoding.json``. A ``+dec`` row's entry is keyed by its
 base's name, a ``+jdec`` row's by its own (:func:`choice_key`).
@@ -61,11 +68,12 @@ from pathlib import Path
 
 import numpy as np
 
-from kepp_core.catalog import (CONFIG_FILE, DECODED_SUFFIX, DECODING_FILE, ENDPOINTS, JOINT_SUFFIX, TRUTH,
-                               MethodEntry, ModelRole, find_method, model_folder, models_horizon, planner_method)
+from kepp_core.catalog import (CONFIG_FILE, DECODED_SUFFIX, DECODING_FILE, ENDPOINT_MODEL, ENDPOINTS, JOINT_SUFFIX,
+                               TEXT, TRUTH, MethodEntry, ModelRole, find_method, model_folder, models_horizon,
+                               planner_method)
 from kepp_core.data.records import Dataset, restrict_train
 from kepp_core.errors import KeppError
-from kepp_core.evaluation.methods.base import EvalContext, MethodOutput, get_method
+from kepp_core.evaluation.methods.base import EvalCache, EvalContext, MethodOutput, get_method
 from kepp_core.evaluation.options import DecodeOverride, EvalOptions
 from kepp_core.evaluation.stats import paired_permutation_test
 from kepp_core.graph.build import build_graph
@@ -77,10 +85,11 @@ from kepp_core.models.checkpoint import read_config
 from kepp_core.paths import cache_folder
 from kepp_core.planner import PlannerDecoding
 from kepp_core.training.data import episode_tensors
+from kepp_core.video.s3d_spec import S3DSpec
 
 __all__ = ["CHOICE_FORMAT", "LAMBDAS", "cache_file", "choice_key", "choose", "clear_gain", "emission_block", "find_choice",
-           "model_stamps", "one_se_gain", "planner_decoding", "row_modes", "select_on_validation", "stored_choice",
-           "validation_context"]
+           "model_stamps", "one_se_gain", "planner_decoding", "row_endpoint_probs", "row_modes", "row_stamps",
+           "select_on_validation", "stored_choice", "validation_context"]
 
 LAMBDAS = (0.0, 0.1, 0.3, 1.0, 3.0, 10.0, GRAPH_LAMBDA)
 CHOICE_FORMAT = 2  # how a stored choice was made; an entry of another format is made again (2: the graph mode as prior)
@@ -96,6 +105,22 @@ def row_modes(entry: MethodEntry) -> tuple[str, ...]:
     (('free', 'pinned', 'topk'), ('dist',))
     """
     return (JOINT_MODE,) if entry.joint else MARGINAL_MODES
+
+
+def row_endpoint_probs(ctx: EvalContext, entry: MethodEntry) -> np.ndarray:
+    """The probabilities of every first and last step ``[N, 2, A]`` the graph-decoded row ``entry``
+    decodes ``ctx``'s episodes with, by whose endpoints its entry says it uses (``endpoints_from``):
+    one-hot ground truth, the endpoint model's calibrated (hierarchical) distributions (``+jdec``), the
+    S3D text tower's (``+jdec-text``), else the step model's action scores."""
+    source = entry.endpoints_from
+    if source == TRUTH:
+        gt = ctx.gt[:, [0, -1]]
+        return (np.arange(ctx.ds.num_actions)[None, None] == gt[:, :, None]).astype(np.float64)
+    if source == ENDPOINT_MODEL:
+        return np.exp(ctx.endpoint_model_log_probs(hierarchical=True))
+    if source == TEXT:
+        return np.exp(ctx.text_log_probs())
+    return ctx.endpoint_probs()
 
 
 def choice_key(entry: MethodEntry, samples: int = 1) -> str:
@@ -120,6 +145,16 @@ def _stamp(cfg: dict) -> list:
 def model_stamps(hdir: Path, roles) -> dict[str, object]:
     """What a row's choice depends on: each of its models (``roles`` under ``hdir``) by folder name."""
     return {model_folder(role): _stamp(read_config(Path(hdir) / model_folder(role))) for role in roles}
+
+
+def row_stamps(ctx: EvalContext, method) -> dict[str, object]:
+    """What the choice of the graph-decoded ``method`` depends on: its models (:func:`model_stamps`)
+    and, for a row that decodes with the S3D text tower's distributions, the tower's weights and word
+    list (:attr:`~kepp_core.video.s3d_spec.S3DSpec.text_tower`)."""
+    stamps = model_stamps(ctx.hdir, method.requires)
+    if method.entry.endpoints_from == TEXT:
+        stamps[TEXT] = S3DSpec.parse(ctx.options.encoder).text_tower if ctx.options.encoder else None
+    return stamps
 
 
 def cache_file(hdir: Path) -> Path:
@@ -168,7 +203,7 @@ def stored_choice(ctx: EvalContext, method, dataset: Callable[[], Dataset | None
     into the models folder (copied there when found elsewhere) when ``ctx.options.decode.save`` asks
     for it."""
     save = ctx.options.decode.save
-    stamps = model_stamps(ctx.hdir, method.requires)
+    stamps = row_stamps(ctx, method)
     key = choice_key(method.entry, ctx.options.decode.samples)
     found = find_choice(ctx.hdir, key, stamps)
     if found is not None:
@@ -253,6 +288,7 @@ def planner_decoding(hdir: Path, role: ModelRole, dataset: Callable[[], Dataset 
         return None
     entry, stored, where = best
     return PlannerDecoding(choice=DecodeChoice(**stored["choice"]), method=entry.name, source=str(where),
+                           endpoints_from=entry.endpoints_from,
                            endpoint_model=hdir / model_folder(ENDPOINTS) if entry.joint else None)
 
 
@@ -270,7 +306,9 @@ def emission_block(ctx: EvalContext, out: MethodOutput, k: int = 1) -> np.ndarra
 
 def validation_context(ctx: EvalContext, method) -> EvalContext:
     """An evaluation context whose "test" episodes are the planning model's held-out
-    validation part of the training videos, with a graph from the other training videos."""
+    validation part of the training videos, with a graph from the other training videos, which are
+    also its training episodes (a text tower's temperature is fitted on them; the step names'
+    embeddings are shared with ``ctx``)."""
     train = read_config(ctx.folder(method.entry.plan_model)).get("train", {})
     vf, seed = float(train.get("val_fraction", 0.1)) or 0.1, int(train.get("seed", 0))
     o = ctx.options
@@ -278,7 +316,8 @@ def validation_context(ctx: EvalContext, method) -> EvalContext:
     fit = episode_tensors(ctx.ds, ctx.horizon, "train", o.setting, o.m, "fit", vf, seed)
     fit_videos = {f"{e.video.task}_{e.video.id}" for e in fit.episodes}
     graph = build_graph(restrict_train(ctx.ds, fit_videos), "train")
-    return EvalContext(ctx.ds, ctx.horizon, val, graph, ctx.hdir, replace(o, samples=0))
+    return EvalContext(ctx.ds, ctx.horizon, val, graph, ctx.hdir, replace(o, samples=0),
+                       cache=EvalCache(train=fit, texts=ctx.cache.texts))
 
 
 def one_se_gain(diff: np.ndarray) -> tuple[float, float]:
@@ -309,7 +348,7 @@ def select_on_validation(ctx: EvalContext, method) -> dict:
     out = method.source.plan(vctx)
     k = ctx.options.decode.samples
     block = emission_block(vctx, out, k)
-    probs = method.probs(vctx)
+    probs = row_endpoint_probs(vctx, method.entry)
     trans = transition_log_probs(vctx.graph)
     gt = vctx.gt
     grid, hits = [], []

@@ -14,8 +14,9 @@ choice: made on validation videos, stored and found by :mod:`kepp_core.evaluatio
 (:func:`~kepp_core.evaluation.methods.choice.choose`), which also applies ``kepp eval --decode``.
 
 With ``kepp eval --decode-samples K`` the emissions are the mean of ``K`` sampled action blocks
-(:func:`~kepp_core.evaluation.methods.choice.emission_block`). The ``+jdec`` rows
-(:mod:`kepp_core.evaluation.methods.joint`) are these rows with the endpoint model's distributions.
+(:func:`~kepp_core.evaluation.methods.choice.emission_block`). The ``+jdec`` and ``+jdec-text`` rows
+(:mod:`kepp_core.evaluation.methods.joint`) are these rows with the endpoint model's or the S3D text
+tower's distributions.
 """
 
 from __future__ import annotations
@@ -24,10 +25,10 @@ from dataclasses import asdict
 
 import numpy as np
 
-from kepp_core.catalog import METHODS, TRUTH, MethodEntry
+from kepp_core.catalog import METHODS, MethodEntry
 from kepp_core.evaluation.methods import baselines, kepp  # noqa: F401  (the source methods register first)
 from kepp_core.evaluation.methods.base import EvalContext, Method, MethodOutput, get_method, register
-from kepp_core.evaluation.methods.choice import choose, emission_block
+from kepp_core.evaluation.methods.choice import choose, emission_block, row_endpoint_probs
 from kepp_core.graph.decoding import GRAPH_MODE, decode_block, transition_log_probs
 from kepp_core.graph.retrieval import top_paths
 
@@ -53,11 +54,10 @@ class Decoded(Method):
         return MethodOutput(plans, decoding=record)
 
     def probs(self, ctx: EvalContext) -> np.ndarray:
-        """Endpoint scores ``[N, 2, A]``: the step model's, or one-hot ground truth."""
-        if self.entry.endpoints_from != TRUTH:
-            return ctx.endpoint_probs()
-        gt = ctx.gt[:, [0, -1]]
-        return (np.arange(ctx.ds.num_actions)[None, None] == gt[:, :, None]).astype(np.float64)
+        """Endpoint probabilities ``[N, 2, A]``: the step model's, one-hot ground truth, or for a joint
+        row the endpoint model's or the text tower's distributions, as the decoding choice module says
+        (:func:`~kepp_core.evaluation.methods.choice.row_endpoint_probs`)."""
+        return row_endpoint_probs(ctx, self.entry)
 
 
 for _entry in METHODS:  # the catalogue's decoded rows (the joint ones: kepp_core.evaluation.methods.joint)
