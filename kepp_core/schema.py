@@ -4,11 +4,14 @@ Each format a user or a visitor hands the package (plans-JSONL lines, official l
 records, feature manifests and shape caches, training state, app configs) is described once,
 as a :class:`msgspec.Struct` beside its reader, built from the types here: :data:`Id` (video
 and task ids: non-empty, no control characters, no path separators, at most
-:data:`MAX_ID_CHARS`), :data:`Int64`, :data:`Finite`, :data:`Count`. Rules that span fields
+:data:`MAX_ID_CHARS`; an id names files), :data:`TaskKey` (a task id, or ``""`` where a file
+has no task), :data:`Int64`, :data:`Finite`, :data:`Count`, :data:`Positive`. Task names and step
+labels are text, not ids: anything printable, escaped where shown. Rules that span fields
 (one segment per step, segments within the duration) live in the struct's ``__post_init__``,
 so a record that decodes is a record that is valid. :func:`decode_json` and :func:`convert`
 turn a refusal into one :class:`~kepp_core.errors.KeppError` naming the file (and line) and the
-key, and never quote more of the file than the offending value.
+key, and never quote more of the file than the offending value; :func:`check_nesting` refuses a
+JSON or TOML text nested deeper than its format needs before it is parsed.
 
 >>> class Row(Struct):
 ...     video: Id
@@ -29,7 +32,7 @@ from __future__ import annotations
 
 import pickletools
 import re
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, get_args
 
 import msgspec
 from msgspec import Meta, Struct
@@ -43,17 +46,16 @@ MAX_ID_CHARS = 200
 # no C0/C1 control characters (NUL, ESC, newlines) and no path separators
 ID_PATTERN = r"^[^\x00-\x1f\x7f-\x9f/\\]+$"
 Id = Annotated[str, Meta(min_length=1, max_length=MAX_ID_CHARS, pattern=ID_PATTERN)]
-# task ids and names: never a path (feature files are matched against a folder's listing), so a "/"
-# may stay ("Make Coffee / Tea"); no control characters, non-empty
-NAME_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]*[^\x00-\x1f\x7f-\x9f\s][^\x00-\x1f\x7f-\x9f]*$"
-Name = Annotated[str, Meta(min_length=1, max_length=MAX_ID_CHARS, pattern=NAME_PATTERN)]
+# a task id, or "" for "no task" (an official list's line without one, a graph built without tasks)
+TASK_KEY_PATTERN = r"^[^\x00-\x1f\x7f-\x9f/\\]*$"
+TaskKey = Annotated[str, Meta(max_length=MAX_ID_CHARS, pattern=TASK_KEY_PATTERN)]
+Positive = Annotated[int, Meta(ge=1, le=2**53)]  # a size or a count of at least one
 Int64 = Annotated[int, Meta(ge=-(2**63), le=2**63 - 1)]  # what a C long, numpy and torch hold
 Count = Annotated[int, Meta(ge=0, le=2**53)]  # a count a float64 still holds exactly
 Finite = Annotated[float, Meta(ge=-1e308, le=1e308)]  # refuses NaN and the infinities too
 NonNegative = Annotated[float, Meta(ge=0, le=1e308)]
 
 _AT = re.compile(r"^(?P<msg>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
-_NAME_RULE = f"must be a name (not blank, no control characters, at most {MAX_ID_CHARS} characters)"
 _ID_RULE = (f"must be an id (non-empty, no control characters or path separators, at most "
             f"{MAX_ID_CHARS} characters)")
 
@@ -79,15 +81,21 @@ def _describe(message: str, hints: dict[str, str]) -> str:
     if missing := re.match(r"Object missing required field `(.+)`", msg):
         return f"missing key '{missing.group(1)}'{inside}"
     if unknown := re.match(r"Object contains unknown field `(.+)`", msg):
-        return f"unknown key '{unknown.group(1)}'{inside}"
-    if "matching regex" in msg:
-        return f"{name or 'value'} {_NAME_RULE if NAME_PATTERN in msg.replace(chr(92) * 2, chr(92)) else _ID_RULE}"
-    msg = re.sub(r"`([^`]+)`", lambda k: " or ".join(_KINDS.get(f"`{t}`", t) for t in k.group(1).split(" | ")), msg)
-    msg = msg[:1].lower() + msg[1:]
+        known = f" (expected some of {', '.join(sorted(hints))})" if hints and not inside else ""
+        return f"unknown key '{unknown.group(1)}'{inside}{known}"
     top = re.match(r"^\.([^.\[]+)", path)
     hint = hints.get(top.group(1)) if top else None
+    if "matching regex" in msg:
+        pattern = msg.replace(chr(92) * 2, chr(92))
+        if ID_PATTERN in pattern or TASK_KEY_PATTERN in pattern:
+            return f"{name or 'value'} {_ID_RULE}"
+        return f"{name or 'value'} must be {hint or 'text'} without control characters"
+    msg = re.sub(r"`([^`]+)`", lambda k: " or ".join(_KINDS.get(f"`{t}`", t) for t in k.group(1).split(" | ")), msg)
+    msg = msg[:1].lower() + msg[1:]
     if hint is not None:
         at = f" at {name}" if name != f"'{top.group(1)}'" else ""
+        if msg.startswith(f"expected {hint}, ") and not at:  # 'x' must be true or false (got a string)
+            return f"'{top.group(1)}' must be {hint} ({msg[len(f'expected {hint}, '):]})"
         return f"'{top.group(1)}' must be {hint} ({msg}{at})"
     return f"{name}: {msg}" if name else msg
 
@@ -95,8 +103,12 @@ def _describe(message: str, hints: dict[str, str]) -> str:
 def validation_error(e: msgspec.ValidationError | msgspec.DecodeError, where: str,
                      schema: type | None = None) -> KeppError:
     """A KeppError naming ``where`` and the key for a refusal by ``schema`` (its ``HINTS``, a
-    ``{key: what it must be}`` class attribute, phrase the message)."""
-    return KeppError(f"{where}: {_describe(str(e), getattr(schema, 'HINTS', {}))}")
+    ``{key: what it must be}`` class attribute, phrase the message; a union's members' hints
+    together)."""
+    hints = getattr(schema, "HINTS", None)
+    if hints is None:
+        hints = {k: v for member in get_args(schema) for k, v in getattr(member, "HINTS", {}).items()}
+    return KeppError(f"{where}: {_describe(str(e), hints)}")
 
 
 def decode_json(data: bytes | str, schema: type[T], where: str, decoder: msgspec.json.Decoder | None = None,
@@ -129,8 +141,36 @@ def convert(obj: Any, schema: type[T], where: str) -> T:
         raise KeppError(f"{where}: nested too deeply to read") from None
 
 
-def check_id(value: Any, what: str, where: str) -> str:
-    """``value`` when it is an :data:`Id`, else a KeppError naming ``where`` and ``what``.
+def check_nesting(data: bytes | str, where: str, max_depth: int, syntax: str = "json") -> None:
+    """Refuse, before it is parsed, a JSON (or, with ``syntax="toml"``, TOML) text whose arrays and
+    objects (tables) nest more than ``max_depth`` deep: a KeppError naming ``where``. Strings (and
+    TOML's comments) are skipped, so a bracket inside a label does not count.
+
+    >>> check_nesting(b'{"a": [1, "]]]"]}', "c.json", 2)
+    >>> check_nesting(b'{"a": [[[1]]]}', "c.json", 3)
+    Traceback (most recent call last):
+    ...
+    kepp_core.errors.KeppError: c.json: nested too deeply (more than 3 levels; refused before reading it)
+    """
+    text = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
+    brackets = (_TOML_SKIP if syntax == "toml" else _JSON_SKIP).sub(b"", text).translate(None, _NOT_BRACKETS)
+    if len(brackets) <= 2 * max_depth:
+        return
+    depth = 0
+    for b in brackets:
+        depth += 1 if b in b"[{" else -1
+        if depth > max_depth:
+            raise KeppError(f"{where}: nested too deeply (more than {max_depth} levels; refused before reading it)")
+
+
+_JSON_SKIP = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_TOML_SKIP = re.compile(rb'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*')
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def check_id(value: Any, what: str, where: str, allow_empty: bool = False) -> str:
+    """``value`` when it is an :data:`Id` (with ``allow_empty``, a :data:`TaskKey`: ``""`` too),
+    else a KeppError naming ``where`` and ``what``.
 
     >>> check_id("101", "task id", "tasks_primary.txt:1")
     '101'
@@ -139,6 +179,8 @@ def check_id(value: Any, what: str, where: str) -> str:
     ...
     kepp_core.errors.KeppError: tasks_primary.txt:1: task id must be an id (non-empty, no control characters or path separators, at most 200 characters)
     """
+    if value == "" and allow_empty:
+        return value
     if type(value) is not str or not value or len(value) > MAX_ID_CHARS or not _ID.match(value):
         raise KeppError(f"{where}: {what} {_ID_RULE}")
     return value
@@ -208,5 +250,5 @@ def check_pickle(data: bytes, where: str, max_depth: int = 64, max_ops: int = 50
     except (ValueError, IndexError, TypeError) as e:  # truncated, unknown opcode, stack underflow
         raise KeppError(f"{where}: not a readable pickle ({type(e).__name__} while reading its opcodes)") from None
 
-__all__ = ["Count", "Finite", "Id", "Int64", "MAX_ID_CHARS", "Meta", "Name", "NonNegative", "Struct", "check_id", "check_pickle",
-           "convert", "decode_json", "validation_error"]
+__all__ = ["Count", "Finite", "Id", "Int64", "MAX_ID_CHARS", "Meta", "NonNegative", "Positive", "Struct", "TaskKey",
+           "check_id", "check_nesting", "check_pickle", "convert", "decode_json", "validation_error"]

@@ -40,9 +40,9 @@ def test_config_file_paths_resolve_against_its_folder(tmp_path):
 
 
 @pytest.mark.parametrize("text, message", [
-    ("root = [1, 2]\n", "'root' must be a string"),
+    ("root = [1, 2]\n", "'root' must be a file or folder path \\(expected a string"),
     ("colour = 'blue'\n", "unknown key 'colour'"),
-    ("dataset = 'imagenet'\n", "dataset 'imagenet' is not one of"),
+    ("dataset = 'imagenet'\n", "'dataset' must be one of coin, crosstask"),
     ("presentation = 'yes'\n", "'presentation' must be true or false"),
     ("root = \n", "not a valid TOML file"),
 ])

@@ -151,12 +151,13 @@ class PlansEnv:
 
 @pytest.fixture(scope="module")
 def hostile_env(tmp_path_factory):
-    """A plans dataset whose task names and step labels are script-injection strings, with records
+    """A plans dataset whose task ids and step labels are script-injection strings, with records
     of its test episodes (every other plan wrong at its last step)."""
     from kepp_core.data import load_dataset, make_episodes
 
     folder = tmp_path_factory.mktemp("hostile-slices")
-    bad = ["<img src=x onerror=alert(1)>", "</script><script>alert(2)</script>", "![x](http://127.0.0.1:9/p.png)"]
+    # task ids hold no "/" (an id names files): markup that needs none
+    bad = ["<img src=x onerror=alert(1)>", "<script>alert(2)<script>", "![x](http:127.0.0.1:9)"]
     labels = bad + ["cut", "spread", "serve"]
     lines = []
     for i in range(30):

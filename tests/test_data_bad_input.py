@@ -557,6 +557,14 @@ def _config_edit(**model_changes):
     return edit
 
 
+def _config_set(table: str, key: str, value):
+    def edit(folder: Path) -> None:
+        cfg = json.loads((folder / "config.json").read_text())
+        cfg[table][key] = value
+        (folder / "config.json").write_text(json.dumps(cfg))
+    return edit
+
+
 def _write(name: str, data: bytes):
     return lambda folder: (folder / name).write_bytes(data)
 
@@ -564,10 +572,15 @@ def _write(name: str, data: bytes):
 CHECKPOINT_CASES = [
     ("dim-absurd", _config_edit(dim=1_000_000_000), r"config\.json: invalid model config|config\.json: the model config describes"),
     ("dim-large", _config_edit(dim=64), r"config\.json: the model config describes [\d,]+ parameters, but model\.safetensors holds only"),
-    ("dim-negative", _config_edit(dim=-8), r"config\.json: invalid model config"),
-    ("dim-text", _config_edit(dim="wide"), r"config\.json: invalid model config"),
-    ("mults-zero", _config_edit(mults=[0]), r"config\.json: invalid model config|weights do not match"),
-    ("layout-missing", _config_edit(layout=None), r"config\.json: invalid model config"),
+    ("dim-negative", _config_edit(dim=-8), r"config\.json: 'model' must be the network's settings \(expected an integer >= 1 at 'model\.dim'\)"),
+    ("dim-text", _config_edit(dim="wide"), r"config\.json: 'model' must be the network's settings \(expected an integer, got a string at 'model\.dim'\)"),
+    ("mults-zero", _config_edit(mults=[0]), r"config\.json: 'model' must be the network's settings \(expected an integer >= 1 at 'model\.mults'\[0\]\)"),
+    ("layout-missing", _config_edit(layout=None), r"config\.json: 'model' must be the network's settings \(missing key 'layout'\)"),
+    # the checkpoint config's schema (docs/reliability.md): keys no reader used to check were accepted
+    ("train-lr-text", _config_set("train", "lr", "x"), r"config\.json: 'train' must be the training options \(expected a number, got a string at 'train\.lr'\)"),
+    ("training-steps-negative", _config_set("training", "steps", -5), r"config\.json: 'training' must be the run's summary \(expected an integer >= 0 at 'training\.steps'\)"),
+    ("best-score-text", _config_set("training", "best", {"score": "high"}), r"config\.json: 'training' must be the run's summary \(expected a number, got a string at 'training\.best'"),
+    ("task-id-slash", _config_set("dataset", "tasks", ["../101", "102"]), r"config\.json: 'dataset\.tasks'\[0\] must be an id \(non-empty, no control characters or path separators"),
     ("config-not-json", _write("config.json", b"{"), r"config\.json: corrupt checkpoint config"),
     ("config-invalid-utf8", _write("config.json", b'{"format": "\xff"}'), r"config\.json:1: not valid UTF-8"),
     ("config-list", _write("config.json", b"[1]"), r"config\.json: not a kepp checkpoint config"),

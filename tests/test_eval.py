@@ -179,9 +179,10 @@ def test_a_method_is_one_registered_object_that_says_what_it_needs():
 def test_a_checkpoint_config_with_a_bad_field_names_the_file(tmp_path):
     from kepp_core.errors import KeppError
     from kepp_core.models.spec import ModelSpec
+    from kepp_core.paths import DEMO_ASSETS
 
-    cfg = {"kind": "plan", "R": 0, "dataset": {"vocabulary_hash": "x", "num_actions": 4, "obs_dim": 6, "horizon": 3}}
-    with pytest.raises(KeppError, match=r"m/config.json: invalid field 'R'"):
-        ModelSpec.from_config(cfg, tmp_path / "m")
-    with pytest.raises(KeppError, match="missing field 'dataset.horizon'"):
-        ModelSpec.from_config({**cfg, "R": 1, "dataset": {**cfg["dataset"], "horizon": None}}, tmp_path / "m")
+    cfg = json.loads((DEMO_ASSETS / "T3" / "plan-graph-R2" / "config.json").read_text())
+    with pytest.raises(KeppError, match=r"m/config.json: 'R' must be a number of paths \(expected an integer >= 1"):
+        ModelSpec.from_config({**cfg, "R": 0}, tmp_path / "m")
+    with pytest.raises(KeppError, match=r"m/config.json: 'dataset' .*got null at 'dataset.horizon'"):
+        ModelSpec.from_config({**cfg, "dataset": {**cfg["dataset"], "horizon": None}}, tmp_path / "m")

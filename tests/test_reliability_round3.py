@@ -122,7 +122,15 @@ def _official_list(tmp_path, outside: Path) -> dict:
     return {"KEPP_APP_DATASET": "official-list", "KEPP_APP_ROOT": root / "train_list.jsonl"}
 
 
-APP_PATH_CASES = {"plans-features-key": _plans_naming, "plans-feature-folder-symlink": _plans_symlinked,
+def _feature_manifest(tmp_path, outside: Path) -> dict:
+    """A feature folder whose manifest (``features.json``, read for the features' encoder) links outside."""
+    (outside.parent / "features.json").write_text(json.dumps({"encoder": SECRET, "dim": 8}))
+    root = write_crosstask(tmp_path / "ct")
+    (root / "features" / "features.json").symlink_to(outside.parent / "features.json")
+    return {"KEPP_APP_DATASET": "crosstask", "KEPP_APP_ROOT": root}
+
+
+APP_PATH_CASES = {"plans-features-key": _plans_naming, "feature-manifest-symlink": _feature_manifest, "plans-feature-folder-symlink": _plans_symlinked,
                   "coin-feature-symlink": _coin_symlinked, "crosstask-feature-symlink": _crosstask_feature,
                   "crosstask-annotation-symlink": _crosstask_annotation, "official-list-symlink": _official_list}
 
@@ -232,6 +240,7 @@ PLANS_FIELDS = {  # the key each error must name
     "video-null": {"video": None}, "video-number": {"video": 7}, "video-boolean": {"video": True},
     "video-object": {"video": {"a": 1}}, "video-empty": {"video": ""}, "video-nul": {"video": "a\u0000b"},
     "video-slash": {"video": "../x"}, "task-list": {"task": ["t"]}, "task-empty": {"task": ""},
+    "task-slash": {"task": "../t"}, "task-backslash": {"task": "a\\b"},
     "segments-strings": {"segments": [["0", "1"], ["1", "2"], ["2", "3"]]},
     "segments-booleans": {"segments": [[True, False], [1, 2], [2, 3]]}, "duration-true": {"duration": True},
     "steps-beyond-a-c-long": {"steps": ["a", 2**70]},
@@ -242,13 +251,14 @@ COIN_FIELDS = {  # (video id, record edit, words of the error)
     "label-null": ("v2", {"annotation": [{"id": "1", "label": None, "segment": [0, 2]}]}, "'annotation'"),
     "one-id-two-labels": ("v2", {"annotation": [{"id": "1", "label": "heat", "segment": [0, 2]}]}, "step id '1'"),
     "class-list": ("v2", {"class": ["MakeTea"]}, "'class'"), "class-empty": ("v2", {"class": ""}, "'class'"),
+    "class-slash": ("v2", {"class": "Make/Tea"}, "'class' must be an id"),
     "video-id-slash": ("../v2", {}, "video id"), "video-id-escape": ("v\u001b[2J", {}, "video id"),
     "duration-true": ("v2", {"duration": True}, "'duration'"),
     "segment-booleans": ("v2", {"annotation": [{"id": "1", "label": "boil", "segment": [True, 1]}]}, "'annotation'"),
 }
 OFFICIAL_FIELDS = {
     "vid-number": {"vid": 5}, "vid-slash": {"vid": "a/b"}, "vid-empty": {"vid": ""}, "vid-object": {"vid": {"a": 1}},
-    "vid-nul": {"vid": "a\u0000b"}, "task-empty": {"task": ""},
+    "vid-nul": {"vid": "a\u0000b"}, "task-empty": {"task": ""}, "task-slash": {"task": "a/b"},
 }
 
 
@@ -307,6 +317,19 @@ class TestFieldTypes:
         line = one_error(*in_process(capsys, "data", "stats", "--dataset", "crosstask", "--root", root),
                          "video id" if case.startswith("video") else "task id must be an id")
         assert "\u001b" not in line and "\u0007" not in line
+
+    @pytest.mark.parametrize("task", ["../t", "a\\b", "t\u001b[2J"], ids=["slash", "backslash", "escape"])
+    def test_graph_json_task_ids(self, capsys, tmp_path, task):
+        plans = tmp_path / "plans.jsonl"
+        plans.write_text(hostile.plans_lines(*[{**PLAN, "video": f"v{i}"} for i in range(3)]))
+        graph = tmp_path / "g.json"
+        assert in_process(capsys, "graph", "build", "--dataset", "plans", "--root", plans, "--out", graph, "--no-fit")[0] == 0
+        g = json.loads(graph.read_text())
+        g["tasks"] = {task: g["tasks"]["t"]}
+        graph.write_text(json.dumps(g))
+        line = one_error(*in_process(capsys, "graph", "paths", "--graph", graph, "--start", "a", "--goal", "c"),
+                         "g.json", "task id must be an id")
+        assert "\u001b" not in line
 
     @pytest.mark.parametrize("manifest", [{"encoder": 7, "dim": 8}, {"encoder": "builtin-v1", "dim": -1}])
     def test_feature_manifests(self, capsys, tmp_path, manifest):
@@ -394,6 +417,9 @@ class TestAppFailsFast:
         (tmp_path / "bad-encoder.toml").write_text('encoders = ["os:system"]\n')
         (tmp_path / "deep.toml").write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
         os.mkfifo(tmp_path / "fifo.toml")
+        (tmp_path / "seed-negative.toml").write_text("split_seed = -1\n")
+        (tmp_path / "seed-huge.toml").write_text(f"split_seed = {2**70}\n")
+        (tmp_path / "two-places.toml").write_text(f'root = "{plans}"\n[app]\npresentation = true\n')
         return tmp_path
 
     @pytest.mark.parametrize("argv, words", [
@@ -404,6 +430,9 @@ class TestAppFailsFast:
         (["--config", "{tmp}/bad-encoder.toml"], "does not take (frames, fps)"),
         (["--config", "{tmp}/fifo.toml"], "not a regular file"),
         (["--config", "{tmp}/deep.toml"], "nested too deeply"),
+        (["--config", "{tmp}/seed-negative.toml"], "seed-negative.toml: 'split_seed' must be a seed 0.."),
+        (["--config", "{tmp}/seed-huge.toml"], "seed-huge.toml: 'split_seed' must be a seed 0.."),
+        (["--config", "{tmp}/two-places.toml"], "two-places.toml: keys both under [app] and outside it"),
     ])
     def test_kepp_app_refuses_before_serving(self, files, argv, words):
         t0 = time.monotonic()

@@ -28,7 +28,7 @@ def hostile_strings(port: int) -> dict[str, str]:
         "separator": "a\u2028b\u2029</script><script>window.__kepp_pwned='separator'</script>",
         "svg": f"<svg onload=\"fetch('{url}/svg');window.__kepp_pwned='svg'\">",
         "markdown": f"![x]({url}/markdown) [link](javascript:window.__kepp_pwned='markdown')",
-        # video ids hold no "/" (an id names files): the same attacks, their URL built in script
+        # video and task ids hold no "/" (an id names files): the same attacks, their URL built in script
         "img-id": f"<img src=x onerror=\"fetch('http:'+S+S+'127.0.0.1:{port}'+S+'img');window.__kepp_pwned='img'\">"
                   .replace("S+", "String.fromCharCode(47)+"),
         "svg-id": f"<svg onload=\"fetch('http:'+S+S+'127.0.0.1:{port}'+S+'svg');window.__kepp_pwned='svg'\">"
@@ -68,10 +68,10 @@ def listener():
 
 @pytest.fixture(scope="module")
 def hostile_plans(tmp_path_factory, listener) -> tuple[Path, dict[str, str]]:
-    """A plans file whose step labels, task names and video ids are the hostile strings."""
+    """A plans file whose step labels, task ids and video ids are the hostile strings (ids: those without a "/")."""
     bad = hostile_strings(listener.server_address[1])
     labels = [v for k, v in bad.items() if not k.endswith("-id")] + ["cut bread", "spread butter", "serve"]
-    tasks = [bad["script"], bad["img"], "plain task"]
+    tasks = [bad["img-id"], bad["svg-id"], "plain task"]
     lines = []
     for i in range(60):
         task = tasks[i % len(tasks)]
@@ -143,8 +143,8 @@ def _pages(url: str, bad: dict[str, str]) -> list[tuple[str, str]]:
         ("plan", f"{url}/Plan"),
         ("graph around a hostile step", f"{url}/Graph?step={q(bad['script'])}"),
         ("graph around another", f"{url}/Graph?step={q(bad['img'])}&depth=2"),
-        ("expert trajectories of a hostile task", f"{url}/Graph?tab=expert&etask={q(bad['script'])}"),
-        ("expert trajectories of another", f"{url}/Graph?tab=expert&etask={q(bad['img'])}"),
+        ("expert trajectories of a hostile task", f"{url}/Graph?tab=expert&etask={q(bad['img-id'])}"),
+        ("expert trajectories of another", f"{url}/Graph?tab=expert&etask={q(bad['svg-id'])}"),
         ("heatmaps", f"{url}/Heatmaps"),
         ("failure cases", f"{url}/Failure_cases"),
         ("results", f"{url}/Results"),
@@ -228,9 +228,9 @@ def hostile_records_app(hostile_plans, tmp_path_factory):
 def test_hostile_task_names_in_the_slice_tables_never_run(hostile_records_app, browser, listener):
     url, bad = hostile_records_app
     q = urllib.parse.quote
-    for address in (f"{url}/Results?by=task&map=1&slice={q('task:' + bad['script'])}",
+    for address in (f"{url}/Results?by=task&map=1&slice={q('task:' + bad['img-id'])}",
                     f"{url}/Results?by=pattern&slice=pattern%3Awrong_endpoint",
-                    f"{url}/Failure_cases?by=task&slice={q('task:' + bad['img'])}"):
+                    f"{url}/Failure_cases?by=task&slice={q('task:' + bad['svg-id'])}"):
         page = browser.new_page(viewport={"width": 1280, "height": 720})
         dialogs: list[str] = []
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))

@@ -17,12 +17,17 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import ClassVar
+from typing import Annotated, ClassVar, Literal
+
+import msgspec
+from msgspec import UNSET, UnsetType
 
 from kepp_core.data import LOADERS
 from kepp_core.errors import KeppError
-from kepp_core.io import check_under, read_bytes, utf8_text
+from kepp_core.catalog import MAX_SEED
+from kepp_core.io import MAX_PATH_CHARS, check_under, read_bytes, utf8_text
 from kepp_core.paths import kepp_home
+from kepp_core.schema import Meta, Struct, check_nesting, convert
 from kepp_core.video.s3d_spec import S3DSpec, is_s3d
 
 # Option name -> environment variable the app reads.
@@ -44,6 +49,9 @@ PATH_KEYS = ("root", "features", "graph", "checkpoints", "predictions", "runs", 
 DATASET_FORMATS = tuple(sorted(LOADERS))  # the dataset formats a config may name
 _LISTS = ("encoders", "allow_roots")
 MAX_CONFIG_BYTES = 2**20  # an app config is a few lines
+MAX_CONFIG_DEPTH = 4  # a config nests 2 levels ([app], its encoders list)
+ConfigPath = Annotated[str, Meta(min_length=1, max_length=MAX_PATH_CHARS, pattern=r"^[^\x00]+$")]
+EncoderSpec = Annotated[str, Meta(min_length=1, max_length=MAX_PATH_CHARS, pattern=r"^[^\x00-\x1f\x7f-\x9f]+$")]
 
 
 @dataclass(frozen=True)
@@ -176,8 +184,33 @@ def check_allowed(path: str, start: AppConfig) -> str:
     return path
 
 
+class ConfigFile(Struct, forbid_unknown_fields=True):
+    """The schema of an app config file (its keys at top level or under ``[app]``): every key
+    optional, none other allowed. ``allow_roots`` is not among them: a config file a visitor opens
+    from the sidebar never widens what the server allows."""
+
+    HINTS: ClassVar[dict[str, str]] = {
+        **{key: "a file or folder path" for key in PATH_KEYS}, "dataset": f"one of {', '.join(DATASET_FORMATS)}",
+        "presentation": "true or false", "split_seed": f"a seed 0..{MAX_SEED}", "encoders": "a list of encoder specs"}
+    dataset: Literal[DATASET_FORMATS] | UnsetType = UNSET
+    root: ConfigPath | UnsetType = UNSET
+    features: ConfigPath | UnsetType = UNSET
+    graph: ConfigPath | UnsetType = UNSET
+    checkpoints: ConfigPath | UnsetType = UNSET
+    predictions: ConfigPath | UnsetType = UNSET
+    runs: ConfigPath | UnsetType = UNSET
+    protocol: ConfigPath | UnsetType = UNSET
+    presentation: bool | UnsetType = UNSET
+    split_seed: Annotated[int, Meta(ge=0, le=MAX_SEED)] | UnsetType = UNSET
+    encoders: Annotated[list[EncoderSpec], Meta(max_length=64)] | UnsetType = UNSET
+
+
+assert set(ConfigFile.__struct_fields__) == set(PATH_KEYS) | {"dataset", "presentation", "split_seed", "encoders"}
+
+
 def read_app_config(path: str | Path) -> dict:
-    """Read an app config file (TOML; keys at top level or under ``[app]``).
+    """Read an app config file (TOML; keys at top level or under ``[app]``), checked by its schema
+    (:class:`ConfigFile`; size and nesting bounded before it is parsed).
 
     Relative paths are resolved against the file's folder. Unknown keys and wrong types
     raise a KeppError naming the file and the key.
@@ -192,43 +225,31 @@ def read_app_config(path: str | Path) -> dict:
 
     path = Path(path)
     try:
-        raw = tomllib.loads(utf8_text(read_bytes(path, MAX_CONFIG_BYTES), str(path)))
+        data = read_bytes(path, MAX_CONFIG_BYTES)
     except FileNotFoundError:
         raise KeppError(f"{path}: config file not found") from None
+    check_nesting(data, str(path), MAX_CONFIG_DEPTH, syntax="toml")
+    try:
+        raw = tomllib.loads(utf8_text(data, str(path)))
     except tomllib.TOMLDecodeError as e:
         raise KeppError(f"{path}: not a valid TOML file ({e})") from None
     except RecursionError:
         raise KeppError(f"{path}: not a config file (nested too deeply to read)") from None
     if isinstance(raw.get("app"), dict):
+        if len(raw) > 1:
+            raise KeppError(f"{path}: keys both under [app] and outside it (expected one or the other)")
         raw = raw["app"]
-    known = set(PATH_KEYS) | {"dataset", "presentation", "split_seed", "encoders"}
+    values = msgspec.structs.asdict(convert(raw, ConfigFile, str(path)))
     out: dict = {}
-    for key, value in raw.items():
-        if key not in known:
-            raise KeppError(f"{path}: unknown key {key!r} (expected some of {', '.join(sorted(known))})")
-        out[key] = config_value(path, key, value)
+    for key, value in values.items():
+        if value is UNSET:
+            continue
+        if key == "encoders":
+            value = [resolve_encoder(v, path.parent) for v in value]
+        elif key in PATH_KEYS:
+            value = str((path.parent / value) if not Path(value).is_absolute() else Path(value))
+        out[key] = value
     return out
-
-
-def config_value(path: Path, key: str, value):
-    """One checked value of the config file ``path`` (paths resolved against its folder)."""
-    if key == "presentation":
-        if not isinstance(value, bool):
-            raise KeppError(f"{path}: 'presentation' must be true or false, got {value!r}")
-    elif key == "split_seed":
-        if not isinstance(value, int):
-            raise KeppError(f"{path}: 'split_seed' must be an integer, got {value!r}")
-    elif key == "encoders":
-        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise KeppError(f"{path}: 'encoders' must be a list of encoder specs, got {value!r}")
-        value = [resolve_encoder(v, path.parent) for v in value]
-    elif not isinstance(value, str):
-        raise KeppError(f"{path}: {key!r} must be a string, got {value!r}")
-    elif key == "dataset" and value not in LOADERS:
-        raise KeppError(f"{path}: dataset {value!r} is not one of {', '.join(sorted(LOADERS))}")
-    elif key in PATH_KEYS:
-        value = str((path.parent / value) if not Path(value).is_absolute() else Path(value))
-    return value
 
 
 def resolve_encoder(spec: str, base: Path) -> str:

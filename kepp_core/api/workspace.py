@@ -30,8 +30,8 @@ from kepp_core.data.feature_files import features_manifest
 from kepp_core.data.synth import ensure_world, world_ready
 from kepp_core.errors import KeppError
 from kepp_core.graph import build_graph, load_graph
-from kepp_core.io import iter_jsonl, read_json, remembered_json
-from kepp_core.models.folders import trained_horizons as horizons_of
+from kepp_core.io import iter_jsonl, remembered_json
+from kepp_core.models.folders import read_config, trained_horizons as horizons_of
 from kepp_core.paths import DEMO_ASSETS, REPO_ROOT, cache_folder
 from kepp_core.playlists import PlaylistStore
 
@@ -124,9 +124,10 @@ def read_run_log(run: str | Path):
 
 
 def read_run_config(run: str | Path) -> dict:
-    """A run's ``config.json`` (empty if missing or unreadable)."""
+    """A run's ``config.json``, checked by the checkpoint config's schema (empty if missing,
+    unreadable or refused by it: the page shows the run's log without it)."""
     try:
-        return read_json(Path(run) / CONFIG_FILE, dict)
+        return read_config(run)
     except (OSError, KeppError):
         return {}
 
@@ -178,11 +179,11 @@ class Workspace:
         found = [p for p in _demo_model_folders() if p.is_dir() and any(p.glob("T*/step/config.json"))]
         vocabulary = self.dataset.vocabulary_hash() if found else None
         for p in found:  # the folder trained on this very world, as `kepp demo` chooses
-            try:  # plain JSON: the home page should not wait for torch to import
-                config = read_json(next(p.glob("T*/step/config.json")), dict)
+            try:  # the config alone: the home page should not wait for torch to import
+                config = read_config(next(p.glob(f"T*/step/{CONFIG_FILE}")).parent)
                 if config["dataset"]["vocabulary_hash"] == vocabulary:
                     return p
-            except (OSError, ValueError, KeyError, TypeError, StopIteration, KeppError):
+            except (OSError, StopIteration, KeppError):
                 continue
         if found:
             return found[0]

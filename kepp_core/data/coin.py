@@ -25,7 +25,7 @@ from kepp_core.data.feature_files import FeatureShapes, file_names, find_file
 from kepp_core.data.records import MAX_LABEL_CHARS, MAX_STEPS, Dataset, Step, Task, Video, check_segments, parse_duration
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.io import check_under, read_bytes
-from kepp_core.schema import Id, Int64, Meta, Name, Struct, check_id, decode_json
+from kepp_core.schema import Id, Int64, Meta, Struct, check_id, decode_json
 
 SUBSETS = {"training": "train", "testing": "test"}
 MAX_ANNOTATION_BYTES = 2**30  # COIN.json is 5.5 MB: a gigabyte of annotations is not one
@@ -120,7 +120,7 @@ class CoinVideo(Struct):
         "class": "a task id", "subset": "'training' or 'testing'", "duration": "a number of seconds",
         "annotation": "a list of steps with 'label', 'segment' [start, end] and 'id'",
         "recipe_type": "a recipe type id"}
-    task: Name = msgspec.field(name="class")
+    task: Id = msgspec.field(name="class")
     subset: Literal["training", "testing"]
     annotation: Annotated[list[CoinStep], Meta(min_length=1, max_length=MAX_STEPS)]
     duration: float | None = None

@@ -29,9 +29,9 @@ from kepp_core.data.file_index import FileIndex
 from kepp_core.data.records import MAX_VIDEO_SECONDS
 from kepp_core.video.encode import MAX_FEATURE_DIM
 from kepp_core.errors import KeppError
-from kepp_core.io import open_regular
+from kepp_core.io import check_under, open_regular
 from kepp_core.schema import check_pickle
-from kepp_core.video.encode import read_manifest
+from kepp_core.video.encode import MANIFEST, read_manifest
 
 # The only globals a feature pickle may reference: numpy's array reconstruction.
 _SAFE_GLOBALS = {
@@ -225,6 +225,19 @@ def load_features(path: str | Path, dim: int | None = None) -> np.ndarray:
     if dim is not None and arr.shape[1] != dim:
         raise KeppError(f"{path}: features have dimension {arr.shape[1]}, expected {dim}")
     return arr
+
+
+def check_manifests_under(ds, roots) -> None:
+    """Refuse a dataset (a KeppError) whose feature folders hold a ``features.json`` lying outside
+    ``roots`` (the app's allowed folders) once links are resolved: the app reads the manifest to
+    know the features' encoder, so a manifest linking elsewhere names a path like any data file.
+    ``roots`` None (the command line) checks nothing."""
+    if roots is None:
+        return
+    for folder in sorted({Path(v.feature_file).parent for v in ds.videos if v.feature_file is not None}):
+        manifest = folder / MANIFEST
+        if os.path.lexists(manifest):
+            check_under(os.path.realpath(manifest), roots, f"{manifest} (the feature manifest)")
 
 
 def features_manifest(ds) -> dict:

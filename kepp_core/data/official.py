@@ -1,6 +1,6 @@
 """The official KEPP repository's training lists as a plans source (dataset ``official-list``).
 
-One JSON object per line, ``{"vid": str, "task": str (optional), "legal_range": [action id, ...]}``
+One JSON object per line, ``{"vid": id, "task": id or number (optional), "legal_range": [action id, ...]}``
 (the official repository's ``PKG/data/train_graph_lists``). Action ids are the official
 models' indices, so the vocabulary is the ids ``"0" .. "<max id>"`` in order (an id no plan
 uses keeps its place) and an index here is the same number as in the official code. Every
@@ -22,7 +22,7 @@ import msgspec
 from kepp_core.data.records import MAX_STEPS, Dataset, Step, Task, Video
 from kepp_core.errors import KeppError
 from kepp_core.io import check_under, iter_lines
-from kepp_core.schema import Id, Meta, Name, Struct, decode_json
+from kepp_core.schema import Id, Meta, Struct, decode_json
 
 NO_TASK = ""  # the task of a line without "task"
 MAX_ACTION_ID = 1_000_000  # beyond this an id is not an action index (and would allocate a huge vocabulary)
@@ -40,7 +40,7 @@ class OfficialRow(Struct):
         "legal_range": f"a list of action ids (integers 0..{MAX_ACTION_ID:,})", "task": "a task id or number"}
     vid: Id
     legal_range: Annotated[list[Annotated[int, Meta(ge=0, le=MAX_ACTION_ID)]], Meta(min_length=1, max_length=MAX_STEPS)]
-    task: Name | Annotated[int, Meta(ge=0, le=2**63 - 1)] | None = None
+    task: Id | Annotated[int, Meta(ge=0, le=2**63 - 1)] | None = None
 
 
 _ROW = msgspec.json.Decoder(OfficialRow)

@@ -4,7 +4,9 @@
      "segments": [[start, end], ...] (optional, same length as steps),
      "duration": float (optional), "features": path (optional, relative to the file)}
 
-Without ``split`` on a line, that video gets a seeded 70/30 split by video id.
+Without ``split`` on a line, that video gets a seeded 70/30 split by video id. ``video`` and
+``task`` are ids (:data:`kepp_core.schema.Id`: non-empty, no control characters or path
+separators; they name files such as ``features/<task>_<video>.npy``); a task's name here is its id.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from kepp_core.data.records import (MAX_LABEL_CHARS, MAX_STEPS, Dataset, Step, T
                                    seeded_split, vocabulary_from)
 from kepp_core.errors import KeppError
 from kepp_core.io import MAX_PATH_CHARS, atomic_open, check_under, iter_lines
-from kepp_core.schema import Id, Int64, Meta, Name, Struct, decode_json
+from kepp_core.schema import Id, Int64, Meta, Struct, decode_json
 
 
 _INTEGER = re.compile(r"-?[0-9]+")  # ASCII digits only: "²".isdigit() is True, int("²") fails
@@ -106,7 +108,7 @@ class PlanRow(Struct):
         "duration": "a number of seconds", "features": "a file path"}
 
     video: Id
-    task: Name
+    task: Id
     steps: Annotated[list[Annotated[str, Meta(max_length=MAX_LABEL_CHARS)] | Int64],
                      Meta(min_length=1, max_length=MAX_STEPS)]
     split: Literal["train", "test"] | None = None

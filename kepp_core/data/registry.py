@@ -8,6 +8,7 @@ from pathlib import Path
 
 from kepp_core.data.coin import load_coin
 from kepp_core.data.crosstask import load_crosstask
+from kepp_core.data.feature_files import check_manifests_under
 from kepp_core.data.official import load_official_list
 from kepp_core.data.plans import load_plans
 from kepp_core.data.records import Dataset
@@ -30,7 +31,8 @@ def load_dataset(name: str, root: str | Path | None, features: str | Path | None
 
     ``coin_actions`` (COIN only): ``steps`` (one action per COIN step id) or ``labels``.
     ``roots``: the app's allowed folders (resolved); every file the dataset's files name must lie
-    under one of them (None, on the command line: any path the user's files name).
+    under one of them, the feature folders' manifests included (None, on the command line: any
+    path the user's files name).
 
     >>> ds = load_dataset("plans", "../shared/data/niv/plans.jsonl")  # doctest: +SKIP
     """
@@ -46,5 +48,8 @@ def load_dataset(name: str, root: str | Path | None, features: str | Path | None
     if not Path(root).exists():
         raise KeppError(f"{root}: dataset path does not exist")
     if name == "coin":
-        return load_coin(root, features=features, seed=seed, actions=coin_actions, roots=roots)
-    return LOADERS[name](root, features=features, seed=seed, roots=roots)
+        ds = load_coin(root, features=features, seed=seed, actions=coin_actions, roots=roots)
+    else:
+        ds = LOADERS[name](root, features=features, seed=seed, roots=roots)
+    check_manifests_under(ds, roots)
+    return ds

@@ -22,12 +22,8 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from kepp_core.catalog import PLAN_CONDITIONS
+from kepp_core.catalog import CONDITION_ROW_KINDS as ROW_KINDS, DIFFUSION_KINDS as KINDS, PLAN_CONDITIONS
 from kepp_core.errors import KeppError
-
-KINDS = ("step", "plan")
-# Condition blocks a layout may hold; "task" is one row repeated in every column.
-ROW_KINDS = ("graph", "task", "extra")
 
 
 @dataclass(frozen=True)

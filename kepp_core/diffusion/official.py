@@ -35,11 +35,10 @@ import torch
 from torch import nn
 
 from kepp_core.diffusion.layout import ConditionLayout, plan_layout, step_layout
-from kepp_core.catalog import SAMPLERS
+from kepp_core.catalog import OFFICIAL_ARCHITECTURE as ARCHITECTURE, SAMPLERS
 from kepp_core.diffusion.model import cosine_betas
 from kepp_core.errors import KeppError
 
-ARCHITECTURE = "official"  # the config value naming this network and sampler
 GROUPS = 32  # group-norm groups of the official network
 LLM_FROM_GRAPH = "graph"  # LLM rows repeat the graph rows: what the official code does without LLM output
 SCHEDULE = ("betas", "alphas_cumprod", "alphas_cumprod_prev", "sqrt_alphas_cumprod",

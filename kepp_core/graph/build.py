@@ -32,6 +32,7 @@ from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.graph.compact import load_arrays, load_header, save_arrays
 from kepp_core.graph.sparse import EdgeCounts
 from kepp_core.io import atomic_write_json, parse_json, read_text_utf8
+from kepp_core.schema import check_id
 
 FORMAT = "kepp-procedure-graph"
 VERSION = 1
@@ -394,7 +395,8 @@ class ProcedureGraph:
                 if not (isinstance(i, str) and i.isascii() and i.isdigit() and int(i) < n):
                     raise KeppError(f"{where}: {key} has an action index {i!r} outside 0..{n - 1}")
                 arr[int(i)] = _check_int(c, f"{where}: {key}[{i}]", 0, MAX_COUNT)
-        tasks = {t: _task_from_json(t, rec, n, f"{where}: task {t!r}") for t, rec in obj["tasks"].items()}
+        tasks = {check_id(t, "task id", where, allow_empty=True): _task_from_json(t, rec, n, f"{where}: task {t!r}")
+                 for t, rec in obj["tasks"].items()}
         source = obj.get("source", {})
         if not isinstance(source, dict):
             raise KeppError(f"{where}: 'source' must be a JSON object, got {type(source).__name__}")
@@ -468,6 +470,8 @@ def _check_header(header, where: str) -> None:
     if not isinstance(tasks, list) or not all(
             isinstance(t, list) and len(t) == 2 and all(isinstance(x, str) for x in t) for t in tasks):
         raise KeppError(f"{where}: header key 'tasks' must be a list of [id, name] string pairs")
+    for tid, _name in tasks:
+        check_id(tid, "header key 'tasks': task id", where, allow_empty=True)
     if not isinstance(params, dict):
         raise KeppError(f"{where}: header key 'params' must be an object")
     if not isinstance(header.get("source", {}), dict):

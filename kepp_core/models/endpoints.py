@@ -26,11 +26,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from kepp_core.catalog import ENDPOINT_HEADS as HEADS
 from kepp_core.errors import KeppError
 from kepp_core.models.endpoint_probs import calibrated_log_probs, hierarchical_log_probs
 from kepp_core.models.classifier import TaskClassifier
 
-HEADS = ("task", "first", "last")
 CHUNK = 4096  # queries per batch when computing distributions (bounds [N, A] float64 arrays)
 
 

@@ -1,33 +1,237 @@
 """A models folder read without torch: a checkpoint folder's ``config.json`` and the horizons
 that have a trained step model (``ROOT/T<h>/step``). The app's first page asks which horizons
-are trained; answering must not wait for torch to load (2 s)."""
+are trained; answering must not wait for torch to load (2 s).
+
+A checkpoint config is untrusted input (a models folder from elsewhere, opened in the app): it is
+read by one schema, :data:`CheckpointConfig` (one :class:`~msgspec.Struct` per kind, told apart
+by ``kind``), with its size and nesting bounded before it is parsed, so every reader (the
+network's builder, :class:`~kepp_core.models.spec.ModelSpec`, the app's pages) takes values of
+the types written here. Keys this version does not know are ignored.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Annotated, ClassVar, Literal, Union
 
-from kepp_core.catalog import CONFIG_FILE, STEP, WEIGHTS_FILE, model_folder, parse_horizon_folder
+from kepp_core.catalog import (CONDITION_ROW_KINDS, CONFIG_FILE, DIFFUSION_KINDS, ENDPOINT_HEADS, KINDS,
+                               OFFICIAL_ARCHITECTURE, PLAN_CONDITIONS, SAMPLERS, STEP, WEIGHTS_FILE, model_folder,
+                               parse_horizon_folder)
 from kepp_core.errors import KeppError
-from kepp_core.io import parse_json, read_text_utf8
+from kepp_core.io import parse_json, read_bytes, utf8_text
+from kepp_core.models.options import TrainConfig
+from kepp_core.schema import Count, Finite, Meta, Positive, Struct, TaskKey, check_nesting, convert
 
 FORMAT = "kepp-checkpoint"
 VERSION = 1
 WEIGHTS, CONFIG = WEIGHTS_FILE, CONFIG_FILE
+MAX_CONFIG_BYTES = 2**22  # a config is a few kilobytes (COIN's 180 task ids and an LLM run's summary included)
+MAX_CONFIG_DEPTH = 8  # configs nest 4 levels (model.layout.rows[k])
+
+# Defaults for settings a config does not record (what the code has always assumed; ModelSpec's too).
+DEFAULT_R = 1
+DEFAULT_SCORER = "p2kg"
+DEFAULT_SAMPLER = "ddpm"
+DEFAULT_SAMPLER_STEPS = 10  # DDIM steps; a DDPM sampler runs every diffusion step
+DEFAULT_SETTING = "conventional"
+DEFAULT_M = 3
+DEFAULT_HIDDEN = 256  # the task classifier's and endpoint model's hidden width
+
+Text = Annotated[str, Meta(max_length=4096)]
+Key = Annotated[str, Meta(min_length=1, max_length=200)]
+Metrics = Annotated[dict[Key, Finite], Meta(max_length=100)]  # a validation record: score, sr, episodes, ...
+Levels = Annotated[list[Annotated[int, Meta(ge=1, le=64)]], Meta(min_length=1, max_length=16)]
+TaskIds = Annotated[list[TaskKey], Meta(max_length=1_000_000)]
+
+
+class Fingerprint(Struct):
+    """The dataset a checkpoint was trained on (``dataset``)."""
+
+    vocabulary_hash: Key
+    num_actions: Positive
+    obs_dim: Positive
+    horizon: Positive
+    m: Positive = DEFAULT_M
+    feature_dim: Positive | None = None
+    setting: Key = DEFAULT_SETTING
+    name: Text | None = None
+    tasks: TaskIds | None = None
+    encoder: Text | None = None
+
+
+class ConditionRow(Struct):
+    """One condition block of a diffusion network's layout."""
+
+    name: Key
+    width: Positive
+    kind: Literal[CONDITION_ROW_KINDS] = "extra"
+
+
+class Layout(Struct):
+    """How observations, condition rows and actions stack in a sample of this package's network."""
+
+    kind: Literal[DIFFUSION_KINDS]
+    horizon: Positive
+    obs_dim: Positive
+    num_actions: Positive
+    rows: Annotated[list[ConditionRow], Meta(max_length=16)] = []
+
+
+class DiffusionNet(Struct):
+    """``model`` of a step or planning model: this package's network (``layout``, ``mults``) or,
+    with ``architecture = "official"``, the official one (its sizes and ``dim_mults``)."""
+
+    n_steps: Positive
+    dim: Positive
+    layout: Layout | None = None
+    mults: Levels | None = None
+    architecture: Literal[OFFICIAL_ARCHITECTURE] | None = None
+    kind: Literal[DIFFUSION_KINDS] | None = None
+    horizon: Positive | None = None
+    obs_dim: Positive | None = None
+    num_actions: Positive | None = None
+    dim_mults: Levels | None = None
+    graph_dim: Count = 0
+    llm_dim: Count = 0
+    llm_rows: Key | None = None
+
+    def __post_init__(self) -> None:
+        need = (("kind", "horizon", "obs_dim", "num_actions", "dim_mults") if self.architecture is not None
+                else ("layout", "mults"))
+        for key in need:
+            if getattr(self, key) is None:
+                raise ValueError(f"missing key '{key}'")
+
+
+class ClassifierNet(Struct):
+    """``model`` of a task classifier."""
+
+    obs_dim: Positive
+    n_tasks: Positive
+    hidden: Positive = DEFAULT_HIDDEN
+
+
+class EndpointNet(ClassifierNet, kw_only=True):
+    """``model`` of an endpoint model: the classifier's sizes, the actions and each head's temperature."""
+
+    num_actions: Positive
+    temperature: dict[Literal[ENDPOINT_HEADS], Annotated[float, Meta(gt=0, le=1e308)]] = {}
+
+
+class SamplerRecord(Struct):
+    name: Literal[SAMPLERS] = DEFAULT_SAMPLER
+    steps: Positive = DEFAULT_SAMPLER_STEPS
+
+
+class TrainingSummary(Struct):
+    """``training``: what the finished run recorded."""
+
+    steps: Count
+    stopped_early: bool = False
+    best: Metrics | None = None
+    seconds: Annotated[float, Meta(ge=0, le=1e308)] | None = None
+    peak_rss_mb: Annotated[float, Meta(ge=0, le=1e308)] | None = None
+    world_size: Positive = 1
+    device: Key | None = None
+    rank_digests: Annotated[list[Key], Meta(max_length=1_000_000)] = []
+
+
+class _Checkpoint(Struct, tag_field="kind"):
+    """What every checkpoint config holds; the subclasses add each kind's own keys."""
+
+    HINTS: ClassVar[dict[str, str]] = {
+        "kind": f"one of {', '.join(KINDS)}", "model": "the network's settings",
+        "dataset": "the dataset fingerprint", "train": "the training options", "sampler": "a sampler and its steps",
+        "R": "a number of paths", "condition": f"one of {', '.join(PLAN_CONDITIONS)}",
+        "training": "the run's summary", "val": "a validation record (numbers)", "tasks": "a list of task ids",
+        "version": f"{VERSION}", "format": repr(FORMAT)}
+    format: Literal[FORMAT]
+    version: Literal[VERSION]
+    dataset: Fingerprint
+    train: TrainConfig | None = None
+    sampler: SamplerRecord | None = None
+    weights_id: Key | None = None
+    train_step: Count | None = None
+    val: Metrics | None = None
+    training: TrainingSummary | None = None
+    encoder: Text | None = None
+
+    @property
+    def kind(self) -> str:
+        return type(self).__struct_config__.tag
+
+
+class StepConfig(_Checkpoint, tag="step", kw_only=True):
+    """A step model's config; ``architecture``, ``feature_layout`` and ``source`` for an imported
+    official one."""
+
+    model: DiffusionNet
+    architecture: Literal[OFFICIAL_ARCHITECTURE] | None = None
+    feature_layout: Text | None = None
+    source: dict[Key, Text | Count] | None = None  # where imported weights came from (file, weights, epoch)
+
+    def __post_init__(self) -> None:
+        if self.architecture != self.model.architecture:
+            raise ValueError(f"'architecture' ({self.architecture}) and 'model.architecture' "
+                             f"({self.model.architecture}) differ")
+
+
+class PlanConfig(StepConfig, tag="plan"):
+    """A planning model's config: its condition, ``R``, path scorer and what its training recorded."""
+
+    condition: Literal[PLAN_CONDITIONS] | None = None
+    R: Positive = DEFAULT_R
+    recommend: Key = DEFAULT_SCORER
+    step_model: Text | None = None
+    endpoint_folds: Count = 0
+    train_endpoint_acc: Metrics | None = None
+    structured: dict[Key, Finite | bool] | None = None
+    llm: dict[Key, Text | Finite | bool | dict[Text, Count] | None] | None = None  # what the LLM answered (reasons: free text)
+    tasks: TaskIds | None = None  # the task condition's one-hot order
+
+
+class ClassifierConfig(_Checkpoint, tag="task-classifier", kw_only=True):
+    """A task classifier's config: its classes are ``tasks``."""
+
+    model: ClassifierNet
+    tasks: TaskIds | None = None
+
+
+class EndpointsConfig(_Checkpoint, tag="endpoints", kw_only=True):
+    """An endpoint model's config."""
+
+    model: EndpointNet
+    tasks: TaskIds | None = None
+
+
+CheckpointConfig = Union[StepConfig, PlanConfig, ClassifierConfig, EndpointsConfig]
+assert tuple(c.__struct_config__.tag for c in CheckpointConfig.__args__) == KINDS
+
+
+def check_config(cfg: Mapping, where: str) -> StepConfig | PlanConfig | ClassifierConfig | EndpointsConfig:
+    """``cfg`` (a parsed checkpoint config) checked by :data:`CheckpointConfig`: a KeppError naming
+    ``where`` and the key otherwise. Every reader of a config's values asks this first."""
+    return convert(cfg, CheckpointConfig, where)
 
 
 def read_config(folder: str | Path) -> dict:
-    """A checkpoint folder's config, checked for the kepp format and version."""
+    """A checkpoint folder's config, checked for the kepp format and version and then by its
+    schema (:func:`check_config`); its size and nesting are bounded before it is parsed."""
     folder = Path(folder)
     path = folder / CONFIG
     if not folder.is_dir():
         raise KeppError(f"{folder}: checkpoint folder not found")
     if not path.is_file():
         raise KeppError(f"{path}: not found (a checkpoint folder holds {WEIGHTS} and {CONFIG})")
-    cfg = parse_json(read_text_utf8(path), f"{path}: corrupt checkpoint config", lines=False)
+    data = read_bytes(path, MAX_CONFIG_BYTES)
+    check_nesting(data, str(path), MAX_CONFIG_DEPTH)
+    cfg = parse_json(utf8_text(data, str(path)), f"{path}: corrupt checkpoint config", lines=False)
     if not isinstance(cfg, dict) or cfg.get("format") != FORMAT:
         raise KeppError(f"{path}: not a kepp checkpoint config (expected format {FORMAT!r})")
     if cfg.get("version") != VERSION:
         raise KeppError(f"{path}: checkpoint version {cfg.get('version')} is not supported (expected {VERSION})")
+    check_config(cfg, str(path))
     return cfg
 
 

@@ -3,8 +3,8 @@
 A checkpoint's ``config.json`` records its kind, condition, number of paths ``R``,
 recommendation method, sampler, observation setting and dataset fingerprint. Every reader
 of those settings takes a :class:`ModelSpec` (``load_spec(folder)`` or
-``ModelSpec.from_config(cfg, folder)``), so the defaults for settings an old config lacks
-live here and nowhere else.
+``ModelSpec.from_config(cfg, folder)``); the config's schema and the defaults for settings an
+old config lacks are in :mod:`kepp_core.models.folders`, and nowhere else.
 
 A models root holds one folder per model and horizon (``ROOT/T<h>/<folder>``); the folder
 name says the model's :class:`~kepp_core.catalog.ModelRole` (the codec is
@@ -17,17 +17,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kepp_core.catalog import GRAPH_CONDITIONS, KINDS, LLM_CONDITIONS, PLAN_CONDITIONS, SAMPLERS, ModelRole, model_folder
+from kepp_core.catalog import GRAPH_CONDITIONS, LLM_CONDITIONS, ModelRole, model_folder
 from kepp_core.errors import KeppError
 from kepp_core.models.checkpoint import CONFIG, read_config
-
-# Defaults for settings a config does not record (what the code has always assumed).
-DEFAULT_R = 1
-DEFAULT_SCORER = "p2kg"
-DEFAULT_SAMPLER = "ddpm"
-DEFAULT_SAMPLER_STEPS = 10  # DDIM steps; a DDPM sampler runs every diffusion step
-DEFAULT_SETTING = "conventional"
-DEFAULT_M = 3
+from kepp_core.models.folders import (DEFAULT_M, DEFAULT_R, DEFAULT_SAMPLER, DEFAULT_SAMPLER_STEPS,
+                                      DEFAULT_SCORER, DEFAULT_SETTING, PlanConfig, SamplerRecord, check_config)
 
 
 @dataclass(frozen=True)
@@ -35,10 +29,10 @@ class ModelSpec:
     """One checkpoint's settings, validated once: kind, horizon, condition, ``R``, recommendation
     method, sampler, observation setting and ``M``, and the dataset fingerprint it was trained on.
 
-    >>> spec = ModelSpec.from_config({"kind": "plan", "condition": "graph", "R": 2, "dataset": {
-    ...     "vocabulary_hash": "ab12", "num_actions": 5, "obs_dim": 12, "horizon": 3, "m": 3}})
+    >>> from kepp_core.paths import DEMO_ASSETS
+    >>> spec = load_spec(DEMO_ASSETS / "T3" / "plan-graph-R2")
     >>> spec.R, spec.sampler, spec.feature_dim, spec.folder_name
-    (2, 'ddpm', 4, 'plan-graph-R2')
+    (2, 'ddpm', 256, 'plan-graph-R2')
     """
 
     kind: str
@@ -96,27 +90,24 @@ class ModelSpec:
 
     @classmethod
     def from_config(cls, cfg: Mapping, folder: str | Path | None = None) -> ModelSpec:
-        """Read and validate a checkpoint config (KeppError naming ``folder/config.json`` when a
-        field is missing or invalid); settings it does not record take the defaults above."""
+        """Read a checkpoint config (checked by its schema,
+        :func:`~kepp_core.models.folders.check_config`: a KeppError naming ``folder/config.json``
+        and the key when a field is missing or invalid); settings it does not record take the
+        defaults of :mod:`kepp_core.models.folders`."""
         where = f"{Path(folder) / CONFIG}" if folder is not None else "checkpoint config"
-        kind = cfg.get("kind")
-        if kind not in KINDS:
-            raise KeppError(f"{where}: invalid field 'kind' ({kind!r}; expected one of {', '.join(KINDS)})")
-        fp = cfg.get("dataset")
-        if not isinstance(fp, Mapping):
-            raise KeppError(f"{where}: missing field 'dataset' (the dataset fingerprint)")
-        m = _field(fp, "m", int, where, DEFAULT_M, "dataset.")
-        obs_dim = _field(fp, "obs_dim", int, where, prefix="dataset.")
-        settings = _plan_settings(cfg, where) if kind == "plan" else {}
-        sampler = cfg.get("sampler") or {}
-        return cls(kind=kind, horizon=_field(fp, "horizon", int, where, prefix="dataset."),
-                   sampler=_choice(sampler, "name", SAMPLERS, where, DEFAULT_SAMPLER, "sampler."),
-                   sampler_steps=_field(sampler, "steps", int, where, DEFAULT_SAMPLER_STEPS, "sampler."),
-                   setting=_field(fp, "setting", str, where, DEFAULT_SETTING, "dataset."), m=m,
-                   vocabulary_hash=_field(fp, "vocabulary_hash", str, where, prefix="dataset."),
-                   num_actions=_field(fp, "num_actions", int, where, prefix="dataset."),
-                   feature_dim=_field(fp, "feature_dim", int, where, obs_dim // max(m, 1), "dataset."),
-                   obs_dim=obs_dim, encoder=cfg.get("encoder", fp.get("encoder")),
+        c = check_config(cfg, where)
+        fp, sampler = c.dataset, c.sampler or SamplerRecord()
+        settings = {}
+        if isinstance(c, PlanConfig):
+            rows = c.model.layout.rows if c.model.layout is not None else []
+            train = c.train
+            settings = {"condition": c.condition or "+".join(r.name for r in rows) or "none", "R": c.R,
+                        "scorer": c.recommend, "structured_weight": train.structured_weight if train else 0.0,
+                        "structured_learn_scale": train.structured_learn_scale if train else False}
+        return cls(kind=c.kind, horizon=fp.horizon, sampler=sampler.name, sampler_steps=sampler.steps,
+                   setting=fp.setting, m=fp.m, vocabulary_hash=fp.vocabulary_hash, num_actions=fp.num_actions,
+                   feature_dim=fp.feature_dim or fp.obs_dim // fp.m, obs_dim=fp.obs_dim,
+                   encoder=c.encoder if c.encoder is not None else fp.encoder,
                    folder=Path(folder) if folder is not None else None, config=cfg, **settings)
 
     @classmethod
@@ -138,38 +129,6 @@ class ModelSpec:
 def load_spec(folder: str | Path) -> ModelSpec:
     """The validated spec of the checkpoint in ``folder`` (its ``config.json``; weights are not read)."""
     return ModelSpec.from_config(read_config(folder), folder)
-
-
-def _field(d: Mapping, key: str, typ: type, where: str, default=None, prefix: str = ""):
-    value = d.get(key, default)
-    if value is None:
-        raise KeppError(f"{where}: missing field '{prefix}{key}'")
-    if not isinstance(value, typ) or isinstance(value, bool) or (typ is int and value < 1):
-        raise KeppError(f"{where}: invalid field '{prefix}{key}' ({value!r}; expected "
-                        f"{'a positive integer' if typ is int else 'a string'})")
-    return value
-
-
-def _choice(d: Mapping, key: str, choices: tuple[str, ...], where: str, default: str, prefix: str = "") -> str:
-    value = d.get(key, default)
-    if value not in choices:
-        raise KeppError(f"{where}: invalid field '{prefix}{key}' ({value!r}; expected one of {', '.join(choices)})")
-    return value
-
-
-def _plan_settings(cfg: Mapping, where: str) -> dict:
-    """A planning model's condition (recorded, else read from its layout's rows), ``R`` and recommendation."""
-    rows = cfg.get("model", {}).get("layout", {}).get("rows", [])
-    from_rows = "+".join(r.get("name", "") for r in rows) or "none"
-    train = cfg.get("train") if isinstance(cfg.get("train"), Mapping) else {}
-    weight = train.get("structured_weight", 0.0)
-    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not weight >= 0:
-        raise KeppError(f"{where}: invalid field 'train.structured_weight' ({weight!r}; expected a number >= 0)")
-    return {"condition": _choice(cfg, "condition", PLAN_CONDITIONS, where, from_rows),
-            "R": _field(cfg, "R", int, where, DEFAULT_R),
-            "scorer": _field(cfg, "recommend", str, where, DEFAULT_SCORER),
-            "structured_weight": float(weight),
-            "structured_learn_scale": bool(train.get("structured_learn_scale", False))}
 
 
 __all__ = ["ModelSpec", "load_spec"]

@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from components import curation
 from kepp_core import api
+from kepp_core.paths import DEMO_ASSETS
 from tests.helpers.app_env import APP
 
 
@@ -81,5 +82,6 @@ def write_run(folder, losses: list[float], scores: list[float]) -> None:
               "val": {"score": s, "first_acc": s, "last_acc": s, "episodes": 8}} for k, (x, s) in enumerate(zip(losses, scores))]
     (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
     best = max(range(len(scores)), key=scores.__getitem__)
-    (folder / "config.json").write_text(json.dumps({"kind": "step", "training": {"best": {"step": 10 * (best + 1),
-                                                                                          "score": scores[best]}}}))
+    config = json.loads((DEMO_ASSETS / "T3" / "step" / "config.json").read_text())  # a real config, its summary replaced
+    config["training"] = {"steps": 10 * len(scores), "best": {"step": 10 * (best + 1), "score": scores[best]}}
+    (folder / "config.json").write_text(json.dumps(config))
