@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from components.colours import RIGHT, WRONG
-from components.config import font_scale
+from components.config import MIN_PRESENT_PX, font_scale
 
 if TYPE_CHECKING:  # pandas loads lazily: the home page does not need it
     import pandas as pd
@@ -23,13 +23,16 @@ def scaled(fig):
     k = font_scale()
     if k == 1.0:
         return fig
-    fig.update_layout(font=dict(size=round(12 * k)), title_font=dict(size=round(17 * k)),
-                      legend_font=dict(size=round(12 * k)))
+
+    def size(px: float | None) -> int:  # presentation mode: never below the room's minimum
+        return max(MIN_PRESENT_PX, round((px or 12) * k))
+
+    fig.update_layout(font=dict(size=size(12)), title_font=dict(size=size(17)), legend_font=dict(size=size(12)))
     fig.update_xaxes(automargin=True)  # room for the larger tick labels and axis titles
     fig.update_yaxes(automargin=True)
-    fig.for_each_xaxis(lambda a: a.update(tickfont=dict(size=round((a.tickfont.size or 12) * k))))
-    fig.for_each_yaxis(lambda a: a.update(tickfont=dict(size=round((a.tickfont.size or 12) * k))))
-    fig.for_each_annotation(lambda a: a.update(font=dict(size=round((a.font.size or 12) * k))))
+    fig.for_each_xaxis(lambda a: a.update(tickfont=dict(size=size(a.tickfont.size)), title_font=dict(size=size(12))))
+    fig.for_each_yaxis(lambda a: a.update(tickfont=dict(size=size(a.tickfont.size)), title_font=dict(size=size(12))))
+    fig.for_each_annotation(lambda a: a.update(font=dict(size=size(a.font.size))))
     return fig
 
 
@@ -121,11 +124,13 @@ def step_cards(labels: Sequence[str], correct: Sequence[bool] | None = None, tit
         border = "#bdbdbd" if correct is None else (RIGHT if correct[t] else WRONG)
         mark = "" if correct is None else (" ✓" if correct[t] else " ✗")
         cards.append(
-            f'<div class="kepp-card" style="flex:1;min-width:90px;background:{colour};border:3px solid {border};'
-            f'border-radius:8px;padding:6px 8px;margin:2px;text-align:center">'
-            f'<div style="font-size:0.75em;color:#555">step {t + 1}{mark}</div>'
-            f'<div style="font-weight:600">{html.escape(" ".join(str(label).split()))}</div></div>')
-    head = f'<div style="font-size:0.9em;color:#444;margin-top:4px">{html.escape(" ".join(title.split()))}</div>' if title else ""
+            f'<div class="kepp-card" style="flex:1;min-width:62px;background:{colour};border:3px solid {border};'
+            f'border-radius:8px;padding:3px 6px;margin:2px;text-align:center;line-height:1.25">'
+            f'<div class="kepp-small" style="font-size:0.75em;color:#555">step {t + 1}{mark}</div>'
+            f'<div class="kepp-card-label" style="font-weight:600;overflow-wrap:normal;word-break:normal">'
+            f'{html.escape(" ".join(str(label).split()))}</div></div>')
+    head = (f'<div class="kepp-small" style="font-size:0.9em;color:#444;margin-top:2px">'
+            f'{html.escape(" ".join(title.split()))}</div>') if title else ""
     st.markdown(f'{head}<div class="kepp-plan" style="display:flex;flex-wrap:wrap">{"".join(cards)}</div>',
                 unsafe_allow_html=True)
 

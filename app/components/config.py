@@ -45,36 +45,15 @@ html { font-size: 140% !important; }
 .kepp-debug { display: none !important; }
 [data-testid="stMainBlockContainer"] { padding-top: 3rem; padding-left: 2.5rem; padding-right: 2.5rem; }
 .st-key-kepp_bar p, .st-key-kepp_bar span { font-size: 18px !important; }  /* the page bar: one line */
+/* small type of the app's own HTML (step cards' heads, the timeline): never below 18 px for the back row */
+.kepp-small, .kepp-timeline div { font-size: max(18px, 0.75em) !important; }
+.kepp-card-label { font-size: max(18px, 0.85em); }  /* six steps fit one row of cards */
 </style>
 """
-FONT_SCALE = 1.4  # presentation mode: plotly fonts, graph labels
-# Graph drawings live in iframes the page's CSS cannot reach: scale their vis.js labels from outside.
-GRAPH_FONT_JS = """
-<script>
-(function () {
-  const top = window.parent || window;
-  if (top.__keppGrow) return;  // one watcher per browser tab
-  top.__keppGrow = true;
-  const scale = %s;
-  function grow() {
-    if (!top.document.querySelector('.kepp-present')) return;  // presentation mode is off
-    for (const f of top.document.querySelectorAll('iframe')) {
-      let w; try { w = f.contentWindow; } catch (e) { continue; }
-      if (!w || !w.network || w.__keppScaled) continue;
-      try {
-        const nodes = w.network.body.data.nodes, edges = w.network.body.data.edges;
-        nodes.update(nodes.get().map(n => ({id: n.id, font: Object.assign({}, n.font || {},
-          {size: Math.round(((n.font && n.font.size) || 14) * scale)})})));
-        edges.update(edges.get().map(e => ({id: e.id, font: Object.assign({}, e.font || {},
-          {size: Math.round(((e.font && e.font.size) || 14) * scale)})})));
-        w.__keppScaled = true;
-      } catch (e) { }
-    }
-  }
-  top.setInterval(grow, 300);
-})();
-</script>
-""" % FONT_SCALE
+FONT_SCALE = 1.4  # presentation mode: plotly fonts (graph drawings take their type sizes from components.network)
+MIN_PRESENT_PX = 18  # presentation mode: no text smaller than this (CSS px at 1280x720)
+
+
 @dataclass(frozen=True)
 class Page:
     """One page of the app: its script (``path``, what ``st.page_link`` and ``st.switch_page`` take), its
@@ -286,7 +265,6 @@ def page_setup(title: str) -> AppConfig:
                        layout="wide", initial_sidebar_state="collapsed" if cfg.presentation else "auto")
     if cfg.presentation:
         st.markdown(PRESENTATION_CSS, unsafe_allow_html=True)
-        st.html(GRAPH_FONT_JS, unsafe_allow_javascript=True)
         top_bar()
     sidebar(cfg)
     return current_config()
