@@ -1,10 +1,10 @@
-"""The Plan page's URL for an evaluated episode (Open in Plan, scenes, playlists): which planning
-model a method ran and the query that reopens the episode with it, in the keys of
-:mod:`components.plan_state`."""
+"""The Plan page's URL for an evaluated episode (Open in Plan, scenes, playlists, the episode map):
+which planning model a method ran and the query that reopens the episode's record (and the model
+a live re-plan runs), in the keys of :mod:`components.plan_state`."""
 
 from __future__ import annotations
 
-from components import plan_state
+from components import plan_state, recorded
 from kepp_core import catalog
 
 __all__ = ["method_model", "plan_model_id", "plan_query"]
@@ -34,16 +34,16 @@ def plan_model_id(role: catalog.ModelRole) -> str:
 
 
 def plan_query(row) -> dict[str, str]:
-    """The Plan page's URL query that opens a predictions-table row's episode (and plans it):
-    video, first step, T, and the row's planning model (:func:`plan_model_id`) and R when the
-    method is KEPP's.
+    """The Plan page's URL query that opens a predictions-table row's record (:mod:`components.recorded`:
+    its plan, endpoints and verdict, as the records hold them): video, first step, T, the record's
+    method and seed, and for a live re-plan beside it the planning model the row ran (or decodes) and R.
 
-    >>> plan_query({"episode": "tea/0287/7:3", "video": "0287", "horizon": 3, "method": "kepp-R2"})
-    {'T': '3', 'R': '2', 'model': 'graph-R2', 'video': '0287', 'ep': '7', 'plan': '1'}
+    >>> plan_query({"episode": "tea/0287/7:3", "video": "0287", "horizon": 3, "method": "kepp-R2", "seed": 0})
+    {'T': '3', 'R': '2', 'model': 'graph-R2', 'video': '0287', 'ep': '7', 'rec': 'kepp-R2', 'seed': '0'}
     """
     parts = catalog.parse_episode_id(row["episode"])
     video = str(row["video"]) if row.get("video") is not None else (parts[1] if parts else "")
-    model = method_model(str(row["method"]))
+    model = recorded.live_role(str(row["method"]))
     return plan_state.query(T=int(row["horizon"]), R=model.R if model is not None and model.condition == "graph" else None,
                             model=None if model is None else plan_model_id(model), video=video,
-                            ep=parts[2] if parts else 0, plan=True)
+                            ep=parts[2] if parts else 0, **recorded.record_keys(row))
