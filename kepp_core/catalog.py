@@ -31,6 +31,8 @@ True
 ('graph-R2', True)
 >>> [m.name for m in METHODS if m.joint]
 ['kepp-nograph+jdec', 'kepp-R1+jdec', 'kepp-R1-struct+jdec']
+>>> method("graph-text").endpoints_from, method("graph-text").roles, "graph-text" in DEMO_RECORDED
+('text', (), False)
 """
 
 from __future__ import annotations
@@ -178,8 +180,9 @@ DEMO_ROLES = SUITE_ROLES + EXTRA_ROLES
 
 # --- evaluation methods -----------------------------------------------------------------------------------
 # Whose endpoints a method plans between (MethodEntry.endpoints_from): the step model's, the ground truth,
-# the endpoint model's.
-PREDICTED, TRUTH, ENDPOINT_MODEL = "predicted", "truth", "endpoint-model"
+# the endpoint model's, or the S3D text tower's (the step names scored against the clips:
+# kepp_core.video.grounding).
+PREDICTED, TRUTH, ENDPOINT_MODEL, TEXT = "predicted", "truth", "endpoint-model", "text"
 DECODED_SUFFIX = "+dec"
 JOINT_SUFFIX = "+jdec"
 
@@ -195,8 +198,9 @@ class MethodEntry:
     action block a ``+dec`` or ``+jdec`` row decodes with the graph; ``joint``: a ``+jdec`` row (decoded
     jointly with the endpoint model's distributions of ``a_1`` and ``a_T``); ``structured``: its
     planning model was trained with the structured loss; ``sampled``: it can draw ``K`` plans per
-    episode; ``llm``: it needs an LLM endpoint (never run by default); ``default``: ``kepp eval`` runs
-    it when no methods are named; ``joint_rows``: the catalogue adds its ``+jdec`` row (the planners
+    episode; ``llm``: it needs an LLM endpoint (never run by default); ``text``: it needs the S3D text
+    tower (``kepp eval --encoder s3d:PATH``) and features of the S3D encoder (never run by default);
+    ``default``: ``kepp eval`` runs it when no methods are named; ``joint_rows``: the catalogue adds its ``+jdec`` row (the planners
     whose action blocks decode best with the graph: docs, Models).
     """
 
@@ -211,6 +215,7 @@ class MethodEntry:
     joint: bool = False
     sampled: bool = False
     llm: bool = False
+    text: bool = False
     default: bool = True
     joint_rows: bool = False
 
@@ -231,7 +236,7 @@ class MethodEntry:
         graph-conditioned one, trained with the structured loss or not, or one without a condition —
         or None when the planner is not this row (baselines, ground-truth endpoints, decoded and LLM
         rows)."""
-        if self.decoded or self.llm or self.endpoints_from == TRUTH:
+        if self.decoded or self.llm or self.text or self.endpoints_from == TRUTH:
             return None
         plan = self.plan_model
         return plan if plan is not None and plan.condition in ("graph", "none") else None
@@ -284,6 +289,8 @@ _BASE_METHODS = (
     MethodEntry(name="graph-gt", label="P²KG zero-shot, ground-truth endpoints", R=1, graph=True, endpoints_from=TRUTH),
     MethodEntry(name="graph-ce", label="P²KG zero-shot, endpoint model's endpoints", roles=(ENDPOINTS,), R=1,
                 graph=True, endpoints_from=ENDPOINT_MODEL, default=False),
+    MethodEntry(name="graph-text", label="P²KG zero-shot, text-grounded endpoints (S3D)", R=1, graph=True,
+                endpoints_from=TEXT, text=True, default=False),
     MethodEntry(name="pdpp", label="PDPP (task classifier)", roles=(plan_role("task"), TASK_CLASSIFIER), sampled=True),
     MethodEntry(name="kepp-nograph", label="KEPP without graph condition", roles=(plan_role("none"),), sampled=True,
                 joint_rows=True),
@@ -312,7 +319,7 @@ _EXTRA: dict[str, MethodEntry] = {}  # methods added for a with-block (extra_met
 DEMO_METHODS = ("kepp-R1", "kepp-R2", "kepp-nograph")  # the demo table's KEPP rows (the shipped models' claim)
 # What the shipped demo records hold: every method the demo models can run (no LLM), the +dec and +jdec
 # rows included.
-DEMO_RECORDED = tuple(m.name for m in METHODS if not m.llm and set(m.roles) <= set(DEMO_ROLES))
+DEMO_RECORDED = tuple(m.name for m in METHODS if not m.llm and not m.text and set(m.roles) <= set(DEMO_ROLES))
 
 
 def methods() -> tuple[MethodEntry, ...]:

@@ -36,11 +36,12 @@ from kepp_core.diffusion.sampling import endpoint_distributions, sample_actions,
 from kepp_core.errors import KeppError
 from kepp_core.graph.build import ProcedureGraph, load_graph
 from kepp_core.graph.decoding import JOINT_MODE, TOPK, DecodeChoice, decode_block, emission_log_probs, transition_log_probs
-from kepp_core.graph.retrieval import Recommendation, Retriever, aggregate, make_retriever
+from kepp_core.graph.retrieval import Recommendation, Retriever, aggregate, make_retriever, top_paths
 from kepp_core.models.checkpoint import load_checkpoint, trained_horizons
-from kepp_core.catalog import GRAPH_FILE, STEP, ModelRole, model_folder, models_dir, parse_horizon_folder, plan_role
+from kepp_core.catalog import GRAPH_FILE, PREDICTED, STEP, TEXT, ModelRole, model_folder, models_dir, parse_horizon_folder, plan_role
 from kepp_core.models.spec import ModelSpec
 from kepp_core.video.encode import encode_video
+from kepp_core.video.encoders import encoder_dim
 
 
 # --- results ---------------------------------------------------------------------------------
@@ -112,6 +113,9 @@ class PlanResult:
     raw_plan: tuple[int, ...] = ()  # the planning model's own argmax plan (``plan`` when not decoded)
     decoding: dict | None = None  # the graph decoding used (PlannerDecoding.record), None: the argmax plan
     why: list[dict] = field(default_factory=list, repr=False)  # per step: scores behind the plan (KEPPPlanner._why)
+    # what predicted the first and last step held in ``step_*`` (catalog.PREDICTED: the step model; catalog.TEXT:
+    # the S3D text tower of a planner with no trained model, TextGraphPlanner)
+    endpoints_from: str = PREDICTED
 
     @property
     def plan_labels(self) -> list[str]:
@@ -291,6 +295,15 @@ class KEPPPlanner:
             self._retrievers[R] = make_retriever(self.graph, self.scorer, R)
         return self._retrievers[R]
 
+    def check_encoder(self, spec: str, note: str = "") -> None:
+        """Refuse, before any video is decoded, an encoder whose features cannot make these models'
+        observations (``M × D`` values): a KeppError naming both widths. An encoder whose width is
+        not known without running it (a callable, a TorchScript file) passes; its first features
+        are checked (:meth:`clip_observation`). ``note`` follows the encoder's name in the error."""
+        dim = encoder_dim(spec)
+        if dim is not None:
+            self.plan_spec.check_feature_width(dim, f"encoder {spec!r}{note}")
+
     def clip_observation(self, path: str | Path) -> np.ndarray:
         """The ``M·D`` observation of a video clip: its per-second features (``self.encoder``,
         the demo world's built-in encoder by default), the ``M`` seconds at its centre
@@ -438,5 +451,71 @@ class KEPPPlanner:
         return rows
 
 
-__all__ = ["BatchPlans", "DecodeChoice", "KEPPPlanner", "PlanResult", "PlannerDecoding", "describe_decoding",
-           "trained_horizons"]
+class TextGraphPlanner:
+    """Graph + text endpoints, with no trained model: the first and last step are the steps the S3D
+    text tower grounds in the start and goal clips (:class:`~kepp_core.video.grounding.TextEndpoints`),
+    the plan the P²KG's zero-shot path between them (:func:`~kepp_core.graph.retrieval.top_paths`:
+    the ``graph-text`` row of evaluation, on two clips); its :class:`PlanResult` holds the text tower's
+    endpoints and probabilities where a KEPP planner's holds the step model's (``step_*``, with
+    ``endpoints_from`` = :data:`~kepp_core.catalog.TEXT`). Its observations are ``m`` seconds of the
+    text tower's network's ``video_embedding`` features (``plan_spec``: what they must be, so
+    :meth:`check_encoder` refuses another encoder as for a trained planner).
+
+    >>> from kepp_core.video.grounding import StepTexts, TextEndpoints
+    >>> g = ProcedureGraph.from_plans(["crack egg", "whisk", "fry"], [(0, 1, 2)])
+    >>> text = TextEndpoints(StepTexts(("crack egg", "whisk", "fry"), np.eye(3)))
+    >>> p = TextGraphPlanner(g, text, m=1)
+    >>> p.plan([1.0, 0.0, 0.0], [0.0, 0.0, 1.0], horizon=3).plan_labels
+    ['crack egg', 'whisk', 'fry']
+    """
+
+    sampler, sampler_steps, decoding, scorer = "none", 0, None, "p2kg"
+
+    def __init__(self, graph: ProcedureGraph, text, m: int = 3, setting: str = "conventional",
+                 encoder: str | None = None) -> None:
+        if text.num_actions != graph.num_actions or list(text.texts.names) != list(graph.actions):
+            raise KeppError(f"the text tower grounds {text.num_actions} steps, the graph has {graph.num_actions} "
+                            "actions: ground the graph's own step names")
+        self.graph, self.text, self.R = graph, text, 1
+        dim = text.texts.dim
+        self.plan_spec = ModelSpec(kind="plan", horizon=0, condition="graph", m=m, setting=setting,
+                                   num_actions=graph.num_actions, feature_dim=dim, obs_dim=m * dim, encoder=encoder)
+
+    check_encoder = KEPPPlanner.check_encoder
+
+    @property
+    def obs_dim(self) -> int:
+        return self.plan_spec.obs_dim
+
+    def plan(self, v_start, v_goal, horizon: int | None = None, R: int | None = None, seed: int | None = None,
+             **_) -> PlanResult:
+        """The zero-shot plan of ``horizon`` steps between the text tower's endpoints of one start and
+        one goal observation (``m × 512`` values), with the top ``R`` graph paths."""
+        if horizon is None or horizon < 2:
+            raise KeppError(f"horizon T={horizon}: graph + text endpoints plans T >= 2 steps")
+        R = R or 1
+        t0 = time.perf_counter()
+        probs = np.exp(self.text.endpoint_log_probs(np.asarray(v_start, np.float32).reshape(1, -1),
+                                                    np.asarray(v_goal, np.float32).reshape(1, -1)))[0]
+        ends = (int(probs[0].argmax()), int(probs[1].argmax()))
+        t1 = time.perf_counter()
+        rec = make_retriever(self.graph, self.scorer, R).batch([ends], horizon)[0]
+        plan = tuple(int(a) for a in top_paths(self.graph, np.array([ends]), horizon, R)[0])
+        t2 = time.perf_counter()
+        trans = np.exp(transition_log_probs(self.graph))
+        why = [{"step": t + 1, "action": a, "label": self.graph.actions[a], "score": None,
+                "transition": None if t == 0 else round(float(trans[plan[t - 1], a]), 4),
+                "endpoint": round(float(probs[0, a] if t == 0 else probs[1, a]), 4) if t in (0, horizon - 1) else None,
+                "raw_action": a, "raw_label": self.graph.actions[a], "raw_score": None, "changed": False}
+               for t, a in enumerate(plan)]
+        timings = {"endpoints": (t1 - t0) * 1e3, "graph": (t2 - t1) * 1e3, "plan": 0.0, "total": (t2 - t0) * 1e3}
+        return PlanResult(horizon=horizon, R=R, step_endpoints=ends,
+                          step_scores=(float(probs[0, ends[0]]), float(probs[1, ends[1]])), step_probs=probs,
+                          paths=list(rec.paths), path_scores=list(rec.scores), fallback=rec.fallback,
+                          condition=aggregate(rec.paths, self.graph.num_actions), plan=plan, timings=timings,
+                          actions=list(self.graph.actions), raw_plan=plan, decoding=None, why=why,
+                          endpoints_from=TEXT)
+
+
+__all__ = ["BatchPlans", "DecodeChoice", "KEPPPlanner", "PlanResult", "PlannerDecoding", "TextGraphPlanner",
+           "describe_decoding", "trained_horizons"]

@@ -13,6 +13,7 @@ A spec (TOML; every key but ``out`` has a default)::
     train_fractions = [1.0]       # e.g. [0.25, 0.5, 1.0]: nested subsets of the training videos
     pairs = [["kepp-R1+dec", "kepp-nograph"]]   # paired tests
     decode_samples = 1            # the +dec methods: emissions from the mean of K sampled action blocks
+    encoder = "s3d:s3d/s3d_howto100m.pth"   # optional: the S3D text tower of the graph-text row (S3D features)
     out = "runs/protocol"
     models = "runs/other"         # optional: where the models live (default: out), shared between specs
 
@@ -59,6 +60,7 @@ from kepp_core.data.records import Dataset, restrict_train
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.evaluation.methods import LABELS, LLM_METHODS, REGISTRY, evaluate_horizon, get_method
 from kepp_core.evaluation.options import TOPK, DecodeOverride, EvalOptions, parse_decode_mode
+from kepp_core.video.s3d_spec import S3DSpec
 from kepp_core.evaluation.records import episode_records, write_records
 from kepp_core.evaluation.report import ENDPOINT_MODELS, STEP_METRICS
 from kepp_core.evaluation.stats import paired_permutation_test, summarise
@@ -96,6 +98,7 @@ class ProtocolSpec:
     decode_weight: float | None = None
     decode_samples: int = 1  # the +dec methods: emissions from the mean of K sampled action blocks
     models: str | None = None  # where the models live (default: ``out``); specs may share them
+    encoder: str | None = None  # the s3d:PATH spec of the text-grounded rows (graph-text)
 
     def config(self, horizon: int, seed: int) -> TrainConfig:
         """The training config of one horizon and seed."""
@@ -106,7 +109,7 @@ class ProtocolSpec:
 _TEXT, _WHOLE, _NUMBER = (str,), (int,), (int, float)
 SPEC_SCHEMA: dict[str, tuple[tuple[type, ...], bool]] = {  # key -> (item types, may be a list)
     "out": (_TEXT, False), "dataset": (_TEXT, False), "root": (_TEXT, False), "features": (_TEXT, False),
-    "models": (_TEXT, False), "setting": (_TEXT, False), "preset": (_TEXT, False), "decode": (_TEXT, False),
+    "models": (_TEXT, False), "encoder": (_TEXT, False), "setting": (_TEXT, False), "preset": (_TEXT, False), "decode": (_TEXT, False),
     "confidence": (_NUMBER, False), "decode_weight": (_NUMBER, False), "decode_samples": (_WHOLE, False),
     "horizons": (_WHOLE, True), "seeds": (_WHOLE, True), "methods": (_TEXT, True),
     "train_fractions": (_NUMBER, True), "train_fraction": (_NUMBER, True), "pairs": ((list,), False),
@@ -177,12 +180,21 @@ def parse_spec(data: dict, where: str = "protocol spec") -> ProtocolSpec:
 
 def _check(spec: ProtocolSpec, where: str) -> ProtocolSpec:
     """Methods, pairs, fractions, horizons and the training options make sense."""
-    if not spec.methods:
-        spec.methods = tuple(n for n in REGISTRY if n not in LLM_METHODS)
+    if not spec.methods:  # every method but the LLM ones (and the text-grounded ones without a text tower)
+        spec.methods = tuple(n for n in REGISTRY if n not in LLM_METHODS
+                             and (spec.encoder is not None or not REGISTRY[n].entry.text))
+    if spec.encoder is not None:
+        try:
+            S3DSpec.parse(spec.encoder)
+        except KeppError as e:
+            raise KeppError(f"{where}: encoder = {spec.encoder!r}: {e}") from None
     for name in spec.methods:
         get_method(name)
         if name in LLM_METHODS:
             raise KeppError(f"{where}: {name!r} needs an LLM endpoint; the protocol runs methods without one")
+        if get_method(name).entry.text and spec.encoder is None:
+            raise KeppError(f"{where}: {name!r} needs the S3D text tower: add encoder = \"s3d:PATH\" (the network "
+                            "that made the dataset's features)")
     for a, b in spec.pairs:
         for name in (a, b):
             if name not in spec.methods:
@@ -283,10 +295,12 @@ def train_missing(ds: Dataset, cfg: TrainConfig, root: Path, members: list[str],
     return done
 
 
-def eval_file(methods, decode_samples: int = 1) -> str:
-    """The name of the evaluation cache of one method list (several specs can share models) and
-    mean-of-K decoding (``K > 1`` gets its own cache)."""
+def eval_file(methods, decode_samples: int = 1, encoder: str | None = None) -> str:
+    """The name of the evaluation cache of one method list (several specs can share models),
+    mean-of-K decoding (``K > 1`` gets its own cache) and the text-grounded rows' S3D encoder (the
+    name its weights file records: another network gets its own cache)."""
     key = "\n".join(methods) + (f"\n@K{decode_samples}" if decode_samples > 1 else "")
+    key += f"\n@{S3DSpec.parse(encoder).name}" if encoder is not None else ""
     return EVAL_FILE.format(hashlib.sha1(key.encode()).hexdigest()[:10])
 
 
@@ -294,7 +308,8 @@ def _evaluate(spec: ProtocolSpec, ds: Dataset, root: Path, horizon: int, seed: i
               log: Callable[[str], None]) -> tuple[list[dict], list[dict]]:
     """Rows and per-episode records of one seed and horizon (reused from ``EVAL_FILE`` when
     the same methods were evaluated on the same models)."""
-    path = models_dir(root, horizon) / eval_file(spec.methods, spec.decode_samples)
+    text = spec.encoder if any(get_method(m).entry.text for m in spec.methods) else None
+    path = models_dir(root, horizon) / eval_file(spec.methods, spec.decode_samples, text)
     try:
         cached = read_json(path, dict) if path.is_file() else {}
     except KeppError:
@@ -304,7 +319,7 @@ def _evaluate(spec: ProtocolSpec, ds: Dataset, root: Path, horizon: int, seed: i
     mode, k = parse_decode_mode(spec.decode) if spec.decode is not None else (None, TOPK)
     # the protocol trained these models: their decoding choice is kept with them
     decode = DecodeOverride(mode, spec.decode_weight, k, spec.decode_samples, save=True)
-    options = EvalOptions(setting=spec.setting, seed=seed, strict=True, decode=decode)
+    options = EvalOptions(setting=spec.setting, seed=seed, strict=True, decode=decode, encoder=spec.encoder)
     ev = evaluate_horizon(ds, root, horizon, spec.methods, options, log=log)
     rows = [{**r, **(ev.step_accuracy or {}), "seed": seed, "fraction": fraction} for r in ev.rows()]
     records = episode_records(ev, seed=seed, fraction=fraction)

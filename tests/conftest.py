@@ -44,6 +44,12 @@ def official_kepp() -> Path:
 
 
 @pytest.fixture(scope="session")
+def official_s3d() -> Path:
+    """The S3D HowTo100M reference network's facts, weight rule and outputs (README there)."""
+    return _shared("official-s3d")
+
+
+@pytest.fixture(scope="session")
 def coin_dataset(coin_json):
     from kepp_core.data import load_coin
 
@@ -106,6 +112,24 @@ def niv_world(tmp_path_factory, niv_plans) -> Path:
                               step_min=1.0, step_max=1.5, idle=0.3, size=64)
 
     return _locked_build(tmp_path_factory, "niv-world", build)
+
+
+@pytest.fixture(scope="session")
+def s3d_world(tmp_path_factory) -> tuple[Path, Path]:
+    """A small synthetic world whose features are the S3D encoder's (the reference fixture's weight
+    rule, a 32-px crop; tests/helpers/s3d.py): ``(world root, weights file)``."""
+    from tests.helpers.s3d import build_s3d_world
+
+    return _locked_build(tmp_path_factory, "s3d-world", build_s3d_world)
+
+
+@pytest.fixture(scope="session")
+def s3d_official(s3d_world, tmp_path_factory) -> Path:
+    """Official-format checkpoints for ``s3d_world`` (observations of 3 s × 512 S3D values), imported:
+    the models folder."""
+    from tests.helpers.s3d import build_official_models
+
+    return _locked_build(tmp_path_factory, "s3d-official", lambda base: build_official_models(base, s3d_world[0]))
 
 
 # --- the shipped demo models ---------------------------------------------------------------

@@ -63,6 +63,7 @@ LOCAL_IMPORTS: dict[tuple[str, str], str] = {
     ("kepp_core.video.decode", "av"): "PyAV loads FFmpeg: only for the formats decord cannot read",
     ("kepp_core.video.decode", "PIL"): "only thumbnails need Pillow",
     ("kepp_core.video.encoders", "torch"): "only TorchScript encoders need torch; the built-in one is numpy",
+    ("kepp_core.video.encoders", "kepp_core.video.s3d"): "the S3D network needs torch: loaded when an S3D encoder is made",
     ("kepp_core.video.write", "av"): "PyAV loads FFmpeg: only when a video is written",
 }
 

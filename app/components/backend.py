@@ -223,7 +223,7 @@ def thumbnail_png(path: str, t: float, size: int = 160) -> bytes:
 
 @st.cache_data(show_spinner="Encoding the video…", max_entries=16)
 def encode_upload(path: str, encoder: str):
-    """Per-second features of an uploaded video with an (allowed) encoder spec."""
+    """Per-second features of an uploaded (or a dataset's) video with an allowed encoder spec."""
     return api.encode_clip_video(path, encoder)
 
 
@@ -244,6 +244,29 @@ def planner(cfg: AppConfig, horizon: int, role, method: str, ds, sampler: str = 
                  cfg.dataset_key(), ds)
     api.check_planner(p, ds, where=str(models_dir(root, horizon)))
     return p
+
+
+@st.cache_resource(show_spinner="Loading the S3D network and fitting its text endpoints…", max_entries=8)
+def _text_planner(encoder: str, horizon: int, setting: str, m: int, dataset_key: tuple, graph_path: str | None,
+                  _graph, _ds):
+    return api.text_planner(encoder, _graph, _ds, horizon, m, setting)
+
+
+def text_planner(cfg: AppConfig, encoder: str, ds, horizon: int, setting: str = "conventional", m: int = 3):
+    """Graph + text endpoints (no trained model): the dataset's P²KG and the S3D text tower of
+    ``encoder`` (an allowed ``s3d:`` spec), its temperature fitted on the dataset's training episodes
+    where its features are that network's."""
+    return _text_planner(encoder, int(horizon), setting, int(m), cfg.dataset_key(), cfg.graph, graph(cfg), ds)
+
+
+@st.cache_resource(show_spinner="Loading the S3D text tower…", max_entries=8)
+def _grounding(encoder: str, steps: tuple[str, ...], dataset_key: tuple, horizon: int, setting: str, m: int, _ds):
+    return api.text_grounding(encoder, list(steps), _ds, horizon, setting, m)
+
+
+def grounding(cfg: AppConfig, encoder: str, steps, ds, horizon: int, setting: str = "conventional", m: int = 3):
+    """The S3D text tower of ``encoder`` grounding ``steps`` (the step timeline), once per choice."""
+    return _grounding(encoder, tuple(steps), cfg.dataset_key(), int(horizon), setting, int(m), ds)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)

@@ -149,11 +149,7 @@ def video_timeline(video, actions: Sequence[str], episode: range | None, clips: 
     >>> html_.count('class="kepp-tl-step"'), "&lt;b&gt;" in html_, "left:50.00%" in html_
     (2, True, True)
     """
-    span = max(float(duration), 1e-9)
-
-    def pct(t: float) -> float:
-        return 100.0 * min(max(float(t), 0.0), span) / span
-
+    pct = _percent(duration)
     parts = []
     for k, s in enumerate(video.steps):
         label = html.escape(" ".join(str(actions[s.action]).split()))
@@ -163,15 +159,71 @@ def video_timeline(video, actions: Sequence[str], episode: range | None, clips: 
                      f'background:{fill};color:#fff;border:1px solid #fff;border-radius:3px;overflow:hidden;'
                      f'white-space:nowrap;text-overflow:ellipsis;font-size:0.75em;line-height:34px;'
                      f'text-align:center">{label}</div>')
+    return _timeline(parts + _clip_marks(clips, pct), duration, "kepp-timeline")
+
+
+STEP_COLOURS = ["#5c6bc0", "#26a69a", "#ef6c00", "#8d6e63", "#ab47bc", "#42a5f5", "#9ccc65", "#ec407a",
+                "#78909c", "#ffa726", "#26c6da", "#d4e157"]
+
+
+def step_timeline(seconds: Sequence[dict], clips: dict, duration: float) -> str:
+    """The step each second of a video most resembles (the S3D text tower's scores,
+    ``TextEndpoints.timeline``) as light HTML, drawn under the video like :func:`video_timeline`:
+    one cell per second coloured by its step, each run of one step labelled, a second's top steps
+    and scores on hover; the chosen clips shaded. Labels and hover texts are escaped.
+
+    >>> rows = [{"second": s, "step": 0, "label": "<b>", "score": 1.0, "top": [{"label": "<b>", "score": 1.0},
+    ...          {"label": "stir", "score": 0.5}]} for s in range(3)]
+    >>> html_ = step_timeline(rows, {}, 3.0)
+    >>> html_.count('class="kepp-st-second"'), html_.count('class="kepp-st-run"'), "&lt;b&gt; 1.00 · stir 0.50" in html_
+    (3, 1, True)
+    """
+    pct = _percent(duration)
+    cells, runs = [], []
+    for r in seconds:
+        a, b = float(r["second"]), min(float(r["second"]) + 1.0, float(duration))
+        hover = html.escape(f"{r['second']}–{r['second'] + 1} s: " + " · ".join(f"{t['label']} {t['score']:.2f}"
+                                                                                for t in r["top"]))
+        colour = STEP_COLOURS[int(r["step"]) % len(STEP_COLOURS)]
+        cells.append(f'<div class="kepp-st-second" title="{hover}" style="position:absolute;top:22px;height:26px;'
+                     f'left:{pct(a):.3f}%;width:{max(pct(b) - pct(a), 0.05):.3f}%;background:{colour}"></div>')
+        if runs and runs[-1][2] == r["step"] and runs[-1][1] == a:
+            runs[-1][1] = b
+        else:
+            runs.append([a, b, r["step"], r["label"]])
+    for a, b, _, label in runs:  # the labels over the cells; hover goes through to the seconds
+        runs_label = html.escape(" ".join(str(label).split()))
+        cells.append(f'<div class="kepp-st-run" style="position:absolute;top:22px;height:26px;left:{pct(a):.3f}%;'
+                     f'width:{max(pct(b) - pct(a), 0.05):.3f}%;color:#fff;font-size:0.7em;line-height:26px;'
+                     f'text-align:center;overflow:hidden;white-space:nowrap;text-overflow:ellipsis;'
+                     f'pointer-events:none;border-right:1px solid #fff">{runs_label}</div>')
+    return _timeline(cells + _clip_marks(clips, pct), duration, "kepp-step-timeline", height=68)
+
+
+def _percent(duration: float) -> Callable[[float], float]:
+    """Seconds -> a percentage of ``duration`` (clamped to the video)."""
+    span = max(float(duration), 1e-9)
+    return lambda t: 100.0 * min(max(float(t), 0.0), span) / span
+
+
+def _clip_marks(clips: dict, pct) -> list[str]:
+    """The chosen clips shaded over a timeline, each named (``clips``: name -> ((from, to), colour))."""
+    parts = []
     for name, ((a, b), colour) in clips.items():
         name, colour = html.escape(str(name)), html.escape(str(colour))
         parts.append(f'<div class="kepp-tl-clip" title="{name} clip · {a:.1f}–{b:.1f} s" style="position:absolute;'
                      f'top:0;bottom:18px;left:{pct(a):.2f}%;width:{max(pct(b) - pct(a), 0.3):.2f}%;background:{colour};'
                      f'opacity:0.3;border-radius:3px"></div><div style="position:absolute;top:2px;left:{pct(a):.2f}%;'
                      f'font-size:0.7em;color:{colour};font-weight:600">{name}</div>')
+    return parts
+
+
+def _timeline(parts: list[str], duration: float, css_class: str, height: int = 76) -> str:
+    """A timeline box of ``height`` px holding ``parts``, with second ticks along its bottom."""
+    pct = _percent(duration)
     ticks = "".join(f'<div style="position:absolute;bottom:0;left:{pct(t):.2f}%;font-size:0.65em;color:#666;'
-                    f'transform:translateX(-50%)">{t:g} s</div>' for t in _ticks(span))
-    return (f'<div class="kepp-timeline" style="position:relative;height:76px;margin:4px 8px 10px 8px;'
+                    f'transform:translateX(-50%)">{t:g} s</div>' for t in _ticks(max(float(duration), 1e-9)))
+    return (f'<div class="{css_class}" style="position:relative;height:{height}px;margin:4px 8px 10px 8px;'
             f'border-bottom:1px solid #ccc">{"".join(parts)}{ticks}</div>')
 
 

@@ -11,10 +11,13 @@ T           the horizon, a whole number             the first trained horizon
 R           graph paths recommended, 1–5            2
 model       the planning model's short id           the first planning model of the horizon
             (``graph-R1``, ``none``; catalogue's
-            ``plan_model_id``)
+            ``plan_model_id``; ``graph-text``:
+            graph + text endpoints, no model)
 method      the path scorer (``p2kg``, ``pkg``)     the first scorer
 sampler     ``own``, or a sampler and its steps     ``own``: the models' own sampler
             (``ddim5``)
+encoder     an allowed S3D encoder (``s3d1``, ...:  the dataset's features (with no model:
+            ``AppConfig.grounding_encoders``)       the first S3D encoder)
 source      ``upload``                              ``dataset``: a video of the dataset
 video       a dataset video's id                    the first video the picker matches
 vtask       the picker's task filter (a task id)    every task
@@ -98,6 +101,7 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("model", str, "the planning model's short id"),
     Key("method", str, "the path scorer"),
     Key("sampler", str, "the sampler: own, or a sampler and its steps"),
+    Key("encoder", str, "the video encoder: an allowed S3D encoder's id (left out: the dataset's features)"),
     Key("source", str, "where the video comes from: upload (left out: the dataset)"),
     Key("video", str, "a dataset video's id"),
     Key("vtask", str, "the video picker's task filter"),

@@ -10,6 +10,10 @@ import streamlit as st
 
 from components.charts import show_table, step_cards
 from components.text import md, plan_text
+from kepp_core.catalog import PREDICTED, TEXT
+
+# What predicted a plan's first and last step, as the page names it (PlanResult.endpoints_from).
+ENDPOINT_SOURCES = {PREDICTED: "Step model", TEXT: "Text tower (S3D)"}
 
 
 def recommendation_text(condition: str, method_label: str, R: int) -> str:

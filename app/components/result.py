@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from components import backend, episodes, scenes
+from components import backend, episodes, plans, scenes
 from components.charts import step_cards
 from components.colours import RIGHT, WRONG
 from components.config import presenting
@@ -108,7 +108,9 @@ def show_live(ds, result, truth: Sequence[int] | None, label: str, condition: st
         show_head(ds, *head[:4], verdict, what=head[4])
     else:
         st.markdown(verdict, unsafe_allow_html=True)
-    st.markdown(episodes.endpoints_line(ds, result.step_endpoints, result.step_scores, truth))
+    source = plans.ENDPOINT_SOURCES.get(getattr(result, "endpoints_from", None), "")  # what predicted them
+    st.markdown((f"{source}: " if source else "")
+                + episodes.endpoints_line(ds, result.step_endpoints, result.step_scores, truth))
     _plan_and_truth(ds, result.plan, truth, "plan (planned now)")
     if condition == "graph":
         if result.fallback:

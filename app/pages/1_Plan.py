@@ -15,7 +15,7 @@ import time
 import streamlit as st
 
 from components import backend, colours, links, network, pickers, plan_state, plans, playlists, recorded, result, scenes, why, zeroshot
-from components.charts import video_timeline
+from components.charts import step_timeline, video_timeline
 from components.config import page_setup
 from components.plangraph import graph_paths
 from components.search import default_clips
@@ -25,6 +25,11 @@ from components.uploads import store_example, store_upload
 from kepp_core import api
 from kepp_core import catalog
 from kepp_core.catalog import method_label, models_dir, scorer_label
+from kepp_core.errors import KeppError
+
+TEXT_VARIANT = "graph + text endpoints (S3D, no model)"  # the P²KG between the text tower's endpoints
+TEXT_MODEL_ID = "graph-text"  # its model= id: the catalogue's row of the same plans
+DATASET_FEATURES = "the dataset's features"
 
 cfg = page_setup("Plan")
 link = plan_state.PlanLink()  # before any exit: each one publishes the page's state first
@@ -34,21 +39,24 @@ title_col.title("Plan from a video")
 with backend.guarded(link=link):
     ds = backend.dataset(cfg)
     enc = api.feature_encoder(ds)
+s3d_choices = cfg.grounding_encoders()  # the S3D encoders the person running the app allowed
 if not cfg.presentation:
     st.caption(dataset_caption(cfg, ds))
 
 # --- models (none, e.g. an annotation-only dataset: zero-shot planning with the graph alone) ------------
 with backend.guarded(link=link):
     no_models = zeroshot.missing_models(cfg)
-if no_models:
+if no_models and not s3d_choices:
     zeroshot.page(cfg, ds, no_models, link)
     link.stop()
-with backend.guarded(link=link):
-    root = backend.models_root(cfg)
-    horizons = backend.horizons(cfg)
-if not horizons:
-    st.error(f"No trained models in `{root}`: train them with `kepp train` (or `kepp demo --no-app`).")
-    link.stop()
+root, horizons = None, []  # no trained model: graph + text endpoints (an allowed S3D encoder's text tower)
+if not no_models:
+    with backend.guarded(link=link):
+        root = backend.models_root(cfg)
+        horizons = backend.horizons(cfg)
+    if not horizons:
+        st.error(f"No trained models in `{root}`: train them with `kepp train` (or `kepp demo --no-app`).")
+        link.stop()
 
 # --- the page's state: the URL (a link, a reload, a scene) or, on first opening, a clean success --------
 demo_scenes = scenes.available(cfg, ds, horizons)
@@ -69,30 +77,49 @@ choices = sorted(set(range(3, 7)) | set(horizons))
 link.seed("plan_T", "T", choices)
 link.seed("plan_R", "R", range(1, 6))
 T = controls[0].selectbox("Horizon T", choices, key="plan_T", help="number of steps to plan",
-                          **links.default_kwargs("plan_T", index=choices.index(horizons[0])))
+                          **links.default_kwargs("plan_T", index=choices.index(horizons[0] if horizons else 3)))
 R = controls[1].slider("Paths R", 1, 5, key="plan_R", help="graph paths recommended to the planning model",
                        **links.default_kwargs("plan_R", value=2))
 link.keep(T=T, R=R)
-if T not in horizons:
+
+# --- the video encoder: the dataset's features, or an allowed S3D network (its text tower grounds steps) ----
+encoder_ids = {} if no_models else {DATASET_FEATURES: "dataset"}
+encoder_ids |= {label: eid for eid, (_, label) in s3d_choices.items()}
+steps_text, s3d = "", None
+if s3d_choices:
+    with (settings.container() if cfg.presentation else st.sidebar.expander("Video encoder", expanded=True)):
+        link.seed("plan_encoder", "encoder", list(encoder_ids), {v: k for k, v in encoder_ids.items()}.__getitem__,
+                  absent=None if no_models else "dataset")
+        enc_label = st.selectbox("Encoder", list(encoder_ids), key="plan_encoder",
+                                 help="S3D HowTo100M: the official models' features; its text tower draws the "
+                                      "step timeline and plans with graph + text endpoints (no model needed)")
+        steps_text = st.text_area("Steps to ground", key="plan_steps", height=90,
+                                  placeholder="one step name per line (empty: the dataset's steps)",
+                                  help="the step timeline scores each second against these names")
+    link.keep(encoder=None if encoder_ids[enc_label] == "dataset" else encoder_ids[enc_label])
+    s3d = s3d_choices[encoder_ids[enc_label]][0] if encoder_ids[enc_label] in s3d_choices else None
+if T not in horizons and s3d is None:
     st.error(f"No model is trained for horizon T={T} (trained horizons: {', '.join(map(str, horizons))}). "
              "Choose another horizon or train one with `kepp train`.")
     link.stop()
 with backend.guarded(link=link):
-    variants = api.plan_variants(root, T)
+    variants = api.plan_variants(root, T) if T in horizons else {}
+if s3d is not None:
+    variants[TEXT_VARIANT] = None  # None: no planning model
 if not variants:
     st.error(f"`{models_dir(root, T)}` has a step model but no planning model.")
     link.stop()
-model_ids = {label: plan_model_id(role) for label, role in variants.items()}
+model_ids = {label: TEXT_MODEL_ID if role is None else plan_model_id(role) for label, role in variants.items()}
 link.seed("plan_variant", "model", list(variants), lambda m: {v: k for k, v in model_ids.items()}[m])
 variant = controls[2].selectbox("Planning model", list(variants), key="plan_variant")
-role = variants[variant]
-condition = role.condition
+role = variants[variant]  # None: graph + text endpoints
+condition = "graph" if role is None else role.condition
 scorers = api.scorer_names()
 link.seed("plan_method", "method", scorers)
 scorer = controls[3].selectbox("Recommendation", scorers, format_func=scorer_label, key="plan_method",
                                help="how graph paths are scored (an LLM's plan is shown beside them when an "
                                     "LLM endpoint is set in the sidebar)",
-                               disabled=condition != "graph")
+                               disabled=condition != "graph" or role is None)
 link.keep(model=model_ids[variant], method=scorer)
 # settings stay out of the sidebar in presentation mode (in the page's collapsed Settings instead)
 with (settings.container() if cfg.presentation else st.sidebar.expander("LLM recommendation", expanded=False)):
@@ -111,8 +138,15 @@ sampler = controls[4].selectbox("Sampler", list(backend.SAMPLER_CHOICES), key="p
                                      "DDIM with 5 steps is faster")
 link.keep(sampler=sampler_ids[sampler])
 with backend.guarded(link=link):
-    planner = backend.planner(cfg, T, role, scorer, ds, sampler)
+    planner = (backend.text_planner(cfg, s3d, ds, T) if role is None
+               else backend.planner(cfg, T, role, scorer, ds, sampler))
 m_obs, setting = api.observation_settings(planner)
+width_error = None  # the models cannot take this encoder's features: said before anything is encoded
+if s3d is not None:
+    try:
+        planner.check_encoder(s3d)
+    except KeppError as e:
+        width_error = str(e)
 
 # --- the video and its clips ------------------------------------------------------------------------
 SOURCES = {"dataset": "From the dataset", "upload": "Upload a video"}
@@ -169,11 +203,12 @@ else:
                    "an uploaded video is: encoded from its pixels, its annotations unused. "
                    "Upload a file to replace it.")
         link.keep(upload=example.id, ep=example_ep)
-    if not enc["encoder"]:
+    if not enc["encoder"] and s3d is None:
         st.error("The loaded dataset's features do not say which encoder made them (no features.json), "
                  "so an uploaded video cannot be encoded to match them.")
         link.stop()
-    st.caption(f"The upload is encoded with the dataset's encoder **{md(enc['encoder'])}** (D={md(enc['dim'])}).")
+    st.caption(f"The upload is encoded with **{md(s3d_choices[encoder_ids[enc_label]][1])}**." if s3d is not None else
+               f"The upload is encoded with the dataset's encoder **{md(enc['encoder'])}** (D={md(enc['dim'])}).")
     default_start, default_goal = None, None
     if example is not None:  # the clips of the recorded episode (the scene's), as the dataset's page would
         default_start, default_goal = api.episode_clips(example, example_ep, T, setting, m_obs)
@@ -214,9 +249,9 @@ with right:
         with backend.guarded(stop=False):
             col.image(backend.thumbnail_png(video_path, round(t, 2)), caption=f"{name} {t:.1f}s")
 
+clips = {"start": (start_clip, colours.RIGHT), "goal": (goal_clip, colours.WRONG)}
 if video is not None:
     episode = range(ep_i, ep_i + T) if truth is not None else None
-    clips = {"start": (start_clip, colours.RIGHT), "goal": (goal_clip, colours.WRONG)}
     st.markdown(video_timeline(video, ds.actions, episode, clips, duration), unsafe_allow_html=True)
 
 # --- what the page shows: a record first (components.recorded), the live planner's result second ----------
@@ -226,24 +261,47 @@ rec_asked = asked("rec") if linkable and source == SOURCES["dataset"] else None
 view = recorded.shown({**link.out, "rec": rec_asked, "seed": asked("seed"), "live": asked("live")}, records, task)
 rec = view.record
 link.keep(rec=rec.method if rec else None, seed=rec.seed if rec else None, live=True if rec and view.live else None)
-with backend.guarded(link=link):
-    live_name = recorded.live_method(planner, role)
+with backend.guarded(link=link):  # graph + text endpoints (no model): the catalogue's row of the same plans
+    live_name = recorded.live_method(planner, role) if role is not None else TEXT_MODEL_ID
 live_label = method_label(live_name) if live_name else variant
 
 
+def dataset_made_by(spec: str) -> bool:
+    """Whether the dataset's features are this encoder's (then a dataset video's are read, not encoded)."""
+    try:
+        return bool(enc["encoder"]) and api.encoder_spec(enc["encoder"], (spec,)) == spec
+    except KeppError:
+        return False
+
+
 def features():
-    """Per-second features of the chosen video (an upload is encoded with the dataset's encoder)."""
+    """Per-second features of the chosen video: a dataset video's own, or the file encoded with the S3D
+    encoder chosen in the sidebar (an upload: with it, or with the dataset's encoder)."""
+    if s3d is not None and not (video is not None and dataset_made_by(s3d)):
+        return backend.encode_upload(video_path, s3d)
     if video is not None:
         return api.video_features(video)
     return backend.encode_upload(video_path, api.encoder_spec(enc["encoder"], cfg.encoders))
 
 
-inputs = (cfg, clip_key, tuple(start_clip), tuple(goal_clip), T, R, role, scorer, sampler)
+if s3d is not None:  # the step timeline: which step each second most resembles (the S3D text tower)
+    typed = [line.strip() for line in steps_text.splitlines() if line.strip()]
+    steps, whose = (typed, "typed steps") if typed else (list(ds.actions), "the dataset's steps")
+    with backend.guarded(stop=False):
+        timeline = backend.grounding(cfg, s3d, steps, ds, T, setting, m_obs).timeline(features())
+        st.markdown(step_timeline(timeline, clips, duration), unsafe_allow_html=True)
+        st.caption(f"Step timeline: the step each second most resembles among {len(steps)} {whose}, scored "
+                   "zero-shot by the S3D text tower; hover a second for its top 3.")
+
+# --- planning ------------------------------------------------------------------------------------------
+inputs = (cfg, clip_key, tuple(start_clip), tuple(goal_clip), T, R, role, scorer, sampler, s3d)
 # a link, a reload, a scene or a slide with plan=1 (or a record's live=1) plans at once: the speaker
 # sees the result, not a button
-auto = (linkable and any(link.new(p) for p in plan_state.KEYS)
+auto = (linkable and not width_error and any(link.new(p) for p in plan_state.KEYS)
         and (link.from_url("plan") == "1" if rec is None else view.live))
-go = st.button("Re-plan live" if rec else "Plan", type="primary", key="plan_go",
+if width_error:
+    st.error(md(width_error), icon=":material/warning:")
+go = st.button("Re-plan live" if rec else "Plan", type="primary", key="plan_go", disabled=bool(width_error),
                help=f"plan these clips now with {live_label}" + (" (a second view beside the record)" if rec else ""))
 if go or auto:
     t0 = time.perf_counter()
@@ -301,10 +359,15 @@ if rec is not None:
     with live_right, backend.guarded(stop=False):
         network.plan_graph_panel(planner.graph, live.step_endpoints, graph_paths(live, condition, R), truth,
                                  key="plan_live", title=f"Live plan · {live_label} (T={T})")
-if not cfg.presentation:
+used = s3d_choices[encoder_ids[enc_label]][1] if s3d is not None else f"encoder {enc['encoder'] or 'unknown'}"
+if not cfg.presentation and role is None:
+    st.caption(f"Planned with {md(variant)}: the P²KG's top path (R={R} shown) between the steps the S3D text "
+               f"tower grounds in the clips (no trained model; the `{TEXT_MODEL_ID}` row) on dataset "
+               f"**{md(ds.name)}** with features from **{md(used)}** · {saved['seconds'] * 1000:.0f} ms in all")
+elif not cfg.presentation:
     st.caption(f"Planned by {md_code(str(models_dir(root, T).relative_to(root.parent)))} ({md(variant)}; {plans.recommendation_text(condition, scorer_label(scorer), R)}"
                f"sampler {planner.sampler}{f', {planner.sampler_steps} steps' if planner.sampler == 'ddim' else ''}) "
-               f"on dataset **{md(ds.name)}** with features from encoder **{md(enc['encoder'] or 'unknown')}** · "
+               f"on dataset **{md(ds.name)}** with features from **{md(used)}** · "
                f"{saved['seconds'] * 1000:.0f} ms in all (model {live.timings['total']:.0f} ms)")
 if llm_url.strip():
     st.subheader("LLM recommendation")
@@ -313,15 +376,16 @@ if llm_url.strip():
                             truth)
 # why this plan: per-step scores, the plan before and after graph decoding (components/why.py)
 why.show_why(ds, live, expanded=not cfg.presentation)
-st.subheader("Sampled plans")
-k_col, go_col = st.columns([1, 3])
-K = k_col.number_input("K plans", 2, 200, 10, key="plan_K", help="plans drawn with different noise")
-if go_col.button(f"Draw {K} plans", key="plan_sample"):
-    with backend.guarded(stop=False):
-        st.session_state["plan_samples"] = {"inputs": (inputs, K), "table": api.sampled_plans(
-            planner, *saved["obs"], int(K), R)}
-drawn = st.session_state.get("plan_samples")
-if drawn and drawn["inputs"] == (inputs, K):
-    plans.show_samples(ds, drawn["table"], K, live, truth)
+if role is not None:  # graph + text endpoints draws nothing: its plan is the graph's top path
+    st.subheader("Sampled plans")
+    k_col, go_col = st.columns([1, 3])
+    K = k_col.number_input("K plans", 2, 200, 10, key="plan_K", help="plans drawn with different noise")
+    if go_col.button(f"Draw {K} plans", key="plan_sample"):
+        with backend.guarded(stop=False):
+            st.session_state["plan_samples"] = {"inputs": (inputs, K), "table": api.sampled_plans(
+                planner, *saved["obs"], int(K), R)}
+    drawn = st.session_state.get("plan_samples")
+    if drawn and drawn["inputs"] == (inputs, K):
+        plans.show_samples(ds, drawn["table"], K, live, truth)
 if not cfg.presentation:  # debug details stay out of talks
     plans.show_details(ds, live)

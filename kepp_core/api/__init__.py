@@ -12,14 +12,15 @@ Each name is documented where it is defined; drawing, scene curation and URLs li
   one table, metrics per method and horizon and by slice, the failure analysis;
 - :mod:`~kepp_core.api.protocols`: ``kepp protocol`` results: intervals over seeds, the paired
   test of any two methods, data-efficiency curves;
-- :mod:`~kepp_core.api.media`: video facts, thumbnails, uploads and their encoding;
+- :mod:`~kepp_core.api.media`: video facts, thumbnails, uploads and their encoding, the S3D
+  text-video network and zero-shot step grounding with its text tower;
 - the graph's own queries (:mod:`kepp_core.graph`): the neighbourhood of a step, the top-R paths
   between two steps, where a graph came from.
 
 ``import kepp_core.api`` stays light: torch loads only when a planner is first needed.
 
 >>> from kepp_core import api
->>> api.AppConfig().dataset, len(api.__all__) <= 50
+>>> api.AppConfig().dataset, len(api.__all__) <= 52
 ('demo', True)
 """
 
@@ -35,7 +36,8 @@ from kepp_core.api.analysis import (
     transitions,
 )
 from kepp_core.api.config import AppConfig, check_allowed, read_app_config
-from kepp_core.api.media import encode_clip_video, encoder_spec, save_upload, thumbnail_png, video_meta
+from kepp_core.api.media import (encode_clip_video, encoder_spec, s3d_model, save_upload, text_grounding, thumbnail_png,
+                                 video_meta)
 from kepp_core.api.planning import (
     check_planner,
     episode_clips,
@@ -46,6 +48,7 @@ from kepp_core.api.planning import (
     plan_clips,
     playable_videos,
     sampled_plans,
+    text_planner,
     video_features,
 )
 from kepp_core.api.protocols import (
@@ -81,7 +84,7 @@ __all__ = [
     "open_dataset", "plan_variants", "read_run_config", "read_run_log", "remembered", "trained_horizons",
     # planning
     "check_planner", "episode_clips", "llm_defaults", "llm_recommender", "load_planner", "observation_settings",
-    "plan_clips", "playable_videos", "sampled_plans", "video_features",
+    "plan_clips", "playable_videos", "sampled_plans", "text_planner", "video_features",
     # the graph
     "capped_subgraph", "graph_source", "retrieve", "scorer_names", "subgraph",
     # evaluated plans
@@ -90,5 +93,5 @@ __all__ = [
     # kepp protocol results
     "efficiency_table", "interval_table", "pair_table", "pair_verdict", "protocol_records", "read_protocol",
     # media
-    "encode_clip_video", "encoder_spec", "save_upload", "thumbnail_png", "video_meta",
+    "encode_clip_video", "encoder_spec", "s3d_model", "save_upload", "text_grounding", "thumbnail_png", "video_meta",
 ]

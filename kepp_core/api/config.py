@@ -22,6 +22,7 @@ from typing import ClassVar
 from kepp_core.data import LOADERS
 from kepp_core.errors import KeppError
 from kepp_core.paths import kepp_home
+from kepp_core.video.s3d_spec import S3DSpec, is_s3d
 
 # Option name -> environment variable the app reads.
 ENV = {
@@ -73,6 +74,16 @@ class AppConfig:
         """One line saying what is loaded."""
         root = self.root or "demo world (default)"
         return f"dataset **{self.dataset}** at `{root}`"
+
+    def grounding_encoders(self) -> dict[str, tuple[str, str]]:
+        """The S3D encoders among the allowed ones (their text tower grounds steps; the Plan page's
+        sidebar offers them): page id (``s3d1``, ``s3d2``, ...) -> ``(spec, label)``.
+
+        >>> AppConfig(encoders=("builtin", "s3d:/w/s3d_howto100m.pth")).grounding_encoders()
+        {'s3d1': ('s3d:/w/s3d_howto100m.pth', 'S3D s3d_howto100m.pth')}
+        """
+        specs = [e for e in self.encoders if is_s3d(e)]
+        return {f"s3d{k + 1}": (spec, S3DSpec.parse(spec).label) for k, spec in enumerate(specs)}
 
     def dataset_key(self) -> tuple:
         """Hashable identity of the configured dataset (a cache key)."""
@@ -222,11 +233,16 @@ def config_value(path: Path, key: str, value):
 
 
 def resolve_encoder(spec: str, base: Path) -> str:
-    """A TorchScript spec as an absolute path (relative to ``base``); other specs as they are.
+    """A TorchScript spec as an absolute path (relative to ``base``), an S3D spec with its files'
+    paths absolute; other specs as they are.
 
     >>> resolve_encoder("builtin", Path("/x")), resolve_encoder("enc.pt", Path("/x"))
     ('builtin', '/x/enc.pt')
+    >>> resolve_encoder("s3d:s3d/s3d_howto100m.pth,batch=8", Path("/x"))
+    's3d:/x/s3d/s3d_howto100m.pth,batch=8'
     """
+    if is_s3d(spec):
+        return S3DSpec.parse(spec).resolved(base).text()
     if spec.endswith((".pt", ".pth", ".ts")) and not Path(spec).is_absolute():
         return str((base / spec).resolve())
     return spec

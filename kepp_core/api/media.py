@@ -1,5 +1,6 @@
-"""Videos for the app: their facts, frame thumbnails, saving and checking an upload, and
-encoding one with the dataset's encoder (only an encoder the person running the app allowed)."""
+"""Videos for the app: their facts, frame thumbnails, saving and checking an upload, encoding one
+with the dataset's encoder (only an encoder the person running the app allowed), and the S3D
+text-video network."""
 
 from __future__ import annotations
 
@@ -60,3 +61,53 @@ def encoder_spec(name: str, trusted: tuple[str, ...] = ()) -> str:
 def encode_clip_video(path: str | Path, encoder: str = "builtin") -> np.ndarray:
     """Per-second features ``[seconds, D]`` of a video file with an encoder spec (see :func:`encoder_spec`)."""
     return encode_video(str(path), encoder)
+
+
+def s3d_model(weights: str | Path, dictionary: str | Path | None = None, device: str | None = None):
+    """The S3D HowTo100M text-video network from the release's two files: ``weights``
+    (``s3d_howto100m.pth``, read with ``torch.load(weights_only=True)`` and checked key by key) and
+    ``dictionary`` (``s3d_dict.npy``; default: beside the weights), on ``device`` (default: the GPU
+    where there is one). ``.video(x)`` takes frames ``[B, 3, T, H, W]`` float in [0, 1] (``T, H, W``
+    even) and returns ``{"video_embedding": [B, 512], "mixed_5c": [B, 1024]}``; ``.text(sentences)``
+    returns their ``[B, 512]`` embeddings; a dot product of the two scores text against video
+    (:class:`kepp_core.video.s3d.S3D`).
+
+    >>> net = s3d_model("s3d/s3d_howto100m.pth")  # doctest: +SKIP
+    >>> (net.text(["crack eggs"]) @ net.video(frames)["video_embedding"].T).shape  # doctest: +SKIP
+    torch.Size([1, 1])
+    """
+    from kepp_core.video.s3d import S3D
+
+    return S3D.load(weights, dictionary, device)
+
+
+def text_grounding(encoder: str, steps=None, dataset=None, horizon: int = 3, setting: str = "conventional",
+                   m: int = 3):
+    """Zero-shot step grounding with the S3D text tower of ``encoder`` (an ``s3d:PATH`` spec) for
+    ``steps`` (names; default: ``dataset``'s actions): a
+    :class:`~kepp_core.video.grounding.TextEndpoints` whose ``.timeline(features)`` gives each
+    second's most similar steps and whose ``.endpoint_log_probs(start, goal)`` the distributions of
+    a start clip's first and a goal clip's last step. With a ``dataset`` whose features are that
+    network's ``video_embedding``, the temperature is fitted on its training episodes of
+    ``horizon`` steps (observations of ``m`` seconds, ``setting``); otherwise it is 1."""
+    from kepp_core.data.feature_files import features_manifest
+    from kepp_core.training.data import episode_tensors
+    from kepp_core.video.grounding import StepTexts, TextEndpoints
+    from kepp_core.video.s3d_spec import S3DSpec, check_text_features
+
+    spec = S3DSpec.parse(encoder)
+    if steps is None:
+        if dataset is None:
+            raise KeppError("text grounding needs step names: a list, or a dataset whose actions to use")
+        steps = dataset.actions
+    grounding = TextEndpoints(StepTexts.embed(s3d_model(spec.weights, spec.dictionary, spec.device), steps))
+    if dataset is None or list(steps) != list(dataset.actions):
+        return grounding
+    try:
+        check_text_features(spec, features_manifest(dataset)["encoder"], f"dataset {dataset.name}")
+        train = episode_tensors(dataset, horizon, "train", setting, m)
+    except KeppError:
+        return grounding  # features of another encoder (or no training episodes): the untuned temperature
+    if not len(train.actions):
+        return grounding
+    return grounding.fitted(train.obs_start, train.obs_goal, train.actions[:, 0], train.actions[:, -1])

@@ -63,6 +63,20 @@ def load_planner(root: str | Path, horizon: int, role=None, *, scorer: str | Non
     return planner
 
 
+def text_planner(encoder: str, graph, dataset: Dataset | None = None, horizon: int = 3, m: int = 3,
+                 setting: str = "conventional"):
+    """Graph + text endpoints with no trained model (:class:`~kepp_core.planner.TextGraphPlanner`):
+    the graph's step names grounded by the S3D text tower of ``encoder`` (an ``s3d:PATH`` spec; its
+    temperature fitted on ``dataset``'s training episodes of ``horizon`` steps where its features
+    are that network's, :func:`~kepp_core.api.media.text_grounding`), observations of ``m`` seconds."""
+    from kepp_core.api.media import text_grounding
+    from kepp_core.planner import TextGraphPlanner
+    from kepp_core.video.encoders import encoder_name
+
+    grounding = text_grounding(encoder, list(graph.actions), dataset, horizon, setting, m)
+    return TextGraphPlanner(graph, grounding, m, setting, encoder_name(encoder))
+
+
 def check_planner(planner, ds: Dataset, where: str) -> None:
     """KeppError unless the planner's models were trained on ``ds``'s vocabulary and features."""
     from kepp_core.models.checkpoint import check_compatible

@@ -26,6 +26,7 @@ from kepp_core.api.protocols import find_protocols
 from kepp_core.api.config import AppConfig, check_allowed
 from kepp_core.catalog import CONFIG_FILE, LOG_FILE, RESULTS_FILE, ModelRole, models_dir, parse_model_folder
 from kepp_core.data import Dataset, load_dataset
+from kepp_core.data.feature_files import features_manifest
 from kepp_core.data.synth import ensure_world, world_ready
 from kepp_core.errors import KeppError
 from kepp_core.graph import build_graph, load_graph
@@ -33,7 +34,6 @@ from kepp_core.io import iter_jsonl, read_json, remembered_json
 from kepp_core.models.folders import trained_horizons as horizons_of
 from kepp_core.paths import DEMO_ASSETS, REPO_ROOT, cache_folder
 from kepp_core.playlists import PlaylistStore
-from kepp_core.video import read_manifest
 
 RECORD_SUFFIXES = (".jsonl", ".parquet")
 PLAYLISTS = "playlists"  # the folder of playlists, beside the records or in the cache home
@@ -132,12 +132,7 @@ def read_run_config(run: str | Path) -> dict:
 def feature_encoder(ds: Dataset) -> dict:
     """The encoder that made the dataset's features (from the feature cache manifest):
     ``{"encoder": name or None, "dim": D or None, "folder": path or None}``."""
-    files = [v.feature_file for v in ds.videos if v.feature_file is not None]
-    if not files:
-        return {"encoder": None, "dim": None, "folder": None}
-    folder = files[0].parent
-    manifest = read_manifest(folder) or {}
-    return {"encoder": manifest.get("encoder"), "dim": manifest.get("dim"), "folder": str(folder)}
+    return features_manifest(ds)
 
 
 class Workspace:

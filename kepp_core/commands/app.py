@@ -146,8 +146,10 @@ def add_app_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", default=None, help="TOML file with any of the options above")
     p.add_argument("--presentation", action="store_true", help="start in presentation mode (large type)")
     p.add_argument("--encoder", dest="encoders", action="append", default=None, metavar="SPEC",
-                   help="an encoder the app may load to encode uploads ('module:function' or a TorchScript "
-                        ".pt file; repeatable). A dataset's features.json never makes the app load one itself")
+                   help="an encoder the app may load to encode videos ('s3d:PATH', the S3D network of the "
+                        "official models' features, also offered in the Plan page's sidebar with its step timeline; "
+                        "'module:function' or a TorchScript .pt file; repeatable). A dataset's features.json never "
+                        "makes the app load one itself")
     p.add_argument("--allow-root", dest="allow_roots", action="append", default=None, metavar="DIR",
                    help="a folder whose files a browser visitor may open from the sidebar (repeatable; the start "
                         "paths and KEPP's cache home are always allowed, nothing else is)")
@@ -160,6 +162,7 @@ def register(sub) -> None:
     p = add_command(sub, "app", "Start the KEPP Streamlit app (headless; open the printed URL).",
                     examples="  kepp app\n"
                              "  kepp app --dataset plans --root ../shared/data/niv/plans.jsonl --port 8502\n"
-                             "  kepp app --config app.toml --presentation",
+                             "  kepp app --config app.toml --presentation\n"
+                             "  kepp app --checkpoints models/official --encoder s3d:s3d/s3d_howto100m.pth",
                     func=launch_app)
     add_app_args(p)

@@ -20,7 +20,11 @@ EXAMPLES = """  kepp eval --dataset demo --models models --horizons 3 4 5 6
   kepp eval --dataset demo --models models --methods kepp-R1 kepp-llm kepp-graph-llm \\
       --llm-url http://127.0.0.1:8080/v1 --llm-model llama --llm-cache runs/llm-cache
   (kepp-llm / kepp-graph-llm need MODELS/T<h>/plan-llm, plan-graph-llm and an LLM endpoint; replies are cached)
-  (for --settings pdpp the models come from MODELS/pdpp/ when that folder exists)"""
+  (for --settings pdpp the models come from MODELS/pdpp/ when that folder exists)
+  kepp eval --dataset crosstask --root data/crosstask --models models -T 3 --methods graph-text graph-pred \
+      --encoder s3d:s3d/s3d_howto100m.pth
+  (graph-text: the P²KG's zero-shot plan between the steps the S3D text tower grounds in the start and goal
+   clips; the dataset's features must be that network's, from 'kepp features extract --encoder s3d:PATH')"""
 
 
 def register(sub) -> None:
@@ -56,6 +60,9 @@ def register(sub) -> None:
     p.add_argument("--decode-samples", default=None, metavar="K",
                    help="the +dec and +jdec methods decode the mean of K sampled action blocks (batched) instead of one "
                         "(default 1)")
+    p.add_argument("--encoder", default=None, metavar="s3d:PATH",
+                   help="the S3D network whose text tower grounds the step names for graph-text (the one "
+                        "that made the dataset's features)")
     p.add_argument("--save-decoding", action="store_true",
                    help="store a choice of the +dec and +jdec methods made on validation in MODELS/T<h>/decoding.json "
                         "(never written there otherwise: the models folder may be read-only)")
@@ -84,7 +91,7 @@ def _eval(args) -> int:
         for h in args.horizons:
             options = EvalOptions(setting=setting, m=_seconds(root, h), sampler=args.sampler,
                                   sampler_steps=args.sampler_steps, seed=args.seed, samples=args.samples,
-                                  strict=args.strict, decode=decode)
+                                  strict=args.strict, decode=decode, encoder=args.encoder)
             ev = evaluate_horizon(ds, root, h, args.methods, options, llm,
                                   log=lambda s: print(s) if not args.json else None)
             for r in ev.rows():
@@ -109,7 +116,10 @@ def _eval(args) -> int:
             cols.insert(2, "setting")
     else:
         cols = ["method", "T", "setting", "SR", "mAcc", "mIoU", "mIoU_b256", "ends", "SR_ends", "first_acc",
-                "last_acc", "ce_first_acc", "ce_last_acc", "episodes", "episodes_per_s"]
+                "last_acc", "ce_first_acc", "ce_last_acc", "text_first_acc", "text_last_acc", "episodes",
+                "episodes_per_s"]
+        if not any(r.get("text_first_acc") is not None for r in rows):
+            cols = [c for c in cols if not c.startswith("text_")]
         if llm is not None:
             cols[-2:-2] = ["llm_plans", "llm_fallbacks"]
     print_table(rows, cols, title=f"{ds.name}: test episodes")

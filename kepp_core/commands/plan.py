@@ -14,6 +14,7 @@ EXAMPLES = """  kepp plan video.mp4 --start 2 6 --goal 20 24 -T 4 --models asset
   kepp plan video.mp4 --start 2 6 --goal 20 24 -T 4 --models assets/demo --json
   kepp plan features/tea_0001.npy --start 2 6 --goal 20 24 -T 3 --raw
   kepp plan video.mp4 --start 2 6 --goal 20 24 -T 4 --models models --planning-model graph-R2 --save-decoding
+  kepp plan my_video.mp4 --start 5 8 --goal 41 44 -T 3 --models models/official --encoder s3d:s3d/s3d_howto100m.pth
   (a video is decoded with decord and encoded with the models' feature encoder; a .npy file holds its
    per-second features [seconds, D]; the clips are seconds from the start of the video; --dataset / --root
    name the dataset the models were trained on, read only to choose a missing decoding on its validation videos)"""
@@ -44,7 +45,9 @@ def register(sub) -> None:
                    help="store a decoding choice made now in MODELS/T<h>/decoding.json, not in KEPP's "
                         "cache home (the models folder is never written otherwise)")
     p.add_argument("--encoder", default=None, metavar="SPEC",
-                   help="feature encoder of a video (default: the models' own, the built-in one for the demo)")
+                   help="feature encoder of a video: builtin, s3d:PATH (the S3D features of the official "
+                        "models), module:function or a TorchScript file (default: the models' own, the built-in one "
+                        "for the demo)")
     p.add_argument("--top", type=int, default=5, help="most probable first and last steps shown")
     p.add_argument("--seed", type=int, default=0, help="sampling seed of the step and planning models")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: $KEPP_THREADS or half the cores)")
@@ -63,17 +66,23 @@ def _plan(args) -> int:
     models = Path(args.models) if args.models else DEMO_ASSETS
     if not models.is_dir():
         raise KeppError(f"{models}: models folder not found (--models; train one with 'kepp train all')")
+    dataset = (lambda: dataset_from_args(args)) if _dataset_given(args, models, role) else None
+    planner = api.load_planner(models, args.horizon, role, dataset=dataset, decode=not args.raw,
+                               save_decoding=args.save_decoding)
+    planner.seed = args.seed
+    video = source.suffix.lower() not in FEATURE_SUFFIXES
+    if video:  # encoded with the models' encoder (or --encoder), once its width is known to fit
+        name = planner.plan_spec.encoder
+        spec = api.encoder_spec(name, (args.encoder,) if args.encoder else ()) if name else (args.encoder or "builtin")
+        planner.check_encoder(spec, "" if name or args.encoder else
+                              " (the default: the models record no encoder; name theirs with --encoder, "
+                              "e.g. s3d:PATH for models imported from the official code)")
     features, duration = _features(source)
     for name, (a, b) in (("--start", args.start), ("--goal", args.goal)):
         if a < 0 or b > duration + 1e-6:
             raise KeppError(f"{name} {a:g} {b:g}: outside the video {source.name} ({duration:.1f} s long): "
                             f"choose seconds from 0 to {duration:.1f}")
-    planner = api.load_planner(models, args.horizon, role, dataset=lambda: dataset_from_args(args),
-                               decode=not args.raw, save_decoding=args.save_decoding)
-    planner.seed = args.seed
-    if features is None:  # a video: encoded with the models' encoder when the clips are cut from it
-        name = planner.plan_spec.encoder
-        spec = api.encoder_spec(name, (args.encoder,) if args.encoder else ()) if name else (args.encoder or "builtin")
+    if video:
         features = lambda: api.encode_clip_video(source, spec)  # noqa: E731
     result, _, _ = api.plan_clips(planner, features, args.start, args.goal, args.horizon, args.paths)
     out = {"video": str(source), "models": str(models), "planning_model": args.planning_model,
@@ -100,6 +109,20 @@ def _check_request(args, source: Path) -> None:
                         "the goal clip must come after the start clip")
     if args.horizon < 1 or args.top < 1:
         raise KeppError(f"-T {args.horizon} / --top {args.top}: expected whole numbers >= 1")
+
+
+def _dataset_given(args, models: Path, role) -> bool:
+    """Whether the dataset arguments name the dataset the models were trained on (to choose a missing
+    decoding on its validation videos): given with --root or --dataset, or the default demo world,
+    except for models imported from the official code (never trained on it)."""
+    from kepp_core.catalog import model_folder, models_dir
+    from kepp_core.models.official import imported_from
+    from kepp_core.models.spec import load_spec
+
+    if args.root is not None or args.dataset != "demo":
+        return True
+    folder = models_dir(models, args.horizon) / model_folder(role)
+    return not (folder.is_dir() and imported_from(dict(load_spec(folder).config)))
 
 
 def _features(source: Path):

@@ -26,8 +26,8 @@ from pathlib import Path
 from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError
 from kepp_core.video.decode import find_videos
-from kepp_core.video.encode import MANIFEST, decode_for, read_manifest, save_features, write_manifest
-from kepp_core.video.encoders import FeatureEncoder, check_features, get_encoder
+from kepp_core.video.encode import MANIFEST, encode_file, read_manifest, save_features, write_manifest
+from kepp_core.video.encoders import FeatureEncoder, get_encoder
 
 
 @dataclass
@@ -188,22 +188,42 @@ def extract_features(source: Dataset | str | os.PathLike, encoder: str | Feature
     mine = shard.take(jobs)
     todo = [(vid, p) for vid, p in mine if force or not (fdir / f"{p.stem}.npy").is_file()]
     summary.skipped = len(mine) - len(todo)
-    summary.dim = manifest.get("dim") if manifest else None
+    # the cache's width binds new files unless they replace another encoder's (force)
+    summary.dim = manifest.get("dim") if manifest and manifest["encoder"] == enc.name else None
     start = time.perf_counter()
+    show = bool(progress and todo and shard.rank == 0)
+    # an encoder that takes a video in chunks (S3D) is slow enough per video to show its seconds too
+    seconds_bar = tqdm(total=0, desc="  seconds of video", unit="s", leave=False, dynamic_ncols=True, position=1) \
+        if show and getattr(enc, "chunk_seconds", None) else None
     for _vid, path in tqdm(todo, desc="features" if shard.world == 1 else f"features (rank 0 of {shard.world})",
-                           unit="video", disable=not progress or not todo or shard.rank != 0, dynamic_ncols=True):
-        frames, fps = decode_for(path, enc)
-        feats = check_features(enc(frames, fps), len(frames), fps, enc, str(path))
+                           unit="video", disable=not show, dynamic_ncols=True, position=0):
+        feats, seconds = encode_file(path, enc, seconds_progress(seconds_bar))
         if summary.dim is not None and feats.shape[1] != summary.dim:
             raise KeppError(f"{path}: encoder {enc.name} gave D={feats.shape[1]}, but the cache in "
                             f"{fdir} has D={summary.dim}")
         summary.dim = int(feats.shape[1])
         save_features(fdir / f"{path.stem}.npy", feats)
         summary.written.append(fdir / f"{path.stem}.npy")
-        summary.video_seconds += len(frames) / fps
+        summary.video_seconds += seconds
     summary.wall_seconds = time.perf_counter() - start
+    if seconds_bar is not None:
+        seconds_bar.close()
     if shard.world > 1:
         summary = replace(merge_summaries(gather_summaries(summary, shard)), rank=shard.rank)
     if shard.rank == 0 and summary.written and (manifest is None or force or manifest.get("dim") != summary.dim):
         write_manifest(fdir, enc.name, summary.dim)
     return summary
+
+
+def seconds_progress(bar):
+    """A ``progress(done, total)`` callback of :func:`~kepp_core.video.encode.encode_file` that
+    shows one video's seconds on a tqdm ``bar`` (None: no callback)."""
+    if bar is None:
+        return None
+
+    def update(done: float, total: float) -> None:
+        if done == 0:
+            bar.reset(total=round(total, 1))
+        bar.n = round(done, 1)
+        bar.refresh()
+    return update

@@ -27,6 +27,7 @@ import numpy as np
 
 from kepp_core.data.file_index import FileIndex
 from kepp_core.errors import KeppError
+from kepp_core.video.encode import read_manifest
 
 # The only globals a feature pickle may reference: numpy's array reconstruction.
 _SAFE_GLOBALS = {
@@ -191,3 +192,14 @@ def load_features(path: str | Path, dim: int | None = None) -> np.ndarray:
     if dim is not None and arr.shape[1] != dim:
         raise KeppError(f"{path}: features have dimension {arr.shape[1]}, expected {dim}")
     return arr
+
+
+def features_manifest(ds) -> dict:
+    """The encoder that made a dataset's features (its feature folder's ``features.json``):
+    ``{"encoder": name or None, "dim": D or None, "folder": path or None}``."""
+    files = [v.feature_file for v in ds.videos if v.feature_file is not None]
+    if not files:
+        return {"encoder": None, "dim": None, "folder": None}
+    folder = Path(files[0]).parent
+    manifest = read_manifest(folder) or {}
+    return {"encoder": manifest.get("encoder"), "dim": manifest.get("dim"), "folder": str(folder)}

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from kepp_core.catalog import MAX_SEED
 from kepp_core.errors import KeppError
 from kepp_core.graph.decoding import MARGINAL_MODES, TOPK, check_weight
+from kepp_core.video.s3d_spec import is_s3d
 
 # The modes ``--decode`` names: the +dec rows' (a row decodes with an override's mode only where it
 # allows that mode: kepp_core.evaluation.methods.choice.row_modes).
@@ -48,7 +49,9 @@ class EvalOptions:
     """One evaluation run's choices: the observation ``setting`` and ``m``, a ``sampler`` and
     ``sampler_steps`` overriding the models' own (None: their own), the ``seed``, ``samples``
     (K >= 2 plans per episode from the sampled methods; 0: none), ``strict`` (fail instead of
-    skipping a method without models) and the graph-decoded rows' ``decode``."""
+    skipping a method without models), the graph-decoded rows' ``decode`` and ``encoder``: the
+    ``s3d:PATH`` spec whose text tower the text-grounded rows (``graph-text``) score step names with
+    (None: those rows are skipped)."""
 
     setting: str = "conventional"
     m: int = 3
@@ -58,12 +61,16 @@ class EvalOptions:
     samples: int = 0
     strict: bool = False
     decode: DecodeOverride = field(default_factory=DecodeOverride)
+    encoder: str | None = None
 
     def __post_init__(self) -> None:
         if self.samples and not 2 <= self.samples <= MAX_SAMPLES:
             raise KeppError(f"samples={self.samples}: sampled plans need K from 2 to {MAX_SAMPLES} per episode")
         if not 0 <= self.seed <= MAX_SEED:
             raise KeppError(f"seed={self.seed}: expected a whole number from 0 to {MAX_SEED}")
+        if self.encoder is not None and not is_s3d(self.encoder):
+            raise KeppError(f"encoder {self.encoder!r}: the text-grounded rows need the S3D text tower, "
+                            "an s3d:PATH spec")
 
 
 def parse_decode_mode(text: str) -> tuple[str, int]:

@@ -78,6 +78,22 @@ class ModelSpec:
     def uses_llm(self) -> bool:
         return self.condition in LLM_CONDITIONS
 
+    def check_feature_width(self, dim: int, source: str) -> None:
+        """KeppError naming both widths unless ``dim``-wide per-second features (from ``source``,
+        e.g. an encoder) make this model's observations of ``M × D`` values.
+
+        >>> ModelSpec("plan", 3, m=3, obs_dim=1536, feature_dim=512).check_feature_width(1024, "encoder 'x'")
+        Traceback (most recent call last):
+        ...
+        kepp_core.errors.KeppError: the models observe 1536 values per clip (3 s × 512-d features), but encoder 'x' gives 1024-d features (3 s × 1024 = 3072): use the models' own feature encoder, or models trained on 1024-d features
+        """
+        if dim * self.m != self.obs_dim:
+            where = f"{self.folder}: " if self.folder is not None else ""
+            raise KeppError(f"{where}the models observe {self.obs_dim} values per clip ({self.m} s × "
+                            f"{self.obs_dim // max(self.m, 1)}-d features), but {source} gives {dim}-d features "
+                            f"({self.m} s × {dim} = {self.m * dim}): use the models' own feature encoder, or "
+                            f"models trained on {dim}-d features")
+
     @classmethod
     def from_config(cls, cfg: Mapping, folder: str | Path | None = None) -> ModelSpec:
         """Read and validate a checkpoint config (KeppError naming ``folder/config.json`` when a

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -24,26 +25,81 @@ from kepp_core.video.encoders import FeatureEncoder, check_features, get_encoder
 MANIFEST = "features.json"
 
 
+def _reader(path: str | os.PathLike, encoder: FeatureEncoder):
+    """A decord reader at the size the encoder wants: its ``frame_size``, or what its
+    ``decode_size(width, height)`` asks for this video's size (the S3D encoder's crop scale)."""
+    sizer = getattr(encoder, "decode_size", None)
+    if sizer is None:
+        return open_video(path, encoder.frame_size)
+    h, w = open_video(path)[0].shape[:2]
+    return open_video(path, sizer(int(w), int(h)))
+
+
+def frame_plan(n: int, native: float, encoder: FeatureEncoder) -> tuple[list[int] | range, float]:
+    """The frame indices an encoder is given and their rate: every frame at the video's own rate,
+    or the frame shown at each ``k / sample_fps`` s when the video is faster (or always, for an
+    encoder with ``exact_fps``: a slower video repeats frames).
+
+    >>> frame_plan(8, 4.0, type("E", (), {"sample_fps": 8.0, "exact_fps": True})())
+    ([0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7], 8.0)
+    """
+    want = encoder.sample_fps
+    if want is None or (native <= want * 1.001 and not getattr(encoder, "exact_fps", False)):
+        return range(n), native
+    count = max(1, int(math.ceil(n / native * want - 1e-6)))
+    return frame_indices(n, native, [k / want for k in range(count)]), float(want)
+
+
 def decode_for(path: str | os.PathLike, encoder: FeatureEncoder) -> tuple[np.ndarray, float]:
     """Frames of a video as the encoder wants them (its frame rate and size) and their rate."""
-    reader = open_video(path, encoder.frame_size)
-    n, native = len(reader), float(reader.get_avg_fps())
-    want = encoder.sample_fps
-    if want is None or native <= want * 1.001:
-        return decode_frames(reader, range(n), path), native
-    count = max(1, int(math.ceil(n / native * want - 1e-6)))
-    return decode_frames(reader, frame_indices(n, native, [k / want for k in range(count)]), path), float(want)
+    reader = _reader(path, encoder)
+    indices, fps = frame_plan(len(reader), float(reader.get_avg_fps()), encoder)
+    return decode_frames(reader, indices, path), fps
 
 
-def encode_video(path: str | os.PathLike, encoder: str | FeatureEncoder = "builtin") -> np.ndarray:
-    """Per-second features ``[seconds, D]`` float32 of one video file.
+def encode_file(path: str | os.PathLike, encoder: FeatureEncoder,
+                progress: Callable[[float, float], None] | None = None) -> tuple[np.ndarray, float]:
+    """Per-second features ``[seconds, D]`` of one video file, checked, and the seconds of video
+    encoded. An encoder with ``chunk_seconds`` gets the video that many seconds at a time (its
+    features of a second depend only on that second), so memory stays bounded on long videos;
+    ``progress(done, total)`` is called in seconds after each chunk. An encoder's ``min_frames``
+    refuses a shorter video with a KeppError naming the file."""
+    chunk = getattr(encoder, "chunk_seconds", None)
+    if not chunk:
+        frames, fps = decode_for(path, encoder)
+        _check_length(path, len(frames), fps, encoder)
+        return check_features(encoder(frames, fps), len(frames), fps, encoder, str(path)), len(frames) / fps
+    reader = _reader(path, encoder)
+    indices, fps = frame_plan(len(reader), float(reader.get_avg_fps()), encoder)
+    _check_length(path, len(indices), fps, encoder)
+    step = int(round(chunk * fps))
+    parts = []
+    if progress is not None:
+        progress(0.0, len(indices) / fps)
+    for a in range(0, len(indices), step):
+        frames = decode_frames(reader, indices[a:a + step], path)
+        parts.append(check_features(encoder(frames, fps), len(frames), fps, encoder, str(path)))
+        if progress is not None:
+            progress(min(a + step, len(indices)) / fps, len(indices) / fps)
+    return np.concatenate(parts), len(indices) / fps
+
+
+def _check_length(path, n: int, fps: float, encoder: FeatureEncoder) -> None:
+    need = getattr(encoder, "min_frames", 0)
+    if n < need:
+        raise KeppError(f"{path}: the video is {n / fps:.2f} s long, shorter than one window of encoder "
+                        f"{encoder.name} ({need} frames at {fps:g} fps = {need / fps:g} s)")
+
+
+def encode_video(path: str | os.PathLike, encoder: str | FeatureEncoder = "builtin",
+                 progress: Callable[[float, float], None] | None = None) -> np.ndarray:
+    """Per-second features ``[seconds, D]`` float32 of one video file (``progress``: see :func:`encode_file`).
 
     >>> encode_video("videos/tea_0000.mp4").shape  # doctest: +SKIP
     (31, 256)
     """
     enc = get_encoder(encoder) if isinstance(encoder, str) else encoder
-    frames, fps = decode_for(path, enc)
-    return check_features(enc(frames, fps), len(frames), fps, enc, str(path))
+    return encode_file(path, enc, progress)[0]
 
 
 def save_features(path: str | os.PathLike, feats: np.ndarray) -> None:

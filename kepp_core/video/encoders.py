@@ -2,9 +2,12 @@
 ``[seconds, D]`` float32, with ``seconds = ceil(N / fps)`` (second ``k`` pools the frames shown
 during ``[k, k+1)``).
 
-Three kinds, chosen by a spec string (``get_encoder``):
+Four kinds, chosen by a spec string (``get_encoder``):
 
 - ``"builtin"``: :class:`BuiltinEncoder`, deterministic, no weights (see its docstring);
+- ``"s3d:PATH"``: the S3D HowTo100M text-video network whose per-second features the official
+  KEPP, PDPP and P3IV models were trained on (:mod:`kepp_core.video.s3d_spec`: the spec's
+  options and the sampling; :class:`kepp_core.video.s3d.S3DEncoder`);
 - ``"package.module:function"``: a Python callable ``f(frames, fps) -> [seconds, D]`` (a class
   there is instantiated without arguments first);
 - ``"path/to/encoder.pt"``: a TorchScript module whose ``forward(frames: Tensor, fps: float)``
@@ -23,6 +26,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from kepp_core.errors import KeppError
+from kepp_core.video.s3d_spec import S3DSpec, is_s3d
 
 
 @runtime_checkable
@@ -219,7 +223,8 @@ class TorchScriptEncoder:
 
 def get_encoder(spec: str | FeatureEncoder = "builtin") -> FeatureEncoder:
     """An encoder from a spec: ``"builtin"`` (or its recorded name ``"builtin-v1"``, as a
-    feature cache's ``features.json`` names it), ``"module:function"`` or a ``.pt`` TorchScript path.
+    feature cache's ``features.json`` names it), ``"s3d:PATH[,options]"``, ``"module:function"``
+    or a ``.pt`` TorchScript path.
 
     >>> get_encoder("builtin").name
     'builtin-v1'
@@ -232,6 +237,10 @@ def get_encoder(spec: str | FeatureEncoder = "builtin") -> FeatureEncoder:
         raise KeppError(f"encoder must be a spec string or a callable, got {type(spec).__name__}")
     if spec in ("builtin", BuiltinEncoder.name):
         return BuiltinEncoder()
+    if is_s3d(spec):
+        from kepp_core.video.s3d import S3DEncoder
+
+        return S3DEncoder(S3DSpec.parse(spec))
     if spec.endswith((".pt", ".pth", ".ts")) or Path(spec).is_file():
         return TorchScriptEncoder(spec)
     module_name, sep, attr = spec.removeprefix("callable:").partition(":")
@@ -254,13 +263,15 @@ def get_encoder(spec: str | FeatureEncoder = "builtin") -> FeatureEncoder:
 
 def encoder_name(spec: str) -> str:
     """The name an encoder spec records in a feature cache, computed without loading anything
-    (for TorchScript: the file's name and content digest).
+    (for TorchScript: the file's name and content digest; for S3D: :attr:`S3DSpec.name`).
 
     >>> encoder_name("builtin"), encoder_name("my_pkg.enc:s3d")
     ('builtin-v1', 'callable:my_pkg.enc:s3d')
     """
     if spec in ("builtin", BuiltinEncoder.name):
         return BuiltinEncoder.name
+    if is_s3d(spec):
+        return S3DSpec.parse(spec).name
     path = Path(spec)
     if spec.endswith((".pt", ".pth", ".ts")) or path.is_file():
         if not path.is_file():
@@ -291,6 +302,20 @@ def trusted_encoder_spec(name: str, trusted: tuple[str, ...] | list[str] = ()) -
     raise KeppError(f"the dataset's features were made by encoder {name!r}, which is not loaded unless the "
                     f"person running the app names it: start the app with 'kepp app --encoder SPEC' "
                     f"(or 'encoders = [...]' in its config file)")
+
+
+def encoder_dim(spec: str) -> int | None:
+    """The feature width an encoder spec gives, where it is known without running it (the
+    built-in and S3D encoders), else None.
+
+    >>> encoder_dim("builtin"), encoder_dim("s3d:w.pth,output=mixed_5c"), encoder_dim("pkg.enc:f")
+    (256, 1024, None)
+    """
+    if spec in ("builtin", BuiltinEncoder.name):
+        return BuiltinEncoder.dim
+    if is_s3d(spec):
+        return S3DSpec.parse(spec).dim
+    return None
 
 
 def check_features(feats, n_frames: int, fps: float, encoder: FeatureEncoder, where: str) -> np.ndarray:

@@ -7,6 +7,10 @@ Methods (the paper's evaluation table; their entries are in :data:`kepp_core.cat
   (standardised) feature space;
 - ``graph-pred`` / ``graph-gt`` / ``graph-ce``: zero-shot planning, the top P²KG path between the
   step model's predicted / the ground-truth / the endpoint model's endpoints;
+- ``graph-text``: the same between the endpoints the S3D text tower scores highest for the start
+  and goal clips (:class:`~kepp_core.video.grounding.TextEndpoints`, its temperature fitted on the
+  training episodes); it needs S3D features and the ``s3d:PATH`` spec (``EvalOptions.encoder``)
+  and runs only when named;
 - ``pdpp``: planning model with a task-class row, the task predicted by the classifier;
 - ``kepp-nograph``: planning model without the graph condition;
 - ``kepp-R1`` / ``kepp-R2``: the KEPP planner with R = 1 / 2 paths;
@@ -58,7 +62,7 @@ UNCERTAINTY_COLUMNS = ("NLL", "KL", "ModePrec", "ModeRec")
 # kepp_core.catalog.METHODS).
 DEFAULT_METHODS = default_methods()  # run by default
 LLM_METHODS = tuple(name for name, m in REGISTRY.items() if m.needs_llm)  # need an LLM endpoint; only when asked
-EXTRA_METHODS = tuple(name for name, m in REGISTRY.items() if not m.default and not m.needs_llm)  # +dec, -struct
+EXTRA_METHODS = tuple(name for name, m in REGISTRY.items() if not m.default and not m.needs_llm)  # +dec, -struct, text
 ALL_METHODS = tuple(REGISTRY)  # registration order: DEFAULT_METHODS, EXTRA_METHODS and LLM_METHODS
 SAMPLED = tuple(name for name, m in REGISTRY.items() if m.sampled)  # can draw K plans per episode
 LABELS = {name: m.label for name, m in REGISTRY.items()}

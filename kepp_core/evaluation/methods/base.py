@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from kepp_core.catalog import ENDPOINTS, STEP, MethodEntry, ModelRole, find_method, model_folder
+from kepp_core.data.feature_files import features_manifest
 from kepp_core.data.records import Dataset
 from kepp_core.diffusion.sampling import predict_endpoints, sample_action_blocks, sample_actions, sample_plans
 from kepp_core.errors import KeppError, unknown_name_error
@@ -24,9 +25,15 @@ from kepp_core.models.checkpoint import check_compatible, load_checkpoint
 from kepp_core.models.spec import ModelSpec
 from kepp_core.planner import KEPPPlanner
 from kepp_core.training.data import EpisodeTensors, episode_tensors
+from kepp_core.video.grounding import StepTexts, TextEndpoints
+from kepp_core.video.s3d import S3D
+from kepp_core.video.s3d_spec import S3DSpec, check_text_features
 
 if TYPE_CHECKING:  # the type of the LLM methods' recommender, for readers and type checkers
     from kepp_core.llm.recommend import LLMRecommender
+
+
+NO_TEXT = "no S3D text tower given (kepp eval --encoder s3d:PATH, a protocol's encoder = \"s3d:PATH\")"
 
 
 @dataclass(frozen=True)
@@ -73,6 +80,8 @@ class EvalCache:
     step_scores: np.ndarray | None = None
     step_probs: np.ndarray | None = None  # [N, 2, A] the step model's first/last action scores
     endpoint_model: dict[bool, np.ndarray] = field(default_factory=dict)  # hierarchical? -> [N, 2, A] log p
+    text: TextEndpoints | None = None  # the S3D text tower's endpoints, temperature fitted on training
+    text_log_probs: np.ndarray | None = None  # [N, 2, A] its log p on the test episodes
     planners: dict[ModelRole, KEPPPlanner] = field(default_factory=dict)  # by planning-model role
     train: EpisodeTensors | None = None
     outputs: dict[str, MethodOutput] = field(default_factory=dict)  # method name -> output (+dec reuse their base's)
@@ -182,10 +191,36 @@ class EvalContext:
             cached[hierarchical] = model.endpoint_log_probs(self.test.obs_start, self.test.obs_goal, hierarchical)
         return cached[hierarchical]
 
+    def text_endpoints(self) -> TextEndpoints:
+        """The S3D text tower's endpoint distributions for the dataset's step names
+        (:class:`~kepp_core.video.grounding.TextEndpoints`), the temperature fitted on the training
+        episodes (``options.encoder``: the ``s3d:PATH`` spec; the dataset's features must be that
+        network's ``video_embedding``)."""
+        if self.cache.text is None:
+            if self.options.encoder is None:
+                raise KeppError(f"text-grounded endpoints need the S3D text tower: {NO_TEXT}")
+            spec = S3DSpec.parse(self.options.encoder)
+            check_text_features(spec, features_manifest(self.ds)["encoder"], f"dataset {self.ds.name}")
+            texts = StepTexts.embed(S3D.load(spec.weights, spec.dictionary, spec.device), self.ds.actions)
+            train = self.train_tensors()
+            text = TextEndpoints(texts)
+            if len(train.actions):
+                text = text.fitted(train.obs_start, train.obs_goal, train.actions[:, 0], train.actions[:, -1])
+            self.cache.text = text
+        return self.cache.text
+
+    def text_log_probs(self) -> np.ndarray:
+        """The text tower's ``log p(a_1 | start)`` and ``log p(a_T | goal)`` ``[N, 2, A]`` on the test episodes."""
+        if self.cache.text_log_probs is None:
+            self.cache.text_log_probs = self.text_endpoints().endpoint_log_probs(self.test.obs_start,
+                                                                                 self.test.obs_goal)
+        return self.cache.text_log_probs
+
     def step_accuracy(self) -> dict[str, float] | None:
         """Accuracy (%) of the step model's first and last action (``first_acc``, ``last_acc``) when a
         method used it, and of the endpoint model's most probable (hierarchical) first and last
-        action (``ce_first_acc``, ``ce_last_acc``) when a method used that; None when neither."""
+        action (``ce_first_acc``, ``ce_last_acc``) and of the S3D text tower's (``text_first_acc``,
+        ``text_last_acc``) when a method used them; None when none."""
         out, gt = {}, self.gt
         ends = self.cache.step_endpoints
         if ends is not None:
@@ -195,6 +230,10 @@ class EvalContext:
             best = self.cache.endpoint_model[True].argmax(-1)
             out.update(ce_first_acc=float((best[:, 0] == gt[:, 0]).mean() * 100),
                        ce_last_acc=float((best[:, 1] == gt[:, -1]).mean() * 100))
+        if self.cache.text_log_probs is not None:
+            best = self.cache.text_log_probs.argmax(-1)
+            out.update(text_first_acc=float((best[:, 0] == gt[:, 0]).mean() * 100),
+                       text_last_acc=float((best[:, 1] == gt[:, -1]).mean() * 100))
         return out or None
 
 

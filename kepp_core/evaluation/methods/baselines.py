@@ -1,5 +1,5 @@
 """The baselines: random plans, the nearest training episode's plan, zero-shot P²KG planning
-(between the step model's, the ground-truth or the endpoint model's endpoints) and PDPP (a planning model conditioned on the task a classifier predicts)."""
+(between the step model's, the ground-truth, the endpoint model's or the S3D text tower's endpoints) and PDPP (a planning model conditioned on the task a classifier predicts)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from kepp_core.catalog import ENDPOINT_MODEL, TASK_CLASSIFIER, TRUTH, method
+from kepp_core.catalog import ENDPOINT_MODEL, TASK_CLASSIFIER, TEXT, TRUTH, method
 from kepp_core.evaluation.methods.base import EvalContext, Method, MethodOutput, register
 from kepp_core.graph.retrieval import top_paths
 from kepp_core.training.data import EpisodeTensors
@@ -43,13 +43,16 @@ class NearestEpisode(Method):
 
 class GraphZeroShot(Method):
     """Zero-shot planning: the top P²KG path between the entry's endpoints: the step model's
-    predicted ones, the ground truth, or the endpoint model's most probable first and last step."""
+    predicted ones, the ground truth, the endpoint model's most probable first and last step, or
+    those the S3D text tower scores highest for the start and goal clips (``graph-text``)."""
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
         if self.entry.endpoints_from == TRUTH:
             ends = ctx.gt[:, [0, -1]]
         elif self.entry.endpoints_from == ENDPOINT_MODEL:
             ends = ctx.endpoint_model_log_probs().argmax(-1)
+        elif self.entry.endpoints_from == TEXT:
+            ends = ctx.text_log_probs().argmax(-1)
         else:
             ends = ctx.step_endpoints()
         return MethodOutput(top_paths(ctx.graph, ends, ctx.horizon, self.entry.R))
@@ -72,4 +75,5 @@ register(NearestEpisode(method("retrieval")))
 register(GraphZeroShot(method("graph-pred")))
 register(GraphZeroShot(method("graph-gt")))
 register(GraphZeroShot(method("graph-ce")))
+register(GraphZeroShot(method("graph-text")))
 register(PDPP(method("pdpp")))

@@ -13,7 +13,7 @@ import numpy as np
 from kepp_core.catalog import CONFIG_FILE, models_dir
 from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError
-from kepp_core.evaluation.methods.base import REGISTRY, EvalContext, Method, MethodOutput, get_method
+from kepp_core.evaluation.methods.base import NO_TEXT, REGISTRY, EvalContext, Method, MethodOutput, get_method
 from kepp_core.evaluation.options import EvalOptions
 from kepp_core.evaluation.uncertainty import episode_uncertainty
 from kepp_core.graph.build import build_graph
@@ -64,7 +64,7 @@ class HorizonEvaluation:
 
 
 def default_methods() -> tuple[str, ...]:
-    """The registered methods that need no LLM and run by default, in registration order
+    """The registered methods that need no LLM (nor the S3D text tower) and run by default, in registration order
     (``kepp eval``'s default; the ``+dec`` and ``-struct`` rows run when named)."""
     return tuple(name for name, m in REGISTRY.items() if not m.needs_llm and m.default)
 
@@ -109,6 +109,8 @@ def skip_reason(method: Method, ctx: EvalContext) -> str | None:
             return f"{ctx.folder(role)} not found"
     if method.needs_llm and ctx.llm is None:
         return NO_LLM
+    if method.entry.text and ctx.options.encoder is None:
+        return NO_TEXT
     return None
 
 

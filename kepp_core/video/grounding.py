@@ -1,0 +1,176 @@
+"""Zero-shot step grounding with the S3D text tower: how much each second of a video resembles
+each step name, a per-second step timeline, and distributions of a clip's first or last step.
+
+The S3D HowTo100M network maps video and text into one space (:mod:`kepp_core.video.s3d`): the
+dot product of a second's ``video_embedding`` and a step name's ``text_embedding`` is their
+score (the network was trained with MIL-NCE on exactly these dot products). So with per-second
+S3D features ``[S, 512]`` and the names of ``K`` steps:
+
+- :func:`second_scores`: the ``[S, K]`` scores; :func:`step_timeline`: the best step of each
+  second and its top 3;
+- :class:`TextEndpoints`: ``p(a | clip) = softmax_a(mean score of the clip's seconds / τ)``, the
+  distribution of a start clip's first step and a goal clip's last step, with the interface of the
+  endpoint model (``endpoint_log_probs(obs_start, obs_goal)``), so it serves wherever endpoint
+  distributions do (the ``graph-text`` row, the planner's joint decoding). The temperature ``τ``
+  is 1 (MIL-NCE's own logits) unless fitted on training episodes
+  (:meth:`TextEndpoints.fitted`: the maximum-likelihood ``τ`` of their true first and last steps).
+
+An observation of ``M`` seconds is the ``M`` per-second vectors concatenated (``M × 512``
+values); its clip score is the mean over its seconds.
+
+>>> texts = StepTexts(("crack egg", "stir"), np.array([[1.0, 0.0], [0.0, 1.0]]))
+>>> second_scores(np.array([[2.0, 0.5], [0.0, 1.0]]), texts).tolist()
+[[2.0, 0.5], [0.0, 1.0]]
+>>> [row["label"] for row in step_timeline(np.array([[2.0, 0.5], [0.0, 1.0]]), texts)]
+['crack egg', 'stir']
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from kepp_core.arrays import as_numpy
+from kepp_core.errors import KeppError
+
+DEFAULT_TEMPERATURE = 1.0  # MIL-NCE trains on the raw dot products: its own logits
+TOP = 3  # the steps a timeline second lists
+_LOG_BETA = (-9.0, 9.0)  # the search range of log(1 / τ), relative to the scores' spread
+
+
+@dataclass(frozen=True)
+class StepTexts:
+    """Step names and their text embeddings ``[K, D]`` (S3D's ``text_embedding``)."""
+
+    names: tuple[str, ...]
+    embeddings: np.ndarray
+
+    @classmethod
+    def embed(cls, network, names) -> StepTexts:
+        """The names embedded by an S3D network's text tower (``network.text``); an empty list,
+        or a name that is not text, is a KeppError."""
+        names = tuple(names)
+        if not names:
+            raise KeppError("the step list is empty: give at least one step name to ground")
+        bad = next((n for n in names if not isinstance(n, str) or not n.strip()), None)
+        if bad is not None:
+            raise KeppError(f"step name {bad!r} is not a non-empty text")
+        emb = network.text(list(names)).float().cpu().numpy().astype(np.float64)
+        return cls(names, emb)
+
+    @property
+    def dim(self) -> int:
+        return int(self.embeddings.shape[1])
+
+
+def _as_array(x) -> np.ndarray:
+    return np.asarray(as_numpy(x), dtype=np.float64)
+
+
+def second_scores(features, texts: StepTexts) -> np.ndarray:
+    """The score of every second of ``features [S, D]`` against every step ``[S, K]``."""
+    feats = _as_array(features)
+    if feats.ndim != 2 or feats.shape[1] != texts.dim:
+        raise KeppError(f"features of shape {list(feats.shape)} cannot be scored against {texts.dim}-d text "
+                        f"embeddings: expected the S3D video_embedding of each second [seconds, {texts.dim}]")
+    return feats @ texts.embeddings.T
+
+
+def step_timeline(features, texts: StepTexts, top: int = TOP) -> list[dict]:
+    """Per second of ``features``: the step it most resembles and its ``top`` steps with scores
+    (``{"second", "step", "label", "score", "top": [{"label", "score"}, ...]}``)."""
+    scores = second_scores(features, texts)
+    order = np.argsort(-scores, axis=1, kind="stable")[:, :top]
+    return [{"second": s, "step": int(order[s, 0]), "label": texts.names[order[s, 0]],
+             "score": float(scores[s, order[s, 0]]),
+             "top": [{"label": texts.names[k], "score": float(scores[s, k])} for k in order[s]]}
+            for s in range(len(scores))]
+
+
+def clip_scores(obs, texts: StepTexts) -> np.ndarray:
+    """The mean score over an observation's seconds ``[N, K]`` (``obs``: ``[N, M × D]`` values, or
+    one ``[M × D]``)."""
+    x = _as_array(obs)
+    x = x.reshape(1, -1) if x.ndim == 1 else x
+    if x.ndim != 2 or x.shape[1] % texts.dim:
+        raise KeppError(f"observations of {x.shape[-1]} values are not whole seconds of {texts.dim}-d S3D "
+                        f"video embeddings (M × {texts.dim}): text grounding needs the S3D encoder's "
+                        f"video_embedding features")
+    return x.reshape(len(x), -1, texts.dim).mean(axis=1) @ texts.embeddings.T
+
+
+def log_softmax(scores: np.ndarray, temperature: float) -> np.ndarray:
+    """``log softmax(scores / τ)`` over the last axis (float64)."""
+    z = np.asarray(scores, dtype=np.float64) / temperature
+    z = z - z.max(axis=-1, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+
+
+def fit_temperature(scores: np.ndarray, labels: np.ndarray) -> float:
+    """The ``τ`` that maximises the likelihood of ``labels [N]`` under ``softmax(scores [N, K] / τ)``.
+
+    The negative log-likelihood is convex in ``1 / τ``, so a golden-section search over
+    ``log(1 / τ)`` (within ``e^±9`` of the scores' spread) finds it.
+
+    >>> s = np.array([[2.0, 0.0], [2.0, 0.0], [0.0, 2.0], [2.0, 0.0]])
+    >>> round(fit_temperature(s, np.array([0, 0, 1, 1])), 3)   # 3 of 4 right: p = 0.75 = sigmoid(2 / τ)
+    1.82
+    """
+    scores, labels = np.asarray(scores, dtype=np.float64), np.asarray(labels, dtype=np.int64)
+    if len(scores) == 0:
+        return DEFAULT_TEMPERATURE
+    spread = float(scores.std()) or 1.0
+    rows = np.arange(len(scores))
+
+    def nll(log_beta: float) -> float:
+        return float(-log_softmax(scores, spread / math.exp(log_beta))[rows, labels].mean())
+
+    a, b = _LOG_BETA
+    g = (math.sqrt(5) - 1) / 2
+    c, d = b - g * (b - a), a + g * (b - a)
+    fc, fd = nll(c), nll(d)
+    for _ in range(80):
+        if fc < fd:
+            b, d, fd = d, c, fc
+            c = b - g * (b - a)
+            fc = nll(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + g * (b - a)
+            fd = nll(d)
+    return spread / math.exp((a + b) / 2)
+
+
+class TextEndpoints:
+    """Distributions of a start clip's first step and a goal clip's last step from the S3D text
+    tower: ``softmax`` over the steps of the clip's mean score divided by ``temperature`` (module
+    docstring). ``endpoint_log_probs`` is the endpoint model's interface."""
+
+    def __init__(self, texts: StepTexts, temperature: float = DEFAULT_TEMPERATURE) -> None:
+        if not (math.isfinite(temperature) and temperature > 0):
+            raise KeppError(f"text endpoint temperature {temperature!r}: expected a number > 0")
+        self.texts, self.temperature = texts, float(temperature)
+
+    @property
+    def num_actions(self) -> int:
+        return len(self.texts.names)
+
+    def timeline(self, features, top: int = TOP) -> list[dict]:
+        """The step each second of ``features [S, 512]`` most resembles, with its ``top`` steps
+        (:func:`step_timeline`)."""
+        return step_timeline(features, self.texts, top)
+
+    def endpoint_log_probs(self, obs_start, obs_goal, hierarchical: bool = True) -> np.ndarray:
+        """``log p(a_1 | start)`` and ``log p(a_T | goal)`` ``[N, 2, K]`` (float64; ``hierarchical``
+        is accepted for the endpoint model's interface and has no effect)."""
+        return np.stack([log_softmax(clip_scores(obs_start, self.texts), self.temperature),
+                         log_softmax(clip_scores(obs_goal, self.texts), self.temperature)], axis=1)
+
+    def fitted(self, obs_start, obs_goal, first, last) -> TextEndpoints:
+        """The same texts with ``τ`` fitted on training episodes: their start and goal observations
+        and true first and last steps (one ``τ`` for both ends)."""
+        scores = np.concatenate([clip_scores(obs_start, self.texts), clip_scores(obs_goal, self.texts)])
+        labels = np.concatenate([_as_array(first), _as_array(last)]).astype(np.int64)
+        return TextEndpoints(self.texts, fit_temperature(scores, labels))

@@ -1,0 +1,94 @@
+"""The Plan page with the S3D encoder: chosen in the sidebar, it draws the step timeline
+under the video (the text tower's best step per second, its top 3 on hover) and plans with models
+imported from the official code; with no model at all it plans with graph + text endpoints.
+
+The network is the reference fixture's (random weights, a 32-px crop): the page's plumbing is
+under test, not what the steps mean."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.helpers.app_session import no_problems, open_page, texts
+from tests.helpers.s3d import SMALL
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("app")]
+
+
+@dataclass(frozen=True)
+class S3DEnv:
+    """The app started on the S3D world with an S3D encoder allowed."""
+
+    world: Path
+    models: Path
+    encoder: str
+
+    def environ(self) -> dict[str, str]:
+        return {"KEPP_APP_DATASET": "demo", "KEPP_APP_ROOT": str(self.world), "KEPP_APP_CHECKPOINTS": str(self.models),
+                "KEPP_APP_ENCODERS": self.encoder, "KEPP_APP_PREDICTIONS": None}
+
+
+def _timeline_seconds(at) -> list[str]:
+    """The hover texts of the step timeline's seconds."""
+    html = "".join(texts(at.markdown))
+    return re.findall(r'class="kepp-st-second" title="([^"]*)"', html)
+
+
+def _choose_s3d_and_plan(at):
+    label = next(o for o in at.selectbox(key="plan_encoder").options if o.startswith("S3D"))
+    at.selectbox(key="plan_encoder").set_value(label).run()
+    no_problems(at)
+    seconds = _timeline_seconds(at)
+    at.button(key="plan_go").click().run()
+    return no_problems(at), seconds
+
+
+def test_the_plan_page_with_the_s3d_encoder_shows_the_step_timeline_and_plans(monkeypatch, s3d_world, s3d_official):
+    from kepp_core.data import load_dataset
+
+    world, weights = s3d_world
+    env = S3DEnv(world, s3d_official, f"s3d:{weights},{SMALL}")
+    at = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py"))
+    assert at.selectbox(key="plan_encoder").value == "the dataset's features"
+    at, seconds = _choose_s3d_and_plan(at)
+    ds = load_dataset("demo", world)
+    # one cell per second of the chosen video (its S3D features: the dataset's own, made by this
+    # encoder), each naming its top 3 steps with their scores
+    video = ds.video(at.selectbox(key="plan_video").value)
+    assert len(seconds) == len(np.load(video.feature_file)) and all(len(s.split(" · ")) == 3 for s in seconds)
+    assert any("Step timeline" in c for c in texts(at.caption))
+    # the imported official models planned: their plan's steps are shown
+    assert any(x.startswith("Planned by") for x in texts(at.caption))
+    assert any('class="kepp-card"' in m for m in texts(at.markdown))
+    assert at.query_params.get("encoder") == ["s3d1"] or at.query_params.get("encoder") == "s3d1"
+
+
+def test_with_no_model_the_plan_page_plans_with_graph_and_text_endpoints(monkeypatch, s3d_world, tmp_path):
+    world, weights = s3d_world
+    (tmp_path / "no-models").mkdir()
+    env = S3DEnv(world, tmp_path / "no-models", f"s3d:{weights},{SMALL}")
+    at = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py"))
+    assert at.selectbox(key="plan_variant").value == "graph + text endpoints (S3D, no model)"
+    assert _timeline_seconds(at)
+    at.button(key="plan_go").click().run()
+    no_problems(at)
+    assert any(m.startswith("Text tower (S3D): â₁ **") for m in texts(at.markdown))  # what predicted the endpoints
+    assert any(x.startswith("Planned with graph + text endpoints") for x in texts(at.caption))
+    assert any('class="kepp-card"' in m for m in texts(at.markdown))
+
+
+def test_models_of_another_width_refuse_the_s3d_encoder_before_planning(monkeypatch, app_env, s3d_world):
+    _, weights = s3d_world
+    at = no_problems(open_page(monkeypatch, app_env, "pages/1_Plan.py",
+                               KEPP_APP_ENCODERS=f"s3d:{weights},{SMALL}"))
+    label = next(o for o in at.selectbox(key="plan_encoder").options if o.startswith("S3D"))
+    at.selectbox(key="plan_encoder").set_value(label).run()
+    assert not at.exception
+    errors = texts(at.error)
+    assert len(errors) == 1 and "768 values" in errors[0] and "512-d" in errors[0], errors
+    assert at.button(key="plan_go").disabled and _timeline_seconds(at)  # the timeline still shows
