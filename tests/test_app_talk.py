@@ -215,10 +215,14 @@ def test_failure_cases_link_to_plan_step_episodes_and_keep_state_in_the_url(monk
 @pytest.mark.xdist_group("app")
 def test_results_table_and_comparing_up_to_four_methods(monkeypatch, demo_env):
     at = no_problems(open_page(monkeypatch, demo_env, "pages/5_Results.py"))
-    grid = at.dataframe[0].value
-    assert list(grid.columns) == [f"T={h} {m}" for h in (3, 4, 5, 6) for m in ("SR", "mAcc", "mIoU")]
+    grid = at.dataframe[0].value  # one metric at a time: every T of it fits the page beside the names
+    assert list(grid.columns) == [f"T={h} SR" for h in (3, 4, 5, 6)] and "metric" not in at.query_params
     methods = sorted(prediction_table(demo_env)["method"].unique())
     assert set(grid.index) == {catalog.method_label(m) for m in methods}
+    at.segmented_control(key="res_metric").set_value("all").run()
+    assert list(at.dataframe[0].value.columns) == [f"T={h} {m}" for h in (3, 4, 5, 6) for m in ("SR", "mAcc", "mIoU")]
+    assert at.query_params["metric"] == "all"
+    at.segmented_control(key="res_metric").set_value("SR").run()
     chosen = at.multiselect(key="res_compare")
     assert chosen.value == names.compare_default("kepp-R2", methods) and chosen.max_selections == 4
     everything = ["kepp-R1", "kepp-R2", "kepp-nograph"]

@@ -16,7 +16,7 @@ import streamlit as st
 from kepp_core.api import AppConfig, check_allowed, read_app_config
 from kepp_core.errors import KeppError
 
-__all__ = ["PAGES", "AppConfig", "Page", "current_config", "font_scale", "initial_config", "page_icon", "page_setup",
+__all__ = ["PAGES", "RECORDS_HOW", "AppConfig", "Page", "current_config", "font_scale", "initial_config", "missing", "page_icon", "page_setup",
            "presenting", "set_config", "sidebar", "start_config", "top_bar"]
 
 STATE_KEY = "kepp_cfg"
@@ -46,7 +46,7 @@ html { font-size: 140% !important; }
 [data-testid="stMainBlockContainer"] { padding-top: 3rem; padding-left: 2.5rem; padding-right: 2.5rem; }
 .st-key-kepp_bar p, .st-key-kepp_bar span { font-size: 18px !important; }  /* the page bar: one line */
 /* small type of the app's own HTML (step cards' heads, the timeline): never below 18 px for the back row */
-.kepp-small, .kepp-timeline div { font-size: max(18px, 0.75em) !important; }
+.kepp-small, .kepp-timeline div, .kepp-step-timeline div { font-size: max(18px, 0.75em) !important; }
 .kepp-card-label { font-size: max(18px, 0.85em); }  /* six steps fit one row of cards */
 </style>
 """
@@ -247,6 +247,20 @@ def _settings() -> None:
     st.button("Load config file", on_click=_load_config_file, key="cfg_load")
     st.button("Reload data and models", on_click=_clear_caches, key="cfg_reload",
               help="read the dataset, graph, models, logs and records from disk again")
+
+
+RECORDS_HOW = ("Prediction records are written by `kepp eval --records FILE`; start the app with "
+               "`kepp app --predictions FILE` (a file or a folder), or set **Predictions** under *Data and models* "
+               "in the sidebar.")
+
+
+def missing(message: str, how: str) -> None:
+    """What a page lacks, in words for whoever reads it in a browser (``message``), and, outside presentation
+    mode and folded away, how the person running the app adds it (``how``: Markdown, commands and settings)."""
+    st.info(message, icon=":material/info:")
+    if not presenting():
+        with st.expander("How the person running the app adds them"):
+            st.markdown(how)
 
 
 def page_icon(label: str) -> str:

@@ -34,9 +34,14 @@ def plan_query(row) -> dict[str, str]:
     return q
 
 
-def episode_table(df: pd.DataFrame, ds) -> pd.DataFrame:
-    """A readable table of episodes (labels instead of indices and ids)."""
+def episode_table(df: pd.DataFrame, ds, drop: tuple[str, ...] = ()) -> pd.DataFrame:
+    """A readable table of episodes (labels instead of indices and ids), without the columns ``drop``
+    (what the page's own filters already say: it then fits the page's width)."""
     names = task_names(ds)
+    return _table(df, ds, names).drop(columns=list(drop))
+
+
+def _table(df: pd.DataFrame, ds, names: dict) -> pd.DataFrame:
     return pd.DataFrame({
         "episode": [episode_label(e, names) for e in df["episode"]],
         "T": df["horizon"], "method": [method_label(m) for m in df["method"]], "correct": df["success"],
@@ -48,8 +53,8 @@ def episode_table(df: pd.DataFrame, ds) -> pd.DataFrame:
 
 
 def episodes_csv(df: pd.DataFrame, ds) -> bytes:
-    """Every row of ``df`` as the readable episode table (:func:`episode_table`), in CSV: the
-    download of a paged table holds all rows of its filter, not one page."""
+    """Every row of ``df`` as the readable episode table (:func:`episode_table`, every column), in CSV:
+    the download of a paged table holds all rows of its filter, not one page."""
     return episode_table(df, ds).to_csv(index=False).encode()
 
 

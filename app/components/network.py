@@ -133,7 +133,7 @@ _PAGE_JS = """
     scale = k || Math.min(1, colW / grid.minColumn, rowH / grid.minRow);
     const cx = (grid.cols[0] + grid.cols[1]) / 2, cy = (grid.rows[0] + grid.rows[1]) / 2, data = network.body.data.nodes;
     data.update(data.get().map(n => ({id: n.id, x: (n.gx - cx) * colW / scale, y: (n.gy - cy) * rowH / scale,
-                                      widthConstraint: {maximum: Math.max(40, (colW - 14) / scale)}})));
+                                      widthConstraint: {maximum: Math.max(40, 0.62 * colW / scale)}})));
     network.moveTo({position: {x: 0, y: 0}, scale: scale, animation: false});
     window.keppScale = scale;
     return true;
@@ -271,7 +271,7 @@ def _edge_options(e: GraphEdge, rank: int, size: int = 17) -> dict:
     smooth = ({"enabled": True, "type": "curvedCW" if e.curve > 0 else "curvedCCW", "roundness": abs(e.curve)}
               if e.curve else {"enabled": e.source == e.target})
     return dict(label=e.label, title=e.title or e.label, width=e.width, color=e.color, dashes=dashes,
-                arrows="to", font={"size": size, "align": "horizontal", "background": "rgba(255,255,255,0.85)"},
+                arrows={"to": {"enabled": True, "scaleFactor": 0.7}}, font={"size": size, "align": "horizontal", "background": "rgba(255,255,255,0.85)"},
                 smooth=smooth, kind=e.kind, group=e.group, rank=rank)
 
 

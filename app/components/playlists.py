@@ -122,6 +122,7 @@ def _add(cfg: AppConfig, items: list[dict], key: str) -> None:
     st.session_state[LAST] = name
     what = "episode" if len(items) == 1 else f"{len(items)} episodes"
     st.session_state.setdefault(MESSAGE, {})[key] = (True, f"Added the {what} to playlist '{name}' ({n} items).")
+    st.toast(md(f"Added the {what} to playlist '{name}' ({n} items)."), icon=":material/playlist_add_check:")
 
 
 def add_control(cfg: AppConfig, items: list[dict], key: str, label: str = "Add to playlist") -> None:
@@ -131,9 +132,14 @@ def add_control(cfg: AppConfig, items: list[dict], key: str, label: str = "Add t
         st.session_state[f"{key}_name"] = st.session_state.get(LAST, "talk")
     with st.popover(label, icon=":material/playlist_add:", key=key, width="stretch",
                     help="add this episode, with its method, T and settings, to a playlist for a talk"):
-        st.text_input("Playlist", key=f"{key}_name", max_chars=64,
-                      help="an existing playlist's name, or a new one (letters, digits, spaces, '-', '_', '.')")
-        st.button("Add", key=f"{key}_go", type="primary", on_click=_add, args=(cfg, items, key), disabled=not items)
+        # what the last Add did, first: the popover may open near the bottom of a 720-px screen
+        ok, text = st.session_state.get(MESSAGE, {}).get(key, (None, ""))
+        if ok is not None:
+            (st.success if ok else st.error)(md(text))
+        field, go = st.columns([3, 1], vertical_alignment="bottom")
+        field.text_input("Playlist", key=f"{key}_name", max_chars=64,
+                         help="an existing playlist's name, or a new one (letters, digits, spaces, '-', '_', '.')")
+        go.button("Add", key=f"{key}_go", type="primary", on_click=_add, args=(cfg, items, key), disabled=not items)
         try:
             names = store(cfg).names()
         except KeppError as e:
@@ -141,9 +147,6 @@ def add_control(cfg: AppConfig, items: list[dict], key: str, label: str = "Add t
             st.caption(md(str(e)))
         if names:
             st.caption("Playlists: " + ", ".join(md(n) for n in names))
-        ok, text = st.session_state.get(MESSAGE, {}).get(key, (None, ""))
-        if ok is not None:
-            (st.success if ok else st.error)(md(text))
         st.page_link(PAGES["Playlists"].path, label="Playlists", icon=PAGES["Playlists"].icon,
                      query_params={"playlist": st.session_state[LAST]} if LAST in st.session_state else None)
 
