@@ -48,6 +48,7 @@ html { font-size: 140% !important; }
 /* small type of the app's own HTML (step cards' heads, the timeline): never below 18 px for the back row */
 .kepp-small, .kepp-timeline div, .kepp-step-timeline div { font-size: max(18px, 0.75em) !important; }
 .kepp-card-label { font-size: max(18px, 0.85em); }  /* six steps fit one row of cards */
+[data-testid="stMarkdownContainer"] code { font-size: max(18px, 0.75em); }
 </style>
 """
 FONT_SCALE = 1.4  # presentation mode: plotly fonts (graph drawings take their type sizes from components.network)

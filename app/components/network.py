@@ -109,8 +109,8 @@ class Type:
 
 
 TYPE = {False: Type(node=14, edge=12, legend=13, title=16, small=13, min_column=80, min_row=46),
-        True: Type(node=MIN_PRESENT_PX + 2, edge=MIN_PRESENT_PX, legend=MIN_PRESENT_PX, title=22, small=MIN_PRESENT_PX,
-                   min_column=104, min_row=64)}
+        True: Type(node=MIN_PRESENT_PX + 4, edge=MIN_PRESENT_PX, legend=MIN_PRESENT_PX, title=22, small=MIN_PRESENT_PX,
+                   min_column=108, min_row=66)}
 # In the page: the grid spread over the canvas (its columns and rows share the width and the height) at
 # the type's size, drawn smaller only when the canvas is too small for the grid or two steps would touch;
 # re-spread when the frame changes size, until the reader moves or zooms the drawing. Edge labels are
@@ -136,6 +136,10 @@ _PAGE_JS = """
                                       widthConstraint: {maximum: Math.max(40, 0.62 * colW / scale)}})));
     network.moveTo({position: {x: 0, y: 0}, scale: scale, animation: false});
     window.keppScale = scale;
+    if (grid.minEdge && scale < 1) {  // drawn smaller: an edge label keeps the type size it is read at
+      const edges = network.body.data.edges, px = Math.ceil(grid.minEdge / scale);
+      edges.update(edges.get().filter(e => e.font && e.font.size < px).map(e => ({id: e.id, font: Object.assign({}, e.font, {size: px})})));
+    }
     return true;
   }
   function spread() { if (!touched && grid) { arranged = false; tries = 0; arrange(); } }
@@ -375,7 +379,7 @@ def graph_html(nodes: tuple, edges: tuple, height: int = 560, grid: tuple | None
         page = _serve_vis(page)
     head, legend_html = _legend_html(legend, title, settings, type_)
     layout = None if grid is None else {"cols": list(grid[0]), "rows": list(grid[1]), "minColumn": type_.min_column,
-                                        "minRow": type_.min_row}
+                                        "minRow": type_.min_row, "minEdge": type_.edge}
     # Dataset text in the inline script: escaped for a script (pyvis writes nodes and edges with
     # Jinja's tojson, which escapes the same characters), so every label shows exactly as written.
     script = _PAGE_JS % (*(script_json(x) for x in ([list(x) for x in legend], title, settings, name, layout)), LABEL_PAD)
@@ -507,8 +511,8 @@ def readable_rows(height: int, screen: bool = True) -> int:
     header and legend below it) holds at the mode's type size."""
     present = presenting()
     if screen or present:
-        height = min(height, SCREEN_FRAME[present] - 110)
-    return max(2, height // TYPE[present].min_row)
+        height = min(height, SCREEN_FRAME[present] - 140)  # the header and a legend of two or three lines
+    return max(2, int(height // (1.25 * TYPE[present].min_row)))  # room for a label of three lines
 
 
 def _grid(drawing: GraphDrawing, cells: dict, grid: tuple) -> GraphDrawing:

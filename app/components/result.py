@@ -23,18 +23,24 @@ from components.text import md
 __all__ = ["ANCHOR", "bring_into_view", "columns", "paths_cards", "show_head", "show_live", "show_record"]
 
 ANCHOR = "kepp-result"  # the class of the element a new result scrolls to
-SCROLLED = "plan_scrolled"  # the last view brought into view (a rerun of the same view does not scroll)
+LIVE_ANCHOR = "kepp-live-result"  # the live re-plan's, below a record
+SCROLLED = "plan_scrolled"  # anchor -> the last view brought into view (a rerun of the same view does not scroll)
 PLAN_COLOUR, TRUTH_COLOUR, PATH_COLOUR = "#fff8e1", "#e8f5e9", "#ede7f6"
 
 
-def bring_into_view(view: object) -> None:
-    """Mark the result's top and, when ``view`` (what identifies the result shown) is new to this
-    session, scroll the page so that the result fills the screen."""
-    st.markdown(f'<div class="{ANCHOR}" style="scroll-margin-top:{88 if presenting() else 64}px"></div>',
+def bring_into_view(view: object, anchor: str = ANCHOR, scroll: bool = True) -> bool:
+    """Mark the result's top (``anchor``: its class) and, when ``view`` (what identifies the result
+    shown) is new to this session, scroll the page so that the result fills the screen (unless
+    ``scroll`` is False: a result above it was brought into view in this run). True when it scrolled."""
+    st.markdown(f'<div class="{anchor}" style="scroll-margin-top:{88 if presenting() else 64}px"></div>',
                 unsafe_allow_html=True)
-    if st.session_state.get(SCROLLED) != repr(view):
-        st.session_state[SCROLLED] = repr(view)
-        scenes.scroll_to(f".{ANCHOR}")
+    seen = st.session_state.setdefault(SCROLLED, {})
+    if seen.get(anchor) == repr(view):
+        return False
+    seen[anchor] = repr(view)
+    if scroll:
+        scenes.scroll_to(f".{anchor}")
+    return scroll
 
 
 def columns():
@@ -50,7 +56,7 @@ def show_head(ds, episode: str | None, video_path: str | None, start: float | No
     *frames, words = st.columns([1, 1, 2.2], gap="small", vertical_alignment="center")
     if video_path and start is not None and goal is not None:
         for col, name, t in zip(frames, ("start", "goal"), (start, goal)):
-            with col, backend.guarded(stop=False):
+            with col.container(key=f"kepp_slide_{name}"), backend.guarded(stop=False):
                 st.image(backend.thumbnail_png(video_path, round(max(0.0, t), 2), 200),
                          caption=f"{name} {t:.1f} s", width="stretch")
     text = html.escape(episode_label(episode, names) if episode else what)

@@ -326,7 +326,7 @@ if rec is None and not live_shown:
 # --- the result: the input, the plan beside its graph (one screen), brought into view when it is new ------------
 episode_id = None if shown_video is None else catalog.episode_id(shown_video.task, shown_video.id,
                                                                     int(link.shown("ep") or 0), T)
-result.bring_into_view((rec.episode, rec.method, rec.seed) if rec else ("live", inputs, saved["seconds"]))
+scrolled = result.bring_into_view((rec.episode, rec.method, rec.seed) if rec else ("live", inputs, saved["seconds"]))
 left, right = result.columns()
 with left:
     if rec is not None:
@@ -352,6 +352,7 @@ live = saved["result"]
 truth = saved["truth"]
 if rec is not None:
     st.divider()
+    result.bring_into_view(("live", inputs, saved["seconds"]), anchor=result.LIVE_ANCHOR, scroll=not scrolled)
     st.subheader(f"Live re-plan · {live_label}")
     live_left, live_right = result.columns()
     with live_left:
