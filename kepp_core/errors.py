@@ -7,6 +7,7 @@ traceback; anything else is a bug and keeps its traceback.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 
 
@@ -33,3 +34,24 @@ def unknown_name_error(kind: str, name: str, known: Iterable[str]) -> KeppError:
     hints = closest_names(name, known)
     hint = f"; closest known: {', '.join(repr(h) for h in hints)}" if hints else ""
     return KeppError(f"unknown {kind} {name!r}{hint}")
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str, keep_newlines: bool = False) -> str:  # noqa: D417
+    """``text`` safe to write to a terminal: every control character (ESC and CSI sequences, NUL,
+    carriage returns, bells) written as its escape, so a dataset string can neither move the cursor,
+    recolour or clear the screen nor fake another line. The one function every printer uses.
+
+    >>> printable("pour\\x1b[2Jwater\\r")
+    'pour\\\\x1b[2Jwater\\\\r'
+    >>> printable("a\\nb"), printable("a\\nb", keep_newlines=True)
+    ('a\\\\nb', 'a\\nb')
+    """
+    def escape(m: re.Match) -> str:
+        c = m.group()
+        if keep_newlines and c in "\n\t":
+            return c
+        return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(c, f"\\x{ord(c):02x}")
+    return _CONTROL.sub(escape, text)

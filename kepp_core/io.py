@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from kepp_core.errors import KeppError
+from kepp_core.errors import KeppError, printable
 
 
 def _file_mode() -> int:
@@ -139,12 +139,13 @@ def _raise_if_no_room(e: BaseException, path: Path) -> None:
         raise KeppError(f"{path}: cannot write ({why}); nothing was written") from None
 
 
-def remove_stale_temporaries(folder: str | os.PathLike, recursive: bool = False) -> list[Path]:
-    """Delete the temporary files a killed writer left in ``folder`` (``.<name>.kepp-tmp-*``)."""
+def remove_stale_temporaries(folder: str | os.PathLike, recursive: bool = False, name: str = "*") -> list[Path]:
+    """Delete the temporary files a killed writer left in ``folder`` (``.<name>.kepp-tmp-*``; with
+    ``name``, only those of that file). Call it holding the folder's :func:`writer_lock`."""
     folder = Path(folder)
     if not folder.is_dir():
         return []
-    pattern = f".*{TMP_MARK}*"
+    pattern = f".{name}{TMP_MARK}*"
     found = folder.rglob(pattern) if recursive else folder.glob(pattern)
     removed = []
     for p in found:
@@ -153,6 +154,79 @@ def remove_stale_temporaries(folder: str | os.PathLike, recursive: bool = False)
                 p.unlink()
                 removed.append(p)
     return removed
+
+
+class FolderBusy(KeppError):
+    """Another process holds the :func:`writer_lock` of a folder or file (the message names it)."""
+
+
+LOCK_SUFFIX = ".kepp-lock"  # the writer lock of a file or folder NAME is .NAME.kepp-lock beside it
+
+
+def lock_file(target: str | os.PathLike) -> Path:
+    """The writer lock of the file or folder ``target``: ``.NAME.kepp-lock`` beside it, ``target``
+    resolved first (two spellings of one folder share one lock), so a folder need not exist yet
+    and a file's lock never lands in the folder it names.
+
+    >>> lock_file("/tmp/runs/graph.json").name
+    '.graph.json.kepp-lock'
+    """
+    target = Path(os.path.realpath(target))
+    return target.parent / f".{target.name}{LOCK_SUFFIX}"
+
+
+@contextlib.contextmanager
+def writer_lock(target: str | os.PathLike, what: str, wait: bool = False) -> Iterator[Path]:
+    """Hold the one-writer lock of the folder or file ``target`` (:func:`lock_file`) for the block:
+    every kepp command that writes a folder or a file takes it, so a second writer is refused with
+    an error naming the first (``what`` and its pid) instead of mixing its files with the first's;
+    with ``wait``, it waits for the holder instead (a cache that another process is filling). An
+    ``flock``: the kernel drops it when its process dies, so a killed writer never leaves a stale
+    lock; its half-written temporary files are the next writer's to remove
+    (:func:`remove_stale_temporaries`)."""
+    import fcntl  # Unix only: kept local so the package imports on Windows
+
+    path = lock_file(target)
+    while True:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+        except OSError as e:
+            raise _cannot_write(Path(target), e) from None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if not wait:
+                    note = os.pread(fd, 300, 0).decode("utf-8", "replace").strip()
+                    pid, _, holder = note.partition(" ")
+                    raise FolderBusy(f"{target}: another {printable(holder) or 'kepp command'} (pid {pid[:20] or '?'}) "
+                                     f"is writing into it; wait for it to finish or write into another place") from None
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                same = os.fstat(fd).st_ino == os.stat(path).st_ino
+            except FileNotFoundError:  # the holder finished and removed it between our open and lock
+                same = False
+        except BaseException:
+            os.close(fd)
+            raise
+        if same:
+            break
+        os.close(fd)
+        if not wait:
+            raise KeppError(f"{target}: another kepp command was writing into it a moment ago; run again")
+    try:
+        try:  # who holds it, for the error of a second writer; a full disk only loses the note
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()} {what}\n".encode(), 0)
+        except OSError:
+            pass
+        yield path
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()  # still held: a writer that opens the name from now on makes a new lock
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
 
 
 @contextlib.contextmanager
@@ -211,25 +285,104 @@ def _renamed_over(tmp: str, path: Path) -> Iterator[None]:
         raise
 
 
+MAX_PATH_CHARS = 4096  # PATH_MAX of Linux
+NOT_ALLOWED = ("is not under a folder this app server allows; the person running it can allow one with "
+               "'kepp app --allow-root DIR'")
+
+
+def check_under(path: str | os.PathLike, roots: Sequence[Path] | None, where: str | None = None) -> Path:
+    """``path`` when ``roots`` is None (the command line: the user's own paths) or when it lies
+    under one of ``roots`` once symlinks are resolved; else a KeppError that is the same whether
+    the path exists or not, and that names ``where`` (the data file and line naming the path).
+    ``roots`` are resolved folders (``os.path.realpath``).
+
+    >>> check_under("/srv/data/x.npy", [Path("/srv/data")])
+    PosixPath('/srv/data/x.npy')
+    >>> check_under("/etc/passwd", [Path("/srv/data")], "plans.jsonl:3")
+    Traceback (most recent call last):
+    ...
+    kepp_core.errors.KeppError: plans.jsonl:3: names /etc/passwd, which is not under a folder this app server allows; the person running it can allow one with 'kepp app --allow-root DIR'
+    """
+    text = os.fspath(path)
+    if "\0" in text or len(text) > MAX_PATH_CHARS:  # os calls would raise on it: refused as a path
+        shown = repr(text[:60]) + ("…" if len(text) > 60 else "")
+        raise KeppError(f"{where + ': names ' if where else ''}{shown}: not a usable path (a NUL byte, or more "
+                        f"than {MAX_PATH_CHARS} characters)")
+    if roots is None:
+        return Path(path)
+    real = Path(os.path.realpath(path))
+    if any(real == r or real.is_relative_to(r) for r in roots):
+        return Path(path)
+    if where is None:
+        raise KeppError(f"{path} {NOT_ALLOWED}")
+    raise KeppError(f"{where}: names {path}, which {NOT_ALLOWED}")
+
+
+MAX_LINE_BYTES = 16 * 2**20  # one line of a JSON-lines file: a plan or a record, never more
+
+
+@contextlib.contextmanager
+def open_regular(path: str | os.PathLike) -> Iterator[IO[bytes]]:
+    """``path`` opened for reading in binary, only when it is a regular file (through symlinks): a
+    FIFO, socket or device is a KeppError, and opening never blocks (``O_NONBLOCK``), so a FIFO in
+    place of a data file or config cannot hang a command or the app. Missing files raise
+    ``FileNotFoundError`` as ``open`` does."""
+    try:
+        f = open(path, "rb", opener=lambda name, flags: os.open(name, flags | os.O_NONBLOCK))  # noqa: SIM115
+    except IsADirectoryError:
+        raise KeppError(f"{path}: is a folder, expected a file") from None
+    try:
+        mode = os.fstat(f.fileno()).st_mode
+        if stat.S_ISDIR(mode):
+            raise KeppError(f"{path}: is a folder, expected a file")
+        if not stat.S_ISREG(mode):
+            raise KeppError(f"{path}: not a regular file (a FIFO, socket or device is never read)")
+        os.set_blocking(f.fileno(), True)
+    except BaseException:
+        f.close()
+        raise
+    with f:
+        yield f
+
+
+def read_bytes(path: str | os.PathLike, limit: int | None = None) -> bytes:
+    """The bytes of the regular file ``path`` (:func:`open_regular`); with ``limit``, a KeppError
+    for a file larger than that, before reading it."""
+    with open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        if limit is not None and size > limit:
+            raise KeppError(f"{path}: {size:,} bytes, more than the {limit:,} a file of this kind may have")
+        return f.read()
+
+
+def iter_lines(path: str | os.PathLike) -> Iterator[tuple[str, bytes]]:
+    """``("FILE:LINE", bytes)`` for every non-blank line of the regular file ``path``; a line longer
+    than :data:`MAX_LINE_BYTES` is a KeppError naming it (it is never read whole)."""
+    with open_regular(path) as f:
+        readline = f.readline
+        lineno = 0
+        while raw := readline(MAX_LINE_BYTES + 1):
+            lineno += 1
+            if len(raw) > MAX_LINE_BYTES:
+                raise KeppError(f"{path}:{lineno}: line longer than {MAX_LINE_BYTES:,} bytes")
+            if raw.strip():
+                yield f"{path}:{lineno}", raw
+
+
 def iter_jsonl(path: str | os.PathLike, required: tuple[str, ...] = ()) -> Iterator[tuple[str, dict]]:
     """Yield ``("FILE:LINE", object)`` for every non-blank line of a JSON-lines file.
 
     A line that is not a JSON object, or lacks one of ``required``, is a KeppError naming the
     file and line.
     """
-    path = Path(path)
-    with path.open("rb") as f:
-        for lineno, raw in enumerate(f, 1):
-            where = f"{path}:{lineno}"
-            line = decode_utf8(raw, where)
-            if not line.strip():
-                continue
-            rec = parse_json(line, where, dict, lines=False)
-            missing = [k for k in required if k not in rec]
-            if missing:
-                raise KeppError(f"{where}: expected an object with keys {', '.join(map(repr, required))} "
-                                f"(missing {', '.join(map(repr, missing))})")
-            yield where, rec
+    for where, raw in iter_lines(path):
+        line = decode_utf8(raw, where)
+        rec = parse_json(line, where, dict, lines=False)
+        missing = [k for k in required if k not in rec]
+        if missing:
+            raise KeppError(f"{where}: expected an object with keys {', '.join(map(repr, required))} "
+                        f"(missing {', '.join(map(repr, missing))})")
+        yield where, rec
 
 
 # JSON numbers past these are not data any kepp file holds: refused before Python's own limits
@@ -310,13 +463,19 @@ def decode_utf8(data: bytes, where: str) -> str:
 
 
 def read_text_utf8(path: str | os.PathLike) -> str:
-    """The text of a UTF-8 file; invalid UTF-8 is a KeppError naming the file, line and byte."""
-    data = Path(path).read_bytes()
+    """The text of a UTF-8 file (a regular file: :func:`open_regular`); invalid UTF-8 is a
+    KeppError naming the file, line and byte."""
+    return utf8_text(read_bytes(path), str(path))
+
+
+def utf8_text(data: bytes, where: str) -> str:
+    """The bytes of the document ``where`` as text; invalid UTF-8 is a KeppError naming its line
+    and byte."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
-        raise KeppError(f"{path}:{line}: not valid UTF-8 text (byte 0x{data[e.start]:02x})") from None
+        raise KeppError(f"{where}:{line}: not valid UTF-8 text (byte 0x{data[e.start]:02x})") from None
 
 
 def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]], align: str | None = None) -> str:

@@ -217,7 +217,10 @@ def _check(spec: ProtocolSpec, where: str) -> ProtocolSpec:
             or not 1 <= spec.decode_samples <= MAX_DECODE_SAMPLES:
         raise KeppError(f"{where}: decode_samples must be a whole number from 1 to {MAX_DECODE_SAMPLES} "
                         f"(got {spec.decode_samples!r})")
-    spec.config(spec.horizons[0], spec.seeds[0])  # a bad preset or training option fails now, not after training
+    try:  # a bad preset or training option fails now, not after training
+        spec.config(spec.horizons[0], spec.seeds[0])
+    except KeppError as e:
+        raise KeppError(f"{where}: [train]: {e}") from None
     return spec
 
 
@@ -244,6 +247,8 @@ def load_protocol(path: str | Path) -> ProtocolSpec:
         data = tomllib.loads(read_text_utf8(path))
     except tomllib.TOMLDecodeError as e:
         raise KeppError(f"{path}: not valid TOML ({e})") from None
+    except RecursionError:
+        raise KeppError(f"{path}: not a protocol spec (nested too deeply to read)") from None
     return parse_spec(data, str(path))
 
 

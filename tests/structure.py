@@ -17,7 +17,8 @@ from pathlib import Path
 
 # Bottom to top; modules of one layer may import each other (without cycles).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("kepp_core", "kepp_core.catalog", "kepp_core.errors", "kepp_core.io", "kepp_core.metrics", "kepp_core.paths"),
+    ("kepp_core", "kepp_core.catalog", "kepp_core.errors", "kepp_core.io", "kepp_core.metrics", "kepp_core.paths",
+     "kepp_core.schema"),
     ("kepp_core.video",),
     ("kepp_core.data",),
     ("kepp_core.graph",),
@@ -46,6 +47,7 @@ LOCAL_IMPORTS: dict[tuple[str, str], str] = {
     ("kepp_core.data.plans", "tqdm"): "kepp_core.data is imported by `kepp --help`: no progress-bar library there",
     ("kepp_core.data.plans", "numpy"): "the plans loaders are imported by `kepp --help`; only the splitter needs numpy",
     ("kepp_core.evaluation.records", "pandas"): "only Parquet records need pandas (a second to load)",
+    ("kepp_core.io", "fcntl"): "Unix only: kept local so the package imports on Windows",
     ("kepp_core.graph.build", "networkx"): "only the networkx export needs it",
     ("kepp_core.graph.compact", "safetensors"): "only the compact graph form needs it",
     ("kepp_core.graph.compact", "safetensors.numpy"): "only the compact graph form needs it",

@@ -124,7 +124,7 @@ BAD_PLAN_LINES = {
     "empty-label": (b'{"video":"x","task":"t","steps":["a","  "]}\n', "empty step label"),
     "nan-segment": (b'{"video":"x","task":"t","steps":["a","b"],"segments":[[NaN,1],[1,2]]}\n', "NaN (not a JSON number)"),
     "overlapping-segments": (b'{"video":"x","task":"t","steps":["a","b"],"segments":[[0,3],[1,2]]}\n', "overlap"),
-    "text-duration": (b'{"video":"x","task":"t","steps":["a"],"duration":"long"}\n', "'long'"),
+    "text-duration": (b'{"video":"x","task":"t","steps":["a"],"duration":"long"}\n', "'duration'"),
     "duration-of-1e8-seconds": (b'{"video":"x","task":"t","steps":["a"],"duration":1e8}\n', "too long"),
     "segment-ending-after-1e8-seconds": (b'{"video":"x","task":"t","steps":["a"],"segments":[[0,1e8]]}\n', "1e+08"),
     "not-an-object": (b'[1, 2]\n', "JSON object"),

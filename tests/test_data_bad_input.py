@@ -41,7 +41,7 @@ def test_malformed_json_line_names_file_and_line(tmp_path):
 @pytest.mark.parametrize("line, message", [
     ('{"video": "a", "steps": ["x"]}', "missing key 'task'"),
     ('{"video": "a", "task": "t", "steps": "x y"}', "'steps' must be a list"),
-    ('{"video": "a", "task": "t", "steps": ["x"], "split": "val"}', "split 'val'"),
+    ('{"video": "a", "task": "t", "steps": ["x"], "split": "val"}', "'split' must be 'train' or 'test'"),
     ('{"video": "a", "task": "t", "steps": ["x", "y"], "segments": [[0, 1]]}', "2 \\[start, end\\] pairs"),
     ('{"video": "a", "task": "t", "steps": ["x"], "segments": [[5, 1]]}', "segment \\[5.0, 1.0\\] is invalid"),
     ('{"video": "a", "task": "t", "steps": ["x"], "segments": [[0, 50]], "duration": 10}', "after the video's duration"),
@@ -144,7 +144,7 @@ def test_coin_bad_subset_is_named(tmp_path):
     p = tmp_path / "COIN.json"
     p.write_text(json.dumps({"database": {"v1": {"class": "c", "subset": "validation", "duration": 9,
                                                  "annotation": [{"id": "1", "label": "x", "segment": [0, 1]}]}}}))
-    with pytest.raises(KeppError, match="video 'v1': subset 'validation'"):
+    with pytest.raises(KeppError, match="video 'v1': 'subset' must be 'training' or 'testing'"):
         from kepp_core.data import load_coin
         load_coin(p)
 
@@ -233,27 +233,27 @@ PLANS_CASES = [
     ("steps-null", '{"video": "b", "task": "t", "steps": null}', r":2: 'steps' must be a list"),
     ("steps-dicts", '{"video": "b", "task": "t", "steps": [{"a": 1}]}', r":2: 'steps' must be a list"),
     ("steps-bool", '{"video": "b", "task": "t", "steps": [true]}', r":2: 'steps' must be a list"),
-    ("steps-empty", '{"video": "b", "task": "t", "steps": []}', r":2: 'steps' is empty"),
+    ("steps-empty", '{"video": "b", "task": "t", "steps": []}', r":2: 'steps' must be a list of step labels \(expected a list of length >= 1\)"),
     ("steps-blank-label", '{"video": "b", "task": "t", "steps": ["x", " "]}', r":2: 'steps' holds an empty"),
     ("segments-count", '{"video": "b", "task": "t", "steps": ["x", "y"], "segments": [[0, 1]]}', r":2: 'segments' must be 2"),
-    ("segments-not-pairs", '{"video": "b", "task": "t", "steps": ["x"], "segments": [[0, 1, 2]]}', r":2: 'segments' must be 1"),
-    ("segments-strings", '{"video": "b", "task": "t", "steps": ["x"], "segments": [["a", "b"]]}', r":2: segment times must be numbers"),
+    ("segments-not-pairs", '{"video": "b", "task": "t", "steps": ["x"], "segments": [[0, 1, 2]]}', r":2: 'segments' must be \[start, end\] pairs"),
+    ("segments-strings", '{"video": "b", "task": "t", "steps": ["x"], "segments": [["a", "b"]]}', r":2: 'segments' must be \[start, end\] pairs of seconds \(expected a number, got a string"),
     ("segment-nan", '{"video": "b", "task": "t", "steps": ["x"], "segments": [[NaN, 1]]}', r":2: NaN \(not a JSON number\) is not readable"),
     ("segment-inf", '{"video": "b", "task": "t", "steps": ["x"], "segments": [[0, Infinity]]}', r":2: Infinity \(not a JSON number\)"),
     ("segment-negative", '{"video": "b", "task": "t", "steps": ["x"], "segments": [[-3, -1]]}', r":2: segment \[-3\.0, -1\.0\] is invalid"),
     ("segment-reversed", '{"video": "b", "task": "t", "steps": ["x"], "segments": [[5, 1]]}', r":2: segment \[5\.0, 1\.0\] is invalid"),
     ("segments-overlap", '{"video": "b", "task": "t", "steps": ["x", "y"], "segments": [[0, 5], [3, 8]]}', r":2: segments \[0, 5\] and \[3, 8\] overlap"),
     ("segment-beyond-duration", '{"video": "b", "task": "t", "steps": ["x"], "segments": [[0, 50]], "duration": 10}', r":2: segment \[0, 50\] ends after the video's duration 10s"),
-    ("duration-text", '{"video": "b", "task": "t", "steps": ["x"], "duration": "ten"}', r":2: duration 'ten' is not a number"),
-    ("duration-negative", '{"video": "b", "task": "t", "steps": ["x"], "duration": -4}', r":2: duration -4 is invalid"),
-    ("duration-zero", '{"video": "b", "task": "t", "steps": ["x"], "duration": 0}', r":2: duration 0 is invalid"),
+    ("duration-text", '{"video": "b", "task": "t", "steps": ["x"], "duration": "ten"}', r":2: 'duration' must be a number of seconds \(expected a number or null, got a string\)"),
+    ("duration-negative", '{"video": "b", "task": "t", "steps": ["x"], "duration": -4}', r":2: duration -4\.0 is invalid"),
+    ("duration-zero", '{"video": "b", "task": "t", "steps": ["x"], "duration": 0}', r":2: duration 0\.0 is invalid"),
     ("duration-nan", '{"video": "b", "task": "t", "steps": ["x"], "duration": NaN}', r":2: NaN \(not a JSON number\)"),
-    ("duration-list", '{"video": "b", "task": "t", "steps": ["x"], "duration": [1]}', r":2: duration \[1\] is not a number"),
-    ("split-val", '{"video": "b", "task": "t", "steps": ["x"], "split": "val"}', r":2: split 'val' is not 'train' or 'test'"),
+    ("duration-list", '{"video": "b", "task": "t", "steps": ["x"], "duration": [1]}', r":2: 'duration' must be a number of seconds"),
+    ("split-val", '{"video": "b", "task": "t", "steps": ["x"], "split": "val"}', r":2: 'split' must be 'train' or 'test' \(invalid enum value 'val'\)"),
     ("duplicate-video", '{"video": "ok", "task": "t", "steps": ["x"]}', r":2: duplicate video id 'ok'"),
     ("invalid-json", '{"video": "b", "task": ', r"bad\.jsonl:2: invalid JSON"),
-    ("json-array", '[1, 2]', r":2: expected a JSON object, got list"),
-    ("json-string", '"plan"', r":2: expected a JSON object, got str"),
+    ("json-array", '[1, 2]', r":2: expected a JSON object, got a list"),
+    ("json-string", '"plan"', r":2: expected a JSON object, got a string"),
     ("features-missing", '{"video": "b", "task": "t", "steps": ["x"], "features": "nope.npy"}', r":2: feature file .*nope\.npy not found"),
     ("features-not-path", '{"video": "b", "task": "t", "steps": ["x"], "features": 7}', r":2: 'features' must be a file path"),
 ]
@@ -292,27 +292,27 @@ def ann(*segments, label="boil"):
 
 # COIN.json: (id, the record of video 'v2' (or the whole file as text), expected message)
 COIN_CASES = [
-    ("annotation-int", coin_record(annotation=5), r"video 'v2': 'annotation' must be a list of steps, got int"),
-    ("annotation-string", coin_record(annotation="boil"), r"video 'v2': 'annotation' must be a list of steps, got str"),
-    ("annotation-dict", coin_record(annotation={"label": "x"}), r"video 'v2': 'annotation' must be a list of steps, got dict"),
-    ("annotation-empty", coin_record(annotation=[]), r"video 'v2': 'annotation' is empty"),
-    ("annotation-item-int", coin_record(annotation=[3]), r"video 'v2', annotation 0: expected 'label'"),
-    ("segment-missing", coin_record(annotation=[{"id": "1", "label": "x"}]), r"video 'v2', annotation 0: expected 'label'"),
-    ("segment-three", coin_record(annotation=[{"id": "1", "label": "x", "segment": [0, 1, 2]}]), r"video 'v2', annotation 0: expected 'label', 'segment'"),
-    ("segment-text", coin_record(annotation=ann(["a", "b"])), r"video 'v2', annotation 0: expected 'label', 'segment'"),
+    ("annotation-int", coin_record(annotation=5), r"video 'v2': 'annotation' must be a list of steps .*\(expected a list, got an integer\)"),
+    ("annotation-string", coin_record(annotation="boil"), r"video 'v2': 'annotation' must be a list of steps .*\(expected a list, got a string\)"),
+    ("annotation-dict", coin_record(annotation={"label": "x"}), r"video 'v2': 'annotation' must be a list of steps .*\(expected a list, got a JSON object\)"),
+    ("annotation-empty", coin_record(annotation=[]), r"video 'v2': 'annotation' must be a list of steps .*\(expected a list of length >= 1\)"),
+    ("annotation-item-int", coin_record(annotation=[3]), r"video 'v2': 'annotation' must be .*\(expected a JSON object, got an integer at 'annotation'\[0\]\)"),
+    ("segment-missing", coin_record(annotation=[{"id": "1", "label": "x"}]), r"video 'v2': missing key 'segment' in 'annotation'\[0\]"),
+    ("segment-three", coin_record(annotation=[{"id": "1", "label": "x", "segment": [0, 1, 2]}]), r"video 'v2': 'annotation' must be .*\(expected a list of length 2 at 'annotation'\[0\]\.segment\)"),
+    ("segment-text", coin_record(annotation=ann(["a", "b"])), r"video 'v2': 'annotation' must be .*\(expected a number, got a string at 'annotation'\[0\]\.segment\[0\]\)"),
     ("segment-nan", coin_record(annotation=ann([float("nan"), 1])), r"NaN \(not a JSON number\)"),
     ("segment-inf", coin_record(annotation=ann([0, float("inf")])), r"Infinity \(not a JSON number\)"),
     ("segment-negative", coin_record(annotation=ann([-2, 1])), r"video 'v2', annotation 0: segment \[-2\.0, 1\.0\] is invalid"),
     ("segment-reversed", coin_record(annotation=ann([4, 1])), r"video 'v2', annotation 0: segment \[4\.0, 1\.0\] is invalid"),
     ("segments-overlap", coin_record(annotation=ann([0, 5], [4, 8])), r"video 'v2': segments \[0, 5\] and \[4, 8\] overlap"),
     ("segment-beyond-video", coin_record(annotation=ann([0, 2], [3, 5000])), r"video 'v2', annotation 1: segment \[3, 5000\] ends after the video's duration 10s"),
-    ("duration-text", coin_record(duration="ten"), r"video 'v2': duration 'ten' is not a number"),
-    ("duration-negative", coin_record(duration=-10), r"video 'v2': duration -10 is invalid"),
+    ("duration-text", coin_record(duration="ten"), r"video 'v2': 'duration' must be a number of seconds"),
+    ("duration-negative", coin_record(duration=-10), r"video 'v2': duration -10\.0 is invalid"),
     ("duration-nan", coin_record(duration=float("nan")), r"NaN \(not a JSON number\)"),
     ("label-empty", coin_record(annotation=[{"id": "1", "label": " ", "segment": [0, 1]}]), r"video 'v2', annotation 0: empty step label"),
-    ("subset-validation", coin_record(subset="validation"), r"video 'v2': subset 'validation'"),
-    ("class-missing", {k: v for k, v in coin_record().items() if k != "class"}, r"video 'v2': expected keys 'class'"),
-    ("record-list", [1, 2], r"video 'v2': expected keys"),
+    ("subset-validation", coin_record(subset="validation"), r"video 'v2': 'subset' must be 'training' or 'testing' \(invalid enum value 'validation'\)"),
+    ("class-missing", {k: v for k, v in coin_record().items() if k != "class"}, r"video 'v2': missing key 'class'"),
+    ("record-list", [1, 2], r"video 'v2': expected a JSON object, got a list"),
 ]
 
 
@@ -325,9 +325,9 @@ def test_bad_coin_record_is_a_clear_error(tmp_path, capsys, record, expected):
 
 COIN_FILE_CASES = [
     ("invalid-json", b'{"database": {', r"COIN\.json:1: invalid JSON"),
-    ("no-database", b'{"videos": {}}', r"COIN\.json: expected an object with a 'database' key"),
-    ("database-list", b'{"database": [1, 2]}', r"COIN\.json: 'database' must map video ids"),
-    ("top-level-list", b'[1, 2]', r"COIN\.json: expected an object with a 'database' key"),
+    ("no-database", b'{"videos": {}}', r"COIN\.json: missing key 'database'"),
+    ("database-list", b'{"database": [1, 2]}', r"COIN\.json: 'database' must be an object mapping video ids"),
+    ("top-level-list", b'[1, 2]', r"COIN\.json: expected a JSON object, got a list"),
     ("invalid-utf8", b'{"database": {"v\xe9": {}}}', r"COIN\.json:1: not valid UTF-8 text \(byte 0xe9"),
 ]
 
@@ -447,8 +447,8 @@ TRAIN_OPTION_CASES = [
     ("batch-zero", ["--batch-size", "0"], r"batch_size=0 must be at least 1"),
     ("train-steps-zero", ["--train-steps", "0"], r"train_steps=0 must be at least 1"),
     ("diffusion-steps-absurd", ["--diffusion-steps", "10000000"], r"n_steps=10000000 is too large"),
-    ("horizon-one", ["-T", "1"], r"horizon T=1 is too short"),
-    ("horizon-absurd", ["-T", "100000"], r"horizon=100000 is too large"),
+    ("horizon-one", ["-T", "1"], r"--horizon 1: expected 2\.\.64"),
+    ("horizon-absurd", ["-T", "100000"], r"--horizon 100000: expected 2\.\.64"),
     ("patience-negative", ["--patience", "-1"], r"patience=-1 must not be negative"),
     ("sampler-steps-zero", ["--sampler-steps", "0"], r"sampler_steps=0 must be at least 1"),
     ("decay-zero-factor", ["--decay", "10:0"], r"decay 10:0\.0 is invalid"),
@@ -635,4 +635,4 @@ def test_real_process_prints_one_line_and_no_traceback(tmp_path, argv):
     p.write_bytes(b'{"video": "a", "task": "t", "steps": ["x", "y"], "duration": "ten"}\n')
     r = run_cli(*[a.replace("{bad}", str(p)) for a in argv])
     assert r.returncode == 2 and "Traceback" not in r.stderr
-    assert r.stderr.startswith("kepp: error: ") and "bad.jsonl:1: duration 'ten' is not a number" in r.stderr
+    assert r.stderr.startswith("kepp: error: ") and "bad.jsonl:1: 'duration' must be a number of seconds" in r.stderr

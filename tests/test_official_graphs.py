@@ -184,9 +184,9 @@ def test_an_official_list_gives_the_official_ids_as_the_vocabulary(tmp_path):
     ({"vid": "a"}, "missing key 'legal_range'"),
     ({"legal_range": [1]}, "missing key 'vid'"),
     ({"vid": "a", "legal_range": [1, "2"]}, "'legal_range' must be a list of action ids"),
-    ({"vid": "a", "legal_range": []}, "'legal_range' is empty"),
-    ({"vid": "a", "legal_range": [-1]}, "action id -1 is outside"),
-    ({"vid": "a", "legal_range": [1], "task": [1]}, "'task' must be a string or a number"),
+    ({"vid": "a", "legal_range": []}, "'legal_range' must be a list of action ids .*length >= 1"),
+    ({"vid": "a", "legal_range": [-1]}, "'legal_range' must be a list of action ids \\(integers 0..1,000,000\\) \\(expected an integer >= 0"),
+    ({"vid": "a", "legal_range": [1], "task": [1]}, "'task' must be a task id or number"),
 ])
 def test_a_bad_official_list_line_is_named_by_file_and_line(tmp_path, line, message):
     path = tmp_path / "l.json"

@@ -160,11 +160,11 @@ def test_a_full_disk_names_the_file_and_leaves_no_partial_file(tmp_path, plans, 
 
 @pytest.mark.parametrize("argv, words", [
     (["eval", "--models", "{models}", "-T", "3", "--methods", "random", "--samples", "1000000000"], ["--samples 1000000000", "2 to"]),
-    (["eval", "--models", "{models}", "-T", "3", "--methods", "random", "--seed", "4294967296"], ["seed=4294967296"]),
+    (["eval", "--models", "{models}", "-T", "3", "--methods", "random", "--seed", "4294967296"], ["--seed 4294967296", "0..4294967295"]),
     (["data", "synth", "--out", "{tmp}/w", "--videos", "1", "--step-max", "1e9"], ["step_max=1000000000.0", "600"]),
     (["data", "synth", "--out", "{tmp}/w", "--videos", "1", "--idle", "inf"], ["idle=inf", "finite"]),
-    (["data", "synth", "--out", "{tmp}/w", "--videos", "1", "--seed", "99999999999"], ["seed=99999999999"]),
-    (["train", "step", "--dataset", "demo", "-T", "3", "--out", "{tmp}/m", "--seed", "99999999999"], ["seed=99999999999"]),
+    (["data", "synth", "--out", "{tmp}/w", "--videos", "1", "--seed", "99999999999"], ["--seed 99999999999", "0..4294967295"]),
+    (["train", "step", "--dataset", "demo", "-T", "3", "--out", "{tmp}/m", "--seed", "99999999999"], ["--seed 99999999999", "0..4294967295"]),
 ])
 def test_absurd_sizes_and_seeds_are_refused_before_any_work(tmp_path, demo_t3, argv, words):
     models = demo_t3[2]

@@ -28,6 +28,11 @@ def hostile_strings(port: int) -> dict[str, str]:
         "separator": "a\u2028b\u2029</script><script>window.__kepp_pwned='separator'</script>",
         "svg": f"<svg onload=\"fetch('{url}/svg');window.__kepp_pwned='svg'\">",
         "markdown": f"![x]({url}/markdown) [link](javascript:window.__kepp_pwned='markdown')",
+        # video ids hold no "/" (an id names files): the same attacks, their URL built in script
+        "img-id": f"<img src=x onerror=\"fetch('http:'+S+S+'127.0.0.1:{port}'+S+'img');window.__kepp_pwned='img'\">"
+                  .replace("S+", "String.fromCharCode(47)+"),
+        "svg-id": f"<svg onload=\"fetch('http:'+S+S+'127.0.0.1:{port}'+S+'svg');window.__kepp_pwned='svg'\">"
+                  .replace("S+", "String.fromCharCode(47)+"),
     }
 
 
@@ -65,13 +70,13 @@ def listener():
 def hostile_plans(tmp_path_factory, listener) -> tuple[Path, dict[str, str]]:
     """A plans file whose step labels, task names and video ids are the hostile strings."""
     bad = hostile_strings(listener.server_address[1])
-    labels = list(bad.values()) + ["cut bread", "spread butter", "serve"]
+    labels = [v for k, v in bad.items() if not k.endswith("-id")] + ["cut bread", "spread butter", "serve"]
     tasks = [bad["script"], bad["img"], "plain task"]
     lines = []
     for i in range(60):
         task = tasks[i % len(tasks)]
         steps = [labels[(i + k) % len(labels)] for k in range(4)] + ["serve"]
-        video = (bad["img"] if i == 0 else bad["svg"] if i == 1 else f"video {i}") + f" {i}"
+        video = (bad["img-id"] if i == 0 else bad["svg-id"] if i == 1 else f"video {i}") + f" {i}"
         lines.append(json.dumps({"video": video, "task": task, "split": "test" if i % 4 == 0 else "train",
                                  "steps": steps}))
     path = tmp_path_factory.mktemp("hostile") / "plans.jsonl"

@@ -108,9 +108,9 @@ def test_a_second_run_into_the_same_folder_is_refused_naming_the_holder_and_a_ki
         first.wait()
     r = step(world, out)  # the kernel dropped the killed run's lock
     assert r.returncode == 0, r.stderr[-2000:]
-    from kepp_core.training.loop import LOCK
+    from kepp_core.io import lock_file
 
-    assert not (out / LOCK).exists()
+    assert not lock_file(out).exists()
 
 
 @pytest.mark.parametrize("option, words", [

@@ -15,6 +15,7 @@ from pathlib import Path
 import streamlit as st
 
 from components import layout
+from components.config import start_config
 from components.text import md
 from kepp_core import api
 from kepp_core.api import AppConfig
@@ -47,7 +48,8 @@ def _demo_root(seed: int = 0) -> str:
 
 @st.cache_resource(show_spinner="Loading the dataset…", max_entries=4)
 def _dataset(key: tuple, root: str | None, _cfg: AppConfig):
-    return api.open_dataset(_cfg, root)
+    # a path a dataset file names is as untrusted as one a visitor types: only under the allowed folders
+    return api.open_dataset(_cfg, root, roots=api.allowed_folders(start_config()))
 
 
 def dataset_root(cfg: AppConfig) -> str | None:

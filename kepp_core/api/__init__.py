@@ -20,7 +20,7 @@ Each name is documented where it is defined; drawing, scene curation and URLs li
 ``import kepp_core.api`` stays light: torch loads only when a planner is first needed.
 
 >>> from kepp_core import api
->>> api.AppConfig().dataset, len(api.__all__) <= 52
+>>> api.AppConfig().dataset, len(api.__all__) <= 53
 ('demo', True)
 """
 
@@ -35,7 +35,7 @@ from kepp_core.api.analysis import (
     slice_table,
     transitions,
 )
-from kepp_core.api.config import AppConfig, check_allowed, read_app_config
+from kepp_core.api.config import AppConfig, allowed_folders, check_allowed, read_app_config
 from kepp_core.api.media import (encode_clip_video, encoder_spec, s3d_model, save_upload, text_grounding, thumbnail_png,
                                  video_meta)
 from kepp_core.api.planning import (
@@ -78,7 +78,7 @@ from kepp_core.graph import capped_subgraph, graph_source, retrieve, scorer_name
 
 __all__ = [
     # configuration
-    "AppConfig", "check_allowed", "read_app_config",
+    "AppConfig", "allowed_folders", "check_allowed", "read_app_config",
     # the workspace
     "Workspace", "dataset_root", "demo_world_ready", "demo_world_root", "episode_map", "feature_encoder", "find_runs",
     "open_dataset", "plan_variants", "read_run_config", "read_run_log", "remembered", "trained_horizons",

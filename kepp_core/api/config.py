@@ -21,6 +21,7 @@ from typing import ClassVar
 
 from kepp_core.data import LOADERS
 from kepp_core.errors import KeppError
+from kepp_core.io import check_under, read_bytes, utf8_text
 from kepp_core.paths import kepp_home
 from kepp_core.video.s3d_spec import S3DSpec, is_s3d
 
@@ -42,6 +43,7 @@ ENV = {
 PATH_KEYS = ("root", "features", "graph", "checkpoints", "predictions", "runs", "protocol")
 DATASET_FORMATS = tuple(sorted(LOADERS))  # the dataset formats a config may name
 _LISTS = ("encoders", "allow_roots")
+MAX_CONFIG_BYTES = 2**20  # an app config is a few lines
 
 
 @dataclass(frozen=True)
@@ -145,9 +147,6 @@ class AppConfig:
         return env
 
 
-REFUSED = ("is not under a folder this app server allows; the person running it can allow one with "
-           "'kepp app --allow-root DIR'")
-
 
 def allowed_folders(start: AppConfig) -> tuple[Path, ...]:
     """The folders a browser visitor may open paths under: those the server was started with
@@ -173,10 +172,8 @@ def check_allowed(path: str, start: AppConfig) -> str:
     ...
     kepp_core.errors.KeppError: /etc/passwd is not under a folder this app server allows; the person running it can allow one with 'kepp app --allow-root DIR'
     """
-    real = Path(os.path.realpath(path))
-    if any(real == r or real.is_relative_to(r) for r in allowed_folders(start)):
-        return path
-    raise KeppError(f"{path} {REFUSED}")
+    check_under(path, allowed_folders(start))
+    return path
 
 
 def read_app_config(path: str | Path) -> dict:
@@ -195,11 +192,13 @@ def read_app_config(path: str | Path) -> dict:
 
     path = Path(path)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = tomllib.loads(utf8_text(read_bytes(path, MAX_CONFIG_BYTES), str(path)))
     except FileNotFoundError:
         raise KeppError(f"{path}: config file not found") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+    except tomllib.TOMLDecodeError as e:
         raise KeppError(f"{path}: not a valid TOML file ({e})") from None
+    except RecursionError:
+        raise KeppError(f"{path}: not a config file (nested too deeply to read)") from None
     if isinstance(raw.get("app"), dict):
         raw = raw["app"]
     known = set(PATH_KEYS) | {"dataset", "presentation", "split_seed", "encoders"}

@@ -58,12 +58,14 @@ def dataset_root(cfg: AppConfig, demo_root: Callable[[], str] = demo_world_root)
     raise KeppError(f"dataset {cfg.dataset!r} needs a path: set 'Root' in the sidebar")
 
 
-def open_dataset(cfg: AppConfig, root: str | None = None) -> Dataset:
-    """The configured dataset with its features (``root``: the resolved :func:`dataset_root`)."""
+def open_dataset(cfg: AppConfig, root: str | None = None, roots: tuple[Path, ...] | None = None) -> Dataset:
+    """The configured dataset with its features (``root``: the resolved :func:`dataset_root`).
+    ``roots``: the folders a browser visitor may open (:func:`~kepp_core.api.config.allowed_folders`);
+    every file the dataset's files name must lie under them (the app passes them, commands do not)."""
     root = root if root is not None else dataset_root(cfg)
     if root is not None and not Path(root).exists():
         raise KeppError(f"{root}: dataset path does not exist")
-    return load_dataset(cfg.dataset, root, features=cfg.features, seed=cfg.split_seed)
+    return load_dataset(cfg.dataset, root, features=cfg.features, seed=cfg.split_seed, roots=roots)
 
 
 def _demo_model_folders() -> list[Path]:

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 
+from kepp_core.catalog import MAX_HORIZON, MAX_SEED, MAX_TOP
 from kepp_core.data import LOADERS, Dataset, load_dataset
 from kepp_core.data.synth import ensure_world
-from kepp_core.io import refuse_non_regular
-from kepp_core.errors import KeppError
+from kepp_core.io import refuse_non_regular, remove_stale_temporaries, writer_lock
+from kepp_core.errors import KeppError, printable
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
@@ -66,6 +69,33 @@ def add_dataset_args(p: argparse.ArgumentParser, required: bool = True) -> None:
                    help="COIN only: one action per COIN step id, or per distinct label")
 
 
+# The range of every numeric option that means one thing in every command, by its argparse name:
+# `kepp` checks them all before a command runs, so `--seed 2**70`, `--split-seed -1`, `-R 0` or
+# `-T 1000` are refused the same way whichever command is given them.
+OPTION_RANGES: dict[str, tuple[str, int, int]] = {
+    "seed": ("--seed", 0, MAX_SEED), "split_seed": ("--split-seed", 0, MAX_SEED),
+    "horizon": ("--horizon", 2, MAX_HORIZON), "horizons": ("--horizons", 2, MAX_HORIZON),
+    "top": ("--top", 1, MAX_TOP), "paths": ("-R/--paths", 1, MAX_TOP), "depth": ("--depth", 0, 10),
+    "videos": ("--videos", 1, 1_000_000), "workers": ("--workers", 1, 256),
+    "seconds": ("--seconds", 1, 3600),
+}
+
+
+def check_numbers(args: argparse.Namespace) -> None:
+    """Refuse a numeric option outside :data:`OPTION_RANGES` (one value or a list), naming it.
+
+    >>> check_numbers(argparse.Namespace(seed=2**70))
+    Traceback (most recent call last):
+    ...
+    kepp_core.errors.KeppError: --seed 1180591620717411303424: expected 0..4294967295
+    """
+    for name, (flag, low, high) in OPTION_RANGES.items():
+        value = getattr(args, name, None)
+        for v in value if isinstance(value, (list, tuple)) else [value]:
+            if type(v) is int and not low <= v <= high:
+                raise KeppError(f"{flag} {v}: expected {low}..{high}")
+
+
 def dataset_from_args(args) -> Dataset:
     """The dataset the arguments name; ``--dataset demo`` without ``--root`` builds the default
     world first where it is missing (about a minute, once)."""
@@ -74,6 +104,33 @@ def dataset_from_args(args) -> Dataset:
         root = ensure_world()
     return load_dataset(args.dataset, root, features=args.features, seed=args.split_seed,
                         coin_actions=getattr(args, "coin_actions", "steps"))
+
+
+def writes(p: argparse.ArgumentParser, *files: str, folders: tuple[str, ...] = ()) -> None:
+    """Declare the options of a command that name what it writes (files, and ``folders``): `kepp`
+    holds their writer locks while the command runs (:func:`hold_outputs`)."""
+    p.set_defaults(writes_files=files, writes_folders=folders)
+
+
+@contextlib.contextmanager
+def hold_outputs(args: argparse.Namespace) -> Iterator[None]:
+    """Hold the writer lock (:func:`kepp_core.io.writer_lock`) of every output the command declared
+    with :func:`writes`, for as long as it runs: a second command writing the same file or folder
+    is refused naming the first. The temporary files a killed writer left there are removed first;
+    an output that is not a regular file is refused before any work (:func:`check_outputs`)."""
+    files = [Path(getattr(args, d)) for d in getattr(args, "writes_files", ()) if getattr(args, d, None)]
+    folders = [Path(getattr(args, d)) for d in getattr(args, "writes_folders", ()) if getattr(args, d, None)]
+    check_outputs(*files)
+    what = " ".join(["kepp", str(getattr(args, "command", "")),
+                     *[str(v) for k, v in vars(args).items() if k.endswith("_command") and v]])
+    with contextlib.ExitStack() as stack:
+        for path in [*files, *folders]:
+            stack.enter_context(writer_lock(path, what))
+        for path in files:
+            remove_stale_temporaries(path.parent, name=path.name)
+        for path in folders:
+            remove_stale_temporaries(path, recursive=True)
+        yield
 
 
 def check_outputs(*paths) -> None:
@@ -91,22 +148,24 @@ def emit_json(obj) -> None:
 
 def print_table(rows: Sequence[dict], columns: Sequence[str] | None = None, title: str | None = None) -> None:
     """Print rows as a readable table (rich). Cells and title are plain text: a dataset label
-    like ``[/red]`` is printed as it is, never read as rich markup."""
+    like ``[/red]`` is printed as it is, never read as rich markup, and control characters are
+    escaped (:func:`~kepp_core.errors.printable`)."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
     columns = list(columns or (rows[0].keys() if rows else []))
-    table = Table(title=escape(title) if title is not None else None)
+    table = Table(title=escape(printable(title)) if title is not None else None)
     for c in columns:
-        table.add_column(escape(str(c)),
+        table.add_column(escape(printable(str(c))),
                          justify="right" if rows and isinstance(rows[0].get(c), (int, float)) else "left")
-    for r in rows:
-        table.add_row(*[escape(_fmt(r.get(c))) for c in columns])
+    for r in rows:  # control characters escaped before rich measures the cells
+        table.add_row(*[escape(printable(_fmt(r.get(c)))) for c in columns])
     # piped output (no terminal) gets 160 columns instead of rich's 80, so wide tables stay legible
     import shutil
 
-    Console(width=shutil.get_terminal_size((160, 24)).columns).print(table)
+    # no colours: the table is plain text, so the printable standard output (kepp_core.cli) passes it as it is
+    Console(width=shutil.get_terminal_size((160, 24)).columns, color_system=None).print(table)
 
 
 def _fmt(v) -> str:

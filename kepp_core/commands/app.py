@@ -16,13 +16,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kepp_core.api import AppConfig, read_app_config
-from kepp_core.api.config import ENV
+from kepp_core.api import AppConfig, Workspace, read_predictions
+from kepp_core.api.config import ENV, PATH_KEYS
 from kepp_core.commands._common import add_command
 from kepp_core.data import LOADERS
 from kepp_core.errors import KeppError
 from kepp_core.paths import APP_DIR, REPO_ROOT
-from kepp_core.video.encoders import encoder_name
 
 APP_SCRIPT = APP_DIR / "Home.py"
 APP_SERVER = APP_DIR / "serve.py"  # streamlit run, the dataset opened while it starts
@@ -31,7 +30,11 @@ __all__ = ["add_app_args", "app_command", "check_options", "free_port", "launch_
 
 
 def check_options(opts: AppConfig) -> None:
-    """Raise a KeppError for paths that do not exist or a port that is taken."""
+    """Raise a KeppError, before the server starts, for anything the app could not use: a path that
+    does not exist, a config file that is not one (a FIFO, nested too deeply, a wrong type), an
+    encoder that does not load or does not take frames, a graph, predictions or checkpoints folder
+    that its reader refuses, a port that is taken. The options and the config file's values are
+    checked together, as the pages will see them."""
     if opts.dataset is not None and opts.dataset not in LOADERS:
         raise KeppError(f"unknown dataset {opts.dataset!r} (expected one of {', '.join(sorted(LOADERS))})")
     for name in ("root", "features", "graph", "checkpoints", "predictions", "runs", "protocol", "config"):
@@ -41,10 +44,8 @@ def check_options(opts: AppConfig) -> None:
     for folder in opts.allow_roots or []:
         if not Path(folder).is_dir():
             raise KeppError(f"--allow-root {folder}: not a folder")
-    if opts.config is not None:
-        read_app_config(opts.config)  # fail here, not in the browser
-    for spec in opts.encoders or []:
-        encoder_name(spec)  # a TorchScript file must exist
+    effective = AppConfig.from_env(opts.environment()) if opts.config is not None else opts  # reads the config
+    check_files(effective)
     if not 0 < opts.port < 65536:
         raise KeppError(f"--port {opts.port}: expected 1..65535")
     if not port_is_free(opts.port, opts.address):
@@ -52,6 +53,30 @@ def check_options(opts: AppConfig) -> None:
     for script in (APP_SCRIPT, APP_SERVER):
         if not script.is_file():
             raise KeppError(f"{script}: the app is not part of this installation (run from a source checkout)")
+
+
+def check_files(cfg: AppConfig) -> None:
+    """Open what ``cfg`` names the way the pages will, so that a bad file is a command-line error:
+    every path exists, encoders load as for ``kepp features extract`` (a callable must take
+    ``(frames, fps)``), the graph and the prediction records read, the checkpoints path is a folder."""
+    from kepp_core.video.encoders import get_encoder
+
+    for name in PATH_KEYS:
+        value = getattr(cfg, name)
+        if value is not None and not Path(value).exists():
+            raise KeppError(f"{cfg.config or '--' + name}: {name} {value}: path does not exist")
+    for spec in cfg.encoders:
+        get_encoder(spec)
+    if cfg.checkpoints is not None and not Path(cfg.checkpoints).is_dir():
+        raise KeppError(f"--checkpoints {cfg.checkpoints}: not a folder (a models folder written by 'kepp train')")
+    if cfg.graph is not None:
+        from kepp_core.graph import load_graph
+
+        load_graph(cfg.graph)
+    if cfg.predictions is not None:  # a folder may hold none yet (playlists only): the records it holds must read
+        files = Workspace(cfg).prediction_files()
+        if files:
+            read_predictions(files)
 
 
 def port_is_free(port: int, address: str = "localhost") -> bool:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from kepp_core import catalog
 from kepp_core.commands._common import (add_command, add_dataset_args, check_outputs, dataset_from_args, emit_json,
-                                        print_table, set_threads)
+                                        print_table, set_threads, writes)
 from kepp_core.errors import KeppError
 
 EXAMPLES = """  kepp eval --dataset demo --models models --horizons 3 4 5 6
@@ -49,6 +49,7 @@ def register(sub) -> None:
     p.add_argument("--strict", action="store_true", help="fail instead of skipping methods without models")
     p.add_argument("--records", default=None, help="per-episode predictions (.jsonl or .parquet)")
     p.add_argument("--out", default=None, help="write the table rows as JSON")
+    writes(p, "out", "records")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: $KEPP_THREADS or half the cores)")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
     p.add_argument("--decode", default=None, metavar="MODE",

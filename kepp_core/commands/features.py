@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from kepp_core.commands._common import (add_command, add_dataset_args, check_outputs, dataset_from_args, emit_json,
-                                        print_table)
+                                        print_table, writes)
 from kepp_core.data import LOADERS, extract_features, load_dataset
 from kepp_core.errors import KeppError
 
@@ -48,6 +48,7 @@ def register(sub) -> None:
                     func=_encode)
     c.add_argument("video", help="video file (mp4, webm, mkv, avi, mov)")
     c.add_argument("--out", required=True, help="output .npy file [seconds, D]")
+    writes(c, "out")
     c.add_argument("--encoder", default="builtin", help=ENCODER_HELP)
 
     g = add_command(fsub, "ground", "the step each second of a video most resembles (the S3D text tower, zero-shot)",

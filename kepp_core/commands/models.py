@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kepp_core.commands._common import add_command, dataset_from_args, emit_json, print_table
+from kepp_core.commands._common import add_command, dataset_from_args, emit_json, print_table, writes
 
 EXAMPLES = """  kepp models import --plan plan/save_max/checkpoint.pth.tar --step step/save_max/checkpoint.pth.tar \\
       --horizon 3 --out models/official
@@ -27,6 +27,7 @@ def register(sub) -> None:
     i.add_argument("--plan", required=True, help="official planning-model checkpoint (.pth.tar)")
     i.add_argument("--step", required=True, help="official step-model checkpoint (.pth.tar)")
     i.add_argument("--out", "-o", required=True, help="models folder to write (OUT/T<h>/step, plan-graph-R1)")
+    writes(i, folders=("out",))
     i.add_argument("-T", "--horizon", type=int, required=True, help="horizon T the checkpoints were trained for")
     i.add_argument("--weights", choices=["ema", "model"], default="ema",
                    help="which weights of the checkpoint (the official evaluation samples with ema)")

@@ -4,9 +4,11 @@ training: planning from a video)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from kepp_core.commands._common import add_command, add_dataset_args, dataset_from_args, emit_json, set_threads
+from kepp_core.data.records import MAX_VIDEO_SECONDS
 from kepp_core.errors import KeppError
 from kepp_core.paths import DEMO_ASSETS
 
@@ -102,13 +104,12 @@ def _check_request(args, source: Path) -> None:
     if not source.is_file():
         raise KeppError(f"{source}: not a file (VIDEO: a video file or a .npy features file)")
     for name, (a, b) in (("--start", args.start), ("--goal", args.goal)):
-        if not a < b:
-            raise KeppError(f"{name} {a:g} {b:g}: a clip must end after it starts (S < E)")
-    if args.goal[0] < args.start[0]:
-        raise KeppError(f"--goal starts at {args.goal[0]:g} s, before --start ({args.start[0]:g} s): "
-                        "the goal clip must come after the start clip")
-    if args.horizon < 1 or args.top < 1:
-        raise KeppError(f"-T {args.horizon} / --top {args.top}: expected whole numbers >= 1")
+        if not (math.isfinite(a) and math.isfinite(b) and 0 <= a < b <= MAX_VIDEO_SECONDS):
+            raise KeppError(f"{name} {a:g} {b:g}: a clip is seconds S to E with 0 <= S < E <= "
+                            f"{MAX_VIDEO_SECONDS:g}")
+    if args.goal[0] < args.start[1]:
+        raise KeppError(f"--goal starts at {args.goal[0]:g} s, before --start ends ({args.start[1]:g} s): "
+                        "the goal clip must come after the start clip, without overlapping it")
 
 
 def _dataset_given(args, models: Path, role) -> bool:

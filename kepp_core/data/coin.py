@@ -15,14 +15,20 @@ Either way the vocabulary is ordered by first appearance (videos in file order, 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Annotated, ClassVar, Literal
+
+import msgspec
 
 from kepp_core.data.feature_files import FeatureShapes, file_names, find_file
-from kepp_core.data.records import Dataset, Step, Task, Video, check_segments, parse_duration
+from kepp_core.data.records import MAX_LABEL_CHARS, MAX_STEPS, Dataset, Step, Task, Video, check_segments, parse_duration
 from kepp_core.errors import KeppError, unknown_name_error
-from kepp_core.io import parse_json, read_text_utf8
+from kepp_core.io import check_under, read_bytes
+from kepp_core.schema import Id, Int64, Meta, Name, Struct, check_id, decode_json
 
 SUBSETS = {"training": "train", "testing": "test"}
+MAX_ANNOTATION_BYTES = 2**30  # COIN.json is 5.5 MB: a gigabyte of annotations is not one
 ACTION_MODES = ("steps", "labels")
 
 
@@ -35,21 +41,17 @@ def _resolve(root: Path) -> Path:
 
 
 def load_coin(root: str | Path, features: str | Path | None = None, seed: int = 0,
-              name: str = "coin", actions: str = "steps") -> Dataset:
+              name: str = "coin", actions: str = "steps", roots: Sequence[Path] | None = None) -> Dataset:
     """Load COIN annotations (see the module docstring for ``actions``).
 
     ``features`` is an optional folder of per-second features, ``<video>.npy`` or the S3D
-    release's ``<class>_<recipe_type>_<video>.npy``.
+    release's ``<class>_<recipe_type>_<video>.npy``. ``roots`` (the app's allowed folders): every
+    feature file must lie under one of them, symlinks resolved.
     """
     if actions not in ACTION_MODES:
         raise unknown_name_error("COIN action mode", actions, ACTION_MODES)
     path = _resolve(Path(root))
-    try:
-        db = parse_json(read_text_utf8(path), str(path))["database"]
-    except (KeyError, TypeError):
-        raise KeppError(f"{path}: expected an object with a 'database' key") from None
-    if not isinstance(db, dict):
-        raise KeppError(f"{path}: 'database' must map video ids to records")
+    db = decode_json(read_bytes(path, MAX_ANNOTATION_BYTES), CoinFile, str(path), lines=True).database
 
     feat_dir = Path(features) if features is not None else None
     if feat_dir is not None and not feat_dir.is_dir():
@@ -62,7 +64,9 @@ def load_coin(root: str | Path, features: str | Path | None = None, seed: int = 
     for vid, rec in db.items():
         row, labelled = _read_video(vid, rec, f"{path}: video {vid!r}", actions)
         for key, label in labelled:                # annotation order: the first label names a key
-            key_label.setdefault(key, label)
+            if key_label.setdefault(key, label) != label and actions == "steps":
+                raise KeppError(f"{path}: video {vid!r}: step id {key!r} is labelled {label!r} here and "
+                                f"{key_label[key]!r} before (expected one label per step id)")
             key_task.setdefault(key, row[1])
         for _, _, key, _ in row[4]:                # time order: the first appearance orders the keys
             keys.setdefault(key)
@@ -85,6 +89,7 @@ def load_coin(root: str | Path, features: str | Path | None = None, seed: int = 
         feat = (find_file(feat_dir, [f"{vid}.npy", f"{task}_{recipe}_{vid}.npy"], feat_names)
                 if feat_dir is not None else None)
         if feat is not None:
+            check_under(feat, roots, f"{path}: video {vid!r}")
             n_sec, _ = shapes.shape(feat)
             if duration is None:
                 duration = float(n_sec)
@@ -98,39 +103,60 @@ def load_coin(root: str | Path, features: str | Path | None = None, seed: int = 
                          "actions": actions})
 
 
-def _read_video(vid: str, rec, where: str, actions: str) -> tuple[tuple, list[tuple[str, str]]]:
+class CoinStep(Struct):
+    """The schema of one step of a COIN record's ``annotation``."""
+
+    HINTS: ClassVar[dict[str, str]] = {"label": "a step label", "segment": "[start, end] in seconds",
+                                       "id": "a step id"}
+    label: Annotated[str, Meta(min_length=1, max_length=MAX_LABEL_CHARS)]
+    segment: tuple[float, float]
+    id: Id | Int64 | None = None
+
+
+class CoinVideo(Struct):
+    """The schema of one video record of ``COIN.json``'s ``database`` (other keys are ignored)."""
+
+    HINTS: ClassVar[dict[str, str]] = {
+        "class": "a task id", "subset": "'training' or 'testing'", "duration": "a number of seconds",
+        "annotation": "a list of steps with 'label', 'segment' [start, end] and 'id'",
+        "recipe_type": "a recipe type id"}
+    task: Name = msgspec.field(name="class")
+    subset: Literal["training", "testing"]
+    annotation: Annotated[list[CoinStep], Meta(min_length=1, max_length=MAX_STEPS)]
+    duration: float | None = None
+    recipe_type: Id | Int64 | None = None
+
+
+class CoinFile(Struct):
+    """``COIN.json``: the records are decoded one by one (:class:`CoinVideo`), so an error names its video."""
+
+    HINTS: ClassVar[dict[str, str]] = {"database": "an object mapping video ids to records"}
+    database: dict[str, msgspec.Raw]
+
+
+_VIDEO = msgspec.json.Decoder(CoinVideo)
+
+
+def _read_video(vid: str, raw: msgspec.Raw, where: str, actions: str) -> tuple[tuple, list[tuple[str, str]]]:
     """``(id, task, split, duration, steps, recipe_type)`` of one COIN record, its steps
     ``(start, end, action key, label)`` sorted by time and checked against the duration, and
     the ``(key, label)`` pairs in annotation order."""
-    try:
-        subset = rec["subset"]
-        task = str(rec["class"])
-        ann = rec["annotation"]
-    except (KeyError, TypeError):
-        raise KeppError(f"{where}: expected keys 'class', 'subset', 'duration', 'annotation'") from None
-    duration = parse_duration(rec.get("duration"), where)
-    if subset not in SUBSETS:
-        raise KeppError(f"{where}: subset {subset!r} is not 'training' or 'testing'")
-    if not isinstance(ann, list):
-        raise KeppError(f"{where}: 'annotation' must be a list of steps, got {type(ann).__name__}")
-    if not ann:
-        raise KeppError(f"{where}: 'annotation' is empty (expected at least one step)")
+    check_id(vid, "video id", where)
+    rec = decode_json(raw, CoinVideo, where, _VIDEO)
+    duration = parse_duration(rec.duration, where)
     steps = []
-    for k, a in enumerate(ann):
-        try:
-            label, (s, e) = str(a["label"]), a["segment"]
-            s, e = float(s), float(e)
-            sid = str(a.get("id", label))
-        except (KeyError, TypeError, ValueError):
-            raise KeppError(f"{where}, annotation {k}: expected 'label', 'segment' [start, end], 'id'") from None
+    for k, a in enumerate(rec.annotation):
+        label, (s, e) = a.label, a.segment
         if not label.strip():
             raise KeppError(f"{where}, annotation {k}: empty step label")
         check_segments([(s, e)], f"{where}, annotation {k}", duration)
+        sid = label if a.id is None else str(a.id)
         steps.append((s, e, sid if actions == "steps" else label, label))
     labelled = [(key, label) for _, _, key, label in steps]
     steps.sort(key=lambda t: (t[0], t[1]))
     check_segments([(s, e) for s, e, _, _ in steps], where, duration)
-    return (vid, task, SUBSETS[subset], duration, steps, rec.get("recipe_type")), labelled
+    recipe = None if rec.recipe_type is None else str(rec.recipe_type)
+    return (vid, rec.task, SUBSETS[rec.subset], duration, steps, recipe), labelled
 
 
 def _display_names(keys, key_label: dict[str, str], key_task: dict[str, str]) -> dict[str, str]:

@@ -14,13 +14,15 @@ from __future__ import annotations
 import csv
 import math
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from kepp_core.data.feature_files import FeatureShapes, file_names, find_file
 from kepp_core.data.file_index import FileIndex
 from kepp_core.data.records import Dataset, Step, Task, Video, check_segments, seeded_split, vocabulary_from
 from kepp_core.errors import KeppError
-from kepp_core.io import read_text_utf8
+from kepp_core.io import check_under, read_text_utf8
+from kepp_core.schema import check_id
 
 TASKS_FILE = "tasks_primary.txt"
 VAL_FILE = "videos_val.csv"
@@ -44,6 +46,7 @@ def read_tasks(path: Path) -> list[Task]:
             raise KeppError(f"{path}:{i + 1}: incomplete task block (expected 5 lines: id, name, URL, "
                             f"number of steps, comma-separated steps)")
         tid, name, _url, n_str, steps_str = (s.strip() for s in block)
+        check_id(tid, "task id", f"{path}:{i + 1}")
         try:
             n = int(n_str)
         except ValueError:
@@ -69,7 +72,7 @@ def _read_val_ids(path: Path) -> dict[tuple[str, str], int] | None:
     out = {}
     for lineno, row in _csv_rows(path):
         if len(row) < 2:
-            raise KeppError(f"{path}:{lineno}: expected 'task,video[,url]', got {','.join(row)!r}")
+            raise KeppError(f"{path}:{lineno}: expected 'task,video[,url]', got {len(row)} field(s)")
         out.setdefault((row[0].strip(), row[1].strip()), lineno)
     return out
 
@@ -105,12 +108,12 @@ def _annotation_rows(path: str) -> list[list]:
     rows = []
     for lineno, row in _csv_rows(path):
         if len(row) != 3:
-            raise KeppError(f"{path}:{lineno}: expected 'step,start,end', got {','.join(row)!r}")
+            raise KeppError(f"{path}:{lineno}: expected 'step,start,end', got {len(row)} field(s)")
         try:
             k, start, end = int(row[0]), float(row[1]), float(row[2])
         except ValueError:
-            raise KeppError(f"{path}:{lineno}: expected an integer step and numeric start,end, "
-                            f"got {','.join(row)!r}") from None
+            # the line is not quoted: a file named by a dataset could be anything (its content is not echoed)
+            raise KeppError(f"{path}:{lineno}: expected an integer step and numeric start,end") from None
         check_segments([(start, end)], f"{path}:{lineno}")
         rows.append([k, start, end, lineno])
     if not rows:
@@ -142,16 +145,18 @@ def _read_annotation(path: str, rows: list[list], task: Task, n_actions_of_task:
 
 
 def load_crosstask(root: str | Path, features: str | Path | None = None, seed: int = 0,
-                   name: str = "crosstask") -> Dataset:
+                   name: str = "crosstask", roots: Sequence[Path] | None = None) -> Dataset:
     """Load a CrossTask-layout dataset.
 
     ``features`` overrides the feature folder (default ``ROOT/features``). Without
-    ``videos_val.csv`` the split is a seeded 70/30 split by video.
+    ``videos_val.csv`` the split is a seeded 70/30 split by video. ``roots`` (the app's allowed
+    folders): every file read or kept (task list, annotations, features, videos) must lie under
+    one of them once symlinks are resolved.
     """
     root = Path(root)
     if not root.is_dir():
         raise KeppError(f"{root}: dataset folder not found (expected a CrossTask-layout folder)")
-    tasks = read_tasks(root / TASKS_FILE)
+    tasks = read_tasks(check_under(root / TASKS_FILE, roots))
     actions = vocabulary_from(s for t in tasks for s in t.steps)
     index = {a: i for i, a in enumerate(actions)}
     by_id = {t.id: t for t in tasks}
@@ -163,7 +168,7 @@ def load_crosstask(root: str | Path, features: str | Path | None = None, seed: i
     if features is not None and not feat_dir.is_dir():
         raise KeppError(f"{feat_dir}: feature folder not found")
     video_dir = root / "videos"
-    val = _read_val_ids(root / VAL_FILE)
+    val = _read_val_ids(check_under(root / VAL_FILE, roots))
 
     videos: list[Video] = []
     # a COIN-scale world: two small indexes read instead of 20,000 files (kepp_core.data.file_index)
@@ -178,9 +183,13 @@ def load_crosstask(root: str | Path, features: str | Path | None = None, seed: i
             raise KeppError(f"{path}: file name must be <task>_<video>.csv with a task id from "
                             f"{TASKS_FILE} (known: {', '.join(sorted(by_id))})")
         task = by_id[tid]
-        steps = _read_annotation(path, annotations.get(path), task, task_actions[tid])
+        check_id(vid, "video id", path)
+        steps = _read_annotation(path, annotations.get(check_under(path, roots)), task, task_actions[tid])
         feat = find_file(feat_dir, [f"{tid}_{vid}.npy", f"{vid}.npy"], feat_names)
         mp4 = find_file(video_dir, [f"{tid}_{vid}.mp4", f"{vid}.mp4"], video_names)
+        for named in (feat, mp4):
+            if named is not None and roots is not None:
+                check_under(named, roots, path)
         duration = None
         if feat is not None:
             duration = float(shapes.shape(feat)[0])

@@ -17,6 +17,8 @@ holds the merged summary. The files are byte for byte those of a single-process 
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import os
 import time
 from dataclasses import dataclass, field, replace
@@ -25,6 +27,7 @@ from pathlib import Path
 
 from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError
+from kepp_core.io import remove_stale_temporaries, writer_lock
 from kepp_core.video.decode import find_videos
 from kepp_core.video.encode import MANIFEST, encode_file, read_manifest, save_features, write_manifest
 from kepp_core.video.encoders import FeatureEncoder, get_encoder
@@ -172,8 +175,6 @@ def extract_features(source: Dataset | str | os.PathLike, encoder: str | Feature
     >>> extract_features("demo-world", "builtin").written  # doctest: +SKIP
     []
     """
-    from tqdm import tqdm
-
     shard = Shard.from_env() if shard is None else shard
     if shard.world > 1 and not (os.environ.get("MASTER_ADDR") and os.environ.get("MASTER_PORT")):
         raise KeppError(f"WORLD_SIZE={shard.world} but MASTER_ADDR/MASTER_PORT are not set: start the ranks "
@@ -185,6 +186,20 @@ def extract_features(source: Dataset | str | os.PathLike, encoder: str | Feature
     if manifest is not None and manifest["encoder"] != enc.name and not force:
         raise KeppError(f"{fdir / MANIFEST}: the cache holds features of encoder {manifest['encoder']!r}, "
                         f"not {enc.name!r}; force a recompute to replace them")
+    with writer_lock(fdir, "kepp features extract") if shard.rank == 0 else contextlib.nullcontext():
+        if shard.world == 1:
+            remove_stale_temporaries(fdir)  # what a killed extraction left half-written
+        else:  # each rank clears its own files' leftovers only: another rank may be writing its own now
+            for _vid, path in shard.take(jobs):
+                remove_stale_temporaries(fdir, name=glob.escape(f"{path.stem}.npy"))
+        return _extract(jobs, fdir, enc, summary, manifest, force, progress, shard)
+
+
+def _extract(jobs, fdir: Path, enc: FeatureEncoder, summary: ExtractSummary, manifest: dict | None, force: bool,
+             progress: bool, shard: Shard) -> ExtractSummary:
+    """Encode this rank's share of ``jobs`` into ``fdir`` (see :func:`extract_features`)."""
+    from tqdm import tqdm
+
     mine = shard.take(jobs)
     todo = [(vid, p) for vid, p in mine if force or not (fdir / f"{p.stem}.npy").is_file()]
     summary.skipped = len(mine) - len(todo)

@@ -26,7 +26,11 @@ from pathlib import Path
 import numpy as np
 
 from kepp_core.data.file_index import FileIndex
+from kepp_core.data.records import MAX_VIDEO_SECONDS
+from kepp_core.video.encode import MAX_FEATURE_DIM
 from kepp_core.errors import KeppError
+from kepp_core.io import open_regular
+from kepp_core.schema import check_pickle
 from kepp_core.video.encode import read_manifest
 
 # The only globals a feature pickle may reference: numpy's array reconstruction.
@@ -36,6 +40,7 @@ _SAFE_GLOBALS = {
     ("numpy", "ndarray"), ("numpy", "dtype"), ("collections", "OrderedDict"),
 }
 FEATURE_KEY = "frames_features"
+MAX_PICKLE_BYTES = 2**30  # a pickled S3D feature dict holds [seconds, 512] floats: megabytes
 
 
 class _ArrayOnlyUnpickler(pickle.Unpickler):
@@ -46,29 +51,51 @@ class _ArrayOnlyUnpickler(pickle.Unpickler):
 
 
 def _read_header(f) -> tuple[tuple[int, ...], np.dtype]:
-    """Shape and dtype from the header of an open .npy file (left at the start of the data)."""
-    version = np.lib.format.read_magic(f)
-    read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                   else np.lib.format.read_array_header_2_0)
-    shape, _fortran, dtype = read_header(f)
+    """Shape and dtype from the header of an open .npy file (left at the start of the data). A file
+    that is not one is a KeppError that names it and never quotes its bytes (numpy's own message
+    does: ``got b'root:x'``)."""
+    try:
+        version = np.lib.format.read_magic(f)
+        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                       else np.lib.format.read_array_header_2_0)
+        shape, _fortran, dtype = read_header(f)
+    except (ValueError, OSError, EOFError, SyntaxError, TypeError):
+        raise KeppError(f"{f.name}: not a readable .npy feature file (no NumPy header)") from None
+    if len(shape) > 32 or any(type(n) is not int or n < 0 for n in shape):
+        raise KeppError(f"{f.name}: not a readable .npy feature file (its header's shape is not a list of sizes)")
     return shape, dtype
 
 
+def _check_size(f, shape: tuple[int, ...], dtype: np.dtype) -> None:
+    """Refuse a header that promises more data than the file holds, before anything is allocated
+    (a header claiming 25·10¹² values would ask numpy for 93 TiB)."""
+    need = f.tell() + math.prod(shape) * dtype.itemsize
+    size = os.fstat(f.fileno()).st_size
+    if size < need:
+        raise KeppError(f"{f.name}: not a readable .npy feature file (truncated: its header promises "
+                        f"{need:,} bytes, the file has {size:,})")
+
+
 def _read_npy(path: Path) -> np.ndarray:
-    """Read a .npy file; object arrays go through the array-only unpickler."""
-    with path.open("rb") as f:
+    """Read a .npy file; object arrays go through the array-only unpickler, after their opcodes
+    were checked (:func:`kepp_core.schema.check_pickle`)."""
+    with open_regular(path) as f:
         shape, dtype = _read_header(f)
         if not dtype.hasobject:
+            _check_size(f, shape, dtype)
             f.seek(0)
             return np.load(f, allow_pickle=False)
-        obj = _ArrayOnlyUnpickler(io.BufferedReader(f), encoding="latin1").load()
+        data = f.read(MAX_PICKLE_BYTES + 1)
+    if len(data) > MAX_PICKLE_BYTES:
+        raise KeppError(f"{path}: a pickled feature file of more than {MAX_PICKLE_BYTES:,} bytes")
+    check_pickle(data, str(path), max_depth=16, max_ops=1_000_000)
+    obj = _ArrayOnlyUnpickler(io.BytesIO(data), encoding="latin1").load()
     if isinstance(obj, np.ndarray) and obj.dtype.hasobject and obj.shape == ():
         obj = obj.item()
     if isinstance(obj, dict):
         keys = {k.decode() if isinstance(k, bytes) else k: v for k, v in obj.items()}
         if FEATURE_KEY not in keys:
-            raise KeppError(f"{path}: pickled feature dict has no {FEATURE_KEY!r} key "
-                            f"(keys: {', '.join(map(str, keys))})")
+            raise KeppError(f"{path}: pickled feature dict has no {FEATURE_KEY!r} key ({len(keys)} other keys)")
         obj = keys[FEATURE_KEY]
     return np.asarray(obj)
 
@@ -103,8 +130,9 @@ def _load(path: str, mtime: float) -> np.ndarray:
         arr = _read_npy(p)
     except KeppError:
         raise
-    except (ValueError, OSError, EOFError, pickle.UnpicklingError, AttributeError, TypeError) as e:
-        raise KeppError(f"{p}: not a readable .npy feature file ({e})") from None
+    except (ValueError, OSError, EOFError, pickle.UnpicklingError, AttributeError, TypeError, MemoryError,
+            RecursionError, KeyError, IndexError) as e:  # the library's message may quote the file: not shown
+        raise KeppError(f"{p}: not a readable .npy feature file ({_reason(e)})") from None
     if arr.ndim != 2 or arr.shape[0] == 0 or not np.issubdtype(arr.dtype, np.number):
         raise KeppError(f"{p}: features must be a numeric array [seconds, D] with seconds > 0, "
                         f"got shape {arr.shape} of {arr.dtype}")
@@ -114,6 +142,13 @@ def _load(path: str, mtime: float) -> np.ndarray:
         out = np.ascontiguousarray(arr, dtype=np.float32)
     check_finite(out, p)
     return out
+
+
+def _reason(e: BaseException) -> str:
+    """Why a feature file could not be read, without the library's text (it may quote the file)."""
+    if isinstance(e, pickle.UnpicklingError) and str(e).startswith("refused to load"):
+        return str(e)  # our own allow-list's message: names the refused global
+    return f"{type(e).__name__} while reading it"
 
 
 def check_finite(arr: np.ndarray, where) -> None:
@@ -134,16 +169,14 @@ def read_feature_shape(path: str | Path) -> tuple[int, int]:
     """
     path = Path(path)
     try:
-        with path.open("rb") as f:
+        with open_regular(path) as f:
             shape, dtype = _read_header(f)
-            need, size = f.tell() + math.prod(shape) * dtype.itemsize, os.fstat(f.fileno()).st_size
-    except (ValueError, OSError, EOFError) as e:
-        raise KeppError(f"{path}: not a readable .npy feature file ({e})") from None
+            if not dtype.hasobject:
+                _check_size(f, shape, dtype)
+    except OSError as e:
+        raise KeppError(f"{path}: not a readable .npy feature file ({e.strerror or type(e).__name__})") from None
     if dtype.hasobject:
         shape = _load(str(path), path.stat().st_mtime).shape  # a pickled S3D dict: read it safely
-    elif size < need:
-        raise KeppError(f"{path}: not a readable .npy feature file (truncated: {size} bytes, "
-                        f"its header promises {need})")
     if len(shape) != 2 or shape[0] == 0:
         raise KeppError(f"{path}: features must have shape [seconds, D] with seconds > 0, got {shape}")
     return int(shape[0]), int(shape[1])
@@ -166,8 +199,8 @@ class FeatureShapes:
 
     def __init__(self) -> None:
         self._index = FileIndex(SHAPES_FILE, "kepp-feature-shapes", lambda path: list(read_feature_shape(path)),
-                                lambda v: isinstance(v, list) and len(v) == 2
-                                and all(isinstance(n, int) and n > 0 for n in v))
+                                lambda v: type(v) is list and len(v) == 2 and all(type(n) is int for n in v)
+                                and 0 < v[0] <= MAX_VIDEO_SECONDS and 0 < v[1] <= MAX_FEATURE_DIM)
 
     def shape(self, path: str | Path) -> tuple[int, int]:
         """The shape of the feature file ``path``."""

@@ -13,11 +13,16 @@ graphs and plans, not observations.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Annotated, ClassVar
 
-from kepp_core.data.records import Dataset, Step, Task, Video
+import msgspec
+
+from kepp_core.data.records import MAX_STEPS, Dataset, Step, Task, Video
 from kepp_core.errors import KeppError
-from kepp_core.io import parse_json, read_text_utf8
+from kepp_core.io import check_under, iter_lines
+from kepp_core.schema import Id, Meta, Name, Struct, decode_json
 
 NO_TASK = ""  # the task of a line without "task"
 MAX_ACTION_ID = 1_000_000  # beyond this an id is not an action index (and would allocate a huge vocabulary)
@@ -28,43 +33,33 @@ def official_actions(num_actions: int) -> list[str]:
     return [str(i) for i in range(num_actions)]
 
 
-def _line(path: Path, lineno: int, text: str) -> tuple[str, str, list[int]]:
-    rec = parse_json(text, f"{path}:{lineno}", lines=False)
-    if type(rec) is not dict:
-        raise KeppError(f"{path}:{lineno}: expected a JSON object with vid and legal_range")
-    for key in ("vid", "legal_range"):
-        if key not in rec:
-            raise KeppError(f"{path}:{lineno}: missing key {key!r} (expected vid, legal_range, optional task)")
-    ids = rec["legal_range"]
-    if type(ids) is not list or not all(type(a) is int for a in ids):
-        raise KeppError(f"{path}:{lineno}: 'legal_range' must be a list of action ids (integers)")
-    if not ids:
-        raise KeppError(f"{path}:{lineno}: 'legal_range' is empty")
-    bad = next((a for a in ids if not 0 <= a <= MAX_ACTION_ID), None)
-    if bad is not None:
-        raise KeppError(f"{path}:{lineno}: action id {bad} is outside 0..{MAX_ACTION_ID}")
-    task = rec.get("task", NO_TASK)
-    if not isinstance(task, (str, int)) or isinstance(task, bool):
-        raise KeppError(f"{path}:{lineno}: 'task' must be a string or a number")
-    return str(rec["vid"]), str(task), ids
+class OfficialRow(Struct):
+    """The schema of one line of an official training list."""
+
+    HINTS: ClassVar[dict[str, str]] = {
+        "legal_range": f"a list of action ids (integers 0..{MAX_ACTION_ID:,})", "task": "a task id or number"}
+    vid: Id
+    legal_range: Annotated[list[Annotated[int, Meta(ge=0, le=MAX_ACTION_ID)]], Meta(min_length=1, max_length=MAX_STEPS)]
+    task: Name | Annotated[int, Meta(ge=0, le=2**63 - 1)] | None = None
+
+
+_ROW = msgspec.json.Decoder(OfficialRow)
 
 
 def load_official_list(root: str | Path, features: str | Path | None = None, seed: int = 0,
-                       name: str = "official-list") -> Dataset:
+                       name: str = "official-list", roots: Sequence[Path] | None = None) -> Dataset:
     """Read an official training list (see the module docstring); ``features`` and ``seed``
     are accepted for the loader interface and unused (no times, no split to draw)."""
-    path = Path(root)
-    if not path.is_file():
+    path = check_under(root, roots)
+    if not path.exists():
         raise KeppError(f"{path}: official training list not found (JSON lines with vid, legal_range)")
     rows, seen = [], {}
-    for lineno, text in enumerate(read_text_utf8(path).splitlines(), 1):
-        if not text.strip():
-            continue
-        vid, task, ids = _line(path, lineno, text)
-        if vid in seen:
-            raise KeppError(f"{path}:{lineno}: duplicate vid {vid!r} (first on line {seen[vid]})")
-        seen[vid] = lineno
-        rows.append((vid, task, ids))
+    for where, raw in iter_lines(path):
+        row = decode_json(raw, OfficialRow, where, _ROW)
+        if row.vid in seen:
+            raise KeppError(f"{where}: duplicate vid {row.vid!r} (first on line {seen[row.vid]})")
+        seen[row.vid] = where.rpartition(":")[2]
+        rows.append((row.vid, NO_TASK if row.task is None else str(row.task), row.legal_range))
     if not rows:
         raise KeppError(f"{path}: no plans found")
     actions = official_actions(max(a for _, _, ids in rows for a in ids) + 1)

@@ -12,14 +12,18 @@ from __future__ import annotations
 import json
 import re
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Annotated, ClassVar, Literal
+
+import msgspec
 
 from kepp_core.data.feature_files import FeatureShapes, find_file
-from kepp_core.data.records import (SPLITS, Dataset, Step, Task, Video, check_segments, parse_duration,
+from kepp_core.data.records import (MAX_LABEL_CHARS, MAX_STEPS, Dataset, Step, Task, Video, check_segments, parse_duration,
                                    seeded_split, vocabulary_from)
 from kepp_core.errors import KeppError
-from kepp_core.io import atomic_open, iter_jsonl
+from kepp_core.io import MAX_PATH_CHARS, atomic_open, check_under, iter_lines
+from kepp_core.schema import Id, Int64, Meta, Name, Struct, decode_json
 
 
 _INTEGER = re.compile(r"-?[0-9]+")  # ASCII digits only: "²".isdigit() is True, int("²") fails
@@ -34,8 +38,9 @@ def _resolve(root: Path) -> Path:
 
 
 def load_plans(root: str | Path, features: str | Path | None = None, seed: int = 0,
-               name: str = "plans") -> Dataset:
-    """Load a plans-JSONL file. Labels that are all integers are ordered numerically."""
+               name: str = "plans", roots: Sequence[Path] | None = None) -> Dataset:
+    """Load a plans-JSONL file. Labels that are all integers are ordered numerically. ``roots``
+    (the app's allowed folders): every feature file a line names must lie under one of them."""
     path = _resolve(Path(root))
     feat_dir = Path(features) if features is not None else path.parent / "features"
     if features is not None and not feat_dir.is_dir():
@@ -43,12 +48,14 @@ def load_plans(root: str | Path, features: str | Path | None = None, seed: int =
     rows = []
     seen_ids = set()
     shapes = FeatureShapes()
-    for where, rec in iter_jsonl(path):
-        vid, task, split, steps, segs, duration, feat = check_plan_row(rec, where)
+    for where, raw in iter_lines(path):
+        vid, task, split, steps, segs, duration, feat = check_plan_row(raw, where)
         if vid in seen_ids:
             raise KeppError(f"{where}: duplicate video id {vid!r}")
         seen_ids.add(vid)
         feat = (path.parent / feat) if feat else find_file(feat_dir, [f"{vid}.npy"])
+        if feat is not None:
+            check_under(feat, roots, where)
         if feat is not None and not Path(feat).is_file():
             raise KeppError(f"{where}: feature file {feat} not found")
         if feat is not None and duration is None:
@@ -89,42 +96,46 @@ def action_order(labels) -> list[str]:
     return vocabulary_from(labels)
 
 
-def check_plan_row(rec: dict, where: str):
-    """The checked fields of one plans-JSONL line: ``(video, task, split or None, steps,
-    segments or None, duration or None, features or None)``; every per-line check of the format
-    lives here, so :func:`load_plans` and :func:`iter_plan_rows` refuse the same lines."""
-    if type(rec) is not dict:
-        raise KeppError(f"{where}: expected a JSON object, got {type(rec).__name__}")
-    for key in ("video", "task", "steps"):
-        if key not in rec:
-            raise KeppError(f"{where}: missing key {key!r} (expected video, task, steps)")
-    steps = rec["steps"]
-    if type(steps) is not list or not set(map(type, steps)) <= {str, int}:
-        raise KeppError(f"{where}: 'steps' must be a list of step labels")
-    if not steps:
-        raise KeppError(f"{where}: 'steps' is empty (expected at least one step label)")
+
+
+class PlanRow(Struct):
+    """The schema of one plans-JSONL line (see the module docstring); extra keys are ignored."""
+
+    HINTS: ClassVar[dict[str, str]] = {
+        "steps": "a list of step labels", "split": "'train' or 'test'", "segments": "[start, end] pairs of seconds",
+        "duration": "a number of seconds", "features": "a file path"}
+
+    video: Id
+    task: Name
+    steps: Annotated[list[Annotated[str, Meta(max_length=MAX_LABEL_CHARS)] | Int64],
+                     Meta(min_length=1, max_length=MAX_STEPS)]
+    split: Literal["train", "test"] | None = None
+    segments: list[tuple[float, float]] | None = None
+    duration: float | None = None
+    features: Annotated[str, Meta(min_length=1, max_length=MAX_PATH_CHARS, pattern=r"^[^\x00]*$")] | None = None
+
+
+_ROW = msgspec.json.Decoder(PlanRow)
+
+
+def check_plan_row(raw: bytes, where: str):
+    """The checked fields of one plans-JSONL line (its bytes): ``(video, task, split or None,
+    steps, segments or None, duration or None, features or None)``. The line is decoded by the
+    :class:`PlanRow` schema (types, ids, sizes), then the rules between fields are checked; every
+    per-line check of the format lives here, so :func:`load_plans` and :func:`iter_plan_rows`
+    refuse the same lines."""
+    rec = decode_json(raw, PlanRow, where, _ROW)
+    steps = rec.steps
     steps = tuple(steps) if all(type(x) is str for x in steps) else tuple(map(str, steps))
     if any(not s.strip() for s in steps):
         raise KeppError(f"{where}: 'steps' holds an empty step label")
-    split = rec.get("split")
-    if split is not None and split not in SPLITS:
-        raise KeppError(f"{where}: split {split!r} is not 'train' or 'test'")
-    segs = rec.get("segments")
-    if segs is not None:
-        if (type(segs) is not list or len(segs) != len(steps)
-                or not all(isinstance(x, list) and len(x) == 2 for x in segs)):
-            raise KeppError(f"{where}: 'segments' must be {len(steps)} [start, end] pairs (one per step)")
-        try:
-            segs = [(float(a), float(b)) for a, b in segs]
-        except (TypeError, ValueError, OverflowError):
-            raise KeppError(f"{where}: segment times must be numbers") from None
-    duration = parse_duration(rec.get("duration"), where)
+    segs = rec.segments
+    if segs is not None and len(segs) != len(steps):
+        raise KeppError(f"{where}: 'segments' must be {len(steps)} [start, end] pairs (one per step)")
+    duration = parse_duration(rec.duration, where)
     if segs is not None:
         check_segments(segs, where, duration)
-    feat = rec.get("features")
-    if feat is not None and not isinstance(feat, str):
-        raise KeppError(f"{where}: 'features' must be a file path, got {feat!r}")
-    return str(rec["video"]), str(rec["task"]), split, steps, segs, duration, feat
+    return rec.video, rec.task, rec.split, steps, segs, duration, rec.features
 
 
 def iter_plan_rows(root: str | Path, seed: int = 0, progress: bool = False) -> Iterator[tuple[str, str, str, tuple, tuple]]:
@@ -141,8 +152,8 @@ def iter_plan_rows(root: str | Path, seed: int = 0, progress: bool = False) -> I
 
         bar = tqdm(unit=" plans", unit_scale=True, desc=path.name, dynamic_ncols=True)
     done = 0
-    for where, rec in iter_jsonl(path):  # the loader's reader: invalid UTF-8 and non-objects named by line
-        vid, task, split, labels, segs, _duration, _feat = check_plan_row(rec, where)
+    for where, raw in iter_lines(path):  # the loader's reader and schema: the same lines refused
+        vid, task, split, labels, segs, _duration, _feat = check_plan_row(raw, where)
         if split is None:
             split = seeded_split([vid], seed=seed)[vid]
         plan = labels if segs is None else tuple(labels[k] for k in sorted(range(len(labels)), key=lambda k: segs[k]))

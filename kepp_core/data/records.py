@@ -133,6 +133,8 @@ SEGMENT_SLACK = 1.0  # seconds an annotation may run past the video (rounding in
 
 
 MAX_VIDEO_SECONDS = 86_400.0  # a day: longer "videos" are unit mistakes, and per-second arrays would not fit
+MAX_LABEL_CHARS = 1_000  # a step label or task name; longer is not a label
+MAX_STEPS = 10_000  # steps of one video's plan: the longest of any dataset here has 23
 
 
 def parse_duration(value, where: str) -> float | None:

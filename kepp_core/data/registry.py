@@ -3,7 +3,7 @@ KEPP training lists) and ``demo`` (the synthetic world)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kepp_core.data.coin import load_coin
@@ -25,10 +25,12 @@ LOADERS: dict[str, Callable[..., Dataset]] = {
 
 
 def load_dataset(name: str, root: str | Path | None, features: str | Path | None = None,
-                 seed: int = 0, coin_actions: str = "steps") -> Dataset:
+                 seed: int = 0, coin_actions: str = "steps", roots: Sequence[Path] | None = None) -> Dataset:
     """Load the dataset ``name`` from ``root``.
 
     ``coin_actions`` (COIN only): ``steps`` (one action per COIN step id) or ``labels``.
+    ``roots``: the app's allowed folders (resolved); every file the dataset's files name must lie
+    under one of them (None, on the command line: any path the user's files name).
 
     >>> ds = load_dataset("plans", "../shared/data/niv/plans.jsonl")  # doctest: +SKIP
     """
@@ -44,5 +46,5 @@ def load_dataset(name: str, root: str | Path | None, features: str | Path | None
     if not Path(root).exists():
         raise KeppError(f"{root}: dataset path does not exist")
     if name == "coin":
-        return load_coin(root, features=features, seed=seed, actions=coin_actions)
-    return LOADERS[name](root, features=features, seed=seed)
+        return load_coin(root, features=features, seed=seed, actions=coin_actions, roots=roots)
+    return LOADERS[name](root, features=features, seed=seed, roots=roots)

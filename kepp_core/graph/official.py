@@ -26,7 +26,9 @@ from pathlib import Path
 from kepp_core.data.official import official_actions
 from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError
-from kepp_core.graph.build import ProcedureGraph
+from kepp_core.graph.build import MAX_COUNT, ProcedureGraph
+from kepp_core.io import read_bytes
+from kepp_core.schema import check_pickle
 from kepp_core.graph.sparse import EdgeCounts
 
 # Globals a pickled networkx DiGraph references (checked with pickletools on networkx 3.x, protocols 0-5).
@@ -43,6 +45,7 @@ ALLOWED = frozenset({
 WEIGHTINGS = ("counts", "out-edge normalised")
 MAX_DENOMINATOR = 10**9  # out-edge counts up to this are recovered exactly from normalised weights
 MAX_NODE_ID = 1_000_000
+MAX_PICKLE_BYTES = 2**30  # official graph pickles are a few megabytes
 
 
 class RefusedGlobal(pickle.UnpicklingError):
@@ -68,33 +71,61 @@ def read_graph_pickle(path: str | Path):
     import networkx as nx
 
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise KeppError(f"{path}: graph pickle not found")
+    data = read_bytes(path, MAX_PICKLE_BYTES)
+    check_pickle(data, str(path))  # bounded nesting and size before anything is built
     try:
-        obj = GraphUnpickler(io.BytesIO(path.read_bytes())).load()
+        obj = GraphUnpickler(io.BytesIO(data)).load()
     except RefusedGlobal as e:
         raise KeppError(f"{path}: refused to load global {e} (an official graph pickle holds only a "
                         f"networkx DiGraph; nothing was run)") from None
-    except pickle.UnpicklingError as e:
-        raise KeppError(f"{path}: not a readable pickle ({e})") from None
-    except (EOFError, ValueError, TypeError, AttributeError, IndexError, KeyError, MemoryError) as e:
-        raise KeppError(f"{path}: not a readable pickle ({type(e).__name__}: {e})") from None
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError, KeyError,
+            MemoryError, RecursionError, OverflowError) as e:  # the message may quote the file: not shown
+        raise KeppError(f"{path}: not a readable pickle of a networkx DiGraph ({type(e).__name__} while "
+                        f"loading it)") from None
     if type(obj) is not nx.DiGraph:
         raise KeppError(f"{path}: holds a {type(obj).__name__}, not a networkx DiGraph")
     return obj
 
 
 def _edges(g, path: Path) -> list[tuple[int, int, float]]:
-    out = []
-    for node in g.nodes:
+    """The ``(from, to, weight)`` edges of an unpickled graph, every part checked: what the pickle
+    put in the graph's dictionaries is untrusted (a list where networkx keeps a dict, a string as
+    edge data), so anything else than networkx's own layout is one error naming the part."""
+    try:
+        nodes, edges = list(g.nodes), list(g.edges(data=True))
+    except (AttributeError, TypeError, ValueError, KeyError, IndexError, RecursionError):
+        raise KeppError(f"{path}: not a networkx DiGraph as networkx pickles one (its node or edge "
+                        f"tables are malformed)") from None
+    for node in nodes:
         if type(node) is not int or not 0 <= node <= MAX_NODE_ID:
-            raise KeppError(f"{path}: node {node!r} is not an action id (an integer 0..{MAX_NODE_ID})")
-    for u, v, data in g.edges(data=True):
+            raise KeppError(f"{path}: a node is {_kind(node)}, not an action id (an integer 0..{MAX_NODE_ID:,})")
+    out = []
+    for u, v, data in edges:
+        if type(data) is not dict:
+            raise KeppError(f"{path}: edge {u} → {v} has {_kind(data)} as its data (expected a dict with 'weight')")
         w = data.get("weight")
-        if type(w) not in (int, float) or not math.isfinite(w) or w <= 0:
-            raise KeppError(f"{path}: edge {u} → {v} has weight {w!r} (expected a positive number)")
+        ok = (type(w) is int and 0 < w <= MAX_COUNT) or (type(w) is float and math.isfinite(w) and w > 0)
+        if not ok:
+            raise KeppError(f"{path}: edge {u} → {v} has weight {_kind(w)} (expected a positive number; "
+                            f"counts at most {MAX_COUNT:,})")
         out.append((u, v, w))
+    if not out:
+        raise KeppError(f"{path}: the graph has no edges (an official P²KG has the transitions of its plans)")
     return out
+
+
+def _kind(value) -> str:
+    """A value of an unpickled graph as an error message shows it: numbers as they are, anything
+    else by its type (its text could be anything, of any length).
+
+    >>> _kind(3), _kind(2.5), _kind([[1]]), _kind(None)
+    ('3', '2.5', 'a list', 'None')
+    """
+    if value is None or (type(value) in (int, float) and abs(value) < 1e30):
+        return repr(value)
+    return f"a {type(value).__name__}" if type(value).__name__[0] not in "aeiou" else f"an {type(value).__name__}"
 
 
 def official_counts(edges: list[tuple[int, int, float]], path: Path) -> tuple[list[int], str]:
@@ -134,10 +165,14 @@ def import_graph_pickle(path: str | Path, dataset: Dataset | None = None) -> Pro
     else:
         actions, name = official_actions(top + 1), "official"
     n = len(actions)
+    if max(counts) > MAX_COUNT:
+        raise KeppError(f"{path}: its {weighting} weights give counts beyond {MAX_COUNT:,}; not a graph of plans")
     ec = EdgeCounts.from_coo(n, [u for u, _, _ in edges], [v for _, v, _ in edges], counts)
     zeros = [0] * n
-    return ProcedureGraph(actions, ec, zeros, zeros, {}, name, "train",
-                          source={"imported_from": str(path), "weighting": weighting})
+    g = ProcedureGraph(actions, ec, zeros, zeros, {}, name, "train",
+                       source={"imported_from": str(path), "weighting": weighting})
+    # what is written is what every reader accepts: the graph goes through the graph file's own checks
+    return ProcedureGraph.from_json(g.to_json(), str(path))
 
 
 __all__ = ["ALLOWED", "WEIGHTINGS", "GraphUnpickler", "RefusedGlobal", "import_graph_pickle", "official_counts", "read_graph_pickle"]

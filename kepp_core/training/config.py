@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field, fields, replace
 
-from kepp_core.catalog import MAX_SEED, PLAN_CONDITIONS, SAMPLERS
+from kepp_core.catalog import MAX_HORIZON, MAX_SEED, PLAN_CONDITIONS, SAMPLERS
 from kepp_core.errors import KeppError, unknown_name_error
+from kepp_core.schema import convert
 
 
 @dataclass
@@ -113,13 +114,15 @@ def apply_overrides(cfg: TrainConfig, **overrides) -> TrainConfig:
     if bad:
         raise KeppError(f"unknown training option(s) {bad}")
     cfg = replace(cfg, **{k: v for k, v in overrides.items() if v is not None})
+    # every field's type, as the command line's own options have them ("x" is not a learning rate)
+    cfg = convert(asdict(cfg), TrainConfig, "training options")
     validate(cfg)
     return cfg
 
 
 WINDOWS = ("memory", "mapped")  # where training reads observation windows from
 # Upper bounds that keep a typo from allocating terabytes (a U-Net of width 4096 is already huge).
-LIMITS = {"dim": 4096, "n_steps": 100_000, "horizon": 64, "m": 64, "R": 1000, "sampler_steps": 100_000}
+LIMITS = {"dim": 4096, "n_steps": 100_000, "horizon": MAX_HORIZON, "m": 64, "R": 1000, "sampler_steps": 100_000}
 MAX_MULT, MAX_LEVELS = 16, 6  # the U-Net's width multipliers: each 1..16, at most 6 levels
 
 

@@ -17,7 +17,6 @@ command runs on one process without ``torchrun``.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import functools
 import hashlib
 import inspect
@@ -27,6 +26,9 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated, Any, ClassVar
+
+import msgspec
 
 import torch
 from torch import nn
@@ -34,8 +36,9 @@ from tqdm import tqdm
 
 from kepp_core.catalog import LOG_FILE
 from kepp_core.errors import KeppError
-from kepp_core.io import (atomic_write_json, atomic_write_text, ensure_folder, fault_point, parse_json, read_json,
-                          read_text_utf8, remove_stale_temporaries)
+from kepp_core.io import (atomic_write_json, atomic_write_text, ensure_folder, fault_point, read_bytes, read_json,
+                          remove_stale_temporaries, writer_lock)
+from kepp_core.schema import Meta, Struct, decode_json
 from kepp_core.models.checkpoint import (CONFIG, WEIGHTS, load_tensors, new_save_id, save_checkpoint,
                                          save_tensors, tensors_id)
 from kepp_core.training.config import TrainConfig, lr_at
@@ -81,44 +84,16 @@ def runtime() -> Runtime:
     return Runtime(torch.device("cuda" if torch.cuda.is_available() else "cpu"))
 
 
-LOCK = ".kepp-train.lock"  # held (flock) by the one training run that writes into a folder
-
-
 @contextlib.contextmanager
 def output_lock(out: str | Path | None) -> Iterator[None]:
-    """Hold ``out``'s training lock for the block: a second run into the same folder is refused
-    (naming the holder's pid) instead of interleaving its logs and checkpoints. The kernel drops
-    the lock when its process dies, so a killed run never leaves a stale lock behind. Only the
-    writing rank of a distributed run takes it."""
+    """Hold ``out``'s writer lock (:func:`kepp_core.io.writer_lock`) for the block: a second run
+    into the same folder is refused (naming the holder's pid) instead of interleaving its logs and
+    checkpoints. Only the writing rank of a distributed run takes it."""
     if out is None or not runtime().main:
         yield
         return
-    path = ensure_folder(out) / LOCK
-    with open(path, "a+", encoding="utf-8") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            f.seek(0)
-            holder = f.read().strip()[:20] or "unknown"
-            raise KeppError(f"{out}: another training run (pid {holder}) is writing into this folder; "
-                            f"wait for it to finish or train into another folder") from None
-        try:
-            same = os.fstat(f.fileno()).st_ino == os.stat(path).st_ino
-        except FileNotFoundError:  # the holder finished and removed it between our open and lock
-            same = False
-        if not same:
-            raise KeppError(f"{out}: another training run was writing into this folder a moment ago; "
-                            f"run again")
-        f.seek(0)
-        f.truncate()
-        f.write(f"{os.getpid()}\n")
-        f.flush()
-        try:
-            yield
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()  # still held: a run that opens the name from now on makes a new lock
-            fcntl.flock(f, fcntl.LOCK_UN)
+    with writer_lock(out, "training run"):
+        yield
 
 
 def holds_output_lock(train: Callable) -> Callable:
@@ -362,15 +337,33 @@ def _remove_unreferenced_states(out: Path, keep: str) -> None:
             p.unlink(missing_ok=True)
 
 
+class ResumeState(Struct):
+    """The schema of ``state.json``: the commit point of a resume state (see the module docstring)."""
+
+    HINTS: ClassVar[dict[str, str]] = {"step": "the optimisation steps done", "param_groups": "the optimiser's groups",
+                                       "tensors": "the state's tensors file (state-<step>.safetensors)"}
+    step: Annotated[int, Meta(ge=0, le=2**40)]
+    param_groups: list[dict[str, Any]]
+    best: float | None = None
+    bad_rounds: Annotated[int, Meta(ge=0, le=2**40)] = 0
+    best_record: dict[str, Any] | None = None
+    tensors: Annotated[str, Meta(pattern=r"^state(-[0-9]{8})?\.safetensors$")] | None = None
+    tensors_id: Annotated[str, Meta(max_length=64)] | None = None
+    train: dict[str, Any] | None = None
+
+
 def _load_state(out: Path, model: nn.Module, opt: torch.optim.Optimizer, cfg: TrainConfig,
                 rt: Runtime, extra: nn.Module | None = None) -> tuple[int, float, int, dict | None]:
-    try:
-        st = parse_json(read_text_utf8(out / STATE_JSON), f"{out / STATE_JSON}")
-        if not isinstance(st, dict) or not isinstance(st.get("step"), int):
-            raise ValueError("expected an object with an integer 'step'")
-    except ValueError as e:
-        raise KeppError(f"{out / STATE_JSON}: corrupt resume state ({e})") from None
-    path = out / st.get("tensors", STATE)
+    where = str(out / STATE_JSON)
+    state_json = decode_json(read_bytes(out / STATE_JSON, 2**24), ResumeState, where, lines=True)
+    if state_json.step > cfg.train_steps:
+        raise KeppError(f"{where}: resume state at step {state_json.step:,}, beyond the run's {cfg.train_steps:,} "
+                        f"training steps (not this run's state); train again without resuming")
+    if len(state_json.param_groups) != len(opt.param_groups):
+        raise KeppError(f"{where}: 'param_groups' has {len(state_json.param_groups)} groups, the optimiser "
+                        f"{len(opt.param_groups)} (not this run's state); train again without resuming")
+    st = msgspec.structs.asdict(state_json)
+    path = out / (st["tensors"] or STATE)
     if st.get("tensors_id") is not None and tensors_id(path) != st["tensors_id"]:
         raise KeppError(f"{path}: does not belong to {STATE_JSON} (different save ids); train again "
                         f"without resuming")
@@ -388,7 +381,11 @@ def _load_state(out: Path, model: nn.Module, opt: torch.optim.Optimizer, cfg: Tr
         if k.startswith("optim."):
             _, pid, name = k.split(".", 2)
             state.setdefault(int(pid), {})[name] = v.to(rt.device) if name != "step" else v
-    opt.load_state_dict({"state": state, "param_groups": st["param_groups"]})
+    try:
+        opt.load_state_dict({"state": state, "param_groups": st["param_groups"]})
+    except (ValueError, KeyError, TypeError, RuntimeError) as e:
+        raise KeppError(f"{where}: the optimiser state does not fit this run ({type(e).__name__}); train again "
+                        f"without resuming") from None
     if "rng.cpu" in tensors:
         torch.set_rng_state(tensors["rng.cpu"])
         if rt.rank:
@@ -424,5 +421,5 @@ def _log_lines(log: Path) -> list[str]:
     return out
 
 
-__all__ = ["LOCK", "LOG", "WEIGHTS", "Runtime", "fit", "holds_output_lock", "output_lock", "runtime", "set_cpu_threads",
+__all__ = ["LOG", "WEIGHTS", "Runtime", "fit", "holds_output_lock", "output_lock", "runtime", "set_cpu_threads",
            "weights_digest"]

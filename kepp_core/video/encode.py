@@ -14,11 +14,13 @@ import math
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Annotated, ClassVar
 
 import numpy as np
 
 from kepp_core.errors import KeppError
-from kepp_core.io import atomic_write_bytes, atomic_write_json, parse_json, read_text_utf8
+from kepp_core.io import atomic_write_bytes, atomic_write_json, read_bytes
+from kepp_core.schema import Meta, Struct, decode_json
 from kepp_core.video.decode import decode_frames, frame_indices, open_video
 from kepp_core.video.encoders import FeatureEncoder, check_features, get_encoder
 
@@ -113,15 +115,24 @@ def save_features(path: str | os.PathLike, feats: np.ndarray) -> None:
     atomic_write_bytes(path, buffer.getvalue())
 
 
+MAX_FEATURE_DIM = 65_536  # per-second feature widths: 256 built in, 512 for S3D
+
+
+class Manifest(Struct):
+    """The schema of a feature cache's ``features.json`` (other keys are ignored)."""
+
+    HINTS: ClassVar[dict[str, str]] = {"encoder": "an encoder name", "dim": f"a feature width 1..{MAX_FEATURE_DIM}"}
+    encoder: Annotated[str, Meta(min_length=1, max_length=1000, pattern=r"^[^\x00-\x1f\x7f-\x9f]+$")]
+    dim: Annotated[int, Meta(ge=1, le=MAX_FEATURE_DIM)] | None = None
+
+
 def read_manifest(features_dir: Path) -> dict | None:
-    """The ``features.json`` of a feature cache, or None where there is none."""
+    """The ``features.json`` of a feature cache (checked by :class:`Manifest`), or None where there is none."""
     path = Path(features_dir) / MANIFEST
-    if not path.is_file():
+    if not path.exists():
         return None
-    data = parse_json(read_text_utf8(path), str(path))
-    if not isinstance(data, dict) or "encoder" not in data:
-        raise KeppError(f"{path}: expected an object with 'encoder' and 'dim'")
-    return data
+    m = decode_json(read_bytes(path, 2**20), Manifest, str(path), lines=True)
+    return {"encoder": m.encoder, "dim": m.dim}
 
 
 def write_manifest(features_dir: Path, encoder_name: str, dim: int) -> None:

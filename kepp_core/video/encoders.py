@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import inspect
 import math
 import warnings
 from pathlib import Path
@@ -258,7 +259,26 @@ def get_encoder(spec: str | FeatureEncoder = "builtin") -> FeatureEncoder:
         fn = fn()
     if not callable(fn):
         raise KeppError(f"encoder {spec!r} is not callable")
+    check_takes_frames(fn, spec)
     return CallableEncoder(fn, name=f"callable:{spec}")
+
+
+def check_takes_frames(fn, spec: str) -> None:
+    """Refuse, before it is ever called, a callable that cannot be called as ``fn(frames, fps)``
+    (``os:system`` takes one argument; a builtin without a signature cannot be checked).
+
+    >>> check_takes_frames(lambda frames, fps: frames, "pkg:f")
+    >>> import os
+    >>> check_takes_frames(os.system, "os:system")
+    Traceback (most recent call last):
+    ...
+    kepp_core.errors.KeppError: encoder 'os:system' does not take (frames, fps): expected a function f(frames, fps) -> [seconds, D]
+    """
+    try:
+        inspect.signature(fn).bind(np.zeros((1, 1, 1, 3), np.uint8), 1.0)
+    except (TypeError, ValueError):
+        raise KeppError(f"encoder {spec!r} does not take (frames, fps): expected a function "
+                        f"f(frames, fps) -> [seconds, D]") from None
 
 
 def encoder_name(spec: str) -> str:

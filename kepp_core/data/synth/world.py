@@ -37,7 +37,8 @@ from kepp_core.data.synth.render import Knobs, Segment, look_of, render_video
 from kepp_core.catalog import MAX_SEED
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.paths import REPO_ROOT, cache_folder
-from kepp_core.io import atomic_open, atomic_write_json, atomic_write_text, read_json, remove_stale_temporaries
+from kepp_core.io import (FolderBusy, atomic_open, atomic_write_json, atomic_write_text, read_bytes,
+                          read_json, remove_stale_temporaries, writer_lock)
 from kepp_core.video.encode import encode_video, save_features, write_manifest
 from kepp_core.video.encoders import BuiltinEncoder
 from kepp_core.video.write import write_video
@@ -259,7 +260,7 @@ def generate_world(out: str | os.PathLike, seed: int = 0, videos: int | None = N
     config = {"version": WORLD_VERSION, "seed": seed, "difficulty": difficulty, "knobs": asdict(knobs),
               "videos": videos if source is not None or videos is not None else DEFAULT_VIDEOS,
               "from_plans": None if source is None else
-              {"file": source.name, "sha1": hashlib.sha1(source.read_bytes()).hexdigest()
+              {"file": source.name, "sha1": hashlib.sha1(read_bytes(source)).hexdigest()
                if source.is_file() else None},
               "encoder": BuiltinEncoder.name}
     fp = _fingerprint(config)
@@ -268,7 +269,15 @@ def generate_world(out: str | os.PathLike, seed: int = 0, videos: int | None = N
         tasks, specs = _builtin_specs(seed, config["videos"], knobs)
     else:
         tasks, specs = _plans_specs(source, seed, videos, knobs)  # bad input fails before any write
-    _prepare(out, fp)
+    with writer_lock(out, "kepp data synth"):  # one writer: two seeds into one folder would mix two worlds
+        _prepare(out, fp)
+        _write_world(out, seed, config, fp, tasks, specs, knobs, workers, progress, started)
+    return out
+
+
+def _write_world(out: Path, seed: int, config: dict, fp: str, tasks, specs: list[VideoSpec], knobs: Knobs,
+                 workers: int | None, progress: bool, started: float) -> None:
+    """Write annotations, videos, features and ``world.json`` (then ``.complete``) into ``out``."""
     atomic_write_json(out / "world.json", {**config, "fingerprint": fp, "complete": False})
     _write_annotations(out, tasks, specs)
     labels = {s for _, _, steps in tasks for s in steps}
@@ -295,7 +304,6 @@ def generate_world(out: str | os.PathLike, seed: int = 0, videos: int | None = N
                "build_seconds": round(time.perf_counter() - started, 2)}
     atomic_write_json(out / "world.json", summary)
     atomic_write_text(out / MARKER, fp + "\n")
-    return out
 
 
 def _run_workers(out: Path, seed: int, knobs: Knobs, looks: dict, specs: list[VideoSpec], workers: int,
@@ -390,9 +398,15 @@ def ensure_world(root: str | os.PathLike | None = None, seed: int = 0, videos: i
                  difficulty: str = "default", progress: bool = True, workers: int | None = None,
                  **knob_overrides) -> Path:
     """The complete world at ``root`` (default: ``default_world_root()``), generated only if it
-    is missing, incomplete or was made with other settings."""
+    is missing, incomplete or was made with other settings. Processes that ask for it at once
+    (the test suite's workers, two app sessions) build it once: the others wait for the builder's
+    writer lock and then find it ready."""
     root = Path(root) if root is not None else default_world_root()
-    if world_ready(root, seed, videos, difficulty, **knob_overrides):
-        return root
-    return generate_world(root, seed=seed, videos=videos, difficulty=difficulty, progress=progress,
-                          workers=workers, **knob_overrides)
+    while not world_ready(root, seed, videos, difficulty, **knob_overrides):
+        try:
+            return generate_world(root, seed=seed, videos=videos, difficulty=difficulty, progress=progress,
+                                  workers=workers, **knob_overrides)
+        except FolderBusy:  # another process is building it: wait for it, then look again
+            with writer_lock(root, "wait for the demo world", wait=True):
+                pass
+    return root

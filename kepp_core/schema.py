@@ -1,0 +1,212 @@
+"""Schemas of untrusted files: every field's type, range and size checked in one pass before use.
+
+Each format a user or a visitor hands the package (plans-JSONL lines, official lists, COIN
+records, feature manifests and shape caches, training state, app configs) is described once,
+as a :class:`msgspec.Struct` beside its reader, built from the types here: :data:`Id` (video
+and task ids: non-empty, no control characters, no path separators, at most
+:data:`MAX_ID_CHARS`), :data:`Int64`, :data:`Finite`, :data:`Count`. Rules that span fields
+(one segment per step, segments within the duration) live in the struct's ``__post_init__``,
+so a record that decodes is a record that is valid. :func:`decode_json` and :func:`convert`
+turn a refusal into one :class:`~kepp_core.errors.KeppError` naming the file (and line) and the
+key, and never quote more of the file than the offending value.
+
+>>> class Row(Struct):
+...     video: Id
+...     steps: Annotated[list[str], Meta(min_length=1)]
+>>> decode_json(b'{"video": "v1", "steps": ["a"]}', Row, "plans.jsonl:1")
+Row(video='v1', steps=['a'])
+>>> decode_json(b'{"video": "../v1", "steps": ["a"]}', Row, "plans.jsonl:1")
+Traceback (most recent call last):
+...
+kepp_core.errors.KeppError: plans.jsonl:1: 'video' must be an id (non-empty, no control characters or path separators, at most 200 characters)
+>>> decode_json(b'{"video": 7, "steps": ["a"]}', Row, "plans.jsonl:1")
+Traceback (most recent call last):
+...
+kepp_core.errors.KeppError: plans.jsonl:1: 'video': expected a string, got an integer
+"""
+
+from __future__ import annotations
+
+import pickletools
+import re
+from typing import Annotated, Any, TypeVar
+
+import msgspec
+from msgspec import Meta, Struct
+
+from kepp_core.errors import KeppError
+from kepp_core.io import decode_utf8, parse_json, utf8_text
+
+T = TypeVar("T")
+
+MAX_ID_CHARS = 200
+# no C0/C1 control characters (NUL, ESC, newlines) and no path separators
+ID_PATTERN = r"^[^\x00-\x1f\x7f-\x9f/\\]+$"
+Id = Annotated[str, Meta(min_length=1, max_length=MAX_ID_CHARS, pattern=ID_PATTERN)]
+# task ids and names: never a path (feature files are matched against a folder's listing), so a "/"
+# may stay ("Make Coffee / Tea"); no control characters, non-empty
+NAME_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]*[^\x00-\x1f\x7f-\x9f\s][^\x00-\x1f\x7f-\x9f]*$"
+Name = Annotated[str, Meta(min_length=1, max_length=MAX_ID_CHARS, pattern=NAME_PATTERN)]
+Int64 = Annotated[int, Meta(ge=-(2**63), le=2**63 - 1)]  # what a C long, numpy and torch hold
+Count = Annotated[int, Meta(ge=0, le=2**53)]  # a count a float64 still holds exactly
+Finite = Annotated[float, Meta(ge=-1e308, le=1e308)]  # refuses NaN and the infinities too
+NonNegative = Annotated[float, Meta(ge=0, le=1e308)]
+
+_AT = re.compile(r"^(?P<msg>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
+_NAME_RULE = f"must be a name (not blank, no control characters, at most {MAX_ID_CHARS} characters)"
+_ID_RULE = (f"must be an id (non-empty, no control characters or path separators, at most "
+            f"{MAX_ID_CHARS} characters)")
+
+
+def _key_name(path: str) -> str:
+    """msgspec's ``$``-path as the message names it: ``.video`` -> ``'video'``,
+    ``.segments[0][1]`` -> ``'segments'[0][1]``, ``.train.lr`` -> ``'train.lr'``."""
+    m = re.match(r"^\.([^\[]+)(.*)$", path)
+    return f"'{m.group(1)}'{m.group(2)}" if m else path
+
+
+_KINDS = {"`object`": "a JSON object", "`array`": "a list", "`str`": "a string", "`float`": "a number",
+          "`int`": "an integer", "`bool`": "true or false", "`null`": "null"}
+
+
+def _describe(message: str, hints: dict[str, str]) -> str:
+    """msgspec's message in the package's words: ``'steps' must be a list of step labels
+    (expected a list, got a string)``, with the key path and the schema's hint for its key."""
+    m = _AT.match(message)
+    msg, path = m.group("msg"), m.group("path") or ""
+    name = _key_name(path)
+    inside = f" in {name}" if name else ""
+    if missing := re.match(r"Object missing required field `(.+)`", msg):
+        return f"missing key '{missing.group(1)}'{inside}"
+    if unknown := re.match(r"Object contains unknown field `(.+)`", msg):
+        return f"unknown key '{unknown.group(1)}'{inside}"
+    if "matching regex" in msg:
+        return f"{name or 'value'} {_NAME_RULE if NAME_PATTERN in msg.replace(chr(92) * 2, chr(92)) else _ID_RULE}"
+    msg = re.sub(r"`([^`]+)`", lambda k: " or ".join(_KINDS.get(f"`{t}`", t) for t in k.group(1).split(" | ")), msg)
+    msg = msg[:1].lower() + msg[1:]
+    top = re.match(r"^\.([^.\[]+)", path)
+    hint = hints.get(top.group(1)) if top else None
+    if hint is not None:
+        at = f" at {name}" if name != f"'{top.group(1)}'" else ""
+        return f"'{top.group(1)}' must be {hint} ({msg}{at})"
+    return f"{name}: {msg}" if name else msg
+
+
+def validation_error(e: msgspec.ValidationError | msgspec.DecodeError, where: str,
+                     schema: type | None = None) -> KeppError:
+    """A KeppError naming ``where`` and the key for a refusal by ``schema`` (its ``HINTS``, a
+    ``{key: what it must be}`` class attribute, phrase the message)."""
+    return KeppError(f"{where}: {_describe(str(e), getattr(schema, 'HINTS', {}))}")
+
+
+def decode_json(data: bytes | str, schema: type[T], where: str, decoder: msgspec.json.Decoder | None = None,
+                lines: bool = False) -> T:
+    """``data`` (one JSON document) decoded into ``schema``; invalid JSON, nesting the decoder
+    cannot follow and every refusal of the schema are a KeppError naming ``where``. Syntax errors
+    are described by :func:`kepp_core.io.parse_json` (the line, column or value at fault; with
+    ``lines``, ``where`` is a whole file and the message names the line)."""
+    try:
+        return (decoder or msgspec.json.Decoder(schema)).decode(data)
+    except msgspec.ValidationError as e:
+        raise validation_error(e, where, schema) from None
+    except RecursionError:
+        raise KeppError(f"{where}: JSON nested too deeply to read") from None
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        if isinstance(data, bytes):
+            data = utf8_text(data, where) if lines else decode_utf8(data, where)
+        parse_json(data, where, lines=lines)  # raises with the precise reason
+        raise KeppError(f"{where}: not readable JSON") from None
+
+
+def convert(obj: Any, schema: type[T], where: str) -> T:
+    """``obj`` (parsed JSON or TOML) checked against ``schema`` (strict types: no string read as
+    a number); a KeppError naming ``where`` and the key otherwise."""
+    try:
+        return msgspec.convert(obj, schema, strict=True)
+    except msgspec.ValidationError as e:
+        raise validation_error(e, where, schema) from None
+    except RecursionError:
+        raise KeppError(f"{where}: nested too deeply to read") from None
+
+
+def check_id(value: Any, what: str, where: str) -> str:
+    """``value`` when it is an :data:`Id`, else a KeppError naming ``where`` and ``what``.
+
+    >>> check_id("101", "task id", "tasks_primary.txt:1")
+    '101'
+    >>> check_id("a\\x1b[2J", "task id", "tasks_primary.txt:1")
+    Traceback (most recent call last):
+    ...
+    kepp_core.errors.KeppError: tasks_primary.txt:1: task id must be an id (non-empty, no control characters or path separators, at most 200 characters)
+    """
+    if type(value) is not str or not value or len(value) > MAX_ID_CHARS or not _ID.match(value):
+        raise KeppError(f"{where}: {what} {_ID_RULE}")
+    return value
+
+
+_ID = re.compile(ID_PATTERN)
+
+# Opcodes that change the object below their arguments in place (its depth grows by theirs).
+_IN_PLACE = frozenset({"APPEND", "APPENDS", "SETITEM", "SETITEMS", "ADDITEMS", "BUILD"})
+_MEMO_PUT = frozenset({"PUT", "BINPUT", "LONG_BINPUT"})
+_MEMO_GET = frozenset({"GET", "BINGET", "LONG_BINGET"})
+
+
+def check_pickle(data: bytes, where: str, max_depth: int = 64, max_ops: int = 50_000_000) -> None:
+    """Refuse, before anything is built, a pickle that nests objects deeper than ``max_depth`` or
+    has more than ``max_ops`` opcodes (a KeppError naming ``where``). The opcodes are walked with
+    :mod:`pickletools` and each stack entry's nesting depth is followed, so a tuple nested a million
+    times deep (hashing it as a dict key overflows the C stack: the interpreter crashes) is refused
+    without building it. Pickles a program writes for graphs or features nest a handful of levels.
+
+    >>> import pickle
+    >>> check_pickle(pickle.dumps({"a": [1, (2, 3)]}), "x.pkl")
+    >>> check_pickle(b"\\x80\\x02}" + b")" + b"\\x85" * 100 + b"K\\x01s.", "x.pkl")
+    Traceback (most recent call last):
+    ...
+    kepp_core.errors.KeppError: x.pkl: the pickle nests objects more than 64 levels deep (refused before loading)
+    """
+    stack: list[int | None] = []  # each entry's nesting depth; None marks a MARK
+    memo: dict[int, int] = {}
+    try:
+        for count, (op, arg, _pos) in enumerate(pickletools.genops(data), 1):
+            if count > max_ops:
+                raise KeppError(f"{where}: the pickle has more than {max_ops:,} opcodes (refused before loading)")
+            name = op.name
+            if name in _MEMO_PUT or name == "MEMOIZE":
+                memo[arg if name != "MEMOIZE" else len(memo)] = stack[-1] or 0
+                continue
+            if name in _MEMO_GET:
+                stack.append(memo.get(arg, 0))
+                continue
+            if name == "MARK":
+                stack.append(None)
+                continue
+            if name == "STOP":
+                break
+            before = [s.name for s in op.stack_before]
+            popped: list[int] = []
+            if "mark" in before:
+                k = len(stack) - 1 - stack[::-1].index(None)
+                popped, fixed = stack[k + 1:], before.index("mark")
+                del stack[k:]
+                popped = stack[len(stack) - fixed:] + popped if fixed else popped
+                del stack[len(stack) - fixed:]
+            elif before:
+                popped = stack[-len(before):]
+                if len(popped) < len(before) or None in popped:
+                    raise ValueError("stack underflow")
+                del stack[-len(before):]
+            if name in _IN_PLACE:
+                depth = max([popped[0]] + [1 + d for d in popped[1:]])
+            else:
+                depth = 1 + max(popped) if popped else 0
+            if depth > max_depth:
+                raise KeppError(f"{where}: the pickle nests objects more than {max_depth} levels deep "
+                                f"(refused before loading)")
+            stack.extend([depth] * len(op.stack_after))
+    except (ValueError, IndexError, TypeError) as e:  # truncated, unknown opcode, stack underflow
+        raise KeppError(f"{where}: not a readable pickle ({type(e).__name__} while reading its opcodes)") from None
+
+__all__ = ["Count", "Finite", "Id", "Int64", "MAX_ID_CHARS", "Meta", "Name", "NonNegative", "Struct", "check_id", "check_pickle",
+           "convert", "decode_json", "validation_error"]
