@@ -136,10 +136,12 @@ _PAGE_JS = """
                                       widthConstraint: {maximum: Math.max(40, 0.62 * colW / scale)}})));
     network.moveTo({position: {x: 0, y: 0}, scale: scale, animation: false});
     window.keppScale = scale;
-    if (grid.minEdge && scale < 1) {  // drawn smaller: an edge label keeps the type size it is read at
-      const edges = network.body.data.edges, px = Math.ceil(grid.minEdge / scale);
-      edges.update(edges.get().filter(e => e.font && e.font.size < px).map(e => ({id: e.id, font: Object.assign({}, e.font, {size: px})})));
-    }
+    // drawn smaller: a label keeps the least type size it is read at (presentation mode: the back row's)
+    [[network.body.data.edges, grid.minEdge], [data, grid.minNode]].forEach(([set, least]) => {
+      if (!least || scale >= 1) return;
+      const px = Math.ceil(least / scale);
+      set.update(set.get().filter(e => e.font && e.font.size < px).map(e => ({id: e.id, font: Object.assign({}, e.font, {size: px})})));
+    });
     return true;
   }
   function spread() { if (!touched && grid) { arranged = false; tries = 0; arrange(); } }
@@ -155,7 +157,9 @@ _PAGE_JS = """
     const data = network.body.data.edges, full = {}, rank = {};
     data.get().forEach(e => { if (e.label) { full[e.id] = e.label; rank[e.id] = e.rank; } });
     const order = Object.keys(full).sort((a, b) => rank[a] - rank[b] || (a < b ? -1 : 1));
-    const layout = () => JSON.stringify([network.getPositions(), network.getScale()]);
+    // the layout: where the steps are, the view's scale and the steps' type size (their boxes)
+    const layout = () => JSON.stringify([network.getPositions(), network.getScale(),
+                                         network.body.data.nodes.get().map(n => n.font && n.font.size)]);
     let seen = "", hidden = [], measuring = false, dragging = false;
     function place() {
       const nodes = Object.keys(network.body.nodes).map(id => network.getBoundingBox(id)), kept = [];
@@ -379,7 +383,8 @@ def graph_html(nodes: tuple, edges: tuple, height: int = 560, grid: tuple | None
         page = _serve_vis(page)
     head, legend_html = _legend_html(legend, title, settings, type_)
     layout = None if grid is None else {"cols": list(grid[0]), "rows": list(grid[1]), "minColumn": type_.min_column,
-                                        "minRow": type_.min_row, "minEdge": type_.edge}
+                                        "minRow": type_.min_row, "minEdge": type_.edge,
+                                        "minNode": MIN_PRESENT_PX if present else 0}
     # Dataset text in the inline script: escaped for a script (pyvis writes nodes and edges with
     # Jinja's tojson, which escapes the same characters), so every label shows exactly as written.
     script = _PAGE_JS % (*(script_json(x) for x in ([list(x) for x in legend], title, settings, name, layout)), LABEL_PAD)
