@@ -235,3 +235,62 @@ def boxes_in_view(page, selectors: dict[str, str], timeout: float = 30.0) -> dic
         if time.monotonic() > deadline:
             raise AssertionError(f"not all within the {size['width']}x{size['height']} window: {seen}")
         page.wait_for_timeout(200)
+
+
+# --- the Plan page as a reader meets it ----------------------------------------------------------------------
+def query(page) -> dict[str, str]:
+    """The page's address as its query keys (the last value of each)."""
+    from urllib.parse import parse_qs, urlparse
+
+    return {k: v[-1] for k, v in parse_qs(urlparse(page.url).query).items()}
+
+
+def rows_of_cards(page) -> list[list[str]]:
+    """Each row of step cards in the page as its step labels, top to bottom."""
+    return page.evaluate("""() => [...document.querySelectorAll('.kepp-plan')].map(r =>
+        [...r.querySelectorAll('.kepp-card > div:last-child')].map(d => d.textContent.trim()))""")
+
+
+def wait_plan(page, timeout: float = 120_000) -> None:
+    """Until the plan's step cards are drawn and the script is done."""
+    page.locator(".kepp-plan .kepp-card").first.wait_for(timeout=timeout)
+    idle(page, timeout=timeout)
+
+
+def add_to_playlist(page, name: str, count: int) -> None:
+    """A records page's "Add to playlist" control: type the name, press Add, see it confirmed."""
+    page.get_by_role("button", name="Add to playlist").first.click()
+    body = page.locator('[data-testid="stPopoverBody"]').last
+    field = body.get_by_role("textbox", name="Playlist")
+    field.fill(name)
+    field.press("Enter")
+    idle(page)
+    body.get_by_role("button", name="Add", exact=True).click()
+    page.get_by_text(f"to playlist '{name}' ({count} items)").first.wait_for(timeout=30_000)
+    page.keyboard.press("Escape")
+    idle(page)
+
+
+def shown_graph_frame(page, timeout: float = 60.0):
+    """The frame of the first graph drawing on show (a hidden tab's drawing has no size)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        frame = drawn_frame(page, "() => typeof network !== 'undefined' && network.body.data.nodes.length"
+                                  " && document.querySelector('#mynetwork').clientWidth > 0")
+        if frame is not None:
+            return frame
+        time.sleep(0.2)
+    raise AssertionError("no graph drawing on show")
+
+
+# The Plan page's result: its first row of step cards (the plan shown first) and its plan graph's frame.
+RESULT = {"plan cards": ".kepp-plan", "plan graph": ".st-key-plan_clicked_frame iframe"}
+
+
+def result_on_one_screen(page, where: str, also: dict[str, str] | None = None, timeout: float = 30.0) -> dict:
+    """The plan cards and the plan graph's frame (and ``also``) wholly inside the window, once the page
+    has brought the result into view; their boxes."""
+    try:
+        return boxes_in_view(page, {**RESULT, **(also or {})}, timeout)
+    except AssertionError as e:
+        raise AssertionError(f"{where}: {e}") from None
