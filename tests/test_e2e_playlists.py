@@ -7,15 +7,14 @@ ground truth shown. The screenshot goes to ``test-artifacts/``."""
 
 from __future__ import annotations
 
-import json
 import shutil
-from urllib.parse import parse_qs, urlparse
 
 import pytest
 
 from kepp_core import api, catalog
 from kepp_core.playlists import PlaylistStore
-from tests.helpers.browser import ARTIFACTS, app_server, graph_frame, idle
+from tests.helpers.browser import (ARTIFACTS, add_to_playlist, app_server, graph_frame, has_row, idle, query,
+                                   rows_of_cards)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
 SCREEN = {"width": 1280, "height": 720}
@@ -35,39 +34,13 @@ def playlist_server(demo_env, records):
         yield url
 
 
-def query(page) -> dict[str, str]:
-    return {k: v[-1] for k, v in parse_qs(urlparse(page.url).query).items()}
-
-
-def add_to_playlist(page, name: str, count: int) -> None:
-    """The page's "Add to playlist" control: type the name, press Add, see it confirmed."""
-    page.get_by_role("button", name="Add to playlist").first.click()
-    body = page.locator('[data-testid="stPopoverBody"]').last
-    field = body.get_by_role("textbox", name="Playlist")
-    field.fill(name)
-    field.press("Enter")
-    idle(page)
-    body.get_by_role("button", name="Add", exact=True).click()
-    page.get_by_text(f"to playlist '{name}' ({count} items)").first.wait_for(timeout=30_000)
-    page.keyboard.press("Escape")
-    idle(page)
-
-
-def rows_of_cards(page) -> list[list[str]]:
-    """Each row of step cards in the page as its step labels."""
-    return page.evaluate("""() => [...document.querySelectorAll('.kepp-plan')].map(r =>
-        [...r.querySelectorAll('.kepp-card > div:last-child')].map(d => d.textContent.trim()))""")
-
-
 def shows_item(page, item, labels: list[str], k: int, n: int) -> None:
     """Until the Plan page shows item ``k`` (1-based) of ``n``: its address, the progress, its
     episode planned (the plan's cards) with the episode's ground truth."""
     page.wait_for_function("k => new URLSearchParams(window.location.search).get('item') === k", arg=str(k),
                            timeout=60_000)
     truth = [labels[a] for a in item["truth"]]
-    page.wait_for_function("""t => [...document.querySelectorAll('.kepp-plan')].some(r =>
-        JSON.stringify([...r.querySelectorAll('.kepp-card > div:last-child')].map(d => d.textContent.trim())) === t)""",
-                           arg=json.dumps(truth, ensure_ascii=False, separators=(",", ":")), timeout=90_000)
+    has_row(page, truth, timeout=90_000)
     idle(page)
     url = query(page)
     assert {key: url[key] for key in item["query"]} == item["query"] and url["playlist"] == "talk"

@@ -18,7 +18,6 @@ Screenshots go to ``test-artifacts/``."""
 
 from __future__ import annotations
 
-import json
 import shutil
 
 import pytest
@@ -27,7 +26,7 @@ from components import urls
 from kepp_core import api, catalog
 from kepp_core.playlists import PlaylistStore
 from tests.helpers.browser import (ARTIFACTS, add_to_playlist, app_server, check_drawing_labels, check_drawing_type,
-                                   check_page_type, idle, query, result_on_one_screen, rows_of_cards, settled_drawing,
+                                   check_page_type, has_row, idle, query, result_on_one_screen, rows_of_cards, settled_drawing,
                                    shown_graph_frame, wait_plan)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
@@ -71,13 +70,6 @@ def shows_record(page, record, actions, task_names, where: str) -> None:
     task, video, first, horizon = catalog.parse_episode_id(record["episode"])
     said = page.locator(".kepp-input").first.inner_text()
     assert said == f"{task_names[task]} · video {video} · steps {first + 1}–{first + horizon}", (where, said)
-
-
-def has_row(page, labels: list[str], timeout: float = 60_000) -> None:
-    """Until a row of step cards in the page reads ``labels``."""
-    page.wait_for_function("""t => [...document.querySelectorAll('.kepp-plan')].some(r =>
-        JSON.stringify([...r.querySelectorAll('.kepp-card > div:last-child')].map(d => d.textContent.trim())) === t)""",
-                           arg=json.dumps(labels, ensure_ascii=False, separators=(",", ":")), timeout=timeout)
 
 
 def open_fresh(browser, url: str):

@@ -294,3 +294,12 @@ def result_on_one_screen(page, where: str, also: dict[str, str] | None = None, t
         return boxes_in_view(page, {**RESULT, **(also or {})}, timeout)
     except AssertionError as e:
         raise AssertionError(f"{where}: {e}") from None
+
+
+def has_row(page, labels: list[str], timeout: float = 60_000) -> None:
+    """Until a row of step cards in the page reads ``labels``."""
+    import json
+
+    page.wait_for_function("""t => [...document.querySelectorAll('.kepp-plan')].some(r =>
+        JSON.stringify([...r.querySelectorAll('.kepp-card > div:last-child')].map(d => d.textContent.trim())) === t)""",
+                           arg=json.dumps(labels, ensure_ascii=False, separators=(",", ":")), timeout=timeout)
