@@ -236,3 +236,26 @@ def test_every_exit_of_the_plan_page_publishes_its_state(monkeypatch, app_env):
     at.radio(key="plan_source").set_value("From the dataset").run()
     no_problems(at)
     assert "source" not in url(at) and url(at)["T"] == "3" and "video" in url(at)
+
+
+def test_a_heatmap_cell_lists_its_episodes_and_opens_one_in_plan(monkeypatch, demo_env):
+    """cell=a-b (a click on a heatmap cell; issue 31): the episodes of the method, T and task whose plan
+    or truth has that transition, and an Open in Plan link for the picked one."""
+    from kepp_core.data import load_dataset
+
+    ds = load_dataset("demo", demo_env.world)
+    preds = api.read_predictions([demo_env.records])
+    rows = preds[(preds["method"] == "kepp-R2") & (preds["horizon"] == 4) & (preds["task"] == "tea")]
+    a, b = next((p[k], p[k + 1]) for p in rows["truth"] for k in range(len(p) - 1))
+    query = {"task": "tea", "of": "kepp-R2", "T": "4", "cell": f"{a}-{b}"}
+    at = no_problems(open_page(monkeypatch, demo_env, "pages/3_Heatmaps.py", query))
+    assert dict(at.query_params)["cell"] == f"{a}-{b}"
+    assert any(h.value == f"Episodes with {ds.actions[a]} → {ds.actions[b]}" for h in at.subheader)
+    holds = lambda p: any((x, y) == (a, b) for x, y in zip(p, p[1:]))  # noqa: E731
+    expected = {e for e, p, t in zip(rows["episode"], rows["plan"], rows["truth"]) if holds(p) or holds(t)}
+    from components.names import episode_label
+
+    names = {episode_label(e, {"tea": ds.tasks["tea"].name}) for e in expected}
+    assert set(at.selectbox(key="heat_episode").options) == names  # each named in words
+    links = [el.proto for el in at.get("page_link")]
+    assert [p.label for p in links if p.label == "Open in Plan"], "no Open in Plan link"
