@@ -239,7 +239,7 @@ def test_every_exit_of_the_plan_page_publishes_its_state(monkeypatch, app_env):
 
 
 def test_a_heatmap_cell_lists_its_episodes_and_opens_one_in_plan(monkeypatch, demo_env):
-    """cell=a-b (a click on a heatmap cell; issue 31): the episodes of the method, T and task whose plan
+    """cell=a-b (a click on a heatmap cell): the episodes of the method, T and task whose plan
     or truth has that transition, and an Open in Plan link for the picked one."""
     from kepp_core.data import load_dataset
 

@@ -1,4 +1,4 @@
-"""End-to-end, a talk that tells the truth on one screen (issue 31): the real app server (demo world,
+"""End-to-end, a talk that tells the truth on one screen (docs/app.md): the real app server (demo world,
 shipped models, a copy of their records so that playlists are written beside it) in a real headless
 Chromium at a projector's 1280x720.
 
