@@ -144,7 +144,7 @@ def measure_links(page, url: str, repeats: int, results: dict, deep_links: list[
         t = time.perf_counter()
         page.get_by_role("link", name="Open in Plan").first.click()
         page.get_by_role("heading", name="Plan from a video").wait_for(timeout=120_000)
-        page.get_by_text("KEPP plan", exact=True).wait_for(timeout=120_000)  # not the cards Failure cases shows
+        page.locator(".kepp-verdict").first.wait_for(timeout=120_000)  # the record shown, not Failure cases' cards
         page.locator(".kepp-plan .kepp-card").first.wait_for(timeout=120_000)
         idle(page)
         if k:  # the first one warms the Plan page's models
@@ -160,6 +160,9 @@ def measure_links(page, url: str, repeats: int, results: dict, deep_links: list[
             results.setdefault("deep link, new tab → plan (s)", []).append(time.perf_counter() - t)
         tab.close()
     ctx.close()
+
+
+LIVE = ".kepp-verdict.kepp-live"  # the Plan page's live result (below a record, or alone)
 
 
 # Every page of the app, as a new tab opens it: its address and what says its first screen is there.
@@ -292,6 +295,13 @@ def profile_new_tabs(browser, url: str, pid: int, repeats: int, pages=NEW_TABS) 
 GRAPH_LINK = "step=add+sugar&min=0.1"  # the Graph page's presentation screenshot (a deep link)
 
 
+def graph_shot(page) -> None:
+    """graph.png: the Graph page as it opens, its drawing beside its controls."""
+    page.evaluate("window.scrollTo(0, 0)")
+    page.wait_for_timeout(2000)  # let the drawing settle
+    shot(page, "graph")
+
+
 def presentation_shots(page, url: str, success: str, graph_link: str = GRAPH_LINK) -> None:
     """README screenshots of presentation mode at 1280x720: a Plan result, Failure cases, Results, the
     Graph page opened from a deep link, scrolled to its drawing, and a playlist played."""
@@ -398,7 +408,8 @@ def measure_plan(page, repeats: int, results: dict) -> None:
     """Pressing Plan (clip features + step model + graph + planning model + drawing), with the models'
     own sampler and with the fast one, a new query each time."""
     page.get_by_role("link", name="Plan", exact=True).first.click()
-    button = page.get_by_role("button", name="Plan", exact=True)
+    # the page opens on a scene's record: its button re-plans live, the same work as Plan
+    button = page.locator(".st-key-plan_go button").first
     button.wait_for(timeout=120_000)
     idle(page)
     r_slider = page.get_by_role("slider", name="Paths R").first
@@ -411,12 +422,11 @@ def measure_plan(page, repeats: int, results: dict) -> None:
             r_slider.focus()
             page.keyboard.press("ArrowRight" if r_now == 2 else "ArrowLeft")
             r_now = 3 if r_now == 2 else 2
-            page.get_by_text("Choose the clips and press").first.wait_for(timeout=60_000)
+            page.wait_for_function(f"() => !document.querySelector('{LIVE}')", timeout=60_000)
             idle(page)
             t = time.perf_counter()
             button.click()
-            page.get_by_text(f"Top-{r_now} graph paths").first.wait_for(timeout=120_000)
-            page.get_by_text("KEPP plan", exact=True).wait_for(timeout=120_000)
+            page.locator(LIVE).first.wait_for(timeout=120_000)  # the live result: endpoints, paths, plan, graph
             idle(page)
             if k:  # the first press also warms the caches (and loads the models)
                 results.setdefault(label, []).append(time.perf_counter() - t)
@@ -650,9 +660,7 @@ def main() -> int:
                 idle(page)
                 results.setdefault("control change (s)", []).append(time.perf_counter() - t)
             if args.screenshots:
-                page.get_by_text("Hover an arrow").first.evaluate("e => e.scrollIntoView({block: 'start'})")
-                page.wait_for_timeout(2000)  # let the drawing settle
-                shot(page, "graph")
+                graph_shot(page)
 
             # Plan (clip features + step model + graph + planning model + drawing)
             if facts["horizons"]:
@@ -675,18 +683,18 @@ def main() -> int:
                     measure_paging(page, label, title, args.repeats, results)
             if facts["horizons"]:
                 page.goto(f"{url}/Plan?present=0")
-                button = page.get_by_role("button", name="Plan", exact=True)
+                button = page.locator(".st-key-plan_go button").first
                 button.wait_for(timeout=120_000)
                 idle(page)
                 choose(page, "Sampler", "the model's own")
                 button.click()
-                page.get_by_text("KEPP plan", exact=True).wait_for(timeout=120_000)
+                page.locator(LIVE).first.wait_for(timeout=120_000)
                 idle(page)
             if args.screenshots and facts["horizons"]:
                 page.set_viewport_size({"width": 1400, "height": 1300})
                 page.get_by_role("heading", name="Plan from a video").evaluate("e => e.scrollIntoView({block: 'start'})")
                 shot(page, "plan_inputs")
-                page.get_by_role("heading", name="Step model").evaluate("e => e.scrollIntoView({block: 'start'})")
+                page.locator(".kepp-result").first.evaluate("e => e.scrollIntoView({block: 'start'})")
                 page.wait_for_timeout(2000)  # let the graph settle
                 shot(page, "plan")
                 page.set_viewport_size({"width": 1400, "height": 900})
