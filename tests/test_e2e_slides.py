@@ -18,14 +18,13 @@ Screenshots go to ``test-artifacts/``."""
 
 from __future__ import annotations
 
-import shutil
 
 import pytest
 
 from components import urls
 from kepp_core import api, catalog
 from kepp_core.playlists import PlaylistStore
-from tests.helpers.browser import (ARTIFACTS, add_to_playlist, app_server, check_drawing_labels, check_drawing_type,
+from tests.helpers.browser import (ARTIFACTS, add_to_playlist, check_drawing_labels, check_drawing_type,
                                    check_page_type, has_row, idle, query, result_on_one_screen, rows_of_cards, settled_drawing,
                                    shown_graph_frame, wait_plan)
 
@@ -33,20 +32,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
 SCREEN = {"width": 1280, "height": 720}
 INPUT = {"start frame": ".st-key-kepp_slide_start img", "goal frame": ".st-key-kepp_slide_goal img",
          "task and video": ".kepp-input"}
-
-
-@pytest.fixture(scope="module")
-def records(demo_env, tmp_path_factory):
-    path = tmp_path_factory.mktemp("slide-records") / "predictions.jsonl"
-    shutil.copyfile(demo_env.records, path)
-    return path
-
-
-@pytest.fixture(scope="module")
-def slide_server(demo_env, records):
-    with app_server(api.AppConfig(dataset="demo", root=str(demo_env.world), checkpoints=str(demo_env.models),
-                                  predictions=str(records))) as url:
-        yield url
 
 
 @pytest.fixture(scope="module")
@@ -81,11 +66,11 @@ def open_fresh(browser, url: str):
     return context, page
 
 
-def test_a_failure_from_failure_cases_is_that_failure_on_its_slide(slide_server, browser, records, labels):
+def test_a_failure_from_failure_cases_is_that_failure_on_its_slide(records_server, browser, records_copy, labels):
     actions, task_names = labels
-    preds = api.read_predictions([records]).set_index(["episode", "method"])
+    preds = api.read_predictions([records_copy]).set_index(["episode", "method"])
     page = browser.new_page(viewport=SCREEN)
-    page.goto(f"{slide_server}/Failure_cases?method=kepp-R2&T=3")
+    page.goto(f"{records_server}/Failure_cases?method=kepp-R2&T=3")
     page.get_by_role("button", name="Add to playlist").first.wait_for(timeout=120_000)
     idle(page)
     shown = []  # each failure as Failure cases shows it: its episode and its rows of cards
@@ -103,12 +88,12 @@ def test_a_failure_from_failure_cases_is_that_failure_on_its_slide(slide_server,
         add_to_playlist(page, "talk", k + 1)
         shown.append(rec)
     page.close()
-    items = PlaylistStore(records.parent / "playlists").read("talk").items
+    items = PlaylistStore(records_copy.parent / "playlists").read("talk").items
     assert [(i.episode, i.method) for i in items] == [(r["episode"], "kepp-R2") for r in shown]
     recs = shown
 
     # ?playlist=NAME&item=K&present=1 from a fresh context: the second failure, recorded, on one screen
-    context, slide = open_fresh(browser, f"{slide_server}/Plan?playlist=talk&item=2&present=1")
+    context, slide = open_fresh(browser, f"{records_server}/Plan?playlist=talk&item=2&present=1")
     assert slide.locator(".kepp-present").count() and query(slide)["item"] == "2"
     assert slide.locator(".st-key-playlist_bar").get_by_text("2 / 3").count() == 1
     shows_record(slide, recs[1], actions, task_names, "item 2")
@@ -138,7 +123,7 @@ def test_a_failure_from_failure_cases_is_that_failure_on_its_slide(slide_server,
 
     # ?playlist=NAME (its first item) and ?playlist=NAME&item=K, each from a fresh context
     for link, k in [("?playlist=talk", 1), ("?playlist=talk&item=3", 3)]:
-        context, slide = open_fresh(browser, f"{slide_server}/Plan{link}")
+        context, slide = open_fresh(browser, f"{records_server}/Plan{link}")
         assert query(slide)["item"] == str(k) and query(slide)["rec"] == "kepp-R2", link
         assert slide.locator(".st-key-playlist_bar").get_by_text(f"{k} / 3").count() == 1, link
         shows_record(slide, recs[k - 1], actions, task_names, link)
@@ -146,14 +131,14 @@ def test_a_failure_from_failure_cases_is_that_failure_on_its_slide(slide_server,
         context.close()
 
 
-def test_the_result_shares_one_screen_after_plan_open_in_plan_and_a_deep_link(slide_server, browser, records, labels):
+def test_the_result_shares_one_screen_after_plan_open_in_plan_and_a_deep_link(records_server, browser, records_copy, labels):
     actions, task_names = labels
-    preds = api.read_predictions([records]).set_index(["episode", "method"])
-    row = api.read_predictions([records]).query("method == 'kepp-R2' and horizon == 4").iloc[5]
+    preds = api.read_predictions([records_copy]).set_index(["episode", "method"])
+    row = api.read_predictions([records_copy]).query("method == 'kepp-R2' and horizon == 4").iloc[5]
     episode_query = "&".join(f"{k}={v}" for k, v in urls.plan_query(dict(row)).items() if k not in ("rec", "seed"))
     for mode in ("", "&present=1"):  # an episode chosen, no record named: Plan, in both modes
         page = browser.new_page(viewport=SCREEN)
-        page.goto(f"{slide_server}/Plan?{episode_query}{mode}")
+        page.goto(f"{records_server}/Plan?{episode_query}{mode}")
         button = page.get_by_role("button", name="Plan", exact=True)
         button.wait_for(timeout=120_000)
         idle(page)
@@ -168,7 +153,7 @@ def test_the_result_shares_one_screen_after_plan_open_in_plan_and_a_deep_link(sl
         page.close()
     # Open in Plan from Failure cases: the recorded plan of that method, on one screen
     page = browser.new_page(viewport=SCREEN)
-    page.goto(f"{slide_server}/Failure_cases?method=kepp-R2&T=4")
+    page.goto(f"{records_server}/Failure_cases?method=kepp-R2&T=4")
     link = page.get_by_role("link", name="Open in Plan").first
     link.wait_for(timeout=120_000)
     idle(page)
@@ -181,16 +166,16 @@ def test_the_result_shares_one_screen_after_plan_open_in_plan_and_a_deep_link(sl
     result_on_one_screen(page, "Open in Plan", INPUT)
     page.close()
     # the same link in a fresh context (a deep link), in presentation mode
-    context, page = open_fresh(browser, f"{slide_server}/{href}&present=1")
+    context, page = open_fresh(browser, f"{records_server}/{href}&present=1")
     shows_record(page, record, actions, task_names, "deep link")
     result_on_one_screen(page, "deep link", INPUT)
     context.close()
 
 
-def test_graph_labels_stay_apart_at_depths_1_to_3_and_on_a_22_step_graph(slide_server, browser, records):
+def test_graph_labels_stay_apart_at_depths_1_to_3_and_on_a_22_step_graph(records_server, browser, records_copy):
     page, counts = browser.new_page(viewport=SCREEN), []
     for depth in (1, 2, 3):
-        page.goto(f"{slide_server}/Graph?step=add+sugar&depth={depth}&present=1")
+        page.goto(f"{records_server}/Graph?step=add+sugar&depth={depth}&present=1")
         page.get_by_text("Hover an arrow").first.wait_for(timeout=90_000)
         idle(page)
         frame = shown_graph_frame(page)
@@ -209,9 +194,9 @@ def test_graph_labels_stay_apart_at_depths_1_to_3_and_on_a_22_step_graph(slide_s
             page.screenshot(path=str(ARTIFACTS / "e2e_graph_depth3.png"))
     assert counts == sorted(counts) and counts[-1] > counts[0], counts  # deeper: more of the graph
     # a six-step failure's plan graph, two steps deep with 22 steps drawn
-    preds = api.read_predictions([records])
+    preds = api.read_predictions([records_copy])
     rec = preds[(preds["method"] == "kepp-R2") & (preds["horizon"] == 6) & ~preds["success"]].iloc[0]
-    page.goto(f"{slide_server}/Plan?{'&'.join(f'{k}={v}' for k, v in urls.plan_query(dict(rec)).items())}&present=1")
+    page.goto(f"{records_server}/Plan?{'&'.join(f'{k}={v}' for k, v in urls.plan_query(dict(rec)).items())}&present=1")
     wait_plan(page)
     for key, value in (("plan_depth", 2), ("plan_max_nodes", 22)):
         thumb = page.locator(f".st-key-{key} input[type=range]").first

@@ -92,6 +92,24 @@ def demo_server(demo_env):
 
 
 @pytest.fixture(scope="module")
+def records_copy(demo_env, tmp_path_factory) -> Path:
+    """A copy of the shipped prediction records in a scratch folder: playlists are written beside it."""
+    path = tmp_path_factory.mktemp("records") / "predictions.jsonl"
+    shutil.copyfile(demo_env.records, path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def records_server(demo_env, records_copy):
+    """The app server on the demo world with the shipped models and a copy of their records."""
+    from kepp_core.api import AppConfig
+
+    with app_server(AppConfig(dataset="demo", root=str(demo_env.world), checkpoints=str(demo_env.models),
+                              predictions=str(records_copy))) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
 def browser():
     from playwright.sync_api import sync_playwright
 
