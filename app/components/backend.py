@@ -19,7 +19,7 @@ from components.config import start_config
 from components.text import md
 from kepp_core import api
 from kepp_core.api import AppConfig
-from kepp_core.catalog import LOG_FILE, models_dir, parse_plan_model_id, plan_model_id
+from kepp_core.catalog import models_dir, parse_plan_model_id, plan_model_id
 from kepp_core.errors import KeppError
 
 # The Plan page's sampler choices: the models' own (as trained and evaluated) or a fast DDIM.
