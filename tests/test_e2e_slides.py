@@ -10,7 +10,8 @@ Chromium at a projector's 1280x720.
   Open in Plan, a deep link and a slide change; the slide's input (task, video, the start and goal
   frames) is on that screen too.
 - In presentation mode no text is under 18 CSS px, in the page and drawn inside the vis.js frame
-  (step labels, edge labels, header, legend: the drawn size, the font times the view's scale).
+  (step labels, edge labels, header, legend: the drawn size, the font times the view's scale); a
+  drawing spreads over its canvas.
 - No two label boxes overlap on the Graph page at depths 1-3 and on a 22-step plan graph; the
   Graph page's drawing starts on the first screen with the chosen step in the middle column.
 
@@ -55,6 +56,22 @@ def shows_record(page, record, actions, task_names, where: str) -> None:
     task, video, first, horizon = catalog.parse_episode_id(record["episode"])
     said = page.locator(".kepp-input").first.inner_text()
     assert said == f"{task_names[task]} · video {video} · steps {first + 1}–{first + horizon}", (where, said)
+
+
+# How much of its canvas a drawing covers: the steps' centres as shares of the canvas's width and height
+# (the smallest and the largest of each).
+SPREAD = """() => { const c = document.querySelector('#mynetwork canvas'), xs = [], ys = [];
+  Object.values(network.getPositions()).forEach(p => { const d = network.canvasToDOM(p);
+    xs.push(d.x / c.clientWidth); ys.push(d.y / c.clientHeight); });
+  return [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)]; }"""
+
+
+def fills_its_frame(frame, where: str) -> None:
+    """The drawing is spread over its canvas (fitted to the steps, not to a fixed box): all inside,
+    reaching at least half of its width and of its height."""
+    x0, x1, y0, y1 = frame.evaluate(SPREAD)
+    assert -0.01 <= x0 and x1 <= 1.01 and -0.01 <= y0 and y1 <= 1.01, (where, x0, x1, y0, y1)
+    assert x1 - x0 >= 0.5 and y1 - y0 >= 0.5, f"{where}: the steps cover {x1 - x0:.0%} x {y1 - y0:.0%} of the canvas"
 
 
 def open_fresh(browser, url: str):
@@ -186,6 +203,7 @@ def test_graph_labels_stay_apart_at_depths_1_to_3_and_on_a_22_step_graph(records
         counts.append(len(net["nodes"]))
         check_drawing_labels(net, where)
         check_drawing_type(net, where)
+        fills_its_frame(frame, where)
         # the chosen step alone in the middle column (or at the left edge)
         xs = {n["label"]: (n["left"] + n["right"]) / 2 for n in net["nodes"]}
         lo, hi = min(xs.values()), max(xs.values())
@@ -207,8 +225,10 @@ def test_graph_labels_stay_apart_at_depths_1_to_3_and_on_a_22_step_graph(records
     page.wait_for_function("() => [...document.querySelectorAll('iframe')].some(f => { try { "
                            "return f.contentWindow.network.body.data.nodes.length === 22 } catch (e) { return false } })",
                            timeout=60_000)
-    net = settled_drawing(shown_graph_frame(page))
+    frame = shown_graph_frame(page)
+    net = settled_drawing(frame)
     assert len(net["nodes"]) == 22
     check_drawing_labels(net, "a 22-step plan graph")
     check_drawing_type(net, "a 22-step plan graph")
+    fills_its_frame(frame, "a 22-step plan graph")
     page.close()
