@@ -36,6 +36,22 @@ try:
     demo_scenes = scenes.available(cfg, ds, backend.horizons(cfg))
 except KeppError:  # no models or records: nothing to show a scene with
     demo_scenes = []
+
+# a newcomer's first three clicks: a plan, where plans fail, a talk
+st.subheader("Start here")
+first = next((s for s in demo_scenes if s["kind"] == "success"), None)
+steps = st.columns(3)
+with steps[0]:
+    st.page_link(PAGES["Plan"].path, label="**1. See a plan**", icon=PAGES["Plan"].icon,
+                 query_params=first["query"] if first else None)
+    st.caption("A test episode's start and goal, the steps KEPP planned between them and the graph around them.")
+with steps[1]:
+    st.page_link(PAGES["Failure cases"].path, label="**2. See where plans fail**", icon=PAGES["Failure cases"].icon)
+    st.caption("The failures by pattern, each episode with its record; add the ones to explain to a playlist.")
+with steps[2]:
+    st.page_link(PAGES["Playlists"].path, label="**3. Prepare a talk**", icon=PAGES["Playlists"].icon)
+    st.caption("Order the episodes you added, then Present: → and ← (or a clicker) move between them.")
+
 if demo_scenes:
     st.subheader("Scenes")
     st.caption("Curated examples from the prediction records: each opens the Plan page on its episode and plans it.")

@@ -144,7 +144,7 @@ def measure_links(page, url: str, repeats: int, results: dict, deep_links: list[
         t = time.perf_counter()
         page.get_by_role("link", name="Open in Plan").first.click()
         page.get_by_role("heading", name="Plan from a video").wait_for(timeout=120_000)
-        page.get_by_text("KEPP plan", exact=True).wait_for(timeout=120_000)  # not the cards Failure cases shows
+        page.locator(".kepp-verdict").first.wait_for(timeout=120_000)  # the record shown, not Failure cases' cards
         page.locator(".kepp-plan .kepp-card").first.wait_for(timeout=120_000)
         idle(page)
         if k:  # the first one warms the Plan page's models
@@ -162,7 +162,144 @@ def measure_links(page, url: str, repeats: int, results: dict, deep_links: list[
     ctx.close()
 
 
+LIVE = ".kepp-verdict.kepp-live"  # the Plan page's live result (below a record, or alone)
+
+
+# Every page of the app, as a new tab opens it: its address and what says its first screen is there.
+NEW_TABS = [("Home", "", "[data-testid='stMetric']"), ("Plan", "Plan", ".st-key-plan_go button"),
+            ("Graph", "Graph", "iframe"), ("Heatmaps", "Heatmaps", ".js-plotly-plot .main-svg"),
+            ("Failure cases", "Failure_cases", ".kepp-plan"), ("Results", "Results", ".kepp-plan"),
+            ("Training", "Training", ".js-plotly-plot .main-svg"), ("Playlists", "Playlists", "h1")]
+# Ready: the script has finished, the page's own content is there, every plotly chart and every vis.js
+# drawing is drawn (a frame that holds a network has its nodes), and no element still waits for its data.
+READY_JS = """(sel) => {
+  if (document.querySelector('[data-testid="stStatusWidget"], [data-testid="stSkeleton"]')) return false;
+  if (!document.querySelector('h1') || !document.querySelector(sel)) return false;
+  for (const p of document.querySelectorAll('.js-plotly-plot')) if (!p.querySelector('.main-svg')) return false;
+  for (const f of document.querySelectorAll('iframe')) {
+    let w; try { w = f.contentWindow; } catch (e) { continue; }
+    if (!w || !w.document || !w.document.querySelector('#mynetwork')) {
+      if (f.srcdoc && f.srcdoc.includes('mynetwork')) return false;  // a drawing not parsed yet
+      continue;
+    }
+    if (!(w.network && w.network.body.data.nodes.length)) return false;
+  }
+  return true;
+}"""
+
+
+def load_average() -> str:
+    """The machine's load averages (1, 5, 15 min), as the figures are stated with them."""
+    try:
+        return " / ".join(f"{x:.2f}" for x in __import__("os").getloadavg())
+    except OSError:
+        return "unknown"
+
+
+def ready(page, selector: str, timeout: float = 120_000) -> None:
+    """Until the page is ready (:data:`READY_JS`) twice in a row 100 ms apart (a rerun can follow a run)."""
+    page.wait_for_function(READY_JS, arg=selector, timeout=timeout, polling=50)
+    page.wait_for_timeout(100)
+    page.wait_for_function(READY_JS, arg=selector, timeout=timeout, polling=50)
+
+
+def measure_new_tabs(browser, url: str, repeats: int, results: dict, pages=NEW_TABS) -> None:
+    """Every page opened in a new tab (a new session; the browser's cache kept, as a reader who has
+    the app open in another tab), ``repeats`` times after one warm-up round: address → ready."""
+    ctx = browser.new_context(viewport=PRESENT)
+    for k in range(repeats + 1):
+        for label, path, selector in pages:
+            tab = ctx.new_page()
+            t = time.perf_counter()
+            tab.goto(f"{url}/{path}")
+            ready(tab, selector)
+            if k:  # the first round fills the browser's cache and warms each page's server caches
+                results.setdefault(f"new tab → ready: {label} (s)", []).append(time.perf_counter() - t)
+            tab.close()
+    ctx.close()
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (Linux /proc; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / __import__("os").sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+TIMELINE_JS = """() => {
+  const nav = performance.getEntriesByType('navigation')[0];
+  const res = performance.getEntriesByType('resource');
+  const scripts = res.filter(r => r.initiatorType === 'script' || r.name.endsWith('.js'));
+  return {html: nav.responseEnd, dom: nav.domContentLoadedEventEnd,
+          scripts: scripts.length ? Math.max(...scripts.map(r => r.responseEnd)) : 0,
+          script_bytes: scripts.reduce((a, r) => a + (r.transferSize || 0), 0),
+          first_h1: window.__keppH1 || 0};
+}"""
+
+
+def profile_new_tabs(browser, url: str, pid: int, repeats: int, pages=NEW_TABS) -> list[dict]:
+    """Where a new tab's time goes, per page (medians of ``repeats`` loads after a warm-up): the HTML,
+    Streamlit's scripts, the websocket opened, the first and last message of the script's run, ready;
+    the server's CPU seconds and the bytes its messages carry."""
+    ctx = browser.new_context(viewport=PRESENT)
+    rows = []
+    for label, path, selector in pages:
+        got: dict[str, list[float]] = {}
+        for k in range(repeats + 1):
+            tab = ctx.new_page()
+            events: dict = {"frames": []}
+            t0 = time.perf_counter()
+
+            def on_ws(ws, events=events):
+                events.setdefault("ws", time.perf_counter() - t0)
+                ws.on("framereceived", lambda payload: events["frames"].append(
+                    (time.perf_counter() - t0, len(payload))))
+
+            tab.on("websocket", on_ws)
+            cdp = ctx.new_cdp_session(tab)  # the page's renderer: its main thread's busy time
+            cdp.send("Performance.enable")
+            cpu = cpu_seconds(pid)
+            tab.goto(f"{url}/{path}")
+            ready(tab, selector)
+            t_ready = time.perf_counter() - t0
+            cpu = cpu_seconds(pid) - cpu
+            metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
+            tl = tab.evaluate(TIMELINE_JS)
+            frames = events["frames"]
+            tab.close()
+            if not k:
+                continue
+            for name, v in (("html", tl["html"] / 1000), ("scripts", tl["scripts"] / 1000),
+                            ("websocket", events.get("ws", float("nan"))),
+                            ("first message", frames[0][0] if frames else float("nan")),
+                            ("last message", frames[-1][0] if frames else float("nan")), ("ready", t_ready),
+                            ("server CPU", cpu), ("browser busy", metrics.get("TaskDuration", float("nan"))),
+                            ("browser JS", metrics.get("ScriptDuration", float("nan"))),
+                            ("layout+style", metrics.get("LayoutDuration", 0.0) + metrics.get("RecalcStyleDuration", 0.0)),
+                            ("messages kB", sum(n for _, n in frames) / 1000),
+                            ("script kB", tl["script_bytes"] / 1000)):
+                got.setdefault(name, []).append(v)
+        rows.append({"page": label, **{k: statistics.median(v) for k, v in got.items()}})
+    ctx.close()
+    cols = ["html", "scripts", "websocket", "first message", "last message", "ready", "server CPU", "browser busy",
+            "browser JS", "layout+style", "messages kB", "script kB"]
+    print(f"where a new tab's time goes (medians of {repeats} loads, seconds from the address; load {load_average()})")
+    print(f"{'page':<14}" + "".join(f"{c:>14}" for c in cols))
+    for r in rows:
+        print(f"{r['page']:<14}" + "".join(f"{r[c]:14.2f}" for c in cols))
+    return rows
+
+
 GRAPH_LINK = "step=add+sugar&min=0.1"  # the Graph page's presentation screenshot (a deep link)
+
+
+def graph_shot(page) -> None:
+    """graph.png: the Graph page as it opens, its drawing beside its controls."""
+    page.evaluate("window.scrollTo(0, 0)")
+    page.wait_for_timeout(2000)  # let the drawing settle
+    shot(page, "graph")
 
 
 def presentation_shots(page, url: str, success: str, graph_link: str = GRAPH_LINK) -> None:
@@ -271,7 +408,8 @@ def measure_plan(page, repeats: int, results: dict) -> None:
     """Pressing Plan (clip features + step model + graph + planning model + drawing), with the models'
     own sampler and with the fast one, a new query each time."""
     page.get_by_role("link", name="Plan", exact=True).first.click()
-    button = page.get_by_role("button", name="Plan", exact=True)
+    # the page opens on a scene's record: its button re-plans live, the same work as Plan
+    button = page.locator(".st-key-plan_go button").first
     button.wait_for(timeout=120_000)
     idle(page)
     r_slider = page.get_by_role("slider", name="Paths R").first
@@ -284,12 +422,11 @@ def measure_plan(page, repeats: int, results: dict) -> None:
             r_slider.focus()
             page.keyboard.press("ArrowRight" if r_now == 2 else "ArrowLeft")
             r_now = 3 if r_now == 2 else 2
-            page.get_by_text("Choose the clips and press").first.wait_for(timeout=60_000)
+            page.wait_for_function(f"() => !document.querySelector('{LIVE}')", timeout=60_000)
             idle(page)
             t = time.perf_counter()
             button.click()
-            page.get_by_text(f"Top-{r_now} graph paths").first.wait_for(timeout=120_000)
-            page.get_by_text("KEPP plan", exact=True).wait_for(timeout=120_000)
+            page.locator(LIVE).first.wait_for(timeout=120_000)  # the live result: endpoints, paths, plan, graph
             idle(page)
             if k:  # the first press also warms the caches (and loads the models)
                 results.setdefault(label, []).append(time.perf_counter() - t)
@@ -430,10 +567,16 @@ def main() -> int:
     ap.add_argument("--present-shots", action="store_true",
                     help="only write the presentation-mode screenshots (assets/screenshots/present_*.png), "
                          "measure nothing")
+    ap.add_argument("--new-tabs", action="store_true",
+                    help="only open every page in a new tab (--repeats times each, after a warm-up) and time it to ready")
+    ap.add_argument("--profile", action="store_true",
+                    help="only say where a new tab's time goes on every page (HTML, scripts, websocket, the "
+                         "script's messages, ready; the server's CPU seconds and the bytes)")
     ap.add_argument("--slice-shots", action="store_true",
                     help="only write the Results page's slice table and episode map screenshots "
                          "(assets/screenshots/slices.png, episode_map.png), measure nothing")
     args = ap.parse_args()
+    print(f"load average at start (1 / 5 / 15 min): {load_average()}")
 
     from playwright.sync_api import sync_playwright
 
@@ -474,6 +617,13 @@ def main() -> int:
             if args.slice_shots:
                 slice_shots(page, url)
                 return 0
+            if args.profile:
+                profile_new_tabs(browser, url, proc.pid, args.repeats)
+                return 0
+            if args.new_tabs:
+                measure_new_tabs(browser, url, args.repeats, results)
+                report(results, per_page)
+                return 0
             if args.present_shots:
                 if success is None:
                     raise SystemExit("the records hold no clean success to take the Plan screenshot from")
@@ -482,6 +632,8 @@ def main() -> int:
             if args.screenshots:
                 shot(page, "home")
 
+            # every page in a new tab (a new session), then page switches in one tab
+            measure_new_tabs(browser, url, args.repeats, results)
             # page switches: warm each page once (first visit loads models), then measure
             for warm in (True, False):
                 for _ in range(1 if warm else args.repeats):
@@ -508,9 +660,7 @@ def main() -> int:
                 idle(page)
                 results.setdefault("control change (s)", []).append(time.perf_counter() - t)
             if args.screenshots:
-                page.get_by_text("Hover an arrow").first.evaluate("e => e.scrollIntoView({block: 'start'})")
-                page.wait_for_timeout(2000)  # let the drawing settle
-                shot(page, "graph")
+                graph_shot(page)
 
             # Plan (clip features + step model + graph + planning model + drawing)
             if facts["horizons"]:
@@ -533,18 +683,18 @@ def main() -> int:
                     measure_paging(page, label, title, args.repeats, results)
             if facts["horizons"]:
                 page.goto(f"{url}/Plan?present=0")
-                button = page.get_by_role("button", name="Plan", exact=True)
+                button = page.locator(".st-key-plan_go button").first
                 button.wait_for(timeout=120_000)
                 idle(page)
                 choose(page, "Sampler", "the model's own")
                 button.click()
-                page.get_by_text("KEPP plan", exact=True).wait_for(timeout=120_000)
+                page.locator(LIVE).first.wait_for(timeout=120_000)
                 idle(page)
             if args.screenshots and facts["horizons"]:
                 page.set_viewport_size({"width": 1400, "height": 1300})
                 page.get_by_role("heading", name="Plan from a video").evaluate("e => e.scrollIntoView({block: 'start'})")
                 shot(page, "plan_inputs")
-                page.get_by_role("heading", name="Step model").evaluate("e => e.scrollIntoView({block: 'start'})")
+                page.locator(".kepp-result").first.evaluate("e => e.scrollIntoView({block: 'start'})")
                 page.wait_for_timeout(2000)  # let the graph settle
                 shot(page, "plan")
                 page.set_viewport_size({"width": 1400, "height": 900})
@@ -565,10 +715,18 @@ def main() -> int:
             proc.wait(timeout=15)
             browser.close()
 
+    report(results, per_page)
+    return 0
+
+
+def report(results: dict[str, list[float]], per_page: dict[str, list[float]]) -> None:
+    """The table of medians with each target beside it, and the machine's load."""
     targets = {"first page ready (s)": 5.0, "page switch (s)": 1.0, "control change (s)": 1.0, "Plan (s)": 2.0,
                "page switch, presentation (s)": 1.0, "control change, presentation (s)": 1.0,
                "Open in Plan → plan (s)": 2.0, "deep link, new tab → plan (s)": 3.0,
                "Plan, fast sampler (s)": 2.0}
+    targets.update({name: 3.0 for name in results if name.startswith("new tab")})
+    print(f"load average (1 / 5 / 15 min): {load_average()}")
     width = max(32, *(len(name) for name in results))
     print(f"{'measure':<{width}} {'median':>8} {'max':>8} {'target':>8} {'median/target':>14} {'n':>4}")
     for name, vals in results.items():
@@ -579,8 +737,8 @@ def main() -> int:
     if "Plan, fast sampler (s)" in results:
         ratio = statistics.median(results["Plan (s)"]) / statistics.median(results["Plan, fast sampler (s)"])
         print(f"fast sampler: {ratio:.1f}x faster than the models' own (medians, same run)")
-    print("page switch by page (median s): " + ", ".join(f"{k} {statistics.median(v):.2f}" for k, v in per_page.items()))
-    return 0
+    if per_page:
+        print("page switch by page (median s): " + ", ".join(f"{k} {statistics.median(v):.2f}" for k, v in per_page.items()))
 
 
 if __name__ == "__main__":

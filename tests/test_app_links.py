@@ -181,15 +181,13 @@ def test_the_upload_scene_loads_a_video_through_the_upload_path_and_plans_it(mon
     assert no_problems(again).radio(key="plan_source").value == "From the dataset" and "source" not in again.query_params
 
 
-def test_presentation_mode_gives_the_scene_buttons_short_names(monkeypatch, demo_env):
-    at = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", {"present": "1"}))
-    labels = {b.key: b.label for b in at.button if b.key.startswith("plan_scene_")}
-    assert labels == {"plan_scene_success": "Success", "plan_scene_wrong_endpoint": "Wrong end",
-                      "plan_scene_repeated": "Repeated", "plan_scene_long": "Long (T=6)",
-                      "plan_scene_upload": "Upload"}
-    assert at.button(key="plan_scene_upload").help.startswith("An uploaded video: ")
-    normal = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py"))
-    assert normal.button(key="plan_scene_upload").label == "An uploaded video"
+def test_the_scene_buttons_have_names_that_fit_and_the_full_one_on_hover(monkeypatch, demo_env):
+    names = {"plan_scene_success": "Clean success", "plan_scene_wrong_endpoint": "Wrong endpoint",
+             "plan_scene_repeated": "Repeated step", "plan_scene_long": "Long (T=6)", "plan_scene_upload": "Uploaded video"}
+    for query in ({"present": "1"}, {}):  # the same in presentation mode: each button as wide as its name
+        at = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", query))
+        assert {b.key: b.label for b in at.button if b.key.startswith("plan_scene_")} == names
+        assert at.button(key="plan_scene_upload").help.startswith("An uploaded video: ")
 
 
 # --- the Plan page's state (components.plan_state) ---------------------------------------------------------------
@@ -238,3 +236,26 @@ def test_every_exit_of_the_plan_page_publishes_its_state(monkeypatch, app_env):
     at.radio(key="plan_source").set_value("From the dataset").run()
     no_problems(at)
     assert "source" not in url(at) and url(at)["T"] == "3" and "video" in url(at)
+
+
+def test_a_heatmap_cell_lists_its_episodes_and_opens_one_in_plan(monkeypatch, demo_env):
+    """cell=a-b (a click on a heatmap cell): the episodes of the method, T and task whose plan
+    or truth has that transition, and an Open in Plan link for the picked one."""
+    from kepp_core.data import load_dataset
+
+    ds = load_dataset("demo", demo_env.world)
+    preds = api.read_predictions([demo_env.records])
+    rows = preds[(preds["method"] == "kepp-R2") & (preds["horizon"] == 4) & (preds["task"] == "tea")]
+    a, b = next((p[k], p[k + 1]) for p in rows["truth"] for k in range(len(p) - 1))
+    query = {"task": "tea", "of": "kepp-R2", "T": "4", "cell": f"{a}-{b}"}
+    at = no_problems(open_page(monkeypatch, demo_env, "pages/3_Heatmaps.py", query))
+    assert dict(at.query_params)["cell"] == f"{a}-{b}"
+    assert any(h.value == f"Episodes with {ds.actions[a]} → {ds.actions[b]}" for h in at.subheader)
+    holds = lambda p: any((x, y) == (a, b) for x, y in zip(p, p[1:]))  # noqa: E731
+    expected = {e for e, p, t in zip(rows["episode"], rows["plan"], rows["truth"]) if holds(p) or holds(t)}
+    from components.names import episode_label
+
+    names = {episode_label(e, {"tea": ds.tasks["tea"].name}) for e in expected}
+    assert set(at.selectbox(key="heat_episode").options) == names  # each named in words
+    links = [el.proto for el in at.get("page_link")]
+    assert [p.label for p in links if p.label == "Open in Plan"], "no Open in Plan link"

@@ -71,24 +71,24 @@ def plan_page(monkeypatch, env, **overrides) -> AppTest:
 
 
 def test_plan_shows_endpoints_paths_plan_and_ground_truth(monkeypatch, app_env):
-    at = plan_page(monkeypatch, app_env)
     ds = dataset(app_env)
     T = app_env.horizon
-    at.selectbox(key="plan_T").select(T).run()
-    assert len(at.selectbox(key="plan_video").options) > 1
-    # the last test video listed; its first episode's clips are the defaults
+    # the last test video listed; its first episode's clips are the defaults; no record named: planned live
     video = [v for v in ds.split("test") if v.video_file is not None and len(v.steps) >= T][-1]
-    at.selectbox(key="plan_video").select(video.id).run()
+    at = plan_page(monkeypatch, app_env, query={"video": video.id, "T": str(T)})
+    assert len(at.selectbox(key="plan_video").options) > 1
     R = at.slider(key="plan_R").value
     at.button(key="plan_go").click().run()
     no_problems(at)
-    assert [m.label for m in at.metric] == ["first step â₁", "last step â_T"]
-    assert all(m.value in ds.actions for m in at.metric)
-    heads = texts(at.subheader)
-    assert "KEPP plan" in heads and any(h.startswith(f"Top-{R} graph paths") for h in heads)
-    # R path rows, the plan and the ground truth, T cards each
-    assert cards(at) == (R + 2) * T
-    assert any(t.startswith("**Ground truth**") for t in texts(at.markdown))
+    shown = texts(at.markdown)
+    # the live view names its method (the evaluation row the live planner is) and its verdict
+    assert any("Live · KEPP" in t and ("success" in t or "failure" in t) for t in shown)
+    ends = next(t for t in shown if t.startswith("Step model: â₁ **"))  # its endpoints, marked against the truth
+    assert "â_T **" in ends and sum(f"**{a}**" in ends for a in ds.actions) >= 1
+    # the plan and the ground truth, T cards each, and each distinct graph path of the R once
+    heads = [t for t in shown if "graph path" in t]
+    assert 1 <= len(heads) <= R and cards(at) == (2 + len(heads)) * T
+    assert any("ground truth · " in t and " steps right" in t for t in shown)
     assert any("Planned by" in t and "encoder" in t for t in texts(at.caption))
     # the plan graph: its drawing (in a frame that reports clicks on steps) with its legend
     drawn = at.get("bidi_component")
@@ -178,7 +178,7 @@ def test_uploaded_video_is_encoded_with_the_dataset_encoder_and_planned(monkeypa
     assert any("encoded with the dataset's encoder" in t for t in texts(at.caption))
     at.button(key="plan_go").click().run()
     no_problems(at)
-    assert cards(at) > 0 and not any(t.startswith("**Ground truth**") for t in texts(at.markdown))
+    assert cards(at) > 0 and not any("ground truth · " in t for t in texts(at.markdown))  # an upload: no truth
 
 
 # --- Graph --------------------------------------------------------------------------------------------

@@ -158,14 +158,15 @@ def test_drawing_carries_title_settings_legend_and_png_export(monkeypatch):
     g = chain_graph()
     pg = plangraph.plan_graph(g, (0, 4), [("KEPP plan", (0, 1, 3, 3, 4))], truth=(0, 1, 2, 3, 4))
     drawing = network.plan_drawing(g, pg, title="Plan graph of a test")
-    page = network.graph_html(tuple(__import__("dataclasses").astuple(n) for n in drawing.nodes.values()),
-                              tuple(__import__("dataclasses").astuple(e) for e in drawing.edges.values()), 400,
-                              False, True, drawing.title, drawing.settings, tuple(tuple(x) for x in drawing.legend))
+    page = _page(network, drawing, inline=True)
     assert "Plan graph of a test" in page and "depth: 1" in page and "keppPng" in page
     assert page.count('class="kepp-legend-entry"') == len(pg.legend)
     assert len(re.findall(r'data-style="line" data-group="[01]"', page)) == 2
     nodes = json.loads(re.search(r"nodes = new vis\.DataSet\((\[.*?\])\);", page, re.S).group(1))
-    assert all(n["physics"] is False and "x" in n for n in nodes)  # fixed positions, no physics
+    # grid cells (column = place in the plan), no physics: the frame's script spreads them over its canvas
+    assert all(n["physics"] is False for n in nodes)
+    assert {n["id"]: n["gx"] for n in nodes if n["role"] != "context"} == {0: 0, 1: 1, 2: 2, 3: 3, 4: 4}
+    assert drawing.grid[0] == (0, 4)
     edges = json.loads(re.search(r"edges = new vis\.DataSet\((\[.*?\])\);", page, re.S).group(1))
     assert {(e["from"], e["to"]) for e in edges if e["group"] == 0} == {(0, 1), (1, 2), (2, 3), (3, 4)}
     assert "cdn.jsdelivr" not in page and "https://" not in page.split("vis-network.min.js.map")[-1]
@@ -180,7 +181,7 @@ def _page(network, drawing, inline: bool) -> str:
     from dataclasses import astuple
 
     return network.graph_html(tuple(astuple(n) for n in drawing.nodes.values()),
-                              tuple(astuple(e) for e in drawing.edges.values()), 400, False, drawing.fixed,
+                              tuple(astuple(e) for e in drawing.edges.values()), 400, drawing.grid,
                               drawing.title, drawing.settings, tuple(tuple(x) for x in drawing.legend), inline=inline)
 
 
@@ -223,17 +224,18 @@ def test_labels_are_placed_truth_first_then_the_plan_then_the_strongest_arrows(m
     assert label_ranks([]) == []
 
 
-def test_in_presentation_mode_a_graph_frame_fits_one_screen_below_the_header(monkeypatch):
+def test_a_graph_frame_fits_one_screen_below_the_header(monkeypatch):
     monkeypatch.syspath_prepend(str(REPO / "app"))
-    from components.network import PRESENT_FRAME, PRESENT_MIN_CANVAS, GraphDrawing, canvas_height, drawing_height
+    from components.network import MIN_CANVAS, SCREEN_FRAME, GraphDrawing, canvas_height, drawing_height
 
-    for entries in (0, 2, 6):
-        d = GraphDrawing(legend=[("line", "#000000", "an entry", -1)] * entries)
-        assert canvas_height(d, 600, False) == 600
-        assert drawing_height(d, canvas_height(d, 600, True)) <= PRESENT_FRAME
-        assert canvas_height(d, 300, True) == max(300, PRESENT_MIN_CANVAS)  # never taller than asked (above the floor)
-    crowded = GraphDrawing(legend=[("line", "#000000", "an entry", -1)] * 20)
-    assert canvas_height(crowded, 600, True) == PRESENT_MIN_CANVAS  # a drawing still gets a canvas to draw on
+    for present in (False, True):
+        for entries in (0, 2, 6):
+            d = GraphDrawing(legend=[("line", "#000000", "an entry", -1)] * entries)
+            assert canvas_height(d, 600, False) == 600  # asked for: the normal page's own height
+            assert drawing_height(d, canvas_height(d, 900, present, screen=True), present) <= SCREEN_FRAME[present]
+            assert canvas_height(d, 300, present, screen=True) == max(300, MIN_CANVAS)  # never taller than asked
+        crowded = GraphDrawing(legend=[("line", "#000000", "an entry of a long legend, on its own line", -1)] * 20)
+        assert canvas_height(crowded, 600, present, screen=True) == MIN_CANVAS  # still a canvas to draw on
 
 
 def test_the_export_carries_vis_js_inline_while_the_frame_refers_to_the_served_copy(monkeypatch):

@@ -123,12 +123,20 @@ def test_episodes_are_added_from_failure_cases_results_and_plan(monkeypatch, env
     assert any("Added the episode to playlist 'talk' (2 items)" in str(s.value) for s in res.success)
     add(res, "res_add", "scenes", ok=False)  # the built-in playlist's name is refused
     assert any("built-in playlist" in str(e.value) for e in res.error)
-    # the Plan page adds its episode with its settings (planning model, R, sampler, clips)
+    # the Plan page adds its episode with its settings (planning model, R, sampler, clips); showing a
+    # record, the item names that record (its method): its slide shows the record
     plan = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py", {**items[0].query, "sampler": "ddim5"}))
     add(plan, "plan_add", "talk")
     last = store(env).read("talk").items[-1]
-    assert last.episode == episode and last.method == "" and last.query["sampler"] == "ddim5"
-    assert last.query["plan"] == "1" and last.query["start"] and last.query["video"] == items[0].query["video"]
+    assert last.episode == episode and last.method == "kepp-R2" and last.query["sampler"] == "ddim5"
+    assert last.query["rec"] == "kepp-R2" and "plan" not in last.query
+    assert last.query["start"] and last.query["video"] == items[0].query["video"]
+    # without a record, the item is the page's live plan (no method; planned at once)
+    live = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py",
+                                 {k: v for k, v in items[0].query.items() if k not in ("rec", "seed")}))
+    add(live, "plan_add", "talk")
+    last = store(env).read("talk").items[-1]
+    assert last.method == "" and last.query["plan"] == "1" and "rec" not in last.query
 
 
 def test_a_playlist_plays_on_the_plan_page_item_by_item(monkeypatch, env):
@@ -145,7 +153,9 @@ def test_a_playlist_plays_on_the_plan_page_item_by_item(monkeypatch, env):
         row = picked.iloc[k]
         assert progress() == [f"**{k + 1} / 3** · talk"]
         assert at.query_params["video"] == str(row["video"]) and at.query_params["ep"] == urls.plan_query(dict(row))["ep"]
-        assert at.query_params["item"] == str(k + 1) and at.query_params["plan"] == "1" and cards(at) >= 6
+        # each slide shows the item's record (its method's plan and verdict): nothing planned live
+        assert at.query_params["item"] == str(k + 1) and at.query_params["rec"] == row["method"] and cards(at) >= 6
+        assert "plan" not in at.query_params and "live" not in at.query_params
     assert at.button(key="playlist_next").disabled
     at.button(key="playlist_prev").click().run()
     assert progress() == ["**2 / 3** · talk"] and at.query_params["video"] == str(picked.iloc[1]["video"])

@@ -37,9 +37,9 @@ def test_scenes_are_named_curated_and_deterministic(demo_preds):
     assert "repeated_subsequence" in rows.loc[(by_kind["repeated"]["episode"], "kepp-R2")]["patterns"]
     assert by_kind["long"]["T"] == 6 and by_kind["long"]["name"] == "A long horizon (T=6)"
     assert {s["method"] for s in scenes} == {"kepp-R2"}
-    q = by_kind["success"]["query"]
-    assert q == {"video": ok["video"], "ep": q["ep"], "T": str(ok["horizon"]), "plan": "1", "model": "graph-R2",
-                 "R": "2"}
+    q = by_kind["success"]["query"]  # the record itself (rec, seed), and the model a live re-plan runs
+    assert q == {"video": ok["video"], "ep": q["ep"], "T": str(ok["horizon"]), "rec": "kepp-R2", "seed": "0",
+                 "model": "graph-R2", "R": "2"}
     assert curation.choose_scenes(demo_preds) == scenes  # same records, same scenes
     # only what the app can open: another horizon set, and an unknown (uploaded) video
     short = curation.choose_scenes(demo_preds, horizons=[3])
@@ -107,8 +107,11 @@ def test_readable_names_and_plan_queries():
         "make lemonade · video 0009 · steps 5–10"
     assert names.episode_label("odd id") == "odd id"
     assert urls.plan_query({"episode": "a/v1/2:4", "video": "v1", "horizon": 4, "method": "kepp-nograph"}) == \
-        {"video": "v1", "ep": "2", "T": "4", "plan": "1", "model": "none"}
-    assert "model" not in urls.plan_query({"episode": "a/v1/0:3", "video": "v1", "horizon": 3, "method": "random"})
+        {"video": "v1", "ep": "2", "T": "4", "rec": "kepp-nograph", "model": "none"}
+    # a baseline's record opens too (its live re-plan runs the page's model); a decoded row's runs its base's
+    random = urls.plan_query({"episode": "a/v1/0:3", "video": "v1", "horizon": 3, "method": "random", "seed": 1})
+    assert "model" not in random and random["rec"] == "random" and random["seed"] == "1"
+    assert urls.plan_query({"episode": "a/v1/0:3", "video": "v1", "horizon": 3, "method": "kepp-R1+dec"})["model"] == "graph-R1"
 
 
 # --- pages ---------------------------------------------------------------------------------------------
@@ -121,16 +124,17 @@ def test_plan_page_opens_on_the_clean_success_scene(monkeypatch, demo_env):
     at = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py"))
     assert at.selectbox(key="plan_video").value == scene["video"]
     assert at.query_params["video"] == scene["video"] and at.query_params["ep"] == scene["query"]["ep"]
-    at.button(key="plan_go").click().run()
-    no_problems(at)
-    assert any("success" in str(m.value) for m in at.markdown)  # "Ground truth · 3/3 steps correct · success"
-    # the scene bar: a scene's button loads its episode and plans it
+    # the scene's record is shown at once (no planning): KEPP R=2's plan, a success
+    assert at.query_params["rec"] == "kepp-R2" and "plan" not in at.query_params
+    assert any("Recorded · KEPP R=2" in str(m.value) and ">success<" in str(m.value) for m in at.markdown)
+    # the scene bar: a scene's button loads its episode's record
     wrong = page_scenes(demo_env)["wrong_endpoint"]
     at.button(key="plan_scene_wrong_endpoint").click().run()
     no_problems(at)
     assert at.selectbox(key="plan_video").value == wrong["video"]
-    assert at.query_params["ep"] == wrong["query"]["ep"] and at.query_params["plan"] == "1"
-    assert cards(at) >= 2 * demo_env.horizon and any("wrong: truth is" in str(m.value) for m in at.markdown)
+    assert at.query_params["ep"] == wrong["query"]["ep"] and at.query_params["rec"] == "kepp-R2"
+    assert cards(at) >= 2 * demo_env.horizon and any("(truth: **" in str(m.value) for m in at.markdown)
+    assert any("failure: wrong predicted endpoint" in str(m.value) for m in at.markdown)
 
 
 @pytest.mark.slow
@@ -211,10 +215,14 @@ def test_failure_cases_link_to_plan_step_episodes_and_keep_state_in_the_url(monk
 @pytest.mark.xdist_group("app")
 def test_results_table_and_comparing_up_to_four_methods(monkeypatch, demo_env):
     at = no_problems(open_page(monkeypatch, demo_env, "pages/5_Results.py"))
-    grid = at.dataframe[0].value
-    assert list(grid.columns) == [f"T={h} {m}" for h in (3, 4, 5, 6) for m in ("SR", "mAcc", "mIoU")]
+    grid = at.dataframe[0].value  # one metric at a time: every T of it fits the page beside the names
+    assert list(grid.columns) == [f"T={h} SR" for h in (3, 4, 5, 6)] and "metric" not in at.query_params
     methods = sorted(prediction_table(demo_env)["method"].unique())
     assert set(grid.index) == {catalog.method_label(m) for m in methods}
+    at.segmented_control(key="res_metric").set_value("all").run()
+    assert list(at.dataframe[0].value.columns) == [f"T={h} {m}" for h in (3, 4, 5, 6) for m in ("SR", "mAcc", "mIoU")]
+    assert at.query_params["metric"] == "all"
+    at.segmented_control(key="res_metric").set_value("SR").run()
     chosen = at.multiselect(key="res_compare")
     assert chosen.value == names.compare_default("kepp-R2", methods) and chosen.max_selections == 4
     everything = ["kepp-R1", "kepp-R2", "kepp-nograph"]

@@ -67,12 +67,12 @@ def test_plan_graph_holds_the_truth_and_one_legend_entry_per_path(server, browse
     plan_button.click()
     page.locator(".kepp-plan .kepp-card").first.wait_for(timeout=90_000)
     idle(page)
-    page.get_by_text("Ground truth", exact=False).first.wait_for(timeout=30_000)
+    page.get_by_text("ground truth", exact=False).first.wait_for(timeout=30_000)
     rows = card_rows(page)
     frame = graph_frame(page)
     frame.wait_for_function("() => document.querySelectorAll('.kepp-legend-entry').length > 0", timeout=30_000)
-    # the ground truth is the last card row of the plan panel (after KEPP's plan)
-    check_drawing(frame, rows[-1] if rows else None)
+    # the result's rows of cards: the plan, the ground truth, then the graph paths
+    check_drawing(frame, rows[1])
     with page.expect_download() as dl:
         frame.get_by_role("button", name="Download PNG").click()
     png = Path(dl.value.path()).read_bytes()

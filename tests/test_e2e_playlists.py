@@ -7,56 +7,16 @@ ground truth shown. The screenshot goes to ``test-artifacts/``."""
 
 from __future__ import annotations
 
-import json
-import shutil
-from urllib.parse import parse_qs, urlparse
 
 import pytest
 
 from kepp_core import api, catalog
 from kepp_core.playlists import PlaylistStore
-from tests.helpers.browser import ARTIFACTS, app_server, graph_frame, idle
+from tests.helpers.browser import (ARTIFACTS, add_to_playlist, graph_frame, has_row, idle, query,
+                                   rows_of_cards)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
 SCREEN = {"width": 1280, "height": 720}
-
-
-@pytest.fixture(scope="module")
-def records(demo_env, tmp_path_factory):
-    path = tmp_path_factory.mktemp("playlist-records") / "predictions.jsonl"
-    shutil.copyfile(demo_env.records, path)
-    return path
-
-
-@pytest.fixture(scope="module")
-def playlist_server(demo_env, records):
-    with app_server(api.AppConfig(dataset="demo", root=str(demo_env.world), checkpoints=str(demo_env.models),
-                                  predictions=str(records))) as url:
-        yield url
-
-
-def query(page) -> dict[str, str]:
-    return {k: v[-1] for k, v in parse_qs(urlparse(page.url).query).items()}
-
-
-def add_to_playlist(page, name: str, count: int) -> None:
-    """The page's "Add to playlist" control: type the name, press Add, see it confirmed."""
-    page.get_by_role("button", name="Add to playlist").first.click()
-    body = page.locator('[data-testid="stPopoverBody"]').last
-    field = body.get_by_role("textbox", name="Playlist")
-    field.fill(name)
-    field.press("Enter")
-    idle(page)
-    body.get_by_role("button", name="Add", exact=True).click()
-    page.get_by_text(f"to playlist '{name}' ({count} items)").first.wait_for(timeout=30_000)
-    page.keyboard.press("Escape")
-    idle(page)
-
-
-def rows_of_cards(page) -> list[list[str]]:
-    """Each row of step cards in the page as its step labels."""
-    return page.evaluate("""() => [...document.querySelectorAll('.kepp-plan')].map(r =>
-        [...r.querySelectorAll('.kepp-card > div:last-child')].map(d => d.textContent.trim()))""")
 
 
 def shows_item(page, item, labels: list[str], k: int, n: int) -> None:
@@ -65,9 +25,7 @@ def shows_item(page, item, labels: list[str], k: int, n: int) -> None:
     page.wait_for_function("k => new URLSearchParams(window.location.search).get('item') === k", arg=str(k),
                            timeout=60_000)
     truth = [labels[a] for a in item["truth"]]
-    page.wait_for_function("""t => [...document.querySelectorAll('.kepp-plan')].some(r =>
-        JSON.stringify([...r.querySelectorAll('.kepp-card > div:last-child')].map(d => d.textContent.trim())) === t)""",
-                           arg=json.dumps(truth, ensure_ascii=False, separators=(",", ":")), timeout=90_000)
+    has_row(page, truth, timeout=90_000)
     idle(page)
     url = query(page)
     assert {key: url[key] for key in item["query"]} == item["query"] and url["playlist"] == "talk"
@@ -77,12 +35,12 @@ def shows_item(page, item, labels: list[str], k: int, n: int) -> None:
     assert bar and bar["y"] >= 0 and bar["y"] + bar["height"] <= SCREEN["height"]  # the progress stays in view
 
 
-def test_a_playlist_built_from_the_pages_plays_with_the_keyboard(playlist_server, browser, demo_env, records):
+def test_a_playlist_built_from_the_pages_plays_with_the_keyboard(records_server, browser, demo_env, records_copy):
     from kepp_core.data import load_dataset
 
     labels = load_dataset("demo", demo_env.world).actions
     page = browser.new_page(viewport=SCREEN)
-    page.goto(f"{playlist_server}/Failure_cases?method=kepp-R2&T=3")
+    page.goto(f"{records_server}/Failure_cases?method=kepp-R2&T=3")
     page.get_by_role("button", name="Add to playlist").first.wait_for(timeout=120_000)
     idle(page)
     add_to_playlist(page, "talk", 1)
@@ -93,16 +51,16 @@ def test_a_playlist_built_from_the_pages_plays_with_the_keyboard(playlist_server
     idle(page)
     add_to_playlist(page, "talk", 2)
     second = query(page)["episode"]
-    page.goto(f"{playlist_server}/Results?T=4&method=kepp-R1")
+    page.goto(f"{records_server}/Results?T=4&method=kepp-R1")
     page.get_by_role("button", name="Add to playlist").first.wait_for(timeout=120_000)
     idle(page)
     add_to_playlist(page, "talk", 3)
     third = query(page)["episode"]
-    saved = PlaylistStore(records.parent / "playlists").read("talk").items
+    saved = PlaylistStore(records_copy.parent / "playlists").read("talk").items
     assert [(i.episode, i.method, i.T) for i in saved] == [(first, "kepp-R2", 3), (second, "kepp-R2", 3),
                                                             (third, "kepp-R1", 4)]
     # the Playlists page, reloaded, lists them in order
-    page.goto(f"{playlist_server}/Playlists?playlist=talk")
+    page.goto(f"{records_server}/Playlists?playlist=talk")
     page.get_by_role("link", name="Present").wait_for(timeout=90_000)
     page.reload()
     present = page.get_by_role("link", name="Present")
@@ -112,7 +70,7 @@ def test_a_playlist_built_from_the_pages_plays_with_the_keyboard(playlist_server
         task, video, step, horizon = catalog.parse_episode_id(episode)
         page.get_by_text(f"video {video} · steps {step + 1}–{step + horizon}").first.wait_for(timeout=10_000)
     # play it in presentation mode: → → ← then Space
-    preds = api.read_predictions([records]).set_index(["episode", "method"])
+    preds = api.read_predictions([records_copy]).set_index(["episode", "method"])
     items = [{"query": i.query, "truth": preds.loc[(i.episode, i.method)]["truth"]} for i in saved]
     present.click()
     page.locator(".kepp-present").first.wait_for(state="attached", timeout=60_000)

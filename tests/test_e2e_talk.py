@@ -8,9 +8,7 @@ self-contained. Screenshots go to ``test-artifacts/``."""
 
 from __future__ import annotations
 
-import itertools
 import re
-import time
 from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
@@ -18,7 +16,8 @@ import pytest
 from components import urls
 from components.curation import choose_scenes
 from kepp_core import api, catalog
-from tests.helpers.browser import ARTIFACTS, graph_frame, idle
+from tests.helpers.browser import (ARTIFACTS, check_drawing_labels, check_drawing_type, graph_frame, idle, query,
+                                   result_on_one_screen, rows_of_cards, settled_drawing, shown_graph_frame, wait_plan)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
 SCREEN = {"width": 1280, "height": 720}
@@ -31,43 +30,18 @@ def title_px(page) -> float:
     return float(h1.evaluate("e => parseFloat(getComputedStyle(e).fontSize)"))
 
 
-def query(page) -> dict[str, str]:
-    return {k: v[-1] for k, v in parse_qs(urlparse(page.url).query).items()}
-
-
-def wait_plan(page) -> None:
-    """Until the plan's step cards are drawn and the script is done."""
-    page.locator(".kepp-plan .kepp-card").first.wait_for(timeout=120_000)
-    idle(page)
-
-
-def in_view(page, locator) -> bool:
-    box = locator.bounding_box()
-    return bool(box) and box["y"] >= 0 and box["y"] + box["height"] <= SCREEN["height"] and box["x"] >= 0 \
-        and box["x"] + box["width"] <= SCREEN["width"]
-
-
 def test_presentation_mode_at_1280x720(demo_server, browser):
     ARTIFACTS.mkdir(exist_ok=True)
     page = browser.new_page(viewport=SCREEN)
     page.goto(f"{demo_server}/Results")
     idle(page)
     normal = title_px(page)
-    page.goto(f"{demo_server}/Plan?present=1")
-    button = page.get_by_role("button", name="Plan", exact=True)
-    button.wait_for(timeout=120_000)
-    idle(page)
+    page.goto(f"{demo_server}/Plan?present=1")  # it opens on the clean success's record
+    wait_plan(page)
     assert title_px(page) >= 1.4 * normal
     assert page.locator('[data-testid="stSidebar"] input[type="text"]').count() == 0  # settings hidden
-    button.click()
-    wait_plan(page)
-    page.wait_for_timeout(1200)  # the page scrolls to the result
-    plan_cards = page.locator(".kepp-plan").first.locator(".kepp-card")
-    assert all(in_view(page, plan_cards.nth(k)) for k in range(plan_cards.count())), "plan cards below the fold"
-    assert in_view(page, page.locator('[data-testid="stMetricValue"]').first)  # the endpoints
-    frame = graph_frame(page)
-    top = frame.frame_element().bounding_box()
-    assert top and 0 <= top["y"] < SCREEN["height"] - 200  # the graph starts on the first screen
+    # brought into view: the verdict and endpoints, the plan cards and the plan graph on one screen
+    result_on_one_screen(page, "the Plan page's first result", {"verdict": ".kepp-verdict"})
     page.screenshot(path=str(ARTIFACTS / "e2e_present_plan.png"))
     # page switch with the mode on: the page bar (the sidebar's expand control stays too)
     assert page.locator('[data-testid="stExpandSidebarButton"], [data-testid="stSidebarCollapsedControl"]').count()
@@ -81,12 +55,6 @@ def test_presentation_mode_at_1280x720(demo_server, browser):
     idle(page)
     assert abs(title_px(page) - normal) < 1 and "present" not in query(page)
     page.close()
-
-
-def rows_of_cards(page) -> list[list[str]]:
-    """Each row of step cards in the page as its step labels."""
-    return page.evaluate("""() => [...document.querySelectorAll('.kepp-plan')].map(r =>
-        [...r.querySelectorAll('.kepp-card > div:last-child')].map(d => d.textContent.trim()))""")
 
 
 def test_deep_link_opens_an_episode_and_survives_a_reload(demo_server, browser, demo_env):
@@ -127,7 +95,8 @@ def test_why_this_plan_shows_the_planners_own_numbers(demo_server, browser, demo
     preds = api.read_predictions([demo_env.records])
     row = preds[(preds["method"] == "kepp-R2") & (preds["horizon"] == 4)].iloc[3]
     page = browser.new_page(viewport={"width": 1280, "height": 1400})
-    page.goto(f"{demo_server}/Plan?{urlencode(urls.plan_query(dict(row)))}")
+    page.goto(f"{demo_server}/Plan?{urlencode(urls.plan_query(dict(row)))}&live=1")  # the record and a live re-plan
+    page.locator(".kepp-verdict.kepp-live").first.wait_for(timeout=120_000)
     wait_plan(page)
     url = query(page)  # the clips the page planned with are in its address
     start, goal = ([float(x) for x in url[k].split("-")] for k in ("start", "goal"))
@@ -190,13 +159,14 @@ def open_scene(browser, server: str, name: str):
 
 def test_a_scene_loads_and_plans(demo_server, browser):
     page = open_scene(browser, demo_server, "A wrong-endpoint failure")
-    page.get_by_text("wrong: truth is").first.wait_for(timeout=30_000)
-    assert query(page)["plan"] == "1"
+    page.locator('.kepp-verdict[data-success="false"]').first.wait_for(timeout=30_000)  # the record's failure
+    page.get_by_text("(truth:").first.wait_for(timeout=30_000)  # an endpoint is wrong
+    assert query(page)["rec"]
     # the scene bar on the Plan page loads another scene in one click
-    page.get_by_role("button", name="A clean success").click()
-    page.get_by_text("steps correct · success").first.wait_for(timeout=60_000)  # not the button's "success"
+    page.get_by_role("button", name="Clean success").click()
+    page.locator('.kepp-verdict[data-success="true"]').first.wait_for(timeout=60_000)
     wait_plan(page)
-    assert page.get_by_text("wrong: truth is").count() == 0
+    assert page.get_by_text("(truth:").count() == 0
     page.close()
 
 
@@ -246,69 +216,6 @@ def test_the_upload_scene_plans_a_video_loaded_as_an_upload(demo_server, browser
     page.close()
 
 
-# The drawn network as vis.js holds it (canvas coordinates): every step's box, and for each edge label
-# vis.js draws (its label module's text, not the data's), its box, the width its text measures in the
-# label's current font, and its arrow's midpoint.
-READ_LABELS = """() => {
-  const ctx = document.createElement("canvas").getContext("2d");
-  const nodes = Object.keys(network.body.nodes).map(id => ({id: id, ...network.getBoundingBox(id)}));
-  const labels = Object.values(network.body.edges).filter(edge => edge.labelModule.elementOptions.label).map(edge => {
-    const s = edge.labelModule.size, font = edge.labelModule.fontOptions, text = edge.labelModule.elementOptions.label;
-    ctx.font = `${font.size}px ${font.face}`;
-    return {text: text, left: s.left, top: s.top, right: s.left + s.width, bottom: s.top + s.height,
-            measured: ctx.measureText(text).width,
-            mid: edge.fromId === edge.toId ? null : edge.edgeType.getPoint(0.5)};
-  });
-  return {nodes: nodes, labels: labels, scaled: !!window.__keppScaled, edges: network.body.data.edges.length};
-}"""
-
-
-def overlap(a: dict, b: dict) -> bool:
-    return a["left"] < b["right"] and b["left"] < a["right"] and a["top"] < b["bottom"] and b["top"] < a["bottom"]
-
-
-def settled_labels(frame, timeout: float = 30.0) -> dict:
-    """The drawing's labels once placed: the type grown (presentation mode), then two equal reads."""
-    deadline, before = time.monotonic() + timeout, None
-    while time.monotonic() < deadline:
-        now = frame.evaluate(READ_LABELS)
-        if now["scaled"] and now == before:
-            return now
-        before = now
-        time.sleep(0.6)
-    raise AssertionError("the graph's labels did not settle")
-
-
-def check_labels(net: dict, where: str) -> None:
-    """No edge label's box overlaps another's or a step's; each box is its text's, at its arrow's middle."""
-    labels = net["labels"]
-    assert labels, f"{where}: no edge label drawn"
-    for b in labels:
-        assert abs((b["right"] - b["left"]) - b["measured"]) < 1.5, f"{where}: {b} is not its text's box"
-        if b["mid"]:
-            assert abs((b["left"] + b["right"]) / 2 - b["mid"]["x"]) < 1 and abs((b["top"] + b["bottom"]) / 2 - b["mid"]["y"]) < 1
-        hit = [n["id"] for n in net["nodes"] if overlap(b, n)]
-        assert not hit, f"{where}: label {b['text']!r} covers step(s) {hit}"
-    for a, b in itertools.combinations(labels, 2):
-        assert not overlap(a, b), f"{where}: labels {a['text']!r} and {b['text']!r} overlap"
-
-
-def shown_graph_frame(page, timeout: float = 60.0):
-    """The frame of the graph drawing that is on show (a hidden tab's drawing has no size)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        graph_frame(page, timeout)
-        for frame in page.frames[1:]:
-            try:
-                box = frame.frame_element().bounding_box()
-                if box and box["width"] > 0 and frame.evaluate("() => typeof network !== 'undefined'"):
-                    return frame
-            except Exception:  # a rerun can replace the frame while we look
-                continue
-        time.sleep(0.2)
-    raise AssertionError("no graph drawing on show")
-
-
 def below_header(page, frame) -> tuple[float, float]:
     """The bottom of Streamlit's header and the top of the graph's frame, once the page stopped scrolling."""
     before = None
@@ -331,8 +238,10 @@ def test_every_scene_draws_its_graph_readable_below_the_header(demo_server, brow
         page.goto(f"{demo_server}/Plan?{urlencode(scene['query'])}&present=1")
         wait_plan(page)
         frame = graph_frame(page)
-        net = settled_labels(frame)
-        check_labels(net, scene["name"])
+        net = settled_drawing(frame)
+        assert net["labels"], f"{scene['name']}: no edge label drawn"
+        check_drawing_labels(net, scene["name"])
+        check_drawing_type(net, scene["name"])
         header, top = below_header(page, frame)
         assert top >= header, f"{scene['name']}: the graph's frame starts {header - top:.0f} px under the header"
         # vis.js comes from the app's static files, not inline in the frame
@@ -352,7 +261,9 @@ def test_every_scene_draws_its_graph_readable_below_the_header(demo_server, brow
     idle(page)
     frame = shown_graph_frame(page)
     frame.frame_element().evaluate("e => e.scrollIntoView({block: 'end'})")
-    check_labels(settled_labels(frame), "Graph page")
+    net = settled_drawing(frame)
+    check_drawing_labels(net, "Graph page")
+    check_drawing_type(net, "Graph page")
     header, top = below_header(page, frame)
     assert top >= header, f"Graph page: the frame starts {header - top:.0f} px under the header"
     page.close()

@@ -8,12 +8,13 @@ this folder is named below (``tests/test_docs.py`` holds the list to the folder)
   (paged tables that keep their place);
 - words, colours and figures: ``text`` (escapes for Markdown and scripts), ``names`` (readable names
   and what a page shows first), ``colours`` (right and wrong), ``charts`` (figures, tables, step
-  cards, the video timeline), ``heatmaps``, ``network`` and ``plangraph`` (graph drawings and the
-  plan graph), ``why`` (why this plan);
+  cards, the video timeline), ``heatmaps``, ``network``, ``plangraph`` and ``layout`` (graph drawings, the
+  plan graph, where the Graph page's steps sit), ``why`` (why this plan);
 - the Plan page: ``pickers`` (task filter, search and bounded select boxes), ``search``, ``uploads``,
   ``plans`` (a plan, its endpoints, paths and samples), ``zeroshot`` (planning with the graph alone),
-  ``urls`` (its query for an evaluated episode), ``scenes`` and ``curation`` (demo scenes),
-  ``playlists`` (adding to and playing a playlist);
+  ``urls`` (its query for an evaluated episode), ``recorded`` (a record first, a live re-plan second:
+  the one decision), ``result`` (the input and the plan beside its graph, on one screen), ``scenes`` and
+  ``curation`` (demo scenes), ``playlists`` (adding to and playing a playlist);
 - the records pages: ``episodes`` (one evaluated episode), ``slices`` (metrics by slice),
   ``episode_map`` (the map of the test episodes), ``protocol`` (``kepp protocol`` results).
 

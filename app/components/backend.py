@@ -14,11 +14,12 @@ from pathlib import Path
 
 import streamlit as st
 
+from components import layout
 from components.config import start_config
 from components.text import md
 from kepp_core import api
 from kepp_core.api import AppConfig
-from kepp_core.catalog import LOG_FILE, models_dir, parse_plan_model_id, plan_model_id
+from kepp_core.catalog import models_dir, parse_plan_model_id, plan_model_id
 from kepp_core.errors import KeppError
 
 # The Plan page's sampler choices: the models' own (as trained and evaluated) or a fast DDIM.
@@ -166,6 +167,18 @@ def episode_map(cfg: AppConfig, ds, horizon: int, setting: str = "conventional")
     """The 2-D map of the dataset's test episodes of ``horizon`` (:func:`kepp_core.api.episode_map`:
     remembered on disk per dataset and feature files; here also in memory per dataset)."""
     return _episode_map(cfg.dataset_key(), int(horizon), setting, ds)
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _typical_positions(key: tuple, task: str | None, _ds) -> list[float]:
+    plans = [v.plan for v in _ds.split("train") if task is None or v.task == task]
+    return layout.typical_positions(plans, _ds.num_actions)
+
+
+def typical_positions(cfg: AppConfig, ds, task: str | None = None) -> list[float]:
+    """Each action's typical place in the training plans (of ``task``; all by default), from 0 (first)
+    to 1 (last): where the Graph page draws it (:func:`components.layout.typical_positions`)."""
+    return _typical_positions((cfg.dataset_key(), id(ds)), task, ds)
+
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _playable_videos(key: tuple, horizon: int, _ds) -> list:

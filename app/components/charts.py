@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from components.colours import RIGHT, WRONG
-from components.config import font_scale
+from components.config import MIN_PRESENT_PX, font_scale
 
 if TYPE_CHECKING:  # pandas loads lazily: the home page does not need it
     import pandas as pd
@@ -23,13 +23,17 @@ def scaled(fig):
     k = font_scale()
     if k == 1.0:
         return fig
-    fig.update_layout(font=dict(size=round(12 * k)), title_font=dict(size=round(17 * k)),
-                      legend_font=dict(size=round(12 * k)))
+
+    def size(px: float | None) -> int:  # presentation mode: never below the room's minimum
+        return max(MIN_PRESENT_PX, round((px or 12) * k))
+
+    fig.update_layout(font=dict(size=size(12)), title_font=dict(size=size(17)), legend_font=dict(size=size(12)),
+                      margin=dict(autoexpand=True))  # the larger type: plotly measures the margins it needs
     fig.update_xaxes(automargin=True)  # room for the larger tick labels and axis titles
     fig.update_yaxes(automargin=True)
-    fig.for_each_xaxis(lambda a: a.update(tickfont=dict(size=round((a.tickfont.size or 12) * k))))
-    fig.for_each_yaxis(lambda a: a.update(tickfont=dict(size=round((a.tickfont.size or 12) * k))))
-    fig.for_each_annotation(lambda a: a.update(font=dict(size=round((a.font.size or 12) * k))))
+    fig.for_each_xaxis(lambda a: a.update(tickfont=dict(size=size(a.tickfont.size)), title_font=dict(size=size(12))))
+    fig.for_each_yaxis(lambda a: a.update(tickfont=dict(size=size(a.tickfont.size)), title_font=dict(size=size(12))))
+    fig.for_each_annotation(lambda a: a.update(font=dict(size=size(a.font.size))))
     return fig
 
 
@@ -67,12 +71,25 @@ def heatmap(df: pd.DataFrame, title: str, zmin: float | None = 0.0, zmax: float 
         zmin=-1.0 if diverging else zmin, zmax=1.0 if diverging else zmax,
         colorscale="RdBu" if diverging else "Blues", reversescale=diverging, showscale=colour_bar,
         hovertemplate="from %{y}<br>to %{x}<br>%{z:.2f}<extra></extra>", xgap=1, ygap=1))
-    fig.update_layout(title=title, height=max(420, 26 * len(labels_y) + 160), margin=dict(l=10, r=10, t=50, b=10),
+    left, bottom = _label_margins(labels_y + labels_x, tick_size)
+    fig.update_layout(title=title, height=max(420, 26 * len(labels_y) + 160),
+                      margin=dict(l=left, r=90, t=50, b=bottom, autoexpand=False),
                       yaxis=dict(autorange="reversed", title="from", tickmode="array", tickvals=labels_y,
                                  ticktext=marked_labels(labels_y, marked), tickfont=dict(size=tick_size)),
                       xaxis=dict(title="to", tickangle=-60, tickmode="array", tickvals=labels_x,
                                  ticktext=marked_labels(labels_x, marked), tickfont=dict(size=tick_size)))
     return fig
+
+
+def _label_margins(labels: Sequence[str], tick_size: int) -> tuple[int, int]:
+    """Left and bottom margins (px) for a heatmap's action labels (the y ticks level, the x ticks at
+    -60°, an axis title each): fixed, so that plotly need not measure its text to find them.
+
+    >>> _label_margins(["boil water", "stir"], 14)
+    (145, 138)
+    """
+    width = 0.6 * tick_size * max((len(x) + 2 for x in labels), default=4)  # "✱" marks an out-of-task action
+    return round(width + 44), round(width * 0.87 + 50)
 
 
 OUT_OF_TASK = WRONG
@@ -97,17 +114,28 @@ def heatmap_panels(mats: dict, marked: set[str] = frozenset(), tick_size: int = 
         df = mats[name]
         xs, ys = [str(c) for c in df.columns], [str(i) for i in df.index]
         n = len(ys)
-        fig.add_trace(go.Heatmap(z=df.to_numpy(), x=xs, y=ys, coloraxis="coloraxis", xgap=1, ygap=1, name=name,
-                                 hovertemplate=f"{name}<br>from %{{y}}<br>to %{{x}}<br>%{{z:.2f}}<extra></extra>"),
+        z = df.to_numpy()
+        fig.add_trace(go.Heatmap(z=z, x=xs, y=ys, coloraxis="coloraxis", xgap=1, ygap=1, name=name, hoverinfo="skip"),
+                      row=1, col=k)
+        # a click on a cell: plotly selects no heatmap cell, so an invisible marker on each one takes the
+        # click (and the hover) with the cell's (from, to) and value
+        cells = [(x, y, float(z[i, j])) for i, y in enumerate(ys) for j, x in enumerate(xs)]
+        fig.add_trace(go.Scatter(x=[c[0] for c in cells], y=[c[1] for c in cells], mode="markers", name=name,
+                                 customdata=[[c[1], c[0], c[2]] for c in cells], showlegend=False,
+                                 marker=dict(symbol="square", size=max(6, min(28, 520 // max(len(xs), 1))), opacity=0),
+                                 hovertemplate=f"{name}<br>from %{{customdata[0]}}<br>to %{{customdata[1]}}<br>"
+                                               "%{customdata[2]:.2f}<br>click: the episodes with it<extra></extra>"),
                       row=1, col=k)
         fig.update_xaxes(tickmode="array", tickvals=xs, ticktext=marked_labels(xs, marked), tickangle=-60,
                          tickfont=dict(size=tick_size), title_text="to", row=1, col=k)
         fig.update_yaxes(tickmode="array", tickvals=ys, ticktext=marked_labels(ys, marked), autorange="reversed",
                          tickfont=dict(size=tick_size), row=1, col=k)
     fig.update_yaxes(title_text="from", row=1, col=1)
+    left, bottom = _label_margins([str(i) for df in mats.values() for i in df.index], tick_size)
     fig.update_layout(coloraxis=dict(colorscale="Blues", cmin=0.0, cmax=1.0,
                                      colorbar=dict(title="share", thickness=14, tickfont=dict(size=tick_size))),
-                      height=max(480, 24 * n + 260), margin=dict(l=10, r=10, t=50, b=10))
+                      height=max(480, 24 * n + 260), clickmode="event+select",
+                      margin=dict(l=left, r=90, t=50, b=bottom, autoexpand=False))
     return fig
 
 
@@ -121,11 +149,13 @@ def step_cards(labels: Sequence[str], correct: Sequence[bool] | None = None, tit
         border = "#bdbdbd" if correct is None else (RIGHT if correct[t] else WRONG)
         mark = "" if correct is None else (" ✓" if correct[t] else " ✗")
         cards.append(
-            f'<div class="kepp-card" style="flex:1;min-width:90px;background:{colour};border:3px solid {border};'
-            f'border-radius:8px;padding:6px 8px;margin:2px;text-align:center">'
-            f'<div style="font-size:0.75em;color:#555">step {t + 1}{mark}</div>'
-            f'<div style="font-weight:600">{html.escape(" ".join(str(label).split()))}</div></div>')
-    head = f'<div style="font-size:0.9em;color:#444;margin-top:4px">{html.escape(" ".join(title.split()))}</div>' if title else ""
+            f'<div class="kepp-card" style="flex:1;min-width:62px;background:{colour};border:3px solid {border};'
+            f'border-radius:8px;padding:3px 6px;margin:2px;text-align:center;line-height:1.25">'
+            f'<div class="kepp-small" style="font-size:0.75em;color:#555">step {t + 1}{mark}</div>'
+            f'<div class="kepp-card-label" style="font-weight:600;overflow-wrap:normal;word-break:normal">'
+            f'{html.escape(" ".join(str(label).split()))}</div></div>')
+    head = (f'<div class="kepp-small" style="font-size:0.9em;color:#444;margin-top:2px">'
+            f'{html.escape(" ".join(title.split()))}</div>') if title else ""
     st.markdown(f'{head}<div class="kepp-plan" style="display:flex;flex-wrap:wrap">{"".join(cards)}</div>',
                 unsafe_allow_html=True)
 
@@ -202,14 +232,17 @@ def _percent(duration: float) -> Callable[[float], float]:
 
 
 def _clip_marks(clips: dict, pct) -> list[str]:
-    """The chosen clips shaded over a timeline, each named (``clips``: name -> ((from, to), colour))."""
+    """The chosen clips over a timeline (``clips``: name -> ((from, to), colour)): a named band above the
+    steps and an outline around them, so that no step's label is covered."""
     parts = []
     for name, ((a, b), colour) in clips.items():
         name, colour = html.escape(str(name)), html.escape(str(colour))
+        where = f"left:{pct(a):.2f}%;width:{max(pct(b) - pct(a), 0.3):.2f}%"
         parts.append(f'<div class="kepp-tl-clip" title="{name} clip · {a:.1f}–{b:.1f} s" style="position:absolute;'
-                     f'top:0;bottom:18px;left:{pct(a):.2f}%;width:{max(pct(b) - pct(a), 0.3):.2f}%;background:{colour};'
-                     f'opacity:0.3;border-radius:3px"></div><div style="position:absolute;top:2px;left:{pct(a):.2f}%;'
-                     f'font-size:0.7em;color:{colour};font-weight:600">{name}</div>')
+                     f'top:0;height:20px;{where};background:{colour};border-radius:3px 3px 0 0;color:#fff;'
+                     f'font-size:0.7em;font-weight:600;line-height:20px;white-space:nowrap;overflow:visible;'
+                     f'padding-left:2px">{name}</div><div style="position:absolute;top:20px;bottom:18px;{where};'
+                     f'border:2px solid {colour};border-top:0;pointer-events:none;box-sizing:border-box"></div>')
     return parts
 
 
@@ -232,14 +265,28 @@ def _ticks(duration: float, most: int = 8) -> list[float]:
     return [k * float(step) for k in range(int(duration // step) + 1)]
 
 
-def pattern_bars(labels: Sequence[str], counts: Sequence[int]):
-    """Failures per pattern as bars."""
-    import plotly.graph_objects as go
+PATTERN_COLOURS = [WRONG, "#6a1b9a", "#ef6c00", "#757575"]
 
-    fig = go.Figure(go.Bar(x=list(labels), y=list(counts), marker_color=[WRONG, "#6a1b9a", "#ef6c00", "#757575"],
-                           hovertemplate="%{x}: %{y} failures<extra></extra>"))
-    fig.update_layout(height=320, margin=dict(l=10, r=10, t=10, b=10), yaxis_title="failures (primary pattern)")
-    return fig
+
+def pattern_bars(labels: Sequence[str], counts: Sequence[int]) -> str:
+    """Failures per pattern as horizontal bars, light HTML (no chart library: the page opens without
+    loading one); labels escaped, each bar's count written beside it and on hover.
+
+    >>> html_ = pattern_bars(["wrong <endpoint>", "other"], [30, 10])
+    >>> html_.count('class="kepp-bar"'), "wrong &lt;endpoint&gt;" in html_, "width:100.0%" in html_, "width:33.3%" in html_
+    (2, True, True, True)
+    """
+    top = max([int(c) for c in counts] + [1])
+    rows = []
+    for k, (label, n) in enumerate(zip(labels, counts)):
+        label, colour = html.escape(str(label)), PATTERN_COLOURS[k % len(PATTERN_COLOURS)]
+        rows.append(f'<div class="kepp-bar" title="{label}: {int(n)} failures" style="display:flex;align-items:center;'
+                    f'gap:8px;margin:6px 0"><div style="flex:0 0 42%;text-align:right">{label}</div>'
+                    f'<div style="flex:1;display:flex;align-items:center;gap:6px"><div style="height:1.4em;'
+                    f'width:{100.0 * int(n) / top:.1f}%;background:{colour};border-radius:3px"></div>'
+                    f'<b>{int(n)}</b></div></div>')
+    return ('<div class="kepp-bars" style="margin-top:4px">' + "".join(rows)
+            + '<div class="kepp-small" style="color:#666;font-size:0.8em">failures by their first pattern</div></div>')
 
 
 RUN_COLOURS = ["#1565c0", WRONG, RIGHT, "#ef6c00", "#6a1b9a", "#00838f", "#5d4037", "#ad1457",
@@ -284,8 +331,12 @@ def training_curves(frames: dict, metric: str, x_axis: str, kept: dict, colours:
                 fig.add_trace(go.Scatter(x=hit[x_axis], y=hit[metric], mode="markers", showlegend=False,
                                          marker=dict(symbol="triangle-down", size=14, color=colour),
                                          name=f"{name}: kept (step {step})", legendgroup=name))
-    fig.update_layout(title=metric, xaxis_title=x_axis, yaxis_title=metric, height=380,
-                      margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h"))
+    # the legend between the title and the plot: below it, it covered the x axis's title
+    # the legend between the title and the plot (below it, it covered the x axis's title); margins fixed,
+    # not measured: plotly's measuring of its text was a tenth of a new tab's time
+    fig.update_layout(title=dict(text=metric, y=0.97, yanchor="top"), xaxis_title=x_axis, yaxis_title=metric,
+                      height=400, margin=dict(l=70, r=16, t=92, b=52, autoexpand=False),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0))
     if log_y:
         fig.update_yaxes(type="log")
     return fig

@@ -16,7 +16,7 @@ import streamlit as st
 from kepp_core.api import AppConfig, check_allowed, read_app_config
 from kepp_core.errors import KeppError
 
-__all__ = ["PAGES", "AppConfig", "Page", "current_config", "font_scale", "initial_config", "page_icon", "page_setup",
+__all__ = ["PAGES", "RECORDS_HOW", "AppConfig", "Page", "current_config", "font_scale", "initial_config", "missing", "page_icon", "page_setup",
            "presenting", "set_config", "sidebar", "start_config", "top_bar"]
 
 STATE_KEY = "kepp_cfg"
@@ -45,36 +45,16 @@ html { font-size: 140% !important; }
 .kepp-debug { display: none !important; }
 [data-testid="stMainBlockContainer"] { padding-top: 3rem; padding-left: 2.5rem; padding-right: 2.5rem; }
 .st-key-kepp_bar p, .st-key-kepp_bar span { font-size: 18px !important; }  /* the page bar: one line */
+/* small type of the app's own HTML (step cards' heads, the timeline): never below 18 px for the back row */
+.kepp-small, .kepp-timeline div, .kepp-step-timeline div { font-size: max(18px, 0.75em) !important; }
+.kepp-card-label { font-size: max(18px, 0.85em); }  /* six steps fit one row of cards */
+[data-testid="stMarkdownContainer"] code { font-size: max(18px, 0.75em); }
 </style>
 """
-FONT_SCALE = 1.4  # presentation mode: plotly fonts, graph labels
-# Graph drawings live in iframes the page's CSS cannot reach: scale their vis.js labels from outside.
-GRAPH_FONT_JS = """
-<script>
-(function () {
-  const top = window.parent || window;
-  if (top.__keppGrow) return;  // one watcher per browser tab
-  top.__keppGrow = true;
-  const scale = %s;
-  function grow() {
-    if (!top.document.querySelector('.kepp-present')) return;  // presentation mode is off
-    for (const f of top.document.querySelectorAll('iframe')) {
-      let w; try { w = f.contentWindow; } catch (e) { continue; }
-      if (!w || !w.network || w.__keppScaled) continue;
-      try {
-        const nodes = w.network.body.data.nodes, edges = w.network.body.data.edges;
-        nodes.update(nodes.get().map(n => ({id: n.id, font: Object.assign({}, n.font || {},
-          {size: Math.round(((n.font && n.font.size) || 14) * scale)})})));
-        edges.update(edges.get().map(e => ({id: e.id, font: Object.assign({}, e.font || {},
-          {size: Math.round(((e.font && e.font.size) || 14) * scale)})})));
-        w.__keppScaled = true;
-      } catch (e) { }
-    }
-  }
-  top.setInterval(grow, 300);
-})();
-</script>
-""" % FONT_SCALE
+FONT_SCALE = 1.4  # presentation mode: plotly fonts (graph drawings take their type sizes from components.network)
+MIN_PRESENT_PX = 18  # presentation mode: no text smaller than this (CSS px at 1280x720)
+
+
 @dataclass(frozen=True)
 class Page:
     """One page of the app: its script (``path``, what ``st.page_link`` and ``st.switch_page`` take), its
@@ -270,6 +250,20 @@ def _settings() -> None:
               help="read the dataset, graph, models, logs and records from disk again")
 
 
+RECORDS_HOW = ("Prediction records are written by `kepp eval --records FILE`; start the app with "
+               "`kepp app --predictions FILE` (a file or a folder), or set **Predictions** under *Data and models* "
+               "in the sidebar.")
+
+
+def missing(message: str, how: str) -> None:
+    """What a page lacks, in words for whoever reads it in a browser (``message``), and, outside presentation
+    mode and folded away, how the person running the app adds it (``how``: Markdown, commands and settings)."""
+    st.info(message, icon=":material/info:")
+    if not presenting():
+        with st.expander("How the person running the app adds them"):
+            st.markdown(how)
+
+
 def page_icon(label: str) -> str:
     """The Material icon of the page ``label`` (as the page bar shows it)."""
     return PAGES[label].icon
@@ -286,7 +280,6 @@ def page_setup(title: str) -> AppConfig:
                        layout="wide", initial_sidebar_state="collapsed" if cfg.presentation else "auto")
     if cfg.presentation:
         st.markdown(PRESENTATION_CSS, unsafe_allow_html=True)
-        st.html(GRAPH_FONT_JS, unsafe_allow_javascript=True)
         top_bar()
     sidebar(cfg)
     return current_config()

@@ -18,6 +18,7 @@ from kepp_core.catalog import pattern_label
 
 __all__ = ["SCENE_KINDS", "choose_scenes", "remembered_scenes"]
 
+SCENES_FORMAT = 2  # in the key of the scenes remembered on disk: 2, their queries name the record (rec, seed)
 SCENE_KINDS = {
     "success": "A clean success",
     "wrong_endpoint": "A wrong-endpoint failure",
@@ -92,7 +93,7 @@ def remembered_scenes(files: Sequence[str | Path], read: Callable[[], object], h
     stats = [[str(f), st.st_size, st.st_mtime_ns] for f, st in ((f, os.stat(f)) for f in files)]
     hs = sorted(int(h) for h in horizons) if horizons is not None else None
     ids = hashlib.sha1("\n".join(sorted(map(str, videos))).encode()).hexdigest() if videos is not None else None
-    key = json.dumps([stats, hs, ids, bool(upload_example)])
+    key = json.dumps([SCENES_FORMAT, stats, hs, ids, bool(upload_example)])
     return api.remembered("scenes", key, lambda: choose_scenes(read(), horizons=horizons, videos=videos,
                                                                  upload_example=upload_example))
 
@@ -107,7 +108,9 @@ def _upload_example(ok, picks: list) -> dict:
     keys = list(zip(short["endpoint_scores"], short["episode"]))
     row = short.iloc[min(range(len(keys)), key=lambda i: (-_confidence(keys[i][0]), keys[i][1]))]
     scene = _scene("upload", row)
-    scene["query"] = {**plan_state.without(scene["query"], "video"), **plan_state.query(source="upload", upload=scene["video"])}
+    # planned live, as a user's upload is (the records hold the dataset video's episode, not an upload's)
+    scene["query"] = {**plan_state.without(scene["query"], "video", "rec", "seed"),
+                      **plan_state.query(source="upload", upload=scene["video"], plan=True)}
     scene["description"] = "a test video loaded as an upload (encoded from its pixels, no annotations)"
     return scene
 

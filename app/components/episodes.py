@@ -10,6 +10,7 @@ from components.charts import step_cards
 from components.config import presenting
 from components.text import md, plan_text
 from components.names import episode_label
+from components.recorded import Record, distinct_paths
 from components.urls import plan_query as episode_query
 from kepp_core.catalog import method_label, pattern_label
 
@@ -33,9 +34,14 @@ def plan_query(row) -> dict[str, str]:
     return q
 
 
-def episode_table(df: pd.DataFrame, ds) -> pd.DataFrame:
-    """A readable table of episodes (labels instead of indices and ids)."""
+def episode_table(df: pd.DataFrame, ds, drop: tuple[str, ...] = ()) -> pd.DataFrame:
+    """A readable table of episodes (labels instead of indices and ids), without the columns ``drop``
+    (what the page's own filters already say: it then fits the page's width)."""
     names = task_names(ds)
+    return _table(df, ds, names).drop(columns=list(drop))
+
+
+def _table(df: pd.DataFrame, ds, names: dict) -> pd.DataFrame:
     return pd.DataFrame({
         "episode": [episode_label(e, names) for e in df["episode"]],
         "T": df["horizon"], "method": [method_label(m) for m in df["method"]], "correct": df["success"],
@@ -47,8 +53,8 @@ def episode_table(df: pd.DataFrame, ds) -> pd.DataFrame:
 
 
 def episodes_csv(df: pd.DataFrame, ds) -> bytes:
-    """Every row of ``df`` as the readable episode table (:func:`episode_table`), in CSV: the
-    download of a paged table holds all rows of its filter, not one page."""
+    """Every row of ``df`` as the readable episode table (:func:`episode_table`, every column), in CSV:
+    the download of a paged table holds all rows of its filter, not one page."""
     return episode_table(df, ds).to_csv(index=False).encode()
 
 
@@ -67,35 +73,42 @@ def show_clips(ds, row) -> None:
                       caption=f"{name} · {t:.1f} s of {md(video.id)}")
 
 
-def _endpoints_line(ds, row) -> str:
-    """â₁ and â_T of one method on one episode, marked right or wrong, with their scores."""
-    if row.endpoints is None:
-        return "—"
-    ok = [row.endpoints[0] == row.truth[0], row.endpoints[1] == row.truth[-1]]
-    scores = row.endpoint_scores or [None, None]
-    return " · ".join(f"{name} **{md(ds.actions[a])}** {'✓' if k else '✗'}" + (f" ({s:.2f})" if s is not None else "")
-                      for name, a, k, s in zip(["â₁", "â_T"], row.endpoints, ok, scores))
+def endpoints_line(ds, endpoints, scores, truth) -> str:
+    """The endpoints (â₁, â_T) a plan was made between, each marked right or wrong against the ground
+    truth (the true step named where it is wrong), with their scores: one line of Markdown, the same on
+    the Plan page and the records pages. ``—`` when the method planned without them."""
+    if endpoints is None:
+        return "â₁, â_T: — (this method does not predict them)"
+    scores = scores if scores is not None else (None, None)
+    parts = []
+    for name, a, k, s in zip(["â₁", "â_T"], endpoints, [0, -1], scores):
+        ok = truth is None or a == truth[k]
+        mark = "" if truth is None else (" ✓" if ok else f" ✗ (truth: **{md(ds.actions[truth[k]])}**)")
+        parts.append(f"{name} **{md(ds.actions[a])}**{mark}" + (f" · {s:.2f}" if s is not None else ""))
+    return " · ".join(parts) if truth is None else "   ".join(parts)
 
 
 def show_methods(ds, rows: list, titles: list[str]) -> None:
     """Methods side by side on one episode with aligned rows: title, endpoints, each graph path
     (an empty cell where a method used fewer), plan."""
     n = len(rows)
-    for col, row, title in zip(st.columns(n), rows, titles):
-        col.markdown(f"**{md(title)}** · {'success' if row is not None and row.success else 'failure'}"
-                     if row is not None else f"**{md(title)}** · no prediction for this episode")
-    for col, row in zip(st.columns(n), rows):
-        col.markdown(_endpoints_line(ds, row) if row is not None else "—")
-    for k in range(max((len(r.paths or []) for r in rows if r is not None), default=0)):
-        for col, row in zip(st.columns(n), rows):
+    recs = [None if row is None else Record.of_row(row._asdict()) for row in rows]
+    for col, rec, title in zip(st.columns(n), recs, titles):
+        col.markdown(f"**{md(title)}** · {md(rec.verdict)}" if rec is not None
+                     else f"**{md(title)}** · no prediction for this episode")
+    for col, rec in zip(st.columns(n), recs):
+        col.markdown(endpoints_line(ds, rec.endpoints, rec.endpoint_scores, rec.truth) if rec is not None else "—")
+    merged = [distinct_paths(rec.paths, rec.path_scores) if rec is not None else [] for rec in recs]
+    for k in range(max(map(len, merged), default=0)):  # identical paths once, their ranks named together
+        for col, paths in zip(st.columns(n), merged):
             with col:
-                paths = (row.paths or []) if row is not None else []
                 if k < len(paths):
-                    score = row.path_scores[k] if row.path_scores else None
-                    step_cards(ds.labels(paths[k]), colour="#ede7f6",
-                               title=f"graph path {k + 1}" + (f" · p={score:.3f}" if score is not None else ""))
+                    ranks, path, score = paths[k]
+                    step_cards(ds.labels(path), colour="#ede7f6",
+                               title=f"graph path{'s' if len(ranks) > 1 else ''} " + " = ".join(map(str, ranks))
+                               + (f" · p={score:.3f}" if score is not None else ""))
                 else:
-                    st.caption(f"(no graph path {k + 1})")
+                    st.caption("(no other graph path)")
     for col, row in zip(st.columns(n), rows):
         with col:
             if row is not None:

@@ -1,11 +1,12 @@
 """What the Heatmaps page puts in its matrices: the order of the actions and the actions that lie
-outside the task (plain Python, no Streamlit)."""
+outside the task; and, for a clicked cell, the episodes whose plan or truth holds that transition
+(plain Python, no Streamlit)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-__all__ = ["heatmap_order", "out_of_task"]
+__all__ = ["clicked_cell", "episodes_with", "heatmap_order", "out_of_task"]
 
 
 def heatmap_order(ds, task: str, plans: Iterable[Sequence[int]]) -> list[int]:
@@ -25,3 +26,38 @@ def out_of_task(ds, task: str, actions: Sequence[int]) -> set[int]:
     own = set(ds.task_actions(task)) if not ds.tasks[task].steps else \
         {ds.actions.index(s) for s in ds.tasks[task].steps if s in ds.actions}
     return {int(a) for a in actions if int(a) not in own}
+
+
+def clicked_cell(points, actions) -> tuple[int, int] | None:
+    """The transition (from, to) of a click on a heatmap cell: the selection's first point (its
+    ``customdata``: from's and to's labels), as action ids; None for no click or an unknown label.
+
+    >>> clicked_cell([{"customdata": ["stir", "serve"]}], ["serve", "stir"]), clicked_cell([], ["a"])
+    ((1, 0), None)
+    """
+    for point in points or ():
+        data = point.get("customdata") if hasattr(point, "get") else None
+        if data and len(data) >= 2 and data[0] in actions and data[1] in actions:
+            return actions.index(data[0]), actions.index(data[1])
+    return None
+
+
+def _holds(plan, a: int, b: int) -> bool:
+    return any(x == a and y == b for x, y in zip(plan, plan[1:]))
+
+
+def episodes_with(rows, a: int, b: int):
+    """The rows (a predictions table's, one method and T) whose plan (``predicted``) or ground truth
+    (``true``) has step ``b`` right after step ``a``, with those two columns added.
+
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"plan": [(0, 1, 2), (2, 0, 1), (1, 2, 0)], "truth": [(0, 1, 2), (0, 1, 0), (1, 2, 0)]})
+    >>> episodes_with(rows, 0, 1)[["predicted", "true"]].values.tolist()
+    [[True, True], [True, True]]
+    >>> len(episodes_with(rows, 2, 1))
+    0
+    """
+    predicted = [_holds(tuple(p), a, b) for p in rows["plan"]]
+    true = [_holds(tuple(t), a, b) for t in rows["truth"]]
+    out = rows.assign(predicted=predicted, true=true)
+    return out[out["predicted"] | out["true"]]

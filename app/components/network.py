@@ -17,7 +17,8 @@ import streamlit as st
 
 from components import plangraph
 from components.colours import RIGHT, WRONG
-from components.config import presenting
+from components.config import MIN_PRESENT_PX, presenting
+from components.layout import grid_by_position
 from components.text import script_json
 
 # Colours of the graph drawing.
@@ -34,8 +35,9 @@ PLAN_COLOUR = "#f9a825"
 # --- graph drawing -------------------------------------------------------------------------------
 @dataclass
 class GraphNode:
-    """A node of a drawing: action id, label, hover text, colour, size; ``x``/``y`` fix its
-    position (no physics), ``font`` is the label colour, ``role`` is kept for tests and scripts."""
+    """A node of a drawing: action id, label, hover text, colour, size; ``x``/``y`` its place in the
+    drawing's grid (column, row: the frame's script spreads the grid over its canvas), ``font`` the
+    label colour, ``role`` kept for tests and scripts."""
 
     id: int
     label: str
@@ -77,7 +79,8 @@ class GraphDrawing:
     title: str = ""
     settings: str = ""
     legend: list[tuple[str, str, str, int]] = field(default_factory=list)  # (style, colour, text, group)
-    fixed: bool = False  # positions given: no physics
+    # the grid's column and row ranges ((first, last), (first, last)): nodes sit at their (x, y) in it
+    grid: tuple[tuple[float, float], tuple[float, float]] | None = None
 
     def node(self, node: GraphNode) -> None:
         """Add ``node`` unless one with its id is there."""
@@ -89,29 +92,73 @@ class GraphDrawing:
 
 
 _EXTERNAL = re.compile(r'<(script|link)[^>]+(src|href)="(https?:|\.\./)[^"]*"[^>]*>(\s*</script>)?', re.I)
-FIT_ZOOM = 3.0  # how far fitting may zoom in (vis.js stops at 1: a small drawing stayed small in a large frame)
 LABEL_PAD = 2  # px around an edge label's text box (its white background and stroke)
-# In the page: fit the drawing whenever its frame gets a size (a hidden tab draws at 0x0) or its type
-# grows (presentation mode), until the reader moves it; a physics layout is frozen once it has settled;
-# edge labels are placed (below); a PNG export of title, settings, drawing and legend; the legend for
-# scripts and tests.
+# Type sizes of a drawing in CSS pixels at the scale it is drawn (labels, legend, header), and the smallest
+# grid cell a label reads in: presentation mode's are for the back of the room (at least 18 px).
+@dataclass(frozen=True)
+class Type:
+    """A drawing's type sizes (px) and its grid's smallest readable cell (px)."""
+
+    node: int
+    edge: int
+    legend: int
+    title: int
+    small: int
+    min_column: int
+    min_row: int
+
+
+TYPE = {False: Type(node=14, edge=12, legend=13, title=16, small=13, min_column=80, min_row=46),
+        True: Type(node=MIN_PRESENT_PX + 4, edge=MIN_PRESENT_PX, legend=MIN_PRESENT_PX, title=22, small=MIN_PRESENT_PX,
+                   min_column=108, min_row=66)}
+# In the page: the grid spread over the canvas (its columns and rows share the width and the height) at
+# the type's size, drawn smaller only when the canvas is too small for the grid or two steps would touch;
+# re-spread when the frame changes size, until the reader moves or zooms the drawing. Edge labels are
+# placed (below); a PNG export of title, settings, drawing and legend; the legend for scripts and tests.
 # Edge labels never cover a node or another label: after each change of the layout (the first draw,
-# larger type, a dragged node) every label is drawn once and measured by vis.js, then, in rank order
+# a resize, a dragged node) every label is drawn once and measured by vis.js, then, in rank order
 # (``rank``, see label_ranks), a label keeps its place when its box is free and the others are left to
 # the arrow's hover text, which carries the same number.
 _PAGE_JS = """
 <script>
 (function () {
-  const legend = %s, title = %s, settings = %s, name = %s, fitZoom = %s, pad = %s;
+  const legend = %s, title = %s, settings = %s, name = %s, grid = %s, pad = %s;
   window.keppLegend = legend;
-  let touched = false;
-  function fit() { if (!touched && window.network) network.fit({animation: false, maxZoomLevel: fitZoom}); }
+  let touched = false, scale = 1, tries = 0, arranged = false;
+  function arrange(k) {
+    const box = document.getElementById("mynetwork"), W = box.clientWidth, H = box.clientHeight;
+    if (!grid || !W || !H) return false;
+    const nc = grid.cols[1] - grid.cols[0] + 1, nr = grid.rows[1] - grid.rows[0] + 1;
+    const colW = W / nc, rowH = H / nr;
+    scale = k || Math.min(1, colW / grid.minColumn, rowH / grid.minRow);
+    const cx = (grid.cols[0] + grid.cols[1]) / 2, cy = (grid.rows[0] + grid.rows[1]) / 2, data = network.body.data.nodes;
+    data.update(data.get().map(n => ({id: n.id, x: (n.gx - cx) * colW / scale, y: (n.gy - cy) * rowH / scale,
+                                      widthConstraint: {maximum: Math.max(40, 0.62 * colW / scale)}})));
+    network.moveTo({position: {x: 0, y: 0}, scale: scale, animation: false});
+    window.keppScale = scale;
+    // drawn smaller: a label keeps the least type size it is read at (presentation mode: the back row's)
+    [[network.body.data.edges, grid.minEdge], [data, grid.minNode]].forEach(([set, least]) => {
+      if (!least || scale >= 1) return;
+      const px = Math.ceil(least / scale);
+      set.update(set.get().filter(e => e.font && e.font.size < px).map(e => ({id: e.id, font: Object.assign({}, e.font, {size: px})})));
+    });
+    return true;
+  }
+  function spread() { if (!touched && grid) { arranged = false; tries = 0; arrange(); } }
+  function fit() { if (!touched && !grid && window.network) network.fit({animation: false, maxZoomLevel: 1}); }
+  const overlap = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  function touching() {  // two steps' boxes closer than 3 px
+    const boxes = Object.keys(network.body.nodes).filter(id => !network.body.nodes[id].isCluster)
+      .map(id => network.getBoundingBox(id)).map(b => ({left: b.left - 2, right: b.right + 2, top: b.top - 2, bottom: b.bottom + 2}));
+    for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) if (overlap(boxes[i], boxes[j])) return true;
+    return false;
+  }
   function placeLabels() {
     const data = network.body.data.edges, full = {}, rank = {};
     data.get().forEach(e => { if (e.label) { full[e.id] = e.label; rank[e.id] = e.rank; } });
     const order = Object.keys(full).sort((a, b) => rank[a] - rank[b] || (a < b ? -1 : 1));
-    const overlap = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
-    const layout = () => JSON.stringify([network.getPositions(), data.get().map(e => e.font && e.font.size),
+    // the layout: where the steps are, the view's scale and the steps' type size (their boxes)
+    const layout = () => JSON.stringify([network.getPositions(), network.getScale(),
                                          network.body.data.nodes.get().map(n => n.font && n.font.size)]);
     let seen = "", hidden = [], measuring = false, dragging = false;
     function place() {
@@ -129,11 +176,17 @@ _PAGE_JS = """
       // data keep it, and give it back when the layout changes)
       hidden.forEach(id => { network.body.edges[id].options.label = undefined; });
       if (hidden.length) network.redraw();
+      window.keppPlaced = true;
     }
     network.on("dragStart", () => { dragging = true; });
     network.on("dragEnd", () => { dragging = false; network.redraw(); });
     network.on("afterDrawing", () => {
       if (dragging) return;
+      if (grid && !arranged && !touched) {  // two steps touch: a little smaller, until none does
+        if (tries < 12 && touching()) { tries += 1; arrange(scale * 0.9); return; }
+        arranged = true;
+      }
+      window.keppArranged = true;
       if (measuring) { measuring = false; return place(); }  // every label was drawn in this frame
       const now = layout();
       if (now === seen) return;
@@ -141,19 +194,18 @@ _PAGE_JS = """
       fit();
       if (!hidden.length) return place();
       measuring = true;  // draw every label once more, then measure them all
+      window.keppPlaced = false;
       data.update(hidden.map(id => ({id: id, label: full[id]})));
       hidden = [];
     });
   }
   function ready() {
-    if (!window.network) return setTimeout(ready, 50);
+    if (!window.network) return setTimeout(ready, 30);
     network.on("dragStart", () => { touched = true; });
     network.on("zoom", () => { touched = true; });
-    network.once("stabilizationIterationsDone", () => { network.setOptions({physics: false}); fit(); });
-    new ResizeObserver(fit).observe(document.getElementById("mynetwork"));
+    new ResizeObserver(() => { spread(); fit(); }).observe(document.getElementById("mynetwork"));
     placeLabels();
-    fit();
-    setTimeout(fit, 300);
+    if (!arrange()) fit();
   }
   ready();
   window.keppPng = function () {
@@ -183,12 +235,17 @@ _PAGE_JS = """
 """
 
 
-def _legend_html(legend: tuple, title: str, settings: str) -> tuple[str, str]:
-    """The header (title, settings, PNG button) and the legend, as HTML around the drawing."""
+def _legend_html(legend: tuple, title: str, settings: str, type_: Type) -> tuple[str, str]:
+    """The header (title, settings, PNG button) and the legend, as HTML around the drawing: the legend's
+    entries flow side by side (a path's steps are in its hover text and the drawing)."""
     esc = html.escape
-    head = (f'<div class="kepp-head" style="font-family:sans-serif;display:flex;align-items:baseline;gap:12px">'
-            f'<b style="font-size:17px">{esc(title)}</b><span style="font-size:13px;color:#555">{esc(settings)}</span>'
-            '<button id="kepp-png" onclick="keppPng()" style="margin-left:auto;font-size:13px">Download PNG</button></div>')
+    # one line: the title, the settings (cut short: the whole line on hover, and in the exports), the PNG button
+    clip = "overflow:hidden;text-overflow:ellipsis;white-space:nowrap"
+    head = (f'<div class="kepp-head" style="font-family:sans-serif;display:flex;align-items:baseline;gap:10px">'
+            f'<b style="font-size:{type_.title}px;{clip};flex:0 1 auto" title="{esc(title)}">{esc(title)}</b>'
+            f'<span style="font-size:{type_.small}px;color:#555;{clip};flex:1 1 0" title="{esc(settings)}">'
+            f'{esc(settings)}</span><button id="kepp-png" onclick="keppPng()" style="font-size:{type_.small}px;'
+            'flex:none">Download PNG</button></div>')
     rows = []
     for style, colour, text, group in legend:
         style, colour, group = esc(str(style)), esc(str(colour)), esc(str(group))  # attribute values
@@ -197,40 +254,32 @@ def _legend_html(legend: tuple, title: str, settings: str) -> tuple[str, str]:
         else:
             border = {"dashed": "dashed", "dotted": "dotted"}.get(style, "solid")
             swatch = f'<span style="display:inline-block;width:30px;border-top:4px {border} {colour};vertical-align:middle"></span>'
-        rows.append(f'<div class="kepp-legend-entry" data-style="{style}" data-group="{group}">{swatch} '
-                    f'<span>{esc(text)}</span></div>')
-    legend_html = ('<div class="kepp-legend" style="font-family:sans-serif;font-size:14px;line-height:1.6;'
-                   'clear:both;padding-top:6px">' + "".join(rows) + "</div>") if rows else ""
+        name, _, steps = str(text).partition(": ")
+        shown, hover = (name, text) if group != "-1" and steps else (text, "")
+        rows.append(f'<div class="kepp-legend-entry" data-style="{style}" data-group="{group}" title="{esc(hover)}" '
+                    f'style="display:inline-block;margin-right:14px">{swatch} <span>{esc(shown)}</span></div>')
+    legend_html = (f'<div class="kepp-legend" style="font-family:sans-serif;font-size:{type_.legend}px;line-height:1.45;'
+                   'clear:both;padding-top:4px">' + "".join(rows) + "</div>") if rows else ""
     return head, legend_html
 
 
-def _options(fixed: bool, hierarchical: bool) -> str:
-    """vis.js options: fixed positions (physics off), a left-to-right hierarchy, or a seeded physics
-    layout; labels keep growing with the zoom (vis.js caps them at 30 px on screen by default)."""
-    if fixed:
-        layout, physics = '"layout": {"randomSeed": 1},', '"physics": {"enabled": false}'
-    elif hierarchical:
-        layout = ('"layout": {"hierarchical": {"enabled": true, "direction": "LR", "sortMethod": "directed",'
-                  ' "levelSeparation": 190}},')
-        physics = '"physics": {"enabled": false}'
-    else:
-        layout = '"layout": {"randomSeed": 7, "improvedLayout": true},'
-        physics = ('"physics": {"enabled": true, "solver": "forceAtlas2Based", "stabilization": {"iterations": 150},'
-                   ' "forceAtlas2Based": {"springLength": 170, "avoidOverlap": 0.6}}')
+def _options() -> str:
+    """vis.js options: positions given by the page's script (its grid; physics off); labels keep their
+    size whatever the zoom (vis.js caps them at 30 px on screen by default)."""
     unscaled = '"scaling": {"label": {"maxVisible": 200}}'
-    return ('{' + layout + physics + ', "edges": {"smooth": {"type": "curvedCW", "roundness": 0.15}, ' + unscaled + '},'
-            ' "nodes": {' + unscaled + '},'
+    return ('{"layout": {"randomSeed": 1}, "physics": {"enabled": false}, "edges": {"smooth": {"type": "curvedCW", '
+            '"roundness": 0.15}, ' + unscaled + '}, "nodes": {' + unscaled + '},'
             ' "interaction": {"hover": true, "tooltipDelay": 80, "navigationButtons": false}}')
 
 
-def _edge_options(e: GraphEdge, rank: int) -> dict:
+def _edge_options(e: GraphEdge, rank: int, size: int = 17) -> dict:
     """One arrow's vis.js options (its own bend, so that arrows sharing a pair stay apart); its label
     level and on a white ground, with its ``rank`` for the label placement of the page's script."""
     dashes = list(e.dashes) if isinstance(e.dashes, tuple) else e.dashes
     smooth = ({"enabled": True, "type": "curvedCW" if e.curve > 0 else "curvedCCW", "roundness": abs(e.curve)}
               if e.curve else {"enabled": e.source == e.target})
     return dict(label=e.label, title=e.title or e.label, width=e.width, color=e.color, dashes=dashes,
-                arrows="to", font={"size": 17, "align": "horizontal", "background": "rgba(255,255,255,0.85)"},
+                arrows={"to": {"enabled": True, "scaleFactor": 0.7}}, font={"size": size, "align": "horizontal", "background": "rgba(255,255,255,0.85)"},
                 smooth=smooth, kind=e.kind, group=e.group, rank=rank)
 
 
@@ -307,34 +356,38 @@ def _serve_vis(page: str) -> str:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def graph_html(nodes: tuple, edges: tuple, height: int = 560, hierarchical: bool = False, fixed: bool = False,
-               title: str = "", settings: str = "", legend: tuple = (), name: str = "kepp_graph",
-               inline: bool = True) -> str:
+def graph_html(nodes: tuple, edges: tuple, height: int = 560, grid: tuple | None = None, title: str = "",
+               settings: str = "", legend: tuple = (), name: str = "kepp_graph", inline: bool = True,
+               present: bool = False) -> str:
     """An HTML page drawing the graph (pyvis), with its title, settings, legend and a PNG export:
     standalone and offline with vis.js inlined (``inline``, the export), else referring to the
-    app's served copy of vis.js (the page's frame)."""
+    app's served copy of vis.js (the page's frame). ``grid``: the column and row ranges the nodes'
+    (x, y) lie in (:class:`GraphDrawing`); ``present``: presentation mode's type sizes (:data:`TYPE`)."""
     from pyvis.network import Network
 
+    type_ = TYPE[bool(present)]
     net = Network(height=f"{height}px", width="100%", directed=True, cdn_resources="in_line",
                   bgcolor="#ffffff")
     for n in (GraphNode(*t) for t in nodes):
-        pos = {"x": n.x, "y": n.y, "physics": False} if n.x is not None else {}
-        net.add_node(n.id, label=n.label, title=n.title or n.label, color=n.color, size=n.size,
-                     shape="box", font={"size": 24 if fixed else 18, "color": n.font}, role=n.role,
-                     widthConstraint={"maximum": 160}, **pos)  # long labels wrap instead of overlapping
+        net.add_node(n.id, label=n.label, title=n.title or n.label, color=n.color, size=n.size, shape="box",
+                     font={"size": type_.node, "color": n.font}, role=n.role, gx=n.x or 0, gy=n.y or 0,
+                     x=0, y=0, physics=False, widthConstraint={"maximum": 160})  # long labels wrap
     drawn = [GraphEdge(*t) for t in edges]
     for e, rank in zip(drawn, label_ranks(drawn)):
-        net.add_edge(e.source, e.target, **_edge_options(e, rank))
-    net.set_options(_options(fixed, hierarchical))
+        net.add_edge(e.source, e.target, **_edge_options(e, rank, type_.edge))
+    net.set_options(_options())
     page = net.generate_html(notebook=False)
     # Offline: vis.js is inlined; drop the template's CDN/relative asset tags it does not need.
     page = re.sub(r"<center>\s*<h1></h1>\s*</center>", "", _EXTERNAL.sub("", page))
     if not inline:
         page = _serve_vis(page)
-    head, legend_html = _legend_html(legend, title, settings)
+    head, legend_html = _legend_html(legend, title, settings, type_)
+    layout = None if grid is None else {"cols": list(grid[0]), "rows": list(grid[1]), "minColumn": type_.min_column,
+                                        "minRow": type_.min_row, "minEdge": type_.edge,
+                                        "minNode": MIN_PRESENT_PX if present else 0}
     # Dataset text in the inline script: escaped for a script (pyvis writes nodes and edges with
     # Jinja's tojson, which escapes the same characters), so every label shows exactly as written.
-    script = _PAGE_JS % (*(script_json(x) for x in ([list(x) for x in legend], title, settings, name)), FIT_ZOOM, LABEL_PAD)
+    script = _PAGE_JS % (*(script_json(x) for x in ([list(x) for x in legend], title, settings, name, layout)), LABEL_PAD)
     page = page.replace('<div class="card" style="width: 100%">', head + '<div class="card" style="width: 100%">', 1)
     return page.replace("</body>", legend_html + script + "</body>", 1)
 
@@ -366,39 +419,65 @@ export default function ({ parentElement, data, setTriggerValue }) {
 _CLICKABLE = st.components.v2.component("kepp_clickable_graph", js=_CLICK_JS, isolate_styles=False)
 
 
-PRESENT_FRAME = 620  # px: in presentation mode a whole frame fits below Streamlit's header at 1280x720
-PRESENT_MIN_CANVAS = 320
+SCREEN_FRAME = {False: 590, True: 560}  # px: a whole frame fits one 720-px screen below Streamlit's header
+MIN_CANVAS = 300
 
 
-def drawing_height(drawing: GraphDrawing, height: int) -> int:
-    """The frame height for a drawing: the canvas, the header and the legend's lines."""
-    return height + 40 + 24 * len(drawing.legend) + 16
+def _shown_text(entry: tuple) -> str:
+    """What a legend entry shows (a path's entry: its names; the steps are in its hover text)."""
+    _, _, text, group = entry
+    name, _, steps = str(text).partition(": ")
+    return name if group != -1 and steps else str(text)
 
 
-def canvas_height(drawing: GraphDrawing, height: int, present: bool) -> int:
-    """The canvas height to draw at: ``height``, or in presentation mode as much of it as keeps the
-    whole frame (header, canvas, legend) within one screen below Streamlit's header.
+def legend_lines(drawing: GraphDrawing, present: bool, width: int = 460) -> int:
+    """How many lines the drawing's legend takes at most in a frame ``width`` px wide (its entries flow
+    side by side; an entry wider than the frame wraps)."""
+    px, lines, used = TYPE[present].legend, 0, width
+    for entry in drawing.legend:
+        w = 50 + 0.56 * px * len(_shown_text(entry))
+        if used + w > width:
+            lines, used = lines + 1, 0
+        lines += int(w // width)
+        used += w % width if w > width else w
+    return lines
+
+
+def drawing_height(drawing: GraphDrawing, height: int, present: bool = False, width: int = 460) -> int:
+    """The frame height for a drawing: the header, the canvas and the legend's lines (in a frame about
+    ``width`` px wide)."""
+    t = TYPE[present]
+    return height + round(t.title * 1.9) + round(t.legend * 1.45) * legend_lines(drawing, present, width) + 14
+
+
+def canvas_height(drawing: GraphDrawing, height: int, present: bool, screen: bool = False, width: int = 460) -> int:
+    """The canvas height to draw at: ``height``, or (``screen``, or in presentation mode) as much of it as
+    keeps the whole frame (header, canvas, legend) within one screen below Streamlit's header.
 
     >>> d = GraphDrawing(legend=[("line", "#000", "a", -1)] * 2)
-    >>> canvas_height(d, 600, False), canvas_height(d, 600, True), drawing_height(d, canvas_height(d, 600, True))
-    (600, 516, 620)
+    >>> canvas_height(d, 600, False), drawing_height(d, canvas_height(d, 600, True), True) <= SCREEN_FRAME[True]
+    (600, True)
     """
-    if not present:
+    if not (present or screen):
         return height
-    return max(PRESENT_MIN_CANVAS, min(height, PRESENT_FRAME - drawing_height(drawing, 0)))
+    return max(MIN_CANVAS, min(height, SCREEN_FRAME[present] - drawing_height(drawing, 0, present, width)))
 
 
-def show_graph(drawing: GraphDrawing, height: int = 560, hierarchical: bool = False,
-               download_name: str | None = None, key: str | None = None, click_key: str | None = None) -> str:
+def show_graph(drawing: GraphDrawing, height: int = 560, download_name: str | None = None, key: str | None = None,
+               click_key: str | None = None, screen: bool = False, width: tuple[int, int] = (560, 800)) -> str:
     """Draw a graph in the page (interactive, with a PNG export in its header; vis.js served by the
     app) with a standalone HTML download; returns the page's HTML. With ``click_key``, a click on a
-    node stores its action id in ``st.session_state[click_key]`` and reruns the page."""
-    height = canvas_height(drawing, height, presenting())
+    node stores its action id in ``st.session_state[click_key]`` and reruns the page. ``screen``: the
+    whole frame fits one screen (as it always does in presentation mode); ``width``: about how wide the
+    frame is at 1280 px in the normal and in presentation mode (for the legend's lines)."""
+    present = presenting()
+    width = width[present]
+    height = canvas_height(drawing, height, present, screen, width)
     args = (tuple(astuple(n) for n in drawing.nodes.values()), tuple(astuple(e) for e in drawing.edges.values()),
-            height, hierarchical, drawing.fixed, drawing.title, drawing.settings,
+            height, drawing.grid, drawing.title, drawing.settings,
             tuple(tuple(x) for x in drawing.legend), (download_name or "kepp_graph").removesuffix(".html"))
-    page = graph_html(*args, inline=False)
-    full = drawing_height(drawing, height)
+    page = graph_html(*args, inline=False, present=present)
+    full = drawing_height(drawing, height, present, width)
     if click_key:
         digest = hashlib.sha1(page.encode()).hexdigest()
         got = _CLICKABLE(key=f"{click_key}_frame", data={"html": page, "digest": digest, "height": full},
@@ -429,35 +508,60 @@ def node_title(graph, a: int) -> str:
     return plangraph.node_text(graph, a)
 
 
+LABELLED = 12  # arrows of a neighbourhood whose weight is written on them (the strongest; every one on hover)
+
+
+def readable_rows(height: int, screen: bool = True) -> int:
+    """How many rows of steps a canvas ``height`` px tall (``screen``: at most what fits one screen,
+    header and legend below it) holds at the mode's type size."""
+    present = presenting()
+    if screen or present:
+        height = min(height, SCREEN_FRAME[present] - 140)  # the header and a legend of two or three lines
+    return max(2, int(height // (1.25 * TYPE[present].min_row)))  # room for a label of three lines
+
+
+def _grid(drawing: GraphDrawing, cells: dict, grid: tuple) -> GraphDrawing:
+    """``drawing`` with its nodes placed in the grid ``cells`` ({node: (column, row)})."""
+    for a, (c, r) in cells.items():
+        if a in drawing.nodes:
+            drawing.nodes[a].x, drawing.nodes[a].y = c, r
+    drawing.grid = grid
+    return drawing
+
+
 def edges_drawing(graph, nodes: Iterable[int], edges: Iterable[tuple[int, int]], scorer: str = "p2kg",
-                  focus: Sequence[int] = (), title: str = "", settings: str = "") -> GraphDrawing:
-    """A drawing of ``edges`` between ``nodes`` with weights as labels and counts on hover;
-    edge width grows with the weight."""
+                  focus: Sequence[int] = (), title: str = "", settings: str = "",
+                  positions: Sequence[float] | None = None, max_rows: int = 8) -> GraphDrawing:
+    """A drawing of ``edges`` between ``nodes`` with weights as labels and counts on hover; edge width
+    grows with the weight. Steps left to right by their typical place in the training plans
+    (``positions``, :func:`components.layout.typical_positions`), the first ``focus`` step alone in the
+    middle column, at most ``max_rows`` to a column (:func:`components.layout.grid_by_position`)."""
     d = GraphDrawing(title=title, settings=settings)
     for a in nodes:
         colour = NODE_FOCUS if a in focus else NODE
-        d.node(GraphNode(int(a), graph.actions[a], node_title(graph, a), colour, 22 if a in focus else 16))
-    for u, v in edges:
-        w = float(graph.probability(u, v) if scorer == "p2kg" else graph.frequency(u, v))
+        d.node(GraphNode(int(a), graph.actions[a], node_title(graph, a), colour, 22 if a in focus else 16, role="focus" if a in focus else ""))
+    weights = [float(graph.probability(u, v) if scorer == "p2kg" else graph.frequency(u, v)) for u, v in edges]
+    strongest = set(sorted(range(len(weights)), key=lambda k: -weights[k])[:LABELLED])
+    for k, ((u, v), w) in enumerate(zip(edges, weights)):
         d.node(GraphNode(int(u), graph.actions[u], node_title(graph, u)))
         d.node(GraphNode(int(v), graph.actions[v], node_title(graph, v)))
-        d.edge(GraphEdge(int(u), int(v), label=f"{w:.2f}", title=edge_title(graph, u, v),
+        d.edge(GraphEdge(int(u), int(v), label=f"{w:.2f}" if k in strongest else "", title=edge_title(graph, u, v),
                          width=1.0 + 6.0 * w, color=EDGE, kind="graph", weight=w))
     if focus:
         d.legend.append(("node", NODE_FOCUS, "the chosen step", -1))
-    d.legend.append(("line", EDGE, f"arrow: a transition of the graph; label and width: its {WEIGHTS[scorer]} "
-                                   "(hover for it where a label would cover another, and for its count and both "
-                                   "weightings)", -1))
-    return d
+    d.legend.append(("line", EDGE, f"arrow: a transition; width: its {WEIGHTS[scorer]}, written on the {LABELLED} "
+                                   "strongest (hover any arrow for it and its count)", -1))
+    positions = positions if positions is not None else [0.5] * len(graph.actions)
+    return _grid(d, *grid_by_position(d.nodes, positions, focus[0] if focus else None, max_rows))
 
 
 def plan_drawing(graph, pg, title: str = "", scorer: str = "p2kg") -> GraphDrawing:
-    """A drawing of a :class:`~components.plangraph.PlanGraph`: fixed left-to-right positions, one colour
-    per distinct path, the legend's entries as the plan graph gives them."""
-    d = GraphDrawing(title=title, fixed=True, settings=" · ".join(f"{k}: {v}" for k, v in pg.settings.items()))
+    """A drawing of a :class:`~components.plangraph.PlanGraph`: its grid (column = place in the plan),
+    one colour per distinct path, the legend's entries as the plan graph gives them."""
+    d = GraphDrawing(title=title, settings=" · ".join(f"{k}: {v}" for k, v in pg.settings.items()))
     for n in pg.nodes:
         d.node(GraphNode(n.id, n.label, n.title, n.colour, 24 if n.role in ("start", "goal") else 18,
-                         n.x, n.y, n.font_colour, n.role))
+                         n.column, n.row, n.font_colour, n.role))
     for k, e in enumerate(pg.edges):
         w = e.probability if scorer == "p2kg" else e.frequency
         dashes = (8, 6) if e.kind == "path" and e.dashed else (2, 5) if e.kind == "outside" else False
@@ -465,12 +569,16 @@ def plan_drawing(graph, pg, title: str = "", scorer: str = "p2kg") -> GraphDrawi
                                                      e.width, e.colour, dashes, e.curve, e.kind,
                                                      -1 if e.group is None else e.group, w)
     d.legend = [(x.style, x.colour, x.text, -1 if x.group is None else x.group) for x in pg.legend]
+    cols, rows = [n.column for n in pg.nodes] or [0], [n.row for n in pg.nodes] or [0]
+    d.grid = ((min(cols), max(cols)), (min(rows), max(rows)))
     return d
 
 
 def expert_drawing(graph, nodes: Iterable[int], edges: Sequence[tuple[int, int]],
-                   freq: dict[tuple[int, int], int], title: str = "", settings: str = "") -> GraphDrawing:
-    """A task's expert trajectories: the transitions its training plans use, width by frequency."""
+                   freq: dict[tuple[int, int], int], title: str = "", settings: str = "",
+                   positions: Sequence[float] | None = None, max_rows: int = 8) -> GraphDrawing:
+    """A task's expert trajectories: the transitions its training plans use, width by frequency; steps
+    left to right by their typical place in those plans (``positions``)."""
     d = GraphDrawing(title=title, settings=settings)
     top = max((freq[e] for e in edges), default=1)
     used = {a for e in edges for a in e}
@@ -485,27 +593,27 @@ def expert_drawing(graph, nodes: Iterable[int], edges: Sequence[tuple[int, int]]
                          width=1.0 + 9.0 * n / top, color=PATH_COLOURS[0], kind="expert", weight=n / top))
     d.legend.append(("line", PATH_COLOURS[0], "arrow: a transition of this task's training plans; label: how many "
                                               "times (hover where a label would cover another); width grows with it", -1))
-    return d
+    positions = positions if positions is not None else [0.5] * len(graph.actions)
+    return _grid(d, *grid_by_position(d.nodes, positions, None, max_rows))
 
 
 # --- the plan graph panel --------------------------------------------------------------------------------
 ENDPOINTS = "â₁ and â_T"
 
 
-def _plan_height(pg) -> int:
-    """Canvas height for a plan graph: its rows, within 360–620 px."""
-    rows = [n.row for n in pg.nodes] or [0]
-    return int(min(620, max(360, (max(rows) - min(rows) + 1) * 95 + 80)))
+PLAN_STEPS = {False: 18, True: 12}  # the plan graph's default step budget (presentation: fewer, larger)
 
 
 def plan_graph_panel(graph, endpoints: Sequence[int], named: Sequence[tuple[str, Sequence[int]]],
                      truth: Sequence[int] | None, key: str, title: str = "P²KG around the plan") -> object:
-    """The plan graph, full width: depth, step budget and "centre on" controls, the drawing with its
-    legend (one entry per distinct path), and HTML/PNG exports. Returns the :class:`PlanGraph`."""
+    """The plan graph: the drawing with its legend (one entry per distinct path) and PNG export, as
+    large as one screen holds, then its depth, step budget and "centre on" controls and the HTML
+    export. Returns the :class:`PlanGraph`."""
+    frame = st.container()  # the drawing first: the controls below it are read before it is drawn
     c1, c2, c3 = st.columns([1, 1, 2])
     depth = c1.slider("Depth", 0, 3, 1, key=f"{key}_depth",
                       help="graph transitions within this many steps of the centre are drawn")
-    max_nodes = c2.slider("Max steps", 6, 40, 18, key=f"{key}_max_nodes",
+    max_nodes = c2.slider("Max steps", 6, 40, PLAN_STEPS[presenting()], key=f"{key}_max_nodes",
                           help="the nearest and strongest neighbours are kept; path steps always are")
     clicked = st.session_state.pop(f"{key}_clicked", None)
     if clicked is not None and 0 <= int(clicked) < len(graph.actions):  # a click on a step re-centres on it
@@ -518,9 +626,10 @@ def plan_graph_panel(graph, endpoints: Sequence[int], named: Sequence[tuple[str,
                  help="draw the graph's neighbourhood around this step instead of the endpoints "
                       "(or click a step in the drawing)")
     drawing = plan_drawing(graph, pg, title=title)
-    show_graph(drawing, height=_plan_height(pg), download_name=f"{key}_graph.html", key=f"{key}_graph_dl",
-               click_key=f"{key}_clicked")
-    if pg.hidden:
-        st.caption(f"{pg.hidden} more neighbour{'s' if pg.hidden > 1 else ''} within depth {depth} "
-                   "left out: raise *Max steps* to draw them.")
+    with frame:
+        show_graph(drawing, height=SCREEN_FRAME[presenting()], download_name=f"{key}_graph.html",
+                   key=f"{key}_graph_dl", click_key=f"{key}_clicked", screen=True, width=(450, 650))
+        if pg.hidden:
+            st.caption(f"{pg.hidden} more neighbour{'s' if pg.hidden > 1 else ''} within depth {depth} "
+                       "left out: raise *Max steps* (below) to draw them.")
     return pg

@@ -30,6 +30,12 @@ upload      a dataset video loaded as an upload     a user's own upload (which n
 start       the start clip, ``a-b`` seconds         the episode's start clip
 goal        the goal clip, ``a-b`` seconds          the episode's goal clip
 plan        ``1``: plan on opening                  wait for the Plan button
+rec         a record's method (``kepp-R2``): show   no record: the live planner's result is the one view
+            that method's record of the episode
+            (:mod:`components.recorded`)
+seed        the record's seed                       the record's first seed
+live        ``1``: the live re-plan shown beside    the record alone
+            the record
 playlist    the playlist being played               no playlist playing
 item        its item, 1-based                       1
 ==========  ======================================  ==========================================================
@@ -107,6 +113,9 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("start", parse_clip, "the start clip (seconds)"),
     Key("goal", parse_clip, "the goal clip (seconds)"),
     Key("plan", _flag, "plan on opening"),
+    Key("rec", str, "the method whose record of the episode is shown"),
+    Key("seed", int, "the record's seed"),
+    Key("live", _flag, "the live re-plan shown beside the record"),
     Key("playlist", str, "the playlist being played"),
     Key("item", int, "the playlist's item being played (1-based)"),
 )}

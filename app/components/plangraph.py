@@ -319,21 +319,19 @@ def _legend(graph, groups: list[PathGroup], edges: list[PlanEdge], depth: int, c
     """One entry per distinct path (naming every path it stands for), the endpoints, and each
     arrow style present in the drawing, each saying exactly what it means."""
     weight = "P²KG probability" if scorer == "p2kg" else "frequency weight"
-    out = [LegendEntry("node", START_COLOUR, "â₁: the first step (start)"),
-           LegendEntry("node", GOAL_COLOUR, "â_T: the last step (goal)")]
+    out = [LegendEntry("node", START_COLOUR, "â₁ (start)"), LegendEntry("node", GOAL_COLOUR, "â_T (goal)")]
     if centre_label:
         out.append(LegendEntry("node", CENTRE_COLOUR, f"centre of the neighbourhood: {centre_label}"))
     for k, g in enumerate(groups):
         out.append(LegendEntry("line", g.colour, f"{g.label}: " + " → ".join(graph.actions[a] for a in g.actions), group=k))
     kinds = {e.kind for e in edges}
     if any(e.kind == "path" and e.dashed for e in edges):
-        out.append(LegendEntry("dashed", "#555555", "dashed path arrow: a step pair the graph never saw (count 0)"))
+        out.append(LegendEntry("dashed", "#555555", "dashed: a pair the graph never saw (count 0)"))
     if "context" in kinds:
-        out.append(LegendEntry("line", CONTEXT_EDGE, f"grey arrow: a graph transition within {depth} step"
-                               f"{'s' if depth > 1 else ''} of the centre; width: its {weight} (hover for it)"))
+        out.append(LegendEntry("line", CONTEXT_EDGE, f"grey: a transition within {depth} step"
+                               f"{'s' if depth > 1 else ''}; width: its {weight} (hover for it)"))
     if "outside" in kinds:
-        out.append(LegendEntry("dotted", OUTSIDE_EDGE, "dotted light-grey arrow: a graph transition between drawn "
-                               f"steps beyond the depth limit ({depth}); hover for its count and probability"))
+        out.append(LegendEntry("dotted", OUTSIDE_EDGE, f"dotted: a transition beyond the depth limit ({depth})"))
     return out
 
 
@@ -355,13 +353,15 @@ def plan_graph(graph, endpoints: Sequence[int], named_paths: Sequence[tuple[str,
     hood = {a: min(sg.nodes[a] for sg in around if a in sg.nodes) for sg in around for a in sg.nodes}
     near = {(e.source, e.target) for sg in around for e in sg.edges}
     kept, hidden = _rank_context(graph, hood, set(placed), max_nodes - len(placed))
-    context_cols = _place_context(graph, placed, kept)
+    horizon = max((len(g.actions) for g in groups), default=2)
+    # inside the plan's columns: a column more would narrow every label (a neighbour of â₁ sits beside it)
+    context_cols = {a: min(max(c, 0), horizon - 1) for a, c in _place_context(graph, placed, kept).items()}
     nodes = _nodes(graph, groups, (a1, at), centre, context_cols, placed)
     drawn = {n.id for n in nodes}
     edges = _edges(graph, groups, drawn, near, depth, min_probability)
     label_edges(edges)
     legend = _legend(graph, groups, edges, depth, None if centre is None else graph.actions[int(centre)], scorer)
-    settings = {"depth": depth, "max nodes": max_nodes, "minimum probability": min_probability,
+    settings = {"P²KG around it: depth": depth, "max nodes": max_nodes, "minimum probability": min_probability,
                 "centre": "â₁ and â_T" if centre is None else graph.actions[int(centre)], "weights": scorer}
     return PlanGraph(nodes, edges, groups, legend, settings, hidden)
 

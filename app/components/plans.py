@@ -1,6 +1,5 @@
-"""Showing a plan from the Plan page: its endpoints (the step model's, or the S3D text tower's), the
-graph paths, the LLM's recommendation, the final plan against the truth, and plans sampled for the same
-query."""
+"""More about a live plan on the Plan page: the LLM's recommendation, plans sampled for the same
+query, timings and the condition (the plan itself, its endpoints and paths: :mod:`components.result`)."""
 
 from __future__ import annotations
 
@@ -24,41 +23,9 @@ def endpoints_heading(source: str) -> str:
     return words[0].upper() + words[1:] + (" (S3D)" if source == TEXT else "")
 
 
-def show_endpoints(ds, result, truth: Sequence[int] | None) -> None:
-    """â₁ and â_T with the confidence of what predicted them (the step model, or the S3D text tower
-    of a plan made with no trained model: ``result.path_ends``) and whether they are right."""
-    whose, ends, scores = result.path_ends
-    source = endpoints_heading(whose)
-    st.subheader(source)
-    e1, e2 = st.columns(2)
-    for col, name, a, score, t_i in [(e1, "first step â₁", ends[0], scores[0], 0),
-                                     (e2, "last step â_T", ends[1], scores[1], -1)]:
-        col.metric(name, ds.actions[a], help=f"the {source[0].lower() + source[1:]}'s prediction and its confidence")
-        verdict = "" if truth is None else (" · :green-badge[correct]" if a == truth[t_i] else
-                                            f" · :red-badge[wrong: truth is {md(ds.actions[truth[t_i]])}]")
-        col.markdown(f"confidence {score:.2f}{verdict}")
-
-
 def recommendation_text(condition: str, method_label: str, R: int) -> str:
     """The caption's words on the graph recommendation: none for a model without the graph condition."""
     return f"recommendation: {method_label}, R={R}; " if condition == "graph" else "no graph condition; "
-
-
-def show_paths(ds, result, R: int, condition: str = "graph") -> None:
-    """The top-R graph paths the planning model was conditioned on (none without the graph condition)."""
-    if condition != "graph":
-        st.caption("This planning model has no graph condition: no graph paths were recommended to it.")
-        return
-    st.subheader(f"Top-{R} graph paths")
-    distinct = len(set(result.paths))
-    if result.fallback:
-        st.caption("No path of this length joins â₁ and â_T in the graph: these are KEPP's fallback "
-                   "variations of the two endpoints.")
-    elif distinct < R:
-        st.caption(f"The graph has only {distinct} distinct path{'s' if distinct > 1 else ''} of this length "
-                   "between â₁ and â_T; as in KEPP, they repeat in rank order up to R.")
-    for k, (p, s) in enumerate(zip(result.paths, result.path_scores)):
-        step_cards(ds.labels(p), title=f"path {k + 1} · probability {s:.3f}", colour="#ede7f6")
 
 
 def show_llm_plan(ds, rec, truth: Sequence[int] | None) -> None:
@@ -73,17 +40,6 @@ def show_llm_plan(ds, rec, truth: Sequence[int] | None) -> None:
     if rec.voted_steps:
         st.caption("Voted steps: " + md(plan_text(rec.voted_steps)) + " · similarity to the mapped actions: "
                    + ", ".join(f"{x:.2f}" for x in rec.similarities))
-
-
-def show_plan(ds, result, truth: Sequence[int] | None) -> None:
-    """KEPP's plan, and the ground truth with the number of steps right."""
-    st.subheader("KEPP plan")
-    correct = None if truth is None else [a == b for a, b in zip(result.plan, truth)]
-    step_cards(ds.labels(result.plan), correct, colour="#fff8e1")
-    if truth is not None:
-        st.markdown(f"**Ground truth** · {sum(correct)}/{len(truth)} steps correct · "
-                    f"{'success' if all(correct) else 'failure'}")
-        step_cards(ds.labels(truth), colour="#e8f5e9")
 
 
 def show_samples(ds, table: pd.DataFrame, k: int, result, truth: Sequence[int] | None) -> None:

@@ -76,15 +76,18 @@ def item_of_row(row: Mapping) -> dict:
 
 
 def plan_item(query: Mapping[str, str], episode: str) -> dict:
-    """The Plan page's episode as a playlist item: its query (planned at once, without the playing
-    playlist's place) and the planning model as the method.
+    """The Plan page's episode as a playlist item: its query without the playing playlist's place; the
+    record it shows (``rec``) as the item's method, else no method and planned live at once.
 
     >>> plan_item({"video": "v", "ep": "2", "T": "4", "model": "none", "playlist": "p", "item": "2"}, "t/v/2:4")
     {'episode': 't/v/2:4', 'method': '', 'T': 4, 'query': {'video': 'v', 'ep': '2', 'T': '4', 'model': 'none', 'plan': '1'}, 'note': ''}
+    >>> plan_item({"video": "v", "ep": "2", "T": "4", "rec": "kepp-R2", "seed": "0"}, "t/v/2:4")["method"]
+    'kepp-R2'
     """
     q = {k: str(v) for k, v in plan_state.without(query, *plan_state.PLAYLIST_KEYS, "present").items()}
-    q.update(plan_state.query(plan=True))
-    return {"episode": episode, "method": "", "T": int(q.get("T", 0) or 0), "query": q, "note": ""}
+    if not q.get("rec"):
+        q.update(plan_state.query(plan=True))
+    return {"episode": episode, "method": q.get("rec", ""), "T": int(q.get("T", 0) or 0), "query": q, "note": ""}
 
 
 def _check_target(name: str) -> str:
@@ -119,6 +122,7 @@ def _add(cfg: AppConfig, items: list[dict], key: str) -> None:
     st.session_state[LAST] = name
     what = "episode" if len(items) == 1 else f"{len(items)} episodes"
     st.session_state.setdefault(MESSAGE, {})[key] = (True, f"Added the {what} to playlist '{name}' ({n} items).")
+    st.toast(md(f"Added the {what} to playlist '{name}' ({n} items)."), icon=":material/playlist_add_check:")
 
 
 def add_control(cfg: AppConfig, items: list[dict], key: str, label: str = "Add to playlist") -> None:
@@ -128,9 +132,14 @@ def add_control(cfg: AppConfig, items: list[dict], key: str, label: str = "Add t
         st.session_state[f"{key}_name"] = st.session_state.get(LAST, "talk")
     with st.popover(label, icon=":material/playlist_add:", key=key, width="stretch",
                     help="add this episode, with its method, T and settings, to a playlist for a talk"):
-        st.text_input("Playlist", key=f"{key}_name", max_chars=64,
-                      help="an existing playlist's name, or a new one (letters, digits, spaces, '-', '_', '.')")
-        st.button("Add", key=f"{key}_go", type="primary", on_click=_add, args=(cfg, items, key), disabled=not items)
+        # what the last Add did, first: the popover may open near the bottom of a 720-px screen
+        ok, text = st.session_state.get(MESSAGE, {}).get(key, (None, ""))
+        if ok is not None:
+            (st.success if ok else st.error)(md(text))
+        field, go = st.columns([3, 1], vertical_alignment="bottom")
+        field.text_input("Playlist", key=f"{key}_name", max_chars=64,
+                         help="an existing playlist's name, or a new one (letters, digits, spaces, '-', '_', '.')")
+        go.button("Add", key=f"{key}_go", type="primary", on_click=_add, args=(cfg, items, key), disabled=not items)
         try:
             names = store(cfg).names()
         except KeppError as e:
@@ -138,9 +147,6 @@ def add_control(cfg: AppConfig, items: list[dict], key: str, label: str = "Add t
             st.caption(md(str(e)))
         if names:
             st.caption("Playlists: " + ", ".join(md(n) for n in names))
-        ok, text = st.session_state.get(MESSAGE, {}).get(key, (None, ""))
-        if ok is not None:
-            (st.success if ok else st.error)(md(text))
         st.page_link(PAGES["Playlists"].path, label="Playlists", icon=PAGES["Playlists"].icon,
                      query_params={"playlist": st.session_state[LAST]} if LAST in st.session_state else None)
 
@@ -190,10 +196,18 @@ def item_label(item: Mapping, ds) -> str:
 def play_query(name: str, k: int, item: Mapping) -> dict[str, str]:
     """The Plan page's query that plays item ``k`` (0-based) of the playlist ``name``.
 
+    An item added from a records page names its record by its method (a file written before queries
+    carried ``rec`` too): its slide shows that record.
+
     >>> play_query("talk", 1, {"query": {"video": "v", "plan": "1"}})
     {'video': 'v', 'plan': '1', 'playlist': 'talk', 'item': '2'}
+    >>> play_query("talk", 0, {"method": "kepp-R2", "query": {"video": "v", "plan": "1"}})
+    {'video': 'v', 'rec': 'kepp-R2', 'playlist': 'talk', 'item': '1'}
     """
-    q = {**plan_state.without(item["query"], *plan_state.PLAYLIST_KEYS), **plan_state.query(playlist=name, item=k + 1)}
+    q = plan_state.without(item["query"], *plan_state.PLAYLIST_KEYS)
+    if item.get("method") and not q.get("rec") and not q.get("source"):
+        q = {**plan_state.without(q, "plan"), **plan_state.query(rec=item["method"])}
+    q = {**q, **plan_state.query(playlist=name, item=k + 1)}
     if presenting():
         q["present"] = "1"
     return q
@@ -235,6 +249,10 @@ def playing_bar(cfg: AppConfig, ds, link) -> None:
         return
     k = min(max(k, 1), len(items)) - 1
     link.keep(playlist=name, item=k + 1)
+    if link.foreign:  # a link that names only the place (?playlist=NAME&item=K): the item's own query
+        wanted = plan_state.without(play_query(name, k, items[k]), "present")
+        if any(link.from_url(key) != value for key, value in wanted.items() if key not in plan_state.PLAYLIST_KEYS):
+            link.url = {**plan_state.without(link.url, *plan_state.KEYS), **wanted}
     st.markdown(BAR_CSS, unsafe_allow_html=True)
     with st.container(horizontal=True, vertical_alignment="center", gap="small", key="playlist_bar"):
         st.button("◀", key="playlist_prev", help="previous item (← or PageUp)", disabled=k == 0, type="tertiary",

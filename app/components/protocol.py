@@ -10,7 +10,7 @@ import streamlit as st
 
 from components import backend
 from components.charts import efficiency_chart, interval_chart, show_figure, show_table
-from components.config import presenting
+from components.config import missing, presenting
 from components.text import md, md_code
 from kepp_core.api import efficiency_table, interval_table, pair_verdict
 from kepp_core.catalog import METRIC_KEYS, METRIC_NAMES, PAIR_METRICS, SIGNIFICANCE, method_label
@@ -18,9 +18,11 @@ from kepp_core.errors import KeppError
 
 __all__ = ["show_protocol"]
 
-NO_PROTOCOL = ("No protocol results found. Run `kepp protocol SPEC.toml` (specs in `protocols/`) and start the "
-               "app with `kepp app --protocol OUT` (or set 'Protocol' in the sidebar, or `protocol = \"OUT\"` in "
-               "the config file); output folders under `runs/` are found by themselves.")
+NO_PROTOCOL = ("No protocol results found: intervals over seeds, paired tests and data-efficiency curves show "
+               "here when the app is given a protocol run.")
+PROTOCOL_HOW = ("Run `kepp protocol SPEC.toml` (specs in `protocols/`) and start the app with "
+                "`kepp app --protocol OUT` (or set **Protocol** in the sidebar, or `protocol = \"OUT\"` in the config "
+                "file); output folders under `runs/` are found by themselves.")
 
 
 def _cell(mean: float, ci) -> str:
@@ -37,7 +39,7 @@ def show_protocol(cfg) -> None:
         st.error(md(str(e)), icon=":material/warning:")
         return
     if not folders:
-        st.info(NO_PROTOCOL)
+        missing(NO_PROTOCOL, PROTOCOL_HOW)
         return
     folder = folders[0] if len(folders) == 1 else st.selectbox("Protocol run", folders, key="proto_run")
     try:

@@ -21,8 +21,9 @@ from kepp_core.errors import KeppError
 # Material Symbols (shipped with Streamlit): they draw without an emoji font on the projector's machine
 ICONS = {"success": ":material/check_circle:", "wrong_endpoint": ":material/wrong_location:",
          "repeated": ":material/repeat:", "long": ":material/straighten:", "upload": ":material/upload:"}
-# presentation mode's scene buttons (larger type, five to a row at 1280 px): short names, the full one on hover
-SHORT = {"success": "Success", "wrong_endpoint": "Wrong end", "repeated": "Repeated", "upload": "Upload"}
+# the scene buttons' names (five to a row at 1280 px, in presentation mode's type too): the full one on hover
+SHORT = {"success": "Clean success", "wrong_endpoint": "Wrong endpoint", "repeated": "Repeated step",
+         "upload": "Uploaded video"}
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -86,12 +87,14 @@ def scene_bar(scenes: list[dict], key: str) -> None:
     """The Plan page's row of scene buttons (one click loads and plans a scene)."""
     if not scenes:
         return
-    cols = st.columns(len(scenes) + 1, vertical_alignment="center")
-    cols[0].markdown("**Scenes**", help="curated examples from the prediction records: one click plans one")
-    for col, s in zip(cols[1:], scenes):
-        short = SHORT.get(s["kind"], f"Long (T={s['T']})") if presenting() else s["name"]
-        col.button(short, icon=ICONS.get(s["kind"]), key=f"{key}_{s['kind']}", on_click=_load, args=(s["query"],),
-                   help=md(s["name"]) + ": " + md(s["episode"]) + " · " + md(s["description"]), width="stretch")
+    # each button as wide as its name (the row wraps when it must): a name is never cut short
+    with st.container(horizontal=True, gap="small", vertical_alignment="center", key=f"{key}_row"):
+        st.markdown("**Scenes**", help="curated examples from the prediction records: one click opens one's record",
+                    width="content")
+        for s in scenes:
+            short = SHORT.get(s["kind"], f"Long (T={s['T']})")
+            st.button(short, icon=ICONS.get(s["kind"]), key=f"{key}_{s['kind']}", on_click=_load, args=(s["query"],),
+                      help=md(s["name"]) + ": " + md(s["episode"]) + " · " + md(s["description"]), width="content")
 
 
 def scene_list(scenes: list[dict], ds) -> None:

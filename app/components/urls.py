@@ -1,10 +1,10 @@
-"""The Plan page's URL for an evaluated episode (Open in Plan, scenes, playlists): which planner makes a
-method's plans on the Plan page and the query that reopens the episode with it, in the keys of
-:mod:`components.plan_state`."""
+"""The Plan page's URL for an evaluated episode (Open in Plan, scenes, playlists, the episode map):
+which planning model a method ran and the query that reopens the episode's record (and the model
+a live re-plan runs), in the keys of :mod:`components.plan_state`."""
 
 from __future__ import annotations
 
-from components import plan_state
+from components import plan_state, recorded
 from kepp_core import catalog
 
 __all__ = ["method_model", "method_planner", "plan_model_id", "plan_query"]
@@ -44,20 +44,25 @@ def plan_model_id(role: catalog.ModelRole) -> str:
 
 
 def plan_query(row) -> dict[str, str]:
-    """The Plan page's URL query that opens a predictions-table row's episode (and plans it):
-    video, first step, T, and the planner that makes the row's plans (:func:`method_planner`) with its
-    R where it takes graph paths (a KEPP planning model with the graph condition, or graph + text
-    endpoints with the row's R).
+    """The Plan page's URL query that opens a predictions-table row's record (:mod:`components.recorded`:
+    its plan, endpoints and verdict, as the records hold them): video, first step, T, the record's
+    method and seed, and for a live re-plan beside it the planner that makes the row's plans (the
+    planning model the row ran or decodes, or graph + text endpoints for a ``graph-text`` row:
+    :func:`method_planner`) with its R where it takes graph paths.
 
-    >>> plan_query({"episode": "tea/0287/7:3", "video": "0287", "horizon": 3, "method": "kepp-R2"})
-    {'T': '3', 'R': '2', 'model': 'graph-R2', 'video': '0287', 'ep': '7', 'plan': '1'}
-    >>> plan_query({"episode": "tea/0287/7:3", "video": "0287", "horizon": 3, "method": "graph-text"})["model"]
+    >>> plan_query({"episode": "tea/0287/7:3", "video": "0287", "horizon": 3, "method": "kepp-R2", "seed": 0})
+    {'T': '3', 'R': '2', 'model': 'graph-R2', 'video': '0287', 'ep': '7', 'rec': 'kepp-R2', 'seed': '0'}
+    >>> plan_query({"episode": "tea/0287/7:3", "video": "0287", "horizon": 3, "method": "graph-text", "seed": None})["model"]
     'graph-text'
     """
     parts = catalog.parse_episode_id(row["episode"])
     video = str(row["video"]) if row.get("video") is not None else (parts[1] if parts else "")
-    planner = method_planner(str(row["method"]))
-    entry = catalog.find_method(str(row["method"]))
-    return plan_state.query(T=int(row["horizon"]), R=entry.R if planner is not None and entry.graph else None,
-                            model=planner, video=video,
-                            ep=parts[2] if parts else 0, plan=True)
+    method = str(row["method"])
+    model = recorded.live_role(method)
+    if model is not None:
+        planner, R = plan_model_id(model), model.R if model.condition == "graph" else None
+    else:  # a baseline (the page's chosen model re-plans), or graph + text endpoints with the row's R
+        planner = method_planner(method)
+        R = catalog.find_method(method).R if planner is not None else None
+    return plan_state.query(T=int(row["horizon"]), R=R, model=planner, video=video,
+                            ep=parts[2] if parts else 0, **recorded.record_keys(row))

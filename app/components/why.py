@@ -23,14 +23,18 @@ COLUMNS = {"step": "step", "label": "plan", "score": "planner score", "transitio
 
 
 def why_table(rows: Sequence[dict]) -> pd.DataFrame:
-    """The per-step rows of a plan as the page's table (the columns of :data:`COLUMNS`).
+    """The per-step rows of a plan as the page's table (the columns of :data:`COLUMNS`); a step that
+    decoding changed says "changed", the others nothing.
 
-    >>> why_table([{"step": 1, "label": "a", "score": 0.9, "transition": None, "endpoint": 0.8,
-    ...             "raw_label": "a", "changed": False}]).columns.tolist()
-    ['step', 'plan', 'planner score', 'graph transition', 'endpoint probability', 'before decoding', 'changed']
+    >>> t = why_table([{"step": 1, "label": "a", "score": 0.9, "transition": None, "endpoint": 0.8,
+    ...                 "raw_label": "a", "changed": False}, {"step": 2, "label": "b", "changed": True}])
+    >>> t.columns.tolist(), t["changed"].tolist()
+    (['step', 'plan', 'planner score', 'graph transition', 'endpoint probability', 'before decoding', 'changed'], ['', 'changed'])
     """
-    return pd.DataFrame([{name: r.get(key) for key, name in COLUMNS.items()} for r in rows],
-                        columns=list(COLUMNS.values()))
+    table = pd.DataFrame([{name: r.get(key) for key, name in COLUMNS.items()} for r in rows],
+                         columns=list(COLUMNS.values()))
+    table["changed"] = ["changed" if bool(c) else "" for c in table["changed"]]
+    return table
 
 
 def decoding_text(text: str) -> str:

@@ -1,5 +1,10 @@
 """Plan: pick a video (or upload one), choose the start and goal clips, and plan with KEPP.
 
+An episode opened from the records (Open in Plan, a scene, a playlist item: ``rec=METHOD``) shows
+that method's record first, as Failure cases and Results do; a live re-plan is a second, labelled
+view (:mod:`components.recorded` decides). The result (the input, the plan beside its graph) is
+brought into view whenever a new one arrives (:mod:`components.result`).
+
 The page's state is its URL (the keys of :mod:`components.plan_state`); every exit publishes it first
 (``link.stop()``, and ``backend.guarded(link=link)`` on an error)."""
 
@@ -9,7 +14,7 @@ import time
 
 import streamlit as st
 
-from components import backend, colours, links, network, pickers, plan_state, plans, playlists, scenes, why, zeroshot
+from components import backend, colours, links, network, pickers, plan_state, plans, playlists, recorded, result, scenes, why, zeroshot
 from components.charts import step_timeline, video_timeline
 from components.config import page_setup
 from components.plangraph import graph_paths
@@ -18,7 +23,8 @@ from components.urls import plan_model_id
 from components.text import dataset_caption, md, md_code, plan_text
 from components.uploads import store_example, store_upload
 from kepp_core import api
-from kepp_core.catalog import TEXT_PLANNER, models_dir, scorer_label
+from kepp_core import catalog
+from kepp_core.catalog import TEXT_PLANNER, method_label, models_dir, scorer_label
 from kepp_core.errors import KeppError
 
 TEXT_VARIANT = "graph + text endpoints (S3D, no model)"  # the P²KG between the text tower's endpoints (model=graph-text)
@@ -54,8 +60,15 @@ if not no_models:
 # --- the page's state: the URL (a link, a reload, a scene) or, on first opening, a clean success --------
 demo_scenes = scenes.available(cfg, ds, horizons)
 link.start_at(scenes.default_query(demo_scenes))
+playlists.playing_bar(cfg, ds, link)  # first: a link naming only a playlist's place gets its item's query
 scenes.scene_bar(demo_scenes, "plan_scene")
-playlists.playing_bar(cfg, ds, link)
+with backend.guarded(stop=False):
+    records = backend.predictions(cfg)
+
+
+def asked(key: str) -> str | None:
+    """A key the page carries without a widget: a new address's value (leaving it out drops it), else the last."""
+    return link.from_url(key) if link.foreign or link.from_url(key) is not None else link.last(key)
 
 settings = st.expander("Settings", expanded=False) if cfg.presentation else st.container()
 controls = settings.columns([1, 1, 2, 2, 2])
@@ -247,6 +260,17 @@ if video is not None:
     episode = range(ep_i, ep_i + T) if truth is not None else None
     st.markdown(video_timeline(video, ds.actions, episode, clips, duration), unsafe_allow_html=True)
 
+# --- what the page shows: a record first (components.recorded), the live planner's result second ----------
+shown_video = video if video is not None else example
+task = shown_video.task if shown_video is not None else None
+rec_asked = asked("rec") if linkable and source == SOURCES["dataset"] else None
+view = recorded.shown({**link.out, "rec": rec_asked, "seed": asked("seed"), "live": asked("live")}, records, task)
+rec = view.record
+link.keep(rec=rec.method if rec else None, seed=rec.seed if rec else None, live=True if rec and view.live else None)
+with backend.guarded(link=link):  # graph + text endpoints (no model): the catalogue's row of the same plans
+    live_name = recorded.live_method(planner, role) if role is not None else TEXT_PLANNER
+live_label = method_label(live_name) if live_name else variant
+
 
 def dataset_made_by(spec: str) -> bool:
     """Whether the dataset's features are this encoder's (then a dataset video's are read, not encoded)."""
@@ -276,37 +300,72 @@ if s3d is not None:  # the step timeline: which step each second most resembles 
                    "zero-shot by the S3D text tower; hover a second for its top 3.")
 
 # --- planning ------------------------------------------------------------------------------------------
-
-
 inputs = (cfg, clip_key, tuple(start_clip), tuple(goal_clip), T, R, role, scorer, sampler, s3d)
-# a link, a reload or a scene with plan=1 plans at once (the speaker sees the result, not a button)
-auto = link.from_url("plan") == "1" and any(link.new(p) for p in plan_state.KEYS) and linkable
+# a link, a reload, a scene or a slide with plan=1 (or a record's live=1, or a record the records do not
+# hold: a graph-text row's without its records, say) plans at once: the speaker sees the result, not a button
+auto = (linkable and not width_error and any(link.new(p) for p in plan_state.KEYS)
+        and ((link.from_url("plan") == "1" or rec_asked is not None) if rec is None else view.live))
 if width_error:
     st.error(md(width_error), icon=":material/warning:")
-if st.button("Plan", type="primary", key="plan_go", disabled=bool(width_error)) or (auto and not width_error):
+go = st.button("Re-plan live" if rec else "Plan", type="primary", key="plan_go", disabled=bool(width_error),
+               help=f"plan these clips now with {live_label}" + (" (a second view beside the record)" if rec else ""))
+if go or auto:
     t0 = time.perf_counter()
     with backend.guarded(link=link):
-        result, v_start, v_goal = api.plan_clips(planner, features, start_clip, goal_clip, T, R)
-    st.session_state["plan_result"] = {"inputs": inputs, "result": result, "truth": truth,
+        planned, v_start, v_goal = api.plan_clips(planner, features, start_clip, goal_clip, T, R)
+    st.session_state["plan_result"] = {"inputs": inputs, "result": planned, "truth": truth,
                                        "seconds": time.perf_counter() - t0, "obs": (v_start, v_goal)}
-    st.session_state["plan_scroll"] = time.time()  # bring the result into view (presentation mode)
+    if rec is not None:
+        link.keep(live=True)
 
 saved = st.session_state.get("plan_result")
-shown = bool(saved) and saved["inputs"] == inputs and linkable
-link.keep(plan=True if shown else None)
+live_shown = bool(saved) and saved["inputs"] == inputs and (rec is None or link.shown("live") == "1")
+link.keep(plan=True if live_shown and rec is None and linkable else None)
 link.publish()
 with link_col:
     links.copy_link(link, "plan_link")
-    playlists.plan_control(cfg, link, video if video is not None else example)
-if not saved or saved["inputs"] != inputs:
+    playlists.plan_control(cfg, link, shown_video)
+if rec is None and not live_shown:
     st.info("Choose the clips and press **Plan**.")
     link.stop()
 
-result = saved["result"]
+# --- the result: the input, the plan beside its graph (one screen), brought into view when it is new ------------
+episode_id = None if shown_video is None else catalog.episode_id(shown_video.task, shown_video.id,
+                                                                    int(link.shown("ep") or 0), T)
+scrolled = result.bring_into_view((rec.episode, rec.method, rec.seed) if rec else ("live", inputs, saved["seconds"]))
+left, right = result.columns()
+with left:
+    if rec is not None:
+        result.show_record(ds, rec, video_path)
+    else:
+        result.show_live(ds, saved["result"], saved["truth"], live_label, condition, R,
+                         head=(episode_id, video_path, start_clip[0], max(start_clip[0], goal_clip[1] - 0.01),
+                               "an uploaded video"))
+with right, backend.guarded(stop=False):
+    if rec is not None:
+        network.plan_graph_panel(planner.graph, rec.endpoints or (rec.plan[0], rec.plan[-1]), rec.named_paths(),
+                                 rec.truth, key="plan", title=f"Recorded plan · {rec.label} (T={T})")
+    else:
+        network.plan_graph_panel(planner.graph, saved["result"].path_ends[1], graph_paths(saved["result"], condition, R),
+                                 saved["truth"], key="plan", title=f"Live plan · {live_label} (T={T})")
+
+if rec is not None and not live_shown:
+    st.caption(f"**Re-plan live** runs {md(live_label)} on these clips now: a second view, below.")
+    link.stop()
+
+# --- the live planner's result in full: below the record when there is one ------------------------------------
+live = saved["result"]
 truth = saved["truth"]
-st.markdown('<div class="kepp-result" style="scroll-margin-top:64px"></div>', unsafe_allow_html=True)
-if cfg.presentation and st.session_state.pop("plan_scroll", None):
-    scenes.scroll_to(".kepp-result")
+if rec is not None:
+    st.divider()
+    result.bring_into_view(("live", inputs, saved["seconds"]), anchor=result.LIVE_ANCHOR, scroll=not scrolled)
+    st.subheader(f"Live re-plan · {live_label}")
+    live_left, live_right = result.columns()
+    with live_left:
+        result.show_live(ds, live, truth, live_label, condition, R)
+    with live_right, backend.guarded(stop=False):
+        network.plan_graph_panel(planner.graph, live.path_ends[1], graph_paths(live, condition, R), truth,
+                                 key="plan_live", title=f"Live plan · {live_label} (T={T})")
 used = s3d_choices[encoder_ids[enc_label]][1] if s3d is not None else f"encoder {enc['encoder'] or 'unknown'}"
 if not cfg.presentation and role is None:
     st.caption(f"Planned with {md(variant)}: the P²KG's top path (R={R} shown) between the steps the S3D text "
@@ -316,37 +375,24 @@ elif not cfg.presentation:
     st.caption(f"Planned by {md_code(str(models_dir(root, T).relative_to(root.parent)))} ({md(variant)}; {plans.recommendation_text(condition, scorer_label(scorer), R)}"
                f"sampler {planner.sampler}{f', {planner.sampler_steps} steps' if planner.sampler == 'ddim' else ''}) "
                f"on dataset **{md(ds.name)}** with features from **{md(used)}** · "
-               f"{saved['seconds'] * 1000:.0f} ms in all (model {result.timings['total']:.0f} ms)")
-
-out_left, out_right = st.columns([1, 1]) if cfg.presentation else (st.container(), None)  # the graph: full width, or half
-with out_left:
-    plans.show_endpoints(ds, result, truth)
-    if cfg.presentation:  # result first: the plan right under the endpoints, inside one screen
-        plans.show_plan(ds, result, truth)
-    plans.show_paths(ds, result, R, condition)
-    if llm_url.strip():
-        st.subheader("LLM recommendation")
-        with backend.guarded(stop=False), st.spinner("Asking the LLM…"):
-            plans.show_llm_plan(ds, backend.llm_recommendation(llm_url, llm_model, llm_mapper, ds, *result.path_ends[1], T),
-                                truth)
-    if not cfg.presentation:
-        plans.show_plan(ds, result, truth)
-    # why this plan: per-step scores, the plan before and after graph decoding (components/why.py)
-    why.show_why(ds, result, expanded=not cfg.presentation)
-    if role is not None:  # graph + text endpoints draws nothing: its plan is the graph's top path
-        st.subheader("Sampled plans")
-        k_col, go_col = st.columns([1, 3])
-        K = k_col.number_input("K plans", 2, 200, 10, key="plan_K", help="plans drawn with different noise")
-        if go_col.button(f"Draw {K} plans", key="plan_sample"):
-            with backend.guarded(stop=False):
-                st.session_state["plan_samples"] = {"inputs": (inputs, K), "table": api.sampled_plans(
-                    planner, *saved["obs"], int(K), R)}
-        drawn = st.session_state.get("plan_samples")
-        if drawn and drawn["inputs"] == (inputs, K):
-            plans.show_samples(ds, drawn["table"], K, result, truth)
-    if not cfg.presentation:  # debug details stay out of talks
-        plans.show_details(ds, result)
-with out_right if out_right is not None else st.container():  # full width, beside the plan when presenting
-    with backend.guarded(stop=False):
-        network.plan_graph_panel(planner.graph, result.path_ends[1], graph_paths(result, condition, R), truth,
-                                 key="plan", title=f"P²KG around the plan (T={T})")
+               f"{saved['seconds'] * 1000:.0f} ms in all (model {live.timings['total']:.0f} ms)")
+if llm_url.strip():
+    st.subheader("LLM recommendation")
+    with backend.guarded(stop=False), st.spinner("Asking the LLM…"):
+        plans.show_llm_plan(ds, backend.llm_recommendation(llm_url, llm_model, llm_mapper, ds, *live.path_ends[1], T),
+                            truth)
+# why this plan: per-step scores, the plan before and after graph decoding (components/why.py)
+why.show_why(ds, live, expanded=not cfg.presentation)
+if role is not None:  # graph + text endpoints draws nothing: its plan is the graph's top path
+    st.subheader("Sampled plans")
+    k_col, go_col = st.columns([1, 3])
+    K = k_col.number_input("K plans", 2, 200, 10, key="plan_K", help="plans drawn with different noise")
+    if go_col.button(f"Draw {K} plans", key="plan_sample"):
+        with backend.guarded(stop=False):
+            st.session_state["plan_samples"] = {"inputs": (inputs, K), "table": api.sampled_plans(
+                planner, *saved["obs"], int(K), R)}
+    drawn = st.session_state.get("plan_samples")
+    if drawn and drawn["inputs"] == (inputs, K):
+        plans.show_samples(ds, drawn["table"], K, live, truth)
+if not cfg.presentation:  # debug details stay out of talks
+    plans.show_details(ds, live)

@@ -1,5 +1,7 @@
 """Graph: the P²KG (or frequency graph) around a step, and a task's expert trajectories.
 
+The drawings place the steps left to right by their typical place in the training plans, the chosen
+step in the middle (:mod:`components.layout`), with the controls beside them: on the first screen.
 Its state lives in the URL (restored on load and reload): ``w`` (p2kg/pkg), ``tab``
 (around/expert), ``q`` (the step search), ``step``, ``depth``, ``min``, ``task``, ``max`` (the
 node cap), and for expert trajectories ``etask`` and ``emin``.
@@ -35,18 +37,14 @@ if not cfg.presentation:  # paths stay out of talks
 link = links.PageLink("graph")
 TABS = {"around": "Around a step", "expert": "Expert trajectories of a task"}
 MAX_NODES = 40  # a drawing stays legible up to about this many steps
-link.seed("graph_weighting", "w", ["p2kg", "pkg"], absent="p2kg")
-scorer = st.radio("Weights", ["p2kg", "pkg"], horizontal=True, key="graph_weighting",
-                     format_func={"p2kg": "P²KG (probability of the next step)",
-                                  "pkg": "frequency graph (min-max normalised counts)"}.get)
-graph_name = "P²KG" if scorer == "p2kg" else "Frequency graph"
+HEIGHT = 600  # px of canvas asked for (in presentation mode: what one screen holds)
 tasks = sorted(ds.tasks)
 task_names = {t: ds.tasks[t].name for t in tasks}
 link.seed("graph_tab", "tab", list(TABS.values()), TABS.__getitem__, absent="around")
 # the open tab is tracked (a rerun on a switch) so that it goes into the URL; both tabs' content runs
 around, expert = st.tabs(list(TABS.values()), key="graph_tab", on_change="rerun")
 tab = {v: k for k, v in TABS.items()}.get(st.session_state.get("graph_tab"), "around")
-link.keep(w=None if scorer == "p2kg" else scorer, tab=None if tab == "around" else tab)
+link.keep(tab=None if tab == "around" else tab)
 
 
 def unit(text: str) -> float:
@@ -58,52 +56,63 @@ def unit(text: str) -> float:
 
 
 with around:
-    c1, c2 = st.columns([2, 3])
+    # the controls beside the drawing: the drawing is on the first screen
+    controls, shown = st.columns([1, 3], gap="medium")
+    link.seed("graph_weighting", "w", ["p2kg", "pkg"], absent="p2kg")
+    scorer = controls.radio("Weights", ["p2kg", "pkg"], key="graph_weighting",
+                            format_func={"p2kg": "P²KG (probability of the next step)",
+                                         "pkg": "frequency graph (min-max normalised counts)"}.get)
+    graph_name = "P²KG" if scorer == "p2kg" else "Frequency graph"
+    link.keep(w=None if scorer == "p2kg" else scorer)
     link.seed("graph_query", "q", absent="")
-    query = c1.text_input("Search a step", key="graph_query", placeholder="e.g. pour water")
+    query = controls.text_input("Search a step", key="graph_query", placeholder="e.g. pour water")
     names = list(graph.actions)
     if query.strip():
         hits = [a for a in names if query.strip().lower() in a.lower()] or closest_names(query.strip(), names)
         if not hits:
-            c1.warning(f"No step matches {md(repr(query))}.")
+            controls.warning(f"No step matches {md(repr(query))}.")
             hits = names
     else:
         hits = names
     link.seed("graph_step", "step", hits)
-    step = c2.selectbox("Step", hits, key="graph_step")
-    c3, c4, c5, c6 = st.columns([3, 3, 3, 2])
+    step = controls.selectbox("Step", hits, key="graph_step")
     link.seed("graph_depth", "depth", [1, 2, 3], int, absent="1")
-    depth = c3.slider("Depth", 1, 3, key="graph_depth", **links.default_kwargs("graph_depth", value=1))
+    depth = controls.slider("Depth", 1, 3, key="graph_depth", **links.default_kwargs("graph_depth", value=1))
     weight_name = network.WEIGHTS[scorer]
     link.seed("graph_min_p", "min", parse=unit, absent="0")
-    min_p = c4.slider(f"Minimum {weight_name}", 0.0, 1.0, step=0.01, key="graph_min_p",
-                      help=f"hide arrows whose {weight_name} (the weights shown) is below this",
-                      **links.default_kwargs("graph_min_p", value=0.0))
+    min_p = controls.slider(f"Minimum {weight_name}", 0.0, 1.0, step=0.01, key="graph_min_p",
+                            help=f"hide arrows whose {weight_name} (the weights shown) is below this",
+                            **links.default_kwargs("graph_min_p", value=0.0))
     link.seed("graph_task", "task", ["(all tasks)", *tasks], absent="(all tasks)")
-    task = c5.selectbox("Task filter", ["(all tasks)", *tasks], key="graph_task",
-                        format_func=lambda t: task_names.get(t, t))
+    task = controls.selectbox("Task filter", ["(all tasks)", *tasks], key="graph_task",
+                              format_func=lambda t: task_names.get(t, t))
     link.seed("graph_max", "max", range(2, 501), int, absent=str(MAX_NODES))
-    cap = c6.number_input("Max steps", 2, 500, key="graph_max", step=10,
-                          help="at most this many steps are drawn: those the strongest arrows reach from the "
-                               "chosen step (which is always drawn)",
-                          **links.default_kwargs("graph_max", value=MAX_NODES))
+    cap = controls.number_input("Max steps", 2, 500, key="graph_max", step=10,
+                                help="at most this many steps are drawn: those the strongest arrows reach from the "
+                                     "chosen step (which is always drawn)",
+                                **links.default_kwargs("graph_max", value=MAX_NODES))
     link.keep(q=query.strip() or None, step=step, depth=None if depth == 1 else depth,
               min=None if min_p == 0 else f"{min_p:g}", task=None if task == "(all tasks)" else task,
               max=None if cap == MAX_NODES else int(cap))
-    with backend.guarded(stop=False):
+    with shown, backend.guarded(stop=False):
         centre = graph.action_index(step)
         nodes, edges, total = api.capped_subgraph(graph, centre, depth, min_p,
                                                   None if task == "(all tasks)" else task, scorer, int(cap))
         settings = (f"depth {depth} · minimum {weight_name} {min_p:.2f} · task: {task_names.get(task, task)} · "
                     f"{len(nodes)} steps, {len(edges)} transitions" + (f" (of {total} steps)" if total > len(nodes) else ""))
         drawing = network.edges_drawing(graph, nodes, edges, scorer, focus=[centre],
-                                        title=f"{graph_name} around '{step}'", settings=settings)
+                                        title=f"{graph_name} around '{step}'", settings=settings,
+                                        positions=backend.typical_positions(cfg, ds),
+                                        max_rows=network.readable_rows(HEIGHT))
+        network.show_graph(drawing, height=HEIGHT, download_name=f"kepp_graph_{step.replace(' ', '_')}.html",
+                           key="graph_dl", screen=True)
+        st.caption(f"{len(drawing.nodes)} steps, {len(drawing.edges)} transitions within {depth} "
+                   f"step{'s' if depth > 1 else ''} of **{md(step)}**, left to right by their typical place in the "
+                   "training plans. Hover an arrow for its count and probabilities.")
         if total > len(nodes):
             st.info(f"Showing {len(nodes)} of {total} nodes (strongest edges kept; raise the cap to see more).",
                     icon=":material/filter_alt:")
-        st.caption(f"{len(drawing.nodes)} steps, {len(drawing.edges)} transitions within {depth} "
-                   f"step{'s' if depth > 1 else ''} of **{md(step)}**. Hover an arrow for its count and probabilities.")
-        network.show_graph(drawing, height=600, download_name=f"kepp_graph_{step.replace(' ', '_')}.html", key="graph_dl")
+    with backend.guarded(stop=False):
         rows = [{"from": graph.actions[u], "to": graph.actions[v], "count": int(graph.counts[u, v]),
                  "P²KG probability": round(float(graph.probability(u, v)), 4),
                  "frequency weight": round(float(graph.frequency(u, v)), 4)} for u, v in edges]
@@ -111,22 +120,28 @@ with around:
                    "kepp_subgraph_edges", key="graph_edges")
 
 with expert:
+    controls, shown = st.columns([1, 3], gap="medium")
     link.seed("graph_expert_task", "etask", tasks)
-    t = st.selectbox("Task", tasks, key="graph_expert_task", format_func=lambda t: task_names.get(t, t))
+    t = controls.selectbox("Task", tasks, key="graph_expert_task", format_func=lambda t: task_names.get(t, t))
     link.keep(etask=t if tab == "expert" else None)
     with backend.guarded(stop=False):
         nodes, edges, freq = api.expert_view(graph, t)
         top = max(freq.values(), default=1)
         link.seed("graph_expert_min", "emin", range(1, top + 1), int, absent="1")
-        min_count = st.slider("Minimum count", 1, top, key="graph_expert_min",
-                              **links.default_kwargs("graph_expert_min", value=1)) if top > 1 else 1
+        min_count = controls.slider("Minimum count", 1, top, key="graph_expert_min",
+                                    **links.default_kwargs("graph_expert_min", value=1)) if top > 1 else 1
         link.keep(emin=min_count if tab == "expert" and min_count > 1 else None)
         kept = [(u, v) for u, v in edges if freq[(u, v)] >= min_count]
         drawing = network.expert_drawing(graph, nodes, kept, freq, title=f"Expert trajectories of {task_names[t]}",
-                                         settings=f"minimum count {min_count} · {len(kept)} transitions")
-        st.caption(f"Transitions the training videos of **{md(task_names[t])}** perform: thicker = more frequent. "
-                   "Hover an arrow for its count in the task and its probability in the whole graph.")
-        network.show_graph(drawing, height=600, download_name=f"kepp_expert_{t}.html", key="graph_expert_dl")
+                                         settings=f"minimum count {min_count} · {len(kept)} transitions",
+                                         positions=backend.typical_positions(cfg, ds, t),
+                                         max_rows=network.readable_rows(HEIGHT))
+        with shown:
+            network.show_graph(drawing, height=HEIGHT, download_name=f"kepp_expert_{t}.html", key="graph_expert_dl",
+                               screen=True)
+            st.caption(f"Transitions the training videos of **{md(task_names[t])}** perform, left to right by their "
+                       "typical place: thicker = more frequent. Hover an arrow for its count in the task and its "
+                       "probability in the whole graph.")
         rows = [{"from": graph.actions[u], "to": graph.actions[v], "count in task": freq[(u, v)],
                  "P²KG probability": round(float(graph.probability(u, v)), 4)} for u, v in kept]
         show_table(pd.DataFrame(rows, columns=["from", "to", "count in task", "P²KG probability"]),

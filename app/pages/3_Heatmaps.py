@@ -1,20 +1,23 @@
 """Heatmaps: step transition matrices of one task (training plans, test plans, a method's
 predictions) in the same action order, and their difference.
 
+A click on a cell lists the test episodes whose predicted plan or ground truth has that transition;
+one opens in Plan with its record.
+
 Its state lives in the URL (restored on load and reload): ``task``, ``of`` (the method whose
-predictions are shown) and ``T``, ``tables=1``, and the difference's panels ``a`` and ``b``
-(train, test or pred)."""
+predictions are shown) and ``T``, ``tables=1``, ``cell`` (the clicked transition, ``a-b`` action
+ids), and the difference's panels ``a`` and ``b`` (train, test or pred)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from components import backend, links
+from components import backend, episodes, links
 from components.charts import heatmap, heatmap_panels, show_figure, show_table
-from components.config import page_setup
-from components.heatmaps import heatmap_order, out_of_task
+from components.config import PAGES, page_setup
+from components.heatmaps import clicked_cell, episodes_with, heatmap_order, out_of_task
 from components.names import default_method
-from components.text import dataset_caption
+from components.text import dataset_caption, md
 from kepp_core import api
 
 cfg = page_setup("Heatmaps")
@@ -31,6 +34,30 @@ if not cfg.presentation:  # paths stay out of talks
 
 tasks = sorted(ds.tasks)
 task_names = {t: ds.tasks[t].name for t in tasks}
+
+
+def show_transition_episodes(cell: tuple[int, int], rows) -> None:
+    """The episodes of ``rows`` (this method, T and task) whose plan or truth has the transition
+    ``cell``, each marked predicted or true; one of them opens in Plan with its record."""
+    a, b = cell
+    hits = episodes_with(rows, a, b).reset_index(drop=True)
+    st.subheader(f"Episodes with {ds.actions[a]} → {ds.actions[b]}")
+    if not len(hits):
+        st.info(f"No test episode of this task has {md(ds.actions[a])} → {md(ds.actions[b])} in the predicted plan "
+                f"of {md(method)} or in its ground truth (T={horizon}).")
+        return
+    table = episodes.episode_table(hits, ds, drop=("T", "method")).assign(
+        **{"in the plan": hits["predicted"], "in the truth": hits["true"]})
+    st.caption(f"{len(hits)} episode{'s' if len(hits) != 1 else ''}: in {md(method)}'s plan "
+               f"{int(hits['predicted'].sum())}, in the truth {int(hits['true'].sum())}. Pick one to open its record.")
+    show_table(table, f"transition_{a}_{b}", key="heat_episodes", hide_index=True, height=200)
+    ids = list(hits["episode"])
+    names = episodes.episode_names(ids, ds)
+    pick_col, open_col = st.columns([4, 2], vertical_alignment="bottom")
+    ep = pick_col.selectbox("Episode", ids, key="heat_episode", format_func=names.get)
+    row = hits[hits["episode"] == ep].iloc[0]
+    open_col.page_link(PAGES["Plan"].path, label="Open in Plan", icon=PAGES["Plan"].icon,
+                       query_params=episodes.plan_query(row))
 link = links.PageLink("heatmaps")
 c1, c2, c3 = st.columns([2, 2, 1])
 link.seed("heat_task", "task", tasks)
@@ -71,7 +98,28 @@ st.caption(f"{len(train_plans)} training plans, {len(test_plans)} test plans"
            "(the task's own steps first, then others that occur)"
            + (f" · :red[✱ red: {len(marked)} action{'s' if len(marked) > 1 else ''} outside the task's step list]"
               if marked else ""))
-show_figure(heatmap_panels(mats, marked), f"heatmaps_{task}", key="heat_panels")
+event = show_figure(heatmap_panels(mats, marked), f"heatmaps_{task}", key="heat_panels", chart_key="heat_panels_chart",
+                    on_select="rerun", selection_mode="points")
+clicked = clicked_cell(event.selection.points if event else None, ds.actions)
+
+
+def cell_of(text: str) -> tuple[int, int]:
+    """A transition from the URL: ``a-b`` (action ids)."""
+    a, b = (int(x) for x in text.split("-"))
+    if not (0 <= a < ds.num_actions and 0 <= b < ds.num_actions):
+        raise ValueError(text)
+    return a, b
+
+
+link.seed("heat_cell", "cell", parse=cell_of)
+if clicked is not None:
+    st.session_state["heat_cell"] = clicked
+cell = st.session_state.get("heat_cell")
+link.keep(cell=f"{cell[0]}-{cell[1]}" if cell else None)
+if cell and preds is not None and len(preds) and method is not None:
+    show_transition_episodes(cell, sel)
+elif not cell:
+    st.caption("Click a cell to list the test episodes whose plan or ground truth has that transition.")
 link.seed("heat_tables", "tables", [True, False], lambda v: v == "1", absent="0")
 as_tables = st.toggle("Show the matrices as tables", key="heat_tables")
 link.keep(tables="1" if as_tables else None)

@@ -9,8 +9,8 @@ import pandas as pd
 import streamlit as st
 
 from components import backend, episodes, links, paging, playlists, slices
-from components.charts import pattern_bars, show_figure, show_table
-from components.config import PAGES, page_setup
+from components.charts import pattern_bars, show_table
+from components.config import PAGES, RECORDS_HOW, missing, page_setup
 from components.text import dataset_caption, md
 from components.names import default_method
 from kepp_core.catalog import PATTERN_LABELS, PATTERNS, method_label, pattern_label
@@ -30,7 +30,8 @@ with backend.guarded():
 if not cfg.presentation:
     st.caption(dataset_caption(cfg, ds))
 if preds is None or not len(preds):
-    st.info("No prediction records found. Write them with `kepp eval` and set 'Predictions' in the sidebar.")
+    missing("No prediction records found: this app was started without the evaluation's per-episode records, "
+            "so there are no failures to browse.", RECORDS_HOW)
     st.stop()
 
 link = links.PageLink("failures")
@@ -57,8 +58,8 @@ with left:
                "Top-1 path shares count episodes with a graph path.")
 with right:
     st.subheader("Patterns")
-    fig = pattern_bars([PATTERN_LABELS[p] for p in PATTERNS], [stats.pattern_counts[p] for p in PATTERNS])
-    show_figure(fig, f"failure_patterns_{method}_T{horizon}", key="fail_patterns")
+    st.markdown(pattern_bars([PATTERN_LABELS[p] for p in PATTERNS], [stats.pattern_counts[p] for p in PATTERNS]),
+                unsafe_allow_html=True)
 
 # by slice: a click on a row sets the pattern or T above, or filters the failures by the slice itself
 active_slice = slices.slice_block(link, "fail", cfg, ds, method, horizon, methods,
@@ -104,14 +105,14 @@ def pick_row(key: str, ids: list[str]) -> None:
         st.session_state["fail_episode"] = ids[sel[0]]
 
 
-table = episodes.episode_table(rows, ds)
+table = episodes.episode_table(rows, ds, drop=("T", "method", "correct"))  # this method's failures at this T
 st.caption("Click a row to show its episode.")
 show_table(table, f"failures_{pattern}", key="fail_table", hide_index=True, height=220,
            csv=lambda: episodes.episodes_csv(with_patterns(chosen), ds),  # every page of the pattern
            on_select=lambda: pick_row("tbl_fail_table", ids), selection_mode="single-row")
 playlists.add_listed_control(cfg, chosen, "fail_add_listed")
 names = episodes.episode_names(ids, ds)
-ep_col, prev_col, next_col, open_col = st.columns([5, 1, 1, 2], vertical_alignment="bottom")
+ep_col, prev_col, next_col, open_col = st.columns([4, 1.3, 1.3, 2], vertical_alignment="bottom")
 ep = ep_col.selectbox("Episode", ids, key="fail_episode", format_func=names.get)
 paging.episode_buttons("fail", "fail_episode", chosen["episode"], (prev_col, next_col))
 link.keep(episode=ep)

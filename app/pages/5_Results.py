@@ -13,7 +13,7 @@ import streamlit as st
 
 from components import backend, episode_map, episodes, links, paging, playlists, slices
 from components.charts import show_table
-from components.config import PAGES, page_setup
+from components.config import PAGES, RECORDS_HOW, missing, page_setup
 from components.protocol import show_protocol
 from components.text import dataset_caption, md_code
 from components.names import compare_default, default_method
@@ -29,8 +29,8 @@ with backend.guarded():
 if not cfg.presentation:
     st.caption(dataset_caption(cfg, ds))
 if preds is None or not len(preds):
-    st.info("No prediction records found. Write them with `kepp eval` and set 'Predictions' in the sidebar "
-            "(a records file or a folder).")
+    missing("No prediction records found: this app was started without the evaluation's per-episode records, "
+            "so there is no table of methods to show.", RECORDS_HOW)
     show_protocol(cfg)
     st.stop()
 if not cfg.presentation:
@@ -51,7 +51,14 @@ def bold_best(col):
     return ["font-weight: 700; background-color: #e8f5e9" if name == best.get(col.name) else "" for name in col.index]
 
 
-st.dataframe(grid.style.apply(bold_best), width="stretch", key="res_grid")
+# one metric at a time by default: every T of it fits the page's width beside the methods' names
+METRICS = ["SR", "mAcc", "mIoU", "all"]
+link.seed("res_metric", "metric", METRICS, absent="SR")
+shown_metric = st.segmented_control("Metric", METRICS, key="res_metric", **links.default_kwargs("res_metric", default="SR"),
+                                    format_func=lambda m: "all three" if m == "all" else m) or "SR"
+link.keep(metric=None if shown_metric == "SR" else shown_metric)
+columns = [c for c in grid.columns if shown_metric == "all" or c.split()[-1] == shown_metric]
+st.dataframe(grid[columns].style.apply(bold_best), width="stretch", key="res_grid")
 st.download_button("Download table (CSV)", grid.to_csv().encode(), file_name="kepp_method_by_T.csv",
                    mime="text/csv", key="res_grid_csv", on_click="ignore")
 
@@ -117,7 +124,7 @@ if len(sel):
     link.seed("res_episode", "episode", ids)
     if st.session_state.get("res_episode") not in ids:  # another page: its first episode
         st.session_state["res_episode"] = ids[0]
-    c1, prev_col, next_col, open_col = st.columns([5, 1, 1, 2], vertical_alignment="bottom")
+    c1, prev_col, next_col, open_col = st.columns([4, 1.3, 1.3, 2], vertical_alignment="bottom")
     ep = c1.selectbox("Episode", ids, key="res_episode", format_func=names.get)
     paging.episode_buttons("res", "res_episode", sel["episode"], (prev_col, next_col))
     row = page_rows[page_rows["episode"] == ep].iloc[0]

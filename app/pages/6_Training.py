@@ -12,7 +12,7 @@ import streamlit as st
 
 from components import backend, links
 from components.charts import VAL_SCORE_HELP, run_colours, show_figure, show_table, training_curves
-from components.config import page_setup
+from components.config import missing, page_setup
 from kepp_core.catalog import LOG_FILE
 
 cfg = page_setup("Training")
@@ -27,7 +27,9 @@ with backend.guarded():
 runs = backend.find_runs(tuple(str(r) for r in roots))
 if not runs:
     where = ", ".join(f"`{r}`" for r in roots) or "`runs/` or `assets/`"
-    st.info(f"No training runs found under {where}. Train with `kepp train ...` or set 'Runs' in the sidebar.")
+    missing(f"No training runs found under {where}: there are no curves to draw.",
+            "`kepp train ...` writes a run folder with its `metrics.jsonl`; start the app with `kepp app --runs DIR` "
+            "or set **Runs** under *Data and models* in the sidebar.")
     st.stop()
 
 

@@ -92,6 +92,24 @@ def demo_server(demo_env):
 
 
 @pytest.fixture(scope="module")
+def records_copy(demo_env, tmp_path_factory) -> Path:
+    """A copy of the shipped prediction records in a scratch folder: playlists are written beside it."""
+    path = tmp_path_factory.mktemp("records") / "predictions.jsonl"
+    shutil.copyfile(demo_env.records, path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def records_server(demo_env, records_copy):
+    """The app server on the demo world with the shipped models and a copy of their records."""
+    from kepp_core.api import AppConfig
+
+    with app_server(AppConfig(dataset="demo", root=str(demo_env.world), checkpoints=str(demo_env.models),
+                              predictions=str(records_copy))) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
 def browser():
     from playwright.sync_api import sync_playwright
 
@@ -128,3 +146,178 @@ def graph_frame(page, timeout: float = 30.0):
             return frame
         time.sleep(0.2)
     raise AssertionError("no drawn graph (pyvis iframe with a canvas and nodes) in the page")
+
+
+# --- what a page shows a reader: type sizes, the result on one screen, a drawing's labels --------------------
+# Every text the page shows (outside the collapsed sidebar) whose computed size is under ``px``: its size,
+# its first characters, its tag and the nearest Streamlit element it lies in.
+SMALL_TEXT = """(px) => {
+  const small = [], walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const t = walker.currentNode, el = t.parentElement;
+    if (!t.textContent.trim() || !el || el.closest('[data-testid="stSidebar"], script, style, noscript')) continue;
+    const r = el.getBoundingClientRect(), cs = getComputedStyle(el);
+    if (!r.width || !r.height || cs.visibility === 'hidden' || cs.display === 'none') continue;
+    const size = parseFloat(cs.fontSize);
+    if (size < px) small.push([size, t.textContent.trim().slice(0, 40), el.tagName,
+                               (el.closest('[data-testid]') || {dataset: {}}).dataset.testid || '']);
+  }
+  return small;
+}"""
+
+# A vis.js drawing as the reader sees it: every step's box and drawn label size (its font size times the
+# view's scale), every edge label vis.js draws (its box, its drawn size, the width its text measures in
+# its font, its arrow's midpoint), and the type size of the frame's own text (header and legend).
+READ_DRAWING = """() => {
+  const ctx = document.createElement("canvas").getContext("2d"), scale = network.getScale();
+  const nodes = Object.keys(network.body.nodes).map(id => ({id: id, label: network.body.nodes[id].options.label,
+    px: network.body.nodes[id].options.font.size * scale, ...network.getBoundingBox(id)}));
+  const labels = Object.values(network.body.edges).filter(edge => edge.labelModule.elementOptions.label).map(edge => {
+    const s = edge.labelModule.size, font = edge.labelModule.fontOptions, text = edge.labelModule.elementOptions.label;
+    ctx.font = `${font.size}px ${font.face}`;
+    return {text: text, left: s.left, top: s.top, right: s.left + s.width, bottom: s.top + s.height,
+            px: font.size * scale, measured: ctx.measureText(text).width,
+            mid: edge.fromId === edge.toId ? null : edge.edgeType.getPoint(0.5)};
+  });
+  const own = [...document.querySelectorAll('.kepp-head *, .kepp-legend-entry *')].filter(e => e.textContent.trim())
+    .map(e => parseFloat(getComputedStyle(e).fontSize));
+  return {nodes: nodes, labels: labels, own_px: own, settled: !!window.keppPlaced && !!window.keppArranged,
+          canvas: [document.getElementById('mynetwork').clientWidth, document.getElementById('mynetwork').clientHeight]};
+}"""
+
+
+def overlap(a: dict, b: dict) -> bool:
+    return a["left"] < b["right"] and b["left"] < a["right"] and a["top"] < b["bottom"] and b["top"] < a["bottom"]
+
+
+def settled_drawing(frame, timeout: float = 30.0) -> dict:
+    """The drawing (:data:`READ_DRAWING`) once laid out and its labels placed: two equal reads."""
+    deadline, before = time.monotonic() + timeout, None
+    while True:
+        now = frame.evaluate(READ_DRAWING)
+        if now["settled"] and now == before:
+            return now
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the drawing did not settle within {timeout} s; last read: {now}")
+        before = now
+        time.sleep(0.5)
+
+
+def check_drawing_labels(net: dict, where: str) -> None:
+    """No two steps' boxes overlap; no edge label's box overlaps another's or a step's; each label box is
+    its text's, at its arrow's middle."""
+    import itertools
+
+    for a, b in itertools.combinations(net["nodes"], 2):
+        assert not overlap(a, b), f"{where}: steps {a['label']!r} and {b['label']!r} overlap"
+    for b in net["labels"]:
+        assert abs((b["right"] - b["left"]) - b["measured"]) < 1.5, f"{where}: {b} is not its text's box"
+        if b["mid"]:
+            assert abs((b["left"] + b["right"]) / 2 - b["mid"]["x"]) < 1 and abs((b["top"] + b["bottom"]) / 2 - b["mid"]["y"]) < 1
+        hit = [n["label"] for n in net["nodes"] if overlap(b, n)]
+        assert not hit, f"{where}: label {b['text']!r} covers step(s) {hit}"
+    for a, b in itertools.combinations(net["labels"], 2):
+        assert not overlap(a, b), f"{where}: labels {a['text']!r} and {b['text']!r} overlap"
+
+
+def check_drawing_type(net: dict, where: str, px: float = 18.0) -> None:
+    """Every label of the drawing is drawn at least ``px`` CSS pixels: steps, edge labels, header, legend."""
+    small = [(n["label"], round(n["px"], 1)) for n in net["nodes"] if n["px"] < px - 1e-6]
+    small += [(e["text"], round(e["px"], 1)) for e in net["labels"] if e["px"] < px - 1e-6]
+    small += [("header or legend", s) for s in net["own_px"] if s < px - 1e-6]
+    assert not small, f"{where}: drawn smaller than {px} px: {small}"
+
+
+def check_page_type(page, where: str, px: float = 18.0) -> None:
+    """Every text of the page (the collapsed sidebar aside) is at least ``px`` CSS pixels."""
+    small = page.evaluate(SMALL_TEXT, px)
+    assert not small, f"{where}: text smaller than {px} px: {small[:12]}"
+
+
+def boxes_in_view(page, selectors: dict[str, str], timeout: float = 30.0) -> dict:
+    """Until the first element of each ``selectors`` entry (name -> CSS selector) lies wholly inside the
+    window (bounded by ``timeout``: the page scrolls to a new result); returns their boxes. A failure
+    names every box seen and the window's size."""
+    size = page.viewport_size
+    deadline, seen = time.monotonic() + timeout, {}
+    while True:
+        seen = {name: page.locator(css).first.bounding_box() if page.locator(css).count() else None
+                for name, css in selectors.items()}
+        inside = all(b and b["y"] >= 0 and b["x"] >= 0 and b["y"] + b["height"] <= size["height"] + 0.5
+                     and b["x"] + b["width"] <= size["width"] + 0.5 for b in seen.values())
+        if inside:
+            page.wait_for_timeout(600)  # and still there once the page has stopped scrolling
+            again = {name: page.locator(css).first.bounding_box() for name, css in selectors.items()}
+            if again == seen:
+                return seen
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not all within the {size['width']}x{size['height']} window: {seen}")
+        page.wait_for_timeout(200)
+
+
+# --- the Plan page as a reader meets it ----------------------------------------------------------------------
+def query(page) -> dict[str, str]:
+    """The page's address as its query keys (the last value of each)."""
+    from urllib.parse import parse_qs, urlparse
+
+    return {k: v[-1] for k, v in parse_qs(urlparse(page.url).query).items()}
+
+
+def rows_of_cards(page) -> list[list[str]]:
+    """Each row of step cards in the page as its step labels, top to bottom."""
+    return page.evaluate("""() => [...document.querySelectorAll('.kepp-plan')].map(r =>
+        [...r.querySelectorAll('.kepp-card > div:last-child')].map(d => d.textContent.trim()))""")
+
+
+def wait_plan(page, timeout: float = 120_000) -> None:
+    """Until the plan's step cards are drawn and the script is done."""
+    page.locator(".kepp-plan .kepp-card").first.wait_for(timeout=timeout)
+    idle(page, timeout=timeout)
+
+
+def add_to_playlist(page, name: str, count: int) -> None:
+    """A records page's "Add to playlist" control: type the name, press Add, see it confirmed."""
+    page.get_by_role("button", name="Add to playlist").first.click()
+    body = page.locator('[data-testid="stPopoverBody"]').last
+    field = body.get_by_role("textbox", name="Playlist")
+    field.fill(name)
+    field.press("Enter")
+    idle(page)
+    body.get_by_role("button", name="Add", exact=True).click()
+    page.get_by_text(f"to playlist '{name}' ({count} items)").first.wait_for(timeout=30_000)
+    page.keyboard.press("Escape")
+    idle(page)
+
+
+def shown_graph_frame(page, timeout: float = 60.0):
+    """The frame of the first graph drawing on show (a hidden tab's drawing has no size)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        frame = drawn_frame(page, "() => typeof network !== 'undefined' && network.body.data.nodes.length"
+                                  " && document.querySelector('#mynetwork').clientWidth > 0")
+        if frame is not None:
+            return frame
+        time.sleep(0.2)
+    raise AssertionError("no graph drawing on show")
+
+
+# The Plan page's result: its first row of step cards (the plan shown first) and its plan graph's frame.
+RESULT = {"plan cards": ".kepp-plan", "plan graph": ".st-key-plan_clicked_frame iframe"}
+
+
+def result_on_one_screen(page, where: str, also: dict[str, str] | None = None, timeout: float = 30.0) -> dict:
+    """The plan cards and the plan graph's frame (and ``also``) wholly inside the window, once the page
+    has brought the result into view; their boxes."""
+    try:
+        return boxes_in_view(page, {**RESULT, **(also or {})}, timeout)
+    except AssertionError as e:
+        raise AssertionError(f"{where}: {e}") from None
+
+
+def has_row(page, labels: list[str], timeout: float = 60_000) -> None:
+    """Until a row of step cards in the page reads ``labels``."""
+    import json
+
+    page.wait_for_function("""t => [...document.querySelectorAll('.kepp-plan')].some(r =>
+        JSON.stringify([...r.querySelectorAll('.kepp-card > div:last-child')].map(d => d.textContent.trim())) === t)""",
+                           arg=json.dumps(labels, ensure_ascii=False, separators=(",", ":")), timeout=timeout)
