@@ -85,7 +85,7 @@ def test_why_this_plan_shows_the_planners_numbers(monkeypatch, demo_env, demo_wo
     table = next(t.value for t in at.table if "planner score" in t.value.columns)
     assert table["plan"].tolist() == ds.labels(result.plan)
     assert table["before decoding"].tolist() == ds.labels(result.raw_plan)
-    assert table["changed"].tolist() == result.changed
+    assert table["changed"].tolist() == ["changed" if c else "" for c in result.changed]
     assert table["planner score"].tolist() == [w["score"] for w in result.why]
     # and those are the planner's scores: the graph's P(b | a), the step model's endpoint probabilities
     p = np.exp(transition_log_probs(load_graph(ASSETS / "T3" / "plan-graph-R1" / "graph.json")))
@@ -241,8 +241,9 @@ def test_the_plan_page_plans_with_the_structured_planner_and_open_in_plan_reache
     _, ds = demo_world
     video, start, goal = _episode(ds)
     row = {"episode": f"{video.task}/{video.id}/0:3", "video": video.id, "horizon": 3, "method": "kepp-R1-struct"}
-    query = {**plan_query(row), "start": f"{start[0]:g}-{start[1]:g}", "goal": f"{goal[0]:g}-{goal[1]:g}"}
-    assert query["model"] == "graph-R1-struct"
+    query = {**plan_query(row), "start": f"{start[0]:g}-{start[1]:g}", "goal": f"{goal[0]:g}-{goal[1]:g}",
+             "live": "1"}  # the record first, and its live re-plan (the planner it names) beside it
+    assert query["model"] == "graph-R1-struct" and query["rec"] == "kepp-R1-struct"
     at = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", query))
     assert "structured" in at.selectbox(key="plan_variant").value
     result = at.session_state["plan_result"]["result"]
