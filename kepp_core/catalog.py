@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kepp_core.errors import KeppError
 
@@ -41,6 +41,9 @@ _SINGLE = ("step", "task-classifier", "endpoints")  # kinds whose folder name is
 PLAN_CONDITIONS = ("graph", "none", "task", "extra", "llm", "graph+llm")  # the planning model's condition rows
 LLM_CONDITIONS = ("llm", "graph+llm")
 GRAPH_CONDITIONS = ("graph", "graph+llm")
+# The endpoint model's architectures (kepp_core.models.endpoints.ARCHS; training option endpoint_arch): one
+# encoder per clip (the default), or one MLP over both clips (the earlier model).
+ENDPOINT_ARCHS = ("clips", "pair")
 STRUCT_SUFFIX = "-struct"  # folder suffix of a planning model trained with the structured loss
 _PLAN = "plan-"
 _GRAPH_R = "graph-R"
@@ -48,13 +51,21 @@ _GRAPH_R = "graph-R"
 
 @dataclass(frozen=True)
 class ModelRole:
-    """What a model is for, as its folder name says: kind, condition, (graph condition) ``R`` and
-    whether it was trained with the structured loss through the graph (``-struct``)."""
+    """What a model is for, as its folder name says: kind, condition, (graph condition) ``R``,
+    whether it was trained with the structured loss through the graph (``-struct``) and, for an
+    endpoint model, which of its :data:`ENDPOINT_ARCHS` variants it is (``endpoints-pair``; ``""``:
+    the default, as the training preset says)."""
 
     kind: str
     condition: str = "none"
     R: int = 1
     structured: bool = False
+    variant: str = ""  # an endpoint model trained another way, kept beside the default (folder endpoints-<variant>)
+
+    def __repr__(self) -> str:  # the variant only where there is one
+        tail = f", variant={self.variant!r}" if self.variant else ""
+        return (f"ModelRole(kind={self.kind!r}, condition={self.condition!r}, R={self.R!r}, "
+                f"structured={self.structured!r}{tail})")
 
 
 def model_folder(role: ModelRole) -> str:
@@ -66,8 +77,11 @@ def model_folder(role: ModelRole) -> str:
     >>> model_folder(ModelRole("plan", "graph", 1, structured=True))
     'plan-graph-R1-struct'
     """
+    if role.variant and (role.kind != "endpoints" or role.variant not in ENDPOINT_ARCHS):
+        raise KeppError(f"model variant {role.variant!r} of kind {role.kind!r}: only the endpoint model has variants "
+                        f"({', '.join(ENDPOINT_ARCHS)})")
     if role.kind in _SINGLE:
-        return role.kind
+        return role.kind + (f"-{role.variant}" if role.variant else "")
     if role.kind != "plan":
         raise KeppError(f"unknown model kind {role.kind!r} (expected one of {', '.join(KINDS)})")
     tail = STRUCT_SUFFIX if role.structured else ""
@@ -84,6 +98,9 @@ def parse_model_folder(name: str) -> ModelRole:
     """
     if name in _SINGLE:
         return ModelRole(name)
+    kind, _, variant = name.partition("-")
+    if kind == "endpoints" and variant in ENDPOINT_ARCHS:
+        return ModelRole(kind, variant=variant)
     if name.startswith(_PLAN) and name.endswith(STRUCT_SUFFIX) and len(name) > len(_PLAN + STRUCT_SUFFIX):
         base = parse_model_folder(name[:-len(STRUCT_SUFFIX)])
         return ModelRole(base.kind, base.condition, base.R, True)
@@ -115,12 +132,15 @@ STEP = ModelRole("step")
 TASK_CLASSIFIER = ModelRole("task-classifier")
 # The discriminative endpoint model: the task, a_1 and a_T from the observation windows (cross-entropy).
 ENDPOINTS = ModelRole("endpoints")
+# The earlier endpoint model, trained beside the default in its own folder (endpoints-pair) so that a protocol
+# compares the two on the same episodes (its rows: graph-ce-pair, <method>+jdec-pair).
+ENDPOINTS_PAIR = ModelRole("endpoints", variant="pair")
 # Every model one horizon's evaluation table needs, in training order (``kepp train all``).
 SUITE_ROLES = (STEP, ModelRole("plan", "graph", 1), ModelRole("plan", "graph", 2),
                ModelRole("plan", "none"), ModelRole("plan", "task"), TASK_CLASSIFIER, ENDPOINTS)
 # Models trained only when asked for (``kepp train all --only``, ``kepp protocol``): KEPP R=1
-# trained with the structured loss through the graph.
-EXTRA_ROLES = (ModelRole("plan", "graph", 1, structured=True),)
+# trained with the structured loss through the graph, and the earlier endpoint model.
+EXTRA_ROLES = (ModelRole("plan", "graph", 1, structured=True), ENDPOINTS_PAIR)
 # What the demo ships for each horizon: KEPP R=1/R=2, the no-graph ablation, PDPP (its planning model and
 # task classifier), the endpoint model and KEPP R=1 trained with the structured loss.
 DEMO_ROLES = (STEP, ModelRole("plan", "graph", 1), ModelRole("plan", "graph", 2), ModelRole("plan", "none"),
@@ -222,13 +242,23 @@ def joint_decoded(base: MethodEntry) -> MethodEntry:
                        joint=True, default=False)
 
 
+def with_endpoints(entry: MethodEntry, role: ModelRole) -> MethodEntry:
+    """The row ``entry`` planning with the endpoint model variant ``role`` instead of the default
+    one: ``<name>-<variant>``, run when named (the protocol's comparison of the two on the same
+    episodes)."""
+    return replace(entry, name=f"{entry.name}-{role.variant}", label=f"{entry.label} (the earlier {role.variant} model)",
+                   roles=tuple(role if r == ENDPOINTS else r for r in entry.roles), default=False)
+
+
+_GRAPH_CE = MethodEntry(name="graph-ce", label="P²KG zero-shot, endpoint model's endpoints", roles=(ENDPOINTS,), R=1,
+                        graph=True, endpoints=ENDPOINT_MODEL, default=False)
 _BASE_METHODS = (
     MethodEntry("random", "Random", sampled=True),
     MethodEntry("retrieval", "Retrieval (nearest training episode)"),
     MethodEntry("graph-pred", "P²KG zero-shot, predicted endpoints", (STEP,), 1, True, PREDICTED),
     MethodEntry("graph-gt", "P²KG zero-shot, ground-truth endpoints", (), 1, True, TRUTH),
-    MethodEntry("graph-ce", "P²KG zero-shot, endpoint model's endpoints", (ENDPOINTS,), 1, True, ENDPOINT_MODEL,
-                default=False),
+    _GRAPH_CE,
+    with_endpoints(_GRAPH_CE, ENDPOINTS_PAIR),
     MethodEntry("pdpp", "PDPP (task classifier)", (ModelRole("plan", "task"), TASK_CLASSIFIER), sampled=True),
     MethodEntry("kepp-nograph", "KEPP without graph condition", (ModelRole("plan", "none"),), sampled=True),
     kepp_r(1),
@@ -248,8 +278,12 @@ _LLM_METHODS = (
 # The joint-decoding rows: the planners whose blocks decode best with the graph (docs, Models).
 _JOINT = tuple(joint_decoded(m) for m in _BASE_METHODS
                if m.name in ("kepp-nograph", "kepp-R1", "kepp-R1-struct"))
+
+
+# The earlier endpoint model's +jdec rows (its graph-ce row follows graph-ce among the base methods).
+_JOINT_PAIR = tuple(with_endpoints(m, ENDPOINTS_PAIR) for m in _JOINT)
 # Every method, in the table's (and the registry's) order.
-METHODS: tuple[MethodEntry, ...] = _BASE_METHODS + _LLM_METHODS + _DECODED + _JOINT
+METHODS: tuple[MethodEntry, ...] = _BASE_METHODS + _LLM_METHODS + _DECODED + _JOINT + _JOINT_PAIR
 DEMO_METHODS = ("kepp-R1", "kepp-R2", "kepp-nograph")  # the demo table's KEPP rows (the shipped models' claim)
 # What the shipped demo records hold: every method the demo models can run (no LLM), the +dec and +jdec
 # rows included.

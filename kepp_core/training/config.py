@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field, fields, replace
 
-from kepp_core.catalog import MAX_SEED, PLAN_CONDITIONS, SAMPLERS
+from kepp_core.catalog import ENDPOINT_ARCHS, MAX_SEED, PLAN_CONDITIONS, SAMPLERS
 from kepp_core.errors import KeppError, unknown_name_error
 
 
@@ -50,8 +50,13 @@ class TrainConfig:
     structured_learn_scale: bool = False  # learn the scale of the graph's transition log-probabilities
     # step and planning models: > 0 adds this weight x the cross-entropy of the x_0 action block (docs, Models)
     aux_ce_weight: float = 0.0
-    # task classifier only
+    # task classifier and endpoint model
     classifier_epochs: int = 60
+    # endpoint model only (docs, Models: the endpoint model)
+    endpoint_arch: str = "clips"  # clips: one encoder per clip | pair: one MLP over both clips (the earlier model)
+    endpoint_windows: bool = True  # clips: its per-clip heads also learn from every labelled window of the fit videos
+    endpoint_smoothing: float = 0.1  # label smoothing of its cross-entropies
+    endpoint_epochs: int = 0  # > 0: its epochs (0: classifier_epochs)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -154,6 +159,13 @@ def validate(cfg: TrainConfig) -> None:
         raise KeppError(f"training option seed={cfg.seed} must be a whole number from 0 to {MAX_SEED}")
     if cfg.condition not in PLAN_CONDITIONS:
         raise KeppError(f"training option condition={cfg.condition!r} is not one of {', '.join(PLAN_CONDITIONS)}")
+    if cfg.endpoint_arch not in ENDPOINT_ARCHS:
+        raise KeppError(f"training option endpoint_arch={cfg.endpoint_arch!r} is not one of {', '.join(ENDPOINT_ARCHS)}")
+    if cfg.endpoint_windows and cfg.endpoint_arch != "clips":
+        raise KeppError(f"training option endpoint_windows=true needs endpoint_arch='clips' (per-clip heads), "
+                        f"not {cfg.endpoint_arch!r}")
+    if not (math.isfinite(cfg.endpoint_smoothing) and 0 <= cfg.endpoint_smoothing < 1):
+        raise KeppError(f"training option endpoint_smoothing={cfg.endpoint_smoothing} must be in [0, 1)")
     if cfg.windows not in WINDOWS:
         raise KeppError(f"training option windows={cfg.windows!r} is not one of {', '.join(WINDOWS)}")
     if cfg.horizon < 2:

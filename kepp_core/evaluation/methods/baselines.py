@@ -49,7 +49,7 @@ class GraphZeroShot(Method):
         if self.entry.endpoints == TRUTH:
             ends = ctx.gt[:, [0, -1]]
         elif self.entry.endpoints == ENDPOINT_MODEL:
-            ends = ctx.endpoint_model_log_probs().argmax(-1)
+            ends = ctx.endpoint_model_log_probs(role=self.endpoint_role).argmax(-1)
         else:
             ends = ctx.endpoints()
         return MethodOutput(top_paths(ctx.graph, ends, ctx.horizon, self.entry.R))
@@ -72,4 +72,5 @@ register(NearestEpisode(method("retrieval")))
 register(GraphZeroShot(method("graph-pred")))
 register(GraphZeroShot(method("graph-gt")))
 register(GraphZeroShot(method("graph-ce")))
+register(GraphZeroShot(method("graph-ce-pair")))
 register(PDPP(method("pdpp")))

@@ -46,7 +46,7 @@ class JointDecoded(Decoded):
 
     def probs(self, ctx: EvalContext) -> np.ndarray:
         """The endpoint model's probabilities of every first and last step ``[N, 2, A]`` (hierarchical)."""
-        return np.exp(ctx.endpoint_model_log_probs(hierarchical=True))
+        return np.exp(ctx.endpoint_model_log_probs(hierarchical=True, role=self.endpoint_role))
 
 
 for _entry in METHODS:
