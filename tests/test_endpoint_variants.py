@@ -1,8 +1,8 @@
-"""The endpoint model's two architectures (issue 33): the per-clip model (``clips``, the default)
-and the earlier one (``pair``) — shapes, the windows every labelled step gives (against the
-episodes, by brute force), deterministic and resumable training, calibration, old checkpoints,
-and the ``endpoints-pair`` variant that a protocol runs beside the default (folder, rows,
-training recipe, run lists, evaluation)."""
+"""The endpoint model's two architectures (docs, Models: the endpoint model): the per-clip model
+(``clips``, the default) and the earlier one (``pair``) — shapes, the windows every labelled step
+gives (against the episodes, by brute force), deterministic and resumable training, calibration,
+old checkpoints, and the ``endpoints-pair`` variant that a protocol runs beside the default
+(folder, rows, training recipe, run lists, evaluation)."""
 
 from __future__ import annotations
 
