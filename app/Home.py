@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from components import backend, scenes
-from components.config import NAV, page_setup
+from components.config import PAGES, page_setup
 from components.text import dataset_caption, md_code
 from kepp_core.api import feature_encoder
 from kepp_core.errors import KeppError
@@ -54,13 +54,6 @@ if not cfg.presentation:  # paths and cache folders stay out of talks
     st.markdown("\n".join(f"- **{k}**: {md_code(v)}" for k, v in loaded.items()))
 
 st.subheader("Pages")
-WHAT = {"Plan": "plan from a video: step model, graph paths, final plan, sub-graph",
-        "Graph": "explore the P²KG around a step; expert trajectories of a task",
-        "Heatmaps": "step transition heatmaps: training, test, predictions",
-        "Failure cases": "the paper's failure patterns and statistics",
-        "Results": "metrics per method and horizon; browse and compare episodes",
-        "Training": "loss and validation curves of training runs",
-        "Playlists": "episodes curated for a talk, played in presentation mode"}
-for path, label, icon in NAV:
-    if label in WHAT:
-        st.page_link(path, label=f"**{label}**: {WHAT[label]}", icon=icon)
+for page in PAGES.values():
+    if page.what:
+        st.page_link(page.path, label=f"**{page.label}**: {page.what}", icon=page.icon)

@@ -152,7 +152,9 @@ def bench_structured_training(horizon: int = 3, train_steps: int | None = None, 
     from kepp_core.training import preset, train_plan_model
     from kepp_core.training.suite import DEFAULT_STRUCTURED_WEIGHT
 
-    step = Path(__file__).resolve().parents[1] / "assets" / "demo" / f"T{horizon}" / "step"
+    from kepp_core.catalog import models_dir
+
+    step = models_dir(Path(__file__).resolve().parents[1] / "assets" / "demo", horizon) / "step"
     if not (step / "config.json").is_file():
         print("\nstructured training: skipped (no shipped step model in assets/demo)")
         return True

@@ -78,7 +78,7 @@ def per_second_bound(ds, epochs: int, per_step: int, seed: int = 0, context: int
     from torch import nn
     from torch.nn import functional as F
 
-    from kepp_core.graph.endpoints import task_actions_mask
+    from kepp_core.models.endpoint_probs import task_actions_mask
 
     rng = np.random.default_rng(seed)
     torch.manual_seed(seed)

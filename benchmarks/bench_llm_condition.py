@@ -30,7 +30,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks"), str(ROOT / "tests")]
 from bench_llm import TextbookServer, markdown  # noqa: E402
 from llm_server import ScriptedChatServer  # noqa: E402
 
+from kepp_core.catalog import models_dir  # noqa: E402
 from kepp_core.data import load_dataset  # noqa: E402
+from kepp_core.data.synth import ensure_world  # noqa: E402
 from kepp_core.evaluation.methods import LABELS, EvalOptions, evaluate_horizon  # noqa: E402
 from kepp_core.llm import ChatClient, LLMConfig, LLMRecommender  # noqa: E402
 from kepp_core.training import TrainConfig, train_plan_model  # noqa: E402
@@ -54,11 +56,11 @@ def main() -> None:
         client = ChatClient(LLMConfig(server.url, "scripted-textbook", retries=0, timeout=10), out / "llm-cache")
         llm = LLMRecommender(client, ds, "minilm")
         for h in args.horizons:
-            hdir = out / f"T{h}"
+            hdir = models_dir(out, h)
             for name in ("step", "plan-graph-R1", "plan-none"):
                 if not (hdir / name).is_dir():
-                    shutil.copytree(SHIPPED / f"T{h}" / name, hdir / name)
-            shipped = json.loads((SHIPPED / f"T{h}" / "plan-graph-R1" / "config.json").read_text())
+                    shutil.copytree(models_dir(SHIPPED, h) / name, hdir / name)
+            shipped = json.loads((models_dir(SHIPPED, h) / "plan-graph-R1" / "config.json").read_text())
             cfg = TrainConfig.from_dict(shipped["train"])
             for condition, folder in (("llm", "plan-llm"), ("graph+llm", "plan-graph-llm")):
                 t0, asked, cached = time.perf_counter(), client.requests, client.cache_hits

@@ -28,6 +28,7 @@ def threads() -> int:
 def demo_planner(horizon: int = 4):
     """A planner with the demo's dimensions: the shipped checkpoints when present, else the
     demo preset's networks with fresh weights (same shapes, so the same speed)."""
+    from kepp_core.catalog import models_dir
     from kepp_core.data import load_dataset
     from kepp_core.data.synth import ensure_world
     from kepp_core.diffusion import ProjectedDiffusion, plan_layout, step_layout
@@ -38,7 +39,7 @@ def demo_planner(horizon: int = 4):
     ds = load_dataset("demo", ensure_world())
     test = episode_tensors(ds, horizon, "test")
     assets = REPO / "assets" / "demo"
-    if (assets / f"T{horizon}" / "plan-graph-R1" / "config.json").is_file():
+    if (models_dir(assets, horizon) / "plan-graph-R1" / "config.json").is_file():
         return KEPPPlanner.from_models(assets, horizon, device="cpu"), ds, test, "shipped checkpoints"
     cfg = preset("demo", horizon=horizon)
     step = ProjectedDiffusion(step_layout(horizon, test.obs_dim, ds.num_actions), cfg.n_steps, cfg.dim, cfg.mults)

@@ -3,17 +3,21 @@
 the one codec between a model folder name and its role, the metrics and the file names.
 
 **Methods.** :data:`METHODS` is the evaluation table in its row order, one frozen
-:class:`MethodEntry` per row. A method's class in :mod:`kepp_core.evaluation.methods` takes its
-name, label and required models from its entry; everything that asks about a method (the failure
-analysis, the records, the Results page, the Plan-page link, the demo table, the protocol) asks
-the entry. Adding a method is one entry here and one :class:`~kepp_core.evaluation.methods.Method`
-class registered with it.
+:class:`MethodEntry` per row, built by keyword; the derived rows (``+dec`` for every planning method,
+``+jdec`` for the entries that ask for them) are made from their base entries, never written out. A
+method's class in :mod:`kepp_core.evaluation.methods` takes its name, label and required models from
+its entry; everything that asks about a method (the failure analysis, the records, the Results page,
+the Plan-page link, the demo table, the protocol) asks the entry (:func:`method`, :func:`find_method`,
+:func:`methods`). Adding a method is one entry here and one
+:class:`~kepp_core.evaluation.methods.Method` class registered with it. What a page shows first
+lives with the app (``app/components/names.py``).
 
-**Roles and folders.** A models root holds one folder per model and horizon
-(``ROOT/T<h>/<folder>``); the folder name says the model's :class:`ModelRole`, and
-:func:`model_folder` / :func:`parse_model_folder` are the only code that turns one into the other
-(the Plan page's ``model=`` id is the planning model's folder name without ``plan-``:
-:func:`plan_model_id` / :func:`parse_plan_model_id`).
+**Roles and folders.** A models root holds one folder per horizon (``ROOT/T<h>``:
+:func:`horizon_folder` / :func:`parse_horizon_folder`, the only code that names or reads one) and in it
+one folder per model; the folder name says the model's :class:`ModelRole`, and :func:`model_folder` /
+:func:`parse_model_folder` are the only code that turns one into the other (a planning model's short
+id, ``kepp plan --planning-model`` and the Plan page's ``model=``, is its folder name without
+``plan-``: :func:`plan_model_id` / :func:`parse_plan_model_id`).
 
 >>> method("kepp-R2").R, method("kepp-R2").label, [r.kind for r in method("kepp-R2").roles]
 (2, 'KEPP R=2', ['step', 'plan'])
@@ -21,10 +25,14 @@ class registered with it.
 ('plan-graph-R2', ModelRole(kind='plan', condition='graph+llm', R=1, structured=False))
 >>> all(parse_model_folder(model_folder(r)) == r for r in SUITE_ROLES + EXTRA_ROLES)
 True
->>> method("kepp-R1+jdec").roles[-1] == ENDPOINTS, method("kepp-R1+jdec").joint, method("graph-ce").endpoints
+>>> method("kepp-R1+jdec").roles[-1] == ENDPOINTS, method("kepp-R1+jdec").joint, method("graph-ce").endpoints_from
 (True, True, 'endpoint-model')
->>> plan_model_id(method("kepp-R2").plan_page_role), method("kepp-R2+dec").plan_page_role is None
+>>> plan_model_id(method("kepp-R2").planner_role), method("kepp-R2+dec").planner_role is None
 ('graph-R2', True)
+>>> [m.name for m in METHODS if m.joint and ENDPOINTS in m.roles]
+['kepp-nograph+jdec', 'kepp-R1+jdec', 'kepp-R1-struct+jdec']
+>>> model_folder(ENDPOINTS_PAIR), method("kepp-R1+jdec-pair").roles[-1] == ENDPOINTS_PAIR
+('endpoints-pair', True)
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from kepp_core.errors import KeppError
 
@@ -115,7 +124,8 @@ def parse_model_folder(name: str) -> ModelRole:
 
 
 def plan_model_id(role: ModelRole) -> str:
-    """The Plan page's id of a planning model (its ``model=`` URL value): the folder name without ``plan-``.
+    """The short id of a planning model: its folder name without ``plan-`` (``kepp plan
+    --planning-model ID`` and the Plan page's ``model=`` read it).
 
     >>> plan_model_id(ModelRole("plan", "graph", 3)), plan_model_id(ModelRole("plan", "none"))
     ('graph-R3', 'none')
@@ -124,8 +134,50 @@ def plan_model_id(role: ModelRole) -> str:
 
 
 def parse_plan_model_id(text: str) -> ModelRole:
-    """The planning model a Plan-page id names (the inverse of :func:`plan_model_id`)."""
+    """The planning model a short id names (the inverse of :func:`plan_model_id`)."""
     return parse_model_folder(_PLAN + str(text))
+
+
+def plan_role(condition: str = "graph", R: int = 1, structured: bool = False) -> ModelRole:
+    """The role of a planning model: ``R`` counts only for the graph condition (1 otherwise).
+
+    >>> plan_role("none", 2) == ModelRole("plan", "none"), plan_role(R=2)
+    (True, ModelRole(kind='plan', condition='graph', R=2, structured=False))
+    """
+    return ModelRole("plan", condition, R if condition == "graph" else 1, structured)
+
+
+# --- the models folder's horizon folders (ROOT/T<h>) ---------------------------------------------------------------
+_HORIZON = "T"
+
+
+def horizon_folder(horizon: int) -> str:
+    """The folder of one horizon's models in a models root (``T3``); :func:`parse_horizon_folder` is
+    its inverse, the only code that reads one.
+
+    >>> horizon_folder(3), parse_horizon_folder("T12"), parse_horizon_folder("T1x"), parse_horizon_folder("step")
+    ('T3', 12, None, None)
+    """
+    return f"{_HORIZON}{int(horizon)}"
+
+
+def parse_horizon_folder(name: str) -> int | None:
+    """The horizon a folder name says (``T4`` → 4), None for another name."""
+    digits = str(name)[len(_HORIZON):]
+    return int(digits) if str(name).startswith(_HORIZON) and digits.isdigit() else None
+
+
+def models_dir(root: str | Path, horizon: int) -> Path:
+    """``ROOT/T<horizon>``: the folder of one horizon's models."""
+    return Path(root) / horizon_folder(horizon)
+
+
+def models_horizon(hdir: str | Path) -> int:
+    """The horizon of a models folder ``ROOT/T<h>`` (KeppError for a folder not named so)."""
+    horizon = parse_horizon_folder(Path(hdir).name)
+    if horizon is None:
+        raise KeppError(f"{hdir}: not a horizon's models folder (expected ROOT/{_HORIZON}<h>, e.g. {horizon_folder(3)})")
+    return horizon
 
 
 STEP = ModelRole("step")
@@ -136,37 +188,39 @@ ENDPOINTS = ModelRole("endpoints")
 # compares the two on the same episodes (its rows: graph-ce-pair, <method>+jdec-pair).
 ENDPOINTS_PAIR = ModelRole("endpoints", variant="pair")
 # Every model one horizon's evaluation table needs, in training order (``kepp train all``).
-SUITE_ROLES = (STEP, ModelRole("plan", "graph", 1), ModelRole("plan", "graph", 2),
-               ModelRole("plan", "none"), ModelRole("plan", "task"), TASK_CLASSIFIER, ENDPOINTS)
+SUITE_ROLES = (STEP, plan_role("graph", 1), plan_role("graph", 2), plan_role("none"), plan_role("task"),
+               TASK_CLASSIFIER, ENDPOINTS)
 # Models trained only when asked for (``kepp train all --only``, ``kepp protocol``): KEPP R=1
 # trained with the structured loss through the graph, and the earlier endpoint model.
-EXTRA_ROLES = (ModelRole("plan", "graph", 1, structured=True), ENDPOINTS_PAIR)
-# What the demo ships for each horizon: KEPP R=1/R=2, the no-graph ablation, PDPP (its planning model and
-# task classifier), the endpoint model and KEPP R=1 trained with the structured loss.
-DEMO_ROLES = (STEP, ModelRole("plan", "graph", 1), ModelRole("plan", "graph", 2), ModelRole("plan", "none"),
-              ModelRole("plan", "task"), TASK_CLASSIFIER, ENDPOINTS, ModelRole("plan", "graph", 1, structured=True))
+EXTRA_ROLES = (plan_role("graph", 1, structured=True), ENDPOINTS_PAIR)
+# What the demo ships for each horizon: every model of the suite and the extras (KEPP R=1/R=2, the no-graph
+# ablation, PDPP's planning model and task classifier, the endpoint model, KEPP R=1 structured) but the
+# earlier endpoint model.
+DEMO_ROLES = SUITE_ROLES + tuple(r for r in EXTRA_ROLES if r != ENDPOINTS_PAIR)
 
 
 # --- evaluation methods -----------------------------------------------------------------------------------
-# Whose endpoints a method plans between: the step model's, the ground truth, the endpoint model's.
+# Whose endpoints a method plans between (MethodEntry.endpoints_from): the step model's, the ground truth,
+# the endpoint model's.
 PREDICTED, TRUTH, ENDPOINT_MODEL = "predicted", "truth", "endpoint-model"
 DECODED_SUFFIX = "+dec"
 JOINT_SUFFIX = "+jdec"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MethodEntry:
-    """One row of the evaluation table.
+    """One row of the evaluation table, built by keyword.
 
     ``roles``: the models it loads (``ROOT/T<h>/<folder>``); ``R``: the number of graph paths it
     is given (None: no paths, or set by its model's config); ``graph``: it uses the P²KG;
-    ``endpoints``: it plans between the step model's :data:`PREDICTED` or the :data:`TRUTH`
-    endpoints, or the :data:`ENDPOINT_MODEL`'s (None: neither); ``base``: the method whose action
-    block a ``+dec`` or ``+jdec`` row decodes with the graph; ``joint``: a ``+jdec`` row (decoded
+    ``endpoints_from``: it plans between the step model's :data:`PREDICTED` or the :data:`TRUTH`
+    endpoints, or the :data:`ENDPOINT_MODEL`'s (None: neither); ``base``: the name of the method whose
+    action block a ``+dec`` or ``+jdec`` row decodes with the graph; ``joint``: a ``+jdec`` row (decoded
     jointly with the endpoint model's distributions of ``a_1`` and ``a_T``); ``structured``: its
-    planning model was trained with the structured loss;
-    ``sampled``: it can draw ``K`` plans per episode; ``llm``: it needs an LLM endpoint (never run
-    by default); ``default``: ``kepp eval`` runs it when no methods are named.
+    planning model was trained with the structured loss; ``sampled``: it can draw ``K`` plans per
+    episode; ``llm``: it needs an LLM endpoint (never run by default); ``default``: ``kepp eval`` runs
+    it when no methods are named; ``joint_rows``: the catalogue adds its ``+jdec`` row (the planners
+    whose action blocks decode best with the graph: docs, Models).
     """
 
     name: str
@@ -174,13 +228,14 @@ class MethodEntry:
     roles: tuple[ModelRole, ...] = ()
     R: int | None = None
     graph: bool = False
-    endpoints: str | None = None
+    endpoints_from: str | None = None
     base: str | None = None
     structured: bool = False
     joint: bool = False
     sampled: bool = False
     llm: bool = False
     default: bool = True
+    joint_rows: bool = False
 
     @property
     def decoded(self) -> bool:
@@ -193,12 +248,13 @@ class MethodEntry:
         return next((r for r in self.roles if r.kind == "plan"), None)
 
     @property
-    def plan_page_role(self) -> ModelRole | None:
-        """The planning model the Plan page runs to show this row's episode (KEPP with the step
-        model's endpoints, graph-conditioned with ``R`` paths — trained with the structured loss or
-        not — or without a condition), or None when the Plan page cannot reproduce the row
-        (baselines, ground-truth endpoints, decoded and LLM rows)."""
-        if self.decoded or self.llm or self.endpoints == TRUTH:
+    def planner_role(self) -> ModelRole | None:
+        """The planning model the KEPP planner (:class:`kepp_core.planner.KEPPPlanner`: the step
+        model's endpoints, ``R`` graph paths, the planning model) runs to make this row's plans — a
+        graph-conditioned one, trained with the structured loss or not, or one without a condition —
+        or None when the planner is not this row (baselines, ground-truth endpoints, decoded and LLM
+        rows)."""
+        if self.decoded or self.llm or self.endpoints_from == TRUTH:
             return None
         plan = self.plan_model
         return plan if plan is not None and plan.condition in ("graph", "none") else None
@@ -208,7 +264,7 @@ class MethodEntry:
         """Its plan follows the step model's endpoints and the graph paths a record stores (the
         zero-shot and KEPP-R rows): the failure analysis judges it on those; other rows are
         judged by their own plan's ends."""
-        return (self.graph and self.endpoints == PREDICTED and self.R is not None and not self.decoded
+        return (self.graph and self.endpoints_from == PREDICTED and self.R is not None and not self.decoded
                 and not self.structured and not self.llm)
 
     @property
@@ -217,29 +273,30 @@ class MethodEntry:
         return self.judged_on_stored_paths and self.plan_model is not None
 
 
-def kepp_r(R: int, structured: bool = False) -> MethodEntry:
+def kepp_r(R: int, structured: bool = False, joint_rows: bool = False) -> MethodEntry:
     """The entry of the KEPP planner with ``R`` graph paths between the step model's endpoints
     (``structured``: its planning model trained with the structured loss)."""
     tail = ", structured training" if structured else ""
-    return MethodEntry(f"kepp-R{R}" + (STRUCT_SUFFIX if structured else ""), f"KEPP R={R}{tail}",
-                       (STEP, ModelRole("plan", "graph", R, structured)), R, True, PREDICTED,
-                       structured=structured, sampled=True, default=not structured)
+    return MethodEntry(name=f"kepp-R{R}" + (STRUCT_SUFFIX if structured else ""), label=f"KEPP R={R}{tail}",
+                       roles=(STEP, plan_role("graph", R, structured)), R=R, graph=True, endpoints_from=PREDICTED,
+                       structured=structured, sampled=True, default=not structured, joint_rows=joint_rows)
 
 
 def decoded(base: MethodEntry) -> MethodEntry:
     """The ``<base>+dec`` row of a planning method (it also needs the step model unless it
     plans between ground-truth endpoints)."""
-    roles = base.roles if base.endpoints == TRUTH or STEP in base.roles else (*base.roles, STEP)
-    return MethodEntry(base.name + DECODED_SUFFIX, base.label + " + graph decoding", roles, base.R, True,
-                       base.endpoints or PREDICTED, base.name, base.structured, default=False)
+    roles = base.roles if base.endpoints_from == TRUTH or STEP in base.roles else (*base.roles, STEP)
+    return MethodEntry(name=base.name + DECODED_SUFFIX, label=base.label + " + graph decoding", roles=roles, R=base.R,
+                       graph=True, endpoints_from=base.endpoints_from or PREDICTED, base=base.name,
+                       structured=base.structured, default=False)
 
 
 def joint_decoded(base: MethodEntry) -> MethodEntry:
     """The ``<base>+jdec`` row of a planning method: the exact best plan under the endpoint
     model's distributions of ``a_1`` and ``a_T``, the base's action block and the P²KG."""
-    return MethodEntry(base.name + JOINT_SUFFIX, base.label + " + joint decoding with the endpoint model",
-                       (*base.roles, ENDPOINTS), base.R, True, ENDPOINT_MODEL, base.name, base.structured,
-                       joint=True, default=False)
+    return MethodEntry(name=base.name + JOINT_SUFFIX, label=base.label + " + joint decoding with the endpoint model",
+                       roles=(*base.roles, ENDPOINTS), R=base.R, graph=True, endpoints_from=ENDPOINT_MODEL,
+                       base=base.name, structured=base.structured, joint=True, default=False)
 
 
 def with_endpoints(entry: MethodEntry, role: ModelRole) -> MethodEntry:
@@ -251,74 +308,74 @@ def with_endpoints(entry: MethodEntry, role: ModelRole) -> MethodEntry:
 
 
 _GRAPH_CE = MethodEntry(name="graph-ce", label="P²KG zero-shot, endpoint model's endpoints", roles=(ENDPOINTS,), R=1,
-                        graph=True, endpoints=ENDPOINT_MODEL, default=False)
+                        graph=True, endpoints_from=ENDPOINT_MODEL, default=False)
 _BASE_METHODS = (
-    MethodEntry("random", "Random", sampled=True),
-    MethodEntry("retrieval", "Retrieval (nearest training episode)"),
-    MethodEntry("graph-pred", "P²KG zero-shot, predicted endpoints", (STEP,), 1, True, PREDICTED),
-    MethodEntry("graph-gt", "P²KG zero-shot, ground-truth endpoints", (), 1, True, TRUTH),
+    MethodEntry(name="random", label="Random", sampled=True),
+    MethodEntry(name="retrieval", label="Retrieval (nearest training episode)"),
+    MethodEntry(name="graph-pred", label="P²KG zero-shot, predicted endpoints", roles=(STEP,), R=1, graph=True,
+                endpoints_from=PREDICTED),
+    MethodEntry(name="graph-gt", label="P²KG zero-shot, ground-truth endpoints", R=1, graph=True, endpoints_from=TRUTH),
     _GRAPH_CE,
     with_endpoints(_GRAPH_CE, ENDPOINTS_PAIR),
-    MethodEntry("pdpp", "PDPP (task classifier)", (ModelRole("plan", "task"), TASK_CLASSIFIER), sampled=True),
-    MethodEntry("kepp-nograph", "KEPP without graph condition", (ModelRole("plan", "none"),), sampled=True),
-    kepp_r(1),
+    MethodEntry(name="pdpp", label="PDPP (task classifier)", roles=(plan_role("task"), TASK_CLASSIFIER), sampled=True),
+    MethodEntry(name="kepp-nograph", label="KEPP without graph condition", roles=(plan_role("none"),), sampled=True,
+                joint_rows=True),
+    kepp_r(1, joint_rows=True),
     kepp_r(2),
-    MethodEntry("kepp-gt", "KEPP with ground-truth endpoints", (STEP, ModelRole("plan", "graph", 1)), 1, True,
-                TRUTH, sampled=True),
-    kepp_r(1, structured=True),
+    MethodEntry(name="kepp-gt", label="KEPP with ground-truth endpoints", roles=(STEP, plan_role("graph", 1)), R=1,
+                graph=True, endpoints_from=TRUTH, sampled=True),
+    kepp_r(1, structured=True, joint_rows=True),
 )
 # The decoded rows: every planning method (its action block is what is decoded).
 _DECODED = tuple(decoded(m) for m in _BASE_METHODS if m.plan_model is not None)
 _LLM_METHODS = (
-    MethodEntry("kepp-llm", "KEPP with the LLM plan instead of the graph", (STEP, ModelRole("plan", "llm")),
-                endpoints=PREDICTED, sampled=True, llm=True, default=False),
-    MethodEntry("kepp-graph-llm", "KEPP with the graph and the LLM plan", (STEP, ModelRole("plan", "graph+llm")),
-                graph=True, endpoints=PREDICTED, sampled=True, llm=True, default=False),
+    MethodEntry(name="kepp-llm", label="KEPP with the LLM plan instead of the graph",
+                roles=(STEP, plan_role("llm")), endpoints_from=PREDICTED, sampled=True, llm=True, default=False),
+    MethodEntry(name="kepp-graph-llm", label="KEPP with the graph and the LLM plan",
+                roles=(STEP, plan_role("graph+llm")), graph=True, endpoints_from=PREDICTED, sampled=True, llm=True,
+                default=False),
 )
-# The joint-decoding rows: the planners whose blocks decode best with the graph (docs, Models).
-_JOINT = tuple(joint_decoded(m) for m in _BASE_METHODS
-               if m.name in ("kepp-nograph", "kepp-R1", "kepp-R1-struct"))
-
-
+# The joint-decoding rows: of the planners whose entry asks for them (joint_rows).
+_JOINT = tuple(joint_decoded(m) for m in _BASE_METHODS if m.joint_rows)
 # The earlier endpoint model's +jdec rows (its graph-ce row follows graph-ce among the base methods).
 _JOINT_PAIR = tuple(with_endpoints(m, ENDPOINTS_PAIR) for m in _JOINT)
-# Every method, in the table's (and the registry's) order.
+# Every built-in method, in the table's (and the registry's) order; never rebound (extra_method adds to
+# _EXTRA, which methods() and find_method() read as well).
 METHODS: tuple[MethodEntry, ...] = _BASE_METHODS + _LLM_METHODS + _DECODED + _JOINT + _JOINT_PAIR
+_BY_NAME = {m.name: m for m in METHODS}
+_EXTRA: dict[str, MethodEntry] = {}  # methods added for a with-block (extra_method)
 DEMO_METHODS = ("kepp-R1", "kepp-R2", "kepp-nograph")  # the demo table's KEPP rows (the shipped models' claim)
 # What the shipped demo records hold: every method the demo models can run (no LLM), the +dec and +jdec
 # rows included.
 DEMO_RECORDED = tuple(m.name for m in METHODS if not m.llm and set(m.roles) <= set(DEMO_ROLES))
 
 
-_index: tuple[tuple[MethodEntry, ...], dict[str, MethodEntry]] = ((), {})  # METHODS by name, remade when it changes
+def methods() -> tuple[MethodEntry, ...]:
+    """Every method, in the table's order: :data:`METHODS` and those :func:`extra_method` added."""
+    return METHODS + tuple(_EXTRA.values())
 
 
 def find_method(name: str) -> MethodEntry | None:
     """The catalogue entry of ``name``, or None for a name the catalogue does not know."""
-    global _index
-    if _index[0] is not METHODS:
-        _index = (METHODS, {m.name: m for m in METHODS})
-    return _index[1].get(name)
+    return _BY_NAME.get(name) or _EXTRA.get(name)
 
 
-def plan_page_method(role: ModelRole, suffix: str = "") -> MethodEntry | None:
-    """The catalogue's method the Plan page runs the planning model ``role`` as (e.g. ``kepp-R1``), or
-    its ``suffix`` row (``+dec``, ``+jdec``); None when there is none.
+def planner_method(role: ModelRole) -> MethodEntry | None:
+    """The catalogue's method the KEPP planner with the planning model ``role`` is (e.g. ``kepp-R1``;
+    :attr:`MethodEntry.planner_role`), None when there is none. Its ``+dec`` and ``+jdec`` rows hold
+    the planner's decoding choices (:func:`kepp_core.evaluation.methods.choice.planner_decoding`).
 
-    >>> plan_page_method(ModelRole("plan", "graph", 1), JOINT_SUFFIX).name
-    'kepp-R1+jdec'
-    >>> plan_page_method(ModelRole("plan", "graph", 2), JOINT_SUFFIX) is None
-    True
+    >>> planner_method(plan_role("graph", 1)).name, planner_method(plan_role("task")) is None
+    ('kepp-R1', True)
     """
-    base = next((e for e in METHODS if e.plan_page_role == role), None)
-    return None if base is None else base if not suffix else find_method(base.name + suffix)
+    return next((e for e in methods() if e.planner_role == role), None)
 
 
 def method(name: str) -> MethodEntry:
     """The catalogue entry of method ``name`` (KeppError listing the known names otherwise)."""
     entry = find_method(name)
     if entry is None:
-        raise KeppError(f"unknown method {name!r} (expected one of {', '.join(m.name for m in METHODS)})")
+        raise KeppError(f"unknown method {name!r} (expected one of {', '.join(m.name for m in methods())})")
     return entry
 
 
@@ -330,44 +387,28 @@ def method_label(name: str) -> str:
 
 def method_names() -> tuple[str, ...]:
     """Every method name, in the table's order."""
-    return tuple(m.name for m in METHODS)
-
-
-# The rows the Results page compares a chosen method with first (the ablation and the baselines).
-COMPARED_WITH = ("kepp-nograph", "pdpp", "graph-pred", "random")
+    return tuple(m.name for m in methods())
 
 
 def paths_source(names) -> str | None:
     """Of the methods ``names``, the one whose graph paths the records keep: the KEPP-R row with
     the most paths (None when none of them stores paths)."""
-    rows = [m for m in METHODS if m.name in set(names) and m.stores_paths]
+    rows = [m for m in methods() if m.name in set(names) and m.stores_paths]
     return max(rows, key=lambda m: m.R).name if rows else None
-
-
-def first_shown(names) -> str | None:
-    """Of the methods ``names``, the one the Results page shows first: the KEPP planner with the
-    most paths, else KEPP with ground-truth endpoints (None when none of them)."""
-    present = set(names)
-    planners = sorted((m for m in METHODS if m.name in present and m.stores_paths), key=lambda m: -m.R)
-    truth = [m for m in METHODS if m.name in present and m.endpoints == TRUTH and m.R is not None
-             and m.plan_model is not None and not m.decoded and not m.structured]
-    return (planners + truth)[0].name if planners or truth else None
 
 
 @contextmanager
 def extra_method(entry: MethodEntry) -> Iterator[MethodEntry]:
-    """Add ``entry`` to :data:`METHODS` for the duration of a ``with`` block (tests register a
+    """Add ``entry`` to the catalogue for the duration of a ``with`` block (tests register a
     throw-away method this way; its class is registered with
     :func:`kepp_core.evaluation.methods.registered`)."""
-    global METHODS
     if find_method(entry.name) is not None:
         raise KeppError(f"method {entry.name!r} is already in the catalogue")
-    before = METHODS
-    METHODS = before + (entry,)
+    _EXTRA[entry.name] = entry
     try:
         yield entry
     finally:
-        METHODS = before
+        del _EXTRA[entry.name]
 
 
 # --- metrics --------------------------------------------------------------------------------------------
@@ -403,8 +444,10 @@ SIGNIFICANCE = 0.05  # the level a paired difference is called significant at
 
 # --- failure patterns (the paper's failure analysis) ---------------------------------------------------------
 PATTERNS = ("wrong_endpoint", "same_start_end", "repeated_subsequence", "other")
+# "wrong_endpoint" is judged on the predicted endpoints â₁, â_T (the step model's; a method without one:
+# its plan's own ends), so its label names them; the ends slice below is judged on the plan's own ends.
 PATTERN_LABELS = {
-    "wrong_endpoint": "wrong first/last step",
+    "wrong_endpoint": "wrong predicted endpoint",
     "same_start_end": "same start and end step",
     "repeated_subsequence": "repeated sub-sequence",
     "other": "other",
@@ -415,7 +458,7 @@ def pattern_label(pattern: str | None) -> str:
     """A failure pattern's readable name; a comma-separated list of patterns is named one by one.
 
     >>> pattern_label("wrong_endpoint, repeated_subsequence")
-    'wrong first/last step, repeated sub-sequence'
+    'wrong predicted endpoint, repeated sub-sequence'
     >>> pattern_label("")
     '—'
     """
@@ -423,14 +466,45 @@ def pattern_label(pattern: str | None) -> str:
     return ", ".join(PATTERN_LABELS.get(p, p.replace("_", " ")) for p in names) or "—"
 
 
-# --- slices (metrics by slice: kepp_core.evaluation.slices) ----------------------------------------------------
-# What the evaluated episodes of a method can be cut by, with each cut's readable name, and the
-# values of the cuts that are not data (a pattern slice of successes; endpoints right or wrong).
-SLICE_BY = {"task": "task", "pattern": "failure pattern", "horizon": "horizon (T)", "endpoints": "endpoints"}
-SLICE_SUCCESS = "success"
-SLICE_ENDS_RIGHT, SLICE_ENDS_WRONG = "right", "wrong"
-SLICE_VALUE_LABELS = {SLICE_SUCCESS: "success (no failure)", SLICE_ENDS_RIGHT: "first and last step right",
-                      SLICE_ENDS_WRONG: "first or last step wrong"}
+# --- slices (metrics by slice: kepp_core.evaluation.slices holds each cut's rule) -------------------------------
+SLICE_SUCCESS = "success"  # the pattern slice of the episodes planned right
+SLICE_ENDS_RIGHT, SLICE_ENDS_WRONG = "right", "wrong"  # the ends slice's values
+
+
+@dataclass(frozen=True)
+class SliceCut:
+    """One way to cut a method's evaluated episodes: its ``name`` (a URL's ``by=``, the API's ``by``),
+    its readable ``label``, the readable names of the values that are not data (``value_labels``, in
+    reading order), how a value reads otherwise (``value_format``) and whether the cut spans every
+    horizon (the horizon cut: its table counts every T and its values are horizons, ``int``)."""
+
+    name: str
+    label: str
+    value_labels: dict[str, str] = field(default_factory=dict)
+    value_format: str = "{}"
+    every_horizon: bool = False
+
+    def value_label(self, value: str, names: dict[str, str] | None = None) -> str:
+        """A value's readable name (``names``: readable names of data values, e.g. the task names).
+
+        >>> SLICE_CUTS["horizon"].value_label("4"), SLICE_CUTS["ends"].value_label("wrong")
+        ('T=4', "the plan's first or last step wrong")
+        """
+        if value in self.value_labels:
+            return self.value_labels[value]
+        return self.value_format.format((names or {}).get(value, value))
+
+
+# Every cut, in the order a page offers them.
+SLICE_CUTS = {c.name: c for c in (
+    SliceCut("task", "task"),
+    SliceCut("pattern", "failure pattern", {SLICE_SUCCESS: "success (no failure)", **PATTERN_LABELS}),
+    SliceCut("horizon", "horizon (T)", value_format="T={}", every_horizon=True),
+    SliceCut("ends", "the plan's ends", {SLICE_ENDS_RIGHT: "the plan's first and last step right",
+                                         SLICE_ENDS_WRONG: "the plan's first or last step wrong"}),
+)}
+SLICE_BY = {name: cut.label for name, cut in SLICE_CUTS.items()}  # each cut's readable name
+
 
 # --- path scorers (how the graph ranks the paths between two steps) -------------------------------------------
 # The readable name of each path scorer of kepp_core.graph (its registry lists the names).

@@ -20,7 +20,7 @@ from kepp_core.data.records import Dataset
 from kepp_core.data.synth import default_world_root, world_fingerprint
 from kepp_core.errors import KeppError
 from kepp_core.catalog import (CONFIG_FILE, DEMO_HORIZONS, DEMO_RECORDED, DEMO_ROLES, GRAPH_FILE, LOG_FILE,
-                               MANIFEST_FILE, METRIC_KEYS, WEIGHTS_FILE, model_folder)
+                               MANIFEST_FILE, METRIC_KEYS, WEIGHTS_FILE, horizon_folder, model_folder, models_dir)
 from kepp_core.evaluation.methods import DecodeOverride, EvalOptions, evaluate_horizon
 from kepp_core.evaluation.records import episode_records, write_records
 from kepp_core.evaluation.report import STEP_METRICS, horizon_table
@@ -77,7 +77,7 @@ def copy_models(source: str | Path, out: str | Path, horizon: int, members: Sequ
     if Path(source).resolve() == Path(out).resolve():
         return
     for m in members:
-        src, dst = Path(source) / f"T{horizon}" / m, Path(out) / f"T{horizon}" / m
+        src, dst = models_dir(source, horizon) / m, models_dir(out, horizon) / m
         if not (src / CONFIG).is_file():
             raise KeppError(f"{src}: no trained model to copy")
         dst.mkdir(parents=True, exist_ok=True)
@@ -102,8 +102,8 @@ def train_demo_models(ds: Dataset, out: str | Path, horizons: Sequence[int] = DE
             copy_models(source, out, h)
         ev = evaluate_horizon(ds, out, h, DEMO_RECORDED, EvalOptions(seed=seed, strict=True,
                                                                      decode=DecodeOverride(save=True)))
-        metrics[f"T{h}"] = {r["method"]: {k: r[k] for k in ("SR", "mAcc", "mIoU")} for r in ev.rows()}
-        metrics[f"T{h}"]["step"] = ev.step_accuracy
+        metrics[horizon_folder(h)] = {r["method"]: {k: r[k] for k in ("SR", "mAcc", "mIoU")} for r in ev.rows()}
+        metrics[horizon_folder(h)]["step"] = ev.step_accuracy
         records += episode_records(ev, ds.actions, seed=seed)
     write_records(out / "predictions.jsonl", records)
     manifest = {"world": str(ds.root.name) if ds.root else None,
@@ -129,7 +129,7 @@ def _shown(path: Path) -> str:
 def demo_models_usable(ds: Dataset, root: str | Path, horizons: Sequence[int] = DEMO_HORIZONS) -> bool:
     """Whether ``root`` holds every demo member for ``horizons``, trained on ``ds``'s vocabulary."""
     try:
-        return all(load_spec(Path(root) / f"T{h}" / m).vocabulary_hash == ds.vocabulary_hash()
+        return all(load_spec(models_dir(root, h) / m).vocabulary_hash == ds.vocabulary_hash()
                    for h in horizons for m in DEMO_MEMBERS)
     except KeppError:
         return False

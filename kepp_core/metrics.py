@@ -50,6 +50,16 @@ def success_rate(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]]) -> 
     return 100.0 * sum(list(map(int, p)) == list(map(int, g)) for p, g in zip(pred, gt)) / len(gt)
 
 
+def ends_right(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]]) -> list[bool]:
+    """Per episode: the predicted plan's first *and* last step are right (the one rule of *ends
+    right*: :func:`endpoint_rate`, :func:`success_given_endpoints`, the ends slice).
+
+    >>> ends_right([(1, 9, 3), (1, 2, 4)], [(1, 2, 3), (1, 2, 3)])
+    [True, False]
+    """
+    return [int(p[0]) == int(g[0]) and int(p[-1]) == int(g[-1]) for p, g in zip(pred, gt)]
+
+
 def endpoint_rate(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]]) -> float:
     """Percent of episodes whose predicted first and last steps are both right.
 
@@ -59,7 +69,7 @@ def endpoint_rate(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]]) ->
     _check(pred, gt)
     if len(gt) == 0:
         return 0.0
-    return 100.0 * sum(int(p[0]) == int(g[0]) and int(p[-1]) == int(g[-1]) for p, g in zip(pred, gt)) / len(gt)
+    return 100.0 * sum(ends_right(pred, gt)) / len(gt)
 
 
 def success_given_endpoints(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]]) -> float:
@@ -70,7 +80,7 @@ def success_given_endpoints(pred: Sequence[Sequence[int]], gt: Sequence[Sequence
     50.0
     """
     _check(pred, gt)
-    ends = [(p, g) for p, g in zip(pred, gt) if int(p[0]) == int(g[0]) and int(p[-1]) == int(g[-1])]
+    ends = [(p, g) for p, g, right in zip(pred, gt, ends_right(pred, gt)) if right]
     return success_rate([p for p, _ in ends], [g for _, g in ends]) if ends else 0.0
 
 

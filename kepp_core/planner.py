@@ -4,15 +4,17 @@
 many with the same code (``plan`` is ``plan_batch`` on a batch of one), which is what
 evaluation uses.
 
-**Graph decoding.** With a :class:`~kepp_core.graph.decoding.DecodeChoice` set
-(``planner.decoding``: λ and the endpoint mode chosen on validation videos, as evaluation's
-``+dec`` rows choose them; ``kepp_core.api.load_planner`` reads it), ``plan`` returns the exact
-best plan under the planning model's per-position emissions, λ·log P²KG transitions and the step
-model's endpoint scores of every action (:func:`~kepp_core.graph.decoding.decode_block`) — or,
-with ``planner.endpoint_model`` set and a joint choice (mode ``dist``, the ``+jdec`` rows), the
-endpoint model's calibrated distributions of the first and last step; the model's own argmax plan stays in :attr:`PlanResult.raw_plan`, and :attr:`PlanResult.why` says
-per step the model's emission probability, the graph's transition probability from the
-previous step and the endpoint probabilities.
+**Graph decoding.** With a :class:`PlannerDecoding` in use (:meth:`KEPPPlanner.use_decoding`: the
+choice evaluation's ``+dec`` or ``+jdec`` row made for the planning model on validation videos,
+:func:`kepp_core.evaluation.methods.choice.planner_decoding`; ``kepp_core.api.load_planner`` asks
+for it), ``plan`` returns the exact best plan under the planning model's per-position emissions,
+λ·log P²KG transitions and the probabilities of every first and last step
+(:func:`~kepp_core.graph.decoding.decode_block`): the step model's, or for a joint choice (mode
+``dist``) the planner's own endpoint model's calibrated distributions. A :class:`PlanResult` keeps each
+model's numbers under that model's name (``step_*``, ``endpoint_model_probs``); the model's own argmax
+plan stays in :attr:`PlanResult.raw_plan`, and :attr:`PlanResult.why` says per step the model's
+emission probability, the graph's transition probability from the previous step and the endpoint
+probabilities the plan was decoded with.
 
 >>> planner = KEPPPlanner.from_models("assets/demo", horizon=4)   # doctest: +SKIP
 >>> result = planner.plan(v_start, v_goal)                              # doctest: +SKIP
@@ -33,23 +35,73 @@ from kepp_core.diffusion import ProjectedDiffusion
 from kepp_core.diffusion.sampling import endpoint_distributions, sample_actions, sample_plans
 from kepp_core.errors import KeppError
 from kepp_core.graph.build import ProcedureGraph, load_graph
-from kepp_core.graph.decoding import DecodeChoice, decode_block, emission_log_probs, transition_log_probs
+from kepp_core.graph.decoding import JOINT_MODE, TOPK, DecodeChoice, decode_block, emission_log_probs, transition_log_probs
 from kepp_core.graph.retrieval import Recommendation, Retriever, aggregate, make_retriever
 from kepp_core.models.checkpoint import load_checkpoint, trained_horizons
-from kepp_core.catalog import GRAPH_FILE, ModelRole, model_folder
+from kepp_core.catalog import GRAPH_FILE, STEP, ModelRole, model_folder, models_dir, parse_horizon_folder, plan_role
 from kepp_core.models.spec import ModelSpec
 from kepp_core.video.encode import encode_video
 
 
 # --- results ---------------------------------------------------------------------------------
-@dataclass
+@dataclass(frozen=True, kw_only=True)
+class PlannerDecoding:
+    """The graph decoding a planner uses: the ``choice`` evaluation's row ``method`` made for its
+    planning model (``kepp-R1+dec``, ``kepp-R1+jdec``, ...), the file it is kept in (``source``) and,
+    for a joint choice (mode ``dist``), the folder of the endpoint model whose distributions of the
+    first and last step it decodes with (the planner loads it: :meth:`KEPPPlanner.use_decoding`)."""
+
+    choice: DecodeChoice
+    method: str
+    source: str
+    endpoint_model: Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.joint != (self.endpoint_model is not None):
+            raise KeppError(f"decoding {self.method}: a joint choice (mode {JOINT_MODE!r}) and an endpoint model "
+                            f"go together (mode {self.choice.mode!r}, endpoint model {self.endpoint_model})")
+
+    @property
+    def joint(self) -> bool:
+        """Decoded jointly with the endpoint model's distributions (a ``+jdec`` row's choice)."""
+        return self.choice.mode == JOINT_MODE
+
+    @property
+    def ends_from(self) -> str:
+        """Whose probabilities of every first and last step the plan is decoded with, in words."""
+        return "endpoint model" if self.joint else "step model"
+
+    def record(self) -> dict:
+        """What a plan says it was decoded with (:attr:`PlanResult.decoding`, ``kepp plan --json``)."""
+        c = self.choice
+        return {"mode": c.mode, "lam": c.lam, "k": c.k, "source": self.source, "endpoints": self.ends_from}
+
+
+def describe_decoding(decoding: dict | None) -> str:
+    """A plan's decoding (:meth:`PlannerDecoding.record`, or None) in one sentence of plain text.
+
+    >>> describe_decoding(None)
+    "No graph decoding: the planning model's own plan (argmax per step)."
+    """
+    if not decoding:
+        return "No graph decoding: the planning model's own plan (argmax per step)."
+    choice = DecodeChoice(decoding["mode"], decoding["lam"], decoding.get("k", TOPK))
+    return f"Decoded with the graph: {choice.describe()} (λ and the endpoint mode chosen on validation videos)."
+
+
+@dataclass(kw_only=True)
 class PlanResult:
-    """One answered query: endpoints with scores, graph paths, condition, plan and timings (ms)."""
+    """One answered query, built by keyword: the step model's endpoints (the graph paths run between
+    them) with their scores and its probabilities of every first and last step, the endpoint
+    model's probabilities when the plan was decoded jointly with them, graph paths, condition, plan
+    and timings (ms)."""
 
     horizon: int
     R: int
-    endpoints: tuple[int, int]
-    endpoint_scores: tuple[float, float]
+    step_endpoints: tuple[int, int]  # the step model's most probable first and last step
+    step_scores: tuple[float, float]  # their probabilities
+    step_probs: np.ndarray | None = field(default=None, repr=False)  # [2, A] the step model's, every action
+    endpoint_model_probs: np.ndarray | None = field(default=None, repr=False)  # [2, A] the endpoint model's (joint)
     paths: list[tuple[int, ...]]
     path_scores: list[float]
     fallback: bool
@@ -58,8 +110,7 @@ class PlanResult:
     timings: dict[str, float]
     actions: list[str] = field(default_factory=list, repr=False)
     raw_plan: tuple[int, ...] = ()  # the planning model's own argmax plan (``plan`` when not decoded)
-    endpoint_probs: np.ndarray | None = field(default=None, repr=False)  # [2, A] every action as first / last step
-    decoding: dict | None = None  # the graph decoding used (mode, lam, k, source), None: the argmax plan
+    decoding: dict | None = None  # the graph decoding used (PlannerDecoding.record), None: the argmax plan
     why: list[dict] = field(default_factory=list, repr=False)  # per step: scores behind the plan (KEPPPlanner._why)
 
     @property
@@ -72,12 +123,24 @@ class PlanResult:
         raw = self.raw_plan or self.plan
         return [a != b for a, b in zip(self.plan, raw)]
 
+    @property
+    def decoded_ends_probs(self) -> np.ndarray | None:
+        """``[2, A]``: the probabilities of every first and last step the plan's ends were weighed
+        with: the endpoint model's under joint decoding, else the step model's."""
+        return self.endpoint_model_probs if self.endpoint_model_probs is not None else self.step_probs
+
+    @property
+    def decoding_text(self) -> str:
+        """How the plan was decoded, in words (plain text: :func:`describe_decoding`)."""
+        return describe_decoding(self.decoding)
+
     def endpoint_top(self, k: int = 5) -> dict[str, list[dict]]:
-        """The ``k`` most probable first and last steps by the step model: action, label, probability."""
-        if self.endpoint_probs is None:
+        """The ``k`` most probable first and last steps (:attr:`decoded_ends_probs`): action, label, probability."""
+        probs = self.decoded_ends_probs
+        if probs is None:
             return {}
         out = {}
-        for name, row in zip(("first", "last"), self.endpoint_probs):
+        for name, row in zip(("first", "last"), probs):
             top = np.argsort(-row, kind="stable")[:k]
             out[name] = [{"action": int(a), "label": self.actions[a] if self.actions else None,
                           "probability": round(float(row[a]), 4)} for a in top]
@@ -85,14 +148,16 @@ class PlanResult:
 
     @property
     def endpoint_labels(self) -> list[str]:
-        return [self.actions[a] for a in self.endpoints]
+        """The step model's first and last step, as labels."""
+        return [self.actions[a] for a in self.step_endpoints]
 
     def to_json(self) -> dict:
-        """The result as JSON-ready values (labels when the action names are known, timings in ms)."""
+        """The result as JSON-ready values (labels when the action names are known, timings in ms;
+        ``endpoints``: the step model's)."""
         lab = (lambda seq: [self.actions[a] for a in seq]) if self.actions else (lambda seq: None)
         return {"horizon": self.horizon, "R": self.R,
-                "endpoints": list(self.endpoints), "endpoint_labels": lab(self.endpoints),
-                "endpoint_scores": [round(s, 4) for s in self.endpoint_scores],
+                "endpoints": list(self.step_endpoints), "endpoint_labels": lab(self.step_endpoints),
+                "endpoint_scores": [round(s, 4) for s in self.step_scores],
                 "paths": [{"actions": list(p), "labels": lab(p), "probability": s}
                           for p, s in zip(self.paths, self.path_scores)],
                 "fallback": self.fallback, "plan": list(self.plan), "plan_labels": lab(self.plan),
@@ -147,11 +212,8 @@ class KEPPPlanner:
         self.scorer = self.plan_spec.scorer  # the path scorer (the app may switch it)
         self.seed = seed
         self.encoder = "builtin"  # feature encoder for video-clip queries (kepp_core.video)
-        self.decoding: DecodeChoice | None = None  # graph decoding of plan() (None: the argmax plan)
-        self.decoding_source: str | None = None  # where the choice was read (a file), for the reader
-        # The endpoint model whose distributions of the first and last step a joint decoding (mode
-        # "dist") uses; None: the step model's scores (kepp_core.api.load_planner sets it).
-        self.endpoint_model = None
+        self.decoding: PlannerDecoding | None = None  # graph decoding of plan() (None: the argmax plan)
+        self.endpoint_model = None  # the endpoint model a joint decoding weighs the ends with (use_decoding)
         self._retrievers: dict[int, Retriever] = {}
         self._transitions: np.ndarray | None = None
 
@@ -199,18 +261,28 @@ class KEPPPlanner:
 
     @classmethod
     def from_models(cls, root: str | Path, horizon: int, R: int = 1, condition: str = "graph",
-                    structured: bool = False, **kw) -> KEPPPlanner:
-        """Load ``ROOT/T<horizon>/step`` and the planning model for ``condition`` and ``R``
-        (``plan-graph-R<R>``, ``plan-graph-R<R>-struct`` when ``structured``, or ``plan-none``;
-        see :func:`~kepp_core.catalog.model_folder`)."""
+                    structured: bool = False, *, role: ModelRole | None = None, **kw) -> KEPPPlanner:
+        """Load ``ROOT/T<horizon>/step`` and the planning model ``role`` (default: the one for
+        ``condition``, ``R`` and ``structured``: ``plan-graph-R<R>``, ``plan-graph-R<R>-struct``,
+        ``plan-none``; see :func:`~kepp_core.catalog.plan_role`)."""
         root = Path(root)
-        hdir = root / f"T{horizon}"
+        hdir = models_dir(root, horizon)
         if not hdir.is_dir():
-            have = sorted(int(p.name[1:]) for p in root.glob("T*") if p.name[1:].isdigit())
+            have = sorted(h for h in (parse_horizon_folder(p.name) for p in (root.iterdir() if root.is_dir() else ()))
+                          if h is not None)
             raise KeppError(f"{root}: no models for horizon T={horizon} "
                             f"(trained horizons: {', '.join(map(str, have)) or 'none'})")
-        plan = model_folder(ModelRole("plan", condition, R if condition == "graph" else 1, structured))
-        return cls.from_checkpoints(hdir / model_folder(ModelRole("step")), hdir / plan, **kw)
+        role = role or plan_role(condition, R, structured)
+        return cls.from_checkpoints(hdir / model_folder(STEP), hdir / model_folder(role), **kw)
+
+    def use_decoding(self, decoding: PlannerDecoding | None) -> None:
+        """Decode ``plan()``'s plans with the graph under ``decoding`` (None: the argmax plan); for a
+        joint choice the planner loads and keeps its endpoint model, whose distributions of the first
+        and last step the plans are decoded with."""
+        endpoint_model = None
+        if decoding is not None and decoding.joint:
+            endpoint_model, _ = load_checkpoint(decoding.endpoint_model, "endpoints")
+        self.decoding, self.endpoint_model = decoding, endpoint_model
 
     # --- planning ----------------------------------------------------------------------------
     def retriever(self, R: int) -> Retriever:
@@ -320,24 +392,26 @@ class KEPPPlanner:
         if len(b.plans) != 1:
             raise KeppError("plan() answers one query; use plan_batch for several")
         raw = tuple(int(x) for x in b.plans[0])
-        plan, used = raw, None
+        plan, used, model_probs = raw, None, None
         if decode:
             t0 = time.perf_counter()
-            joint = self.decoding.mode == "dist" and self.endpoint_model is not None
-            if joint:  # the endpoint model's calibrated distributions of every first and last step
-                b.endpoint_probs = np.exp(self.endpoint_model.endpoint_log_probs(s, g))
-            plan = tuple(int(x) for x in decode_block(b.action_block, self.transitions(), self.decoding,
-                                                      b.endpoint_probs, self.graph)[0])
+            d = self.decoding
+            if d.joint:  # the endpoint model's calibrated distributions of every first and last step
+                model_probs = np.exp(self.endpoint_model.endpoint_log_probs(s, g))
+            plan = tuple(int(x) for x in decode_block(b.action_block, self.transitions(), d.choice,
+                                                      model_probs if d.joint else b.endpoint_probs, self.graph)[0])
             b.timings["decode"] = (time.perf_counter() - t0) * 1e3
             b.timings["total"] += b.timings["decode"]
-            used = {"mode": self.decoding.mode, "lam": self.decoding.lam, "k": self.decoding.k,
-                    "source": self.decoding_source, "endpoints": "endpoint model" if joint else "step model"}
+            used = d.record()
         rec = b.recommendations[0]
         emissions = np.exp(emission_log_probs(b.action_block))[0]
-        return PlanResult(self.horizon, R, tuple(int(x) for x in b.endpoints[0]),
-                          tuple(float(x) for x in b.endpoint_scores[0]), list(rec.paths), list(rec.scores),
-                          rec.fallback, b.conditions[0], plan, b.timings, list(self.graph.actions), raw,
-                          b.endpoint_probs[0], used, self._why(plan, raw, emissions, b.endpoint_probs[0]))
+        ends = (model_probs if model_probs is not None else b.endpoint_probs)[0]
+        return PlanResult(horizon=self.horizon, R=R, step_endpoints=tuple(int(x) for x in b.endpoints[0]),
+                          step_scores=tuple(float(x) for x in b.endpoint_scores[0]), step_probs=b.endpoint_probs[0],
+                          endpoint_model_probs=None if model_probs is None else model_probs[0],
+                          paths=list(rec.paths), path_scores=list(rec.scores), fallback=rec.fallback,
+                          condition=b.conditions[0], plan=plan, timings=b.timings, actions=list(self.graph.actions),
+                          raw_plan=raw, decoding=used, why=self._why(plan, raw, emissions, ends))
 
     def transitions(self) -> np.ndarray:
         """The graph's ``log P(v | u)`` ``[A, A]`` (computed once)."""
@@ -364,4 +438,5 @@ class KEPPPlanner:
         return rows
 
 
-__all__ = ["BatchPlans", "DecodeChoice", "KEPPPlanner", "PlanResult", "trained_horizons"]
+__all__ = ["BatchPlans", "DecodeChoice", "KEPPPlanner", "PlanResult", "PlannerDecoding", "describe_decoding",
+           "trained_horizons"]

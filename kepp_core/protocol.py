@@ -55,10 +55,9 @@ import numpy as np
 
 from kepp_core.data import LOADERS, load_dataset
 from kepp_core.data.episodes import SETTINGS
-from kepp_core.data.records import Dataset
+from kepp_core.data.records import Dataset, restrict_train
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.evaluation.methods import LABELS, LLM_METHODS, REGISTRY, evaluate_horizon, get_method
-from kepp_core.evaluation.methods.decoded import restrict_train
 from kepp_core.evaluation.options import TOPK, DecodeOverride, EvalOptions, parse_decode_mode
 from kepp_core.evaluation.records import episode_records, write_records
 from kepp_core.evaluation.report import ENDPOINT_MODELS, STEP_METRICS
@@ -67,7 +66,7 @@ from kepp_core.io import atomic_write_json, atomic_write_text, markdown_table, r
 from kepp_core.metrics import endpoint_rate, success_given_endpoints
 from kepp_core.models.checkpoint import CONFIG
 from kepp_core.catalog import (MAX_SEED, PAIRED_TEST, EXTRA_ROLES, METRIC_KEYS, METRIC_NAMES, RECORDS_FILE,
-                               RESULTS_FILE, SUITE_ROLES, model_folder)
+                               RESULTS_FILE, SUITE_ROLES, horizon_folder, model_folder, models_dir)
 from kepp_core.training.config import LIMITS as TRAIN_LIMITS
 from kepp_core.training.config import TrainConfig, preset
 from kepp_core.training.loop import STATE_JSON
@@ -270,7 +269,7 @@ def train_missing(ds: Dataset, cfg: TrainConfig, root: Path, members: list[str],
                   log: Callable[[str], None], retrain: bool = False) -> list[str]:
     """Train the members of one horizon that are not finished (resuming killed runs; with
     ``retrain``, every member again from scratch); returns what was trained."""
-    hdir = root / f"T{cfg.horizon}"
+    hdir = models_dir(root, cfg.horizon)
     done = []
     for role in SUITE_ROLES + EXTRA_ROLES:
         name = model_folder(role)
@@ -295,7 +294,7 @@ def _evaluate(spec: ProtocolSpec, ds: Dataset, root: Path, horizon: int, seed: i
               log: Callable[[str], None]) -> tuple[list[dict], list[dict]]:
     """Rows and per-episode records of one seed and horizon (reused from ``EVAL_FILE`` when
     the same methods were evaluated on the same models)."""
-    path = root / f"T{horizon}" / eval_file(spec.methods, spec.decode_samples)
+    path = models_dir(root, horizon) / eval_file(spec.methods, spec.decode_samples)
     try:
         cached = read_json(path, dict) if path.is_file() else {}
     except KeppError:
@@ -340,13 +339,13 @@ def run_protocol(spec: ProtocolSpec, log: Callable[[str], None] = print, retrain
                 t0 = time.time()
                 trained = train_missing(dsf, spec.config(h, seed), root, members, log, retrain)
                 if trained:
-                    for stale in (root / f"T{h}").glob(EVAL_FILE.format("*")):
+                    for stale in models_dir(root, h).glob(EVAL_FILE.format("*")):
                         stale.unlink(missing_ok=True)
                 t1 = time.time()
                 r, rec = _evaluate(spec, dsf, root, h, seed, fraction, log)
                 rows += r
                 records += rec
-                timings[f"frac{round(fraction * 100)}/seed{seed}/T{h}"] = {"train_s": round(t1 - t0, 1),
+                timings[f"frac{round(fraction * 100)}/seed{seed}/{horizon_folder(h)}"] = {"train_s": round(t1 - t0, 1),
                                                                            "eval_s": round(time.time() - t1, 1)}
                 log(f"fraction {fraction:g} seed {seed} T={h}: trained {len(trained)} model(s) in {t1 - t0:.0f}s, "
                     f"evaluated in {time.time() - t1:.0f}s")

@@ -12,7 +12,8 @@ import pytest
 
 from components import curation
 from kepp_core import api
-from tests.helpers.app_session import cards, no_problems, open_page, page_scenes, prediction_table, write_run
+from tests.helpers.app_session import (cards, dataset, no_problems, open_page, page_scenes, prediction_table, texts,
+                                       write_run)
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("app")]
 
@@ -189,3 +190,51 @@ def test_presentation_mode_gives_the_scene_buttons_short_names(monkeypatch, demo
     assert at.button(key="plan_scene_upload").help.startswith("An uploaded video: ")
     normal = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py"))
     assert normal.button(key="plan_scene_upload").label == "An uploaded video"
+
+
+# --- the Plan page's state (components.plan_state) ---------------------------------------------------------------
+def url(at) -> dict[str, str]:
+    """The session's URL query, one value per key."""
+    return {k: v[0] if isinstance(v, list) else v for k, v in at.query_params.items()}
+
+
+def test_the_plan_pages_state_is_one_table_of_keys():
+    from components import plan_state
+
+    assert plan_state.query(T=4, video="v", plan=True) == {"T": "4", "video": "v", "plan": "1"}
+    with pytest.raises(KeyError, match="not a key of the Plan page's URL"):
+        plan_state.query(colour="red")
+    # the page, the playlists, the scenes, the picker and the links name no Plan-page key the table lacks,
+    # and the page stops only through its link (which publishes the state first)
+    page = (Path(__file__).resolve().parents[1] / "app" / "pages" / "1_Plan.py").read_text(encoding="utf-8")
+    assert "st.stop()" not in page and "link.url" not in page and "link.mem" not in page
+
+
+def test_every_exit_of_the_plan_page_publishes_its_state(monkeypatch, app_env):
+    """An exit (an untrained horizon, a search that matches no video, an upload still to come) writes
+    the page's state into the URL before it stops: what the page reached this run, and the linked
+    values of what it did not reach, so that a reload or a copied link shows the same page."""
+    from kepp_core.models.folders import trained_horizons
+
+    ds = dataset(app_env)
+    video = next(v for v in ds.split("test") if v.video_file is not None and len(v.steps) >= 4)
+    at = open_page(monkeypatch, app_env, "pages/1_Plan.py", {"T": "3", "video": video.id, "ep": "1"})
+    missing = next(t for t in at.selectbox(key="plan_T").options if int(t) not in trained_horizons(app_env.models))
+    at = open_page(monkeypatch, app_env, "pages/1_Plan.py", {"T": str(missing), "video": video.id, "ep": "1",
+                                                              "model": "graph-R1", "plan": "1"})
+    assert any(f"No model is trained for horizon T={missing}" in t for t in texts(at.error))
+    assert url(at) == {"T": str(missing), "R": "2", "video": video.id, "ep": "1", "model": "graph-R1", "plan": "1"}
+    # a search that matches no video: the search is in the URL, no video is
+    at = no_problems(open_page(monkeypatch, app_env, "pages/1_Plan.py", {"T": "3", "video": video.id, "ep": "1"}))
+    at.text_input(key="plan_vsearch").set_value("no such video 0000").run()
+    assert not at.exception and any("No video matches" in t for t in texts(at.warning))
+    assert url(at)["vq"] == "no such video 0000" and "video" not in url(at) and url(at)["T"] == "3"
+    # the upload source, no file yet: the source is in the URL, the dataset video's keys are not
+    at.text_input(key="plan_vsearch").set_value("").run()
+    at.radio(key="plan_source").set_value("Upload a video").run()
+    assert not at.exception and url(at)["source"] == "upload"
+    assert not {"video", "vq", "vtask", "start", "goal", "plan"} & set(url(at)), url(at)
+    # back to the dataset: the page is where it was
+    at.radio(key="plan_source").set_value("From the dataset").run()
+    no_problems(at)
+    assert "source" not in url(at) and url(at)["T"] == "3" and "video" in url(at)

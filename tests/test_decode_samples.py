@@ -38,7 +38,7 @@ def manual_blocks(ds, models: Path, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 def test_one_sample_is_todays_decoding_and_k_samples_decode_their_mean(demo_t3):
     from kepp_core.evaluation.methods import DecodeOverride, EvalOptions, evaluate_horizon
-    from kepp_core.evaluation.methods.decoded import DecodeChoice, decode_block
+    from kepp_core.graph.decoding import DecodeChoice, decode_block
     from kepp_core.graph.build import build_graph
     from kepp_core.graph.decoding import transition_log_probs
 

@@ -9,7 +9,8 @@ import json
 import pytest
 import torch
 
-from kepp_core.evaluation.methods.decoded import GRAPH_LAMBDA, GRAPH_MODE, clear_gain
+from kepp_core.evaluation.methods.choice import clear_gain
+from kepp_core.graph.decoding import GRAPH_LAMBDA, GRAPH_MODE
 
 from tests.helpers.training import kepp
 
@@ -66,11 +67,30 @@ def test_zero_weight_is_the_argmax_plan(demo_t3):
     assert (plans[:, 0] == ends[:, 0]).all() and (plans[:, -1] == ends[:, 1]).all()
 
 
+def test_a_decode_mode_override_reaches_only_the_rows_that_allow_that_mode(demo_t3):
+    """``kepp eval --decode pinned --decode-weight 1`` is for the +dec rows: a +jdec row decodes
+    jointly (mode dist) whatever --decode says, with λ fixed by --decode-weight as for every
+    graph-decoded row (the mode part of the override does not apply to it)."""
+    from kepp_core.evaluation.methods import DecodeOverride, EvalOptions, evaluate_horizon
+
+    ds, _, models = demo_t3
+    both = evaluate_horizon(ds, models, 3, ["kepp-R1+dec", "kepp-R1+jdec"], EvalOptions(decode=DecodeOverride("pinned", 1.0)))
+    assert both.outputs["kepp-R1+dec"].decoding == {"mode": "pinned", "lam": 1.0, "k": 3, "samples": 1}
+    assert both.outputs["kepp-R1+jdec"].decoding == {"mode": "dist", "lam": 1.0, "k": 3, "samples": 1}
+    weight = evaluate_horizon(ds, models, 3, ["kepp-R1+jdec"], EvalOptions(decode=DecodeOverride(lam=1.0)))
+    assert (both.outputs["kepp-R1+jdec"].plans == weight.outputs["kepp-R1+jdec"].plans).all()
+    # a mode alone leaves the +jdec row exactly as without any override
+    mode = evaluate_horizon(ds, models, 3, ["kepp-R1+jdec"], EvalOptions(decode=DecodeOverride("topk")))
+    plain = evaluate_horizon(ds, models, 3, ["kepp-R1+jdec"], EvalOptions())
+    assert mode.outputs["kepp-R1+jdec"].decoding == plain.outputs["kepp-R1+jdec"].decoding
+    assert (mode.outputs["kepp-R1+jdec"].plans == plain.outputs["kepp-R1+jdec"].plans).all()
+
+
 def test_a_ground_truth_row_that_keeps_the_graph_plans_as_graph_gt_in_every_episode(demo_t3):
     """The graph prior's reference is graph-gt's own plan (its ties and fallbacks included), so the
     kept graph can never lose an episode to graph-gt; the choice is stored and read back as mode graph."""
     from kepp_core.evaluation.methods import EvalContext, EvalOptions, evaluate_horizon, get_method
-    from kepp_core.evaluation.methods.decoded import stored_choice
+    from kepp_core.evaluation.methods.choice import stored_choice
     from kepp_core.graph.build import build_graph
     from kepp_core.io import atomic_write_json
     from kepp_core.training.data import episode_tensors
@@ -90,7 +110,7 @@ def test_a_ground_truth_row_that_keeps_the_graph_plans_as_graph_gt_in_every_epis
 
 def test_selection_reads_only_training_videos(demo_t3):
     from kepp_core.evaluation.methods import EvalContext, get_method
-    from kepp_core.evaluation.methods.decoded import select_on_validation, validation_context
+    from kepp_core.evaluation.methods.choice import select_on_validation, validation_context
     from kepp_core.graph.build import build_graph
     from kepp_core.training.data import episode_tensors
 
@@ -131,7 +151,7 @@ def test_the_graph_prior_takes_a_choice_only_for_a_gain_over_one_standard_error(
     """A tie or an episode's edge on a few videos keeps the graph's decoding; a clear gain is taken."""
     import numpy as np
 
-    from kepp_core.evaluation.methods.decoded import clear_gain, one_se_gain
+    from kepp_core.evaluation.methods.choice import clear_gain, one_se_gain
 
     diff = np.zeros(n)
     diff[:wins], diff[wins:wins + losses] = 1.0, -1.0

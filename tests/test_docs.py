@@ -54,3 +54,61 @@ def test_docstrings_cite_the_docs_or_the_paper_not_issues():
                 if re.search(r"[Ii]ssue \d+|KEPP\.md", line) and path.name != "test_docs.py":
                     cited.append(f"{path.relative_to(REPO)}:{n}")
     assert cited == []
+
+
+# --- lists in the docs that the code holds to -------------------------------------------------------------------
+def kepp_commands(parser, prefix=("kepp",)) -> list[str]:
+    """Every runnable command of a ``kepp`` parser (a parser with a function to run), as typed."""
+    import argparse
+
+    found = [" ".join(prefix)] if parser.get_default("func") is not None else []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found += kepp_commands(sub, (*prefix, name))
+    return found
+
+
+def command_table(text: str) -> dict[str, str]:
+    """docs/architecture.md's command table: command -> the module named beside it."""
+    table = text.split("\n## Commands\n", 1)[1].split("\n## ", 1)[0]
+    return dict(re.findall(r"^\| `(kepp[^`]*)` \| `commands/([\w-]+)\.py` \|", table, re.M))
+
+
+def test_the_architecture_page_lists_every_command_with_its_module():
+    from kepp_core.cli import build_parser
+
+    rows = command_table((REPO / "docs" / "architecture.md").read_text(encoding="utf-8"))
+    commands = kepp_commands(build_parser())
+    assert sorted(set(commands) - set(rows)) == [], "a command without its line in docs/architecture.md"
+    assert sorted(set(rows) - set(commands)) == [], "a line of docs/architecture.md names no command"
+    for command, module in rows.items():  # the group's module, which registers it
+        assert command.split()[1] == module and (REPO / "kepp_core" / "commands" / f"{module}.py").is_file()
+
+
+def test_a_command_added_without_its_docs_line_fails_the_check():
+    from kepp_core.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+    sub.add_parser("undocumented").set_defaults(func=lambda args: 0)
+    rows = command_table((REPO / "docs" / "architecture.md").read_text(encoding="utf-8"))
+    assert sorted(set(kepp_commands(parser)) - set(rows)) == ["kepp undocumented"]
+
+
+def test_the_components_package_names_every_component_module():
+    import ast
+
+    init = REPO / "app" / "components" / "__init__.py"
+    doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
+    modules = sorted(p.stem for p in init.parent.glob("*.py") if p.stem != "__init__")
+    assert [m for m in modules if f"``{m}``" not in doc] == []
+
+
+def test_the_layer_diagram_names_every_module_and_package_of_kepp_core():
+    text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    diagram = text.split("## What is where", 1)[1].split("```", 2)[1]
+    core = REPO / "kepp_core"
+    names = [f"{p.name}/" for p in core.iterdir() if (p / "__init__.py").is_file()]
+    names += [p.stem for p in core.glob("*.py") if p.stem not in ("__init__", "__main__")]
+    assert [n for n in sorted(names) if not re.search(rf"(?<![\w/]){re.escape(n)}(?!\w)", diagram)] == []

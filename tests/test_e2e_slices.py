@@ -30,25 +30,25 @@ def pager_text(page) -> str:
 def test_a_slice_row_click_filters_the_episodes_and_survives_a_reload(demo_server, browser, demo_env):
     preds = api.read_predictions([demo_env.records])
     run = preds[(preds["method"] == "kepp-R2") & (preds["horizon"] == 3)]
-    wrong = api.slice_table(preds, "kepp-R2", "endpoints", None, 3).table.set_index("slice")["count"]["wrong"]
+    wrong = api.slice_table(preds, "kepp-R2", "ends", None, 3).table.set_index("slice")["count"]["wrong"]
     page = browser.new_page(viewport=SCREEN)
-    page.goto(f"{demo_server}/Results?method=kepp-R2&T=3&by=endpoints")
-    table = page.locator(".st-key-tbl_res_slices_endpoints_0")
+    page.goto(f"{demo_server}/Results?method=kepp-R2&T=3&by=ends")
+    table = page.locator(".st-key-tbl_res_slices_ends_0")
     table.wait_for(timeout=90_000)
     idle(page)
     assert pager_text(page).endswith(f"of {len(run):,}")
     table.scroll_into_view_if_needed()
     box = table.bounding_box()
     page.mouse.click(box["x"] + 12, box["y"] + 35 + 35 + 17)  # the second row: first or last step wrong
-    page.wait_for_function("() => window.location.search.includes('slice=endpoints%3Awrong')", timeout=30_000)
+    page.wait_for_function("() => window.location.search.includes('slice=ends%3Awrong')", timeout=30_000)
     idle(page)
     assert pager_text(page).endswith(f"of {wrong:,}")
     page.get_by_text("Episodes below:", exact=False).first.wait_for(timeout=30_000)
     page.screenshot(path=str(ARTIFACTS / "e2e_slices.png"))
     page.reload()
-    page.locator(".st-key-tbl_res_slices_endpoints_0").wait_for(timeout=90_000)
+    page.locator(".st-key-tbl_res_slices_ends_0").wait_for(timeout=90_000)
     idle(page)
-    assert query(page)["slice"] == "endpoints:wrong" and pager_text(page).endswith(f"of {wrong:,}")
+    assert query(page)["slice"] == "ends:wrong" and pager_text(page).endswith(f"of {wrong:,}")
     clear = page.locator(".st-key-res_slice_clear button")
     clear.wait_for(timeout=30_000)
     assert "Clear slice" in clear.inner_text()

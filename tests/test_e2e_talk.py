@@ -131,7 +131,7 @@ def test_why_this_plan_shows_the_planners_own_numbers(demo_server, browser, demo
     wait_plan(page)
     url = query(page)  # the clips the page planned with are in its address
     start, goal = ([float(x) for x in url[k].split("-")] for k in ("start", "goal"))
-    planner = api.load_planner(demo_env.models, 4, "graph", 2, dataset=ds)
+    planner = api.load_planner(demo_env.models, 4, catalog.plan_role("graph", 2), dataset=ds)
     video = next(v for v in ds.videos if v.id == url["video"])
     result, _, _ = api.plan_clips(planner, api.video_features(video), start, goal, 4, 2)
     why = page.locator('[data-testid="stExpander"]', has_text="Why this plan").first

@@ -40,7 +40,7 @@ def trained(tmp_path_factory):
 
 def test_kepp_train_stores_one_fitted_temperature_per_head_and_loading_applies_it(trained):
     from kepp_core.catalog import ENDPOINTS, model_folder
-    from kepp_core.graph.endpoints import calibrated_log_probs
+    from kepp_core.models.endpoint_probs import calibrated_log_probs
     from kepp_core.models.checkpoint import load_checkpoint
 
     world, models, _, _ = trained
@@ -90,7 +90,7 @@ def test_the_new_rows_run_through_kepp_eval_into_the_records_and_the_failure_ana
     for m in ROWS:
         o = outcome_from_record(recs[0], m)
         assert list(o.plan) == recs[0]["plans"][m]
-    from kepp_core.evaluation.methods.decoded import cache_file
+    from kepp_core.evaluation.methods.choice import cache_file
 
     assert not (models / "T3" / "decoding.json").exists()  # kept in the cache home, as the +dec rows' choices
     choices = json.loads(cache_file(models / "T3").read_text())

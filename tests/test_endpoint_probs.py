@@ -1,4 +1,4 @@
-"""Hierarchical endpoint probabilities and temperature calibration (kepp_core.graph.endpoints):
+"""Hierarchical endpoint probabilities and temperature calibration (kepp_core.models.endpoint_probs):
 task masks from training plans, p(a) = Σ_k p(k) p(a | k) against a dense reference, the flat
 limit, recovery from a wrong top task, temperature recovery on synthetic data, bad input."""
 
@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from kepp_core.errors import KeppError
-from kepp_core.graph.endpoints import (
+from kepp_core.models.endpoint_probs import (
     calibrated_log_probs,
     fit_temperature,
     hierarchical_log_probs,

@@ -117,7 +117,7 @@ def test_training_is_deterministic_and_a_resumed_run_ends_with_the_same_weights(
 
 def test_the_windows_and_the_smoothing_change_the_model_and_each_head_is_calibrated(world, tmp_path):
     from kepp_core.data import load_dataset
-    from kepp_core.graph.endpoints import fit_temperature
+    from kepp_core.models.endpoint_probs import fit_temperature
     from kepp_core.models.checkpoint import load_checkpoint
     from kepp_core.training import train_endpoint_model
     from kepp_core.training.trainers import _parts
@@ -172,7 +172,7 @@ def test_the_pair_variant_has_its_folder_its_rows_and_the_earlier_recipe():
     for name, m in pairs.items():
         twin = c.method(name[:-len("-pair")])
         assert m.roles == tuple(c.ENDPOINTS_PAIR if r == c.ENDPOINTS else r for r in twin.roles)
-        assert (m.base, m.joint, m.R, m.endpoints) == (twin.base, twin.joint, twin.R, twin.endpoints)
+        assert (m.base, m.joint, m.R, m.endpoints_from) == (twin.base, twin.joint, twin.R, twin.endpoints_from)
         assert not m.default and name not in c.DEMO_RECORDED
     assert members_for(["kepp-R1+jdec", "kepp-R1+jdec-pair"]) == ["step", "plan-graph-R1", "endpoints",
                                                                   "endpoints-pair"]

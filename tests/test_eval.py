@@ -33,9 +33,9 @@ def test_eval_cli_writes_the_methods_table_and_per_episode_records(trained, tmp_
              "--records", tmp_path / "pred.jsonl", "--out", tmp_path / "table.json")
     assert r.returncode == 0, r.stderr
     rows = json.loads((tmp_path / "table.json").read_text())["rows"]
-    from kepp_core.evaluation.methods import METHODS
+    from kepp_core.evaluation.methods import DEFAULT_METHODS
 
-    assert [x["method"] for x in rows] == list(METHODS)
+    assert [x["method"] for x in rows] == list(DEFAULT_METHODS)
     by = {x["method"]: x for x in rows}
     assert by["random"]["SR"] < by["kepp-R1"]["SR"]
     assert by["graph-gt"]["SR"] >= by["graph-pred"]["SR"] - 5
@@ -46,7 +46,7 @@ def test_eval_cli_writes_the_methods_table_and_per_episode_records(trained, tmp_
     rec = recs[0]
     assert {"episode", "video", "task", "start_time", "goal_time", "gt", "endpoints", "paths", "plans",
             "success", "acc"} <= set(rec)
-    assert len(rec["paths"]) == 2 and set(rec["plans"]) == set(METHODS)
+    assert len(rec["paths"]) == 2 and set(rec["plans"]) == set(DEFAULT_METHODS)
     sr = 100 * np.mean([x["success"]["kepp-R1"] for x in recs])
     assert sr == pytest.approx(by["kepp-R1"]["SR"])
     assert 100 * np.mean([x["acc"]["kepp-R1"] for x in recs]) == pytest.approx(by["kepp-R1"]["mAcc"])

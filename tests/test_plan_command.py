@@ -63,7 +63,7 @@ def test_kepp_plan_on_a_demo_mp4_plans_as_the_plan_page(monkeypatch, demo_env, d
     at = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", query, KEPP_HOME=home["KEPP_HOME"]))
     page = at.session_state["plan_result"]["result"]
     assert out["plan"] == list(page.plan) and out["raw_plan"] == list(page.raw_plan)
-    assert out["endpoints"] == list(page.endpoints) and out["decoding"] == page.decoding
+    assert out["endpoints"] == list(page.step_endpoints) and out["decoding"] == page.decoding
     assert out["decoding"] is not None and out["decoding"]["source"] == str(ASSETS / "T3" / "decoding.json")
     assert out["why"] == page.why and len(out["why"]) == 3
     assert [p["actions"] for p in out["paths"]] == [list(p) for p in page.paths]
@@ -92,8 +92,8 @@ def test_why_this_plan_shows_the_planners_numbers(monkeypatch, demo_env, demo_wo
     plan = result.plan
     assert table["graph transition"].tolist()[1:] == pytest.approx([p[a, b] for a, b in zip(plan, plan[1:])], abs=1e-4)
     ends = table["endpoint probability"].tolist()
-    assert ends[0] == pytest.approx(result.endpoint_probs[0, plan[0]], abs=1e-4)
-    assert ends[-1] == pytest.approx(result.endpoint_probs[1, plan[-1]], abs=1e-4)
+    assert ends[0] == pytest.approx(result.decoded_ends_probs[0, plan[0]], abs=1e-4)
+    assert ends[-1] == pytest.approx(result.decoded_ends_probs[1, plan[-1]], abs=1e-4)
     assert all(np.isnan(x) for x in ends[1:-1])
     assert any("Decoded with the graph" in c.value for c in at.caption)
     # the plan before and after decoding side by side, the changed steps marked
@@ -180,39 +180,57 @@ def test_why_cards_and_decoding_text_show_hostile_strings_as_text():
     html = why.plan_cards([hostile, "b"], [True, False], hostile, "#fff")
     assert "<script>" not in html and "<img" not in html and "&lt;script&gt;" in html
     assert html.count('data-changed="true"') == 1 and html.count('class="kepp-why-card"') == 2
-    text = why.decoding_text({"mode": hostile, "lam": hostile, "k": 3})
+    from kepp_core.planner import describe_decoding
+
+    text = why.decoding_text(describe_decoding({"mode": hostile, "lam": hostile, "k": 3}))
     assert "<script>" not in text and "](" not in text.replace("\\]", "").replace("\\(", "")
 
 
-def test_the_planner_decodes_jointly_with_the_endpoint_model_when_validation_prefers_it(demo_world):
+@pytest.mark.parametrize("model", ["graph-R1", "graph-R1-struct"])
+def test_the_planner_decodes_as_its_rows_choice_and_owns_its_endpoint_model(demo_world, model):
     """The shipped T=3 folder holds the endpoint model: the planner takes the +jdec row's choice when
-    its validation SR beats the +dec row's, and then decodes with the endpoint model's distributions."""
-    from kepp_core import api
+    its validation SR beats the +dec row's, then loads the endpoint model itself and decodes with its
+    distributions; the result keeps the step model's and the endpoint model's probabilities apart."""
+    from kepp_core import api, catalog
     from kepp_core.api.planning import observation
+    from kepp_core.errors import KeppError
     from kepp_core.graph.decoding import DecodeChoice, decode_block
     from kepp_core.models.endpoints import EndpointModel
+    from kepp_core.planner import PlannerDecoding
 
     _, ds = demo_world
+    role = catalog.parse_plan_model_id(model)
+    base = catalog.planner_method(role).name
     stored = json.loads((ASSETS / "T3" / "decoding.json").read_text())
-    dec, jdec = stored["kepp-R1"], stored["kepp-R1+jdec"]
-    planner = api.load_planner(ASSETS, 3)
+    dec, jdec = stored[base], stored[base + catalog.JOINT_SUFFIX]
+    planner = api.load_planner(ASSETS, 3, role)
     joint = jdec["val_SR"] > dec["val_SR"]
+    assert planner.decoding.method == base + (catalog.JOINT_SUFFIX if joint else catalog.DECODED_SUFFIX)
+    assert planner.decoding.choice == DecodeChoice(**(jdec if joint else dec)["choice"])
     assert isinstance(planner.endpoint_model, EndpointModel) == joint
-    assert planner.decoding == DecodeChoice(**(jdec if joint else dec)["choice"])
     video, start, goal = _episode(ds)
     feats = api.video_features(video)
     s, g = (observation(feats, *clip, 3, which).reshape(-1) for clip, which in ((start, "start"), (goal, "goal")))
     result = planner.plan(s, g)
     assert result.decoding["endpoints"] == ("endpoint model" if joint else "step model")
     b = planner.plan_batch(s, g)
-    probs = (np.exp(planner.endpoint_model.endpoint_log_probs(*(planner._obs(x) for x in (s, g)))) if joint
-             else b.endpoint_probs)
-    assert np.allclose(result.endpoint_probs, probs[0]) and np.allclose(probs.sum(-1), 1.0)
-    assert list(result.plan) == decode_block(b.action_block, planner.transitions(), planner.decoding, probs)[0].tolist()
-    # the step model's scores without the endpoint model (the +dec row's way)
-    planner.endpoint_model = None
+    assert np.allclose(result.step_probs, b.endpoint_probs[0]) and list(result.step_endpoints) == b.endpoints[0].tolist()
+    probs = b.endpoint_probs
+    if joint:
+        probs = np.exp(planner.endpoint_model.endpoint_log_probs(*(planner._obs(x) for x in (s, g))))
+        assert np.allclose(result.endpoint_model_probs, probs[0]) and np.allclose(probs.sum(-1), 1.0)
+    else:
+        assert result.endpoint_model_probs is None
+    assert np.allclose(result.decoded_ends_probs, probs[0])
+    assert list(result.plan) == decode_block(b.action_block, planner.transitions(), planner.decoding.choice, probs)[0].tolist()
+    # the +dec row's choice: the step model's scores, and no endpoint model kept
+    planner.use_decoding(PlannerDecoding(choice=DecodeChoice(**dec["choice"]), method=base + "+dec", source="here"))
     plain = planner.plan(s, g)
-    assert plain.decoding["endpoints"] == "step model" and np.allclose(plain.endpoint_probs, b.endpoint_probs[0])
+    assert planner.endpoint_model is None and plain.endpoint_model_probs is None
+    assert plain.decoding["endpoints"] == "step model" and np.allclose(plain.decoded_ends_probs, b.endpoint_probs[0])
+    # a joint choice goes with an endpoint model, and only it
+    with pytest.raises(KeppError, match="go together"):
+        PlannerDecoding(choice=DecodeChoice("dist", 0.3), method=base + "+jdec", source="here")
 
 
 def test_the_plan_page_plans_with_the_structured_planner_and_open_in_plan_reaches_it(monkeypatch, demo_env, demo_world):

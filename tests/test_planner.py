@@ -37,13 +37,13 @@ def test_plan_returns_endpoints_paths_condition_plan_and_timings(trained, test_e
     p = KEPPPlanner.from_models(models, horizon=3)
     r = p.plan(test_eps.obs_start[0].numpy(), test_eps.obs_goal[0].numpy())
     assert r.horizon == 3 and r.R == 1 and len(r.plan) == 3 and len(r.paths) == 1
-    assert r.paths[0][0] == r.endpoints[0] and r.paths[0][-1] == r.endpoints[1]
+    assert r.paths[0][0] == r.step_endpoints[0] and r.paths[0][-1] == r.step_endpoints[1]
     assert r.condition.shape == (3, ds.num_actions) and np.allclose(r.condition.sum(1), 1)
-    assert all(0 < s <= 1 for s in r.endpoint_scores)
+    assert all(0 < s <= 1 for s in r.step_scores)
     assert set(r.timings) == {"endpoints", "graph", "plan", "total"} and r.timings["total"] > 0
     assert r.plan_labels == [ds.actions[a] for a in r.plan]
     js = r.to_json()
-    assert js["paths"][0]["labels"][0] == ds.actions[r.endpoints[0]]
+    assert js["paths"][0]["labels"][0] == ds.actions[r.step_endpoints[0]]
 
 
 def test_plan_with_R2_aggregates_two_paths_with_weights_two_thirds_one_third(trained, test_eps):
@@ -61,7 +61,7 @@ def test_single_plan_equals_its_row_of_a_batch(trained, test_eps):
     p = KEPPPlanner.from_models(trained[1], horizon=3)
     b = p.plan_batch(test_eps.obs_start[:1], test_eps.obs_goal[:1])
     r = p.plan(test_eps.obs_start[0].reshape(3, -1), test_eps.obs_goal[0].reshape(3, -1))  # [M, D] works too
-    assert tuple(b.plans[0]) == r.plan and tuple(b.endpoints[0]) == r.endpoints
+    assert tuple(b.plans[0]) == r.plan and tuple(b.endpoints[0]) == r.step_endpoints
 
 
 def test_planner_learns_the_tiny_world(trained, test_eps):

@@ -58,7 +58,7 @@ def brute_force(preds: pd.DataFrame, method: str, by: str, horizon: int | None) 
             continue
         ends = r.plan[0] == r.truth[0] and r.plan[-1] == r.truth[-1]
         key = {"task": str(r.task), "pattern": r.pattern or "success", "horizon": str(r.horizon),
-               "endpoints": "right" if ends else "wrong"}[by]
+               "ends": "right" if ends else "wrong"}[by]
         groups.setdefault(key, []).append((r.plan, r.truth, ends))
     return {k: {"count": len(g), "SR": success_rate([p for p, _, _ in g], [t for _, t, _ in g]),
                 "mAcc": mean_accuracy([p for p, _, _ in g], [t for _, t, _ in g]),
@@ -68,7 +68,7 @@ def brute_force(preds: pd.DataFrame, method: str, by: str, horizon: int | None) 
 @pytest.mark.parametrize("by", list(SLICE_BY))
 @pytest.mark.parametrize("horizon", [None, 4])
 def test_every_slice_counts_and_scores_like_a_loop_over_the_records(preds, by, horizon):
-    table = slices.slice_table(preds, "kepp-R2", by, horizon=horizon)
+    table = slices.slice_table(preds, "kepp-R2", by, horizon=horizon).table
     expected = brute_force(preds, "kepp-R2", by, horizon)
     assert sorted(table["slice"]) == sorted(expected)
     for row in table.to_dict("records"):
@@ -81,7 +81,7 @@ def test_every_slice_counts_and_scores_like_a_loop_over_the_records(preds, by, h
 
 
 def test_pattern_slices_follow_the_failure_analysis_order(preds):
-    table = slices.slice_table(preds, "kepp-R2", "pattern")
+    table = slices.slice_table(preds, "kepp-R2", "pattern").table
     order = ["success", *PATTERNS]
     assert list(table["slice"]) == sorted(table["slice"], key=order.index)
 
@@ -99,9 +99,9 @@ def paired_units(preds, method: str, reference: str, by: str, value: str):
     return units
 
 
-@pytest.mark.parametrize("by", ["task", "endpoints", "pattern"])
+@pytest.mark.parametrize("by", ["task", "ends", "pattern"])
 def test_differences_and_the_paired_p_value_are_the_statistics_modules_on_the_same_units(preds, by):
-    table = slices.slice_table(preds, "kepp-R2", by, reference="kepp-nograph")
+    table = slices.slice_table(preds, "kepp-R2", by, reference="kepp-nograph").table
     for row in table.to_dict("records"):
         units = paired_units(preds, "kepp-R2", "kepp-nograph", by, row["slice"])
         d = [a[0] - b[0] for a, b in units]
@@ -115,7 +115,7 @@ def test_differences_and_the_paired_p_value_are_the_statistics_modules_on_the_sa
 
 def test_one_seed_gives_differences_but_no_p_value(tmp_path):
     one = api.read_predictions([write_records(tmp_path / "r.jsonl", seeds=(0,))])
-    table = slices.slice_table(one, "kepp-R2", "task", reference="kepp-nograph")
+    table = slices.slice_table(one, "kepp-R2", "task", reference="kepp-nograph").table
     assert table["p"].isna().all() and table["Δ SR"].notna().all()
 
 

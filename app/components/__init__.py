@@ -1,7 +1,21 @@
-"""Components of the KEPP app: configuration and sidebar (``config``), cached access to
-``kepp_core.api`` (``backend``), text escapes (``text``), figures and tables (``charts``),
-graph drawings (``network``), episodes (``episodes``) and uploads (``uploads``). No
-modelling code lives here.
+"""Components of the KEPP app: plain Python and Streamlit pieces the pages are made of; no modelling
+code lives here (the app stands on ``kepp_core.api``, the catalogue and the errors). Every module of
+this folder is named below (``tests/test_docs.py`` holds the list to the folder).
+
+- configuration and shared state: ``config`` (the app's configuration, the sidebar, presentation
+  mode and the pages' table ``PAGES``), ``backend`` (cached access to ``kepp_core.api``), ``links``
+  (a page's state in its URL), ``plan_state`` (the Plan page's URL keys, one table), ``paging``
+  (paged tables that keep their place);
+- words, colours and figures: ``text`` (escapes for Markdown and scripts), ``names`` (readable names
+  and what a page shows first), ``colours`` (right and wrong), ``charts`` (figures, tables, step
+  cards, the video timeline), ``heatmaps``, ``network`` and ``plangraph`` (graph drawings and the
+  plan graph), ``why`` (why this plan);
+- the Plan page: ``pickers`` (task filter, search and bounded select boxes), ``search``, ``uploads``,
+  ``plans`` (a plan, its endpoints, paths and samples), ``zeroshot`` (planning with the graph alone),
+  ``urls`` (its query for an evaluated episode), ``scenes`` and ``curation`` (demo scenes),
+  ``playlists`` (adding to and playing a playlist);
+- the records pages: ``episodes`` (one evaluated episode), ``slices`` (metrics by slice),
+  ``episode_map`` (the map of the test episodes), ``protocol`` (``kepp protocol`` results).
 
 The app imports ``kepp_core`` as an installed package (``make`` installs the checkout in editable
 mode; ``kepp app`` also puts the checkout on ``PYTHONPATH`` for the server)."""

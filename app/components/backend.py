@@ -17,7 +17,7 @@ import streamlit as st
 from components.text import md
 from kepp_core import api
 from kepp_core.api import AppConfig
-from kepp_core.catalog import LOG_FILE
+from kepp_core.catalog import LOG_FILE, models_dir, parse_plan_model_id, plan_model_id
 from kepp_core.errors import KeppError
 
 # The Plan page's sampler choices: the models' own (as trained and evaluated) or a fast DDIM.
@@ -27,14 +27,15 @@ LLM_MAPPERS = {"MiniLM sentence embeddings": "minilm", "lexical (no model)": "le
 
 
 @contextlib.contextmanager
-def guarded(stop: bool = True) -> Iterator[None]:
-    """Show a KeppError as a message in the page instead of a traceback (and stop the page)."""
+def guarded(stop: bool = True, link=None) -> Iterator[None]:
+    """Show a KeppError as a message in the page instead of a traceback (and stop the page: through
+    ``link.stop()`` where the page keeps its state in a link, which publishes it first)."""
     try:
         yield
     except KeppError as e:
         st.error(md(str(e)), icon=":material/warning:")
         if stop:
-            st.stop()
+            link.stop() if link is not None else st.stop()
 
 
 # --- the workspace: dataset, graph, models, records ----------------------------------------------
@@ -215,10 +216,10 @@ def encode_upload(path: str, encoder: str):
 
 # --- planning ---------------------------------------------------------------------------------------------
 @st.cache_resource(show_spinner="Loading the models (and their graph decoding)…", max_entries=12)
-def _planner(root: str, horizon: int, condition: str, trained_r: int, structured: bool, method: str,
-             graph_path: str | None, sampler: str | None, sampler_steps: int | None, dataset_key: tuple, _ds):
-    return api.load_planner(root, horizon, condition, trained_r, method, graph_path, sampler, sampler_steps,
-                            dataset=_ds, structured=structured)
+def _planner(root: str, horizon: int, model_id: str, method: str, graph_path: str | None, sampler: str | None,
+             sampler_steps: int | None, dataset_key: tuple, _ds):
+    return api.load_planner(root, horizon, parse_plan_model_id(model_id), scorer=method, graph=graph_path,
+                            sampler=sampler, sampler_steps=sampler_steps, dataset=_ds)
 
 
 def planner(cfg: AppConfig, horizon: int, role, method: str, ds, sampler: str = "the model's own"):
@@ -226,9 +227,9 @@ def planner(cfg: AppConfig, horizon: int, role, method: str, ds, sampler: str = 
     the graph (the models folder's stored choice, else one chosen on ``ds``'s validation videos
     and kept in KEPP's cache home)."""
     root = models_root(cfg)
-    p = _planner(str(root), horizon, role.condition, role.R, role.structured, method, cfg.graph, *SAMPLER_CHOICES[sampler],
+    p = _planner(str(root), horizon, plan_model_id(role), method, cfg.graph, *SAMPLER_CHOICES[sampler],
                  cfg.dataset_key(), ds)
-    api.check_planner(p, ds, where=f"{root}/T{horizon}")
+    api.check_planner(p, ds, where=str(models_dir(root, horizon)))
     return p
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
+from components.colours import RIGHT, WRONG
 from components.config import font_scale
 
 if TYPE_CHECKING:  # pandas loads lazily: the home page does not need it
@@ -74,7 +75,7 @@ def heatmap(df: pd.DataFrame, title: str, zmin: float | None = 0.0, zmax: float 
     return fig
 
 
-OUT_OF_TASK = "#c62828"
+OUT_OF_TASK = WRONG
 
 
 def marked_labels(labels: Sequence[str], marked: set[str]) -> list[str]:
@@ -117,7 +118,7 @@ def step_cards(labels: Sequence[str], correct: Sequence[bool] | None = None, tit
     escaped and kept on one line: the cards stay one HTML block, never read as Markdown."""
     cards, colour = [], html.escape(colour)  # an attribute value
     for t, label in enumerate(labels):
-        border = "#bdbdbd" if correct is None else ("#2e7d32" if correct[t] else "#c62828")
+        border = "#bdbdbd" if correct is None else (RIGHT if correct[t] else WRONG)
         mark = "" if correct is None else (" ✓" if correct[t] else " ✗")
         cards.append(
             f'<div class="kepp-card" style="flex:1;min-width:90px;background:{colour};border:3px solid {border};'
@@ -183,13 +184,13 @@ def pattern_bars(labels: Sequence[str], counts: Sequence[int]):
     """Failures per pattern as bars."""
     import plotly.graph_objects as go
 
-    fig = go.Figure(go.Bar(x=list(labels), y=list(counts), marker_color=["#c62828", "#6a1b9a", "#ef6c00", "#757575"],
+    fig = go.Figure(go.Bar(x=list(labels), y=list(counts), marker_color=[WRONG, "#6a1b9a", "#ef6c00", "#757575"],
                            hovertemplate="%{x}: %{y} failures<extra></extra>"))
     fig.update_layout(height=320, margin=dict(l=10, r=10, t=10, b=10), yaxis_title="failures (primary pattern)")
     return fig
 
 
-RUN_COLOURS = ["#1565c0", "#c62828", "#2e7d32", "#ef6c00", "#6a1b9a", "#00838f", "#5d4037", "#ad1457",
+RUN_COLOURS = ["#1565c0", WRONG, RIGHT, "#ef6c00", "#6a1b9a", "#00838f", "#5d4037", "#ad1457",
                "#283593", "#9e9d24"]
 VAL_SCORE_HELP = ("**val_score** is the validation score the training loop keeps the best weights by, computed "
                   "every *val_every* steps on training videos held out from fitting (*val_fraction*): for a step "

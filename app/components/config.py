@@ -9,15 +9,15 @@ page of the multipage app sees the same ones.
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 
 import streamlit as st
 
 from kepp_core.api import AppConfig, check_allowed, read_app_config
 from kepp_core.errors import KeppError
 
-__all__ = ["AppConfig", "current_config", "font_scale", "initial_config", "page_setup", "presenting", "set_config",
-           "sidebar", "start_config", "top_bar"]
+__all__ = ["PAGES", "AppConfig", "Page", "current_config", "font_scale", "initial_config", "page_icon", "page_setup",
+           "presenting", "set_config", "sidebar", "start_config", "top_bar"]
 
 STATE_KEY = "kepp_cfg"
 PATH_FIELDS = AppConfig.PATH_KEYS
@@ -75,15 +75,33 @@ GRAPH_FONT_JS = """
 })();
 </script>
 """ % FONT_SCALE
-# the page bar's icons are Material Symbols (shipped with Streamlit): no emoji font needed on the projector's machine
-NAV = [("Home.py", "Home", ":material/home:"), ("pages/1_Plan.py", "Plan", ":material/route:"),
-       ("pages/2_Graph.py", "Graph", ":material/hub:"), ("pages/3_Heatmaps.py", "Heatmaps", ":material/grid_on:"),
-       ("pages/4_Failure_cases.py", "Failure cases", ":material/search:"),
-       ("pages/5_Results.py", "Results", ":material/bar_chart:"), ("pages/6_Training.py", "Training", ":material/show_chart:"),
-       ("pages/7_Playlists.py", "Playlists", ":material/playlist_play:")]
-# pages the presentation bar leaves out, so that it keeps to one line at 1280 px: Playlists is where a
-# talk is prepared (its Present link and the Plan page's playing bar lead on; the sidebar lists it too)
-OFF_BAR = ("Playlists",)
+@dataclass(frozen=True)
+class Page:
+    """One page of the app: its script (``path``, what ``st.page_link`` and ``st.switch_page`` take), its
+    ``label`` (the title and the page bar's name), its Material icon (no emoji font needed on the
+    projector's machine), what it is for (Home lists it) and whether the presentation bar shows it."""
+
+    path: str
+    label: str
+    icon: str
+    what: str = ""
+    on_bar: bool = True
+
+
+# Every page, in the app's order: the one place a page's path, label, icon and description are written.
+PAGES = {p.label: p for p in (
+    Page("Home.py", "Home", ":material/home:"),
+    Page("pages/1_Plan.py", "Plan", ":material/route:", "plan from a video: step model, graph paths, final plan, sub-graph"),
+    Page("pages/2_Graph.py", "Graph", ":material/hub:", "explore the P²KG around a step; expert trajectories of a task"),
+    Page("pages/3_Heatmaps.py", "Heatmaps", ":material/grid_on:", "step transition heatmaps: training, test, predictions"),
+    Page("pages/4_Failure_cases.py", "Failure cases", ":material/search:", "the paper's failure patterns and statistics"),
+    Page("pages/5_Results.py", "Results", ":material/bar_chart:", "metrics per method and horizon; browse and compare episodes"),
+    Page("pages/6_Training.py", "Training", ":material/show_chart:", "loss and validation curves of training runs"),
+    # off the presentation bar, so that it keeps to one line at 1280 px: Playlists is where a talk is
+    # prepared (its Present link and the Plan page's playing bar lead on; the sidebar lists it too)
+    Page("pages/7_Playlists.py", "Playlists", ":material/playlist_play:",
+         "episodes curated for a talk, played in presentation mode", on_bar=False),
+)}
 PRESENT_SEEN = "kepp_present_seen"  # the last ?present= value applied
 PANEL_OPEN = "kepp_panel_open"  # the sidebar's settings panel is open
 
@@ -212,9 +230,9 @@ def font_scale() -> float:
 def top_bar() -> None:
     """Presentation mode's page bar: every page, and the way out of the mode (no sidebar needed)."""
     with st.container(horizontal=True, vertical_alignment="center", gap="small", key="kepp_bar"):
-        for path, label, icon in NAV:
-            if label not in OFF_BAR:
-                st.page_link(path, label=label, icon=icon)
+        for page in PAGES.values():
+            if page.on_bar:
+                st.page_link(page.path, label=page.label, icon=page.icon)
         st.button("Exit presentation", key="present_exit", icon=":material/close_fullscreen:", type="tertiary",
                   on_click=_set_presentation,
                   args=(False,), help="back to the normal layout with settings (or open the page with ?present=0)")
@@ -254,7 +272,7 @@ def _settings() -> None:
 
 def page_icon(label: str) -> str:
     """The Material icon of the page ``label`` (as the page bar shows it)."""
-    return next(icon for _, name, icon in NAV if name == label)
+    return PAGES[label].icon
 
 
 def page_setup(title: str) -> AppConfig:

@@ -1,6 +1,6 @@
 """Scenes for a live demo: curated episodes chosen from the prediction records (a clean success,
 a wrong-endpoint failure, a repeated-step failure, a long horizon, an uploaded video), each with
-the Plan page query that opens it (plain Python, no Streamlit)."""
+the Plan page query that opens it (plain Python: no widget is drawn here)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from components import plan_state
 from components.names import default_method
 from components.urls import plan_query
 from kepp_core import api
@@ -106,8 +107,7 @@ def _upload_example(ok, picks: list) -> dict:
     keys = list(zip(short["endpoint_scores"], short["episode"]))
     row = short.iloc[min(range(len(keys)), key=lambda i: (-_confidence(keys[i][0]), keys[i][1]))]
     scene = _scene("upload", row)
-    query = {k: v for k, v in scene["query"].items() if k != "video"}
-    scene["query"] = {"source": "upload", "upload": scene["video"], **query}
+    scene["query"] = {**plan_state.without(scene["query"], "video"), **plan_state.query(source="upload", upload=scene["video"])}
     scene["description"] = "a test video loaded as an upload (encoded from its pixels, no annotations)"
     return scene
 

@@ -16,6 +16,8 @@ import pandas as pd
 import streamlit as st
 
 from components import backend, episodes
+from components.colours import RIGHT, WRONG
+from components.config import PAGES
 from components.charts import show_figure
 from components.names import episode_label
 from components.text import md, plan_text
@@ -25,7 +27,7 @@ __all__ = ["COLOUR_BY", "MAP_CAP", "map_figure", "map_points", "map_section"]
 
 MAP_CAP = 4000  # points drawn at most: plotly's SVG scatter still answers hover and click at once
 COLOUR_BY = {"success": "plan right or wrong", "task": "task"}
-OUTCOME_COLOURS = {"right": "#2e7d32", "wrong": "#c62828", "mixed": "#f9a825"}
+OUTCOME_COLOURS = {"right": RIGHT, "wrong": WRONG, "mixed": "#f9a825"}
 TASK_LEGEND_MAX = 24  # more tasks than this: colours without a legend (hover names the task)
 
 
@@ -110,7 +112,7 @@ def _open_clicked(prefix: str, rows: pd.DataFrame) -> None:
         return
     hit = rows[rows["episode"] == episode]
     if len(hit):
-        st.switch_page("pages/1_Plan.py", query_params=episodes.plan_query(hit.iloc[0]))
+        st.switch_page(PAGES["Plan"].path, query_params=episodes.plan_query(hit.iloc[0]))
 
 
 def map_section(link, prefix: str, cfg, ds, rows: pd.DataFrame, method: str, horizon: int) -> None:

@@ -7,7 +7,10 @@ from collections.abc import Sequence
 
 from kepp_core import catalog
 
-__all__ = ["compare_default", "default_method", "episode_label"]
+__all__ = ["COMPARED_WITH", "compare_default", "default_method", "episode_label", "first_shown"]
+
+# The rows the Results page compares a chosen method with first (the ablation and the baselines).
+COMPARED_WITH = ("kepp-nograph", "pdpp", "graph-pred", "random")
 
 
 def episode_label(episode: str, task_names: dict | None = None) -> str:
@@ -24,21 +27,36 @@ def episode_label(episode: str, task_names: dict | None = None) -> str:
     return f"{name} · video {video} · steps {first + 1}–{first + horizon}"
 
 
+def first_shown(names) -> str | None:
+    """Of the methods ``names``, the one a records page shows first: the KEPP planner with the most
+    paths, else KEPP with ground-truth endpoints (None when none of them).
+
+    >>> first_shown(["random", "kepp-gt", "kepp-R1"]), first_shown(["random", "kepp-gt"]), first_shown(["random"])
+    ('kepp-R1', 'kepp-gt', None)
+    """
+    present = set(names)
+    rows = [m for m in catalog.methods() if m.name in present]
+    planners = sorted((m for m in rows if m.stores_paths), key=lambda m: -m.R)
+    truth = [m for m in rows if m.endpoints_from == catalog.TRUTH and m.R is not None and m.plan_model is not None
+             and not m.decoded and not m.structured]
+    return (planners + truth)[0].name if planners or truth else None
+
+
 def default_method(methods: list[str]) -> int:
-    """Index of the method to show first: KEPP if it was evaluated (:func:`kepp_core.catalog.first_shown`).
+    """Index of the method to show first: KEPP if it was evaluated (:func:`first_shown`).
 
     >>> default_method(["random", "kepp-R1", "kepp-R2"])
     2
     """
-    first = catalog.first_shown(methods)
+    first = first_shown(methods)
     return methods.index(first) if first is not None else 0
 
 
 def compare_default(method: str, available: Sequence[str], most: int = 4) -> list[str]:
     """The methods to compare ``method`` with on one episode, first: itself, then those of
-    :data:`kepp_core.catalog.COMPARED_WITH` the episode has (``most`` in all).
+    :data:`COMPARED_WITH` the episode has (``most`` in all).
 
     >>> compare_default("kepp-R3", ["random", "kepp-R3", "kepp-nograph"])
     ['kepp-R3', 'kepp-nograph', 'random']
     """
-    return ([method] + [m for m in catalog.COMPARED_WITH if m in available and m != method])[:most]
+    return ([method] + [m for m in COMPARED_WITH if m in available and m != method])[:most]

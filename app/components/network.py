@@ -16,13 +16,14 @@ from pathlib import Path
 import streamlit as st
 
 from components import plangraph
+from components.colours import RIGHT, WRONG
 from components.config import presenting
 from components.text import script_json
 
 # Colours of the graph drawing.
 NODE = "#d9e3f0"
-NODE_START = "#2e7d32"
-NODE_GOAL = "#c62828"
+NODE_START = RIGHT
+NODE_GOAL = WRONG
 NODE_FOCUS = "#f9a825"
 EDGE = "#9e9e9e"
 PATH_COLOURS = ["#1565c0", "#6a1b9a", "#00838f", "#ef6c00", "#5d4037"]

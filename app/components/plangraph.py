@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from components.colours import RIGHT
 from kepp_core import api
 from kepp_core.errors import KeppError
 
@@ -36,7 +37,7 @@ STEP_COLOUR = "#e3eaf4"
 PATH_STEP_COLOUR = "#fff3c4"
 CONTEXT_EDGE = "#9e9e9e"
 OUTSIDE_EDGE = "#c7c7c7"
-TRUTH_COLOUR = "#2e7d32"
+TRUTH_COLOUR = RIGHT
 PLAN_COLOUR = "#ef6c00"
 GROUP_COLOURS = ["#1565c0", "#6a1b9a", "#00838f", "#ad1457", "#5d4037", "#283593"]
 COLUMN_GAP = 230  # px between plan positions (labels wrap at 160 px)

@@ -16,8 +16,8 @@ def show_endpoints(ds, result, truth: Sequence[int] | None) -> None:
     """â₁ and â_T with the step model's confidence (and whether they are right)."""
     st.subheader("Step model")
     e1, e2 = st.columns(2)
-    for col, name, a, score, t_i in [(e1, "first step â₁", result.endpoints[0], result.endpoint_scores[0], 0),
-                                     (e2, "last step â_T", result.endpoints[1], result.endpoint_scores[1], -1)]:
+    for col, name, a, score, t_i in [(e1, "first step â₁", result.step_endpoints[0], result.step_scores[0], 0),
+                                     (e2, "last step â_T", result.step_endpoints[1], result.step_scores[1], -1)]:
         col.metric(name, ds.actions[a], help="the step model's prediction and its confidence")
         verdict = "" if truth is None else (" · :green-badge[correct]" if a == truth[t_i] else
                                             f" · :red-badge[wrong: truth is {md(ds.actions[truth[t_i]])}]")

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping
 
 import streamlit as st
 
-from components import backend, scenes
-from components.config import AppConfig, presenting, start_config
+from components import backend, plan_state, scenes
+from components.config import PAGES, AppConfig, presenting, start_config
 from components.names import episode_label
 from components.text import md, script_json
 from components.urls import plan_query
@@ -27,7 +27,6 @@ __all__ = ["DEFAULT", "add_control", "add_listed_control", "add_rows", "item_lab
 DEFAULT = "scenes"  # the built-in playlist: the curated scenes; no file can take its name
 LAST = "kepp_playlist_last"  # the playlist the last episode was added to (every page offers it first)
 MESSAGE = "kepp_playlist_message"  # control key -> (ok, text) of its last add
-NAV_KEYS = ("playlist", "item")  # the Plan page's URL parameters of a playlist being played
 BAR_CSS = """<style>
 .st-key-playlist_bar { position: fixed; top: 0.45rem; left: 50%; transform: translateX(-50%); z-index: 1000001;
   width: auto !important; background: rgba(255, 255, 255, 0.95); border: 1px solid #d0d7de; border-radius: 0.6rem;
@@ -83,8 +82,8 @@ def plan_item(query: Mapping[str, str], episode: str) -> dict:
     >>> plan_item({"video": "v", "ep": "2", "T": "4", "model": "none", "playlist": "p", "item": "2"}, "t/v/2:4")
     {'episode': 't/v/2:4', 'method': '', 'T': 4, 'query': {'video': 'v', 'ep': '2', 'T': '4', 'model': 'none', 'plan': '1'}, 'note': ''}
     """
-    q = {k: str(v) for k, v in query.items() if k not in (*NAV_KEYS, "present")}
-    q["plan"] = "1"
+    q = {k: str(v) for k, v in plan_state.without(query, *plan_state.PLAYLIST_KEYS, "present").items()}
+    q.update(plan_state.query(plan=True))
     return {"episode": episode, "method": "", "T": int(q.get("T", 0) or 0), "query": q, "note": ""}
 
 
@@ -142,7 +141,7 @@ def add_control(cfg: AppConfig, items: list[dict], key: str, label: str = "Add t
         ok, text = st.session_state.get(MESSAGE, {}).get(key, (None, ""))
         if ok is not None:
             (st.success if ok else st.error)(md(text))
-        st.page_link("pages/7_Playlists.py", label="Playlists", icon=":material/playlist_play:",
+        st.page_link(PAGES["Playlists"].path, label="Playlists", icon=PAGES["Playlists"].icon,
                      query_params={"playlist": st.session_state[LAST]} if LAST in st.session_state else None)
 
 
@@ -162,9 +161,9 @@ def add_listed_control(cfg: AppConfig, rows, key: str) -> None:
 def plan_control(cfg: AppConfig, link, video, key: str = "plan_add") -> None:
     """The Plan page's "Add to playlist": the episode shown (``video``: the dataset's video, or the
     upload scene's; None for a user's own upload, which no link can carry) with the page's settings."""
-    if video is None or "ep" not in link.out:
+    if video is None or link.shown("ep") is None:
         return
-    episode = catalog.episode_id(video.task, video.id, int(link.out["ep"]), int(link.out["T"]))
+    episode = catalog.episode_id(video.task, video.id, int(link.shown("ep")), int(link.shown("T")))
     add_control(cfg, [plan_item(link.out, episode)], key, label="Playlist")  # fits the title row's column
 
 
@@ -194,7 +193,7 @@ def play_query(name: str, k: int, item: Mapping) -> dict[str, str]:
     >>> play_query("talk", 1, {"query": {"video": "v", "plan": "1"}})
     {'video': 'v', 'plan': '1', 'playlist': 'talk', 'item': '2'}
     """
-    q = {**{k2: v for k2, v in item["query"].items() if k2 not in NAV_KEYS}, "playlist": name, "item": str(k + 1)}
+    q = {**plan_state.without(item["query"], *plan_state.PLAYLIST_KEYS), **plan_state.query(playlist=name, item=k + 1)}
     if presenting():
         q["present"] = "1"
     return q
@@ -208,8 +207,10 @@ def _go(name: str, k: int, item: dict) -> None:
 def _playing(link) -> tuple[str, int] | None:
     """The playlist and 1-based item the Plan page's address names: a new address says (leaving them
     out ends the playlist); a page switch back keeps the last ones."""
-    source = link.url if link.foreign else {**link.mem, **link.url}
-    name, item = source.get("playlist"), source.get("item", "1")
+    def asked(key: str) -> str | None:
+        return link.from_url(key) if link.foreign or link.from_url(key) is not None else link.last(key)
+
+    name, item = asked("playlist"), asked("item") or "1"
     if not name:
         return None
     return name, int(item) if str(item).isdigit() else 1
@@ -220,6 +221,7 @@ def playing_bar(cfg: AppConfig, ds, link) -> None:
     progress ("3 / 8"), previous and next buttons and the keyboard listener; the place stays in the
     page's address (``link``: its :class:`components.links.PageLink`)."""
     where = _playing(link)
+    link.keep(playlist=None, item=None)  # no playlist playing, unless one is found below
     if where is None:
         return
     name, k = where

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from components import backend
-from components.config import presenting
+from components import backend, plan_state
+from components.config import PAGES, presenting
 from components.curation import remembered_scenes
 from components.names import episode_label
 from components.text import md, script_json
@@ -64,7 +64,7 @@ def default_query(scenes: list[dict]) -> dict[str, str] | None:
     """The Plan page's first state: the clean success (without planning at once)."""
     for s in scenes:
         if s["kind"] == "success":
-            return {k: v for k, v in s["query"].items() if k != "plan"}
+            return plan_state.without(s["query"], "plan")
     return None
 
 
@@ -97,7 +97,7 @@ def scene_bar(scenes: list[dict], key: str) -> None:
 def scene_list(scenes: list[dict], ds) -> None:
     """Home's list of scenes: a link to the Plan page per scene, with what it shows."""
     for s in scenes:
-        st.page_link("pages/1_Plan.py", label=f"**{s['name']}**: {md(describe(s, ds))}",
+        st.page_link(PAGES["Plan"].path, label=f"**{s['name']}**: {md(describe(s, ds))}",
                      icon=ICONS.get(s["kind"]), query_params={**s["query"], **({"present": "1"} if presenting() else {})})
 
 

@@ -4,9 +4,10 @@ count, SR, mAcc and ends right (first and last step right), compared with a refe
 
 A click on a row filters the page's episode list to that slice: where the page has a filter of
 its own for the cut (Results: task and ``T``; Failure cases: pattern and ``T``) the click sets it,
-otherwise the slice itself becomes a filter kept in the URL (``slice=endpoints:wrong``), so a
-reload or a shared link lists the same episodes. The labels and the URL codec below are plain
-Python, tested without a browser."""
+otherwise the slice itself becomes a filter kept in the URL (``slice=ends:wrong``), so a
+reload or a shared link lists the same episodes. The cuts, their labels and which one spans every
+horizon are the catalogue's (:data:`kepp_core.catalog.SLICE_CUTS`); the labels and the URL codec
+below are plain Python, tested without a browser."""
 
 from __future__ import annotations
 
@@ -19,26 +20,33 @@ from components import backend
 from components.charts import show_table
 from components.names import compare_default
 from components.text import md
-from kepp_core.catalog import PAIRED_TEST, PATTERN_LABELS, SLICE_BY, SLICE_VALUE_LABELS, method_label
+from kepp_core.catalog import PAIRED_TEST, SLICE_CUTS, method_label
 
-__all__ = ["active_slice", "apply_slice", "display_table", "parse_slice", "slice_block", "slice_label", "slice_text"]
+__all__ = ["active_slice", "apply_slice", "cut_scope", "display_table", "parse_slice", "slice_block", "slice_label",
+           "slice_text"]
 
 NO_REFERENCE = "(none)"
+RENAMED = {"endpoints": "ends"}  # a cut's earlier name, as links made before the rename carry it
+
+
+def cut_scope(by: str, horizon: int) -> int | None:
+    """The horizon a cut's table counts: the page's, or every horizon (None) for the cut that spans them.
+
+    >>> cut_scope("task", 4), cut_scope("horizon", 4)
+    (4, None)
+    """
+    return None if SLICE_CUTS[by].every_horizon else horizon
 
 
 def slice_label(by: str, value: str, task_names: Mapping[str, str] | None = None) -> str:
     """A slice's readable name.
 
-    >>> slice_label("horizon", "4"), slice_label("pattern", "wrong_endpoint"), slice_label("endpoints", "wrong")
-    ('T=4', 'wrong first/last step', 'first or last step wrong')
+    >>> slice_label("horizon", "4"), slice_label("pattern", "wrong_endpoint"), slice_label("ends", "wrong")
+    ('T=4', 'wrong predicted endpoint', "the plan's first or last step wrong")
     >>> slice_label("task", "tea", {"tea": "make tea"}), slice_label("pattern", "success")
     ('make tea', 'success (no failure)')
     """
-    if by == "task":
-        return (task_names or {}).get(value, value)
-    if by == "horizon":
-        return f"T={value}"
-    return PATTERN_LABELS.get(value) or SLICE_VALUE_LABELS.get(value, value)
+    return SLICE_CUTS[by].value_label(value, task_names)
 
 
 def slice_text(by: str, value: str) -> str:
@@ -53,15 +61,16 @@ def slice_text(by: str, value: str) -> str:
 def parse_slice(text: str) -> tuple[str, str]:
     """``by:value`` back to ``(by, value)`` (the value may hold colons); ValueError if it is not one.
 
-    >>> parse_slice("task:a:b")
-    ('task', 'a:b')
+    >>> parse_slice("task:a:b"), parse_slice("endpoints:wrong")
+    (('task', 'a:b'), ('ends', 'wrong'))
     >>> parse_slice("colour:red")
     Traceback (most recent call last):
     ...
     ValueError: not a slice: 'colour:red'
     """
     by, sep, value = str(text).partition(":")
-    if not sep or by not in SLICE_BY or not value:
+    by = RENAMED.get(by, by)
+    if not sep or by not in SLICE_CUTS or not value:
         raise ValueError(f"not a slice: {text!r}")
     return by, value
 
@@ -75,7 +84,7 @@ def display_table(table: pd.DataFrame, by: str, task_names: Mapping[str, str] | 
     {'horizon (T)': ['T=3', 'T=4'], 'count': [5, 4], 'SR': [40.0, 25.0]}
     """
     shown = table.drop(columns=["slice"] + (["p"] if "p" in table and table["p"].isna().all() else []))
-    shown.insert(0, SLICE_BY[by], [slice_label(by, v, task_names) for v in table["slice"]])
+    shown.insert(0, SLICE_CUTS[by].label, [slice_label(by, v, task_names) for v in table["slice"]])
     return shown
 
 
@@ -95,7 +104,7 @@ def _pick(prefix: str, table_key: str, by: str, values: list[str], widgets: Mapp
         return
     value = values[rows[0]]
     key, options = widgets.get(by, (None, ()))
-    parsed = int(value) if by == "horizon" else value
+    parsed = int(value) if SLICE_CUTS[by].every_horizon else value  # that cut's values are horizons
     if key is not None and parsed in list(options):
         st.session_state[key] = parsed
         st.session_state[f"{prefix}_slice"] = ""
@@ -111,9 +120,9 @@ def _clear(prefix: str) -> None:
 def _controls(link, prefix: str, method: str, methods: Sequence[str]) -> tuple[str, str | None]:
     """The cut and the reference method (both kept in the URL: ``by=``, ``ref=``)."""
     c1, c2 = st.columns([3, 2])
-    kinds = list(SLICE_BY)
-    link.seed(f"{prefix}_slice_by", "by", kinds)
-    by = c1.radio("Slice by", kinds, horizontal=True, key=f"{prefix}_slice_by", format_func=SLICE_BY.get)
+    kinds = list(SLICE_CUTS)
+    link.seed(f"{prefix}_slice_by", "by", kinds, parse=lambda t: RENAMED.get(t, t))
+    by = c1.radio("Slice by", kinds, horizontal=True, key=f"{prefix}_slice_by", format_func=lambda b: SLICE_CUTS[b].label)
     others = [m for m in methods if m != method]
     refs = [NO_REFERENCE, *others]
     link.seed(f"{prefix}_ref", "ref", refs)
@@ -138,7 +147,7 @@ def slice_block(link, prefix: str, cfg, ds, method: str, horizon: int, methods: 
     st.markdown("#### By slice")
     by, ref = _controls(link, prefix, method, methods)
     with backend.guarded(stop=False):
-        result = backend.slice_table(cfg, method, by, ref, None if by == "horizon" else horizon)
+        result = backend.slice_table(cfg, method, by, ref, cut_scope(by, horizon))
         names = {t: ds.tasks[t].name for t in ds.tasks}
         values = list(result.table["slice"])
         key = f"{prefix}_slices_{by}_{st.session_state.get(f'{prefix}_slice_gen', 0)}"
@@ -147,7 +156,7 @@ def slice_block(link, prefix: str, cfg, ds, method: str, horizon: int, methods: 
         show_table(display_table(result.table, by, names), f"kepp_slices_{by}", key=key, hide_index=True,
                    height=min(38 + 35 * len(values), 300), column_config=fmt, selection_mode="single-row",
                    on_select=lambda: _pick(prefix, f"tbl_{key}", by, values, widgets))
-        where = "every T" if by == "horizon" else f"T={horizon}"
+        where = "every T" if cut_scope(by, horizon) is None else f"T={horizon}"
         st.caption(f"{md(method_label(method))} at {where}: count of episodes (× seeds); SR, mAcc and ends right "
                    "(first and last step right) in %"
                    + (f"; Δ: minus {md(method_label(ref))} on the same episodes and seeds, in points; p: "
@@ -157,7 +166,7 @@ def slice_block(link, prefix: str, cfg, ds, method: str, horizon: int, methods: 
     if active is not None:
         names = {t: ds.tasks[t].name for t in ds.tasks}
         c1, c2 = st.columns([4, 1], vertical_alignment="center")
-        c1.markdown(f"Episodes below: **{md(SLICE_BY[active[0]])}** = **{md(slice_label(*active, names))}**")
+        c1.markdown(f"Episodes below: **{md(SLICE_CUTS[active[0]].label)}** = **{md(slice_label(*active, names))}**")
         c2.button("Clear slice", key=f"{prefix}_slice_clear", on_click=_clear, args=(prefix,), icon=":material/close:")
     link.keep(slice=slice_text(*active) if active else None)
     return active
@@ -169,4 +178,4 @@ def apply_slice(cfg, active: tuple[str, str] | None, rows: pd.DataFrame, method:
     if active is None or not len(rows):
         return rows
     by, value = active
-    return backend.slice_table(cfg, method, by, None, None if by == "horizon" else horizon).select(rows, value)
+    return backend.slice_table(cfg, method, by, None, cut_scope(by, horizon)).select(rows, value)

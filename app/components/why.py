@@ -1,5 +1,5 @@
 """Why this plan (the Plan page): per step, the planning model's score for the step, the graph's
-transition probability from the previous step and the step model's endpoint probabilities; the
+transition probability from the previous step and the endpoint probabilities the plan was decoded with; the
 plan before and after graph decoding side by side, the steps decoding changed marked.
 
 The numbers are the planner's own (:attr:`kepp_core.planner.PlanResult.why`, the same as
@@ -32,21 +32,14 @@ def why_table(rows: Sequence[dict]) -> pd.DataFrame:
                         columns=list(COLUMNS.values()))
 
 
-def decoding_text(decoding: dict | None) -> str:
-    """One sentence on how the plan was decoded (Markdown, values escaped).
+def decoding_text(text: str) -> str:
+    r"""The sentence on how a plan was decoded (:attr:`kepp_core.planner.PlanResult.decoding_text`) as
+    Markdown, its values escaped.
 
-    >>> decoding_text(None)
-    "No graph decoding: the planning model's own plan (argmax per step)."
+    >>> decoding_text("λ = 0.1 × log [graph] transitions")
+    'λ = 0.1 × log \\[graph\\] transitions'
     """
-    if not decoding:
-        return "No graph decoding: the planning model's own plan (argmax per step)."
-    modes = {"free": "endpoints free", "pinned": "endpoints pinned to the step model's",
-             "topk": f"endpoints among the step model's {decoding.get('k')} most probable",
-             "dist": "endpoints weighed by the endpoint model's probabilities of every first and last step",
-             "graph": "the graph's own top path between the endpoints (the model's scores unused)"}
-    return (f"Decoded with the graph: the exact best plan under the planning model's scores and "
-            f"λ = {md(str(decoding['lam']))} × log graph transitions, {md(str(modes.get(decoding['mode'], decoding['mode'])))} "
-            f"(λ and the endpoint mode chosen on validation videos).")
+    return md(text)
 
 
 def plan_cards(labels: Sequence[str], changed: Sequence[bool], title: str, colour: str) -> str:
@@ -67,7 +60,7 @@ def plan_cards(labels: Sequence[str], changed: Sequence[bool], title: str, colou
 def show_why(ds, result, expanded: bool = True) -> None:
     """The "Why this plan" section of the Plan page for a planner's ``result``."""
     with st.expander("Why this plan", expanded=expanded):
-        st.caption(decoding_text(result.decoding))
+        st.caption(decoding_text(result.decoding_text))
         raw = list(result.raw_plan or result.plan)
         changed = result.changed
         n = sum(changed)

@@ -64,7 +64,7 @@ def _episodes(cfg, ds, horizon: int, task: str | None) -> list[tuple[str, tuple[
     return _all_episodes((cfg.dataset_key(), id(ds)), horizon, task, ds)
 
 
-def _endpoints(cfg, ds, T: int) -> tuple[int, int, tuple[int, ...] | None, str]:
+def _endpoints(cfg, ds, T: int, stop) -> tuple[int, int, tuple[int, ...] | None, str]:
     """Start and goal steps, the ground truth (for an episode) and a description, from the page's controls."""
     tasks = sorted(ds.tasks)
     names = {t: ds.tasks[t].name for t in tasks}
@@ -77,14 +77,14 @@ def _endpoints(cfg, ds, T: int) -> tuple[int, int, tuple[int, ...] | None, str]:
         episodes = _episodes(cfg, ds, T, task)
         if not episodes:
             st.warning(f"No annotated video of this task has {T} steps: choose another task or a shorter horizon.")
-            st.stop()
+            stop()
         query = c3.text_input("Search", key="zs_search", placeholder="video id or task name",
                               help="every word must occur (any case)")
         hits, total = find_matches([f"{e} {names.get(e.split('/', 1)[0], '')}" for e, _ in episodes], query,
                                        pickers.LIMIT)
         if not hits:
             st.warning(f"No episode matches {md(repr(query.strip()))}: change the search or the task.")
-            st.stop()
+            stop()
         shown = [episodes[i] for i in hits]
         options = dict(shown)
         first = next((k for k, (_, p) in enumerate(shown) if p[0] != p[-1]), 0)  # endpoints that differ
@@ -104,18 +104,19 @@ def _endpoints(cfg, ds, T: int) -> tuple[int, int, tuple[int, ...] | None, str]:
     return int(start), int(goal), None, "chosen steps"
 
 
-def page(cfg, ds, reason: str) -> None:
-    """The Plan page without models: the graph's top-R plans between two steps, and the plan graph."""
+def page(cfg, ds, reason: str, link=None) -> None:
+    """The Plan page without models: the graph's top-R plans between two steps, and the plan graph
+    (``link``: the page's state, published before the page stops at a message)."""
     st.info(f"No models to plan from video ({md(reason)}). Planning with the **graph alone** (zero-shot): "
             "pick a test episode or a first and last step, and see the graph's top-R plans between them.")
-    with backend.guarded():
+    with backend.guarded(link=link):
         graph = backend.graph(cfg)
     c1, c2, c3 = st.columns([1, 1, 2])
     T = c1.selectbox("Horizon T", list(range(2, 9)), index=1, key="zs_T", help="number of steps to plan")
     R = c2.slider("Plans R", 1, 5, 3, key="zs_R", help="how many of the graph's best plans to show")
     scorers = api.scorer_names()
     scorer = c3.selectbox("Recommendation", scorers, format_func=scorer_label, key="zs_method")
-    start, goal, truth, where = _endpoints(cfg, ds, T)
+    start, goal, truth, where = _endpoints(cfg, ds, T, link.stop if link is not None else st.stop)
     with backend.guarded():
         found = api.retrieve(graph, start, goal, T, R, scorer)
     named = named_plans(found)

@@ -10,7 +10,7 @@ import streamlit as st
 
 from components import backend, episodes, links, paging, playlists, slices
 from components.charts import pattern_bars, show_figure, show_table
-from components.config import page_icon, page_setup
+from components.config import PAGES, page_setup
 from components.text import dataset_caption, md
 from components.names import default_method
 from kepp_core.catalog import PATTERN_LABELS, PATTERNS, method_label, pattern_label
@@ -20,7 +20,8 @@ title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")
 title_col.title("Failure cases")
 if not cfg.presentation:
     st.caption("Every failed test episode (plan ≠ ground truth) is filed under the first pattern that applies: "
-               "wrong first/last step from the step model; ground truth starting and ending with the same step "
+               "a wrong predicted endpoint (the step model's â₁ or â_T; without a step model, the plan's own first "
+               "or last step); ground truth starting and ending with the same step "
                "(the graph proposes loops); a repeated sub-sequence in the true or predicted plan; other.")
 
 with backend.guarded():
@@ -115,7 +116,7 @@ ep = ep_col.selectbox("Episode", ids, key="fail_episode", format_func=names.get)
 paging.episode_buttons("fail", "fail_episode", chosen["episode"], (prev_col, next_col))
 link.keep(episode=ep)
 row = rows[rows["episode"] == ep].iloc[0]
-open_col.page_link("pages/1_Plan.py", label="Open in Plan", icon=page_icon("Plan"), query_params=episodes.plan_query(row))
+open_col.page_link(PAGES["Plan"].path, label="Open in Plan", icon=PAGES["Plan"].icon, query_params=episodes.plan_query(row))
 with open_col:
     playlists.add_control(cfg, [playlists.item_of_row(row)], "fail_add")
 link.publish()

@@ -13,7 +13,7 @@ import streamlit as st
 
 from components import backend, episode_map, episodes, links, paging, playlists, slices
 from components.charts import show_table
-from components.config import page_icon, page_setup
+from components.config import PAGES, page_setup
 from components.protocol import show_protocol
 from components.text import dataset_caption, md_code
 from components.names import compare_default, default_method
@@ -121,7 +121,7 @@ if len(sel):
     ep = c1.selectbox("Episode", ids, key="res_episode", format_func=names.get)
     paging.episode_buttons("res", "res_episode", sel["episode"], (prev_col, next_col))
     row = page_rows[page_rows["episode"] == ep].iloc[0]
-    open_col.page_link("pages/1_Plan.py", label="Open in Plan", icon=page_icon("Plan"), query_params=episodes.plan_query(row))
+    open_col.page_link(PAGES["Plan"].path, label="Open in Plan", icon=PAGES["Plan"].icon, query_params=episodes.plan_query(row))
     with open_col:
         playlists.add_control(cfg, [playlists.item_of_row(row)], "res_add")
     same = preds[(preds["episode"] == ep) & (preds["horizon"] == horizon)]

@@ -8,7 +8,7 @@ import json
 import streamlit as st
 
 from components import backend, links, playlists
-from components.config import page_icon, page_setup
+from components.config import PAGES, page_setup
 from components.text import md, md_code
 from kepp_core.errors import KeppError
 
@@ -102,10 +102,10 @@ except KeppError as e:
 
 actions = st.columns(4, vertical_alignment="bottom")
 if items:
-    actions[0].page_link("pages/1_Plan.py", label="Present", icon=":material/slideshow:",
+    actions[0].page_link(PAGES["Plan"].path, label="Present", icon=":material/slideshow:",
                          query_params={**playlists.play_query(name, 0, items[0]), "present": "1"},
                          help="play it in presentation mode: → / Space / PageDown next, ← / PageUp previous")
-    actions[1].page_link("pages/1_Plan.py", label="Play", icon=page_icon("Plan"),
+    actions[1].page_link(PAGES["Plan"].path, label="Play", icon=PAGES["Plan"].icon,
                          query_params=playlists.play_query(name, 0, items[0]), help="play it in the normal layout")
 if builtin and items:
     with actions[2].popover("Save a copy", icon=":material/content_copy:", help="to reorder or edit the scenes"):
@@ -131,7 +131,7 @@ for k, item in enumerate(items or []):
                 args=(move, k, 1))
     out.button("✕", key=f"pl_remove_{k}", help="remove from the playlist", disabled=builtin, on_click=change,
                args=(remove, k))
-    go.page_link("pages/1_Plan.py", label="Open", icon=page_icon("Plan"), query_params=playlists.play_query(name, k, item))
+    go.page_link(PAGES["Plan"].path, label="Open", icon=PAGES["Plan"].icon, query_params=playlists.play_query(name, k, item))
 if items and not builtin:
     st.download_button("Download playlist (JSON)", json.dumps(store.read(name).to_json(), indent=1).encode(),
                        file_name=f"{name}.json", mime="application/json", key="pl_download", on_click="ignore")

@@ -184,6 +184,7 @@ def method_horizon_table(preds) -> tuple[object, dict[str, str]]:
     seeds = preds["seed"].fillna(0)
     means: dict[tuple[str, str], float] = {}
     cells: dict[str, dict[str, str]] = {}
+    order: dict[str, tuple[int, int]] = {}  # column -> (horizon, metric's place): the columns' order
     for (method, horizon), g in preds.assign(seed=seeds).groupby(["method", "horizon"], sort=True):
         per_seed = {m: [] for m in TABLE_METRICS}
         for _, s in g.groupby("seed", sort=True):
@@ -193,10 +194,11 @@ def method_horizon_table(preds) -> tuple[object, dict[str, str]]:
             per_seed["mIoU"].append(float(miou_per_episode(pred, gt)))
         for metric, vals in per_seed.items():
             col = f"T={int(horizon)} {metric}"
+            order[col] = (int(horizon), TABLE_METRICS.index(metric))
             mean, half = mean_ci(vals)  # 90%, Student t: the interval of every result table
             means[(col, method)] = round(mean, 2)
             cells.setdefault(method, {})[col] = f"{mean:.2f}" + ("" if math.isnan(half) else f" ± {half:.2f}")
-    cols = sorted({c for c, _ in means}, key=lambda c: (int(c.split()[0][2:]), TABLE_METRICS.index(c.split()[1])))
+    cols = sorted(order, key=order.get)
     best = {c: max((m for cc, m in means if cc == c), key=lambda m: means[(c, m)]) for c in cols}
     names = {m: method_label(m) for m in cells}
     table = pd.DataFrame([{c: cells[m].get(c, "—") for c in cols} for m in cells], index=[names[m] for m in cells])
@@ -206,10 +208,10 @@ def method_horizon_table(preds) -> tuple[object, dict[str, str]]:
 # --- metrics by slice ---------------------------------------------------------------------------------------
 def slice_table(preds, method: str, by: str = "task", reference: str | None = None, horizon: int | None = None):
     """``method``'s episodes of a predictions table (of ``horizon``, or all) by slice, compared with
-    ``reference``: a :class:`~kepp_core.evaluation.slices.SliceTable` (its ``table`` has count, SR,
-    mAcc and ends right per slice, the differences and the paired p-value;
-    ``select(rows, value)`` keeps the rows of one slice). See :mod:`kepp_core.evaluation.slices`."""
-    from kepp_core.evaluation.slices import SliceTable, slice_table as table_of  # pandas: only when a page asks
+    ``reference``: :func:`kepp_core.evaluation.slices.slice_table` (a
+    :class:`~kepp_core.evaluation.slices.SliceTable`: its ``table`` has count, SR, mAcc and ends right
+    per slice, the differences and the paired p-value; ``select(rows, value)`` keeps the rows of one
+    slice)."""
+    from kepp_core.evaluation.slices import slice_table as table_of  # pandas: only when a page asks
 
-    return SliceTable(by, method, reference, None if horizon is None else int(horizon),
-                      table_of(preds, method, by, reference, horizon))
+    return table_of(preds, method, by, reference, horizon)

@@ -28,61 +28,39 @@ from kepp_core.llm.client import ENV_MODEL, ENV_URL
 
 
 
-def load_planner(root: str | Path, horizon: int, condition: str = "graph", trained_r: int = 1,
-                 scorer: str | None = None, graph: str | None = None, sampler: str | None = None,
-                 sampler_steps: int | None = None, dataset: Dataset | Callable[[], Dataset] | None = None,
-                 decode: bool = True, save_decoding: bool = False, structured: bool = False):
-    """The KEPP planner of ``ROOT/T<horizon>`` (planning model for ``condition`` and ``trained_r``;
-    ``structured``: the one trained with the structured loss), ranking graph paths with ``scorer``
-    (default: the model's own).
+def load_planner(root: str | Path, horizon: int, role=None, *, scorer: str | None = None, graph: str | None = None,
+                 sampler: str | None = None, sampler_steps: int | None = None,
+                 dataset: Dataset | Callable[[], Dataset] | None = None, decode: bool = True, save_decoding: bool = False):
+    """The KEPP planner of ``ROOT/T<horizon>`` with the planning model ``role`` (a
+    :class:`~kepp_core.catalog.ModelRole`; default: KEPP R=1, :func:`~kepp_core.catalog.plan_role`),
+    ranking graph paths with ``scorer`` (default: the model's own).
 
-    ``decode``: the planner decodes its plans with the graph (``planner.decoding``: λ and the
-    endpoint mode evaluation's ``+dec`` row chose for this model on validation videos), read from
-    the models folder's ``decoding.json`` or KEPP's cache home; where neither holds one it is chosen
-    now on ``dataset`` (the dataset the models were trained on, or a function giving it; without
-    one the planner keeps the argmax plan) and kept in the cache home, or in the models folder with
-    ``save_decoding``. Where the folder also holds the endpoint model and the model has a ``+jdec``
-    row, the planner decodes jointly with the endpoint model's distributions instead when that
-    row's choice did better on the validation videos (``planner.endpoint_model``)."""
-    from kepp_core.catalog import ENDPOINTS, JOINT_SUFFIX, ModelRole, model_folder, plan_page_method
-    from kepp_core.evaluation.methods.decoded import planner_choice
-    from kepp_core.models.checkpoint import load_checkpoint
+    ``decode``: the planner decodes its plans with the graph, as the decoding choice module decides for
+    this planning model (:func:`kepp_core.evaluation.methods.choice.planner_decoding`: its ``+dec``
+    row's choice, or its ``+jdec`` row's with the endpoint model where that did better on validation
+    videos), read from the models folder's ``decoding.json`` or KEPP's cache home; where neither holds
+    one it is made now on ``dataset`` (the dataset the models were trained on, or a function giving it;
+    without one the planner keeps the argmax plan) and kept in the cache home, or in the models folder
+    with ``save_decoding``."""
+    from kepp_core.catalog import models_dir, plan_role
+    from kepp_core.evaluation.methods.choice import planner_decoding
     from kepp_core.planner import KEPPPlanner
     from kepp_core.training.loop import set_cpu_threads
 
     # One plan is a batch of one through a small network: extra intra-op threads only fight the
     # server's other work (on 2 busy cores, 2 threads made a plan 20x slower than 1).
     set_cpu_threads()
-    planner = KEPPPlanner.from_models(root, horizon, R=trained_r, condition=condition, graph=graph,
-                                      sampler=sampler, sampler_steps=sampler_steps, structured=structured)
+    role = role or plan_role()
+    planner = KEPPPlanner.from_models(root, horizon, role=role, graph=graph, sampler=sampler,
+                                      sampler_steps=sampler_steps)
     if scorer:
         planner.scorer = scorer
-    if not decode:
-        return planner
-    role = ModelRole("plan", condition, trained_r if condition == "graph" else 1, structured)
-    spec, hdir = planner.plan_spec, Path(root) / f"T{horizon}"
-
-    def given() -> Dataset:
-        if dataset is None:
-            raise _NoDataset
-        return dataset() if callable(dataset) and not isinstance(dataset, Dataset) else dataset
-    joint = (hdir / model_folder(ENDPOINTS)).is_dir() and plan_page_method(role, JOINT_SUFFIX) is not None
-    try:
-        choice, where, val = planner_choice(hdir, role, given, spec.setting, spec.m, save_decoding)
-        if joint:
-            jchoice, jwhere, jval = planner_choice(hdir, role, given, spec.setting, spec.m, save_decoding,
-                                                   JOINT_SUFFIX)
-            if (jval or 0.0) > (val or 0.0):
-                planner.endpoint_model, _ = load_checkpoint(hdir / model_folder(ENDPOINTS), "endpoints")
-                choice, where = jchoice, jwhere
-        planner.decoding, planner.decoding_source = choice, str(where)
-    except _NoDataset:
-        pass  # no stored choice and no dataset to choose one on: the argmax plan
+    if decode:
+        spec = planner.plan_spec
+        given = dataset if callable(dataset) and not isinstance(dataset, Dataset) else lambda: dataset
+        planner.use_decoding(planner_decoding(models_dir(root, horizon), role, given, spec.setting, spec.m,
+                                              save_decoding))
     return planner
-
-
-class _NoDataset(Exception):
-    """No stored decoding choice, and no dataset given to choose one on."""
 
 
 def check_planner(planner, ds: Dataset, where: str) -> None:

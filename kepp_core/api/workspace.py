@@ -24,7 +24,7 @@ from pathlib import Path
 from kepp_core.api.analysis import read_predictions
 from kepp_core.api.protocols import find_protocols
 from kepp_core.api.config import AppConfig, check_allowed
-from kepp_core.catalog import CONFIG_FILE, LOG_FILE, RESULTS_FILE, ModelRole, parse_model_folder
+from kepp_core.catalog import CONFIG_FILE, LOG_FILE, RESULTS_FILE, ModelRole, models_dir, parse_model_folder
 from kepp_core.data import Dataset, load_dataset
 from kepp_core.data.synth import ensure_world, world_ready
 from kepp_core.errors import KeppError
@@ -82,7 +82,7 @@ def plan_variants(root: str | Path, horizon: int) -> dict[str, ModelRole]:
     """Planning models the KEPP planner can use for ``horizon``: label -> role (graph-conditioned
     first, the one trained with the structured loss among them, then the no-graph ablation)."""
     out = {}
-    for p in sorted((Path(root) / f"T{horizon}").glob("plan-*")):
+    for p in sorted(models_dir(root, horizon).glob("plan-*")):
         if not (p / CONFIG_FILE).is_file():
             continue
         try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from kepp_core import catalog
@@ -28,8 +27,8 @@ def register(sub) -> None:
     """Add ``kepp eval`` (its ``--methods`` choices come from the method catalogue)."""
     from kepp_core.commands.llm_args import add_llm_args
 
-    defaults = tuple(m.name for m in catalog.METHODS if m.default and not m.llm)
-    others = tuple(m.name for m in catalog.METHODS if not m.default and not m.llm) + _llm_methods()
+    defaults = tuple(m.name for m in catalog.methods() if m.default and not m.llm)
+    others = tuple(m.name for m in catalog.methods() if not m.default and not m.llm) + _llm_methods()
 
     p = add_command(sub, "eval", "evaluate KEPP and the baselines on the test split", EXAMPLES, _eval)
     add_dataset_args(p)
@@ -49,15 +48,16 @@ def register(sub) -> None:
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: $KEPP_THREADS or half the cores)")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
     p.add_argument("--decode", default=None, metavar="MODE",
-                   help="endpoints of the +dec methods: free, pinned, topk or topk:K (default: chosen on "
-                        "validation videos and kept in KEPP's cache home, or read from MODELS/T<h>/decoding.json)")
+                   help="endpoints of the +dec methods: free, pinned, topk or topk:K; a +jdec method keeps its joint "
+                        "decoding (default: chosen on validation videos and kept in KEPP's cache home, or read from "
+                        "MODELS/T<h>/decoding.json)")
     p.add_argument("--decode-weight", default=None, metavar="LAMBDA",
-                   help="transition weight λ >= 0 of the +dec methods (default: chosen on validation)")
+                   help="transition weight λ >= 0 of the +dec and +jdec methods (default: chosen on validation)")
     p.add_argument("--decode-samples", default=None, metavar="K",
-                   help="the +dec methods decode the mean of K sampled action blocks (batched) instead of one "
+                   help="the +dec and +jdec methods decode the mean of K sampled action blocks (batched) instead of one "
                         "(default 1)")
     p.add_argument("--save-decoding", action="store_true",
-                   help="store a choice of the +dec methods made on validation in MODELS/T<h>/decoding.json "
+                   help="store a choice of the +dec and +jdec methods made on validation in MODELS/T<h>/decoding.json "
                         "(never written there otherwise: the models folder may be read-only)")
     add_llm_args(p)
 
@@ -134,10 +134,10 @@ def _eval(args) -> int:
 def _seconds(root: Path, horizon: int) -> int:
     """Seconds per observation ``M`` the step model of ``ROOT/T<h>`` was made for (the default
     where there is none: the methods that need it are skipped)."""
-    from kepp_core.catalog import ModelRole, model_folder
+    from kepp_core.catalog import STEP, model_folder, models_dir
     from kepp_core.models.spec import DEFAULT_M, load_spec
 
-    folder = root / f"T{horizon}" / model_folder(ModelRole("step"))
+    folder = models_dir(root, horizon) / model_folder(STEP)
     try:
         return load_spec(folder).m if folder.is_dir() else DEFAULT_M
     except KeppError:
@@ -145,7 +145,7 @@ def _seconds(root: Path, horizon: int) -> int:
 
 
 def _decode_override(args):
-    """The ``+dec`` methods' decoding from ``--decode``, ``--decode-weight`` and ``--decode-samples``
+    """The graph-decoded methods' decoding from ``--decode``, ``--decode-weight`` and ``--decode-samples``
     (parts not given are chosen on validation)."""
     from kepp_core.evaluation.options import TOPK, DecodeOverride, parse_decode_mode
 
@@ -160,13 +160,13 @@ def _decode_override(args):
 
 def parse_decode_weight(text) -> float:
     """λ of ``--decode-weight``: a finite number >= 0 (KeppError otherwise)."""
+    from kepp_core.graph.decoding import check_weight
+
     try:
         lam = float(text)
     except (TypeError, ValueError):
         raise KeppError(f"--decode-weight {text!r}: expected a number >= 0") from None
-    if not math.isfinite(lam) or lam < 0:
-        raise KeppError(f"--decode-weight {text!r}: expected a finite number >= 0")
-    return lam
+    return check_weight(lam, "--decode-weight")
 
 
 def parse_decode_samples(text) -> int:
@@ -192,4 +192,4 @@ def _recommender(args, ds):
 
 def _llm_methods() -> tuple[str, ...]:
     """The methods that need an LLM endpoint (run only when named)."""
-    return tuple(m.name for m in catalog.METHODS if m.llm)
+    return tuple(m.name for m in catalog.methods() if m.llm)

@@ -68,8 +68,8 @@ def _plan(args) -> int:
         if a < 0 or b > duration + 1e-6:
             raise KeppError(f"{name} {a:g} {b:g}: outside the video {source.name} ({duration:.1f} s long): "
                             f"choose seconds from 0 to {duration:.1f}")
-    planner = api.load_planner(models, args.horizon, role.condition, role.R, dataset=lambda: dataset_from_args(args),
-                               decode=not args.raw, save_decoding=args.save_decoding, structured=role.structured)
+    planner = api.load_planner(models, args.horizon, role, dataset=lambda: dataset_from_args(args),
+                               decode=not args.raw, save_decoding=args.save_decoding)
     planner.seed = args.seed
     if features is None:  # a video: encoded with the models' encoder when the clips are cut from it
         name = planner.plan_spec.encoder
@@ -120,13 +120,10 @@ def _print(out: dict, result) -> None:
     from kepp_core.commands._common import print_table
 
     dec = out["decoding"]
-    how = (f"graph decoding: mode {dec['mode']}, λ={dec['lam']:g}, endpoint probabilities of the "
-           f"{dec['endpoints']} (choice in {dec['source']})" if dec
-           else "no graph decoding: the planning model's argmax plan")
     print(f"plan (T={out['horizon']}): " + " → ".join(out["plan_labels"]))
     if dec:
         print("before decoding: " + " → ".join(out["raw_plan_labels"]))
-    print(how)
+    print(result.decoding_text + (f" Choice kept in {dec['source']}." if dec else ""))
     for name in ("first", "last"):
         top = ", ".join(f"{e['label']} {e['probability']:.3f}" for e in out["endpoint_top"].get(name, []))
         print(f"{name} step ({dec['endpoints'] if dec else 'step model'}): {top}")

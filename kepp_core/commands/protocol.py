@@ -3,7 +3,7 @@ and paired tests (:mod:`kepp_core.protocol`)."""
 
 from __future__ import annotations
 
-from kepp_core.catalog import parse_model_folder
+from kepp_core.catalog import models_dir, parse_model_folder
 from kepp_core.commands._common import add_command, set_threads
 from kepp_core.commands.train import add_print_args
 from kepp_core.errors import KeppError
@@ -88,6 +88,6 @@ def protocol_commands(spec, stage: int | None = None, threads: int | None = None
     for fraction in spec.train_fractions:
         for seed in spec.seeds:
             root = Path(spec.models or spec.out) / f"frac{round(fraction * 100)}" / f"seed{seed}"
-            cmds += [train_command(r, spec.config(h, seed), spec.preset, root / f"T{h}", data, fraction, threads)
+            cmds += [train_command(r, spec.config(h, seed), spec.preset, models_dir(root, h), data, fraction, threads)
                      for h in spec.horizons for r in roles]
     return format_commands(cmds, stage)

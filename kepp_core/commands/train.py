@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
-from kepp_core.catalog import EXTRA_ROLES, LLM_CONDITIONS, SUITE_ROLES, model_folder
+from kepp_core.catalog import ENDPOINTS, ENDPOINTS_PAIR, EXTRA_ROLES, LLM_CONDITIONS, METHODS, SUITE_ROLES, model_folder, models_dir
 from kepp_core.commands._common import add_command, add_dataset_args, dataset_from_args, emit_json, set_threads
 from kepp_core.errors import KeppError
 
@@ -35,8 +35,8 @@ EXAMPLES_ENDPOINTS = """  kepp train endpoints --dataset demo -T 4 --out models/
   (--set endpoint_arch=pair: the earlier model, one MLP over both clips); cross-entropy with label
   smoothing (--set endpoint_smoothing=S), the task classifier's schedule (--set endpoint_epochs=N,
   0: classifier_epochs). One temperature per head is fitted on the held-out training videos and
-  stored in its config. Rows: graph-ce, kepp-nograph+jdec, kepp-R1+jdec, kepp-R1-struct+jdec (the
-  earlier model's, from endpoints-pair: graph-ce-pair and the +jdec-pair rows)."""
+  stored in its config. Rows: """ + ", ".join(m.name for m in METHODS if ENDPOINTS in m.roles) + """ (the
+  earlier model's, from endpoints-pair: """ + ", ".join(m.name for m in METHODS if ENDPOINTS_PAIR in m.roles) + ")."
 EXAMPLES_ALL = """  kepp train all --dataset demo --out models --horizons 3 4 5 6
   kepp train all --dataset demo --out models --horizons 4 --only step plan-graph-R1
   kepp train all --dataset demo --out models --horizons 3 4 --print-commands > runs.txt   # a run list
@@ -381,15 +381,13 @@ def _all(args) -> int:
 
 def all_commands(args, cfg, members) -> str:
     """The run list of ``kepp train all``: one ``kepp train`` line per horizon and member."""
-    from pathlib import Path
-
     from kepp_core.commands.runlist import data_args, format_commands, train_command
     from kepp_core.training import DATASET_PRESET
 
     name = args.preset or DATASET_PRESET.get(args.dataset, "crosstask")
     data = data_args(args.dataset, args.root, args.features, args.split_seed, args.coin_actions)
     roles = [r for r in SUITE_ROLES + EXTRA_ROLES if model_folder(r) in members]
-    cmds = [train_command(r, replace(cfg, horizon=h), name, Path(args.out) / f"T{h}", data,
+    cmds = [train_command(r, replace(cfg, horizon=h), name, models_dir(args.out, h), data,
                           _fraction(args), args.threads)
             for h in args.horizons for r in roles]
     return format_commands(cmds, args.stage)

@@ -121,6 +121,14 @@ class Dataset:
         return [self.actions[a] for a in plan]
 
 
+def restrict_train(ds: Dataset, keep: set[str]) -> Dataset:
+    """``ds`` with only the training videos whose ``task_id`` key is in ``keep`` left in the
+    training split (the others move to the split ``unused``; vocabulary and test split unchanged)."""
+    videos = [v if v.split != "train" or f"{v.task}_{v.id}" in keep else
+              Video(v.id, v.task, v.steps, "unused", v.duration, v.feature_file, v.video_file) for v in ds.videos]
+    return Dataset(ds.name, ds.actions, ds.tasks, videos, ds.root, ds.meta)
+
+
 SEGMENT_SLACK = 1.0  # seconds an annotation may run past the video (rounding in the releases)
 
 

@@ -1,30 +1,32 @@
 """The options of one evaluation run, typed and frozen: what ``kepp eval``, ``kepp protocol``
 and the demo table choose (the observation setting, sampler, seed, sampled plans per episode,
-the ``+dec`` rows' decoding). The per-run caches live beside them in
+the graph-decoded rows' decoding). The per-run caches live beside them in
 :class:`~kepp_core.evaluation.methods.base.EvalCache`; errors name the option and its value
 (the commands layer adds the flag)."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from kepp_core.catalog import MAX_SEED
 from kepp_core.errors import KeppError
-from kepp_core.graph.decoding import ENDPOINT_MODES, TOPK
+from kepp_core.graph.decoding import MARGINAL_MODES, TOPK, check_weight
 
-# The modes the ``+dec`` rows choose among: ``dist`` needs endpoint distributions these rows do not make yet.
-DECODE_MODES = tuple(m for m in ENDPOINT_MODES if m != "dist")
+# The modes ``--decode`` names: the +dec rows' (a row decodes with an override's mode only where it
+# allows that mode: kepp_core.evaluation.methods.choice.row_modes).
+DECODE_MODES = MARGINAL_MODES
 
 
 MAX_SAMPLES = 1000  # sampled plans per episode (each is a full sampling run)
 
 @dataclass(frozen=True)
 class DecodeOverride:
-    """How the ``+dec`` rows decode, where it is not chosen on validation: endpoint ``mode`` and
-    transition weight ``lam`` (None: chosen on validation), ``k`` of the ``topk`` mode, and
-    ``samples`` (K: emissions from the mean of K sampled action blocks); ``save``: store a choice
-    made on validation in the models folder (default: in KEPP's cache home)."""
+    """How the graph-decoded rows decode, where it is not chosen on validation: endpoint ``mode``
+    (for the rows that allow it: the ``+dec`` rows; a ``+jdec`` row keeps its joint mode) and
+    transition weight ``lam`` (every graph-decoded row; None: chosen on validation), ``k`` of the
+    ``topk`` mode, and ``samples`` (K: emissions from the mean of K sampled action blocks);
+    ``save``: store a choice made on validation in the models folder (default: in KEPP's cache
+    home). :func:`kepp_core.evaluation.methods.choice.choose` applies it."""
 
     mode: str | None = None
     lam: float | None = None
@@ -35,8 +37,8 @@ class DecodeOverride:
     def __post_init__(self) -> None:
         if self.mode is not None and self.mode not in DECODE_MODES:
             raise KeppError(f"decode mode {self.mode!r}: expected one of {', '.join(DECODE_MODES)}")
-        if self.lam is not None and not (math.isfinite(self.lam) and self.lam >= 0):
-            raise KeppError(f"decode weight {self.lam!r}: expected a finite number >= 0")
+        if self.lam is not None:
+            check_weight(self.lam, "decode weight")
         if self.samples < 1 or self.k < 1:
             raise KeppError(f"decode samples {self.samples!r} and top-k {self.k!r}: expected whole numbers >= 1")
 
@@ -46,7 +48,7 @@ class EvalOptions:
     """One evaluation run's choices: the observation ``setting`` and ``m``, a ``sampler`` and
     ``sampler_steps`` overriding the models' own (None: their own), the ``seed``, ``samples``
     (K >= 2 plans per episode from the sampled methods; 0: none), ``strict`` (fail instead of
-    skipping a method without models) and the ``+dec`` rows' ``decode``."""
+    skipping a method without models) and the graph-decoded rows' ``decode``."""
 
     setting: str = "conventional"
     m: int = 3
@@ -72,7 +74,7 @@ def parse_decode_mode(text: str) -> tuple[str, int]:
     """
     mode, _, k = str(text).partition(":")
     if mode not in DECODE_MODES or (k and mode != "topk"):
-        raise KeppError(f"decode mode {text!r}: expected one of free, pinned, topk or topk:K (K >= 1)")
+        raise KeppError(f"decode mode {text!r}: expected one of {', '.join(DECODE_MODES)} or topk:K (K >= 1)")
     if not k:
         return mode, TOPK
     if not k.isdigit() or int(k) < 1:

@@ -1,27 +1,31 @@
 """Metrics by slice: where a method fails. The evaluated episodes of one method (a predictions
-table, :func:`kepp_core.api.read_predictions`) are cut by one of
-:data:`kepp_core.catalog.SLICE_BY`:
+table, :func:`kepp_core.api.read_predictions`) are cut by one of the catalogue's cuts
+(:data:`kepp_core.catalog.SLICE_CUTS`: names, labels, fixed values); the rule that puts a row in a
+slice is here, one per cut (:data:`RULES`):
 
 - ``task``: the episode's task;
 - ``pattern``: the method's failure pattern on the episode (the first that applies, as the
   failure analysis files it: :mod:`kepp_core.evaluation.failures`), or :data:`SUCCESS`;
 - ``horizon``: ``T``;
-- ``endpoints``: whether the method's plan has the right first *and* last step
-  (:data:`ENDS_RIGHT` / :data:`ENDS_WRONG`).
+- ``ends``: whether the method's plan has the right first *and* last step
+  (:data:`ENDS_RIGHT` / :data:`ENDS_WRONG`; the one rule of *ends right*:
+  :func:`kepp_core.metrics.ends_right`).
 
 Each slice gets its count (episodes × seeds), SR, mAcc (steps right over all positions, as
-:func:`kepp_core.metrics.mean_accuracy`) and *ends right* (first and last step right,
-:func:`kepp_core.metrics.endpoint_rate`), all in %, named as the catalogue names the metrics. Against a reference method, on the units (episode, seed) both recorded: the differences
-(method − reference, points) and, where the records hold several seeds, the p-value of the
-paired sign-flip permutation test of per-unit success
+:func:`kepp_core.metrics.mean_accuracy`) and *ends right* (first and last step right), all in %,
+named as the catalogue names the metrics. Against a reference method, on the units (episode, seed)
+both recorded: the differences (method − reference, points) and, where the records hold several
+seeds, the p-value of the paired sign-flip permutation test of per-unit success
 (:func:`kepp_core.evaluation.stats.paired_permutation_test`: the one test of every table).
+:func:`slice_table` returns a :class:`SliceTable`: the table and the rule that made it, so that a
+page filters its episodes to a slice by the rule the table counted with.
 
 >>> import pandas as pd
 >>> rows = pd.DataFrame({"episode": ["a", "b", "a", "b"], "task": ["tea", "tea", "tea", "tea"],
 ...     "horizon": [3] * 4, "seed": [0] * 4, "setting": ["conventional"] * 4, "method": ["m", "m", "r", "r"],
 ...     "truth": [(1, 2, 3), (4, 5, 6)] * 2, "plan": [(1, 2, 3), (4, 0, 0), (1, 0, 3), (4, 5, 6)],
 ...     "success": [True, False, False, True], "pattern": ["", "wrong_endpoint", "other", ""]})
->>> t = slice_table(rows, "m", "endpoints", reference="r")
+>>> t = slice_table(rows, "m", "ends", reference="r").table
 >>> t[["slice", "count", "SR", "mAcc", "ends right", "Δ SR"]].to_dict("records")
 [{'slice': 'right', 'count': 1, 'SR': 100.0, 'mAcc': 100.0, 'ends right': 100.0, 'Δ SR': 100.0}, \
 {'slice': 'wrong', 'count': 1, 'SR': 0.0, 'mAcc': 33.33, 'ends right': 0.0, 'Δ SR': -100.0}]
@@ -31,17 +35,19 @@ paired sign-flip permutation test of per-unit success
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from kepp_core.catalog import METRIC_NAMES, PATTERNS, SLICE_BY, SLICE_ENDS_RIGHT, SLICE_ENDS_WRONG, SLICE_SUCCESS
+from kepp_core.catalog import METRIC_NAMES, SLICE_BY, SLICE_CUTS, SLICE_ENDS_RIGHT, SLICE_ENDS_WRONG, SLICE_SUCCESS
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.stats import paired_permutation_test
+from kepp_core.metrics import ends_right
 
-__all__ = ["ENDS_RIGHT", "ENDS_WRONG", "PAIR_KEYS", "PERMUTATIONS", "SLICE_BY", "SUCCESS", "SliceTable",
-           "endpoints_right", "select_slice", "slice_table", "slice_values"]
+__all__ = ["ENDS_RIGHT", "ENDS_WRONG", "PAIR_KEYS", "PERMUTATIONS", "RULES", "SLICE_BY", "SUCCESS", "SliceTable",
+           "select_slice", "slice_table", "slice_values"]
 
 SUCCESS = SLICE_SUCCESS  # the pattern slice of the episodes the method planned right
 ENDS_RIGHT, ENDS_WRONG = SLICE_ENDS_RIGHT, SLICE_ENDS_WRONG
@@ -55,11 +61,9 @@ COLUMNS = ["slice", "count", *METRICS]
 PAIRED = ["pairs", *(f"Δ {m}" for m in METRICS), "p"]
 
 
-def endpoints_right(rows: pd.DataFrame) -> np.ndarray:
-    """Per row: the plan's first and last step both equal the ground truth's (the rule of
-    :func:`kepp_core.metrics.endpoint_rate`, row by row)."""
-    return np.fromiter((p[0] == t[0] and p[-1] == t[-1] for p, t in zip(rows["plan"], rows["truth"])),
-                       dtype=bool, count=len(rows))
+def _ends(rows: pd.DataFrame) -> np.ndarray:
+    """Per row: the plan's first and last step both right (:func:`kepp_core.metrics.ends_right`)."""
+    return np.array(ends_right(list(rows["plan"]), list(rows["truth"])), dtype=bool)
 
 
 def _steps_right(rows: pd.DataFrame) -> np.ndarray:
@@ -67,18 +71,22 @@ def _steps_right(rows: pd.DataFrame) -> np.ndarray:
                        dtype=np.int64, count=len(rows))
 
 
+# The rule of each cut: the slice of every row (a string), in the catalogue's order of the cuts.
+RULES: dict[str, Callable[[pd.DataFrame], np.ndarray]] = {
+    "task": lambda rows: rows["task"].astype(str).to_numpy(dtype=object),
+    "pattern": lambda rows: np.array([p or SUCCESS for p in rows["pattern"]], dtype=object),
+    "horizon": lambda rows: np.array([str(int(h)) for h in rows["horizon"]], dtype=object),
+    "ends": lambda rows: np.where(_ends(rows), ENDS_RIGHT, ENDS_WRONG).astype(object),
+}
+assert list(RULES) == list(SLICE_CUTS), "every cut of the catalogue has one rule here"
+
+
 def slice_values(rows: pd.DataFrame, by: str) -> np.ndarray:
     """The slice of each row (a string: a task id, a pattern or :data:`SUCCESS`, ``"3"``,
     :data:`ENDS_RIGHT` / :data:`ENDS_WRONG`)."""
-    if by == "task":
-        return rows["task"].astype(str).to_numpy(dtype=object)
-    if by == "pattern":
-        return np.array([p or SUCCESS for p in rows["pattern"]], dtype=object)
-    if by == "horizon":
-        return np.array([str(int(h)) for h in rows["horizon"]], dtype=object)
-    if by == "endpoints":
-        return np.where(endpoints_right(rows), ENDS_RIGHT, ENDS_WRONG).astype(object)
-    raise KeppError(f"unknown slice {by!r} (expected one of {', '.join(SLICE_BY)})")
+    if by not in RULES:
+        raise KeppError(f"unknown slice {by!r} (expected one of {', '.join(SLICE_BY)})")
+    return RULES[by](rows)
 
 
 def select_slice(rows: pd.DataFrame, by: str, value: str) -> pd.DataFrame:
@@ -87,28 +95,23 @@ def select_slice(rows: pd.DataFrame, by: str, value: str) -> pd.DataFrame:
 
 
 def _order(values, by: str) -> list[str]:
-    """The slices in reading order: successes then the patterns' order, horizons by number, right
-    before wrong, tasks by id."""
+    """The slices in reading order: the cut's fixed values first in the catalogue's order
+    (successes, then the patterns; right before wrong), horizons by number, the rest by name."""
     present = set(values)
-    if by == "pattern":
-        known = [SUCCESS, *PATTERNS]
-        return [p for p in known if p in present] + sorted(present - set(known))
-    if by == "horizon":
-        return sorted(present, key=int)
-    if by == "endpoints":
-        return [v for v in (ENDS_RIGHT, ENDS_WRONG) if v in present]
-    return sorted(present)
+    fixed = [v for v in SLICE_CUTS[by].value_labels if v in present]
+    rest = present - set(fixed)
+    return fixed + sorted(rest, key=int if SLICE_CUTS[by].every_horizon else str)
 
 
 def _units(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per row the unit key and what the metrics sum: success, steps right, steps, endpoints right."""
+    """Per row the unit key and what the metrics sum: success, steps right, steps, ends right."""
     return pd.DataFrame({"episode": rows["episode"].astype(str).to_numpy(),
                          "horizon": rows["horizon"].astype(int).to_numpy(),
                          "seed": rows["seed"].fillna(-1).astype(int).to_numpy(),
                          "setting": rows["setting"].fillna("").astype(str).to_numpy(),
                          "success": rows["success"].astype(float).to_numpy(), "hits": _steps_right(rows),
                          "steps": np.fromiter((len(t) for t in rows["truth"]), np.int64, len(rows)),
-                         "ends": endpoints_right(rows).astype(float)})
+                         "ends": _ends(rows).astype(float)})
 
 
 def _of(rows: pd.DataFrame, method: str, horizon: int | None) -> pd.DataFrame:
@@ -116,42 +119,6 @@ def _of(rows: pd.DataFrame, method: str, horizon: int | None) -> pd.DataFrame:
     if horizon is not None:
         keep &= rows["horizon"] == int(horizon)
     return rows[keep]
-
-
-def slice_table(rows: pd.DataFrame, method: str, by: str = "task", reference: str | None = None,
-                horizon: int | None = None, permutations: int = PERMUTATIONS) -> pd.DataFrame:
-    """One row per slice of ``method``'s episodes (of ``horizon``, or all): ``slice`` (its value,
-    :func:`slice_values`), ``count``, ``SR``, ``mAcc``, ``ends right`` (%, 2 decimals). With a
-    ``reference`` method also ``pairs`` (units both methods recorded), ``Δ SR``, ``Δ mAcc``,
-    ``Δ ends right`` (method − reference on those units, points) and ``p`` (the paired
-    permutation test of per-unit success; NaN unless the records hold several seeds)."""
-    own = _of(rows, method, horizon)
-    if not len(own):
-        raise KeppError(f"no records of method {method!r}" + (f" at T={horizon}" if horizon is not None else "")
-                        + ": pick another method or horizon")
-    units = _units(own).assign(slice=slice_values(own, by))
-    g = units.groupby("slice", sort=False)
-    table = pd.DataFrame(dict(zip(["count", *METRICS], [g.size(), 100 * g["success"].mean(),
-                                                        100 * g["hits"].sum() / g["steps"].sum(), 100 * g["ends"].mean()])))
-    table = table.loc[_order(table.index, by)].round(2).rename_axis("slice").reset_index()
-    if reference is None:
-        return table[COLUMNS]
-    ref = _units(_of(rows, reference, horizon)).drop_duplicates(list(PAIR_KEYS))
-    pairs = units.merge(ref, on=list(PAIR_KEYS), suffixes=("", "_ref"))
-    several = units["seed"].nunique() > 1
-    by_slice = dict(tuple(pairs.groupby("slice", sort=False)))
-    paired = []
-    for value in table["slice"]:
-        p = by_slice.get(value, pairs.iloc[:0])
-        d = (p["success"] - p["success_ref"]).to_numpy()
-        n = len(p)
-        deltas = [100 * d.mean(), 100 * (p["hits"].sum() - p["hits_ref"].sum()) / p["steps"].sum(),
-                  100 * (p["ends"] - p["ends_ref"]).mean()] if n else [np.nan] * 3
-        p_value = paired_permutation_test(d, permutations) if several and n else np.nan
-        paired.append(dict(zip(PAIRED, [n, *deltas, p_value])))
-    extra = pd.DataFrame(paired, columns=PAIRED).astype({"pairs": int})
-    extra[PAIRED[1:4]] = extra[PAIRED[1:4]].astype(float).round(2)
-    return pd.concat([table[COLUMNS], extra], axis=1)
 
 
 @dataclass(frozen=True)
@@ -168,3 +135,48 @@ class SliceTable:
     def select(self, rows: pd.DataFrame, value: str) -> pd.DataFrame:
         """The rows of ``rows`` in the slice ``value`` (:func:`select_slice`)."""
         return select_slice(rows, self.by, value)
+
+
+def slice_table(rows: pd.DataFrame, method: str, by: str = "task", reference: str | None = None,
+                horizon: int | None = None, permutations: int = PERMUTATIONS) -> SliceTable:
+    """``method``'s episodes (of ``horizon``, or all) by slice: a :class:`SliceTable` whose ``table``
+    has one row per slice: ``slice`` (its value, :func:`slice_values`), ``count``, ``SR``, ``mAcc``,
+    ``ends right`` (%, 2 decimals); with a ``reference`` method also ``pairs`` (units both methods
+    recorded), ``Δ SR``, ``Δ mAcc``, ``Δ ends right`` (method − reference on those units, points) and
+    ``p`` (the paired permutation test of per-unit success; NaN unless the records hold several seeds)."""
+    horizon = None if horizon is None else int(horizon)
+    own = _of(rows, method, horizon)
+    if not len(own):
+        raise KeppError(f"no records of method {method!r}" + (f" at T={horizon}" if horizon is not None else "")
+                        + ": pick another method or horizon")
+    units = _units(own).assign(slice=slice_values(own, by))
+    g = units.groupby("slice", sort=False)
+    table = pd.DataFrame(dict(zip(["count", *METRICS], [g.size(), 100 * g["success"].mean(),
+                                                        100 * g["hits"].sum() / g["steps"].sum(), 100 * g["ends"].mean()])))
+    table = table.loc[_order(table.index, by)].round(2).rename_axis("slice").reset_index()
+    if reference is not None:
+        table = pd.concat([table[COLUMNS], _paired(units, _units(_of(rows, reference, horizon)), table, permutations)],
+                          axis=1)
+    else:
+        table = table[COLUMNS]
+    return SliceTable(by, method, reference, horizon, table)
+
+
+def _paired(units: pd.DataFrame, reference: pd.DataFrame, table: pd.DataFrame, permutations: int) -> pd.DataFrame:
+    """Per slice of ``table``: the units both methods recorded, the differences and the paired p-value."""
+    ref = reference.drop_duplicates(list(PAIR_KEYS))
+    pairs = units.merge(ref, on=list(PAIR_KEYS), suffixes=("", "_ref"))
+    several = units["seed"].nunique() > 1
+    by_slice = dict(tuple(pairs.groupby("slice", sort=False)))
+    paired = []
+    for value in table["slice"]:
+        p = by_slice.get(value, pairs.iloc[:0])
+        d = (p["success"] - p["success_ref"]).to_numpy()
+        n = len(p)
+        deltas = [100 * d.mean(), 100 * (p["hits"].sum() - p["hits_ref"].sum()) / p["steps"].sum(),
+                  100 * (p["ends"] - p["ends_ref"]).mean()] if n else [np.nan] * 3
+        p_value = paired_permutation_test(d, permutations) if several and n else np.nan
+        paired.append(dict(zip(PAIRED, [n, *deltas, p_value])))
+    extra = pd.DataFrame(paired, columns=PAIRED).astype({"pairs": int})
+    extra[PAIRED[1:4]] = extra[PAIRED[1:4]].astype(float).round(2)
+    return extra

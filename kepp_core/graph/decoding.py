@@ -59,12 +59,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kepp_core.arrays import as_numpy, float_array
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.graph.build import ProcedureGraph
 from kepp_core.graph.history import HistoryScorer
 from kepp_core.graph.retrieval import top_paths
 
-ENDPOINT_MODES = ("free", "pinned", "topk", "dist")
+# The endpoint modes: the marginal ones commit to the first and last step (or leave them free) before
+# the middle is decoded; the joint one weighs full distributions of both with the rest of the plan.
+MARGINAL_MODES = ("free", "pinned", "topk")
+JOINT_MODE = "dist"
+ENDPOINT_MODES = (*MARGINAL_MODES, JOINT_MODE)
 EMISSION_KINDS = ("logits", "probs")
 VITERBI_CELLS = 1 << 24  # float64 cells of one Viterbi block (128 MB): 28 queries at A = 768 (COIN's vocabulary)
 RTOL = 1e-12  # scores within RTOL · Σ|terms| are ties (rounding of a T-term sum is ~T · 1e-16 of it)
@@ -87,24 +92,9 @@ class Decoding:
 
 
 # --- inputs ----------------------------------------------------------------------------------
-def float_array(x, name: str) -> np.ndarray:
-    """``x`` (numpy, torch or nested lists) as a float64 array; NaN or +inf is a KeppError."""
-    if hasattr(x, "detach"):
-        x = x.detach().cpu().numpy()
-    try:
-        arr = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError) as e:
-        raise KeppError(f"{name} must be an array of numbers ({e})") from None
-    if np.isnan(arr).any() or np.isposinf(arr).any():
-        raise KeppError(f"{name} contains NaN or +inf values (expected finite scores)")
-    return arr
-
-
 def _indices(x, name: str, shape: tuple[int, ...], num_actions: int) -> np.ndarray:
     """Action indices of the given ``shape`` (a scalar is broadcast), each in ``0..A-1``."""
-    if hasattr(x, "detach"):
-        x = x.detach().cpu().numpy()
-    arr = np.asarray(x)
+    arr = as_numpy(x)
     if arr.size and not np.issubdtype(arr.dtype, np.integer):
         raise KeppError(f"{name} must hold integer action indices, got dtype {arr.dtype}")
     if arr.ndim == 0:
@@ -127,9 +117,16 @@ def _check_emissions(emissions) -> np.ndarray:
     return e
 
 
-def _check_lam(lam: float) -> float:
-    if not isinstance(lam, (int, float, np.floating, np.integer)) or not math.isfinite(lam) or lam < 0:
-        raise KeppError(f"transition weight lam={lam!r} is invalid (expected a finite number >= 0)")
+def check_weight(lam, what: str = "transition weight lam") -> float:
+    """The transition weight λ as a float: a finite number >= 0 (a KeppError naming ``what`` otherwise;
+    the one check of λ, for the decoder and the ``--decode-weight`` option alike).
+
+    >>> check_weight(0.3), check_weight(2)
+    (0.3, 2.0)
+    """
+    if isinstance(lam, bool) or not isinstance(lam, (int, float, np.floating, np.integer)) \
+            or not math.isfinite(lam) or lam < 0:
+        raise KeppError(f"{what}={lam!r} is invalid (expected a finite number >= 0)")
     return float(lam)
 
 
@@ -218,7 +215,7 @@ def plan_score(emissions, transitions, plans, lam: float = 1.0) -> np.ndarray:
     [0.0, -inf]
     """
     e = _check_emissions(emissions)
-    lam = _check_lam(lam)
+    lam = check_weight(lam)
     n, t_len, a = e.shape
     p = _indices(plans, "plans", (n, t_len), a)
     rows = np.arange(n)[:, None]
@@ -237,7 +234,7 @@ def _endpoint_terms(mode: str, n: int, horizon: int, a: int, start, goal, start_
         if any(x is not None for x in (start, goal, start_logp, goal_logp)):
             raise KeppError("endpoints='free' takes no start/goal (use 'pinned', 'topk' or 'dist')")
         return np.zeros((n, a)), np.zeros((n, a))
-    if mode == "dist":
+    if mode == JOINT_MODE:
         if start is not None or goal is not None:
             raise KeppError("endpoints='dist' takes start_logp/goal_logp ([N, A] log-probabilities), "
                             "not start/goal indices (use 'pinned' or 'topk' for those)")
@@ -247,7 +244,7 @@ def _endpoint_terms(mode: str, n: int, horizon: int, a: int, start, goal, start_
         raise KeppError(f"endpoints={mode!r} needs both start and goal")
     if horizon < 2:
         raise KeppError(f"endpoints={mode!r} needs plans of T >= 2 actions, got T={horizon}")
-    if mode == "dist":
+    if mode == JOINT_MODE:
         return _log_weights(start_logp, "start_logp", n, a), _log_weights(goal_logp, "goal_logp", n, a)
     if mode == "pinned" and (start_logp is not None or goal_logp is not None):
         raise KeppError("endpoints='pinned' takes no log-confidences (use 'topk')")
@@ -256,7 +253,7 @@ def _endpoint_terms(mode: str, n: int, horizon: int, a: int, start, goal, start_
         if mode == "pinned":
             idx, conf = _indices(cand, name, (n,), a)[:, None], np.zeros((n, 1))
         else:
-            raw = np.asarray(cand.detach().cpu().numpy() if hasattr(cand, "detach") else cand)
+            raw = as_numpy(cand)
             if raw.ndim == 1:
                 raw = raw[:, None]
             if raw.ndim != 2 or raw.shape[0] != n or raw.shape[1] < 1:
@@ -276,9 +273,8 @@ def _endpoint_terms(mode: str, n: int, horizon: int, a: int, start, goal, start_
 def _log_weights(x, name: str, n: int, a: int) -> np.ndarray:
     """Per-query log-weights ``[N, A]`` (``-inf`` allowed; a boolean mask is 0 / ``-inf``), each
     row with at least one possible action."""
-    if hasattr(x, "detach"):
-        x = x.detach().cpu().numpy()
-    if np.asarray(x).dtype == bool:
+    x = as_numpy(x)
+    if x.dtype == bool:
         x = np.where(np.asarray(x), 0.0, -np.inf)
     w = float_array(x, name)
     if w.shape != (n, a):
@@ -383,7 +379,7 @@ def decode(emissions, transitions, lam: float = 1.0, endpoints: str = "free", st
     [[2, 2, 2]]
     """
     e = _check_emissions(emissions)
-    lam = _check_lam(lam)
+    lam = check_weight(lam)
     if tol is not None and not (isinstance(tol, (int, float)) and tol >= 0):
         raise KeppError(f"tie tolerance tol={tol!r} is invalid (expected a number >= 0 or None)")
     n, t_len, a = e.shape
@@ -406,20 +402,38 @@ def decode(emissions, transitions, lam: float = 1.0, endpoints: str = "free", st
 TOPK = 3  # endpoint candidates of the ``topk`` mode
 GRAPH_LAMBDA = 1e4  # the graph decides; the model's emissions only break its ties
 GRAPH_MODE = "graph"  # a choice that is the graph's own plan between the pinned endpoints (zero-shot planning's)
+# What each mode of a choice does with the first and last step, in words (the Plan page, ``kepp plan``).
+MODE_TEXT = {"free": "endpoints free", "pinned": "endpoints pinned to the step model's",
+             "topk": "endpoints among the step model's {k} most probable",
+             JOINT_MODE: "endpoints weighed by the endpoint model's probabilities of every first and last step",
+             GRAPH_MODE: "the graph's own top path between the endpoints (the model's scores unused)"}
 
 
 @dataclass(frozen=True)
 class DecodeChoice:
-    """How a planning model's action block is decoded: endpoint ``mode`` (``free``, ``pinned``,
-    ``topk`` or, for the ``+jdec`` rows, ``dist``), transition weight ``lam`` (λ) and the ``k`` candidates of ``topk``; chosen on
-    validation videos (:mod:`kepp_core.evaluation.methods.decoded`) and used by evaluation's
-    ``+dec`` rows and the planner alike. Mode :data:`GRAPH_MODE` (``graph``, λ = :data:`GRAPH_LAMBDA`)
-    is the graph's own plan between the pinned endpoints, zero-shot planning's exactly: the
-    reference a row with ground-truth endpoints keeps unless validation shows a clear gain."""
+    """How a planning model's action block is decoded: endpoint ``mode`` (one of
+    :data:`MARGINAL_MODES`, :data:`JOINT_MODE` for the ``+jdec`` rows, or :data:`GRAPH_MODE`),
+    transition weight ``lam`` (λ) and the ``k`` candidates of ``topk``; made, stored and found by
+    :mod:`kepp_core.evaluation.methods.choice`, used by evaluation's graph-decoded rows and the
+    planner alike. Mode :data:`GRAPH_MODE` (``graph``, λ = :data:`GRAPH_LAMBDA`) is the graph's own
+    plan between the pinned endpoints, zero-shot planning's exactly: the reference a row with
+    ground-truth endpoints keeps unless validation shows a clear gain.
+
+    >>> DecodeChoice("topk", 0.3).describe()
+    "the exact best plan under the planning model's scores and λ = 0.3 × log graph transitions, endpoints among the step model's 3 most probable"
+    """
 
     mode: str
     lam: float
     k: int = TOPK
+
+    def describe(self) -> str:
+        """The choice in words (plain text: a page escapes it for its context)."""
+        what = MODE_TEXT[self.mode].format(k=self.k) if self.mode in MODE_TEXT else str(self.mode)
+        if self.mode == GRAPH_MODE:
+            return what
+        lam = f"{self.lam:g}" if isinstance(self.lam, (int, float)) else str(self.lam)
+        return f"the exact best plan under the planning model's scores and λ = {lam} × log graph transitions, {what}"
 
 
 def decode_block(block: np.ndarray, transitions: np.ndarray, choice: DecodeChoice,
@@ -449,10 +463,10 @@ def decode_block(block: np.ndarray, transitions: np.ndarray, choice: DecodeChoic
             raise KeppError("decode mode 'graph' needs the graph (decode_block(..., graph=))")
         return top_paths(graph, probs.argmax(-1), np.shape(block)[1])
     e = emission_log_probs(block)
-    if choice.mode == "dist":  # the full endpoint distributions: joint decoding (the +jdec rows)
+    if choice.mode == JOINT_MODE:  # the full endpoint distributions: joint decoding (the +jdec rows)
         with np.errstate(divide="ignore"):
             logp = np.log(probs)
-        return decode(e, transitions, choice.lam, "dist", start_logp=logp[:, 0], goal_logp=logp[:, 1]).plans
+        return decode(e, transitions, choice.lam, JOINT_MODE, start_logp=logp[:, 0], goal_logp=logp[:, 1]).plans
     if choice.mode == "free":
         return decode(e, transitions, choice.lam).plans
     if choice.mode == "pinned":
@@ -502,8 +516,8 @@ def decode_history(emissions, scorer: HistoryScorer, lam: float = 1.0, endpoints
     [[0, 2, 3]]
     """
     e = _check_emissions(emissions)
-    lam = _check_lam(lam)
-    if endpoints in ("free", "dist"):
+    lam = check_weight(lam)
+    if endpoints in ("free", JOINT_MODE):
         raise KeppError("decode_history needs endpoints 'pinned' or 'topk' (the window scores are per endpoint pair)")
     n, t_len, a = e.shape
     if a != scorer.graph.num_actions or t_len < 2:
@@ -547,6 +561,6 @@ def _row_endpoints(q: int, mode: str, start, goal, start_logp, goal_logp) -> tup
     def row(x):
         if x is None:
             return None
-        arr = np.asarray(x.detach().cpu().numpy() if hasattr(x, "detach") else x)
+        arr = as_numpy(x)
         return arr[q:q + 1] if arr.ndim else arr
     return row(start), row(goal), row(start_logp), row(goal_logp)

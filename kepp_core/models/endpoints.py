@@ -20,7 +20,7 @@ Either endpoint distribution is *flat*, ``softmax(first / τ_first)``, or *hiera
 
 with ``p(k | v) = softmax(task / τ_task)`` and ``p(a_1 | v, k)`` the flat distribution
 renormalised over the actions the training plans show for task ``k``
-(:func:`kepp_core.graph.endpoints.hierarchical_probs`), so a wrong top task is recoverable.
+(:func:`kepp_core.models.endpoint_probs.hierarchical_probs`), so a wrong top task is recoverable.
 The temperatures ``τ`` (one per head, fitted on held-out training videos after training) live
 in the model's config, so a loaded checkpoint applies them.
 
@@ -40,7 +40,7 @@ import torch
 from torch import nn
 
 from kepp_core.errors import KeppError, unknown_name_error
-from kepp_core.graph.endpoints import calibrated_log_probs, hierarchical_log_probs
+from kepp_core.models.endpoint_probs import calibrated_log_probs, hierarchical_log_probs
 from kepp_core.models.classifier import TaskClassifier
 
 HEADS = ("task", "first", "last")
@@ -89,7 +89,7 @@ class EndpointModel(nn.Module):
 
     def set_task_actions(self, mask) -> None:
         """The ``[K, A]`` booleans of the actions each task's training plans show
-        (:func:`kepp_core.graph.endpoints.task_actions_mask`)."""
+        (:func:`kepp_core.models.endpoint_probs.task_actions_mask`)."""
         self.task_mask.copy_(torch.as_tensor(np.asarray(mask), dtype=torch.bool))
 
     def standardise(self, obs: torch.Tensor) -> torch.Tensor:

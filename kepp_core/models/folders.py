@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kepp_core.catalog import CONFIG_FILE, WEIGHTS_FILE
+from kepp_core.catalog import CONFIG_FILE, STEP, WEIGHTS_FILE, model_folder, parse_horizon_folder
 from kepp_core.errors import KeppError
 from kepp_core.io import parse_json, read_text_utf8
 
@@ -35,10 +35,13 @@ def trained_horizons(root: str | Path) -> list[int]:
     """Horizons with a step model under a models folder (``ROOT/T<h>/step``)."""
     root = Path(root)
     out = []
-    for p in sorted(root.glob("T*/step")):
+    for p in sorted(root.glob(f"*/{model_folder(STEP)}")):
+        horizon = parse_horizon_folder(p.parent.name)
+        if horizon is None:
+            continue
         try:
             read_config(p)
         except KeppError:
             continue
-        out.append(int(p.parent.name[1:]))
+        out.append(horizon)
     return sorted(out)

@@ -28,7 +28,7 @@ from kepp_core.data.records import Dataset
 from kepp_core.diffusion.official import ARCHITECTURE, LLM_FROM_GRAPH, SCHEDULE, OfficialDiffusion
 from kepp_core.errors import KeppError
 from kepp_core.graph.build import ProcedureGraph, build_graph, load_graph
-from kepp_core.catalog import GRAPH_FILE, SAMPLERS, ModelRole, model_folder
+from kepp_core.catalog import GRAPH_FILE, SAMPLERS, ModelRole, model_folder, models_dir
 from kepp_core.models.checkpoint import dataset_fingerprint, save_checkpoint
 from kepp_core.models.spec import DEFAULT_M, DEFAULT_SAMPLER_STEPS
 
@@ -168,7 +168,7 @@ def import_official(plan_path: str | Path, step_path: str | Path, out: str | Pat
     for role, path, state, size, meta in ((STEP_ROLE, step_path, sstate, ssize, smeta),
                                           (PLAN_ROLE, plan_path, pstate, psize, pmeta)):
         model = load_official(path, role.kind, size, horizon, obs, actions, state)
-        folder = out / f"T{horizon}" / model_folder(role)
+        folder = models_dir(out, horizon) / model_folder(role)
         config = {"kind": role.kind, "architecture": ARCHITECTURE, "model": model.config(),
                   "feature_layout": model.feature_layout, "dataset": fp,
                   "sampler": {"name": sampler, "steps": DEFAULT_SAMPLER_STEPS},

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError
-from kepp_core.catalog import EXTRA_ROLES, SUITE_ROLES, ModelRole, model_folder
+from kepp_core.catalog import EXTRA_ROLES, SUITE_ROLES, ModelRole, model_folder, models_dir
 from kepp_core.training.config import TrainConfig
 from kepp_core.training.trainers import (train_endpoint_model, train_plan_model, train_step_model,
                                          train_task_classifier)
@@ -45,7 +45,7 @@ def train_horizon(ds: Dataset, cfg: TrainConfig, root: str | Path, members=MEMBE
     bad = [m for m in members if m not in MEMBERS + EXTRA_MEMBERS]
     if bad:
         raise KeppError(f"unknown model(s) {bad} (expected some of {', '.join(MEMBERS + EXTRA_MEMBERS)})")
-    hdir = Path(root) / f"T{cfg.horizon}"
+    hdir = models_dir(root, cfg.horizon)
     out: dict[str, dict] = {}
     for role in SUITE_ROLES + EXTRA_ROLES:
         name = model_folder(role)

@@ -23,7 +23,7 @@ from kepp_core.diffusion import ProjectedDiffusion, plan_layout, step_layout
 from kepp_core.errors import KeppError
 from kepp_core.metrics import mean_accuracy, success_rate
 from kepp_core.graph.build import build_graph
-from kepp_core.graph.endpoints import fit_temperature, task_actions_mask
+from kepp_core.models.endpoint_probs import fit_temperature, task_actions_mask
 from kepp_core.io import atomic_write_json, read_json
 from kepp_core.llm import llm_conditions
 from kepp_core.diffusion.sampling import predict_endpoints, sample_actions
@@ -490,7 +490,7 @@ def train_endpoint_model(ds: Dataset, cfg: TrainConfig, out: str | Path, resume:
 
 
 def calibrate_endpoint_model(folder: Path, val: EpisodeTensors) -> dict[str, float]:
-    """Fit each head's temperature on ``val`` (:func:`~kepp_core.graph.endpoints.fit_temperature`)
+    """Fit each head's temperature on ``val`` (:func:`~kepp_core.models.endpoint_probs.fit_temperature`)
     with the saved (best) weights and store them in ``folder``'s config (``model.temperature``)."""
     model, _ = load_checkpoint(folder, "endpoints")
     with torch.no_grad():

@@ -12,13 +12,13 @@ Methods (the paper's evaluation table; their entries are in :data:`kepp_core.cat
 - ``kepp-R1`` / ``kepp-R2``: the KEPP planner with R = 1 / 2 paths;
 - ``kepp-gt``: the KEPP planner (R = 1) with ground-truth endpoints (a flawless step model);
 - ``kepp-R1-struct``: KEPP R = 1 trained with the structured loss through the graph;
-- ``<method>+dec`` (:class:`~kepp_core.evaluation.methods.decoded.Decoded`) for ``pdpp``,
-  ``kepp-nograph``, ``kepp-R1``, ``kepp-R2``, ``kepp-gt`` and ``kepp-R1-struct``: the model's
-  action block decoded exactly under the P²KG (λ and endpoint mode chosen on validation);
-  these rows run only when named (``EXTRA_METHODS``);
-- ``<method>+jdec`` (:class:`~kepp_core.evaluation.methods.joint.JointDecoded`) for
-  ``kepp-nograph``, ``kepp-R1`` and ``kepp-R1-struct``: the action block decoded jointly with
-  the endpoint model's distributions of the first and last step (run only when named);
+- ``<method>+dec`` (:class:`~kepp_core.evaluation.methods.decoded.Decoded`) for every planning
+  method: the model's action block decoded exactly under the P²KG (λ and endpoint mode: the row's
+  decoding choice, :mod:`~kepp_core.evaluation.methods.choice`); these rows run only when named
+  (``EXTRA_METHODS``);
+- ``<method>+jdec`` (:class:`~kepp_core.evaluation.methods.joint.JointDecoded`) for the planners
+  whose catalogue entry asks for them (``joint_rows``): the action block decoded jointly with the
+  endpoint model's distributions of the first and last step (run only when named);
 - ``kepp-llm`` / ``kepp-graph-llm`` (``LLM_METHODS``, run only when asked for and given an
   :class:`~kepp_core.llm.LLMRecommender`): planning models conditioned on the LLM's plan for
   the step model's predicted endpoints, alone / after the P²KG row (paper Table 6). Their
@@ -37,7 +37,7 @@ graph condition stay the point prediction's) and
 :func:`~kepp_core.evaluation.uncertainty.episode_uncertainty` scores them (NLL, KL, mode
 precision and recall).
 
->>> METHODS[:3], LABELS["retrieval"]
+>>> DEFAULT_METHODS[:3], LABELS["retrieval"]
 (('random', 'retrieval', 'graph-pred'), 'Retrieval (nearest training episode)')
 >>> [r.kind for r in get_method("kepp-R2").requires], get_method("kepp-R2").sampled
 (['step', 'plan'], True)
@@ -54,16 +54,17 @@ from kepp_core.evaluation.methods.run import (HorizonEvaluation, default_methods
                                               skip_reason)
 
 UNCERTAINTY_COLUMNS = ("NLL", "KL", "ModePrec", "ModeRec")
-# Derived from the registry (the CLI, the app and the tests use these names).
-METHODS = default_methods()  # run by default
+# Derived from the registry (the CLI, the app and the tests use these names; the entries themselves are
+# kepp_core.catalog.METHODS).
+DEFAULT_METHODS = default_methods()  # run by default
 LLM_METHODS = tuple(name for name, m in REGISTRY.items() if m.needs_llm)  # need an LLM endpoint; only when asked
 EXTRA_METHODS = tuple(name for name, m in REGISTRY.items() if not m.default and not m.needs_llm)  # +dec, -struct
-ALL_METHODS = tuple(REGISTRY)  # registration order: METHODS, EXTRA_METHODS and LLM_METHODS
+ALL_METHODS = tuple(REGISTRY)  # registration order: DEFAULT_METHODS, EXTRA_METHODS and LLM_METHODS
 SAMPLED = tuple(name for name, m in REGISTRY.items() if m.sampled)  # can draw K plans per episode
 LABELS = {name: m.label for name, m in REGISTRY.items()}
 
 __all__ = [
-    "ALL_METHODS", "EXTRA_METHODS", "LABELS", "LLM_METHODS", "METHODS", "PDPP", "REGISTRY", "SAMPLED", "UNCERTAINTY_COLUMNS",
+    "ALL_METHODS", "DEFAULT_METHODS", "EXTRA_METHODS", "LABELS", "LLM_METHODS", "PDPP", "REGISTRY", "SAMPLED", "UNCERTAINTY_COLUMNS",
     "BlockSampler", "DecodeOverride", "EvalCache", "EvalContext", "EvalOptions", "GraphZeroShot", "HorizonEvaluation", "KeppGraph", "KeppLLM", "KeppNoGraph", "Method",
     "MethodOutput", "NearestEpisode", "RandomPlans", "default_methods", "evaluate_horizon", "get_method",
     "nearest_episode_plans", "register", "registered", "run_method", "skip_reason",

@@ -124,7 +124,7 @@ class EvalContext:
             planners[role] = p
         return planners[role]
 
-    def endpoints(self) -> np.ndarray:
+    def step_endpoints(self) -> np.ndarray:
         """The step model's endpoints ``[N, 2]`` on the test episodes (same sampling as the planner's)."""
         if self.cache.step_endpoints is None:
             model, spec = self.load(STEP)
@@ -164,7 +164,7 @@ class EvalContext:
 
     def endpoint_probs(self) -> np.ndarray:
         """The step model's action scores at the first and last position ``[N, 2, A]`` (the same
-        sampling as :meth:`endpoints`, so their argmax is the step model's endpoints)."""
+        sampling as :meth:`step_endpoints`, so their argmax is the step model's endpoints)."""
         if self.cache.step_probs is None:
             model, spec = self.load(STEP)
             x0 = sample_actions(model, self.test.obs_start, self.test.obs_goal, None, *self.how(spec),
@@ -266,7 +266,7 @@ REGISTRY: dict[str, Method] = {}  # name -> method, in registration order (the c
 def register(method: Method) -> Method:
     """Add a method to the registry (its name must be new, its entry the catalogue's)."""
     if find_method(method.name) is not method.entry:
-        raise KeppError(f"evaluation method {method.name!r} has no entry in kepp_core.catalog.METHODS")
+        raise KeppError(f"evaluation method {method.name!r} has no entry in the catalogue (kepp_core.catalog)")
     if method.name in REGISTRY:
         raise KeppError(f"evaluation method {method.name!r} is registered twice")
     REGISTRY[method.name] = method

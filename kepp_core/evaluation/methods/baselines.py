@@ -46,12 +46,12 @@ class GraphZeroShot(Method):
     predicted ones, the ground truth, or the endpoint model's most probable first and last step."""
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
-        if self.entry.endpoints == TRUTH:
+        if self.entry.endpoints_from == TRUTH:
             ends = ctx.gt[:, [0, -1]]
-        elif self.entry.endpoints == ENDPOINT_MODEL:
+        elif self.entry.endpoints_from == ENDPOINT_MODEL:
             ends = ctx.endpoint_model_log_probs(role=self.endpoint_role).argmax(-1)
         else:
-            ends = ctx.endpoints()
+            ends = ctx.step_endpoints()
         return MethodOutput(top_paths(ctx.graph, ends, ctx.horizon, self.entry.R))
 
 

@@ -22,12 +22,12 @@ class KeppNoGraph(Method):
 
 class KeppGraph(Method):
     """The KEPP planner with the entry's ``R`` graph paths between the step model's or
-    (``endpoints == TRUTH``: a flawless step model) the ground-truth endpoints; with a
+    (``endpoints_from == TRUTH``: a flawless step model) the ground-truth endpoints; with a
     ``structured`` entry, the planning model trained with the structured loss through the graph
     (``kepp train plan --structured-weight``)."""
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
-        truth, R, o = self.entry.endpoints == TRUTH, self.entry.R, ctx.options
+        truth, R, o = self.entry.endpoints_from == TRUTH, self.entry.R, ctx.options
         p = ctx.planner(self.entry.plan_model)
         b = p.plan_batch(ctx.test.obs_start, ctx.test.obs_goal, R, endpoints=ctx.gt[:, [0, -1]] if truth else None)
         cond = {"graph": torch.from_numpy(b.conditions)} if p.uses_graph else None
@@ -48,7 +48,7 @@ class KeppLLM(Method):
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
         model, spec = ctx.load(self.entry.plan_model)
-        ends = ctx.endpoints()
+        ends = ctx.step_endpoints()
         rows = [r.name for r in model.layout.rows]
         cond = {}
         if "graph" in rows:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kepp_core.catalog import CONFIG_FILE
+from kepp_core.catalog import CONFIG_FILE, models_dir
 from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.methods.base import REGISTRY, EvalContext, Method, MethodOutput, get_method
@@ -83,7 +83,7 @@ def evaluate_horizon(ds: Dataset, models: str | Path | None, horizon: int, metho
     """
     chosen = [get_method(name) for name in (default_methods() if methods is None else methods)]
     test = episode_tensors(ds, horizon, "test", options.setting, options.m)
-    hdir = Path(models) / f"T{horizon}" if models is not None else None
+    hdir = models_dir(models, horizon) if models is not None else None
     ctx = EvalContext(ds, horizon, test, build_graph(ds, "train"), hdir, options, llm)
     outputs: dict[str, MethodOutput] = {}
     skipped: dict[str, str] = {}

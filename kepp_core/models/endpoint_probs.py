@@ -39,9 +39,9 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from kepp_core.arrays import as_numpy, float_array
 from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError, unknown_name_error
-from kepp_core.graph.decoding import float_array
 
 __all__ = ["STEP_KINDS", "calibrated_log_probs", "fit_temperature", "hierarchical_log_probs",
            "hierarchical_probs", "task_actions_mask"]
@@ -64,7 +64,7 @@ def _numbers(x, name: str) -> np.ndarray:
 
 def _labels(x, n: int, num_classes: int) -> np.ndarray:
     """Class indices ``[N]``, each in ``0..num_classes-1``."""
-    arr = np.asarray(x.detach().cpu().numpy() if hasattr(x, "detach") else x)
+    arr = as_numpy(x)
     if arr.size and not np.issubdtype(arr.dtype, np.integer):
         raise KeppError(f"labels must hold integer class indices, got dtype {arr.dtype}")
     if arr.shape != (n,):
@@ -142,7 +142,7 @@ def _check_hierarchy(task_probs, step_scores, mask, step_kind: str) -> tuple[np.
     """Validated ``p(k)`` ``[N, K]``, ``log q`` ``[N, A]`` or ``[N, K, A]`` and mask ``[K, A]``."""
     if step_kind not in STEP_KINDS:
         raise unknown_name_error("step kind", step_kind, STEP_KINDS)
-    m = np.asarray(mask.detach().cpu().numpy() if hasattr(mask, "detach") else mask)
+    m = as_numpy(mask)
     if m.ndim != 2 or 0 in m.shape:
         raise KeppError(f"task mask has shape {list(m.shape)} (expected [K, A] with K, A >= 1)")
     if m.dtype != bool:
