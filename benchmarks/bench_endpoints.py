@@ -24,7 +24,8 @@ world, horizon and preset (one torch thread), from the earlier model to today's 
 For each: training seconds and CPU-minutes (wall × threads / 60; target at COIN scale: ≤ 5 per
 model), episodes per second, the best validation accuracy (held-out training videos; the
 hierarchical first / last step) and the test accuracy of the saved model (hierarchical, as the
-``graph-ce`` and ``+jdec`` rows use it). ``--step-models`` adds KEPP's diffusion step model with and
+``graph-ce`` and ``+jdec`` rows use it). ``--epochs N ...`` adds the default trained for N epochs
+(the choice of ``endpoint_epochs``); ``--step-models`` adds KEPP's diffusion step model with and
 without the auxiliary cross-entropy (slow at COIN scale).
 
     python benchmarks/bench_endpoints.py                                             # the demo world
@@ -154,6 +155,8 @@ def main() -> None:
     ap.add_argument("--seconds-per-step", type=int, default=8, help="training seconds taken from each step")
     ap.add_argument("--skip-bound", action="store_true")
     ap.add_argument("--only", nargs="+", default=None, help="run only these variants (by number, 1-based)")
+    ap.add_argument("--epochs", type=int, nargs="+", default=[],
+                    help="also the default variant trained for each of these numbers of epochs (endpoint_epochs)")
     ap.add_argument("--step-models", action="store_true", help="also KEPP's diffusion step model (slow at COIN scale)")
     args = ap.parse_args()
     n_threads = threads()
@@ -177,6 +180,9 @@ def main() -> None:
                 "clips + windows": {"endpoint_smoothing": 0.0},
                 f"clips + windows + smoothing {base.endpoint_smoothing:g} (default)": {}}
     chosen = [name for i, name in enumerate(variants, 1) if args.only is None or str(i) in args.only]
+    for n in args.epochs:
+        variants[f"default, {n} epochs"] = {"endpoint_epochs": n}
+        chosen.append(f"default, {n} epochs")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for i, name in enumerate(chosen):
