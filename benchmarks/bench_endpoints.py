@@ -200,7 +200,7 @@ def main() -> None:
                 best = s["best"]
                 rows.append((name, s["seconds"], s["steps"] * base.batch_size / s["seconds"],
                              (best["first_acc"], best["last_acc"]), test_accuracy(out, test, "step")))
-    print(f"\n| variant | CPU-min | episodes/s | best val first / last % | test first / last % |")
+    print("\n| variant | CPU-min | episodes/s | best val first / last % | test first / last % |")
     print("|---|---|---|---|---|")
     for name, sec, eps, (vf, vl), (tf, tl) in rows:
         print(f"| {name} | {sec * n_threads / 60:.2f} | {eps:,.0f} | {vf:.1f} / {vl:.1f} | {tf:.1f} / {tl:.1f} |")

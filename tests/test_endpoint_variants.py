@@ -55,6 +55,24 @@ def test_the_clip_model_reads_each_endpoint_from_its_own_clip_plus_a_correction_
         assert torch.allclose(outs[3], m.first(zs)) and torch.allclose(outs[4], m.last(zg))
 
 
+def test_the_clip_models_distributions_do_not_depend_on_dropout():
+    """The clip model has dropout; its distributions are computed in evaluation mode, so a model left
+    in training mode gives the same distribution every call, and its logits in evaluation mode."""
+    from kepp_core.models.endpoints import ClipEndpointModel
+
+    torch.manual_seed(0)
+    m = ClipEndpointModel(obs_dim=6, n_tasks=2, num_actions=5, hidden=16).train()
+    s, g = torch.randn(4, 6), torch.randn(4, 6)
+    noisy = [m(s, g)[1] for _ in range(2)]
+    assert not torch.allclose(*noisy)  # dropout is on in training mode
+    m.train()
+    first = m.endpoint_log_probs(s, g)
+    m.train()
+    assert np.array_equal(first, m.endpoint_log_probs(s, g)) and not m.training
+    with torch.no_grad():
+        assert torch.equal(m(s, g)[1], m(s, g)[1])
+
+
 def test_every_step_window_is_the_window_of_the_episodes_it_begins_or_ends(world):
     """Brute force: for every episode of every horizon, its start window is the step window of its
     first step and its goal window the step window of its last step; every timed step is there once."""

@@ -139,6 +139,23 @@ def test_sparse_partition_equals_the_dense_reference():
     assert torch.allclose(got, chain_log_partition(e32.double(), trans.double()).float(), rtol=1e-6)
 
 
+def test_the_sparse_loss_has_the_dense_gradients_and_passes_gradcheck():
+    """The sparse recursion's gradients (emissions and the learned scale) against finite differences
+    and against the dense reference's, at a scale where the floor and the edges both matter."""
+    gen = torch.Generator().manual_seed(3)
+    trans = graph_transitions(random_graph(2, 4), dtype=torch.float64)
+    sparse = sparse_transitions(trans)
+    plans = torch.tensor([[0, 1, 2], [3, 3, 0], [1, 0, 2]])
+    e = torch.randn(3, 3, 4, generator=gen, dtype=torch.float64, requires_grad=True)
+    scale = torch.tensor(1.3, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda x, s: structured_nll(x, plans, sparse, s), (e, scale))
+    assert torch.autograd.gradgradcheck(lambda x, s: structured_nll(x, plans, sparse, s), (e, scale))
+    got = torch.autograd.grad(structured_nll(e, plans, sparse, scale), (e, scale))
+    want = torch.autograd.grad(structured_nll(e, plans, trans, scale), (e, scale))
+    for g, w in zip(got, want):
+        assert torch.allclose(g, w, rtol=1e-10, atol=1e-12)
+
+
 def test_graph_sparse_transitions_are_the_floored_graph():
     for seed in range(5):
         g = random_graph(seed, 3 + seed)
