@@ -29,8 +29,10 @@ True
 (True, True, 'endpoint-model')
 >>> plan_model_id(method("kepp-R2").planner_role), method("kepp-R2+dec").planner_role is None
 ('graph-R2', True)
->>> [m.name for m in METHODS if m.joint and m.endpoints_from == ENDPOINT_MODEL]
+>>> [m.name for m in METHODS if m.joint and ENDPOINTS in m.roles]
 ['kepp-nograph+jdec', 'kepp-R1+jdec', 'kepp-R1-struct+jdec']
+>>> model_folder(ENDPOINTS_PAIR), method("kepp-R1+jdec-pair").roles[-1] == ENDPOINTS_PAIR
+('endpoints-pair', True)
 >>> [m.name for m in METHODS if m.joint and m.endpoints_from == TEXT]
 ['kepp-nograph+jdec-text', 'kepp-R1+jdec-text', 'kepp-R1-struct+jdec-text']
 >>> method("graph-text").endpoints_from, method("graph-text").roles, "graph-text" in DEMO_RECORDED
@@ -41,7 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kepp_core.errors import KeppError
@@ -56,6 +58,9 @@ DIFFUSION_KINDS = ("step", "plan")  # the kinds that are diffusion models (a con
 CONDITION_ROW_KINDS = ("graph", "task", "extra")  # condition blocks a layout may hold ("task": one row repeated)
 ENDPOINT_HEADS = ("task", "first", "last")  # the endpoint model's heads (each with a temperature)
 OFFICIAL_ARCHITECTURE = "official"  # a checkpoint config's "architecture" naming the official KEPP network
+# The endpoint model's architectures (kepp_core.models.endpoints.ARCHS; training option endpoint_arch): one
+# encoder per clip (the default), or one MLP over both clips (the earlier model).
+ENDPOINT_ARCHS = ("clips", "pair")
 STRUCT_SUFFIX = "-struct"  # folder suffix of a planning model trained with the structured loss
 _PLAN = "plan-"
 _GRAPH_R = "graph-R"
@@ -63,13 +68,21 @@ _GRAPH_R = "graph-R"
 
 @dataclass(frozen=True)
 class ModelRole:
-    """What a model is for, as its folder name says: kind, condition, (graph condition) ``R`` and
-    whether it was trained with the structured loss through the graph (``-struct``)."""
+    """What a model is for, as its folder name says: kind, condition, (graph condition) ``R``,
+    whether it was trained with the structured loss through the graph (``-struct``) and, for an
+    endpoint model, which of its :data:`ENDPOINT_ARCHS` variants it is (``endpoints-pair``; ``""``:
+    the default, as the training preset says)."""
 
     kind: str
     condition: str = "none"
     R: int = 1
     structured: bool = False
+    variant: str = ""  # an endpoint model trained another way, kept beside the default (folder endpoints-<variant>)
+
+    def __repr__(self) -> str:  # the variant only where there is one
+        tail = f", variant={self.variant!r}" if self.variant else ""
+        return (f"ModelRole(kind={self.kind!r}, condition={self.condition!r}, R={self.R!r}, "
+                f"structured={self.structured!r}{tail})")
 
 
 def model_folder(role: ModelRole) -> str:
@@ -81,8 +94,11 @@ def model_folder(role: ModelRole) -> str:
     >>> model_folder(ModelRole("plan", "graph", 1, structured=True))
     'plan-graph-R1-struct'
     """
+    if role.variant and (role.kind != "endpoints" or role.variant not in ENDPOINT_ARCHS):
+        raise KeppError(f"model variant {role.variant!r} of kind {role.kind!r}: only the endpoint model has variants "
+                        f"({', '.join(ENDPOINT_ARCHS)})")
     if role.kind in _SINGLE:
-        return role.kind
+        return role.kind + (f"-{role.variant}" if role.variant else "")
     if role.kind != "plan":
         raise KeppError(f"unknown model kind {role.kind!r} (expected one of {', '.join(KINDS)})")
     tail = STRUCT_SUFFIX if role.structured else ""
@@ -99,6 +115,9 @@ def parse_model_folder(name: str) -> ModelRole:
     """
     if name in _SINGLE:
         return ModelRole(name)
+    kind, _, variant = name.partition("-")
+    if kind == "endpoints" and variant in ENDPOINT_ARCHS:
+        return ModelRole(kind, variant=variant)
     if name.startswith(_PLAN) and name.endswith(STRUCT_SUFFIX) and len(name) > len(_PLAN + STRUCT_SUFFIX):
         base = parse_model_folder(name[:-len(STRUCT_SUFFIX)])
         return ModelRole(base.kind, base.condition, base.R, True)
@@ -173,15 +192,19 @@ STEP = ModelRole("step")
 TASK_CLASSIFIER = ModelRole("task-classifier")
 # The discriminative endpoint model: the task, a_1 and a_T from the observation windows (cross-entropy).
 ENDPOINTS = ModelRole("endpoints")
+# The earlier endpoint model, trained beside the default in its own folder (endpoints-pair) so that a protocol
+# compares the two on the same episodes (its rows: graph-ce-pair, <method>+jdec-pair).
+ENDPOINTS_PAIR = ModelRole("endpoints", variant="pair")
 # Every model one horizon's evaluation table needs, in training order (``kepp train all``).
 SUITE_ROLES = (STEP, plan_role("graph", 1), plan_role("graph", 2), plan_role("none"), plan_role("task"),
                TASK_CLASSIFIER, ENDPOINTS)
 # Models trained only when asked for (``kepp train all --only``, ``kepp protocol``): KEPP R=1
-# trained with the structured loss through the graph.
-EXTRA_ROLES = (plan_role("graph", 1, structured=True),)
+# trained with the structured loss through the graph, and the earlier endpoint model.
+EXTRA_ROLES = (plan_role("graph", 1, structured=True), ENDPOINTS_PAIR)
 # What the demo ships for each horizon: every model of the suite and the extras (KEPP R=1/R=2, the no-graph
-# ablation, PDPP's planning model and task classifier, the endpoint model, KEPP R=1 structured).
-DEMO_ROLES = SUITE_ROLES + EXTRA_ROLES
+# ablation, PDPP's planning model and task classifier, the endpoint model, KEPP R=1 structured) but the
+# earlier endpoint model.
+DEMO_ROLES = SUITE_ROLES + tuple(r for r in EXTRA_ROLES if r != ENDPOINTS_PAIR)
 
 
 # --- evaluation methods -----------------------------------------------------------------------------------
@@ -247,6 +270,11 @@ class MethodEntry:
         return next((r for r in self.roles if r.kind == "plan"), None)
 
     @property
+    def endpoint_role(self) -> ModelRole | None:
+        """The endpoint model among its roles (the default one, or a variant: ``endpoints-pair``), or None."""
+        return next((r for r in self.roles if r.kind == ENDPOINTS.kind), None)
+
+    @property
     def planner_role(self) -> ModelRole | None:
         """The planning model the KEPP planner (:class:`kepp_core.planner.KEPPPlanner`: the step
         model's endpoints, ``R`` graph paths, the planning model) runs to make this row's plans — a
@@ -308,14 +336,24 @@ def text_joint_decoded(base: MethodEntry) -> MethodEntry:
                        joint=True, text=True, default=False)
 
 
+def with_endpoints(entry: MethodEntry, role: ModelRole) -> MethodEntry:
+    """The row ``entry`` planning with the endpoint model variant ``role`` instead of the default
+    one: ``<name>-<variant>``, run when named (the protocol's comparison of the two on the same
+    episodes)."""
+    return replace(entry, name=f"{entry.name}-{role.variant}", label=f"{entry.label} (the earlier {role.variant} model)",
+                   roles=tuple(role if r == ENDPOINTS else r for r in entry.roles), default=False)
+
+
+_GRAPH_CE = MethodEntry(name="graph-ce", label="P²KG zero-shot, endpoint model's endpoints", roles=(ENDPOINTS,), R=1,
+                        graph=True, endpoints_from=ENDPOINT_MODEL, default=False)
 _BASE_METHODS = (
     MethodEntry(name="random", label="Random", sampled=True),
     MethodEntry(name="retrieval", label="Retrieval (nearest training episode)"),
     MethodEntry(name="graph-pred", label="P²KG zero-shot, predicted endpoints", roles=(STEP,), R=1, graph=True,
                 endpoints_from=PREDICTED),
     MethodEntry(name="graph-gt", label="P²KG zero-shot, ground-truth endpoints", R=1, graph=True, endpoints_from=TRUTH),
-    MethodEntry(name="graph-ce", label="P²KG zero-shot, endpoint model's endpoints", roles=(ENDPOINTS,), R=1,
-                graph=True, endpoints_from=ENDPOINT_MODEL, default=False),
+    _GRAPH_CE,
+    with_endpoints(_GRAPH_CE, ENDPOINTS_PAIR),
     MethodEntry(name=TEXT_PLANNER, label="P²KG zero-shot, text-grounded endpoints (S3D)", R=1, graph=True,
                 endpoints_from=TEXT, text=True, default=False),
     MethodEntry(name="pdpp", label="PDPP (task classifier)", roles=(plan_role("task"), TASK_CLASSIFIER), sampled=True),
@@ -340,9 +378,11 @@ _LLM_METHODS = (
 # model's distributions, then with the text tower's.
 _JOINT = tuple(joint_decoded(m) for m in _BASE_METHODS if m.joint_rows)
 _TEXT_JOINT = tuple(text_joint_decoded(m) for m in _BASE_METHODS if m.joint_rows)
+# The earlier endpoint model's +jdec rows (its graph-ce row follows graph-ce among the base methods).
+_JOINT_PAIR = tuple(with_endpoints(m, ENDPOINTS_PAIR) for m in _JOINT)
 # Every built-in method, in the table's (and the registry's) order; never rebound (extra_method adds to
 # _EXTRA, which methods() and find_method() read as well).
-METHODS: tuple[MethodEntry, ...] = _BASE_METHODS + _LLM_METHODS + _DECODED + _JOINT + _TEXT_JOINT
+METHODS: tuple[MethodEntry, ...] = _BASE_METHODS + _LLM_METHODS + _DECODED + _JOINT + _JOINT_PAIR + _TEXT_JOINT
 _BY_NAME = {m.name: m for m in METHODS}
 _EXTRA: dict[str, MethodEntry] = {}  # methods added for a with-block (extra_method)
 DEMO_METHODS = ("kepp-R1", "kepp-R2", "kepp-nograph")  # the demo table's KEPP rows (the shipped models' claim)

@@ -67,8 +67,18 @@ def test_kepp_plan_on_a_demo_mp4_plans_as_the_plan_page(monkeypatch, demo_env, d
     assert out["decoding"] is not None and out["decoding"]["source"] == str(ASSETS / "T3" / "decoding.json")
     assert out["why"] == page.why and len(out["why"]) == 3
     assert [p["actions"] for p in out["paths"]] == [list(p) for p in page.paths]
+    # the most probable first steps of the distribution the plan was decoded with: the endpoint model's
+    # under joint decoding (the shipped T=3 choice), the step model's otherwise
+    assert out["endpoint_top"] == page.endpoint_top()
+    joint = out["decoding"]["endpoints"] == "endpoint model"
+    assert joint == (page.endpoint_model_probs is not None)
+    probs = page.endpoint_model_probs if joint else page.step_probs
     top = out["endpoint_top"]["first"]
-    assert top[0]["action"] == out["endpoints"][0] and top[0]["label"] == ds.actions[out["endpoints"][0]]
+    best = int(np.argmax(probs[0]))
+    assert top[0]["action"] == best and top[0]["label"] == ds.actions[best]
+    assert top[0]["probability"] == pytest.approx(float(probs[0, best]), abs=1e-4)
+    if not joint:
+        assert best == out["endpoints"][0]
     assert [e["probability"] for e in top] == sorted((e["probability"] for e in top), reverse=True)
 
 

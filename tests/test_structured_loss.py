@@ -15,7 +15,10 @@ from kepp_core.training.structured import (
     StructuredLoss,
     chain_log_partition,
     chain_score,
+    graph_sparse_transitions,
     graph_transitions,
+    sparse_chain_log_partition,
+    sparse_transitions,
     structured_nll,
 )
 
@@ -112,7 +115,66 @@ def test_a_tiny_training_run_decreases_the_loss():
 def test_fixed_scale_is_a_buffer_not_a_parameter():
     loss = StructuredLoss(torch.zeros(3, 3), scale=2.0, learn_scale=False)
     assert list(loss.parameters()) == [] and float(loss.scale) == 2.0 and loss.num_actions == 3
-    assert "scale" in loss.state_dict() and "transitions" in loss.state_dict()
+    assert {"scale", "base", "edge_src", "edge_dst", "edge_logp"} <= set(loss.state_dict())
+
+
+def test_sparse_partition_equals_the_dense_reference():
+    """The O(A + E) recursion against the dense logsumexp one, on graphs (floored) and on arbitrary
+    matrices (every entry above the minimum an edge), at scales from 0 to 20 (no underflow)."""
+    gen = torch.Generator().manual_seed(5)
+    for seed in range(6):
+        a, t_len = 4 + seed, 2 + seed % 4
+        e = torch.randn(3, t_len, a, generator=gen, dtype=torch.float64) * 4
+        graph_trans = graph_transitions(random_graph(seed, a), dtype=torch.float64)
+        for trans in (graph_trans, torch.randn(a, a, generator=gen, dtype=torch.float64)):
+            for scale in (0.0, 0.3, 1.0, 20.0):
+                want = chain_log_partition(e, scale * trans)
+                got = sparse_chain_log_partition(e, sparse_transitions(trans), scale)
+                assert torch.allclose(got, want, rtol=1e-12, atol=1e-12), (seed, scale)
+    # float32 emissions (training): float32 out, within float32 round-off of the reference
+    e32 = torch.randn(8, 3, 6, generator=gen) * 10
+    trans = graph_transitions(random_graph(1, 6))
+    got = sparse_chain_log_partition(e32, sparse_transitions(trans))
+    assert got.dtype == torch.float32
+    assert torch.allclose(got, chain_log_partition(e32.double(), trans.double()).float(), rtol=1e-6)
+
+
+def test_the_sparse_loss_has_the_dense_gradients_and_passes_gradcheck():
+    """The sparse recursion's gradients (emissions and the learned scale) against finite differences
+    and against the dense reference's, at a scale where the floor and the edges both matter."""
+    gen = torch.Generator().manual_seed(3)
+    trans = graph_transitions(random_graph(2, 4), dtype=torch.float64)
+    sparse = sparse_transitions(trans)
+    plans = torch.tensor([[0, 1, 2], [3, 3, 0], [1, 0, 2]])
+    e = torch.randn(3, 3, 4, generator=gen, dtype=torch.float64, requires_grad=True)
+    scale = torch.tensor(1.3, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda x, s: structured_nll(x, plans, sparse, s), (e, scale))
+    assert torch.autograd.gradgradcheck(lambda x, s: structured_nll(x, plans, sparse, s), (e, scale))
+    got = torch.autograd.grad(structured_nll(e, plans, sparse, scale), (e, scale))
+    want = torch.autograd.grad(structured_nll(e, plans, trans, scale), (e, scale))
+    for g, w in zip(got, want):
+        assert torch.allclose(g, w, rtol=1e-10, atol=1e-12)
+
+
+def test_graph_sparse_transitions_are_the_floored_graph():
+    for seed in range(5):
+        g = random_graph(seed, 3 + seed)
+        st = graph_sparse_transitions(g, dtype=torch.float64)
+        assert torch.equal(st.dense(), graph_transitions(g, dtype=torch.float64))
+        pairs = torch.cartesian_prod(torch.arange(g.num_actions), torch.arange(g.num_actions))
+        assert torch.equal(st.lookup(pairs[:, 0], pairs[:, 1]), st.dense()[pairs[:, 0], pairs[:, 1]])
+        assert len(st.src) == g.counts.nnz  # a floor of 1e-6 drops no edge of a small graph
+
+
+def test_a_resume_state_with_the_dense_matrix_loads():
+    """A loss saved before the sparse form held ``transitions`` [A, A]; loading it gives the same loss."""
+    g = random_graph(3, 5)
+    old = {"transitions": graph_transitions(g), "scale": torch.tensor(0.7)}
+    loss = StructuredLoss(g, scale=0.1)
+    loss.load_state_dict(old)
+    e, plans = torch.randn(4, 3, 5), torch.randint(0, 5, (4, 3))
+    assert float(loss.scale.detach()) == pytest.approx(0.7)
+    assert torch.allclose(loss(e, plans), structured_nll(e, plans, graph_transitions(g), 0.7))
 
 
 def test_chain_score_of_a_plan():

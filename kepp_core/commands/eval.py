@@ -119,11 +119,12 @@ def _eval(args) -> int:
         if len(args.settings) > 1:
             cols.insert(2, "setting")
     else:
-        cols = ["method", "T", "setting", "SR", "mAcc", "mIoU", "mIoU_b256", "ends", "SR_ends", "first_acc",
-                "last_acc", "ce_first_acc", "ce_last_acc", "text_first_acc", "text_last_acc", "episodes",
-                "episodes_per_s"]
-        if not any(r.get("text_first_acc") is not None for r in rows):
-            cols = [c for c in cols if not c.startswith("text_")]
+        from kepp_core.evaluation.report import STEP_METRICS
+
+        # the endpoint accuracies: the step model's and the endpoint model's always, a variant's or the text tower's where one ran
+        ends = [m for i, m in enumerate(STEP_METRICS) if i < 4 or any(r.get(m) is not None for r in rows)]
+        cols = ["method", "T", "setting", "SR", "mAcc", "mIoU", "mIoU_b256", "ends", "SR_ends", *ends,
+                "episodes", "episodes_per_s"]
         if llm is not None:
             cols[-2:-2] = ["llm_plans", "llm_fallbacks"]
     print_table(rows, cols, title=f"{ds.name}: test episodes")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
-from kepp_core.catalog import ENDPOINTS, EXTRA_ROLES, LLM_CONDITIONS, METHODS, SUITE_ROLES, model_folder, models_dir
+from kepp_core.catalog import ENDPOINTS, ENDPOINTS_PAIR, EXTRA_ROLES, LLM_CONDITIONS, METHODS, SUITE_ROLES, model_folder, models_dir
 from kepp_core.commands._common import add_command, add_dataset_args, dataset_from_args, emit_json, set_threads
 from kepp_core.errors import KeppError
 
@@ -27,10 +27,16 @@ EXAMPLES_CLS = "  kepp train task-classifier --dataset demo -T 4 --out models/T4
 EXAMPLES_ENDPOINTS = """  kepp train endpoints --dataset demo -T 4 --out models/T4/endpoints
   kepp train endpoints --dataset demo --root runs/niv-world -T 3 --out models/T3/endpoints --seed 1
 
-  The endpoint model names the task, the first and the last step from the observation windows
-  (three cross-entropy heads on one MLP; the task classifier's schedule, --set classifier_epochs=N);
-  one temperature per head is fitted on the held-out training videos and stored in its config.
-  Rows: """ + ", ".join(m.name for m in METHODS if ENDPOINTS in m.roles) + "."
+  kepp train endpoints --dataset demo -T 3 --out models/T3/endpoints-pair \
+      --set endpoint_arch=pair --set endpoint_windows=false --set endpoint_smoothing=0
+
+  The endpoint model names the task, the first and the last step from the observation windows:
+  one encoder per clip, whose heads also learn from every labelled window of the training videos
+  (--set endpoint_arch=pair: the earlier model, one MLP over both clips); cross-entropy with label
+  smoothing (--set endpoint_smoothing=S), the task classifier's schedule (--set endpoint_epochs=N,
+  0: classifier_epochs). One temperature per head is fitted on the held-out training videos and
+  stored in its config. Rows: """ + ", ".join(m.name for m in METHODS if ENDPOINTS in m.roles) + """ (the
+  earlier model's, from endpoints-pair: """ + ", ".join(m.name for m in METHODS if ENDPOINTS_PAIR in m.roles) + ")."
 EXAMPLES_ALL = """  kepp train all --dataset demo --out models --horizons 3 4 5 6
   kepp train all --dataset demo --out models --horizons 4 --only step plan-graph-R1
   kepp train all --dataset demo --out models --horizons 3 4 --print-commands > runs.txt   # a run list
@@ -287,6 +293,10 @@ def _trained_differently(out, cfg) -> str:
         was = TrainConfig.from_dict(stored.get("train") or {}).to_dict()
     except (TypeError, ValueError):
         return "options this version cannot read"
+    if stored.get("kind") == "endpoints" and "endpoint_arch" not in (stored.get("train") or {}):
+        from kepp_core.training.suite import ENDPOINT_VARIANTS
+
+        was.update(ENDPOINT_VARIANTS["pair"])  # trained before the options existed: the earlier (pair) model
     asked = cfg.to_dict()
     diff = [f"{k}={was[k]!r} (asked: {asked[k]!r})" for k in asked if k not in skip and was.get(k) != asked[k]]
     return ", ".join(diff[:3]) + (f" and {len(diff) - 3} more" if len(diff) > 3 else "")

@@ -130,6 +130,26 @@ def make_episodes(dataset: Dataset, horizon: int, split: str | None = "test",
     return out
 
 
+def step_episodes(dataset: Dataset, split: str | None = "train", setting: str = "conventional",
+                  m: int = 3) -> list[Episode]:
+    """Every step of a split's timed videos as a one-step episode: its start window is the one an
+    episode beginning with that step has, its goal window the one an episode ending with it has (so
+    a model that names a step from one window can learn from every labelled step, not only the
+    steps episodes of some horizon begin or end with).
+
+    >>> from kepp_core.data.records import Step, Video
+    >>> v = Video("v", "t", [Step(0, 1.0, 4.0), Step(1, 5.0, 9.0)], duration=12)
+    >>> ds = Dataset("d", ["a", "b"], {}, [v])
+    >>> [(e.actions, e.start_window, e.goal_window) for e in step_episodes(ds)]
+    [((0,), (0, 1, 2), (3, 4, 5)), ((1,), (4, 5, 6), (8, 9, 10))]
+    """
+    if setting not in SETTINGS:
+        raise KeppError(f"unknown observation setting {setting!r} (expected one of {', '.join(SETTINGS)})")
+    videos = dataset.videos if split is None else dataset.split(split)
+    return [Episode(v, i, (v.plan[i],), *windows(v, i, 1, setting, m))
+            for v in videos if v.has_segments for i in range(len(v.steps))]
+
+
 def common_dim(files) -> int | None:
     """The feature size D most of ``files`` have (from their folders' shape index or their headers;
     None if no files)."""

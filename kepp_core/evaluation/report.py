@@ -10,9 +10,12 @@ from kepp_core.evaluation.methods import LABELS
 from kepp_core.io import markdown_table
 
 # A horizon's endpoint accuracy on the test episodes (on every method row): the step model's first and last
-# step, the endpoint model's (its most probable, hierarchical) and the S3D text tower's when a method used it.
-STEP_METRICS = ("first_acc", "last_acc", "ce_first_acc", "ce_last_acc", "text_first_acc", "text_last_acc")
+# step, each endpoint model's (its most probable, hierarchical: the default one and the earlier pair model,
+# EvalContext.step_accuracy) and the S3D text tower's when a method used it.
+STEP_METRICS = ("first_acc", "last_acc", "ce_first_acc", "ce_last_acc", "ce_pair_first_acc", "ce_pair_last_acc",
+                "text_first_acc", "text_last_acc")
 ENDPOINT_MODELS = {"step model": ("first_acc", "last_acc"), "endpoint model": ("ce_first_acc", "ce_last_acc"),
+                   "the earlier (pair) endpoint model": ("ce_pair_first_acc", "ce_pair_last_acc"),
                    "text tower (S3D)": ("text_first_acc", "text_last_acc")}
 
 

@@ -27,7 +27,7 @@ from kepp_core.diffusion.official import ARCHITECTURE as OFFICIAL, OfficialDiffu
 from kepp_core.errors import KeppError
 from kepp_core.io import atomic_path, atomic_write_json, fault_point
 from kepp_core.models.classifier import TaskClassifier
-from kepp_core.models.endpoints import EndpointModel
+from kepp_core.models.endpoints import endpoint_model_from_config
 from kepp_core.models.folders import (CONFIG, FORMAT, VERSION, WEIGHTS,  # noqa: F401  (also read from here)
                                       read_config, trained_horizons)
 
@@ -144,7 +144,7 @@ def build_model(cfg: dict) -> torch.nn.Module:
     if cfg["kind"] == "task-classifier":
         return TaskClassifier.from_config(cfg["model"])
     if cfg["kind"] == "endpoints":
-        return EndpointModel.from_config(cfg["model"])
+        return endpoint_model_from_config(cfg["model"])
     raise KeppError(f"unknown checkpoint kind {cfg['kind']!r}")
 
 

@@ -1,9 +1,20 @@
 """The discriminative endpoint model: the task, the first step ``a_1`` and the last step ``a_T``
 from the start and goal observations (docs, Models: the endpoint model).
 
-The task classifier's network (standardised ``[v_s, v_g]``, a two-layer MLP) with two more
-heads on its hidden layer, all three trained jointly with cross-entropy. Its endpoint
-distribution is either *flat*, ``softmax(first / τ_first)``, or *hierarchical*:
+Two architectures, each giving task ``[B, K]``, first-step and last-step ``[B, A]`` logits:
+
+- ``clips`` (:class:`ClipEndpointModel`, the default): one encoder per clip (a two-layer MLP over the
+  standardised start window, another over the goal window). The first step is read from the start
+  clip's code, the last step from the goal clip's, each plus a correction from both codes; the
+  task from both. Because the per-clip heads need one clip only, they also train on *every*
+  labelled window of the training videos (:meth:`ClipEndpointModel.window_logits`: the window at
+  each step's start names that step for the first-step head, the window at its end for the
+  last-step head), about twice the examples the episodes give, and the steps that never start or
+  end an episode of this horizon among them.
+- ``pair`` (:class:`PairEndpointModel`, the previous default): the task classifier's network (one
+  MLP over standardised ``[v_s, v_g]``) with two more heads on its hidden layer.
+
+Either endpoint distribution is *flat*, ``softmax(first / τ_first)``, or *hierarchical*:
 
     p(a_1 | v) = Σ_k p(k | v) · p(a_1 | v, k)
 
@@ -13,11 +24,13 @@ renormalised over the actions the training plans show for task ``k``
 The temperatures ``τ`` (one per head, fitted on held-out training videos after training) live
 in the model's config, so a loaded checkpoint applies them.
 
->>> m = EndpointModel(obs_dim=6, n_tasks=2, num_actions=3, hidden=8)
+>>> m = ClipEndpointModel(obs_dim=6, n_tasks=2, num_actions=3, hidden=8)
 >>> [t.shape[-1] for t in m(torch.zeros(4, 6), torch.zeros(4, 6))]
 [2, 3, 3]
 >>> m.endpoint_log_probs(torch.zeros(4, 6), torch.zeros(4, 6)).shape
 (4, 2, 3)
+>>> endpoint_model_from_config(m.config()).arch
+'clips'
 """
 
 from __future__ import annotations
@@ -27,34 +40,44 @@ import torch
 from torch import nn
 
 from kepp_core.catalog import ENDPOINT_HEADS as HEADS
-from kepp_core.errors import KeppError
+from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.models.endpoint_probs import calibrated_log_probs, hierarchical_log_probs
 from kepp_core.models.classifier import TaskClassifier
 
 CHUNK = 4096  # queries per batch when computing distributions (bounds [N, A] float64 arrays)
+DROPOUT = 0.1
 
 
-class EndpointModel(TaskClassifier):
-    """``[B, O]`` start and goal observations → task ``[B, K]``, first-step and last-step
-    ``[B, A]`` logits; ``temperature`` maps each head to its calibration temperature."""
+class EndpointModel(nn.Module):
+    """What every endpoint model shares: observation standardisation, the ``[K, A]`` task mask, one
+    calibration temperature per head (``temperature``) and the calibrated distributions;
+    ``forward(obs_start, obs_goal)`` gives the task, first-step and last-step logits."""
 
-    def __init__(self, obs_dim: int, n_tasks: int, num_actions: int, hidden: int = 256,
-                 temperature: dict[str, float] | None = None) -> None:
-        super().__init__(obs_dim, n_tasks, hidden)
-        self.num_actions = num_actions
-        self.first = nn.Linear(hidden, num_actions)
-        self.last = nn.Linear(hidden, num_actions)
+    arch = ""
+    obs_dim: int
+    n_tasks: int
+    num_actions: int
+    hidden: int
+
+    def _init_endpoints(self, num_actions: int, n_tasks: int, temperature: dict[str, float] | None) -> None:
         self.register_buffer("task_mask", torch.ones(n_tasks, num_actions, dtype=torch.bool))
         self.temperature = {h: 1.0 for h in HEADS}
         self.set_temperature(temperature or {})
 
     def config(self) -> dict:
-        return {**super().config(), "num_actions": self.num_actions, "temperature": dict(self.temperature)}
+        return {"arch": self.arch, "obs_dim": self.obs_dim, "n_tasks": self.n_tasks, "num_actions": self.num_actions,
+                "hidden": self.hidden, "temperature": dict(self.temperature)}
 
     @classmethod
     def from_config(cls, cfg: dict) -> EndpointModel:
         return cls(int(cfg["obs_dim"]), int(cfg["n_tasks"]), int(cfg["num_actions"]), int(cfg.get("hidden", 256)),
                    cfg.get("temperature"))
+
+    def set_normalisation(self, mean: torch.Tensor, std: torch.Tensor) -> None:
+        """Standardise observations with the training data's per-column ``mean`` and ``std``
+        (std floored at 1e-3; see :func:`kepp_core.training.windows.observation_stats`)."""
+        self.obs_mean.copy_(mean)
+        self.obs_std.copy_(std.clamp_min(1e-3))
 
     def set_temperature(self, temperature: dict[str, float]) -> None:
         """Set the calibration temperature of some heads (each a number > 0)."""
@@ -69,11 +92,8 @@ class EndpointModel(TaskClassifier):
         (:func:`kepp_core.models.endpoint_probs.task_actions_mask`)."""
         self.task_mask.copy_(torch.as_tensor(np.asarray(mask), dtype=torch.bool))
 
-    def forward(self, obs_start: torch.Tensor, obs_goal: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        s = (obs_start - self.obs_mean) / self.obs_std
-        g = (obs_goal - self.obs_mean) / self.obs_std
-        h = self.net[:-1](torch.cat([s, g], dim=-1))
-        return self.net[-1](h), self.first(h), self.last(h)
+    def standardise(self, obs: torch.Tensor) -> torch.Tensor:
+        return (obs - self.obs_mean) / self.obs_std
 
     @torch.no_grad()
     def endpoint_log_probs(self, obs_start: torch.Tensor, obs_goal: torch.Tensor,
@@ -97,3 +117,92 @@ class EndpointModel(TaskClassifier):
                     ends.append(calibrated_log_probs(scaled, 1.0))
             out.append(np.stack(ends, axis=1))
         return np.concatenate(out) if out else np.zeros((0, 2, self.num_actions))
+
+
+class PairEndpointModel(EndpointModel, TaskClassifier):
+    """``pair``: the task classifier's network over ``[v_s, v_g]`` with first-step and last-step
+    heads on its hidden layer (module docstring)."""
+
+    arch = "pair"
+
+    def __init__(self, obs_dim: int, n_tasks: int, num_actions: int, hidden: int = 256,
+                 temperature: dict[str, float] | None = None) -> None:
+        TaskClassifier.__init__(self, obs_dim, n_tasks, hidden)
+        self.num_actions = num_actions
+        self.first = nn.Linear(hidden, num_actions)
+        self.last = nn.Linear(hidden, num_actions)
+        self._init_endpoints(num_actions, n_tasks, temperature)
+
+    def forward(self, obs_start: torch.Tensor, obs_goal: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        h = self.net[:-1](torch.cat([self.standardise(obs_start), self.standardise(obs_goal)], dim=-1))
+        return self.net[-1](h), self.first(h), self.last(h)
+
+
+def _encoder(obs_dim: int, hidden: int) -> nn.Sequential:
+    return nn.Sequential(nn.Linear(obs_dim, hidden), nn.ReLU(), nn.Dropout(DROPOUT),
+                         nn.Linear(hidden, hidden), nn.ReLU(), nn.Dropout(DROPOUT))
+
+
+def _head(width: int, hidden: int, out: int) -> nn.Sequential:
+    return nn.Sequential(nn.Linear(width, hidden), nn.ReLU(), nn.Dropout(DROPOUT), nn.Linear(hidden, out))
+
+
+class ClipEndpointModel(EndpointModel):
+    """``clips``: one encoder per clip; ``first = first(z_s) + pair_first([z_s, z_g])``, ``last =
+    last(z_g) + pair_last([z_s, z_g])``, ``task = task([z_s, z_g])`` (module docstring).
+
+    >>> m = ClipEndpointModel(obs_dim=6, n_tasks=2, num_actions=3, hidden=8)
+    >>> [t.shape for t in m.window_logits(torch.zeros(5, 6), torch.zeros(5, 6))]
+    [torch.Size([5, 3]), torch.Size([5, 3]), torch.Size([5, 2]), torch.Size([5, 2])]
+    """
+
+    arch = "clips"
+
+    def __init__(self, obs_dim: int, n_tasks: int, num_actions: int, hidden: int = 256,
+                 temperature: dict[str, float] | None = None) -> None:
+        super().__init__()
+        self.obs_dim, self.n_tasks, self.num_actions, self.hidden = obs_dim, n_tasks, num_actions, hidden
+        self.start, self.goal = _encoder(obs_dim, hidden), _encoder(obs_dim, hidden)
+        self.first, self.last = nn.Linear(hidden, num_actions), nn.Linear(hidden, num_actions)
+        self.task_start, self.task_goal = nn.Linear(hidden, n_tasks), nn.Linear(hidden, n_tasks)
+        self.task = _head(2 * hidden, hidden, n_tasks)
+        self.pair_first, self.pair_last = _head(2 * hidden, hidden, num_actions), _head(2 * hidden, hidden, num_actions)
+        self.register_buffer("obs_mean", torch.zeros(obs_dim))
+        self.register_buffer("obs_std", torch.ones(obs_dim))
+        self._init_endpoints(num_actions, n_tasks, temperature)
+
+    def forward(self, obs_start: torch.Tensor, obs_goal: torch.Tensor,
+                windows: tuple[torch.Tensor, torch.Tensor] | None = None) -> tuple[torch.Tensor, ...]:
+        """Task, first-step and last-step logits; with ``windows`` (the windows at the start and end
+        of some steps), :meth:`window_logits` of them after those (one call, so that a distributed
+        run's gradient hooks see every use of the weights)."""
+        zs, zg = self.start(self.standardise(obs_start)), self.goal(self.standardise(obs_goal))
+        both = torch.cat([zs, zg], dim=-1)
+        out = (self.task(both), self.first(zs) + self.pair_first(both), self.last(zg) + self.pair_last(both))
+        return out if windows is None else out + self.window_logits(*windows)
+
+    def window_logits(self, at_start: torch.Tensor, at_end: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """The per-clip heads on single windows ``[B, O]``: the windows at the start and at the end
+        of ``B`` steps → the step from its start window (first-step head), the step from its end
+        window (last-step head) and the task from each window."""
+        zs, zg = self.start(self.standardise(at_start)), self.goal(self.standardise(at_end))
+        return self.first(zs), self.last(zg), self.task_start(zs), self.task_goal(zg)
+
+
+ARCHS: dict[str, type[EndpointModel]] = {"clips": ClipEndpointModel, "pair": PairEndpointModel}
+
+
+def build_endpoint_model(arch: str, obs_dim: int, n_tasks: int, num_actions: int, hidden: int = 256) -> EndpointModel:
+    """A fresh endpoint model of architecture ``arch`` (:data:`ARCHS`)."""
+    if arch not in ARCHS:
+        raise unknown_name_error("endpoint model architecture", arch, ARCHS)
+    return ARCHS[arch](obs_dim, n_tasks, num_actions, hidden)
+
+
+def endpoint_model_from_config(cfg: dict) -> EndpointModel:
+    """The endpoint model a checkpoint's model config describes (a config without ``arch``, written
+    before there were two architectures, is the ``pair`` model)."""
+    arch = cfg.get("arch", "pair")
+    if arch not in ARCHS:
+        raise unknown_name_error("endpoint model architecture", arch, ARCHS)
+    return ARCHS[arch].from_config(cfg)

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, ClassVar, Literal, Union
 
-from kepp_core.catalog import (CONDITION_ROW_KINDS, CONFIG_FILE, DIFFUSION_KINDS, ENDPOINT_HEADS, KINDS,
+from kepp_core.catalog import (CONDITION_ROW_KINDS, CONFIG_FILE, DIFFUSION_KINDS, ENDPOINT_ARCHS, ENDPOINT_HEADS, KINDS,
                                OFFICIAL_ARCHITECTURE, PLAN_CONDITIONS, SAMPLERS, STEP, WEIGHTS_FILE, model_folder,
                                parse_horizon_folder)
 from kepp_core.errors import KeppError
@@ -117,6 +117,7 @@ class EndpointNet(ClassifierNet, kw_only=True):
 
     num_actions: Positive
     temperature: dict[Literal[ENDPOINT_HEADS], Annotated[float, Meta(gt=0, le=1e308)]] = {}
+    arch: Literal[ENDPOINT_ARCHS] | None = None  # None: written before the two architectures (the pair model)
 
 
 class SamplerRecord(Struct):

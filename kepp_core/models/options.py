@@ -47,8 +47,13 @@ class TrainConfig:
     structured_learn_scale: bool = False  # learn the scale of the graph's transition log-probabilities
     # step and planning models: > 0 adds this weight x the cross-entropy of the x_0 action block (docs, Models)
     aux_ce_weight: float = 0.0
-    # task classifier only
+    # task classifier and endpoint model
     classifier_epochs: int = 60
+    # endpoint model only (docs, Models: the endpoint model)
+    endpoint_arch: str = "clips"  # clips: one encoder per clip | pair: one MLP over both clips (the earlier model)
+    endpoint_windows: bool = True  # clips: its per-clip heads also learn from every labelled window of the fit videos
+    endpoint_smoothing: float = 0.1  # label smoothing of its cross-entropies
+    endpoint_epochs: int = 0  # > 0: its epochs (0: classifier_epochs)
 
     def to_dict(self) -> dict:
         d = asdict(self)

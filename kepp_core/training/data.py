@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from kepp_core.data.episodes import Episode, make_episodes, observations
+from kepp_core.data.episodes import Episode, make_episodes, observations, step_episodes
 from kepp_core.data.records import Dataset, seeded_split
 from kepp_core.errors import KeppError
 from kepp_core.training.windows import MappedRows, mapped_observations
@@ -86,6 +86,25 @@ def episode_tensors(dataset: Dataset, horizon: int, split: str, setting: str = "
     if not eps:
         what = f"{split} split" + (f" ({part} part)" if part else "")
         raise KeppError(f"dataset {dataset.name!r} has no episodes of T={horizon} in its {what}")
+    return _tensors(dataset, eps, store, progress)
+
+
+def step_tensors(dataset: Dataset, split: str = "train", setting: str = "conventional", m: int = 3,
+                 part: str | None = None, val_fraction: float = 0.1, seed: int = 0, store: str | Path | None = None,
+                 progress: bool = False) -> EpisodeTensors:
+    """Every step of the split's videos (``part``: of its ``fit`` or ``val`` videos, as
+    :func:`episode_tensors` cuts them) as a one-step episode
+    (:func:`~kepp_core.data.episodes.step_episodes`): the window at each step's start and at its
+    end, ``actions`` ``[N, 1]``. Raises a KeppError if there is none."""
+    eps = step_episodes(dataset, split, setting, m)
+    if part is not None:
+        eps = [eps[i] for i in part_indices(eps, part, val_fraction, seed)]
+    if not eps:
+        raise KeppError(f"dataset {dataset.name!r} has no timed steps in its {split} split")
+    return _tensors(dataset, eps, store, progress)
+
+
+def _tensors(dataset: Dataset, eps: list[Episode], store: str | Path | None, progress: bool) -> EpisodeTensors:
     tidx = {t: i for i, t in enumerate(task_names(dataset))}
     if store is not None:
         starts, goals = mapped_observations(eps, store, progress)

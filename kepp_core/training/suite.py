@@ -11,6 +11,7 @@ Layout of a models folder (what :class:`kepp_core.planner.KEPPPlanner.from_model
     ROOT/T<h>/task-classifier/   PDPP's task classifier
     ROOT/T<h>/endpoints/         the endpoint model (task, a_1, a_T by cross-entropy; graph-ce, +jdec)
     ROOT/T<h>/plan-graph-R1-struct/  KEPP R = 1 with the structured loss (only when named)
+    ROOT/T<h>/endpoints-pair/    the earlier endpoint model (only when named: its rows graph-ce-pair, +jdec-pair)
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ MEMBERS = tuple(model_folder(r) for r in SUITE_ROLES)
 EXTRA_MEMBERS = tuple(model_folder(r) for r in EXTRA_ROLES)  # trained only when named (plan-graph-R1-struct)
 DEFAULT_STRUCTURED_WEIGHT = 0.1  # a -struct model trained from a config without a weight (0.05-0.3 alike on the demo world)
 # What the KEPP planner alone needs (``kepp demo`` trains these when no checkpoints are shipped).
+# How an endpoint model variant (catalog.ENDPOINT_ARCHS; folder endpoints-<variant>) is trained: ``pair`` is
+# the earlier endpoint model exactly (one MLP over both clips, the episodes only, no label smoothing).
+ENDPOINT_VARIANTS = {"pair": {"endpoint_arch": "pair", "endpoint_windows": False, "endpoint_smoothing": 0.0,
+                              "endpoint_epochs": 0}}
 PLANNER_MEMBERS = (model_folder(ModelRole("step")), model_folder(ModelRole("plan", "graph", 1)))
 
 
@@ -72,11 +77,16 @@ def train_role(ds: Dataset, cfg: TrainConfig, role: ModelRole, hdir: Path, progr
 
 def role_config(cfg: TrainConfig, role: ModelRole) -> TrainConfig:
     """The config a model of ``role`` is trained with: planning models take the role's condition,
-    ``R`` (graph condition) and structured-loss weight; step models and the classifier take ``cfg``.
+    ``R`` (graph condition) and structured-loss weight; an endpoint model variant its recipe
+    (:data:`ENDPOINT_VARIANTS`); step models, the classifier and the default endpoint model take ``cfg``.
 
     >>> role_config(TrainConfig(R=3), ModelRole("plan", "none")).condition
     'none'
+    >>> role_config(TrainConfig(), ModelRole("endpoints", variant="pair")).endpoint_arch
+    'pair'
     """
+    if role.kind == "endpoints" and role.variant:
+        return replace(cfg, **ENDPOINT_VARIANTS[role.variant])
     if role.kind != "plan":
         return cfg
     weight = (cfg.structured_weight or DEFAULT_STRUCTURED_WEIGHT) if role.structured else 0.0

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from torch import nn
 from torch.nn import functional as F
 
 from kepp_core.catalog import CONFIG_FILE, GRAPH_CONDITIONS, GRAPH_FILE, LLM_CONDITIONS
@@ -29,10 +30,10 @@ from kepp_core.diffusion.sampling import predict_endpoints, sample_actions
 from kepp_core.graph.retrieval import make_retriever
 from kepp_core.models.checkpoint import check_compatible, dataset_fingerprint, load_checkpoint
 from kepp_core.models.classifier import TaskClassifier
-from kepp_core.models.endpoints import HEADS, EndpointModel
+from kepp_core.models.endpoints import HEADS, EndpointModel, build_endpoint_model
 from kepp_core.models.spec import ModelSpec
 from kepp_core.training.config import TrainConfig
-from kepp_core.training.data import EpisodeTensors, episode_tensors, part_indices, task_names
+from kepp_core.training.data import EpisodeTensors, episode_tensors, part_indices, step_tensors, task_names
 from kepp_core.training.loop import fit, holds_output_lock, runtime
 from kepp_core.training.structured import StructuredLoss
 from kepp_core.training.windows import ConditionRows, observation_stats
@@ -343,11 +344,11 @@ def _extra_rows(pdata: _PlanData, extra: torch.Tensor | None, extra_val: torch.T
         pdata.val = None
 
 
-def classifier_config(cfg: TrainConfig, n_items: int, val_rounds: int = 5) -> TrainConfig:
-    """The schedule of the cross-entropy models (task classifier, endpoint model): ``classifier_epochs``
-    epochs at a constant learning rate 1e-3, validated ``val_rounds`` times."""
+def classifier_config(cfg: TrainConfig, n_items: int, val_rounds: int = 5, epochs: int = 0) -> TrainConfig:
+    """The schedule of the cross-entropy models (task classifier, endpoint model): ``epochs`` epochs
+    (0: ``classifier_epochs``) at a constant learning rate 1e-3, validated ``val_rounds`` times."""
     bsz = min(cfg.batch_size, n_items)
-    steps = max(1, cfg.classifier_epochs * max(1, n_items // bsz))
+    steps = max(1, (epochs or cfg.classifier_epochs) * max(1, n_items // bsz))
     every = max(1, steps // max(1, val_rounds))
     return TrainConfig.from_dict({**cfg.to_dict(), "train_steps": steps, "lr": 1e-3, "warmup": 1, "decay": [],
                                   "val_every": every, "log_every": max(1, min(cfg.log_every, every))})
@@ -409,33 +410,80 @@ def endpoint_accuracy(model: EndpointModel, part: EpisodeTensors) -> dict:
     return {"score": (out["first_acc"] + out["last_acc"]) / 2, **out}
 
 
+class WindowBatches(nn.Module):
+    """Batches of ``n`` labelled windows, one epoch's permutation after another (seeded), for the
+    endpoint model's per-clip heads. How many it has drawn is a buffer, so a resumed run (the
+    training loop keeps it in its saved state as an ``extra`` module) draws what an uninterrupted
+    one would.
+
+    >>> b = WindowBatches(5, 2, seed=0)
+    >>> [len(b.draw()) for _ in range(4)], int(b.drawn)
+    ([2, 2, 2, 2], 4)
+    """
+
+    def __init__(self, n: int, batch_size: int, seed: int) -> None:
+        super().__init__()
+        self.n, self.batch_size, self.seed = n, min(batch_size, n), seed
+        self.register_buffer("drawn", torch.zeros((), dtype=torch.long))
+
+    def draw(self) -> torch.Tensor:
+        per_epoch = max(1, self.n // self.batch_size)
+        epoch, i = divmod(int(self.drawn), per_epoch)
+        perm = torch.randperm(self.n, generator=torch.Generator().manual_seed(self.seed * 1_000_003 + 500_009 + epoch))
+        self.drawn += 1
+        rt = runtime()
+        return perm[i * self.batch_size:(i + 1) * self.batch_size][rt.rank::rt.world]
+
+
 @holds_output_lock
 def train_endpoint_model(ds: Dataset, cfg: TrainConfig, out: str | Path, resume: bool = False,
                          progress: bool = True, val_rounds: int = 5) -> dict:
-    """Train the discriminative endpoint model (task, ``a_1``, ``a_T``: the sum of three
-    cross-entropies; the task classifier's schedule, :func:`classifier_config`), then fit one
-    temperature per head on the validation part and store them in the checkpoint's model config."""
+    """Train the discriminative endpoint model of architecture ``cfg.endpoint_arch`` (task, ``a_1``,
+    ``a_T``: the sum of three cross-entropies, label smoothing ``cfg.endpoint_smoothing``; the task
+    classifier's schedule over ``cfg.endpoint_epochs`` epochs, :func:`classifier_config`); with
+    ``cfg.endpoint_windows`` its per-clip heads also learn from every labelled window of the fit
+    videos (:func:`~kepp_core.training.data.step_tensors`: the sum of four more cross-entropies per
+    batch, the step from its start window and from its end window, the task from each). Then fit
+    one temperature per head on the validation part and store them in the checkpoint's model config."""
     torch.manual_seed(cfg.seed)
     out = Path(out)
     data, val = _parts(ds, cfg, out, progress)
     tasks = task_names(ds)
-    model = EndpointModel(data.obs_dim, len(tasks), ds.num_actions)
+    model = build_endpoint_model(cfg.endpoint_arch, data.obs_dim, len(tasks), ds.num_actions)
     model.set_normalisation(*observation_stats(data.obs_start, data.obs_goal))
     model.set_task_actions(fit_task_actions(ds, data, tasks))
-    ecfg = classifier_config(cfg, len(data), val_rounds)
+    ecfg = classifier_config(cfg, len(data), val_rounds, cfg.endpoint_epochs)
+    windows = batches = None
+    if cfg.endpoint_windows:
+        part = "fit" if cfg.val_fraction > 0 and val is not None else None
+        windows = step_tensors(ds, "train", cfg.setting, cfg.m, part, cfg.val_fraction, cfg.seed,
+                               window_store(cfg, out), progress)
+        batches = WindowBatches(len(windows), ecfg.batch_size, cfg.seed)
+    smooth = cfg.endpoint_smoothing
+
+    def ce(logits, labels):
+        return F.cross_entropy(logits, labels, label_smoothing=smooth)
 
     def batch_loss(net, idx):
         dev = model.obs_mean.device
-        task, first, last = net(data.obs_start[idx].to(dev), data.obs_goal[idx].to(dev))
-        acts = data.actions[idx].to(dev)
-        return (F.cross_entropy(task, data.tasks[idx].to(dev)) + F.cross_entropy(first, acts[:, 0])
-                + F.cross_entropy(last, acts[:, -1]))
+        acts, task_ids = data.actions[idx].to(dev), data.tasks[idx].to(dev)
+        if batches is None:
+            task, first, last = net(data.obs_start[idx].to(dev), data.obs_goal[idx].to(dev))
+            return ce(task, task_ids) + ce(first, acts[:, 0]) + ce(last, acts[:, -1])
+        w = batches.draw()
+        task, first, last, w_first, w_last, w_task_s, w_task_g = net(
+            data.obs_start[idx].to(dev), data.obs_goal[idx].to(dev),
+            windows=(windows.obs_start[w].to(dev), windows.obs_goal[w].to(dev)))
+        step, step_task = windows.actions[w, 0].to(dev), windows.tasks[w].to(dev)
+        return (ce(task, task_ids) + ce(first, acts[:, 0]) + ce(last, acts[:, -1])
+                + ce(w_first, step) + ce(w_last, step) + 0.5 * (ce(w_task_s, step_task) + ce(w_task_g, step_task)))
 
     meta = {"kind": "endpoints", "model": model.config(),
             "dataset": dataset_fingerprint(ds, data.obs_dim, cfg.horizon, cfg.setting, cfg.m),
-            "train": ecfg.to_dict(), "tasks": tasks}
+            "train": ecfg.to_dict(), "tasks": tasks,
+            **({"windows": len(windows)} if windows is not None else {})}
     summary = fit(model, len(data), batch_loss, ecfg, out, meta,
-                  (lambda m: endpoint_accuracy(m, val)) if val else None, resume, progress)
+                  (lambda m: endpoint_accuracy(m, val)) if val else None, resume, progress, extra=batches)
     if val is not None and runtime().main:
         summary["temperature"] = calibrate_endpoint_model(out, val)
     return summary

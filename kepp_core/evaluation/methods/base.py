@@ -79,7 +79,7 @@ class EvalCache:
     step_endpoints: np.ndarray | None = None  # [N, 2], the step model's (first computed wins)
     step_scores: np.ndarray | None = None
     step_probs: np.ndarray | None = None  # [N, 2, A] the step model's first/last action scores
-    endpoint_model: dict[bool, np.ndarray] = field(default_factory=dict)  # hierarchical? -> [N, 2, A] log p
+    endpoint_model: dict[tuple[ModelRole, bool], np.ndarray] = field(default_factory=dict)  # (role, hierarchical?) -> [N, 2, A] log p
     texts: StepTexts | None = None  # the dataset's step names embedded by the S3D text tower
     text: TextEndpoints | None = None  # the S3D text tower's endpoints, temperature fitted on training
     text_log_probs: np.ndarray | None = None  # [N, 2, A] its log p on the test episodes
@@ -182,15 +182,16 @@ class EvalContext:
             self.cache.step_probs = model.action_scores(x0)[:, [0, -1]].numpy()
         return self.cache.step_probs
 
-    def endpoint_model_log_probs(self, hierarchical: bool = True) -> np.ndarray:
+    def endpoint_model_log_probs(self, hierarchical: bool = True, role: ModelRole = ENDPOINTS) -> np.ndarray:
         """The endpoint model's calibrated ``log p(a_1 | start)`` and ``log p(a_T | goal)``
         ``[N, 2, A]`` on the test episodes (hierarchical over the tasks, or flat;
-        :class:`~kepp_core.models.endpoints.EndpointModel`)."""
+        :class:`~kepp_core.models.endpoints.EndpointModel`); ``role``: the default endpoint model or a
+        variant (``endpoints-pair``)."""
         cached = self.cache.endpoint_model
-        if hierarchical not in cached:
-            model, _ = self.load(ENDPOINTS)
-            cached[hierarchical] = model.endpoint_log_probs(self.test.obs_start, self.test.obs_goal, hierarchical)
-        return cached[hierarchical]
+        if (role, hierarchical) not in cached:
+            model, _ = self.load(role)
+            cached[role, hierarchical] = model.endpoint_log_probs(self.test.obs_start, self.test.obs_goal, hierarchical)
+        return cached[role, hierarchical]
 
     def text_endpoints(self) -> TextEndpoints:
         """The S3D text tower's endpoint distributions for the dataset's step names
@@ -222,23 +223,34 @@ class EvalContext:
 
     def step_accuracy(self) -> dict[str, float] | None:
         """Accuracy (%) of the step model's first and last action (``first_acc``, ``last_acc``) when a
-        method used it, and of the endpoint model's most probable (hierarchical) first and last
-        action (``ce_first_acc``, ``ce_last_acc``) and of the S3D text tower's (``text_first_acc``,
-        ``text_last_acc``) when a method used them; None when none."""
+        method used it, of each endpoint model's most probable (hierarchical) first and last action
+        (``ce_first_acc``, ``ce_last_acc``; a variant's: :func:`endpoint_accuracy_key`) and of the S3D
+        text tower's (``text_first_acc``, ``text_last_acc``) when a method used them; None when none."""
         out, gt = {}, self.gt
         ends = self.cache.step_endpoints
         if ends is not None:
             out.update(first_acc=float((ends[:, 0] == gt[:, 0]).mean() * 100),
                        last_acc=float((ends[:, 1] == gt[:, -1]).mean() * 100))
-        if True in self.cache.endpoint_model:
-            best = self.cache.endpoint_model[True].argmax(-1)
-            out.update(ce_first_acc=float((best[:, 0] == gt[:, 0]).mean() * 100),
-                       ce_last_acc=float((best[:, 1] == gt[:, -1]).mean() * 100))
+        for (role, hierarchical), log_p in self.cache.endpoint_model.items():
+            if hierarchical:
+                best, key = log_p.argmax(-1), endpoint_accuracy_key(role)
+                out.update({f"{key}_first_acc": float((best[:, 0] == gt[:, 0]).mean() * 100),
+                            f"{key}_last_acc": float((best[:, 1] == gt[:, -1]).mean() * 100)})
         if self.cache.text_log_probs is not None:
             best = self.cache.text_log_probs.argmax(-1)
             out.update(text_first_acc=float((best[:, 0] == gt[:, 0]).mean() * 100),
                        text_last_acc=float((best[:, 1] == gt[:, -1]).mean() * 100))
         return out or None
+
+
+def endpoint_accuracy_key(role: ModelRole) -> str:
+    """The prefix of an endpoint model's accuracy keys in a horizon's rows: ``ce`` (``ce_first_acc``,
+    ``ce_last_acc``) for the default one, ``ce_<variant>`` for a variant (``ce_pair_first_acc``).
+
+    >>> endpoint_accuracy_key(ENDPOINTS), endpoint_accuracy_key(ModelRole("endpoints", variant="pair"))
+    ('ce', 'ce_pair')
+    """
+    return "ce" + (f"_{role.variant}" if role.variant else "")
 
 
 class Method:
@@ -276,6 +288,11 @@ class Method:
     @property
     def default(self) -> bool:
         return self.entry.default
+
+    @property
+    def endpoint_role(self) -> ModelRole:
+        """The endpoint model it plans with (the default one unless its roles name a variant)."""
+        return self.entry.endpoint_role or ENDPOINTS
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
         """Plans for ``ctx.test`` (``samples`` set when ``ctx.options.samples`` and the method is sampled)."""

@@ -50,7 +50,7 @@ class GraphZeroShot(Method):
         if self.entry.endpoints_from == TRUTH:
             ends = ctx.gt[:, [0, -1]]
         elif self.entry.endpoints_from == ENDPOINT_MODEL:
-            ends = ctx.endpoint_model_log_probs().argmax(-1)
+            ends = ctx.endpoint_model_log_probs(role=self.endpoint_role).argmax(-1)
         elif self.entry.endpoints_from == TEXT:
             ends = ctx.text_log_probs().argmax(-1)
         else:
@@ -75,5 +75,6 @@ register(NearestEpisode(method("retrieval")))
 register(GraphZeroShot(method("graph-pred")))
 register(GraphZeroShot(method("graph-gt")))
 register(GraphZeroShot(method("graph-ce")))
+register(GraphZeroShot(method("graph-ce-pair")))
 register(GraphZeroShot(method("graph-text")))
 register(PDPP(method("pdpp")))

@@ -117,7 +117,7 @@ def row_endpoint_probs(ctx: EvalContext, entry: MethodEntry) -> np.ndarray:
         gt = ctx.gt[:, [0, -1]]
         return (np.arange(ctx.ds.num_actions)[None, None] == gt[:, :, None]).astype(np.float64)
     if source == ENDPOINT_MODEL:
-        return np.exp(ctx.endpoint_model_log_probs(hierarchical=True))
+        return np.exp(ctx.endpoint_model_log_probs(hierarchical=True, role=entry.endpoint_role or ENDPOINTS))
     if source == TEXT:
         return np.exp(ctx.text_log_probs())
     return ctx.endpoint_probs()
