@@ -180,7 +180,9 @@ def test_heatmaps_show_one_task_of_this_world(monkeypatch, coin_world, world):
     task = at.selectbox(key="heat_task").value
     assert task in world.tasks
     fig = json.loads(at.get("plotly_chart")[0].proto.spec)
-    assert [t["type"] for t in fig["data"]] and all(t["type"] == "heatmap" for t in fig["data"])
+    types = [t["type"] for t in fig["data"]]  # per panel: the heatmap, and invisible markers that take a cell's click
+    assert "heatmap" in types and set(types) == {"heatmap", "scatter"}
+    assert all(t["marker"]["opacity"] == 0 for t in fig["data"] if t["type"] == "scatter")
     ticks = [t.rstrip(" ✱") for t in fig["layout"]["xaxis"]["ticktext"]]
     assert set(ticks) == set(world.labels(world.task_actions(task)))
 

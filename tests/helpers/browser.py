@@ -276,10 +276,22 @@ def wait_plan(page, timeout: float = 120_000) -> None:
 
 
 def add_to_playlist(page, name: str, count: int) -> None:
-    """A records page's "Add to playlist" control: type the name, press Add, see it confirmed."""
-    page.get_by_role("button", name="Add to playlist").first.click()
+    """A records page's "Add to playlist" control: type the name, press Add, see it confirmed. The
+    popover is opened again when a rerun of the page closed it before it showed (a busy machine), as a
+    person would click again; it must open within three tries."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     body = page.locator('[data-testid="stPopoverBody"]').last
     field = body.get_by_role("textbox", name="Playlist")
+    for attempt in range(3):
+        idle(page)
+        page.get_by_role("button", name="Add to playlist").first.click()
+        try:
+            field.wait_for(state="visible", timeout=15_000)
+            break
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
     field.fill(name)
     field.press("Enter")
     idle(page)
