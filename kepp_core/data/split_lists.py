@@ -450,6 +450,20 @@ def write_taxonomy(path: str | Path, ds: Dataset) -> None:
     atomic_write_text(path, json.dumps(out, indent=1) + "\n")
 
 
+def list_vocabulary(episodes: Sequence[ListedEpisode], taxonomy: Taxonomy | None = None) -> tuple[list[str], dict[int, str]]:
+    """The action names of one list (index = id, as :func:`load_split_lists` names them) and each
+    id's name as the files write it (the taxonomy's or the list's ``actions``, before a shared name
+    gets its task)."""
+    videos = list(_videos(episodes, "test", {}).values())
+    labels = _vocabulary(videos, taxonomy, _task_names(videos, taxonomy))
+    raw = dict(taxonomy.actions) if taxonomy is not None else {}
+    for v in videos:
+        for (_, _, a), name in zip(v.steps, v.names):
+            if name is not None:
+                raw.setdefault(a, name)
+    return labels, raw
+
+
 def listed_episode_ids(episodes: Sequence[ListedEpisode]) -> list[str]:
     """The episode id (:func:`kepp_core.catalog.episode_id`) of every entry of one list, in order:
     the id the dataset's episode of that window has."""
@@ -461,6 +475,7 @@ def listed_episode_ids(episodes: Sequence[ListedEpisode]) -> list[str]:
     return ids
 
 
-__all__ = ["NAME", "ListedEpisode", "SplitFiles", "Taxonomy", "list_horizon", "listed_episode_ids", "load_split_lists",
+__all__ = ["NAME", "ListedEpisode", "SplitFiles", "Taxonomy", "list_horizon", "list_vocabulary", "listed_episode_ids",
+           "load_split_lists",
            "read_split_file", "read_split_list", "read_taxonomy", "split_list_entries", "write_split_list",
            "write_taxonomy"]

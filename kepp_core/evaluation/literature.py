@@ -79,17 +79,14 @@ def literature_rows(dataset: str | None = None, horizon: int | None = None, code
 
 
 def literature_table(rows, code: str) -> list[dict]:
-    """Published rows as table rows under the ``code`` family's headers (``—`` where a paper gives no
-    number), with ``method``, ``T``, the split and the source."""
-    fam = family(code)
-    out = []
-    for r in rows:
-        if r.code != code:
-            continue
-        cells = {m.header: r.metrics[m.key] if m.key in r.metrics else "—" for m in fam.metrics}
-        out.append({"method": f"{r.method} (published)", "T": r.T, "split": LITERATURE_SPLITS[r.split],
-                    **cells, "source": r.source() + (f"; {r.note}" if r.note else "")})
-    return out
+    """Published rows as table rows under the ``code`` family's headers (the metrics some row gives;
+    ``—`` where a paper gives no number), with ``method``, ``T``, the split (``paper`` or ``unified``:
+    :data:`~kepp_core.benchmark.LITERATURE_SPLITS`) and the source."""
+    rows = [r for r in rows if r.code == code]
+    given = [m for m in family(code).metrics if any(m.key in r.metrics for r in rows)]
+    return [{"method": f"{r.method} (published)", "T": r.T, "split": r.split,
+             **{m.header: r.metrics.get(m.key, "—") for m in given},
+             "source": r.source() + (f"; {r.note}" if r.note else "")} for r in rows]
 
 
 __all__ = ["LITERATURE", "LiteratureRow", "literature_rows", "literature_table", "read_literature"]
