@@ -29,11 +29,12 @@ dataset whose lists name their horizon with ``{T}`` (each horizon trains and tes
     horizons = [3, 4, 5, 6]
     seeds = 5
     metrics = ["pdpp", "vpn"]
-    benchmark = "niv"             # its published numbers beside the measured ones, and its own interval
+    benchmark = "niv"             # its published numbers, apart from the measured ones
 
-With ``benchmark``, the summary also holds the benchmark's own 90% interval of ViterbiPlanNet's SR,
-mAcc and mIoU over the seeds (``vpn_sr_boot``, ...: the width of :func:`~kepp_core.evaluation.stats.benchmark_bootstrap`,
-its ``calculate_results.py``), beside this package's Student t half-width (``vpn_sr_ci``).
+With ``vpn`` among the metrics, the summary also holds the benchmark's own 90% interval of
+ViterbiPlanNet's SR, mAcc and mIoU over the seeds (``vpn_sr_boot``, ...: the width of
+:func:`~kepp_core.evaluation.stats.benchmark_bootstrap`, its ``calculate_results.py``), beside this
+package's Student t half-width (``vpn_sr_ci``).
 
 For every fraction, seed and horizon it trains the models the methods need into
 ``MODELS/frac<percent>/seed<s>/T<h>/`` (``MODELS``: ``models``, default ``out``; a finished
@@ -124,7 +125,7 @@ class ProtocolSpec:
     train_list: str | None = None  # split-lists: the lists ("{T}": each horizon's own), as --train-list
     test_list: str | None = None
     taxonomy: str | None = None
-    benchmark: str | None = None  # a benchmark dataset: its published rows and its own interval
+    benchmark: str | None = None  # a benchmark dataset: its published rows beside the measured ones
 
     def config(self, horizon: int, seed: int) -> TrainConfig:
         """The training config of one horizon and seed."""
@@ -145,9 +146,8 @@ class ProtocolSpec:
 
     @property
     def families(self) -> tuple[str, ...]:
-        """The evaluation codes whose columns the rows get besides this package's (a benchmark: its own too)."""
-        extra = ("vpn",) if self.benchmark is not None else ()
-        return tuple(dict.fromkeys(f for f in (*self.metrics, *extra) if f != DEFAULT_FAMILY))
+        """The evaluation codes whose columns the rows get besides this package's."""
+        return tuple(f for f in self.metrics if f != DEFAULT_FAMILY)
 
 
 HORIZON_FIELD = "{T}"  # in a split list's path: the horizon
@@ -447,7 +447,7 @@ def run_protocol(spec: ProtocolSpec, log: Callable[[str], None] = print, retrain
                     f"evaluated in {time.time() - t1:.0f}s")
     columns = tuple(c for f in spec.families for c in family(f).columns)
     summary = summarise(rows, METRIC_KEYS + STEP_METRICS + columns, ("fraction", "T", "method"), "ci", spec.confidence)
-    if spec.benchmark is not None:
+    if "vpn" in spec.metrics:
         add_benchmark_interval(summary, rows)
     pairs = paired_tests(records, spec.pairs)
     shown = {f.name: getattr(spec, f.name) for f in fields(ProtocolSpec)
@@ -530,19 +530,17 @@ def _method_cell(r: dict) -> str:
 
 def benchmark_markdown(spec: dict, rows: list[dict], horizon: int) -> list[str]:
     """The Markdown lines of one horizon's other evaluation codes: a table per code (its headers name
-    it; mean ± Student t half-width over seeds), with a benchmark its own interval beside ours and
-    the published numbers of that dataset, horizon and code, apart."""
+    it; mean ± Student t half-width over seeds), ViterbiPlanNet's with the benchmark's own interval
+    beside it, and with a benchmark the published numbers of that dataset, horizon and code, apart."""
     lines = []
-    extra = tuple(f for f in spec.get("metrics", ()) if f != DEFAULT_FAMILY)
     bench = spec.get("benchmark")
-    for name in dict.fromkeys((*extra, *(("vpn",) if bench else ()))):
+    for name in (f for f in spec.get("metrics", ()) if f != DEFAULT_FAMILY):
         f = family(name)
-        if name in extra:
-            lines += [f"{f.label}'s metrics ({f.source}); mean ± {round(spec['confidence'] * 100)}% CI over seeds "
-                      "(Student t):", "", markdown_table(["method", *(m.header for m in f.metrics)],
-                                                         [[_method_cell(r), *(_cell(r, m.column) for m in f.metrics)]
-                                                          for r in rows]), ""]
-        if bench and name == "vpn":
+        lines += [f"{f.label}'s metrics ({f.source}); mean ± {round(spec['confidence'] * 100)}% CI over seeds "
+                  "(Student t):", "", markdown_table(["method", *(m.header for m in f.metrics)],
+                                                     [[_method_cell(r), *(_cell(r, m.column) for m in f.metrics)]
+                                                      for r in rows]), ""]
+        if name == "vpn":
             boot = [m for k in BOOTSTRAP_METRICS for m in f.metrics if m.key == k]
             lines += ["The benchmark's own 90% interval (ViterbiPlanNet's calculate_results.py: mean ± the width "
                       "between the 5th and 95th percentiles of 1,000 bootstrap means over the seeds):", "",
