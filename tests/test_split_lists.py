@@ -163,3 +163,17 @@ def test_a_train_list_without_its_test_list_is_refused(tmp_path):
                           "--test-list is missing")
     assert_one_line_error(run_kepp("data", "stats", "--dataset", "plans", "--root", p["train"], "--train-list",
                                    p["train"], "--test-list", p["test"]), "--dataset split-lists")
+
+
+def test_the_app_opens_split_lists_through_a_split_file_and_only_under_its_allowed_folders(tmp_path):
+    from kepp_core.api import AppConfig, open_dataset
+
+    p = write_lists(tmp_path / "data")
+    cfg = AppConfig(dataset="split-lists", root=str(p["root"]))
+    ds = open_dataset(cfg, roots=(tmp_path.resolve(),))
+    assert len(make_episodes(ds, 3, "test")) == len(entries(3, "test"))
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (tmp_path / "data" / "split.toml").write_text(f'train = "{p["train"]}"\ntest = "{outside}/x.json"\n')
+    with pytest.raises(KeppError, match="not under a folder this app server allows"):
+        open_dataset(cfg, roots=((tmp_path / "data").resolve(),))
