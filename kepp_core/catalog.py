@@ -492,7 +492,8 @@ METRICS = (
     Metric("mAcc", "mAcc", "mean accuracy: steps right (%)"),
     Metric("mIoU", "mIoU", "IoU of the predicted and true action sets, per episode (%)"),
     Metric("mIoU_b256", "mIoU (batch 256)", "IoU of the predicted and true action sets per batch of 256 "
-                                           "episodes, as PDPP computes it (%)"),
+                                           "episodes, the batches' plain mean (PDPP's code weights each batch by "
+                                           "its episodes: the pdpp metric family, kepp_core.benchmark) (%)"),
     Metric("ends", "ends right", "both the first and the last step right (%)"),
     Metric("SR_ends", "SR if ends right", "plans right among the episodes whose first and last steps are right (%)"),
 )

@@ -18,7 +18,7 @@ from kepp_core.commands._common import check_numbers, hold_outputs
 from kepp_core.errors import KeppError, printable
 
 # Command groups, in the order ``kepp --help`` lists them.
-GROUPS = ["data", "features", "graph", "train", "models", "eval", "plan", "protocol", "demo", "app"]
+GROUPS = ["data", "features", "graph", "train", "models", "eval", "records", "plan", "protocol", "demo", "app"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -9,6 +9,10 @@
   batch, IoU of the set of all predicted actions and the set of all ground-truth actions in
   the batch; averaged over batches.
 
+The field's two evaluation codes compute these differently (batches weighted by their size,
+float32, a bitwise "IoU"): :func:`pdpp_metrics` and :func:`vpn_metrics` reproduce each exactly,
+:func:`protocol_metrics` names the code (the families: :mod:`kepp_core.benchmark`).
+
 Where plans fail (beyond the paper): **ends right**, the percent of episodes whose first *and*
 last predicted steps are right, and **SR if ends right**, the success rate among those episodes,
 so that ``SR = ends right × (SR if ends right) / 100``: a method that fails at the endpoints and
@@ -25,6 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from kepp_core.benchmark import family
 from kepp_core.errors import KeppError
 
 BATCH = 256
@@ -116,7 +121,8 @@ def miou_per_episode(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]])
 
 def miou_per_batch(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], batch_size: int = BATCH) -> float:
     """IoU of the action sets of consecutive batches of ``batch`` episodes, averaged over
-    batches (percent). Depends on the episode order; the last batch may be smaller.
+    batches (percent; the plain mean: PDPP's code weights each batch by its episodes, see
+    :func:`pdpp_metrics`). Depends on the episode order; the last batch may be smaller.
 
     >>> round(miou_per_batch([(1, 2), (3, 4)], [(1, 2), (3, 5)], batch_size=1), 2)  # 1 and 1/3
     66.67
@@ -124,19 +130,139 @@ def miou_per_batch(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], b
     60.0
     """
     _check(pred, gt)
-    if batch_size < 1:
+    ious = _batch_ious(pred, gt, batch_size)
+    return 100.0 * float(np.mean([iou for iou, _ in ious])) if ious else 0.0
+
+
+def _batches(n: int, batch_size: int) -> range:
+    """The first episode of each batch of ``batch_size`` consecutive episodes (of ``n``)."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
         raise KeppError(f"mIoU batch size must be at least 1, got {batch_size}")
-    if len(gt) == 0:
-        return 0.0
-    ious = []
-    for k in range(0, len(gt), batch_size):
+    return range(0, n, int(batch_size))
+
+
+def _batch_ious(pred, gt, batch_size: int) -> list[tuple[float, int]]:
+    """Per batch of consecutive episodes: the IoU of the set of every predicted action and the set
+    of every true action in it (a fraction), and the batch's episode count."""
+    out = []
+    for k in _batches(len(gt), batch_size):
         ps = {int(a) for p in pred[k : k + batch_size] for a in p}
         gs = {int(a) for g in gt[k : k + batch_size] for a in g}
-        ious.append(_iou(ps, gs))
-    return 100.0 * float(np.mean(ious))
+        out.append((_iou(ps, gs), len(gt[k : k + batch_size])))
+    return out
 
 
 def plan_metrics(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], batch_size: int = BATCH) -> dict:
     """SR, mAcc, mIoU per episode and mIoU per batch of ``batch_size`` (percent), and the count."""
     return {"episodes": len(gt), "sr": success_rate(pred, gt), "macc": mean_accuracy(pred, gt),
             "miou_episode": miou_per_episode(pred, gt), "miou_batch": miou_per_batch(pred, gt, batch_size)}
+
+
+# --- the field's evaluation codes (kepp_core.benchmark names each family and its columns) ----------------------
+def _plan_arrays(pred, gt) -> tuple[np.ndarray, np.ndarray]:
+    """``pred`` and ``gt`` as ``[N, T]`` int64 arrays (checked: as many plans, equal lengths, one T)."""
+    _check(pred, gt)
+    if len(gt) == 0:
+        raise KeppError("no episodes to score (expected at least one plan)")
+    if len({len(g) for g in gt}) != 1:
+        raise KeppError("plans of several horizons in one call (the evaluation codes score one T at a time)")
+    return np.asarray(pred, dtype=np.int64), np.asarray(gt, dtype=np.int64)
+
+
+def pdpp_metrics(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], batch_size: int = BATCH) -> dict:
+    """What PDPP's ``utils/accuracy.py`` reports on these plans as its ``inference.py`` aggregates
+    it: per batch of ``batch_size`` consecutive episodes, ``acc1`` (``macc``), the trajectory success
+    rate (``sr``) and the first and last step's accuracy (``first_acc``, ``last_acc``) in float32 as
+    its torch code computes them, ``MIoU1`` (``miou_batch``: the IoU of the whole batch's action
+    sets) and ``MIoU2`` (``miou_episode``); each averaged over batches weighted by their episodes.
+
+    >>> m = pdpp_metrics([(1, 2, 3), (1, 5, 3)], [(1, 2, 3), (1, 2, 3)])
+    >>> m["sr"], round(m["macc"], 4), m["miou_batch"], m["miou_episode"]
+    (50.0, 83.3333, 75.0, 75.0)
+    """
+    p, g = _plan_arrays(pred, gt)
+    n, horizon = g.shape
+    f32 = np.float32
+    sums = dict.fromkeys(("sr", "macc", "miou_batch", "miou_episode", "first_acc", "last_acc"), 0.0)
+    for k in _batches(n, batch_size):
+        pb, gb = p[k : k + batch_size], g[k : k + batch_size]
+        b, right = len(gb), pb == gb
+        ious = [_iou(set(a), set(c)) for a, c in zip(pb.tolist(), gb.tolist())]
+        values = {
+            "macc": f32(right.sum()) * f32(100.0 / (b * horizon)),
+            "sr": f32(f32(right.all(axis=1).sum() * 100.0) / f32(b)),
+            "miou_batch": 100.0 * _iou(set(pb.ravel().tolist()), set(gb.ravel().tolist())),
+            "miou_episode": sum(100.0 * x for x in ious) / b,
+            "first_acc": f32(f32(right[:, 0].sum()) / f32(b)) * f32(100.0),
+            "last_acc": f32(f32(right[:, -1].sum()) / f32(b)) * f32(100.0),
+        }
+        for key, v in values.items():
+            sums[key] += float(v) * b
+    return {key: v / n for key, v in sums.items()}
+
+
+def vpn_metrics(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], batch_size: int = BATCH) -> dict:
+    """What ViterbiPlanNet's ``metrics.py`` reports on these plans as its ``main.py`` aggregates its
+    decoded plans: per batch, ``success_rate`` (``sr``), ``mean_category_acc`` (``macc``) and the mean
+    of ``acc_iou(pred, gt, aggregate=False)`` (``miou``), each weighted by the batch's episodes, and
+    ``miou()`` over all episodes (``miou_classic``: two sets that keep growing from the first
+    episode on, their IoU averaged over the prefixes).
+
+    ``acc_iou`` applies ``&`` and ``|`` to the integer action ids: a bitwise operation, so its
+    "IoU" is ``(Σ (p & g) + 1e-6) / (Σ (p | g) + 1e-6)`` over the steps, not a set IoU:
+
+    >>> round(vpn_metrics([(1, 2)], [(1, 3)])["miou"], 2)  # (1&1 + 2&3) / (1|1 + 2|3) = 3/4
+    75.0
+    """
+    p, g = _plan_arrays(pred, gt)
+    n = len(g)
+    sums = dict.fromkeys(("sr", "macc", "miou"), 0.0)
+    for k in _batches(n, batch_size):
+        pb, gb = p[k : k + batch_size], g[k : k + batch_size]
+        b = len(gb)
+        sums["sr"] += float(np.mean(np.all(pb == gb, axis=1)) * 100) * b
+        sums["macc"] += float((gb == pb).mean() * 100) * b
+        sums["miou"] += float((((pb & gb).sum(1) + 1e-6) / ((pb | gb).sum(1) + 1e-6) * 100).mean()) * b
+    out = {key: v / n for key, v in sums.items()}
+    seen_pred: set[int] = set()
+    seen_true: set[int] = set()
+    prefixes = []
+    for a, c in zip(p.tolist(), g.tolist()):
+        seen_pred.update(a)
+        seen_true.update(c)
+        prefixes.append(100.0 * len(seen_pred & seen_true) / len(seen_pred | seen_true))
+    out["miou_classic"] = sum(prefixes) / len(prefixes)
+    return out
+
+
+def kepp_metrics(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], batch_size: int = BATCH) -> dict:
+    """This package's own metrics under the keys of the ``kepp`` family (:mod:`kepp_core.benchmark`)."""
+    return {"sr": success_rate(pred, gt), "macc": mean_accuracy(pred, gt), "miou_episode": miou_per_episode(pred, gt),
+            "miou_batch": miou_per_batch(pred, gt, batch_size), "ends": endpoint_rate(pred, gt),
+            "sr_ends": success_given_endpoints(pred, gt)}
+
+
+_CODES = {"kepp": kepp_metrics, "pdpp": pdpp_metrics, "vpn": vpn_metrics}
+
+
+def protocol_metrics(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], protocol: str,
+                     batch_size: int = BATCH) -> dict:
+    """The metrics the evaluation code ``protocol`` (a family of :data:`kepp_core.benchmark.FAMILIES`:
+    ``kepp``, ``pdpp``, ``vpn``) reports on these plans, episodes in the given order, in batches of
+    ``batch_size``: ``pdpp`` → ``sr, macc, miou_batch, miou_episode, first_acc, last_acc``;
+    ``vpn`` → ``sr, macc, miou, miou_classic``; ``kepp`` → ``sr, macc, miou_episode, miou_batch,
+    ends, sr_ends`` (percent).
+
+    >>> sorted(protocol_metrics([(1, 2)], [(1, 2)], "vpn"))
+    ['macc', 'miou', 'miou_classic', 'sr']
+    """
+    family(protocol)  # an unknown name lists the known ones
+    out = _CODES[protocol](pred, gt, batch_size)
+    return {m.key: out[m.key] for m in family(protocol).metrics}
+
+
+def family_columns(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], name: str,
+                   batch_size: int = BATCH) -> dict:
+    """:func:`protocol_metrics` under the family's row fields (``pdpp_sr``, ``vpn_miou``, ...)."""
+    values = protocol_metrics(pred, gt, name, batch_size)
+    return {m.column: values[m.key] for m in family(name).metrics}

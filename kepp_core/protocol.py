@@ -16,6 +16,25 @@ A spec (TOML; every key but ``out`` has a default)::
     encoder = "s3d:s3d/s3d_howto100m.pth"   # optional: the S3D text tower of the graph-text row (S3D features)
     out = "runs/protocol"
     models = "runs/other"         # optional: where the models live (default: out), shared between specs
+    metrics = ["kepp"]            # the evaluation codes whose metrics the results report: kepp, pdpp, vpn
+
+The **unified benchmark** (ViterbiPlanNet's fixed split lists) is a spec of the ``split-lists``
+dataset whose lists name their horizon with ``{T}`` (each horizon trains and tests on its own lists)::
+
+    dataset = "split-lists"
+    train_list = "NIV/train70_{T}.json"      # relative to where kepp protocol runs, like root
+    test_list = "NIV/test30_{T}.json"
+    taxonomy = "NIV/niv_taxonomy.json"
+    features = "NIV/processed_data"
+    horizons = [3, 4, 5, 6]
+    seeds = 5
+    metrics = ["pdpp", "vpn"]
+    benchmark = "niv"             # its published numbers, apart from the measured ones
+
+With ``vpn`` among the metrics, the summary also holds the benchmark's own 90% interval of
+ViterbiPlanNet's SR, mAcc and mIoU over the seeds (``vpn_sr_boot``, ...: the width of
+:func:`~kepp_core.evaluation.stats.benchmark_bootstrap`, its ``calculate_results.py``), beside this
+package's Student t half-width (``vpn_sr_ci``).
 
 For every fraction, seed and horizon it trains the models the methods need into
 ``MODELS/frac<percent>/seed<s>/T<h>/`` (``MODELS``: ``models``, default ``out``; a finished
@@ -54,7 +73,9 @@ from pathlib import Path
 
 import numpy as np
 
+from kepp_core.benchmark import BENCHMARK_DATASETS, BOOTSTRAP_METRICS, DEFAULT_FAMILY, FAMILIES, family
 from kepp_core.data import LOADERS, load_dataset
+from kepp_core.data.split_lists import NAME as SPLIT_LISTS, SplitFiles
 from kepp_core.data.episodes import SETTINGS
 from kepp_core.data.records import Dataset, restrict_train
 from kepp_core.errors import KeppError, unknown_name_error
@@ -63,9 +84,10 @@ from kepp_core.evaluation.options import TOPK, DecodeOverride, EvalOptions, pars
 from kepp_core.video.s3d_spec import S3DSpec
 from kepp_core.evaluation.records import episode_records, write_records
 from kepp_core.evaluation.report import ENDPOINT_MODELS, STEP_METRICS
-from kepp_core.evaluation.stats import paired_permutation_test, summarise
+from kepp_core.evaluation.literature import literature_rows, literature_table
+from kepp_core.evaluation.stats import benchmark_bootstrap, paired_permutation_test, summarise
 from kepp_core.io import atomic_write_json, atomic_write_text, markdown_table, read_json, read_text_utf8
-from kepp_core.metrics import endpoint_rate, success_given_endpoints
+from kepp_core.metrics import endpoint_rate, family_columns, success_given_endpoints
 from kepp_core.models.checkpoint import CONFIG
 from kepp_core.catalog import (MAX_SEED, PAIRED_TEST, EXTRA_ROLES, METRIC_KEYS, METRIC_NAMES, RECORDS_FILE,
                                RESULTS_FILE, SUITE_ROLES, horizon_folder, model_folder, models_dir)
@@ -99,10 +121,39 @@ class ProtocolSpec:
     decode_samples: int = 1  # the +dec methods: emissions from the mean of K sampled action blocks
     models: str | None = None  # where the models live (default: ``out``); specs may share them
     encoder: str | None = None  # the s3d:PATH spec of the text-grounded rows (graph-text)
+    metrics: tuple[str, ...] = (DEFAULT_FAMILY,)  # the evaluation codes whose metrics the results report
+    train_list: str | None = None  # split-lists: the lists ("{T}": each horizon's own), as --train-list
+    test_list: str | None = None
+    taxonomy: str | None = None
+    benchmark: str | None = None  # a benchmark dataset: its published rows beside the measured ones
 
     def config(self, horizon: int, seed: int) -> TrainConfig:
         """The training config of one horizon and seed."""
         return preset(self.preset, **{**self.train, "horizon": horizon, "seed": seed, "setting": self.setting})
+
+    def lists(self, horizon: int) -> SplitFiles | None:
+        """The split lists of ``horizon`` (``{T}`` in a path: that horizon's), or None."""
+        if self.train_list is None or self.test_list is None:
+            return None
+        at = lambda p: Path(p.replace(HORIZON_FIELD, str(horizon)))  # noqa: E731
+        return SplitFiles(train=at(self.train_list), test=at(self.test_list),
+                          taxonomy=at(self.taxonomy) if self.taxonomy is not None else None)
+
+    @property
+    def per_horizon(self) -> bool:
+        """Each horizon has its own lists (``{T}`` in one of their paths)."""
+        return any(HORIZON_FIELD in (p or "") for p in (self.train_list, self.test_list, self.taxonomy))
+
+    @property
+    def families(self) -> tuple[str, ...]:
+        """The evaluation codes whose columns the rows get besides this package's."""
+        return tuple(f for f in self.metrics if f != DEFAULT_FAMILY)
+
+
+HORIZON_FIELD = "{T}"  # in a split list's path: the horizon
+# Keys added with the field's evaluation codes: a results file names them only where a spec sets them.
+_BENCHMARK_KEYS = {"metrics": (DEFAULT_FAMILY,), "train_list": None, "test_list": None, "taxonomy": None,
+                   "benchmark": None}
 
 
 # The spec's keys and the type each holds (a list key also takes one value); checked before anything else.
@@ -113,7 +164,8 @@ SPEC_SCHEMA: dict[str, tuple[tuple[type, ...], bool]] = {  # key -> (item types,
     "confidence": (_NUMBER, False), "decode_weight": (_NUMBER, False), "decode_samples": (_WHOLE, False),
     "horizons": (_WHOLE, True), "seeds": (_WHOLE, True), "methods": (_TEXT, True),
     "train_fractions": (_NUMBER, True), "train_fraction": (_NUMBER, True), "pairs": ((list,), False),
-    "train": ((dict,), False),
+    "train": ((dict,), False), "metrics": (_TEXT, True), "train_list": (_TEXT, False), "test_list": (_TEXT, False),
+    "taxonomy": (_TEXT, False), "benchmark": (_TEXT, False),
 }
 MAX_SEEDS = 1000  # a spec's seeds (each trains every model again)
 MAX_DECODE_SAMPLES = 1000
@@ -162,7 +214,7 @@ def parse_spec(data: dict, where: str = "protocol spec") -> ProtocolSpec:
         if not 1 <= d["seeds"] <= MAX_SEEDS:
             raise KeppError(f"{where}: seeds = {d['seeds']}: expected at least one seed and at most {MAX_SEEDS}")
         d["seeds"] = list(range(d["seeds"]))
-    for key in ("horizons", "seeds", "methods", "train_fractions"):
+    for key in ("horizons", "seeds", "methods", "train_fractions", "metrics"):
         if key in d:
             d[key] = tuple(d[key] if isinstance(d[key], list) else [d[key]])
             _distinct(d[key], key, where)
@@ -221,7 +273,29 @@ def _check(spec: ProtocolSpec, where: str) -> ProtocolSpec:
         spec.config(spec.horizons[0], spec.seeds[0])
     except KeppError as e:
         raise KeppError(f"{where}: [train]: {e}") from None
+    _check_benchmark(spec, where)
     return spec
+
+
+def _check_benchmark(spec: ProtocolSpec, where: str) -> None:
+    """The evaluation codes, the split lists and the benchmark make sense."""
+    for m in spec.metrics:
+        if m not in FAMILIES:
+            raise KeppError(f"{where}: metrics: {unknown_name_error('metric family', m, FAMILIES)}")
+    given = [k for k in ("train_list", "test_list", "taxonomy") if getattr(spec, k) is not None]
+    if given and spec.dataset != SPLIT_LISTS:
+        raise KeppError(f"{where}: {given[0]} goes with dataset = \"{SPLIT_LISTS}\" (not {spec.dataset!r})")
+    if given and (spec.train_list is None or spec.test_list is None):
+        raise KeppError(f"{where}: {'test_list' if spec.train_list is not None else 'train_list'} is missing "
+                        "(the split lists come in pairs)")
+    for k in given:
+        if "{" in getattr(spec, k).replace(HORIZON_FIELD, "") or "}" in getattr(spec, k).replace(HORIZON_FIELD, ""):
+            raise KeppError(f"{where}: {k} = {getattr(spec, k)!r}: the only field a list's path may hold is "
+                            f"{HORIZON_FIELD} (the horizon)")
+    if spec.dataset == SPLIT_LISTS and not given and spec.root is None:
+        raise KeppError(f"{where}: dataset \"{SPLIT_LISTS}\" needs train_list and test_list (or root, a split file)")
+    if spec.benchmark is not None and spec.benchmark not in BENCHMARK_DATASETS:
+        raise KeppError(f"{where}: benchmark: {unknown_name_error('benchmark dataset', spec.benchmark, BENCHMARK_DATASETS)}")
 
 
 def override_spec(spec: ProtocolSpec, where: str, **over) -> ProtocolSpec:
@@ -348,14 +422,16 @@ def run_protocol(spec: ProtocolSpec, log: Callable[[str], None] = print, retrain
     write records, results and the tables."""
     t_start = time.time()
     out = Path(spec.out)
-    ds = load_dataset(spec.dataset, spec.root, features=spec.features)
+    datasets = protocol_datasets(spec)
+    ds = datasets[spec.horizons[0]]
     members = members_for(spec.methods)
     rows, records, timings = [], [], {}
     for fraction in spec.train_fractions:
-        dsf = fraction_subset(ds, fraction)
+        subsets = {h: fraction_subset(d, fraction) for h, d in datasets.items()}
         for seed in spec.seeds:
             root = Path(spec.models or spec.out) / f"frac{round(fraction * 100)}" / f"seed{seed}"
             for h in spec.horizons:
+                dsf = subsets[h]
                 t0 = time.time()
                 trained = train_missing(dsf, spec.config(h, seed), root, members, log, retrain)
                 if trained:
@@ -363,15 +439,20 @@ def run_protocol(spec: ProtocolSpec, log: Callable[[str], None] = print, retrain
                         stale.unlink(missing_ok=True)
                 t1 = time.time()
                 r, rec = _evaluate(spec, dsf, root, h, seed, fraction, log)
-                rows += r
+                rows += with_families(r, rec, spec.families)
                 records += rec
                 timings[f"frac{round(fraction * 100)}/seed{seed}/{horizon_folder(h)}"] = {"train_s": round(t1 - t0, 1),
                                                                            "eval_s": round(time.time() - t1, 1)}
                 log(f"fraction {fraction:g} seed {seed} T={h}: trained {len(trained)} model(s) in {t1 - t0:.0f}s, "
                     f"evaluated in {time.time() - t1:.0f}s")
-    summary = summarise(rows, METRIC_KEYS + STEP_METRICS, ("fraction", "T", "method"), "ci", spec.confidence)
+    columns = tuple(c for f in spec.families for c in family(f).columns)
+    summary = summarise(rows, METRIC_KEYS + STEP_METRICS + columns, ("fraction", "T", "method"), "ci", spec.confidence)
+    if "vpn" in spec.metrics:
+        add_benchmark_interval(summary, rows)
     pairs = paired_tests(records, spec.pairs)
-    result = {"spec": {f.name: getattr(spec, f.name) for f in fields(ProtocolSpec)}, "dataset": ds.name,
+    shown = {f.name: getattr(spec, f.name) for f in fields(ProtocolSpec)
+             if f.name not in _BENCHMARK_KEYS or getattr(spec, f.name) != _BENCHMARK_KEYS[f.name]}
+    result = {"spec": shown, "dataset": ds.name,
               "episodes": {str(h): sum(1 for r in records if r["T"] == h) // max(1, len(spec.seeds) *
                                                                                  len(spec.train_fractions))
                            for h in spec.horizons},
@@ -381,6 +462,41 @@ def run_protocol(spec: ProtocolSpec, log: Callable[[str], None] = print, retrain
     atomic_write_json(out / RESULTS_FILE, result)
     atomic_write_text(out / "results.md", markdown(result) + "\n")
     return result
+
+
+def protocol_datasets(spec: ProtocolSpec) -> dict[int, Dataset]:
+    """The dataset of each horizon: one for all, or each horizon's own split lists (``{T}``)."""
+    if not spec.per_horizon:
+        ds = load_dataset(spec.dataset, spec.root, features=spec.features, lists=spec.lists(spec.horizons[0]))
+        return {h: ds for h in spec.horizons}
+    return {h: load_dataset(spec.dataset, spec.root, features=spec.features, lists=spec.lists(h))
+            for h in spec.horizons}
+
+
+def with_families(rows: list[dict], records: list[dict], families) -> list[dict]:
+    """Rows of one seed and horizon with each evaluation code's columns of ``families`` (``pdpp_sr``,
+    ...), computed from the records' plans in the episodes' order."""
+    for r in rows:
+        if not families:
+            break
+        mine = [rec for rec in records if r["method"] in rec["plans"]]
+        plans, gts = [rec["plans"][r["method"]] for rec in mine], [rec["gt"] for rec in mine]
+        for f in families:
+            r.update(family_columns(plans, gts, f))
+    return rows
+
+
+def add_benchmark_interval(summary: list[dict], rows: list[dict]) -> None:
+    """Add to each summary row the unified benchmark's own 90% interval width of ViterbiPlanNet's SR,
+    mAcc and mIoU over its seeds (``vpn_sr_boot``, ...; :func:`~kepp_core.evaluation.stats.benchmark_bootstrap`,
+    the seeds in ascending order)."""
+    vpn = family("vpn")
+    columns = [next(m.column for m in vpn.metrics if m.key == k) for k in BOOTSTRAP_METRICS]
+    for s in summary:
+        mine = sorted((r for r in rows if (r["fraction"], r["T"], r["method"]) == (s["fraction"], s["T"], s["method"])),
+                      key=lambda r: r["seed"])
+        widths = benchmark_bootstrap([[r[c] for r in mine] for c in columns])
+        s.update({f"{c}_boot": w for c, w in zip(columns, widths)})
 
 
 def paired_tests(records: list[dict], pairs) -> list[dict]:
@@ -408,6 +524,44 @@ def _cell(row: dict, m: str) -> str:
     return f"{row[m]:.1f}" + ("" if ci is None or ci != ci else f" ± {ci:.1f}")
 
 
+def _method_cell(r: dict) -> str:
+    return f"{LABELS.get(r['method'], r['method'])} (`{r['method']}`)"
+
+
+def benchmark_markdown(spec: dict, rows: list[dict], horizon: int) -> list[str]:
+    """The Markdown lines of one horizon's other evaluation codes: a table per code (its headers name
+    it; mean ± Student t half-width over seeds), ViterbiPlanNet's with the benchmark's own interval
+    beside it, and with a benchmark the published numbers of that dataset, horizon and code, apart."""
+    lines = []
+    bench = spec.get("benchmark")
+    for name in (f for f in spec.get("metrics", ()) if f != DEFAULT_FAMILY):
+        f = family(name)
+        lines += [f"{f.label}'s metrics ({f.source}); mean ± {round(spec['confidence'] * 100)}% CI over seeds "
+                  "(Student t):", "", markdown_table(["method", *(m.header for m in f.metrics)],
+                                                     [[_method_cell(r), *(_cell(r, m.column) for m in f.metrics)]
+                                                      for r in rows]), ""]
+        if name == "vpn":
+            boot = [m for k in BOOTSTRAP_METRICS for m in f.metrics if m.key == k]
+            lines += ["The benchmark's own 90% interval (ViterbiPlanNet's calculate_results.py: mean ± the width "
+                      "between the 5th and 95th percentiles of 1,000 bootstrap means over the seeds):", "",
+                      markdown_table(["method", *(m.header for m in boot)],
+                                     [[_method_cell(r), *(_boot_cell(r, m.column) for m in boot)] for r in rows]), ""]
+        published = literature_table(literature_rows(bench, horizon, name), name) if bench else []
+        if published:
+            head = list(published[0])
+            lines += [f"Published numbers of {bench}, T={horizon}, with {f.label}'s code (read from the papers; not "
+                      "measured here, never averaged with the rows above):", "",
+                      markdown_table(head, [[str(p[c]) for c in head] for p in published]), ""]
+    return lines
+
+
+def _boot_cell(row: dict, column: str) -> str:
+    width = row.get(f"{column}_boot")
+    if row.get(column) is None or width is None:
+        return "—"
+    return f"{row[column]:.2f} ± {width:.2f}"
+
+
 def markdown(result: dict) -> str:
     """The results as Markdown: one table per (fraction, T), the paired tests, and (with several
     fractions) SR against the fraction of training videos."""
@@ -418,10 +572,11 @@ def markdown(result: dict) -> str:
     for fraction in spec["train_fractions"]:
         for h in spec["horizons"]:
             rows = [r for r in summary if r["fraction"] == fraction and r["T"] == h]
-            lines += [f"**T={h}**, {fraction:.0%} of the training videos, {result['episodes'][str(h)]} test episodes",
-                      "", markdown_table(["method", *(METRIC_NAMES[m] for m in METRIC_KEYS)],
-                                         [[f"{LABELS.get(r['method'], r['method'])} (`{r['method']}`)",
-                                           *(_cell(r, m) for m in METRIC_KEYS)] for r in rows]), ""]
+            lines += [f"**T={h}**, {fraction:.0%} of the training videos, {result['episodes'][str(h)]} test episodes", ""]
+            if DEFAULT_FAMILY in spec.get("metrics", (DEFAULT_FAMILY,)):
+                lines += [markdown_table(["method", *(METRIC_NAMES[m] for m in METRIC_KEYS)],
+                                         [[_method_cell(r), *(_cell(r, m) for m in METRIC_KEYS)] for r in rows]), ""]
+            lines += benchmark_markdown(spec, rows, h)
             ends = [f"{name} {_cell(rows[0], a)} / {_cell(rows[0], b)}" for name, (a, b) in ENDPOINT_MODELS.items()
                     if rows and rows[0].get(a) is not None]
             if ends:
@@ -442,5 +597,6 @@ def markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["ProtocolSpec", "fraction_subset", "load_protocol", "markdown", "members_for",
-           "override_spec", "paired_tests", "parse_spec", "run_protocol", "train_missing"]
+__all__ = ["ProtocolSpec", "add_benchmark_interval", "benchmark_markdown", "fraction_subset", "load_protocol", "markdown",
+           "members_for", "override_spec", "paired_tests", "parse_spec", "protocol_datasets", "run_protocol",
+           "train_missing", "with_families"]

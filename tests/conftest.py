@@ -44,6 +44,14 @@ def official_kepp() -> Path:
 
 
 @pytest.fixture(scope="session")
+def protocol_metrics_cases() -> list[dict]:
+    """The plans of ``../shared/data/protocol-metrics`` and what PDPP's and ViterbiPlanNet's codes report on them."""
+    import json
+
+    return json.loads(_shared("protocol-metrics/cases.json").read_text())["cases"]
+
+
+@pytest.fixture(scope="session")
 def official_s3d() -> Path:
     """The S3D HowTo100M reference network's facts, weight rule and outputs (README there)."""
     return _shared("official-s3d")

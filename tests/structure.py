@@ -17,8 +17,8 @@ from pathlib import Path
 
 # Bottom to top; modules of one layer may import each other (without cycles).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("kepp_core", "kepp_core.catalog", "kepp_core.errors", "kepp_core.io", "kepp_core.metrics", "kepp_core.paths",
-     "kepp_core.schema"),
+    ("kepp_core", "kepp_core.benchmark", "kepp_core.catalog", "kepp_core.errors", "kepp_core.io", "kepp_core.metrics",
+     "kepp_core.paths", "kepp_core.schema"),
     ("kepp_core.video",),
     ("kepp_core.data",),
     ("kepp_core.graph",),

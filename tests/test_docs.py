@@ -112,3 +112,13 @@ def test_the_layer_diagram_names_every_module_and_package_of_kepp_core():
     names = [f"{p.name}/" for p in core.iterdir() if (p / "__init__.py").is_file()]
     names += [p.stem for p in core.glob("*.py") if p.stem not in ("__init__", "__main__")]
     assert [n for n in sorted(names) if not re.search(rf"(?<![\w/]){re.escape(n)}(?!\w)", diagram)] == []
+
+
+def test_the_comparing_page_lists_every_published_row_as_the_literature_file_holds_it():
+    from kepp_core.evaluation.literature import read_literature
+
+    text = (REPO / "docs" / "comparing.md").read_text(encoding="utf-8")
+    table = text.split("| method | dataset | split | T | code |", 1)[1].split("\n\n", 1)[0]
+    cells = [line.split("|")[1:-1] for line in table.strip().splitlines()[2:]]
+    got = [(c[0].strip(), c[1].strip(), int(c[3]), c[4].strip(), float(c[5])) for c in cells]
+    assert got == [(r.method, r.dataset, r.T, r.code, r.metrics["sr"]) for r in read_literature()]

@@ -186,3 +186,44 @@ def test_a_checkpoint_config_with_a_bad_field_names_the_file(tmp_path):
         ModelSpec.from_config({**cfg, "R": 0}, tmp_path / "m")
     with pytest.raises(KeppError, match=r"m/config.json: 'dataset' .*got null at 'dataset.horizon'"):
         ModelSpec.from_config({**cfg, "dataset": {**cfg["dataset"], "horizon": None}}, tmp_path / "m")
+
+
+def test_eval_metrics_report_each_codes_columns_named_after_the_code(trained, tmp_path):
+    from kepp_core.evaluation.records import read_records
+    from kepp_core.metrics import protocol_metrics
+
+    world, ds, models = trained
+    base = ("eval", "--dataset", "demo", "--root", world, "--models", models, "-T", "3", "--methods", "random",
+            "graph-pred")
+    r = kepp(*base, "--metrics", "pdpp", "vpn", "--records", tmp_path / "p.jsonl", "--out", tmp_path / "t.json")
+    assert r.returncode == 0, r.stderr
+    for header in ("SR (PDPP)", "mIoU (PDPP, per batch)", "mIoU (PDPP, per episode)", "first step (PDPP)",
+                   "SR (ViterbiPlanNet)", "mIoU (ViterbiPlanNet acc_iou)", "mIoU (ViterbiPlanNet, classic)"):
+        assert header in r.stdout, header
+    assert "PDPP's utils/accuracy.py" in r.stdout and "ViterbiPlanNet's metrics.py" in r.stdout
+    rows = {x["method"]: x for x in json.loads((tmp_path / "t.json").read_text())["rows"]}
+    recs = read_records(tmp_path / "p.jsonl")
+    gt = [rec["gt"] for rec in recs]
+    for method, row in rows.items():
+        plans = [rec["plans"][method] for rec in recs]
+        for code in ("pdpp", "vpn"):
+            for key, value in protocol_metrics(plans, gt, code).items():
+                assert row[f"{code}_{key}"] == pytest.approx(value)
+        assert row["SR"] == pytest.approx(protocol_metrics(plans, gt, "kepp")["sr"])
+    # the default table is the kepp family's, as before: no other code's column, nothing published
+    plain = kepp(*base, "--json")
+    assert plain.returncode == 0
+    assert not any(k.startswith(("pdpp_", "vpn_")) for x in json.loads(plain.stdout)["rows"] for k in x)
+
+
+def test_eval_benchmark_prints_published_numbers_apart_from_the_measured_rows(trained):
+    world, ds, models = trained
+    base = ("eval", "--dataset", "demo", "--root", world, "--models", models, "-T", "3", "--methods", "random")
+    r = kepp(*base, "--metrics", "pdpp", "--benchmark", "niv")
+    assert r.returncode == 0, r.stderr
+    measured, published = r.stdout.split("published on niv")
+    assert "random" in measured and "KEPP (published)" not in measured
+    assert "KEPP (published)" in published and "24.44" in published and "Table 3 (NIV)" in published
+    assert "never averaged" in published
+    hint = kepp(*base, "--benchmark", "niv")
+    assert "show them with --metrics pdpp" in hint.stdout and "KEPP (published)" not in hint.stdout

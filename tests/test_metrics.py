@@ -82,3 +82,57 @@ def test_the_failure_decomposition_multiplies_back_to_the_success_rate():
         right = [bool((p == g).all()) for p, g, e in zip(pred, gt, ends) if e]
         assert success_given_endpoints(pred, gt) == pytest.approx(100 * sum(right) / len(right) if right else 0.0)
         assert success_rate(pred, gt) == pytest.approx(endpoint_rate(pred, gt) * success_given_endpoints(pred, gt) / 100)
+
+
+# --- the field's evaluation codes, exactly --------------------------------------------------------------------
+@pytest.mark.parametrize("code", ["pdpp", "vpn"])
+def test_protocol_metrics_equal_what_each_code_reported_on_every_fixture_case(protocol_metrics_cases, code):
+    from kepp_core.api import protocol_metrics
+
+    assert len(protocol_metrics_cases) == 6
+    for k, case in enumerate(protocol_metrics_cases):
+        got = protocol_metrics(case["pred"], case["gt"], code, batch_size=case["batch_size"])
+        assert set(got) == set(case[code]), k
+        for key, want in case[code].items():
+            assert abs(got[key] - want) <= 1e-6, (k, code, key, got[key], want)
+
+
+def test_the_codes_differ_where_the_readme_says_and_agree_on_sr_and_macc(protocol_metrics_cases):
+    from kepp_core.metrics import protocol_metrics
+
+    case = protocol_metrics_cases[1]  # T=3, 105 actions, batches of 256
+    pdpp = protocol_metrics(case["pred"], case["gt"], "pdpp")
+    vpn = protocol_metrics(case["pred"], case["gt"], "vpn")
+    kepp = protocol_metrics(case["pred"], case["gt"], "kepp")
+    assert pdpp["sr"] == pytest.approx(vpn["sr"], abs=1e-5) == pytest.approx(kepp["sr"], abs=1e-5)
+    assert round(pdpp["miou_batch"], 1) == 99.7 and round(pdpp["miou_episode"], 1) == 65.5
+    assert round(vpn["miou"], 1) == 75.6 and round(vpn["miou_classic"], 1) == 96.9
+    assert kepp["miou_episode"] == pytest.approx(pdpp["miou_episode"])
+
+
+def test_vpn_miou_is_bitwise_on_action_ids_not_a_set_iou():
+    from kepp_core.metrics import protocol_metrics
+
+    # {1, 2} vs {1, 2} is a set IoU of 1; bit by bit 1&2 + 2&1 = 0 of 1|2 + 2|1 = 6
+    assert protocol_metrics([(1, 2)], [(2, 1)], "vpn")["miou"] == pytest.approx(1e-6 / (6 + 1e-6) * 100)
+    assert protocol_metrics([(1, 2)], [(2, 1)], "pdpp")["miou_episode"] == 100.0
+
+
+def test_pdpp_weights_batches_by_their_episodes_where_kepps_mean_does_not():
+    from kepp_core.metrics import protocol_metrics
+
+    gt = [(1, 2)] * 3
+    pred = [(1, 2), (1, 2), (3, 4)]  # batches of 2: IoU 1 (2 episodes), then 0 (1 episode)
+    assert protocol_metrics(pred, gt, "pdpp", batch_size=2)["miou_batch"] == pytest.approx(200 / 3)
+    assert protocol_metrics(pred, gt, "kepp", batch_size=2)["miou_batch"] == pytest.approx(50.0)
+
+
+def test_protocol_metrics_refuses_an_unknown_code_and_a_bad_batch():
+    from kepp_core.metrics import protocol_metrics
+
+    with pytest.raises(KeppError, match="unknown metric family 'pdp'"):
+        protocol_metrics([(1, 2)], [(1, 2)], "pdp")
+    with pytest.raises(KeppError, match="batch size must be at least 1"):
+        protocol_metrics([(1, 2)], [(1, 2)], "vpn", batch_size=0)
+    with pytest.raises(KeppError, match="several horizons"):
+        protocol_metrics([(1, 2), (1, 2, 3)], [(1, 2), (1, 2, 3)], "pdpp")

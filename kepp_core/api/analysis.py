@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kepp_core.benchmark import DEFAULT_FAMILY, MetricFamily, family
 from kepp_core.catalog import method_label
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.failures import (
@@ -23,22 +24,27 @@ from kepp_core.evaluation.failures import (
     failure_stats,
     stored_paths,
 )
+from kepp_core.evaluation.literature import LiteratureRow
+from kepp_core.evaluation.literature import literature_rows as _literature_rows
 from kepp_core.evaluation.records import read_records
 from kepp_core.evaluation.stats import mean_ci
 from kepp_core.graph import expert_trajectories, transition_matrix
 from kepp_core.metrics import (
+    family_columns,
     mean_accuracy,
     miou_per_batch,
     miou_per_episode,
     success_rate,
 )
+from kepp_core.metrics import protocol_metrics as _protocol_metrics
 
-__all__ = ["RECORD_COLUMNS", "TABLE_METRICS", "expert_view", "failure_analysis", "method_horizon_table", "metrics_table",
-           "outcomes", "read_predictions", "slice_table", "transitions"]
+__all__ = ["RECORD_COLUMNS", "TABLE_METRICS", "expert_view", "failure_analysis", "literature_rows", "method_horizon_table",
+           "metric_family", "metrics_table", "outcomes", "protocol_metrics", "read_predictions", "slice_table",
+           "transitions"]
 
 RECORD_COLUMNS = ["episode", "task", "video", "horizon", "setting", "seed", "method", "truth", "plan", "endpoints",
                   "endpoint_scores", "paths", "path_scores", "success", "patterns", "pattern", "start_time",
-                  "goal_time", "source"]
+                  "goal_time", "source", "imported"]
 
 
 # --- the graph ------------------------------------------------------------------------------------
@@ -64,7 +70,9 @@ def transitions(plans: Iterable[Sequence[int]], order: list[int], labels: list[s
 # --- prediction records -------------------------------------------------------------------------------
 def read_predictions(files: Iterable[str | Path]):
     """Prediction records (``kepp eval --records``) as one long DataFrame: one row per episode
-    and method, with its outcome and failure patterns (columns :data:`RECORD_COLUMNS`).
+    and method, with its outcome and failure patterns (columns :data:`RECORD_COLUMNS`; ``source``:
+    the records file, ``imported``: for another method's plans brought in with ``kepp records
+    import``, the predictions file they came from, else None).
 
     The same rows as judging each method's :func:`~kepp_core.evaluation.failures.outcome_from_record`
     with :func:`~kepp_core.evaluation.failures.failure_patterns` one by one (tested), but the
@@ -101,6 +109,7 @@ def _record_rows(rec: dict, source: str, cols: dict[str, list]) -> None:
     ends = tuple(map(int, ends)) if ends is not None else None
     paths, path_scores, scores = rec.get("paths") or [], rec.get("path_scores") or [], rec.get("endpoint_scores")
     k_of = {method: stored_paths(method) for method in plans}
+    imported = rec.get("imported") if isinstance(rec.get("imported"), dict) else {}
     used_paths = {k: [tuple(p) for p in paths[:k]] for k in {0, *k_of.values()}}  # shared by the methods
     m = len(plans)
     for c, v in (("episode", episode), ("task", rec.get("task")), ("video", rec.get("video")),
@@ -118,6 +127,7 @@ def _record_rows(rec: dict, source: str, cols: dict[str, list]) -> None:
                             f"expected {len(truth)}")
         used = ends if k else None
         cols["method"].append(method)
+        cols["imported"].append(imported.get(method))
         cols["plan"].append(plan)
         cols["endpoints"].append(used)
         cols["endpoint_scores"].append(scores if used is not None else None)
@@ -142,19 +152,55 @@ def _judge(cols: dict[str, list]) -> None:
     cols["pattern"] = [pats[0] if pats else "" for pats in found]
 
 
-def metrics_table(preds):
-    """SR, mAcc and both mIoU variants (in %) per method, horizon and setting of a predictions table."""
+def metrics_table(preds, metrics: str = DEFAULT_FAMILY):
+    """SR, mAcc and both mIoU variants (in %) per method, horizon and setting of a predictions table;
+    with ``metrics`` another evaluation code's family (``pdpp``, ``vpn``: :mod:`kepp_core.benchmark`)
+    under its headers, which name the code (episodes in the records' order, batches of 256). An
+    imported method's row names the file its plans came from (``imported``)."""
     import pandas as pd
 
     rows = []
     for (method, horizon, setting), g in preds.groupby(["method", "horizon", "setting"], sort=True, dropna=False):
         pred, gt = [list(p) for p in g["plan"]], [list(t) for t in g["truth"]]
-        rows.append({"method": method, "name": method_label(method), "T": int(horizon),
-                     "setting": setting, "episodes": len(g),
-                     "SR": round(float(success_rate(pred, gt)), 2), "mAcc": round(float(mean_accuracy(pred, gt)), 2),
-                     "mIoU (episode)": round(float(miou_per_episode(pred, gt)), 2),
-                     "mIoU (batch 256)": round(float(miou_per_batch(pred, gt)), 2)})
+        row = {"method": method, "name": method_label(method), "T": int(horizon), "setting": setting, "episodes": len(g)}
+        if metrics == DEFAULT_FAMILY:
+            row.update({"SR": round(float(success_rate(pred, gt)), 2), "mAcc": round(float(mean_accuracy(pred, gt)), 2),
+                        "mIoU (episode)": round(float(miou_per_episode(pred, gt)), 2),
+                        "mIoU (batch 256)": round(float(miou_per_batch(pred, gt)), 2)})
+        else:
+            fam = family(metrics)
+            values = family_columns(pred, gt, metrics)
+            row.update({m.header: round(float(values[m.column]), 2) for m in fam.metrics})
+        imported = [f for f in g["imported"].dropna().unique()] if "imported" in g else []
+        if imported:
+            row["imported"] = ", ".join(sorted(imported))
+        rows.append(row)
     return pd.DataFrame(rows)
+
+
+# --- the field's evaluation codes and published numbers ----------------------------------------------------------
+def protocol_metrics(pred, gt, protocol: str, batch_size: int = 256) -> dict:
+    """What the evaluation code ``protocol`` reports on these plans (episodes in order, batches of
+    ``batch_size``): ``pdpp`` → ``sr, macc, miou_batch, miou_episode, first_acc, last_acc``, ``vpn`` →
+    ``sr, macc, miou, miou_classic``, ``kepp`` → this package's (:func:`kepp_core.metrics.protocol_metrics`).
+
+    >>> protocol_metrics([(1, 2, 3)], [(1, 2, 4)], "vpn")["sr"]
+    0.0
+    """
+    return _protocol_metrics(pred, gt, protocol, batch_size)
+
+
+def metric_family(name: str) -> MetricFamily:
+    """The metric family of an evaluation code (``kepp``, ``pdpp``, ``vpn``): its metrics' keys, row
+    fields and headers (each naming the code), and where the code lives (:mod:`kepp_core.benchmark`)."""
+    return family(name)
+
+
+def literature_rows(dataset: str | None = None, horizon: int | None = None, code: str | None = None) -> list[LiteratureRow]:
+    """Published numbers of ``dataset`` (``crosstask-105``, ``crosstask-133``, ``coin``, ``niv``),
+    ``horizon`` and evaluation ``code`` (None: any), each with its paper and table
+    (:mod:`kepp_core.evaluation.literature`): shown beside measured rows, never averaged with them."""
+    return _literature_rows(dataset, horizon, code)
 
 
 # --- failure analysis ------------------------------------------------------------------------------------

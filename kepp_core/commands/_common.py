@@ -12,6 +12,7 @@ from pathlib import Path
 
 from kepp_core.catalog import MAX_HORIZON, MAX_SEED, MAX_TOP
 from kepp_core.data import LOADERS, Dataset, load_dataset
+from kepp_core.data.split_lists import SplitFiles
 from kepp_core.data.synth import ensure_world
 from kepp_core.io import refuse_non_regular, remove_stale_temporaries, writer_lock
 from kepp_core.errors import KeppError, printable
@@ -58,7 +59,7 @@ def add_command(sub, name: str, help: str, examples: str = "", func=None) -> arg
 
 
 def add_dataset_args(p: argparse.ArgumentParser, required: bool = True) -> None:
-    """Add --dataset, --root, --features, --split-seed and --coin-actions."""
+    """Add --dataset, --root, --features, --split-seed, --coin-actions and the split lists' files."""
     p.add_argument("--dataset", default="demo", choices=sorted(LOADERS),
                    help="dataset format (demo: the built-in synthetic world)")
     p.add_argument("--root", default=None,
@@ -67,6 +68,11 @@ def add_dataset_args(p: argparse.ArgumentParser, required: bool = True) -> None:
     p.add_argument("--split-seed", type=int, default=0, help="seed of the 70/30 split where a dataset has none")
     p.add_argument("--coin-actions", choices=["steps", "labels"], default="steps",
                    help="COIN only: one action per COIN step id, or per distinct label")
+    p.add_argument("--train-list", default=None, metavar="FILE",
+                   help="split-lists only: the training episodes (a data list as PDPP, KEPP and ViterbiPlanNet read)")
+    p.add_argument("--test-list", default=None, metavar="FILE", help="split-lists only: the test episodes")
+    p.add_argument("--taxonomy", default=None, metavar="FILE",
+                   help="split-lists only: the action and task names (ViterbiPlanNet's *_taxonomy*.json)")
 
 
 # The range of every numeric option that means one thing in every command, by its argparse name:
@@ -103,7 +109,19 @@ def dataset_from_args(args) -> Dataset:
     if args.dataset == "demo" and root is None:
         root = ensure_world()
     return load_dataset(args.dataset, root, features=args.features, seed=args.split_seed,
-                        coin_actions=getattr(args, "coin_actions", "steps"))
+                        coin_actions=getattr(args, "coin_actions", "steps"), lists=split_files(args))
+
+
+def split_files(args) -> SplitFiles | None:
+    """The split lists ``--train-list``, ``--test-list`` and ``--taxonomy`` name (both lists or
+    none: a KeppError naming the missing one), or None without them."""
+    train, test, taxonomy = (getattr(args, k, None) for k in ("train_list", "test_list", "taxonomy"))
+    if train is None and test is None and taxonomy is None:
+        return None
+    if train is None or test is None:
+        raise KeppError(f"{'--test-list' if train is not None else '--train-list'} is missing: the split lists "
+                        "come in pairs (--train-list FILE --test-list FILE)")
+    return SplitFiles(train=Path(train), test=Path(test), taxonomy=Path(taxonomy) if taxonomy else None)
 
 
 def writes(p: argparse.ArgumentParser, *files: str, folders: tuple[str, ...] = ()) -> None:

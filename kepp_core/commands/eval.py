@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kepp_core import catalog
+from kepp_core.benchmark import BENCHMARK_DATASETS, DEFAULT_FAMILY, FAMILIES, family
 from kepp_core.commands._common import (add_command, add_dataset_args, check_outputs, dataset_from_args, emit_json,
                                         print_table, set_threads, writes)
 from kepp_core.errors import KeppError
@@ -27,7 +28,13 @@ EXAMPLES = """  kepp eval --dataset demo --models models --horizons 3 4 5 6
    clips; the dataset's features must be that network's, from 'kepp features extract --encoder s3d:PATH')
   kepp eval --dataset crosstask --root data/crosstask --models models -T 3 --methods kepp-R1+jdec-text \\
       --encoder s3d:s3d/s3d_howto100m.pth
-  (+jdec-text: the +jdec row decoded jointly with the text tower's distributions instead of the endpoint model's)"""
+  (+jdec-text: the +jdec row decoded jointly with the text tower's distributions instead of the endpoint model's)
+  kepp eval --dataset split-lists --train-list NIV/train70_3.json --test-list NIV/test30_3.json \\
+      --taxonomy NIV/niv_taxonomy.json --features NIV/processed_data --models models -T 3 \\
+      --metrics pdpp vpn --benchmark niv
+  (--metrics: the columns of each evaluation code, named in every header (kepp: this package's, the default;
+   pdpp: PDPP's utils/accuracy.py; vpn: ViterbiPlanNet's metrics.py); --benchmark: the published numbers of that
+   dataset, horizon and code printed under the table, apart from the measured rows)"""
 
 
 def register(sub) -> None:
@@ -55,6 +62,11 @@ def register(sub) -> None:
     writes(p, "out", "records")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: $KEPP_THREADS or half the cores)")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
+    p.add_argument("--metrics", nargs="+", choices=list(FAMILIES), default=[DEFAULT_FAMILY], metavar="CODE",
+                   help=f"the evaluation codes whose metrics the table shows: {', '.join(FAMILIES)} "
+                        f"(default: {DEFAULT_FAMILY}, this package's)")
+    p.add_argument("--benchmark", choices=list(BENCHMARK_DATASETS), default=None,
+                   help="print the published numbers of this dataset (its horizons, the chosen codes) under the table")
     p.add_argument("--decode", default=None, metavar="MODE",
                    help="endpoints of the +dec methods: free, pinned, topk or topk:K; a +jdec method keeps its joint "
                         "decoding (default: chosen on validation videos and kept in KEPP's cache home, or read from "
@@ -98,7 +110,7 @@ def _eval(args) -> int:
                                   strict=args.strict, decode=decode, encoder=args.encoder)
             ev = evaluate_horizon(ds, root, h, args.methods, options, llm,
                                   log=lambda s: print(s) if not args.json else None)
-            for r in ev.rows():
+            for r in ev.rows(args.metrics):
                 if ev.step_accuracy:
                     r.update(ev.step_accuracy)
                 rows.append(r)
@@ -112,7 +124,9 @@ def _eval(args) -> int:
     if args.json:
         emit_json({"rows": rows, "skipped": skipped})
         return 0
-    if args.samples:  # narrower: the uncertainty columns replace the secondary ones
+    if args.metrics != [DEFAULT_FAMILY]:
+        _print_families(rows, args, ds.name)
+    elif args.samples:  # narrower: the uncertainty columns replace the secondary ones
         cols = ["method", "T", "SR", "mAcc", "mIoU", "K", *UNCERTAINTY_COLUMNS, "episodes"]
         if llm is not None:
             cols.insert(-1, "llm_fallbacks")
@@ -127,7 +141,9 @@ def _eval(args) -> int:
                 "episodes", "episodes_per_s"]
         if llm is not None:
             cols[-2:-2] = ["llm_plans", "llm_fallbacks"]
-    print_table(rows, cols, title=f"{ds.name}: test episodes")
+    if args.metrics == [DEFAULT_FAMILY]:
+        print_table(rows, cols, title=f"{ds.name}: test episodes")
+        _published_hint(args)
     for k, v in skipped.items():
         print(f"skipped {k}: {v}")
     if llm is not None:
@@ -140,6 +156,40 @@ def _eval(args) -> int:
     if args.records:
         print(f"records → {args.records} ({len(records)} episodes)")
     return 0
+
+
+def _print_families(rows: list[dict], args, name: str) -> None:
+    """One table per chosen evaluation code (its headers name the code), each followed by the published
+    numbers of ``--benchmark`` for the same horizons and code, as a table of their own."""
+    from kepp_core.evaluation.literature import literature_rows, literature_table
+
+    for fam in args.metrics:
+        f = family(fam)
+        shown = [{"method": r["method"], "T": r["T"], **({"setting": r["setting"]} if len(args.settings) > 1 else {}),
+                  **{m.header: r[m.column] for m in f.metrics}, "episodes": r["episodes"]} for r in rows]
+        print_table(shown, title=f"{name}: test episodes, measured; {f.label}'s metrics ({f.source})")
+        if args.benchmark is None:
+            continue
+        published = [p for h in args.horizons for p in literature_rows(args.benchmark, h, fam)]
+        if published:
+            print_table(literature_table(published, fam),
+                        title=f"published on {args.benchmark} with {f.label}'s code: read from the papers, "
+                              "not measured here, never averaged with the rows above")
+        elif fam != DEFAULT_FAMILY:
+            print(f"no published numbers of {args.benchmark} T={', '.join(map(str, args.horizons))} "
+                  f"with {f.label}'s code")
+
+
+def _published_hint(args) -> None:
+    """With ``--benchmark`` and the default columns: which codes have published numbers to show."""
+    if args.benchmark is None:
+        return
+    from kepp_core.evaluation.literature import literature_rows
+
+    codes = sorted({r.code for h in args.horizons for r in literature_rows(args.benchmark, h)})
+    print(f"published numbers for {args.benchmark}: computed with " + (", ".join(codes) or "no code") +
+          ("; show them with --metrics " + " ".join(codes) if codes else "") +
+          f" (the {DEFAULT_FAMILY} columns are this package's own)")
 
 
 def _seconds(root: Path, horizon: int) -> int:

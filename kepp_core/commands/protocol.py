@@ -33,8 +33,14 @@ EXAMPLES = """  kepp protocol runs/graph.toml --threads 1
     preset = "demo"
     pairs = [["kepp-R1+dec", "kepp-nograph"]]
     out = "runs/protocol"
+    metrics = ["kepp", "pdpp", "vpn"]       # each evaluation code's columns (kepp: this package's, the default)
     [train]
-    train_steps = 300"""
+    train_steps = 300
+
+  The unified benchmark (ViterbiPlanNet's split lists; protocols/benchmark-*.toml):
+    kepp protocol protocols/benchmark-niv.toml --lists-dir NIV --features NIV/processed_data
+    (each horizon trains and tests on its own lists; the results add the benchmark's own bootstrap
+     interval beside the Student t one, and the published numbers of that dataset apart)"""
 
 
 def register(sub) -> None:
@@ -47,6 +53,11 @@ def register(sub) -> None:
     p.add_argument("--train-fraction", type=float, nargs="+", default=None, metavar="F",
                    help="fractions of the training videos (nested subsets; overrides the spec)")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: $KEPP_THREADS or half the cores)")
+    p.add_argument("--features", default=None, metavar="DIR", help="the feature folder (overrides the spec's)")
+    p.add_argument("--lists-dir", default=None, metavar="DIR",
+                   help="the folder the spec's split lists and taxonomy are named in (e.g. ViterbiPlanNet's dataset/NIV)")
+    p.add_argument("--metrics", nargs="+", default=None, metavar="CODE",
+                   help="the evaluation codes whose metrics the results report (overrides the spec): kepp, pdpp, vpn")
     add_print_args(p)
 
 
@@ -70,8 +81,19 @@ def _spec(args):
     """The spec file with the command line's overrides."""
     from kepp_core.protocol import load_protocol, override_spec
 
-    return override_spec(load_protocol(args.spec), args.spec, out=args.out, seeds=args.seeds,
-                         train_fractions=args.train_fraction)
+    spec = load_protocol(args.spec)
+    lists = {}
+    if args.lists_dir is not None:
+        from pathlib import Path
+
+        if not Path(args.lists_dir).is_dir():
+            raise KeppError(f"--lists-dir {args.lists_dir}: folder not found")
+        lists = {k: str(Path(args.lists_dir) / getattr(spec, k)) for k in ("train_list", "test_list", "taxonomy")
+                 if getattr(spec, k) is not None}
+        if not lists:
+            raise KeppError(f"--lists-dir: {args.spec} names no split lists (train_list, test_list)")
+    return override_spec(spec, args.spec, out=args.out, seeds=args.seeds, train_fractions=args.train_fraction,
+                         features=args.features, metrics=args.metrics, **lists)
 
 
 def protocol_commands(spec, stage: int | None = None, threads: int | None = None) -> str:
@@ -82,12 +104,12 @@ def protocol_commands(spec, stage: int | None = None, threads: int | None = None
     from kepp_core.commands.runlist import data_args, format_commands, train_command
     from kepp_core.protocol import members_for
 
-    data = data_args(spec.dataset, spec.root, spec.features)
+    data = {h: data_args(spec.dataset, spec.root, spec.features, lists=spec.lists(h)) for h in spec.horizons}
     roles = [parse_model_folder(m) for m in members_for(spec.methods)]
     cmds = []
     for fraction in spec.train_fractions:
         for seed in spec.seeds:
             root = Path(spec.models or spec.out) / f"frac{round(fraction * 100)}" / f"seed{seed}"
-            cmds += [train_command(r, spec.config(h, seed), spec.preset, models_dir(root, h), data, fraction, threads)
+            cmds += [train_command(r, spec.config(h, seed), spec.preset, models_dir(root, h), data[h], fraction, threads)
                      for h in spec.horizons for r in roles]
     return format_commands(cmds, stage)

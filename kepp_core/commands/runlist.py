@@ -114,13 +114,17 @@ def train_command(role: ModelRole, cfg: TrainConfig, preset_name: str, hdir: str
 
 
 def data_args(dataset: str, root: str | None = None, features: str | None = None, split_seed: int = 0,
-              coin_actions: str = "steps") -> list[str]:
-    """The dataset arguments of a ``kepp train`` command (``--coin-actions`` for COIN only)."""
+              coin_actions: str = "steps", lists=None) -> list[str]:
+    """The dataset arguments of a ``kepp train`` command (``--coin-actions`` for COIN only; ``lists``:
+    the split lists of a ``split-lists`` dataset, :class:`~kepp_core.data.split_lists.SplitFiles`)."""
     args = ["--dataset", dataset]
     if root is not None:
         args += ["--root", str(root)]
     if features is not None:
         args += ["--features", str(features)]
+    if lists is not None:
+        args += ["--train-list", str(lists.train), "--test-list", str(lists.test)]
+        args += ["--taxonomy", str(lists.taxonomy)] if lists.taxonomy is not None else []
     args += ["--split-seed", str(split_seed)]
     if dataset == "coin":
         args += ["--coin-actions", coin_actions]

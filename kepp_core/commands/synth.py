@@ -33,7 +33,8 @@ def register_synth(dsub) -> None:
     p.add_argument("--difficulty", default="default", choices=["easy", "default", "hard"],
                    help="preset of the knobs below")
     p.add_argument("--from-plans", default=argparse.SUPPRESS, metavar="FILE",
-                   help="render the plans of a plans-JSONL or COIN.json file instead of the built-in tasks")
+                   help="render the plans of a plans-JSONL or COIN.json file, or of split lists (a split file, .toml), "
+                        "instead of the built-in tasks")
     p.add_argument("--workers", type=int, default=argparse.SUPPRESS, help="worker processes (default: up to 2)")
     for name, field in Knobs.__dataclass_fields__.items():
         p.add_argument(f"--{name.replace('_', '-')}", dest=name, type=field.type == "int" and int or float,

@@ -4,9 +4,12 @@ Two kinds of ``.npy`` are read:
 
 - a plain 2-D float array (what ``kepp features extract`` writes);
 - the S3D feature files distributed for CrossTask, COIN and NIV by the procedure-planning
-  literature: a pickled dict ``{"frames_features": [seconds, 512], ...}``. These are read with a
-  restricted unpickler that only rebuilds numpy arrays, dicts and plain values; any other
-  object in the file (code, classes) is refused, so a hostile file cannot run anything.
+  literature: a pickled dict ``{"frames_features": [seconds, 512], ...}``, either a pickle as it is
+  (what P3IV's scripts wrote with ``pickle.dump`` under a ``.npy`` name, and ``np.load(...,
+  allow_pickle=True)`` reads) or inside a ``.npy`` object array (``np.save`` of a dict). These are
+  read with a restricted unpickler that only rebuilds numpy arrays, dicts and plain values; any
+  other object in the file (code, classes) is refused naming it, so a hostile file cannot run
+  anything.
 
 Opening a dataset needs the shape of every feature file (its seconds bound the annotated
 segments). :class:`FeatureShapes` keeps them in a small index per feature folder,
@@ -76,15 +79,23 @@ def _check_size(f, shape: tuple[int, ...], dtype: np.dtype) -> None:
                         f"{need:,} bytes, the file has {size:,})")
 
 
+def _raw_pickle(f) -> bool:
+    """The open file is a pickle as it is (protocol 2 or later), not a .npy file (left at its start)."""
+    head = f.read(2)
+    f.seek(0)
+    return len(head) == 2 and head[0] == 0x80 and 2 <= head[1] <= pickle.HIGHEST_PROTOCOL
+
+
 def _read_npy(path: Path) -> np.ndarray:
-    """Read a .npy file; object arrays go through the array-only unpickler, after their opcodes
-    were checked (:func:`kepp_core.schema.check_pickle`)."""
+    """Read a .npy file; object arrays and plain pickles go through the array-only unpickler, after
+    their opcodes were checked (:func:`kepp_core.schema.check_pickle`)."""
     with open_regular(path) as f:
-        shape, dtype = _read_header(f)
-        if not dtype.hasobject:
-            _check_size(f, shape, dtype)
-            f.seek(0)
-            return np.load(f, allow_pickle=False)
+        if not _raw_pickle(f):
+            shape, dtype = _read_header(f)
+            if not dtype.hasobject:
+                _check_size(f, shape, dtype)
+                f.seek(0)
+                return np.load(f, allow_pickle=False)
         data = f.read(MAX_PICKLE_BYTES + 1)
     if len(data) > MAX_PICKLE_BYTES:
         raise KeppError(f"{path}: a pickled feature file of more than {MAX_PICKLE_BYTES:,} bytes")
@@ -170,12 +181,14 @@ def read_feature_shape(path: str | Path) -> tuple[int, int]:
     path = Path(path)
     try:
         with open_regular(path) as f:
-            shape, dtype = _read_header(f)
-            if not dtype.hasobject:
-                _check_size(f, shape, dtype)
+            pickled = _raw_pickle(f)
+            if not pickled:
+                shape, dtype = _read_header(f)
+                if not dtype.hasobject:
+                    _check_size(f, shape, dtype)
     except OSError as e:
         raise KeppError(f"{path}: not a readable .npy feature file ({e.strerror or type(e).__name__})") from None
-    if dtype.hasobject:
+    if pickled or dtype.hasobject:
         shape = _load(str(path), path.stat().st_mtime).shape  # a pickled S3D dict: read it safely
     if len(shape) != 2 or shape[0] == 0:
         raise KeppError(f"{path}: features must have shape [seconds, D] with seconds > 0, got {shape}")

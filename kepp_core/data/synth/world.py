@@ -32,6 +32,7 @@ from tqdm import tqdm
 from kepp_core.data.coin import load_coin
 from kepp_core.data.plans import load_plans
 from kepp_core.data.records import seeded_split
+from kepp_core.data.split_lists import load_split_lists
 from kepp_core.data.synth.procedures import TASKS
 from kepp_core.data.synth.render import Knobs, Segment, look_of, render_video
 from kepp_core.catalog import MAX_SEED
@@ -157,8 +158,21 @@ def _builtin_specs(seed: int, videos: int, knobs: Knobs) -> tuple[list[tuple[str
     return tasks, specs
 
 
+def _timeline(v) -> list[tuple[float, float]] | None:
+    """The video's step times to render, in plan order: its own, a step that overlaps the next one
+    ending where the next begins (a split list's rounded times); None where its steps do not start one
+    after the other (a split list's out-of-order times), and the video is rendered on an invented
+    timeline, its plan as it is."""
+    if not v.has_segments or any(b.start <= a.start for a, b in zip(v.steps, v.steps[1:])):
+        return None
+    return [(s.start, min(s.end, n.start) if n is not None else s.end)
+            for s, n in zip(v.steps, [*v.steps[1:], None])]
+
+
 def _plans_specs(source: Path, seed: int, videos: int | None, knobs: Knobs):
-    if source.suffix.lower() == ".json" or (source.is_dir() and (source / "COIN.json").is_file()):
+    if source.suffix.lower() == ".toml":
+        ds = load_split_lists(source)
+    elif source.suffix.lower() == ".json" or (source.is_dir() and (source / "COIN.json").is_file()):
         ds = load_coin(source)
     else:
         ds = load_plans(source, seed=seed)
@@ -184,9 +198,10 @@ def _plans_specs(source: Path, seed: int, videos: int | None, knobs: Knobs):
         steps = [label[s.action] for s in v.steps]
         used_steps[v.task].extend(steps)
         rng = np.random.default_rng([seed, i, 2])
-        if v.has_segments:
-            segs = [Segment(label[s.action], float(s.start), float(max(s.end, s.start + 1.0 / knobs.fps)))
-                    for s in v.steps]
+        times = _timeline(v)
+        if times is not None:
+            segs = [Segment(label[s.action], float(start), float(max(end, start + 1.0 / knobs.fps)))
+                    for s, (start, end) in zip(v.steps, times)]
             end = max(s.end for s in segs)
             dur = int(np.ceil(max(end + 1.0, v.duration or 0)))
         else:
@@ -239,8 +254,8 @@ def generate_world(out: str | os.PathLike, seed: int = 0, videos: int | None = N
     """Write a complete synthetic dataset (CrossTask layout, mp4 videos, builtin features) to ``out``.
 
     ``videos`` limits the number of videos (default 300, or all plans of ``from_plans``);
-    ``from_plans`` renders the plans of a plans-JSONL or COIN annotation file instead of the
-    built-in tasks; ``knob_overrides`` change single knobs of the difficulty preset
+    ``from_plans`` renders the plans of a plans-JSONL or COIN annotation file, or of a split-lists
+    split file (``.toml``), instead of the built-in tasks; ``knob_overrides`` change single knobs of the difficulty preset
     (noise, jitter, distractors, lighting, similarity, idle, step_min, step_max, fps, size).
 
     >>> generate_world("/tmp/world", videos=14)  # doctest: +SKIP

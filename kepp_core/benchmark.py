@@ -1,0 +1,134 @@
+"""The field's evaluation codes and their metric families, and the facts of the unified benchmark
+(stdlib only: the torch-free facts every layer, the app included, reads through the API).
+
+Three codes compute "SR, mAcc, mIoU" for procedure planning, and they do not agree (the numbers of
+``../shared/data/protocol-metrics``: on the same T=3 plans PDPP's per-batch mIoU is 99.7, its
+per-episode mIoU 65.5, ViterbiPlanNet's ``acc_iou`` 75.6 and its "classic" mIoU 96.9). A number is
+comparable only with the code that made it named, so each code's metrics are one **family**
+(:data:`FAMILIES`): its metrics' keys (what :func:`kepp_core.metrics.protocol_metrics` returns),
+the field each is stored under in rows and records, and a header that names the code.
+
+- ``kepp``: this package's own metrics (:mod:`kepp_core.metrics`), the default of every table;
+- ``pdpp``: PDPP's ``utils/accuracy.py`` as its ``inference.py`` aggregates it (KEPP's and MTID's
+  repositories evaluate with it);
+- ``vpn``: ViterbiPlanNet's ``metrics.py`` as its ``main.py`` aggregates it (the unified benchmark).
+
+>>> [m.column for m in family("vpn").metrics]
+['vpn_sr', 'vpn_macc', 'vpn_miou', 'vpn_miou_classic']
+>>> family("pdpp").header("miou_batch")
+'mIoU (PDPP, per batch)'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kepp_core.errors import unknown_name_error
+
+
+@dataclass(frozen=True, kw_only=True)
+class FamilyMetric:
+    """One metric of a family: ``key`` (as :func:`~kepp_core.metrics.protocol_metrics` returns
+    it), ``column`` (its field in table rows, protocol summaries and the API's tables), ``header``
+    (its name in a table: the code named) and what it measures."""
+
+    key: str
+    column: str
+    header: str
+    description: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class MetricFamily:
+    """The metrics one evaluation code reports: its ``name`` (``--metrics NAME``), the code's
+    readable ``label``, where the code lives (``source``) and its metrics in table order."""
+
+    name: str
+    label: str
+    source: str
+    metrics: tuple[FamilyMetric, ...]
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The family's row fields, in table order."""
+        return tuple(m.column for m in self.metrics)
+
+    def header(self, key: str) -> str:
+        """The table header of the metric ``key`` (or of its column)."""
+        for m in self.metrics:
+            if key in (m.key, m.column):
+                return m.header
+        raise unknown_name_error(f"{self.name} metric", key, [m.key for m in self.metrics])
+
+
+def _metric(family_name: str, key: str, header: str, description: str, column: str | None = None) -> FamilyMetric:
+    return FamilyMetric(key=key, column=column or f"{family_name}_{key}", header=header, description=description)
+
+
+FAMILIES: dict[str, MetricFamily] = {f.name: f for f in (
+    # The kepp family's columns and headers are the tables' own since the first release (kept as they are).
+    MetricFamily(name="kepp", label="KEPP (this package)", source="kepp_core/metrics.py", metrics=(
+        _metric("kepp", "sr", "SR", "whole plan right (%)", "SR"),
+        _metric("kepp", "macc", "mAcc", "steps right, over all episodes and positions (%)", "mAcc"),
+        _metric("kepp", "miou_episode", "mIoU", "IoU of each episode's predicted and true action sets, averaged "
+                                                 "over episodes (%)", "mIoU"),
+        _metric("kepp", "miou_batch", "mIoU_b256", "IoU of the action sets of consecutive batches of 256 episodes, "
+                                                  "the batches' plain mean (%)", "mIoU_b256"),
+        _metric("kepp", "ends", "ends", "the plan's first and last step both right (%)", "ends"),
+        _metric("kepp", "sr_ends", "SR_ends", "plans right among the episodes whose ends are right (%)", "SR_ends"),
+    )),
+    MetricFamily(name="pdpp", label="PDPP", source="PDPP's utils/accuracy.py with inference.py's aggregation "
+                                                  "(github.com/MCG-NJU/PDPP)", metrics=(
+        _metric("pdpp", "sr", "SR (PDPP)", "trajectory_success_rate per batch, in float32, batches weighted "
+                                           "by their episodes (%)"),
+        _metric("pdpp", "macc", "mAcc (PDPP)", "acc1 per batch, in float32, batches weighted by their episodes (%)"),
+        _metric("pdpp", "miou_batch", "mIoU (PDPP, per batch)", "MIoU1: IoU of the action sets of each whole batch, "
+                                                               "batches weighted by their episodes (%)"),
+        _metric("pdpp", "miou_episode", "mIoU (PDPP, per episode)", "MIoU2: each episode's set IoU, averaged (%)"),
+        _metric("pdpp", "first_acc", "first step (PDPP)", "A0: the plan's first step right, in float32 per batch (%)"),
+        _metric("pdpp", "last_acc", "last step (PDPP)", "AT: the plan's last step right, in float32 per batch (%)"),
+    )),
+    MetricFamily(name="vpn", label="ViterbiPlanNet", source="ViterbiPlanNet's metrics.py with main.py's aggregation "
+                                                            "(github.com/Gigi-G/ViterbiPlanNet)", metrics=(
+        _metric("vpn", "sr", "SR (ViterbiPlanNet)", "success_rate per batch, batches weighted by their episodes (%)"),
+        _metric("vpn", "macc", "mAcc (ViterbiPlanNet)", "mean_category_acc per batch, weighted (%)"),
+        _metric("vpn", "miou", "mIoU (ViterbiPlanNet acc_iou)", "acc_iou per episode: & and | applied to the action "
+                                                                "ids bit by bit, not a set IoU; batches weighted (%)"),
+        _metric("vpn", "miou_classic", "mIoU (ViterbiPlanNet, classic)", "miou(): action sets growing from the "
+                                                                         "first episode on, averaged over prefixes (%)"),
+    )),
+)}
+DEFAULT_FAMILY = "kepp"
+
+
+def family(name: str) -> MetricFamily:
+    """The metric family ``name`` (KeppError listing the known ones otherwise)."""
+    if name not in FAMILIES:
+        raise unknown_name_error("metric family", name, FAMILIES)
+    return FAMILIES[name]
+
+
+# --- the unified benchmark (ViterbiPlanNet's split lists) -------------------------------------------------------
+# Its interval: a percentile bootstrap over the seeds' numbers (calculate_results.py): Python's `random` seeded
+# with 42 once, then for SR, mAcc and mIoU in that order 1,000 resamples of n values with random.choice, the
+# 5th and 95th percentiles of their means (numpy's linear interpolation); it reports "mean ± (95th − 5th)".
+BOOTSTRAP_SEED = 42
+BOOTSTRAP_RESAMPLES = 1000
+BOOTSTRAP_PERCENTILES = (5.0, 95.0)
+BOOTSTRAP_METRICS = ("sr", "macc", "miou")  # the order its stream of draws serves them (each a vpn key)
+BENCHMARK_HORIZONS = (3, 4, 5, 6)
+# The benchmark's datasets (their split lists, protocols/benchmark-<name>.toml, the literature's dataset names).
+BENCHMARK_DATASETS = {
+    "crosstask-105": "CrossTask, 105 actions (steps of one name are one action)",
+    "crosstask-133": "CrossTask, 133 actions (each task's own steps)",
+    "coin": "COIN, 778 step ids",
+    "niv": "NIV, 48 actions",
+}
+LITERATURE_SPLITS = {"paper": "the paper's own split", "unified": "ViterbiPlanNet's unified split lists"}
+BENCHMARK_SEEDS = 5
+
+LITERATURE_FILE = "literature.toml"  # kepp_core/evaluation/literature.toml: published numbers, each cited
+
+__all__ = ["BENCHMARK_DATASETS", "BENCHMARK_HORIZONS", "BENCHMARK_SEEDS", "BOOTSTRAP_METRICS", "BOOTSTRAP_PERCENTILES",
+           "BOOTSTRAP_RESAMPLES", "BOOTSTRAP_SEED", "DEFAULT_FAMILY", "FAMILIES", "FamilyMetric", "LITERATURE_FILE", "LITERATURE_SPLITS",
+           "MetricFamily", "family"]

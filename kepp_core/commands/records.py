@@ -1,0 +1,51 @@
+"""``kepp records import``: another method's predictions as prediction records
+(:mod:`kepp_core.evaluation.imports`)."""
+
+from __future__ import annotations
+
+from kepp_core.commands._common import add_command, check_outputs, writes
+
+EXAMPLES = """  kepp records import --format vpn --predictions checkpoints/niv_7/T3_predictions.json \\
+      --split dataset/NIV/test30_3.json --method viterbiplannet-s7 --seed 7 --out runs/compare/vpn-s7.jsonl
+  kepp records import --format plain --predictions mtid.csv --split test30_3.json \\
+      --taxonomy niv_taxonomy.json --method mtid --out runs/mtid.jsonl
+  (plain: JSON lines {"episode": E, "plan": [...]} or a CSV 'episode,plan' with the steps separated by ';';
+   E is the entry's place in the list (0-based) or its episode id, the steps are action ids or names)
+  kepp eval ... --dataset split-lists --train-list train70_3.json --test-list test30_3.json \
+      --records runs/compare/kepp.jsonl
+  kepp app --predictions runs/compare ...      # the records folder: both methods side by side"""
+
+
+def register(sub) -> None:
+    """Add ``kepp records import``."""
+    p = sub.add_parser("records", help="prediction records: bring in other methods' predictions")
+    rsub = p.add_subparsers(dest="records_command", metavar="SUBCOMMAND", required=True)
+    i = add_command(rsub, "import", "another method's predictions on a split list, as prediction records", EXAMPLES,
+                    _import)
+    i.add_argument("--format", required=True, choices=["vpn", "plain"],
+                   help="vpn: ViterbiPlanNet's T<h>_predictions.json; plain: JSON lines or CSV of episode and plan")
+    i.add_argument("--predictions", required=True, metavar="FILE", help="the predictions file")
+    i.add_argument("--split", required=True, metavar="LIST", help="the split list the predictions were made on")
+    i.add_argument("--method", required=True, metavar="NAME", help="the name the imported method goes by")
+    i.add_argument("--taxonomy", default=None, metavar="FILE", help="step names for a plain file's named steps")
+    i.add_argument("--seed", type=int, default=None, help="the run's seed, kept with each record")
+    i.add_argument("--out", required=True, metavar="RECORDS", help="records file to write (.jsonl or .parquet)")
+    writes(i, "out")
+
+
+def _import(args) -> int:
+    from kepp_core.benchmark import family
+    from kepp_core.evaluation.imports import import_predictions
+    from kepp_core.evaluation.records import write_records
+    from kepp_core.metrics import protocol_metrics
+
+    check_outputs(args.out)
+    records = import_predictions(args.predictions, args.split, args.method, args.format, args.taxonomy, args.seed)
+    write_records(args.out, records)
+    plans, gt = [r["plans"][args.method] for r in records], [r["gt"] for r in records]
+    print(f"{args.method}: {len(records)} episodes (T={records[0]['T']}) from {args.predictions}")
+    for code in ("kepp", "pdpp", "vpn"):
+        values = protocol_metrics(plans, gt, code)
+        print(f"  {family(code).label}: " + ", ".join(f"{m.header} {values[m.key]:.2f}" for m in family(code).metrics))
+    print(f"records → {args.out}")
+    return 0
