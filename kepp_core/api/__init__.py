@@ -9,7 +9,8 @@ Each name is documented where it is defined; drawing, scene curation and URLs li
 - :mod:`~kepp_core.api.planning`: the planner of a models folder, one episode from two clips,
   sampled plans, the LLM recommender;
 - :mod:`~kepp_core.api.analysis`: transition matrices, expert trajectories, prediction records as
-  one table, metrics per method and horizon and by slice, the failure analysis;
+  one table, metrics per method and horizon and by slice, the failure analysis, two methods
+  episode by episode;
 - :mod:`~kepp_core.api.protocols`: ``kepp protocol`` results: intervals over seeds, the paired
   test of any two methods, data-efficiency curves;
 - :mod:`~kepp_core.api.media`: video facts, thumbnails, uploads and their encoding, the S3D
@@ -20,13 +21,14 @@ Each name is documented where it is defined; drawing, scene curation and URLs li
 ``import kepp_core.api`` stays light: torch loads only when a planner is first needed.
 
 >>> from kepp_core import api
->>> api.AppConfig().dataset, len(api.__all__) <= 53
+>>> api.AppConfig().dataset, len(api.__all__) <= 54
 ('demo', True)
 """
 
 from __future__ import annotations
 
 from kepp_core.api.analysis import (
+    compare_methods,
     expert_view,
     failure_analysis,
     method_horizon_table,
@@ -88,8 +90,8 @@ __all__ = [
     # the graph
     "capped_subgraph", "graph_source", "retrieve", "scorer_names", "subgraph",
     # evaluated plans
-    "expert_view", "failure_analysis", "method_horizon_table", "metrics_table", "read_predictions", "slice_table",
-    "transitions",
+    "compare_methods", "expert_view", "failure_analysis", "method_horizon_table", "metrics_table", "read_predictions",
+    "slice_table", "transitions",
     # kepp protocol results
     "efficiency_table", "interval_table", "pair_table", "pair_verdict", "protocol_records", "read_protocol",
     # media

@@ -33,11 +33,11 @@ from kepp_core.metrics import (
     success_rate,
 )
 
-__all__ = ["RECORD_COLUMNS", "TABLE_METRICS", "expert_view", "failure_analysis", "method_horizon_table", "metrics_table",
-           "outcomes", "read_predictions", "slice_table", "transitions"]
+__all__ = ["RECORD_COLUMNS", "TABLE_METRICS", "compare_methods", "expert_view", "failure_analysis", "method_horizon_table",
+           "metrics_table", "outcomes", "read_predictions", "slice_table", "transitions"]
 
-RECORD_COLUMNS = ["episode", "task", "video", "horizon", "setting", "seed", "method", "truth", "plan", "endpoints",
-                  "endpoint_scores", "paths", "path_scores", "success", "patterns", "pattern", "start_time",
+RECORD_COLUMNS = ["episode", "task", "video", "horizon", "setting", "seed", "fraction", "method", "truth", "plan",
+                  "endpoints", "endpoint_scores", "paths", "path_scores", "success", "patterns", "pattern", "start_time",
                   "goal_time", "source"]
 
 
@@ -105,7 +105,7 @@ def _record_rows(rec: dict, source: str, cols: dict[str, list]) -> None:
     m = len(plans)
     for c, v in (("episode", episode), ("task", rec.get("task")), ("video", rec.get("video")),
                  ("horizon", int(rec.get("T") or len(rec["gt"]))), ("setting", rec.get("setting")),
-                 ("seed", rec.get("seed")), ("start_time", rec.get("start_time")),
+                 ("seed", rec.get("seed")), ("fraction", rec.get("fraction")), ("start_time", rec.get("start_time")),
                  ("goal_time", rec.get("goal_time")), ("source", source), ("truth", truth)):
         cols[c].extend([v] * m)
     for method, plan in plans.items():
@@ -215,3 +215,18 @@ def slice_table(preds, method: str, by: str = "task", reference: str | None = No
     from kepp_core.evaluation.slices import slice_table as table_of  # pandas: only when a page asks
 
     return table_of(preds, method, by, reference, horizon)
+
+
+# --- two methods episode by episode -------------------------------------------------------------------------
+def compare_methods(preds, a: str, b: str, horizon: int | None = None, fraction: float | None = None,
+                    resamples: int | None = None, confidence: float | None = None, seed: int = 0):
+    """Methods ``a`` and ``b`` of a predictions table on the episodes both planned (of ``horizon``,
+    or all; of ``fraction`` of a protocol's records, or its largest):
+    :func:`kepp_core.evaluation.compare.compare_methods` (an
+    :class:`~kepp_core.evaluation.compare.ABComparison`: the 2×2 table's counts and units, McNemar's
+    exact p, each method's SR and A − B with paired-bootstrap intervals; ``resamples`` and
+    ``confidence`` default to the catalogue's)."""
+    from kepp_core.evaluation.compare import compare_methods as compare  # pandas: only when a page asks
+
+    options = {k: v for k, v in (("resamples", resamples), ("confidence", confidence)) if v is not None}
+    return compare(preds, a, b, horizon, fraction, seed=seed, **options)
