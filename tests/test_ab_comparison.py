@@ -24,6 +24,7 @@ from kepp_core.evaluation import stats
 from kepp_core.evaluation.records import write_records
 from kepp_core.evaluation.stats import bootstrap_interval, mcnemar_exact
 from tests.helpers.cli import assert_one_line_error, run_kepp
+from tests.helpers.training import untrained_protocol
 
 
 def _records(outcomes: dict[str, list[tuple[int, int, bool]]], horizon: int = 3) -> list[dict]:
@@ -214,15 +215,7 @@ def test_a_protocols_records_are_compared_at_their_largest_training_fraction_unl
 @pytest.fixture(scope="module")
 def protocol_out(tmp_path_factory):
     """A real ``kepp protocol`` output: a tiny world, 3 seeds, T = 3, methods that need no training."""
-    from kepp_core.protocol import parse_spec, run_protocol
-    from tests.helpers.training import tiny_world
-
-    base = tmp_path_factory.mktemp("ab-protocol")
-    world = tiny_world(base / "world", seed=4)
-    spec = parse_spec({"dataset": "demo", "root": str(world), "horizons": [3], "methods": ["random", "graph-gt"],
-                       "seeds": 3, "out": str(base / "out")})
-    run_protocol(spec, log=lambda s: None)
-    return base / "out"
+    return untrained_protocol(tmp_path_factory.mktemp("ab-protocol"), ["random", "graph-gt"], [3])[1]
 
 
 def test_kepp_eval_compare_prints_the_apis_numbers_and_writes_a_cells_episodes_with_both_plans(tmp_path):
@@ -283,3 +276,21 @@ def test_kepp_eval_compare_refuses_a_folder_without_records_and_kepp_eval_still_
     assert_one_line_error(run_kepp("eval", "compare", tmp_path, "--a", "x", "--b", "y"), str(tmp_path),
                           catalog.RECORDS_FILE)
     assert_one_line_error(run_kepp("eval", "--dataset", "demo", "--root", tmp_path), "--models is required")
+
+
+def test_a_one_seed_method_table_gives_each_cell_its_episode_level_bootstrap_interval():
+    from kepp_core.api.analysis import TABLE_RESAMPLES
+    from kepp_core.metrics import iou_per_episode
+    from kepp_core.paths import DEMO_ASSETS
+
+    preds = api.read_predictions([DEMO_ASSETS / "predictions.jsonl"])
+    grid, _ = api.method_horizon_table(preds)
+    rows = preds[(preds["method"] == "kepp-R2") & (preds["horizon"] == 4)]
+    plans, truths = list(rows["plan"]), list(rows["truth"])
+    values = {"SR": [float(p == t) for p, t in zip(plans, truths)],
+              "mAcc": [np.mean(np.array(p) == np.array(t)) for p, t in zip(plans, truths)],
+              "mIoU": iou_per_episode(plans, truths)}
+    for metric, v in values.items():
+        lo, hi = bootstrap_interval(v, resamples=TABLE_RESAMPLES)
+        assert grid.loc[catalog.method_label("kepp-R2"), f"T=4 {metric}"] == \
+            f"{100 * np.mean(v):.2f} [{100 * lo:.2f}, {100 * hi:.2f}]"

@@ -188,9 +188,13 @@ class ABComparison:
         return f"{p} ≥ {SIGNIFICANCE}: no significant difference between {a} and {b} ({split})."
 
     def table(self, cell: str | None = None, steps: Callable[[Sequence[int]], str] | None = None,
-              episode: Callable[[str], str] = str) -> pd.DataFrame:
-        """The units of ``cell`` (every unit when None) as :func:`pairs_table` writes them."""
-        return pairs_table(self.select(cell), self.a, self.b, steps or _ids, episode)
+              episode: Callable[[str], str] = str, part: slice | None = None) -> pd.DataFrame:
+        """The units of ``cell`` (every unit when None; ``part``: those rows of them, e.g. one page
+        of a list) as :func:`pairs_table` writes them, the seed column kept whenever the comparison
+        spans several seeds."""
+        rows = self.select(cell)
+        return pairs_table(rows if part is None else rows.iloc[part], self.a, self.b, steps or _ids, episode,
+                           seeds=self.seeds > 1)
 
     def row(self) -> dict:
         """The comparison as one flat JSON-ready row (``kepp eval compare --json``)."""
@@ -232,11 +236,12 @@ def _ids(plan: Sequence[int]) -> str:
 
 
 def pairs_table(units: pd.DataFrame, a: str, b: str, steps: Callable[[Sequence[int]], str] = _ids,
-                episode: Callable[[str], str] = str) -> pd.DataFrame:
+                episode: Callable[[str], str] = str, seeds: bool | None = None) -> pd.DataFrame:
     """Paired rows (:func:`pair_rows`) as a table to read and download: the episode, T, the seed
     (where the rows span several), the ground truth, A's plan and whether it is right, B's plan and
     whether it is right, and the cell in words. ``steps`` writes a plan (default: its action ids),
-    ``episode`` an episode id.
+    ``episode`` an episode id; ``seeds``: whether to keep the seed column (None: where these rows
+    span several seeds).
 
     >>> units = pd.DataFrame({"episode": ["e1"], "horizon": [3], "seed": [0], "truth": [(1, 2, 3)],
     ...     "plan_a": [(1, 2, 3)], "plan_b": [(1, 0, 3)], "success_a": [True], "success_b": [False], "cell": ["a-only"]})
@@ -244,7 +249,7 @@ def pairs_table(units: pd.DataFrame, a: str, b: str, steps: Callable[[Sequence[i
     {'episode': 'e1', 'T': 3, 'ground truth': '1 2 3', 'A: KEPP R=2': '1 2 3', 'A right': True,
      'B: PDPP (task classifier)': '1 0 3', 'B right': False, 'cell': 'A right, B wrong'}
     """
-    several = units["seed"].nunique(dropna=False) > 1
+    several = units["seed"].nunique(dropna=False) > 1 if seeds is None else seeds
     return pd.DataFrame({
         "episode": [episode(e) for e in units["episode"]], "T": units["horizon"].astype(int).to_numpy(),
         **({"seed": units["seed"].to_numpy()} if several else {}),
