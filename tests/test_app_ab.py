@@ -163,3 +163,28 @@ def test_the_protocol_section_compares_its_pair_episode_by_episode(monkeypatch, 
     truth = {(r["seed"], episode_label(r["episode"], names)): plan_text(ds.labels(r["gt"])) for r in recs}
     assert all(truth[(s, e)] == g for s, e, g in zip(shown["seed"], shown["episode"], shown["ground truth"]))
     assert not [p for p in at.get("page_link") if str(p.proto.label).startswith("Open ")]  # not the app's models
+
+
+def test_the_downloads_hold_both_plans_and_verdicts_of_every_episode_of_the_cell(demo_env):
+    import csv
+    import io
+
+    c = api.compare_methods(prediction_table(demo_env), "kepp-R2", "graph-pred", 5)
+    ds = dataset(demo_env)
+    names = {t: ds.tasks[t].name for t in ds.tasks}
+    steps = lambda p: plan_text(ds.labels(p))  # noqa: E731 - as the page writes a plan
+    preds = prediction_table(demo_env)
+    plans = {(m, e): p for m, e, p in zip(preds["method"], preds["episode"], preds["plan"])}
+    for cell in (*catalog.AB_CELLS, None):
+        rows = list(csv.DictReader(io.StringIO(ab.episodes_csv(c, cell, steps, lambda e: episode_label(e, names))
+                                               .decode())))
+        units = c.select(cell)
+        assert len(rows) == len(units) == (c.counts[cell] if cell else sum(c.counts.values()))
+        assert list(rows[0]) == ["episode", "T", "ground truth", "A: KEPP R=2", "A right",
+                                 f"B: {catalog.method_label('graph-pred')}", "B right", "cell"]
+        for row, (_, unit) in zip(rows, units.iterrows()):
+            assert row["A: KEPP R=2"] == steps(plans[("kepp-R2", unit["episode"])])
+            assert row[f"B: {catalog.method_label('graph-pred')}"] == steps(plans[("graph-pred", unit["episode"])])
+            assert row["ground truth"] == steps(unit["truth"]) and row["episode"] == episode_label(unit["episode"], names)
+            assert (row["A right"], row["B right"]) == (str(unit["success_a"]), str(unit["success_b"]))
+            assert row["cell"] == catalog.AB_CELLS[unit["cell"]]

@@ -26,8 +26,8 @@ from components.names import compare_default, episode_label
 from components.text import md, plan_text
 from kepp_core.catalog import AB_CELLS, AB_TEST, method_label
 
-__all__ = ["GRID", "PARAMS", "Unlinked", "ab_section", "cell_label", "protocol_comparison", "show_comparison",
-           "unit_ids"]
+__all__ = ["GRID", "PARAMS", "Unlinked", "ab_section", "cell_label", "episodes_csv", "protocol_comparison",
+           "show_comparison", "unit_ids"]
 
 GRID = (("both", "a-only"), ("b-only", "neither"))  # rows: A right, A wrong; columns: B right, B wrong
 PARAMS = ("a", "b", "cell", "abep", "abpage")  # the URL keys of a records page's comparison
@@ -129,10 +129,17 @@ def show_comparison(link, prefix: str, comparison, steps: Callable[[Sequence[int
                                           "seeds alone)" if c.seeds > 1 else "") + ". Click a cell to list its episodes.")
     cell = _grid(link, prefix, c)
     st.download_button("Download every paired episode, both plans (CSV)", key=f"{prefix}_ab_all_csv",
-                       data=lambda: c.table(None, steps, episode).to_csv(index=False).encode(),
+                       data=lambda: episodes_csv(c, None, steps, episode),
                        file_name=f"kepp_{c.a}_vs_{c.b}_T{c.horizon}.csv", mime="text/csv", on_click="ignore")
     if cell is not None:
         _cell_list(link, prefix, c, cell, steps, episode, detail)
+
+
+def episodes_csv(comparison, cell: str | None, steps: Callable[[Sequence[int]], str],
+                 episode: Callable[[str], str]) -> bytes:
+    """The downloads: every episode of ``cell`` (every paired episode when None) with the ground truth,
+    A's plan, whether it is right, B's plan, whether it is right and the cell, as CSV."""
+    return comparison.table(cell, steps, episode).to_csv(index=False).encode()
 
 
 def _pick_cell(prefix: str, name: str) -> None:
@@ -146,7 +153,7 @@ def _pick_cell(prefix: str, name: str) -> None:
 def _grid(link, prefix: str, c) -> str | None:
     """The 2×2 table as four buttons (the picked one highlighted); returns the picked cell (``cell=``)."""
     key = f"{prefix}_ab_cell"
-    link.seed(key, "cell", list(AB_CELLS), absent="")
+    link.seed(key, "cell", [*AB_CELLS, ""], absent="")  # a link without a cell closes the list
     active = st.session_state.get(key) or None
     widths = [1.2, 2, 2]
     head = st.columns(widths)
@@ -185,7 +192,7 @@ def _cell_list(link, prefix: str, c, cell: str, steps, episode, detail) -> None:
 
     show_table(c.table(cell, steps, episode, part=slice(lo, hi)), f"kepp_{c.a}_vs_{c.b}_T{c.horizon}_{cell}",
                key=f"{prefix}_ab_table", hide_index=True, height=min(38 + 35 * len(page_ids), 260),
-               csv=lambda: c.table(cell, steps, episode).to_csv(index=False).encode(),  # the whole cell
+               csv=lambda: episodes_csv(c, cell, steps, episode),  # the whole cell
                on_select=pick_row, selection_mode="single-row")
     link.seed(episode_key, "abep", page_ids)
     if st.session_state.get(episode_key) not in page_ids:  # another page or cell: its first episode

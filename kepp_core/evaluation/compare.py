@@ -215,7 +215,7 @@ def compare_methods(preds: pd.DataFrame, a: str, b: str, horizon: int | None = N
     units = pair_rows(preds, a, b, horizon, fraction)
     sa, sb = units["success_a"].to_numpy(float), units["success_b"].to_numpy(float)
     several = units["seed"].nunique(dropna=False) > 1
-    groups = (units["horizon"].astype(str) + "/" + units["episode"].astype(str)).to_numpy() if several else None
+    groups = units.groupby(["horizon", "episode"], sort=False).ngroup().to_numpy() if several else None  # episodes
 
     def interval(values: np.ndarray) -> tuple[float, float]:
         lo, hi = bootstrap_interval(values, groups, resamples, confidence, seed)
