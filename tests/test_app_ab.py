@@ -94,8 +94,17 @@ def test_failure_cases_lists_a_cell_from_its_url_and_a_reload_lists_the_same(mon
         assert not shown["A right"].any() and shown["B right"].all()
         link = query(at)
         assert link["cell"] == "b-only" and link["b"] == "pdpp" and link["abep"] == c.select("b-only")["episode"].iloc[0]
+    # A and B picked on the page, the other way round: the same episodes are now "A right, B wrong"
+    at.selectbox(key="fail_ab_a").select("pdpp")
+    at.selectbox(key="fail_ab_b").select("kepp-R2").run()
+    at.button(key="fail_ab_a-only").click().run()
+    no_problems(at)
+    swapped = listed(at, "fail")
+    assert sorted(swapped["episode"]) == sorted(want["episode"]) and swapped["A right"].all()
+    assert (swapped["A: PDPP (task classifier)"] == list(want["B: PDPP (task classifier)"])).all()
+    assert query(at)["a"] == "pdpp" and query(at)["b"] == "kepp-R2" and query(at)["cell"] == "a-only"
     # a second click on the cell closes its list and drops it from the URL
-    at.button(key="fail_ab_b-only").click().run()
+    at.button(key="fail_ab_a-only").click().run()
     no_problems(at)
     assert not [d for d in at.dataframe if "A right" in d.value.columns] and "cell" not in at.query_params
 
