@@ -112,10 +112,10 @@ def family(name: str) -> MetricFamily:
 # Its interval: a percentile bootstrap over the seeds' numbers (calculate_results.py): Python's `random` seeded
 # with 42 once, then for SR, mAcc and mIoU in that order 1,000 resamples of n values with random.choice, the
 # 5th and 95th percentiles of their means (numpy's linear interpolation); it reports "mean ± (95th − 5th)".
-BOOTSTRAP_SEED = 42
-BOOTSTRAP_RESAMPLES = 1000
-BOOTSTRAP_PERCENTILES = (5.0, 95.0)
-BOOTSTRAP_METRICS = ("sr", "macc", "miou")  # the order its stream of draws serves them (each a vpn key)
+BENCHMARK_BOOTSTRAP_SEED = 42
+BENCHMARK_BOOTSTRAP_RESAMPLES = 1000
+BENCHMARK_BOOTSTRAP_PERCENTILES = (5.0, 95.0)
+BENCHMARK_BOOTSTRAP_METRICS = ("sr", "macc", "miou")  # the order its stream of draws serves them (each a vpn key)
 BENCHMARK_HORIZONS = (3, 4, 5, 6)
 # The benchmark's datasets (their split lists, protocols/benchmark-<name>.toml, the literature's dataset names).
 BENCHMARK_DATASETS = {
@@ -129,6 +129,6 @@ BENCHMARK_SEEDS = 5
 
 LITERATURE_FILE = "literature.toml"  # kepp_core/evaluation/literature.toml: published numbers, each cited
 
-__all__ = ["BENCHMARK_DATASETS", "BENCHMARK_HORIZONS", "BENCHMARK_SEEDS", "BOOTSTRAP_METRICS", "BOOTSTRAP_PERCENTILES",
-           "BOOTSTRAP_RESAMPLES", "BOOTSTRAP_SEED", "DEFAULT_FAMILY", "FAMILIES", "FamilyMetric", "LITERATURE_FILE", "LITERATURE_SPLITS",
+__all__ = ["BENCHMARK_DATASETS", "BENCHMARK_HORIZONS", "BENCHMARK_SEEDS", "BENCHMARK_BOOTSTRAP_METRICS", "BENCHMARK_BOOTSTRAP_PERCENTILES",
+           "BENCHMARK_BOOTSTRAP_RESAMPLES", "BENCHMARK_BOOTSTRAP_SEED", "DEFAULT_FAMILY", "FAMILIES", "FamilyMetric", "LITERATURE_FILE", "LITERATURE_SPLITS",
            "MetricFamily", "family"]

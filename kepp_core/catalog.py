@@ -506,6 +506,15 @@ METRIC_NAMES = {m.key: m.name for m in METRICS}
 PAIRED_TEST = "two-sided paired sign-flip permutation test on per-episode success over (seed, test episode) units"
 PAIR_METRICS = {"SR": "success", "mAcc": "acc"}
 SIGNIFICANCE = 0.05  # the level a paired difference is called significant at
+CONFIDENCE = 0.9  # the two-sided level of an interval (the field's unified benchmark reports 90%)
+
+# Two methods episode by episode (kepp_core.evaluation.compare): the four cells of the 2x2 table
+# (their names in URLs and the API, their readable labels), the test of the discordant cells, and
+# the paired bootstrap of the SR difference (resamples drawn unless told otherwise).
+AB_CELLS = {"both": "both right", "a-only": "A right, B wrong", "b-only": "B right, A wrong",
+            "neither": "both wrong"}
+AB_TEST = "McNemar's exact test (two-sided, binomial on the discordant episodes)"
+BOOTSTRAP_RESAMPLES = 10_000
 
 
 # --- failure patterns (the paper's failure analysis) ---------------------------------------------------------

@@ -107,6 +107,16 @@ def _iou(a: set, b: set) -> float:
     return len(a & b) / len(union) if union else 1.0
 
 
+def iou_per_episode(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]]) -> list[float]:
+    """Per episode, the IoU of its predicted and true action sets (in [0, 1]).
+
+    >>> [round(x, 4) for x in iou_per_episode([(1, 1, 3), (1, 2, 3)], [(1, 2, 3), (1, 2, 3)])]
+    [0.6667, 1.0]
+    """
+    _check(pred, gt)
+    return [_iou({int(a) for a in p}, {int(a) for a in g}) for p, g in zip(pred, gt)]
+
+
 def miou_per_episode(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]]) -> float:
     """IoU of the action sets of each episode, averaged over episodes (percent).
 
@@ -116,7 +126,7 @@ def miou_per_episode(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]])
     _check(pred, gt)
     if len(gt) == 0:
         return 0.0
-    return 100.0 * float(np.mean([_iou({int(a) for a in p}, {int(a) for a in g}) for p, g in zip(pred, gt)]))
+    return 100.0 * float(np.mean(iou_per_episode(pred, gt)))
 
 
 def miou_per_batch(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], batch_size: int = BATCH) -> float:

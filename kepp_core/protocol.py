@@ -73,7 +73,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kepp_core.benchmark import BENCHMARK_DATASETS, BOOTSTRAP_METRICS, DEFAULT_FAMILY, FAMILIES, family
+from kepp_core.benchmark import BENCHMARK_DATASETS, BENCHMARK_BOOTSTRAP_METRICS, DEFAULT_FAMILY, FAMILIES, family
 from kepp_core.data import LOADERS, load_dataset
 from kepp_core.data.split_lists import NAME as SPLIT_LISTS, SplitFiles
 from kepp_core.data.episodes import SETTINGS
@@ -491,7 +491,7 @@ def add_benchmark_interval(summary: list[dict], rows: list[dict]) -> None:
     mAcc and mIoU over its seeds (``vpn_sr_boot``, ...; :func:`~kepp_core.evaluation.stats.benchmark_bootstrap`,
     the seeds in ascending order)."""
     vpn = family("vpn")
-    columns = [next(m.column for m in vpn.metrics if m.key == k) for k in BOOTSTRAP_METRICS]
+    columns = [next(m.column for m in vpn.metrics if m.key == k) for k in BENCHMARK_BOOTSTRAP_METRICS]
     for s in summary:
         mine = sorted((r for r in rows if (r["fraction"], r["T"], r["method"]) == (s["fraction"], s["T"], s["method"])),
                       key=lambda r: r["seed"])
@@ -541,7 +541,7 @@ def benchmark_markdown(spec: dict, rows: list[dict], horizon: int) -> list[str]:
                                                      [[_method_cell(r), *(_cell(r, m.column) for m in f.metrics)]
                                                       for r in rows]), ""]
         if name == "vpn":
-            boot = [m for k in BOOTSTRAP_METRICS for m in f.metrics if m.key == k]
+            boot = [m for k in BENCHMARK_BOOTSTRAP_METRICS for m in f.metrics if m.key == k]
             lines += ["The benchmark's own 90% interval (ViterbiPlanNet's calculate_results.py: mean ± the width "
                       "between the 5th and 95th percentiles of 1,000 bootstrap means over the seeds):", "",
                       markdown_table(["method", *(m.header for m in boot)],

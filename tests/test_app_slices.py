@@ -16,7 +16,7 @@ from components import slices as slice_view
 from components.text import md
 from kepp_core import api
 from kepp_core.catalog import SLICE_BY
-from tests.helpers.app_session import no_problems, open_page, prediction_table, texts
+from tests.helpers.app_session import no_problems, open_page, prediction_table, texts, with_a_second_seed
 
 RESULTS, FAILURES = "pages/5_Results.py", "pages/4_Failure_cases.py"
 
@@ -55,16 +55,7 @@ def test_results_slice_table_is_the_apis_with_the_reference_method(monkeypatch, 
 
 
 def test_with_several_seeds_the_table_gives_the_paired_p_value(monkeypatch, demo_env, tmp_path):
-    lines = demo_env.records.read_text().splitlines()
-    more = []
-    for k, line in enumerate(lines):  # a second seed: every third KEPP R=2 plan replaced by the reference's
-        rec = json.loads(line)
-        rec["seed"] = 1
-        if k % 3 == 0 and "kepp-R2" in rec["plans"]:
-            rec["plans"]["kepp-R2"] = rec["plans"]["kepp-nograph"]
-        more.append(json.dumps(rec))
-    records = tmp_path / "two-seeds.jsonl"
-    records.write_text("\n".join(lines + more) + "\n")
+    records = with_a_second_seed(demo_env, tmp_path / "two-seeds.jsonl")
     at = no_problems(open_page(monkeypatch, demo_env, RESULTS, {"by": "task", "method": "kepp-R2", "T": "3"},
                                KEPP_APP_PREDICTIONS=str(records)))
     shown = slice_frame(at, "task")

@@ -16,7 +16,8 @@ this folder is named below (``tests/test_docs.py`` holds the list to the folder)
   the one decision), ``result`` (the input and the plan beside its graph, on one screen), ``scenes`` and
   ``curation`` (demo scenes), ``playlists`` (adding to and playing a playlist);
 - the records pages: ``episodes`` (one evaluated episode), ``slices`` (metrics by slice),
-  ``episode_map`` (the map of the test episodes), ``protocol`` (``kepp protocol`` results).
+  ``episode_map`` (the map of the test episodes), ``ab`` (two methods episode by episode: the 2×2
+  table, each cell's episodes), ``protocol`` (``kepp protocol`` results).
 
 The app imports ``kepp_core`` as an installed package (``make`` installs the checkout in editable
 mode; ``kepp app`` also puts the checkout on ``PYTHONPATH`` for the server)."""

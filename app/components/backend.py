@@ -19,7 +19,7 @@ from components.config import start_config
 from components.text import md
 from kepp_core import api
 from kepp_core.api import AppConfig
-from kepp_core.catalog import models_dir, parse_plan_model_id, plan_model_id
+from kepp_core.catalog import RECORDS_FILE, models_dir, parse_plan_model_id, plan_model_id
 from kepp_core.errors import KeppError
 
 # The Plan page's sampler choices: the models' own (as trained and evaluated) or a fast DDIM.
@@ -156,6 +156,17 @@ def slice_table(cfg: AppConfig, method: str, by: str, reference: str | None, hor
     """``method``'s episodes by slice against ``reference`` (:func:`kepp_core.api.slice_table`),
     once per records files and choice (read-only: shared by every session)."""
     return _slice_table(records_key(cfg), method, by, reference, None if horizon is None else int(horizon))
+
+
+@st.cache_resource(show_spinner="Comparing the two methods episode by episode…", max_entries=32)
+def _ab_comparison(key: tuple, a: str, b: str, horizon: int):
+    return api.compare_methods(_read_predictions(*key), a, b, horizon)
+
+
+def ab_comparison(cfg: AppConfig, a: str, b: str, horizon: int):
+    """Methods ``a`` and ``b`` at ``horizon`` episode by episode (:func:`kepp_core.api.compare_methods`),
+    once per records files and choice (read-only: shared by every session)."""
+    return _ab_comparison(records_key(cfg), a, b, int(horizon))
 
 
 @st.cache_data(show_spinner="Mapping the test episodes…", max_entries=8)
@@ -317,6 +328,22 @@ def _pair_table(folder: str, mtime: float, a: str, b: str, fraction: float, metr
     return api.pair_table(_protocol_records(folder, mtime), a, b, fraction, metric, confidence)
 
 
+@st.cache_resource(show_spinner="Reading the protocol's per-episode records…", max_entries=4)
+def _protocol_predictions(folder: str, mtime: float):
+    return api.read_predictions([Path(folder) / RECORDS_FILE])
+
+
+@st.cache_resource(show_spinner="Comparing the two methods episode by episode…", max_entries=32)
+def _protocol_comparison(folder: str, mtime: float, a: str, b: str, horizon: int, fraction: float):
+    return api.compare_methods(_protocol_predictions(folder, mtime), a, b, horizon, fraction)
+
+
+def protocol_comparison(folder: str, a: str, b: str, horizon: int, fraction: float):
+    """Methods ``a`` and ``b`` episode by episode over the protocol's (seed, test episode) units of
+    ``(fraction, T)`` (:func:`kepp_core.api.compare_methods` on the folder's records)."""
+    return _protocol_comparison(folder, _mtime(Path(folder) / RECORDS_FILE), a, b, int(horizon), float(fraction))
+
+
 def pair_table(folder: str, a: str, b: str, fraction: float, metric: str, confidence: float):
     """The paired test of ``A − B`` at every horizon of ``fraction`` (from the folder's records)."""
-    return _pair_table(folder, _mtime(Path(folder) / "records.jsonl"), a, b, fraction, metric, confidence)
+    return _pair_table(folder, _mtime(Path(folder) / RECORDS_FILE), a, b, fraction, metric, confidence)

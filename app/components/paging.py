@@ -61,17 +61,21 @@ def _step_episode(episode_key: str, page_key: str, episodes: pd.Series, size: in
     st.session_state[page_key] = j // size + 1
 
 
-def pager(link, key: str, episodes: pd.Series, episode_key: str, size: int = PAGE_SIZE) -> tuple[int, int]:
+def pager(link, key: str, episodes: pd.Series, episode_key: str, size: int = PAGE_SIZE, *,
+          params: tuple[str, str] = ("episode", "page"), what: str = "episodes") -> tuple[int, int]:
     """Page controls for ``episodes`` (one row each, in the order shown): previous/next page and a page
     number, and the caption "episodes 1–50 of N". A new ``episode`` in the URL, or the page's last
     one when the select box ``episode_key`` lost its state in a page switch, picks the page that holds
-    it. Returns the rows ``lo:hi`` of the current page."""
+    it. ``params``: the URL's keys of the episode and the page (a second list on a page has its own);
+    ``what``: the rows' name in the caption.
+    Returns the rows ``lo:hi`` of the current page."""
     n = len(episodes)
     pages = max(1, math.ceil(n / size))
     page_key = f"{key}_page"
-    wanted, hint = link.new("episode"), link.url.get("page")
+    episode_param, page_param = params
+    wanted, hint = link.new(episode_param), link.url.get(page_param)
     if wanted is None and episode_key not in st.session_state:
-        wanted, hint = link.mem.get("episode"), link.mem.get("page")
+        wanted, hint = link.mem.get(episode_param), link.mem.get(page_param)
     at = position(episodes, wanted, _page_number(hint), size)
     if at is not None:
         st.session_state[page_key] = at // size + 1
@@ -85,8 +89,8 @@ def pager(link, key: str, episodes: pd.Series, episode_key: str, size: int = PAG
     next_col.button("Page ▶", key=f"{key}_page_next", on_click=_move_page, args=(page_key, pages, 1),
                     disabled=page >= pages, help="the next page", width="stretch")
     lo, hi = (page - 1) * size, min(page * size, n)
-    text_col.caption(page_caption(lo, hi, n))
-    link.keep(page=page if page > 1 else None)
+    text_col.caption(page_caption(lo, hi, n, what))
+    link.keep(**{page_param: page if page > 1 else None})
     return lo, hi
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components import backend
+from components import ab, backend
 from components.charts import efficiency_chart, interval_chart, show_figure, show_table
 from components.config import missing, presenting
 from components.text import md, md_code
@@ -29,9 +29,10 @@ def _cell(mean: float, ci) -> str:
     return f"{mean:.1f}" + ("" if ci is None or ci != ci else f" ± {ci:.1f}")
 
 
-def show_protocol(cfg) -> None:
+def show_protocol(cfg, ds=None) -> None:
     """The whole protocol section for the configuration ``cfg`` (a message instead when there
-    are no results or they cannot be read)."""
+    are no results or they cannot be read); ``ds``: the app's dataset, whose step names the pair's
+    episodes take when the protocol ran on it."""
     st.subheader("Protocol: seeds, intervals, significance")
     try:
         folders = backend.protocol_folders(cfg)
@@ -51,7 +52,7 @@ def show_protocol(cfg) -> None:
         st.caption(f"{md_code(folder)}: {md(run.describe())}")
     metric, fraction = show_intervals(run)
     show_decomposition(run, fraction)
-    show_pair_test(run, fraction)
+    show_pair_test(cfg, ds, run, fraction)
     show_efficiency(run, metric)
 
 
@@ -114,9 +115,10 @@ def _pair_pickers(run) -> tuple[str, str, str]:
     return a, b, metric
 
 
-def show_pair_test(run, fraction: float) -> None:
+def show_pair_test(cfg, ds, run, fraction: float) -> None:
     """Compare two methods: the paired sign-flip permutation test at a chosen horizon, in words
-    and numbers, plus the same test at every horizon."""
+    and numbers, plus the same test at every horizon; then the two episode by episode (the 2×2
+    table, McNemar's test, the paired bootstrap: :func:`components.ab.protocol_comparison`)."""
     st.markdown("**Compare two methods** (paired test)")
     a, b, metric = _pair_pickers(run)
     if a == b:
@@ -149,6 +151,7 @@ def show_pair_test(run, fraction: float) -> None:
                    "exact up to 16 non-zero differences, else 20,000 random sign patterns). The ± is the "
                    f"{round(run.confidence * 100)}% interval of the difference over seeds (Student t); the p-value "
                    "treats each seed's episodes as units, so it is more optimistic than a test over seeds alone.")
+    ab.protocol_comparison(cfg, ds, run, a, b, horizon, fraction)
 
 
 def show_efficiency(run, metric: str) -> None:

@@ -1,4 +1,5 @@
-"""Failure cases: failed test episodes by the paper's patterns, with the paper's statistics.
+"""Failure cases: failed test episodes by the paper's patterns, with the paper's statistics, and
+two methods episode by episode (the 2×2 table, each cell's episodes).
 
 The failures of a pattern are paged (:mod:`components.paging`): the table and the episode select
 box hold one page, so tens of thousands of records never go into the page at once."""
@@ -8,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from components import backend, episodes, links, paging, playlists, slices
+from components import ab, backend, episodes, links, paging, playlists, slices
 from components.charts import pattern_bars, show_table
 from components.config import PAGES, RECORDS_HOW, missing, page_setup
 from components.text import dataset_caption, md
@@ -64,6 +65,8 @@ with right:
 # by slice: a click on a row sets the pattern or T above, or filters the failures by the slice itself
 active_slice = slices.slice_block(link, "fail", cfg, ds, method, horizon, methods,
                                   {"pattern": ("fail_pattern", PATTERNS), "horizon": ("fail_T", hs)})
+# two methods episode by episode: where A is right and B wrong, and the other way
+ab.ab_section(link, "fail", cfg, ds, preds, methods, method, horizon)
 
 if not stats.failures:
     link.publish()

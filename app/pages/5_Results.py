@@ -1,5 +1,6 @@
 """Results: a method x T table, metrics per method and horizon, a method's episodes by slice,
-browse test episodes, compare up to four methods on one episode, the map of the test episodes;
+browse test episodes, compare up to four methods on one episode, the map of the test episodes,
+two methods episode by episode (the 2×2 table, each cell's episodes);
 the ``kepp protocol`` results (intervals over seeds, the paired
 test of a chosen pair, data-efficiency curves).
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components import backend, episode_map, episodes, links, paging, playlists, slices
+from components import ab, backend, episode_map, episodes, links, paging, playlists, slices
 from components.charts import show_table
 from components.config import PAGES, RECORDS_HOW, missing, page_setup
 from components.protocol import show_protocol
@@ -31,7 +32,7 @@ if not cfg.presentation:
 if preds is None or not len(preds):
     missing("No prediction records found: this app was started without the evaluation's per-episode records, "
             "so there is no table of methods to show.", RECORDS_HOW)
-    show_protocol(cfg)
+    show_protocol(cfg, ds)
     st.stop()
 if not cfg.presentation:
     st.caption("Records: " + ", ".join(md_code(s) for s in sorted(preds["source"].unique())))
@@ -43,7 +44,9 @@ st.subheader("Method × T")
 seeds = preds["seed"].nunique(dropna=True)
 st.caption("SR: whole plan right; mAcc: steps right; mIoU: IoU of predicted and true action sets per episode. "
            "All in %; **bold**: the best per column" + (f"; mean ± 90% CI (Student t) over {seeds} seeds."
-                                                          if seeds > 1 else " (one seed: no interval)."))
+                                                          if seeds > 1 else "; [ ]: the 90% percentile bootstrap "
+                                                          "interval over the test episodes (one seed: episode-level, "
+                                                          "the test set's spread, not the training's)."))
 
 
 def bold_best(col):
@@ -151,7 +154,8 @@ if len(sel):
     link.keep(episode=ep, compare=",".join(chosen))
     episodes.show_episode(ds, same, list(chosen))
 episode_map.map_section(link, "res", cfg, ds, run, method, horizon)
-show_protocol(cfg)
+ab.ab_section(link, "res", cfg, ds, preds, methods, method, horizon)
+show_protocol(cfg, ds)
 link.publish()
 with link_col:
     links.copy_link(link, "res_link")

@@ -10,7 +10,7 @@ Each name is documented where it is defined; drawing, scene curation and URLs li
   sampled plans, the LLM recommender;
 - :mod:`~kepp_core.api.analysis`: transition matrices, expert trajectories, prediction records as
   one table, metrics per method and horizon and by slice (in any evaluation code's family), the
-  failure analysis, published numbers beside them;
+  failure analysis, two methods episode by episode, published numbers beside them;
 - :mod:`~kepp_core.api.protocols`: ``kepp protocol`` results: intervals over seeds, the paired
   test of any two methods, data-efficiency curves;
 - :mod:`~kepp_core.api.media`: video facts, thumbnails, uploads and their encoding, the S3D
@@ -21,13 +21,14 @@ Each name is documented where it is defined; drawing, scene curation and URLs li
 ``import kepp_core.api`` stays light: torch loads only when a planner is first needed.
 
 >>> from kepp_core import api
->>> api.AppConfig().dataset, len(api.__all__) <= 56
+>>> api.AppConfig().dataset, len(api.__all__) <= 57
 ('demo', True)
 """
 
 from __future__ import annotations
 
 from kepp_core.api.analysis import (
+    compare_methods,
     expert_view,
     failure_analysis,
     literature_rows,
@@ -92,8 +93,8 @@ __all__ = [
     # the graph
     "capped_subgraph", "graph_source", "retrieve", "scorer_names", "subgraph",
     # evaluated plans
-    "expert_view", "failure_analysis", "method_horizon_table", "metrics_table", "read_predictions", "slice_table",
-    "transitions",
+    "compare_methods", "expert_view", "failure_analysis", "method_horizon_table", "metrics_table", "read_predictions",
+    "slice_table", "transitions",
     # the field's evaluation codes and published numbers
     "literature_rows", "metric_family", "protocol_metrics",
     # kepp protocol results

@@ -1,4 +1,5 @@
-"""``kepp eval``: the methods table (SR, mAcc, mIoU) for some horizons and observation settings."""
+"""``kepp eval``: the methods table (SR, mAcc, mIoU) for some horizons and observation settings;
+``kepp eval compare``: two methods of the records it wrote, episode by episode."""
 
 from __future__ import annotations
 
@@ -34,7 +35,16 @@ EXAMPLES = """  kepp eval --dataset demo --models models --horizons 3 4 5 6
       --metrics pdpp vpn --benchmark niv
   (--metrics: the columns of each evaluation code, named in every header (kepp: this package's, the default;
    pdpp: PDPP's utils/accuracy.py; vpn: ViterbiPlanNet's metrics.py); --benchmark: the published numbers of that
-   dataset, horizon and code printed under the table, apart from the measured rows)"""
+   dataset, horizon and code printed under the table, apart from the measured rows)
+  kepp eval compare runs/preds.jsonl --a kepp-R2 --b kepp-nograph   (two methods of the records, episode by episode)"""
+
+COMPARE_EXAMPLES = """  kepp eval compare runs/preds.jsonl --a kepp-R2 --b kepp-nograph
+  kepp eval compare runs/preds.jsonl --a kepp-R2 --b pdpp -T 3 --cell a-only --episodes runs/r2-not-pdpp.csv
+  kepp eval compare runs/graph-protocol --a kepp-R1 --b kepp-nograph --fraction 1 --json
+  (per T: the 2x2 table of the episodes both methods planned (both right, A only, B only, neither), McNemar's
+   exact test of the discordant ones, each method's SR and A - B with percentile-bootstrap intervals; a 'kepp
+   protocol' folder: its records.jsonl over (seed, test episode) units, the intervals drawing whole episodes
+   with all their seeds; --episodes: the episodes with both plans side by side, as CSV)"""
 
 
 def register(sub) -> None:
@@ -46,7 +56,7 @@ def register(sub) -> None:
 
     p = add_command(sub, "eval", "evaluate KEPP and the baselines on the test split", EXAMPLES, _eval)
     add_dataset_args(p)
-    p.add_argument("--models", required=True, help="models folder (MODELS/T<h>/step, plan-graph-R1, ...)")
+    p.add_argument("--models", default=None, help="models folder (MODELS/T<h>/step, plan-graph-R1, ...; required)")
     p.add_argument("-T", "--horizons", type=int, nargs="+", default=[3, 4, 5, 6])
     p.add_argument("--settings", nargs="+", choices=["conventional", "pdpp"], default=["conventional"])
     p.add_argument("--methods", nargs="+", default=list(defaults), help=f"subset of: {' '.join(defaults + others)} "
@@ -83,6 +93,30 @@ def register(sub) -> None:
                    help="store a choice of the +dec and +jdec methods made on validation in MODELS/T<h>/decoding.json "
                         "(never written there otherwise: the models folder may be read-only)")
     add_llm_args(p)
+    _register_compare(p.add_subparsers(dest="eval_command", metavar="SUBCOMMAND"))
+
+
+def _register_compare(sub) -> None:
+    """Add ``kepp eval compare``."""
+    c = add_command(sub, "compare", "two methods of prediction records episode by episode: the 2x2 table, McNemar's "
+                    "exact test, paired-bootstrap intervals of SR", COMPARE_EXAMPLES, _compare)
+    c.add_argument("records", nargs="+", help="records files (.jsonl or .parquet, 'kepp eval --records') or a "
+                                              "'kepp protocol' output folder")
+    c.add_argument("--a", required=True, metavar="METHOD", help="method A")
+    c.add_argument("--b", required=True, metavar="METHOD", help="method B")
+    c.add_argument("-T", "--horizons", type=int, nargs="+", default=None,
+                   help="horizons (default: every T both methods were evaluated at)")
+    c.add_argument("--fraction", type=float, default=None,
+                   help="a protocol's training fraction (default: its largest)")
+    c.add_argument("--resamples", type=int, default=catalog.BOOTSTRAP_RESAMPLES, help="bootstrap draws")
+    c.add_argument("--confidence", type=float, default=catalog.CONFIDENCE, help="the intervals' two-sided level")
+    c.add_argument("--seed", type=int, default=0, help="the bootstrap's random seed")
+    c.add_argument("--cell", choices=list(catalog.AB_CELLS), default=None,
+                   help="--episodes holds only this cell's episodes (default: every episode both planned)")
+    c.add_argument("--episodes", default=None, metavar="CSV",
+                   help="write the episodes with both methods' plans and verdicts side by side (CSV)")
+    c.add_argument("--json", action="store_true", help="print the rows as JSON")
+    writes(c, "episodes")
 
 
 def _eval(args) -> int:
@@ -91,6 +125,8 @@ def _eval(args) -> int:
     from kepp_core.evaluation.records import episode_records, write_records
     from kepp_core.io import atomic_write_json
 
+    if args.models is None:
+        raise KeppError("--models is required: the models folder to evaluate (MODELS/T<h>/step, plan-graph-R1, ...)")
     set_threads(args)
     check_outputs(args.out, args.records)
     if args.samples and not 2 <= args.samples <= MAX_SAMPLES:
@@ -190,6 +226,67 @@ def _published_hint(args) -> None:
     print(f"published numbers for {args.benchmark}: computed with " + (", ".join(codes) or "no code") +
           ("; show them with --metrics " + " ".join(codes) if codes else "") +
           f" (the {DEFAULT_FAMILY} columns are this package's own)")
+def _compare(args) -> int:
+    """``kepp eval compare``: per T, :func:`kepp_core.api.compare_methods` of the two methods."""
+    from kepp_core import api
+    from kepp_core.io import atomic_open
+
+    if not 1 <= args.resamples <= 1_000_000:
+        raise KeppError(f"--resamples {args.resamples}: expected 1..1000000 bootstrap draws")
+    if not 0 < args.confidence < 1:
+        raise KeppError(f"--confidence {args.confidence}: expected a level between 0 and 1 (e.g. 0.9)")
+    files = [_records_file(Path(f)) for f in args.records]
+    preds = api.read_predictions(files)
+    recorded = sorted(map(str, preds["method"].unique()))
+    for m in (args.a, args.b):
+        if m not in recorded:
+            raise KeppError(f"{', '.join(map(str, files))}: no records of method {m!r} (recorded: "
+                            f"{', '.join(recorded) or 'none'})")
+    both = set.intersection(*(set(preds.loc[preds["method"] == m, "horizon"].astype(int)) for m in (args.a, args.b)))
+    if not both:
+        raise KeppError(f"{args.a!r} and {args.b!r} were not evaluated at a common T")
+    horizons = args.horizons or sorted(both)
+    if set(horizons) - both:
+        raise KeppError(f"-T {' '.join(map(str, sorted(set(horizons) - both)))}: {args.a!r} and {args.b!r} were both "
+                        f"evaluated at T={', '.join(map(str, sorted(both)))}")
+    found = [api.compare_methods(preds, args.a, args.b, h, args.fraction, args.resamples, args.confidence, args.seed)
+             for h in horizons]
+    if args.episodes:
+        import pandas as pd
+
+        with atomic_open(args.episodes, "w", encoding="utf-8", newline="") as f:
+            pd.concat([c.table(args.cell) for c in found]).to_csv(f, index=False)
+    if args.json:
+        emit_json({"rows": [c.row() for c in found]})
+        return 0
+    level = f"{round(args.confidence * 100)}%"
+    rows = [{"T": c.horizon, "units": len(c.units), **{catalog.AB_CELLS[k]: v for k, v in c.counts.items()},
+             "SR A": _with_interval(c.sr_a, c.sr_a_interval), "SR B": _with_interval(c.sr_b, c.sr_b_interval),
+             "A - B": _with_interval(c.delta, c.delta_interval, "+"), "p (McNemar)": f"{c.p:.4g}"} for c in found]
+    print_table(rows, title=f"A = {catalog.method_label(args.a)} ({args.a}), B = {catalog.method_label(args.b)} "
+                            f"({args.b}): SR in %, [{level} interval]")
+    for c in found:
+        print(f"T={c.horizon}: {c.verdict()}")
+    print(f"p: {catalog.AB_TEST}" + (" over (seed, test episode) units" if found[0].seeds > 1 else "")
+          + f"; intervals: {found[0].resampling()}")
+    if args.episodes:
+        print(f"episodes → {args.episodes} ({sum(len(c.select(args.cell)) for c in found)} rows)")
+    return 0
+
+
+def _records_file(path: Path) -> Path:
+    """A records file, or the records of a ``kepp protocol`` output folder."""
+    if path.is_dir():
+        inner = path / catalog.RECORDS_FILE
+        if not inner.is_file():
+            raise KeppError(f"{path}: a folder without {catalog.RECORDS_FILE} (expected a records file or a "
+                            "'kepp protocol' output folder)")
+        return inner
+    return path
+
+
+def _with_interval(value: float, interval: tuple[float, float], sign: str = "") -> str:
+    return f"{value:{sign}.2f} [{interval[0]:{sign}.2f}, {interval[1]:{sign}.2f}]"
 
 
 def _seconds(root: Path, horizon: int) -> int:

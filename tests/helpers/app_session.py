@@ -85,3 +85,18 @@ def write_run(folder, losses: list[float], scores: list[float]) -> None:
     config = json.loads((DEMO_ASSETS / "T3" / "step" / "config.json").read_text())  # a real config, its summary replaced
     config["training"] = {"steps": 10 * len(scores), "best": {"step": 10 * (best + 1), "score": scores[best]}}
     (folder / "config.json").write_text(json.dumps(config))
+
+
+def with_a_second_seed(env, path):
+    """``env``'s records with a second seed beside them, written to ``path``: seed 1 repeats seed 0
+    with every third KEPP R=2 plan replaced by KEPP without the graph condition's (so the seeds differ)."""
+    lines = env.records.read_text().splitlines()
+    more = []
+    for k, line in enumerate(lines):
+        rec = json.loads(line)
+        rec["seed"] = 1
+        if k % 3 == 0 and "kepp-R2" in rec["plans"]:
+            rec["plans"]["kepp-R2"] = rec["plans"]["kepp-nograph"]
+        more.append(json.dumps(rec))
+    path.write_text("\n".join(lines + more) + "\n")
+    return path

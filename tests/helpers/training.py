@@ -73,3 +73,14 @@ def spec_file(path: Path, spec: dict, train: dict) -> Path:
     lines += [f"{k} = {json.dumps(v)}" for k, v in train.items()]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+def untrained_protocol(base: Path, methods: list[str], horizons: list[int], seeds: int = 3, **spec) -> tuple[Path, Path]:
+    """A real ``kepp protocol`` output on a tiny world with ``methods`` that need no training (a
+    second or two): the world and the output folder (``spec``: more spec keys)."""
+    from kepp_core.protocol import parse_spec, run_protocol
+
+    world = tiny_world(base / "world", seed=4)
+    run_protocol(parse_spec({"dataset": "demo", "root": str(world), "horizons": horizons, "methods": methods,
+                             "seeds": seeds, "out": str(base / "out"), **spec}), log=lambda s: None)
+    return world, base / "out"

@@ -1,0 +1,259 @@
+"""A and B, episode by episode: two methods' plans on the same test episodes, side by side.
+
+The rows of a predictions table (:func:`kepp_core.api.read_predictions`: one row per episode and
+method, from ``kepp eval --records``, a ``kepp protocol`` folder's ``records.jsonl`` or imported
+predictions alike) are paired on their unit, (training fraction, seed, T, episode, observation
+setting): each unit both methods planned becomes one row with both plans, both verdicts and its
+cell of the 2×2 table (:data:`kepp_core.catalog.AB_CELLS`: both right, A right and B wrong, B right
+and A wrong, both wrong). :func:`compare_methods` adds the numbers a reader asks of the table:
+
+- each method's SR and A − B, with percentile-bootstrap intervals
+  (:func:`kepp_core.evaluation.stats.bootstrap_interval`, seeded, :data:`~kepp_core.catalog.BOOTSTRAP_RESAMPLES`
+  draws, the catalogue's level :data:`~kepp_core.catalog.CONFIDENCE`): over test episodes with one
+  seed (each draw takes as many episodes as there are); with several seeds whole episodes are
+  drawn, each with all its seeds, since one episode's seeds are not independent. The interval of
+  A − B resamples the units' differences, so both methods always see the same draw (paired);
+- McNemar's exact test of the discordant cells (:func:`kepp_core.evaluation.stats.mcnemar_exact`;
+  over (seed, episode) units when there are several seeds, which treats them as independent:
+  more optimistic than a test over seeds alone).
+
+>>> import pandas as pd
+>>> rows = pd.DataFrame({"episode": ["e1", "e2", "e3"] * 2, "task": "tea", "video": "v", "horizon": 3,
+...     "seed": 0, "setting": "conventional", "method": ["A"] * 3 + ["B"] * 3,
+...     "truth": [(1, 2, 3)] * 6, "plan": [(1, 2, 3), (1, 2, 3), (1, 0, 3), (1, 2, 3), (0, 2, 3), (1, 0, 3)],
+...     "success": [True, True, False, True, False, False]})
+>>> c = compare_methods(rows, "A", "B", horizon=3, resamples=200)
+>>> c.counts, c.p, c.delta
+({'both': 1, 'a-only': 1, 'b-only': 0, 'neither': 1}, 1.0, 33.33)
+>>> c.select("a-only")[["episode", "plan_a", "plan_b"]].to_dict("records")
+[{'episode': 'e2', 'plan_a': (1, 2, 3), 'plan_b': (0, 2, 3)}]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from kepp_core.catalog import AB_CELLS, AB_TEST, BOOTSTRAP_RESAMPLES, CONFIDENCE, SIGNIFICANCE, method_label
+from kepp_core.errors import KeppError
+from kepp_core.evaluation.stats import bootstrap_interval, mcnemar_exact
+
+__all__ = ["UNIT", "ABComparison", "compare_methods", "pair_rows", "pairs_table"]
+
+UNIT = ("fraction", "seed", "horizon", "episode", "setting")  # what both methods must have planned
+KEPT = ("episode", "task", "video", "horizon", "seed", "setting", "fraction", "start_time", "goal_time", "truth")
+
+
+def _unit_keys(rows: pd.DataFrame) -> pd.DataFrame:
+    """The unit of each row, missing values made comparable (a record without a seed or setting)."""
+    fraction = rows["fraction"] if "fraction" in rows else pd.Series(np.nan, index=rows.index)
+    return pd.DataFrame({"fraction": pd.to_numeric(fraction, errors="coerce").fillna(-1.0).to_numpy(float),
+                         "seed": pd.to_numeric(rows["seed"], errors="coerce").fillna(-1).to_numpy(np.int64),
+                         "horizon": rows["horizon"].astype(int).to_numpy(),
+                         "episode": rows["episode"].astype(str).to_numpy(),
+                         "setting": rows["setting"].fillna("").astype(str).to_numpy()}, index=rows.index)
+
+
+def _method_rows(preds: pd.DataFrame, method: str, horizon: int | None) -> pd.DataFrame:
+    keep = preds["method"] == method
+    if horizon is not None:
+        keep &= preds["horizon"] == int(horizon)
+    rows = preds[keep]
+    if not len(rows):
+        at = f" at T={int(horizon)}" if horizon is not None else ""
+        have = ", ".join(sorted(map(str, preds.loc[preds["horizon"] == int(horizon), "method"].unique()
+                                    if horizon is not None else preds["method"].unique())))
+        raise KeppError(f"no records of method {method!r}{at} (recorded: {have or 'none'})")
+    return rows
+
+
+def _one_fraction(rows: pd.DataFrame, fraction: float | None) -> pd.DataFrame:
+    """The rows of one training fraction: ``fraction``, else the largest the rows hold (a protocol
+    folder's records hold several; ``kepp eval`` records none)."""
+    if "fraction" not in rows or rows["fraction"].isna().all():
+        if fraction is not None:
+            raise KeppError(f"these records hold no training fractions (got fraction {fraction:g}): "
+                            "only a 'kepp protocol' folder's records do")
+        return rows
+    held = sorted(float(f) for f in rows["fraction"].dropna().unique())
+    if fraction is None:
+        fraction = held[-1]
+    if float(fraction) not in held:
+        raise KeppError(f"no records at training fraction {fraction:g} (recorded: {', '.join(f'{f:g}' for f in held)})")
+    return rows[rows["fraction"] == float(fraction)]
+
+
+def pair_rows(preds: pd.DataFrame, a: str, b: str, horizon: int | None = None,
+              fraction: float | None = None) -> pd.DataFrame:
+    """One row per unit (:data:`UNIT`) both methods planned, in A's record order: the episode's
+    columns (:data:`KEPT`), ``plan_a`` / ``plan_b``, ``success_a`` / ``success_b`` and ``cell`` (a
+    name of :data:`kepp_core.catalog.AB_CELLS`). ``horizon``: one T (None: every T); ``fraction``:
+    one training fraction of a protocol's records (None: the largest). A unit recorded twice (two
+    records files) counts once."""
+    sides = []
+    for method in (a, b):
+        rows = _one_fraction(_method_rows(preds, method, horizon), fraction)
+        keys = _unit_keys(rows)
+        sides.append((rows, keys, ~keys.duplicated(list(UNIT)).to_numpy()))
+    (ra, ka, first_a), (rb, kb, first_b) = sides
+    left = pd.concat([ka, _renamed(ra, ("plan", "success"), "_a")], axis=1)[first_a]
+    left = left.assign(**{c: ra.loc[left.index, c] for c in KEPT if c not in UNIT and c in ra})
+    right = pd.concat([kb, _renamed(rb, ("plan", "success"), "_b")], axis=1)[first_b]
+    paired = left.merge(right, on=list(UNIT), how="inner", sort=False)
+    if not len(paired):
+        at = f" at T={int(horizon)}" if horizon is not None else ""
+        raise KeppError(f"{a!r} and {b!r} share no evaluated episode{at} (same episode, seed and setting)")
+    sa, sb = paired["success_a"].astype(bool).to_numpy(), paired["success_b"].astype(bool).to_numpy()
+    names = list(AB_CELLS)
+    paired["success_a"], paired["success_b"] = sa, sb
+    paired["cell"] = np.select([sa & sb, sa & ~sb, ~sa & sb], names[:3], names[3])
+    paired["seed"] = paired["seed"].where(paired["seed"] >= 0, None)
+    paired["fraction"] = paired["fraction"].where(paired["fraction"] >= 0, None)
+    paired["setting"] = paired["setting"].where(paired["setting"] != "", None)
+    columns = [c for c in KEPT if c in paired] + ["plan_a", "plan_b", "success_a", "success_b", "cell"]
+    return paired[columns].reset_index(drop=True)
+
+
+def _renamed(rows: pd.DataFrame, columns: Sequence[str], suffix: str) -> pd.DataFrame:
+    """``columns`` of ``rows`` renamed with ``suffix``."""
+    return rows[list(columns)].rename(columns={c: c + suffix for c in columns})
+
+
+@dataclass(frozen=True, kw_only=True)
+class ABComparison:
+    """Methods A and B on the units both planned (:func:`compare_methods`): the paired rows
+    (``units``, :func:`pair_rows`), the count of each cell, McNemar's p, each method's SR and the
+    difference A − B in % / points with their bootstrap intervals, and how they were computed."""
+
+    a: str
+    b: str
+    horizon: int | None
+    fraction: float | None
+    units: pd.DataFrame
+    counts: dict[str, int]
+    p: float
+    sr_a: float
+    sr_b: float
+    delta: float
+    sr_a_interval: tuple[float, float]
+    sr_b_interval: tuple[float, float]
+    delta_interval: tuple[float, float]
+    resamples: int
+    confidence: float
+    seed: int
+
+    @property
+    def seeds(self) -> int:
+        """How many training seeds the units span (one for ``kepp eval`` records)."""
+        return int(self.units["seed"].nunique(dropna=False))
+
+    @property
+    def episodes(self) -> int:
+        """How many distinct test episodes the units cover."""
+        return int(self.units[["horizon", "episode"]].drop_duplicates().shape[0])
+
+    def select(self, cell: str | None) -> pd.DataFrame:
+        """The units of one cell (every unit when None); KeppError for a name not in :data:`AB_CELLS`."""
+        if cell is None:
+            return self.units
+        if cell not in AB_CELLS:
+            raise KeppError(f"unknown cell {cell!r} (expected one of {', '.join(AB_CELLS)})")
+        return self.units[self.units["cell"] == cell]
+
+    @property
+    def significant(self) -> bool:
+        return self.p < SIGNIFICANCE
+
+    def resampling(self) -> str:
+        """How the intervals were drawn, in words (one seed or several)."""
+        level = f"{round(self.confidence * 100)}%"
+        if self.seeds > 1:
+            return (f"{level} percentile bootstrap over test episodes, each drawn with all its {self.seeds} seeds "
+                    f"({self.resamples:,} draws, seed {self.seed})")
+        return (f"{level} percentile bootstrap over the test episodes of one seed (episode-level: the test set's "
+                f"spread, not the training's; {self.resamples:,} draws, seed {self.seed})")
+
+    def verdict(self) -> str:
+        """One plain sentence: the discordant cells and whether they differ significantly."""
+        a, b = method_label(self.a), method_label(self.b)
+        only_a, only_b = self.counts["a-only"], self.counts["b-only"]
+        p = f"p = {self.p:.4f}" if self.p >= 1e-4 else f"p = {self.p:.1e}"
+        split = f"{a} alone right on {only_a:,}, {b} alone right on {only_b:,}"
+        if self.significant:
+            way = "better" if only_a > only_b else "worse"
+            return f"{p} < {SIGNIFICANCE}: {a} is significantly {way} than {b} ({split})."
+        return f"{p} ≥ {SIGNIFICANCE}: no significant difference between {a} and {b} ({split})."
+
+    def table(self, cell: str | None = None, steps: Callable[[Sequence[int]], str] | None = None,
+              episode: Callable[[str], str] = str, part: slice | None = None) -> pd.DataFrame:
+        """The units of ``cell`` (every unit when None; ``part``: those rows of them, e.g. one page
+        of a list) as :func:`pairs_table` writes them, the seed column kept whenever the comparison
+        spans several seeds."""
+        rows = self.select(cell)
+        return pairs_table(rows if part is None else rows.iloc[part], self.a, self.b, steps or _ids, episode,
+                           seeds=self.seeds > 1)
+
+    def row(self) -> dict:
+        """The comparison as one flat JSON-ready row (``kepp eval compare --json``)."""
+        return {"a": self.a, "b": self.b, "T": self.horizon, "fraction": self.fraction, "units": len(self.units),
+                "episodes": self.episodes, "seeds": self.seeds, **self.counts, "SR_a": self.sr_a,
+                "SR_a_low": self.sr_a_interval[0], "SR_a_high": self.sr_a_interval[1], "SR_b": self.sr_b,
+                "SR_b_low": self.sr_b_interval[0], "SR_b_high": self.sr_b_interval[1], "delta": self.delta,
+                "delta_low": self.delta_interval[0], "delta_high": self.delta_interval[1], "p": self.p,
+                "test": AB_TEST, "confidence": self.confidence, "resamples": self.resamples, "seed": self.seed}
+
+
+def compare_methods(preds: pd.DataFrame, a: str, b: str, horizon: int | None = None, fraction: float | None = None,
+                    resamples: int = BOOTSTRAP_RESAMPLES, confidence: float = CONFIDENCE,
+                    seed: int = 0) -> ABComparison:
+    """Methods ``a`` and ``b`` of a predictions table episode by episode (the module docstring):
+    :func:`pair_rows`, the cells' counts, McNemar's exact p and the bootstrap intervals (``seed``:
+    the bootstrap's random seed)."""
+    units = pair_rows(preds, a, b, horizon, fraction)
+    sa, sb = units["success_a"].to_numpy(float), units["success_b"].to_numpy(float)
+    several = units["seed"].nunique(dropna=False) > 1
+    groups = units.groupby(["horizon", "episode"], sort=False).ngroup().to_numpy() if several else None  # episodes
+
+    def interval(values: np.ndarray) -> tuple[float, float]:
+        lo, hi = bootstrap_interval(values, groups, resamples, confidence, seed)
+        return round(100 * lo, 2), round(100 * hi, 2)
+
+    counts = {c: int((units["cell"] == c).sum()) for c in AB_CELLS}
+    return ABComparison(a=a, b=b, horizon=None if horizon is None else int(horizon),
+                        fraction=next((float(f) for f in units["fraction"].dropna()), None), units=units,
+                        counts=counts, p=mcnemar_exact(counts["a-only"], counts["b-only"]),
+                        sr_a=round(100 * float(sa.mean()), 2), sr_b=round(100 * float(sb.mean()), 2),
+                        delta=round(100 * float((sa - sb).mean()), 2), sr_a_interval=interval(sa), sr_b_interval=interval(sb),
+                        delta_interval=interval(sa - sb), resamples=int(resamples), confidence=float(confidence),
+                        seed=int(seed))
+
+
+def _ids(plan: Sequence[int]) -> str:
+    return " ".join(str(int(x)) for x in plan)
+
+
+def pairs_table(units: pd.DataFrame, a: str, b: str, steps: Callable[[Sequence[int]], str] = _ids,
+                episode: Callable[[str], str] = str, seeds: bool | None = None) -> pd.DataFrame:
+    """Paired rows (:func:`pair_rows`) as a table to read and download: the episode, T, the seed
+    (where the rows span several), the ground truth, A's plan and whether it is right, B's plan and
+    whether it is right, and the cell in words. ``steps`` writes a plan (default: its action ids),
+    ``episode`` an episode id; ``seeds``: whether to keep the seed column (None: where these rows
+    span several seeds).
+
+    >>> units = pd.DataFrame({"episode": ["e1"], "horizon": [3], "seed": [0], "truth": [(1, 2, 3)],
+    ...     "plan_a": [(1, 2, 3)], "plan_b": [(1, 0, 3)], "success_a": [True], "success_b": [False], "cell": ["a-only"]})
+    >>> pairs_table(units, "kepp-R2", "pdpp").iloc[0].to_dict()   # doctest: +NORMALIZE_WHITESPACE
+    {'episode': 'e1', 'T': 3, 'ground truth': '1 2 3', 'A: KEPP R=2': '1 2 3', 'A right': True,
+     'B: PDPP (task classifier)': '1 0 3', 'B right': False, 'cell': 'A right, B wrong'}
+    """
+    several = units["seed"].nunique(dropna=False) > 1 if seeds is None else seeds
+    return pd.DataFrame({
+        "episode": [episode(e) for e in units["episode"]], "T": units["horizon"].astype(int).to_numpy(),
+        **({"seed": units["seed"].to_numpy()} if several else {}),
+        "ground truth": [steps(t) for t in units["truth"]],
+        f"A: {method_label(a)}": [steps(p) for p in units["plan_a"]], "A right": units["success_a"].to_numpy(bool),
+        f"B: {method_label(b)}": [steps(p) for p in units["plan_b"]], "B right": units["success_b"].to_numpy(bool),
+        "cell": [AB_CELLS[c] for c in units["cell"]]})
