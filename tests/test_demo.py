@@ -107,9 +107,12 @@ def test_shipped_checkpoints_read_as_specs_whose_folder_names_round_trip():
     from kepp_core.models.spec import load_spec
 
     man = manifest()
+    read = 0
     for h in man["horizons"]:
         for m in DEMO_MEMBERS:
             spec = load_spec(ASSETS / f"T{h}" / m)
             assert spec.folder_name == m and parse_model_folder(m) == spec.role
             assert spec.horizon == h and spec.vocabulary_hash == man["vocabulary_hash"] and spec.sampler == "ddpm"
+            read += 1
         assert load_spec(ASSETS / f"T{h}" / "plan-graph-R2").R == 2
+    assert read == len(list(ASSETS.glob("T*/*/"))) > 0  # every shipped model folder was read as a spec

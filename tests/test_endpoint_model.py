@@ -241,3 +241,4 @@ def test_joint_decoding_of_a_block_with_one_hot_endpoint_distributions_is_pinned
         logp = np.log(probs)
         full = decode(emission_log_probs(block), trans, lam, "dist", start_logp=logp[:, 0], goal_logp=logp[:, 1])
         assert (decode_block(block, trans, DecodeChoice("dist", lam), probs) == full.plans).all()
+    assert full.plans.shape == (40, 4)  # every episode's plan was compared

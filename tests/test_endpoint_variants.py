@@ -80,6 +80,7 @@ def test_every_step_window_is_the_window_of_the_episodes_it_begins_or_ends(world
     from kepp_core.data.episodes import make_episodes, step_episodes
 
     ds = load_dataset("demo", world)
+    checked = 0
     for setting in ("conventional", "pdpp"):
         steps = {(e.video.task, e.video.id, e.first): e for e in step_episodes(ds, None, setting)}
         assert len(steps) == sum(len(v.steps) for v in ds.videos)
@@ -89,6 +90,8 @@ def test_every_step_window_is_the_window_of_the_episodes_it_begins_or_ends(world
                 first, last = steps[(*v, ep.first)], steps[(*v, ep.first + horizon - 1)]
                 assert first.start_window == ep.start_window and last.goal_window == ep.goal_window
                 assert first.actions == ep.actions[:1] and last.actions == ep.actions[-1:]
+                checked += 1
+    assert checked == 964  # the small world's episodes of T = 2, 3 and 5, in both settings
 
 
 def test_window_batches_cover_every_window_once_per_epoch():

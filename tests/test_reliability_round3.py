@@ -176,6 +176,7 @@ class TestPathsNamedInDataFiles:
             line = one_error(code, err)
             assert SECRET not in line and "b'" not in line, line
             assert not hostname or len(hostname) < 4 or hostname not in line, line
+        assert [code for code, _ in cases] == [2, 2, 2] and SECRET in secret.read_text()  # 3 refusals; it was there
 
 
 # --- 2. pickles and checkpoints -----------------------------------------------------------------------

@@ -415,6 +415,7 @@ def test_same_pool_equals_the_zero_padded_pool_of_the_reference(shape):
     from kepp_core.video.s3d import POOL_BEFORE, same_pool
 
     x = torch.rand(shape)
+    assert len(POOL_BEFORE) == 4  # the reference's four max-pools: before conv_2b, mixed_3b, mixed_4b, mixed_5b
     for kernel, stride in POOL_BEFORE.values():
         pad = [0, 0]
         for k, s in zip(reversed(kernel), reversed(stride)):

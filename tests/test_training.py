@@ -163,6 +163,9 @@ def test_train_and_eval_run_on_plans_jsonl_and_crosstask_formats(world, tmp_path
     (tmp_path / "plans.jsonl").write_text("\n".join(lines) + "\n")
     fast = ["--train-steps", "10", "--val-every", "10", "--diffusion-steps", "5", "--dim", "16", "--batch-size", "16",
             "--sampler", "ddim", "--sampler-steps", "2", "--no-progress"]
+    from kepp_core.catalog import models_dir
+
+    trained = {}
     for fmt, root in (("plans", tmp_path / "plans.jsonl"), ("crosstask", world)):
         out = tmp_path / fmt
         r = kepp("train", "all", "--dataset", fmt, "--root", root, "--out", out, "--horizons", "3",
@@ -172,6 +175,8 @@ def test_train_and_eval_run_on_plans_jsonl_and_crosstask_formats(world, tmp_path
                  "--methods", "random", "kepp-R1")
         assert r.returncode == 0, r.stderr[-2000:]
         assert [x["method"] for x in json.loads(r.stdout)["rows"]] == ["random", "kepp-R1"]
+        trained[fmt] = sorted(p.name for p in models_dir(out, 3).iterdir() if p.is_dir())
+    assert trained == {"plans": ["plan-graph-R1", "step"], "crosstask": ["plan-graph-R1", "step"]}  # from either format
 
 
 def test_train_and_eval_run_on_the_coin_format_with_a_feature_folder(world, tmp_path):
