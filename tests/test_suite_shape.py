@@ -1,9 +1,12 @@
 """The suite's own shape (tests/helpers/suite_shape.py): no test checks only inside loops (it
-would pass on an empty list), and the checker itself flags what it should on small sources."""
+would pass on an empty list), and the checker itself flags what it should on small sources; the
+tiers: `make test` runs every test, `make test-fast` leaves out only tests marked slow or e2e."""
 
 from __future__ import annotations
 
+import re
 import textwrap
+import tomllib
 
 from kepp_core.paths import REPO_ROOT
 from tests.helpers.suite_shape import loop_only_tests, suite_loop_only_tests
@@ -101,3 +104,24 @@ def test_checks_in_a_nested_function_are_not_the_tests_and_a_test_without_checks
             for r in rows:
                 assert r
     """) == ["test_helper_only_asserts_outside", "test_lambda"]
+
+
+def _recipe(makefile: str, target: str) -> str:
+    """The command lines of one Makefile target."""
+    found = re.search(rf"^{re.escape(target)}:[^\n]*\n((?:\t[^\n]*\n)+)", makefile, re.M)
+    assert found, f"no `{target}` target in the Makefile"
+    return found.group(1)
+
+
+def test_make_test_runs_every_test_and_the_fast_tier_leaves_out_only_registered_markers():
+    makefile = (REPO_ROOT / "Makefile").read_text()
+    full, fast = _recipe(makefile, "test"), _recipe(makefile, "test-fast")
+    options = full.partition("-m pytest")[2]  # CI runs this target (.ci/run): nothing may be left out
+    assert options and not re.search(r"(^|\s)(-m|-k|--deselect|--ignore\S*)(\s|=|$)", options), full
+    assert '-m "$(FAST_TIER)"' in fast
+    tier = re.search(r"^FAST_TIER\s*:?=\s*(.+)$", makefile, re.M).group(1).strip()
+    left_out = re.findall(r"not (\w+)", tier)
+    registered = {m.split(":")[0] for m in tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["pytest"][
+        "ini_options"]["markers"]}
+    assert "slow" in left_out and set(left_out) <= registered, (left_out, registered)
+    assert re.sub(r"not \w+", "", tier).replace("and", "").strip() == ""  # only "not <marker>" terms: a subset
