@@ -36,6 +36,7 @@ def manual_blocks(ds, models: Path, k: int) -> tuple[np.ndarray, np.ndarray]:
     return own[:, :, a0:].numpy(), more[:, :, a0:].numpy().reshape(n, k, horizon, -1)
 
 
+@pytest.mark.slow
 def test_one_sample_is_todays_decoding_and_k_samples_decode_their_mean(demo_t3):
     from kepp_core.evaluation.methods import DecodeOverride, EvalOptions, evaluate_horizon
     from kepp_core.graph.decoding import DecodeChoice, decode_block
@@ -76,6 +77,7 @@ def test_one_sample_is_todays_decoding_and_k_samples_decode_their_mean(demo_t3):
                          {"mode": "pinned", "lam": 3.0, "k": 3, "samples": 4}]
 
 
+@pytest.mark.slow
 def test_the_choice_is_made_and_stored_per_k_and_bad_k_is_an_error(demo_t3, tmp_path):
     _, root, models = demo_t3
     common = ["eval", "--dataset", "demo", "--root", root, "--models", models, "-T", "3", "--methods",

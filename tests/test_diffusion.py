@@ -93,6 +93,7 @@ def test_projected_training_input_keeps_condition_clean():
     assert x0[:, 1, lay.action_start:].sum() == 0  # the step model's middle action column is zero padding
 
 
+@pytest.mark.slow
 def test_model_learns_endpoints_from_observations_with_both_samplers():
     """A step model learns a_1 = argmax(v_s), a_T = argmax(v_g) in a few hundred steps."""
     torch.manual_seed(0)

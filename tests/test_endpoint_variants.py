@@ -106,6 +106,7 @@ def test_window_batches_cover_every_window_once_per_epoch():
     assert torch.equal(torch.cat([again.draw() for _ in range(3)]), epoch)
 
 
+@pytest.mark.slow
 def test_training_is_deterministic_and_a_resumed_run_ends_with_the_same_weights(world, tmp_path, monkeypatch):
     """The windows' batches are part of the saved state: killed after its first validation and
     resumed, a run ends where an uninterrupted one does."""
@@ -215,6 +216,7 @@ def test_the_run_list_line_of_the_pair_variant_trains_it_with_the_earlier_recipe
         assert f"--set '{opt}'" in line or f"--set {opt}" in line, line
 
 
+@pytest.mark.slow
 def test_kepp_eval_runs_both_endpoint_models_side_by_side(world, tmp_path):
     """The default and the earlier endpoint model in one evaluation: their rows, and each model's accuracy."""
     models = tmp_path / "models"

@@ -125,6 +125,7 @@ def coin_zero_shot(coin_dataset):
     return {m: {t: zero_shot(coin_dataset, g, t, m).metrics["sr"] for t in REFERENCE_SR} for m in ("p2kg", "history")}
 
 
+@pytest.mark.slow
 def test_coin_p2kg_reproduces_the_reference_success_rates(coin_dataset, coin_zero_shot):
     assert coin_dataset.num_actions == 768
     assert len(make_episodes(coin_dataset, 3, "test")) == 5571

@@ -157,6 +157,7 @@ def test_pca_of_identical_rows_is_the_origin():
         pca_2d(np.zeros((0, 3)))
 
 
+@pytest.mark.slow
 def test_the_map_holds_every_test_episode_and_is_remembered_until_a_feature_file_changes(app_world, monkeypatch,
                                                                                             tmp_path):
     from kepp_core.data import load_dataset, make_episodes

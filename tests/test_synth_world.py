@@ -111,6 +111,7 @@ def test_world_does_not_depend_on_the_number_of_worker_processes(tmp_path):
         np.testing.assert_array_equal(np.load(feats), np.load(two / "features" / feats.name))
 
 
+@pytest.mark.slow
 def test_loader_reads_the_world_with_videos_features_and_split(synth_world):
     ds = load_dataset("demo", synth_world)
     assert len(ds.videos) == 42 and len(ds.tasks) == len(TASKS)
@@ -161,6 +162,7 @@ def test_default_world_root_follows_kepp_home(monkeypatch, tmp_path):
     assert default_world_root().parts[-3:] == (".cache", "kepp", "demo-world")
 
 
+@pytest.mark.slow
 def test_from_plans_renders_the_niv_plans(niv_world, niv_plans):
     src = load_plans(niv_plans)
     ds = load_dataset("demo", niv_world)
