@@ -98,9 +98,9 @@ def loop_only_tests(source: str, file: str = "<source>") -> list[LoopOnlyTest]:
 
 
 def suite_loop_only_tests(tests_dir: Path) -> list[LoopOnlyTest]:
-    """Every loop-only test of the ``test_*.py`` files directly in ``tests_dir``."""
-    return [t for path in sorted(tests_dir.glob("test_*.py"))
-            for t in loop_only_tests(path.read_text(encoding="utf-8"), path.name)]
+    """Every loop-only test of the ``test_*.py`` files in ``tests_dir`` and its sub-folders."""
+    return [t for path in sorted(tests_dir.rglob("test_*.py"))
+            for t in loop_only_tests(path.read_text(encoding="utf-8"), path.relative_to(tests_dir).as_posix())]
 
 
 if __name__ == "__main__":
