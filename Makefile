@@ -1,14 +1,15 @@
-# The two commands of the quick start: `make demo` and `make test`.
+# The two commands of the quick start: `make demo` and `make test`; `make test-fast` for the inner loop.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test install browser bench docs clean help
+.PHONY: demo test test-fast install browser bench docs clean help
 
 help:
 	@echo "make demo   set up, build the demo world and models if not cached, start the app"
 	@echo "make test   set up and run the whole test suite"
+	@echo "make test-fast  the inner loop: every test not marked slow or e2e"
 	@echo "make bench  run the benchmark scripts"
 	@echo "make docs   build the documentation site into site/ (mkdocs, strict)"
 
@@ -34,6 +35,12 @@ demo: $(STAMP)
 
 test: $(STAMP) browser
 	$(PY) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
+
+# The tiers are markers (pyproject.toml): `make test` runs every test, `make test-fast` leaves out
+# those marked slow (app sessions, training runs, the COIN-scale world) or e2e (a real browser).
+FAST_TIER := not slow and not e2e
+test-fast: $(STAMP)
+	$(PY) -m pytest -n 2 --dist loadgroup -m "$(FAST_TIER)" $(PYTEST_ARGS)
 
 bench: $(STAMP) browser
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done

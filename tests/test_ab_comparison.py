@@ -120,9 +120,12 @@ def test_mcnemars_p_is_both_binomial_tails_in_exact_fractions_and_in_log_space_a
 
 
 def test_mcnemar_refuses_counts_that_are_not_whole_numbers():
+    refused = 0
     for bad in (-1, 1.5, True, "3"):
         with pytest.raises(KeppError, match="whole number"):
             mcnemar_exact(bad, 2)
+        refused += 1
+    assert refused == 4
 
 
 def test_the_paired_bootstrap_of_identical_methods_is_zero_and_a_seed_repeats_it():
@@ -181,6 +184,7 @@ def test_bad_bootstrap_inputs_are_clear_errors():
                           ({"values": [1.0, 0.0], "groups": [1]}, "group labels")):
         with pytest.raises(KeppError, match=words):
             bootstrap_interval(**kwargs)
+    assert bootstrap_interval([1.0, 0.0], resamples=10) == (0.0, 1.0)  # the same call, valid, draws
 
 
 def test_units_pair_on_their_seed_and_a_unit_recorded_twice_counts_once(tmp_path):
@@ -290,6 +294,7 @@ def test_a_one_seed_method_table_gives_each_cell_its_episode_level_bootstrap_int
     values = {"SR": [float(p == t) for p, t in zip(plans, truths)],
               "mAcc": [np.mean(np.array(p) == np.array(t)) for p, t in zip(plans, truths)],
               "mIoU": iou_per_episode(plans, truths)}
+    assert len(plans) == 493  # the demo's T=4 test episodes
     for metric, v in values.items():
         lo, hi = bootstrap_interval(v, resamples=TABLE_RESAMPLES)
         assert grid.loc[catalog.method_label("kepp-R2"), f"T=4 {metric}"] == \

@@ -184,6 +184,7 @@ def test_the_downloads_hold_both_plans_and_verdicts_of_every_episode_of_the_cell
     steps = lambda p: plan_text(ds.labels(p))  # noqa: E731 - as the page writes a plan
     preds = prediction_table(demo_env)
     plans = {(m, e): p for m, e, p in zip(preds["method"], preds["episode"], preds["plan"])}
+    assert sum(c.counts.values()) == 401  # the demo's T=5 test episodes, every one in a cell
     for cell in (*catalog.AB_CELLS, None):
         rows = list(csv.DictReader(io.StringIO(ab.episodes_csv(c, cell, steps, lambda e: episode_label(e, names))
                                                .decode())))

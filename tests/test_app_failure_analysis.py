@@ -117,6 +117,7 @@ def test_records_round_trip_through_jsonl_and_parquet(tmp_path):
         recs = read_records(path)
         assert [r["episode"] for r in recs] == ["t/v/0:3", "t/v/1:3"]
         assert outcome_from_record(recs[1], "kepp-R2").top_path == (1, 4, 3)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["preds.jsonl", "preds.parquet"]  # both, no temporary left
 
 
 def test_bad_records_raise_clear_errors(tmp_path):

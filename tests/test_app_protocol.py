@@ -81,6 +81,7 @@ def frame(at: AppTest, column: str):
 
 
 # --- the API ------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_reading_a_protocol_folder_and_its_tables(proto):
     _, out = proto
     res = results(out)

@@ -30,10 +30,13 @@ def test_markdown_escape_shows_text_and_loads_nothing():
     sys.path.insert(0, str(REPO_ROOT / "app"))
     from components.text import md
 
+    paragraphs = []
     for text in [HOSTILE, HOSTILE_TASK, ":red[x] :material/home:", "`a` **b** _c_ <http://x.y>", "a\n# heading"]:
         html = rendered(md(text))
         assert "<img" not in html and "<a " not in html and "<em>" not in html and "<h1>" not in html
         assert "<code>" not in html and "<strong>" not in html
+        paragraphs.append(html.count("<p>"))
+    assert paragraphs == [1] * 5  # each text shows as one paragraph of text
 
 
 def test_hostile_step_and_task_names_are_plain_text_on_the_graph_page(monkeypatch, app_env, tmp_path):

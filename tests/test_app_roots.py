@@ -104,7 +104,9 @@ def test_a_folder_the_server_allowed_opens(monkeypatch, app_env, tmp_path):
 def test_kepp_app_refuses_an_allow_root_that_is_not_a_folder(tmp_path, capsys):
     from kepp_core.cli import main
 
+    codes = []
     for bad in (tmp_path / "nope", Path("/dev/null")):
-        assert main(["app", "--allow-root", str(bad), "--port", "0"]) == 2
+        codes.append(main(["app", "--allow-root", str(bad), "--port", "0"]))
         err = capsys.readouterr().err
         assert err.startswith(f"kepp: error: --allow-root {bad}: not a folder") and err.count("\n") == 1
+    assert codes == [2, 2] and list(tmp_path.iterdir()) == []  # both refused; the missing folder not made

@@ -54,6 +54,7 @@ def test_results_slice_table_is_the_apis_with_the_reference_method(monkeypatch, 
         assert list(shown[SLICE_BY[by]]) == ["T=3", "T=4", "T=5", "T=6"]
 
 
+@pytest.mark.slow
 def test_with_several_seeds_the_table_gives_the_paired_p_value(monkeypatch, demo_env, tmp_path):
     records = with_a_second_seed(demo_env, tmp_path / "two-seeds.jsonl")
     at = no_problems(open_page(monkeypatch, demo_env, RESULTS, {"by": "task", "method": "kepp-R2", "T": "3"},

@@ -157,6 +157,7 @@ def test_labels_that_look_numeric_index_alike_in_the_loader_and_the_streamed_bui
 
 
 # --- 13. non-finite checkpoint weights ------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "one-nan", "one-inf"])
 def test_eval_refuses_a_checkpoint_with_non_finite_weights_naming_the_file(tmp_path, value):
     import torch
@@ -228,6 +229,7 @@ def test_a_test_split_naming_an_unknown_video_is_one_error_naming_the_line(tmp_p
 
 
 # --- 16. a JSON + compact pair from different builds ------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("stale,read", [("g.safetensors", "g.json"), ("g.safetensors", "g.safetensors"),
                                         ("g.json", "g.json"), ("g.json", "g.safetensors"),
                                         ("unstamped", "g.json")])

@@ -27,7 +27,9 @@ def test_coin_test_episode_counts_match_the_convention(coin_dataset):
 
 
 def test_coin_steps_are_sorted_by_segment_start(coin_dataset):
-    for v in coin_dataset.videos[:500]:
+    videos = coin_dataset.videos[:500]
+    assert len(videos) == 500 and all(len(v.steps) >= 1 for v in videos)  # every video has steps to order
+    for v in videos:
         starts = [s.start for s in v.steps]
         assert starts == sorted(starts)
 
@@ -127,6 +129,7 @@ def test_crosstask_loads_where_its_indexes_cannot_be_written(tmp_path, monkeypat
 
     root = write_crosstask(tmp_path / "read-only")
     expected = facts(load_crosstask(write_crosstask(tmp_path / "writable")))
+    assert len(expected) == 4  # the four annotated videos of write_crosstask
 
     def refuse(path, obj, indent=1):
         raise KeppError(f"{path}: cannot write (folder is read-only)")

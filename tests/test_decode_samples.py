@@ -36,6 +36,7 @@ def manual_blocks(ds, models: Path, k: int) -> tuple[np.ndarray, np.ndarray]:
     return own[:, :, a0:].numpy(), more[:, :, a0:].numpy().reshape(n, k, horizon, -1)
 
 
+@pytest.mark.slow
 def test_one_sample_is_todays_decoding_and_k_samples_decode_their_mean(demo_t3):
     from kepp_core.evaluation.methods import DecodeOverride, EvalOptions, evaluate_horizon
     from kepp_core.graph.decoding import DecodeChoice, decode_block
@@ -46,6 +47,8 @@ def test_one_sample_is_todays_decoding_and_k_samples_decode_their_mean(demo_t3):
     methods = ["kepp-nograph", "kepp-nograph+dec"]
     trans = transition_log_probs(build_graph(ds, "train"))
     own, more = manual_blocks(ds, models, 3)
+    assert own.shape[:2] == (585, 3) and more.shape[:3] == (585, 3, 3)  # the demo world's T=3 test episodes
+    decodings = []
     for mode, lam in (("free", 0.0), ("pinned", 3.0)):
         today = evaluate_horizon(ds, models, 3, methods, EvalOptions(decode=DecodeOverride(mode, lam)))
         one = evaluate_horizon(ds, models, 3, methods, EvalOptions(decode=DecodeOverride(mode, lam, samples=1)))
@@ -64,14 +67,17 @@ def test_one_sample_is_todays_decoding_and_k_samples_decode_their_mean(demo_t3):
         expected = decode_block(mean, trans, DecodeChoice(mode, lam), ctx_probs)
         got = four.outputs["kepp-nograph+dec"].plans
         assert (got == expected).all()
-        assert four.outputs["kepp-nograph+dec"].decoding == {"mode": mode, "lam": lam, "k": 3, "samples": 4}
+        decodings.append(four.outputs["kepp-nograph+dec"].decoding)
         if (mode, lam) == ("free", 0.0):  # λ = 0: the per-position argmax of the mean block
             assert (got == mean.argmax(-1)).all()
             assert (got != one.outputs["kepp-nograph+dec"].plans).any()  # the mean is not the one sample
         # the base method's own plans do not change with K
         assert (four.outputs["kepp-nograph"].plans == today.outputs["kepp-nograph"].plans).all()
+    assert decodings == [{"mode": "free", "lam": 0.0, "k": 3, "samples": 4},
+                         {"mode": "pinned", "lam": 3.0, "k": 3, "samples": 4}]
 
 
+@pytest.mark.slow
 def test_the_choice_is_made_and_stored_per_k_and_bad_k_is_an_error(demo_t3, tmp_path):
     _, root, models = demo_t3
     common = ["eval", "--dataset", "demo", "--root", root, "--models", models, "-T", "3", "--methods",

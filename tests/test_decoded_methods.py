@@ -17,6 +17,7 @@ from tests.helpers.training import kepp
 torch.set_num_threads(1)
 
 
+@pytest.mark.slow
 def test_decoded_rows_run_through_kepp_eval_and_store_their_choice(demo_t3, tmp_path):
     _, root, models = demo_t3
     (models / "T3" / "decoding.json").unlink(missing_ok=True)  # the shipped choices: made again here
@@ -53,6 +54,7 @@ def test_decoded_rows_run_through_kepp_eval_and_store_their_choice(demo_t3, tmp_
     assert again["SR"] == rows["kepp-R1+dec"]["SR"]
 
 
+@pytest.mark.slow
 def test_zero_weight_is_the_argmax_plan(demo_t3):
     from kepp_core.evaluation.methods import DecodeOverride, EvalOptions, evaluate_horizon
 
@@ -67,6 +69,7 @@ def test_zero_weight_is_the_argmax_plan(demo_t3):
     assert (plans[:, 0] == ends[:, 0]).all() and (plans[:, -1] == ends[:, 1]).all()
 
 
+@pytest.mark.slow
 def test_a_decode_mode_override_reaches_only_the_rows_that_allow_that_mode(demo_t3):
     """``kepp eval --decode pinned --decode-weight 1`` is for the +dec rows: a +jdec row decodes
     jointly (mode dist) whatever --decode says, with λ fixed by --decode-weight as for every
@@ -130,6 +133,7 @@ def test_selection_reads_only_training_videos(demo_t3):
     assert set(entry["val_videos"]) == val_videos and entry["val_episodes"] == len(vctx.test)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, message", [
     (["--decode", "sideways"], "expected one of free, pinned, topk or topk:K"),
     (["--decode", "topk:0"], "K must be a whole number >= 1"),

@@ -162,6 +162,7 @@ def test_joint_decoding_matches_brute_force(mode, prior):
 
 
 def test_dist_with_one_hot_endpoint_vectors_is_pinned():
+    checked = fallbacks = 0
     for seed in range(20):
         rng = np.random.default_rng(2000 + seed)
         a, t_len, n = int(rng.integers(2, 7)), int(rng.integers(2, 6)), 16
@@ -174,6 +175,8 @@ def test_dist_with_one_hot_endpoint_vectors_is_pinned():
             dist = decode(e, g, lam, "dist", start_logp=one_hot[0], goal_logp=one_hot[1])
             assert np.array_equal(dist.plans, pinned.plans) and np.array_equal(dist.fallback, pinned.fallback)
             np.testing.assert_allclose(dist.scores, pinned.scores)
+            checked, fallbacks = checked + len(pinned.plans), fallbacks + int(pinned.fallback.sum())
+    assert checked == 20 * 3 * 16 and fallbacks > 0  # endpoints with no path between them compared too
 
 
 def test_dist_chooses_endpoints_jointly_with_the_middle():
@@ -189,8 +192,10 @@ def test_an_all_true_task_mask_changes_nothing_and_a_mask_restricts_every_positi
     rng = np.random.default_rng(5)
     g = random_graph(rng, 6, n_plans=10)
     e = np.log(rng.dirichlet(np.ones(6), (20, 4)))
+    outside_the_mask = []
     for mode, kw in (("free", {}), ("pinned", {"start": rng.integers(0, 3, 20), "goal": rng.integers(0, 3, 20)})):
         plain = decode(e, g, 1.0, mode, **kw)
+        outside_the_mask.append(int((plain.plans >= 3).sum()))
         ones = decode(e, g, 1.0, mode, **kw, action_logprior=np.ones((20, 6), dtype=bool))
         assert np.array_equal(plain.plans, ones.plans) and np.array_equal(plain.scores, ones.scores)
         mask = np.zeros((20, 6), dtype=bool)
@@ -198,6 +203,7 @@ def test_an_all_true_task_mask_changes_nothing_and_a_mask_restricts_every_positi
         assert (decode(e, g, 1.0, mode, **kw, action_logprior=mask).plans < 3).all()
         as_tensor = decode(e, g, 1.0, mode, **kw, action_logprior=torch.from_numpy(mask))
         assert np.array_equal(as_tensor.plans, decode(e, g, 1.0, mode, **kw, action_logprior=mask).plans)
+    assert len(outside_the_mask) == 2 and min(outside_the_mask) > 0  # in both modes the mask changes some plan
 
 
 def test_constraints_that_leave_a_position_without_actions_are_an_error():

@@ -22,6 +22,7 @@ def manifest() -> dict:
     return json.loads(path.read_text())
 
 
+@pytest.mark.slow
 def test_shipped_checkpoints_load_for_every_horizon():
     from kepp_core.experiments import DEMO_MEMBERS
     from kepp_core.models.checkpoint import load_checkpoint
@@ -47,6 +48,7 @@ def _default_world():
     return load_dataset("demo", ensure_world(progress=False))
 
 
+@pytest.mark.slow
 def test_shipped_checkpoints_reproduce_their_recorded_metrics():
     from kepp_core.evaluation.methods import EvalOptions, evaluate_horizon
 
@@ -86,6 +88,7 @@ def test_demo_help_lists_table_and_models():
     assert r.returncode == 0 and "table" in r.stdout and "--no-app" in r.stdout
 
 
+@pytest.mark.slow
 def test_demo_table_rejects_zero_seeds():
     r = kepp("demo", "table", "--seeds", "0")
     assert r.returncode == 2 and "at least one seed" in r.stderr and "Traceback" not in r.stderr
@@ -107,9 +110,12 @@ def test_shipped_checkpoints_read_as_specs_whose_folder_names_round_trip():
     from kepp_core.models.spec import load_spec
 
     man = manifest()
+    read = 0
     for h in man["horizons"]:
         for m in DEMO_MEMBERS:
             spec = load_spec(ASSETS / f"T{h}" / m)
             assert spec.folder_name == m and parse_model_folder(m) == spec.role
             assert spec.horizon == h and spec.vocabulary_hash == man["vocabulary_hash"] and spec.sampler == "ddpm"
+            read += 1
         assert load_spec(ASSETS / f"T{h}" / "plan-graph-R2").R == 2
+    assert read == len(list(ASSETS.glob("T*/*/"))) > 0  # every shipped model folder was read as a spec

@@ -93,6 +93,7 @@ def test_projected_training_input_keeps_condition_clean():
     assert x0[:, 1, lay.action_start:].sum() == 0  # the step model's middle action column is zero padding
 
 
+@pytest.mark.slow
 def test_model_learns_endpoints_from_observations_with_both_samplers():
     """A step model learns a_1 = argmax(v_s), a_T = argmax(v_g) in a few hundred steps."""
     torch.manual_seed(0)
@@ -116,6 +117,7 @@ def test_model_learns_endpoints_from_observations_with_both_samplers():
         pred = m.decode(m.sample(tpl, sampler, steps=4, generator=torch.Generator().manual_seed(1)))
         acc = ((pred[:, 0] == a1).float().mean() + (pred[:, -1] == aT).float().mean()) / 2
         assert acc > 0.95, (sampler, float(acc))
+    assert pred.shape == (200, T)  # the accuracy is over 200 plans of T steps
 
 
 def test_config_round_trip_builds_the_same_network():

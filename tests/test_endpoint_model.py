@@ -38,6 +38,7 @@ def trained(tmp_path_factory):
     return world, models, records, table
 
 
+@pytest.mark.slow
 def test_kepp_train_stores_one_fitted_temperature_per_head_and_loading_applies_it(trained):
     from kepp_core.catalog import ENDPOINTS, model_folder
     from kepp_core.models.endpoint_probs import calibrated_log_probs
@@ -61,6 +62,7 @@ def test_kepp_train_stores_one_fitted_temperature_per_head_and_loading_applies_i
     assert not np.allclose(model.endpoint_log_probs(s, g, hierarchical=False)[:, 0], flat[:, 0])
 
 
+@pytest.mark.slow
 def test_hierarchical_endpoints_sum_to_one_and_equal_the_flat_model_when_every_task_has_every_action(trained):
     from kepp_core.models.checkpoint import load_checkpoint
 
@@ -77,6 +79,7 @@ def test_hierarchical_endpoints_sum_to_one_and_equal_the_flat_model_when_every_t
     assert np.allclose(model.endpoint_log_probs(s, g), model.endpoint_log_probs(s, g, hierarchical=False))
 
 
+@pytest.mark.slow
 def test_the_new_rows_run_through_kepp_eval_into_the_records_and_the_failure_analysis(trained):
     from kepp_core import api
     from kepp_core.evaluation.failures import outcome_from_record
@@ -103,6 +106,7 @@ def test_the_new_rows_run_through_kepp_eval_into_the_records_and_the_failure_ana
     assert len(outcomes) == len(recs)
 
 
+@pytest.mark.slow
 def test_graph_ce_plans_the_top_graph_path_between_the_endpoint_models_argmax(trained):
     from kepp_core.data import load_dataset
     from kepp_core.evaluation.methods import EvalContext, get_method
@@ -153,6 +157,7 @@ def _losses(folder) -> list[float]:
     return [json.loads(x)["loss"] for x in (folder / "metrics.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_aux_ce_off_is_the_plain_diffusion_loss_and_on_changes_it(trained, tmp_path):
     from kepp_core.data import load_dataset
     from kepp_core.diffusion import ProjectedDiffusion, step_layout
@@ -182,6 +187,7 @@ def test_aux_ce_off_is_the_plain_diffusion_loss_and_on_changes_it(trained, tmp_p
     assert len(on) == len(off) and on[0] > off[0] and on != off  # the CE term is added from step 1
 
 
+@pytest.mark.slow
 def test_aux_ce_reaches_the_planning_model_and_a_negative_weight_is_one_clear_error(trained, tmp_path):
     world = trained[0]
     common = ["train", "plan", "--dataset", "demo", "--root", world, "-T", "3", "--condition", "none",
@@ -241,3 +247,4 @@ def test_joint_decoding_of_a_block_with_one_hot_endpoint_distributions_is_pinned
         logp = np.log(probs)
         full = decode(emission_log_probs(block), trans, lam, "dist", start_logp=logp[:, 0], goal_logp=logp[:, 1])
         assert (decode_block(block, trans, DecodeChoice("dist", lam), probs) == full.plans).all()
+    assert full.plans.shape == (40, 4)  # every episode's plan was compared

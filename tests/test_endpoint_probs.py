@@ -55,6 +55,7 @@ def test_task_masks_come_from_the_training_plans_in_classifier_order():
 @pytest.mark.parametrize("per_task", [False, True])
 @pytest.mark.parametrize("step_kind", ["logits", "probs"])
 def test_hierarchical_probs_sum_to_one_and_match_the_definition(step_kind, per_task):
+    rows = 0
     for seed in range(10):
         rng = np.random.default_rng(seed)
         n, k, a = 7, int(rng.integers(1, 6)), int(rng.integers(2, 12))
@@ -72,6 +73,8 @@ def test_hierarchical_probs_sum_to_one_and_match_the_definition(step_kind, per_t
         np.testing.assert_allclose(p, dense_reference(task_probs, q, mask), atol=1e-12)
         logp = hierarchical_log_probs(torch.from_numpy(task_probs), torch.from_numpy(scores), mask, step_kind)
         np.testing.assert_allclose(np.exp(logp), p, atol=1e-15)
+        rows += len(p)
+    assert rows == 10 * 7  # one distribution per query of every problem
 
 
 def test_every_task_with_every_action_is_the_flat_model():

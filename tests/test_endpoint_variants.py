@@ -80,6 +80,7 @@ def test_every_step_window_is_the_window_of_the_episodes_it_begins_or_ends(world
     from kepp_core.data.episodes import make_episodes, step_episodes
 
     ds = load_dataset("demo", world)
+    checked = 0
     for setting in ("conventional", "pdpp"):
         steps = {(e.video.task, e.video.id, e.first): e for e in step_episodes(ds, None, setting)}
         assert len(steps) == sum(len(v.steps) for v in ds.videos)
@@ -89,6 +90,8 @@ def test_every_step_window_is_the_window_of_the_episodes_it_begins_or_ends(world
                 first, last = steps[(*v, ep.first)], steps[(*v, ep.first + horizon - 1)]
                 assert first.start_window == ep.start_window and last.goal_window == ep.goal_window
                 assert first.actions == ep.actions[:1] and last.actions == ep.actions[-1:]
+                checked += 1
+    assert checked == 964  # the small world's episodes of T = 2, 3 and 5, in both settings
 
 
 def test_window_batches_cover_every_window_once_per_epoch():
@@ -103,6 +106,7 @@ def test_window_batches_cover_every_window_once_per_epoch():
     assert torch.equal(torch.cat([again.draw() for _ in range(3)]), epoch)
 
 
+@pytest.mark.slow
 def test_training_is_deterministic_and_a_resumed_run_ends_with_the_same_weights(world, tmp_path, monkeypatch):
     """The windows' batches are part of the saved state: killed after its first validation and
     resumed, a run ends where an uninterrupted one does."""
@@ -212,6 +216,7 @@ def test_the_run_list_line_of_the_pair_variant_trains_it_with_the_earlier_recipe
         assert f"--set '{opt}'" in line or f"--set {opt}" in line, line
 
 
+@pytest.mark.slow
 def test_kepp_eval_runs_both_endpoint_models_side_by_side(world, tmp_path):
     """The default and the earlier endpoint model in one evaluation: their rows, and each model's accuracy."""
     models = tmp_path / "models"

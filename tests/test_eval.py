@@ -27,6 +27,7 @@ def trained(tmp_path_factory):
     return world, ds, root / "models"
 
 
+@pytest.mark.slow
 def test_eval_cli_writes_the_methods_table_and_per_episode_records(trained, tmp_path):
     world, ds, models = trained
     r = kepp("eval", "--dataset", "demo", "--root", world, "--models", models, "-T", "3",
@@ -62,6 +63,7 @@ def test_retrieval_returns_the_plan_of_the_nearest_training_episode(trained):
     assert (nearest_episode_plans(train, probe) == train.actions[:5].numpy()).all()
 
 
+@pytest.mark.slow
 def test_missing_models_are_skipped_or_fail_with_strict(trained, tmp_path):
     world, ds, models = trained
     part = tmp_path / "models"
@@ -77,6 +79,7 @@ def test_missing_models_are_skipped_or_fail_with_strict(trained, tmp_path):
     assert r.returncode == 2 and "plan-graph-R1" in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["truncate", "garbage-config", "untrained-horizon", "vocabulary", "features"])
 def test_bad_checkpoints_fail_with_one_line_and_exit_2(trained, tmp_path, damage):
     world, ds, models = trained
@@ -120,6 +123,7 @@ def test_empty_test_split_is_a_kepp_error(trained, tmp_path):
         evaluate_horizon(ds, trained[2], 3, methods=["random"])
 
 
+@pytest.mark.slow
 def test_eval_samples_reports_nll_kl_and_modes_next_to_the_plan_metrics(trained, tmp_path):
     world, ds, models = trained
     r = kepp("eval", "--dataset", "demo", "--root", world, "--models", models, "-T", "3", "--samples", "6",

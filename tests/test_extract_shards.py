@@ -85,6 +85,7 @@ def test_shard_comes_from_the_launcher_variables():
         Shard.from_env({"RANK": "2", "WORLD_SIZE": "2"})
 
 
+@pytest.mark.slow
 def test_two_ranks_write_byte_for_byte_the_files_of_one_process(videos, tmp_path):
     shared = tmp_path / "two-ranks"
     shutil.copytree(videos, shared)
@@ -102,6 +103,7 @@ def test_two_ranks_write_byte_for_byte_the_files_of_one_process(videos, tmp_path
     assert [r.returncode for r in again] == [0, 0] and "0 written by 2 ranks, 5 cached" in again[0].stdout
 
 
+@pytest.mark.slow
 def test_a_resumed_run_encodes_only_what_is_missing(videos, tmp_path):
     shared = tmp_path / "resume"
     shutil.copytree(videos, shared)
@@ -114,6 +116,7 @@ def test_a_resumed_run_encodes_only_what_is_missing(videos, tmp_path):
     assert _files(shared / "features") == before
 
 
+@pytest.mark.slow
 def test_two_ranks_extract_with_the_s3d_encoder_as_one_process_does(videos, tmp_path):
     """``kepp features extract --encoder s3d:PATH`` under two ranks: each loads the network and encodes
     its share; together the files of a single process, byte for byte (one thread each), 512 values per

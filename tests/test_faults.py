@@ -90,6 +90,7 @@ KILL_POINTS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point", KILL_POINTS)
 def test_resume_after_a_kill_equals_an_uninterrupted_run(world, uninterrupted, tmp_path, point):
     out = tmp_path / "run"
@@ -109,6 +110,7 @@ def test_resume_after_a_kill_equals_an_uninterrupted_run(world, uninterrupted, t
     assert sorted(p.name for p in out.glob("state-*.safetensors")) == ["state-00000030.safetensors"]
 
 
+@pytest.mark.slow
 def test_kill_between_weights_and_config_is_detected_not_loaded(world, tmp_path):
     from kepp_core.errors import KeppError
     from kepp_core.models.checkpoint import load_checkpoint
@@ -119,6 +121,7 @@ def test_kill_between_weights_and_config_is_detected_not_loaded(world, tmp_path)
         load_checkpoint(out, "step")
 
 
+@pytest.mark.slow
 def test_kill_after_state_tensors_resumes_from_the_previous_state(world, tmp_path):
     out = tmp_path / "run"
     assert train(world, out, fault="state-tensors@2").returncode == 137
@@ -129,6 +132,7 @@ def test_kill_after_state_tensors_resumes_from_the_previous_state(world, tmp_pat
     assert not (out / "state-00000020.safetensors").exists()  # the unreferenced newer state is gone
 
 
+@pytest.mark.slow
 def test_torn_last_metrics_line_does_not_stop_resume(world, tmp_path):
     out = tmp_path / "run"
     assert train(world, out, fault="metrics-torn@3").returncode == 137
@@ -138,6 +142,7 @@ def test_torn_last_metrics_line_does_not_stop_resume(world, tmp_path):
     assert log_steps(out) == [5, 10, 15, 20, 25, 30]
 
 
+@pytest.mark.slow
 def test_kill_before_the_first_state_leaves_nothing_to_resume_but_a_clear_error(world, tmp_path):
     out = tmp_path / "run"
     assert train(world, out, fault="checkpoint-weights").returncode == 137

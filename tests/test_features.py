@@ -134,6 +134,7 @@ def test_precomputed_features_without_manifest_are_kept(small_root):
     np.testing.assert_array_equal(np.load(small_root / "features" / "clip0.npy"), s3d)
 
 
+@pytest.mark.slow
 def test_synth_world_features_are_those_of_the_decoded_video(synth_world):
     ds = load_dataset("demo", synth_world)
     v = ds.videos[0]

@@ -66,11 +66,14 @@ def test_many_exact_ties_are_ranked_like_the_oracle(seed):
     n = int(rng.integers(2, 5))
     plans = [(u, v) for u in range(n) for v in range(n)] * int(rng.integers(1, 3))
     g = ProcedureGraph.from_plans([str(i) for i in range(n)], plans)
+    ranked = []
     for method, tie_break in (("p2kg", "smaller"), ("pkg", "smaller"), ("p2kg", "larger")):
         scorer = make_scorer(g, method, tie_break)
         expected = enumerate_paths(scorer, 0, n - 1, 4, 7)
         rec = retrieve(g, 0, n - 1, 4, 7, scorer)
         assert list(rec.paths[: len(expected)]) == [p for p, _ in expected]
+        ranked.append(len(expected))
+    assert ranked == [min(7, n * n)] * 3  # the graph is complete: all n² walks tie, the top 7 compared
 
 
 def test_top_path_is_most_probable_walk_with_self_loops():

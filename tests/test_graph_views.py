@@ -95,10 +95,13 @@ def test_the_node_cap_keeps_what_the_brute_force_keeps(seed):
     # few distinct weights: ties happen, and are broken the same way
     weights = {e: rng.choice([0.1, 0.25, 0.5, 0.5, 0.9]) for e in edges}
     centre = edges[0][0]
+    sizes = []
     for cap in range(1, n + 2):
         got = strongest_subgraph(centre, edges, lambda u, v: weights[u, v], cap)
         assert got == strongest_by_brute_force(centre, edges, lambda u, v: weights[u, v], cap), (seed, cap)
         assert centre in got[0] and len(got[0]) <= cap
+        sizes.append(len(got[0]))
+    assert len(sizes) == n + 1 and sizes[0] == 1 and sizes == sorted(sizes)  # a larger cap never keeps fewer
 
 
 def test_the_capped_graph_view_counts_the_whole_neighbourhood_and_keeps_the_centre():

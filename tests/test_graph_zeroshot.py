@@ -100,10 +100,18 @@ def test_cli_errors_are_one_line_with_closest_names(toy_plans, capsys):
 
 
 def test_cli_help_shows_examples(capsys):
-    for cmd in ("build", "paths", "subgraph", "zero-shot"):
+    import argparse
+
+    from kepp_core.cli import build_parser
+
+    shown = []
+    for cmd in ("build", "import", "paths", "subgraph", "zero-shot"):
         with pytest.raises(SystemExit):
             main(["graph", cmd, "--help"])
         assert "examples:\n  kepp graph " + cmd in capsys.readouterr().out
+        shown.append(cmd)
+    subs = lambda p: next(a for a in p._actions if isinstance(a, argparse._SubParsersAction)).choices  # noqa: E731
+    assert shown == sorted(subs(subs(build_parser())["graph"]))  # every `kepp graph` command
 
 
 REFERENCE_SR = {3: 69.32, 4: 48.60, 5: 33.61, 6: 28.34}  # docs, The graph: first-order P²KG, gt endpoints
@@ -117,6 +125,7 @@ def coin_zero_shot(coin_dataset):
     return {m: {t: zero_shot(coin_dataset, g, t, m).metrics["sr"] for t in REFERENCE_SR} for m in ("p2kg", "history")}
 
 
+@pytest.mark.slow
 def test_coin_p2kg_reproduces_the_reference_success_rates(coin_dataset, coin_zero_shot):
     assert coin_dataset.num_actions == 768
     assert len(make_episodes(coin_dataset, 3, "test")) == 5571

@@ -197,6 +197,7 @@ def minilm():
     return MiniLMEmbedder()
 
 
+@pytest.mark.slow
 def test_minilm_maps_paraphrases_to_the_intended_actions(minilm):
     mapper = ActionMapper(ACTIONS, minilm)
     texts = ["Bring the water to a boil", "Put a teabag in the cup", "Let the tea steep for three minutes",

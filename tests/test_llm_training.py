@@ -15,6 +15,8 @@ from llm_server import ScriptedChatServer, is_verification, prompt_of
 
 from tests.helpers.training import kepp, tiny_cfg, tiny_world
 
+pytestmark = pytest.mark.slow  # every test here trains, or runs several commands in fresh processes
+
 torch.set_num_threads(1)
 PROMPT = re.compile(r"I know (\d+) steps are required, the first step is (.+?), and the last step is (.+?) and")
 

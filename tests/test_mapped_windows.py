@@ -22,6 +22,7 @@ def world(synth_world):
     return load_dataset("demo", synth_world)
 
 
+@pytest.mark.slow
 def test_mapped_rows_read_what_memory_holds(world, tmp_path):
     mem = episode_tensors(world, 3, "train")
     mapped = episode_tensors(world, 3, "train", store=tmp_path)

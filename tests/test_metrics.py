@@ -74,6 +74,7 @@ def test_the_failure_decomposition_multiplies_back_to_the_success_rate():
     from kepp_core.metrics import endpoint_rate, success_given_endpoints, success_rate
 
     rng = np.random.default_rng(5)
+    mixed = 0  # problems where some, not all, of the episodes with both ends right are wholly right
     for _ in range(50):
         gt = rng.integers(0, 3, size=(int(rng.integers(1, 30)), int(rng.integers(2, 5))))
         pred = np.where(rng.random(gt.shape) < 0.7, gt, rng.integers(0, 3, size=gt.shape))
@@ -82,6 +83,10 @@ def test_the_failure_decomposition_multiplies_back_to_the_success_rate():
         right = [bool((p == g).all()) for p, g, e in zip(pred, gt, ends) if e]
         assert success_given_endpoints(pred, gt) == pytest.approx(100 * sum(right) / len(right) if right else 0.0)
         assert success_rate(pred, gt) == pytest.approx(endpoint_rate(pred, gt) * success_given_endpoints(pred, gt) / 100)
+        mixed += 0 < sum(right) < len(right)
+    assert mixed == 25  # half of the 50 problems: the rates in between 0 and 100 are checked, not only the ends
+    wrong_start = (np.array([[0, 1, 2]]), np.array([[1, 1, 2]]))  # no episode has both ends right: 0, not 0/0
+    assert (endpoint_rate(*wrong_start), success_given_endpoints(*wrong_start), success_rate(*wrong_start)) == (0, 0, 0)
 
 
 # --- the field's evaluation codes, exactly --------------------------------------------------------------------

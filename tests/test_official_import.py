@@ -133,6 +133,7 @@ def test_import_names_the_file_and_key_a_broken_state_dict_lacks(official_kepp, 
         import_official(official_kepp / PLAN, bad, tmp_path / "m", horizon=3, seconds=1)
 
 
+@pytest.mark.slow
 def test_import_refuses_an_observation_width_that_is_not_m_seconds_of_features(official_kepp, tmp_path):
     r = kepp("models", "import", "--plan", official_kepp / PLAN, "--step", official_kepp / STEP, "-T", "3",
              "--out", tmp_path / "m")
@@ -152,6 +153,7 @@ def eval_world(official_kepp, tmp_path_factory) -> tuple[Path, Path]:
     return plans, base / "models"
 
 
+@pytest.mark.slow
 def test_imported_models_plan_the_test_episodes_through_kepp_eval(eval_world):
     plans, models = eval_world
     r = kepp("eval", "--dataset", "plans", "--root", plans, "--models", models, "-T", "3",
@@ -161,6 +163,7 @@ def test_imported_models_plan_the_test_episodes_through_kepp_eval(eval_world):
     assert set(rows) == {"kepp-R1", "kepp-gt"} and rows["kepp-R1"]["episodes"] == 12
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("actions, dim, expected", [
     (10, 16, r"vocabulary \(10 actions\) does not match .* \(trained on 12 actions\)"),
     (12, 20, r"expects observations of size 16 \(1 × 16\), the dataset gives 20"),
@@ -205,6 +208,7 @@ def video_world(official_kepp, tmp_path_factory) -> tuple[Path, Path]:
     return world, base / "models"
 
 
+@pytest.mark.slow
 def test_the_plan_page_plans_with_imported_models(video_world, monkeypatch):
     from streamlit.testing.v1 import AppTest
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+
+import pytest
 from kepp_core.paths import REPO_ROOT
 
 REPO = REPO_ROOT
 
 
+@pytest.mark.slow
 def test_a_checkpoint_loads_after_the_sentence_embedder_ran_in_the_same_process():
     # transformers swaps torch.linspace for a wrapper while it loads a model; torch's list of
     # tensor constructors made in that window used to miss the real function, so the checkpoint

@@ -78,6 +78,7 @@ def test_graph_build_never_replaces_a_non_regular_output(tmp_path, plans, kind):
     assert not [p for p in tmp_path.iterdir() if ".kepp-tmp-" in p.name]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["fifo", "socket", "link-to-fifo", "chardev", "link-to-chardev"])
 def test_features_encode_and_eval_refuse_non_regular_outputs_before_any_work(tmp_path, video, kind):
     if "chardev" in kind and os.geteuid() != 0:
@@ -100,6 +101,7 @@ def test_a_compact_graph_next_to_a_fifo_is_refused_before_the_json_is_written(tm
     assert not (tmp_path / "g.json").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["100000", "9999", "0", "-1", "2147483648"])
 def test_thread_counts_beyond_the_machine_are_refused(tmp_path, value):
     most = max(4, (os.cpu_count() or 2) * 4)
@@ -123,6 +125,7 @@ def small_disk(tmp_path: Path, kib: int):
             subprocess.run(["umount", str(mnt)], capture_output=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["graph-json", "graph-compact", "features", "eval-out", "eval-records"])
 @pytest.mark.parametrize("limit", ["tmpfs", "fsize"])
 def test_a_full_disk_names_the_file_and_leaves_no_partial_file(tmp_path, plans, video, command, limit, request):

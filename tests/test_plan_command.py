@@ -50,6 +50,7 @@ def _episode(ds, horizon: int = 3):
     return video, start, goal
 
 
+@pytest.mark.slow
 def test_kepp_plan_on_a_demo_mp4_plans_as_the_plan_page(monkeypatch, demo_env, demo_world, home):
     root, ds = demo_world
     video, start, goal = _episode(ds)
@@ -82,6 +83,7 @@ def test_kepp_plan_on_a_demo_mp4_plans_as_the_plan_page(monkeypatch, demo_env, d
     assert [e["probability"] for e in top] == sorted((e["probability"] for e in top), reverse=True)
 
 
+@pytest.mark.slow
 def test_why_this_plan_shows_the_planners_numbers(monkeypatch, demo_env, demo_world):
     from kepp_core.graph import load_graph
     from kepp_core.graph.decoding import transition_log_probs
@@ -113,6 +115,7 @@ def test_why_this_plan_shows_the_planners_numbers(monkeypatch, demo_env, demo_wo
     assert html.count('data-changed="true"') == 2 * sum(result.changed)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["not a video", "missing", "outside", "start after goal", "short clip", "no horizon"])
 def test_kepp_plan_bad_inputs_are_one_line_errors(case, demo_world, home, tmp_path):
     root, ds = demo_world
@@ -137,6 +140,7 @@ def test_kepp_plan_bad_inputs_are_one_line_errors(case, demo_world, home, tmp_pa
     assert_one_line_error(r, *words)
 
 
+@pytest.mark.slow
 def test_a_read_only_models_folder_plans_and_evaluates_with_nothing_written_into_it(demo_world, home, tmp_path):
     root, ds = demo_world
     models = tmp_path / "models"
@@ -167,6 +171,7 @@ def test_a_read_only_models_folder_plans_and_evaluates_with_nothing_written_into
             p.chmod(p.stat().st_mode | 0o200)
 
 
+@pytest.mark.slow
 def test_save_decoding_stores_the_choice_with_the_models(demo_world, home, tmp_path):
     root, _ = demo_world
     models = tmp_path / "models"

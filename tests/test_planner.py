@@ -30,6 +30,7 @@ def test_eps(trained):
     return episode_tensors(trained[0], 3, "test")
 
 
+@pytest.mark.slow
 def test_plan_returns_endpoints_paths_condition_plan_and_timings(trained, test_eps):
     from kepp_core.planner import KEPPPlanner
 
@@ -105,6 +106,7 @@ def test_planner_without_graph_condition_loads_plan_none(trained, test_eps):
     assert len(p.plan(test_eps.obs_start[0], test_eps.obs_goal[0]).plan) == 3
 
 
+@pytest.mark.slow
 def test_plan_accepts_video_clips_encoded_like_the_world(synth_world):
     from kepp_core.data import load_dataset
     from kepp_core.diffusion import ProjectedDiffusion, plan_layout, step_layout

@@ -29,6 +29,7 @@ def world(tmp_path_factory):
     return tiny_world(tmp_path_factory.mktemp("proto-world") / "world", seed=4)
 
 
+@pytest.mark.slow
 def test_protocol_trains_resumes_after_a_kill_and_reports(world, tmp_path):
     out = tmp_path / "run"
     spec = write_spec(tmp_path / "spec.toml", world, out)
@@ -116,6 +117,7 @@ def test_summary_and_table_from_given_rows():
     assert "| `a` | `b` | 100% | 3 | +50.0 | 2 / 0 | 0.5000 |" in md
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("body, message", [
     ('out = "x"\nmethods = ["kepp-R9"]', "unknown method 'kepp-R9'"),
     ('out = "x"\nmethods = ["kepp-R1"]\npairs = [["kepp-R1", "pdpp"]]', "'pdpp' is not among the spec's methods"),
@@ -134,6 +136,7 @@ def test_bad_specs_are_clear_errors(tmp_path, body, message):
     assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.slow
 def test_demo_table_is_a_protocol_spec_run_by_the_protocol_runner(world, tmp_path):
     from kepp_core.evaluation.records import read_records
     from kepp_core.catalog import METRIC_KEYS as METRICS

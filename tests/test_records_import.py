@@ -77,6 +77,7 @@ def test_plain_jsonl_with_names_and_csv_with_ids_give_the_vpn_files_records(list
                              for k, plan in reversed(list(enumerate(plans)))))
     csv = tmp_path / "other.csv"
     csv.write_text("episode,plan\n" + "".join(f"{k},{';'.join(map(str, plan))}\n" for k, plan in enumerate(plans)))
+    assert len(by_vpn) == len(gt) > 0
     for path in (jsonl, csv):
         recs = import_predictions(path, p["test"], "other", "plain", taxonomy=p["taxonomy"])
         assert [r["plans"] for r in recs] == [r["plans"] for r in by_vpn]

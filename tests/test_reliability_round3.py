@@ -176,6 +176,7 @@ class TestPathsNamedInDataFiles:
             line = one_error(code, err)
             assert SECRET not in line and "b'" not in line, line
             assert not hostname or len(hostname) < 4 or hostname not in line, line
+        assert [code for code, _ in cases] == [2, 2, 2] and SECRET in secret.read_text()  # 3 refusals; it was there
 
 
 # --- 2. pickles and checkpoints -----------------------------------------------------------------------
@@ -440,6 +441,7 @@ class TestAppFailsFast:
         assert_one_line_error(r, words)
         assert time.monotonic() - t0 < 60
 
+    @pytest.mark.slow
     def test_kepp_plan_never_calls_an_encoder_that_does_not_take_frames(self, tmp_path):
         video = tmp_path / "v.mp4"
         from kepp_core.video.write import write_video
@@ -495,6 +497,7 @@ class TestOneWriterPerFolder:
     """Two writers of one folder never mix their files: the second is refused naming the first, a
     cache waits for its builder; what a killed writer left half-written goes with the next run."""
 
+    @pytest.mark.slow
     def test_a_second_data_synth_into_one_folder_is_refused_naming_the_first(self, tmp_path):
         from kepp_core.paths import REPO_ROOT
 
@@ -515,6 +518,7 @@ class TestOneWriterPerFolder:
         assert run_kepp("data", "stats", "--dataset", "demo", "--root", out).returncode == 0
         assert json.loads((out / "world.json").read_text())["seed"] == 1
 
+    @pytest.mark.slow
     def test_two_processes_asking_for_one_world_build_it_once(self, tmp_path):
         """The suite's two workers asked for the demo world at once (tests/helpers/app_env.py): the second
         cleared the first's half-written files (FileNotFoundError on a temporary mp4)."""

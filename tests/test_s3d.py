@@ -109,6 +109,7 @@ def two_videos(tmp_path_factory) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_features_extract_files_with_s3d_writes_per_second_512_d_features(two_videos, release):
     spec = f"s3d:{release}"
     r = run_kepp("features", "extract", "--root", two_videos, "--dataset", "files", "--encoder", spec, "--json",
@@ -143,6 +144,7 @@ def official(s3d_official) -> Path:
     return s3d_official
 
 
+@pytest.mark.slow
 def test_kepp_plan_with_the_s3d_encoder_and_imported_official_models(world, official, tmp_path):
     root, weights, ds = world
     video = next(v for v in ds.split("test") if v.video_file is not None)
@@ -153,6 +155,7 @@ def test_kepp_plan_with_the_s3d_encoder_and_imported_official_models(world, offi
     assert len(out["plan"]) == 3 and all(label in ds.actions for label in out["plan_labels"])
 
 
+@pytest.mark.slow
 def test_a_models_folder_of_another_observation_width_is_refused_before_any_decoding(world, official, tmp_path):
     from kepp_core import api
 
@@ -168,6 +171,7 @@ def test_a_models_folder_of_another_observation_width_is_refused_before_any_deco
     planner.check_encoder(f"s3d:{weights}")  # 3 s x 512: fits
 
 
+@pytest.mark.slow
 def test_graph_text_runs_in_kepp_eval_on_a_world_of_s3d_features(world, tmp_path):
     root, weights, ds = world
     (tmp_path / "models").mkdir()
@@ -229,6 +233,7 @@ BAD_RELEASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(BAD_RELEASES))
 def test_a_broken_release_is_one_line_naming_the_file_or_key(kind, release, two_videos, tmp_path):
     spec = _bad_release(kind, release, tmp_path / "s3d")
@@ -238,6 +243,7 @@ def test_a_broken_release_is_one_line_naming_the_file_or_key(kind, release, two_
     assert not out.exists() and not list(tmp_path.glob("*.kepp-tmp-*"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("option, words", [
     ("output=pool5", ["output='pool5'", "video_embedding, mixed_5c"]),
     ("size=33", ["size='33'", "even"]),
@@ -251,6 +257,7 @@ def test_a_bad_spec_option_is_one_line_naming_it(option, words, release, two_vid
     assert_one_line_error(r, *words)
 
 
+@pytest.mark.slow
 def test_a_video_shorter_than_one_window_is_refused(release, tmp_path):
     from kepp_core.video import write_video
 
@@ -284,6 +291,7 @@ def test_an_empty_step_list_on_the_command_line_is_one_line(release, two_videos)
     assert_one_line_error(r, "--steps", "empty")
 
 
+@pytest.mark.slow
 def test_text_endpoints_serve_where_endpoint_distributions_do(world, official):
     """The text tower's distributions have the endpoint model's interface: a planner decodes jointly
     with them (mode dist, a +jdec-text row's decoding); the result keeps them under the text tower's
@@ -314,6 +322,7 @@ def test_text_endpoints_serve_where_endpoint_distributions_do(world, official):
     assert result.why[0]["endpoint"] == round(float(probs[0, result.plan[0]]), 4)
 
 
+@pytest.mark.slow
 def test_the_jdec_text_rows_decode_with_the_text_towers_distributions(world, official, tmp_path, monkeypatch):
     """kepp-R1+jdec-text: KEPP R=1's action block decoded jointly with the text tower's distributions
     (no endpoint model), λ chosen on the held-out training video with the temperature fitted on the other
@@ -345,6 +354,7 @@ def test_the_jdec_text_rows_decode_with_the_text_towers_distributions(world, off
     assert vctx.text_endpoints().temperature != ctx.text_endpoints().temperature
 
 
+@pytest.mark.slow
 def test_the_jdec_text_rows_need_the_text_tower_in_kepp_eval_and_the_protocol(world, official, tmp_path):
     from kepp_core.protocol import parse_spec
 
@@ -362,6 +372,7 @@ def test_the_jdec_text_rows_need_the_text_tower_in_kepp_eval_and_the_protocol(wo
     assert not any(m.endswith("+jdec-text") for m in defaults)
 
 
+@pytest.mark.slow
 def test_kepp_plan_with_graph_text_plans_between_the_text_towers_endpoints(world, tmp_path):
     """``--planning-model graph-text``: no models folder; the world's graph and the text tower of
     --encoder; the JSON names the text tower's endpoints (text_endpoints), never the step model's."""
@@ -390,6 +401,7 @@ def test_kepp_plan_with_graph_text_plans_between_the_text_towers_endpoints(world
     assert_one_line_error(r, "--models / --save-decoding", "no trained model")
 
 
+@pytest.mark.slow
 def test_graph_text_runs_in_a_protocol_with_its_encoder_key(world, tmp_path):
     from kepp_core.protocol import parse_spec, run_protocol
 
@@ -415,6 +427,7 @@ def test_same_pool_equals_the_zero_padded_pool_of_the_reference(shape):
     from kepp_core.video.s3d import POOL_BEFORE, same_pool
 
     x = torch.rand(shape)
+    assert len(POOL_BEFORE) == 4  # the reference's four max-pools: before conv_2b, mixed_3b, mixed_4b, mixed_5b
     for kernel, stride in POOL_BEFORE.values():
         pad = [0, 0]
         for k, s in zip(reversed(kernel), reversed(stride)):

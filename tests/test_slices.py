@@ -102,6 +102,7 @@ def paired_units(preds, method: str, reference: str, by: str, value: str):
 @pytest.mark.parametrize("by", ["task", "ends", "pattern"])
 def test_differences_and_the_paired_p_value_are_the_statistics_modules_on_the_same_units(preds, by):
     table = slices.slice_table(preds, "kepp-R2", by, reference="kepp-nograph").table
+    assert len(table) == len(brute_force(preds, "kepp-R2", by, None)) >= 2  # every slice of the cut, compared
     for row in table.to_dict("records"):
         units = paired_units(preds, "kepp-R2", "kepp-nograph", by, row["slice"])
         d = [a[0] - b[0] for a, b in units]
@@ -156,6 +157,7 @@ def test_pca_of_identical_rows_is_the_origin():
         pca_2d(np.zeros((0, 3)))
 
 
+@pytest.mark.slow
 def test_the_map_holds_every_test_episode_and_is_remembered_until_a_feature_file_changes(app_world, monkeypatch,
                                                                                             tmp_path):
     from kepp_core.data import load_dataset, make_episodes

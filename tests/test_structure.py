@@ -51,6 +51,7 @@ def test_imports_inside_functions_keep_a_light_module_light_or_are_listed_with_a
     assert structure.unlisted_local_imports() == []
 
 
+@pytest.mark.slow
 def test_an_unlisted_import_inside_a_function_fails(tmp_path):
     root = _copy(tmp_path)
     build = root / "kepp_core" / "graph" / "build.py"
@@ -66,6 +67,7 @@ def _copy(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_an_added_upward_import_fails(tmp_path):
     root = _copy(tmp_path)
     build = root / "kepp_core" / "graph" / "build.py"
@@ -75,6 +77,7 @@ def test_an_added_upward_import_fails(tmp_path):
     assert layer_of("kepp_core.planner") > layer_of("kepp_core.graph.build")
 
 
+@pytest.mark.slow
 def test_an_added_cycle_and_an_app_reach_fail(tmp_path):
     root = _copy(tmp_path)
     # same layer, so not upward: only the cycle check can catch it
@@ -87,6 +90,7 @@ def test_an_added_cycle_and_an_app_reach_fail(tmp_path):
     assert ("app.Home", "kepp_core.planner") in [(i.source, i.target) for i in st.app_reaches]
 
 
+@pytest.mark.slow
 def test_a_long_function_fails_unless_it_says_why(tmp_path):
     root = _copy(tmp_path)
     body = "".join(f"    x{k} = {k}\n" for k in range(MAX_FUNCTION_LINES))

@@ -43,6 +43,7 @@ def test_partition_function_equals_enumeration(seed):
     e = torch.randn(3, t_len, a, generator=gen, dtype=torch.float64) * 3
     trans = 0.7 * graph_transitions(random_graph(seed, a), dtype=torch.float64)
     log_z = chain_log_partition(e, trans)
+    assert log_z.shape == (3,)  # one partition function per sequence, every one checked below
     for b in range(3):
         scores = torch.stack(list(brute_scores(e[b], trans).values()))
         assert float(log_z[b]) == pytest.approx(float(torch.logsumexp(scores, 0)), rel=1e-12, abs=1e-12)
@@ -157,6 +158,7 @@ def test_the_sparse_loss_has_the_dense_gradients_and_passes_gradcheck():
 
 
 def test_graph_sparse_transitions_are_the_floored_graph():
+    edges = []
     for seed in range(5):
         g = random_graph(seed, 3 + seed)
         st = graph_sparse_transitions(g, dtype=torch.float64)
@@ -164,6 +166,8 @@ def test_graph_sparse_transitions_are_the_floored_graph():
         pairs = torch.cartesian_prod(torch.arange(g.num_actions), torch.arange(g.num_actions))
         assert torch.equal(st.lookup(pairs[:, 0], pairs[:, 1]), st.dense()[pairs[:, 0], pairs[:, 1]])
         assert len(st.src) == g.counts.nnz  # a floor of 1e-6 drops no edge of a small graph
+        edges.append(len(st.src))
+    assert len(edges) == 5 and min(edges) > 0, edges  # every graph has edges: the lookups compare something
 
 
 def test_a_resume_state_with_the_dense_matrix_loads():

@@ -26,6 +26,7 @@ def trained(tmp_path_factory):
     return world, ds, root / "models"
 
 
+@pytest.mark.slow
 def test_structured_planner_trains_through_the_cli_and_is_its_own_role(trained):
     from kepp_core.models.spec import load_spec
     from kepp_core.catalog import ModelRole, parse_model_folder
@@ -74,6 +75,7 @@ def test_structured_loss_goes_down_and_a_resumed_run_ends_where_an_uninterrupted
     assert losses[-1] < losses[0]
 
 
+@pytest.mark.slow
 def test_a_negative_structured_weight_is_refused(trained):
     world, _, models = trained
     r = kepp("train", "plan", "--dataset", "demo", "--root", world, "-T", "3", "--step-model", models / "T3" / "step",

@@ -36,6 +36,7 @@ def test_tasks_have_5_to_11_steps_and_share_at_least_4_step_names():
 
 
 def test_same_endpoints_admit_several_plans_with_different_probabilities():
+    assert len(TASKS) == 7  # the world's seven tasks, each checked below
     for task in TASKS:
         plans = _sample_plans(task)
         by_ends = Counter((p[0], p[-1]) for p in plans)
@@ -103,12 +104,14 @@ def test_same_seed_gives_identical_annotations_and_decoded_frames(tmp_path):
 def test_world_does_not_depend_on_the_number_of_worker_processes(tmp_path):
     one = generate_world(tmp_path / "one", seed=2, **{**TINY, "videos": 8, "workers": 1})
     two = generate_world(tmp_path / "two", seed=2, **{**TINY, "videos": 8, "workers": 2})
+    assert len(list((one / "videos").iterdir())) == len(list((two / "videos").iterdir())) == 8  # one mp4 a video
     for mp4 in sorted((one / "videos").iterdir()):
         np.testing.assert_array_equal(read_frames(mp4), read_frames(two / "videos" / mp4.name))
         feats = mp4.parent.parent / "features" / f"{mp4.stem}.npy"
         np.testing.assert_array_equal(np.load(feats), np.load(two / "features" / feats.name))
 
 
+@pytest.mark.slow
 def test_loader_reads_the_world_with_videos_features_and_split(synth_world):
     ds = load_dataset("demo", synth_world)
     assert len(ds.videos) == 42 and len(ds.tasks) == len(TASKS)
@@ -159,6 +162,7 @@ def test_default_world_root_follows_kepp_home(monkeypatch, tmp_path):
     assert default_world_root().parts[-3:] == (".cache", "kepp", "demo-world")
 
 
+@pytest.mark.slow
 def test_from_plans_renders_the_niv_plans(niv_world, niv_plans):
     src = load_plans(niv_plans)
     ds = load_dataset("demo", niv_world)

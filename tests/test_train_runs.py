@@ -14,6 +14,8 @@ import pytest
 from kepp_core.paths import REPO_ROOT
 from tests.helpers.cli import assert_one_line_error, run_kepp
 
+pytestmark = pytest.mark.slow  # every test here trains, or runs several commands in fresh processes
+
 REPO = REPO_ROOT
 THREADS = {"KEPP_THREADS": "1"}
 

@@ -53,6 +53,7 @@ def test_bad_training_option_is_a_kepp_error():
         preset("crosstsk")
 
 
+@pytest.mark.slow
 def test_step_training_writes_checkpoint_config_and_jsonl_log(ds, tmp_path):
     from kepp_core.models.checkpoint import load_checkpoint
     from kepp_core.training import train_step_model
@@ -116,11 +117,13 @@ def test_early_stopping_stops_after_patience_validations(ds, tmp_path):
     assert s["stopped_early"] and s["steps"] < planned
 
 
+@pytest.mark.slow
 def test_cli_train_plan_with_graph_needs_the_step_model(world, tmp_path):
     r = kepp("train", "plan", "--dataset", "demo", "--root", world, "--out", tmp_path / "p", "--train-steps", 5)
     assert r.returncode == 2 and "step model" in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.slow
 def test_torchrun_two_cpu_processes_finish_with_identical_weights(world, tmp_path):
     out = tmp_path / "ddp"
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
@@ -150,6 +153,7 @@ def test_out_of_fold_endpoints_cover_every_training_episode(ds, tmp_path):
     assert c["endpoint_folds"] == 2 and c["step_model"] is None
 
 
+@pytest.mark.slow
 def test_train_and_eval_run_on_plans_jsonl_and_crosstask_formats(world, tmp_path):
     from kepp_core.data import load_dataset
 
@@ -163,6 +167,9 @@ def test_train_and_eval_run_on_plans_jsonl_and_crosstask_formats(world, tmp_path
     (tmp_path / "plans.jsonl").write_text("\n".join(lines) + "\n")
     fast = ["--train-steps", "10", "--val-every", "10", "--diffusion-steps", "5", "--dim", "16", "--batch-size", "16",
             "--sampler", "ddim", "--sampler-steps", "2", "--no-progress"]
+    from kepp_core.catalog import models_dir
+
+    trained = {}
     for fmt, root in (("plans", tmp_path / "plans.jsonl"), ("crosstask", world)):
         out = tmp_path / fmt
         r = kepp("train", "all", "--dataset", fmt, "--root", root, "--out", out, "--horizons", "3",
@@ -172,8 +179,11 @@ def test_train_and_eval_run_on_plans_jsonl_and_crosstask_formats(world, tmp_path
                  "--methods", "random", "kepp-R1")
         assert r.returncode == 0, r.stderr[-2000:]
         assert [x["method"] for x in json.loads(r.stdout)["rows"]] == ["random", "kepp-R1"]
+        trained[fmt] = sorted(p.name for p in models_dir(out, 3).iterdir() if p.is_dir())
+    assert trained == {"plans": ["plan-graph-R1", "step"], "crosstask": ["plan-graph-R1", "step"]}  # from either format
 
 
+@pytest.mark.slow
 def test_train_and_eval_run_on_the_coin_format_with_a_feature_folder(world, tmp_path):
     from kepp_core.data import load_dataset
 
