@@ -35,7 +35,7 @@ Checked in every session after every page and action:
   the rows the Playlists page lists, the file at the end), and the shared playlist every item any
   session added (no lost update);
 - uploads: a session's page shows its own file's name and never another's; the server's upload
-  folders (its TMPDIR, a scratch folder) never outnumber the sessions.
+  folders (its TMPDIR, a scratch folder) never outnumber the server sessions the browser opened.
 The server's memory (resident set of its process tree, from /proc) is sampled every few seconds:
 its maximum and its slope (MB per minute, over the second half of the run) are reported. Page-ready
 times: sidebar click → the page's title and its main content (bench_app.READY_JS: the script done,
@@ -92,17 +92,21 @@ CHECK_JS = r"""() => {
   return {found: found, uploads: [...new Set(text.match(/session-\d+\.mp4/g) || [])],
           notes: [...new Set(text.match(/note of session \d+/g) || [])]};
 }"""
-IDLE_JS = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+# No run of the script going: its run state (at once; the status widget shows only after 500 ms) and no status widget.
+IDLE_JS = """() => { const app = document.querySelector('[data-testid="stApp"]');
+  return !!app && app.dataset.testScriptState === 'notRunning' && !document.querySelector('[data-testid="stStatusWidget"]'); }"""
 QUERY_IS = "([k, v]) => new URLSearchParams(location.search).get(k) === v"
 QUERY_NOT = "([k, v]) => new URLSearchParams(location.search).get(k) !== v"
-# The message of the last "Add to playlist" (the popover's message or its toast) naming playlist n, other than b.
-ADDED_JS = r"""([n, b]) => { const els = document.querySelectorAll('[data-testid="stToast"], [data-testid="stPopoverBody"]');
-  const m = [...els].map(e => e.innerText).join('\n').match(new RegExp("to playlist '" + n + "' \\((\\d+) items\\)"));
+# The confirmation of an "Add to playlist" naming playlist n: a toast not seen before the click (marked
+# by SEEN_TOASTS), or the popover's message when it differs from b, the one shown before the click.
+ADDED_JS = r"""([n, b]) => { const re = new RegExp("to playlist '" + n + "' \\((\\d+) items\\)");
+  for (const t of document.querySelectorAll('[data-testid="stToast"]')) {
+    const m = !t.dataset.keppSeen && t.innerText.match(re);
+    if (m) return m[0];
+  }
+  const m = [...document.querySelectorAll('[data-testid="stPopoverBody"]')].map(e => e.innerText).join('\n').match(re);
   return m && m[0] !== b ? m[0] : null; }"""
-
-# The Playlists page lists n items: n remove buttons in the page.
-ROWS_ARE = """n => [...document.querySelectorAll('[data-testid="stMain"] button')]
-  .filter(b => b.innerText.trim() === '✕').length === n"""
+SEEN_TOASTS = "() => document.querySelectorAll('[data-testid=\"stToast\"]').forEach(t => { t.dataset.keppSeen = '1'; })"
 
 
 @dataclass
@@ -168,6 +172,7 @@ class Session:
         self.left: dict[str, dict] = {}  # page -> its address when this session last left it
         self.visits = 0
         self.failures = 0
+        self.starts = 0  # server sessions this person opened (a fresh start after a stalled step opens another)
         self.page = None
         findings.own.update({f"q={self.step}": k, f"vq={self.video}": k, f"playlist={self.own}": k})
 
@@ -200,7 +205,7 @@ class Session:
             return
         diff = {k: (before.get(k), now.get(k)) for k in sorted(set(before) | set(now)) if before.get(k) != now.get(k)}
         crossed = [k for k, (_, v) in diff.items() if self.f.own.get(f"{k}={v}") not in (None, self.k)]
-        (self.f.crossed if crossed else self.f.lost).append({"session": self.k, "where": label,
+        (self.f.crossed if crossed else self.f.lost).append({"session": self.k, "where": label, "step": self.visits + 1,
                                                             "what": f"address on return: {diff} (left, found)"})
 
     def timed(self, table: dict, name: str, t0: float) -> None:
@@ -220,7 +225,9 @@ class Session:
         self.restored(label)
         await self.check(label)
 
-    def leave(self, label: str) -> None:
+    async def leave(self, label: str) -> None:
+        """The page's address as this session leaves it, once the page is ready (its run has written it)."""
+        await ready(self.page, ADDRESS[label][1], self.timeout)
         self.left[label] = self.query()
 
     async def add_to_playlist(self, name: str) -> int:
@@ -240,10 +247,11 @@ class Session:
             except PlaywrightTimeout:
                 if attempt == 2:
                     raise
-        before = await p.evaluate(ADDED_JS, [name, ""]) or ""
         await field_.fill(name)
         await field_.press("Enter")
         await idle(p, self.timeout)
+        before = await p.evaluate(ADDED_JS, [name, ""]) or ""
+        await p.evaluate(SEEN_TOASTS)
         t0 = time.perf_counter()
         await body.get_by_role("button", name="Add", exact=True).click()
         said = await (await p.wait_for_function(ADDED_JS, arg=[name, before], timeout=self.timeout)).json_value()
@@ -285,7 +293,7 @@ class Session:
             self.f.crossed.append({"session": self.k, "where": "Plan", "what": f"planned its video {self.video}, "
                                    f"the page shows {said!r}"})
         await self.check("Plan, planned")
-        self.leave("Plan")
+        await self.leave("Plan")
 
     async def upload_video(self) -> None:
         p = self.page
@@ -297,9 +305,9 @@ class Session:
         await self.plan_button("Upload → live result")
         await self.check("Plan, an upload planned")
         await p.locator('[data-testid="stRadio"]').get_by_text("From the dataset", exact=True).first.click()
-        await p.get_by_role("combobox", name="Video").first.wait_for(timeout=self.timeout)
-        await idle(p, self.timeout)
-        self.leave("Plan")
+        await p.wait_for_function(QUERY_IS, arg=["source", None], timeout=self.timeout)  # the dataset's videos again
+        await p.wait_for_function(QUERY_NOT, arg=["video", None], timeout=self.timeout)
+        await self.leave("Plan")
 
     async def graph(self) -> None:
         p = self.page
@@ -321,7 +329,7 @@ class Session:
         await ready(p, ADDRESS["Graph"][1], self.timeout)
         self.timed(self.f.actions, what, t0)
         await self.check("Graph, changed")
-        self.leave("Graph")
+        await self.leave("Graph")
 
     async def heatmaps(self) -> None:
         p = self.page
@@ -336,7 +344,7 @@ class Session:
         await ready(p, ADDRESS["Heatmaps"][1], self.timeout)
         self.timed(self.f.actions, "Heatmaps: a task picked", t0)
         await self.check("Heatmaps, changed")
-        self.leave("Heatmaps")
+        await self.leave("Heatmaps")
 
     async def next_episode(self, avoid: set) -> str:
         """Next ▶ until the page's episode is one not in ``avoid`` (at most 10 times); that episode."""
@@ -363,7 +371,7 @@ class Session:
             self.f.crossed.append({"session": self.k, "where": "Failure cases", "what": f"its playlist {self.own} "
                                    f"holds {n} items, it added {len(self.own_items)}"})
         await self.check("Failure cases, added")
-        self.leave("Failure cases")
+        await self.leave("Failure cases")
         t0 = time.perf_counter()
         await p.get_by_role("link", name="Open in Plan").first.click()
         await p.get_by_role("heading", name=TITLES["Plan"]).first.wait_for(timeout=self.timeout)
@@ -376,7 +384,7 @@ class Session:
             self.f.crossed.append({"session": self.k, "where": "Open in Plan", "what": f"opened {episode}, the "
                                    f"address says video={q.get('video')} ep={q.get('ep')}"})
         await self.check("Open in Plan")
-        self.leave("Plan")
+        await self.leave("Plan")
 
     async def results(self) -> None:
         await self.switch("Results")
@@ -384,13 +392,13 @@ class Session:
         await self.add_to_playlist(SHARED)
         self.f.shared_added.add(episode)
         await self.check("Results, added")
-        self.leave("Results")
+        await self.leave("Results")
 
     async def playlists(self) -> None:
         p = self.page
         await self.switch("Playlists")
         if not self.own_items:  # nothing added yet: the built-in scenes
-            self.leave("Playlists")
+            await self.leave("Playlists")
             return
         if self.query().get("playlist") != self.own:
             await choose(p, "Playlist", self.own, self.timeout)
@@ -409,22 +417,22 @@ class Session:
         await idle(p, self.timeout)
         self.timed(self.f.actions, "Playlists: an item removed", t0)
         await self.check("Playlists, edited")
-        self.leave("Playlists")
+        await self.leave("Playlists")
 
     async def rows_are(self, rows, n: int) -> None:
         """Until the playlist shows ``n`` rows; a crossing when it settles on another number."""
-        from playwright.async_api import TimeoutError as PlaywrightTimeout
+        from playwright.async_api import expect
 
         try:
-            await self.page.wait_for_function(ROWS_ARE, arg=n, timeout=60_000)
-        except PlaywrightTimeout:
+            await expect(rows).to_have_count(n, timeout=60_000)
+        except AssertionError:
             await idle(self.page, self.timeout)
             self.f.crossed.append({"session": self.k, "where": "Playlists", "what": f"its playlist {self.own} "
                                    f"shows {await rows.count()} rows, it holds {n}"})
 
     async def simple(self, label: str) -> None:
         await self.switch(label)
-        self.leave(label)
+        await self.leave(label)
 
     # --- the loop -----------------------------------------------------------------------------------------
     async def run(self, deadline: float) -> None:
@@ -452,6 +460,7 @@ class Session:
 
     async def start(self) -> None:
         """The app's address, until its first page is ready (a new server session)."""
+        self.starts += 1
         await self.page.goto(self.url)
         await ready(self.page, ADDRESS["Home"][1], self.timeout)
         self.left = {}
@@ -625,6 +634,10 @@ def summary(args, findings: Findings, sessions: list[Session], sampler: Sampler,
             load_before: str, wall: float) -> dict:
     samples = sampler.samples
     half = [s for s in samples if s[0] >= samples[-1][0] / 2] if samples else []
+    folders, opened = max((s[2] for s in samples), default=0), sum(s.starts for s in sessions)
+    if folders > opened:  # one private folder per session at most: more is a leak
+        findings.errors.append({"session": None, "where": "the server's upload folders",
+                                "what": f"{folders} folders for {opened} sessions"})
     return {
         "sessions": args.sessions, "minutes": args.minutes, "seed": args.seed, "wall_s": round(wall, 1),
         "load_before": load_before, "load_after": load_average(), "cpus": os.cpu_count(),
@@ -635,7 +648,7 @@ def summary(args, findings: Findings, sessions: list[Session], sampler: Sampler,
                           "end": round(samples[-1][1], 1), "slope_mb_per_min": round(slope_mb_per_min(samples), 2),
                           "slope_second_half_mb_per_min": round(slope_mb_per_min(half), 2),
                           "samples": len(samples)} if samples else {},
-        "upload_folders_max": max((s[2] for s in samples), default=0),
+        "upload_folders_max": folders, "server_sessions_opened": opened,
         "playlists": playlists,
         "errors": findings.errors, "crossed": findings.crossed, "state_lost": findings.lost,
         "stalled": findings.stalled,
@@ -655,8 +668,8 @@ def print_table(result: dict) -> None:
     if m:
         print(f"server memory (MB): start {m['start']:.0f}, max {m['max']:.0f}, end {m['end']:.0f}; slope "
               f"{m['slope_mb_per_min']:+.1f} MB/min over the run, {m['slope_second_half_mb_per_min']:+.1f} over its second half")
-    print(f"upload folders at most {result['upload_folders_max']} (sessions: {result['sessions']}); playlists: "
-          f"{result['playlists']}")
+    print(f"upload folders at most {result['upload_folders_max']} (server sessions opened: "
+          f"{result['server_sessions_opened']}); playlists: {result['playlists']}")
     print(f"steps done per session: {result['steps_done']}")
     for name in ("errors", "crossed", "state_lost", "stalled"):
         print(f"{name}: {len(result[name])}")

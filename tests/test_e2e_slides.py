@@ -26,7 +26,7 @@ from components import urls
 from kepp_core import api, catalog
 from kepp_core.playlists import PlaylistStore
 from tests.helpers.browser import (ARTIFACTS, add_to_playlist, check_drawing_labels, check_drawing_type,
-                                   check_page_type, has_row, idle, query, result_on_one_screen, rows_of_cards, settled_drawing,
+                                   check_page_type, has_row, idle, query, rerun, result_on_one_screen, rows_of_cards, settled_drawing,
                                    shown_graph_frame, wait_plan, wait_query, wait_rows, wait_slide, wait_text)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
@@ -125,7 +125,8 @@ def test_a_failure_from_failure_cases_is_that_failure_on_its_slide(records_serve
     ARTIFACTS.mkdir(exist_ok=True)
     slide.screenshot(path=str(ARTIFACTS / "e2e_slide_recorded.png"))
     # a slide change (→): the third failure, brought into view
-    slide.keyboard.press("ArrowRight")
+    with rerun(slide):
+        slide.keyboard.press("ArrowRight")
     wait_query(slide, "item", "3")
     wait_slide(slide, 3, 3)  # the slide's item marker, then the slide itself: its episode and its rows
     wait_text(slide, ".kepp-input", episode_words(recs[2], task_names))

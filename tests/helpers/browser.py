@@ -120,10 +120,42 @@ def browser():
         b.close()
 
 
+# Streamlit's own run state of the script (``stApp``'s ``data-test-script-state``): notRunning once a run has
+# ended. Its status widget ("Running...") shows only after a run's first 500 ms, so its absence alone is no
+# sign that nothing runs.
+IDLE = """() => { const app = document.querySelector('[data-testid="stApp"]');
+  return !!app && ['notRunning', 'compilationError'].includes(app.dataset.testScriptState)
+         && !document.querySelector('[data-testid="stStatusWidget"]'); }"""
+# How many runs of the script have ended since this document was loaded (a MutationObserver on stApp's
+# run state, installed by the first call).
+RUNS_ENDED = """() => { const app = document.querySelector('[data-testid="stApp"]');
+  if (!app) return -1;
+  if (!window.__keppRuns) {
+    window.__keppRuns = {n: 0};
+    new MutationObserver(() => { if (app.dataset.testScriptState === 'notRunning') window.__keppRuns.n++; })
+      .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+  }
+  return window.__keppRuns.n; }"""
+
+
 def idle(page, timeout: float = 60_000) -> None:
-    """Wait until Streamlit has finished running the script (no 'running' status widget)."""
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout)
+    """Wait until Streamlit has no run of the script going (its run state, and no status widget). An
+    action's run may not have begun yet: :func:`rerun` waits for that one."""
+    page.wait_for_function(IDLE, timeout=timeout)
+
+
+@contextlib.contextmanager
+def rerun(page, timeout: float = 60_000) -> Iterator[None]:
+    """Around an action that makes the app run its script (a click, a key, a typed value): on leaving the
+    block, waits until a run that ended after the block began has ended and none is going, so what the
+    test reads next is that run's page, not the last one's.
+
+    >>> with rerun(page):  # doctest: +SKIP
+    ...     page.get_by_role("button", name="Next ▶").click()
+    """
+    before = page.evaluate(RUNS_ENDED)
+    yield
+    page.wait_for_function(f"b => ({RUNS_ENDED})() > b && ({IDLE})()", arg=before, timeout=timeout)
 
 
 def drawn_frame(page, script: str):
