@@ -592,8 +592,11 @@ async def run_sessions(url: str, facts: dict, uploads: list[Path], findings: Fin
             await s.run(deadline)
 
         # the last step of each session may start just before the deadline: bounded by its own timeouts
-        await asyncio.wait_for(asyncio.gather(*(staggered(s) for s in sessions)),
-                               timeout=args.minutes * 60 + MAX_FAILURES * args.timeout + 60)
+        try:
+            await asyncio.wait_for(asyncio.gather(*(staggered(s) for s in sessions)),
+                                   timeout=args.minutes * 60 + MAX_FAILURES * args.timeout + 60)
+        except asyncio.TimeoutError:
+            findings.stalled.append({"session": None, "where": "the run", "what": "the sessions did not stop by themselves"})
         await browser.close()
     return sessions
 
@@ -630,10 +633,20 @@ def check_playlists(folder: Path, sessions: list[Session], findings: Findings) -
             "shared_added": len(findings.shared_added), "shared_lost": len(lost)}
 
 
+def memory(samples: list[tuple[float, float, int]]) -> dict:
+    """The server's resident memory: start, maximum, end, slopes, and the series (about 60 points)."""
+    if not samples:
+        return {}
+    half = [s for s in samples if s[0] >= samples[-1][0] / 2]
+    return {"start": round(samples[0][1], 1), "max": round(max(s[1] for s in samples), 1),
+            "end": round(samples[-1][1], 1), "slope_mb_per_min": round(slope_mb_per_min(samples), 2),
+            "slope_second_half_mb_per_min": round(slope_mb_per_min(half), 2), "samples": len(samples),
+            "series": [[round(t), round(mb)] for t, mb, _ in samples[::max(1, len(samples) // 60)]]}
+
+
 def summary(args, findings: Findings, sessions: list[Session], sampler: Sampler, playlists: dict,
             load_before: str, wall: float) -> dict:
     samples = sampler.samples
-    half = [s for s in samples if s[0] >= samples[-1][0] / 2] if samples else []
     folders, opened = max((s[2] for s in samples), default=0), sum(s.starts for s in sessions)
     if folders > opened:  # one private folder per session at most: more is a leak
         findings.errors.append({"session": None, "where": "the server's upload folders",
@@ -644,10 +657,7 @@ def summary(args, findings: Findings, sessions: list[Session], sampler: Sampler,
         "steps_done": {s.k: s.visits for s in sessions},
         "page_ready_s": {k: percentiles(v) for k, v in sorted(findings.ready.items())},
         "actions_s": {k: percentiles(v) for k, v in sorted(findings.actions.items())},
-        "server_rss_mb": {"start": round(samples[0][1], 1), "max": round(max(s[1] for s in samples), 1),
-                          "end": round(samples[-1][1], 1), "slope_mb_per_min": round(slope_mb_per_min(samples), 2),
-                          "slope_second_half_mb_per_min": round(slope_mb_per_min(half), 2),
-                          "samples": len(samples)} if samples else {},
+        "server_rss_mb": memory(samples),
         "upload_folders_max": folders, "server_sessions_opened": opened,
         "playlists": playlists,
         "errors": findings.errors, "crossed": findings.crossed, "state_lost": findings.lost,
