@@ -170,10 +170,12 @@ NEW_TABS = [("Home", "", "[data-testid='stMetric']"), ("Plan", "Plan", ".st-key-
             ("Graph", "Graph", "iframe"), ("Heatmaps", "Heatmaps", ".js-plotly-plot .main-svg"),
             ("Failure cases", "Failure_cases", ".kepp-plan"), ("Results", "Results", ".kepp-plan"),
             ("Training", "Training", ".js-plotly-plot .main-svg"), ("Playlists", "Playlists", "h1")]
-# Ready: the script has finished, the page's own content is there, every plotly chart and every vis.js
+# Ready: the script has finished (its run state says so), the page's own content is there, every plotly chart and every vis.js
 # drawing is drawn (a frame that holds a network has its nodes), and no element still waits for its data.
 READY_JS = """(sel) => {
   if (document.querySelector('[data-testid="stStatusWidget"], [data-testid="stSkeleton"]')) return false;
+  // the script's run state, at once (the status widget shows only after a run's first 500 ms)
+  if ((document.querySelector('[data-testid="stApp"]') || {dataset: {}}).dataset.testScriptState !== 'notRunning') return false;
   if (!document.querySelector('h1') || !document.querySelector(sel)) return false;
   for (const p of document.querySelectorAll('.js-plotly-plot')) if (!p.querySelector('.main-svg')) return false;
   for (const f of document.querySelectorAll('iframe')) {

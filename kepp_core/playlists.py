@@ -12,7 +12,9 @@ The file ``NAME.json``::
 
 ``query`` is the address that reopens the item (for the app: the Plan page's URL query, with its
 method, T and view settings); ``episode``, ``method`` and ``T`` name it for lists and captions.
-The playlist's name is its file's name. Writes are atomic (:mod:`kepp_core.io`).
+The playlist's name is its file's name. Writes are atomic (:mod:`kepp_core.io`), and every change
+(add, move, remove, rename) reads and writes the file under its writer lock: two people adding to one
+playlist of a shared server at once both land, neither overwrites the other.
 
 >>> import tempfile
 >>> store = PlaylistStore(tempfile.mkdtemp())
@@ -35,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kepp_core.errors import KeppError
-from kepp_core.io import atomic_write_json, ensure_folder, parse_json, read_text_utf8
+from kepp_core.io import atomic_write_json, ensure_folder, parse_json, read_text_utf8, writer_lock
 
 __all__ = ["FORMAT", "MAX_ITEMS", "PlaylistItem", "Playlist", "PlaylistStore", "check_name"]
 
@@ -257,26 +259,42 @@ class PlaylistStore:
         atomic_write_json(path, playlist.to_json())
         return playlist
 
+    def edit(self, name: str, change: Callable[[Playlist], Playlist], create: bool = False) -> Playlist:
+        """Write ``change(playlist)`` over the playlist ``name``, the file read and written under its
+        writer lock (another edit waits: none is lost); ``create``: an empty playlist where there is
+        no file yet."""
+        with writer_lock(self.path(name), "playlist edit", wait=True):
+            playlist = Playlist(check_name(name)) if create and not self.exists(name) else self.read(name)
+            return self.write(change(playlist))
+
     def add(self, name: str, items: Iterable[Mapping | PlaylistItem]) -> Playlist:
         """Append ``items`` (checked as a file's would be) to the playlist ``name``, created when it
         does not exist; an item equal to one already there is not added twice."""
         new = [i if isinstance(i, PlaylistItem) else parse_item(i, f"playlist {name!r}: new item")
                for i in items]
-        playlist = self.read(name) if self.exists(name) else Playlist(check_name(name))
-        kept = list(playlist.items)
-        for item in new:
-            if item not in kept:
-                kept.append(item)
-        if len(kept) > MAX_ITEMS:
-            raise KeppError(f"playlist {name!r} is full: {MAX_ITEMS} items at most (remove some first)")
-        return self.write(replace(playlist, items=tuple(kept)))
+
+        def append(playlist: Playlist) -> Playlist:
+            kept = list(playlist.items)
+            for item in new:
+                if item not in kept:
+                    kept.append(item)
+            if len(kept) > MAX_ITEMS:
+                raise KeppError(f"playlist {name!r} is full: {MAX_ITEMS} items at most (remove some first)")
+            return replace(playlist, items=tuple(kept))
+
+        return self.edit(name, append, create=True)
 
     def rename(self, old: str, new: str) -> Playlist:
         """Give the playlist ``old`` the name ``new`` (refused when ``new`` exists)."""
-        if self.exists(new):
+        if check_name(old) == check_name(new):
             raise KeppError(f"a playlist named {new!r} exists already: choose another name")
-        playlist = self.write(replace(self.read(old), name=new))
-        self.delete(old)
+        first, second = sorted((old, new))  # one order for every rename: two renames never wait on each other
+        with writer_lock(self.path(first), "playlist edit", wait=True), \
+                writer_lock(self.path(second), "playlist edit", wait=True):
+            if self.exists(new):
+                raise KeppError(f"a playlist named {new!r} exists already: choose another name")
+            playlist = self.write(replace(self.read(old), name=new))
+            self.delete(old)
         return playlist
 
     def delete(self, name: str) -> None:

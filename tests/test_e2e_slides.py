@@ -26,8 +26,8 @@ from components import urls
 from kepp_core import api, catalog
 from kepp_core.playlists import PlaylistStore
 from tests.helpers.browser import (ARTIFACTS, add_to_playlist, check_drawing_labels, check_drawing_type,
-                                   check_page_type, has_row, idle, query, result_on_one_screen, rows_of_cards, settled_drawing,
-                                   shown_graph_frame, wait_plan)
+                                   check_page_type, has_row, idle, query, rerun, result_on_one_screen, rows_of_cards, settled_drawing,
+                                   shown_graph_frame, wait_plan, wait_query, wait_rows, wait_slide, wait_text)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
 SCREEN = {"width": 1280, "height": 720}
@@ -43,6 +43,12 @@ def labels(demo_env):
     return ds.actions, {t: task.name for t, task in ds.tasks.items()}
 
 
+def episode_words(record, task_names) -> str:
+    """The episode of ``record`` as the slide says it: task · video · steps."""
+    task, video, first, horizon = catalog.parse_episode_id(record["episode"])
+    return f"{task_names[task]} · video {video} · steps {first + 1}–{first + horizon}"
+
+
 def shows_record(page, record, actions, task_names, where: str) -> None:
     """The slide shows ``record`` (a predictions row): its plan first, then its truth, its verdict with
     its method, and the episode in words."""
@@ -53,9 +59,8 @@ def shows_record(page, record, actions, task_names, where: str) -> None:
     assert verdict.get_attribute("data-success") == str(bool(record["success"])).lower(), where
     assert verdict.inner_text().startswith(f"Recorded · {catalog.method_label(record['method'])}"), where
     assert ("failure" in verdict.inner_text()) == (not record["success"]), where
-    task, video, first, horizon = catalog.parse_episode_id(record["episode"])
     said = page.locator(".kepp-input").first.inner_text()
-    assert said == f"{task_names[task]} · video {video} · steps {first + 1}–{first + horizon}", (where, said)
+    assert said == episode_words(record, task_names), (where, said)
 
 
 # How much of its canvas a drawing covers: the steps' centres as shares of the canvas's width and height
@@ -120,10 +125,12 @@ def test_a_failure_from_failure_cases_is_that_failure_on_its_slide(records_serve
     ARTIFACTS.mkdir(exist_ok=True)
     slide.screenshot(path=str(ARTIFACTS / "e2e_slide_recorded.png"))
     # a slide change (→): the third failure, brought into view
-    slide.keyboard.press("ArrowRight")
-    slide.wait_for_function("() => new URLSearchParams(window.location.search).get('item') === '3'", timeout=60_000)
-    slide.wait_for_function("e => document.querySelector('.kepp-input')?.textContent.includes(e)",
-                            arg=f"video {catalog.parse_episode_id(recs[2]['episode'])[1]} ", timeout=90_000)
+    with rerun(slide):
+        slide.keyboard.press("ArrowRight")
+    wait_query(slide, "item", "3")
+    wait_slide(slide, 3, 3)  # the slide's item marker, then the slide itself: its episode and its rows
+    wait_text(slide, ".kepp-input", episode_words(recs[2], task_names))
+    wait_rows(slide, [[actions[a] for a in recs[2][key]] for key in ("plan", "truth")])
     wait_plan(slide)
     shows_record(slide, recs[2], actions, task_names, "item 3 after →")
     result_on_one_screen(slide, "a slide change", INPUT)

@@ -69,12 +69,12 @@ def change(action, *args, select: str | None = None, done: str = "") -> None:
 
 def move(k: int, delta: int) -> None:
     """Move item ``k`` of the shown playlist up or down."""
-    store.write(store.read(name).moved(k, delta))
+    store.edit(name, lambda playlist: playlist.moved(k, delta))
 
 
 def remove(k: int) -> None:
     """Remove item ``k`` of the shown playlist."""
-    store.write(store.read(name).without(k))
+    store.edit(name, lambda playlist: playlist.without(k))
 
 
 def rename() -> None:

@@ -120,10 +120,42 @@ def browser():
         b.close()
 
 
+# Streamlit's own run state of the script (``stApp``'s ``data-test-script-state``): notRunning once a run has
+# ended. Its status widget ("Running...") shows only after a run's first 500 ms, so its absence alone is no
+# sign that nothing runs.
+IDLE = """() => { const app = document.querySelector('[data-testid="stApp"]');
+  return !!app && ['notRunning', 'compilationError'].includes(app.dataset.testScriptState)
+         && !document.querySelector('[data-testid="stStatusWidget"]'); }"""
+# How many runs of the script have ended since this document was loaded (a MutationObserver on stApp's
+# run state, installed by the first call).
+RUNS_ENDED = """() => { const app = document.querySelector('[data-testid="stApp"]');
+  if (!app) return -1;
+  if (!window.__keppRuns) {
+    window.__keppRuns = {n: 0};
+    new MutationObserver(() => { if (app.dataset.testScriptState === 'notRunning') window.__keppRuns.n++; })
+      .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+  }
+  return window.__keppRuns.n; }"""
+
+
 def idle(page, timeout: float = 60_000) -> None:
-    """Wait until Streamlit has finished running the script (no 'running' status widget)."""
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout)
+    """Wait until Streamlit has no run of the script going (its run state, and no status widget). An
+    action's run may not have begun yet: :func:`rerun` waits for that one."""
+    page.wait_for_function(IDLE, timeout=timeout)
+
+
+@contextlib.contextmanager
+def rerun(page, timeout: float = 60_000) -> Iterator[None]:
+    """Around an action that makes the app run its script (a click, a key, a typed value): on leaving the
+    block, waits until a run that ended after the block began has ended and none is going, so what the
+    test reads next is that run's page, not the last one's.
+
+    >>> with rerun(page):  # doctest: +SKIP
+    ...     page.get_by_role("button", name="Next ▶").click()
+    """
+    before = page.evaluate(RUNS_ENDED)
+    yield
+    page.wait_for_function(f"b => ({RUNS_ENDED})() > b && ({IDLE})()", arg=before, timeout=timeout)
 
 
 def drawn_frame(page, script: str):
@@ -137,15 +169,31 @@ def drawn_frame(page, script: str):
     return None
 
 
+# The 1-based index of the first iframe of the page whose vis.js drawing has its nodes (and, with ``shown``, a
+# canvas that has a width: a hidden tab's drawing has none); 0 while there is none. pyvis frames are srcdoc
+# frames of the page's own origin, so the page reads their ``network``.
+DRAWN_FRAME = """(shown) => 1 + [...document.querySelectorAll('iframe')].findIndex(f => {
+  let w; try { w = f.contentWindow; } catch (e) { return false; }
+  const box = w && w.document && w.document.querySelector('#mynetwork');
+  if (!box || !box.querySelector('canvas') || !(w.network && w.network.body.data.nodes.length)) return false;
+  return !shown || box.clientWidth > 0;
+})"""
+
+
+def _drawn(page, shown: bool, timeout: float, what: str):
+    """The frame of the first iframe :data:`DRAWN_FRAME` finds, waiting for it (``timeout`` s)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        k = page.wait_for_function(DRAWN_FRAME, arg=shown, timeout=timeout * 1000, polling=100).json_value()
+    except PlaywrightTimeout:
+        raise AssertionError(what) from None
+    return page.locator("iframe").nth(k - 1).element_handle().content_frame()
+
+
 def graph_frame(page, timeout: float = 30.0):
     """The iframe holding the pyvis drawing, once vis.js has drawn its nodes."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        frame = drawn_frame(page, "() => typeof network !== 'undefined' && network.body.data.nodes.length")
-        if frame is not None:
-            return frame
-        time.sleep(0.2)
-    raise AssertionError("no drawn graph (pyvis iframe with a canvas and nodes) in the page")
+    return _drawn(page, False, timeout, "no drawn graph (pyvis iframe with a canvas and nodes) in the page")
 
 
 # --- what a page shows a reader: type sizes, the result on one screen, a drawing's labels --------------------
@@ -190,17 +238,22 @@ def overlap(a: dict, b: dict) -> bool:
     return a["left"] < b["right"] and b["left"] < a["right"] and a["top"] < b["bottom"] and b["top"] < a["bottom"]
 
 
+# READ_DRAWING once the drawing says it is laid out and its labels placed, and it reads the same as at the
+# frame's previous poll; null until then.
+SETTLED_DRAWING = "() => { const now = (%s)(), text = JSON.stringify(now), same = text === window.__keppRead;" \
+    " window.__keppRead = text; return now.settled && same ? now : null; }" % READ_DRAWING
+
+
 def settled_drawing(frame, timeout: float = 30.0) -> dict:
-    """The drawing (:data:`READ_DRAWING`) once laid out and its labels placed: two equal reads."""
-    deadline, before = time.monotonic() + timeout, None
-    while True:
-        now = frame.evaluate(READ_DRAWING)
-        if now["settled"] and now == before:
-            return now
-        if time.monotonic() > deadline:
-            raise AssertionError(f"the drawing did not settle within {timeout} s; last read: {now}")
-        before = now
-        time.sleep(0.5)
+    """The drawing (:data:`READ_DRAWING`) once laid out and its labels placed: two equal reads, 0.5 s apart."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    frame.evaluate("() => { window.__keppRead = null; }")
+    try:
+        return frame.wait_for_function(SETTLED_DRAWING, timeout=timeout * 1000, polling=500).json_value()
+    except PlaywrightTimeout:
+        raise AssertionError(f"the drawing did not settle within {timeout} s; last read: "
+                             f"{frame.evaluate(READ_DRAWING)}") from None
 
 
 def check_drawing_labels(net: dict, where: str) -> None:
@@ -234,25 +287,38 @@ def check_page_type(page, where: str, px: float = 18.0) -> None:
     assert not small, f"{where}: text smaller than {px} px: {small[:12]}"
 
 
+# The box of the first element of each selector (name -> CSS selector; null where none is on show), once all
+# lie wholly inside the w x h window and have not moved for two polls; null until then (the last read is kept
+# in window.__keppBoxes for a failure's message).
+BOXES_IN_VIEW = """([selectors, w, h]) => {
+  const boxes = {};
+  for (const [name, css] of Object.entries(selectors)) {
+    const el = document.querySelector(css), r = el && el.getBoundingClientRect();
+    boxes[name] = r && (r.width || r.height) ? {x: r.x, y: r.y, width: r.width, height: r.height} : null;
+  }
+  const text = JSON.stringify(boxes);
+  window.__keppSame = text === window.__keppBoxes ? (window.__keppSame || 0) + 1 : 0;
+  window.__keppBoxes = text;
+  const inside = Object.values(boxes).every(b => b && b.x >= 0 && b.y >= 0 && b.x + b.width <= w + 0.5
+                                                   && b.y + b.height <= h + 0.5);
+  return inside && window.__keppSame >= 2 ? boxes : null;
+}"""
+
+
 def boxes_in_view(page, selectors: dict[str, str], timeout: float = 30.0) -> dict:
     """Until the first element of each ``selectors`` entry (name -> CSS selector) lies wholly inside the
-    window (bounded by ``timeout``: the page scrolls to a new result); returns their boxes. A failure
-    names every box seen and the window's size."""
+    window and stays there (the page scrolls to a new result; bounded by ``timeout``); returns their
+    boxes. A failure names every box seen and the window's size."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     size = page.viewport_size
-    deadline, seen = time.monotonic() + timeout, {}
-    while True:
-        seen = {name: page.locator(css).first.bounding_box() if page.locator(css).count() else None
-                for name, css in selectors.items()}
-        inside = all(b and b["y"] >= 0 and b["x"] >= 0 and b["y"] + b["height"] <= size["height"] + 0.5
-                     and b["x"] + b["width"] <= size["width"] + 0.5 for b in seen.values())
-        if inside:
-            page.wait_for_timeout(600)  # and still there once the page has stopped scrolling
-            again = {name: page.locator(css).first.bounding_box() for name, css in selectors.items()}
-            if again == seen:
-                return seen
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not all within the {size['width']}x{size['height']} window: {seen}")
-        page.wait_for_timeout(200)
+    page.evaluate("() => { window.__keppBoxes = null; window.__keppSame = 0; }")
+    try:
+        return page.wait_for_function(BOXES_IN_VIEW, arg=[selectors, size["width"], size["height"]],
+                                      timeout=timeout * 1000, polling=300).json_value()
+    except PlaywrightTimeout:
+        seen = page.evaluate("() => window.__keppBoxes")
+        raise AssertionError(f"not all within the {size['width']}x{size['height']} window: {seen}") from None
 
 
 # --- the Plan page as a reader meets it ----------------------------------------------------------------------
@@ -303,14 +369,7 @@ def add_to_playlist(page, name: str, count: int) -> None:
 
 def shown_graph_frame(page, timeout: float = 60.0):
     """The frame of the first graph drawing on show (a hidden tab's drawing has no size)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        frame = drawn_frame(page, "() => typeof network !== 'undefined' && network.body.data.nodes.length"
-                                  " && document.querySelector('#mynetwork').clientWidth > 0")
-        if frame is not None:
-            return frame
-        time.sleep(0.2)
-    raise AssertionError("no graph drawing on show")
+    return _drawn(page, True, timeout, "no graph drawing on show")
 
 
 # The Plan page's result: its first row of step cards (the plan shown first) and its plan graph's frame.
@@ -333,3 +392,31 @@ def has_row(page, labels: list[str], timeout: float = 60_000) -> None:
     page.wait_for_function("""t => [...document.querySelectorAll('.kepp-plan')].some(r =>
         JSON.stringify([...r.querySelectorAll('.kepp-card > div:last-child')].map(d => d.textContent.trim())) === t)""",
                            arg=json.dumps(labels, ensure_ascii=False, separators=(",", ":")), timeout=timeout)
+
+
+# --- waiting on what a test asserts, never on a timer: a page that is still changing is read once it shows it --------
+def wait_text(page, selector: str, text: str, exact: bool = True, timeout: float = 90_000) -> None:
+    """Until the first element matching ``selector`` reads ``text`` (``exact``: all of its text, trimmed;
+    else: contains it). After a slide change, a click or a rerun the page keeps the last run's elements
+    until the new run replaces them: waiting on the text the test then asserts reads the new one."""
+    page.wait_for_function("""([css, t, exact]) => { const el = document.querySelector(css);
+        return !!el && (exact ? el.innerText.trim() === t : el.innerText.includes(t)); }""",
+                           arg=[selector, text, exact], timeout=timeout)
+
+
+def wait_rows(page, rows: list[list[str]], timeout: float = 90_000) -> None:
+    """Until the page's first rows of step cards (:func:`rows_of_cards`, top to bottom) read ``rows``."""
+    page.wait_for_function("""t => JSON.stringify([...document.querySelectorAll('.kepp-plan')].slice(0, t.length).map(r =>
+        [...r.querySelectorAll('.kepp-card > div:last-child')].map(d => d.textContent.trim()))) === JSON.stringify(t)""",
+                           arg=rows, timeout=timeout)
+
+
+def wait_query(page, key: str, value: str | None, timeout: float = 60_000) -> None:
+    """Until the page's address has ``key`` = ``value`` (None: no ``key``)."""
+    page.wait_for_function("([k, v]) => new URLSearchParams(window.location.search).get(k) === v",
+                           arg=[key, value], timeout=timeout)
+
+
+def wait_slide(page, item: int, of: int, timeout: float = 90_000) -> None:
+    """Until the playing bar, the slide's item marker, reads ``item / of``."""
+    wait_text(page, ".st-key-playlist_bar", f"{item} / {of}", exact=False, timeout=timeout)
