@@ -227,7 +227,10 @@ def _playing(link) -> tuple[str, int] | None:
     name, item = asked("playlist"), asked("item") or "1"
     if not name:
         return None
-    return name, int(item) if str(item).isdigit() else 1
+    try:
+        return name, plan_state.KEYS["item"].parse(item)
+    except ValueError:
+        return name, 1
 
 
 def playing_bar(cfg: AppConfig, ds, link) -> None:
