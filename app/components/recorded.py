@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from components.url_schema import PLAN, Expected
 from kepp_core import catalog
 
-__all__ = ["Record", "Shown", "distinct_paths", "find", "live_method", "live_role", "record_keys", "shown"]
+__all__ = ["Record", "Shown", "distinct_paths", "find", "live_method", "live_role", "record_keys", "shown", "whole_key"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -131,17 +131,17 @@ def shown(query: Mapping[str, str], preds, task: str | None) -> Shown:
     records hold it for the shown episode, with the live view only where asked (``live=1``); else
     the live view alone."""
     method, video = query.get("rec"), query.get("video")
-    ep, horizon, seed = (_read(query, k) for k in ("ep", "T", "seed"))
+    ep, horizon, seed = (whole_key(query, k) for k in ("ep", "T", "seed"))
     record = None
     if method and video and task is not None and ep is not None and horizon is not None:
         record = find(preds, catalog.episode_id(task, video, ep, horizon), method, seed)
     return Shown(record, live=record is None or query.get("live") == "1")
 
 
-def _read(query: Mapping[str, str], name: str) -> int | None:
+def whole_key(query: Mapping[str, str], name: str) -> int | None:
     """A whole-number key of the Plan page's state as its table reads it (None: absent or not taken).
 
-    >>> _read({"ep": "7"}, "ep"), _read({"ep": "²"}, "ep"), _read({}, "seed")
+    >>> whole_key({"ep": "7"}, "ep"), whole_key({"ep": "²"}, "ep"), whole_key({}, "seed")
     (7, None, None)
     """
     try:
