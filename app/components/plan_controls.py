@@ -114,7 +114,7 @@ def controls(cfg, ds, setup: Setup, link) -> Controls:
     """The planning controls in one row (horizon, planning model, R, recommendation, sampler, the Plan
     button's place), the encoder and LLM settings, and the planner they make."""
     settings = st.expander("Settings", expanded=False) if cfg.presentation else st.container()
-    row = settings.columns([1, 3.2, 1, 2, 2, 1.5], vertical_alignment="bottom")
+    row = settings.columns([1.3, 3.2, 1, 2, 2, 1.5], vertical_alignment="bottom")
     T = _horizon(row[0], setup, link)
     s3d, s3d_label, steps_text = _encoder(cfg, setup, link, settings)
     variants = _variants(setup, T, s3d, link)
