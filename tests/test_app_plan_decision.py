@@ -45,9 +45,12 @@ def test_the_live_tab_with_models_that_cannot_take_the_encoder_plans_nothing_and
     assert [(m.level, m.text) for m in d.messages] == [("error", "768 values, not 512")]
 
 
-def test_a_record_comes_into_view_only_when_it_arrived():
+def test_a_record_comes_into_view_only_when_it_arrived_or_the_page_is_presented():
     assert decide(PlanState(rec="kepp-R2", arrived=True), MODELS, HELD).scroll is True  # a link, a scene, a slide
     assert decide(PlanState(rec="kepp-R2"), MODELS, HELD).scroll is False  # the page opened plainly: at its top
+    # in a talk the controls are folded away: the result is the slide
+    assert decide(PlanState(rec="kepp-R2", presenting=True), MODELS, HELD).scroll is True
+    assert decide(PlanState(plan=True, news=True, presenting=True), MODELS, NONE).scroll is True
 
 
 def test_an_upload_never_shows_a_record():

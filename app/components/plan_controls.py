@@ -115,6 +115,7 @@ def controls(cfg, ds, setup: Setup, link) -> Controls:
     button's place), the encoder and LLM settings, and the planner they make."""
     settings = st.expander("Settings", expanded=False) if cfg.presentation else st.container()
     row = settings.columns([1.3, 3.2, 1, 2, 2, 1.5], vertical_alignment="bottom")
+    go = (st.columns([8, 1.5])[1] if cfg.presentation else row[5]).empty()  # in a talk: beside the folded settings
     T = _horizon(row[0], setup, link)
     s3d, s3d_label, steps_text = _encoder(cfg, setup, link, settings)
     variants = _variants(setup, T, s3d, link)
@@ -134,7 +135,7 @@ def controls(cfg, ds, setup: Setup, link) -> Controls:
         except KeppError as e:
             width_error = str(e)
     return Controls(T, variant, role, R, scorer, sampler, s3d, s3d_label, steps_text, mapper, planner, m_obs, setting,
-                    width_error, row[5].empty())
+                    width_error, go)
 
 
 def _horizon(where, setup: Setup, link) -> int:
@@ -251,8 +252,8 @@ def llm_settings(where) -> str | None:
     configured = api.llm_defaults()
     with where:
         if not configured["url"] or not configured["model"]:
-            st.caption("LLM recommendation is off: the person running the app sets `KEPP_LLM_URL` and "
-                       "`KEPP_LLM_MODEL` before `kepp app` to offer it.")
+            st.caption("LLM recommendation is off: the person running the app sets KEPP_LLM_URL and "
+                       "KEPP_LLM_MODEL before starting kepp app to offer it.")
             return None
         host = urlsplit(configured["url"]).hostname or "the configured server"
         st.caption(f"Endpoint: **{md(host)}** · model **{md(configured['model'])}** (set by the person running "

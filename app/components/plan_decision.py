@@ -61,7 +61,8 @@ class PlanState:
     travel in a link (a dataset video or the upload scene); ``from_dataset``: the video is the dataset's
     (a record is of a dataset video); ``pressed``: the Plan button was pressed this run; ``tab``: the
     view the visitor chose this run (:data:`RECORDED`, :data:`LIVE`; None: no choice); ``saved``: a
-    live result of exactly these inputs is held; ``playlist``/``item``: the playlist place played."""
+    live result of exactly these inputs is held; ``playlist``/``item``: the playlist place played;
+    ``presenting``: presentation mode (the controls folded away: the result is what the room sees)."""
 
     rec: str | None = None
     seed: int | None = None
@@ -76,6 +77,13 @@ class PlanState:
     saved: bool = False
     playlist: str | None = None
     item: int | None = None
+    presenting: bool = False
+
+    @property
+    def in_view(self) -> bool:
+        """Whether a result shown now is brought into view: it arrived asked for (a link, a scene, a slide, a
+        press), or the page is presented; a page opened plainly stays at its top, with its controls."""
+        return self.arrived or self.pressed or self.presenting
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -149,7 +157,7 @@ def decide(state: PlanState, models: Models, records: Records) -> Decision:
         keep = {"rec": getattr(record, "method", None), "seed": getattr(record, "seed", None),
                 "live": True if tab == LIVE else None, "plan": None}
         return Decision(record=record, live=tab == LIVE and (planned or state.saved), tab=tab, plan_now=planned,
-                        messages=tuple(messages), scroll=state.arrived or state.pressed, keep=keep)
+                        messages=tuple(messages), scroll=state.in_view, keep=keep)
     asked = state.linkable and state.news and (state.plan or bool(state.rec))
     planned = not models.width_error and (state.pressed or (asked and not state.saved))
     live = planned or state.saved
@@ -160,7 +168,7 @@ def decide(state: PlanState, models: Models, records: Records) -> Decision:
         return Decision(record=None, live=False, tab=None, plan_now=False, messages=tuple(messages), stop=True,
                         keep=keep)
     return Decision(record=None, live=True, tab=None, plan_now=planned, messages=tuple(messages),
-                    scroll=state.arrived or state.pressed, keep=keep)
+                    scroll=state.in_view, keep=keep)
 
 
 def missing_video(asked: str | None, available: Iterable[str], playlist: str | None, item: int | None,

@@ -11,6 +11,7 @@ import time
 import streamlit as st
 
 from components import backend, network, plan_decision, plans, recorded, result, why
+from components.config import presenting
 from components.plan_decision import LIVE, RECORDED, SYMBOLS, Decision, PlanState
 from components.plangraph import graph_paths
 from components.text import md, md_code
@@ -74,7 +75,8 @@ def state_of(link, ctl, clip, records, playing, inputs: tuple, live_label: str) 
                       arrived=link.arrived, news=any(link.new(k) for k in link.keys), linkable=clip.linkable,
                       from_dataset=clip.video is not None, pressed=pressed, tab=tab,
                       saved=bool(saved) and saved["inputs"] == inputs,
-                      playlist=playing[0] if playing else None, item=playing[1] if playing else None)
+                      playlist=playing[0] if playing else None, item=playing[1] if playing else None,
+                      presenting=presenting())
     return state, found
 
 
