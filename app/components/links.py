@@ -55,12 +55,14 @@ class PageLink:
         raw = self.url.get(param)
         return raw if self.foreign and raw is not None and raw != self.mem.get(param) else None
 
-    def seed(self, key: str, param: str, options: Sequence | None = None, parse: Callable = str,
+    def seed(self, key: str, param: str, options: Sequence | None = None, parse: Callable | None = None,
              absent: str | None = None) -> bool:
         """Give the widget ``key`` the URL's new value of ``param`` (or, when the widget lost its state
-        in a page switch, the page's last value); a value that does not parse or is not among
-        ``options`` is ignored. ``absent``: what a new URL means by leaving ``param`` out (a
-        parameter the page drops at its default value). True when the widget got a value."""
+        in a page switch, the page's last value), read by the page's table (``parse``: a mapping of the
+        text to the widget's value where the page has its own); a value that does not parse or is not
+        among ``options`` is ignored and said. ``absent``: what a new URL means by leaving ``param`` out
+        (a parameter the page drops at its default value). True when the widget got a value."""
+        parse = parse or self.keys[param].parse
         raw = self.new(param)
         if raw is None and absent is not None and self.foreign and param not in self.url and param in self.mem:
             raw = absent
