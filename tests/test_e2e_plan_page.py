@@ -60,14 +60,17 @@ def test_a_record_and_its_live_re_plan_are_two_tabs_of_one_result(demo_server, b
     verdict = page.locator(".kepp-verdict").first
     assert verdict.inner_text().startswith(f"Recorded · {catalog.method_label('kepp-R2')}")
     assert rows_of_cards(page)[0] == [actions[a] for a in row["plan"]] and "live" not in query(page)
-    assert page.locator(".st-key-plan_clicked_frame iframe").count() == 1  # one plan graph
+    graph = page.locator(".st-key-plan_clicked_frame iframe")
+    graph.first.wait_for(timeout=60_000)
+    assert graph.count() == 1  # one plan graph
     # the live tab: the live planner's result, labelled with its row, in the address; still one graph
     live_tab.click()
     page.locator(".kepp-verdict.kepp-live").first.wait_for(timeout=120_000)
     idle(page)
     assert page.locator(".kepp-verdict.kepp-live").first.inner_text().startswith("Live · KEPP R=2")
     assert query(page)["live"] == "1" and query(page)["rec"] == "kepp-R2"
-    assert page.locator(".kepp-verdict").count() == 1 and page.locator(".st-key-plan_clicked_frame iframe").count() == 1
+    graph.first.wait_for(timeout=60_000)
+    assert page.locator(".kepp-verdict").count() == 1 and graph.count() == 1
     page.screenshot(path=str(ARTIFACTS / "e2e_plan_live_tab.png"))
     # back to the record: as recorded, the live tab's key gone from the address
     page.get_by_role("tab", name="Recorded").click()

@@ -104,7 +104,8 @@ def messages(decision: Decision) -> None:
 
 def _tabs(decision: Decision) -> str:
     """The record's and the live re-plan's tabs (only the open one is drawn); the open view."""
-    st.session_state[TABS] = VIEWS[decision.tab]
+    if st.session_state.get(TABS) != VIEWS[decision.tab]:  # the decision's tab (a press, a link); never set again
+        st.session_state[TABS] = VIEWS[decision.tab]
     tabs = st.tabs(list(VIEWS.values()), key=TABS, on_change="rerun")
     return next(view for view, tab in zip(VIEWS, tabs) if tab.open)
 

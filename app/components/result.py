@@ -35,11 +35,15 @@ def bring_into_view(view: object, anchor: str = ANCHOR, scroll: bool = True) -> 
     opened without asking for a result stays at its top. True when it scrolled."""
     st.markdown(f'<div class="{anchor}" style="scroll-margin-top:{88 if presenting() else 64}px"></div>',
                 unsafe_allow_html=True)
+    # the scroll script's place, there on every run: the result below keeps its place among the page's
+    # elements (else a run that scrolls moves it, and the browser draws it anew beside the old one)
+    slot = st.empty()
     seen = st.session_state.setdefault(SCROLLED, {})
     if not scroll or seen.get(anchor) == repr(view):
         return False
     seen[anchor] = repr(view)
-    scenes.scroll_to(f".{anchor}")
+    with slot:
+        scenes.scroll_to(f".{anchor}")
     return True
 
 
