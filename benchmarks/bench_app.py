@@ -162,7 +162,7 @@ def measure_links(page, url: str, repeats: int, results: dict, deep_links: list[
     ctx.close()
 
 
-LIVE = ".kepp-verdict.kepp-live"  # the Plan page's live result (below a record, or alone)
+LIVE = ".kepp-verdict.kepp-live"  # the Plan page's live result (its tab beside a record, or alone)
 
 
 # Every page of the app, as a new tab opens it: its address and what says its first screen is there.
@@ -406,24 +406,21 @@ def world_facts(args) -> dict:
             "step": ds.actions[0]}
 
 
-def measure_plan(page, repeats: int, results: dict) -> None:
+def measure_plan(page, url: str, video: str, repeats: int, results: dict) -> None:
     """Pressing Plan (clip features + step model + graph + planning model + drawing), with the models'
-    own sampler and with the fast one, a new query each time."""
-    page.get_by_role("link", name="Plan", exact=True).first.click()
-    # the page opens on a scene's record: its button re-plans live, the same work as Plan
+    own sampler and with the fast one, a new query each time, on a dataset episode with no record named
+    (a record's page re-plans in its live tab as soon as a control changes)."""
+    page.goto(f"{url}/Plan?video={video}")
     button = page.locator(".st-key-plan_go button").first
     button.wait_for(timeout=120_000)
     idle(page)
-    r_slider = page.get_by_role("slider", name="Paths R").first
-    r_now = 2  # the page starts at R=2
+    scorers = ["P²KG", "frequency"]  # the Recommendation's options (their labels begin so): one per press, in turn
     for sampler, label in [(None, "Plan (s)"), ("fast (DDIM, 5 steps)", "Plan, fast sampler (s)")]:
         if sampler:
             choose(page, "Sampler", sampler)
         for k in range(repeats + 1):
-            # a new query each time: move R, so the old result is cleared, then press Plan
-            r_slider.focus()
-            page.keyboard.press("ArrowRight" if r_now == 2 else "ArrowLeft")
-            r_now = 3 if r_now == 2 else 2
+            # a new query each time: another path scorer, so the old result is cleared, then press Plan
+            choose(page, "Recommendation", scorers[k % 2])
             page.wait_for_function(f"() => !document.querySelector('{LIVE}')", timeout=60_000)
             idle(page)
             t = time.perf_counter()
@@ -666,7 +663,7 @@ def main() -> int:
 
             # Plan (clip features + step model + graph + planning model + drawing)
             if facts["horizons"]:
-                measure_plan(page, args.repeats, results)
+                measure_plan(page, url, facts["video"], args.repeats, results)
             # presentation mode and deep links (1280x720)
             measure_presentation(page, url, args.repeats, results, records=bool(facts["records"]))
             if links:

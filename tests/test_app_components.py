@@ -24,3 +24,18 @@ def test_the_examples_in_a_component_hold(name):
     module = importlib.import_module(f"components.{name}")
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_the_page_list_is_declared_once_and_is_the_folder_streamlit_navigates():
+    """``config.PAGES`` is the one list of pages (paths, labels, icons, what each is for); Streamlit's own
+    navigation reads ``app/pages/`` (a ``pages/`` folder beside ``Home.py`` puts Streamlit 1.67 in its
+    file-based navigation, whatever ``st.navigation`` the main script calls), naming a page by its file:
+    each file is one entry of the list, under the label its file name gives, in the list's order."""
+    from streamlit.source_util import page_icon_and_name
+
+    from components.config import PAGES
+
+    files = sorted((APP_DIR / "pages").glob("*.py"))
+    assert [p.path for p in PAGES.values()] == ["Home.py", *(f"pages/{f.name}" for f in files)]
+    assert [label for label in PAGES if label != "Home"] == [page_icon_and_name(f)[1].replace("_", " ") for f in files]
+    assert all((APP_DIR / p.path).is_file() and p.icon.startswith(":material/") for p in PAGES.values())

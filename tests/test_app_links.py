@@ -211,19 +211,20 @@ def test_the_plan_pages_state_is_one_table_of_keys():
 
 
 def test_every_exit_of_the_plan_page_publishes_its_state(monkeypatch, app_env):
-    """An exit (an untrained horizon, a search that matches no video, an upload still to come) writes
+    """An exit (a link's search that matches no video, a search typed, an upload still to come) writes
     the page's state into the URL before it stops: what the page reached this run, and the linked
     values of what it did not reach, so that a reload or a copied link shows the same page."""
     from kepp_core.models.folders import trained_horizons
 
     ds = dataset(app_env)
     video = next(v for v in ds.split("test") if v.video_file is not None and len(v.steps) >= 4)
-    at = open_page(monkeypatch, app_env, "pages/1_Plan.py", {"T": "3", "video": video.id, "ep": "1"})
-    missing = next(t for t in at.selectbox(key="plan_T").options if int(t) not in trained_horizons(app_env.models))
-    at = open_page(monkeypatch, app_env, "pages/1_Plan.py", {"T": str(missing), "video": video.id, "ep": "1",
-                                                              "model": "graph-R1", "plan": "1"})
-    assert any(f"No model is trained for horizon T={missing}" in t for t in texts(at.error))
-    assert url(at) == {"T": str(missing), "R": "2", "video": video.id, "ep": "1", "model": "graph-R1", "plan": "1"}
+    # a link to the upload source with no file yet: the exit keeps what the page reached, drops what no
+    # link can carry (a user's own upload's episode and plan)
+    assert trained_horizons(app_env.models) == [3]  # only trained horizons are offered (no exit for another)
+    at = open_page(monkeypatch, app_env, "pages/1_Plan.py", {"T": "3", "source": "upload", "model": "graph-R1",
+                                                              "plan": "1", "ep": "1"})
+    assert any("Upload a video to plan from it" in t for t in texts(at.info))
+    assert url(at) == {"T": "3", "R": "1", "model": "graph-R1", "method": "p2kg", "sampler": "own", "source": "upload"}
     # a search that matches no video: the search is in the URL, no video is
     at = no_problems(open_page(monkeypatch, app_env, "pages/1_Plan.py", {"T": "3", "video": video.id, "ep": "1"}))
     at.text_input(key="plan_vsearch").set_value("no such video 0000").run()

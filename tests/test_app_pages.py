@@ -77,7 +77,7 @@ def test_plan_shows_endpoints_paths_plan_and_ground_truth(monkeypatch, app_env):
     video = [v for v in ds.split("test") if v.video_file is not None and len(v.steps) >= T][-1]
     at = plan_page(monkeypatch, app_env, query={"video": video.id, "T": str(T)})
     assert len(at.selectbox(key="plan_video").options) > 1
-    R = at.slider(key="plan_R").value
+    R = at.selectbox(key="plan_R").value
     at.button(key="plan_go").click().run()
     no_problems(at)
     shown = texts(at.markdown)
@@ -138,14 +138,14 @@ def test_clip_shorter_than_the_observation_window_is_refused(monkeypatch, app_en
     assert any("shorter than the model's observation window" in t for t in texts(at.error))
 
 
-def test_horizon_without_a_trained_model_is_a_message(monkeypatch, app_env):
+def test_only_trained_horizons_are_offered_and_a_link_to_another_says_so(monkeypatch, app_env):
     from kepp_core.models.folders import trained_horizons
 
     at = plan_page(monkeypatch, app_env)
-    missing = next(t for t in at.selectbox(key="plan_T").options if int(t) not in trained_horizons(app_env.models))
-    at.selectbox(key="plan_T").select(int(missing)).run()
-    assert not at.exception
-    assert any(f"No model is trained for horizon T={missing}" in t for t in texts(at.error))
+    assert [int(t) for t in at.selectbox(key="plan_T").options] == trained_horizons(app_env.models)
+    at = plan_page(monkeypatch, app_env, query={"T": "5"})
+    (said,) = [t for t in texts(at.warning) if t.startswith("Not taken from this link")]
+    assert "T='5'" in said and at.selectbox(key="plan_T").value == app_env.horizon
     # the rest of the app keeps working
     at.switch_page("pages/6_Training.py").run()
     no_problems(at)

@@ -78,8 +78,31 @@ def test_with_no_model_the_plan_page_plans_with_graph_and_text_endpoints(monkeyp
     at.button(key="plan_go").click().run()
     no_problems(at)
     assert any(m.startswith("Text tower (S3D): â₁ **") for m in texts(at.markdown))  # what predicted the endpoints
-    assert any(x.startswith("Planned with graph + text endpoints") for x in texts(at.caption))
     assert any('class="kepp-card"' in m for m in texts(at.markdown))
+    # where the graph has no path between the text tower's two steps (this fixture's random network grounds
+    # both clips in one step), the page says so instead of showing the graph's fallback as a plan
+    result = at.session_state["plan_result"]["result"]
+    said = [w for w in texts(at.warning) if w.startswith("No plan: the graph has no path of this length")]
+    shown = any("plan (planned now)" in m for m in texts(at.markdown))
+    planned = any(x.startswith("Planned with graph + text endpoints") for x in texts(at.caption))
+    assert (bool(said), shown, planned) == ((True, False, False) if result.fallback else (False, True, True))
+
+
+def test_typed_steps_for_the_step_timeline_are_capped_with_a_message(monkeypatch, s3d_world, tmp_path):
+    """20,000 step names typed into the sidebar (once 0.8 -> 3.7 GB and a traceback): the timeline grounds
+    the first 200, and says so."""
+    world, weights = s3d_world
+    (tmp_path / "no-models").mkdir()
+    env = S3DEnv(world, tmp_path / "no-models", f"s3d:{weights},{SMALL}")
+    at = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py"))
+    at.text_area(key="plan_steps").set_value("\n".join(f"step number {k}" for k in range(20_000))).run()
+    no_problems(at)
+    (said,) = [w for w in texts(at.warning) if "steps typed" in w]  # (the field itself stops at 40,200 characters)
+    assert re.fullmatch(r"The step timeline grounds the first 200 of the [\d,]+ steps typed: at most 200\.", said), said
+    assert any(c.startswith("Step timeline: the step each second most resembles among 200 typed steps")
+               for c in texts(at.caption))
+    seconds = _timeline_seconds(at)
+    assert seconds and all(e.startswith("step number ") for s in seconds for e in s.split(": ", 1)[1].split(" · "))
 
 
 def test_open_in_plan_of_a_graph_text_row_plans_with_graph_and_text_endpoints(monkeypatch, s3d_world, s3d_official):

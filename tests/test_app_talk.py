@@ -147,18 +147,21 @@ def test_a_plan_link_restores_the_episode_and_plans_and_survives_a_reload(monkey
     vid, ep = query["video"], int(query["ep"])
     assert at.selectbox(key="plan_video").value == vid
     assert at.selectbox(key=f"plan_episode_{vid}_{demo_env.horizon}").value == ep
-    assert at.slider(key="plan_R").value == 1 and "R=1" in at.selectbox(key="plan_variant").value
+    assert at.selectbox(key="plan_R").value == 1 and "R=1" in at.selectbox(key="plan_variant").value
+    assert at.selectbox(key="plan_R").options == ["1"]  # R is the model's: no R = 2 for an R = 1 model
     assert at.selectbox(key="plan_sampler").value.startswith("fast")
     assert cards(at) >= 2 * demo_env.horizon  # planned at once
     url = dict(at.query_params)
     assert {k: url[k] for k in query} == query and url["start"] and url["goal"]
     # a control change goes into the URL; a reload (new session, same URL) brings it back
-    at.slider(key="plan_R").set_value(3).run()
-    assert at.query_params["R"] == "3" and "plan" not in at.query_params  # the shown plan was for R=1
+    r2 = next(v for v in at.selectbox(key="plan_variant").options if "R=2" in v and "structured" not in v)
+    at.selectbox(key="plan_variant").select(r2).run()
+    assert at.query_params["R"] == "2" and at.query_params["model"] == "graph-R2"
+    assert "plan" not in at.query_params  # the shown plan was R=1's
     at.button(key="plan_go").click().run()
     url = dict(at.query_params)
     again = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", url))
-    assert at.slider(key="plan_R").value == again.slider(key="plan_R").value == 3
+    assert at.selectbox(key="plan_R").value == again.selectbox(key="plan_R").value == 2
     assert again.selectbox(key=f"plan_episode_{vid}_{demo_env.horizon}").value == ep and cards(again) > 0
     # next / previous episode buttons
     again.button(key="plan_ep_next").click().run()

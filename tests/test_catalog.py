@@ -125,4 +125,4 @@ def test_a_new_method_reaches_evaluation_records_failures_results_and_the_plan_l
     plan.run()
     assert not plan.exception, [str(e.value) for e in plan.exception]
     assert plan.selectbox(key="plan_variant").value == "KEPP (P²KG condition, trained with R=3)"
-    assert plan.slider(key="plan_R").value == 3
+    assert plan.selectbox(key="plan_R").value == 3 and plan.selectbox(key="plan_R").options == ["3"]

@@ -3,7 +3,8 @@ shipped models, a copy of their records so that playlists are written beside it)
 Chromium at a projector's 1280x720.
 
 - A failure added to a playlist from Failure cases is, on its slide, the same failure: the record's
-  plan, truth and verdict, labelled with its method; a live re-plan is a second, labelled view.
+  plan, truth and verdict, labelled with its method; a live re-plan is a second, labelled view (the
+  result's second tab).
 - Every playlist link form (``?playlist=NAME``, ``&item=K``, ``&present=1``) opens its item from a
   fresh browser context (no session, no cookies), with the record shown.
 - The plan cards and the plan graph's frame lie inside one 1280x720 window after each arrival: Plan,
@@ -136,13 +137,18 @@ def test_a_failure_from_failure_cases_is_that_failure_on_its_slide(records_serve
     result_on_one_screen(slide, "a slide change", INPUT)
     check_page_type(slide, "slide 3")
     check_drawing_type(settled_drawing(shown_graph_frame(slide)), "slide 3's plan graph")
-    # re-plan live: a second view, labelled with the live planner's method; the record stays first
+    # re-plan live: the result's second tab, labelled with the live planner's method; the record's tab
+    # is still the record
     slide.get_by_role("button", name="Re-plan live").click()
     live = slide.locator(".kepp-verdict.kepp-live").first
     live.wait_for(timeout=120_000)
     idle(slide)
     assert live.inner_text().startswith("Live · ") and query(slide)["live"] == "1"
-    shows_record(slide, recs[2], actions, task_names, "item 3 with its live re-plan")
+    assert slide.get_by_role("tab", name="Live re-plan").get_attribute("aria-selected") == "true"
+    slide.get_by_role("tab", name="Recorded").click()
+    slide.wait_for_function("() => !new URLSearchParams(window.location.search).has('live')", timeout=60_000)
+    wait_plan(slide)
+    shows_record(slide, recs[2], actions, task_names, "item 3 after its live re-plan")
     context.close()
 
     # ?playlist=NAME (its first item) and ?playlist=NAME&item=K, each from a fresh context

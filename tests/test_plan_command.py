@@ -54,12 +54,13 @@ def _episode(ds, horizon: int = 3):
 def test_kepp_plan_on_a_demo_mp4_plans_as_the_plan_page(monkeypatch, demo_env, demo_world, home):
     root, ds = demo_world
     video, start, goal = _episode(ds)
-    r = run_kepp("plan", video.video_file, "--start", *start, "--goal", *goal, "-T", 3, "-R", 2, "--models", ASSETS,
+    r = run_kepp("plan", video.video_file, "--start", *start, "--goal", *goal, "-T", 3, "-R", 1, "--models", ASSETS,
                  "--root", root, "--json", env=home)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
-    # the Plan page on the same file, loaded as an upload (encoded from its pixels), same clips
-    query = {"T": "3", "R": "2", "source": "upload", "upload": video.id, "ep": "0", "model": "graph-R1",
+    # the Plan page on the same file, loaded as an upload (encoded from its pixels), same clips, the model's
+    # own R (the only one the page offers a model trained with R = 1)
+    query = {"T": "3", "R": "1", "source": "upload", "upload": video.id, "ep": "0", "model": "graph-R1",
              "start": f"{start[0]:g}-{start[1]:g}", "goal": f"{goal[0]:g}-{goal[1]:g}", "plan": "1"}
     at = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", query, KEPP_HOME=home["KEPP_HOME"]))
     page = at.session_state["plan_result"]["result"]

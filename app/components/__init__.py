@@ -4,13 +4,17 @@ this folder is named below (``tests/test_docs.py`` holds the list to the folder)
 
 - configuration and shared state: ``config`` (the app's configuration, the sidebar, presentation
   mode and the pages' table ``PAGES``), ``backend`` (cached access to ``kepp_core.api``), ``links``
-  (a page's state in its URL), ``plan_state`` (the Plan page's URL keys, one table), ``paging``
-  (paged tables that keep their place);
+  (a page's state in its URL), ``url_schema`` (every page's URL keys: one table per page, each key's
+  parser, range and meaning), ``plan_state`` (the Plan page's link on its table), ``paging`` (paged
+  tables that keep their place);
 - words, colours and figures: ``text`` (escapes for Markdown and scripts), ``names`` (readable names
   and what a page shows first), ``colours`` (right and wrong), ``charts`` (figures, tables, step
   cards, the video timeline), ``heatmaps``, ``network``, ``plangraph`` and ``layout`` (graph drawings, the
   plan graph, where the Graph page's steps sit), ``why`` (why this plan);
-- the Plan page: ``pickers`` (task filter, search and bounded select boxes), ``search``, ``uploads``,
+- the Plan page: ``plan_decision`` (what it shows, decided without Streamlit: ``decide``),
+  ``plan_controls`` (its inputs: controls, video, clips, step timeline), ``plan_result`` (the decision
+  drawn: a record and its live re-plan as two tabs of one result), ``pickers`` (task filter, search and
+  bounded select boxes), ``search``, ``uploads``,
   ``plans`` (a plan, its endpoints, paths and samples), ``zeroshot`` (planning with the graph alone),
   ``urls`` (its query for an evaluated episode), ``recorded`` (a record first, a live re-plan second:
   the one decision), ``result`` (the input and the plan beside its graph, on one screen), ``scenes`` and

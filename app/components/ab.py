@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from components import backend, episodes, links, paging
+from components import backend, episodes, links, paging, url_schema
 from components.charts import show_table
 from components.config import PAGES, presenting
 from components.names import compare_default, episode_label
@@ -30,7 +30,7 @@ __all__ = ["GRID", "PARAMS", "Unlinked", "ab_section", "cell_label", "episodes_c
            "show_comparison", "unit_ids"]
 
 GRID = (("both", "a-only"), ("b-only", "neither"))  # rows: A right, A wrong; columns: B right, B wrong
-PARAMS = ("a", "b", "cell", "abep", "abpage")  # the URL keys of a records page's comparison
+PARAMS = tuple(k.name for k in url_schema.AB_KEYS)  # the URL keys of a records page's comparison
 
 
 class Unlinked:

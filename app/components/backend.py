@@ -287,9 +287,15 @@ def _llm_recommender(url: str, model: str, mapper: str, labels: tuple[str, ...])
     return api.llm_recommender(url, model, mapper, labels)
 
 
-def llm_recommendation(url: str, model: str, mapper: str, ds, start: int, end: int, horizon: int):
-    """The LLM's plan (voted, checked, mapped; or the reported fallback) for ``(â_1, â_T, T)``."""
-    rec = _llm_recommender(url.strip(), model.strip(), LLM_MAPPERS.get(mapper, mapper), tuple(ds.actions))
+def llm_recommendation(mapper: str, ds, start: int, end: int, horizon: int):
+    """The LLM's plan (voted, checked, mapped; or the reported fallback) for ``(â_1, â_T, T)`` from the
+    endpoint and model the person running the app configured (:func:`kepp_core.api.llm_defaults`): no
+    page passes an address, so no visitor chooses where the server sends a request or its key."""
+    configured = api.llm_defaults()
+    if not configured["url"] or not configured["model"]:
+        raise KeppError("no LLM is configured for this app (KEPP_LLM_URL and KEPP_LLM_MODEL where it was started)")
+    rec = _llm_recommender(configured["url"].strip(), configured["model"].strip(), LLM_MAPPERS.get(mapper, mapper),
+                           tuple(ds.actions))
     return rec(start, end, horizon)
 
 

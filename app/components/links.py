@@ -15,20 +15,31 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
+from components import url_schema
 from components.config import presenting
+from components.text import md
 
+_REFUSED = object()  # a value a seed's parser does not take
 MEMORY = "kepp_links"  # page -> {param: value} last written to the URL
 HISTORY = "kepp_links_written"  # page -> the last queries written to the URL
 RESERVED = ("present",)
 
 
 class PageLink:
-    """One page's URL state for one run (see the module docstring)."""
+    """One page's URL state for one run (see the module docstring). The URL's values are checked
+    against the page's table of keys (:data:`components.url_schema.TABLES`) before anything reads
+    them: a value the table's parser refuses is dropped and said in one line where the link is made
+    (:meth:`ignore`), as is a linked value the page cannot show (not among a widget's choices)."""
 
     def __init__(self, page: str, defaults: dict[str, str] | None = None) -> None:
         self.page = page
+        self.keys = url_schema.TABLES[page]
         self.mem: dict[str, str] = st.session_state.setdefault(MEMORY, {}).setdefault(page, {})
-        url = {k: v for k, v in st.query_params.to_dict().items() if k not in RESERVED}
+        url, self.ignored = url_schema.check(self.keys, {k: v for k, v in st.query_params.to_dict().items()
+                                                         if k not in RESERVED})
+        self._notice = st.empty()  # where the ignored values are said (filled by ignore())
+        if self.ignored:
+            self._say()
         if not url and not self.mem and defaults:
             url = {k: str(v) for k, v in defaults.items()}  # first opening: the page's default state
         self.url = url
@@ -44,12 +55,14 @@ class PageLink:
         raw = self.url.get(param)
         return raw if self.foreign and raw is not None and raw != self.mem.get(param) else None
 
-    def seed(self, key: str, param: str, options: Sequence | None = None, parse: Callable = str,
+    def seed(self, key: str, param: str, options: Sequence | None = None, parse: Callable | None = None,
              absent: str | None = None) -> bool:
         """Give the widget ``key`` the URL's new value of ``param`` (or, when the widget lost its state
-        in a page switch, the page's last value); a value that does not parse or is not among
-        ``options`` is ignored. ``absent``: what a new URL means by leaving ``param`` out (a
-        parameter the page drops at its default value). True when the widget got a value."""
+        in a page switch, the page's last value), read by the page's table (``parse``: a mapping of the
+        text to the widget's value where the page has its own); a value that does not parse or is not
+        among ``options`` is ignored and said. ``absent``: what a new URL means by leaving ``param`` out
+        (a parameter the page drops at its default value). True when the widget got a value."""
+        parse = parse or self.keys[param].parse
         raw = self.new(param)
         if raw is None and absent is not None and self.foreign and param not in self.url and param in self.mem:
             raw = absent
@@ -60,11 +73,24 @@ class PageLink:
         try:
             value = parse(raw)
         except (TypeError, ValueError, KeyError):
-            return False
-        if options is not None and value not in list(options):
+            value = _REFUSED
+        if value is _REFUSED or options is not None and value not in list(options):
+            if raw == self.new(param):
+                self.ignore(param, raw, "not among this page's choices here")
             return False
         st.session_state[key] = value
         return True
+
+    def ignore(self, param: str, raw: str, why: str) -> None:
+        """Say (in the page's one line of ignored values) that the link's ``param=raw`` was not taken."""
+        problem = url_schema.Problem(param, str(raw), why)
+        if problem not in self.ignored:
+            self.ignored.append(problem)
+            self._say()
+
+    def _say(self) -> None:
+        self._notice.warning("Not taken from this link: " + md("; ".join(p.text() for p in self.ignored)) + ".",
+                             icon=":material/link_off:")
 
     def keep(self, **values) -> None:
         """Values the page shows, for the URL (None drops a parameter)."""

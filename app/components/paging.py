@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from components.url_schema import RESULTS, Expected
+
 PAGE_SIZE = 50
 
 
@@ -34,7 +36,15 @@ def position(episodes: pd.Series, episode: str | None, page: int | None = None, 
 
 
 def _page_number(text: str | None) -> int | None:
-    return int(text) if text is not None and str(text).isdigit() else None
+    """A page number as the URL's table reads it (None: absent or not taken).
+
+    >>> _page_number("2"), _page_number("²"), _page_number(None)
+    (2, None, None)
+    """
+    try:
+        return None if text is None else RESULTS["page"].parse(str(text))
+    except Expected:
+        return None
 
 
 def page_caption(lo: int, hi: int, total: int, what: str = "episodes") -> str:

@@ -1,44 +1,9 @@
-"""The Plan page's state: one table of its URL keys (:data:`KEYS`), read from and written to
-``st.query_params`` through :class:`PlanLink`. The page, the playlists, the scenes, the video picker
-and every link that opens the page (Open in Plan, scenes, playlist items, the episode map) name its
-keys through this table: a key it does not hold is a ``KeyError`` wherever it is read, seeded, kept or
-put in a link (:func:`query`).
-
-==========  ======================================  ==========================================================
-key         value (as the URL writes it)            left out of the URL
-==========  ======================================  ==========================================================
-T           the horizon, a whole number             the first trained horizon
-R           graph paths recommended, 1–5            2
-model       the planner's id (catalogue's           the first planning model of the horizon
-            ``planner_id``: a planning model's
-            short id, ``graph-R1``, ``none``; or
-            ``graph-text``: graph + text
-            endpoints, no model)
-method      the path scorer (``p2kg``, ``pkg``)     the first scorer
-sampler     ``own``, or a sampler and its steps     ``own``: the models' own sampler
-            (``ddim5``)
-encoder     an allowed S3D encoder (``s3d1``, ...:  the dataset's features (with no model, or
-            ``AppConfig.grounding_encoders``)       a link to ``model=graph-text``: the first
-                                                    S3D encoder)
-source      ``upload``                              ``dataset``: a video of the dataset
-video       a dataset video's id                    the first video the picker matches
-vtask       the picker's task filter (a task id)    every task
-vq          the picker's search text                no search
-ep          the episode's first step, 0-based       0
-upload      a dataset video loaded as an upload     a user's own upload (which no link can carry)
-            (the upload scene), its id
-start       the start clip, ``a-b`` seconds         the episode's start clip
-goal        the goal clip, ``a-b`` seconds          the episode's goal clip
-plan        ``1``: plan on opening                  wait for the Plan button
-rec         a record's method (``kepp-R2``): show   no record: the live planner's result is the one view
-            that method's record of the episode
-            (:mod:`components.recorded`)
-seed        the record's seed                       the record's first seed
-live        ``1``: the live re-plan shown beside    the record alone
-            the record
-playlist    the playlist being played               no playlist playing
-item        its item, 1-based                       1
-==========  ======================================  ==========================================================
+"""The Plan page's state: its URL keys (:data:`KEYS`, the page's table in
+:mod:`components.url_schema`: what each holds, how its text is read, what leaving it out means),
+read from and written to ``st.query_params`` through :class:`PlanLink`. The page, the playlists, the
+scenes, the video picker and every link that opens the page (Open in Plan, scenes, playlist items,
+the episode map) name its keys through this table: a key it does not hold is a ``KeyError``
+wherever it is read, seeded, kept or put in a link (:func:`query`).
 
 ``present=1`` (presentation mode) belongs to :mod:`components.config` and travels with every page.
 Every exit of the page publishes its state first (:meth:`PlanLink.stop`), so that a reload or a
@@ -48,13 +13,16 @@ copied link shows what the page showed.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 
 import streamlit as st
 
 from components.links import PageLink
+from components.url_schema import PLAN as KEYS
+from components.url_schema import Key
 
 __all__ = ["KEYS", "PLAYLIST_KEYS", "Key", "PlanLink", "clip_text", "parse_clip", "query", "without"]
+
+PLAYLIST_KEYS = ("playlist", "item")  # the place in a playlist being played (not part of an item's own query)
 
 
 def parse_clip(text: str) -> tuple[float, float]:
@@ -63,63 +31,12 @@ def parse_clip(text: str) -> tuple[float, float]:
     >>> parse_clip("2-6.5"), clip_text((2.0, 6.5))
     ((2.0, 6.5), '2-6.5')
     """
-    a, b = (float(x) for x in str(text).split("-"))
-    return a, b
+    return KEYS["start"].parse(text)
 
 
 def clip_text(clip: Sequence[float]) -> str:
     """A clip (seconds) as the URL writes it: ``a-b``."""
-    return f"{clip[0]:g}-{clip[1]:g}"
-
-
-def _flag(text: str) -> bool:
-    if text != "1":
-        raise ValueError(text)
-    return True
-
-
-@dataclass(frozen=True)
-class Key:
-    """One key of the Plan page's URL: its ``name``, how its text reads (``parse``: ValueError,
-    KeyError or TypeError for text it does not take) and what it holds (``doc``; what leaving it
-    out means is in the module's table)."""
-
-    name: str
-    parse: Callable[[str], object]
-    doc: str
-
-    def text(self, value) -> str:
-        """``value`` as the URL writes it."""
-        if self.parse is parse_clip:
-            return clip_text(value)
-        if self.parse is _flag:
-            return "1"
-        return str(value)
-
-
-KEYS: dict[str, Key] = {k.name: k for k in (
-    Key("T", int, "the horizon"),
-    Key("R", int, "graph paths recommended to the planning model"),
-    Key("model", str, "the planner's id: a planning model's short id, or graph-text"),
-    Key("method", str, "the path scorer"),
-    Key("sampler", str, "the sampler: own, or a sampler and its steps"),
-    Key("encoder", str, "the video encoder: an allowed S3D encoder's id (left out: the dataset's features)"),
-    Key("source", str, "where the video comes from: upload (left out: the dataset)"),
-    Key("video", str, "a dataset video's id"),
-    Key("vtask", str, "the video picker's task filter"),
-    Key("vq", str, "the video picker's search text"),
-    Key("ep", int, "the episode's first step (0-based)"),
-    Key("upload", str, "a dataset video loaded as an upload (the upload scene)"),
-    Key("start", parse_clip, "the start clip (seconds)"),
-    Key("goal", parse_clip, "the goal clip (seconds)"),
-    Key("plan", _flag, "plan on opening"),
-    Key("rec", str, "the method whose record of the episode is shown"),
-    Key("seed", int, "the record's seed"),
-    Key("live", _flag, "the live re-plan shown beside the record"),
-    Key("playlist", str, "the playlist being played"),
-    Key("item", int, "the playlist's item being played (1-based)"),
-)}
-PLAYLIST_KEYS = ("playlist", "item")  # the place in a playlist being played (not part of an item's own query)
+    return KEYS["start"].text(clip)
 
 
 def _key(name: str) -> Key:
@@ -164,12 +81,21 @@ class PlanLink(PageLink):
     def __init__(self) -> None:
         super().__init__(self.PAGE)
         self.reached: set[str] = set()
+        self.defaulted = False  # the state is the page's own first one (start_at), not a link's
 
     def start_at(self, defaults: Mapping[str, str] | None) -> None:
-        """The page's first state, where neither the URL nor the session holds one (the clean success scene)."""
+        """The page's first state, where neither the URL nor the session holds one (the clean success scene):
+        a state the page chose itself, not one a link asked for (:attr:`defaulted`)."""
         if defaults and not self.url and not self.mem:
             self.url = {_key(k).name: str(v) for k, v in defaults.items()}
             self.foreign = self.url not in self.history
+            self.defaulted = True
+
+    @property
+    def arrived(self) -> bool:
+        """Whether this run's state came with an address that asked for it (a link, a reload, a scene, a
+        playlist's next item), not from the page's own first state or its last one."""
+        return self.foreign and not self.defaulted
 
     def seed(self, key: str, param: str, options: Sequence | None = None, parse: Callable | None = None,
              absent: str | None = None) -> bool:

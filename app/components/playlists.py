@@ -227,26 +227,32 @@ def _playing(link) -> tuple[str, int] | None:
     name, item = asked("playlist"), asked("item") or "1"
     if not name:
         return None
-    return name, int(item) if str(item).isdigit() else 1
+    try:
+        return name, plan_state.KEYS["item"].parse(item)
+    except ValueError:
+        return name, 1
 
 
-def playing_bar(cfg: AppConfig, ds, link) -> None:
+def playing_bar(cfg: AppConfig, ds, link) -> tuple[str, int] | None:
     """On the Plan page: when its address plays a playlist (``playlist=NAME&item=K``), a bar with the
     progress ("3 / 8"), previous and next buttons and the keyboard listener; the place stays in the
-    page's address (``link``: its :class:`components.links.PageLink`)."""
+    page's address (``link``: its :class:`components.links.PageLink`). Returns the place played (the
+    playlist's name and the 1-based item), None when none is."""
     where = _playing(link)
     link.keep(playlist=None, item=None)  # no playlist playing, unless one is found below
     if where is None:
-        return
+        return None
     name, k = where
     try:
         items = load(cfg, ds, name)
     except KeppError as e:
         st.error(md(str(e)) + " · Fix or delete it on the Playlists page.", icon=":material/warning:")
-        return
+        return None
     if not items:
         st.info(f"Playlist {md(name)} is empty: add episodes from Failure cases, Results or this page.")
-        return
+        return None
+    if k > len(items):
+        link.ignore("item", str(k), f"playlist {name} has {len(items)} items: showing its last")
     k = min(max(k, 1), len(items)) - 1
     link.keep(playlist=name, item=k + 1)
     if link.foreign:  # a link that names only the place (?playlist=NAME&item=K): the item's own query
@@ -261,3 +267,4 @@ def playing_bar(cfg: AppConfig, ds, link) -> None:
         st.button("▶", key="playlist_next", help="next item (→, Space or PageDown)", disabled=k + 1 >= len(items),
                   type="tertiary", on_click=_go, args=(name, k + 1, items[k + 1]) if k + 1 < len(items) else None)
     st.html(KEYS_JS, unsafe_allow_javascript=True)
+    return name, k + 1

@@ -25,9 +25,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from components.url_schema import PLAN, Expected
 from kepp_core import catalog
 
-__all__ = ["Record", "Shown", "distinct_paths", "find", "live_method", "live_role", "record_keys", "shown"]
+__all__ = ["Record", "Shown", "distinct_paths", "find", "live_method", "live_role", "record_keys", "shown", "whole_key"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,13 +130,24 @@ def shown(query: Mapping[str, str], preds, task: str | None) -> Shown:
     :mod:`components.plan_state` as the page keeps them; ``task``: the shown video's task) when the
     records hold it for the shown episode, with the live view only where asked (``live=1``); else
     the live view alone."""
-    method, video, ep, horizon = (query.get(k) for k in ("rec", "video", "ep", "T"))
+    method, video = query.get("rec"), query.get("video")
+    ep, horizon, seed = (whole_key(query, k) for k in ("ep", "T", "seed"))
     record = None
-    if method and video and task is not None and str(ep).isdigit() and str(horizon).isdigit():
-        seed = query.get("seed")
-        record = find(preds, catalog.episode_id(task, video, int(ep), int(horizon)), method,
-                      int(seed) if str(seed or "").lstrip("-").isdigit() else None)
+    if method and video and task is not None and ep is not None and horizon is not None:
+        record = find(preds, catalog.episode_id(task, video, ep, horizon), method, seed)
     return Shown(record, live=record is None or query.get("live") == "1")
+
+
+def whole_key(query: Mapping[str, str], name: str) -> int | None:
+    """A whole-number key of the Plan page's state as its table reads it (None: absent or not taken).
+
+    >>> whole_key({"ep": "7"}, "ep"), whole_key({"ep": "²"}, "ep"), whole_key({}, "seed")
+    (7, None, None)
+    """
+    try:
+        return None if query.get(name) is None else PLAN[name].parse(str(query[name]))
+    except Expected:
+        return None
 
 
 def live_role(method: str | None) -> catalog.ModelRole | None:

@@ -17,30 +17,34 @@ from components.charts import step_cards
 from components.colours import RIGHT, WRONG
 from components.config import presenting
 from components.names import episode_label
+from components.plan_decision import SYMBOLS
 from components.recorded import distinct_paths
 from components.text import md
 
-__all__ = ["ANCHOR", "bring_into_view", "columns", "paths_cards", "show_head", "show_live", "show_record"]
+__all__ = ["ANCHOR", "bring_into_view", "clip_words", "columns", "paths_cards", "show_head", "show_live", "show_record"]
 
 ANCHOR = "kepp-result"  # the class of the element a new result scrolls to
-LIVE_ANCHOR = "kepp-live-result"  # the live re-plan's, below a record
 SCROLLED = "plan_scrolled"  # anchor -> the last view brought into view (a rerun of the same view does not scroll)
 PLAN_COLOUR, TRUTH_COLOUR, PATH_COLOUR = "#fff8e1", "#e8f5e9", "#ede7f6"
 
 
 def bring_into_view(view: object, anchor: str = ANCHOR, scroll: bool = True) -> bool:
-    """Mark the result's top (``anchor``: its class) and, when ``view`` (what identifies the result
-    shown) is new to this session, scroll the page so that the result fills the screen (unless
-    ``scroll`` is False: a result above it was brought into view in this run). True when it scrolled."""
+    """Mark the result's top (``anchor``: its class) and, when ``scroll`` (the result arrived with a link,
+    a scene, a slide or a press: :class:`components.plan_decision.Decision`) and ``view`` (what identifies
+    the result shown) is new to this session, scroll the page so that the result fills the screen. A page
+    opened without asking for a result stays at its top. True when it scrolled."""
     st.markdown(f'<div class="{anchor}" style="scroll-margin-top:{88 if presenting() else 64}px"></div>',
                 unsafe_allow_html=True)
+    # the scroll script's place, there on every run: the result below keeps its place among the page's
+    # elements (else a run that scrolls moves it, and the browser draws it anew beside the old one)
+    slot = st.empty()
     seen = st.session_state.setdefault(SCROLLED, {})
-    if seen.get(anchor) == repr(view):
+    if not scroll or seen.get(anchor) == repr(view):
         return False
     seen[anchor] = repr(view)
-    if scroll:
+    with slot:
         scenes.scroll_to(f".{anchor}")
-    return scroll
+    return True
 
 
 def columns():
@@ -48,29 +52,43 @@ def columns():
     return st.columns([5, 6] if presenting() else [9, 11], gap="medium")
 
 
-def show_head(ds, episode: str | None, video_path: str | None, start: float | None, goal: float | None,
-              verdict: str, what: str = "") -> None:
-    """The slide's head: the frames at the start and the goal, then the episode in words (task, video,
-    steps; ``what`` for an upload) over the view's name and verdict (``verdict``: HTML)."""
+def clip_words(name: str, clip: Sequence[float]) -> str:
+    """A clip as every caption of the page names it (the sliders', the thumbnails', the result's).
+
+    >>> clip_words("start", (0.0, 3.0))
+    'start clip 0.0–3.0 s'
+    """
+    return f"{name} clip {clip[0]:.1f}–{clip[1]:.1f} s"
+
+
+def show_head(ds, episode: str | None, video_path: str | None, clips: tuple | None, verdict: str, what: str = "",
+              note: str | None = None) -> None:
+    """The slide's head: the frames at the start of the start clip and the end of the goal clip (``clips``:
+    ``(start, goal)`` in seconds, the clips the view was planned from, named as the sliders name them), then
+    the episode in words (task, video, steps; ``what`` for an upload) over the view's name and verdict
+    (``verdict``: HTML; ``note``: the hover text that says what its method's words mean)."""
     names = episodes.task_names(ds)
     *frames, words = st.columns([1, 1, 2.2], gap="small", vertical_alignment="center")
-    if video_path and start is not None and goal is not None:
-        for col, name, t in zip(frames, ("start", "goal"), (start, goal)):
+    if video_path and clips is not None:
+        for col, name, clip, t in zip(frames, ("start", "goal"), clips, (clips[0][0], max(clips[1][0], clips[1][1] - 0.01))):
             with col.container(key=f"kepp_slide_{name}"), backend.guarded(stop=False):
                 st.image(backend.thumbnail_png(video_path, round(max(0.0, t), 2), 200),
-                         caption=f"{name} {t:.1f} s", width="stretch")
+                         caption=clip_words(name, clip), width="stretch")
     text = html.escape(episode_label(episode, names) if episode else what)
     words.markdown(f'<div class="kepp-input">{text}</div><div class="kepp-verdict-line">{verdict}</div>',
-                   unsafe_allow_html=True)
+                   unsafe_allow_html=True, help=note)
 
 
 def paths_cards(ds, paths: Sequence[Sequence[int]], scores: Sequence[float], kind: str = "graph path") -> None:
-    """The graph paths a plan was given, each distinct path once (its ranks named together)."""
-    for ranks, path, score in distinct_paths(paths, scores):
+    """The graph paths a plan was given, each distinct path once (its ranks named together), and what they are."""
+    shown = distinct_paths(paths, scores)
+    for ranks, path, score in shown:
         name = f"{kind}{'s' if len(ranks) > 1 else ''} " + " = ".join(map(str, ranks))
         step_cards(ds.labels(path), colour=PATH_COLOUR,
                    title=name + (f" · p={score:.3f}" if score is not None else "")
                    + (" (the graph has no other path of this length)" if len(ranks) > 1 else ""))
+    if shown:
+        st.caption(SYMBOLS["paths"])
 
 
 def _verdict_html(verdict: str) -> str:
@@ -79,48 +97,58 @@ def _verdict_html(verdict: str) -> str:
     return f'<span style="color:{colour};font-weight:600">{html.escape(verdict)}</span>'
 
 
-def _plan_and_truth(ds, plan: Sequence[int], truth: Sequence[int] | None, title: str) -> None:
-    """The plan's cards (✓/✗ against the truth) and the ground truth's."""
-    right = None if truth is None else [a == b for a, b in zip(plan, truth)]
-    step_cards(ds.labels(plan), right, title=title, colour=PLAN_COLOUR)
+def _plan_and_truth(ds, plan: Sequence[int] | None, truth: Sequence[int] | None, title: str) -> None:
+    """The plan's cards (✓/✗ against the truth; none when there is no plan) and the ground truth's."""
+    right = None if truth is None or plan is None else [a == b for a, b in zip(plan, truth)]
+    if plan is not None:
+        step_cards(ds.labels(plan), right, title=title, colour=PLAN_COLOUR)
     if truth is not None:
-        step_cards(ds.labels(truth), title=f"ground truth · {sum(right)}/{len(truth)} steps right", colour=TRUTH_COLOUR)
+        title = "ground truth" + ("" if right is None else f" · {sum(right)}/{len(truth)} steps right")
+        step_cards(ds.labels(truth), title=title, colour=TRUTH_COLOUR)
 
 
-def show_record(ds, rec, video_path: str | None) -> None:
-    """A record as the records pages show it: the input (task, video, steps, the start and goal
-    frames), its method and verdict, the endpoints it planned between, its plan against the ground
-    truth, and the graph paths it was given."""
-    show_head(ds, rec.episode, video_path, rec.start_time, None if rec.goal_time is None else max(0.0, rec.goal_time - 0.01),
+def _endpoints(ds, heading: str, ends, scores, truth) -> None:
+    """The endpoints a plan was made between, with what â₁ and â_T mean on hover."""
+    st.markdown(f"{heading}{episodes.endpoints_line(ds, ends, scores, truth)}", help=SYMBOLS["ends"])
+
+
+def show_record(ds, rec, video_path: str | None, clips: tuple | None) -> None:
+    """A record as the records pages show it: the input (task, video, steps, the frames of the clips the
+    record was planned from: ``clips``, the episode's observation windows), its method and verdict, the
+    endpoints it planned between, its plan against the ground truth, and the graph paths it was given."""
+    show_head(ds, rec.episode, video_path, clips,
               f'<span class="kepp-verdict" data-success="{str(rec.success).lower()}"><b>Recorded · '
               f'{html.escape(rec.label)}</b> · {_verdict_html(rec.verdict)}</span>')
-    st.markdown(episodes.endpoints_line(ds, rec.endpoints, rec.endpoint_scores, rec.truth))
+    _endpoints(ds, "", rec.endpoints, rec.endpoint_scores, rec.truth)
     _plan_and_truth(ds, rec.plan, rec.truth, "plan (recorded)")
     paths_cards(ds, rec.paths, rec.path_scores)
     st.caption(f"The prediction records' {md(rec.label)} on this episode" + (f" (seed {rec.seed})" if rec.seed is not None
                else "") + f", {md(rec.source)}: the plan Failure cases and Results show.")
 
 
-def show_live(ds, result, truth: Sequence[int] | None, label: str, condition: str, R: int,
-              head: tuple | None = None) -> None:
-    """A live result: the method the live planner is, its verdict where the truth is known, the
-    endpoints its graph paths run between (the step model's, or the text tower's), the plan against the ground truth and the graph paths. ``head``: the input
-    ``(episode, video_path, start, goal, what)`` when this view opens the result (no record above it)."""
-    right = truth is not None and tuple(result.plan) == tuple(truth)
+def show_live(ds, result, truth: Sequence[int] | None, label: str, condition: str, head: tuple, note: str | None = None,
+              no_plan=None) -> None:
+    """A live result: the input (``head``: ``(episode, video_path, clips, what)``), the method the live
+    planner is (``note``: what its words mean) and its verdict where the truth is known, the endpoints its
+    graph paths run between (the step model's, or the text tower's), the plan against the ground truth and
+    the graph paths; ``no_plan`` (a :class:`components.plan_decision.Message`): the result is no plan, said
+    in the plan's place."""
+    right = truth is not None and no_plan is None and tuple(result.plan) == tuple(truth)
+    outcome = "no plan" if no_plan is not None else "success" if right else "failure"
     verdict = (f'<span class="kepp-verdict kepp-live" data-success="{str(right).lower()}"><b>Live · '
-               f'{html.escape(label)}</b>' + ("" if truth is None else " · " + _verdict_html("success" if right else "failure"))
+               f'{html.escape(label)}</b>' + ("" if truth is None and no_plan is None else " · " + _verdict_html(outcome))
                + "</span>")
-    if head is not None:
-        show_head(ds, *head[:4], verdict, what=head[4])
-    else:
-        st.markdown(verdict, unsafe_allow_html=True)
+    show_head(ds, *head[:3], verdict, what=head[3], note=note)
     whose, ends, scores = result.path_ends  # the step model's, or the text tower's with no trained model
-    st.markdown(f"{plans.endpoints_heading(whose)}: " + episodes.endpoints_line(ds, ends, scores, truth))
-    _plan_and_truth(ds, result.plan, truth, "plan (planned now)")
-    if condition == "graph":
+    _endpoints(ds, f"{plans.endpoints_heading(whose)}: ", ends, scores, truth)
+    if no_plan is not None:
+        st.warning(no_plan.text, icon=":material/block:")
+    _plan_and_truth(ds, None if no_plan is not None else result.plan, truth, "plan (planned now)")
+    if condition != "graph":
+        st.caption("This planning model has no graph condition: no graph paths were recommended to it.")
+    elif no_plan is None:
         if result.fallback:
             st.caption("No path of this length joins â₁ and â_T in the graph: the paths are KEPP's fallback "
                        "variations of the two endpoints.")
-        paths_cards(ds, result.paths[:R], result.path_scores[:R], "fallback path" if result.fallback else "graph path")
-    else:
-        st.caption("This planning model has no graph condition: no graph paths were recommended to it.")
+        paths_cards(ds, result.paths[:result.R], result.path_scores[:result.R],
+                    "fallback path" if result.fallback else "graph path")

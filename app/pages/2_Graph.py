@@ -47,14 +47,6 @@ tab = {v: k for k, v in TABS.items()}.get(st.session_state.get("graph_tab"), "ar
 link.keep(tab=None if tab == "around" else tab)
 
 
-def unit(text: str) -> float:
-    """A minimum probability from the URL: a number in [0, 1], to two decimals."""
-    value = round(float(text), 2)
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(text)
-    return value
-
-
 with around:
     # the controls beside the drawing: the drawing is on the first screen
     controls, shown = st.columns([1, 3], gap="medium")
@@ -76,17 +68,17 @@ with around:
         hits = names
     link.seed("graph_step", "step", hits)
     step = controls.selectbox("Step", hits, key="graph_step")
-    link.seed("graph_depth", "depth", [1, 2, 3], int, absent="1")
+    link.seed("graph_depth", "depth", [1, 2, 3], absent="1")
     depth = controls.slider("Depth", 1, 3, key="graph_depth", **links.default_kwargs("graph_depth", value=1))
     weight_name = network.WEIGHTS[scorer]
-    link.seed("graph_min_p", "min", parse=unit, absent="0")
+    link.seed("graph_min_p", "min", parse=lambda t: round(link.keys["min"].parse(t), 2), absent="0")
     min_p = controls.slider(f"Minimum {weight_name}", 0.0, 1.0, step=0.01, key="graph_min_p",
                             help=f"hide arrows whose {weight_name} (the weights shown) is below this",
                             **links.default_kwargs("graph_min_p", value=0.0))
     link.seed("graph_task", "task", ["(all tasks)", *tasks], absent="(all tasks)")
     task = controls.selectbox("Task filter", ["(all tasks)", *tasks], key="graph_task",
                               format_func=lambda t: task_names.get(t, t))
-    link.seed("graph_max", "max", range(2, 501), int, absent=str(MAX_NODES))
+    link.seed("graph_max", "max", range(2, 501), absent=str(MAX_NODES))
     cap = controls.number_input("Max steps", 2, 500, key="graph_max", step=10,
                                 help="at most this many steps are drawn: those the strongest arrows reach from the "
                                      "chosen step (which is always drawn)",
@@ -127,7 +119,7 @@ with expert:
     with backend.guarded(stop=False):
         nodes, edges, freq = api.expert_view(graph, t)
         top = max(freq.values(), default=1)
-        link.seed("graph_expert_min", "emin", range(1, top + 1), int, absent="1")
+        link.seed("graph_expert_min", "emin", range(1, top + 1), absent="1")
         min_count = controls.slider("Minimum count", 1, top, key="graph_expert_min",
                                     **links.default_kwargs("graph_expert_min", value=1)) if top > 1 else 1
         link.keep(emin=min_count if tab == "expert" and min_count > 1 else None)

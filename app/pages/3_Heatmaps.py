@@ -72,7 +72,7 @@ if preds is not None and len(preds):
     method = c2.selectbox("Predictions of", methods, key="heat_method",
                           **links.default_kwargs("heat_method", index=default_method(methods)))
     hs = sorted(int(h) for h in preds.loc[preds["method"] == method, "horizon"].unique())
-    link.seed("heat_T", "T", hs, int)
+    link.seed("heat_T", "T", hs)
     horizon = c3.selectbox("T", hs, key="heat_T")
     link.keep(of=method, T=horizon)
     sel = preds[(preds["method"] == method) & (preds["horizon"] == horizon) & (preds["task"] == task)]
@@ -104,9 +104,9 @@ clicked = clicked_cell(event.selection.points if event else None, ds.actions)
 
 
 def cell_of(text: str) -> tuple[int, int]:
-    """A transition from the URL: ``a-b`` (action ids)."""
-    a, b = (int(x) for x in text.split("-"))
-    if not (0 <= a < ds.num_actions and 0 <= b < ds.num_actions):
+    """A transition from the URL: ``a-b`` (action ids, as the page's table reads them) of this dataset."""
+    a, b = link.keys["cell"].parse(text)
+    if not (a < ds.num_actions and b < ds.num_actions):
         raise ValueError(text)
     return a, b
 

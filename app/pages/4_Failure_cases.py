@@ -42,7 +42,7 @@ link.seed("fail_method", "method", methods)
 method = c1.selectbox("Method", methods, key="fail_method", format_func=method_label,
                       **links.default_kwargs("fail_method", index=default_method(methods)))
 hs = sorted(int(h) for h in preds.loc[preds["method"] == method, "horizon"].unique())
-link.seed("fail_T", "T", hs, int)
+link.seed("fail_T", "T", hs)
 horizon = c2.selectbox("T", hs, key="fail_T")
 link.keep(method=method, T=horizon)
 run = preds[(preds["method"] == method) & (preds["horizon"] == horizon)]

@@ -76,7 +76,7 @@ tasks = ["(all)", *task_names]
 link.seed("res_task", "task", tasks)
 task = f1.selectbox("Task", tasks, key="res_task", format_func=lambda t: task_names.get(t, t))
 hs = sorted(int(h) for h in preds["horizon"].unique())
-link.seed("res_T", "T", hs, int)
+link.seed("res_T", "T", hs)
 horizon = f2.selectbox("T", hs, key="res_T")
 methods = sorted(preds["method"].unique())
 link.seed("res_method", "method", methods)

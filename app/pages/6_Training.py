@@ -94,7 +94,7 @@ if "train_y" in st.session_state:  # keep only curves these runs log
     st.session_state["train_y"] = [m for m in st.session_state["train_y"] if m in metrics]
 ys = c2.multiselect("Curves", metrics, key="train_y", **links.default_kwargs("train_y", default=default))
 c3, c4 = st.columns(2)
-link.seed("train_smooth", "smooth", [round(0.05 * k, 2) for k in range(20)], lambda v: round(float(v), 2), absent="0")
+link.seed("train_smooth", "smooth", [round(0.05 * k, 2) for k in range(20)], absent="0")
 smoothing = c3.slider("Smoothing", 0.0, 0.95, step=0.05, key="train_smooth",
                       help="exponential moving average of each curve (0: none); the raw curve stays, faint",
                       **links.default_kwargs("train_smooth", value=0.0))

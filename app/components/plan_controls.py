@@ -1,0 +1,431 @@
+"""The Plan page's inputs, top to bottom: the title row, the models (or the zero-shot page without
+them), one row of planning controls with the Plan button (on the first screen), the video encoder and
+the LLM settings (sidebar; in presentation mode the page's folded *Settings*), then the video, its
+episode and its clips, and the step timeline. Each function draws one part and returns what it chose;
+a part that cannot go on says why and stops the page through its link (which publishes the state first).
+
+The choices are only those that exist: horizons with a model (:func:`components.plan_decision.horizon_choices`),
+the R a planning model was trained with (:func:`components.plan_decision.r_choices`), the LLM endpoint the
+person running the app configured (never one a visitor types)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import streamlit as st
+
+from components import backend, colours, links, pickers, plan_decision, plan_state, zeroshot
+from components.charts import step_timeline, video_timeline
+from components.plan_decision import SYMBOLS
+from components.result import clip_words
+from components.search import default_clips
+from components.text import dataset_caption, md, plan_text
+from components.uploads import store_example, store_upload
+from components.urls import plan_model_id
+from kepp_core import api
+from kepp_core.catalog import TEXT_PLANNER, models_dir, scorer_label
+from kepp_core.errors import KeppError
+
+__all__ = ["DATASET_FEATURES", "SOURCES", "TEXT_VARIANT", "Clip", "Controls", "Setup", "controls", "dataset",
+           "header", "llm_settings", "models", "step_timeline_of", "video"]
+
+TEXT_VARIANT = "graph + text endpoints (S3D, no model)"  # the P²KG between the text tower's endpoints (model=graph-text)
+DATASET_FEATURES = "the dataset's features"
+SOURCES = {"dataset": "From the dataset", "upload": "Upload a video"}
+
+
+def header() -> tuple[plan_state.PlanLink, object]:
+    """The title row (the title, then Copy link and Playlist in the corner: the returned column) and the
+    page's link, made before any exit (each one publishes the state first)."""
+    title_col, corner = st.columns([5, 1], vertical_alignment="bottom")
+    title_col.title("Plan from a video")
+    return plan_state.PlanLink(), corner
+
+
+def dataset(cfg, link):
+    """The configured dataset and its features' encoder (and, outside presentation mode, what is loaded)."""
+    with backend.guarded(link=link):
+        ds = backend.dataset(cfg)
+        enc = api.feature_encoder(ds)
+    if not cfg.presentation:
+        st.caption(dataset_caption(cfg, ds))
+    return ds, enc
+
+
+@dataclass(frozen=True)
+class Setup:
+    """The models side: the models folder (``root``), its trained ``horizons``, why there are none
+    (``no_models``) and the S3D encoders the person running the app allowed (``s3d_choices``)."""
+
+    root: object
+    horizons: list
+    no_models: str | None
+    s3d_choices: dict
+
+
+def models(cfg, ds, link) -> Setup:
+    """The models to plan with; without any (and no S3D encoder for graph + text endpoints) the page
+    plans with the graph alone (:func:`components.zeroshot.page`) and stops there."""
+    s3d_choices = cfg.grounding_encoders()  # the S3D encoders the person running the app allowed
+    with backend.guarded(link=link):
+        no_models = zeroshot.missing_models(cfg)
+    if no_models and not s3d_choices:
+        zeroshot.page(cfg, ds, no_models, link)
+        link.stop()
+    root, horizons = None, []
+    if not no_models:
+        with backend.guarded(link=link):
+            root, horizons = backend.models_root(cfg), backend.horizons(cfg)
+    return Setup(root, horizons, no_models, s3d_choices)
+
+
+@dataclass(frozen=True)
+class Controls:
+    """What the planning controls chose: ``T``, the planning model (``variant``, its ``role``: None for
+    graph + text endpoints), ``R`` (None: the model's own), the scorer, the sampler, the S3D encoder
+    (``s3d`` spec and ``s3d_label``, None: the dataset's features), the typed steps, the LLM mapper (None:
+    no LLM configured), the planner with its observation window (``m_obs``, ``setting``), why it cannot
+    take the encoder's features (``width_error``) and the Plan button's place (``go``)."""
+
+    T: int
+    variant: str
+    role: object
+    R: int | None
+    scorer: str
+    sampler: str
+    s3d: str | None
+    s3d_label: str | None
+    steps_text: str
+    llm_mapper: str | None
+    planner: object
+    m_obs: int
+    setting: str
+    width_error: str | None
+    go: object
+
+    @property
+    def condition(self) -> str:
+        """The planning model's condition (``graph`` for graph + text endpoints)."""
+        return "graph" if self.role is None else self.role.condition
+
+
+def controls(cfg, ds, setup: Setup, link) -> Controls:
+    """The planning controls in one row (horizon, planning model, R, recommendation, sampler, the Plan
+    button's place), the encoder and LLM settings, and the planner they make."""
+    settings = st.expander("Settings", expanded=False) if cfg.presentation else st.container()
+    row = settings.columns([1.3, 3.2, 1, 2, 2, 1.5], vertical_alignment="bottom")
+    go = (st.columns([8, 1.5])[1] if cfg.presentation else row[5]).empty()  # in a talk: beside the folded settings
+    T = _horizon(row[0], setup, link)
+    s3d, s3d_label, steps_text = _encoder(cfg, setup, link, settings)
+    variants = _variants(setup, T, s3d, link)
+    variant, role = _model(row[1], variants, link)
+    R = _paths(row[2], role, link)
+    scorer = _scorer(row[3], role, link)
+    sampler = _sampler(row[4], link)
+    mapper = llm_settings(settings.container() if cfg.presentation else st.sidebar.expander("LLM recommendation"))
+    with backend.guarded(link=link):
+        planner = (backend.text_planner(cfg, s3d, ds, T) if role is None
+                   else backend.planner(cfg, T, role, scorer, ds, sampler))
+    m_obs, setting = api.observation_settings(planner)
+    width_error = None  # the models cannot take this encoder's features: said before anything is encoded
+    if s3d is not None:
+        try:
+            planner.check_encoder(s3d)
+        except KeppError as e:
+            width_error = str(e)
+    return Controls(T, variant, role, R, scorer, sampler, s3d, s3d_label, steps_text, mapper, planner, m_obs, setting,
+                    width_error, go)
+
+
+def _horizon(where, setup: Setup, link) -> int:
+    choices = plan_decision.horizon_choices(setup.horizons, bool(setup.s3d_choices))
+    link.seed("plan_T", "T", choices)
+    first = setup.horizons[0] if setup.horizons else choices[0]
+    T = where.selectbox("Horizon T", choices, key="plan_T", **links.default_kwargs("plan_T", index=choices.index(first)),
+                        help="the number of steps to plan: the horizons the models folder has a model for"
+                             + (" (graph + text endpoints plan any)" if setup.s3d_choices else ""))
+    link.keep(T=T)
+    return T
+
+
+def _encoder(cfg, setup: Setup, link, settings) -> tuple[str | None, str | None, str]:
+    """The video encoder (the dataset's features or an allowed S3D network) and the steps typed for the
+    step timeline; a link to graph + text endpoints takes the first S3D encoder."""
+    encoder_ids = {} if setup.no_models else {DATASET_FEATURES: "dataset"}
+    encoder_ids |= {label: eid for eid, (_, label) in setup.s3d_choices.items()}
+    text_link = link.new("model") == TEXT_PLANNER  # a link to graph + text endpoints (e.g. a graph-text row's)
+    if text_link and not setup.s3d_choices:
+        st.info(f"This link plans with graph + text endpoints (`{TEXT_PLANNER}`), which needs an S3D encoder: none "
+                "is allowed here (`kepp app --encoder s3d:PATH`), so a trained planning model plans instead.")
+    if not setup.s3d_choices:
+        return None, None, ""
+    with (settings.container() if cfg.presentation else st.sidebar.expander("Video encoder", expanded=True)):
+        if text_link and link.from_url("encoder") is None:  # such a link names no encoder: the first S3D one
+            st.session_state["plan_encoder"] = next(label for label, eid in encoder_ids.items() if eid in setup.s3d_choices)
+        link.seed("plan_encoder", "encoder", list(encoder_ids), {v: k for k, v in encoder_ids.items()}.__getitem__,
+                  absent=None if setup.no_models or text_link else "dataset")
+        label = st.selectbox("Encoder", list(encoder_ids), key="plan_encoder",
+                             help="S3D HowTo100M: the official models' features; its text tower draws the step "
+                                  "timeline and plans with graph + text endpoints (no model needed)")
+        steps_text = st.text_area("Steps to ground", key="plan_steps", height=90,
+                                  max_chars=plan_decision.MAX_TYPED_STEPS * (plan_decision.MAX_STEP_CHARS + 1),
+                                  placeholder="one step name per line (empty: the dataset's steps)",
+                                  help=f"the step timeline scores each second against these names (at most "
+                                       f"{plan_decision.MAX_TYPED_STEPS})")
+    eid = encoder_ids[label]
+    link.keep(encoder=None if eid == "dataset" else eid)
+    spec, name = setup.s3d_choices.get(eid, (None, None))
+    return spec, name, steps_text
+
+
+def _variants(setup: Setup, T: int, s3d: str | None, link) -> dict:
+    """The planning models of horizon ``T`` (label -> role; None: graph + text endpoints)."""
+    if T not in setup.horizons and s3d is None:
+        st.error(f"No model is trained for horizon T={T} (trained horizons: {', '.join(map(str, setup.horizons)) or 'none'}): "
+                 "choose another horizon, or an S3D encoder under *Video encoder* (graph + text endpoints need no model).")
+        link.stop()
+    with backend.guarded(link=link):
+        variants = api.plan_variants(setup.root, T) if T in setup.horizons else {}
+    if s3d is not None:
+        variants[TEXT_VARIANT] = None  # None: no planning model
+    if not variants:
+        st.error(f"`{models_dir(setup.root, T)}` has a step model but no planning model.")
+        link.stop()
+    return variants
+
+
+def _model(where, variants: dict, link) -> tuple[str, object]:
+    model_ids = {label: TEXT_PLANNER if role is None else plan_model_id(role) for label, role in variants.items()}
+    link.seed("plan_variant", "model", list(variants), lambda m: {v: k for k, v in model_ids.items()}[m])
+    variant = where.selectbox("Planning model", list(variants), key="plan_variant",
+                              help="the models folder's planning models of this horizon (and graph + text endpoints "
+                                   "where an S3D encoder is allowed)")
+    link.keep(model=model_ids[variant])
+    return variant, variants[variant]
+
+
+def _paths(where, role, link) -> int | None:
+    """R: a graph-conditioned model's own (the one it was trained with), 1-5 paths for graph + text
+    endpoints, none for a model without the graph condition."""
+    graph = role is None or role.condition == "graph"
+    choices = plan_decision.r_choices(role.R if role is not None and graph else None, graph)
+    if not choices:
+        where.selectbox("Paths R", ["—"], key="plan_R_none", disabled=True,
+                        help="this planning model has no graph condition: no graph paths are recommended to it")
+        link.keep(R=None)
+        return None
+    link.seed("plan_R", "R", choices)
+    if st.session_state.get("plan_R") not in choices:
+        st.session_state["plan_R"] = choices[0] if role is not None else min(2, choices[-1])
+    R = where.selectbox("Paths R", choices, key="plan_R", disabled=len(choices) == 1, help=SYMBOLS["R"])
+    link.keep(R=R)
+    return R
+
+
+def _scorer(where, role, link) -> str:
+    scorers = api.scorer_names()
+    link.seed("plan_method", "method", scorers)
+    scorer = where.selectbox("Recommendation", scorers, format_func=scorer_label, key="plan_method",
+                             help="how the graph's paths between â₁ and â_T are scored (an LLM's plan is shown "
+                                  "beside them where the person running the app configured an LLM)",
+                             disabled=role is None or role.condition != "graph")
+    link.keep(method=scorer)
+    return scorer
+
+
+def _sampler(where, link) -> str:
+    sampler_ids = {label: ("own" if spec[0] is None else f"{spec[0]}{spec[1]}")
+                   for label, spec in backend.SAMPLER_CHOICES.items()}
+    link.seed("plan_sampler", "sampler", list(sampler_ids), lambda x: {v: k for k, v in sampler_ids.items()}[x])
+    sampler = where.selectbox("Sampler", list(backend.SAMPLER_CHOICES), key="plan_sampler",
+                              help="the models' own sampler reproduces their recorded metrics; DDIM with 5 steps is faster")
+    link.keep(sampler=sampler_ids[sampler])
+    return sampler
+
+
+def llm_settings(where) -> str | None:
+    """The LLM recommendation's settings: the endpoint and model the person running the app configured
+    (``KEPP_LLM_URL``, ``KEPP_LLM_MODEL`` where ``kepp app`` runs), shown read-only (the host only: a
+    visitor never chooses where the server sends requests, nor sees credentials in the address), and how
+    generated steps map to actions. None when no LLM is configured (one line says so)."""
+    configured = api.llm_defaults()
+    with where:
+        if not configured["url"] or not configured["model"]:
+            st.caption("LLM recommendation is off: the person running the app sets KEPP_LLM_URL and "
+                       "KEPP_LLM_MODEL before starting kepp app to offer it.")
+            return None
+        host = urlsplit(configured["url"]).hostname or "the configured server"
+        st.caption(f"Endpoint: **{md(host)}** · model **{md(configured['model'])}** (set by the person running "
+                   "the app).")
+        return st.selectbox("Map steps with", list(backend.LLM_MAPPERS), key="plan_llm_mapper",
+                            help="how generated steps are matched to dataset actions")
+
+
+@dataclass(frozen=True)
+class Clip:
+    """The video shown and its clips: the dataset's ``video`` (None for an upload), the upload scene's
+    ``example``, the file (``path``), the episode (``ep``; its ``truth``), the episode's observation windows
+    (``windows``: the clips its records were planned from), the chosen ``start`` and ``goal`` clips, the
+    video's ``duration`` and the sliders' key part (``key``)."""
+
+    video: object | None
+    example: object | None
+    path: str
+    ep: int | None
+    truth: tuple | None
+    windows: tuple | None
+    start: tuple
+    goal: tuple
+    duration: float
+    key: str
+
+    @property
+    def shown(self):
+        """The dataset video shown (the upload scene's too; None for a user's own upload)."""
+        return self.video if self.video is not None else self.example
+
+    @property
+    def linkable(self) -> bool:
+        """Whether a link can carry the video (a user's own upload cannot)."""
+        return self.shown is not None
+
+
+def video(cfg, ds, enc, ctl: Controls, link, playing) -> Clip:
+    """The video (a dataset video with its episode, or an upload), then the clips beside it with their
+    frames, and the video's annotated steps as a timeline. A playlist item (``playing``: its name and item)
+    whose video the dataset lacks says so and stops: nothing else is shown under its number."""
+    link.seed("plan_source", "source", list(SOURCES.values()), SOURCES.__getitem__, absent="dataset")
+    source = st.radio("Video", list(SOURCES.values()), horizontal=True, key="plan_source")
+    playable = backend.playable_videos(cfg, ds, ctl.T)
+    if playing is not None:
+        asked = link.new("video") if source == SOURCES["dataset"] else link.new("upload")
+        said = plan_decision.missing_video(asked, [v.id for v in playable], *playing, ctl.T)
+        if said is not None:
+            st.error(said.text, icon=":material/playlist_remove:")
+            link.stop()
+    if source == SOURCES["dataset"]:
+        vid, ep, windows = _dataset_video(ds, ctl, link, playable)
+        shown, example, path, key = ds.video(vid), None, str(ds.video(vid).video_file), f"{vid}_{ep}_{ctl.T}"
+    else:
+        example, path, ep, windows = _upload(ds, enc, ctl, link, playable)
+        shown, key = None, f"upload_{path}_{ctl.T}_{link.shown('ep') or ''}"
+    with backend.guarded(link=link):
+        duration = float(backend.video_meta(path)["duration"])
+    windows = default_clips(duration, ctl.m_obs, *(windows or (None, None)))
+    start, goal = _clips(link, key, path, duration, windows, shown or example)
+    truth = tuple(shown.plan[ep:ep + ctl.T]) if shown is not None else None
+    if shown is not None:
+        clips = {"start": (start, colours.RIGHT), "goal": (goal, colours.WRONG)}
+        st.markdown(video_timeline(shown, ds.actions, range(ep, ep + ctl.T), clips, duration), unsafe_allow_html=True)
+    return Clip(shown, example, path, ep, truth, windows if shown or example else None, start, goal, duration, key)
+
+
+def _dataset_video(ds, ctl: Controls, link, playable) -> tuple[str, int, tuple]:
+    """A dataset video (the picker) and its episode (with previous / next), and the episode's windows."""
+    link.keep(source=None, upload=None)  # the dataset's videos: the upload scene's key does not apply
+    if not playable:
+        st.warning(f"This dataset has no videos with features and step segments of at least {ctl.T} steps; "
+                   "upload a video instead.")
+        link.stop()
+    vid = pickers.video_picker(ds, playable, link)
+    if vid is None:
+        link.keep(video=None)  # no video matches the search: none is shown
+        link.stop()
+    video = ds.video(vid)
+    ep_key, options = f"plan_episode_{vid}_{ctl.T}", list(range(len(video.steps) - ctl.T + 1))
+    link.seed(ep_key, "ep", options)
+    ep_col, prev_col, next_col = st.columns([6, 1, 1], vertical_alignment="bottom")
+    ep = ep_col.selectbox("Episode (annotated steps)", options, key=ep_key,
+                          format_func=lambda i: f"steps {i + 1}–{i + ctl.T}: " + plan_text(ds.labels(video.plan[i:i + ctl.T])))
+    links.episode_buttons(ep_key, options, (prev_col, next_col), prefix="plan_ep")
+    link.keep(video=vid, ep=ep)
+    return vid, ep, api.episode_clips(video, ep, ctl.T, ctl.setting, ctl.m_obs)
+
+
+def _upload(ds, enc, ctl: Controls, link, playable) -> tuple[object, str, int | None, tuple | None]:
+    """An uploaded video, or the upload scene's dataset video loaded as one (``?upload=<video id>``)."""
+    link.keep(source="upload", video=None, vtask=None, vq=None)  # an upload: the picker's keys do not apply
+    up = st.file_uploader("Upload a video (.mp4)", type=["mp4", "m4v", "mov", "webm", "mkv"], key="plan_upload")
+    example_id = link.from_url("upload") or link.last("upload")
+    example = ds.video(example_id) if up is None and example_id in {v.id for v in playable} else None
+    if example is None:  # a user's own file (or none yet): no link can carry it, nor its episode, clips or plan
+        link.keep(upload=None, ep=None, start=None, goal=None, plan=None)
+    if up is None and example is None:
+        st.info("Upload a video to plan from it.")
+        link.stop()
+    with backend.guarded(link=link):
+        path = (store_upload(up.getvalue(), up.name) if up is not None
+                else store_example(example.video_file, f"{example.id}{example.video_file.suffix}"))
+    ep = windows = None
+    if example is not None:
+        ep = _example_episode(link, example, ctl.T)
+        st.caption(f"Example upload: the file of test video **{md(example.id)}** "
+                   f"({md(ds.tasks[example.task].name if example.task in ds.tasks else example.task)}), loaded the way "
+                   "an uploaded video is: encoded from its pixels, its annotations unused. Upload a file to replace it.")
+        link.keep(upload=example.id, ep=ep)
+        windows = api.episode_clips(example, ep, ctl.T, ctl.setting, ctl.m_obs)  # the recorded episode's clips
+    if not enc["encoder"] and ctl.s3d is None:
+        st.error("The loaded dataset's features do not say which encoder made them (no features.json), "
+                 "so an uploaded video cannot be encoded to match them.")
+        link.stop()
+    st.caption(f"The upload is encoded with **{md(ctl.s3d_label)}**." if ctl.s3d is not None else
+               f"The upload is encoded with the dataset's encoder **{md(enc['encoder'])}** (D={md(enc['dim'])}).")
+    return example, path, ep, windows
+
+
+def _example_episode(link, example, T: int) -> int:
+    """The upload scene's episode: the address's (or the last) ``ep``, inside the video's episodes."""
+    raw = link.from_url("ep") or link.last("ep") or "0"
+    try:
+        ep = plan_state.KEYS["ep"].parse(raw)
+    except ValueError:
+        ep = 0
+    return min(max(ep, 0), max(len(example.steps) - T, 0))
+
+
+def _clips(link, key: str, path: str, duration: float, windows: tuple, shown) -> tuple[tuple, tuple]:
+    """The video beside the start and goal clip sliders (defaults: the episode's observation windows) and
+    each clip's first and last frame, named as the result names them."""
+    def clip_value(text: str) -> tuple[float, float]:
+        a, b = (min(max(x, 0.0), duration) for x in plan_state.parse_clip(text))
+        if not a < b:
+            raise ValueError(text)
+        return a, b
+
+    same = (shown is not None and link.last("video" if link.shown("video") else "upload") == shown.id
+            and link.last("T") == link.shown("T") and link.last("ep") == link.shown("ep"))
+    if same or link.new("start") or link.new("goal"):
+        link.seed(f"plan_start_{key}", "start", parse=clip_value)  # the clips of this episode, as linked
+        link.seed(f"plan_goal_{key}", "goal", parse=clip_value)
+    left, right = st.columns([2, 3])
+    left.video(path)
+    with right:
+        start = st.slider("Start clip (s)", 0.0, duration, step=0.5, key=f"plan_start_{key}",
+                          **links.default_kwargs(f"plan_start_{key}", value=windows[0]))
+        goal = st.slider("Goal clip (s)", 0.0, duration, step=0.5, key=f"plan_goal_{key}",
+                         **links.default_kwargs(f"plan_goal_{key}", value=windows[1]))
+        link.keep(start=start if shown is not None else None, goal=goal if shown is not None else None)
+        frames = [("start", start, start[0], "first"), ("start", start, max(start[0], start[1] - 0.01), "last"),
+                  ("goal", goal, goal[0], "first"), ("goal", goal, max(goal[0], goal[1] - 0.01), "last")]
+        for col, (name, clip, t, which) in zip(st.columns(4), frames):
+            with backend.guarded(stop=False):
+                col.image(backend.thumbnail_png(path, round(t, 2)), caption=f"{clip_words(name, clip)}: {which} frame")
+    return tuple(start), tuple(goal)
+
+
+def step_timeline_of(cfg, ds, ctl: Controls, clip: Clip, features) -> None:
+    """With an S3D encoder: the step each second most resembles (the text tower, zero-shot) against the
+    dataset's steps or the steps typed (at most :data:`components.plan_decision.MAX_TYPED_STEPS`)."""
+    if ctl.s3d is None:
+        return
+    typed, said = plan_decision.typed_steps(ctl.steps_text)
+    if said is not None:
+        st.warning(said.text, icon=":material/content_cut:")
+    steps, whose = (typed, "typed steps") if typed else (list(ds.actions), "the dataset's steps")
+    clips = {"start": (clip.start, colours.RIGHT), "goal": (clip.goal, colours.WRONG)}
+    with backend.guarded(stop=False):
+        timeline = backend.grounding(cfg, ctl.s3d, steps, ds, ctl.T, ctl.setting, ctl.m_obs).timeline(features())
+        st.markdown(step_timeline(timeline, clips, clip.duration), unsafe_allow_html=True)
+        st.caption(f"Step timeline: the step each second most resembles among {len(steps)} {whose}, scored "
+                   "zero-shot by the S3D text tower; hover a second for its top 3.")

@@ -1,0 +1,257 @@
+"""What the Plan page shows, decided without Streamlit: :func:`decide` takes the page's state for one run
+(:class:`PlanState`, read from its URL keys and its widgets), what the planner side offers
+(:class:`Models`) and what the prediction records hold (:class:`Records`), and says which result is shown
+(a record, the live plan, or the two as tabs of one result), whether to plan now, which messages to show,
+whether the page stops before a result, whether to bring the result into view, and which of the state's
+keys go into the URL. The page draws the :class:`Decision`; ``tests/test_app_plan_decision.py`` runs every
+exit of every function here.
+
+Beside it, the smaller decisions the page asks on its way: a playlist item whose video is not in the
+dataset (:func:`missing_video`), a live plan that is not a plan (:func:`no_plan`), typed steps beyond the
+budget (:func:`typed_steps`), the horizons and the R a page may offer (:func:`horizon_choices`,
+:func:`r_choices`) and the words for the symbols a result shows (:data:`SYMBOLS`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from components.text import md
+
+__all__ = ["LIVE", "MAX_STEP_CHARS", "MAX_TYPED_STEPS", "RECORDED", "SYMBOLS", "Decision", "Message", "Models",
+           "PlanState", "Records", "decide", "horizon_choices", "missing_video", "no_plan", "r_choices",
+           "typed_steps"]
+
+RECORDED, LIVE = "recorded", "live"  # the two views of one result (the page's tabs)
+MAX_TYPED_STEPS = 200  # step names typed for the step timeline (each is a text-tower query and a timeline row)
+MAX_STEP_CHARS = 200  # characters of one typed step name
+
+# One line for each symbol a result shows, where it shows (captions and help texts).
+SYMBOLS = {
+    "ends": "â₁ / â_T: the first / last step predicted from the start / goal clip, with its probability.",
+    "R": "R: how many of the graph's most probable paths between â₁ and â_T the planning model is given "
+         "(a graph-conditioned model's R is the R it was trained with).",
+    "paths": "Graph paths: the P²KG's most probable T-step paths between â₁ and â_T, by probability; "
+             "\"graph paths 1 = 2\" is one path at ranks 1 and 2 (the graph has no other of that length).",
+    "dec": "+ graph decoding (the +dec rows of kepp eval): the planning model's step probabilities decoded "
+           "into the most probable plan under the P²KG's transitions.",
+    "jdec": "+ joint decoding (the +jdec rows): the plan and its two ends decoded together, the ends weighed "
+            "with the endpoint model's (or the text tower's) distributions of â₁ and â_T.",
+}
+
+
+@dataclass(frozen=True)
+class Message:
+    """A message the page shows: ``level`` (``info``, ``warning``, ``error``, ``caption``) and Markdown
+    ``text`` (dataset and URL strings in it escaped)."""
+
+    level: str
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlanState:
+    """The page's state for one run, as far as the decision needs it.
+
+    ``rec``/``seed``: the record the state names (a method; its seed, None: its first); ``live``: the
+    live tab asked for (``live=1``); ``plan``: ``plan=1`` in the address; ``arrived``: the state came
+    with an address that asked for it (a link, a reload, a scene, a playlist's next item), not the
+    page's own first state; ``news``: a key of the address is new this run; ``linkable``: the video can
+    travel in a link (a dataset video or the upload scene); ``from_dataset``: the video is the dataset's
+    (a record is of a dataset video); ``pressed``: the Plan button was pressed this run; ``tab``: the
+    view the visitor chose this run (:data:`RECORDED`, :data:`LIVE`; None: no choice); ``saved``: a
+    live result of exactly these inputs is held; ``playlist``/``item``: the playlist place played;
+    ``presenting``: presentation mode (the controls folded away: the result is what the room sees)."""
+
+    rec: str | None = None
+    seed: int | None = None
+    live: bool = False
+    plan: bool = False
+    arrived: bool = False
+    news: bool = False
+    linkable: bool = True
+    from_dataset: bool = True
+    pressed: bool = False
+    tab: str | None = None
+    saved: bool = False
+    playlist: str | None = None
+    item: int | None = None
+    presenting: bool = False
+
+    @property
+    def in_view(self) -> bool:
+        """Whether a result shown now is brought into view: it arrived asked for (a link, a scene, a slide, a
+        press), or the page is presented; a page opened plainly stays at its top, with its controls."""
+        return self.arrived or self.pressed or self.presenting
+
+
+@dataclass(frozen=True, kw_only=True)
+class Models:
+    """The planner side: ``live_label`` (the evaluation row the live planner is, in words) and
+    ``width_error`` (the models cannot take the chosen encoder's features: nothing can be planned)."""
+
+    live_label: str
+    width_error: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Records:
+    """The record of the shown episode that the state names, as the prediction records hold it
+    (``record``: a :class:`components.recorded.Record`, None: none), and its method's words (``label``)."""
+
+    record: object | None = None
+    label: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Decision:
+    """What the page draws: ``record`` (the record shown: its tab), ``live`` (the live plan is shown:
+    alone, or in its tab), ``tab`` (the view open when there is a record), ``plan_now`` (run the
+    planner this run), ``messages`` (in order), ``stop`` (no result below the messages), ``scroll``
+    (bring the result into view) and ``keep`` (the URL values of ``rec``, ``seed``, ``live``, ``plan``)."""
+
+    record: object | None
+    live: bool
+    tab: str | None
+    plan_now: bool
+    messages: tuple[Message, ...] = ()
+    stop: bool = False
+    scroll: bool = False
+    keep: dict = field(default_factory=dict)
+
+
+def _item(state: PlanState) -> str:
+    return f"Playlist **{md(state.playlist)}**, item {state.item}: " if state.playlist else ""
+
+
+def _missing_record(state: PlanState, records: Records, models: Models) -> Message | None:
+    """The message for a record the state names that the records do not hold (None: no such record asked)."""
+    if not state.rec or records.record is not None or not (state.linkable and state.from_dataset):
+        return None
+    seed = "" if state.seed is None else f" (seed {state.seed})"
+    return Message("warning", f"{_item(state)}the loaded prediction records hold no **{md(records.label or state.rec)}** "
+                              f"record of this episode{seed}: shown instead is a live plan by **{md(models.live_label)}**, "
+                              "labelled as such.")
+
+
+def decide(state: PlanState, models: Models, records: Records) -> Decision:
+    """The decision (see the module docstring): a record the state names and the records hold is shown as
+    recorded, the live plan as a second view of it (its tab, planned when open); with no such record the
+    live plan is the one view, planned on a press or on an address that asks for it (``plan=1``, or a
+    record the records lack), else the page asks for a press.
+
+    >>> d = decide(PlanState(rec="kepp-R2", arrived=True), Models(live_label="KEPP R=2"), Records(record="rec"))
+    >>> d.record, d.tab, d.plan_now, d.scroll, d.keep["live"]
+    ('rec', 'recorded', False, True, None)
+    """
+    record = records.record if state.linkable and state.from_dataset else None
+    messages = [m for m in (_missing_record(state, records, models),) if m is not None]
+    if models.width_error:
+        messages.append(Message("error", md(models.width_error)))
+    if record is not None:
+        tab = state.tab or (LIVE if state.live or state.pressed else RECORDED)
+        if state.pressed:
+            tab = LIVE
+        planned = tab == LIVE and not models.width_error and (state.pressed or not state.saved)
+        keep = {"rec": getattr(record, "method", None), "seed": getattr(record, "seed", None),
+                "live": True if tab == LIVE else None, "plan": None}
+        return Decision(record=record, live=tab == LIVE and (planned or state.saved), tab=tab, plan_now=planned,
+                        messages=tuple(messages), scroll=state.in_view, keep=keep)
+    asked = state.linkable and state.news and (state.plan or bool(state.rec))
+    planned = not models.width_error and (state.pressed or (asked and not state.saved))
+    live = planned or state.saved
+    keep = {"rec": None, "seed": None, "live": None, "plan": True if live and state.linkable else None}
+    if not live:
+        if not models.width_error:
+            messages.append(Message("info", "Choose the clips and press **Plan**."))
+        return Decision(record=None, live=False, tab=None, plan_now=False, messages=tuple(messages), stop=True,
+                        keep=keep)
+    return Decision(record=None, live=True, tab=None, plan_now=planned, messages=tuple(messages),
+                    scroll=state.in_view, keep=keep)
+
+
+def missing_video(asked: str | None, available: Iterable[str], playlist: str | None, item: int | None,
+                  T: int) -> Message | None:
+    """The message for a playlist item whose video (``asked``: the address's video, or the upload scene's)
+    is not among the dataset's videos the page can open at ``T`` (``available``): said, and nothing else
+    shown under the item's number (None: no playlist playing, nothing asked, or the video is there).
+
+    >>> missing_video("0287", {"0287"}, "talk", 2, 3) is None, missing_video("9999", {"0287"}, None, None, 3) is None
+    (True, True)
+    >>> missing_video("9999", {"0287"}, "talk", 2, 3).text[:60]
+    'Playlist **talk**, item 2: video **9999** is not among this '
+    """
+    if not playlist or asked is None or asked in set(available):
+        return None
+    return Message("error", f"Playlist **{md(playlist)}**, item {item}: video **{md(asked)}** is not among this "
+                            f"dataset's videos with {T} annotated steps and features, so this item cannot be shown "
+                            "(nothing else is shown in its place). Fix or remove it on the Playlists page.")
+
+
+def no_plan(result, graph_only: bool) -> Message | None:
+    """The message for a live result that is not a plan: none at all (an empty plan), or, where the plan
+    is the graph's own path (graph + text endpoints, no model: ``graph_only``), the graph's fallback
+    because no path joins the two ends; None for a plan (a planning model's plan given fallback paths is
+    still its plan: the paths' caption says they are fallbacks).
+
+    >>> from types import SimpleNamespace as R
+    >>> no_plan(R(plan=(1, 2), fallback=False), True), no_plan(R(plan=(1, 2), fallback=True), False)
+    (None, None)
+    >>> no_plan(R(plan=(), fallback=False), False).level, no_plan(R(plan=(1, 1), fallback=True), True).level
+    ('warning', 'warning')
+    """
+    plan = getattr(result, "plan", None)
+    if not plan:
+        return Message("warning", "No plan: the planner returned none for these clips.")
+    if graph_only and getattr(result, "fallback", False):
+        return Message("warning", "No plan: the graph has no path of this length between â₁ and â_T (the steps "
+                                  "the text tower grounds in the two clips), and with no trained model nothing "
+                                  "else plans. Try another horizon or other clips.")
+    return None
+
+
+def typed_steps(text: str) -> tuple[list[str], Message | None]:
+    """The step names typed for the step timeline, one a line: at most :data:`MAX_TYPED_STEPS` of at most
+    :data:`MAX_STEP_CHARS` characters (the rest left out, and said: each name is a query to the text tower
+    and a row of every second's scores).
+
+    >>> typed_steps("boil water\\n\\n pour \\n")
+    (['boil water', 'pour'], None)
+    >>> steps, said = typed_steps("\\n".join(f"s{k}" for k in range(20_000)))
+    >>> len(steps), said.text
+    (200, 'The step timeline grounds the first 200 of the 20,000 steps typed: at most 200.')
+    >>> typed_steps("x" * 500)[0][0] == "x" * 200, typed_steps("x" * 500)[1].level
+    (True, 'warning')
+    """
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    steps = [line[:MAX_STEP_CHARS] for line in lines[:MAX_TYPED_STEPS]]
+    if len(lines) > MAX_TYPED_STEPS:
+        return steps, Message("warning", f"The step timeline grounds the first {MAX_TYPED_STEPS} of the "
+                                         f"{len(lines):,} steps typed: at most {MAX_TYPED_STEPS}.")
+    if any(len(line) > MAX_STEP_CHARS for line in lines):
+        return steps, Message("warning", f"Step names are cut at {MAX_STEP_CHARS} characters.")
+    return steps, None
+
+
+def horizon_choices(trained: Sequence[int], text_planner: bool) -> list[int]:
+    """The horizons the page offers: those with a trained model, and with graph + text endpoints
+    (an allowed S3D encoder: no model needed) also 3 to 6.
+
+    >>> horizon_choices([3], False), horizon_choices([3, 8], True), horizon_choices([], False)
+    ([3], [3, 4, 5, 6, 8], [])
+    """
+    return sorted(set(trained) | (set(range(3, 7)) if text_planner else set()))
+
+
+def r_choices(model_R: int | None, graph: bool) -> list[int]:
+    """The R the page offers for a planning model: a graph-conditioned model's own R (the one it was trained
+    with: no other R exists for it), 1 to 5 paths shown for graph + text endpoints (``model_R`` None,
+    ``graph``), and nothing for a model without the graph condition.
+
+    >>> r_choices(1, True), r_choices(None, True), r_choices(None, False)
+    ([1], [1, 2, 3, 4, 5], [])
+    """
+    if not graph:
+        return []
+    return [model_R] if model_R is not None else list(range(1, 6))

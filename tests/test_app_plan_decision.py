@@ -1,0 +1,142 @@
+"""The Plan page's decision without Streamlit (``app/components/plan_decision.py``): every exit of
+``decide`` (a record and its live tab, the live plan alone, the page asking for a press), of the
+missing-record and missing-video messages, of the no-plan check, the typed-step cap and the choices the
+page offers. Each case names the exit it takes."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from components.plan_decision import (LIVE, MAX_TYPED_STEPS, RECORDED, Models, PlanState, Records, decide,
+                                      horizon_choices, missing_video, no_plan, r_choices, typed_steps)
+
+REC = SimpleNamespace(method="kepp-R2", seed=0, episode="tea/0287/7:3")
+MODELS = Models(live_label="KEPP R=2 + graph decoding")
+HELD = Records(record=REC, label="KEPP R=2")
+NONE = Records(record=None, label="KEPP R=2")
+
+
+# --- decide: a record the records hold (the record branch) ---------------------------------------------------------
+def test_a_named_record_is_shown_as_recorded_and_nothing_is_planned():
+    d = decide(PlanState(rec="kepp-R2", seed=0), MODELS, HELD)
+    assert (d.record, d.tab, d.live, d.plan_now, d.stop, d.messages) == (REC, RECORDED, False, False, False, ())
+    assert d.keep == {"rec": "kepp-R2", "seed": 0, "live": None, "plan": None}
+
+
+def test_a_link_with_live_1_opens_the_live_tab_and_plans_once():
+    d = decide(PlanState(rec="kepp-R2", live=True), MODELS, HELD)
+    assert (d.tab, d.plan_now, d.live, d.keep["live"]) == (LIVE, True, True, True)
+    again = decide(PlanState(rec="kepp-R2", live=True, saved=True), MODELS, HELD)  # the live result is held
+    assert (again.tab, again.plan_now, again.live) == (LIVE, False, True)
+
+
+def test_the_visitors_tab_wins_over_the_address_and_the_button_opens_the_live_tab():
+    assert decide(PlanState(rec="kepp-R2", live=True, tab=RECORDED), MODELS, HELD).tab == RECORDED
+    assert decide(PlanState(rec="kepp-R2", tab=LIVE, saved=True), MODELS, HELD).plan_now is False
+    pressed = decide(PlanState(rec="kepp-R2", tab=RECORDED, pressed=True, saved=True), MODELS, HELD)
+    assert (pressed.tab, pressed.plan_now, pressed.scroll) == (LIVE, True, True)  # a press plans again, in view
+
+
+def test_the_live_tab_with_models_that_cannot_take_the_encoder_plans_nothing_and_says_why():
+    d = decide(PlanState(rec="kepp-R2", live=True), Models(live_label="x", width_error="768 values, not 512"), HELD)
+    assert (d.tab, d.plan_now, d.live, d.record) == (LIVE, False, False, REC)
+    assert [(m.level, m.text) for m in d.messages] == [("error", "768 values, not 512")]
+
+
+def test_a_record_comes_into_view_only_when_it_arrived_or_the_page_is_presented():
+    assert decide(PlanState(rec="kepp-R2", arrived=True), MODELS, HELD).scroll is True  # a link, a scene, a slide
+    assert decide(PlanState(rec="kepp-R2"), MODELS, HELD).scroll is False  # the page opened plainly: at its top
+    # in a talk the controls are folded away: the result is the slide
+    assert decide(PlanState(rec="kepp-R2", presenting=True), MODELS, HELD).scroll is True
+    assert decide(PlanState(plan=True, news=True, presenting=True), MODELS, NONE).scroll is True
+
+
+def test_an_upload_never_shows_a_record():
+    for state in (PlanState(rec="kepp-R2", from_dataset=False), PlanState(rec="kepp-R2", linkable=False)):
+        d = decide(state, MODELS, HELD)
+        assert d.record is None and d.tab is None
+
+
+# --- decide: no record (the live branch and the asking exit) -------------------------------------------------------
+def test_without_a_record_or_a_press_the_page_asks_for_one_and_stops():
+    d = decide(PlanState(), MODELS, NONE)
+    assert (d.record, d.live, d.plan_now, d.stop) == (None, False, False, True)
+    assert [(m.level, m.text) for m in d.messages] == [("info", "Choose the clips and press **Plan**.")]
+    assert d.keep == {"rec": None, "seed": None, "live": None, "plan": None}
+
+
+def test_without_a_record_and_with_models_of_another_width_the_stop_names_only_the_width():
+    d = decide(PlanState(pressed=True), Models(live_label="x", width_error="wrong width"), NONE)
+    assert (d.stop, d.plan_now) == (True, False) and [m.level for m in d.messages] == ["error"]
+
+
+def test_a_press_plans_live_and_brings_it_into_view():
+    d = decide(PlanState(pressed=True), MODELS, NONE)
+    assert (d.live, d.plan_now, d.stop, d.scroll, d.keep["plan"]) == (True, True, False, True, True)
+
+
+def test_a_link_with_plan_1_plans_on_opening_once_and_a_held_result_is_shown_again():
+    d = decide(PlanState(plan=True, news=True, arrived=True), MODELS, NONE)
+    assert (d.plan_now, d.live, d.scroll) == (True, True, True)
+    held = decide(PlanState(plan=True, news=True, saved=True), MODELS, NONE)
+    assert (held.plan_now, held.live, held.stop) == (False, True, False)
+    assert decide(PlanState(plan=True, news=False), MODELS, NONE).stop  # not news: the page's own address
+
+
+def test_a_user_upload_is_planned_but_never_put_in_a_link():
+    d = decide(PlanState(pressed=True, linkable=False, from_dataset=False), MODELS, NONE)
+    assert d.live and d.keep["plan"] is None
+    # an upload asked with a record's key (the upload scene's link): no record to miss, nothing said
+    assert decide(PlanState(rec="kepp-R2", pressed=True, from_dataset=False), MODELS, NONE).messages == ()
+
+
+def test_a_named_record_the_records_lack_is_said_and_planned_live():
+    d = decide(PlanState(rec="kepp-R2", seed=3, news=True, arrived=True), MODELS, NONE)
+    assert (d.record, d.live, d.plan_now) == (None, True, True)
+    (said,) = d.messages
+    assert said.level == "warning" and "hold no **KEPP R=2** record of this episode (seed 3)" in said.text
+    assert "live plan by **KEPP R=2 + graph decoding**" in said.text
+    playing = decide(PlanState(rec="kepp-R2", news=True, playlist="talk", item=2), MODELS, NONE)
+    assert playing.messages[0].text.startswith("Playlist **talk**, item 2: the loaded prediction records hold no")
+
+
+# --- the smaller decisions ----------------------------------------------------------------------------------------
+def test_a_playlist_item_whose_video_is_missing_is_said_and_nothing_else_is_shown():
+    assert missing_video(None, ["0287"], "talk", 1, 3) is None  # nothing asked
+    assert missing_video("0287", ["0287"], "talk", 1, 3) is None  # there
+    assert missing_video("9999", ["0287"], None, None, 3) is None  # no playlist: the link's line says it
+    said = missing_video("9999", ["0287"], "talk", 3, 4)
+    assert said.level == "error" and "item 3: video **9999** is not among" in said.text and "4 annotated steps" in said.text
+
+
+def test_a_result_that_is_not_a_plan_is_said_instead_of_shown():
+    plan = SimpleNamespace(plan=(1, 2, 3), fallback=False)
+    assert no_plan(plan, graph_only=True) is None
+    assert no_plan(SimpleNamespace(plan=(1, 1, 1), fallback=True), graph_only=False) is None  # a model's plan
+    assert "no path of this length" in no_plan(SimpleNamespace(plan=(1, 1, 1), fallback=True), graph_only=True).text
+    for empty in (SimpleNamespace(plan=(), fallback=False), SimpleNamespace(plan=None, fallback=True)):
+        assert no_plan(empty, graph_only=False).text.startswith("No plan: the planner returned none")
+
+
+def test_typed_steps_are_capped_with_a_message():
+    assert typed_steps("") == ([], None)
+    steps, said = typed_steps("\n".join(f"step {k}" for k in range(20_000)))
+    assert len(steps) == MAX_TYPED_STEPS and steps[-1] == f"step {MAX_TYPED_STEPS - 1}"
+    assert said.level == "warning" and "first 200 of the 20,000 steps typed" in said.text
+    long_steps, said = typed_steps("a" * 10_000 + "\nstir")
+    assert [len(s) for s in long_steps] == [200, 4] and "cut at 200 characters" in said.text
+
+
+@pytest.mark.parametrize("trained, text, expected", [([3], False, [3]), ([3, 4], False, [3, 4]),
+                                                     ([], True, [3, 4, 5, 6]), ([8], True, [3, 4, 5, 6, 8])])
+def test_the_page_offers_only_horizons_it_can_plan(trained, text, expected):
+    assert horizon_choices(trained, text) == expected
+
+
+def test_the_page_offers_only_the_r_a_model_was_trained_with():
+    assert r_choices(1, graph=True) == [1]  # only an R = 1 model: no R = 2 offered
+    assert r_choices(2, graph=True) == [2]
+    assert r_choices(None, graph=True) == [1, 2, 3, 4, 5]  # graph + text endpoints: paths shown
+    assert r_choices(None, graph=False) == []  # no graph condition: no paths

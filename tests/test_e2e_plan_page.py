@@ -1,0 +1,81 @@
+"""End-to-end, the Plan page as a newcomer meets it (docs/app.md, "The Plan page"): the real app server
+(demo world, shipped models and records) in a real headless Chromium at 1280x720.
+
+- Opened plainly (from the sidebar, a bookmark), the page stays at its top: the title, Copy link and
+  every planning control (horizon, planning model, R, recommendation, sampler, the Plan button) lie
+  inside the window, below Streamlit's header.
+- A record and its live re-plan are two tabs of one result: one plan graph at a time, the live tab
+  labelled with the live planner's row and kept in the address (``live=1``), the recorded tab the
+  record as the records hold it.
+
+Screenshots go to ``test-artifacts/``."""
+
+from __future__ import annotations
+
+import pytest
+
+from components import urls
+from kepp_core import api, catalog
+from tests.helpers.browser import ARTIFACTS, idle, query, rows_of_cards, wait_plan
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
+SCREEN = {"width": 1280, "height": 720}
+FIRST_SCREEN = {"title": "h1", "Copy link": ".st-key-plan_link button", "horizon": ".st-key-plan_T",
+                "planning model": ".st-key-plan_variant", "R": ".st-key-plan_R", "recommendation": ".st-key-plan_method",
+                "sampler": ".st-key-plan_sampler", "Plan button": ".st-key-plan_go button"}
+
+
+def test_the_plan_page_opens_at_its_top_with_the_title_and_every_control_on_the_first_screen(demo_server, browser):
+    context = browser.new_context(viewport=SCREEN)
+    page = context.new_page()
+    page.goto(f"{demo_server}/Plan")
+    wait_plan(page)  # the page's first state (the clean success) drawn, below the fold
+    page.wait_for_timeout(1500)  # a result that scrolled itself into view would have done so by now
+    idle(page)
+    assert page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollTop"
+                         " + window.scrollY") == 0, "the page scrolled away from its top"
+    header = page.locator('[data-testid="stHeader"]').bounding_box()
+    below = header["y"] + header["height"] if header else 0
+    boxes = {name: page.locator(css).first.bounding_box() for name, css in FIRST_SCREEN.items()}
+    outside = {name: b for name, b in boxes.items()
+               if not b or b["y"] < below - 0.5 or b["y"] + b["height"] > SCREEN["height"] + 0.5
+               or b["x"] < 0 or b["x"] + b["width"] > SCREEN["width"] + 0.5}
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "e2e_plan_first_screen.png"))
+    assert not outside, f"not on the first screen (below the {below:.0f}-px header, inside 1280x720): {outside}"
+    context.close()
+
+
+def test_a_record_and_its_live_re_plan_are_two_tabs_of_one_result(demo_server, browser, demo_env):
+    from kepp_core.data import load_dataset
+
+    actions = load_dataset("demo", demo_env.world).actions
+    row = api.read_predictions([demo_env.records]).query("method == 'kepp-R2' and horizon == 3 and ~success").iloc[0]
+    context = browser.new_context(viewport=SCREEN)
+    page = context.new_page()
+    page.goto(f"{demo_server}/Plan?" + "&".join(f"{k}={v}" for k, v in urls.plan_query(dict(row)).items()))
+    wait_plan(page)
+    recorded_tab, live_tab = page.get_by_role("tab", name="Recorded"), page.get_by_role("tab", name="Live re-plan")
+    assert recorded_tab.get_attribute("aria-selected") == "true" and live_tab.count() == 1
+    verdict = page.locator(".kepp-verdict").first
+    assert verdict.inner_text().startswith(f"Recorded · {catalog.method_label('kepp-R2')}")
+    assert rows_of_cards(page)[0] == [actions[a] for a in row["plan"]] and "live" not in query(page)
+    graph = page.locator(".st-key-plan_clicked_frame iframe")
+    graph.first.wait_for(timeout=60_000)
+    assert graph.count() == 1  # one plan graph
+    # the live tab: the live planner's result, labelled with its row, in the address; still one graph
+    live_tab.click()
+    page.locator(".kepp-verdict.kepp-live").first.wait_for(timeout=120_000)
+    idle(page)
+    assert page.locator(".kepp-verdict.kepp-live").first.inner_text().startswith("Live · KEPP R=2")
+    assert query(page)["live"] == "1" and query(page)["rec"] == "kepp-R2"
+    graph.first.wait_for(timeout=60_000)
+    assert page.locator(".kepp-verdict").count() == 1 and graph.count() == 1
+    page.screenshot(path=str(ARTIFACTS / "e2e_plan_live_tab.png"))
+    # back to the record: as recorded, the live tab's key gone from the address
+    page.get_by_role("tab", name="Recorded").click()
+    page.wait_for_function("() => !new URLSearchParams(window.location.search).has('live')", timeout=60_000)
+    wait_plan(page)
+    assert page.locator(".kepp-verdict").first.inner_text().startswith("Recorded · ")
+    assert rows_of_cards(page)[0] == [actions[a] for a in row["plan"]]
+    context.close()
