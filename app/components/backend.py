@@ -272,13 +272,16 @@ def grounding(cfg: AppConfig, encoder: str, steps, ds, horizon: int, setting: st
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def _llm_recommender(url: str, model: str, mapper: str, labels: tuple[str, ...]):
-    return api.llm_recommender(url, model, mapper, labels)
+def _llm_recommender(url: str, model: str, mapper: str, labels: tuple[str, ...], allowed: tuple[str, ...]):
+    return api.llm_recommender(url, model, mapper, labels, allowed)
 
 
 def llm_recommendation(url: str, model: str, mapper: str, ds, start: int, end: int, horizon: int):
-    """The LLM's plan (voted, checked, mapped; or the reported fallback) for ``(â_1, â_T, T)``."""
-    rec = _llm_recommender(url.strip(), model.strip(), LLM_MAPPERS.get(mapper, mapper), tuple(ds.actions))
+    """The LLM's plan (voted, checked, mapped; or the reported fallback) for ``(â_1, â_T, T)``, from one
+    of the endpoints the server was started with (``kepp app --llm-url``, ``KEPP_LLM_URL``): any other
+    URL is refused before a connection is made."""
+    rec = _llm_recommender(url.strip(), model.strip(), LLM_MAPPERS.get(mapper, mapper), tuple(ds.actions),
+                           start_config().llm_urls)
     return rec(start, end, horizon)
 
 

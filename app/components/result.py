@@ -7,7 +7,6 @@ the same words as the records pages (:mod:`components.episodes`); each view name
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 
 import streamlit as st
@@ -18,9 +17,10 @@ from components.colours import RIGHT, WRONG
 from components.config import presenting
 from components.names import episode_label
 from components.recorded import distinct_paths
-from components.text import md
+from components.text import html_text, md
 
-__all__ = ["ANCHOR", "bring_into_view", "columns", "paths_cards", "show_head", "show_live", "show_record"]
+__all__ = ["ANCHOR", "bring_into_view", "columns", "head_html", "paths_cards", "show_head", "show_live", "show_record",
+           "verdict_html"]
 
 ANCHOR = "kepp-result"  # the class of the element a new result scrolls to
 LIVE_ANCHOR = "kepp-live-result"  # the live re-plan's, below a record
@@ -59,9 +59,13 @@ def show_head(ds, episode: str | None, video_path: str | None, start: float | No
             with col.container(key=f"kepp_slide_{name}"), backend.guarded(stop=False):
                 st.image(backend.thumbnail_png(video_path, round(max(0.0, t), 2), 200),
                          caption=f"{name} {t:.1f} s", width="stretch")
-    text = html.escape(episode_label(episode, names) if episode else what)
-    words.markdown(f'<div class="kepp-input">{text}</div><div class="kepp-verdict-line">{verdict}</div>',
-                   unsafe_allow_html=True)
+    words.markdown(head_html(episode_label(episode, names) if episode else what, verdict), unsafe_allow_html=True)
+
+
+def head_html(text: str, verdict: str) -> str:
+    """The episode in words (escaped: :func:`~components.text.html_text`) over the view's verdict
+    (HTML made by :func:`verdict_html`)."""
+    return f'<div class="kepp-input">{html_text(text)}</div><div class="kepp-verdict-line">{verdict}</div>'
 
 
 def paths_cards(ds, paths: Sequence[Sequence[int]], scores: Sequence[float], kind: str = "graph path") -> None:
@@ -73,10 +77,23 @@ def paths_cards(ds, paths: Sequence[Sequence[int]], scores: Sequence[float], kin
                    + (" (the graph has no other path of this length)" if len(ranks) > 1 else ""))
 
 
+def verdict_html(view: str, label: str, success: bool, verdict: str | None) -> str:
+    """A view's name (``Recorded``, ``Live``), its method's label and its verdict (success green, failure
+    red; none where the truth is not known), as HTML for Streamlit's Markdown, the label escaped.
+
+    >>> "&lt;b&gt;" in verdict_html("Live", "<b>", True, "success")
+    True
+    """
+    live = " kepp-live" if view == "Live" else ""
+    tail = "" if verdict is None else f" · {_verdict_html(verdict)}"
+    return (f'<span class="kepp-verdict{live}" data-success="{str(success).lower()}"><b>{html_text(view)} · '
+            f'{html_text(label)}</b>{tail}</span>')
+
+
 def _verdict_html(verdict: str) -> str:
     """A verdict in its colour (success green, failure red), escaped."""
     colour = RIGHT if verdict == "success" else WRONG
-    return f'<span style="color:{colour};font-weight:600">{html.escape(verdict)}</span>'
+    return f'<span style="color:{colour};font-weight:600">{html_text(verdict)}</span>'
 
 
 def _plan_and_truth(ds, plan: Sequence[int], truth: Sequence[int] | None, title: str) -> None:
@@ -92,8 +109,7 @@ def show_record(ds, rec, video_path: str | None) -> None:
     frames), its method and verdict, the endpoints it planned between, its plan against the ground
     truth, and the graph paths it was given."""
     show_head(ds, rec.episode, video_path, rec.start_time, None if rec.goal_time is None else max(0.0, rec.goal_time - 0.01),
-              f'<span class="kepp-verdict" data-success="{str(rec.success).lower()}"><b>Recorded · '
-              f'{html.escape(rec.label)}</b> · {_verdict_html(rec.verdict)}</span>')
+              verdict_html("Recorded", rec.label, rec.success, rec.verdict))
     st.markdown(episodes.endpoints_line(ds, rec.endpoints, rec.endpoint_scores, rec.truth))
     _plan_and_truth(ds, rec.plan, rec.truth, "plan (recorded)")
     paths_cards(ds, rec.paths, rec.path_scores)
@@ -107,13 +123,11 @@ def show_live(ds, result, truth: Sequence[int] | None, label: str, condition: st
     endpoints its graph paths run between (the step model's, or the text tower's), the plan against the ground truth and the graph paths. ``head``: the input
     ``(episode, video_path, start, goal, what)`` when this view opens the result (no record above it)."""
     right = truth is not None and tuple(result.plan) == tuple(truth)
-    verdict = (f'<span class="kepp-verdict kepp-live" data-success="{str(right).lower()}"><b>Live · '
-               f'{html.escape(label)}</b>' + ("" if truth is None else " · " + _verdict_html("success" if right else "failure"))
-               + "</span>")
+    verdict = verdict_html("Live", label, right, None if truth is None else "success" if right else "failure")
     if head is not None:
         show_head(ds, *head[:4], verdict, what=head[4])
     else:
-        st.markdown(verdict, unsafe_allow_html=True)
+        st.markdown(f"<div>{verdict}</div>", unsafe_allow_html=True)  # a block: Markdown reads nothing in it
     whose, ends, scores = result.path_ends  # the step model's, or the text tower's with no trained model
     st.markdown(f"{plans.endpoints_heading(whose)}: " + episodes.endpoints_line(ds, ends, scores, truth))
     _plan_and_truth(ds, result.plan, truth, "plan (planned now)")
