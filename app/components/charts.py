@@ -10,7 +10,7 @@ import streamlit as st
 
 from components.colours import RIGHT, WRONG
 from components.config import MIN_PRESENT_PX, font_scale
-from components.text import html_text, plot_text
+from components.text import css_colour, html_text, plot_text
 
 if TYPE_CHECKING:  # pandas loads lazily: the home page does not need it
     import pandas as pd
@@ -163,7 +163,7 @@ def step_cards_html(labels: Sequence[str], correct: Sequence[bool] | None = None
     >>> "&lt;b&gt;" in step_cards_html(["<b>", "stir"], title="plan")
     True
     """
-    cards, colour = [], html_text(colour)  # an attribute value
+    cards, colour = [], css_colour(colour)  # an attribute value
     for t, label in enumerate(labels):
         border = "#bdbdbd" if correct is None else (RIGHT if correct[t] else WRONG)
         mark = "" if correct is None else (" ✓" if correct[t] else " ✗")
@@ -254,7 +254,7 @@ def _clip_marks(clips: dict, pct) -> list[str]:
     steps and an outline around them, so that no step's label is covered."""
     parts = []
     for name, ((a, b), colour) in clips.items():
-        name, colour = html_text(name), html_text(colour)
+        name, colour = html_text(name), css_colour(colour)
         where = f"left:{pct(a):.2f}%;width:{max(pct(b) - pct(a), 0.3):.2f}%"
         parts.append(f'<div class="kepp-tl-clip" title="{name} clip · {a:.1f}–{b:.1f} s" style="position:absolute;'
                      f'top:0;height:20px;{where};background:{colour};border-radius:3px 3px 0 0;color:#fff;'

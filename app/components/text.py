@@ -54,6 +54,20 @@ def html_text(text) -> str:
     return "".join(_HTML.get(c) or _HTML_MD.get(c) or c for c in " ".join(str(text).split()))
 
 
+_COLOUR = re.compile(r"#[0-9a-fA-F]{3,8}|[a-zA-Z]{3,20}|rgba?\([0-9., ]{5,40}\)")
+
+
+def css_colour(value) -> str:
+    """A colour for a ``style`` attribute: ``#rrggbb``, a name or ``rgb(...)``, else grey (colours
+    are the app's own, never a dataset's: anything else never reaches the page).
+
+    >>> css_colour("#fff8e1"), css_colour('red;background:url(x)')
+    ('#fff8e1', '#9e9e9e')
+    """
+    value = str(value)
+    return value if _COLOUR.fullmatch(value) else "#9e9e9e"
+
+
 def plot_text(text) -> str:
     """Dataset text for plotly (tick labels, hover text, legend and trace names, titles): plotly
     reads ``<b>``, ``<br>``, ``<a href=...>`` in them, and shows ``&lt;`` as ``<``; line breaks

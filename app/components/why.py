@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
-from components.text import html_text, md
+from components.text import css_colour, html_text, md
 from kepp_core.catalog import ENDPOINTS_WORDS
 
 # The table's columns, by the keys of PlanResult.why
@@ -51,7 +51,7 @@ def decoding_text(text: str) -> str:
 def plan_cards(labels: Sequence[str], changed: Sequence[bool], title: str, colour: str) -> str:
     """A plan as a row of step cards, the changed steps with a thick blue border and "changed" (HTML,
     labels escaped)."""
-    cards, colour = [], html_text(colour)  # an attribute value
+    cards, colour = [], css_colour(colour)  # an attribute value
     for t, (label, ch) in enumerate(zip(labels, changed)):
         border = "3px solid #1565c0" if ch else "1px solid #bdbdbd"
         mark = " · changed" if ch else ""
