@@ -47,6 +47,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kepp_core.errors import KeppError
+from kepp_core.io import whole_number
 
 # --- model roles and folder names -----------------------------------------------------------------------------
 KINDS = ("step", "plan", "task-classifier", "endpoints")
@@ -122,8 +123,8 @@ def parse_model_folder(name: str) -> ModelRole:
         base = parse_model_folder(name[:-len(STRUCT_SUFFIX)])
         return ModelRole(base.kind, base.condition, base.R, True)
     rest = name[len(_PLAN):] if name.startswith(_PLAN) else None
-    if rest is not None and rest.startswith(_GRAPH_R) and rest[len(_GRAPH_R):].isdigit():
-        return ModelRole("plan", "graph", int(rest[len(_GRAPH_R):]))
+    if rest is not None and rest.startswith(_GRAPH_R) and whole_number(rest[len(_GRAPH_R):], 6) is not None:
+        return ModelRole("plan", "graph", whole_number(rest[len(_GRAPH_R):], 6))
     condition = {c.replace("+", "-"): c for c in PLAN_CONDITIONS if c != "graph"}.get(rest or "")
     if condition is None:
         raise KeppError(f"{name!r} is not a model folder name ({', '.join(_SINGLE)}, plan-graph-R<R>, "
@@ -172,7 +173,7 @@ def horizon_folder(horizon: int) -> str:
 def parse_horizon_folder(name: str) -> int | None:
     """The horizon a folder name says (``T4`` → 4), None for another name."""
     digits = str(name)[len(_HORIZON):]
-    return int(digits) if str(name).startswith(_HORIZON) and digits.isdigit() else None
+    return whole_number(digits, 6) if str(name).startswith(_HORIZON) and digits == digits.strip() else None
 
 
 def models_dir(root: str | Path, horizon: int) -> Path:
@@ -640,6 +641,7 @@ LOG_FILE = "metrics.jsonl"  # a training run's log
 CONFIG_FILE = "config.json"  # a checkpoint's config
 WEIGHTS_FILE = "model.safetensors"  # a checkpoint's weights
 GRAPH_FILE = "graph.json"  # the P²KG a planning model was trained with, saved beside it
+GRAPH_PAIR = (".json", ".safetensors")  # a graph file's two forms, JSON and compact, written together by --compact
 MANIFEST_FILE = "manifest.json"  # the demo models' manifest
 DEMO_MODELS_DIR = "assets/demo"  # the shipped demo checkpoints, relative to the repository
 

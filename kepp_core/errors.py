@@ -36,6 +36,30 @@ def unknown_name_error(kind: str, name: str, known: Iterable[str]) -> KeppError:
     return KeppError(f"unknown {kind} {name!r}{hint}")
 
 
+# the line a TorchScript interpreter's error ends with: the exception raised inside the module
+_SCRIPTED = re.compile(r"^(?:builtins\.)?(\w+(?:Error|Exception)): ?(.*)$")
+
+
+def first_line(e: BaseException, most: int = 160) -> str:
+    """The first line of an exception's message (at most ``most`` characters), or its type's name
+    where it has none. A TorchScript interpreter's error, whose message begins with its own
+    traceback, gives the error raised inside the module, as its last line names it.
+
+    >>> first_line(ValueError("bad frames\nmore"))
+    'bad frames'
+    >>> first_line(RuntimeError("The following operation failed...\n  File x\nbuiltins.ValueError: no fps\n"))
+    'ValueError: no fps'
+    >>> first_line(KeyError())
+    'KeyError'
+    """
+    lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()]
+    if len(lines) > 1 and ("TorchScript" in lines[0] or "operation failed" in lines[0]):
+        raised = next((m for m in map(_SCRIPTED.match, reversed(lines)) if m), None)
+        if raised is not None:
+            return f"{raised.group(1)}: {raised.group(2)}".rstrip(": ")[:most]
+    return (lines[0] if lines else type(e).__name__)[:most]
+
+
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 

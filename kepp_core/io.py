@@ -385,6 +385,23 @@ def iter_jsonl(path: str | os.PathLike, required: tuple[str, ...] = ()) -> Itera
         yield where, rec
 
 
+MAX_DIGITS = 18  # a whole number typed as text (an index, a count, a folder's horizon): below 10¹⁸
+
+
+def whole_number(text: object, most: int = MAX_DIGITS) -> int | None:
+    """``text`` as a whole number when it is ASCII digits only (surrounding spaces allowed), at most
+    ``most`` of them; else None. The one parser of numbers typed as text: ``"²".isdigit()`` is
+    true but ``int("²")`` fails, and ``int`` of 5,000 digits is a ValueError.
+
+    >>> whole_number("42"), whole_number(" 7 "), whole_number("²"), whole_number("-1"), whole_number("9" * 5000)
+    (42, 7, None, None, None)
+    """
+    digits = str(text).strip()
+    if not (0 < len(digits) <= most and digits.isascii() and digits.isdigit()):
+        return None
+    return int(digits)
+
+
 # JSON numbers past these are not data any kepp file holds: refused before Python's own limits
 # (4,300-digit integers, floats that overflow to inf) turn them into tracebacks or silent infinities.
 MAX_JSON_DIGITS = 100

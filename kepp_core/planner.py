@@ -129,6 +129,9 @@ class PlanResult:
     raw_plan: tuple[int, ...] = ()  # the planning model's own argmax plan (``plan`` when not decoded)
     decoding: dict | None = None  # the graph decoding used (PlannerDecoding.record), None: the argmax plan
     why: list[dict] = field(default_factory=list, repr=False)  # per step: scores behind the plan (KEPPPlanner._why)
+    # no plan: the graph has no path of this length between the endpoints and no model planned
+    # (graph + text endpoints); ``plan`` then holds the graph's fallback variation, which is not a plan
+    no_path: bool = False
 
     def __post_init__(self) -> None:
         if (self.step_endpoints is None) == (self.text_endpoints is None):
@@ -205,7 +208,7 @@ class PlanResult:
                 keys[0]: list(ends), keys[1]: lab(ends), keys[2]: [round(s, 4) for s in scores],
                 "paths": [{"actions": list(p), "labels": lab(p), "probability": s}
                           for p, s in zip(self.paths, self.path_scores)],
-                "fallback": self.fallback, "plan": list(self.plan), "plan_labels": lab(self.plan),
+                "fallback": self.fallback, "no_path": self.no_path, "plan": list(self.plan), "plan_labels": lab(self.plan),
                 "raw_plan": list(self.raw_plan or self.plan), "raw_plan_labels": lab(self.raw_plan or self.plan),
                 "changed": self.changed, "decoding": self.decoding, "endpoint_top": self.endpoint_top(),
                 "why": self.why, "timings_ms": {k: round(v, 2) for k, v in self.timings.items()}}
@@ -564,7 +567,8 @@ class TextGraphPlanner:
                           text_scores=(float(probs[0, ends[0]]), float(probs[1, ends[1]])), text_probs=probs,
                           paths=list(rec.paths), path_scores=list(rec.scores), fallback=rec.fallback,
                           condition=aggregate(rec.paths, self.graph.num_actions), plan=plan, timings=timings,
-                          actions=list(self.graph.actions), raw_plan=plan, decoding=None, why=why)
+                          actions=list(self.graph.actions), raw_plan=plan, decoding=None, why=why,
+                          no_path=rec.fallback)
 
 
 __all__ = ["BatchPlans", "DecodeChoice", "KEPPPlanner", "PlanResult", "PlannerDecoding", "TextGraphPlanner",

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import pickletools
 import re
-from typing import Annotated, Any, TypeVar, get_args
+from typing import IO, Annotated, Any, TypeVar, get_args
 
 import msgspec
 from msgspec import Meta, Struct
@@ -194,12 +194,15 @@ _MEMO_PUT = frozenset({"PUT", "BINPUT", "LONG_BINPUT"})
 _MEMO_GET = frozenset({"GET", "BINGET", "LONG_BINGET"})
 
 
-def check_pickle(data: bytes, where: str, max_depth: int = 64, max_ops: int = 50_000_000) -> None:
+def check_pickle(data: bytes | IO[bytes], where: str, max_depth: int = 64, max_ops: int = 50_000_000) -> int:
     """Refuse, before anything is built, a pickle that nests objects deeper than ``max_depth`` or
     has more than ``max_ops`` opcodes (a KeppError naming ``where``). The opcodes are walked with
     :mod:`pickletools` and each stack entry's nesting depth is followed, so a tuple nested a million
     times deep (hashing it as a dict key overflows the C stack: the interpreter crashes) is refused
     without building it. Pickles a program writes for graphs or features nest a handful of levels.
+    ``data``: the pickle's bytes, or a binary file positioned at its start (a file that holds
+    several pickles one after another: ``torch.save``'s plain format). Returns the offset just
+    after the pickle's ``STOP`` (in the file, for a file).
 
     >>> import pickle
     >>> check_pickle(pickle.dumps({"a": [1, (2, 3)]}), "x.pkl")
@@ -210,8 +213,9 @@ def check_pickle(data: bytes, where: str, max_depth: int = 64, max_ops: int = 50
     """
     stack: list[int | None] = []  # each entry's nesting depth; None marks a MARK
     memo: dict[int, int] = {}
+    end = None
     try:
-        for count, (op, arg, _pos) in enumerate(pickletools.genops(data), 1):
+        for count, (op, arg, pos) in enumerate(pickletools.genops(data), 1):
             if count > max_ops:
                 raise KeppError(f"{where}: the pickle has more than {max_ops:,} opcodes (refused before loading)")
             name = op.name
@@ -225,6 +229,7 @@ def check_pickle(data: bytes, where: str, max_depth: int = 64, max_ops: int = 50
                 stack.append(None)
                 continue
             if name == "STOP":
+                end = pos + 1
                 break
             before = [s.name for s in op.stack_before]
             popped: list[int] = []
@@ -249,6 +254,9 @@ def check_pickle(data: bytes, where: str, max_depth: int = 64, max_ops: int = 50
             stack.extend([depth] * len(op.stack_after))
     except (ValueError, IndexError, TypeError) as e:  # truncated, unknown opcode, stack underflow
         raise KeppError(f"{where}: not a readable pickle ({type(e).__name__} while reading its opcodes)") from None
+    if end is None:  # genops stops quietly at the end of a file without STOP
+        raise KeppError(f"{where}: not a readable pickle (it ends before its STOP opcode)")
+    return end
 
 __all__ = ["Count", "Finite", "Id", "Int64", "MAX_ID_CHARS", "Meta", "NonNegative", "Positive", "Struct", "TaskKey",
            "check_id", "check_nesting", "check_pickle", "convert", "decode_json", "validation_error"]

@@ -283,19 +283,20 @@ def grounding(cfg: AppConfig, encoder: str, steps, ds, horizon: int, setting: st
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def _llm_recommender(url: str, model: str, mapper: str, labels: tuple[str, ...]):
-    return api.llm_recommender(url, model, mapper, labels)
+def _llm_recommender(url: str, model: str, mapper: str, labels: tuple[str, ...], allowed: tuple[str, ...]):
+    return api.llm_recommender(url, model, mapper, labels, allowed)
 
 
-def llm_recommendation(mapper: str, ds, start: int, end: int, horizon: int):
-    """The LLM's plan (voted, checked, mapped; or the reported fallback) for ``(â_1, â_T, T)`` from the
-    endpoint and model the person running the app configured (:func:`kepp_core.api.llm_defaults`): no
-    page passes an address, so no visitor chooses where the server sends a request or its key."""
-    configured = api.llm_defaults()
-    if not configured["url"] or not configured["model"]:
-        raise KeppError("no LLM is configured for this app (KEPP_LLM_URL and KEPP_LLM_MODEL where it was started)")
-    rec = _llm_recommender(configured["url"].strip(), configured["model"].strip(), LLM_MAPPERS.get(mapper, mapper),
-                           tuple(ds.actions))
+def llm_recommendation(url: str, mapper: str, ds, start: int, end: int, horizon: int):
+    """The LLM's plan (voted, checked, mapped; or the reported fallback) for ``(â_1, â_T, T)``, from one
+    of the endpoints the server was started with (``kepp app --llm-url``, ``KEPP_LLM_URL``: the app's
+    ``llm_urls``) and the model it was started with (``KEPP_LLM_MODEL``): any other URL is refused before
+    a connection is made, so no visitor chooses where the server sends a request or its key."""
+    model = api.llm_defaults()["model"]
+    if not model:
+        raise KeppError("no LLM model is configured for this app (KEPP_LLM_MODEL where it was started)")
+    rec = _llm_recommender(url.strip(), model.strip(), LLM_MAPPERS.get(mapper, mapper), tuple(ds.actions),
+                           start_config().llm_urls)
     return rec(start, end, horizon)
 
 

@@ -3,7 +3,6 @@ downloads, transition heatmaps, a plan as a row of step cards. They take plain d
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -11,6 +10,7 @@ import streamlit as st
 
 from components.colours import RIGHT, WRONG
 from components.config import MIN_PRESENT_PX, font_scale
+from components.text import css_colour, html_text, plot_text
 
 if TYPE_CHECKING:  # pandas loads lazily: the home page does not need it
     import pandas as pd
@@ -70,9 +70,10 @@ def heatmap(df: pd.DataFrame, title: str, zmin: float | None = 0.0, zmax: float 
         z=df.to_numpy(), x=labels_x, y=labels_y,
         zmin=-1.0 if diverging else zmin, zmax=1.0 if diverging else zmax,
         colorscale="RdBu" if diverging else "Blues", reversescale=diverging, showscale=colour_bar,
-        hovertemplate="from %{y}<br>to %{x}<br>%{z:.2f}<extra></extra>", xgap=1, ygap=1))
+        text=[[f"from {plot_text(y)}<br>to {plot_text(x)}" for x in labels_x] for y in labels_y],
+        hovertemplate="%{text}<br>%{z:.2f}<extra></extra>", xgap=1, ygap=1))
     left, bottom = _label_margins(labels_y + labels_x, tick_size)
-    fig.update_layout(title=title, height=max(420, 26 * len(labels_y) + 160),
+    fig.update_layout(title=plot_text(title), height=max(420, 26 * len(labels_y) + 160),
                       margin=dict(l=left, r=90, t=50, b=bottom, autoexpand=False),
                       yaxis=dict(autorange="reversed", title="from", tickmode="array", tickvals=labels_y,
                                  ticktext=marked_labels(labels_y, marked), tickfont=dict(size=tick_size)),
@@ -96,8 +97,14 @@ OUT_OF_TASK = WRONG
 
 
 def marked_labels(labels: Sequence[str], marked: set[str]) -> list[str]:
-    """Tick labels with the ``marked`` ones (actions outside the task's step list) in red with a ✱."""
-    return [f'<span style="color:{OUT_OF_TASK}">{x} ✱</span>' if x in marked else x for x in labels]
+    """Tick labels for plotly (escaped: :func:`~components.text.plot_text`), the ``marked`` ones (actions
+    outside the task's step list) in red with a ✱.
+
+    >>> marked_labels(["<b>", "stir"], {"stir"})
+    ['&lt;b&gt;', '<span style="color:#c62828">stir ✱</span>']
+    """
+    return [f'<span style="color:{OUT_OF_TASK}">{plot_text(x)} ✱</span>' if x in marked else plot_text(x)
+            for x in labels]
 
 
 def heatmap_panels(mats: dict, marked: set[str] = frozenset(), tick_size: int = 14):
@@ -108,22 +115,24 @@ def heatmap_panels(mats: dict, marked: set[str] = frozenset(), tick_size: int = 
 
     names = list(mats)
     fig = make_subplots(rows=1, cols=len(names), shared_yaxes=True, horizontal_spacing=0.03,
-                        subplot_titles=names)
+                        subplot_titles=[plot_text(n) for n in names])
     n = 0
     for k, name in enumerate(names, start=1):
         df = mats[name]
         xs, ys = [str(c) for c in df.columns], [str(i) for i in df.index]
         n = len(ys)
         z = df.to_numpy()
-        fig.add_trace(go.Heatmap(z=z, x=xs, y=ys, coloraxis="coloraxis", xgap=1, ygap=1, name=name, hoverinfo="skip"),
+        fig.add_trace(go.Heatmap(z=z, x=xs, y=ys, coloraxis="coloraxis", xgap=1, ygap=1, name=plot_text(name),
+                                 hoverinfo="skip"),
                       row=1, col=k)
         # a click on a cell: plotly selects no heatmap cell, so an invisible marker on each one takes the
         # click (and the hover) with the cell's (from, to) and value
         cells = [(x, y, float(z[i, j])) for i, y in enumerate(ys) for j, x in enumerate(xs)]
-        fig.add_trace(go.Scatter(x=[c[0] for c in cells], y=[c[1] for c in cells], mode="markers", name=name,
+        fig.add_trace(go.Scatter(x=[c[0] for c in cells], y=[c[1] for c in cells], mode="markers", name=plot_text(name),
                                  customdata=[[c[1], c[0], c[2]] for c in cells], showlegend=False,
+                                 text=[f"from {plot_text(c[1])}<br>to {plot_text(c[0])}" for c in cells],
                                  marker=dict(symbol="square", size=max(6, min(28, 520 // max(len(xs), 1))), opacity=0),
-                                 hovertemplate=f"{name}<br>from %{{customdata[0]}}<br>to %{{customdata[1]}}<br>"
+                                 hovertemplate=f"{plot_text(name)}<br>%{{text}}<br>"
                                                "%{customdata[2]:.2f}<br>click: the episodes with it<extra></extra>"),
                       row=1, col=k)
         fig.update_xaxes(tickmode="array", tickvals=xs, ticktext=marked_labels(xs, marked), tickangle=-60,
@@ -142,9 +151,19 @@ def heatmap_panels(mats: dict, marked: set[str] = frozenset(), tick_size: int = 
 # --- plans -------------------------------------------------------------------------------------------
 def step_cards(labels: Sequence[str], correct: Sequence[bool] | None = None, title: str = "",
                colour: str = "#e3f2fd") -> None:
+    """A plan as a row of numbered step cards (:func:`step_cards_html`)."""
+    st.markdown(step_cards_html(labels, correct, title, colour), unsafe_allow_html=True)
+
+
+def step_cards_html(labels: Sequence[str], correct: Sequence[bool] | None = None, title: str = "",
+                    colour: str = "#e3f2fd") -> str:
     """A plan as a row of numbered step cards; green/red borders when correctness is known. Labels are
-    escaped and kept on one line: the cards stay one HTML block, never read as Markdown."""
-    cards, colour = [], html.escape(colour)  # an attribute value
+    escaped for HTML in Markdown (:func:`~components.text.html_text`): the cards stay one HTML block.
+
+    >>> "&lt;b&gt;" in step_cards_html(["<b>", "stir"], title="plan")
+    True
+    """
+    cards, colour = [], css_colour(colour)  # an attribute value
     for t, label in enumerate(labels):
         border = "#bdbdbd" if correct is None else (RIGHT if correct[t] else WRONG)
         mark = "" if correct is None else (" ✓" if correct[t] else " ✗")
@@ -153,11 +172,10 @@ def step_cards(labels: Sequence[str], correct: Sequence[bool] | None = None, tit
             f'border-radius:8px;padding:3px 6px;margin:2px;text-align:center;line-height:1.25">'
             f'<div class="kepp-small" style="font-size:0.75em;color:#555">step {t + 1}{mark}</div>'
             f'<div class="kepp-card-label" style="font-weight:600;overflow-wrap:normal;word-break:normal">'
-            f'{html.escape(" ".join(str(label).split()))}</div></div>')
+            f'{html_text(label)}</div></div>')
     head = (f'<div class="kepp-small" style="font-size:0.9em;color:#444;margin-top:2px">'
-            f'{html.escape(" ".join(title.split()))}</div>') if title else ""
-    st.markdown(f'{head}<div class="kepp-plan" style="display:flex;flex-wrap:wrap">{"".join(cards)}</div>',
-                unsafe_allow_html=True)
+            f'{html_text(title)}</div>') if title else ""
+    return f'{head}<div class="kepp-plan" style="display:flex;flex-wrap:wrap">{"".join(cards)}</div>'
 
 
 # --- page figures ------------------------------------------------------------------------------------
@@ -177,7 +195,7 @@ def video_timeline(video, actions: Sequence[str], episode: range | None, clips: 
     pct = _percent(duration)
     parts = []
     for k, s in enumerate(video.steps):
-        label = html.escape(" ".join(str(actions[s.action]).split()))
+        label = html_text(actions[s.action])
         fill = "#1565c0" if episode is not None and k in episode else "#90a4ae"
         parts.append(f'<div class="kepp-tl-step" title="{label} · {s.start:.1f}–{s.end:.1f} s" style="position:absolute;'
                      f'top:22px;height:34px;left:{pct(s.start):.2f}%;width:{max(pct(s.end) - pct(s.start), 0.2):.2f}%;'
@@ -207,8 +225,8 @@ def step_timeline(seconds: Sequence[dict], clips: dict, duration: float) -> str:
     cells, runs = [], []
     for r in seconds:
         a, b = float(r["second"]), min(float(r["second"]) + 1.0, float(duration))
-        hover = html.escape(f"{r['second']}–{r['second'] + 1} s: " + " · ".join(f"{t['label']} {t['score']:.2f}"
-                                                                                for t in r["top"]))
+        hover = html_text(f"{r['second']}–{r['second'] + 1} s: " + " · ".join(f"{t['label']} {t['score']:.2f}"
+                                                                            for t in r["top"]))
         colour = STEP_COLOURS[int(r["step"]) % len(STEP_COLOURS)]
         cells.append(f'<div class="kepp-st-second" title="{hover}" style="position:absolute;top:22px;height:26px;'
                      f'left:{pct(a):.3f}%;width:{max(pct(b) - pct(a), 0.05):.3f}%;background:{colour}"></div>')
@@ -217,7 +235,7 @@ def step_timeline(seconds: Sequence[dict], clips: dict, duration: float) -> str:
         else:
             runs.append([a, b, r["step"], r["label"]])
     for a, b, _, label in runs:  # the labels over the cells; hover goes through to the seconds
-        runs_label = html.escape(" ".join(str(label).split()))
+        runs_label = html_text(label)
         cells.append(f'<div class="kepp-st-run" style="position:absolute;top:22px;height:26px;left:{pct(a):.3f}%;'
                      f'width:{max(pct(b) - pct(a), 0.05):.3f}%;color:#fff;font-size:0.7em;line-height:26px;'
                      f'text-align:center;overflow:hidden;white-space:nowrap;text-overflow:ellipsis;'
@@ -236,7 +254,7 @@ def _clip_marks(clips: dict, pct) -> list[str]:
     steps and an outline around them, so that no step's label is covered."""
     parts = []
     for name, ((a, b), colour) in clips.items():
-        name, colour = html.escape(str(name)), html.escape(str(colour))
+        name, colour = html_text(name), css_colour(colour)
         where = f"left:{pct(a):.2f}%;width:{max(pct(b) - pct(a), 0.3):.2f}%"
         parts.append(f'<div class="kepp-tl-clip" title="{name} clip · {a:.1f}–{b:.1f} s" style="position:absolute;'
                      f'top:0;height:20px;{where};background:{colour};border-radius:3px 3px 0 0;color:#fff;'
@@ -279,7 +297,7 @@ def pattern_bars(labels: Sequence[str], counts: Sequence[int]) -> str:
     top = max([int(c) for c in counts] + [1])
     rows = []
     for k, (label, n) in enumerate(zip(labels, counts)):
-        label, colour = html.escape(str(label)), PATTERN_COLOURS[k % len(PATTERN_COLOURS)]
+        label, colour = html_text(label), PATTERN_COLOURS[k % len(PATTERN_COLOURS)]
         rows.append(f'<div class="kepp-bar" title="{label}: {int(n)} failures" style="display:flex;align-items:center;'
                     f'gap:8px;margin:6px 0"><div style="flex:0 0 42%;text-align:right">{label}</div>'
                     f'<div style="flex:1;display:flex;align-items:center;gap:6px"><div style="height:1.4em;'
@@ -318,23 +336,25 @@ def training_curves(frames: dict, metric: str, x_axis: str, kept: dict, colours:
         colour = colours.get(name, RUN_COLOURS[0])
         if smoothing > 0 and len(d) > 1:
             fig.add_trace(go.Scatter(x=d[x_axis], y=d[metric], mode="lines", line=dict(color=colour, width=1),
-                                     opacity=0.3, showlegend=False, hoverinfo="skip", legendgroup=name))
+                                     opacity=0.3, showlegend=False, hoverinfo="skip", legendgroup=plot_text(name)))
             y = d[metric].ewm(alpha=1.0 - smoothing).mean()
         else:
             y = d[metric]
-        fig.add_trace(go.Scatter(x=d[x_axis], y=y, mode="lines+markers" if len(d) < 40 else "lines", name=name,
-                                 line=dict(color=colour), marker=dict(color=colour), legendgroup=name))
+        fig.add_trace(go.Scatter(x=d[x_axis], y=y, mode="lines+markers" if len(d) < 40 else "lines",
+                                 name=plot_text(name), line=dict(color=colour), marker=dict(color=colour),
+                                 legendgroup=plot_text(name)))
         step = kept.get(name)
         if metric.startswith("val_") and step is not None:
             hit = df[df["step"] == step]
             if len(hit) and metric in hit and hit[metric].notna().any():
                 fig.add_trace(go.Scatter(x=hit[x_axis], y=hit[metric], mode="markers", showlegend=False,
                                          marker=dict(symbol="triangle-down", size=14, color=colour),
-                                         name=f"{name}: kept (step {step})", legendgroup=name))
+                                         name=plot_text(f"{name}: kept (step {step})"), legendgroup=plot_text(name)))
     # the legend between the title and the plot: below it, it covered the x axis's title
     # the legend between the title and the plot (below it, it covered the x axis's title); margins fixed,
     # not measured: plotly's measuring of its text was a tenth of a new tab's time
-    fig.update_layout(title=dict(text=metric, y=0.97, yanchor="top"), xaxis_title=x_axis, yaxis_title=metric,
+    fig.update_layout(title=dict(text=plot_text(metric), y=0.97, yanchor="top"), xaxis_title=plot_text(x_axis),
+                      yaxis_title=plot_text(metric),
                       height=400, margin=dict(l=70, r=16, t=92, b=52, autoexpand=False),
                       legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0))
     if log_y:
@@ -351,11 +371,11 @@ def interval_chart(df: pd.DataFrame, metric: str, confidence: float = 0.9):
     fig = go.Figure()
     for k, (label, g) in enumerate(df.groupby("label", sort=False)):
         ci = [0.0 if c is None or c != c else float(c) for c in g["ci"]]
-        fig.add_trace(go.Bar(x=[f"T={t}" for t in g["T"]], y=g["mean"].tolist(), name=label,
+        fig.add_trace(go.Bar(x=[f"T={t}" for t in g["T"]], y=g["mean"].tolist(), name=plot_text(label),
                              marker_color=RUN_COLOURS[k % len(RUN_COLOURS)],
                              error_y=dict(type="data", array=ci, visible=True, thickness=1.5, width=4),
                              customdata=list(zip(ci, g["seeds"].tolist())),
-                             hovertemplate=f"{label}<br>%{{x}}: %{{y:.1f}} ± %{{customdata[0]:.1f}} "
+                             hovertemplate=f"{plot_text(label)}<br>%{{x}}: %{{y:.1f}} ± %{{customdata[0]:.1f}} "
                                            f"(%{{customdata[1]}} seeds)<extra></extra>"))
     fig.update_layout(barmode="group", height=440, margin=dict(l=10, r=10, t=50, b=10),
                       title=f"{metric} per horizon: mean ± {round(confidence * 100)}% CI over seeds",
@@ -372,10 +392,12 @@ def efficiency_chart(df: pd.DataFrame, metric: str, horizon: int, confidence: fl
     for k, (label, g) in enumerate(df.groupby("label", sort=False)):
         ci = [0.0 if c is None or c != c else float(c) for c in g["ci"]]
         colour = RUN_COLOURS[k % len(RUN_COLOURS)]
-        fig.add_trace(go.Scatter(x=g["percent"].tolist(), y=g["mean"].tolist(), name=label, mode="lines+markers",
+        fig.add_trace(go.Scatter(x=g["percent"].tolist(), y=g["mean"].tolist(), name=plot_text(label),
+                                 mode="lines+markers",
                                  line=dict(color=colour), marker=dict(color=colour, size=8),
                                  error_y=dict(type="data", array=ci, visible=True, thickness=1.5, width=5),
-                                 hovertemplate=f"{label}<br>%{{x}}% of the training videos: %{{y:.1f}}<extra></extra>"))
+                                 hovertemplate=f"{plot_text(label)}<br>%{{x}}% of the training videos: "
+                                               "%{y:.1f}<extra></extra>"))
     fig.update_layout(height=420, margin=dict(l=10, r=10, t=50, b=10),
                       title=f"Data efficiency, T={horizon}: {metric} (mean ± {round(confidence * 100)}% CI over seeds)",
                       xaxis=dict(title="training videos (%)", tickmode="array",

@@ -8,7 +8,6 @@ COIN-scale world's tens of thousands of episodes stay a responsive drawing."""
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping
 
 import numpy as np
@@ -20,7 +19,7 @@ from components.colours import RIGHT, WRONG
 from components.config import PAGES
 from components.charts import show_figure
 from components.names import episode_label
-from components.text import md, plan_text
+from components.text import md, plan_text, plot_text
 from kepp_core import catalog
 
 __all__ = ["COLOUR_BY", "MAP_CAP", "map_figure", "map_points", "map_section"]
@@ -62,7 +61,7 @@ def _hover(row, labels, task_names: Mapping[str, str]) -> str:
     """One point's hover: the episode's name, its steps and whether the plan was right."""
     name = episode_label(row.episode, dict(task_names))
     outcome = {"right": "plan right", "wrong": "plan wrong"}.get(row.outcome, f"plan right in {row.right} of {row.seeds} seeds")
-    return (f"<b>{html.escape(name)}</b><br>{html.escape(plan_text(labels(row.truth)))}<br>{outcome}"
+    return (f"<b>{plot_text(name)}</b><br>{plot_text(plan_text(labels(row.truth)))}<br>{outcome}"
             "<br><i>click to open in Plan</i>")
 
 
@@ -88,11 +87,11 @@ def map_figure(points: pd.DataFrame, colour_by: str, title: str = ""):
     for name, part, colour in groups:
         if not len(part):
             continue
-        fig.add_trace(go.Scatter(x=part["x"], y=part["y"], mode="markers", name=html.escape(str(name)),
+        fig.add_trace(go.Scatter(x=part["x"], y=part["y"], mode="markers", name=plot_text(name),
                                  showlegend=bool(name), customdata=part["episode"], text=part["hover"],
                                  hovertemplate="%{text}<extra></extra>",
                                  marker=dict(color=colour, size=8, opacity=0.8, line=dict(width=0.5, color="white"))))
-    fig.update_layout(title=title, height=540, margin=dict(l=10, r=10, t=50, b=10), clickmode="event+select",
+    fig.update_layout(title=plot_text(title), height=540, margin=dict(l=10, r=10, t=50, b=10), clickmode="event+select",
                       legend=dict(itemclick=False, itemdoubleclick=False), dragmode="pan",
                       xaxis=dict(title="PC 1", zeroline=False), yaxis=dict(title="PC 2", zeroline=False))
     return fig

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import html
 import os
 import re
 import tempfile
@@ -19,7 +18,7 @@ from components import plangraph
 from components.colours import RIGHT, WRONG
 from components.config import MIN_PRESENT_PX, presenting
 from components.layout import grid_by_position
-from components.text import script_json
+from components.text import page_text, script_json
 
 # Colours of the graph drawing.
 NODE = "#d9e3f0"
@@ -238,7 +237,7 @@ _PAGE_JS = """
 def _legend_html(legend: tuple, title: str, settings: str, type_: Type) -> tuple[str, str]:
     """The header (title, settings, PNG button) and the legend, as HTML around the drawing: the legend's
     entries flow side by side (a path's steps are in its hover text and the drawing)."""
-    esc = html.escape
+    esc = page_text  # an iframe's page: HTML, never Markdown
     # one line: the title, the settings (cut short: the whole line on hover, and in the exports), the PNG button
     clip = "overflow:hidden;text-overflow:ellipsis;white-space:nowrap"
     head = (f'<div class="kepp-head" style="font-family:sans-serif;display:flex;align-items:baseline;gap:10px">'
@@ -349,9 +348,9 @@ def _serve_vis(page: str) -> str:
     are not served)."""
     for text, url in served_vis():
         if url.endswith(".js"):
-            page = page.replace(f"<script>{text}</script>", f'<script src="{html.escape(url)}"></script>', 1)
+            page = page.replace(f"<script>{text}</script>", f'<script src="{page_text(url)}"></script>', 1)
         else:
-            page = page.replace(f"<style>{text}</style>", f'<link rel="stylesheet" href="{html.escape(url)}">', 1)
+            page = page.replace(f"<style>{text}</style>", f'<link rel="stylesheet" href="{page_text(url)}">', 1)
     return page
 
 

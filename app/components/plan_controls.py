@@ -17,6 +17,7 @@ import streamlit as st
 
 from components import backend, colours, links, pickers, plan_decision, plan_state, zeroshot
 from components.charts import step_timeline, video_timeline
+from components.config import start_config
 from components.plan_decision import SYMBOLS
 from components.result import clip_words
 from components.search import default_clips
@@ -97,7 +98,7 @@ class Controls:
     s3d: str | None
     s3d_label: str | None
     steps_text: str
-    llm_mapper: str | None
+    llm: tuple[str, str] | None  # the operator's LLM endpoint chosen and the step mapper
     planner: object
     m_obs: int
     setting: str
@@ -123,7 +124,7 @@ def controls(cfg, ds, setup: Setup, link) -> Controls:
     R = _paths(row[2], role, link)
     scorer = _scorer(row[3], role, link)
     sampler = _sampler(row[4], link)
-    mapper = llm_settings(settings.container() if cfg.presentation else st.sidebar.expander("LLM recommendation"))
+    llm = llm_settings(settings.container() if cfg.presentation else st.sidebar.expander("LLM recommendation"))
     with backend.guarded(link=link):
         planner = (backend.text_planner(cfg, s3d, ds, T) if role is None
                    else backend.planner(cfg, T, role, scorer, ds, sampler))
@@ -134,7 +135,7 @@ def controls(cfg, ds, setup: Setup, link) -> Controls:
             planner.check_encoder(s3d)
         except KeppError as e:
             width_error = str(e)
-    return Controls(T, variant, role, R, scorer, sampler, s3d, s3d_label, steps_text, mapper, planner, m_obs, setting,
+    return Controls(T, variant, role, R, scorer, sampler, s3d, s3d_label, steps_text, llm, planner, m_obs, setting,
                     width_error, go)
 
 
@@ -244,22 +245,28 @@ def _sampler(where, link) -> str:
     return sampler
 
 
-def llm_settings(where) -> str | None:
-    """The LLM recommendation's settings: the endpoint and model the person running the app configured
-    (``KEPP_LLM_URL``, ``KEPP_LLM_MODEL`` where ``kepp app`` runs), shown read-only (the host only: a
-    visitor never chooses where the server sends requests, nor sees credentials in the address), and how
-    generated steps map to actions. None when no LLM is configured (one line says so)."""
-    configured = api.llm_defaults()
+def llm_settings(where) -> tuple[str, str] | None:
+    """The LLM recommendation's settings: the endpoints and model the person running the app configured
+    (``kepp app --llm-url``, ``KEPP_LLM_URL``, ``KEPP_LLM_MODEL`` where ``kepp app`` runs), shown by host
+    only (a visitor never types where the server sends requests, nor sees credentials in an address; with
+    several endpoints the visitor picks one of them), and how generated steps map to actions: ``(endpoint,
+    mapper)``, or None when no LLM is configured (one line says so)."""
+    urls, model = start_config().llm_urls, api.llm_defaults()["model"]
     with where:
-        if not configured["url"] or not configured["model"]:
-            st.caption("LLM recommendation is off: the person running the app sets KEPP_LLM_URL and "
-                       "KEPP_LLM_MODEL before starting kepp app to offer it.")
+        if not urls or not model:
+            st.caption("LLM recommendation is off: the person running the app starts kepp app with --llm-url "
+                       "(or KEPP_LLM_URL) and KEPP_LLM_MODEL to offer it.")
             return None
-        host = urlsplit(configured["url"]).hostname or "the configured server"
-        st.caption(f"Endpoint: **{md(host)}** · model **{md(configured['model'])}** (set by the person running "
-                   "the app).")
-        return st.selectbox("Map steps with", list(backend.LLM_MAPPERS), key="plan_llm_mapper",
-                            help="how generated steps are matched to dataset actions")
+        host = lambda url: urlsplit(url).hostname or "the configured server"  # noqa: E731
+        if len(urls) == 1:
+            url = urls[0]
+            st.caption(f"Endpoint: **{md(host(url))}** · model **{md(model)}** (set by the person running the app).")
+        else:
+            url = st.selectbox("Endpoint (set by the person running the app)", list(urls), format_func=host,
+                               key="plan_llm_url", help=f"model {model}")
+        mapper = st.selectbox("Map steps with", list(backend.LLM_MAPPERS), key="plan_llm_mapper",
+                              help="how generated steps are matched to dataset actions")
+        return url, mapper
 
 
 @dataclass(frozen=True)

@@ -146,10 +146,10 @@ def more_of_live(cfg, ds, ctl, saved: dict, setup_root) -> None:
     live, truth = saved["result"], saved["truth"]
     if not cfg.presentation:
         st.caption(_planned_by(cfg, ds, ctl, saved, setup_root))
-    if ctl.llm_mapper is not None:
+    if ctl.llm is not None:
         st.subheader("LLM recommendation")
         with backend.guarded(stop=False), st.spinner("Asking the LLM…"):
-            plans.show_llm_plan(ds, backend.llm_recommendation(ctl.llm_mapper, ds, *live.path_ends[1], ctl.T), truth)
+            plans.show_llm_plan(ds, backend.llm_recommendation(*ctl.llm, ds, *live.path_ends[1], ctl.T), truth)
     why.show_why(ds, live, expanded=not cfg.presentation)
     if ctl.role is not None:  # graph + text endpoints draws nothing: its plan is the graph's top path
         _samples(ds, ctl, saved)

@@ -7,7 +7,6 @@ the same words as the records pages (:mod:`components.episodes`); each view name
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 
 import streamlit as st
@@ -19,9 +18,10 @@ from components.config import presenting
 from components.names import episode_label
 from components.plan_decision import SYMBOLS
 from components.recorded import distinct_paths
-from components.text import md
+from components.text import html_text, md
 
-__all__ = ["ANCHOR", "bring_into_view", "clip_words", "columns", "paths_cards", "show_head", "show_live", "show_record"]
+__all__ = ["ANCHOR", "bring_into_view", "clip_words", "columns", "head_html", "paths_cards", "show_head", "show_live",
+           "show_record", "verdict_html"]
 
 ANCHOR = "kepp-result"  # the class of the element a new result scrolls to
 SCROLLED = "plan_scrolled"  # anchor -> the last view brought into view (a rerun of the same view does not scroll)
@@ -74,9 +74,14 @@ def show_head(ds, episode: str | None, video_path: str | None, clips: tuple | No
             with col.container(key=f"kepp_slide_{name}"), backend.guarded(stop=False):
                 st.image(backend.thumbnail_png(video_path, round(max(0.0, t), 2), 200),
                          caption=clip_words(name, clip), width="stretch")
-    text = html.escape(episode_label(episode, names) if episode else what)
-    words.markdown(f'<div class="kepp-input">{text}</div><div class="kepp-verdict-line">{verdict}</div>',
-                   unsafe_allow_html=True, help=note)
+    words.markdown(head_html(episode_label(episode, names) if episode else what, verdict), unsafe_allow_html=True,
+                   help=note)
+
+
+def head_html(text: str, verdict: str) -> str:
+    """The episode in words (escaped: :func:`~components.text.html_text`) over the view's verdict
+    (HTML made by :func:`verdict_html`)."""
+    return f'<div class="kepp-input">{html_text(text)}</div><div class="kepp-verdict-line">{verdict}</div>'
 
 
 def paths_cards(ds, paths: Sequence[Sequence[int]], scores: Sequence[float], kind: str = "graph path") -> None:
@@ -91,10 +96,23 @@ def paths_cards(ds, paths: Sequence[Sequence[int]], scores: Sequence[float], kin
         st.caption(SYMBOLS["paths"])
 
 
+def verdict_html(view: str, label: str, success: bool, verdict: str | None) -> str:
+    """A view's name (``Recorded``, ``Live``), its method's label and its verdict (success green, failure
+    red; none where the truth is not known), as HTML for Streamlit's Markdown, the label escaped.
+
+    >>> "&lt;b&gt;" in verdict_html("Live", "<b>", True, "success")
+    True
+    """
+    live = " kepp-live" if view == "Live" else ""
+    tail = "" if verdict is None else f" · {_verdict_html(verdict)}"
+    return (f'<span class="kepp-verdict{live}" data-success="{str(success).lower()}"><b>{html_text(view)} · '
+            f'{html_text(label)}</b>{tail}</span>')
+
+
 def _verdict_html(verdict: str) -> str:
     """A verdict in its colour (success green, failure red), escaped."""
     colour = RIGHT if verdict == "success" else WRONG
-    return f'<span style="color:{colour};font-weight:600">{html.escape(verdict)}</span>'
+    return f'<span style="color:{colour};font-weight:600">{html_text(verdict)}</span>'
 
 
 def _plan_and_truth(ds, plan: Sequence[int] | None, truth: Sequence[int] | None, title: str) -> None:
@@ -116,9 +134,7 @@ def show_record(ds, rec, video_path: str | None, clips: tuple | None) -> None:
     """A record as the records pages show it: the input (task, video, steps, the frames of the clips the
     record was planned from: ``clips``, the episode's observation windows), its method and verdict, the
     endpoints it planned between, its plan against the ground truth, and the graph paths it was given."""
-    show_head(ds, rec.episode, video_path, clips,
-              f'<span class="kepp-verdict" data-success="{str(rec.success).lower()}"><b>Recorded · '
-              f'{html.escape(rec.label)}</b> · {_verdict_html(rec.verdict)}</span>')
+    show_head(ds, rec.episode, video_path, clips, verdict_html("Recorded", rec.label, rec.success, rec.verdict))
     _endpoints(ds, "", rec.endpoints, rec.endpoint_scores, rec.truth)
     _plan_and_truth(ds, rec.plan, rec.truth, "plan (recorded)")
     paths_cards(ds, rec.paths, rec.path_scores)
@@ -135,9 +151,7 @@ def show_live(ds, result, truth: Sequence[int] | None, label: str, condition: st
     in the plan's place."""
     right = truth is not None and no_plan is None and tuple(result.plan) == tuple(truth)
     outcome = "no plan" if no_plan is not None else "success" if right else "failure"
-    verdict = (f'<span class="kepp-verdict kepp-live" data-success="{str(right).lower()}"><b>Live · '
-               f'{html.escape(label)}</b>' + ("" if truth is None and no_plan is None else " · " + _verdict_html(outcome))
-               + "</span>")
+    verdict = verdict_html("Live", label, right, None if truth is None and no_plan is None else outcome)
     show_head(ds, *head[:3], verdict, what=head[3], note=note)
     whose, ends, scores = result.path_ends  # the step model's, or the text tower's with no trained model
     _endpoints(ds, f"{plans.endpoints_heading(whose)}: ", ends, scores, truth)

@@ -1,8 +1,20 @@
-"""Dataset text in the pages: Markdown escapes (labels are data, never markup), inline code,
-plans as one line, the dataset caption every page shows."""
+"""Dataset text in the pages, escaped for where it goes (labels are data, never markup): one helper
+per context, and every renderer of ``app/components`` calls the one for its context:
+
+- :func:`md`: Streamlit Markdown (``st.markdown``, ``st.caption``, messages, ``st.table`` cells,
+  widget help);
+- :func:`html_text`: HTML that Streamlit's Markdown renders (``st.markdown(..., unsafe_allow_html=True)``:
+  step cards, timelines, verdicts), text and attribute values alike;
+- :func:`plot_text`: plotly's text (tick labels, hover text, legend names), which plotly reads as
+  its own small HTML (``<b>``, ``<br>``, ``<a href>``);
+- :func:`page_text`: a standalone HTML page (the graph drawing's frame), text and attribute values;
+- :func:`script_json`: a value inside an inline ``<script>``;
+
+and inline code, plans as one line, the dataset caption every page shows."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections.abc import Iterable
@@ -21,6 +33,60 @@ def md(text) -> str:
     \\!\\[x\\](http\\://h/p.png)
     """
     return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+# Characters Markdown (GFM and Streamlit's directives) gives a meaning, as numeric character references
+# inside HTML: entities are text to a Markdown parser, so nothing inside the HTML can become Markdown
+# (the renderers' HTML is a block, <div ...> first and no blank line: Markdown reads none of it anyway).
+_HTML_MD = {c: f"&#{ord(c)};" for c in "\\`*_{}[]()#+!|~$"}
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}
+
+
+def html_text(text) -> str:
+    """Dataset text for HTML that Streamlit's Markdown renders (``unsafe_allow_html``), as element
+    text or a quoted attribute value: every HTML character escaped, every Markdown character a
+    numeric reference, and line breaks spaces (a blank line would end the HTML block and let the
+    rest be read as Markdown: ``"stir\\n\\n![x](http://host/img)"`` broke out of the step timeline).
+
+    >>> html_text("stir\\n\\n![x](http://h/i) <b>")
+    'stir &#33;&#91;x&#93;&#40;http://h/i&#41; &lt;b&gt;'
+    """
+    return "".join(_HTML.get(c) or _HTML_MD.get(c) or c for c in " ".join(str(text).split()))
+
+
+_COLOUR = re.compile(r"#[0-9a-fA-F]{3,8}|[a-zA-Z]{3,20}|rgba?\([0-9., ]{5,40}\)")
+
+
+def css_colour(value) -> str:
+    """A colour for a ``style`` attribute: ``#rrggbb``, a name or ``rgb(...)``, else grey (colours
+    are the app's own, never a dataset's: anything else never reaches the page).
+
+    >>> css_colour("#fff8e1"), css_colour('red;background:url(x)')
+    ('#fff8e1', '#9e9e9e')
+    """
+    value = str(value)
+    return value if _COLOUR.fullmatch(value) else "#9e9e9e"
+
+
+def plot_text(text) -> str:
+    """Dataset text for plotly (tick labels, hover text, legend and trace names, titles): plotly
+    reads ``<b>``, ``<br>``, ``<a href=...>`` in them, and shows ``&lt;`` as ``<``; line breaks
+    become spaces.
+
+    >>> plot_text('<a href="http://h">x</a>\\n')
+    '&lt;a href="http://h"&gt;x&lt;/a&gt;'
+    """
+    return html.escape(" ".join(str(text).split()), quote=False)
+
+
+def page_text(text) -> str:
+    """Dataset text for a standalone HTML page (an iframe's document, never read as Markdown), as
+    element text or a quoted attribute value.
+
+    >>> page_text('<img src=x onerror="y">')
+    '&lt;img src=x onerror=&quot;y&quot;&gt;'
+    """
+    return html.escape(str(text), quote=True)
 
 
 # In a JSON literal inside <script>: characters that could end the script or the string in a browser.

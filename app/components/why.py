@@ -8,31 +8,32 @@ The numbers are the planner's own (:attr:`kepp_core.planner.PlanResult.why`, the
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 
 import pandas as pd
 import streamlit as st
 
-from components.text import md
+from components.text import css_colour, html_text, md
 from kepp_core.catalog import ENDPOINTS_WORDS
 
 # The table's columns, by the keys of PlanResult.why
 COLUMNS = {"step": "step", "label": "plan", "score": "planner score", "transition": "graph transition",
            "endpoint": "endpoint probability", "raw_label": "before decoding", "changed": "changed"}
+TEXT_COLUMNS = ("label", "raw_label")  # step labels: st.table reads its cells as Markdown (escaped: md)
 
 
 def why_table(rows: Sequence[dict]) -> pd.DataFrame:
-    """The per-step rows of a plan as the page's table (the columns of :data:`COLUMNS`); a step that
-    decoding changed says "changed", the others nothing.
+    """The per-step rows of a plan as the page's table (the columns of :data:`COLUMNS`; its labels
+    escaped as Markdown: ``st.table`` renders Markdown in cells); a step that decoding changed says
+    "changed", the others nothing.
 
     >>> t = why_table([{"step": 1, "label": "a", "score": 0.9, "transition": None, "endpoint": 0.8,
     ...                 "raw_label": "a", "changed": False}, {"step": 2, "label": "b", "changed": True}])
     >>> t.columns.tolist(), t["changed"].tolist()
     (['step', 'plan', 'planner score', 'graph transition', 'endpoint probability', 'before decoding', 'changed'], ['', 'changed'])
     """
-    table = pd.DataFrame([{name: r.get(key) for key, name in COLUMNS.items()} for r in rows],
-                         columns=list(COLUMNS.values()))
+    table = pd.DataFrame([{name: md(r[key]) if key in TEXT_COLUMNS and r.get(key) is not None else r.get(key)
+                           for key, name in COLUMNS.items()} for r in rows], columns=list(COLUMNS.values()))
     table["changed"] = ["changed" if bool(c) else "" for c in table["changed"]]
     return table
 
@@ -50,15 +51,15 @@ def decoding_text(text: str) -> str:
 def plan_cards(labels: Sequence[str], changed: Sequence[bool], title: str, colour: str) -> str:
     """A plan as a row of step cards, the changed steps with a thick blue border and "changed" (HTML,
     labels escaped)."""
-    cards, colour = [], html.escape(colour)  # an attribute value
+    cards, colour = [], css_colour(colour)  # an attribute value
     for t, (label, ch) in enumerate(zip(labels, changed)):
         border = "3px solid #1565c0" if ch else "1px solid #bdbdbd"
         mark = " · changed" if ch else ""
         cards.append(f'<div class="kepp-why-card" data-changed="{str(bool(ch)).lower()}" style="flex:1;min-width:90px;'
                      f'background:{colour};border:{border};border-radius:8px;padding:6px 8px;margin:2px;'
                      f'text-align:center"><div style="font-size:0.75em;color:#555">step {t + 1}{mark}</div>'
-                     f'<div style="font-weight:600">{html.escape(" ".join(str(label).split()))}</div></div>')
-    return (f'<div style="font-size:0.9em;color:#444;margin-top:4px">{html.escape(title)}</div>'
+                     f'<div style="font-weight:600">{html_text(label)}</div></div>')
+    return (f'<div style="font-size:0.9em;color:#444;margin-top:4px">{html_text(title)}</div>'
             f'<div class="kepp-why-plan" style="display:flex;flex-wrap:wrap">{"".join(cards)}</div>')
 
 

@@ -26,6 +26,7 @@ from kepp_core.data import LOADERS
 from kepp_core.errors import KeppError
 from kepp_core.catalog import MAX_SEED
 from kepp_core.io import MAX_PATH_CHARS, check_under, read_bytes, utf8_text
+from kepp_core.llm.client import ENV_URL
 from kepp_core.paths import kepp_home
 from kepp_core.schema import Meta, Struct, check_nesting, convert
 from kepp_core.video.s3d_spec import S3DSpec, is_s3d
@@ -44,10 +45,11 @@ ENV = {
     "presentation": "KEPP_APP_PRESENTATION",
     "encoders": "KEPP_APP_ENCODERS",  # one encoder spec per line
     "allow_roots": "KEPP_APP_ALLOW_ROOTS",  # one folder per line
+    "llm_urls": "KEPP_APP_LLM_URLS",  # one LLM endpoint per line
 }
 PATH_KEYS = ("root", "features", "graph", "checkpoints", "predictions", "runs", "protocol")
 DATASET_FORMATS = tuple(sorted(LOADERS))  # the dataset formats a config may name
-_LISTS = ("encoders", "allow_roots")
+_LISTS = ("encoders", "allow_roots", "llm_urls")
 MAX_CONFIG_BYTES = 2**20  # an app config is a few lines
 MAX_CONFIG_DEPTH = 4  # a config nests 2 levels ([app], its encoders list)
 ConfigPath = Annotated[str, Meta(min_length=1, max_length=MAX_PATH_CHARS, pattern=r"^[^\x00]+$")]
@@ -76,6 +78,10 @@ class AppConfig:
     # folders whose files a browser visitor may open (kepp app --allow-root); never set from the
     # browser. The start configuration's own paths and KEPP's cache home are allowed as well.
     allow_roots: tuple[str, ...] = ()
+    # the LLM endpoints the server may call (kepp app --llm-url, and KEPP_LLM_URL of its environment):
+    # the only ones a page may ask, and the only ones the operator's key KEPP_LLM_API_KEY is sent to;
+    # never set from the browser or a config file
+    llm_urls: tuple[str, ...] = ()
     config: str | None = None  # the TOML config file the server started with (its values come first)
     port: int = 8501
     address: str = "localhost"
@@ -133,6 +139,8 @@ class AppConfig:
                 values[name] = tuple(v.strip() for v in value.splitlines() if v.strip())
             elif value and name != "config":
                 values[name] = value == "1" if name == "presentation" else value
+        if environ.get(ENV_URL, "").strip():  # the operator's own endpoint (its key's)
+            values["llm_urls"] = (*values.get("llm_urls", ()), environ[ENV_URL].strip())
         return cfg.updated(values)
 
     def environment(self) -> dict[str, str]:
@@ -148,6 +156,8 @@ class AppConfig:
                 env[var] = "\n".join(resolve_encoder(v, Path.cwd()) for v in value)
             elif name == "allow_roots":
                 env[var] = "\n".join(str(Path(v).resolve()) for v in value)
+            elif name == "llm_urls":
+                env[var] = "\n".join(value)
             elif value is True:
                 env[var] = "1"
             else:

@@ -24,7 +24,7 @@ from kepp_core.data.episodes import clip_window, windows
 from kepp_core.paths import cache_folder
 from kepp_core.errors import KeppError
 from kepp_core.llm import ChatClient, LLMConfig, LLMRecommender
-from kepp_core.llm.client import ENV_MODEL, ENV_URL
+from kepp_core.llm.client import ENV_MODEL, ENV_URL, allowed_endpoint
 
 
 
@@ -145,10 +145,13 @@ def llm_defaults() -> dict[str, str]:
     return {"url": os.environ.get(ENV_URL, ""), "model": os.environ.get(ENV_MODEL, "")}
 
 
-def llm_recommender(url: str, model: str, mapper: str, actions: Sequence[str]):
+def llm_recommender(url: str, model: str, mapper: str, actions: Sequence[str], allowed: Sequence[str]):
     """An :class:`~kepp_core.llm.LLMRecommender` for an OpenAI-compatible endpoint; ``mapper``
-    names how its steps are matched to ``actions`` (``minilm`` or ``lexical``). The key stays in ``KEPP_LLM_API_KEY``; replies are
-    cached beside the demo world."""
-    client = ChatClient(LLMConfig.from_env(base_url=url.strip(), model=model.strip(), timeout=30.0, retries=1),
+    names how its steps are matched to ``actions`` (``minilm`` or ``lexical``). ``url`` must be one
+    of the ``allowed`` endpoints (the operator's: ``AppConfig.llm_urls``), checked before any
+    connection: a visitor never chooses where the server sends a request, and the operator's key
+    (``KEPP_LLM_API_KEY``) goes only to the operator's endpoints. Replies are cached beside the demo world."""
+    endpoint = allowed_endpoint(url, allowed)
+    client = ChatClient(LLMConfig.from_env(base_url=endpoint, model=model.strip(), timeout=30.0, retries=1),
                         cache_folder("llm-cache"))
     return LLMRecommender(client, list(actions), mapper)

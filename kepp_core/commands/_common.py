@@ -124,10 +124,12 @@ def split_files(args) -> SplitFiles | None:
     return SplitFiles(train=Path(train), test=Path(test), taxonomy=Path(taxonomy) if taxonomy else None)
 
 
-def writes(p: argparse.ArgumentParser, *files: str, folders: tuple[str, ...] = ()) -> None:
+def writes(p: argparse.ArgumentParser, *files: str, folders: tuple[str, ...] = (), pair: tuple[str, ...] = ()) -> None:
     """Declare the options of a command that name what it writes (files, and ``folders``): `kepp`
-    holds their writer locks while the command runs (:func:`hold_outputs`)."""
-    p.set_defaults(writes_files=files, writes_folders=folders)
+    holds their writer locks while the command runs (:func:`hold_outputs`). ``pair``: the suffixes
+    of a file's companions (a graph's ``.json`` and ``.safetensors``, written together by
+    ``--compact``): their locks are held too, so two commands never write one pair at once."""
+    p.set_defaults(writes_files=files, writes_folders=folders, writes_pair=pair)
 
 
 @contextlib.contextmanager
@@ -141,8 +143,10 @@ def hold_outputs(args: argparse.Namespace) -> Iterator[None]:
     check_outputs(*files)
     what = " ".join(["kepp", str(getattr(args, "command", "")),
                      *[str(v) for k, v in vars(args).items() if k.endswith("_command") and v]])
+    pair = getattr(args, "writes_pair", ())
+    companions = [c for f in files if f.suffix in pair for c in (f.with_suffix(s) for s in pair) if c not in files]
     with contextlib.ExitStack() as stack:
-        for path in [*files, *folders]:
+        for path in [*files, *dict.fromkeys(companions), *folders]:  # a refusal names the file given first
             stack.enter_context(writer_lock(path, what))
         for path in files:
             remove_stale_temporaries(path.parent, name=path.name)

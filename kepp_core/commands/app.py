@@ -21,6 +21,7 @@ from kepp_core.api.config import ENV, PATH_KEYS
 from kepp_core.commands._common import add_command
 from kepp_core.data import LOADERS
 from kepp_core.errors import KeppError
+from kepp_core.llm.client import is_http_url
 from kepp_core.paths import APP_DIR, REPO_ROOT
 
 APP_SCRIPT = APP_DIR / "Home.py"
@@ -44,6 +45,9 @@ def check_options(opts: AppConfig) -> None:
     for folder in opts.allow_roots or []:
         if not Path(folder).is_dir():
             raise KeppError(f"--allow-root {folder}: not a folder")
+    for url in opts.llm_urls or []:
+        if len(url) > 2000 or not url.isprintable() or not is_http_url(url):
+            raise KeppError(f"--llm-url {url[:80]!r}: expected an http(s) URL (e.g. http://127.0.0.1:8080/v1)")
     effective = AppConfig.from_env(opts.environment()) if opts.config is not None else opts  # reads the config
     check_files(effective)
     if not 0 < opts.port < 65536:
@@ -178,6 +182,9 @@ def add_app_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-root", dest="allow_roots", action="append", default=None, metavar="DIR",
                    help="a folder whose files a browser visitor may open from the sidebar (repeatable; the start "
                         "paths and KEPP's cache home are always allowed, nothing else is)")
+    p.add_argument("--llm-url", dest="llm_urls", action="append", default=None, metavar="URL",
+                   help="an OpenAI-compatible LLM endpoint the Plan page may ask (repeatable; KEPP_LLM_URL is one "
+                        "too): the only endpoints the server calls, and the only ones KEPP_LLM_API_KEY is sent to")
     p.add_argument("--port", type=int, default=8501, help="local port of the server")
     p.add_argument("--address", default="localhost", help="address the server listens on")
 

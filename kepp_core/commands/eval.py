@@ -10,6 +10,7 @@ from kepp_core.benchmark import BENCHMARK_DATASETS, DEFAULT_FAMILY, FAMILIES, fa
 from kepp_core.commands._common import (add_command, add_dataset_args, check_outputs, dataset_from_args, emit_json,
                                         print_table, set_threads, writes)
 from kepp_core.errors import KeppError
+from kepp_core.io import whole_number
 
 EXAMPLES = """  kepp eval --dataset demo --models models --horizons 3 4 5 6
   kepp eval --dataset demo --models models -T 4 --methods kepp-R1 kepp-nograph --sampler ddim --sampler-steps 10
@@ -329,9 +330,9 @@ def parse_decode_weight(text) -> float:
 
 def parse_decode_samples(text) -> int:
     """K of ``--decode-samples``: a whole number >= 1 (KeppError otherwise)."""
-    if isinstance(text, bool) or not str(text).strip().isdigit() or int(text) < 1:
-        raise KeppError(f"--decode-samples {text!r}: expected a whole number K >= 1")
-    return int(text)
+    if isinstance(text, bool) or not (whole_number(text) or 0) >= 1:
+        raise KeppError(f"--decode-samples {str(text)[:40]!r}: expected a whole number K >= 1")
+    return whole_number(text)
 
 
 def _recommender(args, ds):

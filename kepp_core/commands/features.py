@@ -131,6 +131,7 @@ def _ground(args: argparse.Namespace) -> int:
 
     from kepp_core import api
     from kepp_core.data import load_features
+    from kepp_core.video.grounding import MAX_NAMES
     from kepp_core.video.s3d_spec import S3DSpec
 
     spec = S3DSpec.parse(args.encoder)
@@ -141,6 +142,8 @@ def _ground(args: argparse.Namespace) -> int:
         raise KeppError(f"--top {args.top}: expected a whole number >= 1")
     if args.steps is not None and not args.steps:
         raise KeppError("--steps: the step list is empty: give at least one step name")
+    if args.steps is not None and len(args.steps) > MAX_NAMES:
+        raise KeppError(f"--steps: {len(args.steps):,} step names, more than the {MAX_NAMES:,} grounded at once")
     if args.steps is None and args.root is None:
         raise KeppError("give the step names with --steps, or a dataset whose actions to ground with --dataset/--root")
     source = Path(args.video)

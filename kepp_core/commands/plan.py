@@ -175,7 +175,13 @@ def _print(out: dict, result) -> None:
     from kepp_core.commands._common import print_table
 
     dec = out["decoding"]
-    print(f"plan (T={out['horizon']}): " + " → ".join(out["plan_labels"]))
+    if result.no_path:
+        first, last = result.endpoint_labels
+        print(f"no path (T={out['horizon']}): the graph has no path of {out['horizon']} steps from {first!r} to "
+              f"{last!r}, so graph + text endpoints makes no plan")
+        print("the graph's fallback variation (not a plan): " + " → ".join(out["plan_labels"]))
+    else:
+        print(f"plan (T={out['horizon']}): " + " → ".join(out["plan_labels"]))
     if dec:
         print("before decoding: " + " → ".join(out["raw_plan_labels"]))
     print(result.decoding_text + (f" Choice kept in {dec['source']}." if dec else ""))

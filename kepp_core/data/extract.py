@@ -29,7 +29,7 @@ from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError
 from kepp_core.io import remove_stale_temporaries, writer_lock
 from kepp_core.video.decode import find_videos
-from kepp_core.video.encode import MANIFEST, encode_file, read_manifest, save_features, write_manifest
+from kepp_core.video.encode import MANIFEST, encode_file, encoder_record, read_manifest, save_features, write_manifest
 from kepp_core.video.encoders import FeatureEncoder, get_encoder
 
 
@@ -183,9 +183,7 @@ def extract_features(source: Dataset | str | os.PathLike, encoder: str | Feature
     jobs, missing, fdir = _source_jobs(source, features_dir)
     summary = ExtractSummary(features_dir=fdir, encoder=enc.name, missing_videos=missing, rank=shard.rank)
     manifest = read_manifest(fdir)
-    if manifest is not None and manifest["encoder"] != enc.name and not force:
-        raise KeppError(f"{fdir / MANIFEST}: the cache holds features of encoder {manifest['encoder']!r}, "
-                        f"not {enc.name!r}; force a recompute to replace them")
+    check_same_encoder(fdir, manifest, enc, force)
     with writer_lock(fdir, "kepp features extract") if shard.rank == 0 else contextlib.nullcontext():
         if shard.world == 1:
             remove_stale_temporaries(fdir)  # what a killed extraction left half-written
@@ -195,9 +193,37 @@ def extract_features(source: Dataset | str | os.PathLike, encoder: str | Feature
         return _extract(jobs, fdir, enc, summary, manifest, force, progress, shard)
 
 
+def check_same_encoder(fdir: Path, manifest: dict | None, enc: FeatureEncoder, force: bool) -> None:
+    """One feature folder, one encoder: refuse (unless ``force``) to add features of ``enc`` to a
+    folder whose manifest names another encoder (another network, weights, crop or sampling: the
+    name holds them), or where a forced replacement by another encoder stopped before it finished;
+    the message names both encoders."""
+    if manifest is None or force:
+        return
+    where = fdir / MANIFEST
+    if manifest.get("replacing"):
+        raise KeppError(f"{where}: a forced extraction with encoder {manifest['encoder']!r} replacing "
+                        f"{manifest['replacing']!r} stopped before it finished, so the folder holds features of "
+                        f"both: run it again with --force")
+    if manifest["encoder"] != enc.name:
+        raise KeppError(f"{where}: the folder holds features of encoder {manifest['encoder']!r}"
+                        f"{_made_of(manifest)}, this run's encoder is {enc.name!r}{_made_of(encoder_record(enc))}: "
+                        f"one folder holds one encoder's features; extract into another folder (--features) "
+                        f"or force a recompute (--force) to replace them")
+
+
+def _made_of(record: dict) -> str:
+    """An encoder's crop and frames as a manifest records them, in words (empty where it has none)."""
+    parts = [f"{record['crop']} px crop" if record.get("crop") else "",
+             f"{record['frames']} frames per row" if record.get("frames") else ""]
+    return f" ({', '.join(p for p in parts if p)})" if any(parts) else ""
+
+
 def _extract(jobs, fdir: Path, enc: FeatureEncoder, summary: ExtractSummary, manifest: dict | None, force: bool,
              progress: bool, shard: Shard) -> ExtractSummary:
-    """Encode this rank's share of ``jobs`` into ``fdir`` (see :func:`extract_features`)."""
+    """Encode this rank's share of ``jobs`` into ``fdir`` (see :func:`extract_features`). Rank 0
+    writes the manifest before the first feature file: a run stopped halfway leaves a folder that
+    names its encoder, so a resume with another encoder is refused (:func:`check_same_encoder`)."""
     from tqdm import tqdm
 
     mine = shard.take(jobs)
@@ -205,6 +231,10 @@ def _extract(jobs, fdir: Path, enc: FeatureEncoder, summary: ExtractSummary, man
     summary.skipped = len(mine) - len(todo)
     # the cache's width binds new files unless they replace another encoder's (force)
     summary.dim = manifest.get("dim") if manifest and manifest["encoder"] == enc.name else None
+    if shard.rank == 0 and todo and (manifest is None or force or manifest["encoder"] != enc.name):
+        replacing = manifest and (manifest.get("replacing") or
+                                  (manifest["encoder"] if manifest["encoder"] != enc.name else None))
+        write_manifest(fdir, encoder_record(enc), summary.dim, replacing)
     start = time.perf_counter()
     show = bool(progress and todo and shard.rank == 0)
     # an encoder that takes a video in chunks (S3D) is slow enough per video to show its seconds too
@@ -225,8 +255,9 @@ def _extract(jobs, fdir: Path, enc: FeatureEncoder, summary: ExtractSummary, man
         seconds_bar.close()
     if shard.world > 1:
         summary = replace(merge_summaries(gather_summaries(summary, shard)), rank=shard.rank)
-    if shard.rank == 0 and summary.written and (manifest is None or force or manifest.get("dim") != summary.dim):
-        write_manifest(fdir, enc.name, summary.dim)
+    final = {"dim": summary.dim, **encoder_record(enc)}
+    if shard.rank == 0 and summary.written and read_manifest(fdir) != final:  # the width known, nothing replaced
+        write_manifest(fdir, final, summary.dim)
     return summary
 
 

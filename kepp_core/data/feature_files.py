@@ -20,7 +20,6 @@ file instead of ten thousand file headers.
 from __future__ import annotations
 
 import io
-import math
 import os
 import pickle
 from functools import lru_cache
@@ -30,11 +29,11 @@ import numpy as np
 
 from kepp_core.data.file_index import FileIndex
 from kepp_core.data.records import MAX_VIDEO_SECONDS
-from kepp_core.video.encode import MAX_FEATURE_DIM
 from kepp_core.errors import KeppError
 from kepp_core.io import check_under, open_regular
+from kepp_core.safe_load import npy_header
 from kepp_core.schema import check_pickle
-from kepp_core.video.encode import MANIFEST, read_manifest
+from kepp_core.video.encode import MANIFEST, MAX_FEATURE_DIM, read_manifest
 
 # The only globals a feature pickle may reference: numpy's array reconstruction.
 _SAFE_GLOBALS = {
@@ -53,32 +52,6 @@ class _ArrayOnlyUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"refused to load {module}.{name} (only numpy arrays are allowed)")
 
 
-def _read_header(f) -> tuple[tuple[int, ...], np.dtype]:
-    """Shape and dtype from the header of an open .npy file (left at the start of the data). A file
-    that is not one is a KeppError that names it and never quotes its bytes (numpy's own message
-    does: ``got b'root:x'``)."""
-    try:
-        version = np.lib.format.read_magic(f)
-        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                       else np.lib.format.read_array_header_2_0)
-        shape, _fortran, dtype = read_header(f)
-    except (ValueError, OSError, EOFError, SyntaxError, TypeError):
-        raise KeppError(f"{f.name}: not a readable .npy feature file (no NumPy header)") from None
-    if len(shape) > 32 or any(type(n) is not int or n < 0 for n in shape):
-        raise KeppError(f"{f.name}: not a readable .npy feature file (its header's shape is not a list of sizes)")
-    return shape, dtype
-
-
-def _check_size(f, shape: tuple[int, ...], dtype: np.dtype) -> None:
-    """Refuse a header that promises more data than the file holds, before anything is allocated
-    (a header claiming 25·10¹² values would ask numpy for 93 TiB)."""
-    need = f.tell() + math.prod(shape) * dtype.itemsize
-    size = os.fstat(f.fileno()).st_size
-    if size < need:
-        raise KeppError(f"{f.name}: not a readable .npy feature file (truncated: its header promises "
-                        f"{need:,} bytes, the file has {size:,})")
-
-
 def _raw_pickle(f) -> bool:
     """The open file is a pickle as it is (protocol 2 or later), not a .npy file (left at its start)."""
     head = f.read(2)
@@ -91,9 +64,8 @@ def _read_npy(path: Path) -> np.ndarray:
     their opcodes were checked (:func:`kepp_core.schema.check_pickle`)."""
     with open_regular(path) as f:
         if not _raw_pickle(f):
-            shape, dtype = _read_header(f)
+            shape, dtype = npy_header(f, ".npy feature file")
             if not dtype.hasobject:
-                _check_size(f, shape, dtype)
                 f.seek(0)
                 return np.load(f, allow_pickle=False)
         data = f.read(MAX_PICKLE_BYTES + 1)
@@ -183,9 +155,7 @@ def read_feature_shape(path: str | Path) -> tuple[int, int]:
         with open_regular(path) as f:
             pickled = _raw_pickle(f)
             if not pickled:
-                shape, dtype = _read_header(f)
-                if not dtype.hasobject:
-                    _check_size(f, shape, dtype)
+                shape, dtype = npy_header(f, ".npy feature file")
     except OSError as e:
         raise KeppError(f"{path}: not a readable .npy feature file ({e.strerror or type(e).__name__})") from None
     if pickled or dtype.hasobject:

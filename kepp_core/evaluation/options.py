@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from kepp_core.catalog import MAX_SEED
 from kepp_core.errors import KeppError
+from kepp_core.io import whole_number
 from kepp_core.graph.decoding import MARGINAL_MODES, TOPK, check_weight
 from kepp_core.video.s3d_spec import is_s3d
 
@@ -84,6 +85,6 @@ def parse_decode_mode(text: str) -> tuple[str, int]:
         raise KeppError(f"decode mode {text!r}: expected one of {', '.join(DECODE_MODES)} or topk:K (K >= 1)")
     if not k:
         return mode, TOPK
-    if not k.isdigit() or int(k) < 1:
-        raise KeppError(f"decode mode {text!r}: K must be a whole number >= 1")
-    return mode, int(k)
+    if not (whole_number(k, 6) or 0) >= 1 or k != k.strip():
+        raise KeppError(f"decode mode {str(text)[:40]!r}: K must be a whole number >= 1")
+    return mode, whole_number(k, 6)

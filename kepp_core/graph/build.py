@@ -26,17 +26,17 @@ from pathlib import Path
 
 import numpy as np
 
-from kepp_core.catalog import EDGE_SCORERS
+from kepp_core.catalog import EDGE_SCORERS, GRAPH_PAIR
 from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.graph.compact import load_arrays, load_header, save_arrays
 from kepp_core.graph.sparse import EdgeCounts
-from kepp_core.io import atomic_write_json, parse_json, read_text_utf8
+from kepp_core.io import atomic_write_json, parse_json, read_text_utf8, whole_number
 from kepp_core.schema import check_id
 
 FORMAT = "kepp-procedure-graph"
 VERSION = 1
-COMPACT_SUFFIX = ".safetensors"  # the compact array form of the same graph
+COMPACT_SUFFIX = GRAPH_PAIR[1]  # the compact array form of the same graph
 BUILD_ID_KEY = "build_id"  # one id in both files of a JSON + compact pair (ProcedureGraph.save)
 COMPANION_KEY = "companion"  # the other file's name in such a pair
 _BUILD_ID_HEAD = 4096  # bytes of a JSON graph that hold its stamp (written right after the version)
@@ -240,9 +240,14 @@ class ProcedureGraph:
             raise KeppError(f"action index {name} is out of range (the graph has {self.num_actions} actions)")
         if name in self._index:
             return self._index[name]
-        if name.strip().isdigit():
-            return self.action_index(int(name))
-        raise unknown_name_error("action", name, self.actions)
+        index = whole_number(name, len(str(self.num_actions)))
+        if index is not None:
+            return self.action_index(index)
+        digits = name.strip()
+        if digits.isascii() and digits.isdigit():  # more digits than any action's index: never parsed
+            raise KeppError(f"action index {digits[:20]}{'...' if len(digits) > 20 else ''} ({len(digits):,} digits) "
+                            f"is out of range (the graph has {self.num_actions} actions)")
+        raise unknown_name_error("action", name[:200], self.actions)
 
     def vocabulary_hash(self) -> str:
         return hashlib.sha1("\n".join(self.actions).encode()).hexdigest()[:12]

@@ -66,8 +66,7 @@ class LLMConfig:
     seed: int | None = 0
 
     def __post_init__(self) -> None:
-        parsed = urllib.parse.urlparse(self.base_url)
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        if not is_http_url(self.base_url):
             raise KeppError(f"LLM endpoint {self.base_url!r} is not an http(s) URL "
                             f"(expected e.g. http://127.0.0.1:8080/v1)")
         if not self.model:
@@ -101,6 +100,52 @@ class LLMConfig:
     def sampling(self) -> dict[str, Any]:
         """The parameters that shape a reply (part of every cache key)."""
         return {"temperature": self.temperature, "max_tokens": self.max_tokens, "seed": self.seed}
+
+
+def is_http_url(url: str) -> bool:
+    """Whether ``url`` is an ``http(s)://host...`` URL.
+
+    >>> is_http_url("http://127.0.0.1:8080/v1"), is_http_url("file:///etc/passwd")
+    (True, False)
+    """
+    parsed = urllib.parse.urlparse(str(url))
+    return parsed.scheme in ("http", "https") and bool(parsed.netloc)
+
+
+def endpoint_key(url: str) -> str:
+    """A URL as endpoints are compared: scheme and host lower-cased, the path without its trailing
+    ``/`` (``HTTP://Host:8080/v1/`` and ``http://host:8080/v1`` are one endpoint).
+
+    >>> endpoint_key("HTTP://LocalHost:8080/v1/")
+    'http://localhost:8080/v1'
+    """
+    parsed = urllib.parse.urlsplit(str(url).strip())
+    return urllib.parse.urlunsplit((parsed.scheme.lower(), parsed.netloc.lower(), parsed.path.rstrip("/"),
+                                    parsed.query, parsed.fragment))
+
+
+NOT_ALLOWED = ("is not an LLM endpoint this server may call; the person running it names one with "
+               "'kepp app --llm-url URL' or KEPP_LLM_URL")
+
+
+def allowed_endpoint(url: str, allowed: Sequence[str]) -> str:
+    """``url`` when it is one of the ``allowed`` endpoints (the operator's: a server never sends a
+    request, or the operator's key, where a visitor says), compared by :func:`endpoint_key`; else a
+    KeppError, before any connection. The message quotes the URL shortened and names no allowed one.
+
+    >>> allowed_endpoint("http://127.0.0.1:8080/v1/", ["http://127.0.0.1:8080/v1"])
+    'http://127.0.0.1:8080/v1'
+    >>> allowed_endpoint("http://evil.example/v1", ["http://127.0.0.1:8080/v1"])
+    Traceback (most recent call last):
+    ...
+    kepp_core.errors.KeppError: LLM endpoint 'http://evil.example/v1' is not an LLM endpoint this server may call; the person running it names one with 'kepp app --llm-url URL' or KEPP_LLM_URL
+    """
+    key = endpoint_key(url)
+    if key and key in {endpoint_key(a) for a in allowed if a}:
+        return key
+    return_url = str(url).strip()
+    shown = return_url if len(return_url) <= 80 else return_url[:77] + "..."
+    raise KeppError(f"LLM endpoint {shown!r} {NOT_ALLOWED}")
 
 
 def _is_loopback(url: str) -> bool:

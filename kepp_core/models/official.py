@@ -17,9 +17,7 @@ the architecture (``official``), the feature layout and where the weights came f
 
 from __future__ import annotations
 
-import io
-import pickle
-import zipfile
+import os
 from pathlib import Path
 
 import torch
@@ -31,7 +29,7 @@ from kepp_core.errors import KeppError
 from kepp_core.graph.build import ProcedureGraph, build_graph, load_graph
 from kepp_core.catalog import GRAPH_FILE, SAMPLERS, ModelRole, model_folder, models_dir
 from kepp_core.models.checkpoint import check_finite, dataset_fingerprint, save_checkpoint
-from kepp_core.schema import check_pickle
+from kepp_core.safe_load import load_torch
 from kepp_core.models.spec import DEFAULT_M, DEFAULT_SAMPLER_STEPS
 
 WEIGHT_SETS = ("ema", "model")  # the official checkpoint's state dicts; the official evaluation samples with ema
@@ -43,20 +41,14 @@ STEP_ROLE = ModelRole("step")
 def read_official(path: str | Path, weights: str = "ema") -> tuple[dict[str, torch.Tensor], dict]:
     """The ``weights`` state dict of an official checkpoint (``module.`` stripped) and its
     ``epoch`` / ``step``; a KeppError naming the file (and key) when it is not one. The archive is
-    checked before ``torch.load`` allocates anything (:func:`check_archive`); the weights after:
+    checked before ``torch.load`` allocates anything (:func:`kepp_core.safe_load.load_torch`); the weights after:
     string keys, real floating-point tensors, finite values."""
     path = Path(path)
     if weights not in WEIGHT_SETS:
         raise KeppError(f"--weights {weights!r}: expected one of {', '.join(WEIGHT_SETS)}")
-    if not path.exists():
+    if not os.path.lexists(path):
         raise KeppError(f"{path}: official checkpoint not found")
-    check_archive(path)
-    try:
-        ck = torch.load(path, weights_only=True, map_location="cpu")
-    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError, zipfile.BadZipFile, MemoryError,
-            OverflowError, TypeError, KeyError, AttributeError) as e:  # torch's text may quote the file: not shown
-        raise KeppError(f"{path}: not a checkpoint torch.load(weights_only=True) can read "
-                        f"({type(e).__name__} while loading it)") from None
+    ck = load_torch(path, "checkpoint", MAX_ARCHIVE_BYTES)
     if not isinstance(ck, dict) or weights not in ck:
         have = ", ".join(repr(k)[:40] for k in list(ck)[:10]) if isinstance(ck, dict) else type(ck).__name__
         raise KeppError(f"{path}: no key {weights!r} (an official checkpoint holds 'model' and 'ema'; found {have})")
@@ -72,86 +64,8 @@ def read_official(path: str | Path, weights: str = "ema") -> tuple[dict[str, tor
     return state, {k: ck[k] for k in ("epoch", "step") if type(ck.get(k)) is int and 0 <= ck[k] < 2**63}
 
 
-# torch.save's storage types and the bytes of one element; complex and quantised ones are not weights
-_ITEMSIZE = {"FloatStorage": 4, "DoubleStorage": 8, "HalfStorage": 2, "BFloat16Storage": 2, "LongStorage": 8,
-             "IntStorage": 4, "ShortStorage": 2, "CharStorage": 1, "ByteStorage": 1, "BoolStorage": 1}
 MAX_ARCHIVE_BYTES = 2**34  # 16 GiB: official KEPP checkpoints are megabytes
-
-
-class _Stub:
-    """What the census below builds in place of every object a checkpoint's pickle names: nothing."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        pass
-
-    def __setitem__(self, key, value) -> None:
-        pass
-
-    def __setstate__(self, state) -> None:
-        pass
-
-    def append(self, value) -> None:
-        pass
-
-    def extend(self, values) -> None:
-        pass
-
-
-class _StorageCensus(pickle.Unpickler):
-    """Reads a ``torch.save`` archive's ``data.pkl`` building only stubs (no global is imported or
-    called) and lists the storages it names: ``(type name, record key, element count)``."""
-
-    def __init__(self, file) -> None:
-        super().__init__(file)
-        self.storages: list = []
-
-    def find_class(self, module: str, name: str):
-        return type(name, (_Stub,), {})
-
-    def persistent_load(self, pid):
-        self.storages.append(pid)
-        return _Stub()
-
-
-def check_archive(path: Path) -> None:
-    """Refuse, before ``torch.load`` allocates any storage, a checkpoint that is not a ``torch.save``
-    zip archive, whose pickle nests too deeply, names storages of complex or unknown types, or
-    asks for more elements than the archive's record for that storage holds (a size field asking
-    for 80 GB is otherwise allocated first)."""
-    if path.stat().st_size > MAX_ARCHIVE_BYTES or not zipfile.is_zipfile(path):
-        raise KeppError(f"{path}: not a checkpoint torch.save writes (a zip archive of at most "
-                        f"{MAX_ARCHIVE_BYTES:,} bytes)")
-    try:
-        with zipfile.ZipFile(path) as z:
-            names = {i.filename: i.file_size for i in z.infolist()}
-            pkl = next((n for n in names if n.endswith("/data.pkl") and n.count("/") == 1), None)
-            if pkl is None:
-                raise KeppError(f"{path}: not a checkpoint torch.save writes (no data.pkl in the archive)")
-            if names[pkl] > 2**28:
-                raise KeppError(f"{path}: data.pkl of {names[pkl]:,} bytes (a state dict's pickle is kilobytes)")
-            data = z.read(pkl)
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError, RuntimeError, NotImplementedError):
-        raise KeppError(f"{path}: not a checkpoint torch.save writes (a damaged zip archive)") from None
-    check_pickle(data, f"{path} (data.pkl)", max_depth=32, max_ops=10_000_000)
-    census = _StorageCensus(io.BytesIO(data))
-    try:
-        census.load()
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError, KeyError,
-            MemoryError, RecursionError, OverflowError):
-        raise KeppError(f"{path}: not a checkpoint torch.save writes (its data.pkl cannot be read)") from None
-    prefix = pkl.rsplit("/", 1)[0]
-    for pid in census.storages:
-        if not (type(pid) is tuple and len(pid) == 5 and pid[0] == "storage" and type(pid[2]) is str
-                and type(pid[4]) is int and pid[4] >= 0):
-            raise KeppError(f"{path}: a storage reference of data.pkl is malformed (not one torch.save writes)")
-        kind, key, numel = type(pid[1]).__name__ if not isinstance(pid[1], type) else pid[1].__name__, pid[2], pid[4]
-        if kind not in _ITEMSIZE:
-            raise KeppError(f"{path}: storage {key[:40]!r} holds {kind[:40]} (expected real numbers: weights are "
-                            f"real floating-point tensors)")
-        have = names.get(f"{prefix}/data/{key}")
-        if have is None or numel * _ITEMSIZE[kind] > have:
-            raise KeppError(f"{path}: storage {key[:40]!r} claims {numel:,} elements ({numel * _ITEMSIZE[kind]:,} "
-                            f"bytes) but the archive holds {have or 0:,} bytes for it; refused before allocating")
+MAX_DIFFUSION_STEPS = 100_000  # the official models use 200
 
 
 def _shape(state: dict, key: str, where: Path, ndim: int) -> tuple[int, ...]:
@@ -184,6 +98,9 @@ def network_sizes(state: dict[str, torch.Tensor], where: Path) -> dict:
         raise KeppError(f"{where}: key 'model.final_conv.1.weight' gives {out[0]} channels, but the first conv "
                         f"takes {width}: not one network")
     (n_steps,) = _shape(state, "betas", where, 1)
+    if not 1 <= n_steps <= MAX_DIFFUSION_STEPS:
+        raise KeppError(f"{where}: key 'betas' gives {n_steps:,} diffusion steps, expected 1..{MAX_DIFFUSION_STEPS:,} "
+                        f"(the official models use 200)")
     for name in SCHEDULE:
         if tuple(_shape(state, name, where, 1)) != (n_steps,):
             raise KeppError(f"{where}: key {name!r} has {state[name].shape[0]} entries, 'betas' {n_steps}")

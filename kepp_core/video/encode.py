@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, ClassVar
 
+import msgspec
 import numpy as np
 
 from kepp_core.errors import KeppError
@@ -119,21 +120,43 @@ MAX_FEATURE_DIM = 65_536  # per-second feature widths: 256 built in, 512 for S3D
 
 
 class Manifest(Struct):
-    """The schema of a feature cache's ``features.json`` (other keys are ignored)."""
+    """The schema of a feature cache's ``features.json`` (other keys are ignored): the encoder's
+    name (what identifies it: for S3D its output, sampling, crop and weights digest), the features'
+    width, and what the encoder was made of (its spec, weights, crop, frames per second of video and
+    frames per feature row, where it has them). ``replacing``: the encoder whose features a forced
+    re-extraction was replacing when it stopped (until it finishes, the folder holds both)."""
 
     HINTS: ClassVar[dict[str, str]] = {"encoder": "an encoder name", "dim": f"a feature width 1..{MAX_FEATURE_DIM}"}
     encoder: Annotated[str, Meta(min_length=1, max_length=1000, pattern=r"^[^\x00-\x1f\x7f-\x9f]+$")]
     dim: Annotated[int, Meta(ge=1, le=MAX_FEATURE_DIM)] | None = None
+    spec: Annotated[str, Meta(max_length=5000)] | None = None
+    weights: Annotated[str, Meta(max_length=1000)] | None = None
+    crop: Annotated[int, Meta(ge=1, le=100_000)] | None = None
+    fps: Annotated[float, Meta(gt=0, le=1000)] | None = None
+    frames: Annotated[int, Meta(ge=1, le=100_000)] | None = None
+    replacing: Annotated[str, Meta(max_length=1000)] | None = None
 
 
 def read_manifest(features_dir: Path) -> dict | None:
-    """The ``features.json`` of a feature cache (checked by :class:`Manifest`), or None where there is none."""
+    """The ``features.json`` of a feature cache (checked by :class:`Manifest`; keys without a value
+    left out, ``dim`` always there), or None where there is none."""
     path = Path(features_dir) / MANIFEST
     if not path.exists():
         return None
     m = decode_json(read_bytes(path, 2**20), Manifest, str(path), lines=True)
-    return {"encoder": m.encoder, "dim": m.dim}
+    return {"dim": None} | {k: v for k, v in msgspec.structs.asdict(m).items() if v is not None}
 
 
-def write_manifest(features_dir: Path, encoder_name: str, dim: int) -> None:
-    atomic_write_json(Path(features_dir) / MANIFEST, {"encoder": encoder_name, "dim": int(dim)})
+def encoder_record(encoder: FeatureEncoder) -> dict:
+    """What a feature cache's manifest records of ``encoder``: its name, and what it was made of
+    where it says (``encoder.manifest``: the S3D encoder's spec, weights, crop and frames)."""
+    return {"encoder": encoder.name, **getattr(encoder, "manifest", {})}
+
+
+def write_manifest(features_dir: Path, encoder: str | dict, dim: int | None, replacing: str | None = None) -> None:
+    """Write ``features.json``: the encoder (its name, or its :func:`encoder_record`), the width
+    ``dim`` (None before the first file is written) and the encoder a forced run is ``replacing``."""
+    record = {"encoder": encoder} if isinstance(encoder, str) else dict(encoder)
+    extra = {"replacing": replacing} if replacing else {}
+    atomic_write_json(Path(features_dir) / MANIFEST,
+                      {"encoder": record.pop("encoder"), "dim": None if dim is None else int(dim), **record, **extra})

@@ -26,7 +26,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from kepp_core.errors import KeppError
+from kepp_core.errors import KeppError, first_line
+from kepp_core.safe_load import check_archive_pickles
 from kepp_core.video.s3d_spec import S3DSpec, is_s3d
 
 
@@ -198,12 +199,13 @@ class TorchScriptEncoder:
         self.path = Path(path)
         if not self.path.is_file():
             raise KeppError(f"{self.path}: TorchScript encoder file not found")
+        check_archive_pickles(self.path, "TorchScript encoder")  # a regular file, its pickles bounded
         try:
             with warnings.catch_warnings():  # torch 2.13 marks TorchScript deprecated; files still load
                 warnings.simplefilter("ignore", DeprecationWarning)
                 self.module = torch.jit.load(str(self.path), map_location="cpu")
         except Exception as e:
-            raise KeppError(f"{self.path}: not a loadable TorchScript module ({str(e).strip()[:160]})") from None
+            raise KeppError(f"{self.path}: not a loadable TorchScript module ({first_line(e)})") from None
         self.module.eval()
         digest = hashlib.sha1(self.path.read_bytes()).hexdigest()[:12]
         self.name = f"torchscript:{self.path.name}@{digest}"
@@ -217,8 +219,11 @@ class TorchScriptEncoder:
             try:
                 out = self.module(torch.from_numpy(np.ascontiguousarray(frames)), float(fps))
             except Exception as e:
-                raise KeppError(f"{self.path}: encoder failed on frames {tuple(frames.shape)} "
-                                f"({str(e).strip().splitlines()[0][:160]})") from None
+                raise KeppError(f"TorchScript encoder {self.path}: its forward failed on frames "
+                                f"{tuple(frames.shape)} ({first_line(e)})") from None
+        if not isinstance(out, torch.Tensor):
+            raise KeppError(f"TorchScript encoder {self.path}: its forward returned a {type(out).__name__}, "
+                            f"expected a tensor [seconds, D]")
         return out.detach().cpu().numpy()
 
 

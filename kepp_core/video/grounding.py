@@ -36,6 +36,8 @@ from kepp_core.arrays import as_numpy
 from kepp_core.errors import KeppError
 
 DEFAULT_TEMPERATURE = 1.0  # MIL-NCE trains on the raw dot products: its own logits
+MAX_NAMES = 20_000  # step names grounded at once (COIN has 778 steps)
+MAX_SCORES = 2**26  # seconds × steps of one score matrix (512 MiB of float64): a day of video × 770 steps
 TOP = 3  # the steps a timeline second lists
 _LOG_BETA = (-9.0, 9.0)  # the search range of log(1 / τ), relative to the scores' spread
 
@@ -54,6 +56,8 @@ class StepTexts:
         names = tuple(names)
         if not names:
             raise KeppError("the step list is empty: give at least one step name to ground")
+        if len(names) > MAX_NAMES:
+            raise KeppError(f"the step list has {len(names):,} names, more than the {MAX_NAMES:,} grounded at once")
         bad = next((n for n in names if not isinstance(n, str) or not n.strip()), None)
         if bad is not None:
             raise KeppError(f"step name {bad!r} is not a non-empty text")
@@ -75,6 +79,9 @@ def second_scores(features, texts: StepTexts) -> np.ndarray:
     if feats.ndim != 2 or feats.shape[1] != texts.dim:
         raise KeppError(f"features of shape {list(feats.shape)} cannot be scored against {texts.dim}-d text "
                         f"embeddings: expected the S3D video_embedding of each second [seconds, {texts.dim}]")
+    if len(feats) * len(texts.names) > MAX_SCORES:
+        raise KeppError(f"{len(feats):,} seconds × {len(texts.names):,} steps = {len(feats) * len(texts.names):,} "
+                        f"scores, more than the {MAX_SCORES:,} one grounding holds: ground fewer steps at once")
     return feats @ texts.embeddings.T
 
 

@@ -40,11 +40,10 @@ from __future__ import annotations
 
 import math
 import os
-import pickle
 from concurrent.futures import ThreadPoolExecutor
 import re
-import zipfile
 import zlib
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -53,11 +52,14 @@ from torch import nn
 from torch.nn import functional as F
 
 from kepp_core.errors import KeppError
-from kepp_core.video.s3d_spec import CROP, FPS, OUTPUT_DIMS, WINDOW, S3DSpec, decode_size, existing_words, words_path
+from kepp_core.safe_load import load_torch, read_npy
+from kepp_core.video.s3d_spec import (CROP, FPS, MEMORY_BUDGET, OUTPUT_DIMS, WINDOW, S3DSpec, batch_bytes, decode_size,
+                                      existing_words, file_digest, words_path)
 
 EMBED_DIM = OUTPUT_DIMS["video_embedding"]  # video_embedding and text_embedding
 MIXED_DIM = OUTPUT_DIMS["mixed_5c"]
 WORD_DIM, TEXT_HIDDEN, MAX_WORDS = 300, 2048, 16
+TEXT_BATCH = 512  # sentences through the text tower at once: 64 MB of its hidden layer
 BN_EPS = 1e-5
 _WORD = re.compile(r"[\w']+")
 
@@ -183,37 +185,46 @@ def check_state_dict(state: object, where: str) -> int:
             raise KeppError(f"{where}: key {key!r} holds {value.dtype}, expected floating-point weights")
         if not torch.isfinite(value).all():
             raise KeppError(f"{where}: key {key!r} holds non-finite values")
+        if key.endswith("running_var") and bool((value < 0).any()):  # var + eps could be 0: a division by zero
+            raise KeppError(f"{where}: key {key!r} holds a negative variance ({float(value.min()):g}); a batch "
+                            f"norm's running variance is at least 0")
     return int(emb.shape[0])
 
 
 def read_weights(path: str | os.PathLike) -> dict[str, torch.Tensor]:
-    """The state dict in ``path`` (``torch.load(weights_only=True)``: tensors and plain
-    containers only), checked (:func:`check_state_dict`)."""
+    """The state dict in ``path``, read by the package's one loader
+    (:func:`kepp_core.safe_load.load_torch`: nesting, object counts and sizes bounded first, then
+    ``torch.load(weights_only=True)``) and checked (:func:`check_state_dict`)."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise KeppError(f"{path}: S3D weights file not found (the release's s3d_howto100m.pth)")
-    try:
-        state = torch.load(path, weights_only=True, map_location="cpu")
-    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError, OSError, zipfile.BadZipFile,
-            AttributeError, ImportError, IndexError, KeyError, TypeError) as e:
-        first = (str(e).strip().splitlines() or [type(e).__name__])[0][:160]
-        raise KeppError(f"{path}: not a weights file torch.load(weights_only=True) can read "
-                        f"(truncated, or not a PyTorch checkpoint: {first})") from None
+    state = load_torch(path, "weights file")
     check_state_dict(state, str(path))
     return state
 
 
 def read_words(path: str | os.PathLike) -> list[str]:
-    """The word list (a numpy array of strings, read without pickles)."""
+    """The word list: a ``.npy`` array of strings (read without pickles, its header's size checked
+    against the file first, :func:`kepp_core.safe_load.read_npy`), each word valid UTF-8 text."""
     path = existing_words(path)
-    try:
-        words = np.load(path, allow_pickle=False)
-    except (ValueError, OSError, EOFError) as e:
-        first = (str(e).strip().splitlines() or [type(e).__name__])[0][:160]
-        raise KeppError(f"{path}: not a numpy array of words ({first})") from None
-    if words.ndim != 1 or words.dtype.kind not in "US":
+    words = read_npy(path, "word list (a .npy array of strings)", kinds="US")
+    if words.ndim != 1:
         raise KeppError(f"{path}: expected a 1-D numpy array of words, got {words.dtype} {list(words.shape)}")
-    return [w.decode() if isinstance(w, bytes) else str(w) for w in words.tolist()]
+    if words.dtype.kind == "U":
+        return [str(w) for w in words.tolist()]
+    try:
+        return [w.decode("utf-8") for w in words.tolist()]
+    except UnicodeDecodeError:
+        bad = next(k for k, w in enumerate(words.tolist()) if not _is_utf8(w))
+        raise KeppError(f"{path}: word {bad} is not UTF-8 text (a word list holds words)") from None
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 # --- the network --------------------------------------------------------------------------------------------
@@ -402,6 +413,7 @@ class S3D:
     :meth:`load` (``kepp_core.api.s3d_model``)."""
 
     def __init__(self, video: VideoTower, text: TextTower, words: list[str], device: str = "cpu") -> None:
+        check_device(device, "the S3D network")
         self.video_tower, self.text_tower = video.eval(), text.eval()
         self.words = list(words)
         self.word_to_token = {w: i + 1 for i, w in enumerate(self.words)}  # a repeated word: its last index
@@ -426,10 +438,11 @@ class S3D:
         """The release's two files: the weights (``s3d_howto100m.pth``) and the word list
         (``dictionary``, default ``s3d_dict.npy`` beside the weights); ``device`` defaults to
         CUDA where there is one."""
+        device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        check_device(device, f"S3D weights {weights}")  # first: nothing is read for a device there is not
         words_file = words_path(weights, dictionary)
         words = read_words(words_file)  # first: a missing word list fails before 30 MB are read
         state = read_weights(weights)
-        device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         try:
             return cls.from_state_dict(state, words, device, where=str(weights))
         except KeppError as e:
@@ -458,12 +471,28 @@ class S3D:
         return out
 
     def text(self, sentences: list[str]) -> torch.Tensor:
-        """``text_embedding [B, 512]`` of sentences (a sentence with no known word embeds the padding)."""
+        """``text_embedding [B, 512]`` of sentences (a sentence with no known word embeds the padding),
+        :data:`TEXT_BATCH` at a time (the tower's hidden layer is ``16 × 2048`` values per sentence)."""
         if len(sentences) == 0:
             raise KeppError("S3D text input is empty: give at least one sentence")
         tokens = self.tokens(sentences)
         with torch.inference_mode():
-            return self.text_tower(tokens.to(self.device))
+            return torch.cat([self.text_tower(tokens[i:i + TEXT_BATCH].to(self.device))
+                              for i in range(0, len(tokens), TEXT_BATCH)])
+
+
+def check_device(device: str | torch.device, where: str) -> None:
+    """Refuse a CUDA device this machine does not have, in one line naming the fix (torch's own
+    error is an assertion deep inside ``.to``)."""
+    device = torch.device(device)
+    if device.type != "cuda":
+        return
+    if not torch.cuda.is_available():
+        raise KeppError(f"{where}: device={device} asked for, but this machine has no CUDA device torch can use: "
+                        f"use device=cpu")
+    if (device.index or 0) >= torch.cuda.device_count():
+        raise KeppError(f"{where}: device={device} asked for, but this machine has {torch.cuda.device_count()} CUDA "
+                        f"device(s) (cuda:0 ..): use device=cuda:0 or device=cpu")
 
 
 class _exact_cuda:
@@ -545,8 +574,18 @@ class S3DEncoder:
         self.spec = S3DSpec.parse(spec) if isinstance(spec, str) else spec
         self.name, self.dim, self.output = self.spec.name, self.spec.dim, self.spec.output
         self.net = network or S3D.load(self.spec.weights, self.spec.dictionary, self.spec.device or default_device())
-        self.batch = self.spec.batch or (32 if self.net.device.type == "cuda" else 2)
+        fits = max(1, MEMORY_BUDGET // batch_bytes(1, self.spec.size))  # a large crop takes fewer windows
+        self.batch = self.spec.batch or min(32 if self.net.device.type == "cuda" else 2, fits)
         self.chunk_seconds = self.batch * max(1, 16 // self.batch)  # ~16 s of frames in memory at once
+
+    @property
+    def manifest(self) -> dict:
+        """What a feature folder's ``features.json`` records of this encoder besides its name: the
+        spec (without device and batch, which do not change the features), the weights' file name
+        and digest, the crop, the frames per second of video and per feature row."""
+        spec = replace(self.spec, device=None, batch=None)
+        return {"spec": spec.text(), "weights": f"{spec.weights.name}@{file_digest(spec.weights)}",
+                "crop": spec.size, "fps": float(FPS), "frames": WINDOW}
 
     def decode_size(self, width: int, height: int) -> tuple[int, int]:
         """The size a ``width × height`` video is decoded at (the shorter side at the crop's)."""

@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kepp_core.errors import KeppError
+from kepp_core.io import open_regular, whole_number
 
 PREFIX = "s3d:"
 FPS = 16  # frames per second fed to the network
@@ -40,6 +41,11 @@ OUTPUT_DIMS = {"video_embedding": 512, "mixed_5c": 1024}  # what the network ret
 WORDS_FILE = "s3d_dict.npy"  # the release's word list, beside its weights
 OPTIONS = ("dict", "output", "size", "device", "batch")
 MIN_SIZE, MAX_SIZE = 32, 1024  # the crop sides a spec may ask for (even)
+MAX_BATCH = 4096
+# The network's peak memory per byte of its uint8 input (frames, activations, the decoded chunk):
+# measured 55-71 MB per 224-px one-second window on the CPU (2.4 MB of frames), rounded up.
+PEAK_PER_INPUT_BYTE = 32
+MEMORY_BUDGET = 16 * 2**30  # what one batch of windows may take: a workstation's share, a GPU's memory
 
 
 def is_s3d(spec: object) -> bool:
@@ -80,15 +86,20 @@ class S3DSpec:
         if output not in OUTPUT_DIMS:
             raise KeppError(f"encoder {spec!r}: output={output!r}, expected one of {', '.join(OUTPUT_DIMS)}")
         size = options.get("size", str(CROP))
-        if not size.isdigit() or not MIN_SIZE <= int(size) <= MAX_SIZE or int(size) % 2:
+        if whole_number(size, 6) is None or not MIN_SIZE <= int(size) <= MAX_SIZE or int(size) % 2:
             raise KeppError(f"encoder {spec!r}: size={size!r}, expected an even number of pixels from "
                             f"{MIN_SIZE} to {MAX_SIZE}")
         batch = options.get("batch")
-        if batch is not None and (not batch.isdigit() or not 1 <= int(batch) <= 4096):
-            raise KeppError(f"encoder {spec!r}: batch={batch!r}, expected a whole number from 1 to 4096")
+        if batch is not None and (whole_number(batch, 6) is None or not 1 <= int(batch) <= MAX_BATCH):
+            raise KeppError(f"encoder {spec!r}: batch={batch!r}, expected a whole number from 1 to {MAX_BATCH}")
+        if batch is not None and batch_bytes(int(batch), int(size)) > MEMORY_BUDGET:
+            most = max(1, MEMORY_BUDGET // batch_bytes(1, int(size)))
+            raise KeppError(f"encoder {spec!r}: batch={batch} windows of {WINDOW} frames at {size} px need about "
+                            f"{batch_bytes(int(batch), int(size)) / 2**30:,.1f} GiB (at most {MEMORY_BUDGET / 2**30:g} "
+                            f"GiB); use batch={most} or less at this size")
         device = options.get("device") or None
         if device is not None and not (device == "cpu" or device == "cuda" or
-                                       (device.startswith("cuda:") and device[5:].isdigit())):
+                                       (device.startswith("cuda:") and whole_number(device[5:], 6) is not None)):
             raise KeppError(f"encoder {spec!r}: device={device!r}, expected cpu, cuda or cuda:N")
         words = options.get("dict")
         return cls(Path(os.path.expanduser(path)), Path(os.path.expanduser(words)) if words else None, output,
@@ -154,6 +165,16 @@ class S3DSpec:
         return f"{self.weights.name}@{file_digest(self.weights)}+{words.name}@{file_digest(words)}"
 
 
+def batch_bytes(batch: int, size: int) -> int:
+    """About the memory the network takes for ``batch`` one-second windows at a ``size``-px crop
+    (:data:`PEAK_PER_INPUT_BYTE` per byte of their frames).
+
+    >>> round(batch_bytes(1, 224) / 2**20)
+    74
+    """
+    return batch * WINDOW * size * size * 3 * PEAK_PER_INPUT_BYTE
+
+
 def check_text_features(spec: S3DSpec, name: str | None, where: str) -> None:
     """KeppError unless features a cache names ``name`` (its ``features.json`` encoder) are the
     ``video_embedding`` of the network of ``spec``'s weights (any crop size): the space its text
@@ -173,7 +194,7 @@ def words_path(weights: str | os.PathLike, dictionary: str | os.PathLike | None 
 def existing_words(path: str | os.PathLike) -> Path:
     """``path``, a word list that exists (a KeppError naming it otherwise)."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():  # a FIFO or a folder exists: its reader names what it is
         raise KeppError(f"{path}: S3D word list not found (the release's {WORDS_FILE}, beside the weights "
                         "or named with dict=PATH)")
     return path
@@ -182,7 +203,7 @@ def existing_words(path: str | os.PathLike) -> Path:
 def file_digest(path: Path) -> str:
     """The first 12 hex digits of a file's SHA-1 (remembered per path, size and modification time)."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise KeppError(f"{path}: S3D weights file not found (the release's s3d_howto100m.pth)")
     st = path.stat()
     return _digest(str(path.resolve()), st.st_size, st.st_mtime_ns)
@@ -191,7 +212,7 @@ def file_digest(path: Path) -> str:
 @functools.lru_cache(maxsize=32)
 def _digest(path: str, size: int, mtime_ns: int) -> str:
     h = hashlib.sha1()
-    with open(path, "rb") as f:
+    with open_regular(path) as f:  # a FIFO or a device is refused, never read
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()[:12]

@@ -25,6 +25,44 @@ def run_kepp(*args, env: dict | None = None, fsize: int | None = None, cwd: str 
                           cwd=cwd, env=environ, preexec_fn=limit if fsize is not None else None, timeout=timeout)
 
 
+def run_kepp_measured(*args, env: dict | None = None, timeout: float = 300) -> tuple[subprocess.CompletedProcess, int]:
+    """``python -m kepp_core ARGS`` in a fresh process, as :func:`run_kepp`, and the process's peak
+    resident memory in bytes (its own ``ru_maxrss``, read from ``wait4``): a command that allocates
+    what a file's header claims shows it here even when it then fails. A process killed by a signal
+    (a segmentation fault) has a negative return code, as ``subprocess`` reports it."""
+    import tempfile
+
+    environ = {**os.environ, "PYTHONPATH": str(REPO_ROOT), **(env or {})}
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([sys.executable, "-m", "kepp_core", *map(str, args)], stdout=out, stderr=err,
+                                cwd=REPO_ROOT, env=environ)
+        try:
+            _, status, usage = _wait4(proc.pid, timeout)
+        except TimeoutError:
+            proc.kill()
+            proc.wait()
+            raise subprocess.TimeoutExpired(args, timeout) from None
+        proc.returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+        out.seek(0)
+        err.seek(0)
+        text = (out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"))
+    return subprocess.CompletedProcess(args, proc.returncode, *text), usage.ru_maxrss * 1024
+
+
+def _wait4(pid: int, timeout: float):
+    """``os.wait4`` of ``pid`` within ``timeout`` seconds (TimeoutError after)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status, usage = os.wait4(pid, os.WNOHANG)
+        if done:
+            return done, status, usage
+        if time.monotonic() > deadline:
+            raise TimeoutError
+        time.sleep(0.05)
+
+
 def assert_one_line_error(r: subprocess.CompletedProcess, *words: str) -> str:
     """Exit 2, stderr exactly one ``kepp: error:`` line holding every word, no traceback; the line."""
     lines = [line for line in r.stderr.splitlines() if line.strip()]
