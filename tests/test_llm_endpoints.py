@@ -10,7 +10,7 @@ import pytest
 from llm_server import ScriptedChatServer, scripted_plans
 
 from kepp_core.errors import KeppError
-from tests.helpers.app_session import dataset, open_page, texts
+from tests.helpers.app_session import dataset, open_page
 from tests.helpers.listener import RecordingListener
 
 KEY = "sk-the-operators-secret"
@@ -63,22 +63,22 @@ def test_the_app_config_takes_its_endpoints_from_the_operator_only(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("app")
-def test_a_url_typed_into_the_plan_page_is_refused_and_reaches_nothing(monkeypatch, app_env, tmp_path):
-    """A visitor types their own URL into the Plan page's LLM endpoint field and presses Plan: an error
-    on the page, no connection to their listener (it used to receive the requests with the operator's
-    key), none to the operator's either; the operator's own endpoint still works."""
+def test_the_plan_page_offers_only_the_operators_endpoints_and_the_key_goes_only_there(monkeypatch, app_env, tmp_path):
+    """With two endpoints named by the operator (``KEPP_LLM_URL`` and the app's ``llm_urls``) the Plan
+    page offers exactly those two, by host, and nothing to type an address into (a visitor used to type
+    their own and receive the requests with the operator's key); the one picked gets the requests and
+    the key, the other and a visitor's listener nothing."""
     steps = dataset(app_env).actions[:app_env.horizon]
-    with RecordingListener() as visitor, ScriptedChatServer(scripted_plans([_reply(steps)])) as operator:
-        at = open_page(monkeypatch, app_env, "pages/1_Plan.py", KEPP_LLM_URL=operator.url, KEPP_LLM_MODEL="scripted",
-                       KEPP_LLM_API_KEY=KEY, KEPP_HOME=tmp_path)
+    with RecordingListener() as visitor, ScriptedChatServer(scripted_plans([_reply(steps)])) as first, \
+            ScriptedChatServer(scripted_plans([_reply(steps)])) as second:
+        at = open_page(monkeypatch, app_env, "pages/1_Plan.py", KEPP_LLM_URL=first.url, KEPP_APP_LLM_URLS=second.url,
+                       KEPP_LLM_MODEL="scripted", KEPP_LLM_API_KEY=KEY, KEPP_HOME=tmp_path)
+        assert not [w for w in at.text_input if "llm" in str(w.key)]
+        endpoints = at.selectbox(key="plan_llm_url")
+        assert sorted(endpoints.options) == ["127.0.0.1", "127.0.0.1"] and len(endpoints.options) == 2
+        endpoints.set_value(first.url).run()
         at.selectbox(key="plan_llm_mapper").select("lexical (no model)").run()
-        at.text_input(key="plan_llm_url").set_value(visitor.url).run()
-        at.button(key="plan_go").click().run()
-        assert visitor.received == [] and operator.requests == []  # nothing arrived, the key least of all
-        assert not at.exception
-        assert any("not an LLM endpoint this server may call" in t for t in texts(at.error))
-        at.text_input(key="plan_llm_url").set_value(operator.url).run()
         at.button(key="plan_go").click().run()
         assert not at.exception and not at.error
-        assert len(operator.requests) == 4 and visitor.received == []
-        assert {r["headers"].get("Authorization") for r in operator.requests} == {f"Bearer {KEY}"}
+        assert len(first.requests) == 4 and second.requests == [] and visitor.received == []
+        assert {r["headers"].get("Authorization") for r in first.requests} == {f"Bearer {KEY}"}
