@@ -112,12 +112,14 @@ def test_a_playlist_item_whose_video_is_missing_is_said_and_nothing_else_is_show
 
 
 def test_a_result_that_is_not_a_plan_is_said_instead_of_shown():
-    plan = SimpleNamespace(plan=(1, 2, 3), fallback=False)
-    assert no_plan(plan, graph_only=True) is None
-    assert no_plan(SimpleNamespace(plan=(1, 1, 1), fallback=True), graph_only=False) is None  # a model's plan
-    assert "no path of this length" in no_plan(SimpleNamespace(plan=(1, 1, 1), fallback=True), graph_only=True).text
-    for empty in (SimpleNamespace(plan=(), fallback=False), SimpleNamespace(plan=None, fallback=True)):
-        assert no_plan(empty, graph_only=False).text.startswith("No plan: the planner returned none")
+    plan = SimpleNamespace(plan=(1, 2, 3), fallback=False, no_path=False)
+    assert no_plan(plan) is None
+    assert no_plan(SimpleNamespace(plan=(1, 1, 1), fallback=True, no_path=False)) is None  # a model's plan
+    assert "no path of this length" in no_plan(SimpleNamespace(plan=(1, 1, 1), fallback=True, no_path=True)).text
+    empties = (SimpleNamespace(plan=(), no_path=False), SimpleNamespace(plan=None, no_path=True))
+    for empty in empties:
+        assert no_plan(empty).text.startswith("No plan: the planner returned none")
+    assert len(empties) == 2
 
 
 def test_typed_steps_are_capped_with_a_message():

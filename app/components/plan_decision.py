@@ -189,22 +189,22 @@ def missing_video(asked: str | None, available: Iterable[str], playlist: str | N
                             "(nothing else is shown in its place). Fix or remove it on the Playlists page.")
 
 
-def no_plan(result, graph_only: bool) -> Message | None:
-    """The message for a live result that is not a plan: none at all (an empty plan), or, where the plan
-    is the graph's own path (graph + text endpoints, no model: ``graph_only``), the graph's fallback
-    because no path joins the two ends; None for a plan (a planning model's plan given fallback paths is
-    still its plan: the paths' caption says they are fallbacks).
+def no_plan(result) -> Message | None:
+    """The message for a live result that is not a plan: none at all (an empty plan), or the planner's
+    own word that no path joins the two ends (``PlanResult.no_path``: graph + text endpoints with no
+    trained model, whose plan would be the graph's fallback); None for a plan (a planning model's plan
+    given fallback paths is still its plan: the paths' caption says they are fallbacks).
 
     >>> from types import SimpleNamespace as R
-    >>> no_plan(R(plan=(1, 2), fallback=False), True), no_plan(R(plan=(1, 2), fallback=True), False)
+    >>> no_plan(R(plan=(1, 2), no_path=False)), no_plan(R(plan=(1, 2), fallback=True, no_path=False))
     (None, None)
-    >>> no_plan(R(plan=(), fallback=False), False).level, no_plan(R(plan=(1, 1), fallback=True), True).level
+    >>> no_plan(R(plan=(), no_path=False)).level, no_plan(R(plan=(1, 1), no_path=True)).level
     ('warning', 'warning')
     """
     plan = getattr(result, "plan", None)
     if not plan:
         return Message("warning", "No plan: the planner returned none for these clips.")
-    if graph_only and getattr(result, "fallback", False):
+    if getattr(result, "no_path", False):
         return Message("warning", "No plan: the graph has no path of this length between â₁ and â_T (the steps "
                                   "the text tower grounds in the two clips), and with no trained model nothing "
                                   "else plans. Try another horizon or other clips.")

@@ -119,7 +119,7 @@ def show(cfg, decision: Decision, ds, ctl, clip, saved: dict | None, live: tuple
     result.bring_into_view(key, scroll=decision.scroll)
     left, right = result.columns()
     live_result = saved["result"] if saved else None
-    no_plan = plan_decision.no_plan(live_result, graph_only=ctl.role is None) if live_result is not None else None
+    no_plan = plan_decision.no_plan(live_result) if live_result is not None else None
     with left:
         view = _tabs(decision) if rec is not None else LIVE
         if view == RECORDED:
