@@ -160,5 +160,5 @@ def demo_t3(tmp_path_factory):
 
 
 # --- fixtures of tests/helpers, for every test module ---------------------------------------------
-from tests.helpers.app_env import app_env, app_world, demo_env  # noqa: E402,F401
+from tests.helpers.app_env import app_env, app_world, demo_env, lists_env  # noqa: E402,F401
 from tests.helpers.browser import browser, demo_server, records_copy, records_server, server  # noqa: E402,F401

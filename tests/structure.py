@@ -110,10 +110,11 @@ class Structure:
 
     @property
     def app_reaches(self) -> list[Import]:
-        """Imports from ``app`` into ``kepp_core`` other than the API, the catalogue (the torch-free
-        facts every layer reads) and the public errors."""
+        """Imports from ``app`` into ``kepp_core`` other than the API, the catalogue and the evaluation codes'
+        families (the torch-free facts every layer reads) and the public errors."""
         return [i for i in self.imports if i.source.startswith("app") and i.target.startswith("kepp_core")
-                and not (i.target.startswith("kepp_core.api") or i.target in ("kepp_core.catalog", "kepp_core.errors"))]
+                and not (i.target.startswith("kepp_core.api")
+                         or i.target in ("kepp_core.catalog", "kepp_core.benchmark", "kepp_core.errors"))]
 
     def cycles(self) -> list[list[str]]:
         """Strongly connected components (more than one module, or a self-import) of the graph."""

@@ -197,6 +197,26 @@ def test_units_pair_on_their_seed_and_a_unit_recorded_twice_counts_once(tmp_path
     assert c.seeds == 1 and "one seed" in c.resampling()
 
 
+def test_imported_predictions_pair_with_each_seed_of_the_other_method_on_the_same_episode(tmp_path):
+    """Another method's predictions brought in with kepp records import name no seed and no setting: they
+    pair with a kepp eval run (seed 0, conventional) episode by episode, and with each seed of several."""
+    kepp = _records({"kepp-R2": [(s, ep, ep % 2 == 0) for s in (0, 1) for ep in range(6)]})
+    for rec in kepp:
+        rec["setting"] = "conventional"
+    vpn = [{k: v for k, v in rec.items() if k not in ("seed", "setting")} | {"plans": {"vpn": rec["gt"]}}
+           for rec in kepp if rec["seed"] == 0]
+    write_records(tmp_path / "kepp-records.jsonl", [r for r in kepp if r["seed"] == 0])
+    write_records(tmp_path / "both-seeds-records.jsonl", kepp)
+    write_records(tmp_path / "vpn-records.jsonl", vpn)
+    one = api.compare_methods(api.read_predictions([tmp_path / "kepp-records.jsonl", tmp_path / "vpn-records.jsonl"]),
+                              "kepp-R2", "vpn", 3, resamples=100)
+    assert len(one.units) == 6 and one.counts == {"both": 3, "a-only": 0, "b-only": 3, "neither": 0}
+    assert set(one.units["seed"]) == {0} and set(one.units["setting"]) == {"conventional"}
+    two = api.compare_methods(api.read_predictions([tmp_path / "both-seeds-records.jsonl", tmp_path / "vpn-records.jsonl"]),
+                              "vpn", "kepp-R2", 3, resamples=100)
+    assert len(two.units) == 12 and two.seeds == 2 and two.counts["a-only"] == 6  # each seed's units
+
+
 def test_a_protocols_records_are_compared_at_their_largest_training_fraction_unless_told(tmp_path):
     recs = []
     for fraction, right in ((0.5, False), (1.0, True)):

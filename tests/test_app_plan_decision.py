@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from components.plan_decision import (LIVE, MAX_TYPED_STEPS, RECORDED, Models, PlanState, Records, decide,
-                                      horizon_choices, missing_video, no_plan, r_choices, typed_steps)
+                                      horizon_choices, missing_video, no_plan, r_choices, typed_steps, upload_refused)
 
 REC = SimpleNamespace(method="kepp-R2", seed=0, episode="tea/0287/7:3")
 MODELS = Models(live_label="KEPP R=2 + graph decoding")
@@ -53,10 +53,27 @@ def test_a_record_comes_into_view_only_when_it_arrived_or_the_page_is_presented(
     assert decide(PlanState(plan=True, news=True, presenting=True), MODELS, NONE).scroll is True
 
 
+def test_an_imported_methods_record_is_shown_and_said_to_have_no_model_to_re_plan_it():
+    imported = Records(record=REC, label="ViterbiPlanNet (imported: T3_predictions.json)", imported="T3_predictions.json")
+    d = decide(PlanState(rec="ViterbiPlanNet"), MODELS, imported)
+    assert (d.record, d.tab, d.plan_now) == (REC, RECORDED, False) and [m.level for m in d.messages] == ["caption"]
+    assert "the app has no model of it" in d.messages[0].text and "KEPP R=2 + graph decoding" in d.messages[0].text
+    assert decide(PlanState(rec="kepp-R2"), MODELS, HELD).messages == ()  # a method of this package: nothing said
+
+
+def test_an_upload_is_offered_only_with_an_encoder_the_models_accept():
+    assert upload_refused("builtin-v1", None, None, None) is None  # the dataset's own encoder
+    assert upload_refused(None, None, "S3D s3d.pth", None) is None  # an S3D encoder the models take
+    said = [upload_refused(None, None, None, None), upload_refused("mine.pt", "not allowed here", None, None),
+            upload_refused(None, None, "S3D s3d.pth", "widths 512 and 1536 differ")]
+    assert [m.level for m in said] == ["caption"] * 3 and all(m.text.startswith("No upload: ") for m in said)
+    assert "no features.json" in said[0].text and "not allowed here" in said[1].text and "512" in said[2].text
+
+
 def test_an_upload_never_shows_a_record():
-    for state in (PlanState(rec="kepp-R2", from_dataset=False), PlanState(rec="kepp-R2", linkable=False)):
-        d = decide(state, MODELS, HELD)
-        assert d.record is None and d.tab is None
+    decisions = [decide(state, MODELS, HELD) for state in (PlanState(rec="kepp-R2", from_dataset=False),
+                                                           PlanState(rec="kepp-R2", linkable=False))]
+    assert [(d.record, d.tab) for d in decisions] == [(None, None), (None, None)]
 
 
 # --- decide: no record (the live branch and the asking exit) -------------------------------------------------------

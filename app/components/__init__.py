@@ -1,5 +1,6 @@
 """Components of the KEPP app: plain Python and Streamlit pieces the pages are made of; no modelling
-code lives here (the app stands on ``kepp_core.api``, the catalogue and the errors). Every module of
+code lives here (the app stands on ``kepp_core.api``, the catalogue, the evaluation codes' metric families
+and the errors). Every module of
 this folder is named below (``tests/test_docs.py`` holds the list to the folder).
 
 - configuration and shared state: ``config`` (the app's configuration, the sidebar, presentation
@@ -21,7 +22,8 @@ this folder is named below (``tests/test_docs.py`` holds the list to the folder)
   ``curation`` (demo scenes), ``playlists`` (adding to and playing a playlist);
 - the records pages: ``episodes`` (one evaluated episode), ``slices`` (metrics by slice),
   ``episode_map`` (the map of the test episodes), ``ab`` (two methods episode by episode: the 2×2
-  table, each cell's episodes), ``protocol`` (``kepp protocol`` results).
+  table, each cell's episodes), ``metric_codes`` (which evaluation code a number comes from: the code picked,
+  the caption naming it, the published numbers apart), ``protocol`` (``kepp protocol`` results).
 
 The app imports ``kepp_core`` as an installed package (``make`` installs the checkout in editable
 mode; ``kepp app`` also puts the checkout on ``PYTHONPATH`` for the server)."""

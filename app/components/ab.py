@@ -22,9 +22,10 @@ import streamlit as st
 from components import backend, episodes, links, paging, url_schema
 from components.charts import show_table
 from components.config import PAGES, presenting
-from components.names import compare_default, episode_label
+from components.names import compare_default, episode_label, method_name
 from components.text import md, plan_text
-from kepp_core.catalog import AB_CELLS, AB_TEST, method_label
+from kepp_core.benchmark import DEFAULT_FAMILY, FAMILIES
+from kepp_core.catalog import AB_CELLS, AB_TEST
 
 __all__ = ["GRID", "PARAMS", "Unlinked", "ab_section", "cell_label", "episodes_csv", "protocol_comparison",
            "show_comparison", "unit_ids"]
@@ -77,7 +78,8 @@ def _interval(value: float, interval: tuple[float, float], sign: str = "") -> st
     return f"{value:{sign}.1f} [{interval[0]:{sign}.1f}, {interval[1]:{sign}.1f}]"
 
 
-def pick_methods(link, prefix: str, methods: Sequence[str], method: str) -> tuple[str, str]:
+def pick_methods(link, prefix: str, methods: Sequence[str], method: str, name: Callable[[str], str] = method_name
+                 ) -> tuple[str, str]:
     """Methods A and B (``a=``, ``b=``): A the page's method, B the first method it is compared with."""
     methods = list(methods)
     others = [m for m in methods if m != method]
@@ -87,7 +89,7 @@ def pick_methods(link, prefix: str, methods: Sequence[str], method: str) -> tupl
     for col, side, default in ((c1, "a", method), (c2, "b", b_default)):
         key = f"{prefix}_ab_{side}"
         link.seed(key, side, methods)
-        chosen.append(col.selectbox(f"Method {side.upper()}", methods, key=key, format_func=method_label,
+        chosen.append(col.selectbox(f"Method {side.upper()}", methods, key=key, format_func=name,
                                     **links.default_kwargs(key, index=methods.index(default))))
     link.keep(a=chosen[0], b=chosen[1])
     return chosen[0], chosen[1]
@@ -98,41 +100,45 @@ def ab_section(link, prefix: str, cfg, ds, preds: pd.DataFrame, methods: Sequenc
     """The section of a records page: methods A and B at the page's ``T``, their 2×2 table and numbers,
     and the clicked cell's episodes, each opening either method's record on the Plan page."""
     st.subheader("A and B, episode by episode")
-    a, b = pick_methods(link, prefix, methods, method)
+    names = backend.method_names(cfg)
+    name = lambda m: names.get(m) or method_name(m)  # noqa: E731  (an imported method's says so)
+    a, b = pick_methods(link, prefix, methods, method, name)
     if a == b:
         st.info("Pick two different methods to compare them episode by episode.")
         return
     with backend.guarded(stop=False):
         comparison = backend.ab_comparison(cfg, a, b, horizon)
-        names = episodes.task_names(ds)
+        tasks = episodes.task_names(ds)
         show_comparison(link, prefix, comparison, steps=lambda p: plan_text(ds.labels(p)),
-                        episode=lambda e: episode_label(e, names),
-                        detail=lambda unit: _record_detail(ds, preds, a, b, unit))
+                        episode=lambda e: episode_label(e, tasks),
+                        detail=lambda unit: _record_detail(ds, preds, a, b, unit, name), name=name)
 
 
 def show_comparison(link, prefix: str, comparison, steps: Callable[[Sequence[int]], str],
-                    episode: Callable[[str], str], detail: Callable[[pd.Series], None] | None = None) -> None:
+                    episode: Callable[[str], str], detail: Callable[[pd.Series], None] | None = None,
+                    name: Callable[[str], str] = method_name) -> None:
     """The verdict, each method's SR and A − B with their intervals, McNemar's p, the 2×2 table of
     cell buttons, the CSV of every paired episode and, when a cell is picked, its episodes (``detail``
-    draws the one chosen)."""
+    draws the one chosen); ``name``: a method's display name."""
     c = comparison
     (st.success if c.significant else st.warning)(md(c.verdict()))
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric(f"SR A: {md(method_label(c.a))}", _interval(c.sr_a, c.sr_a_interval))
-    m2.metric(f"SR B: {md(method_label(c.b))}", _interval(c.sr_b, c.sr_b_interval))
+    m1.metric(f"SR A: {md(name(c.a))}", _interval(c.sr_a, c.sr_a_interval))
+    m2.metric(f"SR B: {md(name(c.b))}", _interval(c.sr_b, c.sr_b_interval))
     m3.metric("Δ SR (A − B), points", _interval(c.delta, c.delta_interval, "+"))
     m4.metric("p (McNemar)", f"{c.p:.4g}")
     units = f"{len(c.units):,} (seed × episode) units" if c.seeds > 1 else f"{len(c.units):,} test episodes"
     if not presenting():
-        st.caption(f"{md(units)} both methods planned at T={c.horizon}; SR in %, [ ]: the {md(c.resampling())}; "
+        st.caption(f"{md(units)} both methods planned at T={c.horizon}; SR in % ({md(FAMILIES[DEFAULT_FAMILY].label)}'s "
+                   f"code: whole plan right), [ ]: the {md(c.resampling())}; "
                    f"p: {md(AB_TEST)}" + (" over the units, taken as independent (more optimistic than a test over "
                                           "seeds alone)" if c.seeds > 1 else "") + ". Click a cell to list its episodes.")
-    cell = _grid(link, prefix, c)
+    cell = _grid(link, prefix, c, name)
     st.download_button("Download every paired episode, both plans (CSV)", key=f"{prefix}_ab_all_csv",
                        data=lambda: episodes_csv(c, None, steps, episode),
                        file_name=f"kepp_{c.a}_vs_{c.b}_T{c.horizon}.csv", mime="text/csv", on_click="ignore")
     if cell is not None:
-        _cell_list(link, prefix, c, cell, steps, episode, detail)
+        _cell_list(link, prefix, c, cell, steps, episode, detail, name)
 
 
 def episodes_csv(comparison, cell: str | None, steps: Callable[[Sequence[int]], str],
@@ -150,16 +156,16 @@ def _pick_cell(prefix: str, name: str) -> None:
     st.session_state[f"{prefix}_ab_page"] = 1
 
 
-def _grid(link, prefix: str, c) -> str | None:
+def _grid(link, prefix: str, c, name: Callable[[str], str]) -> str | None:
     """The 2×2 table as four buttons (the picked one highlighted); returns the picked cell (``cell=``)."""
     key = f"{prefix}_ab_cell"
     link.seed(key, "cell", [*AB_CELLS, ""], absent="")  # a link without a cell closes the list
     active = st.session_state.get(key) or None
     widths = [1.2, 2, 2]
     head = st.columns(widths)
-    head[1].markdown(f"**B right** · {md(method_label(c.b))}")
+    head[1].markdown(f"**B right** · {md(name(c.b))}")
     head[2].markdown("**B wrong**")
-    for row_label, names in zip((f"**A right** · {md(method_label(c.a))}", "**A wrong**"), GRID):
+    for row_label, names in zip((f"**A right** · {md(name(c.a))}", "**A wrong**"), GRID):
         cols = st.columns(widths, vertical_alignment="center")
         cols[0].markdown(row_label)
         for col, name in zip(cols[1:], names):
@@ -170,11 +176,11 @@ def _grid(link, prefix: str, c) -> str | None:
     return active
 
 
-def _cell_list(link, prefix: str, c, cell: str, steps, episode, detail) -> None:
+def _cell_list(link, prefix: str, c, cell: str, steps, episode, detail, name: Callable[[str], str]) -> None:
     """One cell's episodes: a paged table with both plans (its CSV holds the whole cell), a click on a
     row or the select box picks the episode that ``detail`` draws."""
     rows = c.select(cell).reset_index(drop=True)
-    st.markdown(f"#### {md(AB_CELLS[cell])} · {md(method_label(c.a))} (A), {md(method_label(c.b))} (B)")
+    st.markdown(f"#### {md(AB_CELLS[cell])} · {md(name(c.a))} (A), {md(name(c.b))} (B)")
     if not len(rows):
         link.keep(abep=None)
         st.info("No episode falls in this cell.")
@@ -206,7 +212,7 @@ def _cell_list(link, prefix: str, c, cell: str, steps, episode, detail) -> None:
         detail(rows.iloc[ids.index(chosen)])
 
 
-def _record_detail(ds, preds: pd.DataFrame, a: str, b: str, unit: pd.Series) -> None:
+def _record_detail(ds, preds: pd.DataFrame, a: str, b: str, unit: pd.Series, name: Callable[[str], str]) -> None:
     """One paired episode of a records page: each method's record opened on the Plan page, then the
     episode with both methods side by side (clips, ground truth, endpoints, graph paths, plans)."""
     same = preds[(preds["episode"] == unit["episode"]) & (preds["horizon"] == unit["horizon"])]
@@ -216,7 +222,7 @@ def _record_detail(ds, preds: pd.DataFrame, a: str, b: str, unit: pd.Series) -> 
     for col, m in zip(cols, (a, b)):
         rows = same[same["method"] == m]
         if len(rows):
-            col.page_link(PAGES["Plan"].path, label=f"Open {method_label(m)} in Plan", icon=PAGES["Plan"].icon,
+            col.page_link(PAGES["Plan"].path, label=f"Open {name(m)} in Plan", icon=PAGES["Plan"].icon,
                           query_params=episodes.plan_query(rows.iloc[0]))
     episodes.show_episode(ds, same, [a, b])
 

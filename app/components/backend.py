@@ -14,11 +14,12 @@ from pathlib import Path
 
 import streamlit as st
 
-from components import layout
+from components import layout, recorded
 from components.config import start_config
 from components.text import md
 from kepp_core import api
 from kepp_core.api import AppConfig
+from kepp_core.benchmark import DEFAULT_FAMILY
 from kepp_core.catalog import RECORDS_FILE, models_dir, parse_plan_model_id, plan_model_id
 from kepp_core.errors import KeppError
 
@@ -115,24 +116,42 @@ def predictions(cfg: AppConfig):
     return None if key is None else _read_predictions(*key)
 
 
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _method_names(key: tuple) -> dict[str, str]:
+    return recorded.display_names(_read_predictions(*key))
+
+
+def method_names(cfg: AppConfig) -> dict[str, str]:
+    """Every method of the records with its display name (an imported method's with its predictions
+    file: :func:`components.names.method_name`), once per records files; empty without readable records
+    (the records pages say why)."""
+    try:
+        key = records_key(cfg)
+        return {} if key is None else _method_names(key)
+    except KeppError:
+        return {}
+
+
 @st.cache_resource(show_spinner="Computing the metrics…", max_entries=8)
-def _method_table(key: tuple):
-    return api.method_horizon_table(_read_predictions(*key))
+def _method_table(key: tuple, metrics: str):
+    return api.method_horizon_table(_read_predictions(*key), metrics, _method_names(key))
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def _metrics_table(key: tuple):
-    return api.metrics_table(_read_predictions(*key))
+def _metrics_table(key: tuple, metrics: str):
+    return api.metrics_table(_read_predictions(*key), metrics)
 
 
-def method_table(cfg: AppConfig):
-    """The method × T table of the records and the best method per column, once per records files."""
-    return _method_table(records_key(cfg))
+def method_table(cfg: AppConfig, metrics: str = DEFAULT_FAMILY):
+    """The method × T table of the records in the evaluation code ``metrics``'s family and the best
+    method per column, once per records files and code."""
+    return _method_table(records_key(cfg), metrics)
 
 
-def metrics_table(cfg: AppConfig):
-    """SR, mAcc and both mIoU variants per method, horizon and setting, once per records files."""
-    return _metrics_table(records_key(cfg))
+def metrics_table(cfg: AppConfig, metrics: str = DEFAULT_FAMILY):
+    """Every metric of the code ``metrics``'s family per method, horizon and setting, once per records files
+    and code."""
+    return _metrics_table(records_key(cfg), metrics)
 
 
 @st.cache_resource(show_spinner="Classifying the failures…", max_entries=32)

@@ -34,7 +34,8 @@ def _confidence(scores) -> float:
 
 
 def choose_scenes(preds, method: str | None = None, horizons: Iterable[int] | None = None,
-                  videos: Iterable[str] | None = None, upload_example: bool = False) -> list[dict]:
+                  videos: Iterable[str] | None = None, upload_example: bool | Iterable[str] = False,
+                  unplannable: Iterable[str] = ()) -> list[dict]:
     """Curated examples for a live demo, chosen from a predictions table: a clean success (the
     whole plan and both endpoints right, confident endpoints, KEPP's other variants right too), a
     wrong-endpoint failure, a repeated-step failure, a long horizon (T=6, or the longest) and an
@@ -43,13 +44,19 @@ def choose_scenes(preds, method: str | None = None, horizons: Iterable[int] | No
     no uploaded video, one of the dataset's playable videos (another success, on another video than
     the clean success) is offered as an upload instead: the Plan page loads its file the way it
     loads a user's upload and encodes it from its pixels (its query: ``source=upload``,
-    ``upload=<video>``). Each scene: kind, name, description, episode, method, T, success and the
+    ``upload=<video>``); ``upload_example`` may name the videos that can serve (those with a video file:
+    a video of features alone cannot be loaded as an upload; none: no upload scene). ``unplannable``: the
+    dataset's videos the page cannot open (no features, too few steps): their records are no scene, and
+    never an uploaded video's. Each scene: kind, name, description, episode, method, T, success and the
     Plan page ``query``; the order is fixed and the choice deterministic (same records, same scenes)."""
     if preds is None or not len(preds):
         return []
     methods = sorted(preds["method"].unique())
     method = method if method in methods else methods[default_method(methods)]
     df = preds[preds["method"] == method]
+    lacking = {str(v) for v in unplannable}
+    if lacking:
+        df = df[~df["video"].astype(str).isin(lacking)]
     if horizons is not None:
         df = df[df["horizon"].isin([int(h) for h in horizons])]
     known = None if videos is None else {str(v) for v in videos}
@@ -78,24 +85,34 @@ def choose_scenes(preds, method: str | None = None, horizons: Iterable[int] | No
         if len(up):
             picks.append(("upload", up.sort_values("episode").iloc[0]))
         elif upload_example and len(ok):
-            return [_scene(kind, row) for kind, row in picks] + [_upload_example(ok, picks)]
+            files = None if upload_example is True else {str(v) for v in upload_example}
+            servable = ok if files is None else ok[ok["video"].astype(str).isin(files)]
+            if len(servable):
+                return [_scene(kind, row) for kind, row in picks] + [_upload_example(servable, picks)]
     return [_scene(kind, row) for kind, row in picks]
 
 
 def remembered_scenes(files: Sequence[str | Path], read: Callable[[], object], horizons: Iterable[int] | None = None,
-                      videos: Iterable[str] | None = None, upload_example: bool = False) -> list[dict]:
+                      videos: Iterable[str] | None = None, upload_example: bool | Iterable[str] = False,
+                      unplannable: Iterable[str] = ()) -> list[dict]:
     """:func:`choose_scenes` of the records in ``files``, remembered on disk across runs
     (:func:`kepp_core.api.remembered`): ``read()`` gives their table and is called only when the
     scenes of these files and arguments are not remembered yet. The key is made of the files'
-    paths, sizes and modification times, the horizons, the videos and ``upload_example``, so a
+    paths, sizes and modification times, the horizons, the videos, ``upload_example`` and ``unplannable``, so a
     changed file is judged again. The app's first page shows its scenes without judging every
     record at each start (at COIN scale, 134,000 rows: 2 to 3 s)."""
     stats = [[str(f), st.st_size, st.st_mtime_ns] for f, st in ((f, os.stat(f)) for f in files)]
     hs = sorted(int(h) for h in horizons) if horizons is not None else None
-    ids = hashlib.sha1("\n".join(sorted(map(str, videos))).encode()).hexdigest() if videos is not None else None
-    key = json.dumps([SCENES_FORMAT, stats, hs, ids, bool(upload_example)])
+    ids = _digest(videos) if videos is not None else None
+    example = upload_example if isinstance(upload_example, bool) else _digest(upload_example)
+    key = json.dumps([SCENES_FORMAT, stats, hs, ids, example, _digest(unplannable)])
     return api.remembered("scenes", key, lambda: choose_scenes(read(), horizons=horizons, videos=videos,
-                                                                 upload_example=upload_example))
+                                                                 upload_example=upload_example, unplannable=unplannable))
+
+
+def _digest(ids: Iterable[str]) -> str:
+    """A short fixed name of a set of video ids (a key part)."""
+    return hashlib.sha1("\n".join(sorted(map(str, ids))).encode()).hexdigest()
 
 
 def _upload_example(ok, picks: list) -> dict:

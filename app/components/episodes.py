@@ -9,10 +9,10 @@ from components import backend
 from components.charts import step_cards
 from components.config import presenting
 from components.text import md, plan_text
-from components.names import episode_label
-from components.recorded import Record, distinct_paths
+from components.names import episode_label, method_name
+from components.recorded import Record, distinct_paths, imported_files
 from components.urls import plan_query as episode_query
-from kepp_core.catalog import method_label, pattern_label
+from kepp_core.catalog import pattern_label
 
 
 def task_names(ds) -> dict[str, str]:
@@ -44,12 +44,18 @@ def episode_table(df: pd.DataFrame, ds, drop: tuple[str, ...] = ()) -> pd.DataFr
 def _table(df: pd.DataFrame, ds, names: dict) -> pd.DataFrame:
     return pd.DataFrame({
         "episode": [episode_label(e, names) for e in df["episode"]],
-        "T": df["horizon"], "method": [method_label(m) for m in df["method"]], "correct": df["success"],
+        "T": df["horizon"], "method": _method_names(df), "correct": df["success"],
         "steps right": [sum(a == b for a, b in zip(p, g)) for p, g in zip(df["plan"], df["truth"])],
         "ground truth": [plan_text(ds.labels(g)) for g in df["truth"]],
         "plan": [plan_text(ds.labels(p)) for p in df["plan"]],
         **({"pattern": [pattern_label(p) for p in df["pattern"]]} if "pattern" in df else {}),
     })
+
+
+def _method_names(df: pd.DataFrame) -> list[str]:
+    """Each row's method by its display name (an imported method's with its predictions file)."""
+    files = df["imported"] if "imported" in df else [None] * len(df)
+    return [method_name(m, f if isinstance(f, str) else None) for m, f in zip(df["method"], files)]
 
 
 def episodes_csv(df: pd.DataFrame, ds) -> bytes:
@@ -73,12 +79,14 @@ def show_clips(ds, row) -> None:
                       caption=f"{name} · {t:.1f} s of {md(video.id)}")
 
 
-def endpoints_line(ds, endpoints, scores, truth) -> str:
+def endpoints_line(ds, endpoints, scores, truth, imported: str | None = None) -> str:
     """The endpoints (â₁, â_T) a plan was made between, each marked right or wrong against the ground
     truth (the true step named where it is wrong), with their scores: one line of Markdown, the same on
-    the Plan page and the records pages. ``—`` when the method planned without them."""
+    the Plan page and the records pages. ``—`` when the method planned without them, or its plans were
+    imported (``imported``: their file, which holds plans only)."""
     if endpoints is None:
-        return "â₁, â_T: — (this method does not predict them)"
+        return ("â₁, â_T: — (this method does not predict them)" if not imported else
+                f"â₁, â_T: — (not recorded: the imported predictions {md(imported)} hold plans only)")
     scores = scores if scores is not None else (None, None)
     parts = []
     for name, a, k, s in zip(["â₁", "â_T"], endpoints, [0, -1], scores):
@@ -97,7 +105,8 @@ def show_methods(ds, rows: list, titles: list[str]) -> None:
         col.markdown(f"**{md(title)}** · {md(rec.verdict)}" if rec is not None
                      else f"**{md(title)}** · no prediction for this episode")
     for col, rec in zip(st.columns(n), recs):
-        col.markdown(endpoints_line(ds, rec.endpoints, rec.endpoint_scores, rec.truth) if rec is not None else "—")
+        col.markdown(endpoints_line(ds, rec.endpoints, rec.endpoint_scores, rec.truth, rec.imported)
+                     if rec is not None else "—")
     merged = [distinct_paths(rec.paths, rec.path_scores) if rec is not None else [] for rec in recs]
     for k in range(max(map(len, merged), default=0)):  # identical paths once, their ranks named together
         for col, paths in zip(st.columns(n), merged):
@@ -108,7 +117,7 @@ def show_methods(ds, rows: list, titles: list[str]) -> None:
                                title=f"graph path{'s' if len(ranks) > 1 else ''} " + " = ".join(map(str, ranks))
                                + (f" · p={score:.3f}" if score is not None else ""))
                 else:
-                    st.caption("(no other graph path)")
+                    st.caption("(no other graph path)" if k else "graph paths: —")
     for col, row in zip(st.columns(n), rows):
         with col:
             if row is not None:
@@ -127,4 +136,5 @@ def show_episode(ds, rows: pd.DataFrame, methods: list[str]) -> None:
     for m in methods:
         sel = rows[rows["method"] == m]
         picked.append(next(sel.itertuples()) if len(sel) else None)
-    show_methods(ds, picked, [method_label(m) for m in methods])
+    files = imported_files(rows)
+    show_methods(ds, picked, [method_name(m, files.get(m)) for m in methods])

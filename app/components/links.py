@@ -82,9 +82,10 @@ class PageLink:
         return True
 
     def ignore(self, param: str, raw: str, why: str) -> None:
-        """Say (in the page's one line of ignored values) that the link's ``param=raw`` was not taken."""
+        """Say (in the page's one line of ignored values) that the link's ``param=raw`` was not taken (once:
+        the first reason given is the one said)."""
         problem = url_schema.Problem(param, str(raw), why)
-        if problem not in self.ignored:
+        if not any((p.key, p.raw) == (problem.key, problem.raw) for p in self.ignored):
             self.ignored.append(problem)
             self._say()
 

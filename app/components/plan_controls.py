@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import streamlit as st
 
-from components import backend, colours, links, pickers, plan_decision, plan_state, zeroshot
+from components import backend, colours, links, pickers, plan_decision, plan_state, uploads, zeroshot
 from components.charts import step_timeline, video_timeline
 from components.config import start_config
 from components.plan_decision import SYMBOLS
@@ -29,7 +29,7 @@ from kepp_core.catalog import TEXT_PLANNER, models_dir, scorer_label
 from kepp_core.errors import KeppError
 
 __all__ = ["DATASET_FEATURES", "SOURCES", "TEXT_VARIANT", "Clip", "Controls", "Setup", "controls", "dataset",
-           "header", "llm_settings", "models", "step_timeline_of", "video"]
+           "header", "llm_settings", "models", "step_timeline_of", "video", "window_steps"]
 
 TEXT_VARIANT = "graph + text endpoints (S3D, no model)"  # the P²KG between the text tower's endpoints (model=graph-text)
 DATASET_FEATURES = "the dataset's features"
@@ -278,7 +278,7 @@ class Clip:
 
     video: object | None
     example: object | None
-    path: str
+    path: str | None  # None: a video of features alone (no player)
     ep: int | None
     truth: tuple | None
     windows: tuple | None
@@ -299,11 +299,16 @@ class Clip:
 
 
 def video(cfg, ds, enc, ctl: Controls, link, playing) -> Clip:
-    """The video (a dataset video with its episode, or an upload), then the clips beside it with their
-    frames, and the video's annotated steps as a timeline. A playlist item (``playing``: its name and item)
-    whose video the dataset lacks says so and stops: nothing else is shown under its number."""
-    link.seed("plan_source", "source", list(SOURCES.values()), SOURCES.__getitem__, absent="dataset")
-    source = st.radio("Video", list(SOURCES.values()), horizontal=True, key="plan_source")
+    """The video (a dataset video with its episode, or an upload where one can be encoded for the models),
+    then the clips beside it with their frames (a video of features alone: no player, its clips named by
+    the steps they show), and the video's annotated steps as a timeline. A playlist item (``playing``: its
+    name and item) whose video the dataset lacks says so and stops: nothing else is shown under its number."""
+    refused = uploads.refused(cfg, ds, ctl.s3d_label, ctl.width_error)
+    sources = list(SOURCES.values()) if refused is None else [SOURCES["dataset"]]
+    link.seed("plan_source", "source", sources, SOURCES.__getitem__, absent="dataset")
+    source = st.radio("Video", sources, horizontal=True, key="plan_source") if refused is None else SOURCES["dataset"]
+    if refused is not None and not cfg.presentation:
+        st.caption(refused.text)
     playable = backend.playable_videos(cfg, ds, ctl.T)
     if playing is not None:
         asked = link.new("video") if source == SOURCES["dataset"] else link.new("upload")
@@ -313,14 +318,18 @@ def video(cfg, ds, enc, ctl: Controls, link, playing) -> Clip:
             link.stop()
     if source == SOURCES["dataset"]:
         vid, ep, windows = _dataset_video(ds, ctl, link, playable)
-        shown, example, path, key = ds.video(vid), None, str(ds.video(vid).video_file), f"{vid}_{ep}_{ctl.T}"
+        shown, example, key = ds.video(vid), None, f"{vid}_{ep}_{ctl.T}"
+        path = None if shown.video_file is None else str(shown.video_file)  # None: features alone, no player
     else:
         example, path, ep, windows = _upload(ds, enc, ctl, link, playable)
         shown, key = None, f"upload_{path}_{ctl.T}_{link.shown('ep') or ''}"
-    with backend.guarded(link=link):
-        duration = float(backend.video_meta(path)["duration"])
+    if path is None:
+        duration = float(shown.duration or max(s.end for s in shown.steps))
+    else:
+        with backend.guarded(link=link):
+            duration = float(backend.video_meta(path)["duration"])
     windows = default_clips(duration, ctl.m_obs, *(windows or (None, None)))
-    start, goal = _clips(link, key, path, duration, windows, shown or example)
+    start, goal = _clips(link, key, path, duration, windows, shown or example, ds)
     truth = tuple(shown.plan[ep:ep + ctl.T]) if shown is not None else None
     if shown is not None:
         clips = {"start": (start, colours.RIGHT), "goal": (goal, colours.WRONG)}
@@ -331,10 +340,15 @@ def video(cfg, ds, enc, ctl: Controls, link, playing) -> Clip:
 def _dataset_video(ds, ctl: Controls, link, playable) -> tuple[str, int, tuple]:
     """A dataset video (the picker) and its episode (with previous / next), and the episode's windows."""
     link.keep(source=None, upload=None)  # the dataset's videos: the upload scene's key does not apply
-    if not playable:
-        st.warning(f"This dataset has no videos with features and step segments of at least {ctl.T} steps; "
-                   "upload a video instead.")
-        link.stop()
+    if not playable:  # said as what the videos lack: feature files, step times or steps (never "upload one")
+        with backend.guarded(link=link):
+            api.playable_videos(ds, ctl.T, required=True)
+    asked = link.new("video")
+    if asked is not None and asked not in {v.id for v in playable}:  # a linked video the page cannot plan: why
+        try:
+            api.playable_videos(ds, ctl.T, required=True, video=asked)
+        except KeppError as e:
+            link.ignore("video", asked, str(e))
     vid = pickers.video_picker(ds, playable, link)
     if vid is None:
         link.keep(video=None)  # no video matches the search: none is shown
@@ -351,11 +365,13 @@ def _dataset_video(ds, ctl: Controls, link, playable) -> tuple[str, int, tuple]:
 
 
 def _upload(ds, enc, ctl: Controls, link, playable) -> tuple[object, str, int | None, tuple | None]:
-    """An uploaded video, or the upload scene's dataset video loaded as one (``?upload=<video id>``)."""
+    """An uploaded video, or the upload scene's dataset video loaded as one (``?upload=<video id>``: a video
+    with a file)."""
     link.keep(source="upload", video=None, vtask=None, vq=None)  # an upload: the picker's keys do not apply
     up = st.file_uploader("Upload a video (.mp4)", type=["mp4", "m4v", "mov", "webm", "mkv"], key="plan_upload")
     example_id = link.from_url("upload") or link.last("upload")
-    example = ds.video(example_id) if up is None and example_id in {v.id for v in playable} else None
+    with_files = {v.id for v in playable if v.video_file is not None}
+    example = ds.video(example_id) if up is None and example_id in with_files else None
     if example is None:  # a user's own file (or none yet): no link can carry it, nor its episode, clips or plan
         link.keep(upload=None, ep=None, start=None, goal=None, plan=None)
     if up is None and example is None:
@@ -372,10 +388,6 @@ def _upload(ds, enc, ctl: Controls, link, playable) -> tuple[object, str, int | 
                    "an uploaded video is: encoded from its pixels, its annotations unused. Upload a file to replace it.")
         link.keep(upload=example.id, ep=ep)
         windows = api.episode_clips(example, ep, ctl.T, ctl.setting, ctl.m_obs)  # the recorded episode's clips
-    if not enc["encoder"] and ctl.s3d is None:
-        st.error("The loaded dataset's features do not say which encoder made them (no features.json), "
-                 "so an uploaded video cannot be encoded to match them.")
-        link.stop()
     st.caption(f"The upload is encoded with **{md(ctl.s3d_label)}**." if ctl.s3d is not None else
                f"The upload is encoded with the dataset's encoder **{md(enc['encoder'])}** (D={md(enc['dim'])}).")
     return example, path, ep, windows
@@ -391,9 +403,10 @@ def _example_episode(link, example, T: int) -> int:
     return min(max(ep, 0), max(len(example.steps) - T, 0))
 
 
-def _clips(link, key: str, path: str, duration: float, windows: tuple, shown) -> tuple[tuple, tuple]:
+def _clips(link, key: str, path: str | None, duration: float, windows: tuple, shown, ds) -> tuple[tuple, tuple]:
     """The video beside the start and goal clip sliders (defaults: the episode's observation windows) and
-    each clip's first and last frame, named as the result names them."""
+    each clip's first and last frame, named as the result names them; a video of features alone (no
+    ``path``) has no player or frames: its clips are named by the annotated steps they show."""
     def clip_value(text: str) -> tuple[float, float]:
         a, b = (min(max(x, 0.0), duration) for x in plan_state.parse_clip(text))
         if not a < b:
@@ -406,7 +419,8 @@ def _clips(link, key: str, path: str, duration: float, windows: tuple, shown) ->
         link.seed(f"plan_start_{key}", "start", parse=clip_value)  # the clips of this episode, as linked
         link.seed(f"plan_goal_{key}", "goal", parse=clip_value)
     left, right = st.columns([2, 3])
-    left.video(path)
+    if path is not None:
+        left.video(path)
     with right:
         start = st.slider("Start clip (s)", 0.0, duration, step=0.5, key=f"plan_start_{key}",
                           **links.default_kwargs(f"plan_start_{key}", value=windows[0]))
@@ -415,10 +429,30 @@ def _clips(link, key: str, path: str, duration: float, windows: tuple, shown) ->
         link.keep(start=start if shown is not None else None, goal=goal if shown is not None else None)
         frames = [("start", start, start[0], "first"), ("start", start, max(start[0], start[1] - 0.01), "last"),
                   ("goal", goal, goal[0], "first"), ("goal", goal, max(goal[0], goal[1] - 0.01), "last")]
-        for col, (name, clip, t, which) in zip(st.columns(4), frames):
+        for col, (name, clip, t, which) in zip(st.columns(4) if path is not None else (), frames):
             with backend.guarded(stop=False):
                 col.image(backend.thumbnail_png(path, round(t, 2)), caption=f"{clip_words(name, clip)}: {which} frame")
+    if path is None:
+        with left.container(border=True, key="plan_no_player"):
+            st.markdown(f"**No video file** for video **{md(shown.id)}**: the dataset has its per-second features and "
+                        "annotated steps, not its mp4, so it is planned from the features and shown as its steps' "
+                        "timeline (below).")
+            for name, clip in (("start", start), ("goal", goal)):
+                st.markdown(f"**{clip_words(name, clip)}** · {md(window_steps(shown, clip, ds.actions))}")
     return tuple(start), tuple(goal)
+
+
+def window_steps(video, clip, actions) -> str:
+    """The annotated steps a clip shows (those its seconds overlap), in words: what a clip of a video with no
+    player is a clip of.
+
+    >>> from types import SimpleNamespace as S
+    >>> v = S(steps=[S(start=0.0, end=5.0, action=0), S(start=5.0, end=9.0, action=1)])
+    >>> window_steps(v, (4.0, 7.0), ["boil water", "pour"]), window_steps(v, (9.5, 11.0), ["a", "b"])
+    ('during boil water, pour', 'between annotated steps')
+    """
+    names = [actions[s.action] for s in video.steps if s.start < clip[1] and s.end > clip[0]]
+    return "during " + ", ".join(names) if names else "between annotated steps"
 
 
 def step_timeline_of(cfg, ds, ctl: Controls, clip: Clip, features) -> None:

@@ -7,7 +7,8 @@ keys go into the URL. The page draws the :class:`Decision`; ``tests/test_app_pla
 exit of every function here.
 
 Beside it, the smaller decisions the page asks on its way: a playlist item whose video is not in the
-dataset (:func:`missing_video`), a live plan that is not a plan (:func:`no_plan`), typed steps beyond the
+dataset (:func:`missing_video`), whether an upload can be offered (:func:`upload_refused`), a live plan that
+is not a plan (:func:`no_plan`), typed steps beyond the
 budget (:func:`typed_steps`), the horizons and the R a page may offer (:func:`horizon_choices`,
 :func:`r_choices`) and the words for the symbols a result shows (:data:`SYMBOLS`).
 """
@@ -21,7 +22,7 @@ from components.text import md
 
 __all__ = ["LIVE", "MAX_STEP_CHARS", "MAX_TYPED_STEPS", "RECORDED", "SYMBOLS", "Decision", "Message", "Models",
            "PlanState", "Records", "decide", "horizon_choices", "missing_video", "no_plan", "r_choices",
-           "typed_steps"]
+           "typed_steps", "upload_refused"]
 
 RECORDED, LIVE = "recorded", "live"  # the two views of one result (the page's tabs)
 MAX_TYPED_STEPS = 200  # step names typed for the step timeline (each is a text-tower query and a timeline row)
@@ -98,10 +99,13 @@ class Models:
 @dataclass(frozen=True, kw_only=True)
 class Records:
     """The record of the shown episode that the state names, as the prediction records hold it
-    (``record``: a :class:`components.recorded.Record`, None: none), and its method's words (``label``)."""
+    (``record``: a :class:`components.recorded.Record`, None: none), its method's words (``label``) and,
+    for a method whose plans were imported (``kepp records import``), their predictions file
+    (``imported``: the app has no model of that method, so nothing re-plans it)."""
 
     record: object | None = None
     label: str = ""
+    imported: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -135,6 +139,14 @@ def _missing_record(state: PlanState, records: Records, models: Models) -> Messa
                               "labelled as such.")
 
 
+def _imported_record(records: Records, models: Models) -> Message:
+    """The caption of an imported method's record: its plan is what is shown; no model of it re-plans."""
+    return Message("caption", f"**{md(records.label)}** is another method's predictions brought in with kepp records "
+                              "import: the app has no model of it, so its recorded plan is shown and nothing re-plans "
+                              f"it (no endpoints or graph paths were recorded). **Re-plan live** plans these clips "
+                              f"with **{md(models.live_label)}**, a second view labelled as such.")
+
+
 def decide(state: PlanState, models: Models, records: Records) -> Decision:
     """The decision (see the module docstring): a record the state names and the records hold is shown as
     recorded, the live plan as a second view of it (its tab, planned when open); with no such record the
@@ -150,6 +162,8 @@ def decide(state: PlanState, models: Models, records: Records) -> Decision:
     if models.width_error:
         messages.append(Message("error", md(models.width_error)))
     if record is not None:
+        if records.imported:
+            messages.append(_imported_record(records, models))
         tab = state.tab or (LIVE if state.live or state.pressed else RECORDED)
         if state.pressed:
             tab = LIVE
@@ -187,6 +201,35 @@ def missing_video(asked: str | None, available: Iterable[str], playlist: str | N
     return Message("error", f"Playlist **{md(playlist)}**, item {item}: video **{md(asked)}** is not among this "
                             f"dataset's videos with {T} annotated steps and features, so this item cannot be shown "
                             "(nothing else is shown in its place). Fix or remove it on the Playlists page.")
+
+
+def upload_refused(encoder: str | None, not_allowed: str | None, s3d_label: str | None,
+                   width_error: str | None) -> Message | None:
+    """Why the page offers no upload (None: it does). An upload is encoded from its pixels, so it needs an
+    encoder the models accept: the S3D encoder chosen (``s3d_label``) where the models take its features
+    (``width_error``: they cannot), else the dataset's own encoder (``encoder``: the one its features.json
+    names; ``not_allowed``: why this app may not load it).
+
+    >>> upload_refused("builtin-v1", None, None, None) is None, upload_refused(None, None, "S3D x.pth", None) is None
+    (True, True)
+    >>> upload_refused(None, None, None, None).text[:72]
+    "No upload: the dataset's features do not say which encoder made them (no"
+    >>> upload_refused("s3d", "not allowed", None, None).level, upload_refused(None, None, "S3D", "widths differ").level
+    ('caption', 'caption')
+    """
+    if s3d_label is not None:
+        return None if width_error is None else Message(
+            "caption", f"No upload: it would be encoded with **{md(s3d_label)}**, whose features the models cannot "
+                       f"take ({md(width_error)}).")
+    if not encoder:
+        return Message("caption", "No upload: the dataset's features do not say which encoder made them (no "
+                                  "features.json beside them), so an uploaded video could not be encoded to match "
+                                  "what the models were trained on. The dataset's own videos are planned from their "
+                                  "features.")
+    if not_allowed:
+        return Message("caption", f"No upload: the dataset's features were made by **{md(encoder)}**, which this app "
+                                  f"may not load ({md(not_allowed)}).")
+    return None
 
 
 def no_plan(result) -> Message | None:

@@ -19,7 +19,7 @@ from kepp_core import api, catalog
 from kepp_core.catalog import TEXT_PLANNER, method_label, models_dir, scorer_label
 from kepp_core.errors import KeppError
 
-__all__ = ["TABS", "VIEWS", "features_of", "live_words", "plan_now", "show", "state_of"]
+__all__ = ["TABS", "VIEWS", "features_of", "live_words", "plan_now", "records_of", "show", "state_of"]
 
 TABS = "plan_view"  # the tabs' key: the view open when a record is shown
 VIEWS = {RECORDED: "Recorded", LIVE: "Live re-plan"}  # the tabs' names
@@ -78,6 +78,14 @@ def state_of(link, ctl, clip, records, playing, inputs: tuple, live_label: str) 
                       playlist=playing[0] if playing else None, item=playing[1] if playing else None,
                       presenting=presenting())
     return state, found
+
+
+def records_of(found, rec: str | None) -> plan_decision.Records:
+    """What the records hold for the decision: the record found (None: none), its method's display name
+    (the link's method's where none is found) and an imported method's predictions file."""
+    if found is not None:
+        return plan_decision.Records(record=found, label=found.label, imported=found.imported)
+    return plan_decision.Records(label=method_label(rec or ""))
 
 
 def plan_now(decision: Decision, ctl, clip, features, inputs: tuple, link) -> dict | None:

@@ -15,7 +15,7 @@ import streamlit as st
 
 from components import backend, plan_state, scenes
 from components.config import PAGES, AppConfig, presenting, start_config
-from components.names import episode_label
+from components.names import episode_label, method_name
 from components.text import md, script_json
 from components.urls import plan_query
 from kepp_core import catalog
@@ -186,10 +186,12 @@ def load(cfg: AppConfig, ds, name: str) -> list[dict]:
     return [i.to_json() for i in store(cfg).read(name).items]
 
 
-def item_label(item: Mapping, ds) -> str:
-    """One line naming an item: its episode in words, the method (or planning model) and T."""
+def item_label(item: Mapping, ds, names: Mapping[str, str] | None = None) -> str:
+    """One line naming an item: its episode in words, the method (or planning model) and T; ``names``: the
+    records' display names (an imported method's with its predictions file)."""
     label = episode_label(item["episode"], {t: ds.tasks[t].name for t in ds.tasks})
-    how = catalog.method_label(item["method"]) if item["method"] else f"model {item['query'].get('model', '—')}"
+    how = ((names or {}).get(item["method"]) or method_name(item["method"]) if item["method"]
+           else f"model {item['query'].get('model', '—')}")
     return f"{label} · {how} · T={item['T']}" + (f" · {item['note']}" if item.get("note") else "")
 
 
@@ -263,7 +265,8 @@ def playing_bar(cfg: AppConfig, ds, link) -> tuple[str, int] | None:
     with st.container(horizontal=True, vertical_alignment="center", gap="small", key="playlist_bar"):
         st.button("◀", key="playlist_prev", help="previous item (← or PageUp)", disabled=k == 0, type="tertiary",
                   on_click=_go, args=(name, k - 1, items[k - 1]) if k else None)
-        st.markdown(f"**{k + 1} / {len(items)}** · {md(name)}", help=md(item_label(items[k], ds)))
+        st.markdown(f"**{k + 1} / {len(items)}** · {md(name)}",
+                    help=md(item_label(items[k], ds, backend.method_names(cfg))))
         st.button("▶", key="playlist_next", help="next item (→, Space or PageDown)", disabled=k + 1 >= len(items),
                   type="tertiary", on_click=_go, args=(name, k + 1, items[k + 1]) if k + 1 < len(items) else None)
     st.html(KEYS_JS, unsafe_allow_javascript=True)

@@ -25,10 +25,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from components.names import method_name
 from components.url_schema import PLAN, Expected
 from kepp_core import catalog
 
-__all__ = ["Record", "Shown", "distinct_paths", "find", "live_method", "live_role", "record_keys", "shown", "whole_key"]
+__all__ = ["Record", "Shown", "display_names", "distinct_paths", "find", "imported_files", "live_method", "live_role",
+           "record_keys", "shown", "whole_key"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,6 +56,7 @@ class Record:
     patterns: tuple[str, ...]  # every pattern that applies
     start_time: float | None
     goal_time: float | None
+    imported: str | None = None  # the predictions file an imported method's plans came from (kepp records import)
 
     @classmethod
     def of_row(cls, row: Mapping) -> Record:
@@ -70,12 +73,13 @@ class Record:
                    path_scores=tuple(float(s) for s in row.get("path_scores") or ()), success=bool(row["success"]),
                    pattern=str(row.get("pattern") or ""),
                    patterns=tuple(p.strip() for p in str(row.get("patterns") or "").split(",") if p.strip()),
-                   start_time=_number(row.get("start_time")), goal_time=_number(row.get("goal_time")))
+                   start_time=_number(row.get("start_time")), goal_time=_number(row.get("goal_time")),
+                   imported=_text(row.get("imported")))
 
     @property
     def label(self) -> str:
-        """The method's readable name (the catalogue's label)."""
-        return catalog.method_label(self.method)
+        """The method's display name (:func:`components.names.method_name`: an imported method's with its file)."""
+        return method_name(self.method, self.imported)
 
     @property
     def verdict(self) -> str:
@@ -94,6 +98,31 @@ class Record:
 
 def _number(x) -> float | None:
     return None if x is None or x != x else float(x)
+
+
+def _text(x) -> str | None:
+    return None if x is None or x != x or not str(x) else str(x)
+
+
+def imported_files(preds) -> dict[str, str]:
+    """The methods of a predictions table whose plans were imported, each with the predictions file(s)
+    they came from (``kepp records import``; the table's ``imported`` column).
+
+    >>> import pandas as pd
+    >>> imported_files(pd.DataFrame({"method": ["kepp-R2", "vpn", "vpn"], "imported": [None, "T3.json", "T3.json"]}))
+    {'vpn': 'T3.json'}
+    """
+    if preds is None or "imported" not in preds or not preds["imported"].notna().any():
+        return {}
+    rows = preds[preds["imported"].notna()]
+    return {str(m): ", ".join(sorted(map(str, g.unique()))) for m, g in rows.groupby("method")["imported"]}
+
+
+def display_names(preds) -> dict[str, str]:
+    """Every method of a predictions table with its display name (:func:`components.names.method_name`,
+    an imported method's with its predictions file)."""
+    files = imported_files(preds)
+    return {str(m): method_name(str(m), files.get(str(m))) for m in ([] if preds is None else preds["method"].unique())}
 
 
 @dataclass(frozen=True)

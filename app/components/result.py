@@ -74,6 +74,10 @@ def show_head(ds, episode: str | None, video_path: str | None, clips: tuple | No
             with col.container(key=f"kepp_slide_{name}"), backend.guarded(stop=False):
                 st.image(backend.thumbnail_png(video_path, round(max(0.0, t), 2), 200),
                          caption=clip_words(name, clip), width="stretch")
+    elif clips is not None:  # a video of features alone: no frames, the clips named where they would be
+        for col, name, clip in zip(frames, ("start", "goal"), clips):
+            col.markdown(f'<div class="kepp-window">{html_text(clip_words(name, clip))}<br>(features, no video '
+                         'file)</div>', unsafe_allow_html=True)
     words.markdown(head_html(episode_label(episode, names) if episode else what, verdict), unsafe_allow_html=True,
                    help=note)
 
@@ -125,9 +129,9 @@ def _plan_and_truth(ds, plan: Sequence[int] | None, truth: Sequence[int] | None,
         step_cards(ds.labels(truth), title=title, colour=TRUTH_COLOUR)
 
 
-def _endpoints(ds, heading: str, ends, scores, truth) -> None:
+def _endpoints(ds, heading: str, ends, scores, truth, imported: str | None = None) -> None:
     """The endpoints a plan was made between, with what â₁ and â_T mean on hover."""
-    st.markdown(f"{heading}{episodes.endpoints_line(ds, ends, scores, truth)}", help=SYMBOLS["ends"])
+    st.markdown(f"{heading}{episodes.endpoints_line(ds, ends, scores, truth, imported)}", help=SYMBOLS["ends"])
 
 
 def show_record(ds, rec, video_path: str | None, clips: tuple | None) -> None:
@@ -135,9 +139,11 @@ def show_record(ds, rec, video_path: str | None, clips: tuple | None) -> None:
     record was planned from: ``clips``, the episode's observation windows), its method and verdict, the
     endpoints it planned between, its plan against the ground truth, and the graph paths it was given."""
     show_head(ds, rec.episode, video_path, clips, verdict_html("Recorded", rec.label, rec.success, rec.verdict))
-    _endpoints(ds, "", rec.endpoints, rec.endpoint_scores, rec.truth)
+    _endpoints(ds, "", rec.endpoints, rec.endpoint_scores, rec.truth, rec.imported)
     _plan_and_truth(ds, rec.plan, rec.truth, "plan (recorded)")
     paths_cards(ds, rec.paths, rec.path_scores)
+    if rec.imported and not rec.paths:
+        st.caption("Graph paths: — (the imported predictions hold plans only).")
     st.caption(f"The prediction records' {md(rec.label)} on this episode" + (f" (seed {rec.seed})" if rec.seed is not None
                else "") + f", {md(rec.source)}: the plan Failure cases and Results show.")
 

@@ -9,12 +9,11 @@ from pathlib import Path
 
 import streamlit as st
 
-from components import backend, plan_state
+from components import backend, plan_state, uploads
 from components.config import PAGES, presenting
 from components.curation import remembered_scenes
 from components.names import episode_label
 from components.text import md, script_json
-from kepp_core import api
 from kepp_core.catalog import method_label
 from kepp_core.errors import KeppError
 
@@ -28,17 +27,19 @@ SHORT = {"success": "Clean success", "wrong_endpoint": "Wrong endpoint", "repeat
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _choose(files: tuple[str, ...], mtimes: tuple[float, ...], horizons: tuple[int, ...] | None,
-            dataset: tuple, upload_example: bool, _cfg, _videos: set[str]) -> list[dict]:
+            dataset: tuple, upload_example: bool, _cfg, _videos: set[str], _examples: frozenset[str],
+            _lacking: frozenset[str]) -> list[dict]:
     # ``dataset`` keys the playable videos (ten thousand ids hash slowly on every run). The records
     # are read (and shared with the records pages) only when their scenes are not remembered on disk:
     # Home's first page then need not judge every record at each start.
     return remembered_scenes(files, lambda: backend.predictions(_cfg), horizons=horizons, videos=_videos,
-                                 upload_example=upload_example)
+                             upload_example=_examples if upload_example else False, unplannable=_lacking)
 
 
 def available(cfg, ds, horizons=None) -> list[dict]:
-    """The scenes of the loaded records that the app can open (trained horizons, playable videos);
-    with a known feature encoder, one playable video is offered as an uploaded video too."""
+    """The scenes of the loaded records that the app can open (trained horizons, videos with features and
+    step times, with or without a video file); where an upload makes sense (an encoder the models accept:
+    :func:`components.uploads.refused`), one video with a file is offered as an uploaded video too."""
     try:
         files = tuple(map(str, backend.workspace(cfg).prediction_files()))
     except KeppError:
@@ -46,19 +47,22 @@ def available(cfg, ds, horizons=None) -> list[dict]:
     if not files:
         return []
     hs = tuple(sorted(int(h) for h in horizons)) if horizons else None
-    encodable = bool(api.feature_encoder(ds)["encoder"])  # an upload is encoded with the dataset's encoder
+    encodable = uploads.refused(cfg, ds) is None  # an upload is encoded with the dataset's encoder
     mtimes = tuple(Path(f).stat().st_mtime for f in files)
     key = (cfg.dataset_key(), id(ds))
-    videos = _playable_ids(key, hs, cfg, ds)
+    videos, with_files = _playable_ids(key, hs, cfg, ds)
+    lacking = frozenset(v.id for v in ds.videos) - videos  # the dataset's, but not plannable: no scene
     try:
-        return _choose(files, mtimes, hs, key, encodable, cfg, videos)
+        return _choose(files, mtimes, hs, key, encodable and bool(with_files), cfg, videos, with_files, lacking)
     except KeppError:  # records that cannot be read: no scenes (the records pages say why)
         return []
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def _playable_ids(key: tuple, horizons: tuple[int, ...] | None, _cfg, _ds) -> set[str]:
-    return {v.id for h in (horizons or (3,)) for v in backend.playable_videos(_cfg, _ds, h)}
+def _playable_ids(key: tuple, horizons: tuple[int, ...] | None, _cfg, _ds) -> tuple[set[str], frozenset[str]]:
+    """The videos the Plan page can open at the horizons, and those of them with a video file."""
+    videos = [v for h in (horizons or (3,)) for v in backend.playable_videos(_cfg, _ds, h)]
+    return {v.id for v in videos}, frozenset(v.id for v in videos if v.video_file is not None)
 
 
 def default_query(scenes: list[dict]) -> dict[str, str] | None:

@@ -18,9 +18,10 @@ import streamlit as st
 
 from components import backend
 from components.charts import show_table
-from components.names import compare_default
+from components.names import compare_default, method_name
 from components.text import md
-from kepp_core.catalog import PAIRED_TEST, SLICE_CUTS, method_label
+from kepp_core.benchmark import DEFAULT_FAMILY, FAMILIES
+from kepp_core.catalog import PAIRED_TEST, SLICE_CUTS
 
 __all__ = ["active_slice", "apply_slice", "cut_scope", "display_table", "parse_slice", "slice_block", "slice_label",
            "slice_text"]
@@ -117,7 +118,7 @@ def _clear(prefix: str) -> None:
     st.session_state[f"{prefix}_slice_gen"] = st.session_state.get(f"{prefix}_slice_gen", 0) + 1  # a fresh table
 
 
-def _controls(link, prefix: str, method: str, methods: Sequence[str]) -> tuple[str, str | None]:
+def _controls(link, prefix: str, method: str, methods: Sequence[str], name) -> tuple[str, str | None]:
     """The cut and the reference method (both kept in the URL: ``by=``, ``ref=``)."""
     c1, c2 = st.columns([3, 2])
     kinds = list(SLICE_CUTS)
@@ -130,7 +131,7 @@ def _controls(link, prefix: str, method: str, methods: Sequence[str]) -> tuple[s
         st.session_state.pop(f"{prefix}_ref")
     default = (compare_default(method, others)[1:] or others or [NO_REFERENCE])[0]
     ref = c2.selectbox("Compared with", refs, key=f"{prefix}_ref", format_func=lambda m: m if m == NO_REFERENCE
-                       else method_label(m), **({} if f"{prefix}_ref" in st.session_state
+                       else name(m), **({} if f"{prefix}_ref" in st.session_state
                                                else {"index": refs.index(default)}))
     link.keep(by=None if by == kinds[0] else by, ref=ref)
     return by, None if ref == NO_REFERENCE else ref
@@ -145,7 +146,9 @@ def slice_block(link, prefix: str, cfg, ds, method: str, horizon: int, methods: 
     (:func:`active_slice`), kept in the URL."""
     link.seed(f"{prefix}_slice", "slice", parse=lambda t: slice_text(*parse_slice(t)), absent="")
     st.markdown("#### By slice")
-    by, ref = _controls(link, prefix, method, methods)
+    names_of = backend.method_names(cfg)
+    name = lambda m: names_of.get(m) or method_name(m)  # noqa: E731  (an imported method's says so)
+    by, ref = _controls(link, prefix, method, methods, name)
     with backend.guarded(stop=False):
         result = backend.slice_table(cfg, method, by, ref, cut_scope(by, horizon))
         names = {t: ds.tasks[t].name for t in ds.tasks}
@@ -157,9 +160,9 @@ def slice_block(link, prefix: str, cfg, ds, method: str, horizon: int, methods: 
                    height=min(38 + 35 * len(values), 300), column_config=fmt, selection_mode="single-row",
                    on_select=lambda: _pick(prefix, f"tbl_{key}", by, values, widgets))
         where = "every T" if cut_scope(by, horizon) is None else f"T={horizon}"
-        st.caption(f"{md(method_label(method))} at {where}: count of episodes (× seeds); SR, mAcc and ends right "
-                   "(first and last step right) in %"
-                   + (f"; Δ: minus {md(method_label(ref))} on the same episodes and seeds, in points; p: "
+        st.caption(f"{md(name(method))} at {where}: count of episodes (× seeds); SR, mAcc and ends right "
+                   f"(first and last step right) in %, by {md(FAMILIES[DEFAULT_FAMILY].label)}'s code"
+                   + (f"; Δ: minus {md(name(ref))} on the same episodes and seeds, in points; p: "
                       f"{md(PAIRED_TEST)} (only with several seeds)" if ref else "")
                    + ". Click a row to list its episodes.")
     active = active_slice(prefix)

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import streamlit as st
 
+from components import plan_decision
+from kepp_core import api
 from kepp_core.api import save_upload
 from kepp_core.errors import KeppError
 
@@ -67,3 +69,16 @@ def store_example(video_file, name: str) -> str:
     path = store_upload(Path(video_file).read_bytes(), name)
     st.session_state[EXAMPLE_KEY] = {"name": name, "path": path}
     return path
+
+
+def refused(cfg, ds, s3d_label: str | None = None, width_error: str | None = None):
+    """Why an upload cannot be offered on ``ds`` (:func:`components.plan_decision.upload_refused`: it needs an
+    encoder the models accept; None: it can): the encoder the dataset's features name, whether this app may
+    load it, and the S3D encoder chosen with the models' word on its features."""
+    encoder, not_allowed = api.feature_encoder(ds)["encoder"], None
+    if encoder and s3d_label is None:
+        try:
+            api.encoder_spec(encoder, cfg.encoders)
+        except KeppError as e:
+            not_allowed = str(e)
+    return plan_decision.upload_refused(encoder, not_allowed, s3d_label, width_error)

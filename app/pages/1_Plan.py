@@ -37,7 +37,7 @@ with backend.guarded(link=link):  # graph + text endpoints (no model): the catal
 key = (cfg, clip.key, clip.start, clip.goal, ctl.T, ctl.R, ctl.role, ctl.scorer, ctl.sampler, ctl.s3d)
 state, found = plan_result.state_of(link, ctl, clip, records, playing, key, live[0])
 decision = plan_decision.decide(state, plan_decision.Models(live_label=live[0], width_error=ctl.width_error),
-                                plan_decision.Records(record=found, label=catalog.method_label(state.rec or "")))
+                                plan_result.records_of(found, state.rec))
 saved = plan_result.plan_now(decision, ctl, clip, features, key, link)
 link.keep(**decision.keep)
 link.publish()

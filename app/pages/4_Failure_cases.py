@@ -9,12 +9,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from components import ab, backend, episodes, links, paging, playlists, slices
+from components import ab, backend, episodes, links, metric_codes, paging, playlists, slices
 from components.charts import pattern_bars, show_table
 from components.config import PAGES, RECORDS_HOW, missing, page_setup
 from components.text import dataset_caption, md
 from components.names import default_method
-from kepp_core.catalog import PATTERN_LABELS, PATTERNS, method_label, pattern_label
+from kepp_core.benchmark import DEFAULT_FAMILY
+from kepp_core.catalog import PATTERN_LABELS, PATTERNS, pattern_label
 
 cfg = page_setup("Failure cases")
 title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")
@@ -38,8 +39,9 @@ if preds is None or not len(preds):
 link = links.PageLink("failures")
 c1, c2 = st.columns(2)
 methods = sorted(preds["method"].unique())
+method_names = backend.method_names(cfg)  # an imported method's name says so, with its predictions file
 link.seed("fail_method", "method", methods)
-method = c1.selectbox("Method", methods, key="fail_method", format_func=method_label,
+method = c1.selectbox("Method", methods, key="fail_method", format_func=lambda m: method_names.get(m, m),
                       **links.default_kwargs("fail_method", index=default_method(methods)))
 hs = sorted(int(h) for h in preds.loc[preds["method"] == method, "horizon"].unique())
 link.seed("fail_T", "T", hs)
@@ -56,7 +58,9 @@ with left:
     table[paper] = ["—" if v is None or v != v else f"{v:g}" for v in table[paper]]
     show_table(table, f"failure_stats_{method}_T{horizon}", key="fail_stats", hide_index=True)
     st.caption("Paper column: CrossTask, T=4, R=2 (supplement B.5); — where the paper gives no number. "
-               "Top-1 path shares count episodes with a graph path.")
+               "Top-1 path shares count episodes with a graph path. "
+               + metric_codes.code_caption(DEFAULT_FAMILY, ["SR"]) + " This page's numbers are that code's only; "
+               "Results shows PDPP's and ViterbiPlanNet's.")
 with right:
     st.subheader("Patterns")
     st.markdown(pattern_bars([PATTERN_LABELS[p] for p in PATTERNS], [stats.pattern_counts[p] for p in PATTERNS]),

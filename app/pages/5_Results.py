@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components import ab, backend, episode_map, episodes, links, paging, playlists, slices
+from components import ab, backend, episode_map, episodes, links, metric_codes, paging, playlists, slices
 from components.charts import show_table
 from components.config import PAGES, RECORDS_HOW, missing, page_setup
 from components.protocol import show_protocol
 from components.text import dataset_caption, md_code
 from components.names import compare_default, default_method
-from kepp_core.catalog import PATTERN_LABELS, PATTERNS, method_label
+from kepp_core.benchmark import DEFAULT_FAMILY, FAMILIES
+from kepp_core.catalog import PATTERN_LABELS, PATTERNS
 
 cfg = page_setup("Results")
 title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")
@@ -38,15 +39,19 @@ if not cfg.presentation:
     st.caption("Records: " + ", ".join(md_code(s) for s in sorted(preds["source"].unique())))
 link = links.PageLink("results")
 
-with backend.guarded():
-    grid, best = backend.method_table(cfg)
 st.subheader("Method × T")
+code = metric_codes.pick_code(link, "res_code")  # which evaluation code's metrics: every header names it
+with backend.guarded():
+    grid, best = backend.method_table(cfg, code)
+method_names = backend.method_names(cfg)  # an imported method's name says so, with its predictions file
 seeds = preds["seed"].nunique(dropna=True)
-st.caption("SR: whole plan right; mAcc: steps right; mIoU: IoU of predicted and true action sets per episode. "
-           "All in %; **bold**: the best per column" + (f"; mean ± 90% CI (Student t) over {seeds} seeds."
-                                                          if seeds > 1 else "; [ ]: the 90% percentile bootstrap "
-                                                          "interval over the test episodes (one seed: episode-level, "
-                                                          "the test set's spread, not the training's)."))
+spread = (f"; mean ± 90% CI (Student t) over {seeds} seeds." if seeds > 1 else
+          "; [ ]: the 90% percentile bootstrap interval over the test episodes (one seed: episode-level, the test "
+          "set's spread, not the training's)." if code == DEFAULT_FAMILY else
+          "; one seed: no interval (a per-batch number is not a mean over episodes to resample).")
+st.caption(metric_codes.code_caption(code, {metric_codes.column_kind(c) for c in grid.columns}
+                                     if code == DEFAULT_FAMILY else None)
+           + " All in %; **bold**: the best measured per column" + spread)
 
 
 def bold_best(col):
@@ -60,14 +65,16 @@ link.seed("res_metric", "metric", METRICS, absent="SR")
 shown_metric = st.segmented_control("Metric", METRICS, key="res_metric", **links.default_kwargs("res_metric", default="SR"),
                                     format_func=lambda m: "all three" if m == "all" else m) or "SR"
 link.keep(metric=None if shown_metric == "SR" else shown_metric)
-columns = [c for c in grid.columns if shown_metric == "all" or c.split()[-1] == shown_metric]
+columns = [c for c in grid.columns if shown_metric == "all" or metric_codes.column_kind(c) == shown_metric]
 st.dataframe(grid[columns].style.apply(bold_best), width="stretch", key="res_grid")
-st.download_button("Download table (CSV)", grid.to_csv().encode(), file_name="kepp_method_by_T.csv",
+st.download_button("Download table (CSV)", grid.to_csv().encode(), file_name=f"kepp_method_by_T_{code}.csv",
                    mime="text/csv", key="res_grid_csv", on_click="ignore")
+metric_codes.published(cfg, preds["horizon"].unique(), code)  # the benchmark's published rows, apart
 
-with st.expander("All metrics (per setting, both mIoU variants)", expanded=False), backend.guarded(stop=False):
-    table = backend.metrics_table(cfg)
-    show_table(table, "kepp_metrics", key="res_metrics", hide_index=True)
+with st.expander(f"All metrics of {FAMILIES[code].label}'s code (per setting)", expanded=False), \
+        backend.guarded(stop=False):
+    table = backend.metrics_table(cfg, code)
+    show_table(table, f"kepp_metrics_{code}", key="res_metrics", hide_index=True)
 
 st.subheader("Test episodes")
 f1, f2, f3, f4, f5 = st.columns(5)
@@ -80,7 +87,7 @@ link.seed("res_T", "T", hs)
 horizon = f2.selectbox("T", hs, key="res_T")
 methods = sorted(preds["method"].unique())
 link.seed("res_method", "method", methods)
-method = f3.selectbox("Method", methods, key="res_method", format_func=method_label,
+method = f3.selectbox("Method", methods, key="res_method", format_func=lambda m: method_names.get(m, m),
                       **links.default_kwargs("res_method", index=default_method(methods)))
 link.seed("res_outcome", "outcome", ["all", "correct", "incorrect"])
 outcome = f4.selectbox("Outcome", ["all", "correct", "incorrect"], key="res_outcome")
@@ -150,7 +157,8 @@ if len(sel):
         st.session_state["res_compare"] = [m for m in st.session_state["res_compare"] if m in available][:4]
     default = compare_default(method, available)
     chosen = st.multiselect("Methods (up to four)", available, max_selections=4, key="res_compare",
-                            format_func=method_label, **links.default_kwargs("res_compare", default=default[:4]))
+                            format_func=lambda m: method_names.get(m, m),
+                            **links.default_kwargs("res_compare", default=default[:4]))
     link.keep(episode=ep, compare=",".join(chosen))
     episodes.show_episode(ds, same, list(chosen))
 episode_map.map_section(link, "res", cfg, ds, run, method, horizon)

@@ -120,12 +120,13 @@ elif not builtin:
         st.button("Delete", key="pl_delete", type="primary", on_click=change, args=(store.delete, name),
                   kwargs={"select": playlists.DEFAULT, "done": f"Deleted playlist '{name}'."})
 
+names = backend.method_names(cfg) if items else {}  # an imported method's name says so, with its file
 if items is not None and not items:
     st.info("This playlist is empty: add episodes with **Add to playlist** on Plan, Failure cases or Results.")
 for k, item in enumerate(items or []):
     num, label, up, down, out, go = st.columns([0.4, 7, 0.6, 0.6, 0.6, 1.4], vertical_alignment="center")
     num.markdown(f"**{k + 1}**")
-    label.markdown(md(playlists.item_label(item, ds)))
+    label.markdown(md(playlists.item_label(item, ds, names)))
     up.button("↑", key=f"pl_up_{k}", help="move up", disabled=builtin or k == 0, on_click=change, args=(move, k, -1))
     down.button("↓", key=f"pl_down_{k}", help="move down", disabled=builtin or k + 1 == len(items), on_click=change,
                 args=(move, k, 1))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import gc
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -24,8 +24,8 @@ from kepp_core.evaluation.failures import (
     failure_stats,
     stored_paths,
 )
-from kepp_core.evaluation.literature import LiteratureRow
 from kepp_core.evaluation.literature import literature_rows as _literature_rows
+from kepp_core.evaluation.literature import literature_table
 from kepp_core.evaluation.records import read_records
 from kepp_core.evaluation.stats import bootstrap_interval, mean_ci
 from kepp_core.graph import expert_trajectories, transition_matrix
@@ -197,11 +197,23 @@ def metric_family(name: str) -> MetricFamily:
     return family(name)
 
 
-def literature_rows(dataset: str | None = None, horizon: int | None = None, code: str | None = None) -> list[LiteratureRow]:
+def literature_rows(dataset: str | None = None, horizon: int | None = None, code: str | None = None,
+                    table: bool = False) -> list:
     """Published numbers of ``dataset`` (``crosstask-105``, ``crosstask-133``, ``coin``, ``niv``),
     ``horizon`` and evaluation ``code`` (None: any), each with its paper and table
-    (:mod:`kepp_core.evaluation.literature`): shown beside measured rows, never averaged with them."""
-    return _literature_rows(dataset, horizon, code)
+    (:mod:`kepp_core.evaluation.literature`): shown beside measured rows, never averaged with them.
+    ``table`` (with a ``code``): as table rows under that code's headers, ``—`` where a paper gives no
+    number, each with its split and source (:func:`~kepp_core.evaluation.literature.literature_table`).
+
+    >>> [r["method"] for r in literature_rows("niv", 3, "pdpp", table=True)]
+    ['PDPP (published)', 'KEPP (published)']
+    """
+    rows = _literature_rows(dataset, horizon, code)
+    if table:
+        if code is None:
+            raise KeppError("literature_rows(table=True) needs a code: the table's headers are one code's")
+        return literature_table(rows, code)
+    return rows
 
 
 # --- failure analysis ------------------------------------------------------------------------------------
@@ -225,7 +237,8 @@ TABLE_METRICS = ("SR", "mAcc", "mIoU")
 TABLE_RESAMPLES = 2_000
 
 
-def method_horizon_table(preds) -> tuple[object, dict[str, str]]:
+def method_horizon_table(preds, metrics: str = DEFAULT_FAMILY,
+                         names: Mapping[str, str] | None = None) -> tuple[object, dict[str, str]]:
     """SR, mAcc and mIoU (per episode, in %) as one row per method and a column per T and metric
     (``"T=3 SR"``, ...): mean over seeds, with ``"± h"`` (90% CI, Student t) where a method
     and horizon have several seeds, and with one seed ``"[lo, hi]"``: the 90% percentile bootstrap
@@ -233,36 +246,54 @@ def method_horizon_table(preds) -> tuple[object, dict[str, str]]:
     drawn, not on training; :func:`~kepp_core.evaluation.stats.bootstrap_interval`, seeded,
     :data:`TABLE_RESAMPLES` draws). Returns
     ``(table of text cells, {column: best method})``; the table's index is the methods' readable
-    names, ``best`` names the highest mean per column."""
+    names (``names``: method -> its name; default the catalogue's label), ``best`` names the highest
+    mean per column.
+
+    ``metrics``: another evaluation code's family (``pdpp``, ``vpn``: :mod:`kepp_core.benchmark`), its
+    SR, mAcc and mIoUs under its headers, which name the code (``"T=3 SR (PDPP)"``, ``"T=3 mIoU (PDPP, per
+    batch)"``), each seed's episodes in the records' order in batches of 256 as that code batches them;
+    the mean ± h over seeds, and no interval with one seed (a per-batch number is not a mean over
+    episodes to resample)."""
     import pandas as pd
 
+    fam = family(metrics)
+    shown = [(m.key, m.header) for m in fam.metrics if m.key.split("_")[0] in ("sr", "macc", "miou")]
+    if metrics == DEFAULT_FAMILY:
+        shown = list(zip(("sr", "macc", "miou_episode"), TABLE_METRICS))
     seeds = preds["seed"].fillna(0)
     means: dict[tuple[str, str], float] = {}
     cells: dict[str, dict[str, str]] = {}
     order: dict[str, tuple[int, int]] = {}  # column -> (horizon, metric's place): the columns' order
     for (method, horizon), g in preds.assign(seed=seeds).groupby(["method", "horizon"], sort=True):
-        per_seed = {m: [] for m in TABLE_METRICS}
+        per_seed: dict[str, list[float]] = {header: [] for _, header in shown}
         for _, s in g.groupby("seed", sort=True):
-            pred, gt = [list(p) for p in s["plan"]], [list(t) for t in s["truth"]]
-            per_seed["SR"].append(float(success_rate(pred, gt)))
-            per_seed["mAcc"].append(float(mean_accuracy(pred, gt)))
-            per_seed["mIoU"].append(float(miou_per_episode(pred, gt)))
-        episodes = _episode_values(g) if g["seed"].nunique() == 1 else None
-        for metric, vals in per_seed.items():
-            col = f"T={int(horizon)} {metric}"
-            order[col] = (int(horizon), TABLE_METRICS.index(metric))
+            values = _seed_values([list(p) for p in s["plan"]], [list(t) for t in s["truth"]], metrics)
+            for key, header in shown:
+                per_seed[header].append(float(values[key]))
+        episodes = _episode_values(g) if g["seed"].nunique() == 1 and metrics == DEFAULT_FAMILY else None
+        for place, (header, vals) in enumerate(per_seed.items()):
+            col = f"T={int(horizon)} {header}"
+            order[col] = (int(horizon), place)
             mean, half = mean_ci(vals)  # 90%, Student t: the interval of every result table over seeds
             means[(col, method)] = round(mean, 2)
             if episodes is not None:  # one seed: the episodes' spread
-                lo, hi = bootstrap_interval(episodes[metric], resamples=TABLE_RESAMPLES)
+                lo, hi = bootstrap_interval(episodes[header], resamples=TABLE_RESAMPLES)
                 cells.setdefault(method, {})[col] = f"{mean:.2f} [{100 * lo:.2f}, {100 * hi:.2f}]"
             else:
                 cells.setdefault(method, {})[col] = f"{mean:.2f}" + ("" if math.isnan(half) else f" ± {half:.2f}")
     cols = sorted(order, key=order.get)
     best = {c: max((m for cc, m in means if cc == c), key=lambda m: means[(c, m)]) for c in cols}
-    names = {m: method_label(m) for m in cells}
+    names = {m: (names or {}).get(m) or method_label(m) for m in cells}
     table = pd.DataFrame([{c: cells[m].get(c, "—") for c in cols} for m in cells], index=[names[m] for m in cells])
     return table, {c: names[m] for c, m in best.items()}
+
+
+def _seed_values(pred: list, gt: list, metrics: str) -> dict[str, float]:
+    """One seed's numbers of the method x T table: this package's three (the only ones its default table
+    shows, computed alone), or what the code ``metrics`` reports."""
+    if metrics == DEFAULT_FAMILY:
+        return {"sr": success_rate(pred, gt), "macc": mean_accuracy(pred, gt), "miou_episode": miou_per_episode(pred, gt)}
+    return protocol_metrics(pred, gt, metrics)
 
 
 def _episode_values(rows) -> dict[str, np.ndarray]:

@@ -22,6 +22,7 @@ from typing import Annotated, ClassVar, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from kepp_core.benchmark import BENCHMARK_DATASETS
 from kepp_core.data import LOADERS
 from kepp_core.errors import KeppError
 from kepp_core.catalog import MAX_SEED
@@ -46,9 +47,11 @@ ENV = {
     "encoders": "KEPP_APP_ENCODERS",  # one encoder spec per line
     "allow_roots": "KEPP_APP_ALLOW_ROOTS",  # one folder per line
     "llm_urls": "KEPP_APP_LLM_URLS",  # one LLM endpoint per line
+    "benchmark": "KEPP_APP_BENCHMARK",
 }
 PATH_KEYS = ("root", "features", "graph", "checkpoints", "predictions", "runs", "protocol")
 DATASET_FORMATS = tuple(sorted(LOADERS))  # the dataset formats a config may name
+BENCHMARKS = tuple(BENCHMARK_DATASETS)  # the benchmarks a dataset may be (their published rows beside the measured)
 _LISTS = ("encoders", "allow_roots", "llm_urls")
 MAX_CONFIG_BYTES = 2**20  # an app config is a few lines
 MAX_CONFIG_DEPTH = 4  # a config nests 2 levels ([app], its encoders list)
@@ -62,6 +65,7 @@ class AppConfig:
     default". ``config``, ``port`` and ``address`` concern the server only (``kepp app``)."""
     PATH_KEYS: ClassVar[tuple[str, ...]] = PATH_KEYS  # the fields that hold a path
     DATASET_FORMATS: ClassVar[tuple[str, ...]] = DATASET_FORMATS  # the dataset formats a config may name
+    BENCHMARKS: ClassVar[tuple[str, ...]] = BENCHMARKS  # the benchmark datasets (kepp_core.benchmark)
     dataset: str = "demo"
     root: str | None = None
     features: str | None = None
@@ -70,6 +74,9 @@ class AppConfig:
     predictions: str | None = None
     runs: str | None = None
     protocol: str | None = None  # a ``kepp protocol`` output folder, or a folder of them
+    # the benchmark dataset the app's dataset is (crosstask-105, crosstask-133, coin, niv): the published
+    # numbers of that dataset are shown apart from the measured ones (no dataset says so itself)
+    benchmark: str | None = None
     split_seed: int = 0
     presentation: bool = False
     # encoder specs the person running the app allows for uploads (kepp app --encoder); never
@@ -161,7 +168,7 @@ class AppConfig:
             elif value is True:
                 env[var] = "1"
             else:
-                env[var] = value if name == "dataset" else str(Path(value).resolve())
+                env[var] = value if name in ("dataset", "benchmark") else str(Path(value).resolve())
         return env
 
 
@@ -201,7 +208,8 @@ class ConfigFile(Struct, forbid_unknown_fields=True):
 
     HINTS: ClassVar[dict[str, str]] = {
         **{key: "a file or folder path" for key in PATH_KEYS}, "dataset": f"one of {', '.join(DATASET_FORMATS)}",
-        "presentation": "true or false", "split_seed": f"a seed 0..{MAX_SEED}", "encoders": "a list of encoder specs"}
+        "presentation": "true or false", "split_seed": f"a seed 0..{MAX_SEED}", "encoders": "a list of encoder specs",
+        "benchmark": f"one of {', '.join(BENCHMARKS)}"}
     dataset: Literal[DATASET_FORMATS] | UnsetType = UNSET
     root: ConfigPath | UnsetType = UNSET
     features: ConfigPath | UnsetType = UNSET
@@ -210,12 +218,14 @@ class ConfigFile(Struct, forbid_unknown_fields=True):
     predictions: ConfigPath | UnsetType = UNSET
     runs: ConfigPath | UnsetType = UNSET
     protocol: ConfigPath | UnsetType = UNSET
+    benchmark: Literal[BENCHMARKS] | UnsetType = UNSET
     presentation: bool | UnsetType = UNSET
     split_seed: Annotated[int, Meta(ge=0, le=MAX_SEED)] | UnsetType = UNSET
     encoders: Annotated[list[EncoderSpec], Meta(max_length=64)] | UnsetType = UNSET
 
 
-assert set(ConfigFile.__struct_fields__) == set(PATH_KEYS) | {"dataset", "presentation", "split_seed", "encoders"}
+assert set(ConfigFile.__struct_fields__) == set(PATH_KEYS) | {"dataset", "presentation", "split_seed", "encoders",
+                                                              "benchmark"}
 
 
 def read_app_config(path: str | Path) -> dict:

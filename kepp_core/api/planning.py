@@ -89,11 +89,68 @@ def observation_settings(planner) -> tuple[int, str]:
     return planner.plan_spec.m, planner.plan_spec.setting
 
 
-def playable_videos(ds: Dataset, horizon: int) -> list[Video]:
-    """Videos with a file, features and at least ``horizon`` annotated steps; test videos first."""
-    out = [v for v in ds.videos if v.video_file is not None and v.feature_file is not None
-           and v.has_segments and len(v.steps) >= horizon]
+def playable_videos(ds: Dataset, horizon: int, required: bool = False, video: str | None = None) -> list[Video]:
+    """The videos the Plan page can open at ``horizon``: per-second features, step times and at least
+    ``horizon`` annotated steps; test videos first. A video file is not needed: a video of features
+    alone (the released CrossTask, COIN and NIV features come without their mp4 files) is planned from
+    its features and shown as its steps' timeline (``video_file`` None: no player).
+
+    ``video``: that one video of the dataset (a list of it, or none). ``required``: none is a KeppError
+    that names what is missing: what the dataset's videos lack (feature files, step times, steps), in
+    that order, with how many lack it, or what the one ``video`` lacks.
+
+    >>> from kepp_core.data import Step
+    >>> v = Video("v1", "t", [Step(0, 0.0, 2.0), Step(1, 2.0, 4.0)], feature_file=Path("v1.npy"))
+    >>> ds = Dataset("toy", ["a", "b"], {}, [v, Video("v2", "t", [Step(0), Step(1)])])
+    >>> [x.id for x in playable_videos(ds, 2)], playable_videos(ds, 3), playable_videos(ds, 2, video="v2")
+    (['v1'], [], [])
+    >>> playable_videos(ds, 3, required=True)
+    Traceback (most recent call last):
+    ...
+    kepp_core.errors.KeppError: no video of dataset toy can be planned at T=3: the 1 video with features and step times has fewer than 3 annotated steps (at most 2)
+    >>> playable_videos(ds, 2, required=True, video="v2")
+    Traceback (most recent call last):
+    ...
+    kepp_core.errors.KeppError: video v2 cannot be planned at T=2: it has no per-second feature file
+    """
+    if video is not None:
+        v = ds.video(video)
+        lacks = _video_lacks(v, horizon)
+        if lacks is not None and required:
+            raise KeppError(f"video {video} cannot be planned at T={horizon}: it {lacks}")
+        return [v] if lacks is None else []
+    out = [v for v in ds.videos if _video_lacks(v, horizon) is None]
+    if not out and required:
+        raise KeppError(f"no video of dataset {ds.name} can be planned at T={horizon}: {_lacking(ds, horizon)}")
     return sorted(out, key=lambda v: (v.split != "test", v.task, v.id))
+
+
+def _video_lacks(v: Video, horizon: int) -> str | None:
+    """What a video lacks to be planned at ``horizon`` (None: nothing), in words after "it"."""
+    if v.feature_file is None:
+        return "has no per-second feature file"
+    if not v.has_segments:
+        return "has no step times (its annotations give the steps' order only)"
+    if len(v.steps) < horizon:
+        return f"has {len(v.steps)} annotated steps, fewer than {horizon}"
+    return None
+
+
+def _lacking(ds: Dataset, horizon: int) -> str:
+    """What the dataset's videos lack for :func:`playable_videos`, in words (the first want that leaves none)."""
+    featured = [v for v in ds.videos if v.feature_file is not None]
+    if not featured:
+        where = ds.meta.get("features")
+        return (f"none of its {len(ds.videos)} videos has a per-second feature file" + (f" (under {where})" if where else "")
+                + ": the Plan page plans from features (kepp features extract makes them from the videos, "
+                "or --features names the folder of released ones)")
+    timed = [v for v in featured if v.has_segments]
+    if not timed:
+        return (f"none of the {len(featured)} videos with features has step times (start and end of each step): "
+                "its annotations give the steps' order only")
+    most = max(len(v.steps) for v in timed)
+    return (f"the {len(timed)} video{'s' if len(timed) != 1 else ''} with features and step times "
+            f"{'have' if len(timed) != 1 else 'has'} fewer than {horizon} annotated steps (at most {most})")
 
 
 def episode_clips(video: Video, first: int, horizon: int, setting: str, m: int

@@ -172,6 +172,9 @@ def add_app_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--protocol", default=None,
                    help="a 'kepp protocol' output folder (results.json, records.jsonl) or a folder of them "
                         "(default: the ones under runs/)")
+    p.add_argument("--benchmark", default=None, choices=AppConfig.BENCHMARKS,
+                   help="the benchmark dataset the loaded dataset is: Results shows that dataset's published numbers "
+                        "(read from the papers) apart from the measured ones")
     p.add_argument("--config", default=None, help="TOML file with any of the options above")
     p.add_argument("--presentation", action="store_true", help="start in presentation mode (large type)")
     p.add_argument("--encoder", dest="encoders", action="append", default=None, metavar="SPEC",

@@ -92,7 +92,9 @@ def pair_rows(preds: pd.DataFrame, a: str, b: str, horizon: int | None = None,
     columns (:data:`KEPT`), ``plan_a`` / ``plan_b``, ``success_a`` / ``success_b`` and ``cell`` (a
     name of :data:`kepp_core.catalog.AB_CELLS`). ``horizon``: one T (None: every T); ``fraction``:
     one training fraction of a protocol's records (None: the largest). A unit recorded twice (two
-    records files) counts once."""
+    records files) counts once. A method of one run (one seed, or none: imported predictions) is
+    paired with each of the other's seeds on the same episode, and a method that names no observation
+    setting (imported predictions) with the other's (:func:`_loose_keys`)."""
     sides = []
     for method in (a, b):
         rows = _one_fraction(_method_rows(preds, method, horizon), fraction)
@@ -102,7 +104,10 @@ def pair_rows(preds: pd.DataFrame, a: str, b: str, horizon: int | None = None,
     left = pd.concat([ka, _renamed(ra, ("plan", "success"), "_a")], axis=1)[first_a]
     left = left.assign(**{c: ra.loc[left.index, c] for c in KEPT if c not in UNIT and c in ra})
     right = pd.concat([kb, _renamed(rb, ("plan", "success"), "_b")], axis=1)[first_b]
-    paired = left.merge(right, on=list(UNIT), how="inner", sort=False)
+    loose = _loose_keys(ka, kb)  # a key one side does not tell apart: taken from the side that does
+    left = left.drop(columns=[c for c, side in loose.items() if side == "b"])
+    right = right.drop(columns=[c for c, side in loose.items() if side == "a"])
+    paired = left.merge(right, on=[c for c in UNIT if c not in loose], how="inner", sort=False)
     if not len(paired):
         at = f" at T={int(horizon)}" if horizon is not None else ""
         raise KeppError(f"{a!r} and {b!r} share no evaluated episode{at} (same episode, seed and setting)")
@@ -115,6 +120,22 @@ def pair_rows(preds: pd.DataFrame, a: str, b: str, horizon: int | None = None,
     paired["setting"] = paired["setting"].where(paired["setting"] != "", None)
     columns = [c for c in KEPT if c in paired] + ["plan_a", "plan_b", "success_a", "success_b", "cell"]
     return paired[columns].reset_index(drop=True)
+
+
+def _loose_keys(ka: pd.DataFrame, kb: pd.DataFrame) -> dict[str, str]:
+    """The unit keys the two methods are not paired on, each with the side (``a``, ``b``) whose values the
+    pairs keep: the seed where a side holds one run (one seed, or none: another method's predictions
+    brought in with ``kepp records import`` name none), so one run is paired with each of the other's seeds
+    on the same episode; the setting where a side names none (imported predictions: their split list's
+    episodes)."""
+    loose = {}
+    seeds_a, seeds_b = ka["seed"].nunique(), kb["seed"].nunique()
+    if (seeds_a == 1 or seeds_b == 1) and set(ka["seed"]) != set(kb["seed"]):
+        loose["seed"] = "a" if seeds_a >= seeds_b else "b"
+    named_a, named_b = (ka["setting"] != "").any(), (kb["setting"] != "").any()
+    if named_a != named_b:
+        loose["setting"] = "a" if named_a else "b"
+    return loose
 
 
 def _renamed(rows: pd.DataFrame, columns: Sequence[str], suffix: str) -> pd.DataFrame:

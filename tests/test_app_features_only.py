@@ -1,0 +1,169 @@
+"""The app on the field's split lists with features alone (no mp4, no features.json: the released
+CrossTask / COIN / NIV features' case), KEPP's records beside another method's predictions brought in with
+``kepp records import``, the published numbers of the benchmark the dataset is, and the evaluation code
+the Results page's metrics come from. Real sessions through ``streamlit.testing.v1.AppTest``
+(``lists_env``: tests/helpers/app_env.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from urllib.parse import parse_qsl
+
+import pytest
+
+from components import metric_codes
+from components.text import md
+from kepp_core import api, catalog
+from tests.helpers.app_env import IMPORTED, IMPORTED_FILE
+from tests.helpers.app_session import cards, no_problems, open_page, texts
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("app")]
+
+LABEL = f"{IMPORTED} (imported: {IMPORTED_FILE})"
+FALSE = "no videos with features and step segments"  # the old message, false on features alone
+
+
+def page_links(at, label: str) -> list[dict[str, str]]:
+    """The query of every page link whose label holds ``label``."""
+    return [dict(parse_qsl(e.proto.query_string)) for e in at.get("page_link") if label in e.proto.label]
+
+
+def everything_said(at) -> str:
+    return "\n".join(texts(at.markdown) + texts(at.caption) + texts(at.info) + texts(at.warning) + texts(at.error))
+
+
+def test_open_in_plan_from_results_lands_on_a_features_only_episode_and_plans_it(monkeypatch, lists_env):
+    results = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py", {"method": "kepp-R2"}))
+    query = page_links(results, "Open in Plan")
+    assert len(query) == 1 and query[0]["rec"] == "kepp-R2"
+    at = no_problems(open_page(monkeypatch, lists_env, "pages/1_Plan.py", query[0]))
+    said = everything_said(at)
+    assert FALSE not in said and "No video file" in said and not at.get("video")  # no player, said why
+    assert at.selectbox(key="plan_video").value == query[0]["video"]
+    assert any(v.startswith("Recorded") or "Recorded ·" in v for v in texts(at.markdown))
+    assert cards(at) >= 2 * int(query[0]["T"])  # the recorded plan and the ground truth
+    assert "start clip" in said and "goal clip" in said and "during" in said  # the windows named by their steps
+    at.button(key="plan_go").click().run()  # the live re-plan, from the features
+    assert no_problems(at).query_params["live"] == "1" and cards(at) >= 2 * int(query[0]["T"])
+
+
+def test_home_scenes_on_features_alone_open_their_episodes_and_offer_no_upload(monkeypatch, lists_env):
+    home = no_problems(open_page(monkeypatch, lists_env))
+    scenes = [dict(parse_qsl(e.proto.query_string)) for e in home.get("page_link") if "rec=" in e.proto.query_string]
+    assert scenes and not [e for e in home.get("page_link") if "upload" in e.proto.label.lower()]
+    scene = no_problems(open_page(monkeypatch, lists_env, "pages/1_Plan.py", scenes[0]))  # a scene opens its episode
+    assert FALSE not in everything_said(scene) and scene.selectbox(key="plan_video").value == scenes[0]["video"]
+    assert cards(scene) >= 2 * int(scenes[0]["T"])
+    at = no_problems(open_page(monkeypatch, lists_env, "pages/1_Plan.py"))
+    scene_keys = [b.key for b in at.button if b.key.startswith("plan_scene_")]
+    assert scene_keys and "plan_scene_upload" not in scene_keys
+    assert not [r for r in at.radio if r.key == "plan_source"]  # no upload offered: no encoder the models accept
+    assert any(c.startswith("No upload: the dataset's features do not say which encoder") for c in texts(at.caption))
+    at.button(key=scene_keys[0]).click().run()
+    no_problems(at)
+    assert FALSE not in everything_said(at) and cards(at) >= 6 and at.query_params["rec"]
+    # a link to the upload source is not taken, and said so
+    link = no_problems(open_page(monkeypatch, lists_env, "pages/1_Plan.py", {"source": "upload"}))
+    assert any("source='upload'" in w for w in texts(link.warning))
+
+
+def test_a_world_without_mp4_files_plans_from_features_and_says_what_a_video_lacks(monkeypatch, app_env, tmp_path):
+    """The demo-format world without its videos/ folder (features.json kept: the encoder is known, so an
+    upload is offered, but no scene is an upload: no video file to load as one) and one test video's
+    feature file removed: a link to that video is said to lack it."""
+    world = tmp_path / "world"
+    shutil.copytree(app_env.world, world, ignore=shutil.ignore_patterns("videos"))
+    ds = api.open_dataset(api.AppConfig(dataset="demo", root=str(world)))
+    assert all(v.video_file is None for v in ds.videos)
+    gone = next(v for v in ds.split("test") if len(v.steps) >= app_env.horizon)
+    gone.feature_file.unlink()
+    env = dataclasses.replace(app_env, world=world)
+    at = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py", {"video": gone.id, "T": str(app_env.horizon)}))
+    lacks = md(f"video {gone.id} cannot be planned at T={app_env.horizon}: it has no per-second feature file")
+    assert any(lacks in w for w in texts(at.warning))
+    assert at.radio(key="plan_source").options == ["From the dataset", "Upload a video"]  # an encoder the models take
+    assert "plan_scene_upload" not in {b.key for b in at.button} and not at.get("video")
+    assert FALSE not in everything_said(at) and "No video file" in everything_said(at)
+    at.button(key="plan_go").click().run()
+    assert cards(no_problems(at)) >= 2 * app_env.horizon  # planned from the features: plan and ground truth
+
+
+def test_imported_predictions_are_named_with_their_file_in_results_and_failure_cases(monkeypatch, lists_env):
+    at = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py", {"method": IMPORTED}))
+    assert LABEL in at.dataframe[0].value.index  # the method x T table
+    method = at.selectbox(key="res_method")
+    assert method.value == IMPORTED and method.format_func(IMPORTED) == LABEL
+    episodes = next(d.value for d in at.dataframe if "ground truth" in d.value)
+    assert set(episodes["method"]) == {LABEL}
+    assert any(md(LABEL) in m for m in texts(at.markdown))  # the episode's column title
+    assert any("not recorded: the imported predictions" in m for m in texts(at.markdown))  # endpoints: —, not invented
+    preds = api.read_predictions(sorted(lists_env.records.glob("*.jsonl")))
+    pattern = preds[(preds["method"] == IMPORTED) & ~preds["success"]]["pattern"].iloc[0]
+    fail = no_problems(open_page(monkeypatch, lists_env, "pages/4_Failure_cases.py", {"method": IMPORTED,
+                                                                                      "pattern": pattern}))
+    assert fail.selectbox(key="fail_method").format_func(IMPORTED) == LABEL
+    assert any(md(LABEL) in m for m in texts(fail.markdown))
+    # its record on the Plan page: the recorded plan, and said that nothing re-plans it
+    query = page_links(fail, "Open in Plan")[0]
+    assert query["rec"] == IMPORTED and "model" not in query
+    plan = no_problems(open_page(monkeypatch, lists_env, "pages/1_Plan.py", query))
+    said = everything_said(plan)
+    assert md(LABEL) in said and "the app has no model of it" in said and "not recorded: the imported predictions" in said
+    assert cards(plan) >= 2 * lists_env.horizon
+
+
+def test_the_ab_comparison_takes_an_imported_method(monkeypatch, lists_env):
+    query = {"method": "kepp-R2", "a": "kepp-R2", "b": IMPORTED, "cell": "a-only"}
+    at = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py", query))
+    assert at.selectbox(key="res_ab_b").value == IMPORTED and at.selectbox(key="res_ab_b").format_func(IMPORTED) == LABEL
+    assert any(m.label == f"SR B: {md(LABEL)}" for m in at.metric)
+    preds = api.read_predictions(sorted(lists_env.records.glob("*.jsonl")))
+    expected = api.compare_methods(preds, "kepp-R2", IMPORTED, lists_env.horizon)
+    assert any(f"{expected.counts['a-only']:,}" in b.label for b in at.button if b.key == "res_ab_a-only")
+    if expected.counts["a-only"]:
+        assert page_links(at, f"Open {LABEL} in Plan")
+
+
+def test_published_numbers_show_apart_only_where_the_benchmark_matches(monkeypatch, lists_env):
+    niv = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py", {"code": "pdpp"}, KEPP_APP_BENCHMARK="niv"))
+    published = next(d.value for d in niv.dataframe if "source" in d.value)
+    rows = api.literature_rows("niv", lists_env.horizon, "pdpp")
+    assert list(published["method"]) == [f"{r.method} (published)" for r in rows] and len(rows) == 2
+    assert all(r.paper in s and r.table in s for r, s in zip(rows, published["source"]))
+    assert any(c.startswith(metric_codes.PUBLISHED) for c in texts(niv.caption))
+    assert not set(published["method"]) & set(niv.dataframe[0].value.index)  # a table of its own
+    kepp_code = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py", KEPP_APP_BENCHMARK="niv"))
+    assert not [d for d in kepp_code.dataframe if "source" in d.value]
+    assert any("choose that code above" in c and "(`pdpp`)" in c for c in texts(kepp_code.caption))
+    none = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py", {"code": "pdpp"}, KEPP_APP_BENCHMARK=None))
+    assert not [d for d in none.dataframe if "source" in d.value]
+    assert not any(c.startswith(metric_codes.PUBLISHED) or "choose that code" in c for c in texts(none.caption))
+
+
+def test_the_evaluation_code_picked_names_every_header_of_results(monkeypatch, lists_env):
+    at = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py"))
+    assert list(at.dataframe[0].value.columns) == ["T=3 SR"] and "code" not in at.query_params
+    assert any(c.startswith("Metrics computed by KEPP (this package)'s code") for c in texts(at.caption))
+    at.segmented_control(key="res_code").set_value("vpn").run()
+    no_problems(at)
+    assert list(at.dataframe[0].value.columns) == ["T=3 SR (ViterbiPlanNet)"] and at.query_params["code"] == "vpn"
+    at.segmented_control(key="res_metric").set_value("all").run()
+    headers = [m.header for m in api.metric_family("vpn").metrics if m.key != "first_acc"]
+    assert list(at.dataframe[0].value.columns) == [f"T=3 {h}" for h in headers]
+    again = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py", {"code": "pdpp", "metric": "mIoU"}))
+    assert list(again.dataframe[0].value.columns) == ["T=3 mIoU (PDPP, per batch)", "T=3 mIoU (PDPP, per episode)"]
+    assert catalog.method_label("kepp-R2") in again.dataframe[0].value.index
+
+
+def test_a_playlist_item_of_an_imported_method_is_named_with_its_file(monkeypatch, lists_env, tmp_path):
+    from components import playlists
+    from kepp_core.playlists import PlaylistStore
+
+    records = tmp_path / "records"
+    shutil.copytree(lists_env.records, records)  # the playlists go beside this copy
+    env = dataclasses.replace(lists_env, records=records)
+    preds = api.read_predictions(sorted(records.glob("*.jsonl")))
+    PlaylistStore(records / "playlists").add("talk", [playlists.item_of_row(preds[preds["method"] == IMPORTED].iloc[0])])
+    at = no_problems(open_page(monkeypatch, env, "pages/7_Playlists.py", {"playlist": "talk"}))
+    assert [m for m in texts(at.markdown) if " · T=" in m and md(LABEL) in m]
