@@ -81,8 +81,10 @@ def test_a_dataset_cannot_make_the_app_import_its_encoder(monkeypatch, app_env, 
         assert not at.exception, texts(at.exception)
         return at
 
-    at = upload_and_plan(KEPP_APP_ENCODERS=None)
-    assert any("not loaded unless the person running the app names it" in t for t in texts(at.error))
+    refused = open_page(monkeypatch, app_env, "pages/1_Plan.py", KEPP_APP_FEATURES=features, KEPP_APP_ENCODERS=None)
+    assert not refused.exception and not [r for r in refused.radio if r.key == "plan_source"]  # no upload offered
+    said = [t for t in texts(refused.caption) if t.startswith("No upload: the dataset's features were made by")]
+    assert len(said) == 1 and "not loaded unless the person running the app names it" in said[0]
     assert not marker.exists()
     at = upload_and_plan(KEPP_APP_ENCODERS="kepp_probe_encoder:enc")
     assert marker.exists() and not at.error, texts(at.error)

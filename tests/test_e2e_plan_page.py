@@ -7,6 +7,8 @@
 - A record and its live re-plan are two tabs of one result: one plan graph at a time, the live tab
   labelled with the live planner's row and kept in the address (``live=1``), the recorded tab the
   record as the records hold it.
+- A dataset of features alone (the field's split lists, no mp4: ``lists_env``) plans an episode: no
+  player, the annotated steps as a timeline with the start and goal windows named, then the plan cards.
 
 Screenshots go to ``test-artifacts/``."""
 
@@ -16,7 +18,7 @@ import pytest
 
 from components import urls
 from kepp_core import api, catalog
-from tests.helpers.browser import ARTIFACTS, idle, query, rows_of_cards, wait_plan
+from tests.helpers.browser import ARTIFACTS, env_server, idle, query, rows_of_cards, wait_plan
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
 SCREEN = {"width": 1280, "height": 720}
@@ -78,4 +80,37 @@ def test_a_record_and_its_live_re_plan_are_two_tabs_of_one_result(demo_server, b
     wait_plan(page)
     assert page.locator(".kepp-verdict").first.inner_text().startswith("Recorded · ")
     assert rows_of_cards(page)[0] == [actions[a] for a in row["plan"]]
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def lists_server(lists_env):
+    """The app server on the split lists with features alone (tests/helpers/app_env.py's ``lists_env``)."""
+    with env_server(lists_env) as url:
+        yield url
+
+
+def test_a_features_only_episode_is_planned_with_its_steps_timeline_and_named_windows(lists_server, browser, lists_env):
+    row = api.read_predictions(sorted(lists_env.records.glob("*.jsonl"))).query("method == 'kepp-R2'").iloc[0]
+    linked = {k: v for k, v in urls.plan_query(dict(row)).items() if k not in ("rec", "seed")} | {"plan": "1"}
+    context = browser.new_context(viewport=SCREEN)
+    page = context.new_page()
+    page.goto(f"{lists_server}/Plan?" + "&".join(f"{k}={v}" for k, v in linked.items()))
+    wait_plan(page)
+    T = int(linked["T"])
+    assert page.locator("video").count() == 0, "a video of features alone has no player"
+    timeline = page.locator(".kepp-timeline").first
+    assert timeline.is_visible() and timeline.locator(".kepp-tl-step").count() >= T
+    assert [c.inner_text() for c in timeline.locator(".kepp-tl-clip").all()] == ["start", "goal"]
+    box = page.locator(".st-key-plan_no_player")
+    assert box.is_visible() and "No video file" in box.inner_text()
+    assert "start clip" in box.inner_text() and "goal clip" in box.inner_text() and "during" in box.inner_text()
+    assert "no videos with features" not in page.inner_text("body")
+    cards = rows_of_cards(page)
+    assert len(cards) >= 2 and all(len(r) == T for r in cards[:2])  # the plan (planned now) and the ground truth
+    assert query(page)["plan"] == "1" and query(page)["video"] == linked["video"]
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "e2e_plan_features_only.png"))  # the result, brought into view
+    box.scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "e2e_plan_features_only_inputs.png"))  # the windows and the timeline
     context.close()

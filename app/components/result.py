@@ -76,8 +76,8 @@ def show_head(ds, episode: str | None, video_path: str | None, clips: tuple | No
                          caption=clip_words(name, clip), width="stretch")
     elif clips is not None:  # a video of features alone: no frames, the clips named where they would be
         for col, name, clip in zip(frames, ("start", "goal"), clips):
-            col.markdown(f'<div class="kepp-window">{html_text(clip_words(name, clip))}<br>(features, no video '
-                         'file)</div>', unsafe_allow_html=True)
+            col.markdown(f'<div class="kepp-window"><b>{html_text(clip_words(name, clip))}</b></div>',
+                         unsafe_allow_html=True, help="a video of features alone: no frame to show")
     words.markdown(head_html(episode_label(episode, names) if episode else what, verdict), unsafe_allow_html=True,
                    help=note)
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 from kepp_core.commands._common import add_command, check_outputs, writes
 
 EXAMPLES = """  kepp records import --format vpn --predictions checkpoints/niv_7/T3_predictions.json \\
-      --split dataset/NIV/test30_3.json --method viterbiplannet-s7 --seed 7 --out runs/compare/vpn-s7.jsonl
+      --split dataset/NIV/test30_3.json --method viterbiplannet-s7 --seed 7 --out runs/compare/vpn-s7-records.jsonl
   kepp records import --format plain --predictions mtid.csv --split test30_3.json \\
       --taxonomy niv_taxonomy.json --method mtid --out runs/mtid.jsonl
   (plain: JSON lines {"episode": E, "plan": [...]} or a CSV 'episode,plan' with the steps separated by ';';
    E is the entry's place in the list (0-based) or its episode id, the steps are action ids or names)
   kepp eval ... --dataset split-lists --train-list train70_3.json --test-list test30_3.json \
-      --records runs/compare/kepp.jsonl
+      --records runs/compare/kepp-records.jsonl
   kepp app --predictions runs/compare ...      # the records folder: both methods side by side"""
 
 

@@ -69,10 +69,10 @@ def app_server(opts) -> Iterator[str]:
 
 @contextlib.contextmanager
 def env_server(env) -> Iterator[str]:
-    """The app server on an environment's world, models and records (``app_env``, ``demo_env``)."""
+    """The app server on an environment's world, models and records (``app_env``, ``demo_env``, ``lists_env``)."""
     from kepp_core.api import AppConfig
 
-    with app_server(AppConfig(dataset="demo", root=str(env.world), checkpoints=str(env.models),
+    with app_server(AppConfig(dataset=env.dataset, root=str(env.world), checkpoints=str(env.models),
                                predictions=str(env.records))) as url:
         yield url
 
