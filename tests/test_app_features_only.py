@@ -7,6 +7,7 @@ the Results page's metrics come from. Real sessions through ``streamlit.testing.
 from __future__ import annotations
 
 import dataclasses
+import json
 import shutil
 from urllib.parse import parse_qsl
 
@@ -167,3 +168,13 @@ def test_a_playlist_item_of_an_imported_method_is_named_with_its_file(monkeypatc
     PlaylistStore(records / "playlists").add("talk", [playlists.item_of_row(preds[preds["method"] == IMPORTED].iloc[0])])
     at = no_problems(open_page(monkeypatch, env, "pages/7_Playlists.py", {"playlist": "talk"}))
     assert [m for m in texts(at.markdown) if " · T=" in m and md(LABEL) in m]
+    played = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py", {"playlist": "talk", "item": "1"}))
+    said = everything_said(played)  # the item played on the Plan page: the record, on features alone
+    assert md(LABEL) in said and "No video file" in said and FALSE not in said and cards(played) >= 2 * env.horizon
+
+
+def test_the_episode_map_of_a_features_only_dataset_links_its_episodes_to_the_plan_page(monkeypatch, lists_env):
+    at = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py", {"method": "kepp-R2", "map": "1"}))
+    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert sum(len(t.get("x", [])) for t in figure["data"]) > 0  # the test episodes are on the map
+    assert any("Click a point to open its episode in Plan" in c for c in texts(at.caption))

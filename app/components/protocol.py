@@ -11,8 +11,10 @@ import streamlit as st
 from components import ab, backend
 from components.charts import efficiency_chart, interval_chart, show_figure, show_table
 from components.config import missing, presenting
+from components.metric_codes import code_caption
 from components.text import md, md_code
 from kepp_core.api import efficiency_table, interval_table, pair_verdict
+from kepp_core.benchmark import DEFAULT_FAMILY
 from kepp_core.catalog import METRIC_KEYS, METRIC_NAMES, PAIR_METRICS, SIGNIFICANCE, method_label
 from kepp_core.errors import KeppError
 
@@ -50,6 +52,8 @@ def show_protocol(cfg, ds=None) -> None:
         return
     if not presenting():
         st.caption(f"{md_code(folder)}: {md(run.describe())}")
+        st.caption(code_caption(DEFAULT_FAMILY) + " The charts and tables of this section "
+                   "show that code's numbers only (results.md holds the other codes' where the spec asks for them).")
     metric, fraction = show_intervals(run)
     show_decomposition(run, fraction)
     show_pair_test(cfg, ds, run, fraction)
