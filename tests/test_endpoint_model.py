@@ -153,6 +153,7 @@ def _losses(folder) -> list[float]:
     return [json.loads(x)["loss"] for x in (folder / "metrics.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.cpu
 def test_aux_ce_off_is_the_plain_diffusion_loss_and_on_changes_it(trained, tmp_path):
     from kepp_core.data import load_dataset
     from kepp_core.diffusion import ProjectedDiffusion, step_layout

@@ -29,6 +29,7 @@ def world(tmp_path_factory):
     return tiny_world(tmp_path_factory.mktemp("proto-world") / "world", seed=4)
 
 
+@pytest.mark.cpu
 def test_protocol_trains_resumes_after_a_kill_and_reports(world, tmp_path):
     out = tmp_path / "run"
     spec = write_spec(tmp_path / "spec.toml", world, out)

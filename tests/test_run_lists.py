@@ -113,6 +113,7 @@ def test_train_all_lines_parse_back_to_what_train_all_trains(tmp_path):
     assert [Path(a[a.index("--out") + 1]).name for a in only] == ["plan-graph-R2", "plan-graph-R2"]
 
 
+@pytest.mark.cpu
 def test_printed_commands_then_the_protocol_give_the_one_go_records(world, tmp_path):
     from kepp_core.protocol import load_protocol, run_protocol
 

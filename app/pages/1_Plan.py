@@ -284,10 +284,10 @@ def features():
     """Per-second features of the chosen video: a dataset video's own, or the file encoded with the S3D
     encoder chosen in the sidebar (an upload: with it, or with the dataset's encoder)."""
     if s3d is not None and not (video is not None and dataset_made_by(s3d)):
-        return backend.encode_upload(video_path, s3d)
+        return backend.encode_upload(cfg, video_path, s3d)
     if video is not None:
         return api.video_features(video)
-    return backend.encode_upload(video_path, api.encoder_spec(enc["encoder"], cfg.encoders))
+    return backend.encode_upload(cfg, video_path, api.encoder_spec(enc["encoder"], cfg.encoders))
 
 
 if s3d is not None:  # the step timeline: which step each second most resembles (the S3D text tower)

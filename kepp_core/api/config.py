@@ -23,6 +23,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from kepp_core.data import LOADERS
+from kepp_core.devices import check_device
 from kepp_core.errors import KeppError
 from kepp_core.catalog import MAX_SEED
 from kepp_core.io import MAX_PATH_CHARS, check_under, read_bytes, utf8_text
@@ -44,6 +45,7 @@ ENV = {
     "presentation": "KEPP_APP_PRESENTATION",
     "encoders": "KEPP_APP_ENCODERS",  # one encoder spec per line
     "allow_roots": "KEPP_APP_ALLOW_ROOTS",  # one folder per line
+    "device": "KEPP_APP_DEVICE",  # cpu, cuda or cuda:N (kepp_core.devices)
 }
 PATH_KEYS = ("root", "features", "graph", "checkpoints", "predictions", "runs", "protocol")
 DATASET_FORMATS = tuple(sorted(LOADERS))  # the dataset formats a config may name
@@ -76,6 +78,9 @@ class AppConfig:
     # folders whose files a browser visitor may open (kepp app --allow-root); never set from the
     # browser. The start configuration's own paths and KEPP's cache home are allowed as well.
     allow_roots: tuple[str, ...] = ()
+    # where the app's networks run (kepp app --device; kepp_core.devices): None is $KEPP_DEVICE, else the GPU
+    # where there is one. An encoder spec's own device= goes first for that encoder. Never set from the browser.
+    device: str | None = None
     config: str | None = None  # the TOML config file the server started with (its values come first)
     port: int = 8501
     address: str = "localhost"
@@ -131,6 +136,8 @@ class AppConfig:
             value = environ.get(var)
             if value and name in _LISTS:
                 values[name] = tuple(v.strip() for v in value.splitlines() if v.strip())
+            elif value and name == "device":
+                values[name] = check_device(value.strip(), var)
             elif value and name != "config":
                 values[name] = value == "1" if name == "presentation" else value
         return cfg.updated(values)
@@ -151,7 +158,7 @@ class AppConfig:
             elif value is True:
                 env[var] = "1"
             else:
-                env[var] = value if name == "dataset" else str(Path(value).resolve())
+                env[var] = value if name in ("dataset", "device") else str(Path(value).resolve())
         return env
 
 
@@ -191,7 +198,8 @@ class ConfigFile(Struct, forbid_unknown_fields=True):
 
     HINTS: ClassVar[dict[str, str]] = {
         **{key: "a file or folder path" for key in PATH_KEYS}, "dataset": f"one of {', '.join(DATASET_FORMATS)}",
-        "presentation": "true or false", "split_seed": f"a seed 0..{MAX_SEED}", "encoders": "a list of encoder specs"}
+        "presentation": "true or false", "split_seed": f"a seed 0..{MAX_SEED}", "encoders": "a list of encoder specs",
+        "device": "cpu, cuda or cuda:N"}
     dataset: Literal[DATASET_FORMATS] | UnsetType = UNSET
     root: ConfigPath | UnsetType = UNSET
     features: ConfigPath | UnsetType = UNSET
@@ -203,9 +211,11 @@ class ConfigFile(Struct, forbid_unknown_fields=True):
     presentation: bool | UnsetType = UNSET
     split_seed: Annotated[int, Meta(ge=0, le=MAX_SEED)] | UnsetType = UNSET
     encoders: Annotated[list[EncoderSpec], Meta(max_length=64)] | UnsetType = UNSET
+    device: Annotated[str, Meta(max_length=16)] | UnsetType = UNSET
 
 
-assert set(ConfigFile.__struct_fields__) == set(PATH_KEYS) | {"dataset", "presentation", "split_seed", "encoders"}
+assert set(ConfigFile.__struct_fields__) == set(PATH_KEYS) | {"dataset", "presentation", "split_seed", "encoders",
+                                                              "device"}
 
 
 def read_app_config(path: str | Path) -> dict:
@@ -246,6 +256,8 @@ def read_app_config(path: str | Path) -> dict:
             continue
         if key == "encoders":
             value = [resolve_encoder(v, path.parent) for v in value]
+        elif key == "device":
+            value = check_device(value, f"{path}: device")
         elif key in PATH_KEYS:
             value = str((path.parent / value) if not Path(value).is_absolute() else Path(value))
         out[key] = value

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from kepp_core.api import AppConfig, Workspace, read_predictions
 from kepp_core.api.config import ENV, PATH_KEYS
-from kepp_core.commands._common import add_command
+from kepp_core.commands._common import DEVICE_HELP, add_command
 from kepp_core.data import LOADERS
 from kepp_core.errors import KeppError
 from kepp_core.paths import APP_DIR, REPO_ROOT
@@ -44,7 +44,9 @@ def check_options(opts: AppConfig) -> None:
     for folder in opts.allow_roots or []:
         if not Path(folder).is_dir():
             raise KeppError(f"--allow-root {folder}: not a folder")
+    check_app_device(opts)
     effective = AppConfig.from_env(opts.environment()) if opts.config is not None else opts  # reads the config
+    check_app_device(effective, f"{opts.config}: device")
     check_files(effective)
     if not 0 < opts.port < 65536:
         raise KeppError(f"--port {opts.port}: expected 1..65535")
@@ -53,6 +55,15 @@ def check_options(opts: AppConfig) -> None:
     for script in (APP_SCRIPT, APP_SERVER):
         if not script.is_file():
             raise KeppError(f"{script}: the app is not part of this installation (run from a source checkout)")
+
+
+def check_app_device(cfg: AppConfig, where: str = "--device") -> None:
+    """A device the app cannot have (no CUDA, no such GPU) is one line when the server starts, not an
+    error on every page (:func:`kepp_core.devices.resolve_device`; torch loads only for a GPU)."""
+    if cfg.device is not None:
+        from kepp_core.devices import resolve_device
+
+        resolve_device(cfg.device, where)
 
 
 def check_files(cfg: AppConfig) -> None:
@@ -178,6 +189,7 @@ def add_app_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-root", dest="allow_roots", action="append", default=None, metavar="DIR",
                    help="a folder whose files a browser visitor may open from the sidebar (repeatable; the start "
                         "paths and KEPP's cache home are always allowed, nothing else is)")
+    p.add_argument("--device", default=None, metavar="DEVICE", help=DEVICE_HELP)
     p.add_argument("--port", type=int, default=8501, help="local port of the server")
     p.add_argument("--address", default="localhost", help="address the server listens on")
 

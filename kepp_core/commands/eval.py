@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from kepp_core import catalog
-from kepp_core.commands._common import (add_command, add_dataset_args, check_outputs, dataset_from_args, emit_json,
-                                        print_table, set_threads, writes)
+from kepp_core.commands._common import (add_command, add_dataset_args, add_device_option, check_outputs,
+                                        dataset_from_args, emit_json, print_table, set_threads, writes)
 from kepp_core.errors import KeppError
 
 EXAMPLES = """  kepp eval --dataset demo --models models --horizons 3 4 5 6
@@ -54,6 +54,7 @@ def register(sub) -> None:
     p.add_argument("--out", default=None, help="write the table rows as JSON")
     writes(p, "out", "records")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: $KEPP_THREADS or half the cores)")
+    add_device_option(p)
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
     p.add_argument("--decode", default=None, metavar="MODE",
                    help="endpoints of the +dec methods: free, pinned, topk or topk:K; a +jdec method keeps its joint "

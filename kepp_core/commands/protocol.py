@@ -4,7 +4,7 @@ and paired tests (:mod:`kepp_core.protocol`)."""
 from __future__ import annotations
 
 from kepp_core.catalog import models_dir, parse_model_folder
-from kepp_core.commands._common import add_command, set_threads
+from kepp_core.commands._common import add_command, add_device_option, set_threads
 from kepp_core.commands.train import add_print_args
 from kepp_core.errors import KeppError
 
@@ -47,6 +47,7 @@ def register(sub) -> None:
     p.add_argument("--train-fraction", type=float, nargs="+", default=None, metavar="F",
                    help="fractions of the training videos (nested subsets; overrides the spec)")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: $KEPP_THREADS or half the cores)")
+    add_device_option(p)
     add_print_args(p)
 
 
