@@ -40,9 +40,9 @@ def register(sub) -> None:
     e.add_argument("--features", default=None, help="feature folder to fill (default: ROOT/features)")
     e.add_argument("--force", action="store_true", help="recompute features that are already cached")
     e.add_argument("--workers", type=int, default=None,
-                   help="threads decoding videos while the network encodes (default: 1, the serial path, for "
-                        "encoders that take a video in chunks, S3D: 2 on a GPU, 1 on the CPU; the features are "
-                        "the same byte for byte)")
+                   help="threads decoding videos while the network encodes (default: the encoder's: 1, the "
+                        "serial path, on the CPU; for S3D on a GPU one per core but the network's, at most 8); the "
+                        "features are the same byte for byte")
     add_device_option(e, shared=True)
     e.add_argument("--json", action="store_true", help="machine-readable summary")
 
@@ -55,6 +55,9 @@ def register(sub) -> None:
     c.add_argument("--out", required=True, help="output .npy file [seconds, D]")
     writes(c, "out")
     c.add_argument("--encoder", default="builtin", help=ENCODER_HELP)
+    c.add_argument("--workers", type=int, default=None,
+                   help="threads decoding the video while the network encodes (default: the encoder's, as for "
+                        "extract); the features are the same byte for byte")
     add_device_option(c, shared=True)
 
     g = add_command(fsub, "ground", "the step each second of a video most resembles (the S3D text tower, zero-shot)",
@@ -124,7 +127,8 @@ def _encode(args: argparse.Namespace) -> int:
         update(done, total)
 
     try:
-        feats = encode_video(args.video, args.encoder, progress=progress if sys.stderr.isatty() else None)
+        feats = encode_video(args.video, args.encoder, progress=progress if sys.stderr.isatty() else None,
+                             workers=args.workers)
     finally:
         if bar is not None:
             bar.close()

@@ -58,7 +58,7 @@ def _protocol(args) -> int:
         raise KeppError("--stage goes with --print-commands")
     spec = _spec(args)
     if args.print_commands:
-        print(protocol_commands(spec, args.stage, args.threads), end="")
+        print(protocol_commands(spec, args.stage, args.threads, args.device), end="")
         return 0
     set_threads(args)
     result = run_protocol(spec)
@@ -75,7 +75,7 @@ def _spec(args):
                          train_fractions=args.train_fraction)
 
 
-def protocol_commands(spec, stage: int | None = None, threads: int | None = None) -> str:
+def protocol_commands(spec, stage: int | None = None, threads: int | None = None, device: str | None = None) -> str:
     """The run list of a protocol spec: one ``kepp train`` line per (fraction, seed, horizon,
     model the methods need), the models ``run_protocol`` would train, in its folders."""
     from pathlib import Path
@@ -89,6 +89,7 @@ def protocol_commands(spec, stage: int | None = None, threads: int | None = None
     for fraction in spec.train_fractions:
         for seed in spec.seeds:
             root = Path(spec.models or spec.out) / f"frac{round(fraction * 100)}" / f"seed{seed}"
-            cmds += [train_command(r, spec.config(h, seed), spec.preset, models_dir(root, h), data, fraction, threads)
+            cmds += [train_command(r, spec.config(h, seed), spec.preset, models_dir(root, h), data, fraction, threads,
+                                   device=device)
                      for h in spec.horizons for r in roles]
     return format_commands(cmds, stage)

@@ -390,6 +390,6 @@ def all_commands(args, cfg, members) -> str:
     data = data_args(args.dataset, args.root, args.features, args.split_seed, args.coin_actions)
     roles = [r for r in SUITE_ROLES + EXTRA_ROLES if model_folder(r) in members]
     cmds = [train_command(r, replace(cfg, horizon=h), name, models_dir(args.out, h), data,
-                          _fraction(args), args.threads)
+                          _fraction(args), args.threads, device=args.device)
             for h in args.horizons for r in roles]
     return format_commands(cmds, args.stage)
