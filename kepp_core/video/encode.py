@@ -226,7 +226,7 @@ class _Pipeline:
         self.prepare = getattr(encoder, "prepare", None)
         self.queue: queue.Queue = queue.Queue(maxsize=QUEUE_PIECES_PER_WORKER * workers)
         self.lock, self.stop = threading.Lock(), threading.Event()
-        self.spans: collections.deque = collections.deque()  # (video index, first piece, end piece) to decode
+        self.spans: collections.deque = collections.deque()  # (video index, first piece, end piece, None) to decode
         self.videos: dict[int, _Video] = {}
         self.next_video = 0
         self.threads = [threading.Thread(target=self._work, name=f"kepp-decode-{k}", daemon=True)
@@ -267,7 +267,7 @@ class _Pipeline:
             i, self.next_video = self.next_video, self.next_video + 1
             left = len(self.paths) - self.next_video
         try:
-            video = self._open(self.paths[i])
+            video, reader = self._open(self.paths[i])
         except KeppError as e:
             self._put(("error", i, e))
             return ()
@@ -275,10 +275,11 @@ class _Pipeline:
         bounds = [round(k * video.pieces / parts) for k in range(parts + 1)]
         with self.lock:  # the video first: its other parts may be decoded (and encoded) before this one
             self.videos[i] = video
-            self.spans.extendleft(reversed([(i, a, b) for a, b in zip(bounds[1:-1], bounds[2:])]))
-        return i, bounds[0], bounds[1]
+            self.spans.extendleft(reversed([(i, a, b, None) for a, b in zip(bounds[1:-1], bounds[2:])]))
+        return i, bounds[0], bounds[1], reader
 
-    def _open(self, path: Path) -> _Video:
+    def _open(self, path: Path):
+        """The video's frame plan in chunks and pieces, and a reader at the encoder's size."""
         reader = _reader(path, self.enc)
         indices, fps = frame_plan(len(reader), float(reader.get_avg_fps()), self.enc)
         _check_length(path, len(indices), fps, self.enc)
@@ -286,14 +287,15 @@ class _Pipeline:
         chunk = int(round(seconds * fps)) if seconds else max(1, len(indices))
         piece = int(round(math.gcd(int(seconds), PIECE_SECONDS) * fps)) \
             if seconds and self.prepare is not None and float(seconds).is_integer() and float(fps).is_integer() else chunk
-        return _Video(path, getattr(reader, "_kepp_size", None), indices, fps, chunk, piece)
+        return _Video(path, getattr(reader, "_kepp_size", None), indices, fps, chunk, piece), reader
 
-    def _decode(self, i: int, first: int, end: int) -> None:
-        """Decode pieces ``first..end-1`` of video ``i`` with a reader of its own, cut them into the
-        encoder's windows (``prepare``) and queue them."""
+    def _decode(self, i: int, first: int, end: int, reader=None) -> None:
+        """Decode pieces ``first..end-1`` of video ``i`` with a reader of its own (``reader``: the one the
+        video was opened with, for its first part), cut them into the encoder's windows (``prepare``) and
+        queue them."""
         video = self.videos[i]
         try:
-            reader = open_video(video.path, video.size)
+            reader = reader if reader is not None else open_video(video.path, video.size)
             for p in range(first, end):
                 frames = decode_frames(reader, video.frames(p), video.path)
                 x = self.prepare(frames, video.fps) if self.prepare is not None else frames
