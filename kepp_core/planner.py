@@ -32,6 +32,7 @@ import numpy as np
 import torch
 
 from kepp_core.data.episodes import clip_window
+from kepp_core.devices import chosen
 from kepp_core.diffusion import ProjectedDiffusion
 from kepp_core.diffusion.sampling import endpoint_distributions, sample_actions, sample_plans
 from kepp_core.errors import KeppError
@@ -285,6 +286,11 @@ class KEPPPlanner:
         return self.plan_model.layout.obs_dim
 
     @property
+    def device(self) -> torch.device:
+        """Where the planner's networks are."""
+        return self.plan_model.obs_mean.device
+
+    @property
     def uses_graph(self) -> bool:
         return bool(self.plan_model.layout.rows)
 
@@ -293,8 +299,9 @@ class KEPPPlanner:
     def from_checkpoints(cls, step_dir: str | Path, plan_dir: str | Path,
                          graph: ProcedureGraph | str | Path | None = None, device: str | None = None,
                          **kw) -> KEPPPlanner:
-        """Load the two checkpoints; the graph defaults to the copy saved beside the planning model."""
-        device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        """Load the two checkpoints on ``device`` (default: the command's, else the GPU where there is one:
+        :func:`kepp_core.devices.chosen`); the graph defaults to the copy saved beside the planning model."""
+        device = chosen(device)
         step, scfg = load_checkpoint(step_dir, "step", device)
         plan, pcfg = load_checkpoint(plan_dir, "plan", device)
         step_spec, plan_spec = ModelSpec.from_config(scfg, step_dir), ModelSpec.from_config(pcfg, plan_dir)
@@ -332,7 +339,7 @@ class KEPPPlanner:
         endpoint_model = None
         from_text = decoding is not None and decoding.endpoints_from == TEXT
         if decoding is not None and decoding.endpoint_model is not None:
-            endpoint_model, _ = load_checkpoint(decoding.endpoint_model, "endpoints")
+            endpoint_model, _ = load_checkpoint(decoding.endpoint_model, "endpoints", self.device)
         if from_text and (text is None or list(text.texts.names) != list(self.graph.actions)):
             raise KeppError(f"decoding {decoding.method} weighs the ends with the S3D text tower's distributions: "
                             "give its text endpoints for the graph's step names (use_decoding(decoding, text=...))")

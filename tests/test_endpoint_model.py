@@ -158,6 +158,7 @@ def _losses(folder) -> list[float]:
 
 
 @pytest.mark.slow
+@pytest.mark.cpu
 def test_aux_ce_off_is_the_plain_diffusion_loss_and_on_changes_it(trained, tmp_path):
     from kepp_core.data import load_dataset
     from kepp_core.diffusion import ProjectedDiffusion, step_layout

@@ -107,6 +107,7 @@ def test_window_batches_cover_every_window_once_per_epoch():
 
 
 @pytest.mark.slow
+@pytest.mark.cpu
 def test_training_is_deterministic_and_a_resumed_run_ends_with_the_same_weights(world, tmp_path, monkeypatch):
     """The windows' batches are part of the saved state: killed after its first validation and
     resumed, a run ends where an uninterrupted one does."""

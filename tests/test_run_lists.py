@@ -114,6 +114,7 @@ def test_train_all_lines_parse_back_to_what_train_all_trains(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.cpu
 def test_printed_commands_then_the_protocol_give_the_one_go_records(world, tmp_path):
     from kepp_core.protocol import load_protocol, run_protocol
 

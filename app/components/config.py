@@ -140,11 +140,12 @@ def _load_config_file() -> None:
         check_allowed(path, start)
         values = read_app_config(path)
         values.pop("encoders", None)  # only the person starting the app chooses code to load
+        values.pop("device", None)  # ... and where its networks run
         for key in PATH_FIELDS:
             if values.get(key):
                 check_allowed(values[key], start)
         cfg = AppConfig(presentation=current_config().presentation, encoders=current_config().encoders,
-                        allow_roots=current_config().allow_roots).updated(values)
+                        allow_roots=current_config().allow_roots, device=current_config().device).updated(values)
     except KeppError as e:
         st.session_state["kepp_cfg_error"] = str(e)
         return

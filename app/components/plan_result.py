@@ -41,10 +41,10 @@ def features_of(cfg, enc, ctl, clip):
 
     def features():
         if ctl.s3d is not None and not (clip.video is not None and made_by(ctl.s3d)):
-            return backend.encode_upload(clip.path, ctl.s3d)
+            return backend.encode_upload(cfg, clip.path, ctl.s3d)
         if clip.video is not None:
             return api.video_features(clip.video)
-        return backend.encode_upload(clip.path, api.encoder_spec(enc["encoder"], cfg.encoders))
+        return backend.encode_upload(cfg, clip.path, api.encoder_spec(enc["encoder"], cfg.encoders))
     return features
 
 

@@ -23,6 +23,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from kepp_core.data import LOADERS
+from kepp_core.devices import check_device
 from kepp_core.errors import KeppError
 from kepp_core.catalog import MAX_SEED
 from kepp_core.io import MAX_PATH_CHARS, check_under, read_bytes, utf8_text
@@ -46,6 +47,7 @@ ENV = {
     "encoders": "KEPP_APP_ENCODERS",  # one encoder spec per line
     "allow_roots": "KEPP_APP_ALLOW_ROOTS",  # one folder per line
     "llm_urls": "KEPP_APP_LLM_URLS",  # one LLM endpoint per line
+    "device": "KEPP_APP_DEVICE",  # cpu, cuda or cuda:N (kepp_core.devices)
 }
 PATH_KEYS = ("root", "features", "graph", "checkpoints", "predictions", "runs", "protocol")
 DATASET_FORMATS = tuple(sorted(LOADERS))  # the dataset formats a config may name
@@ -82,6 +84,9 @@ class AppConfig:
     # the only ones a page may ask, and the only ones the operator's key KEPP_LLM_API_KEY is sent to;
     # never set from the browser or a config file
     llm_urls: tuple[str, ...] = ()
+    # where the app's networks run (kepp app --device; kepp_core.devices): None is $KEPP_DEVICE, else the GPU
+    # where there is one. An encoder spec's own device= goes first for that encoder. Never set from the browser.
+    device: str | None = None
     config: str | None = None  # the TOML config file the server started with (its values come first)
     port: int = 8501
     address: str = "localhost"
@@ -137,6 +142,8 @@ class AppConfig:
             value = environ.get(var)
             if value and name in _LISTS:
                 values[name] = tuple(v.strip() for v in value.splitlines() if v.strip())
+            elif value and name == "device":
+                values[name] = check_device(value.strip(), var)
             elif value and name != "config":
                 values[name] = value == "1" if name == "presentation" else value
         if environ.get(ENV_URL, "").strip():  # the operator's own endpoint (its key's)
@@ -161,7 +168,7 @@ class AppConfig:
             elif value is True:
                 env[var] = "1"
             else:
-                env[var] = value if name == "dataset" else str(Path(value).resolve())
+                env[var] = value if name in ("dataset", "device") else str(Path(value).resolve())
         return env
 
 
@@ -201,7 +208,8 @@ class ConfigFile(Struct, forbid_unknown_fields=True):
 
     HINTS: ClassVar[dict[str, str]] = {
         **{key: "a file or folder path" for key in PATH_KEYS}, "dataset": f"one of {', '.join(DATASET_FORMATS)}",
-        "presentation": "true or false", "split_seed": f"a seed 0..{MAX_SEED}", "encoders": "a list of encoder specs"}
+        "presentation": "true or false", "split_seed": f"a seed 0..{MAX_SEED}", "encoders": "a list of encoder specs",
+        "device": "cpu, cuda or cuda:N"}
     dataset: Literal[DATASET_FORMATS] | UnsetType = UNSET
     root: ConfigPath | UnsetType = UNSET
     features: ConfigPath | UnsetType = UNSET
@@ -213,9 +221,11 @@ class ConfigFile(Struct, forbid_unknown_fields=True):
     presentation: bool | UnsetType = UNSET
     split_seed: Annotated[int, Meta(ge=0, le=MAX_SEED)] | UnsetType = UNSET
     encoders: Annotated[list[EncoderSpec], Meta(max_length=64)] | UnsetType = UNSET
+    device: Annotated[str, Meta(max_length=16)] | UnsetType = UNSET
 
 
-assert set(ConfigFile.__struct_fields__) == set(PATH_KEYS) | {"dataset", "presentation", "split_seed", "encoders"}
+assert set(ConfigFile.__struct_fields__) == set(PATH_KEYS) | {"dataset", "presentation", "split_seed", "encoders",
+                                                              "device"}
 
 
 def read_app_config(path: str | Path) -> dict:
@@ -256,6 +266,8 @@ def read_app_config(path: str | Path) -> dict:
             continue
         if key == "encoders":
             value = [resolve_encoder(v, path.parent) for v in value]
+        elif key == "device":
+            value = check_device(value, f"{path}: device")
         elif key in PATH_KEYS:
             value = str((path.parent / value) if not Path(value).is_absolute() else Path(value))
         out[key] = value

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from kepp_core import catalog
 from kepp_core.benchmark import BENCHMARK_DATASETS, DEFAULT_FAMILY, FAMILIES, family
-from kepp_core.commands._common import (add_command, add_dataset_args, check_outputs, dataset_from_args, emit_json,
-                                        print_table, set_threads, writes)
+from kepp_core.commands._common import (add_command, add_dataset_args, add_device_option, check_outputs,
+                                        dataset_from_args, emit_json, print_table, set_threads, writes)
 from kepp_core.errors import KeppError
 from kepp_core.io import whole_number
 
@@ -72,6 +72,7 @@ def register(sub) -> None:
     p.add_argument("--out", default=None, help="write the table rows as JSON")
     writes(p, "out", "records")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: $KEPP_THREADS or half the cores)")
+    add_device_option(p)
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
     p.add_argument("--metrics", nargs="+", choices=list(FAMILIES), default=[DEFAULT_FAMILY], metavar="CODE",
                    help=f"the evaluation codes whose metrics the table shows: {', '.join(FAMILIES)} "

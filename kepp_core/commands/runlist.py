@@ -94,9 +94,11 @@ def option_args(cfg: TrainConfig, preset_name: str, plan: bool) -> list[str]:
 
 
 def train_command(role: ModelRole, cfg: TrainConfig, preset_name: str, hdir: str | Path, data: Sequence[str],
-                  fraction: float = 1.0, threads: int | None = None, program: str = "kepp") -> RunCommand:
+                  fraction: float = 1.0, threads: int | None = None, program: str = "kepp", *,
+                  device: str | None = None) -> RunCommand:
     """The ``kepp train`` command that trains the model of ``role`` into ``HDIR/<its folder>``
-    as :func:`kepp_core.training.suite.train_role` would (``data``: the dataset arguments)."""
+    as :func:`kepp_core.training.suite.train_role` would (``data``: the dataset arguments; ``threads``
+    and ``device``: the run's, where given)."""
     if role.kind not in SUBCOMMAND:
         raise KeppError(f"unknown model kind {role.kind!r}")
     hdir = Path(hdir)
@@ -109,6 +111,8 @@ def train_command(role: ModelRole, cfg: TrainConfig, preset_name: str, hdir: str
         argv += ["--train-fraction", _value(float(fraction))]
     if threads is not None:
         argv += ["--threads", str(threads)]
+    if device is not None:
+        argv += ["--device", device]
     argv += ["--out", out, "--skip-finished", "--no-progress"]
     return RunCommand(2 if needs_step_model(role) else 1, argv, out)
 

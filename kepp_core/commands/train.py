@@ -6,7 +6,8 @@ import argparse
 from dataclasses import replace
 
 from kepp_core.catalog import ENDPOINTS, ENDPOINTS_PAIR, EXTRA_ROLES, LLM_CONDITIONS, METHODS, SUITE_ROLES, model_folder, models_dir
-from kepp_core.commands._common import add_command, add_dataset_args, dataset_from_args, emit_json, set_threads
+from kepp_core.commands._common import (add_command, add_dataset_args, add_device_option, dataset_from_args, emit_json,
+                                        set_threads)
 from kepp_core.errors import KeppError
 
 EXAMPLES_STEP = """  kepp train step --dataset demo -T 4 --out models/T4/step
@@ -134,6 +135,7 @@ def _common(p: argparse.ArgumentParser, out_help: str = "checkpoint folder") -> 
                         "val_fraction=0.2); repeatable")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: $KEPP_THREADS or half the cores)")
+    add_device_option(p)
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
 
 
@@ -388,6 +390,6 @@ def all_commands(args, cfg, members) -> str:
     data = data_args(args.dataset, args.root, args.features, args.split_seed, args.coin_actions)
     roles = [r for r in SUITE_ROLES + EXTRA_ROLES if model_folder(r) in members]
     cmds = [train_command(r, replace(cfg, horizon=h), name, models_dir(args.out, h), data,
-                          _fraction(args), args.threads)
+                          _fraction(args), args.threads, device=args.device)
             for h in args.horizons for r in roles]
     return format_commands(cmds, args.stage)

@@ -108,7 +108,7 @@ class ConditionLayout:
         for r in self.rows:
             if r.name not in conditions:
                 raise KeppError(f"missing condition row {r.name!r} for a {self.kind} model")
-            c = conditions[r.name].to(x.dtype)
+            c = conditions[r.name].to(x.device, x.dtype)
             sl = self.row_slice(r.name)
             if r.kind == "task":
                 if c.shape != (b, r.width):
@@ -122,8 +122,9 @@ class ConditionLayout:
         return x
 
     def with_actions(self, template: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
-        """The clean sample ``x_0``: ``template`` plus one-hot actions ``[B, T]`` on free entries."""
-        onehot = torch.nn.functional.one_hot(actions.long(), self.num_actions).to(template.dtype)
+        """The clean sample ``x_0``: ``template`` plus one-hot actions ``[B, T]`` on free entries (the
+        actions moved to the template's device)."""
+        onehot = torch.nn.functional.one_hot(actions.to(template.device).long(), self.num_actions).to(template.dtype)
         x = template.clone()
         free = self.free_mask()[:, self.action_start:].to(template.device)
         x[:, :, self.action_start:] = torch.where(free, onehot, x[:, :, self.action_start:])

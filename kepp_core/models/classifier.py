@@ -36,6 +36,7 @@ class TaskClassifier(nn.Module):
         self.obs_std.copy_(std.clamp_min(1e-3))
 
     def forward(self, obs_start: torch.Tensor, obs_goal: torch.Tensor) -> torch.Tensor:
-        s = (obs_start - self.obs_mean) / self.obs_std
-        g = (obs_goal - self.obs_mean) / self.obs_std
+        dev = self.obs_mean.device  # observations come from wherever the caller holds them
+        s = (obs_start.to(dev) - self.obs_mean) / self.obs_std
+        g = (obs_goal.to(dev) - self.obs_mean) / self.obs_std
         return self.net(torch.cat([s, g], dim=-1))

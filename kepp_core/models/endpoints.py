@@ -93,7 +93,8 @@ class EndpointModel(nn.Module):
         self.task_mask.copy_(torch.as_tensor(np.asarray(mask), dtype=torch.bool))
 
     def standardise(self, obs: torch.Tensor) -> torch.Tensor:
-        return (obs - self.obs_mean) / self.obs_std
+        """Observations on the model's device, standardised."""
+        return (obs.to(self.obs_mean.device) - self.obs_mean) / self.obs_std
 
     @torch.no_grad()
     def endpoint_log_probs(self, obs_start: torch.Tensor, obs_goal: torch.Tensor,

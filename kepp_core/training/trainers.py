@@ -260,7 +260,7 @@ def _fit_plan(model: ProjectedDiffusion, pdata: _PlanData, ds: Dataset, cfg: Tra
             return loss
         # the x_0 estimate's action block, scaled as the planner's confidences (action_scores), as emissions
         emissions = pred[:, :, model.layout.action_start:] * STRUCTURED_SCALE
-        return loss + cfg.structured_weight * chain(emissions, data.actions[idx].to(dev))
+        return loss + cfg.structured_weight * chain(emissions, data.actions[idx])  # checked on the CPU, then moved
 
     def validate(m: ProjectedDiffusion) -> dict:
         m.eval()

@@ -16,6 +16,7 @@ import torch
 from kepp_core.catalog import ENDPOINTS, STEP, MethodEntry, ModelRole, find_method, model_folder
 from kepp_core.data.feature_files import features_manifest
 from kepp_core.data.records import Dataset
+from kepp_core.devices import chosen
 from kepp_core.diffusion.sampling import predict_endpoints, sample_action_blocks, sample_actions, sample_plans
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.evaluation.options import EvalOptions
@@ -111,9 +112,10 @@ class EvalContext:
         return self.hdir / model_folder(role)
 
     def load(self, role: ModelRole) -> tuple[torch.nn.Module, ModelSpec]:
-        """Load the model of ``role``, checked against the dataset, horizon and setting."""
+        """Load the model of ``role`` on the command's device (:func:`kepp_core.devices.chosen`), checked
+        against the dataset, horizon and setting."""
         folder = self.folder(role)
-        model, cfg = load_checkpoint(folder, role.kind)
+        model, cfg = load_checkpoint(folder, role.kind, chosen())
         horizon = None if role.kind == "task-classifier" else self.horizon
         check_compatible(cfg, self.ds, horizon, self.test.obs_dim, where=str(folder), setting=self.options.setting)
         return model, ModelSpec.from_config(cfg, folder)
