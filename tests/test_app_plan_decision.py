@@ -54,9 +54,9 @@ def test_a_record_comes_into_view_only_when_it_arrived_or_the_page_is_presented(
 
 
 def test_an_upload_never_shows_a_record():
-    for state in (PlanState(rec="kepp-R2", from_dataset=False), PlanState(rec="kepp-R2", linkable=False)):
-        d = decide(state, MODELS, HELD)
-        assert d.record is None and d.tab is None
+    uploads = (PlanState(rec="kepp-R2", from_dataset=False), PlanState(rec="kepp-R2", linkable=False))
+    decisions = [decide(state, MODELS, HELD) for state in uploads]
+    assert [(d.record, d.tab) for d in decisions] == [(None, None)] * 2
 
 
 # --- decide: no record (the live branch and the asking exit) -------------------------------------------------------

@@ -73,12 +73,15 @@ def test_kepp_device_is_the_default_and_an_option_goes_before_it(gpus, monkeypat
 
 def test_cuda_without_cuda_is_one_line_naming_the_fix(gpus):
     gpus(0)
+    messages = []
     for words in ("cuda", "cuda:0", "cuda:3"):
         with pytest.raises(KeppError) as e:
             resolve_device(words, "--device")
-        message = str(e.value)
+        messages.append(str(e.value))
+    for words, message in zip(("cuda", "cuda:0", "cuda:3"), messages, strict=True):
         assert message.startswith(f"--device {words}: ") and message.endswith("run on the CPU with --device cpu")
         assert "\n" not in message
+    assert len(messages) == 3
 
 
 def test_a_gpu_beyond_those_there_are_is_refused_naming_them(gpus):

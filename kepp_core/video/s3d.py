@@ -414,7 +414,8 @@ class S3D:
     :meth:`load` (``kepp_core.api.s3d_model``)."""
 
     def __init__(self, video: VideoTower, text: TextTower, words: list[str], device: str = "cpu") -> None:
-        device = resolve_device(str(device), "the S3D network: device=")  # one line, naming the fix
+        if str(device).startswith("cuda"):  # a GPU there is not: one line naming the fix (torch's is an assertion)
+            device = resolve_device(str(device), "the S3D network: device=")
         self.video_tower, self.text_tower = video.eval(), text.eval()
         self.words = list(words)
         self.word_to_token = {w: i + 1 for i, w in enumerate(self.words)}  # a repeated word: its last index
