@@ -176,22 +176,27 @@ def test_a_checkpoint_from_before_the_two_architectures_loads_as_the_pair_model(
 
 def test_the_pair_variant_has_its_folder_its_rows_and_the_earlier_recipe():
     from kepp_core import catalog as c
+    from kepp_core.errors import KeppError
     from kepp_core.protocol import members_for
     from kepp_core.training.suite import role_config
 
     assert c.model_folder(c.ENDPOINTS_PAIR) == "endpoints-pair"
     assert c.parse_model_folder("endpoints-pair") == c.ENDPOINTS_PAIR
-    with pytest.raises(c.KeppError, match="only the endpoint model has variants"):
+    with pytest.raises(KeppError, match="only the endpoint model has variants"):
         c.model_folder(c.ModelRole("step", variant="pair"))
-    with pytest.raises(c.KeppError):
-        c.parse_model_folder("endpoints-bogus")
+    for name in ("endpoints-bogus", "endpoints-clips"):  # the default architecture is no variant: one folder, endpoints
+        with pytest.raises(KeppError, match="not a model folder name"):
+            c.parse_model_folder(name)
+    with pytest.raises(KeppError, match="only the endpoint model has variants"):
+        c.model_folder(c.ModelRole("endpoints", variant="clips"))
     pairs = {m.name: m for m in c.METHODS if c.ENDPOINTS_PAIR in m.roles}
     defaults = {m.name for m in c.METHODS if c.ENDPOINTS in m.roles}
     assert set(pairs) == {f"{n}-pair" for n in defaults}
     for name, m in pairs.items():
         twin = c.method(name[:-len("-pair")])
         assert m.roles == tuple(c.ENDPOINTS_PAIR if r == c.ENDPOINTS else r for r in twin.roles)
-        assert (m.base, m.joint, m.R, m.endpoints_from) == (twin.base, twin.joint, twin.R, twin.endpoints_from)
+        assert (m.base, m.kind, m.R, m.ends.kind) == (twin.base, twin.kind, twin.R, twin.ends.kind)
+        assert (m.ends.role, m.ends.words, twin.ends.words) == (c.ENDPOINTS_PAIR, "pair endpoint model", "endpoint model")
         assert not m.default and name not in c.DEMO_RECORDED
     assert members_for(["kepp-R1+jdec", "kepp-R1+jdec-pair"]) == ["step", "plan-graph-R1", "endpoints",
                                                                   "endpoints-pair"]

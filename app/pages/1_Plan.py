@@ -19,12 +19,11 @@ from components.charts import step_timeline, video_timeline
 from components.config import page_setup
 from components.plangraph import graph_paths
 from components.search import default_clips
-from components.urls import plan_model_id
 from components.text import dataset_caption, md, md_code, plan_text
 from components.uploads import store_example, store_upload
 from kepp_core import api
 from kepp_core import catalog
-from kepp_core.catalog import TEXT_PLANNER, method_label, models_dir, scorer_label
+from kepp_core.catalog import TEXT_PLANNER, method_label, models_dir, plan_model_id, scorer_label
 from kepp_core.errors import KeppError
 
 TEXT_VARIANT = "graph + text endpoints (S3D, no model)"  # the P²KG between the text tower's endpoints (model=graph-text)

@@ -23,7 +23,7 @@ def horizon_folder(horizon: int) -> str:
 def parse_horizon_folder(name: str) -> int | None:
     """The horizon a folder name says (``T4`` → 4), None for another name."""
     digits = str(name)[len(_HORIZON):]
-    return int(digits) if str(name).startswith(_HORIZON) and digits.isdigit() else None
+    return int(digits) if str(name).startswith(_HORIZON) and digits.isascii() and digits.isdigit() else None
 
 
 def models_dir(root: str | Path, horizon: int) -> Path:

@@ -30,6 +30,13 @@ OFFICIAL_ARCHITECTURE = "official"  # a checkpoint config's "architecture" namin
 # The endpoint model's architectures (kepp_core.models.endpoints.ARCHS; training option endpoint_arch): one
 # encoder per clip (the default), or one MLP over both clips (the earlier model).
 ENDPOINT_ARCHS = ("clips", "pair")
+# The endpoint model's variants: each a named preset of its training options, trained beside the default
+# into its own folder (``endpoints-<variant>``) so that a protocol compares the two on the same episodes;
+# the only variants a folder name may say. ``pair``: the earlier endpoint model exactly (one MLP over both
+# clips, the episodes only, no label smoothing, the task classifier's schedule).
+ENDPOINT_VARIANTS: dict[str, dict[str, object]] = {
+    "pair": {"endpoint_arch": "pair", "endpoint_windows": False, "endpoint_smoothing": 0.0, "endpoint_epochs": 0},
+}
 STRUCT_SUFFIX = "-struct"  # folder suffix of a planning model trained with the structured loss
 _PLAN = "plan-"
 _GRAPH_R = "graph-R"
@@ -39,7 +46,7 @@ _GRAPH_R = "graph-R"
 class ModelRole:
     """What a model is for, as its folder name says: kind, condition, (graph condition) ``R``,
     whether it was trained with the structured loss through the graph (``-struct``) and, for an
-    endpoint model, which of its :data:`ENDPOINT_ARCHS` variants it is (``endpoints-pair``; ``""``:
+    endpoint model, which of its :data:`ENDPOINT_VARIANTS` it is (``endpoints-pair``; ``""``:
     the default, as the training preset says)."""
 
     kind: str
@@ -63,9 +70,9 @@ def model_folder(role: ModelRole) -> str:
     >>> model_folder(ModelRole("plan", "graph", 1, structured=True))
     'plan-graph-R1-struct'
     """
-    if role.variant and (role.kind != "endpoints" or role.variant not in ENDPOINT_ARCHS):
+    if role.variant and (role.kind != "endpoints" or role.variant not in ENDPOINT_VARIANTS):
         raise KeppError(f"model variant {role.variant!r} of kind {role.kind!r}: only the endpoint model has variants "
-                        f"({', '.join(ENDPOINT_ARCHS)})")
+                        f"({', '.join(ENDPOINT_VARIANTS)})")
     if role.kind in _SINGLE:
         return role.kind + (f"-{role.variant}" if role.variant else "")
     if role.kind != "plan":
@@ -85,17 +92,18 @@ def parse_model_folder(name: str) -> ModelRole:
     if name in _SINGLE:
         return ModelRole(name)
     kind, _, variant = name.partition("-")
-    if kind == "endpoints" and variant in ENDPOINT_ARCHS:
+    if kind == "endpoints" and variant in ENDPOINT_VARIANTS:
         return ModelRole(kind, variant=variant)
     if name.startswith(_PLAN) and name.endswith(STRUCT_SUFFIX) and len(name) > len(_PLAN + STRUCT_SUFFIX):
         base = parse_model_folder(name[:-len(STRUCT_SUFFIX)])
         return ModelRole(base.kind, base.condition, base.R, True)
     rest = name[len(_PLAN):] if name.startswith(_PLAN) else None
-    if rest is not None and rest.startswith(_GRAPH_R) and rest[len(_GRAPH_R):].isdigit():
+    if rest is not None and rest.startswith(_GRAPH_R) and rest[len(_GRAPH_R):].isascii() and rest[len(_GRAPH_R):].isdigit():
         return ModelRole("plan", "graph", int(rest[len(_GRAPH_R):]))
     condition = {c.replace("+", "-"): c for c in PLAN_CONDITIONS if c != "graph"}.get(rest or "")
     if condition is None:
-        raise KeppError(f"{name!r} is not a model folder name ({', '.join(_SINGLE)}, plan-graph-R<R>, "
+        raise KeppError(f"{name!r} is not a model folder name ({', '.join(_SINGLE)}, "
+                        f"{', '.join(f'endpoints-{v}' for v in ENDPOINT_VARIANTS)}, plan-graph-R<R>, "
                         f"{', '.join(_PLAN + c.replace('+', '-') for c in PLAN_CONDITIONS if c != 'graph')})")
     return ModelRole("plan", condition)
 
