@@ -38,9 +38,10 @@ from kepp_core.errors import KeppError
 from kepp_core.graph.build import ProcedureGraph, load_graph
 from kepp_core.graph.decoding import JOINT_MODE, TOPK, DecodeChoice, decode_block, emission_log_probs, transition_log_probs
 from kepp_core.graph.retrieval import Recommendation, Retriever, aggregate, make_retriever, top_paths
-from kepp_core.models.checkpoint import load_checkpoint, trained_horizons
-from kepp_core.catalog import (ENDPOINT_MODEL, GRAPH_FILE, PREDICTED, STEP, TEXT, EndpointSource, ModelRole,
-                               endpoint_source, model_folder, models_dir, parse_horizon_folder, plan_role)
+from kepp_core.models.checkpoint import load_checkpoint
+from kepp_core.catalog import (DEFAULT_M, DEFAULT_SETTING, ENDPOINT_MODEL, GRAPH_FILE, PREDICTED, STEP, TEXT,
+                               EndpointSource, ModelRole, endpoint_source, model_folder, models_dir,
+                               parse_horizon_folder, plan_role)
 from kepp_core.models.spec import ModelSpec
 from kepp_core.video.encode import encode_video
 from kepp_core.video.encoders import encoder_dim
@@ -528,7 +529,7 @@ class TextGraphPlanner:
 
     sampler, sampler_steps, decoding, scorer = "none", 0, None, "p2kg"
 
-    def __init__(self, graph: ProcedureGraph, text, m: int = 3, setting: str = "conventional",
+    def __init__(self, graph: ProcedureGraph, text, m: int = DEFAULT_M, setting: str = DEFAULT_SETTING,
                  encoder: str | None = None) -> None:
         if text.num_actions != graph.num_actions or list(text.texts.names) != list(graph.actions):
             raise KeppError(f"the text tower grounds {text.num_actions} steps, the graph has {graph.num_actions} "
@@ -573,5 +574,4 @@ class TextGraphPlanner:
                           actions=list(self.graph.actions), raw_plan=plan, decoding=None, why=why)
 
 
-__all__ = ["BatchPlans", "DecodeChoice", "KEPPPlanner", "PlanResult", "PlannerDecoding", "TextGraphPlanner",
-           "describe_decoding", "trained_horizons"]
+__all__ = ["BatchPlans", "KEPPPlanner", "PlanResult", "PlannerDecoding", "TextGraphPlanner", "describe_decoding"]

@@ -28,9 +28,9 @@ def ecfg(**kw):
 
 @pytest.mark.parametrize("arch", ["clips", "pair"])
 def test_both_architectures_give_task_first_and_last_logits_and_distributions(arch):
-    from kepp_core.models.endpoints import build_endpoint_model, endpoint_model_from_config
+    from kepp_core.models.endpoints import endpoint_model_from_config
 
-    m = build_endpoint_model(arch, obs_dim=12, n_tasks=3, num_actions=7, hidden=16)
+    m = endpoint_model_from_config({"arch": arch, "obs_dim": 12, "n_tasks": 3, "num_actions": 7, "hidden": 16})
     s, g = torch.randn(5, 12), torch.randn(5, 12)
     task, first, last = m(s, g)
     assert task.shape == (5, 3) and first.shape == last.shape == (5, 7)
@@ -135,7 +135,7 @@ def test_training_is_deterministic_and_a_resumed_run_ends_with_the_same_weights(
 
 def test_the_windows_and_the_smoothing_change_the_model_and_each_head_is_calibrated(world, tmp_path):
     from kepp_core.data import load_dataset
-    from kepp_core.models.endpoint_probs import fit_temperature
+    from kepp_core.calibration import fit_temperature
     from kepp_core.models.checkpoint import load_checkpoint
     from kepp_core.training import train_endpoint_model
     from kepp_core.training.trainers import _parts

@@ -10,7 +10,7 @@ key         value (as the URL writes it)            left out of the URL
 T           the horizon, a whole number             the first trained horizon
 R           graph paths recommended, 1–5            2
 model       the planner's id (catalogue's           the first planning model of the horizon
-            ``planner_id``: a planning model's
+            ``live_planner``: a planning model's
             short id, ``graph-R1``, ``none``; or
             ``graph-text``: graph + text
             endpoints, no model)

@@ -14,7 +14,7 @@ import streamlit as st
 
 from components import backend, episodes, plans, scenes
 from components.charts import step_cards
-from components.colours import RIGHT, WRONG
+from components.colours import PATH_TINT, PLAN_TINT, RIGHT, TRUTH_TINT, WRONG
 from components.config import presenting
 from components.names import episode_label
 from components.recorded import distinct_paths
@@ -25,7 +25,6 @@ __all__ = ["ANCHOR", "bring_into_view", "columns", "paths_cards", "show_head", "
 ANCHOR = "kepp-result"  # the class of the element a new result scrolls to
 LIVE_ANCHOR = "kepp-live-result"  # the live re-plan's, below a record
 SCROLLED = "plan_scrolled"  # anchor -> the last view brought into view (a rerun of the same view does not scroll)
-PLAN_COLOUR, TRUTH_COLOUR, PATH_COLOUR = "#fff8e1", "#e8f5e9", "#ede7f6"
 
 
 def bring_into_view(view: object, anchor: str = ANCHOR, scroll: bool = True) -> bool:
@@ -68,7 +67,7 @@ def paths_cards(ds, paths: Sequence[Sequence[int]], scores: Sequence[float], kin
     """The graph paths a plan was given, each distinct path once (its ranks named together)."""
     for ranks, path, score in distinct_paths(paths, scores):
         name = f"{kind}{'s' if len(ranks) > 1 else ''} " + " = ".join(map(str, ranks))
-        step_cards(ds.labels(path), colour=PATH_COLOUR,
+        step_cards(ds.labels(path), colour=PATH_TINT,
                    title=name + (f" · p={score:.3f}" if score is not None else "")
                    + (" (the graph has no other path of this length)" if len(ranks) > 1 else ""))
 
@@ -82,9 +81,9 @@ def _verdict_html(verdict: str) -> str:
 def _plan_and_truth(ds, plan: Sequence[int], truth: Sequence[int] | None, title: str) -> None:
     """The plan's cards (✓/✗ against the truth) and the ground truth's."""
     right = None if truth is None else [a == b for a, b in zip(plan, truth)]
-    step_cards(ds.labels(plan), right, title=title, colour=PLAN_COLOUR)
+    step_cards(ds.labels(plan), right, title=title, colour=PLAN_TINT)
     if truth is not None:
-        step_cards(ds.labels(truth), title=f"ground truth · {sum(right)}/{len(truth)} steps right", colour=TRUTH_COLOUR)
+        step_cards(ds.labels(truth), title=f"ground truth · {sum(right)}/{len(truth)} steps right", colour=TRUTH_TINT)
 
 
 def show_record(ds, rec, video_path: str | None) -> None:

@@ -71,7 +71,7 @@ def asked(key: str) -> str | None:
 
 settings = st.expander("Settings", expanded=False) if cfg.presentation else st.container()
 controls = settings.columns([1, 1, 2, 2, 2])
-choices = sorted(set(range(3, 7)) | set(horizons))
+choices = sorted(set(catalog.TABLE_HORIZONS) | set(horizons))
 link.seed("plan_T", "T", choices)
 link.seed("plan_R", "R", range(1, 6))
 T = controls[0].selectbox("Horizon T", choices, key="plan_T", help="number of steps to plan",

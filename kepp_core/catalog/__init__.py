@@ -13,7 +13,9 @@
 - :mod:`~kepp_core.catalog.slices`: the named cuts of a method's episodes;
 - :mod:`~kepp_core.catalog.scorers`: the path scorers' readable names;
 - :mod:`~kepp_core.catalog.episodes`: the episode-id codec;
-- :mod:`~kepp_core.catalog.limits`: limits and fixed vocabularies of the option parsers.
+- :mod:`~kepp_core.catalog.limits`: limits and fixed vocabularies of the option parsers;
+- :mod:`~kepp_core.catalog.defaults`: the named defaults (observation setting, ``M``, the table's
+  horizons, the logit scale, the confidence level).
 
 Every public name is read from this package (``from kepp_core.catalog import NAME``); the modules are
 where each one is written. The app imports only this package of them (with ``kepp_core.api`` and
@@ -23,6 +25,7 @@ where each one is written. The app imports only this package of them (with ``kep
 (2, 'endpoints-pair', 'T3', 'SR')
 """
 
+from kepp_core.catalog.defaults import CONFIDENCE, DEFAULT_M, DEFAULT_SETTING, LOGIT_SCALE, SETTINGS, TABLE_HORIZONS
 from kepp_core.catalog.episodes import episode_id, parse_episode_id
 from kepp_core.catalog.files import (CONFIG_FILE, DECODING_FILE, DEMO_MODELS_DIR, GRAPH_FILE, LOG_FILE, MANIFEST_FILE,
                                      RECORDS_FILE, RESULTS_FILE, WEIGHTS_FILE, horizon_folder, models_dir,
@@ -71,4 +74,6 @@ __all__ = [
     "SLICE_BY", "SLICE_CUTS", "SLICE_ENDS_RIGHT", "SLICE_ENDS_WRONG", "SLICE_SUCCESS", "SliceCut",
     "EDGE_SCORERS", "SCORER_LABELS", "scorer_label", "episode_id", "parse_episode_id",
     "DEMO_HORIZONS", "MAX_HORIZON", "MAX_SEED", "MAX_TOP", "SAMPLERS",
+    # named defaults
+    "CONFIDENCE", "DEFAULT_M", "DEFAULT_SETTING", "LOGIT_SCALE", "SETTINGS", "TABLE_HORIZONS",
 ]

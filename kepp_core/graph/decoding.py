@@ -60,6 +60,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kepp_core.arrays import as_numpy, float_array
+from kepp_core.catalog import LOGIT_SCALE
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.graph.build import ProcedureGraph
 from kepp_core.graph.history import HistoryScorer
@@ -164,7 +165,7 @@ def transition_log_probs(graph: ProcedureGraph, floor: float | None = None) -> n
     return out
 
 
-def emission_log_probs(actions, kind: str = "logits", temperature: float = 0.1,
+def emission_log_probs(actions, kind: str = "logits", temperature: float = 1 / LOGIT_SCALE,
                        floor: float = 1e-6) -> np.ndarray:
     """Per-position log-probabilities ``[N, T, A]`` from a model's action block.
 

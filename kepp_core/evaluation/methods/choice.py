@@ -65,11 +65,13 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import Annotated, Literal
 
 import numpy as np
 
-from kepp_core.catalog import (CONFIG_FILE, DECODING_FILE, ENDPOINT_MODEL, PREDICTED, TEXT, TRUTH, MethodEntry,
-                               ModelRole, methods, model_folder, models_horizon, planner_method)
+from kepp_core.catalog import (CONFIG_FILE, DECODING_FILE, DEFAULT_M, DEFAULT_SETTING, ENDPOINT_MODEL, MAX_TOP,
+                               PREDICTED, TEXT, TRUTH, MethodEntry, ModelRole, methods, model_folder, models_horizon,
+                               planner_method)
 from kepp_core.data.records import Dataset, restrict_train
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.methods.base import EvalCache, EvalContext, MethodOutput, get_method
@@ -78,9 +80,10 @@ from kepp_core.evaluation.stats import paired_permutation_test
 from kepp_core.graph.build import build_graph
 from kepp_core.graph.decoding import (GRAPH_LAMBDA, GRAPH_MODE, JOINT_MODE, MARGINAL_MODES, TOPK, DecodeChoice,
                                       decode_block, transition_log_probs)
+from kepp_core.schema import Meta, NonNegative, Struct, convert
 from kepp_core.io import atomic_write_json, read_json
 from kepp_core.metrics import mean_accuracy, success_rate
-from kepp_core.models.checkpoint import read_config
+from kepp_core.models.folders import read_config
 from kepp_core.paths import cache_folder
 from kepp_core.planner import PlannerDecoding
 from kepp_core.training.data import episode_tensors
@@ -88,6 +91,7 @@ from kepp_core.video.s3d_spec import S3DSpec
 
 __all__ = ["CHOICE_FORMAT", "LAMBDAS", "cache_file", "choice_key", "choose", "clear_gain", "emission_block", "find_choice",
            "model_stamps", "one_se_gain", "planner_decoding", "planner_rows", "row_endpoint_probs", "row_modes", "row_stamps",
+           "valid_choice",
            "select_on_validation", "stored_choice", "validation_context"]
 
 LAMBDAS = (0.0, 0.1, 0.3, 1.0, 3.0, 10.0, GRAPH_LAMBDA)
@@ -175,13 +179,48 @@ def _read(path: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
+Mode = Literal[(*MARGINAL_MODES, JOINT_MODE, GRAPH_MODE)]
+Percent = Annotated[float, Meta(ge=0, le=100)]
+
+
+class _Choice(Struct):
+    mode: Mode
+    lam: NonNegative
+    k: Annotated[int, Meta(ge=1, le=MAX_TOP)]
+
+
+class _Scored(_Choice):
+    SR: Percent
+    mAcc: Percent
+
+
+class StoredChoice(Struct):
+    """What a stored choice holds that is used (the rest is for readers): the choice, its validation
+    SR and the grid it was picked from (an override of one part picks from the grid)."""
+
+    choice: _Choice
+    val_SR: Percent
+    grid: Annotated[list[_Scored], Meta(min_length=1, max_length=10_000)]
+
+
+def valid_choice(entry) -> bool:
+    """Whether a stored entry is a choice this code can use (:class:`StoredChoice`): a choices file is
+    a cache, never trusted; an entry with a NaN, negative, text or out-of-range value is made again."""
+    try:
+        convert(entry, StoredChoice, "stored choice")
+    except KeppError:
+        return False
+    return True
+
+
 def find_choice(hdir: Path, key: str, stamps: dict) -> tuple[dict, Path] | None:
     """The stored choice ``key`` made for these models (``stamps``) by this code's
     :data:`CHOICE_FORMAT`, and its file: the models folder's ``decoding.json`` first, then the
-    cache home's (:func:`cache_file`); None when neither holds one."""
+    cache home's (:func:`cache_file`); None when neither holds a valid one (:func:`valid_choice`)."""
     for path in (Path(hdir) / DECODING_FILE, cache_file(hdir)):
         entry = _read(path).get(key)
-        if entry and entry.get("models") == stamps and entry.get("format") == CHOICE_FORMAT:
+        if isinstance(entry, dict) and entry.get("models") == stamps and entry.get("format") == CHOICE_FORMAT \
+                and valid_choice(entry):
             return entry, path
     return None
 
@@ -258,7 +297,7 @@ def planner_rows(base: MethodEntry) -> tuple[MethodEntry, ...]:
 
 
 def planner_decoding(hdir: Path, role: ModelRole, dataset: Callable[[], Dataset | None] | None = None,
-                     setting: str = "conventional", m: int = 3, save: bool = False) -> PlannerDecoding | None:
+                     setting: str = DEFAULT_SETTING, m: int = DEFAULT_M, save: bool = False) -> PlannerDecoding | None:
     """The decoding the KEPP planner uses with the planning model ``role`` of ``hdir`` (``ROOT/T<h>``):
     the choice of the evaluation row it runs that model as (:func:`kepp_core.catalog.planner_method`,
     e.g. ``kepp-R1``) with graph decoding, ``+dec``; or, where ``hdir`` holds the model a joint row's
