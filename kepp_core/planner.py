@@ -439,15 +439,14 @@ class KEPPPlanner:
         return sorted(counts.items(), key=lambda kv: -kv[1])
 
     def plan(self, v_start, v_goal, horizon: int | None = None, R: int | None = None,
-             seed: int | None = None, *, T: int | None = None, decode: bool | None = None) -> PlanResult:
+             seed: int | None = None, *, decode: bool | None = None) -> PlanResult:
         """Plan ``horizon`` steps from one start observation to one goal observation.
 
         ``v_start``/``v_goal``: ``M·D`` values, ``[M, D]`` per-second features, or the path of
-        a video clip (encoded with ``self.encoder``). ``T`` is the older name of ``horizon``.
+        a video clip (encoded with ``self.encoder``).
         ``decode``: decode the plan with the graph under ``self.decoding`` (default: when it is
         set); the model's own argmax plan is kept in ``raw_plan`` either way.
         """
-        horizon = horizon if horizon is not None else T
         if horizon is not None and horizon != self.horizon:
             raise KeppError(f"these models were trained for horizon T={self.horizon}, not T={horizon}")
         decode = self.decoding is not None if decode is None else decode

@@ -41,7 +41,7 @@ def register(sub) -> None:
     add_dataset_args(p)
     p.add_argument("--models", required=True, help="models folder (MODELS/T<h>/step, plan-graph-R1, ...)")
     p.add_argument("-T", "--horizons", type=int, nargs="+", default=list(catalog.TABLE_HORIZONS))
-    p.add_argument("--settings", nargs="+", choices=["conventional", "pdpp"], default=["conventional"])
+    p.add_argument("--settings", nargs="+", choices=list(catalog.SETTINGS), default=[catalog.DEFAULT_SETTING])
     p.add_argument("--methods", nargs="+", default=list(defaults), help=f"subset of: {' '.join(defaults + others)} "
                                                                      f"(default: {' '.join(defaults)})")
     p.add_argument("--sampler", choices=["ddpm", "ddim"], default=None, help="override the models' sampler")
