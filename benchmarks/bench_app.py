@@ -442,12 +442,14 @@ def episode_links(files: list[str], horizons: list[int], n: int) -> tuple[list[s
     sys.path.insert(0, str(APP_DIR))  # the app's plain-Python components, imported as the app does
     from components.curation import choose_scenes
     from components.names import default_method
-    from components.urls import method_model, plan_query
+    from components.urls import plan_query
+    from kepp_core import catalog
 
     if not files or not horizons:
         return [], None
     preds = api.read_predictions(files)
-    kepp = sorted(m for m in preds["method"].unique() if method_model(m) is not None)
+    kepp = sorted(m for m in preds["method"].unique()
+                  if catalog.find_method(m) is not None and catalog.find_method(m).planner_role is not None)
     if not kepp:
         return [], None
     method = kepp[default_method(kepp)]

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from components import plangraph, zeroshot
+from components import colours, plangraph, zeroshot
 from components.plangraph import COLUMN_GAP, label_colour
 from kepp_core import api
 from kepp_core.data import Dataset, Step, Task, Video
@@ -197,7 +197,7 @@ def test_only_the_paths_carry_their_weight_each_step_pair_once(monkeypatch):
     assert labelled == [(0, 1, 0), (1, 2, 0), (2, 3, 0), (3, 4, 0), (1, 3, 1)]
     assert {e.kind for e in pg.edges} >= {"path", "context"}  # the graph's own arrows: hover only
     assert not [e for e in pg.edges if e.kind != "path" and e.labelled]
-    assert any("(hover for it)" in x.text for x in pg.legend if x.colour == plangraph.CONTEXT_EDGE)
+    assert any("(hover for it)" in x.text for x in pg.legend if x.colour == colours.EDGE)
     drawing = network.plan_drawing(g, pg)
     edges = _edge_data(_page(network, drawing, inline=True))
     shown = [(e["from"], e["to"], e["label"]) for e in edges if e["label"]]

@@ -93,12 +93,13 @@ def test_a_diffusion_model_samples_where_it_is_from_cpu_observations_and_conditi
 
 def test_classifiers_and_endpoint_models_take_observations_from_the_cpu():
     from kepp_core.models.classifier import TaskClassifier
-    from kepp_core.models.endpoints import build_endpoint_model
+    from kepp_core.models.endpoints import endpoint_model_from_config
 
     s, g = torch.zeros(3, 6), torch.ones(3, 6)
-    assert TaskClassifier(6, 2, hidden=8).to(ELSEWHERE)(s, g).device == ELSEWHERE
+    assert TaskClassifier(obs_dim=6, n_tasks=2, hidden=8).to(ELSEWHERE)(s, g).device == ELSEWHERE
     for arch in ("clips", "pair"):
-        model = build_endpoint_model(arch, 6, 2, 5, hidden=8).to(ELSEWHERE)
+        model = endpoint_model_from_config({"arch": arch, "obs_dim": 6, "n_tasks": 2, "num_actions": 5,
+                                            "hidden": 8}).to(ELSEWHERE)
         assert {t.device for t in model(s, g)} == {ELSEWHERE}
 
 

@@ -19,7 +19,7 @@ from components.config import start_config
 from components.text import md
 from kepp_core import api
 from kepp_core.api import AppConfig
-from kepp_core.catalog import RECORDS_FILE, models_dir, parse_plan_model_id, plan_model_id
+from kepp_core.catalog import DEFAULT_M, DEFAULT_SETTING, RECORDS_FILE, models_dir, parse_plan_model_id, plan_model_id
 from kepp_core.errors import KeppError
 
 # The Plan page's sampler choices: the models' own (as trained and evaluated) or a fast DDIM.
@@ -174,7 +174,7 @@ def _episode_map(key: tuple, horizon: int, setting: str, _ds) -> dict:
     return api.episode_map(_ds, horizon, setting)
 
 
-def episode_map(cfg: AppConfig, ds, horizon: int, setting: str = "conventional") -> dict:
+def episode_map(cfg: AppConfig, ds, horizon: int, setting: str = DEFAULT_SETTING) -> dict:
     """The 2-D map of the dataset's test episodes of ``horizon`` (:func:`kepp_core.api.episode_map`:
     remembered on disk per dataset and feature files; here also in memory per dataset)."""
     return _episode_map(cfg.dataset_key(), int(horizon), setting, ds)
@@ -270,7 +270,7 @@ def _text_planner(encoder: str, horizon: int, setting: str, m: int, dataset_key:
     return api.text_planner(encoder, _graph, _ds, horizon, m, setting, device=device)
 
 
-def text_planner(cfg: AppConfig, encoder: str, ds, horizon: int, setting: str = "conventional", m: int = 3):
+def text_planner(cfg: AppConfig, encoder: str, ds, horizon: int, setting: str = DEFAULT_SETTING, m: int = DEFAULT_M):
     """Graph + text endpoints (no trained model): the dataset's P²KG and the S3D text tower of
     ``encoder`` (an allowed ``s3d:`` spec), its temperature fitted on the dataset's training episodes
     where its features are that network's."""
@@ -284,7 +284,8 @@ def _grounding(encoder: str, steps: tuple[str, ...], dataset_key: tuple, horizon
     return api.text_grounding(encoder, list(steps), _ds, horizon, setting, m, device=device)
 
 
-def grounding(cfg: AppConfig, encoder: str, steps, ds, horizon: int, setting: str = "conventional", m: int = 3):
+def grounding(cfg: AppConfig, encoder: str, steps, ds, horizon: int, setting: str = DEFAULT_SETTING,
+              m: int = DEFAULT_M):
     """The S3D text tower of ``encoder`` grounding ``steps`` (the step timeline), once per choice."""
     return _grounding(encoder, tuple(steps), cfg.dataset_key(), int(horizon), setting, int(m), cfg.device, ds)
 

@@ -11,6 +11,7 @@ import streamlit as st
 from components.colours import RIGHT, WRONG
 from components.config import MIN_PRESENT_PX, font_scale
 from components.text import css_colour, html_text, plot_text
+from kepp_core.catalog import CONFIDENCE
 
 if TYPE_CHECKING:  # pandas loads lazily: the home page does not need it
     import pandas as pd
@@ -93,9 +94,6 @@ def _label_margins(labels: Sequence[str], tick_size: int) -> tuple[int, int]:
     return round(width + 44), round(width * 0.87 + 50)
 
 
-OUT_OF_TASK = WRONG
-
-
 def marked_labels(labels: Sequence[str], marked: set[str]) -> list[str]:
     """Tick labels for plotly (escaped: :func:`~components.text.plot_text`), the ``marked`` ones (actions
     outside the task's step list) in red with a ✱.
@@ -103,7 +101,7 @@ def marked_labels(labels: Sequence[str], marked: set[str]) -> list[str]:
     >>> marked_labels(["<b>", "stir"], {"stir"})
     ['&lt;b&gt;', '<span style="color:#c62828">stir ✱</span>']
     """
-    return [f'<span style="color:{OUT_OF_TASK}">{plot_text(x)} ✱</span>' if x in marked else plot_text(x)
+    return [f'<span style="color:{WRONG}">{plot_text(x)} ✱</span>' if x in marked else plot_text(x)
             for x in labels]
 
 
@@ -363,7 +361,7 @@ def training_curves(frames: dict, metric: str, x_axis: str, kept: dict, colours:
 
 
 # --- protocol results (kepp protocol) --------------------------------------------------------------------
-def interval_chart(df: pd.DataFrame, metric: str, confidence: float = 0.9):
+def interval_chart(df: pd.DataFrame, metric: str, confidence: float = CONFIDENCE):
     """Mean ± CI per method against ``T`` (a group of bars per horizon, error bars: the interval
     over seeds). ``df``: ``label``, ``T``, ``mean``, ``ci``, ``seeds`` (as ``api.interval_table``)."""
     import plotly.graph_objects as go
@@ -383,7 +381,7 @@ def interval_chart(df: pd.DataFrame, metric: str, confidence: float = 0.9):
     return fig
 
 
-def efficiency_chart(df: pd.DataFrame, metric: str, horizon: int, confidence: float = 0.9):
+def efficiency_chart(df: pd.DataFrame, metric: str, horizon: int, confidence: float = CONFIDENCE):
     """Data-efficiency curves: ``metric`` against the share of training videos, one line per
     method with error bars. ``df``: ``label``, ``percent``, ``mean``, ``ci`` (as ``api.efficiency_table``)."""
     import plotly.graph_objects as go

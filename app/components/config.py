@@ -20,17 +20,6 @@ __all__ = ["PAGES", "RECORDS_HOW", "AppConfig", "Page", "current_config", "font_
            "presenting", "set_config", "sidebar", "start_config", "top_bar"]
 
 STATE_KEY = "kepp_cfg"
-PATH_FIELDS = AppConfig.PATH_KEYS
-PATH_HELP = {
-    "root": "dataset folder or annotation file (empty: the demo world)",
-    "features": "folder of per-second .npy features (empty: the dataset's own)",
-    "graph": "P²KG JSON file (empty: built from the training plans)",
-    "checkpoints": "folder of trained models (empty: the shipped demo models)",
-    "predictions": "prediction records file or folder (empty: from the checkpoints folder)",
-    "runs": "folder of training runs with metrics JSONL logs (empty: from the checkpoints folder)",
-    "protocol": "a 'kepp protocol' output folder or a folder of them (empty: those under runs/)",
-}
-
 # Presentation mode: the root font size grows 1.4x, so every rem-sized thing does too (titles 44 -> 62 px,
 # key values 36 -> 50 px, text 16 -> 22 px, widgets); tables (drawn on a canvas) are zoomed; no Streamlit
 # menu, deploy button or debug details. The header (and with it the sidebar's expand control) stays:
@@ -119,7 +108,7 @@ def _apply_widget(name: str) -> None:
     """on_change callback: copy one sidebar widget into the stored config (a path only when it lies
     under a folder the person running the server allowed)."""
     value = st.session_state[f"cfg_{name}"]
-    if name in PATH_FIELDS:
+    if name in AppConfig.PATH_KEYS:
         value = value.strip() or None
         if value is not None:
             try:
@@ -141,7 +130,7 @@ def _load_config_file() -> None:
         values = read_app_config(path)
         values.pop("encoders", None)  # only the person starting the app chooses code to load
         values.pop("device", None)  # ... and where its networks run
-        for key in PATH_FIELDS:
+        for key in AppConfig.PATH_KEYS:
             if values.get(key):
                 check_allowed(values[key], start)
         cfg = AppConfig(presentation=current_config().presentation, encoders=current_config().encoders,
@@ -164,7 +153,7 @@ def _sync_widgets(cfg: AppConfig) -> None:
         if name == "encoders":
             continue
         key = f"cfg_{name}"
-        st.session_state[key] = (value or "") if name in PATH_FIELDS else value
+        st.session_state[key] = (value or "") if name in AppConfig.PATH_KEYS else value
 
 
 def _set_presentation(on: bool) -> None:
@@ -242,9 +231,9 @@ def _settings() -> None:
     """The settings panel's widgets: dataset format, paths, config file, reload."""
     st.selectbox("Dataset format", list(AppConfig.DATASET_FORMATS), key="cfg_dataset", on_change=_apply_widget,
                  args=("dataset",))
-    for name in PATH_FIELDS:
+    for name in AppConfig.PATH_KEYS:
         st.text_input(name.capitalize(), key=f"cfg_{name}", on_change=_apply_widget, args=(name,),
-                      help=PATH_HELP[name], placeholder="default")
+                      help=AppConfig.PATH_HELP[name], placeholder="default")
     st.text_input("Config file (TOML)", key="cfg_file", placeholder="app.toml")
     st.button("Load config file", on_click=_load_config_file, key="cfg_load")
     st.button("Reload data and models", on_click=_clear_caches, key="cfg_reload",

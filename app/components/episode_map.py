@@ -129,7 +129,7 @@ def map_section(link, prefix: str, cfg, ds, rows: pd.DataFrame, method: str, hor
     colour_by = st.radio("Colour by", list(COLOUR_BY), horizontal=True, key=f"{prefix}_map_colour",
                          format_func=COLOUR_BY.get)
     link.keep(colour=None if colour_by == "success" else colour_by)
-    setting = str(rows["setting"].dropna().mode().iloc[0]) if rows["setting"].notna().any() else "conventional"
+    setting = str(rows["setting"].dropna().mode().iloc[0]) if rows["setting"].notna().any() else catalog.DEFAULT_SETTING
     with backend.guarded(stop=False):
         coords = backend.episode_map(cfg, ds, horizon, setting)
         names = {t: ds.tasks[t].name for t in ds.tasks}

@@ -5,13 +5,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from components import backend
+from components import backend, urls
 from components.charts import step_cards
 from components.config import presenting
 from components.text import md, plan_text
 from components.names import episode_label
 from components.recorded import Record, distinct_paths
-from components.urls import plan_query as episode_query
 from kepp_core.catalog import method_label, pattern_label
 
 
@@ -28,7 +27,7 @@ def episode_names(ids, ds) -> dict[str, str]:
 
 def plan_query(row) -> dict[str, str]:
     """The Plan page's query for a predictions-table row (keeping presentation mode)."""
-    q = episode_query(dict(row))
+    q = urls.plan_query(dict(row))
     if presenting():
         q["present"] = "1"
     return q

@@ -15,20 +15,11 @@ from pathlib import Path
 import streamlit as st
 
 from components import plangraph
-from components.colours import RIGHT, WRONG
+from components.colours import EDGE, FOCUS, NODE, PATH_COLOURS
 from components.config import MIN_PRESENT_PX, presenting
 from components.layout import grid_by_position
 from components.text import page_text, script_json
 
-# Colours of the graph drawing.
-NODE = "#d9e3f0"
-NODE_START = RIGHT
-NODE_GOAL = WRONG
-NODE_FOCUS = "#f9a825"
-EDGE = "#9e9e9e"
-PATH_COLOURS = ["#1565c0", "#6a1b9a", "#00838f", "#ef6c00", "#5d4037"]
-PATH_COLOUR_NAMES = ["blue", "purple", "teal", "orange", "brown"]
-PLAN_COLOUR = "#f9a825"
 
 
 # --- graph drawing -------------------------------------------------------------------------------
@@ -537,7 +528,7 @@ def edges_drawing(graph, nodes: Iterable[int], edges: Iterable[tuple[int, int]],
     middle column, at most ``max_rows`` to a column (:func:`components.layout.grid_by_position`)."""
     d = GraphDrawing(title=title, settings=settings)
     for a in nodes:
-        colour = NODE_FOCUS if a in focus else NODE
+        colour = FOCUS if a in focus else NODE
         d.node(GraphNode(int(a), graph.actions[a], node_title(graph, a), colour, 22 if a in focus else 16, role="focus" if a in focus else ""))
     weights = [float(graph.probability(u, v) if scorer == "p2kg" else graph.frequency(u, v)) for u, v in edges]
     strongest = set(sorted(range(len(weights)), key=lambda k: -weights[k])[:LABELLED])
@@ -547,7 +538,7 @@ def edges_drawing(graph, nodes: Iterable[int], edges: Iterable[tuple[int, int]],
         d.edge(GraphEdge(int(u), int(v), label=f"{w:.2f}" if k in strongest else "", title=edge_title(graph, u, v),
                          width=1.0 + 6.0 * w, color=EDGE, kind="graph", weight=w))
     if focus:
-        d.legend.append(("node", NODE_FOCUS, "the chosen step", -1))
+        d.legend.append(("node", FOCUS, "the chosen step", -1))
     d.legend.append(("line", EDGE, f"arrow: a transition; width: its {WEIGHTS[scorer]}, written on the {LABELLED} "
                                    "strongest (hover any arrow for it and its count)", -1))
     positions = positions if positions is not None else [0.5] * len(graph.actions)

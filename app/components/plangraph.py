@@ -22,24 +22,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from components.colours import RIGHT
+from components.colours import (EDGE, FAINT_EDGE, FOCUS, GOAL_NODE, GROUP_COLOURS, PATH_NODE, PLAN, RIGHT,
+                               START_NODE, STEP_NODE)
 from kepp_core import api
 from kepp_core.errors import KeppError
 
-__all__ = ["GROUP_COLOURS", "LegendEntry", "PathGroup", "PlanEdge", "PlanGraph", "PlanNode", "edge_text", "graph_paths",
+__all__ = ["LegendEntry", "PathGroup", "PlanEdge", "PlanGraph", "PlanNode", "edge_text", "graph_paths",
            "label_colour", "label_edges", "node_text", "plan_graph"]
 
-# Colours: endpoints, steps, arrows, and one colour per distinct path (the truth is always green).
-START_COLOUR = "#1b5e20"
-GOAL_COLOUR = "#b71c1c"
-CENTRE_COLOUR = "#f9a825"
-STEP_COLOUR = "#e3eaf4"
-PATH_STEP_COLOUR = "#fff3c4"
-CONTEXT_EDGE = "#9e9e9e"
-OUTSIDE_EDGE = "#c7c7c7"
-TRUTH_COLOUR = RIGHT
-PLAN_COLOUR = "#ef6c00"
-GROUP_COLOURS = ["#1565c0", "#6a1b9a", "#00838f", "#ad1457", "#5d4037", "#283593"]
 COLUMN_GAP = 230  # px between plan positions (labels wrap at 160 px)
 ROW_GAP = 110  # px between rows of one column (a label wraps to three lines)
 
@@ -76,7 +66,7 @@ class PlanNode:
     x: int = 0
     y: int = 0
     title: str = ""
-    colour: str = STEP_COLOUR
+    colour: str = STEP_NODE
     font_colour: str = "#1a1a1a"
 
 
@@ -158,9 +148,9 @@ def _groups(named: Sequence[tuple[str, Sequence[int]]], truth: Sequence[int] | N
     for key in order:
         members = names[key]
         if "ground truth" in members:
-            colour = TRUTH_COLOUR
+            colour = RIGHT
         elif members[0] == "KEPP plan":
-            colour = PLAN_COLOUR
+            colour = PLAN
         else:
             colour, k = GROUP_COLOURS[k % len(GROUP_COLOURS)], k + 1
         out.append(PathGroup(key, tuple(members), colour))
@@ -255,11 +245,11 @@ def _nodes(graph, groups, endpoints, centre, context_cols, placed) -> list[PlanN
         nodes.append(PlanNode(a, graph.actions[a], role, col, row))
     for a, col in sorted(context_cols.items()):
         nodes.append(PlanNode(a, graph.actions[a], "context", col))
-    fills = {"start": START_COLOUR, "goal": GOAL_COLOUR, "path": PATH_STEP_COLOUR, "context": STEP_COLOUR}
+    fills = {"start": START_NODE, "goal": GOAL_NODE, "path": PATH_NODE, "context": STEP_NODE}
     for n in nodes:
         if centre is not None and n.id == centre and n.role in ("path", "context"):
             n.role = "centre"
-        n.colour = fills.get(n.role, CENTRE_COLOUR)
+        n.colour = fills.get(n.role, FOCUS)
         n.font_colour = label_colour(n.colour)
         n.title = node_text(graph, n.id)
     _position(nodes)
@@ -291,7 +281,7 @@ def _edges(graph, groups: list[PathGroup], drawn: set[int], near: set[tuple[int,
             text = edge_text(graph, u, v) + ("" if kind == "context" else
                                              f"\noutside the depth-{depth} neighbourhood of the centre")
             out.append(PlanEdge(u, int(v), kind, int(graph.counts.get(u, v)), p, float(graph.frequency(u, v)), text,
-                                CONTEXT_EDGE if kind == "context" else OUTSIDE_EDGE,
+                                EDGE if kind == "context" else FAINT_EDGE,
                                 1.0 + 5.0 * p if kind == "context" else 1.0, dashed=kind == "outside", curve=0.12))
     return out
 
@@ -319,19 +309,19 @@ def _legend(graph, groups: list[PathGroup], edges: list[PlanEdge], depth: int, c
     """One entry per distinct path (naming every path it stands for), the endpoints, and each
     arrow style present in the drawing, each saying exactly what it means."""
     weight = "P²KG probability" if scorer == "p2kg" else "frequency weight"
-    out = [LegendEntry("node", START_COLOUR, "â₁ (start)"), LegendEntry("node", GOAL_COLOUR, "â_T (goal)")]
+    out = [LegendEntry("node", START_NODE, "â₁ (start)"), LegendEntry("node", GOAL_NODE, "â_T (goal)")]
     if centre_label:
-        out.append(LegendEntry("node", CENTRE_COLOUR, f"centre of the neighbourhood: {centre_label}"))
+        out.append(LegendEntry("node", FOCUS, f"centre of the neighbourhood: {centre_label}"))
     for k, g in enumerate(groups):
         out.append(LegendEntry("line", g.colour, f"{g.label}: " + " → ".join(graph.actions[a] for a in g.actions), group=k))
     kinds = {e.kind for e in edges}
     if any(e.kind == "path" and e.dashed for e in edges):
         out.append(LegendEntry("dashed", "#555555", "dashed: a pair the graph never saw (count 0)"))
     if "context" in kinds:
-        out.append(LegendEntry("line", CONTEXT_EDGE, f"grey: a transition within {depth} step"
+        out.append(LegendEntry("line", EDGE, f"grey: a transition within {depth} step"
                                f"{'s' if depth > 1 else ''}; width: its {weight} (hover for it)"))
     if "outside" in kinds:
-        out.append(LegendEntry("dotted", OUTSIDE_EDGE, f"dotted: a transition beyond the depth limit ({depth})"))
+        out.append(LegendEntry("dotted", FAINT_EDGE, f"dotted: a transition beyond the depth limit ({depth})"))
     return out
 
 

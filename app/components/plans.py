@@ -10,16 +10,16 @@ import streamlit as st
 
 from components.charts import show_table, step_cards
 from components.text import md, plan_text
-from kepp_core.catalog import ENDPOINTS_WORDS, TEXT
+from kepp_core.catalog import TEXT, endpoint_source
 
 
 def endpoints_heading(source: str) -> str:
-    """The heading of a plan's endpoints, by whose they are (a catalogue constant, ``PlanResult.path_ends``).
+    """The heading of a plan's endpoints, by whose they are (an endpoint source's name, ``PlanResult.path_ends``).
 
     >>> endpoints_heading("predicted"), endpoints_heading("text")
     ('Step model', 'Text tower (S3D)')
     """
-    words = ENDPOINTS_WORDS[source]
+    words = endpoint_source(source).words
     return words[0].upper() + words[1:] + (" (S3D)" if source == TEXT else "")
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from components.url_schema import PLAN, Expected
 from kepp_core import catalog
 
-__all__ = ["Record", "Shown", "distinct_paths", "find", "live_method", "live_role", "record_keys", "shown", "whole_key"]
+__all__ = ["Record", "Shown", "distinct_paths", "find", "live_method", "record_keys", "shown", "whole_key"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -148,22 +148,6 @@ def whole_key(query: Mapping[str, str], name: str) -> int | None:
         return None if query.get(name) is None else PLAN[name].parse(str(query[name]))
     except Expected:
         return None
-
-
-def live_role(method: str | None) -> catalog.ModelRole | None:
-    """The planning model a live re-plan of ``method``'s record runs: the one the KEPP planner runs as
-    that row, or as the row a ``+dec`` / ``+jdec`` row decodes (None: a baseline; the page's chosen
-    model is used and named).
-
-    >>> [catalog.plan_model_id(live_role(m)) for m in ("kepp-R2", "kepp-R1+dec", "kepp-nograph+jdec")]
-    ['graph-R2', 'graph-R1', 'none']
-    >>> live_role("graph-pred") is None
-    True
-    """
-    entry = catalog.find_method(method) if method else None
-    if entry is not None and entry.base is not None:
-        entry = catalog.find_method(entry.base)
-    return entry.planner_role if entry is not None else None
 
 
 def live_method(planner, role: catalog.ModelRole) -> str | None:

@@ -13,7 +13,7 @@ import streamlit as st
 
 from components import backend, episodes, plans, scenes
 from components.charts import step_cards
-from components.colours import RIGHT, WRONG
+from components.colours import PATH_TINT, PLAN_TINT, RIGHT, TRUTH_TINT, WRONG
 from components.config import presenting
 from components.names import episode_label
 from components.plan_decision import SYMBOLS
@@ -25,7 +25,6 @@ __all__ = ["ANCHOR", "bring_into_view", "clip_words", "columns", "head_html", "p
 
 ANCHOR = "kepp-result"  # the class of the element a new result scrolls to
 SCROLLED = "plan_scrolled"  # anchor -> the last view brought into view (a rerun of the same view does not scroll)
-PLAN_COLOUR, TRUTH_COLOUR, PATH_COLOUR = "#fff8e1", "#e8f5e9", "#ede7f6"
 
 
 def bring_into_view(view: object, anchor: str = ANCHOR, scroll: bool = True) -> bool:
@@ -89,7 +88,7 @@ def paths_cards(ds, paths: Sequence[Sequence[int]], scores: Sequence[float], kin
     shown = distinct_paths(paths, scores)
     for ranks, path, score in shown:
         name = f"{kind}{'s' if len(ranks) > 1 else ''} " + " = ".join(map(str, ranks))
-        step_cards(ds.labels(path), colour=PATH_COLOUR,
+        step_cards(ds.labels(path), colour=PATH_TINT,
                    title=name + (f" · p={score:.3f}" if score is not None else "")
                    + (" (the graph has no other path of this length)" if len(ranks) > 1 else ""))
     if shown:
@@ -119,10 +118,10 @@ def _plan_and_truth(ds, plan: Sequence[int] | None, truth: Sequence[int] | None,
     """The plan's cards (✓/✗ against the truth; none when there is no plan) and the ground truth's."""
     right = None if truth is None or plan is None else [a == b for a, b in zip(plan, truth)]
     if plan is not None:
-        step_cards(ds.labels(plan), right, title=title, colour=PLAN_COLOUR)
+        step_cards(ds.labels(plan), right, title=title, colour=PLAN_TINT)
     if truth is not None:
         title = "ground truth" + ("" if right is None else f" · {sum(right)}/{len(truth)} steps right")
-        step_cards(ds.labels(truth), title=title, colour=TRUTH_COLOUR)
+        step_cards(ds.labels(truth), title=title, colour=TRUTH_TINT)
 
 
 def _endpoints(ds, heading: str, ends, scores, truth) -> None:

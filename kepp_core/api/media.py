@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kepp_core.catalog import DEFAULT_M, DEFAULT_SETTING
 from kepp_core.errors import KeppError
 from kepp_core.io import atomic_write_bytes
 from kepp_core.video import encode_video, thumbnail, video_info
@@ -82,8 +83,8 @@ def s3d_model(weights: str | Path, dictionary: str | Path | None = None, device:
     return S3D.load(weights, dictionary, device)
 
 
-def text_grounding(encoder: str, steps=None, dataset=None, horizon: int = 3, setting: str = "conventional",
-                   m: int = 3, *, device: str | None = None):
+def text_grounding(encoder: str, steps=None, dataset=None, horizon: int = 3, setting: str = DEFAULT_SETTING,
+                   m: int = DEFAULT_M, *, device: str | None = None):
     """Zero-shot step grounding with the S3D text tower of ``encoder`` (an ``s3d:PATH`` spec) for
     ``steps`` (names; default: ``dataset``'s actions): a
     :class:`~kepp_core.video.grounding.TextEndpoints` whose ``.timeline(features)`` gives each

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kepp_core.catalog import DEFAULT_M, DEFAULT_SETTING
 from kepp_core.data import Dataset, Video, load_features
 from kepp_core.data.episodes import clip_window, windows
 from kepp_core.paths import cache_folder
@@ -65,8 +66,8 @@ def load_planner(root: str | Path, horizon: int, role=None, *, scorer: str | Non
     return planner
 
 
-def text_planner(encoder: str, graph, dataset: Dataset | None = None, horizon: int = 3, m: int = 3,
-                 setting: str = "conventional", *, device: str | None = None):
+def text_planner(encoder: str, graph, dataset: Dataset | None = None, horizon: int = 3, m: int = DEFAULT_M,
+                 setting: str = DEFAULT_SETTING, *, device: str | None = None):
     """Graph + text endpoints with no trained model (:class:`~kepp_core.planner.TextGraphPlanner`):
     the graph's step names grounded by the S3D text tower of ``encoder`` (an ``s3d:PATH`` spec; its
     temperature fitted on ``dataset``'s training episodes of ``horizon`` steps where its features

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from kepp_core.commands._common import add_command, add_device_option, print_table, set_threads
 from kepp_core.errors import KeppError
-from kepp_core.catalog import DEMO_HORIZONS
+from kepp_core.catalog import DEMO_HORIZONS, SETTINGS
 from kepp_core.paths import APP_DIR, DEMO_ASSETS, DEMO_TABLE_SPEC
 
 
@@ -39,7 +39,7 @@ def register(sub) -> None:
     t.add_argument("--seeds", type=int, default=None, help="number of training seeds 0..N-1 (None: the spec's)")
     t.add_argument("--horizons", type=int, nargs="+", default=None, help="horizons (None: the spec's)")
     t.add_argument("--out", default=None, help="folder of models, records and the table (None: the spec's)")
-    t.add_argument("--setting", choices=["conventional", "pdpp"], default=None,
+    t.add_argument("--setting", choices=list(SETTINGS), default=None,
                    help="observation setting, train and test (None: the spec's)")
     t.add_argument("--retrain", action="store_true", help="train even where models exist")
     t.add_argument("--train-steps", type=int, default=None, help="override the preset's training steps")

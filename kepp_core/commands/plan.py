@@ -173,7 +173,7 @@ def _features(source: Path):
 
 def _print(out: dict, result) -> None:
     """The plan, its decoding, the endpoint probabilities, the graph paths and the per-step scores."""
-    from kepp_core.catalog import ENDPOINTS_WORDS
+    from kepp_core.catalog import endpoint_source
     from kepp_core.commands._common import print_table
 
     dec = out["decoding"]
@@ -189,7 +189,7 @@ def _print(out: dict, result) -> None:
     print(result.decoding_text + (f" Choice kept in {dec['source']}." if dec else ""))
     for name in ("first", "last"):
         top = ", ".join(f"{e['label']} {e['probability']:.3f}" for e in out["endpoint_top"].get(name, []))
-        print(f"{name} step ({ENDPOINTS_WORDS[result.decoded_ends_from]}): {top}")
+        print(f"{name} step ({endpoint_source(result.decoded_ends_from).words}): {top}")
     for k, p in enumerate(out["paths"], 1):
         print(f"graph path {k} (probability {p['probability']:.3f}): " + " → ".join(p["labels"]))
     print_table([{**r, "changed": "yes" if r["changed"] else ""} for r in result.why],

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from kepp_core.catalog import CONDITION_ROW_KINDS as ROW_KINDS, DIFFUSION_KINDS as KINDS, PLAN_CONDITIONS
+from kepp_core.catalog import CONDITION_ROW_KINDS, DIFFUSION_KINDS, PLAN_CONDITIONS
 from kepp_core.errors import KeppError
 
 
@@ -43,13 +43,13 @@ class ConditionLayout:
     rows: tuple[ConditionRow, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise KeppError(f"unknown layout kind {self.kind!r} (expected one of {', '.join(KINDS)})")
+        if self.kind not in DIFFUSION_KINDS:
+            raise KeppError(f"unknown layout kind {self.kind!r} (expected one of {', '.join(DIFFUSION_KINDS)})")
         if self.horizon < 2:
             raise KeppError(f"horizon T={self.horizon} is too short (expected T >= 2)")
         for r in self.rows:
-            if r.kind not in ROW_KINDS:
-                raise KeppError(f"unknown condition row kind {r.kind!r} (expected one of {', '.join(ROW_KINDS)})")
+            if r.kind not in CONDITION_ROW_KINDS:
+                raise KeppError(f"unknown condition row kind {r.kind!r} (expected one of {', '.join(CONDITION_ROW_KINDS)})")
 
     # --- geometry ------------------------------------------------------------------------
     @property

@@ -34,17 +34,16 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
-from kepp_core.catalog import LOG_FILE
+from kepp_core.catalog import CONFIG_FILE, LOG_FILE, WEIGHTS_FILE
 from kepp_core.devices import chosen, distributed_backend
 from kepp_core.errors import KeppError
 from kepp_core.io import (atomic_write_json, atomic_write_text, ensure_folder, fault_point, read_bytes, read_json,
                           remove_stale_temporaries, writer_lock)
 from kepp_core.schema import Meta, Struct, decode_json
-from kepp_core.models.checkpoint import (CONFIG, WEIGHTS, load_tensors, new_save_id, save_checkpoint,
-                                         save_tensors, tensors_id)
-from kepp_core.training.config import TrainConfig, lr_at
+from kepp_core.models.checkpoint import load_tensors, new_save_id, save_checkpoint, save_tensors, tensors_id
+from kepp_core.models.options import TrainConfig
+from kepp_core.training.config import lr_at
 
-LOG = LOG_FILE
 STATE = "state.safetensors"  # the state tensors of runs written before state files were named by step
 STATE_JSON = "state.json"
 STATE_GLOB = "state-*.safetensors"
@@ -255,7 +254,7 @@ def _start_state(out: Path | None, model: nn.Module, opt, cfg: TrainConfig, rt: 
             raise KeppError(f"{out}: nothing to resume (no {STATE_JSON}; start without resuming)")
         return _load_state(out, model, opt, cfg, rt, extra)
     if out is not None and rt.main:
-        for p in [out / LOG, out / STATE, out / STATE_JSON, *out.glob(STATE_GLOB)]:
+        for p in [out / LOG_FILE, out / STATE, out / STATE_JSON, *out.glob(STATE_GLOB)]:
             p.unlink(missing_ok=True)
     return 0, float("-inf"), 0, None
 
@@ -279,7 +278,7 @@ def _write_summary(out: Path, model: nn.Module, meta: dict, summary: dict, final
     """The last weights when nothing was validated, then the run summary into the config."""
     if not validated:
         save_checkpoint(out, model, {**meta, "train_step": final_step})
-    cfg_path = out / CONFIG
+    cfg_path = out / CONFIG_FILE
     if cfg_path.is_file():
         c = read_json(cfg_path, dict)
         c["training"] = summary
@@ -301,13 +300,13 @@ def _append_log(out: Path, rec: dict) -> None:
     out.mkdir(parents=True, exist_ok=True)
     line = json.dumps(rec) + "\n"
     try:
-        with open(out / LOG, "a", encoding="utf-8") as f:
+        with open(out / LOG_FILE, "a", encoding="utf-8") as f:
             # injected fault: a kill in the middle of the write leaves a torn last line
             fault_point("metrics-torn", lambda: (f.write(line[: len(line) // 2]), f.flush()))
             f.write(line)
             f.flush()
     except OSError as e:  # disk full, `ulimit -f`: name the log (a resumed run skips a torn last line)
-        raise KeppError(f"{out / LOG}: cannot write ({e.strerror or e})") from None
+        raise KeppError(f"{out / LOG_FILE}: cannot write ({e.strerror or e})") from None
     fault_point("metrics-line")
 
 
@@ -398,7 +397,7 @@ def _load_state(out: Path, model: nn.Module, opt: torch.optim.Optimizer, cfg: Tr
     if "rng.cuda" in tensors and rt.device.type == "cuda":
         torch.cuda.set_rng_state(tensors["rng.cuda"], rt.device)
     # Drop log lines written after the saved state (a killed run may have logged further).
-    log = out / LOG
+    log = out / LOG_FILE
     if log.is_file() and rt.main:
         keep = [ln for ln in _log_lines(log) if json.loads(ln).get("step", 0) <= st["step"]]
         atomic_write_text(log, "".join(ln + "\n" for ln in keep))
@@ -426,5 +425,5 @@ def _log_lines(log: Path) -> list[str]:
     return out
 
 
-__all__ = ["LOG", "WEIGHTS", "Runtime", "fit", "holds_output_lock", "output_lock", "runtime", "set_cpu_threads",
+__all__ = [ "Runtime", "fit", "holds_output_lock", "output_lock", "runtime", "set_cpu_threads",
            "weights_digest"]
