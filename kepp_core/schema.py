@@ -311,7 +311,9 @@ def check_pickle(data: bytes | IO[bytes], where: str, max_depth: int = 64, max_o
     after the pickle's ``STOP`` (in the file, for a file).
 
     >>> import pickle
-    >>> check_pickle(pickle.dumps({"a": [1, (2, 3)]}), "x.pkl")
+    >>> data = pickle.dumps({"a": [1, (2, 3)]})
+    >>> check_pickle(data, "x.pkl") == len(data)  # the offset just after its STOP
+    True
     >>> check_pickle(b"\\x80\\x02}" + b")" + b"\\x85" * 100 + b"K\\x01s.", "x.pkl")
     Traceback (most recent call last):
     ...
