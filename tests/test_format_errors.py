@@ -103,4 +103,4 @@ def test_a_cuda_device_on_a_machine_without_one_names_the_fix(device, tmp_path, 
     assert_one_line_error(r, f"device={device}", "without CUDA", "run on the CPU with --device cpu")
     r = run_kepp("features", "ground", video, "--encoder", f"s3d:{release},device={device}", "--steps", "crack egg",
                  env=ENV)
-    assert_one_line_error(r, f"device={device}", "use device=cpu")
+    assert_one_line_error(r, f"device={device}", "without CUDA", "run on the CPU with --device cpu")
