@@ -6,7 +6,8 @@ this folder is named below (``tests/test_docs.py`` holds the list to the folder)
   mode and the pages' table ``PAGES``), ``backend`` (cached access to ``kepp_core.api``), ``links``
   (a page's state in its URL), ``plan_state`` (the Plan page's URL keys, one table), ``paging``
   (paged tables that keep their place);
-- words, colours and figures: ``text`` (escapes for Markdown and scripts), ``names`` (readable names
+- words, colours and figures: ``text`` (escapes for Markdown and scripts), ``scripts`` (the app's own
+  JavaScript, files of ``app/static/``, and how values reach them), ``names`` (readable names
   and what a page shows first), ``colours`` (right and wrong), ``charts`` (figures, tables, step
   cards, the video timeline), ``heatmaps``, ``network``, ``plangraph`` and ``layout`` (graph drawings, the
   plan graph, where the Graph page's steps sit), ``why`` (why this plan);

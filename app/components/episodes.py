@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import pandas as pd
 import streamlit as st
 
@@ -75,17 +77,23 @@ def show_clips(ds, row) -> None:
 
 def endpoints_line(ds, endpoints, scores, truth) -> str:
     """The endpoints (â₁, â_T) a plan was made between, each marked right or wrong against the ground
-    truth (the true step named where it is wrong), with their scores: one line of Markdown, the same on
-    the Plan page and the records pages. ``—`` when the method planned without them."""
+    truth (the true step named where it is wrong), with their scores: one line of HTML (labels escaped;
+    step names and marks classed for presentation mode's sizes), the same on the Plan page and the records
+    pages. ``—`` when the method planned without them."""
     if endpoints is None:
         return "â₁, â_T: — (this method does not predict them)"
     scores = scores if scores is not None else (None, None)
+
+    def step(a: int) -> str:
+        return f'<b class="kepp-step">{html.escape(" ".join(str(ds.actions[a]).split()))}</b>'
+
     parts = []
     for name, a, k, s in zip(["â₁", "â_T"], endpoints, [0, -1], scores):
         ok = truth is None or a == truth[k]
-        mark = "" if truth is None else (" ✓" if ok else f" ✗ (truth: **{md(ds.actions[truth[k]])}**)")
-        parts.append(f"{name} **{md(ds.actions[a])}**{mark}" + (f" · {s:.2f}" if s is not None else ""))
-    return " · ".join(parts) if truth is None else "   ".join(parts)
+        mark = "" if truth is None else (' <span class="kepp-mark">✓</span>' if ok
+                                         else f' <span class="kepp-mark">✗</span> (truth: {step(truth[k])})')
+        parts.append(f"{name} {step(a)}{mark}" + (f" · {s:.2f}" if s is not None else ""))
+    return (" · " if truth is None else " &emsp; ").join(parts)
 
 
 def show_methods(ds, rows: list, titles: list[str]) -> None:
@@ -97,7 +105,8 @@ def show_methods(ds, rows: list, titles: list[str]) -> None:
         col.markdown(f"**{md(title)}** · {md(rec.verdict)}" if rec is not None
                      else f"**{md(title)}** · no prediction for this episode")
     for col, rec in zip(st.columns(n), recs):
-        col.markdown(endpoints_line(ds, rec.endpoints, rec.endpoint_scores, rec.truth) if rec is not None else "—")
+        col.markdown(endpoints_line(ds, rec.endpoints, rec.endpoint_scores, rec.truth) if rec is not None else "—",
+                     unsafe_allow_html=True)
     merged = [distinct_paths(rec.paths, rec.path_scores) if rec is not None else [] for rec in recs]
     for k in range(max(map(len, merged), default=0)):  # identical paths once, their ranks named together
         for col, paths in zip(st.columns(n), merged):

@@ -8,7 +8,7 @@ the same words as the records pages (:mod:`components.episodes`); each view name
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import streamlit as st
 
@@ -45,7 +45,7 @@ def bring_into_view(view: object, anchor: str = ANCHOR, scroll: bool = True) -> 
 
 def columns():
     """The result's two columns: the plan (left) and its graph (right, the wider)."""
-    return st.columns([5, 6] if presenting() else [9, 11], gap="medium")
+    return st.columns([1, 1] if presenting() else [9, 11], gap="medium")
 
 
 def show_head(ds, episode: str | None, video_path: str | None, start: float | None, goal: float | None,
@@ -53,7 +53,8 @@ def show_head(ds, episode: str | None, video_path: str | None, start: float | No
     """The slide's head: the frames at the start and the goal, then the episode in words (task, video,
     steps; ``what`` for an upload) over the view's name and verdict (``verdict``: HTML)."""
     names = episodes.task_names(ds)
-    *frames, words = st.columns([1, 1, 2.2], gap="small", vertical_alignment="center")
+    *frames, words = st.columns([0.85, 0.85, 2.5] if presenting() else [1, 1, 2.2], gap="small",
+                                vertical_alignment="center")
     if video_path and start is not None and goal is not None:
         for col, name, t in zip(frames, ("start", "goal"), (start, goal)):
             with col.container(key=f"kepp_slide_{name}"), backend.guarded(stop=False):
@@ -64,10 +65,19 @@ def show_head(ds, episode: str | None, video_path: str | None, start: float | No
                    unsafe_allow_html=True)
 
 
-def paths_cards(ds, paths: Sequence[Sequence[int]], scores: Sequence[float], kind: str = "graph path") -> None:
-    """The graph paths a plan was given, each distinct path once (its ranks named together)."""
+def paths_cards(ds, paths: Sequence[Sequence[int]], scores: Sequence[float], kind: str = "graph path",
+                shown: Mapping[tuple, str] | None = None) -> None:
+    """The graph paths a plan was given, each distinct path once (its ranks named together). In presentation
+    mode a path the slide shows already (``shown``: steps -> what it is, the plan or the ground truth) is one
+    line that says so, not its cards again: the slide keeps to one screen."""
     for ranks, path, score in distinct_paths(paths, scores):
         name = f"{kind}{'s' if len(ranks) > 1 else ''} " + " = ".join(map(str, ranks))
+        same = (shown or {}).get(tuple(path)) if presenting() else None
+        if same:
+            st.markdown(f'<div class="kepp-small kepp-same-path" style="color:#444">{html.escape(name)}'
+                        + (f" · p={score:.3f}" if score is not None else "") + f": the same steps as {html.escape(same)}</div>",
+                        unsafe_allow_html=True)
+            continue
         step_cards(ds.labels(path), colour=PATH_COLOUR,
                    title=name + (f" · p={score:.3f}" if score is not None else "")
                    + (" (the graph has no other path of this length)" if len(ranks) > 1 else ""))
@@ -79,12 +89,17 @@ def _verdict_html(verdict: str) -> str:
     return f'<span style="color:{colour};font-weight:600">{html.escape(verdict)}</span>'
 
 
-def _plan_and_truth(ds, plan: Sequence[int], truth: Sequence[int] | None, title: str) -> None:
-    """The plan's cards (✓/✗ against the truth) and the ground truth's."""
+def _plan_and_truth(ds, plan: Sequence[int], truth: Sequence[int] | None, title: str) -> dict[tuple, str]:
+    """The plan's cards (✓/✗ against the truth) and the ground truth's; what they show (steps -> the
+    plan, the ground truth), for the graph paths below them."""
     right = None if truth is None else [a == b for a, b in zip(plan, truth)]
     step_cards(ds.labels(plan), right, title=title, colour=PLAN_COLOUR)
-    if truth is not None:
+    if truth is not None and presenting() and tuple(plan) == tuple(truth):  # a slide: the same cards once
+        st.markdown(f'<div class="kepp-small kepp-same-path" style="color:#444">ground truth · {len(truth)}/{len(truth)} '
+                    "steps right: the same steps as the plan</div>", unsafe_allow_html=True)
+    elif truth is not None:
         step_cards(ds.labels(truth), title=f"ground truth · {sum(right)}/{len(truth)} steps right", colour=TRUTH_COLOUR)
+    return {**({} if truth is None else {tuple(truth): "the ground truth"}), tuple(plan): "the plan"}
 
 
 def show_record(ds, rec, video_path: str | None) -> None:
@@ -94,11 +109,15 @@ def show_record(ds, rec, video_path: str | None) -> None:
     show_head(ds, rec.episode, video_path, rec.start_time, None if rec.goal_time is None else max(0.0, rec.goal_time - 0.01),
               f'<span class="kepp-verdict" data-success="{str(rec.success).lower()}"><b>Recorded · '
               f'{html.escape(rec.label)}</b> · {_verdict_html(rec.verdict)}</span>')
-    st.markdown(episodes.endpoints_line(ds, rec.endpoints, rec.endpoint_scores, rec.truth))
-    _plan_and_truth(ds, rec.plan, rec.truth, "plan (recorded)")
-    paths_cards(ds, rec.paths, rec.path_scores)
-    st.caption(f"The prediction records' {md(rec.label)} on this episode" + (f" (seed {rec.seed})" if rec.seed is not None
-               else "") + f", {md(rec.source)}: the plan Failure cases and Results show.")
+    st.markdown(episodes.endpoints_line(ds, rec.endpoints, rec.endpoint_scores, rec.truth), unsafe_allow_html=True)
+    shown = _plan_and_truth(ds, rec.plan, rec.truth, "plan (recorded)")
+    paths_cards(ds, rec.paths, rec.path_scores, shown=shown)
+    seed = f"seed {rec.seed}" if rec.seed is not None else ""
+    if presenting():  # one line: the slide keeps to one screen
+        st.caption(f"From the prediction records ({md(rec.source)}{', ' + seed if seed else ''}).")
+    else:
+        st.caption(f"The prediction records' {md(rec.label)} on this episode" + (f" ({seed})" if seed else "")
+                   + f", {md(rec.source)}: the plan Failure cases and Results show.")
 
 
 def show_live(ds, result, truth: Sequence[int] | None, label: str, condition: str, R: int,
@@ -115,12 +134,14 @@ def show_live(ds, result, truth: Sequence[int] | None, label: str, condition: st
     else:
         st.markdown(verdict, unsafe_allow_html=True)
     whose, ends, scores = result.path_ends  # the step model's, or the text tower's with no trained model
-    st.markdown(f"{plans.endpoints_heading(whose)}: " + episodes.endpoints_line(ds, ends, scores, truth))
-    _plan_and_truth(ds, result.plan, truth, "plan (planned now)")
+    st.markdown(f"{html.escape(plans.endpoints_heading(whose))}: " + episodes.endpoints_line(ds, ends, scores, truth),
+                unsafe_allow_html=True)
+    shown = _plan_and_truth(ds, result.plan, truth, "plan (planned now)")
     if condition == "graph":
         if result.fallback:
             st.caption("No path of this length joins â₁ and â_T in the graph: the paths are KEPP's fallback "
                        "variations of the two endpoints.")
-        paths_cards(ds, result.paths[:R], result.path_scores[:R], "fallback path" if result.fallback else "graph path")
+        paths_cards(ds, result.paths[:R], result.path_scores[:R], "fallback path" if result.fallback else "graph path",
+                    shown=shown)
     else:
         st.caption("This planning model has no graph condition: no graph paths were recommended to it.")

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import streamlit as st
 
-from components import backend, plan_state
+from components import backend, plan_state, scripts
 from components.config import PAGES, presenting
 from components.curation import remembered_scenes
 from components.names import episode_label
-from components.text import md, script_json
+from components.text import md
 from kepp_core import api
 from kepp_core.catalog import method_label
 from kepp_core.errors import KeppError
@@ -106,9 +106,4 @@ def scene_list(scenes: list[dict], ds) -> None:
 
 def scroll_to(selector: str) -> None:
     """Scroll the page so that ``selector`` is at the top of the window (once, after this run)."""
-    st.html(f"""<script>(function () {{
-      const doc = (window.parent || window).document; let n = 0; /* {time.time()} */
-      const go = () => {{ const el = doc.querySelector({script_json(selector)});
-        if (el) {{ el.scrollIntoView({{block: "start"}}); if (++n < 6) setTimeout(go, 250); }}
-        else if (++n < 40) setTimeout(go, 100); }};
-      setTimeout(go, 50); }})();</script>""", unsafe_allow_javascript=True)
+    st.html(scripts.call("kepp-scroll.js", {"selector": selector, "nonce": time.time()}), unsafe_allow_javascript=True)

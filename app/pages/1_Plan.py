@@ -334,6 +334,7 @@ episode_id = None if shown_video is None else catalog.episode_id(shown_video.tas
                                                                     int(link.shown("ep") or 0), T)
 scrolled = result.bring_into_view((rec.episode, rec.method, rec.seed) if rec else ("live", inputs, saved["seconds"]))
 left, right = result.columns()
+own_steps = ds.task_actions(task) if task in ds.tasks else None  # the plan graph draws this task's neighbours
 with left:
     if rec is not None:
         result.show_record(ds, rec, video_path)
@@ -344,10 +345,10 @@ with left:
 with right, backend.guarded(stop=False):
     if rec is not None:
         network.plan_graph_panel(planner.graph, rec.endpoints or (rec.plan[0], rec.plan[-1]), rec.named_paths(),
-                                 rec.truth, key="plan", title=f"Recorded plan · {rec.label} (T={T})")
+                                 rec.truth, key="plan", title=f"Recorded plan · {rec.label} (T={T})", own=own_steps)
     else:
         network.plan_graph_panel(planner.graph, saved["result"].path_ends[1], graph_paths(saved["result"], condition, R),
-                                 saved["truth"], key="plan", title=f"Live plan · {live_label} (T={T})")
+                                 saved["truth"], key="plan", title=f"Live plan · {live_label} (T={T})", own=own_steps)
 
 if rec is not None and not live_shown:
     st.caption(f"**Re-plan live** runs {md(live_label)} on these clips now: a second view, below.")
@@ -365,7 +366,7 @@ if rec is not None:
         result.show_live(ds, live, truth, live_label, condition, R)
     with live_right, backend.guarded(stop=False):
         network.plan_graph_panel(planner.graph, live.path_ends[1], graph_paths(live, condition, R), truth,
-                                 key="plan_live", title=f"Live plan · {live_label} (T={T})")
+                                 key="plan_live", title=f"Live plan · {live_label} (T={T})", own=own_steps)
 used = s3d_choices[encoder_ids[enc_label]][1] if s3d is not None else f"encoder {enc['encoder'] or 'unknown'}"
 if not cfg.presentation and role is None:
     st.caption(f"Planned with {md(variant)}: the P²KG's top path (R={R} shown) between the steps the S3D text "

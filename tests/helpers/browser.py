@@ -166,22 +166,35 @@ SMALL_TEXT = """(px) => {
 }"""
 
 # A vis.js drawing as the reader sees it: every step's box and drawn label size (its font size times the
-# view's scale), every edge label vis.js draws (its box, its drawn size, the width its text measures in
-# its font, its arrow's midpoint), and the type size of the frame's own text (header and legend).
+# view's scale), every edge label the frame's script drew (its box, its drawn size, the width its text measures
+# in its font, the point of its arrow it sits beside), every drawn arrow's line (points along it, its half
+# width) and head (vis.js's own geometry: the triangle's corners), and the type size of the frame's own text
+# (header and legend). All in the drawing's canvas coordinates.
 READ_DRAWING = """() => {
   const ctx = document.createElement("canvas").getContext("2d"), scale = network.getScale();
-  const nodes = Object.keys(network.body.nodes).map(id => ({id: id, label: network.body.nodes[id].options.label,
+  const nodes = network.body.nodeIndices.map(id => ({id: id, label: network.body.nodes[id].options.label,
     px: network.body.nodes[id].options.font.size * scale, ...network.getBoundingBox(id)}));
-  const labels = Object.values(network.body.edges).filter(edge => edge.labelModule.elementOptions.label).map(edge => {
-    const s = edge.labelModule.size, font = edge.labelModule.fontOptions, text = edge.labelModule.elementOptions.label;
-    ctx.font = `${font.size}px ${font.face}`;
-    return {text: text, left: s.left, top: s.top, right: s.left + s.width, bottom: s.top + s.height,
-            px: font.size * scale, measured: ctx.measureText(text).width,
-            mid: edge.fromId === edge.toId ? null : edge.edgeType.getPoint(0.5)};
+  const labels = (window.keppLabels || []).map(b => {
+    ctx.font = `${b.size}px arial`;
+    return {text: b.text, edge: b.id, left: b.left, top: b.top, right: b.right, bottom: b.bottom, px: b.size * scale,
+            measured: ctx.measureText(b.text).width, anchor: b.anchor, leader: b.leader};
+  });
+  const draw = network.canvas.frame.canvas.getContext("2d");
+  const arrows = network.body.edgeIndices.map(id => {
+    const edge = network.body.edges[id], via = edge.edgeType.getViaNode(), values = edge.getFormattingValues();
+    const points = [];
+    for (let k = 0; k <= 100; k++) { const p = edge.edgeType.getPoint(k / 100, via); points.push([p.x, p.y]); }
+    let head = null;
+    if (values.toArrow) {
+      const a = edge.edgeType.getArrowData(draw, "to", via, false, false, values), c = Math.cos(a.angle), s = Math.sin(a.angle);
+      const L = a.length, bx = a.point.x - L * c, by = a.point.y - L * s;
+      head = [[a.point.x, a.point.y], [bx - 0.3 * L * s, by + 0.3 * L * c], [bx + 0.3 * L * s, by - 0.3 * L * c]];
+    }
+    return {id: id, points: points, half: values.width / 2, head: head};
   });
   const own = [...document.querySelectorAll('.kepp-head *, .kepp-legend-entry *')].filter(e => e.textContent.trim())
     .map(e => parseFloat(getComputedStyle(e).fontSize));
-  return {nodes: nodes, labels: labels, own_px: own, settled: !!window.keppPlaced && !!window.keppArranged,
+  return {nodes: nodes, labels: labels, arrows: arrows, own_px: own, settled: !!window.keppPlaced && !!window.keppArranged,
           canvas: [document.getElementById('mynetwork').clientWidth, document.getElementById('mynetwork').clientHeight]};
 }"""
 
@@ -203,21 +216,75 @@ def settled_drawing(frame, timeout: float = 30.0) -> dict:
         time.sleep(0.5)
 
 
+def _segment_box_distance(p: tuple, q: tuple, box: dict) -> float:
+    """The distance between the segment p-q and the box (0 when they meet)."""
+    def inside(x, y):
+        return box["left"] <= x <= box["right"] and box["top"] <= y <= box["bottom"]
+
+    if inside(*p) or inside(*q):
+        return 0.0
+    corners = [(box["left"], box["top"]), (box["right"], box["top"]), (box["right"], box["bottom"]), (box["left"], box["bottom"])]
+    sides = list(zip(corners, corners[1:] + corners[:1]))
+    if any(_crosses(p, q, a, b) for a, b in sides):
+        return 0.0
+    return min([_point_segment(c, p, q) for c in corners] + [_point_segment(x, a, b) for x in (p, q) for a, b in sides])
+
+
+def _point_segment(c: tuple, a: tuple, b: tuple) -> float:
+    dx, dy = b[0] - a[0], b[1] - a[1]
+    t = 0.0 if dx == dy == 0 else max(0.0, min(1.0, ((c[0] - a[0]) * dx + (c[1] - a[1]) * dy) / (dx * dx + dy * dy)))
+    return ((a[0] + t * dx - c[0]) ** 2 + (a[1] + t * dy - c[1]) ** 2) ** 0.5
+
+
+def _crosses(p, q, a, b) -> bool:
+    def side(o, x, y):
+        return (x[0] - o[0]) * (y[1] - o[1]) - (x[1] - o[1]) * (y[0] - o[0])
+
+    d1, d2, d3, d4 = side(a, b, p), side(a, b, q), side(p, q, a), side(p, q, b)
+    return (d1 > 0) != (d2 > 0) and (d3 > 0) != (d4 > 0)
+
+
+def _triangle_meets_box(tri: list, box: dict) -> bool:
+    """Whether a triangle (three corners) and a box share any point (separating axes)."""
+    corners = [(box["left"], box["top"]), (box["right"], box["top"]), (box["right"], box["bottom"]), (box["left"], box["bottom"])]
+    axes = [(1.0, 0.0), (0.0, 1.0)] + [(a[1] - b[1], b[0] - a[0]) for a, b in zip(tri, tri[1:] + tri[:1])]
+    for ax in axes:
+        t = [x * ax[0] + y * ax[1] for x, y in tri]
+        c = [x * ax[0] + y * ax[1] for x, y in corners]
+        if max(t) < min(c) or max(c) < min(t):
+            return False
+    return True
+
+
+def check_labels_off_arrows(net: dict, where: str) -> None:
+    """No edge label's box touches any arrow's line (its drawn width) or any arrow head, and each label lies
+    beside its own arrow: within 12 px of the point it names, or within 70 px with a leader line to it."""
+    for b in net["labels"]:
+        for a in net["arrows"]:
+            pts = a["points"]
+            near = min(_segment_box_distance(p, q, b) for p, q in zip(pts, pts[1:]))
+            assert near > a["half"], f"{where}: label {b['text']!r} lies on arrow {a['id']} ({near:.1f} px from its line)"
+            assert not (a["head"] and _triangle_meets_box(a["head"], b)), \
+                f"{where}: label {b['text']!r} touches arrow {a['id']}'s head"
+        x, y = b["anchor"]["x"], b["anchor"]["y"]
+        gap = max(b["left"] - x, x - b["right"], b["top"] - y, y - b["bottom"], 0.0)
+        assert gap <= (70 if b["leader"] else 12), f"{where}: label {b['text']!r} is {gap:.1f} px from its arrow"
+
+
 def check_drawing_labels(net: dict, where: str) -> None:
-    """No two steps' boxes overlap; no edge label's box overlaps another's or a step's; each label box is
-    its text's, at its arrow's middle."""
+    """No two steps' boxes overlap; no edge label's box overlaps another's, a step's, an arrow's line or an
+    arrow head; each label box is its text's (with its 2-px pad), beside its arrow."""
     import itertools
 
     for a, b in itertools.combinations(net["nodes"], 2):
         assert not overlap(a, b), f"{where}: steps {a['label']!r} and {b['label']!r} overlap"
     for b in net["labels"]:
-        assert abs((b["right"] - b["left"]) - b["measured"]) < 1.5, f"{where}: {b} is not its text's box"
-        if b["mid"]:
-            assert abs((b["left"] + b["right"]) / 2 - b["mid"]["x"]) < 1 and abs((b["top"] + b["bottom"]) / 2 - b["mid"]["y"]) < 1
+        assert abs((b["right"] - b["left"]) - b["measured"] - 4) < 1.5, f"{where}: {b} is not its text's box"
         hit = [n["label"] for n in net["nodes"] if overlap(b, n)]
         assert not hit, f"{where}: label {b['text']!r} covers step(s) {hit}"
     for a, b in itertools.combinations(net["labels"], 2):
         assert not overlap(a, b), f"{where}: labels {a['text']!r} and {b['text']!r} overlap"
+    check_labels_off_arrows(net, where)
 
 
 def check_drawing_type(net: dict, where: str, px: float = 18.0) -> None:
