@@ -15,7 +15,8 @@ this folder is named below (``tests/test_docs.py`` holds the list to the folder)
   ``plans`` (a plan, its endpoints, paths and samples), ``zeroshot`` (planning with the graph alone),
   ``urls`` (its query for an evaluated episode), ``recorded`` (a record first, a live re-plan second:
   the one decision), ``result`` (the input and the plan beside its graph, on one screen), ``scenes`` and
-  ``curation`` (demo scenes), ``playlists`` (adding to and playing a playlist);
+  ``curation`` (demo scenes), ``playlists`` (adding to and playing a playlist), ``presenter`` (the
+  presenter view of a playlist);
 - the records pages: ``episodes`` (one evaluated episode), ``slices`` (metrics by slice),
   ``episode_map`` (the map of the test episodes), ``protocol`` (``kepp protocol`` results).
 

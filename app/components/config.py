@@ -86,6 +86,9 @@ PAGES = {p.label: p for p in (
     # prepared (its Present link and the Plan page's playing bar lead on; the sidebar lists it too)
     Page("pages/7_Playlists.py", "Playlists", ":material/playlist_play:",
          "episodes curated for a talk, played in presentation mode", on_bar=False),
+    Page("pages/8_Presenter.py", "Presenter", ":material/speaker_notes:",
+         "the speaker's second tab: the slide, the next one, the note and the clock; it follows the slides",
+         on_bar=False),
 )}
 PRESENT_SEEN = "kepp_present_seen"  # the last ?present= value applied
 PANEL_OPEN = "kepp_panel_open"  # the sidebar's settings panel is open

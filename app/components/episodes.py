@@ -11,10 +11,10 @@ from components import backend
 from components.charts import step_cards
 from components.config import presenting
 from components.text import md, plan_text
-from components.names import episode_label
+from components.names import episode_label, method_name
 from components.recorded import Record, distinct_paths
 from components.urls import plan_query as episode_query
-from kepp_core.catalog import method_label, pattern_label
+from kepp_core.catalog import find_method, pattern_label
 
 
 def task_names(ds) -> dict[str, str]:
@@ -46,7 +46,7 @@ def episode_table(df: pd.DataFrame, ds, drop: tuple[str, ...] = ()) -> pd.DataFr
 def _table(df: pd.DataFrame, ds, names: dict) -> pd.DataFrame:
     return pd.DataFrame({
         "episode": [episode_label(e, names) for e in df["episode"]],
-        "T": df["horizon"], "method": [method_label(m) for m in df["method"]], "correct": df["success"],
+        "T": df["horizon"], "method": [method_name(m) for m in df["method"]], "correct": df["success"],
         "steps right": [sum(a == b for a, b in zip(p, g)) for p, g in zip(df["plan"], df["truth"])],
         "ground truth": [plan_text(ds.labels(g)) for g in df["truth"]],
         "plan": [plan_text(ds.labels(p)) for p in df["plan"]],
@@ -96,6 +96,21 @@ def endpoints_line(ds, endpoints, scores, truth) -> str:
     return (" · " if truth is None else " &emsp; ").join(parts)
 
 
+def without_paths(method: str) -> str:
+    """Why a method's record holds no graph paths, in words: it plans without the graph (a baseline, KEPP
+    without the graph condition), its plan is the graph's path itself, or its paths are not recorded.
+
+    >>> without_paths("random"), without_paths("graph-pred")
+    ('Random: plans without graph paths', "P²KG zero-shot, predicted endpoints: its plan is the graph's own path")
+    """
+    entry = find_method(method)
+    if entry is None or not entry.graph:
+        return f"{method_name(method)}: plans without graph paths"
+    if entry.plan_model is None:
+        return f"{method_name(method)}: its plan is the graph's own path"
+    return f"{method_name(method)}: its graph paths are not in the records"
+
+
 def show_methods(ds, rows: list, titles: list[str]) -> None:
     """Methods side by side on one episode with aligned rows: title, endpoints, each graph path
     (an empty cell where a method used fewer), plan."""
@@ -109,15 +124,17 @@ def show_methods(ds, rows: list, titles: list[str]) -> None:
                      unsafe_allow_html=True)
     merged = [distinct_paths(rec.paths, rec.path_scores) if rec is not None else [] for rec in recs]
     for k in range(max(map(len, merged), default=0)):  # identical paths once, their ranks named together
-        for col, paths in zip(st.columns(n), merged):
+        for col, paths, rec in zip(st.columns(n), merged, recs):
             with col:
                 if k < len(paths):
                     ranks, path, score = paths[k]
                     step_cards(ds.labels(path), colour="#ede7f6",
                                title=f"graph path{'s' if len(ranks) > 1 else ''} " + " = ".join(map(str, ranks))
                                + (f" · p={score:.3f}" if score is not None else ""))
-                else:
+                elif paths:
                     st.caption("(no other graph path)")
+                elif k == 0 and rec is not None:  # a baseline: what it is, not a missing path
+                    st.caption(md(without_paths(rec.method)))
     for col, row in zip(st.columns(n), rows):
         with col:
             if row is not None:
@@ -136,4 +153,4 @@ def show_episode(ds, rows: pd.DataFrame, methods: list[str]) -> None:
     for m in methods:
         sel = rows[rows["method"] == m]
         picked.append(next(sel.itertuples()) if len(sel) else None)
-    show_methods(ds, picked, [method_label(m) for m in methods])
+    show_methods(ds, picked, [method_name(m) for m in methods])

@@ -391,6 +391,16 @@ def readable_rows(height: int, screen: bool = True) -> int:
     return max(2, int(height // (1.25 * TYPE[present].min_row)))  # room for a label of three lines
 
 
+def readable_steps(height: int, width: int = 800) -> int | None:
+    """In presentation mode, how many steps a drawing's grid holds at the mode's type size in a frame about
+    ``width`` x ``height`` px (one column for the chosen step, the others full); None in the normal mode
+    (the drawing is made smaller to fit, its labels with it)."""
+    if not presenting():
+        return None
+    columns = max(2, int(width // TYPE[True].min_column))
+    return (columns - 1) * readable_rows(height) + 1
+
+
 def _grid(drawing: GraphDrawing, cells: dict, grid: tuple) -> GraphDrawing:
     """``drawing`` with its nodes placed in the grid ``cells`` ({node: (column, row)})."""
     for a, (c, r) in cells.items():
@@ -475,6 +485,19 @@ ENDPOINTS = "â₁ and â_T"
 PLAN_STEPS = {False: 18, True: 12}  # the plan graph's default step budget (presentation: fewer, larger)
 
 
+def plan_rows(horizon: int) -> int | None:
+    """In presentation mode, how many steps a column of the plan graph holds at the mode's type size: as many
+    as one screen's canvas reads, a step's name wrapped to two lines in a column of 110 px or more, to three
+    in a narrower one (a six-step plan's); None in the normal mode."""
+    if not presenting():
+        return None
+    lines = 2 if PLAN_WIDTH / max(horizon, 1) >= 110 else 3
+    return max(1, int(PLAN_CANVAS // (lines * STEP_PRESENT_PX * 1.2 + 26)))
+
+
+PLAN_WIDTH, PLAN_CANVAS = 540, 330  # px: the plan graph's canvas on a slide at 1280x720 (its frame, less header and legend)
+
+
 def plan_graph_panel(graph, endpoints: Sequence[int], named: Sequence[tuple[str, Sequence[int]]],
                      truth: Sequence[int] | None, key: str, title: str = "P²KG around the plan",
                      own: Collection[int] | None = None) -> object:
@@ -494,8 +517,9 @@ def plan_graph_panel(graph, endpoints: Sequence[int], named: Sequence[tuple[str,
     centre_name = st.session_state.get(f"{key}_centre", ENDPOINTS)
     centre = None if centre_name == ENDPOINTS or centre_name not in graph.actions else graph.action_index(centre_name)
     others = bool(st.session_state.get(f"{key}_others", False))  # its toggle is drawn below the drawing
-    pg = plangraph.plan_graph(graph, endpoints, named, truth, depth=depth, max_nodes=max_nodes, centre=centre,
-                              own=None if own is None or others else set(own))
+    rows = plan_rows(max([len(p) for _, p in named] + [len(truth or ()), 2]))  # presentation mode: what a screen reads
+    pg = plangraph.plan_graph(graph, endpoints, named, truth, depth=depth, centre=centre, max_nodes=max_nodes,
+                              own=None if own is None or others else set(own), max_rows=rows)
     options = [ENDPOINTS, *sorted({n.label for n in pg.nodes} | ({centre_name} - {ENDPOINTS}))]
     c3.selectbox("Centre on", options, key=f"{key}_centre",
                  help="draw the graph's neighbourhood around this step instead of the endpoints "
@@ -505,8 +529,9 @@ def plan_graph_panel(graph, endpoints: Sequence[int], named: Sequence[tuple[str,
         show_graph(drawing, height=SCREEN_FRAME[presenting()], download_name=f"{key}_graph.html",
                    key=f"{key}_graph_dl", click_key=f"{key}_clicked", screen=True, width=(450, 650))
         if pg.hidden:
-            st.caption(f"{pg.hidden} more neighbour{'s' if pg.hidden > 1 else ''} within depth {depth} "
-                       "left out: raise *Max steps* (below) to draw them.")
+            st.caption(f"{pg.hidden} more neighbour{'s' if pg.hidden > 1 else ''} within depth {depth} left out: "
+                       + ("one screen holds no more at a room's type size." if rows is not None
+                          else "raise *Max steps* (below) to draw them."))
     if own is not None and (others or pg.other_tasks):
         st.toggle("Other tasks' steps", key=f"{key}_others",
                   help="draw the graph's neighbours that belong to other tasks too"

@@ -19,6 +19,7 @@ exactly what each style means. Same input, same picture: nothing here is random.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
@@ -213,9 +214,10 @@ def _rank_context(graph, hood: dict[int, int], drawn: set[int], budget: int) -> 
     return kept, len(ranked) - len(kept)
 
 
-def _position(nodes: list[PlanNode]) -> None:
+def _position(nodes: list[PlanNode], below: bool = False) -> None:
     """Fixed pixel positions: x by column; in each column, path rows first (in group order), then
-    context steps alternately above and below them (by label)."""
+    context steps alternately above and below them (by label; ``below``: all below them, so that the
+    grid is no taller than its fullest column)."""
     by_col: dict[int, list[PlanNode]] = {}
     for n in nodes:
         by_col.setdefault(n.column, []).append(n)
@@ -224,9 +226,9 @@ def _position(nodes: list[PlanNode]) -> None:
         ctx = sorted((n for n in members if n.role == "context"), key=lambda n: (n.label, n.id))
         for i, n in enumerate(path):
             n.row = i
-        below = len(path)
+        first = len(path)
         for i, n in enumerate(ctx):
-            n.row = -(i // 2 + 1) if i % 2 == 0 else below + i // 2
+            n.row = first + i if below else -(i // 2 + 1) if i % 2 == 0 else first + i // 2
         for n in members:
             n.x, n.y = col * COLUMN_GAP, n.row * ROW_GAP
 
@@ -248,7 +250,7 @@ def node_text(graph, a: int) -> str:
             f"starts {int(graph.start_counts[a])} plans, ends {int(graph.end_counts[a])}")
 
 
-def _nodes(graph, groups, endpoints, centre, context_cols, placed) -> list[PlanNode]:
+def _nodes(graph, groups, endpoints, centre, context_cols, placed, below: bool = False) -> list[PlanNode]:
     """The drawn steps with their role, colour and readable label colour."""
     nodes = []
     for a, (col, row) in sorted(placed.items()):
@@ -263,7 +265,7 @@ def _nodes(graph, groups, endpoints, centre, context_cols, placed) -> list[PlanN
         n.colour = fills.get(n.role, CENTRE_COLOUR)
         n.font_colour = label_colour(n.colour)
         n.title = node_text(graph, n.id)
-    _position(nodes)
+    _position(nodes, below)
     return nodes
 
 
@@ -344,12 +346,13 @@ def _legend(graph, groups: list[PathGroup], nodes: list[PlanNode], edges: list[P
 def plan_graph(graph, endpoints: Sequence[int], named_paths: Sequence[tuple[str, Sequence[int]]] = (),
                truth: Sequence[int] | None = None, depth: int = 1, max_nodes: int = 24,
                min_probability: float = 0.0, centre: int | None = None, scorer: str = "p2kg",
-               own: Collection[int] | None = None) -> PlanGraph:
+               own: Collection[int] | None = None, max_rows: int | None = None) -> PlanGraph:
     """The plan graph of one query: ``named_paths`` in rank order (``("KEPP plan", plan)``,
     ``("graph path 1", p)``, …) with the ``truth`` first, identical ones merged; the graph's
     neighbourhood within ``depth`` of the endpoints (or of ``centre``) under a budget of
-    ``max_nodes`` steps (path steps always drawn), of the episode's task's steps only where ``own``
-    names them (its other steps counted in ``other_tasks``); the graph's arrows between drawn steps
+    ``max_nodes`` steps (path steps always drawn) and of ``max_rows`` steps to a column (what a screen
+    reads at a room's type size; the rest counted in ``hidden``), of the episode's task's steps only where
+    ``own`` names them (its other steps counted in ``other_tasks``); the graph's arrows between drawn steps
     beyond that depth; fixed positions and the legend.
 
     >>> from kepp_core.graph import ProcedureGraph
@@ -373,7 +376,16 @@ def plan_graph(graph, endpoints: Sequence[int], named_paths: Sequence[tuple[str,
     horizon = max((len(g.actions) for g in groups), default=2)
     # inside the plan's columns: a column more would narrow every label (a neighbour of â₁ sits beside it)
     context_cols = {a: min(max(c, 0), horizon - 1) for a, c in _place_context(graph, placed, kept).items()}
-    nodes = _nodes(graph, groups, (a1, at), centre, context_cols, placed)
+    if max_rows is not None:  # no column holds more steps than a screen reads (the nearest, strongest first)
+        used = Counter(c for c, _ in placed.values())
+        fits = {}
+        for a in kept:
+            if used[context_cols[a]] < max_rows:
+                fits[a] = context_cols[a]
+                used[context_cols[a]] += 1
+        hidden += len(context_cols) - len(fits)
+        context_cols = fits
+    nodes = _nodes(graph, groups, (a1, at), centre, context_cols, placed, below=max_rows is not None)
     drawn = {n.id for n in nodes}
     edges = _edges(graph, groups, drawn, near, depth, min_probability)
     label_edges(edges)

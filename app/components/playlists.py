@@ -13,17 +13,18 @@ from collections.abc import Iterable, Mapping
 
 import streamlit as st
 
-from components import backend, plan_state, scenes, scripts
+from components import backend, plan_state, recorded, scenes, scripts
 from components.config import PAGES, AppConfig, presenting, start_config
-from components.names import episode_label
+from components.names import episode_label, method_name
 from components.scripts import SLIDE_KEYS
 from components.text import md
+from components.links import page_url
 from components.urls import plan_query
 from kepp_core import catalog
 from kepp_core.errors import KeppError
 
-__all__ = ["CHANNEL", "DEFAULT", "add_control", "add_listed_control", "add_rows", "item_label", "item_of_row", "keys_script", "load",
-           "play_query", "playing_bar", "plan_control", "plan_item", "store"]
+__all__ = ["CHANNEL", "DEFAULT", "add_control", "add_listed_control", "add_rows", "item_label", "item_of_row", "item_record", "keys_script", "load",
+           "play_query", "playing_bar", "plan_control", "plan_item", "store", "verdict_text"]
 
 DEFAULT = "scenes"  # the built-in playlist: the curated scenes; no file can take its name
 LAST = "kepp_playlist_last"  # the playlist the last episode was added to (every page offers it first)
@@ -178,11 +179,33 @@ def load(cfg: AppConfig, ds, name: str) -> list[dict]:
     return [i.to_json() for i in store(cfg).read(name).items]
 
 
-def item_label(item: Mapping, ds) -> str:
-    """One line naming an item: its episode in words, the method (or planning model) and T."""
+def item_label(item: Mapping, ds, note: bool = True) -> str:
+    """One line naming an item: its episode in words, the method (or planning model) and T (and its note)."""
     label = episode_label(item["episode"], {t: ds.tasks[t].name for t in ds.tasks})
-    how = catalog.method_label(item["method"]) if item["method"] else f"model {item['query'].get('model', '—')}"
-    return f"{label} · {how} · T={item['T']}" + (f" · {item['note']}" if item.get("note") else "")
+    how = method_name(item["method"]) if item["method"] else f"model {item['query'].get('model', '—')}"
+    return f"{label} · {how} · T={item['T']}" + (f" · {item['note']}" if note and item.get("note") else "")
+
+
+def item_record(preds, item: Mapping):
+    """The record an item shows (its method's on its episode, of the seed its query names), or None (an
+    item planned live, or records that do not hold it): :class:`components.recorded.Record`."""
+    if preds is None or not item.get("method"):
+        return None
+    seed = str(item.get("query", {}).get("seed", ""))
+    return recorded.find(preds, item["episode"], item["method"], int(seed) if seed.lstrip("-").isdigit() else None)
+
+
+def verdict_text(item: Mapping, rec) -> str:
+    """An item's verdict and failure pattern in words (Markdown, coloured), as its slide says it: the record's,
+    or that it is planned live.
+
+    >>> verdict_text({"method": ""}, None)
+    'planned live on its slide (no record)'
+    """
+    if rec is None:
+        return "planned live on its slide (no record)" if not item.get("method") else "not in the prediction records"
+    colour = "green" if rec.success else "red"
+    return f":{colour}[{md(rec.verdict)}]"
 
 
 def play_query(name: str, k: int, item: Mapping) -> dict[str, str]:
@@ -252,4 +275,7 @@ def playing_bar(cfg: AppConfig, ds, link) -> None:
         st.markdown(f"**{k + 1} / {len(items)}** · {md(name)}", help=md(item_label(items[k], ds)))
         st.button("▶", key="playlist_next", help="next item (→, Space or PageDown)", disabled=k + 1 >= len(items),
                   type="tertiary", on_click=_go, args=(name, k + 1, items[k + 1]) if k + 1 < len(items) else None)
+        st.link_button("Notes", page_url({"playlist": name, "item": k + 1}, page="Presenter", present=False), type="tertiary",
+                       icon=PAGES["Presenter"].icon, help="the presenter view, in a new tab: this slide, the next, the "
+                                                         "speaker's note and the clock; the clicker moves both tabs")
     st.html(keys_script({"playlist": name, "item": k + 1, "count": len(items)}), unsafe_allow_javascript=True)

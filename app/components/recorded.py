@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from components.names import method_name
 from kepp_core import catalog
 
 __all__ = ["Record", "Shown", "distinct_paths", "find", "live_method", "live_role", "record_keys", "shown"]
@@ -74,7 +75,7 @@ class Record:
     @property
     def label(self) -> str:
         """The method's readable name (the catalogue's label)."""
-        return catalog.method_label(self.method)
+        return method_name(self.method)
 
     @property
     def verdict(self) -> str:

@@ -12,10 +12,9 @@ import streamlit as st
 from components import backend, plan_state, scripts
 from components.config import PAGES, presenting
 from components.curation import remembered_scenes
-from components.names import episode_label
+from components.names import episode_label, method_name
 from components.text import md
 from kepp_core import api
-from kepp_core.catalog import method_label
 from kepp_core.errors import KeppError
 
 # Material Symbols (shipped with Streamlit): they draw without an emoji font on the projector's machine
@@ -72,7 +71,7 @@ def default_query(scenes: list[dict]) -> dict[str, str] | None:
 def describe(scene: dict, ds) -> str:
     """One line about a scene: its task, video, steps, method and outcome."""
     label = episode_label(scene["episode"], {t: ds.tasks[t].name for t in ds.tasks})
-    return f"{label} · {method_label(scene['method'])} · {scene['description']}"
+    return f"{label} · {method_name(scene['method'])} · {scene['description']}"
 
 
 def _load(query: dict[str, str]) -> None:

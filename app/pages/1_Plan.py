@@ -24,7 +24,8 @@ from components.text import dataset_caption, md, md_code, plan_text
 from components.uploads import store_example, store_upload
 from kepp_core import api
 from kepp_core import catalog
-from kepp_core.catalog import TEXT_PLANNER, method_label, models_dir, scorer_label
+from components.names import method_name
+from kepp_core.catalog import TEXT_PLANNER, models_dir, scorer_label
 from kepp_core.errors import KeppError
 
 TEXT_VARIANT = "graph + text endpoints (S3D, no model)"  # the P²KG between the text tower's endpoints (model=graph-text)
@@ -269,7 +270,7 @@ rec = view.record
 link.keep(rec=rec.method if rec else None, seed=rec.seed if rec else None, live=True if rec and view.live else None)
 with backend.guarded(link=link):  # graph + text endpoints (no model): the catalogue's row of the same plans
     live_name = recorded.live_method(planner, role) if role is not None else TEXT_PLANNER
-live_label = method_label(live_name) if live_name else variant
+live_label = method_name(live_name) if live_name else variant
 
 
 def dataset_made_by(spec: str) -> bool:

@@ -287,18 +287,57 @@ def check_drawing_labels(net: dict, where: str) -> None:
     check_labels_off_arrows(net, where)
 
 
-def check_drawing_type(net: dict, where: str, px: float = 18.0) -> None:
-    """Every label of the drawing is drawn at least ``px`` CSS pixels: steps, edge labels, header, legend."""
-    small = [(n["label"], round(n["px"], 1)) for n in net["nodes"] if n["px"] < px - 1e-6]
+# Presentation mode's least sizes for a room (issue 41): every text, and step names with the ✓/✗ marks
+# that carry a verdict (CSS px at 1280x720).
+MIN_PX, STEP_PX = 20.0, 28.0
+
+
+def check_drawing_type(net: dict, where: str, px: float = MIN_PX, step_px: float | None = STEP_PX) -> None:
+    """Every label of the drawing is drawn at least ``px`` CSS pixels (steps, edge labels, header, legend),
+    its steps' names at least ``step_px``."""
+    small = [(n["label"], round(n["px"], 1)) for n in net["nodes"] if n["px"] < (step_px or px) - 1e-6]
     small += [(e["text"], round(e["px"], 1)) for e in net["labels"] if e["px"] < px - 1e-6]
     small += [("header or legend", s) for s in net["own_px"] if s < px - 1e-6]
-    assert not small, f"{where}: drawn smaller than {px} px: {small}"
+    assert not small, f"{where}: drawn smaller than {px} px (step names: {step_px} px): {small}"
 
 
-def check_page_type(page, where: str, px: float = 18.0) -> None:
+def check_page_type(page, where: str, px: float = MIN_PX) -> None:
     """Every text of the page (the collapsed sidebar aside) is at least ``px`` CSS pixels."""
     small = page.evaluate(SMALL_TEXT, px)
     assert not small, f"{where}: text smaller than {px} px: {small[:12]}"
+
+
+# What a room reads, beyond the page's own text: step names and verdict marks (the app's classes), the text
+# plotly draws in its SVG (ticks, colour bars, titles; its computed size is its drawn size), the type of the
+# tables' canvas (the data grid's font times the zoom it is drawn at), and download buttons on show.
+ROOM_TYPE = """() => {
+  const shown = e => { const r = e.getBoundingClientRect(), cs = getComputedStyle(e);
+                       return r.width && r.height && cs.visibility !== 'hidden' && cs.display !== 'none'; };
+  const size = e => parseFloat(getComputedStyle(e).fontSize);
+  const main = document.querySelector('[data-testid="stMain"]') || document.body;
+  const steps = [...main.querySelectorAll('.kepp-card-label, .kepp-step')].filter(shown).map(e => [size(e), e.textContent.trim()]);
+  const marks = [...main.querySelectorAll('*')].filter(e => shown(e) && [...e.childNodes].some(n => n.nodeType === 3 && /[✓✗]/.test(n.textContent)))
+    .map(e => [size(e), e.textContent.trim().slice(0, 30), e.className || e.tagName]);
+  const plotly = [...main.querySelectorAll('.js-plotly-plot text')].filter(t => t.textContent.trim() && shown(t))
+    .map(t => [size(t), t.textContent.trim().slice(0, 20), (t.closest('g[class]') || {getAttribute: () => ''}).getAttribute('class')]);
+  const grids = [...main.querySelectorAll('[data-testid="stDataFrame"] *')].filter(e => getComputedStyle(e).getPropertyValue('--gdg-base-font-style'))
+    .slice(0, 20).map(e => [parseFloat(getComputedStyle(e).getPropertyValue('--gdg-base-font-style').match(/([0-9.]+)px/)[1]) * (e.currentCSSZoom || 1)]);
+  const downloads = [...main.querySelectorAll('[data-testid="stDownloadButton"]')].filter(shown).length;
+  return {steps: steps, marks: marks, plotly: plotly, grids: grids, downloads: downloads};
+}"""
+
+
+def check_room_type(page, where: str, px: float = MIN_PX, step_px: float = STEP_PX) -> dict:
+    """Every text of the page at least ``px`` (:func:`check_page_type`), and so is plotly's and the tables'
+    drawn type; step names and ✓/✗ marks at least ``step_px``. Returns what was read."""
+    check_page_type(page, where, px)
+    got = page.evaluate(ROOM_TYPE)
+    small = [("step name", t, s) for s, t in got["steps"] if s < step_px - 1e-6]
+    small += [("verdict mark", t, s) for s, t, _ in got["marks"] if s < step_px - 1e-6]
+    small += [("plotly", t, s) for s, t, _ in got["plotly"] if s < px - 1e-6]
+    small += [("table", "", s[0]) for s in got["grids"] if s[0] < px - 1e-6]
+    assert not small, f"{where}: too small for a room: {small[:12]}"
+    return got
 
 
 def boxes_in_view(page, selectors: dict[str, str], timeout: float = 30.0) -> dict:
@@ -320,6 +359,23 @@ def boxes_in_view(page, selectors: dict[str, str], timeout: float = 30.0) -> dic
         if time.monotonic() > deadline:
             raise AssertionError(f"not all within the {size['width']}x{size['height']} window: {seen}")
         page.wait_for_timeout(200)
+
+
+# How much of its canvas a drawing covers: the steps' centres as shares of the canvas's width and height
+# (the smallest and the largest of each).
+SPREAD = """() => { const c = document.querySelector('#mynetwork canvas'), xs = [], ys = [];
+  Object.values(network.getPositions()).forEach(p => { const d = network.canvasToDOM(p);
+    xs.push(d.x / c.clientWidth); ys.push(d.y / c.clientHeight); });
+  return [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)]; }"""
+
+
+def fills_its_frame(frame, where: str) -> None:
+    """The drawing is spread over its canvas (fitted to the steps, not to a fixed box): all inside,
+    reaching about half of its width and of its height or more (two rows: their centres at a quarter and three quarters)."""
+    x0, x1, y0, y1 = frame.evaluate(SPREAD)
+    assert -0.01 <= x0 and x1 <= 1.01 and -0.01 <= y0 and y1 <= 1.01, (where, x0, x1, y0, y1)
+    assert x1 - x0 >= 0.49 and y1 - y0 >= 0.49, f"{where}: the steps cover {x1 - x0:.0%} x {y1 - y0:.0%} of the canvas"
+
 
 
 # --- the Plan page as a reader meets it ----------------------------------------------------------------------
