@@ -55,12 +55,12 @@ def test_config_file_loaded_from_the_sidebar_replaces_the_settings(monkeypatch, 
 
 def test_presentation_mode_switches_to_large_type_and_survives_page_changes(monkeypatch, app_env):
     at = open_page(monkeypatch, app_env)
-    assert not any("font-size: 140%" in t for t in texts(at.markdown))
+    assert not any("font-size: 143%" in t for t in texts(at.markdown))
     at.toggle(key="cfg_presentation").set_value(True).run()
-    assert any("font-size: 140%" in t for t in texts(at.markdown))
+    assert any("font-size: 143%" in t for t in texts(at.markdown))
     at.switch_page("pages/6_Training.py").run()
     assert at.toggle(key="cfg_presentation").value is True
-    assert any("font-size: 140%" in t for t in texts(at.markdown))
+    assert any("font-size: 143%" in t for t in texts(at.markdown))
 
 
 # --- Plan ---------------------------------------------------------------------------------------------

@@ -287,7 +287,7 @@ def check_drawing_labels(net: dict, where: str) -> None:
     check_labels_off_arrows(net, where)
 
 
-# Presentation mode's least sizes for a room (issue 41): every text, and step names with the ✓/✗ marks
+# Presentation mode's least sizes for a room (docs/app.md): every text, and step names with the ✓/✗ marks
 # that carry a verdict (CSS px at 1280x720).
 MIN_PX, STEP_PX = 20.0, 28.0
 
