@@ -333,7 +333,7 @@ def playlist_shot(page, url: str) -> None:
     """A playlist played in presentation mode: the built-in scenes, from the Playlists page's Present
     link, moved to the second item with the keyboard (→) as a presenter's clicker would."""
     page.goto(f"{url}/Playlists?present=1")
-    page.get_by_role("link", name="Present").first.click()
+    page.get_by_role("link", name="Present", exact=True).first.click()
     page.locator(".st-key-playlist_bar").wait_for(timeout=120_000)
     page.locator(".kepp-plan .kepp-card").first.wait_for(timeout=120_000)
     idle(page)

@@ -108,6 +108,7 @@ def test_a_failure_from_failure_cases_is_that_failure_on_its_slide(records_serve
     slide.wait_for_function("e => document.querySelector('.kepp-input')?.textContent.includes(e)",
                             arg=f"video {catalog.parse_episode_id(recs[2]['episode'])[1]} ", timeout=90_000)
     wait_plan(slide)
+    has_row(slide, [actions[a] for a in recs[2]["plan"]])  # the new slide's cards drawn (a busy machine draws late)
     shows_record(slide, recs[2], actions, task_names, "item 3 after →")
     result_on_one_screen(slide, "a slide change", INPUT)
     check_page_type(slide, "slide 3")

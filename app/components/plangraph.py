@@ -318,18 +318,19 @@ def label_edges(edges: Sequence[PlanEdge]) -> None:
 
 
 def _legend(graph, groups: list[PathGroup], nodes: list[PlanNode], edges: list[PlanEdge], depth: int,
-            scorer: str) -> list[LegendEntry]:
+            scorer: str, centre: int | None = None) -> list[LegendEntry]:
     """One entry per distinct path (naming every path it stands for), the endpoints and the centre as
     drawn (â₁ = â_T: one step is both, one entry), and each arrow style present in the drawing, each
-    saying exactly what it means: nothing the drawing does not show."""
+    saying exactly what it means: nothing the drawing does not show (the centre in the colour it is drawn in)."""
     weight = "P²KG probability" if scorer == "p2kg" else "frequency weight"
     roles = {n.role: n for n in nodes}
     goal_drawn = "goal" in roles
     out = [LegendEntry("node", START_COLOUR, "â₁ (start)" if goal_drawn else "â₁ = â_T (start and goal)")]
     if goal_drawn:
         out.append(LegendEntry("node", GOAL_COLOUR, "â_T (goal)"))
-    if "centre" in roles:
-        out.append(LegendEntry("node", CENTRE_COLOUR, f"centre of the neighbourhood: {roles['centre'].label}"))
+    middle = next((n for n in nodes if n.id == centre), None)
+    if middle is not None:  # in its own colour (an endpoint's, when the centre is one)
+        out.append(LegendEntry("node", middle.colour, f"centre of the neighbourhood: {middle.label}"))
     for k, g in enumerate(groups):
         out.append(LegendEntry("line", g.colour, f"{g.label}: " + " → ".join(graph.actions[a] for a in g.actions), group=k))
     kinds = {e.kind for e in edges}
@@ -389,7 +390,7 @@ def plan_graph(graph, endpoints: Sequence[int], named_paths: Sequence[tuple[str,
     drawn = {n.id for n in nodes}
     edges = _edges(graph, groups, drawn, near, depth, min_probability)
     label_edges(edges)
-    legend = _legend(graph, groups, nodes, edges, depth, scorer)
+    legend = _legend(graph, groups, nodes, edges, depth, scorer, centre)
     settings = {"P²KG around it: depth": depth, "max nodes": max_nodes, "minimum probability": min_probability,
                 "centre": "â₁ and â_T" if centre is None else graph.actions[int(centre)], "weights": scorer}
     return PlanGraph(nodes, edges, groups, legend, settings, hidden, len(others))
