@@ -25,6 +25,7 @@ Starts ``kepp app`` on the demo world (or the dataset/models given), then measur
     python benchmarks/bench_app.py --first-slide --repeats 5         # a playlist's first slide from a fresh browser
                                                                      # (a fresh server each time, its start work done)
     python benchmarks/bench_app.py --new-tabs --busy ...             # with one CPU-bound process beside the server
+    python benchmarks/bench_app.py --profile [--first-slide] ...     # where a new tab's (a first slide's) time goes
 
 Any dataset works: the task names, episodes, steps and scenes measured are read from the world and
 the records given; what a world lacks is skipped and said (no models: no planning measures; no
@@ -173,7 +174,8 @@ LIVE = ".kepp-verdict.kepp-live"  # the Plan page's live result (below a record,
 NEW_TABS = [("Home", "", "[data-testid='stMetric']"), ("Plan", "Plan", ".st-key-plan_go button"),
             ("Graph", "Graph", "iframe"), ("Heatmaps", "Heatmaps", ".js-plotly-plot .main-svg"),
             ("Failure cases", "Failure_cases", ".kepp-plan"), ("Results", "Results", ".kepp-plan"),
-            ("Training", "Training", ".js-plotly-plot .main-svg"), ("Playlists", "Playlists", "h1")]
+            ("Training", "Training", ".js-plotly-plot .main-svg"), ("Playlists", "Playlists", "h1"),
+            ("Presenter", "Presenter", ".kepp-note")]
 # Ready: the script has finished, the page's own content is there, every plotly chart and every vis.js
 # drawing is drawn (a frame that holds a network has its nodes), and no element still waits for its data.
 READY_JS = """(sel) => {
@@ -243,15 +245,19 @@ TIMELINE_JS = """() => {
 }"""
 
 
-def profile_new_tabs(browser, url: str, pid: int, repeats: int, pages=NEW_TABS) -> list[dict]:
+def profile_new_tabs(browser, url: str, pid: int, repeats: int, pages=NEW_TABS, fresh: bool = False) -> list[dict]:
     """Where a new tab's time goes, per page (medians of ``repeats`` loads after a warm-up): the HTML,
     Streamlit's scripts, the websocket opened, the first and last message of the script's run, ready;
-    the server's CPU seconds and the bytes its messages carry."""
+    the server's CPU seconds and the bytes its messages carry. ``fresh``: each load in a fresh browser
+    context (nothing cached: a fresh browser)."""
     ctx = browser.new_context(viewport=PRESENT)
     rows = []
     for label, path, selector in pages:
         got: dict[str, list[float]] = {}
         for k in range(repeats + 1):
+            if fresh:
+                ctx.close()
+                ctx = browser.new_context(viewport=PRESENT)
             tab = ctx.new_page()
             events: dict = {"frames": []}
             t0 = time.perf_counter()
@@ -682,7 +688,7 @@ def measure(args) -> int:
 
     if args.first_page_only:
         return measure_first_page(args)
-    if args.first_slide:
+    if args.first_slide and not args.profile:
         results: dict[str, list[float]] = {}
         measure_first_slide(args, results)
         report(results, {})
@@ -714,6 +720,11 @@ def measure(args) -> int:
             print(f"server answering after {t_health:.2f} s; home page shown {t_ready - t_health:.2f} s later")
             if args.slice_shots:
                 slice_shots(page, url)
+                return 0
+            if args.profile and args.first_slide:  # a playlist's first slide from a fresh browser, its server's start work done
+                settled(proc.pid)
+                profile_new_tabs(browser, url, proc.pid, args.repeats,
+                                 [("first slide", args.slide or FIRST_SLIDE, ".kepp-plan .kepp-card")], fresh=True)
                 return 0
             if args.profile:
                 profile_new_tabs(browser, url, proc.pid, args.repeats)
@@ -833,7 +844,8 @@ def report(results: dict[str, list[float]], per_page: dict[str, list[float]]) ->
         med, target = statistics.median(vals), targets.get(name, 1.0)  # every control change: < 1 s
         print(f"{name:<{width}} {med:8.2f} {max(vals):8.2f} {target:8.2f} {med / target:14.2f} {len(vals):4d}")
     for name in ("Plan (s)", "Plan, fast sampler (s)"):
-        print(f"{name[:-4]} presses (s): " + ", ".join(f"{v:.2f}" for v in results.get(name, [])))
+        if name in results:
+            print(f"{name[:-4]} presses (s): " + ", ".join(f"{v:.2f}" for v in results[name]))
     if "Plan, fast sampler (s)" in results:
         ratio = statistics.median(results["Plan (s)"]) / statistics.median(results["Plan, fast sampler (s)"])
         print(f"fast sampler: {ratio:.1f}x faster than the models' own (medians, same run)")
