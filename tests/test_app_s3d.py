@@ -77,7 +77,8 @@ def test_with_no_model_the_plan_page_plans_with_graph_and_text_endpoints(monkeyp
     assert _timeline_seconds(at)
     at.button(key="plan_go").click().run()
     no_problems(at)
-    assert any(m.startswith("Text tower (S3D): â₁ **") for m in texts(at.markdown))  # what predicted the endpoints
+    assert any(m.startswith('Text tower (S3D): â₁ <b class="kepp-step">') for m in texts(at.markdown))  # what predicted the endpoints
+    assert any(x.startswith("Planned with graph + text endpoints") for x in texts(at.caption))
     assert any('class="kepp-card"' in m for m in texts(at.markdown))
     # where the graph has no path between the text tower's two steps (this fixture's random network grounds
     # both clips in one step), the page says so instead of showing the graph's fallback as a plan

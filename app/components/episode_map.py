@@ -18,7 +18,7 @@ from components import backend, episodes
 from components.colours import RIGHT, WRONG
 from components.config import PAGES
 from components.charts import show_figure
-from components.names import episode_label
+from components.names import episode_label, method_name
 from components.text import md, plan_text, plot_text
 from kepp_core import catalog
 
@@ -138,13 +138,13 @@ def map_section(link, prefix: str, cfg, ds, rows: pd.DataFrame, method: str, hor
             st.info("None of these records' episodes is on the map (the map holds the dataset's test episodes "
                     "with features): check that the records belong to this dataset.")
             return
-        fig = map_figure(points, colour_by, f"T={horizon} test episodes · {catalog.method_label(method)}")
+        fig = map_figure(points, colour_by, f"T={horizon} test episodes · {method_name(method)}")
         show_figure(fig, f"kepp_episode_map_T{horizon}", key=f"{prefix}_map_fig", on_select=lambda: _clicked(prefix),
                     selection_mode="points", chart_key=f"{prefix}_map_chart")
         share = sum(coords["explained"]) * 100
         shown_text = f"{len(points):,} of {total:,} episodes (a fixed random sample)" if len(points) < total \
             else f"all {total:,} episodes"
         st.caption(f"Showing {shown_text}; the two axes explain {share:.0f}% of the windows' variance. "
-                   + (f"Colour: whether {md(catalog.method_label(method))}'s plan is right (over all seeds)"
+                   + (f"Colour: whether {md(method_name(method))}'s plan is right (over all seeds)"
                       if colour_by == "success" else "Colour: the task")
                    + ". Click a point to open its episode in Plan.")

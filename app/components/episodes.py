@@ -8,10 +8,10 @@ import streamlit as st
 from components import backend, urls
 from components.charts import step_cards
 from components.config import presenting
-from components.text import md, plan_text
-from components.names import episode_label
+from components.text import html_text, md, plan_text
+from components.names import episode_label, method_name
 from components.recorded import Record, distinct_paths
-from kepp_core.catalog import method_label, pattern_label
+from kepp_core.catalog import find_method, pattern_label
 
 
 def task_names(ds) -> dict[str, str]:
@@ -43,7 +43,7 @@ def episode_table(df: pd.DataFrame, ds, drop: tuple[str, ...] = ()) -> pd.DataFr
 def _table(df: pd.DataFrame, ds, names: dict) -> pd.DataFrame:
     return pd.DataFrame({
         "episode": [episode_label(e, names) for e in df["episode"]],
-        "T": df["horizon"], "method": [method_label(m) for m in df["method"]], "correct": df["success"],
+        "T": df["horizon"], "method": [method_name(m) for m in df["method"]], "correct": df["success"],
         "steps right": [sum(a == b for a, b in zip(p, g)) for p, g in zip(df["plan"], df["truth"])],
         "ground truth": [plan_text(ds.labels(g)) for g in df["truth"]],
         "plan": [plan_text(ds.labels(p)) for p in df["plan"]],
@@ -74,17 +74,38 @@ def show_clips(ds, row) -> None:
 
 def endpoints_line(ds, endpoints, scores, truth) -> str:
     """The endpoints (â₁, â_T) a plan was made between, each marked right or wrong against the ground
-    truth (the true step named where it is wrong), with their scores: one line of Markdown, the same on
-    the Plan page and the records pages. ``—`` when the method planned without them."""
+    truth (the true step named where it is wrong), with their scores: one line of HTML (labels escaped;
+    step names and marks classed for presentation mode's sizes), the same on the Plan page and the records
+    pages. ``—`` when the method planned without them."""
     if endpoints is None:
         return "â₁, â_T: — (this method does not predict them)"
     scores = scores if scores is not None else (None, None)
+
+    def step(a: int) -> str:
+        return f'<b class="kepp-step">{html_text(ds.actions[a])}</b>'
+
     parts = []
     for name, a, k, s in zip(["â₁", "â_T"], endpoints, [0, -1], scores):
         ok = truth is None or a == truth[k]
-        mark = "" if truth is None else (" ✓" if ok else f" ✗ (truth: **{md(ds.actions[truth[k]])}**)")
-        parts.append(f"{name} **{md(ds.actions[a])}**{mark}" + (f" · {s:.2f}" if s is not None else ""))
-    return " · ".join(parts) if truth is None else "   ".join(parts)
+        mark = "" if truth is None else (' <span class="kepp-mark">✓</span>' if ok
+                                         else f' <span class="kepp-mark">✗</span> (truth: {step(truth[k])})')
+        parts.append(f"{name} {step(a)}{mark}" + (f" · {s:.2f}" if s is not None else ""))
+    return (" · " if truth is None else " &emsp; ").join(parts)
+
+
+def without_paths(method: str) -> str:
+    """Why a method's record holds no graph paths, in words: it plans without the graph (a baseline, KEPP
+    without the graph condition), its plan is the graph's path itself, or its paths are not recorded.
+
+    >>> without_paths("random"), without_paths("graph-pred")
+    ('Random: plans without graph paths', "P²KG zero-shot, predicted endpoints: its plan is the graph's own path")
+    """
+    entry = find_method(method)
+    if entry is None or not entry.graph:
+        return f"{method_name(method)}: plans without graph paths"
+    if entry.plan_model is None:
+        return f"{method_name(method)}: its plan is the graph's own path"
+    return f"{method_name(method)}: its graph paths are not in the records"
 
 
 def show_methods(ds, rows: list, titles: list[str]) -> None:
@@ -96,18 +117,21 @@ def show_methods(ds, rows: list, titles: list[str]) -> None:
         col.markdown(f"**{md(title)}** · {md(rec.verdict)}" if rec is not None
                      else f"**{md(title)}** · no prediction for this episode")
     for col, rec in zip(st.columns(n), recs):
-        col.markdown(endpoints_line(ds, rec.endpoints, rec.endpoint_scores, rec.truth) if rec is not None else "—")
+        col.markdown(endpoints_line(ds, rec.endpoints, rec.endpoint_scores, rec.truth) if rec is not None else "—",
+                     unsafe_allow_html=True)
     merged = [distinct_paths(rec.paths, rec.path_scores) if rec is not None else [] for rec in recs]
     for k in range(max(map(len, merged), default=0)):  # identical paths once, their ranks named together
-        for col, paths in zip(st.columns(n), merged):
+        for col, paths, rec in zip(st.columns(n), merged, recs):
             with col:
                 if k < len(paths):
                     ranks, path, score = paths[k]
                     step_cards(ds.labels(path), colour="#ede7f6",
                                title=f"graph path{'s' if len(ranks) > 1 else ''} " + " = ".join(map(str, ranks))
                                + (f" · p={score:.3f}" if score is not None else ""))
-                else:
+                elif paths:
                     st.caption("(no other graph path)")
+                elif k == 0 and rec is not None:  # a baseline: what it is, not a missing path
+                    st.caption(md(without_paths(rec.method)))
     for col, row in zip(st.columns(n), rows):
         with col:
             if row is not None:
@@ -126,4 +150,4 @@ def show_episode(ds, rows: pd.DataFrame, methods: list[str]) -> None:
     for m in methods:
         sel = rows[rows["method"] == m]
         picked.append(next(sel.itertuples()) if len(sel) else None)
-    show_methods(ds, picked, [method_label(m) for m in methods])
+    show_methods(ds, picked, [method_name(m) for m in methods])

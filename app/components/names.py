@@ -1,5 +1,6 @@
-"""Readable names and first choices: an episode id as words, the method a page shows first and
-the methods it compares it with (plain Python, no Streamlit)."""
+"""Readable names and first choices: the one display name of each evaluation method (every page
+asks :func:`method_name`), an episode id as words, the method a page shows first and the methods it
+compares it with (plain Python, no Streamlit)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,26 @@ from collections.abc import Sequence
 
 from kepp_core import catalog
 
-__all__ = ["COMPARED_WITH", "compare_default", "default_method", "episode_label", "first_shown"]
+__all__ = ["COMPARED_WITH", "compare_default", "default_method", "episode_label", "first_shown", "method_name",
+           "method_names"]
 
 # The rows the Results page compares a chosen method with first (the ablation and the baselines).
 COMPARED_WITH = ("kepp-nograph", "pdpp", "graph-pred", "random")
+
+
+def method_name(name: str) -> str:
+    """The one name a method goes by in the app, on every page, in every title, caption, select box and
+    table: the catalogue's label (a method the catalogue does not know keeps its own name).
+
+    >>> method_name("kepp-R2"), method_name("random"), method_name("my-own-row")
+    ('KEPP R=2', 'Random', 'my-own-row')
+    """
+    return catalog.method_label(name)
+
+
+def method_names(names) -> dict[str, str]:
+    """Each of ``names`` with its display name (:func:`method_name`)."""
+    return {n: method_name(n) for n in names}
 
 
 def episode_label(episode: str, task_names: dict | None = None) -> str:

@@ -23,9 +23,9 @@ def endpoints_heading(source: str) -> str:
     return words[0].upper() + words[1:] + (" (S3D)" if source == TEXT else "")
 
 
-def recommendation_text(condition: str, method_label: str, R: int) -> str:
+def recommendation_text(condition: str, scorer: str, R: int) -> str:
     """The caption's words on the graph recommendation: none for a model without the graph condition."""
-    return f"recommendation: {method_label}, R={R}; " if condition == "graph" else "no graph condition; "
+    return f"recommendation: {scorer}, R={R}; " if condition == "graph" else "no graph condition; "
 
 
 def show_llm_plan(ds, rec, truth: Sequence[int] | None) -> None:

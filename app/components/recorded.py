@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from components.names import method_name
 from components.url_schema import PLAN, Expected
 from kepp_core import catalog
 
@@ -75,7 +76,7 @@ class Record:
     @property
     def label(self) -> str:
         """The method's readable name (the catalogue's label)."""
-        return catalog.method_label(self.method)
+        return method_name(self.method)
 
     @property
     def verdict(self) -> str:

@@ -7,7 +7,7 @@ the same words as the records pages (:mod:`components.episodes`); each view name
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import streamlit as st
 
@@ -48,7 +48,7 @@ def bring_into_view(view: object, anchor: str = ANCHOR, scroll: bool = True) -> 
 
 def columns():
     """The result's two columns: the plan (left) and its graph (right, the wider)."""
-    return st.columns([5, 6] if presenting() else [9, 11], gap="medium")
+    return st.columns([1, 1] if presenting() else [9, 11], gap="medium")
 
 
 def clip_words(name: str, clip: Sequence[float]) -> str:
@@ -67,7 +67,8 @@ def show_head(ds, episode: str | None, video_path: str | None, clips: tuple | No
     the episode in words (task, video, steps; ``what`` for an upload) over the view's name and verdict
     (``verdict``: HTML; ``note``: the hover text that says what its method's words mean)."""
     names = episodes.task_names(ds)
-    *frames, words = st.columns([1, 1, 2.2], gap="small", vertical_alignment="center")
+    *frames, words = st.columns([0.85, 0.85, 2.5] if presenting() else [1, 1, 2.2], gap="small",
+                                vertical_alignment="center")
     if video_path and clips is not None:
         for col, name, clip, t in zip(frames, ("start", "goal"), clips, (clips[0][0], max(clips[1][0], clips[1][1] - 0.01))):
             with col.container(key=f"kepp_slide_{name}"), backend.guarded(stop=False):
@@ -83,15 +84,24 @@ def head_html(text: str, verdict: str) -> str:
     return f'<div class="kepp-input">{html_text(text)}</div><div class="kepp-verdict-line">{verdict}</div>'
 
 
-def paths_cards(ds, paths: Sequence[Sequence[int]], scores: Sequence[float], kind: str = "graph path") -> None:
-    """The graph paths a plan was given, each distinct path once (its ranks named together), and what they are."""
-    shown = distinct_paths(paths, scores)
-    for ranks, path, score in shown:
+def paths_cards(ds, paths: Sequence[Sequence[int]], scores: Sequence[float], kind: str = "graph path",
+                shown: Mapping[tuple, str] | None = None) -> None:
+    """The graph paths a plan was given, each distinct path once (its ranks named together), and what they are.
+    In presentation mode a path the slide shows already (``shown``: steps -> what it is, the plan or the
+    ground truth) is one line that says so, not its cards again: the slide keeps to one screen."""
+    distinct = distinct_paths(paths, scores)
+    for ranks, path, score in distinct:
         name = f"{kind}{'s' if len(ranks) > 1 else ''} " + " = ".join(map(str, ranks))
+        same = (shown or {}).get(tuple(path)) if presenting() else None
+        if same:
+            st.markdown(f'<div class="kepp-small kepp-same-path" style="color:#444">{html_text(name)}'
+                        + (f" · p={score:.3f}" if score is not None else "") + f": the same steps as {html_text(same)}</div>",
+                        unsafe_allow_html=True)
+            continue
         step_cards(ds.labels(path), colour=PATH_TINT,
                    title=name + (f" · p={score:.3f}" if score is not None else "")
                    + (" (the graph has no other path of this length)" if len(ranks) > 1 else ""))
-    if shown:
+    if distinct:
         st.caption(SYMBOLS["paths"])
 
 
@@ -114,19 +124,26 @@ def _verdict_html(verdict: str) -> str:
     return f'<span style="color:{colour};font-weight:600">{html_text(verdict)}</span>'
 
 
-def _plan_and_truth(ds, plan: Sequence[int] | None, truth: Sequence[int] | None, title: str) -> None:
-    """The plan's cards (✓/✗ against the truth; none when there is no plan) and the ground truth's."""
+def _plan_and_truth(ds, plan: Sequence[int] | None, truth: Sequence[int] | None, title: str) -> dict[tuple, str]:
+    """The plan's cards (✓/✗ against the truth; none when there is no plan) and the ground truth's; what they
+    show (steps -> the plan, the ground truth), for the graph paths below them."""
     right = None if truth is None or plan is None else [a == b for a, b in zip(plan, truth)]
     if plan is not None:
         step_cards(ds.labels(plan), right, title=title, colour=PLAN_TINT)
-    if truth is not None:
+    if truth is not None and plan is not None and presenting() and tuple(plan) == tuple(truth):  # a slide: once
+        st.markdown(f'<div class="kepp-small kepp-same-path" style="color:#444">ground truth · {len(truth)}/{len(truth)} '
+                    "steps right: the same steps as the plan</div>", unsafe_allow_html=True)
+    elif truth is not None:
         title = "ground truth" + ("" if right is None else f" · {sum(right)}/{len(truth)} steps right")
         step_cards(ds.labels(truth), title=title, colour=TRUTH_TINT)
+    return {**({} if truth is None else {tuple(truth): "the ground truth"}),
+            **({} if plan is None else {tuple(plan): "the plan"})}
 
 
 def _endpoints(ds, heading: str, ends, scores, truth) -> None:
     """The endpoints a plan was made between, with what â₁ and â_T mean on hover."""
-    st.markdown(f"{heading}{episodes.endpoints_line(ds, ends, scores, truth)}", help=SYMBOLS["ends"])
+    st.markdown(f"{html_text(heading)}{episodes.endpoints_line(ds, ends, scores, truth)}", help=SYMBOLS["ends"],
+                unsafe_allow_html=True)  # the line is HTML (its labels escaped), classed for a room's type sizes
 
 
 def show_record(ds, rec, video_path: str | None, clips: tuple | None) -> None:
@@ -135,10 +152,14 @@ def show_record(ds, rec, video_path: str | None, clips: tuple | None) -> None:
     endpoints it planned between, its plan against the ground truth, and the graph paths it was given."""
     show_head(ds, rec.episode, video_path, clips, verdict_html("Recorded", rec.label, rec.success, rec.verdict))
     _endpoints(ds, "", rec.endpoints, rec.endpoint_scores, rec.truth)
-    _plan_and_truth(ds, rec.plan, rec.truth, "plan (recorded)")
-    paths_cards(ds, rec.paths, rec.path_scores)
-    st.caption(f"The prediction records' {md(rec.label)} on this episode" + (f" (seed {rec.seed})" if rec.seed is not None
-               else "") + f", {md(rec.source)}: the plan Failure cases and Results show.")
+    shown = _plan_and_truth(ds, rec.plan, rec.truth, "plan (recorded)")
+    paths_cards(ds, rec.paths, rec.path_scores, shown=shown)
+    seed = f"seed {rec.seed}" if rec.seed is not None else ""
+    if presenting():  # one line: the slide keeps to one screen
+        st.caption(f"From the prediction records ({md(rec.source)}{', ' + seed if seed else ''}).")
+    else:
+        st.caption(f"The prediction records' {md(rec.label)} on this episode" + (f" ({seed})" if seed else "")
+                   + f", {md(rec.source)}: the plan Failure cases and Results show.")
 
 
 def show_live(ds, result, truth: Sequence[int] | None, label: str, condition: str, head: tuple, note: str | None = None,
@@ -156,7 +177,7 @@ def show_live(ds, result, truth: Sequence[int] | None, label: str, condition: st
     _endpoints(ds, f"{plans.endpoints_heading(whose)}: ", ends, scores, truth)
     if no_plan is not None:
         st.warning(no_plan.text, icon=":material/block:")
-    _plan_and_truth(ds, None if no_plan is not None else result.plan, truth, "plan (planned now)")
+    shown = _plan_and_truth(ds, None if no_plan is not None else result.plan, truth, "plan (planned now)")
     if condition != "graph":
         st.caption("This planning model has no graph condition: no graph paths were recommended to it.")
     elif no_plan is None:
@@ -164,4 +185,4 @@ def show_live(ds, result, truth: Sequence[int] | None, label: str, condition: st
             st.caption("No path of this length joins â₁ and â_T in the graph: the paths are KEPP's fallback "
                        "variations of the two endpoints.")
         paths_cards(ds, result.paths[:result.R], result.path_scores[:result.R],
-                    "fallback path" if result.fallback else "graph path")
+                    "fallback path" if result.fallback else "graph path", shown=shown)

@@ -20,7 +20,8 @@ from components import backend
 from components.charts import show_table
 from components.names import compare_default
 from components.text import md
-from kepp_core.catalog import PAIRED_TEST, SLICE_CUTS, method_label
+from components.names import method_name
+from kepp_core.catalog import PAIRED_TEST, SLICE_CUTS
 
 __all__ = ["active_slice", "apply_slice", "cut_scope", "display_table", "parse_slice", "slice_block", "slice_label",
            "slice_text"]
@@ -130,7 +131,7 @@ def _controls(link, prefix: str, method: str, methods: Sequence[str]) -> tuple[s
         st.session_state.pop(f"{prefix}_ref")
     default = (compare_default(method, others)[1:] or others or [NO_REFERENCE])[0]
     ref = c2.selectbox("Compared with", refs, key=f"{prefix}_ref", format_func=lambda m: m if m == NO_REFERENCE
-                       else method_label(m), **({} if f"{prefix}_ref" in st.session_state
+                       else method_name(m), **({} if f"{prefix}_ref" in st.session_state
                                                else {"index": refs.index(default)}))
     link.keep(by=None if by == kinds[0] else by, ref=ref)
     return by, None if ref == NO_REFERENCE else ref
@@ -157,9 +158,9 @@ def slice_block(link, prefix: str, cfg, ds, method: str, horizon: int, methods: 
                    height=min(38 + 35 * len(values), 300), column_config=fmt, selection_mode="single-row",
                    on_select=lambda: _pick(prefix, f"tbl_{key}", by, values, widgets))
         where = "every T" if cut_scope(by, horizon) is None else f"T={horizon}"
-        st.caption(f"{md(method_label(method))} at {where}: count of episodes (× seeds); SR, mAcc and ends right "
+        st.caption(f"{md(method_name(method))} at {where}: count of episodes (× seeds); SR, mAcc and ends right "
                    "(first and last step right) in %"
-                   + (f"; Δ: minus {md(method_label(ref))} on the same episodes and seeds, in points; p: "
+                   + (f"; Δ: minus {md(method_name(ref))} on the same episodes and seeds, in points; p: "
                       f"{md(PAIRED_TEST)} (only with several seeds)" if ref else "")
                    + ". Click a row to list its episodes.")
     active = active_slice(prefix)

@@ -13,8 +13,8 @@ from components import ab, backend, episodes, links, paging, playlists, slices
 from components.charts import pattern_bars, show_table
 from components.config import PAGES, RECORDS_HOW, missing, page_setup
 from components.text import dataset_caption, md
-from components.names import default_method
-from kepp_core.catalog import PATTERN_LABELS, PATTERNS, method_label, pattern_label
+from components.names import default_method, method_name
+from kepp_core.catalog import PATTERN_LABELS, PATTERNS, pattern_label
 
 cfg = page_setup("Failure cases")
 title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")
@@ -39,7 +39,7 @@ link = links.PageLink("failures")
 c1, c2 = st.columns(2)
 methods = sorted(preds["method"].unique())
 link.seed("fail_method", "method", methods)
-method = c1.selectbox("Method", methods, key="fail_method", format_func=method_label,
+method = c1.selectbox("Method", methods, key="fail_method", format_func=method_name,
                       **links.default_kwargs("fail_method", index=default_method(methods)))
 hs = sorted(int(h) for h in preds.loc[preds["method"] == method, "horizon"].unique())
 link.seed("fail_T", "T", hs)
@@ -50,13 +50,14 @@ stats = backend.failure_stats(cfg, method, horizon)
 left, right = st.columns([3, 2])
 with left:
     st.subheader("Statistics")
-    table = pd.DataFrame(stats.as_rows())
+    table = pd.DataFrame(stats.as_rows((cfg.dataset, horizon)))  # the paper's column where its setting is this one
     table["value"] = [round(v, 2) if isinstance(v, float) else ("—" if v is None else v) for v in table["value"]]
-    paper = table.columns[-1]
-    table[paper] = ["—" if v is None or v != v else f"{v:g}" for v in table[paper]]
+    paper = table.columns[-1] if len(table.columns) > 2 else None
+    if paper is not None:
+        table[paper] = ["—" if v is None or v != v else f"{v:g}" for v in table[paper]]
     show_table(table, f"failure_stats_{method}_T{horizon}", key="fail_stats", hide_index=True)
-    st.caption("Paper column: CrossTask, T=4, R=2 (supplement B.5); — where the paper gives no number. "
-               "Top-1 path shares count episodes with a graph path.")
+    st.caption(("Paper column: CrossTask, T=4, R=2 (supplement B.5); — where the paper gives no number. "
+                if paper is not None else "") + "Top-1 path shares count episodes with a graph path.")
 with right:
     st.subheader("Patterns")
     st.markdown(pattern_bars([PATTERN_LABELS[p] for p in PATTERNS], [stats.pattern_counts[p] for p in PATTERNS]),

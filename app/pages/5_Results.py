@@ -17,8 +17,8 @@ from components.charts import show_table
 from components.config import PAGES, RECORDS_HOW, missing, page_setup
 from components.protocol import show_protocol
 from components.text import dataset_caption, md_code
-from components.names import compare_default, default_method
-from kepp_core.catalog import PATTERN_LABELS, PATTERNS, method_label
+from components.names import compare_default, default_method, method_name
+from kepp_core.catalog import PATTERN_LABELS, PATTERNS
 
 cfg = page_setup("Results")
 title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")
@@ -80,7 +80,7 @@ link.seed("res_T", "T", hs)
 horizon = f2.selectbox("T", hs, key="res_T")
 methods = sorted(preds["method"].unique())
 link.seed("res_method", "method", methods)
-method = f3.selectbox("Method", methods, key="res_method", format_func=method_label,
+method = f3.selectbox("Method", methods, key="res_method", format_func=method_name,
                       **links.default_kwargs("res_method", index=default_method(methods)))
 link.seed("res_outcome", "outcome", ["all", "correct", "incorrect"])
 outcome = f4.selectbox("Outcome", ["all", "correct", "incorrect"], key="res_outcome")
@@ -150,7 +150,7 @@ if len(sel):
         st.session_state["res_compare"] = [m for m in st.session_state["res_compare"] if m in available][:4]
     default = compare_default(method, available)
     chosen = st.multiselect("Methods (up to four)", available, max_selections=4, key="res_compare",
-                            format_func=method_label, **links.default_kwargs("res_compare", default=default[:4]))
+                            format_func=method_name, **links.default_kwargs("res_compare", default=default[:4]))
     link.keep(episode=ep, compare=",".join(chosen))
     episodes.show_episode(ds, same, list(chosen))
 episode_map.map_section(link, "res", cfg, ds, run, method, horizon)
