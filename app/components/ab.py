@@ -22,9 +22,9 @@ import streamlit as st
 from components import backend, episodes, links, paging, url_schema
 from components.charts import show_table
 from components.config import PAGES, presenting
-from components.names import compare_default, episode_label
+from components.names import compare_default, episode_label, method_name
 from components.text import md, plan_text
-from kepp_core.catalog import AB_CELLS, AB_TEST, method_label
+from kepp_core.catalog import AB_CELLS, AB_TEST
 
 __all__ = ["GRID", "PARAMS", "Unlinked", "ab_section", "cell_label", "episodes_csv", "protocol_comparison",
            "show_comparison", "unit_ids"]
@@ -87,7 +87,7 @@ def pick_methods(link, prefix: str, methods: Sequence[str], method: str) -> tupl
     for col, side, default in ((c1, "a", method), (c2, "b", b_default)):
         key = f"{prefix}_ab_{side}"
         link.seed(key, side, methods)
-        chosen.append(col.selectbox(f"Method {side.upper()}", methods, key=key, format_func=method_label,
+        chosen.append(col.selectbox(f"Method {side.upper()}", methods, key=key, format_func=method_name,
                                     **links.default_kwargs(key, index=methods.index(default))))
     link.keep(a=chosen[0], b=chosen[1])
     return chosen[0], chosen[1]
@@ -118,8 +118,8 @@ def show_comparison(link, prefix: str, comparison, steps: Callable[[Sequence[int
     c = comparison
     (st.success if c.significant else st.warning)(md(c.verdict()))
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric(f"SR A: {md(method_label(c.a))}", _interval(c.sr_a, c.sr_a_interval))
-    m2.metric(f"SR B: {md(method_label(c.b))}", _interval(c.sr_b, c.sr_b_interval))
+    m1.metric(f"SR A: {md(method_name(c.a))}", _interval(c.sr_a, c.sr_a_interval))
+    m2.metric(f"SR B: {md(method_name(c.b))}", _interval(c.sr_b, c.sr_b_interval))
     m3.metric("Δ SR (A − B), points", _interval(c.delta, c.delta_interval, "+"))
     m4.metric("p (McNemar)", f"{c.p:.4g}")
     units = f"{len(c.units):,} (seed × episode) units" if c.seeds > 1 else f"{len(c.units):,} test episodes"
@@ -157,9 +157,9 @@ def _grid(link, prefix: str, c) -> str | None:
     active = st.session_state.get(key) or None
     widths = [1.2, 2, 2]
     head = st.columns(widths)
-    head[1].markdown(f"**B right** · {md(method_label(c.b))}")
+    head[1].markdown(f"**B right** · {md(method_name(c.b))}")
     head[2].markdown("**B wrong**")
-    for row_label, names in zip((f"**A right** · {md(method_label(c.a))}", "**A wrong**"), GRID):
+    for row_label, names in zip((f"**A right** · {md(method_name(c.a))}", "**A wrong**"), GRID):
         cols = st.columns(widths, vertical_alignment="center")
         cols[0].markdown(row_label)
         for col, name in zip(cols[1:], names):
@@ -174,7 +174,7 @@ def _cell_list(link, prefix: str, c, cell: str, steps, episode, detail) -> None:
     """One cell's episodes: a paged table with both plans (its CSV holds the whole cell), a click on a
     row or the select box picks the episode that ``detail`` draws."""
     rows = c.select(cell).reset_index(drop=True)
-    st.markdown(f"#### {md(AB_CELLS[cell])} · {md(method_label(c.a))} (A), {md(method_label(c.b))} (B)")
+    st.markdown(f"#### {md(AB_CELLS[cell])} · {md(method_name(c.a))} (A), {md(method_name(c.b))} (B)")
     if not len(rows):
         link.keep(abep=None)
         st.info("No episode falls in this cell.")
@@ -216,7 +216,7 @@ def _record_detail(ds, preds: pd.DataFrame, a: str, b: str, unit: pd.Series) -> 
     for col, m in zip(cols, (a, b)):
         rows = same[same["method"] == m]
         if len(rows):
-            col.page_link(PAGES["Plan"].path, label=f"Open {method_label(m)} in Plan", icon=PAGES["Plan"].icon,
+            col.page_link(PAGES["Plan"].path, label=f"Open {method_name(m)} in Plan", icon=PAGES["Plan"].icon,
                           query_params=episodes.plan_query(rows.iloc[0]))
     episodes.show_episode(ds, same, [a, b])
 

@@ -142,7 +142,8 @@ def _plan_and_truth(ds, plan: Sequence[int] | None, truth: Sequence[int] | None,
 
 def _endpoints(ds, heading: str, ends, scores, truth) -> None:
     """The endpoints a plan was made between, with what â₁ and â_T mean on hover."""
-    st.markdown(f"{html_text(heading)}{episodes.endpoints_line(ds, ends, scores, truth)}", help=SYMBOLS["ends"],
+    head = f"{html_text(heading)}: " if heading else ""
+    st.markdown(f"{head}{episodes.endpoints_line(ds, ends, scores, truth)}", help=SYMBOLS["ends"],
                 unsafe_allow_html=True)  # the line is HTML (its labels escaped), classed for a room's type sizes
 
 
@@ -174,7 +175,7 @@ def show_live(ds, result, truth: Sequence[int] | None, label: str, condition: st
     verdict = verdict_html("Live", label, right, None if truth is None and no_plan is None else outcome)
     show_head(ds, *head[:3], verdict, what=head[3], note=note)
     whose, ends, scores = result.path_ends  # the step model's, or the text tower's with no trained model
-    _endpoints(ds, f"{plans.endpoints_heading(whose)}: ", ends, scores, truth)
+    _endpoints(ds, plans.endpoints_heading(whose), ends, scores, truth)
     if no_plan is not None:
         st.warning(no_plan.text, icon=":material/block:")
     shown = _plan_and_truth(ds, None if no_plan is not None else result.plan, truth, "plan (planned now)")

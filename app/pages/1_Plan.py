@@ -10,7 +10,7 @@ that arrives with a link, a scene, a slide or a press is brought into view."""
 
 from __future__ import annotations
 
-from components import backend, links, plan_controls as inputs, plan_decision, plan_result, playlists, scenes
+from components import backend, links, names, plan_controls as inputs, plan_decision, plan_result, playlists, scenes
 from components.config import page_setup
 from kepp_core import catalog
 
@@ -37,7 +37,7 @@ with backend.guarded(link=link):  # graph + text endpoints (no model): the catal
 key = (cfg, clip.key, clip.start, clip.goal, ctl.T, ctl.R, ctl.role, ctl.scorer, ctl.sampler, ctl.s3d)
 state, found = plan_result.state_of(link, ctl, clip, records, playing, key, live[0])
 decision = plan_decision.decide(state, plan_decision.Models(live_label=live[0], width_error=ctl.width_error),
-                                plan_decision.Records(record=found, label=catalog.method_label(state.rec or "")))
+                                plan_decision.Records(record=found, label=names.method_name(state.rec or "")))
 saved = plan_result.plan_now(decision, ctl, clip, features, key, link)
 link.keep(**decision.keep)
 link.publish()
