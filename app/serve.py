@@ -1,12 +1,16 @@
-"""Start the app's Streamlit server and, while it starts, open the configured dataset.
+"""Start the app's Streamlit server and, while it starts, prepare what its first visitors open.
 
 ``kepp app`` runs ``python app/serve.py run app/Home.py <streamlit flags>``: the same as
 ``streamlit run``, plus one background thread that imports what the home page needs and loads
 the start configuration's dataset into the app's shared cache (``components.backend``) while
-the server starts and the browser loads Streamlit's page. A COIN-scale world takes about a
-second to open; done here, the first page no longer waits for it. Whatever goes wrong here is
-left to the page, which loads the dataset itself and shows the error where it belongs; so is a
-demo world that is not built yet.
+the server starts and the browser loads Streamlit's page (a COIN-scale world takes about a
+second to open). Then it visits the app itself, as a first visitor's tabs would: each playlist's
+first slide (the built-in scenes' and every saved playlist's, in presentation mode) and every
+page's first view, each run once in a session of its own (a websocket client of this server:
+:func:`visit`), so that the models, records, tables, thumbnails and drawings they need are in the
+shared caches before a speaker opens them. Whatever goes wrong here is left to the page, which
+loads what it needs itself and shows the error where it belongs; so is a demo world that is not
+built yet.
 """
 
 from __future__ import annotations
@@ -34,7 +38,8 @@ def server_started(timeout: float = 60.0) -> bool:
 
 
 def warm() -> None:
-    """Open the start configuration's dataset in the app's cache; print how long it took."""
+    """Open the start configuration's dataset in the app's cache, then visit the first views (:func:`visits`);
+    print how long it took."""
     if not server_started():
         return
     t = time.perf_counter()
@@ -59,6 +64,67 @@ def warm() -> None:
         quiet.setLevel(level)
     print(f"KEPP app: dataset {ds.name} opened ({len(ds.videos)} videos, {time.perf_counter() - t:.1f} s)",
           file=sys.stderr)
+    t = time.perf_counter()
+    done = 0
+    for page, query in visits(cfg):
+        try:
+            visit(page, query)
+            done += 1
+        except Exception as e:  # noqa: BLE001  (a page that fails shows its error to its visitor)
+            print(f"KEPP app: {page or 'Home'}?{query} was not prepared ({e})", file=sys.stderr)
+    print(f"KEPP app: ready: {done} first views prepared ({time.perf_counter() - t:.1f} s)", file=sys.stderr)
+
+
+MAX_PLAYLISTS = 8  # saved playlists whose first slide is prepared at start (the built-in scenes always are)
+
+
+def visits(cfg) -> list[tuple[str, str]]:
+    """What a first visitor opens, in order: each playlist's first slide (presentation mode) and every page's
+    first view, as (page name in the address, query)."""
+    from urllib.parse import urlencode
+
+    from components import playlists
+    from components.config import PAGES
+
+    names = [playlists.DEFAULT]
+    try:
+        names += [n for n in playlists.store(cfg).listing()[0] if n != playlists.DEFAULT][:MAX_PLAYLISTS]
+    except Exception:  # noqa: BLE001  (no playlists folder, or one not allowed: the scenes alone)
+        pass
+    slides = [("Plan", urlencode({"playlist": name, "present": "1"})) for name in names]
+    pages = [("" if page.path == "Home.py" else Path(page.path).stem.split("_", 1)[1], "") for page in PAGES.values()]
+    return slides + pages
+
+
+def visit(page: str, query: str, timeout: float = 180.0) -> float:
+    """Run ``page`` (its name in the address; "" for the home page) with ``query`` once, in a session of this
+    server's own: a websocket client of it, as a browser tab's first load, until the script has finished and
+    nothing follows for half a second (a page that reruns itself). The seconds it took."""
+    from streamlit import config
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    from websockets.sync.client import connect
+
+    address = config.get_option("server.address")
+    host = "127.0.0.1" if address in (None, "", "localhost", "0.0.0.0", "::") else address
+    base = "/".join(p for p in str(config.get_option("server.baseUrlPath") or "").split("/") if p)
+    url = f"ws://{host}:{config.get_option('server.port')}/{base + '/' if base else ''}_stcore/stream"
+    msg = BackMsg()
+    msg.rerun_script.query_string = query
+    msg.rerun_script.page_name = page
+    t = time.perf_counter()
+    with connect(url, subprotocols=["streamlit"], open_timeout=30, max_size=None) as ws:
+        ws.send(msg.SerializeToString())
+        finished = False
+        while time.perf_counter() - t < timeout:
+            try:
+                data = ws.recv(timeout=0.5 if finished else timeout)
+            except TimeoutError:
+                break
+            reply = ForwardMsg()
+            reply.ParseFromString(data)
+            finished = finished or reply.WhichOneof("type") == "script_finished"
+    return time.perf_counter() - t
 
 
 def main() -> int:

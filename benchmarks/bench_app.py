@@ -21,6 +21,11 @@ Starts ``kepp app`` on the demo world (or the dataset/models given), then measur
     python benchmarks/bench_app.py --root DIR --checkpoints MODELS --predictions FILE
     python benchmarks/bench_app.py --root COIN_WORLD --repeats 3   # no models: the Plan page plans zero-shot
     python benchmarks/bench_app.py --first-page-only --repeats 5 ...  # only the first page, 5 server starts
+    python benchmarks/bench_app.py --new-tabs --repeats 5            # every page in a new tab (its script cached)
+    python benchmarks/bench_app.py --first-slide --repeats 5         # a playlist's first slide from a fresh browser
+                                                                     # (a fresh server each time, its start work done)
+    python benchmarks/bench_app.py --new-tabs --busy ...             # with one CPU-bound process beside the server
+    python benchmarks/bench_app.py --profile [--first-slide] ...     # where a new tab's (a first slide's) time goes
 
 Any dataset works: the task names, episodes, steps and scenes measured are read from the world and
 the records given; what a world lacks is skipped and said (no models: no planning measures; no
@@ -169,7 +174,8 @@ LIVE = ".kepp-verdict.kepp-live"  # the Plan page's live result (its tab beside 
 NEW_TABS = [("Home", "", "[data-testid='stMetric']"), ("Plan", "Plan", ".st-key-plan_go button"),
             ("Graph", "Graph", "iframe"), ("Heatmaps", "Heatmaps", ".js-plotly-plot .main-svg"),
             ("Failure cases", "Failure_cases", ".kepp-plan"), ("Results", "Results", ".kepp-plan"),
-            ("Training", "Training", ".js-plotly-plot .main-svg"), ("Playlists", "Playlists", "h1")]
+            ("Training", "Training", ".js-plotly-plot .main-svg"), ("Playlists", "Playlists", "h1"),
+            ("Presenter", "Presenter", ".kepp-note")]
 # Ready: the script has finished (its run state says so), the page's own content is there, every plotly chart and every vis.js
 # drawing is drawn (a frame that holds a network has its nodes), and no element still waits for its data.
 READY_JS = """(sel) => {
@@ -241,15 +247,19 @@ TIMELINE_JS = """() => {
 }"""
 
 
-def profile_new_tabs(browser, url: str, pid: int, repeats: int, pages=NEW_TABS) -> list[dict]:
+def profile_new_tabs(browser, url: str, pid: int, repeats: int, pages=NEW_TABS, fresh: bool = False) -> list[dict]:
     """Where a new tab's time goes, per page (medians of ``repeats`` loads after a warm-up): the HTML,
     Streamlit's scripts, the websocket opened, the first and last message of the script's run, ready;
-    the server's CPU seconds and the bytes its messages carry."""
+    the server's CPU seconds and the bytes its messages carry. ``fresh``: each load in a fresh browser
+    context (nothing cached: a fresh browser)."""
     ctx = browser.new_context(viewport=PRESENT)
     rows = []
     for label, path, selector in pages:
         got: dict[str, list[float]] = {}
         for k in range(repeats + 1):
+            if fresh:
+                ctx.close()
+                ctx = browser.new_context(viewport=PRESENT)
             tab = ctx.new_page()
             events: dict = {"frames": []}
             t0 = time.perf_counter()
@@ -331,7 +341,7 @@ def playlist_shot(page, url: str) -> None:
     """A playlist played in presentation mode: the built-in scenes, from the Playlists page's Present
     link, moved to the second item with the keyboard (→) as a presenter's clicker would."""
     page.goto(f"{url}/Playlists?present=1")
-    page.get_by_role("link", name="Present").first.click()
+    page.get_by_role("link", name="Present", exact=True).first.click()
     page.locator(".st-key-playlist_bar").wait_for(timeout=120_000)
     page.locator(".kepp-plan .kepp-card").first.wait_for(timeout=120_000)
     idle(page)
@@ -442,12 +452,14 @@ def episode_links(files: list[str], horizons: list[int], n: int) -> tuple[list[s
     sys.path.insert(0, str(APP_DIR))  # the app's plain-Python components, imported as the app does
     from components.curation import choose_scenes
     from components.names import default_method
-    from components.urls import method_model, plan_query
+    from components.urls import plan_query
+    from kepp_core import catalog
 
     if not files or not horizons:
         return [], None
     preds = api.read_predictions(files)
-    kepp = sorted(m for m in preds["method"].unique() if method_model(m) is not None)
+    kepp = sorted(m for m in preds["method"].unique()
+                  if catalog.find_method(m) is not None and catalog.find_method(m).planner_role is not None)
     if not kepp:
         return [], None
     method = kepp[default_method(kepp)]
@@ -519,6 +531,84 @@ def first_page(page, url: str, proc: subprocess.Popen, t0: float) -> tuple[float
     return t_health, time.perf_counter() - t0
 
 
+class Busy:
+    """One CPU-bound process beside the server for the measurement (``--busy``: a talk laptop also runs a screen
+    recorder and a browser full of tabs), stopped afterwards; a no-op when not asked for."""
+
+    def __init__(self, on: bool) -> None:
+        self.on, self.proc = on, None
+
+    def __enter__(self) -> Busy:
+        if self.on:
+            self.proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            print(f"busy: one CPU-bound process (pid {self.proc.pid}) runs beside the server")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+
+
+def settled(pid: int, timeout: float = 180.0, quiet: float = 0.05) -> float:
+    """Until the server (process ``pid``) has done its start work: less than ``quiet`` CPU seconds in one
+    second; returns the seconds waited."""
+    t0 = time.perf_counter()
+    before = cpu_seconds(pid)
+    while time.perf_counter() - t0 < timeout:
+        time.sleep(1.0)
+        now = cpu_seconds(pid)
+        if now - before < quiet:
+            break
+        before = now
+    return time.perf_counter() - t0
+
+
+FIRST_SLIDE = "Plan?playlist=scenes&present=1"  # the built-in playlist's first slide, in presentation mode
+# A slide is ready: its plan's cards, its verdict and its graph drawn, the script done.
+SLIDE_READY = """() => !document.querySelector('[data-testid="stStatusWidget"]') && document.querySelector('.kepp-plan .kepp-card')
+  && document.querySelector('.kepp-verdict') && [...document.querySelectorAll('iframe')].some(f => {
+    try { return f.contentWindow.network && f.contentWindow.network.body.data.nodes.length && f.contentWindow.keppPlaced; }
+    catch (e) { return false; } })"""
+
+
+def measure_first_slide(args, results: dict) -> None:
+    """A playlist's first slide opened from a fresh browser (a new browser context: no cache, no cookies, no
+    session), ``--repeats`` times, each against a fresh server whose start work is done (it prepares what the
+    first slide needs while it starts): address → the slide drawn, and the server's start → ready."""
+    from playwright.sync_api import sync_playwright
+
+    from kepp_core.api import AppConfig
+    from kepp_core.commands.app import free_port, start_app
+
+    link = args.slide or FIRST_SLIDE
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        for k in range(args.repeats):
+            port = free_port()
+            t0 = time.perf_counter()
+            proc = start_app(AppConfig(dataset=args.dataset, root=args.root, checkpoints=args.checkpoints,
+                                        predictions=args.predictions, port=port))
+            try:
+                wait_health(f"http://localhost:{port}", proc)
+                waited = settled(proc.pid)
+                ctx = browser.new_context(viewport=PRESENT)
+                tab = ctx.new_page()
+                t = time.perf_counter()
+                tab.goto(f"http://localhost:{port}/{link}")
+                tab.wait_for_function(SLIDE_READY, timeout=180_000, polling=50)
+                took = time.perf_counter() - t
+                ctx.close()
+            finally:
+                proc.terminate()
+                proc.wait(timeout=15)
+            results.setdefault("first slide, fresh browser → drawn (s)", []).append(took)
+            results.setdefault("server start → its start work done (s)", []).append(time.perf_counter() - t0 - took)
+            print(f"run {k + 1}: start work done after {waited:.1f} s of settling; first slide drawn in {took:.2f} s "
+                  f"(load {load_average()})")
+        browser.close()
+
+
 def measure_first_page(args) -> int:
     """The first page only, ``--repeats`` times: a fresh server and a fresh browser tab each time."""
     from playwright.sync_api import sync_playwright
@@ -571,23 +661,39 @@ def main() -> int:
     ap.add_argument("--profile", action="store_true",
                     help="only say where a new tab's time goes on every page (HTML, scripts, websocket, the "
                          "script's messages, ready; the server's CPU seconds and the bytes)")
+    ap.add_argument("--first-slide", action="store_true",
+                    help="only open a playlist's first slide from a fresh browser, against a fresh server each time "
+                         "(--repeats times), and time it to drawn")
+    ap.add_argument("--slide", default=None, help=f"the slide's address for --first-slide (default: {FIRST_SLIDE})")
+    ap.add_argument("--busy", action="store_true",
+                    help="run one CPU-bound process beside the server while measuring (a busy talk laptop)")
     ap.add_argument("--slice-shots", action="store_true",
                     help="only write the Results page's slice table and episode map screenshots "
                          "(assets/screenshots/slices.png, episode_map.png), measure nothing")
     args = ap.parse_args()
     print(f"load average at start (1 / 5 / 15 min): {load_average()}")
+    if args.dataset == "demo" and args.root is None:
+        from kepp_core.data.synth import ensure_world
 
+        ensure_world()  # built once; not part of the measured start
+    with Busy(args.busy):
+        return measure(args)
+
+
+def measure(args) -> int:
+    """The measurements ``args`` ask for (see the module's docstring)."""
     from playwright.sync_api import sync_playwright
 
     from kepp_core.api import AppConfig
     from kepp_core.commands.app import free_port, start_app
 
-    if args.dataset == "demo" and args.root is None:
-        from kepp_core.data.synth import ensure_world
-
-        ensure_world()  # built once; not part of the measured start
     if args.first_page_only:
         return measure_first_page(args)
+    if args.first_slide and not args.profile:
+        results: dict[str, list[float]] = {}
+        measure_first_slide(args, results)
+        report(results, {}, args.busy)
+        return 0
     from urllib.parse import urlencode
 
     facts = world_facts(args)  # read before the server starts: not part of the measured start
@@ -616,12 +722,17 @@ def main() -> int:
             if args.slice_shots:
                 slice_shots(page, url)
                 return 0
+            if args.profile and args.first_slide:  # a playlist's first slide from a fresh browser, its server's start work done
+                settled(proc.pid)
+                profile_new_tabs(browser, url, proc.pid, args.repeats,
+                                 [("first slide", args.slide or FIRST_SLIDE, ".kepp-plan .kepp-card")], fresh=True)
+                return 0
             if args.profile:
                 profile_new_tabs(browser, url, proc.pid, args.repeats)
                 return 0
             if args.new_tabs:
                 measure_new_tabs(browser, url, args.repeats, results)
-                report(results, per_page)
+                report(results, per_page, args.busy)
                 return 0
             if args.present_shots:
                 if success is None:
@@ -714,17 +825,20 @@ def main() -> int:
             proc.wait(timeout=15)
             browser.close()
 
-    report(results, per_page)
+    report(results, per_page, args.busy)
     return 0
 
 
-def report(results: dict[str, list[float]], per_page: dict[str, list[float]]) -> None:
-    """The table of medians with each target beside it, and the machine's load."""
+def report(results: dict[str, list[float]], per_page: dict[str, list[float]], busy: bool = False) -> None:
+    """The table of medians with each target beside it (``busy``: the targets beside a CPU hog), and the
+    machine's load."""
     targets = {"first page ready (s)": 5.0, "page switch (s)": 1.0, "control change (s)": 1.0, "Plan (s)": 2.0,
                "page switch, presentation (s)": 1.0, "control change, presentation (s)": 1.0,
                "Open in Plan → plan (s)": 2.0, "deep link, new tab → plan (s)": 3.0,
                "Plan, fast sampler (s)": 2.0}
-    targets.update({name: 3.0 for name in results if name.startswith("new tab")})
+    targets.update({name: 5.0 if busy else 3.0 for name in results if name.startswith("new tab")})
+    targets["first slide, fresh browser → drawn (s)"] = 5.0 if busy else 3.0
+    targets["server start → its start work done (s)"] = 60.0
     print(f"load average (1 / 5 / 15 min): {load_average()}")
     width = max(32, *(len(name) for name in results))
     print(f"{'measure':<{width}} {'median':>8} {'max':>8} {'target':>8} {'median/target':>14} {'n':>4}")
@@ -732,7 +846,8 @@ def report(results: dict[str, list[float]], per_page: dict[str, list[float]]) ->
         med, target = statistics.median(vals), targets.get(name, 1.0)  # every control change: < 1 s
         print(f"{name:<{width}} {med:8.2f} {max(vals):8.2f} {target:8.2f} {med / target:14.2f} {len(vals):4d}")
     for name in ("Plan (s)", "Plan, fast sampler (s)"):
-        print(f"{name[:-4]} presses (s): " + ", ".join(f"{v:.2f}" for v in results.get(name, [])))
+        if name in results:
+            print(f"{name[:-4]} presses (s): " + ", ".join(f"{v:.2f}" for v in results[name]))
     if "Plan, fast sampler (s)" in results:
         ratio = statistics.median(results["Plan (s)"]) / statistics.median(results["Plan, fast sampler (s)"])
         print(f"fast sampler: {ratio:.1f}x faster than the models' own (medians, same run)")

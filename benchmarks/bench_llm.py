@@ -184,7 +184,8 @@ def mapping_table() -> list[dict]:
 
 def horizon_rows(ds: Dataset, mapper: ActionMapper, cache_root: Path) -> list[dict]:
     from kepp_core.graph.build import ProcedureGraph
-    from kepp_core.graph.retrieval import P2KGScorer, Retriever
+    from kepp_core.graph.retrieval import Retriever
+    from kepp_core.graph.scorers import P2KGScorer
 
     graph = ProcedureGraph.from_plans(ds.actions, ds.plans("train"))
     retriever = Retriever(graph, P2KGScorer(graph), R=1)

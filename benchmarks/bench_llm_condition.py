@@ -35,7 +35,8 @@ from kepp_core.data import load_dataset  # noqa: E402
 from kepp_core.data.synth import ensure_world  # noqa: E402
 from kepp_core.evaluation.methods import LABELS, EvalOptions, evaluate_horizon  # noqa: E402
 from kepp_core.llm import ChatClient, LLMConfig, LLMRecommender  # noqa: E402
-from kepp_core.training import TrainConfig, train_plan_model  # noqa: E402
+from kepp_core.models.options import TrainConfig  # noqa: E402
+from kepp_core.training import train_plan_model  # noqa: E402
 
 SHIPPED = ROOT / "assets" / "demo"
 METHODS = ("kepp-nograph", "kepp-R1", "kepp-llm", "kepp-graph-llm")

@@ -32,6 +32,7 @@ def demo_planner(horizon: int = 4):
     from kepp_core.data import load_dataset
     from kepp_core.data.synth import ensure_world
     from kepp_core.diffusion import ProjectedDiffusion, plan_layout, step_layout
+    from kepp_core.models.options import diffusion_options
     from kepp_core.graph.build import build_graph
     from kepp_core.planner import KEPPPlanner
     from kepp_core.training import episode_tensors, preset
@@ -42,8 +43,8 @@ def demo_planner(horizon: int = 4):
     if (models_dir(assets, horizon) / "plan-graph-R1" / "config.json").is_file():
         return KEPPPlanner.from_models(assets, horizon, device="cpu"), ds, test, "shipped checkpoints"
     cfg = preset("demo", horizon=horizon)
-    step = ProjectedDiffusion(step_layout(horizon, test.obs_dim, ds.num_actions), cfg.n_steps, cfg.dim, cfg.mults)
-    plan = ProjectedDiffusion(plan_layout(horizon, test.obs_dim, ds.num_actions), cfg.n_steps, cfg.dim, cfg.mults)
+    step = ProjectedDiffusion(step_layout(horizon, test.obs_dim, ds.num_actions), **diffusion_options(cfg))
+    plan = ProjectedDiffusion(plan_layout(horizon, test.obs_dim, ds.num_actions), **diffusion_options(cfg))
     pc = {"sampler": {"name": cfg.sampler, "steps": cfg.sampler_steps}, "R": 1}
     return KEPPPlanner(step.eval(), plan.eval(), build_graph(ds), {}, pc), ds, test, "untrained demo-sized networks"
 

@@ -81,8 +81,8 @@ def main() -> int:
         pick = torch.randperm(len(eps))[:cfg.batch_size]
         plans = torch.tensor([eps[i].actions for i in pick.tolist()])
         obs = FEATURES * M
-        model = ProjectedDiffusion(plan_layout(horizon, obs, ds.num_actions, "graph"), cfg.n_steps, cfg.dim,
-                                   cfg.mults)
+        model = ProjectedDiffusion(plan_layout(horizon, obs, ds.num_actions, "graph"), n_steps=cfg.n_steps,
+                                   dim=cfg.dim, mults=cfg.mults)
         cond = {"graph": torch.nn.functional.one_hot(plans, ds.num_actions).float()}
         tpl = model.template(torch.randn(len(plans), obs), torch.randn(len(plans), obs), cond)
         x0 = model.layout.with_actions(tpl, plans)

@@ -48,7 +48,7 @@ def network(kind: str, horizon: int, actions: int, tasks: int, cfg, feature_dim:
     else:
         cond = {"plan-graph-R1": "graph", "plan-none": "none", "plan-task": "task"}[kind]
         lay = plan_layout(horizon, obs, actions, cond, tasks if cond == "task" else None)
-    return ProjectedDiffusion(lay, cfg.n_steps, cfg.dim, cfg.mults)
+    return ProjectedDiffusion(lay, n_steps=cfg.n_steps, dim=cfg.dim, mults=cfg.mults)
 
 
 def batch(model, size: int):

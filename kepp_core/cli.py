@@ -14,7 +14,7 @@ import os
 import sys
 
 from kepp_core import __version__
-from kepp_core.commands._common import check_numbers, hold_outputs
+from kepp_core.commands._common import check_numbers, command_device, hold_outputs
 from kepp_core.errors import KeppError, printable
 
 # Command groups, in the order ``kepp --help`` lists them.
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     stdout, sys.stdout = sys.stdout, PrintableStdout(sys.stdout)
     try:
         check_numbers(args)
-        with hold_outputs(args):
+        with command_device(args), hold_outputs(args):
             status = int(args.func(args) or 0)
         sys.stdout.flush()  # a reader that went away is found here, not in the interpreter's last flush
         return status

@@ -41,7 +41,7 @@ _SCRIPTED = re.compile(r"^(?:builtins\.)?(\w+(?:Error|Exception)): ?(.*)$")
 
 
 def first_line(e: BaseException, most: int = 160) -> str:
-    """The first line of an exception's message (at most ``most`` characters), or its type's name
+    r"""The first line of an exception's message (at most ``most`` characters), or its type's name
     where it has none. A TorchScript interpreter's error, whose message begins with its own
     traceback, gives the error raised inside the module, as its last line names it.
 

@@ -26,7 +26,6 @@ from kepp_core.evaluation.records import episode_records, write_records
 from kepp_core.evaluation.report import STEP_METRICS, horizon_table
 from kepp_core.evaluation.stats import summarise
 from kepp_core.io import atomic_write_json, atomic_write_text, read_json
-from kepp_core.models.checkpoint import CONFIG
 from kepp_core.models.spec import load_spec
 from kepp_core.paths import DEMO_ASSETS, DEMO_TABLE_SPEC, REPO_ROOT, cache_folder
 from kepp_core.protocol import ProtocolSpec, run_protocol
@@ -78,7 +77,7 @@ def copy_models(source: str | Path, out: str | Path, horizon: int, members: Sequ
         return
     for m in members:
         src, dst = models_dir(source, horizon) / m, models_dir(out, horizon) / m
-        if not (src / CONFIG).is_file():
+        if not (src / CONFIG_FILE).is_file():
             raise KeppError(f"{src}: no trained model to copy")
         dst.mkdir(parents=True, exist_ok=True)
         for f in SHIPPED_FILES:

@@ -32,15 +32,17 @@ import numpy as np
 import torch
 
 from kepp_core.data.episodes import clip_window
+from kepp_core.devices import chosen
 from kepp_core.diffusion import ProjectedDiffusion
 from kepp_core.diffusion.sampling import endpoint_distributions, sample_actions, sample_plans
 from kepp_core.errors import KeppError
 from kepp_core.graph.build import ProcedureGraph, load_graph
 from kepp_core.graph.decoding import JOINT_MODE, TOPK, DecodeChoice, decode_block, emission_log_probs, transition_log_probs
 from kepp_core.graph.retrieval import Recommendation, Retriever, aggregate, make_retriever, top_paths
-from kepp_core.models.checkpoint import load_checkpoint, trained_horizons
-from kepp_core.catalog import (ENDPOINT_MODEL, ENDPOINTS_WORDS, GRAPH_FILE, PREDICTED, STEP, TEXT, ModelRole,
-                               model_folder, models_dir, parse_horizon_folder, plan_role)
+from kepp_core.models.checkpoint import load_checkpoint
+from kepp_core.catalog import (DEFAULT_M, DEFAULT_SETTING, ENDPOINT_MODEL, GRAPH_FILE, PREDICTED, STEP, TEXT,
+                               EndpointSource, ModelRole, endpoint_source, model_folder, models_dir,
+                               parse_horizon_folder, plan_role)
 from kepp_core.models.spec import ModelSpec
 from kepp_core.video.encode import encode_video
 from kepp_core.video.encoders import encoder_dim
@@ -50,53 +52,59 @@ from kepp_core.video.encoders import encoder_dim
 @dataclass(frozen=True, kw_only=True)
 class PlannerDecoding:
     """The graph decoding a planner uses: the ``choice`` evaluation's row ``method`` made for its
-    planning model (``kepp-R1+dec``, ``kepp-R1+jdec``, ...), the file it is kept in (``source``), whose
-    probabilities of every first and last step it decodes with (``endpoints_from``, a catalogue
-    constant: the step model's, :data:`~kepp_core.catalog.PREDICTED`; for a joint choice, mode ``dist``,
-    the endpoint model's, :data:`~kepp_core.catalog.ENDPOINT_MODEL`, or the S3D text tower's,
-    :data:`~kepp_core.catalog.TEXT`) and, with the endpoint model's, that model's folder (the planner
-    loads it: :meth:`KEPPPlanner.use_decoding`)."""
+    planning model (``kepp-R1+dec``, ``kepp-R1+jdec``, ...), the file it is kept in (``kept_in``), the
+    name of the endpoint source whose probabilities of every first and last step it decodes with
+    (``endpoints_from``, the row's: the step model's, :data:`~kepp_core.catalog.PREDICTED`; for a joint
+    choice, mode ``dist``, the endpoint model's, :data:`~kepp_core.catalog.ENDPOINT_MODEL`, or the S3D
+    text tower's, :data:`~kepp_core.catalog.TEXT`; :attr:`ends` is the source) and, with an endpoint
+    model's, that model's folder (the planner loads it: :meth:`KEPPPlanner.use_decoding`)."""
 
     choice: DecodeChoice
     method: str
-    source: str
+    kept_in: str
     endpoints_from: str = PREDICTED
     endpoint_model: Path | None = None
 
     def __post_init__(self) -> None:
-        joint_from = self.endpoints_from in (ENDPOINT_MODEL, TEXT)
-        if self.joint != joint_from or (self.endpoints_from == ENDPOINT_MODEL) != (self.endpoint_model is not None):
+        ends = self.ends
+        if self.joint != ends.distributions or (ends.kind == ENDPOINT_MODEL) != (self.endpoint_model is not None):
             raise KeppError(f"decoding {self.method}: a joint choice (mode {JOINT_MODE!r}) decodes with the endpoint "
                             f"model's or the text tower's distributions, an endpoint model and its folder go together "
-                            f"(mode {self.choice.mode!r}, distributions of the {ENDPOINTS_WORDS.get(self.endpoints_from)}"
-                            f", endpoint model {self.endpoint_model})")
+                            f"(mode {self.choice.mode!r}, distributions of the {ends.words}, endpoint model "
+                            f"{self.endpoint_model})")
+
+    @property
+    def ends(self) -> EndpointSource:
+        """The endpoint source it decodes with (its role, its words)."""
+        return endpoint_source(self.endpoints_from)
 
     @property
     def joint(self) -> bool:
         """Decoded jointly with full distributions of the first and last step (a ``+jdec`` row's choice)."""
         return self.choice.mode == JOINT_MODE
 
-    @property
-    def ends_from(self) -> str:
-        """Whose probabilities of every first and last step the plan is decoded with, in words."""
-        return ENDPOINTS_WORDS[self.endpoints_from]
-
     def record(self) -> dict:
-        """What a plan says it was decoded with (:attr:`PlanResult.decoding`, ``kepp plan --json``)."""
+        """What a plan says it was decoded with (:attr:`PlanResult.decoding`, ``kepp plan --json``):
+        the choice, the file it is kept in (``source``) and whose probabilities of the ends it weighed
+        (``endpoints``, the source's words)."""
         c = self.choice
-        return {"mode": c.mode, "lam": c.lam, "k": c.k, "source": self.source, "endpoints": self.ends_from}
+        return {"mode": c.mode, "lam": c.lam, "k": c.k, "source": self.kept_in, "endpoints": self.ends.words}
 
 
 def describe_decoding(decoding: dict | None) -> str:
-    """A plan's decoding (:meth:`PlannerDecoding.record`, or None) in one sentence of plain text.
+    """A plan's decoding (:meth:`PlannerDecoding.record`, or None) in one sentence of plain text, naming
+    whose probabilities of the first and last step it decoded with (the record's ``endpoints``).
 
     >>> describe_decoding(None)
     "No graph decoding: the planning model's own plan (argmax per step)."
+    >>> describe_decoding({"mode": "dist", "lam": 1.0, "k": 3, "endpoints": "text tower"})[:150]
+    "Decoded with the graph: the exact best plan under the planning model's scores and λ = 1 × log graph transitions, endpoints weighed by the text tower's"
     """
     if not decoding:
         return "No graph decoding: the planning model's own plan (argmax per step)."
     choice = DecodeChoice(decoding["mode"], decoding["lam"], decoding.get("k", TOPK))
-    return f"Decoded with the graph: {choice.describe()} (λ and the endpoint mode chosen on validation videos)."
+    ends = str(decoding.get("endpoints") or endpoint_source(PREDICTED).words)
+    return f"Decoded with the graph: {choice.describe(ends)} (λ and the endpoint mode chosen on validation videos)."
 
 
 @dataclass(kw_only=True)
@@ -285,6 +293,11 @@ class KEPPPlanner:
         return self.plan_model.layout.obs_dim
 
     @property
+    def device(self) -> torch.device:
+        """Where the planner's networks are."""
+        return self.plan_model.obs_mean.device
+
+    @property
     def uses_graph(self) -> bool:
         return bool(self.plan_model.layout.rows)
 
@@ -293,8 +306,9 @@ class KEPPPlanner:
     def from_checkpoints(cls, step_dir: str | Path, plan_dir: str | Path,
                          graph: ProcedureGraph | str | Path | None = None, device: str | None = None,
                          **kw) -> KEPPPlanner:
-        """Load the two checkpoints; the graph defaults to the copy saved beside the planning model."""
-        device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        """Load the two checkpoints on ``device`` (default: the command's, else the GPU where there is one:
+        :func:`kepp_core.devices.chosen`); the graph defaults to the copy saved beside the planning model."""
+        device = chosen(device)
         step, scfg = load_checkpoint(step_dir, "step", device)
         plan, pcfg = load_checkpoint(plan_dir, "plan", device)
         step_spec, plan_spec = ModelSpec.from_config(scfg, step_dir), ModelSpec.from_config(pcfg, plan_dir)
@@ -330,9 +344,9 @@ class KEPPPlanner:
         for one with the S3D text tower's it keeps ``text`` (a
         :class:`~kepp_core.video.grounding.TextEndpoints` for the graph's step names, required then)."""
         endpoint_model = None
-        from_text = decoding is not None and decoding.endpoints_from == TEXT
+        from_text = decoding is not None and decoding.ends.kind == TEXT
         if decoding is not None and decoding.endpoint_model is not None:
-            endpoint_model, _ = load_checkpoint(decoding.endpoint_model, "endpoints")
+            endpoint_model, _ = load_checkpoint(decoding.endpoint_model, "endpoints", self.device)
         if from_text and (text is None or list(text.texts.names) != list(self.graph.actions)):
             raise KeppError(f"decoding {decoding.method} weighs the ends with the S3D text tower's distributions: "
                             "give its text endpoints for the graph's step names (use_decoding(decoding, text=...))")
@@ -435,15 +449,14 @@ class KEPPPlanner:
         return sorted(counts.items(), key=lambda kv: -kv[1])
 
     def plan(self, v_start, v_goal, horizon: int | None = None, R: int | None = None,
-             seed: int | None = None, *, T: int | None = None, decode: bool | None = None) -> PlanResult:
+             seed: int | None = None, *, decode: bool | None = None) -> PlanResult:
         """Plan ``horizon`` steps from one start observation to one goal observation.
 
         ``v_start``/``v_goal``: ``M·D`` values, ``[M, D]`` per-second features, or the path of
-        a video clip (encoded with ``self.encoder``). ``T`` is the older name of ``horizon``.
+        a video clip (encoded with ``self.encoder``).
         ``decode``: decode the plan with the graph under ``self.decoding`` (default: when it is
         set); the model's own argmax plan is kept in ``raw_plan`` either way.
         """
-        horizon = horizon if horizon is not None else T
         if horizon is not None and horizon != self.horizon:
             raise KeppError(f"these models were trained for horizon T={self.horizon}, not T={horizon}")
         decode = self.decoding is not None if decode is None else decode
@@ -461,7 +474,7 @@ class KEPPPlanner:
             t0 = time.perf_counter()
             d = self.decoding
             if d.joint:  # the endpoint model's (or text tower's) distributions of every first and last step
-                source = self.text_endpoints if d.endpoints_from == TEXT else self.endpoint_model
+                source = self.text_endpoints if d.ends.kind == TEXT else self.endpoint_model
                 joint_probs = np.exp(source.endpoint_log_probs(s, g))
             plan = tuple(int(x) for x in decode_block(b.action_block, self.transitions(), d.choice,
                                                       joint_probs if d.joint else b.endpoint_probs, self.graph)[0])
@@ -471,7 +484,7 @@ class KEPPPlanner:
         rec = b.recommendations[0]
         emissions = np.exp(emission_log_probs(b.action_block))[0]
         ends = (joint_probs if joint_probs is not None else b.endpoint_probs)[0]
-        text_joint = joint_probs is not None and self.decoding.endpoints_from == TEXT
+        text_joint = joint_probs is not None and self.decoding.ends.kind == TEXT
         return PlanResult(horizon=self.horizon, R=R, step_endpoints=tuple(int(x) for x in b.endpoints[0]),
                           step_scores=tuple(float(x) for x in b.endpoint_scores[0]), step_probs=b.endpoint_probs[0],
                           endpoint_model_probs=None if joint_probs is None or text_joint else joint_probs[0],
@@ -525,7 +538,7 @@ class TextGraphPlanner:
 
     sampler, sampler_steps, decoding, scorer = "none", 0, None, "p2kg"
 
-    def __init__(self, graph: ProcedureGraph, text, m: int = 3, setting: str = "conventional",
+    def __init__(self, graph: ProcedureGraph, text, m: int = DEFAULT_M, setting: str = DEFAULT_SETTING,
                  encoder: str | None = None) -> None:
         if text.num_actions != graph.num_actions or list(text.texts.names) != list(graph.actions):
             raise KeppError(f"the text tower grounds {text.num_actions} steps, the graph has {graph.num_actions} "
@@ -571,5 +584,4 @@ class TextGraphPlanner:
                           no_path=rec.fallback)
 
 
-__all__ = ["BatchPlans", "DecodeChoice", "KEPPPlanner", "PlanResult", "PlannerDecoding", "TextGraphPlanner",
-           "describe_decoding", "trained_horizons"]
+__all__ = ["BatchPlans", "KEPPPlanner", "PlanResult", "PlannerDecoding", "TextGraphPlanner", "describe_decoding"]

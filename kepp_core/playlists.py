@@ -113,6 +113,31 @@ class Playlist:
         """The playlist without item ``index``."""
         return replace(self, items=self.items[:index] + self.items[index + 1:])
 
+    def with_note(self, index: int, note: str, episode: str | None = None) -> Playlist:
+        """The playlist with item ``index``'s speaker's note set to ``note`` (checked as a file's note is:
+        a string of at most :data:`MAX_NOTE` characters). ``episode``: the item's episode as the editor saw
+        it; a KeppError when the item there is another one now (the playlist changed in between).
+
+        >>> p = Playlist("talk", (PlaylistItem("e0", "m", 3), PlaylistItem("e1", "m", 3)))
+        >>> p.with_note(1, "the graph's loop", episode="e1").items[1].note
+        "the graph's loop"
+        >>> p.with_note(1, "x", episode="e0")
+        Traceback (most recent call last):
+        ...
+        kepp_core.errors.KeppError: playlist 'talk': item 2 is e1 now, not e0 (the playlist changed): nothing was written
+        """
+        if not isinstance(index, int) or not 0 <= index < len(self.items):
+            raise KeppError(f"playlist {self.name!r}: no item {index + 1 if isinstance(index, int) else index!r} "
+                            f"(it holds {len(self.items)})")
+        item = self.items[index]
+        if episode is not None and item.episode != episode:
+            raise KeppError(f"playlist {self.name!r}: item {index + 1} is {item.episode} now, not {episode} "
+                            "(the playlist changed): nothing was written")
+        note = _text(note, f"playlist {self.name!r}: item {index + 1}'s note", MAX_NOTE, empty=True)
+        items = list(self.items)
+        items[index] = replace(item, note=note)
+        return replace(self, items=tuple(items))
+
     def to_json(self) -> dict:
         """The playlist as its file holds it."""
         return {"format": FORMAT, "version": VERSION, "items": [i.to_json() for i in self.items]}
@@ -201,6 +226,11 @@ class PlaylistStore:
         """How many items one playlist may hold (:data:`MAX_ITEMS`)."""
         return MAX_ITEMS
 
+    @property
+    def note_limit(self) -> int:
+        """How many characters an item's note may hold (:data:`MAX_NOTE`)."""
+        return MAX_NOTE
+
     def path(self, name: str) -> Path:
         """The file of the playlist ``name`` (the name checked first)."""
         path = self.folder / f"{check_name(name)}{SUFFIX}"
@@ -283,6 +313,10 @@ class PlaylistStore:
             return replace(playlist, items=tuple(kept))
 
         return self.edit(name, append, create=True)
+
+    def set_note(self, name: str, index: int, note: str, episode: str | None = None) -> Playlist:
+        """Write item ``index``'s note of the playlist ``name`` (:meth:`Playlist.with_note`), atomically."""
+        return self.write(self.read(name).with_note(index, note, episode))
 
     def rename(self, old: str, new: str) -> Playlist:
         """Give the playlist ``old`` the name ``new`` (refused when ``new`` exists)."""

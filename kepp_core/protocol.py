@@ -76,11 +76,11 @@ import numpy as np
 from kepp_core.benchmark import BENCHMARK_DATASETS, BENCHMARK_BOOTSTRAP_METRICS, DEFAULT_FAMILY, FAMILIES, family
 from kepp_core.data import LOADERS, load_dataset
 from kepp_core.data.split_lists import NAME as SPLIT_LISTS, SplitFiles
-from kepp_core.data.episodes import SETTINGS
 from kepp_core.data.records import Dataset, restrict_train
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.evaluation.methods import LABELS, LLM_METHODS, REGISTRY, evaluate_horizon, get_method
-from kepp_core.evaluation.options import TOPK, DecodeOverride, EvalOptions, parse_decode_mode
+from kepp_core.evaluation.options import DecodeOverride, EvalOptions, parse_decode_mode
+from kepp_core.graph.decoding import TOPK
 from kepp_core.video.s3d_spec import S3DSpec
 from kepp_core.evaluation.records import episode_records, write_records
 from kepp_core.evaluation.report import ENDPOINT_MODELS, STEP_METRICS
@@ -88,11 +88,11 @@ from kepp_core.evaluation.literature import literature_rows, literature_table
 from kepp_core.evaluation.stats import benchmark_bootstrap, paired_permutation_test, summarise
 from kepp_core.io import atomic_write_json, atomic_write_text, markdown_table, read_json, read_text_utf8
 from kepp_core.metrics import endpoint_rate, family_columns, success_given_endpoints
-from kepp_core.models.checkpoint import CONFIG
-from kepp_core.catalog import (MAX_SEED, PAIRED_TEST, EXTRA_ROLES, METRIC_KEYS, METRIC_NAMES, RECORDS_FILE,
-                               RESULTS_FILE, SUITE_ROLES, horizon_folder, model_folder, models_dir)
-from kepp_core.training.config import LIMITS as TRAIN_LIMITS
-from kepp_core.training.config import TrainConfig, preset
+from kepp_core.catalog import (CONFIDENCE, CONFIG_FILE, DEFAULT_SETTING, EXTRA_ROLES, MAX_HORIZON, MAX_SEED,
+                               METRIC_KEYS, METRIC_NAMES, PAIRED_TEST, RECORDS_FILE, RESULTS_FILE, SETTINGS,
+                               SUITE_ROLES, horizon_folder, model_folder, models_dir)
+from kepp_core.models.options import TrainConfig
+from kepp_core.training.config import preset
 from kepp_core.training.loop import STATE_JSON
 from kepp_core.training.suite import train_role
 
@@ -108,14 +108,14 @@ class ProtocolSpec:
     root: str | None = None
     features: str | None = None  # feature folder (``--features``); default: the loader's
     horizons: tuple[int, ...] = (3,)
-    setting: str = "conventional"
+    setting: str = DEFAULT_SETTING
     methods: tuple[str, ...] = ()
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
     preset: str = "demo"
     train: dict = field(default_factory=dict)
     train_fractions: tuple[float, ...] = (1.0,)
     pairs: tuple[tuple[str, str], ...] = ()
-    confidence: float = 0.9
+    confidence: float = CONFIDENCE
     decode: str | None = None  # the +dec methods' endpoint mode (default: chosen on validation)
     decode_weight: float | None = None
     decode_samples: int = 1  # the +dec methods: emissions from the mean of K sampled action blocks
@@ -168,6 +168,8 @@ SPEC_SCHEMA: dict[str, tuple[tuple[type, ...], bool]] = {  # key -> (item types,
     "taxonomy": (_TEXT, False), "benchmark": (_TEXT, False),
 }
 MAX_SEEDS = 1000  # a spec's seeds (each trains every model again)
+# Training options the spec itself sets for each run (its key that does), so its [train] table may not.
+SPEC_OWNED = {"horizon": "horizons", "seed": "seeds", "setting": "setting"}
 MAX_DECODE_SAMPLES = 1000
 
 
@@ -253,8 +255,8 @@ def _check(spec: ProtocolSpec, where: str) -> ProtocolSpec:
                 raise KeppError(f"{where}: pair [{a!r}, {b!r}]: {name!r} is not among the spec's methods")
     if any(not 0 < f <= 1 for f in spec.train_fractions):
         raise KeppError(f"{where}: train_fractions must lie in (0, 1] (got {list(spec.train_fractions)})")
-    if any(not 2 <= h <= TRAIN_LIMITS["horizon"] for h in spec.horizons):
-        raise KeppError(f"{where}: horizons must lie in 2..{TRAIN_LIMITS['horizon']} (got {list(spec.horizons)})")
+    if any(not 2 <= h <= MAX_HORIZON for h in spec.horizons):
+        raise KeppError(f"{where}: horizons must lie in 2..{MAX_HORIZON} (got {list(spec.horizons)})")
     if not 0 < spec.confidence < 1:
         raise KeppError(f"{where}: confidence must lie in (0, 1)")
     if spec.setting not in SETTINGS:
@@ -269,6 +271,11 @@ def _check(spec: ProtocolSpec, where: str) -> ProtocolSpec:
             or not 1 <= spec.decode_samples <= MAX_DECODE_SAMPLES:
         raise KeppError(f"{where}: decode_samples must be a whole number from 1 to {MAX_DECODE_SAMPLES} "
                         f"(got {spec.decode_samples!r})")
+    owned = [k for k in SPEC_OWNED if k in spec.train]
+    if owned:  # the spec's own horizons, seeds and setting decide these: [train] never overrides them
+        keys = ", ".join(SPEC_OWNED[k] for k in owned)
+        raise KeppError(f"{where}: [train] {', '.join(owned)}: set by the spec itself ({keys}), not by its "
+                        f"training options; remove it from [train]")
     try:  # a bad preset or training option fails now, not after training
         spec.config(spec.horizons[0], spec.seeds[0])
     except KeppError as e:
@@ -351,7 +358,7 @@ def members_for(methods) -> list[str]:
 def finished(folder: Path) -> bool:
     """A model whose training ran to its end (its config holds the run summary)."""
     try:
-        return "training" in read_json(folder / CONFIG, dict)
+        return "training" in read_json(folder / CONFIG_FILE, dict)
     except (OSError, ValueError, KeppError):
         return False
 

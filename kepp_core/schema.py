@@ -30,9 +30,11 @@ kepp_core.errors.KeppError: plans.jsonl:1: 'video': expected a string, got an in
 
 from __future__ import annotations
 
+import math
 import pickletools
 import re
-from typing import IO, Annotated, Any, TypeVar, get_args
+import types
+from typing import IO, Annotated, Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 import msgspec
 from msgspec import Meta, Struct
@@ -141,6 +143,110 @@ def convert(obj: Any, schema: type[T], where: str) -> T:
         raise KeppError(f"{where}: nested too deeply to read") from None
 
 
+def check_ranges(obj: Any, what: str) -> None:
+    """Every field of the dataclass or Struct ``obj`` checked against the type and range its
+    annotation declares (:class:`~msgspec.Meta` bounds and lengths, ``Literal`` choices, list and
+    tuple items): a KeppError ``"{what} NAME=VALUE must be ..."`` for the first value outside, in
+    words a person reads (the ranges are declared once, on the type; this says them).
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class Opt:
+    ...     warmup: Annotated[int, Meta(ge=0)] = 0
+    ...     lr: Annotated[float, Meta(gt=0, le=1e308)] = 1.0
+    >>> check_ranges(Opt(warmup=-5), "training option")
+    Traceback (most recent call last):
+    ...
+    kepp_core.errors.KeppError: training option warmup=-5 must not be negative
+    >>> check_ranges(Opt(lr=float("nan")), "training option")
+    Traceback (most recent call last):
+    ...
+    kepp_core.errors.KeppError: training option lr=nan must be a finite number
+    """
+    hints = get_type_hints(type(obj), include_extras=True)
+    names = getattr(obj, "__struct_fields__", None) or [n for n in getattr(obj, "__dataclass_fields__", {})]
+    for name in names:
+        value = getattr(obj, name)
+        _check_value(hints[name], value, name, f"{what} {name}={_shown(value)}: " if isinstance(value, (list, tuple))
+                     else what)
+
+
+def _shown(value: Any) -> str:
+    """A value as a message shows it (sequences as lists)."""
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_shown(v) for v in value) + "]"
+    return repr(value)
+
+
+_TYPE_WORDS = {int: "a whole number", float: "a number", str: "text", bool: "true or false",
+               list: "a list", tuple: "a list", dict: "a table"}
+
+
+def _check_value(tp: Any, value: Any, path: str, what: str) -> None:
+    """One value against its annotation (:func:`check_ranges`); ``what`` starts the message (ending in
+    ``": "`` it already names the whole value, and the part at ``path`` follows)."""
+    metas: list[Meta] = []
+    while get_origin(tp) is Annotated:
+        tp, *extra = get_args(tp)
+        metas += [m for m in extra if isinstance(m, Meta)]
+    origin = get_origin(tp)
+    if origin in (Union, types.UnionType):
+        if value is None and type(None) in get_args(tp):
+            return
+        tp = next(a for a in get_args(tp) if a is not type(None))
+        return _check_value(Annotated[(tp, *metas)] if metas else tp, value, path, what)
+    if origin is Literal:
+        if value not in get_args(tp):
+            raise KeppError(f"{_head(what, path, value)} is not one of {', '.join(map(str, get_args(tp)))}")
+        return
+    base = origin or tp
+    ok = (isinstance(value, base) and not (isinstance(value, bool) and base is not bool)) or (
+        base is float and isinstance(value, int) and not isinstance(value, bool)) or (
+        base in (list, tuple) and isinstance(value, (list, tuple)))  # a list from JSON or TOML holds a tuple
+    if base in _TYPE_WORDS and not ok:
+        raise KeppError(f"{_head(what, path, value)} must be {_TYPE_WORDS[base]}")
+    for m in metas:
+        if isinstance(value, (int, float)):
+            problem = _out_of_range(m, value)
+        else:
+            n = len(value)
+            low, high = m.min_length, m.max_length
+            problem = None if (low is None or n >= low) and (high is None or n <= high) else (
+                f"must hold {low if low is not None else 0} to {high if high is not None else 'any number of'} values")
+        if problem:
+            raise KeppError(f"{_head(what, path, value)} {problem}")
+    if base in (list, tuple):
+        args = get_args(tp)
+        for i, item in enumerate(value):
+            item_tp = args[0] if base is list or (len(args) == 2 and args[1] is Ellipsis) else args[i]
+            _check_value(item_tp, item, f"{path}[{i}]", what)
+
+
+def _head(what: str, path: str, value: Any) -> str:
+    """The start of a message about ``value`` at ``path`` (``what`` ending in ``": "`` names the whole
+    value already: the part follows, or nothing for the whole)."""
+    if not what.endswith(": "):
+        return f"{what} {path}={_shown(value)}"
+    return what[:-2] if "[" not in path else f"{what}{path}={_shown(value)}"
+
+
+def _out_of_range(m: Meta, value: float) -> str | None:
+    """What is wrong with a number against the bounds of ``m`` (None: nothing)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "must be a finite number" + (" >= 0" if m.ge == 0 else "")
+    if m.gt is not None and not value > m.gt:
+        return "must be positive" if m.gt == 0 else f"must be greater than {m.gt}"
+    if m.ge is not None and value < m.ge:
+        if m.ge == 0:
+            return "must be a finite number >= 0" if isinstance(value, float) else "must not be negative"
+        return f"must be at least {m.ge}"
+    if m.lt is not None and not value < m.lt:
+        return f"must be in [{m.ge if m.ge is not None else '-inf'}, {m.lt})"
+    if m.le is not None and value > m.le:
+        return f"is too large (at most {m.le:g})" if isinstance(m.le, float) else f"is too large (at most {m.le})"
+    return None
+
+
 def check_nesting(data: bytes | str, where: str, max_depth: int, syntax: str = "json") -> None:
     """Refuse, before it is parsed, a JSON (or, with ``syntax="toml"``, TOML) text whose arrays and
     objects (tables) nest more than ``max_depth`` deep: a KeppError naming ``where``. Strings (and
@@ -205,7 +311,9 @@ def check_pickle(data: bytes | IO[bytes], where: str, max_depth: int = 64, max_o
     after the pickle's ``STOP`` (in the file, for a file).
 
     >>> import pickle
-    >>> check_pickle(pickle.dumps({"a": [1, (2, 3)]}), "x.pkl")
+    >>> data = pickle.dumps({"a": [1, (2, 3)]})
+    >>> check_pickle(data, "x.pkl") == len(data)  # the offset just after its STOP
+    True
     >>> check_pickle(b"\\x80\\x02}" + b")" + b"\\x85" * 100 + b"K\\x01s.", "x.pkl")
     Traceback (most recent call last):
     ...

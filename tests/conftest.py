@@ -71,6 +71,16 @@ def niv_dataset(niv_plans):
     return load_plans(niv_plans)
 
 
+@pytest.fixture(autouse=True)
+def _cpu_where_marked(request, monkeypatch):
+    """A test marked ``cpu`` runs its networks on the CPU on every machine: ``KEPP_DEVICE=cpu`` for the test
+    and the `kepp` processes it starts (a GPU's kernels may add in another order, so bit-for-bit equality
+    of two training runs, or of a run and its resumed twin, is a CPU promise). Every other test runs on the
+    default device: the GPU where there is one."""
+    if request.node.get_closest_marker("cpu") is not None:
+        monkeypatch.setenv("KEPP_DEVICE", "cpu")
+
+
 # --- synthetic worlds (kepp_core.data.synth) ---------------------------------------------
 # Small, fast worlds: shorter steps and 64-px frames keep them at a few seconds to build.
 SMALL_WORLD = {"seed": 0, "videos": 42, "difficulty": "default", "step_min": 1.0, "step_max": 1.5,

@@ -17,7 +17,8 @@ from pathlib import Path
 
 # Bottom to top; modules of one layer may import each other (without cycles).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("kepp_core", "kepp_core.benchmark", "kepp_core.catalog", "kepp_core.errors", "kepp_core.io", "kepp_core.metrics",
+    ("kepp_core", "kepp_core.benchmark", "kepp_core.catalog", "kepp_core.devices", "kepp_core.errors", "kepp_core.io",
+     "kepp_core.metrics",
      "kepp_core.paths", "kepp_core.schema"),
     ("kepp_core.video",),
     ("kepp_core.data",),
@@ -43,6 +44,8 @@ LIGHT = ("kepp_core.cli", "kepp_core.commands", "kepp_core.api", "app")
 # the top of its module. An in-function import elsewhere that is not listed fails the structure test.
 LOCAL_IMPORTS: dict[tuple[str, str], str] = {
     ("kepp_core.data.extract", "torch.distributed"): "only sharded (multi-process) extraction needs it",
+    ("kepp_core.devices", "torch"): "a device's words are checked without torch (kepp --help, the app's config); "
+                                    "only resolving a GPU asks torch",
     ("kepp_core.data.extract", "tqdm"): "kepp_core.data is imported by `kepp --help`: no progress-bar library there",
     ("kepp_core.data.plans", "tqdm"): "kepp_core.data is imported by `kepp --help`: no progress-bar library there",
     ("kepp_core.data.plans", "numpy"): "the plans loaders are imported by `kepp --help`; only the splitter needs numpy",

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kepp_core.errors import KeppError
-from kepp_core.evaluation.failures import (PATTERNS, EpisodeOutcome, classify_failures, failure_patterns,
+from kepp_core.catalog import PATTERNS
+from kepp_core.evaluation.failures import (EpisodeOutcome, classify_failures, failure_patterns,
                                            failure_stats, has_repeated_subsequence, outcome_from_record)
 from kepp_core.evaluation.records import read_records
 

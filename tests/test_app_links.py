@@ -82,17 +82,17 @@ def test_heatmaps_page_opens_in_the_linked_state_and_writes_changes_back(monkeyp
     titles = [f["layout"].get("title", {}).get("text", "") for f in figures(at)]
     assert any("test plans − training plans" in t for t in titles)
     panels = figures(at)[0]["layout"]["annotations"]
-    assert any("kepp-nograph predictions (T=4, test)" in a["text"] for a in panels)
+    assert any("KEPP without graph condition predictions (T=4, test)" in a["text"] for a in panels)
     # a control change goes into the URL; another method's panel replaces the old one in the difference
-    at.selectbox(key="heat_diff_a").select("kepp-nograph predictions (T=4, test)").run()
+    at.selectbox(key="heat_diff_a").select("KEPP without graph condition predictions (T=4, test)").run()
     at.selectbox(key="heat_method").select("kepp-R1").run()
     at.toggle(key="heat_tables").set_value(False).run()
     url = dict(at.query_params)
     assert url["of"] == "kepp-R1" and url["a"] == "pred" and "tables" not in url
-    assert at.selectbox(key="heat_diff_a").value == "kepp-R1 predictions (T=4, test)"
+    assert at.selectbox(key="heat_diff_a").value == "KEPP R=1 predictions (T=4, test)"
     again = no_problems(open_page(monkeypatch, demo_env, "pages/3_Heatmaps.py", url))
     assert again.selectbox(key="heat_method").value == "kepp-R1" and again.selectbox(key="heat_task").value == "tea"
-    assert again.selectbox(key="heat_diff_a").value == "kepp-R1 predictions (T=4, test)"
+    assert again.selectbox(key="heat_diff_a").value == "KEPP R=1 predictions (T=4, test)"
     assert again.toggle(key="heat_tables").value is False and dict(again.query_params) == url
 
 

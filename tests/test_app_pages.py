@@ -55,12 +55,12 @@ def test_config_file_loaded_from_the_sidebar_replaces_the_settings(monkeypatch, 
 
 def test_presentation_mode_switches_to_large_type_and_survives_page_changes(monkeypatch, app_env):
     at = open_page(monkeypatch, app_env)
-    assert not any("font-size: 140%" in t for t in texts(at.markdown))
+    assert not any("font-size: 143%" in t for t in texts(at.markdown))
     at.toggle(key="cfg_presentation").set_value(True).run()
-    assert any("font-size: 140%" in t for t in texts(at.markdown))
+    assert any("font-size: 143%" in t for t in texts(at.markdown))
     at.switch_page("pages/6_Training.py").run()
     assert at.toggle(key="cfg_presentation").value is True
-    assert any("font-size: 140%" in t for t in texts(at.markdown))
+    assert any("font-size: 143%" in t for t in texts(at.markdown))
 
 
 # --- Plan ---------------------------------------------------------------------------------------------
@@ -83,8 +83,8 @@ def test_plan_shows_endpoints_paths_plan_and_ground_truth(monkeypatch, app_env):
     shown = texts(at.markdown)
     # the live view names its method (the evaluation row the live planner is) and its verdict
     assert any("Live · KEPP" in t and ("success" in t or "failure" in t) for t in shown)
-    ends = next(t for t in shown if t.startswith("Step model: â₁ **"))  # its endpoints, marked against the truth
-    assert "â_T **" in ends and sum(f"**{a}**" in ends for a in ds.actions) >= 1
+    ends = next(t for t in shown if t.startswith('Step model: â₁ <b class="kepp-step">'))  # marked against the truth
+    assert 'â_T <b class="kepp-step">' in ends and sum(f">{a}</b>" in ends for a in ds.actions) >= 1
     # the plan and the ground truth, T cards each, and each distinct graph path of the R once
     heads = [t for t in shown if "graph path" in t]
     assert 1 <= len(heads) <= R and cards(at) == (2 + len(heads)) * T

@@ -71,9 +71,9 @@ def test_an_upload_is_offered_only_with_an_encoder_the_models_accept():
 
 
 def test_an_upload_never_shows_a_record():
-    decisions = [decide(state, MODELS, HELD) for state in (PlanState(rec="kepp-R2", from_dataset=False),
-                                                           PlanState(rec="kepp-R2", linkable=False))]
-    assert [(d.record, d.tab) for d in decisions] == [(None, None), (None, None)]
+    uploads = (PlanState(rec="kepp-R2", from_dataset=False), PlanState(rec="kepp-R2", linkable=False))
+    decisions = [decide(state, MODELS, HELD) for state in uploads]
+    assert [(d.record, d.tab) for d in decisions] == [(None, None)] * 2
 
 
 # --- decide: no record (the live branch and the asking exit) -------------------------------------------------------

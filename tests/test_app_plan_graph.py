@@ -5,13 +5,14 @@ budget, and no graph paths claimed for a model without the graph condition."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from types import SimpleNamespace
 
 import pytest
 
-from components import plangraph, zeroshot
+from components import colours, plangraph, zeroshot
 from components.plangraph import COLUMN_GAP, label_colour
 from kepp_core import api
 from kepp_core.data import Dataset, Step, Task, Video
@@ -197,16 +198,16 @@ def test_only_the_paths_carry_their_weight_each_step_pair_once(monkeypatch):
     assert labelled == [(0, 1, 0), (1, 2, 0), (2, 3, 0), (3, 4, 0), (1, 3, 1)]
     assert {e.kind for e in pg.edges} >= {"path", "context"}  # the graph's own arrows: hover only
     assert not [e for e in pg.edges if e.kind != "path" and e.labelled]
-    assert any("(hover for it)" in x.text for x in pg.legend if x.colour == plangraph.CONTEXT_EDGE)
+    assert any("(hover for it)" in x.text for x in pg.legend if x.colour == colours.EDGE)
     drawing = network.plan_drawing(g, pg)
     edges = _edge_data(_page(network, drawing, inline=True))
-    shown = [(e["from"], e["to"], e["label"]) for e in edges if e["label"]]
+    shown = [(e["from"], e["to"], e["klabel"]) for e in edges if e["klabel"]]
     assert shown == [(0, 1, f"{float(g.probability(0, 1)):.2f}"), (1, 2, f"{float(g.probability(1, 2)):.2f}"),
                      (2, 3, f"{float(g.probability(2, 3)):.2f}"), (3, 4, f"{float(g.probability(3, 4)):.2f}"),
                      (1, 3, f"{float(g.probability(1, 3)):.2f}")]
-    # every arrow keeps its number in its hover text, and the labels lie level (boxes the page can measure)
+    # every arrow keeps its number in its hover text; the frame's script draws the labels, beside their arrows
     assert all("P²KG probability" in e["title"] or "never seen" in e["title"] for e in edges)
-    assert {e["font"]["align"] for e in edges} == {"horizontal"}
+    assert not any("label" in e for e in edges)
 
 
 def test_labels_are_placed_truth_first_then_the_plan_then_the_strongest_arrows(monkeypatch):
@@ -242,7 +243,7 @@ def test_a_graph_frame_fits_one_screen_below_the_header(monkeypatch):
 
 def test_the_export_carries_vis_js_inline_while_the_frame_refers_to_the_served_copy(monkeypatch):
     monkeypatch.syspath_prepend(str(REPO / "app"))
-    from components import network
+    from components import network, scripts
 
     g = chain_graph()
     pg = plangraph.plan_graph(g, (0, 4), [("KEPP plan", (0, 1, 3, 3, 4))], truth=(0, 1, 2, 3, 4))
@@ -254,13 +255,17 @@ def test_the_export_carries_vis_js_inline_while_the_frame_refers_to_the_served_c
     # the export: self-contained, no external script, style sheet or asset
     assert not re.search(r"<script[^>]*\bsrc=", export) and not re.search(r"<link[^>]*\bhref=", export)
     assert f"<script>{script}</script>" in export and f"<style>{style}</style>" in export
-    # the frame: vis.js from the app's static files (copied there, equal to pyvis's), nothing else from outside
-    assert re.findall(r'<script[^>]*\bsrc="([^"]*)"', frame) == ["app/static/vis-network.min.js"]
+    # the frame: vis.js and the drawing's script from the app's static files (vis.js copied there, equal to
+    # pyvis's), nothing else from outside; the export carries the drawing's script inline too
+    digest = hashlib.sha1(scripts.source("kepp-graph.js").encode()).hexdigest()[:12]
+    assert re.findall(r'<script[^>]*\bsrc="([^"]*)"', frame) == ["app/static/vis-network.min.js",
+                                                                 f"app/static/kepp-graph.js?v={digest}"]
+    assert scripts.source("kepp-graph.js") in export and "keppPng" in scripts.source("kepp-graph.js")
     assert re.findall(r'<link[^>]*\bhref="([^"]*)"', frame) == ["app/static/vis-network.css"]
     assert script not in frame and style not in frame and len(frame) < len(export) / 10
     for text, url in served:
         assert (network.STATIC / url.removeprefix(network.STATIC_URL)).read_text(encoding="utf-8") == text
     # the same drawing either way
-    assert _edge_data(frame) == _edge_data(export) and "keppPng" in frame
+    assert _edge_data(frame) == _edge_data(export) and 'id="kepp-graph-data"' in frame
     config = (REPO / ".streamlit" / "config.toml").read_text()
     assert re.search(r"^enableStaticServing = true$", config, re.M)

@@ -12,7 +12,9 @@ import shutil
 import pytest
 
 from components import playlists, urls
-from kepp_core import api
+from kepp_core import api, catalog
+from kepp_core.errors import KeppError
+from components.text import md
 from kepp_core.playlists import PlaylistStore
 from tests.helpers.app_session import cards, no_problems, open_page, page_scenes, prediction_table
 
@@ -37,15 +39,21 @@ def rows(env, n: int, method: str = "kepp-R2"):
 
 
 def shown_items(at) -> list[str]:
-    """The Playlists page's item lines (their markdown), in order."""
+    """The Playlists page's items (their markdown: the item's line, its verdict, its note), in order."""
     return [str(m.value) for m in at.markdown if " · T=" in str(m.value)]
+
+
+def note_of(shown: str) -> str:
+    """The note an item's markdown shows (its last line, in italics), or ''."""
+    last = shown.split("\n")[-1]
+    return last.split("*")[1] if last.startswith(":material/speaker_notes:") else ""
 
 
 def test_the_page_shows_the_scenes_by_default_and_edits_a_playlist(monkeypatch, env):
     at = no_problems(open_page(monkeypatch, env, "pages/7_Playlists.py"))
     assert at.selectbox(key="pl_name").value == playlists.DEFAULT
     scenes = list(page_scenes(env).values())  # the built-in scenes (and the upload example), not editable
-    assert [line.split(" · ")[-1] for line in shown_items(at)][:len(scenes)] == [s["name"] for s in scenes]
+    assert [note_of(line) for line in shown_items(at)][:len(scenes)] == [md(s["name"]) for s in scenes]
     assert at.button(key="pl_up_1").disabled and at.button(key="pl_remove_0").disabled
     picked = rows(env, 3)
     playlists_added = store(env).add("talk", [playlists.item_of_row(r) for r in picked.to_dict("records")])
@@ -185,3 +193,35 @@ def test_the_listed_episodes_go_to_a_playlist_in_one_click(monkeypatch, env):
     add(fail, "fail_add_listed", "ends")
     chosen = preds[(preds["method"] == "kepp-R2") & (preds["horizon"] == 3) & (preds["pattern"] == "wrong_endpoint")]
     assert [i.episode for i in store(env).read("ends").items] == list(chosen["episode"])[:store(env).capacity]
+
+
+def test_notes_are_edited_and_each_item_shows_its_slides_verdict(monkeypatch, env):
+    """The Playlists page shows each item's verdict and failure pattern (its record's, as the slide says it)
+    and its note; the note is edited there and written to the playlist's file (checked, atomically)."""
+    picked = rows(env, 3)
+    store(env).add("talk", [playlists.item_of_row(r) for r in picked.to_dict("records")])
+    at = no_problems(open_page(monkeypatch, env, "pages/7_Playlists.py", {"playlist": "talk"}))
+    for shown, (_, row) in zip(shown_items(at), picked.iterrows()):
+        verdict = "success" if row["success"] else f"failure: {catalog.pattern_label(row['pattern'])}"
+        assert f":{'green' if row['success'] else 'red'}[{md(verdict)}]" in shown and note_of(shown) == ""
+    field = next(t for t in at.text_area if str(t.key).startswith("pl_note_1_"))
+    field.input("Point at the loop in the graph: <b>here</b>")
+    at.button(key="pl_note_save_1").click().run()
+    no_problems(at)
+    items = store(env).read("talk").items
+    assert [i.note for i in items] == ["", "Point at the loop in the graph: <b>here</b>", ""]
+    assert note_of(shown_items(at)[1]) == md("Point at the loop in the graph: <b>here</b>")  # escaped, not markup
+    assert any("Saved the note of item 2" in str(x.value) for x in at.success)
+    # too long a note is refused in one message, the file unchanged (the field allows no more either)
+    with pytest.raises(KeppError, match="note: longer than"):
+        store(env).set_note("talk", 0, "x" * (store(env).note_limit + 1))
+    # the item moved in between: the note is not written to another item
+    stale = next(t for t in at.text_area if str(t.key).startswith("pl_note_0_"))
+    store(env).write(store(env).read("talk").moved(0, 1))
+    stale.input("meant for the first item")
+    at.button(key="pl_note_save_0").click().run()
+    assert any("the playlist changed" in str(e.value) for e in at.error)
+    assert "meant for the first item" not in {i.note for i in store(env).read("talk").items}
+    # the built-in scenes' notes (their names) are not edited here: "Save a copy" first
+    scenes = no_problems(open_page(monkeypatch, env, "pages/7_Playlists.py"))
+    assert not [t for t in scenes.text_area if str(t.key).startswith("pl_note_")]

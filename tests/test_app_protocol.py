@@ -229,7 +229,7 @@ def test_presentation_mode_and_bad_or_missing_files_are_messages(monkeypatch, pr
     at = ok(session(monkeypatch, world, out, {"present": "1"}))
     assert any("kepp-present" in str(m.value) for m in at.markdown)
     bars = figures(at)[0]
-    assert bars["layout"]["font"]["size"] == max(18, round(12 * 1.4))  # grows with the mode, 18 px at least
+    assert bars["layout"]["font"]["size"] == max(20, round(12 * 1.43))  # grows with the mode, 20 px at least
     assert not any("Student t" in c.value for c in at.caption)  # captions fold away
     # no protocol anywhere for this dataset format: a hint, no error
     empty = tmp_path / "empty"

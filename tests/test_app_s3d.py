@@ -7,6 +7,7 @@ under test, not what the steps mean."""
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,7 +78,7 @@ def test_with_no_model_the_plan_page_plans_with_graph_and_text_endpoints(monkeyp
     assert _timeline_seconds(at)
     at.button(key="plan_go").click().run()
     no_problems(at)
-    assert any(m.startswith("Text tower (S3D): â₁ **") for m in texts(at.markdown))  # what predicted the endpoints
+    assert any(html.unescape(m).startswith('Text tower (S3D): â₁ <b class="kepp-step">') for m in texts(at.markdown))  # what predicted the endpoints
     assert any('class="kepp-card"' in m for m in texts(at.markdown))
     # where the graph has no path between the text tower's two steps (this fixture's random network grounds
     # both clips in one step), the page says so instead of showing the graph's fallback as a plan
@@ -125,7 +126,7 @@ def test_open_in_plan_of_a_graph_text_row_plans_with_graph_and_text_endpoints(mo
     assert at.selectbox(key="plan_encoder").value.startswith("S3D")
     result = at.session_state["plan_result"]["result"]  # planned on opening (no records here to show first)
     assert result.step_endpoints is None and result.text_endpoints == (result.plan[0], result.plan[-1])
-    assert any(m.startswith("Text tower (S3D): ") for m in texts(at.markdown))
+    assert any(html.unescape(m).startswith("Text tower (S3D): ") for m in texts(at.markdown))
     assert at.query_params["model"] in ("graph-text", ["graph-text"])
 
 

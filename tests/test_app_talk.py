@@ -133,7 +133,7 @@ def test_plan_page_opens_on_the_clean_success_scene(monkeypatch, demo_env):
     no_problems(at)
     assert at.selectbox(key="plan_video").value == wrong["video"]
     assert at.query_params["ep"] == wrong["query"]["ep"] and at.query_params["rec"] == "kepp-R2"
-    assert cards(at) >= 2 * demo_env.horizon and any("(truth: **" in str(m.value) for m in at.markdown)
+    assert cards(at) >= 2 * demo_env.horizon and any('(truth: <b class="kepp-step">' in str(m.value) for m in at.markdown)
     assert any("failure: wrong predicted endpoint" in str(m.value) for m in at.markdown)
 
 

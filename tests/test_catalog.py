@@ -45,8 +45,12 @@ def test_every_registered_method_is_its_catalogue_entry():
     assert list(REGISTRY) == [m.name for m in catalog.METHODS]
     for name, method in REGISTRY.items():
         entry = catalog.method(name)
-        assert (method.label, method.requires, method.sampled, method.needs_llm) == (entry.label, entry.roles,
-                                                                                     entry.sampled, entry.llm)
+        assert (method.label, method.requires, method.needs_llm, method.entry) == (entry.label, entry.roles, entry.llm,
+                                                                                   entry)
+    # sampling is the implementation's: the planning models and random draw K plans, the rest cannot
+    assert sorted(n for n, m in REGISTRY.items() if m.sampled) == sorted(
+        ["random", "pdpp", "kepp-nograph", "kepp-R1", "kepp-R2", "kepp-gt", "kepp-R1-struct", "kepp-llm",
+         "kepp-graph-llm"])
 
 
 def test_protocol_and_results_page_share_the_metric_names():
@@ -64,7 +68,7 @@ def kepp_r3(demo_t3):
     a planning model for it: the shipped R=2 model, its config saying R = 3 (the condition row
     aggregates any number of paths)."""
     from kepp_core import catalog
-    from kepp_core.evaluation.methods import KeppGraph, registered
+    from kepp_core.evaluation.methods import implementation, registered
 
     ds, root, models = demo_t3
     folder = models / "T3" / "plan-graph-R3"
@@ -74,7 +78,7 @@ def kepp_r3(demo_t3):
         (folder / "config.json").write_text(json.dumps({**cfg, "R": 3}))
     with ExitStack() as stack:
         entry = stack.enter_context(catalog.extra_method(catalog.kepp_r(3)))
-        stack.enter_context(registered(KeppGraph(entry)))
+        stack.enter_context(registered(implementation(entry)))
         yield ds, root, models
     assert catalog.find_method("kepp-R3") is None
 
@@ -126,3 +130,57 @@ def test_a_new_method_reaches_evaluation_records_failures_results_and_the_plan_l
     assert not plan.exception, [str(e.value) for e in plan.exception]
     assert plan.selectbox(key="plan_variant").value == "KEPP (P²KG condition, trained with R=3)"
     assert plan.selectbox(key="plan_R").value == 3 and plan.selectbox(key="plan_R").options == ["3"]
+
+
+def test_every_row_is_built_from_named_parts_and_its_implementation_is_registered_by_name():
+    """A row is a kind, an implementation named once and an endpoint source from the one registry: every
+    catalogue row's implementation is the registered class of that name, its source's model is among
+    its models, and the derived rows keep their base's parts."""
+    from kepp_core.evaluation.methods import IMPLEMENTATIONS, REGISTRY
+
+    rows = catalog.METHODS
+    assert len(rows) == 30 and {m.kind for m in rows} == set(catalog.ROW_KINDS)
+    for m in rows:
+        assert type(REGISTRY[m.name]) is IMPLEMENTATIONS[m.impl] and REGISTRY[m.name].impl == m.impl
+        ends = m.ends
+        assert ends is None or ends is catalog.ENDPOINT_SOURCES[m.endpoints_from]
+        assert ends is None or ends.role is None or ends.role in m.roles
+        if m.decoded:
+            base = catalog.method(m.base)
+            assert m.impl == "decoded" and m.R == base.R and base.plan_model == m.plan_model
+            assert m.joint == ends.distributions
+    joint = [m for m in rows if m.joint]
+    assert sorted({m.base for m in joint}) == sorted(catalog.JOINT_BASES)
+    assert {m.ends.name for m in joint} == {"endpoint-model", "endpoint-model-pair", "text"} and len(joint) == 9
+
+
+def test_one_function_says_which_planner_replans_every_row():
+    """catalog.live_planner decides which planner re-plans a row on two clips; the Plan page's links
+    (urls.plan_query) ask it for every row of the catalogue, and kepp plan --planning-model reads its
+    id back. A graph-decoded row is re-planned by its base's planner (the +dec rows were once told
+    apart by four functions that disagreed)."""
+    from components import urls
+
+    rows = catalog.METHODS
+    none = sorted(m.name for m in rows if catalog.live_planner(m.name) is None)
+    assert none == sorted(["random", "retrieval", "graph-pred", "graph-gt", "graph-ce", "graph-ce-pair", "pdpp",
+                           "kepp-gt", "kepp-llm", "kepp-graph-llm", "pdpp+dec", "kepp-gt+dec"])
+    checked = 0
+    for m in rows:
+        live = catalog.live_planner(m.name)
+        query = urls.plan_query({"episode": "tea/0287/7:3", "video": "0287", "horizon": 3, "method": m.name,
+                                 "seed": 0})
+        assert (query.get("model"), query.get("R")) == ((live.id, None if live.R is None else str(live.R))
+                                                        if live else (None, None))
+        if live is None:
+            continue
+        assert catalog.parse_planner_id(live.id) == live.role
+        if m.decoded:
+            assert live == catalog.live_planner(m.base)
+        elif m.planner_role is not None:
+            assert live.role == m.planner_role and catalog.planner_method(live.role) is m
+        else:
+            assert m.name == catalog.TEXT_PLANNER and live.role is None and live.R == m.R
+        checked += 1
+    assert checked == len(rows) - len(none) == 18
+    assert catalog.live_planner("kepp-R1+dec").id == catalog.live_planner("kepp-R1").id == "graph-R1"

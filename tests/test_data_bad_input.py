@@ -436,10 +436,10 @@ def test_wrong_dimension_names_the_odd_file_not_the_first(tmp_path, capsys):
 
 # Training options: (id, extra arguments, expected)
 TRAIN_OPTION_CASES = [
-    ("lr-nan", ["--lr", "nan"], r"lr=nan must be a finite number|learning rate nan"),
+    ("lr-nan", ["--lr", "nan"], r"lr=nan must be a finite number"),
     ("lr-inf", ["--lr", "inf"], r"lr=inf must be a finite number"),
-    ("lr-negative", ["--lr", "-0.1"], r"learning rate -0\.1 must be positive"),
-    ("lr-zero", ["--lr", "0"], r"learning rate 0\.0 must be positive"),
+    ("lr-negative", ["--lr", "-0.1"], r"lr=-0\.1 must be positive"),
+    ("lr-zero", ["--lr", "0"], r"lr=0\.0 must be positive"),
     ("threads-zero", ["--threads", "0"], r"threads 0: expected 1 to \d+"),
     ("threads-negative", ["--threads", "-2"], r"threads -2: expected 1 to \d+"),
     ("dim-absurd", ["--dim", "1000000000"], r"dim=1000000000 is too large \(at most 4096\)"),
@@ -451,8 +451,8 @@ TRAIN_OPTION_CASES = [
     ("horizon-absurd", ["-T", "100000"], r"--horizon 100000: expected 2\.\.64"),
     ("patience-negative", ["--patience", "-1"], r"patience=-1 must not be negative"),
     ("sampler-steps-zero", ["--sampler-steps", "0"], r"sampler_steps=0 must be at least 1"),
-    ("decay-zero-factor", ["--decay", "10:0"], r"decay 10:0\.0 is invalid"),
-    ("decay-nan-factor", ["--decay", "10:nan"], r"decay 10:nan is invalid"),
+    ("decay-zero-factor", ["--decay", "10:0"], r"decay\[0\]\[1\]=0\.0 must be positive"),
+    ("decay-nan-factor", ["--decay", "10:nan"], r"decay\[0\]\[1\]=nan must be a finite number"),
     ("decay-text", ["--decay", "soon"], r"--decay soon: expected STEP:FACTOR"),
     ("lr-explodes", ["--lr", "1e30", "--warmup", "1", "--train-steps", "6"], r"training stopped at step \d: the loss is (nan|inf)"),
 ]
@@ -570,7 +570,7 @@ def _write(name: str, data: bytes):
 
 
 CHECKPOINT_CASES = [
-    ("dim-absurd", _config_edit(dim=1_000_000_000), r"config\.json: invalid model config|config\.json: the model config describes"),
+    ("dim-absurd", _config_edit(dim=1_000_000_000), r"config\.json: 'model' must be the network's settings \(expected an integer <= 4096 at 'model\.dim'\)"),
     ("dim-large", _config_edit(dim=64), r"config\.json: the model config describes [\d,]+ parameters, but model\.safetensors holds only"),
     ("dim-negative", _config_edit(dim=-8), r"config\.json: 'model' must be the network's settings \(expected an integer >= 1 at 'model\.dim'\)"),
     ("dim-text", _config_edit(dim="wide"), r"config\.json: 'model' must be the network's settings \(expected an integer, got a string at 'model\.dim'\)"),

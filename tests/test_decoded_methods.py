@@ -161,3 +161,27 @@ def test_the_graph_prior_takes_a_choice_only_for_a_gain_over_one_standard_error(
     diff[:wins], diff[wins:wins + losses] = 1.0, -1.0
     gain, se = one_se_gain(diff)
     assert gain == pytest.approx((wins - losses) / n) and clear_gain(gain, se) == taken
+
+
+def test_a_decodings_words_name_the_source_it_decodes_with():
+    """Every graph-decoded row's choice, in words, names its own endpoint source (the ground truth for
+    kepp-gt+dec, the text tower for +jdec-text, the pair endpoint model for +jdec-pair) and no other:
+    the mode texts once always said the step model's or the endpoint model's."""
+    from kepp_core import catalog
+    from kepp_core.evaluation.methods.choice import row_modes
+    from kepp_core.graph.decoding import DecodeChoice
+    from kepp_core.planner import describe_decoding
+
+    words = {s.words for s in catalog.ENDPOINT_SOURCES.values()}
+    rows = [m for m in catalog.METHODS if m.decoded]
+    described = 0
+    for m in rows:
+        modes = row_modes(m) + ((GRAPH_MODE,) if m.ends.kind == catalog.TRUTH else ())
+        for mode in modes:
+            text = describe_decoding({"mode": mode, "lam": 1.0, "k": 3, "endpoints": m.ends.words})
+            others = {w for w in words if w != m.ends.words and w not in m.ends.words}
+            assert (m.ends.words in text) == (mode != "free") and not any(w in text for w in others), (m.name, text)
+            described += 1
+    assert len(rows) == 15 and described == 6 * 3 + 1 + 9  # +dec rows: 3 modes (kepp-gt+dec: 4), joint rows: 1
+    text = DecodeChoice("dist", 0.3).describe(catalog.endpoint_source(catalog.TEXT).words)
+    assert "text tower's probabilities" in text and "endpoint model" not in text

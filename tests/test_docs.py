@@ -122,3 +122,48 @@ def test_the_comparing_page_lists_every_published_row_as_the_literature_file_hol
     cells = [line.split("|")[1:-1] for line in table.strip().splitlines()[2:]]
     got = [(c[0].strip(), c[1].strip(), int(c[3]), c[4].strip(), float(c[5])) for c in cells]
     assert got == [(r.method, r.dataset, r.T, r.code, r.metrics["sr"]) for r in read_literature()]
+def decision_places(text: str) -> list[tuple[str, list[str]]]:
+    """docs/architecture.md's "One place per decision" table: each ``path.py`` the "the one place" column
+    names, with the names it gives in parentheses after it (``Class.attribute`` for a class's)."""
+    table = text.split("\n## One place per decision\n", 1)[1].split("\n**Glossary", 1)[0]
+    rows = [line.split(" | ") for line in table.splitlines() if line.startswith("| ") and not line.startswith("| ---")]
+    places = []
+    for row in rows[1:]:  # the header first
+        for path, names in re.findall(r"`((?:kepp_core|app)/[\w/]+\.py)`(?: \(([^)]*)\))?", row[1]):
+            places.append((path, re.findall(r"`([\w.]+)`", names)))
+    return places
+
+
+def test_the_decision_table_names_modules_and_names_that_exist():
+    import ast
+
+    text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    places = decision_places(text)
+    assert len(places) >= 25 and len({p for p, _ in places}) >= 15
+    for needed in ("kepp_core/catalog/sources.py", "kepp_core/catalog/rows.py", "kepp_core/models/options.py",
+                   "kepp_core/catalog/defaults.py", "kepp_core/calibration.py", "app/components/colours.py"):
+        assert needed in {p for p, _ in places}, needed
+    missing = []
+    for path, names in places:
+        file = REPO / path
+        if not file.is_file():
+            missing.append(path)
+            continue
+        tree = ast.parse(file.read_text(encoding="utf-8"))
+        top: dict[str, ast.AST] = {}
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                top[node.name] = node
+            for target in getattr(node, "targets", [getattr(node, "target", None)]):
+                for t in ast.walk(target) if target is not None else ():
+                    if isinstance(t, ast.Name):
+                        top[t.id] = node
+        for name in names:
+            head, _, attr = name.partition(".")
+            node = top.get(head)
+            inner = {n.name for n in ast.walk(node) if isinstance(n, (ast.FunctionDef, ast.ClassDef))} | {
+                t.id for n in ast.walk(node) if isinstance(n, ast.AnnAssign) for t in [n.target]
+                if isinstance(t, ast.Name)} if isinstance(node, ast.ClassDef) else set()
+            if node is None or (attr and attr not in inner):
+                missing.append(f"{path}: {name}")
+    assert missing == []

@@ -61,9 +61,9 @@ def test_a_playlist_built_from_the_pages_plays_with_the_keyboard(records_server,
                                                             (third, "kepp-R1", 4)]
     # the Playlists page, reloaded, lists them in order
     page.goto(f"{records_server}/Playlists?playlist=talk")
-    page.get_by_role("link", name="Present").wait_for(timeout=90_000)
+    page.get_by_role("link", name="Present", exact=True).wait_for(timeout=90_000)
     page.reload()
-    present = page.get_by_role("link", name="Present")
+    present = page.get_by_role("link", name="Present", exact=True)
     present.wait_for(timeout=90_000)
     idle(page)
     for episode in (first, second, third):

@@ -234,7 +234,7 @@ def test_every_scene_draws_its_graph_readable_below_the_header(demo_server, brow
     scenes = choose_scenes(preds, horizons=api.trained_horizons(demo_env.models), upload_example=True)
     assert len(scenes) >= 4
     page = browser.new_page(viewport=SCREEN)
-    for k, scene in enumerate(scenes):
+    for scene in scenes:
         page.goto(f"{demo_server}/Plan?{urlencode(scene['query'])}&present=1")
         wait_plan(page)
         frame = graph_frame(page)
@@ -244,17 +244,26 @@ def test_every_scene_draws_its_graph_readable_below_the_header(demo_server, brow
         check_drawing_type(net, scene["name"])
         header, top = below_header(page, frame)
         assert top >= header, f"{scene['name']}: the graph's frame starts {header - top:.0f} px under the header"
-        # vis.js comes from the app's static files, not inline in the frame
-        assert frame.evaluate("() => [...document.scripts].map(s => s.src).filter(Boolean)") == [
-            f"{demo_server}/app/static/vis-network.min.js"]
+        # vis.js and the drawing's own script come from the app's static files, not inline in the frame
+        sources = frame.evaluate("() => [...document.scripts].map(s => s.src).filter(Boolean)")
+        assert sources[0] == f"{demo_server}/app/static/vis-network.min.js" and len(sources) == 2
+        assert sources[1].startswith(f"{demo_server}/app/static/kepp-graph.js?v=")
+        # a slide has no download button: the exports are for the desk
+        assert not page.get_by_role("button", name="Download graph (HTML)").is_visible()
+        assert not frame.locator("#kepp-png").count()
         page.screenshot(path=str(ARTIFACTS / f"e2e_present_graph_{scene['kind']}.png"))
-        if k == 0:  # vis.js is served by the app as a script; the HTML export carries it inline (works offline, alone)
-            served = page.request.get(f"{demo_server}/app/static/vis-network.min.js")
-            assert served.ok and "javascript" in served.headers["content-type"]
-            with page.expect_download() as got:
-                page.get_by_role("button", name="Download graph (HTML)").click()
-            html = open(got.value.path(), encoding="utf-8").read()
-            assert not re.search(r"<script[^>]*\bsrc=", html) and "new vis.Network" in html and len(html) > 400_000
+    # vis.js is served by the app as a script; the HTML export (normal mode) carries it inline (works offline, alone)
+    served = page.request.get(f"{demo_server}/app/static/vis-network.min.js")
+    assert served.ok and "javascript" in served.headers["content-type"]
+    own = page.request.get(f"{demo_server}/app/static/kepp-graph.js")
+    assert own.ok and "javascript" in own.headers["content-type"]
+    page.goto(f"{demo_server}/Plan?{urlencode(scenes[0]['query'])}&present=0")
+    wait_plan(page)
+    with page.expect_download() as got:
+        page.get_by_role("button", name="Download graph (HTML)").click()
+    html = open(got.value.path(), encoding="utf-8").read()
+    assert not re.search(r"<script[^>]*\bsrc=", html) and "new vis.Network" in html and len(html) > 400_000
+    assert "keppPng" in html and "kepp-graph-data" in html  # the drawing's own script inline too
     # the Graph page, scrolled to its drawing as a speaker shows it
     page.goto(f"{demo_server}/Graph?step=add+sugar&min=0.1&present=1")
     page.get_by_text("Hover an arrow").first.wait_for(timeout=90_000)

@@ -41,7 +41,7 @@ def trained(tmp_path_factory):
 @pytest.mark.slow
 def test_kepp_train_stores_one_fitted_temperature_per_head_and_loading_applies_it(trained):
     from kepp_core.catalog import ENDPOINTS, model_folder
-    from kepp_core.models.endpoint_probs import calibrated_log_probs
+    from kepp_core.calibration import calibrated_log_probs
     from kepp_core.models.checkpoint import load_checkpoint
 
     world, models, _, _ = trained
@@ -158,6 +158,7 @@ def _losses(folder) -> list[float]:
 
 
 @pytest.mark.slow
+@pytest.mark.cpu
 def test_aux_ce_off_is_the_plain_diffusion_loss_and_on_changes_it(trained, tmp_path):
     from kepp_core.data import load_dataset
     from kepp_core.diffusion import ProjectedDiffusion, step_layout
@@ -174,7 +175,7 @@ def test_aux_ce_off_is_the_plain_diffusion_loss_and_on_changes_it(trained, tmp_p
     # the reference: the diffusion loss alone, through the same loop, data and seeds
     torch.manual_seed(cfg.seed)
     data, _ = _parts(ds, cfg)
-    model = ProjectedDiffusion(step_layout(3, data.obs_dim, ds.num_actions), cfg.n_steps, cfg.dim, cfg.mults)
+    model = ProjectedDiffusion(step_layout(3, data.obs_dim, ds.num_actions), n_steps=cfg.n_steps, dim=cfg.dim, mults=cfg.mults)
     model.set_normalisation(*observation_stats(data.obs_start, data.obs_goal))
 
     def plain(net, idx):

@@ -8,10 +8,9 @@ import numpy as np
 import pytest
 import torch
 
+from kepp_core.calibration import calibrated_log_probs, fit_temperature
 from kepp_core.errors import KeppError
 from kepp_core.models.endpoint_probs import (
-    calibrated_log_probs,
-    fit_temperature,
     hierarchical_log_probs,
     hierarchical_probs,
     task_actions_mask,

@@ -28,9 +28,9 @@ def ecfg(**kw):
 
 @pytest.mark.parametrize("arch", ["clips", "pair"])
 def test_both_architectures_give_task_first_and_last_logits_and_distributions(arch):
-    from kepp_core.models.endpoints import build_endpoint_model, endpoint_model_from_config
+    from kepp_core.models.endpoints import endpoint_model_from_config
 
-    m = build_endpoint_model(arch, obs_dim=12, n_tasks=3, num_actions=7, hidden=16)
+    m = endpoint_model_from_config({"arch": arch, "obs_dim": 12, "n_tasks": 3, "num_actions": 7, "hidden": 16})
     s, g = torch.randn(5, 12), torch.randn(5, 12)
     task, first, last = m(s, g)
     assert task.shape == (5, 3) and first.shape == last.shape == (5, 7)
@@ -107,6 +107,7 @@ def test_window_batches_cover_every_window_once_per_epoch():
 
 
 @pytest.mark.slow
+@pytest.mark.cpu
 def test_training_is_deterministic_and_a_resumed_run_ends_with_the_same_weights(world, tmp_path, monkeypatch):
     """The windows' batches are part of the saved state: killed after its first validation and
     resumed, a run ends where an uninterrupted one does."""
@@ -139,7 +140,7 @@ def test_training_is_deterministic_and_a_resumed_run_ends_with_the_same_weights(
 
 def test_the_windows_and_the_smoothing_change_the_model_and_each_head_is_calibrated(world, tmp_path):
     from kepp_core.data import load_dataset
-    from kepp_core.models.endpoint_probs import fit_temperature
+    from kepp_core.calibration import fit_temperature
     from kepp_core.models.checkpoint import load_checkpoint
     from kepp_core.training import train_endpoint_model
     from kepp_core.training.trainers import _parts
@@ -180,22 +181,27 @@ def test_a_checkpoint_from_before_the_two_architectures_loads_as_the_pair_model(
 
 def test_the_pair_variant_has_its_folder_its_rows_and_the_earlier_recipe():
     from kepp_core import catalog as c
+    from kepp_core.errors import KeppError
     from kepp_core.protocol import members_for
     from kepp_core.training.suite import role_config
 
     assert c.model_folder(c.ENDPOINTS_PAIR) == "endpoints-pair"
     assert c.parse_model_folder("endpoints-pair") == c.ENDPOINTS_PAIR
-    with pytest.raises(c.KeppError, match="only the endpoint model has variants"):
+    with pytest.raises(KeppError, match="only the endpoint model has variants"):
         c.model_folder(c.ModelRole("step", variant="pair"))
-    with pytest.raises(c.KeppError):
-        c.parse_model_folder("endpoints-bogus")
+    for name in ("endpoints-bogus", "endpoints-clips"):  # the default architecture is no variant: one folder, endpoints
+        with pytest.raises(KeppError, match="not a model folder name"):
+            c.parse_model_folder(name)
+    with pytest.raises(KeppError, match="only the endpoint model has variants"):
+        c.model_folder(c.ModelRole("endpoints", variant="clips"))
     pairs = {m.name: m for m in c.METHODS if c.ENDPOINTS_PAIR in m.roles}
     defaults = {m.name for m in c.METHODS if c.ENDPOINTS in m.roles}
     assert set(pairs) == {f"{n}-pair" for n in defaults}
     for name, m in pairs.items():
         twin = c.method(name[:-len("-pair")])
         assert m.roles == tuple(c.ENDPOINTS_PAIR if r == c.ENDPOINTS else r for r in twin.roles)
-        assert (m.base, m.joint, m.R, m.endpoints_from) == (twin.base, twin.joint, twin.R, twin.endpoints_from)
+        assert (m.base, m.kind, m.R, m.ends.kind) == (twin.base, twin.kind, twin.R, twin.ends.kind)
+        assert (m.ends.role, m.ends.words, twin.ends.words) == (c.ENDPOINTS_PAIR, "pair endpoint model", "endpoint model")
         assert not m.default and name not in c.DEMO_RECORDED
     assert members_for(["kepp-R1+jdec", "kepp-R1+jdec-pair"]) == ["step", "plan-graph-R1", "endpoints",
                                                                   "endpoints-pair"]

@@ -80,7 +80,7 @@ def test_the_why_table_whose_cells_are_markdown(label):
 
     table = why_table([{"step": 1, "label": label, "score": 0.5, "transition": None, "endpoint": 0.4,
                         "raw_label": label, "changed": True}])
-    assert len(table) == 1
+    assert len(table) == 1 and {"plan", "before decoding"} <= set(table.columns)
     for column in ("plan", "before decoding"):  # st.table renders each cell as Markdown
         assert_markdown_inert(str(table[column].iloc[0]), label, column)
 
@@ -150,8 +150,10 @@ def test_the_episode_map(label):
     points["hover"] = [_hover(S(episode="t/v/0:3", outcome="right", right=1, seeds=1, truth=(0,)),
                               lambda seq: [label for _ in seq], {"t": label})]
     assert len(points) == 1 and points["hover"].iloc[0]
-    for colour_by in ("success", "task"):
-        assert_plotly_inert(map_figure(points, colour_by, title=label), label, f"episode map by {colour_by}")
+    figures = {colour_by: map_figure(points, colour_by, title=label) for colour_by in ("success", "task")}
+    assert len(figures) == 2 and all(f.data for f in figures.values())
+    for colour_by, figure in figures.items():
+        assert_plotly_inert(figure, label, f"episode map by {colour_by}")
 
 
 # --- a standalone page (the graph drawing's frame) -------------------------------------------------------

@@ -199,7 +199,8 @@ def test_eval_metrics_report_each_codes_columns_named_after_the_code(trained, tm
     world, ds, models = trained
     base = ("eval", "--dataset", "demo", "--root", world, "--models", models, "-T", "3", "--methods", "random",
             "graph-pred")
-    r = kepp(*base, "--metrics", "pdpp", "vpn", "--records", tmp_path / "p.jsonl", "--out", tmp_path / "t.json")
+    wide = {"COLUMNS": "240"}  # a wide terminal: the tables' headers whole (pytest-xdist's workers say 80)
+    r = kepp(*base, "--metrics", "pdpp", "vpn", "--records", tmp_path / "p.jsonl", "--out", tmp_path / "t.json", env=wide)
     assert r.returncode == 0, r.stderr
     for header in ("SR (PDPP)", "mIoU (PDPP, per batch)", "mIoU (PDPP, per episode)", "first step (PDPP)",
                    "SR (ViterbiPlanNet)", "mIoU (ViterbiPlanNet acc_iou)", "mIoU (ViterbiPlanNet, classic)"):
@@ -223,7 +224,7 @@ def test_eval_metrics_report_each_codes_columns_named_after_the_code(trained, tm
 def test_eval_benchmark_prints_published_numbers_apart_from_the_measured_rows(trained):
     world, ds, models = trained
     base = ("eval", "--dataset", "demo", "--root", world, "--models", models, "-T", "3", "--methods", "random")
-    r = kepp(*base, "--metrics", "pdpp", "--benchmark", "niv")
+    r = kepp(*base, "--metrics", "pdpp", "--benchmark", "niv", env={"COLUMNS": "240"})  # headers whole
     assert r.returncode == 0, r.stderr
     measured, published = r.stdout.split("published on niv")
     assert "random" in measured and "KEPP (published)" not in measured

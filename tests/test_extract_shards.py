@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ import pytest
 from kepp_core.data.extract import Shard
 from kepp_core.errors import KeppError
 from kepp_core.video import write_video
+from tests.helpers.cli import run_ranks
 
 pytestmark = pytest.mark.xdist_group("extract-shards")  # two CPU processes of its own
 
@@ -39,28 +39,10 @@ def videos(tmp_path) -> Path:
     return root
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _run_ranks(root: Path, world: int, *extra: str) -> list[subprocess.CompletedProcess]:
     """``kepp features extract`` (``extra``: more arguments) as ``world`` processes with the variables
     torchrun sets."""
-    port = _free_port()
-    procs = []
-    for rank in range(world):
-        env = {**os.environ, "RANK": str(rank), "WORLD_SIZE": str(world), "LOCAL_RANK": str(rank),
-               "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "OMP_NUM_THREADS": "1"}
-        procs.append(subprocess.Popen(
-            [sys.executable, "-m", "kepp_core.cli", "features", "extract", "--root", str(root), "--dataset", "files",
-             *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-    out = []
-    for p in procs:
-        stdout, stderr = p.communicate(timeout=300)
-        out.append(subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr))
-    return out
+    return run_ranks(world, "features", "extract", "--root", root, "--dataset", "files", *extra)
 
 
 def _files(folder: Path) -> dict[str, bytes]:

@@ -23,7 +23,8 @@ from kepp_core.paths import REPO_ROOT
 REPO = REPO_ROOT
 TRAIN = ["--train-steps", "30", "--val-every", "10", "--log-every", "5", "--diffusion-steps", "6", "--dim", "8",
          "--batch-size", "16", "--sampler", "ddim", "--sampler-steps", "2", "--lr", "3e-3", "--warmup", "5",
-         "--decay", "20:0.5", "--seed", "0", "--no-progress", "--json", "--threads", "1"]
+         "--decay", "20:0.5", "--seed", "0", "--no-progress", "--json", "--threads", "1",
+         "--device", "cpu"]  # a resumed run ends bit for bit where an uninterrupted one does: a CPU promise
 
 
 def kepp(*args, fault: str | None = None) -> subprocess.CompletedProcess:

@@ -100,7 +100,7 @@ def test_a_cuda_device_on_a_machine_without_one_names_the_fix(device, tmp_path, 
     release = write_release(tmp_path / "s3d", ["crack", "egg"])
     r = run_kepp("features", "encode", video, "--out", tmp_path / "o.npy", "--encoder",
                  f"s3d:{release},device={device}", env=ENV)
-    assert_one_line_error(r, f"device={device}", "no CUDA device", "use device=cpu")
+    assert_one_line_error(r, f"device={device}", "without CUDA", "run on the CPU with --device cpu")
     r = run_kepp("features", "ground", video, "--encoder", f"s3d:{release},device={device}", "--steps", "crack egg",
                  env=ENV)
-    assert_one_line_error(r, f"device={device}", "use device=cpu")
+    assert_one_line_error(r, f"device={device}", "without CUDA", "run on the CPU with --device cpu")

@@ -83,7 +83,7 @@ def test_cli_build_paths_subgraph_and_zero_shot(toy_plans, tmp_path, capsys):
     sg = json.loads(capsys.readouterr().out)
     assert {n["label"] for n in sg["nodes"]} == {"fry", "whisk"}
 
-    assert main(["graph", "zero-shot", *data, "--graph", str(out), "-T", "3", "--method", "p2kg", "history",
+    assert main(["graph", "zero-shot", *data, "--graph", str(out), "-T", "3", "--scorer", "p2kg", "history",
                  "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [(r["scorer"], r["T"], r["episodes"]) for r in rows] == [("p2kg", 3, 2), ("history", 3, 2)]

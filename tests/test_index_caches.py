@@ -34,6 +34,8 @@ def indexed(tmp_path):
     lambda d: d["files"].update({"101_a.csv": [*d["files"]["101_a.csv"][:4], [["x", "y", "z", "w"]]]}),
     lambda d: d["files"].update({"101_a.csv": [*d["files"]["101_a.csv"][:4], [[1, -5.0, 1e308, 1]]]}),
     lambda d: d["files"].update({"101_a.csv": [*d["files"]["101_a.csv"][:4], [[True, 0, 1, 1]]]}),
+    lambda d: d["files"].update({"101_a.csv": [*d["files"]["101_a.csv"][:4], [[99, 0.0, 1.0, 1]]]}),  # no step of the task
+    lambda d: d["files"].update({"101_a.csv": [*d["files"]["101_a.csv"][:4], [[1, 0.0, 1.0, -3]]]}),  # no line of a file
     lambda d: d["files"].update({"101_a.csv": "not an entry"}),
     lambda d: d.update(files=[1, 2, 3]),
     lambda d: d.update(version=1),

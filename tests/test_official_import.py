@@ -19,7 +19,8 @@ from safetensors.torch import load_file
 from kepp_core.diffusion import ProjectedDiffusion
 from kepp_core.diffusion.official import OfficialDiffusion
 from kepp_core.errors import KeppError
-from kepp_core.models.checkpoint import build_model, load_checkpoint, read_config
+from kepp_core.models.checkpoint import build_model, load_checkpoint
+from kepp_core.models.folders import read_config
 from kepp_core.models.official import import_official
 from kepp_core.paths import REPO_ROOT
 

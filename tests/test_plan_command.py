@@ -240,13 +240,13 @@ def test_the_planner_decodes_as_its_rows_choice_and_owns_its_endpoint_model(demo
     assert np.allclose(result.decoded_ends_probs, probs[0])
     assert list(result.plan) == decode_block(b.action_block, planner.transitions(), planner.decoding.choice, probs)[0].tolist()
     # the +dec row's choice: the step model's scores, and no endpoint model kept
-    planner.use_decoding(PlannerDecoding(choice=DecodeChoice(**dec["choice"]), method=base + "+dec", source="here"))
+    planner.use_decoding(PlannerDecoding(choice=DecodeChoice(**dec["choice"]), method=base + "+dec", kept_in="here"))
     plain = planner.plan(s, g)
     assert planner.endpoint_model is None and plain.endpoint_model_probs is None
     assert plain.decoding["endpoints"] == "step model" and np.allclose(plain.decoded_ends_probs, b.endpoint_probs[0])
     # a joint choice goes with an endpoint model, and only it
     with pytest.raises(KeppError, match="go together"):
-        PlannerDecoding(choice=DecodeChoice("dist", 0.3), method=base + "+jdec", source="here")
+        PlannerDecoding(choice=DecodeChoice("dist", 0.3), method=base + "+jdec", kept_in="here")
 
 
 def test_the_plan_page_plans_with_the_structured_planner_and_open_in_plan_reaches_it(monkeypatch, demo_env, demo_world):

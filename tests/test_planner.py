@@ -93,7 +93,7 @@ def test_untrained_horizon_and_wrong_feature_size_are_kepp_errors(trained, test_
         KEPPPlanner.from_models(trained[1], horizon=5)
     p = KEPPPlanner.from_models(trained[1], horizon=3)
     with pytest.raises(KeppError, match="not T=4"):
-        p.plan(test_eps.obs_start[0], test_eps.obs_goal[0], T=4)
+        p.plan(test_eps.obs_start[0], test_eps.obs_goal[0], horizon=4)
     with pytest.raises(KeppError, match="expected 24 values"):
         p.plan(np.zeros(10), np.zeros(10))
 

@@ -30,6 +30,7 @@ def world(tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.cpu
 def test_protocol_trains_resumes_after_a_kill_and_reports(world, tmp_path):
     out = tmp_path / "run"
     spec = write_spec(tmp_path / "spec.toml", world, out)

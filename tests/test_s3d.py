@@ -305,7 +305,7 @@ def test_text_endpoints_serve_where_endpoint_distributions_do(world, official):
     grounding = api.text_grounding(f"s3d:{weights},{SMALL}", dataset=ds)
     assert grounding.temperature != 1.0  # fitted on the world's training episodes (S3D features)
     planner = api.load_planner(official, 3, decode=False)
-    decoding = PlannerDecoding(choice=DecodeChoice("dist", 1.0), method="kepp-R1+jdec-text", source="test",
+    decoding = PlannerDecoding(choice=DecodeChoice("dist", 1.0), method="kepp-R1+jdec-text", kept_in="test",
                                endpoints_from=TEXT)
     with pytest.raises(KeppError, match="text tower's distributions: give its text endpoints"):
         planner.use_decoding(decoding)

@@ -153,6 +153,7 @@ def _pages(url: str, bad: dict[str, str]) -> list[tuple[str, str]]:
         ("a hostile playlist name", f"{url}/Playlists?playlist={q(bad['script'])}"),
         ("another hostile playlist name", f"{url}/Playlists?playlist={q(bad['img'])}"),
         ("playing a hostile playlist", f"{url}/Plan?playlist=hostile&item=2"),
+        ("the presenter view of a hostile playlist", f"{url}/Presenter?playlist=hostile&item=2"),
     ]
 
 
@@ -194,11 +195,17 @@ def test_a_playlist_of_hostile_episodes_shows_them_as_text(hostile_app, browser,
     url, bad = hostile_app
     page = browser.new_page(viewport={"width": 1280, "height": 720})
     page.goto(f"{url}/Playlists?playlist=hostile")
-    page.get_by_role("link", name="Present").wait_for(timeout=120_000)
+    page.get_by_role("link", name="Present", exact=True).wait_for(timeout=120_000)
     _settle(page)
     text = page.locator('[data-testid="stMain"]').inner_text()
     assert all(s in text for s in (bad["script"], bad["img"], bad["svg"], bad["js-url"])), text[:2000]
     assert "1 file(s) there are left out" in text  # the playlist file named with markup is not listed
+    assert not _pwned(page)
+    # the presenter view shows the hostile notes as text too
+    page.goto(f"{url}/Presenter?playlist=hostile")
+    page.locator(".kepp-note").first.wait_for(timeout=120_000)
+    _settle(page)
+    assert page.locator(".kepp-note").first.inner_text().strip() in (bad["script"], bad["img"], bad["svg"], bad["js-url"])
     assert not _pwned(page)
     page.close()
     assert listener.hits == []

@@ -53,6 +53,7 @@ def test_structured_planner_trains_through_the_cli_and_is_its_own_role(trained):
     assert [x["method"] for x in rows] == ["kepp-R1-struct", "kepp-R1-struct+dec"]
 
 
+@pytest.mark.cpu
 def test_structured_loss_goes_down_and_a_resumed_run_ends_where_an_uninterrupted_one_does(trained, tmp_path):
     from dataclasses import replace
 

@@ -117,9 +117,9 @@ def test_a_second_run_into_the_same_folder_is_refused_naming_the_holder_and_a_ki
 
 @pytest.mark.parametrize("option, words", [
     ("mults=[0]", "mults=[0]"), ("mults=[]", "mults=[]"), ("mults=[-1]", "mults=[-1]"),
-    ("mults=[100000]", "mults=[100000]"), ("mults=[1, 1, 1, 1, 1, 1, 1]", "1 to 6 width multipliers"),
+    ("mults=[100000]", "mults=[100000]"), ("mults=[1, 1, 1, 1, 1, 1, 1]", "must hold 1 to 6 values"),
     ("val_sampler=bogus", "val_sampler='bogus'"), ('sampler="x"', "sampler='x'"),
-    ('condition="zz"', "condition='zz'"), ("lr=-1", "learning rate -1.0"), ("dim=100000", "dim=100000"),
+    ('setting="zz"', "setting='zz'"), ("lr=-1", "lr=-1.0 must be positive"), ("dim=100000", "dim=100000"),
 ])
 def test_set_values_are_checked_before_any_training_time_is_spent(tmp_path, world, option, words):
     r = step(world, tmp_path / "m", "--set", option)

@@ -71,6 +71,7 @@ def test_step_training_writes_checkpoint_config_and_jsonl_log(ds, tmp_path):
     assert summary["best"]["step"] in (20, 40) and cfg["train_step"] == summary["best"]["step"]
 
 
+@pytest.mark.cpu
 def test_resume_continues_a_killed_run_to_the_same_weights(ds, tmp_path):
     from kepp_core.training import train_step_model
     from kepp_core.models.checkpoint import load_tensors
@@ -124,18 +125,21 @@ def test_cli_train_plan_with_graph_needs_the_step_model(world, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.cpu
 def test_torchrun_two_cpu_processes_finish_with_identical_weights(world, tmp_path):
+    """Two CPU ranks, gloo, also on a machine with GPUs (--device cpu: before, any CUDA made them take NCCL)."""
     out = tmp_path / "ddp"
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
            "-m", "kepp_core", "train", "step", "--dataset", "demo", "--root", str(world), "--out", str(out),
            "--train-steps", "12", "--val-every", "6", "--log-every", "6", "--diffusion-steps", "10", "--dim", "16",
-           "--batch-size", "16", "--sampler", "ddim", "--sampler-steps", "3", "--no-progress"]
+           "--batch-size", "16", "--sampler", "ddim", "--sampler-steps", "3", "--no-progress", "--device", "cpu"]
     r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300,
                        env={**os.environ, "KEPP_THREADS": "1", "OMP_NUM_THREADS": "1"})
     assert r.returncode == 0, r.stderr[-2000:]
     cfg = json.loads((out / "config.json").read_text())
     digests = cfg["training"]["rank_digests"]
     assert cfg["training"]["world_size"] == 2 and len(digests) == 2 and digests[0] == digests[1]
+    assert cfg["training"]["device"] == "cpu"
 
 
 def test_out_of_fold_endpoints_cover_every_training_episode(ds, tmp_path):

@@ -8,7 +8,8 @@ this folder is named below (``tests/test_docs.py`` holds the list to the folder)
   (a page's state in its URL), ``url_schema`` (every page's URL keys: one table per page, each key's
   parser, range and meaning), ``plan_state`` (the Plan page's link on its table), ``paging`` (paged
   tables that keep their place);
-- words, colours and figures: ``text`` (escapes for Markdown and scripts), ``names`` (readable names
+- words, colours and figures: ``text`` (escapes for Markdown and scripts), ``scripts`` (the app's own
+  JavaScript, files of ``app/static/``, and how values reach them), ``names`` (readable names
   and what a page shows first), ``colours`` (right and wrong), ``charts`` (figures, tables, step
   cards, the video timeline), ``heatmaps``, ``network``, ``plangraph`` and ``layout`` (graph drawings, the
   plan graph, where the Graph page's steps sit), ``why`` (why this plan);
@@ -19,7 +20,8 @@ this folder is named below (``tests/test_docs.py`` holds the list to the folder)
   ``plans`` (a plan, its endpoints, paths and samples), ``zeroshot`` (planning with the graph alone),
   ``urls`` (its query for an evaluated episode), ``recorded`` (a record first, a live re-plan second:
   the one decision), ``result`` (the input and the plan beside its graph, on one screen), ``scenes`` and
-  ``curation`` (demo scenes), ``playlists`` (adding to and playing a playlist);
+  ``curation`` (demo scenes), ``playlists`` (adding to and playing a playlist), ``presenter`` (the
+  presenter view of a playlist);
 - the records pages: ``episodes`` (one evaluated episode), ``slices`` (metrics by slice),
   ``episode_map`` (the map of the test episodes), ``ab`` (two methods episode by episode: the 2×2
   table, each cell's episodes), ``metric_codes`` (which evaluation code a number comes from: the code picked,

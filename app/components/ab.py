@@ -22,7 +22,7 @@ import streamlit as st
 from components import backend, episodes, links, paging, url_schema
 from components.charts import show_table
 from components.config import PAGES, presenting
-from components.names import compare_default, episode_label, method_name
+from components.names import compare_default, episode_label, method_name, namer
 from components.text import md, plan_text
 from kepp_core.benchmark import DEFAULT_FAMILY, FAMILIES
 from kepp_core.catalog import AB_CELLS, AB_TEST
@@ -100,8 +100,7 @@ def ab_section(link, prefix: str, cfg, ds, preds: pd.DataFrame, methods: Sequenc
     """The section of a records page: methods A and B at the page's ``T``, their 2×2 table and numbers,
     and the clicked cell's episodes, each opening either method's record on the Plan page."""
     st.subheader("A and B, episode by episode")
-    names = backend.method_names(cfg)
-    name = lambda m: names.get(m) or method_name(m)  # noqa: E731  (an imported method's says so)
+    name = namer(backend.method_names(cfg))  # an imported method's name says so
     a, b = pick_methods(link, prefix, methods, method, name)
     if a == b:
         st.info("Pick two different methods to compare them episode by episode.")

@@ -20,7 +20,7 @@ from components.text import md
 from kepp_core import api
 from kepp_core.api import AppConfig
 from kepp_core.benchmark import DEFAULT_FAMILY
-from kepp_core.catalog import RECORDS_FILE, models_dir, parse_plan_model_id, plan_model_id
+from kepp_core.catalog import DEFAULT_M, DEFAULT_SETTING, RECORDS_FILE, models_dir, parse_plan_model_id, plan_model_id
 from kepp_core.errors import KeppError
 
 # The Plan page's sampler choices: the models' own (as trained and evaluated) or a fast DDIM.
@@ -193,7 +193,7 @@ def _episode_map(key: tuple, horizon: int, setting: str, _ds) -> dict:
     return api.episode_map(_ds, horizon, setting)
 
 
-def episode_map(cfg: AppConfig, ds, horizon: int, setting: str = "conventional") -> dict:
+def episode_map(cfg: AppConfig, ds, horizon: int, setting: str = DEFAULT_SETTING) -> dict:
     """The 2-D map of the dataset's test episodes of ``horizon`` (:func:`kepp_core.api.episode_map`:
     remembered on disk per dataset and feature files; here also in memory per dataset)."""
     return _episode_map(cfg.dataset_key(), int(horizon), setting, ds)
@@ -254,17 +254,22 @@ def thumbnail_png(path: str, t: float, size: int = 160) -> bytes:
 
 
 @st.cache_data(show_spinner="Encoding the video…", max_entries=16)
-def encode_upload(path: str, encoder: str):
-    """Per-second features of an uploaded (or a dataset's) video with an allowed encoder spec."""
-    return api.encode_clip_video(path, encoder)
+def _encode_upload(path: str, encoder: str, device: str | None):
+    return api.encode_clip_video(path, encoder, device)
+
+
+def encode_upload(cfg: AppConfig, path: str, encoder: str):
+    """Per-second features of an uploaded (or a dataset's) video with an allowed encoder spec, on the
+    app's device (an S3D spec's own ``device=`` goes first)."""
+    return _encode_upload(path, encoder, cfg.device)
 
 
 # --- planning ---------------------------------------------------------------------------------------------
 @st.cache_resource(show_spinner="Loading the models (and their graph decoding)…", max_entries=12)
 def _planner(root: str, horizon: int, model_id: str, method: str, graph_path: str | None, sampler: str | None,
-             sampler_steps: int | None, dataset_key: tuple, _ds):
+             sampler_steps: int | None, dataset_key: tuple, device: str | None, _ds):
     return api.load_planner(root, horizon, parse_plan_model_id(model_id), scorer=method, graph=graph_path,
-                            sampler=sampler, sampler_steps=sampler_steps, dataset=_ds)
+                            sampler=sampler, sampler_steps=sampler_steps, dataset=_ds, device=device)
 
 
 def planner(cfg: AppConfig, horizon: int, role, method: str, ds, sampler: str = "the model's own"):
@@ -273,32 +278,35 @@ def planner(cfg: AppConfig, horizon: int, role, method: str, ds, sampler: str = 
     and kept in KEPP's cache home)."""
     root = models_root(cfg)
     p = _planner(str(root), horizon, plan_model_id(role), method, cfg.graph, *SAMPLER_CHOICES[sampler],
-                 cfg.dataset_key(), ds)
+                 cfg.dataset_key(), cfg.device, ds)
     api.check_planner(p, ds, where=str(models_dir(root, horizon)))
     return p
 
 
 @st.cache_resource(show_spinner="Loading the S3D network and fitting its text endpoints…", max_entries=8)
 def _text_planner(encoder: str, horizon: int, setting: str, m: int, dataset_key: tuple, graph_path: str | None,
-                  _graph, _ds):
-    return api.text_planner(encoder, _graph, _ds, horizon, m, setting)
+                  device: str | None, _graph, _ds):
+    return api.text_planner(encoder, _graph, _ds, horizon, m, setting, device=device)
 
 
-def text_planner(cfg: AppConfig, encoder: str, ds, horizon: int, setting: str = "conventional", m: int = 3):
+def text_planner(cfg: AppConfig, encoder: str, ds, horizon: int, setting: str = DEFAULT_SETTING, m: int = DEFAULT_M):
     """Graph + text endpoints (no trained model): the dataset's P²KG and the S3D text tower of
     ``encoder`` (an allowed ``s3d:`` spec), its temperature fitted on the dataset's training episodes
     where its features are that network's."""
-    return _text_planner(encoder, int(horizon), setting, int(m), cfg.dataset_key(), cfg.graph, graph(cfg), ds)
+    return _text_planner(encoder, int(horizon), setting, int(m), cfg.dataset_key(), cfg.graph, cfg.device, graph(cfg),
+                         ds)
 
 
 @st.cache_resource(show_spinner="Loading the S3D text tower…", max_entries=8)
-def _grounding(encoder: str, steps: tuple[str, ...], dataset_key: tuple, horizon: int, setting: str, m: int, _ds):
-    return api.text_grounding(encoder, list(steps), _ds, horizon, setting, m)
+def _grounding(encoder: str, steps: tuple[str, ...], dataset_key: tuple, horizon: int, setting: str, m: int,
+               device: str | None, _ds):
+    return api.text_grounding(encoder, list(steps), _ds, horizon, setting, m, device=device)
 
 
-def grounding(cfg: AppConfig, encoder: str, steps, ds, horizon: int, setting: str = "conventional", m: int = 3):
+def grounding(cfg: AppConfig, encoder: str, steps, ds, horizon: int, setting: str = DEFAULT_SETTING,
+              m: int = DEFAULT_M):
     """The S3D text tower of ``encoder`` grounding ``steps`` (the step timeline), once per choice."""
-    return _grounding(encoder, tuple(steps), cfg.dataset_key(), int(horizon), setting, int(m), ds)
+    return _grounding(encoder, tuple(steps), cfg.dataset_key(), int(horizon), setting, int(m), cfg.device, ds)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)

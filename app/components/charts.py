@@ -11,6 +11,7 @@ import streamlit as st
 from components.colours import RIGHT, WRONG
 from components.config import MIN_PRESENT_PX, font_scale
 from components.text import css_colour, html_text, plot_text
+from kepp_core.catalog import CONFIDENCE
 
 if TYPE_CHECKING:  # pandas loads lazily: the home page does not need it
     import pandas as pd
@@ -34,7 +35,23 @@ def scaled(fig):
     fig.for_each_xaxis(lambda a: a.update(tickfont=dict(size=size(a.tickfont.size)), title_font=dict(size=size(12))))
     fig.for_each_yaxis(lambda a: a.update(tickfont=dict(size=size(a.tickfont.size)), title_font=dict(size=size(12))))
     fig.for_each_annotation(lambda a: a.update(font=dict(size=size(a.font.size))))
+
+    def bar(cb) -> None:  # a colour bar's ticks and title (a heatmap's shared scale, a trace's own)
+        cb.update(tickfont=dict(size=size(cb.tickfont.size)), title_font=dict(size=size(cb.title.font.size)))
+
+    fig.for_each_coloraxis(lambda c: bar(c.colorbar))
+    for trace in fig.data:
+        if "colorbar" in trace:
+            bar(trace.colorbar)
+        if "marker" in trace and "colorbar" in trace.marker:
+            bar(trace.marker.colorbar)
     return fig
+
+
+def tick_px() -> int:
+    """The tick labels' size of a heatmap (their margins are fixed from it): 14 px, in presentation mode the
+    room's least (:data:`~components.config.MIN_PRESENT_PX`) or more."""
+    return max(MIN_PRESENT_PX, round(14 * font_scale())) if font_scale() > 1 else 14
 
 
 def show_figure(fig, name: str, key: str, chart_key: str | None = None, **kwargs):
@@ -61,10 +78,11 @@ def show_table(df: pd.DataFrame, name: str, key: str, csv: Callable[[], bytes] |
 
 
 def heatmap(df: pd.DataFrame, title: str, zmin: float | None = 0.0, zmax: float | None = 1.0,
-            diverging: bool = False, colour_bar: bool = True, marked: set[str] = frozenset(), tick_size: int = 14):
+            diverging: bool = False, colour_bar: bool = True, marked: set[str] = frozenset(), tick_size: int | None = None):
     """A transition heatmap: rows = from, columns = to (labels in the given order)."""
     import plotly.graph_objects as go
 
+    tick_size = tick_size or tick_px()
     labels_x, labels_y = [str(c) for c in df.columns], [str(i) for i in df.index]
     fig = go.Figure(go.Heatmap(
         z=df.to_numpy(), x=labels_x, y=labels_y,
@@ -93,9 +111,6 @@ def _label_margins(labels: Sequence[str], tick_size: int) -> tuple[int, int]:
     return round(width + 44), round(width * 0.87 + 50)
 
 
-OUT_OF_TASK = WRONG
-
-
 def marked_labels(labels: Sequence[str], marked: set[str]) -> list[str]:
     """Tick labels for plotly (escaped: :func:`~components.text.plot_text`), the ``marked`` ones (actions
     outside the task's step list) in red with a ✱.
@@ -103,16 +118,17 @@ def marked_labels(labels: Sequence[str], marked: set[str]) -> list[str]:
     >>> marked_labels(["<b>", "stir"], {"stir"})
     ['&lt;b&gt;', '<span style="color:#c62828">stir ✱</span>']
     """
-    return [f'<span style="color:{OUT_OF_TASK}">{plot_text(x)} ✱</span>' if x in marked else plot_text(x)
+    return [f'<span style="color:{WRONG}">{plot_text(x)} ✱</span>' if x in marked else plot_text(x)
             for x in labels]
 
 
-def heatmap_panels(mats: dict, marked: set[str] = frozenset(), tick_size: int = 14):
+def heatmap_panels(mats: dict, marked: set[str] = frozenset(), tick_size: int | None = None):
     """Transition heatmaps side by side in one figure: equal panels, one shared colour bar (0–1),
     the same action order on every axis, ``marked`` actions flagged on the ticks."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
+    tick_size = tick_size or tick_px()
     names = list(mats)
     fig = make_subplots(rows=1, cols=len(names), shared_yaxes=True, horizontal_spacing=0.03,
                         subplot_titles=[plot_text(n) for n in names])
@@ -166,7 +182,7 @@ def step_cards_html(labels: Sequence[str], correct: Sequence[bool] | None = None
     cards, colour = [], css_colour(colour)  # an attribute value
     for t, label in enumerate(labels):
         border = "#bdbdbd" if correct is None else (RIGHT if correct[t] else WRONG)
-        mark = "" if correct is None else (" ✓" if correct[t] else " ✗")
+        mark = "" if correct is None else f' <span class="kepp-mark">{"✓" if correct[t] else "✗"}</span>'
         cards.append(
             f'<div class="kepp-card" style="flex:1;min-width:62px;background:{colour};border:3px solid {border};'
             f'border-radius:8px;padding:3px 6px;margin:2px;text-align:center;line-height:1.25">'
@@ -363,7 +379,7 @@ def training_curves(frames: dict, metric: str, x_axis: str, kept: dict, colours:
 
 
 # --- protocol results (kepp protocol) --------------------------------------------------------------------
-def interval_chart(df: pd.DataFrame, metric: str, confidence: float = 0.9):
+def interval_chart(df: pd.DataFrame, metric: str, confidence: float = CONFIDENCE):
     """Mean ± CI per method against ``T`` (a group of bars per horizon, error bars: the interval
     over seeds). ``df``: ``label``, ``T``, ``mean``, ``ci``, ``seeds`` (as ``api.interval_table``)."""
     import plotly.graph_objects as go
@@ -383,7 +399,7 @@ def interval_chart(df: pd.DataFrame, metric: str, confidence: float = 0.9):
     return fig
 
 
-def efficiency_chart(df: pd.DataFrame, metric: str, horizon: int, confidence: float = 0.9):
+def efficiency_chart(df: pd.DataFrame, metric: str, horizon: int, confidence: float = CONFIDENCE):
     """Data-efficiency curves: ``metric`` against the share of training videos, one line per
     method with error bars. ``df``: ``label``, ``percent``, ``mean``, ``ci`` (as ``api.efficiency_table``)."""
     import plotly.graph_objects as go

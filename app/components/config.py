@@ -16,45 +16,39 @@ import streamlit as st
 from kepp_core.api import AppConfig, check_allowed, read_app_config
 from kepp_core.errors import KeppError
 
-__all__ = ["PAGES", "RECORDS_HOW", "AppConfig", "Page", "current_config", "font_scale", "initial_config", "missing", "page_icon", "page_setup",
+__all__ = ["MIN_PRESENT_PX", "PAGES", "RECORDS_HOW", "STEP_PRESENT_PX", "AppConfig", "Page", "current_config", "font_scale", "initial_config", "missing", "page_icon", "page_setup",
            "presenting", "set_config", "sidebar", "start_config", "top_bar"]
 
 STATE_KEY = "kepp_cfg"
-PATH_FIELDS = AppConfig.PATH_KEYS
-PATH_HELP = {
-    "root": "dataset folder or annotation file (empty: the demo world)",
-    "features": "folder of per-second .npy features (empty: the dataset's own)",
-    "graph": "P²KG JSON file (empty: built from the training plans)",
-    "checkpoints": "folder of trained models (empty: the shipped demo models)",
-    "predictions": "prediction records file or folder (empty: from the checkpoints folder)",
-    "runs": "folder of training runs with metrics JSONL logs (empty: from the checkpoints folder)",
-    "protocol": "a 'kepp protocol' output folder or a folder of them (empty: those under runs/)",
-}
-
-# Presentation mode: the root font size grows 1.4x, so every rem-sized thing does too (titles 44 -> 62 px,
-# key values 36 -> 50 px, text 16 -> 22 px, widgets); tables (drawn on a canvas) are zoomed; no Streamlit
-# menu, deploy button or debug details. The header (and with it the sidebar's expand control) stays:
-# hiding the toolbar once hid the only way back to the sidebar.
-PRESENTATION_CSS = """
+# Presentation mode: the root font size grows 1.43x, so every rem-sized thing does too (titles 44 -> 63 px,
+# key values 36 -> 51 px, text 16 -> 23 px, Streamlit's small type 14 -> 20 px, widgets); tables (drawn on a
+# canvas) are zoomed; the app's own small type is never under MIN_PRESENT_PX, step names and the ✓/✗ marks
+# that carry a verdict never under STEP_PRESENT_PX; no Streamlit menu, deploy button, download button or
+# debug details. The header (and with it the sidebar's expand control) stays: hiding the toolbar once hid the
+# only way back to the sidebar.
+FONT_SCALE = 1.43  # presentation mode: the root font size, plotly fonts (graph drawings: components.network)
+MIN_PRESENT_PX = 20  # presentation mode: no text smaller than this (CSS px at 1280x720): about 15 pt projected
+STEP_PRESENT_PX = 28  # presentation mode: step names and verdict marks (✓/✗) at least this
+PRESENTATION_CSS = f"""
 <span class="kepp-present"></span>
 <style>
-html { font-size: 140% !important; }
+html {{ font-size: {FONT_SCALE * 100:g}% !important; }}
 [data-testid="stElementContainer"]:has(> [data-testid="stDataFrame"]),
-[data-testid="stElementContainer"]:has(> [data-testid="stTable"]) { zoom: 1.4; width: calc(100% / 1.4) !important; }
+[data-testid="stElementContainer"]:has(> [data-testid="stTable"]) {{ zoom: 1.4; width: calc(100% / 1.4) !important; }}
 [data-testid="stMainMenu"], [data-testid="stAppDeployButton"], [data-testid="stDecoration"], footer,
-.kepp-debug { display: none !important; }
-[data-testid="stMainBlockContainer"] { padding-top: 3rem; padding-left: 2.5rem; padding-right: 2.5rem; }
-.st-key-kepp_bar p, .st-key-kepp_bar span { font-size: 18px !important; }  /* the page bar: one line */
-/* small type of the app's own HTML (step cards' heads, the timeline): never below 18 px for the back row */
-.kepp-small, .kepp-timeline div, .kepp-step-timeline div { font-size: max(18px, 0.75em) !important; }
-.kepp-card-label { font-size: max(18px, 0.85em); }  /* six steps fit one row of cards */
-[data-testid="stMarkdownContainer"] code { font-size: max(18px, 0.75em); }
+[data-testid="stDownloadButton"], .kepp-debug {{ display: none !important; }}
+[data-testid="stMainBlockContainer"] {{ padding-top: 3rem; padding-left: 2.5rem; padding-right: 2.5rem; }}
+.st-key-kepp_bar p, .st-key-kepp_bar span {{ font-size: {MIN_PRESENT_PX}px !important; }}  /* the page bar: one line */
+.st-key-kepp_bar {{ gap: 0.15rem !important; flex-wrap: nowrap !important; }}
+.st-key-kepp_bar a, .st-key-kepp_bar button {{ padding-left: 0.3rem !important; padding-right: 0.3rem !important; }}
+/* small type of the app's own HTML (step cards' heads, the timeline): never below the back row's least */
+.kepp-small, .kepp-timeline div, .kepp-step-timeline div {{ font-size: max({MIN_PRESENT_PX}px, 0.75em) !important; }}
+code {{ font-size: max({MIN_PRESENT_PX}px, 0.75em) !important; }}
+/* what the room reads first: step names and the marks that carry a verdict */
+.kepp-card-label, .kepp-step {{ font-size: max({STEP_PRESENT_PX}px, 0.85em) !important; }}
+.kepp-mark {{ font-size: max({STEP_PRESENT_PX}px, 1em) !important; line-height: 1; }}
 </style>
 """
-FONT_SCALE = 1.4  # presentation mode: plotly fonts (graph drawings take their type sizes from components.network)
-MIN_PRESENT_PX = 18  # presentation mode: no text smaller than this (CSS px at 1280x720)
-
-
 @dataclass(frozen=True)
 class Page:
     """One page of the app: its script (``path``, what ``st.page_link`` and ``st.switch_page`` take), its
@@ -81,6 +75,9 @@ PAGES = {p.label: p for p in (
     # prepared (its Present link and the Plan page's playing bar lead on; the sidebar lists it too)
     Page("pages/7_Playlists.py", "Playlists", ":material/playlist_play:",
          "episodes curated for a talk, played in presentation mode", on_bar=False),
+    Page("pages/8_Presenter.py", "Presenter", ":material/speaker_notes:",
+         "the speaker's second tab: the slide, the next one, the note and the clock; it follows the slides",
+         on_bar=False),
 )}
 PRESENT_SEEN = "kepp_present_seen"  # the last ?present= value applied
 PANEL_OPEN = "kepp_panel_open"  # the sidebar's settings panel is open
@@ -119,7 +116,7 @@ def _apply_widget(name: str) -> None:
     """on_change callback: copy one sidebar widget into the stored config (a path only when it lies
     under a folder the person running the server allowed)."""
     value = st.session_state[f"cfg_{name}"]
-    if name in PATH_FIELDS:
+    if name in AppConfig.PATH_KEYS:
         value = value.strip() or None
         if value is not None:
             try:
@@ -140,11 +137,12 @@ def _load_config_file() -> None:
         check_allowed(path, start)
         values = read_app_config(path)
         values.pop("encoders", None)  # only the person starting the app chooses code to load
-        for key in PATH_FIELDS:
+        values.pop("device", None)  # ... and where its networks run
+        for key in AppConfig.PATH_KEYS:
             if values.get(key):
                 check_allowed(values[key], start)
         cfg = AppConfig(presentation=current_config().presentation, encoders=current_config().encoders,
-                        allow_roots=current_config().allow_roots).updated(values)
+                        allow_roots=current_config().allow_roots, device=current_config().device).updated(values)
     except KeppError as e:
         st.session_state["kepp_cfg_error"] = str(e)
         return
@@ -163,7 +161,7 @@ def _sync_widgets(cfg: AppConfig) -> None:
         if name == "encoders":
             continue
         key = f"cfg_{name}"
-        st.session_state[key] = (value or "") if name in PATH_FIELDS else value
+        st.session_state[key] = (value or "") if name in AppConfig.PATH_KEYS else value
 
 
 def _set_presentation(on: bool) -> None:
@@ -203,7 +201,7 @@ def presenting() -> bool:
 
 
 def font_scale() -> float:
-    """How much larger type is in this mode (plotly fonts, graph labels): 1.0, or 1.4 when presenting."""
+    """How much larger type is in this mode (plotly fonts): 1.0, or :data:`FONT_SCALE` when presenting."""
     return FONT_SCALE if presenting() else 1.0
 
 
@@ -241,9 +239,9 @@ def _settings() -> None:
     """The settings panel's widgets: dataset format, paths, config file, reload."""
     st.selectbox("Dataset format", list(AppConfig.DATASET_FORMATS), key="cfg_dataset", on_change=_apply_widget,
                  args=("dataset",))
-    for name in PATH_FIELDS:
+    for name in AppConfig.PATH_KEYS:
         st.text_input(name.capitalize(), key=f"cfg_{name}", on_change=_apply_widget, args=(name,),
-                      help=PATH_HELP[name], placeholder="default")
+                      help=AppConfig.PATH_HELP[name], placeholder="default")
     st.text_input("Config file (TOML)", key="cfg_file", placeholder="app.toml")
     st.button("Load config file", on_click=_load_config_file, key="cfg_load")
     st.button("Reload data and models", on_click=_clear_caches, key="cfg_reload",

@@ -18,7 +18,7 @@ from components import backend, episodes
 from components.colours import RIGHT, WRONG
 from components.config import PAGES
 from components.charts import show_figure
-from components.names import episode_label
+from components.names import episode_label, namer
 from components.text import md, plan_text, plot_text
 from kepp_core import catalog
 
@@ -129,7 +129,7 @@ def map_section(link, prefix: str, cfg, ds, rows: pd.DataFrame, method: str, hor
     colour_by = st.radio("Colour by", list(COLOUR_BY), horizontal=True, key=f"{prefix}_map_colour",
                          format_func=COLOUR_BY.get)
     link.keep(colour=None if colour_by == "success" else colour_by)
-    setting = str(rows["setting"].dropna().mode().iloc[0]) if rows["setting"].notna().any() else "conventional"
+    setting = str(rows["setting"].dropna().mode().iloc[0]) if rows["setting"].notna().any() else catalog.DEFAULT_SETTING
     with backend.guarded(stop=False):
         coords = backend.episode_map(cfg, ds, horizon, setting)
         names = {t: ds.tasks[t].name for t in ds.tasks}
@@ -138,7 +138,7 @@ def map_section(link, prefix: str, cfg, ds, rows: pd.DataFrame, method: str, hor
             st.info("None of these records' episodes is on the map (the map holds the dataset's test episodes "
                     "with features): check that the records belong to this dataset.")
             return
-        name = backend.method_names(cfg).get(method) or catalog.method_label(method)  # an imported one says so
+        name = namer(backend.method_names(cfg))(method)  # an imported one says so, with its file
         fig = map_figure(points, colour_by, f"T={horizon} test episodes · {name}")
         show_figure(fig, f"kepp_episode_map_T{horizon}", key=f"{prefix}_map_fig", on_select=lambda: _clicked(prefix),
                     selection_mode="points", chart_key=f"{prefix}_map_chart")

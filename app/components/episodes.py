@@ -5,14 +5,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from components import backend
+from components import backend, urls
 from components.charts import step_cards
 from components.config import presenting
-from components.text import md, plan_text
+from components.text import html_text, md, plan_text
 from components.names import episode_label, method_name
 from components.recorded import Record, distinct_paths, imported_files
-from components.urls import plan_query as episode_query
-from kepp_core.catalog import pattern_label
+from kepp_core.catalog import find_method, pattern_label
 
 
 def task_names(ds) -> dict[str, str]:
@@ -28,7 +27,7 @@ def episode_names(ids, ds) -> dict[str, str]:
 
 def plan_query(row) -> dict[str, str]:
     """The Plan page's query for a predictions-table row (keeping presentation mode)."""
-    q = episode_query(dict(row))
+    q = urls.plan_query(dict(row))
     if presenting():
         q["present"] = "1"
     return q
@@ -81,19 +80,45 @@ def show_clips(ds, row) -> None:
 
 def endpoints_line(ds, endpoints, scores, truth, imported: str | None = None) -> str:
     """The endpoints (â₁, â_T) a plan was made between, each marked right or wrong against the ground
-    truth (the true step named where it is wrong), with their scores: one line of Markdown, the same on
-    the Plan page and the records pages. ``—`` when the method planned without them, or its plans were
-    imported (``imported``: their file, which holds plans only)."""
+    truth (the true step named where it is wrong), with their scores: one line of HTML (labels escaped;
+    step names and marks classed for presentation mode's sizes), the same on the Plan page and the records
+    pages. ``—`` when the method planned without them, or its plans were imported (``imported``: their
+    file, which holds plans only)."""
     if endpoints is None:
         return ("â₁, â_T: — (this method does not predict them)" if not imported else
-                f"â₁, â_T: — (not recorded: the imported predictions {md(imported)} hold plans only)")
+                f"â₁, â_T: — (not recorded: the imported predictions {html_text(imported)} hold plans only)")
     scores = scores if scores is not None else (None, None)
+
+    def step(a: int) -> str:
+        return f'<b class="kepp-step">{html_text(ds.actions[a])}</b>'
+
     parts = []
     for name, a, k, s in zip(["â₁", "â_T"], endpoints, [0, -1], scores):
         ok = truth is None or a == truth[k]
-        mark = "" if truth is None else (" ✓" if ok else f" ✗ (truth: **{md(ds.actions[truth[k]])}**)")
-        parts.append(f"{name} **{md(ds.actions[a])}**{mark}" + (f" · {s:.2f}" if s is not None else ""))
-    return " · ".join(parts) if truth is None else "   ".join(parts)
+        mark = "" if truth is None else (' <span class="kepp-mark">✓</span>' if ok
+                                         else f' <span class="kepp-mark">✗</span> (truth: {step(truth[k])})')
+        parts.append(f"{name} {step(a)}{mark}" + (f" · {s:.2f}" if s is not None else ""))
+    return (" · " if truth is None else " &emsp; ").join(parts)
+
+
+def without_paths(method: str, imported: str | None = None) -> str:
+    """Why a method's record holds no graph paths, in words: it plans without the graph (a baseline, KEPP
+    without the graph condition), its plan is the graph's path itself, its paths are not recorded, or its
+    plans were imported (``imported``: their file, which holds plans only).
+
+    >>> without_paths("random"), without_paths("graph-pred")
+    ('Random: plans without graph paths', "P²KG zero-shot, predicted endpoints: its plan is the graph's own path")
+    >>> without_paths("vpn", "T3.json")
+    'vpn (imported: T3.json): graph paths not recorded (the imported predictions hold plans only)'
+    """
+    if imported:
+        return f"{method_name(method, imported)}: graph paths not recorded (the imported predictions hold plans only)"
+    entry = find_method(method)
+    if entry is None or not entry.graph:
+        return f"{method_name(method)}: plans without graph paths"
+    if entry.plan_model is None:
+        return f"{method_name(method)}: its plan is the graph's own path"
+    return f"{method_name(method)}: its graph paths are not in the records"
 
 
 def show_methods(ds, rows: list, titles: list[str]) -> None:
@@ -106,18 +131,20 @@ def show_methods(ds, rows: list, titles: list[str]) -> None:
                      else f"**{md(title)}** · no prediction for this episode")
     for col, rec in zip(st.columns(n), recs):
         col.markdown(endpoints_line(ds, rec.endpoints, rec.endpoint_scores, rec.truth, rec.imported)
-                     if rec is not None else "—")
+                     if rec is not None else "—", unsafe_allow_html=True)
     merged = [distinct_paths(rec.paths, rec.path_scores) if rec is not None else [] for rec in recs]
     for k in range(max(map(len, merged), default=0)):  # identical paths once, their ranks named together
-        for col, paths in zip(st.columns(n), merged):
+        for col, paths, rec in zip(st.columns(n), merged, recs):
             with col:
                 if k < len(paths):
                     ranks, path, score = paths[k]
                     step_cards(ds.labels(path), colour="#ede7f6",
                                title=f"graph path{'s' if len(ranks) > 1 else ''} " + " = ".join(map(str, ranks))
                                + (f" · p={score:.3f}" if score is not None else ""))
-                else:
-                    st.caption("(no other graph path)" if k else "graph paths: —")
+                elif paths:
+                    st.caption("(no other graph path)")
+                elif k == 0 and rec is not None:  # a baseline or an imported method: what it is, not a missing path
+                    st.caption(md(without_paths(rec.method, rec.imported)))
     for col, row in zip(st.columns(n), rows):
         with col:
             if row is not None:

@@ -121,13 +121,14 @@ def default_kwargs(key: str, **kwargs) -> dict:
     return {} if key in st.session_state else kwargs
 
 
-def page_url(query: dict[str, str] | None = None, page: str | None = None) -> str:
-    """This page's full address with ``query`` (a shareable link)."""
+def page_url(query: dict[str, str] | None = None, page: str | None = None, present: bool | None = None) -> str:
+    """This page's full address with ``query`` (a shareable link); ``page``: another page's; ``present``:
+    in presentation mode or not (None: as this page is)."""
     base = str(st.context.url or "").split("?")[0]
     if page is not None:
         base = base.rsplit("/", 1)[0] + "/" + page
     query = dict(query or {})
-    if presenting():
+    if presenting() if present is None else present:
         query["present"] = "1"
     return base + ("?" + urlencode(query) if query else "")
 

@@ -4,11 +4,12 @@ compares it with (plain Python, no Streamlit)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from kepp_core import catalog
 
-__all__ = ["COMPARED_WITH", "compare_default", "default_method", "episode_label", "first_shown", "method_name"]
+__all__ = ["COMPARED_WITH", "compare_default", "default_method", "episode_label", "first_shown", "method_name",
+           "method_names", "namer"]
 
 # The rows the Results page compares a chosen method with first (the ablation and the baselines).
 COMPARED_WITH = ("kepp-nograph", "pdpp", "graph-pred", "random")
@@ -19,11 +20,30 @@ def method_name(name: str, imported: str | None = None) -> str:
     table: the catalogue's label (a method the catalogue does not know keeps its own name); a method whose
     plans were imported (``kepp records import``: ``imported``, the predictions file they came from) says so.
 
-    >>> method_name("kepp-R2"), method_name("ViterbiPlanNet", "T3_predictions.json")
-    ('KEPP R=2', 'ViterbiPlanNet (imported: T3_predictions.json)')
+    >>> method_name("kepp-R2"), method_name("random"), method_name("my-own-row")
+    ('KEPP R=2', 'Random', 'my-own-row')
+    >>> method_name("ViterbiPlanNet", "T3_predictions.json")
+    'ViterbiPlanNet (imported: T3_predictions.json)'
     """
     label = catalog.method_label(name)
     return f"{label} (imported: {imported})" if imported else label
+
+
+def method_names(names, imported: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Each of ``names`` with its display name (:func:`method_name`; ``imported``: the predictions file of
+    each imported method)."""
+    files = imported or {}
+    return {n: method_name(n, files.get(n)) for n in names}
+
+
+def namer(names: Mapping[str, str]) -> Callable[[str], str]:
+    """A method's display name from ``names`` (the records' own: :func:`method_names`), else
+    :func:`method_name`'s: the ``format_func`` of a page's method pickers.
+
+    >>> namer({"vpn": "vpn (imported: T3.json)"})("vpn"), namer({})("kepp-R2")
+    ('vpn (imported: T3.json)', 'KEPP R=2')
+    """
+    return lambda m: names.get(m) or method_name(m)
 
 
 def episode_label(episode: str, task_names: dict | None = None) -> str:

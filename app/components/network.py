@@ -8,27 +8,19 @@ import hashlib
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import astuple, dataclass, field
 from pathlib import Path
 
 import streamlit as st
 
-from components import plangraph
-from components.colours import RIGHT, WRONG
-from components.config import MIN_PRESENT_PX, presenting
+from components import plangraph, scripts
+from components.colours import EDGE, FOCUS, NODE, PATH_COLOURS, RIGHT, WRONG
+from components.config import MIN_PRESENT_PX, STEP_PRESENT_PX, presenting
 from components.layout import grid_by_position
+from components.scripts import SLIDE_KEYS, STATIC, STATIC_URL
 from components.text import page_text, script_json
 
-# Colours of the graph drawing.
-NODE = "#d9e3f0"
-NODE_START = RIGHT
-NODE_GOAL = WRONG
-NODE_FOCUS = "#f9a825"
-EDGE = "#9e9e9e"
-PATH_COLOURS = ["#1565c0", "#6a1b9a", "#00838f", "#ef6c00", "#5d4037"]
-PATH_COLOUR_NAMES = ["blue", "purple", "teal", "orange", "brown"]
-PLAN_COLOUR = "#f9a825"
 
 
 # --- graph drawing -------------------------------------------------------------------------------
@@ -108,136 +100,22 @@ class Type:
 
 
 TYPE = {False: Type(node=14, edge=12, legend=13, title=16, small=13, min_column=80, min_row=46),
-        True: Type(node=MIN_PRESENT_PX + 4, edge=MIN_PRESENT_PX, legend=MIN_PRESENT_PX, title=22, small=MIN_PRESENT_PX,
-                   min_column=108, min_row=66)}
-# In the page: the grid spread over the canvas (its columns and rows share the width and the height) at
-# the type's size, drawn smaller only when the canvas is too small for the grid or two steps would touch;
-# re-spread when the frame changes size, until the reader moves or zooms the drawing. Edge labels are
-# placed (below); a PNG export of title, settings, drawing and legend; the legend for scripts and tests.
-# Edge labels never cover a node or another label: after each change of the layout (the first draw,
-# a resize, a dragged node) every label is drawn once and measured by vis.js, then, in rank order
-# (``rank``, see label_ranks), a label keeps its place when its box is free and the others are left to
-# the arrow's hover text, which carries the same number.
-_PAGE_JS = """
-<script>
-(function () {
-  const legend = %s, title = %s, settings = %s, name = %s, grid = %s, pad = %s;
-  window.keppLegend = legend;
-  let touched = false, scale = 1, tries = 0, arranged = false;
-  function arrange(k) {
-    const box = document.getElementById("mynetwork"), W = box.clientWidth, H = box.clientHeight;
-    if (!grid || !W || !H) return false;
-    const nc = grid.cols[1] - grid.cols[0] + 1, nr = grid.rows[1] - grid.rows[0] + 1;
-    const colW = W / nc, rowH = H / nr;
-    scale = k || Math.min(1, colW / grid.minColumn, rowH / grid.minRow);
-    const cx = (grid.cols[0] + grid.cols[1]) / 2, cy = (grid.rows[0] + grid.rows[1]) / 2, data = network.body.data.nodes;
-    data.update(data.get().map(n => ({id: n.id, x: (n.gx - cx) * colW / scale, y: (n.gy - cy) * rowH / scale,
-                                      widthConstraint: {maximum: Math.max(40, 0.62 * colW / scale)}})));
-    network.moveTo({position: {x: 0, y: 0}, scale: scale, animation: false});
-    window.keppScale = scale;
-    // drawn smaller: a label keeps the least type size it is read at (presentation mode: the back row's)
-    [[network.body.data.edges, grid.minEdge], [data, grid.minNode]].forEach(([set, least]) => {
-      if (!least || scale >= 1) return;
-      const px = Math.ceil(least / scale);
-      set.update(set.get().filter(e => e.font && e.font.size < px).map(e => ({id: e.id, font: Object.assign({}, e.font, {size: px})})));
-    });
-    return true;
-  }
-  function spread() { if (!touched && grid) { arranged = false; tries = 0; arrange(); } }
-  function fit() { if (!touched && !grid && window.network) network.fit({animation: false, maxZoomLevel: 1}); }
-  const overlap = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
-  function touching() {  // two steps' boxes closer than 3 px
-    const boxes = Object.keys(network.body.nodes).filter(id => !network.body.nodes[id].isCluster)
-      .map(id => network.getBoundingBox(id)).map(b => ({left: b.left - 2, right: b.right + 2, top: b.top - 2, bottom: b.bottom + 2}));
-    for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) if (overlap(boxes[i], boxes[j])) return true;
-    return false;
-  }
-  function placeLabels() {
-    const data = network.body.data.edges, full = {}, rank = {};
-    data.get().forEach(e => { if (e.label) { full[e.id] = e.label; rank[e.id] = e.rank; } });
-    const order = Object.keys(full).sort((a, b) => rank[a] - rank[b] || (a < b ? -1 : 1));
-    // the layout: where the steps are, the view's scale and the steps' type size (their boxes)
-    const layout = () => JSON.stringify([network.getPositions(), network.getScale(),
-                                         network.body.data.nodes.get().map(n => n.font && n.font.size)]);
-    let seen = "", hidden = [], measuring = false, dragging = false;
-    function place() {
-      const nodes = Object.keys(network.body.nodes).map(id => network.getBoundingBox(id)), kept = [];
-      hidden = [];
-      for (const id of order) {
-        const edge = network.body.edges[id], s = edge && edge.labelModule.size;
-        if (!s || !s.width) continue;
-        const box = {left: s.left - pad, top: s.top - pad, right: s.left + s.width + pad, bottom: s.top + s.height + pad};
-        if (nodes.some(n => overlap(box, n)) || kept.some(k => overlap(box, k))) hidden.push(id);
-        else kept.push(box);
-      }
-      window.keppHiddenLabels = hidden.length;
-      // vis.js keeps an arrow's label when updated with an empty one: its drawn options lose it (the
-      // data keep it, and give it back when the layout changes)
-      hidden.forEach(id => { network.body.edges[id].options.label = undefined; });
-      if (hidden.length) network.redraw();
-      window.keppPlaced = true;
-    }
-    network.on("dragStart", () => { dragging = true; });
-    network.on("dragEnd", () => { dragging = false; network.redraw(); });
-    network.on("afterDrawing", () => {
-      if (dragging) return;
-      if (grid && !arranged && !touched) {  // two steps touch: a little smaller, until none does
-        if (tries < 12 && touching()) { tries += 1; arrange(scale * 0.9); return; }
-        arranged = true;
-      }
-      window.keppArranged = true;
-      if (measuring) { measuring = false; return place(); }  // every label was drawn in this frame
-      const now = layout();
-      if (now === seen) return;
-      seen = now;
-      fit();
-      if (!hidden.length) return place();
-      measuring = true;  // draw every label once more, then measure them all
-      window.keppPlaced = false;
-      data.update(hidden.map(id => ({id: id, label: full[id]})));
-      hidden = [];
-    });
-  }
-  function ready() {
-    if (!window.network) return setTimeout(ready, 30);
-    network.on("dragStart", () => { touched = true; });
-    network.on("zoom", () => { touched = true; });
-    new ResizeObserver(() => { spread(); fit(); }).observe(document.getElementById("mynetwork"));
-    placeLabels();
-    if (!arrange()) fit();
-  }
-  ready();
-  window.keppPng = function () {
-    const src = document.querySelector("#mynetwork canvas"), r = src.width / src.clientWidth || 1;
-    const line = 22 * r, head = (settings ? 56 : 36) * r, w = src.width;
-    const c = document.createElement("canvas");
-    c.width = w; c.height = head + src.height + (legend.length + 1) * line;
-    const x = c.getContext("2d");
-    x.fillStyle = "#ffffff"; x.fillRect(0, 0, c.width, c.height);
-    x.fillStyle = "#111111"; x.font = `bold ${18 * r}px sans-serif`; x.fillText(title, 10 * r, 24 * r);
-    x.font = `${13 * r}px sans-serif`; if (settings) x.fillText(settings, 10 * r, 46 * r);
-    x.drawImage(src, 0, head);
-    legend.forEach(([style, colour, text], i) => {
-      const y = head + src.height + (i + 1) * line;
-      x.strokeStyle = colour; x.fillStyle = colour; x.lineWidth = 4 * r;
-      x.setLineDash(style === "dashed" ? [8 * r, 6 * r] : style === "dotted" ? [2 * r, 5 * r] : []);
-      if (style === "node") x.fillRect(10 * r, y - 12 * r, 30 * r, 14 * r);
-      else { x.beginPath(); x.moveTo(10 * r, y - 5 * r); x.lineTo(40 * r, y - 5 * r); x.stroke(); }
-      x.fillStyle = "#111111"; x.fillText(text, 50 * r, y);
-    });
-    const a = document.createElement("a");
-    a.download = name + ".png"; a.href = c.toDataURL("image/png");
-    document.body.appendChild(a); a.click(); a.remove();
-  };
-})();
-</script>
-"""
+        True: Type(node=STEP_PRESENT_PX, edge=MIN_PRESENT_PX, legend=MIN_PRESENT_PX, title=24, small=MIN_PRESENT_PX,
+                   min_column=136, min_row=84)}
+# The drawing's own script, app/static/kepp-graph.js (spreads the grid over the canvas, places the edge labels
+# off every arrow, hands a clicker's keys to the page, exports a PNG), reads these from the frame's JSON block.
+GRAPH_JS, GRAPH_DATA = "kepp-graph.js", "kepp-graph-data"
 
 
-def _legend_html(legend: tuple, title: str, settings: str, type_: Type) -> tuple[str, str]:
+def _legend_html(legend: tuple, title: str, settings: str, type_: Type, present: bool = False) -> tuple[str, str]:
     """The header (title, settings, PNG button) and the legend, as HTML around the drawing: the legend's
-    entries flow side by side (a path's steps are in its hover text and the drawing)."""
+    entries flow side by side (a path's steps are in its hover text and the drawing). In presentation mode
+    the header is the title alone, wrapped where it must (the settings and the export are for the desk)."""
     esc = page_text  # an iframe's page: HTML, never Markdown
+    if present:
+        head = (f'<div class="kepp-head" style="font-family:sans-serif;line-height:1.2;margin-bottom:4px">'
+                f'<b style="font-size:{type_.title}px">{esc(title)}</b></div>')
+        return head, _legend_rows(legend, type_)
     # one line: the title, the settings (cut short: the whole line on hover, and in the exports), the PNG button
     clip = "overflow:hidden;text-overflow:ellipsis;white-space:nowrap"
     head = (f'<div class="kepp-head" style="font-family:sans-serif;display:flex;align-items:baseline;gap:10px">'
@@ -245,6 +123,12 @@ def _legend_html(legend: tuple, title: str, settings: str, type_: Type) -> tuple
             f'<span style="font-size:{type_.small}px;color:#555;{clip};flex:1 1 0" title="{esc(settings)}">'
             f'{esc(settings)}</span><button id="kepp-png" onclick="keppPng()" style="font-size:{type_.small}px;'
             'flex:none">Download PNG</button></div>')
+    return head, _legend_rows(legend, type_)
+
+
+def _legend_rows(legend: tuple, type_: Type) -> str:
+    """The legend's entries as HTML (escaped), flowing side by side."""
+    esc = page_text  # an iframe's page: HTML, never Markdown
     rows = []
     for style, colour, text, group in legend:
         style, colour, group = esc(str(style)), esc(str(colour)), esc(str(group))  # attribute values
@@ -257,9 +141,8 @@ def _legend_html(legend: tuple, title: str, settings: str, type_: Type) -> tuple
         shown, hover = (name, text) if group != "-1" and steps else (text, "")
         rows.append(f'<div class="kepp-legend-entry" data-style="{style}" data-group="{group}" title="{esc(hover)}" '
                     f'style="display:inline-block;margin-right:14px">{swatch} <span>{esc(shown)}</span></div>')
-    legend_html = (f'<div class="kepp-legend" style="font-family:sans-serif;font-size:{type_.legend}px;line-height:1.45;'
-                   'clear:both;padding-top:4px">' + "".join(rows) + "</div>") if rows else ""
-    return head, legend_html
+    return (f'<div class="kepp-legend" style="font-family:sans-serif;font-size:{type_.legend}px;line-height:1.45;'
+            'clear:both;padding-top:4px">' + "".join(rows) + "</div>") if rows else ""
 
 
 def _options() -> str:
@@ -271,15 +154,16 @@ def _options() -> str:
             ' "interaction": {"hover": true, "tooltipDelay": 80, "navigationButtons": false}}')
 
 
-def _edge_options(e: GraphEdge, rank: int, size: int = 17) -> dict:
+def _edge_options(e: GraphEdge, rank: int) -> dict:
     """One arrow's vis.js options (its own bend, so that arrows sharing a pair stay apart); its label
-    level and on a white ground, with its ``rank`` for the label placement of the page's script."""
+    (``klabel``: drawn by the frame's script beside the arrow, not by vis.js) with its ``rank`` for the
+    label placement."""
     dashes = list(e.dashes) if isinstance(e.dashes, tuple) else e.dashes
     smooth = ({"enabled": True, "type": "curvedCW" if e.curve > 0 else "curvedCCW", "roundness": abs(e.curve)}
               if e.curve else {"enabled": e.source == e.target})
-    return dict(label=e.label, title=e.title or e.label, width=e.width, color=e.color, dashes=dashes,
-                arrows={"to": {"enabled": True, "scaleFactor": 0.7}}, font={"size": size, "align": "horizontal", "background": "rgba(255,255,255,0.85)"},
-                smooth=smooth, kind=e.kind, group=e.group, rank=rank)
+    return dict(klabel=e.label, title=e.title or e.label, width=e.width, color=e.color, dashes=dashes,
+                arrows={"to": {"enabled": True, "scaleFactor": 0.7}}, smooth=smooth, kind=e.kind, group=e.group,
+                rank=rank)
 
 
 def label_ranks(edges: Sequence[GraphEdge]) -> list[int]:
@@ -308,9 +192,6 @@ def label_ranks(edges: Sequence[GraphEdge]) -> list[int]:
 # .streamlit/config.toml: app/static/ at app/static/), so that a frame carries only its graph; the
 # files come from the installed pyvis package (the very ones its template inlines) and are copied
 # there on first use. The HTML export keeps them inline: it works offline, alone.
-STATIC = Path(__file__).resolve().parents[1] / "static"
-STATIC_URL = "app/static/"  # relative: a frame written with srcdoc resolves it against the page's address
-
 
 def _vis_files() -> list[Path]:
     """The vis-network script and style sheet that pyvis's template inlines."""
@@ -373,49 +254,31 @@ def graph_html(nodes: tuple, edges: tuple, height: int = 560, grid: tuple | None
                      x=0, y=0, physics=False, widthConstraint={"maximum": 160})  # long labels wrap
     drawn = [GraphEdge(*t) for t in edges]
     for e, rank in zip(drawn, label_ranks(drawn)):
-        net.add_edge(e.source, e.target, **_edge_options(e, rank, type_.edge))
+        net.add_edge(e.source, e.target, **_edge_options(e, rank))
     net.set_options(_options())
     page = net.generate_html(notebook=False)
     # Offline: vis.js is inlined; drop the template's CDN/relative asset tags it does not need.
     page = re.sub(r"<center>\s*<h1></h1>\s*</center>", "", _EXTERNAL.sub("", page))
     if not inline:
         page = _serve_vis(page)
-    head, legend_html = _legend_html(legend, title, settings, type_)
+    head, legend_html = _legend_html(legend, title, settings, type_, present=bool(present) and not inline)
     layout = None if grid is None else {"cols": list(grid[0]), "rows": list(grid[1]), "minColumn": type_.min_column,
-                                        "minRow": type_.min_row, "minEdge": type_.edge,
-                                        "minNode": MIN_PRESENT_PX if present else 0}
-    # Dataset text in the inline script: escaped for a script (pyvis writes nodes and edges with
-    # Jinja's tojson, which escapes the same characters), so every label shows exactly as written.
-    script = _PAGE_JS % (*(script_json(x) for x in ([list(x) for x in legend], title, settings, name, layout)), LABEL_PAD)
+                                        "minRow": type_.min_row}
+    # Dataset text for the script: escaped JSON in a data block (pyvis writes nodes and edges with Jinja's
+    # tojson, which escapes the same characters), so every label shows exactly as written.
+    data = {"legend": [list(x) for x in legend], "title": title, "settings": settings, "name": name, "grid": layout,
+            "pad": LABEL_PAD, "edgeSize": type_.edge, "leastEdge": type_.edge,
+            "leastNode": type_.node if present else 0, "slideKeys": SLIDE_KEYS["next"] + SLIDE_KEYS["prev"]}
+    script = scripts.data_block(GRAPH_DATA, data) + (scripts.inline(GRAPH_JS) if inline or not served_vis()
+                                                     else scripts.served(GRAPH_JS))
     page = page.replace('<div class="card" style="width: 100%">', head + '<div class="card" style="width: 100%">', 1)
     return page.replace("</body>", legend_html + script + "</body>", 1)
 
 
 # The drawing in a frame of the page that reports a click on a node (its action id) to Python: a
 # components.v2 component (no build step), so that clicking a step can re-centre the plan graph.
-_CLICK_JS = """
-export default function ({ parentElement, data, setTriggerValue }) {
-  let frame = parentElement.querySelector("iframe.kepp-graph");
-  if (!frame || frame.dataset.digest !== data.digest) {
-    if (frame) frame.remove();
-    frame = document.createElement("iframe");
-    frame.className = "kepp-graph";
-    frame.dataset.digest = data.digest;
-    frame.style.cssText = `width:100%;height:${data.height}px;border:0;display:block`;
-    frame.srcdoc = data.html;
-    parentElement.appendChild(frame);
-  }
-  const hook = () => {
-    const w = frame.contentWindow;
-    if (!w || !w.network) return setTimeout(hook, 100);
-    if (w.__keppClick) return;
-    w.__keppClick = true;
-    w.network.on("click", (p) => { if (p.nodes.length) setTriggerValue("node", p.nodes[0]); });
-  };
-  hook();
-}
-"""
-_CLICKABLE = st.components.v2.component("kepp_clickable_graph", js=_CLICK_JS, isolate_styles=False)
+_CLICKABLE = st.components.v2.component("kepp_clickable_graph", js=scripts.source("kepp-graph-click.js"),
+                                         isolate_styles=False)
 
 
 SCREEN_FRAME = {False: 590, True: 560}  # px: a whole frame fits one 720-px screen below Streamlit's header
@@ -519,6 +382,16 @@ def readable_rows(height: int, screen: bool = True) -> int:
     return max(2, int(height // (1.25 * TYPE[present].min_row)))  # room for a label of three lines
 
 
+def readable_steps(height: int, width: int = 800) -> int | None:
+    """In presentation mode, how many steps a drawing's grid holds at the mode's type size in a frame about
+    ``width`` x ``height`` px (one column for the chosen step, the others full); None in the normal mode
+    (the drawing is made smaller to fit, its labels with it)."""
+    if not presenting():
+        return None
+    columns = max(2, int(width // TYPE[True].min_column))
+    return (columns - 1) * readable_rows(height) + 1
+
+
 def _grid(drawing: GraphDrawing, cells: dict, grid: tuple) -> GraphDrawing:
     """``drawing`` with its nodes placed in the grid ``cells`` ({node: (column, row)})."""
     for a, (c, r) in cells.items():
@@ -537,7 +410,7 @@ def edges_drawing(graph, nodes: Iterable[int], edges: Iterable[tuple[int, int]],
     middle column, at most ``max_rows`` to a column (:func:`components.layout.grid_by_position`)."""
     d = GraphDrawing(title=title, settings=settings)
     for a in nodes:
-        colour = NODE_FOCUS if a in focus else NODE
+        colour = FOCUS if a in focus else NODE
         d.node(GraphNode(int(a), graph.actions[a], node_title(graph, a), colour, 22 if a in focus else 16, role="focus" if a in focus else ""))
     weights = [float(graph.probability(u, v) if scorer == "p2kg" else graph.frequency(u, v)) for u, v in edges]
     strongest = set(sorted(range(len(weights)), key=lambda k: -weights[k])[:LABELLED])
@@ -547,7 +420,7 @@ def edges_drawing(graph, nodes: Iterable[int], edges: Iterable[tuple[int, int]],
         d.edge(GraphEdge(int(u), int(v), label=f"{w:.2f}" if k in strongest else "", title=edge_title(graph, u, v),
                          width=1.0 + 6.0 * w, color=EDGE, kind="graph", weight=w))
     if focus:
-        d.legend.append(("node", NODE_FOCUS, "the chosen step", -1))
+        d.legend.append(("node", FOCUS, "the chosen step", -1))
     d.legend.append(("line", EDGE, f"arrow: a transition; width: its {WEIGHTS[scorer]}, written on the {LABELLED} "
                                    "strongest (hover any arrow for it and its count)", -1))
     positions = positions if positions is not None else [0.5] * len(graph.actions)
@@ -603,11 +476,26 @@ ENDPOINTS = "â₁ and â_T"
 PLAN_STEPS = {False: 18, True: 12}  # the plan graph's default step budget (presentation: fewer, larger)
 
 
+def plan_rows(horizon: int) -> int | None:
+    """In presentation mode, how many steps a column of the plan graph holds at the mode's type size: as many
+    as one screen's canvas reads, a step's name wrapped to two lines in a column of 110 px or more, to three
+    in a narrower one (a six-step plan's); None in the normal mode."""
+    if not presenting():
+        return None
+    lines = 2 if PLAN_WIDTH / max(horizon, 1) >= 110 else 3
+    return max(1, int(PLAN_CANVAS // (lines * STEP_PRESENT_PX * 1.2 + 26)))
+
+
+PLAN_WIDTH, PLAN_CANVAS = 540, 330  # px: the plan graph's canvas on a slide at 1280x720 (its frame, less header and legend)
+
+
 def plan_graph_panel(graph, endpoints: Sequence[int], named: Sequence[tuple[str, Sequence[int]]],
-                     truth: Sequence[int] | None, key: str, title: str = "P²KG around the plan") -> object:
+                     truth: Sequence[int] | None, key: str, title: str = "P²KG around the plan",
+                     own: Collection[int] | None = None) -> object:
     """The plan graph: the drawing with its legend (one entry per distinct path) and PNG export, as
     large as one screen holds, then its depth, step budget and "centre on" controls and the HTML
-    export. Returns the :class:`PlanGraph`."""
+    export. ``own``: the episode's task's steps (its neighbourhood is drawn from them; the other tasks'
+    steps only when the reader asks, *Other tasks' steps*). Returns the :class:`PlanGraph`."""
     frame = st.container()  # the drawing first: the controls below it are read before it is drawn
     c1, c2, c3 = st.columns([1, 1, 2])
     depth = c1.slider("Depth", 0, 3, 1, key=f"{key}_depth",
@@ -619,7 +507,10 @@ def plan_graph_panel(graph, endpoints: Sequence[int], named: Sequence[tuple[str,
         st.session_state[f"{key}_centre"] = graph.actions[int(clicked)]
     centre_name = st.session_state.get(f"{key}_centre", ENDPOINTS)
     centre = None if centre_name == ENDPOINTS or centre_name not in graph.actions else graph.action_index(centre_name)
-    pg = plangraph.plan_graph(graph, endpoints, named, truth, depth=depth, max_nodes=max_nodes, centre=centre)
+    others = bool(st.session_state.get(f"{key}_others", False))  # its toggle is drawn below the drawing
+    rows = plan_rows(max([len(p) for _, p in named] + [len(truth or ()), 2]))  # presentation mode: what a screen reads
+    pg = plangraph.plan_graph(graph, endpoints, named, truth, depth=depth, centre=centre, max_nodes=max_nodes,
+                              own=None if own is None or others else set(own), max_rows=rows)
     options = [ENDPOINTS, *sorted({n.label for n in pg.nodes} | ({centre_name} - {ENDPOINTS}))]
     c3.selectbox("Centre on", options, key=f"{key}_centre",
                  help="draw the graph's neighbourhood around this step instead of the endpoints "
@@ -629,6 +520,11 @@ def plan_graph_panel(graph, endpoints: Sequence[int], named: Sequence[tuple[str,
         show_graph(drawing, height=SCREEN_FRAME[presenting()], download_name=f"{key}_graph.html",
                    key=f"{key}_graph_dl", click_key=f"{key}_clicked", screen=True, width=(450, 650))
         if pg.hidden:
-            st.caption(f"{pg.hidden} more neighbour{'s' if pg.hidden > 1 else ''} within depth {depth} "
-                       "left out: raise *Max steps* (below) to draw them.")
+            st.caption(f"{pg.hidden} more neighbour{'s' if pg.hidden > 1 else ''} within depth {depth} left out: "
+                       + ("one screen holds no more at a room's type size." if rows is not None
+                          else "raise *Max steps* (below) to draw them."))
+    if own is not None and (others or pg.other_tasks):
+        st.toggle("Other tasks' steps", key=f"{key}_others",
+                  help="draw the graph's neighbours that belong to other tasks too"
+                       + (f" ({pg.other_tasks} within depth {depth} left out)" if pg.other_tasks else ""))
     return pg

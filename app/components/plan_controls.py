@@ -23,9 +23,8 @@ from components.result import clip_words
 from components.search import default_clips
 from components.text import dataset_caption, md, plan_text
 from components.uploads import store_example, store_upload
-from components.urls import plan_model_id
 from kepp_core import api
-from kepp_core.catalog import TEXT_PLANNER, models_dir, scorer_label
+from kepp_core.catalog import TEXT_PLANNER, models_dir, plan_model_id, scorer_label
 from kepp_core.errors import KeppError
 
 __all__ = ["DATASET_FEATURES", "SOURCES", "TEXT_VARIANT", "Clip", "Controls", "Setup", "controls", "dataset",

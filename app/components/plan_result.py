@@ -14,9 +14,10 @@ from components import backend, network, plan_decision, plans, recorded, result,
 from components.config import presenting
 from components.plan_decision import LIVE, RECORDED, SYMBOLS, Decision, PlanState
 from components.plangraph import graph_paths
+from components.names import method_name
 from components.text import md, md_code
 from kepp_core import api, catalog
-from kepp_core.catalog import TEXT_PLANNER, method_label, models_dir, scorer_label
+from kepp_core.catalog import TEXT_PLANNER, models_dir, scorer_label
 from kepp_core.errors import KeppError
 
 __all__ = ["TABS", "VIEWS", "features_of", "live_words", "plan_now", "records_of", "show", "state_of"]
@@ -41,10 +42,10 @@ def features_of(cfg, enc, ctl, clip):
 
     def features():
         if ctl.s3d is not None and not (clip.video is not None and made_by(ctl.s3d)):
-            return backend.encode_upload(clip.path, ctl.s3d)
+            return backend.encode_upload(cfg, clip.path, ctl.s3d)
         if clip.video is not None:
             return api.video_features(clip.video)
-        return backend.encode_upload(clip.path, api.encoder_spec(enc["encoder"], cfg.encoders))
+        return backend.encode_upload(cfg, clip.path, api.encoder_spec(enc["encoder"], cfg.encoders))
     return features
 
 
@@ -54,7 +55,7 @@ def live_words(planner, role) -> tuple[str, str | None]:
     name = recorded.live_method(planner, role) if role is not None else TEXT_PLANNER
     entry = catalog.find_method(name) if name else None
     note = None if entry is None or entry.base is None else SYMBOLS["jdec" if entry.joint else "dec"]
-    return (method_label(name) if name else "the live planner"), note
+    return (method_name(name) if name else "the live planner"), note
 
 
 def state_of(link, ctl, clip, records, playing, inputs: tuple, live_label: str) -> tuple[PlanState, object]:
@@ -85,7 +86,7 @@ def records_of(found, rec: str | None) -> plan_decision.Records:
     (the link's method's where none is found) and an imported method's predictions file."""
     if found is not None:
         return plan_decision.Records(record=found, label=found.label, imported=found.imported)
-    return plan_decision.Records(label=method_label(rec or ""))
+    return plan_decision.Records(label=method_name(rec or ""))
 
 
 def plan_now(decision: Decision, ctl, clip, features, inputs: tuple, link) -> dict | None:
@@ -128,6 +129,8 @@ def show(cfg, decision: Decision, ds, ctl, clip, saved: dict | None, live: tuple
     left, right = result.columns()
     live_result = saved["result"] if saved else None
     no_plan = plan_decision.no_plan(live_result) if live_result is not None else None
+    task = getattr(clip.shown, "task", None)
+    own = ds.task_actions(task) if task in ds.tasks else None  # the plan graph draws this task's neighbours
     with left:
         view = _tabs(decision) if rec is not None else LIVE
         if view == RECORDED:
@@ -140,11 +143,11 @@ def show(cfg, decision: Decision, ds, ctl, clip, saved: dict | None, live: tuple
     with right, backend.guarded(stop=False):
         if view == RECORDED:
             network.plan_graph_panel(ctl.planner.graph, rec.endpoints or (rec.plan[0], rec.plan[-1]), rec.named_paths(),
-                                     rec.truth, key="plan", title=f"Recorded plan · {rec.label} (T={ctl.T})")
+                                     rec.truth, key="plan", title=f"Recorded plan · {rec.label} (T={ctl.T})", own=own)
         elif live_result is not None:
             named = [] if no_plan is not None else graph_paths(live_result, ctl.condition, live_result.R)
             network.plan_graph_panel(ctl.planner.graph, live_result.path_ends[1], named, saved["truth"], key="plan",
-                                     title=f"Live plan · {live[0]} (T={ctl.T})")
+                                     title=f"Live plan · {live[0]} (T={ctl.T})", own=own)
     if view == LIVE and live_result is not None and no_plan is None:
         more_of_live(cfg, ds, ctl, saved, root)
 

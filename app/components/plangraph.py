@@ -19,27 +19,18 @@ exactly what each style means. Same input, same picture: nothing here is random.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
-from components.colours import RIGHT
+from components.colours import (EDGE, FAINT_EDGE, FOCUS, GOAL_NODE, GROUP_COLOURS, PATH_NODE, PLAN, RIGHT,
+                               START_NODE, STEP_NODE)
 from kepp_core import api
 from kepp_core.errors import KeppError
 
-__all__ = ["GROUP_COLOURS", "LegendEntry", "PathGroup", "PlanEdge", "PlanGraph", "PlanNode", "edge_text", "graph_paths",
+__all__ = ["LegendEntry", "PathGroup", "PlanEdge", "PlanGraph", "PlanNode", "edge_text", "graph_paths",
            "label_colour", "label_edges", "node_text", "plan_graph"]
 
-# Colours: endpoints, steps, arrows, and one colour per distinct path (the truth is always green).
-START_COLOUR = "#1b5e20"
-GOAL_COLOUR = "#b71c1c"
-CENTRE_COLOUR = "#f9a825"
-STEP_COLOUR = "#e3eaf4"
-PATH_STEP_COLOUR = "#fff3c4"
-CONTEXT_EDGE = "#9e9e9e"
-OUTSIDE_EDGE = "#c7c7c7"
-TRUTH_COLOUR = RIGHT
-PLAN_COLOUR = "#ef6c00"
-GROUP_COLOURS = ["#1565c0", "#6a1b9a", "#00838f", "#ad1457", "#5d4037", "#283593"]
 COLUMN_GAP = 230  # px between plan positions (labels wrap at 160 px)
 ROW_GAP = 110  # px between rows of one column (a label wraps to three lines)
 
@@ -76,7 +67,7 @@ class PlanNode:
     x: int = 0
     y: int = 0
     title: str = ""
-    colour: str = STEP_COLOUR
+    colour: str = STEP_NODE
     font_colour: str = "#1a1a1a"
 
 
@@ -123,6 +114,7 @@ class PlanGraph:
     legend: list[LegendEntry]
     settings: dict = field(default_factory=dict)
     hidden: int = 0  # neighbourhood steps left out by the node budget
+    other_tasks: int = 0  # neighbourhood steps of other tasks left out (drawn only when asked)
 
     def path_edges(self, group: int) -> list[tuple[int, int]]:
         """The step pairs drawn for path group ``group`` (in path order)."""
@@ -158,9 +150,9 @@ def _groups(named: Sequence[tuple[str, Sequence[int]]], truth: Sequence[int] | N
     for key in order:
         members = names[key]
         if "ground truth" in members:
-            colour = TRUTH_COLOUR
+            colour = RIGHT
         elif members[0] == "KEPP plan":
-            colour = PLAN_COLOUR
+            colour = PLAN
         else:
             colour, k = GROUP_COLOURS[k % len(GROUP_COLOURS)], k + 1
         out.append(PathGroup(key, tuple(members), colour))
@@ -212,9 +204,10 @@ def _rank_context(graph, hood: dict[int, int], drawn: set[int], budget: int) -> 
     return kept, len(ranked) - len(kept)
 
 
-def _position(nodes: list[PlanNode]) -> None:
+def _position(nodes: list[PlanNode], below: bool = False) -> None:
     """Fixed pixel positions: x by column; in each column, path rows first (in group order), then
-    context steps alternately above and below them (by label)."""
+    context steps alternately above and below them (by label; ``below``: all below them, so that the
+    grid is no taller than its fullest column)."""
     by_col: dict[int, list[PlanNode]] = {}
     for n in nodes:
         by_col.setdefault(n.column, []).append(n)
@@ -223,9 +216,9 @@ def _position(nodes: list[PlanNode]) -> None:
         ctx = sorted((n for n in members if n.role == "context"), key=lambda n: (n.label, n.id))
         for i, n in enumerate(path):
             n.row = i
-        below = len(path)
+        first = len(path)
         for i, n in enumerate(ctx):
-            n.row = -(i // 2 + 1) if i % 2 == 0 else below + i // 2
+            n.row = first + i if below else -(i // 2 + 1) if i % 2 == 0 else first + i // 2
         for n in members:
             n.x, n.y = col * COLUMN_GAP, n.row * ROW_GAP
 
@@ -247,7 +240,7 @@ def node_text(graph, a: int) -> str:
             f"starts {int(graph.start_counts[a])} plans, ends {int(graph.end_counts[a])}")
 
 
-def _nodes(graph, groups, endpoints, centre, context_cols, placed) -> list[PlanNode]:
+def _nodes(graph, groups, endpoints, centre, context_cols, placed, below: bool = False) -> list[PlanNode]:
     """The drawn steps with their role, colour and readable label colour."""
     nodes = []
     for a, (col, row) in sorted(placed.items()):
@@ -255,14 +248,14 @@ def _nodes(graph, groups, endpoints, centre, context_cols, placed) -> list[PlanN
         nodes.append(PlanNode(a, graph.actions[a], role, col, row))
     for a, col in sorted(context_cols.items()):
         nodes.append(PlanNode(a, graph.actions[a], "context", col))
-    fills = {"start": START_COLOUR, "goal": GOAL_COLOUR, "path": PATH_STEP_COLOUR, "context": STEP_COLOUR}
+    fills = {"start": START_NODE, "goal": GOAL_NODE, "path": PATH_NODE, "context": STEP_NODE}
     for n in nodes:
         if centre is not None and n.id == centre and n.role in ("path", "context"):
             n.role = "centre"
-        n.colour = fills.get(n.role, CENTRE_COLOUR)
+        n.colour = fills.get(n.role, FOCUS)
         n.font_colour = label_colour(n.colour)
         n.title = node_text(graph, n.id)
-    _position(nodes)
+    _position(nodes, below)
     return nodes
 
 
@@ -291,7 +284,7 @@ def _edges(graph, groups: list[PathGroup], drawn: set[int], near: set[tuple[int,
             text = edge_text(graph, u, v) + ("" if kind == "context" else
                                              f"\noutside the depth-{depth} neighbourhood of the centre")
             out.append(PlanEdge(u, int(v), kind, int(graph.counts.get(u, v)), p, float(graph.frequency(u, v)), text,
-                                CONTEXT_EDGE if kind == "context" else OUTSIDE_EDGE,
+                                EDGE if kind == "context" else FAINT_EDGE,
                                 1.0 + 5.0 * p if kind == "context" else 1.0, dashed=kind == "outside", curve=0.12))
     return out
 
@@ -314,35 +307,51 @@ def label_edges(edges: Sequence[PlanEdge]) -> None:
             seen.add((e.source, e.target))
 
 
-def _legend(graph, groups: list[PathGroup], edges: list[PlanEdge], depth: int, centre_label: str | None,
-            scorer: str) -> list[LegendEntry]:
-    """One entry per distinct path (naming every path it stands for), the endpoints, and each
-    arrow style present in the drawing, each saying exactly what it means."""
+def _legend(graph, groups: list[PathGroup], nodes: list[PlanNode], edges: list[PlanEdge], depth: int,
+            scorer: str, centre: int | None = None) -> list[LegendEntry]:
+    """One entry per distinct path (naming every path it stands for), the endpoints and the centre as
+    drawn (â₁ = â_T: one step is both, one entry), and each arrow style present in the drawing, each
+    saying exactly what it means: nothing the drawing does not show (the centre in the colour it is drawn in)."""
     weight = "P²KG probability" if scorer == "p2kg" else "frequency weight"
-    out = [LegendEntry("node", START_COLOUR, "â₁ (start)"), LegendEntry("node", GOAL_COLOUR, "â_T (goal)")]
-    if centre_label:
-        out.append(LegendEntry("node", CENTRE_COLOUR, f"centre of the neighbourhood: {centre_label}"))
+    roles = {n.role: n for n in nodes}
+    goal_drawn = "goal" in roles
+    out = [LegendEntry("node", START_NODE, "â₁ (start)" if goal_drawn else "â₁ = â_T (start and goal)")]
+    if goal_drawn:
+        out.append(LegendEntry("node", GOAL_NODE, "â_T (goal)"))
+    middle = next((n for n in nodes if n.id == centre), None)
+    if middle is not None:  # in its own colour (an endpoint's, when the centre is one)
+        out.append(LegendEntry("node", middle.colour, f"centre of the neighbourhood: {middle.label}"))
     for k, g in enumerate(groups):
         out.append(LegendEntry("line", g.colour, f"{g.label}: " + " → ".join(graph.actions[a] for a in g.actions), group=k))
     kinds = {e.kind for e in edges}
     if any(e.kind == "path" and e.dashed for e in edges):
         out.append(LegendEntry("dashed", "#555555", "dashed: a pair the graph never saw (count 0)"))
     if "context" in kinds:
-        out.append(LegendEntry("line", CONTEXT_EDGE, f"grey: a transition within {depth} step"
+        out.append(LegendEntry("line", EDGE, f"grey: a transition within {depth} step"
                                f"{'s' if depth > 1 else ''}; width: its {weight} (hover for it)"))
     if "outside" in kinds:
-        out.append(LegendEntry("dotted", OUTSIDE_EDGE, f"dotted: a transition beyond the depth limit ({depth})"))
+        out.append(LegendEntry("dotted", FAINT_EDGE, f"dotted: a transition beyond the depth limit ({depth})"))
     return out
 
 
 def plan_graph(graph, endpoints: Sequence[int], named_paths: Sequence[tuple[str, Sequence[int]]] = (),
                truth: Sequence[int] | None = None, depth: int = 1, max_nodes: int = 24,
-               min_probability: float = 0.0, centre: int | None = None, scorer: str = "p2kg") -> PlanGraph:
+               min_probability: float = 0.0, centre: int | None = None, scorer: str = "p2kg",
+               own: Collection[int] | None = None, max_rows: int | None = None) -> PlanGraph:
     """The plan graph of one query: ``named_paths`` in rank order (``("KEPP plan", plan)``,
     ``("graph path 1", p)``, …) with the ``truth`` first, identical ones merged; the graph's
     neighbourhood within ``depth`` of the endpoints (or of ``centre``) under a budget of
-    ``max_nodes`` steps (path steps always drawn); the graph's arrows between drawn steps
-    beyond that depth; fixed positions and the legend."""
+    ``max_nodes`` steps (path steps always drawn) and of ``max_rows`` steps to a column (what a screen
+    reads at a room's type size; the rest counted in ``hidden``), of the episode's task's steps only where
+    ``own`` names them (its other steps counted in ``other_tasks``); the graph's arrows between drawn steps
+    beyond that depth; fixed positions and the legend.
+
+    >>> from kepp_core.graph import ProcedureGraph
+    >>> g = ProcedureGraph.from_plans(["a", "b", "c", "x"], [(0, 1, 2), (0, 3, 2)])
+    >>> pg = plan_graph(g, (0, 2), [("KEPP plan", (0, 1, 2))], own={0, 1, 2})
+    >>> sorted(n.label for n in pg.nodes), pg.other_tasks
+    (['a', 'b', 'c'], 1)
+    """
     if depth < 0 or max_nodes < 1:
         raise KeppError(f"plan graph: depth must be >= 0 and max nodes >= 1 (got {depth}, {max_nodes})")
     a1, at = int(endpoints[0]), int(endpoints[1])
@@ -351,19 +360,30 @@ def plan_graph(graph, endpoints: Sequence[int], named_paths: Sequence[tuple[str,
     centres = [a1, at] if centre is None else [int(centre)]
     around = [api.subgraph(graph, c, depth, min_probability) for c in centres]  # one walk per centre
     hood = {a: min(sg.nodes[a] for sg in around if a in sg.nodes) for sg in around for a in sg.nodes}
+    others = set() if own is None else {a for a in hood if a not in placed and a not in own and a != centre}
+    hood = {a: d for a, d in hood.items() if a not in others}
     near = {(e.source, e.target) for sg in around for e in sg.edges}
     kept, hidden = _rank_context(graph, hood, set(placed), max_nodes - len(placed))
     horizon = max((len(g.actions) for g in groups), default=2)
     # inside the plan's columns: a column more would narrow every label (a neighbour of â₁ sits beside it)
     context_cols = {a: min(max(c, 0), horizon - 1) for a, c in _place_context(graph, placed, kept).items()}
-    nodes = _nodes(graph, groups, (a1, at), centre, context_cols, placed)
+    if max_rows is not None:  # no column holds more steps than a screen reads (the nearest, strongest first)
+        used = Counter(c for c, _ in placed.values())
+        fits = {}
+        for a in kept:
+            if used[context_cols[a]] < max_rows:
+                fits[a] = context_cols[a]
+                used[context_cols[a]] += 1
+        hidden += len(context_cols) - len(fits)
+        context_cols = fits
+    nodes = _nodes(graph, groups, (a1, at), centre, context_cols, placed, below=max_rows is not None)
     drawn = {n.id for n in nodes}
     edges = _edges(graph, groups, drawn, near, depth, min_probability)
     label_edges(edges)
-    legend = _legend(graph, groups, edges, depth, None if centre is None else graph.actions[int(centre)], scorer)
+    legend = _legend(graph, groups, nodes, edges, depth, scorer, centre)
     settings = {"P²KG around it: depth": depth, "max nodes": max_nodes, "minimum probability": min_probability,
                 "centre": "â₁ and â_T" if centre is None else graph.actions[int(centre)], "weights": scorer}
-    return PlanGraph(nodes, edges, groups, legend, settings, hidden)
+    return PlanGraph(nodes, edges, groups, legend, settings, hidden, len(others))
 
 
 def graph_paths(result, condition: str, R: int) -> list[tuple[str, tuple[int, ...]]]:

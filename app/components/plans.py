@@ -10,22 +10,22 @@ import streamlit as st
 
 from components.charts import show_table, step_cards
 from components.text import md, plan_text
-from kepp_core.catalog import ENDPOINTS_WORDS, TEXT
+from kepp_core.catalog import TEXT, endpoint_source
 
 
 def endpoints_heading(source: str) -> str:
-    """The heading of a plan's endpoints, by whose they are (a catalogue constant, ``PlanResult.path_ends``).
+    """The heading of a plan's endpoints, by whose they are (an endpoint source's name, ``PlanResult.path_ends``).
 
     >>> endpoints_heading("predicted"), endpoints_heading("text")
     ('Step model', 'Text tower (S3D)')
     """
-    words = ENDPOINTS_WORDS[source]
+    words = endpoint_source(source).words
     return words[0].upper() + words[1:] + (" (S3D)" if source == TEXT else "")
 
 
-def recommendation_text(condition: str, method_label: str, R: int) -> str:
+def recommendation_text(condition: str, scorer: str, R: int) -> str:
     """The caption's words on the graph recommendation: none for a model without the graph condition."""
-    return f"recommendation: {method_label}, R={R}; " if condition == "graph" else "no graph condition; "
+    return f"recommendation: {scorer}, R={R}; " if condition == "graph" else "no graph condition; "
 
 
 def show_llm_plan(ds, rec, truth: Sequence[int] | None) -> None:

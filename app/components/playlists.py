@@ -13,16 +13,18 @@ from collections.abc import Iterable, Mapping
 
 import streamlit as st
 
-from components import backend, plan_state, scenes
+from components import backend, plan_state, recorded, scenes, scripts
 from components.config import PAGES, AppConfig, presenting, start_config
 from components.names import episode_label, method_name
-from components.text import md, script_json
+from components.scripts import SLIDE_KEYS
+from components.text import md
+from components.links import page_url
 from components.urls import plan_query
 from kepp_core import catalog
 from kepp_core.errors import KeppError
 
-__all__ = ["DEFAULT", "add_control", "add_listed_control", "add_rows", "item_label", "item_of_row", "load", "play_query", "playing_bar",
-           "plan_control", "plan_item", "store"]
+__all__ = ["CHANNEL", "DEFAULT", "add_control", "add_listed_control", "add_rows", "item_label", "item_of_row", "item_record", "keys_script", "load",
+           "play_query", "playing_bar", "plan_control", "plan_item", "store", "verdict_text"]
 
 DEFAULT = "scenes"  # the built-in playlist: the curated scenes; no file can take its name
 LAST = "kepp_playlist_last"  # the playlist the last episode was added to (every page offers it first)
@@ -33,29 +35,20 @@ BAR_CSS = """<style>
   padding: 0.1rem 0.5rem; box-shadow: 0 1px 4px rgba(0, 0, 0, 0.12); }
 .st-key-playlist_bar p { margin: 0; white-space: nowrap; }
 </style>"""
-# The keys a presenter's clicker sends (and the arrows): a listener in the page's document clicks the
-# playing bar's buttons. Not while a text field, select box or slider has the focus (its own keys).
-KEYS = {"next": ["ArrowRight", "PageDown", " ", "Spacebar"], "prev": ["ArrowLeft", "PageUp"]}
+# The playing bar's buttons, which the keys a presenter's clicker sends click (app/static/kepp-keys.js); the
+# arrows and Space are left to a widget that has the focus and uses them, PageDown / PageUp to a text field.
 BUTTONS = {"next": ".st-key-playlist_next button", "prev": ".st-key-playlist_prev button"}
-OWN_KEYS = ('input, textarea, select, [contenteditable="true"], [contenteditable=""], [role="slider"], '
-            '[role="combobox"], [role="listbox"], [role="option"]')
-KEYS_JS = """<script>(function () {
-  const top = window.parent || window;
-  if (top.__keppPlaylistKeys) return;  // one listener per browser tab
-  top.__keppPlaylistKeys = true;
-  const keys = %s, buttons = %s, own = %s;
-  top.document.addEventListener("keydown", function (e) {
-    if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
-    const dir = keys.next.includes(e.key) ? "next" : keys.prev.includes(e.key) ? "prev" : null;
-    if (!dir || (e.target && e.target.closest && e.target.closest(own))) return;
-    const button = top.document.querySelector(buttons[dir]);
-    if (!button) return;  // no playlist playing
-    e.preventDefault();
-    if (!button.disabled) button.click();
-    const active = top.document.activeElement;
-    if (active && active.blur) active.blur();  // a focused button would take the next Space itself
-  }, true);
-})();</script>""" % (script_json(KEYS), script_json(BUTTONS), script_json(OWN_KEYS))
+TEXT_FIELDS = 'input:not([type="range"]), textarea, [contenteditable="true"], [contenteditable=""]'
+OWN_KEYS = (f'{TEXT_FIELDS}, select, [role="slider"], [role="combobox"], [role="listbox"], [role="option"], '
+            'input[type="range"]')
+CHANNEL = "kepp-talk"  # the BroadcastChannel between a playing tab and its presenter view
+
+
+def keys_script(playing: Mapping | None) -> str:
+    """The page's keyboard listener and its link to the presenter view (app/static/kepp-keys.js), told where
+    the playlist is (``playing``: ``playlist``, ``item`` (1-based), ``count``; None: none playing)."""
+    return scripts.call("kepp-keys.js", {"keys": SLIDE_KEYS, "buttons": BUTTONS, "own": OWN_KEYS, "text": TEXT_FIELDS,
+                                         "channel": CHANNEL, "playing": dict(playing) if playing else None})
 
 
 def store(cfg: AppConfig):
@@ -186,13 +179,35 @@ def load(cfg: AppConfig, ds, name: str) -> list[dict]:
     return [i.to_json() for i in store(cfg).read(name).items]
 
 
-def item_label(item: Mapping, ds, names: Mapping[str, str] | None = None) -> str:
-    """One line naming an item: its episode in words, the method (or planning model) and T; ``names``: the
-    records' display names (an imported method's with its predictions file)."""
+def item_label(item: Mapping, ds, names: Mapping[str, str] | None = None, note: bool = True) -> str:
+    """One line naming an item: its episode in words, the method (or planning model) and T (and its note);
+    ``names``: the records' display names (an imported method's with its predictions file)."""
     label = episode_label(item["episode"], {t: ds.tasks[t].name for t in ds.tasks})
     how = ((names or {}).get(item["method"]) or method_name(item["method"]) if item["method"]
            else f"model {item['query'].get('model', '—')}")
-    return f"{label} · {how} · T={item['T']}" + (f" · {item['note']}" if item.get("note") else "")
+    return f"{label} · {how} · T={item['T']}" + (f" · {item['note']}" if note and item.get("note") else "")
+
+
+def item_record(preds, item: Mapping):
+    """The record an item shows (its method's on its episode, of the seed its query names), or None (an
+    item planned live, or records that do not hold it): :class:`components.recorded.Record`."""
+    if preds is None or not item.get("method"):
+        return None
+    seed = str(item.get("query", {}).get("seed", ""))
+    return recorded.find(preds, item["episode"], item["method"], int(seed) if seed.lstrip("-").isdigit() else None)
+
+
+def verdict_text(item: Mapping, rec) -> str:
+    """An item's verdict and failure pattern in words (Markdown, coloured), as its slide says it: the record's,
+    or that it is planned live.
+
+    >>> verdict_text({"method": ""}, None)
+    'planned live on its slide (no record)'
+    """
+    if rec is None:
+        return "planned live on its slide (no record)" if not item.get("method") else "not in the prediction records"
+    colour = "green" if rec.success else "red"
+    return f":{colour}[{md(rec.verdict)}]"
 
 
 def play_query(name: str, k: int, item: Mapping) -> dict[str, str]:
@@ -269,5 +284,8 @@ def playing_bar(cfg: AppConfig, ds, link) -> tuple[str, int] | None:
                     help=md(item_label(items[k], ds, backend.method_names(cfg))))
         st.button("▶", key="playlist_next", help="next item (→, Space or PageDown)", disabled=k + 1 >= len(items),
                   type="tertiary", on_click=_go, args=(name, k + 1, items[k + 1]) if k + 1 < len(items) else None)
-    st.html(KEYS_JS, unsafe_allow_javascript=True)
+        st.link_button("Notes", page_url({"playlist": name, "item": k + 1}, page="Presenter", present=False), type="tertiary",
+                       icon=PAGES["Presenter"].icon, help="the presenter view, in a new tab: this slide, the next, the "
+                                                         "speaker's note and the clock; the clicker moves both tabs")
+    st.html(keys_script({"playlist": name, "item": k + 1, "count": len(items)}), unsafe_allow_javascript=True)
     return name, k + 1

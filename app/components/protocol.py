@@ -14,8 +14,9 @@ from components.config import missing, presenting
 from components.metric_codes import code_caption
 from components.text import md, md_code
 from kepp_core.api import efficiency_table, interval_table, pair_verdict
+from components.names import method_name
 from kepp_core.benchmark import DEFAULT_FAMILY
-from kepp_core.catalog import METRIC_KEYS, METRIC_NAMES, PAIR_METRICS, SIGNIFICANCE, method_label
+from kepp_core.catalog import METRIC_KEYS, METRIC_NAMES, PAIR_METRICS, SIGNIFICANCE
 from kepp_core.errors import KeppError
 
 __all__ = ["show_protocol"]
@@ -113,8 +114,8 @@ def _pair_pickers(run) -> tuple[str, str, str]:
     a0 = methods.index(first["a"]) if first.get("a") in methods else 0
     b0 = methods.index(first["b"]) if first.get("b") in methods else min(1, len(methods) - 1)
     c1, c2, c3 = st.columns([3, 3, 1])
-    a = c1.selectbox("Method A", methods, index=a0, key="proto_a", format_func=method_label)
-    b = c2.selectbox("Method B", methods, index=b0, key="proto_b", format_func=method_label)
+    a = c1.selectbox("Method A", methods, index=a0, key="proto_a", format_func=method_name)
+    b = c2.selectbox("Method B", methods, index=b0, key="proto_b", format_func=method_name)
     metric = c3.selectbox("Compare", list(PAIR_METRICS), key="proto_pair_metric")
     return a, b, metric
 
@@ -134,7 +135,7 @@ def show_pair_test(cfg, ds, run, fraction: float) -> None:
         st.error(md(str(e)), icon=":material/warning:")
         return
     if table.empty:
-        st.info(f"{method_label(a)} and {method_label(b)} were not evaluated on the same episodes here.")
+        st.info(f"{method_name(a)} and {method_name(b)} were not evaluated on the same episodes here.")
         return
     horizons = [int(t) for t in table["T"]]
     horizon = st.selectbox("T", horizons, key="proto_pair_T") if len(horizons) > 1 else horizons[0]

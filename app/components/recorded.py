@@ -25,12 +25,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from components.names import method_name
+from components.names import method_name, method_names
 from components.url_schema import PLAN, Expected
 from kepp_core import catalog
 
-__all__ = ["Record", "Shown", "display_names", "distinct_paths", "find", "imported_files", "live_method", "live_role",
-           "record_keys", "shown", "whole_key"]
+__all__ = ["Record", "Shown", "display_names", "distinct_paths", "find", "imported_files", "live_method", "record_keys",
+           "shown", "whole_key"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -121,8 +121,8 @@ def imported_files(preds) -> dict[str, str]:
 def display_names(preds) -> dict[str, str]:
     """Every method of a predictions table with its display name (:func:`components.names.method_name`,
     an imported method's with its predictions file)."""
-    files = imported_files(preds)
-    return {str(m): method_name(str(m), files.get(str(m))) for m in ([] if preds is None else preds["method"].unique())}
+    methods = [] if preds is None else [str(m) for m in preds["method"].unique()]
+    return method_names(methods, imported_files(preds))
 
 
 @dataclass(frozen=True)
@@ -177,22 +177,6 @@ def whole_key(query: Mapping[str, str], name: str) -> int | None:
         return None if query.get(name) is None else PLAN[name].parse(str(query[name]))
     except Expected:
         return None
-
-
-def live_role(method: str | None) -> catalog.ModelRole | None:
-    """The planning model a live re-plan of ``method``'s record runs: the one the KEPP planner runs as
-    that row, or as the row a ``+dec`` / ``+jdec`` row decodes (None: a baseline; the page's chosen
-    model is used and named).
-
-    >>> [catalog.plan_model_id(live_role(m)) for m in ("kepp-R2", "kepp-R1+dec", "kepp-nograph+jdec")]
-    ['graph-R2', 'graph-R1', 'none']
-    >>> live_role("graph-pred") is None
-    True
-    """
-    entry = catalog.find_method(method) if method else None
-    if entry is not None and entry.base is not None:
-        entry = catalog.find_method(entry.base)
-    return entry.planner_role if entry is not None else None
 
 
 def live_method(planner, role: catalog.ModelRole) -> str | None:

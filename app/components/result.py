@@ -7,13 +7,13 @@ the same words as the records pages (:mod:`components.episodes`); each view name
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import streamlit as st
 
 from components import backend, episodes, plans, scenes
 from components.charts import step_cards
-from components.colours import RIGHT, WRONG
+from components.colours import PATH_TINT, PLAN_TINT, RIGHT, TRUTH_TINT, WRONG
 from components.config import presenting
 from components.names import episode_label
 from components.plan_decision import SYMBOLS
@@ -25,7 +25,6 @@ __all__ = ["ANCHOR", "bring_into_view", "clip_words", "columns", "head_html", "p
 
 ANCHOR = "kepp-result"  # the class of the element a new result scrolls to
 SCROLLED = "plan_scrolled"  # anchor -> the last view brought into view (a rerun of the same view does not scroll)
-PLAN_COLOUR, TRUTH_COLOUR, PATH_COLOUR = "#fff8e1", "#e8f5e9", "#ede7f6"
 
 
 def bring_into_view(view: object, anchor: str = ANCHOR, scroll: bool = True) -> bool:
@@ -49,7 +48,7 @@ def bring_into_view(view: object, anchor: str = ANCHOR, scroll: bool = True) -> 
 
 def columns():
     """The result's two columns: the plan (left) and its graph (right, the wider)."""
-    return st.columns([5, 6] if presenting() else [9, 11], gap="medium")
+    return st.columns([1, 1] if presenting() else [9, 11], gap="medium")
 
 
 def clip_words(name: str, clip: Sequence[float]) -> str:
@@ -68,7 +67,8 @@ def show_head(ds, episode: str | None, video_path: str | None, clips: tuple | No
     the episode in words (task, video, steps; ``what`` for an upload) over the view's name and verdict
     (``verdict``: HTML; ``note``: the hover text that says what its method's words mean)."""
     names = episodes.task_names(ds)
-    *frames, words = st.columns([1, 1, 2.2], gap="small", vertical_alignment="center")
+    *frames, words = st.columns([0.85, 0.85, 2.5] if presenting() else [1, 1, 2.2], gap="small",
+                                vertical_alignment="center")
     if video_path and clips is not None:
         for col, name, clip, t in zip(frames, ("start", "goal"), clips, (clips[0][0], max(clips[1][0], clips[1][1] - 0.01))):
             with col.container(key=f"kepp_slide_{name}"), backend.guarded(stop=False):
@@ -88,15 +88,24 @@ def head_html(text: str, verdict: str) -> str:
     return f'<div class="kepp-input">{html_text(text)}</div><div class="kepp-verdict-line">{verdict}</div>'
 
 
-def paths_cards(ds, paths: Sequence[Sequence[int]], scores: Sequence[float], kind: str = "graph path") -> None:
-    """The graph paths a plan was given, each distinct path once (its ranks named together), and what they are."""
-    shown = distinct_paths(paths, scores)
-    for ranks, path, score in shown:
+def paths_cards(ds, paths: Sequence[Sequence[int]], scores: Sequence[float], kind: str = "graph path",
+                shown: Mapping[tuple, str] | None = None) -> None:
+    """The graph paths a plan was given, each distinct path once (its ranks named together), and what they are.
+    In presentation mode a path the slide shows already (``shown``: steps -> what it is, the plan or the
+    ground truth) is one line that says so, not its cards again: the slide keeps to one screen."""
+    distinct = distinct_paths(paths, scores)
+    for ranks, path, score in distinct:
         name = f"{kind}{'s' if len(ranks) > 1 else ''} " + " = ".join(map(str, ranks))
-        step_cards(ds.labels(path), colour=PATH_COLOUR,
+        same = (shown or {}).get(tuple(path)) if presenting() else None
+        if same:
+            st.markdown(f'<div class="kepp-small kepp-same-path" style="color:#444">{html_text(name)}'
+                        + (f" · p={score:.3f}" if score is not None else "") + f": the same steps as {html_text(same)}</div>",
+                        unsafe_allow_html=True)
+            continue
+        step_cards(ds.labels(path), colour=PATH_TINT,
                    title=name + (f" · p={score:.3f}" if score is not None else "")
                    + (" (the graph has no other path of this length)" if len(ranks) > 1 else ""))
-    if shown:
+    if distinct:
         st.caption(SYMBOLS["paths"])
 
 
@@ -119,19 +128,27 @@ def _verdict_html(verdict: str) -> str:
     return f'<span style="color:{colour};font-weight:600">{html_text(verdict)}</span>'
 
 
-def _plan_and_truth(ds, plan: Sequence[int] | None, truth: Sequence[int] | None, title: str) -> None:
-    """The plan's cards (✓/✗ against the truth; none when there is no plan) and the ground truth's."""
+def _plan_and_truth(ds, plan: Sequence[int] | None, truth: Sequence[int] | None, title: str) -> dict[tuple, str]:
+    """The plan's cards (✓/✗ against the truth; none when there is no plan) and the ground truth's; what they
+    show (steps -> the plan, the ground truth), for the graph paths below them."""
     right = None if truth is None or plan is None else [a == b for a, b in zip(plan, truth)]
     if plan is not None:
-        step_cards(ds.labels(plan), right, title=title, colour=PLAN_COLOUR)
-    if truth is not None:
+        step_cards(ds.labels(plan), right, title=title, colour=PLAN_TINT)
+    if truth is not None and plan is not None and presenting() and tuple(plan) == tuple(truth):  # a slide: once
+        st.markdown(f'<div class="kepp-small kepp-same-path" style="color:#444">ground truth · {len(truth)}/{len(truth)} '
+                    "steps right: the same steps as the plan</div>", unsafe_allow_html=True)
+    elif truth is not None:
         title = "ground truth" + ("" if right is None else f" · {sum(right)}/{len(truth)} steps right")
-        step_cards(ds.labels(truth), title=title, colour=TRUTH_COLOUR)
+        step_cards(ds.labels(truth), title=title, colour=TRUTH_TINT)
+    return {**({} if truth is None else {tuple(truth): "the ground truth"}),
+            **({} if plan is None else {tuple(plan): "the plan"})}
 
 
 def _endpoints(ds, heading: str, ends, scores, truth, imported: str | None = None) -> None:
     """The endpoints a plan was made between, with what â₁ and â_T mean on hover."""
-    st.markdown(f"{heading}{episodes.endpoints_line(ds, ends, scores, truth, imported)}", help=SYMBOLS["ends"])
+    head = f"{html_text(heading)}: " if heading else ""
+    st.markdown(f"{head}{episodes.endpoints_line(ds, ends, scores, truth, imported)}", help=SYMBOLS["ends"],
+                unsafe_allow_html=True)  # the line is HTML (its labels escaped), classed for a room's type sizes
 
 
 def show_record(ds, rec, video_path: str | None, clips: tuple | None) -> None:
@@ -140,12 +157,16 @@ def show_record(ds, rec, video_path: str | None, clips: tuple | None) -> None:
     endpoints it planned between, its plan against the ground truth, and the graph paths it was given."""
     show_head(ds, rec.episode, video_path, clips, verdict_html("Recorded", rec.label, rec.success, rec.verdict))
     _endpoints(ds, "", rec.endpoints, rec.endpoint_scores, rec.truth, rec.imported)
-    _plan_and_truth(ds, rec.plan, rec.truth, "plan (recorded)")
-    paths_cards(ds, rec.paths, rec.path_scores)
+    shown = _plan_and_truth(ds, rec.plan, rec.truth, "plan (recorded)")
+    paths_cards(ds, rec.paths, rec.path_scores, shown=shown)
     if rec.imported and not rec.paths:
         st.caption("Graph paths: — (the imported predictions hold plans only).")
-    st.caption(f"The prediction records' {md(rec.label)} on this episode" + (f" (seed {rec.seed})" if rec.seed is not None
-               else "") + f", {md(rec.source)}: the plan Failure cases and Results show.")
+    seed = f"seed {rec.seed}" if rec.seed is not None else ""
+    if presenting():  # one line: the slide keeps to one screen
+        st.caption(f"From the prediction records ({md(rec.source)}{', ' + seed if seed else ''}).")
+    else:
+        st.caption(f"The prediction records' {md(rec.label)} on this episode" + (f" ({seed})" if seed else "")
+                   + f", {md(rec.source)}: the plan Failure cases and Results show.")
 
 
 def show_live(ds, result, truth: Sequence[int] | None, label: str, condition: str, head: tuple, note: str | None = None,
@@ -160,10 +181,10 @@ def show_live(ds, result, truth: Sequence[int] | None, label: str, condition: st
     verdict = verdict_html("Live", label, right, None if truth is None and no_plan is None else outcome)
     show_head(ds, *head[:3], verdict, what=head[3], note=note)
     whose, ends, scores = result.path_ends  # the step model's, or the text tower's with no trained model
-    _endpoints(ds, f"{plans.endpoints_heading(whose)}: ", ends, scores, truth)
+    _endpoints(ds, plans.endpoints_heading(whose), ends, scores, truth)
     if no_plan is not None:
         st.warning(no_plan.text, icon=":material/block:")
-    _plan_and_truth(ds, None if no_plan is not None else result.plan, truth, "plan (planned now)")
+    shown = _plan_and_truth(ds, None if no_plan is not None else result.plan, truth, "plan (planned now)")
     if condition != "graph":
         st.caption("This planning model has no graph condition: no graph paths were recommended to it.")
     elif no_plan is None:
@@ -171,4 +192,4 @@ def show_live(ds, result, truth: Sequence[int] | None, label: str, condition: st
             st.caption("No path of this length joins â₁ and â_T in the graph: the paths are KEPP's fallback "
                        "variations of the two endpoints.")
         paths_cards(ds, result.paths[:result.R], result.path_scores[:result.R],
-                    "fallback path" if result.fallback else "graph path")
+                    "fallback path" if result.fallback else "graph path", shown=shown)

@@ -9,12 +9,11 @@ from pathlib import Path
 
 import streamlit as st
 
-from components import backend, plan_state, uploads
+from components import backend, plan_state, scripts, uploads
 from components.config import PAGES, presenting
 from components.curation import remembered_scenes
-from components.names import episode_label
-from components.text import md, script_json
-from kepp_core.catalog import method_label
+from components.names import episode_label, method_name
+from components.text import md
 from kepp_core.errors import KeppError
 
 # Material Symbols (shipped with Streamlit): they draw without an emoji font on the projector's machine
@@ -76,7 +75,7 @@ def default_query(scenes: list[dict]) -> dict[str, str] | None:
 def describe(scene: dict, ds) -> str:
     """One line about a scene: its task, video, steps, method and outcome."""
     label = episode_label(scene["episode"], {t: ds.tasks[t].name for t in ds.tasks})
-    return f"{label} · {method_label(scene['method'])} · {scene['description']}"
+    return f"{label} · {method_name(scene['method'])} · {scene['description']}"
 
 
 def _load(query: dict[str, str]) -> None:
@@ -110,9 +109,4 @@ def scene_list(scenes: list[dict], ds) -> None:
 
 def scroll_to(selector: str) -> None:
     """Scroll the page so that ``selector`` is at the top of the window (once, after this run)."""
-    st.html(f"""<script>(function () {{
-      const doc = (window.parent || window).document; let n = 0; /* {time.time()} */
-      const go = () => {{ const el = doc.querySelector({script_json(selector)});
-        if (el) {{ el.scrollIntoView({{block: "start"}}); if (++n < 6) setTimeout(go, 250); }}
-        else if (++n < 40) setTimeout(go, 100); }};
-      setTimeout(go, 50); }})();</script>""", unsafe_allow_javascript=True)
+    st.html(scripts.call("kepp-scroll.js", {"selector": selector, "nonce": time.time()}), unsafe_allow_javascript=True)

@@ -18,7 +18,7 @@ import streamlit as st
 
 from components import backend
 from components.charts import show_table
-from components.names import compare_default, method_name
+from components.names import compare_default, namer
 from components.text import md
 from kepp_core.benchmark import DEFAULT_FAMILY, FAMILIES
 from kepp_core.catalog import PAIRED_TEST, SLICE_CUTS
@@ -146,8 +146,7 @@ def slice_block(link, prefix: str, cfg, ds, method: str, horizon: int, methods: 
     (:func:`active_slice`), kept in the URL."""
     link.seed(f"{prefix}_slice", "slice", parse=lambda t: slice_text(*parse_slice(t)), absent="")
     st.markdown("#### By slice")
-    names_of = backend.method_names(cfg)
-    name = lambda m: names_of.get(m) or method_name(m)  # noqa: E731  (an imported method's says so)
+    name = namer(backend.method_names(cfg))  # an imported method's name says so
     by, ref = _controls(link, prefix, method, methods, name)
     with backend.guarded(stop=False):
         result = backend.slice_table(cfg, method, by, ref, cut_scope(by, horizon))

@@ -379,6 +379,12 @@ PLAYLISTS = _table(
     Key("playlist", text(64), "the playlist shown", "the built-in playlist of scenes"),
 )
 
+PRESENTER = _table(
+    Key("playlist", text(64), "the playlist followed", "the built-in playlist of scenes"),
+    Key("item", whole(1, 9999), "the slide shown, 1-based", "1"),
+)
+
 # page name (components.links.PageLink's ``page``) -> its keys
 TABLES: dict[str, dict[str, Key]] = {"plan": PLAN, "graph": GRAPH, "heatmaps": HEATMAPS, "failures": FAILURES,
-                                     "results": RESULTS, "training": TRAINING, "playlists": PLAYLISTS}
+                                     "results": RESULTS, "training": TRAINING, "playlists": PLAYLISTS,
+                                     "presenter": PRESENTER}

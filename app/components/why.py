@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from components.text import css_colour, html_text, md
-from kepp_core.catalog import ENDPOINTS_WORDS
+from kepp_core.catalog import endpoint_source
 
 # The table's columns, by the keys of PlanResult.why
 COLUMNS = {"step": "step", "label": "plan", "score": "planner score", "transition": "graph transition",
@@ -85,4 +85,4 @@ def show_why(ds, result, expanded: bool = True) -> None:
         st.table(why_table(result.why).style.format(dict.fromkeys(numbers, "{:.4f}"), na_rep="").hide(axis="index"))
         st.caption("planner score: the planning model's probability of the step at its position; graph "
                    f"transition: P(step | previous step) in the P²KG; endpoint probability: the "
-                   f"{ENDPOINTS_WORDS[result.decoded_ends_from]}'s probability of the first and of the last step.")
+                   f"{endpoint_source(result.decoded_ends_from).words}'s probability of the first and of the last step.")

@@ -88,8 +88,9 @@ with around:
               max=None if cap == MAX_NODES else int(cap))
     with shown, backend.guarded(stop=False):
         centre = graph.action_index(step)
-        nodes, edges, total = api.capped_subgraph(graph, centre, depth, min_p,
-                                                  None if task == "(all tasks)" else task, scorer, int(cap))
+        readable = network.readable_steps(HEIGHT)  # presentation mode: what a screen holds at the room's type size
+        nodes, edges, total = api.capped_subgraph(graph, centre, depth, min_p, None if task == "(all tasks)" else task,
+                                                  scorer, int(min(cap, readable or cap)))
         settings = (f"depth {depth} · minimum {weight_name} {min_p:.2f} · task: {task_names.get(task, task)} · "
                     f"{len(nodes)} steps, {len(edges)} transitions" + (f" (of {total} steps)" if total > len(nodes) else ""))
         drawing = network.edges_drawing(graph, nodes, edges, scorer, focus=[centre],
@@ -102,7 +103,9 @@ with around:
                    f"step{'s' if depth > 1 else ''} of **{md(step)}**, left to right by their typical place in the "
                    "training plans. Hover an arrow for its count and probabilities.")
         if total > len(nodes):
-            st.info(f"Showing {len(nodes)} of {total} nodes (strongest edges kept; raise the cap to see more).",
+            st.info(f"Showing {len(nodes)} of {total} nodes (strongest edges kept; "
+                    + ("a screen holds no more at a room's type size: lower the depth or raise the minimum)."
+                       if readable is not None and readable < cap else "raise the cap to see more)."),
                     icon=":material/filter_alt:")
     with backend.guarded(stop=False):
         rows = [{"from": graph.actions[u], "to": graph.actions[v], "count": int(graph.counts[u, v]),

@@ -16,7 +16,7 @@ from components import backend, episodes, links
 from components.charts import heatmap, heatmap_panels, show_figure, show_table
 from components.config import PAGES, page_setup
 from components.heatmaps import clicked_cell, episodes_with, heatmap_order, out_of_task
-from components.names import default_method
+from components.names import default_method, method_name
 from components.text import dataset_caption, md
 from kepp_core import api
 
@@ -44,11 +44,11 @@ def show_transition_episodes(cell: tuple[int, int], rows) -> None:
     st.subheader(f"Episodes with {ds.actions[a]} → {ds.actions[b]}")
     if not len(hits):
         st.info(f"No test episode of this task has {md(ds.actions[a])} → {md(ds.actions[b])} in the predicted plan "
-                f"of {md(method)} or in its ground truth (T={horizon}).")
+                f"of {md(method_name(method))} or in its ground truth (T={horizon}).")
         return
     table = episodes.episode_table(hits, ds, drop=("T", "method")).assign(
         **{"in the plan": hits["predicted"], "in the truth": hits["true"]})
-    st.caption(f"{len(hits)} episode{'s' if len(hits) != 1 else ''}: in {md(method)}'s plan "
+    st.caption(f"{len(hits)} episode{'s' if len(hits) != 1 else ''}: in {md(method_name(method))}'s plan "
                f"{int(hits['predicted'].sum())}, in the truth {int(hits['true'].sum())}. Pick one to open its record.")
     show_table(table, f"transition_{a}_{b}", key="heat_episodes", hide_index=True, height=200)
     ids = list(hits["episode"])
@@ -69,7 +69,7 @@ with backend.guarded(stop=False):
 if preds is not None and len(preds):
     methods = sorted(preds["method"].unique())
     link.seed("heat_method", "of", methods)
-    method = c2.selectbox("Predictions of", methods, key="heat_method",
+    method = c2.selectbox("Predictions of", methods, key="heat_method", format_func=method_name,
                           **links.default_kwargs("heat_method", index=default_method(methods)))
     hs = sorted(int(h) for h in preds.loc[preds["method"] == method, "horizon"].unique())
     link.seed("heat_T", "T", hs)
@@ -90,7 +90,7 @@ with backend.guarded():
     mats = {"training plans": api.transitions(train_plans, order, labels),
             "test plans": api.transitions(test_plans, order, labels)}
     if predicted:
-        mats[f"{method} predictions (T={horizon}, test)"] = api.transitions(predicted, order, labels)
+        mats[f"{method_name(method)} predictions (T={horizon}, test)"] = api.transitions(predicted, order, labels)
     marked = {ds.actions[a] for a in out_of_task(ds, task, order)}
 
 st.caption(f"{len(train_plans)} training plans, {len(test_plans)} test plans"

@@ -13,7 +13,7 @@ from components import ab, backend, episodes, links, metric_codes, paging, playl
 from components.charts import pattern_bars, show_table
 from components.config import PAGES, RECORDS_HOW, missing, page_setup
 from components.text import dataset_caption, md
-from components.names import default_method
+from components.names import default_method, namer
 from kepp_core.benchmark import DEFAULT_FAMILY
 from kepp_core.catalog import PATTERN_LABELS, PATTERNS, pattern_label
 
@@ -39,9 +39,9 @@ if preds is None or not len(preds):
 link = links.PageLink("failures")
 c1, c2 = st.columns(2)
 methods = sorted(preds["method"].unique())
-method_names = backend.method_names(cfg)  # an imported method's name says so, with its predictions file
+name_of = namer(backend.method_names(cfg))  # an imported method's name says so, with its predictions file
 link.seed("fail_method", "method", methods)
-method = c1.selectbox("Method", methods, key="fail_method", format_func=lambda m: method_names.get(m, m),
+method = c1.selectbox("Method", methods, key="fail_method", format_func=name_of,
                       **links.default_kwargs("fail_method", index=default_method(methods)))
 hs = sorted(int(h) for h in preds.loc[preds["method"] == method, "horizon"].unique())
 link.seed("fail_T", "T", hs)
@@ -52,13 +52,14 @@ stats = backend.failure_stats(cfg, method, horizon)
 left, right = st.columns([3, 2])
 with left:
     st.subheader("Statistics")
-    table = pd.DataFrame(stats.as_rows())
+    table = pd.DataFrame(stats.as_rows((cfg.dataset, horizon)))  # the paper's column where its setting is this one
     table["value"] = [round(v, 2) if isinstance(v, float) else ("—" if v is None else v) for v in table["value"]]
-    paper = table.columns[-1]
-    table[paper] = ["—" if v is None or v != v else f"{v:g}" for v in table[paper]]
+    paper = table.columns[-1] if len(table.columns) > 2 else None
+    if paper is not None:
+        table[paper] = ["—" if v is None or v != v else f"{v:g}" for v in table[paper]]
     show_table(table, f"failure_stats_{method}_T{horizon}", key="fail_stats", hide_index=True)
-    st.caption("Paper column: CrossTask, T=4, R=2 (supplement B.5); — where the paper gives no number. "
-               "Top-1 path shares count episodes with a graph path. "
+    st.caption(("Paper column: CrossTask, T=4, R=2 (supplement B.5); — where the paper gives no number. "
+                if paper is not None else "") + "Top-1 path shares count episodes with a graph path. "
                + metric_codes.code_caption(DEFAULT_FAMILY, ["SR"]) + " This page's numbers are that code's only; "
                "Results shows PDPP's and ViterbiPlanNet's.")
 with right:

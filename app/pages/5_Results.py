@@ -17,7 +17,7 @@ from components.charts import show_table
 from components.config import PAGES, RECORDS_HOW, missing, page_setup
 from components.protocol import show_protocol
 from components.text import dataset_caption, md_code
-from components.names import compare_default, default_method
+from components.names import compare_default, default_method, namer
 from kepp_core.benchmark import DEFAULT_FAMILY, FAMILIES
 from kepp_core.catalog import PATTERN_LABELS, PATTERNS
 
@@ -43,7 +43,7 @@ st.subheader("Method × T")
 code = metric_codes.pick_code(link, "res_code")  # which evaluation code's metrics: every header names it
 with backend.guarded():
     grid, best = backend.method_table(cfg, code)
-method_names = backend.method_names(cfg)  # an imported method's name says so, with its predictions file
+name_of = namer(backend.method_names(cfg))  # an imported method's name says so, with its predictions file
 seeds = preds["seed"].nunique(dropna=True)
 spread = (f"; mean ± 90% CI (Student t) over {seeds} seeds." if seeds > 1 else
           "; [ ]: the 90% percentile bootstrap interval over the test episodes (one seed: episode-level, the test "
@@ -87,7 +87,7 @@ link.seed("res_T", "T", hs)
 horizon = f2.selectbox("T", hs, key="res_T")
 methods = sorted(preds["method"].unique())
 link.seed("res_method", "method", methods)
-method = f3.selectbox("Method", methods, key="res_method", format_func=lambda m: method_names.get(m, m),
+method = f3.selectbox("Method", methods, key="res_method", format_func=name_of,
                       **links.default_kwargs("res_method", index=default_method(methods)))
 link.seed("res_outcome", "outcome", ["all", "correct", "incorrect"])
 outcome = f4.selectbox("Outcome", ["all", "correct", "incorrect"], key="res_outcome")
@@ -157,8 +157,7 @@ if len(sel):
         st.session_state["res_compare"] = [m for m in st.session_state["res_compare"] if m in available][:4]
     default = compare_default(method, available)
     chosen = st.multiselect("Methods (up to four)", available, max_selections=4, key="res_compare",
-                            format_func=lambda m: method_names.get(m, m),
-                            **links.default_kwargs("res_compare", default=default[:4]))
+                            format_func=name_of, **links.default_kwargs("res_compare", default=default[:4]))
     link.keep(episode=ep, compare=",".join(chosen))
     episodes.show_episode(ds, same, list(chosen))
 episode_map.map_section(link, "res", cfg, ds, run, method, horizon)

@@ -3,6 +3,7 @@ will be shown; reorder, remove, rename, delete; play one in presentation mode on
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import streamlit as st
@@ -100,13 +101,17 @@ except KeppError as e:
     items = None
     st.error(md(str(e)) + " · Fix the file, or delete this playlist below.", icon=":material/warning:")
 
-actions = st.columns(4, vertical_alignment="bottom")
+actions = st.columns(5, vertical_alignment="bottom")
 if items:
     actions[0].page_link(PAGES["Plan"].path, label="Present", icon=":material/slideshow:",
                          query_params={**playlists.play_query(name, 0, items[0]), "present": "1"},
                          help="play it in presentation mode: → / Space / PageDown next, ← / PageUp previous")
     actions[1].page_link(PAGES["Plan"].path, label="Play", icon=PAGES["Plan"].icon,
                          query_params=playlists.play_query(name, 0, items[0]), help="play it in the normal layout")
+    actions[4].link_button("Presenter view", links.page_url({"playlist": name}, page="Presenter", present=False),
+                           icon=PAGES["Presenter"].icon,
+                           help="a second tab for the speaker: this slide, the next, the note, the clock; it follows "
+                                "the slides (Present) in this browser, and the clicker moves both")
 if builtin and items:
     with actions[2].popover("Save a copy", icon=":material/content_copy:", help="to reorder or edit the scenes"):
         st.text_input("Name", key="pl_copy_name", max_chars=64)
@@ -123,15 +128,40 @@ elif not builtin:
 names = backend.method_names(cfg) if items else {}  # an imported method's name says so, with its file
 if items is not None and not items:
     st.info("This playlist is empty: add episodes with **Add to playlist** on Plan, Failure cases or Results.")
+preds = None
+with backend.guarded(stop=False):
+    preds = backend.predictions(cfg)
+
+
+def note_key(k: int, item: dict) -> str:
+    """The note field's key of item ``k``: a new field when the item there or its note changes."""
+    digest = hashlib.sha1(f"{name}|{item['episode']}|{item.get('note', '')}".encode()).hexdigest()[:10]
+    return f"pl_note_{k}_{digest}"
+
+
+def save_note(k: int, episode: str, key: str) -> None:
+    """Write item ``k``'s note (the text typed in ``key``) to the playlist's file."""
+    store.set_note(name, k, str(st.session_state.get(key, "")), episode)
+
+
 for k, item in enumerate(items or []):
-    num, label, up, down, out, go = st.columns([0.4, 7, 0.6, 0.6, 0.6, 1.4], vertical_alignment="center")
+    num, label, up, down, out, note, go = st.columns([0.4, 6.4, 0.6, 0.6, 0.6, 1.3, 1.4], vertical_alignment="center")
     num.markdown(f"**{k + 1}**")
-    label.markdown(md(playlists.item_label(item, ds, names)))
+    # the item, its slide's verdict and failure pattern (the record's), the speaker's note
+    label.markdown(md(playlists.item_label(item, ds, names, note=False)) + "  \n"
+                   + playlists.verdict_text(item, playlists.item_record(preds, item))
+                   + (f"  \n:material/speaker_notes: *{md(item['note'])}*" if item.get("note") else ""))
     up.button("↑", key=f"pl_up_{k}", help="move up", disabled=builtin or k == 0, on_click=change, args=(move, k, -1))
     down.button("↓", key=f"pl_down_{k}", help="move down", disabled=builtin or k + 1 == len(items), on_click=change,
                 args=(move, k, 1))
     out.button("✕", key=f"pl_remove_{k}", help="remove from the playlist", disabled=builtin, on_click=change,
                args=(remove, k))
+    if not builtin:  # the speaker's note: shown in the presenter view beside the slide
+        with note.popover("Note", icon=":material/edit_note:", help="the speaker's note for this slide"):
+            field = note_key(k, item)
+            st.text_area("Speaker's note", item.get("note", ""), key=field, max_chars=store.note_limit, height=120)
+            st.button("Save note", key=f"pl_note_save_{k}", type="primary", on_click=change,
+                      args=(save_note, k, item["episode"], field), kwargs={"done": f"Saved the note of item {k + 1}."})
     go.page_link(PAGES["Plan"].path, label="Open", icon=PAGES["Plan"].icon, query_params=playlists.play_query(name, k, item))
 if items and not builtin:
     st.download_button("Download playlist (JSON)", json.dumps(store.read(name).to_json(), indent=1).encode(),

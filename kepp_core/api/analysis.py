@@ -312,9 +312,9 @@ def slice_table(preds, method: str, by: str = "task", reference: str | None = No
     :class:`~kepp_core.evaluation.slices.SliceTable`: its ``table`` has count, SR, mAcc and ends right
     per slice, the differences and the paired p-value; ``select(rows, value)`` keeps the rows of one
     slice)."""
-    from kepp_core.evaluation.slices import slice_table as table_of  # pandas: only when a page asks
+    from kepp_core.evaluation import slices  # pandas: only when a page asks
 
-    return table_of(preds, method, by, reference, horizon)
+    return slices.slice_table(preds, method, by, reference, horizon)
 
 
 # --- two methods episode by episode -------------------------------------------------------------------------

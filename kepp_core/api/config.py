@@ -15,15 +15,16 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
 from kepp_core.benchmark import BENCHMARK_DATASETS
 from kepp_core.data import LOADERS
+from kepp_core.devices import check_device
 from kepp_core.errors import KeppError
 from kepp_core.catalog import MAX_SEED
 from kepp_core.io import MAX_PATH_CHARS, check_under, read_bytes, utf8_text
@@ -32,66 +33,68 @@ from kepp_core.paths import kepp_home
 from kepp_core.schema import Meta, Struct, check_nesting, convert
 from kepp_core.video.s3d_spec import S3DSpec, is_s3d
 
-# Option name -> environment variable the app reads.
-ENV = {
-    "dataset": "KEPP_APP_DATASET",
-    "root": "KEPP_APP_ROOT",
-    "features": "KEPP_APP_FEATURES",
-    "graph": "KEPP_APP_GRAPH",
-    "checkpoints": "KEPP_APP_CHECKPOINTS",
-    "predictions": "KEPP_APP_PREDICTIONS",
-    "runs": "KEPP_APP_RUNS",
-    "protocol": "KEPP_APP_PROTOCOL",
-    "config": "KEPP_APP_CONFIG",
-    "presentation": "KEPP_APP_PRESENTATION",
-    "encoders": "KEPP_APP_ENCODERS",  # one encoder spec per line
-    "allow_roots": "KEPP_APP_ALLOW_ROOTS",  # one folder per line
-    "llm_urls": "KEPP_APP_LLM_URLS",  # one LLM endpoint per line
-    "benchmark": "KEPP_APP_BENCHMARK",
-}
-PATH_KEYS = ("root", "features", "graph", "checkpoints", "predictions", "runs", "protocol")
 DATASET_FORMATS = tuple(sorted(LOADERS))  # the dataset formats a config may name
 BENCHMARKS = tuple(BENCHMARK_DATASETS)  # the benchmarks a dataset may be (their published rows beside the measured)
-_LISTS = ("encoders", "allow_roots", "llm_urls")
 MAX_CONFIG_BYTES = 2**20  # an app config is a few lines
 MAX_CONFIG_DEPTH = 4  # a config nests 2 levels ([app], its encoders list)
 ConfigPath = Annotated[str, Meta(min_length=1, max_length=MAX_PATH_CHARS, pattern=r"^[^\x00]+$")]
 EncoderSpec = Annotated[str, Meta(min_length=1, max_length=MAX_PATH_CHARS, pattern=r"^[^\x00-\x1f\x7f-\x9f]+$")]
+SplitSeed = Annotated[int, Meta(ge=0, le=MAX_SEED)]
+
+
+def _option(default, env: bool = True, file=None, hint: str = "", path: str = "") -> Any:
+    """An app option: its default, whether ``kepp app`` hands it to the pages in an environment variable
+    (``KEPP_APP_<NAME>``), its type in a config file (None: not in one), the words a config file's
+    error gives for it, and for a path the sidebar's help (what it holds and what leaving it empty means)."""
+    return field(default=default, metadata={"env": env, "file": file, "hint": hint, "path": path})
+
+
+def _path(what: str) -> Any:
+    return _option(None, file=ConfigPath, hint="a file or folder path", path=what)
 
 
 @dataclass(frozen=True)
 class AppConfig:
     """Where the app starts and what a page needs to find its data; ``None`` paths mean "the
-    default". ``config``, ``port`` and ``address`` concern the server only (``kepp app``)."""
-    PATH_KEYS: ClassVar[tuple[str, ...]] = PATH_KEYS  # the fields that hold a path
+    default". ``config``, ``port`` and ``address`` concern the server only (``kepp app``). Each field is
+    declared once, with how it travels: the environment variables (:data:`ENV`), the config file's
+    schema (:class:`ConfigFile`) and the paths (:data:`PATH_KEYS`, the sidebar's text boxes) are derived
+    from these declarations."""
+    PATH_KEYS: ClassVar[tuple[str, ...]]  # the fields that hold a path (set below, from the declarations)
+    PATH_HELP: ClassVar[dict[str, str]]  # what each path holds and what leaving it empty means
     DATASET_FORMATS: ClassVar[tuple[str, ...]] = DATASET_FORMATS  # the dataset formats a config may name
     BENCHMARKS: ClassVar[tuple[str, ...]] = BENCHMARKS  # the benchmark datasets (kepp_core.benchmark)
-    dataset: str = "demo"
-    root: str | None = None
-    features: str | None = None
-    graph: str | None = None
-    checkpoints: str | None = None
-    predictions: str | None = None
-    runs: str | None = None
-    protocol: str | None = None  # a ``kepp protocol`` output folder, or a folder of them
+    dataset: str = _option("demo", file=Literal[DATASET_FORMATS], hint=f"one of {', '.join(DATASET_FORMATS)}")
+    root: str | None = _path("dataset folder or annotation file (empty: the demo world)")
+    features: str | None = _path("folder of per-second .npy features (empty: the dataset's own)")
+    graph: str | None = _path("P²KG JSON file (empty: built from the training plans)")
+    checkpoints: str | None = _path("folder of trained models (empty: the shipped demo models)")
+    predictions: str | None = _path("prediction records file or folder (empty: from the checkpoints folder)")
+    runs: str | None = _path("folder of training runs with metrics JSONL logs (empty: from the checkpoints folder)")
+    # a ``kepp protocol`` output folder, or a folder of them
+    protocol: str | None = _path("a 'kepp protocol' output folder or a folder of them (empty: those under runs/)")
     # the benchmark dataset the app's dataset is (crosstask-105, crosstask-133, coin, niv): the published
     # numbers of that dataset are shown apart from the measured ones (no dataset says so itself)
-    benchmark: str | None = None
-    split_seed: int = 0
-    presentation: bool = False
+    benchmark: str | None = _option(None, file=Literal[BENCHMARKS], hint=f"one of {', '.join(BENCHMARKS)}")
+    split_seed: int = _option(0, env=False, file=SplitSeed, hint=f"a seed 0..{MAX_SEED}")
+    presentation: bool = _option(False, file=bool, hint="true or false")
     # encoder specs the person running the app allows for uploads (kepp app --encoder); never
     # set from the browser or a dataset folder
-    encoders: tuple[str, ...] = ()
+    encoders: tuple[str, ...] = _option((), file=Annotated[list[EncoderSpec], Meta(max_length=64)],
+                                        hint="a list of encoder specs")
     # folders whose files a browser visitor may open (kepp app --allow-root); never set from the
-    # browser. The start configuration's own paths and KEPP's cache home are allowed as well.
-    allow_roots: tuple[str, ...] = ()
+    # browser or a config file. The start configuration's own paths and KEPP's cache home are allowed as well.
+    allow_roots: tuple[str, ...] = _option(())
     # the LLM endpoints the server may call (kepp app --llm-url, and KEPP_LLM_URL of its environment):
     # the only ones a page may ask, and the only ones the operator's key KEPP_LLM_API_KEY is sent to;
     # never set from the browser or a config file
-    llm_urls: tuple[str, ...] = ()
-    config: str | None = None  # the TOML config file the server started with (its values come first)
-    port: int = 8501
-    address: str = "localhost"
+    llm_urls: tuple[str, ...] = _option(())
+    # where the app's networks run (kepp app --device; kepp_core.devices): None is $KEPP_DEVICE, else the GPU
+    # where there is one. An encoder spec's own device= goes first for that encoder. Never set from the browser.
+    device: str | None = _option(None, file=Annotated[str, Meta(max_length=16)], hint="cpu, cuda or cuda:N")
+    config: str | None = _option(None)  # the TOML config file the server started with (its values come first)
+    port: int = _option(8501, env=False)
+    address: str = _option("localhost", env=False)
 
     def describe(self) -> str:
         """One line saying what is loaded."""
@@ -144,6 +147,8 @@ class AppConfig:
             value = environ.get(var)
             if value and name in _LISTS:
                 values[name] = tuple(v.strip() for v in value.splitlines() if v.strip())
+            elif value and name == "device":
+                values[name] = check_device(value.strip(), var)
             elif value and name != "config":
                 values[name] = value == "1" if name == "presentation" else value
         if environ.get(ENV_URL, "").strip():  # the operator's own endpoint (its key's)
@@ -168,9 +173,18 @@ class AppConfig:
             elif value is True:
                 env[var] = "1"
             else:
-                env[var] = value if name in ("dataset", "benchmark") else str(Path(value).resolve())
+                env[var] = value if name in ("dataset", "device", "benchmark") else str(Path(value).resolve())
         return env
 
+
+
+# Derived from the declarations above: option name -> the environment variable the app reads, the
+# fields that hold a path, the list-valued ones.
+ENV = {f.name: f"KEPP_APP_{f.name.upper()}" for f in fields(AppConfig) if f.metadata["env"]}
+PATH_KEYS = tuple(f.name for f in fields(AppConfig) if f.metadata["path"])
+AppConfig.PATH_KEYS = PATH_KEYS
+AppConfig.PATH_HELP = {f.name: f.metadata["path"] for f in fields(AppConfig) if f.metadata["path"]}
+_LISTS = tuple(f.name for f in fields(AppConfig) if isinstance(f.default, tuple))
 
 
 def allowed_folders(start: AppConfig) -> tuple[Path, ...]:
@@ -201,31 +215,13 @@ def check_allowed(path: str, start: AppConfig) -> str:
     return path
 
 
-class ConfigFile(Struct, forbid_unknown_fields=True):
-    """The schema of an app config file (its keys at top level or under ``[app]``): every key
-    optional, none other allowed. ``allow_roots`` is not among them: a config file a visitor opens
-    from the sidebar never widens what the server allows."""
-
-    HINTS: ClassVar[dict[str, str]] = {
-        **{key: "a file or folder path" for key in PATH_KEYS}, "dataset": f"one of {', '.join(DATASET_FORMATS)}",
-        "presentation": "true or false", "split_seed": f"a seed 0..{MAX_SEED}", "encoders": "a list of encoder specs",
-        "benchmark": f"one of {', '.join(BENCHMARKS)}"}
-    dataset: Literal[DATASET_FORMATS] | UnsetType = UNSET
-    root: ConfigPath | UnsetType = UNSET
-    features: ConfigPath | UnsetType = UNSET
-    graph: ConfigPath | UnsetType = UNSET
-    checkpoints: ConfigPath | UnsetType = UNSET
-    predictions: ConfigPath | UnsetType = UNSET
-    runs: ConfigPath | UnsetType = UNSET
-    protocol: ConfigPath | UnsetType = UNSET
-    benchmark: Literal[BENCHMARKS] | UnsetType = UNSET
-    presentation: bool | UnsetType = UNSET
-    split_seed: Annotated[int, Meta(ge=0, le=MAX_SEED)] | UnsetType = UNSET
-    encoders: Annotated[list[EncoderSpec], Meta(max_length=64)] | UnsetType = UNSET
-
-
-assert set(ConfigFile.__struct_fields__) == set(PATH_KEYS) | {"dataset", "presentation", "split_seed", "encoders",
-                                                              "benchmark"}
+# The schema of an app config file (its keys at top level or under ``[app]``): every option with a file
+# type, each optional, none other allowed. ``allow_roots`` is not among them: a config file a visitor opens
+# from the sidebar never widens what the server allows.
+ConfigFile = msgspec.defstruct(
+    "ConfigFile", [(f.name, f.metadata["file"] | UnsetType, UNSET) for f in fields(AppConfig) if f.metadata["file"]],
+    bases=(Struct,), forbid_unknown_fields=True, module=__name__)
+ConfigFile.HINTS = {f.name: f.metadata["hint"] for f in fields(AppConfig) if f.metadata["file"]}
 
 
 def read_app_config(path: str | Path) -> dict:
@@ -266,6 +262,8 @@ def read_app_config(path: str | Path) -> dict:
             continue
         if key == "encoders":
             value = [resolve_encoder(v, path.parent) for v in value]
+        elif key == "device":
+            value = check_device(value, f"{path}: device")
         elif key in PATH_KEYS:
             value = str((path.parent / value) if not Path(value).is_absolute() else Path(value))
         out[key] = value

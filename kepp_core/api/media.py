@@ -11,10 +11,11 @@ from pathlib import Path
 
 import numpy as np
 
+from kepp_core.catalog import DEFAULT_M, DEFAULT_SETTING
 from kepp_core.errors import KeppError
 from kepp_core.io import atomic_write_bytes
 from kepp_core.video import encode_video, thumbnail, video_info
-from kepp_core.video.encoders import trusted_encoder_spec
+from kepp_core.video.encoders import get_encoder, trusted_encoder_spec
 
 
 def video_meta(path: str | Path) -> dict:
@@ -58,16 +59,17 @@ def encoder_spec(name: str, trusted: tuple[str, ...] = ()) -> str:
     return trusted_encoder_spec(name, trusted)
 
 
-def encode_clip_video(path: str | Path, encoder: str = "builtin") -> np.ndarray:
-    """Per-second features ``[seconds, D]`` of a video file with an encoder spec (see :func:`encoder_spec`)."""
-    return encode_video(str(path), encoder)
+def encode_clip_video(path: str | Path, encoder: str = "builtin", device: str | None = None) -> np.ndarray:
+    """Per-second features ``[seconds, D]`` of a video file with an encoder spec (see :func:`encoder_spec`);
+    an S3D network on ``device`` where its spec names none."""
+    return encode_video(str(path), get_encoder(encoder, device))
 
 
 def s3d_model(weights: str | Path, dictionary: str | Path | None = None, device: str | None = None):
     """The S3D HowTo100M text-video network from the release's two files: ``weights``
     (``s3d_howto100m.pth``, read with ``torch.load(weights_only=True)`` and checked key by key) and
-    ``dictionary`` (``s3d_dict.npy``; default: beside the weights), on ``device`` (default: the GPU
-    where there is one). ``.video(x)`` takes frames ``[B, 3, T, H, W]`` float in [0, 1] (``T, H, W``
+    ``dictionary`` (``s3d_dict.npy``; default: beside the weights), on ``device`` (default: the
+    command's, else the GPU where there is one: :func:`kepp_core.devices.chosen`). ``.video(x)`` takes frames ``[B, 3, T, H, W]`` float in [0, 1] (``T, H, W``
     even) and returns ``{"video_embedding": [B, 512], "mixed_5c": [B, 1024]}``; ``.text(sentences)``
     returns their ``[B, 512]`` embeddings; a dot product of the two scores text against video
     (:class:`kepp_core.video.s3d.S3D`).
@@ -81,15 +83,16 @@ def s3d_model(weights: str | Path, dictionary: str | Path | None = None, device:
     return S3D.load(weights, dictionary, device)
 
 
-def text_grounding(encoder: str, steps=None, dataset=None, horizon: int = 3, setting: str = "conventional",
-                   m: int = 3):
+def text_grounding(encoder: str, steps=None, dataset=None, horizon: int = 3, setting: str = DEFAULT_SETTING,
+                   m: int = DEFAULT_M, *, device: str | None = None):
     """Zero-shot step grounding with the S3D text tower of ``encoder`` (an ``s3d:PATH`` spec) for
     ``steps`` (names; default: ``dataset``'s actions): a
     :class:`~kepp_core.video.grounding.TextEndpoints` whose ``.timeline(features)`` gives each
     second's most similar steps and whose ``.endpoint_log_probs(start, goal)`` the distributions of
     a start clip's first and a goal clip's last step. With a ``dataset`` whose features are that
     network's ``video_embedding``, the temperature is fitted on its training episodes of
-    ``horizon`` steps (observations of ``m`` seconds, ``setting``); otherwise it is 1."""
+    ``horizon`` steps (observations of ``m`` seconds, ``setting``); otherwise it is 1. The network runs on
+    the spec's ``device=``, else ``device``, else the command's (:func:`kepp_core.devices.chosen`)."""
     from kepp_core.data.feature_files import features_manifest
     from kepp_core.training.data import episode_tensors
     from kepp_core.video.grounding import StepTexts, TextEndpoints
@@ -100,7 +103,7 @@ def text_grounding(encoder: str, steps=None, dataset=None, horizon: int = 3, set
         if dataset is None:
             raise KeppError("text grounding needs step names: a list, or a dataset whose actions to use")
         steps = dataset.actions
-    grounding = TextEndpoints(StepTexts.embed(s3d_model(spec.weights, spec.dictionary, spec.device), steps))
+    grounding = TextEndpoints(StepTexts.embed(s3d_model(spec.weights, spec.dictionary, spec.device or device), steps))
     if dataset is None or list(steps) != list(dataset.actions):
         return grounding
     try:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kepp_core.catalog import DEFAULT_M, DEFAULT_SETTING
 from kepp_core.data import Dataset, Video, load_features
 from kepp_core.data.episodes import clip_window, windows
 from kepp_core.paths import cache_folder
@@ -30,10 +31,12 @@ from kepp_core.llm.client import ENV_MODEL, ENV_URL, allowed_endpoint
 
 def load_planner(root: str | Path, horizon: int, role=None, *, scorer: str | None = None, graph: str | None = None,
                  sampler: str | None = None, sampler_steps: int | None = None,
-                 dataset: Dataset | Callable[[], Dataset] | None = None, decode: bool = True, save_decoding: bool = False):
+                 dataset: Dataset | Callable[[], Dataset] | None = None, decode: bool = True, save_decoding: bool = False,
+                 device: str | None = None):
     """The KEPP planner of ``ROOT/T<horizon>`` with the planning model ``role`` (a
     :class:`~kepp_core.catalog.ModelRole`; default: KEPP R=1, :func:`~kepp_core.catalog.plan_role`),
-    ranking graph paths with ``scorer`` (default: the model's own).
+    ranking graph paths with ``scorer`` (default: the model's own), its networks on ``device`` (default: the
+    command's, else the GPU where there is one: :func:`kepp_core.devices.chosen`).
 
     ``decode``: the planner decodes its plans with the graph, as the decoding choice module decides for
     this planning model (:func:`kepp_core.evaluation.methods.choice.planner_decoding`: its ``+dec``
@@ -52,7 +55,7 @@ def load_planner(root: str | Path, horizon: int, role=None, *, scorer: str | Non
     set_cpu_threads()
     role = role or plan_role()
     planner = KEPPPlanner.from_models(root, horizon, role=role, graph=graph, sampler=sampler,
-                                      sampler_steps=sampler_steps)
+                                      sampler_steps=sampler_steps, device=device)
     if scorer:
         planner.scorer = scorer
     if decode:
@@ -63,17 +66,18 @@ def load_planner(root: str | Path, horizon: int, role=None, *, scorer: str | Non
     return planner
 
 
-def text_planner(encoder: str, graph, dataset: Dataset | None = None, horizon: int = 3, m: int = 3,
-                 setting: str = "conventional"):
+def text_planner(encoder: str, graph, dataset: Dataset | None = None, horizon: int = 3, m: int = DEFAULT_M,
+                 setting: str = DEFAULT_SETTING, *, device: str | None = None):
     """Graph + text endpoints with no trained model (:class:`~kepp_core.planner.TextGraphPlanner`):
     the graph's step names grounded by the S3D text tower of ``encoder`` (an ``s3d:PATH`` spec; its
     temperature fitted on ``dataset``'s training episodes of ``horizon`` steps where its features
-    are that network's, :func:`~kepp_core.api.media.text_grounding`), observations of ``m`` seconds."""
+    are that network's, :func:`~kepp_core.api.media.text_grounding`), observations of ``m`` seconds; the
+    network on ``device`` where the spec names none."""
     from kepp_core.api.media import text_grounding
     from kepp_core.planner import TextGraphPlanner
     from kepp_core.video.encoders import encoder_name
 
-    grounding = text_grounding(encoder, list(graph.actions), dataset, horizon, setting, m)
+    grounding = text_grounding(encoder, list(graph.actions), dataset, horizon, setting, m, device=device)
     return TextGraphPlanner(graph, grounding, m, setting, encoder_name(encoder))
 
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from kepp_core.catalog import (METRIC_KEYS, PAIR_METRICS, PAIRED_TEST, RECORDS_FILE, RESULTS_FILE, SIGNIFICANCE,
-                               method_label)
+from kepp_core.catalog import (CONFIDENCE, METRIC_KEYS, PAIRED_TEST, PAIR_METRICS, RECORDS_FILE, RESULTS_FILE,
+                               SIGNIFICANCE, method_label)
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.records import Records, read_records
 from kepp_core.evaluation.stats import mean_ci, paired_permutation_test
@@ -68,7 +68,7 @@ class ProtocolRun:
 
     @property
     def confidence(self) -> float:
-        return float(self.spec.get("confidence", 0.9))
+        return float(self.spec.get("confidence", CONFIDENCE))
 
     def describe(self) -> str:
         """One line: dataset, setting, preset, seeds, interval."""
@@ -221,7 +221,7 @@ def pair_differences(records: Records, a: str, b: str, horizon: int, fraction: f
 
 
 def pair_test(records: Records, a: str, b: str, horizon: int, fraction: float, metric: str = "SR",
-              confidence: float = 0.9, permutations: int = 20_000) -> dict:
+              confidence: float = CONFIDENCE, permutations: int = 20_000) -> dict:
     """The paired test of ``A − B``: mean difference (points), its ``confidence`` CI over seeds
     (Student t of the per-seed differences; None with one seed), wins / losses / ties over the
     units, the two-sided sign-flip permutation p-value and whether ``p < SIGNIFICANCE``."""
@@ -236,7 +236,7 @@ def pair_test(records: Records, a: str, b: str, horizon: int, fraction: float, m
 
 
 def pair_table(records: Records, a: str, b: str, fraction: float, metric: str = "SR",
-               confidence: float = 0.9):
+               confidence: float = CONFIDENCE):
     """:func:`pair_test` of ``A − B`` at every horizon of ``fraction`` that records both, as a table."""
     import pandas as pd
 

@@ -24,14 +24,16 @@ from pathlib import Path
 from kepp_core.api.analysis import read_predictions
 from kepp_core.api.protocols import find_protocols
 from kepp_core.api.config import AppConfig, check_allowed
-from kepp_core.catalog import CONFIG_FILE, LOG_FILE, RESULTS_FILE, ModelRole, models_dir, parse_model_folder
+from kepp_core.catalog import (CONFIG_FILE, DEFAULT_SETTING, LOG_FILE, RESULTS_FILE, ModelRole, models_dir,
+                               parse_model_folder)
 from kepp_core.data import Dataset, load_dataset
 from kepp_core.data.feature_files import features_manifest
 from kepp_core.data.synth import ensure_world, world_ready
 from kepp_core.errors import KeppError
 from kepp_core.graph import build_graph, load_graph
 from kepp_core.io import iter_jsonl, remembered_json
-from kepp_core.models.folders import read_config, trained_horizons as horizons_of
+from kepp_core.models import folders
+from kepp_core.models.folders import read_config
 from kepp_core.paths import DEMO_ASSETS, REPO_ROOT, cache_folder
 from kepp_core.playlists import PlaylistStore
 
@@ -77,7 +79,7 @@ def _demo_model_folders() -> list[Path]:
 def trained_horizons(root: str | Path) -> list[int]:
     """Horizons that have a trained step model under a models folder (``ROOT/T<h>/step``); reads
     the folders only (no torch)."""
-    return horizons_of(root)
+    return folders.trained_horizons(root)
 
 
 def plan_variants(root: str | Path, horizon: int) -> dict[str, ModelRole]:
@@ -295,7 +297,7 @@ def remembered(kind: str, key: str, compute: Callable[[], object]) -> object:
     return remembered_json(cache_folder(kind), key, compute, kind)
 
 
-def episode_map(dataset: Dataset, horizon: int, setting: str = "conventional") -> dict:
+def episode_map(dataset: Dataset, horizon: int, setting: str = DEFAULT_SETTING) -> dict:
     """The 2-D map of ``dataset``'s test episodes of ``horizon``
     (:func:`kepp_core.evaluation.episode_map.episode_coordinates`: ids, ``x``, ``y``, the variance
     the two components explain), computed once per dataset and remembered in the cache home

@@ -196,6 +196,40 @@ def _fmt(v) -> str:
     return "" if v is None else str(v)
 
 
+DEVICE_HELP = ("where the networks run: cpu, cuda or cuda:N (default: $KEPP_DEVICE, else the GPU where there is "
+               "one)")
+
+
+def add_device_option(p: argparse.ArgumentParser, *, shared: bool = False) -> None:
+    """``--device cpu|cuda|cuda:N``: `kepp` resolves it (:mod:`kepp_core.devices`) before the command
+    runs and makes it the command's device (:func:`command_device`). ``shared``: ranks of a launcher may
+    share a GPU (inference); otherwise each rank needs its own (training: NCCL)."""
+    p.add_argument("--device", default=None, metavar="DEVICE", help=DEVICE_HELP)
+    p.set_defaults(device_ranks="shared" if shared else "one-per-rank")
+
+
+@contextlib.contextmanager
+def command_device(args: argparse.Namespace) -> Iterator[None]:
+    """The device of a command that declared ``--device`` (:func:`add_device_option`), for as long as it
+    runs: one line before any work where it cannot be had (no CUDA, no such GPU, more ranks than GPUs).
+    A command that only prints run lists (``--print-commands``) checks the words and resolves nothing:
+    its lines run elsewhere."""
+    ranks = getattr(args, "device_ranks", None)
+    if ranks is None:
+        yield
+        return
+    from kepp_core.devices import check_device, using
+
+    if getattr(args, "print_commands", False):
+        if args.device is not None:
+            args.device = check_device(args.device)
+        yield
+        return
+    with using(args.device, one_per_rank=ranks == "one-per-rank") as device:
+        args.device = device
+        yield
+
+
 def set_threads(args) -> int:
     """``--threads``: the CPU threads of this run (checked here, so the error names the flag)."""
     from kepp_core.training.loop import set_cpu_threads

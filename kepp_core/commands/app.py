@@ -18,7 +18,7 @@ from pathlib import Path
 
 from kepp_core.api import AppConfig, Workspace, read_predictions
 from kepp_core.api.config import ENV, PATH_KEYS
-from kepp_core.commands._common import add_command
+from kepp_core.commands._common import DEVICE_HELP, add_command
 from kepp_core.data import LOADERS
 from kepp_core.errors import KeppError
 from kepp_core.llm.client import is_http_url
@@ -48,7 +48,9 @@ def check_options(opts: AppConfig) -> None:
     for url in opts.llm_urls or []:
         if len(url) > 2000 or not url.isprintable() or not is_http_url(url):
             raise KeppError(f"--llm-url {url[:80]!r}: expected an http(s) URL (e.g. http://127.0.0.1:8080/v1)")
+    check_app_device(opts)
     effective = AppConfig.from_env(opts.environment()) if opts.config is not None else opts  # reads the config
+    check_app_device(effective, f"{opts.config}: device")
     check_files(effective)
     if not 0 < opts.port < 65536:
         raise KeppError(f"--port {opts.port}: expected 1..65535")
@@ -57,6 +59,15 @@ def check_options(opts: AppConfig) -> None:
     for script in (APP_SCRIPT, APP_SERVER):
         if not script.is_file():
             raise KeppError(f"{script}: the app is not part of this installation (run from a source checkout)")
+
+
+def check_app_device(cfg: AppConfig, where: str = "--device") -> None:
+    """A device the app cannot have (no CUDA, no such GPU) is one line when the server starts, not an
+    error on every page (:func:`kepp_core.devices.resolve_device`; torch loads only for a GPU)."""
+    if cfg.device is not None:
+        from kepp_core.devices import resolve_device
+
+        resolve_device(cfg.device, where)
 
 
 def check_files(cfg: AppConfig) -> None:
@@ -188,6 +199,7 @@ def add_app_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--llm-url", dest="llm_urls", action="append", default=None, metavar="URL",
                    help="an OpenAI-compatible LLM endpoint the Plan page may ask (repeatable; KEPP_LLM_URL is one "
                         "too): the only endpoints the server calls, and the only ones KEPP_LLM_API_KEY is sent to")
+    p.add_argument("--device", default=None, metavar="DEVICE", help=DEVICE_HELP)
     p.add_argument("--port", type=int, default=8501, help="local port of the server")
     p.add_argument("--address", default="localhost", help="address the server listens on")
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kepp_core.commands._common import add_command, print_table, set_threads
+from kepp_core.commands._common import add_command, add_device_option, print_table, set_threads
 from kepp_core.errors import KeppError
-from kepp_core.catalog import DEMO_HORIZONS
+from kepp_core.catalog import DEMO_HORIZONS, SETTINGS
 from kepp_core.paths import APP_DIR, DEMO_ASSETS, DEMO_TABLE_SPEC
 
 
@@ -29,6 +29,7 @@ def register(sub) -> None:
     p.add_argument("--no-app", action="store_true", help="do not start the app")
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--threads", type=int, default=None, help="CPU threads")
+    add_device_option(p)
     dsub = p.add_subparsers(dest="demo_command", metavar="SUBCOMMAND")
     t = add_command(dsub, "table", "train and evaluate every method on the demo world (mean ± std over seeds): "
                     "a protocol spec run by the protocol runner ('kepp protocol')",
@@ -38,11 +39,12 @@ def register(sub) -> None:
     t.add_argument("--seeds", type=int, default=None, help="number of training seeds 0..N-1 (None: the spec's)")
     t.add_argument("--horizons", type=int, nargs="+", default=None, help="horizons (None: the spec's)")
     t.add_argument("--out", default=None, help="folder of models, records and the table (None: the spec's)")
-    t.add_argument("--setting", choices=["conventional", "pdpp"], default=None,
+    t.add_argument("--setting", choices=list(SETTINGS), default=None,
                    help="observation setting, train and test (None: the spec's)")
     t.add_argument("--retrain", action="store_true", help="train even where models exist")
     t.add_argument("--train-steps", type=int, default=None, help="override the preset's training steps")
     t.add_argument("--threads", type=int, default=None, help="CPU threads")
+    add_device_option(t)
     m = add_command(dsub, "models", "train the demo models for the app (what assets/demo ships)",
                     "  kepp demo models --out assets/demo", _models)
     m.add_argument("--out", default=str(DEMO_ASSETS))
@@ -52,6 +54,7 @@ def register(sub) -> None:
                    help="copy trained models from this folder (e.g. runs/demo-table/frac100/seed0) instead of "
                         "training; the --out folder itself: evaluate its models again")
     m.add_argument("--threads", type=int, default=None, help="CPU threads")
+    add_device_option(m)
 
 
 def _world():
@@ -78,7 +81,7 @@ def _demo(args) -> int:
     from kepp_core.api import AppConfig
     from kepp_core.commands.app import launch_app
 
-    return launch_app(AppConfig(checkpoints=str(models), port=args.port))
+    return launch_app(AppConfig(checkpoints=str(models), port=args.port, device=args.device))
 
 
 def _models(args) -> int:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from kepp_core import catalog
 from kepp_core.benchmark import BENCHMARK_DATASETS, DEFAULT_FAMILY, FAMILIES, family
-from kepp_core.commands._common import (add_command, add_dataset_args, check_outputs, dataset_from_args, emit_json,
-                                        print_table, set_threads, writes)
+from kepp_core.commands._common import (add_command, add_dataset_args, add_device_option, check_outputs,
+                                        dataset_from_args, emit_json, print_table, set_threads, writes)
 from kepp_core.errors import KeppError
 from kepp_core.io import whole_number
 
@@ -58,8 +58,8 @@ def register(sub) -> None:
     p = add_command(sub, "eval", "evaluate KEPP and the baselines on the test split", EXAMPLES, _eval)
     add_dataset_args(p)
     p.add_argument("--models", default=None, help="models folder (MODELS/T<h>/step, plan-graph-R1, ...; required)")
-    p.add_argument("-T", "--horizons", type=int, nargs="+", default=[3, 4, 5, 6])
-    p.add_argument("--settings", nargs="+", choices=["conventional", "pdpp"], default=["conventional"])
+    p.add_argument("-T", "--horizons", type=int, nargs="+", default=list(catalog.TABLE_HORIZONS))
+    p.add_argument("--settings", nargs="+", choices=list(catalog.SETTINGS), default=[catalog.DEFAULT_SETTING])
     p.add_argument("--methods", nargs="+", default=list(defaults), help=f"subset of: {' '.join(defaults + others)} "
                                                                      f"(default: {' '.join(defaults)})")
     p.add_argument("--sampler", choices=["ddpm", "ddim"], default=None, help="override the models' sampler")
@@ -72,6 +72,7 @@ def register(sub) -> None:
     p.add_argument("--out", default=None, help="write the table rows as JSON")
     writes(p, "out", "records")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: $KEPP_THREADS or half the cores)")
+    add_device_option(p)
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
     p.add_argument("--metrics", nargs="+", choices=list(FAMILIES), default=[DEFAULT_FAMILY], metavar="CODE",
                    help=f"the evaluation codes whose metrics the table shows: {', '.join(FAMILIES)} "
@@ -294,7 +295,8 @@ def _seconds(root: Path, horizon: int) -> int:
     """Seconds per observation ``M`` the step model of ``ROOT/T<h>`` was made for (the default
     where there is none: the methods that need it are skipped)."""
     from kepp_core.catalog import STEP, model_folder, models_dir
-    from kepp_core.models.spec import DEFAULT_M, load_spec
+    from kepp_core.catalog import DEFAULT_M
+    from kepp_core.models.spec import load_spec
 
     folder = models_dir(root, horizon) / model_folder(STEP)
     try:
@@ -306,7 +308,8 @@ def _seconds(root: Path, horizon: int) -> int:
 def _decode_override(args):
     """The graph-decoded methods' decoding from ``--decode``, ``--decode-weight`` and ``--decode-samples``
     (parts not given are chosen on validation)."""
-    from kepp_core.evaluation.options import TOPK, DecodeOverride, parse_decode_mode
+    from kepp_core.evaluation.options import DecodeOverride, parse_decode_mode
+    from kepp_core.graph.decoding import TOPK
 
     samples = parse_decode_samples(args.decode_samples) if args.decode_samples is not None else 1
     try:

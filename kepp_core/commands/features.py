@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from kepp_core.commands._common import (add_command, add_dataset_args, check_outputs, dataset_from_args, emit_json,
-                                        print_table, writes)
+from kepp_core.commands._common import (add_command, add_dataset_args, add_device_option, check_outputs,
+                                        dataset_from_args, emit_json, print_table, writes)
 from kepp_core.data import LOADERS, extract_features, load_dataset
 from kepp_core.errors import KeppError
 
@@ -39,6 +39,11 @@ def register(sub) -> None:
     e.add_argument("--encoder", default="builtin", help=ENCODER_HELP)
     e.add_argument("--features", default=None, help="feature folder to fill (default: ROOT/features)")
     e.add_argument("--force", action="store_true", help="recompute features that are already cached")
+    e.add_argument("--workers", type=int, default=None,
+                   help="threads decoding videos while the network encodes (default: the encoder's: 1, the "
+                        "serial path, on the CPU; for S3D on a GPU one per core but the network's, at most 8); the "
+                        "features are the same byte for byte")
+    add_device_option(e, shared=True)
     e.add_argument("--json", action="store_true", help="machine-readable summary")
 
     c = add_command(fsub, "encode", "compute the per-second features of one video file",
@@ -50,6 +55,10 @@ def register(sub) -> None:
     c.add_argument("--out", required=True, help="output .npy file [seconds, D]")
     writes(c, "out")
     c.add_argument("--encoder", default="builtin", help=ENCODER_HELP)
+    c.add_argument("--workers", type=int, default=None,
+                   help="threads decoding the video while the network encodes (default: the encoder's, as for "
+                        "extract); the features are the same byte for byte")
+    add_device_option(c, shared=True)
 
     g = add_command(fsub, "ground", "the step each second of a video most resembles (the S3D text tower, zero-shot)",
                     "  kepp features ground my_video.mp4 --encoder s3d:s3d/s3d_howto100m.pth \\\n"
@@ -64,6 +73,7 @@ def register(sub) -> None:
                    help="step names to ground (default: the actions of the dataset given with --dataset/--root)")
     g.add_argument("--top", type=int, default=3, help="steps listed per second")
     g.add_argument("--json", action="store_true", help="one JSON object per second, one per line")
+    add_device_option(g, shared=True)
     add_dataset_args(g)
 
     i = add_command(fsub, "info", "video metadata: fps, frames, duration, size",
@@ -79,7 +89,7 @@ def _extract(args: argparse.Namespace) -> int:
         source = Path(args.root)
     else:
         source = load_dataset(args.dataset, args.root, features=None)
-    s = extract_features(source, args.encoder, force=args.force, features_dir=args.features)
+    s = extract_features(source, args.encoder, force=args.force, features_dir=args.features, workers=args.workers)
     if s.rank != 0:  # under torchrun / RANK-WORLD_SIZE launchers rank 0 prints the one summary
         return 0
     row = {"ranks": s.ranks, "written": len(s.written), "cached": s.skipped, "videos without a file": len(s.missing_videos),
@@ -117,7 +127,8 @@ def _encode(args: argparse.Namespace) -> int:
         update(done, total)
 
     try:
-        feats = encode_video(args.video, args.encoder, progress=progress if sys.stderr.isatty() else None)
+        feats = encode_video(args.video, args.encoder, progress=progress if sys.stderr.isatty() else None,
+                             workers=args.workers)
     finally:
         if bar is not None:
             bar.close()

@@ -67,8 +67,8 @@ def register(sub) -> None:
     q.add_argument("--goal", required=True, help="last action a_T (label or index)")
     q.add_argument("--horizon", "-T", type=int, default=3, help="number of steps T of each path")
     q.add_argument("--top", "-R", type=int, default=5, help="number of paths R")
-    q.add_argument("--scorer", "--method", dest="scorer", default="p2kg", choices=scorers,
-                   help="path scorer: how the graph ranks paths (--method is an older name)")
+    q.add_argument("--scorer", dest="scorer", default="p2kg", choices=scorers,
+                   help="path scorer: how the graph ranks paths")
     q.add_argument("--json", action="store_true", help="machine-readable output")
 
     s = add_command(gsub, "subgraph", "edges around one action up to a depth (in- and out-edges)",
@@ -93,8 +93,8 @@ def register(sub) -> None:
     z.add_argument("--horizon", "-T", type=int, nargs="+", default=[3], help="horizon(s) T")
     z.add_argument("--endpoints", default="gt",
                    help="'gt' (ground-truth a_1, a_T) or a JSONL file of predicted endpoints")
-    z.add_argument("--scorer", "--method", dest="scorer", nargs="+", default=["p2kg"], choices=scorers,
-                   help="path scorer(s) (--method is an older name)")
+    z.add_argument("--scorer", dest="scorer", nargs="+", default=["p2kg"], choices=scorers,
+                   help="path scorer(s)")
     z.add_argument("--tie-break", default="smaller", choices=["smaller", "larger"],
                    help="equal scores: lexicographically smaller (project convention) or larger index sequence first")
     z.add_argument("--json", action="store_true", help="machine-readable output")

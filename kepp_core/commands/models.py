@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kepp_core.catalog import DEFAULT_SETTING, SETTINGS
 from kepp_core.commands._common import add_command, dataset_from_args, emit_json, print_table, writes
 
 EXAMPLES = """  kepp models import --plan plan/save_max/checkpoint.pth.tar --step step/save_max/checkpoint.pth.tar \\
@@ -34,7 +35,7 @@ def register(sub) -> None:
     i.add_argument("--sampler", choices=["ddpm", "ddim"], default="ddpm", help="the models' sampler")
     i.add_argument("--seconds", type=int, default=3, metavar="M",
                    help="seconds per observation M (the observation width is M × feature width)")
-    i.add_argument("--setting", choices=["conventional", "pdpp"], default="conventional",
+    i.add_argument("--setting", choices=list(SETTINGS), default=DEFAULT_SETTING,
                    help="observation setting the models were trained with")
     i.add_argument("--graph", default=None, help="graph file to store beside the planning model")
     i.add_argument("--dataset", default=None, help="dataset format of the training data (see kepp graph build)")

@@ -7,7 +7,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from kepp_core.commands._common import add_command, add_dataset_args, dataset_from_args, emit_json, set_threads
+from kepp_core.commands._common import (add_command, add_dataset_args, add_device_option, dataset_from_args, emit_json,
+                                        set_threads)
 from kepp_core.data.records import MAX_VIDEO_SECONDS
 from kepp_core.errors import KeppError
 from kepp_core.paths import DEMO_ASSETS
@@ -60,6 +61,7 @@ def register(sub) -> None:
     p.add_argument("--top", type=int, default=5, help="most probable first and last steps shown")
     p.add_argument("--seed", type=int, default=0, help="sampling seed of the step and planning models")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: $KEPP_THREADS or half the cores)")
+    add_device_option(p)
     p.add_argument("--json", action="store_true", help="print the plan as one JSON object")
     add_dataset_args(p)  # the dataset the models were trained on: chooses a missing decoding on its validation videos
 
@@ -171,7 +173,7 @@ def _features(source: Path):
 
 def _print(out: dict, result) -> None:
     """The plan, its decoding, the endpoint probabilities, the graph paths and the per-step scores."""
-    from kepp_core.catalog import ENDPOINTS_WORDS
+    from kepp_core.catalog import endpoint_source
     from kepp_core.commands._common import print_table
 
     dec = out["decoding"]
@@ -187,7 +189,7 @@ def _print(out: dict, result) -> None:
     print(result.decoding_text + (f" Choice kept in {dec['source']}." if dec else ""))
     for name in ("first", "last"):
         top = ", ".join(f"{e['label']} {e['probability']:.3f}" for e in out["endpoint_top"].get(name, []))
-        print(f"{name} step ({ENDPOINTS_WORDS[result.decoded_ends_from]}): {top}")
+        print(f"{name} step ({endpoint_source(result.decoded_ends_from).words}): {top}")
     for k, p in enumerate(out["paths"], 1):
         print(f"graph path {k} (probability {p['probability']:.3f}): " + " → ".join(p["labels"]))
     print_table([{**r, "changed": "yes" if r["changed"] else ""} for r in result.why],

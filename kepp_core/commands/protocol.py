@@ -4,7 +4,7 @@ and paired tests (:mod:`kepp_core.protocol`)."""
 from __future__ import annotations
 
 from kepp_core.catalog import models_dir, parse_model_folder
-from kepp_core.commands._common import add_command, set_threads
+from kepp_core.commands._common import add_command, add_device_option, set_threads
 from kepp_core.commands.train import add_print_args
 from kepp_core.errors import KeppError
 
@@ -58,6 +58,7 @@ def register(sub) -> None:
                    help="the folder the spec's split lists and taxonomy are named in (e.g. ViterbiPlanNet's dataset/NIV)")
     p.add_argument("--metrics", nargs="+", default=None, metavar="CODE",
                    help="the evaluation codes whose metrics the results report (overrides the spec): kepp, pdpp, vpn")
+    add_device_option(p)
     add_print_args(p)
 
 
@@ -68,7 +69,7 @@ def _protocol(args) -> int:
         raise KeppError("--stage goes with --print-commands")
     spec = _spec(args)
     if args.print_commands:
-        print(protocol_commands(spec, args.stage, args.threads), end="")
+        print(protocol_commands(spec, args.stage, args.threads, args.device), end="")
         return 0
     set_threads(args)
     result = run_protocol(spec)
@@ -96,7 +97,7 @@ def _spec(args):
                          features=args.features, metrics=args.metrics, **lists)
 
 
-def protocol_commands(spec, stage: int | None = None, threads: int | None = None) -> str:
+def protocol_commands(spec, stage: int | None = None, threads: int | None = None, device: str | None = None) -> str:
     """The run list of a protocol spec: one ``kepp train`` line per (fraction, seed, horizon,
     model the methods need), the models ``run_protocol`` would train, in its folders."""
     from pathlib import Path
@@ -110,6 +111,7 @@ def protocol_commands(spec, stage: int | None = None, threads: int | None = None
     for fraction in spec.train_fractions:
         for seed in spec.seeds:
             root = Path(spec.models or spec.out) / f"frac{round(fraction * 100)}" / f"seed{seed}"
-            cmds += [train_command(r, spec.config(h, seed), spec.preset, models_dir(root, h), data[h], fraction, threads)
+            cmds += [train_command(r, spec.config(h, seed), spec.preset, models_dir(root, h), data[h], fraction, threads,
+                                   device=device)
                      for h in spec.horizons for r in roles]
     return format_commands(cmds, stage)

@@ -25,26 +25,18 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 from kepp_core.errors import KeppError
 from kepp_core.catalog import ModelRole, model_folder
-from kepp_core.training.config import TrainConfig, preset
+from kepp_core.models.options import TrainConfig, read_by, train_flags
+from kepp_core.training.config import preset
 from kepp_core.training.suite import needs_step_model, role_config
 
 STAGES = {1: "models that need no other model (step models, planning models without the graph condition, "
              "the task classifier, the endpoint model)",
           2: "graph-conditioned planning models: they read their horizon's step model from stage 1"}
-# Training options with a flag on every ``kepp train`` sub-command (``-T`` and ``--seed`` included).
-FLAGS = {"horizon": "-T", "setting": "--setting", "batch_size": "--batch-size", "n_steps": "--diffusion-steps",
-         "train_steps": "--train-steps", "lr": "--lr", "warmup": "--warmup", "decay": "--decay", "dim": "--dim",
-         "val_every": "--val-every", "log_every": "--log-every", "patience": "--patience", "sampler": "--sampler",
-         "sampler_steps": "--sampler-steps", "seed": "--seed", "aux_ce_weight": "--aux-ce-weight"}
-# ... and on ``kepp train plan`` only.
-PLAN_FLAGS = {"condition": "--condition", "R": "--R", "recommend": "--scorer",
-              "endpoint_folds": "--endpoint-folds", "structured_weight": "--structured-weight"}
-PLAN_SWITCHES = {"gt_augment": "--gt-augment", "structured_learn_scale": "--structured-learn-scale"}
 SUBCOMMAND = {"step": "step", "plan": "plan", "task-classifier": "task-classifier", "endpoints": "endpoints"}
 
 
@@ -69,46 +61,49 @@ def _value(v) -> str:
     return repr(v) if isinstance(v, float) else str(v)
 
 
-def option_args(cfg: TrainConfig, preset_name: str, plan: bool) -> list[str]:
-    """Every option of ``cfg`` as ``kepp train`` arguments: each flag the sub-command has, and
-    ``--set KEY=VALUE`` (JSON value) for any other field that differs from the preset ``preset_name``."""
+def option_args(cfg: TrainConfig, preset_name: str, kind: str) -> list[str]:
+    """Every option of ``cfg`` a model of ``kind`` reads as ``kepp train`` arguments: each flag its
+    sub-command has (:func:`kepp_core.models.options.train_flags`), and ``--set KEY=VALUE`` (JSON value)
+    for any other option it reads that differs from the preset ``preset_name``."""
     base = preset(preset_name).to_dict()
-    flags = {**FLAGS, **(PLAN_FLAGS if plan else {})}
-    switches = PLAN_SWITCHES if plan else {}
     values = cfg.to_dict()
     args: list[str] = []
-    for name, flag in flags.items():
-        if name == "decay":
-            args += [flag, *(f"{at}:{_value(float(f))}" for at, f in cfg.decay)]
+    flagged = set()
+    for f in train_flags(kind):
+        flag, value = f.metadata["flag"].split()[0], values[f.name]
+        flagged.add(f.name)
+        if f.name == "decay":
+            args += [flag, *(f"{at}:{_value(float(x))}" for at, x in cfg.decay)]
+        elif isinstance(value, bool):
+            args += [flag] if value else []
         else:
-            args += [flag, _value(values[name])]
-    for name, flag in switches.items():
-        if values[name]:
-            args.append(flag)
-    for f in fields(TrainConfig):
-        name = f.name
-        if name in flags or (name in switches and values[name]) or values[name] == base[name]:
-            continue
-        args += ["--set", f"{name}={json.dumps(values[name])}"]
+            args += [flag, _value(value)]
+    for name in read_by((kind,)):
+        if name not in flagged and values[name] != base[name]:
+            args += ["--set", f"{name}={json.dumps(values[name])}"]
     return args
 
 
 def train_command(role: ModelRole, cfg: TrainConfig, preset_name: str, hdir: str | Path, data: Sequence[str],
-                  fraction: float = 1.0, threads: int | None = None, program: str = "kepp") -> RunCommand:
+                  fraction: float = 1.0, threads: int | None = None, program: str = "kepp", *,
+                  device: str | None = None) -> RunCommand:
     """The ``kepp train`` command that trains the model of ``role`` into ``HDIR/<its folder>``
-    as :func:`kepp_core.training.suite.train_role` would (``data``: the dataset arguments)."""
+    as :func:`kepp_core.training.suite.train_role` would (``data``: the dataset arguments; ``threads``
+    and ``device``: the run's, where given)."""
     if role.kind not in SUBCOMMAND:
         raise KeppError(f"unknown model kind {role.kind!r}")
     hdir = Path(hdir)
     out = str(hdir / model_folder(role))
     argv = [program, "train", SUBCOMMAND[role.kind], *data, "--preset", preset_name]
-    argv += option_args(role_config(cfg, role), preset_name, plan=role.kind == "plan")
+    argv += option_args(role_config(cfg, role), preset_name, role.kind)
     if needs_step_model(role):
         argv += ["--step-model", str(hdir / model_folder(ModelRole("step")))]
     if fraction < 1:
         argv += ["--train-fraction", _value(float(fraction))]
     if threads is not None:
         argv += ["--threads", str(threads)]
+    if device is not None:
+        argv += ["--device", device]
     argv += ["--out", out, "--skip-finished", "--no-progress"]
     return RunCommand(2 if needs_step_model(role) else 1, argv, out)
 
@@ -149,5 +144,5 @@ def format_commands(commands: Iterable[RunCommand], stage: int | None = None) ->
     return "".join(x + "\n" for x in lines)
 
 
-__all__ = ["FLAGS", "PLAN_FLAGS", "STAGES", "RunCommand", "data_args", "format_commands", "option_args",
+__all__ = ["STAGES", "RunCommand", "data_args", "format_commands", "option_args",
            "train_command"]

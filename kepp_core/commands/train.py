@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
-from kepp_core.catalog import ENDPOINTS, ENDPOINTS_PAIR, EXTRA_ROLES, LLM_CONDITIONS, METHODS, SUITE_ROLES, model_folder, models_dir
-from kepp_core.commands._common import add_command, add_dataset_args, dataset_from_args, emit_json, set_threads
+from kepp_core.catalog import (ENDPOINTS, ENDPOINTS_PAIR, EXTRA_ROLES, LLM_CONDITIONS, METHODS, SUITE_ROLES, TABLE_HORIZONS,
+                               model_folder, models_dir)
+from kepp_core.commands._common import (add_command, add_dataset_args, add_device_option, dataset_from_args, emit_json,
+                                        set_threads)
 from kepp_core.errors import KeppError
 
 EXAMPLES_STEP = """  kepp train step --dataset demo -T 4 --out models/T4/step
@@ -59,23 +61,8 @@ def register(sub) -> None:
     s = add_command(tsub, "step", "train the step model (observations → first and last step)", EXAMPLES_STEP, _step)
     _common(s)
     pl = add_command(tsub, "plan", "train a planning model (observations + condition → plan)", EXAMPLES_PLAN, _plan)
-    _common(pl)
+    _common(pl, kind="plan")
     pl.add_argument("--step-model", default=None, help="step model folder (needed for --condition graph)")
-    pl.add_argument("--condition", default=None, choices=["graph", "none", "task", "llm", "graph+llm"],
-                    help="condition row: P²KG recommendation, nothing, task class (PDPP), the LLM's plan, "
-                         "or the P²KG and the LLM rows")
-    pl.add_argument("--R", type=int, default=None, help="number of graph paths aggregated into the condition")
-    pl.add_argument("--scorer", "--recommend", dest="recommend", default=None,
-                    help="path scorer of the graph condition (p2kg, pkg, ...; stored as \"recommend\")")
-    pl.add_argument("--endpoint-folds", type=int, default=None,
-                    help=">= 2: recommendations for training from out-of-fold step models (0: --step-model's)")
-    pl.add_argument("--gt-augment", action="store_true", default=None,
-                    help="also train on recommendations from ground-truth endpoints")
-    pl.add_argument("--structured-weight", type=float, default=None, metavar="W",
-                    help="add W x the chain NLL of the true plan through the graph (structured training; "
-                         "save to MODELS/T<h>/plan-graph-R1-struct for the kepp-R1-struct row)")
-    pl.add_argument("--structured-learn-scale", action="store_true", default=None,
-                    help="learn the scale of the graph's transition log-probabilities")
     from kepp_core.commands.llm_args import add_llm_args
 
     add_llm_args(pl)
@@ -86,7 +73,7 @@ def register(sub) -> None:
     _common(e)
     a = add_command(tsub, "all", "train every model of the evaluation table for some horizons", EXAMPLES_ALL, _all)
     _common(a, out_help="models folder (ROOT/T<h>/<model>)")
-    a.add_argument("--horizons", type=int, nargs="+", default=[3, 4, 5, 6])
+    a.add_argument("--horizons", type=int, nargs="+", default=list(TABLE_HORIZONS))
     a.add_argument("--only", nargs="+", default=None, help="train only these models")
     add_print_args(a)
 
@@ -100,29 +87,11 @@ def add_print_args(p: argparse.ArgumentParser) -> None:
                    help="with --print-commands: only this stage's commands, one per line, no comments")
 
 
-def _common(p: argparse.ArgumentParser, out_help: str = "checkpoint folder") -> None:
+def _common(p: argparse.ArgumentParser, out_help: str = "checkpoint folder", kind: str | None = None) -> None:
     add_dataset_args(p)
     p.add_argument("--out", required=True, help=out_help)
-    p.add_argument("-T", "--horizon", type=int, default=3, help="planning horizon T")
-    p.add_argument("--setting", choices=["conventional", "pdpp"], default=None, help="observation setting")
     p.add_argument("--preset", default=None, help="training preset (default: the dataset's; see PRESETS)")
-    p.add_argument("--batch-size", type=int, default=None)
-    p.add_argument("--diffusion-steps", dest="n_steps", type=int, default=None)
-    p.add_argument("--train-steps", type=int, default=None)
-    p.add_argument("--lr", type=float, default=None, help="peak learning rate")
-    p.add_argument("--warmup", type=int, default=None)
-    p.add_argument("--decay", nargs="*", default=None, metavar="STEP:FACTOR",
-                   help="step decays of the learning rate, e.g. 10000:0.5 (none: no decay)")
-    p.add_argument("--dim", type=int, default=None, help="U-Net base width")
-    p.add_argument("--val-every", type=int, default=None)
-    p.add_argument("--log-every", type=int, default=None)
-    p.add_argument("--patience", type=int, default=None, help="early stopping after N validations without gain")
-    p.add_argument("--sampler", choices=["ddpm", "ddim"], default=None, help="the model's default sampler")
-    p.add_argument("--sampler-steps", type=int, default=None, help="DDIM steps")
-    p.add_argument("--seed", type=int, default=None)
-    p.add_argument("--aux-ce-weight", type=float, default=None, metavar="W",
-                   help="step and planning models: add W x the cross-entropy of the predicted x_0 action block "
-                        "(default: the preset's, 0 except coin-world)")
+    add_option_flags(p, kind)
     p.add_argument("--resume", action="store_true", help="continue from the folder's last saved state")
     p.add_argument("--skip-finished", action="store_true",
                    help="do nothing when OUT holds a finished model; resume when it holds a killed run's state "
@@ -130,11 +99,37 @@ def _common(p: argparse.ArgumentParser, out_help: str = "checkpoint folder") -> 
     p.add_argument("--train-fraction", type=float, default=None, metavar="F",
                    help="train on the nested fraction F of the training videos (as kepp protocol's train_fractions)")
     p.add_argument("--set", action="append", default=None, metavar="KEY=VALUE", dest="set_options",
-                   help="any training option by its config name, VALUE in JSON (e.g. mults=[1,2], "
-                        "val_fraction=0.2); repeatable")
+                   help="any training option a model of this command reads, by its config name, VALUE in JSON "
+                        "(e.g. mults=[1,2], val_fraction=0.2); repeatable")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: $KEPP_THREADS or half the cores)")
+    add_device_option(p)
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+
+def add_option_flags(p: argparse.ArgumentParser, kind: str | None = None) -> None:
+    """The training options' flags (:func:`kepp_core.models.options.train_flags`: each option's flag,
+    help and choices are declared with the option), every value left out None (the preset's)."""
+    from typing import Annotated, Literal, get_args, get_origin, get_type_hints
+
+    from kepp_core.models.options import TrainConfig, default_of, train_flags
+
+    hints = get_type_hints(TrainConfig, include_extras=True)
+    for f in train_flags(kind):
+        meta, default = f.metadata, default_of(f)
+        names = meta["flag"].split()
+        kw = {"dest": f.name, "default": None, "help": meta["help"] or None}
+        base = get_args(hints[f.name])[0] if get_origin(hints[f.name]) is Annotated else hints[f.name]
+        choices = meta["choices"] or (get_args(base) if get_origin(base) is Literal else None)
+        if isinstance(default, bool):
+            kw["action"] = "store_true"
+        elif f.name == "decay":
+            kw.update(nargs="*", metavar="STEP:FACTOR")
+        elif choices:
+            kw.update(type=type(default), choices=list(choices))
+        else:
+            kw.update(type=type(default), metavar=names[-1].lstrip("-").replace("-", "_").upper())
+        p.add_argument(*names, **kw)
 
 
 def config_from_args(args):
@@ -149,27 +144,41 @@ def config_from_args(args):
             decay = [(int(d.split(":")[0]), float(d.split(":")[1])) for d in args.decay]
         except (ValueError, IndexError):
             raise KeppError(f"--decay {' '.join(args.decay)}: expected STEP:FACTOR pairs like 10000:0.5") from None
-    keys = ["horizon", "setting", "batch_size", "n_steps", "train_steps", "lr", "warmup", "dim", "val_every",
-            "log_every", "patience", "sampler", "sampler_steps", "seed", "condition", "R", "recommend", "gt_augment",
-            "endpoint_folds", "structured_weight", "structured_learn_scale", "aux_ce_weight"]
-    given = {k: getattr(args, k, None) for k in keys}
+    from kepp_core.models.options import train_flags
+
+    given = {f.name: getattr(args, f.name, None) for f in train_flags("plan")}
     given["decay"] = decay
-    extra = parse_set_options(getattr(args, "set_options", None) or [])
+    extra = parse_set_options(getattr(args, "set_options", None) or [], _kinds(args))
     both = sorted(k for k in extra if given.get(k) is not None)
     if both:
         raise KeppError(f"--set {', '.join(both)}: given twice (by its own flag and by --set)")
     return preset(name, **{**given, **extra})
 
 
-def parse_set_options(items: list[str]) -> dict:
+def _kinds(args) -> tuple[str, ...]:
+    """The model kinds a ``kepp train`` command trains (``all``: those of its members)."""
+    from kepp_core.catalog import parse_model_folder
+    from kepp_core.training.suite import MEMBERS
+
+    command = getattr(args, "train_command", None)
+    if command == "all":
+        return tuple(sorted({parse_model_folder(m).kind for m in (args.only or MEMBERS)}))
+    return (command,) if command else ()
+
+
+def parse_set_options(items: list[str], kinds: tuple[str, ...] = ()) -> dict:
     """``--set KEY=VALUE`` items as training options (VALUE in JSON, else a plain string; lists
-    become the tuples the config holds).
+    become the tuples the config holds); with ``kinds``, a KEY no model of those kinds reads is refused.
 
     >>> parse_set_options(["mults=[1, 2]", "val_sampler=ddpm", "decay=[[30, 0.5]]", "lr=1"])
     {'mults': (1, 2), 'val_sampler': 'ddpm', 'decay': [(30, 0.5)], 'lr': 1.0}
+    >>> parse_set_options(["endpoint_arch=pair"], ("step",))
+    Traceback (most recent call last):
+    ...
+    kepp_core.errors.KeppError: --set endpoint_arch=pair: no model this command trains (step) reads endpoint_arch (read by: endpoints)
     """
     from kepp_core.io import parse_json
-    from kepp_core.training.config import TrainConfig
+    from kepp_core.models.options import TrainConfig, readers
 
     defaults = TrainConfig().to_dict()
     out = {}
@@ -178,6 +187,9 @@ def parse_set_options(items: list[str]) -> dict:
         key = key.strip()
         if not sep or key not in defaults:
             raise KeppError(f"--set {item!r}: expected KEY=VALUE with KEY one of {', '.join(sorted(defaults))}")
+        if kinds and not set(readers(key)) & set(kinds):
+            raise KeppError(f"--set {item}: no model this command trains ({', '.join(kinds)}) reads {key} "
+                            f"(read by: {', '.join(readers(key))})")
         try:
             value = parse_json(raw, f"--set {key}", lines=False)
         except KeppError as e:
@@ -275,30 +287,30 @@ def _skip_or_resume(args, cfg) -> bool:
     return False
 
 
-# Options that do not change the trained model (where training reads windows from, how often it
-# logs), and those the task classifier sets itself (its own schedule) and so stores changed.
+# Options that do not change the trained model (where training reads windows from, how often it logs).
 _RUN_ONLY = {"windows", "log_every"}
-_CLASSIFIER_OWN = {"train_steps", "lr", "warmup", "decay", "val_every"}
 
 
 def _trained_differently(out, cfg) -> str:
     """'KEY=stored (asked: VALUE)' for the options the finished model in ``out`` was trained with
-    that differ from ``cfg`` (empty when it matches)."""
+    that differ from ``cfg`` (empty when it matches); only the options its kind reads count
+    (:func:`kepp_core.models.options.read_by`: the cross-entropy models set their own schedule)."""
+    from kepp_core.catalog import ENDPOINT_VARIANTS, KINDS
     from kepp_core.models.folders import read_config
-    from kepp_core.training.config import TrainConfig
+    from kepp_core.models.options import TrainConfig, read_by
 
     stored = read_config(out)
-    skip = _RUN_ONLY | (_CLASSIFIER_OWN if stored.get("kind") in ("task-classifier", "endpoints") else set())
+    kind = stored.get("kind")
+    read = set(read_by((kind,))) if kind in KINDS else set(cfg.to_dict())
     try:
         was = TrainConfig.from_dict(stored.get("train") or {}).to_dict()
     except (TypeError, ValueError):
         return "options this version cannot read"
-    if stored.get("kind") == "endpoints" and "endpoint_arch" not in (stored.get("train") or {}):
-        from kepp_core.training.suite import ENDPOINT_VARIANTS
-
+    if kind == "endpoints" and "endpoint_arch" not in (stored.get("train") or {}):
         was.update(ENDPOINT_VARIANTS["pair"])  # trained before the options existed: the earlier (pair) model
     asked = cfg.to_dict()
-    diff = [f"{k}={was[k]!r} (asked: {asked[k]!r})" for k in asked if k not in skip and was.get(k) != asked[k]]
+    diff = [f"{k}={was[k]!r} (asked: {asked[k]!r})" for k in asked
+            if k in read and k not in _RUN_ONLY and was.get(k) != asked[k]]
     return ", ".join(diff[:3]) + (f" and {len(diff) - 3} more" if len(diff) > 3 else "")
 
 
@@ -350,9 +362,11 @@ def _classifier(args) -> int:
 
 
 def _endpoints(args) -> int:
+    from kepp_core.models.folders import check_endpoint_folder
     from kepp_core.training import train_endpoint_model
 
     cfg = config_from_args(args)
+    check_endpoint_folder(args.out, cfg.endpoint_arch)  # before the dataset loads
     if _skip_or_resume(args, cfg):
         return 0
     return _report(args, train_endpoint_model(_dataset(args), cfg, args.out, args.resume, not args.no_progress))
@@ -388,6 +402,6 @@ def all_commands(args, cfg, members) -> str:
     data = data_args(args.dataset, args.root, args.features, args.split_seed, args.coin_actions)
     roles = [r for r in SUITE_ROLES + EXTRA_ROLES if model_folder(r) in members]
     cmds = [train_command(r, replace(cfg, horizon=h), name, models_dir(args.out, h), data,
-                          _fraction(args), args.threads)
+                          _fraction(args), args.threads, device=args.device)
             for h in args.horizons for r in roles]
     return format_commands(cmds, args.stage)

@@ -2,7 +2,7 @@
 
 from kepp_core.data.coin import load_coin
 from kepp_core.data.crosstask import load_crosstask
-from kepp_core.data.episodes import SETTINGS, Episode, make_episodes, observations
+from kepp_core.data.episodes import Episode, make_episodes, observations
 from kepp_core.data.extract import ExtractSummary, extract_features
 from kepp_core.data.feature_files import load_features
 from kepp_core.data.plans import load_plans, write_plans
@@ -11,7 +11,7 @@ from kepp_core.data.registry import LOADERS, load_dataset
 from kepp_core.data.stats import dataset_stats
 
 __all__ = [
-    "LOADERS", "SETTINGS", "Dataset", "Episode", "ExtractSummary", "extract_features", "Step", "Task", "Video", "dataset_stats",
+    "LOADERS", "Dataset", "Episode", "ExtractSummary", "extract_features", "Step", "Task", "Video", "dataset_stats",
     "load_coin", "load_crosstask", "load_dataset", "load_features", "load_plans",
     "make_episodes", "observations", "write_plans",
 ]

@@ -132,6 +132,12 @@ def _rows_valid(rows) -> bool:
         and 0 <= r[1] <= r[2] and type(r[3]) is int for r in rows)
 
 
+def _rows_of_task(rows: list[list], task: Task) -> bool:
+    """Whether remembered rows name steps of ``task`` at real line numbers (a row the file itself
+    held otherwise: the index is read again, never believed)."""
+    return all(1 <= r[0] <= len(task.steps) and r[3] >= 1 for r in rows)
+
+
 def _read_annotation(path: str, rows: list[list], task: Task, n_actions_of_task: list[int]) -> list[Step]:
     steps = []
     for k, start, end, lineno in rows:
@@ -184,7 +190,8 @@ def load_crosstask(root: str | Path, features: str | Path | None = None, seed: i
                             f"{TASKS_FILE} (known: {', '.join(sorted(by_id))})")
         task = by_id[tid]
         check_id(vid, "video id", path)
-        steps = _read_annotation(path, annotations.get(check_under(path, roots)), task, task_actions[tid])
+        rows = annotations.get(check_under(path, roots), valid=lambda rows: _rows_of_task(rows, task))
+        steps = _read_annotation(path, rows, task, task_actions[tid])
         feat = find_file(feat_dir, [f"{tid}_{vid}.npy", f"{vid}.npy"], feat_names)
         mp4 = find_file(video_dir, [f"{tid}_{vid}.mp4", f"{vid}.mp4"], video_names)
         for named in (feat, mp4):

@@ -20,10 +20,9 @@ import numpy as np
 
 from kepp_core.data.feature_files import FeatureShapes, load_features
 from kepp_core.data.records import Dataset, Video
-from kepp_core.catalog import episode_id
+from kepp_core.catalog import DEFAULT_M, DEFAULT_SETTING, SETTINGS, episode_id
 from kepp_core.errors import KeppError
 
-SETTINGS = ("conventional", "pdpp")
 
 
 @dataclass(frozen=True)
@@ -53,7 +52,7 @@ class Episode:
         return self.video.steps[self.first + len(self.actions) - 1].end
 
 
-def observation_window(t: float, n_seconds: int | None, m: int = 3, offset: int = 0,
+def observation_window(t: float, n_seconds: int | None, m: int = DEFAULT_M, offset: int = 0,
                        centred: bool = False) -> tuple[int, ...]:
     """Per-second indices of an ``m``-second window at time ``t`` clamped to ``n_seconds``.
 
@@ -73,7 +72,7 @@ def observation_window(t: float, n_seconds: int | None, m: int = 3, offset: int 
     return tuple(min(max(first + k, 0), n_seconds - 1) for k in range(m))
 
 
-def clip_window(start: float, end: float, n_seconds: int, m: int = 3) -> tuple[int, ...]:
+def clip_window(start: float, end: float, n_seconds: int, m: int = DEFAULT_M) -> tuple[int, ...]:
     """Per-second indices of the ``m``-second observation window of a clip ``[start, end)``
     seconds of a video with ``n_seconds`` feature rows: the ``m`` seconds at the clip's centre,
     the last second repeated when the clip is shorter. The one rule for clips (the planner's
@@ -95,7 +94,7 @@ def windows(video: Video, first: int, horizon: int, setting: str, m: int) -> tup
     s = video.steps[first].start
     e = video.steps[first + horizon - 1].end
     n = int(math.ceil(video.duration)) if video.duration is not None else None
-    if setting == "conventional":
+    if setting == DEFAULT_SETTING:
         return observation_window(s, n, m, centred=True), observation_window(e, n, m, centred=True)
     if setting == "pdpp":
         return observation_window(s, n, m), observation_window(e, n, m, offset=-2)
@@ -103,7 +102,7 @@ def windows(video: Video, first: int, horizon: int, setting: str, m: int) -> tup
 
 
 def make_episodes(dataset: Dataset, horizon: int, split: str | None = "test",
-                  setting: str = "conventional", m: int = 3) -> list[Episode]:
+                  setting: str = DEFAULT_SETTING, m: int = DEFAULT_M) -> list[Episode]:
     """All episodes of ``horizon`` steps in a split (``None``: both splits).
 
     Raises a KeppError if ``horizon`` is longer than every plan of the dataset.
@@ -130,8 +129,8 @@ def make_episodes(dataset: Dataset, horizon: int, split: str | None = "test",
     return out
 
 
-def step_episodes(dataset: Dataset, split: str | None = "train", setting: str = "conventional",
-                  m: int = 3) -> list[Episode]:
+def step_episodes(dataset: Dataset, split: str | None = "train", setting: str = DEFAULT_SETTING,
+                  m: int = DEFAULT_M) -> list[Episode]:
     """Every step of a split's timed videos as a one-step episode: its start window is the one an
     episode beginning with that step has, its goal window the one an episode ending with it has (so
     a model that names a step from one window can learn from every labelled step, not only the

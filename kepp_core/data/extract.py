@@ -29,7 +29,8 @@ from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError
 from kepp_core.io import remove_stale_temporaries, writer_lock
 from kepp_core.video.decode import find_videos
-from kepp_core.video.encode import MANIFEST, encode_file, encoder_record, read_manifest, save_features, write_manifest
+from kepp_core.video.encode import (MANIFEST, decode_workers, encode_files, encoder_record, read_manifest,
+                                    save_features, write_manifest)
 from kepp_core.video.encoders import FeatureEncoder, get_encoder
 
 
@@ -163,7 +164,7 @@ def _source_jobs(source: Dataset | str | os.PathLike, features_dir) -> tuple[lis
 
 def extract_features(source: Dataset | str | os.PathLike, encoder: str | FeatureEncoder = "builtin",
                      force: bool = False, features_dir: str | os.PathLike | None = None,
-                     progress: bool = True, shard: Shard | None = None) -> ExtractSummary:
+                     progress: bool = True, shard: Shard | None = None, workers: int | None = None) -> ExtractSummary:
     """Fill the feature cache: encode every video of a dataset (or every video file in
     ``ROOT/videos``) that has no ``features/<stem>.npy`` yet, with a progress bar.
 
@@ -171,6 +172,8 @@ def extract_features(source: Dataset | str | os.PathLike, encoder: str | Feature
     unless ``force``; a corrupt, empty or unsupported video raises a KeppError naming it.
     ``shard`` (default: from ``RANK``/``WORLD_SIZE``): this process's share of a
     multi-process run; the returned summary then covers every rank (see the module docstring).
+    ``workers``: threads decoding videos while the network encodes (default: the encoder's
+    ``decode_workers``; :func:`~kepp_core.video.encode.encode_files`), the same files either way.
 
     >>> extract_features("demo-world", "builtin").written  # doctest: +SKIP
     []
@@ -180,6 +183,7 @@ def extract_features(source: Dataset | str | os.PathLike, encoder: str | Feature
         raise KeppError(f"WORLD_SIZE={shard.world} but MASTER_ADDR/MASTER_PORT are not set: start the ranks "
                         "with torchrun, or export them (the address and a free port of rank 0's machine)")
     enc = get_encoder(encoder) if isinstance(encoder, str) else encoder
+    workers = decode_workers(enc, workers)
     jobs, missing, fdir = _source_jobs(source, features_dir)
     summary = ExtractSummary(features_dir=fdir, encoder=enc.name, missing_videos=missing, rank=shard.rank)
     manifest = read_manifest(fdir)
@@ -190,7 +194,7 @@ def extract_features(source: Dataset | str | os.PathLike, encoder: str | Feature
         else:  # each rank clears its own files' leftovers only: another rank may be writing its own now
             for _vid, path in shard.take(jobs):
                 remove_stale_temporaries(fdir, name=glob.escape(f"{path.stem}.npy"))
-        return _extract(jobs, fdir, enc, summary, manifest, force, progress, shard)
+        return _extract(jobs, fdir, enc, summary, manifest, force, progress, shard, workers)
 
 
 def check_same_encoder(fdir: Path, manifest: dict | None, enc: FeatureEncoder, force: bool) -> None:
@@ -220,10 +224,11 @@ def _made_of(record: dict) -> str:
 
 
 def _extract(jobs, fdir: Path, enc: FeatureEncoder, summary: ExtractSummary, manifest: dict | None, force: bool,
-             progress: bool, shard: Shard) -> ExtractSummary:
-    """Encode this rank's share of ``jobs`` into ``fdir`` (see :func:`extract_features`). Rank 0
-    writes the manifest before the first feature file: a run stopped halfway leaves a folder that
-    names its encoder, so a resume with another encoder is refused (:func:`check_same_encoder`)."""
+             progress: bool, shard: Shard, workers: int = 1) -> ExtractSummary:
+    """Encode this rank's share of ``jobs`` into ``fdir`` (see :func:`extract_features`) with ``workers``
+    decoding threads. Rank 0 writes the manifest before the first feature file: a run stopped halfway
+    leaves a folder that names its encoder, so a resume with another encoder is refused
+    (:func:`check_same_encoder`)."""
     from tqdm import tqdm
 
     mine = shard.take(jobs)
@@ -240,9 +245,10 @@ def _extract(jobs, fdir: Path, enc: FeatureEncoder, summary: ExtractSummary, man
     # an encoder that takes a video in chunks (S3D) is slow enough per video to show its seconds too
     seconds_bar = tqdm(total=0, desc="  seconds of video", unit="s", leave=False, dynamic_ncols=True, position=1) \
         if show and getattr(enc, "chunk_seconds", None) else None
-    for _vid, path in tqdm(todo, desc="features" if shard.world == 1 else f"features (rank 0 of {shard.world})",
-                           unit="video", disable=not show, dynamic_ncols=True, position=0):
-        feats, seconds = encode_file(path, enc, seconds_progress(seconds_bar))
+    encoded = encode_files([p for _, p in todo], enc, workers, seconds_progress(seconds_bar))
+    for path, feats, seconds in tqdm(encoded, total=len(todo), unit="video", disable=not show, dynamic_ncols=True,
+                                     desc="features" if shard.world == 1 else f"features (rank 0 of {shard.world})",
+                                     position=0):
         if summary.dim is not None and feats.shape[1] != summary.dim:
             raise KeppError(f"{path}: encoder {enc.name} gave D={feats.shape[1]}, but the cache in "
                             f"{fdir} has D={summary.dim}")

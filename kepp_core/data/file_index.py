@@ -54,9 +54,11 @@ class FileIndex:
         self._seen: dict[str, set[str]] = {}
         self._changed: set[str] = set()
 
-    def get(self, path: str | os.PathLike, stat: os.stat_result | None = None) -> Any:
-        """The value of the file ``path`` (remembered where its size and time still match);
-        ``stat``: the file's stat when the caller has it."""
+    def get(self, path: str | os.PathLike, stat: os.stat_result | None = None,
+            valid: Callable[[Any], bool] | None = None) -> Any:
+        """The value of the file ``path`` (remembered where its size and time still match and the
+        value passes the index's check and ``valid``, this use's own: e.g. the step numbers of one
+        task's range); ``stat``: the file's stat when the caller has it."""
         text = os.fspath(path)
         folder, name = os.path.split(text)
         if stat is None:
@@ -68,7 +70,8 @@ class FileIndex:
         self._seen[folder].add(name)
         entry = entries.get(name)
         key = [stat.st_size, stat.st_mtime_ns, stat.st_ino, stat.st_ctime_ns]
-        if type(entry) is list and len(entry) == 5 and entry[:4] == key and _trusted(self.valid, entry[4]):
+        if type(entry) is list and len(entry) == 5 and entry[:4] == key and _trusted(self.valid, entry[4]) \
+                and (valid is None or _trusted(valid, entry[4])):
             return entry[4]
         value = self.read(text)
         entries[name] = [*key, value]

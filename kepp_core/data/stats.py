@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from kepp_core.catalog import TABLE_HORIZONS
 from kepp_core.data.records import SPLITS, Dataset
 
 
-def dataset_stats(dataset: Dataset, horizons=(3, 4, 5, 6)) -> dict:
+def dataset_stats(dataset: Dataset, horizons=TABLE_HORIZONS) -> dict:
     """Videos, tasks, actions, steps per video and episodes per split for each horizon."""
     lengths = np.array([len(v.steps) for v in dataset.videos], dtype=float)
     out = {

@@ -1,10 +1,10 @@
 """Temporal U-Net, projected diffusion and the condition layouts of the step and planning models."""
 
-from kepp_core.diffusion.layout import PLAN_CONDITIONS, ConditionLayout, ConditionRow, plan_layout, step_layout
-from kepp_core.diffusion.model import SAMPLERS, ProjectedDiffusion, cosine_betas
+from kepp_core.diffusion.layout import ConditionLayout, ConditionRow, plan_layout, step_layout
+from kepp_core.diffusion.model import ProjectedDiffusion, cosine_betas
 from kepp_core.diffusion.unet import TemporalUNet, sinusoidal_embedding
 
 __all__ = [
-    "PLAN_CONDITIONS", "SAMPLERS", "ConditionLayout", "ConditionRow", "ProjectedDiffusion",
+    "ConditionLayout", "ConditionRow", "ProjectedDiffusion",
     "TemporalUNet", "cosine_betas", "plan_layout", "sinusoidal_embedding", "step_layout",
 ]

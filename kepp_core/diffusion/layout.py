@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from kepp_core.catalog import CONDITION_ROW_KINDS as ROW_KINDS, DIFFUSION_KINDS as KINDS, PLAN_CONDITIONS
+from kepp_core.catalog import CONDITION_ROW_KINDS, DIFFUSION_KINDS, PLAN_CONDITIONS
 from kepp_core.errors import KeppError
 
 
@@ -43,13 +43,13 @@ class ConditionLayout:
     rows: tuple[ConditionRow, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise KeppError(f"unknown layout kind {self.kind!r} (expected one of {', '.join(KINDS)})")
+        if self.kind not in DIFFUSION_KINDS:
+            raise KeppError(f"unknown layout kind {self.kind!r} (expected one of {', '.join(DIFFUSION_KINDS)})")
         if self.horizon < 2:
             raise KeppError(f"horizon T={self.horizon} is too short (expected T >= 2)")
         for r in self.rows:
-            if r.kind not in ROW_KINDS:
-                raise KeppError(f"unknown condition row kind {r.kind!r} (expected one of {', '.join(ROW_KINDS)})")
+            if r.kind not in CONDITION_ROW_KINDS:
+                raise KeppError(f"unknown condition row kind {r.kind!r} (expected one of {', '.join(CONDITION_ROW_KINDS)})")
 
     # --- geometry ------------------------------------------------------------------------
     @property
@@ -108,7 +108,7 @@ class ConditionLayout:
         for r in self.rows:
             if r.name not in conditions:
                 raise KeppError(f"missing condition row {r.name!r} for a {self.kind} model")
-            c = conditions[r.name].to(x.dtype)
+            c = conditions[r.name].to(x.device, x.dtype)
             sl = self.row_slice(r.name)
             if r.kind == "task":
                 if c.shape != (b, r.width):
@@ -122,8 +122,9 @@ class ConditionLayout:
         return x
 
     def with_actions(self, template: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
-        """The clean sample ``x_0``: ``template`` plus one-hot actions ``[B, T]`` on free entries."""
-        onehot = torch.nn.functional.one_hot(actions.long(), self.num_actions).to(template.dtype)
+        """The clean sample ``x_0``: ``template`` plus one-hot actions ``[B, T]`` on free entries (the
+        actions moved to the template's device)."""
+        onehot = torch.nn.functional.one_hot(actions.to(template.device).long(), self.num_actions).to(template.dtype)
         x = template.clone()
         free = self.free_mask()[:, self.action_start:].to(template.device)
         x[:, :, self.action_start:] = torch.where(free, onehot, x[:, :, self.action_start:])

@@ -21,7 +21,7 @@ from torch import nn
 
 from kepp_core.diffusion.layout import ConditionLayout, step_layout  # noqa: F401  (doctest)
 from kepp_core.diffusion.unet import TemporalUNet
-from kepp_core.catalog import SAMPLERS
+from kepp_core.catalog import LOGIT_SCALE, SAMPLERS
 from kepp_core.errors import KeppError
 
 
@@ -45,8 +45,11 @@ class ProjectedDiffusion(nn.Module):
     with the checkpoint.
     """
 
-    def __init__(self, layout: ConditionLayout, n_steps: int = 200, dim: int = 128,
-                 mults: tuple[int, ...] = (1, 2, 4), end_weight: float | None = None) -> None:
+    def __init__(self, layout: ConditionLayout, *, n_steps: int, dim: int, mults: tuple[int, ...],
+                 end_weight: float | None = None) -> None:
+        """``n_steps``, ``dim``, ``mults``: the network's options (their defaults and ranges:
+        :class:`kepp_core.models.options.DiffusionOptions`, what training and checkpoints read them
+        with); ``end_weight``: the loss weight of the first and last action (training only)."""
         super().__init__()
         if n_steps < 1:
             raise KeppError(f"diffusion steps must be at least 1, got {n_steps}")
@@ -159,7 +162,7 @@ class ProjectedDiffusion(nn.Module):
 
     def action_scores(self, x0: torch.Tensor) -> torch.Tensor:
         """Softmax over the action block per column ``[B, T, A]`` (a confidence, not a calibrated probability)."""
-        return torch.softmax(x0[:, :, self.layout.action_start:] * 10.0, dim=-1)
+        return torch.softmax(x0[:, :, self.layout.action_start:] * LOGIT_SCALE, dim=-1)
 
     # --- training -------------------------------------------------------------------------
     def forward(self, x0: torch.Tensor, template: torch.Tensor, t: torch.Tensor | None = None,

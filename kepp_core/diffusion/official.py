@@ -35,7 +35,7 @@ import torch
 from torch import nn
 
 from kepp_core.diffusion.layout import ConditionLayout, plan_layout, step_layout
-from kepp_core.catalog import OFFICIAL_ARCHITECTURE as ARCHITECTURE, SAMPLERS
+from kepp_core.catalog import LOGIT_SCALE, OFFICIAL_ARCHITECTURE, SAMPLERS
 from kepp_core.diffusion.model import cosine_betas
 from kepp_core.errors import KeppError
 
@@ -196,7 +196,7 @@ class OfficialDiffusion(nn.Module):
     # --- config ---------------------------------------------------------------------------
     def config(self) -> dict:
         lay = self.layout
-        return {"architecture": ARCHITECTURE, "kind": self.kind, "horizon": self.horizon, "obs_dim": lay.obs_dim,
+        return {"architecture": OFFICIAL_ARCHITECTURE, "kind": self.kind, "horizon": self.horizon, "obs_dim": lay.obs_dim,
                 "num_actions": lay.num_actions, "graph_dim": self.graph_dim, "llm_dim": self.llm_dim,
                 "llm_rows": self.llm_rows, "n_steps": self.n_steps, "dim": self.dim, "dim_mults": list(self.dim_mults)}
 
@@ -313,8 +313,8 @@ class OfficialDiffusion(nn.Module):
 
     def action_scores(self, x0: torch.Tensor) -> torch.Tensor:
         """Softmax over the action block per column ``[B, T, A]`` (as this package's models score)."""
-        return torch.softmax(x0[:, :, self.layout.action_start:] * 10.0, dim=-1)
+        return torch.softmax(x0[:, :, self.layout.action_start:] * LOGIT_SCALE, dim=-1)
 
 
-__all__ = ["ARCHITECTURE", "LLM_FROM_GRAPH", "SCHEDULE", "OfficialDiffusion", "OfficialTemporalUnet",
+__all__ = ["LLM_FROM_GRAPH", "SCHEDULE", "OfficialDiffusion", "OfficialTemporalUnet",
            "ddim_timesteps", "official_schedule"]

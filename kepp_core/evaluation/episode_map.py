@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from kepp_core.catalog import DEFAULT_M, DEFAULT_SETTING
 from kepp_core.data import Dataset
 from kepp_core.data.episodes import make_episodes, observations
 from kepp_core.errors import KeppError
@@ -57,7 +58,7 @@ def pca_2d(x: np.ndarray, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return xy, share
 
 
-def episode_coordinates(dataset: Dataset, horizon: int, setting: str = "conventional", m: int = 3) -> dict:
+def episode_coordinates(dataset: Dataset, horizon: int, setting: str = DEFAULT_SETTING, m: int = DEFAULT_M) -> dict:
     """The map of ``dataset``'s test episodes of ``horizon`` (JSON-ready): ``episodes`` (ids),
     ``x``, ``y`` (rounded to 5 decimals), ``explained`` (the two components' shares of the
     variance) and ``skipped`` (test episodes without segments or a feature file). A KeppError

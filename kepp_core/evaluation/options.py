@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kepp_core.catalog import MAX_SEED
+from kepp_core.catalog import DEFAULT_M, DEFAULT_SETTING, MAX_SEED
 from kepp_core.errors import KeppError
 from kepp_core.io import whole_number
 from kepp_core.graph.decoding import MARGINAL_MODES, TOPK, check_weight
@@ -16,7 +16,6 @@ from kepp_core.video.s3d_spec import is_s3d
 
 # The modes ``--decode`` names: the +dec rows' (a row decodes with an override's mode only where it
 # allows that mode: kepp_core.evaluation.methods.choice.row_modes).
-DECODE_MODES = MARGINAL_MODES
 
 
 MAX_SAMPLES = 1000  # sampled plans per episode (each is a full sampling run)
@@ -37,8 +36,8 @@ class DecodeOverride:
     save: bool = False
 
     def __post_init__(self) -> None:
-        if self.mode is not None and self.mode not in DECODE_MODES:
-            raise KeppError(f"decode mode {self.mode!r}: expected one of {', '.join(DECODE_MODES)}")
+        if self.mode is not None and self.mode not in MARGINAL_MODES:
+            raise KeppError(f"decode mode {self.mode!r}: expected one of {', '.join(MARGINAL_MODES)}")
         if self.lam is not None:
             check_weight(self.lam, "decode weight")
         if self.samples < 1 or self.k < 1:
@@ -54,8 +53,8 @@ class EvalOptions:
     ``s3d:PATH`` spec whose text tower the text-grounded rows (``graph-text``) score step names with
     (None: those rows are skipped)."""
 
-    setting: str = "conventional"
-    m: int = 3
+    setting: str = DEFAULT_SETTING
+    m: int = DEFAULT_M
     sampler: str | None = None
     sampler_steps: int | None = None
     seed: int = 0
@@ -81,8 +80,8 @@ def parse_decode_mode(text: str) -> tuple[str, int]:
     (('topk', 5), ('pinned', 3))
     """
     mode, _, k = str(text).partition(":")
-    if mode not in DECODE_MODES or (k and mode != "topk"):
-        raise KeppError(f"decode mode {text!r}: expected one of {', '.join(DECODE_MODES)} or topk:K (K >= 1)")
+    if mode not in MARGINAL_MODES or (k and mode != "topk"):
+        raise KeppError(f"decode mode {text!r}: expected one of {', '.join(MARGINAL_MODES)} or topk:K (K >= 1)")
     if not k:
         return mode, TOPK
     if not (whole_number(k, 6) or 0) >= 1 or k != k.strip():

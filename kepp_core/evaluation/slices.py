@@ -5,10 +5,10 @@ slice is here, one per cut (:data:`RULES`):
 
 - ``task``: the episode's task;
 - ``pattern``: the method's failure pattern on the episode (the first that applies, as the
-  failure analysis files it: :mod:`kepp_core.evaluation.failures`), or :data:`SUCCESS`;
+  failure analysis files it: :mod:`kepp_core.evaluation.failures`), or :data:`SLICE_SUCCESS`;
 - ``horizon``: ``T``;
 - ``ends``: whether the method's plan has the right first *and* last step
-  (:data:`ENDS_RIGHT` / :data:`ENDS_WRONG`; the one rule of *ends right*:
+  (:data:`SLICE_ENDS_RIGHT` / :data:`SLICE_ENDS_WRONG`; the one rule of *ends right*:
   :func:`kepp_core.metrics.ends_right`).
 
 Each slice gets its count (episodes × seeds), SR, mAcc (steps right over all positions, as
@@ -46,11 +46,9 @@ from kepp_core.errors import KeppError
 from kepp_core.evaluation.stats import paired_permutation_test
 from kepp_core.metrics import ends_right
 
-__all__ = ["ENDS_RIGHT", "ENDS_WRONG", "PAIR_KEYS", "PERMUTATIONS", "RULES", "SLICE_BY", "SUCCESS", "SliceTable",
+__all__ = ["PAIR_KEYS", "PERMUTATIONS", "RULES", "SliceTable",
            "select_slice", "slice_table", "slice_values"]
 
-SUCCESS = SLICE_SUCCESS  # the pattern slice of the episodes the method planned right
-ENDS_RIGHT, ENDS_WRONG = SLICE_ENDS_RIGHT, SLICE_ENDS_WRONG
 PAIR_KEYS = ("episode", "horizon", "seed", "setting")  # one unit of the paired comparison
 # Sign patterns drawn per slice (the stats module's default is 20,000): a table tests every slice,
 # and the test's cost grows with permutations x units (COIN scale, 75,000 units of 3 seeds: 8 s a
@@ -74,16 +72,16 @@ def _steps_right(rows: pd.DataFrame) -> np.ndarray:
 # The rule of each cut: the slice of every row (a string), in the catalogue's order of the cuts.
 RULES: dict[str, Callable[[pd.DataFrame], np.ndarray]] = {
     "task": lambda rows: rows["task"].astype(str).to_numpy(dtype=object),
-    "pattern": lambda rows: np.array([p or SUCCESS for p in rows["pattern"]], dtype=object),
+    "pattern": lambda rows: np.array([p or SLICE_SUCCESS for p in rows["pattern"]], dtype=object),
     "horizon": lambda rows: np.array([str(int(h)) for h in rows["horizon"]], dtype=object),
-    "ends": lambda rows: np.where(_ends(rows), ENDS_RIGHT, ENDS_WRONG).astype(object),
+    "ends": lambda rows: np.where(_ends(rows), SLICE_ENDS_RIGHT, SLICE_ENDS_WRONG).astype(object),
 }
 assert list(RULES) == list(SLICE_CUTS), "every cut of the catalogue has one rule here"
 
 
 def slice_values(rows: pd.DataFrame, by: str) -> np.ndarray:
-    """The slice of each row (a string: a task id, a pattern or :data:`SUCCESS`, ``"3"``,
-    :data:`ENDS_RIGHT` / :data:`ENDS_WRONG`)."""
+    """The slice of each row (a string: a task id, a pattern or :data:`SLICE_SUCCESS`, ``"3"``,
+    :data:`SLICE_ENDS_RIGHT` / :data:`SLICE_ENDS_WRONG`)."""
     if by not in RULES:
         raise KeppError(f"unknown slice {by!r} (expected one of {', '.join(SLICE_BY)})")
     return RULES[by](rows)

@@ -101,7 +101,7 @@ def t_quantile(p: float, df: float) -> float:
     return (lo + hi) / 2
 
 
-def mean_ci(values: Sequence[float], confidence: float = 0.9) -> tuple[float, float]:
+def mean_ci(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float]:
     """Mean and the half-width of its two-sided ``confidence`` interval (Student t over the
     values, ``n - 1`` degrees of freedom); the half-width is NaN for a single value."""
     x = np.asarray(values, dtype=np.float64)
@@ -117,7 +117,7 @@ SPREADS = ("std", "ci")  # what follows "±" in a summary: standard deviation or
 
 
 def summarise(rows: Iterable[dict], metrics: Sequence[str], keys: Sequence[str] = ("method", "T", "setting"),
-              spread: str = "ci", confidence: float = 0.9) -> list[dict]:
+              spread: str = "ci", confidence: float = CONFIDENCE) -> list[dict]:
     """One row per group of ``rows`` sharing ``keys`` (e.g. the seeds of one method and horizon):
     the keys, ``seeds`` (rows in the group) and, for each of ``metrics`` the group's rows have,
     the mean and its spread: ``<metric>_std`` (standard deviation over the rows, ``ddof=0``) or

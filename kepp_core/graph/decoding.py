@@ -60,6 +60,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kepp_core.arrays import as_numpy, float_array
+from kepp_core.catalog import LOGIT_SCALE
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.graph.build import ProcedureGraph
 from kepp_core.graph.history import HistoryScorer
@@ -164,7 +165,7 @@ def transition_log_probs(graph: ProcedureGraph, floor: float | None = None) -> n
     return out
 
 
-def emission_log_probs(actions, kind: str = "logits", temperature: float = 0.1,
+def emission_log_probs(actions, kind: str = "logits", temperature: float = 1 / LOGIT_SCALE,
                        floor: float = 1e-6) -> np.ndarray:
     """Per-position log-probabilities ``[N, T, A]`` from a model's action block.
 
@@ -402,11 +403,12 @@ def decode(emissions, transitions, lam: float = 1.0, endpoints: str = "free", st
 TOPK = 3  # endpoint candidates of the ``topk`` mode
 GRAPH_LAMBDA = 1e4  # the graph decides; the model's emissions only break its ties
 GRAPH_MODE = "graph"  # a choice that is the graph's own plan between the pinned endpoints (zero-shot planning's)
-# What each mode of a choice does with the first and last step, in words (the Plan page, ``kepp plan``).
-MODE_TEXT = {"free": "endpoints free", "pinned": "endpoints pinned to the step model's",
-             "topk": "endpoints among the step model's {k} most probable",
-             JOINT_MODE: "endpoints weighed by the endpoint model's probabilities of every first and last step",
-             GRAPH_MODE: "the graph's own top path between the endpoints (the model's scores unused)"}
+# What each mode of a choice does with the first and last step, in words (the Plan page, ``kepp plan``),
+# with the words of the endpoint source it decodes with ({ends}: "step model", "ground truth", "text tower", ...).
+MODE_TEXT = {"free": "endpoints free", "pinned": "endpoints pinned to the {ends}'s",
+             "topk": "endpoints among the {ends}'s {k} most probable",
+             JOINT_MODE: "endpoints weighed by the {ends}'s probabilities of every first and last step",
+             GRAPH_MODE: "the graph's own top path between the {ends}'s endpoints (the model's scores unused)"}
 
 
 @dataclass(frozen=True)
@@ -419,17 +421,20 @@ class DecodeChoice:
     plan between the pinned endpoints, zero-shot planning's exactly: the reference a row with
     ground-truth endpoints keeps unless validation shows a clear gain.
 
-    >>> DecodeChoice("topk", 0.3).describe()
+    >>> DecodeChoice("topk", 0.3).describe("step model")
     "the exact best plan under the planning model's scores and λ = 0.3 × log graph transitions, endpoints among the step model's 3 most probable"
+    >>> DecodeChoice("pinned", 0.3).describe("ground truth").rsplit(", ", 1)[1]
+    "endpoints pinned to the ground truth's"
     """
 
     mode: str
     lam: float
     k: int = TOPK
 
-    def describe(self) -> str:
-        """The choice in words (plain text: a page escapes it for its context)."""
-        what = MODE_TEXT[self.mode].format(k=self.k) if self.mode in MODE_TEXT else str(self.mode)
+    def describe(self, ends: str) -> str:
+        """The choice in words (plain text: a page escapes it for its context), ``ends`` the words of
+        the endpoint source it decodes with (:attr:`kepp_core.catalog.EndpointSource.words`)."""
+        what = MODE_TEXT[self.mode].format(k=self.k, ends=ends) if self.mode in MODE_TEXT else str(self.mode)
         if self.mode == GRAPH_MODE:
             return what
         lam = f"{self.lam:g}" if isinstance(self.lam, (int, float)) else str(self.lam)

@@ -37,12 +37,12 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from fractions import Fraction
 
+from kepp_core.catalog import TABLE_HORIZONS
 from kepp_core.errors import KeppError
 from kepp_core.graph.build import ProcedureGraph
 from kepp_core.graph.scorers import P2KGScorer, PathScorer, backward_layers
 
 PRIORS = (0.5, 1, 2, 5, 10, 20, 50, 100)  # candidate strengths β for cross-validation
-CV_HORIZONS = (3, 4, 5, 6)
 CV_FOLDS = 5
 CV_MAX_PLANS = 50_000  # cross-validate huge graphs on a sample (COIN has ~8,000 training plans)
 
@@ -133,7 +133,7 @@ def _fold(index: int) -> int:
 
 
 def fit_prior(graph: ProcedureGraph, priors: Sequence[float] = PRIORS,
-              horizons: Sequence[int] = CV_HORIZONS, max_plans: int | None = CV_MAX_PLANS) -> dict:
+              horizons: Sequence[int] = TABLE_HORIZONS, max_plans: int | None = CV_MAX_PLANS) -> dict:
     """Choose ``β`` by 5-fold cross-validation over the graph's training plans.
 
     Each fold rebuilds the graph from the other folds and plans every window of the held-out

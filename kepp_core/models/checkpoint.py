@@ -23,13 +23,13 @@ from safetensors.torch import load_file, save_file
 
 from kepp_core.data.records import Dataset
 from kepp_core.diffusion import ProjectedDiffusion
-from kepp_core.diffusion.official import ARCHITECTURE as OFFICIAL, OfficialDiffusion
+from kepp_core.diffusion.official import OfficialDiffusion
 from kepp_core.errors import KeppError
 from kepp_core.io import atomic_path, atomic_write_json, fault_point
 from kepp_core.models.classifier import TaskClassifier
 from kepp_core.models.endpoints import endpoint_model_from_config
-from kepp_core.models.folders import (CONFIG, FORMAT, VERSION, WEIGHTS,  # noqa: F401  (also read from here)
-                                      read_config, trained_horizons)
+from kepp_core.catalog import CONFIG_FILE, OFFICIAL_ARCHITECTURE, WEIGHTS_FILE
+from kepp_core.models.folders import FORMAT, VERSION, read_config
 
 
 ID_KEY = "kepp_id"  # safetensors metadata: the id of the save that wrote the file
@@ -72,9 +72,9 @@ def save_checkpoint(folder: str | Path, model: torch.nn.Module, config: dict) ->
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     save_id = new_save_id()
-    save_tensors(folder / WEIGHTS, model.state_dict(), save_id)
+    save_tensors(folder / WEIGHTS_FILE, model.state_dict(), save_id)
     fault_point("checkpoint-weights")
-    atomic_write_json(folder / CONFIG, {"format": FORMAT, "version": VERSION, **config, "weights_id": save_id})
+    atomic_write_json(folder / CONFIG_FILE, {"format": FORMAT, "version": VERSION, **config, "weights_id": save_id})
     fault_point("checkpoint-config")
     return folder
 
@@ -86,21 +86,21 @@ def load_checkpoint(folder: str | Path, kind: str | None = None,
     cfg = read_config(folder)
     if kind is not None and cfg.get("kind") != kind:
         raise KeppError(f"{folder}: a {cfg.get('kind')!r} checkpoint, expected a {kind!r} one")
-    check_model_size(cfg, folder / CONFIG, folder / WEIGHTS)
+    check_model_size(cfg, folder / CONFIG_FILE, folder / WEIGHTS_FILE)
     try:
         model = build_model(cfg)
     except (KeyError, TypeError, ValueError, AttributeError) as e:
-        raise KeppError(f"{folder / CONFIG}: incomplete model config ({e})") from None
-    if cfg.get("weights_id") is not None and tensors_id(folder / WEIGHTS) != cfg["weights_id"]:
-        raise KeppError(f"{folder}: {WEIGHTS} and {CONFIG} come from different saves (a run was stopped "
+        raise KeppError(f"{folder / CONFIG_FILE}: incomplete model config ({e})") from None
+    if cfg.get("weights_id") is not None and tensors_id(folder / WEIGHTS_FILE) != cfg["weights_id"]:
+        raise KeppError(f"{folder}: {WEIGHTS_FILE} and {CONFIG_FILE} come from different saves (a run was stopped "
                         f"between writing them): continue it with 'kepp train ... --resume' or train again")
-    state = load_tensors(folder / WEIGHTS)
-    check_finite(state, folder / WEIGHTS)
+    state = load_tensors(folder / WEIGHTS_FILE)
+    check_finite(state, folder / WEIGHTS_FILE)
     try:
         model.load_state_dict(state, strict=True)
     except RuntimeError as e:
         first = str(e).splitlines()[0] if str(e) else "mismatch"
-        raise KeppError(f"{folder / WEIGHTS}: weights do not match {CONFIG} ({first})") from None
+        raise KeppError(f"{folder / WEIGHTS_FILE}: weights do not match {CONFIG_FILE} ({first})") from None
     return model.to(device).eval(), cfg
 
 
@@ -137,7 +137,7 @@ def check_model_size(cfg: dict, where: Path, weights: Path | None = None) -> int
 def build_model(cfg: dict) -> torch.nn.Module:
     """The (untrained) network a checkpoint config describes: this package's own, or the official
     KEPP network and sampler for a config whose ``architecture`` is ``official`` (imported)."""
-    if cfg["kind"] in ("step", "plan") and cfg.get("architecture") == OFFICIAL:
+    if cfg["kind"] in ("step", "plan") and cfg.get("architecture") == OFFICIAL_ARCHITECTURE:
         return OfficialDiffusion.from_config(cfg["model"])
     if cfg["kind"] in ("step", "plan"):
         return ProjectedDiffusion.from_config(cfg["model"])

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import msgspec
 import torch
 from torch import nn
+
+from kepp_core.models.options import ClassifierNet
+from kepp_core.schema import convert
 
 
 class TaskClassifier(nn.Module):
@@ -14,8 +18,12 @@ class TaskClassifier(nn.Module):
     torch.Size([2, 3])
     """
 
-    def __init__(self, obs_dim: int, n_tasks: int, hidden: int = 256) -> None:
+    def __init__(self, **options) -> None:
+        """``options``: the fields of :class:`~kepp_core.models.options.ClassifierNet` (its sizes,
+        each checked against its range)."""
         super().__init__()
+        self.options = convert(options, ClassifierNet, "task classifier options")
+        obs_dim, n_tasks, hidden = self.options.obs_dim, self.options.n_tasks, self.options.hidden
         self.obs_dim, self.n_tasks, self.hidden = obs_dim, n_tasks, hidden
         self.net = nn.Sequential(nn.Linear(2 * obs_dim, hidden), nn.ReLU(), nn.Dropout(0.1),
                                  nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, n_tasks))
@@ -23,11 +31,13 @@ class TaskClassifier(nn.Module):
         self.register_buffer("obs_std", torch.ones(obs_dim))
 
     def config(self) -> dict:
-        return {"obs_dim": self.obs_dim, "n_tasks": self.n_tasks, "hidden": self.hidden}
+        """Its options (a checkpoint's ``model`` table)."""
+        return msgspec.structs.asdict(self.options)
 
     @classmethod
     def from_config(cls, cfg: dict) -> TaskClassifier:
-        return cls(int(cfg["obs_dim"]), int(cfg["n_tasks"]), int(cfg.get("hidden", 256)))
+        """The network a checkpoint's ``model`` table describes."""
+        return cls(**cfg)
 
     def set_normalisation(self, mean: torch.Tensor, std: torch.Tensor) -> None:
         """Standardise observations with the training data's per-column ``mean`` and ``std``
@@ -36,6 +46,7 @@ class TaskClassifier(nn.Module):
         self.obs_std.copy_(std.clamp_min(1e-3))
 
     def forward(self, obs_start: torch.Tensor, obs_goal: torch.Tensor) -> torch.Tensor:
-        s = (obs_start - self.obs_mean) / self.obs_std
-        g = (obs_goal - self.obs_mean) / self.obs_std
+        dev = self.obs_mean.device  # observations come from wherever the caller holds them
+        s = (obs_start.to(dev) - self.obs_mean) / self.obs_std
+        g = (obs_goal.to(dev) - self.obs_mean) / self.obs_std
         return self.net(torch.cat([s, g], dim=-1))

@@ -21,11 +21,7 @@ of ``m`` all False) uses the unrestricted ``q_k``, and a task whose actions all 
 ``q_k = 0`` (given probabilities) is uniform over its actions. The sum runs in log-space over
 each task's own actions, ``O(N · Σ_k |actions of k|)``, never an ``[N, K, A]`` array.
 
-**Calibration.** A model's logits are sharper or flatter than its accuracy warrants; the
-decoder adds ``log p`` to graph scores, so the scale matters. :func:`fit_temperature` picks
-the ``τ`` minimising the negative log-likelihood of held-out labels under
-``softmax(logits / τ)`` (fit it on videos the model did not train on), and
-:func:`calibrated_log_probs` applies it.
+Each head's logits are calibrated with one temperature (:mod:`kepp_core.calibration`).
 
 >>> mask = task_actions_mask([(0, 1), (1, 2)], task_ids=[0, 1], num_tasks=2, num_actions=3)
 >>> hierarchical_probs([[0.9, 0.1]], np.zeros((1, 3)), mask).round(3).tolist()
@@ -39,52 +35,15 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from kepp_core.arrays import as_numpy, float_array
+from kepp_core.arrays import as_numpy
+from kepp_core.calibration import finite_array, log_softmax
 from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError, unknown_name_error
 
-__all__ = ["STEP_KINDS", "calibrated_log_probs", "fit_temperature", "hierarchical_log_probs",
-           "hierarchical_probs", "task_actions_mask"]
+__all__ = ["STEP_KINDS", "hierarchical_log_probs", "hierarchical_probs", "task_actions_mask"]
 
 STEP_KINDS = ("logits", "probs")
 SUM_TOLERANCE = 1e-6  # task probabilities must sum to 1 within this (they are renormalised exactly)
-TEMPERATURE_BOUNDS = (1e-2, 1e2)
-
-
-# --- inputs ----------------------------------------------------------------------------------
-def _numbers(x, name: str) -> np.ndarray:
-    """``x`` (numpy, torch or nested lists) as a float64 array of finite numbers."""
-    arr = float_array(x, name)
-    if arr.size == 0:
-        raise KeppError(f"{name} is empty (shape {list(arr.shape)}; expected at least one query and one class)")
-    if not np.isfinite(arr).all():
-        raise KeppError(f"{name} contains NaN or infinite values (expected finite numbers)")
-    return arr
-
-
-def _labels(x, n: int, num_classes: int) -> np.ndarray:
-    """Class indices ``[N]``, each in ``0..num_classes-1``."""
-    arr = as_numpy(x)
-    if arr.size and not np.issubdtype(arr.dtype, np.integer):
-        raise KeppError(f"labels must hold integer class indices, got dtype {arr.dtype}")
-    if arr.shape != (n,):
-        raise KeppError(f"labels have shape {list(arr.shape)} (expected [{n}]: one label per row of logits)")
-    bad = (arr < 0) | (arr >= num_classes)
-    if bad.any():
-        raise KeppError(f"labels hold class index {int(arr[bad][0])} outside 0..{num_classes - 1}")
-    return arr.astype(np.int64)
-
-
-def _temperature(t: float) -> float:
-    if isinstance(t, bool) or not isinstance(t, (int, float, np.floating, np.integer)) \
-            or not math.isfinite(t) or t <= 0:
-        raise KeppError(f"temperature {t!r} is invalid (expected a finite number > 0)")
-    return float(t)
-
-
-def _log_softmax(z: np.ndarray) -> np.ndarray:
-    z = z - z.max(-1, keepdims=True)
-    return z - np.log(np.exp(z).sum(-1, keepdims=True))
 
 
 # --- the task's actions ----------------------------------------------------------------------
@@ -150,7 +109,7 @@ def _check_hierarchy(task_probs, step_scores, mask, step_kind: str) -> tuple[np.
             raise KeppError(f"task mask must hold booleans (or 0/1), got dtype {m.dtype}")
         m = m.astype(bool)
     k, a = m.shape
-    p = _numbers(task_probs, "task_probs")
+    p = finite_array(task_probs, "task_probs")
     if p.ndim != 2 or p.shape[1] != k:
         raise KeppError(f"task_probs have shape {list(p.shape)} (expected [N, {k}] for a task mask of {k} tasks)")
     n = p.shape[0]
@@ -162,12 +121,12 @@ def _check_hierarchy(task_probs, step_scores, mask, step_kind: str) -> tuple[np.
         i = int(np.flatnonzero(off)[0])
         raise KeppError(f"task_probs row {i} sums to {float(sums[i]):.6g} "
                         f"(expected probabilities summing to 1 per query)")
-    s = _numbers(step_scores, f"step {step_kind}")
+    s = finite_array(step_scores, f"step {step_kind}")
     if s.shape not in ((n, a), (n, k, a)):
         raise KeppError(f"step {step_kind} have shape {list(s.shape)} (expected [{n}, {a}] or [{n}, {k}, {a}] "
                         f"for {n} queries, {k} tasks and {a} actions)")
     if step_kind == "logits":
-        return p / sums[:, None], _log_softmax(s), m
+        return p / sums[:, None], log_softmax(s), m
     if (s < 0).any():
         raise KeppError(f"step probs hold a negative value {float(s[s < 0][0])!r} (expected probabilities)")
     total = s.sum(-1, keepdims=True)
@@ -210,64 +169,3 @@ def hierarchical_probs(task_probs, step_scores, mask, step_kind: str = "logits")
     [[0.45, 0.475, 0.075]]
     """
     return np.exp(hierarchical_log_probs(task_probs, step_scores, mask, step_kind))
-
-
-# --- calibration -----------------------------------------------------------------------------
-def _nll(logits: np.ndarray, labels: np.ndarray, temperature: float) -> float:
-    """Mean negative log-likelihood of ``labels`` under ``softmax(logits / temperature)``."""
-    logp = _log_softmax(logits / temperature)
-    return float(-logp[np.arange(len(labels)), labels].mean())
-
-
-def fit_temperature(logits, labels, bounds: tuple[float, float] = TEMPERATURE_BOUNDS, tol: float = 1e-6) -> float:
-    """The temperature ``τ`` in ``bounds`` minimising the mean negative log-likelihood of
-    ``labels`` ``[N]`` under ``softmax(logits / τ)``, ``logits`` ``[N, A]`` (held-out data).
-
-    The NLL is convex in ``1/τ``, hence unimodal in ``log τ``: a golden-section search over
-    ``log τ`` finds the minimum to within a factor ``exp(tol)``. A minimum at a bound (e.g. logits
-    that separate the labels perfectly want ``τ → 0``) returns that bound.
-
-    >>> round(fit_temperature([[2.0, 0.0]] * 4, [0, 0, 0, 1]), 4)   # 3 of 4 right: sigmoid(2 / τ) = 3/4
-    1.8205
-    """
-    z = _numbers(logits, "logits")
-    if z.ndim != 2:
-        raise KeppError(f"logits have shape {list(z.shape)} (expected [N, A]: one row of class scores per example)")
-    y = _labels(labels, z.shape[0], z.shape[1])
-    lo, hi = (float(b) for b in bounds)
-    if not (math.isfinite(lo) and math.isfinite(hi) and 0 < lo < hi):
-        raise KeppError(f"temperature bounds {tuple(bounds)!r} are invalid (expected 0 < low < high, finite)")
-    if not (isinstance(tol, (int, float)) and tol > 0):
-        raise KeppError(f"tol={tol!r} is invalid (expected a number > 0)")
-    golden = (math.sqrt(5) - 1) / 2
-    a, b = math.log(lo), math.log(hi)
-    c, d = b - golden * (b - a), a + golden * (b - a)
-    fc, fd = _nll(z, y, math.exp(c)), _nll(z, y, math.exp(d))
-    while b - a > tol:
-        if fc <= fd:  # the minimum is in [a, d]
-            b, d, fd = d, c, fc
-            c = b - golden * (b - a)
-            fc = _nll(z, y, math.exp(c))
-        else:
-            a, c, fc = c, d, fd
-            d = a + golden * (b - a)
-            fd = _nll(z, y, math.exp(d))
-    # the search never evaluates the bounds themselves: one it closed in on is the answer
-    if a - math.log(lo) <= tol:
-        return lo
-    if math.log(hi) - b <= tol:
-        return hi
-    return math.exp((a + b) / 2)
-
-
-def calibrated_log_probs(logits, temperature: float) -> np.ndarray:
-    """``log softmax(logits / τ)`` over the last axis (any leading shape), float64.
-
-    >>> calibrated_log_probs([[2.0, 0.0]], 2.0).round(4).tolist()
-    [[-0.3133, -1.3133]]
-    """
-    t = _temperature(temperature)
-    z = _numbers(logits, "logits")
-    if z.ndim < 1:
-        raise KeppError(f"logits have shape {list(z.shape)} (expected [..., A] with A >= 1)")
-    return _log_softmax(z / t)

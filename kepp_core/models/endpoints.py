@@ -29,20 +29,24 @@ in the model's config, so a loaded checkpoint applies them.
 [2, 3, 3]
 >>> m.endpoint_log_probs(torch.zeros(4, 6), torch.zeros(4, 6)).shape
 (4, 2, 3)
->>> endpoint_model_from_config(m.config()).arch
-'clips'
+>>> endpoint_model_from_config(m.config()).arch, endpoint_model_from_config({**m.config(), 'arch': None}).arch
+('clips', 'pair')
 """
 
 from __future__ import annotations
 
+import msgspec
 import numpy as np
 import torch
 from torch import nn
 
-from kepp_core.catalog import ENDPOINT_HEADS as HEADS
-from kepp_core.errors import KeppError, unknown_name_error
-from kepp_core.models.endpoint_probs import calibrated_log_probs, hierarchical_log_probs
+from kepp_core.catalog import ENDPOINT_HEADS
+from kepp_core.errors import KeppError
 from kepp_core.models.classifier import TaskClassifier
+from kepp_core.calibration import calibrated_log_probs
+from kepp_core.models.endpoint_probs import hierarchical_log_probs
+from kepp_core.models.options import EndpointNet
+from kepp_core.schema import convert
 
 CHUNK = 4096  # queries per batch when computing distributions (bounds [N, A] float64 arrays)
 DROPOUT = 0.1
@@ -59,19 +63,30 @@ class EndpointModel(nn.Module):
     num_actions: int
     hidden: int
 
-    def _init_endpoints(self, num_actions: int, n_tasks: int, temperature: dict[str, float] | None) -> None:
-        self.register_buffer("task_mask", torch.ones(n_tasks, num_actions, dtype=torch.bool))
-        self.temperature = {h: 1.0 for h in HEADS}
-        self.set_temperature(temperature or {})
+    @classmethod
+    def _options(cls, options: dict) -> EndpointNet:
+        """The network's options (:class:`~kepp_core.models.options.EndpointNet`) checked, and of this
+        architecture."""
+        net = convert({"arch": cls.arch, **options}, EndpointNet, f"endpoint model ({cls.arch}) options")
+        if net.architecture != cls.arch:
+            raise KeppError(f"endpoint model options say architecture {net.architecture!r}, not {cls.arch!r}")
+        return net
+
+    def _init_endpoints(self, net: EndpointNet) -> None:
+        self.register_buffer("task_mask", torch.ones(net.n_tasks, net.num_actions, dtype=torch.bool))
+        self.temperature = {h: 1.0 for h in ENDPOINT_HEADS}
+        self.set_temperature(net.temperature)
 
     def config(self) -> dict:
-        return {"arch": self.arch, "obs_dim": self.obs_dim, "n_tasks": self.n_tasks, "num_actions": self.num_actions,
-                "hidden": self.hidden, "temperature": dict(self.temperature)}
+        """Its options (a checkpoint's ``model`` table), the fitted temperatures included."""
+        return msgspec.structs.asdict(EndpointNet(arch=self.arch, obs_dim=self.obs_dim, n_tasks=self.n_tasks,
+                                                  num_actions=self.num_actions, hidden=self.hidden,
+                                                  temperature=dict(self.temperature)))
 
     @classmethod
     def from_config(cls, cfg: dict) -> EndpointModel:
-        return cls(int(cfg["obs_dim"]), int(cfg["n_tasks"]), int(cfg["num_actions"]), int(cfg.get("hidden", 256)),
-                   cfg.get("temperature"))
+        """The network a checkpoint's ``model`` table describes."""
+        return cls(**cfg)
 
     def set_normalisation(self, mean: torch.Tensor, std: torch.Tensor) -> None:
         """Standardise observations with the training data's per-column ``mean`` and ``std``
@@ -82,9 +97,9 @@ class EndpointModel(nn.Module):
     def set_temperature(self, temperature: dict[str, float]) -> None:
         """Set the calibration temperature of some heads (each a number > 0)."""
         for head, t in temperature.items():
-            if head not in HEADS or not isinstance(t, (int, float)) or isinstance(t, bool) or not t > 0:
+            if head not in ENDPOINT_HEADS or not isinstance(t, (int, float)) or isinstance(t, bool) or not t > 0:
                 raise KeppError(f"endpoint model temperature {head}={t!r} is invalid "
-                                f"(expected {', '.join(HEADS)} with numbers > 0)")
+                                f"(expected {', '.join(ENDPOINT_HEADS)} with numbers > 0)")
             self.temperature[head] = float(t)
 
     def set_task_actions(self, mask) -> None:
@@ -93,7 +108,8 @@ class EndpointModel(nn.Module):
         self.task_mask.copy_(torch.as_tensor(np.asarray(mask), dtype=torch.bool))
 
     def standardise(self, obs: torch.Tensor) -> torch.Tensor:
-        return (obs - self.obs_mean) / self.obs_std
+        """Observations on the model's device, standardised."""
+        return (obs.to(self.obs_mean.device) - self.obs_mean) / self.obs_std
 
     @torch.no_grad()
     def endpoint_log_probs(self, obs_start: torch.Tensor, obs_goal: torch.Tensor,
@@ -125,13 +141,14 @@ class PairEndpointModel(EndpointModel, TaskClassifier):
 
     arch = "pair"
 
-    def __init__(self, obs_dim: int, n_tasks: int, num_actions: int, hidden: int = 256,
-                 temperature: dict[str, float] | None = None) -> None:
-        TaskClassifier.__init__(self, obs_dim, n_tasks, hidden)
-        self.num_actions = num_actions
-        self.first = nn.Linear(hidden, num_actions)
-        self.last = nn.Linear(hidden, num_actions)
-        self._init_endpoints(num_actions, n_tasks, temperature)
+    def __init__(self, **options) -> None:
+        """``options``: the fields of :class:`~kepp_core.models.options.EndpointNet`."""
+        net = self._options(options)
+        TaskClassifier.__init__(self, obs_dim=net.obs_dim, n_tasks=net.n_tasks, hidden=net.hidden)
+        self.num_actions = net.num_actions
+        self.first = nn.Linear(net.hidden, net.num_actions)
+        self.last = nn.Linear(net.hidden, net.num_actions)
+        self._init_endpoints(net)
 
     def forward(self, obs_start: torch.Tensor, obs_goal: torch.Tensor) -> tuple[torch.Tensor, ...]:
         h = self.net[:-1](torch.cat([self.standardise(obs_start), self.standardise(obs_goal)], dim=-1))
@@ -158,9 +175,11 @@ class ClipEndpointModel(EndpointModel):
 
     arch = "clips"
 
-    def __init__(self, obs_dim: int, n_tasks: int, num_actions: int, hidden: int = 256,
-                 temperature: dict[str, float] | None = None) -> None:
+    def __init__(self, **options) -> None:
+        """``options``: the fields of :class:`~kepp_core.models.options.EndpointNet`."""
         super().__init__()
+        net = self._options(options)
+        obs_dim, n_tasks, num_actions, hidden = net.obs_dim, net.n_tasks, net.num_actions, net.hidden
         self.obs_dim, self.n_tasks, self.num_actions, self.hidden = obs_dim, n_tasks, num_actions, hidden
         self.start, self.goal = _encoder(obs_dim, hidden), _encoder(obs_dim, hidden)
         self.first, self.last = nn.Linear(hidden, num_actions), nn.Linear(hidden, num_actions)
@@ -169,7 +188,7 @@ class ClipEndpointModel(EndpointModel):
         self.pair_first, self.pair_last = _head(2 * hidden, hidden, num_actions), _head(2 * hidden, hidden, num_actions)
         self.register_buffer("obs_mean", torch.zeros(obs_dim))
         self.register_buffer("obs_std", torch.ones(obs_dim))
-        self._init_endpoints(num_actions, n_tasks, temperature)
+        self._init_endpoints(net)
 
     def forward(self, obs_start: torch.Tensor, obs_goal: torch.Tensor,
                 windows: tuple[torch.Tensor, torch.Tensor] | None = None) -> tuple[torch.Tensor, ...]:
@@ -192,17 +211,9 @@ class ClipEndpointModel(EndpointModel):
 ARCHS: dict[str, type[EndpointModel]] = {"clips": ClipEndpointModel, "pair": PairEndpointModel}
 
 
-def build_endpoint_model(arch: str, obs_dim: int, n_tasks: int, num_actions: int, hidden: int = 256) -> EndpointModel:
-    """A fresh endpoint model of architecture ``arch`` (:data:`ARCHS`)."""
-    if arch not in ARCHS:
-        raise unknown_name_error("endpoint model architecture", arch, ARCHS)
-    return ARCHS[arch](obs_dim, n_tasks, num_actions, hidden)
-
-
 def endpoint_model_from_config(cfg: dict) -> EndpointModel:
-    """The endpoint model a checkpoint's model config describes (a config without ``arch``, written
-    before there were two architectures, is the ``pair`` model)."""
-    arch = cfg.get("arch", "pair")
-    if arch not in ARCHS:
-        raise unknown_name_error("endpoint model architecture", arch, ARCHS)
-    return ARCHS[arch].from_config(cfg)
+    """The endpoint model a checkpoint's ``model`` table, or a fresh model's options, describe
+    (:class:`~kepp_core.models.options.EndpointNet`: its architecture and sizes; a table without
+    ``arch``, written before there were two architectures, is the ``pair`` model)."""
+    net = convert(cfg, EndpointNet, "endpoint model options")
+    return ARCHS[net.architecture].from_config({**msgspec.structs.asdict(net), "arch": net.architecture})

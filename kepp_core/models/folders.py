@@ -15,28 +15,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, ClassVar, Literal, Union
 
-from kepp_core.catalog import (CONDITION_ROW_KINDS, CONFIG_FILE, DIFFUSION_KINDS, ENDPOINT_ARCHS, ENDPOINT_HEADS, KINDS,
-                               OFFICIAL_ARCHITECTURE, PLAN_CONDITIONS, SAMPLERS, STEP, WEIGHTS_FILE, model_folder,
-                               parse_horizon_folder)
+from kepp_core.catalog import (CONDITION_ROW_KINDS, CONFIG_FILE, DEFAULT_M, DEFAULT_SETTING, DIFFUSION_KINDS,
+                               ENDPOINT_VARIANTS, ENDPOINTS, KINDS, OFFICIAL_ARCHITECTURE, PLAN_CONDITIONS, SAMPLERS,
+                               STEP, WEIGHTS_FILE, model_folder, parse_horizon_folder, parse_model_folder)
 from kepp_core.errors import KeppError
 from kepp_core.io import parse_json, read_bytes, utf8_text
-from kepp_core.models.options import TrainConfig
+from kepp_core.models.options import (DEFAULT_R, DEFAULT_SAMPLER, DEFAULT_SAMPLER_STEPS, DEFAULT_SCORER, ClassifierNet,
+                                      DiffusionSteps, EndpointNet, Mults, TrainConfig, Width)
 from kepp_core.schema import Count, Finite, Meta, Positive, Struct, TaskKey, check_nesting, convert
 
 FORMAT = "kepp-checkpoint"
 VERSION = 1
-WEIGHTS, CONFIG = WEIGHTS_FILE, CONFIG_FILE
 MAX_CONFIG_BYTES = 2**22  # a config is a few kilobytes (COIN's 180 task ids and an LLM run's summary included)
 MAX_CONFIG_DEPTH = 8  # configs nest 4 levels (model.layout.rows[k])
 
-# Defaults for settings a config does not record (what the code has always assumed; ModelSpec's too).
-DEFAULT_R = 1
-DEFAULT_SCORER = "p2kg"
-DEFAULT_SAMPLER = "ddpm"
-DEFAULT_SAMPLER_STEPS = 10  # DDIM steps; a DDPM sampler runs every diffusion step
-DEFAULT_SETTING = "conventional"
-DEFAULT_M = 3
-DEFAULT_HIDDEN = 256  # the task classifier's and endpoint model's hidden width
 
 Text = Annotated[str, Meta(max_length=4096)]
 Key = Annotated[str, Meta(min_length=1, max_length=200)]
@@ -79,13 +71,14 @@ class Layout(Struct):
 
 
 class DiffusionNet(Struct):
-    """``model`` of a step or planning model: this package's network (``layout``, ``mults``) or,
+    """``model`` of a step or planning model: this package's network (``layout`` and the network's
+    options, :class:`~kepp_core.models.options.DiffusionOptions`: ``n_steps``, ``dim``, ``mults``) or,
     with ``architecture = "official"``, the official one (its sizes and ``dim_mults``)."""
 
-    n_steps: Positive
-    dim: Positive
+    n_steps: DiffusionSteps
+    dim: Width
     layout: Layout | None = None
-    mults: Levels | None = None
+    mults: Mults | None = None
     architecture: Literal[OFFICIAL_ARCHITECTURE] | None = None
     kind: Literal[DIFFUSION_KINDS] | None = None
     horizon: Positive | None = None
@@ -102,22 +95,6 @@ class DiffusionNet(Struct):
         for key in need:
             if getattr(self, key) is None:
                 raise ValueError(f"missing key '{key}'")
-
-
-class ClassifierNet(Struct):
-    """``model`` of a task classifier."""
-
-    obs_dim: Positive
-    n_tasks: Positive
-    hidden: Positive = DEFAULT_HIDDEN
-
-
-class EndpointNet(ClassifierNet, kw_only=True):
-    """``model`` of an endpoint model: the classifier's sizes, the actions and each head's temperature."""
-
-    num_actions: Positive
-    temperature: dict[Literal[ENDPOINT_HEADS], Annotated[float, Meta(gt=0, le=1e308)]] = {}
-    arch: Literal[ENDPOINT_ARCHS] | None = None  # None: written before the two architectures (the pair model)
 
 
 class SamplerRecord(Struct):
@@ -220,11 +197,11 @@ def read_config(folder: str | Path) -> dict:
     """A checkpoint folder's config, checked for the kepp format and version and then by its
     schema (:func:`check_config`); its size and nesting are bounded before it is parsed."""
     folder = Path(folder)
-    path = folder / CONFIG
+    path = folder / CONFIG_FILE
     if not folder.is_dir():
         raise KeppError(f"{folder}: checkpoint folder not found")
     if not path.is_file():
-        raise KeppError(f"{path}: not found (a checkpoint folder holds {WEIGHTS} and {CONFIG})")
+        raise KeppError(f"{path}: not found (a checkpoint folder holds {WEIGHTS_FILE} and {CONFIG_FILE})")
     data = read_bytes(path, MAX_CONFIG_BYTES)
     check_nesting(data, str(path), MAX_CONFIG_DEPTH)
     cfg = parse_json(utf8_text(data, str(path)), f"{path}: corrupt checkpoint config", lines=False)
@@ -233,7 +210,59 @@ def read_config(folder: str | Path) -> dict:
     if cfg.get("version") != VERSION:
         raise KeppError(f"{path}: checkpoint version {cfg.get('version')} is not supported (expected {VERSION})")
     check_config(cfg, str(path))
+    if cfg.get("kind") == "endpoints":
+        check_endpoint_agreement(cfg, folder)
     return cfg
+
+
+def folder_endpoint_arch(folder: str | Path) -> str | None:
+    """The endpoint model architecture the name of ``folder`` says: a variant's folder of a models root
+    (``ROOT/T<h>/endpoints-<variant>``) holds that variant's (its preset's ``endpoint_arch``:
+    :data:`~kepp_core.catalog.ENDPOINT_VARIANTS`); None for the default ``endpoints`` folder and any
+    folder outside a models root. A folder of a models root named ``endpoints-...`` that names no
+    variant (``endpoints-clips``: the default architecture is no variant) is a KeppError.
+
+    >>> folder_endpoint_arch("models/T3/endpoints-pair"), folder_endpoint_arch("models/T3/endpoints")
+    ('pair', None)
+    """
+    folder = Path(folder)
+    if not folder.name.startswith(f"{ENDPOINTS.kind}-") or parse_horizon_folder(folder.parent.name) is None:
+        return None
+    try:
+        role = parse_model_folder(folder.name)
+    except KeppError as e:
+        raise KeppError(f"{folder}: {e}") from None
+    return str(ENDPOINT_VARIANTS[role.variant]["endpoint_arch"])
+
+
+def check_endpoint_folder(folder: str | Path, endpoint_arch: str) -> None:
+    """Refuse, before any work, to train an endpoint model of architecture ``endpoint_arch`` into
+    ``folder`` when the folder's name says another (:func:`folder_endpoint_arch`)."""
+    named = folder_endpoint_arch(folder)
+    if named is not None and named != endpoint_arch:
+        name = Path(folder).name
+        raise KeppError(f"{folder}: the folder of the {named!r} endpoint model, but the training options say "
+                        f"endpoint_arch={endpoint_arch!r} (train it with its variant's options: kepp train all "
+                        f"--only {name}, or --set endpoint_arch={named} ...)")
+
+
+def check_endpoint_agreement(cfg: Mapping, folder: str | Path) -> None:
+    """An endpoint model's config agrees with itself and with its folder: the network's architecture
+    (``model.arch``), the training option that chose it (``train.endpoint_arch``, where recorded) and
+    the architecture its folder's name says (:func:`folder_endpoint_arch`) are one; a KeppError naming
+    the file and all three otherwise (an ``endpoints-pair`` folder holding a per-clip model is refused)."""
+    where = Path(folder) / CONFIG_FILE
+    model = cfg.get("model") or {}
+    arch = model.get("arch") or "pair"  # a config written before there were two architectures: the pair model
+    trained = (cfg.get("train") or {}).get("endpoint_arch")
+    named = folder_endpoint_arch(folder)
+    if trained is not None and trained != arch:
+        raise KeppError(f"{where}: the endpoint model's architecture is {arch!r} but its training options say "
+                        f"endpoint_arch={trained!r}: the checkpoint does not agree with itself")
+    if named is not None and named != arch:
+        raise KeppError(f"{where}: the folder {Path(folder).name} holds the {named!r} endpoint model, but this "
+                        f"checkpoint's architecture is {arch!r} (train it with the variant's options: "
+                        f"kepp train all --only {Path(folder).name})")
 
 
 def trained_horizons(root: str | Path) -> list[int]:

@@ -24,13 +24,14 @@ import torch
 
 from kepp_core.data.official import official_actions
 from kepp_core.data.records import Dataset
-from kepp_core.diffusion.official import ARCHITECTURE, LLM_FROM_GRAPH, SCHEDULE, OfficialDiffusion
+from kepp_core.diffusion.official import LLM_FROM_GRAPH, SCHEDULE, OfficialDiffusion
 from kepp_core.errors import KeppError
 from kepp_core.graph.build import ProcedureGraph, build_graph, load_graph
-from kepp_core.catalog import GRAPH_FILE, SAMPLERS, ModelRole, model_folder, models_dir
 from kepp_core.models.checkpoint import check_finite, dataset_fingerprint, save_checkpoint
 from kepp_core.safe_load import load_torch
-from kepp_core.models.spec import DEFAULT_M, DEFAULT_SAMPLER_STEPS
+from kepp_core.catalog import (DEFAULT_M, DEFAULT_SETTING, GRAPH_FILE, OFFICIAL_ARCHITECTURE, SAMPLERS, ModelRole,
+                               model_folder, models_dir)
+from kepp_core.models.options import DEFAULT_SAMPLER_STEPS
 
 WEIGHT_SETS = ("ema", "model")  # the official checkpoint's state dicts; the official evaluation samples with ema
 PREFIX = "module."  # what DistributedDataParallel adds to every key
@@ -149,7 +150,7 @@ def load_official(path: Path, kind: str, sizes: dict, horizon: int, obs: int, ac
 
 def import_official(plan_path: str | Path, step_path: str | Path, out: str | Path, horizon: int,
                     weights: str = "ema", dataset: Dataset | None = None, graph: str | Path | None = None,
-                    sampler: str = "ddpm", seconds: int = DEFAULT_M, setting: str = "conventional") -> dict:
+                    sampler: str = "ddpm", seconds: int = DEFAULT_M, setting: str = DEFAULT_SETTING) -> dict:
     """Write ``OUT/T<horizon>/step`` and ``OUT/T<horizon>/plan-graph-R1`` from official checkpoints.
 
     ``dataset``: the dataset the official models were trained on (its vocabulary is recorded;
@@ -179,7 +180,7 @@ def import_official(plan_path: str | Path, step_path: str | Path, out: str | Pat
                                           (PLAN_ROLE, plan_path, pstate, psize, pmeta)):
         model = load_official(path, role.kind, size, horizon, obs, actions, state)
         folder = models_dir(out, horizon) / model_folder(role)
-        config = {"kind": role.kind, "architecture": ARCHITECTURE, "model": model.config(),
+        config = {"kind": role.kind, "architecture": OFFICIAL_ARCHITECTURE, "model": model.config(),
                   "feature_layout": model.feature_layout, "dataset": fp,
                   "sampler": {"name": sampler, "steps": DEFAULT_SAMPLER_STEPS},
                   "source": {"imported_from": str(path), "weights": weights, **meta}}

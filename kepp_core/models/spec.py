@@ -17,11 +17,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kepp_core.catalog import GRAPH_CONDITIONS, LLM_CONDITIONS, ModelRole, model_folder
 from kepp_core.errors import KeppError
-from kepp_core.models.checkpoint import CONFIG, read_config
-from kepp_core.models.folders import (DEFAULT_M, DEFAULT_R, DEFAULT_SAMPLER, DEFAULT_SAMPLER_STEPS,
-                                      DEFAULT_SCORER, DEFAULT_SETTING, PlanConfig, SamplerRecord, check_config)
+from kepp_core.models.folders import read_config
+from kepp_core.catalog import (CONFIG_FILE, DEFAULT_M, DEFAULT_SETTING, GRAPH_CONDITIONS, LLM_CONDITIONS, ModelRole,
+                               model_folder)
+from kepp_core.models.folders import PlanConfig, SamplerRecord, check_config
+from kepp_core.models.options import DEFAULT_R, DEFAULT_SAMPLER, DEFAULT_SAMPLER_STEPS, DEFAULT_SCORER
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,7 @@ class ModelSpec:
         :func:`~kepp_core.models.folders.check_config`: a KeppError naming ``folder/config.json``
         and the key when a field is missing or invalid); settings it does not record take the
         defaults of :mod:`kepp_core.models.folders`."""
-        where = f"{Path(folder) / CONFIG}" if folder is not None else "checkpoint config"
+        where = f"{Path(folder) / CONFIG_FILE}" if folder is not None else "checkpoint config"
         c = check_config(cfg, where)
         fp, sampler = c.dataset, c.sampler or SamplerRecord()
         settings = {}

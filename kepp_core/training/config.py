@@ -8,13 +8,11 @@ learning-rate schedule (linear warm-up, then step decay).
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, fields, replace
 
-from kepp_core.catalog import ENDPOINT_ARCHS, MAX_HORIZON, MAX_SEED, PLAN_CONDITIONS, SAMPLERS
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.models.options import TrainConfig
-from kepp_core.schema import convert
+from kepp_core.schema import check_ranges, convert
 
 
 # The paper's schedules (batch 256; warm-up then step decay), plus a small one for the demo world.
@@ -54,74 +52,27 @@ def preset(name: str, **overrides) -> TrainConfig:
 
 
 def apply_overrides(cfg: TrainConfig, **overrides) -> TrainConfig:
-    """``cfg`` with ``overrides`` (None values ignored; unknown names refused), validated."""
+    """``cfg`` with ``overrides`` (None values ignored; unknown names refused), validated: every
+    option's type and range as :class:`~kepp_core.models.options.TrainConfig` declares it, then the
+    rules that span options (:func:`validate`)."""
     known = {f.name for f in fields(TrainConfig)}
     bad = [k for k in overrides if k not in known]
     if bad:
         raise KeppError(f"unknown training option(s) {bad}")
     cfg = replace(cfg, **{k: v for k, v in overrides.items() if v is not None})
-    # every field's type, as the command line's own options have them ("x" is not a learning rate)
-    cfg = convert(asdict(cfg), TrainConfig, "training options")
+    check_ranges(cfg, "training option")  # every field's type and range, in words ("x" is not a learning rate)
+    cfg = convert(asdict(cfg), TrainConfig, "training options")  # the same schema a checkpoint's config is read with
     validate(cfg)
     return cfg
 
 
-WINDOWS = ("memory", "mapped")  # where training reads observation windows from
-# Upper bounds that keep a typo from allocating terabytes (a U-Net of width 4096 is already huge).
-LIMITS = {"dim": 4096, "n_steps": 100_000, "horizon": MAX_HORIZON, "m": 64, "R": 1000, "sampler_steps": 100_000,
-          "endpoint_epochs": 100_000}
-MAX_MULT, MAX_LEVELS = 16, 6  # the U-Net's width multipliers: each 1..16, at most 6 levels
-
-
 def validate(cfg: TrainConfig) -> None:
-    """KeppError naming the first option outside its range."""
-    for name in ("n_steps", "dim", "batch_size", "train_steps", "log_every", "val_every", "R", "m", "sampler_steps"):
-        if getattr(cfg, name) < 1:
-            raise KeppError(f"training option {name}={getattr(cfg, name)} must be at least 1")
-    for name, top in LIMITS.items():
-        if getattr(cfg, name) > top:
-            raise KeppError(f"training option {name}={getattr(cfg, name)} is too large (at most {top})")
-    for name in ("structured_weight", "aux_ce_weight"):
-        if not (math.isfinite(getattr(cfg, name)) and getattr(cfg, name) >= 0):
-            raise KeppError(f"training option {name}={getattr(cfg, name)} must be a finite number >= 0")
-    for name in ("lr", "weight_decay", "val_fraction"):
-        if not math.isfinite(getattr(cfg, name)):
-            raise KeppError(f"training option {name}={getattr(cfg, name)} must be a finite number")
-    if cfg.patience < 0:
-        raise KeppError(f"training option patience={cfg.patience} must not be negative")
-    if cfg.weight_decay < 0:
-        raise KeppError(f"weight decay {cfg.weight_decay} must not be negative")
-    for at, factor in cfg.decay:
-        if not (math.isfinite(factor) and factor > 0) or at < 0:
-            raise KeppError(f"learning-rate decay {at}:{factor} is invalid (expected STEP >= 0 and FACTOR > 0)")
-    if not cfg.mults or len(cfg.mults) > MAX_LEVELS or any(not 1 <= m <= MAX_MULT for m in cfg.mults):
-        raise KeppError(f"training option mults={list(cfg.mults)}: expected 1 to {MAX_LEVELS} width multipliers, "
-                        f"each from 1 to {MAX_MULT}")
-    for name in ("sampler", "val_sampler"):
-        if getattr(cfg, name) not in SAMPLERS:
-            raise KeppError(f"training option {name}={getattr(cfg, name)!r} is not one of {', '.join(SAMPLERS)}")
-    if not 0 <= cfg.seed <= MAX_SEED:
-        raise KeppError(f"training option seed={cfg.seed} must be a whole number from 0 to {MAX_SEED}")
-    if cfg.condition not in PLAN_CONDITIONS:
-        raise KeppError(f"training option condition={cfg.condition!r} is not one of {', '.join(PLAN_CONDITIONS)}")
-    if cfg.endpoint_arch not in ENDPOINT_ARCHS:
-        raise KeppError(f"training option endpoint_arch={cfg.endpoint_arch!r} is not one of {', '.join(ENDPOINT_ARCHS)}")
+    """KeppError naming the first option outside its range (:func:`~kepp_core.schema.check_ranges`)
+    or breaking a rule that spans options."""
+    check_ranges(cfg, "training option")
     if cfg.endpoint_windows and cfg.endpoint_arch != "clips":
         raise KeppError(f"training option endpoint_windows=true needs endpoint_arch='clips' (per-clip heads), "
                         f"not {cfg.endpoint_arch!r}")
-    if not (math.isfinite(cfg.endpoint_smoothing) and 0 <= cfg.endpoint_smoothing < 1):
-        raise KeppError(f"training option endpoint_smoothing={cfg.endpoint_smoothing} must be in [0, 1)")
-    if not 0 <= cfg.endpoint_epochs <= LIMITS["endpoint_epochs"]:
-        raise KeppError(f"training option endpoint_epochs={cfg.endpoint_epochs} must be from 0 (classifier_epochs) "
-                        f"to {LIMITS['endpoint_epochs']}")
-    if cfg.windows not in WINDOWS:
-        raise KeppError(f"training option windows={cfg.windows!r} is not one of {', '.join(WINDOWS)}")
-    if cfg.horizon < 2:
-        raise KeppError(f"horizon T={cfg.horizon} is too short (expected T >= 2)")
-    if cfg.lr <= 0:
-        raise KeppError(f"learning rate {cfg.lr} must be positive")
-    if not 0 <= cfg.val_fraction < 1:
-        raise KeppError(f"val_fraction {cfg.val_fraction} must be in [0, 1)")
 
 
 def lr_at(cfg: TrainConfig, step: int) -> float:

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from kepp_core.catalog import DEFAULT_M, DEFAULT_SETTING
 from kepp_core.data.episodes import Episode, make_episodes, observations, step_episodes
 from kepp_core.data.records import Dataset, seeded_split
 from kepp_core.errors import KeppError
@@ -69,8 +70,8 @@ def part_indices(episodes: list[Episode], part: str, val_fraction: float, seed: 
     return [i for i, e in enumerate(episodes) if sub[f"{e.video.task}_{e.video.id}"] == want]
 
 
-def episode_tensors(dataset: Dataset, horizon: int, split: str, setting: str = "conventional",
-                    m: int = 3, part: str | None = None, val_fraction: float = 0.1,
+def episode_tensors(dataset: Dataset, horizon: int, split: str, setting: str = DEFAULT_SETTING,
+                    m: int = DEFAULT_M, part: str | None = None, val_fraction: float = 0.1,
                     seed: int = 0, store: str | Path | None = None, progress: bool = False) -> EpisodeTensors:
     """Episodes of ``split`` as tensors; ``part`` = ``fit``/``val`` splits the training videos
     further (a seeded ``1 - val_fraction`` / ``val_fraction`` split by video). ``store``: a
@@ -89,7 +90,7 @@ def episode_tensors(dataset: Dataset, horizon: int, split: str, setting: str = "
     return _tensors(dataset, eps, store, progress)
 
 
-def step_tensors(dataset: Dataset, split: str = "train", setting: str = "conventional", m: int = 3,
+def step_tensors(dataset: Dataset, split: str = "train", setting: str = DEFAULT_SETTING, m: int = DEFAULT_M,
                  part: str | None = None, val_fraction: float = 0.1, seed: int = 0, store: str | Path | None = None,
                  progress: bool = False) -> EpisodeTensors:
     """Every step of the split's videos (``part``: of its ``fit`` or ``val`` videos, as

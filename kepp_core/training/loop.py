@@ -34,16 +34,16 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
-from kepp_core.catalog import LOG_FILE
+from kepp_core.catalog import CONFIG_FILE, LOG_FILE, WEIGHTS_FILE
+from kepp_core.devices import chosen, distributed_backend
 from kepp_core.errors import KeppError
 from kepp_core.io import (atomic_write_json, atomic_write_text, ensure_folder, fault_point, read_bytes, read_json,
                           remove_stale_temporaries, writer_lock)
 from kepp_core.schema import Meta, Struct, decode_json
-from kepp_core.models.checkpoint import (CONFIG, WEIGHTS, load_tensors, new_save_id, save_checkpoint,
-                                         save_tensors, tensors_id)
-from kepp_core.training.config import TrainConfig, lr_at
+from kepp_core.models.checkpoint import load_tensors, new_save_id, save_checkpoint, save_tensors, tensors_id
+from kepp_core.models.options import TrainConfig
+from kepp_core.training.config import lr_at
 
-LOG = LOG_FILE
 STATE = "state.safetensors"  # the state tensors of runs written before state files were named by step
 STATE_JSON = "state.json"
 STATE_GLOB = "state-*.safetensors"
@@ -67,21 +67,24 @@ class Runtime:
         return self.rank == 0
 
 
-def runtime() -> Runtime:
-    """CUDA when present, else CPU; joins the process group when started by ``torchrun``."""
+def runtime(device: str | None = None) -> Runtime:
+    """Where this process trains: ``device``, else the running command's
+    (:func:`kepp_core.devices.chosen`: ``--device``, ``$KEPP_DEVICE``, the GPU where there is one);
+    joins the process group when started by ``torchrun`` (``WORLD_SIZE`` > 1) with the backend of
+    that device (NCCL for GPU ranks, gloo for CPU ranks). More ranks on a machine than GPUs is a
+    KeppError before anything is trained (:func:`kepp_core.devices.resolve_device`)."""
+    name = chosen(device, one_per_rank=True)
+    dev = torch.device(name)
+    if dev.type == "cuda":
+        torch.cuda.set_device(dev)
     world = int(os.environ.get("WORLD_SIZE", "1"))
     if world > 1:
         import torch.distributed as dist
 
         if not dist.is_initialized():
-            dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
-        rank = dist.get_rank()
-        if torch.cuda.is_available():
-            local = int(os.environ.get("LOCAL_RANK", "0"))
-            torch.cuda.set_device(local)
-            return Runtime(torch.device("cuda", local), rank, world)
-        return Runtime(torch.device("cpu"), rank, world)
-    return Runtime(torch.device("cuda" if torch.cuda.is_available() else "cpu"))
+            dist.init_process_group(distributed_backend(name))
+        return Runtime(dev, dist.get_rank(), world)
+    return Runtime(dev)
 
 
 @contextlib.contextmanager
@@ -221,7 +224,7 @@ def fit(model: nn.Module, n_items: int, batch_loss: Callable[[nn.Module, torch.T
                     bad_rounds += 1
                 if out is not None and rt.main:
                     _append_log(out, rec)
-                    _save_state(out, model, opt, done, best, bad_rounds, history_best, cfg, extra)
+                    _save_state(out, model, opt, done, best, bad_rounds, history_best, cfg, extra, rt.device)
                 if cfg.patience and bad_rounds >= cfg.patience:
                     stopped_early = True
                     break
@@ -251,7 +254,7 @@ def _start_state(out: Path | None, model: nn.Module, opt, cfg: TrainConfig, rt: 
             raise KeppError(f"{out}: nothing to resume (no {STATE_JSON}; start without resuming)")
         return _load_state(out, model, opt, cfg, rt, extra)
     if out is not None and rt.main:
-        for p in [out / LOG, out / STATE, out / STATE_JSON, *out.glob(STATE_GLOB)]:
+        for p in [out / LOG_FILE, out / STATE, out / STATE_JSON, *out.glob(STATE_GLOB)]:
             p.unlink(missing_ok=True)
     return 0, float("-inf"), 0, None
 
@@ -275,7 +278,7 @@ def _write_summary(out: Path, model: nn.Module, meta: dict, summary: dict, final
     """The last weights when nothing was validated, then the run summary into the config."""
     if not validated:
         save_checkpoint(out, model, {**meta, "train_step": final_step})
-    cfg_path = out / CONFIG
+    cfg_path = out / CONFIG_FILE
     if cfg_path.is_file():
         c = read_json(cfg_path, dict)
         c["training"] = summary
@@ -297,18 +300,19 @@ def _append_log(out: Path, rec: dict) -> None:
     out.mkdir(parents=True, exist_ok=True)
     line = json.dumps(rec) + "\n"
     try:
-        with open(out / LOG, "a", encoding="utf-8") as f:
+        with open(out / LOG_FILE, "a", encoding="utf-8") as f:
             # injected fault: a kill in the middle of the write leaves a torn last line
             fault_point("metrics-torn", lambda: (f.write(line[: len(line) // 2]), f.flush()))
             f.write(line)
             f.flush()
     except OSError as e:  # disk full, `ulimit -f`: name the log (a resumed run skips a torn last line)
-        raise KeppError(f"{out / LOG}: cannot write ({e.strerror or e})") from None
+        raise KeppError(f"{out / LOG_FILE}: cannot write ({e.strerror or e})") from None
     fault_point("metrics-line")
 
 
 def _save_state(out: Path, model: nn.Module, opt: torch.optim.Optimizer, step: int, best: float,
-                bad_rounds: int, history_best: dict | None, cfg: TrainConfig, extra: nn.Module | None = None) -> None:
+                bad_rounds: int, history_best: dict | None, cfg: TrainConfig, extra: nn.Module | None = None,
+                device: torch.device = torch.device("cpu")) -> None:
     tensors = {f"model.{k}": v for k, v in model.state_dict().items()}
     if extra is not None:
         tensors.update({f"extra.{k}": v for k, v in extra.state_dict().items()})
@@ -317,8 +321,8 @@ def _save_state(out: Path, model: nn.Module, opt: torch.optim.Optimizer, step: i
         for name, v in st.items():
             tensors[f"optim.{pid}.{name}"] = v if torch.is_tensor(v) else torch.tensor(v)
     tensors["rng.cpu"] = torch.get_rng_state()
-    if torch.cuda.is_available():
-        tensors["rng.cuda"] = torch.cuda.get_rng_state()
+    if device.type == "cuda":  # the generator of the GPU this run trains on
+        tensors["rng.cuda"] = torch.cuda.get_rng_state(device)
     save_id = new_save_id()
     save_tensors(out / state_file(step), tensors, save_id)
     fault_point("state-tensors")
@@ -390,10 +394,10 @@ def _load_state(out: Path, model: nn.Module, opt: torch.optim.Optimizer, cfg: Tr
         torch.set_rng_state(tensors["rng.cpu"])
         if rt.rank:
             torch.manual_seed(cfg.seed * 7919 + rt.rank + st["step"])
-    if "rng.cuda" in tensors and torch.cuda.is_available():
-        torch.cuda.set_rng_state(tensors["rng.cuda"])
+    if "rng.cuda" in tensors and rt.device.type == "cuda":
+        torch.cuda.set_rng_state(tensors["rng.cuda"], rt.device)
     # Drop log lines written after the saved state (a killed run may have logged further).
-    log = out / LOG
+    log = out / LOG_FILE
     if log.is_file() and rt.main:
         keep = [ln for ln in _log_lines(log) if json.loads(ln).get("step", 0) <= st["step"]]
         atomic_write_text(log, "".join(ln + "\n" for ln in keep))
@@ -421,5 +425,5 @@ def _log_lines(log: Path) -> list[str]:
     return out
 
 
-__all__ = ["LOG", "WEIGHTS", "Runtime", "fit", "holds_output_lock", "output_lock", "runtime", "set_cpu_threads",
+__all__ = [ "Runtime", "fit", "holds_output_lock", "output_lock", "runtime", "set_cpu_threads",
            "weights_digest"]

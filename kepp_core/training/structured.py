@@ -127,7 +127,9 @@ def graph_sparse_transitions(graph: ProcedureGraph, floor: float = DEFAULT_FLOOR
 
 def _check(emissions: torch.Tensor, transitions: torch.Tensor | SparseTransitions,
            plans: torch.Tensor | None = None) -> None:
-    """Shapes, dtypes and ranges of the loss inputs (KeppError naming what was expected)."""
+    """Shapes, dtypes and ranges of the loss inputs (KeppError naming what was expected). The plans' action
+    range is read where they are on the CPU (free; the trainers pass them so); plans already on a GPU are not
+    read back for it (a sync every step)."""
     if not isinstance(emissions, torch.Tensor) or not emissions.is_floating_point() or emissions.dim() != 3:
         shape = list(emissions.shape) if isinstance(emissions, torch.Tensor) else type(emissions).__name__
         raise KeppError(f"emissions must be a float tensor [B, T, A], got {shape}")
@@ -149,7 +151,7 @@ def _check(emissions: torch.Tensor, transitions: torch.Tensor | SparseTransition
             or tuple(plans.shape) != tuple(emissions.shape[:2]):
         shape = list(plans.shape) if isinstance(plans, torch.Tensor) else type(plans).__name__
         raise KeppError(f"plans must be an integer tensor {list(emissions.shape[:2])} (got {shape})")
-    if plans.numel() and (int(plans.min()) < 0 or int(plans.max()) >= a):
+    if plans.numel() and plans.device.type == "cpu" and (int(plans.min()) < 0 or int(plans.max()) >= a):
         bad = int(plans.min()) if int(plans.min()) < 0 else int(plans.max())
         raise KeppError(f"plans have action index {bad} outside 0..{a - 1}")
 
@@ -182,7 +184,8 @@ def sparse_chain_log_partition(emissions: torch.Tensor, transitions: SparseTrans
     """
     _check(emissions, transitions)
     e = emissions.double()
-    lam = scale.double() if isinstance(scale, torch.Tensor) else torch.tensor(float(scale), dtype=torch.float64)
+    lam = scale.double() if isinstance(scale, torch.Tensor) else torch.tensor(float(scale), dtype=torch.float64,
+                                                                              device=emissions.device)
     base = transitions.base.double()
     # exp(λ·(trans - base)) - 1 on the edges: the edges' excess over the base, per unit of the base
     gain = torch.expm1(lam * (transitions.logp.double() - base))
@@ -203,7 +206,7 @@ def chain_score(emissions: torch.Tensor, transitions: torch.Tensor | SparseTrans
     """``Σ_t e[t, a_t] + Σ_t trans[a_t, a_t+1]`` of given plans ``[B, T]`` → ``[B]`` (``transitions``
     dense ``[A, A]`` or sparse)."""
     _check(emissions, transitions, plans)
-    plans = plans.long()
+    plans = plans.to(emissions.device).long()
     score = emissions.gather(2, plans.unsqueeze(2)).squeeze(2).sum(1)
     if isinstance(transitions, SparseTransitions):
         steps = transitions.lookup(plans[:, :-1], plans[:, 1:])
@@ -229,7 +232,7 @@ def structured_nll(emissions: torch.Tensor, plans: torch.Tensor, transitions: to
     _check(emissions, transitions, plans)
     sparse = transitions if isinstance(transitions, SparseTransitions) else sparse_transitions(transitions)
     log_z = sparse_chain_log_partition(emissions, sparse, scale)
-    plans = plans.long()
+    plans = plans.to(emissions.device).long()
     steps = sparse.lookup(plans[:, :-1], plans[:, 1:]).to(emissions.dtype).sum(1)
     nll = log_z - emissions.gather(2, plans.unsqueeze(2)).squeeze(2).sum(1) - scale * steps
     if reduction == "none":

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError
-from kepp_core.catalog import EXTRA_ROLES, SUITE_ROLES, ModelRole, model_folder, models_dir
-from kepp_core.training.config import TrainConfig
+from kepp_core.catalog import ENDPOINT_VARIANTS, EXTRA_ROLES, SUITE_ROLES, ModelRole, model_folder, models_dir
+from kepp_core.models.options import TrainConfig
 from kepp_core.training.trainers import (train_endpoint_model, train_plan_model, train_step_model,
                                          train_task_classifier)
 
@@ -31,10 +31,6 @@ MEMBERS = tuple(model_folder(r) for r in SUITE_ROLES)
 EXTRA_MEMBERS = tuple(model_folder(r) for r in EXTRA_ROLES)  # trained only when named (plan-graph-R1-struct)
 DEFAULT_STRUCTURED_WEIGHT = 0.1  # a -struct model trained from a config without a weight (0.05-0.3 alike on the demo world)
 # What the KEPP planner alone needs (``kepp demo`` trains these when no checkpoints are shipped).
-# How an endpoint model variant (catalog.ENDPOINT_ARCHS; folder endpoints-<variant>) is trained: ``pair`` is
-# the earlier endpoint model exactly (one MLP over both clips, the episodes only, no label smoothing).
-ENDPOINT_VARIANTS = {"pair": {"endpoint_arch": "pair", "endpoint_windows": False, "endpoint_smoothing": 0.0,
-                              "endpoint_epochs": 0}}
 PLANNER_MEMBERS = (model_folder(ModelRole("step")), model_folder(ModelRole("plan", "graph", 1)))
 
 
@@ -77,14 +73,16 @@ def train_role(ds: Dataset, cfg: TrainConfig, role: ModelRole, hdir: Path, progr
 
 def role_config(cfg: TrainConfig, role: ModelRole) -> TrainConfig:
     """The config a model of ``role`` is trained with: planning models take the role's condition,
-    ``R`` (graph condition) and structured-loss weight; an endpoint model variant its recipe
-    (:data:`ENDPOINT_VARIANTS`); step models, the classifier and the default endpoint model take ``cfg``.
+    ``R`` (graph condition) and structured-loss weight; an endpoint model variant its named preset
+    (:data:`kepp_core.catalog.ENDPOINT_VARIANTS`; a role that is no model folder, e.g. the variant
+    ``clips``, is a KeppError); step models, the classifier and the default endpoint model take ``cfg``.
 
     >>> role_config(TrainConfig(R=3), ModelRole("plan", "none")).condition
     'none'
     >>> role_config(TrainConfig(), ModelRole("endpoints", variant="pair")).endpoint_arch
     'pair'
     """
+    model_folder(role)  # the role is one the catalogue names (its variant one of ENDPOINT_VARIANTS)
     if role.kind == "endpoints" and role.variant:
         return replace(cfg, **ENDPOINT_VARIANTS[role.variant])
     if role.kind != "plan":

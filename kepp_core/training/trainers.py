@@ -17,22 +17,24 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from kepp_core.catalog import CONFIG_FILE, GRAPH_CONDITIONS, GRAPH_FILE, LLM_CONDITIONS
+from kepp_core.catalog import CONFIG_FILE, ENDPOINT_HEADS, GRAPH_CONDITIONS, GRAPH_FILE, LLM_CONDITIONS
 from kepp_core.data.records import Dataset, seeded_split
 from kepp_core.diffusion import ProjectedDiffusion, plan_layout, step_layout
 from kepp_core.errors import KeppError
 from kepp_core.metrics import mean_accuracy, success_rate
 from kepp_core.graph.build import build_graph
-from kepp_core.models.endpoint_probs import fit_temperature, task_actions_mask
+from kepp_core.calibration import fit_temperature
+from kepp_core.models.endpoint_probs import task_actions_mask
 from kepp_core.io import atomic_write_json, read_json
 from kepp_core.llm import llm_conditions
 from kepp_core.diffusion.sampling import predict_endpoints, sample_actions
 from kepp_core.graph.retrieval import make_retriever
 from kepp_core.models.checkpoint import check_compatible, dataset_fingerprint, load_checkpoint
 from kepp_core.models.classifier import TaskClassifier
-from kepp_core.models.endpoints import HEADS, EndpointModel, build_endpoint_model
+from kepp_core.models.endpoints import EndpointModel, endpoint_model_from_config
+from kepp_core.models.folders import check_endpoint_folder
 from kepp_core.models.spec import ModelSpec
-from kepp_core.training.config import TrainConfig
+from kepp_core.models.options import TrainConfig, diffusion_options
 from kepp_core.training.data import EpisodeTensors, episode_tensors, part_indices, step_tensors, task_names
 from kepp_core.training.loop import fit, holds_output_lock, runtime
 from kepp_core.training.structured import StructuredLoss
@@ -104,7 +106,7 @@ def train_step_model(ds: Dataset, cfg: TrainConfig, out: str | Path | None, resu
 
 def _fit_step(ds: Dataset, cfg: TrainConfig, data: EpisodeTensors, val: EpisodeTensors | None,
               out: str | Path | None, resume: bool = False, progress: bool = True) -> tuple[ProjectedDiffusion, dict]:
-    model = ProjectedDiffusion(step_layout(cfg.horizon, data.obs_dim, ds.num_actions), cfg.n_steps, cfg.dim, cfg.mults)
+    model = ProjectedDiffusion(step_layout(cfg.horizon, data.obs_dim, ds.num_actions), **diffusion_options(cfg))
     model.set_normalisation(*observation_stats(data.obs_start, data.obs_goal))
 
     def batch_loss(net, idx):
@@ -218,7 +220,7 @@ def train_plan_model(ds: Dataset, cfg: TrainConfig, out: str | Path, step_dir: s
     tasks = task_names(ds)
     width = len(tasks) if cfg.condition == "task" else (extra.shape[-1] if extra is not None else None)
     layout = plan_layout(cfg.horizon, data.obs_dim, ds.num_actions, cfg.condition, width)
-    model = ProjectedDiffusion(layout, cfg.n_steps, cfg.dim, cfg.mults)
+    model = ProjectedDiffusion(layout, **diffusion_options(cfg))
     model.set_normalisation(*observation_stats(data.obs_start, data.obs_goal))
     pdata = _PlanData(data, val, meta={"condition": cfg.condition, "R": cfg.R, "recommend": cfg.recommend})
     if cfg.condition in ("graph", *LLM_CONDITIONS):
@@ -260,7 +262,7 @@ def _fit_plan(model: ProjectedDiffusion, pdata: _PlanData, ds: Dataset, cfg: Tra
             return loss
         # the x_0 estimate's action block, scaled as the planner's confidences (action_scores), as emissions
         emissions = pred[:, :, model.layout.action_start:] * STRUCTURED_SCALE
-        return loss + cfg.structured_weight * chain(emissions, data.actions[idx].to(dev))
+        return loss + cfg.structured_weight * chain(emissions, data.actions[idx])  # checked on the CPU, then moved
 
     def validate(m: ProjectedDiffusion) -> dict:
         m.eval()
@@ -361,7 +363,7 @@ def train_task_classifier(ds: Dataset, cfg: TrainConfig, out: str | Path, resume
     torch.manual_seed(cfg.seed)
     data, val = _parts(ds, cfg, out, progress)
     tasks = task_names(ds)
-    model = TaskClassifier(data.obs_dim, len(tasks))
+    model = TaskClassifier(obs_dim=data.obs_dim, n_tasks=len(tasks))
     model.set_normalisation(*observation_stats(data.obs_start, data.obs_goal))
     ccfg = classifier_config(cfg, len(data))
 
@@ -444,12 +446,16 @@ def train_endpoint_model(ds: Dataset, cfg: TrainConfig, out: str | Path, resume:
     ``cfg.endpoint_windows`` its per-clip heads also learn from every labelled window of the fit
     videos (:func:`~kepp_core.training.data.step_tensors`: the sum of four more cross-entropies per
     batch, the step from its start window and from its end window, the task from each). Then fit
-    one temperature per head on the validation part and store them in the checkpoint's model config."""
-    torch.manual_seed(cfg.seed)
+    one temperature per head on the validation part and store them in the checkpoint's model config.
+    A folder whose name says a variant (``ROOT/T<h>/endpoints-pair``) is trained only with that
+    variant's architecture (refused before any work otherwise)."""
     out = Path(out)
+    check_endpoint_folder(out, cfg.endpoint_arch)
+    torch.manual_seed(cfg.seed)
     data, val = _parts(ds, cfg, out, progress)
     tasks = task_names(ds)
-    model = build_endpoint_model(cfg.endpoint_arch, data.obs_dim, len(tasks), ds.num_actions)
+    model = endpoint_model_from_config({"arch": cfg.endpoint_arch, "obs_dim": data.obs_dim, "n_tasks": len(tasks),
+                                        "num_actions": ds.num_actions})
     model.set_normalisation(*observation_stats(data.obs_start, data.obs_goal))
     model.set_task_actions(fit_task_actions(ds, data, tasks))
     ecfg = classifier_config(cfg, len(data), val_rounds, cfg.endpoint_epochs)
@@ -490,13 +496,13 @@ def train_endpoint_model(ds: Dataset, cfg: TrainConfig, out: str | Path, resume:
 
 
 def calibrate_endpoint_model(folder: Path, val: EpisodeTensors) -> dict[str, float]:
-    """Fit each head's temperature on ``val`` (:func:`~kepp_core.models.endpoint_probs.fit_temperature`)
+    """Fit each head's temperature on ``val`` (:func:`~kepp_core.calibration.fit_temperature`)
     with the saved (best) weights and store them in ``folder``'s config (``model.temperature``)."""
     model, _ = load_checkpoint(folder, "endpoints")
     with torch.no_grad():
         logits = model(val.obs_start, val.obs_goal)
     labels = (val.tasks, val.actions[:, 0], val.actions[:, -1])
-    temperature = {h: fit_temperature(z.numpy(), y.numpy()) for h, z, y in zip(HEADS, logits, labels)}
+    temperature = {h: fit_temperature(z.numpy(), y.numpy()) for h, z, y in zip(ENDPOINT_HEADS, logits, labels)}
     cfg = read_json(folder / CONFIG_FILE, dict)
     cfg["model"] = {**cfg["model"], "temperature": temperature}
     atomic_write_json(folder / CONFIG_FILE, cfg)

@@ -227,10 +227,11 @@ class TorchScriptEncoder:
         return out.detach().cpu().numpy()
 
 
-def get_encoder(spec: str | FeatureEncoder = "builtin") -> FeatureEncoder:
+def get_encoder(spec: str | FeatureEncoder = "builtin", device: str | None = None) -> FeatureEncoder:
     """An encoder from a spec: ``"builtin"`` (or its recorded name ``"builtin-v1"``, as a
     feature cache's ``features.json`` names it), ``"s3d:PATH[,options]"``, ``"module:function"``
-    or a ``.pt`` TorchScript path.
+    or a ``.pt`` TorchScript path. ``device``: where an S3D network runs when its spec names no
+    ``device=`` (default: the command's, :func:`kepp_core.devices.chosen`).
 
     >>> get_encoder("builtin").name
     'builtin-v1'
@@ -246,7 +247,7 @@ def get_encoder(spec: str | FeatureEncoder = "builtin") -> FeatureEncoder:
     if is_s3d(spec):
         from kepp_core.video.s3d import S3DEncoder
 
-        return S3DEncoder(S3DSpec.parse(spec))
+        return S3DEncoder(S3DSpec.parse(spec).on(device))
     if spec.endswith((".pt", ".pth", ".ts")) or Path(spec).is_file():
         return TorchScriptEncoder(spec)
     module_name, sep, attr = spec.removeprefix("callable:").partition(":")

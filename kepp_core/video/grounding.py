@@ -33,13 +33,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from kepp_core.arrays import as_numpy
+from kepp_core.calibration import calibrated_log_probs, fit_temperature
 from kepp_core.errors import KeppError
 
 DEFAULT_TEMPERATURE = 1.0  # MIL-NCE trains on the raw dot products: its own logits
 MAX_NAMES = 20_000  # step names grounded at once (COIN has 778 steps)
 MAX_SCORES = 2**26  # seconds × steps of one score matrix (512 MiB of float64): a day of video × 770 steps
 TOP = 3  # the steps a timeline second lists
-_LOG_BETA = (-9.0, 9.0)  # the search range of log(1 / τ), relative to the scores' spread
+SPREAD_BOUNDS = (math.exp(-9.0), math.exp(9.0))  # the search range of τ, relative to the scores' spread
 
 
 @dataclass(frozen=True)
@@ -108,48 +109,6 @@ def clip_scores(obs, texts: StepTexts) -> np.ndarray:
     return x.reshape(len(x), -1, texts.dim).mean(axis=1) @ texts.embeddings.T
 
 
-def log_softmax(scores: np.ndarray, temperature: float) -> np.ndarray:
-    """``log softmax(scores / τ)`` over the last axis (float64)."""
-    z = np.asarray(scores, dtype=np.float64) / temperature
-    z = z - z.max(axis=-1, keepdims=True)
-    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
-
-
-def fit_temperature(scores: np.ndarray, labels: np.ndarray) -> float:
-    """The ``τ`` that maximises the likelihood of ``labels [N]`` under ``softmax(scores [N, K] / τ)``.
-
-    The negative log-likelihood is convex in ``1 / τ``, so a golden-section search over
-    ``log(1 / τ)`` (within ``e^±9`` of the scores' spread) finds it.
-
-    >>> s = np.array([[2.0, 0.0], [2.0, 0.0], [0.0, 2.0], [2.0, 0.0]])
-    >>> round(fit_temperature(s, np.array([0, 0, 1, 1])), 3)   # 3 of 4 right: p = 0.75 = sigmoid(2 / τ)
-    1.82
-    """
-    scores, labels = np.asarray(scores, dtype=np.float64), np.asarray(labels, dtype=np.int64)
-    if len(scores) == 0:
-        return DEFAULT_TEMPERATURE
-    spread = float(scores.std()) or 1.0
-    rows = np.arange(len(scores))
-
-    def nll(log_beta: float) -> float:
-        return float(-log_softmax(scores, spread / math.exp(log_beta))[rows, labels].mean())
-
-    a, b = _LOG_BETA
-    g = (math.sqrt(5) - 1) / 2
-    c, d = b - g * (b - a), a + g * (b - a)
-    fc, fd = nll(c), nll(d)
-    for _ in range(80):
-        if fc < fd:
-            b, d, fd = d, c, fc
-            c = b - g * (b - a)
-            fc = nll(c)
-        else:
-            a, c, fc = c, d, fd
-            d = a + g * (b - a)
-            fd = nll(d)
-    return spread / math.exp((a + b) / 2)
-
-
 class TextEndpoints:
     """Distributions of a start clip's first step and a goal clip's last step from the S3D text
     tower: ``softmax`` over the steps of the clip's mean score divided by ``temperature`` (module
@@ -172,12 +131,16 @@ class TextEndpoints:
     def endpoint_log_probs(self, obs_start, obs_goal, hierarchical: bool = True) -> np.ndarray:
         """``log p(a_1 | start)`` and ``log p(a_T | goal)`` ``[N, 2, K]`` (float64; ``hierarchical``
         is accepted for the endpoint model's interface and has no effect)."""
-        return np.stack([log_softmax(clip_scores(obs_start, self.texts), self.temperature),
-                         log_softmax(clip_scores(obs_goal, self.texts), self.temperature)], axis=1)
+        return np.stack([calibrated_log_probs(clip_scores(obs_start, self.texts), self.temperature),
+                         calibrated_log_probs(clip_scores(obs_goal, self.texts), self.temperature)], axis=1)
 
     def fitted(self, obs_start, obs_goal, first, last) -> TextEndpoints:
         """The same texts with ``τ`` fitted on training episodes: their start and goal observations
         and true first and last steps (one ``τ`` for both ends)."""
         scores = np.concatenate([clip_scores(obs_start, self.texts), clip_scores(obs_goal, self.texts)])
         labels = np.concatenate([_as_array(first), _as_array(last)]).astype(np.int64)
-        return TextEndpoints(self.texts, fit_temperature(scores, labels))
+        if len(scores) == 0:
+            return TextEndpoints(self.texts)
+        # dot products of any scale: the temperature is fitted relative to their spread
+        spread = float(scores.std()) or 1.0
+        return TextEndpoints(self.texts, spread * fit_temperature(scores / spread, labels, bounds=SPREAD_BOUNDS))

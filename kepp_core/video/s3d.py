@@ -51,6 +51,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from kepp_core.devices import chosen, resolve_device
 from kepp_core.errors import KeppError
 from kepp_core.safe_load import load_torch, read_npy
 from kepp_core.video.s3d_spec import (CROP, FPS, MEMORY_BUDGET, OUTPUT_DIMS, WINDOW, S3DSpec, batch_bytes, decode_size,
@@ -413,7 +414,8 @@ class S3D:
     :meth:`load` (``kepp_core.api.s3d_model``)."""
 
     def __init__(self, video: VideoTower, text: TextTower, words: list[str], device: str = "cpu") -> None:
-        check_device(device, "the S3D network")
+        if str(device).startswith("cuda"):  # a GPU there is not: one line naming the fix (torch's is an assertion)
+            device = resolve_device(str(device), "the S3D network: device=")
         self.video_tower, self.text_tower = video.eval(), text.eval()
         self.words = list(words)
         self.word_to_token = {w: i + 1 for i, w in enumerate(self.words)}  # a repeated word: its last index
@@ -436,10 +438,9 @@ class S3D:
     def load(cls, weights: str | os.PathLike, dictionary: str | os.PathLike | None = None,
              device: str | None = None) -> S3D:
         """The release's two files: the weights (``s3d_howto100m.pth``) and the word list
-        (``dictionary``, default ``s3d_dict.npy`` beside the weights); ``device`` defaults to
-        CUDA where there is one."""
-        device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        check_device(device, f"S3D weights {weights}")  # first: nothing is read for a device there is not
+        (``dictionary``, default ``s3d_dict.npy`` beside the weights), on ``device`` (default: the
+        command's, else the GPU where there is one: :func:`kepp_core.devices.chosen`)."""
+        device = chosen(device, f"S3D {Path(weights).name}: device=")  # first: a device there is not is one line
         words_file = words_path(weights, dictionary)
         words = read_words(words_file)  # first: a missing word list fails before 30 MB are read
         state = read_weights(weights)
@@ -481,20 +482,6 @@ class S3D:
                               for i in range(0, len(tokens), TEXT_BATCH)])
 
 
-def check_device(device: str | torch.device, where: str) -> None:
-    """Refuse a CUDA device this machine does not have, in one line naming the fix (torch's own
-    error is an assertion deep inside ``.to``)."""
-    device = torch.device(device)
-    if device.type != "cuda":
-        return
-    if not torch.cuda.is_available():
-        raise KeppError(f"{where}: device={device} asked for, but this machine has no CUDA device torch can use: "
-                        f"use device=cpu")
-    if (device.index or 0) >= torch.cuda.device_count():
-        raise KeppError(f"{where}: device={device} asked for, but this machine has {torch.cuda.device_count()} CUDA "
-                        f"device(s) (cuda:0 ..): use device=cuda:0 or device=cpu")
-
-
 class _exact_cuda:
     """No TF32 in CUDA convolutions and matrix products for the block (float32 as on the CPU)."""
 
@@ -507,11 +494,13 @@ class _exact_cuda:
 
 
 # --- the encoder ----------------------------------------------------------------------------------------------
-def default_device() -> str:
-    """The GPU where there is one (a launcher's ``LOCAL_RANK`` picks which), else the CPU."""
-    if torch.cuda.is_available():
-        return f"cuda:{int(os.environ.get('LOCAL_RANK', '0') or 0) % torch.cuda.device_count()}"
-    return "cpu"
+DECODE_WORKERS_CPU = 1  # the network takes every core: decoding beside it does not pay (docs, at scale)
+MAX_DECODE_WORKERS_GPU = 8
+
+
+def gpu_decode_workers() -> int:
+    """Decoding threads that feed a GPU: one per core but the network's own, at most 8."""
+    return max(1, min(MAX_DECODE_WORKERS_GPU, (os.cpu_count() or 2) - 1))
 
 
 def square_frames(frames: np.ndarray, crop: int = CROP) -> np.ndarray:
@@ -563,7 +552,10 @@ class S3DEncoder:
     ``decode_size``, ``exact_fps``, ``min_frames`` and ``chunk_seconds`` tell the decoder
     (:func:`kepp_core.video.encode.encode_file`) to decode at the crop's scale, at exactly
     :data:`FPS` frames per second, to refuse a video shorter than one window and to decode a
-    long video ``chunk_seconds`` seconds at a time (memory stays bounded)."""
+    long video ``chunk_seconds`` seconds at a time (memory stays bounded); ``prepare`` cuts decoded
+    frames into windows and ``decode_workers`` says how many threads decode while the network runs
+    (:func:`kepp_core.video.encode.encode_files`: 1, the serial path, on the CPU; on a GPU
+    :func:`gpu_decode_workers`)."""
 
     sample_fps: float | None = float(FPS)
     frame_size: tuple[int, int] | None = None
@@ -573,9 +565,10 @@ class S3DEncoder:
     def __init__(self, spec: S3DSpec | str, network: S3D | None = None) -> None:
         self.spec = S3DSpec.parse(spec) if isinstance(spec, str) else spec
         self.name, self.dim, self.output = self.spec.name, self.spec.dim, self.spec.output
-        self.net = network or S3D.load(self.spec.weights, self.spec.dictionary, self.spec.device or default_device())
+        self.net = network or S3D.load(self.spec.weights, self.spec.dictionary, self.spec.device)
         fits = max(1, MEMORY_BUDGET // batch_bytes(1, self.spec.size))  # a large crop takes fewer windows
         self.batch = self.spec.batch or min(32 if self.net.device.type == "cuda" else 2, fits)
+        self.decode_workers = DECODE_WORKERS_CPU if self.net.device.type == "cpu" else gpu_decode_workers()
         self.chunk_seconds = self.batch * max(1, 16 // self.batch)  # ~16 s of frames in memory at once
 
     @property
@@ -592,7 +585,12 @@ class S3DEncoder:
         return decode_size(width, height, self.spec.size)
 
     def __call__(self, frames: np.ndarray, fps: float) -> np.ndarray:
-        return self.embed(second_windows(frames, fps, self.spec.size))
+        return self.embed(self.prepare(frames, fps))
+
+    def prepare(self, frames: np.ndarray, fps: float) -> np.ndarray:
+        """The network's input of decoded frames: one window per second (:func:`second_windows`); what a
+        decoding thread of :func:`kepp_core.video.encode.encode_files` hands to the network's thread."""
+        return second_windows(frames, fps, self.spec.size)
 
     def embed(self, windows: np.ndarray) -> np.ndarray:
         """The chosen output ``[S, D]`` of one-second windows ``[S, WINDOW, crop, crop, 3]`` uint8."""

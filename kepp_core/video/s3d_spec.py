@@ -6,7 +6,8 @@ A spec is ``s3d:PATH`` (the release's ``s3d_howto100m.pth``), optionally followe
 weights), ``output=video_embedding|mixed_5c`` (default ``video_embedding``, the 512-d joint
 text-video space the released features hold), ``size=N`` (the crop's side, default
 :data:`CROP`; the network was trained at 224 and its authors used 200 to 256: another size makes
-other features), ``device=cpu|cuda|cuda:N`` (default: the GPU where there is one) and ``batch=N``
+other features), ``device=cpu|cuda|cuda:N`` (this encoder's device, resolved by
+:mod:`kepp_core.devices`; default: the command's ``--device``, else the GPU where there is one) and ``batch=N``
 (one-second windows per network call).
 
 **Sampling** (:data:`SAMPLING`, the defaults chosen to match the released CrossTask, COIN and NIV
@@ -30,6 +31,7 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from kepp_core.devices import check_device
 from kepp_core.errors import KeppError
 from kepp_core.io import open_regular, whole_number
 
@@ -98,9 +100,8 @@ class S3DSpec:
                             f"{batch_bytes(int(batch), int(size)) / 2**30:,.1f} GiB (at most {MEMORY_BUDGET / 2**30:g} "
                             f"GiB); use batch={most} or less at this size")
         device = options.get("device") or None
-        if device is not None and not (device == "cpu" or device == "cuda" or
-                                       (device.startswith("cuda:") and whole_number(device[5:], 6) is not None)):
-            raise KeppError(f"encoder {spec!r}: device={device!r}, expected cpu, cuda or cuda:N")
+        if device is not None:
+            device = check_device(device, f"encoder {spec!r}: device=")
         words = options.get("dict")
         return cls(Path(os.path.expanduser(path)), Path(os.path.expanduser(words)) if words else None, output,
                    int(size), device, int(batch) if batch is not None else None)
@@ -114,6 +115,16 @@ class S3DSpec:
         opts = [("dict", self.dictionary), ("output", None if self.output == "video_embedding" else self.output),
                 ("size", None if self.size == CROP else self.size), ("device", self.device), ("batch", self.batch)]
         return PREFIX + str(self.weights) + "".join(f",{k}={v}" for k, v in opts if v is not None)
+
+    def on(self, device: str | None) -> S3DSpec:
+        """The spec with ``device`` where it names none (its own ``device=`` goes first).
+
+        >>> S3DSpec.parse("s3d:w.pth").on("cuda:1").device, S3DSpec.parse("s3d:w.pth,device=cpu").on("cuda").device
+        ('cuda:1', 'cpu')
+        """
+        if self.device is not None or device is None:
+            return self
+        return replace(self, device=check_device(device))
 
     def resolved(self, base: Path) -> S3DSpec:
         """The spec with relative weight and word-list paths made absolute against ``base``.

@@ -214,22 +214,35 @@ SMALL_TEXT = """(px) => {
 }"""
 
 # A vis.js drawing as the reader sees it: every step's box and drawn label size (its font size times the
-# view's scale), every edge label vis.js draws (its box, its drawn size, the width its text measures in
-# its font, its arrow's midpoint), and the type size of the frame's own text (header and legend).
+# view's scale), every edge label the frame's script drew (its box, its drawn size, the width its text measures
+# in its font, the point of its arrow it sits beside), every drawn arrow's line (points along it, its half
+# width) and head (vis.js's own geometry: the triangle's corners), and the type size of the frame's own text
+# (header and legend). All in the drawing's canvas coordinates.
 READ_DRAWING = """() => {
   const ctx = document.createElement("canvas").getContext("2d"), scale = network.getScale();
-  const nodes = Object.keys(network.body.nodes).map(id => ({id: id, label: network.body.nodes[id].options.label,
+  const nodes = network.body.nodeIndices.map(id => ({id: id, label: network.body.nodes[id].options.label,
     px: network.body.nodes[id].options.font.size * scale, ...network.getBoundingBox(id)}));
-  const labels = Object.values(network.body.edges).filter(edge => edge.labelModule.elementOptions.label).map(edge => {
-    const s = edge.labelModule.size, font = edge.labelModule.fontOptions, text = edge.labelModule.elementOptions.label;
-    ctx.font = `${font.size}px ${font.face}`;
-    return {text: text, left: s.left, top: s.top, right: s.left + s.width, bottom: s.top + s.height,
-            px: font.size * scale, measured: ctx.measureText(text).width,
-            mid: edge.fromId === edge.toId ? null : edge.edgeType.getPoint(0.5)};
+  const labels = (window.keppLabels || []).map(b => {
+    ctx.font = `${b.size}px arial`;
+    return {text: b.text, edge: b.id, left: b.left, top: b.top, right: b.right, bottom: b.bottom, px: b.size * scale,
+            measured: ctx.measureText(b.text).width, anchor: b.anchor, leader: b.leader};
+  });
+  const draw = network.canvas.frame.canvas.getContext("2d");
+  const arrows = network.body.edgeIndices.map(id => {
+    const edge = network.body.edges[id], via = edge.edgeType.getViaNode(), values = edge.getFormattingValues();
+    const points = [];
+    for (let k = 0; k <= 100; k++) { const p = edge.edgeType.getPoint(k / 100, via); points.push([p.x, p.y]); }
+    let head = null;
+    if (values.toArrow) {
+      const a = edge.edgeType.getArrowData(draw, "to", via, false, false, values), c = Math.cos(a.angle), s = Math.sin(a.angle);
+      const L = a.length, bx = a.point.x - L * c, by = a.point.y - L * s;
+      head = [[a.point.x, a.point.y], [bx - 0.3 * L * s, by + 0.3 * L * c], [bx + 0.3 * L * s, by - 0.3 * L * c]];
+    }
+    return {id: id, points: points, half: values.width / 2, head: head};
   });
   const own = [...document.querySelectorAll('.kepp-head *, .kepp-legend-entry *')].filter(e => e.textContent.trim())
     .map(e => parseFloat(getComputedStyle(e).fontSize));
-  return {nodes: nodes, labels: labels, own_px: own, settled: !!window.keppPlaced && !!window.keppArranged,
+  return {nodes: nodes, labels: labels, arrows: arrows, own_px: own, settled: !!window.keppPlaced && !!window.keppArranged,
           canvas: [document.getElementById('mynetwork').clientWidth, document.getElementById('mynetwork').clientHeight]};
 }"""
 
@@ -256,32 +269,92 @@ def settled_drawing(frame, timeout: float = 30.0) -> dict:
                              f"{frame.evaluate(READ_DRAWING)}") from None
 
 
+def _segment_box_distance(p: tuple, q: tuple, box: dict) -> float:
+    """The distance between the segment p-q and the box (0 when they meet)."""
+    def inside(x, y):
+        return box["left"] <= x <= box["right"] and box["top"] <= y <= box["bottom"]
+
+    if inside(*p) or inside(*q):
+        return 0.0
+    corners = [(box["left"], box["top"]), (box["right"], box["top"]), (box["right"], box["bottom"]), (box["left"], box["bottom"])]
+    sides = list(zip(corners, corners[1:] + corners[:1]))
+    if any(_crosses(p, q, a, b) for a, b in sides):
+        return 0.0
+    return min([_point_segment(c, p, q) for c in corners] + [_point_segment(x, a, b) for x in (p, q) for a, b in sides])
+
+
+def _point_segment(c: tuple, a: tuple, b: tuple) -> float:
+    dx, dy = b[0] - a[0], b[1] - a[1]
+    t = 0.0 if dx == dy == 0 else max(0.0, min(1.0, ((c[0] - a[0]) * dx + (c[1] - a[1]) * dy) / (dx * dx + dy * dy)))
+    return ((a[0] + t * dx - c[0]) ** 2 + (a[1] + t * dy - c[1]) ** 2) ** 0.5
+
+
+def _crosses(p, q, a, b) -> bool:
+    def side(o, x, y):
+        return (x[0] - o[0]) * (y[1] - o[1]) - (x[1] - o[1]) * (y[0] - o[0])
+
+    d1, d2, d3, d4 = side(a, b, p), side(a, b, q), side(p, q, a), side(p, q, b)
+    return (d1 > 0) != (d2 > 0) and (d3 > 0) != (d4 > 0)
+
+
+def _triangle_meets_box(tri: list, box: dict) -> bool:
+    """Whether a triangle (three corners) and a box share any point (separating axes)."""
+    corners = [(box["left"], box["top"]), (box["right"], box["top"]), (box["right"], box["bottom"]), (box["left"], box["bottom"])]
+    axes = [(1.0, 0.0), (0.0, 1.0)] + [(a[1] - b[1], b[0] - a[0]) for a, b in zip(tri, tri[1:] + tri[:1])]
+    for ax in axes:
+        t = [x * ax[0] + y * ax[1] for x, y in tri]
+        c = [x * ax[0] + y * ax[1] for x, y in corners]
+        if max(t) < min(c) or max(c) < min(t):
+            return False
+    return True
+
+
+def check_labels_off_arrows(net: dict, where: str) -> None:
+    """No edge label's box touches any arrow's line (its drawn width) or any arrow head, and each label lies
+    beside its own arrow: within 12 px of the point it names, or within 70 px with a leader line to it."""
+    for b in net["labels"]:
+        for a in net["arrows"]:
+            pts = a["points"]
+            near = min(_segment_box_distance(p, q, b) for p, q in zip(pts, pts[1:]))
+            assert near > a["half"], f"{where}: label {b['text']!r} lies on arrow {a['id']} ({near:.1f} px from its line)"
+            assert not (a["head"] and _triangle_meets_box(a["head"], b)), \
+                f"{where}: label {b['text']!r} touches arrow {a['id']}'s head"
+        x, y = b["anchor"]["x"], b["anchor"]["y"]
+        gap = max(b["left"] - x, x - b["right"], b["top"] - y, y - b["bottom"], 0.0)
+        assert gap <= (70 if b["leader"] else 12), f"{where}: label {b['text']!r} is {gap:.1f} px from its arrow"
+
+
 def check_drawing_labels(net: dict, where: str) -> None:
-    """No two steps' boxes overlap; no edge label's box overlaps another's or a step's; each label box is
-    its text's, at its arrow's middle."""
+    """No two steps' boxes overlap; no edge label's box overlaps another's, a step's, an arrow's line or an
+    arrow head; each label box is its text's (with its 2-px pad), beside its arrow."""
     import itertools
 
     for a, b in itertools.combinations(net["nodes"], 2):
         assert not overlap(a, b), f"{where}: steps {a['label']!r} and {b['label']!r} overlap"
     for b in net["labels"]:
-        assert abs((b["right"] - b["left"]) - b["measured"]) < 1.5, f"{where}: {b} is not its text's box"
-        if b["mid"]:
-            assert abs((b["left"] + b["right"]) / 2 - b["mid"]["x"]) < 1 and abs((b["top"] + b["bottom"]) / 2 - b["mid"]["y"]) < 1
+        assert abs((b["right"] - b["left"]) - b["measured"] - 4) < 1.5, f"{where}: {b} is not its text's box"
         hit = [n["label"] for n in net["nodes"] if overlap(b, n)]
         assert not hit, f"{where}: label {b['text']!r} covers step(s) {hit}"
     for a, b in itertools.combinations(net["labels"], 2):
         assert not overlap(a, b), f"{where}: labels {a['text']!r} and {b['text']!r} overlap"
+    check_labels_off_arrows(net, where)
 
 
-def check_drawing_type(net: dict, where: str, px: float = 18.0) -> None:
-    """Every label of the drawing is drawn at least ``px`` CSS pixels: steps, edge labels, header, legend."""
-    small = [(n["label"], round(n["px"], 1)) for n in net["nodes"] if n["px"] < px - 1e-6]
+# Presentation mode's least sizes for a room (docs/app.md): every text, and step names with the ✓/✗ marks
+# that carry a verdict (CSS px at 1280x720).
+MIN_PX, STEP_PX = 20.0, 28.0
+
+
+def check_drawing_type(net: dict, where: str, px: float = MIN_PX, step_px: float | None = STEP_PX) -> None:
+    """Every label of the drawing is drawn at least ``px`` CSS pixels (steps, edge labels, header, legend),
+    its steps' names at least ``step_px``."""
+    small = [(n["label"], round(n["px"], 1)) for n in net["nodes"] if n["px"] < (step_px or px) - 1e-6]
     small += [(e["text"], round(e["px"], 1)) for e in net["labels"] if e["px"] < px - 1e-6]
     small += [("header or legend", s) for s in net["own_px"] if s < px - 1e-6]
-    assert not small, f"{where}: drawn smaller than {px} px: {small}"
+    assert not small, f"{where}: drawn smaller than {px} px (step names: {step_px} px): {small}"
 
 
-def check_page_type(page, where: str, px: float = 18.0) -> None:
+def check_page_type(page, where: str, px: float = MIN_PX) -> None:
     """Every text of the page (the collapsed sidebar aside) is at least ``px`` CSS pixels."""
     small = page.evaluate(SMALL_TEXT, px)
     assert not small, f"{where}: text smaller than {px} px: {small[:12]}"
@@ -305,6 +378,39 @@ BOXES_IN_VIEW = """([selectors, w, h]) => {
 }"""
 
 
+# What a room reads, beyond the page's own text: step names and verdict marks (the app's classes), the text
+# plotly draws in its SVG (ticks, colour bars, titles; its computed size is its drawn size), the type of the
+# tables' canvas (the data grid's font times the zoom it is drawn at), and download buttons on show.
+ROOM_TYPE = """() => {
+  const shown = e => { const r = e.getBoundingClientRect(), cs = getComputedStyle(e);
+                       return r.width && r.height && cs.visibility !== 'hidden' && cs.display !== 'none'; };
+  const size = e => parseFloat(getComputedStyle(e).fontSize);
+  const main = document.querySelector('[data-testid="stMain"]') || document.body;
+  const steps = [...main.querySelectorAll('.kepp-card-label, .kepp-step')].filter(shown).map(e => [size(e), e.textContent.trim()]);
+  const marks = [...main.querySelectorAll('*')].filter(e => shown(e) && [...e.childNodes].some(n => n.nodeType === 3 && /[✓✗]/.test(n.textContent)))
+    .map(e => [size(e), e.textContent.trim().slice(0, 30), e.className || e.tagName]);
+  const plotly = [...main.querySelectorAll('.js-plotly-plot text')].filter(t => t.textContent.trim() && shown(t))
+    .map(t => [size(t), t.textContent.trim().slice(0, 20), (t.closest('g[class]') || {getAttribute: () => ''}).getAttribute('class')]);
+  const grids = [...main.querySelectorAll('[data-testid="stDataFrame"] *')].filter(e => getComputedStyle(e).getPropertyValue('--gdg-base-font-style'))
+    .slice(0, 20).map(e => [parseFloat(getComputedStyle(e).getPropertyValue('--gdg-base-font-style').match(/([0-9.]+)px/)[1]) * (e.currentCSSZoom || 1)]);
+  const downloads = [...main.querySelectorAll('[data-testid="stDownloadButton"]')].filter(shown).length;
+  return {steps: steps, marks: marks, plotly: plotly, grids: grids, downloads: downloads};
+}"""
+
+
+def check_room_type(page, where: str, px: float = MIN_PX, step_px: float = STEP_PX) -> dict:
+    """Every text of the page at least ``px`` (:func:`check_page_type`), and so is plotly's and the tables'
+    drawn type; step names and ✓/✗ marks at least ``step_px``. Returns what was read."""
+    check_page_type(page, where, px)
+    got = page.evaluate(ROOM_TYPE)
+    small = [("step name", t, s) for s, t in got["steps"] if s < step_px - 1e-6]
+    small += [("verdict mark", t, s) for s, t, _ in got["marks"] if s < step_px - 1e-6]
+    small += [("plotly", t, s) for s, t, _ in got["plotly"] if s < px - 1e-6]
+    small += [("table", "", s[0]) for s in got["grids"] if s[0] < px - 1e-6]
+    assert not small, f"{where}: too small for a room: {small[:12]}"
+    return got
+
+
 def boxes_in_view(page, selectors: dict[str, str], timeout: float = 30.0) -> dict:
     """Until the first element of each ``selectors`` entry (name -> CSS selector) lies wholly inside the
     window and stays there (the page scrolls to a new result; bounded by ``timeout``); returns their
@@ -319,6 +425,23 @@ def boxes_in_view(page, selectors: dict[str, str], timeout: float = 30.0) -> dic
     except PlaywrightTimeout:
         seen = page.evaluate("() => window.__keppBoxes")
         raise AssertionError(f"not all within the {size['width']}x{size['height']} window: {seen}") from None
+
+
+# How much of its canvas a drawing covers: the steps' centres as shares of the canvas's width and height
+# (the smallest and the largest of each).
+SPREAD = """() => { const c = document.querySelector('#mynetwork canvas'), xs = [], ys = [];
+  Object.values(network.getPositions()).forEach(p => { const d = network.canvasToDOM(p);
+    xs.push(d.x / c.clientWidth); ys.push(d.y / c.clientHeight); });
+  return [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)]; }"""
+
+
+def fills_its_frame(frame, where: str) -> None:
+    """The drawing is spread over its canvas (fitted to the steps, not to a fixed box): all inside,
+    reaching about half of its width and of its height or more (two rows: their centres at a quarter and three quarters)."""
+    x0, x1, y0, y1 = frame.evaluate(SPREAD)
+    assert -0.01 <= x0 and x1 <= 1.01 and -0.01 <= y0 and y1 <= 1.01, (where, x0, x1, y0, y1)
+    assert x1 - x0 >= 0.49 and y1 - y0 >= 0.49, f"{where}: the steps cover {x1 - x0:.0%} x {y1 - y0:.0%} of the canvas"
+
 
 
 # --- the Plan page as a reader meets it ----------------------------------------------------------------------

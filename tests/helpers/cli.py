@@ -1,10 +1,12 @@
-"""The real ``kepp`` command line in a fresh process, and the check every bad-input test makes:
-exit 2, exactly one ``kepp: error:`` line on stderr holding the given words, no traceback."""
+"""The real ``kepp`` command line in a fresh process (or in several, as a launcher starts ranks), and the
+check every bad-input test makes: exit 2, exactly one ``kepp: error:`` line on stderr holding the given
+words, no traceback."""
 
 from __future__ import annotations
 
 import os
 import resource
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -72,3 +74,22 @@ def assert_one_line_error(r: subprocess.CompletedProcess, *words: str) -> str:
     for w in words:
         assert w in lines[0], (w, lines[0])
     return lines[0]
+
+
+def run_ranks(world: int, *args, env: dict | None = None, timeout: float = 300) -> list[subprocess.CompletedProcess]:
+    """``kepp ARGS`` as ``world`` processes with the variables torchrun sets (``RANK``, ``WORLD_SIZE``,
+    ``LOCAL_RANK``, ``MASTER_ADDR``/``MASTER_PORT`` of a free local port), one thread each."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    procs = []
+    for rank in range(world):
+        environ = {**os.environ, "RANK": str(rank), "WORLD_SIZE": str(world), "LOCAL_RANK": str(rank),
+                   "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "OMP_NUM_THREADS": "1", **(env or {})}
+        procs.append(subprocess.Popen([sys.executable, "-m", "kepp_core.cli", *map(str, args)], env=environ,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    out = []
+    for p in procs:
+        stdout, stderr = p.communicate(timeout=timeout)
+        out.append(subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr))
+    return out

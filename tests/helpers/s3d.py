@@ -4,13 +4,26 @@ features come from the S3D encoder, and official-format checkpoints whose observ
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import torch
 
 SMALL = "size=32"  # a 32-px crop: the fixture network on tiny inputs (a test's encoder, never a default)
+
+
+@contextlib.contextmanager
+def one_torch_thread() -> Iterator[None]:
+    """One intra-op thread for the block (the suite runs two workers on two cores), the count restored after."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def write_release(folder: Path, words: list[str]) -> Path:

@@ -20,21 +20,23 @@ Methods (the paper's evaluation table; their entries are in :data:`kepp_core.cat
   method: the model's action block decoded exactly under the P²KG (λ and endpoint mode: the row's
   decoding choice, :mod:`~kepp_core.evaluation.methods.choice`); these rows run only when named
   (``EXTRA_METHODS``);
-- ``<method>+jdec`` (:class:`~kepp_core.evaluation.methods.joint.JointDecoded`) for the planners
-  whose catalogue entry asks for them (``joint_rows``): the action block decoded jointly with the
-  endpoint model's distributions of the first and last step (run only when named), and
-  ``<method>+jdec-text`` for the same planners: jointly with the S3D text tower's distributions (it
-  needs ``EvalOptions.encoder``, as ``graph-text`` does);
+- ``<method>+jdec`` (the same class) for the planners the catalogue names (``JOINT_BASES``): the
+  action block decoded jointly with the endpoint model's distributions of the first and last step (run
+  only when named), ``<method>+jdec-pair`` with the earlier endpoint model's, and ``<method>+jdec-text``
+  jointly with the S3D text tower's distributions (it needs ``EvalOptions.encoder``, as ``graph-text``
+  does);
 - ``kepp-llm`` / ``kepp-graph-llm`` (``LLM_METHODS``, run only when asked for and given an
   :class:`~kepp_core.llm.LLMRecommender`): planning models conditioned on the LLM's plan for
   the step model's predicted endpoints, alone / after the P²KG row (paper Table 6). Their
   rows say how many plans came from the LLM and how many from the fallback (and which).
 
 Every learned method reads ``ROOT/T<h>/<model>`` (its ``requires``; see
-:mod:`kepp_core.training.suite`). Adding a method is one entry in :data:`kepp_core.catalog.METHODS`
-(name, label, models, R, endpoints, ...) and one :class:`Method` subclass registered with it
-(``register(MyMethod(catalog.method("name")))``) in
-:mod:`~kepp_core.evaluation.methods.baselines` or :mod:`~kepp_core.evaluation.methods.kepp`.
+:mod:`kepp_core.training.suite`). Every row of :data:`kepp_core.catalog.METHODS` is registered here
+with the implementation its entry names (:data:`IMPLEMENTATIONS`: a :class:`Method` subclass's
+``impl``). Adding a method is one entry in the catalogue (name, label, kind, implementation, models, R,
+endpoint source) and, for a new way of planning, one :class:`Method` subclass (with its ``impl``) in
+:mod:`~kepp_core.evaluation.methods.baselines` or :mod:`~kepp_core.evaluation.methods.kepp`, listed in
+:data:`IMPLEMENTATIONS`.
 
 With ``samples=K`` every sampled method (``random`` and the planning models: ``pdpp``,
 ``kepp-*``) also draws ``K`` plans per test episode (one batched DDPM/DDIM pass over the
@@ -47,17 +49,34 @@ precision and recall).
 (('random', 'retrieval', 'graph-pred'), 'Retrieval (nearest training episode)')
 >>> [r.kind for r in get_method("kepp-R2").requires], get_method("kepp-R2").sampled
 (['step', 'plan'], True)
+>>> type(get_method("kepp-R1+jdec-text")).__name__, IMPLEMENTATIONS[get_method("graph-ce").entry.impl].__name__
+('Decoded', 'GraphZeroShot')
 """
 
-from kepp_core.evaluation.methods import baselines, decoded, joint, kepp  # noqa: F401  (importing them registers the methods)
+from kepp_core.catalog import METHODS, MethodEntry
 from kepp_core.evaluation.methods.base import (REGISTRY, BlockSampler, EvalCache, EvalContext, Method, MethodOutput,
                                                get_method, register, registered)
 from kepp_core.evaluation.options import DecodeOverride, EvalOptions
 from kepp_core.evaluation.methods.baselines import (PDPP, GraphZeroShot, NearestEpisode, RandomPlans,
                                                    nearest_episode_plans)
+from kepp_core.evaluation.methods.decoded import Decoded
 from kepp_core.evaluation.methods.kepp import KeppGraph, KeppLLM, KeppNoGraph
 from kepp_core.evaluation.methods.run import (HorizonEvaluation, default_methods, evaluate_horizon, run_method,
                                               skip_reason)
+
+# Every implementation by the name a catalogue entry's ``impl`` gives it.
+IMPLEMENTATIONS: dict[str, type[Method]] = {cls.impl: cls for cls in (
+    RandomPlans, NearestEpisode, GraphZeroShot, PDPP, KeppNoGraph, KeppGraph, KeppLLM, Decoded)}
+
+
+def implementation(entry: MethodEntry) -> Method:
+    """The method of the catalogue entry ``entry``: its implementation (:data:`IMPLEMENTATIONS`) made
+    for it (a graph-decoded row's base must be registered first)."""
+    return IMPLEMENTATIONS[entry.impl](entry)
+
+
+for _entry in METHODS:  # the table's order: a graph-decoded row's base comes before it
+    register(implementation(_entry))
 
 UNCERTAINTY_COLUMNS = ("NLL", "KL", "ModePrec", "ModeRec")
 # Derived from the registry (the CLI, the app and the tests use these names; the entries themselves are
@@ -70,8 +89,9 @@ SAMPLED = tuple(name for name, m in REGISTRY.items() if m.sampled)  # can draw K
 LABELS = {name: m.label for name, m in REGISTRY.items()}
 
 __all__ = [
-    "ALL_METHODS", "DEFAULT_METHODS", "EXTRA_METHODS", "LABELS", "LLM_METHODS", "PDPP", "REGISTRY", "SAMPLED", "UNCERTAINTY_COLUMNS",
-    "BlockSampler", "DecodeOverride", "EvalCache", "EvalContext", "EvalOptions", "GraphZeroShot", "HorizonEvaluation", "KeppGraph", "KeppLLM", "KeppNoGraph", "Method",
-    "MethodOutput", "NearestEpisode", "RandomPlans", "default_methods", "evaluate_horizon", "get_method",
+    "ALL_METHODS", "DEFAULT_METHODS", "EXTRA_METHODS", "IMPLEMENTATIONS", "LABELS", "LLM_METHODS", "PDPP", "REGISTRY",
+    "SAMPLED", "UNCERTAINTY_COLUMNS", "BlockSampler", "DecodeOverride", "Decoded", "EvalCache", "EvalContext",
+    "EvalOptions", "GraphZeroShot", "HorizonEvaluation", "KeppGraph", "KeppLLM", "KeppNoGraph", "Method",
+    "MethodOutput", "NearestEpisode", "RandomPlans", "default_methods", "evaluate_horizon", "get_method", "implementation",
     "nearest_episode_plans", "register", "registered", "run_method", "skip_reason",
 ]

@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from kepp_core.catalog import ENDPOINTS, STEP, MethodEntry, ModelRole, find_method, model_folder
+from kepp_core.catalog import (ENDPOINT_MODEL, ENDPOINTS, STEP, TEXT, TRUTH, EndpointSource, MethodEntry, ModelRole,
+                               find_method, model_folder)
 from kepp_core.data.feature_files import features_manifest
 from kepp_core.data.records import Dataset
+from kepp_core.devices import chosen
 from kepp_core.diffusion.sampling import predict_endpoints, sample_action_blocks, sample_actions, sample_plans
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.evaluation.options import EvalOptions
@@ -111,9 +113,10 @@ class EvalContext:
         return self.hdir / model_folder(role)
 
     def load(self, role: ModelRole) -> tuple[torch.nn.Module, ModelSpec]:
-        """Load the model of ``role``, checked against the dataset, horizon and setting."""
+        """Load the model of ``role`` on the command's device (:func:`kepp_core.devices.chosen`), checked
+        against the dataset, horizon and setting."""
         folder = self.folder(role)
-        model, cfg = load_checkpoint(folder, role.kind)
+        model, cfg = load_checkpoint(folder, role.kind, chosen())
         horizon = None if role.kind == "task-classifier" else self.horizon
         check_compatible(cfg, self.ds, horizon, self.test.obs_dim, where=str(folder), setting=self.options.setting)
         return model, ModelSpec.from_config(cfg, folder)
@@ -221,6 +224,32 @@ class EvalContext:
                                                                                  self.test.obs_goal)
         return self.cache.text_log_probs
 
+    def source_endpoints(self, source: EndpointSource) -> np.ndarray:
+        """The first and last step ``[N, 2]`` of the test episodes by the endpoint ``source``: the step
+        model's prediction, the ground truth, or the endpoint model's (the variant its source reads) or
+        the text tower's most probable ones (a zero-shot row plans between them)."""
+        if source.kind == TRUTH:
+            return self.gt[:, [0, -1]]
+        if source.kind == ENDPOINT_MODEL:
+            return self.endpoint_model_log_probs(role=source.role).argmax(-1)
+        if source.kind == TEXT:
+            return self.text_log_probs().argmax(-1)
+        return self.step_endpoints()
+
+    def source_probs(self, source: EndpointSource) -> np.ndarray:
+        """The probabilities of every first and last step ``[N, 2, A]`` the endpoint ``source`` gives
+        the test episodes (what a graph-decoded row weighs its plan's ends with): one-hot ground truth,
+        the endpoint model's calibrated hierarchical distributions, the S3D text tower's, else the step
+        model's action scores."""
+        if source.kind == TRUTH:
+            gt = self.gt[:, [0, -1]]
+            return (np.arange(self.ds.num_actions)[None, None] == gt[:, :, None]).astype(np.float64)
+        if source.kind == ENDPOINT_MODEL:
+            return np.exp(self.endpoint_model_log_probs(hierarchical=True, role=source.role))
+        if source.kind == TEXT:
+            return np.exp(self.text_log_probs())
+        return self.endpoint_probs()
+
     def step_accuracy(self) -> dict[str, float] | None:
         """Accuracy (%) of the step model's first and last action (``first_acc``, ``last_acc``) when a
         method used it, of each endpoint model's most probable (hierarchical) first and last action
@@ -256,13 +285,21 @@ def endpoint_accuracy_key(role: ModelRole) -> str:
 class Method:
     """One row of the evaluation table: ``plan(context)`` answers every test episode of a horizon.
 
-    Its name, label, required models and flags come from its catalogue entry
-    (:class:`kepp_core.catalog.MethodEntry`): ``requires``, the model roles it loads
-    (``ROOT/T<h>/<folder>``); ``sampled``: it can draw ``K`` plans per episode; ``needs_llm``: it
-    needs an LLM endpoint (not run by default); ``default``: run when no methods are named.
+    A subclass is one implementation, named once (``impl``, what a catalogue entry's ``impl`` names:
+    :data:`kepp_core.evaluation.methods.IMPLEMENTATIONS`), and says whether it can draw ``K`` plans per
+    episode (``sampled``). An instance is one row: its name, label and required models come from its
+    catalogue entry (:class:`kepp_core.catalog.MethodEntry`): ``requires``, the model roles it loads
+    (``ROOT/T<h>/<folder>``); ``needs_llm``: it needs an LLM endpoint (not run by default);
+    ``default``: run when no methods are named.
     """
 
+    impl = ""
+    sampled = False
+
     def __init__(self, entry: MethodEntry) -> None:
+        if entry.impl != self.impl:
+            raise KeppError(f"method {entry.name!r} is implemented by {entry.impl!r}, not by {type(self).__name__} "
+                            f"({self.impl!r})")
         self.entry = entry
 
     @property
@@ -278,21 +315,12 @@ class Method:
         return self.entry.roles
 
     @property
-    def sampled(self) -> bool:
-        return self.entry.sampled
-
-    @property
     def needs_llm(self) -> bool:
         return self.entry.llm
 
     @property
     def default(self) -> bool:
         return self.entry.default
-
-    @property
-    def endpoint_role(self) -> ModelRole:
-        """The endpoint model it plans with (the default one unless its roles name a variant)."""
-        return self.entry.endpoint_role or ENDPOINTS
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
         """Plans for ``ctx.test`` (``samples`` set when ``ctx.options.samples`` and the method is sampled)."""

@@ -7,14 +7,16 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from kepp_core.catalog import ENDPOINT_MODEL, TASK_CLASSIFIER, TEXT, TRUTH, method
-from kepp_core.evaluation.methods.base import EvalContext, Method, MethodOutput, register
+from kepp_core.catalog import TASK_CLASSIFIER
+from kepp_core.evaluation.methods.base import EvalContext, Method, MethodOutput
 from kepp_core.graph.retrieval import top_paths
 from kepp_core.training.data import EpisodeTensors
 
 
 class RandomPlans(Method):
     """Uniformly random actions."""
+
+    impl, sampled = "random", True
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
         k = ctx.options.samples
@@ -37,29 +39,28 @@ def nearest_episode_plans(train: EpisodeTensors, test: EpisodeTensors) -> np.nda
 class NearestEpisode(Method):
     """The plan of the nearest training episode in feature space (method name ``retrieval``)."""
 
+    impl = "retrieval"
+
     def plan(self, ctx: EvalContext) -> MethodOutput:
         return MethodOutput(nearest_episode_plans(ctx.train_tensors(), ctx.test))
 
 
 class GraphZeroShot(Method):
-    """Zero-shot planning: the top P²KG path between the entry's endpoints: the step model's
+    """Zero-shot planning: the top P²KG path between the endpoints of the entry's source
+    (:meth:`~kepp_core.evaluation.methods.base.EvalContext.source_endpoints`): the step model's
     predicted ones, the ground truth, the endpoint model's most probable first and last step, or
     those the S3D text tower scores highest for the start and goal clips (``graph-text``)."""
 
+    impl = "zero-shot"
+
     def plan(self, ctx: EvalContext) -> MethodOutput:
-        if self.entry.endpoints_from == TRUTH:
-            ends = ctx.gt[:, [0, -1]]
-        elif self.entry.endpoints_from == ENDPOINT_MODEL:
-            ends = ctx.endpoint_model_log_probs(role=self.endpoint_role).argmax(-1)
-        elif self.entry.endpoints_from == TEXT:
-            ends = ctx.text_log_probs().argmax(-1)
-        else:
-            ends = ctx.step_endpoints()
-        return MethodOutput(top_paths(ctx.graph, ends, ctx.horizon, self.entry.R))
+        return MethodOutput(top_paths(ctx.graph, ctx.source_endpoints(self.entry.ends), ctx.horizon, self.entry.R))
 
 
 class PDPP(Method):
     """PDPP: a planning model with a task-class row, the task predicted by the classifier."""
+
+    impl, sampled = "pdpp", True
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
         classifier, _ = ctx.load(TASK_CLASSIFIER)
@@ -69,12 +70,3 @@ class PDPP(Method):
         cond = {"task": F.one_hot(task, model.layout.rows[0].width).float()}
         return ctx.draw(model, spec, cond)
 
-
-register(RandomPlans(method("random")))
-register(NearestEpisode(method("retrieval")))
-register(GraphZeroShot(method("graph-pred")))
-register(GraphZeroShot(method("graph-gt")))
-register(GraphZeroShot(method("graph-ce")))
-register(GraphZeroShot(method("graph-ce-pair")))
-register(GraphZeroShot(method("graph-text")))
-register(PDPP(method("pdpp")))

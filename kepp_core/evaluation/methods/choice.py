@@ -17,7 +17,7 @@ fixes λ of every graph-decoded row (:func:`choose`).
 by the choice made on validation videos): the step model's scores of every first and last step, one-hot
 ground truth for a row given the true endpoints, the endpoint model's calibrated distributions for a
 ``+jdec`` row, the text tower's (temperature fitted on the training episodes) for a ``+jdec-text`` row,
-as the row's catalogue entry says (``endpoints_from``).
+as the row's endpoint source says (its catalogue entry's ``endpoints_from``).
 
 **Making a choice** (:func:`select_on_validation`). On a validation part cut from the *training*
 videos (the planning model's own held-out ``val`` part: same ``val_fraction`` and seed as its
@@ -65,11 +65,12 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import Annotated, Literal
 
 import numpy as np
 
-from kepp_core.catalog import (CONFIG_FILE, DECODED_SUFFIX, DECODING_FILE, ENDPOINT_MODEL, ENDPOINTS, JOINT_SUFFIX,
-                               TEXT, TRUTH, MethodEntry, ModelRole, find_method, model_folder, models_horizon,
+from kepp_core.catalog import (CONFIG_FILE, DECODING_FILE, DEFAULT_M, DEFAULT_SETTING, ENDPOINT_MODEL, MAX_TOP,
+                               PREDICTED, TEXT, TRUTH, MethodEntry, ModelRole, methods, model_folder, models_horizon,
                                planner_method)
 from kepp_core.data.records import Dataset, restrict_train
 from kepp_core.errors import KeppError
@@ -79,16 +80,18 @@ from kepp_core.evaluation.stats import paired_permutation_test
 from kepp_core.graph.build import build_graph
 from kepp_core.graph.decoding import (GRAPH_LAMBDA, GRAPH_MODE, JOINT_MODE, MARGINAL_MODES, TOPK, DecodeChoice,
                                       decode_block, transition_log_probs)
+from kepp_core.schema import Meta, NonNegative, Struct, convert
 from kepp_core.io import atomic_write_json, read_json
 from kepp_core.metrics import mean_accuracy, success_rate
-from kepp_core.models.checkpoint import read_config
+from kepp_core.models.folders import read_config
 from kepp_core.paths import cache_folder
 from kepp_core.planner import PlannerDecoding
 from kepp_core.training.data import episode_tensors
 from kepp_core.video.s3d_spec import S3DSpec
 
 __all__ = ["CHOICE_FORMAT", "LAMBDAS", "cache_file", "choice_key", "choose", "clear_gain", "emission_block", "find_choice",
-           "model_stamps", "one_se_gain", "planner_decoding", "row_endpoint_probs", "row_modes", "row_stamps",
+           "model_stamps", "one_se_gain", "planner_decoding", "planner_rows", "row_endpoint_probs", "row_modes", "row_stamps",
+           "valid_choice",
            "select_on_validation", "stored_choice", "validation_context"]
 
 LAMBDAS = (0.0, 0.1, 0.3, 1.0, 3.0, 10.0, GRAPH_LAMBDA)
@@ -109,18 +112,11 @@ def row_modes(entry: MethodEntry) -> tuple[str, ...]:
 
 def row_endpoint_probs(ctx: EvalContext, entry: MethodEntry) -> np.ndarray:
     """The probabilities of every first and last step ``[N, 2, A]`` the graph-decoded row ``entry``
-    decodes ``ctx``'s episodes with, by whose endpoints its entry says it uses (``endpoints_from``):
-    one-hot ground truth, the endpoint model's calibrated (hierarchical) distributions (``+jdec``), the
-    S3D text tower's (``+jdec-text``), else the step model's action scores."""
-    source = entry.endpoints_from
-    if source == TRUTH:
-        gt = ctx.gt[:, [0, -1]]
-        return (np.arange(ctx.ds.num_actions)[None, None] == gt[:, :, None]).astype(np.float64)
-    if source == ENDPOINT_MODEL:
-        return np.exp(ctx.endpoint_model_log_probs(hierarchical=True, role=entry.endpoint_role or ENDPOINTS))
-    if source == TEXT:
-        return np.exp(ctx.text_log_probs())
-    return ctx.endpoint_probs()
+    decodes ``ctx``'s episodes with: its endpoint source's (:attr:`kepp_core.catalog.MethodEntry.ends`,
+    :meth:`~kepp_core.evaluation.methods.base.EvalContext.source_probs`): one-hot ground truth, the
+    endpoint model's calibrated (hierarchical) distributions (``+jdec``; a variant's for ``+jdec-pair``),
+    the S3D text tower's (``+jdec-text``), else the step model's action scores."""
+    return ctx.source_probs(entry.ends)
 
 
 def choice_key(entry: MethodEntry, samples: int = 1) -> str:
@@ -152,7 +148,7 @@ def row_stamps(ctx: EvalContext, method) -> dict[str, object]:
     and, for a row that decodes with the S3D text tower's distributions, the tower's weights and word
     list (:attr:`~kepp_core.video.s3d_spec.S3DSpec.text_tower`)."""
     stamps = model_stamps(ctx.hdir, method.requires)
-    if method.entry.endpoints_from == TEXT:
+    if method.entry.ends.text:
         stamps[TEXT] = S3DSpec.parse(ctx.options.encoder).text_tower if ctx.options.encoder else None
     return stamps
 
@@ -183,13 +179,48 @@ def _read(path: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
+Mode = Literal[(*MARGINAL_MODES, JOINT_MODE, GRAPH_MODE)]
+Percent = Annotated[float, Meta(ge=0, le=100)]
+
+
+class _Choice(Struct):
+    mode: Mode
+    lam: NonNegative
+    k: Annotated[int, Meta(ge=1, le=MAX_TOP)]
+
+
+class _Scored(_Choice):
+    SR: Percent
+    mAcc: Percent
+
+
+class StoredChoice(Struct):
+    """What a stored choice holds that is used (the rest is for readers): the choice, its validation
+    SR and the grid it was picked from (an override of one part picks from the grid)."""
+
+    choice: _Choice
+    val_SR: Percent
+    grid: Annotated[list[_Scored], Meta(min_length=1, max_length=10_000)]
+
+
+def valid_choice(entry) -> bool:
+    """Whether a stored entry is a choice this code can use (:class:`StoredChoice`): a choices file is
+    a cache, never trusted; an entry with a NaN, negative, text or out-of-range value is made again."""
+    try:
+        convert(entry, StoredChoice, "stored choice")
+    except KeppError:
+        return False
+    return True
+
+
 def find_choice(hdir: Path, key: str, stamps: dict) -> tuple[dict, Path] | None:
     """The stored choice ``key`` made for these models (``stamps``) by this code's
     :data:`CHOICE_FORMAT`, and its file: the models folder's ``decoding.json`` first, then the
-    cache home's (:func:`cache_file`); None when neither holds one."""
+    cache home's (:func:`cache_file`); None when neither holds a valid one (:func:`valid_choice`)."""
     for path in (Path(hdir) / DECODING_FILE, cache_file(hdir)):
         entry = _read(path).get(key)
-        if entry and entry.get("models") == stamps and entry.get("format") == CHOICE_FORMAT:
+        if isinstance(entry, dict) and entry.get("models") == stamps and entry.get("format") == CHOICE_FORMAT \
+                and valid_choice(entry):
             return entry, path
     return None
 
@@ -252,15 +283,29 @@ def choose(ctx: EvalContext, method) -> DecodeChoice:
     return DecodeChoice(top["mode"], top["lam"], top["k"])
 
 
+def planner_rows(base: MethodEntry) -> tuple[MethodEntry, ...]:
+    """The graph-decoded rows of ``base`` whose choice the KEPP planner may take on two clips: those
+    decoding with the step model's probabilities (``+dec``) or the default endpoint model's
+    distributions (``+jdec``), which the planner loads itself (a variant's and the text tower's rows
+    are evaluation's comparisons).
+
+    >>> from kepp_core.catalog import method
+    >>> [e.name for e in planner_rows(method("kepp-R1"))], [e.name for e in planner_rows(method("kepp-R2"))]
+    (['kepp-R1+dec', 'kepp-R1+jdec'], ['kepp-R2+dec'])
+    """
+    return tuple(e for e in methods() if e.base == base.name and e.endpoints_from in (PREDICTED, ENDPOINT_MODEL))
+
+
 def planner_decoding(hdir: Path, role: ModelRole, dataset: Callable[[], Dataset | None] | None = None,
-                     setting: str = "conventional", m: int = 3, save: bool = False) -> PlannerDecoding | None:
+                     setting: str = DEFAULT_SETTING, m: int = DEFAULT_M, save: bool = False) -> PlannerDecoding | None:
     """The decoding the KEPP planner uses with the planning model ``role`` of ``hdir`` (``ROOT/T<h>``):
     the choice of the evaluation row it runs that model as (:func:`kepp_core.catalog.planner_method`,
-    e.g. ``kepp-R1``) with graph decoding, ``+dec``; or, where ``hdir`` holds the endpoint model and the
-    row has a ``+jdec`` variant, that row's joint choice when its validation SR is higher. Each is
-    found or made as :func:`stored_choice` does (``dataset()`` read once, only when one must be made;
-    ``save``: kept in the models folder); None when one cannot be made without a dataset, or the row
-    has no graph-decoded variant (the planner then plans by the argmax)."""
+    e.g. ``kepp-R1``) with graph decoding, ``+dec``; or, where ``hdir`` holds the model a joint row's
+    source reads (the endpoint model), that row's joint choice when its validation SR is higher
+    (:func:`planner_rows`). Each is found or made as :func:`stored_choice` does (``dataset()`` read
+    once, only when one must be made; ``save``: kept in the models folder); None when one cannot be
+    made without a dataset, or the row has no graph-decoded variant (the planner then plans by the
+    argmax)."""
     hdir = Path(hdir)
     base = planner_method(role)
     if base is None:
@@ -275,9 +320,9 @@ def planner_decoding(hdir: Path, role: ModelRole, dataset: Callable[[], Dataset 
         return read[0]
 
     best = None
-    for suffix in (DECODED_SUFFIX, JOINT_SUFFIX):
-        entry = find_method(base.name + suffix)
-        if entry is None or entry.joint and not (hdir / model_folder(ENDPOINTS)).is_dir():
+    for entry in planner_rows(base):
+        model = entry.endpoint_role
+        if model is not None and not (hdir / model_folder(model)).is_dir():
             continue
         found = stored_choice(ctx, get_method(entry.name), once)
         if found is None:
@@ -287,9 +332,10 @@ def planner_decoding(hdir: Path, role: ModelRole, dataset: Callable[[], Dataset 
     if best is None:  # a row without graph-decoded variants (a method added outside the built-in table)
         return None
     entry, stored, where = best
-    return PlannerDecoding(choice=DecodeChoice(**stored["choice"]), method=entry.name, source=str(where),
+    model = entry.endpoint_role
+    return PlannerDecoding(choice=DecodeChoice(**stored["choice"]), method=entry.name, kept_in=str(where),
                            endpoints_from=entry.endpoints_from,
-                           endpoint_model=hdir / model_folder(ENDPOINTS) if entry.joint else None)
+                           endpoint_model=hdir / model_folder(model) if model is not None else None)
 
 
 # --- making a choice on validation videos -----------------------------------------------------------------------
@@ -345,7 +391,7 @@ def select_on_validation(ctx: EvalContext, method) -> dict:
     them) under every allowed mode × λ; the best by SR, then mAcc (with the graph as a prior for a
     row with ground-truth endpoints). The entry a choices file keeps, without its model stamps."""
     vctx = validation_context(ctx, method)
-    out = method.source.plan(vctx)
+    out = method.base_method.plan(vctx)
     k = ctx.options.decode.samples
     block = emission_block(vctx, out, k)
     probs = row_endpoint_probs(vctx, method.entry)
@@ -366,7 +412,7 @@ def select_on_validation(ctx: EvalContext, method) -> dict:
         if (grid[i]["SR"], grid[i]["mAcc"]) > (grid[best]["SR"], grid[best]["mAcc"]):
             best = i
     prior = {}
-    if method.entry.endpoints_from == TRUTH:  # the graph's own plan unless the best gains clearly over it
+    if method.entry.ends.kind == TRUTH:  # the graph's own plan unless the best gains clearly over it
         score(DecodeChoice(GRAPH_MODE, GRAPH_LAMBDA, TOPK))
         graph = len(grid) - 1
         gain, se = one_se_gain(hits[best] - hits[graph])

@@ -14,9 +14,22 @@ choice: made on validation videos, stored and found by :mod:`kepp_core.evaluatio
 (:func:`~kepp_core.evaluation.methods.choice.choose`), which also applies ``kepp eval --decode``.
 
 With ``kepp eval --decode-samples K`` the emissions are the mean of ``K`` sampled action blocks
-(:func:`~kepp_core.evaluation.methods.choice.emission_block`). The ``+jdec`` and ``+jdec-text`` rows
-(:mod:`kepp_core.evaluation.methods.joint`) are these rows with the endpoint model's or the S3D text
-tower's distributions.
+(:func:`~kepp_core.evaluation.methods.choice.emission_block`).
+
+**Joint decoding** (the ``+jdec`` rows, the endpoint model's or a variant's distributions, and the
+``+jdec-text`` rows, the S3D text tower's): the same class, for a row whose source gives full
+distributions of the first and last step. A ``+dec`` row commits to endpoints first (the step model's
+argmax, or its top ``k``); a joint row takes the exact best plan under
+
+    log p(a_1 | start) + log p(a_T | goal) + Σ_t log p_model(a_t | t) + λ · Σ_t log P(a_t+1 | a_t)
+
+with ``p(a_1 | start)``, ``p(a_T | goal)`` its source's distributions over every action (the endpoint
+model's calibrated hierarchical ones: :class:`~kepp_core.models.endpoints.EndpointModel`; the text
+tower's: :class:`~kepp_core.video.grounding.TextEndpoints`, the temperature fitted on the training
+episodes; it needs ``kepp eval --encoder s3d:PATH`` and the network's features, as ``graph-text``
+does), endpoint mode ``dist``. Whose distributions a row uses is its catalogue entry's source, read in
+one place (:func:`~kepp_core.evaluation.methods.choice.row_endpoint_probs`); λ is the row's decoding
+choice, made on the planning model's held-out training videos and kept under the row's own name.
 """
 
 from __future__ import annotations
@@ -25,21 +38,23 @@ from dataclasses import asdict
 
 import numpy as np
 
-from kepp_core.catalog import METHODS, MethodEntry
-from kepp_core.evaluation.methods import baselines, kepp  # noqa: F401  (the source methods register first)
-from kepp_core.evaluation.methods.base import EvalContext, Method, MethodOutput, get_method, register
+from kepp_core.catalog import MethodEntry
+from kepp_core.evaluation.methods.base import EvalContext, Method, MethodOutput, get_method
 from kepp_core.evaluation.methods.choice import choose, emission_block, row_endpoint_probs
 from kepp_core.graph.decoding import GRAPH_MODE, decode_block, transition_log_probs
 from kepp_core.graph.retrieval import top_paths
 
 
 class Decoded(Method):
-    """``<base>+dec``: the action block of the entry's ``base`` method (its :attr:`source`) decoded
-    with the graph under the row's decoding choice."""
+    """``<base>+dec``, ``<base>+jdec``, ``<base>+jdec-text``: the action block of the entry's ``base``
+    method (its :attr:`base_method`, registered before it) decoded with the graph under the row's decoding
+    choice and its source's probabilities of every first and last step."""
+
+    impl = "decoded"
 
     def __init__(self, entry: MethodEntry) -> None:
         super().__init__(entry)
-        self.source = get_method(entry.base)  # the method whose plans are decoded (its outputs are shared with its own row)
+        self.base_method = get_method(entry.base)  # the method whose plans are decoded (its outputs are shared with its own row)
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
         choice = choose(ctx, self)
@@ -48,18 +63,14 @@ class Decoded(Method):
         if choice.mode == GRAPH_MODE:  # the graph's own plan between the endpoints: the model is not sampled
             return MethodOutput(top_paths(ctx.graph, self.probs(ctx).argmax(-1), ctx.horizon), decoding=record)
         outputs = ctx.cache.outputs
-        out = outputs.get(self.source.name) or self.source.plan(ctx)
-        outputs[self.source.name] = out
+        out = outputs.get(self.base_method.name) or self.base_method.plan(ctx)
+        outputs[self.base_method.name] = out
         plans = decode_block(emission_block(ctx, out, k), transition_log_probs(ctx.graph), choice, self.probs(ctx))
         return MethodOutput(plans, decoding=record)
 
     def probs(self, ctx: EvalContext) -> np.ndarray:
-        """Endpoint probabilities ``[N, 2, A]``: the step model's, one-hot ground truth, or for a joint
-        row the endpoint model's or the text tower's distributions, as the decoding choice module says
+        """Endpoint probabilities ``[N, 2, A]`` of the row's source: the step model's, one-hot ground
+        truth, or for a joint row the endpoint model's or the text tower's distributions
         (:func:`~kepp_core.evaluation.methods.choice.row_endpoint_probs`)."""
         return row_endpoint_probs(ctx, self.entry)
 
-
-for _entry in METHODS:  # the catalogue's decoded rows (the joint ones: kepp_core.evaluation.methods.joint)
-    if _entry.decoded and not _entry.joint:
-        register(Decoded(_entry))

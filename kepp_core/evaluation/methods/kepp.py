@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import torch
 
-from kepp_core.catalog import TRUTH, method
+from kepp_core.catalog import TRUTH
 from kepp_core.diffusion.sampling import sample_plans
-from kepp_core.evaluation.methods.base import BlockSampler, EvalContext, Method, MethodOutput, register
+from kepp_core.evaluation.methods.base import BlockSampler, EvalContext, Method, MethodOutput
 from kepp_core.graph.retrieval import make_retriever
 from kepp_core.training.trainers import llm_condition_rows
 
 
 class KeppNoGraph(Method):
     """KEPP's planning model without the graph condition."""
+
+    impl, sampled = "planning-model", True
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
         model, spec = ctx.load(self.entry.plan_model)
@@ -22,12 +24,14 @@ class KeppNoGraph(Method):
 
 class KeppGraph(Method):
     """The KEPP planner with the entry's ``R`` graph paths between the step model's or
-    (``endpoints_from == TRUTH``: a flawless step model) the ground-truth endpoints; with a
+    (the entry's source is the :data:`~kepp_core.catalog.TRUTH`: a flawless step model) the ground-truth endpoints; with a
     ``structured`` entry, the planning model trained with the structured loss through the graph
     (``kepp train plan --structured-weight``)."""
 
+    impl, sampled = "kepp", True
+
     def plan(self, ctx: EvalContext) -> MethodOutput:
-        truth, R, o = self.entry.endpoints_from == TRUTH, self.entry.R, ctx.options
+        truth, R, o = self.entry.ends.kind == TRUTH, self.entry.R, ctx.options
         p = ctx.planner(self.entry.plan_model)
         b = p.plan_batch(ctx.test.obs_start, ctx.test.obs_goal, R, endpoints=ctx.gt[:, [0, -1]] if truth else None)
         cond = {"graph": torch.from_numpy(b.conditions)} if p.uses_graph else None
@@ -46,6 +50,8 @@ class KeppLLM(Method):
     """A planning model conditioned on the LLM's plan for the step model's predicted endpoints,
     alone (``llm``) or after the P²KG row (``graph+llm``); paper Table 6."""
 
+    impl, sampled = "kepp-llm", True
+
     def plan(self, ctx: EvalContext) -> MethodOutput:
         model, spec = ctx.load(self.entry.plan_model)
         ends = ctx.step_endpoints()
@@ -63,11 +69,3 @@ class KeppLLM(Method):
         out.llm_plans = [{"actions": list(r.actions), "source": r.source} for r in recs]
         return out
 
-
-register(KeppNoGraph(method("kepp-nograph")))
-register(KeppGraph(method("kepp-R1")))
-register(KeppGraph(method("kepp-R2")))
-register(KeppGraph(method("kepp-gt")))
-register(KeppGraph(method("kepp-R1-struct")))
-register(KeppLLM(method("kepp-llm")))
-register(KeppLLM(method("kepp-graph-llm")))

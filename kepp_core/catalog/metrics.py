@@ -1,0 +1,69 @@
+"""The names of what is measured: the evaluation tables' metrics, the paired test and the paper's
+failure patterns (their rules: :mod:`kepp_core.metrics`, :mod:`kepp_core.evaluation.failures`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+@dataclass(frozen=True)
+class Metric:
+    """A metric of the evaluation tables: its key in rows and records, its name in a table's
+    header and what it measures."""
+
+    key: str
+    name: str
+    description: str = field(default="", compare=False)
+
+
+METRICS = (
+    Metric("SR", "SR", "success rate: the whole plan right (%)"),
+    Metric("mAcc", "mAcc", "mean accuracy: steps right (%)"),
+    Metric("mIoU", "mIoU", "IoU of the predicted and true action sets, per episode (%)"),
+    Metric("mIoU_b256", "mIoU (batch 256)", "IoU of the predicted and true action sets per batch of 256 "
+                                           "episodes, the batches' plain mean (PDPP's code weights each batch by "
+                                           "its episodes: the pdpp metric family, kepp_core.benchmark) (%)"),
+    Metric("ends", "ends right", "both the first and the last step right (%)"),
+    Metric("SR_ends", "SR if ends right", "plans right among the episodes whose first and last steps are right (%)"),
+)
+METRIC_KEYS = tuple(m.key for m in METRICS)
+METRIC_NAMES = {m.key: m.name for m in METRICS}
+
+
+# The paired test of two methods (kepp protocol, the Results page) and the per-episode record field
+# it compares for each metric that has one.
+PAIRED_TEST = "two-sided paired sign-flip permutation test on per-episode success over (seed, test episode) units"
+PAIR_METRICS = {"SR": "success", "mAcc": "acc"}
+SIGNIFICANCE = 0.05  # the level a paired difference is called significant at
+
+# Two methods episode by episode (kepp_core.evaluation.compare): the four cells of the 2x2 table
+# (their names in URLs and the API, their readable labels), the test of the discordant cells, and
+# the paired bootstrap of the SR difference (resamples drawn unless told otherwise).
+AB_CELLS = {"both": "both right", "a-only": "A right, B wrong", "b-only": "B right, A wrong",
+            "neither": "both wrong"}
+AB_TEST = "McNemar's exact test (two-sided, binomial on the discordant episodes)"
+BOOTSTRAP_RESAMPLES = 10_000
+
+
+# --- failure patterns (the paper's failure analysis) ---------------------------------------------------------
+PATTERNS = ("wrong_endpoint", "same_start_end", "repeated_subsequence", "other")
+# "wrong_endpoint" is judged on the predicted endpoints â₁, â_T (the step model's; a method without one:
+# its plan's own ends), so its label names them; the ends slice below is judged on the plan's own ends.
+PATTERN_LABELS = {
+    "wrong_endpoint": "wrong predicted endpoint",
+    "same_start_end": "same start and end step",
+    "repeated_subsequence": "repeated sub-sequence",
+    "other": "other",
+}
+
+
+def pattern_label(pattern: str | None) -> str:
+    """A failure pattern's readable name; a comma-separated list of patterns is named one by one.
+
+    >>> pattern_label("wrong_endpoint, repeated_subsequence")
+    'wrong predicted endpoint, repeated sub-sequence'
+    >>> pattern_label("")
+    '—'
+    """
+    names = [p.strip() for p in str(pattern or "").split(",") if p.strip()]
+    return ", ".join(PATTERN_LABELS.get(p, p.replace("_", " ")) for p in names) or "—"
+

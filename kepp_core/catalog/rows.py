@@ -1,0 +1,384 @@
+"""The evaluation methods: :data:`METHODS` is the evaluation table in its row order, one frozen
+:class:`MethodEntry` per row, built by keyword from named parts: a kind (:data:`ROW_KINDS`), the
+implementation that makes its plans (named once, on its class in :mod:`kepp_core.evaluation.methods`),
+its models, its R and its endpoint source (:mod:`kepp_core.catalog.sources`). The derived rows
+(``+dec`` for every planning method, ``+jdec``, ``+jdec-<variant>`` and ``+jdec-text`` for
+:data:`JOINT_BASES`, ``-<variant>`` twins of the endpoint model's rows) are made from their base
+entries, never written out. Everything that asks about a method (the failure analysis, the records,
+the Results page, the Plan-page link, the demo table, the protocol, the planner's decoding) asks the
+entry (:func:`method`, :func:`find_method`, :func:`methods`) or its source (:attr:`MethodEntry.ends`);
+which planner re-plans a row on two clips is :func:`live_planner`. What a page shows first lives with
+the app (``app/components/names.py``).
+
+>>> method("kepp-R2").R, method("kepp-R2").label, [r.kind for r in method("kepp-R2").roles]
+(2, 'KEPP R=2', ['step', 'plan'])
+>>> method("kepp-R1+jdec").roles[-1] == ENDPOINTS, method("kepp-R1+jdec").kind, method("graph-ce").ends.words
+(True, 'joint', 'endpoint model')
+>>> plan_model_id(method("kepp-R2").planner_role), method("kepp-R2+dec").planner_role is None
+('graph-R2', True)
+>>> [m.name for m in METHODS if m.joint and m.ends.role == ENDPOINTS]
+['kepp-nograph+jdec', 'kepp-R1+jdec', 'kepp-R1-struct+jdec']
+>>> method("kepp-R1+jdec-pair").ends.name, method("graph-ce-pair").endpoint_role.variant
+('endpoint-model-pair', 'pair')
+>>> [m.name for m in METHODS if m.joint and m.ends.text]
+['kepp-nograph+jdec-text', 'kepp-R1+jdec-text', 'kepp-R1-struct+jdec-text']
+>>> method("graph-text").endpoints_from, method("graph-text").roles, "graph-text" in DEMO_RECORDED
+('text', (), False)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+
+from kepp_core.catalog.roles import (DEMO_ROLES, ENDPOINT_VARIANTS, ENDPOINTS, GRAPH_CONDITIONS, LLM_CONDITIONS, STEP,
+                                     STRUCT_SUFFIX, SUITE_ROLES, TASK_CLASSIFIER, ModelRole, model_folder,
+                                     parse_plan_model_id, plan_model_id, plan_role)
+from kepp_core.catalog.sources import (ENDPOINT_MODEL, PREDICTED, TEXT, TRUTH, EndpointSource, endpoint_source,
+                                       model_source)
+from kepp_core.errors import KeppError
+
+DECODED_SUFFIX = "+dec"
+JOINT_SUFFIX = "+jdec"
+TEXT_JOINT_SUFFIX = "+jdec-text"  # joint decoding with the S3D text tower's distributions
+# The planner with no trained model (the P²KG's plan between the text tower's endpoints): the catalogue's
+# row of its plans, and its id where a planning model's id goes (kepp plan --planning-model, the Plan
+# page's model=; live_planner).
+TEXT_PLANNER = "graph-text"
+# What a row is: a baseline, zero-shot planning on the graph, a planner (a planning model, with or
+# without the KEPP pipeline around it), a planner's action block decoded with the graph (``+dec``), or
+# decoded jointly with a source's distributions of the first and last step (``+jdec``, ``+jdec-text``).
+BASELINE, ZERO_SHOT, PLANNER, DECODED, JOINT = "baseline", "zero-shot", "planner", "decoded", "joint"
+ROW_KINDS = (BASELINE, ZERO_SHOT, PLANNER, DECODED, JOINT)
+# The planners whose action blocks decode best with the graph (docs, Models): the catalogue adds their
+# ``+jdec`` rows (the endpoint model's distributions, and each variant's) and ``+jdec-text`` rows.
+JOINT_BASES = ("kepp-nograph", "kepp-R1", "kepp-R1-struct")
+
+
+@dataclass(frozen=True, kw_only=True)
+class MethodEntry:
+    """One row of the evaluation table, built by keyword from named parts.
+
+    ``kind``: one of :data:`ROW_KINDS`; ``impl``: the name of the implementation that makes its plans
+    (:data:`kepp_core.evaluation.methods.IMPLEMENTATIONS`); ``roles``: the models it loads
+    (``ROOT/T<h>/<folder>``); ``R``: the number of graph paths it is given (None: no paths, or set by
+    its model's config); ``endpoints_from``: the name of its endpoint source
+    (:data:`~kepp_core.catalog.sources.ENDPOINT_SOURCES`: whose endpoints it plans between, or for a
+    graph-decoded row whose probabilities of every first and last step it decodes with; None: none;
+    :attr:`ends` is the source itself); ``base``: the method whose action block a graph-decoded row
+    decodes. Everything else is asked of these parts: whether it uses the graph (:attr:`graph`), needs
+    an LLM (:attr:`llm`) or the S3D text tower (:attr:`text`), was trained with the structured loss
+    (:attr:`structured`), runs by default (:attr:`default`), which planning model the KEPP planner runs
+    as this row (:attr:`planner_role`) and which planner re-plans it on two clips (:func:`live_planner`).
+    """
+
+    name: str
+    label: str
+    kind: str
+    impl: str
+    roles: tuple[ModelRole, ...] = ()
+    R: int | None = None
+    endpoints_from: str | None = None
+    base: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in ROW_KINDS:
+            raise KeppError(f"method {self.name!r}: kind {self.kind!r} is not one of {', '.join(ROW_KINDS)}")
+        if (self.base is not None) != (self.kind in (DECODED, JOINT)):
+            raise KeppError(f"method {self.name!r}: a graph-decoded row ({DECODED}, {JOINT}) and its base go together")
+        ends = self.ends
+        if ends is not None and ends.role is not None and ends.role not in self.roles:
+            raise KeppError(f"method {self.name!r}: its endpoint source {ends.name!r} reads "
+                            f"{model_folder(ends.role)}, which is not among its models")
+        if self.kind == JOINT and (ends is None or not ends.distributions):
+            raise KeppError(f"method {self.name!r}: a joint row decodes with a source's distributions")
+
+    @property
+    def ends(self) -> EndpointSource | None:
+        """Its endpoint source (None: it plans without given endpoints)."""
+        return None if self.endpoints_from is None else endpoint_source(self.endpoints_from)
+
+    @property
+    def decoded(self) -> bool:
+        """A graph-decoded row (``<base>+dec``, ``+jdec``, ``+jdec-text``: the base's action block decoded
+        exactly under the P²KG)."""
+        return self.kind in (DECODED, JOINT)
+
+    @property
+    def joint(self) -> bool:
+        """A ``+jdec`` or ``+jdec-text`` row (decoded jointly with its source's distributions of ``a_1``
+        and ``a_T``)."""
+        return self.kind == JOINT
+
+    @property
+    def plan_model(self) -> ModelRole | None:
+        """The planning model among its roles (None: it has none)."""
+        return next((r for r in self.roles if r.kind == "plan"), None)
+
+    @property
+    def graph(self) -> bool:
+        """It uses the P²KG: zero-shot and graph-decoded rows, planners with a graph condition."""
+        plan = self.plan_model
+        return self.kind in (ZERO_SHOT, DECODED, JOINT) or (plan is not None and plan.condition in GRAPH_CONDITIONS)
+
+    @property
+    def structured(self) -> bool:
+        """Its planning model was trained with the structured loss through the graph."""
+        plan = self.plan_model
+        return plan is not None and plan.structured
+
+    @property
+    def llm(self) -> bool:
+        """It needs an LLM endpoint (its planning model is conditioned on the LLM's plan; never run by
+        default)."""
+        plan = self.plan_model
+        return plan is not None and plan.condition in LLM_CONDITIONS
+
+    @property
+    def text(self) -> bool:
+        """It needs the S3D text tower (``kepp eval --encoder s3d:PATH``) and the S3D encoder's features."""
+        return self.ends is not None and self.ends.text
+
+    @property
+    def default(self) -> bool:
+        """``kepp eval`` runs it when no methods are named: the paper's table, i.e. a baseline, zero-shot
+        or planner row between no given endpoints, the step model's or the true ones, whose models
+        ``kepp train all`` trains by default (:data:`~kepp_core.catalog.roles.SUITE_ROLES`)."""
+        return (self.kind in (BASELINE, ZERO_SHOT, PLANNER) and self.endpoints_from in (None, PREDICTED, TRUTH)
+                and set(self.roles) <= set(SUITE_ROLES))
+
+    @property
+    def endpoint_role(self) -> ModelRole | None:
+        """The endpoint model its source reads (the default one, or a variant: ``endpoints-pair``), or None."""
+        ends = self.ends
+        return ends.role if ends is not None and ends.kind == ENDPOINT_MODEL else None
+
+    @property
+    def planner_role(self) -> ModelRole | None:
+        """The planning model the KEPP planner (:class:`kepp_core.planner.KEPPPlanner`: the step
+        model's endpoints, ``R`` graph paths, the planning model) runs to make this row's plans — a
+        graph-conditioned one, trained with the structured loss or not, or one without a condition —
+        or None when the planner is not this row (baselines, ground-truth endpoints, decoded and LLM
+        rows)."""
+        if self.kind != PLANNER or self.llm or self.endpoints_from == TRUTH:
+            return None
+        plan = self.plan_model
+        return plan if plan is not None and plan.condition in ("graph", "none") else None
+
+    @property
+    def judged_on_stored_paths(self) -> bool:
+        """Its plan follows the step model's endpoints and the graph paths a record stores (the
+        zero-shot and KEPP-R rows): the failure analysis judges it on those; other rows are
+        judged by their own plan's ends."""
+        return (self.graph and self.endpoints_from == PREDICTED and self.R is not None and not self.decoded
+                and not self.structured and not self.llm)
+
+    @property
+    def stores_paths(self) -> bool:
+        """Its output carries the graph paths the records keep (a KEPP-R row with a planning model)."""
+        return self.judged_on_stored_paths and self.plan_model is not None
+
+
+def kepp_r(R: int, structured: bool = False) -> MethodEntry:
+    """The entry of the KEPP planner with ``R`` graph paths between the step model's endpoints
+    (``structured``: its planning model trained with the structured loss)."""
+    tail = ", structured training" if structured else ""
+    return MethodEntry(name=f"kepp-R{R}" + (STRUCT_SUFFIX if structured else ""), label=f"KEPP R={R}{tail}",
+                       kind=PLANNER, impl="kepp", roles=(STEP, plan_role("graph", R, structured)), R=R,
+                       endpoints_from=PREDICTED)
+
+
+def decoded(base: MethodEntry) -> MethodEntry:
+    """The ``<base>+dec`` row of a planning method (it also needs the step model unless it
+    plans between ground-truth endpoints)."""
+    roles = base.roles if base.endpoints_from == TRUTH or STEP in base.roles else (*base.roles, STEP)
+    return MethodEntry(name=base.name + DECODED_SUFFIX, label=base.label + " + graph decoding", kind=DECODED,
+                       impl="decoded", roles=roles, R=base.R, endpoints_from=base.endpoints_from or PREDICTED,
+                       base=base.name)
+
+
+def joint_decoded(base: MethodEntry) -> MethodEntry:
+    """The ``<base>+jdec`` row of a planning method: the exact best plan under the endpoint
+    model's distributions of ``a_1`` and ``a_T``, the base's action block and the P²KG."""
+    return MethodEntry(name=base.name + JOINT_SUFFIX, label=base.label + " + joint decoding with the endpoint model",
+                       kind=JOINT, impl="decoded", roles=(*base.roles, ENDPOINTS), R=base.R,
+                       endpoints_from=ENDPOINT_MODEL, base=base.name)
+
+
+def text_joint_decoded(base: MethodEntry) -> MethodEntry:
+    """The ``<base>+jdec-text`` row of a planning method: its ``+jdec`` row with the S3D text tower's
+    distributions of ``a_1`` and ``a_T`` in place of the endpoint model's (no endpoint model; it needs
+    the text tower, as ``graph-text`` does)."""
+    return MethodEntry(name=base.name + TEXT_JOINT_SUFFIX,
+                       label=base.label + " + joint decoding with the text tower's endpoints (S3D)", kind=JOINT,
+                       impl="decoded", roles=base.roles, R=base.R, endpoints_from=TEXT, base=base.name)
+
+
+def with_endpoints(entry: MethodEntry, role: ModelRole) -> MethodEntry:
+    """The row ``entry`` planning with the endpoint model variant ``role`` instead of the default
+    one: ``<name>-<variant>``, with that variant's source, run when named (the protocol's comparison
+    of the two on the same episodes)."""
+    return replace(entry, name=f"{entry.name}-{role.variant}", label=f"{entry.label} (the earlier {role.variant} model)",
+                   roles=tuple(role if r == ENDPOINTS else r for r in entry.roles),
+                   endpoints_from=model_source(role).name)
+
+
+_GRAPH_CE = MethodEntry(name="graph-ce", label="P²KG zero-shot, endpoint model's endpoints", kind=ZERO_SHOT,
+                        impl="zero-shot", roles=(ENDPOINTS,), R=1, endpoints_from=ENDPOINT_MODEL)
+_BASE_METHODS = (
+    MethodEntry(name="random", label="Random", kind=BASELINE, impl="random"),
+    MethodEntry(name="retrieval", label="Retrieval (nearest training episode)", kind=BASELINE, impl="retrieval"),
+    MethodEntry(name="graph-pred", label="P²KG zero-shot, predicted endpoints", kind=ZERO_SHOT, impl="zero-shot",
+                roles=(STEP,), R=1, endpoints_from=PREDICTED),
+    MethodEntry(name="graph-gt", label="P²KG zero-shot, ground-truth endpoints", kind=ZERO_SHOT, impl="zero-shot",
+                R=1, endpoints_from=TRUTH),
+    _GRAPH_CE,
+    *(with_endpoints(_GRAPH_CE, ModelRole(ENDPOINTS.kind, variant=v)) for v in ENDPOINT_VARIANTS),
+    MethodEntry(name=TEXT_PLANNER, label="P²KG zero-shot, text-grounded endpoints (S3D)", kind=ZERO_SHOT,
+                impl="zero-shot", R=1, endpoints_from=TEXT),
+    MethodEntry(name="pdpp", label="PDPP (task classifier)", kind=PLANNER, impl="pdpp",
+                roles=(plan_role("task"), TASK_CLASSIFIER)),
+    MethodEntry(name="kepp-nograph", label="KEPP without graph condition", kind=PLANNER, impl="planning-model",
+                roles=(plan_role("none"),)),
+    kepp_r(1),
+    kepp_r(2),
+    MethodEntry(name="kepp-gt", label="KEPP with ground-truth endpoints", kind=PLANNER, impl="kepp",
+                roles=(STEP, plan_role("graph", 1)), R=1, endpoints_from=TRUTH),
+    kepp_r(1, structured=True),
+)
+# The decoded rows: every planning method (its action block is what is decoded).
+_DECODED = tuple(decoded(m) for m in _BASE_METHODS if m.plan_model is not None)
+_LLM_METHODS = (
+    MethodEntry(name="kepp-llm", label="KEPP with the LLM plan instead of the graph", kind=PLANNER, impl="kepp-llm",
+                roles=(STEP, plan_role("llm")), endpoints_from=PREDICTED),
+    MethodEntry(name="kepp-graph-llm", label="KEPP with the graph and the LLM plan", kind=PLANNER, impl="kepp-llm",
+                roles=(STEP, plan_role("graph+llm")), endpoints_from=PREDICTED),
+)
+# The joint-decoding rows of the planners named in JOINT_BASES: with the endpoint model's distributions,
+# then (after the decoded rows) with each variant's, then with the text tower's.
+_JOINT = tuple(joint_decoded(m) for m in _BASE_METHODS if m.name in JOINT_BASES)
+_JOINT_VARIANTS = tuple(with_endpoints(m, ModelRole(ENDPOINTS.kind, variant=v)) for v in ENDPOINT_VARIANTS
+                        for m in _JOINT)
+_TEXT_JOINT = tuple(text_joint_decoded(m) for m in _BASE_METHODS if m.name in JOINT_BASES)
+# Every built-in method, in the table's (and the registry's) order; never rebound (extra_method adds to
+# _EXTRA, which methods() and find_method() read as well).
+METHODS: tuple[MethodEntry, ...] = _BASE_METHODS + _LLM_METHODS + _DECODED + _JOINT + _JOINT_VARIANTS + _TEXT_JOINT
+_BY_NAME = {m.name: m for m in METHODS}
+_EXTRA: dict[str, MethodEntry] = {}  # methods added for a with-block (extra_method)
+DEMO_METHODS = ("kepp-R1", "kepp-R2", "kepp-nograph")  # the demo table's KEPP rows (the shipped models' claim)
+# What the shipped demo records hold: every method the demo models can run (no LLM), the +dec and +jdec
+# rows included.
+DEMO_RECORDED = tuple(m.name for m in METHODS if not m.llm and not m.text and set(m.roles) <= set(DEMO_ROLES))
+
+
+def methods() -> tuple[MethodEntry, ...]:
+    """Every method, in the table's order: :data:`METHODS` and those :func:`extra_method` added."""
+    return METHODS + tuple(_EXTRA.values())
+
+
+def find_method(name: str) -> MethodEntry | None:
+    """The catalogue entry of ``name``, or None for a name the catalogue does not know."""
+    return _BY_NAME.get(name) or _EXTRA.get(name)
+
+
+def planner_method(role: ModelRole) -> MethodEntry | None:
+    """The catalogue's method the KEPP planner with the planning model ``role`` is (e.g. ``kepp-R1``;
+    :attr:`MethodEntry.planner_role`), None when there is none. Its ``+dec`` and ``+jdec`` rows hold
+    the planner's decoding choices (:func:`kepp_core.evaluation.methods.choice.planner_decoding`).
+
+    >>> planner_method(plan_role("graph", 1)).name, planner_method(plan_role("task")) is None
+    ('kepp-R1', True)
+    """
+    return next((e for e in methods() if e.planner_role == role), None)
+
+
+@dataclass(frozen=True)
+class LivePlanner:
+    """The planner that re-plans a row's episode on two clips: its ``id`` (``kepp plan
+    --planning-model ID``, the Plan page's ``model=``; :func:`parse_planner_id` reads it), its planning
+    model (``role``; None: graph + text endpoints, no trained model) and the graph paths it takes
+    (``R``; None: a planning model without the graph condition, whose own config says)."""
+
+    id: str
+    role: ModelRole | None
+    R: int | None
+
+
+def live_planner(name: str | None) -> LivePlanner | None:
+    """Which planner re-plans the row ``name`` on two clips (``kepp plan``, the Plan page's live
+    re-plan, every Open-in-Plan link): the KEPP planner with the planning model the row runs
+    (:attr:`MethodEntry.planner_role`) or, for a graph-decoded row, the one its base runs (the live
+    planner then decodes with the graph as its own choice says, and is labelled with that row); graph +
+    text endpoints for the ``graph-text`` row; None where no live planner makes the row's plans
+    (baselines, PDPP, ground-truth endpoints, LLM rows, an unknown name). The one place this is decided.
+
+    >>> [live_planner(m).id for m in ("kepp-R2", "kepp-R1+dec", "kepp-nograph+jdec", "kepp-R1+jdec-text", "graph-text")]
+    ['graph-R2', 'graph-R1', 'none', 'graph-R1', 'graph-text']
+    >>> live_planner("kepp-R2").R, live_planner("kepp-nograph").R, live_planner("graph-text").R
+    (2, None, 1)
+    >>> [live_planner(m) for m in ("random", "graph-pred", "pdpp", "kepp-gt+dec", "kepp-llm", "nonsense")]
+    [None, None, None, None, None, None]
+    """
+    entry = find_method(name) if name else None
+    if entry is not None and entry.base is not None:
+        entry = find_method(entry.base)
+    if entry is None:
+        return None
+    role = entry.planner_role
+    if role is not None:
+        return LivePlanner(plan_model_id(role), role, role.R if role.condition == "graph" else None)
+    if entry.kind == ZERO_SHOT and entry.endpoints_from == TEXT:
+        return LivePlanner(TEXT_PLANNER, None, entry.R)
+    return None
+
+
+def parse_planner_id(text: str) -> ModelRole | None:
+    """The planning model a planner id names (:attr:`LivePlanner.id`): a :class:`ModelRole`, or None for
+    :data:`TEXT_PLANNER` (no trained model); KeppError for another text.
+
+    >>> parse_planner_id("graph-R1").R, parse_planner_id("graph-text") is None
+    (1, True)
+    """
+    return None if str(text) == TEXT_PLANNER else parse_plan_model_id(text)
+
+
+def method(name: str) -> MethodEntry:
+    """The catalogue entry of method ``name`` (KeppError listing the known names otherwise)."""
+    entry = find_method(name)
+    if entry is None:
+        raise KeppError(f"unknown method {name!r} (expected one of {', '.join(m.name for m in methods())})")
+    return entry
+
+
+def method_label(name: str) -> str:
+    """A method's readable name (the name itself when the catalogue does not know it)."""
+    m = find_method(name)
+    return m.label if m is not None else name
+
+
+def method_names() -> tuple[str, ...]:
+    """Every method name, in the table's order."""
+    return tuple(m.name for m in methods())
+
+
+def paths_source(names) -> str | None:
+    """Of the methods ``names``, the one whose graph paths the records keep: the KEPP-R row with
+    the most paths (None when none of them stores paths)."""
+    rows = [m for m in methods() if m.name in set(names) and m.stores_paths]
+    return max(rows, key=lambda m: m.R).name if rows else None
+
+
+@contextmanager
+def extra_method(entry: MethodEntry) -> Iterator[MethodEntry]:
+    """Add ``entry`` to the catalogue for the duration of a ``with`` block (tests register a
+    throw-away method this way; its class is registered with
+    :func:`kepp_core.evaluation.methods.registered`)."""
+    if find_method(entry.name) is not None:
+        raise KeppError(f"method {entry.name!r} is already in the catalogue")
+    _EXTRA[entry.name] = entry
+    try:
+        yield entry
+    finally:
+        del _EXTRA[entry.name]
+
