@@ -175,6 +175,15 @@ def test_a_playlist_item_of_an_imported_method_is_named_with_its_file(monkeypatc
 
 def test_the_episode_map_of_a_features_only_dataset_links_its_episodes_to_the_plan_page(monkeypatch, lists_env):
     at = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py", {"method": "kepp-R2", "map": "1"}))
-    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
-    assert sum(len(t.get("x", [])) for t in figure["data"]) > 0  # the test episodes are on the map
+    maps = [s for s in (json.loads(c.proto.spec) for c in at.get("plotly_chart")) if "PC 1" in json.dumps(s["layout"])]
+    ids = [e for trace in maps[0]["data"] for e in trace["customdata"]]
+    preds = api.read_predictions(sorted(lists_env.records.glob("*.jsonl")))
+    shown = preds[(preds["method"] == "kepp-R2") & (preds["horizon"] == lists_env.horizon)]
+    assert len(maps) == 1 and sorted(ids) == sorted(shown["episode"])  # every test episode is on the map
     assert any("Click a point to open its episode in Plan" in c for c in texts(at.caption))
+    at.session_state["res_map_open"] = ids[-1]  # what a click on the last point leaves for the next run
+    at.run()
+    task, video, first, horizon = catalog.parse_episode_id(ids[-1])
+    assert dict(at.query_params) | {"video": video, "ep": str(first), "rec": "kepp-R2"} == dict(at.query_params)
+    said = everything_said(no_problems(at))  # on the Plan page: that episode, from its features, no player
+    assert "No video file" in said and FALSE not in said and not at.get("video") and cards(at) >= 2 * horizon
