@@ -181,6 +181,8 @@ def test_results_page_shows_intervals_pair_test_and_curves(monkeypatch, proto):
     res = results(out)
     at = ok(session(monkeypatch, world, out))
     assert any("No prediction records" in i.value for i in at.info)  # no kepp eval records: the protocol still shows
+    assert any(c.value.startswith("Metrics computed by KEPP (this package)'s code") and "that code's numbers only"
+               in c.value for c in at.caption)  # the section names the code its charts and tables come from
     at.selectbox(key="proto_metric").select("mAcc").run()
     ok(at)
     bars = figures(at)[0]

@@ -92,9 +92,9 @@ def pair_rows(preds: pd.DataFrame, a: str, b: str, horizon: int | None = None,
     columns (:data:`KEPT`), ``plan_a`` / ``plan_b``, ``success_a`` / ``success_b`` and ``cell`` (a
     name of :data:`kepp_core.catalog.AB_CELLS`). ``horizon``: one T (None: every T); ``fraction``:
     one training fraction of a protocol's records (None: the largest). A unit recorded twice (two
-    records files) counts once. A method of one run (one seed, or none: imported predictions) is
-    paired with each of the other's seeds on the same episode, and a method that names no observation
-    setting (imported predictions) with the other's (:func:`_loose_keys`)."""
+    records files) counts once. A method that names no seed (imported predictions) is paired with each
+    of the other's seeds on the same episode, and a method that names no observation setting (imported
+    predictions) with the other's (:func:`_loose_keys`); two methods that both name seeds pair on them."""
     sides = []
     for method in (a, b):
         rows = _one_fraction(_method_rows(preds, method, horizon), fraction)
@@ -124,14 +124,14 @@ def pair_rows(preds: pd.DataFrame, a: str, b: str, horizon: int | None = None,
 
 def _loose_keys(ka: pd.DataFrame, kb: pd.DataFrame) -> dict[str, str]:
     """The unit keys the two methods are not paired on, each with the side (``a``, ``b``) whose values the
-    pairs keep: the seed where a side holds one run (one seed, or none: another method's predictions
-    brought in with ``kepp records import`` name none), so one run is paired with each of the other's seeds
-    on the same episode; the setting where a side names none (imported predictions: their split list's
-    episodes)."""
+    pairs keep: the seed where one side names none (another method's predictions brought in with ``kepp
+    records import``), so that run is paired with each of the other's seeds on the same episode (two sides
+    that both name seeds pair on them: seed 0 of one is never paired with seed 1 of the other); the setting
+    where a side names none (imported predictions: their split list's episodes)."""
     loose = {}
-    seeds_a, seeds_b = ka["seed"].nunique(), kb["seed"].nunique()
-    if (seeds_a == 1 or seeds_b == 1) and set(ka["seed"]) != set(kb["seed"]):
-        loose["seed"] = "a" if seeds_a >= seeds_b else "b"
+    seeded_a, seeded_b = bool((ka["seed"] >= 0).any()), bool((kb["seed"] >= 0).any())  # -1: no seed (_unit_keys)
+    if seeded_a != seeded_b:
+        loose["seed"] = "a" if seeded_a else "b"
     named_a, named_b = (ka["setting"] != "").any(), (kb["setting"] != "").any()
     if named_a != named_b:
         loose["setting"] = "a" if named_a else "b"
