@@ -171,6 +171,8 @@ def test_a_playlist_item_of_an_imported_method_is_named_with_its_file(monkeypatc
     played = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py", {"playlist": "talk", "item": "1"}))
     said = everything_said(played)  # the item played on the Plan page: the record, on features alone
     assert md(LABEL) in said and "No video file" in said and FALSE not in said and cards(played) >= 2 * env.horizon
+    shown = everything_said(no_problems(open_page(monkeypatch, env, "pages/8_Presenter.py", {"playlist": "talk"})))
+    assert md(LABEL) in shown and "not recorded: the imported predictions" in shown  # the presenter view says so too
 
 
 def test_the_episode_map_of_a_features_only_dataset_links_its_episodes_to_the_plan_page(monkeypatch, lists_env):
