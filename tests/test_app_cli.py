@@ -209,7 +209,8 @@ def test_an_unbuilt_demo_world_is_left_to_the_first_page(monkeypatch, tmp_path):
             except OSError:
                 assert proc.poll() is None and time.monotonic() < deadline, "the server did not start"
                 time.sleep(0.2)
-        time.sleep(3)  # what the opening thread would have done by now
+        time.sleep(3)  # an absence to prove (no world built): no event marks the opening thread deciding not to
+        # build it, so this waits as long as that thread would take to begin (tests/test_suite_shape.py: TIMER_WAITS)
         assert not (tmp_path / "home" / "demo-world").exists()
         assert "KEPP app: dataset" not in (tmp_path / "server.log").read_text()
     finally:
