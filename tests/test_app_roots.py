@@ -1,7 +1,8 @@
 """The sidebar's "Data and models" panel opens only paths under the folders the person running
 the server allowed (the start paths, `kepp app --allow-root DIR`, KEPP's cache home): a browser
 visitor learns nothing of what lies outside (the same message whether a path exists or not) and
-the app writes nothing there. Real Streamlit sessions (AppTest)."""
+the app writes nothing there; a path a dataset file names (or links to) is as untrusted as a typed
+one, and no command-line error quotes a file's content. Real Streamlit sessions (AppTest)."""
 
 from __future__ import annotations
 

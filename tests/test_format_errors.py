@@ -1,7 +1,9 @@
 """Every format one schema, every failure one line, through the real command line: malformed
 networkx reconstruction pickles in ``graph import``, a TorchScript encoder whose forward raises
 (named, with the first line of its error), integers typed with thousands of digits, a CUDA device
-on a machine without one (the fix named), a FIFO where a checkpoint should be."""
+on a machine without one (the fix named), a FIFO where a checkpoint should be; wrong types, empty or
+path-like ids across plans, COIN, official lists, CrossTask, graph files, feature manifests, protocol
+specs and resume states (`TestFieldTypes`)."""
 
 from __future__ import annotations
 

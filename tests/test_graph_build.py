@@ -1,4 +1,5 @@
-"""Building, storing and loading the procedure knowledge graph."""
+"""Building, storing and loading the procedure knowledge graph; a malformed JSON or compact graph file
+is one ``kepp: error:`` line naming the key or array (the real command line)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The graph at scale: sparse counts, the streamed build equal to the in-memory build, the
-compact file, and the bounded per-task statistics (small corpora here; sizes in the benchmark)."""
+compact file, and the bounded per-task statistics (small corpora here; sizes in the benchmark); the
+loader and the streamed build refuse a bad plans line with the same error."""
 
 from __future__ import annotations
 

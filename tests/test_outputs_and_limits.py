@@ -1,5 +1,6 @@
 """Outputs that are not regular files, thread counts and full disks: one `kepp: error:` line, exit 2,
-nothing written or replaced. Every case runs the real command line in a fresh process."""
+nothing written or replaced; dataset strings reach a terminal with their control characters escaped,
+and a closed pipe ends a command quietly. Every case runs the real command line in a fresh process."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The synthetic world: tasks and procedures, rendering, determinism, the CrossTask layout the
-loader reads, --from-plans and ``kepp data synth``."""
+loader reads, --from-plans and ``kepp data synth``; one writer per world folder (two real processes)."""
 
 from __future__ import annotations
 
