@@ -88,7 +88,7 @@ def test_a_playlist_built_from_the_pages_plays_with_the_keyboard(records_server,
     page.screenshot(path=str(ARTIFACTS / "e2e_playlist_present.png"))
     page.keyboard.press(" ")  # a presenter's clicker sends Space or PageDown
     shows_item(page, items[2], labels, 3, 3)
-    next_button = page.locator(BUTTONS["next"])
+    next_button = page.locator(BUTTONS["next"]).first  # the one the key's listener finds (querySelector)
     expect(next_button).to_be_disabled()  # the last item: the key's listener clicks no disabled button
     page.keyboard.press("ArrowRight")  # so nothing further
     idle(page)
