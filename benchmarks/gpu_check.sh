@@ -27,9 +27,9 @@ mkdir -p "$OUT"
 export KEPP_THREADS=${KEPP_THREADS:-4} OMP_NUM_THREADS=${OMP_NUM_THREADS:-4}
 
 TORCH_TESTS=${TESTS:-"tests/test_devices.py tests/test_device_agnostic.py tests/test_diffusion.py tests/test_training.py
-  tests/test_endpoint_model.py tests/test_endpoint_variants.py tests/test_endpoint_probs.py tests/test_structured_loss.py
+  tests/test_endpoints.py tests/test_endpoints_variants.py tests/test_endpoint_probs.py tests/test_structured_loss.py
   tests/test_structured_training.py tests/test_planner.py tests/test_plan_command.py tests/test_s3d.py
-  tests/test_encode_pipeline.py tests/test_extract_shards.py tests/test_features.py tests/test_mapped_windows.py
+  tests/test_encode_pipeline.py tests/test_extract_shards.py tests/test_features.py tests/test_windows.py
   tests/test_train_runs.py tests/test_faults.py tests/test_eval.py tests/test_decoded_methods.py"}
 
 stage() {  # stage NAME LIMIT_SECONDS COMMAND...: run it, log it, record its exit status

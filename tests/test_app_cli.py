@@ -13,6 +13,14 @@ from kepp_core.cli import main
 from kepp_core.commands.app import app_command, check_options
 from kepp_core.errors import KeppError
 from kepp_core.paths import REPO_ROOT
+import os
+import subprocess
+import time
+import numpy as np
+from kepp_core.commands.app import free_port
+from tests.helpers import hostile
+from tests.helpers.cli import assert_one_line_error, run_kepp
+from tests.helpers.hostile import PLAN
 
 REPO = REPO_ROOT
 
@@ -201,9 +209,67 @@ def test_an_unbuilt_demo_world_is_left_to_the_first_page(monkeypatch, tmp_path):
             except OSError:
                 assert proc.poll() is None and time.monotonic() < deadline, "the server did not start"
                 time.sleep(0.2)
-        time.sleep(3)  # what the opening thread would have done by now
+        time.sleep(3)  # an absence to prove (no world built): no event marks the opening thread deciding not to
+        # build it, so this waits as long as that thread would take to begin (tests/test_suite_shape.py: TIMER_WAITS)
         assert not (tmp_path / "home" / "demo-world").exists()
         assert "KEPP app: dataset" not in (tmp_path / "server.log").read_text()
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+# --- the app fails fast ------------------------------------------------------------------------------
+def _app(*argv, timeout: float = 60) -> subprocess.CompletedProcess:
+    """``kepp app ARGV`` on a free port; a server that starts instead of refusing is stopped at ``timeout``."""
+    try:
+        return run_kepp("app", "--port", free_port(), *argv, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"kepp app {' '.join(map(str, argv))} started serving instead of refusing")
+
+
+class TestAppFailsFast:
+    """``kepp app`` (and ``kepp plan``) refuse options they cannot use before anything is served."""
+
+    @pytest.fixture
+    def files(self, tmp_path):
+        (tmp_path / "garbage.pt").write_bytes(b"not torchscript")
+        plans = tmp_path / "plans.jsonl"
+        plans.write_text(hostile.plans_lines(*[{**PLAN, "video": f"v{i}"} for i in range(4)]))
+        (tmp_path / "preds.jsonl").write_text("{not json\n")
+        (tmp_path / "bad-encoder.toml").write_text('encoders = ["os:system"]\n')
+        (tmp_path / "deep.toml").write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
+        os.mkfifo(tmp_path / "fifo.toml")
+        (tmp_path / "seed-negative.toml").write_text("split_seed = -1\n")
+        (tmp_path / "seed-huge.toml").write_text(f"split_seed = {2**70}\n")
+        (tmp_path / "two-places.toml").write_text(f'root = "{plans}"\n[app]\npresentation = true\n')
+        return tmp_path
+
+    @pytest.mark.parametrize("argv, words", [
+        (["--encoder", "os:system"], "does not take (frames, fps)"),
+        (["--encoder", "{tmp}/garbage.pt"], "garbage.pt"),
+        (["--graph", "{tmp}/plans.jsonl"], "plans.jsonl"),
+        (["--predictions", "{tmp}/preds.jsonl"], "preds.jsonl:1"),
+        (["--config", "{tmp}/bad-encoder.toml"], "does not take (frames, fps)"),
+        (["--config", "{tmp}/fifo.toml"], "not a regular file"),
+        (["--config", "{tmp}/deep.toml"], "nested too deeply"),
+        (["--config", "{tmp}/seed-negative.toml"], "seed-negative.toml: 'split_seed' must be a seed 0.."),
+        (["--config", "{tmp}/seed-huge.toml"], "seed-huge.toml: 'split_seed' must be a seed 0.."),
+        (["--config", "{tmp}/two-places.toml"], "two-places.toml: keys both under [app] and outside it"),
+    ])
+    def test_kepp_app_refuses_before_serving(self, files, argv, words):
+        t0 = time.monotonic()
+        r = _app(*[a.replace("{tmp}", str(files)) for a in argv])
+        assert_one_line_error(r, words)
+        assert time.monotonic() - t0 < 60
+
+    @pytest.mark.slow
+    def test_kepp_plan_never_calls_an_encoder_that_does_not_take_frames(self, tmp_path):
+        video = tmp_path / "v.mp4"
+        from kepp_core.video.write import write_video
+
+        write_video(video, np.zeros((40, 32, 32, 3), np.uint8), 4)
+        marker = tmp_path / "ran"
+        r = run_kepp("plan", video, "--start", 0, 2, "--goal", 4, 6, "-T", 3, "--encoder", "os:system",
+                     env={"KEPP_HOME": str(tmp_path / "home")}, cwd=tmp_path)
+        assert_one_line_error(r, "does not take (frames, fps)")
+        assert not marker.exists()

@@ -15,6 +15,7 @@ from kepp_core.data import load_crosstask, load_plans, make_episodes, observatio
 from kepp_core.errors import KeppError
 from tests.helpers.data import write_crosstask
 from kepp_core.paths import REPO_ROOT
+from tests.helpers.cli import assert_one_line_error, run_kepp
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
@@ -649,3 +650,50 @@ def test_real_process_prints_one_line_and_no_traceback(tmp_path, argv):
     r = run_cli(*[a.replace("{bad}", str(p)) for a in argv])
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.startswith("kepp: error: ") and "bad.jsonl:1: 'duration' must be a number of seconds" in r.stderr
+
+
+# --- CrossTask task list and test split ---------------------------------------------------
+def crosstask_world(d: Path, tasks: str, val: str) -> Path:
+    (d / "annotations").mkdir(parents=True)
+    (d / "tasks_primary.txt").write_text(tasks)
+    (d / "annotations" / "1_va.csv").write_text("1,0,1\n2,1,2\n")
+    (d / "annotations" / "2_vb.csv").write_text("1,0,1\n")
+    if val:
+        (d / "videos_val.csv").write_text(val)
+    return d
+
+
+TASK1 = "1\nmake tea\nhttp://x\n2\nboil,pour\n\n"
+TASK2 = "2\nmake toast\nhttp://y\n1\ntoast\n\n"
+TASK_LISTS = {
+    "task-1-twice": (TASK1 + TASK2 + TASK1, ":13:", "'1'"),
+    "task-2-twice": (TASK1 + TASK2 + TASK2, ":13:", "'2'"),
+    "task-twice-in-a-row": (TASK1 + TASK1 + TASK2, ":7:", "'1'"),
+    "same-id-other-steps": (TASK1 + TASK2 + "1\nother\nhttp://z\n1\nstir\n", ":13:", "'1'"),
+    "same-id-other-name": (TASK1 + "1\nmake coffee\nhttp://x\n2\nboil,pour\n\n" + TASK2, ":7:", "first at line 1"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TASK_LISTS))
+def test_a_task_defined_twice_is_one_error_naming_the_line(tmp_path, case):
+    tasks, line, needle = TASK_LISTS[case]
+    crosstask_world(tmp_path / "w", tasks, "")
+    r = run_kepp("data", "stats", "--dataset", "crosstask", "--root", "w", cwd=tmp_path)
+    assert_one_line_error(r, "tasks_primary.txt" + line, needle)
+
+
+VAL_FILES = {
+    "unknown-video": ("1,va\n2,vz\n", ":2:", "'vz'"),
+    "unknown-task": ("7,va\n", ":1:", "'7'"),
+    "video-of-another-task": ("2,va\n", ":1:", "'va'"),
+    "all-unknown": ("1,x\n1,y\n", ":1:", "'x'"),
+    "unknown-after-blank-lines": ("1,va\n\n\n2,nope,http://u\n", ":4:", "'nope'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(VAL_FILES))
+def test_a_test_split_naming_an_unknown_video_is_one_error_naming_the_line(tmp_path, case):
+    val, line, needle = VAL_FILES[case]
+    crosstask_world(tmp_path / "w", TASK1 + TASK2, val)
+    r = run_kepp("data", "stats", "--dataset", "crosstask", "--root", "w", cwd=tmp_path)
+    assert_one_line_error(r, "videos_val.csv" + line, needle)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.browser import ARTIFACTS, graph_frame, idle
+from tests.helpers.browser import ARTIFACTS, graph_frame, idle, rerun
 
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
@@ -21,9 +21,9 @@ def test_plan_and_graph_render_in_a_real_browser(server, browser, app_env):
     plan_button = page.get_by_role("button", name="Plan", exact=True)
     plan_button.wait_for(timeout=90_000)
     idle(page)
-    plan_button.click()
+    with rerun(page, timeout=90_000):
+        plan_button.click()
     page.locator(".kepp-verdict.kepp-live").first.wait_for(timeout=90_000)  # the live planner's result
-    idle(page)
     # the header can appear a moment before the step cards: wait for the cards themselves
     page.locator(".kepp-plan .kepp-card").first.wait_for(timeout=90_000)
     idle(page)

@@ -4,13 +4,15 @@ PNG; on the COIN annotations without models, the Plan page plans zero-shot with 
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import expect
 
-from tests.helpers.browser import ARTIFACTS, app_server, drawn_frame, graph_frame, idle
+from tests.helpers.browser import (ARTIFACTS, app_server, drawn_frame, graph_frame, idle, rerun,
+                                   settled_drawing)
 
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
@@ -64,9 +66,9 @@ def test_plan_graph_holds_the_truth_and_one_legend_entry_per_path(server, browse
     plan_button = page.get_by_role("button", name="Plan", exact=True)
     plan_button.wait_for(timeout=90_000)
     idle(page)
-    plan_button.click()
+    with rerun(page, timeout=90_000):
+        plan_button.click()
     page.locator(".kepp-plan .kepp-card").first.wait_for(timeout=90_000)
-    idle(page)
     page.get_by_text("ground truth", exact=False).first.wait_for(timeout=30_000)
     rows = card_rows(page)
     frame = graph_frame(page)
@@ -84,11 +86,10 @@ def test_plan_graph_holds_the_truth_and_one_legend_entry_per_path(server, browse
         const d = network.canvasToDOM(network.getPositions([n.id])[n.id]); return {label: n.label, x: d.x, y: d.y}; }""")
     frame.locator("#mynetwork canvas").click(position={"x": target["x"], "y": target["y"]})
     centred = f"centre of the neighbourhood: {target['label']}"
-    deadline = time.monotonic() + 60
-    while not any(_frame_says(f, f"() => (window.keppLegend || []).some(e => e[2] === {centred!r})")
-                  for f in page.frames if f.url == "about:srcdoc"):
-        assert time.monotonic() < deadline, "a click on a step did not re-centre the graph"
-        page.wait_for_timeout(300)
+    try:  # the legend of a drawing (the one the click's rerun put in place) names the new centre
+        page.wait_for_function(CENTRED_ON, arg=centred, timeout=60_000, polling=100)
+    except PlaywrightTimeout:
+        raise AssertionError("a click on a step did not re-centre the graph") from None
     idle(page)
     assert page.get_by_text(target["label"], exact=True).count()  # the "Centre on" box shows it
     page.close()
@@ -108,6 +109,20 @@ NODES_ON_CANVAS = """() => {
 EXPERT_DRAWN = """() => typeof network !== 'undefined'
   && network.body.data.edges.get().some(e => e.kind === 'expert')
   && document.querySelector('#mynetwork').clientWidth > 0"""
+
+
+# The expert-trajectories drawing, as EXPERT_DRAWN, in any frame of the page (read from the page: pyvis
+# frames are srcdoc frames of its own origin).
+EXPERT_SHOWN = """() => [...document.querySelectorAll('iframe')].some(f => {
+  let w; try { w = f.contentWindow; } catch (e) { return false; }
+  const box = w && w.document && w.document.querySelector('#mynetwork');
+  return !!(box && w.network && box.clientWidth > 0 && w.network.body.data.edges.get().some(e => e.kind === 'expert'));
+})"""
+
+# Whether a drawing of the page has a legend entry whose third field is the given text (the centre it names).
+CENTRED_ON = """(centred) => [...document.querySelectorAll('iframe')].some(f => {
+  try { return (f.contentWindow.keppLegend || []).some(e => e[2] === centred); } catch (e) { return false; }
+})"""
 
 
 def frames_seen(page) -> list:
@@ -130,20 +145,21 @@ def test_expert_trajectories_fit_the_canvas_on_first_draw(server, browser):
     page.get_by_text("Procedure knowledge graph").wait_for(timeout=90_000)
     idle(page)
     tab = page.get_by_role("tab", name="Expert trajectories of a task")
-    tab.click()
-    deadline = time.monotonic() + 150  # two servers' pages and a test run share two cores in CI
-    while True:  # the tab's drawing, once it has a size and has settled
-        if tab.get_attribute("aria-selected") != "true":  # a click while the page was still redrawing
-            tab.click()
-        expert = drawn_frame(page, EXPERT_DRAWN)
-        if expert is not None:
-            idle(page, timeout=max(1.0, deadline - time.monotonic()) * 1000)
-            page.wait_for_timeout(1500)  # settled: vis.js has fitted the drawing to its canvas
-            expert = drawn_frame(page, EXPERT_DRAWN)  # the same drawing, or the one a rerun put in its place
-            if expert is not None:
-                break
-        assert time.monotonic() < deadline, f"the expert trajectories were not drawn: {frames_seen(page)}"
-        page.wait_for_timeout(200)
+    for _ in range(3):  # a click while the page was still redrawing can be lost: click again, at most twice
+        tab.click()
+        try:
+            expect(tab).to_have_attribute("aria-selected", "true", timeout=10_000)
+            break
+        except AssertionError:
+            idle(page)
+    try:  # two servers' pages and a test run share two cores in CI
+        page.wait_for_function(EXPERT_SHOWN, timeout=150_000, polling=100)
+    except PlaywrightTimeout:
+        raise AssertionError(f"the expert trajectories were not drawn: {frames_seen(page)}") from None
+    idle(page)
+    expert = drawn_frame(page, EXPERT_DRAWN)  # the drawing, or the one a rerun put in its place
+    assert expert is not None, f"the expert trajectories were not drawn: {frames_seen(page)}"
+    settled_drawing(expert, timeout=60)  # settled: vis.js has fitted the drawing to its canvas
     spots = expert.evaluate(NODES_ON_CANVAS)
     assert spots and all(-0.02 <= x <= 1.02 and -0.02 <= y <= 1.02 for x, y in spots), spots
     assert expert.evaluate("() => window.keppLegend.length") >= 1
@@ -179,13 +195,3 @@ def test_zero_shot_planning_on_coin_annotations_without_models(coin_server, brow
     assert len(net["nodes"]) >= 3
     page.screenshot(path=str(ARTIFACTS / "e2e_zero_shot_coin.png"))
     page.close()
-
-
-def _frame_says(frame, script: str) -> bool:
-    """``script``'s answer in ``frame``; False when a rerun replaced the frame meanwhile."""
-    try:
-        return bool(frame.evaluate(script))
-    except PlaywrightError as e:  # the drawing's frame is replaced on every rerun
-        if "detached" in str(e) or "destroyed" in str(e):
-            return False
-        raise

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 
 import pytest
+from playwright.sync_api import expect
 
+from components.playlists import BUTTONS
 from kepp_core import api, catalog
 from kepp_core.playlists import PlaylistStore
-from tests.helpers.browser import (ARTIFACTS, add_to_playlist, graph_frame, has_row, idle, query,
-                                   rows_of_cards)
+from tests.helpers.browser import (ARTIFACTS, add_to_playlist, graph_frame, has_row, idle, query, rerun,
+                                   rows_of_cards, stopped_moving)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
 SCREEN = {"width": 1280, "height": 720}
@@ -45,7 +47,8 @@ def test_a_playlist_built_from_the_pages_plays_with_the_keyboard(records_server,
     idle(page)
     add_to_playlist(page, "talk", 1)
     first = query(page)["episode"]
-    page.get_by_role("button", name="Next ▶").first.click()  # the next failure
+    with rerun(page):
+        page.get_by_role("button", name="Next ▶").first.click()  # the next failure
     page.wait_for_function("e => new URLSearchParams(window.location.search).get('episode') !== e", arg=first,
                            timeout=30_000)
     idle(page)
@@ -80,12 +83,15 @@ def test_a_playlist_built_from_the_pages_plays_with_the_keyboard(records_server,
     for key, k in [("ArrowRight", 2), ("ArrowRight", 3), ("ArrowLeft", 2)]:
         page.keyboard.press(key)
         shows_item(page, items[k - 1], labels, k, 3)
-    page.wait_for_timeout(800)  # the page scrolls to the result
+    stopped_moving(page, page.locator(".kepp-plan").first)  # the page scrolls to the result
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "e2e_playlist_present.png"))
     page.keyboard.press(" ")  # a presenter's clicker sends Space or PageDown
     shows_item(page, items[2], labels, 3, 3)
-    page.keyboard.press("ArrowRight")  # the last item: nothing further
-    page.wait_for_timeout(1500)
+    next_button = page.locator(BUTTONS["next"]).first  # the one the key's listener finds (querySelector)
+    expect(next_button).to_be_disabled()  # the last item: the key's listener clicks no disabled button
+    page.keyboard.press("ArrowRight")  # so nothing further
+    idle(page)
     assert query(page)["item"] == "3"
+    expect(next_button).to_be_disabled()
     page.close()

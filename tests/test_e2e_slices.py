@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from kepp_core import api, catalog
-from tests.helpers.browser import ARTIFACTS, idle
+from tests.helpers.browser import ARTIFACTS, idle, stopped_moving
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
 SCREEN = {"width": 1280, "height": 720}
@@ -86,12 +86,12 @@ def test_a_click_on_the_episode_map_opens_that_episode_in_plan(demo_server, brow
     chart.wait_for(timeout=120_000)
     idle(page)
     chart.scroll_into_view_if_needed()
-    page.wait_for_timeout(500)
+    stopped_moving(page, chart)
     page.screenshot(path=str(ARTIFACTS / "e2e_episode_map.png"))
     point = page.evaluate(LONELY_POINT)
     assert point and point["episode"], point
     page.mouse.move(point["x"], point["y"])
-    page.wait_for_timeout(300)
+    page.locator(".st-key-res_map_chart .hoverlayer .hovertext").first.wait_for(timeout=10_000)  # plotly has the point
     page.mouse.click(point["x"], point["y"])
     page.get_by_role("heading", name="Plan from a video").wait_for(timeout=60_000)
     page.locator(".kepp-plan .kepp-card").first.wait_for(timeout=120_000)

@@ -17,7 +17,8 @@ from components import urls
 from components.curation import choose_scenes
 from kepp_core import api, catalog
 from tests.helpers.browser import (ARTIFACTS, check_drawing_labels, check_drawing_type, graph_frame, idle, query,
-                                   result_on_one_screen, rows_of_cards, settled_drawing, shown_graph_frame, wait_plan)
+                                   rerun, result_on_one_screen, rows_of_cards, settled_drawing, shown_graph_frame,
+                                   stopped_moving, wait_plan)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
 SCREEN = {"width": 1280, "height": 720}
@@ -50,9 +51,9 @@ def test_presentation_mode_at_1280x720(demo_server, browser):
     idle(page)
     assert query(page).get("present") == "1" and title_px(page) >= 1.4 * normal
     # and off again, without a reload
-    page.get_by_role("button", name="Exit presentation").click()
+    with rerun(page):
+        page.get_by_role("button", name="Exit presentation").click()
     page.wait_for_function("() => !document.querySelector('.kepp-present')", timeout=30_000)
-    idle(page)
     assert abs(title_px(page) - normal) < 1 and "present" not in query(page)
     page.close()
 
@@ -218,15 +219,9 @@ def test_the_upload_scene_plans_a_video_loaded_as_an_upload(demo_server, browser
 
 def below_header(page, frame) -> tuple[float, float]:
     """The bottom of Streamlit's header and the top of the graph's frame, once the page stopped scrolling."""
-    before = None
-    for _ in range(20):
-        head = page.locator('[data-testid="stHeader"]').bounding_box()
-        now = (head["y"] + head["height"], frame.frame_element().bounding_box()["y"])
-        if now == before:
-            return now
-        before = now
-        page.wait_for_timeout(400)
-    return now
+    stopped_moving(page, frame.frame_element())
+    head = page.locator('[data-testid="stHeader"]').bounding_box()
+    return head["y"] + head["height"], frame.frame_element().bounding_box()["y"]
 
 
 def test_every_scene_draws_its_graph_readable_below_the_header(demo_server, browser, demo_env):

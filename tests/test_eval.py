@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 import torch
 
+from kepp_core.paths import REPO_ROOT
+from tests.helpers.cli import assert_one_line_error, run_kepp
 from tests.helpers.training import kepp, tiny_cfg, tiny_world
 
 torch.set_num_threads(1)
@@ -232,3 +234,27 @@ def test_eval_benchmark_prints_published_numbers_apart_from_the_measured_rows(tr
     assert "never averaged" in published
     hint = kepp(*base, "--benchmark", "niv")
     assert "show them with --metrics pdpp" in hint.stdout and "KEPP (published)" not in hint.stdout
+
+
+# --- non-finite checkpoint weights ------------------------------------------------------
+@pytest.mark.slow
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "one-nan", "one-inf"])
+def test_eval_refuses_a_checkpoint_with_non_finite_weights_naming_the_file(tmp_path, value):
+    from safetensors import safe_open
+    from safetensors.torch import load_file, save_file
+
+    shutil.copytree(REPO_ROOT / "assets" / "demo", tmp_path / "m")
+    path = tmp_path / "m" / "T3" / "step" / "model.safetensors"
+    with safe_open(str(path), "pt") as f:
+        meta = f.metadata()
+    tensors = load_file(str(path))
+    name = sorted(k for k, v in tensors.items() if v.is_floating_point() and v.numel() > 1)[-1]
+    bad = float(value.removeprefix("one-"))
+    if value.startswith("one-"):
+        tensors[name] = tensors[name].clone()
+        tensors[name].view(-1)[0] = bad
+    else:
+        tensors = {k: torch.full_like(v, bad) if v.is_floating_point() else v for k, v in tensors.items()}
+    save_file(tensors, str(path), metadata=meta)
+    r = run_kepp("eval", "--models", "m", "-T", "3", "--methods", "kepp-R1", cwd=tmp_path)
+    assert_one_line_error(r, "model.safetensors", "non-finite")

@@ -1,15 +1,18 @@
-"""Building, storing and loading the procedure knowledge graph."""
+"""Building, storing and loading the procedure knowledge graph; a malformed JSON or compact graph file
+is one ``kepp: error:`` line naming the key or array (the real command line)."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from kepp_core.errors import KeppError
 from kepp_core.graph import ProcedureGraph, build_graph, load_graph
-from tests.helpers.data import small_dataset
+from tests.helpers.cli import assert_one_line_error, run_kepp
+from tests.helpers.data import small_dataset, write_small_plans
 
 
 def test_counts_come_from_consecutive_training_pairs_with_self_loops():
@@ -116,3 +119,84 @@ def test_coin_graph_has_one_node_per_step_id_and_counts_every_train_transition(c
     assert g.num_edges == 2229
     assert int(g.counts.sum()) == sum(len(p) - 1 for p in coin_dataset.plans("train"))
     assert len(g.tasks) == len({v.task for v in coin_dataset.split("train")})
+
+
+@pytest.fixture(scope="module")
+def graph_pair(tmp_path_factory) -> Path:
+    """A JSON + compact graph pair built by the command line from a small plans file."""
+    d = tmp_path_factory.mktemp("graph")
+    write_small_plans(d / "plans.jsonl")
+    r = run_kepp("graph", "build", "--dataset", "plans", "--root", "plans.jsonl", "--out", "g.json", "--compact", cwd=d)
+    assert r.returncode == 0, r.stderr
+    return d
+
+
+# --- graph files ----------------------------------------------------------------------
+JSON_GRAPH_EDITS = {
+    "tasks-null": ({"tasks": None}, "'tasks'"),
+    "actions-null": ({"actions": None}, "'actions'"),
+    "astronomic-count": ({"transitions": [[0, 1, 10 ** 30]]}, "transition 0"),
+    "astronomic-start": ({"start_counts": {"0": 10 ** 30}}, "start_counts[0]"),
+    "negative-start": ({"start_counts": {"0": -5}}, "start_counts[0]"),
+    "float-count": ({"transitions": [[0, 1, 1.5]]}, "1.5"),
+    "start-index-out-of-range": ({"start_counts": {"99": 1}}, "'99'"),
+    "plans-a-string": ({"tasks": {"t": {"name": "t", "plans": "abc"}}}, "task 't'"),
+    "plan-token-out-of-range": ({"tasks": {"t": {"name": "t", "plans": [[0, 7]]}}}, "7"),
+    "params-a-list": ({"params": [1]}, "'params'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(JSON_GRAPH_EDITS))
+def test_a_malformed_json_graph_is_one_error_naming_the_key(graph_pair, tmp_path, case):
+    edit, needle = JSON_GRAPH_EDITS[case]
+    obj = json.loads((graph_pair / "g.json").read_text())
+    obj.pop("companion", None)
+    obj.update(edit)
+    (tmp_path / "bad.json").write_text(json.dumps(obj))
+    r = run_kepp("graph", "subgraph", "--graph", "bad.json", "--action", "a", cwd=tmp_path)
+    assert_one_line_error(r, "bad.json", needle)
+
+
+def _compact_variant(src: Path, dst: Path, header_edit: dict | None = None, arrays_edit=None,
+                     raw_header: str | None = None) -> None:
+    from safetensors import safe_open
+    from safetensors.numpy import save_file
+
+    with safe_open(str(src), "numpy") as f:
+        header = json.loads(f.metadata()["kepp"])
+        arrays = {k: f.get_tensor(k) for k in f.keys()}
+    header.pop("companion", None)
+    header.update(header_edit or {})
+    if arrays_edit:
+        arrays.update(arrays_edit(arrays))
+    save_file(arrays, str(dst), metadata={"kepp": raw_header if raw_header is not None else json.dumps(header)})
+
+
+COMPACT_EDITS = {
+    "actions-an-int": ({"actions": 5}, None, "'actions'"),
+    "tasks-null": ({"tasks": None}, None, "'tasks'"),
+    "params-a-list": ({"params": [1, 2]}, None, "'params'"),
+    "negative-edge-counts": (None, lambda a: {"data": -a["data"]}, "'data'"),
+    "negative-start-counts": (None, lambda a: {"start_counts": -a["start_counts"]}, "'start_counts'"),
+    "plan-tokens-out-of-range": (None, lambda a: {"plan_tokens": a["plan_tokens"] + 100}, "'plan_tokens'"),
+    "negative-plan-tokens": (None, lambda a: {"plan_tokens": a["plan_tokens"] - 100}, "'plan_tokens'"),
+    "order-out-of-range": (None, lambda a: {"order": a["order"] + 100}, "'order'"),
+    "plan-pointers-past-the-end": (None, lambda a: {"plan_ptr": a["plan_ptr"] * 7}, "'plan_ptr'"),
+    "float-counts": (None, lambda a: {"data": a["data"].astype(np.float64) + 0.5}, "'data'"),
+    "short-start-counts": (None, lambda a: {"start_counts": a["start_counts"][:1]}, "'start_counts'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(COMPACT_EDITS))
+def test_a_malformed_compact_graph_is_one_error_naming_the_key_or_array(graph_pair, tmp_path, case):
+    header_edit, arrays_edit, needle = COMPACT_EDITS[case]
+    _compact_variant(graph_pair / "g.safetensors", tmp_path / "bad.safetensors", header_edit, arrays_edit)
+    r = run_kepp("graph", "paths", "--graph", "bad.safetensors", "--start", "a", "--goal", "b", "--horizon", "2",
+                 cwd=tmp_path)
+    assert_one_line_error(r, "bad.safetensors", needle)
+
+
+def test_a_compact_graph_whose_header_is_not_an_object_is_one_error(graph_pair, tmp_path):
+    _compact_variant(graph_pair / "g.safetensors", tmp_path / "bad.safetensors", raw_header="[1, 2]")
+    r = run_kepp("graph", "subgraph", "--graph", "bad.safetensors", "--action", "a", cwd=tmp_path)
+    assert_one_line_error(r, "bad.safetensors")

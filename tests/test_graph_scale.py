@@ -1,5 +1,6 @@
 """The graph at scale: sparse counts, the streamed build equal to the in-memory build, the
-compact file, and the bounded per-task statistics (small corpora here; sizes in the benchmark)."""
+compact file, and the bounded per-task statistics (small corpora here; sizes in the benchmark); the
+loader and the streamed build refuse a bad plans line with the same error."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from kepp_core.graph import (ProcedureGraph, TaskStats, build_graph, expert_traj
 from kepp_core.graph.sparse import EdgeCounts
 from kepp_core.graph.stream import stream_graph
 from kepp_core.paths import REPO_ROOT
+from tests.helpers.cli import assert_one_line_error, run_kepp
+from tests.helpers.data import write_small_plans
 
 ROOT = REPO_ROOT
 
@@ -162,3 +165,40 @@ def test_benchmark_corpus_is_deterministic(tmp_path):
     assert a.read_bytes() == b.read_bytes()
     g = stream_graph(a)
     assert g.num_actions <= bench.ACTIONS and g.to_json() == build_graph(load_plans(a)).to_json()
+
+
+# --- one set of per-line checks for the loader and the streamed build -----------------
+BAD_PLAN_LINES = {
+    "invalid-utf8": (b'{"video":"\xff\xfe","task":"t","steps":["a"]}\n', "UTF-8"),
+    "binary-garbage": (bytes(range(256)) + b"\n", ":7:"),
+    "empty-steps": (b'{"video":"x","task":"t","steps":[]}\n', "'steps'"),
+    "empty-label": (b'{"video":"x","task":"t","steps":["a","  "]}\n', "empty step label"),
+    "nan-segment": (b'{"video":"x","task":"t","steps":["a","b"],"segments":[[NaN,1],[1,2]]}\n', "NaN (not a JSON number)"),
+    "overlapping-segments": (b'{"video":"x","task":"t","steps":["a","b"],"segments":[[0,3],[1,2]]}\n', "overlap"),
+    "text-duration": (b'{"video":"x","task":"t","steps":["a"],"duration":"long"}\n', "'duration'"),
+    "duration-of-1e8-seconds": (b'{"video":"x","task":"t","steps":["a"],"duration":1e8}\n', "too long"),
+    "segment-ending-after-1e8-seconds": (b'{"video":"x","task":"t","steps":["a"],"segments":[[0,1e8]]}\n', "1e+08"),
+    "not-an-object": (b'[1, 2]\n', "JSON object"),
+    "duplicate-video": (b'{"video":"v0","task":"t","steps":["a"]}\n', "'v0'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_PLAN_LINES))
+def test_stats_and_the_streamed_build_refuse_a_bad_plans_line_with_the_same_error(tmp_path, case):
+    last, needle = BAD_PLAN_LINES[case]
+    write_small_plans(tmp_path / "plans.jsonl", last)
+    stats = run_kepp("data", "stats", "--dataset", "plans", "--root", "plans.jsonl", cwd=tmp_path)
+    build = run_kepp("graph", "build", "--dataset", "plans", "--root", "plans.jsonl", "--out", "g.json", cwd=tmp_path)
+    line = assert_one_line_error(stats, "plans.jsonl:7", needle)
+    assert assert_one_line_error(build) == line
+    assert not (tmp_path / "g.json").exists()
+
+
+@pytest.mark.parametrize("labels", [["²", "1"], ["--5", "1"], ["-3", "2", "10"], ["٣", "1"], ["1", "a"]])
+def test_labels_that_look_numeric_index_alike_in_the_loader_and_the_streamed_build(tmp_path, labels):
+    rows = [{"video": f"v{i}", "task": "t", "split": "train", "steps": labels} for i in range(3)]
+    (tmp_path / "plans.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    r = run_kepp("graph", "build", "--dataset", "plans", "--root", "plans.jsonl", "--out", "g.json", "--no-fit",
+                 cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "g.json").read_text())["actions"] == load_plans(tmp_path / "plans.jsonl").actions

@@ -15,6 +15,8 @@ import pytest
 from kepp_core.io import lock_file
 from kepp_core.paths import REPO_ROOT
 from tests.helpers.cli import assert_one_line_error, run_kepp
+import shutil
+from tests.helpers.data import write_small_plans
 
 ACTIONS = [f"step {k}" for k in range(12)]
 
@@ -71,3 +73,25 @@ def test_a_pair_torn_between_two_builds_is_still_refused(plans, tmp_path):
     (second / "g.safetensors").replace(first / "g.safetensors")
     r = run_kepp("graph", "paths", "--graph", first / "g.json", "--start", ACTIONS[0], "--goal", ACTIONS[1], "-T", 3)
     assert_one_line_error(r, "g.safetensors next to it comes from a different build")
+
+
+# --- a JSON + compact pair from different builds ------------------------------------------
+@pytest.mark.slow
+@pytest.mark.parametrize("stale,read", [("g.safetensors", "g.json"), ("g.safetensors", "g.safetensors"),
+                                        ("g.json", "g.json"), ("g.json", "g.safetensors"),
+                                        ("unstamped", "g.json")])
+def test_a_compact_pair_from_two_builds_is_refused_at_load(tmp_path, stale, read):
+    write_small_plans(tmp_path / "plans.jsonl")
+    build = ("graph", "build", "--dataset", "plans", "--root", "plans.jsonl", "--out", "g.json", "--no-fit")
+    if stale == "unstamped":  # a compact file written alone, next to a stamped JSON
+        assert run_kepp(*build, "--compact", cwd=tmp_path).returncode == 0
+        assert run_kepp(*build[:-2], "g.safetensors", "--no-fit", cwd=tmp_path).returncode == 0
+    else:
+        assert run_kepp(*build, "--compact", cwd=tmp_path).returncode == 0
+        shutil.copy(tmp_path / stale, tmp_path / "old")
+        assert run_kepp(*build, "--compact", cwd=tmp_path).returncode == 0
+        for f in ("g.json", "g.safetensors"):  # both still load while they match
+            assert run_kepp("graph", "subgraph", "--graph", f, "--action", "a", cwd=tmp_path).returncode == 0
+        shutil.copy(tmp_path / "old", tmp_path / stale)  # as a stop between the two renames leaves them
+    r = run_kepp("graph", "subgraph", "--graph", read, "--action", "a", cwd=tmp_path)
+    assert_one_line_error(r, read, "different build")

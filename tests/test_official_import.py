@@ -23,6 +23,7 @@ from kepp_core.models.checkpoint import build_model, load_checkpoint
 from kepp_core.models.folders import read_config
 from kepp_core.models.official import import_official
 from kepp_core.paths import REPO_ROOT
+from tests.helpers.cli import in_process
 
 REPO = REPO_ROOT
 PLAN, STEP = "official-kepp-plan-T3.pth.tar", "official-kepp-step-T3.pth.tar"
@@ -231,3 +232,14 @@ def test_the_plan_page_plans_with_imported_models(video_world, monkeypatch):
     assert not at.exception and not at.error, [e.value for e in at.error]
     cards = " ".join(m.value for m in at.markdown if "kepp-plan" in m.value)
     assert cards.count("kepp-card") >= 3  # the imported planner's plan of T = 3 steps (and the truth)
+
+
+# --- one writer per folder: what a killed writer left half-written goes with the next run -------------
+def test_what_a_killed_import_left_is_removed_by_the_next(capsys, tmp_path):
+    out = tmp_path / "m"
+    (out / "T3" / "step").mkdir(parents=True)
+    left = out / "T3" / "step" / ".model.safetensors.kepp-tmp-abc123.safetensors"
+    left.write_bytes(b"half")
+    in_process(capsys, "models", "import", "--plan", tmp_path / "none.pth.tar", "--step", tmp_path / "none.pth.tar",
+               "-T", 3, "--out", out)
+    assert not left.exists()

@@ -1,5 +1,6 @@
 """Outputs that are not regular files, thread counts and full disks: one `kepp: error:` line, exit 2,
-nothing written or replaced. Every case runs the real command line in a fresh process."""
+nothing written or replaced; dataset strings reach a terminal with their control characters escaped,
+and a closed pipe ends a command quietly. Every case runs the real command line in a fresh process."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ import pytest
 from kepp_core.paths import REPO_ROOT
 from tests.helpers.cli import assert_one_line_error
 from tests.helpers.cli import run_kepp as kepp
+import sys
+from tests.helpers import hostile
+from tests.helpers.cli import run_kepp
 
 REPO = REPO_ROOT
 PLANS_LINES = ['{"video": "v%d", "task": "t", "split": "%s", "steps": ["a", "b", "c"]}' % (i, "train" if i % 3 else "test")
@@ -189,3 +193,38 @@ def test_a_bad_video_is_one_error_line_without_the_decoders_log(tmp_path, video,
     r = kepp("features", "encode", str(bad), "--out", str(tmp_path / "f.npy"))
     assert_one_line_error(r, str(bad), "cannot decode video")  # exactly one stderr line: no FFmpeg/decord log
     assert not (tmp_path / "f.npy").exists()
+
+
+# --- terminal output ----------------------------------------------------------------------------------
+class TestTerminalOutput:
+    """Dataset strings reach a terminal with their control characters escaped; a closed pipe ends
+    a command quietly."""
+
+    LABEL = "stir\u001b[2J\u001b]0;pwned\u0007\u009b31m"
+
+    @pytest.fixture
+    def plans(self, tmp_path):
+        p = tmp_path / "plans.jsonl"
+        p.write_text(hostile.plans_lines(*[{"video": f"v{i}", "task": "t", "split": "train",
+                                            "steps": ["boil", self.LABEL, "pour"]} for i in range(4)]))
+        return p
+
+    @pytest.mark.parametrize("argv", [
+        ["graph", "paths", "--start", "boil", "--goal", "pour", "-T", "3"],
+        ["graph", "subgraph", "--action", "boil"],
+        ["graph", "paths", "--start", LABEL, "--goal", "pour", "-T", "2"],  # the label in the table's title
+    ])
+    def test_control_characters_are_escaped(self, plans, argv):
+        r = run_kepp(*argv, "--dataset", "plans", "--root", plans)
+        out = r.stdout + r.stderr
+        assert "\u001b" not in out and "\u0007" not in out and "\u009b" not in out, out
+        assert "\\x1b[2J" in out, out
+
+    def test_a_closed_pipe_ends_quietly(self, plans):
+        from kepp_core.paths import REPO_ROOT
+
+        cmd = (f"{sys.executable} -m kepp_core graph paths --dataset plans --root {plans} --start boil --goal pour "
+               f"-T 3 --top 100 --json | head -c 1")
+        r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT,
+                           env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+        assert r.stdout == "{" and "Traceback" not in r.stderr and "BrokenPipe" not in r.stderr, r.stderr

@@ -14,6 +14,7 @@ import pytest
 
 from tests.helpers.app_session import no_problems, open_page
 from tests.helpers.cli import assert_one_line_error, run_kepp
+from tests.helpers.cli import in_process, one_error
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets" / "demo"
 
@@ -265,3 +266,21 @@ def test_the_plan_page_plans_with_the_structured_planner_and_open_in_plan_reache
     result = at.session_state["plan_result"]["result"]
     assert result.decoding is not None and len(result.plan) == 3
     assert result.decoding["source"] == str(ASSETS / "T3" / "decoding.json")
+
+
+# --- numeric options -------------------------------------------------------------------------------
+class TestNumericOptions:
+    """Seeds, -R, --top, horizons and clip bounds: the same range rules in every command."""
+
+    @pytest.mark.parametrize("argv, words", [
+        (["data", "stats", "--split-seed", "-1"], "--split-seed -1"),
+        (["plan", "{npy}", "--start", "0", "1", "--goal", "2", "3", "--seed", str(2**70)], "--seed"),
+        (["plan", "{npy}", "--start", "0", "1", "--goal", "2", "3", "-R", "0"], "-R/--paths 0"),
+        (["plan", "{npy}", "--start", "0", "1", "--goal", "2", "3", "-R", "100000"], "-R/--paths 100000"),
+        (["plan", "{npy}", "--start", "0", "1", "--goal", "2", "3", "--top", "100000"], "--top 100000"),
+        (["plan", "{npy}", "--start", "0", "5", "--goal", "3", "8"], "overlapping"),
+    ])
+    def test_out_of_range(self, capsys, tmp_path, argv, words):
+        npy = tmp_path / "f.npy"
+        np.save(npy, np.ones((10, 256), np.float32))
+        one_error(*in_process(capsys, *[a.replace("{npy}", str(npy)) for a in argv]), words)

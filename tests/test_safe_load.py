@@ -15,6 +15,9 @@ import torch
 from tests.helpers import hostile_weights as hw
 from tests.helpers.cli import assert_one_line_error, run_kepp, run_kepp_measured
 from tests.helpers.s3d import write_release
+from tests.helpers import hostile
+from tests.helpers.cli import in_process, one_error
+from tests.helpers.hostile import need_official
 
 ENV = {"KEPP_THREADS": "1", "OMP_NUM_THREADS": "1"}
 PEAK = 1536 * 2**20  # generous: python + torch + the check take about 400 MB; the files claim gigabytes
@@ -182,3 +185,59 @@ def _unblock(path):
     """Open the FIFO for writing once, so that a reader stuck on it returns (the test then fails on its output)."""
     with open(path, "wb"):
         pass
+
+
+# --- pickles and checkpoints -----------------------------------------------------------------------
+class TestHostilePicklesAndCheckpoints:
+    """No pickle or checkpoint crashes the interpreter, allocates what its header claims or is
+    accepted with weights no model can use: one line naming the file and the part."""
+
+    def test_a_tuple_nested_a_million_deep_does_not_crash_the_interpreter(self, tmp_path):
+        p = tmp_path / "deep.pkl"
+        p.write_bytes(hostile.deep_tuple_key())
+        r = run_kepp("graph", "import", p, "--out", tmp_path / "g.json", timeout=120)
+        assert r.returncode != -11, "segmentation fault"
+        assert_one_line_error(r, str(p), "levels deep")
+        assert not (tmp_path / "g.json").exists()
+
+    @pytest.mark.parametrize("case", sorted(hostile.GRAPH_CASES))
+    def test_a_malformed_graph_pickle_is_one_error(self, capsys, tmp_path, case):
+        make, words = hostile.GRAPH_CASES[case]
+        p = tmp_path / f"{case}.pkl"
+        p.write_bytes(make())
+        one_error(*in_process(capsys, "graph", "import", p, "--out", tmp_path / "g.json"), str(p), words)
+        assert not (tmp_path / "g.json").exists()
+
+    @pytest.mark.parametrize("case", sorted(hostile.CHECKPOINT_CASES))
+    def test_poisoned_official_weights_are_refused(self, capsys, tmp_path, case):
+        need_official()
+        edit, words = hostile.CHECKPOINT_CASES[case]
+        plan = hostile.poisoned(edit, f"{case}.pth.tar", tmp_path)
+        step = hostile.OFFICIAL / "official-kepp-step-T3.pth.tar"
+        code, err = in_process(capsys, "models", "import", "--plan", plan, "--step", step, "-T", 3,
+                               "--out", tmp_path / "m")
+        one_error(code, err, str(plan), words)
+        assert not list((tmp_path / "m").rglob("*.safetensors"))
+
+    @pytest.mark.parametrize("build, words", [
+        (hostile.size_lie, ("85,899,345,920 bytes", "refused before allocating")),  # a storage claiming 80 GB
+        (hostile.deep_data_pkl, ("data.pkl", "levels deep")),
+    ], ids=["storage-claiming-80-gb", "data-pkl-nested-deep"])
+    def test_an_archive_that_lies_is_refused_before_loading(self, capsys, tmp_path, build, words):
+        need_official()
+        plan = build(hostile.OFFICIAL / "official-kepp-plan-T3.pth.tar", tmp_path / "bad.pth.tar")
+        code, err = in_process(capsys, "models", "import", "--plan", plan, "--step",
+                               hostile.OFFICIAL / "official-kepp-step-T3.pth.tar", "-T", 3, "--out", tmp_path / "m")
+        one_error(code, err, *words)
+
+    def test_a_horizon_of_1000_is_refused(self, capsys, tmp_path):
+        need_official()
+        code, err = in_process(capsys, "models", "import", "--plan", hostile.OFFICIAL / "official-kepp-plan-T3.pth.tar",
+                               "--step", hostile.OFFICIAL / "official-kepp-step-T3.pth.tar", "-T", 1000,
+                               "--out", tmp_path / "m")
+        one_error(code, err, "--horizon 1000", "2..64")
+        assert not (tmp_path / "m").exists()
+
+    def test_a_feature_pickle_nested_deep_is_refused(self, capsys, tmp_path):
+        p = hostile.s3d_dict_nested_deep(tmp_path / "s3d.npy")
+        one_error(*in_process(capsys, "plan", p, "--start", 0, 1, "--goal", 2, 3), str(p), "levels deep")

@@ -8,13 +8,13 @@ from __future__ import annotations
 import http.server
 import json
 import threading
-import time
 import urllib.parse
+import urllib.request
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.browser import app_server
+from tests.helpers.browser import all_loaded, app_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
 
@@ -36,16 +36,25 @@ def hostile_strings(port: int) -> dict[str, str]:
     }
 
 
+DRAIN = "/kepp-drain"  # the listener's own request (see Listener.drained_hits), never a hit
+
+
 class Listener(http.server.ThreadingHTTPServer):
-    """Records every request it receives (nothing should reach it)."""
+    """Records every request it receives (nothing should reach it) and counts the connections it is
+    still answering, so that a test can wait until what reached it has been recorded."""
 
     def __init__(self):
         self.hits: list[str] = []
+        self._open = 0
+        self._closed = threading.Condition()
         outer = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
+            timeout = 5  # a connection that never sends a request is closed after 5 s
+
             def do_GET(self):  # noqa: N802 (http.server's name)
-                outer.hits.append(self.path)
+                if self.path != DRAIN:
+                    outer.hits.append(self.path)
                 self.send_response(204)
                 self.end_headers()
 
@@ -55,6 +64,27 @@ class Listener(http.server.ThreadingHTTPServer):
                 pass
 
         super().__init__(("127.0.0.1", 0), Handler)
+
+    def process_request(self, request, client_address):
+        with self._closed:
+            self._open += 1
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request):
+        try:
+            super().shutdown_request(request)
+        finally:
+            with self._closed:
+                self._open -= 1
+                self._closed.notify_all()
+
+    def drained_hits(self, timeout: float = 30.0) -> list[str]:
+        """The requests received, once every connection made before this call has been answered: a request
+        of its own queues behind them (connections are accepted in order), then the open ones are waited out."""
+        urllib.request.urlopen(f"http://127.0.0.1:{self.server_address[1]}{DRAIN}", timeout=timeout).close()
+        with self._closed:
+            assert self._closed.wait_for(lambda: self._open == 0, timeout=timeout), "a connection stayed open"
+        return list(self.hits)
 
 
 @pytest.fixture(scope="module")
@@ -109,8 +139,9 @@ def hostile_app(hostile_plans, hostile_playlists):
 
 
 def _settle(page) -> None:
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=120_000)
-    page.wait_for_timeout(2500)  # drawings and frames run their scripts
+    """No run of the script going and every document of the page loaded: drawings and frames have run
+    their scripts, and every image has loaded or failed (an ``onerror`` has run)."""
+    all_loaded(page)
 
 
 def _pwned(page) -> list:
@@ -170,8 +201,7 @@ def test_no_dataset_string_runs_as_script_on_any_page(hostile_app, browser, list
         assert not dialogs, name
         seen_labels.update(_network_labels(page))
         page.close()
-    time.sleep(1)
-    assert listener.hits == [], f"the page made requests with dataset strings: {listener.hits}"
+    assert listener.drained_hits() == [], f"the page made requests with dataset strings: {listener.hits}"
     # the drawings show the hostile labels exactly, as text
     assert bad["script"] in seen_labels and bad["img"] in seen_labels and bad["separator"] in seen_labels
 
@@ -188,7 +218,7 @@ def test_the_plan_page_plans_with_hostile_labels_and_shows_them_as_text(hostile_
     assert any(c in (bad["script"], bad["img"], bad["svg"]) for c in cards), cards
     assert not _pwned(page)
     page.close()
-    assert listener.hits == []
+    assert listener.drained_hits() == []
 
 
 def test_a_playlist_of_hostile_episodes_shows_them_as_text(hostile_app, browser, listener):
@@ -208,7 +238,7 @@ def test_a_playlist_of_hostile_episodes_shows_them_as_text(hostile_app, browser,
     assert page.locator(".kepp-note").first.inner_text().strip() in (bad["script"], bad["img"], bad["svg"], bad["js-url"])
     assert not _pwned(page)
     page.close()
-    assert listener.hits == []
+    assert listener.drained_hits() == []
 
 
 @pytest.fixture(scope="module")
@@ -248,5 +278,4 @@ def test_hostile_task_names_in_the_slice_tables_never_run(hostile_records_app, b
         if "slice=task" in address:  # the slice named above the episodes, as text
             page.get_by_text("Episodes below:", exact=False).first.wait_for(timeout=30_000)
         page.close()
-    time.sleep(1)
-    assert listener.hits == [], f"the page made requests with dataset strings: {listener.hits}"
+    assert listener.drained_hits() == [], f"the page made requests with dataset strings: {listener.hits}"

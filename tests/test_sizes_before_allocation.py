@@ -13,6 +13,8 @@ import torch
 from tests.helpers import hostile_weights as hw
 from tests.helpers.cli import assert_one_line_error, run_kepp_measured
 from tests.helpers.s3d import official_checkpoints, write_release
+from tests.helpers import hostile
+from tests.helpers.cli import in_process, one_error
 
 ENV = {"KEPP_THREADS": "1", "OMP_NUM_THREADS": "1"}
 PEAK = 1536 * 2**20  # python + torch take about 400 MB; each case asked for gigabytes
@@ -116,3 +118,12 @@ def test_a_word_list_header_claiming_10_to_the_11_words_allocates_nothing(releas
                                 f"s3d:{release},dict={words}", env=ENV)
     assert_one_line_error(r, "words.npy", "truncated", "100000000000")
     _low(peak)
+
+
+# --- header sizes that lie ---------------------------------------------------------------------------------
+class TestHeaderSizesThatLie:
+    """A header's sizes are checked against the file before anything is allocated."""
+
+    def test_a_feature_file_claiming_25e12_values(self, capsys, tmp_path):
+        p = hostile.npy_header_lie(tmp_path / "lie.npy")
+        one_error(*in_process(capsys, "plan", p, "--start", 0, 1, "--goal", 2, 3), str(p), "promises")

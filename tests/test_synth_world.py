@@ -1,5 +1,5 @@
 """The synthetic world: tasks and procedures, rendering, determinism, the CrossTask layout the
-loader reads, --from-plans and ``kepp data synth``."""
+loader reads, --from-plans and ``kepp data synth``; one writer per world folder (two real processes)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,11 @@ from kepp_core.data.synth.render import Segment
 from kepp_core.data.synth.world import _builtin_specs
 from kepp_core.errors import KeppError
 from kepp_core.video import read_frames, video_info
+import os
+import subprocess
+import sys
+import time
+from tests.helpers.cli import assert_one_line_error, run_kepp
 
 TINY = {"videos": 3, "step_min": 1.0, "step_max": 1.5, "idle": 0.4, "size": 32, "workers": 1, "progress": False}
 
@@ -207,3 +212,61 @@ def test_cli_synth_writes_a_world_and_rejects_bad_knobs(tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         main(["data", "synth", "--difficulty", "extreme"])
     assert e.value.code == 2
+
+
+# --- one writer per folder ------------------------------------------------------------------------------
+SYNTH = ["--videos", "6", "--size", "32", "--fps", "4", "--step-min", "1", "--step-max", "1.5", "--workers", "1"]
+
+
+class TestOneWriterPerFolder:
+    """Two writers of one folder never mix their files: the second is refused naming the first, a
+    cache waits for its builder; what a killed writer left half-written goes with the next run."""
+
+    @pytest.mark.slow
+    def test_a_second_data_synth_into_one_folder_is_refused_naming_the_first(self, tmp_path):
+        from kepp_core.paths import REPO_ROOT
+
+        out = tmp_path / "world"
+        env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+        first = subprocess.Popen([sys.executable, "-m", "kepp_core", "data", "synth", "--out", str(out), "--seed", "1",
+                                  *SYNTH, "--videos", "40"], env=env, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.time() + 120
+            while not (out / "world.json").is_file():  # the first holds the folder
+                assert first.poll() is None and time.time() < deadline, first.stderr.read()
+                time.sleep(0.1)
+            second = run_kepp("data", "synth", "--out", out, "--seed", "2", *SYNTH)
+            assert_one_line_error(second, str(out), "kepp data synth", f"pid {first.pid}")
+        finally:
+            assert first.wait(timeout=300) == 0, first.stderr.read()
+        assert run_kepp("data", "stats", "--dataset", "demo", "--root", out).returncode == 0
+        assert json.loads((out / "world.json").read_text())["seed"] == 1
+
+    @pytest.mark.slow
+    def test_two_processes_asking_for_one_world_build_it_once(self, tmp_path):
+        """The suite's two workers asked for the demo world at once (tests/helpers/app_env.py): the second
+        cleared the first's half-written files (FileNotFoundError on a temporary mp4)."""
+        from kepp_core.paths import REPO_ROOT
+
+        root = tmp_path / "cache-world"
+        code = ("import sys; from kepp_core.data.synth import ensure_world; "
+                "print(ensure_world(sys.argv[1], videos=30, size=32, fps=4, step_min=1.0, step_max=1.5, "
+                "progress=False, workers=2))")
+        env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+
+        def start() -> subprocess.Popen:
+            return subprocess.Popen([sys.executable, "-c", code, str(root)], env=env, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+        first = start()
+        deadline = time.time() + 120
+        while not (root / "videos").is_dir():  # the first is writing videos
+            assert first.poll() is None and time.time() < deadline
+            time.sleep(0.05)
+        second = start()
+        results = [p.communicate(timeout=300) for p in (first, second)]
+        assert [first.returncode, second.returncode] == [0, 0], [e[-2000:] for _, e in results]
+        assert all(out.strip() == str(root) for out, _ in results)
+        from kepp_core.data import load_dataset
+
+        assert len(load_dataset("demo", root).videos) == 30

@@ -158,6 +158,45 @@ def rerun(page, timeout: float = 60_000) -> Iterator[None]:
     page.wait_for_function(f"b => ({RUNS_ENDED})() > b && ({IDLE})()", arg=before, timeout=timeout)
 
 
+# True once every document of the page (the page and its same-origin frames) has loaded, images included
+# (an image that failed to load is complete too; a lazy one may wait for a scroll), and the frames have stayed
+# the same over three polls in a row: what a frame's scripts and handlers would run on has run. A frame still
+# on its first about:blank (before its srcdoc or src is read) has not loaded, whatever its readyState says.
+LOADED = """() => {
+  const frames = [...document.querySelectorAll('iframe')].map(f => {
+    let d = null; try { d = f.contentDocument; } catch (e) { return [f, null, 'cross-origin']; }
+    const pending = !d || ((f.hasAttribute('srcdoc') || (f.src && f.src !== 'about:blank')) && d.URL === 'about:blank');
+    return [f, d, pending ? 'pending' : d.URL + ':' + d.readyState]; });
+  const docs = [document, ...frames.map(([, d]) => d).filter(d => d)];
+  const loaded = !frames.some(([, , v]) => v === 'pending')
+    && docs.every(d => d.readyState === 'complete' && [...d.images].every(i => i.complete || i.loading === 'lazy'));
+  const v = frames.map(([, , v]) => v).join('|');
+  const s = window.__keppLoaded || (window.__keppLoaded = {v: null, n: 0});
+  s.n = loaded && v === s.v ? s.n + 1 : 0; s.v = v;
+  return s.n >= 3; }"""
+
+
+def all_loaded(page, timeout: float = 120_000) -> None:
+    """Wait until no run of the script is going and every document of the page has loaded (:data:`LOADED`)."""
+    idle(page, timeout=timeout)
+    page.evaluate("() => { window.__keppLoaded = null; }")
+    page.wait_for_function(LOADED, timeout=timeout, polling=100)
+
+
+# True once the element's box has stayed where it is over three polls in a row (the page stopped scrolling it).
+STILL_BOX = """(el) => { const r = el.getBoundingClientRect(), v = [r.x, r.y, r.width, r.height].join();
+  const s = el.__keppStill || (el.__keppStill = {v: null, n: 0});
+  s.n = v === s.v ? s.n + 1 : 0; s.v = v;
+  return s.n >= 3; }"""
+
+
+def stopped_moving(page, element, timeout: float = 30_000) -> None:
+    """Wait until ``element`` (a locator or an element handle) has stopped moving on the page (:data:`STILL_BOX`)."""
+    handle = element.element_handle(timeout=timeout) if hasattr(element, "element_handle") else element
+    handle.evaluate("el => { el.__keppStill = null; }")
+    page.wait_for_function(STILL_BOX, arg=handle, timeout=timeout, polling=100)
+
+
 def drawn_frame(page, script: str):
     """The first iframe with a vis.js canvas for which ``script`` (a JS function) is true, or None."""
     for frame in page.frames:

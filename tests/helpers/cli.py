@@ -93,3 +93,23 @@ def run_ranks(world: int, *args, env: dict | None = None, timeout: float = 300) 
         stdout, stderr = p.communicate(timeout=timeout)
         out.append(subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr))
     return out
+
+
+def in_process(capsys, *argv) -> tuple[int, str]:
+    """``kepp ARGV`` through ``main`` in this process (an uncaught exception fails the test): the exit
+    code and what went to stderr."""
+    from kepp_core.cli import main
+
+    code = main([str(a) for a in argv])
+    return code, capsys.readouterr().err
+
+
+def one_error(code: int, err: str, *words: str) -> str:
+    """As :func:`assert_one_line_error` for an in-process run: exit 2, one ``kepp: error:`` line holding
+    every word, no traceback; the line."""
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2, err
+    assert len(lines) == 1 and lines[0].startswith("kepp: error: "), err
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+    return lines[0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -36,3 +37,14 @@ def small_dataset(actions=("crack egg", "whisk", "pour", "fry"), name="toy") -> 
     videos = [Video(v, t, [Step(a) for a in p], split=s) for v, (t, s, p) in plans.items()]
     tasks = {"omelette": Task("omelette", "Make an omelette"), "pancake": Task("pancake", "Make pancakes")}
     return Dataset(name, list(actions), tasks, videos)
+
+
+PLAN_ROWS = [{"video": f"v{i}", "task": "t", "split": "train" if i < 4 else "test",
+              "steps": ["a", "b", "c"][: 2 + i % 2], "segments": [[0, 1], [1, 2], [2, 3]][: 2 + i % 2],
+              "duration": 10} for i in range(6)]
+
+
+def write_small_plans(path: Path, last: bytes = b"") -> Path:
+    """Six valid plans-JSONL lines (four train, two test) and then ``last`` as it is."""
+    path.write_bytes(b"".join((json.dumps(r) + "\n").encode() for r in PLAN_ROWS) + last)
+    return path

@@ -6,13 +6,24 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
 import pickle
 import zipfile
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 OFFICIAL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "official-kepp"
+PLAN = {"task": "t", "steps": ["a", "b", "c"], "split": "train"}  # a plans line, less its video
+
+
+def need_official() -> None:
+    """Skip without ../shared/data/official-kepp (fail under CI=true)."""
+    if not (OFFICIAL / "official-kepp-plan-T3.pth.tar").is_file():
+        if os.environ.get("CI") == "true":
+            pytest.fail("../shared/data/official-kepp is missing")
+        pytest.skip("no ../shared/data/official-kepp (the official checkpoints)")
 
 
 def deep_tuple_key(depth: int = 300_000) -> bytes:

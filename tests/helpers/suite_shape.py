@@ -103,6 +103,42 @@ def suite_loop_only_tests(tests_dir: Path) -> list[LoopOnlyTest]:
             for t in loop_only_tests(path.read_text(encoding="utf-8"), path.relative_to(tests_dir).as_posix())]
 
 
+# --- fixed waits: a test that sleeps races what it waits for ---------------------------------------------
+TIMER_CALLS = frozenset({"sleep", "wait_for_timeout"})  # time.sleep / sleep, Playwright's page.wait_for_timeout
+
+
+def timer_waits(source: str, file: str = "<source>") -> list[str]:
+    """Every ``time.sleep`` / ``sleep`` / ``*.wait_for_timeout`` call of ``source`` that is not inside a
+    ``while`` loop, as ``file:line name``: a fixed wait. In a ``while`` loop the wait spaces the polls of
+    the loop's condition, which is what the test waits on."""
+    found: list[str] = []
+
+    def walk(node: ast.AST, polling: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if _call_name(child) in TIMER_CALLS and not polling:
+                found.append(f"{file}:{child.lineno} {_call_name(child)}")
+            walk(child, polling or isinstance(child, ast.While))
+
+    walk(ast.parse(source), False)
+    return found
+
+
+def suite_file_stems(tests_dir: Path) -> list[str]:
+    """The name of every ``test_*.py`` file directly in ``tests_dir``, less ``test_`` and ``.py``."""
+    return [path.stem.removeprefix("test_") for path in sorted(tests_dir.glob("test_*.py"))]
+
+
+def module_names(*packages: Path) -> set[str]:
+    """The name of every module of the packages (a package's ``__init__.py`` by its folder's name)."""
+    return {path.parent.name if path.stem == "__init__" else path.stem
+            for package in packages for path in package.rglob("*.py")}
+
+
+def named_after(stem: str, names) -> bool:
+    """Whether a test file's name (less ``test_``) is one of ``names``, alone or with a suffix after ``_``."""
+    return any(stem == name or stem.startswith(name + "_") for name in names)
+
+
 if __name__ == "__main__":
     here = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1]
     found = suite_loop_only_tests(here)
