@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.browser import ARTIFACTS, graph_frame, idle, rerun
+from tests.helpers.browser import ARTIFACTS, graph_frame, idle, planned_page
 
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
@@ -16,13 +16,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
 
 def test_plan_and_graph_render_in_a_real_browser(server, browser, app_env):
     ARTIFACTS.mkdir(exist_ok=True)
-    page = browser.new_page(viewport={"width": 1400, "height": 1600})
-    page.goto(f"{server}/Plan")
-    plan_button = page.get_by_role("button", name="Plan", exact=True)
-    plan_button.wait_for(timeout=90_000)
-    idle(page)
-    with rerun(page, timeout=90_000):
-        plan_button.click()
+    page = planned_page(browser, server, viewport={"width": 1400, "height": 1600})
     page.locator(".kepp-verdict.kepp-live").first.wait_for(timeout=90_000)  # the live planner's result
     # the header can appear a moment before the step cards: wait for the cards themselves
     page.locator(".kepp-plan .kepp-card").first.wait_for(timeout=90_000)

@@ -11,7 +11,7 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
-from tests.helpers.browser import (ARTIFACTS, app_server, drawn_frame, graph_frame, idle, rerun,
+from tests.helpers.browser import (ARTIFACTS, app_server, drawn_frame, graph_frame, idle, planned_page,
                                    settled_drawing)
 
 
@@ -61,13 +61,7 @@ def check_drawing(frame, truth_labels: list[str] | None) -> dict:
 
 def test_plan_graph_holds_the_truth_and_one_legend_entry_per_path(server, browser):
     ARTIFACTS.mkdir(exist_ok=True)
-    page = browser.new_page(viewport={"width": 1400, "height": 1600}, accept_downloads=True)
-    page.goto(f"{server}/Plan")
-    plan_button = page.get_by_role("button", name="Plan", exact=True)
-    plan_button.wait_for(timeout=90_000)
-    idle(page)
-    with rerun(page, timeout=90_000):
-        plan_button.click()
+    page = planned_page(browser, server, viewport={"width": 1400, "height": 1600}, accept_downloads=True)
     page.locator(".kepp-plan .kepp-card").first.wait_for(timeout=90_000)
     page.get_by_text("ground truth", exact=False).first.wait_for(timeout=30_000)
     rows = card_rows(page)

@@ -15,8 +15,8 @@ from pathlib import Path
 import streamlit as st
 
 from components import layout, recorded
-from components.config import start_config
-from components.text import md
+from components.config import RECORDS_HOW, missing, start_config
+from components.text import dataset_caption, md
 from kepp_core import api
 from kepp_core.api import AppConfig
 from kepp_core.benchmark import DEFAULT_FAMILY
@@ -381,3 +381,19 @@ def protocol_comparison(folder: str, a: str, b: str, horizon: int, fraction: flo
 def pair_table(folder: str, a: str, b: str, fraction: float, metric: str, confidence: float):
     """The paired test of ``A − B`` at every horizon of ``fraction`` (from the folder's records)."""
     return _pair_table(folder, _mtime(Path(folder) / RECORDS_FILE), a, b, fraction, metric, confidence)
+
+
+def records_page(cfg: AppConfig, lacking: str):
+    """A records page's opening (Failure cases, Results): the dataset and its line, then the prediction
+    records; where there are none, says so (``lacking``: what the page cannot show without them) and how
+    the person running the app adds them. ``(dataset, records or None)``."""
+    with guarded():
+        ds = dataset(cfg)
+        preds = predictions(cfg)
+    if not cfg.presentation:
+        st.caption(dataset_caption(cfg, ds))
+    if preds is None or not len(preds):
+        missing("No prediction records found: this app was started without the evaluation's per-episode "
+                f"records, {lacking}", RECORDS_HOW)
+        return ds, None
+    return ds, preds

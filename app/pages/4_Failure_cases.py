@@ -11,8 +11,8 @@ import streamlit as st
 
 from components import ab, backend, episodes, links, metric_codes, paging, playlists, slices
 from components.charts import pattern_bars, show_table
-from components.config import PAGES, RECORDS_HOW, missing, page_setup
-from components.text import dataset_caption, md
+from components.config import PAGES, page_setup
+from components.text import md
 from components.names import default_method, namer
 from kepp_core.benchmark import DEFAULT_FAMILY
 from kepp_core.catalog import PATTERN_LABELS, PATTERNS, pattern_label
@@ -26,14 +26,8 @@ if not cfg.presentation:
                "or last step); ground truth starting and ending with the same step "
                "(the graph proposes loops); a repeated sub-sequence in the true or predicted plan; other.")
 
-with backend.guarded():
-    ds = backend.dataset(cfg)
-    preds = backend.predictions(cfg)
-if not cfg.presentation:
-    st.caption(dataset_caption(cfg, ds))
-if preds is None or not len(preds):
-    missing("No prediction records found: this app was started without the evaluation's per-episode records, "
-            "so there are no failures to browse.", RECORDS_HOW)
+ds, preds = backend.records_page(cfg, "so there are no failures to browse.")
+if preds is None:
     st.stop()
 
 link = links.PageLink("failures")

@@ -14,9 +14,9 @@ import streamlit as st
 
 from components import ab, backend, episode_map, episodes, links, metric_codes, paging, playlists, slices
 from components.charts import show_table
-from components.config import PAGES, RECORDS_HOW, missing, page_setup
+from components.config import PAGES, page_setup
 from components.protocol import show_protocol
-from components.text import dataset_caption, md_code
+from components.text import md_code
 from components.names import compare_default, default_method, namer
 from kepp_core.benchmark import DEFAULT_FAMILY, FAMILIES
 from kepp_core.catalog import PATTERN_LABELS, PATTERNS
@@ -25,14 +25,8 @@ cfg = page_setup("Results")
 title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")
 title_col.title("Results")
 
-with backend.guarded():
-    ds = backend.dataset(cfg)
-    preds = backend.predictions(cfg)
-if not cfg.presentation:
-    st.caption(dataset_caption(cfg, ds))
-if preds is None or not len(preds):
-    missing("No prediction records found: this app was started without the evaluation's per-episode records, "
-            "so there is no table of methods to show.", RECORDS_HOW)
+ds, preds = backend.records_page(cfg, "so there is no table of methods to show.")
+if preds is None:
     show_protocol(cfg, ds)
     st.stop()
 if not cfg.presentation:

@@ -158,6 +158,19 @@ def rerun(page, timeout: float = 60_000) -> Iterator[None]:
     page.wait_for_function(f"b => ({RUNS_ENDED})() > b && ({IDLE})()", arg=before, timeout=timeout)
 
 
+def planned_page(browser, server: str, timeout: float = 90_000, **options):
+    """A new page (``options``: ``browser.new_page``'s) on the Plan page as it opens, its **Plan** pressed and
+    that run over: the page, ready for the live result's checks."""
+    page = browser.new_page(**options)
+    page.goto(f"{server}/Plan")
+    button = page.get_by_role("button", name="Plan", exact=True)
+    button.wait_for(timeout=timeout)
+    idle(page)
+    with rerun(page, timeout=timeout):
+        button.click()
+    return page
+
+
 # True once every document of the page (the page and its same-origin frames) has loaded, images included
 # (an image that failed to load is complete too; a lazy one may wait for a scroll), and the frames have stayed
 # the same over three polls in a row: what a frame's scripts and handlers would run on has run. A frame still
