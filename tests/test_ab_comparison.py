@@ -242,6 +242,7 @@ def protocol_out(tmp_path_factory):
     return untrained_protocol(tmp_path_factory.mktemp("ab-protocol"), ["random", "graph-gt"], [3])[1]
 
 
+@pytest.mark.slow
 def test_kepp_eval_compare_prints_the_apis_numbers_and_writes_a_cells_episodes_with_both_plans(tmp_path):
     from kepp_core.paths import DEMO_ASSETS
 
@@ -270,6 +271,7 @@ def test_kepp_eval_compare_prints_the_apis_numbers_and_writes_a_cells_episodes_w
     assert f"{want[0].counts['a-only']}" in text.stdout and "p = 0.0054" in text.stdout
 
 
+@pytest.mark.slow
 def test_kepp_eval_compare_on_a_protocol_folder_counts_seed_and_episode_units(protocol_out):
     r = run_kepp("eval", "compare", protocol_out, "--a", "graph-gt", "--b", "random", "--json", "--resamples", "2000")
     assert r.returncode == 0, r.stderr[-2000:]
@@ -290,12 +292,14 @@ def test_kepp_eval_compare_on_a_protocol_folder_counts_seed_and_episode_units(pr
     (["--a", "kepp-R2", "--b", "pdpp", "--confidence", "1.5"], ["--confidence 1.5"]),
     (["--a", "kepp-R2", "--b", "pdpp", "--fraction", "0.5"], ["no training fractions"]),
 ])
+@pytest.mark.slow
 def test_kepp_eval_compare_refuses_bad_input_in_one_line(args, words):
     from kepp_core.paths import DEMO_ASSETS
 
     assert_one_line_error(run_kepp("eval", "compare", DEMO_ASSETS / "predictions.jsonl", *args), *words)
 
 
+@pytest.mark.slow
 def test_kepp_eval_compare_refuses_a_folder_without_records_and_kepp_eval_still_needs_models(tmp_path):
     assert_one_line_error(run_kepp("eval", "compare", tmp_path, "--a", "x", "--b", "y"), str(tmp_path),
                           catalog.RECORDS_FILE)

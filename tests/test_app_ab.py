@@ -56,6 +56,7 @@ def expected(env, comparison, cell: str) -> pd.DataFrame:
     return comparison.table(cell, lambda p: plan_text(ds.labels(p)), lambda e: episode_label(e, names))
 
 
+@pytest.mark.slow
 def test_results_shows_the_two_by_two_and_a_clicked_cell_lists_exactly_its_episodes(monkeypatch, demo_env):
     at = no_problems(open_page(monkeypatch, demo_env, RESULTS, {"method": "kepp-R2", "T": "3"}))
     c = api.compare_methods(prediction_table(demo_env), "kepp-R2", "kepp-nograph", 3)
@@ -82,6 +83,7 @@ def test_results_shows_the_two_by_two_and_a_clicked_cell_lists_exactly_its_episo
     assert {f"Open {catalog.method_label(m)} in Plan" for m in ("kepp-R2", "kepp-nograph")} <= labels
 
 
+@pytest.mark.slow
 def test_failure_cases_lists_a_cell_from_its_url_and_a_reload_lists_the_same(monkeypatch, demo_env):
     link = {"method": "kepp-R2", "T": "6", "a": "kepp-R2", "b": "pdpp", "cell": "b-only"}
     c = api.compare_methods(prediction_table(demo_env), "kepp-R2", "pdpp", 6)
@@ -132,6 +134,7 @@ def test_a_bad_cell_or_method_in_the_url_is_ignored_and_the_same_method_twice_is
     assert any("two different methods" in i.value for i in at.info)
 
 
+@pytest.mark.slow
 def test_with_several_seeds_the_units_are_seed_and_episode_and_the_intervals_draw_whole_episodes(
         monkeypatch, demo_env, tmp_path):
     records = with_a_second_seed(demo_env, tmp_path / "two-seeds.jsonl")

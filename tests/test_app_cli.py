@@ -256,6 +256,7 @@ class TestAppFailsFast:
         (["--config", "{tmp}/seed-huge.toml"], "seed-huge.toml: 'split_seed' must be a seed 0.."),
         (["--config", "{tmp}/two-places.toml"], "two-places.toml: keys both under [app] and outside it"),
     ])
+    @pytest.mark.slow
     def test_kepp_app_refuses_before_serving(self, files, argv, words):
         t0 = time.monotonic()
         r = _app(*[a.replace("{tmp}", str(files)) for a in argv])

@@ -51,6 +51,7 @@ def outside_plans(tmp_path: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", ["root", "features", "graph", "checkpoints", "predictions"])
 def test_a_path_outside_the_allowed_folders_is_refused_the_same_whether_it_exists_or_not(monkeypatch, app_env,
                                                                                            tmp_path, key):

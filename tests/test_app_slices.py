@@ -40,6 +40,7 @@ def map_specs(at) -> list[dict]:
     return [s for s in specs if s["data"] and "customdata" in s["data"][0] and "PC 1" in json.dumps(s["layout"])]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("by", list(SLICE_BY))
 def test_results_slice_table_is_the_apis_with_the_reference_method(monkeypatch, demo_env, by):
     at = no_problems(open_page(monkeypatch, demo_env, RESULTS, {"by": by, "method": "kepp-R2", "T": "4"}))

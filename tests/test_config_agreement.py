@@ -29,6 +29,7 @@ def _endpoints_copy(models, folder: str, **train):
     return target
 
 
+@pytest.mark.slow
 def test_an_endpoints_pair_folder_holding_a_per_clip_model_is_refused(demo_t3):
     _, root, models = demo_t3
     target = _endpoints_copy(models, "endpoints-pair")
@@ -52,6 +53,7 @@ def test_an_endpoint_checkpoint_whose_architecture_and_training_options_differ_i
     ("endpoints-pair", ["the folder of the 'pair' endpoint model", "endpoint_arch='clips'"]),
     ("endpoints-clips", ["'endpoints-clips' is not a model folder name"]),  # the default architecture is no variant
 ])
+@pytest.mark.slow
 def test_training_into_a_folder_whose_name_says_another_model_is_refused_at_the_start(tmp_path, folder, words):
     out = tmp_path / "models" / "T3" / folder
     r = run_kepp("train", "endpoints", "--dataset", "demo", "-T", "3", "--out", out, "--no-progress")
@@ -64,6 +66,7 @@ def test_endpoints_clips_is_no_model_a_run_list_or_the_suite_trains():
     assert_one_line_error(r, "'endpoints-clips' is not a model folder name", "endpoints-pair")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key, value", [("horizon", "4"), ("seed", "3"), ("setting", '"pdpp"')])
 def test_a_protocol_train_table_cannot_override_the_specs_own_horizon_seed_or_setting(tmp_path, key, value):
     spec = tmp_path / "spec.toml"
@@ -79,6 +82,7 @@ def test_a_protocol_train_table_cannot_override_the_specs_own_horizon_seed_or_se
     (["task-classifier"], "structured_weight=0.5", "(task-classifier)"),
     (["all", "--only", "step", "plan-none", "--print-commands"], "endpoint_smoothing=0.2", "(plan, step)"),
 ])
+@pytest.mark.slow
 def test_set_keys_that_no_model_of_the_command_reads_are_refused(tmp_path, command, item, kinds):
     r = run_kepp("train", *command, "--dataset", "demo", "-T", "3", "--out", tmp_path / "m", "--set", item)
     assert_one_line_error(r, f"--set {item}", f"no model this command trains {kinds} reads {item.split('=')[0]}")
@@ -92,6 +96,7 @@ def test_set_keys_that_no_model_of_the_command_reads_are_refused(tmp_path, comma
     ("--set", "weight_decay=-0.5", "training option weight_decay=-0.5 must be a finite number >= 0"),
     ("--set", "m=0", "training option m=0 must be at least 1"),
 ])
+@pytest.mark.slow
 def test_negative_warm_up_or_epochs_are_refused(tmp_path, flag, value, words):
     r = run_kepp("train", "all", "--dataset", "demo", "--out", tmp_path / "m", "--print-commands", flag, value)
     assert_one_line_error(r, words)
@@ -118,6 +123,7 @@ def test_every_numeric_training_option_has_a_range(capsys):
         assert f"training option {name}=" in err and err.count("kepp: error:") == 1, (name, err)
 
 
+@pytest.mark.slow
 def test_a_stored_decoding_choice_with_bad_values_is_made_again_not_trusted(demo_t3, tmp_path):
     _, root, models = demo_t3
     copy = tmp_path / "models"

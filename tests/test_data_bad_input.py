@@ -674,6 +674,7 @@ TASK_LISTS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(TASK_LISTS))
 def test_a_task_defined_twice_is_one_error_naming_the_line(tmp_path, case):
     tasks, line, needle = TASK_LISTS[case]
@@ -691,6 +692,7 @@ VAL_FILES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(VAL_FILES))
 def test_a_test_split_naming_an_unknown_video_is_one_error_naming_the_line(tmp_path, case):
     val, line, needle = VAL_FILES[case]

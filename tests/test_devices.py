@@ -160,6 +160,7 @@ def _fake(*args, gpus: int, env: dict | None = None, timeout: float = 300) -> su
     ["features", "encode", "{tmp}/v.mp4", "--out", "{tmp}/v.npy"],
     ["demo", "models", "--out", "{tmp}/demo"],
 ])
+@pytest.mark.slow
 def test_every_network_command_refuses_cuda_without_cuda_in_one_line_before_any_work(argv, tmp_path):
     """SIMULATED (a process whose torch finds no GPU): `kepp ... --device cuda:1` stops at once, naming the fix."""
     args = [a.replace("{tmp}", str(tmp_path)) for a in argv]
@@ -168,6 +169,7 @@ def test_every_network_command_refuses_cuda_without_cuda_in_one_line_before_any_
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_the_app_refuses_a_device_there_is_not_and_carries_the_one_it_gets(tmp_path):
     from kepp_core.api import AppConfig
     from kepp_core.api.config import ENV
@@ -184,6 +186,7 @@ def test_the_app_refuses_a_device_there_is_not_and_carries_the_one_it_gets(tmp_p
     assert AppConfig.from_env({ENV["config"]: str(config)}).device == "cpu"
 
 
+@pytest.mark.slow
 def test_more_ranks_than_gpus_is_refused_by_every_rank_before_any_work(tmp_path):
     """SIMULATED GPUs, real ranks: torchrun starts two `kepp train step` processes on a machine whose torch
     reports one GPU; each stops with one line naming both fixes, before the dataset is read."""
@@ -200,6 +203,7 @@ def test_more_ranks_than_gpus_is_refused_by_every_rank_before_any_work(tmp_path)
     assert f'File "{REPO / "kepp_core"}' not in r.stderr and not out.exists()  # torchrun's own report aside
 
 
+@pytest.mark.slow
 def test_cpu_ranks_on_a_machine_that_reports_a_gpu_train_with_gloo(tmp_path):
     """SIMULATED GPU, real ranks and a real gloo group: `--device cpu` puts two torchrun ranks on the CPU of a
     machine whose torch reports one GPU (before, they took NCCL and cuda:LOCAL_RANK and died); they finish

@@ -63,6 +63,7 @@ def _encoded(paths, encoder, workers) -> list[tuple[str, bytes, float]]:
     return [(p.name, f.tobytes(), s) for p, f, s in encode_files(paths, encoder, workers)]
 
 
+@pytest.mark.slow
 def test_parallel_decoding_gives_the_serial_paths_features_byte_for_byte(videos, spec):
     enc = get_encoder(spec)
     assert enc.decode_workers == 1 and enc.chunk_seconds == 16  # on the CPU: the serial path by default
@@ -108,6 +109,7 @@ def _files(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
 
 
+@pytest.mark.slow
 def test_extraction_with_workers_is_resumable_and_sharded_as_the_serial_one(videos, spec, tmp_path):
     serial, threads, ranks = (tmp_path / name for name in ("serial", "threads", "ranks"))
     for root in (serial, threads, ranks):

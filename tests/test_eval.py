@@ -55,6 +55,7 @@ def test_eval_cli_writes_the_methods_table_and_per_episode_records(trained, tmp_
     assert 100 * np.mean([x["acc"]["kepp-R1"] for x in recs]) == pytest.approx(by["kepp-R1"]["mAcc"])
 
 
+@pytest.mark.slow
 def test_retrieval_returns_the_plan_of_the_nearest_training_episode(trained):
     from kepp_core.evaluation.methods import nearest_episode_plans
     from kepp_core.training import episode_tensors
@@ -194,6 +195,7 @@ def test_a_checkpoint_config_with_a_bad_field_names_the_file(tmp_path):
         ModelSpec.from_config({**cfg, "dataset": {**cfg["dataset"], "horizon": None}}, tmp_path / "m")
 
 
+@pytest.mark.slow
 def test_eval_metrics_report_each_codes_columns_named_after_the_code(trained, tmp_path):
     from kepp_core.evaluation.records import read_records
     from kepp_core.metrics import protocol_metrics
@@ -223,6 +225,7 @@ def test_eval_metrics_report_each_codes_columns_named_after_the_code(trained, tm
     assert not any(k.startswith(("pdpp_", "vpn_")) for x in json.loads(plain.stdout)["rows"] for k in x)
 
 
+@pytest.mark.slow
 def test_eval_benchmark_prints_published_numbers_apart_from_the_measured_rows(trained):
     world, ds, models = trained
     base = ("eval", "--dataset", "demo", "--root", world, "--models", models, "-T", "3", "--methods", "random")

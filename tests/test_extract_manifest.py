@@ -53,6 +53,7 @@ def _files(folder):
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if not p.name.startswith(".")}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("second", ["size=64", "builtin"], ids=["another-crop", "another-encoder"])
 def test_a_killed_extraction_resumed_with_another_encoder_is_refused_naming_both(second, videos, release, tmp_path):
     first = f"s3d:{release},size=32"
@@ -65,6 +66,7 @@ def test_a_killed_extraction_resumed_with_another_encoder_is_refused_naming_both
     assert sorted(p.name for p in (root / "features").glob("*.npy")) == ["a.npy"]  # nothing mixed in
 
 
+@pytest.mark.slow
 def test_a_killed_extraction_resumed_with_its_encoder_ends_as_an_uninterrupted_run(videos, release, tmp_path):
     spec = f"s3d:{release},size=32"
     root = _killed_after_one_video(videos, tmp_path, spec)
@@ -81,6 +83,7 @@ def test_a_killed_extraction_resumed_with_its_encoder_ends_as_an_uninterrupted_r
     assert json.loads((whole / "features" / "features.json").read_text())["dim"] == 512
 
 
+@pytest.mark.slow
 def test_a_stopped_forced_replacement_is_finished_only_by_force(videos, release, tmp_path):
     root = tmp_path / "forced"
     shutil.copytree(videos, root)

@@ -39,6 +39,7 @@ RECONSTRUCTIONS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(RECONSTRUCTIONS))
 def test_a_malformed_networkx_reconstruction_pickle_is_one_line(case, tmp_path):
     p = tmp_path / f"{case}.pkl"
@@ -85,6 +86,7 @@ def video(tmp_path_factory):
     ("raises.pt", ["its forward failed", "RuntimeError: the encoder cannot read frames of this size"]),
     ("returns.pt", ["its forward returned a list", "expected a tensor"]),
 ])
+@pytest.mark.slow
 def test_a_torchscript_encoder_whose_forward_fails_is_named_with_its_error(name, words, scripted, video, tmp_path):
     r = run_kepp("features", "encode", video, "--out", tmp_path / "o.npy", "--encoder", scripted / name, env=ENV)
     assert_one_line_error(r, f"TorchScript encoder {scripted / name}", *words)
@@ -102,6 +104,7 @@ def test_an_index_in_other_digits_is_a_name_not_a_number():
     assert_one_line_error(r, "unknown action '²'")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the machine has a CUDA device")
 @pytest.mark.parametrize("device", ["cuda", "cuda:1"])
 def test_a_cuda_device_on_a_machine_without_one_names_the_fix(device, tmp_path, video):

@@ -146,6 +146,7 @@ JSON_GRAPH_EDITS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(JSON_GRAPH_EDITS))
 def test_a_malformed_json_graph_is_one_error_naming_the_key(graph_pair, tmp_path, case):
     edit, needle = JSON_GRAPH_EDITS[case]
@@ -187,6 +188,7 @@ COMPACT_EDITS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(COMPACT_EDITS))
 def test_a_malformed_compact_graph_is_one_error_naming_the_key_or_array(graph_pair, tmp_path, case):
     header_edit, arrays_edit, needle = COMPACT_EDITS[case]

@@ -183,6 +183,7 @@ BAD_PLAN_LINES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(BAD_PLAN_LINES))
 def test_stats_and_the_streamed_build_refuse_a_bad_plans_line_with_the_same_error(tmp_path, case):
     last, needle = BAD_PLAN_LINES[case]
@@ -194,6 +195,7 @@ def test_stats_and_the_streamed_build_refuse_a_bad_plans_line_with_the_same_erro
     assert not (tmp_path / "g.json").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("labels", [["²", "1"], ["--5", "1"], ["-3", "2", "10"], ["٣", "1"], ["1", "a"]])
 def test_labels_that_look_numeric_index_alike_in_the_loader_and_the_streamed_build(tmp_path, labels):
     rows = [{"video": f"v{i}", "task": "t", "split": "train", "steps": labels} for i in range(3)]

@@ -42,6 +42,7 @@ def _reads(path) -> None:
     assert r.returncode == 0, r.stderr
 
 
+@pytest.mark.slow
 def test_two_builds_of_one_pair_at_once_refuse_the_second_and_leave_files_that_read(plans, tmp_path):
     """``graph build --compact --out g.json`` holds the locks of both names of the pair while it runs, so
     ``graph build --out g.safetensors`` started meanwhile is refused naming it (both used to exit 0,
@@ -64,6 +65,7 @@ def test_two_builds_of_one_pair_at_once_refuse_the_second_and_leave_files_that_r
         _reads(tmp_path / name)
 
 
+@pytest.mark.slow
 def test_a_pair_torn_between_two_builds_is_still_refused(plans, tmp_path):
     """What the pair's build id is for: g.json of one --compact build beside g.safetensors of another."""
     first, second = tmp_path / "first", tmp_path / "second"

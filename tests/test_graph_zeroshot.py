@@ -133,6 +133,7 @@ def test_coin_p2kg_reproduces_the_reference_success_rates(coin_dataset, coin_zer
         assert abs(coin_zero_shot["p2kg"][t] - ref) <= 0.5, (t, coin_zero_shot["p2kg"][t], ref)
 
 
+@pytest.mark.slow
 def test_history_method_gains_a_point_at_T4_to_T6_and_loses_nothing_at_T3(coin_zero_shot):
     p2kg, hist = coin_zero_shot["p2kg"], coin_zero_shot["history"]
     assert hist[3] >= p2kg[3]

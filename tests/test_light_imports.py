@@ -67,6 +67,7 @@ def _home_imports() -> list[str]:
     return [n for n in names if n.split(".")[0] in ("components", "kepp_core")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", _home_imports() + ["kepp_core.api", "kepp_core.catalog", "kepp_core.paths"])
 def test_the_app_first_page_modules_load_without_torch(module):
     r = run_without_torch(f"""

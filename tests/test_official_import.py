@@ -179,6 +179,7 @@ def test_eval_refuses_a_dataset_of_another_size_naming_both_numbers(eval_world, 
     assert re.search(expected, r.stderr), r.stderr
 
 
+@pytest.mark.slow
 def test_the_api_planner_plans_with_imported_models(eval_world):
     from kepp_core.api.planning import load_planner
 

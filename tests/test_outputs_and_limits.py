@@ -70,6 +70,7 @@ def _unchanged(p: Path, before: os.stat_result) -> None:
     assert (after.st_mode, after.st_ino, after.st_rdev) == (before.st_mode, before.st_ino, before.st_rdev)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_graph_build_never_replaces_a_non_regular_output(tmp_path, plans, kind):
     if kind == "chardev" and os.geteuid() != 0:
@@ -173,6 +174,7 @@ def test_a_full_disk_names_the_file_and_leaves_no_partial_file(tmp_path, plans, 
     (["data", "synth", "--out", "{tmp}/w", "--videos", "1", "--seed", "99999999999"], ["--seed 99999999999", "0..4294967295"]),
     (["train", "step", "--dataset", "demo", "-T", "3", "--out", "{tmp}/m", "--seed", "99999999999"], ["--seed 99999999999", "0..4294967295"]),
 ])
+@pytest.mark.slow
 def test_absurd_sizes_and_seeds_are_refused_before_any_work(tmp_path, demo_t3, argv, words):
     models = demo_t3[2]
     r = kepp(*[a.format(models=models, tmp=tmp_path) for a in argv], env={"KEPP_THREADS": "1"})
@@ -187,6 +189,7 @@ def test_absurd_sizes_and_seeds_are_refused_before_any_work(tmp_path, demo_t3, a
     ("truncated.mp4", lambda video: video.read_bytes()[:500]),
     ("image.mp4", lambda video: b"\x89PNG\r\n\x1a\n" + b"\0" * 64),
 ])
+@pytest.mark.slow
 def test_a_bad_video_is_one_error_line_without_the_decoders_log(tmp_path, video, name, make):
     bad = tmp_path / name
     bad.write_bytes(make(video))

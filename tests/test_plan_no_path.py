@@ -35,6 +35,7 @@ def _plan(case, horizon: int, *extra):
                     "--root", folder / "plans.jsonl", *extra, env=ENV)
 
 
+@pytest.mark.slow
 def test_no_path_is_said_and_the_fallback_is_not_shown_as_a_plan(case):
     r = _plan(case, 6)
     assert r.returncode == 0, r.stderr
@@ -44,6 +45,7 @@ def test_no_path_is_said_and_the_fallback_is_not_shown_as_a_plan(case):
     assert "fallback variation (not a plan)" in r.stdout
 
 
+@pytest.mark.slow
 def test_the_result_carries_no_path_for_the_app(case):
     r = _plan(case, 6, "--json")
     assert r.returncode == 0, r.stderr
@@ -51,6 +53,7 @@ def test_the_result_carries_no_path_for_the_app(case):
     assert out["no_path"] is True and out["fallback"] is True
 
 
+@pytest.mark.slow
 def test_a_path_of_the_chains_length_is_a_plan(case):
     r = _plan(case, 3, "--json")
     assert r.returncode == 0, r.stderr

@@ -47,6 +47,7 @@ def test_plan_returns_endpoints_paths_condition_plan_and_timings(trained, test_e
     assert js["paths"][0]["labels"][0] == ds.actions[r.step_endpoints[0]]
 
 
+@pytest.mark.slow
 def test_plan_with_R2_aggregates_two_paths_with_weights_two_thirds_one_third(trained, test_eps):
     from kepp_core.planner import KEPPPlanner
 
@@ -56,6 +57,7 @@ def test_plan_with_R2_aggregates_two_paths_with_weights_two_thirds_one_third(tra
     assert sorted(np.round(r.condition[1][r.condition[1] > 0], 3).tolist()) in ([1.0], [0.333, 0.667])
 
 
+@pytest.mark.slow
 def test_single_plan_equals_its_row_of_a_batch(trained, test_eps):
     from kepp_core.planner import KEPPPlanner
 

@@ -47,6 +47,7 @@ def _reference_bootstrap(series):
     return out
 
 
+@pytest.mark.slow
 def test_the_benchmark_protocol_reports_both_codes_and_its_own_interval_beside_ours(tmp_path, lists):
     r = kepp("protocol", _spec(tmp_path, lists, metrics=["pdpp", "vpn"], benchmark="niv"), "--threads", "1")
     assert r.returncode == 0, r.stderr
@@ -75,6 +76,7 @@ def test_the_benchmark_protocol_reports_both_codes_and_its_own_interval_beside_o
     assert result["spec"]["benchmark"] == "niv" and result["spec"]["metrics"] == ["pdpp", "vpn"]
 
 
+@pytest.mark.slow
 def test_a_spec_without_other_codes_writes_what_it_wrote_before(tmp_path, lists):
     r = kepp("protocol", _spec(tmp_path, lists, horizons=[3]), "--threads", "1")
     assert r.returncode == 0, r.stderr

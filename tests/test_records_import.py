@@ -34,6 +34,7 @@ def lists(tmp_path):
     return p, gt
 
 
+@pytest.mark.slow
 def test_a_viterbiplannet_predictions_file_sits_beside_kepp_eval_records_in_the_apis_tables(lists, tmp_path):
     p, gt = lists
     models = tmp_path / "models"
@@ -112,6 +113,7 @@ def _vpn_edit(p, edit):
     (lambda d: d["4"].__setitem__("true", [4, 5, 7]), ["'4': 'true' is [4, 5, 7]", "test_3.json entry 4 is"]),
     (lambda d: d["1"].pop("true"), ["missing key 'true'"]),
 ])
+@pytest.mark.slow
 def test_a_vpn_file_that_does_not_match_its_split_list_is_refused_in_one_line(lists, tmp_path, edit, words):
     p, _gt = lists
     _vpn_edit(p, edit)
@@ -128,6 +130,7 @@ def test_a_vpn_file_that_does_not_match_its_split_list_is_refused_in_one_line(li
     ([(0, [0, 1])], ["p.jsonl:1", "a plan of 2 steps for entry 0", "T=3"]),
     ([(0, [0, "boil milk", 2])], ["p.jsonl:1", "step 'boil milk' is no action of the list"]),
 ])
+@pytest.mark.slow
 def test_a_plain_file_that_does_not_match_its_split_list_is_refused_in_one_line(lists, tmp_path, rows, words):
     p, _gt = lists
     f = tmp_path / "p.jsonl"

@@ -127,6 +127,7 @@ def _encode(video, tmp_path, spec):
     return r, peak, out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(WEIGHTS))
 def test_a_hostile_weights_file_is_one_line_without_a_crash_or_an_allocation(case, release, video, tmp_path):
     make, words = WEIGHTS[case]
@@ -140,6 +141,7 @@ def test_a_hostile_weights_file_is_one_line_without_a_crash_or_an_allocation(cas
     assert not out.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(WORD_LISTS))
 def test_a_hostile_word_list_is_one_line_without_a_crash_or_an_allocation(case, release, video, tmp_path):
     make, words = WORD_LISTS[case]
@@ -152,6 +154,7 @@ def test_a_hostile_word_list_is_one_line_without_a_crash_or_an_allocation(case, 
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_the_release_in_either_format_still_encodes(release, video, tmp_path):
     """The one loader reads what torch.save writes in both of its formats: the same features."""
     plain = tmp_path / "plain"

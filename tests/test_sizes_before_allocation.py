@@ -40,6 +40,7 @@ def _low(peak: int) -> None:
     ("batch=4096", ["batch=4096", "224 px", "GiB", "use batch="]),
     ("size=1024,batch=16", ["batch=16", "1024 px", "GiB", "use batch=10"]),
 ], ids=["batch-4096-at-the-default-crop", "batch-16-at-the-long-crop"])
+@pytest.mark.slow
 def test_a_batch_that_does_not_fit_the_memory_budget_is_refused_before_decoding(options, words, release, video,
                                                                                 tmp_path):
     r, peak = run_kepp_measured("features", "encode", video, "--out", tmp_path / "o.npy", "--encoder",
@@ -49,6 +50,7 @@ def test_a_batch_that_does_not_fit_the_memory_budget_is_refused_before_decoding(
     assert not (tmp_path / "o.npy").exists()
 
 
+@pytest.mark.slow
 def test_a_batch_that_fits_still_encodes(release, video, tmp_path):
     r, _ = run_kepp_measured("features", "encode", video, "--out", tmp_path / "o.npy", "--encoder",
                              f"s3d:{release},size=32,batch=64", env=ENV)
@@ -56,6 +58,7 @@ def test_a_batch_that_fits_still_encodes(release, video, tmp_path):
     assert np.load(tmp_path / "o.npy").shape == (1, 512)
 
 
+@pytest.mark.slow
 def test_grounding_100000_steps_is_refused_naming_the_option(release, video, tmp_path):
     steps = [f"step {k}" for k in range(100_000)]
     r, peak = run_kepp_measured("features", "ground", video, "--encoder", f"s3d:{release}", "--steps", *steps, env=ENV)
@@ -103,6 +106,7 @@ def _official_with_steps(folder, n_steps: int, expanded: bool):
     (10**10, True, ["10,000,000,000 elements", "refused before allocating"]),
     (200_001, False, ["'betas'", "200,001 diffusion steps", "1..100,000"]),
 ], ids=["10^10-steps-as-a-view", "200001-steps-stored"])
+@pytest.mark.slow
 def test_an_official_checkpoint_with_absurd_diffusion_steps_is_refused(n_steps, expanded, words, tmp_path):
     plan, step = _official_with_steps(tmp_path / "official", n_steps, expanded)
     r, peak = run_kepp_measured("models", "import", "--plan", plan, "--step", step, "-T", 3, "--out", tmp_path / "m",

@@ -153,6 +153,7 @@ def test_a_dict_feature_file_whose_pickle_names_a_global_is_refused_before_anyth
     (lambda d, p: d.append(json.loads(p["train"].read_text())[0]), ["tea_0001.npy is also in the train list"]),
     (lambda d, p: d[0]["id"].__setitem__("actions", ["a"]), ["entry 0", "'actions' names 1 steps for 3"]),
 ])
+@pytest.mark.slow
 def test_lists_that_are_not_windows_of_one_horizon_are_refused_in_one_line(tmp_path, edit, words):
     _broken(tmp_path, edit, "test_3.json", *words)
 

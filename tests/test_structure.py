@@ -20,10 +20,12 @@ def structure():
     return read_structure(REPO)
 
 
+@pytest.mark.slow
 def test_every_module_has_a_layer(structure):
     assert [m for m in structure.modules if layer_of(m) < 0] == []
 
 
+@pytest.mark.slow
 def test_no_upward_imports(structure):
     up = [f"{i.source}:{i.line} imports {i.target} (layer {layer_of(i.target)} > {layer_of(i.source)})"
           for i in structure.upward]
@@ -38,6 +40,7 @@ def test_app_imports_only_the_api(structure):
     assert [f"{i.source}:{i.line} → {i.target}" for i in structure.app_reaches] == []
 
 
+@pytest.mark.slow
 def test_no_function_over_the_limit():
     assert report(REPO)["functions_over_limit"] == []
 
