@@ -15,8 +15,8 @@ import pytest
 
 from components import urls
 from kepp_core import api
-from tests.helpers.browser import (ARTIFACTS, check_drawing_type, check_room_type, drawn_frame, idle, result_on_one_screen,
-                                   settled_drawing, wait_plan)
+from tests.helpers.browser import (ARTIFACTS, all_loaded, check_drawing_type, check_room_type, drawn_frame,
+                                   result_on_one_screen, settled_drawing, stopped_moving, wait_plan)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
 SCREEN = {"width": 1280, "height": 720}
@@ -64,9 +64,9 @@ def test_every_page_in_presentation_mode_is_type_for_a_room(demo_server, browser
     for name, path, selector in PAGES:
         page.goto(f"{demo_server}/{path}")
         page.locator(selector).first.wait_for(timeout=120_000)
-        idle(page)
-        page.wait_for_timeout(1200)  # plotly and the drawings settle
-        idle(page)
+        all_loaded(page)  # every frame (the drawings) loaded and unchanged, no run going
+        for chart in page.locator(".js-plotly-plot .main-svg").all():  # plotly's figures drawn and in place
+            stopped_moving(page, chart)
         got = check_room_type(page, name)
         seen_plotly[name] = got["plotly"]
         for frame in shown_frames(page):
