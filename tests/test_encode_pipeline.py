@@ -20,6 +20,7 @@ from kepp_core.errors import KeppError
 from kepp_core.video import write_video
 from kepp_core.video.encode import encode_files
 from kepp_core.video.encoders import get_encoder
+from kepp_core.video.s3d import DECODE_WORKERS_CPU
 from tests.helpers.cli import run_ranks
 from tests.helpers.s3d import SMALL, one_torch_thread, write_release
 
@@ -66,7 +67,7 @@ def _encoded(paths, encoder, workers) -> list[tuple[str, bytes, float]]:
 @pytest.mark.slow
 def test_parallel_decoding_gives_the_serial_paths_features_byte_for_byte(videos, spec):
     enc = get_encoder(spec)
-    assert enc.decode_workers == 1 and enc.chunk_seconds == 16  # on the CPU: the serial path by default
+    assert enc.decode_workers == DECODE_WORKERS_CPU == 2 and enc.chunk_seconds == 16  # on the CPU: 2 decoding threads
     paths = sorted((videos / "videos").glob("*.mp4"))
     serial = _encoded(paths, enc, 1)
     assert [(n, len(b) // (4 * 512), s) for n, b, s in serial] == [("v0.mp4", 37, 37.0), ("v1.mp4", 18, 18.0),

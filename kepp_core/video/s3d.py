@@ -494,7 +494,7 @@ class _exact_cuda:
 
 
 # --- the encoder ----------------------------------------------------------------------------------------------
-DECODE_WORKERS_CPU = 1  # the network takes every core: decoding beside it does not pay (docs, at scale)
+DECODE_WORKERS_CPU = 2  # decoding beside the network: 7-10% faster and 0.1 GB less on 2 idle cores (docs, at scale)
 MAX_DECODE_WORKERS_GPU = 8
 
 
