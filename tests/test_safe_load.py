@@ -120,11 +120,15 @@ WORD_LISTS = {
 }
 
 
-def _encode(video, tmp_path, spec):
+def _refused(video, tmp_path, spec, *words) -> None:
+    """``kepp features encode`` with the encoder ``spec``: one error line holding ``words``, no crash, the
+    process's peak memory under :data:`PEAK`, no output written."""
     out = tmp_path / "out.npy"
     r, peak = run_kepp_measured("features", "encode", video, "--out", out, "--encoder", spec, env=ENV, timeout=240)
     assert r.returncode != -11, "segmentation fault"
-    return r, peak, out
+    assert_one_line_error(r, *words)
+    assert peak < PEAK, f"peak memory {peak / 2**20:.0f} MiB"
+    assert not out.exists()
 
 
 @pytest.mark.slow
@@ -134,11 +138,7 @@ def test_a_hostile_weights_file_is_one_line_without_a_crash_or_an_allocation(cas
     folder = tmp_path / "s3d"
     folder.mkdir()
     shutil.copy(release.parent / "s3d_dict.npy", folder / "s3d_dict.npy")
-    weights = make(folder)
-    r, peak, out = _encode(video, tmp_path, f"s3d:{weights}")
-    assert_one_line_error(r, *words)
-    assert peak < PEAK, f"peak memory {peak / 2**20:.0f} MiB"
-    assert not out.exists()
+    _refused(video, tmp_path, f"s3d:{make(folder)}", *words)
 
 
 @pytest.mark.slow
@@ -148,10 +148,7 @@ def test_a_hostile_word_list_is_one_line_without_a_crash_or_an_allocation(case, 
     folder = tmp_path / "s3d"
     folder.mkdir()
     path = make(folder)
-    r, peak, out = _encode(video, tmp_path, f"s3d:{release},dict={path}")
-    assert_one_line_error(r, str(path), *words)
-    assert peak < PEAK, f"peak memory {peak / 2**20:.0f} MiB"
-    assert not out.exists()
+    _refused(video, tmp_path, f"s3d:{release},dict={path}", str(path), *words)
 
 
 @pytest.mark.slow
