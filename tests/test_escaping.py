@@ -12,7 +12,8 @@ from types import SimpleNamespace as S
 import pandas as pd
 import pytest
 
-from tests.helpers.markup import HOSTILE, assert_inert, assert_markdown_inert, assert_plotly_inert, elements
+from tests.helpers.markup import (HOSTILE, assert_inert, assert_markdown_inert, assert_plotly_inert, elements,
+                                  render_markdown)
 
 LABELS = pytest.mark.parametrize("label", HOSTILE, ids=["markdown-image", "html-link", "html-image"])
 
@@ -54,6 +55,15 @@ def test_the_failure_pattern_bars(label):
     from components.charts import pattern_bars
 
     assert_markdown_inert(pattern_bars([label, "other"], [3, 1]), label, "pattern bars")
+
+
+@LABELS
+def test_the_speakers_note(label):
+    from components.presenter import note_html
+
+    visible = assert_inert(render_markdown(note_html(f"first line\n{label}\nlast line")), "speaker's note")
+    lines = [line.strip() for line in label.splitlines() if line.strip()]  # each line of the note, as text
+    assert lines and all(line in visible for line in lines), (lines, visible)
 
 
 @LABELS

@@ -6,14 +6,13 @@ slide shows comes from the same records the slide shows (:func:`components.playl
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping
 
 import streamlit as st
 
 from components import backend, episodes, playlists, scripts
 from components.charts import step_cards
-from components.text import md
+from components.text import html_text, md
 
 __all__ = ["controls", "slide_summary"]
 
@@ -51,6 +50,6 @@ def slide_summary(ds, item: Mapping, preds, small: bool = False) -> None:
 
 
 def note_html(note: str) -> str:
-    """The speaker's note, large and escaped (line breaks kept)."""
-    text = "<br>".join(html.escape(line) for line in str(note).splitlines()) or "<i>no note for this slide</i>"
+    """The speaker's note, large, escaped for HTML in Markdown (:func:`~components.text.html_text`; line breaks kept)."""
+    text = "<br>".join(html_text(line) for line in str(note).splitlines()) or "<i>no note for this slide</i>"
     return f'<div class="kepp-note" style="font-size:1.6rem;line-height:1.35;padding:0.4rem 0">{text}</div>'
