@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import resource
+import signal
 import socket
 import subprocess
 import sys
@@ -27,42 +28,48 @@ def run_kepp(*args, env: dict | None = None, fsize: int | None = None, cwd: str 
                           cwd=cwd, env=environ, preexec_fn=limit if fsize is not None else None, timeout=timeout)
 
 
+# Runs the command it is given as its own child and writes that child's peak resident memory (ru_maxrss, KiB)
+# to the file named by KEPP_TEST_PEAK_FILE; ends as the child ended (its exit code, or its signal). A process
+# keeps the largest resident size its parent had when it was forked (Linux records the old memory's high-water
+# mark at exec), so a command started straight from a big test process reads as big as that process: this
+# small launcher, itself a fresh interpreter, forks the command from its own small memory.
+_PEAK_LAUNCHER = """
+import os, signal, subprocess, sys
+p = subprocess.Popen(sys.argv[1:])
+_, status, usage = os.wait4(p.pid, 0)
+with open(os.environ['KEPP_TEST_PEAK_FILE'], 'w') as f:
+    f.write(str(usage.ru_maxrss))
+if os.WIFSIGNALED(status):
+    signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+    os.kill(os.getpid(), os.WTERMSIG(status))
+sys.exit(os.WEXITSTATUS(status))
+"""
+
+
 def run_kepp_measured(*args, env: dict | None = None, timeout: float = 300) -> tuple[subprocess.CompletedProcess, int]:
     """``python -m kepp_core ARGS`` in a fresh process, as :func:`run_kepp`, and the process's peak
-    resident memory in bytes (its own ``ru_maxrss``, read from ``wait4``): a command that allocates
-    what a file's header claims shows it here even when it then fails. A process killed by a signal
-    (a segmentation fault) has a negative return code, as ``subprocess`` reports it."""
+    resident memory in bytes (its own ``ru_maxrss``, read by a small launcher: :data:`_PEAK_LAUNCHER`): a
+    command that allocates what a file's header claims shows it here even when it then fails. A process
+    killed by a signal (a segmentation fault) has a negative return code, as ``subprocess`` reports it."""
     import tempfile
 
-    environ = {**os.environ, "PYTHONPATH": str(REPO_ROOT), **(env or {})}
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([sys.executable, "-m", "kepp_core", *map(str, args)], stdout=out, stderr=err,
-                                cwd=REPO_ROOT, env=environ)
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        peak_file = Path(tmp) / "peak"
+        environ = {**os.environ, "PYTHONPATH": str(REPO_ROOT), **(env or {}), "KEPP_TEST_PEAK_FILE": str(peak_file)}
+        proc = subprocess.Popen([sys.executable, "-c", _PEAK_LAUNCHER, sys.executable, "-m", "kepp_core",
+                                 *map(str, args)], stdout=out, stderr=err, cwd=REPO_ROOT, env=environ,
+                                start_new_session=True)
         try:
-            _, status, usage = _wait4(proc.pid, timeout)
-        except TimeoutError:
-            proc.kill()
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             raise subprocess.TimeoutExpired(args, timeout) from None
-        proc.returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
         out.seek(0)
         err.seek(0)
         text = (out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"))
-    return subprocess.CompletedProcess(args, proc.returncode, *text), usage.ru_maxrss * 1024
-
-
-def _wait4(pid: int, timeout: float):
-    """``os.wait4`` of ``pid`` within ``timeout`` seconds (TimeoutError after)."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while True:
-        done, status, usage = os.wait4(pid, os.WNOHANG)
-        if done:
-            return done, status, usage
-        if time.monotonic() > deadline:
-            raise TimeoutError
-        time.sleep(0.05)
+        peak = int(peak_file.read_text()) * 1024
+    return subprocess.CompletedProcess(args, proc.returncode, *text), peak
 
 
 def assert_one_line_error(r: subprocess.CompletedProcess, *words: str) -> str:
