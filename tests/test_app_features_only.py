@@ -13,7 +13,7 @@ from urllib.parse import parse_qsl
 
 import pytest
 
-from components import metric_codes
+from components import metric_codes, urls
 from components.text import md
 from kepp_core import api, catalog
 from tests.helpers.app_env import IMPORTED, IMPORTED_FILE
@@ -189,3 +189,39 @@ def test_the_episode_map_of_a_features_only_dataset_links_its_episodes_to_the_pl
     assert dict(at.query_params) | {"video": video, "ep": str(first), "rec": "kepp-R2"} == dict(at.query_params)
     said = everything_said(no_problems(at))  # on the Plan page: that episode, from its features, no player
     assert "No video file" in said and FALSE not in said and not at.get("video") and cards(at) >= 2 * horizon
+
+
+NO_MODELS = {"KEPP_APP_CHECKPOINTS": None}  # the lists and the records alone: no models folder
+
+
+def test_open_in_plan_of_an_imported_methods_ab_row_without_models_opens_that_episodes_recorded_plan(monkeypatch,
+                                                                                                    lists_env):
+    """Issue 47: from an imported method's A/B row on a features-only list without models, Open in Plan showed
+    the task's first episode in zero-shot mode. It shows that episode's recorded plan, labelled with its method,
+    and names the keys it cannot honour."""
+    preds = api.read_predictions(sorted(lists_env.records.glob("*.jsonl")))
+    c = api.compare_methods(preds, "kepp-R2", IMPORTED, lists_env.horizon)
+    cell = max(("both", "b-only", "neither"), key=lambda n: c.counts[n])
+    ab = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py",
+                               {"method": "kepp-R2", "a": "kepp-R2", "b": IMPORTED, "cell": cell}, **NO_MODELS))
+    (query,) = page_links(ab, f"Open {LABEL} in Plan")
+    assert query["rec"] == IMPORTED and "model" not in query
+    at = no_problems(open_page(monkeypatch, lists_env, "pages/1_Plan.py", query, **NO_MODELS))
+    said = everything_said(at)
+    episode = catalog.episode_id(api.open_dataset(api.AppConfig(dataset=lists_env.dataset, root=str(lists_env.world)))
+                                 .video(query["video"]).task, query["video"], int(query["ep"]), int(query["T"]))
+    record = preds[(preds["method"] == IMPORTED) & (preds["episode"] == episode)].iloc[0]
+    assert "graph alone" not in said and md(LABEL) in said and "No model here re-plans it" in said
+    assert any(f"Recorded plan · {LABEL}" in m for m in texts(at.markdown)) or md(LABEL) in said
+    assert cards(at) >= 2 * int(query["T"])  # the recorded plan and the ground truth
+    assert {k: at.query_params[k] for k in ("T", "video", "ep", "rec")} == {k: query[k] for k in ("T", "video", "ep", "rec")}
+    assert not at.warning  # every key of the link was taken
+    assert query["video"] in said and list(record["plan"]) != []
+    # a trained method's link (its planner's keys, and a live view asked) on the same page: the record, the keys
+    # a live re-plan would need named as not taken
+    kepp = preds[(preds["method"] == "kepp-R2") & (preds["episode"] == episode)].iloc[0]
+    link = {**urls.plan_query(kepp.to_dict()), "live": "1"}
+    live = no_problems(open_page(monkeypatch, lists_env, "pages/1_Plan.py", link, **NO_MODELS))
+    (notice,) = texts(live.warning)
+    assert "model=" in notice and "live='1'" in notice and "no models here" in notice
+    assert cards(live) >= 2 * int(query["T"]) and "graph alone" not in everything_said(live)

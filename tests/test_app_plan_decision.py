@@ -119,6 +119,47 @@ def test_a_named_record_the_records_lack_is_said_and_planned_live():
     assert playing.messages[0].text.startswith("Playlist **talk**, item 2: the loaded prediction records hold no")
 
 
+# --- decide: no models (the record the address names, else the graph alone) --------------------------------------
+NO_MODELS = Models(live_label="", missing="no checkpoints folder set for this dataset")
+IMPORTED = Records(record=REC, label="ViterbiPlanNet (imported: T3_predictions.json)", imported="T3_predictions.json")
+# an imported method's A/B row on a features-only list without models (issue 47): its record, not the first episode
+AB_ROW = ("T", "video", "ep", "rec")
+
+
+def test_without_models_an_imported_methods_record_the_link_names_is_shown_as_recorded():
+    d = decide(PlanState(rec="ViterbiPlanNet", arrived=True, news=True, asked=AB_ROW), NO_MODELS, IMPORTED)
+    assert (d.record, d.tab, d.live, d.plan_now, d.stop, d.zero_shot, d.scroll) == (REC, RECORDED, False, False, False,
+                                                                                    False, True)
+    assert d.ignored == () and d.keep == {"rec": "kepp-R2", "seed": 0, "live": None, "plan": None}
+    (said,) = d.messages
+    assert "the app has no model of it" in said.text and "No model here re-plans it (no checkpoints folder" in said.text
+
+
+@pytest.mark.parametrize("records", [HELD, IMPORTED], ids=["trained-or-zero-shot-method", "imported-method"])
+def test_without_models_any_methods_record_is_shown_and_the_keys_of_a_live_re_plan_are_named_not_taken(records):
+    asked = (*AB_ROW, "seed", "R", "model", "live", "plan", "playlist", "item")
+    d = decide(PlanState(rec="kepp-R2", live=True, plan=True, pressed=True, asked=asked), NO_MODELS, records)
+    assert (d.record, d.live, d.plan_now, d.tab) == (REC, False, False, RECORDED)
+    assert [k for k, _ in d.ignored] == ["R", "model", "live", "plan"]  # the episode, record and playlist are taken
+    assert all("no models here (no checkpoints folder" in why and "recorded plan is shown" in why for _, why in d.ignored)
+    assert {k: d.keep[k] for k in ("R", "model", "live", "plan")} == dict.fromkeys(("R", "model", "live", "plan"))
+
+
+def test_without_models_a_record_the_records_lack_is_said_and_the_graph_alone_plans_with_every_key_named():
+    d = decide(PlanState(rec="kepp-R2", seed=1, news=True, asked=(*AB_ROW, "seed", "playlist")), NO_MODELS, NONE)
+    assert (d.record, d.zero_shot, d.live, d.plan_now) == (None, True, False, False)
+    (said,) = d.messages
+    assert "hold no **KEPP R=2** record of this episode (seed 1)" in said.text and "graph alone plans" in said.text
+    assert [k for k, _ in d.ignored] == [*AB_ROW, "seed"] and all("graph alone" in why for _, why in d.ignored)
+    plain = decide(PlanState(), NO_MODELS, NONE)  # the page opened plainly: zero-shot, nothing to name
+    assert (plain.zero_shot, plain.ignored, plain.messages) == (True, (), ())
+
+
+def test_without_models_a_video_the_dataset_lacks_shows_no_record():
+    d = decide(PlanState(rec="kepp-R2", from_dataset=False, asked=AB_ROW), NO_MODELS, HELD)
+    assert (d.record, d.zero_shot) == (None, True) and "video" in dict(d.ignored)
+
+
 # --- the smaller decisions ----------------------------------------------------------------------------------------
 def test_a_playlist_item_whose_video_is_missing_is_said_and_nothing_else_is_shown():
     assert missing_video(None, ["0287"], "talk", 1, 3) is None  # nothing asked

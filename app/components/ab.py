@@ -215,8 +215,8 @@ def _record_detail(ds, preds: pd.DataFrame, a: str, b: str, unit: pd.Series, nam
     """One paired episode of a records page: each method's record opened on the Plan page, then the
     episode with both methods side by side (clips, ground truth, endpoints, graph paths, plans)."""
     same = preds[(preds["episode"] == unit["episode"]) & (preds["horizon"] == unit["horizon"])]
-    if unit["seed"] is not None and unit["seed"] == unit["seed"]:
-        same = same[same["seed"] == unit["seed"]]
+    if unit["seed"] is not None and unit["seed"] == unit["seed"]:  # the unit's seed; a method without seeds
+        same = same[(same["seed"] == unit["seed"]) | same["seed"].isna()]  # (imported) was paired with each
     cols = st.columns(2)
     for col, m in zip(cols, (a, b)):
         rows = same[same["method"] == m]

@@ -63,16 +63,20 @@ class Setup:
     no_models: str | None
     s3d_choices: dict
 
+    @property
+    def planless(self) -> bool:
+        """Nothing plans from video here: no models and no S3D encoder (graph + text endpoints need one). The
+        page shows a record the address names, else plans with the graph alone
+        (:func:`components.plan_result.without_models`)."""
+        return bool(self.no_models) and not self.s3d_choices
 
-def models(cfg, ds, link) -> Setup:
-    """The models to plan with; without any (and no S3D encoder for graph + text endpoints) the page
-    plans with the graph alone (:func:`components.zeroshot.page`) and stops there."""
+
+def models(cfg, link) -> Setup:
+    """The models to plan with (none: :attr:`Setup.no_models` says why, and :attr:`Setup.planless` where no S3D
+    encoder plans with graph + text endpoints either)."""
     s3d_choices = cfg.grounding_encoders()  # the S3D encoders the person running the app allowed
     with backend.guarded(link=link):
         no_models = zeroshot.missing_models(cfg)
-    if no_models and not s3d_choices:
-        zeroshot.page(cfg, ds, no_models, link)
-        link.stop()
     root, horizons = None, []
     if not no_models:
         with backend.guarded(link=link):

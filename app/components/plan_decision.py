@@ -20,13 +20,16 @@ from dataclasses import dataclass, field
 
 from components.text import md
 
-__all__ = ["LIVE", "MAX_STEP_CHARS", "MAX_TYPED_STEPS", "RECORDED", "SYMBOLS", "Decision", "Message", "Models",
+__all__ = ["LIVE", "MAX_STEP_CHARS", "MAX_TYPED_STEPS", "RECORDED", "RECORD_KEYS", "SYMBOLS", "Decision", "Message", "Models",
            "PlanState", "Records", "decide", "horizon_choices", "missing_video", "no_plan", "r_choices",
            "typed_steps", "upload_refused"]
 
 RECORDED, LIVE = "recorded", "live"  # the two views of one result (the page's tabs)
 MAX_TYPED_STEPS = 200  # step names typed for the step timeline (each is a text-tower query and a timeline row)
 MAX_STEP_CHARS = 200  # characters of one typed step name
+# The keys a Plan page without models honours: the episode, the record shown and the playlist place played
+# (the planner's keys name what a live re-plan would run, and no model runs there).
+RECORD_KEYS = ("T", "video", "ep", "rec", "seed", "playlist", "item")
 
 # One line for each symbol a result shows, where it shows (captions and help texts).
 SYMBOLS = {
@@ -63,7 +66,8 @@ class PlanState:
     (a record is of a dataset video); ``pressed``: the Plan button was pressed this run; ``tab``: the
     view the visitor chose this run (:data:`RECORDED`, :data:`LIVE`; None: no choice); ``saved``: a
     live result of exactly these inputs is held; ``playlist``/``item``: the playlist place played;
-    ``presenting``: presentation mode (the controls folded away: the result is what the room sees)."""
+    ``presenting``: presentation mode (the controls folded away: the result is what the room sees);
+    ``asked``: the keys the address holds (a page without models names those it cannot honour)."""
 
     rec: str | None = None
     seed: int | None = None
@@ -79,6 +83,7 @@ class PlanState:
     playlist: str | None = None
     item: int | None = None
     presenting: bool = False
+    asked: tuple[str, ...] = ()
 
     @property
     def in_view(self) -> bool:
@@ -89,11 +94,14 @@ class PlanState:
 
 @dataclass(frozen=True, kw_only=True)
 class Models:
-    """The planner side: ``live_label`` (the evaluation row the live planner is, in words) and
-    ``width_error`` (the models cannot take the chosen encoder's features: nothing can be planned)."""
+    """The planner side: ``live_label`` (the evaluation row the live planner is, in words),
+    ``width_error`` (the models cannot take the chosen encoder's features: nothing can be planned) and
+    ``missing`` (why the page has no models at all, None: it has: nothing plans live, a record the
+    address names is the one view, else the graph alone plans zero-shot)."""
 
     live_label: str
     width_error: str | None = None
+    missing: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -113,7 +121,9 @@ class Decision:
     """What the page draws: ``record`` (the record shown: its tab), ``live`` (the live plan is shown:
     alone, or in its tab), ``tab`` (the view open when there is a record), ``plan_now`` (run the
     planner this run), ``messages`` (in order), ``stop`` (no result below the messages), ``scroll``
-    (bring the result into view) and ``keep`` (the URL values of ``rec``, ``seed``, ``live``, ``plan``)."""
+    (bring the result into view), ``keep`` (the URL values of ``rec``, ``seed``, ``live``, ``plan``; None
+    drops a key), ``zero_shot`` (no models and no record: the graph alone plans, from its own controls) and
+    ``ignored`` (``(key, why)`` for each key of the address the page cannot honour: said on the page)."""
 
     record: object | None
     live: bool
@@ -123,6 +133,8 @@ class Decision:
     stop: bool = False
     scroll: bool = False
     keep: dict = field(default_factory=dict)
+    zero_shot: bool = False
+    ignored: tuple[tuple[str, str], ...] = ()
 
 
 def _item(state: PlanState) -> str:
@@ -131,20 +143,46 @@ def _item(state: PlanState) -> str:
 
 def _missing_record(state: PlanState, records: Records, models: Models) -> Message | None:
     """The message for a record the state names that the records do not hold (None: no such record asked)."""
-    if not state.rec or records.record is not None or not (state.linkable and state.from_dataset):
+    if not state.rec or records.record is not None or not (state.linkable and state.from_dataset or models.missing):
         return None
     seed = "" if state.seed is None else f" (seed {state.seed})"
+    instead = (f"with no models here ({md(models.missing)}), the graph alone plans below" if models.missing else
+               f"shown instead is a live plan by **{md(models.live_label)}**, labelled as such")
     return Message("warning", f"{_item(state)}the loaded prediction records hold no **{md(records.label or state.rec)}** "
-                              f"record of this episode{seed}: shown instead is a live plan by **{md(models.live_label)}**, "
-                              "labelled as such.")
+                              f"record of this episode{seed}: {instead}.")
 
 
 def _imported_record(records: Records, models: Models) -> Message:
     """The caption of an imported method's record: its plan is what is shown; no model of it re-plans."""
+    live = (f"No model here re-plans it ({md(models.missing)})." if models.missing else
+            f"**Re-plan live** plans these clips with **{md(models.live_label)}**, a second view labelled as such.")
     return Message("caption", f"**{md(records.label)}** is another method's predictions brought in with kepp records "
                               "import: the app has no model of it, so its recorded plan is shown and nothing re-plans "
-                              f"it (no endpoints or graph paths were recorded). **Re-plan live** plans these clips "
-                              f"with **{md(models.live_label)}**, a second view labelled as such.")
+                              f"it (no endpoints or graph paths were recorded). {live}")
+
+
+def _without_models(state: PlanState, models: Models, records: Records) -> Decision:
+    """The decision of a page without models: the record the address names, shown as recorded with no live
+    view (no model runs here), and every key of the address that names something else (a planner, clips, a
+    live view) said not taken; with no such record, the graph alone (zero-shot), every key said not taken."""
+    record = records.record if state.from_dataset else None
+    missing = _missing_record(state, records, models)
+    if record is None:
+        why = f"no models here ({models.missing}): the graph alone plans, from its own controls"
+        ignored = tuple((k, why) for k in state.asked if k not in ("playlist", "item"))
+        return Decision(record=None, live=False, tab=None, plan_now=False, zero_shot=True, ignored=ignored,
+                        messages=(missing,) if missing else (), keep={k: None for k, _ in ignored})
+    if records.imported:
+        said = _imported_record(records, models)
+    else:
+        said = Message("caption", f"No models here ({md(models.missing)}): **{md(records.label)}**'s plan is shown as "
+                                  "the prediction records hold it, and nothing re-plans it.")
+    why = f"no models here ({models.missing}): the recorded plan is shown, nothing is planned live"
+    ignored = tuple((k, why) for k in state.asked if k not in RECORD_KEYS)
+    keep = {k: None for k, _ in ignored} | {"rec": getattr(record, "method", None), "seed": getattr(record, "seed", None),
+                                            "live": None, "plan": None}
+    return Decision(record=record, live=False, tab=RECORDED, plan_now=False, messages=(said,), scroll=state.in_view,
+                    keep=keep, ignored=ignored)
 
 
 def decide(state: PlanState, models: Models, records: Records) -> Decision:
@@ -156,7 +194,16 @@ def decide(state: PlanState, models: Models, records: Records) -> Decision:
     >>> d = decide(PlanState(rec="kepp-R2", arrived=True), Models(live_label="KEPP R=2"), Records(record="rec"))
     >>> d.record, d.tab, d.plan_now, d.scroll, d.keep["live"]
     ('rec', 'recorded', False, True, None)
+
+    Without models (``models.missing``) the record is the one view, and a key the page cannot honour is named:
+
+    >>> d = decide(PlanState(rec="vpn", live=True, asked=("T", "video", "ep", "rec", "live")),
+    ...            Models(live_label="", missing="no models"), Records(record="rec"))
+    >>> d.record, d.live, d.plan_now, d.zero_shot, [k for k, _ in d.ignored]
+    ('rec', False, False, False, ['live'])
     """
+    if models.missing:
+        return _without_models(state, models, records)
     record = records.record if state.linkable and state.from_dataset else None
     messages = [m for m in (_missing_record(state, records, models),) if m is not None]
     if models.width_error:

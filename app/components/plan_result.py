@@ -10,17 +10,18 @@ import time
 
 import streamlit as st
 
-from components import backend, network, plan_decision, plans, recorded, result, why
+from components import backend, colours, network, plan_decision, plans, playlists, recorded, result, why, zeroshot
+from components.charts import video_timeline
 from components.config import presenting
 from components.plan_decision import LIVE, RECORDED, SYMBOLS, Decision, PlanState
 from components.plangraph import graph_paths
 from components.names import method_name
 from components.text import md, md_code
 from kepp_core import api, catalog
-from kepp_core.catalog import TEXT_PLANNER, models_dir, scorer_label
+from kepp_core.catalog import DEFAULT_M, DEFAULT_SETTING, TEXT_PLANNER, models_dir, scorer_label
 from kepp_core.errors import KeppError
 
-__all__ = ["TABS", "VIEWS", "features_of", "live_words", "plan_now", "records_of", "show", "state_of"]
+__all__ = ["TABS", "VIEWS", "features_of", "live_words", "plan_now", "records_of", "show", "state_of", "without_models"]
 
 TABS = "plan_view"  # the tabs' key: the view open when a record is shown
 VIEWS = {RECORDED: "Recorded", LIVE: "Live re-plan"}  # the tabs' names
@@ -196,3 +197,56 @@ def _samples(ds, ctl, saved: dict) -> None:
     drawn = st.session_state.get("plan_samples")
     if drawn and drawn["inputs"] == (saved["inputs"], K):
         plans.show_samples(ds, drawn["table"], K, saved["result"], saved["truth"])
+
+
+def without_models(cfg, ds, reason: str, link) -> None:
+    """The Plan page where nothing plans from video (no models: ``reason``; no S3D encoder): the record the
+    address names (Open in Plan, a scene, a playlist item, the episode map) shown as recorded, on its episode,
+    with its plan graph; else the graph alone (:func:`components.zeroshot.page`). The decision is
+    :func:`components.plan_decision.decide`'s; the keys it cannot honour are said. Stops the page."""
+    playing = playlists.playing_bar(cfg, ds, link)  # a playlist's place: its item's query
+    with backend.guarded(stop=False):
+        records = backend.predictions(cfg)
+    vid, T, ep = asked(link, "video"), recorded.whole_key({"T": asked(link, "T")}, "T"), \
+        recorded.whole_key({"ep": asked(link, "ep")}, "ep") or 0
+    try:
+        video = ds.video(vid) if vid is not None else None
+    except KeppError:
+        video = None
+    rec = asked(link, "rec") if video is not None else None
+    query = {"video": vid, "ep": str(ep), "T": None if T is None else str(T), "rec": rec, "seed": asked(link, "seed")}
+    found = recorded.shown(query, records, video.task if video is not None else None).record
+    state = PlanState(rec=rec, seed=recorded.whole_key(query, "seed"), live=asked(link, "live") == "1",
+                      plan=link.from_url("plan") == "1", arrived=link.arrived, news=any(link.new(k) for k in link.keys),
+                      from_dataset=video is not None, playlist=playing[0] if playing else None,
+                      item=playing[1] if playing else None, presenting=presenting(),
+                      asked=tuple(k for k in link.url if link.foreign))
+    decision = plan_decision.decide(state, plan_decision.Models(live_label="", missing=reason), records_of(found, rec))
+    for key, why in decision.ignored:
+        link.ignore(key, link.from_url(key), why)
+    link.keep(**decision.keep)
+    if decision.zero_shot:
+        messages(decision)
+        zeroshot.page(cfg, ds, reason, link)
+        link.stop()
+    rec = decision.record
+    link.keep(T=rec.horizon, video=video.id, ep=ep)
+    link.publish()
+    messages(decision)
+    clips = None
+    with backend.guarded(stop=False):  # the episode's observation windows (a video's with steps)
+        clips = api.episode_clips(video, ep, rec.horizon, DEFAULT_SETTING, DEFAULT_M)
+    duration = float(video.duration or max(s.end for s in video.steps))
+    if clips is not None:
+        shaded = {"start": (clips[0], colours.RIGHT), "goal": (clips[1], colours.WRONG)}
+        st.markdown(video_timeline(video, ds.actions, range(ep, ep + rec.horizon), shaded, duration),
+                    unsafe_allow_html=True)
+    result.bring_into_view((rec.episode, rec.method, rec.seed), scroll=decision.scroll)
+    left, right = result.columns()
+    with left:
+        result.show_record(ds, rec, None if video.video_file is None else str(video.video_file), clips)
+    with right, backend.guarded(stop=False):
+        own = ds.task_actions(video.task) if video.task in ds.tasks else None
+        network.plan_graph_panel(backend.graph(cfg), rec.endpoints or (rec.plan[0], rec.plan[-1]), rec.named_paths(),
+                                 rec.truth, key="plan", title=f"Recorded plan · {rec.label} (T={rec.horizon})", own=own)
+    link.stop()

@@ -17,7 +17,9 @@ from kepp_core import catalog
 cfg = page_setup("Plan")
 link, corner = inputs.header()
 ds, enc = inputs.dataset(cfg, link)
-setup = inputs.models(cfg, ds, link)  # no models: the zero-shot page (with the graph alone) ends here
+setup = inputs.models(cfg, link)
+if setup.planless:  # no models: the record the address names, else the graph alone (zero-shot); the page ends there
+    plan_result.without_models(cfg, ds, setup.no_models, link)
 
 # --- the page's state: the URL (a link, a reload, a scene, a slide) or, on first opening, a clean success --------
 demo_scenes = scenes.available(cfg, ds, setup.horizons)
