@@ -217,6 +217,15 @@ def test_imported_predictions_pair_with_each_seed_of_the_other_method_on_the_sam
     assert len(two.units) == 12 and two.seeds == 2 and two.counts["a-only"] == 6  # each seed's units
 
 
+def test_a_p_value_that_underflows_is_written_below_the_floor_never_as_0(tmp_path):
+    """1,200 discordant episodes all one way: McNemar's p is 2 / 2^1200, below the smallest double (0.0)."""
+    c = api.compare_methods(_table(tmp_path, {"A": [(0, e, True) for e in range(1200)],
+                                              "B": [(0, e, False) for e in range(1200)]}), "A", "B", 3, resamples=100)
+    assert c.p == 0.0 and c.verdict().startswith("p < 1e-300 < 0.05: A is significantly better than B")
+    written = [catalog.p_text(p) for p in (c.p, 4e-320, 3.24e-12, 0.005412, 0.05, 1.0, float("nan"))]
+    assert written == ["< 1e-300", "< 1e-300", "3.2e-12", "0.005412", "0.05", "1", "—"]
+
+
 def test_a_protocols_records_are_compared_at_their_largest_training_fraction_unless_told(tmp_path):
     recs = []
     for fraction, right in ((0.5, False), (1.0, True)):

@@ -63,7 +63,7 @@ def test_results_shows_the_two_by_two_and_a_clicked_cell_lists_exactly_its_episo
     assert at.selectbox(key="res_ab_a").value == "kepp-R2" and at.selectbox(key="res_ab_b").value == "kepp-nograph"
     assert cell_buttons(at, "res") == {n: ab.cell_label(n, c.counts[n], len(c.units)) for n in catalog.AB_CELLS}
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["p (McNemar)"] == f"{c.p:.4g}"
+    assert metrics["p (McNemar)"] == catalog.p_text(c.p)
     assert metrics["Δ SR (A − B), points"] == f"{c.delta:+.1f} [{c.delta_interval[0]:+.1f}, {c.delta_interval[1]:+.1f}]"
     assert metrics[f"SR A: {catalog.method_label('kepp-R2')}"].startswith(f"{c.sr_a:.1f} [")
     assert any("one seed" in t and "McNemar" in t for t in texts(at.caption))

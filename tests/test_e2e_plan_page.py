@@ -114,3 +114,54 @@ def test_a_features_only_episode_is_planned_with_its_steps_timeline_and_named_wi
     box.scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "e2e_plan_features_only_inputs.png"))  # the windows and the timeline
     context.close()
+
+
+@pytest.fixture(scope="module")
+def lists_server_without_models(lists_env):
+    """The app server on the split lists with features alone and their records, with no models folder."""
+    from kepp_core.api import AppConfig
+    from tests.helpers.browser import app_server
+
+    with app_server(AppConfig(dataset=lists_env.dataset, root=str(lists_env.world),
+                              predictions=str(lists_env.records))) as url:
+        yield url
+
+
+def test_open_in_plan_of_an_imported_methods_ab_row_without_models_shows_that_episodes_recorded_plan(
+        lists_server_without_models, browser, lists_env):
+    """Issue 47: from an imported method's A/B row on a features-only list without models, Open in Plan opened
+    the task's first episode in zero-shot mode. It opens that episode, with the recorded plan labelled with
+    its method."""
+    from tests.helpers.app_env import IMPORTED, IMPORTED_FILE
+    from tests.helpers.browser import rerun
+
+    preds = api.read_predictions(sorted(lists_env.records.glob("*.jsonl")))
+    c = api.compare_methods(preds, "kepp-R2", IMPORTED, lists_env.horizon)
+    cell = max(("both", "b-only", "neither"), key=lambda n: c.counts[n])
+    label = f"{IMPORTED} (imported: {IMPORTED_FILE})"
+    context = browser.new_context(viewport=SCREEN)
+    page = context.new_page()
+    page.goto(f"{lists_server_without_models}/Results?method=kepp-R2&a=kepp-R2&b={IMPORTED}&cell={cell}")
+    opener = page.get_by_role("link", name=f"Open {label} in Plan")
+    opener.wait_for(timeout=120_000)
+    idle(page)
+    unit = c.select(cell).iloc[0]  # the cell's first episode: the one its list shows first
+    with rerun(page, timeout=120_000):
+        opener.click()
+    wait_plan(page)
+    at = query(page)
+    task, video, first, T = catalog.parse_episode_id(unit["episode"])
+    assert (page.url.split("?")[0].endswith("/Plan"), at["video"], at["ep"], at["T"], at["rec"]) == (
+        True, video, str(first), str(T), IMPORTED)
+    body = page.inner_text("body")
+    assert "graph alone" not in body and "top-3 plans" not in body  # not the zero-shot page
+    verdict = page.locator(".kepp-verdict-line").first.inner_text()
+    assert verdict.startswith("Recorded") and label in verdict
+    assert video in page.locator(".kepp-input").first.inner_text()  # that episode's video
+    record = preds[(preds["method"] == IMPORTED) & (preds["episode"] == unit["episode"])].iloc[0]
+    cards = rows_of_cards(page)
+    assert len(cards) >= 2 and all(len(r) == T for r in cards[:2])  # the recorded plan and the ground truth
+    assert len(record["plan"]) == T and "No model here re-plans it" in body
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "e2e_plan_imported_without_models.png"))
+    context.close()

@@ -25,7 +25,7 @@ from components.config import PAGES, presenting
 from components.names import compare_default, episode_label, method_name, namer
 from components.text import md, plan_text
 from kepp_core.benchmark import DEFAULT_FAMILY, FAMILIES
-from kepp_core.catalog import AB_CELLS, AB_TEST
+from kepp_core.catalog import AB_CELLS, AB_TEST, p_text
 
 __all__ = ["GRID", "PARAMS", "Unlinked", "ab_section", "cell_label", "episodes_csv", "protocol_comparison",
            "show_comparison", "unit_ids"]
@@ -125,7 +125,7 @@ def show_comparison(link, prefix: str, comparison, steps: Callable[[Sequence[int
     m1.metric(f"SR A: {md(name(c.a))}", _interval(c.sr_a, c.sr_a_interval))
     m2.metric(f"SR B: {md(name(c.b))}", _interval(c.sr_b, c.sr_b_interval))
     m3.metric("Δ SR (A − B), points", _interval(c.delta, c.delta_interval, "+"))
-    m4.metric("p (McNemar)", f"{c.p:.4g}")
+    m4.metric("p (McNemar)", p_text(c.p))
     units = f"{len(c.units):,} (seed × episode) units" if c.seeds > 1 else f"{len(c.units):,} test episodes"
     if not presenting():
         st.caption(f"{md(units)} both methods planned at T={c.horizon}; SR in % ({md(FAMILIES[DEFAULT_FAMILY].label)}'s "

@@ -14,6 +14,7 @@ from components.config import missing, presenting
 from components.metric_codes import code_caption
 from components.text import md, md_code
 from kepp_core.api import efficiency_table, interval_table, pair_verdict
+from kepp_core.catalog import p_text
 from components.names import method_name
 from kepp_core.benchmark import DEFAULT_FAMILY
 from kepp_core.catalog import METRIC_KEYS, METRIC_NAMES, PAIR_METRICS, SIGNIFICANCE
@@ -145,7 +146,7 @@ def show_pair_test(cfg, ds, run, fraction: float) -> None:
     ci = result["delta_ci"]
     m1.metric(f"Δ {metric} (A − B), points", f"{result['delta']:+.1f}" + ("" if ci is None or ci != ci
                                                                          else f" ± {ci:.1f}"))
-    m2.metric("p-value", f"{result['p']:.4g}")
+    m2.metric("p-value", p_text(result["p"]))
     m3.metric("units (seed × episode)", f"{result['units']}")
     shown = table.rename(columns={"delta": f"Δ {metric}", "delta_ci": "± CI (seeds)"})
     shown = shown.assign(**{f"p < {SIGNIFICANCE}": shown["significant"]}).drop(columns=["significant"])

@@ -33,7 +33,7 @@ from kepp_core.catalog.files import (CONFIG_FILE, DECODING_FILE, DEMO_MODELS_DIR
                                      models_horizon, parse_horizon_folder)
 from kepp_core.catalog.limits import DEMO_HORIZONS, MAX_HORIZON, MAX_SEED, MAX_TOP, SAMPLERS
 from kepp_core.catalog.metrics import (AB_CELLS, AB_TEST, BOOTSTRAP_RESAMPLES, METRIC_KEYS, METRIC_NAMES, METRICS, PAIR_METRICS, PAIRED_TEST, PATTERN_LABELS,
-                                       PATTERNS, SIGNIFICANCE, Metric, pattern_label)
+                                       P_FLOOR, PATTERNS, SIGNIFICANCE, Metric, p_text, pattern_label)
 from kepp_core.catalog.roles import (CONDITION_ROW_KINDS, DEMO_ROLES, DIFFUSION_KINDS, ENDPOINT_ARCHS, ENDPOINT_HEADS,
                                      ENDPOINT_VARIANTS,
                                      ENDPOINTS, ENDPOINTS_PAIR, EXTRA_ROLES, GRAPH_CONDITIONS, KINDS, LLM_CONDITIONS,
@@ -71,7 +71,7 @@ __all__ = [
     "model_source",
     # metrics, patterns, slices, scorers, episodes, limits
     "METRIC_KEYS", "METRIC_NAMES", "METRICS", "PAIR_METRICS", "PAIRED_TEST", "PATTERN_LABELS", "PATTERNS",
-    "SIGNIFICANCE", "Metric", "pattern_label", "AB_CELLS", "AB_TEST", "BOOTSTRAP_RESAMPLES",
+    "SIGNIFICANCE", "Metric", "pattern_label", "AB_CELLS", "AB_TEST", "BOOTSTRAP_RESAMPLES", "P_FLOOR", "p_text",
     "SLICE_BY", "SLICE_CUTS", "SLICE_ENDS_RIGHT", "SLICE_ENDS_WRONG", "SLICE_SUCCESS", "SliceCut",
     "EDGE_SCORERS", "SCORER_LABELS", "scorer_label", "episode_id", "parse_episode_id",
     "DEMO_HORIZONS", "MAX_HORIZON", "MAX_SEED", "MAX_TOP", "SAMPLERS",

@@ -42,6 +42,23 @@ AB_CELLS = {"both": "both right", "a-only": "A right, B wrong", "b-only": "B rig
             "neither": "both wrong"}
 AB_TEST = "McNemar's exact test (two-sided, binomial on the discordant episodes)"
 BOOTSTRAP_RESAMPLES = 10_000
+P_FLOOR = 1e-300  # below it a p-value is written "< 1e-300": McNemar's exact tail underflows to 0.0 near 5e-324
+
+
+def p_text(p: float) -> str:
+    """A p-value as every tile, table and verdict writes it: four significant digits, two in scientific
+    notation below 1e-4, and ``< 1e-300`` below :data:`P_FLOOR` (a tail that underflows a double reads
+    0.0, which no test's p is); ``—`` for none (NaN).
+
+    >>> [p_text(x) for x in (1.0, 0.25, 0.005412, 3.24e-12, 4e-320, 0.0, float("nan"))]
+    ['1', '0.25', '0.005412', '3.2e-12', '< 1e-300', '< 1e-300', '—']
+    """
+    p = float(p)
+    if p != p:
+        return "—"
+    if p < P_FLOOR:
+        return f"< {P_FLOOR:g}"
+    return f"{p:.1e}" if p < 1e-4 else f"{p:.4g}"
 
 
 # --- failure patterns (the paper's failure analysis) ---------------------------------------------------------

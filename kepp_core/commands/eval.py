@@ -264,7 +264,7 @@ def _compare(args) -> int:
     level = f"{round(args.confidence * 100)}%"
     rows = [{"T": c.horizon, "units": len(c.units), **{catalog.AB_CELLS[k]: v for k, v in c.counts.items()},
              "SR A": _with_interval(c.sr_a, c.sr_a_interval), "SR B": _with_interval(c.sr_b, c.sr_b_interval),
-             "A - B": _with_interval(c.delta, c.delta_interval, "+"), "p (McNemar)": f"{c.p:.4g}"} for c in found]
+             "A - B": _with_interval(c.delta, c.delta_interval, "+"), "p (McNemar)": catalog.p_text(c.p)} for c in found]
     print_table(rows, title=f"A = {catalog.method_label(args.a)} ({args.a}), B = {catalog.method_label(args.b)} "
                             f"({args.b}): SR in %, [{level} interval]")
     for c in found:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kepp_core.catalog import AB_CELLS, AB_TEST, BOOTSTRAP_RESAMPLES, CONFIDENCE, SIGNIFICANCE, method_label
+from kepp_core.catalog import AB_CELLS, AB_TEST, BOOTSTRAP_RESAMPLES, CONFIDENCE, SIGNIFICANCE, method_label, p_text
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.stats import bootstrap_interval, mcnemar_exact
 
@@ -201,7 +201,7 @@ class ABComparison:
         """One plain sentence: the discordant cells and whether they differ significantly."""
         a, b = method_label(self.a), method_label(self.b)
         only_a, only_b = self.counts["a-only"], self.counts["b-only"]
-        p = f"p = {self.p:.4f}" if self.p >= 1e-4 else f"p = {self.p:.1e}"
+        p = "p " + ("" if p_text(self.p).startswith("<") else "= ") + p_text(self.p)
         split = f"{a} alone right on {only_a:,}, {b} alone right on {only_b:,}"
         if self.significant:
             way = "better" if only_a > only_b else "worse"
