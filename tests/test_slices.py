@@ -120,6 +120,27 @@ def test_one_seed_gives_differences_but_no_p_value(tmp_path):
     assert table["p"].isna().all() and table["Δ SR"].notna().all()
 
 
+def test_an_imported_run_pairs_by_slice_with_a_seeded_reference_as_the_ab_table_pairs_it(tmp_path):
+    """Issue 47: "By slice" against a seeded method paired 0 episodes with an imported run (no seed, no setting)
+    while the A/B table paired them all: both pair by one rule (compare.pair_index)."""
+    seeded = write_records(tmp_path / "kepp-records.jsonl")
+    lines = [json.loads(line) for line in seeded.read_text().splitlines()]
+    imported = [{k: v for k, v in r.items() if k not in ("seed", "setting", "endpoints", "endpoint_scores", "paths",
+                                                          "path_scores")} | {"plans": {"vpn": r["plans"]["kepp-R2"]}}
+                for r in lines if r["seed"] == 0]
+    (tmp_path / "vpn-records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in imported))
+    preds = api.read_predictions([seeded, tmp_path / "vpn-records.jsonl"])
+    for method, reference in (("vpn", "kepp-R2"), ("kepp-R2", "vpn")):
+        table = slices.slice_table(preds, method, "task", reference=reference).table
+        ab = api.compare_methods(preds, method, reference, resamples=10)
+        assert table["pairs"].sum() == len(ab.units) == len(lines)  # each seed's episode once
+        assert dict(zip(table["slice"], table["pairs"])) == ab.units.groupby("task").size().to_dict()
+        assert table["p"].notna().all()  # the pairs span three seeds
+        for row in table.to_dict("records"):
+            units = ab.units[ab.units["task"] == row["slice"]]
+            assert row["Δ SR"] == pytest.approx(100 * (units["success_a"].mean() - units["success_b"].mean()), abs=0.005)
+
+
 def test_selecting_a_slice_gives_the_rows_it_counted(preds):
     result = api.slice_table(preds, "kepp-R2", "task", "kepp-nograph", 3)
     own = preds[(preds["method"] == "kepp-R2") & (preds["horizon"] == 3)]

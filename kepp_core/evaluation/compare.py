@@ -41,7 +41,7 @@ from kepp_core.catalog import AB_CELLS, AB_TEST, BOOTSTRAP_RESAMPLES, CONFIDENCE
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.stats import bootstrap_interval, mcnemar_exact
 
-__all__ = ["UNIT", "ABComparison", "compare_methods", "pair_rows", "pairs_table"]
+__all__ = ["UNIT", "ABComparison", "compare_methods", "pair_index", "pair_rows", "pairs_table"]
 
 UNIT = ("fraction", "seed", "horizon", "episode", "setting")  # what both methods must have planned
 KEPT = ("episode", "task", "video", "horizon", "seed", "setting", "fraction", "start_time", "goal_time", "truth")
@@ -86,32 +86,46 @@ def _one_fraction(rows: pd.DataFrame, fraction: float | None) -> pd.DataFrame:
     return rows[rows["fraction"] == float(fraction)]
 
 
+def pair_index(rows_a: pd.DataFrame, rows_b: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, dict[str, str]]:
+    """The pairing rule of two methods' rows, the one every paired comparison uses (the A/B table, the
+    slices' differences): the positions in ``rows_a`` and ``rows_b`` of each pair, in A's row order, and the
+    unit keys the pairs were not matched on, each with the side whose values they keep (:func:`_loose_keys`).
+    A unit (:data:`UNIT`) recorded twice counts once; a method that names no seed (imported predictions) is
+    paired with each of the other's seeds on the same episode, one that names no observation setting with
+    the other's; two methods that both name seeds pair on them.
+
+    >>> a = pd.DataFrame({"episode": ["e1", "e2", "e1"], "horizon": 3, "seed": [0, 0, 1], "setting": "conventional"})
+    >>> b = pd.DataFrame({"episode": ["e2", "e1"], "horizon": 3, "seed": [None, None], "setting": None})
+    >>> ia, ib, loose = pair_index(a, b)
+    >>> ia.tolist(), ib.tolist(), loose
+    ([0, 1, 2], [1, 0, 1], {'seed': 'a', 'setting': 'a'})
+    """
+    ka, kb = _unit_keys(rows_a), _unit_keys(rows_b)
+    loose = _loose_keys(ka, kb)  # a key one side does not tell apart: taken from the side that does
+    on = [c for c in UNIT if c not in loose]
+    left, right = (k.assign(**{pos: np.arange(len(k))})[~k.duplicated(list(UNIT)).to_numpy()][[*on, pos]]
+                   for k, pos in ((ka, "_a"), (kb, "_b")))
+    paired = left.merge(right, on=on, how="inner", sort=False)
+    return paired["_a"].to_numpy(np.int64), paired["_b"].to_numpy(np.int64), loose
+
+
 def pair_rows(preds: pd.DataFrame, a: str, b: str, horizon: int | None = None,
               fraction: float | None = None) -> pd.DataFrame:
-    """One row per unit (:data:`UNIT`) both methods planned, in A's record order: the episode's
-    columns (:data:`KEPT`), ``plan_a`` / ``plan_b``, ``success_a`` / ``success_b`` and ``cell`` (a
-    name of :data:`kepp_core.catalog.AB_CELLS`). ``horizon``: one T (None: every T); ``fraction``:
-    one training fraction of a protocol's records (None: the largest). A unit recorded twice (two
-    records files) counts once. A method that names no seed (imported predictions) is paired with each
-    of the other's seeds on the same episode, and a method that names no observation setting (imported
-    predictions) with the other's (:func:`_loose_keys`); two methods that both name seeds pair on them."""
-    sides = []
-    for method in (a, b):
-        rows = _one_fraction(_method_rows(preds, method, horizon), fraction)
-        keys = _unit_keys(rows)
-        sides.append((rows, keys, ~keys.duplicated(list(UNIT)).to_numpy()))
-    (ra, ka, first_a), (rb, kb, first_b) = sides
-    left = pd.concat([ka, _renamed(ra, ("plan", "success"), "_a")], axis=1)[first_a]
-    left = left.assign(**{c: ra.loc[left.index, c] for c in KEPT if c not in UNIT and c in ra})
-    right = pd.concat([kb, _renamed(rb, ("plan", "success"), "_b")], axis=1)[first_b]
-    loose = _loose_keys(ka, kb)  # a key one side does not tell apart: taken from the side that does
-    left = left.drop(columns=[c for c, side in loose.items() if side == "b"])
-    right = right.drop(columns=[c for c, side in loose.items() if side == "a"])
-    paired = left.merge(right, on=[c for c in UNIT if c not in loose], how="inner", sort=False)
-    if not len(paired):
+    """One row per unit (:data:`UNIT`) both methods planned, paired by :func:`pair_index`, in A's record
+    order: the episode's columns (:data:`KEPT`), ``plan_a`` / ``plan_b``, ``success_a`` / ``success_b`` and
+    ``cell`` (a name of :data:`kepp_core.catalog.AB_CELLS`). ``horizon``: one T (None: every T);
+    ``fraction``: one training fraction of a protocol's records (None: the largest)."""
+    ra, rb = (_one_fraction(_method_rows(preds, method, horizon), fraction) for method in (a, b))
+    ia, ib, loose = pair_index(ra, rb)
+    if not len(ia):
         at = f" at T={int(horizon)}" if horizon is not None else ""
         raise KeppError(f"{a!r} and {b!r} share no evaluated episode{at} (same episode, seed and setting)")
-    sa, sb = paired["success_a"].astype(bool).to_numpy(), paired["success_b"].astype(bool).to_numpy()
+    ka, kb = _unit_keys(ra).iloc[ia].reset_index(drop=True), _unit_keys(rb).iloc[ib].reset_index(drop=True)
+    paired = ka.assign(**{c: kb[c] for c, side in loose.items() if side == "b"})
+    side_a, side_b = ra.iloc[ia].reset_index(drop=True), rb.iloc[ib].reset_index(drop=True)
+    paired = paired.assign(**{c: side_a[c] for c in KEPT if c not in UNIT and c in side_a},
+                           plan_a=side_a["plan"], plan_b=side_b["plan"])
+    sa, sb = side_a["success"].astype(bool).to_numpy(), side_b["success"].astype(bool).to_numpy()
     names = list(AB_CELLS)
     paired["success_a"], paired["success_b"] = sa, sb
     paired["cell"] = np.select([sa & sb, sa & ~sb, ~sa & sb], names[:3], names[3])
@@ -136,11 +150,6 @@ def _loose_keys(ka: pd.DataFrame, kb: pd.DataFrame) -> dict[str, str]:
     if named_a != named_b:
         loose["setting"] = "a" if named_a else "b"
     return loose
-
-
-def _renamed(rows: pd.DataFrame, columns: Sequence[str], suffix: str) -> pd.DataFrame:
-    """``columns`` of ``rows`` renamed with ``suffix``."""
-    return rows[list(columns)].rename(columns={c: c + suffix for c in columns})
 
 
 @dataclass(frozen=True, kw_only=True)

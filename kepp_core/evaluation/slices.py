@@ -13,8 +13,9 @@ slice is here, one per cut (:data:`RULES`):
 
 Each slice gets its count (episodes × seeds), SR, mAcc (steps right over all positions, as
 :func:`kepp_core.metrics.mean_accuracy`) and *ends right* (first and last step right), all in %,
-named as the catalogue names the metrics. Against a reference method, on the units (episode, seed)
-both recorded: the differences (method − reference, points) and, where the records hold several
+named as the catalogue names the metrics. Against a reference method, on the units both recorded,
+paired as the A/B table pairs them (:func:`kepp_core.evaluation.compare.pair_index`: an imported run
+without seeds with each seed of a seeded one): the differences (method − reference, points) and, where the records hold several
 seeds, the p-value of the paired sign-flip permutation test of per-unit success
 (:func:`kepp_core.evaluation.stats.paired_permutation_test`: the one test of every table).
 :func:`slice_table` returns a :class:`SliceTable`: the table and the rule that made it, so that a
@@ -43,13 +44,13 @@ import pandas as pd
 
 from kepp_core.catalog import METRIC_NAMES, SLICE_BY, SLICE_CUTS, SLICE_ENDS_RIGHT, SLICE_ENDS_WRONG, SLICE_SUCCESS
 from kepp_core.errors import KeppError
+from kepp_core.evaluation.compare import pair_index
 from kepp_core.evaluation.stats import paired_permutation_test
 from kepp_core.metrics import ends_right
 
-__all__ = ["PAIR_KEYS", "PERMUTATIONS", "RULES", "SliceTable",
+__all__ = ["PERMUTATIONS", "RULES", "SliceTable",
            "select_slice", "slice_table", "slice_values"]
 
-PAIR_KEYS = ("episode", "horizon", "seed", "setting")  # one unit of the paired comparison
 # Sign patterns drawn per slice (the stats module's default is 20,000): a table tests every slice,
 # and the test's cost grows with permutations x units (COIN scale, 75,000 units of 3 seeds: 8 s a
 # table with 5,000, python benchmarks/bench_slices.py); a p-value to 1/2,001 reads fine against 0.05.
@@ -153,18 +154,24 @@ def slice_table(rows: pd.DataFrame, method: str, by: str = "task", reference: st
                                                         100 * g["hits"].sum() / g["steps"].sum(), 100 * g["ends"].mean()])))
     table = table.loc[_order(table.index, by)].round(2).rename_axis("slice").reset_index()
     if reference is not None:
-        table = pd.concat([table[COLUMNS], _paired(units, _units(_of(rows, reference, horizon)), table, permutations)],
-                          axis=1)
+        ref_rows = _of(rows, reference, horizon)
+        table = pd.concat([table[COLUMNS], _paired(units, _units(ref_rows), pair_index(own, ref_rows), table,
+                                                   permutations)], axis=1)
     else:
         table = table[COLUMNS]
     return SliceTable(by, method, reference, horizon, table)
 
 
-def _paired(units: pd.DataFrame, reference: pd.DataFrame, table: pd.DataFrame, permutations: int) -> pd.DataFrame:
-    """Per slice of ``table``: the units both methods recorded, the differences and the paired p-value."""
-    ref = reference.drop_duplicates(list(PAIR_KEYS))
-    pairs = units.merge(ref, on=list(PAIR_KEYS), suffixes=("", "_ref"))
-    several = units["seed"].nunique() > 1
+def _paired(units: pd.DataFrame, reference: pd.DataFrame, pairing: tuple, table: pd.DataFrame,
+            permutations: int) -> pd.DataFrame:
+    """Per slice of ``table``: the units both methods recorded (``pairing``: :func:`pair_index`'s positions in
+    ``units`` and ``reference`` and the keys taken from one side), the differences and the paired p-value."""
+    ia, ib, loose = pairing
+    ref = reference.iloc[ib].reset_index(drop=True)
+    pairs = units.iloc[ia].reset_index(drop=True).join(ref[["success", "hits", "ends"]].add_suffix("_ref"))
+    if loose.get("seed") == "b":  # the method names no seed (imported): the pairs' seeds are the reference's
+        pairs["seed"] = ref["seed"]
+    several = pairs["seed"].nunique() > 1
     by_slice = dict(tuple(pairs.groupby("slice", sort=False)))
     paired = []
     for value in table["slice"]:
