@@ -13,7 +13,7 @@ import pytest
 
 from components import ab
 from components.names import episode_label
-from components.text import plan_text
+from components.text import md, plan_text
 from kepp_core import api, catalog
 from tests.helpers.app_env import AppEnv
 from tests.helpers.app_session import dataset, no_problems, open_page, prediction_table, texts, with_a_second_seed
@@ -54,6 +54,16 @@ def expected(env, comparison, cell: str) -> pd.DataFrame:
     ds = dataset(env)
     names = {t: ds.tasks[t].name for t in ds.tasks}
     return comparison.table(cell, lambda p: plan_text(ds.labels(p)), lambda e: episode_label(e, names))
+
+
+@pytest.mark.slow
+def test_the_ab_caption_names_the_evaluation_code_the_results_page_shows(monkeypatch, demo_env):
+    """Issue 47: the A/B caption named this package's code when the page showed ViterbiPlanNet's."""
+    for code, label in (("vpn", "ViterbiPlanNet"), (None, "KEPP (this package)")):
+        at = no_problems(open_page(monkeypatch, demo_env, RESULTS, {"method": "kepp-R2", "T": "3"}
+                                   | ({"code": code} if code else {})))
+        (caption,) = [t for t in texts(at.caption) if "McNemar" in t]
+        assert "SR in % (" + md(f"{label}'s code: ") in caption and caption.count("'s code") == 1
 
 
 @pytest.mark.slow

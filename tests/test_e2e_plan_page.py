@@ -165,3 +165,28 @@ def test_open_in_plan_of_an_imported_methods_ab_row_without_models_shows_that_ep
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "e2e_plan_imported_without_models.png"))
     context.close()
+
+
+# every element of the A/B tiles' values whose text runs past its box (Streamlit cuts a metric's value with "…")
+CUT_VALUES = """() => [...document.querySelectorAll('[class*="_ab_tiles"] [data-testid="stMetricValue"] *')]
+  .filter(e => e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).textOverflow === 'ellipsis')
+  .map(e => e.textContent)"""
+
+
+def test_the_ab_tiles_intervals_fit_their_tiles_at_1400_px(lists_server_without_models, browser):
+    """Issue 47: at 1,400 px the A/B tiles' intervals were cut with "…"."""
+    from tests.helpers.app_env import IMPORTED
+
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    page.goto(f"{lists_server_without_models}/Results?method=kepp-R2&a=kepp-R2&b={IMPORTED}")
+    tiles = page.locator('[class*="_ab_tiles"] [data-testid="stMetricValue"]')
+    tiles.first.wait_for(timeout=120_000)
+    idle(page)
+    values = [t.inner_text() for t in tiles.all()]
+    assert len(values) == 4 and all("[" in v and v.rstrip().endswith("]") for v in values[:3])
+    assert page.evaluate(CUT_VALUES) == []
+    tiles.first.scroll_into_view_if_needed()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "e2e_ab_tiles_1400.png"))
+    context.close()

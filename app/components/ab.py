@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from components import backend, episodes, links, paging, url_schema
+from components import backend, episodes, links, metric_codes, paging, url_schema
 from components.charts import show_table
 from components.config import PAGES, presenting
 from components.names import compare_default, episode_label, method_name, namer
@@ -30,7 +30,12 @@ from kepp_core.catalog import AB_CELLS, AB_TEST, p_text
 __all__ = ["GRID", "PARAMS", "Unlinked", "ab_section", "cell_label", "episodes_csv", "protocol_comparison",
            "show_comparison", "unit_ids"]
 
-GRID = (("both", "a-only"), ("b-only", "neither"))  # rows: A right, A wrong; columns: B right, B wrong
+GRID = (("both", "a-only"), ("b-only", "neither"))
+# The tiles' values (an SR and its interval) wrap inside their tile: Streamlit cuts a metric's value with "…"
+TILES_CSS = """<style>
+[class*="_ab_tiles"] [data-testid="stMetricValue"], [class*="_ab_tiles"] [data-testid="stMetricValue"] * {
+  white-space: normal !important; overflow: visible !important; text-overflow: clip !important; }
+</style>"""  # rows: A right, A wrong; columns: B right, B wrong
 PARAMS = tuple(k.name for k in url_schema.AB_KEYS)  # the URL keys of a records page's comparison
 
 
@@ -96,9 +101,10 @@ def pick_methods(link, prefix: str, methods: Sequence[str], method: str, name: C
 
 
 def ab_section(link, prefix: str, cfg, ds, preds: pd.DataFrame, methods: Sequence[str], method: str,
-               horizon: int) -> None:
+               horizon: int, code: str = DEFAULT_FAMILY) -> None:
     """The section of a records page: methods A and B at the page's ``T``, their 2×2 table and numbers,
-    and the clicked cell's episodes, each opening either method's record on the Plan page."""
+    and the clicked cell's episodes, each opening either method's record on the Plan page (``code``: the
+    evaluation code whose metrics the page shows, named in the caption)."""
     st.subheader("A and B, episode by episode")
     name = namer(backend.method_names(cfg))  # an imported method's name says so
     a, b = pick_methods(link, prefix, methods, method, name)
@@ -110,26 +116,29 @@ def ab_section(link, prefix: str, cfg, ds, preds: pd.DataFrame, methods: Sequenc
         tasks = episodes.task_names(ds)
         show_comparison(link, prefix, comparison, steps=lambda p: plan_text(ds.labels(p)),
                         episode=lambda e: episode_label(e, tasks),
-                        detail=lambda unit: _record_detail(ds, preds, a, b, unit, name), name=name)
+                        detail=lambda unit: _record_detail(ds, preds, a, b, unit, name), name=name, code=code)
 
 
 def show_comparison(link, prefix: str, comparison, steps: Callable[[Sequence[int]], str],
                     episode: Callable[[str], str], detail: Callable[[pd.Series], None] | None = None,
-                    name: Callable[[str], str] = method_name) -> None:
+                    name: Callable[[str], str] = method_name, code: str = DEFAULT_FAMILY) -> None:
     """The verdict, each method's SR and A − B with their intervals, McNemar's p, the 2×2 table of
     cell buttons, the CSV of every paired episode and, when a cell is picked, its episodes (``detail``
-    draws the one chosen); ``name``: a method's display name."""
+    draws the one chosen); ``name``: a method's display name; ``code``: the evaluation code the page shows
+    (the caption names its SR: :func:`components.metric_codes.sr_words`)."""
     c = comparison
     (st.success if c.significant else st.warning)(md(c.verdict()))
-    m1, m2, m3, m4 = st.columns(4)
-    m1.metric(f"SR A: {md(name(c.a))}", _interval(c.sr_a, c.sr_a_interval))
-    m2.metric(f"SR B: {md(name(c.b))}", _interval(c.sr_b, c.sr_b_interval))
-    m3.metric("Δ SR (A − B), points", _interval(c.delta, c.delta_interval, "+"))
-    m4.metric("p (McNemar)", p_text(c.p))
+    st.markdown(TILES_CSS, unsafe_allow_html=True)
+    with st.container(key=f"{prefix}_ab_tiles"):  # the intervals wrap in their tile, never cut with "…"
+        m1, m2, m3, m4 = st.columns(4)
+        m1.metric(f"SR A: {md(name(c.a))}", _interval(c.sr_a, c.sr_a_interval))
+        m2.metric(f"SR B: {md(name(c.b))}", _interval(c.sr_b, c.sr_b_interval))
+        m3.metric("Δ SR (A − B), points", _interval(c.delta, c.delta_interval, "+"))
+        m4.metric("p (McNemar)", p_text(c.p))
     units = f"{len(c.units):,} (seed × episode) units" if c.seeds > 1 else f"{len(c.units):,} test episodes"
     if not presenting():
-        st.caption(f"{md(units)} both methods planned at T={c.horizon}; SR in % ({md(FAMILIES[DEFAULT_FAMILY].label)}'s "
-                   f"code: whole plan right), [ ]: the {md(c.resampling())}; "
+        st.caption(f"{md(units)} both methods planned at T={c.horizon}; SR in % ({md(metric_codes.sr_words(code))}), "
+                   f"[ ]: the {md(c.resampling())}; "
                    f"p: {md(AB_TEST)}" + (" over the units, taken as independent (more optimistic than a test over "
                                           "seeds alone)" if c.seeds > 1 else "") + ". Click a cell to list its episodes.")
     cell = _grid(link, prefix, c, name)

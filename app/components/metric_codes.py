@@ -17,7 +17,7 @@ from components.text import md
 from kepp_core import api
 from kepp_core.benchmark import BENCHMARK_DATASETS, DEFAULT_FAMILY, FAMILIES
 
-__all__ = ["PUBLISHED", "code_caption", "column_kind", "pick_code", "published"]
+__all__ = ["PUBLISHED", "code_caption", "column_kind", "pick_code", "published", "sr_words"]
 
 PUBLISHED = "published: read from the papers, not measured here"  # the published table's caption starts so
 
@@ -47,6 +47,18 @@ def code_caption(code: str = DEFAULT_FAMILY, shown: Iterable[str] | None = None)
     wanted = None if shown is None else set(shown)
     parts = [f"{m.header}: {m.description}" for m in fam.metrics if wanted is None or m.header in wanted]
     return f"Metrics computed by {fam.label}'s code ({fam.source}): " + "; ".join(parts) + "."
+
+
+def sr_words(code: str = DEFAULT_FAMILY) -> str:
+    """The SR of a paired comparison in the words of the code the page shows (a caption's part): every code's
+    SR is the share of episodes whose whole plan is right, which the per-episode successes paired give.
+
+    >>> sr_words("vpn")
+    "ViterbiPlanNet's code: success_rate per batch, batches weighted by their episodes, on the paired episodes"
+    """
+    fam = FAMILIES[code]
+    sr = next(m for m in fam.metrics if m.key == "sr")
+    return f"{fam.label}'s code: {sr.description.removesuffix(' (%)')}, on the paired episodes"
 
 
 def column_kind(column: str) -> str:

@@ -155,7 +155,7 @@ if len(sel):
     link.keep(episode=ep, compare=",".join(chosen))
     episodes.show_episode(ds, same, list(chosen))
 episode_map.map_section(link, "res", cfg, ds, run, method, horizon)
-ab.ab_section(link, "res", cfg, ds, preds, methods, method, horizon)
+ab.ab_section(link, "res", cfg, ds, preds, methods, method, horizon, code)
 show_protocol(cfg, ds)
 link.publish()
 with link_col:
