@@ -125,10 +125,13 @@ BENCHMARK_DATASETS = {
     "niv": "NIV, 48 actions",
 }
 LITERATURE_SPLITS = {"paper": "the paper's own split", "unified": "ViterbiPlanNet's unified split lists"}
+# The line under a table of published numbers that holds a row marked "unconfirmed" (the CLI's, results.md's, the app's)
+LITERATURE_UNCONFIRMED = ("unconfirmed: quoted second-hand (the source column says from where), not checked here "
+                          "against a readable copy of its paper")
 BENCHMARK_SEEDS = 5
 
 LITERATURE_FILE = "literature.toml"  # kepp_core/evaluation/literature.toml: published numbers, each cited
 
 __all__ = ["BENCHMARK_DATASETS", "BENCHMARK_HORIZONS", "BENCHMARK_SEEDS", "BENCHMARK_BOOTSTRAP_METRICS", "BENCHMARK_BOOTSTRAP_PERCENTILES",
-           "BENCHMARK_BOOTSTRAP_RESAMPLES", "BENCHMARK_BOOTSTRAP_SEED", "DEFAULT_FAMILY", "FAMILIES", "FamilyMetric", "LITERATURE_FILE", "LITERATURE_SPLITS",
+           "BENCHMARK_BOOTSTRAP_RESAMPLES", "BENCHMARK_BOOTSTRAP_SEED", "DEFAULT_FAMILY", "FAMILIES", "FamilyMetric", "LITERATURE_FILE", "LITERATURE_SPLITS", "LITERATURE_UNCONFIRMED",
            "MetricFamily", "family"]

@@ -73,7 +73,8 @@ from pathlib import Path
 
 import numpy as np
 
-from kepp_core.benchmark import BENCHMARK_DATASETS, BENCHMARK_BOOTSTRAP_METRICS, DEFAULT_FAMILY, FAMILIES, family
+from kepp_core.benchmark import (BENCHMARK_BOOTSTRAP_METRICS, BENCHMARK_DATASETS, DEFAULT_FAMILY, FAMILIES,
+                              LITERATURE_UNCONFIRMED, family)
 from kepp_core.data import LOADERS, load_dataset
 from kepp_core.data.split_lists import NAME as SPLIT_LISTS, SplitFiles
 from kepp_core.data.records import Dataset, restrict_train
@@ -553,12 +554,14 @@ def benchmark_markdown(spec: dict, rows: list[dict], horizon: int) -> list[str]:
                       "between the 5th and 95th percentiles of 1,000 bootstrap means over the seeds):", "",
                       markdown_table(["method", *(m.header for m in boot)],
                                      [[_method_cell(r), *(_boot_cell(r, m.column) for m in boot)] for r in rows]), ""]
-        published = literature_table(literature_rows(bench, horizon, name), name) if bench else []
+        cited = literature_rows(bench, horizon, name) if bench else []
+        published = literature_table(cited, name)
         if published:
             head = list(published[0])
             lines += [f"Published numbers of {bench}, T={horizon}, with {f.label}'s code (read from the papers; not "
                       "measured here, never averaged with the rows above):", "",
                       markdown_table(head, [[str(p[c]) for c in head] for p in published]), ""]
+            lines += [] if all(r.confirmed for r in cited) else [LITERATURE_UNCONFIRMED + ".", ""]
     return lines
 
 

@@ -58,7 +58,7 @@ def expected(env, comparison, cell: str) -> pd.DataFrame:
 
 @pytest.mark.slow
 def test_the_ab_caption_names_the_evaluation_code_the_results_page_shows(monkeypatch, demo_env):
-    """Issue 47: the A/B caption named this package's code when the page showed ViterbiPlanNet's."""
+    """The A/B caption names the SR of the code the page shows (it named this package's under ViterbiPlanNet's)."""
     for code, label in (("vpn", "ViterbiPlanNet"), (None, "KEPP (this package)")):
         at = no_problems(open_page(monkeypatch, demo_env, RESULTS, {"method": "kepp-R2", "T": "3"}
                                    | ({"code": code} if code else {})))

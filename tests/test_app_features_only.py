@@ -142,6 +142,25 @@ def test_published_numbers_show_apart_only_where_the_benchmark_matches(monkeypat
     assert not any(c.startswith(metric_codes.PUBLISHED) or "choose that code" in c for c in texts(none.caption))
 
 
+def test_unconfirmed_published_rows_are_marked_so_on_results(monkeypatch, lists_env):
+    from kepp_core.benchmark import LITERATURE_UNCONFIRMED
+
+    at = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py", {"code": "vpn"},
+                               KEPP_APP_BENCHMARK="crosstask-133"))
+    published = next(d.value for d in at.dataframe if "source" in d.value)
+    rows = api.literature_rows("crosstask-133", lists_env.horizon, "vpn")
+    assert list(published["method"]) == [r.label for r in rows]
+    assert sorted(m for m in published["method"] if m.endswith("(published, unconfirmed)")) == sorted(
+        f"{r.method} (published, unconfirmed)" for r in rows if not r.confirmed) and len(rows) == 6
+    assert "ViterbiPlanNet (published)" in list(published["method"])
+    (caption,) = [c for c in texts(at.caption) if c.startswith(metric_codes.PUBLISHED)]
+    assert md(LITERATURE_UNCONFIRMED) in caption
+    niv = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py", {"code": "vpn"}, KEPP_APP_BENCHMARK="niv"))
+    confirmed = next(d.value for d in niv.dataframe if "source" in d.value)
+    assert list(confirmed["method"]) == ["ViterbiPlanNet (published)"] and "32.37" in str(confirmed.iloc[0].to_dict())
+    assert not [c for c in texts(niv.caption) if md(LITERATURE_UNCONFIRMED) in c]
+
+
 def test_the_evaluation_code_picked_names_every_header_of_results(monkeypatch, lists_env):
     at = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py"))
     assert list(at.dataframe[0].value.columns) == ["T=3 SR"] and "code" not in at.query_params
@@ -196,7 +215,7 @@ NO_MODELS = {"KEPP_APP_CHECKPOINTS": None}  # the lists and the records alone: n
 
 def test_open_in_plan_of_an_imported_methods_ab_row_without_models_opens_that_episodes_recorded_plan(monkeypatch,
                                                                                                     lists_env):
-    """Issue 47: from an imported method's A/B row on a features-only list without models, Open in Plan showed
+    """From an imported method's A/B row on a features-only list without models, Open in Plan showed
     the task's first episode in zero-shot mode. It shows that episode's recorded plan, labelled with its method,
     and names the keys it cannot honour."""
     preds = api.read_predictions(sorted(lists_env.records.glob("*.jsonl")))

@@ -122,7 +122,7 @@ def test_a_named_record_the_records_lack_is_said_and_planned_live():
 # --- decide: no models (the record the address names, else the graph alone) --------------------------------------
 NO_MODELS = Models(live_label="", missing="no checkpoints folder set for this dataset")
 IMPORTED = Records(record=REC, label="ViterbiPlanNet (imported: T3_predictions.json)", imported="T3_predictions.json")
-# an imported method's A/B row on a features-only list without models (issue 47): its record, not the first episode
+# an imported method's A/B row on a features-only list without models: its record, never the first episode
 AB_ROW = ("T", "video", "ep", "rec")
 
 

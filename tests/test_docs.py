@@ -120,8 +120,9 @@ def test_the_comparing_page_lists_every_published_row_as_the_literature_file_hol
     text = (REPO / "docs" / "comparing.md").read_text(encoding="utf-8")
     table = text.split("| method | dataset | split | T | code |", 1)[1].split("\n\n", 1)[0]
     cells = [line.split("|")[1:-1] for line in table.strip().splitlines()[2:]]
-    got = [(c[0].strip(), c[1].strip(), int(c[3]), c[4].strip(), float(c[5])) for c in cells]
-    assert got == [(r.method, r.dataset, r.T, r.code, r.metrics["sr"]) for r in read_literature()]
+    got = [(c[0].strip(), c[1].strip(), int(c[3]), c[4].strip(), float(c[5]), c[-1].strip().startswith("unconfirmed"))
+           for c in cells]
+    assert got == [(r.method, r.dataset, r.T, r.code, r.metrics["sr"], not r.confirmed) for r in read_literature()]
 def decision_places(text: str) -> list[tuple[str, list[str]]]:
     """docs/architecture.md's "One place per decision" table: each ``path.py`` the "the one place" column
     names, with the names it gives in parentheses after it (``Class.attribute`` for a class's)."""

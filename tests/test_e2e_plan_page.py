@@ -129,7 +129,7 @@ def lists_server_without_models(lists_env):
 
 def test_open_in_plan_of_an_imported_methods_ab_row_without_models_shows_that_episodes_recorded_plan(
         lists_server_without_models, browser, lists_env):
-    """Issue 47: from an imported method's A/B row on a features-only list without models, Open in Plan opened
+    """From an imported method's A/B row on a features-only list without models, Open in Plan opened
     the task's first episode in zero-shot mode. It opens that episode, with the recorded plan labelled with
     its method."""
     from tests.helpers.app_env import IMPORTED, IMPORTED_FILE
@@ -167,14 +167,14 @@ def test_open_in_plan_of_an_imported_methods_ab_row_without_models_shows_that_ep
     context.close()
 
 
-# every element of the A/B tiles' values whose text runs past its box (Streamlit cuts a metric's value with "…")
-CUT_VALUES = """() => [...document.querySelectorAll('[class*="_ab_tiles"] [data-testid="stMetricValue"] *')]
+# every element of the A/B tiles' values and labels whose text runs past its box (Streamlit cuts them with "…")
+CUT_VALUES = """() => [...document.querySelectorAll('[class*="_ab_tiles"] [data-testid^="stMetric"] *')]
   .filter(e => e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).textOverflow === 'ellipsis')
   .map(e => e.textContent)"""
 
 
 def test_the_ab_tiles_intervals_fit_their_tiles_at_1400_px(lists_server_without_models, browser):
-    """Issue 47: at 1,400 px the A/B tiles' intervals were cut with "…"."""
+    """At 1,400 px wide the A/B tiles' intervals and labels wrap in their tiles, never cut with "…"."""
     from tests.helpers.app_env import IMPORTED
 
     context = browser.new_context(viewport={"width": 1400, "height": 900})

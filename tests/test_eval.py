@@ -239,6 +239,42 @@ def test_eval_benchmark_prints_published_numbers_apart_from_the_measured_rows(tr
     assert "show them with --metrics pdpp" in hint.stdout and "KEPP (published)" not in hint.stdout
 
 
+@pytest.mark.slow
+def test_eval_benchmark_names_the_codes_its_metrics_hide_and_marks_unconfirmed_published_rows(trained):
+    from kepp_core.benchmark import LITERATURE_UNCONFIRMED
+    from kepp_core.evaluation.literature import literature_rows
+
+    world, ds, models = trained
+    base = ("eval", "--dataset", "demo", "--root", world, "--models", models, "-T", "3", "--methods", "random",
+            "--benchmark", "crosstask-133")
+    hidden = kepp(*base, "--metrics", "kepp", "pdpp", env={"COLUMNS": "240"})
+    assert hidden.returncode == 0, hidden.stderr
+    said = [line for line in hidden.stdout.splitlines() if "ViterbiPlanNet's code (vpn)" in line]
+    assert len(said) == 1 and "show them with --metrics vpn" in said[0] and "(published" not in hidden.stdout
+    shown = kepp(*base, "--metrics", "vpn", env={"COLUMNS": "400"})
+    assert shown.returncode == 0, shown.stderr
+    published = shown.stdout.split("published on crosstask-133", 1)[1]
+    rows = literature_rows("crosstask-133", 3, "vpn")
+    assert all(r.label in published for r in rows) and "show them with" not in shown.stdout
+    assert published.count("(published, unconfirmed)") == 5 and "ViterbiPlanNet (published) " in published
+    assert LITERATURE_UNCONFIRMED in published
+
+
+def test_of_the_unified_benchmarks_published_rows_only_viterbiplannets_own_are_confirmed():
+    from kepp_core.evaluation.literature import read_literature
+
+    unified = [r for r in read_literature() if r.split == "unified"]
+    assert [(r.method, r.dataset) for r in unified if not r.confirmed] == [
+        ("KEPP", "crosstask-133"), ("PDPP", "crosstask-133"), ("PlanLLM", "crosstask-133"), ("SCHEMA", "crosstask-133"),
+        ("CEFITO", "crosstask-133")]
+    own = [r for r in unified if r.method == "ViterbiPlanNet"]
+    assert {(r.dataset, r.T, r.code): r.metrics for r in own} == {("crosstask-133", 3, "vpn"): {"sr": 38.45},
+                                                                  ("niv", 3, "vpn"): {"sr": 32.37},
+                                                                  ("coin", 3, "vpn"): {"sr": 33.99}}
+    assert all(r.confirmed and r.paper.startswith("ViterbiPlanNet (Seminara et al.") for r in own)
+    assert all(r.confirmed for r in read_literature() if r.split == "paper")  # KEPP's tables, read from its paper
+
+
 # --- non-finite checkpoint weights ------------------------------------------------------
 @pytest.mark.slow
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "one-nan", "one-inf"])

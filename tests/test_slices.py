@@ -121,7 +121,7 @@ def test_one_seed_gives_differences_but_no_p_value(tmp_path):
 
 
 def test_an_imported_run_pairs_by_slice_with_a_seeded_reference_as_the_ab_table_pairs_it(tmp_path):
-    """Issue 47: "By slice" against a seeded method paired 0 episodes with an imported run (no seed, no setting)
+    """By slice against a seeded method once paired 0 episodes with an imported run (no seed, no setting)
     while the A/B table paired them all: both pair by one rule (compare.pair_index)."""
     seeded = write_records(tmp_path / "kepp-records.jsonl")
     lines = [json.loads(line) for line in seeded.read_text().splitlines()]

@@ -24,16 +24,18 @@ from components.charts import show_table
 from components.config import PAGES, presenting
 from components.names import compare_default, episode_label, method_name, namer
 from components.text import md, plan_text
-from kepp_core.benchmark import DEFAULT_FAMILY, FAMILIES
+from kepp_core.benchmark import DEFAULT_FAMILY
 from kepp_core.catalog import AB_CELLS, AB_TEST, p_text
 
 __all__ = ["GRID", "PARAMS", "Unlinked", "ab_section", "cell_label", "episodes_csv", "protocol_comparison",
            "show_comparison", "unit_ids"]
 
 GRID = (("both", "a-only"), ("b-only", "neither"))
-# The tiles' values (an SR and its interval) wrap inside their tile: Streamlit cuts a metric's value with "…"
+# The tiles' values (an SR and its interval) and labels (an imported method's name) wrap inside their tile:
+# Streamlit cuts a metric's value and label with "…"
 TILES_CSS = """<style>
-[class*="_ab_tiles"] [data-testid="stMetricValue"], [class*="_ab_tiles"] [data-testid="stMetricValue"] * {
+[class*="_ab_tiles"] [data-testid="stMetricValue"], [class*="_ab_tiles"] [data-testid="stMetricValue"] *,
+[class*="_ab_tiles"] [data-testid="stMetricLabel"], [class*="_ab_tiles"] [data-testid="stMetricLabel"] * {
   white-space: normal !important; overflow: visible !important; text-overflow: clip !important; }
 </style>"""  # rows: A right, A wrong; columns: B right, B wrong
 PARAMS = tuple(k.name for k in url_schema.AB_KEYS)  # the URL keys of a records page's comparison

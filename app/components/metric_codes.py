@@ -15,7 +15,7 @@ import streamlit as st
 from components import links
 from components.text import md
 from kepp_core import api
-from kepp_core.benchmark import BENCHMARK_DATASETS, DEFAULT_FAMILY, FAMILIES
+from kepp_core.benchmark import BENCHMARK_DATASETS, DEFAULT_FAMILY, FAMILIES, LITERATURE_UNCONFIRMED
 
 __all__ = ["PUBLISHED", "code_caption", "column_kind", "pick_code", "published", "sr_words"]
 
@@ -82,11 +82,13 @@ def published(cfg, horizons: Iterable[int], code: str) -> None:
     rows = [r for h in hs for r in api.literature_rows(bench, h, code, table=True)]
     where = f"{BENCHMARK_DATASETS[bench]} ({bench}), T={', '.join(map(str, hs))}"
     if rows:
+        cited = [r for h in hs for r in api.literature_rows(bench, h, code)]
         st.markdown(f"**Published numbers** · {md(where)} · {md(FAMILIES[code].label)}'s code")
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="published_rows")
         st.caption(f"{PUBLISHED}: each row as its paper reports it, computed with {md(FAMILIES[code].label)}'s code "
                    "on the paper's own split or the unified benchmark's lists (the split column); never averaged "
-                   "with the measured rows above, and not ranked with them.")
+                   "with the measured rows above, and not ranked with them."
+                   + ("" if all(r.confirmed for r in cited) else f" {md(LITERATURE_UNCONFIRMED)}."))
         return
     codes = sorted({r.code for h in hs for r in api.literature_rows(bench, h)})
     if codes:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kepp_core import catalog
-from kepp_core.benchmark import BENCHMARK_DATASETS, DEFAULT_FAMILY, FAMILIES, family
+from kepp_core.benchmark import BENCHMARK_DATASETS, DEFAULT_FAMILY, FAMILIES, LITERATURE_UNCONFIRMED, family
 from kepp_core.commands._common import (add_command, add_dataset_args, add_device_option, check_outputs,
                                         dataset_from_args, emit_json, print_table, set_threads, writes)
 from kepp_core.errors import KeppError
@@ -213,21 +213,31 @@ def _print_families(rows: list[dict], args, name: str) -> None:
             print_table(literature_table(published, fam),
                         title=f"published on {args.benchmark} with {f.label}'s code: read from the papers, "
                               "not measured here, never averaged with the rows above")
+            if not all(p.confirmed for p in published):
+                print(LITERATURE_UNCONFIRMED)
         elif fam != DEFAULT_FAMILY:
             print(f"no published numbers of {args.benchmark} T={', '.join(map(str, args.horizons))} "
                   f"with {f.label}'s code")
+    _published_hint(args)
 
 
 def _published_hint(args) -> None:
-    """With ``--benchmark`` and the default columns: which codes have published numbers to show."""
+    """With ``--benchmark``: one line naming the codes whose published numbers the chosen ``--metrics`` hide."""
     if args.benchmark is None:
         return
     from kepp_core.evaluation.literature import literature_rows
 
     codes = sorted({r.code for h in args.horizons for r in literature_rows(args.benchmark, h)})
-    print(f"published numbers for {args.benchmark}: computed with " + (", ".join(codes) or "no code") +
-          ("; show them with --metrics " + " ".join(codes) if codes else "") +
-          f" (the {DEFAULT_FAMILY} columns are this package's own)")
+    if args.metrics == [DEFAULT_FAMILY]:
+        print(f"published numbers for {args.benchmark}: computed with " + (", ".join(codes) or "no code") +
+              ("; show them with --metrics " + " ".join(codes) if codes else "") +
+              f" (the {DEFAULT_FAMILY} columns are this package's own)")
+        return
+    hidden = [c for c in codes if c not in args.metrics]
+    if hidden:
+        print(f"published numbers for {args.benchmark} also exist with "
+              + ", ".join(f"{FAMILIES[c].label}'s code ({c})" for c in hidden)
+              + f", not among --metrics {' '.join(args.metrics)}: show them with --metrics {' '.join(hidden)}")
 def _compare(args) -> int:
     """``kepp eval compare``: per T, :func:`kepp_core.api.compare_methods` of the two methods."""
     from kepp_core import api

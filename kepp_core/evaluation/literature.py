@@ -34,12 +34,20 @@ class LiteratureRow(Struct, frozen=True, forbid_unknown_fields=True):
     metrics: dict[str, Annotated[float, Meta(ge=0, le=100)]]
     paper: str
     table: str
+    confirmed: bool  # read here from a readable copy of its source; False: quoted second-hand (the note says where)
     setting: str | None = None
     note: str | None = None
 
     def source(self) -> str:
         """Where the numbers were read: the paper and its table."""
         return f"{self.paper}, {self.table}"
+
+    @property
+    def label(self) -> str:
+        """The row's method as every table of published numbers names it: ``(published)``, and ``unconfirmed``
+        where the number was not checked against a readable copy of its source
+        (:data:`~kepp_core.benchmark.LITERATURE_UNCONFIRMED` says so under the table)."""
+        return f"{self.method} (published{'' if self.confirmed else ', unconfirmed'})"
 
 
 class _File(Struct, forbid_unknown_fields=True):
@@ -84,7 +92,7 @@ def literature_table(rows, code: str) -> list[dict]:
     :data:`~kepp_core.benchmark.LITERATURE_SPLITS`) and the source."""
     rows = [r for r in rows if r.code == code]
     given = [m for m in family(code).metrics if any(m.key in r.metrics for r in rows)]
-    return [{"method": f"{r.method} (published)", "T": r.T, "split": r.split,
+    return [{"method": r.label, "T": r.T, "split": r.split,
              **{m.header: r.metrics.get(m.key, "—") for m in given},
              "source": r.source() + (f"; {r.note}" if r.note else "")} for r in rows]
 
