@@ -205,17 +205,17 @@ def without_models(cfg, ds, reason: str, link) -> None:
     with its plan graph; else the graph alone (:func:`components.zeroshot.page`). The decision is
     :func:`components.plan_decision.decide`'s; the keys it cannot honour are said. Stops the page."""
     playing = playlists.playing_bar(cfg, ds, link)  # a playlist's place: its item's query
+    records = None
     with backend.guarded(stop=False):
         records = backend.predictions(cfg)
-    vid, T, ep = asked(link, "video"), recorded.whole_key({"T": asked(link, "T")}, "T"), \
-        recorded.whole_key({"ep": asked(link, "ep")}, "ep") or 0
+    query = {k: asked(link, k) for k in ("T", "video", "ep", "seed")}
+    ep = recorded.whole_key(query, "ep") or 0
     try:
-        video = ds.video(vid) if vid is not None else None
+        video = ds.video(query["video"]) if query["video"] is not None else None
     except KeppError:
         video = None
-    rec = asked(link, "rec") if video is not None else None
-    query = {"video": vid, "ep": str(ep), "T": None if T is None else str(T), "rec": rec, "seed": asked(link, "seed")}
-    found = recorded.shown(query, records, video.task if video is not None else None).record
+    query["rec"] = rec = asked(link, "rec") if video is not None else None
+    found = recorded.shown(query | {"ep": str(ep)}, records, video.task if video is not None else None).record
     state = PlanState(rec=rec, seed=recorded.whole_key(query, "seed"), live=asked(link, "live") == "1",
                       plan=link.from_url("plan") == "1", arrived=link.arrived, news=any(link.new(k) for k in link.keys),
                       from_dataset=video is not None, playlist=playing[0] if playing else None,
