@@ -192,6 +192,11 @@ def test_a_playlist_item_of_an_imported_method_is_named_with_its_file(monkeypatc
     assert md(LABEL) in said and "No video file" in said and FALSE not in said and cards(played) >= 2 * env.horizon
     shown = everything_said(no_problems(open_page(monkeypatch, env, "pages/8_Presenter.py", {"playlist": "talk"})))
     assert md(LABEL) in shown and "not recorded: the imported predictions" in shown  # the presenter view says so too
+    # without models the item plays the same record (nothing re-plans it), not the zero-shot page
+    bare = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py", {"playlist": "talk", "item": "1"},
+                                 KEPP_APP_CHECKPOINTS=None))
+    said = everything_said(bare)
+    assert md(LABEL) in said and "graph alone" not in said and cards(bare) >= 2 * env.horizon and not bare.warning
 
 
 def test_the_episode_map_of_a_features_only_dataset_links_its_episodes_to_the_plan_page(monkeypatch, lists_env):
@@ -208,6 +213,14 @@ def test_the_episode_map_of_a_features_only_dataset_links_its_episodes_to_the_pl
     assert dict(at.query_params) | {"video": video, "ep": str(first), "rec": "kepp-R2"} == dict(at.query_params)
     said = everything_said(no_problems(at))  # on the Plan page: that episode, from its features, no player
     assert "No video file" in said and FALSE not in said and not at.get("video") and cards(at) >= 2 * horizon
+    # without models: the same click opens that episode's record (no live planner to plan it)
+    bare = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py", {"method": "kepp-R2", "map": "1"},
+                                 KEPP_APP_CHECKPOINTS=None))
+    bare.session_state["res_map_open"] = ids[-1]
+    bare.run()
+    said = everything_said(no_problems(bare))
+    assert bare.query_params["video"] == video and bare.query_params["rec"] == "kepp-R2" and "graph alone" not in said
+    assert md(catalog.method_label("kepp-R2")) in said and cards(bare) >= 2 * horizon
 
 
 NO_MODELS = {"KEPP_APP_CHECKPOINTS": None}  # the lists and the records alone: no models folder
