@@ -59,11 +59,13 @@ def expected(env, comparison, cell: str) -> pd.DataFrame:
 @pytest.mark.slow
 def test_the_ab_caption_names_the_evaluation_code_the_results_page_shows(monkeypatch, demo_env):
     """The A/B caption names the SR of the code the page shows (it named this package's under ViterbiPlanNet's)."""
+    captions = {}
     for code, label in (("vpn", "ViterbiPlanNet"), (None, "KEPP (this package)")):
         at = no_problems(open_page(monkeypatch, demo_env, RESULTS, {"method": "kepp-R2", "T": "3"}
                                    | ({"code": code} if code else {})))
-        (caption,) = [t for t in texts(at.caption) if "McNemar" in t]
-        assert "SR in % (" + md(f"{label}'s code: ") in caption and caption.count("'s code") == 1
+        (captions[label],) = [t for t in texts(at.caption) if "McNemar" in t]
+    assert len(captions) == 2 and all("SR in % (" + md(f"{label}'s code: ") in caption and caption.count("'s code") == 1
+                                      for label, caption in captions.items())
 
 
 @pytest.mark.slow
