@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 from components.text import md
 
-__all__ = ["LIVE", "MAX_STEP_CHARS", "MAX_TYPED_STEPS", "RECORDED", "RECORD_KEYS", "SYMBOLS", "Decision", "Message", "Models",
-           "PlanState", "Records", "decide", "horizon_choices", "missing_video", "no_plan", "r_choices",
+__all__ = ["LIVE", "MAX_STEP_CHARS", "MAX_TYPED_STEPS", "RECORDED", "RECORD_KEYS", "SYMBOLS", "Decision", "Message",
+           "Models", "PlanState", "Records", "decide", "horizon_choices", "missing_video", "no_plan", "r_choices",
            "typed_steps", "upload_refused"]
 
 RECORDED, LIVE = "recorded", "live"  # the two views of one result (the page's tabs)
@@ -179,8 +179,8 @@ def _without_models(state: PlanState, models: Models, records: Records) -> Decis
                                   "the prediction records hold it, and nothing re-plans it.")
     why = f"no models here ({models.missing}): the recorded plan is shown, nothing is planned live"
     ignored = tuple((k, why) for k in state.asked if k not in RECORD_KEYS)
-    keep = {k: None for k, _ in ignored} | {"rec": getattr(record, "method", None), "seed": getattr(record, "seed", None),
-                                            "live": None, "plan": None}
+    keep = {k: None for k, _ in ignored} | {"rec": getattr(record, "method", None),
+                                            "seed": getattr(record, "seed", None), "live": None, "plan": None}
     return Decision(record=record, live=False, tab=RECORDED, plan_now=False, messages=(said,), scroll=state.in_view,
                     keep=keep, ignored=ignored)
 
