@@ -257,3 +257,27 @@ def test_open_in_plan_of_an_imported_methods_ab_row_without_models_opens_that_ep
     (notice,) = texts(live.warning)
     assert "model=" in notice and "live='1'" in notice and "no models here" in notice
     assert cards(live) >= 2 * int(query["T"]) and "graph alone" not in everything_said(live)
+
+
+def test_a_record_of_a_horizon_without_a_model_opens_as_recorded_with_the_models_of_another(monkeypatch, app_env,
+                                                                                             tmp_path):
+    """Models of T=3 only, and a record of T=4 (another method's, imported): Open in Plan shows that episode's
+    recorded plan (no model re-plans it), not the first T=3 episode."""
+    from kepp_core.evaluation.records import write_records
+
+    ds = api.open_dataset(api.AppConfig(dataset="demo", root=str(app_env.world)))
+    video = next(v for v in ds.split("test") if len(v.steps) >= 4 and v.feature_file is not None)
+    truth = [int(a) for a in video.plan[:4]]
+    records = tmp_path / "records"
+    records.mkdir()
+    shutil.copy(app_env.records, records / "predictions.jsonl")
+    write_records(records / "t4-records.jsonl", [{"episode": catalog.episode_id(video.task, video.id, 0, 4),
+                                                  "video": video.id, "task": video.task, "T": 4, "gt": truth,
+                                                  "plans": {"other-method": truth[:3] + [truth[0]]}}])
+    env = dataclasses.replace(app_env, records=records)
+    query = {"T": "4", "video": video.id, "ep": "0", "rec": "other-method"}
+    at = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py", query))
+    said = everything_said(at)
+    assert md("no model is trained for T=4 (trained: 3)") in said and "graph alone" not in said
+    assert {k: at.query_params[k] for k in query} == query and cards(at) >= 2 * 4 and not at.warning
+    assert any("Recorded" in m and "other-method" in m for m in texts(at.markdown))

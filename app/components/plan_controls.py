@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import streamlit as st
 
-from components import backend, colours, links, pickers, plan_decision, plan_state, uploads, zeroshot
+from components import backend, colours, links, pickers, plan_decision, plan_state, recorded, uploads, zeroshot
 from components.charts import step_timeline, video_timeline
 from components.config import start_config
 from components.plan_decision import SYMBOLS
@@ -62,18 +62,20 @@ class Setup:
     horizons: list
     no_models: str | None
     s3d_choices: dict
+    untrained: str | None = None  # the address names a record of a horizon no model is trained for: why
 
     @property
-    def planless(self) -> bool:
-        """Nothing plans from video here: no models and no S3D encoder (graph + text endpoints need one). The
-        page shows a record the address names, else plans with the graph alone
-        (:func:`components.plan_result.without_models`)."""
-        return bool(self.no_models) and not self.s3d_choices
+    def planless(self) -> str | None:
+        """Why nothing plans the address's episode from video here (None: something does): no models, or none
+        of the record's horizon, and no S3D encoder (graph + text endpoints plan any). The page shows the
+        record the address names, else plans with the graph alone (:func:`components.plan_result.without_models`)."""
+        return None if self.s3d_choices else self.no_models or self.untrained
 
 
 def models(cfg, link) -> Setup:
     """The models to plan with (none: :attr:`Setup.no_models` says why, and :attr:`Setup.planless` where no S3D
-    encoder plans with graph + text endpoints either)."""
+    encoder plans with graph + text endpoints either; a record the address names at a horizon without a
+    model: :attr:`Setup.untrained`)."""
     s3d_choices = cfg.grounding_encoders()  # the S3D encoders the person running the app allowed
     with backend.guarded(link=link):
         no_models = zeroshot.missing_models(cfg)
@@ -81,7 +83,19 @@ def models(cfg, link) -> Setup:
     if not no_models:
         with backend.guarded(link=link):
             root, horizons = backend.models_root(cfg), backend.horizons(cfg)
-    return Setup(root, horizons, no_models, s3d_choices)
+    return Setup(root, horizons, no_models, s3d_choices, _untrained(link, horizons))
+
+
+def _untrained(link, horizons) -> str | None:
+    """Why the record the address names cannot be re-planned: its horizon has no trained model (None: it has,
+    or no record is named). A new address's keys, else the ones the page published last (its reruns)."""
+    def held(key: str) -> str | None:
+        return link.from_url(key) if link.foreign else link.last(key)
+
+    T = recorded.whole_key({"T": held("T")}, "T")
+    if not horizons or not held("rec") or T is None or T in horizons:
+        return None
+    return f"no model is trained for T={T} (trained: {', '.join(map(str, horizons))})"
 
 
 @dataclass(frozen=True)

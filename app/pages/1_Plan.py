@@ -18,8 +18,8 @@ cfg = page_setup("Plan")
 link, corner = inputs.header()
 ds, enc = inputs.dataset(cfg, link)
 setup = inputs.models(cfg, link)
-if setup.planless:  # no models: the record the address names, else the graph alone (zero-shot); the page ends there
-    plan_result.without_models(cfg, ds, setup.no_models, link)
+if setup.planless:  # no model plans it: the record the address names, else the graph alone; the page ends there
+    plan_result.without_models(cfg, ds, setup.planless, link)
 
 # --- the page's state: the URL (a link, a reload, a scene, a slide) or, on first opening, a clean success --------
 demo_scenes = scenes.available(cfg, ds, setup.horizons)
