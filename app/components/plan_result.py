@@ -10,7 +10,7 @@ import time
 
 import streamlit as st
 
-from components import backend, network, plan_decision, plans, recorded, result, why
+from components import backend, network, plan_decision, plans, recorded, result, slides, why
 from components.config import presenting
 from components.plan_decision import LIVE, RECORDED, SYMBOLS, Decision, PlanState
 from components.plangraph import graph_paths
@@ -142,8 +142,9 @@ def show(cfg, decision: Decision, ds, ctl, clip, saved: dict | None, live: tuple
             st.caption(f"Nothing is planned live here: {md(ctl.width_error or 'press Re-plan live')}.")
     with right, backend.guarded(stop=False):
         if view == RECORDED:
-            network.plan_graph_panel(ctl.planner.graph, rec.endpoints or (rec.plan[0], rec.plan[-1]), rec.named_paths(),
-                                     rec.truth, key="plan", title=f"Recorded plan · {rec.label} (T={ctl.T})", own=own)
+            drawn = slides.graph_request(rec, ds)  # the graph the record's slide draws, in the deck too
+            network.plan_graph_panel(ctl.planner.graph, drawn["endpoints"], drawn["named_paths"], drawn["truth"],
+                                     key="plan", title=drawn["title"], own=drawn["own"])
         elif live_result is not None:
             named = [] if no_plan is not None else graph_paths(live_result, ctl.condition, live_result.R)
             network.plan_graph_panel(ctl.planner.graph, live_result.path_ends[1], named, saved["truth"], key="plan",

@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping
 
 import streamlit as st
 
-from components import backend, plan_state, recorded, scenes, scripts
+from components import backend, plan_state, scenes, scripts, slides
+from components.slides import item_label
 from components.config import PAGES, AppConfig, presenting, start_config
-from components.names import episode_label, method_name
 from components.scripts import SLIDE_KEYS
 from components.text import md
 from components.links import page_url
@@ -179,22 +179,9 @@ def load(cfg: AppConfig, ds, name: str) -> list[dict]:
     return [i.to_json() for i in store(cfg).read(name).items]
 
 
-def item_label(item: Mapping, ds, names: Mapping[str, str] | None = None, note: bool = True) -> str:
-    """One line naming an item: its episode in words, the method (or planning model) and T (and its note);
-    ``names``: the records' display names (an imported method's with its predictions file)."""
-    label = episode_label(item["episode"], {t: ds.tasks[t].name for t in ds.tasks})
-    how = ((names or {}).get(item["method"]) or method_name(item["method"]) if item["method"]
-           else f"model {item['query'].get('model', '—')}")
-    return f"{label} · {how} · T={item['T']}" + (f" · {item['note']}" if note and item.get("note") else "")
-
-
 def item_record(preds, item: Mapping):
-    """The record an item shows (its method's on its episode, of the seed its query names), or None (an
-    item planned live, or records that do not hold it): :class:`components.recorded.Record`."""
-    if preds is None or not item.get("method"):
-        return None
-    seed = str(item.get("query", {}).get("seed", ""))
-    return recorded.find(preds, item["episode"], item["method"], int(seed) if seed.lstrip("-").isdigit() else None)
+    """The record an item shows (:func:`components.slides.item_record`): :class:`components.recorded.Record` or None."""
+    return slides.item_record(preds, item)
 
 
 def verdict_text(item: Mapping, rec) -> str:
@@ -205,9 +192,14 @@ def verdict_text(item: Mapping, rec) -> str:
     'planned live on its slide (no record)'
     """
     if rec is None:
-        return "planned live on its slide (no record)" if not item.get("method") else "not in the prediction records"
-    colour = "green" if rec.success else "red"
-    return f":{colour}[{md(rec.verdict)}]"
+        return slides.LIVE if not item.get("method") else slides.NOT_RECORDED
+    return verdict_markdown(rec.verdict, rec.success)
+
+
+def verdict_markdown(verdict: str, success: bool | None) -> str:
+    """A slide's verdict (:attr:`components.slides.Slide.verdict`) in Markdown: green for a success, red for a
+    failure, plain without a record."""
+    return verdict if success is None else f":{'green' if success else 'red'}[{md(verdict)}]"
 
 
 def play_query(name: str, k: int, item: Mapping) -> dict[str, str]:
