@@ -34,7 +34,7 @@ from kepp_core.errors import KeppError
 from kepp_core.io import atomic_write_text
 from kepp_core.playlists import PlaylistStore
 
-__all__ = ["MARK", "build_deck", "check_output", "deck_html", "export", "graph_svg", "is_deck", "playlist_items", "write_deck"]
+__all__ = ["MARK", "build_deck", "check_output", "deck_html", "export", "graph_svg", "is_deck", "page_deck", "playlist_items", "write_deck"]
 
 MARK = '<meta name="generator" content="kepp-deck">'  # how a deck is told from any other file (its head)
 FRAME_PX = 480  # a frame's longer side: sharp at 1920x1080, small enough to open at once
@@ -251,6 +251,16 @@ def is_deck(path: Path) -> bool:
             return MARK.encode() in f.read(4096)
     except OSError:
         return False
+
+
+def page_deck(cfg, name: str, items: Sequence[Mapping], ds, preds, names: Mapping[str, str]) -> bytes:
+    """The Playlists page's **Export deck**: the deck of the playlist shown (its ``items``; the page's dataset,
+    records and display names), with the configuration's graph (none drawn where it cannot be built)."""
+    try:
+        graph = api.Workspace(cfg, ds).graph()
+    except KeppError:
+        graph = None
+    return build_deck(name, items, ds, preds, graph, names).encode()
 
 
 def check_output(path: str | Path, force: bool = False) -> Path:

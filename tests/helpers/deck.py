@@ -1,0 +1,108 @@
+"""Offline decks for the tests: a playlist of every slide kind on an environment's records, the deck that
+``kepp talk export`` writes of it, and what each of its slides says, read from the file's HTML (no browser)."""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+from pathlib import Path
+
+from kepp_core import api
+from kepp_core.playlists import PlaylistStore
+from tests.helpers.cli import run_kepp
+
+
+def every_kind(preds, imported: str | None = None) -> list[dict]:
+    """Playlist items of every slide kind the records allow: KEPP's success and failure (T=3 and the longest
+    horizon), an imported method's record (``imported``), an episode planned live (no method), a method the
+    records do not hold; each with a note."""
+    kepp = preds[preds["method"] == "kepp-R2"]
+    rows = [kepp[kepp["success"]].iloc[0], kepp[~kepp["success"]].iloc[0],
+            kepp[kepp["horizon"] == kepp["horizon"].max()].iloc[-1]]
+    if imported is not None:
+        rows.append(preds[preds["method"] == imported].iloc[0])
+    items = [{"episode": str(r["episode"]), "method": str(r["method"]), "T": int(r["horizon"]),
+              "query": {} if r["seed"] != r["seed"] else {"seed": str(int(r["seed"]))}, "note": f"note {k + 1}"}
+             for k, r in enumerate(rows)]
+    first = items[0]
+    items.append({"episode": first["episode"], "method": "", "T": first["T"], "query": {"model": "graph-R2"},
+                  "note": "planned live"})
+    items.append({"episode": first["episode"], "method": "no-such-method", "T": first["T"], "query": {}, "note": ""})
+    return items
+
+
+def write_playlist(folder: Path, name: str, items: list[dict]) -> Path:
+    """The playlist ``name`` of ``items`` in ``folder`` (as the Playlists page writes it); its file."""
+    store = PlaylistStore(folder)
+    store.add(name, items)
+    return store.path(name)
+
+
+def export(playlist: Path | str, out: Path, env, *more: str):
+    """``kepp talk export PLAYLIST --out OUT`` on an environment's world, models and records."""
+    records = env.records
+    return run_kepp("talk", "export", playlist, "--out", out, "--dataset", env.dataset, "--root", env.world,
+                    "--checkpoints", env.models, "--predictions", records, *more)
+
+
+def records_of(env):
+    files = sorted(Path(env.records).glob("*.jsonl")) if Path(env.records).is_dir() else [env.records]
+    return api.read_predictions(files)
+
+
+class _Slides(HTMLParser):
+    """Each ``section.slide``'s title, verdict (text and class), plan and truth step names, frames (images,
+    or the sentence saying there are none) and whether it draws the graph."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.slides: list[dict] = []
+        self._part: list[str] = []  # the data-part stack of open elements (None where none)
+        self._stack: list[tuple[str, str | None, str]] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "section" and "slide" in (a.get("class") or "").split():
+            self.slides.append({"n": int(a["data-n"]), "title": "", "verdict": "", "verdict_class": "", "plan": [],
+                                "plan_marks": [], "truth": [], "frames": 0, "no_frames": "", "graph": False})
+        if not self.slides or tag in ("img", "br", "meta"):
+            if tag == "img" and self.slides:
+                self.slides[-1]["frames"] += 1
+            return
+        part = a.get("data-part")
+        klass = a.get("class") or ""
+        self._stack.append((tag, part, klass))
+        if part == "verdict":
+            self.slides[-1]["verdict_class"] = klass.replace("verdict", "").strip()
+        if part == "graph":
+            self.slides[-1]["graph"] = True
+        if klass == "name" and self._inside() in ("plan", "truth"):
+            self.slides[-1][self._inside()].append("")
+
+    def _inside(self) -> str | None:
+        return next((p for _, p, _ in reversed(self._stack) if p), None)
+
+    def handle_endtag(self, tag):
+        if self._stack and tag not in ("img", "br", "meta"):
+            self._stack.pop()
+
+    def handle_data(self, data):
+        if not self.slides or not self._stack:
+            return
+        part, klass = self._inside(), self._stack[-1][2]
+        s = self.slides[-1]
+        if part in ("title", "verdict"):
+            s[part] += data
+        elif part in ("plan", "truth") and klass == "name":
+            s[part][-1] += data
+        elif part == "plan" and klass == "num":
+            s["plan_marks"].append("✓" in data)
+        elif part == "frames" and "no-frames" in klass:
+            s["no_frames"] += data
+
+
+def deck_slides(html: str) -> list[dict]:
+    """What each slide of a deck's HTML says (see :class:`_Slides`)."""
+    parser = _Slides()
+    parser.feed(html)
+    parser.close()
+    return parser.slides

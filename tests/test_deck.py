@@ -1,0 +1,158 @@
+"""The deck that needs no server (``kepp talk export``, the Playlists page's **Export deck**): every slide says
+what its live slide says (the presenter view's :func:`components.presenter.slide_summary`, run as a page),
+frames where the world has videos and a sentence where it has features alone, hostile labels as text, one
+self-contained file written atomically, one-line errors. The deck in a browser: ``test_e2e_deck.py``."""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import json
+import re
+import shutil
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+
+from components import deck, playlists, slides
+from components.text import md
+from kepp_core.graph import ProcedureGraph
+from tests.helpers.app_env import IMPORTED
+from tests.helpers.app_session import no_problems, open_page, texts
+from tests.helpers.cli import assert_one_line_error
+from tests.helpers.deck import deck_slides, every_kind, export, records_of, write_playlist
+from tests.helpers.markup import HOST, HOSTILE, URL_ATTRIBUTES, elements
+
+NAME = "every kind"
+
+
+def _words(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _cards(markdown: str) -> tuple[list[str], list[bool]]:
+    """The step names and ✓ marks of a step-cards block the live slide drew."""
+    names = [_words(html.unescape(n)) for n in re.findall(r'class="kepp-card-label"[^>]*>(.*?)</div>', markdown)]
+    marks = ["✓" in m for m in re.findall(r'class="kepp-mark">(.)</span>', markdown)]
+    return names, marks
+
+
+def live_slide(monkeypatch, env, k: int, title: str) -> dict:
+    """What the presenter view's current slide (item ``k``) says: its verdict's Markdown, the plan's and the
+    ground truth's step names, the plan's marks."""
+    at = no_problems(open_page(monkeypatch, env, "pages/8_Presenter.py", {"playlist": NAME, "item": str(k)}))
+    said = texts(at.markdown)
+    head = next(m for m in said if m.startswith(f"**{md(title)}**  \n"))
+    plan = next((m for m in said if 'class="kepp-plan"' in m and ">plan</div>" in m), "")
+    truth = next((m for m in said if 'class="kepp-plan"' in m and ">ground truth</div>" in m), "")
+    (plan_names, marks), (truth_names, _) = _cards(plan), _cards(truth)
+    return {"verdict": head.split("  \n", 1)[1], "plan": plan_names, "marks": marks, "truth": truth_names}
+
+
+@pytest.fixture
+def env_copy(request, tmp_path):
+    """An environment (``demo_env``: a world with videos; ``lists_env``: features alone and an imported method)
+    with its records copied into a scratch folder, the playlists beside them."""
+    env = request.getfixturevalue(request.param)
+    records = tmp_path / "records"
+    if env.records.is_dir():
+        shutil.copytree(env.records, records)
+        return dataclasses.replace(env, records=records), records / "playlists"
+    records.mkdir()
+    shutil.copyfile(env.records, records / env.records.name)
+    return dataclasses.replace(env, records=records / env.records.name), records / "playlists"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env_copy", ["demo_env", "lists_env"], indirect=True)
+def test_every_deck_slide_shows_the_plan_truth_and_verdict_of_its_live_slide(monkeypatch, env_copy, tmp_path):
+    env, folder = env_copy
+    preds = records_of(env)
+    features_only = IMPORTED in set(preds["method"])
+    items = every_kind(preds, IMPORTED if features_only else None)
+    write_playlist(folder, NAME, items)
+    out = tmp_path / "talk.html"
+    r = export(NAME, out, env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    shown = deck_slides(out.read_text(encoding="utf-8"))
+    assert [s["n"] for s in shown] == list(range(1, len(items) + 1))
+    for k, (item, s) in enumerate(zip(items, shown), start=1):
+        live = live_slide(monkeypatch, env, k, s["title"])
+        assert playlists.verdict_markdown(s["verdict"], {"ok": True, "bad": False, "none": None}[s["verdict_class"]]) \
+            == live["verdict"], (k, s, live)
+        assert ([_words(x) for x in s["plan"]], s["plan_marks"], [_words(x) for x in s["truth"]]) \
+            == (live["plan"], live["marks"], live["truth"]), k
+        recorded = bool(item["method"]) and item["method"] != "no-such-method"
+        assert bool(s["plan"]) == recorded and s["graph"] == recorded, k
+        if recorded:  # frames decoded from the world's videos; on features alone, a sentence saying there are none
+            assert (s["frames"], s["no_frames"]) == ((0, slides.NO_FRAMES) if features_only else (2, "")), k
+    assert shown[-2]["verdict"] == slides.LIVE and shown[-1]["verdict"] == slides.NOT_RECORDED
+    assert "http://" not in out.read_text(encoding="utf-8").replace("http://www.w3.org", "")  # nothing fetched
+
+
+def _hostile_world():
+    """A dataset, records and graph whose task and step names are hostile markup."""
+    steps = ["boil water", HOSTILE[2], "</script><script>window.pwned=1</script>", "a\u2028b & <c>"]
+    ds = SimpleNamespace(tasks={"tea": SimpleNamespace(name=HOSTILE[1])}, videos=[],
+                         labels=lambda plan: [steps[a] for a in plan], task_actions=lambda task: [0, 1, 2, 3])
+    preds = pd.DataFrame([{"episode": "tea/v1/0:3", "task": "tea", "video": "v1", "horizon": 3, "seed": 0,
+                           "method": "kepp-R2", "truth": (0, 1, 3), "plan": (0, 2, 3), "endpoints": (0, 3),
+                           "endpoint_scores": (0.9, 0.8), "paths": [(0, 1, 3)], "path_scores": [0.5], "success": False,
+                           "pattern": "other", "start_time": 1.0, "goal_time": 4.0}])
+    graph = ProcedureGraph.from_plans(steps, [(0, 1, 3), (0, 2, 3), (1, 2)])
+    items = [{"episode": "tea/v1/0:3", "method": "kepp-R2", "T": 3, "query": {"seed": "0"},
+              "note": f"</script><img src=x onerror=window.pwned=1> {HOSTILE[0]} \u2028 & end"}]
+    return steps, ds, preds, graph, items
+
+
+def hostile_deck() -> tuple[str, list[str], list[dict]]:
+    """A deck of the hostile world (its HTML), its step names and its playlist's items."""
+    steps, ds, preds, graph, items = _hostile_world()
+    return deck.build_deck("hostile", items, ds, preds, graph), steps, items
+
+
+def test_hostile_labels_and_notes_stay_text_in_the_deck():
+    text, steps, items = hostile_deck()
+    assert text.count("<script") == 1 and text.count("</script>") == 1  # only the deck's own script
+    found, visible = elements(text)
+    assert not [t for t, _ in found if t in ("img", "a", "iframe", "object", "embed")]  # no frames in this world
+    assert not [(t, n) for t, a in found for n, v in a.items()
+                if n.startswith("on") or (n in URL_ATTRIBUTES and HOST in (v or ""))]  # a title holds it as text
+    assert all(_words(label) in _words(visible) for label in steps[:2])  # shown as text
+    shown = deck_slides(text)[0]
+    assert shown["plan"] == [steps[0], steps[2], steps[3]] and shown["truth"] == [steps[0], steps[1], steps[3]]
+    assert _words(HOSTILE[1]) in _words(shown["title"])
+    data = text.split("<script>", 1)[1].rsplit("})(", 1)[1].rsplit(");</script>", 1)[0]
+    assert "<" not in data and "\u2028" not in data and json.loads(data)["notes"] == [items[0]["note"]]
+
+
+def test_a_deck_is_one_file_that_fetches_nothing():
+    text, _, _ = hostile_deck()
+    assert not re.search(r"""(src|href)\s*=\s*["'](?!data:|#)""", text)  # no file, no address: all inline
+    assert "@import" not in text and "url(http" not in text and deck.MARK in text[:300]
+
+
+@pytest.mark.slow
+def test_kepp_talk_export_refuses_what_it_should_not_write_in_one_line(demo_env, tmp_path):
+    env = dataclasses.replace(demo_env, records=tmp_path / "predictions.jsonl")
+    shutil.copyfile(demo_env.records, env.records)
+    preds = records_of(env)
+    playlist = write_playlist(tmp_path / "lists", "talk", every_kind(preds)[:2])
+    notes = tmp_path / "notes.html"
+    notes.write_text("my own notes")
+    assert_one_line_error(export(playlist, notes, env), str(notes), "not a KEPP deck", "--force")
+    assert notes.read_text() == "my own notes"
+    assert_one_line_error(export(playlist, tmp_path, env), str(tmp_path), "is a folder")
+    bad = tmp_path / "lists" / "bad.json"
+    bad.write_text(json.dumps({"format": "kepp-playlist", "version": 1,
+                               "items": [{"episode": "e", "method": "m", "T": "3"}]}))
+    assert_one_line_error(export(bad, tmp_path / "x.html", env), "bad.json", "items[0].T", "whole number")
+    bad.write_text("{not json")
+    assert_one_line_error(export(bad, tmp_path / "x.html", env), "bad.json")
+    assert_one_line_error(export("no such talk", tmp_path / "x.html", env), "no such playlist")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lists", "notes.html", "predictions.jsonl"]  # nothing half-written
+    r = export(playlist, notes, env, "--force")  # asked: replaced, atomically; a deck is then replaced without asking
+    assert r.returncode == 0 and deck.is_deck(notes), r.stderr[-2000:]
+    assert export(playlist, notes, env).returncode == 0
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".") or p.name.endswith(".tmp")]
