@@ -16,10 +16,10 @@ def every_kind(preds, imported: str | None = None) -> list[dict]:
     horizon), an imported method's record (``imported``), an episode planned live (no method), a method the
     records do not hold; each with a note."""
     kepp = preds[preds["method"] == "kepp-R2"]
-    rows = [kepp[kepp["success"]].iloc[0], kepp[~kepp["success"]].iloc[0],
-            kepp[kepp["horizon"] == kepp["horizon"].max()].iloc[-1]]
+    wins = kepp[kepp["success"]] if kepp["success"].any() else preds[preds["success"]]  # tiny models: another's
+    rows = [wins.iloc[0], kepp[~kepp["success"]].iloc[0], kepp[kepp["horizon"] == kepp["horizon"].max()].iloc[-1]]
     if imported is not None:
-        rows.append(preds[preds["method"] == imported].iloc[0])
+        rows.append(preds[preds["method"] == imported].iloc[-1])
     items = [{"episode": str(r["episode"]), "method": str(r["method"]), "T": int(r["horizon"]),
               "query": {} if r["seed"] != r["seed"] else {"seed": str(int(r["seed"]))}, "note": f"note {k + 1}"}
              for k, r in enumerate(rows)]
