@@ -10,18 +10,15 @@ import html
 import json
 import re
 import shutil
-from types import SimpleNamespace
 
-import pandas as pd
 import pytest
 
 from components import deck, playlists, slides
 from components.text import md
-from kepp_core.graph import ProcedureGraph
 from tests.helpers.app_env import IMPORTED
 from tests.helpers.app_session import no_problems, open_page, texts
 from tests.helpers.cli import assert_one_line_error
-from tests.helpers.deck import deck_slides, every_kind, export, records_of, write_playlist
+from tests.helpers.deck import deck_slides, every_kind, export, hostile_deck, records_of, write_playlist
 from tests.helpers.markup import HOST, HOSTILE, URL_ATTRIBUTES, elements
 
 NAME = "every kind"
@@ -89,27 +86,6 @@ def test_every_deck_slide_shows_the_plan_truth_and_verdict_of_its_live_slide(mon
             assert (s["frames"], s["no_frames"]) == ((0, slides.NO_FRAMES) if features_only else (2, "")), k
     assert shown[-2]["verdict"] == slides.LIVE and shown[-1]["verdict"] == slides.NOT_RECORDED
     assert "http://" not in out.read_text(encoding="utf-8").replace("http://www.w3.org", "")  # nothing fetched
-
-
-def _hostile_world():
-    """A dataset, records and graph whose task and step names are hostile markup."""
-    steps = ["boil water", HOSTILE[2], "</script><script>window.pwned=1</script>", "a\u2028b & <c>"]
-    ds = SimpleNamespace(tasks={"tea": SimpleNamespace(name=HOSTILE[1])}, videos=[],
-                         labels=lambda plan: [steps[a] for a in plan], task_actions=lambda task: [0, 1, 2, 3])
-    preds = pd.DataFrame([{"episode": "tea/v1/0:3", "task": "tea", "video": "v1", "horizon": 3, "seed": 0,
-                           "method": "kepp-R2", "truth": (0, 1, 3), "plan": (0, 2, 3), "endpoints": (0, 3),
-                           "endpoint_scores": (0.9, 0.8), "paths": [(0, 1, 3)], "path_scores": [0.5], "success": False,
-                           "pattern": "other", "start_time": 1.0, "goal_time": 4.0}])
-    graph = ProcedureGraph.from_plans(steps, [(0, 1, 3), (0, 2, 3), (1, 2)])
-    items = [{"episode": "tea/v1/0:3", "method": "kepp-R2", "T": 3, "query": {"seed": "0"},
-              "note": f"</script><img src=x onerror=window.pwned=1> {HOSTILE[0]} \u2028 & end"}]
-    return steps, ds, preds, graph, items
-
-
-def hostile_deck() -> tuple[str, list[str], list[dict]]:
-    """A deck of the hostile world (its HTML), its step names and its playlist's items."""
-    steps, ds, preds, graph, items = _hostile_world()
-    return deck.build_deck("hostile", items, ds, preds, graph), steps, items
 
 
 def test_hostile_labels_and_notes_stay_text_in_the_deck():

@@ -6,9 +6,16 @@ from __future__ import annotations
 from html.parser import HTMLParser
 from pathlib import Path
 
+from types import SimpleNamespace
+
+import pandas as pd
+
+from components import deck
 from kepp_core import api
+from kepp_core.graph import ProcedureGraph
 from kepp_core.playlists import PlaylistStore
 from tests.helpers.cli import run_kepp
+from tests.helpers.markup import HOSTILE
 
 
 def every_kind(preds, imported: str | None = None) -> list[dict]:
@@ -106,3 +113,24 @@ def deck_slides(html: str) -> list[dict]:
     parser.feed(html)
     parser.close()
     return parser.slides
+
+
+def _hostile_world():
+    """A dataset, records and graph whose task and step names are hostile markup."""
+    steps = ["boil water", HOSTILE[2], "</script><script>window.pwned=1</script>", "a\u2028b & <c>"]
+    ds = SimpleNamespace(tasks={"tea": SimpleNamespace(name=HOSTILE[1])}, videos=[],
+                         labels=lambda plan: [steps[a] for a in plan], task_actions=lambda task: [0, 1, 2, 3])
+    preds = pd.DataFrame([{"episode": "tea/v1/0:3", "task": "tea", "video": "v1", "horizon": 3, "seed": 0,
+                           "method": "kepp-R2", "truth": (0, 1, 3), "plan": (0, 2, 3), "endpoints": (0, 3),
+                           "endpoint_scores": (0.9, 0.8), "paths": [(0, 1, 3)], "path_scores": [0.5], "success": False,
+                           "pattern": "other", "start_time": 1.0, "goal_time": 4.0}])
+    graph = ProcedureGraph.from_plans(steps, [(0, 1, 3), (0, 2, 3), (1, 2)])
+    items = [{"episode": "tea/v1/0:3", "method": "kepp-R2", "T": 3, "query": {"seed": "0"},
+              "note": f"</script><img src=x onerror=window.pwned=1> {HOSTILE[0]} \u2028 & end"}]
+    return steps, ds, preds, graph, items
+
+
+def hostile_deck() -> tuple[str, list[str], list[dict]]:
+    """A deck of the hostile world (its HTML), its step names and its playlist's items."""
+    steps, ds, preds, graph, items = _hostile_world()
+    return deck.build_deck("hostile", items, ds, preds, graph), steps, items
