@@ -16,6 +16,7 @@ from kepp_core.errors import KeppError, printable  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
+    """Write the deck (``argv``: PLAYLIST OUT [--force]); the exit status (2: a user error, said in one line)."""
     if len(argv) not in (2, 3) or (len(argv) == 3 and argv[2] != "--force"):
         print("usage: export_deck.py PLAYLIST OUT [--force]", file=sys.stderr)
         return 2

@@ -37,9 +37,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kepp_core.errors import KeppError
-from kepp_core.io import atomic_write_json, ensure_folder, parse_json, read_text_utf8, writer_lock
+from kepp_core.io import atomic_write_json, atomic_write_text, ensure_folder, parse_json, read_text_utf8, writer_lock
 
-__all__ = ["FORMAT", "MAX_ITEMS", "PlaylistItem", "Playlist", "PlaylistStore", "check_name"]
+__all__ = ["DECK_MARK", "FORMAT", "MAX_ITEMS", "PlaylistItem", "Playlist", "PlaylistStore", "check_deck_output",
+           "check_name", "is_deck"]
 
 FORMAT, VERSION = "kepp-playlist", 1
 SUFFIX = ".json"
@@ -50,6 +51,9 @@ MAX_TEXT = 300  # characters of an episode id, a method, a query value
 MAX_NOTE = 1000  # characters of an item's note
 MAX_QUERY = 24  # keys of an item's query
 MAX_LISTED = 500  # playlists listed from one folder
+# The head of a deck written from a playlist (``kepp talk export``): a file holding it is a deck, which a new
+# export replaces; any other file is kept unless asked (``--force``).
+DECK_MARK = '<meta name="generator" content="kepp-deck">'
 _NAME = re.compile(r"[A-Za-z0-9_-](?:[A-Za-z0-9 _.-]*[A-Za-z0-9_-])?")
 _QUERY_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,31}")
 # names Windows reserves for devices: a shared playlist must open there too
@@ -231,6 +235,20 @@ class PlaylistStore:
         """How many characters an item's note may hold (:data:`MAX_NOTE`)."""
         return MAX_NOTE
 
+    @property
+    def deck_mark(self) -> str:
+        """The head every deck of a playlist holds (:data:`DECK_MARK`)."""
+        return DECK_MARK
+
+    def write_deck(self, path: str | os.PathLike, html: str, force: bool = False) -> Path:
+        """Write a playlist's deck (its ``html``, holding :data:`DECK_MARK`) to ``path`` atomically (a temporary
+        file, then a rename), where :func:`check_deck_output` allows."""
+        path = check_deck_output(path, force)
+        if DECK_MARK not in html[:4096]:
+            raise KeppError(f"{path}: not written: the page is not a KEPP deck")
+        atomic_write_text(path, html)
+        return path
+
     def path(self, name: str) -> Path:
         """The file of the playlist ``name`` (the name checked first)."""
         path = self.folder / f"{check_name(name)}{SUFFIX}"
@@ -340,6 +358,29 @@ class PlaylistStore:
             raise KeppError(f"{path}: no such playlist") from None
         except OSError as e:
             raise KeppError(f"{path}: cannot delete ({e.strerror or e})") from None
+
+
+def is_deck(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a file a deck was written to (its head holds :data:`DECK_MARK`)."""
+    try:
+        with open(path, "rb") as f:
+            return DECK_MARK.encode() in f.read(4096)
+    except OSError:
+        return False
+
+
+def check_deck_output(path: str | os.PathLike, force: bool = False) -> Path:
+    """``path`` when a deck may be written there (checked before any work): a new file in an existing folder,
+    an earlier deck, another regular file only with ``force``; never a folder or another non-regular file."""
+    path = Path(path)
+    if path.exists() or path.is_symlink():
+        if not path.is_file() or path.is_symlink():
+            raise KeppError(f"{path}: exists and is not a regular file: choose another --out")
+        if not force and not is_deck(path):
+            raise KeppError(f"{path}: exists and is not a KEPP deck: choose another --out, or --force to replace it")
+    if not path.parent.is_dir():
+        raise KeppError(f"{path.parent}: no such folder for the deck")
+    return path
 
 
 def _valid(name: str) -> bool:

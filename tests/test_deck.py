@@ -13,7 +13,8 @@ import shutil
 
 import pytest
 
-from components import deck, playlists, slides
+from components import playlists, slides
+from kepp_core.playlists import DECK_MARK, is_deck
 from components.text import md
 from tests.helpers.app_env import IMPORTED
 from tests.helpers.app_session import no_problems, open_page, texts
@@ -106,7 +107,7 @@ def test_hostile_labels_and_notes_stay_text_in_the_deck():
 def test_a_deck_is_one_file_that_fetches_nothing():
     text, _, _ = hostile_deck()
     assert not re.search(r"""(src|href)\s*=\s*["'](?!data:|#)""", text)  # no file, no address: all inline
-    assert "@import" not in text and "url(http" not in text and deck.MARK in text[:300]
+    assert "@import" not in text and "url(http" not in text and DECK_MARK in text[:300]
 
 
 @pytest.mark.slow
@@ -129,6 +130,6 @@ def test_kepp_talk_export_refuses_what_it_should_not_write_in_one_line(demo_env,
     assert_one_line_error(export("no such talk", tmp_path / "x.html", env), "no such playlist")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["lists", "notes.html", "predictions.jsonl"]  # nothing half-written
     r = export(playlist, notes, env, "--force")  # asked: replaced, atomically; a deck is then replaced without asking
-    assert r.returncode == 0 and deck.is_deck(notes), r.stderr[-2000:]
+    assert r.returncode == 0 and is_deck(notes), r.stderr[-2000:]
     assert export(playlist, notes, env).returncode == 0
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".") or p.name.endswith(".tmp")]

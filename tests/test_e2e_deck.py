@@ -86,9 +86,11 @@ def test_every_slide_fits_the_projector_and_its_type_grows_with_it(browser, talk
     out, items = talk
     context = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=scale)
     page = context.new_page()
+    measured = []
     for k, item in enumerate(items, start=1):
         goto(page, f"{out.as_uri()}#{k}", k)
         got = page.evaluate(MEASURE)
+        measured.append(k)
         assert (got["w"], got["h"]) == (width, height)
         recorded = item["method"] and item["method"] != "no-such-method"
         wanted = {"title", "verdict"} | ({"plan", "truth", "graph", "drawing", "frames"} if recorded else set())
@@ -100,6 +102,7 @@ def test_every_slide_fits_the_projector_and_its_type_grows_with_it(browser, talk
         assert got["font"] >= min(width / 64, height * 0.028) - 0.5 and got["font"] >= 16
         if k == 3 and scale == 1:
             page.screenshot(path=str(ARTIFACTS / f"e2e_deck_{width}x{height}.png"))
+    assert measured == list(range(1, len(items) + 1))
     context.close()
 
 

@@ -10,8 +10,9 @@ number in the address's fragment (``talk.html#3``), and opens the presenter view
 slide, the next one, the speaker's note and a clock) in a second window that follows the first and moves it.
 
 Every dataset string is escaped for where it goes (:func:`components.text.page_text` for HTML and SVG,
-:func:`components.text.script_json` for the script's data). A deck is written atomically
-(:func:`kepp_core.io.atomic_write_text`) and never over a file that is not a deck unless asked (``force``).
+:func:`components.text.script_json` for the script's data). The playlists' store writes a deck
+(:meth:`kepp_core.playlists.PlaylistStore.write_deck`: atomically, never over a file that is not a deck unless
+asked).
 
 >>> html = deck_html("talk", [slides.Slide(title="<b>x</b>", note="", verdict=slides.LIVE, success=None)])
 >>> "&lt;b&gt;x&lt;/b&gt;" in html and "<b>x</b>" not in html
@@ -31,12 +32,9 @@ from components.colours import PLAN_TINT, RIGHT, TRUTH_TINT, WRONG
 from components.text import page_text as esc
 from kepp_core import api
 from kepp_core.errors import KeppError
-from kepp_core.io import atomic_write_text
-from kepp_core.playlists import PlaylistStore
 
-__all__ = ["MARK", "build_deck", "check_output", "deck_html", "export", "graph_svg", "is_deck", "page_deck", "playlist_items", "write_deck"]
+__all__ = ["build_deck", "deck_html", "export", "graph_svg", "page_deck", "playlist_items"]
 
-MARK = '<meta name="generator" content="kepp-deck">'  # how a deck is told from any other file (its head)
 FRAME_PX = 480  # a frame's longer side: sharp at 1920x1080, small enough to open at once
 GRAPH = {"depth": 1, "max_nodes": 14, "max_rows": 4}  # one screen's worth at a room's type size
 NODE_W, NODE_H, LINE_CHARS, NODE_PX = 200, 86, 15, 21  # a step's box in the drawing's units; labels wrap at spaces
@@ -212,16 +210,18 @@ def _graph_html(shown: slides.Slide, ds, graph) -> str:
             f'<div class="drawing">{graph_svg(pg)}</div>{_legend(pg)}</figure>')
 
 
-def deck_html(name: str, shown: Sequence[slides.Slide], frames: Sequence[str] = (), graphs: Sequence[str] = ()) -> str:
+def deck_html(name: str, shown: Sequence[slides.Slide], frames: Sequence[str] = (), graphs: Sequence[str] = (),
+              mark: str = "") -> str:
     """The deck's HTML: the slides ``shown`` (with their frames' and graphs' HTML, where given) of the
-    playlist ``name``, the styles and the script inline."""
+    playlist ``name``, the styles and the script inline; ``mark``: the head that says the file is a deck (the
+    playlists store's :attr:`~kepp_core.playlists.PlaylistStore.deck_mark`)."""
     count = len(shown)
     sections = "".join(_slide_html(k + 1, count, s, frames[k] if k < len(frames) else "",
                                    graphs[k] if k < len(graphs) else "") for k, s in enumerate(shown))
     data = {"name": name, "count": count, "keys": scripts.SLIDE_KEYS,
             "notes": [s.note for s in shown], "titles": [s.title for s in shown],
             "id": hashlib.sha1("\0".join([name, *(s.title for s in shown)]).encode()).hexdigest()[:12]}
-    return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">" + MARK
+    return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">" + mark
             + '<meta name="viewport" content="width=device-width, initial-scale=1">'
             + f"<title>{esc(name)} · KEPP talk</title><style>{scripts.source('kepp-deck.css')}</style></head>"
             + f'<body><main id="deck">{sections}</main>'
@@ -233,7 +233,7 @@ def deck_html(name: str, shown: Sequence[slides.Slide], frames: Sequence[str] = 
             + scripts.call("kepp-deck.js", data) + "</body></html>\n")
 
 
-def build_deck(name: str, items: Sequence[Mapping], ds, preds, graph, names: Mapping[str, str] | None = None,
+def build_deck(name: str, items: Sequence[Mapping], ds, preds, graph, mark: str, names: Mapping[str, str] | None = None,
                thumbnail: Callable[[str, float, int], bytes] = api.thumbnail_png) -> str:
     """The deck of the playlist ``name`` (its ``items``, dicts as the playlist file holds them) on the dataset
     ``ds``, the prediction records ``preds`` and the P²KG ``graph`` (None: no graph drawn); ``names``: the
@@ -241,67 +241,37 @@ def build_deck(name: str, items: Sequence[Mapping], ds, preds, graph, names: Map
     if not items:
         raise KeppError(f"playlist {name!r} is empty: there is nothing to put in a deck")
     shown = [slides.slide(item, ds, preds, names) for item in items]
-    return deck_html(name, shown, [_frames(s, thumbnail) for s in shown], [_graph_html(s, ds, graph) for s in shown])
+    return deck_html(name, shown, [_frames(s, thumbnail) for s in shown], [_graph_html(s, ds, graph) for s in shown], mark)
 
 
-def is_deck(path: Path) -> bool:
-    """Whether ``path`` is a file a deck was written to (its head holds :data:`MARK`)."""
-    try:
-        with open(path, "rb") as f:
-            return MARK.encode() in f.read(4096)
-    except OSError:
-        return False
-
-
-def page_deck(cfg, name: str, items: Sequence[Mapping], ds, preds, names: Mapping[str, str]) -> bytes:
+def page_deck(cfg, name: str, items: Sequence[Mapping], ds, preds, names: Mapping[str, str], mark: str) -> bytes:
     """The Playlists page's **Export deck**: the deck of the playlist shown (its ``items``; the page's dataset,
-    records and display names), with the configuration's graph (none drawn where it cannot be built)."""
+    records and display names; ``mark``: its store's deck mark), with the configuration's graph (none drawn
+    where it cannot be built)."""
     try:
         graph = api.Workspace(cfg, ds).graph()
     except KeppError:
         graph = None
-    return build_deck(name, items, ds, preds, graph, names).encode()
+    return build_deck(name, items, ds, preds, graph, mark, names).encode()
 
 
-def check_output(path: str | Path, force: bool = False) -> Path:
-    """``path`` when a deck may be written there (before any work): a new file in an existing folder, an
-    earlier deck, another regular file only with ``force``; never a folder or another non-regular file."""
-    path = Path(path)
-    if path.exists() or path.is_symlink():
-        if not path.is_file() or path.is_symlink():
-            raise KeppError(f"{path}: exists and is not a regular file: choose another --out")
-        if not force and not is_deck(path):
-            raise KeppError(f"{path}: exists and is not a KEPP deck: choose another --out, or --force to replace it")
-    if not path.parent.is_dir():
-        raise KeppError(f"{path.parent}: no such folder for the deck")
-    return path
-
-
-def write_deck(path: str | Path, html: str, force: bool = False) -> Path:
-    """Write a deck's ``html`` to ``path`` (:func:`check_output`) atomically: a temporary file, then a rename."""
-    path = check_output(path, force)
-    atomic_write_text(path, html)
-    return path
-
-
-def playlist_items(cfg, playlist: str) -> tuple[str, list[dict]]:
-    """The name and items of ``playlist``: a playlist of the configuration's workspace (its name), or a
+def playlist_items(cfg, playlist: str):
+    """The store, name and items of ``playlist``: a playlist of the configuration's workspace (its name), or a
     playlist file (a path ending in ``.json``), checked as the Playlists page checks it."""
     path = Path(playlist)
     if path.suffix == ".json" and (path.exists() or len(path.parts) > 1):
-        name, store = path.stem, PlaylistStore(path.parent)
+        name, store = path.stem, api.Workspace(cfg).playlists(folder=path.parent)
     else:
         name, store = playlist, api.Workspace(cfg).playlists()
-    return name, [i.to_json() for i in store.read(name).items]
+    return store, name, [i.to_json() for i in store.read(name).items]
 
 
 def export(cfg, playlist: str, out: str | Path, force: bool = False) -> Path:
     """``kepp talk export``: the deck of ``playlist`` (:func:`playlist_items`) on the configuration's dataset,
-    records and graph, written to ``out`` (:func:`write_deck`)."""
-    check_output(out, force)
-    name, items = playlist_items(cfg, playlist)
+    records and graph, written to ``out`` by its store (atomically; over another file only with ``force``)."""
+    store, name, items = playlist_items(cfg, playlist)
     ws = api.Workspace(cfg)
     files = ws.prediction_files()
     preds = api.read_predictions(files) if files else None
-    html = build_deck(name, items, ws.dataset, preds, ws.graph(), recorded.display_names(preds))
-    return write_deck(out, html, force)
+    html = build_deck(name, items, ws.dataset, preds, ws.graph(), store.deck_mark, recorded.display_names(preds))
+    return store.write_deck(out, html, force)

@@ -132,7 +132,7 @@ preds = None
 with backend.guarded(stop=False):
     preds = backend.predictions(cfg)
 if items:
-    st.download_button("Export deck", lambda: deck.page_deck(cfg, name, items, ds, preds, names), icon=":material/download:",
+    st.download_button("Export deck", lambda: deck.page_deck(cfg, name, items, ds, preds, names, store.deck_mark), icon=":material/download:",
                        file_name=f"{name}.html", mime="text/html", key="pl_deck", on_click="ignore",
                        help="these slides as one HTML file that needs no server (kepp talk export): open it from "
                             "disk; → / ← / PageDown / PageUp / Home / End move, P opens the presenter view")

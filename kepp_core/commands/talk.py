@@ -14,6 +14,7 @@ from kepp_core.api import AppConfig
 from kepp_core.commands._common import add_command, writes
 from kepp_core.errors import KeppError
 from kepp_core.paths import APP_DIR, REPO_ROOT
+from kepp_core.playlists import check_deck_output
 
 __all__ = ["EXPORT_SCRIPT", "export_command", "register"]
 
@@ -54,6 +55,7 @@ def export_command(args) -> tuple[list[str], dict[str, str]]:
 
 
 def _export(args) -> int:
+    check_deck_output(args.out, args.force)  # before the worker opens the dataset (it checks again as it writes)
     if not EXPORT_SCRIPT.is_file():
         raise KeppError(f"{EXPORT_SCRIPT}: the app is not part of this installation (run from a source checkout)")
     argv, env = export_command(args)

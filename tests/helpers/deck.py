@@ -13,7 +13,7 @@ import pandas as pd
 from components import deck
 from kepp_core import api
 from kepp_core.graph import ProcedureGraph
-from kepp_core.playlists import PlaylistStore
+from kepp_core.playlists import DECK_MARK, PlaylistStore
 from tests.helpers.cli import run_kepp
 from tests.helpers.markup import HOSTILE
 
@@ -133,4 +133,4 @@ def _hostile_world():
 def hostile_deck() -> tuple[str, list[str], list[dict]]:
     """A deck of the hostile world (its HTML), its step names and its playlist's items."""
     steps, ds, preds, graph, items = _hostile_world()
-    return deck.build_deck("hostile", items, ds, preds, graph), steps, items
+    return deck.build_deck("hostile", items, ds, preds, graph, DECK_MARK), steps, items
