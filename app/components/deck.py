@@ -3,7 +3,7 @@ Streamlit, no network: every frame, style and script is inside the file).
 
 Each slide is the item's :class:`components.slides.Slide`, the same one the live slides draw: the episode,
 the method and the verdict, the plan against the ground truth, the start and goal frames (decoded from the
-video file by :func:`kepp_core.api.thumbnail_png`, embedded as PNG; a world with features alone says it has
+video file by :func:`kepp_core.api.thumbnail_png`, embedded as JPEG; a world with features alone says it has
 no frames) and the plan graph (:func:`components.plangraph.plan_graph`, drawn here as a static SVG). The
 file's script (``app/static/kepp-deck.js``) moves through the slides with a clicker's keys, keeps the slide's
 number in the address's fragment (``talk.html#3``), and opens the presenter view (``#presenter-3``: the
@@ -23,9 +23,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+
+from PIL import Image
 
 from components import plangraph, recorded, scripts, slides
 from components.colours import PLAN_TINT, RIGHT, TRUTH_TINT, WRONG
@@ -35,7 +38,7 @@ from kepp_core.errors import KeppError
 
 __all__ = ["build_deck", "deck_html", "export", "graph_svg", "page_deck", "playlist_items"]
 
-FRAME_PX = 480  # a frame's longer side: sharp at 1920x1080, small enough to open at once
+FRAME_PX, JPEG_QUALITY = 480, 85  # a frame's longer side (sharp at 1920x1080) and its JPEG quality
 GRAPH = {"depth": 1, "max_nodes": 14, "max_rows": 4}  # one screen's worth at a room's type size
 NODE_W, NODE_H, LINE_CHARS, NODE_PX = 200, 86, 15, 21  # a step's box in the drawing's units; labels wrap at spaces
 GAP_X, GAP_Y = 40, 50  # between boxes (room for an arrow and its weight)
@@ -173,6 +176,13 @@ def _cards(labels: Sequence[str], right: Sequence[bool] | None, tint: str, part:
     return f'<div class="steps" data-part="{part}"><h2>{heading}</h2><ol class="cards">{"".join(cards)}</ol></div>'
 
 
+def _jpeg(png: bytes) -> bytes:
+    """A decoded frame's PNG as JPEG: a video frame in a sixth of the bytes, so that the deck opens at once."""
+    out = io.BytesIO()
+    Image.open(io.BytesIO(png)).convert("RGB").save(out, format="JPEG", quality=JPEG_QUALITY)
+    return out.getvalue()
+
+
 def _frames(shown: slides.Slide, thumbnail: Callable[[str, float, int], bytes]) -> str:
     if not shown.frames:
         why = shown.frames_missing
@@ -180,8 +190,8 @@ def _frames(shown: slides.Slide, thumbnail: Callable[[str, float, int], bytes]) 
     figures = []
     for frame in shown.frames:
         try:
-            png = base64.b64encode(thumbnail(str(shown.video_file), frame.seconds, FRAME_PX)).decode("ascii")
-            body = f'<img alt="{esc(frame.label)} frame" src="data:image/png;base64,{png}">'
+            jpeg = base64.b64encode(_jpeg(thumbnail(str(shown.video_file), frame.seconds, FRAME_PX))).decode("ascii")
+            body = f'<img alt="{esc(frame.label)} frame" src="data:image/jpeg;base64,{jpeg}">'
         except KeppError as e:  # a file that does not decode there: the slide says so, the deck is still written
             body = f'<p class="no-frames">{esc(str(e))}</p>'
         figures.append(f'<figure>{body}<figcaption>{esc(frame.caption)}</figcaption></figure>')
