@@ -133,3 +133,24 @@ def test_kepp_talk_export_refuses_what_it_should_not_write_in_one_line(demo_env,
     assert r.returncode == 0 and is_deck(notes), r.stderr[-2000:]
     assert export(playlist, notes, env).returncode == 0
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".") or p.name.endswith(".tmp")]
+
+
+@pytest.mark.slow
+def test_the_playlists_pages_export_deck_is_the_commands_deck(monkeypatch, demo_env, tmp_path):
+    from components import deck, recorded
+    from kepp_core import api
+
+    records = tmp_path / "predictions.jsonl"
+    shutil.copyfile(demo_env.records, records)
+    env = dataclasses.replace(demo_env, records=records)
+    preds = records_of(env)
+    items = every_kind(preds)
+    store_file = write_playlist(tmp_path / "playlists", NAME, items)
+    at = no_problems(open_page(monkeypatch, env, "pages/7_Playlists.py", {"playlist": NAME}))
+    assert [b.proto.label for b in at.get("download_button")].count("Export deck") == 1
+    cfg = api.AppConfig(dataset=env.dataset, root=str(env.world), checkpoints=str(env.models), predictions=str(records))
+    ds = api.open_dataset(cfg)
+    page = deck.page_deck(cfg, NAME, items, ds, preds, recorded.display_names(preds), DECK_MARK).decode()
+    out = tmp_path / "talk.html"
+    assert export(store_file, out, env).returncode == 0
+    assert deck_slides(page) == deck_slides(out.read_text(encoding="utf-8")) and len(deck_slides(page)) == len(items)
