@@ -23,7 +23,7 @@ from components.urls import plan_query
 from kepp_core import catalog
 from kepp_core.errors import KeppError
 
-__all__ = ["CHANNEL", "DEFAULT", "add_control", "add_listed_control", "add_rows", "item_label", "item_of_row", "item_record", "keys_script", "load",
+__all__ = ["CHANNEL", "DEFAULT", "ab_control", "ab_item", "add_control", "item_records", "add_listed_control", "add_rows", "item_label", "item_of_row", "item_record", "keys_script", "load",
            "play_query", "playing_bar", "plan_control", "plan_item", "store", "verdict_text"]
 
 DEFAULT = "scenes"  # the built-in playlist: the curated scenes; no file can take its name
@@ -68,6 +68,17 @@ def item_of_row(row: Mapping) -> dict:
             "query": plan_query(row), "note": ""}
 
 
+def ab_item(row: Mapping, versus: str) -> dict:
+    """An A/B pair as a playlist item: method A's predictions-table row (its episode, T and the Plan page's
+    query) and method B (``versus``), whose record of the same episode its slide shows beside A's.
+
+    >>> item = ab_item({"episode": "tea/0287/7:3", "video": "0287", "horizon": 3, "method": "kepp-R2"}, "random")
+    >>> item["method"], item["versus"], "vs" in item["query"]
+    ('kepp-R2', 'random', False)
+    """
+    return {**item_of_row(row), "versus": str(versus)}
+
+
 def plan_item(query: Mapping[str, str], episode: str) -> dict:
     """The Plan page's episode as a playlist item: its query without the playing playlist's place; the
     record it shows (``rec``) as the item's method, else no method and planned live at once.
@@ -77,10 +88,12 @@ def plan_item(query: Mapping[str, str], episode: str) -> dict:
     >>> plan_item({"video": "v", "ep": "2", "T": "4", "rec": "kepp-R2", "seed": "0"}, "t/v/2:4")["method"]
     'kepp-R2'
     """
-    q = {k: str(v) for k, v in plan_state.without(query, *plan_state.PLAYLIST_KEYS, "present").items()}
+    q = {k: str(v) for k, v in plan_state.without(query, *plan_state.PLAYLIST_KEYS, "vs", "present").items()}
     if not q.get("rec"):
         q.update(plan_state.query(plan=True))
-    return {"episode": episode, "method": q.get("rec", ""), "T": int(q.get("T", 0) or 0), "query": q, "note": ""}
+    versus = str(query.get("vs") or "") if q.get("rec") else ""  # an A/B slide's B: the item is the pair
+    return {"episode": episode, "method": q.get("rec", ""), "T": int(q.get("T", 0) or 0), "query": q, "note": "",
+            **({"versus": versus} if versus else {})}
 
 
 def _check_target(name: str) -> str:
@@ -113,7 +126,7 @@ def _add(cfg: AppConfig, items: list[dict], key: str) -> None:
         st.session_state.setdefault(MESSAGE, {})[key] = (False, str(e))
         return
     st.session_state[LAST] = name
-    what = "episode" if len(items) == 1 else f"{len(items)} episodes"
+    what = ("A/B slide" if items[0].get("versus") else "episode") if len(items) == 1 else f"{len(items)} episodes"
     st.session_state.setdefault(MESSAGE, {})[key] = (True, f"Added the {what} to playlist '{name}' ({n} items).")
     st.toast(md(f"Added the {what} to playlist '{name}' ({n} items)."), icon=":material/playlist_add_check:")
 
@@ -142,6 +155,15 @@ def add_control(cfg: AppConfig, items: list[dict], key: str, label: str = "Add t
             st.caption("Playlists: " + ", ".join(md(n) for n in names))
         st.page_link(PAGES["Playlists"].path, label="Playlists", icon=PAGES["Playlists"].icon,
                      query_params={"playlist": st.session_state[LAST]} if LAST in st.session_state else None)
+
+
+def ab_control(cfg: AppConfig, rows, a: str, b: str, key: str) -> None:
+    """"Add A/B slide to playlist": one episode (``rows``: its predictions rows, one seed first) as an A/B
+    pair of methods ``a`` and ``b`` (:func:`ab_item`); nothing where they are one method or either lacks a record."""
+    first = rows[rows["method"] == a]
+    if a == b or not len(first) or not (rows["method"] == b).any():
+        return
+    add_control(cfg, [ab_item(first.iloc[0], b)], key, label="Add A/B slide to playlist")
 
 
 def add_listed_control(cfg: AppConfig, rows, key: str) -> None:
@@ -183,8 +205,11 @@ def item_label(item: Mapping, ds, names: Mapping[str, str] | None = None, note: 
     """One line naming an item: its episode in words, the method (or planning model) and T (and its note);
     ``names``: the records' display names (an imported method's with its predictions file)."""
     label = episode_label(item["episode"], {t: ds.tasks[t].name for t in ds.tasks})
-    how = ((names or {}).get(item["method"]) or method_name(item["method"]) if item["method"]
-           else f"model {item['query'].get('model', '—')}")
+    def name(method: str) -> str:
+        return (names or {}).get(method) or method_name(method)
+
+    how = (f"A {name(item['method'])} vs B {name(item['versus'])}" if item.get("versus") else name(item["method"])
+           if item["method"] else f"model {item['query'].get('model', '—')}")
     return f"{label} · {how} · T={item['T']}" + (f" · {item['note']}" if note and item.get("note") else "")
 
 
@@ -195,6 +220,16 @@ def item_record(preds, item: Mapping):
         return None
     seed = str(item.get("query", {}).get("seed", ""))
     return recorded.find(preds, item["episode"], item["method"], int(seed) if seed.lstrip("-").isdigit() else None)
+
+
+def item_records(preds, item: Mapping) -> list:
+    """The records an item's slide shows, A first: its method's (:func:`item_record`), and for an A/B pair
+    method B's of the same episode and seed (None where the records lack one)."""
+    first = item_record(preds, item)
+    if not item.get("versus"):
+        return [first]
+    seed = first.seed if first is not None else None
+    return [first, None if preds is None else recorded.find(preds, item["episode"], item["versus"], seed)]
 
 
 def verdict_text(item: Mapping, rec) -> str:
@@ -220,11 +255,14 @@ def play_query(name: str, k: int, item: Mapping) -> dict[str, str]:
     {'video': 'v', 'plan': '1', 'playlist': 'talk', 'item': '2'}
     >>> play_query("talk", 0, {"method": "kepp-R2", "query": {"video": "v", "plan": "1"}})
     {'video': 'v', 'rec': 'kepp-R2', 'playlist': 'talk', 'item': '1'}
+    >>> play_query("talk", 0, {"method": "kepp-R2", "versus": "random", "query": {"video": "v", "rec": "kepp-R2"}})["vs"]
+    'random'
+
     """
-    q = plan_state.without(item["query"], *plan_state.PLAYLIST_KEYS)
+    q = plan_state.without(item["query"], *plan_state.PLAYLIST_KEYS, "vs")
     if item.get("method") and not q.get("rec") and not q.get("source"):
         q = {**plan_state.without(q, "plan"), **plan_state.query(rec=item["method"])}
-    q = {**q, **plan_state.query(playlist=name, item=k + 1)}
+    q = {**q, **plan_state.query(vs=item.get("versus") or None, playlist=name, item=k + 1)}
     if presenting():
         q["present"] = "1"
     return q

@@ -29,11 +29,16 @@ def controls(name: str, item: int, count: int, key: str = "presenter_controls") 
 
 
 def slide_summary(ds, item: Mapping, preds, small: bool = False) -> None:
-    """What an item's slide shows, small: the episode in words, its method and verdict (the record's), the
-    start and goal frames, the plan against the ground truth (``small``: the plan's cards alone)."""
-    rec = playlists.item_record(preds, item)
-    names = {rec.method: rec.label} if rec is not None else None  # an imported method's with its file
-    st.markdown(f"**{md(playlists.item_label(item, ds, names, note=False))}**  \n" + playlists.verdict_text(item, rec))
+    """What an item's slide shows, small: the episode in words, its method(s) and verdict(s) (the records'), the
+    start and goal frames, the plan(s) against the ground truth (``small``: the plans' cards alone). An A/B
+    pair shows both methods' plans and verdicts, A first."""
+    recs = playlists.item_records(preds, item)
+    rec = recs[0]
+    names = {r.method: r.label for r in recs if r is not None} or None  # an imported method's with its file
+    verdicts = [playlists.verdict_text({**item, "method": m}, r) for m, r in zip((item["method"], item.get("versus")), recs)]
+    sides = ("A: ", "B: ") if len(recs) == 2 else ("",)
+    st.markdown(f"**{md(playlists.item_label(item, ds, names, note=False))}**  \n"
+                + " · ".join(side + v for side, v in zip(sides, verdicts)))
     if rec is None:
         return
     if not small:
@@ -43,10 +48,15 @@ def slide_summary(ds, item: Mapping, preds, small: bool = False) -> None:
             for col, label, t in ((frames[0], "start", rec.start_time), (frames[1], "goal", max(0.0, rec.goal_time - 0.01))):
                 with col, backend.guarded(stop=False):
                     st.image(backend.thumbnail_png(str(video.video_file), round(t, 2), 160), caption=f"{label} {t:.1f} s")
-    step_cards(ds.labels(rec.plan), [a == b for a, b in zip(rec.plan, rec.truth)], title="plan", colour="#fff8e1")
+    for side, r in zip(sides, recs):
+        if r is not None:
+            step_cards(ds.labels(r.plan), r.steps_right, title=f"plan {side[0]}" if side else "plan",
+                       colour="#fff8e1")
     if not small:
         step_cards(ds.labels(rec.truth), title="ground truth", colour="#e8f5e9")
-        st.markdown(episodes.endpoints_line(ds, rec.endpoints, rec.endpoint_scores, rec.truth, rec.imported), unsafe_allow_html=True)
+        if len(recs) == 1:
+            st.markdown(episodes.endpoints_line(ds, rec.endpoints, rec.endpoint_scores, rec.truth, rec.imported),
+                        unsafe_allow_html=True)
 
 
 def note_html(note: str) -> str:
