@@ -23,11 +23,12 @@ from components.urls import plan_query
 from kepp_core import catalog
 from kepp_core.errors import KeppError
 
-__all__ = ["CHANNEL", "DEFAULT", "ab_control", "ab_item", "add_control", "item_records", "add_listed_control", "add_rows", "item_label", "item_of_row", "item_record", "keys_script", "load",
+__all__ = ["CHANNEL", "DEFAULT", "ab_control", "ab_item", "add_control", "drawn", "item_records", "add_listed_control", "add_rows", "item_label", "item_of_row", "item_record", "keys_script", "load",
            "play_query", "playing_bar", "plan_control", "plan_item", "store", "verdict_text"]
 
 DEFAULT = "scenes"  # the built-in playlist: the curated scenes; no file can take its name
 LAST = "kepp_playlist_last"  # the playlist the last episode was added to (every page offers it first)
+DRAWN = "kepp_playlist_drawn"  # the (playlist, 1-based item) whose item the Plan page's inputs hold
 MESSAGE = "kepp_playlist_message"  # control key -> (ok, text) of its last add
 BAR_CSS = """<style>
 .st-key-playlist_bar { position: fixed; top: 0.45rem; left: 50%; transform: translateX(-50%); z-index: 1000001;
@@ -288,6 +289,12 @@ def _playing(link) -> tuple[str, int] | None:
         return name, 1
 
 
+def drawn(playing: tuple[str, int] | None) -> None:
+    """Mark the place played (:func:`playing_bar`'s) as drawn: the page's inputs hold its item now (called
+    once they are seeded; a run stopped before that draws the place again on the next)."""
+    st.session_state[DRAWN] = playing
+
+
 def playing_bar(cfg: AppConfig, ds, link) -> tuple[str, int] | None:
     """On the Plan page: when its address plays a playlist (``playlist=NAME&item=K``), a bar with the
     progress ("3 / 8"), previous and next buttons and the keyboard listener; the place stays in the
@@ -310,10 +317,15 @@ def playing_bar(cfg: AppConfig, ds, link) -> tuple[str, int] | None:
         link.ignore("item", str(k), f"playlist {name} has {len(items)} items: showing its last")
     k = min(max(k, 1), len(items)) - 1
     link.keep(playlist=name, item=k + 1)
-    if link.foreign:  # a link that names only the place (?playlist=NAME&item=K): the item's own query
+    # The slide is a function of its number: a place this session has not drawn yet (a key, a button, a
+    # reload, a link) draws its item's query, whatever the page wrote to its address before: an address
+    # this page wrote earlier (going back to a slide) is no stale echo when it names another place.
+    arrived = st.session_state.get(DRAWN) != (name, k + 1)
+    if link.foreign or arrived:  # a link naming only the place (?playlist=NAME&item=K) gets the item's own query
         wanted = plan_state.without(play_query(name, k, items[k]), "present")
         if any(link.from_url(key) != value for key, value in wanted.items() if key not in plan_state.PLAYLIST_KEYS):
             link.url = {**plan_state.without(link.url, *plan_state.KEYS), **wanted}
+        link.foreign = True
     st.markdown(BAR_CSS, unsafe_allow_html=True)
     with st.container(horizontal=True, vertical_alignment="center", gap="small", key="playlist_bar"):
         st.button("◀", key="playlist_prev", help="previous item (← or PageUp)", disabled=k == 0, type="tertiary",

@@ -26,6 +26,7 @@ playing = playlists.playing_bar(cfg, ds, link)  # first: a link naming only a pl
 scenes.scene_bar(demo_scenes, "plan_scene")
 ctl = inputs.controls(cfg, ds, setup, link)
 clip = inputs.video(cfg, ds, enc, ctl, link, playing)
+playlists.drawn(playing)  # the inputs hold the played item now (a place not drawn yet draws its item's query)
 features = plan_result.features_of(cfg, enc, ctl, clip)
 inputs.step_timeline_of(cfg, ds, ctl, clip, features)
 
