@@ -37,15 +37,30 @@ def _cards(markdown: str) -> tuple[list[str], list[bool]]:
 
 
 def live_slide(monkeypatch, env, k: int, title: str) -> dict:
-    """What the presenter view's current slide (item ``k``) says: its verdict's Markdown, the plan's and the
-    ground truth's step names, the plan's marks."""
+    """What the presenter view's current slide (item ``k``) says: its verdicts' Markdown, each plan's step names
+    and marks (``plan``, ``plan A``, ``plan B``), the ground truth's step names."""
     at = no_problems(open_page(monkeypatch, env, "pages/8_Presenter.py", {"playlist": NAME, "item": str(k)}))
-    said = texts(at.markdown)
+    now = next(c for c in at.columns if any(str(h.value).startswith("Now:") for h in c.subheader))
+    said = texts(now.markdown)  # the current slide's column (the next slide's is beside it)
     head = next(m for m in said if m.startswith(f"**{md(title)}**  \n"))
-    plan = next((m for m in said if 'class="kepp-plan"' in m and ">plan</div>" in m), "")
-    truth = next((m for m in said if 'class="kepp-plan"' in m and ">ground truth</div>" in m), "")
-    (plan_names, marks), (truth_names, _) = _cards(plan), _cards(truth)
-    return {"verdict": head.split("  \n", 1)[1], "plan": plan_names, "marks": marks, "truth": truth_names}
+    cards = {}
+    for m in said:
+        heading = re.search(r'class="kepp-small"[^>]*>([^<]*)</div><div class="kepp-plan"', m) if 'class="kepp-plan"' in m else None
+        if heading and heading.group(1) not in cards:
+            cards[heading.group(1)] = _cards(m)
+    return {"verdict": head.split("  \n", 1)[1], "cards": cards}
+
+
+def said_like_the_live_slide(shown: dict) -> dict:
+    """A deck slide's verdicts and cards as the live slide says them (:func:`live_slide`)."""
+    verdict = " · ".join((f"{s['side']}: " if s["side"] else "")
+                         + playlists.verdict_markdown(s["verdict"], {"ok": True, "bad": False, "none": None}[s["class"]])
+                         for s in shown["sides"])
+    cards = {(f"plan {s['side']}" if s["side"] else "plan"): ([_words(x) for x in s["plan"]], s["marks"])
+             for s in shown["sides"] if s["plan"]}
+    if shown["truth"]:
+        cards["ground truth"] = ([_words(x) for x in shown["truth"]], [])
+    return {"verdict": verdict, "cards": cards}
 
 
 @pytest.fixture
@@ -77,15 +92,16 @@ def test_every_deck_slide_shows_the_plan_truth_and_verdict_of_its_live_slide(mon
     assert [s["n"] for s in shown] == list(range(1, len(items) + 1))
     for k, (item, s) in enumerate(zip(items, shown), start=1):
         live = live_slide(monkeypatch, env, k, s["title"])
-        assert playlists.verdict_markdown(s["verdict"], {"ok": True, "bad": False, "none": None}[s["verdict_class"]]) \
-            == live["verdict"], (k, s, live)
-        assert ([_words(x) for x in s["plan"]], s["plan_marks"], [_words(x) for x in s["truth"]]) \
-            == (live["plan"], live["marks"], live["truth"]), k
+        live["cards"] = {h: c for h, c in live["cards"].items() if h == "ground truth" or h.startswith("plan")}
+        assert said_like_the_live_slide(s) == live, (k, s, live)
         recorded = bool(item["method"]) and item["method"] != "no-such-method"
-        assert bool(s["plan"]) == recorded and s["graph"] == recorded, k
+        assert len(s["sides"]) == (2 if item.get("versus") else 1) and bool(s["truth"]) == recorded, k
+        assert s["graph"] == recorded, k
         if recorded:  # frames decoded from the world's videos; on features alone, a sentence saying there are none
             assert (s["frames"], s["no_frames"]) == ((0, slides.NO_FRAMES) if features_only else (2, "")), k
-    assert shown[-2]["verdict"] == slides.LIVE and shown[-1]["verdict"] == slides.NOT_RECORDED
+    pair = next(s for s, item in zip(shown, items) if item.get("versus"))
+    assert [x["side"] for x in pair["sides"]] == ["A", "B"] and all(x["plan"] for x in pair["sides"])
+    assert shown[-2]["sides"][0]["verdict"] == slides.LIVE and shown[-1]["sides"][0]["verdict"] == slides.NOT_RECORDED
     assert "http://" not in out.read_text(encoding="utf-8").replace("http://www.w3.org", "")  # nothing fetched
 
 
@@ -98,7 +114,7 @@ def test_hostile_labels_and_notes_stay_text_in_the_deck():
                 if n.startswith("on") or (n in URL_ATTRIBUTES and HOST in (v or ""))]  # a title holds it as text
     assert all(_words(label) in _words(visible) for label in steps[:2])  # shown as text
     shown = deck_slides(text)[0]
-    assert shown["plan"] == [steps[0], steps[2], steps[3]] and shown["truth"] == [steps[0], steps[1], steps[3]]
+    assert shown["sides"][0]["plan"] == [steps[0], steps[2], steps[3]] and shown["truth"] == [steps[0], steps[1], steps[3]]
     assert _words(HOSTILE[1]) in _words(shown["title"])
     data = text.split("<script>", 1)[1].rsplit("})(", 1)[1].rsplit(");</script>", 1)[0]
     assert "<" not in data and "\u2028" not in data and json.loads(data)["notes"] == [items[0]["note"]]

@@ -25,7 +25,7 @@ MEASURE = """() => {
   const s = document.querySelector('#deck > section.slide:not([hidden])');
   const box = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
   const parts = {};
-  for (const el of s.querySelectorAll('[data-part]')) parts[el.dataset.part] = box(el);
+  for (const el of s.querySelectorAll('[data-part]')) parts[el.dataset.part + (el.dataset.side ? ':' + el.dataset.side : '')] = box(el);
   const svg = s.querySelector('svg.graph-svg');
   if (svg) parts.drawing = box(svg);
   const cut = [];
@@ -93,7 +93,8 @@ def test_every_slide_fits_the_projector_and_its_type_grows_with_it(browser, talk
         measured.append(k)
         assert (got["w"], got["h"]) == (width, height)
         recorded = item["method"] and item["method"] != "no-such-method"
-        wanted = {"title", "verdict"} | ({"plan", "truth", "graph", "drawing", "frames"} if recorded else set())
+        plans = {"plan:A", "plan:B"} if item.get("versus") else {"plan"}
+        wanted = {"title", "verdict"} | (plans | {"truth", "graph", "drawing", "frames"} if recorded else set())
         assert wanted <= set(got["parts"]), (k, got["parts"])
         for part, (left, top, right, bottom) in got["parts"].items():
             assert left >= -1 and top >= -1 and right <= width + 1 and bottom <= height + 1, (k, part, got["parts"][part])

@@ -166,14 +166,27 @@ def _legend(pg: plangraph.PlanGraph) -> str:
     return f'<ul class="legend">{"".join(rows)}</ul>' if rows else ""
 
 
-def _cards(labels: Sequence[str], right: Sequence[bool] | None, tint: str, part: str, heading: str) -> str:
+def _cards(labels: Sequence[str], right: Sequence[bool] | None, tint: str, part: str, heading: str,
+           side: str = "") -> str:
     cards = []
     for t, label in enumerate(labels):
         mark = "" if right is None else (" ✓" if right[t] else " ✗")
         border = "#9e9e9e" if right is None else (RIGHT if right[t] else WRONG)
         cards.append(f'<li class="card" style="background:{tint};border-color:{border}">'
                      f'<span class="num">step {t + 1}{mark}</span><span class="name">{esc(label)}</span></li>')
-    return f'<div class="steps" data-part="{part}"><h2>{heading}</h2><ol class="cards">{"".join(cards)}</ol></div>'
+    return (f'<div class="steps" data-part="{part}" data-side="{esc(side)}"><h2>{esc(heading)}</h2>'
+            f'<ol class="cards">{"".join(cards)}</ol></div>')
+
+
+def _verdicts(shown: slides.Slide) -> str:
+    """Each method's verdict (an A/B pair's two, named A and B with the method)."""
+    rows = []
+    for side in shown.sides:
+        klass = "none" if side.success is None else "ok" if side.success else "bad"
+        who = (f'<span class="side">{esc(side.name)} · {esc(side.record.label if side.record else side.method)}:</span> '
+               if side.name else "")
+        rows.append(f'<p class="verdict {klass}" data-side="{esc(side.name)}">{who}<span class="says">{esc(side.verdict)}</span></p>')
+    return f'<div class="verdicts" data-part="verdict">{"".join(rows)}</div>'
 
 
 def _jpeg(png: bytes) -> bytes:
@@ -199,11 +212,13 @@ def _frames(shown: slides.Slide, thumbnail: Callable[[str, float, int], bytes]) 
 
 
 def _slide_html(k: int, count: int, shown: slides.Slide, frames: str, graph: str) -> str:
-    verdict_class = "none" if shown.success is None else "ok" if shown.success else "bad"
-    body = f'<p class="verdict {verdict_class}" data-part="verdict">{esc(shown.verdict)}</p>'
+    body = _verdicts(shown)
     if shown.record is not None:
-        body += (_cards(shown.plan, shown.plan_right, PLAN_TINT, "plan", "plan")
-                 + _cards(shown.truth, None, TRUTH_TINT, "truth", "ground truth"))
+        for side in shown.sides:
+            if side.record is not None:
+                heading = f"plan {side.name} · {side.record.label}" if side.name else "plan"
+                body += _cards(side.plan, side.plan_right, PLAN_TINT, "plan", heading, side.name)
+        body += _cards(shown.truth, None, TRUTH_TINT, "truth", "ground truth")
     body += frames
     return (f'<section class="slide" id="slide-{k}" data-n="{k}" hidden>'
             f'<header><h1 data-part="title">{esc(shown.title)}</h1><span class="count">{k} / {count}</span></header>'
@@ -213,7 +228,7 @@ def _slide_html(k: int, count: int, shown: slides.Slide, frames: str, graph: str
 def _graph_html(shown: slides.Slide, ds, graph) -> str:
     if shown.record is None or graph is None:
         return ""
-    drawn = slides.graph_request(shown.record, ds)
+    drawn = slides.graph_request(slides.drawn_records(shown), ds)
     pg = plangraph.plan_graph(graph, drawn["endpoints"], drawn["named_paths"], drawn["truth"], own=drawn["own"],
                               **GRAPH)
     return (f'<figure class="graph" data-part="graph"><figcaption>{esc(drawn["title"])}</figcaption>'

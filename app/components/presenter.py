@@ -30,10 +30,13 @@ def controls(name: str, item: int, count: int, key: str = "presenter_controls") 
 
 def slide_summary(ds, item: Mapping, preds, small: bool = False) -> None:
     """What an item's slide shows, small (:func:`components.slides.slide`, as the offline deck shows it): the
-    episode in words, its method and verdict (the record's), the start and goal frames, the plan against the
-    ground truth (``small``: the plan's cards alone)."""
+    episode in words, its method(s) and verdict(s) (the records'), the start and goal frames, the plan(s)
+    against the ground truth (``small``: the plans' cards alone). An A/B pair shows both methods' plans and
+    verdicts, A first."""
     shown = slides.slide(item, ds, preds)
-    st.markdown(f"**{md(shown.title)}**  \n" + playlists.verdict_markdown(shown.verdict, shown.success))
+    st.markdown(f"**{md(shown.title)}**  \n" + " · ".join(
+        (f"{side.name}: " if side.name else "") + playlists.verdict_markdown(side.verdict, side.success)
+        for side in shown.sides))
     if shown.record is None:
         return
     rec = shown.record
@@ -43,10 +46,14 @@ def slide_summary(ds, item: Mapping, preds, small: bool = False) -> None:
             for col, frame in zip(frames, shown.frames):
                 with col, backend.guarded(stop=False):
                     st.image(backend.thumbnail_png(str(shown.video_file), frame.seconds, 160), caption=frame.caption)
-    step_cards(shown.plan, shown.plan_right, title="plan", colour="#fff8e1")
+    for side in shown.sides:
+        if side.record is not None:
+            step_cards(side.plan, side.plan_right, title=f"plan {side.name}" if side.name else "plan", colour="#fff8e1")
     if not small:
         step_cards(shown.truth, title="ground truth", colour="#e8f5e9")
-        st.markdown(episodes.endpoints_line(ds, rec.endpoints, rec.endpoint_scores, rec.truth, rec.imported), unsafe_allow_html=True)
+        if len(shown.sides) == 1:
+            st.markdown(episodes.endpoints_line(ds, rec.endpoints, rec.endpoint_scores, rec.truth, rec.imported),
+                        unsafe_allow_html=True)
 
 
 def note_html(note: str) -> str:

@@ -5,7 +5,8 @@ presenter view's :func:`components.presenter.slide_summary`, the Playlists page'
 A slide shows the record its item names (its method's on its episode, of the seed its query names): the
 episode in words, the method, the verdict, the plan against the ground truth, the start and goal frames
 (where the dataset has the video file) and the plan graph's paths; an item with no method is planned live
-on its slide, one the records do not hold says so.
+on its slide, one the records do not hold says so. An A/B pair (an item with ``versus``) shows both methods'
+verdicts and plans, A first (:data:`SIDES`), beside one ground truth.
 
 >>> import pandas as pd
 >>> from types import SimpleNamespace as NS
@@ -22,20 +23,22 @@ on its slide, one the records do not hold says so.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from components.names import episode_label, method_name
 from components.recorded import Record, find
 
-__all__ = ["GRAPH_TITLE", "LIVE", "NOT_RECORDED", "NO_FRAMES", "Frame", "Slide", "graph_request", "item_label",
-           "item_record", "slide"]
+__all__ = ["GRAPH_TITLE", "LIVE", "NOT_RECORDED", "NO_FRAMES", "SIDES", "Frame", "Side", "Slide", "drawn_records",
+           "graph_request", "item_label", "item_record", "item_records", "slide"]
 
 LIVE = "planned live on its slide (no record)"
 NOT_RECORDED = "not in the prediction records"
 NO_FRAMES = "no video file for this episode (features only): no frames"
 GRAPH_TITLE = "Recorded plan · {label} (T={T})"
+PAIR_TITLE = "A · {a} and B · {b} (T={T})"
+SIDES = ("A", "B")  # an A/B slide's two methods, as its cards and verdicts name them
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,30 +54,68 @@ class Frame:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Side:
+    """One method's part of a slide: ``name`` (``A`` or ``B`` of an A/B pair, ``''`` for a slide of one
+    method), its record (None: planned live, or not in the records), its verdict (the record's
+    ``success`` / ``failure: <pattern>``, else :data:`LIVE` or :data:`NOT_RECORDED`; ``success`` None
+    without a record) and its plan's step names against the truth."""
+
+    name: str
+    method: str
+    record: Record | None
+    verdict: str
+    success: bool | None
+    plan: tuple[str, ...] = ()
+    plan_right: tuple[bool, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
 class Slide:
-    """Everything a playlist item's slide shows (see the module's docstring). ``verdict`` is the record's
-    (``success`` / ``failure: <pattern>``), else why there is none (:data:`LIVE`, :data:`NOT_RECORDED`);
-    ``success`` is None without a record."""
+    """Everything a playlist item's slide shows (see the module's docstring): one :class:`Side` per method
+    (two for an A/B pair, A first); the ground truth, the frames and the graph are the first side's record's
+    (:attr:`record`: None when it has none, and the slide is its verdict alone)."""
 
     title: str
     note: str
-    verdict: str
-    success: bool | None
-    record: Record | None = None
-    plan: tuple[str, ...] = ()
-    plan_right: tuple[bool, ...] = ()
+    sides: tuple[Side, ...]
     truth: tuple[str, ...] = ()
     video_file: Path | None = None
     frames: tuple[Frame, ...] = field(default=())
     frames_missing: str = ""  # why no frames are shown ('' when they are, or without a record)
 
+    @property
+    def record(self) -> Record | None:
+        return self.sides[0].record
+
+    @property
+    def verdict(self) -> str:
+        """The first (or only) method's verdict."""
+        return self.sides[0].verdict
+
+    @property
+    def success(self) -> bool | None:
+        return self.sides[0].success
+
+    @property
+    def plan(self) -> tuple[str, ...]:
+        return self.sides[0].plan
+
+    @property
+    def plan_right(self) -> tuple[bool, ...]:
+        return self.sides[0].plan_right
+
 
 def item_label(item: Mapping, ds, names: Mapping[str, str] | None = None, note: bool = True) -> str:
-    """One line naming an item: its episode in words, the method (or planning model) and T (and its note);
-    ``names``: the records' display names (an imported method's with its predictions file)."""
+    """One line naming an item: its episode in words, the method (or planning model; an A/B pair's two
+    methods) and T (and its note); ``names``: the records' display names (an imported method's with its
+    predictions file)."""
     label = episode_label(item["episode"], {t: ds.tasks[t].name for t in ds.tasks})
-    how = ((names or {}).get(item["method"]) or method_name(item["method"]) if item["method"]
-           else f"model {item['query'].get('model', '—')}")
+
+    def name(method: str) -> str:
+        return (names or {}).get(method) or method_name(method)
+
+    how = (f"A {name(item['method'])} vs B {name(item['versus'])}" if item.get("versus") else name(item["method"])
+           if item["method"] else f"model {item['query'].get('model', '—')}")
     return f"{label} · {how} · T={item['T']}" + (f" · {item['note']}" if note and item.get("note") else "")
 
 
@@ -87,29 +128,60 @@ def item_record(preds, item: Mapping) -> Record | None:
     return find(preds, item["episode"], item["method"], int(seed) if seed.lstrip("-").isdigit() else None)
 
 
+def item_records(preds, item: Mapping) -> list[Record | None]:
+    """The records an item's slide shows, A first: its method's (:func:`item_record`), and for an A/B pair
+    method B's of the same episode and seed (None where the records lack one)."""
+    first = item_record(preds, item)
+    if not item.get("versus"):
+        return [first]
+    seed = first.seed if first is not None else None
+    return [first, None if preds is None else find(preds, item["episode"], item["versus"], seed)]
+
+
+def _side(name: str, method: str, rec: Record | None, ds) -> Side:
+    if rec is None:
+        return Side(name=name, method=method, record=None, verdict=NOT_RECORDED if method else LIVE, success=None)
+    return Side(name=name, method=method, record=rec, verdict=rec.verdict, success=rec.success,
+                plan=tuple(ds.labels(rec.plan)), plan_right=tuple(rec.steps_right))
+
+
 def slide(item: Mapping, ds, preds, names: Mapping[str, str] | None = None) -> Slide:
     """The slide of a playlist ``item`` (a dict as the playlist file holds it) on the dataset ``ds`` and the
-    prediction records ``preds`` (``names``: the records' display names, else the record's own label)."""
-    rec = item_record(preds, item)
+    prediction records ``preds`` (``names``: the records' display names, else the records' own labels)."""
+    recs = item_records(preds, item)
+    methods = (item["method"], item.get("versus") or "")[:len(recs)]
+    sides = tuple(_side(side, m, r, ds) for side, m, r in zip(SIDES if len(recs) == 2 else ("",), methods, recs))
+    own = {r.method: r.label for r in recs if r is not None}  # an imported method's with its file
+    title = item_label(item, ds, names or own or None, note=False)
     note = str(item.get("note") or "")
+    rec = recs[0]
     if rec is None:
-        title = item_label(item, ds, names, note=False)
-        return Slide(title=title, note=note, verdict=LIVE if not item.get("method") else NOT_RECORDED, success=None)
-    title = item_label(item, ds, names or {rec.method: rec.label}, note=False)
+        return Slide(title=title, note=note, sides=sides)
     video = next((v for v in ds.videos if v.id == rec.video), None)
     has_file = video is not None and video.video_file is not None and rec.start_time is not None
     frames = ((Frame(label="start", seconds=round(rec.start_time, 2)),
                Frame(label="goal", seconds=round(max(0.0, rec.goal_time - 0.01), 2))) if has_file else ())
-    return Slide(title=title, note=note, verdict=rec.verdict, success=rec.success, record=rec,
-                 plan=tuple(ds.labels(rec.plan)), plan_right=tuple(rec.steps_right), truth=tuple(ds.labels(rec.truth)),
+    return Slide(title=title, note=note, sides=sides, truth=tuple(ds.labels(rec.truth)),
                  video_file=Path(video.video_file) if has_file else None, frames=frames,
                  frames_missing="" if has_file else NO_FRAMES)
 
 
-def graph_request(rec: Record, ds) -> dict:
-    """The plan graph a record's slide draws (the arguments of :func:`components.plangraph.plan_graph` and its
-    title): around its endpoints (its plan's ends for a method without), its plan and graph paths against the
-    ground truth, its task's steps."""
+def graph_request(records: Sequence[Record], ds) -> dict:
+    """The plan graph a slide draws of its ``records`` (one, or an A/B pair's two, A first; the arguments of
+    :func:`components.plangraph.plan_graph` and its title): around the first record's endpoints (its plan's
+    ends for a method without), its plan and graph paths (a pair: both plans) against the ground truth, its
+    task's steps."""
+    rec = records[0]
     own = ds.task_actions(rec.task) if rec.task in ds.tasks else None
-    return {"endpoints": rec.endpoints or (rec.plan[0], rec.plan[-1]), "named_paths": rec.named_paths(),
-            "truth": rec.truth, "own": own, "title": GRAPH_TITLE.format(label=rec.label, T=rec.horizon)}
+    if len(records) == 2:
+        named = [(f"plan {side} · {r.label}", r.plan) for side, r in zip(SIDES, records)]
+        title = PAIR_TITLE.format(a=records[0].label, b=records[1].label, T=rec.horizon)
+    else:
+        named, title = rec.named_paths(), GRAPH_TITLE.format(label=rec.label, T=rec.horizon)
+    return {"endpoints": rec.endpoints or (rec.plan[0], rec.plan[-1]), "named_paths": named, "truth": rec.truth,
+            "own": own, "title": title}
+
+
+def drawn_records(shown: Slide) -> list[Record]:
+    """The records a slide's graph draws (:func:`graph_request`): its sides' that the records hold, A first."""
+    return [s.record for s in shown.sides if s.record is not None]

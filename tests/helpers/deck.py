@@ -20,8 +20,8 @@ from tests.helpers.markup import HOSTILE
 
 def every_kind(preds, imported: str | None = None) -> list[dict]:
     """Playlist items of every slide kind the records allow: KEPP's success and failure (T=3 and the longest
-    horizon), an imported method's record (``imported``), an episode planned live (no method), a method the
-    records do not hold; each with a note."""
+    horizon), an imported method's record (``imported``), an A/B pair (the success's method against Random or
+    another method of its episode), an episode planned live (no method), a method the records do not hold."""
     kepp = preds[preds["method"] == "kepp-R2"]
     wins = kepp[kepp["success"]] if kepp["success"].any() else preds[preds["success"]]  # tiny models: another's
     rows = [wins.iloc[0], kepp[~kepp["success"]].iloc[0], kepp[kepp["horizon"] == kepp["horizon"].max()].iloc[-1]]
@@ -31,6 +31,9 @@ def every_kind(preds, imported: str | None = None) -> list[dict]:
               "query": {} if r["seed"] != r["seed"] else {"seed": str(int(r["seed"]))}, "note": f"note {k + 1}"}
              for k, r in enumerate(rows)]
     first = items[0]
+    others = preds[(preds["episode"] == first["episode"]) & (preds["method"] != first["method"])]["method"]
+    pair = "random" if (others == "random").any() else str(others.iloc[0])
+    items.append({**first, "versus": pair, "note": "an A/B pair"})  # both methods' plans on one slide
     items.append({"episode": first["episode"], "method": "", "T": first["T"], "query": {"model": "graph-R2"},
                   "note": "planned live"})
     items.append({"episode": first["episode"], "method": "no-such-method", "T": first["T"], "query": {}, "note": ""})
@@ -57,33 +60,37 @@ def records_of(env):
 
 
 class _Slides(HTMLParser):
-    """Each ``section.slide``'s title, verdict (text and class), plan and truth step names, frames (images,
+    """Each ``section.slide``'s title, its sides (one per method, an A/B pair's two: the side's name, its
+    verdict's text and class, its plan's step names and ✓ marks), the truth's step names, its frames (images,
     or the sentence saying there are none) and whether it draws the graph."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.slides: list[dict] = []
-        self._part: list[str] = []  # the data-part stack of open elements (None where none)
-        self._stack: list[tuple[str, str | None, str]] = []
+        self._stack: list[tuple[str, str | None, str]] = []  # open elements: tag, data-part, class
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         if tag == "section" and "slide" in (a.get("class") or "").split():
-            self.slides.append({"n": int(a["data-n"]), "title": "", "verdict": "", "verdict_class": "", "plan": [],
-                                "plan_marks": [], "truth": [], "frames": 0, "no_frames": "", "graph": False})
+            self.slides.append({"n": int(a["data-n"]), "title": "", "sides": [], "truth": [], "frames": 0,
+                                "no_frames": "", "graph": False})
         if not self.slides or tag in ("img", "br", "meta"):
             if tag == "img" and self.slides:
                 self.slides[-1]["frames"] += 1
             return
-        part = a.get("data-part")
-        klass = a.get("class") or ""
+        s, part, klass = self.slides[-1], a.get("data-part"), a.get("class") or ""
         self._stack.append((tag, part, klass))
-        if part == "verdict":
-            self.slides[-1]["verdict_class"] = klass.replace("verdict", "").strip()
+        if "verdict" in klass.split():
+            s["sides"].append({"side": a.get("data-side", ""), "verdict": "", "class": klass.replace("verdict", "").strip(),
+                               "plan": [], "marks": []})
+        if part == "plan":
+            self._side = next(x for x in s["sides"] if x["side"] == a.get("data-side", ""))
         if part == "graph":
-            self.slides[-1]["graph"] = True
-        if klass == "name" and self._inside() in ("plan", "truth"):
-            self.slides[-1][self._inside()].append("")
+            s["graph"] = True
+        if klass == "name" and self._inside() == "plan":
+            self._side["plan"].append("")
+        if klass == "name" and self._inside() == "truth":
+            s["truth"].append("")
 
     def _inside(self) -> str | None:
         return next((p for _, p, _ in reversed(self._stack) if p), None)
@@ -95,14 +102,17 @@ class _Slides(HTMLParser):
     def handle_data(self, data):
         if not self.slides or not self._stack:
             return
-        part, klass = self._inside(), self._stack[-1][2]
-        s = self.slides[-1]
-        if part in ("title", "verdict"):
-            s[part] += data
-        elif part in ("plan", "truth") and klass == "name":
-            s[part][-1] += data
+        part, klass, s = self._inside(), self._stack[-1][2], self.slides[-1]
+        if part == "title":
+            s["title"] += data
+        elif part == "verdict" and klass == "says":
+            s["sides"][-1]["verdict"] += data
+        elif part == "plan" and klass == "name":
+            self._side["plan"][-1] += data
         elif part == "plan" and klass == "num":
-            s["plan_marks"].append("✓" in data)
+            self._side["marks"].append("✓" in data)
+        elif part == "truth" and klass == "name":
+            s["truth"][-1] += data
         elif part == "frames" and "no-frames" in klass:
             s["no_frames"] += data
 
