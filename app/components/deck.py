@@ -14,7 +14,8 @@ Every dataset string is escaped for where it goes (:func:`components.text.page_t
 (:meth:`kepp_core.playlists.PlaylistStore.write_deck`: atomically, never over a file that is not a deck unless
 asked).
 
->>> html = deck_html("talk", [slides.Slide(title="<b>x</b>", note="", verdict=slides.LIVE, success=None)])
+>>> live = slides.Side(name="", method="", record=None, verdict=slides.LIVE, success=None)
+>>> html = deck_html("talk", [slides.Slide(title="<b>x</b>", note="", sides=(live,))])
 >>> "&lt;b&gt;x&lt;/b&gt;" in html and "<b>x</b>" not in html
 True
 """
@@ -49,8 +50,8 @@ def _lines(label: str, most: int = 3) -> list[str]:
     """A step's name in lines of about :data:`LINE_CHARS` characters, broken at spaces only (a last line
     that would be cut ends with an ellipsis; the full name is the node's hover text).
 
-    >>> _lines("remove tea bag"), _lines("boil water and pour it into the cup slowly please")
-    (['remove tea', 'bag'], ['boil water and', 'pour it into', 'the cup slowly…'])
+    >>> _lines("remove the tea bag"), _lines("boil water and pour it into the cup slowly please")
+    (['remove the tea', 'bag'], ['boil water and', 'pour it into', 'the cup slowly…'])
     """
     lines: list[str] = []
     for word in str(label).split():
