@@ -152,3 +152,20 @@ def test_hostile_labels_stay_text_in_the_browser(browser, tmp_path):
     view.wait_for_function("t => document.getElementById('p-note').textContent === t", arg=items[0]["note"])
     assert view.evaluate("() => window.pwned") is None and view.locator("#p-note img").count() == 0
     context.close()
+
+
+def test_a_presenter_view_opened_by_hand_follows_the_deck_too(browser, talk):
+    out, items = talk
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page, view = context.new_page(), context.new_page()  # two tabs of the file, neither opened by the other
+    goto(page, f"{out.as_uri()}#1", 1)
+    view.goto(f"{out.as_uri()}#presenter-1")
+    view.wait_for_function("() => document.getElementById('p-count').textContent.startsWith('1 / ')")
+    page.bring_to_front()
+    page.keyboard.press("PageDown")
+    view.wait_for_function("() => location.hash === '#presenter-2'")
+    view.bring_to_front()
+    view.keyboard.press("PageDown")
+    page.wait_for_function(SHOWN, arg=3)
+    assert page.evaluate("() => window.opener") is None and view.evaluate("() => window.opener") is None
+    context.close()
