@@ -12,6 +12,7 @@ import sys
 
 from kepp_core.api import AppConfig
 from kepp_core.commands._common import add_command, writes
+from kepp_core.data import LOADERS
 from kepp_core.errors import KeppError
 from kepp_core.paths import APP_DIR, REPO_ROOT
 from kepp_core.playlists import check_deck_output
@@ -30,10 +31,12 @@ def register(sub) -> None:
     e = add_command(tsub, "export", "a playlist's slides (frames, plan, truth, verdict, graph, notes) as one "
                     "self-contained HTML file: open it from disk; P opens the presenter view", EXAMPLES, _export)
     e.add_argument("playlist", metavar="PLAYLIST",
-                   help="a playlist of the workspace (its name, as the Playlists page lists it) or a playlist .json file")
+                   help="a playlist of the workspace (its name, as the Playlists page lists it) or a playlist .json file "
+                        "(the built-in scenes: Save a copy on the Playlists page first)")
     e.add_argument("--out", required=True, metavar="FILE", help="the deck to write (.html)")
     e.add_argument("--force", action="store_true", help="replace an existing file that is not a KEPP deck")
-    for name, text in (("dataset", "dataset format (default: demo)"), ("root", "dataset folder or annotation file"),
+    e.add_argument("--dataset", default=None, choices=sorted(LOADERS), help="dataset format (default: demo)")
+    for name, text in (("root", "dataset folder or annotation file"),
                        ("features", "folder of per-second .npy features"), ("graph", "P²KG JSON file"),
                        ("checkpoints", "folder of trained models (its records and playlists are found beside it)"),
                        ("predictions", "prediction records (JSONL/Parquet) or a folder of them"),
