@@ -170,3 +170,37 @@ def test_the_playlists_pages_export_deck_is_the_commands_deck(monkeypatch, demo_
     out = tmp_path / "talk.html"
     assert export(store_file, out, env).returncode == 0
     assert deck_slides(page) == deck_slides(out.read_text(encoding="utf-8")) and len(deck_slides(page)) == len(items)
+
+
+def played_slide(monkeypatch, env, k: int, item: dict) -> dict:
+    """What the Plan page shows playing item ``k`` of the playlist (the slide the live talk projects): each
+    recorded verdict (A first), each recorded plan's step names and the ground truth's."""
+    query = {**item["query"], "playlist": NAME, "item": str(k), **({"vs": item["versus"]} if item.get("versus") else {})}
+    said = texts(no_problems(open_page(monkeypatch, env, "pages/1_Plan.py", query)).markdown)
+    verdicts = [html.unescape(v) for m in said if 'class="kepp-verdict"' in m
+                for v in re.findall(r'<b>(?:Recorded|A|B) · [^<]*</b> · <span[^>]*>([^<]*)</span>', m)]
+    cards = {}
+    for m in said:
+        heading = re.search(r'class="kepp-small"[^>]*>([^<]*)</div><div class="kepp-plan"', m) if 'class="kepp-plan"' in m else None
+        title = html.unescape(heading.group(1)).split(" · ")[0] if heading else ""
+        if title in ("plan (recorded)", "plan A", "plan B", "ground truth"):
+            cards.setdefault(title, _cards(m)[0])
+    return {"verdicts": verdicts, "cards": cards}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env_copy", ["demo_env"], indirect=True)
+def test_every_record_slide_of_the_deck_is_the_slide_the_plan_page_plays(monkeypatch, env_copy, tmp_path):
+    env, folder = env_copy
+    items = [i for i in every_kind(records_of(env)) if i["method"] and i["method"] != "no-such-method"]
+    write_playlist(folder, NAME, items)
+    out = tmp_path / "talk.html"
+    assert export(NAME, out, env).returncode == 0
+    shown = deck_slides(out.read_text(encoding="utf-8"))
+    assert len(shown) == len(items) and any(i.get("versus") for i in items)
+    for k, (item, s) in enumerate(zip(items, shown), start=1):
+        played = played_slide(monkeypatch, env, k, item)
+        sides = {x["side"]: [_words(n) for n in x["plan"]] for x in s["sides"]}
+        plans = {("plan (recorded)" if side == "" else f"plan {side}"): names for side, names in sides.items()}
+        assert played["verdicts"] == [x["verdict"] for x in s["sides"]], (k, played, s)
+        assert played["cards"] == {**plans, "ground truth": [_words(n) for n in s["truth"]]}, (k, played, s)

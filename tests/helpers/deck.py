@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from components import deck
+from components import deck, playlists  # items as the pages' "Add to playlist" writes them
 from kepp_core import api
 from kepp_core.graph import ProcedureGraph
 from kepp_core.playlists import DECK_MARK, PlaylistStore
@@ -27,16 +27,15 @@ def every_kind(preds, imported: str | None = None) -> list[dict]:
     rows = [wins.iloc[0], kepp[~kepp["success"]].iloc[0], kepp[kepp["horizon"] == kepp["horizon"].max()].iloc[-1]]
     if imported is not None:
         rows.append(preds[preds["method"] == imported].iloc[-1])
-    items = [{"episode": str(r["episode"]), "method": str(r["method"]), "T": int(r["horizon"]),
-              "query": {} if r["seed"] != r["seed"] else {"seed": str(int(r["seed"]))}, "note": f"note {k + 1}"}
-             for k, r in enumerate(rows)]
-    first = items[0]
+    items = [{**playlists.item_of_row(r), "note": f"note {k + 1}"} for k, r in enumerate(rows)]
+    first = rows[0]
     others = preds[(preds["episode"] == first["episode"]) & (preds["method"] != first["method"])]["method"]
     pair = "random" if (others == "random").any() else str(others.iloc[0])
-    items.append({**first, "versus": pair, "note": "an A/B pair"})  # both methods' plans on one slide
-    items.append({"episode": first["episode"], "method": "", "T": first["T"], "query": {"model": "graph-R2"},
-                  "note": "planned live"})
-    items.append({"episode": first["episode"], "method": "no-such-method", "T": first["T"], "query": {}, "note": ""})
+    items.append({**playlists.ab_item(first, pair), "note": "an A/B pair"})  # both methods' plans on one slide
+    first = items[0]
+    unnamed = {k: v for k, v in first["query"].items() if k not in ("rec", "seed")}  # the episode, no record named
+    items.append({**playlists.plan_item(unnamed, first["episode"]), "note": "planned live"})
+    items.append({**first, "method": "no-such-method", "query": unnamed, "note": ""})
     return items
 
 
