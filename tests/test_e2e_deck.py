@@ -3,8 +3,8 @@ world's videos, the shipped records), opened from its file (``file://``, no serv
 Chromium. A clicker's keys walk it (→ ← PageDown PageUp Home End), the slide's number follows in the fragment
 and a reload or a link keeps it; at 1280x720, 1366x768, 1920x1080 and 3840x2160 (device scale 1 and 2) every
 slide's plan, truth, verdict and graph lie inside the window, step names wrap at spaces only, the type grows
-with the screen; the presenter window follows the deck and moves it; hostile labels stay text. Screenshots go
-to ``test-artifacts/``."""
+with the screen; the presenter window follows the deck and moves it; hostile labels stay text; the Playlists
+page's **Export deck** downloads the deck (the one test with a server). Screenshots go to ``test-artifacts/``."""
 
 from __future__ import annotations
 
@@ -169,4 +169,28 @@ def test_a_presenter_view_opened_by_hand_follows_the_deck_too(browser, talk):
     view.keyboard.press("PageDown")
     page.wait_for_function(SHOWN, arg=3)
     assert page.evaluate("() => window.opener") is None and view.evaluate("() => window.opener") is None
+    context.close()
+
+
+def test_export_deck_on_the_playlists_page_downloads_the_deck(records_server, records_copy, browser, tmp_path):
+    from kepp_core import api
+    from tests.helpers.browser import idle
+
+    items = every_kind(api.read_predictions([records_copy]))[:3]
+    write_playlist(records_copy.parent / "playlists", "exported", items)
+    context = browser.new_context(viewport={"width": 1280, "height": 720}, accept_downloads=True)
+    page = context.new_page()
+    page.goto(f"{records_server}/Playlists?playlist=exported")
+    button = page.get_by_role("button", name="Export deck")
+    button.wait_for(timeout=90_000)
+    idle(page)
+    with page.expect_download(timeout=120_000) as got:
+        button.click()
+    out = tmp_path / "exported.html"
+    got.value.save_as(out)
+    assert got.value.suggested_filename == "exported.html"
+    deck = context.new_page()  # the file, from disk: the server plays no part
+    goto(deck, out.as_uri(), 1)
+    assert deck.locator("#deck > section.slide").count() == len(items)
+    assert deck.locator("#slide-1 [data-part=plan] .name").count() == items[0]["T"]
     context.close()
