@@ -15,7 +15,7 @@ import pytest
 from tests.helpers.browser import ARTIFACTS
 from tests.helpers.deck import every_kind, export, hostile_deck, records_of, write_playlist
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
 VIEWPORTS = [(1280, 720, 1), (1366, 768, 1), (1920, 1080, 1), (3840, 2160, 1), (1280, 720, 2), (1366, 768, 2),
              (1920, 1080, 2), (3840, 2160, 2)]
 SHOWN = """n => location.hash === '#' + n
