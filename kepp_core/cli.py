@@ -18,7 +18,7 @@ from kepp_core.commands._common import check_numbers, command_device, hold_outpu
 from kepp_core.errors import KeppError, printable
 
 # Command groups, in the order ``kepp --help`` lists them.
-GROUPS = ["data", "features", "graph", "train", "models", "eval", "records", "plan", "protocol", "demo", "app"]
+GROUPS = ["data", "features", "graph", "train", "models", "eval", "records", "plan", "protocol", "demo", "app", "talk"]
 
 
 def build_parser() -> argparse.ArgumentParser:

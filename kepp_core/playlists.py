@@ -12,6 +12,11 @@ The file ``NAME.json``::
 
 ``query`` is the address that reopens the item (for the app: the Plan page's URL query, with its
 method, T and view settings); ``episode``, ``method`` and ``T`` name it for lists and captions.
+
+An **A/B pair** is an item with ``"versus": "METHOD_B"`` beside its ``method`` (A): one episode planned
+by two methods, whose slide shows both plans, the truth and each method's verdict
+(:attr:`PlaylistItem.kind` is ``"ab"``; a plain item's is ``"episode"``). A file without ``versus``
+keys reads as before, and a plain item is written without one.
 The playlist's name is its file's name. Writes are atomic (:mod:`kepp_core.io`), and every change
 (add, move, remove, rename) reads and writes the file under its writer lock: two people adding to one
 playlist of a shared server at once both land, neither overwrites the other.
@@ -37,9 +42,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kepp_core.errors import KeppError
-from kepp_core.io import atomic_write_json, ensure_folder, parse_json, read_text_utf8, writer_lock
+from kepp_core.io import atomic_write_json, atomic_write_text, ensure_folder, parse_json, read_text_utf8, writer_lock
 
-__all__ = ["FORMAT", "MAX_ITEMS", "PlaylistItem", "Playlist", "PlaylistStore", "check_name"]
+__all__ = ["AB", "DECK_MARK", "EPISODE", "FORMAT", "MAX_ITEMS", "PlaylistItem", "Playlist", "PlaylistStore",
+           "check_deck_output", "check_name", "is_deck"]
 
 FORMAT, VERSION = "kepp-playlist", 1
 SUFFIX = ".json"
@@ -50,10 +56,14 @@ MAX_TEXT = 300  # characters of an episode id, a method, a query value
 MAX_NOTE = 1000  # characters of an item's note
 MAX_QUERY = 24  # keys of an item's query
 MAX_LISTED = 500  # playlists listed from one folder
+# The head of a deck written from a playlist (``kepp talk export``): a file holding it is a deck, which a new
+# export replaces; any other file is kept unless asked (``--force``).
+DECK_MARK = '<meta name="generator" content="kepp-deck">'
 _NAME = re.compile(r"[A-Za-z0-9_-](?:[A-Za-z0-9 _.-]*[A-Za-z0-9_-])?")
 _QUERY_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,31}")
 # names Windows reserves for devices: a shared playlist must open there too
 _DEVICES = {"con", "prn", "aux", "nul", *(f"{p}{i}" for p in ("com", "lpt") for i in range(1, 10))}
+EPISODE, AB = "episode", "ab"  # the kinds of item: one method's episode, two methods' (A/B pair)
 _RULE = "a name is letters, digits, spaces, '-', '_' and '.' (up to 64 characters)"
 
 
@@ -78,17 +88,35 @@ def check_name(name) -> str:
 @dataclass(frozen=True)
 class PlaylistItem:
     """One episode of a playlist: its id, the method and horizon it is shown with, the query that
-    reopens it (string keys and values) and an optional note."""
+    reopens it (string keys and values) and an optional note; ``versus``: method B of an A/B pair
+    (``method`` is A), empty for a plain item.
+
+    >>> PlaylistItem("tea/0287/7:3", "kepp-R2", 3, versus="random").kind
+    'ab'
+    >>> PlaylistItem("tea/0287/7:3", "kepp-R2", 3).to_json()
+    {'episode': 'tea/0287/7:3', 'method': 'kepp-R2', 'T': 3, 'query': {}, 'note': ''}
+    """
     episode: str
     method: str
     T: int
     query: dict[str, str] = field(default_factory=dict)
     note: str = ""
+    versus: str = ""
+
+    @property
+    def kind(self) -> str:
+        """:data:`AB` for an A/B pair (two methods on one episode), else :data:`EPISODE`."""
+        return AB if self.versus else EPISODE
+
+    @property
+    def methods(self) -> tuple[str, ...]:
+        """The methods the slide shows, A first: one, or two for an A/B pair."""
+        return (self.method, self.versus) if self.versus else (self.method,)
 
     def to_json(self) -> dict:
-        """The item as the file holds it."""
+        """The item as the file holds it (``versus`` only for an A/B pair)."""
         return {"episode": self.episode, "method": self.method, "T": self.T, "query": dict(self.query),
-                "note": self.note}
+                "note": self.note, **({"versus": self.versus} if self.versus else {})}
 
 
 @dataclass(frozen=True)
@@ -172,10 +200,14 @@ def parse_item(value, where: str) -> PlaylistItem:
     Traceback (most recent call last):
     ...
     kepp_core.errors.KeppError: talk.json: items[0].T: expected a whole number from 1 to 64, got '3'
+    >>> parse_item({"episode": "e", "method": "m", "T": 3, "versus": "m"}, "talk.json: items[1]")
+    Traceback (most recent call last):
+    ...
+    kepp_core.errors.KeppError: talk.json: items[1].versus: 'm' is method A too: an A/B pair names two different methods
     """
     if not isinstance(value, Mapping):
         raise KeppError(f"{where}: expected an object, got {type(value).__name__}")
-    known = {"episode", "method", "T", "query", "note"}
+    known = {"episode", "method", "T", "query", "note", "versus"}
     extra = sorted(str(k)[:40] for k in value if k not in known)
     if extra:
         raise KeppError(f"{where}: unknown key {extra[0]!r} (an item has {', '.join(sorted(known))})")
@@ -185,10 +217,15 @@ def parse_item(value, where: str) -> PlaylistItem:
     T = value["T"]
     if isinstance(T, bool) or not isinstance(T, int) or not 1 <= T <= 64:
         raise KeppError(f"{where}.T: expected a whole number from 1 to 64, got {T!r:.40}")
-    return PlaylistItem(episode=_text(value["episode"], f"{where}.episode", MAX_TEXT),
-                        method=_text(value["method"], f"{where}.method", MAX_TEXT, empty=True), T=T,
+    method = _text(value["method"], f"{where}.method", MAX_TEXT, empty=True)
+    versus = _text(value.get("versus", ""), f"{where}.versus", MAX_TEXT, empty=True)
+    if versus and not method:
+        raise KeppError(f"{where}.versus: an A/B pair needs method A too ('method' is empty)")
+    if versus and versus == method:
+        raise KeppError(f"{where}.versus: {versus[:40]!r} is method A too: an A/B pair names two different methods")
+    return PlaylistItem(episode=_text(value["episode"], f"{where}.episode", MAX_TEXT), method=method, T=T,
                         query=_query(value.get("query", {}), f"{where}.query"),
-                        note=_text(value.get("note", ""), f"{where}.note", MAX_NOTE, empty=True))
+                        note=_text(value.get("note", ""), f"{where}.note", MAX_NOTE, empty=True), versus=versus)
 
 
 def parse_playlist(data, name: str, where: str) -> Playlist:
@@ -230,6 +267,20 @@ class PlaylistStore:
     def note_limit(self) -> int:
         """How many characters an item's note may hold (:data:`MAX_NOTE`)."""
         return MAX_NOTE
+
+    @property
+    def deck_mark(self) -> str:
+        """The head every deck of a playlist holds (:data:`DECK_MARK`)."""
+        return DECK_MARK
+
+    def write_deck(self, path: str | os.PathLike, html: str, force: bool = False) -> Path:
+        """Write a playlist's deck (its ``html``, holding :data:`DECK_MARK`) to ``path`` atomically (a temporary
+        file, then a rename), where :func:`check_deck_output` allows."""
+        path = check_deck_output(path, force)
+        if DECK_MARK not in html[:4096]:
+            raise KeppError(f"{path}: not written: the page is not a KEPP deck")
+        atomic_write_text(path, html)
+        return path
 
     def path(self, name: str) -> Path:
         """The file of the playlist ``name`` (the name checked first)."""
@@ -340,6 +391,29 @@ class PlaylistStore:
             raise KeppError(f"{path}: no such playlist") from None
         except OSError as e:
             raise KeppError(f"{path}: cannot delete ({e.strerror or e})") from None
+
+
+def is_deck(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a file a deck was written to (its head holds :data:`DECK_MARK`)."""
+    try:
+        with open(path, "rb") as f:
+            return DECK_MARK.encode() in f.read(4096)
+    except OSError:
+        return False
+
+
+def check_deck_output(path: str | os.PathLike, force: bool = False) -> Path:
+    """``path`` when a deck may be written there (checked before any work): a new file in an existing folder,
+    an earlier deck, another regular file only with ``force``; never a folder or another non-regular file."""
+    path = Path(path)
+    if path.exists() or path.is_symlink():
+        if not path.is_file() or path.is_symlink():
+            raise KeppError(f"{path}: exists and is not a regular file: choose another --out")
+        if not force and not is_deck(path):
+            raise KeppError(f"{path}: exists and is not a KEPP deck: choose another --out, or --force to replace it")
+    if not path.parent.is_dir():
+        raise KeppError(f"{path.parent}: no such folder for the deck")
+    return path
 
 
 def _valid(name: str) -> bool:

@@ -225,3 +225,31 @@ def test_notes_are_edited_and_each_item_shows_its_slides_verdict(monkeypatch, en
     # the built-in scenes' notes (their names) are not edited here: "Save a copy" first
     scenes = no_problems(open_page(monkeypatch, env, "pages/7_Playlists.py"))
     assert not [t for t in scenes.text_area if str(t.key).startswith("pl_note_")]
+
+
+def test_an_ab_pair_is_added_from_results_and_the_ab_view_and_plays_as_one_slide(monkeypatch, env):
+    """"Add A/B slide to playlist" from Results' episode comparison and from the A/B view adds one item holding
+    the episode and both methods; its slide on the Plan page draws both plans, the truth and each method's
+    verdict, and a method with no recorded endpoints gets no endpoint verdict."""
+    res = no_problems(open_page(monkeypatch, env, "pages/5_Results.py",
+                                {"method": "kepp-R2", "T": "3", "compare": "kepp-R2,random"}))
+    add(res, "res_add_ab", "ab")
+    compared = res.selectbox(key="res_episode").value
+    view = no_problems(open_page(monkeypatch, env, "pages/5_Results.py", {"method": "kepp-R2", "T": "3", "a": "kepp-R2",
+                                                                           "b": "random", "cell": "a-only"}))
+    add(view, "res_ab_add", "ab")
+    paired = view.selectbox(key="res_ab_episode").value.split(" · ")[0]
+    items = store(env).read("ab").items
+    assert [(i.kind, i.episode, i.methods) for i in items] == [("ab", compared, ("kepp-R2", "random")),
+                                                                ("ab", paired, ("kepp-R2", "random"))]
+    assert any("Added the A/B slide to playlist 'ab' (2 items)" in str(s.value) for s in view.success)
+    at = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py", {"playlist": "ab", "item": "2"}))
+    assert at.query_params["rec"] == "kepp-R2" and at.query_params["vs"] == "random"
+    preds = prediction_table(env).set_index(["episode", "method"])
+    a, b = (preds.loc[(paired, m)] for m in ("kepp-R2", "random"))
+    shown = " ".join(str(m.value) for m in at.markdown)
+    assert f'data-episode="{paired}" data-methods="kepp-R2,random"' in shown
+    assert "<b>A · KEPP R=2</b> · " in shown and f"<b>B · {catalog.method_label('random')}</b>" in shown
+    assert a["success"] and not b["success"] and b["endpoints"] is None and b["pattern"] == "wrong_endpoint"
+    assert "wrong predicted endpoint" not in shown and "this method does not predict them" not in shown
+    assert cards(at) == 3 * 3  # plan A, plan B, the truth

@@ -53,6 +53,17 @@ def test_a_playlist_round_trips_through_its_file(tmp_path):
         store.read("keynote")
 
 
+def test_an_ab_pair_round_trips_and_a_plain_item_is_written_as_before(tmp_path):
+    store = PlaylistStore(tmp_path / "playlists")
+    pair = {**ITEM, "versus": "random"}
+    p = store.add("ab", [ITEM, pair])  # the same episode alone and as a pair: two items
+    assert [(i.kind, i.methods) for i in p.items] == [("episode", ("kepp-R2",)), ("ab", ("kepp-R2", "random"))]
+    assert store.read("ab") == p
+    data = json.loads((tmp_path / "playlists" / "ab.json").read_text())
+    assert "versus" not in data["items"][0] and data["items"][1]["versus"] == "random"
+    assert len(store.add("ab", [pair]).items) == 2  # a pair already there is not added twice
+
+
 @pytest.mark.parametrize("name, why", [
     ("../outside", "path separator"), ("a/b", "path separator"), ("a\\b", "path separator"),
     ("", "needs a name"), ("   ", "needs a name"), (".hidden", "not allowed"), ("trailing.", "not allowed"),
@@ -97,6 +108,9 @@ GOOD = {"format": "kepp-playlist", "version": 1, "items": [ITEM]}
     ({**GOOD, "items": [{**ITEM, "query": {f"k{i}": "x" for i in range(30)}}]}, r"items\[0\]\.query: more than 24 keys"),
     ({**GOOD, "items": [{**ITEM, "query": []}]}, r"items\[0\]\.query: expected an object of strings, got list"),
     ({**GOOD, "items": [{**ITEM, "run": "rm -rf /"}]}, r"items\[0\]: unknown key 'run'"),
+    ({**GOOD, "items": [{**ITEM, "versus": 7}]}, r"items\[0\]\.versus: expected a string, got int"),
+    ({**GOOD, "items": [{**ITEM, "versus": "kepp-R2"}]}, r"items\[0\]\.versus: 'kepp-R2' is method A too"),
+    ({**GOOD, "items": [{**ITEM, "method": "", "versus": "random"}]}, r"items\[0\]\.versus: an A/B pair needs method A"),
     ('{"format": "kepp-playlist", "version": 1, "items": [' * 1 + "[" * 100_000 + "]" * 100_000 + "]}",
      r"bad\.json"),
     ("NaN", r"bad\.json: NaN \(not a JSON number\) is not readable"),

@@ -20,8 +20,9 @@ this folder is named below (``tests/test_docs.py`` holds the list to the folder)
   ``plans`` (a plan, its endpoints, paths and samples), ``zeroshot`` (planning with the graph alone),
   ``urls`` (its query for an evaluated episode), ``recorded`` (a record first, a live re-plan second:
   the one decision), ``result`` (the input and the plan beside its graph, on one screen), ``scenes`` and
-  ``curation`` (demo scenes), ``playlists`` (adding to and playing a playlist), ``presenter`` (the
-  presenter view of a playlist);
+  ``curation`` (demo scenes), ``playlists`` (adding to and playing a playlist), ``slides`` (what a
+  playlist item's slide shows, decided once), ``presenter`` (the presenter view of a playlist), ``deck``
+  (a playlist as one offline HTML file: ``kepp talk export``, **Export deck**);
 - the records pages: ``episodes`` (one evaluated episode), ``slices`` (metrics by slice),
   ``episode_map`` (the map of the test episodes), ``ab`` (two methods episode by episode: the 2×2
   table, each cell's episodes), ``metric_codes`` (which evaluation code a number comes from: the code picked,

@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from components import backend, episodes, links, metric_codes, paging, url_schema
+from components import backend, episodes, links, metric_codes, paging, playlists, url_schema
 from components.charts import show_table
 from components.config import PAGES, presenting
 from components.names import compare_default, episode_label, method_name, namer
@@ -118,7 +118,8 @@ def ab_section(link, prefix: str, cfg, ds, preds: pd.DataFrame, methods: Sequenc
         tasks = episodes.task_names(ds)
         show_comparison(link, prefix, comparison, steps=lambda p: plan_text(ds.labels(p)),
                         episode=lambda e: episode_label(e, tasks),
-                        detail=lambda unit: _record_detail(ds, preds, a, b, unit, name), name=name, code=code)
+                        detail=lambda unit: _record_detail(ds, preds, a, b, unit, name, cfg, prefix), name=name,
+                        code=code)
 
 
 def show_comparison(link, prefix: str, comparison, steps: Callable[[Sequence[int]], str],
@@ -222,9 +223,11 @@ def _cell_list(link, prefix: str, c, cell: str, steps, episode, detail, name: Ca
         detail(rows.iloc[ids.index(chosen)])
 
 
-def _record_detail(ds, preds: pd.DataFrame, a: str, b: str, unit: pd.Series, name: Callable[[str], str]) -> None:
-    """One paired episode of a records page: each method's record opened on the Plan page, then the
-    episode with both methods side by side (clips, ground truth, endpoints, graph paths, plans)."""
+def _record_detail(ds, preds: pd.DataFrame, a: str, b: str, unit: pd.Series, name: Callable[[str], str], cfg,
+                   prefix: str) -> None:
+    """One paired episode of a records page: each method's record opened on the Plan page, the pair added to
+    a playlist as one A/B slide, then the episode with both methods side by side (clips, ground truth,
+    endpoints, graph paths, plans)."""
     same = preds[(preds["episode"] == unit["episode"]) & (preds["horizon"] == unit["horizon"])]
     if unit["seed"] is not None and unit["seed"] == unit["seed"]:  # the unit's seed; a method without seeds
         same = same[(same["seed"] == unit["seed"]) | same["seed"].isna()]  # (imported) was paired with each
@@ -234,6 +237,7 @@ def _record_detail(ds, preds: pd.DataFrame, a: str, b: str, unit: pd.Series, nam
         if len(rows):
             col.page_link(PAGES["Plan"].path, label=f"Open {name(m)} in Plan", icon=PAGES["Plan"].icon,
                           query_params=episodes.plan_query(rows.iloc[0]))
+    playlists.ab_control(cfg, same, a, b, f"{prefix}_ab_add")
     episodes.show_episode(ds, same, [a, b])
 
 

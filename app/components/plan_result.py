@@ -10,7 +10,7 @@ import time
 
 import streamlit as st
 
-from components import backend, colours, network, plan_decision, plans, playlists, recorded, result, why, zeroshot
+from components import backend, colours, network, plan_decision, plans, playlists, recorded, result, slides, why, zeroshot
 from components.charts import video_timeline
 from components.config import presenting
 from components.plan_decision import LIVE, RECORDED, SYMBOLS, Decision, PlanState
@@ -90,6 +90,20 @@ def records_of(found, rec: str | None) -> plan_decision.Records:
     return plan_decision.Records(label=method_name(rec or ""))
 
 
+def versus_of(link, decision: Decision, records) -> recorded.Record | None:
+    """Method B's record of an A/B slide (``vs=METHOD`` beside the record shown: the same episode and
+    seed), kept in the URL; None where no B is asked, or the records do not hold it (said)."""
+    rec, vs = decision.record, asked(link, "vs")
+    other = None
+    if rec is not None and vs and vs != rec.method:
+        other = recorded.find(records, rec.episode, vs, rec.seed)
+        if other is None:
+            st.warning(f"The prediction records hold no {md(method_name(vs))} record of this episode: "
+                       "the slide shows A's alone.", icon=":material/warning:")
+    link.keep(vs=other.method if other is not None else None)
+    return other
+
+
 def plan_now(decision: Decision, ctl, clip, features, inputs: tuple, link) -> dict | None:
     """Run the live planner when the decision says so; the live result of these inputs (None: none)."""
     if decision.plan_now:
@@ -121,11 +135,13 @@ def _tabs(decision: Decision) -> str:
 
 
 def show(cfg, decision: Decision, ds, ctl, clip, saved: dict | None, live: tuple[str, str | None], episode_id,
-         root) -> None:
+         root, versus: recorded.Record | None = None) -> None:
     """The result as the decision says: the view open (a record's tabs, or the live plan alone) with its
-    plan graph beside it, brought into view when it arrived; below a live plan, more about it."""
+    plan graph beside it, brought into view when it arrived; below a live plan, more about it. ``versus``:
+    method B's record of an A/B slide (:func:`versus_of`), drawn beside the record's in its tab."""
     rec = decision.record
-    key = (rec.episode, rec.method, rec.seed) if rec is not None else ("live", saved and saved["inputs"], saved and saved["seconds"])
+    key = ((rec.episode, rec.method, rec.seed, versus and versus.method) if rec is not None
+           else ("live", saved and saved["inputs"], saved and saved["seconds"]))
     result.bring_into_view(key, scroll=decision.scroll)
     left, right = result.columns()
     live_result = saved["result"] if saved else None
@@ -134,7 +150,11 @@ def show(cfg, decision: Decision, ds, ctl, clip, saved: dict | None, live: tuple
     own = ds.task_actions(task) if task in ds.tasks else None  # the plan graph draws this task's neighbours
     with left:
         view = _tabs(decision) if rec is not None else LIVE
-        if view == RECORDED:
+        drawn = [r.method for r in (rec, versus) if r is not None] if view == RECORDED else []
+        result.shown_marker(rec.episode if rec is not None else episode_id, drawn)
+        if view == RECORDED and versus is not None:
+            result.show_pair(ds, rec, versus, clip.path, clip.windows)
+        elif view == RECORDED:
             result.show_record(ds, rec, clip.path, clip.windows)
         elif live_result is not None:
             result.show_live(ds, live_result, saved["truth"], live[0], ctl.condition, note=live[1], no_plan=no_plan,
@@ -142,9 +162,10 @@ def show(cfg, decision: Decision, ds, ctl, clip, saved: dict | None, live: tuple
         else:
             st.caption(f"Nothing is planned live here: {md(ctl.width_error or 'press Re-plan live')}.")
     with right, backend.guarded(stop=False):
-        if view == RECORDED:
-            network.plan_graph_panel(ctl.planner.graph, rec.endpoints or (rec.plan[0], rec.plan[-1]), rec.named_paths(),
-                                     rec.truth, key="plan", title=f"Recorded plan · {rec.label} (T={ctl.T})", own=own)
+        if view == RECORDED:  # the graph the record's slide draws (an A/B slide's: both plans), in the deck too
+            drawn = slides.graph_request([r for r in (rec, versus) if r is not None], ds)
+            network.plan_graph_panel(ctl.planner.graph, drawn["endpoints"], drawn["named_paths"], drawn["truth"],
+                                     key="plan", title=drawn["title"], own=drawn["own"])
         elif live_result is not None:
             named = [] if no_plan is not None else graph_paths(live_result, ctl.condition, live_result.R)
             network.plan_graph_panel(ctl.planner.graph, live_result.path_ends[1], named, saved["truth"], key="plan",
@@ -222,8 +243,8 @@ def without_models(cfg, ds, reason: str, link) -> None:
                       item=playing[1] if playing else None, presenting=presenting(),
                       asked=tuple(k for k in link.url if link.foreign))
     decision = plan_decision.decide(state, plan_decision.Models(live_label="", missing=reason), records_of(found, rec))
-    for key, why in decision.ignored:
-        link.ignore(key, link.from_url(key), why)
+    for key, because in decision.ignored:
+        link.ignore(key, link.from_url(key), because)
     link.keep(**decision.keep)
     if decision.zero_shot:
         messages(decision)

@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping
 
 import streamlit as st
 
-from components import backend, plan_state, recorded, scenes, scripts
+from components import backend, plan_state, scenes, scripts, slides
+from components.slides import item_label
 from components.config import PAGES, AppConfig, presenting, start_config
-from components.names import episode_label, method_name
 from components.scripts import SLIDE_KEYS
 from components.text import md
 from components.links import page_url
@@ -23,11 +23,12 @@ from components.urls import plan_query
 from kepp_core import catalog
 from kepp_core.errors import KeppError
 
-__all__ = ["CHANNEL", "DEFAULT", "add_control", "add_listed_control", "add_rows", "item_label", "item_of_row", "item_record", "keys_script", "load",
+__all__ = ["CHANNEL", "DEFAULT", "ab_control", "ab_item", "add_control", "drawn", "item_records", "add_listed_control", "add_rows", "item_label", "item_of_row", "item_record", "keys_script", "load",
            "play_query", "playing_bar", "plan_control", "plan_item", "store", "verdict_text"]
 
 DEFAULT = "scenes"  # the built-in playlist: the curated scenes; no file can take its name
 LAST = "kepp_playlist_last"  # the playlist the last episode was added to (every page offers it first)
+DRAWN = "kepp_playlist_drawn"  # the (playlist, 1-based item) whose item the Plan page's inputs hold
 MESSAGE = "kepp_playlist_message"  # control key -> (ok, text) of its last add
 BAR_CSS = """<style>
 .st-key-playlist_bar { position: fixed; top: 0.45rem; left: 50%; transform: translateX(-50%); z-index: 1000001;
@@ -68,6 +69,17 @@ def item_of_row(row: Mapping) -> dict:
             "query": plan_query(row), "note": ""}
 
 
+def ab_item(row: Mapping, versus: str) -> dict:
+    """An A/B pair as a playlist item: method A's predictions-table row (its episode, T and the Plan page's
+    query) and method B (``versus``), whose record of the same episode its slide shows beside A's.
+
+    >>> item = ab_item({"episode": "tea/0287/7:3", "video": "0287", "horizon": 3, "method": "kepp-R2"}, "random")
+    >>> item["method"], item["versus"], "vs" in item["query"]
+    ('kepp-R2', 'random', False)
+    """
+    return {**item_of_row(row), "versus": str(versus)}
+
+
 def plan_item(query: Mapping[str, str], episode: str) -> dict:
     """The Plan page's episode as a playlist item: its query without the playing playlist's place; the
     record it shows (``rec``) as the item's method, else no method and planned live at once.
@@ -77,10 +89,12 @@ def plan_item(query: Mapping[str, str], episode: str) -> dict:
     >>> plan_item({"video": "v", "ep": "2", "T": "4", "rec": "kepp-R2", "seed": "0"}, "t/v/2:4")["method"]
     'kepp-R2'
     """
-    q = {k: str(v) for k, v in plan_state.without(query, *plan_state.PLAYLIST_KEYS, "present").items()}
+    q = {k: str(v) for k, v in plan_state.without(query, *plan_state.PLAYLIST_KEYS, "vs", "present").items()}
     if not q.get("rec"):
         q.update(plan_state.query(plan=True))
-    return {"episode": episode, "method": q.get("rec", ""), "T": int(q.get("T", 0) or 0), "query": q, "note": ""}
+    versus = str(query.get("vs") or "") if q.get("rec") else ""  # an A/B slide's B: the item is the pair
+    return {"episode": episode, "method": q.get("rec", ""), "T": int(q.get("T", 0) or 0), "query": q, "note": "",
+            **({"versus": versus} if versus else {})}
 
 
 def _check_target(name: str) -> str:
@@ -113,7 +127,7 @@ def _add(cfg: AppConfig, items: list[dict], key: str) -> None:
         st.session_state.setdefault(MESSAGE, {})[key] = (False, str(e))
         return
     st.session_state[LAST] = name
-    what = "episode" if len(items) == 1 else f"{len(items)} episodes"
+    what = ("A/B slide" if items[0].get("versus") else "episode") if len(items) == 1 else f"{len(items)} episodes"
     st.session_state.setdefault(MESSAGE, {})[key] = (True, f"Added the {what} to playlist '{name}' ({n} items).")
     st.toast(md(f"Added the {what} to playlist '{name}' ({n} items)."), icon=":material/playlist_add_check:")
 
@@ -142,6 +156,15 @@ def add_control(cfg: AppConfig, items: list[dict], key: str, label: str = "Add t
             st.caption("Playlists: " + ", ".join(md(n) for n in names))
         st.page_link(PAGES["Playlists"].path, label="Playlists", icon=PAGES["Playlists"].icon,
                      query_params={"playlist": st.session_state[LAST]} if LAST in st.session_state else None)
+
+
+def ab_control(cfg: AppConfig, rows, a: str, b: str, key: str) -> None:
+    """"Add A/B slide to playlist": one episode (``rows``: its predictions rows, one seed first) as an A/B
+    pair of methods ``a`` and ``b`` (:func:`ab_item`); nothing where they are one method or either lacks a record."""
+    first = rows[rows["method"] == a]
+    if a == b or not len(first) or not (rows["method"] == b).any():
+        return
+    add_control(cfg, [ab_item(first.iloc[0], b)], key, label="Add A/B slide to playlist")
 
 
 def add_listed_control(cfg: AppConfig, rows, key: str) -> None:
@@ -179,22 +202,14 @@ def load(cfg: AppConfig, ds, name: str) -> list[dict]:
     return [i.to_json() for i in store(cfg).read(name).items]
 
 
-def item_label(item: Mapping, ds, names: Mapping[str, str] | None = None, note: bool = True) -> str:
-    """One line naming an item: its episode in words, the method (or planning model) and T (and its note);
-    ``names``: the records' display names (an imported method's with its predictions file)."""
-    label = episode_label(item["episode"], {t: ds.tasks[t].name for t in ds.tasks})
-    how = ((names or {}).get(item["method"]) or method_name(item["method"]) if item["method"]
-           else f"model {item['query'].get('model', '—')}")
-    return f"{label} · {how} · T={item['T']}" + (f" · {item['note']}" if note and item.get("note") else "")
-
-
 def item_record(preds, item: Mapping):
-    """The record an item shows (its method's on its episode, of the seed its query names), or None (an
-    item planned live, or records that do not hold it): :class:`components.recorded.Record`."""
-    if preds is None or not item.get("method"):
-        return None
-    seed = str(item.get("query", {}).get("seed", ""))
-    return recorded.find(preds, item["episode"], item["method"], int(seed) if seed.lstrip("-").isdigit() else None)
+    """The record an item shows (:func:`components.slides.item_record`): :class:`components.recorded.Record` or None."""
+    return slides.item_record(preds, item)
+
+
+def item_records(preds, item: Mapping) -> list:
+    """The records an item's slide shows, A first (:func:`components.slides.item_records`)."""
+    return slides.item_records(preds, item)
 
 
 def verdict_text(item: Mapping, rec) -> str:
@@ -205,9 +220,14 @@ def verdict_text(item: Mapping, rec) -> str:
     'planned live on its slide (no record)'
     """
     if rec is None:
-        return "planned live on its slide (no record)" if not item.get("method") else "not in the prediction records"
-    colour = "green" if rec.success else "red"
-    return f":{colour}[{md(rec.verdict)}]"
+        return slides.LIVE if not item.get("method") else slides.NOT_RECORDED
+    return verdict_markdown(rec.verdict, rec.success)
+
+
+def verdict_markdown(verdict: str, success: bool | None) -> str:
+    """A slide's verdict (:attr:`components.slides.Slide.verdict`) in Markdown: green for a success, red for a
+    failure, plain without a record."""
+    return verdict if success is None else f":{'green' if success else 'red'}[{md(verdict)}]"
 
 
 def play_query(name: str, k: int, item: Mapping) -> dict[str, str]:
@@ -220,11 +240,14 @@ def play_query(name: str, k: int, item: Mapping) -> dict[str, str]:
     {'video': 'v', 'plan': '1', 'playlist': 'talk', 'item': '2'}
     >>> play_query("talk", 0, {"method": "kepp-R2", "query": {"video": "v", "plan": "1"}})
     {'video': 'v', 'rec': 'kepp-R2', 'playlist': 'talk', 'item': '1'}
+    >>> play_query("talk", 0, {"method": "kepp-R2", "versus": "random", "query": {"video": "v", "rec": "kepp-R2"}})["vs"]
+    'random'
+
     """
-    q = plan_state.without(item["query"], *plan_state.PLAYLIST_KEYS)
+    q = plan_state.without(item["query"], *plan_state.PLAYLIST_KEYS, "vs")
     if item.get("method") and not q.get("rec") and not q.get("source"):
         q = {**plan_state.without(q, "plan"), **plan_state.query(rec=item["method"])}
-    q = {**q, **plan_state.query(playlist=name, item=k + 1)}
+    q = {**q, **plan_state.query(vs=item.get("versus") or None, playlist=name, item=k + 1)}
     if presenting():
         q["present"] = "1"
     return q
@@ -250,6 +273,12 @@ def _playing(link) -> tuple[str, int] | None:
         return name, 1
 
 
+def drawn(playing: tuple[str, int] | None) -> None:
+    """Mark the place played (:func:`playing_bar`'s) as drawn: the page's inputs hold its item now (called
+    once they are seeded; a run stopped before that draws the place again on the next)."""
+    st.session_state[DRAWN] = playing
+
+
 def playing_bar(cfg: AppConfig, ds, link) -> tuple[str, int] | None:
     """On the Plan page: when its address plays a playlist (``playlist=NAME&item=K``), a bar with the
     progress ("3 / 8"), previous and next buttons and the keyboard listener; the place stays in the
@@ -272,10 +301,15 @@ def playing_bar(cfg: AppConfig, ds, link) -> tuple[str, int] | None:
         link.ignore("item", str(k), f"playlist {name} has {len(items)} items: showing its last")
     k = min(max(k, 1), len(items)) - 1
     link.keep(playlist=name, item=k + 1)
-    if link.foreign:  # a link that names only the place (?playlist=NAME&item=K): the item's own query
+    # The slide is a function of its number: a place this session has not drawn yet (a key, a button, a
+    # reload, a link) draws its item's query, whatever the page wrote to its address before: an address
+    # this page wrote earlier (going back to a slide) is no stale echo when it names another place.
+    arrived = st.session_state.get(DRAWN) != (name, k + 1)
+    if link.foreign or arrived:  # a link naming only the place (?playlist=NAME&item=K) gets the item's own query
         wanted = plan_state.without(play_query(name, k, items[k]), "present")
         if any(link.from_url(key) != value for key, value in wanted.items() if key not in plan_state.PLAYLIST_KEYS):
             link.url = {**plan_state.without(link.url, *plan_state.KEYS), **wanted}
+        link.foreign = True
     st.markdown(BAR_CSS, unsafe_allow_html=True)
     with st.container(horizontal=True, vertical_alignment="center", gap="small", key="playlist_bar"):
         st.button("◀", key="playlist_prev", help="previous item (← or PageUp)", disabled=k == 0, type="tertiary",

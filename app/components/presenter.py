@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 import streamlit as st
 
-from components import backend, episodes, playlists, scripts
+from components import backend, episodes, playlists, scripts, slides
 from components.charts import step_cards
 from components.text import html_text, md
 
@@ -29,24 +29,31 @@ def controls(name: str, item: int, count: int, key: str = "presenter_controls") 
 
 
 def slide_summary(ds, item: Mapping, preds, small: bool = False) -> None:
-    """What an item's slide shows, small: the episode in words, its method and verdict (the record's), the
-    start and goal frames, the plan against the ground truth (``small``: the plan's cards alone)."""
-    rec = playlists.item_record(preds, item)
-    names = {rec.method: rec.label} if rec is not None else None  # an imported method's with its file
-    st.markdown(f"**{md(playlists.item_label(item, ds, names, note=False))}**  \n" + playlists.verdict_text(item, rec))
-    if rec is None:
+    """What an item's slide shows, small (:func:`components.slides.slide`, as the offline deck shows it): the
+    episode in words, its method(s) and verdict(s) (the records'), the start and goal frames, the plan(s)
+    against the ground truth (``small``: the plans' cards alone). An A/B pair shows both methods' plans and
+    verdicts, A first."""
+    shown = slides.slide(item, ds, preds)
+    st.markdown(f"**{md(shown.title)}**  \n" + " · ".join(
+        (f"{side.name}: " if side.name else "") + playlists.verdict_markdown(side.verdict, side.success)
+        for side in shown.sides))
+    if shown.record is None:
         return
+    rec = shown.record
     if not small:
-        video = ds.video(rec.video) if rec.video in {v.id for v in ds.videos} else None
-        if video is not None and video.video_file is not None and rec.start_time is not None:
+        if shown.frames:
             frames = st.columns(4)
-            for col, label, t in ((frames[0], "start", rec.start_time), (frames[1], "goal", max(0.0, rec.goal_time - 0.01))):
+            for col, frame in zip(frames, shown.frames):
                 with col, backend.guarded(stop=False):
-                    st.image(backend.thumbnail_png(str(video.video_file), round(t, 2), 160), caption=f"{label} {t:.1f} s")
-    step_cards(ds.labels(rec.plan), [a == b for a, b in zip(rec.plan, rec.truth)], title="plan", colour="#fff8e1")
+                    st.image(backend.thumbnail_png(str(shown.video_file), frame.seconds, 160), caption=frame.caption)
+    for side in shown.sides:
+        if side.record is not None:
+            step_cards(side.plan, side.plan_right, title=f"plan {side.name}" if side.name else "plan", colour="#fff8e1")
     if not small:
-        step_cards(ds.labels(rec.truth), title="ground truth", colour="#e8f5e9")
-        st.markdown(episodes.endpoints_line(ds, rec.endpoints, rec.endpoint_scores, rec.truth, rec.imported), unsafe_allow_html=True)
+        step_cards(shown.truth, title="ground truth", colour="#e8f5e9")
+        if len(shown.sides) == 1:
+            st.markdown(episodes.endpoints_line(ds, rec.endpoints, rec.endpoint_scores, rec.truth, rec.imported),
+                        unsafe_allow_html=True)
 
 
 def note_html(note: str) -> str:

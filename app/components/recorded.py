@@ -29,6 +29,8 @@ from components.names import method_name, method_names
 from components.url_schema import PLAN, Expected
 from kepp_core import catalog
 
+ENDPOINT_PATTERN = catalog.PATTERNS[0]  # "wrong_endpoint": judged on predicted endpoints â₁, â_T
+
 __all__ = ["Record", "Shown", "display_names", "distinct_paths", "find", "imported_files", "live_method", "record_keys",
            "shown", "whole_key"]
 
@@ -83,8 +85,26 @@ class Record:
 
     @property
     def verdict(self) -> str:
-        """``success``, or ``failure: <pattern>`` in the failure analysis's words (as Failure cases files it)."""
-        return "success" if self.success else f"failure: {catalog.pattern_label(self.pattern)}"
+        """``success``, or ``failure: <pattern>`` in the failure analysis's words (:attr:`judged_pattern`).
+        Every slide, card and caption that says a record's verdict asks this one property."""
+        return "success" if self.success else f"failure: {catalog.pattern_label(self.judged_pattern)}"
+
+    @property
+    def judged_pattern(self) -> str:
+        """The failure pattern the verdict names: the one the record is filed under, except that a method
+        with no recorded endpoints (â₁, â_T) gets no endpoint verdict (the analysis judged its plan's own
+        ends): its next pattern then, else ``other``.
+
+        >>> r = dict(method="random", episode="t/v/0:3", task="t", video="v", horizon=3, seed=0, source="", truth=(1, 2, 3),
+        ...          plan=(4, 2, 3), endpoint_scores=None, paths=(), path_scores=(), success=False, start_time=None,
+        ...          goal_time=None, pattern="wrong_endpoint", patterns=("wrong_endpoint",))
+        >>> Record(endpoints=None, **r).verdict, Record(endpoints=(4, 3), **r).verdict
+        ('failure: other', 'failure: wrong predicted endpoint')
+        """
+        if self.success or self.endpoints is not None:
+            return self.pattern
+        kept = [p for p in (self.pattern, *self.patterns) if p and p != ENDPOINT_PATTERN]
+        return kept[0] if kept else "other"
 
     @property
     def steps_right(self) -> list[bool]:

@@ -18,10 +18,11 @@ from components.config import presenting
 from components.names import episode_label
 from components.plan_decision import SYMBOLS
 from components.recorded import distinct_paths
-from components.text import html_text, md
+from components.slides import SIDES
+from components.text import html_text, md, page_text
 
-__all__ = ["ANCHOR", "bring_into_view", "clip_words", "columns", "head_html", "paths_cards", "show_head", "show_live",
-           "show_record", "verdict_html"]
+__all__ = ["ANCHOR", "SIDES", "bring_into_view", "clip_words", "columns", "head_html", "paths_cards", "shown_marker",
+           "show_head", "show_live", "show_pair", "show_record", "verdict_html"]
 
 ANCHOR = "kepp-result"  # the class of the element a new result scrolls to
 SCROLLED = "plan_scrolled"  # anchor -> the last view brought into view (a rerun of the same view does not scroll)
@@ -167,6 +168,33 @@ def show_record(ds, rec, video_path: str | None, clips: tuple | None) -> None:
     else:
         st.caption(f"The prediction records' {md(rec.label)} on this episode" + (f" ({seed})" if seed else "")
                    + f", {md(rec.source)}: the plan Failure cases and Results show.")
+
+
+def shown_marker(episode: str | None, methods: Sequence[str]) -> None:
+    """What the slide draws, for a reader that checks it against its number (a test, the deck's comparison):
+    a hidden element whose ``data-episode`` and ``data-methods`` (comma-separated, A first; empty: planned
+    live) name the episode and the records drawn, escaped as attribute values."""
+    st.markdown(f'<div class="kepp-shown" style="display:none" data-episode="{page_text(episode or "")}" '
+                f'data-methods="{page_text(",".join(methods))}"></div>', unsafe_allow_html=True)
+
+
+def show_pair(ds, a, b, video_path: str | None, clips: tuple | None) -> None:
+    """An A/B slide: one episode's records by two methods (``a``, ``b``: :class:`components.recorded.Record`)
+    on one screen: the input, each method's verdict (:attr:`~components.recorded.Record.verdict`), each plan
+    against the ground truth (✓/✗) and the ground truth once. A method's endpoints are said only where it
+    recorded them."""
+    verdicts = " &emsp; ".join(verdict_html(side, r.label, r.success, r.verdict) for side, r in zip(SIDES, (a, b)))
+    show_head(ds, a.episode, video_path, clips, verdicts)
+    for side, r in zip(SIDES, (a, b)):
+        right = r.steps_right
+        step_cards(ds.labels(r.plan), right, colour=PLAN_TINT,
+                   title=f"plan {side} · {r.label} · {sum(right)}/{len(r.truth)} steps right")
+        if r.endpoints is not None:
+            _endpoints(ds, side, r.endpoints, r.endpoint_scores, r.truth, r.imported)
+    step_cards(ds.labels(a.truth), title="ground truth", colour=TRUTH_TINT)
+    seeds = sorted({f"seed {r.seed}" for r in (a, b) if r.seed is not None})
+    st.caption(f"From the prediction records ({md(', '.join(sorted({a.source, b.source})))}"
+               + (f", {', '.join(seeds)}" if seeds else "") + ").")
 
 
 def show_live(ds, result, truth: Sequence[int] | None, label: str, condition: str, head: tuple, note: str | None = None,

@@ -297,6 +297,8 @@ PLAN = _table(
     Key("rec", text(64), "a record's method (`kepp-R2`): that method's record of the episode is shown",
         "no record: the live plan is the one view"),
     Key("seed", SEED, "the record's seed", "the record's first seed"),
+    Key("vs", text(64), "method B of an A/B slide (`random`): its record of the episode is shown beside `rec`'s",
+        "one record"),
     Key("live", flag, "`1`: the live re-plan's tab is open beside the record's", "the record's tab"),
     Key("playlist", text(64), "the playlist being played", "no playlist playing"),
     Key("item", whole(1, 9999), "its item being played, 1-based", "1"),

@@ -28,6 +28,7 @@ playing = playlists.playing_bar(cfg, ds, link)  # first: a link naming only a pl
 scenes.scene_bar(demo_scenes, "plan_scene")
 ctl = inputs.controls(cfg, ds, setup, link)
 clip = inputs.video(cfg, ds, enc, ctl, link, playing)
+playlists.drawn(playing)  # the inputs hold the played item now (a place not drawn yet draws its item's query)
 features = plan_result.features_of(cfg, enc, ctl, clip)
 inputs.step_timeline_of(cfg, ds, ctl, clip, features)
 
@@ -42,6 +43,7 @@ decision = plan_decision.decide(state, plan_decision.Models(live_label=live[0], 
                                 plan_result.records_of(found, state.rec))
 saved = plan_result.plan_now(decision, ctl, clip, features, key, link)
 link.keep(**decision.keep)
+versus = plan_result.versus_of(link, decision, records)  # an A/B slide's method B
 link.publish()
 with corner:
     links.copy_link(link, "plan_link")
@@ -50,4 +52,4 @@ plan_result.messages(decision)
 if decision.stop:
     link.stop()
 episode = None if clip.shown is None else catalog.episode_id(clip.shown.task, clip.shown.id, clip.ep or 0, ctl.T)
-plan_result.show(cfg, decision, ds, ctl, clip, saved, live, episode, setup.root)
+plan_result.show(cfg, decision, ds, ctl, clip, saved, live, episode, setup.root, versus)

@@ -153,6 +153,8 @@ if len(sel):
     chosen = st.multiselect("Methods (up to four)", available, max_selections=4, key="res_compare",
                             format_func=name_of, **links.default_kwargs("res_compare", default=default[:4]))
     link.keep(episode=ep, compare=",".join(chosen))
+    if len(chosen) >= 2:  # the first two methods compared, as one A/B slide
+        playlists.ab_control(cfg, same, chosen[0], chosen[1], "res_add_ab")
     episodes.show_episode(ds, same, list(chosen))
 episode_map.map_section(link, "res", cfg, ds, run, method, horizon)
 ab.ab_section(link, "res", cfg, ds, preds, methods, method, horizon, code)

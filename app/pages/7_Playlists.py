@@ -8,7 +8,7 @@ import json
 
 import streamlit as st
 
-from components import backend, links, playlists
+from components import backend, deck, links, playlists
 from components.config import PAGES, page_setup
 from components.text import md, md_code
 from kepp_core.errors import KeppError
@@ -131,6 +131,11 @@ if items is not None and not items:
 preds = None
 with backend.guarded(stop=False):
     preds = backend.predictions(cfg)
+if items:
+    st.download_button("Export deck", lambda: deck.page_deck(cfg, name, items, ds, preds, names, store.deck_mark), icon=":material/download:",
+                       file_name=f"{name}.html", mime="text/html", key="pl_deck", on_click="ignore",
+                       help="these slides as one HTML file that needs no server (kepp talk export): open it from "
+                            "disk; → / ← / PageDown / PageUp / Home / End move, P opens the presenter view")
 
 
 def note_key(k: int, item: dict) -> str:

@@ -279,14 +279,15 @@ class Workspace:
         key = str(Path(os.path.realpath(base)) if base is not None else self.config.dataset_key())
         return cache_folder(PLAYLISTS) / hashlib.sha1(key.encode()).hexdigest()[:12]
 
-    def playlists(self, start: AppConfig | None = None) -> PlaylistStore:
+    def playlists(self, start: AppConfig | None = None, folder: str | Path | None = None) -> PlaylistStore:
         """This workspace's playlists (:class:`kepp_core.playlists.PlaylistStore` in
-        :meth:`playlists_folder`). With ``start`` (the configuration the server started with), every
+        :meth:`playlists_folder`; ``folder``: another folder's, e.g. a playlist file's given by its path). With
+        ``start`` (the configuration the server started with), every
         playlist file read or written must lie under a folder it allows
         (:func:`~kepp_core.api.config.check_allowed`, symlinks resolved): a browser visitor reads and
         writes playlists only where the person running the server allowed."""
         check = None if start is None else (lambda path: check_allowed(path, start))
-        return PlaylistStore(self.playlists_folder(), check)
+        return PlaylistStore(self.playlists_folder() if folder is None else Path(folder), check)
 
 
 def remembered(kind: str, key: str, compute: Callable[[], object]) -> object:

@@ -1,0 +1,108 @@
+// The offline deck's script (app/components/deck.py inlines it in the file it writes; no server, no network).
+// The slide shown is the number in the address's fragment (talk.html#3; the presenter view: #presenter-3):
+// the keys a clicker sends move it (next: data.keys.next and ArrowDown; previous: data.keys.prev and ArrowUp;
+// Home, End), a reload or a shared link opens on it. P (or the faint "Notes" button) opens the presenter view,
+// the same file in a second window; the two follow each other through window messages, a BroadcastChannel and
+// localStorage (whichever the browser allows for a file it opened from disk). Dataset text reaches the page
+// as text only (textContent, cloned nodes), never as markup.
+//
+// data: {name, count, keys: {next, prev}, notes, titles, id}
+(function (data) {
+  const slides = [...document.querySelectorAll("#deck > section.slide")];
+  const count = slides.length;
+  const presenting = /^#presenter/.test(location.hash);
+  const tag = "kepp-deck:" + data.id;
+  const next = new Set([...data.keys.next, "ArrowDown"]), prev = new Set([...data.keys.prev, "ArrowUp"]);
+  let current = 0, popup = null, channel = null;
+
+  const clamp = (k) => Math.min(Math.max(k, 1), count);
+  const asked = (hash) => { const m = /(\d+)$/.exec(hash || ""); return m ? clamp(Number(m[1])) : 1; };
+  const fragment = (k) => (presenting ? "#presenter-" : "#") + k;
+
+  function preview(box, k) {
+    box.textContent = "";
+    if (k > count) return;
+    const copy = slides[k - 1].cloneNode(true);
+    copy.removeAttribute("id");
+    copy.hidden = false;
+    box.style.aspectRatio = `${window.innerWidth} / ${window.innerHeight}`;
+    box.appendChild(copy);
+    copy.style.transform = `scale(${box.clientWidth / window.innerWidth})`;
+  }
+
+  function drawPresenter(k) {
+    document.getElementById("p-count").textContent = `${k} / ${count}`;
+    preview(document.getElementById("p-current"), k);
+    preview(document.getElementById("p-next"), k + 1);
+    document.getElementById("p-next-head").textContent = k < count ? `Next: ${k + 1}` : "Next: the end";
+    const note = document.getElementById("p-note"), text = data.notes[k - 1] || "";
+    note.textContent = text || "no note for this slide";
+    note.classList.toggle("empty", !text);
+  }
+
+  function show(k, tell) {
+    k = clamp(k);
+    if (location.hash !== fragment(k)) history.replaceState(null, "", fragment(k));
+    if (k === current) return;
+    current = k;
+    slides.forEach((s, i) => { s.hidden = i !== k - 1; });
+    document.documentElement.dataset.slide = String(k);
+    document.title = `${k} / ${count} · ${data.titles[k - 1] || data.name}`;
+    if (presenting) drawPresenter(k);
+    if (tell) send(k);
+  }
+
+  function send(k) {
+    const message = {tag, slide: k};
+    try { if (channel) channel.postMessage(message); } catch (e) { /* closed */ }
+    for (const w of [window.opener, popup]) {
+      try { if (w && !w.closed) w.postMessage(message, "*"); } catch (e) { /* gone */ }
+    }
+    try { localStorage.setItem(tag, JSON.stringify({slide: k, at: Date.now()})); } catch (e) { /* not allowed */ }
+  }
+
+  function heard(message) {
+    if (message && message.tag === tag && Number.isInteger(message.slide)) show(message.slide, false);
+  }
+
+  try { channel = new BroadcastChannel(tag); channel.onmessage = (e) => heard(e.data); } catch (e) { channel = null; }
+  window.addEventListener("message", (e) => heard(e.data));
+  window.addEventListener("storage", (e) => {
+    if (e.key !== tag || !e.newValue) return;
+    try { heard({tag, slide: JSON.parse(e.newValue).slide}); } catch (err) { /* not ours */ }
+  });
+  window.addEventListener("hashchange", () => show(asked(location.hash), true));
+
+  function openPresenter() {
+    popup = window.open(location.href.split("#")[0] + "#presenter-" + current, "kepp-deck-presenter:" + data.id,
+                        "width=1280,height=800");
+  }
+  document.getElementById("open-presenter").addEventListener("click", openPresenter);
+
+  document.addEventListener("keydown", (e) => {
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    if (next.has(e.key)) show(current + 1, true);
+    else if (prev.has(e.key)) show(current - 1, true);
+    else if (e.key === "Home") show(1, true);
+    else if (e.key === "End") show(count, true);
+    else if ((e.key === "p" || e.key === "P") && !presenting) openPresenter();
+    else return;
+    e.preventDefault();
+  });
+
+  if (presenting) {
+    document.body.classList.add("presenting");
+    document.getElementById("presenter").hidden = false;
+    const clock = document.getElementById("p-clock");
+    let start = Date.now();
+    const tick = () => {
+      const sec = Math.floor((Date.now() - start) / 1000), m = Math.floor(sec / 60) % 60, h = Math.floor(sec / 3600);
+      const ss = String(sec % 60).padStart(2, "0");
+      clock.textContent = h ? `${h}:${String(m).padStart(2, "0")}:${ss}` : `${m}:${ss}`;
+    };
+    clock.addEventListener("click", () => { start = Date.now(); tick(); });
+    setInterval(tick, 1000);
+    window.addEventListener("resize", () => drawPresenter(current));
+  }
+  show(asked(location.hash), false);
+})

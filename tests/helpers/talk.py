@@ -1,0 +1,148 @@
+"""A talk's playlist of every slide kind, an app server that can be stopped and started again on its port, and
+what a playing slide shows (its bar's number, the episode and methods its content draws), for the live talk's
+end-to-end tests (tests/test_e2e_talk.py) and the screenshots of docs/app.md (benchmarks/talk_screens.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+from tests.helpers.browser import wait_until_healthy
+
+# The kinds of slide a talk is made of (docs/app.md, "Talks"): an episode added from Failure cases, from
+# Results, from the Plan page (a record, or planned live on its slide) and an A/B pair of two methods.
+KINDS = ("Failure case", "Results episode", "Plan", "Plan, live", "A/B pair")
+
+
+def talk_items(records: Path, published=None) -> list[tuple[str, dict]]:
+    """Eight slides of every kind from the prediction records at ``records`` (the demo's), each as
+    ``(kind, item)`` (the item as a playlist file holds it), with notes on some. ``published``: a function
+    giving the query the Plan page publishes when opened at a query (its clips, model and settings too):
+    the Plan items hold it, as the page's own "Add to playlist" writes them."""
+    from components import playlists, urls
+    from kepp_core import api
+
+    preds = api.read_predictions([records])
+
+    def row(method: str, horizon: int, success: bool, k: int = 0) -> dict:
+        rows = preds[(preds["method"] == method) & (preds["horizon"] == horizon) & (preds["success"] == success)]
+        return dict(rows.iloc[k])
+
+    def plan(r: dict, live: bool = False) -> dict:
+        query = urls.plan_query(r)
+        if live:
+            query = {**{k: v for k, v in query.items() if k not in ("rec", "seed")}, "plan": "1"}
+        return playlists.plan_item(published(query) if published else query, r["episode"])
+
+    failure, long = row("kepp-R2", 3, False), row("kepp-R2", 6, False)
+    return [("Failure case", {**playlists.item_of_row(failure), "note": "the wrong endpoint"}),
+            ("Results episode", playlists.item_of_row(row("kepp-R1", 4, True))),
+            ("A/B pair", {**playlists.ab_item(row("kepp-R2", 3, True, 3), "random"), "note": "A right, B wrong"}),
+            ("Plan", plan(row("kepp-R2", 5, True))),
+            ("Plan, live", plan(row("kepp-R1", 3, True, 5), live=True)),
+            ("Failure case", {**playlists.item_of_row(long), "note": "a long horizon"}),
+            ("A/B pair", playlists.ab_item(row("kepp-R1", 4, False, 2), "kepp-nograph")),
+            ("Results episode", {**playlists.item_of_row(row("kepp-R2", 3, True, 7)), "note": "the end"})]
+
+
+def write_talk(records: Path, name: str, published=None) -> list[tuple[str, dict]]:
+    """The playlist ``name`` of :func:`talk_items`, written beside ``records`` (where the app finds it)."""
+    from kepp_core.playlists import PlaylistStore
+
+    items = talk_items(records, published)
+    PlaylistStore(records.parent / "playlists").add(name, [item for _, item in items])
+    return items
+
+
+@dataclasses.dataclass
+class Restartable:
+    """An app server on a fixed port that a test stops and starts again (:meth:`stop`, :meth:`start`)."""
+    opts: object
+    proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://localhost:{self.opts.port}"
+
+    def start(self) -> None:
+        from kepp_core.commands.app import start_app
+
+        self.proc = start_app(self.opts)
+        wait_until_healthy(self.url, self.proc)
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc = None
+
+
+@contextlib.contextmanager
+def restartable_server(opts) -> Iterator[Restartable]:
+    """``kepp app`` with ``opts`` on a free port, started; stopped at the end whatever state it is in."""
+    from kepp_core.commands.app import free_port
+
+    server = Restartable(dataclasses.replace(opts, port=free_port()))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def published_by(browser, url: str):
+    """A function giving the query the Plan page at ``url`` publishes when opened at a query (in a new page of
+    ``browser``, once its run is over): what its "Add to playlist" would put in an item."""
+    from urllib.parse import urlencode
+
+    from tests.helpers.browser import idle, query
+
+    def published(q: dict) -> dict:
+        page = browser.new_page()
+        try:
+            page.goto(f"{url}/Plan?{urlencode(q)}")
+            page.locator(".kepp-shown").wait_for(state="attached", timeout=120_000)
+            idle(page)
+            return query(page)
+        finally:
+            page.close()
+    return published
+
+
+# What the playing slide shows: the bar's "k / n" and the one slide marker's episode and methods (null while a
+# run is going, or while the page holds no bar or not exactly one marker).
+SHOWN = """() => { const app = document.querySelector('[data-testid="stApp"]');
+  if (!app || app.dataset.testScriptState !== 'notRunning' || document.querySelector('[data-testid="stStatusWidget"]')) return null;
+  const bar = document.querySelector('.st-key-playlist_bar'), marks = document.querySelectorAll('.kepp-shown');
+  const at = bar && bar.innerText.match(/(\\d+) \\/ (\\d+)/);
+  if (!at || marks.length !== 1) return null;
+  return {item: Number(at[1]), count: Number(at[2]), episode: marks[0].dataset.episode, methods: marks[0].dataset.methods}; }"""
+
+
+def expected_shown(item: dict, k: int, count: int) -> dict:
+    """What :data:`SHOWN` reads on item ``k`` (1-based) of ``count``: its episode and its methods, A first
+    (none for an item planned live)."""
+    methods = [m for m in (item["method"], item.get("versus", "")) if m]
+    return {"item": k, "count": count, "episode": item["episode"], "methods": ",".join(methods)}
+
+
+def wait_shown(page, item: dict, k: int, count: int, where: str, timeout: float = 90_000) -> dict:
+    """Until the page is idle with the bar at ``k / count`` and the slide drawing ``item``; a failure says what
+    the page showed instead (the bar's number over another item's content)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    want = expected_shown(item, k, count)
+    try:
+        page.wait_for_function(f"w => JSON.stringify(({SHOWN})()) === JSON.stringify(w)", arg=want, timeout=timeout,
+                               polling=200)
+    except PlaywrightTimeout:
+        raise AssertionError(f"{where}: the slide shows {page.evaluate(SHOWN)}, expected {want}") from None
+    return want
