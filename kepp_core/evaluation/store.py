@@ -160,14 +160,15 @@ def _fast_rows(data: bytes) -> pa.Table | None:
     starts = np.concatenate(([0], ends[:-1] + 1))
     if (ends - starts + 1).max() > MAX_LINE_BYTES or (buf[starts] != ord("{")).any() or (buf[ends - 1] != ord("}")).any():
         return None  # every line one object, none too long, no blank lines
-    if _LONG_NUMBER.search(data):
-        return None  # integers past MAX_JSON_DIGITS digits: the exact reader names them
     try:
         t = pj.read_json(pa.py_buffer(data), read_options=pj.ReadOptions(block_size=max(2 * MAX_LINE_BYTES, 1 << 20)))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OverflowError):
         return None
     if t.num_rows != len(ends) or not _plain(t.schema):
         return None
+    big = _largest(t)
+    if big is None or (big >= 1e99 and _LONG_NUMBER.search(data)):
+        return None  # NaN, Infinity or integers past MAX_JSON_DIGITS digits (read as floats here): the exact reader
     names = set(t.column_names)
     if not {"episode", "gt", "plans"} <= names:
         return None
@@ -253,9 +254,6 @@ def _fast_rows(data: bytes) -> pa.Table | None:
     if "endpoints" in rows:  # the step model's scores go with its endpoints (no endpoints: no scores)
         rows["endpoint_scores"] = pc.if_else(rows["endpoints"].is_null(), pa.nulls(len(rec_idx), pa.list_(pa.float64())),
                                              rows["endpoint_scores"])
-    if not _finite(rows["endpoint_scores"]) or not _finite(rows["path_scores"]) or not all(
-            _finite(rows[c]) for c in ("fraction", "start_time", "goal_time")):
-        return None  # NaN or Infinity: the exact reader refuses them
     return pa.table(rows)
 
 
@@ -270,14 +268,27 @@ def _plain(schema: pa.Schema, depth: int = 6) -> bool:
     return all(deep(f.type) <= depth for f in schema)
 
 
-def _finite(arr) -> bool:
+def _largest(t: pa.Table) -> float | None:
+    """The largest magnitude of any floating-point value in the table (0 with none), None when one is NaN or infinite."""
     import pyarrow.compute as pc
 
-    while pa.types.is_list(arr.type):
-        arr = pc.list_flatten(arr)
-    if not pa.types.is_floating(arr.type) or len(arr) == 0:
-        return True
-    return bool(pc.all(pc.is_finite(arr.drop_null())).as_py() is not False)
+    def leaves(arr):
+        if pa.types.is_struct(arr.type):
+            for i in range(arr.type.num_fields):
+                yield from leaves(arr.field(i))
+        elif pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type):
+            yield from leaves(pc.list_flatten(arr))
+        elif pa.types.is_floating(arr.type):
+            yield arr
+
+    top = 0.0
+    for name in t.column_names:
+        for leaf in leaves(t.column(name).combine_chunks()):
+            if len(leaf) - leaf.null_count:
+                if not pc.all(pc.is_finite(leaf.drop_null())).as_py():
+                    return None
+                top = max(top, pc.max(pc.abs(leaf)).as_py())
+    return top
 
 
 # --- the exact way: record by record ------------------------------------------------------------------------------
@@ -499,9 +510,8 @@ def predictions_frame(files: Iterable[str | Path]):
         scores[uses] = _objects(scores_l)[back]
         paths[uses] = _objects(paths_l)[back]
         path_scores[uses] = _copies(_objects(ps_l)[back])
-    rest = np.flatnonzero(k == 0)
-    paths[rest] = _empty_lists(np.empty(len(rest), dtype=object))
-    path_scores[rest] = _empty_lists(np.empty(len(rest), dtype=object))
+    rest = np.flatnonzero(k == 0)  # no stored paths: one empty list shared by the rows (the table is read-only)
+    paths[rest], path_scores[rest] = _objects([[]]), _objects([[]])
     for c, v in (("truth", truth_first[owner]), ("plan", plan), ("endpoints", endpoints), ("endpoint_scores", scores),
                  ("paths", paths), ("path_scores", path_scores)):
         out[c] = v
@@ -510,7 +520,6 @@ def predictions_frame(files: Iterable[str | Path]):
     return df
 
 
-_empty_lists = np.frompyfunc(lambda _: [], 1, 1)  # n new empty lists (an object array), no Python loop here
 _copies = np.frompyfunc(list, 1, 1)  # a list of its own per row, as each record's row had
 
 
