@@ -21,7 +21,7 @@ same vocabulary for the app. Then it measures, with the machine's load beside ea
 
     python benchmarks/bench_records_scale.py --scale 0.05            # a proxy: about a minute
     python benchmarks/bench_records_scale.py --app                   # the full scale, the app's pages too
-    python benchmarks/bench_records_scale.py --app --keep runs/scale # keep the files written
+    python benchmarks/bench_records_scale.py --app --keep /tmp/scale  # keep the files written
 
 Prints a table (seconds, MiB) with the targets of issue 46 beside them; no assertions.
 """
@@ -59,7 +59,8 @@ TARGETS = {"read + judge, cold": "≤ 3× floor", "read, warm (fresh process)": 
 
 # --- the records ------------------------------------------------------------------------------------------------
 def world(out: Path, scale: float, rng: np.random.Generator) -> dict:
-    """The dataset (``plans.jsonl``: 18 tasks, 133 actions) and the test episodes per T: (task, video, first, plan)."""
+    """The dataset (``plans.jsonl`` beside the records folder ``out``: 18 tasks, 133 actions) and the test episodes
+    per T: (task, video, first, plan)."""
     labels = [f"step {a} ({a % TASKS})" for a in range(ACTIONS)]
     task_actions = [[a for a in range(ACTIONS) if a % TASKS == t] for t in range(TASKS)]
     lines, episodes = [], {T: [] for T in SIZES}
@@ -73,7 +74,7 @@ def world(out: Path, scale: float, rng: np.random.Generator) -> dict:
         if split == "test":
             for T in SIZES:
                 episodes[T] += [(f"task{t:02d}", f"v{v:05d}", i, steps[i:i + T]) for i in range(10 - T + 1)]
-    with open(out / "plans.jsonl", "w", encoding="utf-8") as f:
+    with open(out.parent / "plans.jsonl", "w", encoding="utf-8") as f:  # beside the records folder, not in it
         f.writelines(json.dumps(line) + "\n" for line in lines)
     picked = {}
     for T, n in SIZES.items():
@@ -207,7 +208,7 @@ def measure_app(folder: Path, home: Path, results: dict) -> None:
     env = {**os.environ, "KEPP_HOME": str(home), "PYTHONPATH": str(REPO)}
     shutil.rmtree(home / "records", ignore_errors=True)
     proc = subprocess.Popen([sys.executable, "-m", "kepp_core", "app", "--no-browser", "--port", str(port),
-                             "--dataset", "plans-jsonl", "--root", str(folder / "plans.jsonl"), "--predictions",
+                             "--dataset", "plans-jsonl", "--root", str(folder.parent / "plans.jsonl"), "--predictions",
                              str(folder)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         wait_health(url, proc, timeout=600)
@@ -246,7 +247,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scale", type=float, default=1.0, help="share of the benchmark's episodes (1: 835,200 rows)")
     ap.add_argument("--app", action="store_true", help="also each records page in headless Chromium")
-    ap.add_argument("--keep", default=None, metavar="FOLDER", help="write the records here and keep them")
+    ap.add_argument("--keep", default=None, metavar="FOLDER", help="write the records (FOLDER/records) and the dataset "
+                    "(FOLDER/plans.jsonl) here and keep them")
     ap.add_argument("--phase", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--folder", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -254,7 +256,7 @@ def main() -> int:
         print(json.dumps(phase(args.phase, Path(args.folder))))
         return 0
     tmp = Path(tempfile.mkdtemp(prefix="kepp-scale-"))
-    folder = Path(args.keep) if args.keep else tmp / "records"
+    folder = (Path(args.keep) if args.keep else tmp) / "records"
     folder.mkdir(parents=True, exist_ok=True)
     home = tmp / "home"
     rng = np.random.default_rng(46)

@@ -38,10 +38,11 @@ from kepp_core.catalog import PATTERNS
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.failures import repeats_batch, stored_paths
 from kepp_core.io import MAX_JSON_DIGITS, MAX_LINE_BYTES, atomic_path, ensure_folder, open_regular
+from kepp_core.metrics import set_iou
 from kepp_core.paths import cache_folder
 
 __all__ = ["CACHE", "FRAME_COLUMNS", "RECORD_SUFFIXES", "RecordsColumns", "Skipped", "check_vocabulary", "file_version",
-           "folder_records", "predictions_frame", "records_columns", "row_arrays"]
+           "folder_records", "list_values", "predictions_frame", "records_columns", "row_arrays"]
 
 CACHE = "records"  # the cache home's folder of judged records (kepp_core.paths.CACHE_FOLDERS)
 LAYOUT = 1  # the cached table's layout: part of each cache file's name, so a new layout never reads an old file
@@ -352,31 +353,20 @@ def _record_rows(rec: dict, n: int, cols: dict[str, list]) -> None:
 
 
 # --- judging, one horizon at a time ---------------------------------------------------------------------------------
-def row_arrays(column: pa.ChunkedArray | pa.Array, rows: np.ndarray, width: int) -> np.ndarray:
-    """The ``rows`` of a list column whose lists there all have ``width`` items, as an ``[n, width]`` int64 array."""
-    import pyarrow.compute as pc
+def list_values(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """A list column as its values (int64) and the first value's place of each row: row ``i``'s list is
+    ``values[starts[i]:starts[i] + len_i]`` (no copy per row)."""
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    offsets = arr.offsets.to_numpy()
+    values = arr.values.to_numpy(zero_copy_only=False)
+    return values.astype(np.int64, copy=False), offsets[:-1]
 
-    part = column.take(pa.array(rows, pa.int64()))
-    flat = pc.list_flatten(part)
-    flat = flat.combine_chunks() if isinstance(flat, pa.ChunkedArray) else flat
-    return flat.to_numpy(zero_copy_only=False).astype(np.int64, copy=False).reshape(len(rows), width)
 
-
-def set_iou(plans: np.ndarray, truths: np.ndarray) -> np.ndarray:
-    """Per row of two ``[n, T]`` arrays: the IoU of their action sets (as
-    :func:`kepp_core.metrics.iou_per_episode`, value for value).
-
-    >>> set_iou(np.array([[1, 1, 3], [1, 2, 3]]), np.array([[1, 2, 3], [1, 2, 3]])).round(4).tolist()
-    [0.6667, 1.0]
-    """
-    def first(a: np.ndarray) -> np.ndarray:  # each distinct value once: its first position
-        same = a[:, :, None] == a[:, None, :]
-        return ~np.tril(same, k=-1).any(axis=2)
-
-    fp, ft = first(plans), first(truths)
-    shared = ((plans[:, :, None] == truths[:, None, :]).any(axis=2) & fp).sum(axis=1)
-    union = fp.sum(axis=1) + ft.sum(axis=1) - shared
-    return shared / union
+def row_arrays(column, rows: np.ndarray, width: int) -> np.ndarray:
+    """The ``rows`` of a list column whose lists there all have ``width`` items, as an ``[n, width]`` int64 array
+    (``column``: the column, or its :func:`list_values`)."""
+    values, starts = column if isinstance(column, tuple) else list_values(column)
+    return values[starts[rows][:, None] + np.arange(width)]
 
 
 def judge(rows: pa.Table) -> pa.Table:
@@ -393,13 +383,14 @@ def judge(rows: pa.Table) -> pa.Table:
     iou = np.zeros(n, dtype=np.float64)
     has_ends = rows.column("endpoints").is_valid().to_numpy() if n else np.zeros(0, bool)
     low, top = 0, -1
+    lists = {c: list_values(rows.column(c)) for c in ("truth", "plan", "endpoints")} if n else {}
     for T in np.unique(horizon):
         idx = np.flatnonzero(horizon == T)
-        truth, plan = row_arrays(rows.column("truth"), idx, int(T)), row_arrays(rows.column("plan"), idx, int(T))
+        truth, plan = row_arrays(lists["truth"], idx, int(T)), row_arrays(lists["plan"], idx, int(T))
         ends = np.stack([plan[:, 0], plan[:, -1]], axis=1)
         own = has_ends[idx]
         if own.any():
-            ends[own] = row_arrays(rows.column("endpoints"), idx[own], 2)
+            ends[own] = row_arrays(lists["endpoints"], idx[own], 2)
         right = plan == truth
         success[idx] = right.all(axis=1)
         steps[idx] = right.sum(axis=1)
@@ -485,11 +476,12 @@ def predictions_frame(files: Iterable[str | Path]):
     truth_first = np.empty(len(first), dtype=object)
     plan = np.empty(n, dtype=object)
     first_h = horizon[first]
+    plans, truths = list_values(t.column("plan")), list_values(t.column("truth"))
     for T in np.unique(horizon):
         idx = np.flatnonzero(horizon == T)
-        plan[idx] = _tuples(row_arrays(t.column("plan"), idx, int(T)))
+        plan[idx] = _tuples(row_arrays(plans, idx, int(T)))
         f = np.flatnonzero(first_h == T)
-        truth_first[f] = _tuples(row_arrays(t.column("truth"), first[f], int(T)))
+        truth_first[f] = _tuples(row_arrays(truths, first[f], int(T)))
     k = t.column("k").to_numpy()
     endpoints = np.full(n, None, dtype=object)
     scores = np.full(n, None, dtype=object)
@@ -500,16 +492,13 @@ def predictions_frame(files: Iterable[str | Path]):
         # the values of each (record, R) once: rows of one record and R share them
         key = record[uses] * 64 + np.minimum(k[uses], 63)
         uniq, first_of, back = np.unique(key, return_index=True, return_inverse=True)
-        at = pa.array(uses[first_of], pa.int64())
-        ends_l = t.column("endpoints").take(at).to_pylist()
-        scores_l = t.column("endpoint_scores").take(at).to_pylist()
-        kk = k[uses[first_of]]
-        paths_l = [[tuple(p) for p in (ps or ())[:r]] for ps, r in zip(t.column("paths").take(at).to_pylist(), kk)]
-        ps_l = [list(s or ())[:r] for s, r in zip(t.column("path_scores").take(at).to_pylist(), kk)]
-        endpoints[uses] = _objects(tuple(x) if x is not None else None for x in ends_l)[back]
-        scores[uses] = _objects(scores_l)[back]
-        paths[uses] = _objects(paths_l)[back]
-        path_scores[uses] = _copies(_objects(ps_l)[back])
+        at, kk = uses[first_of], k[uses[first_of]]
+        endpoints[uses] = _small_lists(t.column("endpoints"), at, as_tuple=True)[back]
+        scores[uses] = _small_lists(t.column("endpoint_scores"), at)[back]
+        paths[uses] = _path_lists(t.column("paths"), at, kk)[back]
+        ps = _small_lists(t.column("path_scores"), at, kk)
+        ps[np.equal(ps, None)] = _objects([[]])
+        path_scores[uses] = _copies(ps[back])
     rest = np.flatnonzero(k == 0)  # no stored paths: one empty list shared by the rows (the table is read-only)
     paths[rest], path_scores[rest] = _objects([[]]), _objects([[]])
     for c, v in (("truth", truth_first[owner]), ("plan", plan), ("endpoints", endpoints), ("endpoint_scores", scores),
@@ -523,13 +512,56 @@ def predictions_frame(files: Iterable[str | Path]):
 _copies = np.frompyfunc(list, 1, 1)  # a list of its own per row, as each record's row had
 
 
+def _small_lists(column, rows: np.ndarray, keep: np.ndarray | None = None, as_tuple: bool = False) -> np.ndarray:
+    """The ``rows`` of a list column (each cut to its ``keep`` items) as lists (or tuples) in an object array,
+    None where a row has none: made a length at a time from columns (zipped in C), not value by value."""
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    out = np.full(len(rows), None, dtype=object)
+    if arr.type == pa.null():
+        return out
+    valid = arr.is_valid().to_numpy(zero_copy_only=False)[rows]
+    offsets = arr.offsets.to_numpy()
+    values = arr.values.to_numpy(zero_copy_only=False)
+    lengths = np.diff(offsets)[rows]
+    if keep is not None:
+        lengths = np.minimum(lengths, keep)
+    make = tuple if as_tuple else list
+    for length in np.unique(lengths[valid]):
+        sel = np.flatnonzero(valid & (lengths == length))
+        a = values[offsets[rows[sel]][:, None] + np.arange(length)]
+        made = map(make, zip(*a.T.tolist())) if length else (make() for _ in sel)
+        out[sel] = np.fromiter(made, dtype=object, count=len(sel))
+    return out
+
+
+def _path_lists(column, rows: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """The first ``keep`` graph paths of each of ``rows`` (a list column of paths) as lists of tuples."""
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if arr.type == pa.null():
+        return np.fromiter(([] for _ in rows), dtype=object, count=len(rows))
+    valid = arr.is_valid().to_numpy(zero_copy_only=False)[rows]
+    offsets = arr.offsets.to_numpy()
+    count = np.where(valid, np.minimum(np.diff(offsets)[rows], keep), 0)
+    begin = np.concatenate(([0], np.cumsum(count)[:-1]))
+    owner = np.repeat(np.arange(len(rows)), count)
+    which = offsets[rows][owner] + np.arange(int(count.sum())) - begin[owner]  # every path kept, in order
+    each = _small_lists(arr.values, which, as_tuple=True)
+    out = np.empty(len(rows), dtype=object)
+    for m in np.unique(count):
+        sel = np.flatnonzero(count == m)
+        made = map(list, zip(*(each[begin[sel] + q] for q in range(m)))) if m else ([] for _ in sel)
+        out[sel] = np.fromiter(made, dtype=object, count=len(sel))
+    return out
+
+
 def _objects(values: Iterable) -> np.ndarray:
     """``values`` as a 1-D object array (lists stay lists: never read as a second axis)."""
     return np.fromiter(values, dtype=object)
 
 
-def _tuples(a: np.ndarray) -> list[tuple[int, ...]]:
-    return list(map(tuple, a.tolist()))
+def _tuples(a: np.ndarray) -> np.ndarray:
+    """The rows of an ``[n, T]`` array as tuples of ints (an object array): zipped from its columns, in C."""
+    return np.fromiter(zip(*a.T.tolist()), dtype=object, count=len(a))
 
 
 # --- folders and vocabularies ---------------------------------------------------------------------------------------
