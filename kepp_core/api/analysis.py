@@ -25,7 +25,7 @@ from kepp_core.evaluation.failures import (
 )
 from kepp_core.evaluation.literature import literature_rows as _literature_rows
 from kepp_core.evaluation.literature import literature_table
-from kepp_core.evaluation.store import FRAME_COLUMNS, predictions_frame
+from kepp_core.evaluation.store import FRAME_COLUMNS, check_vocabulary, file_version, predictions_frame
 from kepp_core.evaluation.stats import bootstrap_interval, mean_ci
 from kepp_core.graph import expert_trajectories, transition_matrix
 from kepp_core.metrics import (
@@ -38,9 +38,9 @@ from kepp_core.metrics import (
 )
 from kepp_core.metrics import protocol_metrics as _protocol_metrics
 
-__all__ = ["RECORD_COLUMNS", "TABLE_METRICS", "compare_methods", "expert_view", "failure_analysis", "literature_rows",
+__all__ = ["RECORD_COLUMNS", "TABLE_METRICS", "check_vocabulary", "compare_methods", "expert_view", "failure_analysis", "literature_rows",
            "method_horizon_table", "metric_family", "metrics_table", "outcomes", "protocol_metrics", "read_predictions",
-           "slice_table", "transitions"]
+           "records_version", "slice_table", "transitions"]
 
 RECORD_COLUMNS = FRAME_COLUMNS
 
@@ -66,6 +66,12 @@ def transitions(plans: Iterable[Sequence[int]], order: list[int], labels: list[s
 
 
 # --- prediction records -------------------------------------------------------------------------------
+def records_version(path: str | Path) -> str:
+    """The version of a records file (its size and a hash of its bytes: :func:`kepp_core.evaluation.store.file_version`),
+    a cache key that changes whenever the file's bytes do."""
+    return file_version(path).key
+
+
 def read_predictions(files: Iterable[str | Path]):
     """Prediction records (``kepp eval --records``) as one long DataFrame: one row per episode
     and method, with its outcome and failure patterns (columns :data:`RECORD_COLUMNS`; ``source``:

@@ -290,8 +290,9 @@ def _records_files(path: Path) -> list[Path]:
         for s in skipped:
             print(f"kepp: {s.line()}", file=sys.stderr)
         if not files:
-            raise KeppError(f"{path}: no records files in this folder (expected .jsonl or .parquet records, or a "
-                            "'kepp protocol' output folder)" + (f"; {len(skipped)} skipped, named above" if skipped else ""))
+            raise KeppError(f"{path}: no records in this folder (expected .jsonl or .parquet records files, or a "
+                            f"'kepp protocol' output folder with {catalog.RECORDS_FILE})"
+                            + (f"; {len(skipped)} file(s) skipped, named above" if skipped else ""))
         return files
     return [path]
 

@@ -583,13 +583,25 @@ def folder_records(folder: str | Path) -> tuple[list[Path], list[Skipped]]:
     files, skipped = [], []
     for q in sorted(p for p in Path(folder).rglob("*") if p.suffix in RECORD_SUFFIXES and p.is_file()):
         try:
-            records_columns(q)
-        except KeppError as e:
+            version = file_version(q)
+            why = _refused.get(version.key)
+            if why is None:
+                try:
+                    records_columns(q)
+                except KeppError as e:
+                    text = str(e)
+                    why = text[len(str(q)):].lstrip(":").strip() if text.startswith(str(q)) else text
+                    _refused[version.key] = why
+        except KeppError as e:  # a file that went away or cannot be read
             why = str(e)
-            skipped.append(Skipped(q, why[len(str(q)) + 1:].lstrip(": ") if why.startswith(str(q)) else why))
+        if why:
+            skipped.append(Skipped(q, why))
         else:
             files.append(q)
     return files, skipped
+
+
+_refused: dict[str, str] = {}  # file version -> why it is not records: a folder read again does not parse it again
 
 
 def check_vocabulary(preds, actions: Sequence[str], dataset: str) -> None:
