@@ -287,12 +287,12 @@ def _records_files(path: Path) -> list[Path]:
         from kepp_core.evaluation.store import folder_records
 
         files, skipped = folder_records(path)
-        for s in skipped:
-            print(f"kepp: {s.line()}", file=sys.stderr)
         if not files:
             raise KeppError(f"{path}: no records in this folder (expected .jsonl or .parquet records files, or a "
                             f"'kepp protocol' output folder with {catalog.RECORDS_FILE})"
-                            + (f"; {len(skipped)} file(s) skipped, named above" if skipped else ""))
+                            + (f"; {len(skipped)} file(s) skipped, the first {skipped[0].line()}" if skipped else ""))
+        for s in skipped:
+            print(f"kepp: {s.line()}", file=sys.stderr)
         return files
     return [path]
 

@@ -252,6 +252,10 @@ def _fast_rows(data: bytes) -> pa.Table | None:
         c = col.get(name)
         c = pa.nulls(n, typ) if c is None or c.type == pa.null() else c.cast(typ)
         rows[name] = pc.if_else(uses, c.take(take), pa.nulls(len(rec_idx), typ))
+    for name in ("paths", "path_scores"):  # a method's own R of them
+        whole = rows[name]
+        for r in np.unique(ks[ks > 0]):
+            rows[name] = pc.if_else(pa.array(ks == r), pc.list_slice(whole, 0, int(r)), rows[name])
     if "endpoints" in rows:  # the step model's scores go with its endpoints (no endpoints: no scores)
         rows["endpoint_scores"] = pc.if_else(rows["endpoints"].is_null(), pa.nulls(len(rec_idx), pa.list_(pa.float64())),
                                              rows["endpoint_scores"])
@@ -301,7 +305,11 @@ def _exact_rows(path: Path) -> pa.Table:
     cols: dict[str, list] = {c: [] for c in ("record", "k", *_SCALARS, "horizon", "method", "imported", "truth",
                                              "plan", "endpoints", "endpoint_scores", "paths", "path_scores")}
     for n, rec in enumerate(read_records(path)):
-        _record_rows(rec, n, cols)
+        try:
+            _record_rows(rec, n, cols)
+        except (TypeError, ValueError, AttributeError) as e:  # a plan of text, a method's plan given as null
+            raise KeppError(f"{path}: record {n + 1} (episode {str(rec.get('episode'))[:80]!r}): a value of the wrong "
+                            f"type ({str(e)[:120]}; expected plans and ground truth as lists of action ids)") from None
     out = {}
     for name, values in cols.items():
         try:
@@ -590,8 +598,9 @@ def folder_records(folder: str | Path) -> tuple[list[Path], list[Skipped]]:
                     records_columns(q)
                 except KeppError as e:
                     text = str(e)
-                    why = text[len(str(q)):].lstrip(":").strip() if text.startswith(str(q)) else text
-                    _refused[version.key] = why
+                    if text.startswith(str(q)):  # "FILE:LINE: why" -> "line LINE: why"
+                        text = re.sub(r"^:(\d+): ", r"line \1: ", text[len(str(q)):]).lstrip(": ")
+                    why = _refused[version.key] = text
         except KeppError as e:  # a file that went away or cannot be read
             why = str(e)
         if why:
