@@ -30,6 +30,7 @@ from kepp_core.evaluation.stats import bootstrap_interval, mean_ci
 from kepp_core.graph import expert_trajectories, transition_matrix
 from kepp_core.metrics import (
     family_columns,
+    set_iou,
     iou_per_episode,
     mean_accuracy,
     miou_per_batch,
@@ -76,8 +77,7 @@ def read_predictions(files: Iterable[str | Path]):
     """Prediction records (``kepp eval --records``) as one long DataFrame: one row per episode
     and method, with its outcome and failure patterns (columns :data:`RECORD_COLUMNS`; ``source``:
     the records file, ``imported``: for another method's plans brought in with ``kepp records
-    import``, the predictions file they came from, else None; ``steps_right`` and ``iou``: what mAcc
-    and the per-episode mIoU average).
+    import``, the predictions file they came from, else None).
 
     Read through the records store (:mod:`kepp_core.evaluation.store`): each file is validated and
     judged once per version and cached as columns, so a second read is a memory map; the same rows as
@@ -94,16 +94,14 @@ def metrics_table(preds, metrics: str = DEFAULT_FAMILY):
     import pandas as pd
 
     rows = []
-    per_row = _row_values(preds) if metrics == DEFAULT_FAMILY else None
     imported_col = preds["imported"].to_numpy() if "imported" in preds else None
     for (method, horizon, setting), idx in _groups(preds, ["method", "horizon", "setting"]):
         row = {"method": method, "name": method_label(method), "T": int(horizon), "setting": setting, "episodes": len(idx)}
-        if per_row is not None:
-            pred, gt = _plans(preds, idx)
-            values = _seed_values(preds, idx, int(horizon), metrics, per_row)
+        if metrics == DEFAULT_FAMILY:
+            values, _ = _seed_values(preds, idx, metrics)
             row.update({"SR": round(values["sr"], 2), "mAcc": round(values["macc"], 2),
                         "mIoU (episode)": round(values["miou_episode"], 2),
-                        "mIoU (batch 256)": round(float(miou_per_batch(pred, gt)), 2)})
+                        "mIoU (batch 256)": round(float(miou_per_batch(*_plans(preds, idx))), 2)})
         else:
             fam = family(metrics)
             values = family_columns(*_plans(preds, idx), metrics)
@@ -218,7 +216,6 @@ def method_horizon_table(preds, metrics: str = DEFAULT_FAMILY,
     shown = [(m.key, m.header) for m in fam.metrics if m.key.split("_")[0] in ("sr", "macc", "miou")]
     if metrics == DEFAULT_FAMILY:
         shown = list(zip(("sr", "macc", "miou_episode"), TABLE_METRICS))
-    per_row = _row_values(preds) if metrics == DEFAULT_FAMILY else None
     means: dict[tuple[str, str], float] = {}
     cells: dict[str, dict[str, str]] = {}
     order: dict[str, tuple[int, int]] = {}  # column -> (horizon, metric's place): the columns' order
@@ -228,18 +225,16 @@ def method_horizon_table(preds, metrics: str = DEFAULT_FAMILY,
     for (method, horizon), parts in seeds_of.items():
         per_seed: dict[str, list[float]] = {header: [] for _, header in shown}
         for idx in parts:
-            values = _seed_values(preds, idx, int(horizon), metrics, per_row)
+            values, episodes = _seed_values(preds, idx, metrics)
             for key, header in shown:
                 per_seed[header].append(float(values[key]))
-        one = per_row is not None and len(parts) == 1
+        one = metrics == DEFAULT_FAMILY and len(parts) == 1
         for place, (header, vals) in enumerate(per_seed.items()):
             col = f"T={int(horizon)} {header}"
             order[col] = (int(horizon), place)
             mean, half = mean_ci(vals)  # 90%, Student t: the interval of every result table over seeds
             means[(col, method)] = round(mean, 2)
             if one:  # one seed: the episodes' spread
-                episodes = {"SR": per_row["success"][parts[0]], "mAcc": per_row["steps"][parts[0]] / int(horizon),
-                            "mIoU": per_row["iou"][parts[0]]}
                 lo, hi = bootstrap_interval(episodes[header], resamples=TABLE_RESAMPLES)
                 cells.setdefault(method, {})[col] = f"{mean:.2f} [{100 * lo:.2f}, {100 * hi:.2f}]"
             else:
@@ -251,30 +246,21 @@ def method_horizon_table(preds, metrics: str = DEFAULT_FAMILY,
     return table, {c: names[m] for c, m in best.items()}
 
 
-def _row_values(preds) -> dict[str, np.ndarray]:
-    """Per row of a predictions table, what SR, mAcc and the per-episode mIoU average: success (0/1), the
-    steps right and the IoU of the action sets (the store's judged columns; computed from the plans for a
-    table made otherwise)."""
-    if {"steps_right", "iou"} <= set(preds.columns):
-        return {"success": preds["success"].to_numpy(dtype=float), "steps": preds["steps_right"].to_numpy(np.int64),
-                "iou": preds["iou"].to_numpy(float)}
-    pred, gt = [list(p) for p in preds["plan"]], [list(t) for t in preds["truth"]]
-    return {"success": np.array([float(p == t) for p, t in zip(pred, gt)]),
-            "steps": np.array([sum(a == b for a, b in zip(p, t)) for p, t in zip(pred, gt)], dtype=np.int64),
-            "iou": np.array(iou_per_episode(pred, gt))}
-
-
-def _seed_values(preds, idx: np.ndarray, horizon: int, metrics: str, per_row: dict | None) -> dict[str, float]:
-    """One seed's numbers of the method x T table (rows ``idx``): this package's three as
-    :func:`~kepp_core.metrics.success_rate`, :func:`~kepp_core.metrics.mean_accuracy` and
-    :func:`~kepp_core.metrics.miou_per_episode` compute them (value for value), or what the code ``metrics``
-    reports on the rows' plans as arrays."""
-    if per_row is not None:
-        n = len(idx)
-        return {"sr": 100.0 * int(per_row["success"][idx].sum()) / n,
-                "macc": 100.0 * int(per_row["steps"][idx].sum()) / (n * horizon),
-                "miou_episode": 100.0 * float(np.mean(per_row["iou"][idx]))}
-    return protocol_metrics(*_plans(preds, idx), metrics)
+def _seed_values(preds, idx: np.ndarray, metrics: str) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    """One seed's numbers of the method x T table (rows ``idx``, one T) and, for this package's table, each
+    episode's success, share of steps right and set IoU (what a one-seed cell's bootstrap resamples): the three
+    as :func:`~kepp_core.metrics.success_rate`, :func:`~kepp_core.metrics.mean_accuracy` and
+    :func:`~kepp_core.metrics.miou_per_episode` compute them (value for value) on the plans as arrays, or what
+    the code ``metrics`` reports on them."""
+    pred, gt = _plans(preds, idx)
+    if metrics != DEFAULT_FAMILY:
+        return protocol_metrics(pred, gt, metrics), {}
+    n, horizon = gt.shape
+    right = pred == gt
+    success, steps, iou = right.all(axis=1), right.sum(axis=1), set_iou(pred, gt)
+    values = {"sr": 100.0 * int(success.sum()) / n, "macc": 100.0 * int(steps.sum()) / (n * horizon),
+              "miou_episode": 100.0 * float(np.mean(iou))}
+    return values, {"SR": success.astype(float), "mAcc": steps / horizon, "mIoU": iou}
 
 
 # --- metrics by slice ---------------------------------------------------------------------------------------

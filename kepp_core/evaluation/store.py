@@ -2,9 +2,8 @@
 judged once per file version and cached.
 
 JSONL and Parquet stay the formats records are written and exchanged in. A records file read here
-is validated once, flattened to one row per (record, method) and judged (success, failure patterns,
-steps right, the IoU of the action sets), and the result is kept as an Arrow IPC file in the cache
-home's ``records`` folder (:func:`kepp_core.paths.cache_folder`), never beside the user's files. Its
+is validated once, flattened to one row per (record, method) and judged (success and failure
+patterns), and the result is kept as an Arrow IPC file in the cache home's ``records`` folder (:func:`kepp_core.paths.cache_folder`), never beside the user's files. Its
 name is the file's content: its size and a BLAKE2 hash of its bytes (a file rewritten with the same
 size and time is read again). A later read opens that file memory-mapped: no parsing, no judging.
 
@@ -17,9 +16,7 @@ error of the first bad record, the same error as ever; both ways give the same r
 
 In memory the rows' plans and ground truths are fixed-width integer arrays, one ``[n, T]`` array per
 horizon (:meth:`RecordsColumns.plans`); :func:`predictions_frame` hands the pandas table of
-:func:`kepp_core.api.read_predictions` out of them (tuples where the table has always held tuples),
-with two judged columns more: ``steps_right`` and ``iou`` (what mAcc and the per-episode mIoU average),
-so the metric tables are column sums, not a pass over plans.
+:func:`kepp_core.api.read_predictions` out of them (tuples where the table has always held tuples).
 """
 
 from __future__ import annotations
@@ -38,19 +35,18 @@ from kepp_core.catalog import PATTERNS
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.failures import repeats_batch, stored_paths
 from kepp_core.io import MAX_JSON_DIGITS, MAX_LINE_BYTES, atomic_path, ensure_folder, open_regular
-from kepp_core.metrics import set_iou
 from kepp_core.paths import cache_folder
 
 __all__ = ["CACHE", "FRAME_COLUMNS", "RECORD_SUFFIXES", "RecordsColumns", "Skipped", "check_vocabulary", "file_version",
            "folder_records", "list_values", "predictions_frame", "records_columns", "row_arrays"]
 
 CACHE = "records"  # the cache home's folder of judged records (kepp_core.paths.CACHE_FOLDERS)
-LAYOUT = 1  # the cached table's layout: part of each cache file's name, so a new layout never reads an old file
+LAYOUT = 2  # the cached table's layout: part of each cache file's name, so a new layout never reads an old file
 RECORD_SUFFIXES = (".jsonl", ".parquet")  # the files a folder of records is read from, whatever their names
 # The predictions table's columns (kepp_core.api.analysis.RECORD_COLUMNS) and the judged values per row.
 FRAME_COLUMNS = ["episode", "task", "video", "horizon", "setting", "seed", "fraction", "method", "truth", "plan",
                  "endpoints", "endpoint_scores", "paths", "path_scores", "success", "patterns", "pattern", "start_time",
-                 "goal_time", "source", "imported", "steps_right", "iou"]
+                 "goal_time", "source", "imported"]
 _SCALARS = ("episode", "task", "video", "setting", "seed", "fraction", "start_time", "goal_time")
 _STRINGS = ("episode", "task", "video", "setting")
 _NUMBERS = ("seed", "fraction", "start_time", "goal_time")
@@ -378,8 +374,8 @@ def row_arrays(column, rows: np.ndarray, width: int) -> np.ndarray:
 
 
 def judge(rows: pa.Table) -> pa.Table:
-    """``rows`` with their verdicts: ``success``, ``patterns`` (every failure pattern that applies, comma-separated),
-    ``pattern`` (the first: :func:`kepp_core.evaluation.failures.failure_patterns`), ``steps_right`` and ``iou``; and
+    """``rows`` with their verdicts: ``success``, ``patterns`` (every failure pattern that applies, comma-separated)
+    and ``pattern`` (the first: :func:`kepp_core.evaluation.failures.failure_patterns`); and
     ``min_action`` / ``max_action``, the smallest and largest action id the file names, in the table's metadata."""
     import pyarrow.compute as pc
 
@@ -387,8 +383,6 @@ def judge(rows: pa.Table) -> pa.Table:
     horizon = pc.list_value_length(rows.column("truth")).to_numpy(zero_copy_only=False) if n else np.zeros(0, np.int64)
     success = np.zeros(n, dtype=bool)
     code = np.zeros(n, dtype=np.int64)
-    steps = np.zeros(n, dtype=np.int64)
-    iou = np.zeros(n, dtype=np.float64)
     has_ends = rows.column("endpoints").is_valid().to_numpy() if n else np.zeros(0, bool)
     low, top = 0, -1
     lists = {c: list_values(rows.column(c)) for c in ("truth", "plan", "endpoints")} if n else {}
@@ -401,8 +395,6 @@ def judge(rows: pa.Table) -> pa.Table:
             ends[own] = row_arrays(lists["endpoints"], idx[own], 2)
         right = plan == truth
         success[idx] = right.all(axis=1)
-        steps[idx] = right.sum(axis=1)
-        iou[idx] = set_iou(plan, truth)
         flags = ((ends[:, 0] != truth[:, 0]) | (ends[:, 1] != truth[:, -1]), truth[:, 0] == truth[:, -1],
                  repeats_batch(truth) | repeats_batch(plan))
         code[idx] = sum(f.astype(np.int64) << b for b, f in enumerate(flags))
@@ -412,8 +404,7 @@ def judge(rows: pa.Table) -> pa.Table:
     primary = np.array([p[0] for p in names], dtype=object)[code]
     patterns[success], primary[success] = "", ""
     out = rows.append_column("success", pa.array(success)).append_column("patterns", pa.array(patterns, pa.string()))
-    out = out.append_column("pattern", pa.array(primary, pa.string())).append_column("steps_right", pa.array(steps))
-    out = out.append_column("iou", pa.array(iou))
+    out = out.append_column("pattern", pa.array(primary, pa.string()))
     for c in ("endpoints", "paths"):  # their ids are shown as labels too
         flat = rows.column(c)
         while pa.types.is_list(flat.type):
@@ -472,7 +463,7 @@ def predictions_frame(files: Iterable[str | Path]):
     if not files or n == 0:
         return pd.DataFrame({c: [] for c in FRAME_COLUMNS}, columns=FRAME_COLUMNS)
     out = t.select([*_SCALARS, "horizon", "method", "source", "imported", "success", "patterns", "pattern",
-                    "steps_right", "iou"]).to_pandas(deduplicate_objects=True)
+                    ]).to_pandas(deduplicate_objects=True)
     for c in out.columns:  # a column with no value at all is None in every row, as a table of Python values has it
         if t.column(c).null_count == n:
             out[c] = np.full(n, None, dtype=object)

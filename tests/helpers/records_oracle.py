@@ -11,7 +11,6 @@ from pathlib import Path
 from kepp_core.evaluation.failures import failure_patterns, outcome_from_record, stored_paths
 from kepp_core.evaluation.records import read_records
 from kepp_core.evaluation.store import FRAME_COLUMNS
-from kepp_core.metrics import iou_per_episode
 
 
 def oracle_rows(files) -> list[dict]:
@@ -34,8 +33,7 @@ def oracle_rows(files) -> list[dict]:
                     "paths": [tuple(p) for p in paths[:k]], "path_scores": path_scores[:k], "success": o.success,
                     "patterns": ", ".join(patterns), "pattern": patterns[0] if patterns else "",
                     "start_time": rec.get("start_time"), "goal_time": rec.get("goal_time"), "source": Path(f).name,
-                    "imported": imported.get(method), "steps_right": sum(a == b for a, b in zip(o.plan, o.truth)),
-                    "iou": iou_per_episode([o.plan], [o.truth])[0]})
+                    "imported": imported.get(method)})
     return rows
 
 
