@@ -5,6 +5,7 @@ horizon, and the paper's failure analysis.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -130,9 +131,17 @@ def _groups(preds, by: list[str]) -> list[tuple[tuple, np.ndarray]]:
 
 
 def _plans(preds, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The plans and ground truths of rows ``idx`` (one T) as ``[n, T]`` int64 arrays."""
-    return tuple(np.array(list(preds[c].to_numpy()[idx]), dtype=np.int64).reshape(len(idx), -1)
-                 for c in ("plan", "truth"))
+    """The plans and ground truths of rows ``idx`` (one T) as ``[n, T]`` int64 arrays (their values chained in C)."""
+    out = []
+    for c in ("plan", "truth"):
+        col = preds[c].to_numpy()[idx]
+        width = len(col[0]) if len(col) else 0
+        try:
+            out.append(np.fromiter(itertools.chain.from_iterable(col), dtype=np.int64,
+                                   count=len(col) * width).reshape(len(col), width))
+        except ValueError:  # plans of several lengths: the metrics name the first
+            out.append(np.array(list(col), dtype=object))
+    return out[0], out[1]
 
 
 # --- the field's evaluation codes and published numbers ----------------------------------------------------------
