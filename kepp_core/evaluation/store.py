@@ -113,19 +113,31 @@ def records_columns(path: str | Path) -> pa.Table:
         raise KeppError(f"{path}: prediction records not found")
     version = file_version(path)
     cached = cache_folder(CACHE) / f"{version.key}.arrow"
+    if (cached, version.key) in _opened:
+        return _opened[(cached, version.key)]
+    table = None
     if cached.is_file():
         try:
-            return pa.ipc.open_file(pa.memory_map(str(cached))).read_all()
+            table = pa.ipc.open_file(pa.memory_map(str(cached))).read_all()
         except (pa.ArrowInvalid, OSError):  # a cache file cut short (a full disk): made again below
-            pass
-    table = judge(_read_rows(path))
-    try:
-        ensure_folder(cached.parent)
-        with atomic_path(cached) as tmp, pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema) as w:
-            w.write_table(table)
-    except (KeppError, OSError):  # a cache home that cannot be written: read again next time
-        return table
-    return pa.ipc.open_file(pa.memory_map(str(cached))).read_all()
+            table = None
+    if table is None:
+        table = judge(_read_rows(path))
+        try:
+            ensure_folder(cached.parent)
+            with atomic_path(cached) as tmp, pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema) as w:
+                w.write_table(table)
+            table = pa.ipc.open_file(pa.memory_map(str(cached))).read_all()
+        except (KeppError, OSError):  # a cache home that cannot be written: read again next time
+            return table
+    if len(_opened) >= 1024:
+        _opened.clear()
+    _opened[(cached, version.key)] = table
+    return table
+
+
+# (cache file, version) -> its table, memory-mapped: a page's rerun that asks again opens nothing
+_opened: dict[tuple[Path, str], pa.Table] = {}
 
 
 def _read_rows(path: Path) -> pa.Table:
