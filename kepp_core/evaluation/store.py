@@ -30,10 +30,13 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pj
 
 from kepp_core.catalog import PATTERNS
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.failures import repeats_batch, stored_paths
+from kepp_core.evaluation.records import read_records
 from kepp_core.io import MAX_JSON_DIGITS, MAX_LINE_BYTES, atomic_path, ensure_folder, open_regular
 from kepp_core.paths import cache_folder
 
@@ -48,8 +51,6 @@ FRAME_COLUMNS = ["episode", "task", "video", "horizon", "setting", "seed", "frac
                  "endpoints", "endpoint_scores", "paths", "path_scores", "success", "patterns", "pattern", "start_time",
                  "goal_time", "source", "imported"]
 _SCALARS = ("episode", "task", "video", "setting", "seed", "fraction", "start_time", "goal_time")
-_STRINGS = ("episode", "task", "video", "setting")
-_NUMBERS = ("seed", "fraction", "start_time", "goal_time")
 _HASH_CHUNK = 8 * 2**20
 
 
@@ -156,12 +157,9 @@ def _read_rows(path: Path) -> pa.Table:
 _LONG_NUMBER = re.compile(rb"[0-9]{%d}" % (MAX_JSON_DIGITS + 1))
 
 
-def _fast_rows(data: bytes) -> pa.Table | None:
-    """The rows of a JSONL file's bytes, or None when this way cannot prove them what the record-by-record
-    reader would read without error (then that reader reads the file)."""
-    import pyarrow.compute as pc
-    import pyarrow.json as pj
-
+def _fast_columns(data: bytes) -> dict[str, pa.Array] | None:
+    """A JSONL file's bytes parsed by pyarrow as columns, each of a type the records format allows, or None when
+    the bytes or a column are anything the record-by-record reader might refuse or read otherwise."""
     if not data or not data.isascii() or not data.endswith(b"}\n"):
         return None  # non-ASCII text (a BOM, invalid UTF-8) and odd endings: the exact reader
     buf = np.frombuffer(data, dtype=np.uint8)
@@ -189,16 +187,11 @@ def _fast_rows(data: bytes) -> pa.Table | None:
     gt_len = pc.list_value_length(gt).to_numpy(zero_copy_only=False)
     if (gt_len == 0).any():
         return None
-    n = t.num_rows
     for name, kinds in (("T", (pa.int64(),)), ("task", (pa.string(),)), ("video", (pa.string(),)),
                         ("setting", (pa.string(),)), ("seed", (pa.int64(),)), ("fraction", (pa.int64(), pa.float64())),
                         ("start_time", (pa.int64(), pa.float64())), ("goal_time", (pa.int64(), pa.float64()))):
         if name in col and col[name].type not in (*kinds, pa.null()):
             return None
-    horizon = gt_len.astype(np.int64)
-    if "T" in col and col["T"].type == pa.int64():
-        T = col["T"].fill_null(0).to_numpy()
-        horizon = np.where(T != 0, T, gt_len)
     ends_col = col.get("endpoints")
     if ends_col is not None and ends_col.type != pa.null():
         if ends_col.type != pa.list_(pa.int64()) or (pc.list_value_length(ends_col).fill_null(2).to_numpy() != 2).any():
@@ -210,6 +203,23 @@ def _fast_rows(data: bytes) -> pa.Table | None:
         c = col.get(name)
         if c is not None and c.type not in (pa.null(), pa.list_(pa.float64()), pa.list_(pa.int64())):
             return None
+    return col
+
+
+def _fast_rows(data: bytes) -> pa.Table | None:
+    """The rows of a JSONL file's bytes, or None when this way cannot prove them what the record-by-record
+    reader would read without error (then that reader reads the file)."""
+    col = _fast_columns(data)
+    if col is None:
+        return None
+    gt, plans = col["gt"], col["plans"]
+    n = len(gt)
+    gt_len = pc.list_value_length(gt).to_numpy(zero_copy_only=False)
+    horizon = gt_len.astype(np.int64)
+    if "T" in col and col["T"].type == pa.int64():
+        T = col["T"].fill_null(0).to_numpy()
+        horizon = np.where(T != 0, T, gt_len)
+    paths = col.get("paths")
     methods = [plans.type.field(i).name for i in range(plans.type.num_fields)]
     children = [plans.field(i) for i in range(len(methods))]
     if any(c.type != pa.list_(pa.int64()) for c in children):
@@ -283,8 +293,6 @@ def _plain(schema: pa.Schema, depth: int = 6) -> bool:
 
 def _largest(t: pa.Table) -> float | None:
     """The largest magnitude of any floating-point value in the table (0 with none), None when one is NaN or infinite."""
-    import pyarrow.compute as pc
-
     def leaves(arr):
         if pa.types.is_struct(arr.type):
             for i in range(arr.type.num_fields):
@@ -308,8 +316,6 @@ def _largest(t: pa.Table) -> float | None:
 def _exact_rows(path: Path) -> pa.Table:
     """The rows of one file read record by record (:func:`~kepp_core.evaluation.records.read_records`),
     with :func:`_record_rows`'s checks: the reference the fast way must equal."""
-    from kepp_core.evaluation.records import read_records
-
     cols: dict[str, list] = {c: [] for c in ("record", "k", *_SCALARS, "horizon", "method", "imported", "truth",
                                              "plan", "endpoints", "endpoint_scores", "paths", "path_scores")}
     for n, rec in enumerate(read_records(path)):
@@ -389,8 +395,6 @@ def judge(rows: pa.Table) -> pa.Table:
     """``rows`` with their verdicts: ``success``, ``patterns`` (every failure pattern that applies, comma-separated)
     and ``pattern`` (the first: :func:`kepp_core.evaluation.failures.failure_patterns`); and
     ``min_action`` / ``max_action``, the smallest and largest action id the file names, in the table's metadata."""
-    import pyarrow.compute as pc
-
     n = rows.num_rows
     horizon = pc.list_value_length(rows.column("truth")).to_numpy(zero_copy_only=False) if n else np.zeros(0, np.int64)
     success = np.zeros(n, dtype=bool)
