@@ -23,7 +23,7 @@ same vocabulary for the app. Then it measures, with the machine's load beside ea
     python benchmarks/bench_records_scale.py --app                   # the full scale, the app's pages too
     python benchmarks/bench_records_scale.py --app --keep /tmp/scale  # keep the files written
 
-Prints a table (seconds, MiB) with the targets of issue 46 beside them; no assertions.
+Prints a table (seconds, MiB) with the targets (docs/at-scale.md) beside them; no assertions.
 """
 
 from __future__ import annotations
