@@ -492,11 +492,14 @@ def predictions_frame(files: Iterable[str | Path]):
     plan = np.empty(n, dtype=object)
     first_h = horizon[first]
     plans, truths = list_values(t.column("plan")), list_values(t.column("truth"))
+    success = out["success"].to_numpy(dtype=bool)
     for T in np.unique(horizon):
-        idx = np.flatnonzero(horizon == T)
-        plan[idx] = _tuples(row_arrays(plans, idx, int(T)))
         f = np.flatnonzero(first_h == T)
         truth_first[f] = _tuples(row_arrays(truths, first[f], int(T)))
+        idx = np.flatnonzero((horizon == T) & ~success)  # a right plan is its truth: that tuple, not a new one
+        plan[idx] = _tuples(row_arrays(plans, idx, int(T)))
+    right = np.flatnonzero(success)
+    plan[right] = truth_first[owner[right]]
     k = t.column("k").to_numpy()
     endpoints = np.full(n, None, dtype=object)
     scores = np.full(n, None, dtype=object)
