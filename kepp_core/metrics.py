@@ -38,6 +38,10 @@ BATCH = 256
 def _check(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]]) -> None:
     if len(pred) != len(gt):
         raise KeppError(f"{len(pred)} predicted plans for {len(gt)} ground-truth plans (expected as many)")
+    if isinstance(pred, np.ndarray) and isinstance(gt, np.ndarray) and pred.ndim == gt.ndim == 2 and len(gt):
+        if pred.shape[1] != gt.shape[1]:  # arrays of plans (one T each): checked as a whole
+            raise KeppError(f"plan 0: predicted {pred.shape[1]} steps for a ground truth of {gt.shape[1]}")
+        return
     for k, (p, g) in enumerate(zip(pred, gt)):
         if len(p) != len(g):
             raise KeppError(f"plan {k}: predicted {len(p)} steps for a ground truth of {len(g)}")
@@ -151,13 +155,32 @@ def _batches(n: int, batch_size: int) -> range:
     return range(0, n, int(batch_size))
 
 
+def set_iou(pred: np.ndarray, gt: np.ndarray) -> np.ndarray:
+    """Per row of two ``[N, T]`` arrays, the IoU of its predicted and true action *sets* (what
+    :func:`iou_per_episode` gives, value for value, without a set per episode).
+
+    >>> set_iou(np.array([[1, 1, 3], [1, 2, 3]]), np.array([[1, 2, 3], [1, 2, 3]])).round(4).tolist()
+    [0.6667, 1.0]
+    """
+    def once(a: np.ndarray) -> np.ndarray:  # each distinct action counted at its first position only
+        return ~np.tril(a[:, :, None] == a[:, None, :], k=-1).any(axis=2)
+
+    first_p, first_g = once(pred), once(gt)
+    shared = ((pred[:, :, None] == gt[:, None, :]).any(axis=2) & first_p).sum(axis=1)
+    return shared / (first_p.sum(axis=1) + first_g.sum(axis=1) - shared)
+
+
 def _batch_ious(pred, gt, batch_size: int) -> list[tuple[float, int]]:
     """Per batch of consecutive episodes: the IoU of the set of every predicted action and the set
     of every true action in it (a fraction), and the batch's episode count."""
     out = []
+    arrays = isinstance(pred, np.ndarray) and isinstance(gt, np.ndarray)
     for k in _batches(len(gt), batch_size):
-        ps = {int(a) for p in pred[k : k + batch_size] for a in p}
-        gs = {int(a) for g in gt[k : k + batch_size] for a in g}
+        if arrays:  # a batch's sets made in C
+            ps, gs = set(pred[k : k + batch_size].ravel().tolist()), set(gt[k : k + batch_size].ravel().tolist())
+        else:
+            ps = {int(a) for p in pred[k : k + batch_size] for a in p}
+            gs = {int(a) for g in gt[k : k + batch_size] for a in g}
         out.append((_iou(ps, gs), len(gt[k : k + batch_size])))
     return out
 
@@ -171,6 +194,11 @@ def plan_metrics(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], bat
 # --- the field's evaluation codes (kepp_core.benchmark names each family and its columns) ----------------------
 def _plan_arrays(pred, gt) -> tuple[np.ndarray, np.ndarray]:
     """``pred`` and ``gt`` as ``[N, T]`` int64 arrays (checked: as many plans, equal lengths, one T)."""
+    if isinstance(pred, np.ndarray) and isinstance(gt, np.ndarray) and pred.ndim == gt.ndim == 2:
+        if pred.shape != gt.shape or not len(gt):  # arrays (a records store's columns): checked as a whole
+            _check(pred, gt)
+            raise KeppError("no episodes to score (expected at least one plan)")
+        return pred.astype(np.int64, copy=False), gt.astype(np.int64, copy=False)
     _check(pred, gt)
     if len(gt) == 0:
         raise KeppError("no episodes to score (expected at least one plan)")
@@ -194,15 +222,16 @@ def pdpp_metrics(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], bat
     n, horizon = g.shape
     f32 = np.float32
     sums = dict.fromkeys(("sr", "macc", "miou_batch", "miou_episode", "first_acc", "last_acc"), 0.0)
+    every_iou = set_iou(p, g)  # per episode: the same in any batch
     for k in _batches(n, batch_size):
         pb, gb = p[k : k + batch_size], g[k : k + batch_size]
         b, right = len(gb), pb == gb
-        ious = [_iou(set(a), set(c)) for a, c in zip(pb.tolist(), gb.tolist())]
+        ious = every_iou[k : k + batch_size]
         values = {
             "macc": f32(right.sum()) * f32(100.0 / (b * horizon)),
             "sr": f32(f32(right.all(axis=1).sum() * 100.0) / f32(b)),
             "miou_batch": 100.0 * _iou(set(pb.ravel().tolist()), set(gb.ravel().tolist())),
-            "miou_episode": sum(100.0 * x for x in ious) / b,
+            "miou_episode": float(np.cumsum(100.0 * ious)[-1]) / b,  # summed in order, as Python's sum()
             "first_acc": f32(f32(right[:, 0].sum()) / f32(b)) * f32(100.0),
             "last_acc": f32(f32(right[:, -1].sum()) / f32(b)) * f32(100.0),
         }
@@ -234,6 +263,28 @@ def vpn_metrics(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], batc
         sums["macc"] += float((gb == pb).mean() * 100) * b
         sums["miou"] += float((((pb & gb).sum(1) + 1e-6) / ((pb | gb).sum(1) + 1e-6) * 100).mean()) * b
     out = {key: v / n for key, v in sums.items()}
+    # the sets after each episode: an action is in the predicted set from the first episode that predicts it on
+    size = int(max(p.max(), g.max())) + 1 if p.min() >= 0 and g.min() >= 0 else None
+    if size is None:  # negative ids (no dataset's): the sets one episode at a time
+        prefixes = _growing_ious(p, g)
+    else:
+        first_p, first_g = _first_rows(p, size), _first_rows(g, size)
+        count = lambda rows: np.cumsum(np.bincount(rows[rows < n], minlength=n))  # noqa: E731
+        has_p, has_g, both = count(first_p), count(first_g), count(np.maximum(first_p, first_g))
+        prefixes = 100.0 * both / (has_p + has_g - both)
+    out["miou_classic"] = float(np.cumsum(prefixes)[-1]) / len(prefixes)  # summed in order, as Python's sum()
+    return out
+
+
+def _first_rows(plans: np.ndarray, size: int) -> np.ndarray:
+    """Per action id below ``size``, the first row of ``plans`` that holds it (``len(plans)``: none)."""
+    first = np.full(size, len(plans), dtype=np.int64)
+    rows = np.broadcast_to(np.arange(len(plans))[:, None], plans.shape)
+    np.minimum.at(first, plans.ravel(), rows.ravel())
+    return first
+
+
+def _growing_ious(p: np.ndarray, g: np.ndarray) -> np.ndarray:
     seen_pred: set[int] = set()
     seen_true: set[int] = set()
     prefixes = []
@@ -241,8 +292,7 @@ def vpn_metrics(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], batc
         seen_pred.update(a)
         seen_true.update(c)
         prefixes.append(100.0 * len(seen_pred & seen_true) / len(seen_pred | seen_true))
-    out["miou_classic"] = sum(prefixes) / len(prefixes)
-    return out
+    return np.array(prefixes)
 
 
 def kepp_metrics(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], batch_size: int = BATCH) -> dict:

@@ -28,8 +28,8 @@ DEMO_TABLE_SPEC = PROTOCOLS_DIR / "demo-table.toml"  # what ``kepp demo table`` 
 # The cache home's folders: the generated demo world, demo models trained when the shipped ones do
 # not fit it, LLM replies, the app's remembered scenes and episode maps, the graph decoding choices made
 # for models folders that are not written to (kepp_core.evaluation.methods.decoded), playlists of a records
-# folder that cannot hold them.
-CACHE_FOLDERS = ("demo-world", "demo-models", "llm-cache", "scenes", "decoding", "episode-maps", "playlists")
+# folder that cannot hold them, records files read and judged as columns (kepp_core.evaluation.store).
+CACHE_FOLDERS = ("demo-world", "demo-models", "llm-cache", "scenes", "decoding", "episode-maps", "playlists", "records")
 
 
 def kepp_home() -> Path:

@@ -97,23 +97,35 @@ def horizons(cfg: AppConfig) -> list[int]:
 # copy by unpickling it, 0.5 s for 20,000 records of five methods (100,000 rows) on every rerun.
 # One table is shared by all sessions instead, so the pages only ever filter it, never change it.
 @st.cache_resource(show_spinner="Reading prediction records…", max_entries=4)
-def _read_predictions(files: tuple[str, ...], mtimes: tuple[float, ...]):
+def _read_predictions(files: tuple[str, ...], versions: tuple[str, ...]):
     return api.read_predictions(files)
 
 
-def records_key(cfg: AppConfig) -> tuple[tuple[str, ...], tuple[float, ...]] | None:
-    """The prediction record files of the configuration and their times (a cache key), or None."""
+def records_key(cfg: AppConfig) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The prediction record files of the configuration and their versions (size and content hash: a cache
+    key that changes with the bytes, :func:`kepp_core.api.records_version`), or None."""
     files = workspace(cfg).prediction_files()
     if not files:
         return None
-    return tuple(str(f) for f in files), tuple(f.stat().st_mtime for f in files)
+    return tuple(str(f) for f in files), tuple(api.records_version(f) for f in files)
+
+
+def skipped_records(cfg: AppConfig) -> list:
+    """The files of the configured records folder that are not records, each with why (one line each)."""
+    return workspace(cfg).prediction_sources()[1]
 
 
 def predictions(cfg: AppConfig):
-    """All prediction records of the configured run as one long table (shared: read-only), or None
-    when there are none."""
+    """All prediction records of the configured run as one long table (shared: read-only, one per version of
+    the files, for every session), or None when there are none; KeppError when they name actions the dataset
+    does not have (another dataset's records)."""
     key = records_key(cfg)
-    return None if key is None else _read_predictions(*key)
+    if key is None:
+        return None
+    preds = _read_predictions(*key)
+    ds = dataset(cfg)
+    api.check_vocabulary(preds, ds.actions, ds.name)
+    return preds
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
@@ -389,11 +401,18 @@ def records_page(cfg: AppConfig, lacking: str):
     the person running the app adds them. ``(dataset, records or None)``."""
     with guarded():
         ds = dataset(cfg)
+        skipped = skipped_records(cfg)
+        for s in skipped:  # a file of the folder that is not records: named, with why
+            st.warning(md(s.line()), icon=":material/warning:")
         preds = predictions(cfg)
     if not cfg.presentation:
         st.caption(dataset_caption(cfg, ds))
     if preds is None or not len(preds):
-        missing("No prediction records found: this app was started without the evaluation's per-episode "
-                f"records, {lacking}", RECORDS_HOW)
+        if skipped:
+            missing(f"No readable prediction records: {len(skipped)} file(s) of the records folder were skipped "
+                    f"(named above, each with why), {lacking}", RECORDS_HOW)
+        else:
+            missing("No prediction records found: this app was started without the evaluation's per-episode "
+                    f"records, {lacking}", RECORDS_HOW)
         return ds, None
     return ds, preds

@@ -21,13 +21,14 @@ Each name is documented where it is defined; drawing, scene curation and URLs li
 ``import kepp_core.api`` stays light: torch loads only when a planner is first needed.
 
 >>> from kepp_core import api
->>> api.AppConfig().dataset, len(api.__all__) <= 57
+>>> api.AppConfig().dataset, len(api.__all__) <= 59
 ('demo', True)
 """
 
 from __future__ import annotations
 
 from kepp_core.api.analysis import (
+    check_vocabulary,
     compare_methods,
     expert_view,
     failure_analysis,
@@ -37,6 +38,7 @@ from kepp_core.api.analysis import (
     metrics_table,
     protocol_metrics,
     read_predictions,
+    records_version,
     slice_table,
     transitions,
 )
@@ -93,8 +95,8 @@ __all__ = [
     # the graph
     "capped_subgraph", "graph_source", "retrieve", "scorer_names", "subgraph",
     # evaluated plans
-    "compare_methods", "expert_view", "failure_analysis", "method_horizon_table", "metrics_table", "read_predictions",
-    "slice_table", "transitions",
+    "check_vocabulary", "compare_methods", "expert_view", "failure_analysis", "method_horizon_table", "metrics_table",
+    "read_predictions", "records_version", "slice_table", "transitions",
     # the field's evaluation codes and published numbers
     "literature_rows", "metric_family", "protocol_metrics",
     # kepp protocol results

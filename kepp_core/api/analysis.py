@@ -5,7 +5,7 @@ horizon, and the paper's failure analysis.
 
 from __future__ import annotations
 
-import gc
+import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -26,11 +26,12 @@ from kepp_core.evaluation.failures import (
 )
 from kepp_core.evaluation.literature import literature_rows as _literature_rows
 from kepp_core.evaluation.literature import literature_table
-from kepp_core.evaluation.records import read_records
+from kepp_core.evaluation.store import FRAME_COLUMNS, check_vocabulary, file_version, predictions_frame
 from kepp_core.evaluation.stats import bootstrap_interval, mean_ci
 from kepp_core.graph import expert_trajectories, transition_matrix
 from kepp_core.metrics import (
     family_columns,
+    set_iou,
     iou_per_episode,
     mean_accuracy,
     miou_per_batch,
@@ -39,13 +40,11 @@ from kepp_core.metrics import (
 )
 from kepp_core.metrics import protocol_metrics as _protocol_metrics
 
-__all__ = ["RECORD_COLUMNS", "TABLE_METRICS", "compare_methods", "expert_view", "failure_analysis", "literature_rows",
+__all__ = ["RECORD_COLUMNS", "TABLE_METRICS", "check_vocabulary", "compare_methods", "expert_view", "failure_analysis", "literature_rows",
            "method_horizon_table", "metric_family", "metrics_table", "outcomes", "protocol_metrics", "read_predictions",
-           "slice_table", "transitions"]
+           "records_version", "slice_table", "transitions"]
 
-RECORD_COLUMNS = ["episode", "task", "video", "horizon", "setting", "seed", "fraction", "method", "truth", "plan",
-                  "endpoints", "endpoint_scores", "paths", "path_scores", "success", "patterns", "pattern", "start_time",
-                  "goal_time", "source", "imported"]
+RECORD_COLUMNS = FRAME_COLUMNS
 
 
 # --- the graph ------------------------------------------------------------------------------------
@@ -69,88 +68,23 @@ def transitions(plans: Iterable[Sequence[int]], order: list[int], labels: list[s
 
 
 # --- prediction records -------------------------------------------------------------------------------
+def records_version(path: str | Path) -> str:
+    """The version of a records file (its size and a hash of its bytes: :func:`kepp_core.evaluation.store.file_version`),
+    a cache key that changes whenever the file's bytes do."""
+    return file_version(path).key
+
+
 def read_predictions(files: Iterable[str | Path]):
     """Prediction records (``kepp eval --records``) as one long DataFrame: one row per episode
     and method, with its outcome and failure patterns (columns :data:`RECORD_COLUMNS`; ``source``:
     the records file, ``imported``: for another method's plans brought in with ``kepp records
     import``, the predictions file they came from, else None).
 
-    The same rows as judging each method's :func:`~kepp_core.evaluation.failures.outcome_from_record`
-    with :func:`~kepp_core.evaluation.failures.failure_patterns` one by one (tested), but the
-    patterns of all rows of one horizon are found at once
-    (:func:`~kepp_core.evaluation.failures.failure_patterns_batch`): 100,000 rows in about a
-    second instead of four (a records page waits for it once per records file)."""
-    import pandas as pd
-
-    cols: dict[str, list] = {c: [] for c in RECORD_COLUMNS}
-    # Millions of small tuples, lists and dicts, none in a cycle: the cyclic collector would scan the
-    # growing heap again and again (a third of the time at 100,000 rows), so it waits until the end.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        for f in files:
-            source = Path(f).name
-            for rec in read_records(f):
-                _record_rows(rec, source, cols)
-        _judge(cols)
-        return pd.DataFrame(cols, columns=RECORD_COLUMNS)
-    finally:
-        if collecting:
-            gc.enable()
-
-
-def _record_rows(rec: dict, source: str, cols: dict[str, list]) -> None:
-    """Append one record's rows (one per method) to ``cols``: what each method planned and the
-    endpoints and graph paths it used (:func:`~kepp_core.evaluation.failures.stored_paths`); the
-    same checks as :class:`~kepp_core.evaluation.failures.EpisodeOutcome`."""
-    episode, truth, plans = rec["episode"], tuple(map(int, rec["gt"])), rec["plans"]
-    if not truth:
-        raise KeppError(f"episode {str(episode)!r}: empty ground-truth plan")
-    ends = rec.get("endpoints")
-    ends = tuple(map(int, ends)) if ends is not None else None
-    paths, path_scores, scores = rec.get("paths") or [], rec.get("path_scores") or [], rec.get("endpoint_scores")
-    k_of = {method: stored_paths(method) for method in plans}
-    imported = rec.get("imported") if isinstance(rec.get("imported"), dict) else {}
-    used_paths = {k: [tuple(p) for p in paths[:k]] for k in {0, *k_of.values()}}  # shared by the methods
-    m = len(plans)
-    for c, v in (("episode", episode), ("task", rec.get("task")), ("video", rec.get("video")),
-                 ("horizon", int(rec.get("T") or len(rec["gt"]))), ("setting", rec.get("setting")),
-                 ("seed", rec.get("seed")), ("fraction", rec.get("fraction")), ("start_time", rec.get("start_time")),
-                 ("goal_time", rec.get("goal_time")), ("source", source), ("truth", truth)):
-        cols[c].extend([v] * m)
-    for method, plan in plans.items():
-        plan = tuple(map(int, plan))
-        if len(plan) != len(truth):
-            raise KeppError(f"episode {str(episode)!r}: plan has {len(plan)} steps, ground truth has {len(truth)}")
-        k = k_of[method]
-        if k and paths and len(paths[0]) != len(truth):
-            raise KeppError(f"episode {str(episode)!r}: top graph path has {len(paths[0])} steps, "
-                            f"expected {len(truth)}")
-        used = ends if k else None
-        cols["method"].append(method)
-        cols["imported"].append(imported.get(method))
-        cols["plan"].append(plan)
-        cols["endpoints"].append(used)
-        cols["endpoint_scores"].append(scores if used is not None else None)
-        cols["paths"].append(used_paths[k])
-        cols["path_scores"].append(path_scores[:k])
-
-
-def _judge(cols: dict[str, list]) -> None:
-    """Fill ``success``, ``patterns`` and ``pattern`` of the rows in ``cols``, one horizon at a time."""
-    found: list[tuple[str, ...]] = [()] * len(cols["truth"])
-    by_length: dict[int, list[int]] = {}
-    for i, truth in enumerate(cols["truth"]):
-        by_length.setdefault(len(truth), []).append(i)
-    for rows in by_length.values():
-        plans = [cols["plan"][i] for i in rows]
-        ends = [cols["endpoints"][i] or (p[0], p[-1]) for i, p in zip(rows, plans)]
-        judged = failure_patterns_batch(np.array([cols["truth"][i] for i in rows]), np.array(plans), np.array(ends))
-        for i, pats in zip(rows, judged):
-            found[i] = pats
-    cols["success"] = [not pats for pats in found]
-    cols["patterns"] = [", ".join(pats) for pats in found]
-    cols["pattern"] = [pats[0] if pats else "" for pats in found]
+    Read through the records store (:mod:`kepp_core.evaluation.store`): each file is validated and
+    judged once per version and cached as columns, so a second read is a memory map; the same rows as
+    judging each method's :func:`~kepp_core.evaluation.failures.outcome_from_record` with
+    :func:`~kepp_core.evaluation.failures.failure_patterns` one by one (tested)."""
+    return predictions_frame(files)
 
 
 def metrics_table(preds, metrics: str = DEFAULT_FAMILY):
@@ -161,22 +95,53 @@ def metrics_table(preds, metrics: str = DEFAULT_FAMILY):
     import pandas as pd
 
     rows = []
-    for (method, horizon, setting), g in preds.groupby(["method", "horizon", "setting"], sort=True, dropna=False):
-        pred, gt = [list(p) for p in g["plan"]], [list(t) for t in g["truth"]]
-        row = {"method": method, "name": method_label(method), "T": int(horizon), "setting": setting, "episodes": len(g)}
+    imported_col = preds["imported"].to_numpy() if "imported" in preds else None
+    for (method, horizon, setting), idx in _groups(preds, ["method", "horizon", "setting"]):
+        row = {"method": method, "name": method_label(method), "T": int(horizon), "setting": setting, "episodes": len(idx)}
         if metrics == DEFAULT_FAMILY:
-            row.update({"SR": round(float(success_rate(pred, gt)), 2), "mAcc": round(float(mean_accuracy(pred, gt)), 2),
-                        "mIoU (episode)": round(float(miou_per_episode(pred, gt)), 2),
-                        "mIoU (batch 256)": round(float(miou_per_batch(pred, gt)), 2)})
+            values, _ = _seed_values(preds, idx, metrics)
+            row.update({"SR": round(values["sr"], 2), "mAcc": round(values["macc"], 2),
+                        "mIoU (episode)": round(values["miou_episode"], 2),
+                        "mIoU (batch 256)": round(float(miou_per_batch(*_plans(preds, idx))), 2)})
         else:
             fam = family(metrics)
-            values = family_columns(pred, gt, metrics)
+            values = family_columns(*_plans(preds, idx), metrics)
             row.update({m.header: round(float(values[m.column]), 2) for m in fam.metrics})
-        imported = [f for f in g["imported"].dropna().unique()] if "imported" in g else []
+        imported = sorted({f for f in imported_col[idx] if isinstance(f, str)}) if imported_col is not None else []
         if imported:
-            row["imported"] = ", ".join(sorted(imported))
+            row["imported"] = ", ".join(imported)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _groups(preds, by: list[str]) -> list[tuple[tuple, np.ndarray]]:
+    """The groups of a predictions table by the columns ``by`` in sorted order (missing values last, as
+    ``groupby(sort=True, dropna=False)``), each as its key and its row numbers in the records' order."""
+    import pandas as pd
+
+    keys = pd.DataFrame({c: preds[c].to_numpy() for c in by})
+    group = keys.groupby(by, sort=True, dropna=False).ngroup().to_numpy()
+    if not len(group):
+        return []
+    rows = np.argsort(group, kind="stable")
+    cuts = np.flatnonzero(np.diff(group[rows])) + 1
+    firsts = rows[np.r_[0, cuts]]
+    values = [keys[c].to_numpy()[firsts] for c in by]
+    return [(tuple(v[g] for v in values), idx) for g, idx in enumerate(np.split(rows, cuts))]
+
+
+def _plans(preds, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The plans and ground truths of rows ``idx`` (one T) as ``[n, T]`` int64 arrays (their values chained in C)."""
+    out = []
+    for c in ("plan", "truth"):
+        col = preds[c].to_numpy()[idx]
+        width = len(col[0]) if len(col) else 0
+        try:
+            out.append(np.fromiter(itertools.chain.from_iterable(col), dtype=np.int64,
+                                   count=len(col) * width).reshape(len(col), width))
+        except ValueError:  # plans of several lengths: the metrics name the first
+            out.append(np.array(list(col), dtype=object))
+    return out[0], out[1]
 
 
 # --- the field's evaluation codes and published numbers ----------------------------------------------------------
@@ -260,23 +225,25 @@ def method_horizon_table(preds, metrics: str = DEFAULT_FAMILY,
     shown = [(m.key, m.header) for m in fam.metrics if m.key.split("_")[0] in ("sr", "macc", "miou")]
     if metrics == DEFAULT_FAMILY:
         shown = list(zip(("sr", "macc", "miou_episode"), TABLE_METRICS))
-    seeds = preds["seed"].fillna(0)
     means: dict[tuple[str, str], float] = {}
     cells: dict[str, dict[str, str]] = {}
     order: dict[str, tuple[int, int]] = {}  # column -> (horizon, metric's place): the columns' order
-    for (method, horizon), g in preds.assign(seed=seeds).groupby(["method", "horizon"], sort=True):
+    seeds_of: dict[tuple, list[np.ndarray]] = {}  # (method, T) -> the rows of each seed, seeds in order
+    for (method, horizon, _), idx in _groups(preds.assign(seed=preds["seed"].fillna(0)), ["method", "horizon", "seed"]):
+        seeds_of.setdefault((method, horizon), []).append(idx)
+    for (method, horizon), parts in seeds_of.items():
         per_seed: dict[str, list[float]] = {header: [] for _, header in shown}
-        for _, s in g.groupby("seed", sort=True):
-            values = _seed_values([list(p) for p in s["plan"]], [list(t) for t in s["truth"]], metrics)
+        for idx in parts:
+            values, episodes = _seed_values(preds, idx, metrics)
             for key, header in shown:
                 per_seed[header].append(float(values[key]))
-        episodes = _episode_values(g) if g["seed"].nunique() == 1 and metrics == DEFAULT_FAMILY else None
+        one = metrics == DEFAULT_FAMILY and len(parts) == 1
         for place, (header, vals) in enumerate(per_seed.items()):
             col = f"T={int(horizon)} {header}"
             order[col] = (int(horizon), place)
             mean, half = mean_ci(vals)  # 90%, Student t: the interval of every result table over seeds
             means[(col, method)] = round(mean, 2)
-            if episodes is not None:  # one seed: the episodes' spread
+            if one:  # one seed: the episodes' spread
                 lo, hi = bootstrap_interval(episodes[header], resamples=TABLE_RESAMPLES)
                 cells.setdefault(method, {})[col] = f"{mean:.2f} [{100 * lo:.2f}, {100 * hi:.2f}]"
             else:
@@ -288,21 +255,21 @@ def method_horizon_table(preds, metrics: str = DEFAULT_FAMILY,
     return table, {c: names[m] for c, m in best.items()}
 
 
-def _seed_values(pred: list, gt: list, metrics: str) -> dict[str, float]:
-    """One seed's numbers of the method x T table: this package's three (the only ones its default table
-    shows, computed alone), or what the code ``metrics`` reports."""
-    if metrics == DEFAULT_FAMILY:
-        return {"sr": success_rate(pred, gt), "macc": mean_accuracy(pred, gt), "miou_episode": miou_per_episode(pred, gt)}
-    return protocol_metrics(pred, gt, metrics)
-
-
-def _episode_values(rows) -> dict[str, np.ndarray]:
-    """Per episode of ``rows`` (one method, T and seed), what each of :data:`TABLE_METRICS` averages:
-    success (0/1), the share of steps right and the IoU of the action sets."""
-    pred, gt = [list(p) for p in rows["plan"]], [list(t) for t in rows["truth"]]
-    right = [sum(a == b for a, b in zip(p, t)) / len(t) for p, t in zip(pred, gt)]
-    return {"SR": np.array([float(p == t) for p, t in zip(pred, gt)]), "mAcc": np.array(right),
-            "mIoU": np.array(iou_per_episode(pred, gt))}
+def _seed_values(preds, idx: np.ndarray, metrics: str) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    """One seed's numbers of the method x T table (rows ``idx``, one T) and, for this package's table, each
+    episode's success, share of steps right and set IoU (what a one-seed cell's bootstrap resamples): the three
+    as :func:`~kepp_core.metrics.success_rate`, :func:`~kepp_core.metrics.mean_accuracy` and
+    :func:`~kepp_core.metrics.miou_per_episode` compute them (value for value) on the plans as arrays, or what
+    the code ``metrics`` reports on them."""
+    pred, gt = _plans(preds, idx)
+    if metrics != DEFAULT_FAMILY:
+        return protocol_metrics(pred, gt, metrics), {}
+    n, horizon = gt.shape
+    right = pred == gt
+    success, steps, iou = right.all(axis=1), right.sum(axis=1), set_iou(pred, gt)
+    values = {"sr": 100.0 * int(success.sum()) / n, "macc": 100.0 * int(steps.sum()) / (n * horizon),
+              "miou_episode": 100.0 * float(np.mean(iou))}
+    return values, {"SR": success.astype(float), "mAcc": steps / horizon, "mIoU": iou}
 
 
 # --- metrics by slice ---------------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from kepp_core.data import Dataset, load_dataset
 from kepp_core.data.feature_files import features_manifest
 from kepp_core.data.synth import ensure_world, world_ready
 from kepp_core.errors import KeppError
+from kepp_core.evaluation.store import RECORD_SUFFIXES, Skipped, folder_records
 from kepp_core.graph import build_graph, load_graph
 from kepp_core.io import iter_jsonl, remembered_json
 from kepp_core.models import folders
@@ -37,7 +38,6 @@ from kepp_core.models.folders import read_config
 from kepp_core.paths import DEMO_ASSETS, REPO_ROOT, cache_folder
 from kepp_core.playlists import PlaylistStore
 
-RECORD_SUFFIXES = (".jsonl", ".parquet")
 PLAYLISTS = "playlists"  # the folder of playlists, beside the records or in the cache home
 
 
@@ -200,20 +200,28 @@ class Workspace:
         return plan_variants(self.models_root(), horizon)
 
     def prediction_files(self) -> list[Path]:
-        """Prediction record files: ``config.predictions`` (file or folder), else those in the models folder."""
+        """Prediction record files: ``config.predictions`` (a file, or every records file of a folder, whatever
+        its name), else those in the models folder (:meth:`prediction_sources`)."""
+        return self.prediction_sources()[0]
+
+    def prediction_sources(self) -> tuple[list[Path], list[Skipped]]:
+        """The prediction record files and the files skipped, each with why: ``config.predictions`` as a file,
+        or a folder read whole (every ``.jsonl`` / ``.parquet`` in it that reads as records,
+        :func:`~kepp_core.evaluation.store.folder_records`); without it, the models folder's files named as
+        records (``*pred*``, ``*record*``: beside checkpoints and training logs)."""
         if self.config.predictions:
             base = Path(self.config.predictions)
             if not base.exists():
                 raise KeppError(f"{base}: predictions path does not exist")
-        else:
-            try:
-                base = self.models_root()
-            except KeppError:
-                return []
+            return ([base], []) if base.is_file() else folder_records(base)
+        try:
+            base = self.models_root()
+        except KeppError:
+            return [], []
         if base.is_file():
-            return [base]
+            return [base], []
         return sorted(q for q in base.rglob("*") if q.suffix in RECORD_SUFFIXES
-                      and ("pred" in q.name or "record" in q.name))
+                      and ("pred" in q.name or "record" in q.name)), []
 
     def predictions(self):
         """All prediction records as one long table (see :func:`~kepp_core.api.analysis.read_predictions`), or None."""

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kepp_core.api import AppConfig, Workspace, read_predictions
+from kepp_core.api import AppConfig, Workspace
 from kepp_core.api.config import ENV, PATH_KEYS
 from kepp_core.commands._common import DEVICE_HELP, add_command
 from kepp_core.data import LOADERS
@@ -89,9 +89,12 @@ def check_files(cfg: AppConfig) -> None:
 
         load_graph(cfg.graph)
     if cfg.predictions is not None:  # a folder may hold none yet (playlists only): the records it holds must read
-        files = Workspace(cfg).prediction_files()
-        if files:
-            read_predictions(files)
+        from kepp_core.evaluation.store import read_columns
+
+        files, skipped = Workspace(cfg).prediction_sources()
+        for s in skipped:  # a file of the folder that is not records: named, with why (the pages say it too)
+            print(f"kepp: {s.line()}", file=sys.stderr)
+        read_columns(files)  # validated, judged and cached once: the server's pages read the cache
 
 
 def port_is_free(port: int, address: str = "localhost") -> bool:

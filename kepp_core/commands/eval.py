@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from kepp_core import catalog
@@ -247,7 +248,7 @@ def _compare(args) -> int:
         raise KeppError(f"--resamples {args.resamples}: expected 1..1000000 bootstrap draws")
     if not 0 < args.confidence < 1:
         raise KeppError(f"--confidence {args.confidence}: expected a level between 0 and 1 (e.g. 0.9)")
-    files = [_records_file(Path(f)) for f in args.records]
+    files = [q for f in args.records for q in _records_files(Path(f))]
     preds = api.read_predictions(files)
     recorded = sorted(map(str, preds["method"].unique()))
     for m in (args.a, args.b):
@@ -286,15 +287,24 @@ def _compare(args) -> int:
     return 0
 
 
-def _records_file(path: Path) -> Path:
-    """A records file, or the records of a ``kepp protocol`` output folder."""
+def _records_files(path: Path) -> list[Path]:
+    """A records file; the records of a ``kepp protocol`` output folder; or every records file of a folder
+    (:func:`kepp_core.evaluation.store.folder_records`: any name), those that are not records named on stderr."""
     if path.is_dir():
         inner = path / catalog.RECORDS_FILE
-        if not inner.is_file():
-            raise KeppError(f"{path}: a folder without {catalog.RECORDS_FILE} (expected a records file or a "
-                            "'kepp protocol' output folder)")
-        return inner
-    return path
+        if inner.is_file():
+            return [inner]
+        from kepp_core.evaluation.store import folder_records
+
+        files, skipped = folder_records(path)
+        if not files:
+            raise KeppError(f"{path}: no records in this folder (expected .jsonl or .parquet records files, or a "
+                            f"'kepp protocol' output folder with {catalog.RECORDS_FILE})"
+                            + (f"; {len(skipped)} file(s) skipped, the first {skipped[0].line()}" if skipped else ""))
+        for s in skipped:
+            print(f"kepp: {s.line()}", file=sys.stderr)
+        return files
+    return [path]
 
 
 def _with_interval(value: float, interval: tuple[float, float], sign: str = "") -> str:

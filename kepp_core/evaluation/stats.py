@@ -24,6 +24,7 @@ modified Lentz; Numerical Recipes §6.4), inverted by bisection to ~1e-12.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import random
@@ -81,6 +82,7 @@ def t_cdf(t: float, df: float) -> float:
     return 1.0 - tail if t > 0 else tail
 
 
+@functools.lru_cache(maxsize=256)  # a table asks the same few (p, df) for every cell
 def t_quantile(p: float, df: float) -> float:
     """The ``p`` quantile of Student's t with ``df`` degrees of freedom (bisection on the CDF)."""
     if not 0 < p < 1 or not df > 0:

@@ -1,0 +1,633 @@
+"""The records store: per-episode records (:mod:`kepp_core.evaluation.records`) as columns, read and
+judged once per file version and cached.
+
+JSONL and Parquet stay the formats records are written and exchanged in. A records file read here
+is validated once, flattened to one row per (record, method) and judged (success and failure
+patterns), and the result is kept as an Arrow IPC file in the cache home's ``records`` folder (:func:`kepp_core.paths.cache_folder`), never beside the user's files. Its
+name is the file's content: its size and a BLAKE2 hash of its bytes (a file rewritten with the same
+size and time is read again). A later read opens that file memory-mapped: no parsing, no judging.
+
+Reading a JSONL file cold takes the fast way when it can prove the file valid: one
+``pyarrow.json.read_json`` of the bytes, checked as columns (key types, plan lengths, ASCII text,
+one object per line, no line past :data:`kepp_core.io.MAX_LINE_BYTES`, finite numbers). Anything
+it cannot prove (a bad line, an odd type, an older format, Parquet) is read record by record
+(:func:`kepp_core.evaluation.records.read_records` and :func:`_record_rows`), which gives the one-line
+error of the first bad record, the same error as ever; both ways give the same rows (tested).
+
+In memory the rows' plans and ground truths are fixed-width integer arrays, one ``[n, T]`` array per
+horizon (:meth:`RecordsColumns.plans`); :func:`predictions_frame` hands the pandas table of
+:func:`kepp_core.api.read_predictions` out of them (tuples where the table has always held tuples).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pj
+
+from kepp_core.catalog import PATTERNS
+from kepp_core.errors import KeppError
+from kepp_core.evaluation.failures import repeats_batch, stored_paths
+from kepp_core.evaluation.records import read_records
+from kepp_core.io import MAX_JSON_DIGITS, MAX_LINE_BYTES, atomic_path, ensure_folder, open_regular
+from kepp_core.paths import cache_folder
+
+__all__ = ["CACHE", "FRAME_COLUMNS", "RECORD_SUFFIXES", "RecordsColumns", "Skipped", "check_vocabulary", "file_version",
+           "folder_records", "list_values", "predictions_frame", "records_columns", "row_arrays"]
+
+CACHE = "records"  # the cache home's folder of judged records (kepp_core.paths.CACHE_FOLDERS)
+LAYOUT = 2  # the cached table's layout: part of each cache file's name, so a new layout never reads an old file
+RECORD_SUFFIXES = (".jsonl", ".parquet")  # the files a folder of records is read from, whatever their names
+# The predictions table's columns (kepp_core.api.analysis.RECORD_COLUMNS) and the judged values per row.
+FRAME_COLUMNS = ["episode", "task", "video", "horizon", "setting", "seed", "fraction", "method", "truth", "plan",
+                 "endpoints", "endpoint_scores", "paths", "path_scores", "success", "patterns", "pattern", "start_time",
+                 "goal_time", "source", "imported"]
+_SCALARS = ("episode", "task", "video", "setting", "seed", "fraction", "start_time", "goal_time")
+_HASH_CHUNK = 8 * 2**20
+
+
+# --- the file's version ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FileVersion:
+    """One version of a records file: its size, modification time and the hash of its bytes."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    digest: str
+
+    @property
+    def key(self) -> str:
+        """The cache file's name of this version (layout, size and content: never the path)."""
+        return f"v{LAYOUT}-{self.size}-{self.digest}"
+
+
+_versions: dict[tuple, FileVersion] = {}  # (path, stat) -> version: hashed once per process while unchanged
+
+
+def _stat_key(path: str, st: os.stat_result) -> tuple:
+    # ctime changes with every write and cannot be set back (os.utime sets it to now): with the size, inode and
+    # mtime it tells a rewritten file from the one hashed, even one given back its size and mtime
+    return (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def file_version(path: str | Path, data: bytes | None = None) -> FileVersion:
+    """The version of the records file ``path`` (``data``: its bytes, when already read)."""
+    path = str(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise KeppError(f"{path}: prediction records not found") from None
+    key = _stat_key(path, st)
+    if key in _versions:
+        return _versions[key]
+    h = hashlib.blake2b(digest_size=16)
+    if data is not None:
+        h.update(data)
+    else:
+        with open_regular(path) as f:
+            while chunk := f.read(_HASH_CHUNK):
+                h.update(chunk)
+    version = FileVersion(path, st.st_size, st.st_mtime_ns, h.hexdigest())
+    if len(_versions) > 4096:
+        _versions.clear()
+    _versions[key] = version
+    return version
+
+
+# --- one file as judged columns ----------------------------------------------------------------------------------
+def records_columns(path: str | Path) -> pa.Table:
+    """The judged rows of one records file (one per record and method, in the records' order), read
+    from the cache when this version of the file was read before, else validated, judged and
+    cached. A bad file is the KeppError of :func:`kepp_core.evaluation.records.read_records` or of the
+    record's checks (the same one-line errors as reading record by record)."""
+    path = Path(path)
+    if not path.is_file():
+        raise KeppError(f"{path}: prediction records not found")
+    version = file_version(path)
+    cached = cache_folder(CACHE) / f"{version.key}.arrow"
+    if (cached, version.key) in _opened:
+        return _opened[(cached, version.key)]
+    table = None
+    if cached.is_file():
+        try:
+            table = pa.ipc.open_file(pa.memory_map(str(cached))).read_all()
+        except (pa.ArrowInvalid, OSError):  # a cache file cut short (a full disk): made again below
+            table = None
+    if table is None:
+        table = judge(_read_rows(path))
+        try:
+            ensure_folder(cached.parent)
+            with atomic_path(cached) as tmp, pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema) as w:
+                w.write_table(table)
+            table = pa.ipc.open_file(pa.memory_map(str(cached))).read_all()
+        except (KeppError, OSError):  # a cache home that cannot be written: read again next time
+            return table
+    if len(_opened) >= 1024:
+        _opened.clear()
+    _opened[(cached, version.key)] = table
+    return table
+
+
+# (cache file, version) -> its table, memory-mapped: a page's rerun that asks again opens nothing
+_opened: dict[tuple[Path, str], pa.Table] = {}
+
+
+def _read_rows(path: Path) -> pa.Table:
+    """The rows of one file, not judged: the fast way when it proves the file valid, else record by record."""
+    if path.suffix == ".jsonl":
+        with open_regular(path) as f:
+            data = f.read()
+        file_version(path, data)
+        fast = _fast_rows(data)
+        if fast is not None:
+            return fast
+    return _exact_rows(path)
+
+
+# --- the fast way: pyarrow's JSON reader, the checks as columns ---------------------------------------------------
+_LONG_NUMBER = re.compile(rb"[0-9]{%d}" % (MAX_JSON_DIGITS + 1))
+
+
+def _fast_columns(data: bytes) -> dict[str, pa.Array] | None:
+    """A JSONL file's bytes parsed by pyarrow as columns, each of a type the records format allows, or None when
+    the bytes or a column are anything the record-by-record reader might refuse or read otherwise."""
+    if not data or not data.isascii() or not data.endswith(b"}\n"):
+        return None  # non-ASCII text (a BOM, invalid UTF-8) and odd endings: the exact reader
+    buf = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(buf == 10)
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    if (ends - starts + 1).max() > MAX_LINE_BYTES or (buf[starts] != ord("{")).any() or (buf[ends - 1] != ord("}")).any():
+        return None  # every line one object, none too long, no blank lines
+    try:
+        t = pj.read_json(pa.py_buffer(data), read_options=pj.ReadOptions(block_size=max(2 * MAX_LINE_BYTES, 1 << 20)))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OverflowError):
+        return None
+    if t.num_rows != len(ends) or not _plain(t.schema):
+        return None
+    big = _largest(t)
+    if big is None or (big >= 1e99 and _LONG_NUMBER.search(data)):
+        return None  # NaN, Infinity or integers past MAX_JSON_DIGITS digits (read as floats here): the exact reader
+    names = set(t.column_names)
+    if not {"episode", "gt", "plans"} <= names:
+        return None
+    col = {n: t.column(n).combine_chunks() for n in t.column_names}
+    gt, plans, episode = col["gt"], col["plans"], col["episode"]
+    if (gt.null_count or plans.null_count or episode.null_count or gt.type != pa.list_(pa.int64())
+            or episode.type != pa.string() or not pa.types.is_struct(plans.type) or plans.type.num_fields == 0):
+        return None
+    gt_len = pc.list_value_length(gt).to_numpy(zero_copy_only=False)
+    if (gt_len == 0).any():
+        return None
+    for name, kinds in (("T", (pa.int64(),)), ("task", (pa.string(),)), ("video", (pa.string(),)),
+                        ("setting", (pa.string(),)), ("seed", (pa.int64(),)), ("fraction", (pa.int64(), pa.float64())),
+                        ("start_time", (pa.int64(), pa.float64())), ("goal_time", (pa.int64(), pa.float64()))):
+        if name in col and col[name].type not in (*kinds, pa.null()):
+            return None
+    ends_col = col.get("endpoints")
+    if ends_col is not None and ends_col.type != pa.null():
+        if ends_col.type != pa.list_(pa.int64()) or (pc.list_value_length(ends_col).fill_null(2).to_numpy() != 2).any():
+            return None
+    paths = col.get("paths")
+    if paths is not None and paths.type != pa.null() and paths.type != pa.list_(pa.list_(pa.int64())):
+        return None
+    for name in ("endpoint_scores", "path_scores"):
+        c = col.get(name)
+        if c is not None and c.type not in (pa.null(), pa.list_(pa.float64()), pa.list_(pa.int64())):
+            return None
+    return col
+
+
+def _fast_rows(data: bytes) -> pa.Table | None:
+    """The rows of a JSONL file's bytes, or None when this way cannot prove them what the record-by-record
+    reader would read without error (then that reader reads the file)."""
+    col = _fast_columns(data)
+    if col is None:
+        return None
+    gt, plans = col["gt"], col["plans"]
+    n = len(gt)
+    gt_len = pc.list_value_length(gt).to_numpy(zero_copy_only=False)
+    horizon = gt_len.astype(np.int64)
+    if "T" in col and col["T"].type == pa.int64():
+        T = col["T"].fill_null(0).to_numpy()
+        horizon = np.where(T != 0, T, gt_len)
+    paths = col.get("paths")
+    methods = [plans.type.field(i).name for i in range(plans.type.num_fields)]
+    children = [plans.field(i) for i in range(len(methods))]
+    if any(c.type != pa.list_(pa.int64()) for c in children):
+        return None
+    if any(c.null_count for c in children) and b"null" in data:
+        return None  # a method's plan given as null (the exact reader refuses it) reads like an absent one here
+    imported = col.get("imported")
+    if imported is not None and not (pa.types.is_struct(imported.type) or imported.type == pa.null()):
+        imported = None  # not a mapping: the exact reader ignores it too
+    # the rows: (record, method) of every plan given, record by record, methods in the file's order
+    present = np.stack([c.is_valid().to_numpy(zero_copy_only=False) for c in children], axis=1)
+    rec_idx, meth_idx = np.nonzero(present)
+    ks = np.array([stored_paths(m) for m in methods], dtype=np.int64)[meth_idx]
+    plan_parts = [children[m].take(pa.array(rec_idx[meth_idx == m])) for m in range(len(methods))]
+    order = np.argsort(np.concatenate([np.flatnonzero(meth_idx == m) for m in range(len(methods))]), kind="stable")
+    plan = pa.concat_arrays(plan_parts).take(pa.array(order))
+    truth = gt.take(pa.array(rec_idx))
+    if (pc.list_value_length(plan).to_numpy(zero_copy_only=False) != gt_len[rec_idx]).any():
+        return None  # a plan of another length: the exact reader names its episode
+    has_paths = np.zeros(n, dtype=bool)
+    top_len = np.zeros(n, dtype=np.int64)
+    if paths is not None and paths.type != pa.null():
+        plen = pc.list_value_length(paths).fill_null(0).to_numpy()
+        has_paths = plen > 0
+        first = pc.list_element(pc.if_else(pa.array(has_paths), paths, pa.nulls(n, paths.type)), 0)
+        top_len = pc.list_value_length(first).fill_null(0).to_numpy()
+    if ((ks > 0) & has_paths[rec_idx] & (top_len[rec_idx] != gt_len[rec_idx])).any():
+        return None  # a graph path of another length: the exact reader names its episode
+    rows = {"record": pa.array(rec_idx, pa.int64()), "k": pa.array(ks, pa.int64())}
+    for name in _SCALARS:
+        c = col.get(name)
+        rows[name] = c.take(pa.array(rec_idx)) if c is not None else pa.nulls(len(rec_idx))
+    rows["horizon"] = pa.array(horizon[rec_idx], pa.int64())
+    rows["method"] = pa.array(np.array(methods, dtype=object)[meth_idx], pa.string())
+    if imported is not None and imported.type != pa.null():
+        names = {imported.type.field(i).name: i for i in range(imported.type.num_fields)}
+        per_method = [imported.field(names[m]) if m in names and pa.types.is_string(imported.type.field(names[m]).type)
+                      else pa.nulls(n, pa.string()) for m in methods]
+        rows["imported"] = pa.concat_arrays([per_method[m].take(pa.array(rec_idx[meth_idx == m]))
+                                             for m in range(len(methods))]).take(pa.array(order))
+    else:
+        rows["imported"] = pa.nulls(len(rec_idx), pa.string())
+    rows["truth"], rows["plan"] = truth, plan
+    uses = pa.array(ks > 0)
+    take = pa.array(rec_idx)
+    for name, typ in (("endpoints", pa.list_(pa.int64())), ("endpoint_scores", pa.list_(pa.float64())),
+                      ("paths", pa.list_(pa.list_(pa.int64()))), ("path_scores", pa.list_(pa.float64()))):
+        c = col.get(name)
+        c = pa.nulls(n, typ) if c is None or c.type == pa.null() else c.cast(typ)
+        rows[name] = pc.if_else(uses, c.take(take), pa.nulls(len(rec_idx), typ))
+    for name in ("paths", "path_scores"):  # a method's own R of them
+        whole = rows[name]
+        for r in np.unique(ks[ks > 0]):
+            rows[name] = pc.if_else(pa.array(ks == r), pc.list_slice(whole, 0, int(r)), rows[name])
+    if "endpoints" in rows:  # the step model's scores go with its endpoints (no endpoints: no scores)
+        rows["endpoint_scores"] = pc.if_else(rows["endpoints"].is_null(), pa.nulls(len(rec_idx), pa.list_(pa.float64())),
+                                             rows["endpoint_scores"])
+    return pa.table(rows)
+
+
+def _plain(schema: pa.Schema, depth: int = 6) -> bool:
+    """Whether every column's type nests at most ``depth`` deep (deeper: the exact reader's limits decide)."""
+    def deep(t: pa.DataType) -> int:
+        if pa.types.is_struct(t):
+            return 1 + max((deep(t.field(i).type) for i in range(t.num_fields)), default=0)
+        if pa.types.is_list(t) or pa.types.is_large_list(t):
+            return 1 + deep(t.value_type)
+        return 0
+    return all(deep(f.type) <= depth for f in schema)
+
+
+def _largest(t: pa.Table) -> float | None:
+    """The largest magnitude of any floating-point value in the table (0 with none), None when one is NaN or infinite."""
+    def leaves(arr):
+        if pa.types.is_struct(arr.type):
+            for i in range(arr.type.num_fields):
+                yield from leaves(arr.field(i))
+        elif pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type):
+            yield from leaves(pc.list_flatten(arr))
+        elif pa.types.is_floating(arr.type):
+            yield arr
+
+    top = 0.0
+    for name in t.column_names:
+        for leaf in leaves(t.column(name).combine_chunks()):
+            if len(leaf) - leaf.null_count:
+                if not pc.all(pc.is_finite(leaf.drop_null())).as_py():
+                    return None
+                top = max(top, pc.max(pc.abs(leaf)).as_py())
+    return top
+
+
+# --- the exact way: record by record ------------------------------------------------------------------------------
+def _exact_rows(path: Path) -> pa.Table:
+    """The rows of one file read record by record (:func:`~kepp_core.evaluation.records.read_records`),
+    with :func:`_record_rows`'s checks: the reference the fast way must equal."""
+    cols: dict[str, list] = {c: [] for c in ("record", "k", *_SCALARS, "horizon", "method", "imported", "truth",
+                                             "plan", "endpoints", "endpoint_scores", "paths", "path_scores")}
+    for n, rec in enumerate(read_records(path)):
+        try:
+            _record_rows(rec, n, cols)
+        except (TypeError, ValueError, AttributeError) as e:  # a plan of text, a method's plan given as null
+            raise KeppError(f"{path}: record {n + 1} (episode {str(rec.get('episode'))[:80]!r}): a value of the wrong "
+                            f"type ({str(e)[:120]}; expected plans and ground truth as lists of action ids)") from None
+    out = {}
+    for name, values in cols.items():
+        try:
+            out[name] = pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):  # mixed types: kept as text
+            out[name] = pa.array([None if v is None else str(v) for v in values], pa.string())
+    for name, typ in (("truth", pa.list_(pa.int64())), ("plan", pa.list_(pa.int64())), ("endpoints", pa.list_(pa.int64())),
+                      ("paths", pa.list_(pa.list_(pa.int64()))), ("path_scores", pa.list_(pa.float64())),
+                      ("endpoint_scores", pa.list_(pa.float64())), ("method", pa.string()), ("imported", pa.string()),
+                      ("horizon", pa.int64()), ("record", pa.int64()), ("k", pa.int64())):
+        out[name] = out[name].cast(typ) if len(values) else pa.array([], typ)
+    return pa.table(out)
+
+
+def _record_rows(rec: dict, n: int, cols: dict[str, list]) -> None:
+    """Append one record's rows (one per method) to ``cols``: what each method planned and the endpoints
+    and graph paths it used (:func:`~kepp_core.evaluation.failures.stored_paths`); the same checks as
+    :class:`~kepp_core.evaluation.failures.EpisodeOutcome`."""
+    episode, truth, plans = rec["episode"], tuple(map(int, rec["gt"])), rec["plans"]
+    if not truth:
+        raise KeppError(f"episode {str(episode)!r}: empty ground-truth plan")
+    ends = rec.get("endpoints")
+    ends = tuple(map(int, ends)) if ends is not None else None
+    paths, path_scores, scores = rec.get("paths") or [], rec.get("path_scores") or [], rec.get("endpoint_scores")
+    imported = rec.get("imported") if isinstance(rec.get("imported"), dict) else {}
+    m = len(plans)
+    for c, v in (("record", n), ("episode", episode), ("task", rec.get("task")), ("video", rec.get("video")),
+                 ("horizon", int(rec.get("T") or len(rec["gt"]))), ("setting", rec.get("setting")),
+                 ("seed", rec.get("seed")), ("fraction", rec.get("fraction")), ("start_time", rec.get("start_time")),
+                 ("goal_time", rec.get("goal_time")), ("truth", truth)):
+        cols[c].extend([v] * m)
+    for method, plan in plans.items():
+        plan = tuple(map(int, plan))
+        if len(plan) != len(truth):
+            raise KeppError(f"episode {str(episode)!r}: plan has {len(plan)} steps, ground truth has {len(truth)}")
+        k = stored_paths(method)
+        if k and paths and len(paths[0]) != len(truth):
+            raise KeppError(f"episode {str(episode)!r}: top graph path has {len(paths[0])} steps, "
+                            f"expected {len(truth)}")
+        used = ends if k else None
+        cols["k"].append(k)
+        cols["method"].append(method)
+        cols["imported"].append(imported.get(method))
+        cols["plan"].append(plan)
+        cols["endpoints"].append(used)
+        cols["endpoint_scores"].append(scores if used is not None else None)
+        cols["paths"].append([tuple(p) for p in paths[:k]] if k else None)
+        cols["path_scores"].append(path_scores[:k] if k else None)
+
+
+# --- judging, one horizon at a time ---------------------------------------------------------------------------------
+def list_values(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """A list column as its values (int64) and the first value's place of each row: row ``i``'s list is
+    ``values[starts[i]:starts[i] + len_i]`` (no copy per row)."""
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    offsets = arr.offsets.to_numpy()
+    values = arr.values.to_numpy(zero_copy_only=False)
+    return values.astype(np.int64, copy=False), offsets[:-1]
+
+
+def row_arrays(column, rows: np.ndarray, width: int) -> np.ndarray:
+    """The ``rows`` of a list column whose lists there all have ``width`` items, as an ``[n, width]`` int64 array
+    (``column``: the column, or its :func:`list_values`)."""
+    values, starts = column if isinstance(column, tuple) else list_values(column)
+    return values[starts[rows][:, None] + np.arange(width)]
+
+
+def judge(rows: pa.Table) -> pa.Table:
+    """``rows`` with their verdicts: ``success``, ``patterns`` (every failure pattern that applies, comma-separated)
+    and ``pattern`` (the first: :func:`kepp_core.evaluation.failures.failure_patterns`); and
+    ``min_action`` / ``max_action``, the smallest and largest action id the file names, in the table's metadata."""
+    n = rows.num_rows
+    horizon = pc.list_value_length(rows.column("truth")).to_numpy(zero_copy_only=False) if n else np.zeros(0, np.int64)
+    success = np.zeros(n, dtype=bool)
+    code = np.zeros(n, dtype=np.int64)
+    has_ends = rows.column("endpoints").is_valid().to_numpy() if n else np.zeros(0, bool)
+    low, top = 0, -1
+    lists = {c: list_values(rows.column(c)) for c in ("truth", "plan", "endpoints")} if n else {}
+    for T in np.unique(horizon):
+        idx = np.flatnonzero(horizon == T)
+        truth, plan = row_arrays(lists["truth"], idx, int(T)), row_arrays(lists["plan"], idx, int(T))
+        ends = np.stack([plan[:, 0], plan[:, -1]], axis=1)
+        own = has_ends[idx]
+        if own.any():
+            ends[own] = row_arrays(lists["endpoints"], idx[own], 2)
+        right = plan == truth
+        success[idx] = right.all(axis=1)
+        flags = ((ends[:, 0] != truth[:, 0]) | (ends[:, 1] != truth[:, -1]), truth[:, 0] == truth[:, -1],
+                 repeats_batch(truth) | repeats_batch(plan))
+        code[idx] = sum(f.astype(np.int64) << b for b, f in enumerate(flags))
+        low, top = min(low, int(truth.min()), int(plan.min())), max(top, int(truth.max()), int(plan.max()))
+    names = [tuple(p for b, p in enumerate(PATTERNS[:3]) if c >> b & 1) or (PATTERNS[3],) for c in range(8)]
+    patterns = np.array([", ".join(p) for p in names], dtype=object)[code]
+    primary = np.array([p[0] for p in names], dtype=object)[code]
+    patterns[success], primary[success] = "", ""
+    out = rows.append_column("success", pa.array(success)).append_column("patterns", pa.array(patterns, pa.string()))
+    out = out.append_column("pattern", pa.array(primary, pa.string()))
+    for c in ("endpoints", "paths"):  # their ids are shown as labels too
+        flat = rows.column(c)
+        while pa.types.is_list(flat.type):
+            flat = pc.list_flatten(flat)
+        if len(flat) and flat.null_count < len(flat):
+            low, top = min(low, pc.min(flat).as_py()), max(top, pc.max(flat).as_py())
+    return out.replace_schema_metadata({"min_action": str(low), "max_action": str(top)})
+
+
+# --- several files as one table -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RecordsColumns:
+    """The judged rows of several records files (``table``: one Arrow table, each row with its ``source``, the
+    file's name), with the plans and ground truths of one horizon as fixed-width arrays."""
+
+    table: pa.Table
+    min_action: int
+    max_action: int
+
+    def rows(self, horizon: int) -> np.ndarray:
+        """The row numbers of ``horizon``."""
+        return np.flatnonzero(self.table.column("horizon").to_numpy() == int(horizon))
+
+    def plans(self, horizon: int) -> np.ndarray:
+        """Every plan of ``horizon`` as an ``[n, T]`` int64 array (rows in :meth:`rows`' order)."""
+        return row_arrays(self.table.column("plan"), self.rows(horizon), int(horizon))
+
+    def truth(self, horizon: int) -> np.ndarray:
+        """The ground truth of every row of ``horizon`` as an ``[n, T]`` int64 array."""
+        return row_arrays(self.table.column("truth"), self.rows(horizon), int(horizon))
+
+
+def read_columns(files: Iterable[str | Path]) -> RecordsColumns:
+    """The judged rows of ``files`` (:func:`records_columns` of each, in order), as one table."""
+    tables, low, top = [], 0, -1
+    for n, f in enumerate(files):
+        t = records_columns(f)
+        meta = t.schema.metadata or {}
+        low, top = min(low, int(meta.get(b"min_action", b"0"))), max(top, int(meta.get(b"max_action", b"-1")))
+        t = t.append_column("source", pa.array([Path(f).name] * t.num_rows, pa.string()))
+        tables.append(t.append_column("file", pa.array(np.full(t.num_rows, n, dtype=np.int64))))
+    if not tables:
+        return RecordsColumns(pa.table({c: pa.array([], pa.string()) for c in FRAME_COLUMNS}), 0, -1)
+    return RecordsColumns(pa.concat_tables(tables, promote_options="permissive"), low, top)
+
+
+def predictions_frame(files: Iterable[str | Path]):
+    """The predictions table of ``files`` (:func:`kepp_core.api.read_predictions`): one row per episode and
+    method (columns :data:`FRAME_COLUMNS`), the plans and ground truths as tuples of ints as ever."""
+    import pandas as pd
+
+    files = list(files)
+    cols = read_columns(files)
+    t = cols.table
+    n = t.num_rows
+    if not files or n == 0:
+        return pd.DataFrame({c: [] for c in FRAME_COLUMNS}, columns=FRAME_COLUMNS)
+    out = t.select([*_SCALARS, "horizon", "method", "source", "imported", "success", "patterns", "pattern",
+                    ]).to_pandas(deduplicate_objects=True)
+    for c in out.columns:  # a column with no value at all is None in every row, as a table of Python values has it
+        if t.column(c).null_count == n:
+            out[c] = np.full(n, None, dtype=object)
+    horizon = out["horizon"].to_numpy()
+    # one truth per record, shared by its methods' rows (as the record-by-record reader shares it)
+    record = t.column("record").to_numpy() + (t.column("file").to_numpy() << 40)  # numbered apart per file
+    first = np.flatnonzero(np.r_[True, record[1:] != record[:-1]])
+    owner = np.cumsum(np.r_[True, record[1:] != record[:-1]]) - 1
+    truth_first = np.empty(len(first), dtype=object)
+    plan = np.empty(n, dtype=object)
+    first_h = horizon[first]
+    plans, truths = list_values(t.column("plan")), list_values(t.column("truth"))
+    success = out["success"].to_numpy(dtype=bool)
+    for T in np.unique(horizon):
+        f = np.flatnonzero(first_h == T)
+        truth_first[f] = _tuples(row_arrays(truths, first[f], int(T)))
+        idx = np.flatnonzero((horizon == T) & ~success)  # a right plan is its truth: that tuple, not a new one
+        plan[idx] = _tuples(row_arrays(plans, idx, int(T)))
+    right = np.flatnonzero(success)
+    plan[right] = truth_first[owner[right]]
+    k = t.column("k").to_numpy()
+    endpoints = np.full(n, None, dtype=object)
+    scores = np.full(n, None, dtype=object)
+    paths = np.empty(n, dtype=object)
+    path_scores = np.empty(n, dtype=object)
+    uses = np.flatnonzero(k > 0)
+    if len(uses):
+        # the values of each (record, R) once: rows of one record and R share them
+        key = record[uses] * 64 + np.minimum(k[uses], 63)
+        uniq, first_of, back = np.unique(key, return_index=True, return_inverse=True)
+        at, kk = uses[first_of], k[uses[first_of]]
+        endpoints[uses] = _small_lists(t.column("endpoints"), at, as_tuple=True)[back]
+        scores[uses] = _small_lists(t.column("endpoint_scores"), at)[back]
+        paths[uses] = _path_lists(t.column("paths"), at, kk)[back]
+        ps = _small_lists(t.column("path_scores"), at, kk)
+        ps[np.equal(ps, None)] = _objects([[]])
+        path_scores[uses] = _copies(ps[back])
+    rest = np.flatnonzero(k == 0)  # no stored paths: one empty list shared by the rows (the table is read-only)
+    paths[rest], path_scores[rest] = _objects([[]]), _objects([[]])
+    for c, v in (("truth", truth_first[owner]), ("plan", plan), ("endpoints", endpoints), ("endpoint_scores", scores),
+                 ("paths", paths), ("path_scores", path_scores)):
+        out[c] = v
+    df = out[FRAME_COLUMNS]
+    df.attrs["actions"] = (cols.min_action, cols.max_action)  # the ids named: checked against a dataset's
+    return df
+
+
+_copies = np.frompyfunc(list, 1, 1)  # a list of its own per row, as each record's row had
+
+
+def _small_lists(column, rows: np.ndarray, keep: np.ndarray | None = None, as_tuple: bool = False) -> np.ndarray:
+    """The ``rows`` of a list column (each cut to its ``keep`` items) as lists (or tuples) in an object array,
+    None where a row has none: made a length at a time from columns (zipped in C), not value by value."""
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    out = np.full(len(rows), None, dtype=object)
+    if arr.type == pa.null():
+        return out
+    valid = arr.is_valid().to_numpy(zero_copy_only=False)[rows]
+    offsets = arr.offsets.to_numpy()
+    values = arr.values.to_numpy(zero_copy_only=False)
+    lengths = np.diff(offsets)[rows]
+    if keep is not None:
+        lengths = np.minimum(lengths, keep)
+    make = tuple if as_tuple else list
+    for length in np.unique(lengths[valid]):
+        sel = np.flatnonzero(valid & (lengths == length))
+        a = values[offsets[rows[sel]][:, None] + np.arange(length)]
+        made = map(make, zip(*a.T.tolist())) if length else (make() for _ in sel)
+        out[sel] = np.fromiter(made, dtype=object, count=len(sel))
+    return out
+
+
+def _path_lists(column, rows: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """The first ``keep`` graph paths of each of ``rows`` (a list column of paths) as lists of tuples."""
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if arr.type == pa.null():
+        return np.fromiter(([] for _ in rows), dtype=object, count=len(rows))
+    valid = arr.is_valid().to_numpy(zero_copy_only=False)[rows]
+    offsets = arr.offsets.to_numpy()
+    count = np.where(valid, np.minimum(np.diff(offsets)[rows], keep), 0)
+    begin = np.concatenate(([0], np.cumsum(count)[:-1]))
+    owner = np.repeat(np.arange(len(rows)), count)
+    which = offsets[rows][owner] + np.arange(int(count.sum())) - begin[owner]  # every path kept, in order
+    each = _small_lists(arr.values, which, as_tuple=True)
+    out = np.empty(len(rows), dtype=object)
+    for m in np.unique(count):
+        sel = np.flatnonzero(count == m)
+        made = map(list, zip(*(each[begin[sel] + q] for q in range(m)))) if m else ([] for _ in sel)
+        out[sel] = np.fromiter(made, dtype=object, count=len(sel))
+    return out
+
+
+def _objects(values: Iterable) -> np.ndarray:
+    """``values`` as a 1-D object array (lists stay lists: never read as a second axis)."""
+    return np.fromiter(values, dtype=object)
+
+
+def _tuples(a: np.ndarray) -> np.ndarray:
+    """The rows of an ``[n, T]`` array as tuples of ints (an object array): zipped from its columns, in C."""
+    return np.fromiter(zip(*a.T.tolist()), dtype=object, count=len(a))
+
+
+# --- folders and vocabularies ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Skipped:
+    """A file of a records folder that is not records, and why (one line)."""
+
+    path: Path
+    why: str
+
+    def line(self) -> str:
+        return f"{self.path}: skipped: {self.why}"
+
+
+def folder_records(folder: str | Path) -> tuple[list[Path], list[Skipped]]:
+    """Every ``.jsonl`` / ``.parquet`` file under ``folder`` (any name) that reads as records, and those that
+    do not, each with why (the reader's one-line error). Reading a file once here caches it
+    (:func:`records_columns`), so reading it again is a memory map."""
+    files, skipped = [], []
+    for q in sorted(p for p in Path(folder).rglob("*") if p.suffix in RECORD_SUFFIXES and p.is_file()):
+        try:
+            version = file_version(q)
+            why = _refused.get(version.key)
+            if why is None:
+                try:
+                    records_columns(q)
+                except KeppError as e:
+                    text = str(e)
+                    if text.startswith(str(q)):  # "FILE:LINE: why" -> "line LINE: why"
+                        text = re.sub(r"^:(\d+): ", r"line \1: ", text[len(str(q)):]).lstrip(": ")
+                    why = _refused[version.key] = text
+        except KeppError as e:  # a file that went away or cannot be read
+            why = str(e)
+        if why:
+            skipped.append(Skipped(q, why))
+        else:
+            files.append(q)
+    return files, skipped
+
+
+_refused: dict[str, str] = {}  # file version -> why it is not records: a folder read again does not parse it again
+
+
+def check_vocabulary(preds, actions: Sequence[str], dataset: str) -> None:
+    """KeppError unless every action id of the predictions table ``preds`` (read by :func:`predictions_frame`)
+    is one of the dataset's ``actions``: records of another dataset opened with this one."""
+    low, top = preds.attrs.get("actions", (0, -1)) if preds is not None else (0, -1)
+    if low < 0 or top >= len(actions):
+        raise KeppError(f"the records name action id {low if low < 0 else top}, but the dataset {dataset!r} has {len(actions)} actions "
+                        f"(ids 0–{len(actions) - 1}): these records are not of this dataset (open them with the "
+                        f"dataset they were evaluated on)")

@@ -1,0 +1,225 @@
+"""The records store (kepp_core.evaluation.store): the same rows as reading and judging record by record (the
+oracle, tests/helpers/records_oracle.py) on the demo records, imported records, older formats and hostile files
+(the same one-line errors, the fast reader declining every file the exact one refuses); a cache keyed on the
+file's bytes; a folder read whole whatever its files' names; records of another dataset named as such."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from kepp_core import api
+from kepp_core.errors import KeppError
+from kepp_core.evaluation import store
+from kepp_core.evaluation.records import write_records
+from kepp_core.io import MAX_LINE_BYTES
+from kepp_core.paths import DEMO_ASSETS, cache_folder
+from tests.helpers.cli import assert_one_line_error, run_kepp
+from tests.helpers.records_oracle import differences, oracle_rows
+
+DEMO = DEMO_ASSETS / "predictions.jsonl"
+RECORD = {"seed": 0, "T": 3, "episode": "t/v/0:3", "video": "v", "task": "t", "setting": "conventional", "first": 0,
+          "start_time": 1.0, "goal_time": 9.0, "gt": [1, 2, 1], "endpoints": [1, 3], "endpoint_scores": [0.5, 0.25],
+          "paths": [[1, 2, 1], [1, 4, 1]], "path_scores": [0.5, 0.1],
+          "plans": {"kepp-R1": [1, 2, 1], "kepp-R2": [1, 4, 1], "pdpp": [3, 2, 1], "random": [5, 5, 5]},
+          "success": {"kepp-R1": 1, "kepp-R2": 0, "pdpp": 0, "random": 0},
+          "acc": {"kepp-R1": 1.0, "kepp-R2": 2 / 3, "pdpp": 2 / 3, "random": 0.0}}
+
+
+@pytest.fixture(autouse=True)
+def cache_home(tmp_path, monkeypatch):
+    """Every test's own cache home: what one test caches, the next does not read."""
+    monkeypatch.setenv("KEPP_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def demo_part(tmp_path: Path, lines: int = 150) -> Path:
+    """The first ``lines`` demo records (every method, T=3), as their own file."""
+    part = tmp_path / "demo-part.jsonl"
+    with open(DEMO, encoding="utf-8") as f:
+        part.write_text("".join(next(f) for _ in range(lines)), encoding="utf-8")
+    return part
+
+
+def same_as_oracle(files) -> int:
+    table = api.read_predictions(files)
+    assert differences(table, oracle_rows(files)) == []
+    return len(table)
+
+
+# --- the same rows as record by record ------------------------------------------------------------------------------
+def test_demo_records_read_through_the_store_equal_the_record_by_record_oracle(tmp_path):
+    part = demo_part(tmp_path)
+    assert store._fast_rows(part.read_bytes()) is not None  # the demo's writer's files take the fast way
+    assert same_as_oracle([part]) == 150 * 20
+    assert same_as_oracle([part]) == 150 * 20  # and again, from the cache
+
+
+@pytest.mark.slow
+def test_every_demo_record_and_every_table_of_them_equal_the_oracle_and_the_per_row_tables():
+    table = api.read_predictions([DEMO])
+    rows = oracle_rows([DEMO])
+    assert differences(table, rows) == []
+    by_row = pd.DataFrame(rows)  # the oracle's rows as a table
+    for code in ("kepp", "pdpp", "vpn"):
+        fast, slow = api.method_horizon_table(table, code), api.method_horizon_table(by_row, code)
+        assert fast[0].equals(slow[0]) and fast[1] == slow[1], code
+        assert api.metrics_table(table, code).equals(api.metrics_table(by_row, code)), code
+    assert len(table) == 35_820
+
+
+def test_the_fast_and_the_exact_reader_give_the_same_rows(tmp_path):
+    part = demo_part(tmp_path, 40)
+    fast, exact = store.judge(store._fast_rows(part.read_bytes())), store.judge(store._exact_rows(part))
+    assert fast.column_names == exact.column_names
+    assert [c for c in fast.column_names if fast.column(c).to_pylist() != exact.column(c).to_pylist()] == []
+
+
+def test_imported_records_without_seeds_or_context_equal_the_oracle(tmp_path):
+    imported = [{"T": 3, "episode": f"t/v/{i}:3", "video": "v", "task": "t", "gt": [1, 2, i % 4],
+                 "plans": {"vpn-s7": [1, 2, 3]}, "success": {"vpn-s7": int(i % 4 == 3)}, "acc": {"vpn-s7": 1.0},
+                 "imported": {"vpn-s7": "T3_predictions.json"}} for i in range(12)]
+    path = write_records(tmp_path / "vpn-s7.jsonl", imported)
+    assert same_as_oracle([path, write_records(tmp_path / "kepp.jsonl", [RECORD])]) == 12 + 4
+    assert set(api.read_predictions([path])["imported"]) == {"T3_predictions.json"}
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_older_records_and_parquet_files_equal_the_oracle(tmp_path, suffix):
+    old = {k: v for k, v in RECORD.items() if k not in ("success", "acc", "seed", "T")}
+    old["correct"] = {m: p == RECORD["gt"] for m, p in RECORD["plans"].items()}
+    path = write_records(tmp_path / f"old{suffix}", [old, {**old, "episode": "t/v/1:3", "gt": [2, 2, 2]}])
+    assert same_as_oracle([path]) == 8
+
+
+def test_values_of_other_json_types_read_as_the_exact_reader_reads_them(tmp_path):
+    """Plans written as floats or digit strings, a key given twice: the fast reader declines, the exact one reads."""
+    path = tmp_path / "odd.jsonl"
+    text = json.dumps({**RECORD, "gt": [1.0, 2.0, 1.0], "plans": {"pdpp": ["3", "2", "1"]}}) + "\n"
+    path.write_text(text + text.replace('"episode": "t/v/0:3"', '"episode": "x", "episode": "t/v/1:3"'), encoding="utf-8")
+    assert store._fast_rows(path.read_bytes()) is None
+    assert same_as_oracle([path]) == 2
+
+
+HOSTILE = {  # a records file's lines -> what its one-line error names
+    "invalid JSON": ([json.dumps(RECORD), "{oops"], ":2: invalid JSON"),
+    "two objects on a line": ([json.dumps(RECORD) + " " + json.dumps(RECORD)], ":1: invalid JSON"),
+    "not an object": (["[1, 2, 3]"], ":1: expected a JSON object, got list"),
+    "no plans": ([json.dumps({k: v for k, v in RECORD.items() if k != "plans"})], "record lacks plans"),
+    "plan too short": ([json.dumps({**RECORD, "plans": {"pdpp": [1, 2]}})], "plan has 2 steps, ground truth has 3"),
+    "empty truth": ([json.dumps({**RECORD, "gt": [], "plans": {"pdpp": []}})], "empty ground-truth plan"),
+    "graph path too short": ([json.dumps({**RECORD, "paths": [[1, 1]]})], "top graph path has 2 steps, expected 3"),
+    "NaN": ([json.dumps(RECORD).replace('"goal_time": 9.0', '"goal_time": NaN')], "NaN (not a JSON number) is not readable"),
+    "Infinity": ([json.dumps(RECORD).replace('"path_scores": [0.5', '"path_scores": [Infinity')], "Infinity"),
+    "huge integer": ([json.dumps(RECORD).replace('"first": 0', '"first": ' + "9" * 150)], "an integer of 150 digits"),
+    "plan given as null": ([json.dumps({**RECORD, "plans": {**RECORD["plans"], "pdpp": None}})], "record 1"),
+    "truth of text": ([json.dumps({**RECORD, "gt": ["a", "b", "c"]})], "record 1"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_a_hostile_records_file_is_one_line_error_the_fast_reader_never_accepts(tmp_path, case):
+    lines, words = HOSTILE[case]
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert store._fast_rows(path.read_bytes()) is None
+    with pytest.raises(KeppError) as e:
+        api.read_predictions([path])
+    assert words in str(e.value) and "\n" not in str(e.value)
+    assert not (cache_folder("records").is_dir() and any(cache_folder("records").iterdir()))  # nothing cached
+
+
+def test_a_line_past_the_limit_and_invalid_utf8_are_the_exact_readers_errors(tmp_path):
+    long = tmp_path / "long.jsonl"
+    long.write_text(json.dumps({**RECORD, "pad": "x" * MAX_LINE_BYTES}) + "\n", encoding="utf-8")
+    bad = tmp_path / "bytes.jsonl"
+    bad.write_bytes(json.dumps(RECORD).replace("conventional", "conv\udcffx").encode("utf-8", "surrogateescape") + b"\n")
+    for path, words in ((long, "line longer than"), (bad, "not valid UTF-8 text")):
+        assert store._fast_rows(path.read_bytes()) is None
+        with pytest.raises(KeppError, match=words):
+            api.read_predictions([path])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bytes.jsonl", "long.jsonl"]
+
+
+# --- the cache --------------------------------------------------------------------------------------------------------
+def test_the_cache_follows_the_files_bytes_even_at_the_same_size_and_time(tmp_path, cache_home):
+    path = write_records(tmp_path / "r.jsonl", [RECORD])
+    first = api.read_predictions([path])
+    stat = path.stat()
+    changed = path.read_text(encoding="utf-8").replace('"pdpp": [3, 2, 1]', '"pdpp": [1, 2, 1]')
+    path.write_text(changed, encoding="utf-8")  # as many bytes, then the old modification time given back
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size and path.stat().st_mtime_ns == stat.st_mtime_ns
+    second = api.read_predictions([path])
+    pdpp = lambda t: t.loc[t["method"] == "pdpp", "success"].tolist()  # noqa: E731
+    assert pdpp(first) == [False] and pdpp(second) == [True]
+    cached = sorted(p.name for p in (cache_home / "records").iterdir())
+    assert len(cached) == 2 and all(p.endswith(".arrow") for p in cached)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "r.jsonl"]  # nothing beside the records
+
+
+def test_a_cache_file_cut_short_is_made_again(tmp_path, cache_home):
+    path = write_records(tmp_path / "r.jsonl", [RECORD])
+    want = api.read_predictions([path])
+    (cached,) = (cache_home / "records").iterdir()
+    cut = cached.read_bytes()[:100]
+    cached.unlink()  # a torn write left a new, shorter file (cache files are replaced, never rewritten in place)
+    cached.write_bytes(cut)
+    store._versions.clear()  # as a new process finds it
+    store._opened.clear()
+    assert differences(api.read_predictions([path]), oracle_rows([path])) == [] and len(want) == 4
+
+
+# --- a folder of records ---------------------------------------------------------------------------------------------
+def records_folder(tmp_path: Path) -> Path:
+    """Records under odd names, a JSON-lines file that is not records, a broken Parquet file, a text file."""
+    folder = tmp_path / "compare"
+    (folder / "more").mkdir(parents=True)
+    write_records(folder / "m1.jsonl", [RECORD])
+    write_records(folder / "run 2 (copy).jsonl", [{**RECORD, "seed": 1}])
+    write_records(folder / "more" / "seed2.parquet", [{**RECORD, "seed": 2}])
+    (folder / "notes.jsonl").write_text('{"note": "not a record"}\n', encoding="utf-8")
+    (folder / "broken.parquet").write_bytes(b"PAR1 not really")
+    (folder / "README.txt").write_text("records of three seeds", encoding="utf-8")
+    return folder
+
+
+def test_a_folder_is_read_whole_whatever_the_names_and_the_others_are_named_with_why(tmp_path):
+    folder = records_folder(tmp_path)
+    files, skipped = store.folder_records(folder)
+    assert [f.name for f in files] == ["m1.jsonl", "seed2.parquet", "run 2 (copy).jsonl"]
+    assert [s.path.name for s in skipped] == ["broken.parquet", "notes.jsonl"]
+    assert "not a readable Parquet file" in skipped[0].line() and "record lacks episode, gt, plans" in skipped[1].line()
+    assert all("\n" not in s.line() and str(s.path) in s.line() for s in skipped) and len(skipped) == 2
+    ws = api.Workspace(api.AppConfig(predictions=str(folder)))
+    assert ws.prediction_files() == files
+    assert sorted(ws.predictions()["seed"].unique()) == [0, 1, 2]
+
+
+def test_kepp_eval_compare_reads_a_folder_and_names_the_files_it_skipped(tmp_path):
+    folder = records_folder(tmp_path)
+    r = run_kepp("eval", "compare", folder, "--a", "kepp-R1", "--b", "pdpp", env={"KEPP_HOME": str(tmp_path / "h")})
+    assert r.returncode == 0, r.stderr
+    skipped = [line for line in r.stderr.splitlines() if "skipped" in line]
+    assert len(skipped) == 2 and "notes.jsonl: skipped: " in skipped[1]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "notes.jsonl").write_text('{"note": 1}\n', encoding="utf-8")
+    assert_one_line_error(run_kepp("eval", "compare", empty, "--a", "x", "--b", "y", env={"KEPP_HOME": str(tmp_path / "h")}),
+                          "no records in this folder", "1 file(s) skipped")
+
+
+# --- another dataset's records ---------------------------------------------------------------------------------------
+def test_records_naming_actions_the_dataset_lacks_are_a_clear_message(tmp_path):
+    path = write_records(tmp_path / "r.jsonl", [{**RECORD, "plans": {"pdpp": [1, 200, 1]}}])
+    preds = api.read_predictions([path])
+    api.check_vocabulary(preds, [f"a{i}" for i in range(201)], "big")
+    with pytest.raises(KeppError, match=r"action id 200, but the dataset 'toy' has 10 actions .*not of this dataset"):
+        api.check_vocabulary(preds, [f"a{i}" for i in range(10)], "toy")
+    negative = api.read_predictions([write_records(tmp_path / "n.jsonl", [{**RECORD, "plans": {"pdpp": [1, -1, 1]}}])])
+    with pytest.raises(KeppError, match="action id -1"):
+        api.check_vocabulary(negative, [f"a{i}" for i in range(10)], "toy")
