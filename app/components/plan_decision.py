@@ -35,11 +35,7 @@ SYMBOLS = {
          "(a graph-conditioned model's R is the R it was trained with).",
     "paths": "Graph paths: the P²KG's most probable T-step paths between â₁ and â_T, by probability; "
              "\"graph paths 1 = 2\" is one path at ranks 1 and 2 (the graph has no other of that length).",
-    "dec": "+ graph decoding (the +dec rows of kepp eval): the planning model's step probabilities decoded "
-           "into the most probable plan under the P²KG's transitions.",
-    "jdec": "+ joint decoding (the +jdec rows): the plan and its two ends decoded together, the ends weighed "
-            "with the endpoint model's (or the text tower's) distributions of â₁ and â_T.",
-}
+}  # a decoding's words are its decoder's (kepp_core.catalog.decoders: Decoder.words)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import streamlit as st
 
 from components.charts import show_table, step_cards
 from components.text import md, plan_text
-from kepp_core.catalog import TEXT, endpoint_source
+from kepp_core.catalog import endpoint_source
 
 
 def endpoints_heading(source: str) -> str:
@@ -19,8 +19,7 @@ def endpoints_heading(source: str) -> str:
     >>> endpoints_heading("predicted"), endpoints_heading("text")
     ('Step model', 'Text tower (S3D)')
     """
-    words = endpoint_source(source).words
-    return words[0].upper() + words[1:] + (" (S3D)" if source == TEXT else "")
+    return endpoint_source(source).heading
 
 
 def recommendation_text(condition: str, scorer: str, R: int) -> str:
