@@ -1,4 +1,4 @@
-"""A row's parts act (issue 48): its endpoint source gives the endpoints, their distributions and what a
+"""A row's parts act: its endpoint source gives the endpoints, their distributions and what a
 planner is given; its decoder owns its modes, its stored choice key and its words. Parts that do not fit
 are refused when the row is built, in one line; a new decoder and a row with another endpoint source
 reach ``kepp eval``'s table and the app's names with no other edit (docs/architecture.md's walkthroughs)."""
@@ -68,7 +68,7 @@ def test_two_decoders_of_one_base_keep_their_choices_apart():
 
 
 def test_what_a_row_is_follows_its_source_not_its_name():
-    """kepp-R2 moved to the endpoint model (the bug of issue 48: it was accepted, then planned with the step
+    """kepp-R2 moved to the endpoint model (once accepted and then planned with the step
     model's endpoints under the new label): it leaves the default table, the live planner, the paths the
     records keep and the failure analysis's stored paths."""
     from kepp_core.evaluation.failures import stored_paths
