@@ -101,6 +101,15 @@ def plan_variants(root: str | Path, horizon: int) -> dict[str, ModelRole]:
     return out
 
 
+def planning_model(root: str | Path, horizon: int):
+    """The planning model ``ROOT/T<horizon>`` plans with by default, and why
+    (:func:`kepp_core.evaluation.planning_model.stored_planning_model`: chosen on validation episodes and
+    stored beside the models, else KEPP R=1); reads JSON and the checkpoints' configs only (no torch)."""
+    from kepp_core.evaluation.planning_model import stored_planning_model
+
+    return stored_planning_model(models_dir(root, horizon))
+
+
 def find_runs(roots: tuple[str, ...] | list[str]) -> list[str]:
     """Run folders (holding a metrics JSONL log) under ``roots``, sorted by path."""
     found: set[str] = set()
@@ -198,6 +207,11 @@ class Workspace:
     def plan_variants(self, horizon: int) -> dict[str, ModelRole]:
         """Planning models for ``horizon``: label -> role."""
         return plan_variants(self.models_root(), horizon)
+
+    def planning_model(self, horizon: int):
+        """The planning model the models folder plans with by default for ``horizon``, and why
+        (:func:`planning_model`)."""
+        return planning_model(self.models_root(), horizon)
 
     def prediction_files(self) -> list[Path]:
         """Prediction record files: ``config.predictions`` (file or folder), else those in the models folder."""

@@ -215,6 +215,18 @@ def read_config(folder: str | Path) -> dict:
     return cfg
 
 
+
+def config_stamp(cfg: dict) -> list:
+    """What a choice made with a checkpoint depends on in its config: its last training step and weights
+    digest (a stored decoding or planning-model choice is made again when it changes)."""
+    return [cfg.get("train_step"), (cfg.get("training") or {}).get("rank_digests")]
+
+
+def model_stamps(hdir: Path, roles) -> dict[str, object]:
+    """What a choice depends on: each model of ``roles`` under ``hdir`` (``ROOT/T<h>``) by folder name
+    (:func:`config_stamp`)."""
+    return {model_folder(role): config_stamp(read_config(Path(hdir) / model_folder(role))) for role in roles}
+
 def folder_endpoint_arch(folder: str | Path) -> str | None:
     """The endpoint model architecture the name of ``folder`` says: a variant's folder of a models root
     (``ROOT/T<h>/endpoints-<variant>``) holds that variant's (its preset's ``endpoint_arch``:

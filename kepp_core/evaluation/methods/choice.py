@@ -85,14 +85,14 @@ from kepp_core.graph.decoding import GRAPH_LAMBDA, GRAPH_MODE, TOPK, DecodeChoic
 from kepp_core.schema import Meta, NonNegative, Struct, convert
 from kepp_core.io import atomic_write_json, read_json
 from kepp_core.metrics import mean_accuracy, success_rate
-from kepp_core.models.folders import read_config
+from kepp_core.models.folders import config_stamp, model_stamps, read_config
 from kepp_core.paths import cache_folder
 from kepp_core.planner import PlannerDecoding
 from kepp_core.training.data import episode_tensors
 from kepp_core.video.s3d_spec import S3DSpec
 
 __all__ = ["CHOICE_FORMAT", "LAMBDAS", "cache_file", "choice_key", "choose", "clear_gain", "emission_block", "find_choice",
-           "model_stamps", "one_se_gain", "planner_decoding", "planner_rows", "row_endpoint_probs", "row_modes", "row_stamps",
+           "model_stamps", "one_se_gain", "planner_choice", "planner_decoding", "planner_rows", "row_endpoint_probs", "row_modes", "row_stamps",
            "valid_choice",
            "select_on_validation", "stored_choice", "validation_context"]
 
@@ -135,16 +135,6 @@ def choice_key(entry: MethodEntry, samples: int = 1) -> str:
 
 
 # --- where choices are kept -------------------------------------------------------------------------------------
-def _stamp(cfg: dict) -> list:
-    """What a choice depends on in one checkpoint's config: its last training step and weights digest."""
-    return [cfg.get("train_step"), (cfg.get("training") or {}).get("rank_digests")]
-
-
-def model_stamps(hdir: Path, roles) -> dict[str, object]:
-    """What a row's choice depends on: each of its models (``roles`` under ``hdir``) by folder name."""
-    return {model_folder(role): _stamp(read_config(Path(hdir) / model_folder(role))) for role in roles}
-
-
 def row_stamps(ctx: EvalContext, method) -> dict[str, object]:
     """What the choice of the graph-decoded ``method`` depends on: its models (:func:`model_stamps`)
     and, for a row that decodes with the S3D text tower's distributions, the tower's weights and word
@@ -165,7 +155,7 @@ def cache_file(hdir: Path) -> Path:
             cfg = read_json(cfg_path, dict)
         except KeppError:
             continue  # an unreadable config is reported when its model loads
-        stamps.append([cfg_path.parent.name, *_stamp(cfg)])
+        stamps.append([cfg_path.parent.name, *config_stamp(cfg)])
     identity = json.dumps([str(Path(hdir).resolve()), stamps])
     return cache_folder("decoding") / f"{Path(hdir).name}-{hashlib.sha1(identity.encode()).hexdigest()[:16]}.json"
 
@@ -308,6 +298,27 @@ def planner_decoding(hdir: Path, role: ModelRole, dataset: Callable[[], Dataset 
     once, only when one must be made; ``save``: kept in the models folder); None when one cannot be
     made without a dataset, or the row has no graph-decoded variant (the planner then plans by the
     argmax)."""
+    best = planner_choice(hdir, role, dataset, setting, m, save)
+    if best is None:  # no choice without a dataset, or a row without graph-decoded variants
+        return None
+    hdir = Path(hdir)
+    entry, stored, where = best
+    model = entry.endpoint_role
+    return PlannerDecoding(choice=DecodeChoice(**stored["choice"]), method=entry.name, kept_in=str(where),
+                           endpoints_from=entry.endpoints_from,
+                           endpoint_model=hdir / model_folder(model) if model is not None else None)
+
+
+def planner_choice(hdir: Path, role: ModelRole, dataset: Callable[[], Dataset | None] | None = None,
+                   setting: str = DEFAULT_SETTING, m: int = DEFAULT_M, save: bool = False
+                   ) -> tuple[MethodEntry, dict, Path] | None:
+    """The graph-decoded row the KEPP planner with the planning model ``role`` of ``hdir`` decodes as
+    (:func:`planner_rows` of the row it runs that model as whose models ``hdir`` holds; the higher
+    validation SR wins, ties keep the earlier), that row's stored choice and its file, each found or made
+    as :func:`stored_choice` does (``dataset()`` read once, only when one must be made; ``save``: kept
+    in the models folder); None when one cannot be made without a dataset, or the row has no
+    graph-decoded variant. :func:`planner_decoding` and the planning model's choice
+    (:mod:`kepp_core.evaluation.planning_model`) ask it."""
     hdir = Path(hdir)
     base = planner_method(role)
     if base is None:
@@ -331,13 +342,7 @@ def planner_decoding(hdir: Path, role: ModelRole, dataset: Callable[[], Dataset 
             return None
         if best is None or (found[0].get("val_SR") or 0.0) > (best[1].get("val_SR") or 0.0):
             best = (entry, *found)
-    if best is None:  # a row without graph-decoded variants (a method added outside the built-in table)
-        return None
-    entry, stored, where = best
-    model = entry.endpoint_role
-    return PlannerDecoding(choice=DecodeChoice(**stored["choice"]), method=entry.name, kept_in=str(where),
-                           endpoints_from=entry.endpoints_from,
-                           endpoint_model=hdir / model_folder(model) if model is not None else None)
+    return best
 
 
 # --- making a choice on validation videos -----------------------------------------------------------------------
