@@ -43,9 +43,9 @@ def slide_summary(ds, item: Mapping, preds, small: bool = False) -> None:
             for col, label, t in ((frames[0], "start", rec.start_time), (frames[1], "goal", max(0.0, rec.goal_time - 0.01))):
                 with col, backend.guarded(stop=False):
                     st.image(backend.thumbnail_png(str(video.video_file), round(t, 2), 160), caption=f"{label} {t:.1f} s")
-    step_cards(ds.labels(rec.plan), [a == b for a, b in zip(rec.plan, rec.truth)], title="plan", colour="#fff8e1")
+    step_cards(ds.labels(rec.plan), [a == b for a, b in zip(rec.plan, rec.truth)], title="plan", colour=episodes.PLAN_TINT)
     if not small:
-        step_cards(ds.labels(rec.truth), title="ground truth", colour="#e8f5e9")
+        step_cards(ds.labels(rec.truth), title="ground truth", colour=episodes.TRUTH_TINT)
         st.markdown(episodes.endpoints_line(ds, rec.endpoints, rec.endpoint_scores, rec.truth, rec.imported), unsafe_allow_html=True)
 
 
