@@ -24,8 +24,7 @@ from pathlib import Path
 from kepp_core.api.analysis import read_predictions
 from kepp_core.api.protocols import find_protocols
 from kepp_core.api.config import AppConfig, check_allowed
-from kepp_core.catalog import (CONFIG_FILE, DEFAULT_SETTING, LOG_FILE, RESULTS_FILE, ModelRole, models_dir,
-                               parse_model_folder)
+from kepp_core.catalog import CONFIG_FILE, DEFAULT_SETTING, LOG_FILE, RESULTS_FILE, ModelRole, models_dir
 from kepp_core.data import Dataset, load_dataset
 from kepp_core.data.feature_files import features_manifest
 from kepp_core.data.synth import ensure_world, world_ready
@@ -86,13 +85,7 @@ def plan_variants(root: str | Path, horizon: int) -> dict[str, ModelRole]:
     """Planning models the KEPP planner can use for ``horizon``: label -> role (graph-conditioned
     first, the one trained with the structured loss among them, then the no-graph ablation)."""
     out = {}
-    for p in sorted(models_dir(root, horizon).glob("plan-*")):
-        if not (p / CONFIG_FILE).is_file():
-            continue
-        try:
-            role = parse_model_folder(p.name)
-        except KeppError:
-            continue  # not a model folder
+    for role in folders.planning_models(models_dir(root, horizon)):
         if role.condition == "graph":
             tail = ", structured training" if role.structured else ""
             out[f"KEPP (P²KG condition, trained with R={role.R}{tail})"] = role

@@ -34,7 +34,7 @@ from kepp_core.catalog.files import PLANNER_FILE
 from kepp_core.catalog.roles import DEFAULT_PLANNING_MODEL
 from kepp_core.errors import KeppError
 from kepp_core.io import atomic_write_json, read_json
-from kepp_core.models.folders import model_stamps
+from kepp_core.models.folders import model_stamps, planning_models
 from kepp_core.schema import Meta, Positive, Struct, convert
 
 __all__ = ["PLANNER_FORMAT", "PlanningModelChoice", "candidates", "choose_planning_model", "stored_planning_model"]
@@ -106,16 +106,7 @@ class PlanningModelChoice:
 def candidates(hdir: str | Path) -> list[ModelRole]:
     """The planning models of ``hdir`` (``ROOT/T<h>``) the KEPP planner runs as an evaluation row, the
     default first, then by folder name."""
-    found = []
-    for folder in sorted(Path(hdir).glob("plan-*")):
-        if not (folder / CONFIG_FILE).is_file():
-            continue
-        try:
-            role = parse_model_folder(folder.name)
-        except KeppError:
-            continue  # not a model folder
-        if planner_method(role) is not None:
-            found.append(role)
+    found = [role for role in planning_models(hdir) if planner_method(role) is not None]
     return sorted(found, key=lambda r: r != DEFAULT_PLANNING_MODEL)
 
 

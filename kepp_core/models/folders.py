@@ -17,7 +17,8 @@ from typing import Annotated, ClassVar, Literal, Union
 
 from kepp_core.catalog import (CONDITION_ROW_KINDS, CONFIG_FILE, DEFAULT_M, DEFAULT_SETTING, DIFFUSION_KINDS,
                                ENDPOINT_VARIANTS, ENDPOINTS, KINDS, OFFICIAL_ARCHITECTURE, PLAN_CONDITIONS, SAMPLERS,
-                               STEP, WEIGHTS_FILE, model_folder, parse_horizon_folder, parse_model_folder)
+                               STEP, WEIGHTS_FILE, ModelRole, model_folder, parse_horizon_folder,
+                               parse_model_folder)
 from kepp_core.errors import KeppError
 from kepp_core.io import parse_json, read_bytes, utf8_text
 from kepp_core.models.options import (DEFAULT_R, DEFAULT_SAMPLER, DEFAULT_SAMPLER_STEPS, DEFAULT_SCORER, ClassifierNet,
@@ -214,6 +215,20 @@ def read_config(folder: str | Path) -> dict:
         check_endpoint_agreement(cfg, folder)
     return cfg
 
+
+
+def planning_models(hdir: str | Path) -> list[ModelRole]:
+    """The trained planning models of the horizon folder ``hdir`` (``ROOT/T<h>/plan-*`` holding a
+    config), by folder name; folders whose name is no model's are passed over."""
+    found = []
+    for folder in sorted(Path(hdir).glob("plan-*")):
+        if not (folder / CONFIG_FILE).is_file():
+            continue
+        try:
+            found.append(parse_model_folder(folder.name))
+        except KeppError:
+            continue  # not a model folder
+    return found
 
 
 def config_stamp(cfg: dict) -> list:
