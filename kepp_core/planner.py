@@ -37,11 +37,11 @@ from kepp_core.diffusion import ProjectedDiffusion
 from kepp_core.diffusion.sampling import endpoint_distributions, sample_actions, sample_plans
 from kepp_core.errors import KeppError
 from kepp_core.graph.build import ProcedureGraph, load_graph
-from kepp_core.graph.decoding import JOINT_MODE, TOPK, DecodeChoice, decode_block, emission_log_probs, transition_log_probs
+from kepp_core.graph.decoding import TOPK, DecodeChoice, decode_block, emission_log_probs, transition_log_probs
 from kepp_core.graph.retrieval import Recommendation, Retriever, aggregate, make_retriever, top_paths
 from kepp_core.models.checkpoint import load_checkpoint
-from kepp_core.catalog import (DEFAULT_M, DEFAULT_SETTING, ENDPOINT_MODEL, GRAPH_FILE, PREDICTED, STEP, TEXT,
-                               EndpointSource, ModelRole, endpoint_source, model_folder, models_dir,
+from kepp_core.catalog import (DEFAULT_M, DEFAULT_SETTING, ENDPOINT_MODEL, GRAPH_FILE, JOINT_MODE, PREDICTED, STEP,
+                               TEXT, EndpointSource, ModelRole, endpoint_source, model_folder, models_dir,
                                parse_horizon_folder, plan_role)
 from kepp_core.models.spec import ModelSpec
 from kepp_core.video.encode import encode_video
@@ -56,8 +56,9 @@ class PlannerDecoding:
     name of the endpoint source whose probabilities of every first and last step it decodes with
     (``endpoints_from``, the row's: the step model's, :data:`~kepp_core.catalog.PREDICTED`; for a joint
     choice, mode ``dist``, the endpoint model's, :data:`~kepp_core.catalog.ENDPOINT_MODEL`, or the S3D
-    text tower's, :data:`~kepp_core.catalog.TEXT`; :attr:`ends` is the source) and, with an endpoint
-    model's, that model's folder (the planner loads it: :meth:`KEPPPlanner.use_decoding`)."""
+    text tower's, :data:`~kepp_core.catalog.TEXT`; :attr:`ends` is the source, which gives the plan its
+    probabilities of the ends: :meth:`~kepp_core.catalog.sources.EndpointSource.live_probs`) and, with
+    an endpoint model's, that model's folder (the planner loads it: :meth:`KEPPPlanner.use_decoding`)."""
 
     choice: DecodeChoice
     method: str
@@ -67,7 +68,8 @@ class PlannerDecoding:
 
     def __post_init__(self) -> None:
         ends = self.ends
-        if self.joint != ends.distributions or (ends.kind == ENDPOINT_MODEL) != (self.endpoint_model is not None):
+        joint = self.choice.mode == JOINT_MODE
+        if joint != ends.distributions or (ends.endpoint_role is not None) != (self.endpoint_model is not None):
             raise KeppError(f"decoding {self.method}: a joint choice (mode {JOINT_MODE!r}) decodes with the endpoint "
                             f"model's or the text tower's distributions, an endpoint model and its folder go together "
                             f"(mode {self.choice.mode!r}, distributions of the {ends.words}, endpoint model "
@@ -77,11 +79,6 @@ class PlannerDecoding:
     def ends(self) -> EndpointSource:
         """The endpoint source it decodes with (its role, its words)."""
         return endpoint_source(self.endpoints_from)
-
-    @property
-    def joint(self) -> bool:
-        """Decoded jointly with full distributions of the first and last step (a ``+jdec`` row's choice)."""
-        return self.choice.mode == JOINT_MODE
 
     def record(self) -> dict:
         """What a plan says it was decoded with (:attr:`PlanResult.decoding`, ``kepp plan --json``):
@@ -170,16 +167,14 @@ class PlanResult:
         """Whose probabilities of every first and last step the plan's ends were weighed with (a catalogue
         constant): the endpoint model's or the text tower's under joint decoding, else the step model's;
         the text tower's for a plan with no trained model."""
-        if self.endpoint_model_probs is not None:
-            return ENDPOINT_MODEL
-        return TEXT if self.text_probs is not None else PREDICTED
+        kept = (n for n in (ENDPOINT_MODEL, TEXT) if getattr(self, endpoint_source(n).result_field) is not None)
+        return next(kept, PREDICTED)
 
     @property
     def decoded_ends_probs(self) -> np.ndarray | None:
         """``[2, A]``: the probabilities of every first and last step the plan's ends were weighed
         with (:attr:`decoded_ends_from`)."""
-        return {ENDPOINT_MODEL: self.endpoint_model_probs, TEXT: self.text_probs,
-                PREDICTED: self.step_probs}[self.decoded_ends_from]
+        return getattr(self, endpoint_source(self.decoded_ends_from).result_field)
 
     @property
     def decoding_text(self) -> str:
@@ -344,7 +339,7 @@ class KEPPPlanner:
         for one with the S3D text tower's it keeps ``text`` (a
         :class:`~kepp_core.video.grounding.TextEndpoints` for the graph's step names, required then)."""
         endpoint_model = None
-        from_text = decoding is not None and decoding.ends.kind == TEXT
+        from_text = decoding is not None and decoding.ends.text
         if decoding is not None and decoding.endpoint_model is not None:
             endpoint_model, _ = load_checkpoint(decoding.endpoint_model, "endpoints", self.device)
         if from_text and (text is None or list(text.texts.names) != list(self.graph.actions)):
@@ -352,6 +347,16 @@ class KEPPPlanner:
                             "give its text endpoints for the graph's step names (use_decoding(decoding, text=...))")
         self.decoding, self.endpoint_model = decoding, endpoint_model
         self.text_endpoints = text if from_text else None
+
+    def endpoint_model_probs(self, obs_start, obs_goal) -> np.ndarray:
+        """The endpoint model's (:meth:`use_decoding`'s) probabilities of every first and last step
+        ``[n, 2, A]`` of the queries."""
+        return np.exp(self.endpoint_model.endpoint_log_probs(obs_start, obs_goal))
+
+    def text_probs(self, obs_start, obs_goal) -> np.ndarray:
+        """The S3D text tower's (:meth:`use_decoding`'s) probabilities of every first and last step
+        ``[n, 2, A]`` of the queries."""
+        return np.exp(self.text_endpoints.endpoint_log_probs(obs_start, obs_goal))
 
     # --- planning ----------------------------------------------------------------------------
     def retriever(self, R: int) -> Retriever:
@@ -469,29 +474,24 @@ class KEPPPlanner:
         if len(b.plans) != 1:
             raise KeppError("plan() answers one query; use plan_batch for several")
         raw = tuple(int(x) for x in b.plans[0])
-        plan, used, joint_probs = raw, None, None
+        plan, used, ends = raw, None, b.endpoint_probs
+        kept = {"step_probs": b.endpoint_probs[0]}  # each model's probabilities under its own field
         if decode:
             t0 = time.perf_counter()
             d = self.decoding
-            if d.joint:  # the endpoint model's (or text tower's) distributions of every first and last step
-                source = self.text_endpoints if d.ends.kind == TEXT else self.endpoint_model
-                joint_probs = np.exp(source.endpoint_log_probs(s, g))
-            plan = tuple(int(x) for x in decode_block(b.action_block, self.transitions(), d.choice,
-                                                      joint_probs if d.joint else b.endpoint_probs, self.graph)[0])
+            ends = d.ends.live_probs(self, s, g, b)  # the decoding's source's probabilities of the ends
+            plan = tuple(int(x) for x in decode_block(b.action_block, self.transitions(), d.choice, ends, self.graph)[0])
             b.timings["decode"] = (time.perf_counter() - t0) * 1e3
             b.timings["total"] += b.timings["decode"]
             used = d.record()
+            kept[d.ends.result_field] = ends[0]
         rec = b.recommendations[0]
         emissions = np.exp(emission_log_probs(b.action_block))[0]
-        ends = (joint_probs if joint_probs is not None else b.endpoint_probs)[0]
-        text_joint = joint_probs is not None and self.decoding.ends.kind == TEXT
         return PlanResult(horizon=self.horizon, R=R, step_endpoints=tuple(int(x) for x in b.endpoints[0]),
-                          step_scores=tuple(float(x) for x in b.endpoint_scores[0]), step_probs=b.endpoint_probs[0],
-                          endpoint_model_probs=None if joint_probs is None or text_joint else joint_probs[0],
-                          text_probs=joint_probs[0] if text_joint else None,
+                          step_scores=tuple(float(x) for x in b.endpoint_scores[0]), **kept,
                           paths=list(rec.paths), path_scores=list(rec.scores), fallback=rec.fallback,
                           condition=b.conditions[0], plan=plan, timings=b.timings, actions=list(self.graph.actions),
-                          raw_plan=raw, decoding=used, why=self._why(plan, raw, emissions, ends))
+                          raw_plan=raw, decoding=used, why=self._why(plan, raw, emissions, ends[0]))
 
     def transitions(self) -> np.ndarray:
         """The graph's ``log P(v | u)`` ``[A, A]`` (computed once)."""

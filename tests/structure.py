@@ -65,6 +65,8 @@ LOCAL_IMPORTS: dict[tuple[str, str], str] = {
     ("kepp_core.training.loop", "torch.distributed"): "only runs under torchrun need it",
     ("kepp_core.training.loop", "torch.nn.parallel"): "only runs under torchrun need it",
     ("kepp_core.training.loop", "resource"): "Unix only: kept local so the package imports on Windows",
+    ("kepp_core.evaluation.planning_model", "kepp_core.evaluation.methods.choice"):
+        "reading the stored planning model stays light (the Plan page asks it each run); only choosing one runs the planners",
     ("kepp_core.safe_load", "torch"): "its .npy reader and TorchScript check serve light modules; only load_torch needs torch",
     ("kepp_core.video.decode", "decord"): "decord loads its native library: only when a video is decoded",
     ("kepp_core.video.decode", "av"): "PyAV loads FFmpeg: only for the formats decord cannot read",

@@ -148,8 +148,8 @@ def test_every_row_is_built_from_named_parts_and_its_implementation_is_registere
         if m.decoded:
             base = catalog.method(m.base)
             assert m.impl == "decoded" and m.R == base.R and base.plan_model == m.plan_model
-            assert m.joint == ends.distributions
-    joint = [m for m in rows if m.joint]
+            assert m.decoder.accepts(ends) and m.decoder.distributions == ends.distributions
+    joint = [m for m in rows if m.decoder is catalog.JOINT_DECODING]
     assert sorted({m.base for m in joint}) == sorted(catalog.JOINT_BASES)
     assert {m.ends.name for m in joint} == {"endpoint-model", "endpoint-model-pair", "text"} and len(joint) == 9
 

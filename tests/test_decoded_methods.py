@@ -176,7 +176,7 @@ def test_a_decodings_words_name_the_source_it_decodes_with():
     rows = [m for m in catalog.METHODS if m.decoded]
     described = 0
     for m in rows:
-        modes = row_modes(m) + ((GRAPH_MODE,) if m.ends.kind == catalog.TRUTH else ())
+        modes = row_modes(m) + ((GRAPH_MODE,) if m.ends.exact else ())
         for mode in modes:
             text = describe_decoding({"mode": mode, "lam": 1.0, "k": 3, "endpoints": m.ends.words})
             others = {w for w in words if w != m.ends.words and w not in m.ends.words}

@@ -200,7 +200,7 @@ def test_the_pair_variant_has_its_folder_its_rows_and_the_earlier_recipe():
     for name, m in pairs.items():
         twin = c.method(name[:-len("-pair")])
         assert m.roles == tuple(c.ENDPOINTS_PAIR if r == c.ENDPOINTS else r for r in twin.roles)
-        assert (m.base, m.kind, m.R, m.ends.kind) == (twin.base, twin.kind, twin.R, twin.ends.kind)
+        assert (m.base, m.kind, m.decoder, m.R, type(m.ends)) == (twin.base, twin.kind, twin.decoder, twin.R, type(twin.ends))
         assert (m.ends.role, m.ends.words, twin.ends.words) == (c.ENDPOINTS_PAIR, "pair endpoint model", "endpoint model")
         assert not m.default and name not in c.DEMO_RECORDED
     assert members_for(["kepp-R1+jdec", "kepp-R1+jdec-pair"]) == ["step", "plan-graph-R1", "endpoints",

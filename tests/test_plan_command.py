@@ -219,10 +219,10 @@ def test_the_planner_decodes_as_its_rows_choice_and_owns_its_endpoint_model(demo
     role = catalog.parse_plan_model_id(model)
     base = catalog.planner_method(role).name
     stored = json.loads((ASSETS / "T3" / "decoding.json").read_text())
-    dec, jdec = stored[base], stored[base + catalog.JOINT_SUFFIX]
+    dec, jdec = stored[base], stored[base + catalog.JOINT_DECODING.suffix]
     planner = api.load_planner(ASSETS, 3, role)
     joint = jdec["val_SR"] > dec["val_SR"]
-    assert planner.decoding.method == base + (catalog.JOINT_SUFFIX if joint else catalog.DECODED_SUFFIX)
+    assert planner.decoding.method == base + (catalog.JOINT_DECODING if joint else catalog.GRAPH_DECODING).suffix
     assert planner.decoding.choice == DecodeChoice(**(jdec if joint else dec)["choice"])
     assert isinstance(planner.endpoint_model, EndpointModel) == joint
     video, start, goal = _episode(ds)

@@ -327,6 +327,7 @@ def test_the_jdec_text_rows_decode_with_the_text_towers_distributions(world, off
     """kepp-R1+jdec-text: KEPP R=1's action block decoded jointly with the text tower's distributions
     (no endpoint model), λ chosen on the held-out training video with the temperature fitted on the other
     training videos, the choice kept with the tower's weights and word list."""
+    from kepp_core.catalog import JOINT_DECODING
     from kepp_core.evaluation.methods import EvalContext, EvalOptions, get_method
     from kepp_core.evaluation.methods.choice import choose, row_endpoint_probs, stored_choice, validation_context
     from kepp_core.graph.build import build_graph
@@ -338,7 +339,8 @@ def test_the_jdec_text_rows_decode_with_the_text_towers_distributions(world, off
     ctx = EvalContext(ds, 3, episode_tensors(ds, 3, "test"), build_graph(ds, "train"), official / "T3",
                       EvalOptions(encoder=f"s3d:{weights},{SMALL}"))
     method = get_method("kepp-R1+jdec-text")
-    assert method.requires == get_method("kepp-R1").requires and method.entry.joint and method.entry.text
+    assert method.requires == get_method("kepp-R1").requires and method.entry.decoder is JOINT_DECODING
+    assert method.entry.text
     probs = row_endpoint_probs(ctx, method.entry)
     assert np.allclose(probs, np.exp(ctx.text_log_probs())) and np.allclose(probs.sum(-1), 1.0)
     out = method.plan(ctx)

@@ -88,6 +88,12 @@ def _horizons(root: str) -> list[int]:
     return api.trained_horizons(root)
 
 
+def planning_model(cfg: AppConfig, horizon: int):
+    """The planning model the models folder plans with by default for ``horizon`` and why (its stored
+    choice, else KEPP R=1: :meth:`kepp_core.api.Workspace.planning_model`)."""
+    return workspace(cfg).planning_model(horizon)
+
+
 def horizons(cfg: AppConfig) -> list[int]:
     """Horizons that have a trained step model."""
     return _horizons(str(models_root(cfg)))

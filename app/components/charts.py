@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
+from components import colours
 from components.colours import RIGHT, WRONG
 from components.config import MIN_PRESENT_PX, font_scale
 from components.text import css_colour, html_text, plot_text
@@ -115,8 +116,8 @@ def marked_labels(labels: Sequence[str], marked: set[str]) -> list[str]:
     """Tick labels for plotly (escaped: :func:`~components.text.plot_text`), the ``marked`` ones (actions
     outside the task's step list) in red with a ✱.
 
-    >>> marked_labels(["<b>", "stir"], {"stir"})
-    ['&lt;b&gt;', '<span style="color:#c62828">stir ✱</span>']
+    >>> marked_labels(["<b>", "stir"], {"stir"}) == ["&lt;b&gt;", f'<span style="color:{WRONG}">stir ✱</span>']
+    True
     """
     return [f'<span style="color:{WRONG}">{plot_text(x)} ✱</span>' if x in marked else plot_text(x)
             for x in labels]
@@ -166,13 +167,13 @@ def heatmap_panels(mats: dict, marked: set[str] = frozenset(), tick_size: int | 
 
 # --- plans -------------------------------------------------------------------------------------------
 def step_cards(labels: Sequence[str], correct: Sequence[bool] | None = None, title: str = "",
-               colour: str = "#e3f2fd") -> None:
+               colour: str = colours.STEP_TINT) -> None:
     """A plan as a row of numbered step cards (:func:`step_cards_html`)."""
     st.markdown(step_cards_html(labels, correct, title, colour), unsafe_allow_html=True)
 
 
 def step_cards_html(labels: Sequence[str], correct: Sequence[bool] | None = None, title: str = "",
-                    colour: str = "#e3f2fd") -> str:
+                    colour: str = colours.STEP_TINT) -> str:
     """A plan as a row of numbered step cards; green/red borders when correctness is known. Labels are
     escaped for HTML in Markdown (:func:`~components.text.html_text`): the cards stay one HTML block.
 
@@ -181,15 +182,15 @@ def step_cards_html(labels: Sequence[str], correct: Sequence[bool] | None = None
     """
     cards, colour = [], css_colour(colour)  # an attribute value
     for t, label in enumerate(labels):
-        border = "#bdbdbd" if correct is None else (RIGHT if correct[t] else WRONG)
+        border = colours.CARD_BORDER if correct is None else (RIGHT if correct[t] else WRONG)
         mark = "" if correct is None else f' <span class="kepp-mark">{"✓" if correct[t] else "✗"}</span>'
         cards.append(
             f'<div class="kepp-card" style="flex:1;min-width:62px;background:{colour};border:3px solid {border};'
             f'border-radius:8px;padding:3px 6px;margin:2px;text-align:center;line-height:1.25">'
-            f'<div class="kepp-small" style="font-size:0.75em;color:#555">step {t + 1}{mark}</div>'
+            f'<div class="kepp-small" style="font-size:0.75em;color:{colours.MUTED}">step {t + 1}{mark}</div>'
             f'<div class="kepp-card-label" style="font-weight:600;overflow-wrap:normal;word-break:normal">'
             f'{html_text(label)}</div></div>')
-    head = (f'<div class="kepp-small" style="font-size:0.9em;color:#444;margin-top:2px">'
+    head = (f'<div class="kepp-small" style="font-size:0.9em;color:{colours.SUBTLE};margin-top:2px">'
             f'{html_text(title)}</div>') if title else ""
     return f'{head}<div class="kepp-plan" style="display:flex;flex-wrap:wrap">{"".join(cards)}</div>'
 
@@ -204,7 +205,7 @@ def video_timeline(video, actions: Sequence[str], episode: range | None, clips: 
 
     >>> from types import SimpleNamespace as S
     >>> v = S(steps=[S(start=0.0, end=5.0, action=0), S(start=5.0, end=10.0, action=1)])
-    >>> html_ = video_timeline(v, ["<b>", "stir"], range(1, 2), {"start": ((0.0, 3.0), "#2e7d32")}, 10.0)
+    >>> html_ = video_timeline(v, ["<b>", "stir"], range(1, 2), {"start": ((0.0, 3.0), RIGHT)}, 10.0)
     >>> html_.count('class="kepp-tl-step"'), "&lt;b&gt;" in html_, "left:50.00%" in html_
     (2, True, True)
     """
@@ -212,17 +213,16 @@ def video_timeline(video, actions: Sequence[str], episode: range | None, clips: 
     parts = []
     for k, s in enumerate(video.steps):
         label = html_text(actions[s.action])
-        fill = "#1565c0" if episode is not None and k in episode else "#90a4ae"
+        fill = colours.SEGMENT if episode is not None and k in episode else colours.OTHER_SEGMENT
         parts.append(f'<div class="kepp-tl-step" title="{label} · {s.start:.1f}–{s.end:.1f} s" style="position:absolute;'
                      f'top:22px;height:34px;left:{pct(s.start):.2f}%;width:{max(pct(s.end) - pct(s.start), 0.2):.2f}%;'
-                     f'background:{fill};color:#fff;border:1px solid #fff;border-radius:3px;overflow:hidden;'
+                     f'background:{fill};color:{colours.WHITE};border:1px solid {colours.WHITE};border-radius:3px;overflow:hidden;'
                      f'white-space:nowrap;text-overflow:ellipsis;font-size:0.75em;line-height:34px;'
                      f'text-align:center">{label}</div>')
     return _timeline(parts + _clip_marks(clips, pct), duration, "kepp-timeline")
 
 
-STEP_COLOURS = ["#5c6bc0", "#26a69a", "#ef6c00", "#8d6e63", "#ab47bc", "#42a5f5", "#9ccc65", "#ec407a",
-                "#78909c", "#ffa726", "#26c6da", "#d4e157"]
+STEP_COLOURS = colours.STEP_COLOURS
 
 
 def step_timeline(seconds: Sequence[dict], clips: dict, duration: float) -> str:
@@ -253,9 +253,9 @@ def step_timeline(seconds: Sequence[dict], clips: dict, duration: float) -> str:
     for a, b, _, label in runs:  # the labels over the cells; hover goes through to the seconds
         runs_label = html_text(label)
         cells.append(f'<div class="kepp-st-run" style="position:absolute;top:22px;height:26px;left:{pct(a):.3f}%;'
-                     f'width:{max(pct(b) - pct(a), 0.05):.3f}%;color:#fff;font-size:0.7em;line-height:26px;'
+                     f'width:{max(pct(b) - pct(a), 0.05):.3f}%;color:{colours.WHITE};font-size:0.7em;line-height:26px;'
                      f'text-align:center;overflow:hidden;white-space:nowrap;text-overflow:ellipsis;'
-                     f'pointer-events:none;border-right:1px solid #fff">{runs_label}</div>')
+                     f'pointer-events:none;border-right:1px solid {colours.WHITE}">{runs_label}</div>')
     return _timeline(cells + _clip_marks(clips, pct), duration, "kepp-step-timeline", height=68)
 
 
@@ -273,7 +273,7 @@ def _clip_marks(clips: dict, pct) -> list[str]:
         name, colour = html_text(name), css_colour(colour)
         where = f"left:{pct(a):.2f}%;width:{max(pct(b) - pct(a), 0.3):.2f}%"
         parts.append(f'<div class="kepp-tl-clip" title="{name} clip · {a:.1f}–{b:.1f} s" style="position:absolute;'
-                     f'top:0;height:20px;{where};background:{colour};border-radius:3px 3px 0 0;color:#fff;'
+                     f'top:0;height:20px;{where};background:{colour};border-radius:3px 3px 0 0;color:{colours.WHITE};'
                      f'font-size:0.7em;font-weight:600;line-height:20px;white-space:nowrap;overflow:visible;'
                      f'padding-left:2px">{name}</div><div style="position:absolute;top:20px;bottom:18px;{where};'
                      f'border:2px solid {colour};border-top:0;pointer-events:none;box-sizing:border-box"></div>')
@@ -283,10 +283,10 @@ def _clip_marks(clips: dict, pct) -> list[str]:
 def _timeline(parts: list[str], duration: float, css_class: str, height: int = 76) -> str:
     """A timeline box of ``height`` px holding ``parts``, with second ticks along its bottom."""
     pct = _percent(duration)
-    ticks = "".join(f'<div style="position:absolute;bottom:0;left:{pct(t):.2f}%;font-size:0.65em;color:#666;'
+    ticks = "".join(f'<div style="position:absolute;bottom:0;left:{pct(t):.2f}%;font-size:0.65em;color:{colours.SOFT};'
                     f'transform:translateX(-50%)">{t:g} s</div>' for t in _ticks(max(float(duration), 1e-9)))
     return (f'<div class="{css_class}" style="position:relative;height:{height}px;margin:4px 8px 10px 8px;'
-            f'border-bottom:1px solid #ccc">{"".join(parts)}{ticks}</div>')
+            f'border-bottom:1px solid {colours.RULE}">{"".join(parts)}{ticks}</div>')
 
 
 def _ticks(duration: float, most: int = 8) -> list[float]:
@@ -299,7 +299,7 @@ def _ticks(duration: float, most: int = 8) -> list[float]:
     return [k * float(step) for k in range(int(duration // step) + 1)]
 
 
-PATTERN_COLOURS = [WRONG, "#6a1b9a", "#ef6c00", "#757575"]
+PATTERN_COLOURS = colours.PATTERN_COLOURS
 
 
 def pattern_bars(labels: Sequence[str], counts: Sequence[int]) -> str:
@@ -320,11 +320,10 @@ def pattern_bars(labels: Sequence[str], counts: Sequence[int]) -> str:
                     f'width:{100.0 * int(n) / top:.1f}%;background:{colour};border-radius:3px"></div>'
                     f'<b>{int(n)}</b></div></div>')
     return ('<div class="kepp-bars" style="margin-top:4px">' + "".join(rows)
-            + '<div class="kepp-small" style="color:#666;font-size:0.8em">failures by their first pattern</div></div>')
+            + f'<div class="kepp-small" style="color:{colours.SOFT};font-size:0.8em">failures by their first pattern</div></div>')
 
 
-RUN_COLOURS = ["#1565c0", WRONG, RIGHT, "#ef6c00", "#6a1b9a", "#00838f", "#5d4037", "#ad1457",
-               "#283593", "#9e9d24"]
+RUN_COLOURS = colours.RUN_COLOURS
 VAL_SCORE_HELP = ("**val_score** is the validation score the training loop keeps the best weights by, computed "
                   "every *val_every* steps on training videos held out from fitting (*val_fraction*): for a step "
                   "model the mean of â₁ and â_T accuracy (%); for a planning model SR + mAcc (%, so up to 200); "

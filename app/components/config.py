@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass, replace
 
 import streamlit as st
 
+from components import colours
+
 from kepp_core.api import AppConfig, check_allowed, read_app_config
 from kepp_core.errors import KeppError
 
@@ -276,6 +278,7 @@ def page_setup(title: str) -> AppConfig:
     cfg = current_config()
     st.set_page_config(page_title=f"KEPP · {title}", page_icon=page_icon(title),
                        layout="wide", initial_sidebar_state="collapsed" if cfg.presentation else "auto")
+    st.html(colours.css_variables())  # the colours the app's stylesheets and components read as var(--kepp-…)
     if cfg.presentation:
         st.markdown(PRESENTATION_CSS, unsafe_allow_html=True)
         top_bar()

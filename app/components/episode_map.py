@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from components import backend, episodes
-from components.colours import RIGHT, WRONG
+from components.colours import MIXED, RIGHT, WRONG
 from components.config import PAGES
 from components.charts import show_figure
 from components.names import episode_label, namer
@@ -26,7 +26,7 @@ __all__ = ["COLOUR_BY", "MAP_CAP", "map_figure", "map_points", "map_section"]
 
 MAP_CAP = 4000  # points drawn at most: plotly's SVG scatter still answers hover and click at once
 COLOUR_BY = {"success": "plan right or wrong", "task": "task"}
-OUTCOME_COLOURS = {"right": RIGHT, "wrong": WRONG, "mixed": "#f9a825"}
+OUTCOME_COLOURS = {"right": RIGHT, "wrong": WRONG, "mixed": MIXED}
 TASK_LEGEND_MAX = 24  # more tasks than this: colours without a legend (hover names the task)
 
 

@@ -7,6 +7,7 @@ import streamlit as st
 
 from components import backend, urls
 from components.charts import step_cards
+from components.colours import PATH_TINT, PLAN_TINT, TRUTH_TINT
 from components.config import presenting
 from components.text import html_text, md, plan_text
 from components.names import episode_label, method_name
@@ -138,7 +139,7 @@ def show_methods(ds, rows: list, titles: list[str]) -> None:
             with col:
                 if k < len(paths):
                     ranks, path, score = paths[k]
-                    step_cards(ds.labels(path), colour="#ede7f6",
+                    step_cards(ds.labels(path), colour=PATH_TINT,
                                title=f"graph path{'s' if len(ranks) > 1 else ''} " + " = ".join(map(str, ranks))
                                + (f" · p={score:.3f}" if score is not None else ""))
                 elif paths:
@@ -149,14 +150,14 @@ def show_methods(ds, rows: list, titles: list[str]) -> None:
         with col:
             if row is not None:
                 step_cards(ds.labels(row.plan), [a == b for a, b in zip(row.plan, row.truth)], title="plan",
-                           colour="#fff8e1")
+                           colour=PLAN_TINT)
 
 
 def show_episode(ds, rows: pd.DataFrame, methods: list[str]) -> None:
     """One episode: clips, ground truth, then the chosen methods side by side (aligned rows)."""
     first = rows.iloc[0]
     show_clips(ds, first)
-    step_cards(ds.labels(first.truth), title="ground truth", colour="#e8f5e9")
+    step_cards(ds.labels(first.truth), title="ground truth", colour=TRUTH_TINT)
     if not methods:
         return
     picked = []

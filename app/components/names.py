@@ -70,7 +70,7 @@ def first_shown(names) -> str | None:
     present = set(names)
     rows = [m for m in catalog.methods() if m.name in present]
     planners = sorted((m for m in rows if m.stores_paths), key=lambda m: -m.R)
-    truth = [m for m in rows if m.endpoints_from == catalog.TRUTH and m.R is not None and m.plan_model is not None
+    truth = [m for m in rows if m.ends is not None and m.ends.exact and m.R is not None and m.plan_model is not None
              and not m.decoded and not m.structured]
     return (planners + truth)[0].name if planners or truth else None
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import streamlit as st
 
 from components import plangraph, scripts
-from components.colours import EDGE, FOCUS, NODE, PATH_COLOURS, RIGHT, WRONG
+from components.colours import EDGE, FOCUS, GRAPH_SCRIPT, INK, MUTED, NODE, PATH_COLOURS, RIGHT, WHITE, WRONG
 from components.config import MIN_PRESENT_PX, STEP_PRESENT_PX, presenting
 from components.layout import grid_by_position
 from components.scripts import SLIDE_KEYS, STATIC, STATIC_URL
@@ -37,7 +37,7 @@ class GraphNode:
     size: int = 18
     x: int | None = None
     y: int | None = None
-    font: str = "#1a1a1a"
+    font: str = INK
     role: str = ""
 
 
@@ -120,7 +120,7 @@ def _legend_html(legend: tuple, title: str, settings: str, type_: Type, present:
     clip = "overflow:hidden;text-overflow:ellipsis;white-space:nowrap"
     head = (f'<div class="kepp-head" style="font-family:sans-serif;display:flex;align-items:baseline;gap:10px">'
             f'<b style="font-size:{type_.title}px;{clip};flex:0 1 auto" title="{esc(title)}">{esc(title)}</b>'
-            f'<span style="font-size:{type_.small}px;color:#555;{clip};flex:1 1 0" title="{esc(settings)}">'
+            f'<span style="font-size:{type_.small}px;color:{MUTED};{clip};flex:1 1 0" title="{esc(settings)}">'
             f'{esc(settings)}</span><button id="kepp-png" onclick="keppPng()" style="font-size:{type_.small}px;'
             'flex:none">Download PNG</button></div>')
     return head, _legend_rows(legend, type_)
@@ -247,7 +247,7 @@ def graph_html(nodes: tuple, edges: tuple, height: int = 560, grid: tuple | None
 
     type_ = TYPE[bool(present)]
     net = Network(height=f"{height}px", width="100%", directed=True, cdn_resources="in_line",
-                  bgcolor="#ffffff")
+                  bgcolor=WHITE)
     for n in (GraphNode(*t) for t in nodes):
         net.add_node(n.id, label=n.label, title=n.title or n.label, color=n.color, size=n.size, shape="box",
                      font={"size": type_.node, "color": n.font}, role=n.role, gx=n.x or 0, gy=n.y or 0,
@@ -268,7 +268,8 @@ def graph_html(nodes: tuple, edges: tuple, height: int = 560, grid: tuple | None
     # tojson, which escapes the same characters), so every label shows exactly as written.
     data = {"legend": [list(x) for x in legend], "title": title, "settings": settings, "name": name, "grid": layout,
             "pad": LABEL_PAD, "edgeSize": type_.edge, "leastEdge": type_.edge,
-            "leastNode": type_.node if present else 0, "slideKeys": SLIDE_KEYS["next"] + SLIDE_KEYS["prev"]}
+            "leastNode": type_.node if present else 0, "slideKeys": SLIDE_KEYS["next"] + SLIDE_KEYS["prev"],
+            "colours": GRAPH_SCRIPT}
     script = scripts.data_block(GRAPH_DATA, data) + (scripts.inline(GRAPH_JS) if inline or not served_vis()
                                                      else scripts.served(GRAPH_JS))
     page = page.replace('<div class="card" style="width: 100%">', head + '<div class="card" style="width: 100%">', 1)
@@ -316,7 +317,7 @@ def canvas_height(drawing: GraphDrawing, height: int, present: bool, screen: boo
     """The canvas height to draw at: ``height``, or (``screen``, or in presentation mode) as much of it as
     keeps the whole frame (header, canvas, legend) within one screen below Streamlit's header.
 
-    >>> d = GraphDrawing(legend=[("line", "#000", "a", -1)] * 2)
+    >>> d = GraphDrawing(legend=[("line", EDGE, "a", -1)] * 2)
     >>> canvas_height(d, 600, False), drawing_height(d, canvas_height(d, 600, True), True) <= SCREEN_FRAME[True]
     (600, True)
     """

@@ -121,6 +121,7 @@ class Controls:
     setting: str
     width_error: str | None
     go: object
+    choice: str | None = None  # the stored planning-model choice in words, where the page plans with its model
 
     @property
     def condition(self) -> str:
@@ -137,7 +138,9 @@ def controls(cfg, ds, setup: Setup, link) -> Controls:
     T = _horizon(row[0], setup, link)
     s3d, s3d_label, steps_text = _encoder(cfg, setup, link, settings)
     variants = _variants(setup, T, s3d, link)
-    variant, role = _model(row[1], variants, link)
+    with backend.guarded(link=link):
+        chosen = backend.planning_model(cfg, T) if T in setup.horizons else None
+    variant, role = _model(row[1], variants, link, chosen)
     R = _paths(row[2], role, link)
     scorer = _scorer(row[3], role, link)
     sampler = _sampler(row[4], link)
@@ -153,7 +156,7 @@ def controls(cfg, ds, setup: Setup, link) -> Controls:
         except KeppError as e:
             width_error = str(e)
     return Controls(T, variant, role, R, scorer, sampler, s3d, s3d_label, steps_text, llm, planner, m_obs, setting,
-                    width_error, go)
+                    width_error, go, plan_decision.choice_words(chosen, role))
 
 
 def _horizon(where, setup: Setup, link) -> int:
@@ -213,10 +216,13 @@ def _variants(setup: Setup, T: int, s3d: str | None, link) -> dict:
     return variants
 
 
-def _model(where, variants: dict, link) -> tuple[str, object]:
+def _model(where, variants: dict, link, chosen) -> tuple[str, object]:
+    """The planning model: the link's, else the models folder's (``chosen``: its stored choice, else KEPP R=1)."""
     model_ids = {label: TEXT_PLANNER if role is None else plan_model_id(role) for label, role in variants.items()}
     link.seed("plan_variant", "model", list(variants), lambda m: {v: k for k, v in model_ids.items()}[m])
+    first = plan_decision.default_model(list(variants.values()), chosen.role if chosen is not None else None)
     variant = where.selectbox("Planning model", list(variants), key="plan_variant",
+                              **links.default_kwargs("plan_variant", index=first),
                               help="the models folder's planning models of this horizon (and graph + text endpoints "
                                    "where an S3D encoder is allowed)")
     link.keep(model=model_ids[variant])

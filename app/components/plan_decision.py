@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from components.text import md
 
 __all__ = ["LIVE", "MAX_STEP_CHARS", "MAX_TYPED_STEPS", "RECORDED", "RECORD_KEYS", "SYMBOLS", "Decision", "Message",
-           "Models", "PlanState", "Records", "decide", "horizon_choices", "missing_video", "no_plan", "r_choices",
+           "Models", "PlanState", "Records", "choice_words", "decide", "default_model", "horizon_choices",
+           "missing_video", "no_plan", "r_choices",
            "typed_steps", "upload_refused"]
 
 RECORDED, LIVE = "recorded", "live"  # the two views of one result (the page's tabs)
@@ -38,11 +39,7 @@ SYMBOLS = {
          "(a graph-conditioned model's R is the R it was trained with).",
     "paths": "Graph paths: the P²KG's most probable T-step paths between â₁ and â_T, by probability; "
              "\"graph paths 1 = 2\" is one path at ranks 1 and 2 (the graph has no other of that length).",
-    "dec": "+ graph decoding (the +dec rows of kepp eval): the planning model's step probabilities decoded "
-           "into the most probable plan under the P²KG's transitions.",
-    "jdec": "+ joint decoding (the +jdec rows): the plan and its two ends decoded together, the ends weighed "
-            "with the endpoint model's (or the text tower's) distributions of â₁ and â_T.",
-}
+}  # a decoding's words are its decoder's (kepp_core.catalog.decoders: Decoder.words)
 
 
 @dataclass(frozen=True)
@@ -97,11 +94,14 @@ class Models:
     """The planner side: ``live_label`` (the evaluation row the live planner is, in words),
     ``width_error`` (the models cannot take the chosen encoder's features: nothing can be planned) and
     ``missing`` (why the page has no models at all, None: it has: nothing plans live, a record the
-    address names is the one view, else the graph alone plans zero-shot)."""
+    address names is the one view, else the graph alone plans zero-shot) and ``choice`` (the words of the
+    models folder's stored planning-model choice where the live planner runs the model it names,
+    :func:`choice_words`; None: no stored choice, or another model was picked)."""
 
     live_label: str
     width_error: str | None = None
     missing: str | None = None
+    choice: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -218,7 +218,8 @@ def decide(state: PlanState, models: Models, records: Records) -> Decision:
         keep = {"rec": getattr(record, "method", None), "seed": getattr(record, "seed", None),
                 "live": True if tab == LIVE else None, "plan": None}
         return Decision(record=record, live=tab == LIVE and (planned or state.saved), tab=tab, plan_now=planned,
-                        messages=tuple(messages), scroll=state.in_view, keep=keep)
+                        messages=tuple(messages + (_choice(models) if tab == LIVE else [])), scroll=state.in_view,
+                        keep=keep)
     asked = state.linkable and state.news and (state.plan or bool(state.rec))
     planned = not models.width_error and (state.pressed or (asked and not state.saved))
     live = planned or state.saved
@@ -228,8 +229,34 @@ def decide(state: PlanState, models: Models, records: Records) -> Decision:
             messages.append(Message("info", "Choose the clips and press **Plan**."))
         return Decision(record=None, live=False, tab=None, plan_now=False, messages=tuple(messages), stop=True,
                         keep=keep)
-    return Decision(record=None, live=True, tab=None, plan_now=planned, messages=tuple(messages),
+    return Decision(record=None, live=True, tab=None, plan_now=planned, messages=tuple(messages + _choice(models)),
                     scroll=state.in_view, keep=keep)
+
+
+def _choice(models: Models) -> list[Message]:
+    """The stored planning-model choice, said where the live plan is shown."""
+    return [Message("caption", md(models.choice))] if models.choice else []
+
+
+def default_model(roles: Sequence, chosen) -> int:
+    """The index of the planning model the page offers first among ``roles`` (the models folder's, in the
+    page's order; None: graph + text endpoints): the models folder's planning model ``chosen``
+    (:meth:`kepp_core.api.Workspace.planning_model`: its stored choice, else KEPP R=1), else the first.
+
+    >>> default_model(["graph-R1", "graph-R1-struct", "none"], "graph-R1-struct"), default_model(["none"], "graph-R1")
+    (1, 0)
+    """
+    return next((i for i, role in enumerate(roles) if role == chosen), 0)
+
+
+def choice_words(choice, role) -> str | None:
+    """The words of the models folder's planning-model ``choice`` (a
+    :class:`~kepp_core.evaluation.planning_model.PlanningModelChoice`) shown beside a live plan of
+    ``role``: where a choice is stored beside the models (or a stored one is not used, and why) and the
+    page plans with the model it names; None otherwise (a folder without a stored choice shows nothing new)."""
+    if choice is None or choice.kept_in is None or role != choice.role:
+        return None
+    return choice.describe()
 
 
 def missing_video(asked: str | None, available: Iterable[str], playlist: str | None, item: int | None,

@@ -13,7 +13,7 @@ import streamlit as st
 from components import backend, colours, network, plan_decision, plans, playlists, recorded, result, slides, why, zeroshot
 from components.charts import video_timeline
 from components.config import presenting
-from components.plan_decision import LIVE, RECORDED, SYMBOLS, Decision, PlanState
+from components.plan_decision import LIVE, RECORDED, Decision, PlanState
 from components.plangraph import graph_paths
 from components.names import method_name
 from components.text import md, md_code
@@ -55,7 +55,7 @@ def live_words(planner, role) -> tuple[str, str | None]:
     decoding*; graph + text endpoints' row), and what its decoding's words mean (None: no decoding)."""
     name = recorded.live_method(planner, role) if role is not None else TEXT_PLANNER
     entry = catalog.find_method(name) if name else None
-    note = None if entry is None or entry.base is None else SYMBOLS["jdec" if entry.joint else "dec"]
+    note = None if entry is None or entry.decoder is None else entry.decoder.words
     return (method_name(name) if name else "the live planner"), note
 
 

@@ -23,8 +23,8 @@ from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
-from components.colours import (EDGE, FAINT_EDGE, FOCUS, GOAL_NODE, GROUP_COLOURS, PATH_NODE, PLAN, RIGHT,
-                               START_NODE, STEP_NODE)
+from components.colours import (EDGE, FAINT_EDGE, FOCUS, GOAL_NODE, GROUP_COLOURS, INK, MUTED, PATH_NODE, PLAN, RIGHT,
+                               START_NODE, STEP_NODE, WHITE)
 from kepp_core import api
 from kepp_core.errors import KeppError
 
@@ -68,7 +68,7 @@ class PlanNode:
     y: int = 0
     title: str = ""
     colour: str = STEP_NODE
-    font_colour: str = "#1a1a1a"
+    font_colour: str = INK
 
 
 @dataclass
@@ -124,8 +124,8 @@ class PlanGraph:
 def label_colour(fill: str) -> str:
     """Black or white, whichever reads better on ``fill`` (``#rrggbb``; WCAG relative luminance).
 
-    >>> label_colour("#1b5e20"), label_colour("#fff3c4")
-    ('#ffffff', '#1a1a1a')
+    >>> label_colour(START_NODE) == WHITE, label_colour(PATH_NODE) == INK
+    (True, True)
     """
     def channel(c: int) -> float:
         s = c / 255
@@ -133,7 +133,7 @@ def label_colour(fill: str) -> str:
 
     r, g, b = (int(fill[i:i + 2], 16) for i in (1, 3, 5))
     lum = 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
-    return "#ffffff" if (1.05 / (lum + 0.05)) > ((lum + 0.05) / 0.05) else "#1a1a1a"
+    return WHITE if (1.05 / (lum + 0.05)) > ((lum + 0.05) / 0.05) else INK
 
 
 def _groups(named: Sequence[tuple[str, Sequence[int]]], truth: Sequence[int] | None) -> list[PathGroup]:
@@ -295,7 +295,7 @@ def label_edges(edges: Sequence[PlanEdge]) -> None:
     rank order), and never a pair the graph never saw. The graph's other arrows show their weight on
     hover only, so that the few numbers the plan rests on can be read from the back of the room.
 
-    >>> def arrow(u, v, kind, count=1): return PlanEdge(u, v, kind, count, 0.5, 0.5, "", "#000", 1.0)
+    >>> def arrow(u, v, kind, count=1): return PlanEdge(u, v, kind, count, 0.5, 0.5, "", PLAN, 1.0)
     >>> es = [arrow(0, 1, "path"), arrow(1, 2, "path", 0), arrow(0, 1, "path"), arrow(1, 3, "context")]
     >>> label_edges(es); [e.labelled for e in es]
     [True, False, False, False]
@@ -325,7 +325,7 @@ def _legend(graph, groups: list[PathGroup], nodes: list[PlanNode], edges: list[P
         out.append(LegendEntry("line", g.colour, f"{g.label}: " + " → ".join(graph.actions[a] for a in g.actions), group=k))
     kinds = {e.kind for e in edges}
     if any(e.kind == "path" and e.dashed for e in edges):
-        out.append(LegendEntry("dashed", "#555555", "dashed: a pair the graph never saw (count 0)"))
+        out.append(LegendEntry("dashed", MUTED, "dashed: a pair the graph never saw (count 0)"))
     if "context" in kinds:
         out.append(LegendEntry("line", EDGE, f"grey: a transition within {depth} step"
                                f"{'s' if depth > 1 else ''}; width: its {weight} (hover for it)"))

@@ -9,8 +9,9 @@ import pandas as pd
 import streamlit as st
 
 from components.charts import show_table, step_cards
+from components.colours import LLM_TINT
 from components.text import md, plan_text
-from kepp_core.catalog import TEXT, endpoint_source
+from kepp_core.catalog import endpoint_source
 
 
 def endpoints_heading(source: str) -> str:
@@ -19,8 +20,7 @@ def endpoints_heading(source: str) -> str:
     >>> endpoints_heading("predicted"), endpoints_heading("text")
     ('Step model', 'Text tower (S3D)')
     """
-    words = endpoint_source(source).words
-    return words[0].upper() + words[1:] + (" (S3D)" if source == TEXT else "")
+    return endpoint_source(source).heading
 
 
 def recommendation_text(condition: str, scorer: str, R: int) -> str:
@@ -34,7 +34,7 @@ def show_llm_plan(ds, rec, truth: Sequence[int] | None) -> None:
         st.warning(f"The LLM gave no usable plan ({md(rec.fallback_reason)}); shown: the fallback "
                    f"**{md(rec.fallback)}**.")
     llm_correct = None if truth is None else [a == b for a, b in zip(rec.actions, truth)]
-    step_cards(ds.labels(rec.actions), llm_correct, colour="#e0f7fa",
+    step_cards(ds.labels(rec.actions), llm_correct, colour=LLM_TINT,
                title=f"LLM plan · {rec.source}" + ("" if rec.verified is None else
                                                   f" · plausibility check: {'yes' if rec.verified else 'no'}"))
     if rec.voted_steps:

@@ -32,8 +32,8 @@ DRAWN = "kepp_playlist_drawn"  # the (playlist, 1-based item) whose item the Pla
 MESSAGE = "kepp_playlist_message"  # control key -> (ok, text) of its last add
 BAR_CSS = """<style>
 .st-key-playlist_bar { position: fixed; top: 0.45rem; left: 50%; transform: translateX(-50%); z-index: 1000001;
-  width: auto !important; background: rgba(255, 255, 255, 0.95); border: 1px solid #d0d7de; border-radius: 0.6rem;
-  padding: 0.1rem 0.5rem; box-shadow: 0 1px 4px rgba(0, 0, 0, 0.12); }
+  width: auto !important; background: var(--kepp-bar); border: 1px solid var(--kepp-bar-border); border-radius: 0.6rem;
+  padding: 0.1rem 0.5rem; box-shadow: 0 1px 4px var(--kepp-shadow); }
 .st-key-playlist_bar p { margin: 0; white-space: nowrap; }
 </style>"""
 # The playing bar's buttons, which the keys a presenter's clicker sends click (app/static/kepp-keys.js); the

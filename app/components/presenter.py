@@ -48,9 +48,9 @@ def slide_summary(ds, item: Mapping, preds, small: bool = False) -> None:
                     st.image(backend.thumbnail_png(str(shown.video_file), frame.seconds, 160), caption=frame.caption)
     for side in shown.sides:
         if side.record is not None:
-            step_cards(side.plan, side.plan_right, title=f"plan {side.name}" if side.name else "plan", colour="#fff8e1")
+            step_cards(side.plan, side.plan_right, title=f"plan {side.name}" if side.name else "plan", colour=episodes.PLAN_TINT)
     if not small:
-        step_cards(shown.truth, title="ground truth", colour="#e8f5e9")
+        step_cards(shown.truth, title="ground truth", colour=episodes.TRUTH_TINT)
         if len(shown.sides) == 1:
             st.markdown(episodes.endpoints_line(ds, rec.endpoints, rec.endpoint_scores, rec.truth, rec.imported),
                         unsafe_allow_html=True)

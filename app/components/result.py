@@ -13,7 +13,7 @@ import streamlit as st
 
 from components import backend, episodes, plans, scenes
 from components.charts import step_cards
-from components.colours import PATH_TINT, PLAN_TINT, RIGHT, TRUTH_TINT, WRONG
+from components.colours import PATH_TINT, PLAN_TINT, RIGHT, SUBTLE, TRUTH_TINT, WRONG
 from components.config import presenting
 from components.names import episode_label
 from components.plan_decision import SYMBOLS
@@ -99,7 +99,7 @@ def paths_cards(ds, paths: Sequence[Sequence[int]], scores: Sequence[float], kin
         name = f"{kind}{'s' if len(ranks) > 1 else ''} " + " = ".join(map(str, ranks))
         same = (shown or {}).get(tuple(path)) if presenting() else None
         if same:
-            st.markdown(f'<div class="kepp-small kepp-same-path" style="color:#444">{html_text(name)}'
+            st.markdown(f'<div class="kepp-small kepp-same-path" style="color:{SUBTLE}">{html_text(name)}'
                         + (f" · p={score:.3f}" if score is not None else "") + f": the same steps as {html_text(same)}</div>",
                         unsafe_allow_html=True)
             continue
@@ -136,7 +136,7 @@ def _plan_and_truth(ds, plan: Sequence[int] | None, truth: Sequence[int] | None,
     if plan is not None:
         step_cards(ds.labels(plan), right, title=title, colour=PLAN_TINT)
     if truth is not None and plan is not None and presenting() and tuple(plan) == tuple(truth):  # a slide: once
-        st.markdown(f'<div class="kepp-small kepp-same-path" style="color:#444">ground truth · {len(truth)}/{len(truth)} '
+        st.markdown(f'<div class="kepp-small kepp-same-path" style="color:{SUBTLE}">ground truth · {len(truth)}/{len(truth)} '
                     "steps right: the same steps as the plan</div>", unsafe_allow_html=True)
     elif truth is not None:
         title = "ground truth" + ("" if right is None else f" · {sum(right)}/{len(truth)} steps right")

@@ -19,6 +19,7 @@ import json
 import re
 from collections.abc import Iterable
 
+from components import colours
 from kepp_core.api import AppConfig
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]#!|<>~$:&])")
@@ -61,11 +62,11 @@ def css_colour(value) -> str:
     """A colour for a ``style`` attribute: ``#rrggbb``, a name or ``rgb(...)``, else grey (colours
     are the app's own, never a dataset's: anything else never reaches the page).
 
-    >>> css_colour("#fff8e1"), css_colour('red;background:url(x)')
-    ('#fff8e1', '#9e9e9e')
+    >>> css_colour(colours.PLAN_TINT) == colours.PLAN_TINT, css_colour('red;background:url(x)') == colours.UNKNOWN
+    (True, True)
     """
     value = str(value)
-    return value if _COLOUR.fullmatch(value) else "#9e9e9e"
+    return value if _COLOUR.fullmatch(value) else colours.UNKNOWN
 
 
 def plot_text(text) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
+from components import colours
 from components.text import css_colour, html_text, md
 from kepp_core.catalog import endpoint_source
 
@@ -53,13 +54,13 @@ def plan_cards(labels: Sequence[str], changed: Sequence[bool], title: str, colou
     labels escaped)."""
     cards, colour = [], css_colour(colour)  # an attribute value
     for t, (label, ch) in enumerate(zip(labels, changed)):
-        border = "3px solid #1565c0" if ch else "1px solid #bdbdbd"
+        border = f"3px solid {colours.CHANGED}" if ch else f"1px solid {colours.CARD_BORDER}"
         mark = " · changed" if ch else ""
         cards.append(f'<div class="kepp-why-card" data-changed="{str(bool(ch)).lower()}" style="flex:1;min-width:90px;'
                      f'background:{colour};border:{border};border-radius:8px;padding:6px 8px;margin:2px;'
-                     f'text-align:center"><div style="font-size:0.75em;color:#555">step {t + 1}{mark}</div>'
+                     f'text-align:center"><div style="font-size:0.75em;color:{colours.MUTED}">step {t + 1}{mark}</div>'
                      f'<div style="font-weight:600">{html_text(label)}</div></div>')
-    return (f'<div style="font-size:0.9em;color:#444;margin-top:4px">{html_text(title)}</div>'
+    return (f'<div style="font-size:0.9em;color:{colours.SUBTLE};margin-top:4px">{html_text(title)}</div>'
             f'<div class="kepp-why-plan" style="display:flex;flex-wrap:wrap">{"".join(cards)}</div>')
 
 
@@ -77,9 +78,9 @@ def show_why(ds, result, expanded: bool = True) -> None:
                      help="the planning model's own plan (argmax per step) beside the decoded one"):
             after, before = st.columns(2)
             after.markdown(plan_cards(ds.labels(result.plan), changed, "after graph decoding (shown above)",
-                                      "#fff8e1"), unsafe_allow_html=True)
+                                      colours.PLAN_TINT), unsafe_allow_html=True)
             before.markdown(plan_cards(ds.labels(raw), changed, "before: the planning model's own plan",
-                                       "#eceff1"), unsafe_allow_html=True)
+                                       colours.RAW_TINT), unsafe_allow_html=True)
         # a plain table (a few rows): its text reads at a distance and is there for screen readers
         numbers = ("planner score", "graph transition", "endpoint probability")
         st.table(why_table(result.why).style.format(dict.fromkeys(numbers, "{:.4f}"), na_rep="").hide(axis="index"))

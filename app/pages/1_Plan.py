@@ -39,7 +39,8 @@ with backend.guarded(link=link):  # graph + text endpoints (no model): the catal
     live = plan_result.live_words(ctl.planner, ctl.role)
 key = (cfg, clip.key, clip.start, clip.goal, ctl.T, ctl.R, ctl.role, ctl.scorer, ctl.sampler, ctl.s3d)
 state, found = plan_result.state_of(link, ctl, clip, records, playing, key, live[0])
-decision = plan_decision.decide(state, plan_decision.Models(live_label=live[0], width_error=ctl.width_error),
+decision = plan_decision.decide(state, plan_decision.Models(live_label=live[0], width_error=ctl.width_error,
+                                                          choice=ctl.choice),
                                 plan_result.records_of(found, state.rec))
 saved = plan_result.plan_now(decision, ctl, clip, features, key, link)
 link.keep(**decision.keep)

@@ -14,6 +14,7 @@ import streamlit as st
 
 from components import ab, backend, episode_map, episodes, links, metric_codes, paging, playlists, slices
 from components.charts import show_table
+from components.colours import BEST_TINT
 from components.config import PAGES, page_setup
 from components.protocol import show_protocol
 from components.text import md_code
@@ -50,7 +51,7 @@ st.caption(metric_codes.code_caption(code, {metric_codes.column_kind(c) for c in
 
 def bold_best(col):
     """Styler: the best method of a column in bold on a light green."""
-    return ["font-weight: 700; background-color: #e8f5e9" if name == best.get(col.name) else "" for name in col.index]
+    return [f"font-weight: 700; background-color: {BEST_TINT}" if name == best.get(col.name) else "" for name in col.index]
 
 
 # one metric at a time by default: every T of it fits the page's width beside the methods' names

@@ -1,6 +1,6 @@
 // A KEPP graph drawing's own script (app/components/network.py writes the frame; the app serves this
 // file, the HTML export carries it inline). It reads its settings from the frame's JSON block
-// #kepp-graph-data (legend, title, settings, file name, grid, label sizes), written escaped by Python.
+// #kepp-graph-data (legend, title, settings, file name, grid, label sizes, colours), written escaped by Python.
 //
 // - The grid is spread over the canvas (its columns and rows share the width and the height) at the
 //   type's size, drawn smaller only when the canvas is too small for the grid or two steps would touch;
@@ -18,6 +18,7 @@
   const cfg = JSON.parse(document.getElementById("kepp-graph-data").textContent);
   const legend = cfg.legend, title = cfg.title, settings = cfg.settings, name = cfg.name, grid = cfg.grid;
   const pad = cfg.pad, edgeSize = cfg.edgeSize, leastEdge = cfg.leastEdge, leastNode = cfg.leastNode;
+  const colours = cfg.colours;  // the app's colour table (components/colours.py: GRAPH_SCRIPT)
   window.keppLegend = legend;
   let touched = false, scale = 1, tries = 0, arranged = false;
 
@@ -142,7 +143,7 @@
       if (!found) { hidden.push(e.id); continue; }
       obstacles.box(found);
       if (found.leader) obstacles.segment(found.leader[0], found.leader[1], 1);  // later labels keep off it too
-      const colour = typeof e.color === "string" ? e.color : (e.color && e.color.color) || "#555555";
+      const colour = typeof e.color === "string" ? e.color : (e.color && e.color.color) || colours.edge;
       kept.push(Object.assign(found, {id: e.id, text: e.klabel, size: size, colour: colour}));
     }
     ctx.restore();
@@ -197,9 +198,9 @@
       ctx.arcTo(b.right, b.top, b.right, b.bottom, r); ctx.arcTo(b.right, b.bottom, b.left, b.bottom, r);
       ctx.arcTo(b.left, b.bottom, b.left, b.top, r); ctx.arcTo(b.left, b.top, b.right, b.top, r);
       ctx.closePath();
-      ctx.fillStyle = "#ffffff"; ctx.fill();
+      ctx.fillStyle = colours.ground; ctx.fill();
       ctx.lineWidth = Math.max(1.5, 0.08 * b.size); ctx.strokeStyle = b.colour; ctx.stroke();
-      ctx.fillStyle = "#1a1a1a"; ctx.font = `${b.size}px arial`; ctx.textAlign = "center"; ctx.textBaseline = "middle";
+      ctx.fillStyle = colours.ink; ctx.font = `${b.size}px arial`; ctx.textAlign = "center"; ctx.textBaseline = "middle";
       ctx.fillText(b.text, b.left + w / 2, b.top + h / 2 + 1);
     }
     ctx.restore();
@@ -264,8 +265,8 @@
     const c = document.createElement("canvas");
     c.width = w; c.height = head + src.height + (legend.length + 1) * line;
     const x = c.getContext("2d");
-    x.fillStyle = "#ffffff"; x.fillRect(0, 0, c.width, c.height);
-    x.fillStyle = "#111111"; x.font = `bold ${18 * r}px sans-serif`; x.fillText(title, 10 * r, 24 * r);
+    x.fillStyle = colours.ground; x.fillRect(0, 0, c.width, c.height);
+    x.fillStyle = colours.ink; x.font = `bold ${18 * r}px sans-serif`; x.fillText(title, 10 * r, 24 * r);
     x.font = `${13 * r}px sans-serif`; if (settings) x.fillText(settings, 10 * r, 46 * r);
     x.drawImage(src, 0, head);
     legend.forEach(([style, colour, text], i) => {
@@ -274,7 +275,7 @@
       x.setLineDash(style === "dashed" ? [8 * r, 6 * r] : style === "dotted" ? [2 * r, 5 * r] : []);
       if (style === "node") x.fillRect(10 * r, y - 12 * r, 30 * r, 14 * r);
       else { x.beginPath(); x.moveTo(10 * r, y - 5 * r); x.lineTo(40 * r, y - 5 * r); x.stroke(); }
-      x.fillStyle = "#111111"; x.fillText(text, 50 * r, y);
+      x.fillStyle = colours.ink; x.fillText(text, 50 * r, y);
     });
     const a = document.createElement("a");
     a.download = name + ".png"; a.href = c.toDataURL("image/png");

@@ -18,7 +18,7 @@ export default function ({ parentElement, data, setTriggerValue }) {
         <button type="button" data-go="1" style="font-size:22px;padding:2px 14px">▶</button>
         <span style="font-size:20px">elapsed <b class="kepp-clock" style="font-size:26px;font-variant-numeric:tabular-nums">0:00</b></span>
         <button type="button" class="kepp-restart" style="font-size:20px">Restart the clock</button>
-        <span class="kepp-follow" style="font-size:20px;color:#555"></span>
+        <span class="kepp-follow" style="font-size:20px;color:var(--kepp-muted)"></span>
       </div>`;
     const q = (sel) => parentElement.querySelector(sel);
     const clockKey = "kepp-talk-start:" + data.playlist;

@@ -34,7 +34,9 @@ def load_planner(root: str | Path, horizon: int, role=None, *, scorer: str | Non
                  dataset: Dataset | Callable[[], Dataset] | None = None, decode: bool = True, save_decoding: bool = False,
                  device: str | None = None):
     """The KEPP planner of ``ROOT/T<horizon>`` with the planning model ``role`` (a
-    :class:`~kepp_core.catalog.ModelRole`; default: KEPP R=1, :func:`~kepp_core.catalog.plan_role`),
+    :class:`~kepp_core.catalog.ModelRole`; default: the models folder's planning model,
+    :func:`~kepp_core.evaluation.planning_model.stored_planning_model`: the one chosen on validation
+    episodes where a choice is stored beside the models, else KEPP R=1),
     ranking graph paths with ``scorer`` (default: the model's own), its networks on ``device`` (default: the
     command's, else the GPU where there is one: :func:`kepp_core.devices.chosen`).
 
@@ -45,15 +47,16 @@ def load_planner(root: str | Path, horizon: int, role=None, *, scorer: str | Non
     one it is made now on ``dataset`` (the dataset the models were trained on, or a function giving it;
     without one the planner keeps the argmax plan) and kept in the cache home, or in the models folder
     with ``save_decoding``."""
-    from kepp_core.catalog import models_dir, plan_role
+    from kepp_core.catalog import models_dir
     from kepp_core.evaluation.methods.choice import planner_decoding
+    from kepp_core.evaluation.planning_model import stored_planning_model
     from kepp_core.planner import KEPPPlanner
     from kepp_core.training.loop import set_cpu_threads
 
     # One plan is a batch of one through a small network: extra intra-op threads only fight the
     # server's other work (on 2 busy cores, 2 threads made a plan 20x slower than 1).
     set_cpu_threads()
-    role = role or plan_role()
+    role = role or stored_planning_model(models_dir(root, horizon)).role
     planner = KEPPPlanner.from_models(root, horizon, role=role, graph=graph, sampler=sampler,
                                       sampler_steps=sampler_steps, device=device)
     if scorer:

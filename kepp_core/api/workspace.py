@@ -24,8 +24,7 @@ from pathlib import Path
 from kepp_core.api.analysis import read_predictions
 from kepp_core.api.protocols import find_protocols
 from kepp_core.api.config import AppConfig, check_allowed
-from kepp_core.catalog import (CONFIG_FILE, DEFAULT_SETTING, LOG_FILE, RESULTS_FILE, ModelRole, models_dir,
-                               parse_model_folder)
+from kepp_core.catalog import CONFIG_FILE, DEFAULT_SETTING, LOG_FILE, RESULTS_FILE, ModelRole, models_dir
 from kepp_core.data import Dataset, load_dataset
 from kepp_core.data.feature_files import features_manifest
 from kepp_core.data.synth import ensure_world, world_ready
@@ -86,19 +85,22 @@ def plan_variants(root: str | Path, horizon: int) -> dict[str, ModelRole]:
     """Planning models the KEPP planner can use for ``horizon``: label -> role (graph-conditioned
     first, the one trained with the structured loss among them, then the no-graph ablation)."""
     out = {}
-    for p in sorted(models_dir(root, horizon).glob("plan-*")):
-        if not (p / CONFIG_FILE).is_file():
-            continue
-        try:
-            role = parse_model_folder(p.name)
-        except KeppError:
-            continue  # not a model folder
+    for role in folders.planning_models(models_dir(root, horizon)):
         if role.condition == "graph":
             tail = ", structured training" if role.structured else ""
             out[f"KEPP (P²KG condition, trained with R={role.R}{tail})"] = role
         elif role.condition == "none" and not role.structured:
             out["KEPP without the graph condition"] = role
     return out
+
+
+def planning_model(root: str | Path, horizon: int):
+    """The planning model ``ROOT/T<horizon>`` plans with by default, and why
+    (:func:`kepp_core.evaluation.planning_model.stored_planning_model`: chosen on validation episodes and
+    stored beside the models, else KEPP R=1); reads JSON and the checkpoints' configs only (no torch)."""
+    from kepp_core.evaluation.planning_model import stored_planning_model
+
+    return stored_planning_model(models_dir(root, horizon))
 
 
 def find_runs(roots: tuple[str, ...] | list[str]) -> list[str]:
@@ -198,6 +200,11 @@ class Workspace:
     def plan_variants(self, horizon: int) -> dict[str, ModelRole]:
         """Planning models for ``horizon``: label -> role."""
         return plan_variants(self.models_root(), horizon)
+
+    def planning_model(self, horizon: int):
+        """The planning model the models folder plans with by default for ``horizon``, and why
+        (:func:`planning_model`)."""
+        return planning_model(self.models_root(), horizon)
 
     def prediction_files(self) -> list[Path]:
         """Prediction record files: ``config.predictions`` (a file, or every records file of a folder, whatever

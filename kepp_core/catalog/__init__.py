@@ -5,10 +5,12 @@
   and its role (``step``, ``plan-graph-R2``, ``endpoints-pair``, ...);
 - :mod:`~kepp_core.catalog.files`: a models root's horizon folders (``ROOT/T<h>``) and the file names;
 - :mod:`~kepp_core.catalog.sources`: the endpoint sources (step model, truth, endpoint model and its
-  variants, text tower): each one's role and words;
+  variants, text tower): each one's role and words, and what it gives evaluation and the planner;
+- :mod:`~kepp_core.catalog.decoders`: the decoders of the graph-decoded rows (graph, joint): each one's
+  modes, stored choice key and words;
 - :mod:`~kepp_core.catalog.rows`: the evaluation methods, one :class:`MethodEntry` per row of the table,
-  built from named parts (a kind, an implementation, an endpoint source), and which planner re-plans a
-  row (:func:`live_planner`);
+  built from named parts (a kind, an implementation, an endpoint source, a decoder), and which planner
+  re-plans a row (:func:`live_planner`);
 - :mod:`~kepp_core.catalog.metrics`: the metric names, the paired test and the failure patterns;
 - :mod:`~kepp_core.catalog.slices`: the named cuts of a method's episodes;
 - :mod:`~kepp_core.catalog.scorers`: the path scorers' readable names;
@@ -40,12 +42,13 @@ from kepp_core.catalog.roles import (CONDITION_ROW_KINDS, DEMO_ROLES, DIFFUSION_
                                      OFFICIAL_ARCHITECTURE, PLAN_CONDITIONS, STEP, STRUCT_SUFFIX, SUITE_ROLES,
                                      TASK_CLASSIFIER, ModelRole, model_folder, parse_model_folder, parse_plan_model_id,
                                      plan_model_id, plan_role)
-from kepp_core.catalog.rows import (BASELINE, DECODED, DECODED_SUFFIX, DEMO_METHODS, DEMO_RECORDED, JOINT,
-                                    JOINT_BASES, JOINT_SUFFIX, METHODS, PLANNER, ROW_KINDS, TEXT_JOINT_SUFFIX,
-                                    TEXT_PLANNER, ZERO_SHOT, LivePlanner, MethodEntry, decoded, extra_method,
-                                    find_method, joint_decoded, kepp_r, live_planner, method, method_label,
-                                    method_names, methods, parse_planner_id, paths_source, planner_method,
-                                    text_joint_decoded, with_endpoints)
+from kepp_core.catalog.decoders import (DECODERS, GRAPH_DECODING, JOINT_DECODING, JOINT_MODE, MARGINAL_MODES,
+                                        Decoder)
+from kepp_core.catalog.rows import (BASELINE, DECODED, DEMO_METHODS, DEMO_RECORDED, JOINT_BASES, METHODS, PLANNER,
+                                    ROW_KINDS, TEXT_PLANNER, ZERO_SHOT, LivePlanner, MethodEntry, check_choice_keys,
+                                    decoded, extra_method, find_method, joint_decoded, kepp_r, live_planner, method,
+                                    method_label, method_names, methods, parse_planner_id, paths_source,
+                                    planner_method, text_joint_decoded, with_endpoints)
 from kepp_core.catalog.sources import (ENDPOINT_MODEL, ENDPOINT_SOURCES, PREDICTED, TEXT, TRUTH, EndpointSource,
                                        endpoint_source, model_source)
 from kepp_core.catalog.scorers import EDGE_SCORERS, SCORER_LABELS, scorer_label
@@ -61,11 +64,13 @@ __all__ = [
     "CONFIG_FILE", "DECODING_FILE", "DEMO_MODELS_DIR", "GRAPH_FILE", "GRAPH_PAIR", "LOG_FILE", "MANIFEST_FILE", "RECORDS_FILE",
     "RESULTS_FILE", "WEIGHTS_FILE",
     # method rows
-    "BASELINE", "DECODED", "DECODED_SUFFIX", "DEMO_METHODS", "DEMO_RECORDED", "JOINT", "JOINT_BASES", "JOINT_SUFFIX",
-    "METHODS", "PLANNER", "ROW_KINDS", "TEXT_JOINT_SUFFIX", "TEXT_PLANNER", "ZERO_SHOT", "LivePlanner", "MethodEntry",
-    "decoded", "extra_method", "find_method", "joint_decoded", "kepp_r", "live_planner", "method", "method_label",
+    "BASELINE", "DECODED", "DEMO_METHODS", "DEMO_RECORDED", "JOINT_BASES",
+    "METHODS", "PLANNER", "ROW_KINDS", "TEXT_PLANNER", "ZERO_SHOT", "LivePlanner", "MethodEntry",
+    "check_choice_keys", "decoded", "extra_method", "find_method", "joint_decoded", "kepp_r", "live_planner", "method", "method_label",
     "method_names", "methods", "parse_planner_id", "paths_source", "planner_method", "text_joint_decoded",
     "with_endpoints",
+    # decoders
+    "DECODERS", "GRAPH_DECODING", "JOINT_DECODING", "JOINT_MODE", "MARGINAL_MODES", "Decoder",
     # endpoint sources
     "ENDPOINT_MODEL", "ENDPOINT_SOURCES", "PREDICTED", "TEXT", "TRUTH", "EndpointSource", "endpoint_source",
     "model_source",

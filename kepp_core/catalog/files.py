@@ -44,6 +44,7 @@ def models_horizon(hdir: str | Path) -> int:
 RESULTS_FILE = "results.json"  # a protocol folder's summary (kepp protocol)
 RECORDS_FILE = "records.jsonl"  # a protocol folder's per-episode records
 DECODING_FILE = "decoding.json"  # ROOT/T<h>/decoding.json: the +dec rows' choices of λ and endpoint mode
+PLANNER_FILE = "planner.json"  # ROOT/T<h>/planner.json: the planning model chosen on validation episodes
 LOG_FILE = "metrics.jsonl"  # a training run's log
 CONFIG_FILE = "config.json"  # a checkpoint's config
 WEIGHTS_FILE = "model.safetensors"  # a checkpoint's weights

@@ -135,6 +135,9 @@ def plan_role(condition: str = "graph", R: int = 1, structured: bool = False) ->
 
 
 STEP = ModelRole("step")
+# The planning model a models folder plans with where it stores no choice of its own
+# (kepp_core.evaluation.planning_model: ROOT/T<h>/planner.json): KEPP R=1.
+DEFAULT_PLANNING_MODEL = plan_role("graph", 1)
 TASK_CLASSIFIER = ModelRole("task-classifier")
 # The discriminative endpoint model: the task, a_1 and a_T from the observation windows (cross-entropy).
 ENDPOINTS = ModelRole("endpoints")

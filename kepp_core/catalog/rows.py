@@ -1,7 +1,10 @@
 """The evaluation methods: :data:`METHODS` is the evaluation table in its row order, one frozen
 :class:`MethodEntry` per row, built by keyword from named parts: a kind (:data:`ROW_KINDS`), the
 implementation that makes its plans (named once, on its class in :mod:`kepp_core.evaluation.methods`),
-its models, its R and its endpoint source (:mod:`kepp_core.catalog.sources`). The derived rows
+its models, its R, its endpoint source (:mod:`kepp_core.catalog.sources`) and, for a graph-decoded row, its
+decoder (:mod:`kepp_core.catalog.decoders`). A row whose parts do not fit (a planner given a source it
+cannot plan from, a decoder given a source it cannot decode with, two rows whose decoding choices would
+share one stored entry) is refused when the catalogue is built. The derived rows
 (``+dec`` for every planning method, ``+jdec``, ``+jdec-<variant>`` and ``+jdec-text`` for
 :data:`JOINT_BASES`, ``-<variant>`` twins of the endpoint model's rows) are made from their base
 entries, never written out. Everything that asks about a method (the failure analysis, the records,
@@ -12,15 +15,15 @@ the app (``app/components/names.py``).
 
 >>> method("kepp-R2").R, method("kepp-R2").label, [r.kind for r in method("kepp-R2").roles]
 (2, 'KEPP R=2', ['step', 'plan'])
->>> method("kepp-R1+jdec").roles[-1] == ENDPOINTS, method("kepp-R1+jdec").kind, method("graph-ce").ends.words
+>>> method("kepp-R1+jdec").roles[-1] == ENDPOINTS, method("kepp-R1+jdec").decoder.name, method("graph-ce").ends.words
 (True, 'joint', 'endpoint model')
 >>> plan_model_id(method("kepp-R2").planner_role), method("kepp-R2+dec").planner_role is None
 ('graph-R2', True)
->>> [m.name for m in METHODS if m.joint and m.ends.role == ENDPOINTS]
+>>> [m.name for m in METHODS if m.decoder is JOINT_DECODING and m.ends.role == ENDPOINTS]
 ['kepp-nograph+jdec', 'kepp-R1+jdec', 'kepp-R1-struct+jdec']
 >>> method("kepp-R1+jdec-pair").ends.name, method("graph-ce-pair").endpoint_role.variant
 ('endpoint-model-pair', 'pair')
->>> [m.name for m in METHODS if m.joint and m.ends.text]
+>>> [m.name for m in METHODS if m.decoder is JOINT_DECODING and m.ends.text]
 ['kepp-nograph+jdec-text', 'kepp-R1+jdec-text', 'kepp-R1-struct+jdec-text']
 >>> method("graph-text").endpoints_from, method("graph-text").roles, "graph-text" in DEMO_RECORDED
 ('text', (), False)
@@ -35,22 +38,22 @@ from dataclasses import dataclass, replace
 from kepp_core.catalog.roles import (DEMO_ROLES, ENDPOINT_VARIANTS, ENDPOINTS, GRAPH_CONDITIONS, LLM_CONDITIONS, STEP,
                                      STRUCT_SUFFIX, SUITE_ROLES, TASK_CLASSIFIER, ModelRole, model_folder,
                                      parse_plan_model_id, plan_model_id, plan_role)
+from kepp_core.catalog.decoders import GRAPH_DECODING, JOINT_DECODING, Decoder
 from kepp_core.catalog.sources import (ENDPOINT_MODEL, PREDICTED, TEXT, TRUTH, EndpointSource, endpoint_source,
                                        model_source)
 from kepp_core.errors import KeppError
 
-DECODED_SUFFIX = "+dec"
-JOINT_SUFFIX = "+jdec"
-TEXT_JOINT_SUFFIX = "+jdec-text"  # joint decoding with the S3D text tower's distributions
 # The planner with no trained model (the P²KG's plan between the text tower's endpoints): the catalogue's
 # row of its plans, and its id where a planning model's id goes (kepp plan --planning-model, the Plan
 # page's model=; live_planner).
 TEXT_PLANNER = "graph-text"
 # What a row is: a baseline, zero-shot planning on the graph, a planner (a planning model, with or
-# without the KEPP pipeline around it), a planner's action block decoded with the graph (``+dec``), or
-# decoded jointly with a source's distributions of the first and last step (``+jdec``, ``+jdec-text``).
-BASELINE, ZERO_SHOT, PLANNER, DECODED, JOINT = "baseline", "zero-shot", "planner", "decoded", "joint"
-ROW_KINDS = (BASELINE, ZERO_SHOT, PLANNER, DECODED, JOINT)
+# without the KEPP pipeline around it), or a planner's action block decoded with the graph by a decoder
+# (``+dec``; ``+jdec``, ``+jdec-text``: jointly with a source's distributions of the first and last step).
+BASELINE, ZERO_SHOT, PLANNER, DECODED = "baseline", "zero-shot", "planner", "decoded"
+ROW_KINDS = (BASELINE, ZERO_SHOT, PLANNER, DECODED)
+# Planning models that plan without endpoints (no condition; PDPP's task row): a row of theirs takes no source.
+_NO_ENDPOINTS = ("none", "task")
 # The planners whose action blocks decode best with the graph (docs, Models): the catalogue adds their
 # ``+jdec`` rows (the endpoint model's distributions, and each variant's) and ``+jdec-text`` rows.
 JOINT_BASES = ("kepp-nograph", "kepp-R1", "kepp-R1-struct")
@@ -66,11 +69,13 @@ class MethodEntry:
     its model's config); ``endpoints_from``: the name of its endpoint source
     (:data:`~kepp_core.catalog.sources.ENDPOINT_SOURCES`: whose endpoints it plans between, or for a
     graph-decoded row whose probabilities of every first and last step it decodes with; None: none;
-    :attr:`ends` is the source itself); ``base``: the method whose action block a graph-decoded row
-    decodes. Everything else is asked of these parts: whether it uses the graph (:attr:`graph`), needs
-    an LLM (:attr:`llm`) or the S3D text tower (:attr:`text`), was trained with the structured loss
-    (:attr:`structured`), runs by default (:attr:`default`), which planning model the KEPP planner runs
-    as this row (:attr:`planner_role`) and which planner re-plans it on two clips (:func:`live_planner`).
+    :attr:`ends` is the source itself); ``base`` and ``decoder``: the method whose action block a
+    graph-decoded row decodes, and how (:mod:`~kepp_core.catalog.decoders`). Everything else is asked of
+    these parts: whether it uses the graph (:attr:`graph`), needs an LLM (:attr:`llm`) or the S3D text
+    tower (:attr:`text`), was trained with the structured loss (:attr:`structured`), runs by default
+    (:attr:`default`), which planning model the KEPP planner runs as this row (:attr:`planner_role`) and
+    which planner re-plans it on two clips (:func:`live_planner`). Parts that do not fit are refused here
+    (:meth:`refusal`), in one line.
     """
 
     name: str
@@ -81,18 +86,39 @@ class MethodEntry:
     R: int | None = None
     endpoints_from: str | None = None
     base: str | None = None
+    decoder: Decoder | None = None
 
     def __post_init__(self) -> None:
+        refused = self.refusal()
+        if refused is not None:
+            raise KeppError(f"method {self.name!r}: {refused}")
+
+    def refusal(self) -> str | None:
+        """Why its parts do not fit (None: they do): an unknown kind; a graph-decoded row without its base
+        and decoder; a source whose model is not among its models; a decoder that cannot decode with its
+        source; a row given a source its planner cannot plan from (baselines and planning models that plan
+        without endpoints take none; zero-shot rows and planners between endpoints need one)."""
         if self.kind not in ROW_KINDS:
-            raise KeppError(f"method {self.name!r}: kind {self.kind!r} is not one of {', '.join(ROW_KINDS)}")
-        if (self.base is not None) != (self.kind in (DECODED, JOINT)):
-            raise KeppError(f"method {self.name!r}: a graph-decoded row ({DECODED}, {JOINT}) and its base go together")
+            return f"kind {self.kind!r} is not one of {', '.join(ROW_KINDS)}"
+        if not (self.base is not None) == (self.decoder is not None) == (self.kind == DECODED):
+            return f"a graph-decoded row ({DECODED}), its base and its decoder go together"
         ends = self.ends
         if ends is not None and ends.role is not None and ends.role not in self.roles:
-            raise KeppError(f"method {self.name!r}: its endpoint source {ends.name!r} reads "
-                            f"{model_folder(ends.role)}, which is not among its models")
-        if self.kind == JOINT and (ends is None or not ends.distributions):
-            raise KeppError(f"method {self.name!r}: a joint row decodes with a source's distributions")
+            return f"its endpoint source {ends.name!r} reads {model_folder(ends.role)}, which is not among its models"
+        if self.decoder is not None:
+            if self.decoder.accepts(ends):
+                return None
+            need = "with" if self.decoder.distributions else "without"
+            return (f"its decoder ({self.decoder.name}) cannot decode with the endpoint source {self.endpoints_from!r} "
+                    f"(it needs a source {need} full distributions of the first and last step)")
+        plan = self.plan_model
+        takes = self.kind == ZERO_SHOT or (self.kind == PLANNER and plan is not None and plan.condition not in _NO_ENDPOINTS)
+        if takes and ends is None:
+            return "it plans between endpoints: name its endpoint source (endpoints_from)"
+        if ends is not None and not takes:
+            who = f"its planning model ({model_folder(plan)})" if plan is not None else f"a {self.kind} row"
+            return f"{who} plans without endpoints: it cannot plan from the endpoint source {ends.name!r}"
+        return None
 
     @property
     def ends(self) -> EndpointSource | None:
@@ -102,14 +128,14 @@ class MethodEntry:
     @property
     def decoded(self) -> bool:
         """A graph-decoded row (``<base>+dec``, ``+jdec``, ``+jdec-text``: the base's action block decoded
-        exactly under the P²KG)."""
-        return self.kind in (DECODED, JOINT)
+        exactly under the P²KG by its :attr:`decoder`)."""
+        return self.decoder is not None
 
     @property
-    def joint(self) -> bool:
-        """A ``+jdec`` or ``+jdec-text`` row (decoded jointly with its source's distributions of ``a_1``
-        and ``a_T``)."""
-        return self.kind == JOINT
+    def choice_key(self) -> str | None:
+        """The key its decoding choice is stored under (its decoder's :meth:`~Decoder.choice_key`; mean-of-K
+        emissions append ``@K<K>``); None for a row that is not graph-decoded."""
+        return None if self.decoder is None else self.decoder.choice_key(self.name, self.base)
 
     @property
     def plan_model(self) -> ModelRole | None:
@@ -120,7 +146,7 @@ class MethodEntry:
     def graph(self) -> bool:
         """It uses the P²KG: zero-shot and graph-decoded rows, planners with a graph condition."""
         plan = self.plan_model
-        return self.kind in (ZERO_SHOT, DECODED, JOINT) or (plan is not None and plan.condition in GRAPH_CONDITIONS)
+        return self.kind in (ZERO_SHOT, DECODED) or (plan is not None and plan.condition in GRAPH_CONDITIONS)
 
     @property
     def structured(self) -> bool:
@@ -143,25 +169,25 @@ class MethodEntry:
     @property
     def default(self) -> bool:
         """``kepp eval`` runs it when no methods are named: the paper's table, i.e. a baseline, zero-shot
-        or planner row between no given endpoints, the step model's or the true ones, whose models
-        ``kepp train all`` trains by default (:data:`~kepp_core.catalog.roles.SUITE_ROLES`)."""
-        return (self.kind in (BASELINE, ZERO_SHOT, PLANNER) and self.endpoints_from in (None, PREDICTED, TRUTH)
+        or planner row between no given endpoints or those of a source the table runs with (the step
+        model's, the true ones: :attr:`~kepp_core.catalog.sources.EndpointSource.runs_by_default`), whose
+        models ``kepp train all`` trains by default (:data:`~kepp_core.catalog.roles.SUITE_ROLES`)."""
+        return (self.kind in (BASELINE, ZERO_SHOT, PLANNER) and (self.ends is None or self.ends.runs_by_default)
                 and set(self.roles) <= set(SUITE_ROLES))
 
     @property
     def endpoint_role(self) -> ModelRole | None:
         """The endpoint model its source reads (the default one, or a variant: ``endpoints-pair``), or None."""
-        ends = self.ends
-        return ends.role if ends is not None and ends.kind == ENDPOINT_MODEL else None
+        return None if self.ends is None else self.ends.endpoint_role
 
     @property
     def planner_role(self) -> ModelRole | None:
-        """The planning model the KEPP planner (:class:`kepp_core.planner.KEPPPlanner`: the step
-        model's endpoints, ``R`` graph paths, the planning model) runs to make this row's plans — a
+        """The planning model the KEPP planner (:class:`kepp_core.planner.KEPPPlanner`: its step model's
+        endpoints, ``R`` graph paths, the planning model) runs to make this row's plans — a
         graph-conditioned one, trained with the structured loss or not, or one without a condition —
-        or None when the planner is not this row (baselines, ground-truth endpoints, decoded and LLM
-        rows)."""
-        if self.kind != PLANNER or self.llm or self.endpoints_from == TRUTH:
+        or None when the planner is not this row (baselines, decoded and LLM rows, and rows whose source
+        the planner's own step model does not predict: ground-truth or endpoint-model endpoints)."""
+        if self.kind != PLANNER or self.llm or (self.ends is not None and not self.ends.planner_predicts):
             return None
         plan = self.plan_model
         return plan if plan is not None and plan.condition in ("graph", "none") else None
@@ -171,13 +197,14 @@ class MethodEntry:
         """Its plan follows the step model's endpoints and the graph paths a record stores (the
         zero-shot and KEPP-R rows): the failure analysis judges it on those; other rows are
         judged by their own plan's ends."""
-        return (self.graph and self.endpoints_from == PREDICTED and self.R is not None and not self.decoded
-                and not self.structured and not self.llm)
+        return (self.graph and self.ends is not None and self.ends.planner_predicts and self.R is not None
+                and not self.decoded and not self.structured and not self.llm)
 
     @property
     def stores_paths(self) -> bool:
         """Its output carries the graph paths the records keep (a KEPP-R row with a planning model)."""
         return self.judged_on_stored_paths and self.plan_model is not None
+
 
 
 def kepp_r(R: int, structured: bool = False) -> MethodEntry:
@@ -189,30 +216,35 @@ def kepp_r(R: int, structured: bool = False) -> MethodEntry:
                        endpoints_from=PREDICTED)
 
 
-def decoded(base: MethodEntry) -> MethodEntry:
-    """The ``<base>+dec`` row of a planning method (it also needs the step model unless it
-    plans between ground-truth endpoints)."""
-    roles = base.roles if base.endpoints_from == TRUTH or STEP in base.roles else (*base.roles, STEP)
-    return MethodEntry(name=base.name + DECODED_SUFFIX, label=base.label + " + graph decoding", kind=DECODED,
-                       impl="decoded", roles=roles, R=base.R, endpoints_from=base.endpoints_from or PREDICTED,
-                       base=base.name)
+def decoded(base: MethodEntry, decoder: Decoder = GRAPH_DECODING, source: str | None = None, *, suffix: str = "",
+            with_words: str = "") -> MethodEntry:
+    """The row of ``base``'s action block decoded by ``decoder`` (default: graph decoding, ``<base>+dec``)
+    with the endpoint ``source`` (a name; default: the base's own, else the step model's): named
+    ``<base><decoder's suffix><suffix>``, labelled ``<base's label><decoder's tail><with_words>``, with
+    the base's models and the one its source reads.
+
+    >>> decoded(method("kepp-nograph")).roles[-1] == STEP, decoded(method("kepp-gt")).roles == method("kepp-gt").roles
+    (True, True)
+    """
+    source = source or base.endpoints_from or PREDICTED
+    role = endpoint_source(source).role
+    roles = base.roles if role is None or role in base.roles else (*base.roles, role)
+    return MethodEntry(name=base.name + decoder.suffix + suffix, label=base.label + decoder.tail + with_words,
+                       kind=DECODED, impl="decoded", roles=roles, R=base.R, endpoints_from=source, base=base.name,
+                       decoder=decoder)
 
 
 def joint_decoded(base: MethodEntry) -> MethodEntry:
     """The ``<base>+jdec`` row of a planning method: the exact best plan under the endpoint
     model's distributions of ``a_1`` and ``a_T``, the base's action block and the P²KG."""
-    return MethodEntry(name=base.name + JOINT_SUFFIX, label=base.label + " + joint decoding with the endpoint model",
-                       kind=JOINT, impl="decoded", roles=(*base.roles, ENDPOINTS), R=base.R,
-                       endpoints_from=ENDPOINT_MODEL, base=base.name)
+    return decoded(base, JOINT_DECODING, ENDPOINT_MODEL, with_words=" with the endpoint model")
 
 
 def text_joint_decoded(base: MethodEntry) -> MethodEntry:
     """The ``<base>+jdec-text`` row of a planning method: its ``+jdec`` row with the S3D text tower's
     distributions of ``a_1`` and ``a_T`` in place of the endpoint model's (no endpoint model; it needs
     the text tower, as ``graph-text`` does)."""
-    return MethodEntry(name=base.name + TEXT_JOINT_SUFFIX,
-                       label=base.label + " + joint decoding with the text tower's endpoints (S3D)", kind=JOINT,
-                       impl="decoded", roles=base.roles, R=base.R, endpoints_from=TEXT, base=base.name)
+    return decoded(base, JOINT_DECODING, TEXT, suffix="-text", with_words=" with the text tower's endpoints (S3D)")
 
 
 def with_endpoints(entry: MethodEntry, role: ModelRole) -> MethodEntry:
@@ -266,6 +298,20 @@ _TEXT_JOINT = tuple(text_joint_decoded(m) for m in _BASE_METHODS if m.name in JO
 METHODS: tuple[MethodEntry, ...] = _BASE_METHODS + _LLM_METHODS + _DECODED + _JOINT + _JOINT_VARIANTS + _TEXT_JOINT
 _BY_NAME = {m.name: m for m in METHODS}
 _EXTRA: dict[str, MethodEntry] = {}  # methods added for a with-block (extra_method)
+
+
+def check_choice_keys(rows) -> None:
+    """Refuse rows whose decoding choices would share one stored entry (a KeppError naming both): every
+    graph-decoded row's choice is kept under its own key (:attr:`MethodEntry.choice_key`)."""
+    seen: dict[str, str] = {}
+    for m in rows:
+        key = m.choice_key
+        if key is not None and seen.setdefault(key, m.name) != m.name:
+            raise KeppError(f"method {m.name!r}: its decoding choice would be stored under {key!r}, "
+                            f"as method {seen[key]!r}'s is")
+
+
+check_choice_keys(METHODS)
 DEMO_METHODS = ("kepp-R1", "kepp-R2", "kepp-nograph")  # the demo table's KEPP rows (the shipped models' claim)
 # What the shipped demo records hold: every method the demo models can run (no LLM), the +dec and +jdec
 # rows included.
@@ -328,7 +374,7 @@ def live_planner(name: str | None) -> LivePlanner | None:
     role = entry.planner_role
     if role is not None:
         return LivePlanner(plan_model_id(role), role, role.R if role.condition == "graph" else None)
-    if entry.kind == ZERO_SHOT and entry.endpoints_from == TEXT:
+    if entry.kind == ZERO_SHOT and entry.text:
         return LivePlanner(TEXT_PLANNER, None, entry.R)
     return None
 
@@ -376,6 +422,7 @@ def extra_method(entry: MethodEntry) -> Iterator[MethodEntry]:
     :func:`kepp_core.evaluation.methods.registered`)."""
     if find_method(entry.name) is not None:
         raise KeppError(f"method {entry.name!r} is already in the catalogue")
+    check_choice_keys((*methods(), entry))
     _EXTRA[entry.name] = entry
     try:
         yield entry

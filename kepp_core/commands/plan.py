@@ -17,6 +17,7 @@ EXAMPLES = """  kepp plan video.mp4 --start 2 6 --goal 20 24 -T 4 --models asset
   kepp plan video.mp4 --start 2 6 --goal 20 24 -T 4 --models assets/demo --json
   kepp plan features/tea_0001.npy --start 2 6 --goal 20 24 -T 3 --raw
   kepp plan video.mp4 --start 2 6 --goal 20 24 -T 4 --models models --planning-model graph-R2 --save-decoding
+  kepp plan video.mp4 --start 2 6 --goal 20 24 -T 4 --models models --choose-planning-model
   kepp plan my_video.mp4 --start 5 8 --goal 41 44 -T 3 --models models/official --encoder s3d:s3d/s3d_howto100m.pth
   kepp plan my_video.mp4 --start 5 8 --goal 41 44 -T 3 --planning-model graph-text --encoder s3d:s3d/s3d_howto100m.pth \\
       --dataset crosstask --root data/crosstask_release
@@ -43,10 +44,16 @@ def register(sub) -> None:
     p.add_argument("--models", default=None,
                    help="models folder (MODELS/T<h>/step, plan-graph-R1, ...) (default: the shipped demo models, "
                         "assets/demo)")
-    p.add_argument("--planning-model", default="graph-R1", metavar="ID",
+    p.add_argument("--planning-model", default=None, metavar="ID",
                    help="the planning model MODELS/T<h>/plan-ID: graph-R1, graph-R2, graph-R1-struct or none; or "
                         "graph-text: graph + text endpoints, no model (needs --encoder s3d:PATH; the graph and the "
-                        "text tower's temperature come from --dataset/--root)")
+                        "text tower's temperature come from --dataset/--root) (default: the one chosen on "
+                        "validation episodes and stored in MODELS/T<h>/planner.json, else graph-R1)")
+    p.add_argument("--choose-planning-model", action="store_true",
+                   help="choose the planning model on the validation episodes of the dataset the models were "
+                        "trained on (the best validation SR, each decoded as its graph decoding choice) and store "
+                        "it in MODELS/T<h>/planner.json (with the decoding choices in decoding.json): every later "
+                        "plan, the Plan page and kepp demo default to it")
     p.add_argument("-R", "--paths", type=int, default=None,
                    help="graph paths recommended to the planning model (default: the R it was trained with)")
     p.add_argument("--raw", action="store_true",
@@ -68,18 +75,26 @@ def register(sub) -> None:
 
 def _plan(args) -> int:
     from kepp_core import api
-    from kepp_core.catalog import parse_planner_id
+    from kepp_core.catalog import parse_planner_id, plan_model_id
+    from kepp_core.catalog.roles import DEFAULT_PLANNING_MODEL
 
     set_threads(args)
     source = Path(args.video)
     _check_request(args, source)
-    role = parse_planner_id(args.planning_model)
+    chosen = None  # the models folder's stored planning-model choice, where it decides
+    role = parse_planner_id(args.planning_model) if args.planning_model is not None else DEFAULT_PLANNING_MODEL
+    if args.choose_planning_model and (args.planning_model is not None or args.models is None):
+        raise KeppError("--choose-planning-model chooses among the planning models of --models and stores the "
+                        "choice there: name the models folder with --models and leave out --planning-model")
     if role is None:  # graph + text endpoints: no models folder
         models, planner = None, _text_planner(args)
     else:
         models = Path(args.models) if args.models else DEMO_ASSETS
         if not models.is_dir():
             raise KeppError(f"{models}: models folder not found (--models; train one with 'kepp train all')")
+        if args.planning_model is None:
+            chosen = _planning_model(args, models)
+            role = chosen.role
         dataset = (lambda: dataset_from_args(args)) if _dataset_given(args, models, role) else None
         planner = api.load_planner(models, args.horizon, role, dataset=dataset, decode=not args.raw,
                                    save_decoding=args.save_decoding)
@@ -99,7 +114,10 @@ def _plan(args) -> int:
     if video:
         features = lambda: api.encode_clip_video(source, spec)  # noqa: E731
     result, _, _ = api.plan_clips(planner, features, args.start, args.goal, args.horizon, args.paths)
-    out = {"video": str(source), "models": None if models is None else str(models), "planning_model": args.planning_model,
+    shown = chosen is not None and chosen.kept_in is not None  # a stored choice: said beside the plan
+    out = {"video": str(source), "models": None if models is None else str(models),
+           "planning_model": args.planning_model or plan_model_id(role),
+           **({"planning_model_choice": {**chosen.to_json(), "text": chosen.describe()}} if shown else {}),
            "start": list(args.start), "goal": list(args.goal), "duration": round(duration, 3),
            **result.to_json(), "endpoint_top": result.endpoint_top(args.top)}
     if args.json:
@@ -107,6 +125,23 @@ def _plan(args) -> int:
     else:
         _print(out, result)
     return 0
+
+
+def _planning_model(args, models: Path):
+    """The planning model of ``models`` for this horizon when none is named: chosen now on validation
+    episodes and stored (``--choose-planning-model``), else the stored choice or the default
+    (:mod:`kepp_core.evaluation.planning_model`)."""
+    from kepp_core.catalog import model_folder, models_dir
+    from kepp_core.evaluation.planning_model import candidates, choose_planning_model, stored_planning_model
+    from kepp_core.models.spec import load_spec
+
+    hdir = models_dir(models, args.horizon)
+    if not args.choose_planning_model:
+        return stored_planning_model(hdir)
+    roles = candidates(hdir)  # the planning models of one folder observe as its step model does: one setting
+    spec = load_spec(hdir / model_folder(roles[0])) if roles else None
+    kw = {"setting": spec.setting, "m": spec.m} if spec is not None else {}
+    return choose_planning_model(hdir, lambda: dataset_from_args(args), **kw)
 
 
 def _check_request(args, source: Path) -> None:
@@ -186,6 +221,8 @@ def _print(out: dict, result) -> None:
         print(f"plan (T={out['horizon']}): " + " → ".join(out["plan_labels"]))
     if dec:
         print("before decoding: " + " → ".join(out["raw_plan_labels"]))
+    if "planning_model_choice" in out:
+        print(out["planning_model_choice"]["text"])
     print(result.decoding_text + (f" Choice kept in {dec['source']}." if dec else ""))
     for name in ("first", "last"):
         top = ", ".join(f"{e['label']} {e['probability']:.3f}" for e in out["endpoint_top"].get(name, []))

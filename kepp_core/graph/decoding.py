@@ -60,16 +60,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from kepp_core.arrays import as_numpy, float_array
-from kepp_core.catalog import LOGIT_SCALE
+from kepp_core.catalog import JOINT_MODE, LOGIT_SCALE, MARGINAL_MODES
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.graph.build import ProcedureGraph
 from kepp_core.graph.history import HistoryScorer
 from kepp_core.graph.retrieval import top_paths
 
-# The endpoint modes: the marginal ones commit to the first and last step (or leave them free) before
-# the middle is decoded; the joint one weighs full distributions of both with the rest of the plan.
-MARGINAL_MODES = ("free", "pinned", "topk")
-JOINT_MODE = "dist"
+# The endpoint modes (named with the decoders that choose among them, kepp_core.catalog.decoders): the
+# marginal ones commit to the first and last step (or leave them free) before the middle is decoded; the
+# joint one weighs full distributions of both with the rest of the plan.
 ENDPOINT_MODES = (*MARGINAL_MODES, JOINT_MODE)
 EMISSION_KINDS = ("logits", "probs")
 VITERBI_CELLS = 1 << 24  # float64 cells of one Viterbi block (128 MB): 28 queries at A = 768 (COIN's vocabulary)

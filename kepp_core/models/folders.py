@@ -17,7 +17,8 @@ from typing import Annotated, ClassVar, Literal, Union
 
 from kepp_core.catalog import (CONDITION_ROW_KINDS, CONFIG_FILE, DEFAULT_M, DEFAULT_SETTING, DIFFUSION_KINDS,
                                ENDPOINT_VARIANTS, ENDPOINTS, KINDS, OFFICIAL_ARCHITECTURE, PLAN_CONDITIONS, SAMPLERS,
-                               STEP, WEIGHTS_FILE, model_folder, parse_horizon_folder, parse_model_folder)
+                               STEP, WEIGHTS_FILE, ModelRole, model_folder, parse_horizon_folder,
+                               parse_model_folder)
 from kepp_core.errors import KeppError
 from kepp_core.io import parse_json, read_bytes, utf8_text
 from kepp_core.models.options import (DEFAULT_R, DEFAULT_SAMPLER, DEFAULT_SAMPLER_STEPS, DEFAULT_SCORER, ClassifierNet,
@@ -214,6 +215,32 @@ def read_config(folder: str | Path) -> dict:
         check_endpoint_agreement(cfg, folder)
     return cfg
 
+
+
+def planning_models(hdir: str | Path) -> list[ModelRole]:
+    """The trained planning models of the horizon folder ``hdir`` (``ROOT/T<h>/plan-*`` holding a
+    config), by folder name; folders whose name is no model's are passed over."""
+    found = []
+    for folder in sorted(Path(hdir).glob("plan-*")):
+        if not (folder / CONFIG_FILE).is_file():
+            continue
+        try:
+            found.append(parse_model_folder(folder.name))
+        except KeppError:
+            continue  # not a model folder
+    return found
+
+
+def config_stamp(cfg: dict) -> list:
+    """What a choice made with a checkpoint depends on in its config: its last training step and weights
+    digest (a stored decoding or planning-model choice is made again when it changes)."""
+    return [cfg.get("train_step"), (cfg.get("training") or {}).get("rank_digests")]
+
+
+def model_stamps(hdir: Path, roles) -> dict[str, object]:
+    """What a choice depends on: each model of ``roles`` under ``hdir`` (``ROOT/T<h>``) by folder name
+    (:func:`config_stamp`)."""
+    return {model_folder(role): config_stamp(read_config(Path(hdir) / model_folder(role))) for role in roles}
 
 def folder_endpoint_arch(folder: str | Path) -> str | None:
     """The endpoint model architecture the name of ``folder`` says: a variant's folder of a models root

@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from kepp_core.catalog import (ENDPOINT_MODEL, ENDPOINTS, STEP, TEXT, TRUTH, EndpointSource, MethodEntry, ModelRole,
-                               find_method, model_folder)
+from kepp_core.catalog import ENDPOINTS, STEP, MethodEntry, ModelRole, find_method, model_folder
 from kepp_core.data.feature_files import features_manifest
 from kepp_core.data.records import Dataset
 from kepp_core.devices import chosen
@@ -224,31 +223,22 @@ class EvalContext:
                                                                                  self.test.obs_goal)
         return self.cache.text_log_probs
 
-    def source_endpoints(self, source: EndpointSource) -> np.ndarray:
-        """The first and last step ``[N, 2]`` of the test episodes by the endpoint ``source``: the step
-        model's prediction, the ground truth, or the endpoint model's (the variant its source reads) or
-        the text tower's most probable ones (a zero-shot row plans between them)."""
-        if source.kind == TRUTH:
-            return self.gt[:, [0, -1]]
-        if source.kind == ENDPOINT_MODEL:
-            return self.endpoint_model_log_probs(role=source.role).argmax(-1)
-        if source.kind == TEXT:
-            return self.text_log_probs().argmax(-1)
-        return self.step_endpoints()
+    def truth_endpoints(self) -> np.ndarray:
+        """The test episodes' own first and last step ``[N, 2]``."""
+        return self.gt[:, [0, -1]]
 
-    def source_probs(self, source: EndpointSource) -> np.ndarray:
-        """The probabilities of every first and last step ``[N, 2, A]`` the endpoint ``source`` gives
-        the test episodes (what a graph-decoded row weighs its plan's ends with): one-hot ground truth,
-        the endpoint model's calibrated hierarchical distributions, the S3D text tower's, else the step
-        model's action scores."""
-        if source.kind == TRUTH:
-            gt = self.gt[:, [0, -1]]
-            return (np.arange(self.ds.num_actions)[None, None] == gt[:, :, None]).astype(np.float64)
-        if source.kind == ENDPOINT_MODEL:
-            return np.exp(self.endpoint_model_log_probs(hierarchical=True, role=source.role))
-        if source.kind == TEXT:
-            return np.exp(self.text_log_probs())
-        return self.endpoint_probs()
+    def truth_probs(self) -> np.ndarray:
+        """The test episodes' own first and last step as certain probabilities ``[N, 2, A]`` (one-hot)."""
+        return (np.arange(self.ds.num_actions)[None, None] == self.truth_endpoints()[:, :, None]).astype(np.float64)
+
+    def endpoint_model_probs(self, role: ModelRole = ENDPOINTS) -> np.ndarray:
+        """The endpoint model's (``role``: the default one or a variant) calibrated hierarchical
+        probabilities of every first and last step ``[N, 2, A]`` (:meth:`endpoint_model_log_probs`)."""
+        return np.exp(self.endpoint_model_log_probs(hierarchical=True, role=role))
+
+    def text_probs(self) -> np.ndarray:
+        """The text tower's probabilities of every first and last step ``[N, 2, A]`` (:meth:`text_log_probs`)."""
+        return np.exp(self.text_log_probs())
 
     def step_accuracy(self) -> dict[str, float] | None:
         """Accuracy (%) of the step model's first and last action (``first_acc``, ``last_acc``) when a

@@ -47,14 +47,14 @@ class NearestEpisode(Method):
 
 class GraphZeroShot(Method):
     """Zero-shot planning: the top P²KG path between the endpoints of the entry's source
-    (:meth:`~kepp_core.evaluation.methods.base.EvalContext.source_endpoints`): the step model's
+    (:meth:`~kepp_core.catalog.sources.EndpointSource.endpoints`): the step model's
     predicted ones, the ground truth, the endpoint model's most probable first and last step, or
     those the S3D text tower scores highest for the start and goal clips (``graph-text``)."""
 
     impl = "zero-shot"
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
-        return MethodOutput(top_paths(ctx.graph, ctx.source_endpoints(self.entry.ends), ctx.horizon, self.entry.R))
+        return MethodOutput(top_paths(ctx.graph, self.entry.ends.endpoints(ctx), ctx.horizon, self.entry.R))
 
 
 class PDPP(Method):

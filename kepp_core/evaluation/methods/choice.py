@@ -6,18 +6,20 @@ applies; the rows (:mod:`~kepp_core.evaluation.methods.decoded`), the planner
 ask it. A choice is a :class:`~kepp_core.graph.decoding.DecodeChoice` (its words:
 :meth:`~kepp_core.graph.decoding.DecodeChoice.describe`).
 
-**The modes a row allows** (:func:`row_modes`): a ``+dec`` row commits to its endpoints first
-(``free``, ``pinned`` to the step model's ``â_1`` / ``â_T`` or the ground truth's, ``topk``: the
-``k`` most confident); a ``+jdec`` row weighs the endpoint model's full distributions of the first and
-last step with the plan (``dist``, joint decoding), a ``+jdec-text`` row the S3D text tower's. An
+**The modes a row allows** (:func:`row_modes`: its decoder's, :mod:`kepp_core.catalog.decoders`): a
+``+dec`` row commits to its endpoints first (``free``, ``pinned`` to the step model's ``â_1`` / ``â_T``
+or the ground truth's, ``topk``: the ``k`` most confident); a ``+jdec`` row weighs the endpoint model's
+full distributions of the first and last step with the plan (``dist``, joint decoding), a
+``+jdec-text`` row the S3D text tower's. An
 override (``kepp eval --decode MODE``) reaches only the rows that allow its mode; ``--decode-weight``
 fixes λ of every graph-decoded row (:func:`choose`).
 
 **Whose endpoint probabilities a row decodes with** (:func:`row_endpoint_probs`, asked by the rows and
-by the choice made on validation videos): the step model's scores of every first and last step, one-hot
-ground truth for a row given the true endpoints, the endpoint model's calibrated distributions for a
-``+jdec`` row, the text tower's (temperature fitted on the training episodes) for a ``+jdec-text`` row,
-as the row's endpoint source says (its catalogue entry's ``endpoints_from``).
+by the choice made on validation videos): what the row's endpoint source gives
+(:meth:`~kepp_core.catalog.sources.EndpointSource.probs`): the step model's scores of every first and
+last step, one-hot ground truth for a row given the true endpoints, the endpoint model's calibrated
+distributions for a ``+jdec`` row, the text tower's (temperature fitted on the training episodes) for a
+``+jdec-text`` row.
 
 **Making a choice** (:func:`select_on_validation`). On a validation part cut from the *training*
 videos (the planning model's own held-out ``val`` part: same ``val_fraction`` and seed as its
@@ -46,8 +48,9 @@ written (atomically; one entry per row, remade when a model it depends on change
 ``+jdec-text`` row the text tower's weights or word list too, or when it was made by another
 :data:`CHOICE_FORMAT`) to the cache home, never into the models folder (which may be
 read-only, e.g. a shipped one) unless asked: ``kepp eval --save-decoding`` and ``kepp plan
---save-decoding`` store it in ``ROOT/T<h>/decoding.json``. A ``+dec`` row's entry is keyed by its
-base's name, a ``+jdec`` row's by its own (:func:`choice_key`).
+--save-decoding`` store it in ``ROOT/T<h>/decoding.json``. The key of a row's entry is its decoder's
+(:func:`choice_key`): a ``+dec`` row's is its base's name (the file's first layout), any other row's its
+own; the catalogue refuses two rows with one key.
 
 **Mean-of-K emissions** (``kepp eval --decode-samples K``, default 1): the choice is then made with
 the same mean-of-K emissions and stored under ``<key>@K<K>``, so choices for different ``K`` coexist.
@@ -69,8 +72,8 @@ from typing import Annotated, Literal
 
 import numpy as np
 
-from kepp_core.catalog import (CONFIG_FILE, DECODING_FILE, DEFAULT_M, DEFAULT_SETTING, ENDPOINT_MODEL, MAX_TOP,
-                               PREDICTED, TEXT, TRUTH, MethodEntry, ModelRole, methods, model_folder, models_horizon,
+from kepp_core.catalog import (CONFIG_FILE, DECODING_FILE, DEFAULT_M, DEFAULT_SETTING, JOINT_MODE, MARGINAL_MODES,
+                               MAX_TOP, TEXT, MethodEntry, ModelRole, methods, model_folder, models_horizon,
                                planner_method)
 from kepp_core.data.records import Dataset, restrict_train
 from kepp_core.errors import KeppError
@@ -78,19 +81,18 @@ from kepp_core.evaluation.methods.base import EvalCache, EvalContext, MethodOutp
 from kepp_core.evaluation.options import DecodeOverride, EvalOptions
 from kepp_core.evaluation.stats import paired_permutation_test
 from kepp_core.graph.build import build_graph
-from kepp_core.graph.decoding import (GRAPH_LAMBDA, GRAPH_MODE, JOINT_MODE, MARGINAL_MODES, TOPK, DecodeChoice,
-                                      decode_block, transition_log_probs)
+from kepp_core.graph.decoding import GRAPH_LAMBDA, GRAPH_MODE, TOPK, DecodeChoice, decode_block, transition_log_probs
 from kepp_core.schema import Meta, NonNegative, Struct, convert
 from kepp_core.io import atomic_write_json, read_json
 from kepp_core.metrics import mean_accuracy, success_rate
-from kepp_core.models.folders import read_config
+from kepp_core.models.folders import config_stamp, model_stamps, read_config
 from kepp_core.paths import cache_folder
 from kepp_core.planner import PlannerDecoding
 from kepp_core.training.data import episode_tensors
 from kepp_core.video.s3d_spec import S3DSpec
 
 __all__ = ["CHOICE_FORMAT", "LAMBDAS", "cache_file", "choice_key", "choose", "clear_gain", "emission_block", "find_choice",
-           "model_stamps", "one_se_gain", "planner_decoding", "planner_rows", "row_endpoint_probs", "row_modes", "row_stamps",
+           "model_stamps", "one_se_gain", "planner_choice", "planner_decoding", "planner_rows", "row_endpoint_probs", "row_modes", "row_stamps",
            "valid_choice",
            "select_on_validation", "stored_choice", "validation_context"]
 
@@ -100,49 +102,39 @@ CHOICE_FORMAT = 2  # how a stored choice was made; an entry of another format is
 
 # --- what a row allows, and under which key its choice is kept ------------------------------------------------
 def row_modes(entry: MethodEntry) -> tuple[str, ...]:
-    """The endpoint modes a graph-decoded row chooses among (and an override may fix): the joint
-    mode for a ``+jdec`` row, the marginal ones for a ``+dec`` row.
+    """The endpoint modes a graph-decoded row chooses among (and an override may fix): its decoder's
+    (the joint mode for a ``+jdec`` row, the marginal ones for a ``+dec`` row).
 
     >>> from kepp_core.catalog import method
     >>> row_modes(method("kepp-R1+dec")), row_modes(method("kepp-R1+jdec"))
     (('free', 'pinned', 'topk'), ('dist',))
     """
-    return (JOINT_MODE,) if entry.joint else MARGINAL_MODES
+    return entry.decoder.modes
 
 
 def row_endpoint_probs(ctx: EvalContext, entry: MethodEntry) -> np.ndarray:
     """The probabilities of every first and last step ``[N, 2, A]`` the graph-decoded row ``entry``
     decodes ``ctx``'s episodes with: its endpoint source's (:attr:`kepp_core.catalog.MethodEntry.ends`,
-    :meth:`~kepp_core.evaluation.methods.base.EvalContext.source_probs`): one-hot ground truth, the
+    :meth:`~kepp_core.catalog.sources.EndpointSource.probs`): one-hot ground truth, the
     endpoint model's calibrated (hierarchical) distributions (``+jdec``; a variant's for ``+jdec-pair``),
     the S3D text tower's (``+jdec-text``), else the step model's action scores."""
-    return ctx.source_probs(entry.ends)
+    return entry.ends.probs(ctx)
 
 
 def choice_key(entry: MethodEntry, samples: int = 1) -> str:
-    """The key of a row's choice in a choices file: a ``+dec`` row's base name (the file's first
-    layout, kept so that stored files stay valid), a ``+jdec`` row's own name; ``@K<K>`` appended
+    """The key of a row's choice in a choices file, its decoder's
+    (:meth:`~kepp_core.catalog.decoders.Decoder.choice_key`): a ``+dec`` row's base name (the file's
+    first layout, kept so that stored files stay valid), any other row's own name; ``@K<K>`` appended
     for mean-of-K emissions.
 
     >>> from kepp_core.catalog import method
     >>> choice_key(method("kepp-R1+dec")), choice_key(method("kepp-R1+jdec"), 4)
     ('kepp-R1', 'kepp-R1+jdec@K4')
     """
-    key = entry.name if entry.joint else entry.base
-    return key if samples == 1 else f"{key}@K{samples}"
+    return entry.decoder.choice_key(entry.name, entry.base, samples)
 
 
 # --- where choices are kept -------------------------------------------------------------------------------------
-def _stamp(cfg: dict) -> list:
-    """What a choice depends on in one checkpoint's config: its last training step and weights digest."""
-    return [cfg.get("train_step"), (cfg.get("training") or {}).get("rank_digests")]
-
-
-def model_stamps(hdir: Path, roles) -> dict[str, object]:
-    """What a row's choice depends on: each of its models (``roles`` under ``hdir``) by folder name."""
-    return {model_folder(role): _stamp(read_config(Path(hdir) / model_folder(role))) for role in roles}
-
-
 def row_stamps(ctx: EvalContext, method) -> dict[str, object]:
     """What the choice of the graph-decoded ``method`` depends on: its models (:func:`model_stamps`)
     and, for a row that decodes with the S3D text tower's distributions, the tower's weights and word
@@ -163,7 +155,7 @@ def cache_file(hdir: Path) -> Path:
             cfg = read_json(cfg_path, dict)
         except KeppError:
             continue  # an unreadable config is reported when its model loads
-        stamps.append([cfg_path.parent.name, *_stamp(cfg)])
+        stamps.append([cfg_path.parent.name, *config_stamp(cfg)])
     identity = json.dumps([str(Path(hdir).resolve()), stamps])
     return cache_folder("decoding") / f"{Path(hdir).name}-{hashlib.sha1(identity.encode()).hexdigest()[:16]}.json"
 
@@ -285,15 +277,15 @@ def choose(ctx: EvalContext, method) -> DecodeChoice:
 
 def planner_rows(base: MethodEntry) -> tuple[MethodEntry, ...]:
     """The graph-decoded rows of ``base`` whose choice the KEPP planner may take on two clips: those
-    decoding with the step model's probabilities (``+dec``) or the default endpoint model's
-    distributions (``+jdec``), which the planner loads itself (a variant's and the text tower's rows
-    are evaluation's comparisons).
+    whose source the planner has by itself (:attr:`~kepp_core.catalog.sources.EndpointSource.live`: the
+    step model's probabilities, ``+dec``, or the default endpoint model's distributions, ``+jdec``; a
+    variant's and the text tower's rows are evaluation's comparisons).
 
     >>> from kepp_core.catalog import method
     >>> [e.name for e in planner_rows(method("kepp-R1"))], [e.name for e in planner_rows(method("kepp-R2"))]
     (['kepp-R1+dec', 'kepp-R1+jdec'], ['kepp-R2+dec'])
     """
-    return tuple(e for e in methods() if e.base == base.name and e.endpoints_from in (PREDICTED, ENDPOINT_MODEL))
+    return tuple(e for e in methods() if e.base == base.name and e.ends.live)
 
 
 def planner_decoding(hdir: Path, role: ModelRole, dataset: Callable[[], Dataset | None] | None = None,
@@ -306,6 +298,27 @@ def planner_decoding(hdir: Path, role: ModelRole, dataset: Callable[[], Dataset 
     once, only when one must be made; ``save``: kept in the models folder); None when one cannot be
     made without a dataset, or the row has no graph-decoded variant (the planner then plans by the
     argmax)."""
+    best = planner_choice(hdir, role, dataset, setting, m, save)
+    if best is None:  # no choice without a dataset, or a row without graph-decoded variants
+        return None
+    hdir = Path(hdir)
+    entry, stored, where = best
+    model = entry.endpoint_role
+    return PlannerDecoding(choice=DecodeChoice(**stored["choice"]), method=entry.name, kept_in=str(where),
+                           endpoints_from=entry.endpoints_from,
+                           endpoint_model=hdir / model_folder(model) if model is not None else None)
+
+
+def planner_choice(hdir: Path, role: ModelRole, dataset: Callable[[], Dataset | None] | None = None,
+                   setting: str = DEFAULT_SETTING, m: int = DEFAULT_M, save: bool = False
+                   ) -> tuple[MethodEntry, dict, Path] | None:
+    """The graph-decoded row the KEPP planner with the planning model ``role`` of ``hdir`` decodes as
+    (:func:`planner_rows` of the row it runs that model as whose models ``hdir`` holds; the higher
+    validation SR wins, ties keep the earlier), that row's stored choice and its file, each found or made
+    as :func:`stored_choice` does (``dataset()`` read once, only when one must be made; ``save``: kept
+    in the models folder); None when one cannot be made without a dataset, or the row has no
+    graph-decoded variant. :func:`planner_decoding` and the planning model's choice
+    (:mod:`kepp_core.evaluation.planning_model`) ask it."""
     hdir = Path(hdir)
     base = planner_method(role)
     if base is None:
@@ -329,13 +342,7 @@ def planner_decoding(hdir: Path, role: ModelRole, dataset: Callable[[], Dataset 
             return None
         if best is None or (found[0].get("val_SR") or 0.0) > (best[1].get("val_SR") or 0.0):
             best = (entry, *found)
-    if best is None:  # a row without graph-decoded variants (a method added outside the built-in table)
-        return None
-    entry, stored, where = best
-    model = entry.endpoint_role
-    return PlannerDecoding(choice=DecodeChoice(**stored["choice"]), method=entry.name, kept_in=str(where),
-                           endpoints_from=entry.endpoints_from,
-                           endpoint_model=hdir / model_folder(model) if model is not None else None)
+    return best
 
 
 # --- making a choice on validation videos -----------------------------------------------------------------------
@@ -412,7 +419,7 @@ def select_on_validation(ctx: EvalContext, method) -> dict:
         if (grid[i]["SR"], grid[i]["mAcc"]) > (grid[best]["SR"], grid[best]["mAcc"]):
             best = i
     prior = {}
-    if method.entry.ends.kind == TRUTH:  # the graph's own plan unless the best gains clearly over it
+    if method.entry.ends.exact:  # the graph's own plan unless the best gains clearly over it
         score(DecodeChoice(GRAPH_MODE, GRAPH_LAMBDA, TOPK))
         graph = len(grid) - 1
         gain, se = one_se_gain(hits[best] - hits[graph])

@@ -27,9 +27,10 @@ with ``p(a_1 | start)``, ``p(a_T | goal)`` its source's distributions over every
 model's calibrated hierarchical ones: :class:`~kepp_core.models.endpoints.EndpointModel`; the text
 tower's: :class:`~kepp_core.video.grounding.TextEndpoints`, the temperature fitted on the training
 episodes; it needs ``kepp eval --encoder s3d:PATH`` and the network's features, as ``graph-text``
-does), endpoint mode ``dist``. Whose distributions a row uses is its catalogue entry's source, read in
-one place (:func:`~kepp_core.evaluation.methods.choice.row_endpoint_probs`); λ is the row's decoding
-choice, made on the planning model's held-out training videos and kept under the row's own name.
+does), endpoint mode ``dist``. Whose distributions a row uses is its catalogue entry's source, asked in
+one place (:func:`~kepp_core.evaluation.methods.choice.row_endpoint_probs`); which modes it chooses among
+and the key its choice is kept under are its decoder's (:mod:`kepp_core.catalog.decoders`); λ is the
+row's decoding choice, made on the planning model's held-out training videos.
 """
 
 from __future__ import annotations
@@ -69,8 +70,8 @@ class Decoded(Method):
         return MethodOutput(plans, decoding=record)
 
     def probs(self, ctx: EvalContext) -> np.ndarray:
-        """Endpoint probabilities ``[N, 2, A]`` of the row's source: the step model's, one-hot ground
-        truth, or for a joint row the endpoint model's or the text tower's distributions
-        (:func:`~kepp_core.evaluation.methods.choice.row_endpoint_probs`)."""
+        """Endpoint probabilities ``[N, 2, A]`` of the row's source (the step model's, one-hot ground
+        truth, or for a joint row the endpoint model's or the text tower's distributions:
+        :func:`~kepp_core.evaluation.methods.choice.row_endpoint_probs`)."""
         return row_endpoint_probs(ctx, self.entry)
 

@@ -1,11 +1,10 @@
 """The KEPP rows: the planning model without a condition, the KEPP planner with ``R`` graph
-paths (predicted or ground-truth endpoints), and the LLM-conditioned planning models."""
+paths between its endpoint source's endpoints, and the LLM-conditioned planning models."""
 
 from __future__ import annotations
 
 import torch
 
-from kepp_core.catalog import TRUTH
 from kepp_core.diffusion.sampling import sample_plans
 from kepp_core.evaluation.methods.base import BlockSampler, EvalContext, Method, MethodOutput
 from kepp_core.graph.retrieval import make_retriever
@@ -23,19 +22,21 @@ class KeppNoGraph(Method):
 
 
 class KeppGraph(Method):
-    """The KEPP planner with the entry's ``R`` graph paths between the step model's or
-    (the entry's source is the :data:`~kepp_core.catalog.TRUTH`: a flawless step model) the ground-truth endpoints; with a
-    ``structured`` entry, the planning model trained with the structured loss through the graph
-    (``kepp train plan --structured-weight``)."""
+    """The KEPP planner with the entry's ``R`` graph paths between its endpoint source's endpoints: the
+    planner's own step model's, or those the source gives it
+    (:meth:`~kepp_core.catalog.sources.EndpointSource.given`: the ground truth, a flawless step model;
+    the endpoint model's); with a ``structured`` entry, the planning model trained with the structured
+    loss through the graph (``kepp train plan --structured-weight``)."""
 
     impl, sampled = "kepp", True
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
-        truth, R, o = self.entry.ends.kind == TRUTH, self.entry.R, ctx.options
+        R, o = self.entry.R, ctx.options
+        given = self.entry.ends.given(ctx)
         p = ctx.planner(self.entry.plan_model)
-        b = p.plan_batch(ctx.test.obs_start, ctx.test.obs_goal, R, endpoints=ctx.gt[:, [0, -1]] if truth else None)
+        b = p.plan_batch(ctx.test.obs_start, ctx.test.obs_goal, R, endpoints=given)
         cond = {"graph": torch.from_numpy(b.conditions)} if p.uses_graph else None
-        if not truth:
+        if given is None:  # the step model's: kept for the rows (and the records) that read them
             ctx.offer_endpoints(b.endpoints, b.endpoint_scores)
         drawn = None
         if o.samples:
@@ -47,14 +48,15 @@ class KeppGraph(Method):
 
 
 class KeppLLM(Method):
-    """A planning model conditioned on the LLM's plan for the step model's predicted endpoints,
-    alone (``llm``) or after the P²KG row (``graph+llm``); paper Table 6."""
+    """A planning model conditioned on the LLM's plan for its endpoint source's endpoints (the step
+    model's predicted ones in the paper), alone (``llm``) or after the P²KG row (``graph+llm``); paper
+    Table 6."""
 
     impl, sampled = "kepp-llm", True
 
     def plan(self, ctx: EvalContext) -> MethodOutput:
         model, spec = ctx.load(self.entry.plan_model)
-        ends = ctx.step_endpoints()
+        ends = self.entry.ends.endpoints(ctx)
         rows = [r.name for r in model.layout.rows]
         cond = {}
         if "graph" in rows:

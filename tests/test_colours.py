@@ -1,0 +1,50 @@
+"""Colours are written once (``app/components/colours.py``): no other module of ``app/`` or ``kepp_core/``
+(Python, the app's scripts and stylesheets) holds a colour literal, and the scripts receive the table's
+colours (the page's CSS variables, the graph frame's JSON block)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+TABLE = "app/components/colours.py"  # the one module allowed to write a colour
+# A colour literal: #rgb, #rgba, #rrggbb or #rrggbbaa (not inside a longer word), or rgb( / rgba( / hsl( with a number.
+LITERAL = re.compile(r"(?<![\w&])#(?:[0-9a-fA-F]{8}|[0-9a-fA-F]{6}|[0-9a-fA-F]{3,4})(?![\w-])"
+                     r"|\b(?:rgba?|hsla?)\(\s*[0-9]")
+
+
+def _scanned() -> list[str]:
+    """The repository's files under app/ and kepp_core/ that are code or styles (vendored files, ignored
+    by git, are not the repository's)."""
+    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "app", "kepp_core"],
+                         cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
+    return sorted(p for p in out if p.endswith((".py", ".js", ".css", ".html")) and (REPO / p).is_file())
+
+
+def test_the_literal_pattern_finds_colours_and_skips_what_is_not_one():
+    found = [m.group(0) for m in LITERAL.finditer(
+        'color:#555; fill = "#1a1a1a"; rgba(0, 0, 0, 0.1) #ffffff80 issue #12 see #deadline &#123; x#abc')]
+    assert found == ["#555", "#1a1a1a", "rgba(0", "#ffffff80"]
+
+
+def test_no_module_outside_the_colour_table_holds_a_colour_literal():
+    files = _scanned()
+    assert TABLE in files and any(p.endswith(".js") for p in files)  # the scan sees the table and the scripts
+    offenders = [f"{p}:{n}: {m.group(0)}" for p in files if p != TABLE
+                 for n, line in enumerate((REPO / p).read_text(encoding="utf-8").splitlines(), 1)
+                 for m in LITERAL.finditer(line)]
+    assert offenders == [], "colour literals outside " + TABLE + ":\n" + "\n".join(offenders)
+    assert LITERAL.search((REPO / TABLE).read_text(encoding="utf-8"))  # the table itself holds them
+
+
+def test_the_scripts_read_the_tables_colours():
+    from components import colours, network
+
+    page = network.graph_html([(0, "a", "", colours.NODE, 18, 0, 0, colours.INK)], [], height=200, inline=True)
+    assert '"colours"' in page and all(v in page for v in colours.GRAPH_SCRIPT.values())
+    css = colours.css_variables()
+    used = {m for p in ("app/static/kepp-presenter.js", "app/components/playlists.py")
+            for m in re.findall(r"var\((--kepp-[\w-]+)\)", (REPO / p).read_text(encoding="utf-8"))}
+    assert used and all(name in colours.CSS_VARIABLES and name in css for name in used)
