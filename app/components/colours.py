@@ -15,7 +15,7 @@ colour is written anywhere else.
 from __future__ import annotations
 
 __all__ = ["BAR", "BAR_BORDER", "BEST_TINT", "CARD_BORDER", "CHANGED", "CSS_VARIABLES", "EDGE", "FAINT_EDGE", "FOCUS",
-           "GOAL_NODE", "GRAPH_SCRIPT", "GROUP_COLOURS", "INK", "LLM_TINT", "MIXED", "MUTED", "NODE", "OTHER_SEGMENT",
+           "GOAL_NODE", "GRAPH_SCRIPT", "GROUP_COLOURS", "INK", "LLM_TINT", "MIXED", "MUTED", "NODE", "NODE_STROKE", "OTHER_SEGMENT",
            "PATH_COLOURS", "PATH_NODE", "PATH_TINT", "PATTERN_COLOURS", "PLAN", "PLAN_TINT", "RAW_TINT", "RIGHT",
            "RULE", "RUN_COLOURS", "SEGMENT", "SHADOW", "SOFT", "START_NODE", "STEP_COLOURS", "STEP_NODE", "STEP_TINT",
            "SUBTLE", "TRUTH_TINT", "UNKNOWN", "WHITE", "WRONG", "css_variables"]
@@ -31,6 +31,7 @@ FOCUS = "#f9a825"  # amber: the chosen step, the centre of a neighbourhood
 # the other steps, the steps of a recommended path.
 START_NODE, GOAL_NODE = "#1b5e20", "#b71c1c"
 STEP_NODE, PATH_NODE = "#e3eaf4", "#fff3c4"
+NODE_STROKE = "#455a64"  # the outline of a step node in the offline deck's drawing
 # The P²KG drawings: a node, an arrow, an arrow leaving the drawing, and the recommended paths (blue,
 # purple, teal, orange, brown); the plan graph's path groups leave orange to the plan.
 NODE, EDGE, FAINT_EDGE = "#d9e3f0", "#9e9e9e", "#c7c7c7"
@@ -60,7 +61,11 @@ RUN_COLOURS = (PATH_COLOURS[0], WRONG, RIGHT, PLAN, PATH_COLOURS[1], PATH_COLOUR
 
 # What the app's scripts read: the page's CSS variables (the presenter's controls, the playlist bar) and the
 # graph frame's colours (app/static/kepp-graph.js: edge labels, their boxes, the PNG export).
-CSS_VARIABLES = {"--kepp-muted": MUTED, "--kepp-bar": BAR, "--kepp-bar-border": BAR_BORDER, "--kepp-shadow": SHADOW}
+# The offline deck's stylesheet (app/static/kepp-deck.css) reads the same variables, plus its own: the
+# page's ink and ground, right and wrong verdicts, headings, and the presenter's frames and faint notes.
+CSS_VARIABLES = {"--kepp-muted": MUTED, "--kepp-bar": BAR, "--kepp-bar-border": BAR_BORDER, "--kepp-shadow": SHADOW,
+                 "--kepp-ink": INK, "--kepp-white": WHITE, "--kepp-right": RIGHT, "--kepp-wrong": WRONG,
+                 "--kepp-subtle": SUBTLE, "--kepp-soft": SOFT, "--kepp-card-border": CARD_BORDER}
 GRAPH_SCRIPT = {"ink": INK, "ground": WHITE, "edge": MUTED}
 
 

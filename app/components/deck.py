@@ -32,7 +32,7 @@ from pathlib import Path
 from PIL import Image
 
 from components import plangraph, recorded, scripts, slides
-from components.colours import PLAN_TINT, RIGHT, TRUTH_TINT, WRONG
+from components.colours import EDGE, NODE_STROKE, PLAN_TINT, RIGHT, TRUTH_TINT, WRONG, css_variables
 from components.text import page_text as esc
 from kepp_core import api
 from kepp_core.errors import KeppError
@@ -145,7 +145,7 @@ def graph_svg(pg: plangraph.PlanGraph) -> str:
                         for k, line in enumerate(lines))
         nodes.append(f'<g class="step" data-role="{esc(n.role)}"><title>{esc(n.title or n.label)}</title>'
                      f'<rect x="{x - NODE_W / 2:.1f}" y="{y - NODE_H / 2:.1f}" width="{NODE_W}" height="{NODE_H}" '
-                     f'rx="14" fill="{esc(n.colour)}" stroke="#455a64" stroke-width="1.5"/>'
+                     f'rx="14" fill="{esc(n.colour)}" stroke="{NODE_STROKE}" stroke-width="1.5"/>'
                      f'<text x="{x}" y="{y}" fill="{esc(n.font_colour)}" font-size="{NODE_PX}" '
                      f'dominant-baseline="middle" text-anchor="middle">{spans}</text></g>')
     return (f'<svg class="graph-svg" viewBox="{x0:.1f} {y0:.1f} {w:.1f} {h:.1f}" preserveAspectRatio="xMidYMid meet" '
@@ -172,7 +172,7 @@ def _cards(labels: Sequence[str], right: Sequence[bool] | None, tint: str, part:
     cards = []
     for t, label in enumerate(labels):
         mark = "" if right is None else (" ✓" if right[t] else " ✗")
-        border = "#9e9e9e" if right is None else (RIGHT if right[t] else WRONG)
+        border = EDGE if right is None else (RIGHT if right[t] else WRONG)
         cards.append(f'<li class="card" style="background:{tint};border-color:{border}">'
                      f'<span class="num">step {t + 1}{mark}</span><span class="name">{esc(label)}</span></li>')
     return (f'<div class="steps" data-part="{part}" data-side="{esc(side)}"><h2>{esc(heading)}</h2>'
@@ -249,7 +249,7 @@ def deck_html(name: str, shown: Sequence[slides.Slide], frames: Sequence[str] = 
             "id": hashlib.sha1("\0".join([name, *(s.title for s in shown)]).encode()).hexdigest()[:12]}
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">" + mark
             + '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            + f"<title>{esc(name)} · KEPP talk</title><style>{scripts.source('kepp-deck.css')}</style></head>"
+            + f"<title>{esc(name)} · KEPP talk</title>{css_variables()}<style>{scripts.source('kepp-deck.css')}</style></head>"
             + f'<body><main id="deck">{sections}</main>'
             + '<div id="presenter" hidden><div class="p-now"><h2>Now <span id="p-count"></span></h2><div class="p-frame" '
               'id="p-current"></div></div><div class="p-next"><h2 id="p-next-head">Next</h2><div class="p-frame" '
