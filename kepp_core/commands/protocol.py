@@ -3,6 +3,7 @@ and paired tests (:mod:`kepp_core.protocol`)."""
 
 from __future__ import annotations
 
+from kepp_core.benchmark import FAMILIES
 from kepp_core.catalog import models_dir, parse_model_folder
 from kepp_core.commands._common import add_command, add_device_option, set_threads
 from kepp_core.commands.train import add_print_args
@@ -57,7 +58,8 @@ def register(sub) -> None:
     p.add_argument("--lists-dir", default=None, metavar="DIR",
                    help="the folder the spec's split lists and taxonomy are named in (e.g. ViterbiPlanNet's dataset/NIV)")
     p.add_argument("--metrics", nargs="+", default=None, metavar="CODE",
-                   help="the evaluation codes whose metrics the results report (overrides the spec): kepp, pdpp, vpn")
+                   help="the evaluation codes whose metrics the results report (overrides the spec): "
+                        f"{', '.join(FAMILIES)}")
     add_device_option(p)
     add_print_args(p)
 

@@ -34,7 +34,7 @@ def register(sub) -> None:
 
 
 def _import(args) -> int:
-    from kepp_core.benchmark import family
+    from kepp_core.benchmark import FAMILIES, family
     from kepp_core.evaluation.imports import import_predictions
     from kepp_core.evaluation.records import write_records
     from kepp_core.metrics import protocol_metrics
@@ -44,7 +44,7 @@ def _import(args) -> int:
     write_records(args.out, records)
     plans, gt = [r["plans"][args.method] for r in records], [r["gt"] for r in records]
     print(f"{args.method}: {len(records)} episodes (T={records[0]['T']}) from {args.predictions}")
-    for code in ("kepp", "pdpp", "vpn"):
+    for code in FAMILIES:
         values = protocol_metrics(plans, gt, code)
         print(f"  {family(code).label}: " + ", ".join(f"{m.header} {values[m.key]:.2f}" for m in family(code).metrics))
     print(f"records → {args.out}")
