@@ -30,6 +30,7 @@ from kepp_core.data import Dataset, load_dataset
 from kepp_core.data.feature_files import features_manifest
 from kepp_core.data.synth import ensure_world, world_ready
 from kepp_core.errors import KeppError
+from kepp_core.evaluation.records import record_files
 from kepp_core.graph import build_graph, load_graph
 from kepp_core.io import iter_jsonl, remembered_json
 from kepp_core.models import folders
@@ -37,7 +38,6 @@ from kepp_core.models.folders import read_config
 from kepp_core.paths import DEMO_ASSETS, REPO_ROOT, cache_folder
 from kepp_core.playlists import PlaylistStore
 
-RECORD_SUFFIXES = (".jsonl", ".parquet")
 PLAYLISTS = "playlists"  # the folder of playlists, beside the records or in the cache home
 
 
@@ -210,10 +210,10 @@ class Workspace:
                 base = self.models_root()
             except KeppError:
                 return []
-        if base.is_file():
-            return [base]
-        return sorted(q for q in base.rglob("*") if q.suffix in RECORD_SUFFIXES
-                      and ("pred" in q.name or "record" in q.name))
+        try:
+            return record_files(base)
+        except KeppError:
+            return []  # a folder without records: the pages say there are none
 
     def predictions(self):
         """All prediction records as one long table (see :func:`~kepp_core.api.analysis.read_predictions`), or None."""

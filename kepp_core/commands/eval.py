@@ -37,6 +37,8 @@ EXAMPLES = """  kepp eval --dataset demo --models models --horizons 3 4 5 6
   (--metrics: the columns of each evaluation code, named in every header (kepp: this package's, the default;
    pdpp: PDPP's utils/accuracy.py; vpn: ViterbiPlanNet's metrics.py); --benchmark: the published numbers of that
    dataset, horizon and code printed under the table, apart from the measured rows)
+  kepp eval --from-records runs/compare --metrics kepp pdpp vpn --benchmark niv
+  (no models: the recorded plans of a records file or folder, imported methods' included, one table per code)
   kepp eval compare runs/preds.jsonl --a kepp-R2 --b kepp-nograph   (two methods of the records, episode by episode)"""
 
 COMPARE_EXAMPLES = """  kepp eval compare runs/preds.jsonl --a kepp-R2 --b kepp-nograph
@@ -57,7 +59,12 @@ def register(sub) -> None:
 
     p = add_command(sub, "eval", "evaluate KEPP and the baselines on the test split", EXAMPLES, _eval)
     add_dataset_args(p)
-    p.add_argument("--models", default=None, help="models folder (MODELS/T<h>/step, plan-graph-R1, ...; required)")
+    p.add_argument("--models", default=None, help="models folder (MODELS/T<h>/step, plan-graph-R1, ...; required "
+                                                  "unless --from-records)")
+    p.add_argument("--from-records", default=None, metavar="FILE|FOLDER",
+                   help="score recorded plans instead of running models: a records file or a folder of them "
+                        "(as 'kepp eval compare' and the app read them; imported methods' too), one table per --metrics "
+                        "code, mean over seeds per method and T")
     p.add_argument("-T", "--horizons", type=int, nargs="+", default=list(catalog.TABLE_HORIZONS))
     p.add_argument("--settings", nargs="+", choices=list(catalog.SETTINGS), default=[catalog.DEFAULT_SETTING])
     p.add_argument("--methods", nargs="+", default=list(defaults), help=f"subset of: {' '.join(defaults + others)} "
@@ -102,8 +109,9 @@ def _register_compare(sub) -> None:
     """Add ``kepp eval compare``."""
     c = add_command(sub, "compare", "two methods of prediction records episode by episode: the 2x2 table, McNemar's "
                     "exact test, paired-bootstrap intervals of SR", COMPARE_EXAMPLES, _compare)
-    c.add_argument("records", nargs="+", help="records files (.jsonl or .parquet, 'kepp eval --records') or a "
-                                              "'kepp protocol' output folder")
+    c.add_argument("records", nargs="+", help="records files (.jsonl or .parquet, 'kepp eval --records', 'kepp "
+                                              "records import') or folders of them (a 'kepp protocol' output folder, "
+                                              "a folder the app reads: files whose names hold 'pred' or 'record')")
     c.add_argument("--a", required=True, metavar="METHOD", help="method A")
     c.add_argument("--b", required=True, metavar="METHOD", help="method B")
     c.add_argument("-T", "--horizons", type=int, nargs="+", default=None,
@@ -127,8 +135,11 @@ def _eval(args) -> int:
     from kepp_core.evaluation.records import episode_records, write_records
     from kepp_core.io import atomic_write_json
 
+    if args.from_records is not None:
+        return _from_records(args)
     if args.models is None:
-        raise KeppError("--models is required: the models folder to evaluate (MODELS/T<h>/step, plan-graph-R1, ...)")
+        raise KeppError("--models is required: the models folder to evaluate (MODELS/T<h>/step, plan-graph-R1, ...), "
+                        "or --from-records FILE|FOLDER to score recorded plans")
     set_threads(args)
     check_outputs(args.out, args.records)
     if args.samples and not 2 <= args.samples <= MAX_SAMPLES:
@@ -196,26 +207,86 @@ def _eval(args) -> int:
     return 0
 
 
+# What --from-records scores the records with: nothing of a dataset, models or a run is used.
+_RUN_OPTIONS = ("models", "records", "samples", "decode", "decode_weight", "decode_samples", "encoder", "sampler",
+                "sampler_steps", "save_decoding", "strict", "llm_url")
+
+
+def _from_records(args) -> int:
+    """``kepp eval --from-records``: per chosen code, the method × T table of the recorded plans
+    (:func:`kepp_core.api.method_horizon_table`: mean over seeds, each header naming the code) and, with
+    ``--json``, every (method, T, seed)'s numbers as the code computes them, unrounded."""
+    from kepp_core import api
+    from kepp_core.evaluation.records import record_files
+    from kepp_core.io import atomic_write_json
+
+    given = [f"--{k.replace('_', '-')}" for k in _RUN_OPTIONS if getattr(args, k, None) not in (None, False, 0)]
+    if given:
+        raise KeppError(f"--from-records scores recorded plans: {', '.join(given)} belong to a run of models "
+                        "(drop them, or drop --from-records)")
+    files = record_files(args.from_records)
+    preds = api.read_predictions(files)
+    if preds.empty:
+        raise KeppError(f"{args.from_records}: no recorded plans to score")
+    horizons = sorted(int(h) for h in preds["horizon"].unique())
+    result = {"records": [str(f) for f in files], "tables": []}
+    for code in args.metrics:
+        fam = family(code)
+        table, _ = api.method_horizon_table(preds, code)
+        result["tables"].append({"code": code, "label": fam.label, "source": fam.source,
+                                 "rows": [{"method": name, **cells} for name, cells in table.to_dict("index").items()],
+                                 "runs": _run_values(preds, code)})
+        if args.json:
+            continue
+        print_table([{"method": name, **cells} for name, cells in table.to_dict("index").items()],
+                    title=f"{args.from_records}: recorded plans; {fam.label}'s metrics ({fam.source})")
+        if args.benchmark is not None:
+            _print_published(args.benchmark, horizons, code)
+    if args.out:
+        atomic_write_json(args.out, result)
+    if args.json:
+        emit_json(result)
+    return 0
+
+
+def _run_values(preds, code: str) -> list[dict]:
+    """Per method, T and seed of a predictions table, what the code ``code`` reports on its episodes
+    (in the records' order), unrounded, with the file an imported method's plans came from."""
+    from kepp_core import api
+
+    rows = []
+    for (method, horizon, seed), g in preds.groupby(["method", "horizon", preds["seed"].fillna(-1)], sort=True):
+        imported = sorted(g["imported"].dropna().unique())
+        rows.append({"method": method, "T": int(horizon), "seed": None if seed == -1 else int(seed),
+                     "episodes": len(g), **({"imported": ", ".join(imported)} if imported else {}),
+                     **api.protocol_metrics([list(p) for p in g["plan"]], [list(t) for t in g["truth"]], code)})
+    return rows
+
+
 def _print_families(rows: list[dict], args, name: str) -> None:
     """One table per chosen evaluation code (its headers name the code), each followed by the published
     numbers of ``--benchmark`` for the same horizons and code, as a table of their own."""
-    from kepp_core.evaluation.literature import literature_rows, literature_table
-
     for fam in args.metrics:
         f = family(fam)
         shown = [{"method": r["method"], "T": r["T"], **({"setting": r["setting"]} if len(args.settings) > 1 else {}),
                   **{m.header: r[m.column] for m in f.metrics}, "episodes": r["episodes"]} for r in rows]
         print_table(shown, title=f"{name}: test episodes, measured; {f.label}'s metrics ({f.source})")
-        if args.benchmark is None:
-            continue
-        published = [p for h in args.horizons for p in literature_rows(args.benchmark, h, fam)]
-        if published:
-            print_table(literature_table(published, fam),
-                        title=f"published on {args.benchmark} with {f.label}'s code: read from the papers, "
-                              "not measured here, never averaged with the rows above")
-        elif fam != DEFAULT_FAMILY:
-            print(f"no published numbers of {args.benchmark} T={', '.join(map(str, args.horizons))} "
-                  f"with {f.label}'s code")
+        if args.benchmark is not None:
+            _print_published(args.benchmark, args.horizons, fam)
+
+
+def _print_published(benchmark: str, horizons, code: str) -> None:
+    """The published numbers of ``benchmark`` at ``horizons`` computed with ``code``, as a table of their own."""
+    from kepp_core.evaluation.literature import literature_rows, literature_table
+
+    f = family(code)
+    published = [p for h in horizons for p in literature_rows(benchmark, h, code)]
+    if published:
+        print_table(literature_table(published, code),
+                    title=f"published on {benchmark} with {f.label}'s code: read from the papers, "
+                          "not measured here, never averaged with the rows above")
+    elif code != DEFAULT_FAMILY:
+        print(f"no published numbers of {benchmark} T={', '.join(map(str, horizons))} with {f.label}'s code")
 
 
 def _published_hint(args) -> None:
@@ -231,13 +302,14 @@ def _published_hint(args) -> None:
 def _compare(args) -> int:
     """``kepp eval compare``: per T, :func:`kepp_core.api.compare_methods` of the two methods."""
     from kepp_core import api
+    from kepp_core.evaluation.records import record_files
     from kepp_core.io import atomic_open
 
     if not 1 <= args.resamples <= 1_000_000:
         raise KeppError(f"--resamples {args.resamples}: expected 1..1000000 bootstrap draws")
     if not 0 < args.confidence < 1:
         raise KeppError(f"--confidence {args.confidence}: expected a level between 0 and 1 (e.g. 0.9)")
-    files = [_records_file(Path(f)) for f in args.records]
+    files = [f for given in args.records for f in record_files(given)]
     preds = api.read_predictions(files)
     recorded = sorted(map(str, preds["method"].unique()))
     for m in (args.a, args.b):
@@ -274,17 +346,6 @@ def _compare(args) -> int:
     if args.episodes:
         print(f"episodes → {args.episodes} ({sum(len(c.select(args.cell)) for c in found)} rows)")
     return 0
-
-
-def _records_file(path: Path) -> Path:
-    """A records file, or the records of a ``kepp protocol`` output folder."""
-    if path.is_dir():
-        inner = path / catalog.RECORDS_FILE
-        if not inner.is_file():
-            raise KeppError(f"{path}: a folder without {catalog.RECORDS_FILE} (expected a records file or a "
-                            "'kepp protocol' output folder)")
-        return inner
-    return path
 
 
 def _with_interval(value: float, interval: tuple[float, float], sign: str = "") -> str:

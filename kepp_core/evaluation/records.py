@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # the evaluation's result type: reading records needs no meth
     from kepp_core.evaluation.methods import HorizonEvaluation
 
 REQUIRED = ("episode", "gt", "plans")
+RECORD_SUFFIXES = (".jsonl", ".parquet")
 OUTCOMES = ("success", "acc")  # per method: whole plan right (0/1), share of steps right
 
 
@@ -126,6 +127,25 @@ def write_records(path: str | Path, records: Iterable[dict]) -> Path:
         for r in records:
             f.write(json.dumps(r) + "\n")
     return path
+
+
+def record_files(path: str | Path) -> list[Path]:
+    """The records files ``path`` names: the file itself, or in a folder (and its sub-folders) every
+    ``.jsonl`` or ``.parquet`` file whose name holds ``pred`` or ``record`` (a ``kepp protocol`` folder's
+    ``records.jsonl``, imported methods' records beside KEPP's), as the app reads a folder. A folder
+    without any is a KeppError naming it."""
+    path = Path(path)
+    if not path.exists():
+        raise KeppError(f"{path}: prediction records not found (expected a records file or a folder of them)")
+    if not path.is_dir():
+        return [path]
+    found = sorted(q for q in path.rglob("*") if q.suffix in RECORD_SUFFIXES and q.is_file()
+                   and ("pred" in q.name or "record" in q.name))
+    if not found:
+        raise KeppError(f"{path}: a folder without records (expected .jsonl or .parquet files whose names hold "
+                        "'pred' or 'record', as 'kepp eval --records', 'kepp protocol' and 'kepp records import' "
+                        "write them)")
+    return found
 
 
 def read_records(path: str | Path) -> Records:
