@@ -7,7 +7,7 @@ from pathlib import Path
 
 from kepp_core import catalog
 from kepp_core.benchmark import BENCHMARK_DATASETS, DEFAULT_FAMILY, FAMILIES, family
-from kepp_core.commands._common import (add_command, add_dataset_args, add_device_option, check_outputs,
+from kepp_core.commands._common import (DATASET_INPUTS, add_command, add_dataset_args, add_device_option, check_outputs,
                                         dataset_from_args, emit_json, print_table, set_threads, writes)
 from kepp_core.errors import KeppError
 from kepp_core.io import whole_number
@@ -50,6 +50,15 @@ COMPARE_EXAMPLES = """  kepp eval compare runs/preds.jsonl --a kepp-R2 --b kepp-
    with all their seeds; --episodes: the episodes with both plans side by side, as CSV)"""
 
 
+_EVAL_READS = (*DATASET_INPUTS, "from_records")
+
+
+def _run_keys(args) -> set[tuple]:
+    """The ``(method, seed, T, imported from)`` of the records this evaluation writes (its own earlier
+    records are replaced; others' are kept only with --append)."""
+    return {(m, args.seed, h, None) for m in args.methods for h in args.horizons}
+
+
 def register(sub) -> None:
     """Add ``kepp eval`` (its ``--methods`` choices come from the method catalogue)."""
     from kepp_core.commands.llm_args import add_llm_args
@@ -77,7 +86,8 @@ def register(sub) -> None:
     p.add_argument("--strict", action="store_true", help="fail instead of skipping methods without models")
     p.add_argument("--records", default=None, help="per-episode predictions (.jsonl or .parquet)")
     p.add_argument("--out", default=None, help="write the table rows as JSON")
-    writes(p, "out", "records")
+    writes(p, kinds={"out": "table", "records": "records"}, reads=_EVAL_READS, reads_records=("from_records",),
+           run_keys=_run_keys)
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: $KEPP_THREADS or half the cores)")
     add_device_option(p)
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
@@ -126,13 +136,14 @@ def _register_compare(sub) -> None:
     c.add_argument("--episodes", default=None, metavar="CSV",
                    help="write the episodes with both methods' plans and verdicts side by side (CSV)")
     c.add_argument("--json", action="store_true", help="print the rows as JSON")
-    writes(c, "episodes")
+    writes(c, kinds={"episodes": "episodes"}, reads=("records",), reads_records=("records",))
 
 
 def _eval(args) -> int:
     from kepp_core.evaluation.methods import UNCERTAINTY_COLUMNS, EvalOptions, evaluate_horizon
     from kepp_core.evaluation.options import MAX_SAMPLES
-    from kepp_core.evaluation.records import episode_records, write_records
+    from kepp_core.commands._outputs import write_records_output
+    from kepp_core.evaluation.records import episode_records
     from kepp_core.io import atomic_write_json
 
     if args.from_records is not None:
@@ -167,7 +178,7 @@ def _eval(args) -> int:
             if args.records:
                 records += episode_records(ev, ds.actions, seed=args.seed)
     if args.records:
-        write_records(args.records, records)
+        write_records_output(args, "records", records)
     if args.out:
         atomic_write_json(args.out, {"dataset": ds.name, "rows": rows, "skipped": skipped})
     if args.json:

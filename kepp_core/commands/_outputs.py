@@ -1,0 +1,215 @@
+"""Nothing overwritten unasked: the one guard every ``kepp`` command that writes a file passes before
+any work (:func:`guard_outputs`, called by :func:`kepp_core.commands._common.hold_outputs`).
+
+A command declares its outputs, each with its **kind**, and its inputs (:func:`~kepp_core.commands._common.writes`).
+An output is refused, in one line naming the file and ``--force``, when
+
+- it is one of the command's own inputs (the same file, through any link): the file read would be
+  replaced by what was made of it;
+- it exists, holds something, and is not of the output's kind (a predictions file, a split list, a
+  graph or a features array named as the records to write);
+- it holds prediction records that are not this run's own (another run's, another seed's, an imported
+  method's): ``--append`` keeps them and adds this run's (:func:`write_records_output`), ``--force``
+  replaces them.
+
+A run's own earlier output (the same command run again) is replaced as before. Every write stays
+atomic (:mod:`kepp_core.io`): a kill at any moment leaves the old file whole.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kepp_core.errors import KeppError, printable
+
+SNIFF_BYTES = 1 << 16  # how much of an existing file is read to tell its kind
+
+
+@dataclass(frozen=True, kw_only=True)
+class OutputKind:
+    """What a command writes: its readable ``name`` and how to recognise an existing file of it."""
+
+    name: str
+    recognise: Callable[[Path, bytes], bool]
+
+
+def _first_line_json(head: bytes):
+    try:
+        return json.loads(head.split(b"\n", 1)[0])
+    except ValueError:
+        return None
+
+
+def _is_records(path: Path, head: bytes) -> bool:
+    from kepp_core.evaluation.records import REQUIRED
+
+    if path.suffix == ".parquet":
+        try:
+            import pyarrow.parquet as pq
+
+            return set(REQUIRED) <= set(pq.read_schema(path).names)
+        except Exception:  # pyarrow raises several types for a file that is not Parquet
+            return False
+    first = _first_line_json(head.lstrip())
+    return isinstance(first, dict) and set(REQUIRED) <= set(first)
+
+
+def _is_table(path: Path, head: bytes) -> bool:
+    from kepp_core.io import read_json
+
+    if not head.lstrip().startswith(b"{"):
+        return False
+    try:
+        obj = read_json(path)
+    except KeppError:
+        return False
+    return isinstance(obj, dict) and ("rows" in obj or "tables" in obj)
+
+
+def _is_episodes(path: Path, head: bytes) -> bool:
+    return head.startswith(b"episode,T,")
+
+
+def _is_graph(path: Path, head: bytes) -> bool:
+    from kepp_core.graph.build import FORMAT
+
+    return FORMAT.encode() in head
+
+
+def _is_features(path: Path, head: bytes) -> bool:
+    return head.startswith(b"\x93NUMPY")
+
+
+RECORDS = "records"
+KINDS: dict[str, OutputKind] = {
+    RECORDS: OutputKind(name="prediction records", recognise=_is_records),
+    "table": OutputKind(name="a 'kepp eval' table (JSON)", recognise=_is_table),
+    "episodes": OutputKind(name="an episodes list of 'kepp eval compare' (CSV)", recognise=_is_episodes),
+    "graph": OutputKind(name="a procedure graph", recognise=_is_graph),
+    "features": OutputKind(name="a features array (.npy)", recognise=_is_features),
+}
+
+
+def add_output_flags(p: argparse.ArgumentParser, kinds: Iterable[str]) -> None:
+    """``--force`` on every command that writes a file; ``--append`` where it writes records."""
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing output that is another kind of file, one of this command's inputs or "
+                        "other runs' records")
+    if RECORDS in kinds:
+        p.add_argument("--append", action="store_true",
+                       help="keep the records already in the output file and add this run's to them")
+
+
+def _flag(dest: str) -> str:
+    return "--" + dest.replace("_", "-")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _input_files(args: argparse.Namespace) -> list[tuple[str, Path]]:
+    """The files the command reads, by option: a records folder's records files (as they are read)."""
+    from kepp_core.evaluation.records import record_files
+
+    out = []
+    for dest in getattr(args, "reads", ()):
+        value = getattr(args, dest, None)
+        for v in value if isinstance(value, (list, tuple)) else [value]:
+            if v is None:
+                continue
+            path = Path(v)
+            if path.is_dir() and dest in getattr(args, "reads_records", ()):
+                try:
+                    out += [(dest, f) for f in record_files(path)]
+                except KeppError:
+                    pass  # the command says what is wrong with it
+            elif path.is_file():
+                out.append((dest, path))
+    return out
+
+
+def guard_outputs(args: argparse.Namespace) -> None:
+    """Refuse, before any work, an output the command would overwrite unasked (the module docstring)."""
+    force = getattr(args, "force", False) is True
+    inputs = _input_files(args)
+    for dest, kind in getattr(args, "writes_kinds", {}).items():
+        value = getattr(args, dest, None)
+        if value is None:
+            continue
+        path = Path(value)
+        for src, f in inputs:
+            if _same_file(path, f) and not force:
+                raise KeppError(f"{printable(str(path))}: is this command's input ({_flag(src)} {printable(str(f))}); "
+                                f"name another {_flag(dest)} file (--force replaces it)")
+        if force or not path.is_file() or path.stat().st_size == 0:
+            continue
+        with open(path, "rb") as fh:
+            head = fh.read(SNIFF_BYTES)
+        if not KINDS[kind].recognise(path, head):
+            raise KeppError(f"{printable(str(path))}: exists and is not {KINDS[kind].name} (what {_flag(dest)} "
+                            f"writes); name another file, or --force to replace it")
+        if kind == RECORDS and not getattr(args, "append", False):
+            others = _not_this_runs(path, getattr(args, "run_keys", None), args)
+            if others:
+                raise KeppError(f"{printable(str(path))}: holds {others}; --append keeps them and adds this run's, "
+                                f"--force replaces them")
+
+
+def _not_this_runs(path: Path, run_keys: Callable | None, args: argparse.Namespace) -> str | None:
+    """What of the records in ``path`` is not this run's own (a readable phrase), or None when all are.
+    A run's records are known by ``(method, seed, T, imported from)``; ``run_keys(args)`` gives the
+    command's (``T`` None: any)."""
+    from kepp_core.evaluation.records import read_records
+
+    mine = run_keys(args) if run_keys is not None else set()
+    foreign = {}
+    for key in _record_keys(read_records(path)):
+        method, seed, horizon, source = key
+        if (method, seed, horizon, source) in mine or (method, seed, None, source) in mine:
+            continue
+        what = method + (f" seed {seed}" if seed is not None else "") + (f" imported from {source}" if source else "")
+        foreign.setdefault(what, None)
+    if not foreign:
+        return None
+    shown = list(foreign)
+    return ("records of " + ", ".join(printable(s) for s in shown[:3])
+            + (f" and {len(shown) - 3} more" if len(shown) > 3 else "") + " (not this run's)")
+
+
+def _record_keys(records: Iterable[dict]) -> set[tuple]:
+    keys = set()
+    for rec in records:
+        imported = rec.get("imported") if isinstance(rec.get("imported"), dict) else {}
+        for method in rec["plans"]:
+            keys.add((str(method), rec.get("seed"), rec.get("T"), imported.get(method)))
+    return keys
+
+
+def write_records_output(args: argparse.Namespace, dest: str, records: list[dict]) -> int:
+    """Write ``records`` to the records output ``dest`` (atomically); with ``--append``, after the
+    records already there, refusing an episode both hold for the same method and seed. Returns how
+    many records the file holds."""
+    from kepp_core.evaluation.records import read_records, write_records
+
+    path = Path(getattr(args, dest))
+    kept: list[dict] = []
+    if getattr(args, "append", False) and path.is_file() and path.stat().st_size > 0:
+        kept = list(read_records(path))
+        have = {(m, rec.get("seed"), rec.get("T"), rec["episode"]) for rec in kept for m in rec["plans"]}
+        for rec in records:
+            for m in rec["plans"]:
+                if (m, rec.get("seed"), rec.get("T"), rec["episode"]) in have:
+                    raise KeppError(f"{printable(str(path))}: already holds {printable(str(m))} seed {rec.get('seed')} "
+                                    f"on episode {printable(str(rec['episode']))}; --append adds other runs only "
+                                    "(--force replaces the file)")
+    write_records(path, kept + list(records))
+    return len(kept) + len(records)
