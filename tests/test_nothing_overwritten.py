@@ -1,0 +1,130 @@
+"""Nothing overwritten unasked: a command that writes a file refuses, in one line naming the file and
+``--force``, an output that is one of its inputs, another kind of file, or records that are not this
+run's; ``--append`` keeps the records there and adds this run's; a kill leaves the old file whole."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from kepp_core import api
+from tests.helpers.cli import assert_one_line_error, run_kepp
+from tests.helpers.split_lists import write_lists, write_vpn_predictions
+
+
+@pytest.fixture()
+def lists(tmp_path):
+    p = write_lists(tmp_path / "lists")
+    p["vpn"] = tmp_path / "T3_predictions.json"
+    write_vpn_predictions(p["vpn"], p["test"])
+    return p
+
+
+def _digest(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _import(p, out, *extra, seed=7, env=None):
+    return run_kepp("records", "import", "--format", "vpn", "--predictions", p["vpn"], "--split", p["test"],
+                    "--method", "vpn-run", "--seed", seed, "--out", out, *extra, env=env)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("given", ["vpn", "test", "taxonomy"])
+def test_records_import_out_naming_one_of_its_inputs_is_refused_with_the_file_unchanged(lists, given):
+    before = _digest(lists[given])
+    r = _import(lists, lists[given], "--taxonomy", lists["taxonomy"])
+    assert_one_line_error(r, str(lists[given]), "is this command's input", "--force")
+    assert _digest(lists[given]) == before
+
+
+@pytest.mark.slow
+def test_an_output_of_another_kind_is_refused_and_force_replaces_it(lists, tmp_path):
+    other = tmp_path / "notes.jsonl"
+    other.write_text('{"episode": 1}\n')  # JSON lines, but no records
+    r = _import(lists, other)
+    assert_one_line_error(r, str(other), "is not prediction records", "--force")
+    assert other.read_text() == '{"episode": 1}\n'
+    r = _import(lists, other, "--force")
+    assert r.returncode == 0, r.stderr
+    assert set(api.read_predictions([other])["method"]) == {"vpn-run"}
+
+
+@pytest.mark.slow
+def test_another_runs_records_are_refused_and_append_keeps_both(lists, tmp_path):
+    out = tmp_path / "vpn-records.jsonl"
+    assert _import(lists, out).returncode == 0
+    assert _import(lists, out).returncode == 0  # the same import again replaces its own records
+    before = _digest(out)
+    r = _import(lists, out, seed=8)
+    assert_one_line_error(r, str(out), "vpn-run seed 7 imported from T3_predictions.json", "--append", "--force")
+    assert _digest(out) == before
+    r = _import(lists, out, "--append", seed=8)
+    assert r.returncode == 0, r.stderr
+    preds = api.read_predictions([out])
+    assert sorted(preds.groupby("seed").size().items()) == [(7, 6), (8, 6)]
+    after = _digest(out)
+    r = _import(lists, out, "--append", seed=8)  # the same episodes of the same run twice: refused
+    assert_one_line_error(r, str(out), "already holds vpn-run seed 8 on episode", "--force")
+    assert _digest(out) == after
+
+
+@pytest.mark.slow
+def test_a_kill_before_the_rename_leaves_the_appended_file_whole(lists, tmp_path):
+    out = tmp_path / "vpn-records.jsonl"
+    assert _import(lists, out).returncode == 0
+    before = _digest(out)
+    r = _import(lists, out, "--append", seed=8, env={"KEPP_FAULT_AT": f"before-rename:{out.name}"})
+    assert r.returncode == 137
+    assert _digest(out) == before
+
+
+@pytest.mark.slow
+def test_eval_records_over_an_imported_methods_records_refuses_and_append_keeps_both(lists, tmp_path):
+    imported = tmp_path / "vpn-records.jsonl"
+    assert _import(lists, imported).returncode == 0
+    before = _digest(imported)
+    (tmp_path / "models").mkdir()
+    run = ("eval", "--dataset", "split-lists", "--root", lists["root"], "--models", tmp_path / "models", "-T", "3",
+           "--methods", "random", "graph-gt")
+    r = run_kepp(*run, "--records", imported)
+    assert_one_line_error(r, str(imported), "vpn-run seed 7 imported from T3_predictions.json", "--append")
+    assert _digest(imported) == before
+    r = run_kepp(*run, "--records", lists["test"])  # a split list is no records file
+    assert_one_line_error(r, str(lists["test"]), "is not prediction records", "--force")
+    r = run_kepp(*run, "--out", lists["root"])  # the split file the dataset is read from
+    assert_one_line_error(r, str(lists["root"]), "is this command's input (--root", "--force")
+    r = run_kepp(*run, "--records", imported, "--append")
+    assert r.returncode == 0, r.stderr
+    assert set(api.read_predictions([imported])["method"]) == {"vpn-run", "random", "graph-gt"}
+    r = run_kepp(*run, "--records", imported, "--append", "--seed", "3")
+    assert r.returncode == 0, r.stderr
+    r = run_kepp(*run, "--records", tmp_path / "kepp.jsonl")
+    assert r.returncode == 0, r.stderr
+    r = run_kepp(*run, "--records", tmp_path / "kepp.jsonl", "--seed", "3")  # another run's records
+    assert_one_line_error(r, "kepp.jsonl", "random seed 0", "--append")
+
+
+@pytest.mark.slow
+def test_compare_episodes_naming_the_compared_records_is_refused(lists, tmp_path):
+    folder = tmp_path / "recs"
+    folder.mkdir()
+    records = folder / "vpn-records.jsonl"
+    assert _import(lists, records).returncode == 0
+    assert _import(lists, records, "--append", seed=8).returncode == 0
+    before = _digest(records)
+    for given in (records, folder):  # the file itself, or the folder it is read from
+        r = run_kepp("eval", "compare", given, "--a", "vpn-run", "--b", "vpn-run", "--episodes", records)
+        assert_one_line_error(r, str(records), "is this command's input (--records", "--force")
+        assert _digest(records) == before
+
+
+@pytest.mark.slow
+def test_graph_build_over_records_is_refused(lists, tmp_path):
+    records = tmp_path / "vpn-records.jsonl"
+    assert _import(lists, records).returncode == 0
+    before = _digest(records)
+    r = run_kepp("graph", "build", "--dataset", "split-lists", "--root", lists["root"], "--out", records)
+    assert_one_line_error(r, str(records), "is not a procedure graph", "--force")
+    assert _digest(records) == before
