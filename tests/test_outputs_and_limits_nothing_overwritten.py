@@ -25,6 +25,13 @@ def _digest(path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _refused_unchanged(path, command, *words) -> None:
+    """``command()`` is refused in one line naming ``path`` and ``words``, and ``path`` is as it was."""
+    before = _digest(path)
+    assert_one_line_error(command(), str(path), *words)
+    assert _digest(path) == before
+
+
 def _import(p, out, *extra, seed=7, env=None):
     return run_kepp("records", "import", "--format", "vpn", "--predictions", p["vpn"], "--split", p["test"],
                     "--method", "vpn-run", "--seed", seed, "--out", out, *extra, env=env)
@@ -33,10 +40,8 @@ def _import(p, out, *extra, seed=7, env=None):
 @pytest.mark.slow
 @pytest.mark.parametrize("given", ["vpn", "test", "taxonomy"])
 def test_records_import_out_naming_one_of_its_inputs_is_refused_with_the_file_unchanged(lists, given):
-    before = _digest(lists[given])
-    r = _import(lists, lists[given], "--taxonomy", lists["taxonomy"])
-    assert_one_line_error(r, str(lists[given]), "is this command's input", "--force")
-    assert _digest(lists[given]) == before
+    _refused_unchanged(lists[given], lambda: _import(lists, lists[given], "--taxonomy", lists["taxonomy"]),
+                       "is this command's input", "--force")
 
 
 @pytest.mark.slow
@@ -56,18 +61,15 @@ def test_another_runs_records_are_refused_and_append_keeps_both(lists, tmp_path)
     out = tmp_path / "vpn-records.jsonl"
     assert _import(lists, out).returncode == 0
     assert _import(lists, out).returncode == 0  # the same import again replaces its own records
-    before = _digest(out)
-    r = _import(lists, out, seed=8)
-    assert_one_line_error(r, str(out), "vpn-run seed 7 imported from T3_predictions.json", "--append", "--force")
-    assert _digest(out) == before
+    _refused_unchanged(out, lambda: _import(lists, out, seed=8), "vpn-run seed 7 imported from T3_predictions.json",
+                       "--append", "--force")
     r = _import(lists, out, "--append", seed=8)
     assert r.returncode == 0, r.stderr
     preds = api.read_predictions([out])
     assert sorted(preds.groupby("seed").size().items()) == [(7, 6), (8, 6)]
-    after = _digest(out)
-    r = _import(lists, out, "--append", seed=8)  # the same episodes of the same run twice: refused
-    assert_one_line_error(r, str(out), "already holds vpn-run seed 8 on episode", "--force")
-    assert _digest(out) == after
+    # the same episodes of the same run twice: refused
+    _refused_unchanged(out, lambda: _import(lists, out, "--append", seed=8), "already holds vpn-run seed 8 on episode",
+                       "--force")
 
 
 @pytest.mark.slow
@@ -84,17 +86,16 @@ def test_a_kill_before_the_rename_leaves_the_appended_file_whole(lists, tmp_path
 def test_eval_records_over_an_imported_methods_records_refuses_and_append_keeps_both(lists, tmp_path):
     imported = tmp_path / "vpn-records.jsonl"
     assert _import(lists, imported).returncode == 0
-    before = _digest(imported)
     (tmp_path / "models").mkdir()
     run = ("eval", "--dataset", "split-lists", "--root", lists["root"], "--models", tmp_path / "models", "-T", "3",
            "--methods", "random", "graph-gt")
-    r = run_kepp(*run, "--records", imported)
-    assert_one_line_error(r, str(imported), "vpn-run seed 7 imported from T3_predictions.json", "--append")
-    assert _digest(imported) == before
-    r = run_kepp(*run, "--records", lists["test"])  # a split list is no records file
-    assert_one_line_error(r, str(lists["test"]), "is not prediction records", "--force")
-    r = run_kepp(*run, "--out", lists["root"])  # the split file the dataset is read from
-    assert_one_line_error(r, str(lists["root"]), "is this command's input (--root", "--force")
+    _refused_unchanged(imported, lambda: run_kepp(*run, "--records", imported),
+                       "vpn-run seed 7 imported from T3_predictions.json", "--append")
+    # a split list is no records file; the split file the dataset is read from is an input
+    _refused_unchanged(lists["test"], lambda: run_kepp(*run, "--records", lists["test"]), "is not prediction records",
+                       "--force")
+    _refused_unchanged(lists["root"], lambda: run_kepp(*run, "--out", lists["root"]),
+                       "is this command's input (--root", "--force")
     r = run_kepp(*run, "--records", imported, "--append")
     assert r.returncode == 0, r.stderr
     assert set(api.read_predictions([imported])["method"]) == {"vpn-run", "random", "graph-gt"}
@@ -113,18 +114,15 @@ def test_compare_episodes_naming_the_compared_records_is_refused(lists, tmp_path
     records = folder / "vpn-records.jsonl"
     assert _import(lists, records).returncode == 0
     assert _import(lists, records, "--append", seed=8).returncode == 0
-    before = _digest(records)
     for given in (records, folder):  # the file itself, or the folder it is read from
-        r = run_kepp("eval", "compare", given, "--a", "vpn-run", "--b", "vpn-run", "--episodes", records)
-        assert_one_line_error(r, str(records), "is this command's input (--records", "--force")
-        assert _digest(records) == before
+        _refused_unchanged(records, lambda: run_kepp("eval", "compare", given, "--a", "vpn-run", "--b", "vpn-run",
+                                                     "--episodes", records),
+                           "is this command's input (--records", "--force")
 
 
 @pytest.mark.slow
 def test_graph_build_over_records_is_refused(lists, tmp_path):
     records = tmp_path / "vpn-records.jsonl"
     assert _import(lists, records).returncode == 0
-    before = _digest(records)
-    r = run_kepp("graph", "build", "--dataset", "split-lists", "--root", lists["root"], "--out", records)
-    assert_one_line_error(r, str(records), "is not a procedure graph", "--force")
-    assert _digest(records) == before
+    _refused_unchanged(records, lambda: run_kepp("graph", "build", "--dataset", "split-lists", "--root", lists["root"],
+                                                 "--out", records), "is not a procedure graph", "--force")
