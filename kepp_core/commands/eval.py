@@ -34,12 +34,14 @@ EXAMPLES = """  kepp eval --dataset demo --models models --horizons 3 4 5 6
   kepp eval --dataset split-lists --train-list NIV/train70_3.json --test-list NIV/test30_3.json \\
       --taxonomy NIV/niv_taxonomy.json --features NIV/processed_data --models models -T 3 \\
       --metrics pdpp vpn --benchmark niv
-  (--metrics: the columns of each evaluation code, named in every header (kepp: this package's, the default;
-   pdpp: PDPP's utils/accuracy.py; vpn: ViterbiPlanNet's metrics.py); --benchmark: the published numbers of that
-   dataset, horizon and code printed under the table, apart from the measured rows)
+  (--metrics: the columns of each evaluation code, named in every header (the default: {default}; {codes});
+   --benchmark: the published numbers of that dataset, horizon and code printed under the table, apart from the
+   measured rows)
   kepp eval --from-records runs/compare --metrics kepp pdpp vpn --benchmark niv
   (no models: the recorded plans of a records file or folder, imported methods' included, one table per code)
   kepp eval compare runs/preds.jsonl --a kepp-R2 --b kepp-nograph   (two methods of the records, episode by episode)"""
+
+EXAMPLES = EXAMPLES.format(default=DEFAULT_FAMILY, codes="; ".join(f"{n}: {f.label}" for n, f in FAMILIES.items()))
 
 COMPARE_EXAMPLES = """  kepp eval compare runs/preds.jsonl --a kepp-R2 --b kepp-nograph
   kepp eval compare runs/preds.jsonl --a kepp-R2 --b pdpp -T 3 --cell a-only --episodes runs/r2-not-pdpp.csv
