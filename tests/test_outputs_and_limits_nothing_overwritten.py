@@ -67,9 +67,13 @@ def test_another_runs_records_are_refused_and_append_keeps_both(lists, tmp_path)
     assert r.returncode == 0, r.stderr
     preds = api.read_predictions([out])
     assert sorted(preds.groupby("seed").size().items()) == [(7, 6), (8, 6)]
-    # the same episodes of the same run twice: refused
-    _refused_unchanged(out, lambda: _import(lists, out, "--append", seed=8), "already holds vpn-run seed 8 on episode",
-                       "--force")
+    # the same run's episodes twice: refused before any work
+    _refused_unchanged(out, lambda: _import(lists, out, "--append", seed=8),
+                       "already holds records of vpn-run seed 8 imported from T3_predictions.json", "--force")
+    renamed = dict(lists, vpn=tmp_path / "T3_predictions-copy.json")  # the same run's plans from another file
+    renamed["vpn"].write_bytes(lists["vpn"].read_bytes())
+    _refused_unchanged(out, lambda: _import(renamed, out, "--append", seed=8),
+                       "already holds vpn-run seed 8 on episode", "--force")
 
 
 @pytest.mark.slow

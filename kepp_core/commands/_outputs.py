@@ -157,32 +157,38 @@ def guard_outputs(args: argparse.Namespace) -> None:
         if not KINDS[kind].recognise(path, head):
             raise KeppError(f"{printable(str(path))}: exists and is not {KINDS[kind].name} (what {_flag(dest)} "
                             f"writes); name another file, or --force to replace it")
-        if kind == RECORDS and not getattr(args, "append", False):
-            others = _not_this_runs(path, getattr(args, "run_keys", None), args)
-            if others:
-                raise KeppError(f"{printable(str(path))}: holds {others}; --append keeps them and adds this run's, "
-                                f"--force replaces them")
+        if kind == RECORDS:
+            _check_records(path, args)
 
 
-def _not_this_runs(path: Path, run_keys: Callable | None, args: argparse.Namespace) -> str | None:
-    """What of the records in ``path`` is not this run's own (a readable phrase), or None when all are.
-    A run's records are known by ``(method, seed, T, imported from)``; ``run_keys(args)`` gives the
-    command's (``T`` None: any)."""
+def _check_records(path: Path, args: argparse.Namespace) -> None:
+    """The records already in ``path``: all this run's own (replaced), or others' (refused without
+    ``--append``); with ``--append``, none of this run's (its episodes would be there twice). A run's
+    records are known by ``(method, seed, T, imported from)``; the command's ``run_keys(args)`` gives
+    its own (``T`` None: any)."""
     from kepp_core.evaluation.records import read_records
 
+    run_keys = getattr(args, "run_keys", None)
     mine = run_keys(args) if run_keys is not None else set()
-    foreign = {}
-    for key in _record_keys(read_records(path)):
-        method, seed, horizon, source = key
-        if (method, seed, horizon, source) in mine or (method, seed, None, source) in mine:
-            continue
+    own: dict[str, None] = {}
+    foreign: dict[str, None] = {}
+    for method, seed, horizon, source in _record_keys(read_records(path)):
         what = method + (f" seed {seed}" if seed is not None else "") + (f" imported from {source}" if source else "")
-        foreign.setdefault(what, None)
-    if not foreign:
-        return None
-    shown = list(foreign)
-    return ("records of " + ", ".join(printable(s) for s in shown[:3])
-            + (f" and {len(shown) - 3} more" if len(shown) > 3 else "") + " (not this run's)")
+        ours = (method, seed, horizon, source) in mine or (method, seed, None, source) in mine
+        (own if ours else foreign).setdefault(what, None)
+    where = printable(str(path))
+    if getattr(args, "append", False):
+        if own:
+            raise KeppError(f"{where}: already holds records of {_some(own)} (this run's); --append adds other "
+                            "runs only (--force replaces the file)")
+    elif foreign:
+        raise KeppError(f"{where}: holds records of {_some(foreign)} (not this run's); --append keeps them and adds "
+                        "this run's, --force replaces them")
+
+
+def _some(names: dict[str, None]) -> str:
+    shown = [printable(s) for s in names]
+    return ", ".join(shown[:3]) + (f" and {len(shown) - 3} more" if len(shown) > 3 else "")
 
 
 def _record_keys(records: Iterable[dict]) -> set[tuple]:
