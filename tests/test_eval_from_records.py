@@ -83,3 +83,26 @@ def test_a_folder_gives_the_records_files_the_app_reads(tmp_path):
     assert record_files(tmp_path) == ws.prediction_files() == [tmp_path / "a-records.jsonl",
                                                                 tmp_path / "sub" / "b-preds.parquet"]
     assert record_files(tmp_path / "notes.jsonl") == [tmp_path / "notes.jsonl"]
+
+
+@pytest.mark.slow
+def test_from_records_takes_horizons_and_methods_as_filters(imported, tmp_path):
+    folder, _ = imported
+    p4 = write_lists(tmp_path / "lists4", horizon=4)
+    write_vpn_predictions(tmp_path / "T4_predictions.json", p4["test"])
+    r = run_kepp("records", "import", "--format", "vpn", "--predictions", tmp_path / "T4_predictions.json",
+                 "--split", p4["test"], "--method", "other-run", "--seed", 7, "--out", folder / "t4-records.jsonl")
+    assert r.returncode == 0, r.stderr
+
+    def runs(*filters):
+        r = run_kepp("eval", "--from-records", folder, "--metrics", "kepp", "--json", *filters)
+        assert r.returncode == 0, r.stderr
+        return sorted((run["method"], run["T"]) for run in json.loads(r.stdout)["tables"][0]["runs"])
+
+    assert runs() == [("other-run", 4), ("vpn-run", 3)]
+    assert runs("-T", "4") == [("other-run", 4)]
+    assert runs("--methods", "vpn-run") == [("vpn-run", 3)]
+    assert_one_line_error(run_kepp("eval", "--from-records", folder, "-T", "5"), str(folder), "no records of -T 5",
+                          "the records hold 3, 4")
+    assert_one_line_error(run_kepp("eval", "--from-records", folder, "--methods", "kepp-R1"),
+                          "no records of --methods kepp-R1", "other-run, vpn-run")

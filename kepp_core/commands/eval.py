@@ -9,7 +9,7 @@ from kepp_core import catalog
 from kepp_core.benchmark import BENCHMARK_DATASETS, DEFAULT_FAMILY, FAMILIES, family
 from kepp_core.commands._common import (DATASET_INPUTS, add_command, add_dataset_args, add_device_option, check_outputs,
                                         dataset_from_args, emit_json, print_table, set_threads, writes)
-from kepp_core.errors import KeppError
+from kepp_core.errors import KeppError, printable
 from kepp_core.io import whole_number
 
 EXAMPLES = """  kepp eval --dataset demo --models models --horizons 3 4 5 6
@@ -58,14 +58,29 @@ _EVAL_READS = (*DATASET_INPUTS, "from_records")
 def _run_keys(args) -> set[tuple]:
     """The ``(method, seed, T, imported from)`` of the records this evaluation writes (its own earlier
     records are replaced; others' are kept only with --append)."""
-    return {(m, args.seed, h, None) for m in args.methods for h in args.horizons}
+    methods, horizons = args.methods or _default_methods(), args.horizons or catalog.TABLE_HORIZONS
+    return {(m, args.seed, h, None) for m in methods for h in horizons}
+
+
+def _default_methods() -> tuple[str, ...]:
+    """The methods ``kepp eval`` runs when ``--methods`` is left out."""
+    return tuple(m.name for m in catalog.methods() if m.default and not m.llm)
+
+
+def _run_defaults(args) -> None:
+    """A run of models: ``-T`` and ``--methods`` left out are the table's horizons and the default methods
+    (left None until here so that ``--from-records`` can tell a filter given from a default)."""
+    if args.horizons is None:
+        args.horizons = list(catalog.TABLE_HORIZONS)
+    if args.methods is None:
+        args.methods = list(_default_methods())
 
 
 def register(sub) -> None:
     """Add ``kepp eval`` (its ``--methods`` choices come from the method catalogue)."""
     from kepp_core.commands.llm_args import add_llm_args
 
-    defaults = tuple(m.name for m in catalog.methods() if m.default and not m.llm)
+    defaults = _default_methods()
     others = tuple(m.name for m in catalog.methods() if not m.default and not m.llm) + _llm_methods()
 
     p = add_command(sub, "eval", "evaluate KEPP and the baselines on the test split", EXAMPLES, _eval)
@@ -76,10 +91,13 @@ def register(sub) -> None:
                    help="score recorded plans instead of running models: a records file or a folder of them "
                         "(as 'kepp eval compare' and the app read them; imported methods' too), one table per --metrics "
                         "code, mean over seeds per method and T")
-    p.add_argument("-T", "--horizons", type=int, nargs="+", default=list(catalog.TABLE_HORIZONS))
+    p.add_argument("-T", "--horizons", type=int, nargs="+", default=None,
+                   help=f"horizons (default: {' '.join(map(str, catalog.TABLE_HORIZONS))}; with --from-records: "
+                        "only these horizons' records, default all)")
     p.add_argument("--settings", nargs="+", choices=list(catalog.SETTINGS), default=[catalog.DEFAULT_SETTING])
-    p.add_argument("--methods", nargs="+", default=list(defaults), help=f"subset of: {' '.join(defaults + others)} "
-                                                                     f"(default: {' '.join(defaults)})")
+    p.add_argument("--methods", nargs="+", default=None, help=f"subset of: {' '.join(defaults + others)} "
+                                                                     f"(default: {' '.join(defaults)}; with --from-records: "
+                                                                     "only these methods' records, default all)")
     p.add_argument("--sampler", choices=["ddpm", "ddim"], default=None, help="override the models' sampler")
     p.add_argument("--sampler-steps", type=int, default=None, help="DDIM steps")
     p.add_argument("--seed", type=int, default=0)
@@ -150,6 +168,7 @@ def _eval(args) -> int:
 
     if args.from_records is not None:
         return _from_records(args)
+    _run_defaults(args)
     if args.models is None:
         raise KeppError("--models is required: the models folder to evaluate (MODELS/T<h>/step, plan-graph-R1, ...), "
                         "or --from-records FILE|FOLDER to score recorded plans")
@@ -238,9 +257,7 @@ def _from_records(args) -> int:
         raise KeppError(f"--from-records scores recorded plans: {', '.join(given)} belong to a run of models "
                         "(drop them, or drop --from-records)")
     files = record_files(args.from_records)
-    preds = api.read_predictions(files)
-    if preds.empty:
-        raise KeppError(f"{args.from_records}: no recorded plans to score")
+    preds = _recorded(api.read_predictions(files), args)
     horizons = sorted(int(h) for h in preds["horizon"].unique())
     result = {"records": [str(f) for f in files], "tables": []}
     for code in args.metrics:
@@ -260,6 +277,24 @@ def _from_records(args) -> int:
     if args.json:
         emit_json(result)
     return 0
+
+
+def _recorded(preds, args):
+    """The recorded plans ``--from-records`` scores: those of ``-T`` and ``--methods`` where given (a
+    horizon or method the records do not hold is refused, naming what they hold)."""
+    where = printable(str(args.from_records))
+    if preds.empty:
+        raise KeppError(f"{where}: no recorded plans to score")
+    for flag, column, wanted in (("-T", "horizon", args.horizons), ("--methods", "method", args.methods)):
+        if wanted is None:
+            continue
+        held = sorted(preds[column].unique())
+        missing = [w for w in wanted if w not in set(held)]
+        if missing:
+            raise KeppError(f"{where}: no records of {flag} {' '.join(printable(str(m)) for m in missing)} "
+                            f"(the records hold {', '.join(printable(str(h)) for h in held)})")
+        preds = preds[preds[column].isin(wanted)]
+    return preds
 
 
 def _run_values(preds, code: str) -> list[dict]:
