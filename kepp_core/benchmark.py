@@ -114,6 +114,16 @@ FAMILIES: dict[str, MetricFamily] = {f.name: f for f in (
 DEFAULT_FAMILY = "kepp"
 
 
+def codes_named(form: str = "{name}: {label}", *, skip: tuple[str, ...] = ()) -> str:
+    """Every evaluation code of :data:`FAMILIES` (but ``skip``), each written as ``form`` (its fields:
+    ``name``, ``label``, ``source``), joined by "; ": the one way help texts name the codes.
+
+    >>> codes_named("`{name}`", skip=("kepp",))
+    '`pdpp`; `pdpp-printed`; `vpn`'
+    """
+    return "; ".join(form.format(name=n, label=f.label, source=f.source) for n, f in FAMILIES.items() if n not in skip)
+
+
 def family(name: str) -> MetricFamily:
     """The metric family ``name`` (KeppError listing the known ones otherwise)."""
     if name not in FAMILIES:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kepp_core import catalog
-from kepp_core.benchmark import BENCHMARK_DATASETS, DEFAULT_FAMILY, FAMILIES, family
+from kepp_core.benchmark import BENCHMARK_DATASETS, DEFAULT_FAMILY, FAMILIES, codes_named, family
 from kepp_core.commands._common import (DATASET_INPUTS, add_command, add_dataset_args, add_device_option, check_outputs,
                                         dataset_from_args, emit_json, print_table, set_threads, writes)
 from kepp_core.errors import KeppError, printable
@@ -41,7 +41,7 @@ EXAMPLES = """  kepp eval --dataset demo --models models --horizons 3 4 5 6
   (no models: the recorded plans of a records file or folder, imported methods' included, one table per code)
   kepp eval compare runs/preds.jsonl --a kepp-R2 --b kepp-nograph   (two methods of the records, episode by episode)"""
 
-EXAMPLES = EXAMPLES.format(default=DEFAULT_FAMILY, codes="; ".join(f"{n}: {f.label}" for n, f in FAMILIES.items()))
+EXAMPLES = EXAMPLES.format(default=DEFAULT_FAMILY, codes=codes_named())
 
 COMPARE_EXAMPLES = """  kepp eval compare runs/preds.jsonl --a kepp-R2 --b kepp-nograph
   kepp eval compare runs/preds.jsonl --a kepp-R2 --b pdpp -T 3 --cell a-only --episodes runs/r2-not-pdpp.csv
