@@ -25,10 +25,10 @@ def _digest(path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _refused_unchanged(path, command, *words) -> None:
-    """``command()`` is refused in one line naming ``path`` and ``words``, and ``path`` is as it was."""
+def _refused_unchanged(path, command, *words, named=None) -> None:
+    """``command()`` is refused in one line naming ``path`` (or ``named``) and ``words``, and ``path`` is as it was."""
     before = _digest(path)
-    assert_one_line_error(command(), str(path), *words)
+    assert_one_line_error(command(), str(named or path), *words)
     assert _digest(path) == before
 
 
@@ -95,9 +95,9 @@ def test_eval_records_over_an_imported_methods_records_refuses_and_append_keeps_
            "--methods", "random", "graph-gt")
     _refused_unchanged(imported, lambda: run_kepp(*run, "--records", imported),
                        "vpn-run seed 7 imported from T3_predictions.json", "--append")
-    # a split list is no records file; the split file the dataset is read from is an input
-    _refused_unchanged(lists["test"], lambda: run_kepp(*run, "--records", lists["test"]), "is not prediction records",
-                       "--force")
+    # a list the --root split file names is an input, as the split file itself is
+    _refused_unchanged(lists["test"], lambda: run_kepp(*run, "--records", lists["test"]),
+                       f"is this command's input (--root {lists['root']}, which names it)", "--force")
     _refused_unchanged(lists["root"], lambda: run_kepp(*run, "--out", lists["root"]),
                        "is this command's input (--root", "--force")
     r = run_kepp(*run, "--records", imported, "--append")
@@ -130,3 +130,73 @@ def test_graph_build_over_records_is_refused(lists, tmp_path):
     assert _import(lists, records).returncode == 0
     _refused_unchanged(records, lambda: run_kepp("graph", "build", "--dataset", "split-lists", "--root", lists["root"],
                                                  "--out", records), "is not a procedure graph", "--force")
+
+
+# --- folder outputs: the same guard, each file the command would write there --------------------------------------
+def _lists(p, out, *extra):
+    return run_kepp("data", "lists", "--dataset", "split-lists", "--root", p["root"], "-T", "3", "--out", out, *extra)
+
+
+@pytest.mark.slow
+def test_data_lists_into_the_folder_of_its_own_lists_or_over_records_is_refused_and_reruns_replace_its_own(lists,
+                                                                                                           tmp_path):
+    # the lists the --root split file names would be replaced by what is made of them
+    _refused_unchanged(lists["train"], lambda: _lists(lists, lists["root"].parent),
+                       f"is this command's input (--root {lists['root']}, which names it)", "--force")
+    out = tmp_path / "out"
+    out.mkdir()
+    records = out / "train_3.json"
+    assert _import(lists, records).returncode == 0  # records where a list would go
+    _refused_unchanged(records, lambda: _lists(lists, out), "exists and is not a split list", "--force")
+    assert _lists(lists, out, "--force").returncode == 0
+    written = {f: _digest(out / f) for f in ("train_3.json", "test_3.json", "taxonomy.json")}
+    r = _lists(lists, out)  # the same command again: its own lists, replaced
+    assert r.returncode == 0, r.stderr
+    assert {f: _digest(out / f) for f in written} == written
+
+
+def _spec(tmp_path, p, out, name="spec.toml"):
+    spec = tmp_path / name
+    spec.write_text(f'dataset = "split-lists"\nroot = "{p["root"]}"\nhorizons = [3]\nmethods = ["random"]\n'
+                    f'seeds = 1\nout = "{out}"\n')
+    return spec
+
+
+@pytest.mark.slow
+def test_protocol_out_over_imported_records_or_its_own_lists_is_refused(lists, tmp_path):
+    out = tmp_path / "runs"
+    out.mkdir()
+    imported = out / "records.jsonl"
+    assert _import(lists, imported).returncode == 0
+    spec = _spec(tmp_path, lists, out)
+    _refused_unchanged(imported, lambda: run_kepp("protocol", spec),
+                       "holds records of vpn-run seed 7 imported from T3_predictions.json", "--force")
+    _refused_unchanged(imported, lambda: run_kepp("protocol", spec, "--out", out), "--force")
+    # the spec's feature folder (named by the split file its root names) as the output folder
+    feats = lists["features"]
+    assert_one_line_error(run_kepp("protocol", spec, "--out", feats), str(feats), "is this command's input",
+                          f"{spec}'s root {lists['root']}, which names it", "--force")
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "results.json").write_text('{"notes": 1}\n')
+    _refused_unchanged(tmp_path / "results" / "results.json",
+                       lambda: run_kepp("protocol", spec, "--out", tmp_path / "results"), "is not a protocol's", "--force")
+
+
+@pytest.mark.slow
+def test_train_into_its_step_model_and_models_import_over_its_checkpoint_are_refused(lists, tmp_path):
+    step = tmp_path / "step"
+    step.mkdir()
+    (step / "config.json").write_text('{"format": "kepp-checkpoint", "kind": "step"}\n')
+    _refused_unchanged(step / "config.json", lambda: run_kepp(
+        "train", "plan", "--dataset", "split-lists", "--root", lists["root"], "--out", step, "--step-model", step),
+        "is this command's input (--step-model", "--force", named=step)
+    plan = tmp_path / "plan.pth.tar"
+    plan.write_bytes(b"not a checkpoint")
+    _refused_unchanged(plan, lambda: run_kepp("models", "import", "--plan", plan, "--step", plan, "-T", "3",
+                                              "--out", plan), "is this command's input (--plan", "--force")
+    models = tmp_path / "models"
+    (models / "T3" / "step").mkdir(parents=True)
+    records = models / "T3" / "step" / "config.json"
+    assert _import(lists, records, "--force").returncode == 0
+    _refused_unchanged(records, lambda: run_kepp("models", "import", "--plan", plan, "--step", plan, "-T", "3",
+                                                 "--out", models), "is not a model's config", "--force")

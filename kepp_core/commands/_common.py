@@ -128,11 +128,13 @@ def split_files(args) -> SplitFiles | None:
     return SplitFiles(train=Path(train), test=Path(test), taxonomy=Path(taxonomy) if taxonomy else None)
 
 
-def writes(p: argparse.ArgumentParser, *, kinds: dict[str, str] | None = None, folders: tuple[str, ...] = (),
+def writes(p: argparse.ArgumentParser, *, kinds: dict[str, str] | None = None, folders: dict | None = None,
            pair: tuple[str, ...] = (), reads: tuple[str, ...] = (), reads_records: tuple[str, ...] = (),
            run_keys=None) -> None:
     """Declare the options of a command that name what it writes: ``kinds``, each file option and the
-    kind of file it writes (:data:`kepp_core.commands._outputs.KINDS`), and ``folders``; and the options
+    kind of file it writes (:data:`kepp_core.commands._outputs.KINDS`), and ``folders``, each folder option
+    and what the command writes there (a function of the arguments giving a
+    :class:`~kepp_core.commands._outputs.FolderOutput`); and the options
     that name what it reads (``reads``; of those, ``reads_records``: records files or folders of them).
     `kepp` holds the outputs' writer locks while the command runs (:func:`hold_outputs`) and, before
     any work, refuses an output that is an input, another kind of file or other runs' records
@@ -143,10 +145,11 @@ def writes(p: argparse.ArgumentParser, *, kinds: dict[str, str] | None = None, f
     at once."""
     from kepp_core.commands._outputs import add_output_flags
 
-    kinds = kinds or {}
-    if kinds:
+    kinds, folders = kinds or {}, folders or {}
+    if kinds or folders:
         add_output_flags(p, kinds.values())
-    p.set_defaults(writes_files=tuple(kinds), writes_kinds=kinds, writes_folders=folders, writes_pair=pair,
+    p.set_defaults(writes_files=tuple(kinds), writes_kinds=kinds, writes_folders=tuple(folders),
+                   writes_folder_files=folders, writes_pair=pair,
                    reads=reads, reads_records=reads_records, run_keys=run_keys)
 
 

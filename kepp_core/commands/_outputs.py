@@ -85,6 +85,39 @@ def _is_features(path: Path, head: bytes) -> bool:
     return head.startswith(b"\x93NUMPY")
 
 
+def _json_object(path: Path, head: bytes) -> dict | None:
+    from kepp_core.io import read_json
+
+    if not head.lstrip().startswith(b"{"):
+        return None
+    try:
+        obj = read_json(path)
+    except KeppError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def _is_split_list(path: Path, head: bytes) -> bool:
+    return head.lstrip().startswith(b"[")
+
+
+def _is_taxonomy(path: Path, head: bytes) -> bool:
+    obj = _json_object(path, head)
+    return obj is not None and all(isinstance(v, dict) for v in obj.values())
+
+
+def _is_checkpoint(path: Path, head: bytes) -> bool:
+    from kepp_core.models.folders import FORMAT
+
+    obj = _json_object(path, head)
+    return obj is not None and obj.get("format") == FORMAT
+
+
+def _is_results(path: Path, head: bytes) -> bool:
+    obj = _json_object(path, head)
+    return obj is not None and {"rows", "summary"} <= set(obj)
+
+
 RECORDS = "records"
 KINDS: dict[str, OutputKind] = {
     RECORDS: OutputKind(name="prediction records", recognise=_is_records),
@@ -92,7 +125,34 @@ KINDS: dict[str, OutputKind] = {
     "episodes": OutputKind(name="an episodes list of 'kepp eval compare' (CSV)", recognise=_is_episodes),
     "graph": OutputKind(name="a procedure graph", recognise=_is_graph),
     "features": OutputKind(name="a features array (.npy)", recognise=_is_features),
+    "split-list": OutputKind(name="a split list (JSON array)", recognise=_is_split_list),
+    "taxonomy": OutputKind(name="a taxonomy (JSON)", recognise=_is_taxonomy),
+    "checkpoint": OutputKind(name="a model's config (config.json)", recognise=_is_checkpoint),
+    "results": OutputKind(name="a protocol's or table's results (JSON)", recognise=_is_results),
 }
+
+
+@dataclass(frozen=True, kw_only=True)
+class FolderOutput:
+    """What a command writes into a folder: the ``folder``, each file it would write there with its kind
+    (``files``), what it reads that its options name only indirectly (``inputs``: ``(what names it,
+    path)``, e.g. a spec's lists) and the ``(method, seed, T, imported from)`` of the records it writes
+    (``run_keys``; ``T`` None: any; None: records of any run are its own to replace). A command declares it with ``writes(p, folders={dest: declare})``,
+    ``declare(args)`` giving it (None: nothing to guard, the command says what is wrong)."""
+
+    folder: Path
+    files: tuple[tuple[Path, str], ...]
+    inputs: tuple[tuple[str, Path], ...] = ()
+    run_keys: frozenset | None = None
+
+
+def model_configs(root: Path) -> tuple[tuple[Path, str], ...]:
+    """The model configs already under ``root`` (a models folder: its checkpoints are rewritten)."""
+    from kepp_core.catalog import CONFIG_FILE
+
+    if not root.is_dir():
+        return ()
+    return tuple((p, "checkpoint") for p in sorted(root.rglob(CONFIG_FILE)))
 
 
 def add_output_flags(p: argparse.ArgumentParser, kinds: Iterable[str]) -> None:
@@ -117,7 +177,9 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def _input_files(args: argparse.Namespace) -> list[tuple[str, Path]]:
-    """The files the command reads, by option: a records folder's records files (as they are read)."""
+    """What the command reads, by option, each as ``(what names it, path)``: the files and folders given,
+    a records folder's records files (as they are read) and the lists a split file (``--root
+    SPLIT.toml``) names."""
     from kepp_core.evaluation.records import record_files
 
     out = []
@@ -126,50 +188,86 @@ def _input_files(args: argparse.Namespace) -> list[tuple[str, Path]]:
         for v in value if isinstance(value, (list, tuple)) else [value]:
             if v is None:
                 continue
-            path = Path(v)
-            if path.is_dir() and dest in getattr(args, "reads_records", ()):
-                try:
-                    out += [(dest, f) for f in record_files(path)]
-                except KeppError:
-                    pass  # the command says what is wrong with it
+            path, named = Path(v), f"{_flag(dest)} {printable(str(v))}"
+            if path.is_dir():
+                out.append((named, path))
+                if dest in getattr(args, "reads_records", ()):
+                    try:
+                        out += [(named, f) for f in record_files(path)]
+                    except KeppError:
+                        pass  # the command says what is wrong with it
             elif path.is_file():
-                out.append((dest, path))
+                out.append((named, path))
+                out += split_file_inputs(path, named)
     return out
+
+
+def split_file_inputs(path: Path, named: str) -> list[tuple[str, Path]]:
+    """The lists, taxonomy and feature folder a split file (TOML) names, each as ``(what names it, path)``;
+    none for another file (what is wrong with it is said where it is read)."""
+    if path.suffix != ".toml":
+        return []
+    from kepp_core.data.split_lists import read_split_file
+
+    try:
+        lists = read_split_file(path)
+    except KeppError:
+        return []
+    return [(f"{named}, which names it", p) for p in (lists.train, lists.test, lists.taxonomy, lists.features)
+            if p is not None]
 
 
 def guard_outputs(args: argparse.Namespace) -> None:
     """Refuse, before any work, an output the command would overwrite unasked (the module docstring)."""
     force = getattr(args, "force", False) is True
     inputs = _input_files(args)
+    run_keys = getattr(args, "run_keys", None)
+    mine = frozenset(run_keys(args)) if run_keys is not None else frozenset()
     for dest, kind in getattr(args, "writes_kinds", {}).items():
         value = getattr(args, dest, None)
-        if value is None:
+        if value is not None:
+            _guard_file(Path(value), kind, dest, inputs, args, force, _flag(dest) + " file", mine)
+    for dest, declare in getattr(args, "writes_folder_files", {}).items():
+        out = declare(args)
+        if out is None:
             continue
-        path = Path(value)
-        for src, f in inputs:
-            if _same_file(path, f) and not force:
-                raise KeppError(f"{printable(str(path))}: is this command's input ({_flag(src)} {printable(str(f))}); "
-                                f"name another {_flag(dest)} file (--force replaces it)")
-        if force or not path.is_file() or path.stat().st_size == 0:
-            continue
-        with open(path, "rb") as fh:
-            head = fh.read(SNIFF_BYTES)
-        if not KINDS[kind].recognise(path, head):
-            raise KeppError(f"{printable(str(path))}: exists and is not {KINDS[kind].name} (what {_flag(dest)} "
-                            f"writes); name another file, or --force to replace it")
-        if kind == RECORDS:
-            _check_records(path, args)
+        where = f"{_flag(dest)} folder"
+        for named, f in [*inputs, *out.inputs]:
+            if _same_file(out.folder, f) and not force:
+                raise KeppError(f"{printable(str(out.folder))}: is this command's input ({named}); name another "
+                                f"{where} (--force writes into it)")
+        for path, kind in out.files:
+            _guard_file(path, kind, dest, [*inputs, *out.inputs], args, force,
+                        f"{where} than {printable(str(out.folder))}", out.run_keys)
 
 
-def _check_records(path: Path, args: argparse.Namespace) -> None:
+def _guard_file(path: Path, kind: str, dest: str, inputs: list[tuple[str, Path]], args: argparse.Namespace,
+                force: bool, another: str, mine: frozenset | None) -> None:
+    """Refuse the output ``path`` of ``kind`` (option ``dest``) where it is an input, or an existing file of
+    another kind or of other runs' records (``mine``: this run's keys; None: records of any run are
+    replaced) (``another``: what to name instead)."""
+    for named, f in inputs:
+        if _same_file(path, f) and not force:
+            raise KeppError(f"{printable(str(path))}: is this command's input ({named}); name another {another} "
+                            "(--force replaces it)")
+    if force or not path.is_file() or path.stat().st_size == 0:
+        return
+    with open(path, "rb") as fh:
+        head = fh.read(SNIFF_BYTES)
+    if not KINDS[kind].recognise(path, head):
+        raise KeppError(f"{printable(str(path))}: exists and is not {KINDS[kind].name} (what {_flag(dest)} "
+                        f"writes); name another {another}, or --force to replace it")
+    if kind == RECORDS and mine is not None:
+        _check_records(path, args, mine)
+
+
+def _check_records(path: Path, args: argparse.Namespace, mine: frozenset) -> None:
     """The records already in ``path``: all this run's own (replaced), or others' (refused without
     ``--append``); with ``--append``, none of this run's (its episodes would be there twice). A run's
     records are known by ``(method, seed, T, imported from)``; the command's ``run_keys(args)`` gives
-    its own (``T`` None: any)."""
+    its own (``mine``; ``T`` None: any)."""
     from kepp_core.evaluation.records import read_records
 
-    run_keys = getattr(args, "run_keys", None)
-    mine = run_keys(args) if run_keys is not None else set()
     own: dict[str, None] = {}
     foreign: dict[str, None] = {}
     for method, seed, horizon, source in _record_keys(read_records(path)):
