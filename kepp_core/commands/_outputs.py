@@ -59,16 +59,21 @@ def _is_records(path: Path, head: bytes) -> bool:
     return isinstance(first, dict) and set(REQUIRED) <= set(first)
 
 
-def _is_table(path: Path, head: bytes) -> bool:
+def _json_object(path: Path, head: bytes) -> dict | None:
     from kepp_core.io import read_json
 
     if not head.lstrip().startswith(b"{"):
-        return False
+        return None
     try:
         obj = read_json(path)
     except KeppError:
-        return False
-    return isinstance(obj, dict) and ("rows" in obj or "tables" in obj)
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def _is_table(path: Path, head: bytes) -> bool:
+    obj = _json_object(path, head)
+    return obj is not None and ("rows" in obj or "tables" in obj)
 
 
 def _is_episodes(path: Path, head: bytes) -> bool:
@@ -83,18 +88,6 @@ def _is_graph(path: Path, head: bytes) -> bool:
 
 def _is_features(path: Path, head: bytes) -> bool:
     return head.startswith(b"\x93NUMPY")
-
-
-def _json_object(path: Path, head: bytes) -> dict | None:
-    from kepp_core.io import read_json
-
-    if not head.lstrip().startswith(b"{"):
-        return None
-    try:
-        obj = read_json(path)
-    except KeppError:
-        return None
-    return obj if isinstance(obj, dict) else None
 
 
 def _is_split_list(path: Path, head: bytes) -> bool:
