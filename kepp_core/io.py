@@ -175,9 +175,6 @@ def lock_file(target: str | os.PathLike) -> Path:
     return target.parent / f".{target.name}{LOCK_SUFFIX}"
 
 
-_HELD: set[tuple[Path, int]] = set()  # the writer locks held, by (lock file, thread)
-
-
 @contextlib.contextmanager
 def writer_lock(target: str | os.PathLike, what: str, wait: bool = False) -> Iterator[Path]:
     """Hold the one-writer lock of the folder or file ``target`` (:func:`lock_file`) for the block:
@@ -186,16 +183,10 @@ def writer_lock(target: str | os.PathLike, what: str, wait: bool = False) -> Ite
     with ``wait``, it waits for the holder instead (a cache that another process is filling). An
     ``flock``: the kernel drops it when its process dies, so a killed writer never leaves a stale
     lock; its half-written temporary files are the next writer's to remove
-    (:func:`remove_stale_temporaries`). The thread that holds it may take it again (a command holding its
-    output folder's lock runs code that locks the same folder): the inner block holds it too."""
+    (:func:`remove_stale_temporaries`)."""
     import fcntl  # Unix only: kept local so the package imports on Windows
-    import threading
 
     path = lock_file(target)
-    mine = (path, threading.get_ident())
-    if mine in _HELD:
-        yield path
-        return
     while True:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -224,7 +215,6 @@ def writer_lock(target: str | os.PathLike, what: str, wait: bool = False) -> Ite
         os.close(fd)
         if not wait:
             raise KeppError(f"{target}: another kepp command was writing into it a moment ago; run again")
-    _HELD.add(mine)
     try:
         try:  # who holds it, for the error of a second writer; a full disk only loses the note
             os.ftruncate(fd, 0)
@@ -233,7 +223,6 @@ def writer_lock(target: str | os.PathLike, what: str, wait: bool = False) -> Ite
             pass
         yield path
     finally:
-        _HELD.discard(mine)
         with contextlib.suppress(FileNotFoundError):
             path.unlink()  # still held: a writer that opens the name from now on makes a new lock
         fcntl.flock(fd, fcntl.LOCK_UN)

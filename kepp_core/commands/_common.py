@@ -130,7 +130,7 @@ def split_files(args) -> SplitFiles | None:
 
 def writes(p: argparse.ArgumentParser, *, kinds: dict[str, str] | None = None, folders: dict | None = None,
            pair: tuple[str, ...] = (), reads: tuple[str, ...] = (), reads_records: tuple[str, ...] = (),
-           run_keys=None) -> None:
+           run_keys=None, lock_folders: bool = True) -> None:
     """Declare the options of a command that name what it writes: ``kinds``, each file option and the
     kind of file it writes (:data:`kepp_core.commands._outputs.KINDS`), and ``folders``, each folder option
     and what the command writes there (a function of the arguments giving a
@@ -142,13 +142,14 @@ def writes(p: argparse.ArgumentParser, *, kinds: dict[str, str] | None = None, f
     are added here; ``run_keys(args)``: the ``(method, seed, T, imported from)`` of the records this run
     writes). ``pair``: the suffixes of a file's companions (a graph's ``.json`` and ``.safetensors``,
     written together by ``--compact``): their locks are held too, so two commands never write one pair
-    at once."""
+    at once. ``lock_folders`` False: the command takes its folders' locks itself (a training run, once the
+    folder's name is checked)."""
     from kepp_core.commands._outputs import add_output_flags
 
     kinds, folders = kinds or {}, folders or {}
     if kinds or folders:
         add_output_flags(p, kinds.values())
-    p.set_defaults(writes_files=tuple(kinds), writes_kinds=kinds, writes_folders=tuple(folders),
+    p.set_defaults(writes_files=tuple(kinds), writes_kinds=kinds, writes_folders=tuple(folders) if lock_folders else (),
                    writes_folder_files=folders, writes_pair=pair,
                    reads=reads, reads_records=reads_records, run_keys=run_keys)
 

@@ -102,7 +102,7 @@ def _train_output(args):
 def _common(p: argparse.ArgumentParser, out_help: str = "checkpoint folder", kind: str | None = None) -> None:
     add_dataset_args(p)
     p.add_argument("--out", required=True, help=out_help)
-    writes(p, folders={"out": _train_output}, reads=(*DATASET_INPUTS, "step_model"))
+    writes(p, folders={"out": _train_output}, reads=(*DATASET_INPUTS, "step_model"), lock_folders=False)
     p.add_argument("--preset", default=None, help="training preset (default: the dataset's; see PRESETS)")
     add_option_flags(p, kind)
     p.add_argument("--resume", action="store_true", help="continue from the folder's last saved state")
