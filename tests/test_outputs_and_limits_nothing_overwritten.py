@@ -179,7 +179,8 @@ def test_protocol_out_over_imported_records_or_its_own_lists_is_refused(lists, t
     (tmp_path / "results").mkdir()
     (tmp_path / "results" / "results.json").write_text('{"notes": 1}\n')
     _refused_unchanged(tmp_path / "results" / "results.json",
-                       lambda: run_kepp("protocol", spec, "--out", tmp_path / "results"), "is not a protocol's", "--force")
+                       lambda: run_kepp("protocol", spec, "--out", tmp_path / "results"), "is not a protocol's",
+                       "--force")
 
 
 @pytest.mark.slow

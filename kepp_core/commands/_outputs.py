@@ -130,7 +130,8 @@ class FolderOutput:
     """What a command writes into a folder: the ``folder``, each file it would write there with its kind
     (``files``), what it reads that its options name only indirectly (``inputs``: ``(what names it,
     path)``, e.g. a spec's lists) and the ``(method, seed, T, imported from)`` of the records it writes
-    (``run_keys``; ``T`` None: any; None: records of any run are its own to replace). A command declares it with ``writes(p, folders={dest: declare})``,
+    (``run_keys``; ``T`` None: any; None: records of any run are its own to replace). A command declares
+    it with ``writes(p, folders={dest: declare})``,
     ``declare(args)`` giving it (None: nothing to guard, the command says what is wrong)."""
 
     folder: Path

@@ -95,9 +95,9 @@ def register(sub) -> None:
                    help=f"horizons (default: {' '.join(map(str, catalog.TABLE_HORIZONS))}; with --from-records: "
                         "only these horizons' records, default all)")
     p.add_argument("--settings", nargs="+", choices=list(catalog.SETTINGS), default=[catalog.DEFAULT_SETTING])
-    p.add_argument("--methods", nargs="+", default=None, help=f"subset of: {' '.join(defaults + others)} "
-                                                                     f"(default: {' '.join(defaults)}; with --from-records: "
-                                                                     "only these methods' records, default all)")
+    p.add_argument("--methods", nargs="+", default=None,
+                   help=f"subset of: {' '.join(defaults + others)} (default: {' '.join(defaults)}; with "
+                        "--from-records: only these methods' records, default all)")
     p.add_argument("--sampler", choices=["ddpm", "ddim"], default=None, help="override the models' sampler")
     p.add_argument("--sampler-steps", type=int, default=None, help="DDIM steps")
     p.add_argument("--seed", type=int, default=0)
