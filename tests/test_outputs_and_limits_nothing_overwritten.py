@@ -37,6 +37,14 @@ def _import(p, out, *extra, seed=7, env=None):
                     "--method", "vpn-run", "--seed", seed, "--out", out, *extra, env=env)
 
 
+def _imported_in(p, folder, name):
+    """``folder/name`` (``folder`` made): the records of an imported run (seed 7)."""
+    folder.mkdir()
+    records = folder / name
+    assert _import(p, records).returncode == 0
+    return records
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("given", ["vpn", "test", "taxonomy"])
 def test_records_import_out_naming_one_of_its_inputs_is_refused_with_the_file_unchanged(lists, given):
@@ -114,9 +122,7 @@ def test_eval_records_over_an_imported_methods_records_refuses_and_append_keeps_
 @pytest.mark.slow
 def test_compare_episodes_naming_the_compared_records_is_refused(lists, tmp_path):
     folder = tmp_path / "recs"
-    folder.mkdir()
-    records = folder / "vpn-records.jsonl"
-    assert _import(lists, records).returncode == 0
+    records = _imported_in(lists, folder, "vpn-records.jsonl")
     assert _import(lists, records, "--append", seed=8).returncode == 0
     for given in (records, folder):  # the file itself, or the folder it is read from
         _refused_unchanged(records, lambda: run_kepp("eval", "compare", given, "--a", "vpn-run", "--b", "vpn-run",
@@ -165,9 +171,7 @@ def _spec(tmp_path, p, out, name="spec.toml"):
 @pytest.mark.slow
 def test_protocol_out_over_imported_records_or_its_own_lists_is_refused(lists, tmp_path):
     out = tmp_path / "runs"
-    out.mkdir()
-    imported = out / "records.jsonl"
-    assert _import(lists, imported).returncode == 0
+    imported = _imported_in(lists, out, "records.jsonl")
     spec = _spec(tmp_path, lists, out)
     _refused_unchanged(imported, lambda: run_kepp("protocol", spec),
                        "holds records of vpn-run seed 7 imported from T3_predictions.json", "--force")
