@@ -10,7 +10,7 @@ the field each is stored under in rows and records, and a header that names the 
 
 - ``kepp``: this package's own metrics (:mod:`kepp_core.metrics`), the default of every table;
 - ``pdpp``: PDPP's ``utils/accuracy.py`` as its ``inference.py`` aggregates it (KEPP's and MTID's
-  repositories evaluate with it);
+  repositories evaluate with it); ``pdpp-printed``: the same numbers as that code prints them (float32);
 - ``vpn``: ViterbiPlanNet's ``metrics.py`` as its ``main.py`` aggregates it (the unified benchmark).
 
 >>> [m.column for m in family("vpn").metrics]
@@ -65,6 +65,28 @@ def _metric(family_name: str, key: str, header: str, description: str, column: s
     return FamilyMetric(key=key, column=column or f"{family_name}_{key}", header=header, description=description)
 
 
+_PDPP_SOURCE = "PDPP's utils/accuracy.py with inference.py's aggregation (github.com/MCG-NJU/PDPP)"
+_PDPP_METRICS = (
+    _metric("pdpp", "sr", "SR (PDPP)", "trajectory_success_rate per batch, in float32, batches weighted "
+                                       "by their episodes (%)"),
+    _metric("pdpp", "macc", "mAcc (PDPP)", "acc1 per batch, in float32, batches weighted by their episodes (%)"),
+    _metric("pdpp", "miou_batch", "mIoU (PDPP, per batch)", "MIoU1: IoU of the action sets of each whole batch, "
+                                                           "batches weighted by their episodes (%)"),
+    _metric("pdpp", "miou_episode", "mIoU (PDPP, per episode)", "MIoU2: each episode's set IoU, averaged (%)"),
+    _metric("pdpp", "first_acc", "first step (PDPP)", "A0: the plan's first step right, in float32 per batch (%)"),
+    _metric("pdpp", "last_acc", "last step (PDPP)", "AT: the plan's last step right, in float32 per batch (%)"),
+)
+
+
+def _printed(pdpp: tuple[FamilyMetric, ...]) -> MetricFamily:
+    """PDPP's metrics as its ``inference.py`` returns and prints them (each average through a float32
+    tensor): the same keys, columns ``pdpp_printed_*``, each header saying so."""
+    return MetricFamily(name="pdpp-printed", label="PDPP (as printed)", source=f"{_PDPP_SOURCE}, every average "
+                        "through float32 as inference.py prints it", metrics=tuple(
+                            _metric("pdpp_printed", m.key, f"{m.header[:-1]}, as printed)",
+                                    f"{m.description}; through float32 as printed") for m in pdpp))
+
+
 FAMILIES: dict[str, MetricFamily] = {f.name: f for f in (
     # The kepp family's columns and headers are the tables' own since the first release (kept as they are).
     MetricFamily(name="kepp", label="KEPP (this package)", source="kepp_core/metrics.py", metrics=(
@@ -77,17 +99,8 @@ FAMILIES: dict[str, MetricFamily] = {f.name: f for f in (
         _metric("kepp", "ends", "ends", "the plan's first and last step both right (%)", "ends"),
         _metric("kepp", "sr_ends", "SR_ends", "plans right among the episodes whose ends are right (%)", "SR_ends"),
     )),
-    MetricFamily(name="pdpp", label="PDPP", source="PDPP's utils/accuracy.py with inference.py's aggregation "
-                                                  "(github.com/MCG-NJU/PDPP)", metrics=(
-        _metric("pdpp", "sr", "SR (PDPP)", "trajectory_success_rate per batch, in float32, batches weighted "
-                                           "by their episodes (%)"),
-        _metric("pdpp", "macc", "mAcc (PDPP)", "acc1 per batch, in float32, batches weighted by their episodes (%)"),
-        _metric("pdpp", "miou_batch", "mIoU (PDPP, per batch)", "MIoU1: IoU of the action sets of each whole batch, "
-                                                               "batches weighted by their episodes (%)"),
-        _metric("pdpp", "miou_episode", "mIoU (PDPP, per episode)", "MIoU2: each episode's set IoU, averaged (%)"),
-        _metric("pdpp", "first_acc", "first step (PDPP)", "A0: the plan's first step right, in float32 per batch (%)"),
-        _metric("pdpp", "last_acc", "last step (PDPP)", "AT: the plan's last step right, in float32 per batch (%)"),
-    )),
+    MetricFamily(name="pdpp", label="PDPP", source=_PDPP_SOURCE, metrics=_PDPP_METRICS),
+    _printed(_PDPP_METRICS),
     MetricFamily(name="vpn", label="ViterbiPlanNet", source="ViterbiPlanNet's metrics.py with main.py's aggregation "
                                                             "(github.com/Gigi-G/ViterbiPlanNet)", metrics=(
         _metric("vpn", "sr", "SR (ViterbiPlanNet)", "success_rate per batch, batches weighted by their episodes (%)"),
@@ -99,6 +112,16 @@ FAMILIES: dict[str, MetricFamily] = {f.name: f for f in (
     )),
 )}
 DEFAULT_FAMILY = "kepp"
+
+
+def codes_named(form: str = "{name}: {label}", *, skip: tuple[str, ...] = ()) -> str:
+    """Every evaluation code of :data:`FAMILIES` (but ``skip``), each written as ``form`` (its fields:
+    ``name``, ``label``, ``source``), joined by "; ": the one way help texts name the codes.
+
+    >>> codes_named("`{name}`", skip=("kepp",))
+    '`pdpp`; `pdpp-printed`; `vpn`'
+    """
+    return "; ".join(form.format(name=n, label=f.label, source=f.source) for n, f in FAMILIES.items() if n not in skip)
 
 
 def family(name: str) -> MetricFamily:

@@ -212,7 +212,11 @@ def pdpp_metrics(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], bat
     it: per batch of ``batch_size`` consecutive episodes, ``acc1`` (``macc``), the trajectory success
     rate (``sr``) and the first and last step's accuracy (``first_acc``, ``last_acc``) in float32 as
     its torch code computes them, ``MIoU1`` (``miou_batch``: the IoU of the whole batch's action
-    sets) and ``MIoU2`` (``miou_episode``); each averaged over batches weighted by their episodes.
+    sets) and ``MIoU2`` (``miou_episode``); each averaged over batches weighted by their episodes
+    in its ``AverageMeter`` (``sum += val * n``): a Python float for the first four, whose batch
+    values arrive as numbers, and a float32 tensor for ``first_acc`` and ``last_acc``, whose batch
+    values arrive as tensors (so their sums and averages round in float32, up to about 4e-6 points
+    from a float64 mean).
 
     >>> m = pdpp_metrics([(1, 2, 3), (1, 5, 3)], [(1, 2, 3), (1, 2, 3)])
     >>> m["sr"], round(m["macc"], 4), m["miou_batch"], m["miou_episode"]
@@ -221,7 +225,8 @@ def pdpp_metrics(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], bat
     p, g = _plan_arrays(pred, gt)
     n, horizon = g.shape
     f32 = np.float32
-    sums = dict.fromkeys(("sr", "macc", "miou_batch", "miou_episode", "first_acc", "last_acc"), 0.0)
+    sums = dict.fromkeys(("sr", "macc", "miou_batch", "miou_episode"), 0.0)
+    sums.update(dict.fromkeys(_PDPP_TENSOR_METERS, f32(0.0)))
     every_iou = set_iou(p, g)  # per episode: the same in any batch
     for k in _batches(n, batch_size):
         pb, gb = p[k : k + batch_size], g[k : k + batch_size]
@@ -236,8 +241,25 @@ def pdpp_metrics(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], bat
             "last_acc": f32(f32(right[:, -1].sum()) / f32(b)) * f32(100.0),
         }
         for key, v in values.items():
-            sums[key] += float(v) * b
-    return {key: v / n for key, v in sums.items()}
+            if key in _PDPP_TENSOR_METERS:  # float32 tensor times an int, added to a float32 tensor
+                sums[key] = f32(sums[key] + f32(v * f32(b)))
+            else:
+                sums[key] += float(v) * b
+    return {key: float(f32(v / f32(n))) if key in _PDPP_TENSOR_METERS else v / n for key, v in sums.items()}
+
+
+# The meters of PDPP's inference.py that add float32 tensors rather than Python floats.
+_PDPP_TENSOR_METERS = ("first_acc", "last_acc")
+
+
+def pdpp_printed_metrics(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], batch_size: int = BATCH) -> dict:
+    """:func:`pdpp_metrics` as PDPP's ``inference.py`` returns and prints them: every meter's average
+    passed through a float32 tensor (``torch.tensor(avg).item()``), so each is a float32 value.
+
+    >>> pdpp_printed_metrics([(1, 2, 3)] * 3, [(1, 2, 3), (1, 2, 3), (1, 2, 4)])["sr"]
+    66.66666412353516
+    """
+    return {key: float(np.float32(v)) for key, v in pdpp_metrics(pred, gt, batch_size).items()}
 
 
 def vpn_metrics(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], batch_size: int = BATCH) -> dict:
@@ -302,14 +324,15 @@ def kepp_metrics(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], bat
             "sr_ends": success_given_endpoints(pred, gt)}
 
 
-_CODES = {"kepp": kepp_metrics, "pdpp": pdpp_metrics, "vpn": vpn_metrics}
+_CODES = {"kepp": kepp_metrics, "pdpp": pdpp_metrics, "pdpp-printed": pdpp_printed_metrics, "vpn": vpn_metrics}
 
 
 def protocol_metrics(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], protocol: str,
                      batch_size: int = BATCH) -> dict:
     """The metrics the evaluation code ``protocol`` (a family of :data:`kepp_core.benchmark.FAMILIES`:
-    ``kepp``, ``pdpp``, ``vpn``) reports on these plans, episodes in the given order, in batches of
-    ``batch_size``: ``pdpp`` → ``sr, macc, miou_batch, miou_episode, first_acc, last_acc``;
+    ``kepp``, ``pdpp``, ``pdpp-printed``, ``vpn``) reports on these plans, episodes in the given order, in
+    batches of ``batch_size``: ``pdpp`` → ``sr, macc, miou_batch, miou_episode, first_acc, last_acc``
+    (``pdpp-printed``: the same, each through float32 as PDPP prints it);
     ``vpn`` → ``sr, macc, miou, miou_classic``; ``kepp`` → ``sr, macc, miou_episode, miou_batch,
     ends, sr_ends`` (percent).
 

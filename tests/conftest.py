@@ -45,10 +45,11 @@ def official_kepp() -> Path:
 
 @pytest.fixture(scope="session")
 def protocol_metrics_cases() -> list[dict]:
-    """The plans of ``../shared/data/protocol-metrics`` and what PDPP's and ViterbiPlanNet's codes report on them."""
+    """The plans of ``../shared/data/protocol-metrics`` and what PDPP's and ViterbiPlanNet's codes report on them
+    (``cases-exact.json``: PDPP's numbers as its code really rounds them, and as it prints them)."""
     import json
 
-    return json.loads(_shared("protocol-metrics/cases.json").read_text())["cases"]
+    return json.loads(_shared("protocol-metrics/cases-exact.json").read_text())["cases"]
 
 
 @pytest.fixture(scope="session")

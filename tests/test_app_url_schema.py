@@ -121,3 +121,14 @@ def test_unicode_digits_in_any_pages_link_are_one_line_and_no_traceback(monkeypa
     for key in BAD[page]:
         assert f"{key}=" in said[0], (key, said[0])
         assert key not in at.query_params or at.query_params[key] != BAD[page][key]  # never written back
+
+
+def test_the_code_picker_and_the_code_keys_text_name_every_code_of_the_registry():
+    """The codes are named from the one registry (kepp_core.benchmark.FAMILIES), never in hand-written prose."""
+    from components import metric_codes
+    from kepp_core.benchmark import DEFAULT_FAMILY, FAMILIES
+
+    doc = url_schema.RESULTS["code"].doc
+    assert [n for n, f in FAMILIES.items() if f"{f.label}: {f.source}" not in metric_codes.CODE_HELP] == []
+    named = [n for n, f in FAMILIES.items() if f"`{n}`: {f.label}" in doc]
+    assert named == [n for n in FAMILIES if n != DEFAULT_FAMILY]

@@ -13,24 +13,17 @@ from kepp_core.errors import KeppError
 from kepp_core.evaluation.imports import import_predictions
 from kepp_core.metrics import protocol_metrics
 from tests.helpers.cli import assert_one_line_error, run_kepp
-from tests.helpers.split_lists import NAMES, write_lists
+from tests.helpers.split_lists import NAMES, made_up_plan, write_lists, write_vpn_predictions
 
 
-def _predicted(gt: list[int], k: int) -> list[int]:
-    """A made-up method's plan: right on even entries, its middle step wrong on odd ones."""
-    plan = list(gt)
-    if k % 2:
-        plan[1] = (plan[1] + 1) % 8
-    return plan
+_predicted = made_up_plan
 
 
 @pytest.fixture()
 def lists(tmp_path):
     p = write_lists(tmp_path / "lists")
-    gt = [list(ep.plan) for ep in read_split_list(p["test"])]
-    vpn = {str(k): {"pred": _predicted(g, k), "true": g} for k, g in enumerate(gt)}
     p["vpn"] = tmp_path / "T3_predictions.json"
-    p["vpn"].write_text(json.dumps(vpn, indent=4))
+    gt = write_vpn_predictions(p["vpn"], p["test"])
     return p, gt
 
 

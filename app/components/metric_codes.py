@@ -15,10 +15,12 @@ import streamlit as st
 from components import links
 from components.text import md
 from kepp_core import api
-from kepp_core.benchmark import BENCHMARK_DATASETS, DEFAULT_FAMILY, FAMILIES, LITERATURE_UNCONFIRMED
+from kepp_core.benchmark import BENCHMARK_DATASETS, DEFAULT_FAMILY, FAMILIES, LITERATURE_UNCONFIRMED, codes_named
 
-__all__ = ["PUBLISHED", "code_caption", "column_kind", "pick_code", "published", "sr_words"]
+__all__ = ["CODE_HELP", "PUBLISHED", "code_caption", "column_kind", "pick_code", "published", "sr_words"]
 
+# the codes as the registry names them (kepp_core.benchmark.FAMILIES): a code added there is named here
+CODE_HELP = f"which code computes SR, mAcc and mIoU (their mIoUs differ): {codes_named('{label}: {source}')}"
 PUBLISHED = "published: read from the papers, not measured here"  # the published table's caption starts so
 
 
@@ -29,8 +31,7 @@ def pick_code(link, key: str) -> str:
     link.seed(key, "code", names, absent=DEFAULT_FAMILY)
     code = st.segmented_control("Evaluation code", names, key=key, format_func=lambda n: FAMILIES[n].label,
                                 **links.default_kwargs(key, default=DEFAULT_FAMILY),
-                                help="which code computes SR, mAcc and mIoU: this package's, PDPP's "
-                                     "(utils/accuracy.py) or ViterbiPlanNet's (metrics.py); their mIoUs differ") \
+                                help=CODE_HELP) \
         or DEFAULT_FAMILY
     link.keep(code=None if code == DEFAULT_FAMILY else code)
     return code

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from kepp_core.benchmark import DEFAULT_FAMILY, FAMILIES
+from kepp_core.benchmark import DEFAULT_FAMILY, FAMILIES, codes_named
 from kepp_core.catalog import AB_CELLS, MAX_HORIZON, MAX_SEED, MAX_TOP
 
 __all__ = ["AB_KEYS", "MAX_CHARS", "PLAN", "TABLES", "Expected", "Key", "Parser", "Problem", "check", "choice", "clip", "decimal", "flag", "listed", "or_empty",
@@ -353,8 +353,9 @@ FAILURES = _table(
 
 RESULTS = _table(
     Key("metric", choice("SR", "mAcc", "mIoU", "all"), "the method × T table's metric", "`SR`"),
-    Key("code", choice(*FAMILIES), "the evaluation code whose metrics the tables show (`pdpp`: PDPP's, `vpn`: "
-                                   "ViterbiPlanNet's), each header naming it", f"`{DEFAULT_FAMILY}`: this package's"),
+    Key("code", choice(*FAMILIES), "the evaluation code whose metrics the tables show ("
+        + codes_named("`{name}`: {label}", skip=(DEFAULT_FAMILY,)) + "), each header naming it",
+        f"`{DEFAULT_FAMILY}`: this package's"),
     Key("task", text(), "the task filter", "every task"),
     Key("T", HORIZON, "the horizon", "the first horizon"),
     Key("method", _METHOD, "the method", "the first comparison method the records hold"),

@@ -14,7 +14,7 @@ from components.charts import pattern_bars, show_table
 from components.config import PAGES, page_setup
 from components.text import md
 from components.names import default_method, namer
-from kepp_core.benchmark import DEFAULT_FAMILY
+from kepp_core.benchmark import DEFAULT_FAMILY, codes_named
 from kepp_core.catalog import PATTERN_LABELS, PATTERNS, pattern_label
 
 cfg = page_setup("Failure cases")
@@ -55,7 +55,7 @@ with left:
     st.caption(("Paper column: CrossTask, T=4, R=2 (supplement B.5); — where the paper gives no number. "
                 if paper is not None else "") + "Top-1 path shares count episodes with a graph path. "
                + metric_codes.code_caption(DEFAULT_FAMILY, ["SR"]) + " This page's numbers are that code's only; "
-               "Results shows PDPP's and ViterbiPlanNet's.")
+               f"Results shows the others' ({md(codes_named('{label}', skip=(DEFAULT_FAMILY,)))}).")
 with right:
     st.subheader("Patterns")
     st.markdown(pattern_bars([PATTERN_LABELS[p] for p in PATTERNS], [stats.pattern_counts[p] for p in PATTERNS]),

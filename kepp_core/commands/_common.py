@@ -58,6 +58,10 @@ def add_command(sub, name: str, help: str, examples: str = "", func=None) -> arg
     return p
 
 
+# The files a dataset's options name (read by every command that takes them: never one of its outputs).
+DATASET_INPUTS = ("root", "train_list", "test_list", "taxonomy")
+
+
 def add_dataset_args(p: argparse.ArgumentParser, required: bool = True) -> None:
     """Add --dataset, --root, --features, --split-seed, --coin-actions and the split lists' files."""
     p.add_argument("--dataset", default="demo", choices=sorted(LOADERS),
@@ -124,12 +128,30 @@ def split_files(args) -> SplitFiles | None:
     return SplitFiles(train=Path(train), test=Path(test), taxonomy=Path(taxonomy) if taxonomy else None)
 
 
-def writes(p: argparse.ArgumentParser, *files: str, folders: tuple[str, ...] = (), pair: tuple[str, ...] = ()) -> None:
-    """Declare the options of a command that name what it writes (files, and ``folders``): `kepp`
-    holds their writer locks while the command runs (:func:`hold_outputs`). ``pair``: the suffixes
-    of a file's companions (a graph's ``.json`` and ``.safetensors``, written together by
-    ``--compact``): their locks are held too, so two commands never write one pair at once."""
-    p.set_defaults(writes_files=files, writes_folders=folders, writes_pair=pair)
+def writes(p: argparse.ArgumentParser, *, kinds: dict[str, str] | None = None, folders: dict | None = None,
+           pair: tuple[str, ...] = (), reads: tuple[str, ...] = (), reads_records: tuple[str, ...] = (),
+           run_keys=None, lock_folders: bool = True) -> None:
+    """Declare the options of a command that name what it writes: ``kinds``, each file option and the
+    kind of file it writes (:data:`kepp_core.commands._outputs.KINDS`), and ``folders``, each folder option
+    and what the command writes there (a function of the arguments giving a
+    :class:`~kepp_core.commands._outputs.FolderOutput`); and the options
+    that name what it reads (``reads``; of those, ``reads_records``: records files or folders of them).
+    `kepp` holds the outputs' writer locks while the command runs (:func:`hold_outputs`) and, before
+    any work, refuses an output that is an input, another kind of file or other runs' records
+    (:func:`~kepp_core.commands._outputs.guard_outputs`: ``--force``, and ``--append`` for records,
+    are added here; ``run_keys(args)``: the ``(method, seed, T, imported from)`` of the records this run
+    writes). ``pair``: the suffixes of a file's companions (a graph's ``.json`` and ``.safetensors``,
+    written together by ``--compact``): their locks are held too, so two commands never write one pair
+    at once. ``lock_folders`` False: the command takes its folders' locks itself (a training run, once the
+    folder's name is checked)."""
+    from kepp_core.commands._outputs import add_output_flags
+
+    kinds, folders = kinds or {}, folders or {}
+    if kinds or folders:
+        add_output_flags(p, kinds.values())
+    p.set_defaults(writes_files=tuple(kinds), writes_kinds=kinds, writes_folders=tuple(folders) if lock_folders else (),
+                   writes_folder_files=folders, writes_pair=pair,
+                   reads=reads, reads_records=reads_records, run_keys=run_keys)
 
 
 @contextlib.contextmanager
@@ -138,6 +160,8 @@ def hold_outputs(args: argparse.Namespace) -> Iterator[None]:
     with :func:`writes`, for as long as it runs: a second command writing the same file or folder
     is refused naming the first. The temporary files a killed writer left there are removed first;
     an output that is not a regular file is refused before any work (:func:`check_outputs`)."""
+    from kepp_core.commands._outputs import guard_outputs
+
     files = [Path(getattr(args, d)) for d in getattr(args, "writes_files", ()) if getattr(args, d, None)]
     folders = [Path(getattr(args, d)) for d in getattr(args, "writes_folders", ()) if getattr(args, d, None)]
     check_outputs(*files)
@@ -152,6 +176,7 @@ def hold_outputs(args: argparse.Namespace) -> Iterator[None]:
             remove_stale_temporaries(path.parent, name=path.name)
         for path in folders:
             remove_stale_temporaries(path, recursive=True)
+        guard_outputs(args)  # under the locks: no other command is writing them meanwhile
         yield
 
 

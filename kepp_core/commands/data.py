@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from kepp_core.commands._common import add_command, add_dataset_args, dataset_from_args, emit_json, print_table, writes
+from kepp_core.commands._common import (DATASET_INPUTS, add_command, add_dataset_args, dataset_from_args, emit_json,
+                                        print_table, writes)
 from kepp_core.commands.synth import register_synth
 from kepp_core.data import dataset_stats
 
@@ -29,7 +30,18 @@ def register(sub) -> None:
     add_dataset_args(lst)
     lst.add_argument("-T", "--horizons", type=int, nargs="+", default=[3, 4, 5, 6])
     lst.add_argument("--out", required=True, metavar="DIR", help="the folder to write the lists into")
-    writes(lst, folders=("out",))
+    writes(lst, folders={"out": _lists_output}, reads=DATASET_INPUTS)
+
+
+def _lists_output(args):
+    """What ``kepp data lists`` writes into ``--out``: each horizon's two lists and the taxonomy."""
+    from pathlib import Path
+
+    from kepp_core.commands._outputs import FolderOutput
+
+    out = Path(args.out)
+    return FolderOutput(folder=out, files=(*((out / f"{split}_{h}.json", "split-list") for h in args.horizons
+                                             for split in ("train", "test")), (out / "taxonomy.json", "taxonomy")))
 
 
 def _lists(args) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kepp_core.commands._common import add_command, add_device_option, print_table, set_threads
+from kepp_core.commands._common import add_command, add_device_option, print_table, set_threads, writes
 from kepp_core.errors import KeppError
 from kepp_core.catalog import DEMO_HORIZONS, SETTINGS
 from kepp_core.paths import APP_DIR, DEMO_ASSETS, DEMO_TABLE_SPEC
@@ -45,6 +45,7 @@ def register(sub) -> None:
     t.add_argument("--train-steps", type=int, default=None, help="override the preset's training steps")
     t.add_argument("--threads", type=int, default=None, help="CPU threads")
     add_device_option(t)
+    writes(t, folders={"out": _table_output}, reads=("spec",))
     m = add_command(dsub, "models", "train the demo models for the app (what assets/demo ships)",
                     "  kepp demo models --out assets/demo", _models)
     m.add_argument("--out", default=str(DEMO_ASSETS))
@@ -55,6 +56,7 @@ def register(sub) -> None:
                         "training; the --out folder itself: evaluate its models again")
     m.add_argument("--threads", type=int, default=None, help="CPU threads")
     add_device_option(m)
+    writes(m, folders={"out": _models_output})  # --from the --out folder itself: its models evaluated again
 
 
 def _world():
@@ -84,6 +86,36 @@ def _demo(args) -> int:
     return launch_app(AppConfig(checkpoints=str(models), port=args.port, device=args.device))
 
 
+def _table_spec(args):
+    """The table's protocol spec with the command line's overrides."""
+    from kepp_core.protocol import load_protocol, override_spec
+
+    if args.seeds is not None and args.seeds < 1:
+        raise KeppError(f"--seeds {args.seeds}: need at least one seed")
+    spec = load_protocol(args.spec)
+    train = {**spec.train, "train_steps": args.train_steps} if args.train_steps is not None else None
+    return override_spec(spec, args.spec, seeds=args.seeds, horizons=args.horizons, out=args.out,
+                         setting=args.setting, train=train)
+
+
+def _table_output(args):
+    """What ``kepp demo table`` writes into its spec's ``out``: the protocol's files and the table."""
+    from kepp_core.commands.protocol import protocol_output
+
+    try:
+        return protocol_output(_table_spec(args), args.spec, extra=(("table.json", "results"),))
+    except KeppError:
+        return None  # the command says what is wrong with the spec
+
+
+def _models_output(args):
+    """What ``kepp demo models`` writes into ``--out``: its models and their records."""
+    from kepp_core.commands._outputs import RECORDS, FolderOutput, model_configs
+
+    out = Path(args.out)
+    return FolderOutput(folder=out, files=((out / "predictions.jsonl", RECORDS), *model_configs(out)))
+
+
 def _models(args) -> int:
     from kepp_core.experiments import train_demo_models
 
@@ -100,15 +132,9 @@ def _table(args) -> int:
     from kepp_core.data.synth import ensure_world
     from kepp_core.evaluation.report import horizon_table
     from kepp_core.experiments import run_table
-    from kepp_core.protocol import load_protocol, override_spec
 
     set_threads(args)
-    if args.seeds is not None and args.seeds < 1:
-        raise KeppError(f"--seeds {args.seeds}: need at least one seed")
-    spec = load_protocol(args.spec)
-    train = {**spec.train, "train_steps": args.train_steps} if args.train_steps is not None else None
-    spec = override_spec(spec, args.spec, seeds=args.seeds, horizons=args.horizons, out=args.out,
-                         setting=args.setting, train=train)
+    spec = _table_spec(args)
     if spec.dataset == "demo" and spec.root is None:
         ensure_world()  # the default demo world, built where it is missing (the runner only loads it)
     res = run_table(spec, retrain=args.retrain)

@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 from kepp_core import catalog
-from kepp_core.benchmark import BENCHMARK_DATASETS, DEFAULT_FAMILY, FAMILIES, LITERATURE_UNCONFIRMED, family
-from kepp_core.commands._common import (add_command, add_dataset_args, add_device_option, check_outputs,
+from kepp_core.benchmark import BENCHMARK_DATASETS, DEFAULT_FAMILY, FAMILIES, LITERATURE_UNCONFIRMED, codes_named, family
+from kepp_core.commands._common import (DATASET_INPUTS, add_command, add_dataset_args, add_device_option, check_outputs,
                                         dataset_from_args, emit_json, print_table, set_threads, writes)
-from kepp_core.errors import KeppError
+from kepp_core.errors import KeppError, printable
 from kepp_core.io import whole_number
 
 EXAMPLES = """  kepp eval --dataset demo --models models --horizons 3 4 5 6
@@ -35,10 +35,14 @@ EXAMPLES = """  kepp eval --dataset demo --models models --horizons 3 4 5 6
   kepp eval --dataset split-lists --train-list NIV/train70_3.json --test-list NIV/test30_3.json \\
       --taxonomy NIV/niv_taxonomy.json --features NIV/processed_data --models models -T 3 \\
       --metrics pdpp vpn --benchmark niv
-  (--metrics: the columns of each evaluation code, named in every header (kepp: this package's, the default;
-   pdpp: PDPP's utils/accuracy.py; vpn: ViterbiPlanNet's metrics.py); --benchmark: the published numbers of that
-   dataset, horizon and code printed under the table, apart from the measured rows)
+  (--metrics: the columns of each evaluation code, named in every header (the default: {default}; {codes});
+   --benchmark: the published numbers of that dataset, horizon and code printed under the table, apart from the
+   measured rows)
+  kepp eval --from-records runs/compare --metrics kepp pdpp vpn --benchmark niv
+  (no models: the recorded plans of a records file or folder, imported methods' included, one table per code)
   kepp eval compare runs/preds.jsonl --a kepp-R2 --b kepp-nograph   (two methods of the records, episode by episode)"""
+
+EXAMPLES = EXAMPLES.format(default=DEFAULT_FAMILY, codes=codes_named())
 
 COMPARE_EXAMPLES = """  kepp eval compare runs/preds.jsonl --a kepp-R2 --b kepp-nograph
   kepp eval compare runs/preds.jsonl --a kepp-R2 --b pdpp -T 3 --cell a-only --episodes runs/r2-not-pdpp.csv
@@ -49,20 +53,52 @@ COMPARE_EXAMPLES = """  kepp eval compare runs/preds.jsonl --a kepp-R2 --b kepp-
    with all their seeds; --episodes: the episodes with both plans side by side, as CSV)"""
 
 
+_EVAL_READS = (*DATASET_INPUTS, "from_records")
+
+
+def _run_keys(args) -> set[tuple]:
+    """The ``(method, seed, T, imported from)`` of the records this evaluation writes (its own earlier
+    records are replaced; others' are kept only with --append)."""
+    methods, horizons = args.methods or _default_methods(), args.horizons or catalog.TABLE_HORIZONS
+    return {(m, args.seed, h, None) for m in methods for h in horizons}
+
+
+def _default_methods() -> tuple[str, ...]:
+    """The methods ``kepp eval`` runs when ``--methods`` is left out."""
+    return tuple(m.name for m in catalog.methods() if m.default and not m.llm)
+
+
+def _run_defaults(args) -> None:
+    """A run of models: ``-T`` and ``--methods`` left out are the table's horizons and the default methods
+    (left None until here so that ``--from-records`` can tell a filter given from a default)."""
+    if args.horizons is None:
+        args.horizons = list(catalog.TABLE_HORIZONS)
+    if args.methods is None:
+        args.methods = list(_default_methods())
+
+
 def register(sub) -> None:
     """Add ``kepp eval`` (its ``--methods`` choices come from the method catalogue)."""
     from kepp_core.commands.llm_args import add_llm_args
 
-    defaults = tuple(m.name for m in catalog.methods() if m.default and not m.llm)
+    defaults = _default_methods()
     others = tuple(m.name for m in catalog.methods() if not m.default and not m.llm) + _llm_methods()
 
     p = add_command(sub, "eval", "evaluate KEPP and the baselines on the test split", EXAMPLES, _eval)
     add_dataset_args(p)
-    p.add_argument("--models", default=None, help="models folder (MODELS/T<h>/step, plan-graph-R1, ...; required)")
-    p.add_argument("-T", "--horizons", type=int, nargs="+", default=list(catalog.TABLE_HORIZONS))
+    p.add_argument("--models", default=None, help="models folder (MODELS/T<h>/step, plan-graph-R1, ...; required "
+                                                  "unless --from-records)")
+    p.add_argument("--from-records", default=None, metavar="FILE|FOLDER",
+                   help="score recorded plans instead of running models: a records file or a folder of them "
+                        "(as 'kepp eval compare' and the app read them; imported methods' too), one table per --metrics "
+                        "code, mean over seeds per method and T")
+    p.add_argument("-T", "--horizons", type=int, nargs="+", default=None,
+                   help=f"horizons (default: {' '.join(map(str, catalog.TABLE_HORIZONS))}; with --from-records: "
+                        "only these horizons' records, default all)")
     p.add_argument("--settings", nargs="+", choices=list(catalog.SETTINGS), default=[catalog.DEFAULT_SETTING])
-    p.add_argument("--methods", nargs="+", default=list(defaults), help=f"subset of: {' '.join(defaults + others)} "
-                                                                     f"(default: {' '.join(defaults)})")
+    p.add_argument("--methods", nargs="+", default=None,
+                   help=f"subset of: {' '.join(defaults + others)} (default: {' '.join(defaults)}; with "
+                        "--from-records: only these methods' records, default all)")
     p.add_argument("--sampler", choices=["ddpm", "ddim"], default=None, help="override the models' sampler")
     p.add_argument("--sampler-steps", type=int, default=None, help="DDIM steps")
     p.add_argument("--seed", type=int, default=0)
@@ -71,7 +107,8 @@ def register(sub) -> None:
     p.add_argument("--strict", action="store_true", help="fail instead of skipping methods without models")
     p.add_argument("--records", default=None, help="per-episode predictions (.jsonl or .parquet)")
     p.add_argument("--out", default=None, help="write the table rows as JSON")
-    writes(p, "out", "records")
+    writes(p, kinds={"out": "table", "records": "records"}, reads=_EVAL_READS, reads_records=("from_records",),
+           run_keys=_run_keys)
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: $KEPP_THREADS or half the cores)")
     add_device_option(p)
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
@@ -103,8 +140,9 @@ def _register_compare(sub) -> None:
     """Add ``kepp eval compare``."""
     c = add_command(sub, "compare", "two methods of prediction records episode by episode: the 2x2 table, McNemar's "
                     "exact test, paired-bootstrap intervals of SR", COMPARE_EXAMPLES, _compare)
-    c.add_argument("records", nargs="+", help="records files (.jsonl or .parquet, 'kepp eval --records') or a "
-                                              "'kepp protocol' output folder")
+    c.add_argument("records", nargs="+", help="records files (.jsonl or .parquet, 'kepp eval --records', 'kepp "
+                                              "records import') or folders of them (a 'kepp protocol' output folder, "
+                                              "a folder the app reads: files whose names hold 'pred' or 'record')")
     c.add_argument("--a", required=True, metavar="METHOD", help="method A")
     c.add_argument("--b", required=True, metavar="METHOD", help="method B")
     c.add_argument("-T", "--horizons", type=int, nargs="+", default=None,
@@ -119,17 +157,22 @@ def _register_compare(sub) -> None:
     c.add_argument("--episodes", default=None, metavar="CSV",
                    help="write the episodes with both methods' plans and verdicts side by side (CSV)")
     c.add_argument("--json", action="store_true", help="print the rows as JSON")
-    writes(c, "episodes")
+    writes(c, kinds={"episodes": "episodes"}, reads=("records",), reads_records=("records",))
 
 
 def _eval(args) -> int:
     from kepp_core.evaluation.methods import UNCERTAINTY_COLUMNS, EvalOptions, evaluate_horizon
     from kepp_core.evaluation.options import MAX_SAMPLES
-    from kepp_core.evaluation.records import episode_records, write_records
+    from kepp_core.commands._outputs import write_records_output
+    from kepp_core.evaluation.records import episode_records
     from kepp_core.io import atomic_write_json
 
+    if args.from_records is not None:
+        return _from_records(args)
+    _run_defaults(args)
     if args.models is None:
-        raise KeppError("--models is required: the models folder to evaluate (MODELS/T<h>/step, plan-graph-R1, ...)")
+        raise KeppError("--models is required: the models folder to evaluate (MODELS/T<h>/step, plan-graph-R1, ...), "
+                        "or --from-records FILE|FOLDER to score recorded plans")
     set_threads(args)
     check_outputs(args.out, args.records)
     if args.samples and not 2 <= args.samples <= MAX_SAMPLES:
@@ -157,7 +200,7 @@ def _eval(args) -> int:
             if args.records:
                 records += episode_records(ev, ds.actions, seed=args.seed)
     if args.records:
-        write_records(args.records, records)
+        write_records_output(args, "records", records)
     if args.out:
         atomic_write_json(args.out, {"dataset": ds.name, "rows": rows, "skipped": skipped})
     if args.json:
@@ -197,29 +240,105 @@ def _eval(args) -> int:
     return 0
 
 
+# What --from-records scores the records with: nothing of a dataset, models or a run is used.
+_RUN_OPTIONS = ("models", "records", "samples", "decode", "decode_weight", "decode_samples", "encoder", "sampler",
+                "sampler_steps", "save_decoding", "strict", "llm_url")
+
+
+def _from_records(args) -> int:
+    """``kepp eval --from-records``: per chosen code, the method × T table of the recorded plans
+    (:func:`kepp_core.api.method_horizon_table`: mean over seeds, each header naming the code) and, with
+    ``--json``, every (method, T, seed)'s numbers as the code computes them, unrounded."""
+    from kepp_core import api
+    from kepp_core.io import atomic_write_json
+
+    given = [f"--{k.replace('_', '-')}" for k in _RUN_OPTIONS if getattr(args, k, None) not in (None, False, 0)]
+    if given:
+        raise KeppError(f"--from-records scores recorded plans: {', '.join(given)} belong to a run of models "
+                        "(drop them, or drop --from-records)")
+    files = _records_files(args.from_records)
+    preds = _recorded(api.read_predictions(files), args)
+    horizons = sorted(int(h) for h in preds["horizon"].unique())
+    result = {"records": [str(f) for f in files], "tables": []}
+    for code in args.metrics:
+        fam = family(code)
+        table, _ = api.method_horizon_table(preds, code)
+        result["tables"].append({"code": code, "label": fam.label, "source": fam.source,
+                                 "rows": [{"method": name, **cells} for name, cells in table.to_dict("index").items()],
+                                 "runs": _run_values(preds, code)})
+        if args.json:
+            continue
+        print_table([{"method": name, **cells} for name, cells in table.to_dict("index").items()],
+                    title=f"{args.from_records}: recorded plans; {fam.label}'s metrics ({fam.source})")
+        if args.benchmark is not None:
+            _print_published(args.benchmark, horizons, code)
+    if args.out:
+        atomic_write_json(args.out, result)
+    if args.json:
+        emit_json(result)
+    return 0
+
+
+def _recorded(preds, args):
+    """The recorded plans ``--from-records`` scores: those of ``-T`` and ``--methods`` where given (a
+    horizon or method the records do not hold is refused, naming what they hold)."""
+    where = printable(str(args.from_records))
+    if preds.empty:
+        raise KeppError(f"{where}: no recorded plans to score")
+    for flag, column, wanted in (("-T", "horizon", args.horizons), ("--methods", "method", args.methods)):
+        if wanted is None:
+            continue
+        held = sorted(preds[column].unique())
+        missing = [w for w in wanted if w not in set(held)]
+        if missing:
+            raise KeppError(f"{where}: no records of {flag} {' '.join(printable(str(m)) for m in missing)} "
+                            f"(the records hold {', '.join(printable(str(h)) for h in held)})")
+        preds = preds[preds[column].isin(wanted)]
+    return preds
+
+
+def _run_values(preds, code: str) -> list[dict]:
+    """Per method, T and seed of a predictions table, what the code ``code`` reports on its episodes
+    (in the records' order), unrounded, with the file an imported method's plans came from."""
+    from kepp_core import api
+
+    rows = []
+    for (method, horizon, seed), g in preds.groupby(["method", "horizon", preds["seed"].fillna(-1)], sort=True):
+        imported = sorted(g["imported"].dropna().unique())
+        rows.append({"method": method, "T": int(horizon), "seed": None if seed == -1 else int(seed),
+                     "episodes": len(g), **({"imported": ", ".join(imported)} if imported else {}),
+                     **api.protocol_metrics([list(p) for p in g["plan"]], [list(t) for t in g["truth"]], code)})
+    return rows
+
+
 def _print_families(rows: list[dict], args, name: str) -> None:
     """One table per chosen evaluation code (its headers name the code), each followed by the published
     numbers of ``--benchmark`` for the same horizons and code, as a table of their own."""
-    from kepp_core.evaluation.literature import literature_rows, literature_table
-
     for fam in args.metrics:
         f = family(fam)
         shown = [{"method": r["method"], "T": r["T"], **({"setting": r["setting"]} if len(args.settings) > 1 else {}),
                   **{m.header: r[m.column] for m in f.metrics}, "episodes": r["episodes"]} for r in rows]
         print_table(shown, title=f"{name}: test episodes, measured; {f.label}'s metrics ({f.source})")
-        if args.benchmark is None:
-            continue
-        published = [p for h in args.horizons for p in literature_rows(args.benchmark, h, fam)]
-        if published:
-            print_table(literature_table(published, fam),
-                        title=f"published on {args.benchmark} with {f.label}'s code: read from the papers, "
-                              "not measured here, never averaged with the rows above")
-            if not all(p.confirmed for p in published):
-                print(LITERATURE_UNCONFIRMED)
-        elif fam != DEFAULT_FAMILY:
-            print(f"no published numbers of {args.benchmark} T={', '.join(map(str, args.horizons))} "
-                  f"with {f.label}'s code")
+        if args.benchmark is not None:
+            _print_published(args.benchmark, args.horizons, fam)
     _published_hint(args)
+
+
+def _print_published(benchmark: str, horizons, code: str) -> None:
+    """The published numbers of ``benchmark`` at ``horizons`` computed with ``code``, as a table of their own
+    (unconfirmed rows marked, :data:`~kepp_core.benchmark.LITERATURE_UNCONFIRMED`)."""
+    from kepp_core.evaluation.literature import literature_rows, literature_table
+
+    f = family(code)
+    published = [p for h in horizons for p in literature_rows(benchmark, h, code)]
+    if published:
+        print_table(literature_table(published, code),
+                    title=f"published on {benchmark} with {f.label}'s code: read from the papers, "
+                          "not measured here, never averaged with the rows above")
+        if not all(p.confirmed for p in published):
+            print(LITERATURE_UNCONFIRMED)
+    elif code != DEFAULT_FAMILY:
+        print(f"no published numbers of {benchmark} T={', '.join(map(str, horizons))} with {f.label}'s code")
 
 
 def _published_hint(args) -> None:
@@ -239,6 +358,8 @@ def _published_hint(args) -> None:
         print(f"published numbers for {args.benchmark} also exist with "
               + ", ".join(f"{FAMILIES[c].label}'s code ({c})" for c in hidden)
               + f", not among --metrics {' '.join(args.metrics)}: show them with --metrics {' '.join(hidden)}")
+
+
 def _compare(args) -> int:
     """``kepp eval compare``: per T, :func:`kepp_core.api.compare_methods` of the two methods."""
     from kepp_core import api
@@ -248,7 +369,7 @@ def _compare(args) -> int:
         raise KeppError(f"--resamples {args.resamples}: expected 1..1000000 bootstrap draws")
     if not 0 < args.confidence < 1:
         raise KeppError(f"--confidence {args.confidence}: expected a level between 0 and 1 (e.g. 0.9)")
-    files = [q for f in args.records for q in _records_files(Path(f))]
+    files = [f for given in args.records for f in _records_files(given)]
     preds = api.read_predictions(files)
     recorded = sorted(map(str, preds["method"].unique()))
     for m in (args.a, args.b):
@@ -287,24 +408,15 @@ def _compare(args) -> int:
     return 0
 
 
-def _records_files(path: Path) -> list[Path]:
-    """A records file; the records of a ``kepp protocol`` output folder; or every records file of a folder
-    (:func:`kepp_core.evaluation.store.folder_records`: any name), those that are not records named on stderr."""
-    if path.is_dir():
-        inner = path / catalog.RECORDS_FILE
-        if inner.is_file():
-            return [inner]
-        from kepp_core.evaluation.store import folder_records
+def _records_files(path) -> list[Path]:
+    """The records files ``path`` names (:func:`kepp_core.evaluation.store.records_in`: a file, or every file of a
+    folder that reads as records, whatever its name), those of the folder that are not records named on stderr."""
+    from kepp_core.evaluation.store import records_in
 
-        files, skipped = folder_records(path)
-        if not files:
-            raise KeppError(f"{path}: no records in this folder (expected .jsonl or .parquet records files, or a "
-                            f"'kepp protocol' output folder with {catalog.RECORDS_FILE})"
-                            + (f"; {len(skipped)} file(s) skipped, the first {skipped[0].line()}" if skipped else ""))
-        for s in skipped:
-            print(f"kepp: {s.line()}", file=sys.stderr)
-        return files
-    return [path]
+    files, skipped = records_in(path)
+    for s in skipped:
+        print(f"kepp: {s.line()}", file=sys.stderr)
+    return files
 
 
 def _with_interval(value: float, interval: tuple[float, float], sign: str = "") -> str:

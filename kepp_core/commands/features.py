@@ -53,7 +53,7 @@ def register(sub) -> None:
                     func=_encode)
     c.add_argument("video", help="video file (mp4, webm, mkv, avi, mov)")
     c.add_argument("--out", required=True, help="output .npy file [seconds, D]")
-    writes(c, "out")
+    writes(c, kinds={"out": "features"}, reads=("video",))
     c.add_argument("--encoder", default="builtin", help=ENCODER_HELP)
     c.add_argument("--workers", type=int, default=None,
                    help="threads decoding the video while the network encodes (default: the encoder's, as for "

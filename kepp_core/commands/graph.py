@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 from kepp_core.catalog import GRAPH_PAIR
-from kepp_core.commands._common import (add_command, add_dataset_args, check_outputs, dataset_from_args, emit_json,
+from kepp_core.commands._common import (DATASET_INPUTS, add_command, add_dataset_args, check_outputs, dataset_from_args, emit_json,
                                         print_table, writes)
 from kepp_core.errors import KeppError
 
@@ -35,7 +35,7 @@ def register(sub) -> None:
                     func=_build)
     add_dataset_args(b)
     b.add_argument("--out", "-o", required=True, help="graph file to write: .json, or .safetensors (compact)")
-    writes(b, "out", pair=GRAPH_PAIR)
+    writes(b, kinds={"out": "graph"}, pair=GRAPH_PAIR, reads=DATASET_INPUTS)
     b.add_argument("--compact", action="store_true",
                    help="also write the compact form next to a JSON --out (same name, .safetensors)")
     b.add_argument("--progress", action="store_true", help="show a progress bar while streaming a plans file")
@@ -52,7 +52,7 @@ def register(sub) -> None:
                     func=_import)
     i.add_argument("pickle", help="official graph pickle (.pkl)")
     i.add_argument("--out", "-o", required=True, help="graph file to write: .json, or .safetensors (compact)")
-    writes(i, "out", pair=GRAPH_PAIR)
+    writes(i, kinds={"out": "graph"}, pair=GRAPH_PAIR, reads=("pickle", "root"))
     i.add_argument("--dataset", default=None, help="dataset format whose vocabulary the action ids index")
     i.add_argument("--root", default=None, help="the dataset (with --dataset)")
     i.add_argument("--json", action="store_true", help="machine-readable output")

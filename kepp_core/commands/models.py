@@ -28,7 +28,7 @@ def register(sub) -> None:
     i.add_argument("--plan", required=True, help="official planning-model checkpoint (.pth.tar)")
     i.add_argument("--step", required=True, help="official step-model checkpoint (.pth.tar)")
     i.add_argument("--out", "-o", required=True, help="models folder to write (OUT/T<h>/step, plan-graph-R1)")
-    writes(i, folders=("out",))
+    writes(i, folders={"out": _import_output}, reads=("plan", "step", "graph", "root"))
     i.add_argument("-T", "--horizon", type=int, required=True, help="horizon T the checkpoints were trained for")
     i.add_argument("--weights", choices=["ema", "model"], default="ema",
                    help="which weights of the checkpoint (the official evaluation samples with ema)")
@@ -41,6 +41,20 @@ def register(sub) -> None:
     i.add_argument("--dataset", default=None, help="dataset format of the training data (see kepp graph build)")
     i.add_argument("--root", default=None, help="the training data (with --dataset)")
     i.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _import_output(args):
+    """What ``kepp models import`` writes into ``--out``: the horizon's step and planning models (and the
+    planning model's graph)."""
+    from pathlib import Path
+
+    from kepp_core.catalog import CONFIG_FILE, GRAPH_FILE, model_folder, models_dir
+    from kepp_core.commands._outputs import FolderOutput
+    from kepp_core.models.official import PLAN_ROLE, STEP_ROLE
+
+    folders = [models_dir(Path(args.out), args.horizon) / model_folder(r) for r in (STEP_ROLE, PLAN_ROLE)]
+    return FolderOutput(folder=Path(args.out), files=(*((f / CONFIG_FILE, "checkpoint") for f in folders),
+                                                      (folders[1] / GRAPH_FILE, "graph")))
 
 
 def _import(args) -> int:

@@ -3,8 +3,9 @@ and paired tests (:mod:`kepp_core.protocol`)."""
 
 from __future__ import annotations
 
+from kepp_core.benchmark import FAMILIES
 from kepp_core.catalog import models_dir, parse_model_folder
-from kepp_core.commands._common import add_command, add_device_option, set_threads
+from kepp_core.commands._common import add_command, add_device_option, set_threads, writes
 from kepp_core.commands.train import add_print_args
 from kepp_core.errors import KeppError
 
@@ -57,9 +58,43 @@ def register(sub) -> None:
     p.add_argument("--lists-dir", default=None, metavar="DIR",
                    help="the folder the spec's split lists and taxonomy are named in (e.g. ViterbiPlanNet's dataset/NIV)")
     p.add_argument("--metrics", nargs="+", default=None, metavar="CODE",
-                   help="the evaluation codes whose metrics the results report (overrides the spec): kepp, pdpp, vpn")
+                   help="the evaluation codes whose metrics the results report (overrides the spec): "
+                        f"{', '.join(FAMILIES)}")
     add_device_option(p)
     add_print_args(p)
+    writes(p, folders={"out": _protocol_output}, reads=("spec",))
+
+
+def _protocol_output(args):
+    """What ``kepp protocol`` writes into its spec's ``out`` (nothing with --print-commands; None where the
+    spec is wrong: the command says so)."""
+    if args.print_commands:
+        return None
+    try:
+        return protocol_output(_spec(args), args.spec)
+    except KeppError:
+        return None
+
+
+def protocol_output(spec, spec_path: str, extra: tuple[tuple[str, str], ...] = ()):
+    """What a protocol run of ``spec`` (read from ``spec_path``) writes into its ``out``: records, results
+    (and ``extra``: more ``(file name, kind)``), its models' configs, and what the spec names that it reads
+    (its lists, the split file ``root`` names, its feature folder)."""
+    from pathlib import Path
+
+    from kepp_core.catalog import RECORDS_FILE, RESULTS_FILE
+    from kepp_core.commands._outputs import RECORDS, FolderOutput, model_configs, split_file_inputs
+
+    out, named = Path(spec.out), f"{spec_path}, which names it"
+    reads = [p for h in spec.horizons if spec.lists(h) is not None
+             for p in (spec.lists(h).train, spec.lists(h).test, spec.lists(h).taxonomy) if p is not None]
+    reads += [Path(p) for p in (spec.root, spec.features) if p is not None]
+    inputs = [(named, p) for p in reads] + (split_file_inputs(Path(spec.root), f"{spec_path}'s root {spec.root}")
+                                               if spec.root else [])
+    files = ((out / RECORDS_FILE, RECORDS), (out / RESULTS_FILE, "results"),
+             *((out / name, kind) for name, kind in extra), *model_configs(Path(spec.models or spec.out)))
+    return FolderOutput(folder=out, files=files, inputs=tuple(inputs),
+                        run_keys=frozenset((m, s, None, None) for m in spec.methods for s in spec.seeds))
 
 
 def _protocol(args) -> int:

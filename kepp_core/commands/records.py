@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from kepp_core.commands._common import add_command, check_outputs, writes
 
 EXAMPLES = """  kepp records import --format vpn --predictions checkpoints/niv_7/T3_predictions.json \\
@@ -30,21 +32,26 @@ def register(sub) -> None:
     i.add_argument("--taxonomy", default=None, metavar="FILE", help="step names for a plain file's named steps")
     i.add_argument("--seed", type=int, default=None, help="the run's seed, kept with each record")
     i.add_argument("--out", required=True, metavar="RECORDS", help="records file to write (.jsonl or .parquet)")
-    writes(i, "out")
+    writes(i, kinds={"out": "records"}, reads=("predictions", "split", "taxonomy"), run_keys=_run_keys)
+
+
+def _run_keys(args) -> set[tuple]:
+    """The ``(method, seed, T, imported from)`` of the records this import writes (any T: the list's)."""
+    return {(args.method, args.seed, None, Path(args.predictions).name)}
 
 
 def _import(args) -> int:
-    from kepp_core.benchmark import family
+    from kepp_core.benchmark import FAMILIES, family
     from kepp_core.evaluation.imports import import_predictions
-    from kepp_core.evaluation.records import write_records
+    from kepp_core.commands._outputs import write_records_output
     from kepp_core.metrics import protocol_metrics
 
     check_outputs(args.out)
     records = import_predictions(args.predictions, args.split, args.method, args.format, args.taxonomy, args.seed)
-    write_records(args.out, records)
+    write_records_output(args, "out", records)
     plans, gt = [r["plans"][args.method] for r in records], [r["gt"] for r in records]
     print(f"{args.method}: {len(records)} episodes (T={records[0]['T']}) from {args.predictions}")
-    for code in ("kepp", "pdpp", "vpn"):
+    for code in FAMILIES:
         values = protocol_metrics(plans, gt, code)
         print(f"  {family(code).label}: " + ", ".join(f"{m.header} {values[m.key]:.2f}" for m in family(code).metrics))
     print(f"records → {args.out}")

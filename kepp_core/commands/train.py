@@ -7,8 +7,8 @@ from dataclasses import replace
 
 from kepp_core.catalog import (ENDPOINTS, ENDPOINTS_PAIR, EXTRA_ROLES, LLM_CONDITIONS, METHODS, SUITE_ROLES, TABLE_HORIZONS,
                                model_folder, models_dir)
-from kepp_core.commands._common import (add_command, add_dataset_args, add_device_option, dataset_from_args, emit_json,
-                                        set_threads)
+from kepp_core.commands._common import (DATASET_INPUTS, add_command, add_dataset_args, add_device_option,
+                                        dataset_from_args, emit_json, set_threads, writes)
 from kepp_core.errors import KeppError
 
 EXAMPLES_STEP = """  kepp train step --dataset demo -T 4 --out models/T4/step
@@ -87,9 +87,22 @@ def add_print_args(p: argparse.ArgumentParser) -> None:
                    help="with --print-commands: only this stage's commands, one per line, no comments")
 
 
+def _train_output(args):
+    """What ``kepp train`` writes into ``--out``: models (the configs already there are rewritten); nothing
+    with --print-commands."""
+    from pathlib import Path
+
+    from kepp_core.commands._outputs import FolderOutput, model_configs
+
+    if getattr(args, "print_commands", False):
+        return None
+    return FolderOutput(folder=Path(args.out), files=model_configs(Path(args.out)))
+
+
 def _common(p: argparse.ArgumentParser, out_help: str = "checkpoint folder", kind: str | None = None) -> None:
     add_dataset_args(p)
     p.add_argument("--out", required=True, help=out_help)
+    writes(p, folders={"out": _train_output}, reads=(*DATASET_INPUTS, "step_model"), lock_folders=False)
     p.add_argument("--preset", default=None, help="training preset (default: the dataset's; see PRESETS)")
     add_option_flags(p, kind)
     p.add_argument("--resume", action="store_true", help="continue from the folder's last saved state")

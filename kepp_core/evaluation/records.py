@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # the evaluation's result type: reading records needs no meth
     from kepp_core.evaluation.methods import HorizonEvaluation
 
 REQUIRED = ("episode", "gt", "plans")
+RECORD_SUFFIXES = (".jsonl", ".parquet")
 OUTCOMES = ("success", "acc")  # per method: whole plan right (0/1), share of steps right
 
 

@@ -41,7 +41,8 @@ from kepp_core.io import MAX_JSON_DIGITS, MAX_LINE_BYTES, atomic_path, ensure_fo
 from kepp_core.paths import cache_folder
 
 __all__ = ["CACHE", "FRAME_COLUMNS", "RECORD_SUFFIXES", "RecordsColumns", "Skipped", "check_vocabulary", "file_version",
-           "folder_records", "list_values", "predictions_frame", "records_columns", "row_arrays"]
+           "folder_records", "list_values", "predictions_frame", "record_files", "records_columns", "records_in",
+           "row_arrays"]
 
 CACHE = "records"  # the cache home's folder of judged records (kepp_core.paths.CACHE_FOLDERS)
 LAYOUT = 2  # the cached table's layout: part of each cache file's name, so a new layout never reads an old file
@@ -618,6 +619,28 @@ def folder_records(folder: str | Path) -> tuple[list[Path], list[Skipped]]:
         else:
             files.append(q)
     return files, skipped
+
+
+def records_in(path: str | Path) -> tuple[list[Path], list[Skipped]]:
+    """The records files ``path`` names and the files skipped: the file itself, or in a folder (and its
+    sub-folders) every file that reads as records, whatever its name (:func:`folder_records`), as the app reads
+    a folder. A missing path, or a folder where no file reads as records, is a KeppError naming it."""
+    path = Path(path)
+    if not path.exists():
+        raise KeppError(f"{path}: prediction records not found (expected a records file or a folder of them)")
+    if not path.is_dir():
+        return [path], []
+    files, skipped = folder_records(path)
+    if not files:
+        raise KeppError(f"{path}: a folder without records (expected .jsonl or .parquet records files, as "
+                        "'kepp eval --records', 'kepp protocol' and 'kepp records import' write them)"
+                        + (f"; {len(skipped)} file(s) skipped, the first {skipped[0].line()}" if skipped else ""))
+    return files, skipped
+
+
+def record_files(path: str | Path) -> list[Path]:
+    """The records files ``path`` names (:func:`records_in`), without the skipped ones."""
+    return records_in(path)[0]
 
 
 _refused: dict[str, str] = {}  # file version -> why it is not records: a folder read again does not parse it again

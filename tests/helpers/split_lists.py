@@ -85,3 +85,21 @@ def write_lists(folder: Path, horizon: int = 3, shape: str = "vpn", with_actions
         paths["root"] = folder / "split.toml"
         paths["root"].write_text("\n".join(lines) + "\n")
     return paths
+
+
+def made_up_plan(gt: list[int], k: int) -> list[int]:
+    """A made-up method's plan of the list's entry ``k``: right on even entries, its middle step wrong on odd ones."""
+    plan = list(gt)
+    if k % 2:
+        plan[1] = (plan[1] + 1) % 8
+    return plan
+
+
+def write_vpn_predictions(path: Path, test_list: Path) -> list[list[int]]:
+    """ViterbiPlanNet's ``T<h>_predictions.json`` of :func:`made_up_plan` on ``test_list``; returns the
+    list's ground-truth plans."""
+    from kepp_core.data.split_lists import read_split_list
+
+    gt = [list(ep.plan) for ep in read_split_list(test_list)]
+    path.write_text(json.dumps({str(k): {"pred": made_up_plan(g, k), "true": g} for k, g in enumerate(gt)}, indent=4))
+    return gt

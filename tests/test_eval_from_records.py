@@ -1,0 +1,108 @@
+"""Records scored without models: ``kepp eval --from-records FILE|FOLDER`` prints each evaluation code's
+table of any records, imported ones included, and ``kepp eval compare`` reads a folder as the app does."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kepp_core import api
+from kepp_core.benchmark import FAMILIES
+from kepp_core.evaluation.store import record_files
+from tests.helpers.cli import assert_one_line_error, run_kepp
+from tests.helpers.split_lists import made_up_plan, write_lists, write_vpn_predictions
+
+
+@pytest.fixture()
+def imported(tmp_path):
+    """A folder holding an imported ViterbiPlanNet run (seed 7) and its ground truth."""
+    p = write_lists(tmp_path / "lists")
+    gt = write_vpn_predictions(tmp_path / "T3_predictions.json", p["test"])
+    folder = tmp_path / "compare"
+    folder.mkdir()
+    r = run_kepp("records", "import", "--format", "vpn", "--predictions", tmp_path / "T3_predictions.json",
+                 "--split", p["test"], "--method", "vpn-run", "--seed", 7, "--out", folder / "vpn-records.jsonl")
+    assert r.returncode == 0, r.stderr
+    return folder, gt
+
+
+@pytest.mark.slow
+def test_from_records_scores_imported_records_under_every_code(imported):
+    folder, gt = imported
+    plans = [made_up_plan(g, k) for k, g in enumerate(gt)]
+    r = run_kepp("eval", "--from-records", folder, "--metrics", *FAMILIES, "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert [t["code"] for t in out["tables"]] == list(FAMILIES)
+    for table in out["tables"]:
+        code = table["code"]
+        (run,) = table["runs"]
+        assert (run["method"], run["T"], run["seed"], run["episodes"], run["imported"]) == \
+            ("vpn-run", 3, 7, len(gt), "T3_predictions.json")
+        want = api.protocol_metrics(plans, gt, code)
+        assert {k: run[k] for k in want} == want, code  # the code's numbers, unrounded
+        (row,) = table["rows"]
+        shown = api.method_horizon_table(api.read_predictions(record_files(folder)), code)[0]
+        assert row == {"method": "vpn-run", **shown.loc["vpn-run"].to_dict()}
+    printed = run_kepp("eval", "--from-records", folder / "vpn-records.jsonl", "--metrics", "pdpp", "vpn",
+                       "--benchmark", "niv")
+    assert printed.returncode == 0, printed.stderr
+    assert "T=3 SR (PDPP)" in printed.stdout and "T=3 mIoU (ViterbiPlanNet acc_iou)" in printed.stdout
+    assert "published on niv with PDPP's code" in printed.stdout
+
+
+@pytest.mark.slow
+def test_from_records_without_records_or_with_run_options_is_one_line(imported, tmp_path):
+    folder, _ = imported
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert_one_line_error(run_kepp("eval", "--from-records", empty), str(empty), "a folder without records")
+    assert_one_line_error(run_kepp("eval", "--from-records", folder, "--models", tmp_path),
+                          "--from-records scores recorded plans", "--models")
+
+
+@pytest.mark.slow
+def test_eval_compare_reads_a_folder_of_records_as_the_app_does(imported, tmp_path):
+    folder, _ = imported
+    r = run_kepp("records", "import", "--format", "vpn", "--predictions", tmp_path / "T3_predictions.json",
+                 "--split", tmp_path / "lists" / "test_3.json", "--method", "other-run", "--seed", 7,
+                 "--out", folder / "sub" / "other-preds.jsonl")
+    assert r.returncode == 0, r.stderr
+    r = run_kepp("eval", "compare", folder, "--a", "vpn-run", "--b", "other-run", "--json")
+    assert r.returncode == 0, r.stderr
+    (row,) = json.loads(r.stdout)["rows"]
+    assert row["units"] == 6 and row["both"] == 3 and row["neither"] == 3
+
+
+def test_a_folder_gives_the_records_files_the_app_reads(tmp_path):
+    for name in ("a-records.jsonl", "sub/b-preds.parquet", "notes.jsonl", "records.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    ws = api.Workspace(api.AppConfig(predictions=str(tmp_path)))
+    assert record_files(tmp_path) == ws.prediction_files() == [tmp_path / "a-records.jsonl",
+                                                                tmp_path / "sub" / "b-preds.parquet"]
+    assert record_files(tmp_path / "notes.jsonl") == [tmp_path / "notes.jsonl"]
+
+
+@pytest.mark.slow
+def test_from_records_takes_horizons_and_methods_as_filters(imported, tmp_path):
+    folder, _ = imported
+    p4 = write_lists(tmp_path / "lists4", horizon=4)
+    write_vpn_predictions(tmp_path / "T4_predictions.json", p4["test"])
+    r = run_kepp("records", "import", "--format", "vpn", "--predictions", tmp_path / "T4_predictions.json",
+                 "--split", p4["test"], "--method", "other-run", "--seed", 7, "--out", folder / "t4-records.jsonl")
+    assert r.returncode == 0, r.stderr
+
+    def runs(*filters):
+        r = run_kepp("eval", "--from-records", folder, "--metrics", "kepp", "--json", *filters)
+        assert r.returncode == 0, r.stderr
+        return sorted((run["method"], run["T"]) for run in json.loads(r.stdout)["tables"][0]["runs"])
+
+    assert runs() == [("other-run", 4), ("vpn-run", 3)]
+    assert runs("-T", "4") == [("other-run", 4)]
+    assert runs("--methods", "vpn-run") == [("vpn-run", 3)]
+    assert_one_line_error(run_kepp("eval", "--from-records", folder, "-T", "5"), str(folder), "no records of -T 5",
+                          "the records hold 3, 4")
+    assert_one_line_error(run_kepp("eval", "--from-records", folder, "--methods", "kepp-R1"),
+                          "no records of --methods kepp-R1", "other-run, vpn-run")
