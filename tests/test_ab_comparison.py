@@ -311,7 +311,7 @@ def test_kepp_eval_compare_refuses_bad_input_in_one_line(args, words):
 @pytest.mark.slow
 def test_kepp_eval_compare_refuses_a_folder_without_records_and_kepp_eval_still_needs_models(tmp_path):
     assert_one_line_error(run_kepp("eval", "compare", tmp_path, "--a", "x", "--b", "y"), str(tmp_path),
-                          "a folder without records", "'pred' or 'record'")
+                          "a folder without records", ".jsonl or .parquet records files")
     assert_one_line_error(run_kepp("eval", "--dataset", "demo", "--root", tmp_path), "--models is required")
 
 

@@ -46,7 +46,7 @@ def test_from_records_scores_imported_records_under_every_code(imported):
         shown = api.method_horizon_table(api.read_predictions(record_files(folder)), code)[0]
         assert row == {"method": "vpn-run", **shown.loc["vpn-run"].to_dict()}
     printed = run_kepp("eval", "--from-records", folder / "vpn-records.jsonl", "--metrics", "pdpp", "vpn",
-                       "--benchmark", "niv")
+                       "--benchmark", "niv", env={"COLUMNS": "400"})  # headers whole (pytest-xdist's workers say 80)
     assert printed.returncode == 0, printed.stderr
     assert "T=3 SR (PDPP)" in printed.stdout and "T=3 mIoU (ViterbiPlanNet acc_iou)" in printed.stdout
     assert "published on niv with PDPP's code" in printed.stdout
@@ -76,12 +76,15 @@ def test_eval_compare_reads_a_folder_of_records_as_the_app_does(imported, tmp_pa
 
 
 def test_a_folder_gives_the_records_files_the_app_reads(tmp_path):
-    for name in ("a-records.jsonl", "sub/b-preds.parquet", "notes.jsonl", "records.txt"):
+    record = json.dumps({"seed": 0, "T": 3, "episode": "t/v/0:3", "gt": [0, 1, 2], "plans": {"m": [0, 1, 2]}})
+    for name, text in (("a-records.jsonl", record), ("sub/m1.jsonl", record), ("notes.jsonl", '{"note": 1}'),
+                       ("records.txt", record)):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text("")
+        (tmp_path / name).write_text(text + "\n")
     ws = api.Workspace(api.AppConfig(predictions=str(tmp_path)))
-    assert record_files(tmp_path) == ws.prediction_files() == [tmp_path / "a-records.jsonl",
-                                                                tmp_path / "sub" / "b-preds.parquet"]
+    # every .jsonl / .parquet that reads as records, whatever its name; notes.jsonl is not records
+    assert record_files(tmp_path) == ws.prediction_files() == [tmp_path / "a-records.jsonl", tmp_path / "sub" / "m1.jsonl"]
+    assert [s.path for s in ws.prediction_sources()[1]] == [tmp_path / "notes.jsonl"]
     assert record_files(tmp_path / "notes.jsonl") == [tmp_path / "notes.jsonl"]
 
 

@@ -210,7 +210,7 @@ def test_kepp_eval_compare_reads_a_folder_and_names_the_files_it_skipped(tmp_pat
     empty.mkdir()
     (empty / "notes.jsonl").write_text('{"note": 1}\n', encoding="utf-8")
     assert_one_line_error(run_kepp("eval", "compare", empty, "--a", "x", "--b", "y", env={"KEPP_HOME": str(tmp_path / "h")}),
-                          "no records in this folder", "1 file(s) skipped")
+                          "a folder without records", "1 file(s) skipped")
 
 
 # --- another dataset's records ---------------------------------------------------------------------------------------

@@ -86,6 +86,12 @@ def _is_graph(path: Path, head: bytes) -> bool:
     return FORMAT.encode() in head
 
 
+def _is_deck(path: Path, head: bytes) -> bool:
+    from kepp_core.playlists import DECK_MARK
+
+    return DECK_MARK.encode() in head
+
+
 def _is_features(path: Path, head: bytes) -> bool:
     return head.startswith(b"\x93NUMPY")
 
@@ -122,6 +128,7 @@ KINDS: dict[str, OutputKind] = {
     "taxonomy": OutputKind(name="a taxonomy (JSON)", recognise=_is_taxonomy),
     "checkpoint": OutputKind(name="a model's config (config.json)", recognise=_is_checkpoint),
     "results": OutputKind(name="a protocol's or table's results (JSON)", recognise=_is_results),
+    "deck": OutputKind(name="a KEPP deck (HTML, 'kepp talk export')", recognise=_is_deck),
 }
 
 

@@ -34,7 +34,6 @@ def register(sub) -> None:
                    help="a playlist of the workspace (its name, as the Playlists page lists it) or a playlist .json file "
                         "(the built-in scenes: Save a copy on the Playlists page first)")
     e.add_argument("--out", required=True, metavar="FILE", help="the deck to write (.html)")
-    e.add_argument("--force", action="store_true", help="replace an existing file that is not a KEPP deck")
     e.add_argument("--dataset", default=None, choices=sorted(LOADERS), help="dataset format (default: demo)")
     for name, text in (("root", "dataset folder or annotation file"),
                        ("features", "folder of per-second .npy features"), ("graph", "P²KG JSON file"),
@@ -42,7 +41,7 @@ def register(sub) -> None:
                        ("predictions", "prediction records (JSONL/Parquet) or a folder of them"),
                        ("config", "TOML file with any of the options above (as kepp app reads it)")):
         e.add_argument(f"--{name}", default=None, help=text)
-    writes(e, "out")
+    writes(e, kinds={"out": "deck"}, reads=("playlist", "predictions"))
 
 
 def export_command(args) -> tuple[list[str], dict[str, str]]:
