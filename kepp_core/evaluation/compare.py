@@ -57,6 +57,24 @@ def _unit_keys(rows: pd.DataFrame) -> pd.DataFrame:
                          "setting": rows["setting"].fillna("").astype(str).to_numpy()}, index=rows.index)
 
 
+def _check_one_plan_per_unit(rows: pd.DataFrame, keys: pd.DataFrame, method: str) -> None:
+    """A unit recorded twice (two records files, or a file appended to) counts once, so its records
+    must agree: a KeppError naming the episode and both plans where they do not."""
+    twice = keys.duplicated(list(UNIT), keep=False).to_numpy()
+    if not twice.any():
+        return
+    seen = keys[twice].assign(plan=rows["plan"][twice].to_numpy())
+    plans = seen.groupby(list(UNIT), sort=False)["plan"].unique()
+    conflict = plans[plans.map(len) > 1]
+    if len(conflict):
+        (_fraction, seed, horizon, episode, _setting), found = next(iter(conflict.items()))
+        sources = sorted(set(rows.loc[twice & (keys["episode"] == episode).to_numpy(), "source"].astype(str)))
+        seed_words = f", seed {seed}" if seed >= 0 else ""
+        raise KeppError(f"{', '.join(sources)}: episode {episode!r} (T={horizon}{seed_words}) is recorded twice with "
+                        f"different plans of {method!r}: {' and '.join(_ids(p) for p in found[:2])} (expected one "
+                        f"plan per episode and seed)")
+
+
 def _method_rows(preds: pd.DataFrame, method: str, horizon: int | None) -> pd.DataFrame:
     keep = preds["method"] == method
     if horizon is not None:
@@ -95,10 +113,14 @@ def pair_rows(preds: pd.DataFrame, a: str, b: str, horizon: int | None = None,
     records files) counts once. A method that names no seed (imported predictions) is paired with each
     of the other's seeds on the same episode, and a method that names no observation setting (imported
     predictions) with the other's (:func:`_loose_keys`); two methods that both name seeds pair on them."""
+    if a == b:
+        raise KeppError(f"A and B are both {a!r}: a method compared with itself agrees on every episode "
+                        "(expected two different methods)")
     sides = []
     for method in (a, b):
         rows = _one_fraction(_method_rows(preds, method, horizon), fraction)
         keys = _unit_keys(rows)
+        _check_one_plan_per_unit(rows, keys, method)
         sides.append((rows, keys, ~keys.duplicated(list(UNIT)).to_numpy()))
     (ra, ka, first_a), (rb, kb, first_b) = sides
     left = pd.concat([ka, _renamed(ra, ("plan", "success"), "_a")], axis=1)[first_a]
