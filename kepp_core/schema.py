@@ -113,8 +113,8 @@ def validation_error(e: msgspec.ValidationError | msgspec.DecodeError, where: st
     return KeppError(f"{where}: {_describe(str(e), hints)}")
 
 
-def decode_json(data: bytes | str | msgspec.Raw, schema: type[T], where: str, decoder: msgspec.json.Decoder | None = None,
-                lines: bool = False) -> T:
+def decode_json(data: bytes | str | msgspec.Raw, schema: type[T], where: str,
+                decoder: msgspec.json.Decoder | None = None, lines: bool = False) -> T:
     """``data`` (one JSON document) decoded into ``schema``; invalid JSON, nesting the decoder
     cannot follow and every refusal of the schema are a KeppError naming ``where``. Syntax errors
     are described by :func:`kepp_core.io.parse_json` (the line, column or value at fault; with
