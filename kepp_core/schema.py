@@ -113,8 +113,8 @@ def validation_error(e: msgspec.ValidationError | msgspec.DecodeError, where: st
     return KeppError(f"{where}: {_describe(str(e), hints)}")
 
 
-def decode_json(data: bytes | str, schema: type[T], where: str, decoder: msgspec.json.Decoder | None = None,
-                lines: bool = False) -> T:
+def decode_json(data: bytes | str | msgspec.Raw, schema: type[T], where: str,
+                decoder: msgspec.json.Decoder | None = None, lines: bool = False) -> T:
     """``data`` (one JSON document) decoded into ``schema``; invalid JSON, nesting the decoder
     cannot follow and every refusal of the schema are a KeppError naming ``where``. Syntax errors
     are described by :func:`kepp_core.io.parse_json` (the line, column or value at fault; with
@@ -126,6 +126,8 @@ def decode_json(data: bytes | str, schema: type[T], where: str, decoder: msgspec
     except RecursionError:
         raise KeppError(f"{where}: JSON nested too deeply to read") from None
     except (msgspec.DecodeError, UnicodeDecodeError):
+        if isinstance(data, msgspec.Raw):  # one item of a document decoded lazily: its bytes (a bad byte inside)
+            data = bytes(data)
         if isinstance(data, bytes):
             data = utf8_text(data, where) if lines else decode_utf8(data, where)
         parse_json(data, where, lines=lines)  # raises with the precise reason

@@ -332,3 +332,33 @@ def test_a_one_seed_method_table_gives_each_cell_its_episode_level_bootstrap_int
         lo, hi = bootstrap_interval(v, resamples=TABLE_RESAMPLES)
         assert grid.loc[catalog.method_label("kepp-R2"), f"T=4 {metric}"] == \
             f"{100 * np.mean(v):.2f} [{100 * lo:.2f}, {100 * hi:.2f}]"
+
+
+def test_a_method_compared_with_itself_is_refused(tmp_path):
+    preds = _table(tmp_path, {"A": [(0, 1, True)], "B": [(0, 1, False)]})
+    with pytest.raises(KeppError, match="A and B are both 'A': a method compared with itself"):
+        api.compare_methods(preds, "A", "A", 3)
+
+
+@pytest.mark.parametrize("files", ["one-file", "two-files"])
+def test_one_episode_recorded_twice_with_different_plans_is_refused_naming_both(tmp_path, files):
+    outcomes = {"A": [(0, 1, True), (0, 2, False)], "B": [(0, 1, False), (0, 2, False)]}
+    again = _records({"A": [(0, 1, False)]})  # episode 1 of seed 0 once more, A's plan now wrong
+    paths = [tmp_path / "r.jsonl", tmp_path / "again.jsonl"]
+    if files == "one-file":
+        write_records(paths[0], _records(outcomes) + again)
+        paths = paths[:1]
+    else:
+        write_records(paths[0], _records(outcomes))
+        write_records(paths[1], again)
+    with pytest.raises(KeppError, match=r"episode 't/v1/0:3' \(T=3, seed 0\) is recorded twice with different "
+                                        r"plans of 'A': 1 6 9 and 1 99 9"):
+        api.compare_methods(api.read_predictions(paths), "A", "B", 3)
+
+
+@pytest.mark.slow
+def test_kepp_eval_compare_of_a_method_with_itself_is_one_line(tmp_path):
+    from kepp_core.paths import DEMO_ASSETS
+
+    assert_one_line_error(run_kepp("eval", "compare", DEMO_ASSETS / "predictions.jsonl", "--a", "pdpp", "--b",
+                                   "pdpp"), "A and B are both 'pdpp'")

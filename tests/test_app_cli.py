@@ -104,39 +104,35 @@ def test_config_file_then_command_line_options_win(monkeypatch, tmp_path):
 
 
 @pytest.mark.slow
-def test_kepp_app_serves_and_stopping_it_stops_the_server(tmp_path):
-    import os
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGINT-to-a-background-job", "SIGHUP"])
+def test_kepp_app_ends_its_server_on_a_stop_signal(tmp_path, how):
+    """SIGTERM (a service manager), SIGINT (Ctrl+C, or ``kill -INT`` of a job a shell started with ``&``,
+    which inherits SIGINT ignored) and SIGHUP (its terminal closed): ``kepp app`` ends with status 0 and its
+    server with it, the port free and no child of it left."""
     import signal
-    import subprocess
     import time
-    import urllib.request
 
     from kepp_core.commands.app import free_port, port_is_free
+    from tests.helpers.cli import alive, child_pids, start_kepp_app
 
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([sys.executable, "-m", "kepp_core", "app", "--port", str(port)], cwd=tmp_path, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = start_kepp_app(port, tmp_path, ignore_sigint=how.startswith("SIGINT"))
+    children = child_pids(proc.pid)
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            assert proc.poll() is None, proc.stderr.read().decode()
-            try:
-                with urllib.request.urlopen(f"http://localhost:{port}/_stcore/health", timeout=2) as r:
-                    assert r.read() == b"ok"
-                    break
-            except OSError:
-                assert time.monotonic() < deadline, "the server did not start"
-                time.sleep(0.3)
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=20) == 0
+        assert children, "kepp app has no server process"
+        proc.send_signal(getattr(signal, how.split("-")[0]))
+        status = proc.wait(timeout=60)
+        log = (tmp_path / "kepp-app.log").read_text()
+        assert status == 0 and "Traceback" not in log, (status, log[-2000:])
+        assert not [c for c in children if alive(c)], "a child of kepp app outlived it"
         deadline = time.monotonic() + 10
         while not port_is_free(port) and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert port_is_free(port), "the streamlit server outlived `kepp app`"
+        assert port_is_free(port), "the streamlit server's port is still held"
     finally:
-        if proc.poll() is None:
-            proc.kill()
+        for c in [proc.pid, *children]:
+            if alive(c):
+                os.kill(c, signal.SIGKILL)
 
 
 def _server_log(opts: AppConfig, wanted: str, timeout: float = 90.0) -> tuple[str, bool]:
@@ -274,3 +270,38 @@ class TestAppFailsFast:
                      env={"KEPP_HOME": str(tmp_path / "home")}, cwd=tmp_path)
         assert_one_line_error(r, "does not take (frames, fps)")
         assert not marker.exists()
+
+
+@pytest.mark.parametrize("variable, value, words", [
+    ("KEPP_DEVICE", "cuda", ["KEPP_DEVICE=cuda: ", "run on the CPU with --device cpu"]),
+    ("KEPP_APP_DEVICE", "cuda", ["KEPP_APP_DEVICE=cuda: ", "run on the CPU with --device cpu"]),
+    ("KEPP_APP_BENCHMARK", "bogus", ["KEPP_APP_BENCHMARK: 'benchmark' must be one of", "crosstask-133"]),
+    ("KEPP_APP_DATASET", "bogus", ["KEPP_APP_DATASET: 'dataset' must be one of", "split-lists"]),
+    ("KEPP_APP_PRESENTATION", "yes", ["KEPP_APP_PRESENTATION='yes': expected 1"]),
+])
+def test_an_environment_variable_the_app_cannot_use_is_refused_before_it_serves(tmp_path, variable, value, words):
+    """The environment's forms of the device and the app's keys refused as ``--device``, ``--benchmark`` and the
+    config file's keys are (on a machine whose torch reports no CUDA GPU: ``tests/helpers/fake_cuda.py``)."""
+    import signal
+    import subprocess
+
+    from kepp_core.commands.app import free_port
+
+    env = {**os.environ, "PYTHONPATH": str(REPO), "KEPP_FAKE_GPUS": "0", variable: value}
+    proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "helpers" / "fake_cuda.py"), "app", "--port",
+                             str(free_port())], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                            env=env, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=90)
+    except subprocess.TimeoutExpired:  # it serves: end it and its server (its own process group)
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+    assert_one_line_error(subprocess.CompletedProcess(proc.args, proc.returncode, out, err), *words)
+
+
+def test_the_apps_start_configuration_refuses_a_variable_as_the_config_file_refuses_its_key():
+    for variable, value in (("KEPP_APP_BENCHMARK", "bogus"), ("KEPP_APP_DATASET", "bogus"),
+                            ("KEPP_APP_PRESENTATION", "yes")):
+        with pytest.raises(KeppError, match=variable):
+            AppConfig.from_env({variable: value})
+    assert AppConfig.from_env({"KEPP_APP_BENCHMARK": "coin", "KEPP_APP_PRESENTATION": "1"}).benchmark == "coin"

@@ -12,8 +12,8 @@ from types import SimpleNamespace as S
 import pandas as pd
 import pytest
 
-from tests.helpers.markup import (HOSTILE, assert_inert, assert_markdown_inert, assert_plotly_inert, elements,
-                                  render_markdown)
+from tests.helpers.markup import (HOST, HOSTILE, assert_inert, assert_markdown_inert, assert_plotly_inert,
+                                  elements, render_markdown)
 
 LABELS = pytest.mark.parametrize("label", HOSTILE, ids=["markdown-image", "html-link", "html-image"])
 
@@ -181,3 +181,16 @@ def test_the_graph_drawing(label):
     scripts = page.split("<script")[1:]
     assert all("<img" not in s.split("</script>")[0] and "<a " not in s.split("</script>")[0] for s in scripts)
     assert len([e for e in found if e[0] == "div" and e[1].get("class") == "kepp-legend-entry"]) == 2
+
+
+FILE_NAMES = pytest.mark.parametrize("file", [f"![x](http://{HOST}/x).json", f'<img src="http://{HOST}/i">.json'],
+                                     ids=["markdown-image", "html-image"])
+
+
+@FILE_NAMES
+def test_the_open_in_plan_link_of_an_imported_method_named_by_its_file(file):
+    from components.ab import open_label
+    from components.names import method_name
+
+    name = method_name("vpn-run", file)
+    assert_markdown_inert(open_label(name), name, "Open in Plan link")

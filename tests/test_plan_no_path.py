@@ -46,6 +46,15 @@ def test_no_path_is_said_and_the_fallback_is_not_shown_as_a_plan(case):
 
 
 @pytest.mark.slow
+def test_no_line_after_the_no_path_line_shows_the_fallback_as_a_plan_or_a_graph_path(case):
+    r = _plan(case, 6, "-R", "3")
+    assert r.returncode == 0, r.stderr
+    for words in ("graph path 1", "why this plan", "the planning model's own plan"):
+        assert words not in r.stdout, (words, r.stdout)
+    assert "fallback variation's steps (not a plan)" in " ".join(r.stdout.split())
+
+
+@pytest.mark.slow
 def test_the_result_carries_no_path_for_the_app(case):
     r = _plan(case, 6, "--json")
     assert r.returncode == 0, r.stderr

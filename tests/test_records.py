@@ -70,3 +70,29 @@ def test_bad_record_files_are_clear_errors(tmp_path):
         read_records(bad)
     with pytest.raises(KeppError, match=r"records are written as .jsonl or .parquet"):
         write_records(tmp_path / "r.csv", [NEW])
+
+
+BAD_RECORDS = [  # (id, change to one record, words of the error)
+    ("plan-of-strings", {"plans": {"kepp-R1": ["a", "b", "c"]}}, ["'plans'", "expected an integer, got a string"]),
+    ("plan-null", {"plans": {"kepp-R1": None}}, ["'plans'", "expected a list, got null"]),
+    ("plan-step-null", {"plans": {"kepp-R1": [1, None, 3]}}, ["'plans'", "got null"]),
+    ("ground-truth-of-strings", {"gt": ["1", "2", "3"]}, ["'gt'", "got a string"]),
+    ("seed-x", {"seed": "x"}, ["'seed' must be a whole number 0..4,294,967,295"]),
+    ("seed-10-to-the-30", {"seed": 10**30}, ["'seed' must be a whole number 0..4,294,967,295"]),
+    ("seed-negative", {"seed": -1}, ["'seed' must be a whole number"]),
+    ("horizon-text", {"T": "3"}, ["'T' must be a horizon 1..64"]),
+    ("fraction-above-one", {"fraction": 2.0}, ["'fraction' must be a training fraction in (0, 1]"]),
+]
+
+
+@pytest.mark.parametrize("change, words", [c[1:] for c in BAD_RECORDS], ids=[c[0] for c in BAD_RECORDS])
+def test_a_record_whose_plans_seed_or_horizon_no_reader_can_use_is_refused_naming_it(tmp_path, change, words):
+    nested = set(change) <= {"plans", "gt"}  # Parquet holds nested values as JSON text; its columns keep one type
+    messages = {}
+    for suffix in (".jsonl", ".parquet") if nested else (".jsonl",):
+        path = tmp_path / f"r{suffix}"
+        write_records(path, [NEW, {**NEW, "episode": "t/v/1:3", **change}])
+        with pytest.raises(KeppError) as e:
+            read_records(path)
+        messages["r.jsonl:2" if suffix == ".jsonl" else "r.parquet: record 2"] = str(e.value)
+    assert messages and all(where in m and all(w in m for w in words) for where, m in messages.items()), messages

@@ -138,3 +138,26 @@ def test_an_imported_method_cannot_take_the_name_of_one_of_this_packages_methods
     r = run_kepp("records", "import", "--format", "vpn", "--predictions", p["vpn"], "--split", p["test"],
                  "--method", "kepp-R1", "--out", tmp_path / "out.jsonl")
     assert_one_line_error(r, "--method 'kepp-R1' is one of this package's methods")
+
+
+CSV_CELLS = [  # (id, the second line of a CSV whose other lines are right, words of the one-line error)
+    ("step-superscript-two", "0,²;1;2", ["p.csv:2", "step '²' is no action of the list"]),
+    ("step-of-5000-digits", "0," + "9" * 5000 + ";1;2", ["p.csv:2", "step of 5,000 digits (expected at most 20)"]),
+    ("action-id-above-the-json-limit", "0,1000001;1;2", ["p.csv:2", "step '1000001'", "<= 1000000"]),
+    ("episode-superscript-two", "²,0;1;2", ["p.csv:2", "episode '²' is not in the split list"]),
+    ("episode-of-5000-digits", "9" * 5000 + ",0;1;2", ["p.csv:2", "episode of 5,000 digits"]),
+    ("field-over-131072-bytes", "0," + "x" * 140_000, ["p.csv:2", "field larger than field limit (131072)"]),
+]
+
+
+@pytest.mark.parametrize("line, words", [c[1:] for c in CSV_CELLS], ids=[c[0] for c in CSV_CELLS])
+@pytest.mark.slow
+def test_a_csv_cell_no_json_row_could_hold_is_refused_in_one_line(lists, tmp_path, line, words):
+    p, gt = lists
+    f = tmp_path / "p.csv"
+    rows = [f"{k},{';'.join(map(str, g))}" for k, g in enumerate(gt)]
+    f.write_text("\n".join(["episode,plan", line, *rows[1:]]) + "\n")
+    r = run_kepp("records", "import", "--format", "plain", "--predictions", f, "--split", p["test"],
+                 "--method", "m", "--out", tmp_path / "out.jsonl")
+    assert_one_line_error(r, *words)
+    assert not (tmp_path / "out.jsonl").exists()

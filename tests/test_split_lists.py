@@ -178,3 +178,33 @@ def test_the_app_opens_split_lists_through_a_split_file_and_only_under_its_allow
     (tmp_path / "data" / "split.toml").write_text(f'train = "{p["train"]}"\ntest = "{outside}/x.json"\n')
     with pytest.raises(KeppError, match="not under a folder this app server allows"):
         open_dataset(cfg, roots=((tmp_path / "data").resolve(),))
+
+
+def _taxonomy_with(p, key: str | None = None, action: str | None = None) -> None:
+    tax = json.loads(p["taxonomy"].read_text())
+    if key is not None:
+        tax[key] = {"9": "sweep floor"}
+    if action is not None:
+        tax["0_11_Make Tea"][action] = "sweep floor"
+    p["taxonomy"].write_text(json.dumps(tax))
+
+
+@pytest.mark.parametrize("key, action, words", [
+    ("²_33_Sweep", None, ["task key '²_33_Sweep'", "ASCII digits"]),
+    ("9" * 900 + "_33_Sweep", None, ["task key '999", "ASCII digits"]),
+    (None, "²", ["'0_11_Make Tea': action id '²'", "0..1,000,000 in ASCII digits"]),
+    (None, "9" * 5000, ["'0_11_Make Tea': action id '99999999999999999999'...", "0..1,000,000"]),
+], ids=["task-superscript-two", "task-of-900-digits", "action-superscript-two", "action-of-5000-digits"])
+@pytest.mark.slow
+def test_a_taxonomy_id_that_is_no_ascii_number_is_refused_in_one_line(tmp_path, key, action, words):
+    _broken(tmp_path, lambda _data, p: _taxonomy_with(p, key, action), "toy_taxonomy.json", *words)
+
+
+@pytest.mark.slow
+def test_a_list_entry_with_a_byte_that_is_not_utf8_is_refused_naming_the_entry(tmp_path):
+    p = write_lists(tmp_path)
+    data = p["test"].read_bytes()
+    at = data.index(b'"Make Tea"', data.index(b'"feature"', 1))
+    p["test"].write_bytes(data[:at + 1] + b"\xff" + data[at + 1:])
+    r = run_kepp("data", "stats", "--dataset", "split-lists", "--root", p["root"])
+    assert_one_line_error(r, "test_3.json: entry 0: not valid UTF-8 text (byte 0xff")

@@ -223,6 +223,16 @@ def _cell_list(link, prefix: str, c, cell: str, steps, episode, detail, name: Ca
         detail(rows.iloc[ids.index(chosen)])
 
 
+def open_label(name: str) -> str:
+    """The label of the link that opens a method's record on the Plan page: Markdown (a page link's label
+    is), so the name (an imported method's holds its predictions file's) is escaped for it.
+
+    >>> "![x](" in open_label("vpn (imported: ![x](http://host/x).json)")
+    False
+    """
+    return f"Open {md(name)} in Plan"
+
+
 def _record_detail(ds, preds: pd.DataFrame, a: str, b: str, unit: pd.Series, name: Callable[[str], str], cfg,
                    prefix: str) -> None:
     """One paired episode of a records page: each method's record opened on the Plan page, the pair added to
@@ -235,7 +245,7 @@ def _record_detail(ds, preds: pd.DataFrame, a: str, b: str, unit: pd.Series, nam
     for col, m in zip(cols, (a, b)):
         rows = same[same["method"] == m]
         if len(rows):
-            col.page_link(PAGES["Plan"].path, label=f"Open {name(m)} in Plan", icon=PAGES["Plan"].icon,
+            col.page_link(PAGES["Plan"].path, label=open_label(name(m)), icon=PAGES["Plan"].icon,
                           query_params=episodes.plan_query(rows.iloc[0]))
     playlists.ab_control(cfg, same, a, b, f"{prefix}_ab_add")
     episodes.show_episode(ds, same, [a, b])

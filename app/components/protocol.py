@@ -136,7 +136,7 @@ def show_pair_test(cfg, ds, run, fraction: float) -> None:
         st.error(md(str(e)), icon=":material/warning:")
         return
     if table.empty:
-        st.info(f"{method_name(a)} and {method_name(b)} were not evaluated on the same episodes here.")
+        st.info(f"{md(method_name(a))} and {md(method_name(b))} were not evaluated on the same episodes here.")
         return
     horizons = [int(t) for t in table["T"]]
     horizon = st.selectbox("T", horizons, key="proto_pair_T") if len(horizons) > 1 else horizons[0]

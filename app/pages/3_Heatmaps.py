@@ -41,7 +41,7 @@ def show_transition_episodes(cell: tuple[int, int], rows) -> None:
     ``cell``, each marked predicted or true; one of them opens in Plan with its record."""
     a, b = cell
     hits = episodes_with(rows, a, b).reset_index(drop=True)
-    st.subheader(f"Episodes with {ds.actions[a]} → {ds.actions[b]}")
+    st.subheader(f"Episodes with {md(ds.actions[a])} → {md(ds.actions[b])}")
     if not len(hits):
         st.info(f"No test episode of this task has {md(ds.actions[a])} → {md(ds.actions[b])} in the predicted plan "
                 f"of {md(method_name(method))} or in its ground truth (T={horizon}).")
@@ -129,10 +129,10 @@ for col, (name, df) in zip(cols, mats.items()):
     with col:
         table = df.reset_index(names="from")
         if as_tables:
-            st.caption(name)
+            st.caption(md(name))
             show_table(table, f"transitions_{task}_{short}", key=f"heat_tbl_{short}", height=200)
         else:
-            st.download_button(f"{name.split(' (')[0]} (CSV)", table.to_csv(index=False).encode(),
+            st.download_button(f"{md(name.split(' (')[0])} (CSV)", table.to_csv(index=False).encode(),
                                file_name=f"transitions_{task}_{short}.csv", mime="text/csv",
                                key=f"heat_csv_{short}", on_click="ignore")
 

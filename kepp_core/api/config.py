@@ -149,8 +149,12 @@ class AppConfig:
                 values[name] = tuple(v.strip() for v in value.splitlines() if v.strip())
             elif value and name == "device":
                 values[name] = check_device(value.strip(), var)
-            elif value and name != "config":
-                values[name] = value == "1" if name == "presentation" else value
+            elif value and name == "presentation":
+                if value not in ("0", "1"):
+                    raise KeppError(f"{var}={value[:40]!r}: expected 1 (presentation mode) or 0")
+                values[name] = value == "1"
+            elif value and name != "config":  # checked as the config file's value of the key is
+                values[name] = getattr(convert({name: value}, ConfigFile, var), name)
         if environ.get(ENV_URL, "").strip():  # the operator's own endpoint (its key's)
             values["llm_urls"] = (*values.get("llm_urls", ()), environ[ENV_URL].strip())
         return cfg.updated(values)

@@ -48,6 +48,8 @@ def check_options(opts: AppConfig) -> None:
     for url in opts.llm_urls or []:
         if len(url) > 2000 or not url.isprintable() or not is_http_url(url):
             raise KeppError(f"--llm-url {url[:80]!r}: expected an http(s) URL (e.g. http://127.0.0.1:8080/v1)")
+    # KEPP_APP_* of this environment are checked as the options are (the server takes them from the options)
+    check_app_device(AppConfig.from_env({k: v for k, v in os.environ.items() if k in ENV.values()}), ENV["device"])
     check_app_device(opts)
     effective = AppConfig.from_env(opts.environment()) if opts.config is not None else opts  # reads the config
     check_app_device(effective, f"{opts.config}: device")
@@ -64,10 +66,12 @@ def check_options(opts: AppConfig) -> None:
 def check_app_device(cfg: AppConfig, where: str = "--device") -> None:
     """A device the app cannot have (no CUDA, no such GPU) is one line when the server starts, not an
     error on every page (:func:`kepp_core.devices.resolve_device`; torch loads only for a GPU)."""
-    if cfg.device is not None:
-        from kepp_core.devices import resolve_device
+    from kepp_core.devices import DEVICE_ENV, resolve_device
 
+    if cfg.device is not None:
         resolve_device(cfg.device, where)
+    elif os.environ.get(DEVICE_ENV, "").strip():  # the pages' default: $KEPP_DEVICE, which the server inherits
+        resolve_device(None)
 
 
 def check_files(cfg: AppConfig) -> None:
@@ -154,23 +158,44 @@ def launch_app(opts: AppConfig | argparse.Namespace) -> int:
     check_options(opts)
     argv, env = app_command(opts)
     print(f"KEPP app: http://{opts.address}:{opts.port}  (Ctrl+C stops it)", file=sys.stderr)
-    proc = subprocess.Popen(argv, env=env, cwd=REPO_ROOT)
-
-    def stop(signum, frame):  # SIGTERM to `kepp app` stops the server too
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, stop)
+    # Set before the server starts, whatever this process inherited: a shell starts a background job
+    # with SIGINT ignored, and a service manager stops it with SIGTERM (or SIGHUP when the terminal goes).
+    previous = {s: signal.signal(s, _stop) for s in STOP_SIGNALS}
     try:
-        return proc.wait()
-    except KeyboardInterrupt:
-        proc.terminate()
+        proc = subprocess.Popen(argv, env=env, cwd=REPO_ROOT)
         try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        return 0
+            return proc.wait()
+        except _Stopped:
+            for s in STOP_SIGNALS:  # a second signal must not cut the server's shutdown short
+                signal.signal(s, signal.SIG_IGN)
+            stop_server(proc)
+            return 0
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)  # what ends `kepp app` and its server
+STOP_WAIT_S = 10  # the server's own shutdown before it is killed (Streamlit may hang after "Stopping...")
+
+
+class _Stopped(BaseException):
+    """A stop signal arrived (raised in the main thread, as KeyboardInterrupt is for Ctrl+C)."""
+
+
+def _stop(signum, frame) -> None:
+    raise _Stopped(signum)
+
+
+def stop_server(proc: subprocess.Popen, wait_s: float = STOP_WAIT_S) -> None:
+    """End the server ``proc``: SIGTERM (Streamlit closes its sessions and the port), then SIGKILL if it
+    has not ended within ``wait_s`` seconds; returns once it has ended."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=wait_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def add_app_args(p: argparse.ArgumentParser) -> None:

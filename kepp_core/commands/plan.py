@@ -223,12 +223,15 @@ def _print(out: dict, result) -> None:
         print("before decoding: " + " → ".join(out["raw_plan_labels"]))
     if "planning_model_choice" in out:
         print(out["planning_model_choice"]["text"])
-    print(result.decoding_text + (f" Choice kept in {dec['source']}." if dec else ""))
+    if not result.no_path:  # no plan: nothing was decoded, and the retriever's paths are its fallback
+        print(result.decoding_text + (f" Choice kept in {dec['source']}." if dec else ""))
     for name in ("first", "last"):
         top = ", ".join(f"{e['label']} {e['probability']:.3f}" for e in out["endpoint_top"].get(name, []))
         print(f"{name} step ({endpoint_source(result.decoded_ends_from).words}): {top}")
-    for k, p in enumerate(out["paths"], 1):
+    for k, p in enumerate(out["paths"] if not result.no_path else [], 1):
         print(f"graph path {k} (probability {p['probability']:.3f}): " + " → ".join(p["labels"]))
+    title = ("the fallback variation's steps (not a plan): the graph's transition probability, the endpoint "
+             "probability" if result.no_path else
+             "why this plan: the model's score, the graph's transition probability, the endpoint probability")
     print_table([{**r, "changed": "yes" if r["changed"] else ""} for r in result.why],
-                ["step", "label", "score", "transition", "endpoint", "raw_label", "changed"],
-                title="why this plan: the model's score, the graph's transition probability, the endpoint probability")
+                ["step", "label", "score", "transition", "endpoint", "raw_label", "changed"], title=title)

@@ -20,13 +20,19 @@ file instead of ten thousand file headers.
 from __future__ import annotations
 
 import io
+import math
 import os
 import pickle
+from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
+try:
+    from numpy._core.multiarray import scalar as _scalar
+except ImportError:  # numpy < 2
+    from numpy.core.multiarray import scalar as _scalar
 from kepp_core.data.file_index import FileIndex
 from kepp_core.data.records import MAX_VIDEO_SECONDS
 from kepp_core.errors import KeppError
@@ -35,21 +41,110 @@ from kepp_core.safe_load import npy_header
 from kepp_core.schema import check_pickle
 from kepp_core.video.encode import MANIFEST, MAX_FEATURE_DIM, read_manifest
 
-# The only globals a feature pickle may reference: numpy's array reconstruction.
-_SAFE_GLOBALS = {
-    ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
-    ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"),
-    ("numpy", "ndarray"), ("numpy", "dtype"), ("collections", "OrderedDict"),
-}
 FEATURE_KEY = "frames_features"
 MAX_PICKLE_BYTES = 2**30  # a pickled S3D feature dict holds [seconds, 512] floats: megabytes
+_MAX_DIMS = 32  # dimensions of one array (numpy's own limit is 64)
+
+
+class _Refused(pickle.UnpicklingError):
+    """What the array-only unpickler refuses, in words that name no byte of the file (shown as they are)."""
+
+
+class _Declared:
+    """An array a feature pickle declares: its shape, dtype and data, checked as they arrive and built
+    only when asked for (:meth:`build`), so a pickle allocates no more than the bytes it holds and only
+    the one array the features are. numpy writes an array as ``_reconstruct(ndarray, (0,), b'b')`` then
+    a BUILD with ``(version, shape, dtype, is_fortran, data)``; protocol 5 as
+    ``_frombuffer(data, dtype, shape, order)``."""
+
+    def __init__(self) -> None:
+        self.shape: tuple[int, ...] | None = None
+        self.dtype: np.dtype | None = None
+        self.data: bytes | list | None = None
+        self.order = "C"
+
+    def __setstate__(self, state) -> None:
+        if type(state) is tuple and len(state) == 5:
+            state = state[1:]  # (version, shape, dtype, is_fortran, data); numpy < 1.? wrote no version
+        if not (type(state) is tuple and len(state) == 4 and type(state[2]) is bool):
+            raise _Refused("an array's state is not (shape, dtype, order, data)")
+        shape, dtype, fortran, data = state
+        self._set(data, dtype, shape, "F" if fortran else "C")
+
+    def _set(self, data, dtype, shape, order: str) -> None:
+        if not (type(shape) is tuple and len(shape) <= _MAX_DIMS and all(type(n) is int and n >= 0 for n in shape)
+                and isinstance(dtype, np.dtype) and order in ("C", "F")):
+            raise _Refused("an array's shape, dtype or order is malformed")
+        if type(data) is str:  # Python 2's str, read as latin-1 text
+            data = data.encode("latin-1")
+        size = math.prod(shape)
+        if dtype.hasobject:
+            if type(data) is not list or len(data) != size:
+                raise _Refused(f"an object array of shape {list(shape)[:4]} without its items")
+        elif type(data) not in (bytes, bytearray) or len(data) != size * dtype.itemsize or not dtype.itemsize:
+            raise _Refused(f"an array of shape {list(shape)[:4]} ({dtype.str}) declares "
+                                         f"{size * dtype.itemsize:,} bytes and holds "
+                                         f"{len(data) if type(data) in (bytes, bytearray) else 0:,}")
+        self.shape, self.dtype, self.data, self.order = shape, dtype, data, order
+
+    def build(self) -> np.ndarray:
+        """The array (its data checked against its shape when it arrived)."""
+        if self.data is None:
+            raise _Refused("an array without its data (a shape and no values)")
+        if self.dtype.hasobject:
+            out = np.empty(len(self.data), dtype=object)
+            out[:] = self.data
+            return out.reshape(self.shape, order=self.order)
+        return np.frombuffer(self.data, self.dtype).reshape(self.shape, order=self.order).copy()
+
+
+def _reconstruct(cls, shape, dtype) -> _Declared:
+    """numpy's ``_reconstruct(ndarray, (0,), b'b')``: an array whose BUILD brings its state (never
+    numpy's own, which allocates the shape it is given before any data arrives)."""
+    if cls is not _NdarrayName:
+        raise _Refused("_reconstruct of something other than numpy.ndarray")
+    return _Declared()
+
+
+def _frombuffer(data, dtype, shape, order="C") -> _Declared:
+    """numpy's ``_frombuffer`` (protocol 5): the array of ``data``, checked against its shape."""
+    out = _Declared()
+    out._set(data, dtype, shape, order)
+    return out
+
+
+def _latin1(text, encoding) -> bytes:
+    """``_codecs.encode(text, "latin1")``: how protocol 2 writes bytes (numpy's data among them)."""
+    if type(text) is not str or encoding not in ("latin1", "latin-1"):
+        raise _Refused("_codecs.encode of something other than latin-1 text")
+    return text.encode("latin-1")
+
+
+class _NdarrayName:
+    """``numpy.ndarray`` as a pickle names it: an argument of :func:`_reconstruct`, never called (calling
+    it allocates any shape)."""
+
+    def __new__(cls, *args, **kwargs):
+        raise _Refused("numpy.ndarray called directly (numpy never writes that)")
+
+
+# The only globals a feature pickle may reference, each read as a stand-in that allocates nothing
+# beyond the bytes the pickle holds (numpy's dtype and scalar build small values from their arguments).
+_SAFE_GLOBALS = {
+    **{(m, "_reconstruct"): _reconstruct for m in ("numpy.core.multiarray", "numpy._core.multiarray")},
+    **{(m, "_frombuffer"): _frombuffer for m in ("numpy.core.numeric", "numpy._core.numeric")},
+    **{(m, "scalar"): _scalar for m in ("numpy.core.multiarray", "numpy._core.multiarray")},
+    ("numpy", "ndarray"): _NdarrayName, ("numpy", "dtype"): np.dtype, ("collections", "OrderedDict"): OrderedDict,
+    ("_codecs", "encode"): _latin1,
+}
 
 
 class _ArrayOnlyUnpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str):
-        if (module, name) in _SAFE_GLOBALS:
-            return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"refused to load {module}.{name} (only numpy arrays are allowed)")
+        found = _SAFE_GLOBALS.get((module, name))
+        if found is None:
+            raise _Refused(f"refused to load {module}.{name} (only numpy arrays are allowed)")
+        return found
 
 
 def _raw_pickle(f) -> bool:
@@ -61,11 +156,13 @@ def _raw_pickle(f) -> bool:
 
 def _read_npy(path: Path) -> np.ndarray:
     """Read a .npy file; object arrays and plain pickles go through the array-only unpickler, after
-    their opcodes were checked (:func:`kepp_core.schema.check_pickle`)."""
+    their opcodes were checked (:func:`kepp_core.schema.check_pickle`), and only the features' array
+    is built, after its shape was checked (:func:`check_feature_shape`)."""
     with open_regular(path) as f:
         if not _raw_pickle(f):
             shape, dtype = npy_header(f, ".npy feature file")
             if not dtype.hasobject:
+                check_feature_shape(shape, path)
                 f.seek(0)
                 return np.load(f, allow_pickle=False)
         data = f.read(MAX_PICKLE_BYTES + 1)
@@ -73,14 +170,29 @@ def _read_npy(path: Path) -> np.ndarray:
         raise KeppError(f"{path}: a pickled feature file of more than {MAX_PICKLE_BYTES:,} bytes")
     check_pickle(data, str(path), max_depth=16, max_ops=1_000_000)
     obj = _ArrayOnlyUnpickler(io.BytesIO(data), encoding="latin1").load()
-    if isinstance(obj, np.ndarray) and obj.dtype.hasobject and obj.shape == ():
-        obj = obj.item()
+    if isinstance(obj, _Declared) and obj.dtype is not None and obj.dtype.hasobject and obj.shape == ():
+        obj = obj.data[0]  # np.save of a dict: a 0-d object array holding it
     if isinstance(obj, dict):
         keys = {k.decode() if isinstance(k, bytes) else k: v for k, v in obj.items()}
         if FEATURE_KEY not in keys:
             raise KeppError(f"{path}: pickled feature dict has no {FEATURE_KEY!r} key ({len(keys)} other keys)")
         obj = keys[FEATURE_KEY]
-    return np.asarray(obj)
+    if not isinstance(obj, _Declared):
+        raise KeppError(f"{path}: features must be a numeric array [seconds, D], got a pickled {type(obj).__name__}")
+    if obj.shape is not None:
+        check_feature_shape(obj.shape, path)
+    return obj.build()
+
+
+def check_feature_shape(shape: tuple[int, ...], path) -> None:
+    """KeppError naming ``path`` unless ``shape`` is ``[seconds, D]`` within the bounds every feature
+    file keeps (:data:`MAX_VIDEO_SECONDS` seconds, :data:`MAX_FEATURE_DIM` columns): checked before the
+    array is allocated."""
+    if len(shape) != 2 or shape[0] == 0:
+        raise KeppError(f"{path}: features must have shape [seconds, D] with seconds > 0, got {tuple(shape)[:8]}")
+    if shape[0] > MAX_VIDEO_SECONDS or shape[1] > MAX_FEATURE_DIM:
+        raise KeppError(f"{path}: features of shape {list(shape)}: expected at most {MAX_VIDEO_SECONDS:,.0f} "
+                        f"seconds and {MAX_FEATURE_DIM:,} columns")
 
 
 def find_file(folder: Path, names: list[str], listing: set[str] | None = None) -> Path | None:
@@ -129,8 +241,8 @@ def _load(path: str, mtime: float) -> np.ndarray:
 
 def _reason(e: BaseException) -> str:
     """Why a feature file could not be read, without the library's text (it may quote the file)."""
-    if isinstance(e, pickle.UnpicklingError) and str(e).startswith("refused to load"):
-        return str(e)  # our own allow-list's message: names the refused global
+    if isinstance(e, _Refused):
+        return str(e)  # our own allow-list's message: names the refused global or the malformed array
     return f"{type(e).__name__} while reading it"
 
 
@@ -160,8 +272,7 @@ def read_feature_shape(path: str | Path) -> tuple[int, int]:
         raise KeppError(f"{path}: not a readable .npy feature file ({e.strerror or type(e).__name__})") from None
     if pickled or dtype.hasobject:
         shape = _load(str(path), path.stat().st_mtime).shape  # a pickled S3D dict: read it safely
-    if len(shape) != 2 or shape[0] == 0:
-        raise KeppError(f"{path}: features must have shape [seconds, D] with seconds > 0, got {shape}")
+    check_feature_shape(shape, path)
     return int(shape[0]), int(shape[1])
 
 

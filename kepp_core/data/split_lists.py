@@ -63,13 +63,14 @@ from kepp_core.data.feature_files import FeatureShapes, file_names
 from kepp_core.data.records import MAX_LABEL_CHARS, MAX_STEPS, MAX_VIDEO_SECONDS, SEGMENT_SLACK, Dataset, Step, Task, Video
 from kepp_core.catalog import episode_id
 from kepp_core.errors import KeppError
-from kepp_core.io import MAX_PATH_CHARS, atomic_write_text, check_under, read_bytes, utf8_text
+from kepp_core.io import MAX_PATH_CHARS, atomic_write_text, check_under, read_bytes, utf8_text, whole_number
 from kepp_core.schema import Id, Int64, Meta, Struct, check_nesting, convert, decode_json
 
 NAME = "split-lists"  # the dataset name (--dataset split-lists)
 MAX_LIST_BYTES = 1 << 30  # the largest lists (CrossTask, COIN: tens of MB) are far below this
 MAX_ACTION_ID = 1_000_000  # beyond this an id is not an action index (it would allocate a huge vocabulary)
 _LIST_DEPTH = 6  # list → entry → id → legal_range → [start, end, action]: deeper is not a split list
+_MAX_ID_DIGITS = 20  # a task or action id of more digits is no id (and int() of 4,300 digits is a ValueError)
 SPLITS_KEYS = ("train", "test", "taxonomy", "features")
 
 FilePath = Annotated[str, Meta(min_length=1, max_length=MAX_PATH_CHARS, pattern=r"^[^\x00]*$")]
@@ -276,17 +277,21 @@ def read_taxonomy(path: str | Path, roots: Sequence[Path] | None = None) -> Taxo
     actions, action_task, names = {}, {}, {}
     for key, steps in tasks.items():
         task, _, rest = key.partition("_")
-        if not task.strip().isdigit() or not rest:
-            raise KeppError(f"{path}: task key {key!r}: expected '<task id>_<task name>' (e.g. '0_Changing a car tire')")
-        task, name = str(int(task)), rest.rpartition("_")[2]
+        number = whole_number(task, _MAX_ID_DIGITS)
+        if number is None or not rest:
+            raise KeppError(f"{path}: task key {key[:60]!r}: expected '<task id>_<task name>' with the id in ASCII "
+                            f"digits (e.g. '0_Changing a car tire')")
+        task, name = str(number), rest.rpartition("_")[2]
         names[task] = name
         for a, label in steps.items():
-            if not a.strip().isdigit() or int(a) > MAX_ACTION_ID:
-                raise KeppError(f"{path}: {key!r}: action id {a!r}: expected a whole number 0..{MAX_ACTION_ID:,}")
-            if actions.get(int(a), label) != label:
-                raise KeppError(f"{path}: action id {a} is named {actions[int(a)]!r} and {label!r}")
-            actions[int(a)] = label
-            action_task.setdefault(int(a), task)
+            action = whole_number(a, _MAX_ID_DIGITS)
+            if action is None or action > MAX_ACTION_ID:
+                raise KeppError(f"{path}: {key[:60]!r}: action id {a[:20]!r}{'...' if len(a) > 20 else ''}: expected "
+                                f"a whole number 0..{MAX_ACTION_ID:,} in ASCII digits")
+            if actions.get(action, label) != label:
+                raise KeppError(f"{path}: action id {action} is named {actions[action]!r} and {label!r}")
+            actions[action] = label
+            action_task.setdefault(action, task)
     return Taxonomy(actions, action_task, names)
 
 

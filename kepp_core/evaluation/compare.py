@@ -57,6 +57,24 @@ def _unit_keys(rows: pd.DataFrame) -> pd.DataFrame:
                          "setting": rows["setting"].fillna("").astype(str).to_numpy()}, index=rows.index)
 
 
+def _check_one_plan_per_unit(rows: pd.DataFrame, keys: pd.DataFrame, method: str) -> None:
+    """A unit recorded twice (two records files, or a file appended to) counts once, so its records
+    must agree: a KeppError naming the episode and both plans where they do not."""
+    twice = keys.duplicated(list(UNIT), keep=False).to_numpy()
+    if not twice.any():
+        return
+    seen = keys[twice].assign(plan=rows["plan"][twice].to_numpy())
+    plans = seen.groupby(list(UNIT), sort=False)["plan"].unique()
+    conflict = plans[plans.map(len) > 1]
+    if len(conflict):
+        (_fraction, seed, horizon, episode, _setting), found = next(iter(conflict.items()))
+        sources = sorted(set(rows.loc[twice & (keys["episode"] == episode).to_numpy(), "source"].astype(str)))
+        seed_words = f", seed {seed}" if seed >= 0 else ""
+        raise KeppError(f"{', '.join(sources)}: episode {episode!r} (T={horizon}{seed_words}) is recorded twice with "
+                        f"different plans of {method!r}: {' and '.join(_ids(p) for p in found[:2])} (expected one "
+                        f"plan per episode and seed)")
+
+
 def _method_rows(preds: pd.DataFrame, method: str, horizon: int | None) -> pd.DataFrame:
     keep = preds["method"] == method
     if horizon is not None:
@@ -115,7 +133,12 @@ def pair_rows(preds: pd.DataFrame, a: str, b: str, horizon: int | None = None,
     order: the episode's columns (:data:`KEPT`), ``plan_a`` / ``plan_b``, ``success_a`` / ``success_b`` and
     ``cell`` (a name of :data:`kepp_core.catalog.AB_CELLS`). ``horizon``: one T (None: every T);
     ``fraction``: one training fraction of a protocol's records (None: the largest)."""
+    if a == b:
+        raise KeppError(f"A and B are both {a!r}: a method compared with itself agrees on every episode "
+                        "(expected two different methods)")
     ra, rb = (_one_fraction(_method_rows(preds, method, horizon), fraction) for method in (a, b))
+    for rows, method in ((ra, a), (rb, b)):
+        _check_one_plan_per_unit(rows, _unit_keys(rows), method)
     ia, ib, loose = pair_index(ra, rb)
     if not len(ia):
         at = f" at T={int(horizon)}" if horizon is not None else ""

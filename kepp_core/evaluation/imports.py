@@ -31,13 +31,14 @@ from kepp_core.catalog import find_method
 from kepp_core.data.split_lists import (MAX_ACTION_ID, ListedEpisode, list_horizon, list_vocabulary, listed_episode_ids,
                                         read_split_list, read_taxonomy)
 from kepp_core.errors import KeppError
-from kepp_core.io import iter_lines, read_bytes, utf8_text
+from kepp_core.catalog.limits import MAX_HORIZON
+from kepp_core.io import iter_lines, read_bytes, utf8_text, whole_number
 from kepp_core.schema import Meta, Struct, check_id, check_nesting, decode_json
 
 FORMATS = {"vpn": "ViterbiPlanNet's T<h>_predictions.json", "plain": "JSON lines or CSV: episode and plan"}
 MAX_PREDICTIONS_BYTES = 1 << 30
 ActionId = Annotated[int, Meta(ge=0, le=MAX_ACTION_ID)]
-Steps = Annotated[list[ActionId], Meta(min_length=1, max_length=64)]
+Steps = Annotated[list[ActionId], Meta(min_length=1, max_length=MAX_HORIZON)]
 
 
 class _VpnPrediction(Struct):
@@ -45,9 +46,15 @@ class _VpnPrediction(Struct):
     true: Steps
 
 
+_StepName = Annotated[str, Meta(min_length=1, max_length=1000)]
+_Step = ActionId | _StepName
+_Episode = Annotated[int, Meta(ge=0)] | Annotated[str, Meta(min_length=1, max_length=1000)]
+_MAX_DIGITS = 20  # more digits are no id or place (and int() of 4,300 digits is a ValueError)
+
+
 class _PlainRow(Struct):
-    episode: Annotated[int, Meta(ge=0)] | Annotated[str, Meta(min_length=1, max_length=1000)]
-    plan: Annotated[list[ActionId | Annotated[str, Meta(min_length=1, max_length=1000)]], Meta(min_length=1, max_length=64)]
+    episode: _Episode
+    plan: Annotated[list[_Step], Meta(min_length=1, max_length=MAX_HORIZON)]
 
 
 def import_predictions(predictions: str | Path, split: str | Path, method: str, fmt: str = "vpn",
@@ -131,22 +138,42 @@ def _plain_rows(path: Path):
     if path.suffix.lower() == ".csv":
         text = utf8_text(_read(path), str(path))
         rows = csv.reader(io.StringIO(text))
-        header = next(rows, None)
-        if header is None or [h.strip() for h in header] != ["episode", "plan"]:
-            raise KeppError(f"{path}:1: expected the header 'episode,plan'")
-        for n, row in enumerate(rows, 2):
-            if not any(c.strip() for c in row):
-                continue
-            if len(row) != 2 or not row[1].strip():
-                raise KeppError(f"{path}:{n}: expected two cells, an episode and its steps separated by ';'")
-            episode = int(row[0]) if row[0].strip().isdigit() else row[0].strip()
-            steps = [int(s) if s.strip().isdigit() else s.strip() for s in row[1].split(";")]
-            yield f"{path}:{n}", episode, steps
+        try:
+            header = next(rows, None)
+            if header is None or [h.strip() for h in header] != ["episode", "plan"]:
+                raise KeppError(f"{path}:1: expected the header 'episode,plan'")
+            for row in rows:
+                where = f"{path}:{rows.line_num}"
+                if not any(c.strip() for c in row):
+                    continue
+                if len(row) != 2 or not row[1].strip():
+                    raise KeppError(f"{where}: expected two cells, an episode and its steps separated by ';'")
+                yield where, _csv_cell(row[0], "episode", _Episode, where), [_csv_cell(s, "step", _Step, where)
+                                                                          for s in row[1].split(";")]
+        except csv.Error as e:  # a field past the csv module's limit (131,072 characters), a stray quote
+            raise KeppError(f"{path}:{rows.line_num}: not a CSV row this format holds ({e}; expected an episode "
+                            f"and at most {MAX_HORIZON} steps separated by ';')") from None
         return
     decoder = msgspec.json.Decoder(_PlainRow)
     for where, raw in iter_lines(path):
         row = decode_json(raw, _PlainRow, where, decoder)
         yield where, row.episode, list(row.plan)
+
+
+def _csv_cell(cell: str, what: str, schema, where: str) -> int | str:
+    """A CSV cell as the JSON rows' field ``schema`` reads it (one set of bounds for both forms): ASCII
+    digits are a number (an entry's place, an action id), any other text a name or an episode id."""
+    text = cell.strip()
+    value: int | str | None = text
+    if text.isascii() and text.isdigit():
+        value = whole_number(text, _MAX_DIGITS)
+        if value is None:
+            raise KeppError(f"{where}: {what} of {len(text):,} digits (expected at most {_MAX_DIGITS})")
+    try:
+        return msgspec.convert(value, schema)
+    except msgspec.ValidationError as e:
+        shown = text if len(text) <= 40 else f"{text[:40]}... ({len(text):,} characters)"
+        raise KeppError(f"{where}: {what} {shown!r}: {str(e).removesuffix(' - at `$`')}") from None
 
 
 def _name_index(labels: list[str], raw: dict[int, str]) -> dict[str, list[int]]:

@@ -27,13 +27,16 @@ import json
 import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, ClassVar
 
 import numpy as np
 
 from kepp_core.catalog import paths_source
+from kepp_core.catalog.limits import MAX_HORIZON, MAX_SEED
+from kepp_core.data.split_lists import MAX_ACTION_ID
 from kepp_core.errors import KeppError
 from kepp_core.io import atomic_open, atomic_path, iter_jsonl
+from kepp_core.schema import MAX_ID_CHARS, Meta, Struct, convert
 
 if TYPE_CHECKING:  # the evaluation's result type: reading records needs no methods (no torch)
     from kepp_core.evaluation.methods import HorizonEvaluation
@@ -41,6 +44,22 @@ if TYPE_CHECKING:  # the evaluation's result type: reading records needs no meth
 REQUIRED = ("episode", "gt", "plans")
 RECORD_SUFFIXES = (".jsonl", ".parquet")
 OUTCOMES = ("success", "acc")  # per method: whole plan right (0/1), share of steps right
+_Plan = Annotated[list[Annotated[int, Meta(ge=0, le=MAX_ACTION_ID)]], Meta(min_length=1, max_length=MAX_HORIZON)]
+
+
+class _Checked(Struct):
+    """The keys of a record every reader trusts, with their types and ranges (other keys pass as they are)."""
+
+    HINTS: ClassVar[dict[str, str]] = {
+        "episode": "an episode id", "gt": "a plan: a list of action ids", "plans": "methods mapped to plans (lists "
+        "of action ids)", "T": f"a horizon 1..{MAX_HORIZON}", "seed": f"a whole number 0..{MAX_SEED:,}",
+        "fraction": "a training fraction in (0, 1]"}
+    episode: Annotated[str, Meta(min_length=1, max_length=4096)]
+    gt: _Plan
+    plans: dict[Annotated[str, Meta(min_length=1, max_length=MAX_ID_CHARS)], _Plan]
+    T: Annotated[int, Meta(ge=1, le=MAX_HORIZON)] | None = None
+    seed: Annotated[int, Meta(ge=0, le=MAX_SEED)] | None = None
+    fraction: Annotated[float, Meta(gt=0, le=1)] | None = None
 
 
 class Records(list):
@@ -144,7 +163,7 @@ def read_records(path: str | Path) -> Records:
         except Exception as e:  # pyarrow raises several types for a bad file
             raise KeppError(f"{path}: not a readable Parquet file ({e})") from None
         rows = [(f"{path}: record {n}", {k: (json.loads(v) if isinstance(v, str) and v[:1] in "[{" else v)
-                                         for k, v in rec.items()})
+                                         for k, v in rec.items() if not _absent(v)})
                 for n, rec in enumerate(df.to_dict("records"), 1)]
     else:
         rows = list(iter_jsonl(path))
@@ -152,7 +171,13 @@ def read_records(path: str | Path) -> Records:
         missing = [k for k in REQUIRED if k not in rec]
         if missing:
             raise KeppError(f"{where}: record lacks {', '.join(missing)} (not written by 'kepp eval --records'?)")
+        convert(rec, _Checked, where)
     return Records((upgrade(rec) for _, rec in rows), path)
+
+
+def _absent(value) -> bool:
+    """A Parquet cell of a key the record did not have (None, or NaN in a column of numbers)."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def upgrade(record: dict) -> dict:

@@ -120,3 +120,57 @@ def one_error(code: int, err: str, *words: str) -> str:
     for w in words:
         assert w in lines[0], (w, lines[0])
     return lines[0]
+
+
+def start_kepp_app(port: int, cwd: str | Path, ignore_sigint: bool = False) -> subprocess.Popen:
+    """``kepp app --port PORT`` in a fresh process, returned once its server answers ``/_stcore/health``
+    (``ignore_sigint``: started as a shell starts a background job, ``cmd &``, with SIGINT ignored). Its
+    stderr goes to ``cwd/kepp-app.log`` (a pipe would stay open as long as a server that outlived it)."""
+    import time
+    import urllib.request
+
+    def background() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    log = Path(cwd) / "kepp-app.log"
+    with open(log, "wb") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "kepp_core", "app", "--port", str(port)], cwd=cwd, env=env,
+                                stdout=subprocess.DEVNULL, stderr=err, preexec_fn=background if ignore_sigint else None)
+    deadline = time.monotonic() + 120
+    while True:
+        if proc.poll() is not None:
+            raise AssertionError(f"kepp app ended before serving: {log.read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"http://localhost:{port}/_stcore/health", timeout=2) as r:
+                if r.read() == b"ok":
+                    return proc
+        except OSError:
+            if time.monotonic() > deadline:
+                proc.kill()
+                raise AssertionError("the server did not start within 120 s") from None
+            time.sleep(0.3)
+
+
+def child_pids(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux: read from /proc)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                out.append(int(entry))
+    return out
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and has not ended (a zombie has ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

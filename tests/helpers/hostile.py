@@ -176,3 +176,38 @@ def npy_header_lie(path: Path, rows: int = 5 * 10**12, dim: int = 5) -> Path:
 
 def plans_lines(*records: dict) -> str:
     return "".join(json.dumps(r) + "\n" for r in records)
+
+
+class _Reduced:
+    """Pickles as ``func(*args)``: a feature pickle naming one allowed global with arguments numpy never writes."""
+
+    def __init__(self, func, *args) -> None:
+        self.func, self.args = func, args
+
+    def __reduce__(self):
+        return (self.func, self.args)
+
+
+def features_pickle(value, protocol: int = 4) -> bytes:
+    """A pickled S3D-style feature dict whose ``frames_features`` is ``value``."""
+    return pickle.dumps({"frames_features": value}, protocol=protocol)
+
+
+def array_without_data(shape: tuple, dtype: str = "f8") -> bytes:
+    """A feature dict whose array is numpy's ``_reconstruct`` with a declared shape and no data (numpy's own
+    ``_reconstruct`` allocates the shape; a ``[100000, 1500]`` float64 one is 1.2 GB from 100 bytes)."""
+    from numpy._core.multiarray import _reconstruct
+
+    return features_pickle(_Reduced(_reconstruct, np.ndarray, shape, dtype.encode()))
+
+
+def ndarray_called(shape: tuple, dtype: str = "f8") -> bytes:
+    """A feature dict whose array is ``numpy.ndarray(shape, dtype)`` called by the pickle (an allocation)."""
+    return features_pickle(_Reduced(np.ndarray, shape, dtype))
+
+
+def array_short_of_data(shape: tuple, data: bytes = b"\0" * 16) -> bytes:
+    """A feature dict whose array is numpy's protocol-5 ``_frombuffer`` of ``data`` under a larger ``shape``."""
+    from numpy._core.numeric import _frombuffer
+
+    return features_pickle(_Reduced(_frombuffer, bytearray(data), np.dtype("f4"), shape, "C"), protocol=5)
