@@ -268,7 +268,7 @@ def graph_html(nodes: tuple, edges: tuple, height: int = 560, grid: tuple | None
     # tojson, which escapes the same characters), so every label shows exactly as written.
     data = {"legend": [list(x) for x in legend], "title": title, "settings": settings, "name": name, "grid": layout,
             "pad": LABEL_PAD, "edgeSize": type_.edge, "leastEdge": type_.edge,
-            "leastNode": type_.node if present else 0, "slideKeys": SLIDE_KEYS["next"] + SLIDE_KEYS["prev"]}
+            "leastNode": type_.node if present else 0, "slideKeys": [k for keys in SLIDE_KEYS.values() for k in keys]}
     script = scripts.data_block(GRAPH_DATA, data) + (scripts.inline(GRAPH_JS) if inline or not served_vis()
                                                      else scripts.served(GRAPH_JS))
     page = page.replace('<div class="card" style="width: 100%">', head + '<div class="card" style="width: 100%">', 1)
