@@ -297,7 +297,7 @@ def legend_lines(drawing: GraphDrawing, present: bool, width: int = 460) -> int:
     side by side; an entry wider than the frame wraps)."""
     px, lines, used = TYPE[present].legend, 0, width
     for entry in drawing.legend:
-        w = 50 + 0.56 * px * len(_shown_text(entry))
+        w = 50 + 0.62 * px * len(_shown_text(entry))  # a wide estimate: a legend never overflows its frame
         if used + w > width:
             lines, used = lines + 1, 0
         lines += int(w // width)

@@ -37,13 +37,19 @@ BAR_CSS = """<style>
   padding: 0.1rem 0.5rem; box-shadow: 0 1px 4px rgba(0, 0, 0, 0.12); }
 .st-key-playlist_bar p { margin: 0; white-space: nowrap; }
 .st-key-playlist_first, .st-key-playlist_last { display: none !important; }  /* Home and End click them */
+/* a slide keeps to one screen: its frames without their captions (the clips' times are the page's sliders') */
+.st-key-kepp_slide_start [data-testid="stImageCaption"], .st-key-kepp_slide_goal [data-testid="stImageCaption"] {
+  display: none; }
 </style>"""
 # The playing bar's buttons, which the keys a presenter's clicker sends click (app/static/kepp-keys.js); the
-# arrows and Space are left to a widget that has the focus and uses them, PageDown / PageUp to a text field.
+# arrows and Space are left to a widget that has the focus and uses them (a text field, a select box), to a
+# slider only while it is dragged (a slider that merely has the focus must not move a clip); PageDown / PageUp,
+# Home / End to a text field.
 BUTTONS = {move: f".st-key-playlist_{move} button" for move in ("next", "prev", "first", "last")}
 TEXT_FIELDS = 'input:not([type="range"]), textarea, [contenteditable="true"], [contenteditable=""]'
-OWN_KEYS = (f'{TEXT_FIELDS}, select, [role="slider"], [role="combobox"], [role="listbox"], [role="option"], '
-            'input[type="range"]')
+SLIDERS = '[role="slider"], input[type="range"]'
+OWN_KEYS = f'{TEXT_FIELDS}, select, [role="combobox"], [role="listbox"], [role="option"]'
+
 CHANNEL = "kepp-talk"  # the BroadcastChannel between a playing tab and its presenter view
 
 
@@ -51,6 +57,7 @@ def keys_script(playing: Mapping | None) -> str:
     """The page's keyboard listener and its link to the presenter view (app/static/kepp-keys.js), told where
     the playlist is (``playing``: ``playlist``, ``item`` (1-based), ``count``; None: none playing)."""
     return scripts.call("kepp-keys.js", {"keys": SLIDE_KEYS, "buttons": BUTTONS, "own": OWN_KEYS, "text": TEXT_FIELDS,
+                                         "sliders": SLIDERS,
                                          "channel": CHANNEL, "playing": dict(playing) if playing else None})
 
 

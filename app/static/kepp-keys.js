@@ -1,8 +1,9 @@
 // A playlist's keys on the Plan page (app/components/playlists.py calls this function with cfg): the keys a
 // presenter's clicker sends move to the next or the previous item (Home and End: the first and the last) by
 // clicking the playing bar's buttons.
-// The arrows and Space are left to a text field, select box or slider that has the focus (their own keys);
-// PageDown and PageUp, what clickers send, are left only to a text field. A graph drawing's frame hands
+// The arrows and Space are left to a text field or select box that has the focus (their own keys), and to a
+// slider only while it is being dragged: a slider that merely kept the focus after a click must not take →
+// and move a clip. PageDown and PageUp (what clickers send), Home and End are left only to a text field. A graph drawing's frame hands
 // these keys to this page (kepp-graph.js): a click in the drawing does not stop the clicker.
 //
 // The presenter view (another tab of the same browser, app/pages/8_Presenter.py) follows this tab through
@@ -12,7 +13,7 @@
 // A server restart under the page leaves the page as it was: the button found at key time is this page's, and
 // the bar makes the move itself in a session that never drew it (components/playlists.py).
 //
-// cfg: {keys: {next, prev, first, last}, buttons: {the same moves}, own, text, channel,
+// cfg: {keys: {next, prev, first, last}, buttons: {the same moves}, own, text, sliders, channel,
 //       playing: {playlist, item, count} or null}
 (function (cfg) {
   const top = window.parent || window;
@@ -36,6 +37,12 @@
       if (active && active.blur) active.blur();  // a focused button (or frame) would take the next key itself
       return true;
     };
+    // a slider is dragged while a pointer is down on it
+    top.document.addEventListener("pointerdown", (e) => {
+      top.__keppDragging = !!(e.target && e.target.closest && e.target.closest(cfg.sliders));
+    }, true);
+    top.document.addEventListener("pointerup", () => { top.__keppDragging = false; }, true);
+    top.document.addEventListener("pointercancel", () => { top.__keppDragging = false; }, true);
     top.document.addEventListener("keydown", function (e) {
       if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
       const dir = Object.keys(cfg.keys).find(d => cfg.keys[d].includes(e.key));
@@ -44,6 +51,10 @@
       const target = e.target && e.target.closest ? e.target : null;
       if (target && target.closest(paging ? cfg.text : cfg.own)) return;
       if (!top.__keppPlaying) return;
+      if (target && target.closest(cfg.sliders)) {
+        if (top.__keppDragging) return;  // the slider being dragged keeps its arrows
+        e.stopPropagation();  // a slider that merely has the focus: the slide moves, the slider does not
+      }
       top.__keppWanted = null;  // the speaker's own key: no step the presenter view asked for is pending
       if (top.__keppGo(dir)) e.preventDefault();
     }, true);

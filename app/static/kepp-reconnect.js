@@ -15,9 +15,7 @@
   mark.setAttribute("role", "status");
   mark.textContent = cfg.text;
   doc.body.appendChild(mark);
-  let queued = false;
   const look = () => {
-    queued = false;
     let away = !!doc.querySelector('[data-testid="stConnectionStatus"]');
     doc.querySelectorAll('[data-testid="stDialog"]:not([data-kepp-connection])').forEach((d) => {
       if (d.textContent.trim().startsWith(cfg.title)) d.setAttribute("data-kepp-connection", "");
@@ -25,8 +23,7 @@
     away = away || !!doc.querySelector("[data-kepp-connection]");
     mark.classList.toggle("kepp-away", away);
   };
-  // at most one look per frame, however many elements a run changes
-  new MutationObserver(() => { if (!queued) { queued = true; top.requestAnimationFrame(look); } })
-    .observe(doc.body, {childList: true, subtree: true, characterData: true});
+  // before the browser paints what changed: the dialog is never drawn, not even for a frame
+  new MutationObserver(look).observe(doc.body, {childList: true, subtree: true, characterData: true});
   look();
 })
