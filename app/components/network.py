@@ -491,11 +491,12 @@ PLAN_WIDTH, PLAN_CANVAS = 540, 330  # px: the plan graph's canvas on a slide at 
 
 def plan_graph_panel(graph, endpoints: Sequence[int], named: Sequence[tuple[str, Sequence[int]]],
                      truth: Sequence[int] | None, key: str, title: str = "P²KG around the plan",
-                     own: Collection[int] | None = None) -> object:
+                     own: Collection[int] | None = None, width: tuple[int, int] = (450, 650)) -> object:
     """The plan graph: the drawing with its legend (one entry per distinct path) and PNG export, as
     large as one screen holds, then its depth, step budget and "centre on" controls and the HTML
     export. ``own``: the episode's task's steps (its neighbourhood is drawn from them; the other tasks'
-    steps only when the reader asks, *Other tasks' steps*). Returns the :class:`PlanGraph`."""
+    steps only when the reader asks, *Other tasks' steps*); ``width``: about how wide its column is (outside
+    presentation mode, in it). Returns the :class:`PlanGraph`."""
     frame = st.container()  # the drawing first: the controls below it are read before it is drawn
     c1, c2, c3 = st.columns([1, 1, 2])
     depth = c1.slider("Depth", 0, 3, 1, key=f"{key}_depth",
@@ -518,7 +519,7 @@ def plan_graph_panel(graph, endpoints: Sequence[int], named: Sequence[tuple[str,
     drawing = plan_drawing(graph, pg, title=title)
     with frame:
         show_graph(drawing, height=SCREEN_FRAME[presenting()], download_name=f"{key}_graph.html",
-                   key=f"{key}_graph_dl", click_key=f"{key}_clicked", screen=True, width=(450, 650))
+                   key=f"{key}_graph_dl", click_key=f"{key}_clicked", screen=True, width=width)
         if pg.hidden:
             st.caption(f"{pg.hidden} more neighbour{'s' if pg.hidden > 1 else ''} within depth {depth} left out: "
                        + ("one screen holds no more at a room's type size." if rows is not None

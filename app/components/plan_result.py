@@ -142,7 +142,7 @@ def show(cfg, decision: Decision, ds, ctl, clip, saved: dict | None, live: tuple
     key = ((rec.episode, rec.method, rec.seed, versus and versus.method) if rec is not None
            else ("live", saved and saved["inputs"], saved and saved["seconds"]))
     result.bring_into_view(key, scroll=decision.scroll)
-    left, right = result.columns()
+    left, right = result.columns(pair=versus is not None)
     live_result = saved["result"] if saved else None
     no_plan = plan_decision.no_plan(live_result) if live_result is not None else None
     task = getattr(clip.shown, "task", None)
@@ -162,9 +162,10 @@ def show(cfg, decision: Decision, ds, ctl, clip, saved: dict | None, live: tuple
             st.caption(f"Nothing is planned live here: {md(ctl.width_error or 'press Re-plan live')}.")
     with right, backend.guarded(stop=False):
         if view == RECORDED and versus is not None:
-            named = [(f"plan {side} · {r.label}", r.plan) for side, r in zip(result.SIDES, (rec, versus))]
+            named = [(f"{side} · {r.label}", r.plan) for side, r in zip(result.SIDES, (rec, versus))]
             network.plan_graph_panel(ctl.planner.graph, rec.endpoints or (rec.plan[0], rec.plan[-1]), named, rec.truth,
-                                     key="plan", title=f"A · {rec.label} and B · {versus.label} (T={ctl.T})", own=own)
+                                     key="plan", title=f"A · {rec.label} and B · {versus.label} (T={ctl.T})", own=own,
+                                     width=(450, 480))  # the narrower column of an A/B slide (result.columns)
         elif view == RECORDED:
             network.plan_graph_panel(ctl.planner.graph, rec.endpoints or (rec.plan[0], rec.plan[-1]), rec.named_paths(),
                                      rec.truth, key="plan", title=f"Recorded plan · {rec.label} (T={ctl.T})", own=own)

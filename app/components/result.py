@@ -47,8 +47,11 @@ def bring_into_view(view: object, anchor: str = ANCHOR, scroll: bool = True) -> 
     return True
 
 
-def columns():
-    """The result's two columns: the plan (left) and its graph (right, the wider)."""
+def columns(pair: bool = False):
+    """The result's two columns: the plan (left) and its graph (right, the wider); ``pair``: an A/B slide's,
+    whose three rows of cards take the wider left column (a step's name on one line keeps them on one screen)."""
+    if pair:
+        return st.columns([13, 10] if presenting() else [1, 1], gap="medium")
     return st.columns([1, 1] if presenting() else [9, 11], gap="medium")
 
 
