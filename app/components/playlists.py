@@ -23,7 +23,7 @@ from components.urls import plan_query
 from kepp_core import catalog
 from kepp_core.errors import KeppError
 
-__all__ = ["CHANNEL", "DEFAULT", "ab_control", "ab_item", "add_control", "drawn", "item_records", "target", "add_listed_control", "add_rows", "item_label", "item_of_row", "item_record", "keys_script", "load",
+__all__ = ["CHANNEL", "DEFAULT", "ab_control", "ab_item", "add_control", "copy_slides_link", "drawn", "item_records", "target", "add_listed_control", "add_rows", "item_label", "item_of_row", "item_record", "keys_script", "load",
            "play_query", "playing_bar", "plan_control", "plan_item", "store", "verdict_text"]
 
 DEFAULT = "scenes"  # the built-in playlist: the curated scenes; no file can take its name
@@ -104,6 +104,17 @@ def plan_item(query: Mapping[str, str], episode: str) -> dict:
     versus = str(query.get("vs") or "") if q.get("rec") else ""  # an A/B slide's B: the item is the pair
     return {"episode": episode, "method": q.get("rec", ""), "T": int(q.get("T", 0) or 0), "query": q, "note": "",
             **({"versus": versus} if versus else {})}
+
+
+def copy_slides_link(name: str, items: list[dict], key: str) -> None:
+    """The Playlists page's "Copy link": the address of the playlist's slides in presentation mode (its first
+    item) and of its presenter view, the one a speaker shares or opens on the projector's machine."""
+    with st.popover("Copy link", icon=":material/link:", help="a link to this playlist's slides", key=key,
+                    disabled=not items):
+        if items:
+            st.code(page_url(play_query(name, 0, items[0]), page="Plan", present=True), language=None, wrap_lines=True)
+            st.caption("The slides in presentation mode, from the first; the presenter view (notes, next slide, clock):")
+            st.code(page_url({"playlist": name}, page="Presenter", present=False), language=None, wrap_lines=True)
 
 
 def _check_target(name: str) -> str:
