@@ -8,8 +8,8 @@ real headless Chromium, in presentation mode.
 - A server restart mid-talk: the audience keeps the slide with a quiet "reconnecting" mark and never sees
   Streamlit's "Connection error" dialog; → then works with no reload; a reload comes back on the same slide.
 - Every slide kind at five projectors (1280×720, 1366×768, 1920×1080, 3840×2160, and 1920×1080 at device
-  scale 2): plan, truth, verdict and graph inside the window, nothing wider than it, type and graph grown
-  with the screen (test_every_slide_kind_fits_every_projector).
+  scale 2): plan, truth, verdict and graph inside the window, the graph's legend inside its frame, nothing
+  wider than the window, every step name within its card, type and graph grown with the screen.
 
 Screenshots go to ``test-artifacts/``."""
 
@@ -20,9 +20,10 @@ import shutil
 
 import pytest
 
+from components.config import STEP_PRESENT_PX
 from kepp_core.api import AppConfig
-from tests.helpers.browser import ARTIFACTS, idle
-from tests.helpers.talk import KINDS, published_by, restartable_server, wait_shown, write_talk
+from tests.helpers.browser import ARTIFACTS, all_loaded, idle
+from tests.helpers.talk import KINDS, SLIDE_BOXES, outside, published_by, restartable_server, wait_shown, write_talk
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
 NAME = "talk"
@@ -113,3 +114,39 @@ def test_a_server_restart_mid_talk_keeps_the_slide_and_the_clicker_without_the_d
     page.reload()
     wait_shown(page, items[4][1], 5, count, "a reload after the restart")
     page.close()
+
+
+# The projectors: a window's CSS size and its device scale (a 4K projector at 200%: 1920x1080 at scale 2).
+PROJECTORS = [(1280, 720, 1), (1366, 768, 1), (1920, 1080, 1), (3840, 2160, 1), (1920, 1080, 2)]
+# the slides of the talk that stand for each kind (the longest horizon or the most rows of each)
+HARDEST = {"Failure case": 6, "Results episode": 2, "Plan": 4, "Plan, live": 5, "A/B pair": 7}
+# every step name on a card on one line per word, and never wider than its card
+LABELS_FIT = """() => [...document.querySelectorAll('[data-testid="stMain"] .kepp-card-label')]
+  .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)"""
+
+
+def test_every_slide_kind_fits_every_projector(talk, browser):
+    server, items = talk
+    count, seen = len(items), {}
+    assert set(HARDEST) == set(KINDS) and all(items[k - 1][0] == kind for kind, k in HARDEST.items())
+    for width, height, scale in PROJECTORS:
+        context = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=scale)
+        page = context.new_page()
+        zoom = min(width / 1280, height / 720)
+        for kind, k in HARDEST.items():
+            where = f"{kind} (slide {k}) at {width}x{height}, scale {scale}"
+            page.goto(slide_url(server, k))
+            wait_shown(page, items[k - 1][1], k, count, where)
+            all_loaded(page)
+            boxes = page.evaluate(SLIDE_BOXES)
+            assert outside(boxes) == [], f"{where}: {outside(boxes)} ({boxes})"
+            assert page.evaluate(LABELS_FIT) == [], where
+            # the type and the graph grow with the screen: the same slide, zoomed
+            assert boxes["stepPx"] >= STEP_PRESENT_PX * zoom - 0.5, (where, boxes["stepPx"])
+            graph = boxes["graph"]["bottom"] - boxes["graph"]["top"]
+            assert graph >= 0.6 * height, (where, graph)
+            seen[(width, height, scale, kind)] = graph
+            if kind == "A/B pair" and scale == 1 and width in (1280, 1920):
+                page.screenshot(path=str(ARTIFACTS / f"e2e_talk_ab_{width}x{height}.png"))
+        context.close()
+    assert len(seen) == len(PROJECTORS) * len(KINDS)

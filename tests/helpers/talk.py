@@ -109,7 +109,7 @@ def published_by(browser, url: str):
         page = browser.new_page()
         try:
             page.goto(f"{url}/Plan?{urlencode(q)}")
-            page.locator(".kepp-shown").wait_for(state="attached", timeout=120_000)
+            page.locator(".kepp-shown").wait_for(state="attached", timeout=300_000)  # a cold server on a busy machine
             idle(page)
             return query(page)
         finally:
