@@ -309,7 +309,10 @@ def drawing_height(drawing: GraphDrawing, height: int, present: bool = False, wi
     """The frame height for a drawing: the header, the canvas and the legend's lines (in a frame about
     ``width`` px wide)."""
     t = TYPE[present]
-    return height + round(t.title * 1.9) + round(t.legend * 1.45) * legend_lines(drawing, present, width) + 14
+    lines, line, rest = legend_lines(drawing, present, width), round(t.legend * 1.45), round(t.title * 1.9) + 14
+    # a room's legend keeps a line to spare (its wrapping is estimated) where the screen's frame has room for it
+    slack = int(present and SCREEN_FRAME[True] - rest - line * (lines + 1) >= MIN_CANVAS)
+    return height + rest + line * (lines + slack)
 
 
 def canvas_height(drawing: GraphDrawing, height: int, present: bool, screen: bool = False, width: int = 460) -> int:

@@ -106,12 +106,20 @@ def published_by(browser, url: str):
     from tests.helpers.browser import idle, query
 
     def published(q: dict) -> dict:
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        from tests.helpers.browser import ARTIFACTS
+
         page = browser.new_page()
         try:
             page.goto(f"{url}/Plan?{urlencode(q)}")
-            page.locator(".kepp-shown").wait_for(state="attached", timeout=300_000)  # a cold server on a busy machine
+            page.locator(".kepp-shown").wait_for(state="attached", timeout=180_000)  # a cold server on a busy machine
             idle(page)
             return query(page)
+        except PlaywrightTimeout:
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "e2e_talk_published.png"), full_page=True)
+            raise AssertionError(f"the Plan page at {q} drew no result: {page.inner_text('body')[:2000]}") from None
         finally:
             page.close()
     return published
