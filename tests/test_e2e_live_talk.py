@@ -23,7 +23,7 @@ import pytest
 from components.config import STEP_PRESENT_PX
 from kepp_core.api import AppConfig
 from tests.helpers.browser import ARTIFACTS, all_loaded, idle
-from tests.helpers.talk import KINDS, SLIDE_BOXES, outside, published_by, restartable_server, wait_shown, write_talk
+from tests.helpers.talk import KINDS, outside, published_by, restartable_server, slide_boxes, wait_shown, write_talk
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
 NAME = "talk"
@@ -138,7 +138,7 @@ def test_every_slide_kind_fits_every_projector(talk, browser):
             page.goto(slide_url(server, k))
             wait_shown(page, items[k - 1][1], k, count, where)
             all_loaded(page)
-            boxes = page.evaluate(SLIDE_BOXES)
+            boxes = slide_boxes(page)
             assert outside(boxes) == [], f"{where}: {outside(boxes)} ({boxes})"
             assert page.evaluate(LABELS_FIT) == [], where
             # the type and the graph grow with the screen: the same slide, zoomed

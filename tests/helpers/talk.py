@@ -197,3 +197,10 @@ def outside(boxes: dict) -> list[str]:
     if legend is None or legend["bottom"] > legend["frameBottom"] + 1 or legend["right"] > legend["frameRight"] + 1:
         bad.append("legend outside its frame")
     return bad
+
+
+def slide_boxes(page, timeout: float = 60_000) -> dict:
+    """:data:`SLIDE_BOXES` once the graph's frame has drawn its legend (a frame loads after the page's run)."""
+    page.wait_for_function(f"() => {{ const b = ({SLIDE_BOXES})(); return b.graph !== null && b.legend !== null; }}",
+                           timeout=timeout, polling=200)
+    return page.evaluate(SLIDE_BOXES)
