@@ -126,22 +126,23 @@ def published_by(browser, url: str):
 
 
 # What the playing slide shows: the bar's "k / n", the one slide marker's episode and methods, and the item the
-# page's key listener knows it is at (app/static/kepp-keys.js): null while a run is going, or while the page
-# holds no bar or not exactly one marker.
+# page's key listener knows it is at and whether it finds the bar's buttons (app/static/kepp-keys.js): null while
+# a run is going, or while the page holds no bar or not exactly one marker.
 SHOWN = """() => { const app = document.querySelector('[data-testid="stApp"]');
   if (!app || app.dataset.testScriptState !== 'notRunning' || document.querySelector('[data-testid="stStatusWidget"]')) return null;
   const bar = document.querySelector('.st-key-playlist_bar'), marks = document.querySelectorAll('.kepp-shown');
   const at = bar && bar.innerText.match(/(\\d+) \\/ (\\d+)/);
   if (!at || marks.length !== 1) return null;
   return {item: Number(at[1]), count: Number(at[2]), episode: marks[0].dataset.episode, methods: marks[0].dataset.methods,
-          keys: (window.__keppPlaying || {}).item || null}; }"""
+          keys: (window.__keppPlaying || {}).item || null,
+          ready: typeof window.__keppButton === 'function' && !!window.__keppButton('next') && !!window.__keppButton('prev')}; }"""
 
 
 def expected_shown(item: dict, k: int, count: int) -> dict:
     """What :data:`SHOWN` reads on item ``k`` (1-based) of ``count``: its episode and its methods, A first
     (none for an item planned live), the key listener at ``k``."""
     methods = [m for m in (item["method"], item.get("versus", "")) if m]
-    return {"item": k, "count": count, "episode": item["episode"], "methods": ",".join(methods), "keys": k}
+    return {"item": k, "count": count, "episode": item["episode"], "methods": ",".join(methods), "keys": k, "ready": True}
 
 
 def wait_shown(page, item: dict, k: int, count: int, where: str, timeout: float = 90_000) -> dict:
