@@ -28,35 +28,16 @@
     const colW = W / nc, rowH = H / nr;
     scale = k || Math.min(1, colW / grid.minColumn, rowH / grid.minRow);
     const cx = (grid.cols[0] + grid.cols[1]) / 2, cy = (grid.rows[0] + grid.rows[1]) / 2, data = network.body.data.nodes;
-    const most = Math.max(40, 0.62 * colW / scale);
     data.update(data.get().map(n => ({id: n.id, x: (n.gx - cx) * colW / scale, y: (n.gy - cy) * rowH / scale,
-                                      widthConstraint: {maximum: most}, ...fitted(n, most)})));
+                                      widthConstraint: {maximum: Math.max(40, 0.62 * colW / scale)}})));
     network.moveTo({position: {x: 0, y: 0}, scale: scale, animation: false});
     window.keppScale = scale;
     // drawn smaller: a step's label keeps the least type size it is read at (presentation mode: the back row's)
     if (leastNode && scale < 1) {
       const px = Math.ceil(leastNode / scale);
       data.update(data.get().filter(n => n.font && n.font.size < px).map(n => ({id: n.id, font: Object.assign({}, n.font, {size: px})})));
-      data.update(data.get().map(n => ({id: n.id, ...fitted(n, most)})));  // the words measured at that size
     }
     return true;
-  }
-  // A step's name wraps at its spaces only: a word wider than the step's box is cut short with "…", and the
-  // whole name leads its hover text (vis.js would break the word anywhere: "fertiliz/er").
-  const measure = document.createElement("canvas").getContext("2d");
-  function fitted(n, most) {
-    if (n.fullLabel === undefined) { n.fullLabel = n.label || ""; n.fullTitle = n.title || ""; }
-    measure.font = `${(n.font && n.font.size) || 14}px arial`;
-    const room = most - 12;  // the box's margins
-    let cut = false;
-    const words = String(n.fullLabel).split(/\s+/).filter(w => w).map(w => {
-      if (measure.measureText(w).width <= room) return w;
-      cut = true;
-      while (w.length > 1 && measure.measureText(w + "…").width > room) w = w.slice(0, -1);
-      return w + "…";
-    });
-    return {fullLabel: n.fullLabel, fullTitle: n.fullTitle, label: cut ? words.join(" ") : n.fullLabel,
-            title: cut ? `${n.fullLabel}\n${n.fullTitle}` : n.fullTitle};
   }
   function spread() { if (!touched && grid) { arranged = false; tries = 0; arrange(); } }
   function fit() { if (!touched && !grid && window.network) network.fit({animation: false, maxZoomLevel: 1}); }
