@@ -172,6 +172,21 @@ def step_cards(labels: Sequence[str], correct: Sequence[bool] | None = None, tit
     st.markdown(step_cards_html(labels, correct, title, colour), unsafe_allow_html=True)
 
 
+# A step name's word: the name wraps at its spaces only; a word wider than its card is cut short with "…" (the
+# card's hover text holds the whole name), never broken mid-word nor drawn over the next card.
+_WORD = ('<span class="kepp-word" style="display:inline-block;max-width:100%;overflow:hidden;'
+         'text-overflow:ellipsis;white-space:nowrap;vertical-align:top">')
+
+
+def _words(label: str) -> str:
+    """A step name as its words, each kept whole on one line (:data:`_WORD`), escaped.
+
+    >>> _words("boil <b>water").count('class="kepp-word"'), "&lt;b&gt;" in _words("<b>")
+    (2, True)
+    """
+    return " ".join(f"{_WORD}{html_text(w)}</span>" for w in str(label).split()) or html_text(label)
+
+
 def step_cards_html(labels: Sequence[str], correct: Sequence[bool] | None = None, title: str = "",
                     colour: str = colours.STEP_TINT) -> str:
     """A plan as a row of numbered step cards; green/red borders when correctness is known. Labels are
@@ -188,8 +203,8 @@ def step_cards_html(labels: Sequence[str], correct: Sequence[bool] | None = None
             f'<div class="kepp-card" style="flex:1;min-width:62px;background:{colour};border:3px solid {border};'
             f'border-radius:8px;padding:3px 6px;margin:2px;text-align:center;line-height:1.25">'
             f'<div class="kepp-small" style="font-size:0.75em;color:{colours.MUTED}">step {t + 1}{mark}</div>'
-            f'<div class="kepp-card-label" style="font-weight:600;overflow-wrap:normal;word-break:normal">'
-            f'{html_text(label)}</div></div>')
+            f'<div class="kepp-card-label" title="{html_text(label)}" style="font-weight:600;overflow-wrap:normal;'
+            f'word-break:normal">{_words(label)}</div></div>')
     head = (f'<div class="kepp-small" style="font-size:0.9em;color:{colours.SUBTLE};margin-top:2px">'
             f'{html_text(title)}</div>') if title else ""
     return f'{head}<div class="kepp-plan" style="display:flex;flex-wrap:wrap">{"".join(cards)}</div>'

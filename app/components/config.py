@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, replace
 
 import streamlit as st
 
-from components import colours
+from components import colours, scripts
 
 from kepp_core.api import AppConfig, check_allowed, read_app_config
 from kepp_core.errors import KeppError
@@ -49,8 +49,19 @@ code {{ font-size: max({MIN_PRESENT_PX}px, 0.75em) !important; }}
 /* what the room reads first: step names and the marks that carry a verdict */
 .kepp-card-label, .kepp-step {{ font-size: max({STEP_PRESENT_PX}px, 0.85em) !important; }}
 .kepp-mark {{ font-size: max({STEP_PRESENT_PX}px, 1em) !important; line-height: 1; }}
+/* a bigger screen: the same page, zoomed (app/static/kepp-present.js sets --kepp-zoom) */
+[data-testid="stMainBlockContainer"] {{ zoom: var(--kepp-zoom, 1); }}
+/* the server away (app/static/kepp-present.js): the slide stays, with a quiet mark; no developer dialog */
+[data-kepp-connection], [data-testid="stConnectionStatus"] {{ display: none !important; }}
+.kepp-reconnecting {{ display: none; }}
+.kepp-reconnecting.kepp-away {{ display: block; position: fixed; right: 1rem; bottom: 0.6rem; z-index: 1000002;
+  font: {MIN_PRESENT_PX}px sans-serif; color: var(--kepp-soft); background: var(--kepp-bar); padding: 0.1rem 0.5rem;
+  border-radius: 0.4rem; }}
 </style>
 """
+BASE_SCREEN = (1280, 720)  # presentation mode is laid out for this window; a bigger one zooms it (kepp-present.js)
+RECONNECTING = "reconnecting…"  # presentation mode's mark while the server is away
+CONNECTION_DIALOG = "Connection error"  # the title of Streamlit's dialog when the server is away
 @dataclass(frozen=True)
 class Page:
     """One page of the app: its script (``path``, what ``st.page_link`` and ``st.switch_page`` take), its
@@ -281,6 +292,8 @@ def page_setup(title: str) -> AppConfig:
     st.html(colours.css_variables())  # the colours the app's stylesheets and components read as var(--kepp-…)
     if cfg.presentation:
         st.markdown(PRESENTATION_CSS, unsafe_allow_html=True)
+        st.html(scripts.call("kepp-present.js", {"text": RECONNECTING, "title": CONNECTION_DIALOG, "base": BASE_SCREEN}),
+                unsafe_allow_javascript=True)
         top_bar()
     sidebar(cfg)
     return current_config()

@@ -268,7 +268,7 @@ def graph_html(nodes: tuple, edges: tuple, height: int = 560, grid: tuple | None
     # tojson, which escapes the same characters), so every label shows exactly as written.
     data = {"legend": [list(x) for x in legend], "title": title, "settings": settings, "name": name, "grid": layout,
             "pad": LABEL_PAD, "edgeSize": type_.edge, "leastEdge": type_.edge,
-            "leastNode": type_.node if present else 0, "slideKeys": SLIDE_KEYS["next"] + SLIDE_KEYS["prev"],
+            "leastNode": type_.node if present else 0, "slideKeys": [k for keys in SLIDE_KEYS.values() for k in keys],
             "colours": GRAPH_SCRIPT}
     script = scripts.data_block(GRAPH_DATA, data) + (scripts.inline(GRAPH_JS) if inline or not served_vis()
                                                      else scripts.served(GRAPH_JS))
@@ -298,7 +298,7 @@ def legend_lines(drawing: GraphDrawing, present: bool, width: int = 460) -> int:
     side by side; an entry wider than the frame wraps)."""
     px, lines, used = TYPE[present].legend, 0, width
     for entry in drawing.legend:
-        w = 50 + 0.56 * px * len(_shown_text(entry))
+        w = 50 + 0.62 * px * len(_shown_text(entry))  # a wide estimate: a legend never overflows its frame
         if used + w > width:
             lines, used = lines + 1, 0
         lines += int(w // width)
@@ -310,7 +310,10 @@ def drawing_height(drawing: GraphDrawing, height: int, present: bool = False, wi
     """The frame height for a drawing: the header, the canvas and the legend's lines (in a frame about
     ``width`` px wide)."""
     t = TYPE[present]
-    return height + round(t.title * 1.9) + round(t.legend * 1.45) * legend_lines(drawing, present, width) + 14
+    lines, line, rest = legend_lines(drawing, present, width), round(t.legend * 1.45), round(t.title * 1.9) + 14
+    # a room's legend keeps a line to spare (its wrapping is estimated) where the screen's frame has room for it
+    slack = int(present and SCREEN_FRAME[True] - rest - line * (lines + 1) >= MIN_CANVAS)
+    return height + rest + line * (lines + slack)
 
 
 def canvas_height(drawing: GraphDrawing, height: int, present: bool, screen: bool = False, width: int = 460) -> int:
@@ -492,11 +495,12 @@ PLAN_WIDTH, PLAN_CANVAS = 540, 330  # px: the plan graph's canvas on a slide at 
 
 def plan_graph_panel(graph, endpoints: Sequence[int], named: Sequence[tuple[str, Sequence[int]]],
                      truth: Sequence[int] | None, key: str, title: str = "P²KG around the plan",
-                     own: Collection[int] | None = None) -> object:
+                     own: Collection[int] | None = None, width: tuple[int, int] = (450, 650)) -> object:
     """The plan graph: the drawing with its legend (one entry per distinct path) and PNG export, as
     large as one screen holds, then its depth, step budget and "centre on" controls and the HTML
     export. ``own``: the episode's task's steps (its neighbourhood is drawn from them; the other tasks'
-    steps only when the reader asks, *Other tasks' steps*). Returns the :class:`PlanGraph`."""
+    steps only when the reader asks, *Other tasks' steps*); ``width``: about how wide its column is (outside
+    presentation mode, in it). Returns the :class:`PlanGraph`."""
     frame = st.container()  # the drawing first: the controls below it are read before it is drawn
     c1, c2, c3 = st.columns([1, 1, 2])
     depth = c1.slider("Depth", 0, 3, 1, key=f"{key}_depth",
@@ -519,7 +523,7 @@ def plan_graph_panel(graph, endpoints: Sequence[int], named: Sequence[tuple[str,
     drawing = plan_drawing(graph, pg, title=title)
     with frame:
         show_graph(drawing, height=SCREEN_FRAME[presenting()], download_name=f"{key}_graph.html",
-                   key=f"{key}_graph_dl", click_key=f"{key}_clicked", screen=True, width=(450, 650))
+                   key=f"{key}_graph_dl", click_key=f"{key}_clicked", screen=True, width=width)
         if pg.hidden:
             st.caption(f"{pg.hidden} more neighbour{'s' if pg.hidden > 1 else ''} within depth {depth} left out: "
                        + ("one screen holds no more at a room's type size." if rows is not None

@@ -143,7 +143,7 @@ def show(cfg, decision: Decision, ds, ctl, clip, saved: dict | None, live: tuple
     key = ((rec.episode, rec.method, rec.seed, versus and versus.method) if rec is not None
            else ("live", saved and saved["inputs"], saved and saved["seconds"]))
     result.bring_into_view(key, scroll=decision.scroll)
-    left, right = result.columns()
+    left, right = result.columns(pair=versus is not None)
     live_result = saved["result"] if saved else None
     no_plan = plan_decision.no_plan(live_result) if live_result is not None else None
     task = getattr(clip.shown, "task", None)
@@ -165,7 +165,9 @@ def show(cfg, decision: Decision, ds, ctl, clip, saved: dict | None, live: tuple
         if view == RECORDED:  # the graph the record's slide draws (an A/B slide's: both plans), in the deck too
             drawn = slides.graph_request([r for r in (rec, versus) if r is not None], ds)
             network.plan_graph_panel(ctl.planner.graph, drawn["endpoints"], drawn["named_paths"], drawn["truth"],
-                                     key="plan", title=drawn["title"], own=drawn["own"])
+                                     key="plan", title=drawn["title"], own=drawn["own"],
+                                     # the narrower column of an A/B slide (result.columns)
+                                     **({"width": (450, 480)} if versus is not None else {}))
         elif live_result is not None:
             named = [] if no_plan is not None else graph_paths(live_result, ctl.condition, live_result.R)
             network.plan_graph_panel(ctl.planner.graph, live_result.path_ends[1], named, saved["truth"], key="plan",

@@ -23,11 +23,12 @@ from components.urls import plan_query
 from kepp_core import catalog
 from kepp_core.errors import KeppError
 
-__all__ = ["CHANNEL", "DEFAULT", "ab_control", "ab_item", "add_control", "drawn", "item_records", "add_listed_control", "add_rows", "item_label", "item_of_row", "item_record", "keys_script", "load",
+__all__ = ["CHANNEL", "DEFAULT", "ab_control", "ab_item", "add_control", "copy_slides_link", "drawn", "item_records", "target", "add_listed_control", "add_rows", "item_label", "item_of_row", "item_record", "keys_script", "load",
            "play_query", "playing_bar", "plan_control", "plan_item", "store", "verdict_text"]
 
 DEFAULT = "scenes"  # the built-in playlist: the curated scenes; no file can take its name
 LAST = "kepp_playlist_last"  # the playlist the last episode was added to (every page offers it first)
+MOVED = "kepp_playlist_moved"  # set by a bar button's callback: the move is made (the run need not make it)
 DRAWN = "kepp_playlist_drawn"  # the (playlist, 1-based item) whose item the Plan page's inputs hold
 MESSAGE = "kepp_playlist_message"  # control key -> (ok, text) of its last add
 BAR_CSS = """<style>
@@ -35,13 +36,20 @@ BAR_CSS = """<style>
   width: auto !important; background: var(--kepp-bar); border: 1px solid var(--kepp-bar-border); border-radius: 0.6rem;
   padding: 0.1rem 0.5rem; box-shadow: 0 1px 4px var(--kepp-shadow); }
 .st-key-playlist_bar p { margin: 0; white-space: nowrap; }
+.st-key-playlist_first, .st-key-playlist_last { display: none !important; }  /* Home and End click them */
+/* a slide keeps to one screen: its frames without their captions (the clips' times are the page's sliders') */
+.st-key-kepp_slide_start [data-testid="stImageCaption"], .st-key-kepp_slide_goal [data-testid="stImageCaption"] {
+  display: none; }
 </style>"""
 # The playing bar's buttons, which the keys a presenter's clicker sends click (app/static/kepp-keys.js); the
-# arrows and Space are left to a widget that has the focus and uses them, PageDown / PageUp to a text field.
-BUTTONS = {"next": ".st-key-playlist_next button", "prev": ".st-key-playlist_prev button"}
+# arrows and Space are left to a widget that has the focus and uses them (a text field, a select box), to a
+# slider only while it is dragged (a slider that merely has the focus must not move a clip); PageDown / PageUp,
+# Home / End to a text field.
+BUTTONS = {move: f".st-key-playlist_{move} button" for move in ("next", "prev", "first", "last")}
 TEXT_FIELDS = 'input:not([type="range"]), textarea, [contenteditable="true"], [contenteditable=""]'
-OWN_KEYS = (f'{TEXT_FIELDS}, select, [role="slider"], [role="combobox"], [role="listbox"], [role="option"], '
-            'input[type="range"]')
+SLIDERS = '[role="slider"], input[type="range"]'
+OWN_KEYS = f'{TEXT_FIELDS}, select, [role="combobox"], [role="listbox"], [role="option"]'
+
 CHANNEL = "kepp-talk"  # the BroadcastChannel between a playing tab and its presenter view
 
 
@@ -49,6 +57,7 @@ def keys_script(playing: Mapping | None) -> str:
     """The page's keyboard listener and its link to the presenter view (app/static/kepp-keys.js), told where
     the playlist is (``playing``: ``playlist``, ``item`` (1-based), ``count``; None: none playing)."""
     return scripts.call("kepp-keys.js", {"keys": SLIDE_KEYS, "buttons": BUTTONS, "own": OWN_KEYS, "text": TEXT_FIELDS,
+                                         "sliders": SLIDERS,
                                          "channel": CHANNEL, "playing": dict(playing) if playing else None})
 
 
@@ -95,6 +104,17 @@ def plan_item(query: Mapping[str, str], episode: str) -> dict:
     versus = str(query.get("vs") or "") if q.get("rec") else ""  # an A/B slide's B: the item is the pair
     return {"episode": episode, "method": q.get("rec", ""), "T": int(q.get("T", 0) or 0), "query": q, "note": "",
             **({"versus": versus} if versus else {})}
+
+
+def copy_slides_link(name: str, items: list[dict], key: str) -> None:
+    """The Playlists page's "Copy link": the address of the playlist's slides in presentation mode (its first
+    item) and of its presenter view, the one a speaker shares or opens on the projector's machine."""
+    with st.popover("Copy link", icon=":material/link:", help="a link to this playlist's slides", key=key,
+                    disabled=not items):
+        if items:
+            st.code(page_url(play_query(name, 0, items[0]), page="Plan", present=True), language=None, wrap_lines=True)
+            st.caption("The slides in presentation mode, from the first; the presenter view (notes, next slide, clock):")
+            st.code(page_url({"playlist": name}, page="Presenter", present=False), language=None, wrap_lines=True)
 
 
 def _check_target(name: str) -> str:
@@ -255,7 +275,18 @@ def play_query(name: str, k: int, item: Mapping) -> dict[str, str]:
 
 def _go(name: str, k: int, item: dict) -> None:
     """on_click of the playing bar's buttons: the item's address (the Plan page seeds from it and plans)."""
+    st.session_state[MOVED] = True
     st.query_params.from_dict(play_query(name, k, item))
+
+
+def target(move: str, k: int, count: int) -> int:
+    """The item (0-based) a move of the playing bar goes to from item ``k`` of ``count``, kept inside the list.
+
+    >>> [target(m, 2, 8) for m in ("prev", "next", "first", "last")], target("next", 7, 8)
+    ([1, 3, 0, 7], 7)
+    """
+    to = {"prev": k - 1, "next": k + 1, "first": 0, "last": count - 1}[move]
+    return min(max(to, 0), count - 1)
 
 
 def _playing(link) -> tuple[str, int] | None:
@@ -311,15 +342,28 @@ def playing_bar(cfg: AppConfig, ds, link) -> tuple[str, int] | None:
             link.url = {**plan_state.without(link.url, *plan_state.KEYS), **wanted}
         link.foreign = True
     st.markdown(BAR_CSS, unsafe_allow_html=True)
+    n = len(items)
+
+    def button(move: str, label: str, help: str) -> bool:
+        to = target(move, k, n)
+        return st.button(label, key=f"playlist_{move}", help=help, disabled=to == k, type="tertiary", on_click=_go,
+                         args=(name, to, items[to]))
+
     with st.container(horizontal=True, vertical_alignment="center", gap="small", key="playlist_bar"):
-        st.button("◀", key="playlist_prev", help="previous item (← or PageUp)", disabled=k == 0, type="tertiary",
-                  on_click=_go, args=(name, k - 1, items[k - 1]) if k else None)
-        st.markdown(f"**{k + 1} / {len(items)}** · {md(name)}",
-                    help=md(item_label(items[k], ds, backend.method_names(cfg))))
-        st.button("▶", key="playlist_next", help="next item (→, Space or PageDown)", disabled=k + 1 >= len(items),
-                  type="tertiary", on_click=_go, args=(name, k + 1, items[k + 1]) if k + 1 < len(items) else None)
+        pressed = {"first": button("first", "⏮", "the first item (Home)"),
+                   "prev": button("prev", "◀", "previous item (← or PageUp)")}
+        st.markdown(f"**{k + 1} / {n}** · {md(name)}", help=md(item_label(items[k], ds, backend.method_names(cfg))))
+        pressed |= {"next": button("next", "▶", "next item (→, Space or PageDown)"),
+                    "last": button("last", "⏭", "the last item (End)")}
         st.link_button("Notes", page_url({"playlist": name, "item": k + 1}, page="Presenter", present=False), type="tertiary",
                        icon=PAGES["Presenter"].icon, help="the presenter view, in a new tab: this slide, the next, the "
                                                          "speaker's note and the clock; the clicker moves both tabs")
+    move = next((m for m, p in pressed.items() if p), None)
+    if move is not None and not st.session_state.pop(MOVED, False):
+        # pressed in a session that never ran this bar (the server restarted under the page): no callback was
+        # registered, so the move is made here, from the place this run's address names
+        to = target(move, k, n)
+        st.query_params.from_dict(play_query(name, to, items[to]))
+        st.rerun()
     st.html(keys_script({"playlist": name, "item": k + 1, "count": len(items)}), unsafe_allow_javascript=True)
     return name, k + 1

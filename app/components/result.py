@@ -47,8 +47,11 @@ def bring_into_view(view: object, anchor: str = ANCHOR, scroll: bool = True) -> 
     return True
 
 
-def columns():
-    """The result's two columns: the plan (left) and its graph (right, the wider)."""
+def columns(pair: bool = False):
+    """The result's two columns: the plan (left) and its graph (right, the wider); ``pair``: an A/B slide's,
+    whose three rows of cards take the wider left column (a step's name on one line keeps them on one screen)."""
+    if pair:
+        return st.columns([13, 10] if presenting() else [1, 1], gap="medium")
     return st.columns([1, 1] if presenting() else [9, 11], gap="medium")
 
 
@@ -68,7 +71,7 @@ def show_head(ds, episode: str | None, video_path: str | None, clips: tuple | No
     the episode in words (task, video, steps; ``what`` for an upload) over the view's name and verdict
     (``verdict``: HTML; ``note``: the hover text that says what its method's words mean)."""
     names = episodes.task_names(ds)
-    *frames, words = st.columns([0.85, 0.85, 2.5] if presenting() else [1, 1, 2.2], gap="small",
+    *frames, words = st.columns([0.6, 0.6, 3.0] if presenting() else [1, 1, 2.2], gap="small",
                                 vertical_alignment="center")
     if video_path and clips is not None:
         for col, name, clip, t in zip(frames, ("start", "goal"), clips, (clips[0][0], max(clips[1][0], clips[1][1] - 0.01))):
@@ -175,22 +178,22 @@ def shown_marker(episode: str | None, methods: Sequence[str]) -> None:
     a hidden element whose ``data-episode`` and ``data-methods`` (comma-separated, A first; empty: planned
     live) name the episode and the records drawn, escaped as attribute values."""
     st.markdown(f'<div class="kepp-shown" style="display:none" data-episode="{page_text(episode or "")}" '
-                f'data-methods="{page_text(",".join(methods))}"></div>', unsafe_allow_html=True)
+                f'data-methods="{page_text(",".join(methods))}"></div>'
+                '<style>[data-testid="stElementContainer"]:has(.kepp-shown) { display: none; }</style>',
+                unsafe_allow_html=True)  # no room taken: the slide keeps to one screen
 
 
 def show_pair(ds, a, b, video_path: str | None, clips: tuple | None) -> None:
     """An A/B slide: one episode's records by two methods (``a``, ``b``: :class:`components.recorded.Record`)
     on one screen: the input, each method's verdict (:attr:`~components.recorded.Record.verdict`), each plan
-    against the ground truth (✓/✗) and the ground truth once. A method's endpoints are said only where it
-    recorded them."""
+    against the ground truth (✓/✗) and the ground truth once; the endpoints are the graph's (â₁, â_T of A's
+    record, where it recorded them), so that the slide keeps to one screen."""
     verdicts = " &emsp; ".join(verdict_html(side, r.label, r.success, r.verdict) for side, r in zip(SIDES, (a, b)))
     show_head(ds, a.episode, video_path, clips, verdicts)
     for side, r in zip(SIDES, (a, b)):
         right = r.steps_right
         step_cards(ds.labels(r.plan), right, colour=PLAN_TINT,
                    title=f"plan {side} · {r.label} · {sum(right)}/{len(r.truth)} steps right")
-        if r.endpoints is not None:
-            _endpoints(ds, side, r.endpoints, r.endpoint_scores, r.truth, r.imported)
     step_cards(ds.labels(a.truth), title="ground truth", colour=TRUTH_TINT)
     seeds = sorted({f"seed {r.seed}" for r in (a, b) if r.seed is not None})
     st.caption(f"From the prediction records ({md(', '.join(sorted({a.source, b.source})))}"

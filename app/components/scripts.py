@@ -28,9 +28,11 @@ __all__ = ["SLIDE_KEYS", "STATIC", "STATIC_URL", "call", "data_block", "served",
 
 STATIC = Path(__file__).resolve().parents[1] / "static"
 STATIC_URL = "app/static/"  # relative: a frame written with srcdoc resolves it against the page's address
-# The keys a presenter's clicker sends (and the arrows): the next slide, the previous one. Read by the page's
+# The keys a presenter's clicker sends (and the arrows): the next slide, the previous one; Home and End: the
+# first and the last. Read by the page's
 # listener (kepp-keys.js), by the graph frame (kepp-graph.js hands them to the page) and the presenter view.
-SLIDE_KEYS = {"next": ["ArrowRight", "PageDown", " ", "Spacebar"], "prev": ["ArrowLeft", "PageUp"]}
+SLIDE_KEYS = {"next": ["ArrowRight", "PageDown", " ", "Spacebar"], "prev": ["ArrowLeft", "PageUp"], "first": ["Home"],
+              "last": ["End"]}
 
 
 @functools.cache

@@ -42,8 +42,6 @@ name = st.selectbox("Playlist", options, key="pl_name",
                     format_func=lambda n: f"{n} (built-in scenes)" if n == playlists.DEFAULT else n)
 link.keep(playlist=None if name == playlists.DEFAULT else name)
 link.publish()
-with link_col:
-    links.copy_link(link, "pl_link")
 builtin = name == playlists.DEFAULT
 if not cfg.presentation:
     st.caption(f"Playlists are JSON files in {md_code(store.folder)} (one per playlist: copy one to share it)."
@@ -101,6 +99,8 @@ except KeppError as e:
     items = None
     st.error(md(str(e)) + " · Fix the file, or delete this playlist below.", icon=":material/warning:")
 
+with link_col:  # what a speaker shares is the slides, not this page
+    playlists.copy_slides_link(name, items or [], "pl_link")
 actions = st.columns(5, vertical_alignment="bottom")
 if items:
     actions[0].page_link(PAGES["Plan"].path, label="Present", icon=":material/slideshow:",
@@ -150,7 +150,10 @@ def save_note(k: int, episode: str, key: str) -> None:
 
 
 for k, item in enumerate(items or []):
-    num, label, up, down, out, note, go = st.columns([0.4, 6.4, 0.6, 0.6, 0.6, 1.3, 1.4], vertical_alignment="center")
+    num, label, tools = st.columns([0.4, 6.4, 4.4], vertical_alignment="center")
+    # the item's buttons each as wide as its label (a row that wraps at 1280 px, never a clipped sliver)
+    with tools.container(horizontal=True, gap="small", vertical_alignment="center", key=f"pl_tools_{k}"):
+        up, down, out, note, go = (st.container(width="content") for _ in range(5))
     num.markdown(f"**{k + 1}**")
     # the item, its slide's verdict and failure pattern (the record's), the speaker's note
     label.markdown(md(playlists.item_label(item, ds, names, note=False)) + "  \n"
@@ -162,7 +165,7 @@ for k, item in enumerate(items or []):
     out.button("✕", key=f"pl_remove_{k}", help="remove from the playlist", disabled=builtin, on_click=change,
                args=(remove, k))
     if not builtin:  # the speaker's note: shown in the presenter view beside the slide
-        with note.popover("Note", icon=":material/edit_note:", help="the speaker's note for this slide"):
+        with note.popover("Note", icon=":material/edit_note:", help="the speaker's note for this slide", width="content"):
             field = note_key(k, item)
             st.text_area("Speaker's note", item.get("note", ""), key=field, max_chars=store.note_limit, height=120)
             st.button("Save note", key=f"pl_note_save_{k}", type="primary", on_click=change,

@@ -1,36 +1,60 @@
 // A playlist's keys on the Plan page (app/components/playlists.py calls this function with cfg): the keys a
-// presenter's clicker sends move to the next or the previous item by clicking the playing bar's buttons.
-// The arrows and Space are left to a text field, select box or slider that has the focus (their own keys);
-// PageDown and PageUp, what clickers send, are left only to a text field. A graph drawing's frame hands
+// presenter's clicker sends move to the next or the previous item (Home and End: the first and the last) by
+// clicking the playing bar's buttons.
+// The arrows and Space are left to a text field or select box that has the focus (their own keys), and to a
+// slider only while it is being dragged: a slider that merely kept the focus after a click must not take →
+// and move a clip. PageDown and PageUp (what clickers send), Home and End are left only to a text field. A graph drawing's frame hands
 // these keys to this page (kepp-graph.js): a click in the drawing does not stop the clicker.
 //
 // The presenter view (another tab of the same browser, app/pages/8_Presenter.py) follows this tab through
 // a BroadcastChannel: this tab says where it is ("at": playlist, item, count) whenever that changes or the
 // view asks ("hello"), and goes where the view asks ("goto": one step at a time, by the bar's buttons).
 //
-// cfg: {keys: {next, prev}, buttons: {next, prev}, own, text, channel, playing: {playlist, item, count} or null}
+// A server restart under the page leaves the page as it was: the button found at key time is this page's, and
+// the bar makes the move itself in a session that never drew it (components/playlists.py).
+//
+// cfg: {keys: {next, prev, first, last}, buttons: {the same moves}, own, text, sliders, channel,
+//       playing: {playlist, item, count} or null}
 (function (cfg) {
   const top = window.parent || window;
   const say = (msg) => { if (top.__keppChannel) top.__keppChannel.postMessage(msg); };
   top.__keppPlaying = cfg.playing;
   if (!top.__keppPlaylistKeys) {  // one listener per browser tab
     top.__keppPlaylistKeys = true;
+    // The bar's button of a move, found when the key comes, never kept: the one in this run's elements (not
+    // marked stale) that is drawn (Streamlit keeps an undrawn copy of a button with a tooltip; Home and End's
+    // buttons are never drawn).
+    top.__keppButton = function (dir) {
+      const all = [...top.document.querySelectorAll(cfg.buttons[dir])].filter(b => !b.closest('[data-stale="true"]'));
+      const drawn = all.filter(b => b.getClientRects().length);
+      return drawn[drawn.length - 1] || all[all.length - 1] || null;
+    };
     top.__keppGo = function (dir) {
-      const button = top.document.querySelector(cfg.buttons[dir]);
+      const button = top.__keppButton(dir);
       if (!button) return false;  // no playlist playing
       if (!button.disabled) button.click();
       const active = top.document.activeElement;
       if (active && active.blur) active.blur();  // a focused button (or frame) would take the next key itself
       return true;
     };
+    // a slider is dragged while a pointer is down on it
+    top.document.addEventListener("pointerdown", (e) => {
+      top.__keppDragging = !!(e.target && e.target.closest && e.target.closest(cfg.sliders));
+    }, true);
+    top.document.addEventListener("pointerup", () => { top.__keppDragging = false; }, true);
+    top.document.addEventListener("pointercancel", () => { top.__keppDragging = false; }, true);
     top.document.addEventListener("keydown", function (e) {
       if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
-      const dir = cfg.keys.next.includes(e.key) ? "next" : cfg.keys.prev.includes(e.key) ? "prev" : null;
+      const dir = Object.keys(cfg.keys).find(d => cfg.keys[d].includes(e.key));
       if (!dir) return;
-      const paging = e.key === "PageDown" || e.key === "PageUp";
+      const paging = ["PageDown", "PageUp", "Home", "End"].includes(e.key);  // a text field's own keys
       const target = e.target && e.target.closest ? e.target : null;
       if (target && target.closest(paging ? cfg.text : cfg.own)) return;
       if (!top.__keppPlaying) return;
+      if (target && target.closest(cfg.sliders)) {
+        if (top.__keppDragging) return;  // the slider being dragged keeps its arrows
+        e.stopPropagation();  // a slider that merely has the focus: the slide moves, the slider does not
+      }
       top.__keppWanted = null;  // the speaker's own key: no step the presenter view asked for is pending
       if (top.__keppGo(dir)) e.preventDefault();
     }, true);
@@ -38,7 +62,7 @@
       top.__keppChannel = new BroadcastChannel(cfg.channel);
       top.__keppChannel.onmessage = (m) => {
         const d = m.data || {}, at = top.__keppPlaying;
-        if (!at || d.playlist !== at.playlist || !top.document.querySelector(cfg.buttons.next)) return;  // not playing now
+        if (!at || d.playlist !== at.playlist || !top.__keppButton("next")) return;  // not playing now
         if (d.kind === "hello") say({kind: "at", ...at});
         if (d.kind === "goto" && Number.isInteger(d.item)) { top.__keppWanted = d.item; top.__keppStep(); }
       };

@@ -4,7 +4,7 @@
 // both: this view asks the slides' tab to go to an item ("goto") and shows it; the slides' tab says where it
 // is ("at") whenever that changes, and this view follows (a trigger value "goto" reruns the page there).
 //
-// data: {playlist, item (1-based), count, channel, keys: {next, prev}, own (selectors of widgets that keep
+// data: {playlist, item (1-based), count, channel, keys: {next, prev, first, last}, own (selectors of widgets that keep
 // their keys)}
 export default function ({ parentElement, data, setTriggerValue }) {
   let s = parentElement.__kepp;
@@ -45,11 +45,12 @@ export default function ({ parentElement, data, setTriggerValue }) {
     q(".kepp-restart").addEventListener("click", () => { sessionStorage.setItem(clockKey, String(now())); tick(); });
     const onKey = (e) => {
       if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
-      const dir = s.keys.next.includes(e.key) ? 1 : s.keys.prev.includes(e.key) ? -1 : 0;
+      const to = {next: s.item + 1, prev: s.item - 1, first: 1, last: s.count};
+      const dir = Object.keys(to).find(d => (s.keys[d] || []).includes(e.key));
       const t = e.target && e.target.closest ? e.target : null;
       if (!dir || (t && t.closest(s.own))) return;
       e.preventDefault();
-      s.go(s.item + dir, true);
+      s.go(to[dir], true);
     };
     document.addEventListener("keydown", onKey, true);
     if (channel) {

@@ -1,6 +1,6 @@
 """A talk's playlist of every slide kind, an app server that can be stopped and started again on its port, and
 what a playing slide shows (its bar's number, the episode and methods its content draws), for the live talk's
-end-to-end tests (tests/test_e2e_talk.py) and the screenshots of docs/app.md (benchmarks/talk_screens.py)."""
+end-to-end tests (tests/test_e2e_live_talk.py) and the screenshots of docs/app.md (benchmarks/talk_screens.py)."""
 
 from __future__ import annotations
 
@@ -106,32 +106,43 @@ def published_by(browser, url: str):
     from tests.helpers.browser import idle, query
 
     def published(q: dict) -> dict:
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        from tests.helpers.browser import ARTIFACTS
+
         page = browser.new_page()
         try:
             page.goto(f"{url}/Plan?{urlencode(q)}")
-            page.locator(".kepp-shown").wait_for(state="attached", timeout=120_000)
+            page.locator(".kepp-shown").wait_for(state="attached", timeout=180_000)  # a cold server on a busy machine
             idle(page)
             return query(page)
+        except PlaywrightTimeout:
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "e2e_talk_published.png"), full_page=True)
+            raise AssertionError(f"the Plan page at {q} drew no result: {page.inner_text('body')[:2000]}") from None
         finally:
             page.close()
     return published
 
 
-# What the playing slide shows: the bar's "k / n" and the one slide marker's episode and methods (null while a
-# run is going, or while the page holds no bar or not exactly one marker).
+# What the playing slide shows: the bar's "k / n", the one slide marker's episode and methods, and the item the
+# page's key listener knows it is at and whether it finds the bar's buttons (app/static/kepp-keys.js): null while
+# a run is going, or while the page holds no bar or not exactly one marker.
 SHOWN = """() => { const app = document.querySelector('[data-testid="stApp"]');
   if (!app || app.dataset.testScriptState !== 'notRunning' || document.querySelector('[data-testid="stStatusWidget"]')) return null;
   const bar = document.querySelector('.st-key-playlist_bar'), marks = document.querySelectorAll('.kepp-shown');
   const at = bar && bar.innerText.match(/(\\d+) \\/ (\\d+)/);
   if (!at || marks.length !== 1) return null;
-  return {item: Number(at[1]), count: Number(at[2]), episode: marks[0].dataset.episode, methods: marks[0].dataset.methods}; }"""
+  return {item: Number(at[1]), count: Number(at[2]), episode: marks[0].dataset.episode, methods: marks[0].dataset.methods,
+          keys: (window.__keppPlaying || {}).item || null,
+          ready: typeof window.__keppButton === 'function' && !!window.__keppButton('next') && !!window.__keppButton('prev')}; }"""
 
 
 def expected_shown(item: dict, k: int, count: int) -> dict:
     """What :data:`SHOWN` reads on item ``k`` (1-based) of ``count``: its episode and its methods, A first
-    (none for an item planned live)."""
+    (none for an item planned live), the key listener at ``k``."""
     methods = [m for m in (item["method"], item.get("versus", "")) if m]
-    return {"item": k, "count": count, "episode": item["episode"], "methods": ",".join(methods)}
+    return {"item": k, "count": count, "episode": item["episode"], "methods": ",".join(methods), "keys": k, "ready": True}
 
 
 def wait_shown(page, item: dict, k: int, count: int, where: str, timeout: float = 90_000) -> dict:
@@ -146,3 +157,51 @@ def wait_shown(page, item: dict, k: int, count: int, where: str, timeout: float 
     except PlaywrightTimeout:
         raise AssertionError(f"{where}: the slide shows {page.evaluate(SHOWN)}, expected {want}") from None
     return want
+
+
+# Where a slide's parts lie in the window: its plan(s), the ground truth (its cards, or the line saying it is the
+# plan's steps), the verdict(s), the plan graph's frame and its legend (inside the frame), and whether anything
+# is wider than the window. Boxes in CSS px of the window; null for a part the slide lacks.
+SLIDE_BOXES = """() => {
+  const box = (e) => { if (!e) return null; const r = e.getBoundingClientRect();
+    return {left: r.left, top: r.top, right: r.right, bottom: r.bottom}; };
+  const main = document.querySelector('[data-testid="stMain"]') || document;
+  const heads = [...main.querySelectorAll('.kepp-plan')].map(p => [p, (p.previousElementSibling || {}).textContent || '']);
+  const plans = heads.filter(([, h]) => h.startsWith('plan')).map(([p]) => box(p));
+  const truth = heads.find(([, h]) => h.startsWith('ground truth'));
+  const same = [...main.querySelectorAll('.kepp-same-path')].find(e => e.textContent.startsWith('ground truth'));
+  const frame = main.querySelector('.st-key-plan_clicked_frame iframe');
+  let legend = null;
+  try { const d = frame && frame.contentDocument, l = d && d.querySelector('.kepp-legend');
+    if (l) { const f = frame.getBoundingClientRect(), r = l.getBoundingClientRect(), z = f.width / d.documentElement.clientWidth;
+      legend = {left: f.left + r.left * z, top: f.top + r.top * z, right: f.left + r.right * z, bottom: f.top + r.bottom * z,
+                frameBottom: f.bottom, frameRight: f.right}; } } catch (e) { legend = null; }
+  return {plans: plans, truth: truth ? box(truth[0]) : box(same), verdicts: [...main.querySelectorAll('.kepp-verdict')].map(box),
+          graph: box(frame), legend: legend, width: innerWidth, height: innerHeight,
+          wider: document.documentElement.scrollWidth > innerWidth + 1,
+          stepPx: Math.min(...[...main.querySelectorAll('.kepp-card-label')].map(e => parseFloat(getComputedStyle(e).fontSize) * (e.currentCSSZoom || 1))),
+  };
+}"""
+
+
+def outside(boxes: dict) -> list[str]:
+    """The parts of :data:`SLIDE_BOXES` that do not lie wholly inside the window (or, for the legend, its frame)."""
+    w, h = boxes["width"], boxes["height"]
+
+    def out(b) -> bool:
+        return b is None or b["left"] < -1 or b["top"] < -1 or b["right"] > w + 1 or b["bottom"] > h + 1
+
+    bad = [f"plan {k + 1}" for k, b in enumerate(boxes["plans"]) if out(b)] + (["no plan"] if not boxes["plans"] else [])
+    bad += ["truth"] * out(boxes["truth"]) + ["graph"] * out(boxes["graph"]) + ["wider than the window"] * boxes["wider"]
+    bad += [f"verdict {k + 1}" for k, b in enumerate(boxes["verdicts"]) if out(b)] + (["no verdict"] if not boxes["verdicts"] else [])
+    legend = boxes["legend"]
+    if legend is None or legend["bottom"] > legend["frameBottom"] + 1 or legend["right"] > legend["frameRight"] + 1:
+        bad.append("legend outside its frame")
+    return bad
+
+
+def slide_boxes(page, timeout: float = 60_000) -> dict:
+    """:data:`SLIDE_BOXES` once the graph's frame has drawn its legend (a frame loads after the page's run)."""
+    page.wait_for_function(f"() => {{ const b = ({SLIDE_BOXES})(); return b.graph !== null && b.legend !== null; }}",
+                           timeout=timeout, polling=200)
+    return page.evaluate(SLIDE_BOXES)

@@ -1,0 +1,41 @@
+// Presentation mode's own script, every page (app/components/config.py).
+//
+// - A bigger screen shows the same slide bigger: the page is laid out for 1280x720 (its type, its graph's
+//   frame) and zoomed by the window's size over that (1.5 at 1920x1080, 3 at 3840x2160; never below 1), so
+//   the slide that fits 1280x720 fits every 16:9 projector and its type and graph grow with the screen.
+// - While the server is away the audience keeps the
+// last slide with a quiet "reconnecting" mark, never Streamlit's developer dialog ("Connection error … streamlit
+// run yourscript.py"). The dialog is marked (data-kepp-connection) and the page's CSS hides it; the mark shows
+// while Streamlit says it is connecting (its status element, hidden by the same CSS) or such a dialog is there.
+// Streamlit closes the dialog itself once the server answers again; the slide stays drawn meanwhile.
+//
+// cfg: {text: the mark's words, title: the dialog's title as Streamlit writes it, base: [width, height] the
+//       page is laid out for}
+(function (cfg) {
+  const top = window.parent || window;
+  if (top.__keppPresent) return;  // once per browser tab
+  top.__keppPresent = true;
+  const doc = top.document;
+  const zoom = () => {
+    const z = Math.max(1, Math.min(top.innerWidth / cfg.base[0], top.innerHeight / cfg.base[1]));
+    doc.documentElement.style.setProperty("--kepp-zoom", String(z));
+  };
+  top.addEventListener("resize", zoom);
+  zoom();
+  const mark = doc.createElement("div");
+  mark.className = "kepp-reconnecting";
+  mark.setAttribute("role", "status");
+  mark.textContent = cfg.text;
+  doc.body.appendChild(mark);
+  const look = () => {
+    let away = !!doc.querySelector('[data-testid="stConnectionStatus"]');
+    doc.querySelectorAll('[data-testid="stDialog"]:not([data-kepp-connection])').forEach((d) => {
+      if (d.textContent.trim().startsWith(cfg.title)) d.setAttribute("data-kepp-connection", "");
+    });
+    away = away || !!doc.querySelector("[data-kepp-connection]");
+    mark.classList.toggle("kepp-away", away);
+  };
+  // before the browser paints what changed: the dialog is never drawn, not even for a frame
+  new MutationObserver(look).observe(doc.body, {childList: true, subtree: true, characterData: true});
+  look();
+})

@@ -1,0 +1,66 @@
+"""The A/B slide's screenshots of docs/app.md (a talk's slide at two projectors): one episode planned by KEPP
+R=2 (A, right) and Random (B, wrong) at T=4, played from a playlist in presentation mode, at 1280x720 and at
+1920x1080 (the same slide, its type and graph grown with the screen).
+
+    python benchmarks/talk_screens.py       # writes assets/screenshots/present_ab_1280x720.png, ..._1920x1080.png
+
+The demo world and its shipped models and records; the playlist is written beside a copy of the records in a
+scratch folder (the checkout stays clean)."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from bench_app import CHROMIUM_ARGS, REPO, SLIDE_READY, idle, shot, wait_health
+
+from kepp_core.paths import APP_DIR
+
+SCREENS = [(1280, 720), (1920, 1080)]
+
+
+def main() -> int:
+    sys.path.insert(0, str(APP_DIR))  # the app's plain-Python components, imported as the app does
+    from playwright.sync_api import sync_playwright
+
+    from components import playlists
+    from kepp_core.api import AppConfig, read_predictions
+    from kepp_core.commands.app import free_port, start_app
+    from kepp_core.data.synth import ensure_world
+    from kepp_core.playlists import PlaylistStore
+
+    world, models = ensure_world(progress=False), REPO / "assets" / "demo"
+    with tempfile.TemporaryDirectory() as scratch:
+        records = Path(scratch) / "predictions.jsonl"
+        shutil.copyfile(models / "predictions.jsonl", records)
+        preds = read_predictions([records])
+        t4 = preds[preds["horizon"] == 4].set_index(["episode", "method"])["success"]
+        episode = next(e for (e, m), ok in t4.items() if m == "kepp-R2" and ok and not t4.get((e, "random"), True))
+        row = preds[(preds["episode"] == episode) & (preds["method"] == "kepp-R2")].iloc[0]
+        PlaylistStore(records.parent / "playlists").add("ab", [playlists.ab_item(dict(row), "random")])
+        port = free_port()
+        proc = start_app(AppConfig(dataset="demo", root=str(world), checkpoints=str(models), predictions=str(records),
+                                   port=port))
+        try:
+            wait_health(f"http://localhost:{port}", proc)
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+                for width, height in SCREENS:
+                    page = browser.new_page(viewport={"width": width, "height": height})
+                    page.goto(f"http://localhost:{port}/Plan?playlist=ab&item=1&present=1")
+                    page.wait_for_function(SLIDE_READY, timeout=300_000, polling=100)
+                    idle(page)
+                    shot(page, f"present_ab_{width}x{height}", width=width)
+                    print(f"assets/screenshots/present_ab_{width}x{height}.png: {episode}, KEPP R=2 vs Random")
+                    page.close()
+                browser.close()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=15)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

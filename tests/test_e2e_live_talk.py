@@ -1,0 +1,152 @@
+"""End-to-end, a live talk that cannot go wrong (docs/app.md, "Talks"): the real app server (demo world,
+shipped models, a copy of their records with a custom 8-slide playlist of every slide kind beside it) in a
+real headless Chromium, in presentation mode.
+
+- The slide is a function of its number: a seeded random walk of clicker keys (→, ←, PageDown, PageUp, Space,
+  Home, End), reloads and link opens; after each, the episode and methods the slide draws (its hidden
+  ``.kepp-shown`` marker) are the bar's item.
+- A server restart mid-talk: the audience keeps the slide with a quiet "reconnecting" mark and never sees
+  Streamlit's "Connection error" dialog; → then works with no reload; a reload comes back on the same slide.
+- Every slide kind at five projectors (1280×720, 1366×768, 1920×1080, 3840×2160, and 1920×1080 at device
+  scale 2): plan, truth, verdict and graph inside the window, the graph's legend inside its frame, nothing
+  wider than the window, every step name within its card, type and graph grown with the screen.
+
+Screenshots go to ``test-artifacts/``."""
+
+from __future__ import annotations
+
+import random
+import shutil
+
+import pytest
+
+from components.config import STEP_PRESENT_PX
+from kepp_core.api import AppConfig
+from tests.helpers.browser import ARTIFACTS, all_loaded, idle
+from tests.helpers.talk import KINDS, outside, published_by, restartable_server, slide_boxes, wait_shown, write_talk
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
+NAME = "talk"
+KEYS = {"ArrowRight": 1, "PageDown": 1, " ": 1, "ArrowLeft": -1, "PageUp": -1, "Home": None, "End": None}
+
+
+@pytest.fixture(scope="module")
+def talk(demo_env, browser, tmp_path_factory):
+    """The app server (one that a test may restart) and the playlist ``talk`` of every slide kind beside its
+    records: ``(server, [(kind, item), ...])``."""
+    records = tmp_path_factory.mktemp("talk") / "predictions.jsonl"
+    shutil.copyfile(demo_env.records, records)
+    opts = AppConfig(dataset="demo", root=str(demo_env.world), checkpoints=str(demo_env.models), predictions=str(records))
+    with restartable_server(opts) as server:
+        items = write_talk(records, NAME, published_by(browser, server.url))
+        assert {kind for kind, _ in items} == set(KINDS) and len(items) == 8
+        yield server, items
+
+
+def slide_url(server, k: int) -> str:
+    return f"{server.url}/Plan?playlist={NAME}&item={k}&present=1"
+
+
+def test_a_seeded_walk_of_keys_reloads_and_links_always_draws_the_bars_item(talk, browser):
+    server, items = talk
+    count, rng = len(items), random.Random(45)
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(slide_url(server, 2))
+    k = 2
+    wait_shown(page, items[k - 1][1], k, count, "the link to slide 2")
+    done = []
+    for step in range(60):
+        roll = rng.random()
+        if roll < 0.12:
+            action = "reload"
+            page.reload()
+        elif roll < 0.24:
+            k = rng.randint(1, count)
+            action = f"open slide {k}"
+            page.goto(slide_url(server, k))
+        else:
+            key = rng.choice(list(KEYS))
+            action = f"key {key!r}"
+            idle(page)
+            page.keyboard.press(key)
+            move = KEYS[key]
+            k = (1 if key == "Home" else count) if move is None else min(max(k + move, 1), count)
+        done.append(action)
+        wait_shown(page, items[k - 1][1], k, count, f"step {step + 1} ({action}; the walk: {done})")
+    assert len(done) == 60 and {"reload"} < set(done) and any(a.startswith("open") for a in done)
+    assert sum(a.startswith("key") for a in done) >= 30
+    page.close()
+
+
+# Whether Streamlit's connection dialog has been drawn in a frame since the page loaded (checked at every frame).
+WATCH_DIALOG = """() => { window.__keppDialogDrawn = false;
+  const look = () => { document.querySelectorAll('[data-testid="stDialog"]').forEach(d => {
+      if (d.getClientRects().length && getComputedStyle(d).display !== 'none' && d.textContent.includes('Connection error'))
+        window.__keppDialogDrawn = true; });
+    requestAnimationFrame(look); };
+  look(); }"""
+MARK = """(shown) => { const m = document.querySelector('.kepp-reconnecting');
+  return !!m && (getComputedStyle(m).display !== 'none') === shown; }"""
+
+
+def test_a_server_restart_mid_talk_keeps_the_slide_and_the_clicker_without_the_dialog(talk, browser):
+    server, items = talk
+    count = len(items)
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(slide_url(server, 3))
+    wait_shown(page, items[2][1], 3, count, "slide 3 (an A/B pair)")
+    page.evaluate(WATCH_DIALOG)
+    page.evaluate("() => { window.__keppSameDocument = true; }")  # gone after any reload
+    server.stop()
+    page.wait_for_function(MARK, arg=True, timeout=60_000)  # the quiet mark, while the server is away
+    page.locator("[data-kepp-connection]").wait_for(state="attached", timeout=60_000)  # Streamlit's dialog came, hidden
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "e2e_talk_server_away.png"))
+    server.start()
+    page.wait_for_function(MARK, arg=False, timeout=120_000)
+    wait_shown(page, items[2][1], 3, count, "the same slide after the restart")
+    page.keyboard.press("ArrowRight")
+    wait_shown(page, items[3][1], 4, count, "→ after the restart, with no reload", timeout=180_000)
+    page.keyboard.press("ArrowRight")
+    wait_shown(page, items[4][1], 5, count, "→ again")
+    assert page.evaluate("() => window.__keppSameDocument === true"), "the page was reloaded"
+    assert page.evaluate("() => window.__keppDialogDrawn") is False, "Streamlit's connection dialog was drawn"
+    page.reload()
+    wait_shown(page, items[4][1], 5, count, "a reload after the restart")
+    page.close()
+
+
+# The projectors: a window's CSS size and its device scale (a 4K projector at 200%: 1920x1080 at scale 2).
+PROJECTORS = [(1280, 720, 1), (1366, 768, 1), (1920, 1080, 1), (3840, 2160, 1), (1920, 1080, 2)]
+# the slides of the talk that stand for each kind (the longest horizon or the most rows of each)
+HARDEST = {"Failure case": 6, "Results episode": 2, "Plan": 4, "Plan, live": 5, "A/B pair": 7}
+# every step name on a card on one line per word, and never wider than its card
+LABELS_FIT = """() => [...document.querySelectorAll('[data-testid="stMain"] .kepp-card-label')]
+  .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)"""
+
+
+def test_every_slide_kind_fits_every_projector(talk, browser):
+    server, items = talk
+    count, seen = len(items), {}
+    assert set(HARDEST) == set(KINDS) and all(items[k - 1][0] == kind for kind, k in HARDEST.items())
+    for width, height, scale in PROJECTORS:
+        context = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=scale)
+        page = context.new_page()
+        zoom = min(width / 1280, height / 720)
+        for kind, k in HARDEST.items():
+            where = f"{kind} (slide {k}) at {width}x{height}, scale {scale}"
+            page.goto(slide_url(server, k))
+            wait_shown(page, items[k - 1][1], k, count, where)
+            all_loaded(page)
+            boxes = slide_boxes(page)
+            assert outside(boxes) == [], f"{where}: {outside(boxes)} ({boxes})"
+            assert page.evaluate(LABELS_FIT) == [], where
+            # the type and the graph grow with the screen: the same slide, zoomed
+            assert boxes["stepPx"] >= STEP_PRESENT_PX * zoom - 0.5, (where, boxes["stepPx"])
+            graph = boxes["graph"]["bottom"] - boxes["graph"]["top"]
+            assert graph >= 0.6 * height, (where, graph)
+            seen[(width, height, scale, kind)] = graph
+            if kind == "A/B pair" and scale == 1 and width in (1280, 1920):
+                page.screenshot(path=str(ARTIFACTS / f"e2e_talk_ab_{width}x{height}.png"))
+        context.close()
+    assert len(seen) == len(PROJECTORS) * len(KINDS)
