@@ -96,13 +96,22 @@ def test_older_records_and_parquet_files_equal_the_oracle(tmp_path, suffix):
     assert same_as_oracle([path]) == 8
 
 
-def test_values_of_other_json_types_read_as_the_exact_reader_reads_them(tmp_path):
-    """Plans written as floats or digit strings, a key given twice: the fast reader declines, the exact one reads."""
-    path = tmp_path / "odd.jsonl"
-    text = json.dumps({**RECORD, "gt": [1.0, 2.0, 1.0], "plans": {"pdpp": ["3", "2", "1"]}}) + "\n"
+def test_a_key_given_twice_reads_as_the_exact_reader_reads_it_and_plans_of_other_types_are_refused(tmp_path):
+    """A key given twice: the fast reader declines, the exact one reads (the last value). Plans written as
+    floats or digit strings: both refuse them in one line (a plan is a list of integer action ids)."""
+    path = tmp_path / "twice.jsonl"
+    text = json.dumps(RECORD) + "\n"
     path.write_text(text + text.replace('"episode": "t/v/0:3"', '"episode": "x", "episode": "t/v/1:3"'), encoding="utf-8")
     assert store._fast_rows(path.read_bytes()) is None
-    assert same_as_oracle([path]) == 2
+    assert same_as_oracle([path]) == 2 * len(RECORD["plans"])
+    for name, record in (("floats", {**RECORD, "gt": [1.0, 2.0, 1.0]}),
+                         ("strings", {**RECORD, "plans": {"pdpp": ["3", "2", "1"]}})):
+        odd = tmp_path / f"{name}.jsonl"
+        odd.write_text(json.dumps(record) + "\n", encoding="utf-8")
+        assert store._fast_rows(odd.read_bytes()) is None
+        with pytest.raises(KeppError) as e:
+            api.read_predictions([odd])
+        assert f"{odd}:1: " in str(e.value) and "must be" in str(e.value) and "\n" not in str(e.value)
 
 
 HOSTILE = {  # a records file's lines -> what its one-line error names
@@ -111,13 +120,13 @@ HOSTILE = {  # a records file's lines -> what its one-line error names
     "not an object": (["[1, 2, 3]"], ":1: expected a JSON object, got list"),
     "no plans": ([json.dumps({k: v for k, v in RECORD.items() if k != "plans"})], "record lacks plans"),
     "plan too short": ([json.dumps({**RECORD, "plans": {"pdpp": [1, 2]}})], "plan has 2 steps, ground truth has 3"),
-    "empty truth": ([json.dumps({**RECORD, "gt": [], "plans": {"pdpp": []}})], "empty ground-truth plan"),
+    "empty truth": ([json.dumps({**RECORD, "gt": [], "plans": {"pdpp": []}})], ":1: 'gt' must be a plan"),
     "graph path too short": ([json.dumps({**RECORD, "paths": [[1, 1]]})], "top graph path has 2 steps, expected 3"),
     "NaN": ([json.dumps(RECORD).replace('"goal_time": 9.0', '"goal_time": NaN')], "NaN (not a JSON number) is not readable"),
     "Infinity": ([json.dumps(RECORD).replace('"path_scores": [0.5', '"path_scores": [Infinity')], "Infinity"),
     "huge integer": ([json.dumps(RECORD).replace('"first": 0', '"first": ' + "9" * 150)], "an integer of 150 digits"),
-    "plan given as null": ([json.dumps({**RECORD, "plans": {**RECORD["plans"], "pdpp": None}})], "record 1"),
-    "truth of text": ([json.dumps({**RECORD, "gt": ["a", "b", "c"]})], "record 1"),
+    "plan given as null": ([json.dumps({**RECORD, "plans": {**RECORD["plans"], "pdpp": None}})], ":1: 'plans' must be"),
+    "truth of text": ([json.dumps({**RECORD, "gt": ["a", "b", "c"]})], ":1: 'gt' must be a plan"),
 }
 
 

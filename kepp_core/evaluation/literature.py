@@ -4,7 +4,7 @@ family of :mod:`kepp_core.benchmark`), the split it was measured on, the paper a
 was read from. They are shown apart from measured rows and never averaged with them.
 
 >>> [r.method for r in literature_rows("niv", 3)]
-['PDPP', 'KEPP']
+['PDPP', 'KEPP', 'ViterbiPlanNet']
 >>> literature_rows("niv", 3)[1].metrics
 {'sr': 24.44, 'macc': 43.46, 'miou_batch': 86.67}
 """
