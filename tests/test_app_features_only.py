@@ -123,7 +123,7 @@ def test_the_ab_comparison_takes_an_imported_method(monkeypatch, lists_env):
     expected = api.compare_methods(preds, "kepp-R2", IMPORTED, lists_env.horizon)
     assert any(f"{expected.counts['a-only']:,}" in b.label for b in at.button if b.key == "res_ab_a-only")
     if expected.counts["a-only"]:
-        assert page_links(at, f"Open {LABEL} in Plan")
+        assert page_links(at, f"Open {md(LABEL)} in Plan")
 
 
 def test_published_numbers_show_apart_only_where_the_benchmark_matches(monkeypatch, lists_env):
@@ -236,7 +236,7 @@ def test_open_in_plan_of_an_imported_methods_ab_row_without_models_opens_that_ep
     cell = max(("both", "b-only", "neither"), key=lambda n: c.counts[n])
     ab = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py",
                                {"method": "kepp-R2", "a": "kepp-R2", "b": IMPORTED, "cell": cell}, **NO_MODELS))
-    (query,) = page_links(ab, f"Open {LABEL} in Plan")
+    (query,) = page_links(ab, f"Open {md(LABEL)} in Plan")  # the label is Markdown: the name escaped for it
     assert query["rec"] == IMPORTED and "model" not in query
     at = no_problems(open_page(monkeypatch, lists_env, "pages/1_Plan.py", query, **NO_MODELS))
     said = everything_said(at)
