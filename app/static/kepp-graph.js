@@ -236,11 +236,14 @@
     ctx.restore();
   }
   function labels() {
-    // the layout: where the steps are, the view's scale and size, the steps' type size (their boxes)
+    // the layout: where the steps are, the view's scale and size, the steps' type size and boxes as drawn (a
+    // step's box can change in a later update than its place: fitWords runs after the type sizes are set, and
+    // vis.js may draw in between)
     const box = document.getElementById("mynetwork");
     const layout = () => JSON.stringify([network.getPositions(), network.getScale(), network.getViewPosition(),
                                          box.clientWidth, box.clientHeight,
-                                         network.body.data.nodes.get().map(n => n.font && n.font.size)]);
+                                         network.body.data.nodes.get().map(n => n.font && n.font.size),
+                                         network.body.nodeIndices.map(id => network.getBoundingBox(id))]);
     let seen = "", placed = {kept: [], hidden: []}, dragging = false;
     network.on("dragStart", () => { dragging = true; });
     network.on("dragEnd", () => { dragging = false; network.redraw(); });
