@@ -109,6 +109,7 @@ def test_step_names_wrap_at_spaces_only_on_a_six_step_slide_at_1280x720_and_1920
     longest = six.apply(lambda r: max(len(w) for a in (*r["plan"], *r["truth"]) for w in actions[a].split()), axis=1)
     rec = six.loc[longest.idxmax()]
     link = urlencode(urls.plan_query(dict(rec)))
+    checked = []  # the steps checked on each screen
     for screen in ({"width": 1280, "height": 720}, {"width": 1920, "height": 1080}):
         page = browser.new_page(viewport=screen)
         page.goto(f"{demo_server}/Plan?{link}&present=1")
@@ -116,7 +117,8 @@ def test_step_names_wrap_at_spaces_only_on_a_six_step_slide_at_1280x720_and_1920
         frame = shown_graph_frame(page)
         settled_drawing(frame)
         where = f"{rec['episode']} at {screen['width']}x{screen['height']}"
-        assert check_whole_words(frame, where) >= 6, where
+        checked.append(check_whole_words(frame, where))
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"e2e_step_names_{screen['width']}.png"))
         page.close()
+    assert len(checked) == 2 and min(checked) >= 6, f"steps checked per screen: {checked}"
