@@ -14,8 +14,8 @@ import pytest
 from components import urls
 from components.curation import choose_scenes
 from kepp_core import api
-from tests.helpers.browser import (ARTIFACTS, check_drawing_labels, check_drawing_type, fills_its_frame, idle,
-                                   settled_drawing, shown_graph_frame, wait_plan)
+from tests.helpers.browser import (ARTIFACTS, check_drawing_labels, check_drawing_type, check_whole_words,
+                                   fills_its_frame, idle, settled_drawing, shown_graph_frame, wait_plan)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
 SCREEN = {"width": 1280, "height": 720}
@@ -95,3 +95,30 @@ def test_labels_stay_off_the_arrows_at_depths_1_to_3_and_on_a_22_step_graph(demo
             check_drawing_type(net, where)
         fills_its_frame(frame, where)
     page.close()
+
+
+def test_step_names_wrap_at_spaces_only_on_a_six_step_slide_at_1280x720_and_1920x1080(demo_server, browser, demo_env):
+    """vis.js breaks a word wider than a step's box mid-word ("boil wate/r"): the frame's script widens each box
+    to its longest word in the step's drawn font (or cuts the word short with "…", the name on hover)."""
+    from kepp_core.data import load_dataset
+
+    actions = load_dataset("demo", demo_env.world).actions
+    preds = api.read_predictions([demo_env.records])
+    six = preds[(preds["method"] == "kepp-R2") & (preds["horizon"] == 6)]
+    # the six-step plan whose steps hold the longest word (the hardest to fit in a column)
+    longest = six.apply(lambda r: max(len(w) for a in (*r["plan"], *r["truth"]) for w in actions[a].split()), axis=1)
+    rec = six.loc[longest.idxmax()]
+    link = urlencode(urls.plan_query(dict(rec)))
+    checked = []  # the steps checked on each screen
+    for screen in ({"width": 1280, "height": 720}, {"width": 1920, "height": 1080}):
+        page = browser.new_page(viewport=screen)
+        page.goto(f"{demo_server}/Plan?{link}&present=1")
+        wait_plan(page)
+        frame = shown_graph_frame(page)
+        settled_drawing(frame)
+        where = f"{rec['episode']} at {screen['width']}x{screen['height']}"
+        checked.append(check_whole_words(frame, where))
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"e2e_step_names_{screen['width']}.png"))
+        page.close()
+    assert len(checked) == 2 and min(checked) >= 6, f"steps checked per screen: {checked}"

@@ -99,6 +99,9 @@ class Type:
     min_row: int
 
 
+# px: the width a step's name wraps in before the frame's script arranges the drawing (it then wraps names at
+# spaces only, a box at least as wide as its longest word: app/static/kepp-graph.js, fitWords)
+STEP_WIDTH = 160
 TYPE = {False: Type(node=14, edge=12, legend=13, title=16, small=13, min_column=80, min_row=46),
         True: Type(node=STEP_PRESENT_PX, edge=MIN_PRESENT_PX, legend=MIN_PRESENT_PX, title=24, small=MIN_PRESENT_PX,
                    min_column=136, min_row=84)}
@@ -147,10 +150,11 @@ def _legend_rows(legend: tuple, type_: Type) -> str:
 
 def _options() -> str:
     """vis.js options: positions given by the page's script (its grid; physics off); labels keep their
-    size whatever the zoom (vis.js caps them at 30 px on screen by default)."""
+    size whatever the zoom (vis.js caps them at 30 px on screen by default); a selected step's name stays in
+    its font (vis.js's bold would widen its words past the box the frame's script measured them for)."""
     unscaled = '"scaling": {"label": {"maxVisible": 200}}'
     return ('{"layout": {"randomSeed": 1}, "physics": {"enabled": false}, "edges": {"smooth": {"type": "curvedCW", '
-            '"roundness": 0.15}, ' + unscaled + '}, "nodes": {' + unscaled + '},'
+            '"roundness": 0.15}, ' + unscaled + '}, "nodes": {' + unscaled + ', "labelHighlightBold": false},'
             ' "interaction": {"hover": true, "tooltipDelay": 80, "navigationButtons": false}}')
 
 
@@ -251,7 +255,7 @@ def graph_html(nodes: tuple, edges: tuple, height: int = 560, grid: tuple | None
     for n in (GraphNode(*t) for t in nodes):
         net.add_node(n.id, label=n.label, title=n.title or n.label, color=n.color, size=n.size, shape="box",
                      font={"size": type_.node, "color": n.font}, role=n.role, gx=n.x or 0, gy=n.y or 0,
-                     x=0, y=0, physics=False, widthConstraint={"maximum": 160})  # long labels wrap
+                     x=0, y=0, physics=False, widthConstraint={"maximum": STEP_WIDTH})  # long labels wrap
     drawn = [GraphEdge(*t) for t in edges]
     for e, rank in zip(drawn, label_ranks(drawn)):
         net.add_edge(e.source, e.target, **_edge_options(e, rank))
@@ -269,7 +273,7 @@ def graph_html(nodes: tuple, edges: tuple, height: int = 560, grid: tuple | None
     data = {"legend": [list(x) for x in legend], "title": title, "settings": settings, "name": name, "grid": layout,
             "pad": LABEL_PAD, "edgeSize": type_.edge, "leastEdge": type_.edge,
             "leastNode": type_.node if present else 0, "slideKeys": [k for keys in SLIDE_KEYS.values() for k in keys],
-            "colours": GRAPH_SCRIPT}
+            "colours": GRAPH_SCRIPT, "stepWidth": STEP_WIDTH}
     script = scripts.data_block(GRAPH_DATA, data) + (scripts.inline(GRAPH_JS) if inline or not served_vis()
                                                      else scripts.served(GRAPH_JS))
     page = page.replace('<div class="card" style="width: 100%">', head + '<div class="card" style="width: 100%">', 1)

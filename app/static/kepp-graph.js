@@ -11,6 +11,8 @@
 //   order: data's ``rank``), at the first free place near the arrow's middle; a label with no free place
 //   is left to the arrow's hover text, which carries the same number. window.keppLabels lists the boxes
 //   drawn (canvas coordinates), for tests.
+// - Step names wrap at spaces only (fitWords): a step's box is at least as wide as its longest word in its drawn
+//   font; a word too wide for its column is cut short with "…", the full name in the step's hover text.
 // - Keys a presenter's clicker sends are handed to the page around the frame (a click in the drawing
 //   gives it the focus: the slide keys must still reach the playlist's listener).
 // - keppPng(): the drawing with its title, settings and legend as a PNG.
@@ -29,8 +31,7 @@
     const colW = W / nc, rowH = H / nr;
     scale = k || Math.min(1, colW / grid.minColumn, rowH / grid.minRow);
     const cx = (grid.cols[0] + grid.cols[1]) / 2, cy = (grid.rows[0] + grid.rows[1]) / 2, data = network.body.data.nodes;
-    data.update(data.get().map(n => ({id: n.id, x: (n.gx - cx) * colW / scale, y: (n.gy - cy) * rowH / scale,
-                                      widthConstraint: {maximum: Math.max(40, 0.62 * colW / scale)}})));
+    data.update(data.get().map(n => ({id: n.id, x: (n.gx - cx) * colW / scale, y: (n.gy - cy) * rowH / scale})));
     network.moveTo({position: {x: 0, y: 0}, scale: scale, animation: false});
     window.keppScale = scale;
     // drawn smaller: a step's label keeps the least type size it is read at (presentation mode: the back row's)
@@ -38,7 +39,36 @@
       const px = Math.ceil(leastNode / scale);
       data.update(data.get().filter(n => n.font && n.font.size < px).map(n => ({id: n.id, font: Object.assign({}, n.font, {size: px})})));
     }
+    // a step's box: at most 0.9 of the columns it may spread over (half the way to the next step in its row
+    // either side, and not past the drawing's edge); set after the type sizes are
+    const room = (n) => Math.min(n.gx - grid.cols[0] + 0.5, grid.cols[1] - n.gx + 0.5,
+                                 ...data.get().filter(o => o.id !== n.id && o.gy === n.gy).map(o => Math.abs(o.gx - n.gx) / 2));
+    fitWords(Math.max(40, 0.62 * colW / scale), (n) => 2 * room(n) * 0.9 * colW / scale);
     return true;
+  }
+  // Step names wrap at spaces only: vis.js breaks a word wider than a step's widthConstraint mid-word, so each
+  // step's box is made at least as wide as its longest word, measured in the font vis.js draws that step in
+  // (its size and face as set now; network.py keeps a selected step's out of bold), plus its margins. A word
+  // wider than ``most(node)`` (canvas units: the step would crowd its neighbours) is cut short with "…",
+  // the full name first in the step's hover text. ``full`` keeps the name for the next arrangement.
+  const measure = document.createElement("canvas").getContext("2d");
+  function fitWords(least, most) {
+    const data = network.body.data.nodes;
+    data.update(data.get().filter(n => network.body.nodes[n.id]).map(n => {
+      const node = network.body.nodes[n.id], f = node.labelModule.fontOptions, m = node.options.margin || {};
+      const full = n.full === undefined ? String(n.label === undefined || n.label === null ? "" : n.label) : n.full;
+      measure.font = `${f.size}px ${f.face}`.replace(/"/g, "");  // as vis.js's label module sets it
+      const side = (m.left || 0) + (m.right || 0) + 2, room = most(n) - side, width = (w) => measure.measureText(w).width;
+      const words = full.split(" ").map(w => {
+        if (width(w) <= room) return w;
+        let k = w.length - 1;
+        while (k > 1 && width(w.slice(0, k) + "\u2026") > room) k--;
+        return w.slice(0, k) + "\u2026";
+      });
+      const label = words.join(" "), widest = Math.max(0, ...words.map(width)), hover = String(n.title || "");
+      const title = label === full || hover.split("\n")[0] === full ? n.title : (hover ? full + "\n" + hover : full);
+      return {id: n.id, full: full, label: label, title: title, widthConstraint: {maximum: Math.max(least, Math.ceil(widest) + side)}};
+    }));
   }
   function spread() { if (!touched && grid) { arranged = false; tries = 0; arrange(); } }
   function fit() { if (!touched && !grid && window.network) network.fit({animation: false, maxZoomLevel: 1}); }
@@ -206,11 +236,14 @@
     ctx.restore();
   }
   function labels() {
-    // the layout: where the steps are, the view's scale and size, the steps' type size (their boxes)
+    // the layout: where the steps are, the view's scale and size, the steps' type size and boxes as drawn (a
+    // step's box can change in a later update than its place: fitWords runs after the type sizes are set, and
+    // vis.js may draw in between)
     const box = document.getElementById("mynetwork");
     const layout = () => JSON.stringify([network.getPositions(), network.getScale(), network.getViewPosition(),
                                          box.clientWidth, box.clientHeight,
-                                         network.body.data.nodes.get().map(n => n.font && n.font.size)]);
+                                         network.body.data.nodes.get().map(n => n.font && n.font.size),
+                                         network.body.nodeIndices.map(id => network.getBoundingBox(id))]);
     let seen = "", placed = {kept: [], hidden: []}, dragging = false;
     network.on("dragStart", () => { dragging = true; });
     network.on("dragEnd", () => { dragging = false; network.redraw(); });
@@ -254,7 +287,7 @@
     network.on("zoom", () => { touched = true; });
     new ResizeObserver(() => { spread(); fit(); }).observe(document.getElementById("mynetwork"));
     labels();
-    if (!arrange()) fit();
+    if (!arrange()) { fitWords(cfg.stepWidth, () => 2 * cfg.stepWidth); fit(); }  // no grid: the width network.py gave
   }
   forwardKeys();
   ready();

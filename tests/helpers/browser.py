@@ -392,6 +392,34 @@ def check_drawing_labels(net: dict, where: str) -> None:
     check_labels_off_arrows(net, where)
 
 
+# Every step of a vis.js drawing as drawn: its label, its hover text and the lines vis.js wrapped the label
+# into (its label module's lines, each the text of its blocks).
+DRAWN_LINES = """() => network.body.nodeIndices.map(id => {
+  const n = network.body.nodes[id];
+  return {label: String(n.options.label), title: String(n.options.title || ""),
+          lines: (n.labelModule.lines || []).map(l => l.blocks.map(b => b.text).join(""))};
+})"""
+
+
+def check_whole_words(frame, where: str) -> int:
+    """Every step's drawn lines (:data:`DRAWN_LINES`) are runs of whole words of its name: no line ends or
+    begins inside a word; a word may be cut short with "…" where its name is, the full name then first in
+    its hover text. The number of steps checked."""
+    steps = frame.evaluate(DRAWN_LINES)
+    for s in steps:
+        shortened = "\u2026" in s["label"]
+        name = s["title"].split("\n")[0] if shortened else s["label"]
+        words = name.split()
+        drawn = [w for line in s["lines"] for w in line.split()]
+
+        def same(d: str, w: str) -> bool:
+            return d == w or (shortened and d.endswith("\u2026") and len(d) > 1 and w.startswith(d[:-1]))
+
+        assert len(drawn) == len(words) and all(map(same, drawn, words)), (
+            f"{where}: step {name!r} is drawn as lines {s['lines']} (hover text {s['title'][:60]!r}): "
+            "a line ends or begins inside a word")
+    return len(steps)
+
 # Presentation mode's least sizes for a room (docs/app.md): every text, and step names with the ✓/✗ marks
 # that carry a verdict (CSS px at 1280x720).
 MIN_PX, STEP_PX = 20.0, 28.0
