@@ -13,7 +13,7 @@ from urllib.parse import parse_qsl
 
 import pytest
 
-from components import metric_codes, urls
+from components import metric_codes, playlists, urls
 from components.text import md
 from kepp_core import api, catalog
 from tests.helpers.app_env import IMPORTED, IMPORTED_FILE
@@ -259,10 +259,10 @@ def test_open_in_plan_of_an_imported_methods_ab_row_without_models_opens_that_ep
     assert cards(live) >= 2 * int(query["T"]) and "graph alone" not in everything_said(live)
 
 
-def test_a_record_of_a_horizon_without_a_model_opens_as_recorded_with_the_models_of_another(monkeypatch, app_env,
-                                                                                             tmp_path):
-    """Models of T=3 only, and a record of T=4 (another method's, imported): Open in Plan shows that episode's
-    recorded plan (no model re-plans it), not the first T=3 episode."""
+def untrained_horizon_record(app_env, tmp_path):
+    """``app_env`` (models of T=3 only) with its records and a T=4 record of another method ("other-method") of
+    a test video's first episode, in a scratch records folder (its playlists are written beside it): the
+    environment and the video."""
     from kepp_core.evaluation.records import write_records
 
     ds = api.open_dataset(api.AppConfig(dataset="demo", root=str(app_env.world)))
@@ -274,10 +274,44 @@ def test_a_record_of_a_horizon_without_a_model_opens_as_recorded_with_the_models
     write_records(records / "t4-records.jsonl", [{"episode": catalog.episode_id(video.task, video.id, 0, 4),
                                                   "video": video.id, "task": video.task, "T": 4, "gt": truth,
                                                   "plans": {"other-method": truth[:3] + [truth[0]]}}])
-    env = dataclasses.replace(app_env, records=records)
+    return dataclasses.replace(app_env, records=records), video
+
+
+def test_a_record_of_a_horizon_without_a_model_opens_as_recorded_with_the_models_of_another(monkeypatch, app_env,
+                                                                                             tmp_path):
+    """Models of T=3 only, and a record of T=4 (another method's, imported): Open in Plan shows that episode's
+    recorded plan (no model re-plans it), not the first T=3 episode."""
+    env, video = untrained_horizon_record(app_env, tmp_path)
     query = {"T": "4", "video": video.id, "ep": "0", "rec": "other-method"}
     at = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py", query))
     said = everything_said(at)
     assert md("no model is trained for T=4 (trained: 3)") in said and "graph alone" not in said
     assert {k: at.query_params[k] for k in query} == query and cards(at) >= 2 * 4 and not at.warning
     assert any("Recorded" in m and "other-method" in m for m in texts(at.markdown))
+
+
+def test_a_playlist_item_of_a_horizon_without_a_model_plays_its_own_record(monkeypatch, app_env, tmp_path):
+    """A playlist whose second item is a T=4 record (models of T=3 only): played from its place alone
+    (``playlist=NAME&item=2``, as the Playlists page and the presenter link it) and by the bar's next button
+    from a T=3 item, it shows that episode and its method's recorded plan, the reason named, not a T=3 one."""
+    from kepp_core.playlists import PlaylistStore
+
+    env, video = untrained_horizon_record(app_env, tmp_path)
+    preds = api.read_predictions([app_env.records])
+    first = preds[preds["horizon"] == 3].iloc[0]
+    episode = catalog.episode_id(video.task, video.id, 0, 4)
+    row = {"episode": episode, "video": video.id, "horizon": 4, "method": "other-method"}
+    PlaylistStore(env.records / "playlists").add("talk", [playlists.item_of_row(first), playlists.item_of_row(row)])
+    query = {"T": "4", "video": video.id, "ep": "0", "rec": "other-method"}
+
+    def plays_the_record(at) -> None:
+        said = everything_said(no_problems(at))
+        assert md("no model is trained for T=4 (trained: 3)") in said and "graph alone" not in said
+        assert {k: at.query_params.get(k) for k in query} == query and at.query_params["item"] == "2"
+        assert any("Recorded" in m and "other-method" in m for m in texts(at.markdown)) and cards(at) >= 2 * 4
+
+    plays_the_record(open_page(monkeypatch, env, "pages/1_Plan.py", {"playlist": "talk", "item": "2"}))
+    at = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py", {"playlist": "talk", "item": "1"}))
+    assert at.query_params["T"] == "3" and at.query_params["rec"] == first["method"]
+    at.button(key="playlist_next").click().run()
+    plays_the_record(at)

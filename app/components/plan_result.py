@@ -10,7 +10,7 @@ import time
 
 import streamlit as st
 
-from components import backend, colours, network, plan_decision, plans, playlists, recorded, result, slides, why, zeroshot
+from components import backend, colours, network, plan_decision, plans, recorded, result, slides, why, zeroshot
 from components.charts import video_timeline
 from components.config import presenting
 from components.plan_decision import LIVE, RECORDED, Decision, PlanState
@@ -222,12 +222,13 @@ def _samples(ds, ctl, saved: dict) -> None:
         plans.show_samples(ds, drawn["table"], K, saved["result"], saved["truth"])
 
 
-def without_models(cfg, ds, reason: str, link) -> None:
-    """The Plan page where nothing plans from video (no models: ``reason``; no S3D encoder): the record the
-    address names (Open in Plan, a scene, a playlist item, the episode map) shown as recorded, on its episode,
-    with its plan graph; else the graph alone (:func:`components.zeroshot.page`). The decision is
-    :func:`components.plan_decision.decide`'s; the keys it cannot honour are said. Stops the page."""
-    playing = playlists.playing_bar(cfg, ds, link)  # a playlist's place: its item's query
+def without_models(cfg, ds, reason: str, link, playing: tuple[str, int] | None) -> None:
+    """The Plan page where nothing plans from video (no models, or none of the record's horizon: ``reason``;
+    no S3D encoder): the record the address names (Open in Plan, a scene, a playlist item, the episode map)
+    shown as recorded, on its episode, with its plan graph; else the graph alone (:func:`components.zeroshot.page`).
+    ``playing``: the playlist place played (:func:`components.playlists.playing_bar`, whose item's query the
+    link already holds). The decision is :func:`components.plan_decision.decide`'s; the keys it cannot honour
+    are said. Stops the page."""
     records = None
     with backend.guarded(stop=False):
         records = backend.predictions(cfg)

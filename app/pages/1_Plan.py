@@ -17,14 +17,15 @@ from kepp_core import catalog
 cfg = page_setup("Plan")
 link, corner = inputs.header()
 ds, enc = inputs.dataset(cfg, link)
+# first: a link naming only a playlist's place gets its item's query, before the models are asked about its horizon
+playing = playlists.playing_bar(cfg, ds, link)
 setup = inputs.models(cfg, link)
 if setup.planless:  # no model plans it: the record the address names, else the graph alone; the page ends there
-    plan_result.without_models(cfg, ds, setup.planless, link)
+    plan_result.without_models(cfg, ds, setup.planless, link, playing)
 
 # --- the page's state: the URL (a link, a reload, a scene, a slide) or, on first opening, a clean success --------
 demo_scenes = scenes.available(cfg, ds, setup.horizons)
 link.start_at(scenes.default_query(demo_scenes))
-playing = playlists.playing_bar(cfg, ds, link)  # first: a link naming only a playlist's place gets its item's query
 scenes.scene_bar(demo_scenes, "plan_scene")
 ctl = inputs.controls(cfg, ds, setup, link)
 clip = inputs.video(cfg, ds, enc, ctl, link, playing)
