@@ -31,7 +31,8 @@ def _words(text: str) -> str:
 
 def _cards(markdown: str) -> tuple[list[str], list[bool]]:
     """The step names and ✓ marks of a step-cards block the live slide drew."""
-    names = [_words(html.unescape(n)) for n in re.findall(r'class="kepp-card-label"[^>]*>(.*?)</div>', markdown)]
+    names = [_words(html.unescape(re.sub(r"<[^>]*>", "", n)))  # a name's words are spans of their own
+             for n in re.findall(r'class="kepp-card-label"[^>]*>(.*?)</div>', markdown)]
     marks = ["✓" in m for m in re.findall(r'class="kepp-mark">(.)</span>', markdown)]
     return names, marks
 

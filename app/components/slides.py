@@ -174,7 +174,7 @@ def graph_request(records: Sequence[Record], ds) -> dict:
     rec = records[0]
     own = ds.task_actions(rec.task) if rec.task in ds.tasks else None
     if len(records) == 2:
-        named = [(f"plan {side} · {r.label}", r.plan) for side, r in zip(SIDES, records)]
+        named = [(f"{side} · {r.label}", r.plan) for side, r in zip(SIDES, records)]
         title = PAIR_TITLE.format(a=records[0].label, b=records[1].label, T=rec.horizon)
     else:
         named, title = rec.named_paths(), GRAPH_TITLE.format(label=rec.label, T=rec.horizon)
