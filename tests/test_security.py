@@ -161,7 +161,10 @@ def _network_labels(page) -> list[str]:
     for frame in page.frames:
         try:
             if frame.evaluate("() => typeof network !== 'undefined'"):
-                labels += frame.evaluate("() => network.body.data.nodes.get().map(n => n.label)")
+                # a step's label, and its full name (a word too wide for its column is shortened with "…" in
+                # the drawing; the full name is the first line of its hover text)
+                labels += frame.evaluate("() => network.body.data.nodes.get().flatMap(n => [n.label, "
+                                         "String((n.title && n.title.innerText) || n.title || '').split('\\n')[0]])")
         except Exception:
             continue
     return labels
