@@ -15,7 +15,8 @@ from components import urls
 from components.curation import choose_scenes
 from kepp_core import api
 from tests.helpers.browser import (ARTIFACTS, check_drawing_labels, check_drawing_type, check_whole_words,
-                                   fills_its_frame, idle, settled_drawing, shown_graph_frame, wait_plan)
+                                   fills_its_frame, idle, read_shown_drawing, settled_drawing, shown_graph_frame,
+                                   wait_plan)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
 SCREEN = {"width": 1280, "height": 720}
@@ -86,14 +87,16 @@ def test_labels_stay_off_the_arrows_at_depths_1_to_3_and_on_a_22_step_graph(demo
         else:
             page.wait_for_timeout(1500)
             idle(page)
-        frame = shown_graph_frame(page)
-        net = settled_drawing(frame)
-        where = f"a six-step plan graph{mode}, {len(net['nodes'])} steps"
-        assert len(net["nodes"]) == (wanted or len(net["nodes"])) >= 8, where
-        check_drawing_labels(net, where)
-        if not wanted:
-            check_drawing_type(net, where)
-        fills_its_frame(frame, where)
+
+        def check(frame, net, mode=mode, wanted=wanted):
+            where = f"a six-step plan graph{mode}, {len(net['nodes'])} steps"
+            assert len(net["nodes"]) == (wanted or len(net["nodes"])) >= 8, where
+            check_drawing_labels(net, where)
+            if not wanted:
+                check_drawing_type(net, where)
+            fills_its_frame(frame, where)
+
+        read_shown_drawing(page, check)
     page.close()
 
 

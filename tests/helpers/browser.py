@@ -575,6 +575,22 @@ def shown_graph_frame(page, timeout: float = 60.0):
     return _drawn(page, True, timeout, "no graph drawing on show")
 
 
+def read_shown_drawing(page, check, tries: int = 4):
+    """``check(frame, net)`` on the drawing on show once settled (:func:`settled_drawing`); the frame is found
+    again and read anew when a rerun replaced it while it was read (Playwright: "Frame was detached")."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    for attempt in range(tries):
+        idle(page)
+        frame = shown_graph_frame(page)
+        try:
+            net = settled_drawing(frame)
+            return check(frame, net)
+        except PlaywrightError as e:
+            if "detached" not in str(e) or attempt == tries - 1:
+                raise
+
+
 # The Plan page's result: its first row of step cards (the plan shown first) and its plan graph's frame.
 RESULT = {"plan cards": ".kepp-plan", "plan graph": ".st-key-plan_clicked_frame iframe"}
 
