@@ -42,8 +42,6 @@ EXAMPLES = """  kepp eval --dataset demo --models models --horizons 3 4 5 6
   (no models: the recorded plans of a records file or folder, imported methods' included, one table per code)
   kepp eval compare runs/preds.jsonl --a kepp-R2 --b kepp-nograph   (two methods of the records, episode by episode)"""
 
-EXAMPLES = EXAMPLES.format(default=DEFAULT_FAMILY, codes=codes_named())
-
 COMPARE_EXAMPLES = """  kepp eval compare runs/preds.jsonl --a kepp-R2 --b kepp-nograph
   kepp eval compare runs/preds.jsonl --a kepp-R2 --b pdpp -T 3 --cell a-only --episodes runs/r2-not-pdpp.csv
   kepp eval compare runs/graph-protocol --a kepp-R1 --b kepp-nograph --fraction 1 --json
@@ -84,7 +82,8 @@ def register(sub) -> None:
     defaults = _default_methods()
     others = tuple(m.name for m in catalog.methods() if not m.default and not m.llm) + _llm_methods()
 
-    p = add_command(sub, "eval", "evaluate KEPP and the baselines on the test split", EXAMPLES, _eval)
+    p = add_command(sub, "eval", "evaluate KEPP and the baselines on the test split",
+                    EXAMPLES.format(default=DEFAULT_FAMILY, codes=codes_named()), _eval)
     add_dataset_args(p)
     p.add_argument("--models", default=None, help="models folder (MODELS/T<h>/step, plan-graph-R1, ...; required "
                                                   "unless --from-records)")
