@@ -67,7 +67,8 @@ def kepp(*argv: str) -> tuple[int, str]:
 
 
 @pytest.mark.slow
-def test_a_new_metric_code_reaches_kepp_eval_the_protocol_and_the_app_with_no_other_edit(tmp_path, monkeypatch):
+def test_a_new_metric_code_reaches_kepp_eval_the_protocol_and_the_app_with_no_other_edit(demo_t3, tmp_path,
+                                                                                         monkeypatch):
     """Walkthrough "a new metric code": one object registered here is a --metrics choice of kepp eval, its
     table (headers naming the code, numbers its function's, the one-seed interval from its array path), a
     protocol spec's code with its columns, and the app's picker, help and captions; gone again after."""
@@ -92,6 +93,12 @@ def test_a_new_metric_code_reaches_kepp_eval_the_protocol_and_the_app_with_no_ot
         assert row["T=3 first (ends-test)"].startswith(f"{want['first']:.2f} [")  # one seed: its episodes' interval
         assert {k: table["runs"][0][k] for k in want} == want
         assert "ends-test" in kepp("eval", "--help")[1] and "ends-test" in kepp("protocol", "--help")[1]
+        _, root, models = demo_t3  # a run of models: its rows carry the code's columns, its table the code's headers
+        rc, text = kepp("eval", "--dataset", "demo", "--root", str(root), "--models", str(models), "-T", "3",
+                        "--methods", "retrieval", "--metrics", "ends-test", "--out", str(tmp_path / "rows.json"),
+                        "--threads", "1", "--device", "cpu")
+        (run,) = json.loads((tmp_path / "rows.json").read_text())["rows"]
+        assert rc == 0 and 0 <= run["ends_test_first"] <= 100 and "first (ends-test)" in text
 
         spec = parse_spec({"dataset": "demo", "horizons": [3], "methods": ["random"],
                            "metrics": ["kepp", "ends-test"],
@@ -120,7 +127,7 @@ def test_the_results_page_offers_a_new_code_and_heads_its_table_with_it(monkeypa
     with extra_family(ends_code()):
         at = no_problems(open_page(monkeypatch, demo_env, "pages/5_Results.py", {"code": "ends-test", "metric": "all"}))
         picker = at.segmented_control(key="res_code")
-        assert "ends-test" in picker.options and picker.value == "ends-test"
+        assert picker.options[-1] == "Ends (test code)" and picker.value == "ends-test"  # offered by its label
         assert [c for c in at.dataframe[0].value.columns if c.startswith("T=3 ")] == ["T=3 first (ends-test)",
                                                                                     "T=3 last (ends-test)"]
 

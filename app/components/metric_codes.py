@@ -69,13 +69,16 @@ def code_caption(code: str = DEFAULT_FAMILY, shown: Iterable[str] | None = None)
 
 def sr_words(code: str = DEFAULT_FAMILY) -> str:
     """The SR of a paired comparison in the words of the code the page shows (a caption's part): every code's
-    SR is the share of episodes whose whole plan is right, which the per-episode successes paired give.
+    SR is the share of episodes whose whole plan is right, which the per-episode successes paired give (a code
+    that reports no SR: this package's words).
 
     >>> sr_words("vpn")
     "ViterbiPlanNet's code: success_rate per batch, batches weighted by their episodes, on the paired episodes"
     """
     fam = FAMILIES[code]
-    sr = next(m for m in fam.metrics if m.key == "sr")
+    sr = next((m for m in fam.metrics if m.key == "sr"), None)
+    if sr is None:
+        return sr_words(DEFAULT_FAMILY)
     return f"{fam.label}'s code: {sr.description.removesuffix(' (%)')}, on the paired episodes"
 
 

@@ -18,6 +18,7 @@ from kepp_core.evaluation.methods.base import NO_TEXT, REGISTRY, EvalContext, Me
 from kepp_core.evaluation.options import EvalOptions
 from kepp_core.evaluation.uncertainty import episode_uncertainty
 from kepp_core.graph.build import build_graph
+from kepp_core.metrics import success_rate
 from kepp_core.training.data import EpisodeTensors, episode_tensors
 
 if TYPE_CHECKING:  # the type of the LLM methods' recommender, for readers and type checkers
