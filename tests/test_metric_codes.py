@@ -122,7 +122,7 @@ def test_a_new_metric_code_reaches_kepp_eval_the_protocol_and_the_app_with_no_ot
 def test_the_results_page_offers_a_new_code_and_heads_its_table_with_it(monkeypatch, demo_env):
     """The Results page's picker and method x T table read the registry: a code added in the test is an option
     named by its label and, chosen by the URL, heads the table's columns."""
-    from tests.helpers.app_session import no_problems, open_page
+    from tests.helpers.app_session import no_problems, open_page, texts
 
     with extra_family(ends_code()):
         at = no_problems(open_page(monkeypatch, demo_env, "pages/5_Results.py", {"code": "ends-test", "metric": "all"}))
@@ -130,6 +130,8 @@ def test_the_results_page_offers_a_new_code_and_heads_its_table_with_it(monkeypa
         assert picker.options[-1] == "Ends (test code)" and picker.value == "ends-test"  # offered by its label
         assert [c for c in at.dataframe[0].value.columns if c.startswith("T=3 ")] == ["T=3 first (ends-test)",
                                                                                     "T=3 last (ends-test)"]
+        (caption,) = [c for c in texts(at.caption) if c.startswith("Metrics computed by Ends (test code)'s code")]
+        assert "bootstrap interval over the test episodes" in caption  # its array path gives each episode's value
 
 
 def test_each_codes_array_path_gives_what_its_function_gives():
