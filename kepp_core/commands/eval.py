@@ -205,10 +205,11 @@ def _eval(args) -> int:
     if args.json:
         emit_json({"rows": rows, "skipped": skipped})
         return 0
+    own = family(DEFAULT_FAMILY)  # this package's code: its columns head the default table
     if args.metrics != [DEFAULT_FAMILY]:
         _print_families(rows, args, ds.name)
     elif args.samples:  # narrower: the uncertainty columns replace the secondary ones
-        cols = ["method", "T", "SR", "mAcc", "mIoU", "K", *UNCERTAINTY_COLUMNS, "episodes"]
+        cols = ["method", "T", *(m.column for m in own.table_metrics), "K", *UNCERTAINTY_COLUMNS, "episodes"]
         if llm is not None:
             cols.insert(-1, "llm_fallbacks")
         if len(args.settings) > 1:
@@ -218,8 +219,7 @@ def _eval(args) -> int:
 
         # the endpoint accuracies: the step model's and the endpoint model's always, a variant's or the text tower's where one ran
         ends = [m for i, m in enumerate(STEP_METRICS) if i < 4 or any(r.get(m) is not None for r in rows)]
-        cols = ["method", "T", "setting", "SR", "mAcc", "mIoU", "mIoU_b256", "ends", "SR_ends", *ends,
-                "episodes", "episodes_per_s"]
+        cols = ["method", "T", "setting", *own.columns, *ends, "episodes", "episodes_per_s"]
         if llm is not None:
             cols[-2:-2] = ["llm_plans", "llm_fallbacks"]
     if args.metrics == [DEFAULT_FAMILY]:
