@@ -170,6 +170,24 @@ FAMILIES: dict[str, MetricFamily] = {f.name: f for f in (
 DEFAULT_FAMILY = "kepp"
 
 
+def check_columns(codes) -> None:
+    """Refuse two codes that store a metric under one column (a row holds every chosen code's columns).
+
+    >>> check_columns([family("vpn"), family("vpn")])
+    Traceback (most recent call last):
+    kepp_core.errors.KeppError: metric code 'vpn': column 'vpn_sr' is already metric code 'vpn''s
+    """
+    owner: dict[str, str] = {}
+    for code in codes:
+        for column in code.columns:
+            if column in owner:
+                raise KeppError(f"metric code {code.name!r}: column {column!r} is already metric code {owner[column]!r}'s")
+            owner[column] = code.name
+
+
+check_columns(FAMILIES.values())
+
+
 def codes_named(form: str = "{name}: {label}", *, skip: tuple[str, ...] = ()) -> str:
     """Every evaluation code of :data:`FAMILIES` (but ``skip``), each written as ``form`` (its fields:
     ``name``, ``label``, ``source``), joined by "; ": the one way help texts name the codes.
@@ -207,6 +225,7 @@ def extra_family(code: MetricFamily) -> Iterator[MetricFamily]:
     register a throw-away code this way, as :func:`kepp_core.catalog.extra_method` a method)."""
     if code.name in FAMILIES:
         raise KeppError(f"metric code {code.name!r} is already registered")
+    check_columns((*FAMILIES.values(), code))
     FAMILIES[code.name] = code
     try:
         yield code
@@ -242,4 +261,4 @@ LITERATURE_FILE = "literature.toml"  # kepp_core/evaluation/literature.toml: pub
 __all__ = ["BENCHMARK_CODE", "BENCHMARK_DATASETS", "BENCHMARK_HORIZONS", "BENCHMARK_SEEDS", "BENCHMARK_BOOTSTRAP_METRICS",
            "BENCHMARK_BOOTSTRAP_PERCENTILES", "BENCHMARK_BOOTSTRAP_RESAMPLES", "BENCHMARK_BOOTSTRAP_SEED", "DEFAULT_FAMILY",
            "FAMILIES", "FamilyMetric", "LITERATURE_FILE", "LITERATURE_SPLITS", "LITERATURE_UNCONFIRMED", "MetricFamily",
-           "codes_named", "extra_family", "family", "protocol_metrics"]
+           "check_columns", "codes_named", "extra_family", "family", "protocol_metrics"]

@@ -158,3 +158,9 @@ def test_a_codes_parts_that_do_not_fit_are_refused_when_it_is_built():
         MetricFamily(name="x", label="x", source="x", metrics=(sr, sr), compute=first_last)
     with pytest.raises(KeppError, match="'vpn' is already registered"), extra_family(family("vpn")):
         pass
+    clash = MetricFamily(name="x", label="x", source="x", metrics=(FamilyMetric(key="sr", column="SR", header="SR",
+                                                                                description="x"),), compute=first_last)
+    with pytest.raises(KeppError, match="metric code 'x': column 'SR' is already metric code 'kepp''s"):
+        with extra_family(clash):
+            pass
+    assert "x" not in FAMILIES
