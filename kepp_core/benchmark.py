@@ -1,12 +1,16 @@
-"""The field's evaluation codes and their metric families, and the facts of the unified benchmark
-(stdlib only: the torch-free facts every layer, the app included, reads through the API).
+"""The field's evaluation codes, each one object (:class:`MetricFamily`) that computes its metrics and heads
+their columns, and the facts of the unified benchmark (numpy only: :mod:`kepp_core.metrics` holds the
+codes' math; every layer, the app included, reads the codes here).
 
 Three codes compute "SR, mAcc, mIoU" for procedure planning, and they do not agree (the numbers of
 ``../shared/data/protocol-metrics``: on the same T=3 plans PDPP's per-batch mIoU is 99.7, its
 per-episode mIoU 65.5, ViterbiPlanNet's ``acc_iou`` 75.6 and its "classic" mIoU 96.9). A number is
-comparable only with the code that made it named, so each code's metrics are one **family**
-(:data:`FAMILIES`): its metrics' keys (what :func:`kepp_core.metrics.protocol_metrics` returns),
-the field each is stored under in rows and records, and a header that names the code.
+comparable only with the code that made it named, so each code is one object of :data:`FAMILIES` (its
+metrics are a *family*): its name (``--metrics NAME``), label and provenance, its function (what
+:func:`protocol_metrics` returns), the metrics the method × T table shows and, where those are means over
+episodes, its array path; each metric's key, the field it is stored under in rows and records, and a
+header that names the code. Every command, protocol spec, published number and page asks this registry:
+a code added to :data:`FAMILIES` is a ``--metrics`` choice, a table and a name in the app.
 
 - ``kepp``: this package's own metrics (:mod:`kepp_core.metrics`), the default of every table;
 - ``pdpp``: PDPP's ``utils/accuracy.py`` as its ``inference.py`` aggregates it (KEPP's and MTID's
@@ -17,20 +21,29 @@ the field each is stored under in rows and records, and a header that names the 
 ['vpn_sr', 'vpn_macc', 'vpn_miou', 'vpn_miou_classic']
 >>> family("pdpp").header("miou_batch")
 'mIoU (PDPP, per batch)'
+>>> family("vpn").scores([(1, 2)], [(1, 3)])["sr"]
+0.0
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
-from kepp_core.errors import unknown_name_error
+import numpy as np
+
+from kepp_core.errors import KeppError, unknown_name_error
+from kepp_core.metrics import BATCH, kepp_episode_values, kepp_metrics, pdpp_metrics, pdpp_printed_metrics, vpn_metrics
+
+Plans = Sequence[Sequence[int]]
 
 
 @dataclass(frozen=True, kw_only=True)
 class FamilyMetric:
-    """One metric of a family: ``key`` (as :func:`~kepp_core.metrics.protocol_metrics` returns
-    it), ``column`` (its field in table rows, protocol summaries and the API's tables), ``header``
-    (its name in a table: the code named) and what it measures."""
+    """One metric of a code: ``key`` (as the code's function returns it), ``column`` (its field in table
+    rows, protocol summaries and the API's tables), ``header`` (its name in a table: the code named) and
+    what it measures."""
 
     key: str
     column: str
@@ -40,18 +53,39 @@ class FamilyMetric:
 
 @dataclass(frozen=True, kw_only=True)
 class MetricFamily:
-    """The metrics one evaluation code reports: its ``name`` (``--metrics NAME``), the code's
-    readable ``label``, where the code lives (``source``) and its metrics in table order."""
+    """One evaluation code: its ``name`` (``--metrics NAME``), readable ``label``, where the code lives
+    (``source``), its metrics in table order and what computes them: ``compute(pred, gt, batch_size)``,
+    a dict by metric key, episodes in the given order, record by record or on ``[N, T]`` arrays.
+
+    ``table``: the keys of the metrics the method × T table shows (None: every one). ``per_episode``:
+    where those are means over episodes, their array path on ``[N, T]`` arrays of one T, ``(values by key,
+    each episode's value by key)``: a one-seed table resamples the episodes for its interval (a code
+    without one, whose numbers are per batch, shows none)."""
 
     name: str
     label: str
     source: str
     metrics: tuple[FamilyMetric, ...]
+    compute: Callable[[Plans, Plans, int], dict]
+    table: tuple[str, ...] | None = None
+    per_episode: Callable[[np.ndarray, np.ndarray], tuple[dict[str, float], dict[str, np.ndarray]]] | None = None
+
+    def __post_init__(self) -> None:
+        keys = [m.key for m in self.metrics]
+        unknown = sorted(set(self.table or ()) - set(keys))
+        if unknown or len(set(keys)) != len(keys):
+            raise KeppError(f"metric code {self.name!r}: table {unknown or keys}: expected distinct metrics, the "
+                            f"table's among {', '.join(keys)}")
 
     @property
     def columns(self) -> tuple[str, ...]:
         """The family's row fields, in table order."""
         return tuple(m.column for m in self.metrics)
+
+    @property
+    def table_metrics(self) -> tuple[FamilyMetric, ...]:
+        """The metrics the method × T table shows, in table order."""
+        return tuple(m for m in self.metrics if self.table is None or m.key in self.table)
 
     def header(self, key: str) -> str:
         """The table header of the metric ``key`` (or of its column)."""
@@ -59,6 +93,25 @@ class MetricFamily:
             if key in (m.key, m.column):
                 return m.header
         raise unknown_name_error(f"{self.name} metric", key, [m.key for m in self.metrics])
+
+    def scores(self, pred: Plans, gt: Plans, batch_size: int = BATCH) -> dict:
+        """What this code reports on these plans (episodes in the given order, batches of ``batch_size``),
+        by metric key in table order."""
+        out = self.compute(pred, gt, batch_size)
+        return {m.key: out[m.key] for m in self.metrics}
+
+    def columns_of(self, pred: Plans, gt: Plans, batch_size: int = BATCH) -> dict:
+        """:meth:`scores` under the code's row fields (``pdpp_sr``, ``vpn_miou``, ...)."""
+        values = self.scores(pred, gt, batch_size)
+        return {m.column: values[m.key] for m in self.metrics}
+
+    def summary(self, values: dict) -> str:
+        """One line of this code's ``values`` (by key) under its headers, two decimals.
+
+        >>> family("vpn").summary({"sr": 50, "macc": 75, "miou": 60, "miou_classic": 70})
+        'ViterbiPlanNet: SR (ViterbiPlanNet) 50.00, mAcc (ViterbiPlanNet) 75.00, mIoU (ViterbiPlanNet acc_iou) 60.00, mIoU (ViterbiPlanNet, classic) 70.00'
+        """
+        return f"{self.label}: " + ", ".join(f"{m.header} {values[m.key]:.2f}" for m in self.metrics)
 
 
 def _metric(family_name: str, key: str, header: str, description: str, column: str | None = None) -> FamilyMetric:
@@ -76,6 +129,7 @@ _PDPP_METRICS = (
     _metric("pdpp", "first_acc", "first step (PDPP)", "A0: the plan's first step right, in float32 per batch (%)"),
     _metric("pdpp", "last_acc", "last step (PDPP)", "AT: the plan's last step right, in float32 per batch (%)"),
 )
+_PDPP_TABLE = ("sr", "macc", "miou_batch", "miou_episode")
 
 
 def _printed(pdpp: tuple[FamilyMetric, ...]) -> MetricFamily:
@@ -84,7 +138,8 @@ def _printed(pdpp: tuple[FamilyMetric, ...]) -> MetricFamily:
     return MetricFamily(name="pdpp-printed", label="PDPP (as printed)", source=f"{_PDPP_SOURCE}, every average "
                         "through float32 as inference.py prints it", metrics=tuple(
                             _metric("pdpp_printed", m.key, f"{m.header[:-1]}, as printed)",
-                                    f"{m.description}; through float32 as printed") for m in pdpp))
+                                    f"{m.description}; through float32 as printed") for m in pdpp),
+                        compute=pdpp_printed_metrics, table=_PDPP_TABLE)
 
 
 FAMILIES: dict[str, MetricFamily] = {f.name: f for f in (
@@ -98,8 +153,9 @@ FAMILIES: dict[str, MetricFamily] = {f.name: f for f in (
                                                   "the batches' plain mean (%)", "mIoU_b256"),
         _metric("kepp", "ends", "ends", "the plan's first and last step both right (%)", "ends"),
         _metric("kepp", "sr_ends", "SR_ends", "plans right among the episodes whose ends are right (%)", "SR_ends"),
-    )),
-    MetricFamily(name="pdpp", label="PDPP", source=_PDPP_SOURCE, metrics=_PDPP_METRICS),
+    ), compute=kepp_metrics, table=("sr", "macc", "miou_episode"), per_episode=kepp_episode_values),
+    MetricFamily(name="pdpp", label="PDPP", source=_PDPP_SOURCE, metrics=_PDPP_METRICS, compute=pdpp_metrics,
+                 table=_PDPP_TABLE),
     _printed(_PDPP_METRICS),
     MetricFamily(name="vpn", label="ViterbiPlanNet", source="ViterbiPlanNet's metrics.py with main.py's aggregation "
                                                             "(github.com/Gigi-G/ViterbiPlanNet)", metrics=(
@@ -109,9 +165,27 @@ FAMILIES: dict[str, MetricFamily] = {f.name: f for f in (
                                                                 "ids bit by bit, not a set IoU; batches weighted (%)"),
         _metric("vpn", "miou_classic", "mIoU (ViterbiPlanNet, classic)", "miou(): action sets growing from the "
                                                                          "first episode on, averaged over prefixes (%)"),
-    )),
+    ), compute=vpn_metrics),
 )}
 DEFAULT_FAMILY = "kepp"
+
+
+def check_columns(codes) -> None:
+    """Refuse two codes that store a metric under one column (a row holds every chosen code's columns).
+
+    >>> check_columns([family("vpn"), family("vpn")])
+    Traceback (most recent call last):
+    kepp_core.errors.KeppError: metric code 'vpn': column 'vpn_sr' is already metric code 'vpn''s
+    """
+    owner: dict[str, str] = {}
+    for code in codes:
+        for column in code.columns:
+            if column in owner:
+                raise KeppError(f"metric code {code.name!r}: column {column!r} is already metric code {owner[column]!r}'s")
+            owner[column] = code.name
+
+
+check_columns(FAMILIES.values())
 
 
 def codes_named(form: str = "{name}: {label}", *, skip: tuple[str, ...] = ()) -> str:
@@ -131,6 +205,34 @@ def family(name: str) -> MetricFamily:
     return FAMILIES[name]
 
 
+def protocol_metrics(pred: Plans, gt: Plans, protocol: str, batch_size: int = BATCH) -> dict:
+    """The metrics the evaluation code ``protocol`` (a name of :data:`FAMILIES`: ``kepp``, ``pdpp``,
+    ``pdpp-printed``, ``vpn``) reports on these plans, episodes in the given order, in batches of
+    ``batch_size``: ``pdpp`` → ``sr, macc, miou_batch, miou_episode, first_acc, last_acc``
+    (``pdpp-printed``: the same, each through float32 as PDPP prints it);
+    ``vpn`` → ``sr, macc, miou, miou_classic``; ``kepp`` → ``sr, macc, miou_episode, miou_batch,
+    ends, sr_ends`` (percent).
+
+    >>> sorted(protocol_metrics([(1, 2)], [(1, 2)], "vpn"))
+    ['macc', 'miou', 'miou_classic', 'sr']
+    """
+    return family(protocol).scores(pred, gt, batch_size)
+
+
+@contextmanager
+def extra_family(code: MetricFamily) -> Iterator[MetricFamily]:
+    """Add the evaluation code ``code`` to :data:`FAMILIES` for the duration of a ``with`` block (tests
+    register a throw-away code this way, as :func:`kepp_core.catalog.extra_method` a method)."""
+    if code.name in FAMILIES:
+        raise KeppError(f"metric code {code.name!r} is already registered")
+    check_columns((*FAMILIES.values(), code))
+    FAMILIES[code.name] = code
+    try:
+        yield code
+    finally:
+        del FAMILIES[code.name]
+
+
 # --- the unified benchmark (ViterbiPlanNet's split lists) -------------------------------------------------------
 # Its interval: a percentile bootstrap over the seeds' numbers (calculate_results.py): Python's `random` seeded
 # with 42 once, then for SR, mAcc and mIoU in that order 1,000 resamples of n values with random.choice, the
@@ -138,7 +240,8 @@ def family(name: str) -> MetricFamily:
 BENCHMARK_BOOTSTRAP_SEED = 42
 BENCHMARK_BOOTSTRAP_RESAMPLES = 1000
 BENCHMARK_BOOTSTRAP_PERCENTILES = (5.0, 95.0)
-BENCHMARK_BOOTSTRAP_METRICS = ("sr", "macc", "miou")  # the order its stream of draws serves them (each a vpn key)
+BENCHMARK_CODE = "vpn"  # the code whose numbers the benchmark reports and bootstraps (ViterbiPlanNet's)
+BENCHMARK_BOOTSTRAP_METRICS = ("sr", "macc", "miou")  # the order its stream of draws serves them (each its code's key)
 BENCHMARK_HORIZONS = (3, 4, 5, 6)
 # The benchmark's datasets (their split lists, protocols/benchmark-<name>.toml, the literature's dataset names).
 BENCHMARK_DATASETS = {
@@ -155,6 +258,7 @@ BENCHMARK_SEEDS = 5
 
 LITERATURE_FILE = "literature.toml"  # kepp_core/evaluation/literature.toml: published numbers, each cited
 
-__all__ = ["BENCHMARK_DATASETS", "BENCHMARK_HORIZONS", "BENCHMARK_SEEDS", "BENCHMARK_BOOTSTRAP_METRICS", "BENCHMARK_BOOTSTRAP_PERCENTILES",
-           "BENCHMARK_BOOTSTRAP_RESAMPLES", "BENCHMARK_BOOTSTRAP_SEED", "DEFAULT_FAMILY", "FAMILIES", "FamilyMetric", "LITERATURE_FILE", "LITERATURE_SPLITS", "LITERATURE_UNCONFIRMED",
-           "MetricFamily", "family"]
+__all__ = ["BENCHMARK_CODE", "BENCHMARK_DATASETS", "BENCHMARK_HORIZONS", "BENCHMARK_SEEDS", "BENCHMARK_BOOTSTRAP_METRICS",
+           "BENCHMARK_BOOTSTRAP_PERCENTILES", "BENCHMARK_BOOTSTRAP_RESAMPLES", "BENCHMARK_BOOTSTRAP_SEED", "DEFAULT_FAMILY",
+           "FAMILIES", "FamilyMetric", "LITERATURE_FILE", "LITERATURE_SPLITS", "LITERATURE_UNCONFIRMED", "MetricFamily",
+           "check_columns", "codes_named", "extra_family", "family", "protocol_metrics"]

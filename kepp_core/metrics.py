@@ -10,8 +10,8 @@
   the batch; averaged over batches.
 
 The field's two evaluation codes compute these differently (batches weighted by their size,
-float32, a bitwise "IoU"): :func:`pdpp_metrics` and :func:`vpn_metrics` reproduce each exactly,
-:func:`protocol_metrics` names the code (the families: :mod:`kepp_core.benchmark`).
+float32, a bitwise "IoU"): :func:`pdpp_metrics` and :func:`vpn_metrics` reproduce each exactly; each
+code is one object of :mod:`kepp_core.benchmark` that owns its function here, its columns and headers.
 
 Where plans fail (beyond the paper): **ends right**, the percent of episodes whose first *and*
 last predicted steps are right, and **SR if ends right**, the success rate among those episodes,
@@ -29,7 +29,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kepp_core.benchmark import family
 from kepp_core.errors import KeppError
 
 BATCH = 256
@@ -191,7 +190,7 @@ def plan_metrics(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], bat
             "miou_episode": miou_per_episode(pred, gt), "miou_batch": miou_per_batch(pred, gt, batch_size)}
 
 
-# --- the field's evaluation codes (kepp_core.benchmark names each family and its columns) ----------------------
+# --- the field's evaluation codes (each one object of kepp_core.benchmark.FAMILIES that owns its function here) ---
 def _plan_arrays(pred, gt) -> tuple[np.ndarray, np.ndarray]:
     """``pred`` and ``gt`` as ``[N, T]`` int64 arrays (checked: as many plans, equal lengths, one T)."""
     if isinstance(pred, np.ndarray) and isinstance(gt, np.ndarray) and pred.ndim == gt.ndim == 2:
@@ -324,28 +323,19 @@ def kepp_metrics(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], bat
             "sr_ends": success_given_endpoints(pred, gt)}
 
 
-_CODES = {"kepp": kepp_metrics, "pdpp": pdpp_metrics, "pdpp-printed": pdpp_printed_metrics, "vpn": vpn_metrics}
+def kepp_episode_values(pred: np.ndarray, gt: np.ndarray) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    """The ``kepp`` code's array path for two ``[N, T]`` arrays of one T: SR, mAcc and mIoU per episode as
+    :func:`success_rate`, :func:`mean_accuracy` and :func:`miou_per_episode` compute them (value for value,
+    without a list per episode), and each episode's success, share of steps right and set IoU (what a
+    one-seed table's interval resamples).
 
-
-def protocol_metrics(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], protocol: str,
-                     batch_size: int = BATCH) -> dict:
-    """The metrics the evaluation code ``protocol`` (a family of :data:`kepp_core.benchmark.FAMILIES`:
-    ``kepp``, ``pdpp``, ``pdpp-printed``, ``vpn``) reports on these plans, episodes in the given order, in
-    batches of ``batch_size``: ``pdpp`` → ``sr, macc, miou_batch, miou_episode, first_acc, last_acc``
-    (``pdpp-printed``: the same, each through float32 as PDPP prints it);
-    ``vpn`` → ``sr, macc, miou, miou_classic``; ``kepp`` → ``sr, macc, miou_episode, miou_batch,
-    ends, sr_ends`` (percent).
-
-    >>> sorted(protocol_metrics([(1, 2)], [(1, 2)], "vpn"))
-    ['macc', 'miou', 'miou_classic', 'sr']
+    >>> values, episodes = kepp_episode_values(np.array([[1, 2, 3], [1, 5, 3]]), np.array([[1, 2, 3], [1, 2, 3]]))
+    >>> values["sr"], episodes["macc"].round(4).tolist()
+    (50.0, [1.0, 0.6667])
     """
-    family(protocol)  # an unknown name lists the known ones
-    out = _CODES[protocol](pred, gt, batch_size)
-    return {m.key: out[m.key] for m in family(protocol).metrics}
-
-
-def family_columns(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], name: str,
-                   batch_size: int = BATCH) -> dict:
-    """:func:`protocol_metrics` under the family's row fields (``pdpp_sr``, ``vpn_miou``, ...)."""
-    values = protocol_metrics(pred, gt, name, batch_size)
-    return {m.column: values[m.key] for m in family(name).metrics}
+    n, horizon = gt.shape
+    right = pred == gt
+    success, steps, iou = right.all(axis=1), right.sum(axis=1), set_iou(pred, gt)
+    values = {"sr": 100.0 * int(success.sum()) / n, "macc": 100.0 * int(steps.sum()) / (n * horizon),
+              "miou_episode": 100.0 * float(np.mean(iou))}
+    return values, {"sr": success.astype(float), "macc": steps / horizon, "miou_episode": iou}

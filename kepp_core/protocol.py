@@ -73,7 +73,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kepp_core.benchmark import (BENCHMARK_BOOTSTRAP_METRICS, BENCHMARK_DATASETS, DEFAULT_FAMILY, FAMILIES,
+from kepp_core.benchmark import (BENCHMARK_BOOTSTRAP_METRICS, BENCHMARK_CODE, BENCHMARK_DATASETS, DEFAULT_FAMILY,
                               LITERATURE_UNCONFIRMED, family)
 from kepp_core.data import LOADERS, load_dataset
 from kepp_core.data.split_lists import NAME as SPLIT_LISTS, SplitFiles
@@ -88,7 +88,7 @@ from kepp_core.evaluation.report import ENDPOINT_MODELS, STEP_METRICS
 from kepp_core.evaluation.literature import literature_rows, literature_table
 from kepp_core.evaluation.stats import benchmark_bootstrap, paired_permutation_test, summarise
 from kepp_core.io import atomic_write_json, atomic_write_text, markdown_table, read_json, read_text_utf8
-from kepp_core.metrics import endpoint_rate, family_columns, success_given_endpoints
+from kepp_core.metrics import endpoint_rate, success_given_endpoints
 from kepp_core.catalog import (CONFIDENCE, CONFIG_FILE, DEFAULT_SETTING, EXTRA_ROLES, MAX_HORIZON, MAX_SEED,
                                METRIC_KEYS, METRIC_NAMES, PAIRED_TEST, RECORDS_FILE, RESULTS_FILE, SETTINGS,
                                SUITE_ROLES, horizon_folder, model_folder, models_dir)
@@ -288,8 +288,10 @@ def _check(spec: ProtocolSpec, where: str) -> ProtocolSpec:
 def _check_benchmark(spec: ProtocolSpec, where: str) -> None:
     """The evaluation codes, the split lists and the benchmark make sense."""
     for m in spec.metrics:
-        if m not in FAMILIES:
-            raise KeppError(f"{where}: metrics: {unknown_name_error('metric family', m, FAMILIES)}")
+        try:
+            family(m)
+        except KeppError as e:
+            raise KeppError(f"{where}: metrics: {e}") from None
     given = [k for k in ("train_list", "test_list", "taxonomy") if getattr(spec, k) is not None]
     if given and spec.dataset != SPLIT_LISTS:
         raise KeppError(f"{where}: {given[0]} goes with dataset = \"{SPLIT_LISTS}\" (not {spec.dataset!r})")
@@ -455,7 +457,7 @@ def run_protocol(spec: ProtocolSpec, log: Callable[[str], None] = print, retrain
                     f"evaluated in {time.time() - t1:.0f}s")
     columns = tuple(c for f in spec.families for c in family(f).columns)
     summary = summarise(rows, METRIC_KEYS + STEP_METRICS + columns, ("fraction", "T", "method"), "ci", spec.confidence)
-    if "vpn" in spec.metrics:
+    if BENCHMARK_CODE in spec.metrics:
         add_benchmark_interval(summary, rows)
     pairs = paired_tests(records, spec.pairs)
     shown = {f.name: getattr(spec, f.name) for f in fields(ProtocolSpec)
@@ -490,7 +492,7 @@ def with_families(rows: list[dict], records: list[dict], families) -> list[dict]
         mine = [rec for rec in records if r["method"] in rec["plans"]]
         plans, gts = [rec["plans"][r["method"]] for rec in mine], [rec["gt"] for rec in mine]
         for f in families:
-            r.update(family_columns(plans, gts, f))
+            r.update(family(f).columns_of(plans, gts))
     return rows
 
 
@@ -498,8 +500,8 @@ def add_benchmark_interval(summary: list[dict], rows: list[dict]) -> None:
     """Add to each summary row the unified benchmark's own 90% interval width of ViterbiPlanNet's SR,
     mAcc and mIoU over its seeds (``vpn_sr_boot``, ...; :func:`~kepp_core.evaluation.stats.benchmark_bootstrap`,
     the seeds in ascending order)."""
-    vpn = family("vpn")
-    columns = [next(m.column for m in vpn.metrics if m.key == k) for k in BENCHMARK_BOOTSTRAP_METRICS]
+    code = family(BENCHMARK_CODE)
+    columns = [next(m.column for m in code.metrics if m.key == k) for k in BENCHMARK_BOOTSTRAP_METRICS]
     for s in summary:
         mine = sorted((r for r in rows if (r["fraction"], r["T"], r["method"]) == (s["fraction"], s["T"], s["method"])),
                       key=lambda r: r["seed"])
@@ -548,7 +550,7 @@ def benchmark_markdown(spec: dict, rows: list[dict], horizon: int) -> list[str]:
                   "(Student t):", "", markdown_table(["method", *(m.header for m in f.metrics)],
                                                      [[_method_cell(r), *(_cell(r, m.column) for m in f.metrics)]
                                                       for r in rows]), ""]
-        if name == "vpn":
+        if name == BENCHMARK_CODE:
             boot = [m for k in BENCHMARK_BOOTSTRAP_METRICS for m in f.metrics if m.key == k]
             lines += ["The benchmark's own 90% interval (ViterbiPlanNet's calculate_results.py: mean ± the width "
                       "between the 5th and 95th percentiles of 1,000 bootstrap means over the seeds):", "",

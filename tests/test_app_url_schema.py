@@ -129,6 +129,6 @@ def test_the_code_picker_and_the_code_keys_text_name_every_code_of_the_registry(
     from kepp_core.benchmark import DEFAULT_FAMILY, FAMILIES
 
     doc = url_schema.RESULTS["code"].doc
-    assert [n for n, f in FAMILIES.items() if f"{f.label}: {f.source}" not in metric_codes.CODE_HELP] == []
+    assert [n for n, f in FAMILIES.items() if f"{f.label}: {f.source}" not in metric_codes.code_help()] == []
     named = [n for n, f in FAMILIES.items() if f"`{n}`: {f.label}" in doc]
     assert named == [n for n in FAMILIES if n != DEFAULT_FAMILY]

@@ -198,7 +198,7 @@ def test_a_checkpoint_config_with_a_bad_field_names_the_file(tmp_path):
 @pytest.mark.slow
 def test_eval_metrics_report_each_codes_columns_named_after_the_code(trained, tmp_path):
     from kepp_core.evaluation.records import read_records
-    from kepp_core.metrics import protocol_metrics
+    from kepp_core.benchmark import protocol_metrics
 
     world, ds, models = trained
     base = ("eval", "--dataset", "demo", "--root", world, "--models", models, "-T", "3", "--methods", "random",

@@ -104,7 +104,7 @@ def test_protocol_metrics_equal_what_each_code_reported_on_every_fixture_case(pr
 
 
 def test_the_codes_differ_where_the_readme_says_and_agree_on_sr_and_macc(protocol_metrics_cases):
-    from kepp_core.metrics import protocol_metrics
+    from kepp_core.benchmark import protocol_metrics
 
     case = protocol_metrics_cases[1]  # T=3, 105 actions, batches of 256
     pdpp = protocol_metrics(case["pred"], case["gt"], "pdpp")
@@ -117,7 +117,7 @@ def test_the_codes_differ_where_the_readme_says_and_agree_on_sr_and_macc(protoco
 
 
 def test_vpn_miou_is_bitwise_on_action_ids_not_a_set_iou():
-    from kepp_core.metrics import protocol_metrics
+    from kepp_core.benchmark import protocol_metrics
 
     # {1, 2} vs {1, 2} is a set IoU of 1; bit by bit 1&2 + 2&1 = 0 of 1|2 + 2|1 = 6
     assert protocol_metrics([(1, 2)], [(2, 1)], "vpn")["miou"] == pytest.approx(1e-6 / (6 + 1e-6) * 100)
@@ -125,7 +125,7 @@ def test_vpn_miou_is_bitwise_on_action_ids_not_a_set_iou():
 
 
 def test_pdpp_weights_batches_by_their_episodes_where_kepps_mean_does_not():
-    from kepp_core.metrics import protocol_metrics
+    from kepp_core.benchmark import protocol_metrics
 
     gt = [(1, 2)] * 3
     pred = [(1, 2), (1, 2), (3, 4)]  # batches of 2: IoU 1 (2 episodes), then 0 (1 episode)
@@ -134,7 +134,7 @@ def test_pdpp_weights_batches_by_their_episodes_where_kepps_mean_does_not():
 
 
 def test_protocol_metrics_refuses_an_unknown_code_and_a_bad_batch():
-    from kepp_core.metrics import protocol_metrics
+    from kepp_core.benchmark import protocol_metrics
 
     with pytest.raises(KeppError, match="unknown metric family 'pdp'"):
         protocol_metrics([(1, 2)], [(1, 2)], "pdp")

@@ -11,7 +11,7 @@ import pytest
 
 from kepp_core.cli import main
 from kepp_core.data.split_lists import listed_episode_ids, read_split_list
-from kepp_core.metrics import protocol_metrics
+from kepp_core.benchmark import protocol_metrics
 from kepp_core.paths import REPO_ROOT
 from kepp_core.protocol import load_protocol, parse_spec
 from tests.helpers.split_lists import write_lists

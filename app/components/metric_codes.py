@@ -17,21 +17,38 @@ from components.text import md
 from kepp_core import api
 from kepp_core.benchmark import BENCHMARK_DATASETS, DEFAULT_FAMILY, FAMILIES, LITERATURE_UNCONFIRMED, codes_named
 
-__all__ = ["CODE_HELP", "PUBLISHED", "code_caption", "column_kind", "pick_code", "published", "sr_words"]
+__all__ = ["PUBLISHED", "code_caption", "code_help", "code_label", "column_kind", "pick_code", "published", "sr_words"]
 
-# the codes as the registry names them (kepp_core.benchmark.FAMILIES): a code added there is named here
-CODE_HELP = f"which code computes SR, mAcc and mIoU (their mIoUs differ): {codes_named('{label}: {source}')}"
 PUBLISHED = "published: read from the papers, not measured here"  # the published table's caption starts so
+
+
+def code_help() -> str:
+    """The help of the code picker: every code the registry holds (:data:`kepp_core.benchmark.FAMILIES`, read
+    when the page runs: a code registered there is named here), with where it lives.
+
+    >>> code_help().startswith("which code computes SR, mAcc and mIoU (their mIoUs differ): KEPP (this package): ")
+    True
+    """
+    return f"which code computes SR, mAcc and mIoU (their mIoUs differ): {codes_named('{label}: {source}')}"
+
+
+def code_label(name: str) -> str:
+    """The readable name of the evaluation code ``name`` (the picker's, the captions').
+
+    >>> code_label("vpn")
+    'ViterbiPlanNet'
+    """
+    return FAMILIES[name].label
 
 
 def pick_code(link, key: str) -> str:
     """The evaluation code whose metrics the page's tables show (``code=`` in the URL; this package's
-    when left out)."""
+    when left out): the picker offers every code of the registry, each by its label."""
     names = list(FAMILIES)
     link.seed(key, "code", names, absent=DEFAULT_FAMILY)
-    code = st.segmented_control("Evaluation code", names, key=key, format_func=lambda n: FAMILIES[n].label,
+    code = st.segmented_control("Evaluation code", names, key=key, format_func=code_label,
                                 **links.default_kwargs(key, default=DEFAULT_FAMILY),
-                                help=CODE_HELP) \
+                                help=code_help()) \
         or DEFAULT_FAMILY
     link.keep(code=None if code == DEFAULT_FAMILY else code)
     return code
@@ -52,13 +69,16 @@ def code_caption(code: str = DEFAULT_FAMILY, shown: Iterable[str] | None = None)
 
 def sr_words(code: str = DEFAULT_FAMILY) -> str:
     """The SR of a paired comparison in the words of the code the page shows (a caption's part): every code's
-    SR is the share of episodes whose whole plan is right, which the per-episode successes paired give.
+    SR is the share of episodes whose whole plan is right, which the per-episode successes paired give (a code
+    that reports no SR: this package's words).
 
     >>> sr_words("vpn")
     "ViterbiPlanNet's code: success_rate per batch, batches weighted by their episodes, on the paired episodes"
     """
     fam = FAMILIES[code]
-    sr = next(m for m in fam.metrics if m.key == "sr")
+    sr = next((m for m in fam.metrics if m.key == "sr"), None)
+    if sr is None:
+        return sr_words(DEFAULT_FAMILY)
     return f"{fam.label}'s code: {sr.description.removesuffix(' (%)')}, on the paired episodes"
 
 
@@ -84,9 +104,9 @@ def published(cfg, horizons: Iterable[int], code: str) -> None:
     where = f"{BENCHMARK_DATASETS[bench]} ({bench}), T={', '.join(map(str, hs))}"
     if rows:
         cited = [r for h in hs for r in api.literature_rows(bench, h, code)]
-        st.markdown(f"**Published numbers** · {md(where)} · {md(FAMILIES[code].label)}'s code")
+        st.markdown(f"**Published numbers** · {md(where)} · {md(code_label(code))}'s code")
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="published_rows")
-        st.caption(f"{PUBLISHED}: each row as its paper reports it, computed with {md(FAMILIES[code].label)}'s code "
+        st.caption(f"{PUBLISHED}: each row as its paper reports it, computed with {md(code_label(code))}'s code "
                    "on the paper's own split or the unified benchmark's lists (the split column); never averaged "
                    "with the measured rows above, and not ranked with them."
                    + ("" if all(r.confirmed for r in cited) else f" {md(LITERATURE_UNCONFIRMED)}."))
@@ -94,5 +114,5 @@ def published(cfg, horizons: Iterable[int], code: str) -> None:
     codes = sorted({r.code for h in hs for r in api.literature_rows(bench, h)})
     if codes:
         st.caption(f"Published numbers of {md(where)} were computed with "
-                   + ", ".join(f"{md(FAMILIES[c].label)}'s code (`{c}`)" for c in codes)
+                   + ", ".join(f"{md(code_label(c))}'s code (`{c}`)" for c in codes)
                    + ": choose that code above to see them, apart from these measured ones.")

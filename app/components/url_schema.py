@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from kepp_core.benchmark import DEFAULT_FAMILY, FAMILIES, codes_named
 from kepp_core.catalog import AB_CELLS, MAX_HORIZON, MAX_SEED, MAX_TOP
 
-__all__ = ["AB_KEYS", "MAX_CHARS", "PLAN", "TABLES", "Expected", "Key", "Parser", "Problem", "check", "choice", "clip", "decimal", "flag", "listed", "or_empty",
+__all__ = ["AB_KEYS", "MAX_CHARS", "PLAN", "TABLES", "Expected", "Key", "Parser", "Problem", "check", "choice", "clip", "decimal", "flag", "listed", "member", "or_empty",
            "pair", "problems", "text", "whole"]
 
 MAX_CHARS = 200  # characters of one URL value (an id, a search, a name); a list's whole text: MAX_CHARS * 4
@@ -124,6 +124,23 @@ def choice(*values: str) -> Parser:
             raise Expected(expected)
         return raw
     return Parser(read, expected)
+
+
+def member(registry: Mapping[str, object]) -> Parser:
+    """A name of ``registry`` as it stands when the URL is read (a name registered later is taken too;
+    the docs' words name those of the import).
+
+    >>> codes = {"kepp": 1}
+    >>> parse = member(codes)
+    >>> codes["new"] = 2
+    >>> parse("new"), parse.expected
+    ('new', 'one of kepp')
+    """
+    def read(raw: str) -> str:
+        if raw not in registry:
+            raise Expected("one of " + ", ".join(registry))
+        return raw
+    return Parser(read, "one of " + ", ".join(registry))
 
 
 def _flag(raw: str) -> bool:
@@ -353,7 +370,7 @@ FAILURES = _table(
 
 RESULTS = _table(
     Key("metric", choice("SR", "mAcc", "mIoU", "all"), "the method × T table's metric", "`SR`"),
-    Key("code", choice(*FAMILIES), "the evaluation code whose metrics the tables show ("
+    Key("code", member(FAMILIES), "the evaluation code whose metrics the tables show ("
         + codes_named("`{name}`: {label}", skip=(DEFAULT_FAMILY,)) + "), each header naming it",
         f"`{DEFAULT_FAMILY}`: this package's"),
     Key("task", text(), "the task filter", "every task"),

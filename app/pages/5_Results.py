@@ -42,7 +42,7 @@ name_of = namer(backend.method_names(cfg))  # an imported method's name says so,
 seeds = preds["seed"].nunique(dropna=True)
 spread = (f"; mean ± 90% CI (Student t) over {seeds} seeds." if seeds > 1 else
           "; [ ]: the 90% percentile bootstrap interval over the test episodes (one seed: episode-level, the test "
-          "set's spread, not the training's)." if code == DEFAULT_FAMILY else
+          "set's spread, not the training's)." if FAMILIES[code].per_episode is not None else
           "; one seed: no interval (a per-batch number is not a mean over episodes to resample).")
 st.caption(metric_codes.code_caption(code, {metric_codes.column_kind(c) for c in grid.columns}
                                      if code == DEFAULT_FAMILY else None)

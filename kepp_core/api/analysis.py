@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from kepp_core.benchmark import DEFAULT_FAMILY, MetricFamily, family
+from kepp_core.benchmark import protocol_metrics as _protocol_metrics
 from kepp_core.catalog import method_label
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.failures import (
@@ -30,17 +31,14 @@ from kepp_core.evaluation.store import FRAME_COLUMNS, check_vocabulary, file_ver
 from kepp_core.evaluation.stats import bootstrap_interval, mean_ci
 from kepp_core.graph import expert_trajectories, transition_matrix
 from kepp_core.metrics import (
-    family_columns,
-    set_iou,
     iou_per_episode,
     mean_accuracy,
     miou_per_batch,
     miou_per_episode,
     success_rate,
 )
-from kepp_core.metrics import protocol_metrics as _protocol_metrics
 
-__all__ = ["RECORD_COLUMNS", "TABLE_METRICS", "check_vocabulary", "compare_methods", "expert_view", "failure_analysis", "literature_rows",
+__all__ = ["RECORD_COLUMNS", "check_vocabulary", "compare_methods", "expert_view", "failure_analysis", "literature_rows",
            "method_horizon_table", "metric_family", "metrics_table", "outcomes", "protocol_metrics", "read_predictions",
            "records_version", "slice_table", "transitions"]
 
@@ -98,14 +96,14 @@ def metrics_table(preds, metrics: str = DEFAULT_FAMILY):
     imported_col = preds["imported"].to_numpy() if "imported" in preds else None
     for (method, horizon, setting), idx in _groups(preds, ["method", "horizon", "setting"]):
         row = {"method": method, "name": method_label(method), "T": int(horizon), "setting": setting, "episodes": len(idx)}
-        if metrics == DEFAULT_FAMILY:
-            values, _ = _seed_values(preds, idx, metrics)
+        if metrics == DEFAULT_FAMILY:  # this package's all-metrics table: its headers since the first release
+            values, _ = _seed_values(preds, idx, family(metrics))
             row.update({"SR": round(values["sr"], 2), "mAcc": round(values["macc"], 2),
                         "mIoU (episode)": round(values["miou_episode"], 2),
                         "mIoU (batch 256)": round(float(miou_per_batch(*_plans(preds, idx))), 2)})
         else:
             fam = family(metrics)
-            values = family_columns(*_plans(preds, idx), metrics)
+            values = fam.columns_of(*_plans(preds, idx))
             row.update({m.header: round(float(values[m.column]), 2) for m in fam.metrics})
         imported = sorted({f for f in imported_col[idx] if isinstance(f, str)}) if imported_col is not None else []
         if imported:
@@ -148,7 +146,7 @@ def _plans(preds, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def protocol_metrics(pred, gt, protocol: str, batch_size: int = 256) -> dict:
     """What the evaluation code ``protocol`` reports on these plans (episodes in order, batches of
     ``batch_size``): ``pdpp`` → ``sr, macc, miou_batch, miou_episode, first_acc, last_acc``, ``vpn`` →
-    ``sr, macc, miou, miou_classic``, ``kepp`` → this package's (:func:`kepp_core.metrics.protocol_metrics`).
+    ``sr, macc, miou, miou_classic``, ``kepp`` → this package's (:func:`kepp_core.benchmark.protocol_metrics`).
 
     >>> protocol_metrics([(1, 2, 3)], [(1, 2, 4)], "vpn")["sr"]
     0.0
@@ -195,7 +193,6 @@ def failure_analysis(df) -> tuple[list[EpisodeOutcome], FailureStats, list[Failu
 
 
 # --- method x T table ----------------------------------------------------------------------------------------
-TABLE_METRICS = ("SR", "mAcc", "mIoU")
 # Bootstrap draws per cell of a one-seed table (the comparison of two methods draws the catalogue's
 # 10,000): the table bootstraps every method, T and metric (240 intervals for the demo's records),
 # and a 5% quantile of 2,000 draws is off by about 0.1 points of SR at 585 episodes.
@@ -214,17 +211,16 @@ def method_horizon_table(preds, metrics: str = DEFAULT_FAMILY,
     names (``names``: method -> its name; default the catalogue's label), ``best`` names the highest
     mean per column.
 
-    ``metrics``: another evaluation code's family (``pdpp``, ``vpn``: :mod:`kepp_core.benchmark`), its
-    SR, mAcc and mIoUs under its headers, which name the code (``"T=3 SR (PDPP)"``, ``"T=3 mIoU (PDPP, per
-    batch)"``), each seed's episodes in the records' order in batches of 256 as that code batches them;
-    the mean ± h over seeds, and no interval with one seed (a per-batch number is not a mean over
-    episodes to resample)."""
+    ``metrics``: another evaluation code (``pdpp``, ``vpn``: :mod:`kepp_core.benchmark`), the metrics its
+    table shows (:attr:`~kepp_core.benchmark.MetricFamily.table_metrics`) under its headers, which name the
+    code (``"T=3 SR (PDPP)"``, ``"T=3 mIoU (PDPP, per batch)"``), each seed's episodes in the records' order
+    in batches of 256 as that code batches them; the mean ± h over seeds, and an interval with one seed only
+    for a code whose numbers are means over episodes (its ``per_episode``: a per-batch number is not a mean
+    over episodes to resample)."""
     import pandas as pd
 
     fam = family(metrics)
-    shown = [(m.key, m.header) for m in fam.metrics if m.key.split("_")[0] in ("sr", "macc", "miou")]
-    if metrics == DEFAULT_FAMILY:
-        shown = list(zip(("sr", "macc", "miou_episode"), TABLE_METRICS))
+    shown = [(m.key, m.header) for m in fam.table_metrics]
     means: dict[tuple[str, str], float] = {}
     cells: dict[str, dict[str, str]] = {}
     order: dict[str, tuple[int, int]] = {}  # column -> (horizon, metric's place): the columns' order
@@ -232,19 +228,20 @@ def method_horizon_table(preds, metrics: str = DEFAULT_FAMILY,
     for (method, horizon, _), idx in _groups(preds.assign(seed=preds["seed"].fillna(0)), ["method", "horizon", "seed"]):
         seeds_of.setdefault((method, horizon), []).append(idx)
     for (method, horizon), parts in seeds_of.items():
-        per_seed: dict[str, list[float]] = {header: [] for _, header in shown}
+        per_seed: dict[str, list[float]] = {key: [] for key, _ in shown}
         for idx in parts:
-            values, episodes = _seed_values(preds, idx, metrics)
-            for key, header in shown:
-                per_seed[header].append(float(values[key]))
-        one = metrics == DEFAULT_FAMILY and len(parts) == 1
-        for place, (header, vals) in enumerate(per_seed.items()):
+            values, episodes = _seed_values(preds, idx, fam)
+            for key, _ in shown:
+                per_seed[key].append(float(values[key]))
+        one = fam.per_episode is not None and len(parts) == 1
+        for place, (key, header) in enumerate(shown):
+            vals = per_seed[key]
             col = f"T={int(horizon)} {header}"
             order[col] = (int(horizon), place)
             mean, half = mean_ci(vals)  # 90%, Student t: the interval of every result table over seeds
             means[(col, method)] = round(mean, 2)
             if one:  # one seed: the episodes' spread
-                lo, hi = bootstrap_interval(episodes[header], resamples=TABLE_RESAMPLES)
+                lo, hi = bootstrap_interval(episodes[key], resamples=TABLE_RESAMPLES)
                 cells.setdefault(method, {})[col] = f"{mean:.2f} [{100 * lo:.2f}, {100 * hi:.2f}]"
             else:
                 cells.setdefault(method, {})[col] = f"{mean:.2f}" + ("" if math.isnan(half) else f" ± {half:.2f}")
@@ -255,21 +252,14 @@ def method_horizon_table(preds, metrics: str = DEFAULT_FAMILY,
     return table, {c: names[m] for c, m in best.items()}
 
 
-def _seed_values(preds, idx: np.ndarray, metrics: str) -> tuple[dict[str, float], dict[str, np.ndarray]]:
-    """One seed's numbers of the method x T table (rows ``idx``, one T) and, for this package's table, each
-    episode's success, share of steps right and set IoU (what a one-seed cell's bootstrap resamples): the three
-    as :func:`~kepp_core.metrics.success_rate`, :func:`~kepp_core.metrics.mean_accuracy` and
-    :func:`~kepp_core.metrics.miou_per_episode` compute them (value for value) on the plans as arrays, or what
-    the code ``metrics`` reports on them."""
+def _seed_values(preds, idx: np.ndarray, code: MetricFamily) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    """One seed's numbers of the method x T table (rows ``idx``, one T) as the evaluation ``code`` computes
+    them and, where its table's metrics are means over episodes, each episode's value of each (what a one-seed
+    cell's bootstrap resamples): the code's array path on the plans as arrays, else its function."""
     pred, gt = _plans(preds, idx)
-    if metrics != DEFAULT_FAMILY:
-        return protocol_metrics(pred, gt, metrics), {}
-    n, horizon = gt.shape
-    right = pred == gt
-    success, steps, iou = right.all(axis=1), right.sum(axis=1), set_iou(pred, gt)
-    values = {"sr": 100.0 * int(success.sum()) / n, "macc": 100.0 * int(steps.sum()) / (n * horizon),
-              "miou_episode": 100.0 * float(np.mean(iou))}
-    return values, {"SR": success.astype(float), "mAcc": steps / horizon, "mIoU": iou}
+    if code.per_episode is not None:
+        return code.per_episode(pred, gt)
+    return code.scores(pred, gt), {}
 
 
 # --- metrics by slice ---------------------------------------------------------------------------------------

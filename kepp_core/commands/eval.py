@@ -42,8 +42,6 @@ EXAMPLES = """  kepp eval --dataset demo --models models --horizons 3 4 5 6
   (no models: the recorded plans of a records file or folder, imported methods' included, one table per code)
   kepp eval compare runs/preds.jsonl --a kepp-R2 --b kepp-nograph   (two methods of the records, episode by episode)"""
 
-EXAMPLES = EXAMPLES.format(default=DEFAULT_FAMILY, codes=codes_named())
-
 COMPARE_EXAMPLES = """  kepp eval compare runs/preds.jsonl --a kepp-R2 --b kepp-nograph
   kepp eval compare runs/preds.jsonl --a kepp-R2 --b pdpp -T 3 --cell a-only --episodes runs/r2-not-pdpp.csv
   kepp eval compare runs/graph-protocol --a kepp-R1 --b kepp-nograph --fraction 1 --json
@@ -84,7 +82,8 @@ def register(sub) -> None:
     defaults = _default_methods()
     others = tuple(m.name for m in catalog.methods() if not m.default and not m.llm) + _llm_methods()
 
-    p = add_command(sub, "eval", "evaluate KEPP and the baselines on the test split", EXAMPLES, _eval)
+    p = add_command(sub, "eval", "evaluate KEPP and the baselines on the test split",
+                    EXAMPLES.format(default=DEFAULT_FAMILY, codes=codes_named()), _eval)
     add_dataset_args(p)
     p.add_argument("--models", default=None, help="models folder (MODELS/T<h>/step, plan-graph-R1, ...; required "
                                                   "unless --from-records)")
@@ -206,10 +205,11 @@ def _eval(args) -> int:
     if args.json:
         emit_json({"rows": rows, "skipped": skipped})
         return 0
+    own = family(DEFAULT_FAMILY)  # this package's code: its columns head the default table
     if args.metrics != [DEFAULT_FAMILY]:
         _print_families(rows, args, ds.name)
     elif args.samples:  # narrower: the uncertainty columns replace the secondary ones
-        cols = ["method", "T", "SR", "mAcc", "mIoU", "K", *UNCERTAINTY_COLUMNS, "episodes"]
+        cols = ["method", "T", *(m.column for m in own.table_metrics), "K", *UNCERTAINTY_COLUMNS, "episodes"]
         if llm is not None:
             cols.insert(-1, "llm_fallbacks")
         if len(args.settings) > 1:
@@ -219,8 +219,7 @@ def _eval(args) -> int:
 
         # the endpoint accuracies: the step model's and the endpoint model's always, a variant's or the text tower's where one ran
         ends = [m for i, m in enumerate(STEP_METRICS) if i < 4 or any(r.get(m) is not None for r in rows)]
-        cols = ["method", "T", "setting", "SR", "mAcc", "mIoU", "mIoU_b256", "ends", "SR_ends", *ends,
-                "episodes", "episodes_per_s"]
+        cols = ["method", "T", "setting", *own.columns, *ends, "episodes", "episodes_per_s"]
         if llm is not None:
             cols[-2:-2] = ["llm_plans", "llm_fallbacks"]
     if args.metrics == [DEFAULT_FAMILY]:

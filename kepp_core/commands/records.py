@@ -41,18 +41,16 @@ def _run_keys(args) -> set[tuple]:
 
 
 def _import(args) -> int:
-    from kepp_core.benchmark import FAMILIES, family
+    from kepp_core.benchmark import FAMILIES
     from kepp_core.evaluation.imports import import_predictions
     from kepp_core.commands._outputs import write_records_output
-    from kepp_core.metrics import protocol_metrics
 
     check_outputs(args.out)
     records = import_predictions(args.predictions, args.split, args.method, args.format, args.taxonomy, args.seed)
     write_records_output(args, "out", records)
     plans, gt = [r["plans"][args.method] for r in records], [r["gt"] for r in records]
     print(f"{args.method}: {len(records)} episodes (T={records[0]['T']}) from {args.predictions}")
-    for code in FAMILIES:
-        values = protocol_metrics(plans, gt, code)
-        print(f"  {family(code).label}: " + ", ".join(f"{m.header} {values[m.key]:.2f}" for m in family(code).metrics))
+    for code in FAMILIES.values():
+        print(f"  {code.summary(code.scores(plans, gt))}")
     print(f"records → {args.out}")
     return 0

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kepp_core.benchmark import DEFAULT_FAMILY
+from kepp_core.benchmark import DEFAULT_FAMILY, family
 from kepp_core.catalog import CONFIG_FILE, models_dir
 from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError
@@ -18,8 +18,7 @@ from kepp_core.evaluation.methods.base import NO_TEXT, REGISTRY, EvalContext, Me
 from kepp_core.evaluation.options import EvalOptions
 from kepp_core.evaluation.uncertainty import episode_uncertainty
 from kepp_core.graph.build import build_graph
-from kepp_core.metrics import (endpoint_rate, family_columns, mean_accuracy, miou_per_batch, miou_per_episode,
-                               success_given_endpoints, success_rate)
+from kepp_core.metrics import success_rate
 from kepp_core.training.data import EpisodeTensors, episode_tensors
 
 if TYPE_CHECKING:  # the type of the LLM methods' recommender, for readers and type checkers
@@ -43,19 +42,18 @@ class HorizonEvaluation:
     step_scores: np.ndarray | None = None
 
     def rows(self, families: Sequence[str] = ()) -> list[dict]:
-        """One table row per method: SR, mAcc, mIoU (+ LLM and uncertainty columns when present), and
-        the columns of every other evaluation code's family in ``families`` (``pdpp_sr``, ...)."""
+        """One table row per method: this package's columns (SR, mAcc, mIoU, ...; + LLM and uncertainty
+        columns when present), and the columns of every other evaluation code in ``families`` (``pdpp_sr``, ...),
+        each computed by its code (:mod:`kepp_core.benchmark`)."""
         gt = self.data.actions.numpy()
         out = []
         for name, o in self.outputs.items():
             out.append({"method": name, "T": self.horizon, "setting": self.setting,
-                        "SR": success_rate(o.plans, gt), "mAcc": mean_accuracy(o.plans, gt),
-                        "mIoU": miou_per_episode(o.plans, gt), "mIoU_b256": miou_per_batch(o.plans, gt),
-                        "ends": endpoint_rate(o.plans, gt), "SR_ends": success_given_endpoints(o.plans, gt),
+                        **family(DEFAULT_FAMILY).columns_of(o.plans, gt),
                         "episodes": len(gt), "episodes_per_s": len(gt) / max(o.seconds, 1e-9)})
             for fam in families:
                 if fam != DEFAULT_FAMILY:
-                    out[-1].update(family_columns(o.plans, gt, fam))
+                    out[-1].update(family(fam).columns_of(o.plans, gt))
             if o.llm_summary is not None:
                 u = o.llm_summary
                 out[-1].update({"llm_plans": u["llm"], "llm_fallbacks": u["fallback"], "fallback": u["fallback_name"],
