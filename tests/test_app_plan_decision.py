@@ -1,4 +1,4 @@
-"""The Plan page's decision without Streamlit (``app/components/plan_decision.py``): every exit of
+"""The Plan page's decision without Streamlit (``app/components/plan/decision.py``): every exit of
 ``decide`` (a record and its live tab, the live plan alone, the page asking for a press), of the
 missing-record and missing-video messages, of the no-plan check, the typed-step cap and the choices the
 page offers. Each case names the exit it takes."""
@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from components.plan_decision import (LIVE, MAX_TYPED_STEPS, RECORDED, Models, PlanState, Records, decide,
+from components.plan.decision import (LIVE, MAX_TYPED_STEPS, RECORDED, Models, PlanState, Records, decide,
                                       horizon_choices, missing_video, no_plan, r_choices, typed_steps, upload_refused)
 
 REC = SimpleNamespace(method="kepp-R2", seed=0, episode="tea/0287/7:3")

@@ -1,4 +1,4 @@
-"""The plan graph (app/components/plangraph.py) and its drawing (app/components/network.py): distinct
+"""The plan graph (app/components/graph/plangraph.py) and its drawing (app/components/graph/network.py): distinct
 paths merged with one legend entry each, the ground truth drawn, arrows beyond the depth limit
 marked as such (never called unseen), fixed left-to-right positions, readable labels, the node
 budget, and no graph paths claimed for a model without the graph condition."""
@@ -12,8 +12,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from components import colours, plangraph, zeroshot
-from components.plangraph import COLUMN_GAP, label_colour
+from components.ui import colours
+from components.graph import plangraph
+from components.plan import zeroshot
+from components.graph.plangraph import COLUMN_GAP, label_colour
 from kepp_core import api
 from kepp_core.data import Dataset, Step, Task, Video
 from kepp_core.errors import KeppError
@@ -130,7 +132,7 @@ def test_no_graph_paths_claimed_without_the_graph_condition():
     import sys
 
     sys.path.insert(0, str(REPO / "app"))
-    from components.plans import recommendation_text
+    from components.plan.plans import recommendation_text
 
     assert recommendation_text("none", "P²KG", 2) == "no graph condition; "
     assert recommendation_text("graph", "P²KG", 2) == "recommendation: P²KG, R=2; "
@@ -154,7 +156,7 @@ def test_zero_shot_plans_and_episodes_without_models():
 
 def test_drawing_carries_title_settings_legend_and_png_export(monkeypatch):
     monkeypatch.syspath_prepend(str(REPO / "app"))
-    from components import network
+    from components.graph import network
 
     g = chain_graph()
     pg = plangraph.plan_graph(g, (0, 4), [("KEPP plan", (0, 1, 3, 3, 4))], truth=(0, 1, 2, 3, 4))
@@ -188,7 +190,7 @@ def _page(network, drawing, inline: bool) -> str:
 
 def test_only_the_paths_carry_their_weight_each_step_pair_once(monkeypatch):
     monkeypatch.syspath_prepend(str(REPO / "app"))
-    from components import network
+    from components.graph import network
 
     g = chain_graph()
     pg = plangraph.plan_graph(g, (0, 4), [("KEPP plan", (0, 1, 3, 3, 4)), ("graph path 1", (0, 1, 2, 3, 4))],
@@ -212,7 +214,7 @@ def test_only_the_paths_carry_their_weight_each_step_pair_once(monkeypatch):
 
 def test_labels_are_placed_truth_first_then_the_plan_then_the_strongest_arrows(monkeypatch):
     monkeypatch.syspath_prepend(str(REPO / "app"))
-    from components.network import GraphEdge, label_ranks
+    from components.graph.network import GraphEdge, label_ranks
 
     edges = [GraphEdge(5, 6, "0.30", kind="context", weight=0.3), GraphEdge(0, 1, "0.50", kind="path", group=1),
              GraphEdge(6, 7, "0.90", kind="graph", weight=0.9), GraphEdge(2, 3, "", kind="context", weight=1.0),
@@ -227,7 +229,7 @@ def test_labels_are_placed_truth_first_then_the_plan_then_the_strongest_arrows(m
 
 def test_a_graph_frame_fits_one_screen_below_the_header(monkeypatch):
     monkeypatch.syspath_prepend(str(REPO / "app"))
-    from components.network import MIN_CANVAS, SCREEN_FRAME, GraphDrawing, canvas_height, drawing_height
+    from components.graph.network import MIN_CANVAS, SCREEN_FRAME, GraphDrawing, canvas_height, drawing_height
 
     crowded = GraphDrawing(legend=[("line", "#000000", "an entry of a long legend, on its own line", -1)] * 20)
     crowded_canvas = {}
@@ -243,7 +245,8 @@ def test_a_graph_frame_fits_one_screen_below_the_header(monkeypatch):
 
 def test_the_export_carries_vis_js_inline_while_the_frame_refers_to_the_served_copy(monkeypatch):
     monkeypatch.syspath_prepend(str(REPO / "app"))
-    from components import network, scripts
+    from components.ui import scripts
+    from components.graph import network
 
     g = chain_graph()
     pg = plangraph.plan_graph(g, (0, 4), [("KEPP plan", (0, 1, 3, 3, 4))], truth=(0, 1, 2, 3, 4))

@@ -1,4 +1,4 @@
-"""Colours are written once (``app/components/colours.py``): no other module of ``app/`` or ``kepp_core/``
+"""Colours are written once (``app/components/ui/colours.py``): no other module of ``app/`` or ``kepp_core/``
 (Python, the app's scripts and stylesheets) holds a colour literal, and the scripts receive the table's
 colours (the page's CSS variables, the graph frame's JSON block)."""
 
@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-TABLE = "app/components/colours.py"  # the one module allowed to write a colour
+TABLE = "app/components/ui/colours.py"  # the one module allowed to write a colour
 # A colour literal: #rgb, #rgba, #rrggbb or #rrggbbaa (not inside a longer word), or rgb( / rgba( / hsl( with a number.
 LITERAL = re.compile(r"(?<![\w&])#(?:[0-9a-fA-F]{8}|[0-9a-fA-F]{6}|[0-9a-fA-F]{3,4})(?![\w-])"
                      r"|\b(?:rgba?|hsla?)\(\s*[0-9]")
@@ -40,11 +40,12 @@ def test_no_module_outside_the_colour_table_holds_a_colour_literal():
 
 
 def test_the_scripts_read_the_tables_colours():
-    from components import colours, network
+    from components.ui import colours
+    from components.graph import network
 
     page = network.graph_html([(0, "a", "", colours.NODE, 18, 0, 0, colours.INK)], [], height=200, inline=True)
     assert '"colours"' in page and all(v in page for v in colours.GRAPH_SCRIPT.values())
     css = colours.css_variables()
-    used = {m for p in ("app/static/kepp-presenter.js", "app/components/playlists.py")
+    used = {m for p in ("app/static/kepp-presenter.js", "app/components/talk/playlists.py")
             for m in re.findall(r"var\((--kepp-[\w-]+)\)", (REPO / p).read_text(encoding="utf-8"))}
     assert used and all(name in colours.CSS_VARIABLES and name in css for name in used)

@@ -1,7 +1,7 @@
 """Graph: the P²KG (or frequency graph) around a step, and a task's expert trajectories.
 
 The drawings place the steps left to right by their typical place in the training plans, the chosen
-step in the middle (:mod:`components.layout`), with the controls beside them: on the first screen.
+step in the middle (:mod:`components.graph.layout`), with the controls beside them: on the first screen.
 Its state lives in the URL (restored on load and reload): ``w`` (p2kg/pkg), ``tab``
 (around/expert), ``q`` (the step search), ``step``, ``depth``, ``min``, ``task``, ``max`` (the
 node cap), and for expert trajectories ``etask`` and ``emin``.
@@ -15,10 +15,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from components import backend, links, network
-from components.charts import show_table
-from components.config import page_setup
-from components.text import dataset_caption, md, md_code
+from components.ui import links
+from components.graph import network
+from components.records import backend
+from components.ui.charts import show_table
+from components.ui.config import page_setup
+from components.ui.text import dataset_caption, md, md_code
 from kepp_core import api
 from kepp_core.errors import closest_names
 

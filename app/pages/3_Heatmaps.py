@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components import backend, episodes, links
-from components.charts import heatmap, heatmap_panels, show_figure, show_table
-from components.config import PAGES, page_setup
-from components.heatmaps import clicked_cell, episodes_with, heatmap_order, out_of_task
-from components.names import default_method, method_name
-from components.text import dataset_caption, md
+from components.ui import links
+from components.records import backend, episodes
+from components.ui.charts import heatmap, heatmap_panels, show_figure, show_table
+from components.ui.config import PAGES, page_setup
+from components.graph.heatmaps import clicked_cell, episodes_with, heatmap_order, out_of_task
+from components.ui.names import default_method, method_name
+from components.ui.text import dataset_caption, md
 from kepp_core import api
 
 cfg = page_setup("Heatmaps")
