@@ -67,7 +67,7 @@ with right:
 active_slice = slices.slice_block(link, "fail", cfg, ds, method, horizon, methods,
                                   {"pattern": ("fail_pattern", PATTERNS), "horizon": ("fail_T", hs)})
 # two methods episode by episode: where A is right and B wrong, and the other way
-ab.ab_section(link, "fail", cfg, ds, preds, methods, method, horizon)
+ab.ab_section(link, "fail", cfg, ds, preds, methods, method, horizon, add_pair=playlists.ab_control)
 
 if not stats.failures:
     link.publish()

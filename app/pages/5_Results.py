@@ -160,7 +160,7 @@ if len(sel):
         playlists.ab_control(cfg, same, chosen[0], chosen[1], "res_add_ab")
     episodes.show_episode(ds, same, list(chosen))
 episode_map.map_section(link, "res", cfg, ds, run, method, horizon)
-ab.ab_section(link, "res", cfg, ds, preds, methods, method, horizon, code)
+ab.ab_section(link, "res", cfg, ds, preds, methods, method, horizon, code, add_pair=playlists.ab_control)
 show_protocol(cfg, ds)
 link.publish()
 with link_col:

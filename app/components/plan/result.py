@@ -7,13 +7,14 @@ the same words as the records pages (:mod:`components.records.episodes`); each v
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 
 import streamlit as st
 
 from components.records import backend, episodes
 from components.plan import plans
-from components.talk import scenes
+from components.ui import scripts
 from components.ui.charts import step_cards
 from components.ui.colours import PATH_TINT, PLAN_TINT, RIGHT, SUBTLE, TRUTH_TINT, WRONG
 from components.ui.config import presenting
@@ -23,8 +24,8 @@ from components.records.recorded import distinct_paths
 from components.records.slides import SIDES
 from components.ui.text import html_text, md, page_text
 
-__all__ = ["ANCHOR", "SIDES", "bring_into_view", "clip_words", "columns", "head_html", "paths_cards", "shown_marker",
-           "show_head", "show_live", "show_pair", "show_record", "verdict_html"]
+__all__ = ["ANCHOR", "SIDES", "bring_into_view", "clip_words", "columns", "head_html", "paths_cards", "scroll_to",
+           "shown_marker", "show_head", "show_live", "show_pair", "show_record", "verdict_html"]
 
 ANCHOR = "kepp-result"  # the class of the element a new result scrolls to
 SCROLLED = "plan_scrolled"  # anchor -> the last view brought into view (a rerun of the same view does not scroll)
@@ -45,8 +46,13 @@ def bring_into_view(view: object, anchor: str = ANCHOR, scroll: bool = True) -> 
         return False
     seen[anchor] = repr(view)
     with slot:
-        scenes.scroll_to(f".{anchor}")
+        scroll_to(f".{anchor}")
     return True
+
+
+def scroll_to(selector: str) -> None:
+    """Scroll the page so that ``selector`` is at the top of the window (once, after this run)."""
+    st.html(scripts.call("kepp-scroll.js", {"selector": selector, "nonce": time.time()}), unsafe_allow_javascript=True)
 
 
 def columns(pair: bool = False):

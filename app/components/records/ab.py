@@ -21,7 +21,6 @@ import streamlit as st
 
 from components.ui import links, url_schema
 from components.records import backend, episodes, metric_codes, paging
-from components.talk import playlists
 from components.ui.charts import show_table
 from components.ui.config import PAGES, presenting
 from components.ui.names import compare_default, episode_label, method_name, namer
@@ -105,10 +104,12 @@ def pick_methods(link, prefix: str, methods: Sequence[str], method: str, name: C
 
 
 def ab_section(link, prefix: str, cfg, ds, preds: pd.DataFrame, methods: Sequence[str], method: str,
-               horizon: int, code: str = DEFAULT_FAMILY) -> None:
+               horizon: int, code: str = DEFAULT_FAMILY, *, add_pair: Callable | None = None) -> None:
     """The section of a records page: methods A and B at the page's ``T``, their 2×2 table and numbers,
     and the clicked cell's episodes, each opening either method's record on the Plan page (``code``: the
-    evaluation code whose metrics the page shows, named in the caption)."""
+    evaluation code whose metrics the page shows, named in the caption). ``add_pair(cfg, rows, a, b, key)``
+    draws the control that adds an episode's pair to a playlist: the page hands it in
+    (:func:`components.talk.playlists.ab_control`), as the talk's room stands above this one."""
     st.subheader("A and B, episode by episode")
     name = namer(backend.method_names(cfg))  # an imported method's name says so
     a, b = pick_methods(link, prefix, methods, method, name)
@@ -120,7 +121,7 @@ def ab_section(link, prefix: str, cfg, ds, preds: pd.DataFrame, methods: Sequenc
         tasks = episodes.task_names(ds)
         show_comparison(link, prefix, comparison, steps=lambda p: plan_text(ds.labels(p)),
                         episode=lambda e: episode_label(e, tasks),
-                        detail=lambda unit: _record_detail(ds, preds, a, b, unit, name, cfg, prefix), name=name,
+                        detail=lambda unit: _record_detail(ds, preds, a, b, unit, name, cfg, prefix, add_pair), name=name,
                         code=code)
 
 
@@ -236,7 +237,7 @@ def open_label(name: str) -> str:
 
 
 def _record_detail(ds, preds: pd.DataFrame, a: str, b: str, unit: pd.Series, name: Callable[[str], str], cfg,
-                   prefix: str) -> None:
+                   prefix: str, add_pair: Callable | None) -> None:
     """One paired episode of a records page: each method's record opened on the Plan page, the pair added to
     a playlist as one A/B slide, then the episode with both methods side by side (clips, ground truth,
     endpoints, graph paths, plans)."""
@@ -249,7 +250,8 @@ def _record_detail(ds, preds: pd.DataFrame, a: str, b: str, unit: pd.Series, nam
         if len(rows):
             col.page_link(PAGES["Plan"].path, label=open_label(name(m)), icon=PAGES["Plan"].icon,
                           query_params=episodes.plan_query(rows.iloc[0]))
-    playlists.ab_control(cfg, same, a, b, f"{prefix}_ab_add")
+    if add_pair is not None:
+        add_pair(cfg, same, a, b, f"{prefix}_ab_add")
     episodes.show_episode(ds, same, [a, b])
 
 

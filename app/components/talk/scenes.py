@@ -4,12 +4,11 @@ scene's video, clips, T and planning model on the Plan page and plans it."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import streamlit as st
 
-from components.ui import plan_link, scripts
+from components.ui import plan_link
 from components.records import backend
 from components.plan import uploads
 from components.ui.config import PAGES, presenting
@@ -107,8 +106,3 @@ def scene_list(scenes: list[dict], ds) -> None:
     for s in scenes:
         st.page_link(PAGES["Plan"].path, label=f"**{s['name']}**: {md(describe(s, ds))}",
                      icon=ICONS.get(s["kind"]), query_params={**s["query"], **({"present": "1"} if presenting() else {})})
-
-
-def scroll_to(selector: str) -> None:
-    """Scroll the page so that ``selector`` is at the top of the window (once, after this run)."""
-    st.html(scripts.call("kepp-scroll.js", {"selector": selector, "nonce": time.time()}), unsafe_allow_javascript=True)
