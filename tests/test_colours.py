@@ -41,9 +41,9 @@ def test_no_module_outside_the_colour_table_holds_a_colour_literal():
 
 def test_the_scripts_read_the_tables_colours():
     from components.ui import colours
-    from components.graph import network
+    from components.graph import page as graph_page
 
-    page = network.graph_html([(0, "a", "", colours.NODE, 18, 0, 0, colours.INK)], [], height=200, inline=True)
+    page = graph_page.graph_html([(0, "a", "", colours.NODE, 18, 0, 0, colours.INK)], [], height=200, inline=True)
     assert '"colours"' in page and all(v in page for v in colours.GRAPH_SCRIPT.values())
     css = colours.css_variables()
     used = {m for p in ("app/static/kepp-presenter.js", "app/components/talk/playlists.py")

@@ -169,7 +169,7 @@ def test_the_episode_map(label):
 # --- a standalone page (the graph drawing's frame) -------------------------------------------------------
 @LABELS
 def test_the_graph_drawing(label):
-    from components.graph.network import graph_html
+    from components.graph.page import graph_html
 
     nodes = ((0, label, label, "#90caf9", 20, 0, 0), (1, "whisk", "", "#90caf9", 20, 1, 0))  # GraphNode's fields
     edges = ((0, 1, label, label),)  # GraphEdge's: source, target, label, title

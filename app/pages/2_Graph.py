@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from components.ui import links
-from components.graph import network
+from components.graph import drawing as drawings, network
 from components.records import backend
 from components.ui.charts import show_table
 from components.ui.config import page_setup
@@ -72,7 +72,7 @@ with around:
     step = controls.selectbox("Step", hits, key="graph_step")
     link.seed("graph_depth", "depth", [1, 2, 3], absent="1")
     depth = controls.slider("Depth", 1, 3, key="graph_depth", **links.default_kwargs("graph_depth", value=1))
-    weight_name = network.WEIGHTS[scorer]
+    weight_name = drawings.WEIGHTS[scorer]
     link.seed("graph_min_p", "min", parse=lambda t: round(link.keys["min"].parse(t), 2), absent="0")
     min_p = controls.slider(f"Minimum {weight_name}", 0.0, 1.0, step=0.01, key="graph_min_p",
                             help=f"hide arrows whose {weight_name} (the weights shown) is below this",
@@ -95,7 +95,7 @@ with around:
                                                   scorer, int(min(cap, readable or cap)))
         settings = (f"depth {depth} · minimum {weight_name} {min_p:.2f} · task: {task_names.get(task, task)} · "
                     f"{len(nodes)} steps, {len(edges)} transitions" + (f" (of {total} steps)" if total > len(nodes) else ""))
-        drawing = network.edges_drawing(graph, nodes, edges, scorer, focus=[centre],
+        drawing = drawings.edges_drawing(graph, nodes, edges, scorer, focus=[centre],
                                         title=f"{graph_name} around '{step}'", settings=settings,
                                         positions=backend.typical_positions(cfg, ds),
                                         max_rows=network.readable_rows(HEIGHT))
@@ -129,7 +129,7 @@ with expert:
                                     **links.default_kwargs("graph_expert_min", value=1)) if top > 1 else 1
         link.keep(emin=min_count if tab == "expert" and min_count > 1 else None)
         kept = [(u, v) for u, v in edges if freq[(u, v)] >= min_count]
-        drawing = network.expert_drawing(graph, nodes, kept, freq, title=f"Expert trajectories of {task_names[t]}",
+        drawing = drawings.expert_drawing(graph, nodes, kept, freq, title=f"Expert trajectories of {task_names[t]}",
                                          settings=f"minimum count {min_count} · {len(kept)} transitions",
                                          positions=backend.typical_positions(cfg, ds, t),
                                          max_rows=network.readable_rows(HEIGHT))
