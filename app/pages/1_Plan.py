@@ -5,7 +5,8 @@ read and written through :class:`components.ui.plan_link.PlanLink`; every exit p
 inputs are drawn by :mod:`components.plan.controls` (title and controls on the first screen), what it
 shows is decided without Streamlit by :func:`components.plan.decision.decide` (a record first, the live
 re-plan as a second, labelled tab of the same result; plan on open or not; which message), and
-:mod:`components.plan.view` draws that decision. A page opened plainly stays at its top; a result
+:mod:`components.plan.view` draws that decision (its state: :mod:`components.plan.state`; the live
+planner: :mod:`components.plan.live`). A page opened plainly stays at its top; a result
 that arrives with a link, a scene, a slide or a press is brought into view."""
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from __future__ import annotations
 from components.ui import links
 from components.records import backend
 from components.plan import controls as inputs, view
+from components.plan.features import features_of
+from components.plan.live import live_words, plan_now
+from components.plan.state import record_of, records_of, state_of, versus_of
 from components.plan.decision import Models, decide
 from components.talk import playlists, scenes
 from components.ui.config import page_setup
@@ -34,21 +38,22 @@ scenes.scene_bar(demo_scenes, "plan_scene")
 ctl = inputs.controls(cfg, ds, setup, link)
 clip = inputs.video(cfg, ds, enc, ctl, link, playing)
 playlists.drawn(playing)  # the inputs hold the played item now (a place not drawn yet draws its item's query)
-features = view.features_of(cfg, enc, ctl, clip)
+features = features_of(cfg, enc, ctl, clip)
 inputs.step_timeline_of(cfg, ds, ctl, clip, features)
 
 # --- what the page shows: decided (components.plan.decision), then planned and drawn --------------------------
 with backend.guarded(stop=False):
     records = backend.predictions(cfg)
 with backend.guarded(link=link):  # graph + text endpoints (no model): the catalogue's row of the same plans
-    live = view.live_words(ctl.planner, ctl.role)
+    live = live_words(ctl.planner, ctl.role)
 key = (cfg, clip.key, clip.start, clip.goal, ctl.T, ctl.R, ctl.role, ctl.scorer, ctl.sampler, ctl.s3d)
-state, found = view.state_of(link, ctl, clip, records, playing, key, live[0])
+found = record_of(link, clip, records)
+state = state_of(link, clip, found, playing, key, inputs.plan_button(ctl, found, live[0]))
 decision = decide(state, Models(live_label=live[0], width_error=ctl.width_error, choice=ctl.choice),
-                  view.records_of(found, state.rec))
-saved = view.plan_now(decision, ctl, clip, features, key, link)
+                  records_of(found, state.rec))
+saved = plan_now(decision, ctl, clip, features, key, link)
 link.keep(**decision.keep)
-versus = view.versus_of(link, decision, records)  # an A/B slide's method B
+versus = versus_of(link, decision, records)  # an A/B slide's method B
 link.publish()
 with corner:
     links.copy_link(link, "plan_link")

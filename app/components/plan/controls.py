@@ -30,7 +30,7 @@ from kepp_core.catalog import TEXT_PLANNER, models_dir, plan_model_id, scorer_la
 from kepp_core.errors import KeppError
 
 __all__ = ["DATASET_FEATURES", "SOURCES", "TEXT_VARIANT", "Clip", "Controls", "Setup", "controls", "dataset",
-           "header", "llm_settings", "models", "step_timeline_of", "video", "window_steps"]
+           "header", "llm_settings", "models", "plan_button", "step_timeline_of", "video", "window_steps"]
 
 TEXT_VARIANT = "graph + text endpoints (S3D, no model)"  # the P²KG between the text tower's endpoints (model=graph-text)
 DATASET_FEATURES = "the dataset's features"
@@ -159,6 +159,15 @@ def controls(cfg, ds, setup: Setup, link) -> Controls:
             width_error = str(e)
     return Controls(T, variant, role, R, scorer, sampler, s3d, s3d_label, steps_text, llm, planner, m_obs, setting,
                     width_error, go, decision.choice_words(chosen, role))
+
+
+def plan_button(ctl: Controls, found, live_label: str) -> bool:
+    """The Plan button in the controls row (``Re-plan live`` where a record is shown: ``found``); whether it
+    was pressed this run."""
+    return ctl.go.button("Re-plan live" if found is not None else "Plan", type="primary", key="plan_go",
+                         disabled=bool(ctl.width_error), width="stretch",
+                         help=f"plan these clips now with {live_label}"
+                              + (" (a second view of the result: the Live re-plan tab)" if found is not None else ""))
 
 
 def _horizon(where, setup: Setup, link) -> int:

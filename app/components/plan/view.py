@@ -1,12 +1,9 @@
-"""The Plan page's result: the page's state for :func:`components.plan.decision.decide` (:func:`state_of`),
-the Plan button, planning when the decision says so (:func:`plan_now`), and the decision drawn
-(:func:`show`): a record and the live re-plan as two tabs of one result (the open one drawn: its input,
-verdict, endpoints, plan and paths on the left, its plan graph on the right), or the live plan alone;
-then, for a live plan, the LLM's recommendation, why this plan, sampled plans and the details."""
+"""The Plan page's decision drawn (:func:`show`): its messages, a record and the live re-plan as two tabs of
+one result (the open one drawn: its input, verdict, endpoints, plan and paths on the left, its plan graph on the
+right), or the live plan alone; then, for a live plan, the LLM's recommendation, why this plan, sampled plans
+and the details. And the page where nothing plans from video (:func:`without_models`)."""
 
 from __future__ import annotations
-
-import time
 
 import streamlit as st
 
@@ -14,110 +11,18 @@ from components.ui import colours
 from components.graph import network
 from components.records import backend, recorded, slides
 from components.plan import plans, result, why, zeroshot
+from components.plan.state import TABS, VIEWS, asked, records_of
 from components.ui.charts import video_timeline
 from components.ui.config import presenting
-from components.plan.decision import LIVE, RECORDED, Decision, Models, PlanState, Records, decide
+from components.plan.decision import LIVE, RECORDED, Decision, Models, PlanState, decide
 from components.plan.decision import no_plan as no_plan_of
 from components.graph.plangraph import graph_paths
-from components.ui.names import method_name
 from components.ui.text import md, md_code
-from kepp_core import api, catalog
+from kepp_core import api
 from kepp_core.catalog import DEFAULT_M, DEFAULT_SETTING, TEXT_PLANNER, models_dir, scorer_label
 from kepp_core.errors import KeppError
 
-__all__ = ["TABS", "VIEWS", "features_of", "live_words", "plan_now", "records_of", "show", "state_of", "without_models"]
-
-TABS = "plan_view"  # the tabs' key: the view open when a record is shown
-VIEWS = {RECORDED: "Recorded", LIVE: "Live re-plan"}  # the tabs' names
-
-
-def asked(link, key: str) -> str | None:
-    """A key the page carries without a widget: a new address's value (leaving it out drops it), else the last."""
-    return link.from_url(key) if link.foreign or link.from_url(key) is not None else link.last(key)
-
-
-def features_of(cfg, enc, ctl, clip):
-    """A function giving the chosen video's per-second features: a dataset video's own, or the file encoded
-    with the S3D encoder chosen (an upload: with it, or with the dataset's encoder)."""
-    def made_by(spec: str) -> bool:  # the dataset's features are this encoder's: read, not encoded
-        try:
-            return bool(enc["encoder"]) and api.encoder_spec(enc["encoder"], (spec,)) == spec
-        except KeppError:
-            return False
-
-    def features():
-        if ctl.s3d is not None and not (clip.video is not None and made_by(ctl.s3d)):
-            return backend.encode_upload(cfg, clip.path, ctl.s3d)
-        if clip.video is not None:
-            return api.video_features(clip.video)
-        return backend.encode_upload(cfg, clip.path, api.encoder_spec(enc["encoder"], cfg.encoders))
-    return features
-
-
-def live_words(planner, role) -> tuple[str, str | None]:
-    """The evaluation row the live planner is, in words (its graph decoding's row, e.g. *KEPP R=2 + graph
-    decoding*; graph + text endpoints' row), and what its decoding's words mean (None: no decoding)."""
-    name = recorded.live_method(planner, role) if role is not None else TEXT_PLANNER
-    entry = catalog.find_method(name) if name else None
-    note = None if entry is None or entry.decoder is None else entry.decoder.words
-    return (method_name(name) if name else "the live planner"), note
-
-
-def state_of(link, ctl, clip, records, playing, inputs: tuple, live_label: str) -> tuple[PlanState, object]:
-    """The page's state for the decision, and the record of the shown episode it names (None: none named,
-    or the records do not hold it); draws the Plan button (in the controls row) and the view tabs' seed."""
-    rec_asked = asked(link, "rec") if clip.video is not None else None
-    seed = recorded.whole_key({"seed": asked(link, "seed")}, "seed")
-    task = clip.shown.task if clip.shown is not None else None
-    found = recorded.shown({**link.out, "rec": rec_asked, "seed": asked(link, "seed")}, records, task).record
-    link.seed(TABS, "live", list(VIEWS.values()), lambda t: VIEWS[LIVE] if t == "1" else VIEWS[RECORDED], absent="0")
-    pressed = ctl.go.button("Re-plan live" if found is not None else "Plan", type="primary", key="plan_go",
-                            disabled=bool(ctl.width_error), width="stretch",
-                            help=f"plan these clips now with {live_label}"
-                                 + (" (a second view of the result: the Live re-plan tab)" if found is not None else ""))
-    saved = st.session_state.get("plan_result")
-    tab = {v: k for k, v in VIEWS.items()}.get(st.session_state.get(TABS)) if found is not None else None
-    state = PlanState(rec=rec_asked, seed=seed, live=asked(link, "live") == "1", plan=link.from_url("plan") == "1",
-                      arrived=link.arrived, news=any(link.new(k) for k in link.keys), linkable=clip.linkable,
-                      from_dataset=clip.video is not None, pressed=pressed, tab=tab,
-                      saved=bool(saved) and saved["inputs"] == inputs,
-                      playlist=playing[0] if playing else None, item=playing[1] if playing else None,
-                      presenting=presenting())
-    return state, found
-
-
-def records_of(found, rec: str | None) -> Records:
-    """What the records hold for the decision: the record found (None: none), its method's display name
-    (the link's method's where none is found) and an imported method's predictions file."""
-    if found is not None:
-        return Records(record=found, label=found.label, imported=found.imported)
-    return Records(label=method_name(rec or ""))
-
-
-def versus_of(link, decision: Decision, records) -> recorded.Record | None:
-    """Method B's record of an A/B slide (``vs=METHOD`` beside the record shown: the same episode and
-    seed), kept in the URL; None where no B is asked, or the records do not hold it (said)."""
-    rec, vs = decision.record, asked(link, "vs")
-    other = None
-    if rec is not None and vs and vs != rec.method:
-        other = recorded.find(records, rec.episode, vs, rec.seed)
-        if other is None:
-            st.warning(f"The prediction records hold no {md(method_name(vs))} record of this episode: "
-                       "the slide shows A's alone.", icon=":material/warning:")
-    link.keep(vs=other.method if other is not None else None)
-    return other
-
-
-def plan_now(decision: Decision, ctl, clip, features, inputs: tuple, link) -> dict | None:
-    """Run the live planner when the decision says so; the live result of these inputs (None: none)."""
-    if decision.plan_now:
-        t0 = time.perf_counter()
-        with backend.guarded(link=link):
-            planned, v_start, v_goal = api.plan_clips(ctl.planner, features, clip.start, clip.goal, ctl.T, ctl.R)
-        st.session_state["plan_result"] = {"inputs": inputs, "result": planned, "truth": clip.truth,
-                                           "seconds": time.perf_counter() - t0, "obs": (v_start, v_goal)}
-    saved = st.session_state.get("plan_result")
-    return saved if saved and saved["inputs"] == inputs else None
+__all__ = ["messages", "more_of_live", "show", "without_models"]
 
 
 def messages(decision: Decision) -> None:
