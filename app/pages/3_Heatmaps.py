@@ -14,6 +14,7 @@ import streamlit as st
 
 from components.ui import links
 from components.records import backend, episodes
+from components.ui.colours import MD_WRONG
 from components.ui.charts import heatmap, heatmap_panels, show_figure, show_table
 from components.ui.config import PAGES, page_setup
 from components.graph.heatmaps import clicked_cell, episodes_with, heatmap_order, out_of_task
@@ -97,7 +98,7 @@ with backend.guarded():
 st.caption(f"{len(train_plans)} training plans, {len(test_plans)} test plans"
            + (f", {len(predicted)} predicted plans" if predicted else "") + f" · {len(order)} actions "
            "(the task's own steps first, then others that occur)"
-           + (f" · :red[✱ red: {len(marked)} action{'s' if len(marked) > 1 else ''} outside the task's step list]"
+           + (f" · :{MD_WRONG}[✱ red: {len(marked)} action{'s' if len(marked) > 1 else ''} outside the task's step list]"
               if marked else ""))
 event = show_figure(heatmap_panels(mats, marked), f"heatmaps_{task}", key="heat_panels", chart_key="heat_panels_chart",
                     on_select="rerun", selection_mode="points")

@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from components.records import backend, episodes
-from components.ui.colours import MIXED, RIGHT, WRONG
+from components.ui.colours import MIXED, RIGHT, WHITE, WRONG
 from components.ui.config import PAGES
 from components.ui.charts import show_figure
 from components.ui.names import episode_label, namer
@@ -90,7 +90,7 @@ def map_figure(points: pd.DataFrame, colour_by: str, title: str = ""):
         fig.add_trace(go.Scatter(x=part["x"], y=part["y"], mode="markers", name=plot_text(name),
                                  showlegend=bool(name), customdata=part["episode"], text=part["hover"],
                                  hovertemplate="%{text}<extra></extra>",
-                                 marker=dict(color=colour, size=8, opacity=0.8, line=dict(width=0.5, color="white"))))
+                                 marker=dict(color=colour, size=8, opacity=0.8, line=dict(width=0.5, color=WHITE))))
     fig.update_layout(title=plot_text(title), height=540, margin=dict(l=10, r=10, t=50, b=10), clickmode="event+select",
                       legend=dict(itemclick=False, itemdoubleclick=False), dragmode="pan",
                       xaxis=dict(title="PC 1", zeroline=False), yaxis=dict(title="PC 2", zeroline=False))

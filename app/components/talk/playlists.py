@@ -17,6 +17,7 @@ from components.ui import plan_link, scripts
 from components.records import backend, slides
 from components.talk import scenes
 from components.records.slides import item_label
+from components.ui.colours import MD_RIGHT, MD_WRONG
 from components.ui.config import PAGES, AppConfig, presenting, start_config
 from components.ui.scripts import SLIDE_KEYS
 from components.ui.text import md
@@ -249,7 +250,7 @@ def verdict_text(item: Mapping, rec) -> str:
 def verdict_markdown(verdict: str, success: bool | None) -> str:
     """A slide's verdict (:attr:`components.records.slides.Slide.verdict`) in Markdown: green for a success, red for a
     failure, plain without a record."""
-    return verdict if success is None else f":{'green' if success else 'red'}[{md(verdict)}]"
+    return verdict if success is None else f":{MD_RIGHT if success else MD_WRONG}[{md(verdict)}]"
 
 
 def play_query(name: str, k: int, item: Mapping) -> dict[str, str]:

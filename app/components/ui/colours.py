@@ -14,11 +14,12 @@ colour is written anywhere else.
 
 from __future__ import annotations
 
-__all__ = ["BAR", "BAR_BORDER", "BEST_TINT", "CARD_BORDER", "CHANGED", "CSS_VARIABLES", "EDGE", "FAINT_EDGE", "FOCUS",
-           "GOAL_NODE", "GRAPH_SCRIPT", "GROUP_COLOURS", "INK", "LLM_TINT", "MIXED", "MUTED", "NODE", "NODE_STROKE", "OTHER_SEGMENT",
-           "PATH_COLOURS", "PATH_NODE", "PATH_TINT", "PATTERN_COLOURS", "PLAN", "PLAN_TINT", "RAW_TINT", "RIGHT",
-           "RULE", "RUN_COLOURS", "SEGMENT", "SHADOW", "SOFT", "START_NODE", "STEP_COLOURS", "STEP_NODE", "STEP_TINT",
-           "SUBTLE", "TRUTH_TINT", "UNKNOWN", "WHITE", "WRONG", "css_variables"]
+__all__ = ["BAR", "BAR_BORDER", "BEST_TINT", "CARD_BORDER", "CHANGED", "CSS_VARIABLES", "EDGE", "FAINT_EDGE",
+           "FOCUS", "GOAL_NODE", "GRAPH_SCRIPT", "GROUP_COLOURS", "INK", "LLM_TINT", "MD_RIGHT", "MD_WRONG", "MIXED",
+           "MUTED", "NODE", "NODE_STROKE", "OTHER_SEGMENT", "PATH_COLOURS", "PATH_NODE", "PATH_TINT",
+           "PATTERN_COLOURS", "PLAN", "PLAN_TINT", "RAW_TINT", "RIGHT", "RULE", "RUN_COLOURS", "SEGMENT", "SHADOW",
+           "SOFT", "START_NODE", "STEP_COLOURS", "STEP_NODE", "STEP_TINT", "SUBTLE", "TRUTH_TINT", "UNKNOWN",
+           "WHITE", "WRONG", "css_variables"]
 
 RIGHT = "#2e7d32"  # green: right, the ground truth, the start clip and step
 WRONG = "#c62828"  # red: wrong, the goal clip and step, outside the task
@@ -50,6 +51,8 @@ STEP_TINT, RAW_TINT, LLM_TINT, BEST_TINT = "#e3f2fd", "#eceff1", "#e0f7fa", TRUT
 CHANGED, MIXED = PATH_COLOURS[0], FOCUS
 # A video timeline: the shown episode's steps, the video's other steps.
 SEGMENT, OTHER_SEGMENT = PATH_COLOURS[0], "#90a4ae"
+# Streamlit Markdown's own colour names (``:green[...]``): a verdict's words and a caption's warning.
+MD_RIGHT, MD_WRONG = "green", "red"
 # The playlist bar floating over a page: its ground, border and shadow.
 BAR, BAR_BORDER, SHADOW = "rgba(255, 255, 255, 0.95)", "#d0d7de", "rgba(0, 0, 0, 0.12)"
 # The charts' palettes: a step timeline's steps (12, then repeated), the failure patterns, training runs.
