@@ -35,8 +35,11 @@ if setup.planless:  # no model plans it: the record the address names, else the 
 demo_scenes = scenes.available(cfg, ds, setup.horizons)
 link.start_at(scenes.default_query(demo_scenes))
 scenes.scene_bar(demo_scenes, "plan_scene")
-ctl = inputs.controls(cfg, ds, setup, link)
-clip = inputs.video(cfg, ds, enc, ctl, link, playing)
+try:  # an input the page cannot go on from is held: the decision says it, and the page stops there
+    ctl = inputs.controls(cfg, ds, setup, link)
+    clip = inputs.video(cfg, ds, enc, ctl, link, playing)
+except inputs.Held as held:
+    view.stop_held(held.message, link)
 playlists.drawn(playing)  # the inputs hold the played item now (a place not drawn yet draws its item's query)
 features = features_of(cfg, enc, ctl, clip)
 inputs.step_timeline_of(cfg, ds, ctl, clip, features)

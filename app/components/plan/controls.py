@@ -2,7 +2,10 @@
 them), one row of planning controls with the Plan button (on the first screen), the video encoder and
 the LLM settings (sidebar; in presentation mode the page's folded *Settings*), then the video, its
 episode and its clips, and the step timeline. Each function draws one part and returns what it chose;
-a part that cannot go on says why and stops the page through its link (which publishes the state first).
+a part the page cannot go on from raises :class:`Held` with the fact, in the words of
+:mod:`components.plan.decision` (no model of the horizon, no planning model, a playlist item's missing video,
+nothing uploaded, no video matching the search): the page hands it to the decision
+(:attr:`~components.plan.decision.PlanState.held`), which says it, and stops. The widgets decide nothing.
 
 The choices are only those that exist: horizons with a model (:func:`components.plan.decision.horizon_choices`),
 the R a planning model was trained with (:func:`components.plan.decision.r_choices`), the LLM endpoint the
@@ -29,7 +32,7 @@ from kepp_core import api
 from kepp_core.catalog import TEXT_PLANNER, models_dir, plan_model_id, scorer_label
 from kepp_core.errors import KeppError
 
-__all__ = ["DATASET_FEATURES", "SOURCES", "TEXT_VARIANT", "Clip", "Controls", "Setup", "controls", "dataset",
+__all__ = ["DATASET_FEATURES", "SOURCES", "TEXT_VARIANT", "Clip", "Controls", "Held", "Setup", "controls", "dataset",
            "header", "llm_settings", "models", "plan_button", "step_timeline_of", "video", "window_steps"]
 
 TEXT_VARIANT = "graph + text endpoints (S3D, no model)"  # the P²KG between the text tower's endpoints (model=graph-text)
@@ -53,6 +56,14 @@ def dataset(cfg, link):
     if not cfg.presentation:
         st.caption(dataset_caption(cfg, ds))
     return ds, enc
+
+
+class Held(Exception):
+    """An input the page cannot go on from, as the decision's :class:`~components.plan.decision.Message`."""
+
+    def __init__(self, message: decision.Message) -> None:
+        super().__init__(message.text)
+        self.message = message
 
 
 @dataclass(frozen=True)
@@ -214,16 +225,13 @@ def _encoder(cfg, setup: Setup, link, settings) -> tuple[str | None, str | None,
 def _variants(setup: Setup, T: int, s3d: str | None, link) -> dict:
     """The planning models of horizon ``T`` (label -> role; None: graph + text endpoints)."""
     if T not in setup.horizons and s3d is None:
-        st.error(f"No model is trained for horizon T={T} (trained horizons: {', '.join(map(str, setup.horizons)) or 'none'}): "
-                 "choose another horizon, or an S3D encoder under *Video encoder* (graph + text endpoints need no model).")
-        link.stop()
+        raise Held(decision.untrained_horizon(T, setup.horizons))
     with backend.guarded(link=link):
         variants = api.plan_variants(setup.root, T) if T in setup.horizons else {}
     if s3d is not None:
         variants[TEXT_VARIANT] = None  # None: no planning model
     if not variants:
-        st.error(f"`{models_dir(setup.root, T)}` has a step model but no planning model.")
-        link.stop()
+        raise Held(decision.no_planning_model(str(models_dir(setup.root, T))))
     return variants
 
 
@@ -348,8 +356,7 @@ def video(cfg, ds, enc, ctl: Controls, link, playing) -> Clip:
         asked = link.new("video") if source == SOURCES["dataset"] else link.new("upload")
         said = decision.missing_video(asked, [v.id for v in playable], *playing, ctl.T)
         if said is not None:
-            st.error(said.text, icon=":material/playlist_remove:")
-            link.stop()
+            raise Held(said)
     if source == SOURCES["dataset"]:
         vid, ep, windows = _dataset_video(ds, ctl, link, playable)
         shown, example, key = ds.video(vid), None, f"{vid}_{ep}_{ctl.T}"
@@ -386,7 +393,7 @@ def _dataset_video(ds, ctl: Controls, link, playable) -> tuple[str, int, tuple]:
     vid = pickers.video_picker(ds, playable, link)
     if vid is None:
         link.keep(video=None)  # no video matches the search: none is shown
-        link.stop()
+        raise Held(decision.NO_MATCH)
     video = ds.video(vid)
     ep_key, options = f"plan_episode_{vid}_{ctl.T}", list(range(len(video.steps) - ctl.T + 1))
     link.seed(ep_key, "ep", options)
@@ -409,8 +416,7 @@ def _upload(ds, enc, ctl: Controls, link, playable) -> tuple[object, str, int | 
     if example is None:  # a user's own file (or none yet): no link can carry it, nor its episode, clips or plan
         link.keep(upload=None, ep=None, start=None, goal=None, plan=None)
     if up is None and example is None:
-        st.info("Upload a video to plan from it.")
-        link.stop()
+        raise Held(decision.NO_UPLOAD)
     with backend.guarded(link=link):
         path = (store_upload(up.getvalue(), up.name) if up is not None
                 else store_example(example.video_file, f"{example.id}{example.video_file.suffix}"))

@@ -6,6 +6,11 @@ whether the page stops before a result, whether to bring the result into view, a
 keys go into the URL. The page draws the :class:`Decision`; ``tests/test_app_plan_decision.py`` runs every
 exit of every function here.
 
+Every exit of the page is a decision: an input the page cannot go on from (:attr:`PlanState.held`: no model
+of the horizon, :func:`untrained_horizon`; a models folder without a planning model, :func:`no_planning_model`;
+a playlist item's missing video, :func:`missing_video`; no upload yet, :data:`NO_UPLOAD`; no video matching the
+search, :data:`NO_MATCH`) is said by :func:`decide`, and the page stops there.
+
 Beside it, the smaller decisions the page asks on its way: a playlist item whose video is not in the
 dataset (:func:`missing_video`), whether an upload can be offered (:func:`upload_refused`), a live plan that
 is not a plan (:func:`no_plan`), typed steps beyond the
@@ -20,10 +25,10 @@ from dataclasses import dataclass, field
 
 from components.ui.text import md
 
-__all__ = ["LIVE", "MAX_STEP_CHARS", "MAX_TYPED_STEPS", "RECORDED", "RECORD_KEYS", "SYMBOLS", "Decision", "Message",
-           "Models", "PlanState", "Records", "choice_words", "decide", "default_model", "horizon_choices",
-           "missing_video", "no_plan", "r_choices",
-           "typed_steps", "upload_refused"]
+__all__ = ["LIVE", "MAX_STEP_CHARS", "MAX_TYPED_STEPS", "NO_MATCH", "NO_UPLOAD", "RECORDED", "RECORD_KEYS", "SYMBOLS",
+           "Decision", "Message", "Models", "PlanState", "Records", "choice_words", "decide", "default_model",
+           "horizon_choices", "missing_video", "no_plan", "no_planning_model", "r_choices", "typed_steps",
+           "untrained_horizon", "upload_refused"]
 
 RECORDED, LIVE = "recorded", "live"  # the two views of one result (the page's tabs)
 MAX_TYPED_STEPS = 200  # step names typed for the step timeline (each is a text-tower query and a timeline row)
@@ -44,11 +49,17 @@ SYMBOLS = {
 
 @dataclass(frozen=True)
 class Message:
-    """A message the page shows: ``level`` (``info``, ``warning``, ``error``, ``caption``) and Markdown
-    ``text`` (dataset and URL strings in it escaped)."""
+    """A message the page shows: ``level`` (``info``, ``warning``, ``error``, ``caption``), Markdown
+    ``text`` (dataset and URL strings in it escaped; empty: nothing to say) and its ``icon`` (None: its level's;
+    ``""``: none)."""
 
     level: str
     text: str
+    icon: str | None = None
+
+
+NO_UPLOAD = Message("info", "Upload a video to plan from it.", icon="")  # the upload source, nothing uploaded yet
+NO_MATCH = Message("warning", "")  # the video picker's search matches no video: the picker says so itself
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,7 +75,8 @@ class PlanState:
     view the visitor chose this run (:data:`RECORDED`, :data:`LIVE`; None: no choice); ``saved``: a
     live result of exactly these inputs is held; ``playlist``/``item``: the playlist place played;
     ``presenting``: presentation mode (the controls folded away: the result is what the room sees);
-    ``asked``: the keys the address holds (a page without models names those it cannot honour)."""
+    ``asked``: the keys the address holds (a page without models names those it cannot honour); ``held``: an
+    input the page cannot go on from, found while its inputs were read (None: every input is there)."""
 
     rec: str | None = None
     seed: int | None = None
@@ -81,6 +93,7 @@ class PlanState:
     item: int | None = None
     presenting: bool = False
     asked: tuple[str, ...] = ()
+    held: Message | None = None
 
     @property
     def in_view(self) -> bool:
@@ -201,7 +214,16 @@ def decide(state: PlanState, models: Models, records: Records) -> Decision:
     ...            Models(live_label="", missing="no models"), Records(record="rec"))
     >>> d.record, d.live, d.plan_now, d.zero_shot, [k for k, _ in d.ignored]
     ('rec', False, False, False, ['live'])
+
+    An input the page cannot go on from is said, and the page stops there:
+
+    >>> d = decide(PlanState(held=NO_UPLOAD), Models(live_label=""), Records())
+    >>> d.stop, d.plan_now, [m.text for m in d.messages]
+    (True, False, ['Upload a video to plan from it.'])
     """
+    if state.held is not None:
+        return Decision(record=None, live=False, tab=None, plan_now=False, stop=True,
+                        messages=(state.held,) if state.held.text else ())
     if models.missing:
         return _without_models(state, models, records)
     record = records.record if state.linkable and state.from_dataset else None
@@ -259,6 +281,22 @@ def choice_words(choice, role) -> str | None:
     return choice.describe()
 
 
+def untrained_horizon(T: int, horizons: Sequence[int]) -> Message:
+    """The message for a horizon no model is trained for (and no S3D encoder to plan it with graph + text endpoints).
+
+    >>> untrained_horizon(4, [3]).text[:52]
+    'No model is trained for horizon T=4 (trained horizon'
+    """
+    return Message("error", f"No model is trained for horizon T={T} (trained horizons: "
+                            f"{', '.join(map(str, horizons)) or 'none'}): choose another horizon, or an S3D encoder "
+                            "under *Video encoder* (graph + text endpoints need no model).", icon="")
+
+
+def no_planning_model(folder: str) -> Message:
+    """The message for a models folder of a horizon that holds a step model but no planning model."""
+    return Message("error", f"`{folder}` has a step model but no planning model.", icon="")
+
+
 def missing_video(asked: str | None, available: Iterable[str], playlist: str | None, item: int | None,
                   T: int) -> Message | None:
     """The message for a playlist item whose video (``asked``: the address's video, or the upload scene's)
@@ -274,7 +312,8 @@ def missing_video(asked: str | None, available: Iterable[str], playlist: str | N
         return None
     return Message("error", f"Playlist **{md(playlist)}**, item {item}: video **{md(asked)}** is not among this "
                             f"dataset's videos with {T} annotated steps and features, so this item cannot be shown "
-                            "(nothing else is shown in its place). Fix or remove it on the Playlists page.")
+                            "(nothing else is shown in its place). Fix or remove it on the Playlists page.",
+                   icon=":material/playlist_remove:")
 
 
 def upload_refused(encoder: str | None, not_allowed: str | None, s3d_label: str | None,

@@ -14,7 +14,7 @@ from components.plan import plans, result, why, zeroshot
 from components.plan.state import TABS, VIEWS, asked, records_of
 from components.ui.charts import video_timeline
 from components.ui.config import presenting
-from components.plan.decision import LIVE, RECORDED, Decision, Models, PlanState, decide
+from components.plan.decision import LIVE, RECORDED, Decision, Message, Models, PlanState, Records, decide
 from components.plan.decision import no_plan as no_plan_of
 from components.graph.plangraph import graph_paths
 from components.ui.text import md, md_code
@@ -22,7 +22,14 @@ from kepp_core import api
 from kepp_core.catalog import DEFAULT_M, DEFAULT_SETTING, TEXT_PLANNER, models_dir, scorer_label
 from kepp_core.errors import KeppError
 
-__all__ = ["messages", "more_of_live", "show", "without_models"]
+__all__ = ["messages", "more_of_live", "show", "stop_held", "without_models"]
+
+
+def stop_held(held: Message, link) -> None:
+    """The page where an input is held (:attr:`components.plan.decision.PlanState.held`): the decision says
+    it, then the page stops (its state published first)."""
+    messages(decide(PlanState(held=held), Models(live_label=""), Records()))
+    link.stop()
 
 
 def messages(decision: Decision) -> None:
@@ -32,7 +39,7 @@ def messages(decision: Decision) -> None:
         if m.level == "caption":
             st.caption(m.text)
         else:
-            getattr(st, m.level)(m.text, icon=icons[m.level])
+            getattr(st, m.level)(m.text, icon=icons[m.level] if m.icon is None else m.icon or None)
 
 
 def _tabs(decision: Decision) -> str:
