@@ -41,7 +41,12 @@ $(STAMP): requirements.txt pyproject.toml
 	@$(call INSTALL,--no-deps --no-build-isolation -e .)
 	touch $(STAMP)
 
-install: $(STAMP)
+# vis.js, from the installed pyvis package into app/static/ where the app serves it (app/components/graph/vis.py)
+VIS := app/static/vis-network.min.js
+$(VIS): $(STAMP) app/components/graph/vis.py
+	$(PY) app/install_vis.py && touch $(VIS)
+
+install: $(STAMP) $(VIS)
 
 # Headless Chromium for the end-to-end test (Debian's package; Playwright never downloads one).
 browser:
@@ -49,19 +54,19 @@ browser:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
-demo: $(STAMP)
+demo: $(STAMP) $(VIS)
 	$(VENV)/bin/kepp demo
 
-test: $(STAMP) browser
+test: $(STAMP) $(VIS) browser
 	$(PY) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
 
 # The tiers are markers (pyproject.toml): `make test` runs every test, `make test-fast` leaves out
 # those marked slow (app sessions, training runs, the COIN-scale world) or e2e (a real browser).
 FAST_TIER := not slow and not e2e
-test-fast: $(STAMP)
+test-fast: $(STAMP) $(VIS)
 	$(PY) -m pytest -n 2 --dist loadgroup -m "$(FAST_TIER)" $(PYTEST_ARGS)
 
-bench: $(STAMP) browser
+bench: $(STAMP) $(VIS) browser
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
 docs: $(STAMP)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components import backend, scenes
-from components.config import PAGES, page_setup
-from components.text import dataset_caption, md_code
+from components.records import backend
+from components.talk import scenes
+from components.ui.config import PAGES, page_setup
+from components.ui.text import dataset_caption, md_code
 from kepp_core.api import feature_encoder
 from kepp_core.errors import KeppError
 

@@ -1,5 +1,5 @@
 """``kepp talk export``'s worker: ``python app/export_deck.py PLAYLIST OUT [--force]`` writes the offline deck
-(:func:`components.deck.export`) of the start configuration the ``KEPP_APP_*`` variables carry (as ``kepp app``
+(:func:`components.talk.deck.export`) of the start configuration the ``KEPP_APP_*`` variables carry (as ``kepp app``
 passes them to the server). The deck is drawn by the app's components, so it runs here, beside them; a
 user error is one line (``kepp: error: ...``) and status 2, as every ``kepp`` command's."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the app's components
 
-from components import deck  # noqa: E402
+from components.talk import deck  # noqa: E402
 from kepp_core.api import AppConfig  # noqa: E402
 from kepp_core.errors import KeppError, printable  # noqa: E402
 

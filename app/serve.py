@@ -2,7 +2,7 @@
 
 ``kepp app`` runs ``python app/serve.py run app/Home.py <streamlit flags>``: the same as
 ``streamlit run``, plus one background thread that imports what the home page needs and loads
-the start configuration's dataset into the app's shared cache (``components.backend``) while
+the start configuration's dataset into the app's shared cache (``components.records.backend``) while
 the server starts and the browser loads Streamlit's page (a COIN-scale world takes about a
 second to open). Then it visits the app itself, as a first visitor's tabs would: each playlist's
 first slide (the built-in scenes' and every saved playlist's, in presentation mode) and every
@@ -50,7 +50,7 @@ def warm() -> None:
     try:
         if str(APP) not in sys.path:  # as Streamlit adds the script's folder for the pages
             sys.path.insert(0, str(APP))
-        from components import backend  # in the thread: these imports are part of what it does early
+        from components.records import backend  # in the thread: these imports are part of what it does early
         from kepp_core import api  # in the thread, as above
 
         cfg = api.AppConfig.from_env()
@@ -83,8 +83,8 @@ def visits(cfg) -> list[tuple[str, str]]:
     first view, as (page name in the address, query)."""
     from urllib.parse import urlencode
 
-    from components import playlists
-    from components.config import PAGES
+    from components.talk import playlists
+    from components.ui.config import PAGES
 
     names = [playlists.DEFAULT]
     try:

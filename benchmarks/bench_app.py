@@ -120,7 +120,7 @@ def measure_presentation(page, url: str, repeats: int, results: dict, records: b
     for warm in (True, False):
         for _ in range(1 if warm else repeats):
             for label, title in PAGES:
-                if label == "Playlists":  # not in the page bar (components.config.OFF_BAR)
+                if label == "Playlists":  # not in the page bar (components.ui.config.OFF_BAR)
                     continue
                 t = time.perf_counter()
                 bar_switch(page, label, title)
@@ -450,9 +450,9 @@ def episode_links(files: list[str], horizons: list[int], n: int) -> tuple[list[s
     from kepp_core.paths import APP_DIR
 
     sys.path.insert(0, str(APP_DIR))  # the app's plain-Python components, imported as the app does
-    from components.curation import choose_scenes
-    from components.names import default_method
-    from components.urls import plan_query
+    from components.talk.curation import choose_scenes
+    from components.ui.names import default_method
+    from components.records.urls import plan_query
     from kepp_core import catalog
 
     if not files or not horizons:

@@ -7,7 +7,7 @@ size (no world needed):
 - the episode map's PCA (:func:`kepp_core.evaluation.episode_map.pca_2d`) of ``--episodes`` start
   and goal windows of ``--dim`` features (2 windows × M=3 × D), beside numpy's full SVD on the same
   matrix for the ratio;
-- the map's points and figure for the page (``app/components/episode_map``: join, sample at the
+- the map's points and figure for the page (``app/components/records/episode_map``: join, sample at the
   cap, hover text) and the size of the figure sent to the browser.
 
     python benchmarks/bench_slices.py                        # 25,000 episodes x 3 seeds, D=256
@@ -91,7 +91,7 @@ def main() -> int:
         t_full, _ = best(lambda: np.linalg.svd(x - x.mean(axis=0), full_matrices=False), 1)
         print(f"numpy's full SVD of the same matrix: {t_full:.2f} s ({t_full / t:.1f}x)")
 
-    from components.episode_map import MAP_CAP, map_figure, map_points
+    from components.records.episode_map import MAP_CAP, map_figure, map_points
 
     xy = np.random.default_rng(2).standard_normal((args.episodes, 2))
     coords = {"episodes": list(preds["episode"].iloc[: args.episodes]), "x": xy[:, 0].tolist(), "y": xy[:, 1].tolist()}

@@ -25,7 +25,7 @@ def main() -> int:
     sys.path.insert(0, str(APP_DIR))  # the app's plain-Python components, imported as the app does
     from playwright.sync_api import sync_playwright
 
-    from components import playlists
+    from components.talk import playlists
     from kepp_core.api import AppConfig, read_predictions
     from kepp_core.commands.app import free_port, start_app
     from kepp_core.data.synth import ensure_world

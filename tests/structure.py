@@ -76,6 +76,10 @@ LOCAL_IMPORTS: dict[tuple[str, str], str] = {
     ("kepp_core.video.write", "av"): "PyAV loads FFmpeg: only when a video is written",
 }
 
+# The app's rooms (app/components/<room>/), bottom to top: a room's modules import only from their own room and
+# the rooms below it; the pages (app/Home.py, app/pages/) stand on top of them all.
+ROOMS: tuple[str, ...] = ("ui", "graph", "records", "plan", "talk")
+
 
 def layer_of(module: str) -> int:
     """Index in ``LAYERS`` of the longest prefix naming ``module`` (or one of its packages)."""
@@ -228,6 +232,32 @@ def _targets(node: ast.Import | ast.ImportFrom, package: str, modules: dict[str,
     # ``from pkg import submodule`` imports the submodule; ``from pkg import name`` the package
     subs = [f"{module}.{a.name}" for a in node.names if f"{module}.{a.name}" in modules]
     return subs if subs and len(subs) == len(node.names) else [module, *subs]
+
+
+def room_imports(root: str | Path) -> list[tuple[str, int, str, str]]:
+    """Every import of a component room by a module of ``app/components/<room>/`` (at the top or inside a
+    function, ``from components.plan import x``, ``from components import plan``, ``import components.plan.x``):
+    ``(file, line, importing room, imported room)``."""
+    root = Path(root)
+    out = []
+    for path in sorted((root / "app" / "components").glob("*/*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "components":
+                parts = node.module.split(".")
+                targets = [parts[1]] if len(parts) > 1 else [a.name for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name.split(".")[1] for a in node.names if a.name.startswith("components.")]
+            else:
+                continue
+            for target in targets:
+                out.append((str(path.relative_to(root)), node.lineno, path.parent.name, target))
+    return out
+
+
+def upward_room_imports(root: str | Path) -> list[str]:
+    """The imports of :func:`room_imports` that look up :data:`ROOMS` (or name a room it does not list)."""
+    return [f"{f}:{line} ({src}) imports components.{dst}" for f, line, src, dst in room_imports(root)
+            if src not in ROOMS or dst not in ROOMS or ROOMS.index(dst) > ROOMS.index(src)]
 
 
 def report(root: str | Path) -> dict:

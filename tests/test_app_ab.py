@@ -11,9 +11,9 @@ import json
 import pandas as pd
 import pytest
 
-from components import ab
-from components.names import episode_label
-from components.text import md, plan_text
+from components.records import ab
+from components.ui.names import episode_label
+from components.ui.text import md, plan_text
 from kepp_core import api, catalog
 from tests.helpers.app_env import AppEnv
 from tests.helpers.app_session import dataset, no_problems, open_page, prediction_table, texts, with_a_second_seed

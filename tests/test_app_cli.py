@@ -82,7 +82,7 @@ def test_options_reach_the_app_configuration(monkeypatch, tmp_path):
         if var in env:
             monkeypatch.setenv(var, env[var])
     monkeypatch.syspath_prepend(str(REPO / "app"))
-    from components.config import initial_config
+    from components.ui.config import initial_config
 
     assert initial_config() == AppConfig(dataset="plans", root=str(tmp_path.resolve()), presentation=True)
 
@@ -97,7 +97,7 @@ def test_config_file_then_command_line_options_win(monkeypatch, tmp_path):
         if var in env:
             monkeypatch.setenv(var, env[var])
     monkeypatch.syspath_prepend(str(REPO / "app"))
-    from components.config import initial_config
+    from components.ui.config import initial_config
 
     c = initial_config()
     assert (c.dataset, c.root, c.graph) == ("plans", str(tmp_path / "b.jsonl"), str(tmp_path / "g.json"))

@@ -11,12 +11,12 @@ import pytest
 
 from kepp_core.paths import APP_DIR
 
-MODULES = sorted(p.stem for p in (APP_DIR / "components").glob("*.py")
+MODULES = sorted(f"{p.parent.name}.{p.stem}" for p in (APP_DIR / "components").glob("*/*.py")
                  if p.stem != "__init__" and ">>>" in p.read_text(encoding="utf-8"))
 
 
 def test_the_components_with_examples_are_found():
-    assert {"names", "plangraph", "search", "urls"} <= set(MODULES)
+    assert {"ui.names", "graph.plangraph", "ui.search", "records.urls"} <= set(MODULES)
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -33,7 +33,7 @@ def test_the_page_list_is_declared_once_and_is_the_folder_streamlit_navigates():
     each file is one entry of the list, under the label its file name gives, in the list's order."""
     from streamlit.source_util import page_icon_and_name
 
-    from components.config import PAGES
+    from components.ui.config import PAGES
 
     files = sorted((APP_DIR / "pages").glob("*.py"))
     assert [p.path for p in PAGES.values()] == ["Home.py", *(f"pages/{f.name}" for f in files)]

@@ -13,8 +13,9 @@ from urllib.parse import parse_qsl
 
 import pytest
 
-from components import metric_codes, playlists, urls
-from components.text import md
+from components.records import metric_codes, urls
+from components.talk import playlists
+from components.ui.text import md
 from kepp_core import api, catalog
 from tests.helpers.app_env import IMPORTED, IMPORTED_FILE
 from tests.helpers.app_session import cards, no_problems, open_page, texts
@@ -177,7 +178,7 @@ def test_the_evaluation_code_picked_names_every_header_of_results(monkeypatch, l
 
 
 def test_a_playlist_item_of_an_imported_method_is_named_with_its_file(monkeypatch, lists_env, tmp_path):
-    from components import playlists
+    from components.talk import playlists
     from kepp_core.playlists import PlaylistStore
 
     records = tmp_path / "records"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from components import curation
+from components.talk import curation
 from kepp_core import api
 from tests.helpers.app_session import (cards, dataset, no_problems, open_page, page_scenes, prediction_table, texts,
                                        write_run)
@@ -192,18 +192,18 @@ def test_the_scene_buttons_have_names_that_fit_and_the_full_one_on_hover(monkeyp
     assert shown == [names, names]
 
 
-# --- the Plan page's state (components.plan_state) ---------------------------------------------------------------
+# --- the Plan page's state (components.ui.plan_link) ---------------------------------------------------------------
 def url(at) -> dict[str, str]:
     """The session's URL query, one value per key."""
     return {k: v[0] if isinstance(v, list) else v for k, v in at.query_params.items()}
 
 
 def test_the_plan_pages_state_is_one_table_of_keys():
-    from components import plan_state
+    from components.ui import plan_link
 
-    assert plan_state.query(T=4, video="v", plan=True) == {"T": "4", "video": "v", "plan": "1"}
+    assert plan_link.query(T=4, video="v", plan=True) == {"T": "4", "video": "v", "plan": "1"}
     with pytest.raises(KeyError, match="not a key of the Plan page's URL"):
-        plan_state.query(colour="red")
+        plan_link.query(colour="red")
     # the page, the playlists, the scenes, the picker and the links name no Plan-page key the table lacks,
     # and the page stops only through its link (which publishes the state first)
     page = (Path(__file__).resolve().parents[1] / "app" / "pages" / "1_Plan.py").read_text(encoding="utf-8")
@@ -256,7 +256,7 @@ def test_a_heatmap_cell_lists_its_episodes_and_opens_one_in_plan(monkeypatch, de
     assert any(h.value == f"Episodes with {ds.actions[a]} → {ds.actions[b]}" for h in at.subheader)
     holds = lambda p: any((x, y) == (a, b) for x, y in zip(p, p[1:]))  # noqa: E731
     expected = {e for e, p, t in zip(rows["episode"], rows["plan"], rows["truth"]) if holds(p) or holds(t)}
-    from components.names import episode_label
+    from components.ui.names import episode_label
 
     names = {episode_label(e, {"tea": ds.tasks["tea"].name}) for e in expected}
     assert set(at.selectbox(key="heat_episode").options) == names  # each named in words

@@ -1,4 +1,4 @@
-"""One display name per method everywhere (app/components/names.method_name, the catalogue's labels), the
+"""One display name per method everywhere (app/components/ui/names.method_name, the catalogue's labels), the
 paper's figures only beside a run of the paper's setting, and baselines described as what they are; through
 real Streamlit sessions (AppTest) on the demo world with the shipped models and records."""
 
@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from components import names
-from components.text import md
+from components.ui import names
+from components.ui.text import md
 from kepp_core import catalog
 from kepp_core.evaluation.failures import PAPER_COLUMN, FailureStats
 from tests.helpers.app_env import REPO
@@ -27,7 +27,7 @@ def test_every_method_has_one_display_name_from_the_catalogue():
 
 
 def test_no_page_or_component_names_a_method_but_through_the_names_table():
-    """Every module of the app asks components.names for a method's name: none calls the catalogue's
+    """Every module of the app asks components.ui.names for a method's name: none calls the catalogue's
     method_label itself (the one place a page could drift from the others)."""
     offenders = []
     for path in sorted((REPO / "app").rglob("*.py")):

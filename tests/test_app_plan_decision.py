@@ -1,4 +1,4 @@
-"""The Plan page's decision without Streamlit (``app/components/plan_decision.py``): every exit of
+"""The Plan page's decision without Streamlit (``app/components/plan/decision.py``): every exit of
 ``decide`` (a record and its live tab, the live plan alone, the page asking for a press), of the
 missing-record and missing-video messages, of the no-plan check, the typed-step cap and the choices the
 page offers. Each case names the exit it takes."""
@@ -9,13 +9,33 @@ from types import SimpleNamespace
 
 import pytest
 
-from components.plan_decision import (LIVE, MAX_TYPED_STEPS, RECORDED, Models, PlanState, Records, decide,
-                                      horizon_choices, missing_video, no_plan, r_choices, typed_steps, upload_refused)
+from components.plan.decision import (LIVE, MAX_TYPED_STEPS, NO_MATCH, NO_UPLOAD, RECORDED, Models, PlanState, Records,
+                                      decide, horizon_choices, missing_video, no_plan, no_planning_model, r_choices,
+                                      typed_steps, untrained_horizon, upload_refused)
 
 REC = SimpleNamespace(method="kepp-R2", seed=0, episode="tea/0287/7:3")
 MODELS = Models(live_label="KEPP R=2 + graph decoding")
 HELD = Records(record=REC, label="KEPP R=2")
 NONE = Records(record=None, label="KEPP R=2")
+
+
+# --- decide: an input the page cannot go on from (the held branch) -------------------------------------------------
+@pytest.mark.parametrize("held, level, words", [
+    (untrained_horizon(4, [3]), "error", "No model is trained for horizon T=4 (trained horizons: 3)"),
+    (untrained_horizon(4, []), "error", "(trained horizons: none)"),
+    (no_planning_model("models/T4"), "error", "`models/T4` has a step model but no planning model."),
+    (missing_video("9999", {"0287"}, "talk", 2, 3), "error", "Playlist **talk**, item 2: video **9999**"),
+    (NO_UPLOAD, "info", "Upload a video to plan from it."),
+])
+def test_a_held_input_is_said_and_the_page_stops_before_any_result(held, level, words):
+    d = decide(PlanState(held=held, rec="kepp-R2", pressed=True, plan=True, news=True), MODELS, HELD)
+    assert (d.record, d.live, d.plan_now, d.stop, d.keep) == (None, False, False, True, {})
+    assert [m.level for m in d.messages] == [level] and words in d.messages[0].text
+
+
+def test_a_search_that_matches_no_video_stops_the_page_with_the_pickers_own_words_alone():
+    d = decide(PlanState(held=NO_MATCH), MODELS, NONE)
+    assert (d.stop, d.plan_now, d.messages) == (True, False, ())
 
 
 # --- decide: a record the records hold (the record branch) ---------------------------------------------------------

@@ -1,5 +1,5 @@
-"""The plan graph (app/components/plangraph.py) and its drawing (app/components/network.py): distinct
-paths merged with one legend entry each, the ground truth drawn, arrows beyond the depth limit
+"""The plan graph (app/components/graph/plangraph.py) and its drawing (app/components/graph/drawing.py, page.py,
+network.py): distinct paths merged with one legend entry each, the ground truth drawn, arrows beyond the depth limit
 marked as such (never called unseen), fixed left-to-right positions, readable labels, the node
 budget, and no graph paths claimed for a model without the graph condition."""
 
@@ -12,8 +12,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from components import colours, plangraph, zeroshot
-from components.plangraph import COLUMN_GAP, label_colour
+from components.ui import colours
+from components.graph import plangraph
+from components.plan import zeroshot
+from components.graph.plangraph import COLUMN_GAP, label_colour
 from kepp_core import api
 from kepp_core.data import Dataset, Step, Task, Video
 from kepp_core.errors import KeppError
@@ -130,7 +132,7 @@ def test_no_graph_paths_claimed_without_the_graph_condition():
     import sys
 
     sys.path.insert(0, str(REPO / "app"))
-    from components.plans import recommendation_text
+    from components.plan.plans import recommendation_text
 
     assert recommendation_text("none", "P²KG", 2) == "no graph condition; "
     assert recommendation_text("graph", "P²KG", 2) == "recommendation: P²KG, R=2; "
@@ -154,12 +156,12 @@ def test_zero_shot_plans_and_episodes_without_models():
 
 def test_drawing_carries_title_settings_legend_and_png_export(monkeypatch):
     monkeypatch.syspath_prepend(str(REPO / "app"))
-    from components import network
+    from components.graph import drawing as drawings, page as graph_page
 
     g = chain_graph()
     pg = plangraph.plan_graph(g, (0, 4), [("KEPP plan", (0, 1, 3, 3, 4))], truth=(0, 1, 2, 3, 4))
-    drawing = network.plan_drawing(g, pg, title="Plan graph of a test")
-    page = _page(network, drawing, inline=True)
+    drawing = drawings.plan_drawing(g, pg, title="Plan graph of a test")
+    page = _page(graph_page, drawing, inline=True)
     assert "Plan graph of a test" in page and "depth: 1" in page and "keppPng" in page
     assert page.count('class="kepp-legend-entry"') == len(pg.legend)
     assert len(re.findall(r'data-style="line" data-group="[01]"', page)) == 2
@@ -178,17 +180,17 @@ def _edge_data(page: str) -> list[dict]:
     return json.loads(re.search(r"edges = new vis\.DataSet\((\[.*?\])\);", page, re.S).group(1))
 
 
-def _page(network, drawing, inline: bool) -> str:
+def _page(graph_page, drawing, inline: bool) -> str:
     from dataclasses import astuple
 
-    return network.graph_html(tuple(astuple(n) for n in drawing.nodes.values()),
+    return graph_page.graph_html(tuple(astuple(n) for n in drawing.nodes.values()),
                               tuple(astuple(e) for e in drawing.edges.values()), 400, drawing.grid,
                               drawing.title, drawing.settings, tuple(tuple(x) for x in drawing.legend), inline=inline)
 
 
 def test_only_the_paths_carry_their_weight_each_step_pair_once(monkeypatch):
     monkeypatch.syspath_prepend(str(REPO / "app"))
-    from components import network
+    from components.graph import drawing as drawings, page as graph_page
 
     g = chain_graph()
     pg = plangraph.plan_graph(g, (0, 4), [("KEPP plan", (0, 1, 3, 3, 4)), ("graph path 1", (0, 1, 2, 3, 4))],
@@ -199,8 +201,8 @@ def test_only_the_paths_carry_their_weight_each_step_pair_once(monkeypatch):
     assert {e.kind for e in pg.edges} >= {"path", "context"}  # the graph's own arrows: hover only
     assert not [e for e in pg.edges if e.kind != "path" and e.labelled]
     assert any("(hover for it)" in x.text for x in pg.legend if x.colour == colours.EDGE)
-    drawing = network.plan_drawing(g, pg)
-    edges = _edge_data(_page(network, drawing, inline=True))
+    drawing = drawings.plan_drawing(g, pg)
+    edges = _edge_data(_page(graph_page, drawing, inline=True))
     shown = [(e["from"], e["to"], e["klabel"]) for e in edges if e["klabel"]]
     assert shown == [(0, 1, f"{float(g.probability(0, 1)):.2f}"), (1, 2, f"{float(g.probability(1, 2)):.2f}"),
                      (2, 3, f"{float(g.probability(2, 3)):.2f}"), (3, 4, f"{float(g.probability(3, 4)):.2f}"),
@@ -212,7 +214,8 @@ def test_only_the_paths_carry_their_weight_each_step_pair_once(monkeypatch):
 
 def test_labels_are_placed_truth_first_then_the_plan_then_the_strongest_arrows(monkeypatch):
     monkeypatch.syspath_prepend(str(REPO / "app"))
-    from components.network import GraphEdge, label_ranks
+    from components.graph.drawing import GraphEdge
+    from components.graph.page import label_ranks
 
     edges = [GraphEdge(5, 6, "0.30", kind="context", weight=0.3), GraphEdge(0, 1, "0.50", kind="path", group=1),
              GraphEdge(6, 7, "0.90", kind="graph", weight=0.9), GraphEdge(2, 3, "", kind="context", weight=1.0),
@@ -227,7 +230,8 @@ def test_labels_are_placed_truth_first_then_the_plan_then_the_strongest_arrows(m
 
 def test_a_graph_frame_fits_one_screen_below_the_header(monkeypatch):
     monkeypatch.syspath_prepend(str(REPO / "app"))
-    from components.network import MIN_CANVAS, SCREEN_FRAME, GraphDrawing, canvas_height, drawing_height
+    from components.graph.drawing import GraphDrawing
+    from components.graph.network import MIN_CANVAS, SCREEN_FRAME, canvas_height, drawing_height
 
     crowded = GraphDrawing(legend=[("line", "#000000", "an entry of a long legend, on its own line", -1)] * 20)
     crowded_canvas = {}
@@ -241,31 +245,41 @@ def test_a_graph_frame_fits_one_screen_below_the_header(monkeypatch):
     assert crowded_canvas == dict.fromkeys(SCREEN_FRAME, MIN_CANVAS)  # every mode: still a canvas to draw on
 
 
-def test_the_export_carries_vis_js_inline_while_the_frame_refers_to_the_served_copy(monkeypatch):
+def test_the_export_carries_vis_js_inline_while_the_frame_refers_to_the_installed_copy(monkeypatch, tmp_path):
+    """vis.js is pyvis's, copied where the app serves it by ``make install`` (``vis.install``), never while a
+    drawing is made: without the copy a frame carries vis.js inline and nothing is written."""
     monkeypatch.syspath_prepend(str(REPO / "app"))
-    from components import network, scripts
+    from components.ui import scripts
+    from components.graph import drawing as drawings, page as graph_page, vis
 
     g = chain_graph()
     pg = plangraph.plan_graph(g, (0, 4), [("KEPP plan", (0, 1, 3, 3, 4))], truth=(0, 1, 2, 3, 4))
-    drawing = network.plan_drawing(g, pg, title="Plan graph of a test")
-    export, frame = _page(network, drawing, inline=True), _page(network, drawing, inline=False)
-    served = network.served_vis()
+    drawing = drawings.plan_drawing(g, pg, title="Plan graph of a test of the served copy")
+    static = tmp_path / "static"
+    monkeypatch.setattr(vis, "STATIC", static)
+    graph_page.graph_html.clear()
+    try:
+        bare = _page(graph_page, drawing, inline=False)  # not installed: vis.js inline, the folder left alone
+        assert vis.served() == () and not static.exists()
+        assert not re.search(r'<script[^>]*\bsrc="[^"]*vis-network', bare) and "new vis.Network" in bare
+        assert sorted(p.name for p in vis.install()) == ["vis-network.css", "vis-network.min.js"]
+        assert vis.install() == []  # in place and equal: left alone
+        graph_page.graph_html.clear()
+        export, frame = _page(graph_page, drawing, inline=True), _page(graph_page, drawing, inline=False)
+        served = vis.served()
+    finally:
+        graph_page.graph_html.clear()
     assert [url for _, url in served] == ["app/static/vis-network.min.js", "app/static/vis-network.css"]
     script, style = (text for text, _ in served)
+    assert [(static / p.name).read_text(encoding="utf-8") for p in vis.files()] == [script, style]
     # the export: self-contained, no external script, style sheet or asset
     assert not re.search(r"<script[^>]*\bsrc=", export) and not re.search(r"<link[^>]*\bhref=", export)
     assert f"<script>{script}</script>" in export and f"<style>{style}</style>" in export
-    # the frame: vis.js and the drawing's script from the app's static files (vis.js copied there, equal to
-    # pyvis's), nothing else from outside; the export carries the drawing's script inline too
+    # the frame: vis.js and the drawing's script from the app's static files, nothing else from outside; the
+    # export carries the drawing's script inline too
     digest = hashlib.sha1(scripts.source("kepp-graph.js").encode()).hexdigest()[:12]
     assert re.findall(r'<script[^>]*\bsrc="([^"]*)"', frame) == ["app/static/vis-network.min.js",
                                                                  f"app/static/kepp-graph.js?v={digest}"]
     assert scripts.source("kepp-graph.js") in export and "keppPng" in scripts.source("kepp-graph.js")
     assert re.findall(r'<link[^>]*\bhref="([^"]*)"', frame) == ["app/static/vis-network.css"]
     assert script not in frame and style not in frame and len(frame) < len(export) / 10
-    for text, url in served:
-        assert (network.STATIC / url.removeprefix(network.STATIC_URL)).read_text(encoding="utf-8") == text
-    # the same drawing either way
-    assert _edge_data(frame) == _edge_data(export) and 'id="kepp-graph-data"' in frame
-    config = (REPO / ".streamlit" / "config.toml").read_text()
-    assert re.search(r"^enableStaticServing = true$", config, re.M)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from llm_server import ScriptedChatServer, scripted_plans
 
-from components import playlists
+from components.talk import playlists
 from kepp_core import api
 from kepp_core.playlists import PlaylistStore
 from tests.helpers.app_session import cards, dataset, no_problems, open_page, prediction_table, texts
@@ -97,7 +97,7 @@ def image_captions(at) -> list[str]:
 
 def test_the_clip_times_agree_in_the_sliders_the_frames_and_the_record(monkeypatch, env):
     row = prediction_table(env).query("method == 'kepp-R2' and horizon == 3").iloc[2]
-    from components.urls import plan_query
+    from components.records.urls import plan_query
 
     at = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py", plan_query(dict(row))))
     start = next(s for s in at.slider if s.label == "Start clip (s)").value
@@ -119,7 +119,7 @@ def test_a_plain_visit_stays_at_the_top_and_an_asked_result_comes_into_view(monk
     plain = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py"))
     assert plain.tabs and cards(plain) > 0 and not scrolls(plain)  # the clean success, below the controls
     row = prediction_table(env).query("method == 'kepp-R2' and horizon == 3").iloc[4]
-    from components.urls import plan_query
+    from components.records.urls import plan_query
 
     linked = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py", plan_query(dict(row))))
     assert scrolls(linked)  # a link asked for this result

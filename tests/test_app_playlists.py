@@ -11,10 +11,11 @@ import shutil
 
 import pytest
 
-from components import playlists, urls
+from components.records import urls
+from components.talk import playlists
 from kepp_core import api, catalog
 from kepp_core.errors import KeppError
-from components.text import md
+from components.ui.text import md
 from kepp_core.playlists import PlaylistStore
 from tests.helpers.app_session import cards, no_problems, open_page, page_scenes, prediction_table
 

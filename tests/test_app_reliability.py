@@ -28,7 +28,7 @@ def rendered(markdown: str) -> str:
 
 def test_markdown_escape_shows_text_and_loads_nothing():
     sys.path.insert(0, str(REPO_ROOT / "app"))
-    from components.text import md
+    from components.ui.text import md
 
     paragraphs = []
     for text in [HOSTILE, HOSTILE_TASK, ":red[x] :material/home:", "`a` **b** _c_ <http://x.y>", "a\n# heading"]:

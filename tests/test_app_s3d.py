@@ -111,7 +111,7 @@ def test_open_in_plan_of_a_graph_text_row_plans_with_graph_and_text_endpoints(mo
     model=graph-text and no encoder: with trained models there too, the page takes the first allowed S3D
     encoder and plans at once with graph + text endpoints, as the row did (the record it names is not in
     this world's records, so the live plan is the page's one view)."""
-    from components.urls import plan_query
+    from components.records.urls import plan_query
     from kepp_core.data import load_dataset
 
     world, weights = s3d_world

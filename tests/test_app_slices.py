@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from components import slices as slice_view
-from components.text import md
+from components.records import slices as slice_view
+from components.ui.text import md
 from kepp_core import api
 from kepp_core.catalog import SLICE_BY
 from tests.helpers.app_session import no_problems, open_page, prediction_table, texts, with_a_second_seed
@@ -186,7 +186,7 @@ def test_hostile_task_names_pass_through_the_slice_table_as_text(monkeypatch, ho
 
 
 def test_map_points_sample_at_the_cap_and_escape_the_hover():
-    from components.episode_map import map_figure, map_points
+    from components.records.episode_map import map_figure, map_points
 
     n = 50
     coords = {"episodes": [f"t{i % 3}/v{i}/0:3" for i in range(n)], "x": list(range(n)), "y": [0.5] * n}
@@ -214,7 +214,7 @@ def test_the_episodes_of_a_slice_export_as_csv_every_row_not_one_page(monkeypatc
 
     query = {"method": "kepp-R2", "T": "3", "by": "pattern", "slice": "pattern:wrong_endpoint"}
     at = no_problems(open_page(monkeypatch, demo_env, RESULTS, query))
-    charts = sys.modules["components.charts"]  # the app's module, loaded by the first run
+    charts = sys.modules["components.ui.charts"]  # the app's module, loaded by the first run
     made, real = {}, charts.show_table
 
     def spy(df, name, key, csv=None, **kwargs):  # what each table's CSV download holds

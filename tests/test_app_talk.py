@@ -10,7 +10,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from components import curation, names, urls
+from components.ui import names
+from components.records import urls
+from components.talk import curation
 from kepp_core import api, catalog
 from kepp_core.api import analysis
 from kepp_core.evaluation.stats import mean_ci
@@ -248,7 +250,7 @@ def table_downloads(monkeypatch) -> dict[str, bytes]:
     app: a paged table's download is made on click (a deferred download), so it is made here."""
     import sys
 
-    charts = sys.modules["components.charts"]  # the app's module, loaded by a first run
+    charts = sys.modules["components.ui.charts"]  # the app's module, loaded by a first run
     shown, real = {}, charts.show_table
 
     def spy(df, name, key, csv=None, **kwargs):

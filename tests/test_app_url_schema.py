@@ -1,4 +1,4 @@
-"""Every page's URL keys as one schema (``app/components/url_schema.py``): ASCII digits only, ranges and
+"""Every page's URL keys as one schema (``app/components/ui/url_schema.py``): ASCII digits only, ranges and
 lengths, checked without Streamlit; the tables in docs/app.md are the code's; and in real app sessions
 (AppTest) a link with Unicode digits or out-of-range values on any page is one line saying what was not
 taken, never a traceback."""
@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from components import url_schema
+from components.ui import url_schema
 from kepp_core.paths import REPO_ROOT
 from tests.helpers.app_session import open_page, texts
 
@@ -70,7 +70,7 @@ def test_values_in_range_are_taken_as_given_and_unknown_keys_are_dropped():
 
 
 def test_the_url_schema_and_the_plan_decision_load_without_streamlit():
-    code = ("import sys; sys.path.insert(0, 'app'); import components.url_schema, components.plan_decision; "
+    code = ("import sys; sys.path.insert(0, 'app'); import components.ui.url_schema, components.plan.decision; "
             "assert 'streamlit' not in sys.modules, sorted(m for m in sys.modules if m.startswith('streamlit'))")
     r = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
@@ -125,7 +125,7 @@ def test_unicode_digits_in_any_pages_link_are_one_line_and_no_traceback(monkeypa
 
 def test_the_code_picker_and_the_code_keys_text_name_every_code_of_the_registry():
     """The codes are named from the one registry (kepp_core.benchmark.FAMILIES), never in hand-written prose."""
-    from components import metric_codes
+    from components.records import metric_codes
     from kepp_core.benchmark import DEFAULT_FAMILY, FAMILIES
 
     doc = url_schema.RESULTS["code"].doc

@@ -159,7 +159,7 @@ def test_one_function_says_which_planner_replans_every_row():
     (urls.plan_query) ask it for every row of the catalogue, and kepp plan --planning-model reads its
     id back. A graph-decoded row is re-planned by its base's planner (the +dec rows were once told
     apart by four functions that disagreed)."""
-    from components import urls
+    from components.records import urls
 
     rows = catalog.METHODS
     none = sorted(m.name for m in rows if catalog.live_planner(m.name) is None)

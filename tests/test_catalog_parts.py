@@ -110,7 +110,7 @@ def test_a_row_with_another_endpoint_source_plans_between_that_sources_endpoints
     """Walkthrough "a row with a new endpoint source" (docs/architecture.md): one catalogue entry, here
     kepp-R2 between the endpoint model's endpoints, reaches kepp eval's table and the app's names, and the
     KEPP planner plans between the endpoint model's endpoints, not the step model's."""
-    from components.names import method_name
+    from components.ui.names import method_name
 
     from kepp_core.evaluation.methods import EvalContext, EvalOptions
     from kepp_core.graph.build import build_graph
@@ -138,7 +138,7 @@ def test_a_new_decoder_reaches_the_eval_table_the_app_and_its_own_stored_choice(
     """Walkthrough "a new decoder" (docs/architecture.md): a Decoder object and its row, added here, reach
     kepp eval's table and the app's names (its label, its words on a live plan); its choice is made among
     its own modes and stored under its own key beside kepp-R1+dec's."""
-    from components.names import method_name
+    from components.ui.names import method_name
 
     from kepp_core.evaluation.methods.choice import planner_rows
 

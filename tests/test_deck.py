@@ -1,5 +1,5 @@
 """The deck that needs no server (``kepp talk export``, the Playlists page's **Export deck**): every slide says
-what its live slide says (the presenter view's :func:`components.presenter.slide_summary`, run as a page),
+what its live slide says (the presenter view's :func:`components.talk.presenter.slide_summary`, run as a page),
 frames where the world has videos and a sentence where it has features alone, hostile labels as text, one
 self-contained file written atomically, one-line errors. The deck in a browser: ``test_e2e_deck.py``."""
 
@@ -13,9 +13,10 @@ import shutil
 
 import pytest
 
-from components import playlists, slides
+from components.records import slides
+from components.talk import playlists
 from kepp_core.playlists import DECK_MARK, is_deck
-from components.text import md
+from components.ui.text import md
 from tests.helpers.app_env import IMPORTED
 from tests.helpers.app_session import no_problems, open_page, texts
 from tests.helpers.cli import assert_one_line_error
@@ -154,7 +155,8 @@ def test_kepp_talk_export_refuses_what_it_should_not_write_in_one_line(demo_env,
 
 @pytest.mark.slow
 def test_the_playlists_pages_export_deck_is_the_commands_deck(monkeypatch, demo_env, tmp_path):
-    from components import deck, recorded
+    from components.records import recorded
+    from components.talk import deck
     from kepp_core import api
 
     records = tmp_path / "predictions.jsonl"

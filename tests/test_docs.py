@@ -96,13 +96,18 @@ def test_a_command_added_without_its_docs_line_fails_the_check():
     assert sorted(set(kepp_commands(parser)) - set(rows)) == ["kepp undocumented"]
 
 
-def test_the_components_package_names_every_component_module():
+def test_each_room_of_the_components_names_every_module_it_holds():
     import ast
 
-    init = REPO / "app" / "components" / "__init__.py"
-    doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
-    modules = sorted(p.stem for p in init.parent.glob("*.py") if p.stem != "__init__")
-    assert [m for m in modules if f"``{m}``" not in doc] == []
+    def doc(folder: Path) -> str:
+        return ast.get_docstring(ast.parse((folder / "__init__.py").read_text(encoding="utf-8")))
+
+    top = REPO / "app" / "components"
+    rooms = sorted(p.parent for p in top.glob("*/__init__.py"))
+    assert [p.stem for p in top.glob("*.py") if p.stem != "__init__"] == []  # every module sits in a room
+    assert len(rooms) >= 5 and [r.name for r in rooms if f"``{r.name}``" not in doc(top)] == []
+    assert [f"{r.name}/{p.stem}" for r in rooms for p in sorted(r.glob("*.py"))
+            if p.stem != "__init__" and f"``{p.stem}``" not in doc(r)] == []
 
 
 def test_the_layer_diagram_names_every_module_and_package_of_kepp_core():
@@ -142,7 +147,7 @@ def test_the_decision_table_names_modules_and_names_that_exist():
     places = decision_places(text)
     assert len(places) >= 25 and len({p for p, _ in places}) >= 15
     for needed in ("kepp_core/catalog/sources.py", "kepp_core/catalog/rows.py", "kepp_core/models/options.py",
-                   "kepp_core/catalog/defaults.py", "kepp_core/calibration.py", "app/components/colours.py"):
+                   "kepp_core/catalog/defaults.py", "kepp_core/calibration.py", "app/components/ui/colours.py"):
         assert needed in {p for p, _ in places}, needed
     missing = []
     for path, names in places:

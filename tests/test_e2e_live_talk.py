@@ -20,7 +20,7 @@ import shutil
 
 import pytest
 
-from components.config import STEP_PRESENT_PX
+from components.ui.config import STEP_PRESENT_PX
 from kepp_core.api import AppConfig
 from tests.helpers.browser import ARTIFACTS, all_loaded, idle
 from tests.helpers.talk import KINDS, outside, published_by, restartable_server, slide_boxes, wait_shown, write_talk

@@ -11,8 +11,8 @@ from urllib.parse import urlencode
 
 import pytest
 
-from components import urls
-from components.curation import choose_scenes
+from components.records import urls
+from components.talk.curation import choose_scenes
 from kepp_core import api
 from tests.helpers.browser import (ARTIFACTS, check_drawing_labels, check_drawing_type, check_whole_words,
                                    fills_its_frame, idle, read_shown_drawing, settled_drawing, shown_graph_frame,

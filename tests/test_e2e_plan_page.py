@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pytest
 
-from components import urls
+from components.records import urls
 from kepp_core import api, catalog
 from tests.helpers.browser import ARTIFACTS, env_server, idle, query, rows_of_cards, wait_plan
 

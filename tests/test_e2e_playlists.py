@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from components.playlists import BUTTONS
+from components.talk.playlists import BUTTONS
 from kepp_core import api, catalog
 from kepp_core.playlists import PlaylistStore
 from tests.helpers.browser import (ARTIFACTS, add_to_playlist, graph_frame, has_row, idle, query, rerun,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from components import playlists
+from components.talk import playlists
 from kepp_core import api
 from kepp_core.playlists import PlaylistStore
 from tests.helpers.browser import ARTIFACTS, idle, query, wait_plan

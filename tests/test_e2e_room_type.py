@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from components import urls
+from components.records import urls
 from kepp_core import api
 from tests.helpers.browser import (ARTIFACTS, all_loaded, check_drawing_type, check_room_type, drawn_frame,
                                    result_on_one_screen, settled_drawing, stopped_moving, wait_plan)

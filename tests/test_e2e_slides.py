@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import pytest
 
-from components import urls
+from components.records import urls
 from kepp_core import api, catalog
 from kepp_core.playlists import PlaylistStore
 from tests.helpers.browser import (ARTIFACTS, add_to_playlist, check_drawing_labels, check_drawing_type,

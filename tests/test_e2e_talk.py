@@ -13,8 +13,8 @@ from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
 
-from components import urls
-from components.curation import choose_scenes
+from components.records import urls
+from components.talk.curation import choose_scenes
 from kepp_core import api, catalog
 from tests.helpers.browser import (ARTIFACTS, check_drawing_labels, check_drawing_type, graph_frame, idle, query,
                                    rerun, result_on_one_screen, rows_of_cards, settled_drawing, shown_graph_frame,

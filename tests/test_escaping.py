@@ -1,7 +1,7 @@
 """Every renderer of ``app/components`` shows a hostile label as text: the audit's step label
 ``"stir\\n\\n![x](http://HOST/img)\\n\\n"`` (it broke out of the step timeline: every visitor's
 browser fetched the image) and two HTML ones, through each renderer's escaping helper
-(``components.text``: Markdown, HTML in Markdown, plotly, a standalone page). Each output is rendered
+(``components.ui.text``: Markdown, HTML in Markdown, plotly, a standalone page). Each output is rendered
 the way the browser gets it (Markdown as Streamlit renders it, plotly's text fields, the page's
 elements) and must hold no image, link, script or handler, and show the label's words as text."""
 
@@ -27,7 +27,7 @@ def _dataset(label: str):
 # --- HTML inside Streamlit's Markdown ---------------------------------------------------------------------
 @LABELS
 def test_the_step_timeline(label):
-    from components.charts import step_timeline
+    from components.ui.charts import step_timeline
 
     rows = [{"second": s, "step": s % 2, "label": [label, "whisk"][s % 2], "score": 1.0,
              "top": [{"label": label, "score": 1.0}, {"label": "whisk", "score": 0.5}]} for s in range(4)]
@@ -36,7 +36,7 @@ def test_the_step_timeline(label):
 
 @LABELS
 def test_the_video_timeline(label):
-    from components.charts import video_timeline
+    from components.ui.charts import video_timeline
 
     video = S(steps=[S(start=0.0, end=2.0, action=0), S(start=2.0, end=4.0, action=1)])
     html = video_timeline(video, [label, "whisk"], range(0, 1), {label: ((0.0, 1.0), "#2e7d32")}, 4.0)
@@ -45,21 +45,21 @@ def test_the_video_timeline(label):
 
 @LABELS
 def test_the_step_cards(label):
-    from components.charts import step_cards_html
+    from components.ui.charts import step_cards_html
 
     assert_markdown_inert(step_cards_html([label, "whisk"], [True, False], title=label), label, "step cards")
 
 
 @LABELS
 def test_the_failure_pattern_bars(label):
-    from components.charts import pattern_bars
+    from components.ui.charts import pattern_bars
 
     assert_markdown_inert(pattern_bars([label, "other"], [3, 1]), label, "pattern bars")
 
 
 @LABELS
 def test_the_speakers_note(label):
-    from components.presenter import note_html
+    from components.talk.presenter import note_html
 
     visible = assert_inert(render_markdown(note_html(f"first line\n{label}\nlast line")), "speaker's note")
     lines = [line.strip() for line in label.splitlines() if line.strip()]  # each line of the note, as text
@@ -68,14 +68,14 @@ def test_the_speakers_note(label):
 
 @LABELS
 def test_the_plan_before_and_after_decoding(label):
-    from components.why import plan_cards
+    from components.plan.why import plan_cards
 
     assert_markdown_inert(plan_cards([label, "whisk"], [True, False], label, "#fff8e1"), label, "why cards")
 
 
 @LABELS
 def test_the_slide_head_and_verdicts(label):
-    from components.result import head_html, verdict_html
+    from components.plan.result import head_html, verdict_html
 
     for view in ("Recorded", "Live"):
         html = head_html(label, verdict_html(view, label, True, "success"))
@@ -86,7 +86,7 @@ def test_the_slide_head_and_verdicts(label):
 # --- Markdown --------------------------------------------------------------------------------------------
 @LABELS
 def test_the_why_table_whose_cells_are_markdown(label):
-    from components.why import why_table
+    from components.plan.why import why_table
 
     table = why_table([{"step": 1, "label": label, "score": 0.5, "transition": None, "endpoint": 0.4,
                         "raw_label": label, "changed": True}])
@@ -97,7 +97,7 @@ def test_the_why_table_whose_cells_are_markdown(label):
 
 @LABELS
 def test_the_endpoints_line(label):
-    from components.episodes import endpoints_line
+    from components.records.episodes import endpoints_line
 
     ds = _dataset(label)
     assert_markdown_inert(endpoints_line(ds, (0, 1), (0.9, 0.8), (1, 0)), label, "endpoints line")
@@ -105,7 +105,7 @@ def test_the_endpoints_line(label):
 
 @LABELS
 def test_the_dataset_caption(label):
-    from components.text import dataset_caption
+    from components.ui.text import dataset_caption
     from kepp_core.api import AppConfig
 
     assert_markdown_inert(dataset_caption(AppConfig(dataset="plans", root="/data"), _dataset(label)), label,
@@ -115,7 +115,7 @@ def test_the_dataset_caption(label):
 # --- plotly ----------------------------------------------------------------------------------------------
 @LABELS
 def test_the_transition_heatmap(label):
-    from components.charts import heatmap
+    from components.ui.charts import heatmap
 
     df = pd.DataFrame([[0.5, 0.5], [0.1, 0.9]], index=[label, "whisk"], columns=[label, "whisk"])
     assert_plotly_inert(heatmap(df, f"{label} − other", marked={label}), label, "heatmap")
@@ -123,7 +123,7 @@ def test_the_transition_heatmap(label):
 
 @LABELS
 def test_the_heatmap_panels(label):
-    from components.charts import heatmap_panels
+    from components.ui.charts import heatmap_panels
 
     df = pd.DataFrame([[0.5, 0.5], [0.1, 0.9]], index=[label, "whisk"], columns=[label, "whisk"])
     fig = heatmap_panels({label: df, "ground truth": df}, marked={label})
@@ -134,7 +134,7 @@ def test_the_heatmap_panels(label):
 
 @LABELS
 def test_the_training_curves(label):
-    from components.charts import training_curves
+    from components.ui.charts import training_curves
 
     frames = {label: pd.DataFrame({"step": [1, 2], "val_score": [0.1, 0.2]})}
     assert_plotly_inert(training_curves(frames, "val_score", "step", {label: 2}), label, "training curves")
@@ -142,7 +142,7 @@ def test_the_training_curves(label):
 
 @LABELS
 def test_the_protocol_charts(label):
-    from components.charts import efficiency_chart, interval_chart
+    from components.ui.charts import efficiency_chart, interval_chart
 
     df = pd.DataFrame({"label": [label], "T": [3], "mean": [50.0], "ci": [2.0], "seeds": [3], "percent": [50]})
     assert_plotly_inert(interval_chart(df, "SR"), label, "interval chart")
@@ -151,11 +151,11 @@ def test_the_protocol_charts(label):
 
 @LABELS
 def test_the_episode_map(label):
-    from components.episode_map import map_figure
+    from components.records.episode_map import map_figure
 
     points = pd.DataFrame({"x": [0.0], "y": [1.0], "task": ["t"], "task_name": [label], "episode": ["t/v/0:3"],
                            "outcome": ["right"], "hover": [""]})
-    from components.episode_map import _hover
+    from components.records.episode_map import _hover
 
     points["hover"] = [_hover(S(episode="t/v/0:3", outcome="right", right=1, seeds=1, truth=(0,)),
                               lambda seq: [label for _ in seq], {"t": label})]
@@ -169,7 +169,7 @@ def test_the_episode_map(label):
 # --- a standalone page (the graph drawing's frame) -------------------------------------------------------
 @LABELS
 def test_the_graph_drawing(label):
-    from components.network import graph_html
+    from components.graph.page import graph_html
 
     nodes = ((0, label, label, "#90caf9", 20, 0, 0), (1, "whisk", "", "#90caf9", 20, 1, 0))  # GraphNode's fields
     edges = ((0, 1, label, label),)  # GraphEdge's: source, target, label, title
@@ -189,8 +189,8 @@ FILE_NAMES = pytest.mark.parametrize("file", [f"![x](http://{HOST}/x).json", f'<
 
 @FILE_NAMES
 def test_the_open_in_plan_link_of_an_imported_method_named_by_its_file(file):
-    from components.ab import open_label
-    from components.names import method_name
+    from components.records.ab import open_label
+    from components.ui.names import method_name
 
     name = method_name("vpn-run", file)
     assert_markdown_inert(open_label(name), name, "Open in Plan link")

@@ -191,7 +191,7 @@ def test_save_decoding_stores_the_choice_with_the_models(demo_world, home, tmp_p
 
 
 def test_why_cards_and_decoding_text_show_hostile_strings_as_text():
-    from components import why
+    from components.plan import why
 
     hostile = "</script><script>window.__kepp_pwned=1</script><img src=x onerror=alert(1)>"
     html = why.plan_cards([hostile, "b"], [True, False], hostile, "#fff")
@@ -253,7 +253,7 @@ def test_the_planner_decodes_as_its_rows_choice_and_owns_its_endpoint_model(demo
 def test_the_plan_page_plans_with_the_structured_planner_and_open_in_plan_reaches_it(monkeypatch, demo_env, demo_world):
     """The demo ships KEPP R=1 trained with the structured loss: the Plan page offers it, plans with it
     (decoded), and a kepp-R1-struct row's Open in Plan link names it."""
-    from components.urls import plan_query
+    from components.records.urls import plan_query
 
     _, ds = demo_world
     video, start, goal = _episode(ds)

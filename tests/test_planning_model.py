@@ -121,7 +121,7 @@ def test_a_planner_file_that_is_not_a_choice_is_refused_in_one_line(demo_world, 
 @pytest.mark.slow
 def test_the_plan_page_offers_the_stored_planning_model_first_and_says_it_beside_the_plan(
         monkeypatch, demo_env, demo_world, models, tmp_path):
-    from components.text import md
+    from components.ui.text import md
     from kepp_core import api
     from kepp_core.evaluation.planning_model import choose_planning_model
 

@@ -1,7 +1,7 @@
 """Graph: the P²KG (or frequency graph) around a step, and a task's expert trajectories.
 
 The drawings place the steps left to right by their typical place in the training plans, the chosen
-step in the middle (:mod:`components.layout`), with the controls beside them: on the first screen.
+step in the middle (:mod:`components.graph.layout`), with the controls beside them: on the first screen.
 Its state lives in the URL (restored on load and reload): ``w`` (p2kg/pkg), ``tab``
 (around/expert), ``q`` (the step search), ``step``, ``depth``, ``min``, ``task``, ``max`` (the
 node cap), and for expert trajectories ``etask`` and ``emin``.
@@ -15,10 +15,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from components import backend, links, network
-from components.charts import show_table
-from components.config import page_setup
-from components.text import dataset_caption, md, md_code
+from components.ui import links
+from components.graph import drawing as drawings, network
+from components.records import backend
+from components.ui.charts import show_table
+from components.ui.config import page_setup
+from components.ui.text import dataset_caption, md, md_code
 from kepp_core import api
 from kepp_core.errors import closest_names
 
@@ -70,7 +72,7 @@ with around:
     step = controls.selectbox("Step", hits, key="graph_step")
     link.seed("graph_depth", "depth", [1, 2, 3], absent="1")
     depth = controls.slider("Depth", 1, 3, key="graph_depth", **links.default_kwargs("graph_depth", value=1))
-    weight_name = network.WEIGHTS[scorer]
+    weight_name = drawings.WEIGHTS[scorer]
     link.seed("graph_min_p", "min", parse=lambda t: round(link.keys["min"].parse(t), 2), absent="0")
     min_p = controls.slider(f"Minimum {weight_name}", 0.0, 1.0, step=0.01, key="graph_min_p",
                             help=f"hide arrows whose {weight_name} (the weights shown) is below this",
@@ -93,7 +95,7 @@ with around:
                                                   scorer, int(min(cap, readable or cap)))
         settings = (f"depth {depth} · minimum {weight_name} {min_p:.2f} · task: {task_names.get(task, task)} · "
                     f"{len(nodes)} steps, {len(edges)} transitions" + (f" (of {total} steps)" if total > len(nodes) else ""))
-        drawing = network.edges_drawing(graph, nodes, edges, scorer, focus=[centre],
+        drawing = drawings.edges_drawing(graph, nodes, edges, scorer, focus=[centre],
                                         title=f"{graph_name} around '{step}'", settings=settings,
                                         positions=backend.typical_positions(cfg, ds),
                                         max_rows=network.readable_rows(HEIGHT))
@@ -127,7 +129,7 @@ with expert:
                                     **links.default_kwargs("graph_expert_min", value=1)) if top > 1 else 1
         link.keep(emin=min_count if tab == "expert" and min_count > 1 else None)
         kept = [(u, v) for u, v in edges if freq[(u, v)] >= min_count]
-        drawing = network.expert_drawing(graph, nodes, kept, freq, title=f"Expert trajectories of {task_names[t]}",
+        drawing = drawings.expert_drawing(graph, nodes, kept, freq, title=f"Expert trajectories of {task_names[t]}",
                                          settings=f"minimum count {min_count} · {len(kept)} transitions",
                                          positions=backend.typical_positions(cfg, ds, t),
                                          max_rows=network.readable_rows(HEIGHT))

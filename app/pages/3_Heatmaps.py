@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components import backend, episodes, links
-from components.charts import heatmap, heatmap_panels, show_figure, show_table
-from components.config import PAGES, page_setup
-from components.heatmaps import clicked_cell, episodes_with, heatmap_order, out_of_task
-from components.names import default_method, method_name
-from components.text import dataset_caption, md
+from components.ui import links
+from components.records import backend, episodes
+from components.ui.colours import MD_WRONG
+from components.ui.charts import heatmap, heatmap_panels, show_figure, show_table
+from components.ui.config import PAGES, page_setup
+from components.graph.heatmaps import clicked_cell, episodes_with, heatmap_order, out_of_task
+from components.ui.names import default_method, method_name
+from components.ui.text import dataset_caption, md
 from kepp_core import api
 
 cfg = page_setup("Heatmaps")
@@ -96,7 +98,7 @@ with backend.guarded():
 st.caption(f"{len(train_plans)} training plans, {len(test_plans)} test plans"
            + (f", {len(predicted)} predicted plans" if predicted else "") + f" · {len(order)} actions "
            "(the task's own steps first, then others that occur)"
-           + (f" · :red[✱ red: {len(marked)} action{'s' if len(marked) > 1 else ''} outside the task's step list]"
+           + (f" · :{MD_WRONG}[✱ red: {len(marked)} action{'s' if len(marked) > 1 else ''} outside the task's step list]"
               if marked else ""))
 event = show_figure(heatmap_panels(mats, marked), f"heatmaps_{task}", key="heat_panels", chart_key="heat_panels_chart",
                     on_select="rerun", selection_mode="points")

@@ -1,7 +1,7 @@
 """Failure cases: failed test episodes by the paper's patterns, with the paper's statistics, and
 two methods episode by episode (the 2×2 table, each cell's episodes).
 
-The failures of a pattern are paged (:mod:`components.paging`): the table and the episode select
+The failures of a pattern are paged (:mod:`components.records.paging`): the table and the episode select
 box hold one page, so tens of thousands of records never go into the page at once."""
 
 from __future__ import annotations
@@ -9,11 +9,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from components import ab, backend, episodes, links, metric_codes, paging, playlists, slices
-from components.charts import pattern_bars, show_table
-from components.config import PAGES, page_setup
-from components.text import md
-from components.names import default_method, namer
+from components.ui import links
+from components.records import ab, backend, episodes, metric_codes, paging, slices
+from components.talk import playlists
+from components.ui.charts import pattern_bars, show_table
+from components.ui.config import PAGES, page_setup
+from components.ui.text import md
+from components.ui.names import default_method, namer
 from kepp_core.benchmark import DEFAULT_FAMILY, codes_named
 from kepp_core.catalog import PATTERN_LABELS, PATTERNS, pattern_label
 
@@ -65,7 +67,7 @@ with right:
 active_slice = slices.slice_block(link, "fail", cfg, ds, method, horizon, methods,
                                   {"pattern": ("fail_pattern", PATTERNS), "horizon": ("fail_T", hs)})
 # two methods episode by episode: where A is right and B wrong, and the other way
-ab.ab_section(link, "fail", cfg, ds, preds, methods, method, horizon)
+ab.ab_section(link, "fail", cfg, ds, preds, methods, method, horizon, add_pair=playlists.ab_control)
 
 if not stats.failures:
     link.publish()

@@ -4,21 +4,23 @@ two methods episode by episode (the 2×2 table, each cell's episodes);
 the ``kepp protocol`` results (intervals over seeds, the paired
 test of a chosen pair, data-efficiency curves).
 
-The episodes are paged (:mod:`components.paging`): the table and the episode select box hold one
+The episodes are paged (:mod:`components.records.paging`): the table and the episode select box hold one
 page of the filtered records, so tens of thousands of records never go into the page at once; the
-tables over all records are computed once per records file (:mod:`components.backend`)."""
+tables over all records are computed once per records file (:mod:`components.records.backend`)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from components import ab, backend, episode_map, episodes, links, metric_codes, paging, playlists, slices
-from components.charts import show_table
-from components.colours import BEST_TINT
-from components.config import PAGES, page_setup
-from components.protocol import show_protocol
-from components.text import md_code
-from components.names import compare_default, default_method, namer
+from components.ui import links
+from components.records import ab, backend, episode_map, episodes, metric_codes, paging, slices
+from components.talk import playlists
+from components.ui.charts import show_table
+from components.ui.colours import BEST_TINT
+from components.ui.config import PAGES, page_setup
+from components.records.protocol import show_protocol
+from components.ui.text import md_code
+from components.ui.names import compare_default, default_method, namer
 from kepp_core.benchmark import DEFAULT_FAMILY, FAMILIES
 from kepp_core.catalog import PATTERN_LABELS, PATTERNS
 
@@ -158,7 +160,7 @@ if len(sel):
         playlists.ab_control(cfg, same, chosen[0], chosen[1], "res_add_ab")
     episodes.show_episode(ds, same, list(chosen))
 episode_map.map_section(link, "res", cfg, ds, run, method, horizon)
-ab.ab_section(link, "res", cfg, ds, preds, methods, method, horizon, code)
+ab.ab_section(link, "res", cfg, ds, preds, methods, method, horizon, code, add_pair=playlists.ab_control)
 show_protocol(cfg, ds)
 link.publish()
 with link_col:

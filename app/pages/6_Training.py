@@ -10,9 +10,10 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from components import backend, links
-from components.charts import VAL_SCORE_HELP, run_colours, show_figure, show_table, training_curves
-from components.config import missing, page_setup
+from components.ui import links
+from components.records import backend
+from components.ui.charts import VAL_SCORE_HELP, run_colours, show_figure, show_table, training_curves
+from components.ui.config import missing, page_setup
 from kepp_core.catalog import LOG_FILE
 
 cfg = page_setup("Training")

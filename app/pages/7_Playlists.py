@@ -8,9 +8,11 @@ import json
 
 import streamlit as st
 
-from components import backend, deck, links, playlists
-from components.config import PAGES, page_setup
-from components.text import md, md_code
+from components.ui import links
+from components.records import backend
+from components.talk import deck, playlists
+from components.ui.config import PAGES, page_setup
+from components.ui.text import md, md_code
 from kepp_core.errors import KeppError
 
 cfg = page_setup("Playlists")

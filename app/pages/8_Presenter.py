@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components import backend, links, playlists, presenter
-from components.config import PAGES, page_setup
-from components.text import md
+from components.ui import links
+from components.records import backend
+from components.talk import playlists, presenter
+from components.ui.config import PAGES, page_setup
+from components.ui.text import md
 from kepp_core.errors import KeppError
 
 cfg = page_setup("Presenter")

@@ -1,4 +1,4 @@
-// The offline deck's script (app/components/deck.py inlines it in the file it writes; no server, no network).
+// The offline deck's script (app/components/talk/deck.py inlines it in the file it writes; no server, no network).
 // The slide shown is the number in the address's fragment (talk.html#3; the presenter view: #presenter-3):
 // the keys a clicker sends move it (next: data.keys.next and ArrowDown; previous: data.keys.prev and ArrowUp;
 // Home, End), a reload or a shared link opens on it. P (or the faint "Notes" button) opens the presenter view,

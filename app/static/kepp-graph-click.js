@@ -1,5 +1,5 @@
 // The graph drawing in a frame of the page that reports a click on a step (its action id) to Python: a
-// st.components.v2 component (app/components/network.py), so that clicking a step can re-centre the plan
+// st.components.v2 component (app/components/graph/network.py), so that clicking a step can re-centre the plan
 // graph. data: the frame's HTML, its digest (a new drawing replaces the frame) and its height.
 export default function ({ parentElement, data, setTriggerValue }) {
   let frame = parentElement.querySelector("iframe.kepp-graph");

@@ -1,4 +1,4 @@
-// A KEPP graph drawing's own script (app/components/network.py writes the frame; the app serves this
+// A KEPP graph drawing's own script (app/components/graph/network.py writes the frame; the app serves this
 // file, the HTML export carries it inline). It reads its settings from the frame's JSON block
 // #kepp-graph-data (legend, title, settings, file name, grid, label sizes, colours), written escaped by Python.
 //

@@ -1,4 +1,4 @@
-// A playlist's keys on the Plan page (app/components/playlists.py calls this function with cfg): the keys a
+// A playlist's keys on the Plan page (app/components/talk/playlists.py calls this function with cfg): the keys a
 // presenter's clicker sends move to the next or the previous item (Home and End: the first and the last) by
 // clicking the playing bar's buttons.
 // The arrows and Space are left to a text field or select box that has the focus (their own keys), and to a

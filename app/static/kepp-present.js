@@ -1,4 +1,4 @@
-// Presentation mode's own script, every page (app/components/config.py).
+// Presentation mode's own script, every page (app/components/ui/config.py).
 //
 // - A bigger screen shows the same slide bigger: the page is laid out for 1280x720 (its type, its graph's
 //   frame) and zoomed by the window's size over that (1.5 at 1920x1080, 3 at 3840x2160; never below 1), so

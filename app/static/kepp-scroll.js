@@ -1,4 +1,4 @@
-// Scroll the page so that cfg.selector is at the top of the window (app/components/scenes.py, once after a
+// Scroll the page so that cfg.selector is at the top of the window (app/components/talk/scenes.py, once after a
 // run: cfg.nonce makes each call a new script). The page is still being drawn when this runs (frames and
 // charts grow above and below the mark, later on a busy machine): it scrolls again whenever the mark has
 // moved off the top, until the mark has stayed there for a second (100 polls at most, 10-20 s), and stops at once

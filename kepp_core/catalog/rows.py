@@ -11,7 +11,7 @@ entries, never written out. Everything that asks about a method (the failure ana
 the Results page, the Plan-page link, the demo table, the protocol, the planner's decoding) asks the
 entry (:func:`method`, :func:`find_method`, :func:`methods`) or its source (:attr:`MethodEntry.ends`);
 which planner re-plans a row on two clips is :func:`live_planner`. What a page shows first lives with
-the app (``app/components/names.py``).
+the app (``app/components/ui/names.py``).
 
 >>> method("kepp-R2").R, method("kepp-R2").label, [r.kind for r in method("kepp-R2").roles]
 (2, 'KEPP R=2', ['step', 'plan'])

@@ -1,6 +1,6 @@
 """``kepp talk export``: a playlist's slides as one self-contained HTML file (a deck that needs no server).
 
-The deck is drawn by the app's components (``app/components/deck.py``, the same slides the live pages show),
+The deck is drawn by the app's components (``app/components/talk/deck.py``, the same slides the live pages show),
 so the command runs the app's worker ``app/export_deck.py`` with the start configuration in the
 ``KEPP_APP_*`` variables, as ``kepp app`` starts the server."""
 

@@ -7,7 +7,7 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
-from components import curation
+from components.talk import curation
 from kepp_core import api
 from kepp_core.paths import DEMO_ASSETS
 from tests.helpers.app_env import APP

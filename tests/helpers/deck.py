@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from components import deck, playlists  # items as the pages' "Add to playlist" writes them
+from components.talk import deck, playlists  # items as the pages' "Add to playlist" writes them
 from kepp_core import api
 from kepp_core.graph import ProcedureGraph
 from kepp_core.playlists import DECK_MARK, PlaylistStore

@@ -22,7 +22,8 @@ def talk_items(records: Path, published=None) -> list[tuple[str, dict]]:
     ``(kind, item)`` (the item as a playlist file holds it), with notes on some. ``published``: a function
     giving the query the Plan page publishes when opened at a query (its clips, model and settings too):
     the Plan items hold it, as the page's own "Add to playlist" writes them."""
-    from components import playlists, urls
+    from components.records import urls
+    from components.talk import playlists
     from kepp_core import api
 
     preds = api.read_predictions([records])

@@ -1,0 +1,425 @@
+"""Cached access to ``kepp_core.api`` for the pages.
+
+Heavy objects (dataset, graph, planner, LLM recommender) sit behind ``st.cache_resource``
+keyed by the configuration values they depend on; derived tables and files behind
+``st.cache_data``. Every call raises ``KeppError`` for a problem the user can fix;
+:func:`guarded` turns that into a message in the page and stops only that page.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import streamlit as st
+
+from components.graph import layout
+from components.records import recorded
+from components.ui.config import RECORDS_HOW, missing, start_config
+from components.ui.text import dataset_caption, md
+from kepp_core import api
+from kepp_core.api import AppConfig
+from kepp_core.benchmark import DEFAULT_FAMILY
+from kepp_core.catalog import DEFAULT_M, DEFAULT_SETTING, RECORDS_FILE, models_dir, parse_plan_model_id, plan_model_id
+from kepp_core.errors import KeppError
+
+# The Plan page's sampler choices: the models' own (as trained and evaluated) or a fast DDIM.
+SAMPLER_CHOICES = {"the model's own": (None, None), "fast (DDIM, 5 steps)": ("ddim", 5)}
+# How the LLM's generated steps are matched to dataset actions (kepp_core.llm's mapper names).
+LLM_MAPPERS = {"MiniLM sentence embeddings": "minilm", "lexical (no model)": "lexical"}
+
+
+@contextlib.contextmanager
+def guarded(stop: bool = True, link=None) -> Iterator[None]:
+    """Show a KeppError as a message in the page instead of a traceback (and stop the page: through
+    ``link.stop()`` where the page keeps its state in a link, which publishes it first)."""
+    try:
+        yield
+    except KeppError as e:
+        st.error(md(str(e)), icon=":material/warning:")
+        if stop:
+            link.stop() if link is not None else st.stop()
+
+
+# --- the workspace: dataset, graph, models, records ----------------------------------------------
+@st.cache_resource(show_spinner="Preparing the demo world…", max_entries=4)
+def _demo_root(seed: int = 0) -> str:
+    return api.demo_world_root(seed)
+
+
+@st.cache_resource(show_spinner="Loading the dataset…", max_entries=4)
+def _dataset(key: tuple, root: str | None, _cfg: AppConfig):
+    # a path a dataset file names is as untrusted as one a visitor types: only under the allowed folders
+    return api.open_dataset(_cfg, root, roots=api.allowed_folders(start_config()))
+
+
+def dataset_root(cfg: AppConfig) -> str | None:
+    """The dataset path of ``cfg`` (the demo world when none is set)."""
+    return api.dataset_root(cfg, _demo_root)
+
+
+def dataset(cfg: AppConfig):
+    """The configured dataset (the demo world by default)."""
+    return _dataset(cfg.dataset_key(), dataset_root(cfg), cfg)
+
+
+def workspace(cfg: AppConfig) -> api.Workspace:
+    """The configuration opened, with the cached dataset."""
+    return api.Workspace(cfg, lambda: dataset(cfg))
+
+
+@st.cache_resource(show_spinner="Building the knowledge graph…", max_entries=4)
+def _graph(key: tuple, graph_path: str | None, _ws: api.Workspace):
+    return _ws.graph()
+
+
+def graph(cfg: AppConfig):
+    """The P²KG of the configured dataset: loaded from ``cfg.graph`` or built from its training plans."""
+    return _graph(cfg.dataset_key(), cfg.graph, workspace(cfg))
+
+
+def models_root(cfg: AppConfig) -> Path:
+    """The folder of trained models."""
+    return workspace(cfg).models_root()
+
+
+@st.cache_data(show_spinner=False, ttl=60, max_entries=16)
+def _horizons(root: str) -> list[int]:
+    return api.trained_horizons(root)
+
+
+def planning_model(cfg: AppConfig, horizon: int):
+    """The planning model the models folder plans with by default for ``horizon`` and why (its stored
+    choice, else KEPP R=1: :meth:`kepp_core.api.Workspace.planning_model`)."""
+    return workspace(cfg).planning_model(horizon)
+
+
+def horizons(cfg: AppConfig) -> list[int]:
+    """Horizons that have a trained step model."""
+    return _horizons(str(models_root(cfg)))
+
+
+# The records table is cached as a resource, not as data: st.cache_data hands every run its own
+# copy by unpickling it, 0.5 s for 20,000 records of five methods (100,000 rows) on every rerun.
+# One table is shared by all sessions instead, so the pages only ever filter it, never change it.
+@st.cache_resource(show_spinner="Reading prediction records…", max_entries=4)
+def _read_predictions(files: tuple[str, ...], versions: tuple[str, ...]):
+    return api.read_predictions(files)
+
+
+def records_key(cfg: AppConfig) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The prediction record files of the configuration and their versions (size and content hash: a cache
+    key that changes with the bytes, :func:`kepp_core.api.records_version`), or None."""
+    files = workspace(cfg).prediction_files()
+    if not files:
+        return None
+    return tuple(str(f) for f in files), tuple(api.records_version(f) for f in files)
+
+
+def skipped_records(cfg: AppConfig) -> list:
+    """The files of the configured records folder that are not records, each with why (one line each)."""
+    return workspace(cfg).prediction_sources()[1]
+
+
+def predictions(cfg: AppConfig):
+    """All prediction records of the configured run as one long table (shared: read-only, one per version of
+    the files, for every session), or None when there are none; KeppError when they name actions the dataset
+    does not have (another dataset's records)."""
+    key = records_key(cfg)
+    if key is None:
+        return None
+    preds = _read_predictions(*key)
+    ds = dataset(cfg)
+    api.check_vocabulary(preds, ds.actions, ds.name)
+    return preds
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _method_names(key: tuple) -> dict[str, str]:
+    return recorded.display_names(_read_predictions(*key))
+
+
+def method_names(cfg: AppConfig) -> dict[str, str]:
+    """Every method of the records with its display name (an imported method's with its predictions
+    file: :func:`components.ui.names.method_name`), once per records files; empty without readable records
+    (the records pages say why)."""
+    try:
+        key = records_key(cfg)
+        return {} if key is None else _method_names(key)
+    except KeppError:
+        return {}
+
+
+@st.cache_resource(show_spinner="Computing the metrics…", max_entries=8)
+def _method_table(key: tuple, metrics: str):
+    return api.method_horizon_table(_read_predictions(*key), metrics, _method_names(key))
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _metrics_table(key: tuple, metrics: str):
+    return api.metrics_table(_read_predictions(*key), metrics)
+
+
+def method_table(cfg: AppConfig, metrics: str = DEFAULT_FAMILY):
+    """The method × T table of the records in the evaluation code ``metrics``'s family and the best
+    method per column, once per records files and code."""
+    return _method_table(records_key(cfg), metrics)
+
+
+def metrics_table(cfg: AppConfig, metrics: str = DEFAULT_FAMILY):
+    """Every metric of the code ``metrics``'s family per method, horizon and setting, once per records files
+    and code."""
+    return _metrics_table(records_key(cfg), metrics)
+
+
+@st.cache_resource(show_spinner="Classifying the failures…", max_entries=32)
+def _failure_stats(key: tuple, method: str, horizon: int):
+    preds = _read_predictions(*key)
+    return api.failure_analysis(preds[(preds["method"] == method) & (preds["horizon"] == horizon)])[1]
+
+
+def failure_stats(cfg: AppConfig, method: str, horizon: int):
+    """The paper's failure statistics of one method and horizon, once per records files."""
+    return _failure_stats(records_key(cfg), method, int(horizon))
+
+
+
+@st.cache_resource(show_spinner="Computing the slices…", max_entries=32)
+def _slice_table(key: tuple, method: str, by: str, reference: str | None, horizon: int | None):
+    return api.slice_table(_read_predictions(*key), method, by, reference, horizon)
+
+
+def slice_table(cfg: AppConfig, method: str, by: str, reference: str | None, horizon: int | None):
+    """``method``'s episodes by slice against ``reference`` (:func:`kepp_core.api.slice_table`),
+    once per records files and choice (read-only: shared by every session)."""
+    return _slice_table(records_key(cfg), method, by, reference, None if horizon is None else int(horizon))
+
+
+@st.cache_resource(show_spinner="Comparing the two methods episode by episode…", max_entries=32)
+def _ab_comparison(key: tuple, a: str, b: str, horizon: int):
+    return api.compare_methods(_read_predictions(*key), a, b, horizon)
+
+
+def ab_comparison(cfg: AppConfig, a: str, b: str, horizon: int):
+    """Methods ``a`` and ``b`` at ``horizon`` episode by episode (:func:`kepp_core.api.compare_methods`),
+    once per records files and choice (read-only: shared by every session)."""
+    return _ab_comparison(records_key(cfg), a, b, int(horizon))
+
+
+@st.cache_data(show_spinner="Mapping the test episodes…", max_entries=8)
+def _episode_map(key: tuple, horizon: int, setting: str, _ds) -> dict:
+    return api.episode_map(_ds, horizon, setting)
+
+
+def episode_map(cfg: AppConfig, ds, horizon: int, setting: str = DEFAULT_SETTING) -> dict:
+    """The 2-D map of the dataset's test episodes of ``horizon`` (:func:`kepp_core.api.episode_map`:
+    remembered on disk per dataset and feature files; here also in memory per dataset)."""
+    return _episode_map(cfg.dataset_key(), int(horizon), setting, ds)
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _typical_positions(key: tuple, task: str | None, _ds) -> list[float]:
+    plans = [v.plan for v in _ds.split("train") if task is None or v.task == task]
+    return layout.typical_positions(plans, _ds.num_actions)
+
+
+def typical_positions(cfg: AppConfig, ds, task: str | None = None) -> list[float]:
+    """Each action's typical place in the training plans (of ``task``; all by default), from 0 (first)
+    to 1 (last): where the Graph page draws it (:func:`components.graph.layout.typical_positions`)."""
+    return _typical_positions((cfg.dataset_key(), id(ds)), task, ds)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _playable_videos(key: tuple, horizon: int, _ds) -> list:
+    return api.playable_videos(_ds, horizon)
+
+
+def playable_videos(cfg: AppConfig, ds, horizon: int) -> list:
+    """The dataset's videos the Plan page can open at ``horizon`` (test videos first), computed once
+    per dataset and horizon (read-only: shared by every session)."""
+    return _playable_videos((cfg.dataset_key(), id(ds)), horizon, ds)
+
+
+# --- training runs ----------------------------------------------------------------------------------
+@st.cache_data(show_spinner=False, ttl=30, max_entries=16)
+def find_runs(roots: tuple[str, ...]) -> list[str]:
+    """Run folders (holding a metrics JSONL log) under ``roots``."""
+    return api.find_runs(roots)
+
+
+@st.cache_data(show_spinner=False, ttl=30, max_entries=64)
+def read_run_log(run: str, mtime: float = 0.0):
+    """A run's metrics log as a table (``mtime`` keys the cache)."""
+    return api.read_run_log(run)
+
+
+@st.cache_data(show_spinner=False, ttl=30, max_entries=64)
+def read_run_config(run: str) -> dict:
+    """A run's ``config.json`` (empty if missing or unreadable)."""
+    return api.read_run_config(run)
+
+
+# --- videos --------------------------------------------------------------------------------------------
+@st.cache_data(show_spinner=False, max_entries=256)
+def video_meta(path: str) -> dict:
+    """fps, frames, duration, width, height of a video file."""
+    return api.video_meta(path)
+
+
+@st.cache_data(show_spinner=False, max_entries=1024)
+def thumbnail_png(path: str, t: float, size: int = 160) -> bytes:
+    """A PNG thumbnail of the frame at ``t`` seconds."""
+    return api.thumbnail_png(path, t, size)
+
+
+@st.cache_data(show_spinner="Encoding the video…", max_entries=16)
+def _encode_upload(path: str, encoder: str, device: str | None):
+    return api.encode_clip_video(path, encoder, device)
+
+
+def encode_upload(cfg: AppConfig, path: str, encoder: str):
+    """Per-second features of an uploaded (or a dataset's) video with an allowed encoder spec, on the
+    app's device (an S3D spec's own ``device=`` goes first)."""
+    return _encode_upload(path, encoder, cfg.device)
+
+
+# --- planning ---------------------------------------------------------------------------------------------
+@st.cache_resource(show_spinner="Loading the models (and their graph decoding)…", max_entries=12)
+def _planner(root: str, horizon: int, model_id: str, method: str, graph_path: str | None, sampler: str | None,
+             sampler_steps: int | None, dataset_key: tuple, device: str | None, _ds):
+    return api.load_planner(root, horizon, parse_plan_model_id(model_id), scorer=method, graph=graph_path,
+                            sampler=sampler, sampler_steps=sampler_steps, dataset=_ds, device=device)
+
+
+def planner(cfg: AppConfig, horizon: int, role, method: str, ds, sampler: str = "the model's own"):
+    """The KEPP planner for a horizon, checked against the loaded dataset; it decodes its plans with
+    the graph (the models folder's stored choice, else one chosen on ``ds``'s validation videos
+    and kept in KEPP's cache home)."""
+    root = models_root(cfg)
+    p = _planner(str(root), horizon, plan_model_id(role), method, cfg.graph, *SAMPLER_CHOICES[sampler],
+                 cfg.dataset_key(), cfg.device, ds)
+    api.check_planner(p, ds, where=str(models_dir(root, horizon)))
+    return p
+
+
+@st.cache_resource(show_spinner="Loading the S3D network and fitting its text endpoints…", max_entries=8)
+def _text_planner(encoder: str, horizon: int, setting: str, m: int, dataset_key: tuple, graph_path: str | None,
+                  device: str | None, _graph, _ds):
+    return api.text_planner(encoder, _graph, _ds, horizon, m, setting, device=device)
+
+
+def text_planner(cfg: AppConfig, encoder: str, ds, horizon: int, setting: str = DEFAULT_SETTING, m: int = DEFAULT_M):
+    """Graph + text endpoints (no trained model): the dataset's P²KG and the S3D text tower of
+    ``encoder`` (an allowed ``s3d:`` spec), its temperature fitted on the dataset's training episodes
+    where its features are that network's."""
+    return _text_planner(encoder, int(horizon), setting, int(m), cfg.dataset_key(), cfg.graph, cfg.device, graph(cfg),
+                         ds)
+
+
+@st.cache_resource(show_spinner="Loading the S3D text tower…", max_entries=8)
+def _grounding(encoder: str, steps: tuple[str, ...], dataset_key: tuple, horizon: int, setting: str, m: int,
+               device: str | None, _ds):
+    return api.text_grounding(encoder, list(steps), _ds, horizon, setting, m, device=device)
+
+
+def grounding(cfg: AppConfig, encoder: str, steps, ds, horizon: int, setting: str = DEFAULT_SETTING,
+              m: int = DEFAULT_M):
+    """The S3D text tower of ``encoder`` grounding ``steps`` (the step timeline), once per choice."""
+    return _grounding(encoder, tuple(steps), cfg.dataset_key(), int(horizon), setting, int(m), cfg.device, ds)
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _llm_recommender(url: str, model: str, mapper: str, labels: tuple[str, ...], allowed: tuple[str, ...]):
+    return api.llm_recommender(url, model, mapper, labels, allowed)
+
+
+def llm_recommendation(url: str, mapper: str, ds, start: int, end: int, horizon: int):
+    """The LLM's plan (voted, checked, mapped; or the reported fallback) for ``(â_1, â_T, T)``, from one
+    of the endpoints the server was started with (``kepp app --llm-url``, ``KEPP_LLM_URL``: the app's
+    ``llm_urls``) and the model it was started with (``KEPP_LLM_MODEL``): any other URL is refused before
+    a connection is made, so no visitor chooses where the server sends a request or its key."""
+    model = api.llm_defaults()["model"]
+    if not model:
+        raise KeppError("no LLM model is configured for this app (KEPP_LLM_MODEL where it was started)")
+    rec = _llm_recommender(url.strip(), model.strip(), LLM_MAPPERS.get(mapper, mapper), tuple(ds.actions),
+                           start_config().llm_urls)
+    return rec(start, end, horizon)
+
+
+# --- protocol results (kepp protocol) --------------------------------------------------------------------
+def protocol_folders(cfg: AppConfig) -> list[str]:
+    """``kepp protocol`` output folders of the configuration (``cfg.protocol``, else under ``runs/``)."""
+    return _protocol_folders(cfg.protocol, cfg.dataset)
+
+
+@st.cache_data(show_spinner=False, ttl=30, max_entries=16)
+def _protocol_folders(protocol: str | None, dataset: str) -> list[str]:
+    return api.Workspace(AppConfig(dataset=dataset, protocol=protocol)).protocol_folders()
+
+
+def _mtime(path: Path) -> float:
+    return path.stat().st_mtime if path.exists() else 0.0
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _protocol_run(folder: str, mtime: float):
+    return api.read_protocol(folder)
+
+
+def protocol_run(folder: str):
+    """A protocol folder's results (summary, spec, the spec's pairs)."""
+    return _protocol_run(folder, _mtime(Path(folder) / "results.json"))
+
+
+@st.cache_data(show_spinner="Reading the protocol's per-episode records…", max_entries=4)
+def _protocol_records(folder: str, mtime: float):
+    return api.protocol_records(folder)
+
+
+@st.cache_data(show_spinner="Running the paired permutation tests…", max_entries=64)
+def _pair_table(folder: str, mtime: float, a: str, b: str, fraction: float, metric: str, confidence: float):
+    return api.pair_table(_protocol_records(folder, mtime), a, b, fraction, metric, confidence)
+
+
+@st.cache_resource(show_spinner="Reading the protocol's per-episode records…", max_entries=4)
+def _protocol_predictions(folder: str, mtime: float):
+    return api.read_predictions([Path(folder) / RECORDS_FILE])
+
+
+@st.cache_resource(show_spinner="Comparing the two methods episode by episode…", max_entries=32)
+def _protocol_comparison(folder: str, mtime: float, a: str, b: str, horizon: int, fraction: float):
+    return api.compare_methods(_protocol_predictions(folder, mtime), a, b, horizon, fraction)
+
+
+def protocol_comparison(folder: str, a: str, b: str, horizon: int, fraction: float):
+    """Methods ``a`` and ``b`` episode by episode over the protocol's (seed, test episode) units of
+    ``(fraction, T)`` (:func:`kepp_core.api.compare_methods` on the folder's records)."""
+    return _protocol_comparison(folder, _mtime(Path(folder) / RECORDS_FILE), a, b, int(horizon), float(fraction))
+
+
+def pair_table(folder: str, a: str, b: str, fraction: float, metric: str, confidence: float):
+    """The paired test of ``A − B`` at every horizon of ``fraction`` (from the folder's records)."""
+    return _pair_table(folder, _mtime(Path(folder) / RECORDS_FILE), a, b, fraction, metric, confidence)
+
+
+def records_page(cfg: AppConfig, lacking: str):
+    """A records page's opening (Failure cases, Results): the dataset and its line, then the prediction
+    records; where there are none, says so (``lacking``: what the page cannot show without them) and how
+    the person running the app adds them. ``(dataset, records or None)``."""
+    with guarded():
+        ds = dataset(cfg)
+        skipped = skipped_records(cfg)
+        for s in skipped:  # a file of the folder that is not records: named, with why
+            st.warning(md(s.line()), icon=":material/warning:")
+        preds = predictions(cfg)
+    if not cfg.presentation:
+        st.caption(dataset_caption(cfg, ds))
+    if preds is None or not len(preds):
+        if skipped:
+            missing(f"No readable prediction records: {len(skipped)} file(s) of the records folder were skipped "
+                    f"(named above, each with why), {lacking}", RECORDS_HOW)
+        else:
+            missing("No prediction records found: this app was started without the evaluation's per-episode "
+                    f"records, {lacking}", RECORDS_HOW)
+        return ds, None
+    return ds, preds

@@ -1,0 +1,305 @@
+"""A deck that needs no server: a playlist's slides as one self-contained HTML file a speaker carries (no
+Streamlit, no network: every frame, style and script is inside the file).
+
+Each slide is the item's :class:`components.records.slides.Slide`, the same one the live slides draw: the episode,
+the method and the verdict, the plan against the ground truth, the start and goal frames (decoded from the
+video file by :func:`kepp_core.api.thumbnail_png`, embedded as JPEG; a world with features alone says it has
+no frames) and the plan graph (:func:`components.graph.plangraph.plan_graph`, drawn here as a static SVG). The
+file's script (``app/static/kepp-deck.js``) moves through the slides with a clicker's keys, keeps the slide's
+number in the address's fragment (``talk.html#3``), and opens the presenter view (``#presenter-3``: the
+slide, the next one, the speaker's note and a clock) in a second window that follows the first and moves it.
+
+Every dataset string is escaped for where it goes (:func:`components.ui.text.page_text` for HTML and SVG,
+:func:`components.ui.text.script_json` for the script's data). The playlists' store writes a deck
+(:meth:`kepp_core.playlists.PlaylistStore.write_deck`: atomically, never over a file that is not a deck unless
+asked).
+
+>>> live = slides.Side(name="", method="", record=None, verdict=slides.LIVE, success=None)
+>>> html = deck_html("talk", [slides.Slide(title="<b>x</b>", note="", sides=(live,))])
+>>> "&lt;b&gt;x&lt;/b&gt;" in html and "<b>x</b>" not in html
+True
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import math
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from PIL import Image
+
+from components.ui import scripts
+from components.graph import plangraph
+from components.records import recorded, slides
+from components.ui.colours import EDGE, NODE_STROKE, PLAN_TINT, RIGHT, TRUTH_TINT, WRONG, css_variables
+from components.ui.text import page_text as esc
+from kepp_core import api
+from kepp_core.errors import KeppError
+
+__all__ = ["build_deck", "deck_html", "export", "graph_svg", "page_deck", "playlist_items"]
+
+FRAME_PX, JPEG_QUALITY = 480, 85  # a frame's longer side (sharp at 1920x1080) and its JPEG quality
+GRAPH = {"depth": 1, "max_nodes": 14, "max_rows": 4}  # one screen's worth at a room's type size
+NODE_W, NODE_H, LINE_CHARS, NODE_PX = 200, 86, 15, 21  # a step's box in the drawing's units; labels wrap at spaces
+GAP_X, GAP_Y = 40, 50  # between boxes (room for an arrow and its weight)
+BOX = (650, 470)  # the graph's box on a 1280x720 slide (its shape at every 16:9 size): the drawing's turn fits it
+
+
+def _lines(label: str, most: int = 3) -> list[str]:
+    """A step's name in lines of about :data:`LINE_CHARS` characters, broken at spaces only (a last line
+    that would be cut ends with an ellipsis; the full name is the node's hover text).
+
+    >>> _lines("remove the tea bag"), _lines("boil water and pour it into the cup slowly please")
+    (['remove the tea', 'bag'], ['boil water and', 'pour it into', 'the cup slowly…'])
+    """
+    lines: list[str] = []
+    for word in str(label).split():
+        if lines and len(lines[-1]) + 1 + len(word) <= LINE_CHARS:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    if len(lines) > most:
+        lines = lines[:most]
+        lines[-1] += "…"
+    return lines or [""]
+
+
+def _clip(x1: float, y1: float, x2: float, y2: float) -> tuple[float, float]:
+    """Where the segment from box centre (x1, y1) towards (x2, y2) leaves the box."""
+    dx, dy = x2 - x1, y2 - y1
+    if not dx and not dy:
+        return x1, y1
+    t = min((NODE_W / 2) / abs(dx) if dx else math.inf, (NODE_H / 2) / abs(dy) if dy else math.inf)
+    return x1 + t * dx, y1 + t * dy
+
+
+def _places(pg: plangraph.PlanGraph) -> tuple[dict[int, tuple[float, float]], bool]:
+    """Each step's centre in the drawing's units, on the plan graph's grid (column: the place in the plan;
+    row: its row there), left to right, or top to bottom where that draws the steps larger in the slide's
+    graph box (a long plan's); and whether it is turned."""
+    def at(turned: bool) -> dict[int, tuple[float, float]]:
+        return {n.id: ((n.row, n.column) if turned else (n.column, n.row)) for n in pg.nodes}
+
+    def scale(cells: dict) -> float:
+        xs, ys = [c for c, _ in cells.values()], [r for _, r in cells.values()]
+        w = (max(xs) - min(xs)) * (NODE_W + GAP_X) + NODE_W + 160
+        h = (max(ys) - min(ys)) * (NODE_H + GAP_Y) + NODE_H + 160
+        return min(BOX[0] / w, BOX[1] / h)
+
+    turned = scale(at(True)) > scale(at(False))
+    return {a: (c * (NODE_W + GAP_X), r * (NODE_H + GAP_Y)) for a, (c, r) in at(turned).items()}, turned
+
+
+def graph_svg(pg: plangraph.PlanGraph) -> str:
+    """A :class:`~components.graph.plangraph.PlanGraph` as a static SVG that scales to its box (its text grows with
+    the screen): the steps on the plan graph's grid (turned top to bottom where that draws them larger), the
+    arrows in their colours and styles, the weights it labels (where they do not cover a step), every hover
+    text as a ``<title>``."""
+    if not pg.nodes:
+        return ""
+    at, turned = _places(pg)
+    xs, ys = [x for x, _ in at.values()], [y for _, y in at.values()]
+    pad = 80  # a self-loop's arc and a weight stay inside
+    x0, y0 = min(xs) - NODE_W / 2 - pad, min(ys) - NODE_H / 2 - pad
+    w, h = max(xs) - min(xs) + NODE_W + 2 * pad, max(ys) - min(ys) + NODE_H + 2 * pad
+    colours = sorted({e.colour for e in pg.edges})
+    marker = {c: f"a{k}" for k, c in enumerate(colours)}
+    defs = "".join(f'<marker id="{marker[c]}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
+                   f'orient="auto-start-reverse"><path d="M0,0L10,5L0,10z" fill="{esc(c)}"/></marker>' for c in colours)
+
+    def covered(x: float, y: float) -> bool:
+        return any(abs(x - cx) < NODE_W / 2 + 8 and abs(y - cy) < NODE_H / 2 + 8 for cx, cy in at.values())
+
+    edges, labels = [], []
+    for e in pg.edges:
+        if e.source not in at or e.target not in at:
+            continue
+        (ax, ay), (bx, by) = at[e.source], at[e.target]
+        dash = ' stroke-dasharray="8 6"' if e.kind == "path" and e.dashed else ' stroke-dasharray="2 5"' if e.kind == "outside" else ""
+        if e.source == e.target and turned:  # a self-loop: an arc beside the box's left side (the neighbours are right)
+            sx, sy = ax - NODE_W / 2, ay - 20
+            d, mx, my = f"M{sx:.1f},{sy:.1f} C{sx - 70:.1f},{sy - 30:.1f} {sx - 70:.1f},{sy + 70:.1f} {sx:.1f},{sy + 40:.1f}", sx - 62, ay
+        elif e.source == e.target:  # over the box's top (the neighbours are below)
+            sx, sy = ax - 30, ay - NODE_H / 2
+            d, mx, my = f"M{sx:.1f},{sy:.1f} C{sx - 20:.1f},{sy - 70:.1f} {sx + 80:.1f},{sy - 70:.1f} {sx + 60:.1f},{sy:.1f}", ax, sy - 56
+        else:
+            sx, sy = _clip(ax, ay, bx, by)
+            tx, ty = _clip(bx, by, ax, ay)
+            length = math.hypot(tx - sx, ty - sy) or 1.0
+            bend = e.curve * length
+            cx, cy = (sx + tx) / 2 - bend * (ty - sy) / length, (sy + ty) / 2 + bend * (tx - sx) / length
+            d = f"M{sx:.1f},{sy:.1f} Q{cx:.1f},{cy:.1f} {tx:.1f},{ty:.1f}"
+            mx, my = (sx + 2 * cx + tx) / 4, (sy + 2 * cy + ty) / 4
+        edges.append(f'<path class="edge" data-kind="{esc(e.kind)}" d="{d}" fill="none" stroke="{esc(e.colour)}" '
+                     f'stroke-width="{max(1.0, float(e.width)):.1f}"{dash} marker-end="url(#{marker[e.colour]})">'
+                     f'<title>{esc(e.title)}</title></path>')
+        if e.labelled and not covered(mx, my):
+            labels.append(f'<text class="weight" x="{mx:.1f}" y="{my:.1f}">{e.probability:.2f}</text>')
+    nodes = []
+    for n in pg.nodes:
+        x, y = at[n.id]
+        lines = _lines(n.label)
+        first = -(len(lines) - 1) * 0.6
+        spans = "".join(f'<tspan x="{x}" dy="{first if k == 0 else 1.2}em">{esc(line)}</tspan>'
+                        for k, line in enumerate(lines))
+        nodes.append(f'<g class="step" data-role="{esc(n.role)}"><title>{esc(n.title or n.label)}</title>'
+                     f'<rect x="{x - NODE_W / 2:.1f}" y="{y - NODE_H / 2:.1f}" width="{NODE_W}" height="{NODE_H}" '
+                     f'rx="14" fill="{esc(n.colour)}" stroke="{NODE_STROKE}" stroke-width="1.5"/>'
+                     f'<text x="{x}" y="{y}" fill="{esc(n.font_colour)}" font-size="{NODE_PX}" '
+                     f'dominant-baseline="middle" text-anchor="middle">{spans}</text></g>')
+    return (f'<svg class="graph-svg" viewBox="{x0:.1f} {y0:.1f} {w:.1f} {h:.1f}" preserveAspectRatio="xMidYMid meet" '
+            f'role="img" aria-label="plan graph"><defs>{defs}</defs>{"".join(edges)}{"".join(nodes)}'
+            f'<g class="weights">{"".join(labels)}</g></svg>')
+
+
+def _legend(pg: plangraph.PlanGraph) -> str:
+    rows = []
+    for entry in pg.legend:
+        if entry.style == "node":
+            swatch = f'<span class="swatch node" style="background:{esc(entry.colour)}"></span>'
+        else:
+            style = {"dashed": "dashed", "dotted": "dotted"}.get(entry.style, "solid")
+            swatch = f'<span class="swatch line" style="border-top:0.2em {style} {esc(entry.colour)}"></span>'
+        name, _, steps = entry.text.partition(": ")  # a path's steps are in the drawing (and the hover text)
+        shown = name if entry.group is not None and steps else entry.text
+        rows.append(f'<li title="{esc(entry.text)}">{swatch}{esc(shown)}</li>')
+    return f'<ul class="legend">{"".join(rows)}</ul>' if rows else ""
+
+
+def _cards(labels: Sequence[str], right: Sequence[bool] | None, tint: str, part: str, heading: str,
+           side: str = "") -> str:
+    cards = []
+    for t, label in enumerate(labels):
+        mark = "" if right is None else (" ✓" if right[t] else " ✗")
+        border = EDGE if right is None else (RIGHT if right[t] else WRONG)
+        cards.append(f'<li class="card" style="background:{tint};border-color:{border}">'
+                     f'<span class="num">step {t + 1}{mark}</span><span class="name">{esc(label)}</span></li>')
+    return (f'<div class="steps" data-part="{part}" data-side="{esc(side)}"><h2>{esc(heading)}</h2>'
+            f'<ol class="cards">{"".join(cards)}</ol></div>')
+
+
+def _verdicts(shown: slides.Slide) -> str:
+    """Each method's verdict (an A/B pair's two, named A and B with the method)."""
+    rows = []
+    for side in shown.sides:
+        klass = "none" if side.success is None else "ok" if side.success else "bad"
+        who = (f'<span class="side">{esc(side.name)} · {esc(side.record.label if side.record else side.method)}:</span> '
+               if side.name else "")
+        rows.append(f'<p class="verdict {klass}" data-side="{esc(side.name)}">{who}<span class="says">{esc(side.verdict)}</span></p>')
+    return f'<div class="verdicts" data-part="verdict">{"".join(rows)}</div>'
+
+
+def _jpeg(png: bytes) -> bytes:
+    """A decoded frame's PNG as JPEG: a video frame in a sixth of the bytes, so that the deck opens at once."""
+    out = io.BytesIO()
+    Image.open(io.BytesIO(png)).convert("RGB").save(out, format="JPEG", quality=JPEG_QUALITY)
+    return out.getvalue()
+
+
+def _frames(shown: slides.Slide, thumbnail: Callable[[str, float, int], bytes]) -> str:
+    if not shown.frames:
+        why = shown.frames_missing
+        return f'<p class="no-frames" data-part="frames">{esc(why)}</p>' if why else ""
+    figures = []
+    for frame in shown.frames:
+        try:
+            jpeg = base64.b64encode(_jpeg(thumbnail(str(shown.video_file), frame.seconds, FRAME_PX))).decode("ascii")
+            body = f'<img alt="{esc(frame.label)} frame" src="data:image/jpeg;base64,{jpeg}">'
+        except KeppError as e:  # a file that does not decode there: the slide says so, the deck is still written
+            body = f'<p class="no-frames">{esc(str(e))}</p>'
+        figures.append(f'<figure>{body}<figcaption>{esc(frame.caption)}</figcaption></figure>')
+    return f'<div class="frames" data-part="frames">{"".join(figures)}</div>'
+
+
+def _slide_html(k: int, count: int, shown: slides.Slide, frames: str, graph: str) -> str:
+    body = _verdicts(shown)
+    if shown.record is not None:
+        for side in shown.sides:
+            if side.record is not None:
+                heading = f"plan {side.name} · {side.record.label}" if side.name else "plan"
+                body += _cards(side.plan, side.plan_right, PLAN_TINT, "plan", heading, side.name)
+        body += _cards(shown.truth, None, TRUTH_TINT, "truth", "ground truth")
+    body += frames
+    return (f'<section class="slide" id="slide-{k}" data-n="{k}" hidden>'
+            f'<header><h1 data-part="title">{esc(shown.title)}</h1><span class="count">{k} / {count}</span></header>'
+            f'<div class="body"><div class="left">{body}</div><div class="right">{graph}</div></div></section>')
+
+
+def _graph_html(shown: slides.Slide, ds, graph) -> str:
+    if shown.record is None or graph is None:
+        return ""
+    drawn = slides.graph_request(slides.drawn_records(shown), ds)
+    pg = plangraph.plan_graph(graph, drawn["endpoints"], drawn["named_paths"], drawn["truth"], own=drawn["own"],
+                              **GRAPH)
+    return (f'<figure class="graph" data-part="graph"><figcaption>{esc(drawn["title"])}</figcaption>'
+            f'<div class="drawing">{graph_svg(pg)}</div>{_legend(pg)}</figure>')
+
+
+def deck_html(name: str, shown: Sequence[slides.Slide], frames: Sequence[str] = (), graphs: Sequence[str] = (),
+              mark: str = "") -> str:
+    """The deck's HTML: the slides ``shown`` (with their frames' and graphs' HTML, where given) of the
+    playlist ``name``, the styles and the script inline; ``mark``: the head that says the file is a deck (the
+    playlists store's :attr:`~kepp_core.playlists.PlaylistStore.deck_mark`)."""
+    count = len(shown)
+    sections = "".join(_slide_html(k + 1, count, s, frames[k] if k < len(frames) else "",
+                                   graphs[k] if k < len(graphs) else "") for k, s in enumerate(shown))
+    data = {"name": name, "count": count, "keys": scripts.SLIDE_KEYS,
+            "notes": [s.note for s in shown], "titles": [s.title for s in shown],
+            "id": hashlib.sha1("\0".join([name, *(s.title for s in shown)]).encode()).hexdigest()[:12]}
+    return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">" + mark
+            + '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            + f"<title>{esc(name)} · KEPP talk</title>{css_variables()}<style>{scripts.source('kepp-deck.css')}</style></head>"
+            + f'<body><main id="deck">{sections}</main>'
+            + '<div id="presenter" hidden><div class="p-now"><h2>Now <span id="p-count"></span></h2><div class="p-frame" '
+              'id="p-current"></div></div><div class="p-next"><h2 id="p-next-head">Next</h2><div class="p-frame" '
+              'id="p-next"></div></div><div class="p-note" id="p-note"></div><button type="button" id="p-clock" '
+              'title="click: restart the clock">0:00</button></div>'
+            + '<button type="button" id="open-presenter" title="the presenter view in a new window (P)">Notes</button>'
+            + scripts.call("kepp-deck.js", data) + "</body></html>\n")
+
+
+def build_deck(name: str, items: Sequence[Mapping], ds, preds, graph, mark: str, names: Mapping[str, str] | None = None,
+               thumbnail: Callable[[str, float, int], bytes] = api.thumbnail_png) -> str:
+    """The deck of the playlist ``name`` (its ``items``, dicts as the playlist file holds them) on the dataset
+    ``ds``, the prediction records ``preds`` and the P²KG ``graph`` (None: no graph drawn); ``names``: the
+    records' display names."""
+    if not items:
+        raise KeppError(f"playlist {name!r} is empty: there is nothing to put in a deck")
+    shown = [slides.slide(item, ds, preds, names) for item in items]
+    return deck_html(name, shown, [_frames(s, thumbnail) for s in shown], [_graph_html(s, ds, graph) for s in shown], mark)
+
+
+def page_deck(cfg, name: str, items: Sequence[Mapping], ds, preds, names: Mapping[str, str], mark: str) -> bytes:
+    """The Playlists page's **Export deck**: the deck of the playlist shown (its ``items``; the page's dataset,
+    records and display names; ``mark``: its store's deck mark), with the configuration's graph (none drawn
+    where it cannot be built)."""
+    try:
+        graph = api.Workspace(cfg, ds).graph()
+    except KeppError:
+        graph = None
+    return build_deck(name, items, ds, preds, graph, mark, names).encode()
+
+
+def playlist_items(cfg, playlist: str):
+    """The store, name and items of ``playlist``: a playlist of the configuration's workspace (its name), or a
+    playlist file (a path ending in ``.json``), checked as the Playlists page checks it."""
+    path = Path(playlist)
+    if path.suffix == ".json" and (path.exists() or len(path.parts) > 1):
+        name, store = path.stem, api.Workspace(cfg).playlists(folder=path.parent)
+    else:
+        name, store = playlist, api.Workspace(cfg).playlists()
+    return store, name, [i.to_json() for i in store.read(name).items]
+
+
+def export(cfg, playlist: str, out: str | Path, force: bool = False) -> Path:
+    """``kepp talk export``: the deck of ``playlist`` (:func:`playlist_items`) on the configuration's dataset,
+    records and graph, written to ``out`` by its store (atomically; over another file only with ``force``)."""
+    store, name, items = playlist_items(cfg, playlist)
+    ws = api.Workspace(cfg)
+    files = ws.prediction_files()
+    preds = api.read_predictions(files) if files else None
+    html = build_deck(name, items, ws.dataset, preds, ws.graph(), store.deck_mark, recorded.display_names(preds))
+    return store.write_deck(out, html, force)
