@@ -72,7 +72,8 @@ def test_a_new_metric_code_reaches_kepp_eval_the_protocol_and_the_app_with_no_ot
     """Walkthrough "a new metric code": one object registered here is a --metrics choice of kepp eval, its
     table (headers naming the code, numbers its function's, the one-seed interval from its array path), a
     protocol spec's code with its columns, and the app's picker, help and captions; gone again after."""
-    from components import metric_codes, url_schema
+    from components.records import metric_codes
+    from components.ui import url_schema
 
     from kepp_core.protocol import benchmark_markdown, parse_spec, with_families
 
