@@ -7,7 +7,6 @@ import streamlit as st
 from components import backend, scenes
 from components.config import PAGES, page_setup
 from components.text import dataset_caption, md_code
-from kepp_core.api import feature_encoder
 from kepp_core.errors import KeppError
 
 cfg = page_setup("Home")
@@ -59,7 +58,7 @@ if demo_scenes:
 
 loaded = {"dataset": f"{cfg.dataset} at {backend.dataset_root(cfg) or cfg.root}"}
 for name, get in [("models", lambda: str(ws.models_root())),
-                  ("encoder", lambda: feature_encoder(ds)["encoder"] or "unknown (no features.json)"),
+                  ("encoder", lambda: ws.feature_encoder()["encoder"] or "unknown (no features.json)"),
                   ("graph", lambda: cfg.graph or "built from the training plans"),
                   ("prediction records", lambda: ", ".join(p.name for p in ws.prediction_files()) or "none")]:
     try:

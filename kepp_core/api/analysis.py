@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kepp_core.benchmark import DEFAULT_FAMILY, MetricFamily, family
+from kepp_core.benchmark import DEFAULT_FAMILY, family
 from kepp_core.catalog import method_label
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.failures import (
@@ -38,10 +38,10 @@ from kepp_core.metrics import (
     miou_per_episode,
     success_rate,
 )
-from kepp_core.metrics import protocol_metrics as _protocol_metrics
+from kepp_core.metrics import protocol_metrics
 
 __all__ = ["RECORD_COLUMNS", "TABLE_METRICS", "check_vocabulary", "compare_methods", "expert_view", "failure_analysis", "literature_rows",
-           "method_horizon_table", "metric_family", "metrics_table", "outcomes", "protocol_metrics", "read_predictions",
+           "method_horizon_table", "metrics_table", "outcomes", "read_predictions",
            "records_version", "slice_table", "transitions"]
 
 RECORD_COLUMNS = FRAME_COLUMNS
@@ -145,23 +145,6 @@ def _plans(preds, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 # --- the field's evaluation codes and published numbers ----------------------------------------------------------
-def protocol_metrics(pred, gt, protocol: str, batch_size: int = 256) -> dict:
-    """What the evaluation code ``protocol`` reports on these plans (episodes in order, batches of
-    ``batch_size``): ``pdpp`` → ``sr, macc, miou_batch, miou_episode, first_acc, last_acc``, ``vpn`` →
-    ``sr, macc, miou, miou_classic``, ``kepp`` → this package's (:func:`kepp_core.metrics.protocol_metrics`).
-
-    >>> protocol_metrics([(1, 2, 3)], [(1, 2, 4)], "vpn")["sr"]
-    0.0
-    """
-    return _protocol_metrics(pred, gt, protocol, batch_size)
-
-
-def metric_family(name: str) -> MetricFamily:
-    """The metric family of an evaluation code (``kepp``, ``pdpp``, ``vpn``): its metrics' keys, row
-    fields and headers (each naming the code), and where the code lives (:mod:`kepp_core.benchmark`)."""
-    return family(name)
-
-
 def literature_rows(dataset: str | None = None, horizon: int | None = None, code: str | None = None,
                     table: bool = False) -> list:
     """Published numbers of ``dataset`` (``crosstask-105``, ``crosstask-133``, ``coin``, ``niv``),
