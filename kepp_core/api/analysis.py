@@ -28,7 +28,8 @@ from kepp_core.evaluation.literature import literature_rows as _literature_rows
 from kepp_core.evaluation.literature import literature_table
 from kepp_core.evaluation.store import FRAME_COLUMNS, check_vocabulary, file_version, predictions_frame
 from kepp_core.evaluation.stats import bootstrap_interval, mean_ci
-from kepp_core.graph import expert_trajectories, transition_matrix
+from kepp_core.graph import (capped_subgraph, expert_trajectories, graph_source, retrieve, scorer_names, subgraph,
+                             transition_matrix)
 from kepp_core.metrics import (
     family_columns,
     set_iou,
@@ -40,9 +41,11 @@ from kepp_core.metrics import (
 )
 from kepp_core.metrics import protocol_metrics
 
-__all__ = ["RECORD_COLUMNS", "TABLE_METRICS", "check_vocabulary", "compare_methods", "expert_view", "failure_analysis", "literature_rows",
-           "method_horizon_table", "metrics_table", "outcomes", "read_predictions",
-           "records_version", "slice_table", "transitions"]
+__all__ = [
+    "capped_subgraph", "check_vocabulary", "compare_methods", "expert_view", "failure_analysis", "graph_source",
+    "literature_rows", "method_horizon_table", "metrics_table", "read_predictions", "records_version", "retrieve",
+    "scorer_names", "slice_table", "subgraph", "transitions",
+]
 
 RECORD_COLUMNS = FRAME_COLUMNS
 

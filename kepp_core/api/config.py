@@ -33,6 +33,8 @@ from kepp_core.paths import kepp_home
 from kepp_core.schema import Meta, Struct, check_nesting, convert
 from kepp_core.video.s3d_spec import S3DSpec, is_s3d
 
+__all__ = ["AppConfig"]
+
 DATASET_FORMATS = tuple(sorted(LOADERS))  # the dataset formats a config may name
 BENCHMARKS = tuple(BENCHMARK_DATASETS)  # the benchmarks a dataset may be (their published rows beside the measured)
 MAX_CONFIG_BYTES = 2**20  # an app config is a few lines

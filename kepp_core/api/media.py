@@ -17,6 +17,8 @@ from kepp_core.io import atomic_write_bytes
 from kepp_core.video import encode_video, thumbnail, video_info
 from kepp_core.video.encoders import get_encoder, trusted_encoder_spec
 
+__all__ = ["encode_clip_video", "encoder_spec", "save_upload", "text_grounding", "thumbnail_png", "video_meta"]
+
 
 def video_meta(path: str | Path) -> dict:
     """fps, frames, duration, width, height of a video file (KeppError if it does not decode)."""

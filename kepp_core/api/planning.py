@@ -27,6 +27,11 @@ from kepp_core.errors import KeppError
 from kepp_core.llm import ChatClient, LLMConfig, LLMRecommender
 from kepp_core.llm.client import ENV_MODEL, ENV_URL, allowed_endpoint
 
+__all__ = [
+    "episode_clips", "llm_defaults", "llm_recommender", "load_planner", "plan_clips", "playable_videos",
+    "sampled_plans", "text_planner", "video_features",
+]
+
 
 
 def load_planner(root: str | Path, horizon: int, role=None, *, scorer: str | None = None, graph: str | None = None,

@@ -27,9 +27,7 @@ from kepp_core.evaluation.records import Records, read_records
 from kepp_core.evaluation.stats import mean_ci, paired_permutation_test
 from kepp_core.io import read_json
 
-__all__ = ["ProtocolRun", "find_protocols",
-           "is_protocol_folder", "pair_differences", "pair_table", "pair_test", "pair_verdict", "protocol_records",
-           "read_protocol"]
+__all__ = ["pair_table", "pair_verdict", "protocol_records", "read_protocol"]
 
 
 

@@ -37,6 +37,11 @@ from kepp_core.models.folders import read_config
 from kepp_core.paths import DEMO_ASSETS, REPO_ROOT, cache_folder
 from kepp_core.playlists import PlaylistStore
 
+__all__ = [
+    "Workspace", "dataset_root", "demo_world_root", "episode_map", "open_dataset", "read_run_config", "read_run_log",
+    "remembered",
+]
+
 PLAYLISTS = "playlists"  # the folder of playlists, beside the records or in the cache home
 
 
