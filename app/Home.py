@@ -8,7 +8,6 @@ from components.records import backend
 from components.talk import scenes
 from components.ui.config import PAGES, page_setup
 from components.ui.text import dataset_caption, md_code
-from kepp_core.api import feature_encoder
 from kepp_core.errors import KeppError
 
 cfg = page_setup("Home")
@@ -60,7 +59,7 @@ if demo_scenes:
 
 loaded = {"dataset": f"{cfg.dataset} at {backend.dataset_root(cfg) or cfg.root}"}
 for name, get in [("models", lambda: str(ws.models_root())),
-                  ("encoder", lambda: feature_encoder(ds)["encoder"] or "unknown (no features.json)"),
+                  ("encoder", lambda: ws.feature_encoder()["encoder"] or "unknown (no features.json)"),
                   ("graph", lambda: cfg.graph or "built from the training plans"),
                   ("prediction records", lambda: ", ".join(p.name for p in ws.prediction_files()) or "none")]:
     try:

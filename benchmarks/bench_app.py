@@ -399,7 +399,7 @@ def world_facts(args) -> dict:
                         predictions=args.predictions)
     ws = api.Workspace(cfg)
     try:
-        horizons = api.trained_horizons(ws.models_root())
+        horizons = ws.horizons()
     except KeppError:
         horizons = []
     try:

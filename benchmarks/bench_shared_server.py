@@ -73,6 +73,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_app import CHROMIUM_ARGS, LIVE, NEW_TABS, PAGES, READY_JS, load_average  # noqa: E402
+from kepp_core.models.folders import trained_horizons  # noqa: E402
 
 TITLES = dict(PAGES)  # sidebar label -> the page's title
 ADDRESS = {label: (path, selector) for label, path, selector in NEW_TABS}  # label -> path, ready selector
@@ -534,7 +535,7 @@ def world_facts(world: Path, models: Path) -> dict:
     from kepp_core import api
 
     ds = api.Workspace(api.AppConfig(dataset="demo", root=str(world), checkpoints=str(models))).dataset
-    horizons = api.trained_horizons(models)
+    horizons = trained_horizons(models)
     videos = [v.id for v in api.playable_videos(ds, max(horizons)) if len(v.steps) > min(horizons)]
     return {"videos": videos, "steps": list(ds.actions), "tasks": {t: task.name for t, task in ds.tasks.items()}}
 

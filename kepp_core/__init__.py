@@ -4,7 +4,5 @@ The package follows the pipeline: ``data`` → ``video`` → ``graph`` → ``dif
 ``training`` → ``planner`` → ``evaluation``; ``cli`` wraps it as the ``kepp`` command.
 """
 
-from kepp_core.errors import KeppError
-
 __version__ = "0.1.0"
-__all__ = ["KeppError", "__version__"]
+__all__ = ["__version__"]  # the error every layer raises: kepp_core.errors.KeppError

@@ -31,6 +31,8 @@ import numpy as np
 
 from kepp_core.errors import KeppError
 
+__all__ = ["mean_accuracy", "miou_per_batch", "miou_per_episode", "plan_metrics", "success_rate"]
+
 BATCH = 256
 
 

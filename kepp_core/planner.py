@@ -39,7 +39,7 @@ from kepp_core.errors import KeppError
 from kepp_core.graph.build import ProcedureGraph, load_graph
 from kepp_core.graph.decoding import TOPK, DecodeChoice, decode_block, emission_log_probs, transition_log_probs
 from kepp_core.graph.retrieval import Recommendation, Retriever, aggregate, make_retriever, top_paths
-from kepp_core.models.checkpoint import load_checkpoint
+from kepp_core.models.checkpoint import check_compatible, load_checkpoint
 from kepp_core.catalog import (DEFAULT_M, DEFAULT_SETTING, ENDPOINT_MODEL, GRAPH_FILE, JOINT_MODE, PREDICTED, STEP,
                                TEXT, EndpointSource, ModelRole, endpoint_source, model_folder, models_dir,
                                parse_horizon_folder, plan_role)
@@ -364,6 +364,10 @@ class KEPPPlanner:
         if R not in self._retrievers:
             self._retrievers[R] = make_retriever(self.graph, self.scorer, R)
         return self._retrievers[R]
+
+    def check_dataset(self, ds, where: str) -> None:
+        """KeppError (naming ``where``) unless these models were trained on ``ds``'s vocabulary and features."""
+        check_compatible(self.plan_config, ds, self.horizon, where=where)
 
     def check_encoder(self, spec: str, note: str = "") -> None:
         """Refuse, before any video is decoded, an encoder whose features cannot make these models'

@@ -260,6 +260,37 @@ def upward_room_imports(root: str | Path) -> list[str]:
             if src not in ROOMS or dst not in ROOMS or ROOMS.index(dst) > ROOMS.index(src)]
 
 
+def names_written_twice(root: str | Path) -> list[str]:
+    """Names a package's ``__init__`` writes twice, on an import line and again in its ``__all__``
+    (``path: name``). A package's ``__all__`` is the sum of its parts' (each module lists its own names
+    beside their code, the package star-imports it), so each name is written once."""
+    out = []
+    for init in sorted(Path(root).glob("kepp_core/**/__init__.py")):
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+        imported = {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names}
+        for n in tree.body:
+            if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in n.targets):
+                listed = [e.value for e in ast.walk(n.value) if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+                out += [f"{init.relative_to(root)}: {name}" for name in listed if name in imported]
+    return out
+
+
+def unlisted_public_names(module_path: str | Path) -> list[str]:
+    """The public names a module defines at its top level (functions, classes, assigned names) that its
+    ``__all__`` leaves out."""
+    tree = ast.parse(Path(module_path).read_text(encoding="utf-8"))
+    defined, listed = [], []
+    for n in tree.body:
+        targets = [n.target] if isinstance(n, ast.AnnAssign) else n.targets if isinstance(n, ast.Assign) else []
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            listed = [e.value for e in ast.walk(n.value) if isinstance(e, ast.Constant)]
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.append(n.name)
+        else:
+            defined += [t.id for t in targets if isinstance(t, ast.Name)]
+    return [name for name in defined if not name.startswith("_") and name not in listed]
+
+
 def report(root: str | Path) -> dict:
     """The counts the README and the closing notes quote."""
     st = read_structure(root)
@@ -274,6 +305,7 @@ def report(root: str | Path) -> dict:
         "app_imports_outside_api": [f"{i.source}:{i.line} → {i.target}" for i in st.app_reaches],
         "functions_over_limit": [f"{n} lines {w}" for n, w, marked in longest if n > MAX_FUNCTION_LINES and not marked],
         "undocumented": st.undocumented,
+        "names_written_twice": names_written_twice(root),
         "longest_functions": [f"{n} lines {w}" for n, w, _ in longest[:5]],
     }
 

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from kepp_core.api import AppConfig, read_app_config
+from kepp_core.api import AppConfig
 from kepp_core.api.config import ENV
 from kepp_core.cli import main
 from kepp_core.commands.app import app_command, check_options
@@ -44,7 +44,7 @@ def test_config_file_paths_resolve_against_its_folder(tmp_path):
     (tmp_path / "world").mkdir()
     cfg = tmp_path / "app.toml"
     cfg.write_text('[app]\ndataset = "demo"\nroot = "world"\npresentation = true\n')
-    assert read_app_config(cfg) == {"dataset": "demo", "root": str(tmp_path / "world"), "presentation": True}
+    assert AppConfig.read_file(cfg) == {"dataset": "demo", "root": str(tmp_path / "world"), "presentation": True}
 
 
 @pytest.mark.parametrize("text, message", [
@@ -58,7 +58,7 @@ def test_bad_config_files_name_the_file_and_the_problem(tmp_path, text, message)
     cfg = tmp_path / "bad.toml"
     cfg.write_text(text)
     with pytest.raises(KeppError, match=message) as e:
-        read_app_config(cfg)
+        AppConfig.read_file(cfg)
     assert str(cfg) in str(e.value)
 
 

@@ -16,6 +16,7 @@ import pytest
 from components.records import metric_codes, urls
 from components.talk import playlists
 from components.ui.text import md
+from kepp_core.benchmark import family
 from kepp_core import api, catalog
 from tests.helpers.app_env import IMPORTED, IMPORTED_FILE
 from tests.helpers.app_session import cards, no_problems, open_page, texts
@@ -170,7 +171,7 @@ def test_the_evaluation_code_picked_names_every_header_of_results(monkeypatch, l
     no_problems(at)
     assert list(at.dataframe[0].value.columns) == ["T=3 SR (ViterbiPlanNet)"] and at.query_params["code"] == "vpn"
     at.segmented_control(key="res_metric").set_value("all").run()
-    headers = [m.header for m in api.metric_family("vpn").metrics if m.key != "first_acc"]
+    headers = [m.header for m in family("vpn").metrics if m.key != "first_acc"]
     assert list(at.dataframe[0].value.columns) == [f"T=3 {h}" for h in headers]
     again = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py", {"code": "pdpp", "metric": "mIoU"}))
     assert list(again.dataframe[0].value.columns) == ["T=3 mIoU (PDPP, per batch)", "T=3 mIoU (PDPP, per episode)"]

@@ -12,6 +12,7 @@ import pytest
 
 from components.talk import curation
 from kepp_core import api
+from kepp_core.models.folders import trained_horizons
 from tests.helpers.app_session import (cards, dataset, no_problems, open_page, page_scenes, prediction_table, texts,
                                        write_run)
 
@@ -130,7 +131,7 @@ def test_the_upload_scene_is_offered_only_when_asked_and_is_a_success_on_another
     assert "upload" not in scenes
     from kepp_core.data import load_dataset
 
-    ds, hs = load_dataset("demo", demo_env.world), api.trained_horizons(demo_env.models)
+    ds, hs = load_dataset("demo", demo_env.world), trained_horizons(demo_env.models)
     videos = {v.id for h in hs for v in api.playable_videos(ds, h)}
     chosen = curation.choose_scenes(preds, horizons=hs, videos=videos, upload_example=True)
     by_kind = {s["kind"]: s for s in chosen}

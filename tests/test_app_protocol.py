@@ -88,7 +88,7 @@ def test_reading_a_protocol_folder_and_its_tables(proto):
     run = api.read_protocol(out)
     assert run.methods == METHODS and run.horizons == [3, 4] and run.fractions == [0.5, 1.0]
     assert run.seeds == [0, 1, 2] and run.confidence == 0.9 and run.dataset == res["dataset"]
-    table = api.interval_table(run, "mAcc", 1.0)
+    table = run.intervals("mAcc", 1.0)
     assert list(table["method"]) == ["random", "random", "retrieval", "retrieval", "graph-gt", "graph-gt"]
     for row in res["summary"]:
         if row["fraction"] != 1.0:
@@ -100,10 +100,10 @@ def test_reading_a_protocol_folder_and_its_tables(proto):
         assert got["ci"] == pytest.approx(mean_ci(per_seed)[1])  # Student t over the 3 seeds
     random_ci = table[table["method"] == "random"]["ci"]
     assert (random_ci > 0).all()  # random plans differ between seeds: a real interval
-    curve = api.efficiency_table(run, 4, "SR")
+    curve = run.efficiency(4, "SR")
     assert list(curve["percent"][curve["method"] == "graph-gt"]) == [50.0, 100.0]
     with pytest.raises(KeppError, match="unknown metric 'BLEU'"):
-        api.interval_table(run, "BLEU")
+        run.intervals("BLEU")
 
 
 def test_pair_test_is_the_permutation_test_on_the_records(proto):
@@ -170,7 +170,7 @@ def test_the_protocol_option_reaches_the_app(proto, tmp_path):
     assert api.AppConfig.from_env(env).protocol == str(out.resolve())
     cfg = tmp_path / "app.toml"
     cfg.write_text('[app]\nprotocol = "runs/p"\n', encoding="utf-8")
-    assert api.read_app_config(cfg)["protocol"] == str(tmp_path / "runs" / "p")
+    assert api.AppConfig.read_file(cfg)["protocol"] == str(tmp_path / "runs" / "p")
     with pytest.raises(KeppError, match="--protocol .*: path does not exist"):
         check_options(api.AppConfig(protocol=str(tmp_path / "missing"), port=1))
 

@@ -13,6 +13,7 @@ import pytest
 
 from components.records import urls
 from components.talk.curation import choose_scenes
+from kepp_core.models.folders import trained_horizons
 from kepp_core import api
 from tests.helpers.browser import (ARTIFACTS, check_drawing_labels, check_drawing_type, check_whole_words,
                                    fills_its_frame, idle, read_shown_drawing, settled_drawing, shown_graph_frame,
@@ -24,7 +25,7 @@ SCREEN = {"width": 1280, "height": 720}
 
 def test_path_labels_lie_off_every_arrow_on_slides(demo_server, browser, demo_env):
     preds = api.read_predictions([demo_env.records])
-    scenes = {s["kind"]: s for s in choose_scenes(preds, horizons=api.trained_horizons(demo_env.models))}
+    scenes = {s["kind"]: s for s in choose_scenes(preds, horizons=trained_horizons(demo_env.models))}
     page = browser.new_page(viewport=SCREEN)
     ARTIFACTS.mkdir(exist_ok=True)
     placed = 0

@@ -15,6 +15,7 @@ import pytest
 
 from components.records import urls
 from components.talk.curation import choose_scenes
+from kepp_core.models.folders import trained_horizons
 from kepp_core import api, catalog
 from tests.helpers.browser import (ARTIFACTS, check_drawing_labels, check_drawing_type, graph_frame, idle, query,
                                    rerun, result_on_one_screen, rows_of_cards, settled_drawing, shown_graph_frame,
@@ -226,7 +227,7 @@ def below_header(page, frame) -> tuple[float, float]:
 
 def test_every_scene_draws_its_graph_readable_below_the_header(demo_server, browser, demo_env):
     preds = api.read_predictions([demo_env.records])
-    scenes = choose_scenes(preds, horizons=api.trained_horizons(demo_env.models), upload_example=True)
+    scenes = choose_scenes(preds, horizons=trained_horizons(demo_env.models), upload_example=True)
     assert len(scenes) >= 4
     page = browser.new_page(viewport=SCREEN)
     for scene in scenes:

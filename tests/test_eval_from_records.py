@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from kepp_core.benchmark import protocol_metrics
 from kepp_core import api
 from kepp_core.benchmark import FAMILIES
 from kepp_core.evaluation.store import record_files
@@ -40,7 +41,7 @@ def test_from_records_scores_imported_records_under_every_code(imported):
         (run,) = table["runs"]
         assert (run["method"], run["T"], run["seed"], run["episodes"], run["imported"]) == \
             ("vpn-run", 3, 7, len(gt), "T3_predictions.json")
-        want = api.protocol_metrics(plans, gt, code)
+        want = protocol_metrics(plans, gt, code)
         assert {k: run[k] for k in want} == want, code  # the code's numbers, unrounded
         (row,) = table["rows"]
         shown = api.method_horizon_table(api.read_predictions(record_files(folder)), code)[0]

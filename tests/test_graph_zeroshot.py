@@ -9,7 +9,7 @@ import pytest
 from kepp_core.cli import main
 from kepp_core.data import make_episodes, write_plans
 from kepp_core.errors import KeppError
-from kepp_core.evaluation import read_endpoints, zero_shot
+from kepp_core.evaluation.zeroshot import read_endpoints, zero_shot
 from kepp_core.graph import build_graph
 from tests.helpers.data import small_dataset
 

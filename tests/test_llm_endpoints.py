@@ -50,7 +50,6 @@ def test_no_allowed_endpoint_means_none_is_called(monkeypatch):
 
 def test_the_app_config_takes_its_endpoints_from_the_operator_only(tmp_path):
     from kepp_core.api import AppConfig
-    from kepp_core.api.config import read_app_config
 
     env = AppConfig(llm_urls=("http://127.0.0.1:9000/v1",)).environment()
     cfg = AppConfig.from_env({**env, "KEPP_LLM_URL": "http://127.0.0.1:8080/v1"})
@@ -58,7 +57,7 @@ def test_the_app_config_takes_its_endpoints_from_the_operator_only(tmp_path):
     config = tmp_path / "app.toml"
     config.write_text('llm_urls = ["http://evil.example/v1"]\n')  # a config a visitor opens cannot add one
     with pytest.raises(KeppError, match="unknown key 'llm_urls'"):
-        read_app_config(config)
+        AppConfig.read_file(config)
 
 
 @pytest.mark.slow

@@ -92,7 +92,7 @@ def test_the_failure_decomposition_multiplies_back_to_the_success_rate():
 # --- the field's evaluation codes, exactly --------------------------------------------------------------------
 @pytest.mark.parametrize(("code", "reported"), [("pdpp", "pdpp"), ("pdpp-printed", "pdpp_printed"), ("vpn", "vpn")])
 def test_protocol_metrics_equal_what_each_code_reported_on_every_fixture_case(protocol_metrics_cases, code, reported):
-    from kepp_core.api import protocol_metrics
+    from kepp_core.benchmark import protocol_metrics
 
     assert len(protocol_metrics_cases) == 7  # the six cases and one of the unified benchmark's size (4,531 episodes)
     for k, case in enumerate(protocol_metrics_cases):

@@ -126,7 +126,7 @@ def test_the_plan_page_offers_the_stored_planning_model_first_and_says_it_beside
     from kepp_core.evaluation.planning_model import choose_planning_model
 
     choice = choose_planning_model(models / "T3", lambda: None)  # the shipped decoding choices decide
-    labels = {role: label for label, role in api.plan_variants(models, 3).items()}
+    labels = {role: label for label, role in api.Workspace(api.AppConfig(checkpoints=str(models))).plan_variants(3).items()}
     query = {"T": "3", "video": sorted(p.stem for p in (demo_world / "features").glob("*.npy"))[0].split("_")[1],
              "plan": "1"}
     at = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", query, KEPP_APP_CHECKPOINTS=str(models),

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 import torch
 
+from kepp_core.video.s3d import S3D
 from kepp_core.errors import KeppError
 from tests.helpers.cli import assert_one_line_error, run_kepp
 from tests.helpers.s3d import SMALL, write_release
@@ -67,7 +68,7 @@ def test_the_reference_fixture_is_reproduced_from_its_rule_through_the_public_ap
     assert {k: tuple(v) for k, v in keys.items()} == expected_shapes(len(np.load(release.parent / "s3d_dict.npy")) + 1)
     ref = load_file(str(fixture_dir / "s3d-reference.safetensors"))
     sentences = json.loads(safe_open(str(fixture_dir / "s3d-reference.safetensors"), "np").metadata()["sentences"])
-    net = api.s3d_model(release, release.parent / "s3d_dict.npy", device="cpu")
+    net = S3D.load(release, release.parent / "s3d_dict.npy", device="cpu")
     video = torch.from_numpy(ref["video_u8"]).float() / 255
     out = net.video(video)
     assert rel_error(out["video_embedding"], ref["video_embedding"]) < TOL
@@ -271,7 +272,7 @@ def test_a_video_shorter_than_one_window_is_refused(release, tmp_path):
 def test_odd_sizes_and_empty_step_lists_are_refused_by_the_api(release):
     from kepp_core import api
 
-    net = api.s3d_model(release, device="cpu")
+    net = S3D.load(release, device="cpu")
     for shape in ((1, 3, 15, 32, 32), (1, 3, 16, 33, 32), (1, 3, 16, 32)):
         with pytest.raises(KeppError, match=r"even|expected \[B, 3, T, H, W\]"):
             net.video(torch.zeros(shape))

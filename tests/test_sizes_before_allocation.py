@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 
+from kepp_core.video.s3d import S3D
 from tests.helpers import hostile_weights as hw
 from tests.helpers.cli import assert_one_line_error, run_kepp_measured
 from tests.helpers.s3d import official_checkpoints, write_release
@@ -81,7 +82,7 @@ def test_the_text_tower_embeds_a_long_step_list_in_bounded_batches(release):
     from kepp_core import api
     from kepp_core.video.s3d import TEXT_BATCH
 
-    net = api.s3d_model(release, device="cpu")
+    net = S3D.load(release, device="cpu")
     names = [f"crack egg {k}" if k % 2 else "whisk" for k in range(4 * TEXT_BATCH)]
     together = net.text(names)
     assert together.shape == (len(names), 512)

@@ -24,8 +24,7 @@ st.caption("Each run folder holds the `metrics.jsonl` log written by `kepp train
            "Each run keeps one colour in every chart.")
 
 with backend.guarded():
-    roots = backend.workspace(cfg).runs_roots()
-runs = backend.find_runs(tuple(str(r) for r in roots))
+    roots, runs = backend.runs(cfg)
 if not runs:
     where = ", ".join(f"`{r}`" for r in roots) or "`runs/` or `assets/`"
     missing(f"No training runs found under {where}: there are no curves to draw.",

@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 
 from kepp_core.benchmark import DEFAULT_FAMILY, MetricFamily, family
-from kepp_core.benchmark import protocol_metrics as _protocol_metrics
 from kepp_core.catalog import method_label
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.failures import (
@@ -29,7 +28,8 @@ from kepp_core.evaluation.literature import literature_rows as _literature_rows
 from kepp_core.evaluation.literature import literature_table
 from kepp_core.evaluation.store import FRAME_COLUMNS, check_vocabulary, file_version, predictions_frame
 from kepp_core.evaluation.stats import bootstrap_interval, mean_ci
-from kepp_core.graph import expert_trajectories, transition_matrix
+from kepp_core.graph import (capped_subgraph, expert_trajectories, graph_source, retrieve, scorer_names, subgraph,
+                             transition_matrix)
 from kepp_core.metrics import (
     iou_per_episode,
     mean_accuracy,
@@ -38,9 +38,11 @@ from kepp_core.metrics import (
     success_rate,
 )
 
-__all__ = ["RECORD_COLUMNS", "check_vocabulary", "compare_methods", "expert_view", "failure_analysis", "literature_rows",
-           "method_horizon_table", "metric_family", "metrics_table", "outcomes", "protocol_metrics", "read_predictions",
-           "records_version", "slice_table", "transitions"]
+__all__ = [
+    "capped_subgraph", "check_vocabulary", "compare_methods", "expert_view", "failure_analysis", "graph_source",
+    "literature_rows", "method_horizon_table", "metrics_table", "read_predictions", "records_version", "retrieve",
+    "scorer_names", "slice_table", "subgraph", "transitions",
+]
 
 RECORD_COLUMNS = FRAME_COLUMNS
 
@@ -143,23 +145,6 @@ def _plans(preds, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 # --- the field's evaluation codes and published numbers ----------------------------------------------------------
-def protocol_metrics(pred, gt, protocol: str, batch_size: int = 256) -> dict:
-    """What the evaluation code ``protocol`` reports on these plans (episodes in order, batches of
-    ``batch_size``): ``pdpp`` → ``sr, macc, miou_batch, miou_episode, first_acc, last_acc``, ``vpn`` →
-    ``sr, macc, miou, miou_classic``, ``kepp`` → this package's (:func:`kepp_core.benchmark.protocol_metrics`).
-
-    >>> protocol_metrics([(1, 2, 3)], [(1, 2, 4)], "vpn")["sr"]
-    0.0
-    """
-    return _protocol_metrics(pred, gt, protocol, batch_size)
-
-
-def metric_family(name: str) -> MetricFamily:
-    """The metric family of an evaluation code (``kepp``, ``pdpp``, ``vpn``): its metrics' keys, row
-    fields and headers (each naming the code), and where the code lives (:mod:`kepp_core.benchmark`)."""
-    return family(name)
-
-
 def literature_rows(dataset: str | None = None, horizon: int | None = None, code: str | None = None,
                     table: bool = False) -> list:
     """Published numbers of ``dataset`` (``crosstask-105``, ``crosstask-133``, ``coin``, ``niv``),

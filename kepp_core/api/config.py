@@ -33,6 +33,8 @@ from kepp_core.paths import kepp_home
 from kepp_core.schema import Meta, Struct, check_nesting, convert
 from kepp_core.video.s3d_spec import S3DSpec, is_s3d
 
+__all__ = ["AppConfig"]
+
 DATASET_FORMATS = tuple(sorted(LOADERS))  # the dataset formats a config may name
 BENCHMARKS = tuple(BENCHMARK_DATASETS)  # the benchmarks a dataset may be (their published rows beside the measured)
 MAX_CONFIG_BYTES = 2**20  # an app config is a few lines
@@ -128,6 +130,78 @@ class AppConfig:
                 clean[key] = tuple(clean[key])
         return replace(self, **clean)
 
+    def allowed_folders(self) -> tuple[Path, ...]:
+        """The folders a browser visitor may open paths under, this being the start configuration: those
+        the server was started with (``allow_roots``), its own paths (a file's folder for a file) and
+        KEPP's cache home (the demo world, its models)."""
+        roots = [Path(p) for p in self.allow_roots]
+        for key in self.PATH_KEYS:
+            value = getattr(self, key)
+            if value:
+                p = Path(value)
+                roots.append(p if p.is_dir() else p.parent)
+        roots.append(kepp_home())
+        return tuple(Path(os.path.realpath(r)) for r in roots)
+
+    def check_allowed(self, path: str) -> str:
+        """``path`` when it lies under one of :meth:`allowed_folders` (symlinks resolved), else a
+        KeppError that says the same whether or not the path exists (a visitor learns nothing of
+        what lies outside).
+
+        >>> AppConfig(allow_roots=("/srv/data",)).check_allowed("/etc/passwd")
+        Traceback (most recent call last):
+        ...
+        kepp_core.errors.KeppError: /etc/passwd is not under a folder this app server allows; the person running it can allow one with 'kepp app --allow-root DIR'
+        """
+        check_under(path, self.allowed_folders())
+        return path
+
+    @staticmethod
+    def read_file(path: str | Path) -> dict:
+        """Read an app config file (TOML; keys at top level or under ``[app]``), checked by its schema
+        (:class:`ConfigFile`; size and nesting bounded before it is parsed).
+
+        Relative paths are resolved against the file's folder. Unknown keys and wrong types
+        raise a KeppError naming the file and the key.
+
+        >>> import tempfile, pathlib
+        >>> f = pathlib.Path(tempfile.mkdtemp()) / "app.toml"
+        >>> _ = f.write_text('dataset = "plans"\\nroot = "plans.jsonl"\\n')
+        >>> cfg = AppConfig.read_file(f); cfg["dataset"], cfg["root"] == str(f.parent / "plans.jsonl")
+        ('plans', True)
+        """
+        import tomllib
+
+        path = Path(path)
+        try:
+            data = read_bytes(path, MAX_CONFIG_BYTES)
+        except FileNotFoundError:
+            raise KeppError(f"{path}: config file not found") from None
+        check_nesting(data, str(path), MAX_CONFIG_DEPTH, syntax="toml")
+        try:
+            raw = tomllib.loads(utf8_text(data, str(path)))
+        except tomllib.TOMLDecodeError as e:
+            raise KeppError(f"{path}: not a valid TOML file ({e})") from None
+        except RecursionError:
+            raise KeppError(f"{path}: not a config file (nested too deeply to read)") from None
+        if isinstance(raw.get("app"), dict):
+            if len(raw) > 1:
+                raise KeppError(f"{path}: keys both under [app] and outside it (expected one or the other)")
+            raw = raw["app"]
+        values = msgspec.structs.asdict(convert(raw, ConfigFile, str(path)))
+        out: dict = {}
+        for key, value in values.items():
+            if value is UNSET:
+                continue
+            if key == "encoders":
+                value = [resolve_encoder(v, path.parent) for v in value]
+            elif key == "device":
+                value = check_device(value, f"{path}: device")
+            elif key in PATH_KEYS:
+                value = str((path.parent / value) if not Path(value).is_absolute() else Path(value))
+            out[key] = value
+        return out
+
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> AppConfig:
         """The configuration of a parsed ``kepp app`` / ``kepp demo`` command line (options left
@@ -141,7 +215,7 @@ class AppConfig:
         cfg = cls()
         path = environ.get(ENV["config"])
         if path:
-            cfg = cfg.updated(read_app_config(path))
+            cfg = cfg.updated(cls.read_file(path))
         values: dict = {}
         for name, var in ENV.items():
             value = environ.get(var)
@@ -191,34 +265,6 @@ AppConfig.PATH_HELP = {f.name: f.metadata["path"] for f in fields(AppConfig) if 
 _LISTS = tuple(f.name for f in fields(AppConfig) if isinstance(f.default, tuple))
 
 
-def allowed_folders(start: AppConfig) -> tuple[Path, ...]:
-    """The folders a browser visitor may open paths under: those the server was started with
-    (``allow_roots``), the start configuration's own paths (a file's folder for a file) and
-    KEPP's cache home (the demo world, its models)."""
-    roots = [Path(p) for p in start.allow_roots]
-    for key in PATH_KEYS:
-        value = getattr(start, key)
-        if value:
-            p = Path(value)
-            roots.append(p if p.is_dir() else p.parent)
-    roots.append(kepp_home())
-    return tuple(Path(os.path.realpath(r)) for r in roots)
-
-
-def check_allowed(path: str, start: AppConfig) -> str:
-    """``path`` when it lies under one of :func:`allowed_folders` (symlinks resolved), else a
-    KeppError that says the same whether or not the path exists (a visitor learns nothing of
-    what lies outside).
-
-    >>> check_allowed("/etc/passwd", AppConfig(allow_roots=("/srv/data",)))
-    Traceback (most recent call last):
-    ...
-    kepp_core.errors.KeppError: /etc/passwd is not under a folder this app server allows; the person running it can allow one with 'kepp app --allow-root DIR'
-    """
-    check_under(path, allowed_folders(start))
-    return path
-
-
 # The schema of an app config file (its keys at top level or under ``[app]``): every option with a file
 # type, each optional, none other allowed. ``allow_roots`` is not among them: a config file a visitor opens
 # from the sidebar never widens what the server allows.
@@ -226,52 +272,6 @@ ConfigFile = msgspec.defstruct(
     "ConfigFile", [(f.name, f.metadata["file"] | UnsetType, UNSET) for f in fields(AppConfig) if f.metadata["file"]],
     bases=(Struct,), forbid_unknown_fields=True, module=__name__)
 ConfigFile.HINTS = {f.name: f.metadata["hint"] for f in fields(AppConfig) if f.metadata["file"]}
-
-
-def read_app_config(path: str | Path) -> dict:
-    """Read an app config file (TOML; keys at top level or under ``[app]``), checked by its schema
-    (:class:`ConfigFile`; size and nesting bounded before it is parsed).
-
-    Relative paths are resolved against the file's folder. Unknown keys and wrong types
-    raise a KeppError naming the file and the key.
-
-    >>> import tempfile, pathlib
-    >>> f = pathlib.Path(tempfile.mkdtemp()) / "app.toml"
-    >>> _ = f.write_text('dataset = "plans"\\nroot = "plans.jsonl"\\n')
-    >>> cfg = read_app_config(f); cfg["dataset"], cfg["root"] == str(f.parent / "plans.jsonl")
-    ('plans', True)
-    """
-    import tomllib
-
-    path = Path(path)
-    try:
-        data = read_bytes(path, MAX_CONFIG_BYTES)
-    except FileNotFoundError:
-        raise KeppError(f"{path}: config file not found") from None
-    check_nesting(data, str(path), MAX_CONFIG_DEPTH, syntax="toml")
-    try:
-        raw = tomllib.loads(utf8_text(data, str(path)))
-    except tomllib.TOMLDecodeError as e:
-        raise KeppError(f"{path}: not a valid TOML file ({e})") from None
-    except RecursionError:
-        raise KeppError(f"{path}: not a config file (nested too deeply to read)") from None
-    if isinstance(raw.get("app"), dict):
-        if len(raw) > 1:
-            raise KeppError(f"{path}: keys both under [app] and outside it (expected one or the other)")
-        raw = raw["app"]
-    values = msgspec.structs.asdict(convert(raw, ConfigFile, str(path)))
-    out: dict = {}
-    for key, value in values.items():
-        if value is UNSET:
-            continue
-        if key == "encoders":
-            value = [resolve_encoder(v, path.parent) for v in value]
-        elif key == "device":
-            value = check_device(value, f"{path}: device")
-        elif key in PATH_KEYS:
-            value = str((path.parent / value) if not Path(value).is_absolute() else Path(value))
-        out[key] = value
-    return out
 
 
 def resolve_encoder(spec: str, base: Path) -> str:

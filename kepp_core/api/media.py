@@ -17,6 +17,8 @@ from kepp_core.io import atomic_write_bytes
 from kepp_core.video import encode_video, thumbnail, video_info
 from kepp_core.video.encoders import get_encoder, trusted_encoder_spec
 
+__all__ = ["encode_clip_video", "encoder_spec", "save_upload", "text_grounding", "thumbnail_png", "video_meta"]
+
 
 def video_meta(path: str | Path) -> dict:
     """fps, frames, duration, width, height of a video file (KeppError if it does not decode)."""
@@ -65,24 +67,6 @@ def encode_clip_video(path: str | Path, encoder: str = "builtin", device: str | 
     return encode_video(str(path), get_encoder(encoder, device))
 
 
-def s3d_model(weights: str | Path, dictionary: str | Path | None = None, device: str | None = None):
-    """The S3D HowTo100M text-video network from the release's two files: ``weights``
-    (``s3d_howto100m.pth``, read with ``torch.load(weights_only=True)`` and checked key by key) and
-    ``dictionary`` (``s3d_dict.npy``; default: beside the weights), on ``device`` (default: the
-    command's, else the GPU where there is one: :func:`kepp_core.devices.chosen`). ``.video(x)`` takes frames ``[B, 3, T, H, W]`` float in [0, 1] (``T, H, W``
-    even) and returns ``{"video_embedding": [B, 512], "mixed_5c": [B, 1024]}``; ``.text(sentences)``
-    returns their ``[B, 512]`` embeddings; a dot product of the two scores text against video
-    (:class:`kepp_core.video.s3d.S3D`).
-
-    >>> net = s3d_model("s3d/s3d_howto100m.pth")  # doctest: +SKIP
-    >>> (net.text(["crack eggs"]) @ net.video(frames)["video_embedding"].T).shape  # doctest: +SKIP
-    torch.Size([1, 1])
-    """
-    from kepp_core.video.s3d import S3D
-
-    return S3D.load(weights, dictionary, device)
-
-
 def text_grounding(encoder: str, steps=None, dataset=None, horizon: int = 3, setting: str = DEFAULT_SETTING,
                    m: int = DEFAULT_M, *, device: str | None = None):
     """Zero-shot step grounding with the S3D text tower of ``encoder`` (an ``s3d:PATH`` spec) for
@@ -96,6 +80,7 @@ def text_grounding(encoder: str, steps=None, dataset=None, horizon: int = 3, set
     from kepp_core.data.feature_files import features_manifest
     from kepp_core.training.data import episode_tensors
     from kepp_core.video.grounding import StepTexts, TextEndpoints
+    from kepp_core.video.s3d import S3D
     from kepp_core.video.s3d_spec import S3DSpec, check_text_features
 
     spec = S3DSpec.parse(encoder)
@@ -103,7 +88,7 @@ def text_grounding(encoder: str, steps=None, dataset=None, horizon: int = 3, set
         if dataset is None:
             raise KeppError("text grounding needs step names: a list, or a dataset whose actions to use")
         steps = dataset.actions
-    grounding = TextEndpoints(StepTexts.embed(s3d_model(spec.weights, spec.dictionary, spec.device or device), steps))
+    grounding = TextEndpoints(StepTexts.embed(S3D.load(spec.weights, spec.dictionary, spec.device or device), steps))
     if dataset is None or list(steps) != list(dataset.actions):
         return grounding
     try:

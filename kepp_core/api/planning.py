@@ -27,6 +27,11 @@ from kepp_core.errors import KeppError
 from kepp_core.llm import ChatClient, LLMConfig, LLMRecommender
 from kepp_core.llm.client import ENV_MODEL, ENV_URL, allowed_endpoint
 
+__all__ = [
+    "episode_clips", "llm_defaults", "llm_recommender", "load_planner", "plan_clips", "playable_videos",
+    "sampled_plans", "text_planner", "video_features",
+]
+
 
 
 def load_planner(root: str | Path, horizon: int, role=None, *, scorer: str | None = None, graph: str | None = None,
@@ -82,18 +87,6 @@ def text_planner(encoder: str, graph, dataset: Dataset | None = None, horizon: i
 
     grounding = text_grounding(encoder, list(graph.actions), dataset, horizon, setting, m, device=device)
     return TextGraphPlanner(graph, grounding, m, setting, encoder_name(encoder))
-
-
-def check_planner(planner, ds: Dataset, where: str) -> None:
-    """KeppError unless the planner's models were trained on ``ds``'s vocabulary and features."""
-    from kepp_core.models.checkpoint import check_compatible
-
-    check_compatible(planner.plan_config, ds, planner.horizon, where=where)
-
-
-def observation_settings(planner) -> tuple[int, str]:
-    """The planner's observation window ``m`` (seconds) and observation setting."""
-    return planner.plan_spec.m, planner.plan_spec.setting
 
 
 def playable_videos(ds: Dataset, horizon: int, required: bool = False, video: str | None = None) -> list[Video]:
@@ -190,7 +183,7 @@ def plan_clips(planner, features: np.ndarray | Callable[[], np.ndarray], start: 
         raise KeppError(f"the goal clip ({goal[0]:.1f} s) starts before the start clip "
                         f"({start[0]:.1f} s): the goal must come after the start")
     feats = features() if callable(features) else features
-    m = observation_settings(planner)[0]
+    m = planner.plan_spec.m
     v_start = observation(feats, start[0], start[1], m, "start")
     v_goal = observation(feats, goal[0], goal[1], m, "goal")
     return planner.plan(v_start, v_goal, horizon, R), v_start, v_goal

@@ -27,9 +27,7 @@ from kepp_core.evaluation.records import Records, read_records
 from kepp_core.evaluation.stats import mean_ci, paired_permutation_test
 from kepp_core.io import read_json
 
-__all__ = ["ProtocolRun", "efficiency_table", "find_protocols", "interval_table",
-           "is_protocol_folder", "pair_differences", "pair_table", "pair_test", "pair_verdict", "protocol_records",
-           "read_protocol"]
+__all__ = ["pair_table", "pair_verdict", "protocol_records", "read_protocol"]
 
 
 
@@ -76,6 +74,37 @@ class ProtocolRun:
         return (f"dataset {self.dataset}, setting {s.get('setting', '?')}, preset {s.get('preset', '?')}, "
                 f"{len(self.seeds)} seeds {self.seeds}; mean ± {round(self.confidence * 100)}% CI over seeds "
                 f"(Student t)")
+
+    def intervals(self, metric: str = "SR", fraction: float | None = None):
+        """One row per (method, T) of the fraction (default: the largest): ``method``, ``label``,
+        ``T``, ``mean``, ``ci`` (half-width, None with one seed), ``seeds``; in the spec's method order."""
+        import pandas as pd
+
+        _check_metric(metric)
+        fraction = max(self.fractions) if fraction is None else float(fraction)
+        order = {m: i for i, m in enumerate(self.methods)}
+        rows = [{"method": r["method"], "label": method_label(r["method"]), "T": r["T"], "mean": r[metric],
+                 "ci": _finite(r.get(f"{metric}_ci")), "seeds": r["seeds"]}
+                for r in self.summary if r["fraction"] == fraction and metric in r]
+        if not rows:
+            raise KeppError(f"{self.folder}: no {metric} results for fraction {fraction:g}")
+        rows.sort(key=lambda r: (order[r["method"]], r["T"]))
+        return pd.DataFrame(rows, columns=["method", "label", "T", "mean", "ci", "seeds"])
+
+    def efficiency(self, horizon: int, metric: str = "SR"):
+        """The data-efficiency curves of one horizon: one row per (method, fraction) with ``mean``,
+        ``ci`` and ``seeds`` (``percent``: the fraction of training videos in %)."""
+        import pandas as pd
+
+        _check_metric(metric)
+        order = {m: i for i, m in enumerate(self.methods)}
+        rows = [{"method": r["method"], "label": method_label(r["method"]), "fraction": r["fraction"],
+                 "percent": round(r["fraction"] * 100, 1), "mean": r[metric], "ci": _finite(r.get(f"{metric}_ci")),
+                 "seeds": r["seeds"]} for r in self.summary if r["T"] == horizon and metric in r]
+        if not rows:
+            raise KeppError(f"{self.folder}: no {metric} results for T={horizon}")
+        rows.sort(key=lambda r: (order[r["method"]], r["fraction"]))
+        return pd.DataFrame(rows, columns=["method", "label", "fraction", "percent", "mean", "ci", "seeds"])
 
 
 def is_protocol_folder(folder: str | Path) -> bool:
@@ -150,39 +179,6 @@ def read_protocol(folder: str | Path) -> ProtocolRun:
 
 def _finite(x: float | None) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
-
-
-def interval_table(run: ProtocolRun, metric: str = "SR", fraction: float | None = None):
-    """One row per (method, T) of the fraction (default: the largest): ``method``, ``label``,
-    ``T``, ``mean``, ``ci`` (half-width, None with one seed), ``seeds``; in the spec's method order."""
-    import pandas as pd
-
-    _check_metric(metric)
-    fraction = max(run.fractions) if fraction is None else float(fraction)
-    order = {m: i for i, m in enumerate(run.methods)}
-    rows = [{"method": r["method"], "label": method_label(r["method"]), "T": r["T"], "mean": r[metric],
-             "ci": _finite(r.get(f"{metric}_ci")), "seeds": r["seeds"]}
-            for r in run.summary if r["fraction"] == fraction and metric in r]
-    if not rows:
-        raise KeppError(f"{run.folder}: no {metric} results for fraction {fraction:g}")
-    rows.sort(key=lambda r: (order[r["method"]], r["T"]))
-    return pd.DataFrame(rows, columns=["method", "label", "T", "mean", "ci", "seeds"])
-
-
-def efficiency_table(run: ProtocolRun, horizon: int, metric: str = "SR"):
-    """The data-efficiency curves of one horizon: one row per (method, fraction) with ``mean``,
-    ``ci`` and ``seeds`` (``percent``: the fraction of training videos in %)."""
-    import pandas as pd
-
-    _check_metric(metric)
-    order = {m: i for i, m in enumerate(run.methods)}
-    rows = [{"method": r["method"], "label": method_label(r["method"]), "fraction": r["fraction"],
-             "percent": round(r["fraction"] * 100, 1), "mean": r[metric], "ci": _finite(r.get(f"{metric}_ci")),
-             "seeds": r["seeds"]} for r in run.summary if r["T"] == horizon and metric in r]
-    if not rows:
-        raise KeppError(f"{run.folder}: no {metric} results for T={horizon}")
-    rows.sort(key=lambda r: (order[r["method"]], r["fraction"]))
-    return pd.DataFrame(rows, columns=["method", "label", "fraction", "percent", "mean", "ci", "seeds"])
 
 
 def _check_metric(metric: str) -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from kepp_core.api.analysis import read_predictions
 from kepp_core.api.protocols import find_protocols
-from kepp_core.api.config import AppConfig, check_allowed
+from kepp_core.api.config import AppConfig
 from kepp_core.catalog import CONFIG_FILE, DEFAULT_SETTING, LOG_FILE, RESULTS_FILE, ModelRole, models_dir
 from kepp_core.data import Dataset, load_dataset
 from kepp_core.data.feature_files import features_manifest
@@ -37,17 +37,20 @@ from kepp_core.models.folders import read_config
 from kepp_core.paths import DEMO_ASSETS, REPO_ROOT, cache_folder
 from kepp_core.playlists import PlaylistStore
 
+__all__ = [
+    "Workspace", "dataset_root", "demo_world_root", "episode_map", "open_dataset", "read_run_config", "read_run_log",
+    "remembered",
+]
+
 PLAYLISTS = "playlists"  # the folder of playlists, beside the records or in the cache home
 
 
-def demo_world_root(seed: int = 0) -> str:
-    """The demo world's folder, generated into the cache the first time."""
+def demo_world_root(seed: int = 0, make: bool = True) -> str | None:
+    """The demo world's folder, generated into the cache the first time (``make=False``: None while it is
+    not built, and nothing generated)."""
+    if not make and not world_ready(seed=seed):
+        return None
     return str(ensure_world(seed=seed))
-
-
-def demo_world_ready(seed: int = 0) -> bool:
-    """Whether :func:`demo_world_root` would find the demo world built (nothing to generate)."""
-    return world_ready(seed=seed)
 
 
 def dataset_root(cfg: AppConfig, demo_root: Callable[[], str] = demo_world_root) -> str | None:
@@ -61,7 +64,7 @@ def dataset_root(cfg: AppConfig, demo_root: Callable[[], str] = demo_world_root)
 
 def open_dataset(cfg: AppConfig, root: str | None = None, roots: tuple[Path, ...] | None = None) -> Dataset:
     """The configured dataset with its features (``root``: the resolved :func:`dataset_root`).
-    ``roots``: the folders a browser visitor may open (:func:`~kepp_core.api.config.allowed_folders`);
+    ``roots``: the folders a browser visitor may open (:meth:`~kepp_core.api.config.AppConfig.allowed_folders`);
     every file the dataset's files name must lie under them (the app passes them, commands do not)."""
     root = root if root is not None else dataset_root(cfg)
     if root is not None and not Path(root).exists():
@@ -73,25 +76,6 @@ def _demo_model_folders() -> list[Path]:
     """Where demo models live: shipped in ``assets/demo``, or trained once by ``kepp demo`` into
     the cache beside the demo world."""
     return [DEMO_ASSETS, cache_folder("demo-models")]
-
-
-def trained_horizons(root: str | Path) -> list[int]:
-    """Horizons that have a trained step model under a models folder (``ROOT/T<h>/step``); reads
-    the folders only (no torch)."""
-    return folders.trained_horizons(root)
-
-
-def plan_variants(root: str | Path, horizon: int) -> dict[str, ModelRole]:
-    """Planning models the KEPP planner can use for ``horizon``: label -> role (graph-conditioned
-    first, the one trained with the structured loss among them, then the no-graph ablation)."""
-    out = {}
-    for role in folders.planning_models(models_dir(root, horizon)):
-        if role.condition == "graph":
-            tail = ", structured training" if role.structured else ""
-            out[f"KEPP (P²KG condition, trained with R={role.R}{tail})"] = role
-        elif role.condition == "none" and not role.structured:
-            out["KEPP without the graph condition"] = role
-    return out
 
 
 def planning_model(root: str | Path, horizon: int):
@@ -134,12 +118,6 @@ def read_run_config(run: str | Path) -> dict:
         return read_config(run)
     except (OSError, KeppError):
         return {}
-
-
-def feature_encoder(ds: Dataset) -> dict:
-    """The encoder that made the dataset's features (from the feature cache manifest):
-    ``{"encoder": name or None, "dim": D or None, "folder": path or None}``."""
-    return features_manifest(ds)
 
 
 class Workspace:
@@ -194,12 +172,21 @@ class Workspace:
         raise KeppError(f"no demo models in {DEMO_ASSETS} yet (run 'kepp demo --no-app' to train them)")
 
     def horizons(self) -> list[int]:
-        """Horizons that have a trained step model."""
-        return trained_horizons(self.models_root())
+        """Horizons that have a trained step model under the models folder (``ROOT/T<h>/step``); reads
+        the folders only (no torch)."""
+        return folders.trained_horizons(self.models_root())
 
     def plan_variants(self, horizon: int) -> dict[str, ModelRole]:
-        """Planning models for ``horizon``: label -> role."""
-        return plan_variants(self.models_root(), horizon)
+        """Planning models the KEPP planner can use for ``horizon``: label -> role (graph-conditioned
+        first, the one trained with the structured loss among them, then the no-graph ablation)."""
+        out = {}
+        for role in folders.planning_models(models_dir(self.models_root(), horizon)):
+            if role.condition == "graph":
+                tail = ", structured training" if role.structured else ""
+                out[f"KEPP (P²KG condition, trained with R={role.R}{tail})"] = role
+            elif role.condition == "none" and not role.structured:
+                out["KEPP without the graph condition"] = role
+        return out
 
     def planning_model(self, horizon: int):
         """The planning model the models folder plans with by default for ``horizon``, and why
@@ -247,6 +234,10 @@ class Workspace:
             models = []
         return [p for p in [*models, REPO_ROOT / "runs"] if p.is_dir()]
 
+    def runs(self) -> list[str]:
+        """The training runs: folders holding a metrics JSONL log under :meth:`runs_roots`, sorted by path."""
+        return find_runs(self.runs_roots())
+
     def protocol_folders(self) -> list[str]:
         """``kepp protocol`` output folders: ``config.protocol`` (one such folder, its
         ``results.json``, or a folder of them), else those under ``runs/`` whose spec names this
@@ -267,8 +258,9 @@ class Workspace:
         return found
 
     def feature_encoder(self) -> dict:
-        """The encoder of the dataset's features (see :func:`feature_encoder`)."""
-        return feature_encoder(self.dataset)
+        """The encoder that made the dataset's features (from the feature cache manifest):
+        ``{"encoder": name or None, "dim": D or None, "folder": path or None}``."""
+        return features_manifest(self.dataset)
 
     def playlists_folder(self) -> Path:
         """Where this workspace's playlists live: ``playlists/`` beside the prediction records (the
@@ -299,9 +291,9 @@ class Workspace:
         :meth:`playlists_folder`; ``folder``: another folder's, e.g. a playlist file's given by its path). With
         ``start`` (the configuration the server started with), every
         playlist file read or written must lie under a folder it allows
-        (:func:`~kepp_core.api.config.check_allowed`, symlinks resolved): a browser visitor reads and
+        (:meth:`~kepp_core.api.config.AppConfig.check_allowed`, symlinks resolved): a browser visitor reads and
         writes playlists only where the person running the server allowed."""
-        check = None if start is None else (lambda path: check_allowed(path, start))
+        check = None if start is None else start.check_allowed
         return PlaylistStore(self.playlists_folder() if folder is None else Path(folder), check)
 
 

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 from kepp_core.catalog.sources import EndpointSource
 
+__all__ = ["DECODERS", "GRAPH_DECODING", "JOINT_DECODING", "JOINT_MODE", "MARGINAL_MODES", "Decoder"]
+
 # The endpoint modes of a decoding choice (kepp_core.graph.decoding decodes them): a marginal mode
 # commits to the ends first (free, pinned to the source's most probable, or among its top k); the joint
 # mode weighs a source's full distributions of the first and last step with the plan.

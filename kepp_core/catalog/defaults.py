@@ -9,6 +9,8 @@ second copy; these names are the one.
 
 from __future__ import annotations
 
+__all__ = ["CONFIDENCE", "DEFAULT_M", "DEFAULT_SETTING", "LOGIT_SCALE", "SETTINGS", "TABLE_HORIZONS"]
+
 # The observation settings (paper supplement C.4): KEPP's conventional windows around the start and the
 # end of the episode, or PDPP's (kepp_core.data.episodes.clip_window says how each cuts a clip).
 SETTINGS = ("conventional", "pdpp")

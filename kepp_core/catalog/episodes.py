@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__ = ["episode_id", "parse_episode_id"]
+
 def episode_id(task: str, video: str, first: int, horizon: int) -> str:
     """The id of the episode of ``horizon`` steps from step ``first`` (0-based) of a video:
     ``task/video/first:T``. :func:`parse_episode_id` is its inverse, the only code that reads one.

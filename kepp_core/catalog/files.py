@@ -8,6 +8,12 @@ from pathlib import Path
 from kepp_core.errors import KeppError
 from kepp_core.io import whole_number
 
+__all__ = [
+    "CONFIG_FILE", "DECODING_FILE", "DEMO_MODELS_DIR", "GRAPH_FILE", "GRAPH_PAIR", "LOG_FILE", "MANIFEST_FILE",
+    "RECORDS_FILE", "RESULTS_FILE", "WEIGHTS_FILE", "horizon_folder", "models_dir", "models_horizon",
+    "parse_horizon_folder", "PLANNER_FILE",
+]
+
 _HORIZON = "T"
 
 

@@ -5,6 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+__all__ = [
+    "AB_CELLS", "AB_TEST", "BOOTSTRAP_RESAMPLES", "METRIC_KEYS", "METRIC_NAMES", "METRICS", "PAIR_METRICS",
+    "PAIRED_TEST", "PATTERN_LABELS", "P_FLOOR", "PATTERNS", "SIGNIFICANCE", "Metric", "p_text", "pattern_label",
+]
+
 @dataclass(frozen=True)
 class Metric:
     """A metric of the evaluation tables: its key in rows and records, its name in a table's

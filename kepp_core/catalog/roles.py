@@ -19,6 +19,13 @@ from dataclasses import dataclass
 from kepp_core.errors import KeppError
 from kepp_core.io import whole_number
 
+__all__ = [
+    "CONDITION_ROW_KINDS", "DEMO_ROLES", "DIFFUSION_KINDS", "ENDPOINT_ARCHS", "ENDPOINT_HEADS", "ENDPOINT_VARIANTS",
+    "ENDPOINTS", "ENDPOINTS_PAIR", "EXTRA_ROLES", "GRAPH_CONDITIONS", "KINDS", "LLM_CONDITIONS",
+    "OFFICIAL_ARCHITECTURE", "PLAN_CONDITIONS", "STEP", "STRUCT_SUFFIX", "SUITE_ROLES", "TASK_CLASSIFIER", "ModelRole",
+    "model_folder", "parse_model_folder", "parse_plan_model_id", "plan_model_id", "plan_role", "DEFAULT_PLANNING_MODEL",
+]
+
 KINDS = ("step", "plan", "task-classifier", "endpoints")
 _SINGLE = ("step", "task-classifier", "endpoints")  # kinds whose folder name is the kind itself
 PLAN_CONDITIONS = ("graph", "none", "task", "extra", "llm", "graph+llm")  # the planning model's condition rows

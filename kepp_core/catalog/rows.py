@@ -43,6 +43,13 @@ from kepp_core.catalog.sources import (ENDPOINT_MODEL, PREDICTED, TEXT, TRUTH, E
                                        model_source)
 from kepp_core.errors import KeppError
 
+__all__ = [
+    "BASELINE", "DECODED", "DEMO_METHODS", "DEMO_RECORDED", "JOINT_BASES", "METHODS", "PLANNER", "ROW_KINDS",
+    "TEXT_PLANNER", "ZERO_SHOT", "LivePlanner", "MethodEntry", "check_choice_keys", "decoded", "extra_method",
+    "find_method", "joint_decoded", "kepp_r", "live_planner", "method", "method_label", "method_names", "methods",
+    "parse_planner_id", "paths_source", "planner_method", "text_joint_decoded", "with_endpoints",
+]
+
 # The planner with no trained model (the P²KG's plan between the text tower's endpoints): the catalogue's
 # row of its plans, and its id where a planning model's id goes (kepp plan --planning-model, the Plan
 # page's model=; live_planner).

@@ -3,6 +3,8 @@ themselves: :mod:`kepp_core.graph.scorers`, their registry :data:`kepp_core.grap
 
 from __future__ import annotations
 
+__all__ = ["EDGE_SCORERS", "SCORER_LABELS", "scorer_label"]
+
 # The readable name of each path scorer of kepp_core.graph (its registry lists the names).
 SCORER_LABELS = {"p2kg": "P²KG (probabilistic)", "pkg": "frequency graph (PKG)"}
 EDGE_SCORERS = ("p2kg", "pkg")  # the scorers that weigh a single arrow (the history scorer weighs whole paths)

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 from kepp_core.catalog.metrics import PATTERN_LABELS
 
+__all__ = ["SLICE_BY", "SLICE_CUTS", "SLICE_ENDS_RIGHT", "SLICE_ENDS_WRONG", "SLICE_SUCCESS", "SliceCut"]
+
 SLICE_SUCCESS = "success"  # the pattern slice of the episodes planned right
 SLICE_ENDS_RIGHT, SLICE_ENDS_WRONG = "right", "wrong"  # the ends slice's values
 

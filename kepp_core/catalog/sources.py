@@ -38,6 +38,11 @@ from typing import ClassVar
 from kepp_core.catalog.roles import ENDPOINT_VARIANTS, ENDPOINTS, STEP, ModelRole
 from kepp_core.errors import KeppError
 
+__all__ = [
+    "ENDPOINT_MODEL", "ENDPOINT_SOURCES", "PREDICTED", "TEXT", "TRUTH", "EndpointSource", "endpoint_source",
+    "model_source", "StepModelSource", "TruthSource", "EndpointModelSource", "TextSource",
+]
+
 # The names of the default sources (a row's ``endpoints_from``).
 PREDICTED, TRUTH, ENDPOINT_MODEL, TEXT = "predicted", "truth", "endpoint-model", "text"
 

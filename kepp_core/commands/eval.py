@@ -299,14 +299,14 @@ def _recorded(preds, args):
 def _run_values(preds, code: str) -> list[dict]:
     """Per method, T and seed of a predictions table, what the code ``code`` reports on its episodes
     (in the records' order), unrounded, with the file an imported method's plans came from."""
-    from kepp_core import api
+    from kepp_core.benchmark import protocol_metrics
 
     rows = []
     for (method, horizon, seed), g in preds.groupby(["method", "horizon", preds["seed"].fillna(-1)], sort=True):
         imported = sorted(g["imported"].dropna().unique())
         rows.append({"method": method, "T": int(horizon), "seed": None if seed == -1 else int(seed),
                      "episodes": len(g), **({"imported": ", ".join(imported)} if imported else {}),
-                     **api.protocol_metrics([list(p) for p in g["plan"]], [list(t) for t in g["truth"]], code)})
+                     **protocol_metrics([list(p) for p in g["plan"]], [list(t) for t in g["truth"]], code)})
     return rows
 
 

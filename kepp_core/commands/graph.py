@@ -213,7 +213,7 @@ def _subgraph(args) -> int:
 
 
 def _zero_shot(args) -> int:
-    from kepp_core.evaluation import read_endpoints, zero_shot
+    from kepp_core.evaluation.zeroshot import read_endpoints, zero_shot
     from kepp_core.graph import Retriever
 
     g, ds = _load(args, need_dataset=True)

@@ -1,17 +1,35 @@
 """Plans, tasks, vocabularies, loaders (CrossTask, COIN, plans-JSONL), episodes, synthetic world."""
 
-from kepp_core.data.coin import load_coin
-from kepp_core.data.crosstask import load_crosstask
-from kepp_core.data.episodes import Episode, make_episodes, observations
-from kepp_core.data.extract import ExtractSummary, extract_features
-from kepp_core.data.feature_files import load_features
-from kepp_core.data.plans import load_plans, write_plans
-from kepp_core.data.records import Dataset, Step, Task, Video
-from kepp_core.data.registry import LOADERS, load_dataset
-from kepp_core.data.stats import dataset_stats
+from kepp_core.data.coin import *  # noqa: F403
+from kepp_core.data.crosstask import *  # noqa: F403
+from kepp_core.data.episodes import *  # noqa: F403
+from kepp_core.data.extract import *  # noqa: F403
+from kepp_core.data.feature_files import *  # noqa: F403
+from kepp_core.data.plans import *  # noqa: F403
+from kepp_core.data.records import *  # noqa: F403
+from kepp_core.data.registry import *  # noqa: F403
+from kepp_core.data.stats import *  # noqa: F403
+from kepp_core.data import (
+    coin,
+    crosstask,
+    episodes,
+    extract,
+    feature_files,
+    plans,
+    records,
+    registry,
+    stats,
+)
 
+# each part's __all__ lists the names it shows through this package (written once, beside their code)
 __all__ = [
-    "LOADERS", "Dataset", "Episode", "ExtractSummary", "extract_features", "Step", "Task", "Video", "dataset_stats",
-    "load_coin", "load_crosstask", "load_dataset", "load_features", "load_plans",
-    "make_episodes", "observations", "write_plans",
+    *coin.__all__,
+    *crosstask.__all__,
+    *episodes.__all__,
+    *extract.__all__,
+    *feature_files.__all__,
+    *plans.__all__,
+    *records.__all__,
+    *registry.__all__,
+    *stats.__all__,
 ]

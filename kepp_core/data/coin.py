@@ -27,6 +27,8 @@ from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.io import check_under, read_bytes
 from kepp_core.schema import Id, Int64, Meta, Struct, check_id, decode_json
 
+__all__ = ["load_coin"]
+
 SUBSETS = {"training": "train", "testing": "test"}
 MAX_ANNOTATION_BYTES = 2**30  # COIN.json is 5.5 MB: a gigabyte of annotations is not one
 ACTION_MODES = ("steps", "labels")

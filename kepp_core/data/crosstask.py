@@ -24,6 +24,8 @@ from kepp_core.errors import KeppError
 from kepp_core.io import check_under, read_text_utf8
 from kepp_core.schema import check_id
 
+__all__ = ["load_crosstask"]
+
 TASKS_FILE = "tasks_primary.txt"
 VAL_FILE = "videos_val.csv"
 ANNOTATION_INDEX = "annotation-rows.json"  # in annotations/: the rows of each file (kepp_core.data.file_index)

@@ -23,6 +23,8 @@ from kepp_core.data.records import Dataset, Video
 from kepp_core.catalog import DEFAULT_M, DEFAULT_SETTING, SETTINGS, episode_id
 from kepp_core.errors import KeppError
 
+__all__ = ["Episode", "make_episodes", "observations"]
+
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,8 @@ from kepp_core.video.encode import (MANIFEST, decode_workers, encode_files, enco
                                     save_features, write_manifest)
 from kepp_core.video.encoders import FeatureEncoder, get_encoder
 
+__all__ = ["ExtractSummary", "extract_features"]
+
 
 @dataclass
 class ExtractSummary:

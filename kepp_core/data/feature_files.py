@@ -29,6 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
+__all__ = ["load_features"]
+
 try:
     from numpy._core.multiarray import scalar as _scalar
 except ImportError:  # numpy < 2

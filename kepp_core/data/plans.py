@@ -27,6 +27,8 @@ from kepp_core.errors import KeppError
 from kepp_core.io import MAX_PATH_CHARS, atomic_open, check_under, iter_lines
 from kepp_core.schema import Id, Int64, Meta, Struct, decode_json
 
+__all__ = ["load_plans", "write_plans"]
+
 
 _INTEGER = re.compile(r"-?[0-9]+")  # ASCII digits only: "²".isdigit() is True, int("²") fails
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from kepp_core.errors import KeppError, unknown_name_error
 
+__all__ = ["Dataset", "Step", "Task", "Video"]
+
 SPLITS = ("train", "test")
 
 

@@ -17,6 +17,8 @@ from kepp_core.data.split_lists import NAME as SPLIT_LISTS, SplitFiles, load_spl
 from kepp_core.data.synth.world import default_world_root
 from kepp_core.errors import KeppError, unknown_name_error
 
+__all__ = ["LOADERS", "load_dataset"]
+
 LOADERS: dict[str, Callable[..., Dataset]] = {
     "crosstask": load_crosstask,
     "coin": load_coin,

@@ -7,6 +7,8 @@ import numpy as np
 from kepp_core.catalog import TABLE_HORIZONS
 from kepp_core.data.records import SPLITS, Dataset
 
+__all__ = ["dataset_stats"]
+
 
 def dataset_stats(dataset: Dataset, horizons=TABLE_HORIZONS) -> dict:
     """Videos, tasks, actions, steps per video and episodes per split for each horizon."""

@@ -1,10 +1,13 @@
 """Temporal U-Net, projected diffusion and the condition layouts of the step and planning models."""
 
-from kepp_core.diffusion.layout import ConditionLayout, ConditionRow, plan_layout, step_layout
-from kepp_core.diffusion.model import ProjectedDiffusion, cosine_betas
-from kepp_core.diffusion.unet import TemporalUNet, sinusoidal_embedding
+from kepp_core.diffusion.layout import *  # noqa: F403
+from kepp_core.diffusion.model import *  # noqa: F403
+from kepp_core.diffusion.unet import *  # noqa: F403
+from kepp_core.diffusion import layout, model, unet
 
+# each part's __all__ lists the names it shows through this package (written once, beside their code)
 __all__ = [
-    "ConditionLayout", "ConditionRow", "ProjectedDiffusion",
-    "TemporalUNet", "cosine_betas", "plan_layout", "sinusoidal_embedding", "step_layout",
+    *layout.__all__,
+    *model.__all__,
+    *unet.__all__,
 ]

@@ -25,6 +25,8 @@ import torch
 from kepp_core.catalog import CONDITION_ROW_KINDS, DIFFUSION_KINDS, PLAN_CONDITIONS
 from kepp_core.errors import KeppError
 
+__all__ = ["ConditionLayout", "ConditionRow", "plan_layout", "step_layout"]
+
 
 @dataclass(frozen=True)
 class ConditionRow:

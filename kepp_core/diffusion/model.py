@@ -24,6 +24,8 @@ from kepp_core.diffusion.unet import TemporalUNet
 from kepp_core.catalog import LOGIT_SCALE, SAMPLERS
 from kepp_core.errors import KeppError
 
+__all__ = ["ProjectedDiffusion", "cosine_betas"]
+
 
 
 def cosine_betas(n_steps: int, s: float = 0.008) -> torch.Tensor:

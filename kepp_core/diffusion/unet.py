@@ -16,6 +16,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+__all__ = ["TemporalUNet", "sinusoidal_embedding"]
+
 
 def sinusoidal_embedding(t: torch.Tensor, dim: int) -> torch.Tensor:
     """``[B, dim]`` sin/cos features of integer diffusion steps ``t``.

@@ -14,6 +14,8 @@ from kepp_core.io import whole_number
 from kepp_core.graph.decoding import MARGINAL_MODES, TOPK, check_weight
 from kepp_core.video.s3d_spec import is_s3d
 
+__all__ = ["DecodeOverride", "EvalOptions"]
+
 # The modes ``--decode`` names: the +dec rows' (a row decodes with an override's mode only where it
 # allows that mode: kepp_core.evaluation.methods.choice.row_modes).
 

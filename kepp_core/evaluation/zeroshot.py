@@ -23,6 +23,8 @@ from kepp_core.metrics import BATCH, plan_metrics
 from kepp_core.graph.build import ProcedureGraph
 from kepp_core.graph.retrieval import Retriever
 
+__all__ = ["ZeroShotResult", "read_endpoints", "zero_shot"]
+
 
 @dataclass
 class ZeroShotResult:

@@ -34,6 +34,8 @@ from kepp_core.graph.sparse import EdgeCounts
 from kepp_core.io import atomic_write_json, parse_json, read_text_utf8, whole_number
 from kepp_core.schema import check_id
 
+__all__ = ["ProcedureGraph", "TaskStats", "build_graph", "graph_source", "load_graph"]
+
 FORMAT = "kepp-procedure-graph"
 VERSION = 1
 COMPACT_SUFFIX = GRAPH_PAIR[1]  # the compact array form of the same graph

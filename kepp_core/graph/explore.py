@@ -15,6 +15,11 @@ from kepp_core.catalog import EDGE_SCORERS
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.graph.build import ProcedureGraph
 
+__all__ = [
+    "Edge", "SubGraph", "capped_subgraph", "edge_weight", "expert_trajectories", "strongest_subgraph", "subgraph",
+    "task_transition_matrix", "transition_matrix",
+]
+
 if TYPE_CHECKING:  # pandas loads with the first table (0.7 s): the app's first page shows none
     import pandas as pd
 

@@ -42,6 +42,8 @@ from kepp_core.errors import KeppError
 from kepp_core.graph.build import ProcedureGraph
 from kepp_core.graph.scorers import P2KGScorer, PathScorer, backward_layers
 
+__all__ = ["HistoryScorer", "fit_prior"]
+
 PRIORS = (0.5, 1, 2, 5, 10, 20, 50, 100)  # candidate strengths β for cross-validation
 CV_FOLDS = 5
 CV_MAX_PLANS = 50_000  # cross-validate huge graphs on a sample (COIN has ~8,000 training plans)

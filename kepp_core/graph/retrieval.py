@@ -34,6 +34,11 @@ from kepp_core.graph.build import ProcedureGraph
 from kepp_core.graph.history import HistoryScorer
 from kepp_core.graph.scorers import FrequencyScorer, P2KGScorer, PathScorer
 
+__all__ = [
+    "SCORERS", "Recommendation", "Retriever", "aggregate", "fallback_paths", "make_retriever", "make_scorer",
+    "scorer_names", "path_weights", "retrieve",
+]
+
 
 @dataclass(frozen=True)
 class Recommendation:

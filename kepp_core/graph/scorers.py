@@ -32,6 +32,8 @@ import numpy as np
 from kepp_core.errors import unknown_name_error
 from kepp_core.graph.build import ProcedureGraph
 
+__all__ = ["FrequencyScorer", "MarkovScorer", "P2KGScorer", "PathScorer"]
+
 TIE_BREAKS = ("smaller", "larger")
 WIDE_LAYER = 48  # backward layers with more nodes are relaxed with numpy (same floats)
 EPS = 1e-9  # band kept around each bucket's R-th best float key (float error is ~1e-13)

@@ -28,6 +28,8 @@ from typing import Any
 from kepp_core.errors import KeppError
 from kepp_core.io import atomic_write_json, read_json
 
+__all__ = ["ResponseCache", "request_key"]
+
 CACHE_FORMAT = "kepp-llm-reply/1"
 
 

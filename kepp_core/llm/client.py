@@ -33,6 +33,8 @@ from typing import Any
 from kepp_core.errors import KeppError
 from kepp_core.llm.cache import ResponseCache
 
+__all__ = ["ERROR_KINDS", "ChatClient", "LLMConfig", "LLMError"]
+
 ERROR_KINDS = ("unreachable", "timeout", "http", "malformed", "refusal", "implausible")
 ENV_URL, ENV_MODEL, ENV_KEY = "KEPP_LLM_URL", "KEPP_LLM_MODEL", "KEPP_LLM_API_KEY"
 

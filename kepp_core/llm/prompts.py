@@ -14,6 +14,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+__all__ = [
+    "PLAN_PROMPT", "VERIFY_PROMPT", "ReplyProblem", "parse_steps", "parse_yes_no", "plan_prompt", "verify_prompt",
+]
+
 PLAN_PROMPT = (
     "In the multi-step task that I am going to perform, I know {total_steps} steps are required, "
     "the first step is {start_action}, and the last step is {end_action} and I need to go from "

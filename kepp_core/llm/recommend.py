@@ -35,6 +35,11 @@ from kepp_core.llm.embedding import Embedder
 from kepp_core.llm.mapping import ActionMapper
 from kepp_core.llm.prompts import ReplyProblem, normalise_step, parse_steps, parse_yes_no, plan_prompt, verify_prompt
 
+__all__ = [
+    "ENDPOINT_FALLBACK", "Fallback", "LLMRecommendation", "LLMRecommender", "graph_fallback", "llm_conditions",
+    "llm_recommendations", "majority_vote", "plan_condition",
+]
+
 ON_ERROR = ("fallback", "raise")
 VOTE_ON = ("text", "action")
 

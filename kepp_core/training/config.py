@@ -14,6 +14,8 @@ from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.models.options import TrainConfig
 from kepp_core.schema import check_ranges, convert
 
+__all__ = ["DATASET_PRESET", "PRESETS", "apply_overrides", "lr_at", "preset"]
+
 
 # The paper's schedules (batch 256; warm-up then step decay), plus a small one for the demo world.
 PRESETS: dict[str, dict] = {

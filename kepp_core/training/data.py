@@ -18,6 +18,8 @@ from kepp_core.data.records import Dataset, seeded_split
 from kepp_core.errors import KeppError
 from kepp_core.training.windows import MappedRows, mapped_observations
 
+__all__ = ["EpisodeTensors", "episode_tensors", "task_names"]
+
 
 @dataclass
 class EpisodeTensors:

@@ -425,5 +425,4 @@ def _log_lines(log: Path) -> list[str]:
     return out
 
 
-__all__ = [ "Runtime", "fit", "holds_output_lock", "output_lock", "runtime", "set_cpu_threads",
-           "weights_digest"]
+__all__ = ["Runtime", "fit", "holds_output_lock", "output_lock", "runtime", "set_cpu_threads", "weights_digest"]

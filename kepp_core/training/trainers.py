@@ -40,6 +40,8 @@ from kepp_core.training.loop import fit, holds_output_lock, runtime
 from kepp_core.training.structured import StructuredLoss
 from kepp_core.training.windows import ConditionRows, observation_stats
 
+__all__ = ["train_endpoint_model", "train_plan_model", "train_step_model", "train_task_classifier"]
+
 VAL_LIMIT = 1024  # validation episodes sampled per validation round
 STRUCTURED_SCALE = 10.0  # x_0 action block -> emission logits (ProjectedDiffusion.action_scores' scaling)
 

@@ -1,15 +1,15 @@
 """Video decoding (decord), clips and thumbnails, feature encoders and the feature cache."""
 
-from kepp_core.video.decode import (VIDEO_SUFFIXES, VideoInfo, find_videos, open_video, read_clip,
-                                    read_frames, thumbnail, video_info)
-from kepp_core.video.encoders import (BuiltinEncoder, CallableEncoder, FeatureEncoder, TorchScriptEncoder,
-                                      get_encoder, seconds_of)
-from kepp_core.video.encode import encode_video, read_manifest, save_features, write_manifest
-from kepp_core.video.write import write_video
+from kepp_core.video.decode import *  # noqa: F403
+from kepp_core.video.encoders import *  # noqa: F403
+from kepp_core.video.encode import *  # noqa: F403
+from kepp_core.video.write import *  # noqa: F403
+from kepp_core.video import decode, encode, encoders, write
 
+# each part's __all__ lists the names it shows through this package (written once, beside their code)
 __all__ = [
-    "VIDEO_SUFFIXES", "BuiltinEncoder", "CallableEncoder", "FeatureEncoder",
-    "TorchScriptEncoder", "VideoInfo", "encode_video", "find_videos",
-    "get_encoder", "open_video", "read_clip", "read_frames", "read_manifest", "save_features", "seconds_of",
-    "thumbnail", "video_info", "write_manifest", "write_video",
+    *decode.__all__,
+    *encoders.__all__,
+    *encode.__all__,
+    *write.__all__,
 ]

@@ -18,6 +18,10 @@ import numpy as np
 
 from kepp_core.errors import KeppError
 
+__all__ = [
+    "VIDEO_SUFFIXES", "VideoInfo", "find_videos", "open_video", "read_clip", "read_frames", "thumbnail", "video_info",
+]
+
 VIDEO_SUFFIXES = (".mp4", ".mkv", ".webm", ".avi", ".mov", ".m4v")
 
 

@@ -39,6 +39,8 @@ from kepp_core.schema import Meta, Struct, decode_json
 from kepp_core.video.decode import decode_frames, frame_indices, open_video
 from kepp_core.video.encoders import FeatureEncoder, check_features, get_encoder
 
+__all__ = ["encode_video", "read_manifest", "save_features", "write_manifest"]
+
 MANIFEST = "features.json"
 
 

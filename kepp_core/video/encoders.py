@@ -30,6 +30,8 @@ from kepp_core.errors import KeppError, first_line
 from kepp_core.safe_load import check_archive_pickles
 from kepp_core.video.s3d_spec import S3DSpec, is_s3d
 
+__all__ = ["BuiltinEncoder", "CallableEncoder", "FeatureEncoder", "TorchScriptEncoder", "get_encoder", "seconds_of"]
+
 
 @runtime_checkable
 class FeatureEncoder(Protocol):

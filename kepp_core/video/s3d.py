@@ -410,8 +410,13 @@ class S3D:
     """The S3D HowTo100M text-video network, ready for inference on one device.
 
     ``video(x)``: frames ``[B, 3, T, H, W]`` float in [0, 1] → ``{"video_embedding": [B, 512],
-    "mixed_5c": [B, 1024]}``; ``text(sentences)`` → ``[B, 512]``. Load the release with
-    :meth:`load` (``kepp_core.api.s3d_model``)."""
+    "mixed_5c": [B, 1024]}``; ``text(sentences)`` → ``[B, 512]``; a dot product of the two scores text
+    against video. Load the release with :meth:`load`.
+
+    >>> net = S3D.load("s3d/s3d_howto100m.pth")  # doctest: +SKIP
+    >>> (net.text(["crack eggs"]) @ net.video(frames)["video_embedding"].T).shape  # doctest: +SKIP
+    torch.Size([1, 1])
+    """
 
     def __init__(self, video: VideoTower, text: TextTower, words: list[str], device: str = "cpu") -> None:
         if str(device).startswith("cuda"):  # a GPU there is not: one line naming the fix (torch's is an assertion)

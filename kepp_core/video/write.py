@@ -10,6 +10,8 @@ import numpy as np
 
 from kepp_core.io import atomic_path
 
+__all__ = ["write_video"]
+
 # Fixed x264 settings: one thread and a fixed preset make the encoded stream, and therefore
 # the decoded frames, identical from run to run. Short GOPs keep seeking cheap.
 X264_OPTIONS = {"preset": "ultrafast", "crf": "23", "threads": "1", "g": "32", "bf": "0"}

@@ -8,6 +8,7 @@ import json
 from streamlit.testing.v1 import AppTest
 
 from components.talk import curation
+from kepp_core.models.folders import trained_horizons
 from kepp_core import api
 from kepp_core.paths import DEMO_ASSETS
 from tests.helpers.app_env import APP
@@ -70,7 +71,7 @@ def page_scenes(env) -> dict[str, dict]:
     """The scenes the Plan page offers (trained horizons, playable videos), by kind."""
     from kepp_core.data import load_dataset
 
-    ds, hs = load_dataset("demo", env.world), api.trained_horizons(env.models)
+    ds, hs = load_dataset("demo", env.world), trained_horizons(env.models)
     videos = {v.id for h in hs for v in api.playable_videos(ds, h)}
     return {s["kind"]: s for s in curation.choose_scenes(prediction_table(env), horizons=hs, videos=videos)}
 

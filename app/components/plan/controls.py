@@ -52,7 +52,7 @@ def dataset(cfg, link):
     """The configured dataset and its features' encoder (and, outside presentation mode, what is loaded)."""
     with backend.guarded(link=link):
         ds = backend.dataset(cfg)
-        enc = api.feature_encoder(ds)
+        enc = api.Workspace(cfg, ds).feature_encoder()
     if not cfg.presentation:
         st.caption(dataset_caption(cfg, ds))
     return ds, enc
@@ -150,7 +150,7 @@ def controls(cfg, ds, setup: Setup, link) -> Controls:
     go = (st.columns([8, 1.5])[1] if cfg.presentation else row[5]).empty()  # in a talk: beside the folded settings
     T = _horizon(row[0], setup, link)
     s3d, s3d_label, steps_text = _encoder(cfg, setup, link, settings)
-    variants = _variants(setup, T, s3d, link)
+    variants = _variants(cfg, setup, T, s3d, link)
     with backend.guarded(link=link):
         chosen = backend.planning_model(cfg, T) if T in setup.horizons else None
     variant, role = _model(row[1], variants, link, chosen)
@@ -161,7 +161,7 @@ def controls(cfg, ds, setup: Setup, link) -> Controls:
     with backend.guarded(link=link):
         planner = (backend.text_planner(cfg, s3d, ds, T) if role is None
                    else backend.planner(cfg, T, role, scorer, ds, sampler))
-    m_obs, setting = api.observation_settings(planner)
+    m_obs, setting = planner.plan_spec.m, planner.plan_spec.setting
     width_error = None  # the models cannot take this encoder's features: said before anything is encoded
     if s3d is not None:
         try:
@@ -222,12 +222,12 @@ def _encoder(cfg, setup: Setup, link, settings) -> tuple[str | None, str | None,
     return spec, name, steps_text
 
 
-def _variants(setup: Setup, T: int, s3d: str | None, link) -> dict:
+def _variants(cfg, setup: Setup, T: int, s3d: str | None, link) -> dict:
     """The planning models of horizon ``T`` (label -> role; None: graph + text endpoints)."""
     if T not in setup.horizons and s3d is None:
         raise Held(decision.untrained_horizon(T, setup.horizons))
     with backend.guarded(link=link):
-        variants = api.plan_variants(setup.root, T) if T in setup.horizons else {}
+        variants = backend.workspace(cfg).plan_variants(T) if T in setup.horizons else {}
     if s3d is not None:
         variants[TEXT_VARIANT] = None  # None: no planning model
     if not variants:

@@ -75,7 +75,7 @@ def refused(cfg, ds, s3d_label: str | None = None, width_error: str | None = Non
     """Why an upload cannot be offered on ``ds`` (:func:`components.plan.decision.upload_refused`: it needs an
     encoder the models accept; None: it can): the encoder the dataset's features name, whether this app may
     load it, and the S3D encoder chosen with the models' word on its features."""
-    encoder, not_allowed = api.feature_encoder(ds)["encoder"], None
+    encoder, not_allowed = api.Workspace(cfg, ds).feature_encoder()["encoder"], None
     if encoder and s3d_label is None:
         try:
             api.encoder_spec(encoder, cfg.encoders)

@@ -110,7 +110,7 @@ def more_of_live(cfg, ds, ctl, saved: dict, setup_root) -> None:
 
 def _planned_by(cfg, ds, ctl, saved: dict, root) -> str:
     """The caption on how the live plan was made: the models, recommendation, sampler, dataset, features, time."""
-    used = ctl.s3d_label if ctl.s3d is not None else f"encoder {api.feature_encoder(ds)['encoder'] or 'unknown'}"
+    used = ctl.s3d_label if ctl.s3d is not None else f"encoder {api.Workspace(cfg, ds).feature_encoder()['encoder'] or 'unknown'}"
     ms = saved["seconds"] * 1000
     if ctl.role is None:
         return (f"Planned with {md(ctl.variant)}: the P²KG's top path (R={saved['result'].R} shown) between the steps "

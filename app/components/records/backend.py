@@ -51,7 +51,7 @@ def _demo_root(seed: int = 0) -> str:
 @st.cache_resource(show_spinner="Loading the dataset…", max_entries=4)
 def _dataset(key: tuple, root: str | None, _cfg: AppConfig):
     # a path a dataset file names is as untrusted as one a visitor types: only under the allowed folders
-    return api.open_dataset(_cfg, root, roots=api.allowed_folders(start_config()))
+    return api.open_dataset(_cfg, root, roots=start_config().allowed_folders())
 
 
 def dataset_root(cfg: AppConfig) -> str | None:
@@ -85,8 +85,8 @@ def models_root(cfg: AppConfig) -> Path:
 
 
 @st.cache_data(show_spinner=False, ttl=60, max_entries=16)
-def _horizons(root: str) -> list[int]:
-    return api.trained_horizons(root)
+def _horizons(root: str, _ws: api.Workspace) -> list[int]:
+    return _ws.horizons()
 
 
 def planning_model(cfg: AppConfig, horizon: int):
@@ -97,7 +97,8 @@ def planning_model(cfg: AppConfig, horizon: int):
 
 def horizons(cfg: AppConfig) -> list[int]:
     """Horizons that have a trained step model."""
-    return _horizons(str(models_root(cfg)))
+    ws = workspace(cfg)
+    return _horizons(str(ws.models_root()), ws)
 
 
 # The records table is cached as a resource, not as data: st.cache_data hands every run its own
@@ -242,9 +243,15 @@ def playable_videos(cfg: AppConfig, ds, horizon: int) -> list:
 
 # --- training runs ----------------------------------------------------------------------------------
 @st.cache_data(show_spinner=False, ttl=30, max_entries=16)
-def find_runs(roots: tuple[str, ...]) -> list[str]:
-    """Run folders (holding a metrics JSONL log) under ``roots``."""
-    return api.find_runs(roots)
+def _runs(roots: tuple[str, ...], _ws: api.Workspace) -> list[str]:
+    return _ws.runs()
+
+
+def runs(cfg: AppConfig) -> tuple[list[Path], list[str]]:
+    """The folders searched for training runs and the run folders (holding a metrics JSONL log) under them."""
+    ws = workspace(cfg)
+    roots = ws.runs_roots()
+    return roots, _runs(tuple(str(r) for r in roots), ws)
 
 
 @st.cache_data(show_spinner=False, ttl=30, max_entries=64)
@@ -298,7 +305,7 @@ def planner(cfg: AppConfig, horizon: int, role, method: str, ds, sampler: str = 
     root = models_root(cfg)
     p = _planner(str(root), horizon, plan_model_id(role), method, cfg.graph, *SAMPLER_CHOICES[sampler],
                  cfg.dataset_key(), cfg.device, ds)
-    api.check_planner(p, ds, where=str(models_dir(root, horizon)))
+    p.check_dataset(ds, where=str(models_dir(root, horizon)))
     return p
 
 

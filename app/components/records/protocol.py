@@ -13,7 +13,7 @@ from components.ui.charts import efficiency_chart, interval_chart, show_figure, 
 from components.ui.config import missing, presenting
 from components.records.metric_codes import code_caption
 from components.ui.text import md, md_code
-from kepp_core.api import efficiency_table, interval_table, pair_verdict
+from kepp_core.api import pair_verdict
 from kepp_core.catalog import p_text
 from components.ui.names import method_name
 from kepp_core.benchmark import DEFAULT_FAMILY
@@ -72,7 +72,7 @@ def show_intervals(run) -> tuple[str, float]:
     if len(fractions) > 1:
         fraction = c2.selectbox("Training videos", fractions, index=len(fractions) - 1, key="proto_fraction",
                                 format_func=lambda f: f"{f:.0%}")
-    df = interval_table(run, metric, fraction)
+    df = run.intervals(metric, fraction)
     name = METRIC_NAMES[metric]
     show_figure(interval_chart(df, name, run.confidence), "kepp_protocol_intervals", key="proto_intervals")
     cells = df.assign(cell=[_cell(m, c) for m, c in zip(df["mean"], df["ci"])])
@@ -92,7 +92,7 @@ def show_decomposition(run, fraction: float) -> None:
     st.markdown("**Where plans fail**: at the endpoints (*ends right*: first and last step both right) or in "
                 "the middle (*SR if ends right*); SR = ends right × SR if ends right.")
     try:
-        tables = {m: interval_table(run, m, fraction) for m in DECOMPOSITION}
+        tables = {m: run.intervals(m, fraction) for m in DECOMPOSITION}
     except KeppError:
         st.caption("These results predate the decomposition: run the same `kepp protocol` spec again (it reuses "
                    "the trained models and their evaluations) to add it.")
@@ -168,7 +168,7 @@ def show_efficiency(run, metric: str) -> None:
     st.markdown("**Data efficiency**")
     horizons = run.horizons
     horizon = st.selectbox("T", horizons, key="proto_eff_T") if len(horizons) > 1 else horizons[0]
-    df = efficiency_table(run, horizon, metric)
+    df = run.efficiency(horizon, metric)
     name = METRIC_NAMES[metric]
     show_figure(efficiency_chart(df, name, horizon, run.confidence), "kepp_protocol_efficiency", key="proto_eff")
     cells = df.assign(cell=[_cell(m, c) for m, c in zip(df["mean"], df["ci"])])

@@ -66,7 +66,7 @@ def keys_script(playing: Mapping | None) -> str:
 
 def store(cfg: AppConfig):
     """The workspace's playlists (:meth:`kepp_core.api.Workspace.playlists`), where the person running
-    the server allowed (:func:`kepp_core.api.check_allowed`)."""
+    the server allowed (:meth:`kepp_core.api.AppConfig.check_allowed`)."""
     return backend.workspace(cfg).playlists(start_config())
 
 

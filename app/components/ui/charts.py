@@ -395,7 +395,7 @@ def training_curves(frames: dict, metric: str, x_axis: str, kept: dict, colours:
 # --- protocol results (kepp protocol) --------------------------------------------------------------------
 def interval_chart(df: pd.DataFrame, metric: str, confidence: float = CONFIDENCE):
     """Mean ± CI per method against ``T`` (a group of bars per horizon, error bars: the interval
-    over seeds). ``df``: ``label``, ``T``, ``mean``, ``ci``, ``seeds`` (as ``api.interval_table``)."""
+    over seeds). ``df``: ``label``, ``T``, ``mean``, ``ci``, ``seeds`` (as ``ProtocolRun.intervals``)."""
     import plotly.graph_objects as go
 
     fig = go.Figure()
@@ -415,7 +415,7 @@ def interval_chart(df: pd.DataFrame, metric: str, confidence: float = CONFIDENCE
 
 def efficiency_chart(df: pd.DataFrame, metric: str, horizon: int, confidence: float = CONFIDENCE):
     """Data-efficiency curves: ``metric`` against the share of training videos, one line per
-    method with error bars. ``df``: ``label``, ``percent``, ``mean``, ``ci`` (as ``api.efficiency_table``)."""
+    method with error bars. ``df``: ``label``, ``percent``, ``mean``, ``ci`` (as ``ProtocolRun.efficiency``)."""
     import plotly.graph_objects as go
 
     fig = go.Figure()

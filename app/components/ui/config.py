@@ -15,7 +15,7 @@ import streamlit as st
 
 from components.ui import colours, scripts
 
-from kepp_core.api import AppConfig, check_allowed, read_app_config
+from kepp_core.api import AppConfig
 from kepp_core.errors import KeppError
 
 __all__ = ["MIN_PRESENT_PX", "PAGES", "RECORDS_HOW", "STEP_PRESENT_PX", "AppConfig", "Page", "current_config", "font_scale", "initial_config", "missing", "page_icon", "page_setup",
@@ -133,7 +133,7 @@ def _apply_widget(name: str) -> None:
         value = value.strip() or None
         if value is not None:
             try:
-                check_allowed(value, start_config())
+                start_config().check_allowed(value)
             except KeppError as e:
                 st.session_state["kepp_cfg_error"] = str(e)
                 return
@@ -147,13 +147,13 @@ def _load_config_file() -> None:
         return
     try:
         start = start_config()
-        check_allowed(path, start)
-        values = read_app_config(path)
+        start.check_allowed(path)
+        values = AppConfig.read_file(path)
         values.pop("encoders", None)  # only the person starting the app chooses code to load
         values.pop("device", None)  # ... and where its networks run
         for key in AppConfig.PATH_KEYS:
             if values.get(key):
-                check_allowed(values[key], start)
+                start.check_allowed(values[key])
         cfg = AppConfig(presentation=current_config().presentation, encoders=current_config().encoders,
                         allow_roots=current_config().allow_roots, device=current_config().device).updated(values)
     except KeppError as e:

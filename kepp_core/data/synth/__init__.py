@@ -6,14 +6,14 @@ with numpy + PyAV, with per-second features, written in the CrossTask layout.
 >>> load_dataset("demo", root)     # doctest: +SKIP
 """
 
-from kepp_core.data.synth.procedures import TASKS, TaskSpec
-from kepp_core.data.synth.render import ActionLook, Knobs, look_of, render_video
-from kepp_core.data.synth.world import (DEFAULT_VIDEOS, DIFFICULTIES, KNOB_NAMES, WORLD_VERSION, default_world_root,
-                                        ensure_world, generate_world, knobs_for, world_fingerprint,
-                                        world_ready)
+from kepp_core.data.synth.procedures import *  # noqa: F403
+from kepp_core.data.synth.render import *  # noqa: F403
+from kepp_core.data.synth.world import *  # noqa: F403
+from kepp_core.data.synth import procedures, render, world
 
+# each part's __all__ lists the names it shows through this package (written once, beside their code)
 __all__ = [
-    "DEFAULT_VIDEOS", "DIFFICULTIES", "KNOB_NAMES", "TASKS", "WORLD_VERSION", "ActionLook", "Knobs",
-    "TaskSpec", "default_world_root", "ensure_world", "generate_world", "knobs_for", "look_of",
-    "render_video", "world_fingerprint", "world_ready",
+    *procedures.__all__,
+    *render.__all__,
+    *world.__all__,
 ]

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+__all__ = ["TASKS", "TaskSpec"]
+
 
 class Node:
     """A procedure grammar node: samples a list of step names."""

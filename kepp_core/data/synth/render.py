@@ -18,6 +18,8 @@ from functools import lru_cache
 
 import numpy as np
 
+__all__ = ["ActionLook", "Knobs", "look_of", "render_video"]
+
 MOTIONS = ("circle", "chop", "sweep", "drop", "pour", "twist", "pulse", "lift", "slide", "shake")
 SHAPES = ("disk", "square", "ring", "triangle", "diamond", "hbar", "vbar", "cross")
 

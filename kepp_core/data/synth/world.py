@@ -44,6 +44,11 @@ from kepp_core.video.encode import encode_video, save_features, write_manifest
 from kepp_core.video.encoders import BuiltinEncoder
 from kepp_core.video.write import write_video
 
+__all__ = [
+    "DEFAULT_VIDEOS", "DIFFICULTIES", "KNOB_NAMES", "WORLD_VERSION", "default_world_root", "ensure_world",
+    "generate_world", "knobs_for", "world_fingerprint", "world_ready",
+]
+
 WORLD_VERSION = 1
 DEFAULT_VIDEOS = 300
 MARKER = ".complete"

@@ -54,15 +54,14 @@ precision and recall).
 """
 
 from kepp_core.catalog import METHODS, MethodEntry
-from kepp_core.evaluation.methods.base import (REGISTRY, BlockSampler, EvalCache, EvalContext, Method, MethodOutput,
-                                               get_method, register, registered)
-from kepp_core.evaluation.options import DecodeOverride, EvalOptions
-from kepp_core.evaluation.methods.baselines import (PDPP, GraphZeroShot, NearestEpisode, RandomPlans,
-                                                   nearest_episode_plans)
-from kepp_core.evaluation.methods.decoded import Decoded
-from kepp_core.evaluation.methods.kepp import KeppGraph, KeppLLM, KeppNoGraph
-from kepp_core.evaluation.methods.run import (HorizonEvaluation, default_methods, evaluate_horizon, run_method,
-                                              skip_reason)
+from kepp_core.evaluation.methods.base import *  # noqa: F403
+from kepp_core.evaluation.options import *  # noqa: F403
+from kepp_core.evaluation.methods.baselines import *  # noqa: F403
+from kepp_core.evaluation.methods.decoded import *  # noqa: F403
+from kepp_core.evaluation.methods.kepp import *  # noqa: F403
+from kepp_core.evaluation.methods.run import *  # noqa: F403
+from kepp_core.evaluation import options
+from kepp_core.evaluation.methods import base, baselines, decoded, kepp, run
 
 # Every implementation by the name a catalogue entry's ``impl`` gives it.
 IMPLEMENTATIONS: dict[str, type[Method]] = {cls.impl: cls for cls in (
@@ -88,10 +87,15 @@ ALL_METHODS = tuple(REGISTRY)  # registration order: DEFAULT_METHODS, EXTRA_METH
 SAMPLED = tuple(name for name, m in REGISTRY.items() if m.sampled)  # can draw K plans per episode
 LABELS = {name: m.label for name, m in REGISTRY.items()}
 
+# this module's own names, then each part's __all__ (the names it shows through this package, written once,
+# beside their code)
 __all__ = [
-    "ALL_METHODS", "DEFAULT_METHODS", "EXTRA_METHODS", "IMPLEMENTATIONS", "LABELS", "LLM_METHODS", "PDPP", "REGISTRY",
-    "SAMPLED", "UNCERTAINTY_COLUMNS", "BlockSampler", "DecodeOverride", "Decoded", "EvalCache", "EvalContext",
-    "EvalOptions", "GraphZeroShot", "HorizonEvaluation", "KeppGraph", "KeppLLM", "KeppNoGraph", "Method",
-    "MethodOutput", "NearestEpisode", "RandomPlans", "default_methods", "evaluate_horizon", "get_method", "implementation",
-    "nearest_episode_plans", "register", "registered", "run_method", "skip_reason",
+    "ALL_METHODS", "DEFAULT_METHODS", "EXTRA_METHODS", "IMPLEMENTATIONS", "LABELS", "LLM_METHODS", "SAMPLED",
+    "UNCERTAINTY_COLUMNS", "implementation",
+    *base.__all__,
+    *options.__all__,
+    *baselines.__all__,
+    *decoded.__all__,
+    *kepp.__all__,
+    *run.__all__,
 ]

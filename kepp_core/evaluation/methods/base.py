@@ -30,6 +30,11 @@ from kepp_core.video.grounding import StepTexts, TextEndpoints
 from kepp_core.video.s3d import S3D
 from kepp_core.video.s3d_spec import S3DSpec, check_text_features
 
+__all__ = [
+    "REGISTRY", "BlockSampler", "EvalCache", "EvalContext", "Method", "MethodOutput", "get_method", "register",
+    "registered",
+]
+
 if TYPE_CHECKING:  # the type of the LLM methods' recommender, for readers and type checkers
     from kepp_core.llm.recommend import LLMRecommender
 

@@ -12,6 +12,8 @@ from kepp_core.evaluation.methods.base import EvalContext, Method, MethodOutput
 from kepp_core.graph.retrieval import top_paths
 from kepp_core.training.data import EpisodeTensors
 
+__all__ = ["PDPP", "GraphZeroShot", "NearestEpisode", "RandomPlans", "nearest_episode_plans"]
+
 
 class RandomPlans(Method):
     """Uniformly random actions."""

@@ -45,6 +45,8 @@ from kepp_core.evaluation.methods.choice import choose, emission_block, row_endp
 from kepp_core.graph.decoding import GRAPH_MODE, decode_block, transition_log_probs
 from kepp_core.graph.retrieval import top_paths
 
+__all__ = ["Decoded"]
+
 
 class Decoded(Method):
     """``<base>+dec``, ``<base>+jdec``, ``<base>+jdec-text``: the action block of the entry's ``base``

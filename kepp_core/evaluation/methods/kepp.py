@@ -10,6 +10,8 @@ from kepp_core.evaluation.methods.base import BlockSampler, EvalContext, Method,
 from kepp_core.graph.retrieval import make_retriever
 from kepp_core.training.trainers import llm_condition_rows
 
+__all__ = ["KeppGraph", "KeppLLM", "KeppNoGraph"]
+
 
 class KeppNoGraph(Method):
     """KEPP's planning model without the graph condition."""

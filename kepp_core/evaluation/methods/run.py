@@ -21,6 +21,8 @@ from kepp_core.graph.build import build_graph
 from kepp_core.metrics import success_rate
 from kepp_core.training.data import EpisodeTensors, episode_tensors
 
+__all__ = ["HorizonEvaluation", "default_methods", "evaluate_horizon", "run_method", "skip_reason"]
+
 if TYPE_CHECKING:  # the type of the LLM methods' recommender, for readers and type checkers
     from kepp_core.llm.recommend import LLMRecommender
 
