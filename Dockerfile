@@ -15,7 +15,8 @@ COPY app ./app
 COPY .streamlit ./.streamlit
 COPY assets ./assets
 COPY protocols ./protocols
-RUN pip install --no-deps -e . && chown -R kepp:kepp /kepp
+# vis.js from the installed pyvis into app/static/, where the app serves it (as make install does)
+RUN pip install --no-deps -e . && python app/install_vis.py && chown -R kepp:kepp /kepp
 # From here on nothing runs as root: the demo world is built, and the app serves, as 'kepp'.
 USER kepp
 RUN kepp demo --no-app
