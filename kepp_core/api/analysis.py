@@ -95,53 +95,82 @@ def metrics_table(preds, metrics: str = DEFAULT_FAMILY):
     import pandas as pd
 
     rows = []
-    imported_col = preds["imported"].to_numpy() if "imported" in preds else None
+    plans = _PlanArrays(preds)
+    imported_col = preds["imported"] if "imported" in preds else None
     for (method, horizon, setting), idx in _groups(preds, ["method", "horizon", "setting"]):
         row = {"method": method, "name": method_label(method), "T": int(horizon), "setting": setting, "episodes": len(idx)}
+        pred, gt = plans.of(idx)
         if metrics == DEFAULT_FAMILY:
-            values, _ = _seed_values(preds, idx, metrics)
+            values, _ = _seed_values(pred, gt, metrics)
             row.update({"SR": round(values["sr"], 2), "mAcc": round(values["macc"], 2),
                         "mIoU (episode)": round(values["miou_episode"], 2),
-                        "mIoU (batch 256)": round(float(miou_per_batch(*_plans(preds, idx))), 2)})
+                        "mIoU (batch 256)": round(float(miou_per_batch(pred, gt)), 2)})
         else:
             fam = family(metrics)
-            values = family_columns(*_plans(preds, idx), metrics)
+            values = family_columns(pred, gt, metrics)
             row.update({m.header: round(float(values[m.column]), 2) for m in fam.metrics})
-        imported = sorted({f for f in imported_col[idx] if isinstance(f, str)}) if imported_col is not None else []
+        imported = sorted(imported_col.iloc[idx].dropna().unique().tolist()) if imported_col is not None else []
         if imported:
             row["imported"] = ", ".join(imported)
         rows.append(row)
     return pd.DataFrame(rows)
 
 
-def _groups(preds, by: list[str]) -> list[tuple[tuple, np.ndarray]]:
+def _groups(preds, by: list[str], keys=None) -> list[tuple[tuple, np.ndarray]]:
     """The groups of a predictions table by the columns ``by`` in sorted order (missing values last, as
-    ``groupby(sort=True, dropna=False)``), each as its key and its row numbers in the records' order."""
-    import pandas as pd
-
-    keys = pd.DataFrame({c: preds[c].to_numpy() for c in by})
-    group = keys.groupby(by, sort=True, dropna=False).ngroup().to_numpy()
+    ``groupby(sort=True, dropna=False)``), each as its key and its row numbers in the records' order
+    (``keys``: a table of those columns to group by instead of ``preds``'s own)."""
+    keys = preds[by] if keys is None else keys
+    group = keys.groupby(by, sort=True, dropna=False).ngroup().to_numpy()  # the columns as they are: no copy to objects
     if not len(group):
         return []
     rows = np.argsort(group, kind="stable")
     cuts = np.flatnonzero(np.diff(group[rows])) + 1
     firsts = rows[np.r_[0, cuts]]
-    values = [keys[c].to_numpy()[firsts] for c in by]
+    values = [keys[c].iloc[firsts].tolist() for c in by]
     return [(tuple(v[g] for v in values), idx) for g, idx in enumerate(np.split(rows, cuts))]
+
+
+class _PlanArrays:
+    """The plans and ground truths of a predictions table as ``[n, T]`` int64 arrays, made once per horizon (their
+    tuples' values chained in C) and cut for any group of rows of one T (:meth:`of`)."""
+
+    def __init__(self, preds):
+        self.preds = preds
+        self.horizon = preds["horizon"].to_numpy()
+        self.made: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray] | None] = {}
+
+    def _horizon(self, T: int):
+        if T not in self.made:
+            rows = np.flatnonzero(self.horizon == T)
+            arrays = [_chained(self.preds[c].to_numpy()[rows]) for c in ("plan", "truth")]
+            self.made[T] = (rows, *arrays) if all(a.ndim == 2 for a in arrays) else None
+        return self.made[T]
+
+    def of(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The plans and ground truths of rows ``idx`` (in that order)."""
+        made = self._horizon(int(self.horizon[idx[0]])) if len(idx) else None
+        if made is None or not (self.horizon[idx] == self.horizon[idx[0]]).all():
+            return _plans(self.preds, idx)
+        rows, pred, gt = made
+        at = np.searchsorted(rows, idx)
+        return pred[at], gt[at]
+
+
+def _chained(col: np.ndarray) -> np.ndarray:
+    """An object array of equal-length tuples as an ``[n, T]`` int64 array (their values chained in C), or an
+    object array of them when their lengths differ (the metrics name the first)."""
+    width = len(col[0]) if len(col) else 0
+    try:
+        return np.fromiter(itertools.chain.from_iterable(col), dtype=np.int64,
+                           count=len(col) * width).reshape(len(col), width)
+    except ValueError:  # plans of several lengths
+        return np.array(list(col), dtype=object)
 
 
 def _plans(preds, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The plans and ground truths of rows ``idx`` (one T) as ``[n, T]`` int64 arrays (their values chained in C)."""
-    out = []
-    for c in ("plan", "truth"):
-        col = preds[c].to_numpy()[idx]
-        width = len(col[0]) if len(col) else 0
-        try:
-            out.append(np.fromiter(itertools.chain.from_iterable(col), dtype=np.int64,
-                                   count=len(col) * width).reshape(len(col), width))
-        except ValueError:  # plans of several lengths: the metrics name the first
-            out.append(np.array(list(col), dtype=object))
-    return out[0], out[1]
+    return _chained(preds["plan"].to_numpy()[idx]), _chained(preds["truth"].to_numpy()[idx])
 
 
 # --- the field's evaluation codes and published numbers ----------------------------------------------------------
@@ -229,12 +258,14 @@ def method_horizon_table(preds, metrics: str = DEFAULT_FAMILY,
     cells: dict[str, dict[str, str]] = {}
     order: dict[str, tuple[int, int]] = {}  # column -> (horizon, metric's place): the columns' order
     seeds_of: dict[tuple, list[np.ndarray]] = {}  # (method, T) -> the rows of each seed, seeds in order
-    for (method, horizon, _), idx in _groups(preds.assign(seed=preds["seed"].fillna(0)), ["method", "horizon", "seed"]):
+    keys = pd.DataFrame({"method": preds["method"], "horizon": preds["horizon"], "seed": preds["seed"].fillna(0)})
+    for (method, horizon, _), idx in _groups(preds, ["method", "horizon", "seed"], keys):
         seeds_of.setdefault((method, horizon), []).append(idx)
+    plans = _PlanArrays(preds)
     for (method, horizon), parts in seeds_of.items():
         per_seed: dict[str, list[float]] = {header: [] for _, header in shown}
         for idx in parts:
-            values, episodes = _seed_values(preds, idx, metrics)
+            values, episodes = _seed_values(*plans.of(idx), metrics)
             for key, header in shown:
                 per_seed[header].append(float(values[key]))
         one = metrics == DEFAULT_FAMILY and len(parts) == 1
@@ -255,13 +286,12 @@ def method_horizon_table(preds, metrics: str = DEFAULT_FAMILY,
     return table, {c: names[m] for c, m in best.items()}
 
 
-def _seed_values(preds, idx: np.ndarray, metrics: str) -> tuple[dict[str, float], dict[str, np.ndarray]]:
-    """One seed's numbers of the method x T table (rows ``idx``, one T) and, for this package's table, each
+def _seed_values(pred: np.ndarray, gt: np.ndarray, metrics: str) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    """One seed's numbers of the method x T table (its plans and ground truths, one T) and, for this package's table, each
     episode's success, share of steps right and set IoU (what a one-seed cell's bootstrap resamples): the three
     as :func:`~kepp_core.metrics.success_rate`, :func:`~kepp_core.metrics.mean_accuracy` and
     :func:`~kepp_core.metrics.miou_per_episode` compute them (value for value) on the plans as arrays, or what
     the code ``metrics`` reports on them."""
-    pred, gt = _plans(preds, idx)
     if metrics != DEFAULT_FAMILY:
         return protocol_metrics(pred, gt, metrics), {}
     n, horizon = gt.shape
