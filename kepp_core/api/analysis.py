@@ -96,7 +96,7 @@ def metrics_table(preds, metrics: str = DEFAULT_FAMILY):
 
     rows = []
     plans = _PlanArrays(preds)
-    imported_col = preds["imported"] if "imported" in preds else None
+    import_codes, import_files = pd.factorize(preds["imported"]) if "imported" in preds else (None, None)
     for (method, horizon, setting), idx in _groups(preds, ["method", "horizon", "setting"]):
         row = {"method": method, "name": method_label(method), "T": int(horizon), "setting": setting, "episodes": len(idx)}
         pred, gt = plans.of(idx)
@@ -109,7 +109,8 @@ def metrics_table(preds, metrics: str = DEFAULT_FAMILY):
             fam = family(metrics)
             values = family_columns(pred, gt, metrics)
             row.update({m.header: round(float(values[m.column]), 2) for m in fam.metrics})
-        imported = sorted(imported_col.iloc[idx].dropna().unique().tolist()) if imported_col is not None else []
+        codes = np.unique(import_codes[idx]) if import_codes is not None else []
+        imported = sorted(import_files[codes[codes >= 0]].tolist()) if len(codes) else []
         if imported:
             row["imported"] = ", ".join(imported)
         rows.append(row)

@@ -463,7 +463,7 @@ def read_columns(files: Iterable[str | Path]) -> RecordsColumns:
         t = records_columns(f)
         meta = t.schema.metadata or {}
         low, top = min(low, int(meta.get(b"min_action", b"0"))), max(top, int(meta.get(b"max_action", b"-1")))
-        t = t.append_column("source", pa.array([Path(f).name] * t.num_rows, pa.string()))
+        t = t.append_column("source", pa.repeat(pa.scalar(Path(f).name, pa.string()), t.num_rows))
         tables.append(t.append_column("file", pa.array(np.full(t.num_rows, n, dtype=np.int64))))
     if not tables:
         return RecordsColumns(pa.table({c: pa.array([], pa.string()) for c in FRAME_COLUMNS}), 0, -1)
@@ -536,18 +536,14 @@ def _predictions_frame(files: list):
         paths[uses] = _path_lists(t.column("paths"), at, kk)[back]
         ps = _small_lists(t.column("path_scores"), at, kk)
         ps[np.equal(ps, None)] = _objects([[]])
-        path_scores[uses] = _copies(ps[back])
+        path_scores[uses] = ps[back]  # shared by the rows of one record and R, as their paths are
     rest = np.flatnonzero(k == 0)  # no stored paths: one empty list shared by the rows (the table is read-only)
     paths[rest], path_scores[rest] = _objects([[]]), _objects([[]])
-    for c, v in (("truth", truth_first[owner]), ("plan", plan), ("endpoints", endpoints), ("endpoint_scores", scores),
-                 ("paths", paths), ("path_scores", path_scores)):
-        out[c] = v
-    df = out[FRAME_COLUMNS]
+    made = {"truth": truth_first[owner], "plan": plan, "endpoints": endpoints, "endpoint_scores": scores, "paths": paths,
+            "path_scores": path_scores}
+    df = pd.DataFrame({c: made[c] if c in made else out[c] for c in FRAME_COLUMNS}, copy=False)  # put together once
     df.attrs["actions"] = (cols.min_action, cols.max_action)  # the ids named: checked against a dataset's
     return df
-
-
-_copies = np.frompyfunc(list, 1, 1)  # a list of its own per row, as each record's row had
 
 
 def _small_lists(column, rows: np.ndarray, keep: np.ndarray | None = None, as_tuple: bool = False) -> np.ndarray:
