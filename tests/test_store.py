@@ -5,6 +5,7 @@ file's bytes; a folder read whole whatever its files' names; records of another 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -169,6 +170,36 @@ def test_the_cache_follows_the_files_bytes_even_at_the_same_size_and_time(tmp_pa
     cached = sorted(p.name for p in (cache_home / "records").iterdir())
     assert len(cached) == 2 and all(p.endswith(".arrow") for p in cached)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "r.jsonl"]  # nothing beside the records
+
+
+def test_a_settled_files_hash_is_kept_so_a_new_process_reads_no_bytes_until_the_file_is_written_again(
+        tmp_path, cache_home, monkeypatch):
+    monkeypatch.setattr(store, "SETTLED_NS", 0)  # this file counts as settled (else 2 s after its last write)
+    path = write_records(tmp_path / "r.jsonl", [RECORD])
+    api.read_predictions([path])
+    stat = path.stat()
+    store._versions.clear()  # as a new process finds the cache home
+    store._opened.clear()
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("the records file's bytes were read again")
+    with monkeypatch.context() as m:
+        m.setattr(store, "open_regular", refuse)
+        again = api.read_predictions([path])  # its kept hash names the cached table: no byte of the file read
+    changed = path.read_text(encoding="utf-8").replace('"pdpp": [3, 2, 1]', '"pdpp": [1, 2, 1]')
+    path.write_text(changed, encoding="utf-8")  # as many bytes, then the old modification time given back
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    store._versions.clear()
+    store._opened.clear()
+    second = api.read_predictions([path])
+    pdpp = lambda t: t.loc[t["method"] == "pdpp", "success"].tolist()  # noqa: E731
+    assert pdpp(again) == [False] and pdpp(second) == [True]
+    kept = list((cache_home / "records" / "hashes").iterdir())
+    assert len(kept) == 2  # each version's, under its own status
+    for f in kept:
+        f.write_text("../../../elsewhere", encoding="ascii")  # a kept hash that is not one is not taken
+    store._versions.clear()
+    assert store.file_version(path).digest == hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()
 
 
 def test_a_cache_file_cut_short_is_made_again(tmp_path, cache_home):

@@ -26,6 +26,7 @@ import gc
 import hashlib
 import os
 import re
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +40,7 @@ from kepp_core.catalog import PATTERNS
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.failures import repeats_batch, stored_paths
 from kepp_core.evaluation.records import read_records
-from kepp_core.io import MAX_JSON_DIGITS, MAX_LINE_BYTES, atomic_path, ensure_folder, open_regular
+from kepp_core.io import MAX_JSON_DIGITS, MAX_LINE_BYTES, atomic_path, atomic_write_text, ensure_folder, open_regular
 from kepp_core.paths import cache_folder
 
 __all__ = ["CACHE", "FRAME_COLUMNS", "RECORD_SUFFIXES", "RecordsColumns", "Skipped", "check_vocabulary", "file_version",
@@ -83,7 +84,9 @@ def _stat_key(path: str, st: os.stat_result) -> tuple:
 
 
 def file_version(path: str | Path, data: bytes | None = None) -> FileVersion:
-    """The version of the records file ``path`` (``data``: its bytes, when already read)."""
+    """The version of the records file ``path`` (``data``: its bytes, when already read). A file's hash is
+    remembered in this process and, once the file has settled, in the cache home (:func:`_known_digest`): a later
+    process asks the file's status, not its bytes, while it is unchanged."""
     path = str(path)
     try:
         st = os.stat(path)
@@ -92,18 +95,60 @@ def file_version(path: str | Path, data: bytes | None = None) -> FileVersion:
     key = _stat_key(path, st)
     if key in _versions:
         return _versions[key]
-    h = hashlib.blake2b(digest_size=16)
-    if data is not None:
-        h.update(data)
-    else:
-        with open_regular(path) as f:
-            while chunk := f.read(_HASH_CHUNK):
-                h.update(chunk)
-    version = FileVersion(path, st.st_size, st.st_mtime_ns, h.hexdigest())
+    digest = _known_digest(st, path) if data is None else None
+    if digest is None:
+        h = hashlib.blake2b(digest_size=16)
+        if data is not None:
+            h.update(data)
+        else:
+            with open_regular(path) as f:
+                while chunk := f.read(_HASH_CHUNK):
+                    h.update(chunk)
+        digest = h.hexdigest()
+        if data is None:  # bytes read before the status was asked: not remembered
+            _remember_digest(st, path, digest)
+    version = FileVersion(path, st.st_size, st.st_mtime_ns, digest)
     if len(_versions) > 4096:
         _versions.clear()
     _versions[key] = version
     return version
+
+
+# A file whose status changed longer ago than this when it was hashed has its hash kept in the cache home: a write
+# after the hash changes the status's change time (which no one can set back), a write within the file system's
+# clock tick of the hash might not (git's "racy clean" files), so only settled files are remembered.
+SETTLED_NS = 2_000_000_000
+_DIGEST = re.compile(r"[0-9a-f]{32}")
+
+
+def _status_file(st: os.stat_result, path: str) -> Path:
+    """Where the hash of the file ``path`` with status ``st`` is kept: named by its absolute path, device, inode,
+    size, modification and change times."""
+    name = "\0".join(map(str, (os.path.abspath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)))
+    return cache_folder(CACHE) / "hashes" / hashlib.blake2b(name.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+
+
+def _known_digest(st: os.stat_result, path: str) -> str | None:
+    """The hash kept for the file ``path`` with status ``st``, or None."""
+    try:
+        digest = _status_file(st, path).read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError, KeppError):
+        return None
+    return digest if _DIGEST.fullmatch(digest) else None  # a kept hash names a cache file: nothing else is taken
+
+
+def _remember_digest(st: os.stat_result, path: str, digest: str) -> None:
+    """Keep the hash of the file ``path`` (status ``st``, read since) when it had settled and is unchanged."""
+    if time.time_ns() - max(st.st_ctime_ns, st.st_mtime_ns) < SETTLED_NS:
+        return
+    try:
+        if _stat_key(path, os.stat(path)) != _stat_key(path, st):
+            return  # written while it was read
+        target = _status_file(st, path)
+        ensure_folder(target.parent)
+        atomic_write_text(target, digest)
+    except (OSError, KeppError):  # a cache home that cannot be written: hashed again next time
+        return
 
 
 # --- one file as judged columns ----------------------------------------------------------------------------------
