@@ -5,7 +5,6 @@ horizon, and the paper's failure analysis.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -26,7 +25,7 @@ from kepp_core.evaluation.failures import (
 )
 from kepp_core.evaluation.literature import literature_rows as _literature_rows
 from kepp_core.evaluation.literature import literature_table
-from kepp_core.evaluation.store import FRAME_COLUMNS, check_vocabulary, file_version, predictions_frame
+from kepp_core.evaluation.store import FRAME_COLUMNS, PlanArrays, check_vocabulary, file_version, predictions_frame
 from kepp_core.evaluation.stats import bootstrap_interval, mean_ci
 from kepp_core.graph import expert_trajectories, transition_matrix
 from kepp_core.metrics import (
@@ -95,7 +94,7 @@ def metrics_table(preds, metrics: str = DEFAULT_FAMILY):
     import pandas as pd
 
     rows = []
-    plans = _PlanArrays(preds)
+    plans = PlanArrays(preds)
     import_codes, import_files = pd.factorize(preds["imported"]) if "imported" in preds else (None, None)
     for (method, horizon, setting), idx in _groups(preds, ["method", "horizon", "setting"]):
         row = {"method": method, "name": method_label(method), "T": int(horizon), "setting": setting, "episodes": len(idx)}
@@ -130,48 +129,6 @@ def _groups(preds, by: list[str], keys=None) -> list[tuple[tuple, np.ndarray]]:
     firsts = rows[np.r_[0, cuts]]
     values = [keys[c].iloc[firsts].tolist() for c in by]
     return [(tuple(v[g] for v in values), idx) for g, idx in enumerate(np.split(rows, cuts))]
-
-
-class _PlanArrays:
-    """The plans and ground truths of a predictions table as ``[n, T]`` int64 arrays, made once per horizon (their
-    tuples' values chained in C) and cut for any group of rows of one T (:meth:`of`)."""
-
-    def __init__(self, preds):
-        self.preds = preds
-        self.horizon = preds["horizon"].to_numpy()
-        self.made: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray] | None] = {}
-
-    def _horizon(self, T: int):
-        if T not in self.made:
-            rows = np.flatnonzero(self.horizon == T)
-            arrays = [_chained(self.preds[c].to_numpy()[rows]) for c in ("plan", "truth")]
-            self.made[T] = (rows, *arrays) if all(a.ndim == 2 for a in arrays) else None
-        return self.made[T]
-
-    def of(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The plans and ground truths of rows ``idx`` (in that order)."""
-        made = self._horizon(int(self.horizon[idx[0]])) if len(idx) else None
-        if made is None or not (self.horizon[idx] == self.horizon[idx[0]]).all():
-            return _plans(self.preds, idx)
-        rows, pred, gt = made
-        at = np.searchsorted(rows, idx)
-        return pred[at], gt[at]
-
-
-def _chained(col: np.ndarray) -> np.ndarray:
-    """An object array of equal-length tuples as an ``[n, T]`` int64 array (their values chained in C), or an
-    object array of them when their lengths differ (the metrics name the first)."""
-    width = len(col[0]) if len(col) else 0
-    try:
-        return np.fromiter(itertools.chain.from_iterable(col), dtype=np.int64,
-                           count=len(col) * width).reshape(len(col), width)
-    except ValueError:  # plans of several lengths
-        return np.array(list(col), dtype=object)
-
-
-def _plans(preds, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The plans and ground truths of rows ``idx`` (one T) as ``[n, T]`` int64 arrays (their values chained in C)."""
-    return _chained(preds["plan"].to_numpy()[idx]), _chained(preds["truth"].to_numpy()[idx])
 
 
 # --- the field's evaluation codes and published numbers ----------------------------------------------------------
@@ -262,7 +219,7 @@ def method_horizon_table(preds, metrics: str = DEFAULT_FAMILY,
     keys = pd.DataFrame({"method": preds["method"], "horizon": preds["horizon"], "seed": preds["seed"].fillna(0)})
     for (method, horizon, _), idx in _groups(preds, ["method", "horizon", "seed"], keys):
         seeds_of.setdefault((method, horizon), []).append(idx)
-    plans = _PlanArrays(preds)
+    plans = PlanArrays(preds)
     for (method, horizon), parts in seeds_of.items():
         per_seed: dict[str, list[float]] = {header: [] for _, header in shown}
         for idx in parts:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
+import itertools
 import os
 import re
 import time
@@ -43,9 +44,9 @@ from kepp_core.evaluation.records import read_records
 from kepp_core.io import MAX_JSON_DIGITS, MAX_LINE_BYTES, atomic_path, atomic_write_text, ensure_folder, open_regular
 from kepp_core.paths import cache_folder
 
-__all__ = ["CACHE", "FRAME_COLUMNS", "RECORD_SUFFIXES", "RecordsColumns", "Skipped", "check_vocabulary", "file_version",
-           "folder_records", "list_values", "predictions_frame", "record_files", "records_columns", "records_in",
-           "row_arrays"]
+__all__ = ["CACHE", "FRAME_COLUMNS", "PlanArrays", "RECORD_SUFFIXES", "RecordsColumns", "Skipped", "chained",
+           "check_vocabulary", "file_version", "folder_records", "list_values", "predictions_frame", "record_files",
+           "records_columns", "records_in", "row_arrays"]
 
 CACHE = "records"  # the cache home's folder of judged records (kepp_core.paths.CACHE_FOLDERS)
 LAYOUT = 2  # the cached table's layout: part of each cache file's name, so a new layout never reads an old file
@@ -641,6 +642,54 @@ def _objects(values: Iterable) -> np.ndarray:
 def _tuples(a: np.ndarray) -> np.ndarray:
     """The rows of an ``[n, T]`` array as tuples of ints (an object array): zipped from its columns, in C."""
     return np.fromiter(zip(*a.T.tolist()), dtype=object, count=len(a))
+
+
+class PlanArrays:
+    """The plans and ground truths of a predictions table (:func:`predictions_frame`'s tuples) as ``[n, T]`` int64
+    arrays, made once per horizon (the tuples' values chained in C) and cut for any rows of one T (:meth:`of`):
+    what the metric tables, slices and comparisons count on, never a plan at a time.
+
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"horizon": [3, 3], "plan": [(1, 2, 3), (1, 5, 3)], "truth": [(1, 2, 3), (1, 2, 3)]})
+    >>> PlanArrays(rows).of(np.array([1]))[0].tolist()
+    [[1, 5, 3]]
+    """
+
+    def __init__(self, preds):
+        self.preds = preds
+        self.horizon = preds["horizon"].to_numpy()
+        self.made: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray] | None] = {}
+
+    def _horizon(self, T: int):
+        if T not in self.made:
+            rows = np.flatnonzero(self.horizon == T)
+            arrays = [chained(self.preds[c].to_numpy()[rows]) for c in ("plan", "truth")]
+            self.made[T] = (rows, *arrays) if all(a.ndim == 2 for a in arrays) else None
+        return self.made[T]
+
+    def of(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The plans and ground truths of rows ``idx`` (positions, in that order): ``[n, T]`` arrays where the
+        rows are of one T and their plans as long, else object arrays of them (the metrics name the first odd one)."""
+        idx = np.asarray(idx, dtype=np.int64)
+        made = self._horizon(int(self.horizon[idx[0]])) if len(idx) else None
+        if made is None or not (self.horizon[idx] == self.horizon[idx[0]]).all():
+            return tuple(chained(self.preds[c].to_numpy()[idx]) for c in ("plan", "truth"))
+        rows, pred, gt = made
+        at = np.searchsorted(rows, idx)
+        return pred[at], gt[at]
+
+
+def chained(col: np.ndarray) -> np.ndarray:
+    """An object array of plans (tuples) of one length as an ``[n, T]`` int64 array (their values chained in C), or
+    an object array of them when their lengths differ."""
+    width = len(col[0]) if len(col) else 0
+    if len(col) and (np.fromiter(map(len, col), dtype=np.int64, count=len(col)) != width).any():
+        return np.array(list(col), dtype=object)  # plans of several lengths
+    try:
+        return np.fromiter(itertools.chain.from_iterable(col), dtype=np.int64,
+                           count=len(col) * width).reshape(len(col), width)
+    except (ValueError, TypeError):  # not whole numbers
+        return np.array(list(col), dtype=object)
 
 
 # --- folders and vocabularies ---------------------------------------------------------------------------------------
