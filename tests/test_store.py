@@ -10,13 +10,14 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from kepp_core import api
 from kepp_core.errors import KeppError
 from kepp_core.evaluation import store
-from kepp_core.evaluation.records import write_records
+from kepp_core.evaluation.records import read_records, write_records
 from kepp_core.io import MAX_LINE_BYTES
 from kepp_core.paths import DEMO_ASSETS, cache_folder
 from tests.helpers.cli import assert_one_line_error, run_kepp
@@ -212,6 +213,30 @@ def test_a_cache_file_cut_short_is_made_again(tmp_path, cache_home):
     store._versions.clear()  # as a new process finds it
     store._opened.clear()
     assert differences(api.read_predictions([path]), oracle_rows([path])) == [] and len(want) == 4
+
+
+# --- a protocol's units -----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_a_protocols_units_from_the_store_equal_the_record_by_record_units(tmp_path, suffix):
+    """Recorded outcomes kept as they were written (here not what the plans say), a method missing from one record,
+    two fractions and two horizons: the same seeds, episodes and values, NaN where the record has none."""
+    recs = [{**RECORD, "fraction": f, "seed": s, "T": len(gt), "gt": gt, "episode": f"t/v/{i}:{len(gt)}",
+             "plans": {"a": gt, "b": [9] * len(gt)}, "success": {"a": int(i % 2 == 0), "b": 0},
+             "acc": {"a": 0.5, "b": 0.25 + s}}
+            for f in (0.5, 1.0) for gt in ([1, 2, 3], [1, 2, 3, 4]) for s in (0, 1) for i in range(3)]
+    recs[-1] = {**recs[-1], "success": {"a": 1}, "acc": {"a": 1.0}}
+    path = write_records(tmp_path / f"records{suffix}", recs)
+    want = read_records(path).units()
+    got = store.protocol_units(path).units()
+    assert sorted(got) == sorted(want) == [(0.5, 3), (0.5, 4), (1.0, 3), (1.0, 4)]
+    for key, g in want.items():
+        assert got[key]["seed"].tolist() == g["seed"].tolist() and got[key]["episode"] == g["episode"]
+        for part in ("success", "acc"):
+            assert sorted(got[key][part]) == sorted(g[part])
+            for m, values in g[part].items():
+                np.testing.assert_array_equal(got[key][part][m], values)  # NaN where the other has NaN
+    with pytest.raises(KeppError, match="record 1: expected a protocol record"):
+        store.protocol_units(write_records(tmp_path / "eval.jsonl", [RECORD]))  # no fraction: kepp eval's
 
 
 # --- a folder of records ---------------------------------------------------------------------------------------------

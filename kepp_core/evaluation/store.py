@@ -40,16 +40,16 @@ import pyarrow.json as pj
 from kepp_core.catalog import PATTERNS
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.failures import repeats_batch, stored_paths
-from kepp_core.evaluation.records import read_records
+from kepp_core.evaluation.records import OUTCOMES, read_records
 from kepp_core.io import MAX_JSON_DIGITS, MAX_LINE_BYTES, atomic_path, atomic_write_text, ensure_folder, open_regular
 from kepp_core.paths import cache_folder
 
-__all__ = ["CACHE", "FRAME_COLUMNS", "PlanArrays", "RECORD_SUFFIXES", "RecordsColumns", "Skipped", "chained",
-           "check_vocabulary", "file_version", "folder_records", "list_values", "predictions_frame", "record_files",
-           "records_columns", "records_in", "row_arrays"]
+__all__ = ["CACHE", "FRAME_COLUMNS", "PlanArrays", "ProtocolUnits", "RECORD_SUFFIXES", "RecordsColumns", "Skipped",
+           "chained", "check_vocabulary", "file_version", "folder_records", "list_values", "predictions_frame",
+           "protocol_units", "record_files", "records_columns", "records_in", "row_arrays"]
 
 CACHE = "records"  # the cache home's folder of judged records (kepp_core.paths.CACHE_FOLDERS)
-LAYOUT = 2  # the cached table's layout: part of each cache file's name, so a new layout never reads an old file
+LAYOUT = 3  # the cached table's layout: part of each cache file's name, so a new layout never reads an old file
 RECORD_SUFFIXES = (".jsonl", ".parquet")  # the files a folder of records is read from, whatever their names
 # The predictions table's columns (kepp_core.api.analysis.RECORD_COLUMNS) and the judged values per row.
 FRAME_COLUMNS = ["episode", "task", "video", "horizon", "setting", "seed", "fraction", "method", "truth", "plan",
@@ -303,14 +303,27 @@ def _fast_rows(data: bytes) -> pa.Table | None:
         rows[name] = c.take(pa.array(rec_idx)) if c is not None else pa.nulls(len(rec_idx))
     rows["horizon"] = pa.array(horizon[rec_idx], pa.int64())
     rows["method"] = pa.array(np.array(methods, dtype=object)[meth_idx], pa.string())
-    if imported is not None and imported.type != pa.null():
-        names = {imported.type.field(i).name: i for i in range(imported.type.num_fields)}
-        per_method = [imported.field(names[m]) if m in names and pa.types.is_string(imported.type.field(names[m]).type)
-                      else pa.nulls(n, pa.string()) for m in methods]
-        rows["imported"] = pa.concat_arrays([per_method[m].take(pa.array(rec_idx[meth_idx == m]))
-                                             for m in range(len(methods))]).take(pa.array(order))
-    else:
-        rows["imported"] = pa.nulls(len(rec_idx), pa.string())
+    def per_row(mapping, typ, kinds):  # a mapping column (method -> value) as each row's value (null: none)
+        fields = {mapping.type.field(i).name: i for i in range(mapping.type.num_fields)} \
+            if mapping is not None and pa.types.is_struct(mapping.type) else {}
+        parts = []
+        for m, name in enumerate(methods):
+            c = mapping.field(fields[name]) if name in fields else None
+            if c is not None and c.type not in kinds:
+                c = None if typ == pa.string() else False  # text where a number belongs: the exact reader decides
+            if c is False:
+                return None
+            c = pa.nulls(n, typ) if c is None else c.cast(typ)
+            parts.append(c.take(pa.array(rec_idx[meth_idx == m])))
+        return pa.concat_arrays(parts).take(pa.array(order)) if parts else pa.nulls(0, typ)
+    if "correct" in col:  # an older format's outcomes: the exact reader upgrades them
+        return None
+    rows["imported"] = per_row(imported, pa.string(), (pa.string(),))
+    # what each record says of each method (the units of kepp protocol's paired tests): the table's last columns
+    recorded = {f"recorded_{name}": per_row(col.get(name), pa.float64(), (pa.int64(), pa.float64(), pa.bool_(), pa.null()))
+                for name in OUTCOMES}
+    if any(c is None for c in recorded.values()):
+        return None
     rows["truth"], rows["plan"] = truth, plan
     uses = pa.array(ks > 0)
     take = pa.array(rec_idx)
@@ -326,7 +339,7 @@ def _fast_rows(data: bytes) -> pa.Table | None:
     if "endpoints" in rows:  # the step model's scores go with its endpoints (no endpoints: no scores)
         rows["endpoint_scores"] = pc.if_else(rows["endpoints"].is_null(), pa.nulls(len(rec_idx), pa.list_(pa.float64())),
                                              rows["endpoint_scores"])
-    return pa.table(rows)
+    return pa.table({**rows, **recorded})
 
 
 def _plain(schema: pa.Schema, depth: int = 6) -> bool:
@@ -366,7 +379,8 @@ def _exact_rows(path: Path) -> pa.Table:
     """The rows of one file read record by record (:func:`~kepp_core.evaluation.records.read_records`),
     with :func:`_record_rows`'s checks: the reference the fast way must equal."""
     cols: dict[str, list] = {c: [] for c in ("record", "k", *_SCALARS, "horizon", "method", "imported", "truth",
-                                             "plan", "endpoints", "endpoint_scores", "paths", "path_scores")}
+                                             "plan", "endpoints", "endpoint_scores", "paths", "path_scores",
+                                             *(f"recorded_{o}" for o in OUTCOMES))}
     for n, rec in enumerate(read_records(path)):
         try:
             _record_rows(rec, n, cols)
@@ -382,7 +396,8 @@ def _exact_rows(path: Path) -> pa.Table:
     for name, typ in (("truth", pa.list_(pa.int64())), ("plan", pa.list_(pa.int64())), ("endpoints", pa.list_(pa.int64())),
                       ("paths", pa.list_(pa.list_(pa.int64()))), ("path_scores", pa.list_(pa.float64())),
                       ("endpoint_scores", pa.list_(pa.float64())), ("method", pa.string()), ("imported", pa.string()),
-                      ("horizon", pa.int64()), ("record", pa.int64()), ("k", pa.int64())):
+                      ("horizon", pa.int64()), ("record", pa.int64()), ("k", pa.int64()),
+                      *((f"recorded_{o}", pa.float64()) for o in OUTCOMES)):
         out[name] = out[name].cast(typ) if len(values) else pa.array([], typ)
     return pa.table(out)
 
@@ -398,6 +413,7 @@ def _record_rows(rec: dict, n: int, cols: dict[str, list]) -> None:
     ends = tuple(map(int, ends)) if ends is not None else None
     paths, path_scores, scores = rec.get("paths") or [], rec.get("path_scores") or [], rec.get("endpoint_scores")
     imported = rec.get("imported") if isinstance(rec.get("imported"), dict) else {}
+    outcomes = {o: rec.get(o) if isinstance(rec.get(o), dict) else {} for o in OUTCOMES}
     m = len(plans)
     for c, v in (("record", n), ("episode", episode), ("task", rec.get("task")), ("video", rec.get("video")),
                  ("horizon", int(rec.get("T") or len(rec["gt"]))), ("setting", rec.get("setting")),
@@ -416,11 +432,21 @@ def _record_rows(rec: dict, n: int, cols: dict[str, list]) -> None:
         cols["k"].append(k)
         cols["method"].append(method)
         cols["imported"].append(imported.get(method))
+        for o in OUTCOMES:
+            cols[f"recorded_{o}"].append(_number(outcomes[o].get(method)))
         cols["plan"].append(plan)
         cols["endpoints"].append(used)
         cols["endpoint_scores"].append(scores if used is not None else None)
         cols["paths"].append([tuple(p) for p in paths[:k]] if k else None)
         cols["path_scores"].append(path_scores[:k] if k else None)
+
+
+def _number(value) -> float | None:
+    """A recorded outcome as a float (None: none, or not a number)."""
+    try:
+        return float(value) if value is not None else None
+    except (TypeError, ValueError, OverflowError):
+        return None
 
 
 # --- judging, one horizon at a time ---------------------------------------------------------------------------------
@@ -690,6 +716,69 @@ def chained(col: np.ndarray) -> np.ndarray:
                            count=len(col) * width).reshape(len(col), width)
     except (ValueError, TypeError):  # not whole numbers
         return np.array(list(col), dtype=object)
+
+
+# --- a protocol's records as units ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ProtocolUnits:
+    """A protocol's records file (``kepp protocol``'s ``records.jsonl``) as the units of its paired tests, read
+    from the records store: per ``(fraction, T)`` the ``seed`` and ``episode`` of every unit (a record) and, per
+    method with plans, its recorded ``success`` and ``acc`` (NaN where a unit has none): what
+    :meth:`kepp_core.evaluation.records.Records.units` gives for the same records, made from columns."""
+
+    path: str
+    groups: dict
+
+    def units(self) -> dict[tuple[float, int], dict]:
+        return self.groups
+
+    def methods(self, fraction: float, horizon: int) -> list[str]:
+        """The methods recorded at ``(fraction, T)``."""
+        g = self.groups.get((float(fraction), int(horizon)))
+        return sorted(g["success"]) if g else []
+
+
+def protocol_units(path: str | Path) -> ProtocolUnits:
+    """The paired-test units of the protocol records file ``path`` (:class:`ProtocolUnits`); KeppError unless every
+    record names its fraction and seed (a protocol's records), as :meth:`~kepp_core.evaluation.records.Records.units`."""
+    t = records_columns(path)
+    if not t.num_rows:
+        return ProtocolUnits(str(path), {})
+    record = t.column("record").to_numpy()
+    missing = t.column("fraction").is_null().to_numpy(zero_copy_only=False) | \
+        t.column("seed").is_null().to_numpy(zero_copy_only=False)
+    if missing.any() or t.column("fraction").type not in (pa.float64(), pa.int64()) or \
+            t.column("seed").type != pa.int64():
+        n = int(record[np.flatnonzero(missing)[0]]) + 1 if missing.any() else 1
+        raise KeppError(f"{path}: record {n}: expected a protocol record (fraction, T, seed, episode, success, acc)")
+    fraction = t.column("fraction").to_numpy().astype(np.float64)
+    horizon, seed = t.column("horizon").to_numpy(), t.column("seed").to_numpy()
+    method_codes, names = _codes(t.column("method"))
+    outcomes = {o: t.column(f"recorded_{o}").to_numpy(zero_copy_only=False).astype(np.float64) for o in OUTCOMES}
+    episode = t.column("episode")
+    groups = {}
+    keys = np.stack([fraction, horizon.astype(np.float64)], axis=1)
+    for f, h in sorted({(float(a), int(b)) for a, b in np.unique(keys, axis=0)}):
+        rows = np.flatnonzero((fraction == f) & (horizon == h))
+        firsts, unit = np.unique(record[rows], return_index=True, return_inverse=True)[1:]
+        unit = unit.ravel()
+        g = {"seed": seed[rows[firsts]], "episode": [str(e) for e in episode.take(pa.array(rows[firsts])).to_pylist()]}
+        for o in OUTCOMES:
+            g[o] = {}
+            for code in np.unique(method_codes[rows]):
+                mine = method_codes[rows] == code
+                values = np.full(len(firsts), np.nan)
+                values[unit[mine]] = outcomes[o][rows[mine]]
+                if not np.isnan(values).all():
+                    g[o][names[code]] = values
+        groups[(f, h)] = g
+    return ProtocolUnits(str(path), groups)
+
+
+def _codes(column) -> tuple[np.ndarray, list[str]]:
+    """A string column's codes (one per row) and the values they stand for."""
+    codes = pc.dictionary_encode(column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column)
+    return codes.indices.to_numpy(zero_copy_only=False).astype(np.int64), codes.dictionary.to_pylist()
 
 
 # --- folders and vocabularies ---------------------------------------------------------------------------------------
