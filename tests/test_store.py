@@ -215,6 +215,17 @@ def test_a_cache_file_cut_short_is_made_again(tmp_path, cache_home):
     assert differences(api.read_predictions([path]), oracle_rows([path])) == [] and len(want) == 4
 
 
+def test_a_tables_arrays_are_shared_by_its_metric_tables_until_a_plan_of_it_changes():
+    preds = api.read_predictions([DEMO])
+    before = api.metrics_table(preds, "pdpp")
+    assert store._known_arrays(preds, preds["horizon"].to_numpy()) is store.PlanArrays(preds).made  # made once
+    row = int(np.flatnonzero((preds["method"] == "kepp-R2").to_numpy() & preds["success"].to_numpy())[0])
+    preds.at[row, "plan"] = tuple(a + 1 for a in preds.at[row, "plan"])  # a right plan made wrong, in place
+    after, fresh = api.metrics_table(preds, "pdpp"), api.metrics_table(preds.copy(deep=True), "pdpp")
+    pd.testing.assert_frame_equal(after, fresh)  # counted on the plans as they are now, not the arrays made before
+    assert not after.equals(before)
+
+
 # --- a protocol's units -----------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
 def test_a_protocols_units_from_the_store_equal_the_record_by_record_units(tmp_path, suffix):

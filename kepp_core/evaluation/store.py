@@ -28,6 +28,7 @@ import itertools
 import os
 import re
 import time
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -615,6 +616,11 @@ def _predictions_frame(files: list):
             "path_scores": path_scores}
     df = pd.DataFrame({c: made[c] if c in made else out[c] for c in FRAME_COLUMNS}, copy=False)  # put together once
     df.attrs["actions"] = (cols.min_action, cols.max_action)  # the ids named: checked against a dataset's
+    arrays = {}  # the plans and truths as arrays per horizon, for the tables counted on this one (PlanArrays)
+    for T in np.unique(horizon):
+        rows = np.flatnonzero(horizon == T)
+        arrays[int(T)] = (rows, row_arrays(plans, rows, int(T)), row_arrays(truths, rows, int(T)))
+    _remember_arrays(df, horizon, made["plan"], made["truth"], arrays)
     return df
 
 
@@ -684,7 +690,7 @@ class PlanArrays:
     def __init__(self, preds):
         self.preds = preds
         self.horizon = preds["horizon"].to_numpy()
-        self.made: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray] | None] = {}
+        self.made: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray] | None] = _known_arrays(preds, self.horizon)
 
     def _horizon(self, T: int):
         if T not in self.made:
@@ -703,6 +709,38 @@ class PlanArrays:
         rows, pred, gt = made
         at = np.searchsorted(rows, idx)
         return pred[at], gt[at]
+
+
+# id of a predictions table -> (its horizons, plans and truths as they were, the arrays made of them per horizon): a
+# table's arrays are made once (by predictions_frame, from the store's columns) and shared by every table and slice
+# of it while its plans and truths are, value for value, the ones they were made of (checked each time: a compare of
+# the tuples, a tenth of making the arrays again); forgotten with the table.
+_ARRAYS: dict[int, tuple] = {}
+
+
+def _known_arrays(preds, horizon: np.ndarray) -> dict:
+    """The per-horizon arrays already made of the table ``preds`` (shared: a new horizon made is kept too), or a new
+    dict kept for it."""
+    entry = _ARRAYS.get(id(preds))
+    if entry is not None:
+        seen_h, seen_plan, seen_truth, made = entry
+        try:
+            if (len(seen_h) == len(horizon) and np.array_equal(seen_h, horizon)
+                    and bool((preds["plan"].to_numpy() == seen_plan).all())
+                    and bool((preds["truth"].to_numpy() == seen_truth).all())):
+                return made
+        except (ValueError, TypeError):  # a plan that is no longer a tuple: made again
+            pass
+    made: dict = {}
+    _remember_arrays(preds, horizon, preds["plan"].to_numpy(), preds["truth"].to_numpy(), made)
+    return made
+
+
+def _remember_arrays(preds, horizon: np.ndarray, plan: np.ndarray, truth: np.ndarray, made: dict) -> None:
+    key = id(preds)
+    _ARRAYS[key] = (np.array(horizon, copy=True), np.array(plan, dtype=object, copy=True),
+                    np.array(truth, dtype=object, copy=True), made)
+    weakref.finalize(preds, _ARRAYS.pop, key, None)
 
 
 def chained(col: np.ndarray) -> np.ndarray:
