@@ -100,7 +100,7 @@ def metrics_table(preds, metrics: str = DEFAULT_FAMILY):
         row = {"method": method, "name": method_label(method), "T": int(horizon), "setting": setting, "episodes": len(idx)}
         pred, gt = plans.of(idx)
         if metrics == DEFAULT_FAMILY:
-            values, _ = _seed_values(pred, gt, metrics)
+            values, _ = _seed_values(pred, gt, metrics, plans.set_iou(idx))  # the kepp family's: the IoUs shared
             row.update({"SR": round(values["sr"], 2), "mAcc": round(values["macc"], 2),
                         "mIoU (episode)": round(values["miou_episode"], 2),
                         "mIoU (batch 256)": round(float(miou_per_batch(pred, gt)), 2)})
@@ -223,7 +223,8 @@ def method_horizon_table(preds, metrics: str = DEFAULT_FAMILY,
     for (method, horizon), parts in seeds_of.items():
         per_seed: dict[str, list[float]] = {header: [] for _, header in shown}
         for idx in parts:
-            values, episodes = _seed_values(*plans.of(idx), metrics)
+            iou = plans.set_iou(idx) if metrics == DEFAULT_FAMILY else None  # each horizon's once, for both tables
+            values, episodes = _seed_values(*plans.of(idx), metrics, iou)
             for key, header in shown:
                 per_seed[header].append(float(values[key]))
         one = metrics == DEFAULT_FAMILY and len(parts) == 1
@@ -244,7 +245,8 @@ def method_horizon_table(preds, metrics: str = DEFAULT_FAMILY,
     return table, {c: names[m] for c, m in best.items()}
 
 
-def _seed_values(pred: np.ndarray, gt: np.ndarray, metrics: str) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+def _seed_values(pred: np.ndarray, gt: np.ndarray, metrics: str,
+                 iou: np.ndarray | None = None) -> tuple[dict[str, float], dict[str, np.ndarray]]:
     """One seed's numbers of the method x T table (its plans and ground truths, one T) and, for this package's table, each
     episode's success, share of steps right and set IoU (what a one-seed cell's bootstrap resamples): the three
     as :func:`~kepp_core.metrics.success_rate`, :func:`~kepp_core.metrics.mean_accuracy` and
@@ -254,7 +256,8 @@ def _seed_values(pred: np.ndarray, gt: np.ndarray, metrics: str) -> tuple[dict[s
         return protocol_metrics(pred, gt, metrics), {}
     n, horizon = gt.shape
     right = pred == gt
-    success, steps, iou = right.all(axis=1), right.sum(axis=1), set_iou(pred, gt)
+    success, steps = right.all(axis=1), right.sum(axis=1)
+    iou = set_iou(pred, gt) if iou is None else iou
     values = {"sr": 100.0 * int(success.sum()) / n, "macc": 100.0 * int(steps.sum()) / (n * horizon),
               "miou_episode": 100.0 * float(np.mean(iou))}
     return values, {"SR": success.astype(float), "mAcc": steps / horizon, "mIoU": iou}

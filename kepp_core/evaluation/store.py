@@ -43,6 +43,7 @@ from kepp_core.errors import KeppError
 from kepp_core.evaluation.failures import repeats_batch, stored_paths
 from kepp_core.evaluation.records import OUTCOMES, read_records
 from kepp_core.io import MAX_JSON_DIGITS, MAX_LINE_BYTES, atomic_path, atomic_write_text, ensure_folder, open_regular
+from kepp_core.metrics import set_iou
 from kepp_core.paths import cache_folder
 
 __all__ = ["CACHE", "FRAME_COLUMNS", "PlanArrays", "ProtocolUnits", "RECORD_SUFFIXES", "RecordsColumns", "Skipped",
@@ -304,21 +305,9 @@ def _fast_rows(data: bytes) -> pa.Table | None:
         rows[name] = c.take(pa.array(rec_idx)) if c is not None else pa.nulls(len(rec_idx))
     rows["horizon"] = pa.array(horizon[rec_idx], pa.int64())
     rows["method"] = pa.array(np.array(methods, dtype=object)[meth_idx], pa.string())
-    def per_row(mapping, typ, kinds):  # a mapping column (method -> value) as each row's value (null: none)
-        fields = {mapping.type.field(i).name: i for i in range(mapping.type.num_fields)} \
-            if mapping is not None and pa.types.is_struct(mapping.type) else {}
-        parts = []
-        for m, name in enumerate(methods):
-            c = mapping.field(fields[name]) if name in fields else None
-            if c is not None and c.type not in kinds:
-                c = None if typ == pa.string() else False  # text where a number belongs: the exact reader decides
-            if c is False:
-                return None
-            c = pa.nulls(n, typ) if c is None else c.cast(typ)
-            parts.append(c.take(pa.array(rec_idx[meth_idx == m])))
-        return pa.concat_arrays(parts).take(pa.array(order)) if parts else pa.nulls(0, typ)
     if "correct" in col:  # an older format's outcomes: the exact reader upgrades them
         return None
+    per_row = lambda mapping, typ, kinds: _per_method(mapping, typ, kinds, methods, rec_idx, meth_idx, order, n)  # noqa: E731
     rows["imported"] = per_row(imported, pa.string(), (pa.string(),))
     # what each record says of each method (the units of kepp protocol's paired tests): the table's last columns
     recorded = {f"recorded_{name}": per_row(col.get(name), pa.float64(), (pa.int64(), pa.float64(), pa.bool_(), pa.null()))
@@ -341,6 +330,25 @@ def _fast_rows(data: bytes) -> pa.Table | None:
         rows["endpoint_scores"] = pc.if_else(rows["endpoints"].is_null(), pa.nulls(len(rec_idx), pa.list_(pa.float64())),
                                              rows["endpoint_scores"])
     return pa.table({**rows, **recorded})
+
+
+def _per_method(mapping, typ, kinds, methods: list[str], rec_idx: np.ndarray, meth_idx: np.ndarray,
+                order: np.ndarray, n: int) -> pa.Array | None:
+    """A column mapping methods to values (a struct of ``n`` records: ``imported``, ``success``, ``acc``) as each
+    row's value of its method (null: none), of type ``typ``. A value not of ``kinds`` reads as none where ``typ`` is
+    text; where it is a number, None: text where a number belongs, the exact reader decides."""
+    fields = {mapping.type.field(i).name: i for i in range(mapping.type.num_fields)} \
+        if mapping is not None and pa.types.is_struct(mapping.type) else {}
+    parts = []
+    for m, name in enumerate(methods):
+        c = mapping.field(fields[name]) if name in fields else None
+        if c is not None and c.type not in kinds:
+            if typ != pa.string():
+                return None
+            c = None
+        c = pa.nulls(n, typ) if c is None else c.cast(typ)
+        parts.append(c.take(pa.array(rec_idx[meth_idx == m])))
+    return pa.concat_arrays(parts).take(pa.array(order)) if parts else pa.nulls(0, typ)
 
 
 def _plain(schema: pa.Schema, depth: int = 6) -> bool:
@@ -709,6 +717,18 @@ class PlanArrays:
         rows, pred, gt = made
         at = np.searchsorted(rows, idx)
         return pred[at], gt[at]
+
+    def set_iou(self, idx: np.ndarray) -> np.ndarray:
+        """The set IoU of each of rows ``idx`` (:func:`kepp_core.metrics.set_iou`), counted once per horizon of the
+        table where the rows are of one T."""
+        idx = np.asarray(idx, dtype=np.int64)
+        T = int(self.horizon[idx[0]]) if len(idx) else None
+        made = self._horizon(T) if T is not None else None
+        if made is None or not (self.horizon[idx] == T).all():
+            return set_iou(*self.of(idx))
+        if ("iou", T) not in self.made:
+            self.made[("iou", T)] = set_iou(made[1], made[2])
+        return self.made[("iou", T)][np.searchsorted(made[0], idx)]
 
 
 # id of a predictions table -> (its horizons, plans and truths as they were, the arrays made of them per horizon): a
