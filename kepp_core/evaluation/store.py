@@ -51,7 +51,7 @@ __all__ = ["CACHE", "FRAME_COLUMNS", "PlanArrays", "ProtocolUnits", "RECORD_SUFF
            "protocol_units", "record_files", "records_columns", "records_in", "row_arrays"]
 
 CACHE = "records"  # the cache home's folder of judged records (kepp_core.paths.CACHE_FOLDERS)
-LAYOUT = 3  # the cached table's layout: part of each cache file's name, so a new layout never reads an old file
+LAYOUT = 4  # the cached table's layout: part of each cache file's name, so a new layout never reads an old file
 RECORD_SUFFIXES = (".jsonl", ".parquet")  # the files a folder of records is read from, whatever their names
 # The predictions table's columns (kepp_core.api.analysis.RECORD_COLUMNS) and the judged values per row.
 FRAME_COLUMNS = ["episode", "task", "video", "horizon", "setting", "seed", "fraction", "method", "truth", "plan",
@@ -470,9 +470,22 @@ def list_values(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndar
 
 def row_arrays(column, rows: np.ndarray, width: int) -> np.ndarray:
     """The ``rows`` of a list column whose lists there all have ``width`` items, as an ``[n, width]`` int64 array
-    (``column``: the column, or its :func:`list_values`)."""
+    (``column``: the column, or its :func:`list_values`).
+
+    >>> col = pa.array([[1, 2], [3]] + [[k, k + 1] for k in range(200)])
+    >>> row_arrays(col, np.arange(2, 202), 2)[[0, -1]].tolist()  # rows one after the other: a slice of the values
+    [[0, 1], [199, 200]]
+    >>> row_arrays(col, np.array([0, 5, 9]), 2).tolist()  # scattered rows: gathered
+    [[1, 2], [3, 4], [7, 8]]
+    """
     values, starts = column if isinstance(column, tuple) else list_values(column)
-    return values[starts[rows][:, None] + np.arange(width)]
+    at = starts[rows]
+    # runs of rows stored one after the other (a file's records of one T): each run one slice of the values
+    cuts = np.flatnonzero(np.diff(at) != width) + 1
+    if len(rows) and len(cuts) < len(rows) // 64:
+        runs = zip(np.r_[0, cuts].tolist(), np.r_[cuts, len(rows)].tolist())
+        return np.concatenate([values[at[a]:at[a] + (b - a) * width] for a, b in runs]).reshape(len(rows), width)
+    return values[at[:, None] + np.arange(width)]
 
 
 def judge(rows: pa.Table) -> pa.Table:
@@ -511,7 +524,8 @@ def judge(rows: pa.Table) -> pa.Table:
             flat = pc.list_flatten(flat)
         if len(flat) and flat.null_count < len(flat):
             low, top = min(low, pc.min(flat).as_py()), max(top, pc.max(flat).as_py())
-    return out.replace_schema_metadata({"min_action": str(low), "max_action": str(top)})
+    out = out.cast(pa.schema([f.with_type(pa.large_string()) if f.type == pa.string() else f for f in out.schema]))
+    return out.replace_schema_metadata({"min_action": str(low), "max_action": str(top)})  # text as pandas holds it
 
 
 # --- several files as one table -------------------------------------------------------------------------------------
@@ -544,7 +558,7 @@ def read_columns(files: Iterable[str | Path]) -> RecordsColumns:
         t = records_columns(f)
         meta = t.schema.metadata or {}
         low, top = min(low, int(meta.get(b"min_action", b"0"))), max(top, int(meta.get(b"max_action", b"-1")))
-        t = t.append_column("source", pa.repeat(pa.scalar(Path(f).name, pa.string()), t.num_rows))
+        t = t.append_column("source", pa.repeat(pa.scalar(Path(f).name, pa.large_string()), t.num_rows))
         tables.append(t.append_column("file", pa.array(np.full(t.num_rows, n, dtype=np.int64))))
     if not tables:
         return RecordsColumns(pa.table({c: pa.array([], pa.string()) for c in FRAME_COLUMNS}), 0, -1)
@@ -594,11 +608,14 @@ def _predictions_frame(files: list):
     first_h = horizon[first]
     plans, truths = list_values(t.column("plan")), list_values(t.column("truth"))
     success = out["success"].to_numpy(dtype=bool)
+    arrays = {}  # the plans and truths as arrays per horizon, for the tables counted on this one (PlanArrays)
     for T in np.unique(horizon):
+        rows = np.flatnonzero(horizon == T)
+        arrays[int(T)] = rows, plan_T, truth_T = rows, row_arrays(plans, rows, int(T)), row_arrays(truths, rows, int(T))
         f = np.flatnonzero(first_h == T)
-        truth_first[f] = _tuples(row_arrays(truths, first[f], int(T)))
-        idx = np.flatnonzero((horizon == T) & ~success)  # a right plan is its truth: that tuple, not a new one
-        plan[idx] = _tuples(row_arrays(plans, idx, int(T)))
+        truth_first[f] = _tuples(truth_T[np.searchsorted(rows, first[f])])
+        wrong = ~success[rows]  # a right plan is its truth: that tuple, not a new one
+        plan[rows[wrong]] = _tuples(plan_T[wrong])
     right = np.flatnonzero(success)
     plan[right] = truth_first[owner[right]]
     k = t.column("k").to_numpy()
@@ -624,10 +641,6 @@ def _predictions_frame(files: list):
             "path_scores": path_scores}
     df = pd.DataFrame({c: made[c] if c in made else out[c] for c in FRAME_COLUMNS}, copy=False)  # put together once
     df.attrs["actions"] = (cols.min_action, cols.max_action)  # the ids named: checked against a dataset's
-    arrays = {}  # the plans and truths as arrays per horizon, for the tables counted on this one (PlanArrays)
-    for T in np.unique(horizon):
-        rows = np.flatnonzero(horizon == T)
-        arrays[int(T)] = (rows, row_arrays(plans, rows, int(T)), row_arrays(truths, rows, int(T)))
     _remember_arrays(df, horizon, made["plan"], made["truth"], arrays)
     return df
 
