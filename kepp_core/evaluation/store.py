@@ -42,7 +42,7 @@ from kepp_core.catalog import PATTERNS
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.failures import repeats_batch, stored_paths
 from kepp_core.evaluation.records import OUTCOMES, read_records
-from kepp_core.io import MAX_JSON_DIGITS, MAX_LINE_BYTES, atomic_path, atomic_write_text, ensure_folder, open_regular
+from kepp_core.io import MAX_JSON_DIGITS, MAX_LINE_BYTES, atomic_path, ensure_folder, open_regular
 from kepp_core.metrics import set_iou
 from kepp_core.paths import cache_folder
 
@@ -149,7 +149,8 @@ def _remember_digest(st: os.stat_result, path: str, digest: str) -> None:
             return  # written while it was read
         target = _status_file(st, path)
         ensure_folder(target.parent)
-        atomic_write_text(target, digest)
+        with atomic_path(target) as tmp:  # renamed whole, not synced: a hash lost to a crash is only made again
+            tmp.write_text(digest, encoding="ascii")
     except (OSError, KeppError):  # a cache home that cannot be written: hashed again next time
         return
 
