@@ -159,7 +159,7 @@ def miou_per_batch(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], b
     _batches(len(gt), batch_size)
     if not len(gt):
         return 0.0
-    if isinstance(pred, np.ndarray) and isinstance(gt, np.ndarray) and pred.ndim == gt.ndim == 2:
+    if _int_arrays(pred, gt):
         ious = _batch_ious(pred, gt, batch_size)  # every batch's sets at once
     else:
         ious = [_iou({int(a) for p in pred[k:k + batch_size] for a in p}, {int(a) for g in gt[k:k + batch_size] for a in g})
