@@ -57,7 +57,15 @@ def success_rate(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]]) -> 
     _check(pred, gt)
     if len(gt) == 0:
         return 0.0
+    if _int_arrays(pred, gt):
+        return 100.0 * int((pred == gt).all(axis=1).sum()) / len(gt)
     return 100.0 * sum(list(map(int, p)) == list(map(int, g)) for p, g in zip(pred, gt)) / len(gt)
+
+
+def _int_arrays(pred, gt) -> bool:
+    """Whether ``pred`` and ``gt`` are ``[N, T]`` integer arrays of one shape (the columns' form: counted as arrays)."""
+    return (isinstance(pred, np.ndarray) and isinstance(gt, np.ndarray) and pred.ndim == 2 and pred.shape == gt.shape
+            and pred.dtype.kind in "iu" and gt.dtype.kind in "iu")
 
 
 def ends_right(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]]) -> list[bool]:
@@ -67,6 +75,8 @@ def ends_right(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]]) -> li
     >>> ends_right([(1, 9, 3), (1, 2, 4)], [(1, 2, 3), (1, 2, 3)])
     [True, False]
     """
+    if _int_arrays(pred, gt) and len(gt):
+        return ((pred[:, 0] == gt[:, 0]) & (pred[:, -1] == gt[:, -1])).tolist()
     return [int(p[0]) == int(g[0]) and int(p[-1]) == int(g[-1]) for p, g in zip(pred, gt)]
 
 
@@ -103,6 +113,8 @@ def mean_accuracy(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]]) ->
     _check(pred, gt)
     if len(gt) == 0:
         return 0.0
+    if _int_arrays(pred, gt):
+        return 100.0 * int((pred == gt).sum()) / gt.size
     hits = sum(int(a == b) for p, g in zip(pred, gt) for a, b in zip(p, g))
     return 100.0 * hits / sum(len(g) for g in gt)
 
@@ -131,7 +143,7 @@ def miou_per_episode(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]])
     _check(pred, gt)
     if len(gt) == 0:
         return 0.0
-    return 100.0 * float(np.mean(iou_per_episode(pred, gt)))
+    return 100.0 * float(np.mean(set_iou(pred, gt) if _int_arrays(pred, gt) else iou_per_episode(pred, gt)))
 
 
 def miou_per_batch(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], batch_size: int = BATCH) -> float:
@@ -145,8 +157,15 @@ def miou_per_batch(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], b
     60.0
     """
     _check(pred, gt)
-    ious = _batch_ious(pred, gt, batch_size)
-    return 100.0 * float(np.mean([iou for iou, _ in ious])) if ious else 0.0
+    _batches(len(gt), batch_size)
+    if not len(gt):
+        return 0.0
+    if _int_arrays(pred, gt):
+        ious = _batch_ious(pred, gt, batch_size)  # every batch's sets at once
+    else:
+        ious = [_iou({int(a) for p in pred[k:k + batch_size] for a in p}, {int(a) for g in gt[k:k + batch_size] for a in g})
+                for k in _batches(len(gt), batch_size)]
+    return 100.0 * float(np.mean(ious))
 
 
 def _batches(n: int, batch_size: int) -> range:
@@ -163,26 +182,63 @@ def set_iou(pred: np.ndarray, gt: np.ndarray) -> np.ndarray:
     >>> set_iou(np.array([[1, 1, 3], [1, 2, 3]]), np.array([[1, 2, 3], [1, 2, 3]])).round(4).tolist()
     [0.6667, 1.0]
     """
-    def once(a: np.ndarray) -> np.ndarray:  # each distinct action counted at its first position only
-        return ~np.tril(a[:, :, None] == a[:, None, :], k=-1).any(axis=2)
-
-    first_p, first_g = once(pred), once(gt)
-    shared = ((pred[:, :, None] == gt[:, None, :]).any(axis=2) & first_p).sum(axis=1)
+    first_p, first_g = _first_places(pred), _first_places(gt)
+    shared = np.zeros(len(pred), dtype=np.int64)
+    for j in range(pred.shape[1]):  # a distinct predicted action (at its first place) that the truth holds
+        shared += first_p[:, j] & (pred[:, j:j + 1] == gt).any(axis=1)
     return shared / (first_p.sum(axis=1) + first_g.sum(axis=1) - shared)
 
 
-def _batch_ious(pred, gt, batch_size: int) -> list[tuple[float, int]]:
-    """Per batch of consecutive episodes: the IoU of the set of every predicted action and the set
-    of every true action in it (a fraction), and the batch's episode count."""
-    out = []
-    arrays = isinstance(pred, np.ndarray) and isinstance(gt, np.ndarray)
-    for k in _batches(len(gt), batch_size):
-        if arrays:  # a batch's sets made in C
-            ps, gs = set(pred[k : k + batch_size].ravel().tolist()), set(gt[k : k + batch_size].ravel().tolist())
-        else:
-            ps = {int(a) for p in pred[k : k + batch_size] for a in p}
-            gs = {int(a) for g in gt[k : k + batch_size] for a in g}
-        out.append((_iou(ps, gs), len(gt[k : k + batch_size])))
+def _first_places(a: np.ndarray) -> np.ndarray:
+    """Per row of an ``[N, T]`` array, whether each place holds its action's first occurrence in the row."""
+    first = np.ones(a.shape, dtype=bool)
+    for j in range(1, a.shape[1]):
+        first[:, j] = ~(a[:, :j] == a[:, j:j + 1]).any(axis=1)
+    return first
+
+
+def _batch_ious(pred: np.ndarray, gt: np.ndarray, batch_size: int) -> np.ndarray:
+    """Per batch of ``batch_size`` consecutive rows of two ``[N, T]`` arrays: the IoU (a fraction) of the set of every
+    predicted action and the set of every true action in it, every batch at once (the values of its sets' sizes, as
+    Python's sets give them)."""
+    n = len(gt)
+    batch = np.repeat(np.arange(n) // batch_size, gt.shape[1])
+    count = -(-n // batch_size)
+    ids = np.concatenate([pred.ravel(), gt.ravel()])
+    low, width = int(ids.min()), int(ids.max()) - int(ids.min()) + 1
+    if count * width > 1 << 26:  # ids spread too wide for a row of flags per batch: numbered densely
+        ids = np.unique(ids, return_inverse=True)[1].ravel()
+        low, width = 0, int(ids.max()) + 1
+    p_ids, g_ids = ids[:pred.size] - low, ids[pred.size:] - low
+    if count * width <= 1 << 26:  # each batch's sets as a row of flags
+        has_p = np.zeros((count, width), dtype=bool)
+        has_g = np.zeros((count, width), dtype=bool)
+        has_p[batch, p_ids] = True
+        has_g[batch, g_ids] = True
+        both, union = (has_p & has_g).sum(axis=1), (has_p | has_g).sum(axis=1)
+    else:  # still too many: each batch's (batch, action) pairs, sorted
+        key_p, key_g = np.unique(batch * width + p_ids), np.unique(batch * width + g_ids)
+        both = np.bincount(np.intersect1d(key_p, key_g, assume_unique=True) // width, minlength=count)
+        union = np.bincount(key_p // width, minlength=count) + np.bincount(key_g // width, minlength=count) - both
+    return both / union
+
+
+def _batch_sums(values: np.ndarray, batch_size: int) -> np.ndarray:
+    """Per batch of ``batch_size`` consecutive values, their sum added up in order (as Python's ``sum()`` and
+    ``np.cumsum`` add): the values padded with zeros to whole batches, each batch's running sum's last."""
+    count = -(-len(values) // batch_size)
+    padded = np.zeros(count * batch_size, dtype=values.dtype)
+    padded[:len(values)] = values
+    return np.cumsum(padded.reshape(count, batch_size), axis=1)[:, -1]
+
+
+def _batch_means(values: np.ndarray, batch_size: int) -> np.ndarray:
+    """Per batch of ``batch_size`` consecutive values, ``np.mean`` of the batch's values (the whole batches as rows
+    of one array: numpy sums each row as it sums a batch alone; the last, shorter batch alone)."""
+    whole = len(values) // batch_size
+    out = values[:whole * batch_size].reshape(whole, batch_size).mean(axis=1) if whole else np.zeros(0)
+    if len(values) > whole * batch_size:
+        out = np.append(out, values[whole * batch_size:].mean())
     return out
 
 
@@ -226,27 +282,25 @@ def pdpp_metrics(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], bat
     p, g = _plan_arrays(pred, gt)
     n, horizon = g.shape
     f32 = np.float32
-    sums = dict.fromkeys(("sr", "macc", "miou_batch", "miou_episode"), 0.0)
-    sums.update(dict.fromkeys(_PDPP_TENSOR_METERS, f32(0.0)))
-    every_iou = set_iou(p, g)  # per episode: the same in any batch
-    for k in _batches(n, batch_size):
-        pb, gb = p[k : k + batch_size], g[k : k + batch_size]
-        b, right = len(gb), pb == gb
-        ious = every_iou[k : k + batch_size]
-        values = {
-            "macc": f32(right.sum()) * f32(100.0 / (b * horizon)),
-            "sr": f32(f32(right.all(axis=1).sum() * 100.0) / f32(b)),
-            "miou_batch": 100.0 * _iou(set(pb.ravel().tolist()), set(gb.ravel().tolist())),
-            "miou_episode": float(np.cumsum(100.0 * ious)[-1]) / b,  # summed in order, as Python's sum()
-            "first_acc": f32(f32(right[:, 0].sum()) / f32(b)) * f32(100.0),
-            "last_acc": f32(f32(right[:, -1].sum()) / f32(b)) * f32(100.0),
-        }
-        for key, v in values.items():
-            if key in _PDPP_TENSOR_METERS:  # float32 tensor times an int, added to a float32 tensor
-                sums[key] = f32(sums[key] + f32(v * f32(b)))
-            else:
-                sums[key] += float(v) * b
-    return {key: float(f32(v / f32(n))) if key in _PDPP_TENSOR_METERS else v / n for key, v in sums.items()}
+    starts = np.asarray(_batches(n, batch_size), dtype=np.int64)
+    b = np.minimum(batch_size, n - starts)  # each batch's episodes
+    right = p == g
+    count = lambda flags: np.add.reduceat(flags.astype(np.int64), starts)  # noqa: E731 -- per batch
+    values = {  # every batch's value at once, in the code's types (float32 where its torch code is)
+        "macc": count(right.sum(axis=1)).astype(f32) * (100.0 / (b * horizon)).astype(f32),
+        "sr": (count(right.all(axis=1)) * 100.0).astype(f32) / b.astype(f32),
+        "miou_batch": 100.0 * _batch_ious(p, g, batch_size),
+        "miou_episode": _batch_sums(100.0 * set_iou(p, g), batch_size) / b,  # each batch summed in order
+        "first_acc": (count(right[:, 0]).astype(f32) / b.astype(f32)) * f32(100.0),
+        "last_acc": (count(right[:, -1]).astype(f32) / b.astype(f32)) * f32(100.0),
+    }
+    out = {}
+    for key, v in values.items():  # the meters add the batches in order
+        if key in _PDPP_TENSOR_METERS:  # float32 tensor times an int, added to a float32 tensor
+            out[key] = float(f32(np.cumsum(v * b.astype(f32), dtype=f32)[-1] / f32(n)))
+        else:
+            out[key] = float(np.cumsum(v.astype(np.float64) * b)[-1]) / n
+    return {key: out[key] for key in ("sr", "macc", "miou_batch", "miou_episode", *_PDPP_TENSOR_METERS)}
 
 
 # The meters of PDPP's inference.py that add float32 tensors rather than Python floats.
@@ -277,24 +331,24 @@ def vpn_metrics(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], batc
     75.0
     """
     p, g = _plan_arrays(pred, gt)
-    n = len(g)
-    sums = dict.fromkeys(("sr", "macc", "miou"), 0.0)
-    for k in _batches(n, batch_size):
-        pb, gb = p[k : k + batch_size], g[k : k + batch_size]
-        b = len(gb)
-        sums["sr"] += float(np.mean(np.all(pb == gb, axis=1)) * 100) * b
-        sums["macc"] += float((gb == pb).mean() * 100) * b
-        sums["miou"] += float((((pb & gb).sum(1) + 1e-6) / ((pb | gb).sum(1) + 1e-6) * 100).mean()) * b
-    out = {key: v / n for key, v in sums.items()}
+    n, horizon = g.shape
+    starts = np.asarray(_batches(n, batch_size), dtype=np.int64)
+    b = np.minimum(batch_size, n - starts)
+    right = p == g
+    count = lambda flags: np.add.reduceat(flags.astype(np.int64), starts)  # noqa: E731 -- per batch
+    ious = ((p & g).sum(1) + 1e-6) / ((p | g).sum(1) + 1e-6) * 100
+    values = {"sr": count(right.all(axis=1)) / b * 100, "macc": count(right.sum(axis=1)) / (b * horizon) * 100,
+              "miou": _batch_means(ious, batch_size)}  # np.mean of each batch, as its code takes it
+    out = {key: float(np.cumsum(v * b)[-1]) / n for key, v in values.items()}  # weighted, added in order
     # the sets after each episode: an action is in the predicted set from the first episode that predicts it on
-    size = int(max(p.max(), g.max())) + 1 if p.min() >= 0 and g.min() >= 0 else None
-    if size is None:  # negative ids (no dataset's): the sets one episode at a time
-        prefixes = _growing_ious(p, g)
-    else:
-        first_p, first_g = _first_rows(p, size), _first_rows(g, size)
-        count = lambda rows: np.cumsum(np.bincount(rows[rows < n], minlength=n))  # noqa: E731
-        has_p, has_g, both = count(first_p), count(first_g), count(np.maximum(first_p, first_g))
-        prefixes = 100.0 * both / (has_p + has_g - both)
+    ids = np.concatenate([p.ravel(), g.ravel()])
+    if ids.min() < 0 or ids.max() >= 1 << 26:  # ids no table can be indexed by: numbered densely (the sets' sizes stay)
+        ids = np.unique(ids, return_inverse=True)[1].ravel()
+    size = int(ids.max()) + 1
+    first_p, first_g = _first_rows(ids[:p.size].reshape(p.shape), size), _first_rows(ids[p.size:].reshape(g.shape), size)
+    grown = lambda rows: np.cumsum(np.bincount(rows[rows < n], minlength=n))  # noqa: E731
+    has_p, has_g, both = grown(first_p), grown(first_g), grown(np.maximum(first_p, first_g))
+    prefixes = 100.0 * both / (has_p + has_g - both)
     out["miou_classic"] = float(np.cumsum(prefixes)[-1]) / len(prefixes)  # summed in order, as Python's sum()
     return out
 
@@ -307,17 +361,6 @@ def _first_rows(plans: np.ndarray, size: int) -> np.ndarray:
     return first
 
 
-def _growing_ious(p: np.ndarray, g: np.ndarray) -> np.ndarray:
-    seen_pred: set[int] = set()
-    seen_true: set[int] = set()
-    prefixes = []
-    for a, c in zip(p.tolist(), g.tolist()):
-        seen_pred.update(a)
-        seen_true.update(c)
-        prefixes.append(100.0 * len(seen_pred & seen_true) / len(seen_pred | seen_true))
-    return np.array(prefixes)
-
-
 def kepp_metrics(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], batch_size: int = BATCH) -> dict:
     """This package's own metrics under the keys of the ``kepp`` family (:mod:`kepp_core.benchmark`)."""
     return {"sr": success_rate(pred, gt), "macc": mean_accuracy(pred, gt), "miou_episode": miou_per_episode(pred, gt),
@@ -325,11 +368,13 @@ def kepp_metrics(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], bat
             "sr_ends": success_given_endpoints(pred, gt)}
 
 
-def kepp_episode_values(pred: np.ndarray, gt: np.ndarray) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+def kepp_episode_values(pred: np.ndarray, gt: np.ndarray,
+                        iou: np.ndarray | None = None) -> tuple[dict[str, float], dict[str, np.ndarray]]:
     """The ``kepp`` code's array path for two ``[N, T]`` arrays of one T: SR, mAcc and mIoU per episode as
     :func:`success_rate`, :func:`mean_accuracy` and :func:`miou_per_episode` compute them (value for value,
     without a list per episode), and each episode's success, share of steps right and set IoU (what a
-    one-seed table's interval resamples).
+    one-seed table's interval resamples). ``iou``: the episodes' set IoUs where the caller has them (a table
+    counts each horizon's once).
 
     >>> values, episodes = kepp_episode_values(np.array([[1, 2, 3], [1, 5, 3]]), np.array([[1, 2, 3], [1, 2, 3]]))
     >>> values["sr"], episodes["macc"].round(4).tolist()
@@ -337,7 +382,8 @@ def kepp_episode_values(pred: np.ndarray, gt: np.ndarray) -> tuple[dict[str, flo
     """
     n, horizon = gt.shape
     right = pred == gt
-    success, steps, iou = right.all(axis=1), right.sum(axis=1), set_iou(pred, gt)
+    success, steps = right.all(axis=1), right.sum(axis=1)
+    iou = set_iou(pred, gt) if iou is None else iou
     values = {"sr": 100.0 * int(success.sum()) / n, "macc": 100.0 * int(steps.sum()) / (n * horizon),
               "miou_episode": 100.0 * float(np.mean(iou))}
     return values, {"sr": success.astype(float), "macc": steps / horizon, "miou_episode": iou}

@@ -513,10 +513,12 @@ def paired_tests(records: list[dict], pairs) -> list[dict]:
     """For each pair and (fraction, T): mean SR difference (points) and the permutation p-value."""
     out = []
     keys = sorted({(r["fraction"], r["T"]) for r in records})
+    fractions, horizons = np.array([r["fraction"] for r in records]), np.array([r["T"] for r in records])
     for a, b in pairs:
+        # each record's difference once, then every (fraction, T) as a mask (not a pass over the records each)
+        every = np.array([r["success"][a] - r["success"][b] for r in records], dtype=np.float64)
         for fraction, horizon in keys:
-            rs = [r for r in records if r["fraction"] == fraction and r["T"] == horizon]
-            d = np.array([r["success"][a] - r["success"][b] for r in rs], dtype=np.float64)
+            d = every[(fractions == fraction) & (horizons == horizon)]
             out.append({"a": a, "b": b, "fraction": fraction, "T": horizon, "units": len(d),
                         "delta_SR": float(d.mean() * 100), "wins": int((d > 0).sum()), "losses": int((d < 0).sum()),
                         "p": paired_permutation_test(d)})

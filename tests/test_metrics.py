@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from kepp_core import metrics
 from kepp_core.errors import KeppError
 from kepp_core.evaluation import mean_accuracy, miou_per_batch, miou_per_episode, plan_metrics, success_rate
+from tests.helpers import metric_oracles
 
 
 def test_success_rate_needs_the_whole_plan_right():
@@ -142,3 +144,21 @@ def test_protocol_metrics_refuses_an_unknown_code_and_a_bad_batch():
         protocol_metrics([(1, 2)], [(1, 2)], "vpn", batch_size=0)
     with pytest.raises(KeppError, match="several horizons"):
         protocol_metrics([(1, 2), (1, 2, 3)], [(1, 2), (1, 2, 3)], "pdpp")
+
+
+@pytest.mark.parametrize("n,horizon,low,ids,batch", [(1, 3, 0, 5, 256), (255, 4, 0, 20, 256), (256, 3, 0, 133, 256),
+                                                      (1000, 6, 0, 133, 256), (3001, 5, 0, 778, 256), (700, 3, 0, 9, 7),
+                                                      (513, 4, 0, 10**12, 256), (300, 3, 0, 3, 1), (400, 4, -6, 6, 64)])
+def test_the_codes_over_all_batches_at_once_equal_their_batch_by_batch_loops(n, horizon, low, ids, batch):
+    """Every batch at once (flags per batch, running sums, numpy's mean per row) gives the loops' numbers, bit
+    for bit, over batch sizes, horizons and action ids from a handful (negative ones too) to ids past any dense
+    table."""
+    rng = np.random.default_rng(n + horizon)
+    gt = rng.integers(low, ids, size=(n, horizon))
+    pred = np.where(rng.random((n, horizon)) < 0.4, rng.integers(low, ids, size=(n, horizon)), gt)
+    pred[::5] = gt[::5]
+    assert metrics.pdpp_metrics(pred, gt, batch) == metric_oracles.pdpp_metrics(pred, gt, batch)
+    assert metrics.vpn_metrics(pred, gt, batch) == metric_oracles.vpn_metrics(pred, gt, batch)
+    assert metrics.miou_per_batch(pred, gt, batch) == metric_oracles.miou_per_batch(pred, gt, batch)
+    assert metrics.set_iou(pred, gt).tolist() == metrics.iou_per_episode(pred.tolist(), gt.tolist())
+    assert metrics.kepp_metrics(pred, gt, batch) == metrics.kepp_metrics(pred.tolist(), gt.tolist(), batch)  # lists: per plan

@@ -5,17 +5,19 @@ file's bytes; a folder read whole whatever its files' names; records of another 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from kepp_core import api
 from kepp_core.errors import KeppError
 from kepp_core.evaluation import store
-from kepp_core.evaluation.records import write_records
+from kepp_core.evaluation.records import read_records, write_records
 from kepp_core.io import MAX_LINE_BYTES
 from kepp_core.paths import DEMO_ASSETS, cache_folder
 from tests.helpers.cli import assert_one_line_error, run_kepp
@@ -139,7 +141,7 @@ def test_a_hostile_records_file_is_one_line_error_the_fast_reader_never_accepts(
     with pytest.raises(KeppError) as e:
         api.read_predictions([path])
     assert words in str(e.value) and "\n" not in str(e.value)
-    assert not (cache_folder("records").is_dir() and any(cache_folder("records").iterdir()))  # nothing cached
+    assert not list(cache_folder("records").glob("*.arrow"))  # nothing cached (a kept hash names no table)
 
 
 def test_a_line_past_the_limit_and_invalid_utf8_are_the_exact_readers_errors(tmp_path):
@@ -166,21 +168,86 @@ def test_the_cache_follows_the_files_bytes_even_at_the_same_size_and_time(tmp_pa
     second = api.read_predictions([path])
     pdpp = lambda t: t.loc[t["method"] == "pdpp", "success"].tolist()  # noqa: E731
     assert pdpp(first) == [False] and pdpp(second) == [True]
-    cached = sorted(p.name for p in (cache_home / "records").iterdir())
+    cached = sorted(p.name for p in (cache_home / "records").iterdir() if p.is_file())  # (hashes/: kept hashes)
     assert len(cached) == 2 and all(p.endswith(".arrow") for p in cached)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "r.jsonl"]  # nothing beside the records
+
+
+def test_a_settled_files_hash_is_kept_so_a_new_process_reads_no_bytes_until_the_file_is_written_again(
+        tmp_path, cache_home, monkeypatch):
+    monkeypatch.setattr(store, "SETTLED_NS", 0)  # this file counts as settled (else 2 s after its last write)
+    path = write_records(tmp_path / "r.jsonl", [RECORD])
+    api.read_predictions([path])
+    stat = path.stat()
+    store._versions.clear()  # as a new process finds the cache home
+    store._opened.clear()
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("the records file's bytes were read again")
+    with monkeypatch.context() as m:
+        m.setattr(store, "open_regular", refuse)
+        again = api.read_predictions([path])  # its kept hash names the cached table: no byte of the file read
+    changed = path.read_text(encoding="utf-8").replace('"pdpp": [3, 2, 1]', '"pdpp": [1, 2, 1]')
+    path.write_text(changed, encoding="utf-8")  # as many bytes, then the old modification time given back
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    store._versions.clear()
+    store._opened.clear()
+    second = api.read_predictions([path])
+    pdpp = lambda t: t.loc[t["method"] == "pdpp", "success"].tolist()  # noqa: E731
+    assert pdpp(again) == [False] and pdpp(second) == [True]
+    kept = list((cache_home / "records" / "hashes").iterdir())
+    assert len(kept) == 2  # each version's, under its own status
+    for f in kept:
+        f.write_text("../../../elsewhere", encoding="ascii")  # a kept hash that is not one is not taken
+    store._versions.clear()
+    assert store.file_version(path).digest == hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()
 
 
 def test_a_cache_file_cut_short_is_made_again(tmp_path, cache_home):
     path = write_records(tmp_path / "r.jsonl", [RECORD])
     want = api.read_predictions([path])
-    (cached,) = (cache_home / "records").iterdir()
+    (cached,) = (cache_home / "records").glob("*.arrow")
     cut = cached.read_bytes()[:100]
     cached.unlink()  # a torn write left a new, shorter file (cache files are replaced, never rewritten in place)
     cached.write_bytes(cut)
     store._versions.clear()  # as a new process finds it
     store._opened.clear()
     assert differences(api.read_predictions([path]), oracle_rows([path])) == [] and len(want) == 4
+
+
+def test_a_tables_arrays_are_shared_by_its_metric_tables_until_a_plan_of_it_changes():
+    preds = api.read_predictions([DEMO])
+    before = api.metrics_table(preds, "pdpp")
+    assert store._known_arrays(preds, preds["horizon"].to_numpy()) is store.PlanArrays(preds).made  # made once
+    row = int(np.flatnonzero((preds["method"] == "kepp-R2").to_numpy() & preds["success"].to_numpy())[0])
+    preds.at[row, "plan"] = tuple(a + 1 for a in preds.at[row, "plan"])  # a right plan made wrong, in place
+    after, fresh = api.metrics_table(preds, "pdpp"), api.metrics_table(preds.copy(deep=True), "pdpp")
+    pd.testing.assert_frame_equal(after, fresh)  # counted on the plans as they are now, not the arrays made before
+    assert not after.equals(before)
+
+
+# --- a protocol's units -----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_a_protocols_units_from_the_store_equal_the_record_by_record_units(tmp_path, suffix):
+    """Recorded outcomes kept as they were written (here not what the plans say), a method missing from one record,
+    two fractions and two horizons: the same seeds, episodes and values, NaN where the record has none."""
+    recs = [{**RECORD, "fraction": f, "seed": s, "T": len(gt), "gt": gt, "episode": f"t/v/{i}:{len(gt)}",
+             "plans": {"a": gt, "b": [9] * len(gt)}, "success": {"a": int(i % 2 == 0), "b": 0},
+             "acc": {"a": 0.5, "b": 0.25 + s}}
+            for f in (0.5, 1.0) for gt in ([1, 2, 3], [1, 2, 3, 4]) for s in (0, 1) for i in range(3)]
+    recs[-1] = {**recs[-1], "success": {"a": 1}, "acc": {"a": 1.0}}
+    path = write_records(tmp_path / f"records{suffix}", recs)
+    want = read_records(path).units()
+    got = store.protocol_units(path).units()
+    assert sorted(got) == sorted(want) == [(0.5, 3), (0.5, 4), (1.0, 3), (1.0, 4)]
+    for key, g in want.items():
+        assert got[key]["seed"].tolist() == g["seed"].tolist() and got[key]["episode"] == g["episode"]
+        for part in ("success", "acc"):
+            assert sorted(got[key][part]) == sorted(g[part])
+            for m, values in g[part].items():
+                np.testing.assert_array_equal(got[key][part][m], values)  # NaN where the other has NaN
+    with pytest.raises(KeppError, match="record 1: expected a protocol record"):
+        store.protocol_units(write_records(tmp_path / "eval.jsonl", [RECORD]))  # no fraction: kepp eval's
 
 
 # --- a folder of records ---------------------------------------------------------------------------------------------

@@ -5,7 +5,6 @@ horizon, and the paper's failure analysis.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -26,7 +25,7 @@ from kepp_core.evaluation.failures import (
 )
 from kepp_core.evaluation.literature import literature_rows as _literature_rows
 from kepp_core.evaluation.literature import literature_table
-from kepp_core.evaluation.store import FRAME_COLUMNS, check_vocabulary, file_version, predictions_frame
+from kepp_core.evaluation.store import FRAME_COLUMNS, PlanArrays, check_vocabulary, file_version, predictions_frame
 from kepp_core.evaluation.stats import bootstrap_interval, mean_ci
 from kepp_core.graph import (capped_subgraph, expert_trajectories, graph_source, retrieve, scorer_names, subgraph,
                              transition_matrix)
@@ -95,53 +94,41 @@ def metrics_table(preds, metrics: str = DEFAULT_FAMILY):
     import pandas as pd
 
     rows = []
-    imported_col = preds["imported"].to_numpy() if "imported" in preds else None
+    plans = PlanArrays(preds)
+    import_codes, import_files = pd.factorize(preds["imported"]) if "imported" in preds else (None, None)
     for (method, horizon, setting), idx in _groups(preds, ["method", "horizon", "setting"]):
         row = {"method": method, "name": method_label(method), "T": int(horizon), "setting": setting, "episodes": len(idx)}
+        pred, gt = plans.of(idx)
         if metrics == DEFAULT_FAMILY:  # this package's all-metrics table: its headers since the first release
-            values, _ = _seed_values(preds, idx, family(metrics))
+            values, _ = _seed_values(pred, gt, family(metrics), plans.set_iou(idx))  # the IoUs shared
             row.update({"SR": round(values["sr"], 2), "mAcc": round(values["macc"], 2),
                         "mIoU (episode)": round(values["miou_episode"], 2),
-                        "mIoU (batch 256)": round(float(miou_per_batch(*_plans(preds, idx))), 2)})
+                        "mIoU (batch 256)": round(float(miou_per_batch(pred, gt)), 2)})
         else:
             fam = family(metrics)
-            values = fam.columns_of(*_plans(preds, idx))
+            values = fam.columns_of(pred, gt)
             row.update({m.header: round(float(values[m.column]), 2) for m in fam.metrics})
-        imported = sorted({f for f in imported_col[idx] if isinstance(f, str)}) if imported_col is not None else []
+        codes = np.unique(import_codes[idx]) if import_codes is not None else []
+        imported = sorted(import_files[codes[codes >= 0]].tolist()) if len(codes) else []
         if imported:
             row["imported"] = ", ".join(imported)
         rows.append(row)
     return pd.DataFrame(rows)
 
 
-def _groups(preds, by: list[str]) -> list[tuple[tuple, np.ndarray]]:
+def _groups(preds, by: list[str], keys=None) -> list[tuple[tuple, np.ndarray]]:
     """The groups of a predictions table by the columns ``by`` in sorted order (missing values last, as
-    ``groupby(sort=True, dropna=False)``), each as its key and its row numbers in the records' order."""
-    import pandas as pd
-
-    keys = pd.DataFrame({c: preds[c].to_numpy() for c in by})
-    group = keys.groupby(by, sort=True, dropna=False).ngroup().to_numpy()
+    ``groupby(sort=True, dropna=False)``), each as its key and its row numbers in the records' order
+    (``keys``: a table of those columns to group by instead of ``preds``'s own)."""
+    keys = preds[by] if keys is None else keys
+    group = keys.groupby(by, sort=True, dropna=False).ngroup().to_numpy()  # the columns as they are: no copy to objects
     if not len(group):
         return []
     rows = np.argsort(group, kind="stable")
     cuts = np.flatnonzero(np.diff(group[rows])) + 1
     firsts = rows[np.r_[0, cuts]]
-    values = [keys[c].to_numpy()[firsts] for c in by]
+    values = [keys[c].iloc[firsts].tolist() for c in by]
     return [(tuple(v[g] for v in values), idx) for g, idx in enumerate(np.split(rows, cuts))]
-
-
-def _plans(preds, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The plans and ground truths of rows ``idx`` (one T) as ``[n, T]`` int64 arrays (their values chained in C)."""
-    out = []
-    for c in ("plan", "truth"):
-        col = preds[c].to_numpy()[idx]
-        width = len(col[0]) if len(col) else 0
-        try:
-            out.append(np.fromiter(itertools.chain.from_iterable(col), dtype=np.int64,
-                                   count=len(col) * width).reshape(len(col), width))
-        except ValueError:  # plans of several lengths: the metrics name the first
-            out.append(np.array(list(col), dtype=object))
-    return out[0], out[1]
 
 
 # --- the field's evaluation codes and published numbers ----------------------------------------------------------
@@ -210,12 +197,15 @@ def method_horizon_table(preds, metrics: str = DEFAULT_FAMILY,
     cells: dict[str, dict[str, str]] = {}
     order: dict[str, tuple[int, int]] = {}  # column -> (horizon, metric's place): the columns' order
     seeds_of: dict[tuple, list[np.ndarray]] = {}  # (method, T) -> the rows of each seed, seeds in order
-    for (method, horizon, _), idx in _groups(preds.assign(seed=preds["seed"].fillna(0)), ["method", "horizon", "seed"]):
+    keys = pd.DataFrame({"method": preds["method"], "horizon": preds["horizon"], "seed": preds["seed"].fillna(0)})
+    for (method, horizon, _), idx in _groups(preds, ["method", "horizon", "seed"], keys):
         seeds_of.setdefault((method, horizon), []).append(idx)
+    plans = PlanArrays(preds)
     for (method, horizon), parts in seeds_of.items():
         per_seed: dict[str, list[float]] = {key: [] for key, _ in shown}
         for idx in parts:
-            values, episodes = _seed_values(preds, idx, fam)
+            iou = plans.set_iou(idx) if metrics == DEFAULT_FAMILY else None  # each horizon's once, for both tables
+            values, episodes = _seed_values(*plans.of(idx), fam, iou)
             for key, _ in shown:
                 per_seed[key].append(float(values[key]))
         one = fam.per_episode is not None and len(parts) == 1
@@ -237,14 +227,15 @@ def method_horizon_table(preds, metrics: str = DEFAULT_FAMILY,
     return table, {c: names[m] for c, m in best.items()}
 
 
-def _seed_values(preds, idx: np.ndarray, code: MetricFamily) -> tuple[dict[str, float], dict[str, np.ndarray]]:
-    """One seed's numbers of the method x T table (rows ``idx``, one T) as the evaluation ``code`` computes
-    them and, where its table's metrics are means over episodes, each episode's value of each (what a one-seed
-    cell's bootstrap resamples): the code's array path on the plans as arrays, else its function."""
-    pred, gt = _plans(preds, idx)
-    if code.per_episode is not None:
-        return code.per_episode(pred, gt)
-    return code.scores(pred, gt), {}
+def _seed_values(pred: np.ndarray, gt: np.ndarray, code: MetricFamily,
+                 iou: np.ndarray | None = None) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    """One seed's numbers of the method x T table (its plans and ground truths as arrays, one T) as the evaluation
+    ``code`` computes them and, where its table's metrics are means over episodes, each episode's value of each
+    (what a one-seed cell's bootstrap resamples): the code's array path (given the episodes' set IoUs where the
+    table has them already), else its function."""
+    if code.per_episode is None:
+        return code.scores(pred, gt), {}
+    return code.per_episode(pred, gt) if iou is None else code.per_episode(pred, gt, iou=iou)
 
 
 # --- metrics by slice ---------------------------------------------------------------------------------------

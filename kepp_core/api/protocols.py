@@ -23,7 +23,8 @@ import numpy as np
 from kepp_core.catalog import (CONFIDENCE, METRIC_KEYS, PAIRED_TEST, PAIR_METRICS, RECORDS_FILE, RESULTS_FILE,
                                SIGNIFICANCE, method_label)
 from kepp_core.errors import KeppError
-from kepp_core.evaluation.records import Records, read_records
+from kepp_core.evaluation.records import Records
+from kepp_core.evaluation.store import ProtocolUnits, protocol_units
 from kepp_core.evaluation.stats import mean_ci, paired_permutation_test
 from kepp_core.io import read_json
 
@@ -186,20 +187,20 @@ def _check_metric(metric: str) -> None:
         raise KeppError(f"unknown metric {metric!r} (expected one of {', '.join(METRIC_KEYS)})")
 
 
-def protocol_records(folder: str | Path) -> Records:
-    """Read a protocol folder's ``records.jsonl`` with the one records reader
-    (:func:`~kepp_core.evaluation.records.read_records`; KeppError naming the file and line)."""
+def protocol_records(folder: str | Path) -> ProtocolUnits:
+    """A protocol folder's ``records.jsonl`` as the units of its paired tests, read through the records store
+    (:func:`~kepp_core.evaluation.store.protocol_units`: validated once per version of the file, as columns;
+    KeppError naming the file and record)."""
     path = Path(folder) / RECORDS_FILE
     if not path.is_file():
         raise KeppError(f"{path}: no per-episode records (the paired test needs the protocol's records.jsonl)")
-    records = read_records(path)
-    if not records:
+    units = protocol_units(path)  # a file that is not a protocol's fails here, not at the first test
+    if not units.units():
         raise KeppError(f"{path}: no records")
-    records.units()  # a file that is not a protocol's fails here, not at the first test
-    return records
+    return units
 
 
-def pair_differences(records: Records, a: str, b: str, horizon: int, fraction: float,
+def pair_differences(records: Records | ProtocolUnits, a: str, b: str, horizon: int, fraction: float,
                      metric: str = "SR") -> tuple[np.ndarray, np.ndarray]:
     """Per-unit differences ``A − B`` of ``metric`` (SR: success 0/1; mAcc: step accuracy in
     [0, 1]) over every (seed, test episode) of ``(fraction, T)``, and each unit's seed."""
@@ -216,7 +217,7 @@ def pair_differences(records: Records, a: str, b: str, horizon: int, fraction: f
     return part[a] - part[b], g["seed"]
 
 
-def pair_test(records: Records, a: str, b: str, horizon: int, fraction: float, metric: str = "SR",
+def pair_test(records: Records | ProtocolUnits, a: str, b: str, horizon: int, fraction: float, metric: str = "SR",
               confidence: float = CONFIDENCE, permutations: int = 20_000) -> dict:
     """The paired test of ``A − B``: mean difference (points), its ``confidence`` CI over seeds
     (Student t of the per-seed differences; None with one seed), wins / losses / ties over the
@@ -231,7 +232,7 @@ def pair_test(records: Records, a: str, b: str, horizon: int, fraction: float, m
             "p": float(p), "significant": bool(p < SIGNIFICANCE)}
 
 
-def pair_table(records: Records, a: str, b: str, fraction: float, metric: str = "SR",
+def pair_table(records: Records | ProtocolUnits, a: str, b: str, fraction: float, metric: str = "SR",
                confidence: float = CONFIDENCE):
     """:func:`pair_test` of ``A − B`` at every horizon of ``fraction`` that records both, as a table."""
     import pandas as pd

@@ -46,6 +46,7 @@ from kepp_core.catalog import METRIC_NAMES, SLICE_BY, SLICE_CUTS, SLICE_ENDS_RIG
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.compare import pair_index
 from kepp_core.evaluation.stats import paired_permutation_test
+from kepp_core.evaluation.store import PlanArrays
 from kepp_core.metrics import ends_right
 
 __all__ = ["PERMUTATIONS", "RULES", "SliceTable",
@@ -62,19 +63,42 @@ PAIRED = ["pairs", *(f"Δ {m}" for m in METRICS), "p"]
 
 def _ends(rows: pd.DataFrame) -> np.ndarray:
     """Per row: the plan's first and last step both right (:func:`kepp_core.metrics.ends_right`)."""
-    return np.array(ends_right(list(rows["plan"]), list(rows["truth"])), dtype=bool)
+    return _per_row(rows)[2]
 
 
-def _steps_right(rows: pd.DataFrame) -> np.ndarray:
-    return np.fromiter((sum(a == b for a, b in zip(p, t)) for p, t in zip(rows["plan"], rows["truth"])),
-                       dtype=np.int64, count=len(rows))
+def _per_row(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: the steps its plan has right, its steps, and whether its first and last step are both right
+    (:func:`kepp_core.metrics.ends_right`), counted on each horizon's plans as arrays
+    (:class:`~kepp_core.evaluation.store.PlanArrays`)."""
+    hits, steps = np.zeros(len(rows), dtype=np.int64), np.zeros(len(rows), dtype=np.int64)
+    ends = np.zeros(len(rows), dtype=bool)
+    plans = PlanArrays(rows)
+    horizon = rows["horizon"].to_numpy()
+    for T in pd.unique(horizon):
+        idx = np.flatnonzero(horizon == T)
+        pred, gt = plans.of(idx)
+        ends[idx] = ends_right(pred, gt)
+        if pred.dtype != object:
+            hits[idx], steps[idx] = (pred == gt).sum(axis=1), gt.shape[1]
+        else:  # plans of several lengths under one T
+            hits[idx] = [sum(a == b for a, b in zip(p, t)) for p, t in zip(pred, gt)]
+            steps[idx] = [len(t) for t in gt]
+    return hits, steps, ends
+
+
+def _pattern_slices(rows: pd.DataFrame) -> np.ndarray:
+    """Per row its failure pattern, or :data:`SLICE_SUCCESS` where it has none."""
+    pattern = rows["pattern"].to_numpy(dtype=object)
+    out = pattern.copy()
+    out[np.equal(pattern, "") | np.equal(pattern, None)] = SLICE_SUCCESS
+    return out
 
 
 # The rule of each cut: the slice of every row (a string), in the catalogue's order of the cuts.
 RULES: dict[str, Callable[[pd.DataFrame], np.ndarray]] = {
     "task": lambda rows: rows["task"].astype(str).to_numpy(dtype=object),
-    "pattern": lambda rows: np.array([p or SLICE_SUCCESS for p in rows["pattern"]], dtype=object),
-    "horizon": lambda rows: np.array([str(int(h)) for h in rows["horizon"]], dtype=object),
+    "pattern": _pattern_slices,
+    "horizon": lambda rows: rows["horizon"].astype(int).astype(str).to_numpy(dtype=object),
     "ends": lambda rows: np.where(_ends(rows), SLICE_ENDS_RIGHT, SLICE_ENDS_WRONG).astype(object),
 }
 assert list(RULES) == list(SLICE_CUTS), "every cut of the catalogue has one rule here"
@@ -104,13 +128,13 @@ def _order(values, by: str) -> list[str]:
 
 def _units(rows: pd.DataFrame) -> pd.DataFrame:
     """Per row the unit key and what the metrics sum: success, steps right, steps, ends right."""
+    hits, steps, ends = _per_row(rows)
     return pd.DataFrame({"episode": rows["episode"].astype(str).to_numpy(),
                          "horizon": rows["horizon"].astype(int).to_numpy(),
                          "seed": rows["seed"].fillna(-1).astype(int).to_numpy(),
                          "setting": rows["setting"].fillna("").astype(str).to_numpy(),
-                         "success": rows["success"].astype(float).to_numpy(), "hits": _steps_right(rows),
-                         "steps": np.fromiter((len(t) for t in rows["truth"]), np.int64, len(rows)),
-                         "ends": _ends(rows).astype(float)})
+                         "success": rows["success"].astype(float).to_numpy(), "hits": hits, "steps": steps,
+                         "ends": ends.astype(float)})
 
 
 def _of(rows: pd.DataFrame, method: str, horizon: int | None) -> pd.DataFrame:

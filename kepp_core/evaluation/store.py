@@ -21,9 +21,14 @@ horizon (:meth:`RecordsColumns.plans`); :func:`predictions_frame` hands the pand
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
+import itertools
 import os
 import re
+import time
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,16 +41,17 @@ import pyarrow.json as pj
 from kepp_core.catalog import PATTERNS
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.failures import repeats_batch, stored_paths
-from kepp_core.evaluation.records import read_records
+from kepp_core.evaluation.records import OUTCOMES, read_records
 from kepp_core.io import MAX_JSON_DIGITS, MAX_LINE_BYTES, atomic_path, ensure_folder, open_regular
+from kepp_core.metrics import set_iou
 from kepp_core.paths import cache_folder
 
-__all__ = ["CACHE", "FRAME_COLUMNS", "RECORD_SUFFIXES", "RecordsColumns", "Skipped", "check_vocabulary", "file_version",
-           "folder_records", "list_values", "predictions_frame", "record_files", "records_columns", "records_in",
-           "row_arrays"]
+__all__ = ["CACHE", "FRAME_COLUMNS", "PlanArrays", "ProtocolUnits", "RECORD_SUFFIXES", "RecordsColumns", "Skipped",
+           "chained", "check_vocabulary", "file_version", "folder_records", "list_values", "predictions_frame",
+           "protocol_units", "record_files", "records_columns", "records_in", "row_arrays"]
 
 CACHE = "records"  # the cache home's folder of judged records (kepp_core.paths.CACHE_FOLDERS)
-LAYOUT = 2  # the cached table's layout: part of each cache file's name, so a new layout never reads an old file
+LAYOUT = 4  # the cached table's layout: part of each cache file's name, so a new layout never reads an old file
 RECORD_SUFFIXES = (".jsonl", ".parquet")  # the files a folder of records is read from, whatever their names
 # The predictions table's columns (kepp_core.api.analysis.RECORD_COLUMNS) and the judged values per row.
 FRAME_COLUMNS = ["episode", "task", "video", "horizon", "setting", "seed", "fraction", "method", "truth", "plan",
@@ -81,7 +87,9 @@ def _stat_key(path: str, st: os.stat_result) -> tuple:
 
 
 def file_version(path: str | Path, data: bytes | None = None) -> FileVersion:
-    """The version of the records file ``path`` (``data``: its bytes, when already read)."""
+    """The version of the records file ``path`` (``data``: its bytes, when already read). A file's hash is
+    remembered in this process and, once the file has settled, in the cache home (:func:`_known_digest`): a later
+    process asks the file's status, not its bytes, while it is unchanged."""
     path = str(path)
     try:
         st = os.stat(path)
@@ -90,18 +98,61 @@ def file_version(path: str | Path, data: bytes | None = None) -> FileVersion:
     key = _stat_key(path, st)
     if key in _versions:
         return _versions[key]
-    h = hashlib.blake2b(digest_size=16)
-    if data is not None:
-        h.update(data)
-    else:
-        with open_regular(path) as f:
-            while chunk := f.read(_HASH_CHUNK):
-                h.update(chunk)
-    version = FileVersion(path, st.st_size, st.st_mtime_ns, h.hexdigest())
+    digest = _known_digest(st, path) if data is None else None
+    if digest is None:
+        h = hashlib.blake2b(digest_size=16)
+        if data is not None:
+            h.update(data)
+        else:
+            with open_regular(path) as f:
+                while chunk := f.read(_HASH_CHUNK):
+                    h.update(chunk)
+        digest = h.hexdigest()
+        if data is None:  # bytes read before the status was asked: not remembered
+            _remember_digest(st, path, digest)
+    version = FileVersion(path, st.st_size, st.st_mtime_ns, digest)
     if len(_versions) > 4096:
         _versions.clear()
     _versions[key] = version
     return version
+
+
+# A file whose status changed longer ago than this when it was hashed has its hash kept in the cache home: a write
+# after the hash changes the status's change time (which no one can set back), a write within the file system's
+# clock tick of the hash might not (git's "racy clean" files), so only settled files are remembered.
+SETTLED_NS = 2_000_000_000
+_DIGEST = re.compile(r"[0-9a-f]{32}")
+
+
+def _status_file(st: os.stat_result, path: str) -> Path:
+    """Where the hash of the file ``path`` with status ``st`` is kept: named by its absolute path, device, inode,
+    size, modification and change times."""
+    name = "\0".join(map(str, (os.path.abspath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)))
+    return cache_folder(CACHE) / "hashes" / hashlib.blake2b(name.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+
+
+def _known_digest(st: os.stat_result, path: str) -> str | None:
+    """The hash kept for the file ``path`` with status ``st``, or None."""
+    try:
+        digest = _status_file(st, path).read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError, KeppError):
+        return None
+    return digest if _DIGEST.fullmatch(digest) else None  # a kept hash names a cache file: nothing else is taken
+
+
+def _remember_digest(st: os.stat_result, path: str, digest: str) -> None:
+    """Keep the hash of the file ``path`` (status ``st``, read since) when it had settled and is unchanged."""
+    if time.time_ns() - max(st.st_ctime_ns, st.st_mtime_ns) < SETTLED_NS:
+        return
+    try:
+        if _stat_key(path, os.stat(path)) != _stat_key(path, st):
+            return  # written while it was read
+        target = _status_file(st, path)
+        ensure_folder(target.parent)
+        with atomic_path(target) as tmp:  # renamed whole, not synced: a hash lost to a crash is only made again
+            tmp.write_text(digest, encoding="ascii")
+    except (OSError, KeppError):  # a cache home that cannot be written: hashed again next time
+        return
 
 
 # --- one file as judged columns ----------------------------------------------------------------------------------
@@ -255,14 +306,15 @@ def _fast_rows(data: bytes) -> pa.Table | None:
         rows[name] = c.take(pa.array(rec_idx)) if c is not None else pa.nulls(len(rec_idx))
     rows["horizon"] = pa.array(horizon[rec_idx], pa.int64())
     rows["method"] = pa.array(np.array(methods, dtype=object)[meth_idx], pa.string())
-    if imported is not None and imported.type != pa.null():
-        names = {imported.type.field(i).name: i for i in range(imported.type.num_fields)}
-        per_method = [imported.field(names[m]) if m in names and pa.types.is_string(imported.type.field(names[m]).type)
-                      else pa.nulls(n, pa.string()) for m in methods]
-        rows["imported"] = pa.concat_arrays([per_method[m].take(pa.array(rec_idx[meth_idx == m]))
-                                             for m in range(len(methods))]).take(pa.array(order))
-    else:
-        rows["imported"] = pa.nulls(len(rec_idx), pa.string())
+    if "correct" in col:  # an older format's outcomes: the exact reader upgrades them
+        return None
+    per_row = lambda mapping, typ, kinds: _per_method(mapping, typ, kinds, methods, rec_idx, meth_idx, order, n)  # noqa: E731
+    rows["imported"] = per_row(imported, pa.string(), (pa.string(),))
+    # what each record says of each method (the units of kepp protocol's paired tests): the table's last columns
+    recorded = {f"recorded_{name}": per_row(col.get(name), pa.float64(), (pa.int64(), pa.float64(), pa.bool_(), pa.null()))
+                for name in OUTCOMES}
+    if any(c is None for c in recorded.values()):
+        return None
     rows["truth"], rows["plan"] = truth, plan
     uses = pa.array(ks > 0)
     take = pa.array(rec_idx)
@@ -278,7 +330,26 @@ def _fast_rows(data: bytes) -> pa.Table | None:
     if "endpoints" in rows:  # the step model's scores go with its endpoints (no endpoints: no scores)
         rows["endpoint_scores"] = pc.if_else(rows["endpoints"].is_null(), pa.nulls(len(rec_idx), pa.list_(pa.float64())),
                                              rows["endpoint_scores"])
-    return pa.table(rows)
+    return pa.table({**rows, **recorded})
+
+
+def _per_method(mapping, typ, kinds, methods: list[str], rec_idx: np.ndarray, meth_idx: np.ndarray,
+                order: np.ndarray, n: int) -> pa.Array | None:
+    """A column mapping methods to values (a struct of ``n`` records: ``imported``, ``success``, ``acc``) as each
+    row's value of its method (null: none), of type ``typ``. A value not of ``kinds`` reads as none where ``typ`` is
+    text; where it is a number, None: text where a number belongs, the exact reader decides."""
+    fields = {mapping.type.field(i).name: i for i in range(mapping.type.num_fields)} \
+        if mapping is not None and pa.types.is_struct(mapping.type) else {}
+    parts = []
+    for m, name in enumerate(methods):
+        c = mapping.field(fields[name]) if name in fields else None
+        if c is not None and c.type not in kinds:
+            if typ != pa.string():
+                return None
+            c = None
+        c = pa.nulls(n, typ) if c is None else c.cast(typ)
+        parts.append(c.take(pa.array(rec_idx[meth_idx == m])))
+    return pa.concat_arrays(parts).take(pa.array(order)) if parts else pa.nulls(0, typ)
 
 
 def _plain(schema: pa.Schema, depth: int = 6) -> bool:
@@ -318,7 +389,8 @@ def _exact_rows(path: Path) -> pa.Table:
     """The rows of one file read record by record (:func:`~kepp_core.evaluation.records.read_records`),
     with :func:`_record_rows`'s checks: the reference the fast way must equal."""
     cols: dict[str, list] = {c: [] for c in ("record", "k", *_SCALARS, "horizon", "method", "imported", "truth",
-                                             "plan", "endpoints", "endpoint_scores", "paths", "path_scores")}
+                                             "plan", "endpoints", "endpoint_scores", "paths", "path_scores",
+                                             *(f"recorded_{o}" for o in OUTCOMES))}
     for n, rec in enumerate(read_records(path)):
         try:
             _record_rows(rec, n, cols)
@@ -334,7 +406,8 @@ def _exact_rows(path: Path) -> pa.Table:
     for name, typ in (("truth", pa.list_(pa.int64())), ("plan", pa.list_(pa.int64())), ("endpoints", pa.list_(pa.int64())),
                       ("paths", pa.list_(pa.list_(pa.int64()))), ("path_scores", pa.list_(pa.float64())),
                       ("endpoint_scores", pa.list_(pa.float64())), ("method", pa.string()), ("imported", pa.string()),
-                      ("horizon", pa.int64()), ("record", pa.int64()), ("k", pa.int64())):
+                      ("horizon", pa.int64()), ("record", pa.int64()), ("k", pa.int64()),
+                      *((f"recorded_{o}", pa.float64()) for o in OUTCOMES)):
         out[name] = out[name].cast(typ) if len(values) else pa.array([], typ)
     return pa.table(out)
 
@@ -350,6 +423,7 @@ def _record_rows(rec: dict, n: int, cols: dict[str, list]) -> None:
     ends = tuple(map(int, ends)) if ends is not None else None
     paths, path_scores, scores = rec.get("paths") or [], rec.get("path_scores") or [], rec.get("endpoint_scores")
     imported = rec.get("imported") if isinstance(rec.get("imported"), dict) else {}
+    outcomes = {o: rec.get(o) if isinstance(rec.get(o), dict) else {} for o in OUTCOMES}
     m = len(plans)
     for c, v in (("record", n), ("episode", episode), ("task", rec.get("task")), ("video", rec.get("video")),
                  ("horizon", int(rec.get("T") or len(rec["gt"]))), ("setting", rec.get("setting")),
@@ -368,11 +442,21 @@ def _record_rows(rec: dict, n: int, cols: dict[str, list]) -> None:
         cols["k"].append(k)
         cols["method"].append(method)
         cols["imported"].append(imported.get(method))
+        for o in OUTCOMES:
+            cols[f"recorded_{o}"].append(_number(outcomes[o].get(method)))
         cols["plan"].append(plan)
         cols["endpoints"].append(used)
         cols["endpoint_scores"].append(scores if used is not None else None)
         cols["paths"].append([tuple(p) for p in paths[:k]] if k else None)
         cols["path_scores"].append(path_scores[:k] if k else None)
+
+
+def _number(value) -> float | None:
+    """A recorded outcome as a float (None: none, or not a number)."""
+    try:
+        return float(value) if value is not None else None
+    except (TypeError, ValueError, OverflowError):
+        return None
 
 
 # --- judging, one horizon at a time ---------------------------------------------------------------------------------
@@ -387,9 +471,22 @@ def list_values(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndar
 
 def row_arrays(column, rows: np.ndarray, width: int) -> np.ndarray:
     """The ``rows`` of a list column whose lists there all have ``width`` items, as an ``[n, width]`` int64 array
-    (``column``: the column, or its :func:`list_values`)."""
+    (``column``: the column, or its :func:`list_values`).
+
+    >>> col = pa.array([[1, 2], [3]] + [[k, k + 1] for k in range(200)])
+    >>> row_arrays(col, np.arange(2, 202), 2)[[0, -1]].tolist()  # rows one after the other: a slice of the values
+    [[0, 1], [199, 200]]
+    >>> row_arrays(col, np.array([0, 5, 9]), 2).tolist()  # scattered rows: gathered
+    [[1, 2], [3, 4], [7, 8]]
+    """
     values, starts = column if isinstance(column, tuple) else list_values(column)
-    return values[starts[rows][:, None] + np.arange(width)]
+    at = starts[rows]
+    # runs of rows stored one after the other (a file's records of one T): each run one slice of the values
+    cuts = np.flatnonzero(np.diff(at) != width) + 1
+    if len(rows) and len(cuts) < len(rows) // 64:
+        runs = zip(np.r_[0, cuts].tolist(), np.r_[cuts, len(rows)].tolist())
+        return np.concatenate([values[at[a]:at[a] + (b - a) * width] for a, b in runs]).reshape(len(rows), width)
+    return values[at[:, None] + np.arange(width)]
 
 
 def judge(rows: pa.Table) -> pa.Table:
@@ -428,7 +525,8 @@ def judge(rows: pa.Table) -> pa.Table:
             flat = pc.list_flatten(flat)
         if len(flat) and flat.null_count < len(flat):
             low, top = min(low, pc.min(flat).as_py()), max(top, pc.max(flat).as_py())
-    return out.replace_schema_metadata({"min_action": str(low), "max_action": str(top)})
+    out = out.cast(pa.schema([f.with_type(pa.large_string()) if f.type == pa.string() else f for f in out.schema]))
+    return out.replace_schema_metadata({"min_action": str(low), "max_action": str(top)})  # text as pandas holds it
 
 
 # --- several files as one table -------------------------------------------------------------------------------------
@@ -461,7 +559,7 @@ def read_columns(files: Iterable[str | Path]) -> RecordsColumns:
         t = records_columns(f)
         meta = t.schema.metadata or {}
         low, top = min(low, int(meta.get(b"min_action", b"0"))), max(top, int(meta.get(b"max_action", b"-1")))
-        t = t.append_column("source", pa.array([Path(f).name] * t.num_rows, pa.string()))
+        t = t.append_column("source", pa.repeat(pa.scalar(Path(f).name, pa.large_string()), t.num_rows))
         tables.append(t.append_column("file", pa.array(np.full(t.num_rows, n, dtype=np.int64))))
     if not tables:
         return RecordsColumns(pa.table({c: pa.array([], pa.string()) for c in FRAME_COLUMNS}), 0, -1)
@@ -471,9 +569,26 @@ def read_columns(files: Iterable[str | Path]) -> RecordsColumns:
 def predictions_frame(files: Iterable[str | Path]):
     """The predictions table of ``files`` (:func:`kepp_core.api.read_predictions`): one row per episode and
     method (columns :data:`FRAME_COLUMNS`), the plans and ground truths as tuples of ints as ever."""
+    with _no_collection():
+        return _predictions_frame(list(files))
+
+
+@contextlib.contextmanager
+def _no_collection():
+    """The cyclic garbage collector paused while a table of a million small tuples and lists is made: they hold no
+    cycles, and the collector's passes over them (every 700 new objects) took about half of the making."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _predictions_frame(files: list):
     import pandas as pd
 
-    files = list(files)
     cols = read_columns(files)
     t = cols.table
     n = t.num_rows
@@ -494,11 +609,14 @@ def predictions_frame(files: Iterable[str | Path]):
     first_h = horizon[first]
     plans, truths = list_values(t.column("plan")), list_values(t.column("truth"))
     success = out["success"].to_numpy(dtype=bool)
+    arrays = {}  # the plans and truths as arrays per horizon, for the tables counted on this one (PlanArrays)
     for T in np.unique(horizon):
+        rows = np.flatnonzero(horizon == T)
+        arrays[int(T)] = rows, plan_T, truth_T = rows, row_arrays(plans, rows, int(T)), row_arrays(truths, rows, int(T))
         f = np.flatnonzero(first_h == T)
-        truth_first[f] = _tuples(row_arrays(truths, first[f], int(T)))
-        idx = np.flatnonzero((horizon == T) & ~success)  # a right plan is its truth: that tuple, not a new one
-        plan[idx] = _tuples(row_arrays(plans, idx, int(T)))
+        truth_first[f] = _tuples(truth_T[np.searchsorted(rows, first[f])])
+        wrong = ~success[rows]  # a right plan is its truth: that tuple, not a new one
+        plan[rows[wrong]] = _tuples(plan_T[wrong])
     right = np.flatnonzero(success)
     plan[right] = truth_first[owner[right]]
     k = t.column("k").to_numpy()
@@ -517,18 +635,15 @@ def predictions_frame(files: Iterable[str | Path]):
         paths[uses] = _path_lists(t.column("paths"), at, kk)[back]
         ps = _small_lists(t.column("path_scores"), at, kk)
         ps[np.equal(ps, None)] = _objects([[]])
-        path_scores[uses] = _copies(ps[back])
+        path_scores[uses] = ps[back]  # shared by the rows of one record and R, as their paths are
     rest = np.flatnonzero(k == 0)  # no stored paths: one empty list shared by the rows (the table is read-only)
     paths[rest], path_scores[rest] = _objects([[]]), _objects([[]])
-    for c, v in (("truth", truth_first[owner]), ("plan", plan), ("endpoints", endpoints), ("endpoint_scores", scores),
-                 ("paths", paths), ("path_scores", path_scores)):
-        out[c] = v
-    df = out[FRAME_COLUMNS]
+    made = {"truth": truth_first[owner], "plan": plan, "endpoints": endpoints, "endpoint_scores": scores, "paths": paths,
+            "path_scores": path_scores}
+    df = pd.DataFrame({c: made[c] if c in made else out[c] for c in FRAME_COLUMNS}, copy=False)  # put together once
     df.attrs["actions"] = (cols.min_action, cols.max_action)  # the ids named: checked against a dataset's
+    _remember_arrays(df, horizon, made["plan"], made["truth"], arrays)
     return df
-
-
-_copies = np.frompyfunc(list, 1, 1)  # a list of its own per row, as each record's row had
 
 
 def _small_lists(column, rows: np.ndarray, keep: np.ndarray | None = None, as_tuple: bool = False) -> np.ndarray:
@@ -581,6 +696,161 @@ def _objects(values: Iterable) -> np.ndarray:
 def _tuples(a: np.ndarray) -> np.ndarray:
     """The rows of an ``[n, T]`` array as tuples of ints (an object array): zipped from its columns, in C."""
     return np.fromiter(zip(*a.T.tolist()), dtype=object, count=len(a))
+
+
+class PlanArrays:
+    """The plans and ground truths of a predictions table (:func:`predictions_frame`'s tuples) as ``[n, T]`` int64
+    arrays, made once per horizon (the tuples' values chained in C) and cut for any rows of one T (:meth:`of`):
+    what the metric tables, slices and comparisons count on, never a plan at a time.
+
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"horizon": [3, 3], "plan": [(1, 2, 3), (1, 5, 3)], "truth": [(1, 2, 3), (1, 2, 3)]})
+    >>> PlanArrays(rows).of(np.array([1]))[0].tolist()
+    [[1, 5, 3]]
+    """
+
+    def __init__(self, preds):
+        self.preds = preds
+        self.horizon = preds["horizon"].to_numpy()
+        self.made: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray] | None] = _known_arrays(preds, self.horizon)
+
+    def _horizon(self, T: int):
+        if T not in self.made:
+            rows = np.flatnonzero(self.horizon == T)
+            arrays = [chained(self.preds[c].to_numpy()[rows]) for c in ("plan", "truth")]
+            self.made[T] = (rows, *arrays) if all(a.ndim == 2 for a in arrays) else None
+        return self.made[T]
+
+    def of(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The plans and ground truths of rows ``idx`` (positions, in that order): ``[n, T]`` arrays where the
+        rows are of one T and their plans as long, else object arrays of them (the metrics name the first odd one)."""
+        idx = np.asarray(idx, dtype=np.int64)
+        made = self._horizon(int(self.horizon[idx[0]])) if len(idx) else None
+        if made is None or not (self.horizon[idx] == self.horizon[idx[0]]).all():
+            return tuple(chained(self.preds[c].to_numpy()[idx]) for c in ("plan", "truth"))
+        rows, pred, gt = made
+        at = np.searchsorted(rows, idx)
+        return pred[at], gt[at]
+
+    def set_iou(self, idx: np.ndarray) -> np.ndarray:
+        """The set IoU of each of rows ``idx`` (:func:`kepp_core.metrics.set_iou`), counted once per horizon of the
+        table where the rows are of one T."""
+        idx = np.asarray(idx, dtype=np.int64)
+        T = int(self.horizon[idx[0]]) if len(idx) else None
+        made = self._horizon(T) if T is not None else None
+        if made is None or not (self.horizon[idx] == T).all():
+            return set_iou(*self.of(idx))
+        if ("iou", T) not in self.made:
+            self.made[("iou", T)] = set_iou(made[1], made[2])
+        return self.made[("iou", T)][np.searchsorted(made[0], idx)]
+
+
+# id of a predictions table -> (its horizons, plans and truths as they were, the arrays made of them per horizon): a
+# table's arrays are made once (by predictions_frame, from the store's columns) and shared by every table and slice
+# of it while its plans and truths are, value for value, the ones they were made of (checked each time: a compare of
+# the tuples, a tenth of making the arrays again); forgotten with the table.
+_ARRAYS: dict[int, tuple] = {}
+
+
+def _known_arrays(preds, horizon: np.ndarray) -> dict:
+    """The per-horizon arrays already made of the table ``preds`` (shared: a new horizon made is kept too), or a new
+    dict kept for it."""
+    entry = _ARRAYS.get(id(preds))
+    if entry is not None:
+        seen_h, seen_plan, seen_truth, made = entry
+        try:
+            if (len(seen_h) == len(horizon) and np.array_equal(seen_h, horizon)
+                    and bool((preds["plan"].to_numpy() == seen_plan).all())
+                    and bool((preds["truth"].to_numpy() == seen_truth).all())):
+                return made
+        except (ValueError, TypeError):  # a plan that is no longer a tuple: made again
+            pass
+    made: dict = {}
+    _remember_arrays(preds, horizon, preds["plan"].to_numpy(), preds["truth"].to_numpy(), made)
+    return made
+
+
+def _remember_arrays(preds, horizon: np.ndarray, plan: np.ndarray, truth: np.ndarray, made: dict) -> None:
+    key = id(preds)
+    _ARRAYS[key] = (np.array(horizon, copy=True), np.array(plan, dtype=object, copy=True),
+                    np.array(truth, dtype=object, copy=True), made)
+    weakref.finalize(preds, _ARRAYS.pop, key, None)
+
+
+def chained(col: np.ndarray) -> np.ndarray:
+    """An object array of plans (tuples) of one length as an ``[n, T]`` int64 array (their values chained in C), or
+    an object array of them when their lengths differ."""
+    width = len(col[0]) if len(col) else 0
+    if len(col) and (np.fromiter(map(len, col), dtype=np.int64, count=len(col)) != width).any():
+        return np.array(list(col), dtype=object)  # plans of several lengths
+    try:
+        return np.fromiter(itertools.chain.from_iterable(col), dtype=np.int64,
+                           count=len(col) * width).reshape(len(col), width)
+    except (ValueError, TypeError):  # not whole numbers
+        return np.array(list(col), dtype=object)
+
+
+# --- a protocol's records as units ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ProtocolUnits:
+    """A protocol's records file (``kepp protocol``'s ``records.jsonl``) as the units of its paired tests, read
+    from the records store: per ``(fraction, T)`` the ``seed`` and ``episode`` of every unit (a record) and, per
+    method with plans, its recorded ``success`` and ``acc`` (NaN where a unit has none): what
+    :meth:`kepp_core.evaluation.records.Records.units` gives for the same records, made from columns."""
+
+    path: str
+    groups: dict
+
+    def units(self) -> dict[tuple[float, int], dict]:
+        return self.groups
+
+    def methods(self, fraction: float, horizon: int) -> list[str]:
+        """The methods recorded at ``(fraction, T)``."""
+        g = self.groups.get((float(fraction), int(horizon)))
+        return sorted(g["success"]) if g else []
+
+
+def protocol_units(path: str | Path) -> ProtocolUnits:
+    """The paired-test units of the protocol records file ``path`` (:class:`ProtocolUnits`); KeppError unless every
+    record names its fraction and seed (a protocol's records), as :meth:`~kepp_core.evaluation.records.Records.units`."""
+    t = records_columns(path)
+    if not t.num_rows:
+        return ProtocolUnits(str(path), {})
+    record = t.column("record").to_numpy()
+    missing = t.column("fraction").is_null().to_numpy(zero_copy_only=False) | \
+        t.column("seed").is_null().to_numpy(zero_copy_only=False)
+    if missing.any() or t.column("fraction").type not in (pa.float64(), pa.int64()) or \
+            t.column("seed").type != pa.int64():
+        n = int(record[np.flatnonzero(missing)[0]]) + 1 if missing.any() else 1
+        raise KeppError(f"{path}: record {n}: expected a protocol record (fraction, T, seed, episode, success, acc)")
+    fraction = t.column("fraction").to_numpy().astype(np.float64)
+    horizon, seed = t.column("horizon").to_numpy(), t.column("seed").to_numpy()
+    method_codes, names = _codes(t.column("method"))
+    outcomes = {o: t.column(f"recorded_{o}").to_numpy(zero_copy_only=False).astype(np.float64) for o in OUTCOMES}
+    episode = t.column("episode")
+    groups = {}
+    keys = np.stack([fraction, horizon.astype(np.float64)], axis=1)
+    for f, h in sorted({(float(a), int(b)) for a, b in np.unique(keys, axis=0)}):
+        rows = np.flatnonzero((fraction == f) & (horizon == h))
+        firsts, unit = np.unique(record[rows], return_index=True, return_inverse=True)[1:]
+        unit = unit.ravel()
+        g = {"seed": seed[rows[firsts]], "episode": [str(e) for e in episode.take(pa.array(rows[firsts])).to_pylist()]}
+        for o in OUTCOMES:
+            g[o] = {}
+            for code in np.unique(method_codes[rows]):
+                mine = method_codes[rows] == code
+                values = np.full(len(firsts), np.nan)
+                values[unit[mine]] = outcomes[o][rows[mine]]
+                if not np.isnan(values).all():
+                    g[o][names[code]] = values
+        groups[(f, h)] = g
+    return ProtocolUnits(str(path), groups)
+
+
+def _codes(column) -> tuple[np.ndarray, list[str]]:
+    """A string column's codes (one per row) and the values they stand for."""
+    codes = pc.dictionary_encode(column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column)
+    return codes.indices.to_numpy(zero_copy_only=False).astype(np.int64), codes.dictionary.to_pylist()
 
 
 # --- folders and vocabularies ---------------------------------------------------------------------------------------
