@@ -43,7 +43,7 @@ FIRST = """async () => {
 
 def playlist(folder: Path, slides: int) -> Path:
     from kepp_core import api
-    from kepp_core.playlists import PlaylistStore
+    from kepp_core.evaluation.playlists import PlaylistStore
 
     preds = api.read_predictions([REPO / "assets" / "demo" / "predictions.jsonl"])
     rows = preds[preds["method"] == "kepp-R2"].sort_values(["horizon", "success", "episode"])

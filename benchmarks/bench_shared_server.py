@@ -615,7 +615,7 @@ def check_playlists(folder: Path, sessions: list[Session], findings: Findings) -
     """At the end, the files: each session's playlist holds exactly the episodes it kept, in its order;
     the shared one every episode any session added."""
     from kepp_core.errors import KeppError
-    from kepp_core.playlists import PlaylistStore
+    from kepp_core.evaluation.playlists import PlaylistStore
 
     store = PlaylistStore(folder)
     for s in sessions:

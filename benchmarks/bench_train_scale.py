@@ -141,7 +141,7 @@ def config(args, seed: int):
     """The protocol's training config at T=``args.horizon`` and ``seed``, shortened as asked."""
     from dataclasses import replace
 
-    from kepp_core.protocol import load_protocol
+    from kepp_core.experiments.protocol import load_protocol
 
     cfg = load_protocol(SPEC).config(args.horizon, seed)
     if args.steps:

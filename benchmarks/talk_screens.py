@@ -29,7 +29,7 @@ def main() -> int:
     from kepp_core.api import AppConfig, read_predictions
     from kepp_core.commands.app import free_port, start_app
     from kepp_core.data.synth import ensure_world
-    from kepp_core.playlists import PlaylistStore
+    from kepp_core.evaluation.playlists import PlaylistStore
 
     world, models = ensure_world(progress=False), REPO / "assets" / "demo"
     with tempfile.TemporaryDirectory() as scratch:

@@ -16,7 +16,7 @@ import pytest
 from components.records import metric_codes, urls
 from components.talk import playlists
 from components.ui.text import md
-from kepp_core.benchmark import family
+from kepp_core.catalog.benchmark import family
 from kepp_core import api, catalog
 from tests.helpers.app_env import IMPORTED, IMPORTED_FILE
 from tests.helpers.app_session import cards, no_problems, open_page, texts
@@ -145,7 +145,7 @@ def test_published_numbers_show_apart_only_where_the_benchmark_matches(monkeypat
 
 
 def test_unconfirmed_published_rows_are_marked_so_on_results(monkeypatch, lists_env):
-    from kepp_core.benchmark import LITERATURE_UNCONFIRMED
+    from kepp_core.catalog.benchmark import LITERATURE_UNCONFIRMED
 
     at = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py", {"code": "vpn"},
                                KEPP_APP_BENCHMARK="crosstask-133"))
@@ -180,7 +180,7 @@ def test_the_evaluation_code_picked_names_every_header_of_results(monkeypatch, l
 
 def test_a_playlist_item_of_an_imported_method_is_named_with_its_file(monkeypatch, lists_env, tmp_path):
     from components.talk import playlists
-    from kepp_core.playlists import PlaylistStore
+    from kepp_core.evaluation.playlists import PlaylistStore
 
     records = tmp_path / "records"
     shutil.copytree(lists_env.records, records)  # the playlists go beside this copy
@@ -296,7 +296,7 @@ def test_a_playlist_item_of_a_horizon_without_a_model_plays_its_own_record(monke
     """A playlist whose second item is a T=4 record (models of T=3 only): played from its place alone
     (``playlist=NAME&item=2``, as the Playlists page and the presenter link it) and by the bar's next button
     from a T=3 item, it shows that episode and its method's recorded plan, the reason named, not a T=3 one."""
-    from kepp_core.playlists import PlaylistStore
+    from kepp_core.evaluation.playlists import PlaylistStore
 
     env, video = untrained_horizon_record(app_env, tmp_path)
     preds = api.read_predictions([app_env.records])

@@ -10,7 +10,7 @@ from llm_server import ScriptedChatServer, scripted_plans
 
 from components.talk import playlists
 from kepp_core import api
-from kepp_core.playlists import PlaylistStore
+from kepp_core.evaluation.playlists import PlaylistStore
 from tests.helpers.app_session import cards, dataset, no_problems, open_page, prediction_table, texts
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("app")]

@@ -16,7 +16,7 @@ from components.talk import playlists
 from kepp_core import api, catalog
 from kepp_core.errors import KeppError
 from components.ui.text import md
-from kepp_core.playlists import PlaylistStore
+from kepp_core.evaluation.playlists import PlaylistStore
 from tests.helpers.app_session import cards, no_problems, open_page, page_scenes, prediction_table
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("app")]

@@ -29,7 +29,7 @@ METHODS = ["random", "retrieval", "graph-gt"]
 @pytest.fixture(scope="module")
 def proto(tmp_path_factory):
     """A tiny world and a real protocol output: 3 seeds, T = 3 and 4, 50% and 100% of the training videos."""
-    from kepp_core.protocol import parse_spec, run_protocol
+    from kepp_core.experiments.protocol import parse_spec, run_protocol
 
     base = tmp_path_factory.mktemp("app-protocol")
     world = tiny_world(base / "world", seed=4)

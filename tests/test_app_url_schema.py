@@ -124,9 +124,9 @@ def test_unicode_digits_in_any_pages_link_are_one_line_and_no_traceback(monkeypa
 
 
 def test_the_code_picker_and_the_code_keys_text_name_every_code_of_the_registry():
-    """The codes are named from the one registry (kepp_core.benchmark.FAMILIES), never in hand-written prose."""
+    """The codes are named from the one registry (kepp_core.catalog.benchmark.FAMILIES), never in hand-written prose."""
     from components.records import metric_codes
-    from kepp_core.benchmark import DEFAULT_FAMILY, FAMILIES
+    from kepp_core.catalog.benchmark import DEFAULT_FAMILY, FAMILIES
 
     doc = url_schema.RESULTS["code"].doc
     assert [n for n, f in FAMILIES.items() if f"{f.label}: {f.source}" not in metric_codes.code_help()] == []

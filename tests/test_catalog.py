@@ -54,7 +54,8 @@ def test_every_registered_method_is_its_catalogue_entry():
 
 
 def test_protocol_and_results_page_share_the_metric_names():
-    from kepp_core import catalog, protocol
+    from kepp_core import catalog
+    from kepp_core.experiments import protocol
     from kepp_core.api import protocols
 
     assert protocol.METRIC_KEYS is protocols.METRIC_KEYS is catalog.METRIC_KEYS

@@ -15,7 +15,7 @@ import pytest
 
 from components.records import slides
 from components.talk import playlists
-from kepp_core.playlists import DECK_MARK, is_deck
+from kepp_core.evaluation.playlists import DECK_MARK, is_deck
 from components.ui.text import md
 from tests.helpers.app_env import IMPORTED
 from tests.helpers.app_session import no_problems, open_page, texts

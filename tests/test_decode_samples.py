@@ -103,7 +103,7 @@ def test_the_choice_is_made_and_stored_per_k_and_bad_k_is_an_error(demo_t3, tmp_
 
 def test_protocol_specs_take_decode_samples():
     from kepp_core.errors import KeppError
-    from kepp_core.protocol import eval_file, parse_spec
+    from kepp_core.experiments.protocol import eval_file, parse_spec
 
     spec = parse_spec({"out": "x", "methods": ["kepp-R1+dec"], "decode_samples": 4})
     assert spec.decode_samples == 4 and parse_spec({"out": "x", "methods": ["kepp-R1"]}).decode_samples == 1

@@ -24,7 +24,7 @@ def manifest() -> dict:
 
 @pytest.mark.slow
 def test_shipped_checkpoints_load_for_every_horizon():
-    from kepp_core.experiments import DEMO_MEMBERS
+    from kepp_core.experiments.demo import DEMO_MEMBERS
     from kepp_core.models.checkpoint import load_checkpoint
     from kepp_core.models.folders import trained_horizons
     from kepp_core.planner import KEPPPlanner
@@ -96,7 +96,7 @@ def test_demo_table_rejects_zero_seeds():
 
 
 def test_claim_check_compares_mean_sr_at_t4_and_t5():
-    from kepp_core.experiments import check_claim
+    from kepp_core.experiments.demo import check_claim
 
     rows = [{"method": "kepp-R1", "T": 4, "SR": 30.0}, {"method": "kepp-nograph", "T": 4, "SR": 25.0},
             {"method": "kepp-R1", "T": 5, "SR": 20.0}, {"method": "kepp-nograph", "T": 5, "SR": 21.0}]
@@ -106,7 +106,7 @@ def test_claim_check_compares_mean_sr_at_t4_and_t5():
 
 
 def test_shipped_checkpoints_read_as_specs_whose_folder_names_round_trip():
-    from kepp_core.experiments import DEMO_MEMBERS
+    from kepp_core.experiments.demo import DEMO_MEMBERS
     from kepp_core.catalog import parse_model_folder
     from kepp_core.models.spec import load_spec
 

@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from components.talk.playlists import BUTTONS
 from kepp_core import api, catalog
-from kepp_core.playlists import PlaylistStore
+from kepp_core.evaluation.playlists import PlaylistStore
 from tests.helpers.browser import (ARTIFACTS, add_to_playlist, graph_frame, has_row, idle, query, rerun,
                                    rows_of_cards, stopped_moving)
 

@@ -11,7 +11,7 @@ import pytest
 
 from components.talk import playlists
 from kepp_core import api
-from kepp_core.playlists import PlaylistStore
+from kepp_core.evaluation.playlists import PlaylistStore
 from tests.helpers.browser import ARTIFACTS, idle, query, wait_plan
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]

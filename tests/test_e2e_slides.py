@@ -24,7 +24,7 @@ import pytest
 
 from components.records import urls
 from kepp_core import api, catalog
-from kepp_core.playlists import PlaylistStore
+from kepp_core.evaluation.playlists import PlaylistStore
 from tests.helpers.browser import (ARTIFACTS, add_to_playlist, check_drawing_labels, check_drawing_type,
                                    check_page_type, has_row, idle, query, rerun, result_on_one_screen, rows_of_cards, settled_drawing,
                                    shown_graph_frame, wait_plan, wait_query, wait_rows, wait_slide, wait_text)

@@ -137,7 +137,7 @@ def test_graph_ce_plans_the_top_graph_path_between_the_endpoint_models_argmax(tr
 
 
 def test_the_protocol_results_say_both_endpoint_models_accuracy():
-    from kepp_core.protocol import markdown
+    from kepp_core.experiments.protocol import markdown
 
     spec = {"confidence": 0.9, "setting": "conventional", "preset": "demo", "seeds": [0, 1],
             "train_fractions": [1.0], "horizons": [3], "methods": ["graph-ce"]}
@@ -153,7 +153,7 @@ def test_the_protocol_results_say_both_endpoint_models_accuracy():
 
 
 def test_the_protocol_trains_the_endpoint_model_for_the_rows_that_need_it():
-    from kepp_core.protocol import members_for
+    from kepp_core.experiments.protocol import members_for
 
     assert members_for(["kepp-R1+jdec"]) == ["step", "plan-graph-R1", "endpoints"]
     assert members_for(["graph-ce"]) == ["endpoints"] and "endpoints" not in members_for(["kepp-R1+dec"])

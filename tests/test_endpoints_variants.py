@@ -182,7 +182,7 @@ def test_a_checkpoint_from_before_the_two_architectures_loads_as_the_pair_model(
 def test_the_pair_variant_has_its_folder_its_rows_and_the_earlier_recipe():
     from kepp_core import catalog as c
     from kepp_core.errors import KeppError
-    from kepp_core.protocol import members_for
+    from kepp_core.experiments.protocol import members_for
     from kepp_core.training.suite import role_config
 
     assert c.model_folder(c.ENDPOINTS_PAIR) == "endpoints-pair"

@@ -198,7 +198,7 @@ def test_a_checkpoint_config_with_a_bad_field_names_the_file(tmp_path):
 @pytest.mark.slow
 def test_eval_metrics_report_each_codes_columns_named_after_the_code(trained, tmp_path):
     from kepp_core.evaluation.records import read_records
-    from kepp_core.benchmark import protocol_metrics
+    from kepp_core.catalog.benchmark import protocol_metrics
 
     world, ds, models = trained
     base = ("eval", "--dataset", "demo", "--root", world, "--models", models, "-T", "3", "--methods", "random",
@@ -241,7 +241,7 @@ def test_eval_benchmark_prints_published_numbers_apart_from_the_measured_rows(tr
 
 @pytest.mark.slow
 def test_eval_benchmark_names_the_codes_its_metrics_hide_and_marks_unconfirmed_published_rows(trained):
-    from kepp_core.benchmark import LITERATURE_UNCONFIRMED
+    from kepp_core.catalog.benchmark import LITERATURE_UNCONFIRMED
     from kepp_core.evaluation.literature import literature_rows
 
     world, ds, models = trained

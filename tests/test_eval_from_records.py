@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from kepp_core.benchmark import protocol_metrics
+from kepp_core.catalog.benchmark import protocol_metrics
 from kepp_core import api
-from kepp_core.benchmark import FAMILIES
+from kepp_core.catalog.benchmark import FAMILIES
 from kepp_core.evaluation.store import record_files
 from tests.helpers.cli import assert_one_line_error, run_kepp
 from tests.helpers.split_lists import made_up_plan, write_lists, write_vpn_predictions

@@ -1,4 +1,4 @@
-"""An evaluation code is one object (``kepp_core.benchmark.MetricFamily``): its function, its array path, its
+"""An evaluation code is one object (``kepp_core.catalog.benchmark.MetricFamily``): its function, its array path, its
 metrics' columns and headers, where the code lives. Everything asks the registry, so a code registered in one
 place reaches ``kepp eval``'s choices and tables, a protocol's columns and the app's picker, captions and
 Results table with no other edit (docs/architecture.md's walkthrough "a new metric code")."""
@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pytest
 
-from kepp_core.benchmark import FAMILIES, FamilyMetric, MetricFamily, extra_family, family
+from kepp_core.catalog.benchmark import FAMILIES, FamilyMetric, MetricFamily, extra_family, family
 from kepp_core.errors import KeppError
 from kepp_core.paths import DEMO_ASSETS
 
@@ -75,7 +75,7 @@ def test_a_new_metric_code_reaches_kepp_eval_the_protocol_and_the_app_with_no_ot
     from components.records import metric_codes
     from components.ui import url_schema
 
-    from kepp_core.protocol import benchmark_markdown, parse_spec, with_families
+    from kepp_core.experiments.protocol import benchmark_markdown, parse_spec, with_families
 
     monkeypatch.setenv("KEPP_HOME", str(tmp_path / "home"))
     scoring = ("eval", "--from-records", str(RECORDS), "-T", "3", "--methods", "kepp-R1", "--metrics", "ends-test")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kepp_core import metrics
+from kepp_core.evaluation import metrics
 from kepp_core.errors import KeppError
 from kepp_core.evaluation import mean_accuracy, miou_per_batch, miou_per_episode, plan_metrics, success_rate
 from tests.helpers import metric_oracles
@@ -73,7 +73,7 @@ def test_the_failure_decomposition_multiplies_back_to_the_success_rate():
     """SR = ends right × (SR if ends right) / 100, on random plans (brute force over the episodes)."""
     import numpy as np
 
-    from kepp_core.metrics import endpoint_rate, success_given_endpoints, success_rate
+    from kepp_core.evaluation.metrics import endpoint_rate, success_given_endpoints, success_rate
 
     rng = np.random.default_rng(5)
     mixed = 0  # problems where some, not all, of the episodes with both ends right are wholly right
@@ -94,7 +94,7 @@ def test_the_failure_decomposition_multiplies_back_to_the_success_rate():
 # --- the field's evaluation codes, exactly --------------------------------------------------------------------
 @pytest.mark.parametrize(("code", "reported"), [("pdpp", "pdpp"), ("pdpp-printed", "pdpp_printed"), ("vpn", "vpn")])
 def test_protocol_metrics_equal_what_each_code_reported_on_every_fixture_case(protocol_metrics_cases, code, reported):
-    from kepp_core.benchmark import protocol_metrics
+    from kepp_core.catalog.benchmark import protocol_metrics
 
     assert len(protocol_metrics_cases) == 7  # the six cases and one of the unified benchmark's size (4,531 episodes)
     for k, case in enumerate(protocol_metrics_cases):
@@ -106,7 +106,7 @@ def test_protocol_metrics_equal_what_each_code_reported_on_every_fixture_case(pr
 
 
 def test_the_codes_differ_where_the_readme_says_and_agree_on_sr_and_macc(protocol_metrics_cases):
-    from kepp_core.benchmark import protocol_metrics
+    from kepp_core.catalog.benchmark import protocol_metrics
 
     case = protocol_metrics_cases[1]  # T=3, 105 actions, batches of 256
     pdpp = protocol_metrics(case["pred"], case["gt"], "pdpp")
@@ -119,7 +119,7 @@ def test_the_codes_differ_where_the_readme_says_and_agree_on_sr_and_macc(protoco
 
 
 def test_vpn_miou_is_bitwise_on_action_ids_not_a_set_iou():
-    from kepp_core.benchmark import protocol_metrics
+    from kepp_core.catalog.benchmark import protocol_metrics
 
     # {1, 2} vs {1, 2} is a set IoU of 1; bit by bit 1&2 + 2&1 = 0 of 1|2 + 2|1 = 6
     assert protocol_metrics([(1, 2)], [(2, 1)], "vpn")["miou"] == pytest.approx(1e-6 / (6 + 1e-6) * 100)
@@ -127,7 +127,7 @@ def test_vpn_miou_is_bitwise_on_action_ids_not_a_set_iou():
 
 
 def test_pdpp_weights_batches_by_their_episodes_where_kepps_mean_does_not():
-    from kepp_core.benchmark import protocol_metrics
+    from kepp_core.catalog.benchmark import protocol_metrics
 
     gt = [(1, 2)] * 3
     pred = [(1, 2), (1, 2), (3, 4)]  # batches of 2: IoU 1 (2 episodes), then 0 (1 episode)
@@ -136,7 +136,7 @@ def test_pdpp_weights_batches_by_their_episodes_where_kepps_mean_does_not():
 
 
 def test_protocol_metrics_refuses_an_unknown_code_and_a_bad_batch():
-    from kepp_core.benchmark import protocol_metrics
+    from kepp_core.catalog.benchmark import protocol_metrics
 
     with pytest.raises(KeppError, match="unknown metric family 'pdp'"):
         protocol_metrics([(1, 2)], [(1, 2)], "pdp")

@@ -1,4 +1,4 @@
-"""Playlists on disk (kepp_core.playlists, Workspace.playlists): a round trip, the checks a hostile,
+"""Playlists on disk (kepp_core.evaluation.playlists, Workspace.playlists): a round trip, the checks a hostile,
 oversized or malformed file meets, atomic writes, names that are not file names, the folders a
 playlist may live in (beside the records, the cache home for a read-only or shipped models folder)
 and the folders a browser visitor may not reach."""
@@ -17,7 +17,7 @@ from kepp_core import api
 from kepp_core.errors import KeppError
 from kepp_core.io import TMP_MARK
 from kepp_core.paths import DEMO_ASSETS, REPO_ROOT
-from kepp_core.playlists import MAX_BYTES, MAX_ITEMS, Playlist, PlaylistItem, PlaylistStore, check_name
+from kepp_core.evaluation.playlists import MAX_BYTES, MAX_ITEMS, Playlist, PlaylistItem, PlaylistStore, check_name
 
 ITEM = {"episode": "tea/0287/7:3", "method": "kepp-R2", "T": 3,
         "query": {"video": "0287", "ep": "7", "T": "3", "plan": "1", "model": "graph-R2", "R": "2"}}
@@ -143,7 +143,7 @@ def test_a_write_is_atomic_a_killed_writer_leaves_the_old_file(tmp_path):
     store = PlaylistStore(tmp_path)
     store.add("talk", items(2))
     before = (tmp_path / "talk.json").read_bytes()
-    code = ("import sys; from kepp_core.playlists import PlaylistStore; "
+    code = ("import sys; from kepp_core.evaluation.playlists import PlaylistStore; "
             f"PlaylistStore(sys.argv[1]).add('talk', {items(5)!r})")
     env = {**os.environ, "KEPP_FAULT_AT": "before-rename:talk.json", "PYTHONPATH": str(REPO_ROOT)}
     proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=env, capture_output=True)

@@ -10,7 +10,7 @@ import threading
 import pytest
 
 from kepp_core.errors import KeppError
-from kepp_core.playlists import PlaylistStore
+from kepp_core.evaluation.playlists import PlaylistStore
 
 ITEM = {"episode": "tea/0287/7:3", "method": "kepp-R2", "T": 3,
         "query": {"video": "0287", "ep": "7", "T": "3", "plan": "1", "model": "graph-R2", "R": "2"}}

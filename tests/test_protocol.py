@@ -68,7 +68,7 @@ def test_protocol_trains_resumes_after_a_kill_and_reports(world, tmp_path):
 
 def test_train_fractions_are_nested_and_keep_the_test_split(world):
     from kepp_core.data import load_dataset
-    from kepp_core.protocol import fraction_subset
+    from kepp_core.experiments.protocol import fraction_subset
 
     ds = load_dataset("demo", world)
     sets = {f: {v.id for v in fraction_subset(ds, f).split("train")} for f in (0.25, 0.5, 1.0)}
@@ -101,7 +101,7 @@ def test_t_quantiles_intervals_and_p_values_match_hand_computed_values():
 def test_summary_and_table_from_given_rows():
     from kepp_core.catalog import METRIC_KEYS as METRICS
     from kepp_core.evaluation.stats import summarise
-    from kepp_core.protocol import markdown, paired_tests
+    from kepp_core.experiments.protocol import markdown, paired_tests
 
     rows = [{"fraction": 1.0, "T": 3, "method": "kepp-R1", "seed": s, "SR": v, "mAcc": 70.0, "mIoU": 60.0,
              "mIoU_b256": 80.0} for s, v in enumerate([40.0, 44.0])]
@@ -166,7 +166,7 @@ def test_demo_table_is_a_protocol_spec_run_by_the_protocol_runner(world, tmp_pat
 
 def test_the_shipped_demo_table_spec_loads():
     from kepp_core.paths import DEMO_TABLE_SPEC
-    from kepp_core.protocol import load_protocol, override_spec
+    from kepp_core.experiments.protocol import load_protocol, override_spec
 
     spec = load_protocol(DEMO_TABLE_SPEC)
     assert spec.seeds == (0, 1, 2) and spec.horizons == (3, 4, 5, 6) and spec.out == "runs/demo-table"

@@ -11,9 +11,9 @@ import pytest
 
 from kepp_core.cli import main
 from kepp_core.data.split_lists import listed_episode_ids, read_split_list
-from kepp_core.benchmark import protocol_metrics
+from kepp_core.catalog.benchmark import protocol_metrics
 from kepp_core.paths import REPO_ROOT
-from kepp_core.protocol import load_protocol, parse_spec
+from kepp_core.experiments.protocol import load_protocol, parse_spec
 from tests.helpers.split_lists import write_lists
 from tests.helpers.training import kepp
 

@@ -11,7 +11,7 @@ from kepp_core import api
 from kepp_core.data.split_lists import listed_episode_ids, read_split_list
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.imports import import_predictions
-from kepp_core.benchmark import protocol_metrics
+from kepp_core.catalog.benchmark import protocol_metrics
 from tests.helpers.cli import assert_one_line_error, run_kepp
 from tests.helpers.split_lists import NAMES, made_up_plan, write_lists, write_vpn_predictions
 

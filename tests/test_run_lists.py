@@ -60,7 +60,7 @@ def test_protocol_lines_parse_back_to_the_configs_the_protocol_trains_with(world
     from kepp_core.cli import build_parser
     from kepp_core.commands.train import config_from_args
     from kepp_core.catalog import parse_model_folder
-    from kepp_core.protocol import load_protocol, members_for
+    from kepp_core.experiments.protocol import load_protocol, members_for
     from kepp_core.training.suite import role_config
 
     spec_file = write_spec(tmp_path / "spec.toml", world, tmp_path / "run", horizons=[3, 4],
@@ -125,7 +125,7 @@ def test_train_all_lines_parse_back_to_what_train_all_trains(tmp_path):
 @pytest.mark.slow
 @pytest.mark.cpu
 def test_printed_commands_then_the_protocol_give_the_one_go_records(world, tmp_path):
-    from kepp_core.protocol import load_protocol, run_protocol
+    from kepp_core.experiments.protocol import load_protocol, run_protocol
 
     keys = dict(seeds=[1], train_fractions=[0.5], methods=["kepp-nograph", "kepp-R1"],
                 pairs=[["kepp-R1", "kepp-nograph"]], features=str(world / "features"))

@@ -359,7 +359,7 @@ def test_the_jdec_text_rows_decode_with_the_text_towers_distributions(world, off
 
 @pytest.mark.slow
 def test_the_jdec_text_rows_need_the_text_tower_in_kepp_eval_and_the_protocol(world, official, tmp_path):
-    from kepp_core.protocol import parse_spec
+    from kepp_core.experiments.protocol import parse_spec
 
     root, weights, ds = world
     r = run_kepp("eval", "--root", root, "--models", official, "-T", 3, "--methods", "kepp-R1+jdec-text", "--json",
@@ -406,7 +406,7 @@ def test_kepp_plan_with_graph_text_plans_between_the_text_towers_endpoints(world
 
 @pytest.mark.slow
 def test_graph_text_runs_in_a_protocol_with_its_encoder_key(world, tmp_path):
-    from kepp_core.protocol import parse_spec, run_protocol
+    from kepp_core.experiments.protocol import parse_spec, run_protocol
 
     root, weights, ds = world
     spec = {"dataset": "demo", "root": str(root), "methods": ["graph-text", "graph-gt"], "seeds": 1,

@@ -16,8 +16,7 @@ from components.ui.charts import pattern_bars, show_table
 from components.ui.config import PAGES, page_setup
 from components.ui.text import md
 from components.ui.names import default_method, namer
-from kepp_core.benchmark import DEFAULT_FAMILY, codes_named
-from kepp_core.catalog import PATTERN_LABELS, PATTERNS, pattern_label
+from kepp_core.catalog import DEFAULT_FAMILY, PATTERNS, PATTERN_LABELS, codes_named, pattern_label
 
 cfg = page_setup("Failure cases")
 title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")

@@ -21,8 +21,7 @@ from components.ui.config import PAGES, page_setup
 from components.records.protocol import show_protocol
 from components.ui.text import md_code
 from components.ui.names import compare_default, default_method, namer
-from kepp_core.benchmark import DEFAULT_FAMILY, FAMILIES
-from kepp_core.catalog import PATTERN_LABELS, PATTERNS
+from kepp_core.catalog import DEFAULT_FAMILY, FAMILIES, PATTERNS, PATTERN_LABELS
 
 cfg = page_setup("Results")
 title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kepp_core.benchmark import DEFAULT_FAMILY, MetricFamily, family
+from kepp_core.catalog.benchmark import DEFAULT_FAMILY, MetricFamily, family
 from kepp_core.catalog import method_label
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.failures import (
@@ -29,7 +29,7 @@ from kepp_core.evaluation.store import FRAME_COLUMNS, PlanArrays, check_vocabula
 from kepp_core.evaluation.stats import bootstrap_interval, mean_ci
 from kepp_core.graph import (capped_subgraph, expert_trajectories, graph_source, retrieve, scorer_names, subgraph,
                              transition_matrix)
-from kepp_core.metrics import (
+from kepp_core.evaluation.metrics import (
     iou_per_episode,
     mean_accuracy,
     miou_per_batch,
@@ -88,7 +88,7 @@ def read_predictions(files: Iterable[str | Path]):
 
 def metrics_table(preds, metrics: str = DEFAULT_FAMILY):
     """SR, mAcc and both mIoU variants (in %) per method, horizon and setting of a predictions table;
-    with ``metrics`` another evaluation code's family (``pdpp``, ``vpn``: :mod:`kepp_core.benchmark`)
+    with ``metrics`` another evaluation code's family (``pdpp``, ``vpn``: :mod:`kepp_core.catalog.benchmark`)
     under its headers, which name the code (episodes in the records' order, batches of 256). An
     imported method's row names the file its plans came from (``imported``)."""
     import pandas as pd
@@ -183,8 +183,8 @@ def method_horizon_table(preds, metrics: str = DEFAULT_FAMILY,
     names (``names``: method -> its name; default the catalogue's label), ``best`` names the highest
     mean per column.
 
-    ``metrics``: another evaluation code (``pdpp``, ``vpn``: :mod:`kepp_core.benchmark`), the metrics its
-    table shows (:attr:`~kepp_core.benchmark.MetricFamily.table_metrics`) under its headers, which name the
+    ``metrics``: another evaluation code (``pdpp``, ``vpn``: :mod:`kepp_core.catalog.benchmark`), the metrics its
+    table shows (:attr:`~kepp_core.catalog.benchmark.MetricFamily.table_metrics`) under its headers, which name the
     code (``"T=3 SR (PDPP)"``, ``"T=3 mIoU (PDPP, per batch)"``), each seed's episodes in the records' order
     in batches of 256 as that code batches them; the mean ± h over seeds, and an interval with one seed only
     for a code whose numbers are means over episodes (its ``per_episode``: a per-batch number is not a mean

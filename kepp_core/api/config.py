@@ -22,7 +22,7 @@ from typing import Annotated, Any, ClassVar, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from kepp_core.benchmark import BENCHMARK_DATASETS
+from kepp_core.catalog.benchmark import BENCHMARK_DATASETS
 from kepp_core.data import LOADERS
 from kepp_core.devices import check_device
 from kepp_core.errors import KeppError
@@ -65,7 +65,7 @@ class AppConfig:
     PATH_KEYS: ClassVar[tuple[str, ...]]  # the fields that hold a path (set below, from the declarations)
     PATH_HELP: ClassVar[dict[str, str]]  # what each path holds and what leaving it empty means
     DATASET_FORMATS: ClassVar[tuple[str, ...]] = DATASET_FORMATS  # the dataset formats a config may name
-    BENCHMARKS: ClassVar[tuple[str, ...]] = BENCHMARKS  # the benchmark datasets (kepp_core.benchmark)
+    BENCHMARKS: ClassVar[tuple[str, ...]] = BENCHMARKS  # the benchmark datasets (kepp_core.catalog.benchmark)
     dataset: str = _option("demo", file=Literal[DATASET_FORMATS], hint=f"one of {', '.join(DATASET_FORMATS)}")
     root: str | None = _path("dataset folder or annotation file (empty: the demo world)")
     features: str | None = _path("folder of per-second .npy features (empty: the dataset's own)")

@@ -2,7 +2,7 @@
 read their summary (mean ± CI over seeds per fraction, horizon and method) and per-episode
 records, and compute the paired test of any two methods and the data-efficiency curves.
 
-A protocol folder holds ``results.json`` and ``records.jsonl`` as :func:`kepp_core.protocol.run_protocol`
+A protocol folder holds ``results.json`` and ``records.jsonl`` as :func:`kepp_core.experiments.protocol.run_protocol`
 writes them. The intervals are the protocol's own (Student t over seeds, the spec's
 ``confidence``); the paired test is :func:`kepp_core.evaluation.stats.paired_permutation_test`
 on the per-(seed, test episode) differences of the chosen metric, recomputed from the records

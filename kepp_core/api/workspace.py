@@ -35,7 +35,7 @@ from kepp_core.io import iter_jsonl, remembered_json
 from kepp_core.models import folders
 from kepp_core.models.folders import read_config
 from kepp_core.paths import DEMO_ASSETS, REPO_ROOT, cache_folder
-from kepp_core.playlists import PlaylistStore
+from kepp_core.evaluation.playlists import PlaylistStore
 
 __all__ = [
     "Workspace", "dataset_root", "demo_world_root", "episode_map", "open_dataset", "read_run_config", "read_run_log",
@@ -287,7 +287,7 @@ class Workspace:
         return cache_folder(PLAYLISTS) / hashlib.sha1(key.encode()).hexdigest()[:12]
 
     def playlists(self, start: AppConfig | None = None, folder: str | Path | None = None) -> PlaylistStore:
-        """This workspace's playlists (:class:`kepp_core.playlists.PlaylistStore` in
+        """This workspace's playlists (:class:`kepp_core.evaluation.playlists.PlaylistStore` in
         :meth:`playlists_folder`; ``folder``: another folder's, e.g. a playlist file's given by its path). With
         ``start`` (the configuration the server started with), every
         playlist file read or written must lie under a folder it allows

@@ -12,6 +12,8 @@
   built from named parts (a kind, an implementation, an endpoint source, a decoder), and which planner
   re-plans a row (:func:`live_planner`);
 - :mod:`~kepp_core.catalog.metrics`: the metric names, the paired test and the failure patterns;
+- :mod:`~kepp_core.catalog.benchmark`: the field's evaluation codes as metric families (keys, row
+  fields, headers naming the code) and the unified benchmark's facts;
 - :mod:`~kepp_core.catalog.slices`: the named cuts of a method's episodes;
 - :mod:`~kepp_core.catalog.scorers`: the path scorers' readable names;
 - :mod:`~kepp_core.catalog.episodes`: the episode-id codec;
@@ -28,6 +30,7 @@ once, beside what it names. The app imports only this package of them (with ``ke
 (2, 'endpoints-pair', 'T3', 'SR')
 """
 
+from kepp_core.catalog.benchmark import *  # noqa: F403
 from kepp_core.catalog.defaults import *  # noqa: F403
 from kepp_core.catalog.episodes import *  # noqa: F403
 from kepp_core.catalog.files import *  # noqa: F403
@@ -40,6 +43,7 @@ from kepp_core.catalog.sources import *  # noqa: F403
 from kepp_core.catalog.scorers import *  # noqa: F403
 from kepp_core.catalog.slices import *  # noqa: F403
 from kepp_core.catalog import (
+    benchmark,
     decoders,
     defaults,
     episodes,
@@ -55,6 +59,7 @@ from kepp_core.catalog import (
 
 # each part's __all__ lists the names it shows through this package (written once, beside their code)
 __all__ = [
+    *benchmark.__all__,
     *defaults.__all__,
     *episodes.__all__,
     *files.__all__,

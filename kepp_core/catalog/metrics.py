@@ -1,5 +1,5 @@
 """The names of what is measured: the evaluation tables' metrics, the paired test and the paper's
-failure patterns (their rules: :mod:`kepp_core.metrics`, :mod:`kepp_core.evaluation.failures`)."""
+failure patterns (their rules: :mod:`kepp_core.evaluation.metrics`, :mod:`kepp_core.evaluation.failures`)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ METRICS = (
     Metric("mIoU", "mIoU", "IoU of the predicted and true action sets, per episode (%)"),
     Metric("mIoU_b256", "mIoU (batch 256)", "IoU of the predicted and true action sets per batch of 256 "
                                            "episodes, the batches' plain mean (PDPP's code weights each batch by "
-                                           "its episodes: the pdpp metric family, kepp_core.benchmark) (%)"),
+                                           "its episodes: the pdpp metric family, kepp_core.catalog.benchmark) (%)"),
     Metric("ends", "ends right", "both the first and the last step right (%)"),
     Metric("SR_ends", "SR if ends right", "plans right among the episodes whose first and last steps are right (%)"),
 )

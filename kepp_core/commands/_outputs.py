@@ -87,7 +87,7 @@ def _is_graph(path: Path, head: bytes) -> bool:
 
 
 def _is_deck(path: Path, head: bytes) -> bool:
-    from kepp_core.playlists import DECK_MARK
+    from kepp_core.evaluation.playlists import DECK_MARK
 
     return DECK_MARK.encode() in head
 

@@ -3,7 +3,7 @@
 ``kepp demo`` builds the demo world if it is not cached, uses the shipped checkpoints in
 ``assets/demo`` (or trains the models once into the cache), then starts the Streamlit app.
 The training and evaluation behind ``kepp demo table`` / ``kepp demo models`` live in
-:mod:`kepp_core.experiments`; this module parses arguments and prints.
+:mod:`kepp_core.experiments.demo`; this module parses arguments and prints.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def _world():
 
 
 def _demo(args) -> int:
-    from kepp_core.experiments import ensure_demo_models
+    from kepp_core.experiments.demo import ensure_demo_models
 
     set_threads(args)
     root, ds = _world()
@@ -88,7 +88,7 @@ def _demo(args) -> int:
 
 def _table_spec(args):
     """The table's protocol spec with the command line's overrides."""
-    from kepp_core.protocol import load_protocol, override_spec
+    from kepp_core.experiments.protocol import load_protocol, override_spec
 
     if args.seeds is not None and args.seeds < 1:
         raise KeppError(f"--seeds {args.seeds}: need at least one seed")
@@ -117,7 +117,7 @@ def _models_output(args):
 
 
 def _models(args) -> int:
-    from kepp_core.experiments import train_demo_models
+    from kepp_core.experiments.demo import train_demo_models
 
     set_threads(args)
     _, ds = _world()
@@ -131,7 +131,7 @@ def _models(args) -> int:
 def _table(args) -> int:
     from kepp_core.data.synth import ensure_world
     from kepp_core.evaluation.report import horizon_table
-    from kepp_core.experiments import run_table
+    from kepp_core.experiments.demo import run_table
 
     set_threads(args)
     spec = _table_spec(args)

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from kepp_core import catalog
-from kepp_core.benchmark import BENCHMARK_DATASETS, DEFAULT_FAMILY, FAMILIES, LITERATURE_UNCONFIRMED, codes_named, family
+from kepp_core.catalog.benchmark import BENCHMARK_DATASETS, DEFAULT_FAMILY, FAMILIES, LITERATURE_UNCONFIRMED, codes_named, family
 from kepp_core.commands._common import (DATASET_INPUTS, add_command, add_dataset_args, add_device_option, check_outputs,
                                         dataset_from_args, emit_json, print_table, set_threads, writes)
 from kepp_core.errors import KeppError, printable
@@ -299,7 +299,7 @@ def _recorded(preds, args):
 def _run_values(preds, code: str) -> list[dict]:
     """Per method, T and seed of a predictions table, what the code ``code`` reports on its episodes
     (in the records' order), unrounded, with the file an imported method's plans came from."""
-    from kepp_core.benchmark import protocol_metrics
+    from kepp_core.catalog.benchmark import protocol_metrics
 
     rows = []
     for (method, horizon, seed), g in preds.groupby(["method", "horizon", preds["seed"].fillna(-1)], sort=True):
@@ -325,7 +325,7 @@ def _print_families(rows: list[dict], args, name: str) -> None:
 
 def _print_published(benchmark: str, horizons, code: str) -> None:
     """The published numbers of ``benchmark`` at ``horizons`` computed with ``code``, as a table of their own
-    (unconfirmed rows marked, :data:`~kepp_core.benchmark.LITERATURE_UNCONFIRMED`)."""
+    (unconfirmed rows marked, :data:`~kepp_core.catalog.benchmark.LITERATURE_UNCONFIRMED`)."""
     from kepp_core.evaluation.literature import literature_rows, literature_table
 
     f = family(code)

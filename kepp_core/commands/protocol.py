@@ -1,9 +1,9 @@
 """``kepp protocol SPEC.toml``: train what is missing over seeds, evaluate, and report mean ± 90% CI
-and paired tests (:mod:`kepp_core.protocol`)."""
+and paired tests (:mod:`kepp_core.experiments.protocol`)."""
 
 from __future__ import annotations
 
-from kepp_core.benchmark import FAMILIES
+from kepp_core.catalog.benchmark import FAMILIES
 from kepp_core.catalog import models_dir, parse_model_folder
 from kepp_core.commands._common import add_command, add_device_option, set_threads, writes
 from kepp_core.commands.train import add_print_args
@@ -98,7 +98,7 @@ def protocol_output(spec, spec_path: str, extra: tuple[tuple[str, str], ...] = (
 
 
 def _protocol(args) -> int:
-    from kepp_core.protocol import run_protocol
+    from kepp_core.experiments.protocol import run_protocol
 
     if args.stage is not None and not args.print_commands:
         raise KeppError("--stage goes with --print-commands")
@@ -115,7 +115,7 @@ def _protocol(args) -> int:
 
 def _spec(args):
     """The spec file with the command line's overrides."""
-    from kepp_core.protocol import load_protocol, override_spec
+    from kepp_core.experiments.protocol import load_protocol, override_spec
 
     spec = load_protocol(args.spec)
     lists = {}
@@ -138,7 +138,7 @@ def protocol_commands(spec, stage: int | None = None, threads: int | None = None
     from pathlib import Path
 
     from kepp_core.commands.runlist import data_args, format_commands, train_command
-    from kepp_core.protocol import members_for
+    from kepp_core.experiments.protocol import members_for
 
     data = {h: data_args(spec.dataset, spec.root, spec.features, lists=spec.lists(h)) for h in spec.horizons}
     roles = [parse_model_folder(m) for m in members_for(spec.methods)]

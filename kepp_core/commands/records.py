@@ -41,7 +41,7 @@ def _run_keys(args) -> set[tuple]:
 
 
 def _import(args) -> int:
-    from kepp_core.benchmark import FAMILIES
+    from kepp_core.catalog.benchmark import FAMILIES
     from kepp_core.evaluation.imports import import_predictions
     from kepp_core.commands._outputs import write_records_output
 

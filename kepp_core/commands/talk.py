@@ -15,7 +15,7 @@ from kepp_core.commands._common import add_command, writes
 from kepp_core.data import LOADERS
 from kepp_core.errors import KeppError
 from kepp_core.paths import APP_DIR, REPO_ROOT
-from kepp_core.playlists import check_deck_output
+from kepp_core.evaluation.playlists import check_deck_output
 
 __all__ = ["EXPORT_SCRIPT", "export_command", "register"]
 

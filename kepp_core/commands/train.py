@@ -261,7 +261,7 @@ def _dataset(args):
     ds = dataset_from_args(args)
     if f >= 1:
         return ds
-    from kepp_core.protocol import fraction_subset
+    from kepp_core.experiments.protocol import fraction_subset
 
     return fraction_subset(ds, f)
 
@@ -282,7 +282,7 @@ def _skip_or_resume(args, cfg) -> bool:
         return False
     from pathlib import Path
 
-    from kepp_core.protocol import finished
+    from kepp_core.experiments.protocol import finished
     from kepp_core.training.loop import STATE_JSON
 
     out = Path(args.out)

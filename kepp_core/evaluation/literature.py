@@ -1,6 +1,6 @@
 """Published numbers beside measured ones: the literature rows of ``literature.toml`` (beside this
 module), each with the method, dataset, horizon, the evaluation code that computed it (a metric
-family of :mod:`kepp_core.benchmark`), the split it was measured on, the paper and the table it
+family of :mod:`kepp_core.catalog.benchmark`), the split it was measured on, the paper and the table it
 was read from. They are shown apart from measured rows and never averaged with them.
 
 >>> [r.method for r in literature_rows("niv", 3)]
@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated
 
-from kepp_core.benchmark import BENCHMARK_DATASETS, FAMILIES, LITERATURE_FILE, LITERATURE_SPLITS, family
+from kepp_core.catalog.benchmark import BENCHMARK_DATASETS, FAMILIES, LITERATURE_FILE, LITERATURE_SPLITS, family
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.schema import Meta, Struct, convert
 
@@ -46,7 +46,7 @@ class LiteratureRow(Struct, frozen=True, forbid_unknown_fields=True):
     def label(self) -> str:
         """The row's method as every table of published numbers names it: ``(published)``, and ``unconfirmed``
         where the number was not checked against a readable copy of its source
-        (:data:`~kepp_core.benchmark.LITERATURE_UNCONFIRMED` says so under the table)."""
+        (:data:`~kepp_core.catalog.benchmark.LITERATURE_UNCONFIRMED` says so under the table)."""
         return f"{self.method} (published{'' if self.confirmed else ', unconfirmed'})"
 
 
@@ -78,7 +78,7 @@ def read_literature(path: str | Path = LITERATURE) -> tuple[LiteratureRow, ...]:
 
 def literature_rows(dataset: str | None = None, horizon: int | None = None, code: str | None = None,
                     path: str | Path = LITERATURE) -> list[LiteratureRow]:
-    """The published rows of ``dataset`` (a :data:`~kepp_core.benchmark.BENCHMARK_DATASETS` name),
+    """The published rows of ``dataset`` (a :data:`~kepp_core.catalog.benchmark.BENCHMARK_DATASETS` name),
     ``horizon`` and evaluation ``code`` (each None: any), in the file's order."""
     if dataset is not None and dataset not in BENCHMARK_DATASETS:
         raise unknown_name_error("benchmark dataset", dataset, BENCHMARK_DATASETS)
@@ -89,7 +89,7 @@ def literature_rows(dataset: str | None = None, horizon: int | None = None, code
 def literature_table(rows, code: str) -> list[dict]:
     """Published rows as table rows under the ``code`` family's headers (the metrics some row gives;
     ``—`` where a paper gives no number), with ``method``, ``T``, the split (``paper`` or ``unified``:
-    :data:`~kepp_core.benchmark.LITERATURE_SPLITS`) and the source."""
+    :data:`~kepp_core.catalog.benchmark.LITERATURE_SPLITS`) and the source."""
     rows = [r for r in rows if r.code == code]
     given = [m for m in family(code).metrics if any(m.key in r.metrics for r in rows)]
     return [{"method": r.label, "T": r.T, "split": r.split,

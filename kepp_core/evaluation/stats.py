@@ -33,7 +33,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from kepp_core.benchmark import BENCHMARK_BOOTSTRAP_PERCENTILES, BENCHMARK_BOOTSTRAP_RESAMPLES, BENCHMARK_BOOTSTRAP_SEED
+from kepp_core.catalog.benchmark import BENCHMARK_BOOTSTRAP_PERCENTILES, BENCHMARK_BOOTSTRAP_RESAMPLES, BENCHMARK_BOOTSTRAP_SEED
 from kepp_core.catalog import BOOTSTRAP_RESAMPLES, CONFIDENCE
 from kepp_core.errors import KeppError
 

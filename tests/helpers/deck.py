@@ -13,7 +13,7 @@ import pandas as pd
 from components.talk import deck, playlists  # items as the pages' "Add to playlist" writes them
 from kepp_core import api
 from kepp_core.graph import ProcedureGraph
-from kepp_core.playlists import DECK_MARK, PlaylistStore
+from kepp_core.evaluation.playlists import DECK_MARK, PlaylistStore
 from tests.helpers.cli import run_kepp
 from tests.helpers.markup import HOSTILE
 

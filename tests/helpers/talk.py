@@ -51,7 +51,7 @@ def talk_items(records: Path, published=None) -> list[tuple[str, dict]]:
 
 def write_talk(records: Path, name: str, published=None) -> list[tuple[str, dict]]:
     """The playlist ``name`` of :func:`talk_items`, written beside ``records`` (where the app finds it)."""
-    from kepp_core.playlists import PlaylistStore
+    from kepp_core.evaluation.playlists import PlaylistStore
 
     items = talk_items(records, published)
     PlaylistStore(records.parent / "playlists").add(name, [item for _, item in items])

@@ -78,7 +78,7 @@ def spec_file(path: Path, spec: dict, train: dict) -> Path:
 def untrained_protocol(base: Path, methods: list[str], horizons: list[int], seeds: int = 3, **spec) -> tuple[Path, Path]:
     """A real ``kepp protocol`` output on a tiny world with ``methods`` that need no training (a
     second or two): the world and the output folder (``spec``: more spec keys)."""
-    from kepp_core.protocol import parse_spec, run_protocol
+    from kepp_core.experiments.protocol import parse_spec, run_protocol
 
     world = tiny_world(base / "world", seed=4)
     run_protocol(parse_spec({"dataset": "demo", "root": str(world), "horizons": horizons, "methods": methods,

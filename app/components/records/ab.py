@@ -25,8 +25,7 @@ from components.ui.charts import show_table
 from components.ui.config import PAGES, presenting
 from components.ui.names import compare_default, episode_label, method_name, namer
 from components.ui.text import md, plan_text
-from kepp_core.benchmark import DEFAULT_FAMILY
-from kepp_core.catalog import AB_CELLS, AB_TEST, p_text
+from kepp_core.catalog import AB_CELLS, AB_TEST, DEFAULT_FAMILY, p_text
 
 __all__ = ["GRID", "PARAMS", "Unlinked", "ab_section", "cell_label", "episodes_csv", "protocol_comparison",
            "show_comparison", "unit_ids"]

@@ -20,7 +20,7 @@ from components.ui.config import RECORDS_HOW, missing, start_config
 from components.ui.text import dataset_caption, md
 from kepp_core import api
 from kepp_core.api import AppConfig
-from kepp_core.benchmark import DEFAULT_FAMILY
+from kepp_core.catalog import DEFAULT_FAMILY
 from kepp_core.catalog import DEFAULT_M, DEFAULT_SETTING, RECORDS_FILE, models_dir, parse_plan_model_id, plan_model_id
 from kepp_core.errors import KeppError
 

@@ -1,5 +1,5 @@
 """Which evaluation code a number comes from, in the app. Three codes compute "SR, mAcc, mIoU" and do
-not agree (:mod:`kepp_core.benchmark`: this package's, PDPP's and ViterbiPlanNet's metric families), so a
+not agree (:mod:`kepp_core.catalog.benchmark`: this package's, PDPP's and ViterbiPlanNet's metric families), so a
 number is shown with its code named: the Results page picks the code (``code=``, :func:`pick_code`) and
 its headers are that family's; a page that shows this package's metrics only says so once
 (:func:`code_caption`); and the published numbers of the benchmark the dataset is (the app's
@@ -15,7 +15,7 @@ import streamlit as st
 from components.ui import links
 from components.ui.text import md
 from kepp_core import api
-from kepp_core.benchmark import BENCHMARK_DATASETS, DEFAULT_FAMILY, FAMILIES, LITERATURE_UNCONFIRMED, codes_named
+from kepp_core.catalog import BENCHMARK_DATASETS, DEFAULT_FAMILY, FAMILIES, LITERATURE_UNCONFIRMED, codes_named
 
 __all__ = ["PUBLISHED", "code_caption", "code_help", "code_label", "column_kind", "pick_code", "published", "sr_words"]
 
@@ -23,7 +23,7 @@ PUBLISHED = "published: read from the papers, not measured here"  # the publishe
 
 
 def code_help() -> str:
-    """The help of the code picker: every code the registry holds (:data:`kepp_core.benchmark.FAMILIES`, read
+    """The help of the code picker: every code the registry holds (:data:`kepp_core.catalog.benchmark.FAMILIES`, read
     when the page runs: a code registered there is named here), with where it lives.
 
     >>> code_help().startswith("which code computes SR, mAcc and mIoU (their mIoUs differ): KEPP (this package): ")
@@ -59,7 +59,7 @@ def code_caption(code: str = DEFAULT_FAMILY, shown: Iterable[str] | None = None)
     default every one of the family's) measures.
 
     >>> code_caption("kepp", ["SR", "mIoU"])
-    "Metrics computed by KEPP (this package)'s code (kepp_core/metrics.py): SR: whole plan right (%); mIoU: IoU of each episode's predicted and true action sets, averaged over episodes (%)."
+    "Metrics computed by KEPP (this package)'s code (kepp_core/evaluation/metrics.py): SR: whole plan right (%); mIoU: IoU of each episode's predicted and true action sets, averaged over episodes (%)."
     """
     fam = FAMILIES[code]
     wanted = None if shown is None else set(shown)

@@ -14,10 +14,8 @@ from components.ui.config import missing, presenting
 from components.records.metric_codes import code_caption
 from components.ui.text import md, md_code
 from kepp_core.api import pair_verdict
-from kepp_core.catalog import p_text
+from kepp_core.catalog import DEFAULT_FAMILY, METRIC_KEYS, METRIC_NAMES, PAIR_METRICS, SIGNIFICANCE, p_text
 from components.ui.names import method_name
-from kepp_core.benchmark import DEFAULT_FAMILY
-from kepp_core.catalog import METRIC_KEYS, METRIC_NAMES, PAIR_METRICS, SIGNIFICANCE
 from kepp_core.errors import KeppError
 
 __all__ = ["show_protocol"]

@@ -20,8 +20,7 @@ from components.records import backend
 from components.ui.charts import show_table
 from components.ui.names import compare_default, namer
 from components.ui.text import md
-from kepp_core.benchmark import DEFAULT_FAMILY, FAMILIES
-from kepp_core.catalog import PAIRED_TEST, SLICE_CUTS
+from kepp_core.catalog import DEFAULT_FAMILY, FAMILIES, PAIRED_TEST, SLICE_CUTS
 
 __all__ = ["active_slice", "apply_slice", "cut_scope", "display_table", "parse_slice", "slice_block", "slice_label",
            "slice_text"]

@@ -11,7 +11,7 @@ slide, the next one, the speaker's note and a clock) in a second window that fol
 
 Every dataset string is escaped for where it goes (:func:`components.ui.text.page_text` for HTML and SVG,
 :func:`components.ui.text.script_json` for the script's data). The playlists' store writes a deck
-(:meth:`kepp_core.playlists.PlaylistStore.write_deck`: atomically, never over a file that is not a deck unless
+(:meth:`kepp_core.evaluation.playlists.PlaylistStore.write_deck`: atomically, never over a file that is not a deck unless
 asked).
 
 >>> live = slides.Side(name="", method="", record=None, verdict=slides.LIVE, success=None)
@@ -242,7 +242,7 @@ def deck_html(name: str, shown: Sequence[slides.Slide], frames: Sequence[str] = 
               mark: str = "") -> str:
     """The deck's HTML: the slides ``shown`` (with their frames' and graphs' HTML, where given) of the
     playlist ``name``, the styles and the script inline; ``mark``: the head that says the file is a deck (the
-    playlists store's :attr:`~kepp_core.playlists.PlaylistStore.deck_mark`)."""
+    playlists store's :attr:`~kepp_core.evaluation.playlists.PlaylistStore.deck_mark`)."""
     count = len(shown)
     sections = "".join(_slide_html(k + 1, count, s, frames[k] if k < len(frames) else "",
                                    graphs[k] if k < len(graphs) else "") for k, s in enumerate(shown))

@@ -18,8 +18,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from kepp_core.benchmark import DEFAULT_FAMILY, FAMILIES, codes_named
-from kepp_core.catalog import AB_CELLS, MAX_HORIZON, MAX_SEED, MAX_TOP
+from kepp_core.catalog import AB_CELLS, DEFAULT_FAMILY, FAMILIES, MAX_HORIZON, MAX_SEED, MAX_TOP, codes_named
 
 __all__ = ["AB_KEYS", "MAX_CHARS", "PLAN", "TABLES", "Expected", "Key", "Parser", "Problem", "check", "choice", "clip", "decimal", "flag", "listed", "member", "or_empty",
            "pair", "problems", "text", "whole"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kepp_core.benchmark import DEFAULT_FAMILY, family
+from kepp_core.catalog.benchmark import DEFAULT_FAMILY, family
 from kepp_core.catalog import CONFIG_FILE, models_dir
 from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError
@@ -18,7 +18,7 @@ from kepp_core.evaluation.methods.base import NO_TEXT, REGISTRY, EvalContext, Me
 from kepp_core.evaluation.options import EvalOptions
 from kepp_core.evaluation.uncertainty import episode_uncertainty
 from kepp_core.graph.build import build_graph
-from kepp_core.metrics import success_rate
+from kepp_core.evaluation.metrics import success_rate
 from kepp_core.training.data import EpisodeTensors, episode_tensors
 
 __all__ = ["HorizonEvaluation", "default_methods", "evaluate_horizon", "run_method", "skip_reason"]
@@ -46,7 +46,7 @@ class HorizonEvaluation:
     def rows(self, families: Sequence[str] = ()) -> list[dict]:
         """One table row per method: this package's columns (SR, mAcc, mIoU, ...; + LLM and uncertainty
         columns when present), and the columns of every other evaluation code in ``families`` (``pdpp_sr``, ...),
-        each computed by its code (:mod:`kepp_core.benchmark`)."""
+        each computed by its code (:mod:`kepp_core.catalog.benchmark`)."""
         gt = self.data.actions.numpy()
         out = []
         for name, o in self.outputs.items():

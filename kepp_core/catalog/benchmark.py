@@ -1,6 +1,7 @@
 """The field's evaluation codes, each one object (:class:`MetricFamily`) that computes its metrics and heads
-their columns, and the facts of the unified benchmark (numpy only: :mod:`kepp_core.metrics` holds the
-codes' math; every layer, the app included, reads the codes here).
+their columns, and the facts of the unified benchmark (stdlib only: the codes' math is
+:mod:`kepp_core.evaluation.metrics`'s, imported when a code first computes; every layer, the app included,
+reads the codes here).
 
 Three codes compute "SR, mAcc, mIoU" for procedure planning, and they do not agree (the numbers of
 ``../shared/data/protocol-metrics``: on the same T=3 plans PDPP's per-batch mIoU is 99.7, its
@@ -12,7 +13,7 @@ episodes, its array path; each metric's key, the field it is stored under in row
 header that names the code. Every command, protocol spec, published number and page asks this registry:
 a code added to :data:`FAMILIES` is a ``--metrics`` choice, a table and a name in the app.
 
-- ``kepp``: this package's own metrics (:mod:`kepp_core.metrics`), the default of every table;
+- ``kepp``: this package's own metrics (:mod:`kepp_core.evaluation.metrics`), the default of every table;
 - ``pdpp``: PDPP's ``utils/accuracy.py`` as its ``inference.py`` aggregates it (KEPP's and MTID's
   repositories evaluate with it); ``pdpp-printed``: the same numbers as that code prints them (float32);
 - ``vpn``: ViterbiPlanNet's ``metrics.py`` as its ``main.py`` aggregates it (the unified benchmark).
@@ -31,12 +32,30 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-import numpy as np
+from importlib import import_module
+from typing import TYPE_CHECKING
 
 from kepp_core.errors import KeppError, unknown_name_error
-from kepp_core.metrics import BATCH, kepp_episode_values, kepp_metrics, pdpp_metrics, pdpp_printed_metrics, vpn_metrics
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Plans = Sequence[Sequence[int]]
+BATCH = 256  # episodes per batch, as the field's codes batch them (PDPP's and ViterbiPlanNet's loaders)
+
+
+def _metrics_function(name: str) -> Callable:
+    """The function ``name`` of :mod:`kepp_core.evaluation.metrics` (the codes' math, numpy), imported when
+    first called: the catalogue, which ``kepp --help`` and the app's first page read, stays free of numpy."""
+    def call(*args, **kwargs):
+        return getattr(import_module("kepp_core.evaluation.metrics"), name)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+_kepp, _kepp_episodes, _pdpp, _pdpp_printed, _vpn = map(
+    _metrics_function, ("kepp_metrics", "kepp_episode_values", "pdpp_metrics", "pdpp_printed_metrics", "vpn_metrics"))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -139,12 +158,12 @@ def _printed(pdpp: tuple[FamilyMetric, ...]) -> MetricFamily:
                         "through float32 as inference.py prints it", metrics=tuple(
                             _metric("pdpp_printed", m.key, f"{m.header[:-1]}, as printed)",
                                     f"{m.description}; through float32 as printed") for m in pdpp),
-                        compute=pdpp_printed_metrics, table=_PDPP_TABLE)
+                        compute=_pdpp_printed, table=_PDPP_TABLE)
 
 
 FAMILIES: dict[str, MetricFamily] = {f.name: f for f in (
     # The kepp family's columns and headers are the tables' own since the first release (kept as they are).
-    MetricFamily(name="kepp", label="KEPP (this package)", source="kepp_core/metrics.py", metrics=(
+    MetricFamily(name="kepp", label="KEPP (this package)", source="kepp_core/evaluation/metrics.py", metrics=(
         _metric("kepp", "sr", "SR", "whole plan right (%)", "SR"),
         _metric("kepp", "macc", "mAcc", "steps right, over all episodes and positions (%)", "mAcc"),
         _metric("kepp", "miou_episode", "mIoU", "IoU of each episode's predicted and true action sets, averaged "
@@ -153,8 +172,8 @@ FAMILIES: dict[str, MetricFamily] = {f.name: f for f in (
                                                   "the batches' plain mean (%)", "mIoU_b256"),
         _metric("kepp", "ends", "ends", "the plan's first and last step both right (%)", "ends"),
         _metric("kepp", "sr_ends", "SR_ends", "plans right among the episodes whose ends are right (%)", "SR_ends"),
-    ), compute=kepp_metrics, table=("sr", "macc", "miou_episode"), per_episode=kepp_episode_values),
-    MetricFamily(name="pdpp", label="PDPP", source=_PDPP_SOURCE, metrics=_PDPP_METRICS, compute=pdpp_metrics,
+    ), compute=_kepp, table=("sr", "macc", "miou_episode"), per_episode=_kepp_episodes),
+    MetricFamily(name="pdpp", label="PDPP", source=_PDPP_SOURCE, metrics=_PDPP_METRICS, compute=_pdpp,
                  table=_PDPP_TABLE),
     _printed(_PDPP_METRICS),
     MetricFamily(name="vpn", label="ViterbiPlanNet", source="ViterbiPlanNet's metrics.py with main.py's aggregation "
@@ -165,7 +184,7 @@ FAMILIES: dict[str, MetricFamily] = {f.name: f for f in (
                                                                 "ids bit by bit, not a set IoU; batches weighted (%)"),
         _metric("vpn", "miou_classic", "mIoU (ViterbiPlanNet, classic)", "miou(): action sets growing from the "
                                                                          "first episode on, averaged over prefixes (%)"),
-    ), compute=vpn_metrics),
+    ), compute=_vpn),
 )}
 DEFAULT_FAMILY = "kepp"
 
@@ -258,7 +277,9 @@ BENCHMARK_SEEDS = 5
 
 LITERATURE_FILE = "literature.toml"  # kepp_core/evaluation/literature.toml: published numbers, each cited
 
-__all__ = ["BENCHMARK_CODE", "BENCHMARK_DATASETS", "BENCHMARK_HORIZONS", "BENCHMARK_SEEDS", "BENCHMARK_BOOTSTRAP_METRICS",
-           "BENCHMARK_BOOTSTRAP_PERCENTILES", "BENCHMARK_BOOTSTRAP_RESAMPLES", "BENCHMARK_BOOTSTRAP_SEED", "DEFAULT_FAMILY",
-           "FAMILIES", "FamilyMetric", "LITERATURE_FILE", "LITERATURE_SPLITS", "LITERATURE_UNCONFIRMED", "MetricFamily",
-           "check_columns", "codes_named", "extra_family", "family", "protocol_metrics"]
+__all__ = [
+    "BATCH", "BENCHMARK_CODE", "BENCHMARK_DATASETS", "BENCHMARK_HORIZONS", "BENCHMARK_SEEDS", "BENCHMARK_BOOTSTRAP_METRICS",
+    "BENCHMARK_BOOTSTRAP_PERCENTILES", "BENCHMARK_BOOTSTRAP_RESAMPLES", "BENCHMARK_BOOTSTRAP_SEED",
+    "DEFAULT_FAMILY", "FAMILIES", "FamilyMetric", "LITERATURE_FILE", "LITERATURE_SPLITS", "LITERATURE_UNCONFIRMED",
+    "MetricFamily", "check_columns", "codes_named", "extra_family", "family", "protocol_metrics", "Plans",
+]

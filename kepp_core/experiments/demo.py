@@ -1,7 +1,7 @@
 """Experiments: training then evaluation, in one place.
 
 - :func:`run_table`: the demo world's evaluation table (``kepp demo table``): the protocol
-  :data:`DEMO_TABLE_SPEC` run by the protocol runner (:func:`~kepp_core.protocol.run_protocol`:
+  :data:`DEMO_TABLE_SPEC` run by the protocol runner (:func:`~kepp_core.experiments.protocol.run_protocol`:
   models, records and intervals), summarised as mean ± std over seeds;
 - :func:`train_demo_models`: the models the app shows (``kepp demo models``, what
   ``assets/demo`` ships), evaluated and recorded in ``manifest.json``;
@@ -28,7 +28,7 @@ from kepp_core.evaluation.stats import summarise
 from kepp_core.io import atomic_write_json, atomic_write_text, read_json
 from kepp_core.models.spec import load_spec
 from kepp_core.paths import DEMO_ASSETS, DEMO_TABLE_SPEC, REPO_ROOT, cache_folder
-from kepp_core.protocol import ProtocolSpec, run_protocol
+from kepp_core.experiments.protocol import ProtocolSpec, run_protocol
 from kepp_core.training.config import preset
 from kepp_core.training.suite import train_horizon
 
@@ -39,7 +39,7 @@ CLAIM = ("kepp-R1", "kepp-nograph", (4, 5))
 
 
 def run_table(spec: ProtocolSpec, retrain: bool = False, log: Callable[[str], None] = print) -> dict:
-    """The demo table of a protocol ``spec``: :func:`~kepp_core.protocol.run_protocol` trains what
+    """The demo table of a protocol ``spec``: :func:`~kepp_core.experiments.protocol.run_protocol` trains what
     is missing (``retrain``: everything) into ``OUT/frac100/seed<s>/T<h>/``, evaluates and writes
     its records and results; the per-seed rows are then summarised as mean ± std over seeds into
     ``OUT/table.json`` and ``OUT/table.md`` (with the check of :data:`CLAIM`)."""

@@ -11,7 +11,7 @@
 
 The field's two evaluation codes compute these differently (batches weighted by their size,
 float32, a bitwise "IoU"): :func:`pdpp_metrics` and :func:`vpn_metrics` reproduce each exactly; each
-code is one object of :mod:`kepp_core.benchmark` that owns its function here, its columns and headers.
+code is one object of :mod:`kepp_core.catalog.benchmark` that owns its function here, its columns and headers.
 
 Where plans fail (beyond the paper): **ends right**, the percent of episodes whose first *and*
 last predicted steps are right, and **SR if ends right**, the success rate among those episodes,
@@ -29,11 +29,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from kepp_core.catalog.benchmark import BATCH
 from kepp_core.errors import KeppError
 
 __all__ = ["mean_accuracy", "miou_per_batch", "miou_per_episode", "plan_metrics", "success_rate"]
 
-BATCH = 256
 
 
 def _check(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]]) -> None:
@@ -248,7 +248,7 @@ def plan_metrics(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], bat
             "miou_episode": miou_per_episode(pred, gt), "miou_batch": miou_per_batch(pred, gt, batch_size)}
 
 
-# --- the field's evaluation codes (each one object of kepp_core.benchmark.FAMILIES that owns its function here) ---
+# --- the field's evaluation codes (each one object of kepp_core.catalog.benchmark.FAMILIES that owns its function here) ---
 def _plan_arrays(pred, gt) -> tuple[np.ndarray, np.ndarray]:
     """``pred`` and ``gt`` as ``[N, T]`` int64 arrays (checked: as many plans, equal lengths, one T)."""
     if isinstance(pred, np.ndarray) and isinstance(gt, np.ndarray) and pred.ndim == gt.ndim == 2:
@@ -362,7 +362,7 @@ def _first_rows(plans: np.ndarray, size: int) -> np.ndarray:
 
 
 def kepp_metrics(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]], batch_size: int = BATCH) -> dict:
-    """This package's own metrics under the keys of the ``kepp`` family (:mod:`kepp_core.benchmark`)."""
+    """This package's own metrics under the keys of the ``kepp`` family (:mod:`kepp_core.catalog.benchmark`)."""
     return {"sr": success_rate(pred, gt), "macc": mean_accuracy(pred, gt), "miou_episode": miou_per_episode(pred, gt),
             "miou_batch": miou_per_batch(pred, gt, batch_size), "ends": endpoint_rate(pred, gt),
             "sr_ends": success_given_endpoints(pred, gt)}
