@@ -17,9 +17,9 @@ from components.records import urls
 from components.talk.curation import choose_scenes
 from kepp_core.models.folders import trained_horizons
 from kepp_core import api, catalog
-from tests.helpers.browser import (ARTIFACTS, check_drawing_labels, check_drawing_type, graph_frame, idle, query,
-                                   rerun, result_on_one_screen, rows_of_cards, settled_drawing, shown_graph_frame,
-                                   stopped_moving, wait_plan)
+from tests.helpers.browser import (ARTIFACTS, check_drawing_labels, check_drawing_type, graph_frame, idle,
+                                   open_popover, query, rerun, result_on_one_screen, rows_of_cards, settled_drawing,
+                                   shown_graph_frame, stopped_moving, wait_plan)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
 SCREEN = {"width": 1280, "height": 720}
@@ -75,9 +75,7 @@ def test_deep_link_opens_an_episode_and_survives_a_reload(demo_server, browser, 
     url = query(page)
     assert url["video"] == q["video"] and url["ep"] == q["ep"] and url["T"] == "4" and url["plan"] == "1"
     # "Copy link" shows this very address
-    page.get_by_role("button", name="Copy link").click()
-    shown = page.locator('[data-testid="stPopoverBody"] code').first
-    shown.wait_for(timeout=30_000)
+    shown = open_popover(page, "Copy link", "code")
     assert query(page) == {k: v[-1] for k, v in parse_qs(urlparse(shown.inner_text().strip()).query).items()}
     assert shown.inner_text().strip().startswith(f"{demo_server}/Plan?")
     page.keyboard.press("Escape")
@@ -194,9 +192,7 @@ def test_graph_deep_link_survives_a_reload(demo_server, browser):
     assert before[:2] == ("2", "add sugar") and before[2].startswith("frequency graph") and "add sugar" in before[3]
     assert query(page) == {"step": "add sugar", "depth": "2", "min": "0.05", "w": "pkg"}
     # the copy-link control holds this very address
-    page.get_by_role("button", name="Copy link").click()
-    code = page.locator('[data-testid="stPopoverBody"] code').first
-    code.wait_for(timeout=30_000)
+    code = open_popover(page, "Copy link", "code")
     assert {k: v[-1] for k, v in parse_qs(urlparse(code.inner_text().strip()).query).items()} == query(page)
     page.keyboard.press("Escape")
     page.reload()

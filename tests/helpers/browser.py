@@ -544,6 +544,24 @@ def wait_plan(page, timeout: float = 120_000) -> None:
     idle(page, timeout=timeout)
 
 
+def open_popover(page, button: str, inside: str, tries: int = 3):
+    """Click the popover button named ``button`` and return the locator ``inside`` its body once shown. A rerun
+    of the page that closed the popover before it showed (a busy machine) is met as a person would meet it:
+    click again; it must open within ``tries`` clicks."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    shown = page.locator(f'[data-testid="stPopoverBody"] {inside}').first
+    for attempt in range(tries):
+        idle(page)
+        page.get_by_role("button", name=button).first.click()
+        try:
+            shown.wait_for(state="visible", timeout=15_000)
+            return shown
+        except PlaywrightTimeout:
+            if attempt == tries - 1:
+                raise
+
+
 def add_to_playlist(page, name: str, count: int) -> None:
     """A records page's "Add to playlist" control: type the name, press Add, see it confirmed. The
     popover is opened again when a rerun of the page closed it before it showed (a busy machine), as a
