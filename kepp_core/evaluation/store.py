@@ -30,6 +30,7 @@ import re
 import time
 import weakref
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -554,9 +555,9 @@ class RecordsColumns:
 
 def read_columns(files: Iterable[str | Path]) -> RecordsColumns:
     """The judged rows of ``files`` (:func:`records_columns` of each, in order), as one table."""
+    files = list(files)
     tables, low, top = [], 0, -1
-    for n, f in enumerate(files):
-        t = records_columns(f)
+    for n, (f, t) in enumerate(zip(files, _each(records_columns, files))):
         meta = t.schema.metadata or {}
         low, top = min(low, int(meta.get(b"min_action", b"0"))), max(top, int(meta.get(b"max_action", b"-1")))
         t = t.append_column("source", pa.repeat(pa.scalar(Path(f).name, pa.large_string()), t.num_rows))
@@ -870,25 +871,50 @@ def folder_records(folder: str | Path) -> tuple[list[Path], list[Skipped]]:
     do not, each with why (the reader's one-line error). Reading a file once here caches it
     (:func:`records_columns`), so reading it again is a memory map."""
     files, skipped = [], []
-    for q in sorted(p for p in Path(folder).rglob("*") if p.suffix in RECORD_SUFFIXES and p.is_file()):
-        try:
-            version = file_version(q)
-            why = _refused.get(version.key)
-            if why is None:
-                try:
-                    records_columns(q)
-                except KeppError as e:
-                    text = str(e)
-                    if text.startswith(str(q)):  # "FILE:LINE: why" -> "line LINE: why"
-                        text = re.sub(r"^:(\d+): ", r"line \1: ", text[len(str(q)):]).lstrip(": ")
-                    why = _refused[version.key] = text
-        except KeppError as e:  # a file that went away or cannot be read
-            why = str(e)
+    found = sorted(p for p in Path(folder).rglob("*") if p.suffix in RECORD_SUFFIXES and p.is_file())
+    for q, why in zip(found, _each(_refusal, found)):
         if why:
             skipped.append(Skipped(q, why))
         else:
             files.append(q)
     return files, skipped
+
+
+def _refusal(path: Path) -> str | None:
+    """Why the file ``path`` is not records (one line), or None when it is (then it is cached)."""
+    try:
+        version = file_version(path)
+        why = _refused.get(version.key)
+        if why is None:
+            try:
+                records_columns(path)
+            except KeppError as e:
+                text = str(e)
+                if text.startswith(str(path)):  # "FILE:LINE: why" -> "line LINE: why"
+                    text = re.sub(r"^:(\d+): ", r"line \1: ", text[len(str(path)):]).lstrip(": ")
+                why = _refused[version.key] = text
+    except KeppError as e:  # a file that went away or cannot be read
+        why = str(e)
+    return why
+
+
+def _each(fn, files: Sequence) -> list:
+    """``fn`` of each of ``files``, in order, several files at once: reading, judging and caching a file is
+    mostly pyarrow and numpy, which let other threads run, so a folder read cold uses every core, not one. An
+    exception is raised as calling ``fn`` on the files in order would raise it (the first failing file's)."""
+    workers = min(len(files), _cores())
+    if workers < 2:
+        return [fn(f) for f in files]
+    with ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(fn, files))
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 def records_in(path: str | Path) -> tuple[list[Path], list[Skipped]]:
