@@ -507,6 +507,7 @@ def judge(rows: pa.Table) -> pa.Table:
     has_ends = rows.column("endpoints").is_valid().to_numpy() if n else np.zeros(0, bool)
     low, top = 0, -1
     lists = {c: list_values(rows.column(c)) for c in ("truth", "plan", "endpoints")} if n else {}
+    record = rows.column("record").to_numpy() if n else np.zeros(0, np.int64)
     for T in np.unique(horizon):
         idx = np.flatnonzero(horizon == T)
         truth, plan = row_arrays(lists["truth"], idx, int(T)), row_arrays(lists["plan"], idx, int(T))
@@ -516,8 +517,9 @@ def judge(rows: pa.Table) -> pa.Table:
             ends[own] = row_arrays(lists["endpoints"], idx[own], 2)
         right = plan == truth
         success[idx] = right.all(axis=1)
+        first = np.r_[True, record[idx][1:] != record[idx][:-1]]  # a record's rows share its truth: judged once
         flags = ((ends[:, 0] != truth[:, 0]) | (ends[:, 1] != truth[:, -1]), truth[:, 0] == truth[:, -1],
-                 repeats_batch(truth) | repeats_batch(plan))
+                 repeats_batch(truth[first])[np.cumsum(first) - 1] | repeats_batch(plan))
         code[idx] = sum(f.astype(np.int64) << b for b, f in enumerate(flags))
         low, top = min(low, int(truth.min()), int(plan.min())), max(top, int(truth.max()), int(plan.max()))
     names = [tuple(p for b, p in enumerate(PATTERNS[:3]) if c >> b & 1) or (PATTERNS[3],) for c in range(8)]
