@@ -12,7 +12,9 @@ Reading a JSONL file cold takes the fast way when it can prove the file valid: o
 one object per line, no line past :data:`kepp_core.io.MAX_LINE_BYTES`, finite numbers). Anything
 it cannot prove (a bad line, an odd type, an older format, Parquet) is read record by record
 (:func:`kepp_core.evaluation.records.read_records` and :func:`_record_rows`), which gives the one-line
-error of the first bad record, the same error as ever; both ways give the same rows (tested).
+error of the first bad record, the same error as ever; both ways give the same rows (tested). A folder's
+(or a list's) files are read a few at once, one thread per core (:func:`_each`): parsing, judging and writing
+the cache are pyarrow and numpy, which let the other threads run.
 
 In memory the rows' plans and ground truths are fixed-width integer arrays, one ``[n, T]`` array per
 horizon (:meth:`RecordsColumns.plans`); :func:`predictions_frame` hands the pandas table of
