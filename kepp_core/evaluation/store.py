@@ -12,7 +12,9 @@ Reading a JSONL file cold takes the fast way when it can prove the file valid: o
 one object per line, no line past :data:`kepp_core.io.MAX_LINE_BYTES`, finite numbers). Anything
 it cannot prove (a bad line, an odd type, an older format, Parquet) is read record by record
 (:func:`kepp_core.evaluation.records.read_records` and :func:`_record_rows`), which gives the one-line
-error of the first bad record, the same error as ever; both ways give the same rows (tested).
+error of the first bad record, the same error as ever; both ways give the same rows (tested). A folder's
+(or a list's) files are read a few at once, one thread per core (:func:`_each`): parsing, judging and writing
+the cache are pyarrow and numpy, which let the other threads run.
 
 In memory the rows' plans and ground truths are fixed-width integer arrays, one ``[n, T]`` array per
 horizon (:meth:`RecordsColumns.plans`); :func:`predictions_frame` hands the pandas table of
@@ -30,6 +32,7 @@ import re
 import time
 import weakref
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -285,10 +288,10 @@ def _fast_rows(data: bytes) -> pa.Table | None:
     present = np.stack([c.is_valid().to_numpy(zero_copy_only=False) for c in children], axis=1)
     rec_idx, meth_idx = np.nonzero(present)
     ks = np.array([stored_paths(m) for m in methods], dtype=np.int64)[meth_idx]
-    plan_parts = [children[m].take(pa.array(rec_idx[meth_idx == m])) for m in range(len(methods))]
-    order = np.argsort(np.concatenate([np.flatnonzero(meth_idx == m) for m in range(len(methods))]), kind="stable")
-    plan = pa.concat_arrays(plan_parts).take(pa.array(order))
-    truth = gt.take(pa.array(rec_idx))
+    pick = pa.array(meth_idx * n + rec_idx)  # each row's place in its methods' columns one after the other
+    plan = pa.concat_arrays(children).take(pick)
+    take = pa.array(rec_idx)
+    truth = gt.take(take)
     if (pc.list_value_length(plan).to_numpy(zero_copy_only=False) != gt_len[rec_idx]).any():
         return None  # a plan of another length: the exact reader names its episode
     has_paths = np.zeros(n, dtype=bool)
@@ -303,12 +306,12 @@ def _fast_rows(data: bytes) -> pa.Table | None:
     rows = {"record": pa.array(rec_idx, pa.int64()), "k": pa.array(ks, pa.int64())}
     for name in _SCALARS:
         c = col.get(name)
-        rows[name] = c.take(pa.array(rec_idx)) if c is not None else pa.nulls(len(rec_idx))
+        rows[name] = c.take(take) if c is not None else pa.nulls(len(rec_idx))
     rows["horizon"] = pa.array(horizon[rec_idx], pa.int64())
     rows["method"] = pa.array(np.array(methods, dtype=object)[meth_idx], pa.string())
     if "correct" in col:  # an older format's outcomes: the exact reader upgrades them
         return None
-    per_row = lambda mapping, typ, kinds: _per_method(mapping, typ, kinds, methods, rec_idx, meth_idx, order, n)  # noqa: E731
+    per_row = lambda mapping, typ, kinds: _per_method(mapping, typ, kinds, methods, pick, n)  # noqa: E731
     rows["imported"] = per_row(imported, pa.string(), (pa.string(),))
     # what each record says of each method (the units of kepp protocol's paired tests): the table's last columns
     recorded = {f"recorded_{name}": per_row(col.get(name), pa.float64(), (pa.int64(), pa.float64(), pa.bool_(), pa.null()))
@@ -316,28 +319,35 @@ def _fast_rows(data: bytes) -> pa.Table | None:
     if any(c is None for c in recorded.values()):
         return None
     rows["truth"], rows["plan"] = truth, plan
-    uses = pa.array(ks > 0)
-    take = pa.array(rec_idx)
+    # what a method that uses them takes of the record's endpoints, their scores and its own R graph paths: each
+    # row's record, or none (a null place: a null value) for the methods that use none
+    rs = np.unique(ks[ks > 0])
+    uses = pa.array(rec_idx, mask=ks == 0)
     for name, typ in (("endpoints", pa.list_(pa.int64())), ("endpoint_scores", pa.list_(pa.float64())),
                       ("paths", pa.list_(pa.list_(pa.int64()))), ("path_scores", pa.list_(pa.float64()))):
         c = col.get(name)
         c = pa.nulls(n, typ) if c is None or c.type == pa.null() else c.cast(typ)
-        rows[name] = pc.if_else(uses, c.take(take), pa.nulls(len(rec_idx), typ))
-    for name in ("paths", "path_scores"):  # a method's own R of them
-        whole = rows[name]
-        for r in np.unique(ks[ks > 0]):
-            rows[name] = pc.if_else(pa.array(ks == r), pc.list_slice(whole, 0, int(r)), rows[name])
-    if "endpoints" in rows:  # the step model's scores go with its endpoints (no endpoints: no scores)
-        rows["endpoint_scores"] = pc.if_else(rows["endpoints"].is_null(), pa.nulls(len(rec_idx), pa.list_(pa.float64())),
-                                             rows["endpoint_scores"])
+        if name == "endpoint_scores":  # the step model's scores go with its endpoints (no endpoints: no scores)
+            ends = col.get("endpoints")
+            none = ks == 0
+            if ends is not None and ends.type != pa.null():
+                none |= ~ends.is_valid().to_numpy(zero_copy_only=False)[rec_idx]
+            else:
+                none[:] = True
+            rows[name] = c.take(pa.array(rec_idx, mask=none))
+        elif name in ("paths", "path_scores") and len(rs):  # the first R of them, R each row's method's
+            place = np.searchsorted(rs, ks) * n + rec_idx
+            rows[name] = pa.concat_arrays([pc.list_slice(c, 0, int(r)) for r in rs]).take(pa.array(place, mask=ks == 0))
+        else:
+            rows[name] = c.take(uses)
     return pa.table({**rows, **recorded})
 
 
-def _per_method(mapping, typ, kinds, methods: list[str], rec_idx: np.ndarray, meth_idx: np.ndarray,
-                order: np.ndarray, n: int) -> pa.Array | None:
+def _per_method(mapping, typ, kinds, methods: list[str], pick: pa.Array, n: int) -> pa.Array | None:
     """A column mapping methods to values (a struct of ``n`` records: ``imported``, ``success``, ``acc``) as each
-    row's value of its method (null: none), of type ``typ``. A value not of ``kinds`` reads as none where ``typ`` is
-    text; where it is a number, None: text where a number belongs, the exact reader decides."""
+    row's value of its method (null: none), of type ``typ`` (``pick``: each row's place in the methods' values one
+    method after the other). A value not of ``kinds`` reads as none where ``typ`` is text; where it is a number,
+    None: text where a number belongs, the exact reader decides."""
     fields = {mapping.type.field(i).name: i for i in range(mapping.type.num_fields)} \
         if mapping is not None and pa.types.is_struct(mapping.type) else {}
     parts = []
@@ -347,9 +357,8 @@ def _per_method(mapping, typ, kinds, methods: list[str], rec_idx: np.ndarray, me
             if typ != pa.string():
                 return None
             c = None
-        c = pa.nulls(n, typ) if c is None else c.cast(typ)
-        parts.append(c.take(pa.array(rec_idx[meth_idx == m])))
-    return pa.concat_arrays(parts).take(pa.array(order)) if parts else pa.nulls(0, typ)
+        parts.append(pa.nulls(n, typ) if c is None else c.cast(typ))
+    return pa.concat_arrays(parts).take(pick) if parts else pa.nulls(0, typ)
 
 
 def _plain(schema: pa.Schema, depth: int = 6) -> bool:
@@ -500,6 +509,7 @@ def judge(rows: pa.Table) -> pa.Table:
     has_ends = rows.column("endpoints").is_valid().to_numpy() if n else np.zeros(0, bool)
     low, top = 0, -1
     lists = {c: list_values(rows.column(c)) for c in ("truth", "plan", "endpoints")} if n else {}
+    record = rows.column("record").to_numpy() if n else np.zeros(0, np.int64)
     for T in np.unique(horizon):
         idx = np.flatnonzero(horizon == T)
         truth, plan = row_arrays(lists["truth"], idx, int(T)), row_arrays(lists["plan"], idx, int(T))
@@ -509,24 +519,27 @@ def judge(rows: pa.Table) -> pa.Table:
             ends[own] = row_arrays(lists["endpoints"], idx[own], 2)
         right = plan == truth
         success[idx] = right.all(axis=1)
+        first = np.r_[True, record[idx][1:] != record[idx][:-1]]  # a record's rows share its truth: judged once
         flags = ((ends[:, 0] != truth[:, 0]) | (ends[:, 1] != truth[:, -1]), truth[:, 0] == truth[:, -1],
-                 repeats_batch(truth) | repeats_batch(plan))
+                 repeats_batch(truth[first])[np.cumsum(first) - 1] | repeats_batch(plan))
         code[idx] = sum(f.astype(np.int64) << b for b, f in enumerate(flags))
         low, top = min(low, int(truth.min()), int(plan.min())), max(top, int(truth.max()), int(plan.max()))
     names = [tuple(p for b, p in enumerate(PATTERNS[:3]) if c >> b & 1) or (PATTERNS[3],) for c in range(8)]
-    patterns = np.array([", ".join(p) for p in names], dtype=object)[code]
-    primary = np.array([p[0] for p in names], dtype=object)[code]
-    patterns[success], primary[success] = "", ""
-    out = rows.append_column("success", pa.array(success)).append_column("patterns", pa.array(patterns, pa.string()))
-    out = out.append_column("pattern", pa.array(primary, pa.string()))
+    code[success] = 8  # a right plan: no pattern
+    pick = pa.array(code)
+    out = rows.append_column("success", pa.array(success))
+    out = out.append_column("patterns", pa.array([", ".join(p) for p in names] + [""], pa.large_string()).take(pick))
+    out = out.append_column("pattern", pa.array([p[0] for p in names] + [""], pa.large_string()).take(pick))
     for c in ("endpoints", "paths"):  # their ids are shown as labels too
         flat = rows.column(c)
         while pa.types.is_list(flat.type):
             flat = pc.list_flatten(flat)
         if len(flat) and flat.null_count < len(flat):
             low, top = min(low, pc.min(flat).as_py()), max(top, pc.max(flat).as_py())
-    out = out.cast(pa.schema([f.with_type(pa.large_string()) if f.type == pa.string() else f for f in out.schema]))
-    return out.replace_schema_metadata({"min_action": str(low), "max_action": str(top)})  # text as pandas holds it
+    for i, f in enumerate(out.schema):  # text as pandas holds it
+        if f.type == pa.string():
+            out = out.set_column(i, f.with_type(pa.large_string()), out.column(i).cast(pa.large_string()))
+    return out.replace_schema_metadata({"min_action": str(low), "max_action": str(top)})
 
 
 # --- several files as one table -------------------------------------------------------------------------------------
@@ -554,9 +567,9 @@ class RecordsColumns:
 
 def read_columns(files: Iterable[str | Path]) -> RecordsColumns:
     """The judged rows of ``files`` (:func:`records_columns` of each, in order), as one table."""
+    files = list(files)
     tables, low, top = [], 0, -1
-    for n, f in enumerate(files):
-        t = records_columns(f)
+    for n, (f, t) in enumerate(zip(files, _each(records_columns, files))):
         meta = t.schema.metadata or {}
         low, top = min(low, int(meta.get(b"min_action", b"0"))), max(top, int(meta.get(b"max_action", b"-1")))
         t = t.append_column("source", pa.repeat(pa.scalar(Path(f).name, pa.large_string()), t.num_rows))
@@ -870,25 +883,50 @@ def folder_records(folder: str | Path) -> tuple[list[Path], list[Skipped]]:
     do not, each with why (the reader's one-line error). Reading a file once here caches it
     (:func:`records_columns`), so reading it again is a memory map."""
     files, skipped = [], []
-    for q in sorted(p for p in Path(folder).rglob("*") if p.suffix in RECORD_SUFFIXES and p.is_file()):
-        try:
-            version = file_version(q)
-            why = _refused.get(version.key)
-            if why is None:
-                try:
-                    records_columns(q)
-                except KeppError as e:
-                    text = str(e)
-                    if text.startswith(str(q)):  # "FILE:LINE: why" -> "line LINE: why"
-                        text = re.sub(r"^:(\d+): ", r"line \1: ", text[len(str(q)):]).lstrip(": ")
-                    why = _refused[version.key] = text
-        except KeppError as e:  # a file that went away or cannot be read
-            why = str(e)
+    found = sorted(p for p in Path(folder).rglob("*") if p.suffix in RECORD_SUFFIXES and p.is_file())
+    for q, why in zip(found, _each(_refusal, found)):
         if why:
             skipped.append(Skipped(q, why))
         else:
             files.append(q)
     return files, skipped
+
+
+def _refusal(path: Path) -> str | None:
+    """Why the file ``path`` is not records (one line), or None when it is (then it is cached)."""
+    try:
+        version = file_version(path)
+        why = _refused.get(version.key)
+        if why is None:
+            try:
+                records_columns(path)
+            except KeppError as e:
+                text = str(e)
+                if text.startswith(str(path)):  # "FILE:LINE: why" -> "line LINE: why"
+                    text = re.sub(r"^:(\d+): ", r"line \1: ", text[len(str(path)):]).lstrip(": ")
+                why = _refused[version.key] = text
+    except KeppError as e:  # a file that went away or cannot be read
+        why = str(e)
+    return why
+
+
+def _each(fn, files: Sequence) -> list:
+    """``fn`` of each of ``files``, in order, several files at once: reading, judging and caching a file is
+    mostly pyarrow and numpy, which let other threads run, so a folder read cold uses every core, not one. An
+    exception is raised as calling ``fn`` on the files in order would raise it (the first failing file's)."""
+    workers = min(len(files), _cores())
+    if workers < 2:
+        return [fn(f) for f in files]
+    with ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(fn, files))
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 def records_in(path: str | Path) -> tuple[list[Path], list[Skipped]]:
