@@ -447,9 +447,9 @@ def episode_links(files: list[str], horizons: list[int], n: int) -> tuple[list[s
     from urllib.parse import urlencode
 
     from kepp_core import api
-    from kepp_core.paths import APP_DIR
+    from app.commands import components
 
-    sys.path.insert(0, str(APP_DIR))  # the app's plain-Python components, imported as the app does
+    components()  # the app's plain-Python components, imported as its pages import them
     from components.talk.curation import choose_scenes
     from components.ui.names import default_method
     from components.records.urls import plan_query
