@@ -355,6 +355,36 @@ def core_names_app(root: str | Path) -> list[str]:
     return out
 
 
+PATH_EDITS_ALLOWED = ("tests/conftest.py",)  # the one place the tests' import path is set up
+
+
+def sys_path_edits(root: str | Path, folders: tuple[str, ...] = ("kepp_core", "app", "tests")) -> list[str]:
+    """Where code edits ``sys.path`` (``sys.path.insert/append/extend``, an assignment to ``sys.path`` or a slice
+    of it) outside :data:`PATH_EDITS_ALLOWED` (``file:line``): the core and the app find each other by being
+    installed (or by ``PYTHONPATH``), never by a module moving the path."""
+    root = Path(root)
+    out = []
+    for folder in folders:
+        for path in sorted((root / folder).rglob("*.py")):
+            where = path.relative_to(root).as_posix()
+            if where in PATH_EDITS_ALLOWED:
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+                    if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+                edited = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in ("insert", "append", "extend") and _is_sys_path(node.func.value)
+                edited = edited or any(_is_sys_path(t.value if isinstance(t, ast.Subscript) else t) for t in targets)
+                if edited:
+                    out.append(f"{where}:{node.lineno}")
+    return out
+
+
+def _is_sys_path(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "path" and isinstance(node.value, ast.Name) \
+        and node.value.id == "sys"
+
+
 def unlisted_public_names(module_path: str | Path) -> list[str]:
     """The public names a module defines at its top level (functions, classes, assigned names) that its
     ``__all__`` leaves out."""
@@ -381,6 +411,7 @@ def report(root: str | Path) -> dict:
         "cycles": st.cycles(),
         "package_cycles": st.package_cycles(),
         "core_names_app": core_names_app(root),
+        "sys_path_edits": sys_path_edits(root),
         "upward_imports": [f"{i.source}:{i.line} → {i.target}" for i in st.upward],
         "imports_inside_functions": len(st.local_imports),
         "unlisted_imports_inside_functions": st.unlisted_local_imports(),

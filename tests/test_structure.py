@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from structure import LAYERS, MAX_FUNCTION_LINES, core_names_app, layer_of, read_structure, report
+from structure import LAYERS, MAX_FUNCTION_LINES, core_names_app, layer_of, read_structure, report, sys_path_edits
 from kepp_core.paths import REPO_ROOT
 
 REPO = REPO_ROOT
@@ -78,6 +78,20 @@ def test_a_core_module_naming_the_app_fails(tmp_path):
     # a docstring or comment may point a reader at the app
     (root / "kepp_core" / "notes.py").write_text('"""See app/Home.py and app/commands.py."""\n# app/serve.py\n')
     assert not [f for f in core_names_app(root) if "notes.py" in f]
+
+
+def test_no_sys_path_edit_outside_the_tests_conftest():
+    assert sys_path_edits(REPO) == []
+
+
+def test_a_planted_sys_path_edit_is_found(tmp_path):
+    for k, line in enumerate(["sys.path.insert(0, 'app')", "sys.path[:0] = ['x']", "sys.path = ['x']",
+                              "sys.path.append('x')", "sys.path += ['x']"]):
+        (tmp_path / "app").mkdir(exist_ok=True)
+        (tmp_path / "app" / f"m{k}.py").write_text(f"import sys\n{line}\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "conftest.py").write_text("import sys\nsys.path.insert(0, 'app')\n")  # its one place
+    assert sys_path_edits(tmp_path) == [f"app/m{k}.py:2" for k in range(5)]
 
 
 def test_app_imports_only_the_api(structure):
