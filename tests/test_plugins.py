@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import tomllib
 
+import pytest
+
 from kepp_core.commands.plugins import GROUP, plugin_entry_points, run_plugin
 from kepp_core.paths import REPO_ROOT
 from tests.helpers.cli import assert_one_line_error, run_kepp
@@ -28,3 +30,12 @@ def test_kepp_lists_the_plugged_in_commands_and_runs_them_with_its_own_error_rul
 
 def test_a_command_no_plugin_declares_is_not_run():
     assert run_plugin("no-such-command", []) is None
+
+
+@pytest.mark.slow
+def test_kepp_demo_starts_the_app_as_the_plugged_in_command(demo_env, tmp_path):
+    # the world and models are ready, then `kepp demo` hands its port to the command `app`, whose own check
+    # refuses it: the app is reached through the plug-in point, by its command's name
+    r = run_kepp("demo", "--port", "0", cwd=tmp_path)
+    assert "models:" in r.stdout
+    assert_one_line_error(r, "--port 0", "1..65535")
