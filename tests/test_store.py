@@ -17,7 +17,7 @@ import pytest
 from kepp_core import api
 from kepp_core.errors import KeppError
 from kepp_core.evaluation import store
-from kepp_core.evaluation.store import arrays, cache, reading
+from kepp_core.evaluation.store import arrays, cache, reading, version
 from kepp_core.evaluation.records import read_records, write_records
 from kepp_core.io import MAX_LINE_BYTES
 from kepp_core.paths import DEMO_ASSETS, cache_folder
@@ -176,22 +176,23 @@ def test_the_cache_follows_the_files_bytes_even_at_the_same_size_and_time(tmp_pa
 
 def test_a_settled_files_hash_is_kept_so_a_new_process_reads_no_bytes_until_the_file_is_written_again(
         tmp_path, cache_home, monkeypatch):
-    monkeypatch.setattr(cache, "SETTLED_NS", 0)  # this file counts as settled (else 2 s after its last write)
+    monkeypatch.setattr(version, "SETTLED_NS", 0)  # this file counts as settled (else 2 s after its last write)
     path = write_records(tmp_path / "r.jsonl", [RECORD])
     api.read_predictions([path])
     stat = path.stat()
-    cache._versions.clear()  # as a new process finds the cache home
+    version._versions.clear()  # as a new process finds the cache home
     cache._opened.clear()
 
     def refuse(*_args, **_kwargs):
         raise AssertionError("the records file's bytes were read again")
     with monkeypatch.context() as m:
+        m.setattr(version, "open_regular", refuse)
         m.setattr(cache, "open_regular", refuse)
         again = api.read_predictions([path])  # its kept hash names the cached table: no byte of the file read
     changed = path.read_text(encoding="utf-8").replace('"pdpp": [3, 2, 1]', '"pdpp": [1, 2, 1]')
     path.write_text(changed, encoding="utf-8")  # as many bytes, then the old modification time given back
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    cache._versions.clear()
+    version._versions.clear()
     cache._opened.clear()
     second = api.read_predictions([path])
     pdpp = lambda t: t.loc[t["method"] == "pdpp", "success"].tolist()  # noqa: E731
@@ -200,7 +201,7 @@ def test_a_settled_files_hash_is_kept_so_a_new_process_reads_no_bytes_until_the_
     assert len(kept) == 2  # each version's, under its own status
     for f in kept:
         f.write_text("../../../elsewhere", encoding="ascii")  # a kept hash that is not one is not taken
-    cache._versions.clear()
+    version._versions.clear()
     assert store.file_version(path).digest == hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()
 
 
@@ -211,7 +212,7 @@ def test_a_cache_file_cut_short_is_made_again(tmp_path, cache_home):
     cut = cached.read_bytes()[:100]
     cached.unlink()  # a torn write left a new, shorter file (cache files are replaced, never rewritten in place)
     cached.write_bytes(cut)
-    cache._versions.clear()  # as a new process finds it
+    version._versions.clear()  # as a new process finds it
     cache._opened.clear()
     assert differences(api.read_predictions([path]), oracle_rows([path])) == [] and len(want) == 4
 
