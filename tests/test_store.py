@@ -217,12 +217,18 @@ def test_a_cache_file_cut_short_is_made_again(tmp_path, cache_home):
     assert differences(api.read_predictions([path]), oracle_rows([path])) == [] and len(want) == 4
 
 
-def test_a_tables_arrays_are_shared_by_its_metric_tables_until_a_plan_of_it_changes():
+def test_a_tables_arrays_come_from_the_store_and_are_shared_by_its_metric_tables_until_a_plan_of_it_changes():
     preds = api.read_predictions([DEMO])
     before = api.metrics_table(preds, "pdpp")
-    assert arrays._known_arrays(preds, preds["horizon"].to_numpy()) is store.PlanArrays(preds).made  # made once
+    carried = preds.attrs[arrays.PLANS]
+    whole, part = arrays.PlanArrays(preds), arrays.PlanArrays(preds[preds["method"] == "kepp-R2"])
+    assert whole.carried is carried and part.carried is carried  # the store's arrays, for the table and a part of it
+    rows = np.flatnonzero(preds["horizon"].to_numpy() == 3)
+    assert whole._horizon(3)[1] is carried.made[3][1]  # the very arrays the store made: no tuple read again
+    assert np.array_equal(whole.of(rows)[0], np.array([list(p) for p in preds["plan"].to_numpy()[rows]]))
     row = int(np.flatnonzero((preds["method"] == "kepp-R2").to_numpy() & preds["success"].to_numpy())[0])
     preds.at[row, "plan"] = tuple(a + 1 for a in preds.at[row, "plan"])  # a right plan made wrong, in place
+    assert arrays.PlanArrays(preds).carried is None  # its arrays no longer hold its plans: its tuples counted
     after, fresh = api.metrics_table(preds, "pdpp"), api.metrics_table(preds.copy(deep=True), "pdpp")
     pd.testing.assert_frame_equal(after, fresh)  # counted on the plans as they are now, not the arrays made before
     assert not after.equals(before)
