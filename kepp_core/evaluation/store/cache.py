@@ -103,7 +103,9 @@ def _cached(entry: Path, version: FileVersion) -> pa.Table | str | None:
     """The table cached at ``entry`` when it proves to be the judged table of ``version``; else why not (one
     phrase), or None when there is none."""
     try:
-        fd = home_fd(entry, limit=64 * version.size + 2**24)  # a judged row is at most some times its record's bytes
+        # a record's rows repeat its truth and graph paths once per method, as 8-byte integers: a table is at most some
+        # hundred times its records' bytes
+        fd = home_fd(entry, limit=1024 * version.size + 2**26)
     except FileNotFoundError:
         return None
     except KeppError as e:
@@ -117,7 +119,7 @@ def _cached(entry: Path, version: FileVersion) -> pa.Table | str | None:
         os.close(fd)
     buf = memoryview(data)
     if bytes(buf[size - _TRAILER_SIZE:size - 16]) != TRAILER or checksum(buf[:size - _TRAILER_SIZE]) != bytes(buf[size - 16:]):
-        return "its bytes do not match their checksum (changed or cut short)"
+        return "its bytes do not match their checksum: changed or cut short"
     try:
         reader = pa.ipc.open_file(pa.py_buffer(data).slice(0, size - _TRAILER_SIZE))
         schema = reader.schema
