@@ -50,7 +50,7 @@ LOCAL_IMPORTS: dict[tuple[str, str], str] = {
     ("kepp_core.data.plans", "tqdm"): "kepp_core.data is imported by `kepp --help`: no progress-bar library there",
     ("kepp_core.data.plans", "numpy"): "the plans loaders are imported by `kepp --help`; only the splitter needs numpy",
     ("kepp_core.evaluation.records", "pandas"): "only Parquet records need pandas (a second to load)",
-    ("kepp_core.evaluation.store", "pandas"): "the store's columns need no pandas: only the predictions table does",
+    ("kepp_core.evaluation.store.frame", "pandas"): "the store's columns need no pandas: only the predictions table does",
     ("kepp_core.io", "fcntl"): "Unix only: kept local so the package imports on Windows",
     ("kepp_core.graph.build", "networkx"): "only the networkx export needs it",
     ("kepp_core.graph.compact", "safetensors"): "only the compact graph form needs it",

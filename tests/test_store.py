@@ -17,6 +17,7 @@ import pytest
 from kepp_core import api
 from kepp_core.errors import KeppError
 from kepp_core.evaluation import store
+from kepp_core.evaluation.store import arrays, cache, reading
 from kepp_core.evaluation.records import read_records, write_records
 from kepp_core.io import MAX_LINE_BYTES
 from kepp_core.paths import DEMO_ASSETS, cache_folder
@@ -56,7 +57,7 @@ def same_as_oracle(files) -> int:
 # --- the same rows as record by record ------------------------------------------------------------------------------
 def test_demo_records_read_through_the_store_equal_the_record_by_record_oracle(tmp_path):
     part = demo_part(tmp_path)
-    assert store._fast_rows(part.read_bytes()) is not None  # the demo's writer's files take the fast way
+    assert reading._fast_rows(part.read_bytes()) is not None  # the demo's writer's files take the fast way
     assert same_as_oracle([part]) == 150 * 20
     assert same_as_oracle([part]) == 150 * 20  # and again, from the cache
 
@@ -76,7 +77,7 @@ def test_every_demo_record_and_every_table_of_them_equal_the_oracle_and_the_per_
 
 def test_the_fast_and_the_exact_reader_give_the_same_rows(tmp_path):
     part = demo_part(tmp_path, 40)
-    fast, exact = store.judge(store._fast_rows(part.read_bytes())), store.judge(store._exact_rows(part))
+    fast, exact = store.judge(reading._fast_rows(part.read_bytes())), store.judge(reading._exact_rows(part))
     assert fast.column_names == exact.column_names
     assert [c for c in fast.column_names if fast.column(c).to_pylist() != exact.column(c).to_pylist()] == []
 
@@ -104,13 +105,13 @@ def test_a_key_given_twice_reads_as_the_exact_reader_reads_it_and_plans_of_other
     path = tmp_path / "twice.jsonl"
     text = json.dumps(RECORD) + "\n"
     path.write_text(text + text.replace('"episode": "t/v/0:3"', '"episode": "x", "episode": "t/v/1:3"'), encoding="utf-8")
-    assert store._fast_rows(path.read_bytes()) is None
+    assert reading._fast_rows(path.read_bytes()) is None
     assert same_as_oracle([path]) == 2 * len(RECORD["plans"])
     for name, record in (("floats", {**RECORD, "gt": [1.0, 2.0, 1.0]}),
                          ("strings", {**RECORD, "plans": {"pdpp": ["3", "2", "1"]}})):
         odd = tmp_path / f"{name}.jsonl"
         odd.write_text(json.dumps(record) + "\n", encoding="utf-8")
-        assert store._fast_rows(odd.read_bytes()) is None
+        assert reading._fast_rows(odd.read_bytes()) is None
         with pytest.raises(KeppError) as e:
             api.read_predictions([odd])
         assert f"{odd}:1: " in str(e.value) and "must be" in str(e.value) and "\n" not in str(e.value)
@@ -137,7 +138,7 @@ def test_a_hostile_records_file_is_one_line_error_the_fast_reader_never_accepts(
     lines, words = HOSTILE[case]
     path = tmp_path / "bad.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    assert store._fast_rows(path.read_bytes()) is None
+    assert reading._fast_rows(path.read_bytes()) is None
     with pytest.raises(KeppError) as e:
         api.read_predictions([path])
     assert words in str(e.value) and "\n" not in str(e.value)
@@ -150,7 +151,7 @@ def test_a_line_past_the_limit_and_invalid_utf8_are_the_exact_readers_errors(tmp
     bad = tmp_path / "bytes.jsonl"
     bad.write_bytes(json.dumps(RECORD).replace("conventional", "conv\udcffx").encode("utf-8", "surrogateescape") + b"\n")
     for path, words in ((long, "line longer than"), (bad, "not valid UTF-8 text")):
-        assert store._fast_rows(path.read_bytes()) is None
+        assert reading._fast_rows(path.read_bytes()) is None
         with pytest.raises(KeppError, match=words):
             api.read_predictions([path])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bytes.jsonl", "long.jsonl"]
@@ -175,23 +176,23 @@ def test_the_cache_follows_the_files_bytes_even_at_the_same_size_and_time(tmp_pa
 
 def test_a_settled_files_hash_is_kept_so_a_new_process_reads_no_bytes_until_the_file_is_written_again(
         tmp_path, cache_home, monkeypatch):
-    monkeypatch.setattr(store, "SETTLED_NS", 0)  # this file counts as settled (else 2 s after its last write)
+    monkeypatch.setattr(cache, "SETTLED_NS", 0)  # this file counts as settled (else 2 s after its last write)
     path = write_records(tmp_path / "r.jsonl", [RECORD])
     api.read_predictions([path])
     stat = path.stat()
-    store._versions.clear()  # as a new process finds the cache home
-    store._opened.clear()
+    cache._versions.clear()  # as a new process finds the cache home
+    cache._opened.clear()
 
     def refuse(*_args, **_kwargs):
         raise AssertionError("the records file's bytes were read again")
     with monkeypatch.context() as m:
-        m.setattr(store, "open_regular", refuse)
+        m.setattr(cache, "open_regular", refuse)
         again = api.read_predictions([path])  # its kept hash names the cached table: no byte of the file read
     changed = path.read_text(encoding="utf-8").replace('"pdpp": [3, 2, 1]', '"pdpp": [1, 2, 1]')
     path.write_text(changed, encoding="utf-8")  # as many bytes, then the old modification time given back
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    store._versions.clear()
-    store._opened.clear()
+    cache._versions.clear()
+    cache._opened.clear()
     second = api.read_predictions([path])
     pdpp = lambda t: t.loc[t["method"] == "pdpp", "success"].tolist()  # noqa: E731
     assert pdpp(again) == [False] and pdpp(second) == [True]
@@ -199,7 +200,7 @@ def test_a_settled_files_hash_is_kept_so_a_new_process_reads_no_bytes_until_the_
     assert len(kept) == 2  # each version's, under its own status
     for f in kept:
         f.write_text("../../../elsewhere", encoding="ascii")  # a kept hash that is not one is not taken
-    store._versions.clear()
+    cache._versions.clear()
     assert store.file_version(path).digest == hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()
 
 
@@ -210,15 +211,15 @@ def test_a_cache_file_cut_short_is_made_again(tmp_path, cache_home):
     cut = cached.read_bytes()[:100]
     cached.unlink()  # a torn write left a new, shorter file (cache files are replaced, never rewritten in place)
     cached.write_bytes(cut)
-    store._versions.clear()  # as a new process finds it
-    store._opened.clear()
+    cache._versions.clear()  # as a new process finds it
+    cache._opened.clear()
     assert differences(api.read_predictions([path]), oracle_rows([path])) == [] and len(want) == 4
 
 
 def test_a_tables_arrays_are_shared_by_its_metric_tables_until_a_plan_of_it_changes():
     preds = api.read_predictions([DEMO])
     before = api.metrics_table(preds, "pdpp")
-    assert store._known_arrays(preds, preds["horizon"].to_numpy()) is store.PlanArrays(preds).made  # made once
+    assert arrays._known_arrays(preds, preds["horizon"].to_numpy()) is store.PlanArrays(preds).made  # made once
     row = int(np.flatnonzero((preds["method"] == "kepp-R2").to_numpy() & preds["success"].to_numpy())[0])
     preds.at[row, "plan"] = tuple(a + 1 for a in preds.at[row, "plan"])  # a right plan made wrong, in place
     after, fresh = api.metrics_table(preds, "pdpp"), api.metrics_table(preds.copy(deep=True), "pdpp")

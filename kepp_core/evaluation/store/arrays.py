@@ -1,0 +1,191 @@
+"""Plans as arrays: a list column's rows as fixed-width ``[n, T]`` int64 arrays (what judging and the metrics
+count on), and the object columns of the pandas predictions table made from them a length at a time."""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from collections.abc import Iterable
+
+import numpy as np
+import pyarrow as pa
+
+from kepp_core.evaluation.metrics import set_iou
+
+__all__ = ["PlanArrays", "chained", "list_values", "row_arrays"]
+
+
+def list_values(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """A list column as its values (int64) and the first value's place of each row: row ``i``'s list is
+    ``values[starts[i]:starts[i] + len_i]`` (no copy per row)."""
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    offsets = arr.offsets.to_numpy()
+    values = arr.values.to_numpy(zero_copy_only=False)
+    return values.astype(np.int64, copy=False), offsets[:-1]
+
+
+def row_arrays(column, rows: np.ndarray, width: int) -> np.ndarray:
+    """The ``rows`` of a list column whose lists there all have ``width`` items, as an ``[n, width]`` int64 array
+    (``column``: the column, or its :func:`list_values`).
+
+    >>> col = pa.array([[1, 2], [3]] + [[k, k + 1] for k in range(200)])
+    >>> row_arrays(col, np.arange(2, 202), 2)[[0, -1]].tolist()  # rows one after the other: a slice of the values
+    [[0, 1], [199, 200]]
+    >>> row_arrays(col, np.array([0, 5, 9]), 2).tolist()  # scattered rows: gathered
+    [[1, 2], [3, 4], [7, 8]]
+    """
+    values, starts = column if isinstance(column, tuple) else list_values(column)
+    at = starts[rows]
+    # runs of rows stored one after the other (a file's records of one T): each run one slice of the values
+    cuts = np.flatnonzero(np.diff(at) != width) + 1
+    if len(rows) and len(cuts) < len(rows) // 64:
+        runs = zip(np.r_[0, cuts].tolist(), np.r_[cuts, len(rows)].tolist())
+        return np.concatenate([values[at[a]:at[a] + (b - a) * width] for a, b in runs]).reshape(len(rows), width)
+    return values[at[:, None] + np.arange(width)]
+
+
+
+def _small_lists(column, rows: np.ndarray, keep: np.ndarray | None = None, as_tuple: bool = False) -> np.ndarray:
+    """The ``rows`` of a list column (each cut to its ``keep`` items) as lists (or tuples) in an object array,
+    None where a row has none: made a length at a time from columns (zipped in C), not value by value."""
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    out = np.full(len(rows), None, dtype=object)
+    if arr.type == pa.null():
+        return out
+    valid = arr.is_valid().to_numpy(zero_copy_only=False)[rows]
+    offsets = arr.offsets.to_numpy()
+    values = arr.values.to_numpy(zero_copy_only=False)
+    lengths = np.diff(offsets)[rows]
+    if keep is not None:
+        lengths = np.minimum(lengths, keep)
+    make = tuple if as_tuple else list
+    for length in np.unique(lengths[valid]):
+        sel = np.flatnonzero(valid & (lengths == length))
+        a = values[offsets[rows[sel]][:, None] + np.arange(length)]
+        made = map(make, zip(*a.T.tolist())) if length else (make() for _ in sel)
+        out[sel] = np.fromiter(made, dtype=object, count=len(sel))
+    return out
+
+
+def _path_lists(column, rows: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """The first ``keep`` graph paths of each of ``rows`` (a list column of paths) as lists of tuples."""
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if arr.type == pa.null():
+        return np.fromiter(([] for _ in rows), dtype=object, count=len(rows))
+    valid = arr.is_valid().to_numpy(zero_copy_only=False)[rows]
+    offsets = arr.offsets.to_numpy()
+    count = np.where(valid, np.minimum(np.diff(offsets)[rows], keep), 0)
+    begin = np.concatenate(([0], np.cumsum(count)[:-1]))
+    owner = np.repeat(np.arange(len(rows)), count)
+    which = offsets[rows][owner] + np.arange(int(count.sum())) - begin[owner]  # every path kept, in order
+    each = _small_lists(arr.values, which, as_tuple=True)
+    out = np.empty(len(rows), dtype=object)
+    for m in np.unique(count):
+        sel = np.flatnonzero(count == m)
+        made = map(list, zip(*(each[begin[sel] + q] for q in range(m)))) if m else ([] for _ in sel)
+        out[sel] = np.fromiter(made, dtype=object, count=len(sel))
+    return out
+
+
+def _objects(values: Iterable) -> np.ndarray:
+    """``values`` as a 1-D object array (lists stay lists: never read as a second axis)."""
+    return np.fromiter(values, dtype=object)
+
+
+def _tuples(a: np.ndarray) -> np.ndarray:
+    """The rows of an ``[n, T]`` array as tuples of ints (an object array): zipped from its columns, in C."""
+    return np.fromiter(zip(*a.T.tolist()), dtype=object, count=len(a))
+
+
+class PlanArrays:
+    """The plans and ground truths of a predictions table (:func:`predictions_frame`'s tuples) as ``[n, T]`` int64
+    arrays, made once per horizon (the tuples' values chained in C) and cut for any rows of one T (:meth:`of`):
+    what the metric tables, slices and comparisons count on, never a plan at a time.
+
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"horizon": [3, 3], "plan": [(1, 2, 3), (1, 5, 3)], "truth": [(1, 2, 3), (1, 2, 3)]})
+    >>> PlanArrays(rows).of(np.array([1]))[0].tolist()
+    [[1, 5, 3]]
+    """
+
+    def __init__(self, preds):
+        self.preds = preds
+        self.horizon = preds["horizon"].to_numpy()
+        self.made: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray] | None] = _known_arrays(preds, self.horizon)
+
+    def _horizon(self, T: int):
+        if T not in self.made:
+            rows = np.flatnonzero(self.horizon == T)
+            arrays = [chained(self.preds[c].to_numpy()[rows]) for c in ("plan", "truth")]
+            self.made[T] = (rows, *arrays) if all(a.ndim == 2 for a in arrays) else None
+        return self.made[T]
+
+    def of(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The plans and ground truths of rows ``idx`` (positions, in that order): ``[n, T]`` arrays where the
+        rows are of one T and their plans as long, else object arrays of them (the metrics name the first odd one)."""
+        idx = np.asarray(idx, dtype=np.int64)
+        made = self._horizon(int(self.horizon[idx[0]])) if len(idx) else None
+        if made is None or not (self.horizon[idx] == self.horizon[idx[0]]).all():
+            return tuple(chained(self.preds[c].to_numpy()[idx]) for c in ("plan", "truth"))
+        rows, pred, gt = made
+        at = np.searchsorted(rows, idx)
+        return pred[at], gt[at]
+
+    def set_iou(self, idx: np.ndarray) -> np.ndarray:
+        """The set IoU of each of rows ``idx`` (:func:`kepp_core.evaluation.metrics.set_iou`), counted once per horizon of the
+        table where the rows are of one T."""
+        idx = np.asarray(idx, dtype=np.int64)
+        T = int(self.horizon[idx[0]]) if len(idx) else None
+        made = self._horizon(T) if T is not None else None
+        if made is None or not (self.horizon[idx] == T).all():
+            return set_iou(*self.of(idx))
+        if ("iou", T) not in self.made:
+            self.made[("iou", T)] = set_iou(made[1], made[2])
+        return self.made[("iou", T)][np.searchsorted(made[0], idx)]
+
+
+# id of a predictions table -> (its horizons, plans and truths as they were, the arrays made of them per horizon): a
+# table's arrays are made once (by predictions_frame, from the store's columns) and shared by every table and slice
+# of it while its plans and truths are, value for value, the ones they were made of (checked each time: a compare of
+# the tuples, a tenth of making the arrays again); forgotten with the table.
+_ARRAYS: dict[int, tuple] = {}
+
+
+def _known_arrays(preds, horizon: np.ndarray) -> dict:
+    """The per-horizon arrays already made of the table ``preds`` (shared: a new horizon made is kept too), or a new
+    dict kept for it."""
+    entry = _ARRAYS.get(id(preds))
+    if entry is not None:
+        seen_h, seen_plan, seen_truth, made = entry
+        try:
+            if (len(seen_h) == len(horizon) and np.array_equal(seen_h, horizon)
+                    and bool((preds["plan"].to_numpy() == seen_plan).all())
+                    and bool((preds["truth"].to_numpy() == seen_truth).all())):
+                return made
+        except (ValueError, TypeError):  # a plan that is no longer a tuple: made again
+            pass
+    made: dict = {}
+    _remember_arrays(preds, horizon, preds["plan"].to_numpy(), preds["truth"].to_numpy(), made)
+    return made
+
+
+def _remember_arrays(preds, horizon: np.ndarray, plan: np.ndarray, truth: np.ndarray, made: dict) -> None:
+    key = id(preds)
+    _ARRAYS[key] = (np.array(horizon, copy=True), np.array(plan, dtype=object, copy=True),
+                    np.array(truth, dtype=object, copy=True), made)
+    weakref.finalize(preds, _ARRAYS.pop, key, None)
+
+
+def chained(col: np.ndarray) -> np.ndarray:
+    """An object array of plans (tuples) of one length as an ``[n, T]`` int64 array (their values chained in C), or
+    an object array of them when their lengths differ."""
+    width = len(col[0]) if len(col) else 0
+    if len(col) and (np.fromiter(map(len, col), dtype=np.int64, count=len(col)) != width).any():
+        return np.array(list(col), dtype=object)  # plans of several lengths
+    try:
+        return np.fromiter(itertools.chain.from_iterable(col), dtype=np.int64,
+                           count=len(col) * width).reshape(len(col), width)
+    except (ValueError, TypeError):  # not whole numbers
+        return np.array(list(col), dtype=object)
+
+

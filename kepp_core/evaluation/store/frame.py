@@ -1,0 +1,144 @@
+"""Several records files as one table: their judged columns (:class:`RecordsColumns`) and the pandas predictions
+table of :func:`kepp_core.api.read_predictions` made of them (:func:`predictions_frame`: tuples where the table has
+always held tuples)."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from kepp_core.evaluation.store.arrays import (_objects, _path_lists, _remember_arrays, _small_lists, _tuples,
+                                               list_values, row_arrays)
+from kepp_core.evaluation.store.cache import records_columns
+from kepp_core.evaluation.store.files import each_file
+from kepp_core.evaluation.store.reading import SCALARS
+
+__all__ = ["FRAME_COLUMNS", "RecordsColumns", "predictions_frame", "read_columns"]
+
+# The predictions table's columns (kepp_core.api.analysis.RECORD_COLUMNS) and the judged values per row.
+FRAME_COLUMNS = ["episode", "task", "video", "horizon", "setting", "seed", "fraction", "method", "truth", "plan",
+                 "endpoints", "endpoint_scores", "paths", "path_scores", "success", "patterns", "pattern", "start_time",
+                 "goal_time", "source", "imported"]
+
+
+@dataclass(frozen=True)
+class RecordsColumns:
+    """The judged rows of several records files (``table``: one Arrow table, each row with its ``source``, the
+    file's name), with the plans and ground truths of one horizon as fixed-width arrays."""
+
+    table: pa.Table
+    min_action: int
+    max_action: int
+
+    def rows(self, horizon: int) -> np.ndarray:
+        """The row numbers of ``horizon``."""
+        return np.flatnonzero(self.table.column("horizon").to_numpy() == int(horizon))
+
+    def plans(self, horizon: int) -> np.ndarray:
+        """Every plan of ``horizon`` as an ``[n, T]`` int64 array (rows in :meth:`rows`' order)."""
+        return row_arrays(self.table.column("plan"), self.rows(horizon), int(horizon))
+
+    def truth(self, horizon: int) -> np.ndarray:
+        """The ground truth of every row of ``horizon`` as an ``[n, T]`` int64 array."""
+        return row_arrays(self.table.column("truth"), self.rows(horizon), int(horizon))
+
+
+def read_columns(files: Iterable[str | Path]) -> RecordsColumns:
+    """The judged rows of ``files`` (:func:`records_columns` of each, in order), as one table."""
+    files = list(files)
+    tables, low, top = [], 0, -1
+    for n, (f, t) in enumerate(zip(files, each_file(records_columns, files))):
+        meta = t.schema.metadata or {}
+        low, top = min(low, int(meta.get(b"min_action", b"0"))), max(top, int(meta.get(b"max_action", b"-1")))
+        t = t.append_column("source", pa.repeat(pa.scalar(Path(f).name, pa.large_string()), t.num_rows))
+        tables.append(t.append_column("file", pa.array(np.full(t.num_rows, n, dtype=np.int64))))
+    if not tables:
+        return RecordsColumns(pa.table({c: pa.array([], pa.string()) for c in FRAME_COLUMNS}), 0, -1)
+    return RecordsColumns(pa.concat_tables(tables, promote_options="permissive"), low, top)
+
+
+def predictions_frame(files: Iterable[str | Path]):
+    """The predictions table of ``files`` (:func:`kepp_core.api.read_predictions`): one row per episode and
+    method (columns :data:`FRAME_COLUMNS`), the plans and ground truths as tuples of ints as ever."""
+    with _no_collection():
+        return _predictions_frame(list(files))
+
+
+@contextlib.contextmanager
+def _no_collection():
+    """The cyclic garbage collector paused while a table of a million small tuples and lists is made: they hold no
+    cycles, and the collector's passes over them (every 700 new objects) took about half of the making."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _predictions_frame(files: list):
+    import pandas as pd
+
+    cols = read_columns(files)
+    t = cols.table
+    n = t.num_rows
+    if not files or n == 0:
+        return pd.DataFrame({c: [] for c in FRAME_COLUMNS}, columns=FRAME_COLUMNS)
+    out = t.select([*SCALARS, "horizon", "method", "source", "imported", "success", "patterns", "pattern",
+                    ]).to_pandas(deduplicate_objects=True)
+    for c in out.columns:  # a column with no value at all is None in every row, as a table of Python values has it
+        if t.column(c).null_count == n:
+            out[c] = np.full(n, None, dtype=object)
+    horizon = out["horizon"].to_numpy()
+    # one truth per record, shared by its methods' rows (as the record-by-record reader shares it)
+    record = t.column("record").to_numpy() + (t.column("file").to_numpy() << 40)  # numbered apart per file
+    first = np.flatnonzero(np.r_[True, record[1:] != record[:-1]])
+    owner = np.cumsum(np.r_[True, record[1:] != record[:-1]]) - 1
+    truth_first = np.empty(len(first), dtype=object)
+    plan = np.empty(n, dtype=object)
+    first_h = horizon[first]
+    plans, truths = list_values(t.column("plan")), list_values(t.column("truth"))
+    success = out["success"].to_numpy(dtype=bool)
+    arrays = {}  # the plans and truths as arrays per horizon, for the tables counted on this one (PlanArrays)
+    for T in np.unique(horizon):
+        rows = np.flatnonzero(horizon == T)
+        arrays[int(T)] = rows, plan_T, truth_T = rows, row_arrays(plans, rows, int(T)), row_arrays(truths, rows, int(T))
+        f = np.flatnonzero(first_h == T)
+        truth_first[f] = _tuples(truth_T[np.searchsorted(rows, first[f])])
+        wrong = ~success[rows]  # a right plan is its truth: that tuple, not a new one
+        plan[rows[wrong]] = _tuples(plan_T[wrong])
+    right = np.flatnonzero(success)
+    plan[right] = truth_first[owner[right]]
+    k = t.column("k").to_numpy()
+    endpoints = np.full(n, None, dtype=object)
+    scores = np.full(n, None, dtype=object)
+    paths = np.empty(n, dtype=object)
+    path_scores = np.empty(n, dtype=object)
+    uses = np.flatnonzero(k > 0)
+    if len(uses):
+        # the values of each (record, R) once: rows of one record and R share them
+        key = record[uses] * 64 + np.minimum(k[uses], 63)
+        uniq, first_of, back = np.unique(key, return_index=True, return_inverse=True)
+        at, kk = uses[first_of], k[uses[first_of]]
+        endpoints[uses] = _small_lists(t.column("endpoints"), at, as_tuple=True)[back]
+        scores[uses] = _small_lists(t.column("endpoint_scores"), at)[back]
+        paths[uses] = _path_lists(t.column("paths"), at, kk)[back]
+        ps = _small_lists(t.column("path_scores"), at, kk)
+        ps[np.equal(ps, None)] = _objects([[]])
+        path_scores[uses] = ps[back]  # shared by the rows of one record and R, as their paths are
+    rest = np.flatnonzero(k == 0)  # no stored paths: one empty list shared by the rows (the table is read-only)
+    paths[rest], path_scores[rest] = _objects([[]]), _objects([[]])
+    made = {"truth": truth_first[owner], "plan": plan, "endpoints": endpoints, "endpoint_scores": scores, "paths": paths,
+            "path_scores": path_scores}
+    df = pd.DataFrame({c: made[c] if c in made else out[c] for c in FRAME_COLUMNS}, copy=False)  # put together once
+    df.attrs["actions"] = (cols.min_action, cols.max_action)  # the ids named: checked against a dataset's
+    _remember_arrays(df, horizon, made["plan"], made["truth"], arrays)
+    return df
+
