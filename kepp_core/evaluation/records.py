@@ -204,7 +204,6 @@ def _parquet_records(path: Path) -> list[tuple[str, dict]]:
     footer, then its text read as dictionaries and what its values inflate to counted, all before one value is
     made (a file of a few KiB whose one string repeats 4 GiB worth is refused, not made); JSON text and nested
     columns (lists, structs, maps) give the same records, a cell without a value is a key the record lacks."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     with open_regular(path) as f:
