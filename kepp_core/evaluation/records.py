@@ -260,10 +260,13 @@ def _inflated(column) -> int:
     return total
 
 
+_TEXT_KEYS = ("episode", "task", "video", "setting")  # ids and names: text even when it starts with a bracket
+
+
 def _cell(value, where: str, key: str):
     """A Parquet cell as the record's value: JSON text parsed (one reader: :func:`kepp_core.io.parse_json`), a
     map's pairs an object, a struct's fields without a value left out."""
-    if isinstance(value, str) and value[:1] in "[{":
+    if isinstance(value, str) and value[:1] in "[{" and key not in _TEXT_KEYS:
         return parse_json(value, f"{where}: {key!r}", lines=False, unique_keys=True)
     if isinstance(value, dict):
         return {k: _cell(v, where, key) for k, v in value.items() if v is not None}

@@ -92,13 +92,10 @@ def plain_bomb(path: Path, batches: int = 96, rows: int = 8, value_bytes: int = 
 
 
 def many_row_groups(path: Path, groups: int) -> Path:
-    """A valid records Parquet file of ``groups`` row groups of one record each."""
+    """A valid records Parquet file of ``groups`` records, one row group each."""
     import pyarrow.parquet as pq
 
-    t = flat_table(1)
-    with pq.ParquetWriter(path, t.schema) as w:
-        for _ in range(groups):
-            w.write_table(t)
+    pq.write_table(flat_table(groups), path, row_group_size=1)
     return path
 
 
