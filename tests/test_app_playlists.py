@@ -231,7 +231,8 @@ def test_notes_are_edited_and_each_item_shows_its_slides_verdict(monkeypatch, en
 def test_an_ab_pair_is_added_from_results_and_the_ab_view_and_plays_as_one_slide(monkeypatch, env):
     """"Add A/B slide to playlist" from Results' episode comparison and from the A/B view adds one item holding
     the episode and both methods; its slide on the Plan page draws both plans, the truth and each method's
-    verdict, and a method with no recorded endpoints gets no endpoint verdict."""
+    verdict, a method with no recorded endpoints the verdict its records are filed under (its plan's own ends: the
+    store's one judge, as Failure cases lists it)."""
     res = no_problems(open_page(monkeypatch, env, "pages/5_Results.py",
                                 {"method": "kepp-R2", "T": "3", "compare": "kepp-R2,random"}))
     add(res, "res_add_ab", "ab")
@@ -252,5 +253,5 @@ def test_an_ab_pair_is_added_from_results_and_the_ab_view_and_plays_as_one_slide
     assert f'data-episode="{paired}" data-methods="kepp-R2,random"' in shown
     assert "<b>A · KEPP R=2</b> · " in shown and f"<b>B · {catalog.method_label('random')}</b>" in shown
     assert a["success"] and not b["success"] and b["endpoints"] is None and b["pattern"] == "wrong_endpoint"
-    assert "wrong predicted endpoint" not in shown and "this method does not predict them" not in shown
+    assert "failure: wrong predicted endpoint" in shown and "this method does not predict them" not in shown
     assert cards(at) == 3 * 3  # plan A, plan B, the truth

@@ -17,7 +17,7 @@ import pytest
 from kepp_core import api
 from kepp_core.errors import KeppError
 from kepp_core.evaluation import store
-from kepp_core.evaluation.store import arrays, cache, reading
+from kepp_core.evaluation.store import arrays, cache, reading, version
 from kepp_core.evaluation.records import read_records, write_records
 from kepp_core.io import MAX_LINE_BYTES
 from kepp_core.paths import DEMO_ASSETS, cache_folder
@@ -178,22 +178,23 @@ def test_the_cache_follows_the_files_bytes_even_at_the_same_size_and_time(tmp_pa
 
 def test_a_settled_files_hash_is_kept_so_a_new_process_reads_no_bytes_until_the_file_is_written_again(
         tmp_path, cache_home, monkeypatch):
-    monkeypatch.setattr(cache, "SETTLED_NS", 0)  # this file counts as settled (else 2 s after its last write)
+    monkeypatch.setattr(version, "SETTLED_NS", 0)  # this file counts as settled (else 2 s after its last write)
     path = write_records(tmp_path / "r.jsonl", [RECORD])
     api.read_predictions([path])
     stat = path.stat()
-    cache._versions.clear()  # as a new process finds the cache home
+    version._versions.clear()  # as a new process finds the cache home
     cache._opened.clear()
 
     def refuse(*_args, **_kwargs):
         raise AssertionError("the records file's bytes were read again")
     with monkeypatch.context() as m:
+        m.setattr(version, "open_regular", refuse)
         m.setattr(cache, "open_regular", refuse)
         again = api.read_predictions([path])  # its kept hash names the cached table: no byte of the file read
     changed = path.read_text(encoding="utf-8").replace('"pdpp": [3, 2, 1]', '"pdpp": [1, 2, 1]')
     path.write_text(changed, encoding="utf-8")  # as many bytes, then the old modification time given back
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    cache._versions.clear()
+    version._versions.clear()
     cache._opened.clear()
     second = api.read_predictions([path])
     pdpp = lambda t: t.loc[t["method"] == "pdpp", "success"].tolist()  # noqa: E731
@@ -202,7 +203,7 @@ def test_a_settled_files_hash_is_kept_so_a_new_process_reads_no_bytes_until_the_
     assert len(kept) == 2  # each version's, under its own status
     for f in kept:
         f.write_text("../../../elsewhere", encoding="ascii")  # a kept hash that is not one is not taken
-    cache._versions.clear()
+    version._versions.clear()
     assert store.file_version(path).digest == hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()
 
 
@@ -213,17 +214,23 @@ def test_a_cache_file_cut_short_is_made_again(tmp_path, cache_home):
     cut = cached.read_bytes()[:100]
     cached.unlink()  # a torn write left a new, shorter file (cache files are replaced, never rewritten in place)
     cached.write_bytes(cut)
-    cache._versions.clear()  # as a new process finds it
+    version._versions.clear()  # as a new process finds it
     cache._opened.clear()
     assert differences(api.read_predictions([path]), oracle_rows([path])) == [] and len(want) == 4
 
 
-def test_a_tables_arrays_are_shared_by_its_metric_tables_until_a_plan_of_it_changes():
+def test_a_tables_arrays_come_from_the_store_and_are_shared_by_its_metric_tables_until_a_plan_of_it_changes():
     preds = api.read_predictions([DEMO])
     before = api.metrics_table(preds, "pdpp")
-    assert arrays._known_arrays(preds, preds["horizon"].to_numpy()) is store.PlanArrays(preds).made  # made once
+    carried = preds.attrs[arrays.PLANS]
+    whole, part = arrays.PlanArrays(preds), arrays.PlanArrays(preds[preds["method"] == "kepp-R2"])
+    assert whole.carried is carried and part.carried is carried  # the store's arrays, for the table and a part of it
+    rows = np.flatnonzero(preds["horizon"].to_numpy() == 3)
+    assert whole._horizon(3)[1] is carried.made[3][1]  # the very arrays the store made: no tuple read again
+    assert np.array_equal(whole.of(rows)[0], np.array([list(p) for p in preds["plan"].to_numpy()[rows]]))
     row = int(np.flatnonzero((preds["method"] == "kepp-R2").to_numpy() & preds["success"].to_numpy())[0])
     preds.at[row, "plan"] = tuple(a + 1 for a in preds.at[row, "plan"])  # a right plan made wrong, in place
+    assert arrays.PlanArrays(preds).carried is None  # its arrays no longer hold its plans: its tuples counted
     after, fresh = api.metrics_table(preds, "pdpp"), api.metrics_table(preds.copy(deep=True), "pdpp")
     pd.testing.assert_frame_equal(after, fresh)  # counted on the plans as they are now, not the arrays made before
     assert not after.equals(before)

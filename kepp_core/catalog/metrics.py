@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 __all__ = [
     "AB_CELLS", "AB_TEST", "BOOTSTRAP_RESAMPLES", "METRIC_KEYS", "METRIC_NAMES", "METRICS", "PAIR_METRICS",
     "PAIRED_TEST", "PATTERN_LABELS", "P_FLOOR", "PATTERNS", "SIGNIFICANCE", "Metric", "p_text", "pattern_label",
+    "verdict_words",
 ]
 
 @dataclass(frozen=True)
@@ -88,4 +89,15 @@ def pattern_label(pattern: str | None) -> str:
     """
     names = [p.strip() for p in str(pattern or "").split(",") if p.strip()]
     return ", ".join(PATTERN_LABELS.get(p, p.replace("_", " ")) for p in names) or "—"
+
+
+def verdict_words(success: bool, pattern: str | None) -> str:
+    """A judged record's verdict in words: ``success``, or ``failure:`` and the pattern it is filed under (the
+    store's judging decides the pattern, once, for lists, counts, cards, slides and decks alike; nothing judges
+    it again).
+
+    >>> verdict_words(False, "wrong_endpoint"), verdict_words(True, "")
+    ('failure: wrong predicted endpoint', 'success')
+    """
+    return "success" if success else f"failure: {pattern_label(pattern)}"
 

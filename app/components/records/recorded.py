@@ -29,8 +29,6 @@ from components.ui.names import method_name, method_names
 from components.ui.url_schema import PLAN, Expected
 from kepp_core import catalog
 
-ENDPOINT_PATTERN = catalog.PATTERNS[0]  # "wrong_endpoint": judged on predicted endpoints â₁, â_T
-
 __all__ = ["Record", "Shown", "display_names", "distinct_paths", "find", "imported_files", "live_method", "record_keys",
            "shown", "whole_key"]
 
@@ -85,26 +83,17 @@ class Record:
 
     @property
     def verdict(self) -> str:
-        """``success``, or ``failure: <pattern>`` in the failure analysis's words (:attr:`judged_pattern`).
-        Every slide, card and caption that says a record's verdict asks this one property."""
-        return "success" if self.success else f"failure: {catalog.pattern_label(self.judged_pattern)}"
+        """``success``, or ``failure: <pattern>``: the pattern the record is filed under, as the store judged it
+        (:func:`kepp_core.catalog.verdict_words`), the one the lists and counts file it under. Every slide, card and
+        caption that says a record's verdict asks this one property.
 
-    @property
-    def judged_pattern(self) -> str:
-        """The failure pattern the verdict names: the one the record is filed under, except that a method
-        with no recorded endpoints (â₁, â_T) gets no endpoint verdict (the analysis judged its plan's own
-        ends): its next pattern then, else ``other``.
-
-        >>> r = dict(method="random", episode="t/v/0:3", task="t", video="v", horizon=3, seed=0, source="", truth=(1, 2, 3),
+        >>> r = dict(method="vpn", episode="t/v/0:3", task="t", video="v", horizon=3, seed=0, source="", truth=(1, 2, 3),
         ...          plan=(4, 2, 3), endpoint_scores=None, paths=(), path_scores=(), success=False, start_time=None,
         ...          goal_time=None, pattern="wrong_endpoint", patterns=("wrong_endpoint",))
         >>> Record(endpoints=None, **r).verdict, Record(endpoints=(4, 3), **r).verdict
-        ('failure: other', 'failure: wrong predicted endpoint')
+        ('failure: wrong predicted endpoint', 'failure: wrong predicted endpoint')
         """
-        if self.success or self.endpoints is not None:
-            return self.pattern
-        kept = [p for p in (self.pattern, *self.patterns) if p and p != ENDPOINT_PATTERN]
-        return kept[0] if kept else "other"
+        return catalog.verdict_words(self.success, self.pattern)
 
     @property
     def steps_right(self) -> list[bool]:

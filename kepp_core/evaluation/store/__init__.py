@@ -4,7 +4,10 @@ per file version and cached, in parts:
 - :mod:`~kepp_core.evaluation.store.reading`: a records file as rows (the fast way, pyarrow's JSON reader with its
   checks as columns, or record by record with the one-line error of the first bad record);
 - :mod:`~kepp_core.evaluation.store.judging`: each row's success and failure patterns, decided once here;
-- :mod:`~kepp_core.evaluation.store.cache`: a file's version and its judged table kept in the cache home;
+- :mod:`~kepp_core.evaluation.store.version`: a file's version (size, hash of its bytes; the hash remembered) and
+  the cache home's bounded reads of regular files only;
+- :mod:`~kepp_core.evaluation.store.cache`: a file's judged table kept in the cache home, proving what it is
+  (its source's identity, its checksum) before it is used;
 - :mod:`~kepp_core.evaluation.store.arrays`: plans and ground truths as ``[n, T]`` arrays;
 - :mod:`~kepp_core.evaluation.store.files`: a folder's records files and those skipped, several read at once;
 - :mod:`~kepp_core.evaluation.store.frame`: several files as one table, and the pandas predictions table of
@@ -21,8 +24,9 @@ from kepp_core.evaluation.store.frame import *  # noqa: F403
 from kepp_core.evaluation.store.judging import *  # noqa: F403
 from kepp_core.evaluation.store.reading import *  # noqa: F403
 from kepp_core.evaluation.store.units import *  # noqa: F403
-from kepp_core.evaluation.store import arrays, cache, files, frame, judging, reading, units
+from kepp_core.evaluation.store.version import *  # noqa: F403
+from kepp_core.evaluation.store import arrays, cache, files, frame, judging, reading, units, version
 
 # each part's __all__ lists the names it shows through this package (written once, beside their code)
 __all__ = [*arrays.__all__, *cache.__all__, *files.__all__, *frame.__all__, *judging.__all__, *reading.__all__,
-           *units.__all__]
+           *units.__all__, *version.__all__]

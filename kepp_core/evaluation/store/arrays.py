@@ -4,7 +4,7 @@ count on), and the object columns of the pandas predictions table made from them
 from __future__ import annotations
 
 import itertools
-import weakref
+import operator
 from collections.abc import Iterable
 
 import numpy as np
@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from kepp_core.evaluation.metrics import set_iou
 
-__all__ = ["PlanArrays", "chained", "list_values", "row_arrays"]
+__all__ = ["PLANS", "FramePlans", "PlanArrays", "chained", "list_values", "row_arrays"]
 
 
 def list_values(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -97,10 +97,50 @@ def _tuples(a: np.ndarray) -> np.ndarray:
     return np.fromiter(zip(*a.T.tolist()), dtype=object, count=len(a))
 
 
+class FramePlans:
+    """The plans and ground truths of a predictions table as ``[n, T]`` int64 arrays per horizon, made from the
+    store's columns when the table is (never from its tuples), and carried by the table itself (its
+    ``attrs[PLANS]``: pandas hands it to every table filtered or copied from it). They count for a table while its
+    plans and truths are the very tuples they were made beside (:meth:`positions`): a plan changed in place is a new
+    tuple, and the metrics then count on the table's tuples."""
+
+    def __init__(self, horizon: np.ndarray, plan: np.ndarray, truth: np.ndarray, made: dict):
+        # the table's rows as made (copies of the references: the table may share its columns' arrays with these)
+        self.horizon, self.plan, self.truth = (np.array(a, copy=True) for a in (horizon, plan, truth))
+        self.made = made  # T -> (rows of T, their plans, their truths)
+        self.iou: dict[int, np.ndarray] = {}  # T -> the set IoU of each row of T, counted once for every table
+
+    def __deepcopy__(self, memo) -> FramePlans:
+        return self  # read-only arrays, shared: pandas copies a table's attrs into every table made from it
+
+    def positions(self, preds) -> np.ndarray | None:
+        """The rows of ``preds`` (this table or one filtered from it, by its index) as positions in the table these
+        arrays were made for, when every one still holds the plan and truth it was made with; else None."""
+        index = preds.index.to_numpy()
+        if index.dtype.kind not in "iu" or (len(index) and (index.min() < 0 or index.max() >= len(self.plan))):
+            return None
+        at = index.astype(np.int64, copy=False)
+        same = (np.array_equal(preds["horizon"].to_numpy(), self.horizon[at])
+                and all(map(operator.is_, preds["plan"].to_numpy(), self.plan[at]))
+                and all(map(operator.is_, preds["truth"].to_numpy(), self.truth[at])))
+        return at if same else None
+
+    def rows(self, at: np.ndarray, T: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Where the positions ``at`` (all of horizon ``T``) lie in that horizon's arrays, and those arrays."""
+        if T not in self.made:
+            return None
+        rows, plan, truth = self.made[T]
+        return np.searchsorted(rows, at), plan, truth
+
+
+PLANS = "plans"  # the predictions table's attrs key of its FramePlans
+
+
 class PlanArrays:
     """The plans and ground truths of a predictions table (:func:`predictions_frame`'s tuples) as ``[n, T]`` int64
-    arrays, made once per horizon (the tuples' values chained in C) and cut for any rows of one T (:meth:`of`):
-    what the metric tables, slices and comparisons count on, never a plan at a time.
+    arrays cut for any rows of one T (:meth:`of`): the arrays the store made (:class:`FramePlans`) while the table
+    holds the plans they were made with, else its tuples' values chained in C once per horizon. What the metric
+    tables, slices and comparisons count on, never a plan at a time.
 
     >>> import pandas as pd
     >>> rows = pd.DataFrame({"horizon": [3, 3], "plan": [(1, 2, 3), (1, 5, 3)], "truth": [(1, 2, 3), (1, 2, 3)]})
@@ -111,13 +151,22 @@ class PlanArrays:
     def __init__(self, preds):
         self.preds = preds
         self.horizon = preds["horizon"].to_numpy()
-        self.made: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray] | None] = _known_arrays(preds, self.horizon)
+        carried = preds.attrs.get(PLANS)
+        self.at = carried.positions(preds) if isinstance(carried, FramePlans) else None
+        self.carried = carried if self.at is not None else None
+        self.made: dict = {}
 
     def _horizon(self, T: int):
         if T not in self.made:
             rows = np.flatnonzero(self.horizon == T)
-            arrays = [chained(self.preds[c].to_numpy()[rows]) for c in ("plan", "truth")]
-            self.made[T] = (rows, *arrays) if all(a.ndim == 2 for a in arrays) else None
+            found = self.carried.rows(self.at[rows], T) if self.carried is not None else None
+            if found is not None:
+                k, plan, truth = found
+                whole = len(k) == len(plan) and np.array_equal(k, np.arange(len(k)))
+                self.made[T] = (rows, plan, truth, k) if whole else (rows, plan[k], truth[k], k)
+            else:
+                arrays = [chained(self.preds[c].to_numpy()[rows]) for c in ("plan", "truth")]
+                self.made[T] = (rows, *arrays, None) if all(a.ndim == 2 for a in arrays) else None
         return self.made[T]
 
     def of(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -127,53 +176,26 @@ class PlanArrays:
         made = self._horizon(int(self.horizon[idx[0]])) if len(idx) else None
         if made is None or not (self.horizon[idx] == self.horizon[idx[0]]).all():
             return tuple(chained(self.preds[c].to_numpy()[idx]) for c in ("plan", "truth"))
-        rows, pred, gt = made
+        rows, pred, gt, _ = made
         at = np.searchsorted(rows, idx)
         return pred[at], gt[at]
 
     def set_iou(self, idx: np.ndarray) -> np.ndarray:
-        """The set IoU of each of rows ``idx`` (:func:`kepp_core.evaluation.metrics.set_iou`), counted once per horizon of the
-        table where the rows are of one T."""
+        """The set IoU of each of rows ``idx`` (:func:`kepp_core.evaluation.metrics.set_iou`), counted once per
+        horizon (for every table of the store's arrays) where the rows are of one T."""
         idx = np.asarray(idx, dtype=np.int64)
         T = int(self.horizon[idx[0]]) if len(idx) else None
         made = self._horizon(T) if T is not None else None
         if made is None or not (self.horizon[idx] == T).all():
             return set_iou(*self.of(idx))
+        rows, pred, gt, k = made
+        if k is not None:  # the store's arrays: their IoUs counted once, shared by every table of them
+            if T not in self.carried.iou:
+                self.carried.iou[T] = set_iou(*self.carried.made[T][1:])
+            return self.carried.iou[T][k[np.searchsorted(rows, idx)]]
         if ("iou", T) not in self.made:
-            self.made[("iou", T)] = set_iou(made[1], made[2])
-        return self.made[("iou", T)][np.searchsorted(made[0], idx)]
-
-
-# id of a predictions table -> (its horizons, plans and truths as they were, the arrays made of them per horizon): a
-# table's arrays are made once (by predictions_frame, from the store's columns) and shared by every table and slice
-# of it while its plans and truths are, value for value, the ones they were made of (checked each time: a compare of
-# the tuples, a tenth of making the arrays again); forgotten with the table.
-_ARRAYS: dict[int, tuple] = {}
-
-
-def _known_arrays(preds, horizon: np.ndarray) -> dict:
-    """The per-horizon arrays already made of the table ``preds`` (shared: a new horizon made is kept too), or a new
-    dict kept for it."""
-    entry = _ARRAYS.get(id(preds))
-    if entry is not None:
-        seen_h, seen_plan, seen_truth, made = entry
-        try:
-            if (len(seen_h) == len(horizon) and np.array_equal(seen_h, horizon)
-                    and bool((preds["plan"].to_numpy() == seen_plan).all())
-                    and bool((preds["truth"].to_numpy() == seen_truth).all())):
-                return made
-        except (ValueError, TypeError):  # a plan that is no longer a tuple: made again
-            pass
-    made: dict = {}
-    _remember_arrays(preds, horizon, preds["plan"].to_numpy(), preds["truth"].to_numpy(), made)
-    return made
-
-
-def _remember_arrays(preds, horizon: np.ndarray, plan: np.ndarray, truth: np.ndarray, made: dict) -> None:
-    key = id(preds)
-    _ARRAYS[key] = (np.array(horizon, copy=True), np.array(plan, dtype=object, copy=True),
-                    np.array(truth, dtype=object, copy=True), made)
-    weakref.finalize(preds, _ARRAYS.pop, key, None)
+            self.made[("iou", T)] = set_iou(pred, gt)
+        return self.made[("iou", T)][np.searchsorted(rows, idx)]
 
 
 def chained(col: np.ndarray) -> np.ndarray:

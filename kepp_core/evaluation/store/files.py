@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kepp_core.errors import KeppError
-from kepp_core.evaluation.store.cache import file_version, records_columns
+from kepp_core.evaluation.store.cache import records_columns
+from kepp_core.evaluation.store.version import file_version
 
 __all__ = ["RECORD_SUFFIXES", "Skipped", "check_vocabulary", "each_file", "folder_records", "record_files",
            "records_in"]

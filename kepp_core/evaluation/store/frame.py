@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from kepp_core.evaluation.store.arrays import (_objects, _path_lists, _remember_arrays, _small_lists, _tuples,
+from kepp_core.evaluation.store.arrays import (PLANS, FramePlans, _objects, _path_lists, _small_lists, _tuples,
                                                list_values, row_arrays)
 from kepp_core.evaluation.store.cache import records_columns
 from kepp_core.evaluation.store.files import each_file
@@ -139,6 +139,6 @@ def _predictions_frame(files: list):
             "path_scores": path_scores}
     df = pd.DataFrame({c: made[c] if c in made else out[c] for c in FRAME_COLUMNS}, copy=False)  # put together once
     df.attrs["actions"] = (cols.min_action, cols.max_action)  # the ids named: checked against a dataset's
-    _remember_arrays(df, horizon, made["plan"], made["truth"], arrays)
+    df.attrs[PLANS] = FramePlans(horizon, made["plan"], made["truth"], arrays)  # the arrays travel with the table
     return df
 

@@ -28,11 +28,13 @@ __all__ = ["read_rows"]
 SCALARS = ("episode", "task", "video", "setting", "seed", "fraction", "start_time", "goal_time")  # one per record
 
 
-def read_rows(path: Path) -> pa.Table:
-    """The rows of one file, not judged: the fast way when it proves the file valid, else record by record."""
+def read_rows(path: Path, data: bytes | None = None) -> pa.Table:
+    """The rows of one file, not judged (``data``: a JSONL file's bytes, when already read): the fast way when it
+    proves the file valid, else record by record."""
     if path.suffix == ".jsonl":
-        with open_regular(path) as f:
-            data = f.read()
+        if data is None:
+            with open_regular(path) as f:
+                data = f.read()
         fast = _fast_rows(data)
         if fast is not None:
             return fast
