@@ -355,9 +355,13 @@ def read_bytes(path: str | os.PathLike, limit: int | None = None) -> bytes:
         return f.read()
 
 
+UTF8_BOM = b"\xef\xbb\xbf"  # a UTF-8 byte-order mark: read as nothing at a file's start (editors on Windows write it)
+
+
 def iter_lines(path: str | os.PathLike) -> Iterator[tuple[str, bytes]]:
-    """``("FILE:LINE", bytes)`` for every non-blank line of the regular file ``path``; a line longer
-    than :data:`MAX_LINE_BYTES` is a KeppError naming it (it is never read whole)."""
+    """``("FILE:LINE", bytes)`` for every non-blank line of the regular file ``path`` (a UTF-8 byte-order mark
+    at its start dropped; CRLF line ends are lines as LF ones are); a line longer than :data:`MAX_LINE_BYTES`
+    is a KeppError naming it (it is never read whole)."""
     with open_regular(path) as f:
         readline = f.readline
         lineno = 0
@@ -365,19 +369,22 @@ def iter_lines(path: str | os.PathLike) -> Iterator[tuple[str, bytes]]:
             lineno += 1
             if len(raw) > MAX_LINE_BYTES:
                 raise KeppError(f"{path}:{lineno}: line longer than {MAX_LINE_BYTES:,} bytes")
+            if lineno == 1 and raw.startswith(UTF8_BOM):
+                raw = raw[len(UTF8_BOM):]
             if raw.strip():
                 yield f"{path}:{lineno}", raw
 
 
-def iter_jsonl(path: str | os.PathLike, required: tuple[str, ...] = ()) -> Iterator[tuple[str, dict]]:
+def iter_jsonl(path: str | os.PathLike, required: tuple[str, ...] = (),
+               unique_keys: bool = False) -> Iterator[tuple[str, dict]]:
     """Yield ``("FILE:LINE", object)`` for every non-blank line of a JSON-lines file.
 
     A line that is not a JSON object, or lacks one of ``required``, is a KeppError naming the
-    file and line.
+    file and line (with ``unique_keys``, an object holding a key twice too: :func:`parse_json`).
     """
     for where, raw in iter_lines(path):
         line = decode_utf8(raw, where)
-        rec = parse_json(line, where, dict, lines=False)
+        rec = parse_json(line, where, dict, lines=False, unique_keys=unique_keys)
         missing = [k for k in required if k not in rec]
         if missing:
             raise KeppError(f"{where}: expected an object with keys {', '.join(map(repr, required))} "
@@ -428,12 +435,29 @@ class _JsonValueError(ValueError):
     """A JSON value outside what kepp reads (raised from the parser's hooks)."""
 
 
-def parse_json(text: str, where: str, expect: type | None = None, lines: bool = True):
+class _KeyTwice(ValueError):
+    """An object holding a key twice (raised from the parser's hook)."""
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _KeyTwice(key)
+            seen.add(key)
+    return obj
+
+
+def parse_json(text: str, where: str, expect: type | None = None, lines: bool = True, unique_keys: bool = False):
     """``text`` parsed as JSON, the one way the package reads JSON: a KeppError naming ``where``
     (a file, or with ``lines=False`` a ``file:line`` of a JSON-lines file or an option; invalid
     JSON is then named by its line) for invalid JSON, nesting deeper than the parser can
     follow, integers of more than ``MAX_JSON_DIGITS`` digits, numbers too large for a float,
-    NaN / Infinity, or (with ``expect``) a top-level value of another type.
+    NaN / Infinity, a byte-order mark inside the text, (with ``unique_keys``) an object holding a key twice
+    (JSON leaves which one counts to the reader: kepp refuses to guess), or (with ``expect``) a top-level value
+    of another type.
 
     >>> parse_json('{"a": [1, 2.5]}', "x.json", dict)
     {'a': [1, 2.5]}
@@ -443,10 +467,16 @@ def parse_json(text: str, where: str, expect: type | None = None, lines: bool = 
     kepp_core.errors.KeppError: x.json: the number 1e999 (too large for a float) is not readable
     """
     try:
-        value = json.loads(text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant)
+        value = json.loads(text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant,
+                           object_pairs_hook=_unique_object if unique_keys else None)
     except json.JSONDecodeError as e:
         at = f":{e.lineno}" if lines else ""  # ``where`` of a JSON-lines record names its line already
+        if e.msg.startswith("Unexpected UTF-8 BOM"):
+            raise KeppError(f"{where}{at}: a byte-order mark (U+FEFF) where JSON was expected (one is read only as "
+                            "a file's first bytes)") from None
         raise KeppError(f"{where}{at}: invalid JSON ({e.msg} at column {e.colno})") from None
+    except _KeyTwice as e:
+        raise KeppError(f"{where}: the key {str(e)[:80]!r} twice in one object (expected each key once)") from None
     except _JsonValueError as e:
         raise KeppError(f"{where}: {e} is not readable") from None
     except RecursionError:

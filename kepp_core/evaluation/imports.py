@@ -32,8 +32,8 @@ from kepp_core.data.split_lists import (MAX_ACTION_ID, ListedEpisode, list_horiz
                                         read_split_list, read_taxonomy)
 from kepp_core.errors import KeppError
 from kepp_core.catalog.limits import MAX_HORIZON
-from kepp_core.io import iter_lines, read_bytes, utf8_text, whole_number
-from kepp_core.schema import Meta, Struct, check_id, check_nesting, decode_json
+from kepp_core.io import decode_utf8, iter_lines, parse_json, read_bytes, utf8_text, whole_number
+from kepp_core.schema import Meta, Struct, check_id, check_nesting, convert, decode_json
 
 FORMATS = {"vpn": "ViterbiPlanNet's T<h>_predictions.json", "plain": "JSON lines or CSV: episode and plan"}
 MAX_PREDICTIONS_BYTES = 1 << 30
@@ -88,7 +88,9 @@ def _vpn_plans(path: Path, episodes: Sequence[ListedEpisode], list_name: str) ->
     """The ``pred`` of each entry of a ViterbiPlanNet predictions file, its ``true`` checked."""
     data = _read(path)
     check_nesting(data, str(path), 3)
-    preds = decode_json(data, dict[str, _VpnPrediction], str(path))
+    # parsed with each key once (an entry given twice is refused, never one of them taken), then typed
+    preds = convert(parse_json(utf8_text(data, str(path)), str(path), dict, unique_keys=True),
+                    dict[str, _VpnPrediction], str(path))
     horizon = list_horizon(episodes)
     expected = [str(k) for k in range(len(episodes))]
     if set(preds) != set(expected):
@@ -156,7 +158,11 @@ def _plain_rows(path: Path):
         return
     decoder = msgspec.json.Decoder(_PlainRow)
     for where, raw in iter_lines(path):
-        row = decode_json(raw, _PlainRow, where, decoder)
+        if raw.count(b'"episode"') > 1 or raw.count(b'"plan"') > 1:  # maybe a key twice: the reader that refuses it
+            row = convert(parse_json(decode_utf8(raw, where), where, dict, lines=False, unique_keys=True), _PlainRow,
+                          where)
+        else:
+            row = decode_json(raw, _PlainRow, where, decoder)
         yield where, row.episode, list(row.plan)
 
 

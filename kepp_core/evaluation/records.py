@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, ClassVar
@@ -33,9 +34,10 @@ import numpy as np
 
 from kepp_core.catalog import paths_source
 from kepp_core.catalog.limits import MAX_HORIZON, MAX_SEED
+from kepp_core.data.records import MAX_VIDEO_SECONDS
 from kepp_core.data.split_lists import MAX_ACTION_ID
 from kepp_core.errors import KeppError
-from kepp_core.io import atomic_open, atomic_path, iter_jsonl
+from kepp_core.io import atomic_open, atomic_path, iter_jsonl, open_regular, parse_json
 from kepp_core.schema import MAX_ID_CHARS, Meta, Struct, convert
 
 if TYPE_CHECKING:  # the evaluation's result type: reading records needs no methods (no torch)
@@ -44,7 +46,10 @@ if TYPE_CHECKING:  # the evaluation's result type: reading records needs no meth
 REQUIRED = ("episode", "gt", "plans")
 RECORD_SUFFIXES = (".jsonl", ".parquet")
 OUTCOMES = ("success", "acc")  # per method: whole plan right (0/1), share of steps right
-_Plan = Annotated[list[Annotated[int, Meta(ge=0, le=MAX_ACTION_ID)]], Meta(min_length=1, max_length=MAX_HORIZON)]
+_Action = Annotated[int, Meta(ge=0, le=MAX_ACTION_ID)]
+_Plan = Annotated[list[_Action], Meta(min_length=1, max_length=MAX_HORIZON)]
+_Seconds = Annotated[float, Meta(ge=-MAX_VIDEO_SECONDS, le=MAX_VIDEO_SECONDS)]
+_Text = Annotated[str, Meta(max_length=4096)]
 
 
 class _Checked(Struct):
@@ -53,13 +58,28 @@ class _Checked(Struct):
     HINTS: ClassVar[dict[str, str]] = {
         "episode": "an episode id", "gt": "a plan: a list of action ids", "plans": "methods mapped to plans (lists "
         "of action ids)", "T": f"a horizon 1..{MAX_HORIZON}", "seed": f"a whole number 0..{MAX_SEED:,}",
-        "fraction": "a training fraction in (0, 1]"}
+        "fraction": "a training fraction in (0, 1]", "task": "text (an id)", "video": "text (an id)",
+        "setting": "text (a setting's name)", "start_time": "seconds (a number within a day)",
+        "goal_time": "seconds (a number within a day)", "endpoints": "two action ids",
+        "endpoint_scores": "a list of numbers", "paths": "graph paths: lists of action ids",
+        "path_scores": "a list of numbers"}
     episode: Annotated[str, Meta(min_length=1, max_length=4096)]
     gt: _Plan
     plans: dict[Annotated[str, Meta(min_length=1, max_length=MAX_ID_CHARS)], _Plan]
     T: Annotated[int, Meta(ge=1, le=MAX_HORIZON)] | None = None
     seed: Annotated[int, Meta(ge=0, le=MAX_SEED)] | None = None
     fraction: Annotated[float, Meta(gt=0, le=1)] | None = None
+    # what the store keeps of a record, each one type in every record (a column of mixed types is refused, not
+    # read as text)
+    task: _Text | None = None
+    video: _Text | None = None
+    setting: _Text | None = None
+    start_time: _Seconds | None = None
+    goal_time: _Seconds | None = None
+    endpoints: Annotated[list[_Action], Meta(min_length=2, max_length=2)] | None = None
+    endpoint_scores: list[float] | None = None
+    paths: list[_Plan] | None = None
+    path_scores: list[float] | None = None
 
 
 class Records(list):
@@ -156,17 +176,9 @@ def read_records(path: str | Path) -> Records:
     if not path.is_file():
         raise KeppError(f"{path}: prediction records not found")
     if path.suffix == ".parquet":
-        import pandas as pd  # only for Parquet files: pandas takes a second to load
-
-        try:
-            df = pd.read_parquet(path)
-        except Exception as e:  # pyarrow raises several types for a bad file
-            raise KeppError(f"{path}: not a readable Parquet file ({e})") from None
-        rows = [(f"{path}: record {n}", {k: (json.loads(v) if isinstance(v, str) and v[:1] in "[{" else v)
-                                         for k, v in rec.items() if not _absent(v)})
-                for n, rec in enumerate(df.to_dict("records"), 1)]
+        rows = _parquet_records(path)
     else:
-        rows = list(iter_jsonl(path))
+        rows = list(iter_jsonl(path, unique_keys=True))
     for where, rec in rows:
         missing = [k for k in REQUIRED if k not in rec]
         if missing:
@@ -178,6 +190,91 @@ def read_records(path: str | Path) -> Records:
 def _absent(value) -> bool:
     """A Parquet cell of a key the record did not have (None, or NaN in a column of numbers)."""
     return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+MAX_ROW_GROUPS = 10_000  # a records Parquet file's row groups (pyarrow and pandas write one per 1Mi rows)
+MAX_PARQUET_ROWS = 2**26  # records in one Parquet file (the field's benchmark has about 835,000)
+# What a records Parquet file may inflate to once its values are made: 256 times its size (records as the
+# package writes them inflate about 50 times: JSON text, repeated names), at least 512 MiB.
+INFLATE_FACTOR, MIN_INFLATE = 256, 512 * 2**20
+
+
+def _parquet_records(path: Path) -> list[tuple[str, dict]]:
+    """``(where, record)`` of each row of a records Parquet file: its size, row groups and rows checked in the
+    footer, then its text read as dictionaries and what its values inflate to counted, all before one value is
+    made (a file of a few KiB whose one string repeats 4 GiB worth is refused, not made); JSON text and nested
+    columns (lists, structs, maps) give the same records, a cell without a value is a key the record lacks."""
+    import pyarrow.parquet as pq
+
+    with open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        budget = max(MIN_INFLATE, INFLATE_FACTOR * size)
+        try:
+            pf = pq.ParquetFile(f)
+            meta = pf.metadata
+            if meta.num_row_groups > MAX_ROW_GROUPS or meta.num_rows > MAX_PARQUET_ROWS:
+                raise KeppError(f"{path}: {meta.num_row_groups:,} row groups of {meta.num_rows:,} records (expected at "
+                                f"most {MAX_ROW_GROUPS:,} row groups and {MAX_PARQUET_ROWS:,} records)")
+            stored = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+            if stored > budget:
+                raise KeppError(f"{path}: its values would inflate to {stored:,} bytes from {size:,} (expected at most "
+                                f"{budget:,}: {INFLATE_FACTOR} times the file, at least {MIN_INFLATE:,})")
+            text = [meta.schema.column(j).path for j in range(meta.num_columns)
+                    if meta.schema.column(j).physical_type == "BYTE_ARRAY"]
+            table = pq.ParquetFile(f, read_dictionary=text).read()
+        except KeppError:
+            raise
+        except Exception as e:  # pyarrow raises several types for a bad file  # noqa: BLE001
+            raise KeppError(f"{path}: not a readable Parquet file ({str(e)[:200]})") from None
+        made = sum(_inflated(c) for c in table.columns)
+        if made > budget:
+            raise KeppError(f"{path}: its values would inflate to {made:,} bytes from {size:,} (expected at most "
+                            f"{budget:,}: {INFLATE_FACTOR} times the file, at least {MIN_INFLATE:,})")
+    out = []
+    for batch in table.to_batches(max_chunksize=65_536):
+        for rec in batch.to_pylist():
+            where = f"{path}: record {len(out) + 1}"
+            out.append((where, {k: _cell(v, where, k) for k, v in rec.items() if not _absent(v)}))
+    return out
+
+
+def _inflated(column) -> int:
+    """The bytes a column's values take once made: dictionaries counted as their values repeated."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    total = 0
+    for arr in column.chunks if isinstance(column, pa.ChunkedArray) else [column]:
+        if pa.types.is_dictionary(arr.type):
+            lengths = pc.binary_length(arr.dictionary) if pa.types.is_binary(arr.dictionary.type) or \
+                pa.types.is_string(arr.dictionary.type) else None
+            total += 8 * len(arr) + (int(pc.sum(lengths.take(arr.indices.fill_null(0))).as_py() or 0)
+                                     if lengths is not None and len(arr.dictionary) else 0)
+        elif pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type) or pa.types.is_map(arr.type):
+            total += 8 * len(arr) + _inflated(arr.flatten() if not pa.types.is_map(arr.type) else arr.keys) + \
+                (_inflated(arr.items) if pa.types.is_map(arr.type) else 0)
+        elif pa.types.is_struct(arr.type):
+            total += sum(_inflated(arr.field(i)) for i in range(arr.type.num_fields))
+        else:
+            total += arr.nbytes
+    return total
+
+
+_TEXT_KEYS = ("episode", "task", "video", "setting")  # ids and names: text even when it starts with a bracket
+
+
+def _cell(value, where: str, key: str):
+    """A Parquet cell as the record's value: JSON text parsed (one reader: :func:`kepp_core.io.parse_json`), a
+    map's pairs an object, a struct's fields without a value left out."""
+    if isinstance(value, str) and value[:1] in "[{" and key not in _TEXT_KEYS:
+        return parse_json(value, f"{where}: {key!r}", lines=False, unique_keys=True)
+    if isinstance(value, dict):
+        return {k: _cell(v, where, key) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        if value and all(isinstance(x, tuple) and len(x) == 2 for x in value):  # a map's (key, value) pairs
+            return {k: _cell(v, where, key) for k, v in value}
+        return [_cell(v, where, key) for v in value]
+    return value
 
 
 def upgrade(record: dict) -> dict:

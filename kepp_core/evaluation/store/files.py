@@ -35,14 +35,25 @@ def folder_records(folder: str | Path) -> tuple[list[Path], list[Skipped]]:
     """Every ``.jsonl`` / ``.parquet`` file under ``folder`` (any name) that reads as records, and those that
     do not, each with why (the reader's one-line error). Reading a file once here caches it
     (:func:`records_columns`), so reading it again is a memory map."""
-    files, skipped = [], []
-    found = sorted(p for p in Path(folder).rglob("*") if p.suffix in RECORD_SUFFIXES and p.is_file())
+    files = []
+    named = sorted(p for p in Path(folder).rglob("*") if p.suffix in RECORD_SUFFIXES and not p.is_dir())
+    found = [p for p in named if p.is_file()]
+    skipped = [Skipped(p, _not_a_file(p)) for p in named if not p.is_file()]  # never opened: nothing can hang
     for q, why in zip(found, each_file(_refusal, found)):
         if why:
             skipped.append(Skipped(q, why))
         else:
             files.append(q)
     return files, skipped
+
+
+def _not_a_file(path: Path) -> str:
+    """Why ``path``, named like records but not a regular file, is skipped (it is never opened)."""
+    try:
+        os.stat(path)
+    except OSError as e:
+        return f"cannot be opened ({e.strerror}: a symlink to nothing or a loop of symlinks?)"
+    return "not a regular file (a FIFO, socket or device is never read)"
 
 
 def _refusal(path: Path) -> str | None:

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
+from kepp_core.data.records import MAX_VIDEO_SECONDS
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.failures import stored_paths
 from kepp_core.evaluation.records import OUTCOMES, read_records
@@ -54,6 +55,8 @@ def _fast_columns(data: bytes) -> dict[str, pa.Array] | None:
     starts = np.concatenate(([0], ends[:-1] + 1))
     if (ends - starts + 1).max() > MAX_LINE_BYTES or (buf[starts] != ord("{")).any() or (buf[ends - 1] != ord("}")).any():
         return None  # every line one object, none too long, no blank lines
+    if not _shallow(data, ends - starts + 1):
+        return None  # a line that may nest deeper than pyarrow's parser follows (it crashes the process)
     try:
         t = pj.read_json(pa.py_buffer(data), read_options=pj.ReadOptions(block_size=max(2 * MAX_LINE_BYTES, 1 << 20)))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OverflowError):
@@ -90,7 +93,46 @@ def _fast_columns(data: bytes) -> dict[str, pa.Array] | None:
         c = col.get(name)
         if c is not None and c.type not in (pa.null(), pa.list_(pa.float64()), pa.list_(pa.int64())):
             return None
-    return col
+    return col if _within_bounds(col) else None
+
+
+# pyarrow's JSON parser follows nesting on the C stack: 50,000 levels in one line crash the process (a
+# segmentation fault, tested at 10,000 levels without). A line of at most this many bytes cannot nest deeper;
+# a longer one has its opening brackets counted, and more of them than this leave the file to the exact reader.
+_SAFE_DEPTH = 4096
+_NOT_OPENING = bytes(b for b in range(256) if b not in b"[{\n")
+
+
+def _shallow(data: bytes, lengths: np.ndarray) -> bool:
+    """Whether no line of ``data`` (JSON lines of these ``lengths``) can nest past :data:`_SAFE_DEPTH`: counted
+    only where a line is longer than that, in one pass over the bytes."""
+    if lengths.max() <= _SAFE_DEPTH:
+        return True
+    opening = np.frombuffer(data.translate(None, _NOT_OPENING), dtype=np.uint8)
+    per_line = np.diff(np.r_[-1, np.flatnonzero(opening == 10)]) - 1
+    return bool(per_line.max() <= _SAFE_DEPTH)
+
+
+def _within_bounds(col: dict[str, pa.Array]) -> bool:
+    """Whether the columns' values are within the bounds the record-by-record reader checks
+    (:class:`kepp_core.evaluation.records._Checked`): times within a day, ids and names of at most 4,096
+    characters, graph paths of at least one step."""
+    for name in ("start_time", "goal_time"):
+        c = col.get(name)
+        if c is not None and c.type != pa.null() and c.null_count < len(c):
+            low, high = pc.min_max(c).values()
+            if max(abs(low.as_py()), abs(high.as_py())) > MAX_VIDEO_SECONDS:
+                return False
+    for name in ("episode", "task", "video", "setting"):
+        c = col.get(name)
+        if c is not None and c.type == pa.string() and len(c) and (pc.max(pc.utf8_length(c)).as_py() or 0) > 4096:
+            return False
+    paths = col.get("paths")
+    if paths is not None and paths.type != pa.null():
+        inner = pc.list_flatten(paths)
+        if len(inner) and pc.min(pc.list_value_length(inner)).as_py() < 1:
+            return False
+    return True
 
 
 def _fast_rows(data: bytes) -> pa.Table | None:
