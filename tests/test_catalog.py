@@ -183,5 +183,5 @@ def test_one_function_says_which_planner_replans_every_row():
         else:
             assert m.name == catalog.TEXT_PLANNER and live.role is None and live.R == m.R
         checked += 1
-    assert checked == len(rows) - len(none) == 18
+    assert checked == len(rows) - len(none) == 19
     assert catalog.live_planner("kepp-R1+dec").id == catalog.live_planner("kepp-R1").id == "graph-R1"
