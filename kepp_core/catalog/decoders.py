@@ -104,8 +104,10 @@ class Decoder:
 
     def describe(self, choice, ends: str) -> str:
         """``choice`` in words (plain text: a page escapes it for its context), ``ends`` the words of the
-        endpoint source it decodes with (:attr:`kepp_core.catalog.EndpointSource.words`)."""
-        what = self.mode_words[choice.mode].format(k=choice.k, ends=ends)
+        endpoint source it decodes with (:attr:`kepp_core.catalog.EndpointSource.words`); a mode none of its
+        own (a record's) is said as it is."""
+        what = self.mode_words[choice.mode].format(k=choice.k, ends=ends) if choice.mode in self.mode_words \
+            else str(choice.mode)
         lam = f"{choice.lam:g}" if isinstance(choice.lam, (int, float)) else str(choice.lam)
         return _EXACT.format(lam=lam) + what
 
@@ -190,12 +192,16 @@ KBEST_DECODING = KBestDecoder(
 DECODERS: dict[str, Decoder] = {d.name: d for d in (GRAPH_DECODING, JOINT_DECODING, KBEST_DECODING)}
 
 
-def mode_decoder(mode: str) -> Decoder:
-    """The decoder whose choices have the endpoint mode ``mode`` (each mode is one decoder's)."""
+def mode_decoder(mode: str, strict: bool = True) -> Decoder:
+    """The decoder whose choices have the endpoint mode ``mode`` (each mode is one decoder's); a mode no
+    decoder has is a KeppError, or with ``strict=False`` the graph decoder's (to say a record's choice in
+    words as it is)."""
     for d in DECODERS.values():
         if mode in d.mode_words:
             return d
-    raise unknown_name_error("decode mode", mode, all_modes())
+    if not strict:
+        return GRAPH_DECODING
+    raise unknown_name_error("decode mode", str(mode)[:40], all_modes())
 
 
 def all_modes() -> tuple[str, ...]:

@@ -434,7 +434,7 @@ class DecodeChoice:
     def describe(self, ends: str) -> str:
         """The choice in words (plain text: a page escapes it for its context), ``ends`` the words of
         the endpoint source it decodes with (:attr:`kepp_core.catalog.EndpointSource.words`): its decoder's."""
-        return self.decoder.describe(self, ends)
+        return mode_decoder(self.mode, strict=False).describe(self, ends)
 
 
 @dataclass(frozen=True)
