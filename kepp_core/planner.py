@@ -2,14 +2,19 @@
 
 ``KEPPPlanner.plan`` answers one query with a :class:`PlanResult`; ``plan_batch`` answers
 many with the same code (``plan`` is ``plan_batch`` on a batch of one), which is what
-evaluation uses.
+evaluation uses. The planner is a pipeline that wires parts and calls them (as a diffusers pipeline
+does): its models loaded once (:func:`load_checkpoints`, :func:`horizon_checkpoints`), its queries'
+observations (:class:`ClipObservations`, which :class:`TextGraphPlanner` has too), the graph's
+recommended paths (its retriever), the graph decoding with what it weighs the ends with
+(:class:`EndsDecoding`: the choice's decoder decodes, :meth:`kepp_core.catalog.Decoder.decode`) and the
+"why" rows of every planner's plan (:func:`why_rows`, the one place they are made).
 
 **Graph decoding.** With a :class:`PlannerDecoding` in use (:meth:`KEPPPlanner.use_decoding`: the
 choice evaluation's ``+dec`` or ``+jdec`` row made for the planning model on validation videos,
 :func:`kepp_core.evaluation.methods.choice.planner_decoding`; ``kepp_core.api.load_planner`` asks
 for it), ``plan`` returns the exact best plan under the planning model's per-position emissions,
 λ·log P²KG transitions and the probabilities of every first and last step
-(:func:`~kepp_core.graph.decoding.decode_block`): the step model's, or for a joint choice (mode
+(the choice's decoder, :class:`EndsDecoding`): the step model's, or for a joint choice (mode
 ``dist``) the planner's own endpoint model's calibrated distributions (or the S3D text tower's, given to
 :meth:`KEPPPlanner.use_decoding`). A :class:`PlanResult` keeps each model's numbers under that model's
 name (``step_*``, ``endpoint_model_probs``, ``text_*``); the model's own argmax plan stays in

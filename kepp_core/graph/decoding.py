@@ -60,8 +60,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from kepp_core.arrays import as_numpy, float_array
-from kepp_core.catalog import (GRAPH_LAMBDA, GRAPH_MODE, JOINT_MODE, LOGIT_SCALE, MARGINAL_MODES, TOPK,
-                               Decoder, mode_decoder)
+from kepp_core.catalog import (GRAPH_LAMBDA, GRAPH_MODE, JOINT_MODE, LOGIT_SCALE, MARGINAL_MODES, TOPK,  # noqa: F401
+                               Decoder, mode_decoder)  # GRAPH_LAMBDA, GRAPH_MODE, TOPK: read here by older callers
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.graph.build import ProcedureGraph
 from kepp_core.graph.history import HistoryScorer

@@ -414,8 +414,8 @@ def select_on_validation(ctx: EvalContext, method) -> dict:
         hits.append((np.asarray(plans) == np.asarray(gt)).all(-1).astype(np.float64))
 
     decoder = method.entry.decoder
-    for mode, lam, k in decoder.grid(LAMBDAS):
-        score(DecodeChoice(mode, lam, k))
+    for choice in decoder.grid(LAMBDAS):
+        score(DecodeChoice(*choice))
     best = 0
     for i in range(1, len(grid)):  # strictly better only: ties keep the simpler, earlier choice
         if (grid[i]["SR"], grid[i]["mAcc"]) > (grid[best]["SR"], grid[best]["mAcc"]):
