@@ -4,12 +4,7 @@
     python app/install_vis.py
 """
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the app's components
-
-from components.graph import vis  # noqa: E402
+from components.graph import vis  # this script's folder is the path's first entry, as for the pages
 
 if __name__ == "__main__":
     written = vis.install()

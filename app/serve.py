@@ -21,8 +21,6 @@ import threading
 import time
 from pathlib import Path
 
-APP = Path(__file__).resolve().parent
-
 
 def server_started(timeout: float = 60.0) -> bool:
     """Wait until Streamlit's runtime has started (the server answers): the dataset is opened
@@ -48,8 +46,8 @@ def warm() -> None:
     level = quiet.level
     quiet.setLevel(logging.ERROR)
     try:
-        if str(APP) not in sys.path:  # as Streamlit adds the script's folder for the pages
-            sys.path.insert(0, str(APP))
+        # this script's folder is the path's first entry (Python's own rule for a script; Streamlit keeps it
+        # there for the pages), so the app's components import as the pages import them
         from components.records import backend  # in the thread: these imports are part of what it does early
         from kepp_core import api  # in the thread, as above
 

@@ -16,18 +16,20 @@ from pathlib import Path
 
 from bench_app import CHROMIUM_ARGS, REPO, SLIDE_READY, idle, shot, wait_health
 
-from kepp_core.paths import APP_DIR
-
 SCREENS = [(1280, 720), (1920, 1080)]
 
 
 def main() -> int:
-    sys.path.insert(0, str(APP_DIR))  # the app's plain-Python components, imported as the app does
     from playwright.sync_api import sync_playwright
+
+    from app.commands import components
+
+    components()  # the app's plain-Python components, imported as its pages import them
 
     from components.talk import playlists
     from kepp_core.api import AppConfig, read_predictions
-    from kepp_core.commands.app import free_port, start_app
+    from app.commands import start_app
+    from kepp_core.api.serving import free_port
     from kepp_core.data.synth import ensure_world
     from kepp_core.evaluation.playlists import PlaylistStore
 

@@ -129,10 +129,7 @@ def test_no_graph_paths_claimed_without_the_graph_condition():
     assert [n for n, _ in plangraph.graph_paths(result, "graph", 2)] == ["KEPP plan", "graph path 1", "graph path 2"]
     assert [n for n, _ in plangraph.graph_paths(result, "graph", 1)] == ["KEPP plan", "graph path 1"]
     # the page's wording follows the same rule
-    import sys
-
-    sys.path.insert(0, str(REPO / "app"))
-    from components.plan.plans import recommendation_text
+    from components.plan.plans import recommendation_text  # on the path from tests/conftest.py
 
     assert recommendation_text("none", "P²KG", 2) == "no graph condition; "
     assert recommendation_text("graph", "P²KG", 2) == "recommendation: P²KG, R=2; "

@@ -6,14 +6,12 @@ from __future__ import annotations
 import json
 import shutil
 import stat
-import sys
 from pathlib import Path
 
 import pytest
 from markdown_it import MarkdownIt
 
 from tests.helpers.app_session import dataset, open_page, texts
-from kepp_core.paths import REPO_ROOT
 
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("app")]
@@ -27,8 +25,7 @@ def rendered(markdown: str) -> str:
 
 
 def test_markdown_escape_shows_text_and_loads_nothing():
-    sys.path.insert(0, str(REPO_ROOT / "app"))
-    from components.ui.text import md
+    from components.ui.text import md  # the app's components: on the path from tests/conftest.py
 
     paragraphs = []
     for text in [HOSTILE, HOSTILE_TASK, ":red[x] :material/home:", "`a` **b** _c_ <http://x.y>", "a\n# heading"]:

@@ -6,6 +6,7 @@ taken, never a traceback."""
 from __future__ import annotations
 
 import re
+import os
 import subprocess
 import sys
 
@@ -70,9 +71,10 @@ def test_values_in_range_are_taken_as_given_and_unknown_keys_are_dropped():
 
 
 def test_the_url_schema_and_the_plan_decision_load_without_streamlit():
-    code = ("import sys; sys.path.insert(0, 'app'); import components.ui.url_schema, components.plan.decision; "
+    code = ("import sys; import components.ui.url_schema, components.plan.decision; "
             "assert 'streamlit' not in sys.modules, sorted(m for m in sys.modules if m.startswith('streamlit'))")
-    r = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT / "app"), str(REPO_ROOT)])}  # as Streamlit's path
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 0, r.stderr[-2000:]
 
 

@@ -24,7 +24,7 @@ from tests.helpers.fake_cuda import GPUS_ENV
 from tests.helpers.training import tiny_world
 
 FAKE_CUDA = REPO / "tests" / "helpers" / "fake_cuda.py"
-NO_LAUNCHER = {"WORLD_SIZE": "", "RANK": "", "LOCAL_RANK": "", "LOCAL_WORLD_SIZE": "", "SLURM_NTASKS": "",
+NO_LAUNCHER = {"PYTHONPATH": str(REPO), "WORLD_SIZE": "", "RANK": "", "LOCAL_RANK": "", "LOCAL_WORLD_SIZE": "", "SLURM_NTASKS": "",
                "SLURM_LOCALID": "", "SLURM_NTASKS_PER_NODE": "", "KEPP_DEVICE": ""}
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import random
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -154,11 +153,11 @@ def test_cross_validation_of_a_huge_graph_uses_a_deterministic_sample():
 
 
 def test_benchmark_corpus_is_deterministic(tmp_path):
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import bench_graph_scale as bench
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_graph_scale", ROOT / "benchmarks" / "bench_graph_scale.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     bench.write_corpus(a, 2000, progress=False)
     bench.write_corpus(b, 2000, progress=False)

@@ -7,6 +7,7 @@ app's first page fails here. The in-function imports of those modules are what k
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -25,9 +26,12 @@ NO_TORCH = textwrap.dedent("""
 """)
 
 
-def run_without_torch(code: str) -> subprocess.CompletedProcess:
+def run_without_torch(code: str, app: bool = False) -> subprocess.CompletedProcess:
+    """``code`` in a fresh interpreter where importing torch fails (``app``: with the app's folder on PYTHONPATH, as
+    Streamlit puts a page's folder on the path)."""
+    path = os.pathsep.join([*([str(REPO / "app")] if app else []), str(REPO)])
     return subprocess.run([sys.executable, "-c", NO_TORCH + textwrap.dedent(code)], cwd=REPO, capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": path})
 
 
 def test_torch_is_really_blocked_in_the_check():
@@ -72,8 +76,7 @@ def _home_imports() -> list[str]:
 def test_the_app_first_page_modules_load_without_torch(module):
     r = run_without_torch(f"""
         import sys
-        sys.path.insert(0, "app")
         import {module}
         assert not [m for m in sys.modules if m == "torch" or m.startswith("torch.")]
-    """)
+    """, app=True)
     assert r.returncode == 0, r.stderr[-3000:]

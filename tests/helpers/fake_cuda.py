@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 GPUS_ENV = "KEPP_FAKE_GPUS"
 
@@ -26,8 +25,7 @@ def pretend_gpus(count: int) -> None:
     torch.cuda.set_device = lambda device: None  # a rank names its GPU; there is none to select
 
 
-if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+if __name__ == "__main__":  # run with the checkout on PYTHONPATH, as tests/helpers/cli.py runs kepp
     pretend_gpus(int(os.environ.get(GPUS_ENV, "1")))
     from kepp_core.cli import main
 
