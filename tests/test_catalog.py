@@ -140,7 +140,7 @@ def test_every_row_is_built_from_named_parts_and_its_implementation_is_registere
     from kepp_core.evaluation.methods import IMPLEMENTATIONS, REGISTRY
 
     rows = catalog.METHODS
-    assert len(rows) == 30 and {m.kind for m in rows} == set(catalog.ROW_KINDS)
+    assert len(rows) == 31 and {m.kind for m in rows} == set(catalog.ROW_KINDS)
     for m in rows:
         assert type(REGISTRY[m.name]) is IMPLEMENTATIONS[m.impl] and REGISTRY[m.name].impl == m.impl
         ends = m.ends
@@ -183,5 +183,5 @@ def test_one_function_says_which_planner_replans_every_row():
         else:
             assert m.name == catalog.TEXT_PLANNER and live.role is None and live.R == m.R
         checked += 1
-    assert checked == len(rows) - len(none) == 18
+    assert checked == len(rows) - len(none) == 19
     assert catalog.live_planner("kepp-R1+dec").id == catalog.live_planner("kepp-R1").id == "graph-R1"

@@ -25,6 +25,13 @@ def refusal(**parts) -> str:
     return text
 
 
+class PinnedDecoder(catalog.Decoder):
+    """A decoder written in a test: the exact best plan between the source's most probable ends."""
+
+    def decode(self, ops, block, probs, choice):
+        return ops.best(ops.emissions(block), choice.lam, "pinned", probs[:, 0].argmax(-1), probs[:, 1].argmax(-1))
+
+
 def test_a_row_whose_planner_cannot_use_its_source_is_refused_when_it_is_built():
     nograph = catalog.method("kepp-nograph")
     assert "plans without endpoints: it cannot plan from the endpoint source 'endpoint-model'" in refusal(
@@ -144,9 +151,9 @@ def test_a_new_decoder_reaches_the_eval_table_the_app_and_its_own_stored_choice(
 
     monkeypatch.setenv("KEPP_HOME", str(tmp_path / "home"))
     _, root, models = demo_t3
-    pinned = catalog.Decoder(name="pinned", suffix="+pdec", tail=" + graph decoding between pinned ends",
-                             modes=("pinned",), distributions=False,
-                             words="+ pinned graph decoding: the plan decoded between the step model's ends.")
+    pinned = PinnedDecoder(name="pinned", suffix="+pdec", tail=" + graph decoding between pinned ends",
+                           modes=("pinned",), distributions=False, mode_words={"pinned": "the {ends}'s ends pinned"},
+                           words="+ pinned graph decoding: the plan decoded between the step model's ends.")
     row = catalog.decoded(catalog.method("kepp-R1"), pinned)
     with added(row):
         rows = eval_rows(root, models, ["kepp-R1+dec", "kepp-R1+pdec"], tmp_path, "--save-decoding")

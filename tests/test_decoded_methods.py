@@ -182,6 +182,6 @@ def test_a_decodings_words_name_the_source_it_decodes_with():
             others = {w for w in words if w != m.ends.words and w not in m.ends.words}
             assert (m.ends.words in text) == (mode != "free") and not any(w in text for w in others), (m.name, text)
             described += 1
-    assert len(rows) == 15 and described == 6 * 3 + 1 + 9  # +dec rows: 3 modes (kepp-gt+dec: 4), joint rows: 1
+    assert len(rows) == 16 and described == 6 * 3 + 1 + 9 + 1  # +dec rows: 3 modes (kepp-gt+dec: 4), joint, kbest: 1
     text = DecodeChoice("dist", 0.3).describe(catalog.endpoint_source(catalog.TEXT).words)
     assert "text tower's probabilities" in text and "endpoint model" not in text

@@ -234,12 +234,12 @@ def test_the_planner_decodes_as_its_rows_choice_and_owns_its_endpoint_model(demo
     assert np.allclose(result.step_probs, b.endpoint_probs[0]) and list(result.step_endpoints) == b.endpoints[0].tolist()
     probs = b.endpoint_probs
     if joint:
-        probs = np.exp(planner.endpoint_model.endpoint_log_probs(*(planner._obs(x) for x in (s, g))))
+        probs = np.exp(planner.endpoint_model.endpoint_log_probs(*(planner.clips.tensor(x) for x in (s, g))))
         assert np.allclose(result.endpoint_model_probs, probs[0]) and np.allclose(probs.sum(-1), 1.0)
     else:
         assert result.endpoint_model_probs is None
     assert np.allclose(result.decoded_ends_probs, probs[0])
-    assert list(result.plan) == decode_block(b.action_block, planner.transitions(), planner.decoding.choice, probs)[0].tolist()
+    assert list(result.plan) == decode_block(b.action_block, planner.ends.transitions(), planner.decoding.choice, probs)[0].tolist()
     # the +dec row's choice: the step model's scores, and no endpoint model kept
     planner.use_decoding(PlannerDecoding(choice=DecodeChoice(**dec["choice"]), method=base + "+dec", kept_in="here"))
     plain = planner.plan(s, g)

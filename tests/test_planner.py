@@ -122,6 +122,6 @@ def test_plan_accepts_video_clips_encoded_like_the_world(synth_world):
     step = ProjectedDiffusion(step_layout(3, 3 * d, ds.num_actions), n_steps=4, dim=8, mults=(1, 2)).eval()
     plan = ProjectedDiffusion(plan_layout(3, 3 * d, ds.num_actions), n_steps=4, dim=8, mults=(1, 2)).eval()
     p = KEPPPlanner(step, plan, build_graph(ds))
-    obs = p.clip_observation(clip)
+    obs = p.clips.clip(clip)
     assert obs.shape == (3 * d,)
     assert p.plan(clip, clip).plan == p.plan(obs, obs).plan

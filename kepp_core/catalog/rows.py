@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 from kepp_core.catalog.roles import (DEMO_ROLES, ENDPOINT_VARIANTS, ENDPOINTS, GRAPH_CONDITIONS, LLM_CONDITIONS, STEP,
                                      STRUCT_SUFFIX, SUITE_ROLES, TASK_CLASSIFIER, ModelRole, model_folder,
                                      parse_plan_model_id, plan_model_id, plan_role)
-from kepp_core.catalog.decoders import GRAPH_DECODING, JOINT_DECODING, Decoder
+from kepp_core.catalog.decoders import GRAPH_DECODING, JOINT_DECODING, KBEST_DECODING, Decoder
 from kepp_core.catalog.sources import (ENDPOINT_MODEL, PREDICTED, TEXT, TRUTH, EndpointSource, endpoint_source,
                                        model_source)
 from kepp_core.errors import KeppError
@@ -300,9 +300,11 @@ _JOINT = tuple(joint_decoded(m) for m in _BASE_METHODS if m.name in JOINT_BASES)
 _JOINT_VARIANTS = tuple(with_endpoints(m, ModelRole(ENDPOINTS.kind, variant=v)) for v in ENDPOINT_VARIANTS
                         for m in _JOINT)
 _TEXT_JOINT = tuple(text_joint_decoded(m) for m in _BASE_METHODS if m.name in JOINT_BASES)
+_KBEST = (decoded(kepp_r(1), KBEST_DECODING),)  # KEPP R=1's K most probable plans (CEFITO's top-5)
 # Every built-in method, in the table's (and the registry's) order; never rebound (extra_method adds to
 # _EXTRA, which methods() and find_method() read as well).
-METHODS: tuple[MethodEntry, ...] = _BASE_METHODS + _LLM_METHODS + _DECODED + _JOINT + _JOINT_VARIANTS + _TEXT_JOINT
+METHODS: tuple[MethodEntry, ...] = (_BASE_METHODS + _LLM_METHODS + _DECODED + _JOINT + _JOINT_VARIANTS + _TEXT_JOINT
+                                    + _KBEST)
 _BY_NAME = {m.name: m for m in METHODS}
 _EXTRA: dict[str, MethodEntry] = {}  # methods added for a with-block (extra_method)
 
@@ -355,10 +357,15 @@ def method_names() -> tuple[str, ...]:
 
 
 def paths_source(names) -> str | None:
-    """Of the methods ``names``, the one whose graph paths the records keep: the KEPP-R row with
-    the most paths (None when none of them stores paths)."""
-    rows = [m for m in methods() if m.name in set(names) and m.stores_paths]
-    return max(rows, key=lambda m: m.R).name if rows else None
+    """Of the methods ``names``, the one whose paths the records keep (``paths``, ``path_scores``): the
+    KEPP-R row with the most graph paths; where none ran, the first graph-decoded row whose decoder keeps
+    several plans per episode (:attr:`~kepp_core.catalog.decoders.Decoder.keeps_plans`: the K-best
+    decoder's K plans); None when none of them stores paths."""
+    ran = [m for m in methods() if m.name in set(names)]
+    rows = [m for m in ran if m.stores_paths]
+    if rows:
+        return max(rows, key=lambda m: m.R).name
+    return next((m.name for m in ran if m.decoder is not None and m.decoder.keeps_plans), None)
 
 
 @contextmanager

@@ -101,8 +101,9 @@ class EndpointSource:
         return None if self.planner_predicts else self.endpoints(ctx)
 
     def live_probs(self, planner, obs_start, obs_goal, batch):
-        """Its probabilities of every first and last step ``[n, 2, A]`` of a live query (the KEPP
-        ``planner``'s, ``batch`` its answer :class:`~kepp_core.planner.BatchPlans` to the query)."""
+        """Its probabilities of every first and last step ``[n, 2, A]`` of a live query (``planner``: the KEPP
+        planner's decoding, :class:`~kepp_core.planner.EndsDecoding`, which computes each model's; ``batch``
+        the planner's answer :class:`~kepp_core.planner.BatchPlans` to the query)."""
         raise KeppError(f"the {self.words}'s endpoints are not known on two clips")
 
 

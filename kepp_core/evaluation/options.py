@@ -8,17 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kepp_core.catalog import DEFAULT_M, DEFAULT_SETTING, MAX_SEED
+from kepp_core.catalog import DEFAULT_M, DEFAULT_SETTING, GRAPH_DECODING, MAX_SEED, TOPK, parse_override
 from kepp_core.errors import KeppError
-from kepp_core.io import whole_number
-from kepp_core.graph.decoding import MARGINAL_MODES, TOPK, check_weight
+from kepp_core.graph.decoding import check_weight
 from kepp_core.video.s3d_spec import is_s3d
 
 __all__ = ["DecodeOverride", "EvalOptions"]
-
-# The modes ``--decode`` names: the +dec rows' (a row decodes with an override's mode only where it
-# allows that mode: kepp_core.evaluation.methods.choice.row_modes).
-
 
 MAX_SAMPLES = 1000  # sampled plans per episode (each is a full sampling run)
 
@@ -38,8 +33,9 @@ class DecodeOverride:
     save: bool = False
 
     def __post_init__(self) -> None:
-        if self.mode is not None and self.mode not in MARGINAL_MODES:
-            raise KeppError(f"decode mode {self.mode!r}: expected one of {', '.join(MARGINAL_MODES)}")
+        modes = GRAPH_DECODING.modes  # the modes --decode names: the +dec rows' (choice.row_modes)
+        if self.mode is not None and self.mode not in modes:
+            raise KeppError(f"decode mode {self.mode!r}: expected one of {', '.join(modes)}")
         if self.lam is not None:
             check_weight(self.lam, "decode weight")
         if self.samples < 1 or self.k < 1:
@@ -76,16 +72,10 @@ class EvalOptions:
 
 
 def parse_decode_mode(text: str) -> tuple[str, int]:
-    """A decode mode option, ``free``, ``pinned``, ``topk`` or ``topk:K`` → ``(mode, k)`` (KeppError naming the value otherwise).
+    """A decode mode option, ``free``, ``pinned``, ``topk`` or ``topk:K`` → ``(mode, k)`` (KeppError naming
+    the value otherwise): the graph decoder's (:func:`kepp_core.catalog.parse_override`).
 
     >>> parse_decode_mode("topk:5"), parse_decode_mode("pinned")
     (('topk', 5), ('pinned', 3))
     """
-    mode, _, k = str(text).partition(":")
-    if mode not in MARGINAL_MODES or (k and mode != "topk"):
-        raise KeppError(f"decode mode {text!r}: expected one of {', '.join(MARGINAL_MODES)} or topk:K (K >= 1)")
-    if not k:
-        return mode, TOPK
-    if not (whole_number(k, 6) or 0) >= 1 or k != k.strip():
-        raise KeppError(f"decode mode {str(text)[:40]!r}: K must be a whole number >= 1")
-    return mode, whole_number(k, 6)
+    return parse_override(text)

@@ -60,10 +60,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from kepp_core.arrays import as_numpy, float_array
-from kepp_core.catalog import JOINT_MODE, LOGIT_SCALE, MARGINAL_MODES
+from kepp_core.catalog import (GRAPH_LAMBDA, GRAPH_MODE, JOINT_MODE, LOGIT_SCALE, MARGINAL_MODES, TOPK,  # noqa: F401
+                               Decoder, mode_decoder)  # GRAPH_LAMBDA, GRAPH_MODE, TOPK: read here by older callers
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.graph.build import ProcedureGraph
 from kepp_core.graph.history import HistoryScorer
+from kepp_core.graph.kbest import KBestPlans, k_best
 from kepp_core.graph.retrieval import top_paths
 
 # The endpoint modes (named with the decoders that choose among them, kepp_core.catalog.decoders): the
@@ -399,26 +401,20 @@ def decode(emissions, transitions, lam: float = 1.0, endpoints: str = "free", st
 
 
 # --- a decoding choice -----------------------------------------------------------------------
-TOPK = 3  # endpoint candidates of the ``topk`` mode
-GRAPH_LAMBDA = 1e4  # the graph decides; the model's emissions only break its ties
-GRAPH_MODE = "graph"  # a choice that is the graph's own plan between the pinned endpoints (zero-shot planning's)
-# What each mode of a choice does with the first and last step, in words (the Plan page, ``kepp plan``),
-# with the words of the endpoint source it decodes with ({ends}: "step model", "ground truth", "text tower", ...).
-MODE_TEXT = {"free": "endpoints free", "pinned": "endpoints pinned to the {ends}'s",
-             "topk": "endpoints among the {ends}'s {k} most probable",
-             JOINT_MODE: "endpoints weighed by the {ends}'s probabilities of every first and last step",
-             GRAPH_MODE: "the graph's own top path between the {ends}'s endpoints (the model's scores unused)"}
+# The decoders (kepp_core.catalog.decoders) own their modes, their words and their algorithm; a choice names
+# its mode and its decoder decodes it with the graph's operations below.
 
 
 @dataclass(frozen=True)
 class DecodeChoice:
-    """How a planning model's action block is decoded: endpoint ``mode`` (one of
-    :data:`MARGINAL_MODES`, :data:`JOINT_MODE` for the ``+jdec`` rows, or :data:`GRAPH_MODE`),
-    transition weight ``lam`` (λ) and the ``k`` candidates of ``topk``; made, stored and found by
-    :mod:`kepp_core.evaluation.methods.choice`, used by evaluation's graph-decoded rows and the
-    planner alike. Mode :data:`GRAPH_MODE` (``graph``, λ = :data:`GRAPH_LAMBDA`) is the graph's own
-    plan between the pinned endpoints, zero-shot planning's exactly: the reference a row with
-    ground-truth endpoints keeps unless validation shows a clear gain.
+    """How a planning model's action block is decoded: endpoint ``mode`` (a mode of one decoder,
+    :func:`kepp_core.catalog.mode_decoder`: the ``+dec`` rows' :data:`MARGINAL_MODES` or
+    :data:`GRAPH_MODE`, :data:`JOINT_MODE` for the ``+jdec`` rows, :data:`KBEST_MODE` for the ``+kbest``
+    rows), transition weight ``lam`` (λ) and ``k`` (the candidates of ``topk``, the plans of a K-best
+    decoding); made, stored and found by :mod:`kepp_core.evaluation.methods.choice`, used by evaluation's
+    graph-decoded rows and the planner alike. Mode :data:`GRAPH_MODE` (``graph``, λ =
+    :data:`GRAPH_LAMBDA`) is the graph's own plan between the pinned endpoints, zero-shot planning's
+    exactly: the reference a row with ground-truth endpoints keeps unless validation shows a clear gain.
 
     >>> DecodeChoice("topk", 0.3).describe("step model")
     "the exact best plan under the planning model's scores and λ = 0.3 × log graph transitions, endpoints among the step model's 3 most probable"
@@ -430,20 +426,64 @@ class DecodeChoice:
     lam: float
     k: int = TOPK
 
+    @property
+    def decoder(self) -> Decoder:
+        """The decoder whose mode it is (it decodes and describes the choice)."""
+        return mode_decoder(self.mode)
+
     def describe(self, ends: str) -> str:
         """The choice in words (plain text: a page escapes it for its context), ``ends`` the words of
-        the endpoint source it decodes with (:attr:`kepp_core.catalog.EndpointSource.words`)."""
-        what = MODE_TEXT[self.mode].format(k=self.k, ends=ends) if self.mode in MODE_TEXT else str(self.mode)
-        if self.mode == GRAPH_MODE:
-            return what
-        lam = f"{self.lam:g}" if isinstance(self.lam, (int, float)) else str(self.lam)
-        return f"the exact best plan under the planning model's scores and λ = {lam} × log graph transitions, {what}"
+        the endpoint source it decodes with (:attr:`kepp_core.catalog.EndpointSource.words`): its decoder's."""
+        return mode_decoder(self.mode, strict=False).describe(self, ends)
+
+
+@dataclass(frozen=True)
+class DecodeOps:
+    """The graph's operations a decoder decodes with (:meth:`kepp_core.catalog.Decoder.decode`): the
+    graph's ``transitions`` ``[A, A]`` (log-probabilities), the ``graph`` itself (for its own top path)
+    and the plans' ``horizon``."""
+
+    transitions: np.ndarray
+    graph: ProcedureGraph | None = None
+    horizon: int | None = None
+
+    def emissions(self, block) -> np.ndarray:
+        """Per-position log-probabilities of action blocks (:func:`emission_log_probs`)."""
+        return emission_log_probs(block)
+
+    def log(self, probs) -> np.ndarray:
+        """``log probs``, ``-inf`` where a probability is 0."""
+        with np.errstate(divide="ignore"):
+            return np.log(probs)
+
+    def candidates(self, probs: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` most probable first and last steps ``[N, 2, k]`` and their log-probabilities."""
+        k = min(k, probs.shape[-1])
+        top = np.argsort(-probs, axis=-1, kind="stable")[:, :, :k]
+        return top, np.log(np.maximum(np.take_along_axis(probs, top, -1), 1e-12))
+
+    def best(self, e, lam: float, endpoints: str = "free", start=None, goal=None, start_logp=None,
+             goal_logp=None) -> Decoding:
+        """The exact best plans (:func:`decode`)."""
+        return decode(e, self.transitions, lam, endpoints, start, goal, start_logp, goal_logp)
+
+    def k_best(self, e, lam: float, k: int, start_logp=None, goal_logp=None) -> KBestPlans:
+        """The ``k`` best plans, best first (:func:`kepp_core.graph.kbest.k_best`)."""
+        return k_best(e, self.transitions, lam, k, start_logp, goal_logp)
+
+    def graph_paths(self, probs: np.ndarray) -> Decoding:
+        """The graph's own top path between the most probable first and last steps
+        (:func:`~kepp_core.graph.retrieval.top_paths`); no scores."""
+        if self.graph is None or self.horizon is None:
+            raise KeppError("decode mode 'graph' needs the graph (decode_block(..., graph=))")
+        plans = top_paths(self.graph, probs.argmax(-1), self.horizon)
+        return Decoding(plans, np.full(len(plans), np.nan), np.zeros(len(plans), dtype=bool))
 
 
 def decode_block(block: np.ndarray, transitions: np.ndarray, choice: DecodeChoice,
                  probs: np.ndarray | None, graph: ProcedureGraph | None = None) -> np.ndarray:
-    """Plans ``[N, T]`` from action blocks ``[N, T, A]`` decoded under ``choice``; ``probs``
-    ``[N, 2, A]``: the step model's scores of every action as the first and the last step
+    """Plans ``[N, T]`` from action blocks ``[N, T, A]`` decoded under ``choice`` by its decoder;
+    ``probs`` ``[N, 2, A]``: the source's scores of every action as the first and the last step
     (unused with ``free``; ``pinned`` takes their argmax, ``topk`` their ``k`` best with their
     log-scores, ``dist`` all of them as probabilities: joint decoding).
 
@@ -462,23 +502,8 @@ def decode_block(block: np.ndarray, transitions: np.ndarray, choice: DecodeChoic
     >>> decode_block(block, transition_log_probs(g), DecodeChoice("graph", GRAPH_LAMBDA), probs, g).tolist()
     [[2, 2, 0]]
     """
-    if choice.mode == GRAPH_MODE:
-        if graph is None:
-            raise KeppError("decode mode 'graph' needs the graph (decode_block(..., graph=))")
-        return top_paths(graph, probs.argmax(-1), np.shape(block)[1])
-    e = emission_log_probs(block)
-    if choice.mode == JOINT_MODE:  # the full endpoint distributions: joint decoding (the +jdec rows)
-        with np.errstate(divide="ignore"):
-            logp = np.log(probs)
-        return decode(e, transitions, choice.lam, JOINT_MODE, start_logp=logp[:, 0], goal_logp=logp[:, 1]).plans
-    if choice.mode == "free":
-        return decode(e, transitions, choice.lam).plans
-    if choice.mode == "pinned":
-        return decode(e, transitions, choice.lam, "pinned", probs[:, 0].argmax(-1), probs[:, 1].argmax(-1)).plans
-    k = min(choice.k, probs.shape[-1])
-    top = np.argsort(-probs, axis=-1, kind="stable")[:, :, :k]  # [N, 2, k]
-    logp = np.log(np.maximum(np.take_along_axis(probs, top, -1), 1e-12))
-    return decode(e, transitions, choice.lam, "topk", top[:, 0], top[:, 1], logp[:, 0], logp[:, 1]).plans
+    ops = DecodeOps(transitions, graph, np.shape(block)[1])
+    return choice.decoder.decode(ops, block, probs, choice).plans
 
 
 # --- history method --------------------------------------------------------------------------

@@ -68,12 +68,12 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import numpy as np
 
-from kepp_core.catalog import (CONFIG_FILE, DECODING_FILE, DEFAULT_M, DEFAULT_SETTING, JOINT_MODE, MARGINAL_MODES,
-                               MAX_TOP, TEXT, MethodEntry, ModelRole, methods, model_folder, models_horizon,
+from kepp_core.catalog import (CONFIG_FILE, DECODING_FILE, DEFAULT_M, DEFAULT_SETTING, GRAPH_LAMBDA, MAX_TOP, TEXT,
+                               TOPK, MethodEntry, ModelRole, all_modes, methods, model_folder, models_horizon,
                                planner_method)
 from kepp_core.data.records import Dataset, restrict_train
 from kepp_core.errors import KeppError
@@ -81,7 +81,7 @@ from kepp_core.evaluation.methods.base import EvalCache, EvalContext, MethodOutp
 from kepp_core.evaluation.options import DecodeOverride, EvalOptions
 from kepp_core.evaluation.stats import paired_permutation_test
 from kepp_core.graph.build import build_graph
-from kepp_core.graph.decoding import GRAPH_LAMBDA, GRAPH_MODE, TOPK, DecodeChoice, decode_block, transition_log_probs
+from kepp_core.graph.decoding import DecodeChoice, decode_block, transition_log_probs
 from kepp_core.schema import Meta, NonNegative, Struct, convert
 from kepp_core.io import atomic_write_json, read_json
 from kepp_core.metrics import mean_accuracy, success_rate
@@ -171,12 +171,11 @@ def _read(path: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-Mode = Literal[(*MARGINAL_MODES, JOINT_MODE, GRAPH_MODE)]
 Percent = Annotated[float, Meta(ge=0, le=100)]
 
 
 class _Choice(Struct):
-    mode: Mode
+    mode: Annotated[str, Meta(max_length=64)]  # a decoder's mode: valid_choice asks catalog.all_modes()
     lam: NonNegative
     k: Annotated[int, Meta(ge=1, le=MAX_TOP)]
 
@@ -199,10 +198,11 @@ def valid_choice(entry) -> bool:
     """Whether a stored entry is a choice this code can use (:class:`StoredChoice`): a choices file is
     a cache, never trusted; an entry with a NaN, negative, text or out-of-range value is made again."""
     try:
-        convert(entry, StoredChoice, "stored choice")
+        stored = convert(entry, StoredChoice, "stored choice")
     except KeppError:
         return False
-    return True
+    modes = all_modes()  # the registry's as it stands: every decoder's modes
+    return stored.choice.mode in modes and all(g.mode in modes for g in stored.grid)
 
 
 def find_choice(hdir: Path, key: str, stamps: dict) -> tuple[dict, Path] | None:
@@ -279,13 +279,15 @@ def planner_rows(base: MethodEntry) -> tuple[MethodEntry, ...]:
     """The graph-decoded rows of ``base`` whose choice the KEPP planner may take on two clips: those
     whose source the planner has by itself (:attr:`~kepp_core.catalog.sources.EndpointSource.live`: the
     step model's probabilities, ``+dec``, or the default endpoint model's distributions, ``+jdec``; a
-    variant's and the text tower's rows are evaluation's comparisons).
+    variant's and the text tower's rows are evaluation's comparisons) and whose decoder re-plans
+    (:attr:`~kepp_core.catalog.decoders.Decoder.replans`: not the K-best decoder, whose list is read from
+    its records).
 
     >>> from kepp_core.catalog import method
     >>> [e.name for e in planner_rows(method("kepp-R1"))], [e.name for e in planner_rows(method("kepp-R2"))]
     (['kepp-R1+dec', 'kepp-R1+jdec'], ['kepp-R2+dec'])
     """
-    return tuple(e for e in methods() if e.base == base.name and e.ends.live)
+    return tuple(e for e in methods() if e.base == base.name and e.ends.live and e.decoder.replans)
 
 
 def planner_decoding(hdir: Path, role: ModelRole, dataset: Callable[[], Dataset | None] | None = None,
@@ -411,16 +413,16 @@ def select_on_validation(ctx: EvalContext, method) -> dict:
         grid.append({**asdict(c), "SR": success_rate(plans, gt), "mAcc": mean_accuracy(plans, gt)})
         hits.append((np.asarray(plans) == np.asarray(gt)).all(-1).astype(np.float64))
 
-    for mode in row_modes(method.entry):
-        for lam in LAMBDAS:
-            score(DecodeChoice(mode, lam, TOPK))
+    decoder = method.entry.decoder
+    for choice in decoder.grid(LAMBDAS):
+        score(DecodeChoice(*choice))
     best = 0
     for i in range(1, len(grid)):  # strictly better only: ties keep the simpler, earlier choice
         if (grid[i]["SR"], grid[i]["mAcc"]) > (grid[best]["SR"], grid[best]["mAcc"]):
             best = i
-    prior = {}
-    if method.entry.ends.exact:  # the graph's own plan unless the best gains clearly over it
-        score(DecodeChoice(GRAPH_MODE, GRAPH_LAMBDA, TOPK))
+    prior, kept = {}, decoder.prior(method.entry.ends.exact)
+    if kept is not None:  # the graph's own plan (for the true ends) unless the best gains clearly over it
+        score(DecodeChoice(*kept))
         graph = len(grid) - 1
         gain, se = one_se_gain(hits[best] - hits[graph])
         prior = {"graph_prior": {"gain": gain, "se": se, "p": paired_permutation_test(hits[best] - hits[graph]),

@@ -42,8 +42,7 @@ import numpy as np
 from kepp_core.catalog import MethodEntry
 from kepp_core.evaluation.methods.base import EvalContext, Method, MethodOutput, get_method
 from kepp_core.evaluation.methods.choice import choose, emission_block, row_endpoint_probs
-from kepp_core.graph.decoding import GRAPH_MODE, decode_block, transition_log_probs
-from kepp_core.graph.retrieval import top_paths
+from kepp_core.graph.decoding import DecodeOps, transition_log_probs
 
 __all__ = ["Decoded"]
 
@@ -63,13 +62,22 @@ class Decoded(Method):
         choice = choose(ctx, self)
         k = ctx.options.decode.samples
         record = {**asdict(choice), "samples": k}  # what the records say the row decoded with
-        if choice.mode == GRAPH_MODE:  # the graph's own plan between the endpoints: the model is not sampled
-            return MethodOutput(top_paths(ctx.graph, self.probs(ctx).argmax(-1), ctx.horizon), decoding=record)
-        outputs = ctx.cache.outputs
-        out = outputs.get(self.base_method.name) or self.base_method.plan(ctx)
-        outputs[self.base_method.name] = out
-        plans = decode_block(emission_block(ctx, out, k), transition_log_probs(ctx.graph), choice, self.probs(ctx))
-        return MethodOutput(plans, decoding=record)
+        decoder = self.entry.decoder
+        block = None
+        if decoder.uses_model(choice):  # the graph's own plan between the endpoints does not sample the model
+            outputs = ctx.cache.outputs
+            out = outputs.get(self.base_method.name) or self.base_method.plan(ctx)
+            outputs[self.base_method.name] = out
+            block = emission_block(ctx, out, k)
+        ops = DecodeOps(transition_log_probs(ctx.graph), ctx.graph, ctx.horizon)
+        d = decoder.decode(ops, block, self.probs(ctx), choice)
+        paths = getattr(d, "paths", None)  # a decoder that keeps several plans per episode (K-best)
+        if paths is None:
+            return MethodOutput(d.plans, decoding=record)
+        kept = [np.isfinite(s) for s in d.path_scores]
+        return MethodOutput(d.plans, decoding=record, paths=[[tuple(int(a) for a in p) for p in ps[f]]
+                                                             for ps, f in zip(paths, kept)],
+                            path_scores=[[float(x) for x in s[f]] for s, f in zip(d.path_scores, kept)])
 
     def probs(self, ctx: EvalContext) -> np.ndarray:
         """Endpoint probabilities ``[N, 2, A]`` of the row's source (the step model's, one-hot ground
