@@ -32,7 +32,7 @@ from kepp_core.data.split_lists import (MAX_ACTION_ID, ListedEpisode, list_horiz
                                         read_split_list, read_taxonomy)
 from kepp_core.errors import KeppError
 from kepp_core.catalog.limits import MAX_HORIZON
-from kepp_core.io import iter_lines, read_bytes, utf8_text, whole_number
+from kepp_core.io import has_suffix, iter_lines, read_bytes, utf8_text, whole_number
 from kepp_core.schema import Meta, Struct, check_id, check_nesting, decode_json
 
 FORMATS = {"vpn": "ViterbiPlanNet's T<h>_predictions.json", "plain": "JSON lines or CSV: episode and plan"}
@@ -135,7 +135,7 @@ def _plain_plans(path: Path, episodes: Sequence[ListedEpisode], labels: list[str
 
 def _plain_rows(path: Path):
     """``(where, episode, steps)`` of each row of a plain file (``.csv``, else JSON lines)."""
-    if path.suffix.lower() == ".csv":
+    if has_suffix(path, ".csv"):
         text = utf8_text(_read(path), str(path))
         rows = csv.reader(io.StringIO(text))
         try:

@@ -45,7 +45,7 @@ from kepp_core.catalog import PATTERNS
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.failures import repeats_batch, stored_paths
 from kepp_core.evaluation.records import OUTCOMES, read_records
-from kepp_core.io import MAX_JSON_DIGITS, MAX_LINE_BYTES, atomic_path, ensure_folder, open_regular
+from kepp_core.io import MAX_JSON_DIGITS, MAX_LINE_BYTES, atomic_path, ensure_folder, has_suffix, open_regular
 from kepp_core.evaluation.metrics import set_iou
 from kepp_core.paths import cache_folder
 
@@ -198,7 +198,7 @@ _opened: dict[tuple[Path, str], pa.Table] = {}
 
 def _read_rows(path: Path) -> pa.Table:
     """The rows of one file, not judged: the fast way when it proves the file valid, else record by record."""
-    if path.suffix == ".jsonl":
+    if has_suffix(path, ".jsonl"):
         with open_regular(path) as f:
             data = f.read()
         file_version(path, data)
@@ -883,7 +883,7 @@ def folder_records(folder: str | Path) -> tuple[list[Path], list[Skipped]]:
     do not, each with why (the reader's one-line error). Reading a file once here caches it
     (:func:`records_columns`), so reading it again is a memory map."""
     files, skipped = [], []
-    found = sorted(p for p in Path(folder).rglob("*") if p.suffix in RECORD_SUFFIXES and p.is_file())
+    found = sorted(p for p in Path(folder).rglob("*") if has_suffix(p, *RECORD_SUFFIXES) and p.is_file())
     for q, why in zip(found, _each(_refusal, found)):
         if why:
             skipped.append(Skipped(q, why))
