@@ -1,5 +1,5 @@
-"""One dataset per records file, and a file's kind read from its name whatever its case (issue 55, items 2
-and 3): ``kepp records import --append`` refuses records of another dataset, taxonomy or format in one line
+"""One dataset per records file, and a file's kind read from its name whatever its case:
+``kepp records import --append`` refuses records of another dataset, taxonomy or format in one line
 and never replaces a symbolic link by a file; ``P.JSONL``, ``P.Parquet``, a folder's ``A.JSONL`` and a
 graph's ``G.SAFETENSORS`` are what their lower-case names are."""
 
