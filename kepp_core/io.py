@@ -27,6 +27,25 @@ from typing import IO, Any
 from kepp_core.errors import KeppError, printable
 
 
+def suffix_of(path: str | os.PathLike) -> str:
+    """A file's extension as its kind is read from its name: lower case, so that ``P.JSONL`` is a
+    JSON-lines file as ``p.jsonl`` is (every such comparison in the package goes through here).
+
+    >>> suffix_of("runs/P.JSONL"), suffix_of("graph.SafeTensors"), suffix_of("README")
+    ('.jsonl', '.safetensors', '')
+    """
+    return Path(path).suffix.lower()
+
+
+def has_suffix(path: str | os.PathLike, *suffixes: str) -> bool:
+    """Whether ``path``'s extension is one of ``suffixes`` (written in lower case), case aside.
+
+    >>> has_suffix("a/B.PARQUET", ".jsonl", ".parquet"), has_suffix("notes.txt", ".jsonl")
+    (True, False)
+    """
+    return suffix_of(path) in suffixes
+
+
 def _file_mode() -> int:
     """Permissions of a normally created file (0666 less the umask); mkstemp would give 0600."""
     mask = os.umask(0)

@@ -27,11 +27,11 @@ from kepp_core.data import LOADERS
 from kepp_core.devices import check_device
 from kepp_core.errors import KeppError
 from kepp_core.catalog import MAX_SEED
-from kepp_core.io import MAX_PATH_CHARS, check_under, read_bytes, utf8_text
+from kepp_core.io import MAX_PATH_CHARS, check_under, has_suffix, read_bytes, utf8_text
 from kepp_core.llm.client import ENV_URL
 from kepp_core.paths import kepp_home
 from kepp_core.schema import Meta, Struct, check_nesting, convert
-from kepp_core.video.s3d_spec import S3DSpec, is_s3d
+from kepp_core.video.s3d_spec import TORCHSCRIPT_SUFFIXES, S3DSpec, is_s3d
 
 __all__ = ["AppConfig"]
 
@@ -285,6 +285,6 @@ def resolve_encoder(spec: str, base: Path) -> str:
     """
     if is_s3d(spec):
         return S3DSpec.parse(spec).resolved(base).text()
-    if spec.endswith((".pt", ".pth", ".ts")) and not Path(spec).is_absolute():
+    if has_suffix(spec, *TORCHSCRIPT_SUFFIXES) and not Path(spec).is_absolute():
         return str((base / spec).resolve())
     return spec

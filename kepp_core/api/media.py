@@ -13,7 +13,7 @@ import numpy as np
 
 from kepp_core.catalog import DEFAULT_M, DEFAULT_SETTING
 from kepp_core.errors import KeppError
-from kepp_core.io import atomic_write_bytes
+from kepp_core.io import atomic_write_bytes, suffix_of
 from kepp_core.video import encode_video, thumbnail, video_info
 from kepp_core.video.encoders import get_encoder, trusted_encoder_spec
 
@@ -37,7 +37,7 @@ def thumbnail_png(path: str | Path, t: float, size: int = 160) -> bytes:
 def save_upload(folder: str | Path, data: bytes, name: str) -> str:
     """Save an uploaded video as the only file of ``folder`` (named by its content) and check that
     it decodes; returns its path. A file that is not a video is removed and raises a KeppError naming it."""
-    suffix = Path(name).suffix.lower()
+    suffix = suffix_of(name)
     if not re.fullmatch(r"\.[a-z0-9]{1,8}", suffix):
         suffix = ".mp4"
     folder = Path(folder)

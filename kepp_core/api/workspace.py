@@ -29,9 +29,10 @@ from kepp_core.data import Dataset, load_dataset
 from kepp_core.data.feature_files import features_manifest
 from kepp_core.data.synth import ensure_world, world_ready
 from kepp_core.errors import KeppError
-from kepp_core.evaluation.store import RECORD_SUFFIXES, Skipped, folder_records
+from kepp_core.evaluation.records import RECORD_SUFFIXES
+from kepp_core.evaluation.store import Skipped, folder_records
 from kepp_core.graph import build_graph, load_graph
-from kepp_core.io import iter_jsonl, remembered_json
+from kepp_core.io import has_suffix, iter_jsonl, remembered_json
 from kepp_core.models import folders
 from kepp_core.models.folders import read_config
 from kepp_core.paths import DEMO_ASSETS, REPO_ROOT, cache_folder
@@ -215,7 +216,7 @@ class Workspace:
             return [], []
         if base.is_file():
             return [base], []
-        return sorted(q for q in base.rglob("*") if q.suffix in RECORD_SUFFIXES
+        return sorted(q for q in base.rglob("*") if has_suffix(q, *RECORD_SUFFIXES)
                       and ("pred" in q.name or "record" in q.name)), []
 
     def predictions(self):

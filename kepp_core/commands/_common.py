@@ -14,7 +14,7 @@ from kepp_core.catalog import MAX_HORIZON, MAX_SEED, MAX_TOP
 from kepp_core.data import LOADERS, Dataset, load_dataset
 from kepp_core.data.split_lists import SplitFiles
 from kepp_core.data.synth import ensure_world
-from kepp_core.io import refuse_non_regular, remove_stale_temporaries, writer_lock
+from kepp_core.io import has_suffix, refuse_non_regular, remove_stale_temporaries, writer_lock
 from kepp_core.errors import KeppError, printable
 
 
@@ -168,7 +168,7 @@ def hold_outputs(args: argparse.Namespace) -> Iterator[None]:
     what = " ".join(["kepp", str(getattr(args, "command", "")),
                      *[str(v) for k, v in vars(args).items() if k.endswith("_command") and v]])
     pair = getattr(args, "writes_pair", ())
-    companions = [c for f in files if f.suffix in pair for c in (f.with_suffix(s) for s in pair) if c not in files]
+    companions = [c for f in files if has_suffix(f, *pair) for c in (f.with_suffix(s) for s in pair) if c not in files]
     with contextlib.ExitStack() as stack:
         for path in [*files, *dict.fromkeys(companions), *folders]:  # a refusal names the file given first
             stack.enter_context(writer_lock(path, what))

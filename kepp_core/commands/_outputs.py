@@ -10,7 +10,11 @@ An output is refused, in one line naming the file and ``--force``, when
   graph or a features array named as the records to write);
 - it holds prediction records that are not this run's own (another run's, another seed's, an imported
   method's): ``--append`` keeps them and adds this run's (:func:`write_records_output`), ``--force``
-  replaces them.
+  replaces them. One records file holds one dataset: ``--append`` refuses records of another dataset
+  (no video in common, a video of another task, an episode with another ground truth), another
+  taxonomy (an action named otherwise) or another format (a protocol's records, with a training
+  fraction, and one run's), and an output that is a symbolic link (its target is named instead: the
+  link is never replaced by a file).
 
 A run's own earlier output (the same command run again) is replaced as before. Every write stays
 atomic (:mod:`kepp_core.io`): a kill at any moment leaves the old file whole.
@@ -26,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kepp_core.errors import KeppError, printable
+from kepp_core.io import has_suffix
 
 SNIFF_BYTES = 1 << 16  # how much of an existing file is read to tell its kind
 
@@ -48,7 +53,7 @@ def _first_line_json(head: bytes):
 def _is_records(path: Path, head: bytes) -> bool:
     from kepp_core.evaluation.records import REQUIRED
 
-    if path.suffix == ".parquet":
+    if has_suffix(path, ".parquet"):
         try:
             import pyarrow.parquet as pq
 
@@ -206,7 +211,7 @@ def _input_files(args: argparse.Namespace) -> list[tuple[str, Path]]:
 def split_file_inputs(path: Path, named: str) -> list[tuple[str, Path]]:
     """The lists, taxonomy and feature folder a split file (TOML) names, each as ``(what names it, path)``;
     none for another file (what is wrong with it is said where it is read)."""
-    if path.suffix != ".toml":
+    if not has_suffix(path, ".toml"):
         return []
     from kepp_core.data.split_lists import read_split_file
 
@@ -251,6 +256,9 @@ def _guard_file(path: Path, kind: str, dest: str, inputs: list[tuple[str, Path]]
         if _same_file(path, f) and not force:
             raise KeppError(f"{printable(str(path))}: is this command's input ({named}); name another {another} "
                             "(--force replaces it)")
+    if kind == RECORDS and getattr(args, "append", False) and path.is_symlink():
+        raise KeppError(f"{printable(str(path))}: is a symbolic link (to {printable(os.path.realpath(path))}); "
+                        f"--append writes a regular file only: name the link's target as {_flag(dest)}")
     if force or not path.is_file() or path.stat().st_size == 0:
         return
     with open(path, "rb") as fh:
@@ -299,6 +307,60 @@ def _record_keys(records: Iterable[dict]) -> set[tuple]:
     return keys
 
 
+def _differs(there: dict, here: dict) -> tuple | None:
+    """The first key both mappings hold with different values, as ``(key, there, here)``; None if none."""
+    return next(((k, there[k], v) for k, v in here.items() if k in there and there[k] != v), None)
+
+
+def _mapping(records: Iterable[dict], key: str, value: str) -> dict:
+    """``record[key] -> record[value]`` over the records holding both (lists as tuples)."""
+    out = {}
+    for rec in records:
+        k, v = rec.get(key), rec.get(value)
+        if k is not None and v is not None:
+            out[str(k)] = tuple(v) if isinstance(v, list) else v
+    return out
+
+
+def _labels(records: Iterable[dict]) -> dict:
+    """Action id -> its name, from the records' ground truth and endpoints with their labels."""
+    out = {}
+    for rec in records:
+        for ids, names in ((rec.get("gt"), rec.get("gt_labels")), (rec.get("endpoints"), rec.get("endpoint_labels"))):
+            if isinstance(ids, list) and isinstance(names, list) and len(ids) == len(names):
+                out.update(zip(map(str, ids), map(str, names)))
+    return out
+
+
+def check_one_dataset(where: str, kept: list[dict], records: list[dict]) -> None:
+    """Refuse appending ``records`` to ``kept`` (the file ``where``'s) when they are of another format, dataset
+    or taxonomy (the module docstring), in one line naming what differs."""
+    if not kept or not records:
+        return
+    protocol = {"fraction" in r for r in kept}, {"fraction" in r for r in records}
+    if protocol[0] != protocol[1]:
+        what = {True: "a protocol's records (with a training fraction)", False: "one run's records"}
+        raise KeppError(f"{where}: holds {' and '.join(what[b] for b in sorted(protocol[0]))}, this run writes "
+                        f"{' and '.join(what[b] for b in sorted(protocol[1]))}: one records file holds one format "
+                        "(--append adds runs of the same kind; name another file)")
+    tasks_there, tasks_here = _mapping(kept, "video", "task"), _mapping(records, "video", "task")
+    if tasks_there and tasks_here and not set(tasks_there) & set(tasks_here):
+        raise KeppError(f"{where}: holds records of another dataset (none of this run's {len(tasks_here)} videos, "
+                        f"e.g. {printable(next(iter(tasks_here)))}, is among its {len(tasks_there)}): one records file "
+                        "holds one dataset (name another file)")
+    for (key, value, what) in (("video", "task", "video"), ("episode", "gt", "episode")):
+        diff = _differs(_mapping(kept, key, value), _mapping(records, key, value))
+        if diff:
+            raise KeppError(f"{where}: holds records of another dataset ({what} {printable(diff[0])} has {value} "
+                            f"{printable(str(diff[1]))} there, {printable(str(diff[2]))} in this run): one records "
+                            "file holds one dataset (name another file)")
+    diff = _differs(_labels(kept), _labels(records))
+    if diff:
+        raise KeppError(f"{where}: holds records of another taxonomy (action {diff[0]} is {printable(diff[1])!r} "
+                        f"there, {printable(diff[2])!r} in this run): one records file holds one taxonomy "
+                        "(name another file)")
+
+
 def write_records_output(args: argparse.Namespace, dest: str, records: list[dict]) -> int:
     """Write ``records`` to the records output ``dest`` (atomically); with ``--append``, after the
     records already there, refusing an episode both hold for the same method and seed. Returns how
@@ -309,6 +371,7 @@ def write_records_output(args: argparse.Namespace, dest: str, records: list[dict
     kept: list[dict] = []
     if getattr(args, "append", False) and path.is_file() and path.stat().st_size > 0:
         kept = list(read_records(path))
+        check_one_dataset(printable(str(path)), kept, records)
         have = {(m, rec.get("seed"), rec.get("T"), rec["episode"]) for rec in kept for m in rec["plans"]}
         for rec in records:
             for m in rec["plans"]:

@@ -10,6 +10,7 @@ from kepp_core.commands._common import (add_command, add_dataset_args, add_devic
                                         dataset_from_args, emit_json, print_table, writes)
 from kepp_core.data import LOADERS, extract_features, load_dataset
 from kepp_core.errors import KeppError
+from kepp_core.io import has_suffix
 
 ENCODER_HELP = ("builtin; s3d:PATH, the S3D HowTo100M network of the official models' features (its "
                 "s3d_howto100m.pth, s3d_dict.npy beside it; options ,dict=WORDS ,output=mixed_5c ,device=cuda "
@@ -161,7 +162,7 @@ def _ground(args: argparse.Namespace) -> int:
     if not source.is_file():
         raise KeppError(f"{source}: file not found (VIDEO: a video file or its S3D features .npy)")
     grounding = api.text_grounding(args.encoder, args.steps, None if args.steps else dataset_from_args(args))
-    feats = load_features(source) if source.suffix.lower() == ".npy" else api.encode_clip_video(source, args.encoder)
+    feats = load_features(source) if has_suffix(source, ".npy") else api.encode_clip_video(source, args.encoder)
     rows = grounding.timeline(feats, args.top)
     if args.json:
         for r in rows:

@@ -8,6 +8,7 @@ from kepp_core.catalog import GRAPH_PAIR
 from kepp_core.commands._common import (DATASET_INPUTS, add_command, add_dataset_args, check_outputs, dataset_from_args, emit_json,
                                         print_table, writes)
 from kepp_core.errors import KeppError
+from kepp_core.io import has_suffix
 
 COIN = "--dataset coin --root ../shared/data/coin/COIN.json"
 NIV = "--dataset plans --root ../shared/data/niv/plans.jsonl"
@@ -138,7 +139,7 @@ def _build(args) -> int:
         g.params["history_cv_sr"] = cv["cv_sr"]
     files = [str(args.out)]
     pair = None
-    if args.compact and Path(args.out).suffix != COMPACT_SUFFIX:
+    if args.compact and not has_suffix(args.out, COMPACT_SUFFIX):
         files.append(str(Path(args.out).with_suffix(COMPACT_SUFFIX)))
         pair = uuid.uuid4().hex  # one build id in both files: a stop between the renames is caught at load
     g.save(args.out, (pair, Path(files[-1]).name) if pair else None)

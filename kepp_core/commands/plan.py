@@ -12,6 +12,7 @@ from kepp_core.commands._common import (add_command, add_dataset_args, add_devic
 from kepp_core.data.records import MAX_VIDEO_SECONDS
 from kepp_core.errors import KeppError
 from kepp_core.paths import DEMO_ASSETS
+from kepp_core.io import has_suffix
 
 EXAMPLES = """  kepp plan video.mp4 --start 2 6 --goal 20 24 -T 4 --models assets/demo
   kepp plan video.mp4 --start 2 6 --goal 20 24 -T 4 --models assets/demo --json
@@ -99,7 +100,7 @@ def _plan(args) -> int:
         planner = api.load_planner(models, args.horizon, role, dataset=dataset, decode=not args.raw,
                                    save_decoding=args.save_decoding)
         planner.seed = args.seed
-    video = source.suffix.lower() not in FEATURE_SUFFIXES
+    video = not has_suffix(source, *FEATURE_SUFFIXES)
     if video:  # encoded with the models' encoder (or --encoder), once its width is known to fit
         name = planner.plan_spec.encoder
         spec = api.encoder_spec(name, (args.encoder,) if args.encoder else ()) if name else (args.encoder or "builtin")
@@ -200,7 +201,7 @@ def _features(source: Path):
     from kepp_core import api
     from kepp_core.data import load_features
 
-    if source.suffix.lower() in FEATURE_SUFFIXES:
+    if has_suffix(source, *FEATURE_SUFFIXES):
         feats = load_features(source)
         return feats, float(len(feats))
     return None, float(api.video_meta(source)["duration"])

@@ -6,14 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from kepp_core.commands._common import add_command, check_outputs, writes
+from kepp_core.evaluation.imports import FORMATS
 
-EXAMPLES = """  kepp records import --format vpn --predictions checkpoints/niv_7/T3_predictions.json \\
-      --split dataset/NIV/test30_3.json --method viterbiplannet-s7 --seed 7 --out runs/compare/vpn-s7-records.jsonl
-  kepp records import --format plain --predictions mtid.csv --split test30_3.json \\
-      --taxonomy niv_taxonomy.json --method mtid --out runs/mtid.jsonl
-  (plain: JSON lines {"episode": E, "plan": [...]} or a CSV 'episode,plan' with the steps separated by ';';
-   E is the entry's place in the list (0-based) or its episode id, the steps are action ids or names)
-  kepp eval ... --dataset split-lists --train-list train70_3.json --test-list test30_3.json \
+# where the imported records go, after each format's own example (kepp_core.evaluation.imports.FORMATS)
+AFTER_EXAMPLES = """  kepp eval ... --dataset split-lists --train-list train70_3.json --test-list test30_3.json \
       --records runs/compare/kepp-records.jsonl
   kepp app --predictions runs/compare ...      # the records folder: both methods side by side"""
 
@@ -22,14 +18,15 @@ def register(sub) -> None:
     """Add ``kepp records import``."""
     p = sub.add_parser("records", help="prediction records: bring in other methods' predictions")
     rsub = p.add_subparsers(dest="records_command", metavar="SUBCOMMAND", required=True)
-    i = add_command(rsub, "import", "another method's predictions on a split list, as prediction records", EXAMPLES,
+    examples = "\n".join([*(f.example for f in FORMATS.values()), AFTER_EXAMPLES])
+    i = add_command(rsub, "import", "another method's predictions on a split list, as prediction records", examples,
                     _import)
-    i.add_argument("--format", required=True, choices=["vpn", "plain"],
-                   help="vpn: ViterbiPlanNet's T<h>_predictions.json; plain: JSON lines or CSV of episode and plan")
+    i.add_argument("--format", required=True, choices=list(FORMATS),
+                   help="; ".join(f"{f.name}: {f.help}" for f in FORMATS.values()))
     i.add_argument("--predictions", required=True, metavar="FILE", help="the predictions file")
     i.add_argument("--split", required=True, metavar="LIST", help="the split list the predictions were made on")
     i.add_argument("--method", required=True, metavar="NAME", help="the name the imported method goes by")
-    i.add_argument("--taxonomy", default=None, metavar="FILE", help="step names for a plain file's named steps")
+    i.add_argument("--taxonomy", default=None, metavar="FILE", help="step names, for predictions that name their steps")
     i.add_argument("--seed", type=int, default=None, help="the run's seed, kept with each record")
     i.add_argument("--out", required=True, metavar="RECORDS", help="records file to write (.jsonl or .parquet)")
     writes(i, kinds={"out": "records"}, reads=("predictions", "split", "taxonomy"), run_keys=_run_keys)

@@ -21,7 +21,7 @@ from kepp_core.data.feature_files import FeatureShapes, file_names, find_file
 from kepp_core.data.file_index import FileIndex
 from kepp_core.data.records import Dataset, Step, Task, Video, check_segments, seeded_split, vocabulary_from
 from kepp_core.errors import KeppError
-from kepp_core.io import check_under, read_text_utf8
+from kepp_core.io import check_under, has_suffix, read_text_utf8
 from kepp_core.schema import check_id
 
 __all__ = ["load_crosstask"]
@@ -184,7 +184,7 @@ def load_crosstask(root: str | Path, features: str | Path | None = None, seed: i
     shapes = FeatureShapes()
     feat_names, video_names = file_names(feat_dir), file_names(video_dir)
     ann_text = str(ann_dir)  # paths as text: pathlib costs more than the rest of the loop at 10,000 files
-    for file in sorted(n for n in file_names(ann_dir) if n.endswith(".csv")):  # one folder: names order as paths do
+    for file in sorted(n for n in file_names(ann_dir) if has_suffix(n, ".csv")):  # one folder: names order as paths do
         path = os.path.join(ann_text, file)
         tid, sep, vid = file[:-len(".csv")].partition("_")
         if not sep or tid not in by_id:

@@ -21,7 +21,8 @@ from torch import nn
 
 from kepp_core.diffusion.layout import ConditionLayout, step_layout  # noqa: F401  (doctest)
 from kepp_core.diffusion.unet import TemporalUNet
-from kepp_core.catalog import LOGIT_SCALE, SAMPLERS
+from kepp_core.catalog import LOGIT_SCALE
+from kepp_core.diffusion.scheduler import DiffusionScheduler
 from kepp_core.errors import KeppError
 
 __all__ = ["ProjectedDiffusion", "cosine_betas"]
@@ -117,46 +118,25 @@ class ProjectedDiffusion(nn.Module):
         x0 = torch.cat([template[:, :, :a0], out], dim=-1)
         return self.project(x0, template)
 
-    def p_sample(self, x_t: torch.Tensor, t: int, template: torch.Tensor,
-                 generator: torch.Generator | None = None) -> torch.Tensor:
-        """One DDPM step ``x_t → x_{t-1}`` (projected)."""
-        tt = torch.full((x_t.shape[0],), t, device=x_t.device, dtype=torch.long)
-        x0 = self.predict_start(x_t, tt, template)
-        x0 = torch.where(self.free, x0.clamp(-1, 1), x0)
-        mean = self.posterior_c0[t] * x0 + self.posterior_ct[t] * x_t
-        if t > 0:
-            noise = torch.randn(x_t.shape, generator=generator, device=x_t.device)
-            mean = mean + self.posterior_var[t].sqrt() * noise
-        return self.project(mean, template)
-
-    def ddim_step(self, x_t: torch.Tensor, t: int, t_prev: int, template: torch.Tensor) -> torch.Tensor:
-        """One deterministic DDIM step ``x_t → x_{t_prev}`` (η = 0, projected)."""
-        tt = torch.full((x_t.shape[0],), t, device=x_t.device, dtype=torch.long)
-        x0 = self.predict_start(x_t, tt, template)
-        x0 = torch.where(self.free, x0.clamp(-1, 1), x0)
-        if t_prev < 0:
-            return x0
-        ac, ac_prev = self.alphas_cumprod[t], self.alphas_cumprod[t_prev]
-        eps = (x_t - ac.sqrt() * x0) / (1 - ac).sqrt()
-        return self.project(ac_prev.sqrt() * x0 + (1 - ac_prev).sqrt() * eps, template)
+    def scheduler(self) -> DiffusionScheduler:
+        """The sampler over this model's schedule (its buffers, on its device): ``x_0`` clipped to
+        [-1, 1], DDIM's steps spread evenly, its last step returning ``x_0``, noise drawn only where
+        DDPM adds it (:mod:`kepp_core.diffusion.scheduler`)."""
+        ac = self.alphas_cumprod
+        return DiffusionScheduler(alphas_cumprod=ac, mean_x0=self.posterior_c0, mean_xt=self.posterior_ct,
+                                  sigmas=self.posterior_var.sqrt(), eps_xt=torch.ones_like(ac), eps_x0=ac.sqrt(),
+                                  eps_div=(1 - ac).sqrt(), timestep_rule="linspace", clip_sample=True)
 
     @torch.no_grad()
     def sample(self, template: torch.Tensor, sampler: str = "ddpm", steps: int | None = None,
                generator: torch.Generator | None = None) -> torch.Tensor:
         """Draw ``x_0`` given ``template``: full DDPM, or DDIM over ``steps`` evenly spaced steps."""
-        if sampler not in SAMPLERS:
-            raise KeppError(f"unknown sampler {sampler!r} (expected one of {', '.join(SAMPLERS)})")
-        x = torch.randn(template.shape, generator=generator, device=template.device)
-        x = self.project(x, template)
-        if sampler == "ddpm":
-            for t in reversed(range(self.n_steps)):
-                x = self.p_sample(x, t, template, generator)
-            return x
-        k = max(1, min(steps or 10, self.n_steps))
-        ts = sorted({round(i * (self.n_steps - 1) / max(k - 1, 1)) for i in range(k)}, reverse=True)
-        for i, t in enumerate(ts):
-            x = self.ddim_step(x, t, ts[i + 1] if i + 1 < len(ts) else -1, template)
-        return x
+
+        def draw(shape: tuple[int, ...]) -> torch.Tensor:
+            return torch.randn(shape, generator=generator, device=template.device)
+
+        return self.scheduler().run(lambda x, t: self.predict_start(x, t, template),
+                                    lambda x: self.project(x, template), template.shape, draw, sampler, steps)
 
     def decode(self, x0: torch.Tensor) -> torch.Tensor:
         """Argmax action per column ``[B, T]``."""

@@ -11,7 +11,8 @@ An imported model computes what the official code computes (README "Bring your o
   ``[P:P+L]``, actions ``[P+L:P+L+A]``, observations after (the step model: actions, then
   observations);
 - DDPM runs the posterior ``q(x_{t-1} | x_t, x_0)`` with the log-variance clipped at 1e-20;
-  DDIM (η = 0) runs the timesteps ``range(0, n, n // k)`` with ᾱ_prev = 1 at the last step;
+  DDIM (η = 0) runs the timesteps ``range(0, n, n // k)`` with ᾱ_prev = 1 at the last step (both by
+  the package's one sampler, :class:`~kepp_core.diffusion.scheduler.DiffusionScheduler`, set so);
   ``x_0`` is never clipped (the official code clamps without keeping the result);
 - the condition is set on the initial draw and after every step.
 
@@ -35,8 +36,9 @@ import torch
 from torch import nn
 
 from kepp_core.diffusion.layout import ConditionLayout, plan_layout, step_layout
-from kepp_core.catalog import LOGIT_SCALE, OFFICIAL_ARCHITECTURE, SAMPLERS
+from kepp_core.catalog import LOGIT_SCALE, OFFICIAL_ARCHITECTURE
 from kepp_core.diffusion.model import cosine_betas
+from kepp_core.diffusion.scheduler import DiffusionScheduler
 from kepp_core.errors import KeppError
 
 GROUPS = 32  # group-norm groups of the official network
@@ -151,15 +153,6 @@ def official_schedule(n_steps: int) -> dict[str, torch.Tensor]:
             "posterior_mean_coef2": (1 - ac_prev) * alphas.sqrt() / (1 - ac)}
 
 
-def ddim_timesteps(n_steps: int, k: int = 10) -> list[int]:
-    """The official DDIM timesteps ``range(0, n, n // k)`` (ascending).
-
-    >>> ddim_timesteps(20)
-    [0, 2, 4, 6, 8, 10, 12, 14, 16, 18]
-    """
-    return list(range(0, n_steps, max(1, n_steps // max(1, k))))
-
-
 class OfficialDiffusion(nn.Module):
     """An official KEPP / PDPP model (step or planning) behind this package's model interface.
 
@@ -233,43 +226,29 @@ class OfficialDiffusion(nn.Module):
         x[:, :, self.graph_dim:self.action_offset] = llm_rows
         return x
 
+    def scheduler(self) -> DiffusionScheduler:
+        """The sampler over this model's buffers (the checkpoint's), set as the official code samples:
+        ``x_0`` never clipped, DDIM's timesteps ``range(0, n, n // k)``, ᾱ_prev of its last step
+        ``alphas_cumprod_prev[0]``, a Gaussian drawn at every step (:mod:`kepp_core.diffusion.scheduler`)."""
+        log_var = self.posterior_log_variance_clipped
+        # one value at a time, as the official step computed it (a whole-vector exp may round otherwise)
+        sigmas = torch.stack([(0.5 * log_var[t]).exp() * (0.0 if t == 0 else 1.0) for t in range(self.n_steps)])
+        return DiffusionScheduler(alphas_cumprod=self.alphas_cumprod, mean_x0=self.posterior_mean_coef1,
+                                  mean_xt=self.posterior_mean_coef2, sigmas=sigmas,
+                                  eps_xt=self.sqrt_recip_alphas_cumprod, eps_x0=torch.ones_like(sigmas),
+                                  eps_div=self.sqrt_recipm1_alphas_cumprod, timestep_rule="leading",
+                                  clip_sample=False, draw_every_step=True,
+                                  final_alpha_cumprod=self.alphas_cumprod_prev[0])
+
     def run(self, obs_start: torch.Tensor, obs_goal: torch.Tensor, graph_rows: torch.Tensor | None = None,
             llm_rows: torch.Tensor | None = None, sampler: str = "ddpm", steps: int | None = None,
             draw: Callable[[tuple[int, ...]], torch.Tensor] | None = None) -> torch.Tensor:
         """One official sampling run in the official order ``[B, T, D]``; ``draw(shape)`` gives
         each Gaussian draw in the order the official code takes them (default: ``torch.randn``)."""
-        if sampler not in SAMPLERS:
-            raise KeppError(f"unknown sampler {sampler!r} (expected one of {', '.join(SAMPLERS)})")
         draw = draw or (lambda shape: torch.randn(shape, device=obs_start.device))
-        b = obs_start.shape[0]
-        shape = (b, self.horizon, self.transition_dim)
-
-        def cond(x):
-            return self.condition(x, obs_start, obs_goal, graph_rows, llm_rows)
-
-        x = cond(draw(shape))
-        if sampler == "ddpm":
-            for t in reversed(range(self.n_steps)):
-                x = cond(self._ddpm_step(x, t, draw(shape)))
-            return x
-        seq = ddim_timesteps(self.n_steps, steps or 10)
-        for i in reversed(range(len(seq))):
-            x = cond(self._ddim_step(x, seq[i], seq[i - 1] if i > 0 else None, draw(shape)))
-        return x
-
-    def _ddpm_step(self, x: torch.Tensor, t: int, noise: torch.Tensor) -> torch.Tensor:
-        tt = torch.full((x.shape[0],), t, device=x.device, dtype=torch.long)
-        x0 = self.model(x, tt)  # not clipped: see the module docstring
-        mean = self.posterior_mean_coef1[t] * x0 + self.posterior_mean_coef2[t] * x
-        scale = (0.5 * self.posterior_log_variance_clipped[t]).exp() * (0.0 if t == 0 else 1.0)
-        return mean + scale * noise
-
-    def _ddim_step(self, x: torch.Tensor, t: int, t_prev: int | None, noise: torch.Tensor) -> torch.Tensor:
-        tt = torch.full((x.shape[0],), t, device=x.device, dtype=torch.long)
-        x0 = self.model(x, tt)
-        eps = (self.sqrt_recip_alphas_cumprod[t] * x - x0) / self.sqrt_recipm1_alphas_cumprod[t]
-        ab_prev = self.alphas_cumprod_prev[0] if t_prev is None else self.alphas_cumprod[t_prev]
-        return x0 * ab_prev.sqrt() + (1 - ab_prev).sqrt() * eps + 0.0 * noise  # η = 0: the draw has no effect
+        shape = (obs_start.shape[0], self.horizon, self.transition_dim)
+        return self.scheduler().run(self.model, lambda x: self.condition(x, obs_start, obs_goal, graph_rows, llm_rows),
+                                    shape, draw, sampler, steps)
 
     def to_official(self, x: torch.Tensor) -> torch.Tensor:
         """This package's channel order → the official one."""
@@ -317,4 +296,4 @@ class OfficialDiffusion(nn.Module):
 
 
 __all__ = ["LLM_FROM_GRAPH", "SCHEDULE", "OfficialDiffusion", "OfficialTemporalUnet",
-           "ddim_timesteps", "official_schedule"]
+           "official_schedule"]

@@ -1,7 +1,9 @@
 """Other methods' predictions as prediction records (``kepp records import``), so that a method this
 package does not run sits beside KEPP's rows in every table, failure analysis and the app.
 
-Two formats, both checked against the split list the predictions were made on (its episodes, in
+Each format is one :class:`ImportFormat` object in :data:`FORMATS` (its name, its reader, a line of help
+and an example command line; ``kepp records import``'s ``--format`` choices, help and examples read
+them). Two formats, both checked against the split list the predictions were made on (its episodes, in
 order, are the records' episodes, with the ids ``kepp eval`` gives them on the same lists):
 
 - ``vpn``: ViterbiPlanNet's ``T{h}_predictions.json``, ``{"0": {"pred": [ids], "true": [ids]}, ...}``,
@@ -21,7 +23,8 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -32,10 +35,9 @@ from kepp_core.data.split_lists import (MAX_ACTION_ID, ListedEpisode, list_horiz
                                         read_split_list, read_taxonomy)
 from kepp_core.errors import KeppError
 from kepp_core.catalog.limits import MAX_HORIZON
-from kepp_core.io import decode_utf8, iter_lines, parse_json, read_bytes, utf8_text, whole_number
+from kepp_core.io import decode_utf8, has_suffix, iter_lines, parse_json, read_bytes, utf8_text, whole_number
 from kepp_core.schema import Meta, Struct, check_id, check_nesting, convert, decode_json
 
-FORMATS = {"vpn": "ViterbiPlanNet's T<h>_predictions.json", "plain": "JSON lines or CSV: episode and plan"}
 MAX_PREDICTIONS_BYTES = 1 << 30
 ActionId = Annotated[int, Meta(ge=0, le=MAX_ACTION_ID)]
 Steps = Annotated[list[ActionId], Meta(min_length=1, max_length=MAX_HORIZON)]
@@ -65,13 +67,13 @@ def import_predictions(predictions: str | Path, split: str | Path, method: str, 
     if find_method(method) is not None:
         raise KeppError(f"--method {method!r} is one of this package's methods: name the imported one otherwise "
                         "(e.g. its paper and run: vpn-seed7)")
-    if fmt not in FORMATS:
+    form = FORMATS.get(fmt)
+    if form is None:
         raise KeppError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
     episodes = read_split_list(split)
     tax = read_taxonomy(taxonomy) if taxonomy is not None else None
     path = Path(predictions)
-    plans = _vpn_plans(path, episodes, Path(split).name) if fmt == "vpn" else \
-        _plain_plans(path, episodes, *list_vocabulary(episodes, tax))
+    plans = form.read(path, episodes, Path(split).name, tax)
     horizon, source = list_horizon(episodes), path.name
     out = []
     for ep, episode, plan in zip(episodes, listed_episode_ids(episodes), plans):
@@ -84,8 +86,9 @@ def import_predictions(predictions: str | Path, split: str | Path, method: str, 
     return out
 
 
-def _vpn_plans(path: Path, episodes: Sequence[ListedEpisode], list_name: str) -> list[list[int]]:
-    """The ``pred`` of each entry of a ViterbiPlanNet predictions file, its ``true`` checked."""
+def _vpn_plans(path: Path, episodes: Sequence[ListedEpisode], list_name: str, taxonomy=None) -> list[list[int]]:
+    """The ``pred`` of each entry of a ViterbiPlanNet predictions file, its ``true`` checked (its steps are
+    ids: no ``taxonomy`` is read)."""
     data = _read(path)
     check_nesting(data, str(path), 3)
     # parsed with each key once (an entry given twice is refused, never one of them taken), then typed
@@ -111,9 +114,10 @@ def _vpn_plans(path: Path, episodes: Sequence[ListedEpisode], list_name: str) ->
     return out
 
 
-def _plain_plans(path: Path, episodes: Sequence[ListedEpisode], labels: list[str],
-                 raw: dict[int, str]) -> list[list[int]]:
-    """The plan of each entry from a plain JSON-lines or CSV file (each entry once)."""
+def _plain_plans(path: Path, episodes: Sequence[ListedEpisode], list_name: str, taxonomy=None) -> list[list[int]]:
+    """The plan of each entry from a plain JSON-lines or CSV file (each entry once), its named steps read
+    with the list's and ``taxonomy``'s names."""
+    labels, raw = list_vocabulary(episodes, taxonomy)
     ids = listed_episode_ids(episodes)
     where_of = {e: k for k, e in enumerate(ids)}
     names = _name_index(labels, raw)
@@ -137,7 +141,7 @@ def _plain_plans(path: Path, episodes: Sequence[ListedEpisode], labels: list[str
 
 def _plain_rows(path: Path):
     """``(where, episode, steps)`` of each row of a plain file (``.csv``, else JSON lines)."""
-    if path.suffix.lower() == ".csv":
+    if has_suffix(path, ".csv"):
         text = utf8_text(_read(path), str(path))
         rows = csv.reader(io.StringIO(text))
         try:
@@ -214,4 +218,30 @@ def _few(items: Sequence) -> str:
     return shown + (f" and {len(items) - 3} more" if len(items) > 3 else "")
 
 
-__all__ = ["FORMATS", "import_predictions"]
+@dataclass(frozen=True, kw_only=True)
+class ImportFormat:
+    """A format ``kepp records import`` reads: its ``name`` (``--format NAME``), a line of ``help``, an
+    ``example`` (command lines, as ``kepp records import --help`` shows them) and its reader,
+    ``read(path, episodes, list_name, taxonomy)``: the plan of each entry of the split list's ``episodes``,
+    in its order (``list_name``: the list's file name, for messages; ``taxonomy``: the names of
+    ``--taxonomy``, or None). A new format is one function and one object here."""
+
+    name: str
+    help: str
+    example: str
+    read: Callable[[Path, Sequence[ListedEpisode], str, dict | None], list[list[int]]]
+
+
+FORMATS: dict[str, ImportFormat] = {f.name: f for f in (
+    ImportFormat(name="vpn", help="ViterbiPlanNet's T<h>_predictions.json", read=_vpn_plans, example="""\
+  kepp records import --format vpn --predictions checkpoints/niv_7/T3_predictions.json \\
+      --split dataset/NIV/test30_3.json --method viterbiplannet-s7 --seed 7 --out runs/compare/vpn-s7-records.jsonl"""),
+    ImportFormat(name="plain", help="JSON lines or CSV of episode and plan", read=_plain_plans, example="""\
+  kepp records import --format plain --predictions mtid.csv --split test30_3.json \\
+      --taxonomy niv_taxonomy.json --method mtid --out runs/mtid.jsonl
+  (plain: JSON lines {"episode": E, "plan": [...]} or a CSV 'episode,plan' with the steps separated by ';';
+   E is the entry's place in the list (0-based) or its episode id, the steps are action ids or names)"""),
+)}
+
+
+__all__ = ["FORMATS", "ImportFormat", "import_predictions"]

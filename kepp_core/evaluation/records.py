@@ -37,7 +37,7 @@ from kepp_core.catalog.limits import MAX_HORIZON, MAX_SEED
 from kepp_core.data.records import MAX_VIDEO_SECONDS
 from kepp_core.data.split_lists import MAX_ACTION_ID
 from kepp_core.errors import KeppError
-from kepp_core.io import atomic_open, atomic_path, iter_jsonl, open_regular, parse_json
+from kepp_core.io import atomic_open, atomic_path, has_suffix, iter_jsonl, open_regular, parse_json
 from kepp_core.schema import MAX_ID_CHARS, Meta, Struct, convert
 
 if TYPE_CHECKING:  # the evaluation's result type: reading records needs no methods (no torch)
@@ -152,7 +152,7 @@ def episode_records(ev: HorizonEvaluation, actions: Sequence[str] | None = None,
 def write_records(path: str | Path, records: Iterable[dict]) -> Path:
     """Write records as JSONL (``.jsonl``) or Parquet (``.parquet``), atomically."""
     path = Path(path)
-    if path.suffix == ".parquet":
+    if has_suffix(path, ".parquet"):
         import pandas as pd  # only for Parquet files: pandas takes a second to load
 
         df = pd.DataFrame([{k: (json.dumps(v) if isinstance(v, (dict, list)) else v) for k, v in r.items()}
@@ -160,7 +160,7 @@ def write_records(path: str | Path, records: Iterable[dict]) -> Path:
         with atomic_path(path) as tmp:
             df.to_parquet(tmp, index=False)
         return path
-    if path.suffix not in (".jsonl", ".json"):
+    if not has_suffix(path, ".jsonl", ".json"):
         raise KeppError(f"{path}: records are written as .jsonl or .parquet")
     with atomic_open(path, "w", encoding="utf-8") as f:
         for r in records:
@@ -175,7 +175,7 @@ def read_records(path: str | Path) -> Records:
     path = Path(path)
     if not path.is_file():
         raise KeppError(f"{path}: prediction records not found")
-    if path.suffix == ".parquet":
+    if has_suffix(path, ".parquet"):
         rows = _parquet_records(path)
     else:
         rows = list(iter_jsonl(path, unique_keys=True))

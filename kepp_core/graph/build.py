@@ -31,7 +31,7 @@ from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.graph.compact import load_arrays, load_header, save_arrays
 from kepp_core.graph.sparse import EdgeCounts
-from kepp_core.io import atomic_write_json, parse_json, read_text_utf8, whole_number
+from kepp_core.io import atomic_write_json, has_suffix, parse_json, read_text_utf8, whole_number
 from kepp_core.schema import check_id
 
 __all__ = ["ProcedureGraph", "TaskStats", "build_graph", "graph_source", "load_graph"]
@@ -357,7 +357,7 @@ class ProcedureGraph:
         both files then carry the id, and :func:`load_graph` refuses a pair whose ids differ
         (a build stopped between its two renames)."""
         stamp = {BUILD_ID_KEY: pair[0], COMPANION_KEY: pair[1]} if pair else {}
-        if Path(path).suffix == COMPACT_SUFFIX:
+        if has_suffix(path, COMPACT_SUFFIX):
             arrays, header = graph_arrays(self)
             save_arrays(path, arrays, {**header, **stamp})
             return
@@ -599,7 +599,7 @@ def load_graph(path: str | Path, dataset: Dataset | None = None) -> ProcedureGra
     path = Path(path)
     if not path.is_file():
         raise KeppError(f"{path}: graph file not found (build one with 'kepp graph build')")
-    if path.suffix == COMPACT_SUFFIX:
+    if has_suffix(path, COMPACT_SUFFIX):
         arrays, obj = load_arrays(path)
         g = graph_from_arrays(arrays, obj, where=str(path))
     else:
@@ -626,7 +626,7 @@ def _check_pair(path: Path, obj: dict) -> None:
 def _build_id_of(path: Path) -> str | None:
     """The build id a graph file was stamped with (None without one), read cheaply: the
     compact file's header only, the JSON file's first bytes."""
-    if path.suffix == COMPACT_SUFFIX:
+    if has_suffix(path, COMPACT_SUFFIX):
         try:
             header = load_header(path)
         except KeppError:

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from kepp_core.errors import KeppError
+from kepp_core.io import has_suffix
 
 __all__ = [
     "VIDEO_SUFFIXES", "VideoInfo", "find_videos", "open_video", "read_clip", "read_frames", "thumbnail", "video_info",
@@ -192,4 +193,4 @@ def find_videos(folder: str | os.PathLike) -> list[Path]:
     folder = Path(folder)
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.iterdir() if p.suffix.lower() in VIDEO_SUFFIXES and p.is_file())
+    return sorted(p for p in folder.iterdir() if has_suffix(p, *VIDEO_SUFFIXES) and p.is_file())

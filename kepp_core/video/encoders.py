@@ -28,7 +28,8 @@ import numpy as np
 
 from kepp_core.errors import KeppError, first_line
 from kepp_core.safe_load import check_archive_pickles
-from kepp_core.video.s3d_spec import S3DSpec, is_s3d
+from kepp_core.video.s3d_spec import TORCHSCRIPT_SUFFIXES, S3DSpec, is_s3d
+from kepp_core.io import has_suffix
 
 __all__ = ["BuiltinEncoder", "CallableEncoder", "FeatureEncoder", "TorchScriptEncoder", "get_encoder", "seconds_of"]
 
@@ -250,7 +251,7 @@ def get_encoder(spec: str | FeatureEncoder = "builtin", device: str | None = Non
         from kepp_core.video.s3d import S3DEncoder
 
         return S3DEncoder(S3DSpec.parse(spec).on(device))
-    if spec.endswith((".pt", ".pth", ".ts")) or Path(spec).is_file():
+    if has_suffix(spec, *TORCHSCRIPT_SUFFIXES) or Path(spec).is_file():
         return TorchScriptEncoder(spec)
     module_name, sep, attr = spec.removeprefix("callable:").partition(":")
     if not sep or not module_name or not attr:
@@ -301,7 +302,7 @@ def encoder_name(spec: str) -> str:
     if is_s3d(spec):
         return S3DSpec.parse(spec).name
     path = Path(spec)
-    if spec.endswith((".pt", ".pth", ".ts")) or path.is_file():
+    if has_suffix(spec, *TORCHSCRIPT_SUFFIXES) or path.is_file():
         if not path.is_file():
             raise KeppError(f"{path}: TorchScript encoder file not found")
         return f"torchscript:{path.name}@{hashlib.sha1(path.read_bytes()).hexdigest()[:12]}"

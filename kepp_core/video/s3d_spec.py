@@ -50,6 +50,9 @@ PEAK_PER_INPUT_BYTE = 32
 MEMORY_BUDGET = 16 * 2**30  # what one batch of windows may take: a workstation's share, a GPU's memory
 
 
+TORCHSCRIPT_SUFFIXES = (".pt", ".pth", ".ts")  # an encoder spec ending so names a TorchScript file
+
+
 def is_s3d(spec: object) -> bool:
     """Whether an encoder spec names the S3D encoder."""
     return isinstance(spec, str) and spec.startswith(PREFIX)

@@ -39,7 +39,7 @@ from kepp_core.catalog import MAX_SEED
 from kepp_core.errors import KeppError, unknown_name_error
 from kepp_core.paths import REPO_ROOT, cache_folder
 from kepp_core.io import (FolderBusy, atomic_open, atomic_write_json, atomic_write_text, read_bytes,
-                          read_json, remove_stale_temporaries, writer_lock)
+                          has_suffix, read_json, remove_stale_temporaries, writer_lock)
 from kepp_core.video.encode import encode_video, save_features, write_manifest
 from kepp_core.video.encoders import BuiltinEncoder
 from kepp_core.video.write import write_video
@@ -175,9 +175,9 @@ def _timeline(v) -> list[tuple[float, float]] | None:
 
 
 def _plans_specs(source: Path, seed: int, videos: int | None, knobs: Knobs):
-    if source.suffix.lower() == ".toml":
+    if has_suffix(source, ".toml"):
         ds = load_split_lists(source)
-    elif source.suffix.lower() == ".json" or (source.is_dir() and (source / "COIN.json").is_file()):
+    elif has_suffix(source, ".json") or (source.is_dir() and (source / "COIN.json").is_file()):
         ds = load_coin(source)
     else:
         ds = load_plans(source, seed=seed)

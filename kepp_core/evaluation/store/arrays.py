@@ -10,7 +10,7 @@ from collections.abc import Iterable
 import numpy as np
 import pyarrow as pa
 
-from kepp_core.evaluation.metrics import set_iou
+from kepp_core.metrics import set_iou
 
 __all__ = ["PLANS", "FramePlans", "PlanArrays", "chained", "list_values", "row_arrays"]
 
@@ -181,7 +181,7 @@ class PlanArrays:
         return pred[at], gt[at]
 
     def set_iou(self, idx: np.ndarray) -> np.ndarray:
-        """The set IoU of each of rows ``idx`` (:func:`kepp_core.evaluation.metrics.set_iou`), counted once per
+        """The set IoU of each of rows ``idx`` (:func:`kepp_core.metrics.set_iou`), counted once per
         horizon (for every table of the store's arrays) where the rows are of one T."""
         idx = np.asarray(idx, dtype=np.int64)
         T = int(self.horizon[idx[0]]) if len(idx) else None

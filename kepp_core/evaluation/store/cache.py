@@ -34,7 +34,7 @@ from kepp_core.evaluation.store.judging import judge
 from kepp_core.evaluation.store.reading import read_rows
 from kepp_core.evaluation.store.version import (CACHE, LAYOUT, FileVersion, home_fd, known_version, probe_of, proved,
                                                 said, version_of_bytes)
-from kepp_core.io import atomic_path, ensure_folder, open_regular
+from kepp_core.io import atomic_path, ensure_folder, has_suffix, open_regular
 from kepp_core.paths import cache_folder
 
 __all__ = ["Identity", "records_columns"]
@@ -212,7 +212,7 @@ def _proved(version: FileVersion) -> tuple[pa.Table | None, str | None]:
 
 def _source_bytes(path: Path) -> bytes | None:
     """A JSONL records file's bytes (read once: hashed and parsed); None for Parquet (hashed as a stream)."""
-    if path.suffix != ".jsonl":  # as read_rows tells them
+    if not has_suffix(path, ".jsonl"):  # as read_rows tells them
         return None
     with open_regular(path) as f:
         return f.read()

@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kepp_core.errors import KeppError
+from kepp_core.evaluation.records import RECORD_SUFFIXES  # the files a folder of records is read from
 from kepp_core.evaluation.store.cache import records_columns
 from kepp_core.evaluation.store.version import file_version
+from kepp_core.io import has_suffix
 
-__all__ = ["RECORD_SUFFIXES", "Skipped", "check_vocabulary", "each_file", "folder_records", "record_files",
+__all__ = ["Skipped", "check_vocabulary", "each_file", "folder_records", "record_files",
            "records_in"]
-
-RECORD_SUFFIXES = (".jsonl", ".parquet")  # the files a folder of records is read from, whatever their names
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ def folder_records(folder: str | Path) -> tuple[list[Path], list[Skipped]]:
     do not, each with why (the reader's one-line error). Reading a file once here caches it
     (:func:`records_columns`), so reading it again is a memory map."""
     files = []
-    named = sorted(p for p in Path(folder).rglob("*") if p.suffix in RECORD_SUFFIXES and not p.is_dir())
+    named = sorted(p for p in Path(folder).rglob("*") if has_suffix(p, *RECORD_SUFFIXES) and not p.is_dir())
     found = [p for p in named if p.is_file()]
     skipped = [Skipped(p, _not_a_file(p)) for p in named if not p.is_file()]  # never opened: nothing can hang
     for q, why in zip(found, each_file(_refusal, found)):

@@ -21,7 +21,7 @@ from kepp_core.data.records import MAX_VIDEO_SECONDS
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.failures import stored_paths
 from kepp_core.evaluation.records import OUTCOMES, read_records
-from kepp_core.io import MAX_JSON_DIGITS, MAX_LINE_BYTES, open_regular
+from kepp_core.io import MAX_JSON_DIGITS, MAX_LINE_BYTES, has_suffix, open_regular
 
 __all__ = ["read_rows"]
 
@@ -31,7 +31,7 @@ SCALARS = ("episode", "task", "video", "setting", "seed", "fraction", "start_tim
 def read_rows(path: Path, data: bytes | None = None) -> pa.Table:
     """The rows of one file, not judged (``data``: a JSONL file's bytes, when already read): the fast way when it
     proves the file valid, else record by record."""
-    if path.suffix == ".jsonl":
+    if has_suffix(path, ".jsonl"):
         if data is None:
             with open_regular(path) as f:
                 data = f.read()
