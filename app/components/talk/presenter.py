@@ -1,4 +1,4 @@
-"""The presenter view (app/pages/8_Presenter.py): a second tab of the speaker's browser that follows the
+"""The presenter view (app/views/8_Presenter.py): a second tab of the speaker's browser that follows the
 tab playing a playlist's slides (and moves it: the clicker's keys work in either). It shows the current
 slide small, the next one, the speaker's note and the elapsed time. The two tabs talk through a
 BroadcastChannel (app/static/kepp-presenter.js here, app/static/kepp-keys.js on the Plan page); what a

@@ -10,7 +10,8 @@ import streamlit as st
 from components.ui import links
 from components.records import backend
 from components.talk import playlists, presenter
-from components.ui.config import PAGES, page_setup
+from components.ui.config import page_setup
+from components.ui.pages import PAGES
 from components.ui.text import md
 from kepp_core.errors import KeppError
 
@@ -44,7 +45,7 @@ if moved is not None and moved != k:  # a key, a button or the slides' tab moved
     st.rerun()
 link.keep(playlist=name, item=k)
 link.publish()
-slides = links.page_url(playlists.play_query(name, k - 1, items[k - 1]), page="Plan", present=True)
+slides = links.page_url(playlists.play_query(name, k - 1, items[k - 1]), page="plan", present=True)
 st.markdown(f"[Open the slides]({slides}) (presentation mode, a new tab) · then → / ← / PageDown / PageUp in "
             "either tab move both")
 
@@ -60,5 +61,5 @@ with then:
     else:
         st.subheader("Next: the end")
         st.caption("This is the playlist's last slide.")
-    st.page_link(PAGES["Playlists"].path, label="Edit the notes", icon=PAGES["Playlists"].icon,
+    st.page_link(PAGES["playlists"].path, label="Edit the notes", icon=PAGES["playlists"].icon,
                  query_params={"playlist": name} if name != playlists.DEFAULT else None)
