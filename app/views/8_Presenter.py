@@ -9,6 +9,7 @@ import streamlit as st
 
 from components.ui import links
 from components.records import backend
+from components.records.slides import slide
 from components.talk import playlists, presenter
 from components.ui.config import page_setup
 from components.ui.pages import PAGES
@@ -53,11 +54,11 @@ now, then = st.columns([3, 2], gap="large")
 with now:
     st.subheader(f"Now: {k} / {len(items)}")
     st.markdown(presenter.note_html(items[k - 1].get("note", "")), unsafe_allow_html=True)
-    presenter.slide_summary(ds, items[k - 1], preds)
+    presenter.slide_summary(slide(items[k - 1], ds, preds))
 with then:
     if k < len(items):
         st.subheader(f"Next: {k + 1}")
-        presenter.slide_summary(ds, items[k], preds, small=True)
+        presenter.slide_summary(slide(items[k], ds, preds), small=True)
     else:
         st.subheader("Next: the end")
         st.caption("This is the playlist's last slide.")

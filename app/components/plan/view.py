@@ -9,7 +9,7 @@ import streamlit as st
 
 from components.ui import colours
 from components.graph import network
-from components.records import backend, recorded, slides
+from components.records import backend, recorded, slides, views
 from components.plan import plans, result, why, zeroshot
 from components.plan.state import TABS, VIEWS, asked, records_of
 from components.ui.charts import video_timeline
@@ -69,12 +69,15 @@ def show(cfg, decision: Decision, ds, ctl, clip, saved: dict | None, live: tuple
         drawn = [r.method for r in (rec, versus) if r is not None] if view == RECORDED else []
         result.shown_marker(rec.episode if rec is not None else episode_id, drawn)
         if view == RECORDED and versus is not None:
-            result.show_pair(ds, rec, versus, clip.path, clip.windows)
+            result.show_pair(views.record_view(rec, ds), views.record_view(versus, ds), clip.path, clip.windows)
         elif view == RECORDED:
-            result.show_record(ds, rec, clip.path, clip.windows)
+            result.show_record(views.record_view(rec, ds), clip.path, clip.windows)
         elif live_result is not None:
-            result.show_live(ds, live_result, saved["truth"], live[0], ctl.condition, note=live[1], no_plan=no_plan,
-                             head=(episode_id, clip.path, (clip.start, clip.goal), "an uploaded video"))
+            described = views.live_view(ds, live_result, saved["truth"], label=live[0], episode=episode_id,
+                                        what="an uploaded video", no_plan=no_plan is not None,
+                                        graph_paths=ctl.condition == "graph" and no_plan is None)
+            result.show_live(described, live_result, ctl.condition, note=live[1], no_plan=no_plan,
+                             head=(clip.path, (clip.start, clip.goal)))
         else:
             st.caption(f"Nothing is planned live here: {md(ctl.width_error or 'press Re-plan live')}.")
     with right, backend.guarded(stop=False):
@@ -184,7 +187,7 @@ def without_models(cfg, ds, reason: str, link, playing: tuple[str, int] | None) 
     result.bring_into_view((rec.episode, rec.method, rec.seed), scroll=decision.scroll)
     left, right = result.columns()
     with left:
-        result.show_record(ds, rec, None if video.video_file is None else str(video.video_file), clips)
+        result.show_record(views.record_view(rec, ds), None if video.video_file is None else str(video.video_file), clips)
     with right, backend.guarded(stop=False):
         own = ds.task_actions(video.task) if video.task in ds.tasks else None
         network.plan_graph_panel(backend.graph(cfg), rec.endpoints or (rec.plan[0], rec.plan[-1]), rec.named_paths(),
