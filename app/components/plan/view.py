@@ -17,7 +17,7 @@ from components.ui.config import presenting
 from components.plan.decision import LIVE, RECORDED, Decision, Message, Models, PlanState, Records, decide
 from components.plan.decision import no_plan as no_plan_of
 from components.graph.plangraph import graph_paths
-from components.ui.text import md, md_code
+from components.ui.text import md, md_code, plan_text
 from kepp_core import api
 from kepp_core.catalog import DEFAULT_M, DEFAULT_SETTING, TEXT_PLANNER, models_dir, scorer_label
 from kepp_core.errors import KeppError
@@ -92,23 +92,25 @@ def show(cfg, decision: Decision, ds, ctl, clip, saved: dict | None, live: tuple
             network.plan_graph_panel(ctl.planner.graph, live_result.path_ends[1], named, saved["truth"], key="plan",
                                      title=f"Live plan · {live[0]} (T={ctl.T})", own=own)
     if view == LIVE and live_result is not None and no_plan is None:
-        more_of_live(cfg, ds, ctl, saved, root)
+        more_of_live(cfg, ds, ctl, saved, root, described)
 
 
-def more_of_live(cfg, ds, ctl, saved: dict, setup_root) -> None:
-    """Below a live plan: how it was planned, the LLM's recommendation, why this plan, sampled plans, details."""
+def more_of_live(cfg, ds, ctl, saved: dict, setup_root, described: views.PlanView) -> None:
+    """Below a live plan (``described``: what it shows): how it was planned, the LLM's recommendation, why this
+    plan, sampled plans, details."""
     live, truth = saved["result"], saved["truth"]
     if not cfg.presentation:
         st.caption(_planned_by(cfg, ds, ctl, saved, setup_root))
     if ctl.llm is not None:
         st.subheader("LLM recommendation")
         with backend.guarded(stop=False), st.spinner("Asking the LLM…"):
-            plans.show_llm_plan(ds, backend.llm_recommendation(*ctl.llm, ds, *live.path_ends[1], ctl.T), truth)
-    why.show_why(ds, live, expanded=not cfg.presentation)
+            llm = backend.llm_recommendation(*ctl.llm, ds, *live.path_ends[1], ctl.T)
+            plans.show_llm_plan(llm, ds.labels(llm.actions), truth)
+    why.show_why(described, live, expanded=not cfg.presentation)
     if ctl.role is not None:  # graph + text endpoints draws nothing: its plan is the graph's top path
         _samples(ds, ctl, saved)
     if not cfg.presentation:  # debug details stay out of talks
-        plans.show_details(ds, live)
+        plans.show_details(live, ds.actions)
 
 
 def _planned_by(cfg, ds, ctl, saved: dict, root) -> str:
@@ -138,7 +140,8 @@ def _samples(ds, ctl, saved: dict) -> None:
                 ctl.planner, *saved["obs"], int(K), saved["result"].R)}
     drawn = st.session_state.get("plan_samples")
     if drawn and drawn["inputs"] == (saved["inputs"], K):
-        plans.show_samples(ds, drawn["table"], K, saved["result"], saved["truth"])
+        table = drawn["table"].assign(steps=lambda d: [plan_text(ds.labels(p)) for p in d["plan"]])
+        plans.show_samples(table, K, saved["result"], saved["truth"])
 
 
 def without_models(cfg, ds, reason: str, link, playing: tuple[str, int] | None) -> None:

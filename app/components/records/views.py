@@ -98,7 +98,8 @@ class PlanView:
     """One method's result on one episode, as every view of it shows it (see the module's docstring):
     ``view`` (``Recorded``, ``Live``), the method's ``label``, ``success`` and the ``verdict`` (None where the
     truth is not known), the episode in words, the endpoints, the plan and the truth named (None: none), the
-    plan's steps right, the distinct graph paths; for a record, its seed, its records file and, for imported
+    plan's steps right, a live plan's planning model's own plan before graph decoding (``raw_plan``), the
+    distinct graph paths; for a record, its seed, its records file and, for imported
     plans, their file."""
 
     view: str
@@ -110,6 +111,7 @@ class PlanView:
     plan: tuple[str, ...] | None
     truth: tuple[str, ...] | None
     plan_right: tuple[bool, ...] | None = None
+    raw_plan: tuple[str, ...] | None = None
     paths: tuple[PathView, ...] = ()
     seed: int | None = None
     source: str = ""
@@ -159,4 +161,5 @@ def live_view(ds, result, truth: Sequence[int] | None, *, label: str, episode: s
                     verdict=None if truth is None and not no_plan else "no plan" if no_plan else
                     "success" if right else "failure",
                     episode=episode_label(episode, task_names(ds)) if episode else what,
-                    ends=ends_of(ds, ends, scores, truth), paths=paths, **_named(ds, plan, truth))
+                    ends=ends_of(ds, ends, scores, truth), paths=paths, **_named(ds, plan, truth),
+                    raw_plan=None if no_plan else tuple(ds.labels(result.raw_plan or result.plan)))
