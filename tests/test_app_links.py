@@ -207,7 +207,9 @@ def test_the_plan_pages_state_is_one_table_of_keys():
         plan_link.query(colour="red")
     # the page, the playlists, the scenes, the picker and the links name no Plan-page key the table lacks,
     # and the page stops only through its link (which publishes the state first)
-    page = (Path(__file__).resolve().parents[1] / "app" / "pages" / "1_Plan.py").read_text(encoding="utf-8")
+    from components.ui.pages import PAGES
+
+    page = (Path(__file__).resolve().parents[1] / "app" / PAGES["plan"].path).read_text(encoding="utf-8")
     assert "st.stop()" not in page and "link.url" not in page and "link.mem" not in page
 
 
