@@ -82,7 +82,7 @@ def visits(cfg) -> list[tuple[str, str]]:
     from urllib.parse import urlencode
 
     from components.talk import playlists
-    from components.ui.config import PAGES
+    from components.ui.pages import PAGES
 
     names = [playlists.DEFAULT]
     try:
@@ -90,7 +90,7 @@ def visits(cfg) -> list[tuple[str, str]]:
     except Exception:  # noqa: BLE001  (no playlists folder, or one not allowed: the scenes alone)
         pass
     slides = [("Plan", urlencode({"playlist": name, "present": "1"})) for name in names]
-    pages = [("" if page.path == "Home.py" else Path(page.path).stem.split("_", 1)[1], "") for page in PAGES.values()]
+    pages = [(page.url_path, "") for page in PAGES.values()]
     return slides + pages
 
 

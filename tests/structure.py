@@ -83,7 +83,7 @@ LOCAL_IMPORTS: dict[tuple[str, str], str] = {
 }
 
 # The app's rooms (app/components/<room>/), bottom to top: a room's modules import only from their own room and
-# the rooms below it; the pages (app/Home.py, app/pages/) stand on top of them all.
+# the rooms below it; the pages (app/Home.py, app/views/) stand on top of them all.
 ROOMS: tuple[str, ...] = ("ui", "graph", "records", "plan", "talk")
 
 

@@ -19,7 +19,7 @@ from tests.helpers.app_env import AppEnv
 from tests.helpers.app_session import dataset, no_problems, open_page, prediction_table, texts, with_a_second_seed
 from tests.helpers.training import untrained_protocol
 
-RESULTS, FAILURES = "pages/5_Results.py", "pages/4_Failure_cases.py"
+RESULTS, FAILURES = "views/5_Results.py", "views/4_Failure_cases.py"
 
 
 def cell_buttons(at, prefix: str) -> dict[str, str]:

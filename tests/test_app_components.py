@@ -28,16 +28,30 @@ def test_the_examples_in_a_component_hold(name):
     assert result.attempted > 0 and result.failed == 0
 
 
-def test_the_page_list_is_declared_once_and_is_the_folder_streamlit_navigates():
-    """``config.PAGES`` is the one list of pages (paths, labels, icons, what each is for); Streamlit's own
-    navigation reads ``app/pages/`` (a ``pages/`` folder beside ``Home.py`` puts Streamlit 1.67 in its
-    file-based navigation, whatever ``st.navigation`` the main script calls), naming a page by its file:
-    each file is one entry of the list, under the label its file name gives, in the list's order."""
+def test_every_page_is_registered_once_and_its_script_is_the_folder_it_navigates():
+    """``pages.PAGES`` is the one registry of pages (name, script, label, icon, URL keys): each script of
+    ``app/views/`` is one entry, in the list's order; no ``app/pages/`` folder (it would put Streamlit in its
+    file-based navigation, whatever ``st.navigation`` the main script calls); the page bar's, Home's and the
+    URL schema's pages are the registry's."""
+    from components.ui import url_schema
+    from components.ui.pages import FOLDER, PAGES, TABLES
+
+    files = sorted((APP_DIR / FOLDER).glob("*.py"))
+    assert [p.path for p in PAGES.values()] == [f"{FOLDER}/{f.name}" for f in files]
+    assert not (APP_DIR / "pages").exists()
+    assert all(p.icon.startswith(":material/") for p in PAGES.values())
+    assert [p.name for p in PAGES.values() if p.home] == ["home"]
+    assert not hasattr(url_schema, "TABLES") and all(TABLES[p.name] is p.keys for p in PAGES.values() if p.keys)
+
+
+def test_every_link_written_before_the_registry_still_names_its_page():
+    """Streamlit's file-based navigation named a page by its file (``4_Failure_cases.py``: ``/Failure_cases``);
+    the registry's addresses are the same, so old deep links (``/Failure_cases?method=...&T=4``) still open."""
     from streamlit.source_util import page_icon_and_name
 
-    from components.ui.config import PAGES
+    from components.ui.pages import PAGES
 
-    files = sorted((APP_DIR / "pages").glob("*.py"))
-    assert [p.path for p in PAGES.values()] == ["Home.py", *(f"pages/{f.name}" for f in files)]
-    assert [label for label in PAGES if label != "Home"] == [page_icon_and_name(f)[1].replace("_", " ") for f in files]
-    assert all((APP_DIR / p.path).is_file() and p.icon.startswith(":material/") for p in PAGES.values())
+    assert {p.url_path: p.name for p in PAGES.values()} == {
+        "": "home", "Plan": "plan", "Graph": "graph", "Heatmaps": "heatmaps", "Failure_cases": "failures",
+        "Results": "results", "Training": "training", "Playlists": "playlists", "Presenter": "presenter"}
+    assert all(p.url_path == page_icon_and_name(APP_DIR / p.path)[1] for p in PAGES.values() if not p.home)

@@ -37,10 +37,10 @@ def everything_said(at) -> str:
 
 
 def test_open_in_plan_from_results_lands_on_a_features_only_episode_and_plans_it(monkeypatch, lists_env):
-    results = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py", {"method": "kepp-R2"}))
+    results = no_problems(open_page(monkeypatch, lists_env, "views/5_Results.py", {"method": "kepp-R2"}))
     query = page_links(results, "Open in Plan")
     assert len(query) == 1 and query[0]["rec"] == "kepp-R2"
-    at = no_problems(open_page(monkeypatch, lists_env, "pages/1_Plan.py", query[0]))
+    at = no_problems(open_page(monkeypatch, lists_env, "views/1_Plan.py", query[0]))
     said = everything_said(at)
     assert FALSE not in said and "No video file" in said and not at.get("video")  # no player, said why
     assert at.selectbox(key="plan_video").value == query[0]["video"]
@@ -55,10 +55,10 @@ def test_home_scenes_on_features_alone_open_their_episodes_and_offer_no_upload(m
     home = no_problems(open_page(monkeypatch, lists_env))
     scenes = [dict(parse_qsl(e.proto.query_string)) for e in home.get("page_link") if "rec=" in e.proto.query_string]
     assert scenes and not [e for e in home.get("page_link") if "upload" in e.proto.label.lower()]
-    scene = no_problems(open_page(monkeypatch, lists_env, "pages/1_Plan.py", scenes[0]))  # a scene opens its episode
+    scene = no_problems(open_page(monkeypatch, lists_env, "views/1_Plan.py", scenes[0]))  # a scene opens its episode
     assert FALSE not in everything_said(scene) and scene.selectbox(key="plan_video").value == scenes[0]["video"]
     assert cards(scene) >= 2 * int(scenes[0]["T"])
-    at = no_problems(open_page(monkeypatch, lists_env, "pages/1_Plan.py"))
+    at = no_problems(open_page(monkeypatch, lists_env, "views/1_Plan.py"))
     scene_keys = [b.key for b in at.button if b.key.startswith("plan_scene_")]
     assert scene_keys and "plan_scene_upload" not in scene_keys
     assert not [r for r in at.radio if r.key == "plan_source"]  # no upload offered: no encoder the models accept
@@ -67,7 +67,7 @@ def test_home_scenes_on_features_alone_open_their_episodes_and_offer_no_upload(m
     no_problems(at)
     assert FALSE not in everything_said(at) and cards(at) >= 6 and at.query_params["rec"]
     # a link to the upload source is not taken, and said so
-    link = no_problems(open_page(monkeypatch, lists_env, "pages/1_Plan.py", {"source": "upload"}))
+    link = no_problems(open_page(monkeypatch, lists_env, "views/1_Plan.py", {"source": "upload"}))
     assert any("source='upload'" in w for w in texts(link.warning))
 
 
@@ -82,7 +82,7 @@ def test_a_world_without_mp4_files_plans_from_features_and_says_what_a_video_lac
     gone = next(v for v in ds.split("test") if len(v.steps) >= app_env.horizon)
     gone.feature_file.unlink()
     env = dataclasses.replace(app_env, world=world)
-    at = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py", {"video": gone.id, "T": str(app_env.horizon)}))
+    at = no_problems(open_page(monkeypatch, env, "views/1_Plan.py", {"video": gone.id, "T": str(app_env.horizon)}))
     lacks = md(f"video {gone.id} cannot be planned at T={app_env.horizon}: it has no per-second feature file")
     assert any(lacks in w for w in texts(at.warning))
     assert at.radio(key="plan_source").options == ["From the dataset", "Upload a video"]  # an encoder the models take
@@ -93,7 +93,7 @@ def test_a_world_without_mp4_files_plans_from_features_and_says_what_a_video_lac
 
 
 def test_imported_predictions_are_named_with_their_file_in_results_and_failure_cases(monkeypatch, lists_env):
-    at = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py", {"method": IMPORTED}))
+    at = no_problems(open_page(monkeypatch, lists_env, "views/5_Results.py", {"method": IMPORTED}))
     assert LABEL in at.dataframe[0].value.index  # the method x T table
     method = at.selectbox(key="res_method")
     assert method.value == IMPORTED and method.format_func(IMPORTED) == LABEL
@@ -103,14 +103,14 @@ def test_imported_predictions_are_named_with_their_file_in_results_and_failure_c
     assert any("not recorded: the imported predictions" in m for m in texts(at.markdown))  # endpoints: —, not invented
     preds = api.read_predictions(sorted(lists_env.records.glob("*.jsonl")))
     pattern = preds[(preds["method"] == IMPORTED) & ~preds["success"]]["pattern"].iloc[0]
-    fail = no_problems(open_page(monkeypatch, lists_env, "pages/4_Failure_cases.py", {"method": IMPORTED,
+    fail = no_problems(open_page(monkeypatch, lists_env, "views/4_Failure_cases.py", {"method": IMPORTED,
                                                                                       "pattern": pattern}))
     assert fail.selectbox(key="fail_method").format_func(IMPORTED) == LABEL
     assert any(md(LABEL) in m for m in texts(fail.markdown))
     # its record on the Plan page: the recorded plan, and said that nothing re-plans it
     query = page_links(fail, "Open in Plan")[0]
     assert query["rec"] == IMPORTED and "model" not in query
-    plan = no_problems(open_page(monkeypatch, lists_env, "pages/1_Plan.py", query))
+    plan = no_problems(open_page(monkeypatch, lists_env, "views/1_Plan.py", query))
     said = everything_said(plan)
     assert md(LABEL) in said and "the app has no model of it" in said and "not recorded: the imported predictions" in said
     assert cards(plan) >= 2 * lists_env.horizon
@@ -118,7 +118,7 @@ def test_imported_predictions_are_named_with_their_file_in_results_and_failure_c
 
 def test_the_ab_comparison_takes_an_imported_method(monkeypatch, lists_env):
     query = {"method": "kepp-R2", "a": "kepp-R2", "b": IMPORTED, "cell": "a-only"}
-    at = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py", query))
+    at = no_problems(open_page(monkeypatch, lists_env, "views/5_Results.py", query))
     assert at.selectbox(key="res_ab_b").value == IMPORTED and at.selectbox(key="res_ab_b").format_func(IMPORTED) == LABEL
     assert any(m.label == f"SR B: {md(LABEL)}" for m in at.metric)
     preds = api.read_predictions(sorted(lists_env.records.glob("*.jsonl")))
@@ -129,17 +129,17 @@ def test_the_ab_comparison_takes_an_imported_method(monkeypatch, lists_env):
 
 
 def test_published_numbers_show_apart_only_where_the_benchmark_matches(monkeypatch, lists_env):
-    niv = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py", {"code": "pdpp"}, KEPP_APP_BENCHMARK="niv"))
+    niv = no_problems(open_page(monkeypatch, lists_env, "views/5_Results.py", {"code": "pdpp"}, KEPP_APP_BENCHMARK="niv"))
     published = next(d.value for d in niv.dataframe if "source" in d.value)
     rows = api.literature_rows("niv", lists_env.horizon, "pdpp")
     assert list(published["method"]) == [f"{r.method} (published)" for r in rows] and len(rows) == 2
     assert all(r.paper in s and r.table in s for r, s in zip(rows, published["source"]))
     assert any(c.startswith(metric_codes.PUBLISHED) for c in texts(niv.caption))
     assert not set(published["method"]) & set(niv.dataframe[0].value.index)  # a table of its own
-    kepp_code = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py", KEPP_APP_BENCHMARK="niv"))
+    kepp_code = no_problems(open_page(monkeypatch, lists_env, "views/5_Results.py", KEPP_APP_BENCHMARK="niv"))
     assert not [d for d in kepp_code.dataframe if "source" in d.value]
     assert any("choose that code above" in c and "(`pdpp`)" in c for c in texts(kepp_code.caption))
-    none = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py", {"code": "pdpp"}, KEPP_APP_BENCHMARK=None))
+    none = no_problems(open_page(monkeypatch, lists_env, "views/5_Results.py", {"code": "pdpp"}, KEPP_APP_BENCHMARK=None))
     assert not [d for d in none.dataframe if "source" in d.value]
     assert not any(c.startswith(metric_codes.PUBLISHED) or "choose that code" in c for c in texts(none.caption))
 
@@ -147,7 +147,7 @@ def test_published_numbers_show_apart_only_where_the_benchmark_matches(monkeypat
 def test_unconfirmed_published_rows_are_marked_so_on_results(monkeypatch, lists_env):
     from kepp_core.catalog.benchmark import LITERATURE_UNCONFIRMED
 
-    at = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py", {"code": "vpn"},
+    at = no_problems(open_page(monkeypatch, lists_env, "views/5_Results.py", {"code": "vpn"},
                                KEPP_APP_BENCHMARK="crosstask-133"))
     published = next(d.value for d in at.dataframe if "source" in d.value)
     rows = api.literature_rows("crosstask-133", lists_env.horizon, "vpn")
@@ -157,14 +157,14 @@ def test_unconfirmed_published_rows_are_marked_so_on_results(monkeypatch, lists_
     assert "ViterbiPlanNet (published)" in list(published["method"])
     (caption,) = [c for c in texts(at.caption) if c.startswith(metric_codes.PUBLISHED)]
     assert md(LITERATURE_UNCONFIRMED) in caption
-    niv = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py", {"code": "vpn"}, KEPP_APP_BENCHMARK="niv"))
+    niv = no_problems(open_page(monkeypatch, lists_env, "views/5_Results.py", {"code": "vpn"}, KEPP_APP_BENCHMARK="niv"))
     confirmed = next(d.value for d in niv.dataframe if "source" in d.value)
     assert list(confirmed["method"]) == ["ViterbiPlanNet (published)"] and "32.37" in str(confirmed.iloc[0].to_dict())
     assert not [c for c in texts(niv.caption) if md(LITERATURE_UNCONFIRMED) in c]
 
 
 def test_the_evaluation_code_picked_names_every_header_of_results(monkeypatch, lists_env):
-    at = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py"))
+    at = no_problems(open_page(monkeypatch, lists_env, "views/5_Results.py"))
     assert list(at.dataframe[0].value.columns) == ["T=3 SR"] and "code" not in at.query_params
     assert any(c.startswith("Metrics computed by KEPP (this package)'s code") for c in texts(at.caption))
     at.segmented_control(key="res_code").set_value("vpn").run()
@@ -173,7 +173,7 @@ def test_the_evaluation_code_picked_names_every_header_of_results(monkeypatch, l
     at.segmented_control(key="res_metric").set_value("all").run()
     headers = [m.header for m in family("vpn").metrics if m.key != "first_acc"]
     assert list(at.dataframe[0].value.columns) == [f"T=3 {h}" for h in headers]
-    again = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py", {"code": "pdpp", "metric": "mIoU"}))
+    again = no_problems(open_page(monkeypatch, lists_env, "views/5_Results.py", {"code": "pdpp", "metric": "mIoU"}))
     assert list(again.dataframe[0].value.columns) == ["T=3 mIoU (PDPP, per batch)", "T=3 mIoU (PDPP, per episode)"]
     assert catalog.method_label("kepp-R2") in again.dataframe[0].value.index
 
@@ -187,22 +187,22 @@ def test_a_playlist_item_of_an_imported_method_is_named_with_its_file(monkeypatc
     env = dataclasses.replace(lists_env, records=records)
     preds = api.read_predictions(sorted(records.glob("*.jsonl")))
     PlaylistStore(records / "playlists").add("talk", [playlists.item_of_row(preds[preds["method"] == IMPORTED].iloc[0])])
-    at = no_problems(open_page(monkeypatch, env, "pages/7_Playlists.py", {"playlist": "talk"}))
+    at = no_problems(open_page(monkeypatch, env, "views/7_Playlists.py", {"playlist": "talk"}))
     assert [m for m in texts(at.markdown) if " · T=" in m and md(LABEL) in m]
-    played = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py", {"playlist": "talk", "item": "1"}))
+    played = no_problems(open_page(monkeypatch, env, "views/1_Plan.py", {"playlist": "talk", "item": "1"}))
     said = everything_said(played)  # the item played on the Plan page: the record, on features alone
     assert md(LABEL) in said and "No video file" in said and FALSE not in said and cards(played) >= 2 * env.horizon
-    shown = everything_said(no_problems(open_page(monkeypatch, env, "pages/8_Presenter.py", {"playlist": "talk"})))
+    shown = everything_said(no_problems(open_page(monkeypatch, env, "views/8_Presenter.py", {"playlist": "talk"})))
     assert md(LABEL) in shown and "not recorded: the imported predictions" in shown  # the presenter view says so too
     # without models the item plays the same record (nothing re-plans it), not the zero-shot page
-    bare = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py", {"playlist": "talk", "item": "1"},
+    bare = no_problems(open_page(monkeypatch, env, "views/1_Plan.py", {"playlist": "talk", "item": "1"},
                                  KEPP_APP_CHECKPOINTS=None))
     said = everything_said(bare)
     assert md(LABEL) in said and "graph alone" not in said and cards(bare) >= 2 * env.horizon and not bare.warning
 
 
 def test_the_episode_map_of_a_features_only_dataset_links_its_episodes_to_the_plan_page(monkeypatch, lists_env):
-    at = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py", {"method": "kepp-R2", "map": "1"}))
+    at = no_problems(open_page(monkeypatch, lists_env, "views/5_Results.py", {"method": "kepp-R2", "map": "1"}))
     maps = [s for s in (json.loads(c.proto.spec) for c in at.get("plotly_chart")) if "PC 1" in json.dumps(s["layout"])]
     ids = [e for trace in maps[0]["data"] for e in trace["customdata"]]
     preds = api.read_predictions(sorted(lists_env.records.glob("*.jsonl")))
@@ -216,7 +216,7 @@ def test_the_episode_map_of_a_features_only_dataset_links_its_episodes_to_the_pl
     said = everything_said(no_problems(at))  # on the Plan page: that episode, from its features, no player
     assert "No video file" in said and FALSE not in said and not at.get("video") and cards(at) >= 2 * horizon
     # without models: the same click opens that episode's record (no live planner to plan it)
-    bare = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py", {"method": "kepp-R2", "map": "1"},
+    bare = no_problems(open_page(monkeypatch, lists_env, "views/5_Results.py", {"method": "kepp-R2", "map": "1"},
                                  KEPP_APP_CHECKPOINTS=None))
     bare.session_state["res_map_open"] = ids[-1]
     bare.run()
@@ -236,11 +236,11 @@ def test_open_in_plan_of_an_imported_methods_ab_row_without_models_opens_that_ep
     preds = api.read_predictions(sorted(lists_env.records.glob("*.jsonl")))
     c = api.compare_methods(preds, "kepp-R2", IMPORTED, lists_env.horizon)
     cell = max(("both", "b-only", "neither"), key=lambda n: c.counts[n])
-    ab = no_problems(open_page(monkeypatch, lists_env, "pages/5_Results.py",
+    ab = no_problems(open_page(monkeypatch, lists_env, "views/5_Results.py",
                                {"method": "kepp-R2", "a": "kepp-R2", "b": IMPORTED, "cell": cell}, **NO_MODELS))
     (query,) = page_links(ab, f"Open {md(LABEL)} in Plan")  # the label is Markdown: the name escaped for it
     assert query["rec"] == IMPORTED and "model" not in query
-    at = no_problems(open_page(monkeypatch, lists_env, "pages/1_Plan.py", query, **NO_MODELS))
+    at = no_problems(open_page(monkeypatch, lists_env, "views/1_Plan.py", query, **NO_MODELS))
     said = everything_said(at)
     episode = catalog.episode_id(api.open_dataset(api.AppConfig(dataset=lists_env.dataset, root=str(lists_env.world)))
                                  .video(query["video"]).task, query["video"], int(query["ep"]), int(query["T"]))
@@ -255,7 +255,7 @@ def test_open_in_plan_of_an_imported_methods_ab_row_without_models_opens_that_ep
     # a live re-plan would need named as not taken
     kepp = preds[(preds["method"] == "kepp-R2") & (preds["episode"] == episode)].iloc[0]
     link = {**urls.plan_query(kepp.to_dict()), "live": "1"}
-    live = no_problems(open_page(monkeypatch, lists_env, "pages/1_Plan.py", link, **NO_MODELS))
+    live = no_problems(open_page(monkeypatch, lists_env, "views/1_Plan.py", link, **NO_MODELS))
     (notice,) = texts(live.warning)
     assert "model=" in notice and "live='1'" in notice and "no models here" in notice
     assert cards(live) >= 2 * int(query["T"]) and "graph alone" not in everything_said(live)
@@ -285,7 +285,7 @@ def test_a_record_of_a_horizon_without_a_model_opens_as_recorded_with_the_models
     recorded plan (no model re-plans it), not the first T=3 episode."""
     env, video = untrained_horizon_record(app_env, tmp_path)
     query = {"T": "4", "video": video.id, "ep": "0", "rec": "other-method"}
-    at = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py", query))
+    at = no_problems(open_page(monkeypatch, env, "views/1_Plan.py", query))
     said = everything_said(at)
     assert md("no model is trained for T=4 (trained: 3)") in said and "graph alone" not in said
     assert {k: at.query_params[k] for k in query} == query and cards(at) >= 2 * 4 and not at.warning
@@ -312,8 +312,8 @@ def test_a_playlist_item_of_a_horizon_without_a_model_plays_its_own_record(monke
         assert {k: at.query_params.get(k) for k in query} == query and at.query_params["item"] == "2"
         assert any("Recorded" in m and "other-method" in m for m in texts(at.markdown)) and cards(at) >= 2 * 4
 
-    plays_the_record(open_page(monkeypatch, env, "pages/1_Plan.py", {"playlist": "talk", "item": "2"}))
-    at = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py", {"playlist": "talk", "item": "1"}))
+    plays_the_record(open_page(monkeypatch, env, "views/1_Plan.py", {"playlist": "talk", "item": "2"}))
+    at = no_problems(open_page(monkeypatch, env, "views/1_Plan.py", {"playlist": "talk", "item": "1"}))
     assert at.query_params["T"] == "3" and at.query_params["rec"] == first["method"]
     at.button(key="playlist_next").click().run()
     plays_the_record(at)

@@ -21,7 +21,7 @@ def figures(at) -> list[dict]:
 
 
 def test_minimum_filter_follows_the_weighting_and_exports_carry_title_and_legend(monkeypatch, app_env):
-    at = open_page(monkeypatch, app_env, "pages/2_Graph.py")
+    at = open_page(monkeypatch, app_env, "views/2_Graph.py")
     at.slider(key="graph_depth").set_value(2).run()
     at.radio(key="graph_weighting").set_value("pkg").run()
     assert at.slider(key="graph_min_p").label == "Minimum frequency weight"
@@ -40,7 +40,7 @@ def test_minimum_filter_follows_the_weighting_and_exports_carry_title_and_legend
 
 
 def test_heatmaps_share_a_colour_bar_over_equal_panels_and_mark_out_of_task_actions(monkeypatch, app_env):
-    at = open_page(monkeypatch, app_env, "pages/3_Heatmaps.py")
+    at = open_page(monkeypatch, app_env, "views/3_Heatmaps.py")
     at.selectbox(key="heat_method").set_value("random").run()
     no_problems(at)
     fig = figures(at)[0]
@@ -63,7 +63,7 @@ def test_heatmaps_share_a_colour_bar_over_equal_panels_and_mark_out_of_task_acti
 def test_training_runs_keep_one_colour_with_smoothing_log_scale_and_val_score(monkeypatch, app_env, tmp_path):
     write_run(tmp_path / "a", [1.0, 0.5, 0.8, 0.2, 0.3, 0.05], [10, 20, 15, 30, 25, 40])
     write_run(tmp_path / "b", [2.0, 1.0, 1.5, 0.4, 0.6, 0.1], [5, 10, 20, 15, 35, 30])
-    at = open_page(monkeypatch, app_env, "pages/6_Training.py", KEPP_APP_RUNS=tmp_path)
+    at = open_page(monkeypatch, app_env, "views/6_Training.py", KEPP_APP_RUNS=tmp_path)
     at.multiselect(key="train_runs").set_value(["a", "b"]).run()
     at.multiselect(key="train_y").set_value(["loss", "val_score"]).run()
     no_problems(at)

@@ -31,7 +31,7 @@ def figures(at) -> list[dict]:
 def test_graph_page_opens_in_the_linked_state_and_writes_changes_back(monkeypatch, demo_env):
     query = {"w": "pkg", "tab": "expert", "step": "add sugar", "depth": "2", "min": "0.05", "task": "lemonade",
              "etask": "tea", "emin": "2"}
-    at = no_problems(open_page(monkeypatch, demo_env, "pages/2_Graph.py", query))
+    at = no_problems(open_page(monkeypatch, demo_env, "views/2_Graph.py", query))
     assert at.radio(key="graph_weighting").value == "pkg"
     assert at.session_state["graph_tab"] == "Expert trajectories of a task"
     assert at.selectbox(key="graph_step").value == "add sugar" and at.slider(key="graph_depth").value == 2
@@ -48,11 +48,11 @@ def test_graph_page_opens_in_the_linked_state_and_writes_changes_back(monkeypatc
     url = dict(at.query_params)
     assert url["depth"] == "3" and "w" not in url and url["step"] == "add sugar"
     # a reload (a new session on the same URL) brings the same state back
-    again = no_problems(open_page(monkeypatch, demo_env, "pages/2_Graph.py", url))
+    again = no_problems(open_page(monkeypatch, demo_env, "views/2_Graph.py", url))
     assert again.slider(key="graph_depth").value == 3 and again.radio(key="graph_weighting").value == "p2kg"
     assert again.selectbox(key="graph_step").value == "add sugar" and dict(again.query_params) == url
     # junk in the URL is ignored, not an error
-    junk = no_problems(open_page(monkeypatch, demo_env, "pages/2_Graph.py",
+    junk = no_problems(open_page(monkeypatch, demo_env, "views/2_Graph.py",
                       {"step": "no such step", "depth": "9", "min": "2", "w": "x", "tab": "?", "task": "nope"}))
     assert junk.slider(key="graph_depth").value == 1 and junk.slider(key="graph_min_p").value == 0.0
     assert junk.radio(key="graph_weighting").value == "p2kg" and junk.selectbox(key="graph_task").value == "(all tasks)"
@@ -60,21 +60,21 @@ def test_graph_page_opens_in_the_linked_state_and_writes_changes_back(monkeypatc
 
 
 def test_graph_search_travels_with_the_step(monkeypatch, demo_env):
-    at = no_problems(open_page(monkeypatch, demo_env, "pages/2_Graph.py"))
+    at = no_problems(open_page(monkeypatch, demo_env, "views/2_Graph.py"))
     at.text_input(key="graph_query").input("sugar").run()
     options = at.selectbox(key="graph_step").options
     assert options and all("sugar" in o for o in options)
     at.selectbox(key="graph_step").select(options[-1]).run()
     url = dict(at.query_params)
     assert url["q"] == "sugar" and url["step"] == options[-1]
-    again = no_problems(open_page(monkeypatch, demo_env, "pages/2_Graph.py", url))
+    again = no_problems(open_page(monkeypatch, demo_env, "views/2_Graph.py", url))
     assert again.text_input(key="graph_query").value == "sugar"
     assert again.selectbox(key="graph_step").value == options[-1]
 
 
 def test_heatmaps_page_opens_in_the_linked_state_and_writes_changes_back(monkeypatch, demo_env):
     query = {"task": "tea", "of": "kepp-nograph", "T": "4", "tables": "1", "a": "test", "b": "train"}
-    at = no_problems(open_page(monkeypatch, demo_env, "pages/3_Heatmaps.py", query))
+    at = no_problems(open_page(monkeypatch, demo_env, "views/3_Heatmaps.py", query))
     assert at.selectbox(key="heat_task").value == "tea" and at.selectbox(key="heat_method").value == "kepp-nograph"
     assert at.selectbox(key="heat_T").value == 4 and at.toggle(key="heat_tables").value is True
     assert at.selectbox(key="heat_diff_a").value == "test plans"
@@ -91,7 +91,7 @@ def test_heatmaps_page_opens_in_the_linked_state_and_writes_changes_back(monkeyp
     url = dict(at.query_params)
     assert url["of"] == "kepp-R1" and url["a"] == "pred" and "tables" not in url
     assert at.selectbox(key="heat_diff_a").value == "KEPP R=1 predictions (T=4, test)"
-    again = no_problems(open_page(monkeypatch, demo_env, "pages/3_Heatmaps.py", url))
+    again = no_problems(open_page(monkeypatch, demo_env, "views/3_Heatmaps.py", url))
     assert again.selectbox(key="heat_method").value == "kepp-R1" and again.selectbox(key="heat_task").value == "tea"
     assert again.selectbox(key="heat_diff_a").value == "KEPP R=1 predictions (T=4, test)"
     assert again.toggle(key="heat_tables").value is False and dict(again.query_params) == url
@@ -102,7 +102,7 @@ def test_training_page_opens_in_the_linked_state_and_writes_changes_back(monkeyp
         write_run(tmp_path / name, [1.0 + shift, 0.5, 0.8, 0.2, 0.3, 0.05], [10, 20, 15, 30, 25, 40])
     monkeypatch.setenv("KEPP_APP_RUNS", str(tmp_path))
     query = {"runs": "b,c", "x": "step", "y": "val_score", "smooth": "0.6", "log": "1"}
-    at = no_problems(open_page(monkeypatch, demo_env, "pages/6_Training.py", query))
+    at = no_problems(open_page(monkeypatch, demo_env, "views/6_Training.py", query))
     assert at.multiselect(key="train_runs").value == ["b", "c"] and at.radio(key="train_x").value == "step"
     assert at.multiselect(key="train_y").value == ["val_score"]
     assert at.slider(key="train_smooth").value == pytest.approx(0.6) and at.toggle(key="train_log").value is True
@@ -114,11 +114,11 @@ def test_training_page_opens_in_the_linked_state_and_writes_changes_back(monkeyp
     at.multiselect(key="train_y").set_value(["loss", "val_score"]).run()
     url = dict(at.query_params)
     assert url == {"runs": "a", "x": "step", "y": "loss,val_score", "log": "1"}
-    again = no_problems(open_page(monkeypatch, demo_env, "pages/6_Training.py", url))
+    again = no_problems(open_page(monkeypatch, demo_env, "views/6_Training.py", url))
     assert again.multiselect(key="train_runs").value == ["a"] and again.slider(key="train_smooth").value == 0.0
     assert again.multiselect(key="train_y").value == ["loss", "val_score"] and dict(again.query_params) == url
     # unknown runs and curves in a link are dropped, not an error
-    junk = no_problems(open_page(monkeypatch, demo_env, "pages/6_Training.py", {"runs": "zz,c", "y": "nope", "smooth": "7"}))
+    junk = no_problems(open_page(monkeypatch, demo_env, "views/6_Training.py", {"runs": "zz,c", "y": "nope", "smooth": "7"}))
     assert junk.multiselect(key="train_runs").value == ["c"] and junk.slider(key="train_smooth").value == 0.0
 
 
@@ -148,7 +148,7 @@ def test_the_upload_scene_loads_a_video_through_the_upload_path_and_plans_it(mon
     home = no_problems(open_page(monkeypatch, demo_env))
     links = [e.proto for e in home.get("page_link") if "An uploaded video" in e.proto.label]
     assert len(links) == 1 and "source=upload" in links[0].query_string
-    at = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py"))
+    at = no_problems(open_page(monkeypatch, demo_env, "views/1_Plan.py"))
     assert at.radio(key="plan_source").value == "From the dataset"
     at.button(key="plan_scene_upload").click().run()
     no_problems(at)
@@ -171,12 +171,12 @@ def test_the_upload_scene_loads_a_video_through_the_upload_path_and_plans_it(mon
     assert all(label in kepp_plan for label in labels) and cards(at) >= 2 * int(url["T"])
     assert not any("Ground truth" in str(m.value) for m in at.markdown)  # an upload has no annotations
     # a reload brings back the example upload, its clips and the plan
-    again = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", url))
+    again = no_problems(open_page(monkeypatch, demo_env, "views/1_Plan.py", url))
     assert again.radio(key="plan_source").value == "Upload a video" and dict(again.query_params) == url
     assert cards(again) >= 2 * int(url["T"])
     # junk in an upload link is ignored, not an error
-    no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", {**url, "ep": "x", "start": "9-1"}))
-    no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", {**url, "upload": "no such video"}))
+    no_problems(open_page(monkeypatch, demo_env, "views/1_Plan.py", {**url, "ep": "x", "start": "9-1"}))
+    no_problems(open_page(monkeypatch, demo_env, "views/1_Plan.py", {**url, "upload": "no such video"}))
     # another scene goes back to the dataset's videos
     again.button(key="plan_scene_success").click().run()
     assert no_problems(again).radio(key="plan_source").value == "From the dataset" and "source" not in again.query_params
@@ -187,7 +187,7 @@ def test_the_scene_buttons_have_names_that_fit_and_the_full_one_on_hover(monkeyp
              "plan_scene_repeated": "Repeated step", "plan_scene_long": "Long (T=6)", "plan_scene_upload": "Uploaded video"}
     shown = []
     for query in ({"present": "1"}, {}):  # the same in presentation mode: each button as wide as its name
-        at = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", query))
+        at = no_problems(open_page(monkeypatch, demo_env, "views/1_Plan.py", query))
         shown.append({b.key: b.label for b in at.button if b.key.startswith("plan_scene_")})
         assert at.button(key="plan_scene_upload").help.startswith("An uploaded video: ")
     assert shown == [names, names]
@@ -207,7 +207,9 @@ def test_the_plan_pages_state_is_one_table_of_keys():
         plan_link.query(colour="red")
     # the page, the playlists, the scenes, the picker and the links name no Plan-page key the table lacks,
     # and the page stops only through its link (which publishes the state first)
-    page = (Path(__file__).resolve().parents[1] / "app" / "pages" / "1_Plan.py").read_text(encoding="utf-8")
+    from components.ui.pages import PAGES
+
+    page = (Path(__file__).resolve().parents[1] / "app" / PAGES["plan"].path).read_text(encoding="utf-8")
     assert "st.stop()" not in page and "link.url" not in page and "link.mem" not in page
 
 
@@ -222,12 +224,12 @@ def test_every_exit_of_the_plan_page_publishes_its_state(monkeypatch, app_env):
     # a link to the upload source with no file yet: the exit keeps what the page reached, drops what no
     # link can carry (a user's own upload's episode and plan)
     assert trained_horizons(app_env.models) == [3]  # only trained horizons are offered (no exit for another)
-    at = open_page(monkeypatch, app_env, "pages/1_Plan.py", {"T": "3", "source": "upload", "model": "graph-R1",
+    at = open_page(monkeypatch, app_env, "views/1_Plan.py", {"T": "3", "source": "upload", "model": "graph-R1",
                                                               "plan": "1", "ep": "1"})
     assert any("Upload a video to plan from it" in t for t in texts(at.info))
     assert url(at) == {"T": "3", "R": "1", "model": "graph-R1", "method": "p2kg", "sampler": "own", "source": "upload"}
     # a search that matches no video: the search is in the URL, no video is
-    at = no_problems(open_page(monkeypatch, app_env, "pages/1_Plan.py", {"T": "3", "video": video.id, "ep": "1"}))
+    at = no_problems(open_page(monkeypatch, app_env, "views/1_Plan.py", {"T": "3", "video": video.id, "ep": "1"}))
     at.text_input(key="plan_vsearch").set_value("no such video 0000").run()
     assert not at.exception and any("No video matches" in t for t in texts(at.warning))
     assert url(at)["vq"] == "no such video 0000" and "video" not in url(at) and url(at)["T"] == "3"
@@ -252,7 +254,7 @@ def test_a_heatmap_cell_lists_its_episodes_and_opens_one_in_plan(monkeypatch, de
     rows = preds[(preds["method"] == "kepp-R2") & (preds["horizon"] == 4) & (preds["task"] == "tea")]
     a, b = next((p[k], p[k + 1]) for p in rows["truth"] for k in range(len(p) - 1))
     query = {"task": "tea", "of": "kepp-R2", "T": "4", "cell": f"{a}-{b}"}
-    at = no_problems(open_page(monkeypatch, demo_env, "pages/3_Heatmaps.py", query))
+    at = no_problems(open_page(monkeypatch, demo_env, "views/3_Heatmaps.py", query))
     assert dict(at.query_params)["cell"] == f"{a}-{b}"
     assert any(h.value == f"Episodes with {ds.actions[a]} → {ds.actions[b]}" for h in at.subheader)
     holds = lambda p: any((x, y) == (a, b) for x, y in zip(p, p[1:]))  # noqa: E731

@@ -51,12 +51,12 @@ def _all_text(at) -> str:
 
 
 def test_heatmaps_names_the_method_as_every_other_page_does(monkeypatch, demo_env):
-    at = no_problems(open_page(monkeypatch, demo_env, "pages/3_Heatmaps.py", {"of": "kepp-R2", "T": "3"}))
+    at = no_problems(open_page(monkeypatch, demo_env, "views/3_Heatmaps.py", {"of": "kepp-R2", "T": "3"}))
     assert at.selectbox(key="heat_method").value == "kepp-R2"
     shown = _all_text(at)
     assert "KEPP R=2 predictions (T=3, test)" in shown and "kepp-R2" not in shown
     assert "KEPP R=2" in at.selectbox(key="heat_method").options
-    failures = no_problems(open_page(monkeypatch, demo_env, "pages/4_Failure_cases.py", {"method": "kepp-R2", "T": "3"}))
+    failures = no_problems(open_page(monkeypatch, demo_env, "views/4_Failure_cases.py", {"method": "kepp-R2", "T": "3"}))
     assert "KEPP R=2" in failures.selectbox(key="fail_method").options
 
 
@@ -66,14 +66,14 @@ def test_the_papers_column_only_beside_a_run_of_the_papers_dataset_and_horizon(m
     assert all(PAPER_COLUMN not in row for setting in (("crosstask", 3), ("demo", 4), ("coin", 4))
                for row in stats.as_rows(setting))
     for T in ("3", "4"):  # the demo world (12 actions of its own): never the paper's column, nor its caption
-        at = no_problems(open_page(monkeypatch, demo_env, "pages/4_Failure_cases.py", {"method": "kepp-R2", "T": T}))
+        at = no_problems(open_page(monkeypatch, demo_env, "views/4_Failure_cases.py", {"method": "kepp-R2", "T": T}))
         table = next(d.value for d in at.dataframe if "statistic" in d.value.columns)
         assert list(table.columns) == ["statistic", "value"], (T, list(table.columns))
         assert not any("Paper column" in c for c in texts(at.caption))
 
 
 def test_an_episode_compared_with_baselines_says_what_they_are(monkeypatch, demo_env):
-    at = no_problems(open_page(monkeypatch, demo_env, "pages/5_Results.py",
+    at = no_problems(open_page(monkeypatch, demo_env, "views/5_Results.py",
                                {"method": "kepp-R2", "T": "3", "compare": "kepp-R2,retrieval,random"}))
     assert at.multiselect(key="res_compare").value == ["kepp-R2", "retrieval", "random"]
     captions = texts(at.caption)

@@ -58,14 +58,14 @@ def test_presentation_mode_switches_to_large_type_and_survives_page_changes(monk
     assert not any("font-size: 143%" in t for t in texts(at.markdown))
     at.toggle(key="cfg_presentation").set_value(True).run()
     assert any("font-size: 143%" in t for t in texts(at.markdown))
-    at.switch_page("pages/6_Training.py").run()
+    at.switch_page("views/6_Training.py").run()
     assert at.toggle(key="cfg_presentation").value is True
     assert any("font-size: 143%" in t for t in texts(at.markdown))
 
 
 # --- Plan ---------------------------------------------------------------------------------------------
 def plan_page(monkeypatch, env, **overrides) -> AppTest:
-    at = open_page(monkeypatch, env, "pages/1_Plan.py", **overrides)
+    at = open_page(monkeypatch, env, "views/1_Plan.py", **overrides)
     no_problems(at)
     return at
 
@@ -147,7 +147,7 @@ def test_only_trained_horizons_are_offered_and_a_link_to_another_says_so(monkeyp
     (said,) = [t for t in texts(at.warning) if t.startswith("Not taken from this link")]
     assert "T='5'" in said and at.selectbox(key="plan_T").value == app_env.horizon
     # the rest of the app keeps working
-    at.switch_page("pages/6_Training.py").run()
+    at.switch_page("views/6_Training.py").run()
     no_problems(at)
 
 
@@ -183,7 +183,7 @@ def test_uploaded_video_is_encoded_with_the_dataset_encoder_and_planned(monkeypa
 
 # --- Graph --------------------------------------------------------------------------------------------
 def test_graph_depth_and_minimum_probability_filter_the_edges(monkeypatch, app_env):
-    at = open_page(monkeypatch, app_env, "pages/2_Graph.py")
+    at = open_page(monkeypatch, app_env, "views/2_Graph.py")
     no_problems(at)
     step = at.selectbox(key="graph_step").options[0]
     at.selectbox(key="graph_step").select(step)
@@ -200,7 +200,7 @@ def test_graph_depth_and_minimum_probability_filter_the_edges(monkeypatch, app_e
 
 
 def test_graph_search_narrows_the_step_list(monkeypatch, app_env):
-    at = open_page(monkeypatch, app_env, "pages/2_Graph.py")
+    at = open_page(monkeypatch, app_env, "views/2_Graph.py")
     everything = at.selectbox(key="graph_step").options
     word = everything[0].split()[0]
     at.text_input(key="graph_query").set_value(word).run()
@@ -214,7 +214,7 @@ def test_expert_trajectories_count_the_task_training_transitions(monkeypatch, ap
     task = sorted(ds.tasks)[0]
     expected = Counter((ds.actions[u], ds.actions[v]) for v in ds.split("train") if v.task == task
                        for u, v in zip(v.plan, v.plan[1:]))
-    at = open_page(monkeypatch, app_env, "pages/2_Graph.py")
+    at = open_page(monkeypatch, app_env, "views/2_Graph.py")
     at.selectbox(key="graph_expert_task").select(task).run()
     no_problems(at)
     table = at.dataframe[1].value
@@ -224,7 +224,7 @@ def test_expert_trajectories_count_the_task_training_transitions(monkeypatch, ap
 
 # --- Heatmaps -----------------------------------------------------------------------------------------
 def test_heatmaps_share_one_action_order_and_rows_are_distributions(monkeypatch, app_env):
-    at = open_page(monkeypatch, app_env, "pages/3_Heatmaps.py")
+    at = open_page(monkeypatch, app_env, "views/3_Heatmaps.py")
     no_problems(at)
     assert not at.dataframe
     at.toggle(key="heat_tables").set_value(True).run()
@@ -240,7 +240,7 @@ def test_heatmaps_share_one_action_order_and_rows_are_distributions(monkeypatch,
 
 # --- Training -----------------------------------------------------------------------------------------
 def test_training_page_overlays_the_runs_logs(monkeypatch, app_env):
-    at = open_page(monkeypatch, app_env, "pages/6_Training.py", KEPP_APP_RUNS=app_env.models)
+    at = open_page(monkeypatch, app_env, "views/6_Training.py", KEPP_APP_RUNS=app_env.models)
     no_problems(at)
     runs = at.multiselect(key="train_runs").options
     assert any(r.endswith("step") for r in runs)
@@ -260,7 +260,7 @@ def records(env):
 
 def test_results_metrics_match_the_records(monkeypatch, app_env):
     recs = records(app_env)
-    at = open_page(monkeypatch, app_env, "pages/5_Results.py")
+    at = open_page(monkeypatch, app_env, "views/5_Results.py")
     no_problems(at)
     table = next(d.value for d in at.dataframe if "method" in d.value)  # all metrics, in the expander
     row = table[table["method"] == "kepp-R1"].iloc[0]
@@ -271,7 +271,7 @@ def test_results_metrics_match_the_records(monkeypatch, app_env):
 
 
 def test_results_filters_and_method_comparison(monkeypatch, app_env):
-    at = open_page(monkeypatch, app_env, "pages/5_Results.py")
+    at = open_page(monkeypatch, app_env, "views/5_Results.py")
     at.selectbox(key="res_method").select("kepp-R1")
     at.selectbox(key="res_outcome").select("incorrect").run()
     no_problems(at)
@@ -288,7 +288,7 @@ def test_failure_statistics_match_the_analysis_module(monkeypatch, app_env):
 
     recs = records(app_env)
     expected = failure_stats([outcome_from_record(r, "kepp-R1") for r in recs])
-    at = open_page(monkeypatch, app_env, "pages/4_Failure_cases.py")
+    at = open_page(monkeypatch, app_env, "views/4_Failure_cases.py")
     at.selectbox(key="fail_method").select("kepp-R1").run()
     no_problems(at)
     stats = {r["statistic"]: r["value"] for _, r in at.dataframe[0].value.iterrows()}
@@ -312,15 +312,15 @@ def test_a_world_rendered_from_niv_plans_works_by_path(monkeypatch, app_env, niv
                    KEPP_APP_PREDICTIONS=None, KEPP_APP_ALLOW_ROOTS=app_env.models)
     no_problems(at)
     assert {m.label: m.value for m in at.metric}["Actions"] == str(ds.num_actions)
-    at.switch_page("pages/2_Graph.py").run()
+    at.switch_page("views/2_Graph.py").run()
     no_problems(at)
     assert set(at.selectbox(key="graph_step").options) == set(ds.actions)
-    at.switch_page("pages/3_Heatmaps.py").run()
+    at.switch_page("views/3_Heatmaps.py").run()
     no_problems(at)
     at.toggle(key="heat_tables").set_value(True).run()
     assert len(at.dataframe) == 2  # training and test plans; no predictions for this world
     # no models for it: said so, and the page plans with the graph alone (zero-shot)
-    at.switch_page("pages/1_Plan.py").run()
+    at.switch_page("views/1_Plan.py").run()
     no_problems(at)
     assert any("no checkpoints folder" in t and "graph alone" in t for t in texts(at.info))
     assert at.selectbox(key="zs_T").value == 3 and at.markdown
@@ -355,11 +355,11 @@ def test_every_page_works_on_the_niv_world_with_its_own_models(monkeypatch, niv_
     no_problems(at)
     assert all(m.value in ds.actions for m in at.metric)
     assert cards(at) >= 3 * niv_env.horizon  # graph path(s), the plan and the ground truth
-    for page in ("pages/2_Graph.py", "pages/3_Heatmaps.py", "pages/4_Failure_cases.py",
-                 "pages/5_Results.py", "pages/6_Training.py", "pages/7_Playlists.py"):
+    for page in ("views/2_Graph.py", "views/3_Heatmaps.py", "views/4_Failure_cases.py",
+                 "views/5_Results.py", "views/6_Training.py", "views/7_Playlists.py"):
         at.switch_page(page).run()
         no_problems(at)
-    at.switch_page("pages/5_Results.py").run()
+    at.switch_page("views/5_Results.py").run()
     metrics = next(d.value for d in at.dataframe if "method" in d.value)  # all metrics, below the method x T table
     assert set(metrics["method"]) >= {"kepp-R1", "kepp-nograph"}
     assert {"KEPP R=1", "KEPP without graph condition"} <= set(at.dataframe[0].value.index)

@@ -12,7 +12,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("app")]
 
 
 def planned(monkeypatch, env, **overrides):
-    at = open_page(monkeypatch, env, "pages/1_Plan.py", **overrides)
+    at = open_page(monkeypatch, env, "views/1_Plan.py", **overrides)
     no_problems(at)
     at.button(key="plan_go").click().run()
     no_problems(at)
@@ -40,7 +40,7 @@ def test_llm_plan_is_shown_beside_the_graph_paths_and_failures_name_the_fallback
     steps = ds.actions[:T]
     reply = "\n".join(f"Step {i}: {s.upper()}" for i, s in enumerate(steps, 1))
     with ScriptedChatServer(scripted_plans([reply])) as server:
-        at = open_page(monkeypatch, app_env, "pages/1_Plan.py", KEPP_LLM_URL=server.url, KEPP_LLM_MODEL="scripted",
+        at = open_page(monkeypatch, app_env, "views/1_Plan.py", KEPP_LLM_URL=server.url, KEPP_LLM_MODEL="scripted",
                        KEPP_HOME=tmp_path)
         at.selectbox(key="plan_llm_mapper").select("lexical (no model)").run()
         at.button(key="plan_go").click().run()
@@ -51,7 +51,7 @@ def test_llm_plan_is_shown_beside_the_graph_paths_and_failures_name_the_fallback
         assert len(server.requests) == 4  # three plan queries and the check
         base = cards(at)
     with ScriptedChatServer(scripted_plans(["I'm sorry, I can't help with that."])) as server:
-        at = open_page(monkeypatch, app_env, "pages/1_Plan.py", KEPP_LLM_URL=server.url, KEPP_LLM_MODEL="other",
+        at = open_page(monkeypatch, app_env, "views/1_Plan.py", KEPP_LLM_URL=server.url, KEPP_LLM_MODEL="other",
                        KEPP_HOME=tmp_path)
         at.selectbox(key="plan_llm_mapper").select("lexical (no model)").run()
         at.button(key="plan_go").click().run()

@@ -37,7 +37,7 @@ def talk(env, *queries: dict) -> None:
 
 def test_a_playlist_item_whose_record_is_missing_says_so_and_its_live_plan_is_labelled(monkeypatch, env):
     talk(env, {"seed": "7"})  # the records hold seed 0 only
-    at = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py", {"playlist": "talk", "item": "1"}))
+    at = no_problems(open_page(monkeypatch, env, "views/1_Plan.py", {"playlist": "talk", "item": "1"}))
     (said,) = [w for w in texts(at.warning) if "hold no" in w]
     assert said.startswith("Playlist **talk**, item 1: the loaded prediction records hold no **KEPP R=2** record of "
                            "this episode (seed 7): shown instead is a live plan by **KEPP R=2")
@@ -48,7 +48,7 @@ def test_a_playlist_item_whose_record_is_missing_says_so_and_its_live_plan_is_la
 
 def test_a_playlist_item_whose_video_is_missing_says_so_and_shows_no_other_episode(monkeypatch, env):
     talk(env, {}, {"video": "no-such-video"})
-    at = open_page(monkeypatch, env, "pages/1_Plan.py", {"playlist": "talk", "item": "2"})
+    at = open_page(monkeypatch, env, "views/1_Plan.py", {"playlist": "talk", "item": "2"})
     assert not at.exception
     (said,) = texts(at.error)
     assert said.startswith("Playlist **talk**, item 2: video **no-such-video** is not among this dataset's videos")
@@ -63,7 +63,7 @@ def test_the_llm_endpoint_is_the_operators_and_no_visitor_can_set_one(monkeypatc
     ds = dataset(app_env)
     reply = "\n".join(f"Step {i}: {s}" for i, s in enumerate(ds.actions[:app_env.horizon], 1))
     with ScriptedChatServer(scripted_plans([reply])) as operator, ScriptedChatServer(scripted_plans([reply])) as visitor:
-        at = no_problems(open_page(monkeypatch, app_env, "pages/1_Plan.py", KEPP_LLM_URL=operator.url,
+        at = no_problems(open_page(monkeypatch, app_env, "views/1_Plan.py", KEPP_LLM_URL=operator.url,
                                    KEPP_LLM_MODEL="scripted", KEPP_LLM_API_KEY="operator-secret", KEPP_HOME=tmp_path))
         assert not [t for t in at.text_input if "llm" in str(t.key)]  # nothing to type an address into
         assert any("Endpoint: **127.0.0.1** · model **scripted** (set by the person running the app)" in c
@@ -81,7 +81,7 @@ def test_the_llm_endpoint_is_the_operators_and_no_visitor_can_set_one(monkeypatc
 
 
 def test_without_an_llm_configured_it_is_not_offered_and_one_line_says_why(monkeypatch, app_env, tmp_path):
-    at = no_problems(open_page(monkeypatch, app_env, "pages/1_Plan.py", KEPP_LLM_URL=None, KEPP_LLM_MODEL=None,
+    at = no_problems(open_page(monkeypatch, app_env, "views/1_Plan.py", KEPP_LLM_URL=None, KEPP_LLM_MODEL=None,
                                KEPP_HOME=tmp_path))
     said = [c for c in texts(at.sidebar.caption) if c.startswith("LLM recommendation is off")]
     assert len(said) == 1 and "\n" not in said[0] and "KEPP_LLM_URL" in said[0]
@@ -99,7 +99,7 @@ def test_the_clip_times_agree_in_the_sliders_the_frames_and_the_record(monkeypat
     row = prediction_table(env).query("method == 'kepp-R2' and horizon == 3").iloc[2]
     from components.records.urls import plan_query
 
-    at = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py", plan_query(dict(row))))
+    at = no_problems(open_page(monkeypatch, env, "views/1_Plan.py", plan_query(dict(row))))
     start = next(s for s in at.slider if s.label == "Start clip (s)").value
     goal = next(s for s in at.slider if s.label == "Goal clip (s)").value
     words = {"start": f"start clip {start[0]:.1f}–{start[1]:.1f} s", "goal": f"goal clip {goal[0]:.1f}–{goal[1]:.1f} s"}
@@ -116,12 +116,12 @@ def scrolls(at) -> bool:
 
 
 def test_a_plain_visit_stays_at_the_top_and_an_asked_result_comes_into_view(monkeypatch, env):
-    plain = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py"))
+    plain = no_problems(open_page(monkeypatch, env, "views/1_Plan.py"))
     assert plain.tabs and cards(plain) > 0 and not scrolls(plain)  # the clean success, below the controls
     row = prediction_table(env).query("method == 'kepp-R2' and horizon == 3").iloc[4]
     from components.records.urls import plan_query
 
-    linked = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py", plan_query(dict(row))))
+    linked = no_problems(open_page(monkeypatch, env, "views/1_Plan.py", plan_query(dict(row))))
     assert scrolls(linked)  # a link asked for this result
     plain.button(key="plan_go").click().run()  # a press: the live tab, in view
     assert scrolls(no_problems(plain)) and plain.query_params["live"] == "1"

@@ -51,7 +51,7 @@ def note_of(shown: str) -> str:
 
 
 def test_the_page_shows_the_scenes_by_default_and_edits_a_playlist(monkeypatch, env):
-    at = no_problems(open_page(monkeypatch, env, "pages/7_Playlists.py"))
+    at = no_problems(open_page(monkeypatch, env, "views/7_Playlists.py"))
     assert at.selectbox(key="pl_name").value == playlists.DEFAULT
     scenes = list(page_scenes(env).values())  # the built-in scenes (and the upload example), not editable
     assert [note_of(line) for line in shown_items(at)][:len(scenes)] == [md(s["name"]) for s in scenes]
@@ -59,7 +59,7 @@ def test_the_page_shows_the_scenes_by_default_and_edits_a_playlist(monkeypatch, 
     picked = rows(env, 3)
     playlists_added = store(env).add("talk", [playlists.item_of_row(r) for r in picked.to_dict("records")])
     episodes = [i.episode for i in playlists_added.items]
-    at = no_problems(open_page(monkeypatch, env, "pages/7_Playlists.py", {"playlist": "talk"}))
+    at = no_problems(open_page(monkeypatch, env, "views/7_Playlists.py", {"playlist": "talk"}))
     assert at.selectbox(key="pl_name").value == "talk" and len(shown_items(at)) == 3
     at.button(key="pl_down_0").click().run()  # reorder
     no_problems(at)
@@ -79,7 +79,7 @@ def test_the_page_shows_the_scenes_by_default_and_edits_a_playlist(monkeypatch, 
     assert store(env).names() == ["keynote 2026"] and at.query_params["playlist"] == "keynote 2026"
     assert at.selectbox(key="pl_name").value == "keynote 2026"
     # a reload (a new session on the same address) shows the same playlist
-    again = no_problems(open_page(monkeypatch, env, "pages/7_Playlists.py", dict(at.query_params)))
+    again = no_problems(open_page(monkeypatch, env, "views/7_Playlists.py", dict(at.query_params)))
     assert len(shown_items(again)) == 2 and again.selectbox(key="pl_name").value == "keynote 2026"
     again.button(key="pl_delete").click().run()  # delete
     no_problems(again)
@@ -91,7 +91,7 @@ def test_a_bad_playlist_file_is_one_message_naming_the_file_and_key(monkeypatch,
     folder.mkdir()
     (folder / "broken.json").write_text(json.dumps({"format": "kepp-playlist", "version": 1,
                                                     "items": [{"episode": "e", "method": "m", "T": "three"}]}))
-    at = open_page(monkeypatch, env, "pages/7_Playlists.py", {"playlist": "broken"})
+    at = open_page(monkeypatch, env, "views/7_Playlists.py", {"playlist": "broken"})
     assert not at.exception
     errors = [str(e.value) for e in at.error]
     assert len(errors) == 1 and "broken.json" in errors[0] and "items\\[0\\].T" in errors[0], errors
@@ -100,11 +100,11 @@ def test_a_bad_playlist_file_is_one_message_naming_the_file_and_key(monkeypatch,
     assert not (folder / "broken.json").exists()
     # the Plan page playing it says the same and still works
     (folder / "broken.json").write_text("{")
-    plan = open_page(monkeypatch, env, "pages/1_Plan.py", {"playlist": "broken", "item": "1"})
+    plan = open_page(monkeypatch, env, "views/1_Plan.py", {"playlist": "broken", "item": "1"})
     assert not plan.exception and any("broken.json" in str(e.value) for e in plan.error)
     assert plan.button(key="plan_go")
     # a name that is not a playlist name, in the address
-    odd = no_problems(open_page(monkeypatch, env, "pages/7_Playlists.py", {"playlist": "../../etc/passwd"}))
+    odd = no_problems(open_page(monkeypatch, env, "views/7_Playlists.py", {"playlist": "../../etc/passwd"}))
     assert any("path separator" in str(w.value) for w in odd.warning)
     assert odd.selectbox(key="pl_name").value == playlists.DEFAULT
 
@@ -118,10 +118,10 @@ def add(at, key: str, name: str, ok: bool = True) -> None:
 
 
 def test_episodes_are_added_from_failure_cases_results_and_plan(monkeypatch, env):
-    fail = no_problems(open_page(monkeypatch, env, "pages/4_Failure_cases.py", {"method": "kepp-R2", "T": "3"}))
+    fail = no_problems(open_page(monkeypatch, env, "views/4_Failure_cases.py", {"method": "kepp-R2", "T": "3"}))
     add(fail, "fail_add", "talk")
     episode = fail.selectbox(key="fail_episode").value
-    res = no_problems(open_page(monkeypatch, env, "pages/5_Results.py", {"method": "kepp-R1", "T": "4"}))
+    res = no_problems(open_page(monkeypatch, env, "views/5_Results.py", {"method": "kepp-R1", "T": "4"}))
     add(res, "res_add", "talk")
     shown = res.selectbox(key="res_episode").value
     add(res, "res_add", "talk")  # the same again: not added twice
@@ -134,14 +134,14 @@ def test_episodes_are_added_from_failure_cases_results_and_plan(monkeypatch, env
     assert any("built-in playlist" in str(e.value) for e in res.error)
     # the Plan page adds its episode with its settings (planning model, R, sampler, clips); showing a
     # record, the item names that record (its method): its slide shows the record
-    plan = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py", {**items[0].query, "sampler": "ddim5"}))
+    plan = no_problems(open_page(monkeypatch, env, "views/1_Plan.py", {**items[0].query, "sampler": "ddim5"}))
     add(plan, "plan_add", "talk")
     last = store(env).read("talk").items[-1]
     assert last.episode == episode and last.method == "kepp-R2" and last.query["sampler"] == "ddim5"
     assert last.query["rec"] == "kepp-R2" and "plan" not in last.query
     assert last.query["start"] and last.query["video"] == items[0].query["video"]
     # without a record, the item is the page's live plan (no method; planned at once)
-    live = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py",
+    live = no_problems(open_page(monkeypatch, env, "views/1_Plan.py",
                                  {k: v for k, v in items[0].query.items() if k not in ("rec", "seed")}))
     add(live, "plan_add", "talk")
     last = store(env).read("talk").items[-1]
@@ -151,7 +151,7 @@ def test_episodes_are_added_from_failure_cases_results_and_plan(monkeypatch, env
 def test_a_playlist_plays_on_the_plan_page_item_by_item(monkeypatch, env):
     picked = rows(env, 3)
     store(env).add("talk", [playlists.item_of_row(r) for r in picked.to_dict("records")])
-    at = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py",
+    at = no_problems(open_page(monkeypatch, env, "views/1_Plan.py",
                                {**urls.plan_query(dict(picked.iloc[0])), "playlist": "talk", "item": "1"}))
     progress = lambda: [str(m.value) for m in at.markdown if " / 3" in str(m.value)]  # noqa: E731
     assert progress() == ["**1 / 3** · talk"] and at.button(key="playlist_prev").disabled
@@ -170,7 +170,7 @@ def test_a_playlist_plays_on_the_plan_page_item_by_item(monkeypatch, env):
     assert progress() == ["**2 / 3** · talk"] and at.query_params["video"] == str(picked.iloc[1]["video"])
     # the built-in scenes play the same way
     scenes = list(page_scenes(env).values())
-    first = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py",
+    first = no_problems(open_page(monkeypatch, env, "views/1_Plan.py",
                                   playlists.play_query(playlists.DEFAULT, 0, {"query": scenes[0]["query"]})))
     shown = [str(m.value) for m in first.markdown if str(m.value).startswith("**1 / ")]
     assert len(shown) == 1 and shown[0].endswith("** · scenes") and int(shown[0][6:].split("*")[0]) >= len(scenes)
@@ -182,14 +182,14 @@ def test_the_listed_episodes_go_to_a_playlist_in_one_click(monkeypatch, env):
     """Results and Failure cases add every episode their filters list (all pages), the first a
     playlist holds when there are more."""
     preds = prediction_table(env)
-    res = no_problems(open_page(monkeypatch, env, "pages/5_Results.py",
+    res = no_problems(open_page(monkeypatch, env, "views/5_Results.py",
                                 {"method": "kepp-R1", "T": "4", "outcome": "incorrect"}))
     add(res, "res_add_listed", "wrong-r1")
     wrong = preds[(preds["method"] == "kepp-R1") & (preds["horizon"] == 4) & ~preds["success"]]
     items = store(env).read("wrong-r1").items
     assert 1 < len(items) == min(len(wrong), store(env).capacity)
     assert {i.episode for i in items} <= set(wrong["episode"]) and {(i.method, i.T) for i in items} == {("kepp-R1", 4)}
-    fail = no_problems(open_page(monkeypatch, env, "pages/4_Failure_cases.py",
+    fail = no_problems(open_page(monkeypatch, env, "views/4_Failure_cases.py",
                                  {"method": "kepp-R2", "T": "3", "pattern": "wrong_endpoint"}))
     add(fail, "fail_add_listed", "ends")
     chosen = preds[(preds["method"] == "kepp-R2") & (preds["horizon"] == 3) & (preds["pattern"] == "wrong_endpoint")]
@@ -201,7 +201,7 @@ def test_notes_are_edited_and_each_item_shows_its_slides_verdict(monkeypatch, en
     and its note; the note is edited there and written to the playlist's file (checked, atomically)."""
     picked = rows(env, 3)
     store(env).add("talk", [playlists.item_of_row(r) for r in picked.to_dict("records")])
-    at = no_problems(open_page(monkeypatch, env, "pages/7_Playlists.py", {"playlist": "talk"}))
+    at = no_problems(open_page(monkeypatch, env, "views/7_Playlists.py", {"playlist": "talk"}))
     for shown, (_, row) in zip(shown_items(at), picked.iterrows()):
         verdict = "success" if row["success"] else f"failure: {catalog.pattern_label(row['pattern'])}"
         assert f":{'green' if row['success'] else 'red'}[{md(verdict)}]" in shown and note_of(shown) == ""
@@ -224,7 +224,7 @@ def test_notes_are_edited_and_each_item_shows_its_slides_verdict(monkeypatch, en
     assert any("the playlist changed" in str(e.value) for e in at.error)
     assert "meant for the first item" not in {i.note for i in store(env).read("talk").items}
     # the built-in scenes' notes (their names) are not edited here: "Save a copy" first
-    scenes = no_problems(open_page(monkeypatch, env, "pages/7_Playlists.py"))
+    scenes = no_problems(open_page(monkeypatch, env, "views/7_Playlists.py"))
     assert not [t for t in scenes.text_area if str(t.key).startswith("pl_note_")]
 
 
@@ -233,11 +233,11 @@ def test_an_ab_pair_is_added_from_results_and_the_ab_view_and_plays_as_one_slide
     the episode and both methods; its slide on the Plan page draws both plans, the truth and each method's
     verdict, a method with no recorded endpoints the verdict its records are filed under (its plan's own ends: the
     store's one judge, as Failure cases lists it)."""
-    res = no_problems(open_page(monkeypatch, env, "pages/5_Results.py",
+    res = no_problems(open_page(monkeypatch, env, "views/5_Results.py",
                                 {"method": "kepp-R2", "T": "3", "compare": "kepp-R2,random"}))
     add(res, "res_add_ab", "ab")
     compared = res.selectbox(key="res_episode").value
-    view = no_problems(open_page(monkeypatch, env, "pages/5_Results.py", {"method": "kepp-R2", "T": "3", "a": "kepp-R2",
+    view = no_problems(open_page(monkeypatch, env, "views/5_Results.py", {"method": "kepp-R2", "T": "3", "a": "kepp-R2",
                                                                            "b": "random", "cell": "a-only"}))
     add(view, "res_ab_add", "ab")
     paired = view.selectbox(key="res_ab_episode").value.split(" · ")[0]
@@ -245,7 +245,7 @@ def test_an_ab_pair_is_added_from_results_and_the_ab_view_and_plays_as_one_slide
     assert [(i.kind, i.episode, i.methods) for i in items] == [("ab", compared, ("kepp-R2", "random")),
                                                                 ("ab", paired, ("kepp-R2", "random"))]
     assert any("Added the A/B slide to playlist 'ab' (2 items)" in str(s.value) for s in view.success)
-    at = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py", {"playlist": "ab", "item": "2"}))
+    at = no_problems(open_page(monkeypatch, env, "views/1_Plan.py", {"playlist": "ab", "item": "2"}))
     assert at.query_params["rec"] == "kepp-R2" and at.query_params["vs"] == "random"
     preds = prediction_table(env).set_index(["episode", "method"])
     a, b = (preds.loc[(paired, m)] for m in ("kepp-R2", "random"))

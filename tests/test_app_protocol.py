@@ -62,7 +62,7 @@ def session(monkeypatch, world: Path, protocol: Path | None, query: dict | None 
     monkeypatch.setenv("KEPP_THREADS", "1")
     at = AppTest.from_file(str(APP), default_timeout=120)
     at.query_params.update(query or {})
-    at.switch_page("pages/5_Results.py")
+    at.switch_page("views/5_Results.py")
     return at.run()
 
 

@@ -41,7 +41,7 @@ def test_hostile_step_and_task_names_are_plain_text_on_the_graph_page(monkeypatc
     steps = ["boil", HOSTILE, "pour", "[/red]"]
     plans.write_text("".join(json.dumps({"video": f"v{k}", "task": HOSTILE_TASK, "steps": steps, "split": "train"})
                              + "\n" for k in range(4)))
-    at = open_page(monkeypatch, app_env, "pages/2_Graph.py", KEPP_APP_DATASET="plans", KEPP_APP_ROOT=plans,
+    at = open_page(monkeypatch, app_env, "views/2_Graph.py", KEPP_APP_DATASET="plans", KEPP_APP_ROOT=plans,
                    KEPP_APP_CHECKPOINTS=None, KEPP_APP_PREDICTIONS=None)
     assert not at.exception, texts(at.exception)
     at.selectbox(key="graph_step").select(HOSTILE).run()
@@ -71,14 +71,14 @@ def test_a_dataset_cannot_make_the_app_import_its_encoder(monkeypatch, app_env, 
     video = next(v for v in dataset(app_env).split("test") if v.video_file is not None)
 
     def upload_and_plan(**env):
-        at = open_page(monkeypatch, app_env, "pages/1_Plan.py", KEPP_APP_FEATURES=features, **env)
+        at = open_page(monkeypatch, app_env, "views/1_Plan.py", KEPP_APP_FEATURES=features, **env)
         at.radio(key="plan_source").set_value("Upload a video").run()
         at.file_uploader(key="plan_upload").set_value(("clip.mp4", video.video_file.read_bytes(), "video/mp4")).run()
         at.button(key="plan_go").click().run()
         assert not at.exception, texts(at.exception)
         return at
 
-    refused = open_page(monkeypatch, app_env, "pages/1_Plan.py", KEPP_APP_FEATURES=features, KEPP_APP_ENCODERS=None)
+    refused = open_page(monkeypatch, app_env, "views/1_Plan.py", KEPP_APP_FEATURES=features, KEPP_APP_ENCODERS=None)
     assert not refused.exception and not [r for r in refused.radio if r.key == "plan_source"]  # no upload offered
     said = [t for t in texts(refused.caption) if t.startswith("No upload: the dataset's features were made by")]
     assert len(said) == 1 and "not loaded unless the person running the app names it" in said[0]
@@ -91,7 +91,7 @@ def test_uploads_go_to_a_private_session_folder_that_is_removed_with_the_session
     import gc
 
     video = next(v for v in dataset(app_env).split("test") if v.video_file is not None)
-    at = open_page(monkeypatch, app_env, "pages/1_Plan.py")
+    at = open_page(monkeypatch, app_env, "views/1_Plan.py")
     at.radio(key="plan_source").set_value("Upload a video").run()
     at.file_uploader(key="plan_upload").set_value(("clip.mp4", video.video_file.read_bytes(), "video/mp4")).run()
     assert not at.exception and not at.error, texts(at.error)
@@ -99,7 +99,7 @@ def test_uploads_go_to_a_private_session_folder_that_is_removed_with_the_session
     assert folder.name.startswith("kepp-upload-") and folder.parent != Path("/tmp/kepp-uploads")
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     assert [p.suffix for p in folder.iterdir()] == [".mp4"]
-    other = open_page(monkeypatch, app_env, "pages/1_Plan.py")
+    other = open_page(monkeypatch, app_env, "views/1_Plan.py")
     other.radio(key="plan_source").set_value("Upload a video").run()
     other.file_uploader(key="plan_upload").set_value(("clip.mp4", video.video_file.read_bytes(), "video/mp4")).run()
     assert other.session_state["kepp_upload_folder"].path != folder  # sessions never share uploads

@@ -213,7 +213,7 @@ class TestPathsNamedInDataFiles:
     @pytest.mark.parametrize("case", sorted(APP_PATH_CASES))
     def test_the_app_refuses_a_dataset_naming_a_file_outside_the_allowed_folders(self, monkeypatch, tmp_path, case):
         env = APP_PATH_CASES[case](tmp_path, _outside(tmp_path))
-        at = open_page(monkeypatch, _NoEnv(), "pages/2_Graph.py", KEPP_APP_CHECKPOINTS=None, KEPP_APP_PREDICTIONS=None,
+        at = open_page(monkeypatch, _NoEnv(), "views/2_Graph.py", KEPP_APP_CHECKPOINTS=None, KEPP_APP_PREDICTIONS=None,
                        KEPP_HOME=tmp_path / "home", **env)
         assert not at.exception, [e.value for e in at.exception]
         shown = " ".join(str(e.value) for e in at.error)

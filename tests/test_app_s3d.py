@@ -54,7 +54,7 @@ def test_the_plan_page_with_the_s3d_encoder_shows_the_step_timeline_and_plans(mo
 
     world, weights = s3d_world
     env = S3DEnv(world, s3d_official, f"s3d:{weights},{SMALL}")
-    at = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py"))
+    at = no_problems(open_page(monkeypatch, env, "views/1_Plan.py"))
     assert at.selectbox(key="plan_encoder").value == "the dataset's features"
     at, seconds = _choose_s3d_and_plan(at)
     ds = load_dataset("demo", world)
@@ -73,7 +73,7 @@ def test_with_no_model_the_plan_page_plans_with_graph_and_text_endpoints(monkeyp
     world, weights = s3d_world
     (tmp_path / "no-models").mkdir()
     env = S3DEnv(world, tmp_path / "no-models", f"s3d:{weights},{SMALL}")
-    at = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py"))
+    at = no_problems(open_page(monkeypatch, env, "views/1_Plan.py"))
     assert at.selectbox(key="plan_variant").value == "graph + text endpoints (S3D, no model)"
     assert _timeline_seconds(at)
     at.button(key="plan_go").click().run()
@@ -95,7 +95,7 @@ def test_typed_steps_for_the_step_timeline_are_capped_with_a_message(monkeypatch
     world, weights = s3d_world
     (tmp_path / "no-models").mkdir()
     env = S3DEnv(world, tmp_path / "no-models", f"s3d:{weights},{SMALL}")
-    at = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py"))
+    at = no_problems(open_page(monkeypatch, env, "views/1_Plan.py"))
     at.text_area(key="plan_steps").set_value("\n".join(f"step number {k}" for k in range(20_000))).run()
     no_problems(at)
     (said,) = [w for w in texts(at.warning) if "steps typed" in w]  # (the field itself stops at 40,200 characters)
@@ -121,7 +121,7 @@ def test_open_in_plan_of_a_graph_text_row_plans_with_graph_and_text_endpoints(mo
                         "method": "graph-text"})
     assert query["model"] == "graph-text" and query["R"] == "1" and "encoder" not in query
     env = S3DEnv(world, s3d_official, f"s3d:{weights},{SMALL}")
-    at = no_problems(open_page(monkeypatch, env, "pages/1_Plan.py", query))
+    at = no_problems(open_page(monkeypatch, env, "views/1_Plan.py", query))
     assert at.selectbox(key="plan_variant").value == "graph + text endpoints (S3D, no model)"
     assert at.selectbox(key="plan_encoder").value.startswith("S3D")
     result = at.session_state["plan_result"]["result"]  # planned on opening (no records here to show first)
@@ -131,14 +131,14 @@ def test_open_in_plan_of_a_graph_text_row_plans_with_graph_and_text_endpoints(mo
 
 
 def test_a_graph_text_link_where_no_s3d_encoder_is_allowed_says_so(monkeypatch, app_env):
-    at = no_problems(open_page(monkeypatch, app_env, "pages/1_Plan.py", {"model": "graph-text", "T": "3"}))
+    at = no_problems(open_page(monkeypatch, app_env, "views/1_Plan.py", {"model": "graph-text", "T": "3"}))
     assert any("needs an S3D encoder" in x for x in texts(at.info))
     assert at.selectbox(key="plan_variant").value != "graph + text endpoints (S3D, no model)"
 
 
 def test_models_of_another_width_refuse_the_s3d_encoder_before_planning(monkeypatch, app_env, s3d_world):
     _, weights = s3d_world
-    at = no_problems(open_page(monkeypatch, app_env, "pages/1_Plan.py",
+    at = no_problems(open_page(monkeypatch, app_env, "views/1_Plan.py",
                                KEPP_APP_ENCODERS=f"s3d:{weights},{SMALL}"))
     label = next(o for o in at.selectbox(key="plan_encoder").options if o.startswith("S3D"))
     at.selectbox(key="plan_encoder").set_value(label).run()

@@ -18,7 +18,7 @@ from kepp_core import api
 from kepp_core.catalog import SLICE_BY
 from tests.helpers.app_session import no_problems, open_page, prediction_table, texts, with_a_second_seed
 
-RESULTS, FAILURES = "pages/5_Results.py", "pages/4_Failure_cases.py"
+RESULTS, FAILURES = "views/5_Results.py", "views/4_Failure_cases.py"
 
 
 def slice_frame(at, by: str) -> pd.DataFrame:

@@ -123,7 +123,7 @@ def test_readable_names_and_plan_queries():
 @pytest.mark.xdist_group("app")
 def test_plan_page_opens_on_the_clean_success_scene(monkeypatch, demo_env):
     scene = page_scenes(demo_env)["success"]
-    at = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py"))
+    at = no_problems(open_page(monkeypatch, demo_env, "views/1_Plan.py"))
     assert at.selectbox(key="plan_video").value == scene["video"]
     assert at.query_params["video"] == scene["video"] and at.query_params["ep"] == scene["query"]["ep"]
     # the scene's record is shown at once (no planning): KEPP R=2's plan, a success
@@ -145,7 +145,7 @@ def test_a_plan_link_restores_the_episode_and_plans_and_survives_a_reload(monkey
     preds = prediction_table(demo_env)
     row = preds[(preds["method"] == "kepp-R1") & (preds["horizon"] == demo_env.horizon)].iloc[-1]
     query = {**urls.plan_query(dict(row)), "sampler": "ddim5"}
-    at = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", query))
+    at = no_problems(open_page(monkeypatch, demo_env, "views/1_Plan.py", query))
     vid, ep = query["video"], int(query["ep"])
     assert at.selectbox(key="plan_video").value == vid
     assert at.selectbox(key=f"plan_episode_{vid}_{demo_env.horizon}").value == ep
@@ -162,7 +162,7 @@ def test_a_plan_link_restores_the_episode_and_plans_and_survives_a_reload(monkey
     assert "plan" not in at.query_params  # the shown plan was R=1's
     at.button(key="plan_go").click().run()
     url = dict(at.query_params)
-    again = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", url))
+    again = no_problems(open_page(monkeypatch, demo_env, "views/1_Plan.py", url))
     assert at.selectbox(key="plan_R").value == again.selectbox(key="plan_R").value == 2
     assert again.selectbox(key=f"plan_episode_{vid}_{demo_env.horizon}").value == ep and cards(again) > 0
     # next / previous episode buttons
@@ -170,7 +170,7 @@ def test_a_plan_link_restores_the_episode_and_plans_and_survives_a_reload(monkey
     assert again.query_params["ep"] == str(ep + 1 if ep + 1 < len(again.selectbox(
         key=f"plan_episode_{vid}_{demo_env.horizon}").options) else 0)
     # junk in the URL is ignored, not an error
-    no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", {"video": "nope", "ep": "x", "T": "99", "model": "?"}))
+    no_problems(open_page(monkeypatch, demo_env, "views/1_Plan.py", {"video": "nope", "ep": "x", "T": "99", "model": "?"}))
 
 
 @pytest.mark.slow
@@ -181,7 +181,7 @@ def test_presentation_mode_from_the_url_and_back(monkeypatch, demo_env):
     assert css() and at.toggle(key="cfg_presentation").value is True
     assert not at.sidebar.text_input  # settings hidden
     assert at.button(key="present_exit")  # the page bar's way out
-    at.switch_page("pages/5_Results.py").run()
+    at.switch_page("views/5_Results.py").run()
     assert css() and at.query_params.get("present") == "1"
     at.button(key="present_exit").click().run()
     no_problems(at)
@@ -193,7 +193,7 @@ def test_presentation_mode_from_the_url_and_back(monkeypatch, demo_env):
 @pytest.mark.slow
 @pytest.mark.xdist_group("app")
 def test_failure_cases_link_to_plan_step_episodes_and_keep_state_in_the_url(monkeypatch, demo_env):
-    at = no_problems(open_page(monkeypatch, demo_env, "pages/4_Failure_cases.py", {"method": "kepp-R1"}))
+    at = no_problems(open_page(monkeypatch, demo_env, "views/4_Failure_cases.py", {"method": "kepp-R1"}))
     assert at.selectbox(key="fail_method").value == "kepp-R1"
     table = next(d.value for d in at.dataframe if "ground truth" in d.value)  # the failures
     assert "episode" in table and not any("_" in str(p) for p in table["pattern"])
@@ -212,14 +212,14 @@ def test_failure_cases_link_to_plan_step_episodes_and_keep_state_in_the_url(monk
         assert second != first and at.query_params["episode"] == second
         assert at.selectbox(key="fail_episode").options[1] == names.episode_label(second, {"coffee": "make coffee",
             "lemonade": "make lemonade", "tea": "make tea"}) or "·" in at.selectbox(key="fail_episode").options[1]
-        again = no_problems(open_page(monkeypatch, demo_env, "pages/4_Failure_cases.py", dict(at.query_params)))
+        again = no_problems(open_page(monkeypatch, demo_env, "views/4_Failure_cases.py", dict(at.query_params)))
         assert again.selectbox(key="fail_episode").value == second
 
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("app")
 def test_results_table_and_comparing_up_to_four_methods(monkeypatch, demo_env):
-    at = no_problems(open_page(monkeypatch, demo_env, "pages/5_Results.py"))
+    at = no_problems(open_page(monkeypatch, demo_env, "views/5_Results.py"))
     grid = at.dataframe[0].value  # one metric at a time: every T of it fits the page beside the names
     assert list(grid.columns) == [f"T={h} SR" for h in (3, 4, 5, 6)] and "metric" not in at.query_params
     methods = sorted(prediction_table(demo_env)["method"].unique())
@@ -238,7 +238,7 @@ def test_results_table_and_comparing_up_to_four_methods(monkeypatch, demo_env):
     at.button(key="res_ep_next").click().run()
     url = dict(at.query_params)
     assert url["outcome"] == "incorrect" and url["episode"] == at.selectbox(key="res_episode").value
-    again = no_problems(open_page(monkeypatch, demo_env, "pages/5_Results.py", url))
+    again = no_problems(open_page(monkeypatch, demo_env, "views/5_Results.py", url))
     assert again.multiselect(key="res_compare").value == everything
     assert again.selectbox(key="res_episode").value == url["episode"]
     # aligned rows: one "plan" card row per method, in one row of columns
@@ -272,7 +272,7 @@ def csv_table(data: bytes) -> pd.DataFrame:
 def test_results_and_failure_downloads_hold_every_row_of_the_filter_not_one_page(monkeypatch, demo_env):
     preds = prediction_table(demo_env)
     rows = preds[(preds["method"] == "kepp-R1") & (preds["horizon"] == 3)]
-    at = no_problems(open_page(monkeypatch, demo_env, "pages/5_Results.py", {"method": "kepp-R1", "T": "3"}))
+    at = no_problems(open_page(monkeypatch, demo_env, "views/5_Results.py", {"method": "kepp-R1", "T": "3"}))
     assert len(rows) > 50 and len(next(d.value for d in at.dataframe if "ground truth" in d.value)) == 50
     downloads = table_downloads(monkeypatch)
     no_problems(at.run())
@@ -285,7 +285,7 @@ def test_results_and_failure_downloads_hold_every_row_of_the_filter_not_one_page
     assert len(table) == (~rows["success"]).sum() > 50 and not table["correct"].any()
 
     query = {"method": "kepp-R1", "T": "3", "pattern": "wrong_endpoint"}
-    at = no_problems(open_page(monkeypatch, demo_env, "pages/4_Failure_cases.py", query))
+    at = no_problems(open_page(monkeypatch, demo_env, "views/4_Failure_cases.py", query))
     assert at.radio(key="fail_pattern").value == "wrong_endpoint"
     failures = rows[rows["pattern"] == "wrong_endpoint"]
     assert len(failures) > 50 and len(next(d.value for d in at.dataframe if "ground truth" in d.value)) == 50

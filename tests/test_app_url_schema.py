@@ -13,7 +13,9 @@ import sys
 import pytest
 
 from components.ui import url_schema
-from kepp_core.paths import REPO_ROOT
+from components.ui.pages import FOLDER, PAGES, TABLES
+from kepp_core.paths import APP_DIR, REPO_ROOT
+from tests.helpers.app_pages import disagreements, doc_tables
 from tests.helpers.app_session import open_page, texts
 
 UNICODE_DIGITS = ["²", "٣", "৪", "１", "3²"]  # superscript, Arabic-Indic, Bengali, full-width, mixed
@@ -26,7 +28,7 @@ def numeric_keys(table) -> list[str]:
 
 def test_no_page_key_takes_unicode_digits_and_every_number_has_a_range():
     checked = 0
-    for page, table in url_schema.TABLES.items():
+    for page, table in TABLES.items():
         for name in numeric_keys(table):
             for raw in UNICODE_DIGITS:
                 with pytest.raises(ValueError, match="ASCII digits|a-b"):
@@ -44,15 +46,15 @@ def test_no_page_key_takes_unicode_digits_and_every_number_has_a_range():
     ("training", "smooth", "0.99"), ("training", "log", "true"),
 ])
 def test_out_of_range_and_malformed_values_are_refused_with_what_was_expected(page, key, raw):
-    table = url_schema.TABLES[page]
+    table = TABLES[page]
     kept, problems = url_schema.check(table, {key: raw})
     assert kept == {} and len(problems) == 1 and problems[0].key == key
     assert problems[0].why.startswith("expected ") and key in problems[0].text()
 
 
-@pytest.mark.parametrize("page", list(url_schema.TABLES))
+@pytest.mark.parametrize("page", list(TABLES))
 def test_overlong_and_control_character_values_are_refused_on_every_page(page):
-    table = url_schema.TABLES[page]
+    table = TABLES[page]
     texts_ = [name for name, key in table.items() if key.parse.expected.startswith(("text", "at most"))]
     assert texts_, page
     for name in texts_:
@@ -71,37 +73,20 @@ def test_values_in_range_are_taken_as_given_and_unknown_keys_are_dropped():
 
 
 def test_the_url_schema_and_the_plan_decision_load_without_streamlit():
-    code = ("import sys; import components.ui.url_schema, components.plan.decision; "
+    code = ("import sys; import components.ui.url_schema, components.ui.pages, components.plan.decision; "
             "assert 'streamlit' not in sys.modules, sorted(m for m in sys.modules if m.startswith('streamlit'))")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT / "app"), str(REPO_ROOT)])}  # as Streamlit's path
     r = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 0, r.stderr[-2000:]
 
 
-def doc_tables() -> dict[str, dict[str, str]]:
-    """docs/app.md's URL key tables: the page (its heading's ``page`` id) -> key -> the row's text."""
-    text = (REPO_ROOT / "docs" / "app.md").read_text(encoding="utf-8")
-    section = text.split("\n### URL keys\n", 1)[1].split("\n## ", 1)[0]
-    tables = {}
-    for page, body in re.findall(r"<a id=\"url-(\w+)\"></a>[^\n]*\n\n((?:\|[^\n]*\|\n)+)", section, re.S):
-        rows = body.splitlines()[2:]
-        tables[page] = {re.match(r"\| `([^`]+)` \|", r).group(1): r for r in rows}
-    return tables
-
-
-def test_docs_list_every_pages_url_keys_as_the_schema_holds_them():
-    tables = doc_tables()
-    assert sorted(tables) == sorted(url_schema.TABLES)
-    for page, table in url_schema.TABLES.items():
-        assert list(tables[page]) == list(table), page
-        for name, key in table.items():
-            assert key.parse.expected in tables[page][name], (page, name)
+def test_docs_list_every_page_and_its_url_keys_as_the_registry_holds_them():
+    docs = (REPO_ROOT / "docs" / "app.md").read_text(encoding="utf-8")
+    assert disagreements(PAGES, APP_DIR, FOLDER, docs) == []
+    assert sorted(doc_tables(docs)) == sorted(TABLES) and len(TABLES) == 8
 
 
 # --- real sessions: a bad value is one line, the page goes on ----------------------------------------------------
-PAGES = {"plan": "pages/1_Plan.py", "graph": "pages/2_Graph.py", "heatmaps": "pages/3_Heatmaps.py",
-         "failures": "pages/4_Failure_cases.py", "results": "pages/5_Results.py", "training": "pages/6_Training.py",
-         "playlists": "pages/7_Playlists.py"}
 BAD = {"plan": {"T": "²", "R": "٣", "ep": "²", "seed": "²", "item": "²", "start": "²-3"},
        "graph": {"depth": "²", "max": "٣", "min": "0.²", "emin": "²"},
        "heatmaps": {"T": "²", "cell": "²-1"},
@@ -113,10 +98,10 @@ BAD = {"plan": {"T": "²", "R": "٣", "ep": "²", "seed": "²", "item": "²", "s
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("app")
-@pytest.mark.parametrize("page", list(PAGES))
+@pytest.mark.parametrize("page", list(BAD))
 def test_unicode_digits_in_any_pages_link_are_one_line_and_no_traceback(monkeypatch, demo_env, page):
     extra = {"video": "0287", "playlist": "scenes"} if page == "plan" else {}
-    at = open_page(monkeypatch, demo_env, PAGES[page], {**extra, **BAD[page]})
+    at = open_page(monkeypatch, demo_env, PAGES[page].path, {**extra, **BAD[page]})
     assert not at.exception, texts(at.exception)
     said = [t for t in texts(at.warning) if t.startswith("Not taken from this link")]
     assert len(said) == 1 and "\n" not in said[0], texts(at.warning)

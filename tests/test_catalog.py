@@ -115,7 +115,7 @@ def test_a_new_method_reaches_evaluation_records_failures_results_and_the_plan_l
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     at = AppTest.from_file(str(APP), default_timeout=180)
-    at.switch_page("pages/5_Results.py")
+    at.switch_page("views/5_Results.py")
     at.run()
     assert not at.exception and not at.error, [str(e.value) for e in at.exception] + [str(e.value) for e in at.error]
     assert at.selectbox(key="res_method").value == "kepp-R3"  # shown first: the planner with the most paths
@@ -126,7 +126,7 @@ def test_a_new_method_reaches_evaluation_records_failures_results_and_the_plan_l
 
     plan = AppTest.from_file(str(APP), default_timeout=180)
     plan.query_params.update(query)
-    plan.switch_page("pages/1_Plan.py")
+    plan.switch_page("views/1_Plan.py")
     plan.run()
     assert not plan.exception, [str(e.value) for e in plan.exception]
     assert plan.selectbox(key="plan_variant").value == "KEPP (P²KG condition, trained with R=3)"

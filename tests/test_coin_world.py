@@ -137,7 +137,7 @@ def test_home_summarises_the_coin_world(monkeypatch, coin_world, world):
 
 
 def test_plan_page_plans_zero_shot_with_the_graph(monkeypatch, coin_world, world):
-    at = open_page(monkeypatch, World(coin_world), "pages/1_Plan.py")
+    at = open_page(monkeypatch, World(coin_world), "views/1_Plan.py")
     no_problems(at)
     assert any("graph alone" in t for t in texts(at.info))
     assert "The graph's top-3 plans" in texts(at.subheader)
@@ -159,7 +159,7 @@ def test_plan_page_plans_zero_shot_with_the_graph(monkeypatch, coin_world, world
 
 
 def test_graph_page_centres_on_a_step_of_this_world(monkeypatch, coin_world, world):
-    at = open_page(monkeypatch, World(coin_world), "pages/2_Graph.py")
+    at = open_page(monkeypatch, World(coin_world), "views/2_Graph.py")
     no_problems(at)
     step = at.selectbox(key="graph_step").value
     assert step in world.actions
@@ -173,7 +173,7 @@ def dataset_caption(world) -> str:
 
 
 def test_heatmaps_show_one_task_of_this_world(monkeypatch, coin_world, world):
-    at = open_page(monkeypatch, World(coin_world), "pages/3_Heatmaps.py")
+    at = open_page(monkeypatch, World(coin_world), "views/3_Heatmaps.py")
     no_problems(at)
     assert any("No prediction records loaded" in t for t in texts(at.info))
     assert any(dataset_caption(world) in t for t in texts(at.caption))
@@ -187,7 +187,7 @@ def test_heatmaps_show_one_task_of_this_world(monkeypatch, coin_world, world):
     assert set(ticks) == set(world.labels(world.task_actions(task)))
 
 
-@pytest.mark.parametrize("page", ["pages/4_Failure_cases.py", "pages/5_Results.py"])
+@pytest.mark.parametrize("page", ["views/4_Failure_cases.py", "views/5_Results.py"])
 def test_record_pages_say_there_are_no_records(monkeypatch, coin_world, world, page):
     at = open_page(monkeypatch, World(coin_world), page)
     no_problems(at)
@@ -259,7 +259,7 @@ def playable(world, horizon: int = 3) -> list:
 def test_plan_video_picker_narrows_by_task_and_id_and_holds_at_most_200(monkeypatch, scaled, world):
     videos = playable(world)
     assert len(videos) > 200  # the bound is exercised
-    at = session(monkeypatch, scaled, "pages/1_Plan.py")
+    at = session(monkeypatch, scaled, "views/1_Plan.py")
     picker = at.selectbox(key="plan_video")
     assert len(picker.options) == 200
     assert f"showing 200 of {len(videos):,} matches — narrow the search" in texts(at.caption)
@@ -294,7 +294,7 @@ def test_plan_video_picker_narrows_by_task_and_id_and_holds_at_most_200(monkeypa
 def test_a_link_to_a_video_beyond_the_first_200_matches_opens_it(monkeypatch, scaled, world):
     videos = playable(world)
     target = videos[-1]
-    at = session(monkeypatch, scaled, "pages/1_Plan.py", {"video": target.id, "ep": "0", "T": "3"})
+    at = session(monkeypatch, scaled, "views/1_Plan.py", {"video": target.id, "ep": "0", "T": "3"})
     assert at.selectbox(key="plan_video").value == target.id
     assert at.selectbox(key="plan_vtask").value == "(all tasks)" and at.text_input(key="plan_vsearch").value == ""
     assert len(at.selectbox(key="plan_video").options) == 200  # the linked video first, then 199 matches
@@ -305,7 +305,7 @@ def test_a_link_to_a_video_beyond_the_first_200_matches_opens_it(monkeypatch, sc
 
 
 def test_zero_shot_episode_picker_searches_by_id_and_task_name(monkeypatch, coin_world, world):
-    at = open_page(monkeypatch, World(coin_world), "pages/1_Plan.py")
+    at = open_page(monkeypatch, World(coin_world), "views/1_Plan.py")
     at.selectbox(key="zs_task").set_value("(all tasks)").run()
     no_problems(at)
     box = next(s for s in at.selectbox if s.key.startswith("zs_episode_None_"))
@@ -343,7 +343,7 @@ def test_graph_page_caps_the_nodes_and_says_how_many_it_left_out(monkeypatch, co
     step, total = busiest_step(world)
     assert total >= 5
     cap = total - 3
-    at = session(monkeypatch, World(coin_world), "pages/2_Graph.py", {"step": step, "depth": "3", "max": str(cap)})
+    at = session(monkeypatch, World(coin_world), "views/2_Graph.py", {"step": step, "depth": "3", "max": str(cap)})
     assert at.number_input(key="graph_max").value == cap and at.selectbox(key="graph_step").value == step
     table = at.dataframe[0].value
     shown = set(table["from"]) | set(table["to"])
@@ -383,7 +383,7 @@ def episode_rows(at):
 
 
 def test_results_page_through_20000_records_one_page_at_a_time(monkeypatch, scaled):
-    at = session(monkeypatch, scaled, "pages/5_Results.py")
+    at = session(monkeypatch, scaled, "views/5_Results.py")
     method = at.selectbox(key="res_method").value
     ids = episodes_of(scaled, method)
     assert len(ids) == BIG
@@ -408,7 +408,7 @@ def test_a_link_to_an_episode_on_a_later_page_opens_that_page(monkeypatch, scale
     method = "kepp-R1"
     ids = episodes_of(scaled, method)
     target = ids[12_345]
-    at = session(monkeypatch, scaled, "pages/5_Results.py", {"method": method, "T": "3", "episode": target})
+    at = session(monkeypatch, scaled, "views/5_Results.py", {"method": method, "T": "3", "episode": target})
     assert at.selectbox(key="res_episode").value == target
     assert at.number_input(key="res_page").value == 12_345 // 50 + 1
     assert page_caption(at) == f"episodes 12,301–12,350 of {BIG:,}"
@@ -417,7 +417,7 @@ def test_a_link_to_an_episode_on_a_later_page_opens_that_page(monkeypatch, scale
 
 def test_failure_cases_page_through_the_failures_and_open_a_linked_one(monkeypatch, scaled):
     method = "kepp-R1"
-    at = session(monkeypatch, scaled, "pages/4_Failure_cases.py", {"method": method, "T": "3"})
+    at = session(monkeypatch, scaled, "views/4_Failure_cases.py", {"method": method, "T": "3"})
     pattern = at.radio(key="fail_pattern").value
     ids = episodes_of(scaled, method, pattern=pattern)
     assert len(ids) > 1000
@@ -428,7 +428,7 @@ def test_failure_cases_page_through_the_failures_and_open_a_linked_one(monkeypat
     assert at.selectbox(key="fail_episode").value == ids[50] and page_caption(at).startswith("episodes 51–100 of")
     # a new tab on a link to a failure far down the list opens its page
     target = ids[len(ids) - 7]
-    again = session(monkeypatch, scaled, "pages/4_Failure_cases.py",
+    again = session(monkeypatch, scaled, "views/4_Failure_cases.py",
                     {"method": method, "T": "3", "pattern": pattern, "episode": target})
     assert again.selectbox(key="fail_episode").value == target
     assert again.number_input(key="fail_page").value == (len(ids) - 7) // 50 + 1
@@ -445,10 +445,10 @@ def test_an_episode_of_two_seeds_opens_on_the_linked_seeds_page(monkeypatch, sca
     ids = [r["episode"] for r in recs]
     second = len(recs) + 5  # the second seed's row of the sixth episode
     query = {"method": "kepp-R1", "T": "3", "episode": ids[5]}
-    at = session(monkeypatch, env, "pages/5_Results.py", {**query, "page": str(second // 50 + 1)})
+    at = session(monkeypatch, env, "views/5_Results.py", {**query, "page": str(second // 50 + 1)})
     assert at.number_input(key="res_page").value == second // 50 + 1 and at.selectbox(key="res_episode").value == ids[5]
     at.button(key="res_ep_next").click().run()  # the next row of that seed, not of the first
     assert at.selectbox(key="res_episode").value == ids[6] and at.number_input(key="res_page").value == (second + 1) // 50 + 1
     assert at.query_params["page"] == str((second + 1) // 50 + 1)
-    first = session(monkeypatch, env, "pages/5_Results.py", query)  # no page: the first seed's
+    first = session(monkeypatch, env, "views/5_Results.py", query)  # no page: the first seed's
     assert first.number_input(key="res_page").value == 1 and "page" not in first.query_params

@@ -41,7 +41,7 @@ def _cards(markdown: str) -> tuple[list[str], list[bool]]:
 def live_slide(monkeypatch, env, k: int, title: str) -> dict:
     """What the presenter view's current slide (item ``k``) says: its verdicts' Markdown, each plan's step names
     and marks (``plan``, ``plan A``, ``plan B``), the ground truth's step names."""
-    at = no_problems(open_page(monkeypatch, env, "pages/8_Presenter.py", {"playlist": NAME, "item": str(k)}))
+    at = no_problems(open_page(monkeypatch, env, "views/8_Presenter.py", {"playlist": NAME, "item": str(k)}))
     now = next(c for c in at.columns if any(str(h.value).startswith("Now:") for h in c.subheader))
     said = texts(now.markdown)  # the current slide's column (the next slide's is beside it)
     head = next(m for m in said if m.startswith(f"**{md(title)}**  \n"))
@@ -165,7 +165,7 @@ def test_the_playlists_pages_export_deck_is_the_commands_deck(monkeypatch, demo_
     preds = records_of(env)
     items = every_kind(preds)
     store_file = write_playlist(tmp_path / "playlists", NAME, items)
-    at = no_problems(open_page(monkeypatch, env, "pages/7_Playlists.py", {"playlist": NAME}))
+    at = no_problems(open_page(monkeypatch, env, "views/7_Playlists.py", {"playlist": NAME}))
     assert [b.proto.label for b in at.get("download_button")].count("Export deck") == 1
     cfg = api.AppConfig(dataset=env.dataset, root=str(env.world), checkpoints=str(env.models), predictions=str(records))
     ds = api.open_dataset(cfg)
@@ -179,7 +179,7 @@ def played_slide(monkeypatch, env, k: int, item: dict) -> dict:
     """What the Plan page shows playing item ``k`` of the playlist (the slide the live talk projects): each
     recorded verdict (A first), each recorded plan's step names and the ground truth's."""
     query = {**item["query"], "playlist": NAME, "item": str(k), **({"vs": item["versus"]} if item.get("versus") else {})}
-    said = texts(no_problems(open_page(monkeypatch, env, "pages/1_Plan.py", query)).markdown)
+    said = texts(no_problems(open_page(monkeypatch, env, "views/1_Plan.py", query)).markdown)
     verdicts = [html.unescape(v) for m in said if 'class="kepp-verdict"' in m
                 for v in re.findall(r'<b>(?:Recorded|A|B) · [^<]*</b> · <span[^>]*>([^<]*)</span>', m)]
     cards = {}

@@ -231,7 +231,7 @@ def test_the_results_page_shows_the_new_rows_with_their_labels(trained, monkeypa
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     at = AppTest.from_file(str(REPO_ROOT / "app" / "Home.py"), default_timeout=180)
-    at.switch_page("pages/5_Results.py")
+    at.switch_page("views/5_Results.py")
     at.run()
     assert not at.exception and not at.error, [str(e.value) for e in at.exception] + [str(e.value) for e in at.error]
     shown = set(at.dataframe[0].value.index)

@@ -59,11 +59,13 @@ def test_kepp_help_and_every_command_help_load_without_torch():
 
 
 def _home_imports() -> list[str]:
+    """What the main script and the first page (Home, ``app/views/0_Home.py``) import at their top."""
     import ast
 
-    tree = ast.parse((REPO / "app" / "Home.py").read_text(encoding="utf-8"))
     names = []
-    for node in tree.body:
+    body = [node for script in ("Home.py", "views/0_Home.py")
+            for node in ast.parse((REPO / "app" / script).read_text(encoding="utf-8")).body]
+    for node in body:
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.append(node.module)
         elif isinstance(node, ast.Import):

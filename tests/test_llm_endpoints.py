@@ -70,7 +70,7 @@ def test_the_plan_page_offers_only_the_operators_endpoints_and_the_key_goes_only
     steps = dataset(app_env).actions[:app_env.horizon]
     with RecordingListener() as visitor, ScriptedChatServer(scripted_plans([_reply(steps)])) as first, \
             ScriptedChatServer(scripted_plans([_reply(steps)])) as second:
-        at = open_page(monkeypatch, app_env, "pages/1_Plan.py", KEPP_LLM_URL=first.url, KEPP_APP_LLM_URLS=second.url,
+        at = open_page(monkeypatch, app_env, "views/1_Plan.py", KEPP_LLM_URL=first.url, KEPP_APP_LLM_URLS=second.url,
                        KEPP_LLM_MODEL="scripted", KEPP_LLM_API_KEY=KEY, KEPP_HOME=tmp_path)
         assert not [w for w in at.text_input if "llm" in str(w.key)]
         endpoints = at.selectbox(key="plan_llm_url")

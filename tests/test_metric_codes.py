@@ -126,7 +126,7 @@ def test_the_results_page_offers_a_new_code_and_heads_its_table_with_it(monkeypa
     from tests.helpers.app_session import no_problems, open_page, texts
 
     with extra_family(ends_code()):
-        at = no_problems(open_page(monkeypatch, demo_env, "pages/5_Results.py", {"code": "ends-test", "metric": "all"}))
+        at = no_problems(open_page(monkeypatch, demo_env, "views/5_Results.py", {"code": "ends-test", "metric": "all"}))
         picker = at.segmented_control(key="res_code")
         assert picker.options[-1] == "Ends (test code)" and picker.value == "ends-test"  # offered by its label
         assert [c for c in at.dataframe[0].value.columns if c.startswith("T=3 ")] == ["T=3 first (ends-test)",

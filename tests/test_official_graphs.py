@@ -222,7 +222,7 @@ def test_the_graph_page_says_where_its_graph_came_from(tmp_path, monkeypatch, ca
     for key in ("KEPP_APP_CHECKPOINTS", "KEPP_APP_PREDICTIONS", "KEPP_APP_CONFIG"):
         monkeypatch.delenv(key, raising=False)
     at = AppTest.from_file(str(REPO_ROOT / "app" / "Home.py"), default_timeout=120)
-    at.switch_page("pages/2_Graph.py")
+    at.switch_page("views/2_Graph.py")
     at.run()
     assert not at.exception
     caption = " ".join(c.value for c in at.caption).replace("\\", "")

@@ -223,7 +223,7 @@ def test_the_plan_page_plans_with_imported_models(video_world, monkeypatch):
     for key in ("KEPP_APP_PREDICTIONS", "KEPP_APP_GRAPH", "KEPP_APP_CONFIG", "KEPP_APP_CHECKPOINTS"):
         monkeypatch.delenv(key, raising=False)
     at = AppTest.from_file(str(REPO / "app" / "Home.py"), default_timeout=180)
-    at.switch_page("pages/1_Plan.py")
+    at.switch_page("views/1_Plan.py")
     at.run()
     at.session_state["kepp_panel_open"] = True
     at.run()

@@ -67,7 +67,7 @@ def test_the_list_the_card_the_slide_and_the_deck_say_the_pattern_the_store_judg
         row = failed[failed["pattern"] == pattern].iloc[0]
         words = catalog.verdict_words(False, pattern)
         # the list: Failure cases files the episode under the pattern; the card beside it says the same words
-        at = no_problems(open_page(monkeypatch, imported_env, "pages/4_Failure_cases.py",
+        at = no_problems(open_page(monkeypatch, imported_env, "views/4_Failure_cases.py",
                                    {"method": IMPORTED, "T": str(HORIZON), "pattern": pattern,
                                     "episode": row["episode"]}))
         assert at.radio(key="fail_pattern").value == pattern

@@ -63,7 +63,7 @@ def test_kepp_plan_on_a_demo_mp4_plans_as_the_plan_page(monkeypatch, demo_env, d
     # own R (the only one the page offers a model trained with R = 1)
     query = {"T": "3", "R": "1", "source": "upload", "upload": video.id, "ep": "0", "model": "graph-R1",
              "start": f"{start[0]:g}-{start[1]:g}", "goal": f"{goal[0]:g}-{goal[1]:g}", "plan": "1"}
-    at = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", query, KEPP_HOME=home["KEPP_HOME"]))
+    at = no_problems(open_page(monkeypatch, demo_env, "views/1_Plan.py", query, KEPP_HOME=home["KEPP_HOME"]))
     page = at.session_state["plan_result"]["result"]
     assert out["plan"] == list(page.plan) and out["raw_plan"] == list(page.raw_plan)
     assert out["endpoints"] == list(page.step_endpoints) and out["decoding"] == page.decoding
@@ -94,7 +94,7 @@ def test_why_this_plan_shows_the_planners_numbers(monkeypatch, demo_env, demo_wo
     video, start, goal = _episode(ds)
     query = {"T": "3", "video": video.id, "ep": "0", "model": "graph-R1", "plan": "1",
              "start": f"{start[0]:g}-{start[1]:g}", "goal": f"{goal[0]:g}-{goal[1]:g}"}
-    at = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", query))
+    at = no_problems(open_page(monkeypatch, demo_env, "views/1_Plan.py", query))
     result = at.session_state["plan_result"]["result"]
     table = next(t.value for t in at.table if "planner score" in t.value.columns)
     assert table["plan"].tolist() == ds.labels(result.plan)
@@ -261,7 +261,7 @@ def test_the_plan_page_plans_with_the_structured_planner_and_open_in_plan_reache
     query = {**plan_query(row), "start": f"{start[0]:g}-{start[1]:g}", "goal": f"{goal[0]:g}-{goal[1]:g}",
              "live": "1"}  # the record first, and its live re-plan (the planner it names) beside it
     assert query["model"] == "graph-R1-struct" and query["rec"] == "kepp-R1-struct"
-    at = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", query))
+    at = no_problems(open_page(monkeypatch, demo_env, "views/1_Plan.py", query))
     assert "structured" in at.selectbox(key="plan_variant").value
     result = at.session_state["plan_result"]["result"]
     assert result.decoding is not None and len(result.plan) == 3

@@ -129,7 +129,7 @@ def test_the_plan_page_offers_the_stored_planning_model_first_and_says_it_beside
     labels = {role: label for label, role in api.Workspace(api.AppConfig(checkpoints=str(models))).plan_variants(3).items()}
     query = {"T": "3", "video": sorted(p.stem for p in (demo_world / "features").glob("*.npy"))[0].split("_")[1],
              "plan": "1"}
-    at = no_problems(open_page(monkeypatch, demo_env, "pages/1_Plan.py", query, KEPP_APP_CHECKPOINTS=str(models),
+    at = no_problems(open_page(monkeypatch, demo_env, "views/1_Plan.py", query, KEPP_APP_CHECKPOINTS=str(models),
                                KEPP_HOME=str(tmp_path / "home")))
     assert at.selectbox(key="plan_variant").value == labels[choice.role]
     assert md(choice.describe()) in [c.value for c in at.caption]

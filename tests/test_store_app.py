@@ -16,7 +16,7 @@ NO_RECORDS = "started without the evaluation's per-episode records"
 
 
 def results(monkeypatch, env, tmp_path, folder):
-    return open_page(monkeypatch, env, "pages/5_Results.py", KEPP_HOME=tmp_path / "home", KEPP_APP_PREDICTIONS=folder)
+    return open_page(monkeypatch, env, "views/5_Results.py", KEPP_HOME=tmp_path / "home", KEPP_APP_PREDICTIONS=folder)
 
 
 @pytest.mark.slow

@@ -11,7 +11,7 @@ modules (``tests/test_docs.py`` holds each list to its folder):
 - ``talk``: a talk's pieces (scenes, playlists, the presenter view, the offline deck).
 
 A room imports only from the rooms below it, in the order ``ui`` ← ``graph`` ← ``records`` ← ``plan`` ←
-``talk``, and the pages (``app/Home.py``, ``app/pages/``) stand on top of them all
+``talk``, and the pages (``app/Home.py``, ``app/views/``) stand on top of them all
 (``tests/test_app_rooms.py`` reads every import and fails on one that looks up).
 
 The app imports ``kepp_core`` as an installed package (``make`` installs the checkout in editable

@@ -6,7 +6,7 @@
 // and move a clip. PageDown and PageUp (what clickers send), Home and End are left only to a text field. A graph drawing's frame hands
 // these keys to this page (kepp-graph.js): a click in the drawing does not stop the clicker.
 //
-// The presenter view (another tab of the same browser, app/pages/8_Presenter.py) follows this tab through
+// The presenter view (another tab of the same browser, app/views/8_Presenter.py) follows this tab through
 // a BroadcastChannel: this tab says where it is ("at": playlist, item, count) whenever that changes or the
 // view asks ("hello"), and goes where the view asks ("goto": one step at a time, by the bar's buttons).
 //

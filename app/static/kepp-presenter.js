@@ -1,4 +1,4 @@
-// The presenter view's controls (app/pages/8_Presenter.py, a st.components.v2 component): the elapsed time,
+// The presenter view's controls (app/views/8_Presenter.py, a st.components.v2 component): the elapsed time,
 // previous / next, and the link to the tab that plays the slides (another tab of this browser, through a
 // BroadcastChannel; app/static/kepp-keys.js is the other end). The keys a presenter's clicker sends move
 // both: this view asks the slides' tab to go to an item ("goto") and shows it; the slides' tab says where it

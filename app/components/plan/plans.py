@@ -28,13 +28,14 @@ def recommendation_text(condition: str, scorer: str, R: int) -> str:
     return f"recommendation: {scorer}, R={R}; " if condition == "graph" else "no graph condition; "
 
 
-def show_llm_plan(ds, rec, truth: Sequence[int] | None) -> None:
-    """The LLM's recommendation (or its fallback), with the voted steps and their similarities."""
+def show_llm_plan(rec, steps: Sequence[str], truth: Sequence[int] | None) -> None:
+    """The LLM's recommendation ``rec`` (or its fallback; ``steps``: its actions named), with the voted steps and
+    their similarities."""
     if rec.used_fallback:
         st.warning(f"The LLM gave no usable plan ({md(rec.fallback_reason)}); shown: the fallback "
                    f"**{md(rec.fallback)}**.")
     llm_correct = None if truth is None else [a == b for a, b in zip(rec.actions, truth)]
-    step_cards(ds.labels(rec.actions), llm_correct, colour=LLM_TINT,
+    step_cards(steps, llm_correct, colour=LLM_TINT,
                title=f"LLM plan · {rec.source}" + ("" if rec.verified is None else
                                                   f" · plausibility check: {'yes' if rec.verified else 'no'}"))
     if rec.voted_steps:
@@ -42,10 +43,10 @@ def show_llm_plan(ds, rec, truth: Sequence[int] | None) -> None:
                    + ", ".join(f"{x:.2f}" for x in rec.similarities))
 
 
-def show_samples(ds, table: pd.DataFrame, k: int, result, truth: Sequence[int] | None) -> None:
-    """Distinct sampled plans with their frequency, marking KEPP's plan and the ground truth."""
-    table = table.assign(steps=lambda d: [plan_text(ds.labels(p)) for p in d["plan"]],
-                         KEPP_plan=lambda d: [tuple(p) == tuple(result.plan) for p in d["plan"]])
+def show_samples(table: pd.DataFrame, k: int, result, truth: Sequence[int] | None) -> None:
+    """Distinct sampled plans (``table``: each ``plan``, its ``steps`` in words and its frequency), marking KEPP's
+    plan and the ground truth."""
+    table = table.assign(KEPP_plan=lambda d: [tuple(p) == tuple(result.plan) for p in d["plan"]])
     if truth is not None:
         table["ground_truth"] = [list(p) == list(truth) for p in table["plan"]]
     st.caption(f"{len(table)} distinct plan{'s' if len(table) != 1 else ''} in {k} samples "
@@ -55,9 +56,10 @@ def show_samples(ds, table: pd.DataFrame, k: int, result, truth: Sequence[int] |
                                                                            max_value=1.0, format="%.2f")})
 
 
-def show_details(ds, result) -> None:
-    """Timings and the graph condition (debug details, kept out of presentation mode)."""
+def show_details(result, actions: Sequence[str]) -> None:
+    """Timings and the graph condition (debug details, kept out of presentation mode; ``actions``: the
+    dataset's step names, the condition's columns)."""
     with st.expander("Timings and condition", expanded=False):
         st.json({"timings_ms": {k: round(v, 1) for k, v in result.timings.items()}})
-        show_table(pd.DataFrame(result.condition, columns=ds.actions).loc[:, lambda d: d.sum() > 0],
+        show_table(pd.DataFrame(result.condition, columns=list(actions)).loc[:, lambda d: d.sum() > 0],
                    "condition", key="plan_condition")

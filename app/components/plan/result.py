@@ -2,25 +2,25 @@
 goal frames) and the plan with its verdict on the left, the plan graph on the right, brought into
 view when a new result arrives (Plan, Open in Plan, a link, a playlist's next item).
 
-A record (:class:`components.records.recorded.Record`) and a live result are laid out the same way and in
-the same words as the records pages (:mod:`components.records.episodes`); each view names its method."""
+A record and a live result are laid out the same way and in the same words as the records pages
+(:mod:`components.records.episodes`); each view names its method. What a view shows is described once
+(:class:`components.records.views.PlanView`, labels resolved); these functions only draw it."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import streamlit as st
 
-from components.records import backend, episodes
+from components.records import backend
 from components.plan import plans
 from components.ui import scripts
 from components.ui.charts import step_cards
 from components.ui.colours import PATH_TINT, PLAN_TINT, RIGHT, SUBTLE, TRUTH_TINT, WRONG
 from components.ui.config import presenting
-from components.ui.names import episode_label
 from components.plan.decision import SYMBOLS
-from components.records.recorded import distinct_paths
+from components.records.views import PathView, PlanView
 from components.records.slides import SIDES
 from components.ui.text import html_text, md, page_text
 
@@ -72,13 +72,11 @@ def clip_words(name: str, clip: Sequence[float]) -> str:
     return f"{name} clip {clip[0]:.1f}–{clip[1]:.1f} s"
 
 
-def show_head(ds, episode: str | None, video_path: str | None, clips: tuple | None, verdict: str, what: str = "",
-              note: str | None = None) -> None:
+def show_head(episode: str, video_path: str | None, clips: tuple | None, verdict: str, note: str | None = None) -> None:
     """The slide's head: the frames at the start of the start clip and the end of the goal clip (``clips``:
     ``(start, goal)`` in seconds, the clips the view was planned from, named as the sliders name them), then
-    the episode in words (task, video, steps; ``what`` for an upload) over the view's name and verdict
-    (``verdict``: HTML; ``note``: the hover text that says what its method's words mean)."""
-    names = episodes.task_names(ds)
+    the episode in words (:attr:`PlanView.episode`: task, video, steps, or what an upload is) over the view's
+    name and verdict (``verdict``: HTML; ``note``: the hover text that says what its method's words mean)."""
     *frames, words = st.columns([0.6, 0.6, 3.0] if presenting() else [1, 1, 2.2], gap="small",
                                 vertical_alignment="center")
     if video_path and clips is not None:
@@ -90,8 +88,7 @@ def show_head(ds, episode: str | None, video_path: str | None, clips: tuple | No
         for col, name, clip in zip(frames, ("start", "goal"), clips):
             col.markdown(f'<div class="kepp-window"><b>{html_text(clip_words(name, clip))}</b></div>',
                          unsafe_allow_html=True, help="a video of features alone: no frame to show")
-    words.markdown(head_html(episode_label(episode, names) if episode else what, verdict), unsafe_allow_html=True,
-                   help=note)
+    words.markdown(head_html(episode, verdict), unsafe_allow_html=True, help=note)
 
 
 def head_html(text: str, verdict: str) -> str:
@@ -100,24 +97,23 @@ def head_html(text: str, verdict: str) -> str:
     return f'<div class="kepp-input">{html_text(text)}</div><div class="kepp-verdict-line">{verdict}</div>'
 
 
-def paths_cards(ds, paths: Sequence[Sequence[int]], scores: Sequence[float], kind: str = "graph path",
-                shown: Mapping[tuple, str] | None = None) -> None:
-    """The graph paths a plan was given, each distinct path once (its ranks named together), and what they are.
-    In presentation mode a path the slide shows already (``shown``: steps -> what it is, the plan or the
-    ground truth) is one line that says so, not its cards again: the slide keeps to one screen."""
-    distinct = distinct_paths(paths, scores)
-    for ranks, path, score in distinct:
+def paths_cards(paths: Sequence[PathView], kind: str = "graph path") -> None:
+    """The graph paths a plan was given (:attr:`PlanView.paths`), each distinct path once (its ranks named
+    together), and what they are. In presentation mode a path the slide shows already (:attr:`PathView.same`:
+    the plan or the ground truth) is one line that says so, not its cards again: the slide keeps to one screen."""
+    for path in paths:
+        ranks, score = path.ranks, path.score
         name = f"{kind}{'s' if len(ranks) > 1 else ''} " + " = ".join(map(str, ranks))
-        same = (shown or {}).get(tuple(path)) if presenting() else None
+        same = path.same if presenting() else None
         if same:
             st.markdown(f'<div class="kepp-small kepp-same-path" style="color:{SUBTLE}">{html_text(name)}'
                         + (f" · p={score:.3f}" if score is not None else "") + f": the same steps as {html_text(same)}</div>",
                         unsafe_allow_html=True)
             continue
-        step_cards(ds.labels(path), colour=PATH_TINT,
+        step_cards(path.steps, colour=PATH_TINT,
                    title=name + (f" · p={score:.3f}" if score is not None else "")
                    + (" (the graph has no other path of this length)" if len(ranks) > 1 else ""))
-    if distinct:
+    if paths:
         st.caption(SYMBOLS["paths"])
 
 
@@ -140,45 +136,43 @@ def _verdict_html(verdict: str) -> str:
     return f'<span style="color:{colour};font-weight:600">{html_text(verdict)}</span>'
 
 
-def _plan_and_truth(ds, plan: Sequence[int] | None, truth: Sequence[int] | None, title: str) -> dict[tuple, str]:
-    """The plan's cards (✓/✗ against the truth; none when there is no plan) and the ground truth's; what they
-    show (steps -> the plan, the ground truth), for the graph paths below them."""
-    right = None if truth is None or plan is None else [a == b for a, b in zip(plan, truth)]
+def _plan_and_truth(view: PlanView, title: str) -> None:
+    """The plan's cards (✓/✗ against the truth; none when there is no plan) and the ground truth's."""
+    plan, truth, right = view.plan, view.truth, view.plan_right
     if plan is not None:
-        step_cards(ds.labels(plan), right, title=title, colour=PLAN_TINT)
-    if truth is not None and plan is not None and presenting() and tuple(plan) == tuple(truth):  # a slide: once
+        step_cards(plan, right, title=title, colour=PLAN_TINT)
+    if truth is not None and plan is not None and presenting() and len(plan) == len(truth) and all(right):  # once
         st.markdown(f'<div class="kepp-small kepp-same-path" style="color:{SUBTLE}">ground truth · {len(truth)}/{len(truth)} '
                     "steps right: the same steps as the plan</div>", unsafe_allow_html=True)
     elif truth is not None:
         title = "ground truth" + ("" if right is None else f" · {sum(right)}/{len(truth)} steps right")
-        step_cards(ds.labels(truth), title=title, colour=TRUTH_TINT)
-    return {**({} if truth is None else {tuple(truth): "the ground truth"}),
-            **({} if plan is None else {tuple(plan): "the plan"})}
+        step_cards(truth, title=title, colour=TRUTH_TINT)
 
 
-def _endpoints(ds, heading: str, ends, scores, truth, imported: str | None = None) -> None:
+def _endpoints(heading: str, view: PlanView) -> None:
     """The endpoints a plan was made between, with what â₁ and â_T mean on hover."""
     head = f"{html_text(heading)}: " if heading else ""
-    st.markdown(f"{head}{episodes.endpoints_line(ds, ends, scores, truth, imported)}", help=SYMBOLS["ends"],
+    st.markdown(f"{head}{view.ends.html()}", help=SYMBOLS["ends"],
                 unsafe_allow_html=True)  # the line is HTML (its labels escaped), classed for a room's type sizes
 
 
-def show_record(ds, rec, video_path: str | None, clips: tuple | None) -> None:
-    """A record as the records pages show it: the input (task, video, steps, the frames of the clips the
-    record was planned from: ``clips``, the episode's observation windows), its method and verdict, the
-    endpoints it planned between, its plan against the ground truth, and the graph paths it was given."""
-    show_head(ds, rec.episode, video_path, clips, verdict_html("Recorded", rec.label, rec.success, rec.verdict))
-    _endpoints(ds, "", rec.endpoints, rec.endpoint_scores, rec.truth, rec.imported)
-    shown = _plan_and_truth(ds, rec.plan, rec.truth, "plan (recorded)")
-    paths_cards(ds, rec.paths, rec.path_scores, shown=shown)
-    if rec.imported and not rec.paths:
+def show_record(view: PlanView, video_path: str | None, clips: tuple | None) -> None:
+    """A record as the records pages show it (``view``: :func:`components.records.views.record_view`): the input
+    (task, video, steps, the frames of the clips the record was planned from: ``clips``, the episode's observation
+    windows), its method and verdict, the endpoints it planned between, its plan against the ground truth, and
+    the graph paths it was given."""
+    show_head(view.episode, video_path, clips, verdict_html(view.view, view.label, view.success, view.verdict))
+    _endpoints("", view)
+    _plan_and_truth(view, "plan (recorded)")
+    paths_cards(view.paths)
+    if view.imported and not view.paths:
         st.caption("Graph paths: — (the imported predictions hold plans only).")
-    seed = f"seed {rec.seed}" if rec.seed is not None else ""
+    seed = f"seed {view.seed}" if view.seed is not None else ""
     if presenting():  # one line: the slide keeps to one screen
-        st.caption(f"From the prediction records ({md(rec.source)}{', ' + seed if seed else ''}).")
+        st.caption(f"From the prediction records ({md(view.source)}{', ' + seed if seed else ''}).")
     else:
-        st.caption(f"The prediction records' {md(rec.label)} on this episode" + (f" ({seed})" if seed else "")
-                   + f", {md(rec.source)}: the plan Failure cases and Results show.")
+        st.caption(f"The prediction records' {md(view.label)} on this episode" + (f" ({seed})" if seed else "")
+                   + f", {md(view.source)}: the plan Failure cases and Results show.")
 
 
 def shown_marker(episode: str | None, methods: Sequence[str]) -> None:
@@ -191,44 +185,37 @@ def shown_marker(episode: str | None, methods: Sequence[str]) -> None:
                 unsafe_allow_html=True)  # no room taken: the slide keeps to one screen
 
 
-def show_pair(ds, a, b, video_path: str | None, clips: tuple | None) -> None:
-    """An A/B slide: one episode's records by two methods (``a``, ``b``: :class:`components.records.recorded.Record`)
-    on one screen: the input, each method's verdict (:attr:`~components.records.recorded.Record.verdict`), each plan
-    against the ground truth (✓/✗) and the ground truth once; the endpoints are the graph's (â₁, â_T of A's
-    record, where it recorded them), so that the slide keeps to one screen."""
+def show_pair(a: PlanView, b: PlanView, video_path: str | None, clips: tuple | None) -> None:
+    """An A/B slide: one episode's records by two methods (``a``, ``b``: :func:`components.records.views.record_view`)
+    on one screen: the input, each method's verdict, each plan against the ground truth (✓/✗) and the ground truth
+    once; the endpoints are the graph's (â₁, â_T of A's record, where it recorded them), so that the slide keeps
+    to one screen."""
     verdicts = " &emsp; ".join(verdict_html(side, r.label, r.success, r.verdict) for side, r in zip(SIDES, (a, b)))
-    show_head(ds, a.episode, video_path, clips, verdicts)
+    show_head(a.episode, video_path, clips, verdicts)
     for side, r in zip(SIDES, (a, b)):
-        right = r.steps_right
-        step_cards(ds.labels(r.plan), right, colour=PLAN_TINT,
-                   title=f"plan {side} · {r.label} · {sum(right)}/{len(r.truth)} steps right")
-    step_cards(ds.labels(a.truth), title="ground truth", colour=TRUTH_TINT)
+        step_cards(r.plan, r.plan_right, colour=PLAN_TINT,
+                   title=f"plan {side} · {r.label} · {r.steps_right}/{len(r.truth)} steps right")
+    step_cards(a.truth, title="ground truth", colour=TRUTH_TINT)
     seeds = sorted({f"seed {r.seed}" for r in (a, b) if r.seed is not None})
     st.caption(f"From the prediction records ({md(', '.join(sorted({a.source, b.source})))}"
                + (f", {', '.join(seeds)}" if seeds else "") + ").")
 
 
-def show_live(ds, result, truth: Sequence[int] | None, label: str, condition: str, head: tuple, note: str | None = None,
-              no_plan=None) -> None:
-    """A live result: the input (``head``: ``(episode, video_path, clips, what)``), the method the live
-    planner is (``note``: what its words mean) and its verdict where the truth is known, the endpoints its
-    graph paths run between (the step model's, or the text tower's), the plan against the ground truth and
-    the graph paths; ``no_plan`` (a :class:`components.plan.decision.Message`): the result is no plan, said
-    in the plan's place."""
-    right = truth is not None and no_plan is None and tuple(result.plan) == tuple(truth)
-    outcome = "no plan" if no_plan is not None else "success" if right else "failure"
-    verdict = verdict_html("Live", label, right, None if truth is None and no_plan is None else outcome)
-    show_head(ds, *head[:3], verdict, what=head[3], note=note)
-    whose, ends, scores = result.path_ends  # the step model's, or the text tower's with no trained model
-    _endpoints(ds, plans.endpoints_heading(whose), ends, scores, truth)
+def show_live(view: PlanView, result, condition: str, head: tuple, note: str | None = None, no_plan=None) -> None:
+    """A live result (``view``: :func:`components.records.views.live_view`; ``result``: the planner's, for whose
+    endpoints and its fallback): the input (``head``: ``(video_path, clips)``), the method the live planner is
+    (``note``: what its words mean) and its verdict where the truth is known, the endpoints its graph paths run
+    between (the step model's, or the text tower's), the plan against the ground truth and the graph paths;
+    ``no_plan`` (a :class:`components.plan.decision.Message`): the result is no plan, said in the plan's place."""
+    show_head(view.episode, *head, verdict_html(view.view, view.label, view.success, view.verdict), note=note)
+    _endpoints(plans.endpoints_heading(result.path_ends[0]), view)  # the step model's, or the text tower's
     if no_plan is not None:
         st.warning(no_plan.text, icon=":material/block:")
-    shown = _plan_and_truth(ds, None if no_plan is not None else result.plan, truth, "plan (planned now)")
+    _plan_and_truth(view, "plan (planned now)")
     if condition != "graph":
         st.caption("This planning model has no graph condition: no graph paths were recommended to it.")
     elif no_plan is None:
         if result.fallback:
             st.caption("No path of this length joins â₁ and â_T in the graph: the paths are KEPP's fallback "
                        "variations of the two endpoints.")
-        paths_cards(ds, result.paths[:result.R], result.path_scores[:result.R],
-                    "fallback path" if result.fallback else "graph path", shown=shown)
+        paths_cards(view.paths, "fallback path" if result.fallback else "graph path")

@@ -9,7 +9,7 @@ import streamlit as st
 
 from components.ui import colours
 from components.graph import network
-from components.records import backend, recorded, slides
+from components.records import backend, recorded, slides, views
 from components.plan import plans, result, why, zeroshot
 from components.plan.state import TABS, VIEWS, asked, records_of
 from components.ui.charts import video_timeline
@@ -17,7 +17,7 @@ from components.ui.config import presenting
 from components.plan.decision import LIVE, RECORDED, Decision, Message, Models, PlanState, Records, decide
 from components.plan.decision import no_plan as no_plan_of
 from components.graph.plangraph import graph_paths
-from components.ui.text import md, md_code
+from components.ui.text import md, md_code, plan_text
 from kepp_core import api
 from kepp_core.catalog import DEFAULT_M, DEFAULT_SETTING, TEXT_PLANNER, models_dir, scorer_label
 from kepp_core.errors import KeppError
@@ -69,12 +69,15 @@ def show(cfg, decision: Decision, ds, ctl, clip, saved: dict | None, live: tuple
         drawn = [r.method for r in (rec, versus) if r is not None] if view == RECORDED else []
         result.shown_marker(rec.episode if rec is not None else episode_id, drawn)
         if view == RECORDED and versus is not None:
-            result.show_pair(ds, rec, versus, clip.path, clip.windows)
+            result.show_pair(views.record_view(rec, ds), views.record_view(versus, ds), clip.path, clip.windows)
         elif view == RECORDED:
-            result.show_record(ds, rec, clip.path, clip.windows)
+            result.show_record(views.record_view(rec, ds), clip.path, clip.windows)
         elif live_result is not None:
-            result.show_live(ds, live_result, saved["truth"], live[0], ctl.condition, note=live[1], no_plan=no_plan,
-                             head=(episode_id, clip.path, (clip.start, clip.goal), "an uploaded video"))
+            described = views.live_view(ds, live_result, saved["truth"], label=live[0], episode=episode_id,
+                                        what="an uploaded video", no_plan=no_plan is not None,
+                                        graph_paths=ctl.condition == "graph" and no_plan is None)
+            result.show_live(described, live_result, ctl.condition, note=live[1], no_plan=no_plan,
+                             head=(clip.path, (clip.start, clip.goal)))
         else:
             st.caption(f"Nothing is planned live here: {md(ctl.width_error or 'press Re-plan live')}.")
     with right, backend.guarded(stop=False):
@@ -89,23 +92,25 @@ def show(cfg, decision: Decision, ds, ctl, clip, saved: dict | None, live: tuple
             network.plan_graph_panel(ctl.planner.graph, live_result.path_ends[1], named, saved["truth"], key="plan",
                                      title=f"Live plan · {live[0]} (T={ctl.T})", own=own)
     if view == LIVE and live_result is not None and no_plan is None:
-        more_of_live(cfg, ds, ctl, saved, root)
+        more_of_live(cfg, ds, ctl, saved, root, described)
 
 
-def more_of_live(cfg, ds, ctl, saved: dict, setup_root) -> None:
-    """Below a live plan: how it was planned, the LLM's recommendation, why this plan, sampled plans, details."""
+def more_of_live(cfg, ds, ctl, saved: dict, setup_root, described: views.PlanView) -> None:
+    """Below a live plan (``described``: what it shows): how it was planned, the LLM's recommendation, why this
+    plan, sampled plans, details."""
     live, truth = saved["result"], saved["truth"]
     if not cfg.presentation:
         st.caption(_planned_by(cfg, ds, ctl, saved, setup_root))
     if ctl.llm is not None:
         st.subheader("LLM recommendation")
         with backend.guarded(stop=False), st.spinner("Asking the LLM…"):
-            plans.show_llm_plan(ds, backend.llm_recommendation(*ctl.llm, ds, *live.path_ends[1], ctl.T), truth)
-    why.show_why(ds, live, expanded=not cfg.presentation)
+            llm = backend.llm_recommendation(*ctl.llm, ds, *live.path_ends[1], ctl.T)
+            plans.show_llm_plan(llm, ds.labels(llm.actions), truth)
+    why.show_why(described, live, expanded=not cfg.presentation)
     if ctl.role is not None:  # graph + text endpoints draws nothing: its plan is the graph's top path
         _samples(ds, ctl, saved)
     if not cfg.presentation:  # debug details stay out of talks
-        plans.show_details(ds, live)
+        plans.show_details(live, ds.actions)
 
 
 def _planned_by(cfg, ds, ctl, saved: dict, root) -> str:
@@ -135,7 +140,8 @@ def _samples(ds, ctl, saved: dict) -> None:
                 ctl.planner, *saved["obs"], int(K), saved["result"].R)}
     drawn = st.session_state.get("plan_samples")
     if drawn and drawn["inputs"] == (saved["inputs"], K):
-        plans.show_samples(ds, drawn["table"], K, saved["result"], saved["truth"])
+        table = drawn["table"].assign(steps=lambda d: [plan_text(ds.labels(p)) for p in d["plan"]])
+        plans.show_samples(table, K, saved["result"], saved["truth"])
 
 
 def without_models(cfg, ds, reason: str, link, playing: tuple[str, int] | None) -> None:
@@ -184,7 +190,7 @@ def without_models(cfg, ds, reason: str, link, playing: tuple[str, int] | None) 
     result.bring_into_view((rec.episode, rec.method, rec.seed), scroll=decision.scroll)
     left, right = result.columns()
     with left:
-        result.show_record(ds, rec, None if video.video_file is None else str(video.video_file), clips)
+        result.show_record(views.record_view(rec, ds), None if video.video_file is None else str(video.video_file), clips)
     with right, backend.guarded(stop=False):
         own = ds.task_actions(video.task) if video.task in ds.tasks else None
         network.plan_graph_panel(backend.graph(cfg), rec.endpoints or (rec.plan[0], rec.plan[-1]), rec.named_paths(),

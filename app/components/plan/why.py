@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
+from components.records.views import PlanView
 from components.ui import colours
 from components.ui.text import css_colour, html_text, md
 from kepp_core.catalog import endpoint_source
@@ -64,8 +65,9 @@ def plan_cards(labels: Sequence[str], changed: Sequence[bool], title: str, colou
             f'<div class="kepp-why-plan" style="display:flex;flex-wrap:wrap">{"".join(cards)}</div>')
 
 
-def show_why(ds, result, expanded: bool = True) -> None:
-    """The "Why this plan" section of the Plan page for a planner's ``result``."""
+def show_why(view: PlanView, result, expanded: bool = True) -> None:
+    """The "Why this plan" section of the Plan page for a planner's ``result`` (``view``: what it shows,
+    :func:`components.records.views.live_view`: the plan and the planning model's own plan named)."""
     with st.expander("Why this plan", expanded=expanded):
         st.caption(decoding_text(result.decoding_text))
         raw = list(result.raw_plan or result.plan)
@@ -77,9 +79,9 @@ def show_why(ds, result, expanded: bool = True) -> None:
         if st.toggle("Show the plan before graph decoding", value=bool(n), key="plan_why_raw",
                      help="the planning model's own plan (argmax per step) beside the decoded one"):
             after, before = st.columns(2)
-            after.markdown(plan_cards(ds.labels(result.plan), changed, "after graph decoding (shown above)",
+            after.markdown(plan_cards(view.plan, changed, "after graph decoding (shown above)",
                                       colours.PLAN_TINT), unsafe_allow_html=True)
-            before.markdown(plan_cards(ds.labels(raw), changed, "before: the planning model's own plan",
+            before.markdown(plan_cards(view.raw_plan, changed, "before: the planning model's own plan",
                                        colours.RAW_TINT), unsafe_allow_html=True)
         # a plain table (a few rows): its text reads at a distance and is there for screen readers
         numbers = ("planner score", "graph transition", "endpoint probability")

@@ -22,7 +22,8 @@ import streamlit as st
 from components.ui import links, url_schema
 from components.records import backend, episodes, metric_codes, paging
 from components.ui.charts import show_table
-from components.ui.config import PAGES, presenting
+from components.ui.config import presenting
+from components.ui.pages import PAGES
 from components.ui.names import compare_default, episode_label, method_name, namer
 from components.ui.text import md, plan_text
 from kepp_core.catalog import AB_CELLS, AB_TEST, DEFAULT_FAMILY, p_text
@@ -247,7 +248,7 @@ def _record_detail(ds, preds: pd.DataFrame, a: str, b: str, unit: pd.Series, nam
     for col, m in zip(cols, (a, b)):
         rows = same[same["method"] == m]
         if len(rows):
-            col.page_link(PAGES["Plan"].path, label=open_label(name(m)), icon=PAGES["Plan"].icon,
+            col.page_link(PAGES["plan"].path, label=open_label(name(m)), icon=PAGES["plan"].icon,
                           query_params=episodes.plan_query(rows.iloc[0]))
     if add_pair is not None:
         add_pair(cfg, same, a, b, f"{prefix}_ab_add")

@@ -16,7 +16,7 @@ import streamlit as st
 
 from components.records import backend, episodes
 from components.ui.colours import MIXED, RIGHT, WHITE, WRONG
-from components.ui.config import PAGES
+from components.ui.pages import PAGES
 from components.ui.charts import show_figure
 from components.ui.names import episode_label, namer
 from components.ui.text import md, plan_text, plot_text
@@ -111,7 +111,7 @@ def _open_clicked(prefix: str, rows: pd.DataFrame) -> None:
         return
     hit = rows[rows["episode"] == episode]
     if len(hit):
-        st.switch_page(PAGES["Plan"].path, query_params=episodes.plan_query(hit.iloc[0]))
+        st.switch_page(PAGES["plan"].path, query_params=episodes.plan_query(hit.iloc[0]))
 
 
 def map_section(link, prefix: str, cfg, ds, rows: pd.DataFrame, method: str, horizon: int) -> None:

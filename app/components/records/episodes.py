@@ -9,15 +9,11 @@ from components.records import backend, urls
 from components.ui.charts import step_cards
 from components.ui.colours import PATH_TINT, PLAN_TINT, TRUTH_TINT
 from components.ui.config import presenting
-from components.ui.text import html_text, md, plan_text
+from components.ui.text import md, plan_text
 from components.ui.names import episode_label, method_name
 from components.records.recorded import Record, distinct_paths, imported_files
+from components.records.views import ends_of, task_names
 from kepp_core.catalog import find_method, pattern_label
-
-
-def task_names(ds) -> dict[str, str]:
-    """Task id -> task name."""
-    return {t: ds.tasks[t].name for t in ds.tasks}
 
 
 def episode_names(ids, ds) -> dict[str, str]:
@@ -80,26 +76,11 @@ def show_clips(ds, row) -> None:
 
 
 def endpoints_line(ds, endpoints, scores, truth, imported: str | None = None) -> str:
-    """The endpoints (â₁, â_T) a plan was made between, each marked right or wrong against the ground
-    truth (the true step named where it is wrong), with their scores: one line of HTML (labels escaped;
-    step names and marks classed for presentation mode's sizes), the same on the Plan page and the records
-    pages. ``—`` when the method planned without them, or its plans were imported (``imported``: their
+    """The endpoints (â₁, â_T) a plan was made between as one line of HTML (:meth:`components.records.views.Ends.html`:
+    each marked right or wrong against the ground truth, with their scores), the same on the Plan page and the
+    records pages. ``—`` when the method planned without them, or its plans were imported (``imported``: their
     file, which holds plans only)."""
-    if endpoints is None:
-        return ("â₁, â_T: — (this method does not predict them)" if not imported else
-                f"â₁, â_T: — (not recorded: the imported predictions {html_text(imported)} hold plans only)")
-    scores = scores if scores is not None else (None, None)
-
-    def step(a: int) -> str:
-        return f'<b class="kepp-step">{html_text(ds.actions[a])}</b>'
-
-    parts = []
-    for name, a, k, s in zip(["â₁", "â_T"], endpoints, [0, -1], scores):
-        ok = truth is None or a == truth[k]
-        mark = "" if truth is None else (' <span class="kepp-mark">✓</span>' if ok
-                                         else f' <span class="kepp-mark">✗</span> (truth: {step(truth[k])})')
-        parts.append(f"{name} {step(a)}{mark}" + (f" · {s:.2f}" if s is not None else ""))
-    return (" · " if truth is None else " &emsp; ").join(parts)
+    return ends_of(ds, endpoints, scores, truth, imported).html()
 
 
 def without_paths(method: str, imported: str | None = None) -> str:

@@ -1,6 +1,8 @@
 """What a playlist item's slide shows, decided once in plain Python (no Streamlit): the live slides (the
 presenter view's :func:`components.talk.presenter.slide_summary`, the Playlists page's list) and the offline deck
-(:mod:`components.talk.deck`) draw the same :class:`Slide`.
+(:mod:`components.talk.deck`) draw the same :class:`Slide`. Each method's part is its record's
+:class:`components.records.views.PlanView`, the description the Plan page draws the record from, and the plan
+graph's request is made here too: a slide is drawn without the dataset.
 
 A slide shows the record its item names (its method's on its episode, of the seed its query names): the
 episode in words, the method, the verdict, the plan against the ground truth, the start and goal frames
@@ -10,7 +12,8 @@ verdicts and plans, A first (:data:`SIDES`), beside one ground truth.
 
 >>> import pandas as pd
 >>> from types import SimpleNamespace as NS
->>> ds = NS(tasks={"tea": NS(name="make tea")}, videos=[], labels=lambda p: [f"s{a}" for a in p])
+>>> ds = NS(tasks={"tea": NS(name="make tea")}, videos=[], labels=lambda p: [f"s{a}" for a in p],
+...         task_actions=lambda t: [1, 2, 3])
 >>> preds = pd.DataFrame([{"episode": "tea/0287/7:3", "task": "tea", "video": "0287", "horizon": 3, "seed": 0,
 ...     "method": "kepp-R2", "truth": (1, 2, 3), "plan": (1, 5, 3), "endpoints": (1, 3), "success": False,
 ...     "pattern": "other", "start_time": 2.0, "goal_time": 9.0}])
@@ -19,6 +22,8 @@ verdicts and plans, A first (:data:`SIDES`), beside one ground truth.
 ('make tea · video 0287 · steps 8–10 · KEPP R=2 · T=3', 'failure: other', ('s1', 's5', 's3'), (True, False, True), ('s1', 's2', 's3'))
 >>> s.frames, s.frames_missing  # the world has no such video file
 ((), 'no video file for this episode (features only): no frames')
+>>> s.sides[0].view.ends.steps, s.graph["title"], s.graph["named_paths"]
+(('s1', 's3'), 'Recorded plan · KEPP R=2 (T=3)', [('recorded plan', (1, 5, 3))])
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from pathlib import Path
 
 from components.ui.names import episode_label, method_name
 from components.records.recorded import Record, find
+from components.records.views import PlanView, record_view, task_names
 
 __all__ = ["GRAPH_TITLE", "LIVE", "NOT_RECORDED", "NO_FRAMES", "SIDES", "Frame", "Side", "Slide", "drawn_records",
            "graph_request", "item_label", "item_record", "item_records", "slide"]
@@ -58,22 +64,31 @@ class Side:
     """One method's part of a slide: ``name`` (``A`` or ``B`` of an A/B pair, ``''`` for a slide of one
     method), its record (None: planned live, or not in the records), its verdict (the record's
     ``success`` / ``failure: <pattern>``, else :data:`LIVE` or :data:`NOT_RECORDED`; ``success`` None
-    without a record) and its plan's step names against the truth."""
+    without a record) and what its record shows (``view``: :func:`components.records.views.record_view`; its
+    plan's step names against the truth: :attr:`plan`, :attr:`plan_right`)."""
 
     name: str
     method: str
     record: Record | None
     verdict: str
     success: bool | None
-    plan: tuple[str, ...] = ()
-    plan_right: tuple[bool, ...] = ()
+    view: PlanView | None = None
+
+    @property
+    def plan(self) -> tuple[str, ...]:
+        return self.view.plan if self.view is not None else ()
+
+    @property
+    def plan_right(self) -> tuple[bool, ...]:
+        return self.view.plan_right if self.view is not None else ()
 
 
 @dataclass(frozen=True, kw_only=True)
 class Slide:
     """Everything a playlist item's slide shows (see the module's docstring): one :class:`Side` per method
     (two for an A/B pair, A first); the ground truth, the frames and the graph are the first side's record's
-    (:attr:`record`: None when it has none, and the slide is its verdict alone)."""
+    (:attr:`record`: None when it has none, and the slide is its verdict alone); ``graph``: the plan graph it
+    draws (:func:`graph_request`; None without a record)."""
 
     title: str
     note: str
@@ -82,6 +97,7 @@ class Slide:
     video_file: Path | None = None
     frames: tuple[Frame, ...] = field(default=())
     frames_missing: str = ""  # why no frames are shown ('' when they are, or without a record)
+    graph: dict | None = None
 
     @property
     def record(self) -> Record | None:
@@ -109,7 +125,7 @@ def item_label(item: Mapping, ds, names: Mapping[str, str] | None = None, note: 
     """One line naming an item: its episode in words, the method (or planning model; an A/B pair's two
     methods) and T (and its note); ``names``: the records' display names (an imported method's with its
     predictions file)."""
-    label = episode_label(item["episode"], {t: ds.tasks[t].name for t in ds.tasks})
+    label = episode_label(item["episode"], task_names(ds))
 
     def name(method: str) -> str:
         return (names or {}).get(method) or method_name(method)
@@ -142,7 +158,7 @@ def _side(name: str, method: str, rec: Record | None, ds) -> Side:
     if rec is None:
         return Side(name=name, method=method, record=None, verdict=NOT_RECORDED if method else LIVE, success=None)
     return Side(name=name, method=method, record=rec, verdict=rec.verdict, success=rec.success,
-                plan=tuple(ds.labels(rec.plan)), plan_right=tuple(rec.steps_right))
+                view=record_view(rec, ds))
 
 
 def slide(item: Mapping, ds, preds, names: Mapping[str, str] | None = None) -> Slide:
@@ -161,9 +177,10 @@ def slide(item: Mapping, ds, preds, names: Mapping[str, str] | None = None) -> S
     has_file = video is not None and video.video_file is not None and rec.start_time is not None
     frames = ((Frame(label="start", seconds=round(rec.start_time, 2)),
                Frame(label="goal", seconds=round(max(0.0, rec.goal_time - 0.01), 2))) if has_file else ())
-    return Slide(title=title, note=note, sides=sides, truth=tuple(ds.labels(rec.truth)),
+    return Slide(title=title, note=note, sides=sides, truth=sides[0].view.truth,
                  video_file=Path(video.video_file) if has_file else None, frames=frames,
-                 frames_missing="" if has_file else NO_FRAMES)
+                 frames_missing="" if has_file else NO_FRAMES,
+                 graph=graph_request([r for r in recs if r is not None], ds))
 
 
 def graph_request(records: Sequence[Record], ds) -> dict:

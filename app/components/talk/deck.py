@@ -229,10 +229,10 @@ def _slide_html(k: int, count: int, shown: slides.Slide, frames: str, graph: str
             f'<div class="body"><div class="left">{body}</div><div class="right">{graph}</div></div></section>')
 
 
-def _graph_html(shown: slides.Slide, ds, graph) -> str:
-    if shown.record is None or graph is None:
+def _graph_html(shown: slides.Slide, graph) -> str:
+    if shown.graph is None or graph is None:
         return ""
-    drawn = slides.graph_request(slides.drawn_records(shown), ds)
+    drawn = shown.graph
     pg = plangraph.plan_graph(graph, drawn["endpoints"], drawn["named_paths"], drawn["truth"], own=drawn["own"],
                               **GRAPH)
     return (f'<figure class="graph" data-part="graph"><figcaption>{esc(drawn["title"])}</figcaption>'
@@ -270,7 +270,7 @@ def build_deck(name: str, items: Sequence[Mapping], ds, preds, graph, mark: str,
     if not items:
         raise KeppError(f"playlist {name!r} is empty: there is nothing to put in a deck")
     shown = [slides.slide(item, ds, preds, names) for item in items]
-    return deck_html(name, shown, [_frames(s, thumbnail) for s in shown], [_graph_html(s, ds, graph) for s in shown], mark)
+    return deck_html(name, shown, [_frames(s, thumbnail) for s in shown], [_graph_html(s, graph) for s in shown], mark)
 
 
 def page_deck(cfg, name: str, items: Sequence[Mapping], ds, preds, names: Mapping[str, str], mark: str) -> bytes:

@@ -18,7 +18,8 @@ from components.records import backend, slides
 from components.talk import scenes
 from components.records.slides import item_label
 from components.ui.colours import MD_RIGHT, MD_WRONG
-from components.ui.config import PAGES, AppConfig, presenting, start_config
+from components.ui.config import AppConfig, presenting, start_config
+from components.ui.pages import PAGES
 from components.ui.scripts import SLIDE_KEYS
 from components.ui.text import md
 from components.ui.links import page_url
@@ -115,9 +116,9 @@ def copy_slides_link(name: str, items: list[dict], key: str) -> None:
     with st.popover("Copy link", icon=":material/link:", help="a link to this playlist's slides", key=key,
                     disabled=not items):
         if items:
-            st.code(page_url(play_query(name, 0, items[0]), page="Plan", present=True), language=None, wrap_lines=True)
+            st.code(page_url(play_query(name, 0, items[0]), page="plan", present=True), language=None, wrap_lines=True)
             st.caption("The slides in presentation mode, from the first; the presenter view (notes, next slide, clock):")
-            st.code(page_url({"playlist": name}, page="Presenter", present=False), language=None, wrap_lines=True)
+            st.code(page_url({"playlist": name}, page="presenter", present=False), language=None, wrap_lines=True)
 
 
 def _check_target(name: str) -> str:
@@ -177,7 +178,7 @@ def add_control(cfg: AppConfig, items: list[dict], key: str, label: str = "Add t
             st.caption(md(str(e)))
         if names:
             st.caption("Playlists: " + ", ".join(md(n) for n in names))
-        st.page_link(PAGES["Playlists"].path, label="Playlists", icon=PAGES["Playlists"].icon,
+        st.page_link(PAGES["playlists"].path, label="Playlists", icon=PAGES["playlists"].icon,
                      query_params={"playlist": st.session_state[LAST]} if LAST in st.session_state else None)
 
 
@@ -358,8 +359,8 @@ def playing_bar(cfg: AppConfig, ds, link) -> tuple[str, int] | None:
         st.markdown(f"**{k + 1} / {n}** · {md(name)}", help=md(item_label(items[k], ds, backend.method_names(cfg))))
         pressed |= {"next": button("next", "▶", "next item (→, Space or PageDown)"),
                     "last": button("last", "⏭", "the last item (End)")}
-        st.link_button("Notes", page_url({"playlist": name, "item": k + 1}, page="Presenter", present=False), type="tertiary",
-                       icon=PAGES["Presenter"].icon, help="the presenter view, in a new tab: this slide, the next, the "
+        st.link_button("Notes", page_url({"playlist": name, "item": k + 1}, page="presenter", present=False), type="tertiary",
+                       icon=PAGES["presenter"].icon, help="the presenter view, in a new tab: this slide, the next, the "
                                                          "speaker's note and the clock; the clicker moves both tabs")
     move = next((m for m, p in pressed.items() if p), None)
     if move is not None and not st.session_state.pop(MOVED, False):

@@ -1,12 +1,10 @@
-"""The presenter view (app/pages/8_Presenter.py): a second tab of the speaker's browser that follows the
+"""The presenter view (app/views/8_Presenter.py): a second tab of the speaker's browser that follows the
 tab playing a playlist's slides (and moves it: the clicker's keys work in either). It shows the current
 slide small, the next one, the speaker's note and the elapsed time. The two tabs talk through a
 BroadcastChannel (app/static/kepp-presenter.js here, app/static/kepp-keys.js on the Plan page); what a
 slide shows comes from the same records the slide shows (:func:`components.talk.playlists.item_record`)."""
 
 from __future__ import annotations
-
-from collections.abc import Mapping
 
 import streamlit as st
 
@@ -30,18 +28,16 @@ def controls(name: str, item: int, count: int, key: str = "presenter_controls") 
     return None if got.goto is None else int(got.goto)
 
 
-def slide_summary(ds, item: Mapping, preds, small: bool = False) -> None:
-    """What an item's slide shows, small (:func:`components.records.slides.slide`, as the offline deck shows it): the
-    episode in words, its method(s) and verdict(s) (the records'), the start and goal frames, the plan(s)
-    against the ground truth (``small``: the plans' cards alone). An A/B pair shows both methods' plans and
-    verdicts, A first."""
-    shown = slides.slide(item, ds, preds)
+def slide_summary(shown: slides.Slide, small: bool = False) -> None:
+    """What an item's slide shows (``shown``: :func:`components.records.slides.slide`, as the offline deck shows
+    it), small: the episode in words, its method(s) and verdict(s) (the records'), the start and goal frames, the
+    plan(s) against the ground truth (``small``: the plans' cards alone). An A/B pair shows both methods' plans
+    and verdicts, A first."""
     st.markdown(f"**{md(shown.title)}**  \n" + " · ".join(
         (f"{side.name}: " if side.name else "") + playlists.verdict_markdown(side.verdict, side.success)
         for side in shown.sides))
     if shown.record is None:
         return
-    rec = shown.record
     if not small:
         if shown.frames:
             frames = st.columns(4)
@@ -54,8 +50,7 @@ def slide_summary(ds, item: Mapping, preds, small: bool = False) -> None:
     if not small:
         step_cards(shown.truth, title="ground truth", colour=episodes.TRUTH_TINT)
         if len(shown.sides) == 1:
-            st.markdown(episodes.endpoints_line(ds, rec.endpoints, rec.endpoint_scores, rec.truth, rec.imported),
-                        unsafe_allow_html=True)
+            st.markdown(shown.sides[0].view.ends.html(), unsafe_allow_html=True)
 
 
 def note_html(note: str) -> str:

@@ -11,7 +11,8 @@ import streamlit as st
 from components.ui import plan_link
 from components.records import backend
 from components.plan import uploads
-from components.ui.config import PAGES, presenting
+from components.ui.config import presenting
+from components.ui.pages import PAGES
 from components.talk.curation import remembered_scenes
 from components.ui.names import episode_label, method_name
 from components.ui.text import md
@@ -104,5 +105,5 @@ def scene_bar(scenes: list[dict], key: str) -> None:
 def scene_list(scenes: list[dict], ds) -> None:
     """Home's list of scenes: a link to the Plan page per scene, with what it shows."""
     for s in scenes:
-        st.page_link(PAGES["Plan"].path, label=f"**{s['name']}**: {md(describe(s, ds))}",
+        st.page_link(PAGES["plan"].path, label=f"**{s['name']}**: {md(describe(s, ds))}",
                      icon=ICONS.get(s["kind"]), query_params={**s["query"], **({"present": "1"} if presenting() else {})})

@@ -9,16 +9,18 @@ page of the multipage app sees the same ones.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 
 import streamlit as st
 
 from components.ui import colours, scripts
+from components.ui.pages import PAGES, by_label
 
 from kepp_core.api import AppConfig
 from kepp_core.errors import KeppError
 
-__all__ = ["MIN_PRESENT_PX", "PAGES", "RECORDS_HOW", "STEP_PRESENT_PX", "AppConfig", "Page", "current_config", "font_scale", "initial_config", "missing", "page_icon", "page_setup",
+__all__ = ["MIN_PRESENT_PX", "RECORDS_HOW", "STEP_PRESENT_PX", "AppConfig", "current_config", "font_scale", "initial_config", "missing", "navigation",
+           "page_icon", "page_setup",
            "presenting", "set_config", "sidebar", "start_config", "top_bar"]
 
 STATE_KEY = "kepp_cfg"
@@ -62,36 +64,6 @@ code {{ font-size: max({MIN_PRESENT_PX}px, 0.75em) !important; }}
 BASE_SCREEN = (1280, 720)  # presentation mode is laid out for this window; a bigger one zooms it (kepp-present.js)
 RECONNECTING = "reconnecting…"  # presentation mode's mark while the server is away
 CONNECTION_DIALOG = "Connection error"  # the title of Streamlit's dialog when the server is away
-@dataclass(frozen=True)
-class Page:
-    """One page of the app: its script (``path``, what ``st.page_link`` and ``st.switch_page`` take), its
-    ``label`` (the title and the page bar's name), its Material icon (no emoji font needed on the
-    projector's machine), what it is for (Home lists it) and whether the presentation bar shows it."""
-
-    path: str
-    label: str
-    icon: str
-    what: str = ""
-    on_bar: bool = True
-
-
-# Every page, in the app's order: the one place a page's path, label, icon and description are written.
-PAGES = {p.label: p for p in (
-    Page("Home.py", "Home", ":material/home:"),
-    Page("pages/1_Plan.py", "Plan", ":material/route:", "plan from a video: step model, graph paths, final plan, sub-graph"),
-    Page("pages/2_Graph.py", "Graph", ":material/hub:", "explore the P²KG around a step; expert trajectories of a task"),
-    Page("pages/3_Heatmaps.py", "Heatmaps", ":material/grid_on:", "step transition heatmaps: training, test, predictions"),
-    Page("pages/4_Failure_cases.py", "Failure cases", ":material/search:", "the paper's failure patterns and statistics"),
-    Page("pages/5_Results.py", "Results", ":material/bar_chart:", "metrics per method and horizon; browse and compare episodes"),
-    Page("pages/6_Training.py", "Training", ":material/show_chart:", "loss and validation curves of training runs"),
-    # off the presentation bar, so that it keeps to one line at 1280 px: Playlists is where a talk is
-    # prepared (its Present link and the Plan page's playing bar lead on; the sidebar lists it too)
-    Page("pages/7_Playlists.py", "Playlists", ":material/playlist_play:",
-         "episodes curated for a talk, played in presentation mode", on_bar=False),
-    Page("pages/8_Presenter.py", "Presenter", ":material/speaker_notes:",
-         "the speaker's second tab: the slide, the next one, the note and the clock; it follows the slides",
-         on_bar=False),
-)}
 PRESENT_SEEN = "kepp_present_seen"  # the last ?present= value applied
 PANEL_OPEN = "kepp_panel_open"  # the sidebar's settings panel is open
 
@@ -277,7 +249,14 @@ def missing(message: str, how: str) -> None:
 
 def page_icon(label: str) -> str:
     """The Material icon of the page ``label`` (as the page bar shows it)."""
-    return PAGES[label].icon
+    return by_label(label).icon
+
+
+def navigation() -> None:
+    """Register every page of :data:`components.ui.pages.PAGES` with Streamlit (``st.navigation``, listed in the
+    sidebar as Streamlit's file-based navigation listed them, folded) and run the one the address names."""
+    st.navigation([st.Page(p.path, title=p.label, icon=p.icon, url_path=p.url_path or None, default=p.home)
+                   for p in PAGES.values()], expanded=False).run()
 
 
 def page_setup(title: str) -> AppConfig:

@@ -17,6 +17,7 @@ import streamlit as st
 
 from components.ui import url_schema
 from components.ui.config import presenting
+from components.ui.pages import PAGES
 from components.ui.text import md
 
 _REFUSED = object()  # a value a seed's parser does not take
@@ -27,13 +28,13 @@ RESERVED = ("present",)
 
 class PageLink:
     """One page's URL state for one run (see the module docstring). The URL's values are checked
-    against the page's table of keys (:data:`components.ui.url_schema.TABLES`) before anything reads
+    against the page's table of keys (its entry's ``keys`` in :data:`components.ui.pages.PAGES`) before anything reads
     them: a value the table's parser refuses is dropped and said in one line where the link is made
     (:meth:`ignore`), as is a linked value the page cannot show (not among a widget's choices)."""
 
     def __init__(self, page: str, defaults: dict[str, str] | None = None) -> None:
         self.page = page
-        self.keys = url_schema.TABLES[page]
+        self.keys = PAGES[page].keys
         self.mem: dict[str, str] = st.session_state.setdefault(MEMORY, {}).setdefault(page, {})
         url, self.ignored = url_schema.check(self.keys, {k: v for k, v in st.query_params.to_dict().items()
                                                          if k not in RESERVED})
@@ -122,11 +123,11 @@ def default_kwargs(key: str, **kwargs) -> dict:
 
 
 def page_url(query: dict[str, str] | None = None, page: str | None = None, present: bool | None = None) -> str:
-    """This page's full address with ``query`` (a shareable link); ``page``: another page's; ``present``:
-    in presentation mode or not (None: as this page is)."""
+    """This page's full address with ``query`` (a shareable link); ``page``: another page's (its name in
+    :data:`components.ui.pages.PAGES`); ``present``: in presentation mode or not (None: as this page is)."""
     base = str(st.context.url or "").split("?")[0]
     if page is not None:
-        base = base.rsplit("/", 1)[0] + "/" + page
+        base = base.rsplit("/", 1)[0] + "/" + PAGES[page].url_path
     query = dict(query or {})
     if presenting() if present is None else present:
         query["present"] = "1"

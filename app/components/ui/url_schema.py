@@ -1,7 +1,8 @@
 """Every page's URL keys, one table per page (:data:`TABLES`): what each key holds, how its text is
 read (its parser: ASCII digits only, ranges, lengths) and what leaving it out means. Plain Python (no
-Streamlit): :class:`components.ui.links.PageLink` checks a page's URL against its table before anything
-reads it, and ``docs/app.md`` lists the same tables (``tests/test_app_url_schema.py`` holds them equal).
+Streamlit): each page's entry in :data:`components.ui.pages.PAGES` names its table,
+:class:`components.ui.links.PageLink` checks a page's URL against it before anything reads it, and
+``docs/app.md`` lists the same tables (``tests/test_app_url_schema.py`` holds them equal).
 
 A value a parser does not take is a :class:`Problem` (the key, the text, what was expected), said in one
 line on the page and otherwise ignored; nothing a visitor types into an address reaches ``int()`` or
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 
 from kepp_core.catalog import AB_CELLS, DEFAULT_FAMILY, FAMILIES, MAX_HORIZON, MAX_SEED, MAX_TOP, codes_named
 
-__all__ = ["AB_KEYS", "MAX_CHARS", "PLAN", "TABLES", "Expected", "Key", "Parser", "Problem", "check", "choice", "clip", "decimal", "flag", "listed", "member", "or_empty",
+__all__ = ["AB_KEYS", "MAX_CHARS", "PLAN", "Expected", "Key", "Parser", "Problem", "check", "choice", "clip", "decimal", "flag", "listed", "member", "or_empty",
            "pair", "problems", "text", "whole"]
 
 MAX_CHARS = 200  # characters of one URL value (an id, a search, a name); a list's whole text: MAX_CHARS * 4
@@ -402,8 +403,3 @@ PRESENTER = _table(
     Key("playlist", text(64), "the playlist followed", "the built-in playlist of scenes"),
     Key("item", whole(1, 9999), "the slide shown, 1-based", "1"),
 )
-
-# page name (components.ui.links.PageLink's ``page``) -> its keys
-TABLES: dict[str, dict[str, Key]] = {"plan": PLAN, "graph": GRAPH, "heatmaps": HEATMAPS, "failures": FAILURES,
-                                     "results": RESULTS, "training": TRAINING, "playlists": PLAYLISTS,
-                                     "presenter": PRESENTER}

@@ -17,7 +17,8 @@ from components.records import ab, backend, episode_map, episodes, metric_codes,
 from components.talk import playlists
 from components.ui.charts import show_table
 from components.ui.colours import BEST_TINT
-from components.ui.config import PAGES, page_setup
+from components.ui.config import page_setup
+from components.ui.pages import PAGES
 from components.records.protocol import show_protocol
 from components.ui.text import md_code
 from components.ui.names import compare_default, default_method, namer
@@ -134,7 +135,7 @@ if len(sel):
     ep = c1.selectbox("Episode", ids, key="res_episode", format_func=names.get)
     paging.episode_buttons("res", "res_episode", sel["episode"], (prev_col, next_col))
     row = page_rows[page_rows["episode"] == ep].iloc[0]
-    open_col.page_link(PAGES["Plan"].path, label="Open in Plan", icon=PAGES["Plan"].icon, query_params=episodes.plan_query(row))
+    open_col.page_link(PAGES["plan"].path, label="Open in Plan", icon=PAGES["plan"].icon, query_params=episodes.plan_query(row))
     with open_col:
         playlists.add_control(cfg, [playlists.item_of_row(row)], "res_add")
     same = preds[(preds["episode"] == ep) & (preds["horizon"] == horizon)]

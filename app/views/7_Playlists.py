@@ -11,7 +11,8 @@ import streamlit as st
 from components.ui import links
 from components.records import backend
 from components.talk import deck, playlists
-from components.ui.config import PAGES, page_setup
+from components.ui.config import page_setup
+from components.ui.pages import PAGES
 from components.ui.text import md, md_code
 from kepp_core.errors import KeppError
 
@@ -105,13 +106,13 @@ with link_col:  # what a speaker shares is the slides, not this page
     playlists.copy_slides_link(name, items or [], "pl_link")
 actions = st.columns(5, vertical_alignment="bottom")
 if items:
-    actions[0].page_link(PAGES["Plan"].path, label="Present", icon=":material/slideshow:",
+    actions[0].page_link(PAGES["plan"].path, label="Present", icon=":material/slideshow:",
                          query_params={**playlists.play_query(name, 0, items[0]), "present": "1"},
                          help="play it in presentation mode: → / Space / PageDown next, ← / PageUp previous")
-    actions[1].page_link(PAGES["Plan"].path, label="Play", icon=PAGES["Plan"].icon,
+    actions[1].page_link(PAGES["plan"].path, label="Play", icon=PAGES["plan"].icon,
                          query_params=playlists.play_query(name, 0, items[0]), help="play it in the normal layout")
-    actions[4].link_button("Presenter view", links.page_url({"playlist": name}, page="Presenter", present=False),
-                           icon=PAGES["Presenter"].icon,
+    actions[4].link_button("Presenter view", links.page_url({"playlist": name}, page="presenter", present=False),
+                           icon=PAGES["presenter"].icon,
                            help="a second tab for the speaker: this slide, the next, the note, the clock; it follows "
                                 "the slides (Present) in this browser, and the clicker moves both")
 if builtin and items:
@@ -172,7 +173,7 @@ for k, item in enumerate(items or []):
             st.text_area("Speaker's note", item.get("note", ""), key=field, max_chars=store.note_limit, height=120)
             st.button("Save note", key=f"pl_note_save_{k}", type="primary", on_click=change,
                       args=(save_note, k, item["episode"], field), kwargs={"done": f"Saved the note of item {k + 1}."})
-    go.page_link(PAGES["Plan"].path, label="Open", icon=PAGES["Plan"].icon, query_params=playlists.play_query(name, k, item))
+    go.page_link(PAGES["plan"].path, label="Open", icon=PAGES["plan"].icon, query_params=playlists.play_query(name, k, item))
 if items and not builtin:
     st.download_button("Download playlist (JSON)", json.dumps(store.read(name).to_json(), indent=1).encode(),
                        file_name=f"{name}.json", mime="application/json", key="pl_download", on_click="ignore")

@@ -9,8 +9,10 @@ import streamlit as st
 
 from components.ui import links
 from components.records import backend
+from components.records.slides import slide
 from components.talk import playlists, presenter
-from components.ui.config import PAGES, page_setup
+from components.ui.config import page_setup
+from components.ui.pages import PAGES
 from components.ui.text import md
 from kepp_core.errors import KeppError
 
@@ -44,7 +46,7 @@ if moved is not None and moved != k:  # a key, a button or the slides' tab moved
     st.rerun()
 link.keep(playlist=name, item=k)
 link.publish()
-slides = links.page_url(playlists.play_query(name, k - 1, items[k - 1]), page="Plan", present=True)
+slides = links.page_url(playlists.play_query(name, k - 1, items[k - 1]), page="plan", present=True)
 st.markdown(f"[Open the slides]({slides}) (presentation mode, a new tab) · then → / ← / PageDown / PageUp in "
             "either tab move both")
 
@@ -52,13 +54,13 @@ now, then = st.columns([3, 2], gap="large")
 with now:
     st.subheader(f"Now: {k} / {len(items)}")
     st.markdown(presenter.note_html(items[k - 1].get("note", "")), unsafe_allow_html=True)
-    presenter.slide_summary(ds, items[k - 1], preds)
+    presenter.slide_summary(slide(items[k - 1], ds, preds))
 with then:
     if k < len(items):
         st.subheader(f"Next: {k + 1}")
-        presenter.slide_summary(ds, items[k], preds, small=True)
+        presenter.slide_summary(slide(items[k], ds, preds), small=True)
     else:
         st.subheader("Next: the end")
         st.caption("This is the playlist's last slide.")
-    st.page_link(PAGES["Playlists"].path, label="Edit the notes", icon=PAGES["Playlists"].icon,
+    st.page_link(PAGES["playlists"].path, label="Edit the notes", icon=PAGES["playlists"].icon,
                  query_params={"playlist": name} if name != playlists.DEFAULT else None)

@@ -16,7 +16,8 @@ from components.ui import links
 from components.records import backend, episodes
 from components.ui.colours import MD_WRONG
 from components.ui.charts import heatmap, heatmap_panels, show_figure, show_table
-from components.ui.config import PAGES, page_setup
+from components.ui.config import page_setup
+from components.ui.pages import PAGES
 from components.graph.heatmaps import clicked_cell, episodes_with, heatmap_order, out_of_task
 from components.ui.names import default_method, method_name
 from components.ui.text import dataset_caption, md
@@ -58,7 +59,7 @@ def show_transition_episodes(cell: tuple[int, int], rows) -> None:
     pick_col, open_col = st.columns([4, 2], vertical_alignment="bottom")
     ep = pick_col.selectbox("Episode", ids, key="heat_episode", format_func=names.get)
     row = hits[hits["episode"] == ep].iloc[0]
-    open_col.page_link(PAGES["Plan"].path, label="Open in Plan", icon=PAGES["Plan"].icon,
+    open_col.page_link(PAGES["plan"].path, label="Open in Plan", icon=PAGES["plan"].icon,
                        query_params=episodes.plan_query(row))
 link = links.PageLink("heatmaps")
 c1, c2, c3 = st.columns([2, 2, 1])

@@ -13,7 +13,8 @@ from components.ui import links
 from components.records import ab, backend, episodes, metric_codes, paging, slices
 from components.talk import playlists
 from components.ui.charts import pattern_bars, show_table
-from components.ui.config import PAGES, page_setup
+from components.ui.config import page_setup
+from components.ui.pages import PAGES
 from components.ui.text import md
 from components.ui.names import default_method, namer
 from kepp_core.catalog import DEFAULT_FAMILY, PATTERNS, PATTERN_LABELS, codes_named, pattern_label
@@ -120,7 +121,7 @@ ep = ep_col.selectbox("Episode", ids, key="fail_episode", format_func=names.get)
 paging.episode_buttons("fail", "fail_episode", chosen["episode"], (prev_col, next_col))
 link.keep(episode=ep)
 row = rows[rows["episode"] == ep].iloc[0]
-open_col.page_link(PAGES["Plan"].path, label="Open in Plan", icon=PAGES["Plan"].icon, query_params=episodes.plan_query(row))
+open_col.page_link(PAGES["plan"].path, label="Open in Plan", icon=PAGES["plan"].icon, query_params=episodes.plan_query(row))
 with open_col:
     playlists.add_control(cfg, [playlists.item_of_row(row)], "fail_add")
 link.publish()
