@@ -4,7 +4,8 @@ Streamlit, no network: every frame, style and script is inside the file).
 Each slide is the item's :class:`components.records.slides.Slide`, the same one the live slides draw: the episode,
 the method and the verdict, the plan against the ground truth, the start and goal frames (decoded from the
 video file by :func:`kepp_core.api.thumbnail_png`, embedded as JPEG; a world with features alone says it has
-no frames) and the plan graph (:func:`components.graph.plangraph.plan_graph`, drawn here as a static SVG). The
+no frames) and the plan graph (:func:`components.graph.plangraph.plan_graph`, drawn as a static SVG by
+:func:`components.talk.deck_graph.graph_svg`). The
 file's script (``app/static/kepp-deck.js``) moves through the slides with a clicker's keys, keeps the slide's
 number in the address's fragment (``talk.html#3``), and opens the presenter view (``#presenter-3``: the
 slide, the next one, the speaker's note and a clock) in a second window that follows the first and moves it.
@@ -25,7 +26,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
-import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -34,125 +34,16 @@ from PIL import Image
 from components.ui import scripts
 from components.graph import plangraph
 from components.records import recorded, slides
-from components.ui.colours import EDGE, NODE_STROKE, PLAN_TINT, RIGHT, TRUTH_TINT, WRONG, css_variables
+from components.talk.deck_graph import graph_svg
+from components.ui.colours import EDGE, PLAN_TINT, RIGHT, TRUTH_TINT, WRONG, css_variables
 from components.ui.text import page_text as esc
 from kepp_core import api
 from kepp_core.errors import KeppError
 
-__all__ = ["build_deck", "deck_html", "export", "graph_svg", "page_deck", "playlist_items"]
+__all__ = ["build_deck", "deck_html", "export", "page_deck", "playlist_items"]
 
 FRAME_PX, JPEG_QUALITY = 480, 85  # a frame's longer side (sharp at 1920x1080) and its JPEG quality
-GRAPH = {"depth": 1, "max_nodes": 14, "max_rows": 4}  # one screen's worth at a room's type size
-NODE_W, NODE_H, LINE_CHARS, NODE_PX = 200, 86, 15, 21  # a step's box in the drawing's units; labels wrap at spaces
-GAP_X, GAP_Y = 40, 50  # between boxes (room for an arrow and its weight)
-BOX = (650, 470)  # the graph's box on a 1280x720 slide (its shape at every 16:9 size): the drawing's turn fits it
-
-
-def _lines(label: str, most: int = 3) -> list[str]:
-    """A step's name in lines of about :data:`LINE_CHARS` characters, broken at spaces only (a last line
-    that would be cut ends with an ellipsis; the full name is the node's hover text).
-
-    >>> _lines("remove the tea bag"), _lines("boil water and pour it into the cup slowly please")
-    (['remove the tea', 'bag'], ['boil water and', 'pour it into', 'the cup slowly…'])
-    """
-    lines: list[str] = []
-    for word in str(label).split():
-        if lines and len(lines[-1]) + 1 + len(word) <= LINE_CHARS:
-            lines[-1] += " " + word
-        else:
-            lines.append(word)
-    if len(lines) > most:
-        lines = lines[:most]
-        lines[-1] += "…"
-    return lines or [""]
-
-
-def _clip(x1: float, y1: float, x2: float, y2: float) -> tuple[float, float]:
-    """Where the segment from box centre (x1, y1) towards (x2, y2) leaves the box."""
-    dx, dy = x2 - x1, y2 - y1
-    if not dx and not dy:
-        return x1, y1
-    t = min((NODE_W / 2) / abs(dx) if dx else math.inf, (NODE_H / 2) / abs(dy) if dy else math.inf)
-    return x1 + t * dx, y1 + t * dy
-
-
-def _places(pg: plangraph.PlanGraph) -> tuple[dict[int, tuple[float, float]], bool]:
-    """Each step's centre in the drawing's units, on the plan graph's grid (column: the place in the plan;
-    row: its row there), left to right, or top to bottom where that draws the steps larger in the slide's
-    graph box (a long plan's); and whether it is turned."""
-    def at(turned: bool) -> dict[int, tuple[float, float]]:
-        return {n.id: ((n.row, n.column) if turned else (n.column, n.row)) for n in pg.nodes}
-
-    def scale(cells: dict) -> float:
-        xs, ys = [c for c, _ in cells.values()], [r for _, r in cells.values()]
-        w = (max(xs) - min(xs)) * (NODE_W + GAP_X) + NODE_W + 160
-        h = (max(ys) - min(ys)) * (NODE_H + GAP_Y) + NODE_H + 160
-        return min(BOX[0] / w, BOX[1] / h)
-
-    turned = scale(at(True)) > scale(at(False))
-    return {a: (c * (NODE_W + GAP_X), r * (NODE_H + GAP_Y)) for a, (c, r) in at(turned).items()}, turned
-
-
-def graph_svg(pg: plangraph.PlanGraph) -> str:
-    """A :class:`~components.graph.plangraph.PlanGraph` as a static SVG that scales to its box (its text grows with
-    the screen): the steps on the plan graph's grid (turned top to bottom where that draws them larger), the
-    arrows in their colours and styles, the weights it labels (where they do not cover a step), every hover
-    text as a ``<title>``."""
-    if not pg.nodes:
-        return ""
-    at, turned = _places(pg)
-    xs, ys = [x for x, _ in at.values()], [y for _, y in at.values()]
-    pad = 80  # a self-loop's arc and a weight stay inside
-    x0, y0 = min(xs) - NODE_W / 2 - pad, min(ys) - NODE_H / 2 - pad
-    w, h = max(xs) - min(xs) + NODE_W + 2 * pad, max(ys) - min(ys) + NODE_H + 2 * pad
-    colours = sorted({e.colour for e in pg.edges})
-    marker = {c: f"a{k}" for k, c in enumerate(colours)}
-    defs = "".join(f'<marker id="{marker[c]}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
-                   f'orient="auto-start-reverse"><path d="M0,0L10,5L0,10z" fill="{esc(c)}"/></marker>' for c in colours)
-
-    def covered(x: float, y: float) -> bool:
-        return any(abs(x - cx) < NODE_W / 2 + 8 and abs(y - cy) < NODE_H / 2 + 8 for cx, cy in at.values())
-
-    edges, labels = [], []
-    for e in pg.edges:
-        if e.source not in at or e.target not in at:
-            continue
-        (ax, ay), (bx, by) = at[e.source], at[e.target]
-        dash = ' stroke-dasharray="8 6"' if e.kind == "path" and e.dashed else ' stroke-dasharray="2 5"' if e.kind == "outside" else ""
-        if e.source == e.target and turned:  # a self-loop: an arc beside the box's left side (the neighbours are right)
-            sx, sy = ax - NODE_W / 2, ay - 20
-            d, mx, my = f"M{sx:.1f},{sy:.1f} C{sx - 70:.1f},{sy - 30:.1f} {sx - 70:.1f},{sy + 70:.1f} {sx:.1f},{sy + 40:.1f}", sx - 62, ay
-        elif e.source == e.target:  # over the box's top (the neighbours are below)
-            sx, sy = ax - 30, ay - NODE_H / 2
-            d, mx, my = f"M{sx:.1f},{sy:.1f} C{sx - 20:.1f},{sy - 70:.1f} {sx + 80:.1f},{sy - 70:.1f} {sx + 60:.1f},{sy:.1f}", ax, sy - 56
-        else:
-            sx, sy = _clip(ax, ay, bx, by)
-            tx, ty = _clip(bx, by, ax, ay)
-            length = math.hypot(tx - sx, ty - sy) or 1.0
-            bend = e.curve * length
-            cx, cy = (sx + tx) / 2 - bend * (ty - sy) / length, (sy + ty) / 2 + bend * (tx - sx) / length
-            d = f"M{sx:.1f},{sy:.1f} Q{cx:.1f},{cy:.1f} {tx:.1f},{ty:.1f}"
-            mx, my = (sx + 2 * cx + tx) / 4, (sy + 2 * cy + ty) / 4
-        edges.append(f'<path class="edge" data-kind="{esc(e.kind)}" d="{d}" fill="none" stroke="{esc(e.colour)}" '
-                     f'stroke-width="{max(1.0, float(e.width)):.1f}"{dash} marker-end="url(#{marker[e.colour]})">'
-                     f'<title>{esc(e.title)}</title></path>')
-        if e.labelled and not covered(mx, my):
-            labels.append(f'<text class="weight" x="{mx:.1f}" y="{my:.1f}">{e.probability:.2f}</text>')
-    nodes = []
-    for n in pg.nodes:
-        x, y = at[n.id]
-        lines = _lines(n.label)
-        first = -(len(lines) - 1) * 0.6
-        spans = "".join(f'<tspan x="{x}" dy="{first if k == 0 else 1.2}em">{esc(line)}</tspan>'
-                        for k, line in enumerate(lines))
-        nodes.append(f'<g class="step" data-role="{esc(n.role)}"><title>{esc(n.title or n.label)}</title>'
-                     f'<rect x="{x - NODE_W / 2:.1f}" y="{y - NODE_H / 2:.1f}" width="{NODE_W}" height="{NODE_H}" '
-                     f'rx="14" fill="{esc(n.colour)}" stroke="{NODE_STROKE}" stroke-width="1.5"/>'
-                     f'<text x="{x}" y="{y}" fill="{esc(n.font_colour)}" font-size="{NODE_PX}" '
-                     f'dominant-baseline="middle" text-anchor="middle">{spans}</text></g>')
-    return (f'<svg class="graph-svg" viewBox="{x0:.1f} {y0:.1f} {w:.1f} {h:.1f}" preserveAspectRatio="xMidYMid meet" '
-            f'role="img" aria-label="plan graph"><defs>{defs}</defs>{"".join(edges)}{"".join(nodes)}'
-            f'<g class="weights">{"".join(labels)}</g></svg>')
+GRAPH = {"depth": 1, "max_nodes": 14, "max_rows": 3}  # one screen's worth at a room's type size (deck_graph)
 
 
 def _legend(pg: plangraph.PlanGraph) -> str:
@@ -223,7 +114,7 @@ def _slide_html(k: int, count: int, shown: slides.Slide, frames: str, graph: str
                 body += _cards(side.plan, side.plan_right, PLAN_TINT, "plan", heading, side.name)
         body += _cards(shown.truth, None, TRUTH_TINT, "truth", "ground truth")
     body += frames
-    return (f'<section class="slide" id="slide-{k}" data-n="{k}" hidden>'
+    return (f'<section class="slide" id="slide-{k}" data-n="{k}">'
             f'<header><h1 data-part="title">{esc(shown.title)}</h1><span class="count">{k} / {count}</span></header>'
             f'<div class="body"><div class="left">{body}</div><div class="right">{graph}</div></div></section>')
 
