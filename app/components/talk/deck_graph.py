@@ -25,6 +25,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from components.graph import plangraph
 from components.ui.colours import NODE_STROKE
 from components.ui.text import page_text as esc
@@ -33,10 +35,10 @@ __all__ = ["NODE_PX", "graph_svg", "lines"]
 
 NODE_PX, LINE_PX, LINE_CHARS = 20, 24, 12  # a step name's size and line height (drawing units), characters a line
 NODE_W, PAD_Y = 132, 14  # a step's box: its width, and its height over its lines
-GAP_X, GAP_Y = 60, 40  # between boxes: across the flow (lanes, self-loops) and along it (an arrow and its head)
+GAP_X, GAP_Y = 72, 40  # between boxes: across the flow (lanes, self-loops) and along it (an arrow and its head)
 LANE = 13  # between two arrows of one pair of steps
-BENDS = (0, 36, 72, 110, 150, 200, 260, 330)  # the control point's offsets tried, least first (both sides)
-SAMPLES = 24  # points along an arrow when it is checked against the boxes and the arrows placed
+BENDS = (0, 36, 72, 110, 150, 200, 260, 330, 420, 520)  # the control point's offsets tried, least first (both sides)
+SAMPLES = 40  # points along an arrow when it is checked against the boxes and the arrows placed
 MARGIN = 16  # the drawing's edge around what it draws
 
 
@@ -105,19 +107,33 @@ def _free(mid: tuple[float, float], boxes, labels: Sequence[_Box]) -> bool:
                    for b in [*boxes, *labels])
 
 
-def _overlap(points: Sequence[tuple[float, float]], others: Sequence[tuple[Sequence, float]], width: float) -> int:
-    """How many of ``points`` lie under the one of the arrows placed (their points and width) that covers most."""
-    most = 0
+def _under(points: np.ndarray, box: _Box, margin: float) -> int:
+    """How many of ``points`` lie under ``box`` (grown by ``margin``)."""
+    return int(((abs(points[:, 0] - box.x) < box.w / 2 + margin) & (abs(points[:, 1] - box.y) < box.h / 2 + margin)).sum())
+
+
+def _overlap(points: np.ndarray, others: Sequence[tuple[np.ndarray, float]], width: float) -> float:
+    """The largest share of an arrow's points under another (either way round: ``points``, the inner points of
+    the arrow being placed, against each arrow placed: its inner points and width)."""
+    most = 0.0
     for pts, w in others:
-        reach = (w + width) / 2 + 4
-        most = max(most, sum(1 for x, y in points if any(math.hypot(x - a, y - b) < reach for a, b in pts)))
-    return most
+        near = np.hypot(points[:, None, 0] - pts[None, :, 0], points[:, None, 1] - pts[None, :, 1]) < (w + width) / 2 + 4
+        most = max(most, near.any(axis=1).mean(), near.any(axis=0).mean())
+    return float(most)
+
+
+def _towards(box: _Box, offset: float, nx: float, ny: float, c: tuple[float, float]) -> tuple[float, float]:
+    """Where the ray from the lane's point of ``box`` towards the control point ``c`` leaves the box."""
+    x, y = box.x + nx * offset, box.y + ny * offset
+    dx, dy = c[0] - x, c[1] - y
+    n = math.hypot(dx, dy) or 1.0
+    return box.exit(x, y, dx / n, dy / n)
 
 
 def _route(a: _Box, b: _Box, offset: float, boxes: Sequence[_Box], placed, width: float):
     """An arrow from box ``a`` to box ``b`` in the lane ``offset`` (across the pair's line), bent the least
     that keeps it off every other box and the arrows ``placed`` (else the bend that covers and is covered
-    least): its start, control point, end and points."""
+    least): its start, control point, end and points, and whether it is clear."""
     dx, dy = b.x - a.x, b.y - a.y
     length = math.hypot(dx, dy) or 1.0
     ux, uy = dx / length, dy / length
@@ -125,20 +141,27 @@ def _route(a: _Box, b: _Box, offset: float, boxes: Sequence[_Box], placed, width
     start = a.exit(a.x + nx * offset, a.y + ny * offset, ux, uy)
     end = b.exit(b.x + nx * offset, b.y + ny * offset, -ux, -uy)
     mx, my = (start[0] + end[0]) / 2, (start[1] + end[1]) / 2
+    straight = start, end
     side = 1 if offset >= 0 else -1
     others = [q for q in boxes if q is not a and q is not b]
     best, least = None, math.inf
-    for bend in BENDS:
-        for sign in ((side, -side) if bend else (1,)):
-            c = (mx + nx * sign * bend, my + ny * sign * bend)
+    tries = [(bend, sign, shift) for bend in BENDS for sign in ((side, -side) if bend else (1,))
+             for shift in ((0.0, 0.3, -0.3, 0.7, -0.7) if bend else (0.0,))]
+    for bend, sign, shift in tries:
+        if True:
+            c = (mx + nx * sign * bend + ux * shift * length, my + ny * sign * bend + uy * shift * length)
+            start, end = straight
+            if bend:  # a bent arrow leaves and enters its boxes on the side it bends to, clear of the lanes
+                start = _towards(a, offset, nx, ny, c)
+                end = _towards(b, offset, nx, ny, c)
             pts = _quad(start, c, end)
-            inner = pts[2:-2]
-            cost = 100 * sum(q.holds(x, y, 6) for q in others for x, y in inner) + _overlap(inner, placed, width)
+            inner = np.asarray(pts[1:-1])
+            cost = sum(_under(inner, q, 6) + 100 * _under(inner, q, 0) for q in others) + _overlap(inner, placed, width)
             if cost < least:
                 best, least = (start, c, end, pts), cost
-            if cost <= len(inner) // 5:
-                return best
-    return best
+            if cost <= 0.15:
+                return best, True
+    return best, False
 
 
 def _loop(box: _Box, k: int, turned: bool) -> tuple[str, list[tuple[float, float]]]:
@@ -191,11 +214,13 @@ def _arrows(pg: plangraph.PlanGraph, at: dict[int, _Box], turned: bool):
             d, pts = _loop(at[e.source], k, turned)
             routed[i] = (d, pts, None)
             continue
-        start, c, end, pts = _route(at[e.source], at[e.target], lanes[i], boxes, placed, w)
-        placed.append((pts, w))
+        (start, c, end, pts), clear = _route(at[e.source], at[e.target], lanes[i], boxes, placed, w)
+        if not clear and e.kind != "path":
+            continue  # a graph arrow with no course of its own is left out (hover text and legend stay true)
+        placed.append((np.asarray(pts[1:-1]), w))
         d = f"M{start[0]:.1f},{start[1]:.1f} Q{c[0]:.1f},{c[1]:.1f} {end[0]:.1f},{end[1]:.1f}"
         routed[i] = (d, pts, pts[len(pts) // 2])
-    return [(edges[i], *routed[i]) for i in _order(edges)]
+    return [(edges[i], *routed[i]) for i in _order(edges) if i in routed]
 
 
 def graph_svg(pg: plangraph.PlanGraph) -> str:
