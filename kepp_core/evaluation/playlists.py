@@ -50,6 +50,7 @@ __all__ = ["AB", "DECK_MARK", "EPISODE", "FORMAT", "MAX_ITEMS", "PlaylistItem", 
 FORMAT, VERSION = "kepp-playlist", 1
 SUFFIX = ".json"
 MAX_ITEMS = 200  # items in one playlist (a talk shows tens)
+MAX_MINUTES = 600  # a talk's length in minutes (the presenter view counts it down)
 MAX_BYTES = 256 * 1024  # a playlist file larger than this is not read
 MAX_NAME = 64  # characters of a playlist name
 MAX_TEXT = 300  # characters of an episode id, a method, a query value
@@ -121,9 +122,11 @@ class PlaylistItem:
 
 @dataclass(frozen=True)
 class Playlist:
-    """A named, ordered list of :class:`PlaylistItem` (the name is the file's)."""
+    """A named, ordered list of :class:`PlaylistItem` (the name is the file's); ``minutes``: the talk's length,
+    which the presenter view counts down (None: none set)."""
     name: str
     items: tuple[PlaylistItem, ...] = ()
+    minutes: float | None = None
 
     def moved(self, index: int, delta: int) -> Playlist:
         """The playlist with item ``index`` moved ``delta`` places (kept inside the list).
@@ -168,7 +171,8 @@ class Playlist:
 
     def to_json(self) -> dict:
         """The playlist as its file holds it."""
-        return {"format": FORMAT, "version": VERSION, "items": [i.to_json() for i in self.items]}
+        return {"format": FORMAT, "version": VERSION, "items": [i.to_json() for i in self.items],
+                **({"minutes": self.minutes} if self.minutes is not None else {})}
 
 
 def _text(value, where: str, most: int, empty: bool = False) -> str:
@@ -236,15 +240,20 @@ def parse_playlist(data, name: str, where: str) -> Playlist:
         raise KeppError(f"{where}: 'format' is {str(data.get('format'))[:40]!r}, expected {FORMAT!r} (not a playlist file)")
     if data.get("version") != VERSION:
         raise KeppError(f"{where}: 'version' is {str(data.get('version'))[:20]!r}; this KEPP reads version {VERSION}")
-    extra = sorted(str(k)[:40] for k in data if k not in ("format", "version", "items"))
+    extra = sorted(str(k)[:40] for k in data if k not in ("format", "version", "items", "minutes"))
     if extra:
-        raise KeppError(f"{where}: unknown key {extra[0]!r} (a playlist has format, version, items)")
+        raise KeppError(f"{where}: unknown key {extra[0]!r} (a playlist has format, version, items, minutes)")
+    minutes = data.get("minutes")
+    if minutes is not None and (isinstance(minutes, bool) or not isinstance(minutes, (int, float))
+                                or not 0 < minutes <= MAX_MINUTES):
+        raise KeppError(f"{where}: 'minutes' is {str(minutes)[:20]!r}, expected the talk's length in minutes "
+                        f"(a number over 0, at most {MAX_MINUTES})")
     items = data.get("items")
     if not isinstance(items, list):
         raise KeppError(f"{where}: 'items' must be a list, got {type(items).__name__}")
     if len(items) > MAX_ITEMS:
         raise KeppError(f"{where}: 'items' holds {len(items)} items, more than a playlist may ({MAX_ITEMS})")
-    return Playlist(name, tuple(parse_item(v, f"{where}: items[{k}]") for k, v in enumerate(items)))
+    return Playlist(name, tuple(parse_item(v, f"{where}: items[{k}]") for k, v in enumerate(items)), minutes=minutes)
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ def _legend(pg: plangraph.PlanGraph) -> str:
         name, _, steps = entry.text.partition(": ")  # a path's steps are in the drawing (and the hover text)
         shown = name if entry.group is not None and steps else entry.text
         rows.append(f'<li title="{esc(entry.text)}">{swatch}{esc(shown)}</li>')
-    return f'<ul class="legend">{"".join(rows)}</ul>' if rows else ""
+    return f'<ul class="legend" data-part="legend">{"".join(rows)}</ul>' if rows else ""
 
 
 def _cards(labels: Sequence[str], right: Sequence[bool] | None, tint: str, part: str, heading: str,
@@ -105,62 +105,73 @@ def _frames(shown: slides.Slide, thumbnail: Callable[[str, float, int], bytes]) 
     return f'<div class="frames" data-part="frames">{"".join(figures)}</div>'
 
 
-def _slide_html(k: int, count: int, shown: slides.Slide, frames: str, graph: str) -> str:
+def _slide_html(k: int, count: int, shown: slides.Slide, frames: str, graph: tuple[str, str]) -> str:
+    """A slide: the verdicts, plans, truth, the graph's legend and the frames on the left, the graph right."""
+    figure, legend = graph
     body = _verdicts(shown)
     if shown.record is not None:
         for side in shown.sides:
             if side.record is not None:
-                heading = f"plan {side.name} · {side.record.label}" if side.name else "plan"
+                heading = f"plan {side.name}" if side.name else "plan"  # the verdict above names its method
                 body += _cards(side.plan, side.plan_right, PLAN_TINT, "plan", heading, side.name)
         body += _cards(shown.truth, None, TRUTH_TINT, "truth", "ground truth")
-    body += frames
+    body += legend + frames
     return (f'<section class="slide" id="slide-{k}" data-n="{k}">'
             f'<header><h1 data-part="title">{esc(shown.title)}</h1><span class="count">{k} / {count}</span></header>'
-            f'<div class="body"><div class="left">{body}</div><div class="right">{graph}</div></div></section>')
+            f'<div class="body"><div class="left">{body}</div><div class="right">{figure}</div></div></section>')
 
 
-def _graph_html(shown: slides.Slide, ds, graph) -> str:
+def _graph_html(shown: slides.Slide, ds, graph) -> tuple[str, str]:
+    """The slide's plan graph (a figure) and its legend (which the slide sets under the plans, so that the drawing
+    has the column's height)."""
     if shown.record is None or graph is None:
-        return ""
+        return "", ""
     drawn = slides.graph_request(slides.drawn_records(shown), ds)
     pg = plangraph.plan_graph(graph, drawn["endpoints"], drawn["named_paths"], drawn["truth"], own=drawn["own"],
                               **GRAPH)
     return (f'<figure class="graph" data-part="graph"><figcaption>{esc(drawn["title"])}</figcaption>'
-            f'<div class="drawing">{graph_svg(pg)}</div>{_legend(pg)}</figure>')
+            f'<div class="drawing">{graph_svg(pg)}</div></figure>', _legend(pg))
 
 
-def deck_html(name: str, shown: Sequence[slides.Slide], frames: Sequence[str] = (), graphs: Sequence[str] = (),
-              mark: str = "") -> str:
-    """The deck's HTML: the slides ``shown`` (with their frames' and graphs' HTML, where given) of the
-    playlist ``name``, the styles and the script inline; ``mark``: the head that says the file is a deck (the
-    playlists store's :attr:`~kepp_core.evaluation.playlists.PlaylistStore.deck_mark`)."""
+def deck_html(name: str, shown: Sequence[slides.Slide], frames: Sequence[str] = (), graphs: Sequence[tuple[str, str]] = (),
+              mark: str = "", minutes: float | None = None) -> str:
+    """The deck's HTML: the slides ``shown`` (with their frames' and graphs' HTML, where given: a graph's figure
+    and legend) of the
+    playlist ``name``, the styles and the scripts inline (the slides' and the speaker's keys); ``mark``: the head
+    that says the file is a deck (the playlists store's
+    :attr:`~kepp_core.evaluation.playlists.PlaylistStore.deck_mark`); ``minutes``: the talk's length (the
+    presenter view's countdown)."""
     count = len(shown)
     sections = "".join(_slide_html(k + 1, count, s, frames[k] if k < len(frames) else "",
-                                   graphs[k] if k < len(graphs) else "") for k, s in enumerate(shown))
-    data = {"name": name, "count": count, "keys": scripts.SLIDE_KEYS,
+                                   graphs[k] if k < len(graphs) else ("", "")) for k, s in enumerate(shown))
+    data = {"name": name, "count": count, "keys": scripts.SLIDE_KEYS, "minutes": minutes,
             "notes": [s.note for s in shown], "titles": [s.title for s in shown],
             "id": hashlib.sha1("\0".join([name, *(s.title for s in shown)]).encode()).hexdigest()[:12]}
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">" + mark
             + '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            + f"<title>{esc(name)} · KEPP talk</title>{css_variables()}<style>{scripts.source('kepp-deck.css')}</style></head>"
+            + f"<title>{esc(name)} · KEPP talk</title>{css_variables()}<style>{scripts.source('kepp-deck.css')}"
+            + f"{scripts.source('kepp-speaker.css')}</style></head>"
             + f'<body><main id="deck">{sections}</main>'
             + '<div id="presenter" hidden><div class="p-now"><h2>Now <span id="p-count"></span></h2><div class="p-frame" '
               'id="p-current"></div></div><div class="p-next"><h2 id="p-next-head">Next</h2><div class="p-frame" '
-              'id="p-next"></div></div><div class="p-note" id="p-note"></div><button type="button" id="p-clock" '
-              'title="click: restart the clock">0:00</button></div>'
+              'id="p-next"></div></div><div class="p-note" id="p-note"></div><div class="p-timer"><button type="button" id="p-clock" '
+              'title="click: restart the clock">0:00</button><span id="p-left"></span><label>talk minutes '
+              '<input id="p-minutes" type="number" min="0" max="600" step="1"></label></div></div>'
             + '<button type="button" id="open-presenter" title="the presenter view in a new window (P)">Notes</button>'
-            + scripts.call("kepp-deck.js", data) + "</body></html>\n")
+            + scripts.call("kepp-deck.js", data) + scripts.speaker_script([s.title for s in shown], deck=True)
+            + "</body></html>\n")
 
 
 def build_deck(name: str, items: Sequence[Mapping], ds, preds, graph, mark: str, names: Mapping[str, str] | None = None,
-               thumbnail: Callable[[str, float, int], bytes] = api.thumbnail_png) -> str:
+               thumbnail: Callable[[str, float, int], bytes] = api.thumbnail_png, minutes: float | None = None) -> str:
     """The deck of the playlist ``name`` (its ``items``, dicts as the playlist file holds them) on the dataset
     ``ds``, the prediction records ``preds`` and the P²KG ``graph`` (None: no graph drawn); ``names``: the
-    records' display names."""
+    records' display names; ``minutes``: the talk's length."""
     if not items:
         raise KeppError(f"playlist {name!r} is empty: there is nothing to put in a deck")
     shown = [slides.slide(item, ds, preds, names) for item in items]
-    return deck_html(name, shown, [_frames(s, thumbnail) for s in shown], [_graph_html(s, ds, graph) for s in shown], mark)
+    return deck_html(name, shown, [_frames(s, thumbnail) for s in shown], [_graph_html(s, ds, graph) for s in shown], mark,
+                     minutes)
 
 
 def page_deck(cfg, name: str, items: Sequence[Mapping], ds, preds, names: Mapping[str, str], mark: str) -> bytes:

@@ -33,13 +33,16 @@ from components.ui.text import page_text as esc
 
 __all__ = ["NODE_PX", "graph_svg", "lines"]
 
-NODE_PX, LINE_PX, LINE_CHARS = 20, 24, 12  # a step name's size and line height (drawing units), characters a line
-NODE_W, PAD_Y = 132, 14  # a step's box: its width, and its height over its lines
-GAP_X, GAP_Y = 72, 40  # between boxes: across the flow (lanes, self-loops) and along it (an arrow and its head)
+NODE_PX, LINE_PX, LINE_CHARS = 20, 24, 11  # a step name's size and line height (drawing units), characters a line
+NODE_W, PAD_Y = 122, 14  # a step's box: its width, and its height over its lines
+GAP_X, GAP_Y = 62, 34  # between boxes: across the flow (lanes, self-loops) and along it (an arrow and its head)
 LANE = 13  # between two arrows of one pair of steps
-BENDS = (0, 36, 72, 110, 150, 200, 260, 330, 420, 520)  # the control point's offsets tried, least first (both sides)
+BENDS = (0, 14, 28, 48, 72, 110, 150, 200, 260, 330, 420, 520)  # the control point's offsets tried, least first (both sides)
 SAMPLES = 40  # points along an arrow when it is checked against the boxes and the arrows placed
-MARGIN = 16  # the drawing's edge around what it draws
+MARGIN = 8  # the drawing's edge around what it draws
+# The drawing's box at the smallest screens (in units: px where the root type is 20 px; the graph's column at
+# 1024x768 and 1280x720, kepp-deck.css): a drawing this size or smaller draws its step names at 20 px or more
+FIT = (520, 510)
 
 
 def lines(label: str, most: int = 3) -> list[str]:
@@ -89,7 +92,8 @@ def _grid(pg: plangraph.PlanGraph) -> tuple[dict[int, tuple[int, int]], bool, fl
     nc, nr = len(cols), len(rows)
 
     def scale(across: int, along: int) -> float:  # across: boxes side by side; along: boxes stacked
-        return min(700 / (across * NODE_W + (across - 1) * GAP_X + 90), 600 / (along * h + (along - 1) * GAP_Y + 90))
+        return min(FIT[0] / (across * NODE_W + (across - 1) * GAP_X + 2 * MARGIN),
+                   FIT[1] / (along * h + (along - 1) * GAP_Y + 2 * MARGIN))
 
     turned = scale(nr, nc) > scale(nc, nr)
     return ({a: ((r, c) if turned else (c, r)) for a, (c, r) in cells.items()}, turned, h)
@@ -100,11 +104,21 @@ def _quad(p0, c, p1, n: int = SAMPLES) -> list[tuple[float, float]]:
              (1 - t) ** 2 * p0[1] + 2 * (1 - t) * t * c[1] + t * t * p1[1]) for t in (i / n for i in range(n + 1))]
 
 
-def _free(mid: tuple[float, float], boxes, labels: Sequence[_Box]) -> bool:
-    """Whether a weight written at ``mid`` covers no step and no weight written before it."""
-    here = _Box(mid[0], mid[1], 2.4 * NODE_PX, 1.2 * NODE_PX)
-    return not any(abs(here.x - b.x) < (here.w + b.w) / 2 + 4 and abs(here.y - b.y) < (here.h + b.h) / 2 + 2
-                   for b in [*boxes, *labels])
+def _label_spot(pts, boxes, labels: Sequence[_Box], lines_at: np.ndarray) -> tuple[float, float] | None:
+    """Where an arrow's weight is written: beside its middle, covering no step, no weight written before it and
+    no path's arrow (None: nowhere near; its hover text has it)."""
+    (ax, ay), (mx, my), (bx, by) = pts[len(pts) // 2 - 2], pts[len(pts) // 2], pts[len(pts) // 2 + 2]
+    n = math.hypot(bx - ax, by - ay) or 1.0
+    nx, ny = -(by - ay) / n, (bx - ax) / n
+    for d in (1.6, -1.6, 2.6, -2.6):
+        here = _Box(mx + nx * d * NODE_PX, my + ny * d * NODE_PX, 2.4 * NODE_PX, 1.2 * NODE_PX)
+        if any(abs(here.x - b.x) < (here.w + b.w) / 2 + 4 and abs(here.y - b.y) < (here.h + b.h) / 2 + 2
+               for b in [*boxes, *labels]):
+            continue
+        if len(lines_at) and _under(lines_at, here, 4):
+            continue
+        return here.x, here.y
+    return None
 
 
 def _under(points: np.ndarray, box: _Box, margin: float) -> int:
@@ -130,10 +144,16 @@ def _towards(box: _Box, offset: float, nx: float, ny: float, c: tuple[float, flo
     return box.exit(x, y, dx / n, dy / n)
 
 
-def _route(a: _Box, b: _Box, offset: float, boxes: Sequence[_Box], placed, width: float):
-    """An arrow from box ``a`` to box ``b`` in the lane ``offset`` (across the pair's line), bent the least
-    that keeps it off every other box and the arrows ``placed`` (else the bend that covers and is covered
-    least): its start, control point, end and points, and whether it is clear."""
+def _cubic(p0, c1, c2, p1, n: int = SAMPLES) -> list[tuple[float, float]]:
+    return [tuple((1 - t) ** 3 * p0[i] + 3 * (1 - t) ** 2 * t * c1[i] + 3 * (1 - t) * t * t * c2[i] + t ** 3 * p1[i]
+                  for i in (0, 1)) for t in (k / n for k in range(n + 1))]
+
+
+def _shapes(a: _Box, b: _Box, offset: float, channels: Sequence[float], turned: bool):
+    """The courses tried for an arrow from ``a`` to ``b`` in the lane ``offset``, least bent first: as path data
+    and points. The straight one; quadratic curves bent to either side (a bent arrow leaves and enters its boxes
+    on the side it bends to, clear of the lanes); then courses along a gap between the boxes' columns (rows when
+    not turned), ``channels``, leaving and entering the boxes from the side that faces it."""
     dx, dy = b.x - a.x, b.y - a.y
     length = math.hypot(dx, dy) or 1.0
     ux, uy = dx / length, dy / length
@@ -141,33 +161,52 @@ def _route(a: _Box, b: _Box, offset: float, boxes: Sequence[_Box], placed, width
     start = a.exit(a.x + nx * offset, a.y + ny * offset, ux, uy)
     end = b.exit(b.x + nx * offset, b.y + ny * offset, -ux, -uy)
     mx, my = (start[0] + end[0]) / 2, (start[1] + end[1]) / 2
-    straight = start, end
+    yield f"M{start[0]:.1f},{start[1]:.1f} L{end[0]:.1f},{end[1]:.1f}", _quad(start, (mx, my), end)
     side = 1 if offset >= 0 else -1
+    for bend in BENDS[1:]:
+        for sign in (side, -side):
+            for shift in (0.0, 0.3, -0.3, 0.7, -0.7):
+                c = (mx + nx * sign * bend + ux * shift * length, my + ny * sign * bend + uy * shift * length)
+                p0, p1 = _towards(a, offset, nx, ny, c), _towards(b, offset, nx, ny, c)
+                yield f"M{p0[0]:.1f},{p0[1]:.1f} Q{c[0]:.1f},{c[1]:.1f} {p1[0]:.1f},{p1[1]:.1f}", _quad(p0, c, p1)
+    for g, k in ((g, k) for k in (0, 1, -1, 2, -2) for g in channels):
+        lane = offset * 0.8 + k * LANE
+        if turned:  # the gap is a column: out sideways, along it, in sideways
+            p0 = a.exit(a.x, a.y + lane, math.copysign(1, g - a.x), 0)
+            p1 = b.exit(b.x, b.y + lane, math.copysign(1, g - b.x), 0)
+            c1, c2 = (g + lane, p0[1]), (g + lane, p1[1])
+        else:
+            p0 = a.exit(a.x + lane, a.y, 0, math.copysign(1, g - a.y))
+            p1 = b.exit(b.x + lane, b.y, 0, math.copysign(1, g - b.y))
+            c1, c2 = (p0[0], g + lane), (p1[0], g + lane)
+        yield (f"M{p0[0]:.1f},{p0[1]:.1f} C{c1[0]:.1f},{c1[1]:.1f} {c2[0]:.1f},{c2[1]:.1f} {p1[0]:.1f},{p1[1]:.1f}",
+               _cubic(p0, c1, c2, p1))
+
+
+def _route(a: _Box, b: _Box, offset: float, boxes: Sequence[_Box], placed, width: float, bounds, channels, turned):
+    """An arrow from box ``a`` to box ``b`` in the lane ``offset`` (across the pair's line): the first course
+    (:func:`_shapes`) that keeps it off every other box and the arrows ``placed`` and inside ``bounds``, else
+    the one that covers and is covered least (a box's cover counting most, then leaving the bounds): its path
+    data and points, and whether it is clear."""
     others = [q for q in boxes if q is not a and q is not b]
     best, least = None, math.inf
-    tries = [(bend, sign, shift) for bend in BENDS for sign in ((side, -side) if bend else (1,))
-             for shift in ((0.0, 0.3, -0.3, 0.7, -0.7) if bend else (0.0,))]
-    for bend, sign, shift in tries:
-        if True:
-            c = (mx + nx * sign * bend + ux * shift * length, my + ny * sign * bend + uy * shift * length)
-            start, end = straight
-            if bend:  # a bent arrow leaves and enters its boxes on the side it bends to, clear of the lanes
-                start = _towards(a, offset, nx, ny, c)
-                end = _towards(b, offset, nx, ny, c)
-            pts = _quad(start, c, end)
-            inner = np.asarray(pts[1:-1])
-            cost = sum(_under(inner, q, 6) + 100 * _under(inner, q, 0) for q in others) + _overlap(inner, placed, width)
-            if cost < least:
-                best, least = (start, c, end, pts), cost
-            if cost <= 0.15:
-                return best, True
+    for d, pts in _shapes(a, b, offset, channels, turned):
+        inner = np.asarray(pts[1:-1])
+        outside = int(((inner[:, 0] < bounds[0]) | (inner[:, 0] > bounds[2]) | (inner[:, 1] < bounds[1])
+                       | (inner[:, 1] > bounds[3])).sum())
+        cost = (sum(_under(inner, q, 6) + 100 * _under(inner, q, 0) for q in others) + 4 * outside
+                + _overlap(inner, placed, width))
+        if cost < least:
+            best, least = (d, pts), cost
+        if cost <= 0.1:
+            return best, True
     return best, False
 
 
 def _loop(box: _Box, k: int, turned: bool) -> tuple[str, list[tuple[float, float]]]:
     """The ``k``-th self-loop of a step: an arc over its top (beside its left side when turned), larger with
     ``k`` so that each path's loop shows."""
-    reach, spread = 18 + 11 * k, 22 + 14 * k
+    reach, spread = 12 + 8 * k, 18 + 10 * k
     if turned:
         sx, sy = box.x - box.w / 2, box.y
         p0, c1, c2, p1 = (sx, sy - spread / 2), (sx - 1.4 * reach, sy - spread), (sx - 1.4 * reach, sy + spread), (sx, sy + spread / 2)
@@ -199,11 +238,25 @@ def _lanes(edges: Sequence[plangraph.PlanEdge]) -> dict[int, float]:
     return out
 
 
-def _arrows(pg: plangraph.PlanGraph, at: dict[int, _Box], turned: bool):
-    """Each drawn arrow as (edge, path data, its points, the label's place or None), in drawing order."""
+def _bounds(boxes) -> tuple[float, float, float, float]:
+    """Where arrows may run without shrinking the drawing below :data:`FIT`: the boxes' extent, grown evenly to
+    that size where it is smaller (left, top, right, bottom)."""
+    boxes = list(boxes)
+    x0, x1 = min(b.x - b.w / 2 for b in boxes), max(b.x + b.w / 2 for b in boxes)
+    y0, y1 = min(b.y - b.h / 2 for b in boxes), max(b.y + b.h / 2 for b in boxes)
+    rx, ry = max(0.0, (FIT[0] - 2 * MARGIN - (x1 - x0)) / 2), max(0.0, (FIT[1] - 2 * MARGIN - (y1 - y0)) / 2)
+    return x0 - rx, y0 - ry, x1 + rx, y1 + ry
+
+
+def _arrows(pg: plangraph.PlanGraph, at: dict[int, _Box], turned: bool, bounds):
+    """Each drawn arrow as (edge, path data, its points, the label's place or None), in drawing order; arrows
+    run inside ``bounds`` where they can."""
     edges = [e for e in pg.edges if e.source in at and e.target in at]
     lanes = _lanes(edges)
     boxes = list(at.values())
+    across = sorted({q.x if turned else q.y for q in boxes})
+    step = (NODE_W + GAP_X) if turned else (boxes[0].h + GAP_Y)
+    channels = [(u + v) / 2 for u, v in zip(across, across[1:])] + [across[0] - step / 2, across[-1] + step / 2]
     placed: list[tuple[list, float]] = []
     loops: dict[int, int] = {}
     routed: dict[int, tuple] = {}
@@ -214,11 +267,10 @@ def _arrows(pg: plangraph.PlanGraph, at: dict[int, _Box], turned: bool):
             d, pts = _loop(at[e.source], k, turned)
             routed[i] = (d, pts, None)
             continue
-        (start, c, end, pts), clear = _route(at[e.source], at[e.target], lanes[i], boxes, placed, w)
+        (d, pts), clear = _route(at[e.source], at[e.target], lanes[i], boxes, placed, w, bounds, channels, turned)
         if not clear and e.kind != "path":
             continue  # a graph arrow with no course of its own is left out (hover text and legend stay true)
         placed.append((np.asarray(pts[1:-1]), w))
-        d = f"M{start[0]:.1f},{start[1]:.1f} Q{c[0]:.1f},{c[1]:.1f} {end[0]:.1f},{end[1]:.1f}"
         routed[i] = (d, pts, pts[len(pts) // 2])
     return [(edges[i], *routed[i]) for i in _order(edges) if i in routed]
 
@@ -231,7 +283,7 @@ def graph_svg(pg: plangraph.PlanGraph) -> str:
         return ""
     cells, turned, h = _grid(pg)
     at = {a: _Box(c * (NODE_W + GAP_X), r * (h + GAP_Y), NODE_W, h) for a, (c, r) in cells.items()}
-    arrows = _arrows(pg, at, turned)
+    arrows = _arrows(pg, at, turned, _bounds(at.values()))
     colours = sorted({e.colour for e in pg.edges})
     marker = {c: f"a{k}" for k, c in enumerate(colours)}
     defs = "".join(f'<marker id="{marker[c]}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="14" markerHeight="14" '
@@ -239,18 +291,21 @@ def graph_svg(pg: plangraph.PlanGraph) -> str:
                    f'fill="{esc(c)}"/></marker>' for c in colours)
     xs = [b.x + s * b.w / 2 for b in at.values() for s in (-1, 1)] + [p[0] for *_, pts, _ in arrows for p in pts]
     ys = [b.y + s * b.h / 2 for b in at.values() for s in (-1, 1)] + [p[1] for *_, pts, _ in arrows for p in pts]
-    x0, y0 = min(xs) - MARGIN, min(ys) - MARGIN - NODE_PX / 2
-    w, hh = max(xs) - x0 + MARGIN, max(ys) - y0 + MARGIN + NODE_PX / 2
+    x0, y0 = min(xs) - MARGIN, min(ys) - MARGIN
+    w, hh = max(xs) - x0 + MARGIN, max(ys) - y0 + MARGIN
     paths, labels, taken = [], [], []
+    lines_at = np.asarray([p for e, _, pts, _ in arrows if e.kind == "path" for p in pts])
     for e, d, pts, mid in arrows:
         dash = ' stroke-dasharray="8 6"' if e.kind == "path" and e.dashed else ' stroke-dasharray="2 5"' if e.kind == "outside" else ""
         group = f' data-group="{e.group}"' if e.group is not None else ""
         paths.append(f'<path class="edge" data-kind="{esc(e.kind)}"{group} data-source="{e.source}" data-target="{e.target}" '
                      f'd="{d}" fill="none" stroke="{esc(e.colour)}" stroke-width="{max(1.0, float(e.width)):.1f}"{dash} '
                      f'marker-end="url(#{marker[e.colour]})"><title>{esc(e.title)}</title></path>')
-        if e.labelled and mid is not None and _free(mid, at.values(), taken):
-            taken.append(_Box(mid[0], mid[1], 2.4 * NODE_PX, 1.2 * NODE_PX))
-            labels.append(f'<text class="weight" x="{mid[0]:.1f}" y="{mid[1]:.1f}">{e.probability:.2f}</text>')
+        spot = _label_spot(pts, at.values(), taken, lines_at) if e.labelled and mid is not None else None
+        if spot is not None:
+            taken.append(_Box(spot[0], spot[1], 2.4 * NODE_PX, 1.2 * NODE_PX))
+            labels.append(f'<text class="weight" x="{spot[0]:.1f}" y="{spot[1]:.1f}" dominant-baseline="middle">'
+                          f'{e.probability:.2f}</text>')
     nodes = []
     for n in pg.nodes:
         b, text = at[n.id], lines(n.label)
