@@ -579,7 +579,8 @@ def measure_first_slide(args, results: dict) -> None:
     from playwright.sync_api import sync_playwright
 
     from kepp_core.api import AppConfig
-    from kepp_core.commands.app import free_port, start_app
+    from app.commands import start_app
+    from kepp_core.api.serving import free_port
 
     link = args.slide or FIRST_SLIDE
     with sync_playwright() as p:
@@ -614,7 +615,8 @@ def measure_first_page(args) -> int:
     from playwright.sync_api import sync_playwright
 
     from kepp_core.api import AppConfig
-    from kepp_core.commands.app import free_port, start_app
+    from app.commands import start_app
+    from kepp_core.api.serving import free_port
 
     health, ready = [], []
     with sync_playwright() as p:
@@ -685,7 +687,8 @@ def measure(args) -> int:
     from playwright.sync_api import sync_playwright
 
     from kepp_core.api import AppConfig
-    from kepp_core.commands.app import free_port, start_app
+    from app.commands import start_app
+    from kepp_core.api.serving import free_port
 
     if args.first_page_only:
         return measure_first_page(args)

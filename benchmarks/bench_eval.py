@@ -13,7 +13,7 @@ from bench_planner import demo_planner, threads
 
 
 def main() -> None:
-    from kepp_core.evaluation.metrics import mean_accuracy, success_rate
+    from kepp_core.metrics import mean_accuracy, success_rate
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--horizon", type=int, default=4)

@@ -206,7 +206,8 @@ def measure_app(folder: Path, home: Path, results: dict) -> None:
     from playwright.sync_api import sync_playwright
 
     from kepp_core.api import AppConfig
-    from kepp_core.commands.app import free_port, start_app
+    from app.commands import start_app
+    from kepp_core.api.serving import free_port
 
     pages = [p for p in NEW_TABS if p[0] in ("Results", "Failure cases", "Heatmaps", "Playlists", "Presenter")]
     port = free_port()

@@ -564,7 +564,8 @@ def render_uploads(folder: Path, n: int, seed: int) -> list[Path]:
 def start_server(world: Path, models: Path, records: Path, tmp: Path):
     """``kepp app`` on 127.0.0.1 with its temporary folder (uploads) in ``tmp``; the process and URL."""
     from kepp_core.api import AppConfig
-    from kepp_core.commands.app import free_port, start_app
+    from app.commands import start_app
+    from kepp_core.api.serving import free_port
 
     port = free_port("127.0.0.1")
     saved = os.environ.get("TMPDIR")

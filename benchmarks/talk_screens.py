@@ -27,7 +27,8 @@ def main() -> int:
 
     from components.talk import playlists
     from kepp_core.api import AppConfig, read_predictions
-    from kepp_core.commands.app import free_port, start_app
+    from app.commands import start_app
+    from kepp_core.api.serving import free_port
     from kepp_core.data.synth import ensure_world
     from kepp_core.evaluation.playlists import PlaylistStore
 

@@ -15,10 +15,13 @@ import sys
 
 from kepp_core import __version__
 from kepp_core.commands._common import check_numbers, command_device, hold_outputs
+from kepp_core.commands.plugins import register_plugins
 from kepp_core.errors import KeppError, printable
 
 # Command groups, in the order ``kepp --help`` lists them.
-GROUPS = ["data", "features", "graph", "train", "models", "eval", "records", "plan", "protocol", "demo", "app", "talk"]
+# Commands of other distributions (the app's `kepp app` and `kepp talk`) follow them, through the one plug-in
+# point (kepp_core/commands/plugins.py: the `kepp.commands` entry points).
+GROUPS = ["data", "features", "graph", "train", "models", "eval", "records", "plan", "protocol", "demo"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for group in GROUPS:
         importlib.import_module(f"kepp_core.commands.{group}").register(sub)
+    register_plugins(sub)
     return parser
 
 
@@ -62,7 +66,9 @@ class PrintableStdout(io.TextIOBase):
 def main(argv: list[str] | None = None) -> int:
     """Run ``kepp`` with ``argv``; returns the exit status (2 for a user error, one line on stderr)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra and not getattr(args, "takes_any", False):  # a plug-in that is not installed takes any arguments
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

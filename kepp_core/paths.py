@@ -1,8 +1,8 @@
 """Where things are: the checkout's shipped files and KEPP's cache folder, defined once.
 
 The package runs from its checkout (``make demo``, ``pip install -e .``): the demo models
-(``assets/demo``), the protocol specs (``protocols/``) and the app (``app/``) lie beside
-``kepp_core/``. Everything the package computes and keeps between runs lives under the cache
+(``assets/demo``) and the protocol specs (``protocols/``) lie beside ``kepp_core/``. The package
+never names its clients' files (the app plugs its commands in: :mod:`kepp_core.commands.plugins`). Everything the package computes and keeps between runs lives under the cache
 home, ``$KEPP_HOME`` (default ``~/.cache/kepp``), one folder per kind (:data:`CACHE_FOLDERS`).
 
 >>> (REPO_ROOT / "kepp_core" / "paths.py").is_file()
@@ -19,8 +19,7 @@ from pathlib import Path
 from kepp_core.catalog import DEMO_MODELS_DIR
 from kepp_core.errors import KeppError
 
-REPO_ROOT = Path(__file__).resolve().parent.parent  # the checkout: kepp_core/, assets/, protocols/, app/
-APP_DIR = REPO_ROOT / "app"
+REPO_ROOT = Path(__file__).resolve().parent.parent  # the checkout: kepp_core/, assets/, protocols/
 PROTOCOLS_DIR = REPO_ROOT / "protocols"
 DEMO_ASSETS = REPO_ROOT / DEMO_MODELS_DIR  # the shipped demo checkpoints
 DEMO_TABLE_SPEC = PROTOCOLS_DIR / "demo-table.toml"  # what ``kepp demo table`` runs by default
@@ -50,4 +49,4 @@ def repo_path(*parts: str) -> Path:
     return REPO_ROOT.joinpath(*parts)
 
 
-__all__ = ["APP_DIR", "CACHE_FOLDERS", "DEMO_ASSETS", "DEMO_TABLE_SPEC", "PROTOCOLS_DIR", "REPO_ROOT", "cache_folder", "kepp_home", "repo_path"]
+__all__ = ["CACHE_FOLDERS", "DEMO_ASSETS", "DEMO_TABLE_SPEC", "PROTOCOLS_DIR", "REPO_ROOT", "cache_folder", "kepp_home", "repo_path"]

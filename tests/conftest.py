@@ -9,13 +9,45 @@ from pathlib import Path
 
 import pytest
 
-from kepp_core.paths import APP_DIR, REPO_ROOT
+from kepp_core.paths import REPO_ROOT
 
 REPO = REPO_ROOT
+APP_DIR = REPO / "app"
 # The app's components are plain Python (app/components): tests import them as the app does.
 if str(APP_DIR) not in sys.path:
     sys.path.insert(0, str(APP_DIR))
 SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def _declare_checkout_commands() -> None:
+    """This checkout's plug-in commands (pyproject's ``kepp.commands`` entry points: ``kepp app``, ``kepp talk``),
+    declared where every test and every ``kepp`` process a test starts (``PYTHONPATH`` = the checkout) finds them
+    first: a ``<name>-<version>.dist-info`` at the checkout's root (git ignores it), as ``pip install -e .`` writes
+    one into the venv. The tests so run this checkout's declarations, not those of whichever checkout the venv
+    was installed from."""
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    lines = [f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in eps.items())
+             for group, eps in project.get("entry-points", {}).items()]
+    files = {"METADATA": f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n",
+             "entry_points.txt": "\n".join(lines)}
+    info = REPO / f"{project['name']}-{project['version']}.dist-info"
+    if info.is_dir() and all((info / k).is_file() and (info / k).read_text() == v for k, v in files.items()):
+        return
+    import tempfile
+
+    made = Path(tempfile.mkdtemp(prefix=".dist-info-", dir=REPO))
+    for name, text in files.items():
+        (made / name).write_text(text)
+    shutil.rmtree(info, ignore_errors=True)
+    try:
+        made.rename(info)
+    except OSError:  # another test process declared them at the same moment
+        shutil.rmtree(made, ignore_errors=True)
+
+
+_declare_checkout_commands()
 
 
 def _shared(relative: str) -> Path:

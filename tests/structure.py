@@ -11,6 +11,7 @@ The layer rule (README, "What is where"): each layer imports only from layers be
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from pathlib import Path
 # Bottom to top; modules of one layer may import each other (without cycles).
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("kepp_core", "kepp_core.catalog", "kepp_core.devices", "kepp_core.errors", "kepp_core.io",
-     "kepp_core.evaluation.metrics",  # numpy only: training scores its validation episodes with it
+     "kepp_core.metrics",  # numpy only: training scores its validation episodes with it
      "kepp_core.paths", "kepp_core.schema"),
     ("kepp_core.video",),
     ("kepp_core.data",),
@@ -65,6 +66,8 @@ LOCAL_IMPORTS: dict[tuple[str, str], str] = {
     ("kepp_core.training.loop", "torch.distributed"): "only runs under torchrun need it",
     ("kepp_core.training.loop", "torch.nn.parallel"): "only runs under torchrun need it",
     ("kepp_core.training.loop", "resource"): "Unix only: kept local so the package imports on Windows",
+    ("kepp_core.catalog.benchmark", "kepp_core.metrics"):
+        "the catalogue stays free of numpy (kepp --help, the app's first page): the codes' math loads when one computes",
     ("kepp_core.evaluation.planning_model", "kepp_core.evaluation.methods.choice"):
         "reading the stored planning model stays light (the Plan page asks it each run); only choosing one runs the planners",
     ("kepp_core.safe_load", "torch"): "its .npy reader and TorchScript check serve light modules; only load_torch needs torch",
@@ -126,41 +129,66 @@ class Structure:
                 and not (i.target.startswith("kepp_core.api")
                          or i.target in ("kepp_core.catalog", "kepp_core.errors"))]
 
+    def package_of(self, module: str) -> str:
+        """The package a module belongs to, as the package cycles count them: ``kepp_core.<sub-package>``
+        (``kepp_core.evaluation`` for ``kepp_core.evaluation.methods.run``), a module loose at the top of
+        ``kepp_core`` (``kepp_core.metrics``), or ``app``."""
+        parts = module.split(".")
+        return parts[0] if parts[0] != "kepp_core" or len(parts) == 1 else ".".join(parts[:2])
+
+    def package_cycles(self) -> list[list[str]]:
+        """Cycles between packages (:meth:`package_of`): packages that import each other through any of their
+        modules, at the top or inside a function (``evaluation`` ↔ ``training`` through one metric import)."""
+        graph: dict[str, set[str]] = {}
+        for i in self.imports:
+            if i.target in self.modules:
+                a, b = self.package_of(i.source), self.package_of(i.target)
+                graph.setdefault(a, set()).add(b)
+                graph.setdefault(b, set())
+        for package, targets in graph.items():
+            targets.discard(package)
+        return _strongly_connected(graph)
+
     def cycles(self) -> list[list[str]]:
         """Strongly connected components (more than one module, or a self-import) of the graph."""
         graph: dict[str, set[str]] = {m: set() for m in self.modules}
         for i in self.imports:
             if i.target in graph:
                 graph[i.source].add(i.target)
-        index, low, stack, on, out = {}, {}, [], set(), []
-        counter = [0]
+        return _strongly_connected(graph)
 
-        def visit(v: str) -> None:  # Tarjan's algorithm, recursive (the graph is small)
-            index[v] = low[v] = counter[0]
-            counter[0] += 1
-            stack.append(v)
-            on.add(v)
-            for w in graph[v]:
-                if w not in index:
-                    visit(w)
-                    low[v] = min(low[v], low[w])
-                elif w in on:
-                    low[v] = min(low[v], index[w])
-            if low[v] == index[v]:
-                comp = []
-                while True:
-                    w = stack.pop()
-                    on.discard(w)
-                    comp.append(w)
-                    if w == v:
-                        break
-                if len(comp) > 1 or v in graph[v]:
-                    out.append(sorted(comp))
 
-        for v in sorted(graph):
-            if v not in index:
-                visit(v)
-        return out
+def _strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of ``graph`` with more than one node, or a node that imports itself."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v: str) -> None:  # Tarjan's algorithm, recursive (the graph is small)
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1 or v in graph[v]:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
 
 
 def _module_name(root: Path, path: Path) -> str:
@@ -195,6 +223,11 @@ def read_structure(root: str | Path) -> Structure:
                 st.functions.append((length, f"{path.relative_to(root)}:{node.lineno} {node.name}",
                                      ONE_PIECE in head))
         for node in ast.walk(tree):
+            named = _imported_by_name(node)
+            if named is not None:  # import_module("kepp_core.x"): an import all the same, though no import line says it
+                if named.split(".")[0] in ("kepp_core", "app") and named != name:
+                    st.imports.append(Import(name, named, node.lineno, True, "import_module"))
+                continue
             if not isinstance(node, (ast.Import, ast.ImportFrom)):
                 continue
             if id(node) in inner and getattr(node, "level", 0) == 0:
@@ -205,6 +238,14 @@ def read_structure(root: str | Path) -> Structure:
                 if target.split(".")[0] in ("kepp_core", "app") and target != name:
                     st.imports.append(Import(name, target, node.lineno, id(node) in inner, comment))
     return st
+
+
+def _imported_by_name(node: ast.AST) -> str | None:
+    """The module an ``import_module("...")`` / ``importlib.import_module("...")`` call names (a constant)."""
+    if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "import_module" \
+            and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+        return node.args[0].value
+    return None
 
 
 def _undocumented(node: ast.AST, where: str, documented_methods: set[str], out: list[str],
@@ -275,6 +316,45 @@ def names_written_twice(root: str | Path) -> list[str]:
     return out
 
 
+# What names the app from the core: a path through the app's folder or one of its entry scripts, in a string the code
+# uses (docstrings and comments may point a reader at the app; the code may not reach it).
+APP_PATH = re.compile(r"(?:^|[/\\])app[/\\]|[/\\]app$|\b(?:Home|serve|export_deck|install_vis)\.py\b")
+APP_PACKAGES = ("app", "components")  # the app's folder, and its components as its pages import them
+PATH_CALLS = ("Path", "PurePath", "joinpath", "repo_path", "join")  # calls that make a path of their arguments
+
+
+def core_names_app(root: str | Path) -> list[str]:
+    """Where ``kepp_core`` names the app (``file:line what``): an import of the app's code (``app``, ``components``),
+    a string that is a path through ``app/`` or names one of its scripts, or ``"app"`` made a path component
+    (``ROOT / "app"``, ``Path(ROOT, "app")``). The app plugs its commands in (kepp_core/commands/plugins.py);
+    the core never knows where it lives."""
+    root = Path(root)
+    out = []
+    for path in sorted(root.glob("kepp_core/**/*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        where = path.relative_to(root)
+        docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                      if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                      and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            else:
+                names = []
+            out += [f"{where}:{node.lineno} imports {n}" for n in names if n.split(".")[0] in APP_PACKAGES]
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings \
+                    and APP_PATH.search(node.value):
+                out.append(f"{where}:{node.lineno} names {node.value[:60]!r}")
+            parts = [node.right] if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) else \
+                node.args if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) \
+                in PATH_CALLS else []
+            out += [f"{where}:{node.lineno} makes the path component 'app'" for a in parts
+                    if isinstance(a, ast.Constant) and a.value in APP_PACKAGES]
+    return out
+
+
 def unlisted_public_names(module_path: str | Path) -> list[str]:
     """The public names a module defines at its top level (functions, classes, assigned names) that its
     ``__all__`` leaves out."""
@@ -299,6 +379,8 @@ def report(root: str | Path) -> dict:
         "modules": len(st.modules),
         "import_edges": len({(i.source, i.target) for i in st.imports}),
         "cycles": st.cycles(),
+        "package_cycles": st.package_cycles(),
+        "core_names_app": core_names_app(root),
         "upward_imports": [f"{i.source}:{i.line} → {i.target}" for i in st.upward],
         "imports_inside_functions": len(st.local_imports),
         "unlisted_imports_inside_functions": st.unlisted_local_imports(),

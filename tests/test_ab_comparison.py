@@ -317,7 +317,7 @@ def test_kepp_eval_compare_refuses_a_folder_without_records_and_kepp_eval_still_
 
 def test_a_one_seed_method_table_gives_each_cell_its_episode_level_bootstrap_interval():
     from kepp_core.api.analysis import TABLE_RESAMPLES
-    from kepp_core.evaluation.metrics import iou_per_episode
+    from kepp_core.metrics import iou_per_episode
     from kepp_core.paths import DEMO_ASSETS
 
     preds = api.read_predictions([DEMO_ASSETS / "predictions.jsonl"])

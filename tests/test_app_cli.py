@@ -10,14 +10,15 @@ import pytest
 from kepp_core.api import AppConfig
 from kepp_core.api.config import ENV
 from kepp_core.cli import main
-from kepp_core.commands.app import app_command, check_options
+from app.commands import app_command
+from kepp_core.api.serving import check_options
 from kepp_core.errors import KeppError
 from kepp_core.paths import REPO_ROOT
 import os
 import subprocess
 import time
 import numpy as np
-from kepp_core.commands.app import free_port
+from kepp_core.api.serving import free_port
 from tests.helpers import hostile
 from tests.helpers.cli import assert_one_line_error, run_kepp
 from tests.helpers.hostile import PLAN
@@ -112,7 +113,7 @@ def test_kepp_app_ends_its_server_on_a_stop_signal(tmp_path, how):
     import signal
     import time
 
-    from kepp_core.commands.app import free_port, port_is_free
+    from kepp_core.api.serving import free_port, port_is_free
     from tests.helpers.cli import alive, child_pids, start_kepp_app
 
     port = free_port()
@@ -162,7 +163,7 @@ def _server_log(opts: AppConfig, wanted: str, timeout: float = 90.0) -> tuple[st
 
 @pytest.mark.slow
 def test_the_server_opens_the_dataset_while_it_starts(synth_world):
-    from kepp_core.commands.app import free_port
+    from kepp_core.api.serving import free_port
     from kepp_core.data import load_dataset
 
     n = len(load_dataset("demo", synth_world).videos)
@@ -173,7 +174,7 @@ def test_the_server_opens_the_dataset_while_it_starts(synth_world):
 
 @pytest.mark.slow
 def test_a_dataset_that_fails_to_open_is_left_to_the_page(tmp_path):
-    from kepp_core.commands.app import free_port
+    from kepp_core.api.serving import free_port
 
     (tmp_path / "tasks_primary.txt").write_text("")
     log, answered = _server_log(AppConfig(dataset="crosstask", root=str(tmp_path), port=free_port()),
@@ -189,7 +190,7 @@ def test_an_unbuilt_demo_world_is_left_to_the_first_page(monkeypatch, tmp_path):
     import time
     import urllib.request
 
-    from kepp_core.commands.app import free_port
+    from kepp_core.api.serving import free_port
 
     monkeypatch.setenv("KEPP_HOME", str(tmp_path / "home"))
     opts = AppConfig(port=free_port())
@@ -285,7 +286,7 @@ def test_an_environment_variable_the_app_cannot_use_is_refused_before_it_serves(
     import signal
     import subprocess
 
-    from kepp_core.commands.app import free_port
+    from kepp_core.api.serving import free_port
 
     env = {**os.environ, "PYTHONPATH": str(REPO), "KEPP_FAKE_GPUS": "0", variable: value}
     proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "helpers" / "fake_cuda.py"), "app", "--port",

@@ -9,7 +9,9 @@ import importlib
 
 import pytest
 
-from kepp_core.paths import APP_DIR
+from kepp_core.paths import REPO_ROOT
+
+APP_DIR = REPO_ROOT / "app"
 
 MODULES = sorted(f"{p.parent.name}.{p.stem}" for p in (APP_DIR / "components").glob("*/*.py")
                  if p.stem != "__init__" and ">>>" in p.read_text(encoding="utf-8"))

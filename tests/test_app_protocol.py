@@ -162,7 +162,7 @@ def test_finding_protocols_and_clear_errors_for_bad_files(proto, tmp_path):
 
 
 def test_the_protocol_option_reaches_the_app(proto, tmp_path):
-    from kepp_core.commands.app import check_options
+    from kepp_core.api.serving import check_options
 
     _, out = proto
     env = api.AppConfig(protocol=str(out)).environment()

@@ -72,7 +72,7 @@ def kepp_commands(parser, prefix=("kepp",)) -> list[str]:
 def command_table(text: str) -> dict[str, str]:
     """docs/architecture.md's command table: command -> the module named beside it."""
     table = text.split("\n## Commands\n", 1)[1].split("\n## ", 1)[0]
-    return dict(re.findall(r"^\| `(kepp[^`]*)` \| `commands/([\w-]+)\.py` \|", table, re.M))
+    return dict(re.findall(r"^\| `(kepp[^`]*)` \| `((?:commands|app)/[\w-]+\.py)` \|", table, re.M))
 
 
 def test_the_architecture_page_lists_every_command_with_its_module():
@@ -82,8 +82,15 @@ def test_the_architecture_page_lists_every_command_with_its_module():
     commands = kepp_commands(build_parser())
     assert sorted(set(commands) - set(rows)) == [], "a command without its line in docs/architecture.md"
     assert sorted(set(rows) - set(commands)) == [], "a line of docs/architecture.md names no command"
+    from kepp_core.commands.plugins import plugin_entry_points
+
+    plugins = {ep.name: ep.module for ep in plugin_entry_points()}  # a plug-in's command: its entry point's module
     for command, module in rows.items():  # the group's module, which registers it
-        assert command.split()[1] == module and (REPO / "kepp_core" / "commands" / f"{module}.py").is_file()
+        group = command.split()[1]
+        if group in plugins:
+            assert module == plugins[group].replace(".", "/") + ".py" and (REPO / module).is_file(), (command, module)
+        else:
+            assert module == f"commands/{group}.py" and (REPO / "kepp_core" / module).is_file(), (command, module)
 
 
 def test_a_command_added_without_its_docs_line_fails_the_check():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kepp_core.evaluation import metrics
+from kepp_core import metrics
 from kepp_core.errors import KeppError
 from kepp_core.evaluation import mean_accuracy, miou_per_batch, miou_per_episode, plan_metrics, success_rate
 from tests.helpers import metric_oracles
@@ -73,7 +73,7 @@ def test_the_failure_decomposition_multiplies_back_to_the_success_rate():
     """SR = ends right × (SR if ends right) / 100, on random plans (brute force over the episodes)."""
     import numpy as np
 
-    from kepp_core.evaluation.metrics import endpoint_rate, success_given_endpoints, success_rate
+    from kepp_core.metrics import endpoint_rate, success_given_endpoints, success_rate
 
     rng = np.random.default_rng(5)
     mixed = 0  # problems where some, not all, of the episodes with both ends right are wholly right

@@ -19,7 +19,7 @@ from kepp_core.errors import KeppError
 from kepp_core.evaluation import slices
 from kepp_core.evaluation.episode_map import episode_coordinates, pca_2d
 from kepp_core.evaluation.stats import paired_permutation_test
-from kepp_core.evaluation.metrics import endpoint_rate, mean_accuracy, success_rate
+from kepp_core.metrics import endpoint_rate, mean_accuracy, success_rate
 
 TASKS = ["tea", "coffee", "<img src=x onerror=alert(1)>", "a:b | c"]
 

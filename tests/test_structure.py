@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from structure import LAYERS, MAX_FUNCTION_LINES, layer_of, read_structure, report
+from structure import LAYERS, MAX_FUNCTION_LINES, core_names_app, layer_of, read_structure, report
 from kepp_core.paths import REPO_ROOT
 
 REPO = REPO_ROOT
@@ -34,6 +34,50 @@ def test_no_upward_imports(structure):
 
 def test_no_import_cycles(structure):
     assert structure.cycles() == []
+
+
+def test_no_import_cycle_between_packages(structure):
+    assert structure.package_cycles() == []
+
+
+def test_kepp_core_never_names_the_app():
+    # the app plugs its commands in (the kepp.commands entry points); the core knows no path of it
+    assert core_names_app(REPO) == []
+
+
+@pytest.mark.slow
+def test_a_planted_package_cycle_fails_though_no_module_cycle_does(tmp_path):
+    root = _copy(tmp_path)
+    assert read_structure(root).package_cycles() == []
+    # training's module imports an evaluation module that imports nothing of training: no module cycle, but
+    # evaluation already imports training (its methods read training's episode tensors)
+    (root / "kepp_core" / "training" / "planted.py").write_text("from kepp_core.evaluation.slices import RULES  # noqa\n")
+    st = read_structure(root)
+    assert st.cycles() == [] and st.package_cycles() == [["kepp_core.evaluation", "kepp_core.training"]]
+    # the same edge hidden in import_module is an edge all the same
+    (root / "kepp_core" / "training" / "planted.py").write_text(
+        "from importlib import import_module\n\n\ndef late():\n    return import_module('kepp_core.evaluation.slices')\n")
+    assert read_structure(root).package_cycles() == [["kepp_core.evaluation", "kepp_core.training"]]
+
+
+@pytest.mark.slow
+def test_a_core_module_naming_the_app_fails(tmp_path):
+    root = _copy(tmp_path)
+    planted = {
+        "paths.py": 'APP_DIR = REPO_ROOT / "app"\n',
+        "commands/demo.py": 'HOME = "app/Home.py"\n',
+        "commands/eval.py": 'WORKER = Path(REPO_ROOT, "app", "worker.py")\n',
+        "commands/plan.py": "import components.talk.deck  # noqa\n",
+        "api/media.py": 'SCRIPT = "serve.py"\n',
+    }
+    for name, line in planted.items():
+        module = root / "kepp_core" / name
+        module.write_text(module.read_text() + "\n" + line)
+    found = core_names_app(root)
+    assert sorted({f.split(":")[0] for f in found}) == sorted(f"kepp_core/{n}" for n in planted), found
+    # a docstring or comment may point a reader at the app
+    (root / "kepp_core" / "notes.py").write_text('"""See app/Home.py and app/commands.py."""\n# app/serve.py\n')
+    assert not [f for f in core_names_app(root) if "notes.py" in f]
 
 
 def test_app_imports_only_the_api(structure):

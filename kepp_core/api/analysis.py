@@ -29,7 +29,7 @@ from kepp_core.evaluation.store import FRAME_COLUMNS, PlanArrays, check_vocabula
 from kepp_core.evaluation.stats import bootstrap_interval, mean_ci
 from kepp_core.graph import (capped_subgraph, expert_trajectories, graph_source, retrieve, scorer_names, subgraph,
                              transition_matrix)
-from kepp_core.evaluation.metrics import (
+from kepp_core.metrics import (
     iou_per_episode,
     mean_accuracy,
     miou_per_batch,

@@ -35,7 +35,8 @@ from kepp_core.io import iter_jsonl, remembered_json
 from kepp_core.models import folders
 from kepp_core.models.folders import read_config
 from kepp_core.paths import DEMO_ASSETS, REPO_ROOT, cache_folder
-from kepp_core.evaluation.playlists import PlaylistStore
+# the deck's output rule and seal, for the app's export (kepp talk export, the Playlists page's Export deck)
+from kepp_core.evaluation.playlists import PlaylistStore, check_deck_output, sealed_deck  # noqa: F401
 
 __all__ = [
     "Workspace", "dataset_root", "demo_world_root", "episode_map", "open_dataset", "read_run_config", "read_run_log",

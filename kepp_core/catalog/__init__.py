@@ -9,8 +9,8 @@
 - :mod:`~kepp_core.catalog.decoders`: the decoders of the graph-decoded rows (graph, joint): each one's
   modes, stored choice key and words;
 - :mod:`~kepp_core.catalog.rows`: the evaluation methods, one :class:`MethodEntry` per row of the table,
-  built from named parts (a kind, an implementation, an endpoint source, a decoder), and which planner
-  re-plans a row (:func:`live_planner`);
+  built from named parts (a kind, an implementation, an endpoint source, a decoder);
+- :mod:`~kepp_core.catalog.live`: which planner re-plans a row on two clips (:func:`live_planner`);
 - :mod:`~kepp_core.catalog.metrics`: the metric names, the paired test and the failure patterns;
 - :mod:`~kepp_core.catalog.benchmark`: the field's evaluation codes as metric families (keys, row
   fields, headers naming the code) and the unified benchmark's facts;
@@ -39,6 +39,7 @@ from kepp_core.catalog.metrics import *  # noqa: F403
 from kepp_core.catalog.roles import *  # noqa: F403
 from kepp_core.catalog.decoders import *  # noqa: F403
 from kepp_core.catalog.rows import *  # noqa: F403
+from kepp_core.catalog.live import *  # noqa: F403
 from kepp_core.catalog.sources import *  # noqa: F403
 from kepp_core.catalog.scorers import *  # noqa: F403
 from kepp_core.catalog.slices import *  # noqa: F403
@@ -49,6 +50,7 @@ from kepp_core.catalog import (
     episodes,
     files,
     limits,
+    live,
     metrics,
     roles,
     rows,
@@ -68,6 +70,7 @@ __all__ = [
     *roles.__all__,
     *decoders.__all__,
     *rows.__all__,
+    *live.__all__,
     *sources.__all__,
     *scorers.__all__,
     *slices.__all__,

@@ -1,6 +1,6 @@
 """The field's evaluation codes, each one object (:class:`MetricFamily`) that computes its metrics and heads
 their columns, and the facts of the unified benchmark (stdlib only: the codes' math is
-:mod:`kepp_core.evaluation.metrics`'s, imported when a code first computes; every layer, the app included,
+:mod:`kepp_core.metrics`'s, imported when a code first computes; every layer, the app included,
 reads the codes here).
 
 Three codes compute "SR, mAcc, mIoU" for procedure planning, and they do not agree (the numbers of
@@ -13,7 +13,7 @@ episodes, its array path; each metric's key, the field it is stored under in row
 header that names the code. Every command, protocol spec, published number and page asks this registry:
 a code added to :data:`FAMILIES` is a ``--metrics`` choice, a table and a name in the app.
 
-- ``kepp``: this package's own metrics (:mod:`kepp_core.evaluation.metrics`), the default of every table;
+- ``kepp``: this package's own metrics (:mod:`kepp_core.metrics`), the default of every table;
 - ``pdpp``: PDPP's ``utils/accuracy.py`` as its ``inference.py`` aggregates it (KEPP's and MTID's
   repositories evaluate with it); ``pdpp-printed``: the same numbers as that code prints them (float32);
 - ``vpn``: ViterbiPlanNet's ``metrics.py`` as its ``main.py`` aggregates it (the unified benchmark).
@@ -32,7 +32,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from importlib import import_module
 from typing import TYPE_CHECKING
 
 from kepp_core.errors import KeppError, unknown_name_error
@@ -41,14 +40,16 @@ if TYPE_CHECKING:
     import numpy as np
 
 Plans = Sequence[Sequence[int]]
-BATCH = 256  # episodes per batch, as the field's codes batch them (PDPP's and ViterbiPlanNet's loaders)
 
 
 def _metrics_function(name: str) -> Callable:
-    """The function ``name`` of :mod:`kepp_core.evaluation.metrics` (the codes' math, numpy), imported when
-    first called: the catalogue, which ``kepp --help`` and the app's first page read, stays free of numpy."""
+    """The function ``name`` of :mod:`kepp_core.metrics` (the codes' math, numpy), imported when
+    first called: the catalogue, which ``kepp --help`` and the app's first page read, stays free of numpy.
+    The math imports nothing of the catalogue, so the two never import each other."""
     def call(*args, **kwargs):
-        return getattr(import_module("kepp_core.evaluation.metrics"), name)(*args, **kwargs)
+        import kepp_core.metrics
+
+        return getattr(kepp_core.metrics, name)(*args, **kwargs)
 
     call.__name__ = call.__qualname__ = name
     return call
@@ -113,13 +114,13 @@ class MetricFamily:
                 return m.header
         raise unknown_name_error(f"{self.name} metric", key, [m.key for m in self.metrics])
 
-    def scores(self, pred: Plans, gt: Plans, batch_size: int = BATCH) -> dict:
-        """What this code reports on these plans (episodes in the given order, batches of ``batch_size``),
-        by metric key in table order."""
-        out = self.compute(pred, gt, batch_size)
+    def scores(self, pred: Plans, gt: Plans, batch_size: int | None = None) -> dict:
+        """What this code reports on these plans (episodes in the given order, batches of ``batch_size``; None:
+        the field's codes' batch, :data:`kepp_core.metrics.BATCH`), by metric key in table order."""
+        out = self.compute(pred, gt) if batch_size is None else self.compute(pred, gt, batch_size)
         return {m.key: out[m.key] for m in self.metrics}
 
-    def columns_of(self, pred: Plans, gt: Plans, batch_size: int = BATCH) -> dict:
+    def columns_of(self, pred: Plans, gt: Plans, batch_size: int | None = None) -> dict:
         """:meth:`scores` under the code's row fields (``pdpp_sr``, ``vpn_miou``, ...)."""
         values = self.scores(pred, gt, batch_size)
         return {m.column: values[m.key] for m in self.metrics}
@@ -163,7 +164,7 @@ def _printed(pdpp: tuple[FamilyMetric, ...]) -> MetricFamily:
 
 FAMILIES: dict[str, MetricFamily] = {f.name: f for f in (
     # The kepp family's columns and headers are the tables' own since the first release (kept as they are).
-    MetricFamily(name="kepp", label="KEPP (this package)", source="kepp_core/evaluation/metrics.py", metrics=(
+    MetricFamily(name="kepp", label="KEPP (this package)", source="kepp_core/metrics.py", metrics=(
         _metric("kepp", "sr", "SR", "whole plan right (%)", "SR"),
         _metric("kepp", "macc", "mAcc", "steps right, over all episodes and positions (%)", "mAcc"),
         _metric("kepp", "miou_episode", "mIoU", "IoU of each episode's predicted and true action sets, averaged "
@@ -224,7 +225,7 @@ def family(name: str) -> MetricFamily:
     return FAMILIES[name]
 
 
-def protocol_metrics(pred: Plans, gt: Plans, protocol: str, batch_size: int = BATCH) -> dict:
+def protocol_metrics(pred: Plans, gt: Plans, protocol: str, batch_size: int | None = None) -> dict:
     """The metrics the evaluation code ``protocol`` (a name of :data:`FAMILIES`: ``kepp``, ``pdpp``,
     ``pdpp-printed``, ``vpn``) reports on these plans, episodes in the given order, in batches of
     ``batch_size``: ``pdpp`` → ``sr, macc, miou_batch, miou_episode, first_acc, last_acc``
@@ -278,7 +279,7 @@ BENCHMARK_SEEDS = 5
 LITERATURE_FILE = "literature.toml"  # kepp_core/evaluation/literature.toml: published numbers, each cited
 
 __all__ = [
-    "BATCH", "BENCHMARK_CODE", "BENCHMARK_DATASETS", "BENCHMARK_HORIZONS", "BENCHMARK_SEEDS", "BENCHMARK_BOOTSTRAP_METRICS",
+    "BENCHMARK_CODE", "BENCHMARK_DATASETS", "BENCHMARK_HORIZONS", "BENCHMARK_SEEDS", "BENCHMARK_BOOTSTRAP_METRICS",
     "BENCHMARK_BOOTSTRAP_PERCENTILES", "BENCHMARK_BOOTSTRAP_RESAMPLES", "BENCHMARK_BOOTSTRAP_SEED",
     "DEFAULT_FAMILY", "FAMILIES", "FamilyMetric", "LITERATURE_FILE", "LITERATURE_SPLITS", "LITERATURE_UNCONFIRMED",
     "MetricFamily", "check_columns", "codes_named", "extra_family", "family", "protocol_metrics", "Plans",

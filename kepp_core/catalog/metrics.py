@@ -1,5 +1,5 @@
 """The names of what is measured: the evaluation tables' metrics, the paired test and the paper's
-failure patterns (their rules: :mod:`kepp_core.evaluation.metrics`, :mod:`kepp_core.evaluation.failures`)."""
+failure patterns (their rules: :mod:`kepp_core.metrics`, :mod:`kepp_core.evaluation.failures`)."""
 
 from __future__ import annotations
 

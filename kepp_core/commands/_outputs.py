@@ -87,9 +87,9 @@ def _is_graph(path: Path, head: bytes) -> bool:
 
 
 def _is_deck(path: Path, head: bytes) -> bool:
-    from kepp_core.evaluation.playlists import DECK_MARK
+    from kepp_core.evaluation.playlists import is_deck
 
-    return DECK_MARK.encode() in head
+    return is_deck(path)  # sealed by the export: a note quoting the deck's head is not one
 
 
 def _is_features(path: Path, head: bytes) -> bool:

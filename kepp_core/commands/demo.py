@@ -1,7 +1,8 @@
 """``kepp demo``: the synthetic world, its models and the app, in one command.
 
 ``kepp demo`` builds the demo world if it is not cached, uses the shipped checkpoints in
-``assets/demo`` (or trains the models once into the cache), then starts the Streamlit app.
+``assets/demo`` (or trains the models once into the cache), then starts the Streamlit app: the command
+``kepp app``, which the app plugs in (:func:`kepp_core.commands.plugins.run_plugin`).
 The training and evaluation behind ``kepp demo table`` / ``kepp demo models`` live in
 :mod:`kepp_core.experiments.demo`; this module parses arguments and prints.
 """
@@ -13,7 +14,7 @@ from pathlib import Path
 from kepp_core.commands._common import add_command, add_device_option, print_table, set_threads, writes
 from kepp_core.errors import KeppError
 from kepp_core.catalog import DEMO_HORIZONS, SETTINGS
-from kepp_core.paths import APP_DIR, DEMO_ASSETS, DEMO_TABLE_SPEC
+from kepp_core.paths import DEMO_ASSETS, DEMO_TABLE_SPEC
 
 
 EXAMPLES = """  kepp demo                      # world + models + app
@@ -75,15 +76,16 @@ def _demo(args) -> int:
     models, how = ensure_demo_models(ds)
     print(f"demo world: {root} ({len(ds.videos)} videos, {len(ds.tasks)} tasks, {ds.num_actions} actions)")
     print(f"models: {models} ({how})")
-    app = APP_DIR / "Home.py"
-    if args.no_app or not app.is_file():
-        if not app.is_file():
-            print(f"no app at {app}; plan with KEPPPlanner.from_models({str(models)!r}, horizon=4)")
+    if args.no_app:
         return 0
-    from kepp_core.api import AppConfig
-    from kepp_core.commands.app import launch_app
+    from kepp_core.commands.plugins import run_plugin
 
-    return launch_app(AppConfig(checkpoints=str(models), port=args.port, device=args.device))
+    # the app is a plug-in (`kepp app`): started as that command, where one is installed
+    status = run_plugin("app", ["--checkpoints", str(models), "--port", str(args.port),
+                                *(["--device", args.device] if args.device else [])])
+    if status is None:
+        print(f"no app installed ('kepp app'); plan with KEPPPlanner.from_models({str(models)!r}, horizon=4)")
+    return status or 0
 
 
 def _table_spec(args):

@@ -35,17 +35,19 @@ kepp_core.errors.KeppError: playlist name '../etc/passwd' has a path separator: 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kepp_core.errors import KeppError
-from kepp_core.io import atomic_write_json, atomic_write_text, ensure_folder, parse_json, read_text_utf8, writer_lock
+from kepp_core.io import atomic_write_bytes, atomic_write_json, ensure_folder, parse_json, read_text_utf8, writer_lock
 
-__all__ = ["AB", "DECK_MARK", "EPISODE", "FORMAT", "MAX_ITEMS", "PlaylistItem", "Playlist", "PlaylistStore",
-           "check_deck_output", "check_name", "is_deck"]
+__all__ = ["AB", "DECK_MARK", "DECK_SEAL", "EPISODE", "FORMAT", "MAX_ITEMS", "PlaylistItem", "Playlist", "PlaylistStore",
+           "check_deck_output", "check_name", "is_deck", "sealed_deck"]
 
 FORMAT, VERSION = "kepp-playlist", 1
 SUFFIX = ".json"
@@ -57,9 +59,16 @@ MAX_TEXT = 300  # characters of an episode id, a method, a query value
 MAX_NOTE = 1000  # characters of an item's note
 MAX_QUERY = 24  # keys of an item's query
 MAX_LISTED = 500  # playlists listed from one folder
-# The head of a deck written from a playlist (``kepp talk export``): a file holding it is a deck, which a new
-# export replaces; any other file is kept unless asked (``--force``).
+# The generator named in a deck's head (what the page says it is). It does not make a file a deck: any note can
+# quote it. What does is the seal the export alone writes as the file's last line (:data:`DECK_SEAL`).
 DECK_MARK = '<meta name="generator" content="kepp-deck">'
+# A deck's last line: the SHA-256 of every byte before it. A file ending in a seal that matches its own bytes
+# was written whole by an export (``kepp talk export``, the Playlists page's Export deck) and may be replaced
+# by a new one; any other file is kept unless asked (``--force``). An HTML comment after the page: browsers
+# ignore it.
+DECK_SEAL = "<!-- kepp-deck sha256:{digest} -->\n"
+_SEAL = re.compile(rb"<!-- kepp-deck sha256:([0-9a-f]{64}) -->\n")
+SEAL_BYTES = len(DECK_SEAL.format(digest="0" * 64))
 _NAME = re.compile(r"[A-Za-z0-9_-](?:[A-Za-z0-9 _.-]*[A-Za-z0-9_-])?")
 _QUERY_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,31}")
 # names Windows reserves for devices: a shared playlist must open there too
@@ -284,11 +293,11 @@ class PlaylistStore:
 
     def write_deck(self, path: str | os.PathLike, html: str, force: bool = False) -> Path:
         """Write a playlist's deck (its ``html``, holding :data:`DECK_MARK`) to ``path`` atomically (a temporary
-        file, then a rename), where :func:`check_deck_output` allows."""
+        file, then a rename), sealed (:func:`sealed_deck`), where :func:`check_deck_output` allows."""
         path = check_deck_output(path, force)
         if DECK_MARK not in html[:4096]:
             raise KeppError(f"{path}: not written: the page is not a KEPP deck")
-        atomic_write_text(path, html)
+        atomic_write_bytes(path, sealed_deck(html))
         return path
 
     def path(self, name: str) -> Path:
@@ -402,13 +411,44 @@ class PlaylistStore:
             raise KeppError(f"{path}: cannot delete ({e.strerror or e})") from None
 
 
+def sealed_deck(html: str) -> bytes:
+    """A deck's bytes as an export writes them: ``html`` then its seal (:data:`DECK_SEAL`).
+
+    >>> deck = sealed_deck("<!doctype html><p>hi</p>")
+    >>> deck.startswith(b"<!doctype html><p>hi</p><!-- kepp-deck sha256:"), len(deck) - 24 == SEAL_BYTES
+    (True, True)
+    """
+    body = html.encode("utf-8")
+    return body + DECK_SEAL.format(digest=hashlib.sha256(body).hexdigest()).encode()
+
+
 def is_deck(path: str | os.PathLike) -> bool:
-    """Whether ``path`` is a file a deck was written to (its head holds :data:`DECK_MARK`)."""
+    """Whether ``path`` is a deck an export wrote: a regular file (not through a link) that ends in a seal
+    (:data:`DECK_SEAL`) matching the SHA-256 of every byte before it. Quoting the seal or :data:`DECK_MARK`
+    does not make a note a deck; nor does an edited deck stay one. Read in 1 MiB blocks, never blocking."""
     try:
-        with open(path, "rb") as f:
-            return DECK_MARK.encode() in f.read(4096)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return False
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_size < SEAL_BYTES:
+        os.close(fd)
+        return False
+    with os.fdopen(fd, "rb") as f:
+        body = info.st_size - SEAL_BYTES
+        f.seek(body)
+        seal = _SEAL.fullmatch(f.read(SEAL_BYTES))
+        if seal is None:
+            return False
+        f.seek(0)
+        digest = hashlib.sha256()
+        while body > 0:
+            block = f.read(min(body, 2**20))
+            if not block:
+                return False
+            digest.update(block)
+            body -= len(block)
+        return digest.hexdigest().encode() == seal.group(1)
 
 
 def check_deck_output(path: str | os.PathLike, force: bool = False) -> Path:

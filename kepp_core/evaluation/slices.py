@@ -9,10 +9,10 @@ slice is here, one per cut (:data:`RULES`):
 - ``horizon``: ``T``;
 - ``ends``: whether the method's plan has the right first *and* last step
   (:data:`SLICE_ENDS_RIGHT` / :data:`SLICE_ENDS_WRONG`; the one rule of *ends right*:
-  :func:`kepp_core.evaluation.metrics.ends_right`).
+  :func:`kepp_core.metrics.ends_right`).
 
 Each slice gets its count (episodes × seeds), SR, mAcc (steps right over all positions, as
-:func:`kepp_core.evaluation.metrics.mean_accuracy`) and *ends right* (first and last step right), all in %,
+:func:`kepp_core.metrics.mean_accuracy`) and *ends right* (first and last step right), all in %,
 named as the catalogue names the metrics. Against a reference method, on the units both recorded,
 paired as the A/B table pairs them (:func:`kepp_core.evaluation.compare.pair_index`: an imported run
 without seeds with each seed of a seeded one): the differences (method − reference, points) and, where the records hold several
@@ -47,7 +47,7 @@ from kepp_core.errors import KeppError
 from kepp_core.evaluation.compare import pair_index
 from kepp_core.evaluation.stats import paired_permutation_test
 from kepp_core.evaluation.store import PlanArrays
-from kepp_core.evaluation.metrics import ends_right
+from kepp_core.metrics import ends_right
 
 __all__ = ["PERMUTATIONS", "RULES", "SliceTable",
            "select_slice", "slice_table", "slice_values"]
@@ -62,13 +62,13 @@ PAIRED = ["pairs", *(f"Δ {m}" for m in METRICS), "p"]
 
 
 def _ends(rows: pd.DataFrame) -> np.ndarray:
-    """Per row: the plan's first and last step both right (:func:`kepp_core.evaluation.metrics.ends_right`)."""
+    """Per row: the plan's first and last step both right (:func:`kepp_core.metrics.ends_right`)."""
     return _per_row(rows)[2]
 
 
 def _per_row(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per row: the steps its plan has right, its steps, and whether its first and last step are both right
-    (:func:`kepp_core.evaluation.metrics.ends_right`), counted on each horizon's plans as arrays
+    (:func:`kepp_core.metrics.ends_right`), counted on each horizon's plans as arrays
     (:class:`~kepp_core.evaluation.store.PlanArrays`)."""
     hits, steps = np.zeros(len(rows), dtype=np.int64), np.zeros(len(rows), dtype=np.int64)
     ends = np.zeros(len(rows), dtype=bool)

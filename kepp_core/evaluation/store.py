@@ -46,7 +46,7 @@ from kepp_core.errors import KeppError
 from kepp_core.evaluation.failures import repeats_batch, stored_paths
 from kepp_core.evaluation.records import OUTCOMES, read_records
 from kepp_core.io import MAX_JSON_DIGITS, MAX_LINE_BYTES, atomic_path, ensure_folder, open_regular
-from kepp_core.evaluation.metrics import set_iou
+from kepp_core.metrics import set_iou
 from kepp_core.paths import cache_folder
 
 __all__ = ["CACHE", "FRAME_COLUMNS", "PlanArrays", "ProtocolUnits", "RECORD_SUFFIXES", "RecordsColumns", "Skipped",
@@ -746,7 +746,7 @@ class PlanArrays:
         return pred[at], gt[at]
 
     def set_iou(self, idx: np.ndarray) -> np.ndarray:
-        """The set IoU of each of rows ``idx`` (:func:`kepp_core.evaluation.metrics.set_iou`), counted once per horizon of the
+        """The set IoU of each of rows ``idx`` (:func:`kepp_core.metrics.set_iou`), counted once per horizon of the
         table where the rows are of one T."""
         idx = np.asarray(idx, dtype=np.int64)
         T = int(self.horizon[idx[0]]) if len(idx) else None

@@ -19,7 +19,7 @@ from kepp_core.data.episodes import Episode, make_episodes
 from kepp_core.data.records import Dataset
 from kepp_core.errors import KeppError
 from kepp_core.io import iter_jsonl
-from kepp_core.evaluation.metrics import BATCH, plan_metrics
+from kepp_core.metrics import BATCH, plan_metrics
 from kepp_core.graph.build import ProcedureGraph
 from kepp_core.graph.retrieval import Retriever
 

@@ -88,7 +88,7 @@ from kepp_core.evaluation.report import ENDPOINT_MODELS, STEP_METRICS
 from kepp_core.evaluation.literature import literature_rows, literature_table
 from kepp_core.evaluation.stats import benchmark_bootstrap, paired_permutation_test, summarise
 from kepp_core.io import atomic_write_json, atomic_write_text, markdown_table, read_json, read_text_utf8
-from kepp_core.evaluation.metrics import endpoint_rate, success_given_endpoints
+from kepp_core.metrics import endpoint_rate, success_given_endpoints
 from kepp_core.catalog import (CONFIDENCE, CONFIG_FILE, DEFAULT_SETTING, EXTRA_ROLES, MAX_HORIZON, MAX_SEED,
                                METRIC_KEYS, METRIC_NAMES, PAIRED_TEST, RECORDS_FILE, RESULTS_FILE, SETTINGS,
                                SUITE_ROLES, horizon_folder, model_folder, models_dir)

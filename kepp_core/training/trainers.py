@@ -21,7 +21,7 @@ from kepp_core.catalog import CONFIG_FILE, ENDPOINT_HEADS, GRAPH_CONDITIONS, GRA
 from kepp_core.data.records import Dataset, seeded_split
 from kepp_core.diffusion import ProjectedDiffusion, plan_layout, step_layout
 from kepp_core.errors import KeppError
-from kepp_core.evaluation.metrics import mean_accuracy, success_rate
+from kepp_core.metrics import mean_accuracy, success_rate
 from kepp_core.graph.build import build_graph
 from kepp_core.calibration import fit_temperature
 from kepp_core.models.endpoint_probs import task_actions_mask

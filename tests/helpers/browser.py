@@ -51,7 +51,8 @@ def wait_until_healthy(url: str, proc: subprocess.Popen, timeout: float = 90.0) 
 def app_server(opts) -> Iterator[str]:
     """``kepp app`` started with ``opts`` (an ``AppConfig``; its port is replaced by a free one):
     yields the server's URL once it answers, and stops it afterwards."""
-    from kepp_core.commands.app import free_port, start_app
+    from app.commands import start_app
+    from kepp_core.api.serving import free_port
 
     opts = dataclasses.replace(opts, port=free_port())
     proc = start_app(opts)

@@ -1,12 +1,12 @@
 """The field's evaluation codes batch by batch, as their loops run (one batch at a time, its sets as Python
-sets): the references :func:`kepp_core.evaluation.metrics.pdpp_metrics`, :func:`~kepp_core.evaluation.metrics.vpn_metrics` and
-:func:`~kepp_core.evaluation.metrics.miou_per_batch` (computed over all batches at once) must equal value for value."""
+sets): the references :func:`kepp_core.metrics.pdpp_metrics`, :func:`~kepp_core.metrics.vpn_metrics` and
+:func:`~kepp_core.metrics.miou_per_batch` (computed over all batches at once) must equal value for value."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from kepp_core.evaluation.metrics import _PDPP_TENSOR_METERS, _batches, _iou, iou_per_episode
+from kepp_core.metrics import _PDPP_TENSOR_METERS, _batches, _iou, iou_per_episode
 
 
 def batch_ious(pred: np.ndarray, gt: np.ndarray, batch_size: int) -> list[float]:

@@ -69,7 +69,7 @@ class Restartable:
         return f"http://localhost:{self.opts.port}"
 
     def start(self) -> None:
-        from kepp_core.commands.app import start_app
+        from app.commands import start_app
 
         self.proc = start_app(self.opts)
         wait_until_healthy(self.url, self.proc)
@@ -89,7 +89,7 @@ class Restartable:
 @contextlib.contextmanager
 def restartable_server(opts) -> Iterator[Restartable]:
     """``kepp app`` with ``opts`` on a free port, started; stopped at the end whatever state it is in."""
-    from kepp_core.commands.app import free_port
+    from kepp_core.api.serving import free_port
 
     server = Restartable(dataclasses.replace(opts, port=free_port()))
     server.start()

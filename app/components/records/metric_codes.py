@@ -59,7 +59,7 @@ def code_caption(code: str = DEFAULT_FAMILY, shown: Iterable[str] | None = None)
     default every one of the family's) measures.
 
     >>> code_caption("kepp", ["SR", "mIoU"])
-    "Metrics computed by KEPP (this package)'s code (kepp_core/evaluation/metrics.py): SR: whole plan right (%); mIoU: IoU of each episode's predicted and true action sets, averaged over episodes (%)."
+    "Metrics computed by KEPP (this package)'s code (kepp_core/metrics.py): SR: whole plan right (%); mIoU: IoU of each episode's predicted and true action sets, averaged over episodes (%)."
     """
     fam = FAMILIES[code]
     wanted = None if shown is None else set(shown)

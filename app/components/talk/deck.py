@@ -38,6 +38,7 @@ from components.talk.deck_graph import graph_svg
 from components.ui.colours import EDGE, PLAN_TINT, RIGHT, TRUTH_TINT, WRONG, css_variables
 from components.ui.text import page_text as esc
 from kepp_core import api
+from kepp_core.api.workspace import sealed_deck
 from kepp_core.errors import KeppError
 
 __all__ = ["build_deck", "deck_html", "export", "page_deck", "playlist_items"]
@@ -182,7 +183,7 @@ def page_deck(cfg, name: str, items: Sequence[Mapping], ds, preds, names: Mappin
         graph = api.Workspace(cfg, ds).graph()
     except KeppError:
         graph = None
-    return build_deck(name, items, ds, preds, graph, mark, names).encode()
+    return sealed_deck(build_deck(name, items, ds, preds, graph, mark, names))  # as the export writes it
 
 
 def playlist_items(cfg, playlist: str):

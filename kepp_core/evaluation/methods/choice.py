@@ -84,7 +84,7 @@ from kepp_core.graph.build import build_graph
 from kepp_core.graph.decoding import GRAPH_LAMBDA, GRAPH_MODE, TOPK, DecodeChoice, decode_block, transition_log_probs
 from kepp_core.schema import Meta, NonNegative, Struct, convert
 from kepp_core.io import atomic_write_json, read_json
-from kepp_core.evaluation.metrics import mean_accuracy, success_rate
+from kepp_core.metrics import mean_accuracy, success_rate
 from kepp_core.models.folders import config_stamp, model_stamps, read_config
 from kepp_core.paths import cache_folder
 from kepp_core.planner import PlannerDecoding

@@ -18,7 +18,7 @@ from kepp_core.evaluation.methods.base import NO_TEXT, REGISTRY, EvalContext, Me
 from kepp_core.evaluation.options import EvalOptions
 from kepp_core.evaluation.uncertainty import episode_uncertainty
 from kepp_core.graph.build import build_graph
-from kepp_core.evaluation.metrics import success_rate
+from kepp_core.metrics import success_rate
 from kepp_core.training.data import EpisodeTensors, episode_tensors
 
 __all__ = ["HorizonEvaluation", "default_methods", "evaluate_horizon", "run_method", "skip_reason"]
