@@ -300,6 +300,24 @@ class PlaylistStore:
         atomic_write_bytes(path, sealed_deck(html))
         return path
 
+    def write_pdf(self, path: str | os.PathLike, pdf: bytes, force: bool = False) -> Path:
+        """Write a deck printed to PDF (``pdf``) to ``path`` atomically: a new file in an existing folder, an
+        earlier PDF, another regular file only with ``force``; never a folder or another non-regular file."""
+        path = Path(path)
+        if path.exists() or path.is_symlink():
+            if not path.is_file() or path.is_symlink():
+                raise KeppError(f"{path}: exists and is not a regular file: choose another --out")
+            with open(path, "rb") as f:
+                earlier = f.read(5) == b"%PDF-"
+            if not force and not earlier:
+                raise KeppError(f"{path}: exists and is not a PDF: choose another --out, or --force to replace it")
+        if not path.parent.is_dir():
+            raise KeppError(f"{path.parent}: no such folder for the deck")
+        if not pdf.startswith(b"%PDF-"):
+            raise KeppError(f"{path}: not written: the printed deck is not a PDF")
+        atomic_write_bytes(path, pdf)
+        return path
+
     def path(self, name: str) -> Path:
         """The file of the playlist ``name`` (the name checked first)."""
         path = self.folder / f"{check_name(name)}{SUFFIX}"

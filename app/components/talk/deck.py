@@ -41,7 +41,7 @@ from kepp_core import api
 from kepp_core.api.workspace import sealed_deck
 from kepp_core.errors import KeppError
 
-__all__ = ["build_deck", "deck_html", "export", "page_deck", "playlist_items"]
+__all__ = ["MissingItems", "build_deck", "deck_html", "export", "missing_items", "page_deck", "playlist_items"]
 
 FRAME_PX, JPEG_QUALITY = 480, 85  # a frame's longer side (sharp at 1920x1080) and its JPEG quality
 GRAPH = {"depth": 1, "max_nodes": 14, "max_rows": 3}  # one screen's worth at a room's type size (deck_graph)
@@ -106,10 +106,12 @@ def _frames(shown: slides.Slide, thumbnail: Callable[[str, float, int], bytes]) 
     return f'<div class="frames" data-part="frames">{"".join(figures)}</div>'
 
 
-def _slide_html(k: int, count: int, shown: slides.Slide, frames: str, graph: tuple[str, str]) -> str:
-    """A slide: the verdicts, plans, truth, the graph's legend and the frames on the left, the graph right."""
+def _slide_html(k: int, count: int, shown: slides.Slide, frames: str, graph: tuple[str, str], missing: str = "") -> str:
+    """A slide: what the records lack for it (``missing``), the verdicts, plans, truth, the graph's legend and the
+    frames on the left, the graph right."""
     figure, legend = graph
-    body = _verdicts(shown)
+    body = (f'<p class="missing" data-part="missing">missing from the records: {esc(missing)}</p>' if missing else "")
+    body += _verdicts(shown)
     if shown.record is not None:
         for side in shown.sides:
             if side.record is not None:
@@ -135,16 +137,18 @@ def _graph_html(shown: slides.Slide, ds, graph) -> tuple[str, str]:
 
 
 def deck_html(name: str, shown: Sequence[slides.Slide], frames: Sequence[str] = (), graphs: Sequence[tuple[str, str]] = (),
-              mark: str = "", minutes: float | None = None) -> str:
+              mark: str = "", minutes: float | None = None, missing: Mapping[int, str] | None = None) -> str:
     """The deck's HTML: the slides ``shown`` (with their frames' and graphs' HTML, where given: a graph's figure
     and legend) of the
     playlist ``name``, the styles and the scripts inline (the slides' and the speaker's keys); ``mark``: the head
     that says the file is a deck (the playlists store's
     :attr:`~kepp_core.evaluation.playlists.PlaylistStore.deck_mark`); ``minutes``: the talk's length (the
-    presenter view's countdown)."""
+    presenter view's countdown); ``missing``: what the records lack for a slide (by index), said on it."""
     count = len(shown)
+    missing = missing or {}
     sections = "".join(_slide_html(k + 1, count, s, frames[k] if k < len(frames) else "",
-                                   graphs[k] if k < len(graphs) else ("", "")) for k, s in enumerate(shown))
+                                   graphs[k] if k < len(graphs) else ("", ""), missing.get(k, ""))
+                       for k, s in enumerate(shown))
     data = {"name": name, "count": count, "keys": scripts.SLIDE_KEYS, "minutes": minutes,
             "notes": [s.note for s in shown], "titles": [s.title for s in shown],
             "id": hashlib.sha1("\0".join([name, *(s.title for s in shown)]).encode()).hexdigest()[:12]}
@@ -164,15 +168,18 @@ def deck_html(name: str, shown: Sequence[slides.Slide], frames: Sequence[str] = 
 
 
 def build_deck(name: str, items: Sequence[Mapping], ds, preds, graph, mark: str, names: Mapping[str, str] | None = None,
-               thumbnail: Callable[[str, float, int], bytes] = api.thumbnail_png, minutes: float | None = None) -> str:
+               thumbnail: Callable[[str, float, int], bytes] = api.thumbnail_png, minutes: float | None = None,
+               missing: Mapping[int, str] | None = None) -> str:
     """The deck of the playlist ``name`` (its ``items``, dicts as the playlist file holds them) on the dataset
     ``ds``, the prediction records ``preds`` and the P²KG ``graph`` (None: no graph drawn); ``names``: the
-    records' display names; ``minutes``: the talk's length."""
+    records' display names; ``minutes``: the talk's length; ``missing``: what the records lack for an item (by
+    index, :func:`missing_items`; None: found here), said on its slide."""
     if not items:
         raise KeppError(f"playlist {name!r} is empty: there is nothing to put in a deck")
     shown = [slides.slide(item, ds, preds, names) for item in items]
+    missing = missing_items(items, preds) if missing is None else missing
     return deck_html(name, shown, [_frames(s, thumbnail) for s in shown], [_graph_html(s, ds, graph) for s in shown], mark,
-                     minutes)
+                     minutes, missing)
 
 
 def page_deck(cfg, name: str, items: Sequence[Mapping], ds, preds, names: Mapping[str, str], mark: str) -> bytes:
@@ -187,22 +194,77 @@ def page_deck(cfg, name: str, items: Sequence[Mapping], ds, preds, names: Mappin
 
 
 def playlist_items(cfg, playlist: str):
-    """The store, name and items of ``playlist``: a playlist of the configuration's workspace (its name), or a
-    playlist file (a path ending in ``.json``), checked as the Playlists page checks it."""
+    """The store, name, items and talk length (minutes, or None) of ``playlist``: a playlist of the
+    configuration's workspace (its name), or a playlist file (a path ending in ``.json``), checked as the
+    Playlists page checks it."""
     path = Path(playlist)
     if path.suffix == ".json" and (path.exists() or len(path.parts) > 1):
         name, store = path.stem, api.Workspace(cfg).playlists(folder=path.parent)
     else:
         name, store = playlist, api.Workspace(cfg).playlists()
-    return store, name, [i.to_json() for i in store.read(name).items]
+    read = store.read(name)
+    return store, name, [i.to_json() for i in read.items], read.minutes
 
 
-def export(cfg, playlist: str, out: str | Path, force: bool = False) -> Path:
+def _lacking(preds, episode: str, method: str, seed: int | None) -> str:
+    """What the records lack for ``method``'s record of ``episode`` (and ``seed``, where the item names one)."""
+    if preds is None:
+        return f"{method!r}: no prediction records were given"
+    rows = preds[preds["episode"] == episode]
+    if not len(rows):
+        return f"episode {episode!r} is not in the prediction records"
+    rows = rows[rows["method"] == method]
+    if not len(rows):
+        return f"method {method!r} has no record of episode {episode!r}"
+    seeds = sorted({int(s) for s in rows["seed"]})
+    return f"method {method!r} has no record of episode {episode!r} with seed {seed} (its seeds: {seeds[:8]})"
+
+
+def missing_items(items: Sequence[Mapping], preds) -> dict[int, str]:
+    """The items (by index) that name an episode, seed or method the records ``preds`` lack, each with what is
+    missing (an item planned live names no method and lacks nothing)."""
+    out: dict[int, str] = {}
+    for k, item in enumerate(items):
+        recs = slides.item_records(preds, item)
+        methods = (item.get("method") or "", item.get("versus") or "")[:len(recs)]
+        seed = str(item.get("query", {}).get("seed", ""))
+        seed = int(seed) if seed.lstrip("-").isdigit() else (recs[0].seed if recs[0] is not None else None)
+        lacks = [_lacking(preds, item["episode"], m, seed) for m, r in zip(methods, recs) if m and r is None]
+        if lacks:
+            out[k] = "; ".join(lacks)
+    return out
+
+
+class MissingItems(KeppError):
+    """A playlist names what the records lack: ``lines``, one per such item (the file, the item, what is missing)."""
+
+    def __init__(self, lines: list[str], summary: str) -> None:
+        super().__init__(summary)
+        self.lines = lines
+
+
+def export(cfg, playlist: str, out: str | Path, force: bool = False, allow_missing: bool = False,
+           warn: Callable[[str], None] = lambda line: None, pdf: bool = False) -> Path:
     """``kepp talk export``: the deck of ``playlist`` (:func:`playlist_items`) on the configuration's dataset,
-    records and graph, written to ``out`` by its store (atomically; over another file only with ``force``)."""
-    store, name, items = playlist_items(cfg, playlist)
+    records and graph, written to ``out`` by its store (atomically; over another file only with ``force``).
+    A playlist naming an episode, seed or method the records lack is refused (:class:`MissingItems`, nothing
+    written) unless ``allow_missing``: then each such item is ``warn``-ed and its slide says what is missing.
+    ``pdf``: the deck printed by Chromium (:func:`components.talk.deck_pdf.print_pdf`) instead of its HTML."""
     ws = api.Workspace(cfg)
-    files = ws.prediction_files()
+    files = ws.prediction_files()  # records that are gone are named before any playlist is looked for
+    store, name, items, minutes = playlist_items(cfg, playlist)
     preds = api.read_predictions(files) if files else None
-    html = build_deck(name, items, ws.dataset, preds, ws.graph(), store.deck_mark, recorded.display_names(preds))
+    missing = missing_items(items, preds)
+    lines = [f"{store.path(name)}: item {k + 1} ({items[k]['episode']}): {why}" for k, why in missing.items()]
+    if lines and not allow_missing:
+        raise MissingItems(lines, f"{store.path(name)}: {len(lines)} of {len(items)} items name what the records "
+                                  "lack: nothing was written (--allow-missing writes the deck, those slides marked)")
+    for line in lines:
+        warn(line)
+    html = build_deck(name, items, ws.dataset, preds, ws.graph(), store.deck_mark, recorded.display_names(preds),
+                      minutes=minutes, missing=missing)
+    if pdf:
+        from components.talk import deck_pdf  # Playwright, only when a PDF is asked for
+
+        return store.write_pdf(out, deck_pdf.print_pdf(html), force)
     return store.write_deck(out, html, force)
