@@ -86,7 +86,7 @@ def talk(demo_env, tmp_path_factory):
     out = folder / "forty.html"
     r = export("forty", out, env)
     assert r.returncode == 0, r.stderr[-2000:]
-    return out, items
+    return out, items, env
 
 
 def show(page, url: str, k: int) -> None:
@@ -96,7 +96,7 @@ def show(page, url: str, k: int) -> None:
 
 @pytest.mark.parametrize("width,height", [(1280, 720), (1024, 768)])
 def test_no_text_on_any_slide_is_under_20px(browser, talk, width, height):
-    out, items = talk
+    out, items, _ = talk
     page = browser.new_page(viewport={"width": width, "height": height})
     small = []
     for k in range(1, len(items) + 1):
@@ -117,7 +117,7 @@ def test_no_text_on_any_slide_is_under_20px(browser, talk, width, height):
 
 
 def test_type_and_frames_grow_with_the_screen(browser, talk):
-    out, items = talk
+    out, items, _ = talk
     sizes = {}
     for width, height in [(1280, 720), (1920, 1080), (3840, 2160)]:
         page = browser.new_page(viewport={"width": width, "height": height})
@@ -129,7 +129,7 @@ def test_type_and_frames_grow_with_the_screen(browser, talk):
 
 
 def test_every_named_path_is_visible_in_every_slides_graph(browser, talk):
-    out, items = talk
+    out, items, _ = talk
     page = browser.new_page(viewport={"width": 1280, "height": 720})
     hidden, paths = {}, 0
     for k in range(1, len(items) + 1):
@@ -148,7 +148,7 @@ def test_every_named_path_is_visible_in_every_slides_graph(browser, talk):
 
 
 def test_without_javascript_every_slide_stands_one_under_the_other(browser, talk):
-    out, items = talk
+    out, items, _ = talk
     context = browser.new_context(viewport={"width": 1280, "height": 720}, java_script_enabled=False)
     page = context.new_page()
     page.goto(out.as_uri())
@@ -163,7 +163,7 @@ def test_without_javascript_every_slide_stands_one_under_the_other(browser, talk
 
 
 def test_printing_gives_one_page_per_slide_without_controls(browser, talk):
-    out, items = talk
+    out, items, _ = talk
     page = browser.new_page(viewport={"width": 1280, "height": 720})
     show(page, out.as_uri(), 5)
     page.emulate_media(media="print")
@@ -175,7 +175,7 @@ def test_printing_gives_one_page_per_slide_without_controls(browser, talk):
 
 
 def test_the_speakers_keys_blank_fullscreen_overview_jump_and_list(browser, talk):
-    out, items = talk
+    out, items, _ = talk
     context = browser.new_context(viewport={"width": 1280, "height": 720})
     page = context.new_page()
     show(page, out.as_uri(), 3)
@@ -218,7 +218,7 @@ def test_the_speakers_keys_blank_fullscreen_overview_jump_and_list(browser, talk
 
 
 def test_the_presenter_view_counts_down_the_talk(browser, talk):
-    out, items = talk
+    out, items, _ = talk
     context = browser.new_context(viewport={"width": 1280, "height": 720})
     page = context.new_page()
     page.goto(f"{out.as_uri()}#presenter-1")
@@ -234,3 +234,26 @@ def test_the_presenter_view_counts_down_the_talk(browser, talk):
     page.locator("#p-minutes").press("Enter")
     page.wait_for_function("() => document.getElementById('p-left').textContent === 'no countdown'")
     context.close()
+
+
+def test_export_pdf_prints_one_page_per_slide(talk):
+    out, items, env = talk
+    pdf = out.with_suffix(".pdf")
+    r = export("forty", pdf, env, "--pdf")
+    assert r.returncode == 0 and r.stdout.strip() == f"wrote {pdf}", r.stderr[-2000:]
+    data = pdf.read_bytes()
+    assert data.startswith(b"%PDF-") and len(re.findall(rb"/Type\s*/Page[^s]", data)) == len(items)
+    assert re.search(rb"/MediaBox\s*\[\s*0\s+0\s+960\s+540\s*\]", data)  # 1280x720 CSS px: 16:9 pages
+    r = export("forty", pdf, env, "--pdf")  # an earlier PDF is replaced without asking; another file is not
+    assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_export_pdf_without_chromium_says_so_in_one_line(talk, tmp_path):
+    from tests.helpers.cli import assert_one_line_error, run_kepp
+
+    out, items, env = talk
+    pdf = tmp_path / "talk.pdf"
+    r = run_kepp("talk", "export", "forty", "--out", pdf, "--pdf", "--dataset", env.dataset, "--root", env.world,
+                 "--checkpoints", env.models, "--predictions", env.records, env={"KEPP_CHROMIUM": str(tmp_path / "none")})
+    assert_one_line_error(r, "--pdf needs Chromium", "KEPP_CHROMIUM", "nothing was written")
+    assert not pdf.exists()

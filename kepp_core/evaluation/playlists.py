@@ -69,6 +69,9 @@ DECK_MARK = '<meta name="generator" content="kepp-deck">'
 DECK_SEAL = "<!-- kepp-deck sha256:{digest} -->\n"
 _SEAL = re.compile(rb"<!-- kepp-deck sha256:([0-9a-f]{64}) -->\n")
 SEAL_BYTES = len(DECK_SEAL.format(digest="0" * 64))
+# A deck printed to PDF (`kepp talk export --pdf`) ends with this comment after the PDF's own end: a later export
+# may replace it without --force, as it replaces an HTML deck (PDF readers skip what follows %%EOF)
+PDF_SEAL = b"\n%kepp-deck-pdf\n"
 _NAME = re.compile(r"[A-Za-z0-9_-](?:[A-Za-z0-9 _.-]*[A-Za-z0-9_-])?")
 _QUERY_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,31}")
 # names Windows reserves for devices: a shared playlist must open there too
@@ -307,15 +310,14 @@ class PlaylistStore:
         if path.exists() or path.is_symlink():
             if not path.is_file() or path.is_symlink():
                 raise KeppError(f"{path}: exists and is not a regular file: choose another --out")
-            with open(path, "rb") as f:
-                earlier = f.read(5) == b"%PDF-"
-            if not force and not earlier:
-                raise KeppError(f"{path}: exists and is not a PDF: choose another --out, or --force to replace it")
+            if not force and not is_deck_pdf(path):
+                raise KeppError(f"{path}: exists and is not a KEPP deck's PDF: choose another --out, or --force to "
+                                "replace it")
         if not path.parent.is_dir():
             raise KeppError(f"{path.parent}: no such folder for the deck")
         if not pdf.startswith(b"%PDF-"):
             raise KeppError(f"{path}: not written: the printed deck is not a PDF")
-        atomic_write_bytes(path, pdf)
+        atomic_write_bytes(path, pdf + PDF_SEAL)
         return path
 
     def path(self, name: str) -> Path:
@@ -438,6 +440,18 @@ def sealed_deck(html: str) -> bytes:
     """
     body = html.encode("utf-8")
     return body + DECK_SEAL.format(digest=hashlib.sha256(body).hexdigest()).encode()
+
+
+def is_deck_pdf(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a deck's PDF an export wrote: a regular file (not through a link) that begins as a PDF
+    and ends in :data:`PDF_SEAL`."""
+    path = Path(path)
+    if path.is_symlink() or not path.is_file() or path.stat().st_size < 5 + len(PDF_SEAL):
+        return False
+    with open(path, "rb") as f:
+        head = f.read(5)
+        f.seek(-len(PDF_SEAL), os.SEEK_END)
+        return head == b"%PDF-" and f.read() == PDF_SEAL
 
 
 def is_deck(path: str | os.PathLike) -> bool:
