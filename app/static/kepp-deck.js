@@ -34,7 +34,8 @@
     copy.style.transform = `scale(${box.clientWidth / window.innerWidth})`;
   }
   // the speaker's keys (kepp-speaker.js: blank, fullscreen, overview, a number then Enter) move the deck here
-  window.__keppDriver = {at: () => current, count: () => count, go: (k) => show(k, true), thumb: preview};
+  window.__keppDriver = {at: () => current, count: () => count, go: (k) => show(k, true),
+                       thumb: (k, box) => preview(box, k)};
 
   function drawPresenter(k) {
     document.getElementById("p-count").textContent = `${k} / ${count}`;

@@ -50,7 +50,7 @@ def lines(label: str, most: int = 3) -> list[str]:
     that would be cut ends with an ellipsis; the full name is the node's hover text).
 
     >>> lines("remove the tea bag"), lines("boil water and pour it into the cup slowly please")
-    (['remove the', 'tea bag'], ['boil water', 'and pour it', 'into the cup…'])
+    (['remove the', 'tea bag'], ['boil water', 'and pour it', 'into the…'])
     """
     out: list[str] = []
     for word in str(label).split():
@@ -104,9 +104,9 @@ def _quad(p0, c, p1, n: int = SAMPLES) -> list[tuple[float, float]]:
              (1 - t) ** 2 * p0[1] + 2 * (1 - t) * t * c[1] + t * t * p1[1]) for t in (i / n for i in range(n + 1))]
 
 
-def _label_spot(pts, boxes, labels: Sequence[_Box], lines_at: np.ndarray) -> tuple[float, float] | None:
-    """Where an arrow's weight is written: beside its middle, covering no step, no weight written before it and
-    no path's arrow (None: nowhere near; its hover text has it)."""
+def _label_spot(pts, boxes, labels: Sequence[_Box], lines_at: np.ndarray, bounds) -> tuple[float, float] | None:
+    """Where an arrow's weight is written: beside its middle, inside ``bounds``, covering no step, no weight
+    written before it and no path's arrow (None: nowhere near; its hover text has it)."""
     (ax, ay), (mx, my), (bx, by) = pts[len(pts) // 2 - 2], pts[len(pts) // 2], pts[len(pts) // 2 + 2]
     n = math.hypot(bx - ax, by - ay) or 1.0
     nx, ny = -(by - ay) / n, (bx - ax) / n
@@ -116,6 +116,9 @@ def _label_spot(pts, boxes, labels: Sequence[_Box], lines_at: np.ndarray) -> tup
                for b in [*boxes, *labels]):
             continue
         if len(lines_at) and _under(lines_at, here, 4):
+            continue
+        if not (bounds[0] + here.w / 2 <= here.x <= bounds[2] - here.w / 2
+                and bounds[1] + here.h / 2 <= here.y <= bounds[3] - here.h / 2):
             continue
         return here.x, here.y
     return None
@@ -283,16 +286,13 @@ def graph_svg(pg: plangraph.PlanGraph) -> str:
         return ""
     cells, turned, h = _grid(pg)
     at = {a: _Box(c * (NODE_W + GAP_X), r * (h + GAP_Y), NODE_W, h) for a, (c, r) in cells.items()}
-    arrows = _arrows(pg, at, turned, _bounds(at.values()))
+    bounds = _bounds(at.values())
+    arrows = _arrows(pg, at, turned, bounds)
     colours = sorted({e.colour for e in pg.edges})
     marker = {c: f"a{k}" for k, c in enumerate(colours)}
     defs = "".join(f'<marker id="{marker[c]}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="14" markerHeight="14" '
                    f'markerUnits="userSpaceOnUse" orient="auto-start-reverse"><path d="M0,0L10,5L0,10z" '
                    f'fill="{esc(c)}"/></marker>' for c in colours)
-    xs = [b.x + s * b.w / 2 for b in at.values() for s in (-1, 1)] + [p[0] for *_, pts, _ in arrows for p in pts]
-    ys = [b.y + s * b.h / 2 for b in at.values() for s in (-1, 1)] + [p[1] for *_, pts, _ in arrows for p in pts]
-    x0, y0 = min(xs) - MARGIN, min(ys) - MARGIN
-    w, hh = max(xs) - x0 + MARGIN, max(ys) - y0 + MARGIN
     paths, labels, taken = [], [], []
     lines_at = np.asarray([p for e, _, pts, _ in arrows if e.kind == "path" for p in pts])
     for e, d, pts, mid in arrows:
@@ -301,11 +301,16 @@ def graph_svg(pg: plangraph.PlanGraph) -> str:
         paths.append(f'<path class="edge" data-kind="{esc(e.kind)}"{group} data-source="{e.source}" data-target="{e.target}" '
                      f'd="{d}" fill="none" stroke="{esc(e.colour)}" stroke-width="{max(1.0, float(e.width)):.1f}"{dash} '
                      f'marker-end="url(#{marker[e.colour]})"><title>{esc(e.title)}</title></path>')
-        spot = _label_spot(pts, at.values(), taken, lines_at) if e.labelled and mid is not None else None
+        spot = _label_spot(pts, at.values(), taken, lines_at, bounds) if e.labelled and mid is not None else None
         if spot is not None:
             taken.append(_Box(spot[0], spot[1], 2.4 * NODE_PX, 1.2 * NODE_PX))
             labels.append(f'<text class="weight" x="{spot[0]:.1f}" y="{spot[1]:.1f}" dominant-baseline="middle">'
                           f'{e.probability:.2f}</text>')
+    drawn = [*at.values(), *taken]  # the boxes and the weights written, and every arrow's points
+    xs = [b.x + s * b.w / 2 for b in drawn for s in (-1, 1)] + [p[0] for *_, pts, _ in arrows for p in pts]
+    ys = [b.y + s * b.h / 2 for b in drawn for s in (-1, 1)] + [p[1] for *_, pts, _ in arrows for p in pts]
+    x0, y0 = min(xs) - MARGIN, min(ys) - MARGIN
+    w, hh = max(xs) - x0 + MARGIN, max(ys) - y0 + MARGIN
     nodes = []
     for n in pg.nodes:
         b, text = at[n.id], lines(n.label)
