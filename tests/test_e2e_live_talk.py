@@ -197,3 +197,16 @@ def test_the_speakers_keys_in_live_mode_and_no_old_slide_under_a_new_number(talk
     assert page.evaluate("() => window.__keppStaleShown") == [], "slide 6's content showed under the number 7"
     assert not page.evaluate("() => document.documentElement.classList.contains('kepp-moving')")
     page.close()
+
+
+def test_the_live_presenter_view_counts_down_the_talk(talk, browser):
+    server, items = talk
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(f"{server.url}/Presenter?playlist={NAME}&item=1")
+    left = page.locator(".kepp-left")
+    left.wait_for(timeout=90_000)
+    page.wait_for_function("() => document.querySelector('.kepp-left')?.textContent === 'no countdown'")
+    page.locator(".kepp-minutes").fill("15")
+    page.locator(".kepp-minutes").press("Enter")
+    page.wait_for_function("() => /^(15:00|14:5\\d) left$/.test(document.querySelector('.kepp-left').textContent)")
+    page.close()
