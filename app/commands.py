@@ -20,7 +20,7 @@ from pathlib import Path
 from kepp_core.api import AppConfig
 from kepp_core.api.config import BENCHMARKS, DATASET_FORMATS
 from kepp_core.api.serving import check_options
-from kepp_core.errors import KeppError
+from kepp_core.errors import KeppError, printable
 
 APP = Path(__file__).resolve().parent  # this folder: Home.py, pages/, components/, serve.py
 APP_SCRIPT = APP / "Home.py"
@@ -206,7 +206,13 @@ def register_talk(host) -> None:
     e.add_argument("playlist", metavar="PLAYLIST",
                    help="a playlist of the workspace (its name, as the Playlists page lists it) or a playlist .json file "
                         "(the built-in scenes: Save a copy on the Playlists page first)")
-    e.add_argument("--out", required=True, metavar="FILE", help="the deck to write (.html)")
+    e.add_argument("--out", required=True, metavar="FILE", help="the deck to write (.html; with --pdf, .pdf)")
+    e.add_argument("--allow-missing", action="store_true",
+                   help="write the deck even where an item names an episode, seed or method the records lack (each "
+                        "is warned about and its slide says what is missing); without it such a playlist is refused")
+    e.add_argument("--pdf", action="store_true",
+                   help="write the deck printed to PDF (one slide a page) instead of its HTML: needs Chromium "
+                        "(chromium on the PATH, /usr/bin/chromium or KEPP_CHROMIUM) and Playwright for Python")
     e.add_argument("--dataset", default=None, choices=DATASET_FORMATS, help="dataset format (default: demo)")
     for name, text in TALK_OPTIONS:
         e.add_argument(f"--{name}", default=None, help=text)
@@ -218,12 +224,26 @@ def export_deck(args: argparse.Namespace) -> int:
     folder the command runs in) by :func:`components.talk.deck.export`, in this process."""
     from kepp_core.api.workspace import check_deck_output
 
-    check_deck_output(args.out, args.force)  # before the dataset is opened (the store checks again as it writes)
+    if not args.pdf:
+        check_deck_output(args.out, args.force)  # before the dataset is opened (the store checks again as it writes)
     cfg = AppConfig.from_args(argparse.Namespace(**{k: getattr(args, k) for k in
                                                     ("dataset", *(name for name, _ in TALK_OPTIONS))}))
     components()
     from components.talk import deck
+    if args.pdf:
+        from components.talk.deck_pdf import chromium
 
-    out = deck.export(cfg, args.playlist, args.out, force=args.force)
+        chromium()  # no Chromium: said before the dataset is opened
+
+    def warn(line: str) -> None:
+        print(f"kepp: warning: {printable(line)}", file=sys.stderr)
+
+    try:
+        out = deck.export(cfg, args.playlist, args.out, force=args.force, allow_missing=args.allow_missing,
+                          warn=warn, pdf=args.pdf)
+    except deck.MissingItems as e:
+        for line in e.lines:  # one line per item, then the refusal
+            print(f"kepp: error: {printable(line)}", file=sys.stderr)
+        raise
     print(f"wrote {out}")
     return 0

@@ -150,3 +150,63 @@ def test_every_slide_kind_fits_every_projector(talk, browser):
                 page.screenshot(path=str(ARTIFACTS / f"e2e_talk_ab_{width}x{height}.png"))
         context.close()
     assert len(seen) == len(PROJECTORS) * len(KINDS)
+
+
+# Every moment (a frame, a change of the page) the bar says slide ``k`` while something the last run drew (a
+# stale element) is still visible: the old slide under the new number.
+WATCH_STALE = """k => { window.__keppStaleShown = [];
+  const look = () => {
+    const bar = document.querySelector('.st-key-playlist_bar');
+    if (!bar || !bar.textContent.includes(k + ' / ')) return;
+    const stale = [...document.querySelectorAll('[data-testid="stMain"] [data-stale="true"]')]
+      .filter(el => el.checkVisibility({visibilityProperty: true, opacityProperty: true}) && el.getClientRects().length);
+    if (stale.length) window.__keppStaleShown.push(stale.length);
+  };
+  new MutationObserver(look).observe(document.body, {subtree: true, childList: true, attributes: true});
+  const frame = () => { look(); requestAnimationFrame(frame); }; frame(); }"""
+
+
+def test_the_speakers_keys_in_live_mode_and_no_old_slide_under_a_new_number(talk, browser):
+    server, items = talk
+    count = len(items)
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(slide_url(server, 1))
+    wait_shown(page, items[0][1], 1, count, "slide 1")
+    visible = "id => { const el = document.getElementById(id); return !!el && !el.hidden; }"
+    for key in ("b", "."):  # blank, and back
+        page.keyboard.press(key)
+        page.wait_for_function(visible, arg="kepp-blank")
+        page.keyboard.press(key)
+        page.wait_for_function(f"id => !({visible})(id)", arg="kepp-blank")
+    page.keyboard.press("?")
+    page.wait_for_function(visible, arg="kepp-help")
+    assert "O or Esc" in page.locator("#kepp-help").inner_text() and "presenter view" not in page.locator("#kepp-help").inner_text()
+    page.keyboard.press("Escape")
+    page.wait_for_function(f"id => !({visible})(id)", arg="kepp-help")
+    page.keyboard.press("o")  # the overview: every item, titled; a click goes there
+    page.wait_for_function(visible, arg="kepp-overview")
+    assert page.locator("#kepp-overview button").count() == count
+    page.locator("#kepp-overview button[data-n='4']").click()
+    wait_shown(page, items[3][1], 4, count, "a click in the overview")
+    page.keyboard.type("6")
+    page.keyboard.press("Enter")
+    wait_shown(page, items[5][1], 6, count, "6 then Enter")
+    page.evaluate(WATCH_STALE, 7)
+    page.keyboard.press("ArrowRight")
+    wait_shown(page, items[6][1], 7, count, "→ from 6")
+    assert page.evaluate("() => window.__keppStaleShown") == [], "slide 6's content showed under the number 7"
+    assert not page.evaluate("() => document.documentElement.classList.contains('kepp-moving')")
+    page.close()
+
+
+def test_the_live_presenter_view_counts_down_the_talk(talk, browser):
+    server, items = talk
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(f"{server.url}/Presenter?playlist={NAME}&item=1")
+    left = page.locator(".kepp-left")
+    left.wait_for(timeout=90_000)
+    page.wait_for_function("() => document.querySelector('.kepp-left')?.textContent === 'no countdown'")
+    page.locator(".kepp-minutes").fill("15")
+    page.locator(".kepp-minutes").press("Enter")
+    page.wait_for_function("() => /^(15:00|14:5\\d) left$/.test(document.querySelector('.kepp-left').textContent)")
+    page.close()

@@ -213,3 +213,17 @@ def test_a_visitor_reads_and_writes_playlists_only_where_the_server_allows(tmp_p
     inside.add("talk", [ITEM])
     assert inside.read("talk").items[0] == PlaylistItem(**ITEM)
     assert Playlist("p").to_json()["items"] == []
+
+
+def test_a_playlists_talk_length_round_trips_and_a_bad_one_is_refused_naming_file_and_key(tmp_path):
+    store = PlaylistStore(tmp_path)
+    store.add("talk", [PlaylistItem("tea/0287/7:3", "kepp-R2", 3).to_json()])
+    path = store.path("talk")
+    data = json.loads(path.read_text())
+    assert "minutes" not in data and store.read("talk").minutes is None  # none set: the file is as before
+    path.write_text(json.dumps({**data, "minutes": 20}))
+    assert store.read("talk").minutes == 20 and store.read("talk").to_json()["minutes"] == 20
+    for bad in (0, -5, 601, "20", True, None.__class__.__name__):
+        path.write_text(json.dumps({**data, "minutes": bad}))
+        with pytest.raises(KeppError, match=r"talk\.json: 'minutes' is .*expected the talk's length in minutes"):
+            store.read("talk")

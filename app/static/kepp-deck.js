@@ -6,8 +6,11 @@
 // localStorage (whichever the browser allows for a file it opened from disk). Dataset text reaches the page
 // as text only (textContent, cloned nodes), never as markup.
 //
-// data: {name, count, keys: {next, prev}, notes, titles, id}
+// The presenter view counts down the talk's length (data.minutes, the playlist's; or set there).
+//
+// data: {name, count, keys: {next, prev}, notes, titles, id, minutes}
 (function (data) {
+  document.documentElement.classList.add("js");  // without the script the slides stand one under the other
   const slides = [...document.querySelectorAll("#deck > section.slide")];
   const count = slides.length;
   const presenting = /^#presenter/.test(location.hash);
@@ -25,10 +28,14 @@
     const copy = slides[k - 1].cloneNode(true);
     copy.removeAttribute("id");
     copy.hidden = false;
+    box.classList.add("p-frame");
     box.style.aspectRatio = `${window.innerWidth} / ${window.innerHeight}`;
     box.appendChild(copy);
     copy.style.transform = `scale(${box.clientWidth / window.innerWidth})`;
   }
+  // the speaker's keys (kepp-speaker.js: blank, fullscreen, overview, a number then Enter) move the deck here
+  window.__keppDriver = {at: () => current, count: () => count, go: (k) => show(k, true),
+                       thumb: (k, box) => preview(box, k)};
 
   function drawPresenter(k) {
     document.getElementById("p-count").textContent = `${k} / ${count}`;
@@ -102,7 +109,35 @@
     };
     clock.addEventListener("click", () => { start = Date.now(); tick(); });
     setInterval(tick, 1000);
+    countdown();
     window.addEventListener("resize", () => drawPresenter(current));
   }
+  // the presenter view's countdown: the talk's length (the playlist's minutes, or typed here; kept in this
+  // browser), what is left of it, and over time once it has run out
+  function countdown() {
+    const left = document.getElementById("p-left"), input = document.getElementById("p-minutes");
+    const key = tag + ":countdown";
+    let saved = null;
+    try { saved = JSON.parse(localStorage.getItem(key) || "null"); } catch (e) { saved = null; }
+    let minutes = saved ? saved.minutes : data.minutes, end = saved ? saved.end : null;
+    const start = () => {
+      end = minutes > 0 ? Date.now() + minutes * 60000 : null;
+      try { localStorage.setItem(key, JSON.stringify({minutes, end})); } catch (e) { /* not allowed */ }
+      tick();
+    };
+    const tick = () => {
+      if (!end) { left.textContent = "no countdown"; left.className = ""; return; }
+      const ms = end - Date.now(), sec = Math.ceil(Math.abs(ms) / 1000);
+      const text = `${Math.floor(sec / 60)}:${String(sec % 60).padStart(2, "0")}`;
+      left.textContent = ms >= 0 ? `${text} left` : `${text} over`;
+      left.className = ms < 0 ? "over" : ms < 120000 ? "closing" : "";
+    };
+    input.value = minutes ? String(minutes) : "";
+    input.addEventListener("change", () => { minutes = Math.max(0, Number(input.value) || 0); start(); });
+    if (minutes && !end) start();
+    tick();
+    setInterval(tick, 1000);
+  }
+
   show(asked(location.hash), false);
 })

@@ -29,10 +29,26 @@
       const drawn = all.filter(b => b.getClientRects().length);
       return drawn[drawn.length - 1] || all[all.length - 1] || null;
     };
+    // While a move's run draws the next slide, what the last run drew is hidden (never the old slide under the
+    // new number, nor Streamlit's "Running..." on the room's screen): the page is marked kepp-moving from the key
+    // until the script's run has ended (stApp's run state), and presentation mode's CSS hides stale elements then.
+    const root = top.document.documentElement;
+    top.__keppMoving = function () {
+      root.classList.add("kepp-moving");
+      const app = top.document.querySelector('[data-testid="stApp"]');
+      if (!app || top.__keppMoveWatch) return;
+      let seenRunning = false;
+      top.__keppMoveWatch = new MutationObserver(() => {
+        const state = app.dataset.testScriptState;
+        if (state === "running") seenRunning = true;
+        else if (seenRunning && root.classList.contains("kepp-moving")) { root.classList.remove("kepp-moving"); seenRunning = false; }
+      });
+      top.__keppMoveWatch.observe(app, {attributes: true, attributeFilter: ["data-test-script-state"]});
+    };
     top.__keppGo = function (dir) {
       const button = top.__keppButton(dir);
       if (!button) return false;  // no playlist playing
-      if (!button.disabled) button.click();
+      if (!button.disabled) { top.__keppMoving(); button.click(); }
       const active = top.document.activeElement;
       if (active && active.blur) active.blur();  // a focused button (or frame) would take the next key itself
       return true;
@@ -76,6 +92,20 @@
       top.__keppGo(want > at.item ? "next" : "prev");
     };
   }
+  // the speaker's keys (kepp-speaker.js: blank, fullscreen, overview, a number then Enter) move the talk here: a
+  // jump is the playlist's place in the address (?playlist=NAME&item=K), which draws that item's own slide
+  top.__keppDriver = cfg.playing ? {
+    at: () => (top.__keppPlaying || {}).item || 1,
+    count: () => (top.__keppPlaying || {}).count || 0,
+    go: (k) => {
+      const at = top.__keppPlaying;
+      if (!at || k === at.item) return;
+      const q = new URLSearchParams({playlist: at.playlist, item: String(k)});
+      if (new URLSearchParams(top.location.search).get("present")) q.set("present", "1");
+      top.location.assign(top.location.pathname + "?" + q.toString());
+    },
+    thumb: (k, box) => { box.textContent = String(k); box.classList.add("kepp-thumb-number"); },
+  } : null;
   if (cfg.playing) {
     say({kind: "at", ...cfg.playing});
     top.__keppStep();

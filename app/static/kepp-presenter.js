@@ -4,8 +4,10 @@
 // both: this view asks the slides' tab to go to an item ("goto") and shows it; the slides' tab says where it
 // is ("at") whenever that changes, and this view follows (a trigger value "goto" reruns the page there).
 //
+// A countdown beside the clock: the talk's length from the playlist (data.minutes) or typed into "talk minutes".
+//
 // data: {playlist, item (1-based), count, channel, keys: {next, prev, first, last}, own (selectors of widgets that keep
-// their keys)}
+// their keys), minutes (the talk's length, or null)}
 export default function ({ parentElement, data, setTriggerValue }) {
   let s = parentElement.__kepp;
   if (!s || s.playlist !== data.playlist) {
@@ -18,6 +20,9 @@ export default function ({ parentElement, data, setTriggerValue }) {
         <button type="button" data-go="1" style="font-size:22px;padding:2px 14px">▶</button>
         <span style="font-size:20px">elapsed <b class="kepp-clock" style="font-size:26px;font-variant-numeric:tabular-nums">0:00</b></span>
         <button type="button" class="kepp-restart" style="font-size:20px">Restart the clock</button>
+        <b class="kepp-left" style="font-size:26px;font-variant-numeric:tabular-nums"></b>
+        <label style="font-size:20px">talk minutes <input class="kepp-minutes" type="number" min="0" max="600" step="1"
+          style="width:4em;font-size:20px"></label>
         <span class="kepp-follow" style="font-size:20px;color:var(--kepp-muted)"></span>
       </div>`;
     const q = (sel) => parentElement.querySelector(sel);
@@ -31,7 +36,27 @@ export default function ({ parentElement, data, setTriggerValue }) {
       q(".kepp-follow").textContent = s.seen && now() - s.seen < 600000
         ? "following the slides' tab" : "no slides' tab heard from yet: open the slides (Present) in this browser";
     };
-    const timer = setInterval(tick, 1000);
+    // the countdown: the talk's length (the playlist's minutes, or typed here; kept in this tab), what is left
+    const countKey = "kepp-talk-countdown:" + data.playlist;
+    let count = null;
+    try { count = JSON.parse(sessionStorage.getItem(countKey) || "null"); } catch (e) { count = null; }
+    if (!count && data.minutes) count = {minutes: data.minutes, end: now() + data.minutes * 60000};
+    const startCount = (minutes) => {
+      count = minutes > 0 ? {minutes, end: now() + minutes * 60000} : null;
+      sessionStorage.setItem(countKey, JSON.stringify(count));
+      left();
+    };
+    const left = () => {
+      const el = q(".kepp-left");
+      if (!count) { el.textContent = "no countdown"; el.style.color = ""; return; }
+      const ms = count.end - now(), sec = Math.ceil(Math.abs(ms) / 1000);
+      el.textContent = `${Math.floor(sec / 60)}:${String(sec % 60).padStart(2, "0")} ${ms >= 0 ? "left" : "over"}`;
+      el.style.color = ms < 120000 ? "var(--kepp-wrong, #c62828)" : "";
+    };
+    q(".kepp-minutes").value = count ? String(count.minutes) : "";
+    q(".kepp-minutes").addEventListener("change", (e) => startCount(Math.max(0, Number(e.target.value) || 0)));
+    left();
+    const timer = setInterval(() => { tick(); left(); }, 1000);
     const channel = typeof BroadcastChannel !== "undefined" ? new BroadcastChannel(data.channel) : null;
     // show item k here (a rerun of the page), and ask the slides' tab to go there too
     s.go = (k, tell) => {

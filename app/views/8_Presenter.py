@@ -40,7 +40,8 @@ if not items:
     st.stop()
 link.seed("presenter_item", "item", range(1, len(items) + 1), int)
 k = min(max(int(st.session_state.get("presenter_item", 1)), 1), len(items))
-moved = presenter.controls(name, k, len(items))
+minutes = None if name == playlists.DEFAULT else playlists.store(cfg).read(name).minutes  # the talk's length
+moved = presenter.controls(name, k, len(items), minutes=minutes)
 if moved is not None and moved != k:  # a key, a button or the slides' tab moved the view: draw it there
     st.session_state["presenter_item"] = moved
     st.rerun()

@@ -92,9 +92,9 @@ def _is_graph(path: Path, head: bytes) -> bool:
 
 
 def _is_deck(path: Path, head: bytes) -> bool:
-    from kepp_core.evaluation.playlists import is_deck
+    from kepp_core.evaluation.playlists import is_deck, is_deck_pdf
 
-    return is_deck(path)  # sealed by the export: a note quoting the deck's head is not one
+    return is_deck(path) or is_deck_pdf(path)  # sealed by the export: a note quoting the deck's head is not one
 
 
 def _is_features(path: Path, head: bytes) -> bool:
@@ -133,7 +133,7 @@ KINDS: dict[str, OutputKind] = {
     "taxonomy": OutputKind(name="a taxonomy (JSON)", recognise=_is_taxonomy),
     "checkpoint": OutputKind(name="a model's config (config.json)", recognise=_is_checkpoint),
     "results": OutputKind(name="a protocol's or table's results (JSON)", recognise=_is_results),
-    "deck": OutputKind(name="a KEPP deck (HTML, 'kepp talk export')", recognise=_is_deck),
+    "deck": OutputKind(name="a KEPP deck (HTML, or PDF with --pdf: 'kepp talk export')", recognise=_is_deck),
 }
 
 

@@ -52,6 +52,7 @@ __all__ = ["AB", "DECK_MARK", "DECK_SEAL", "EPISODE", "FORMAT", "MAX_ITEMS", "Pl
 FORMAT, VERSION = "kepp-playlist", 1
 SUFFIX = ".json"
 MAX_ITEMS = 200  # items in one playlist (a talk shows tens)
+MAX_MINUTES = 600  # a talk's length in minutes (the presenter view counts it down)
 MAX_BYTES = 256 * 1024  # a playlist file larger than this is not read
 MAX_NAME = 64  # characters of a playlist name
 MAX_TEXT = 300  # characters of an episode id, a method, a query value
@@ -68,6 +69,9 @@ DECK_MARK = '<meta name="generator" content="kepp-deck">'
 DECK_SEAL = "<!-- kepp-deck sha256:{digest} -->\n"
 _SEAL = re.compile(rb"<!-- kepp-deck sha256:([0-9a-f]{64}) -->\n")
 SEAL_BYTES = len(DECK_SEAL.format(digest="0" * 64))
+# A deck printed to PDF (`kepp talk export --pdf`) ends with this comment after the PDF's own end: a later export
+# may replace it without --force, as it replaces an HTML deck (PDF readers skip what follows %%EOF)
+PDF_SEAL = b"\n%kepp-deck-pdf\n"
 _NAME = re.compile(r"[A-Za-z0-9_-](?:[A-Za-z0-9 _.-]*[A-Za-z0-9_-])?")
 _QUERY_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,31}")
 # names Windows reserves for devices: a shared playlist must open there too
@@ -130,9 +134,11 @@ class PlaylistItem:
 
 @dataclass(frozen=True)
 class Playlist:
-    """A named, ordered list of :class:`PlaylistItem` (the name is the file's)."""
+    """A named, ordered list of :class:`PlaylistItem` (the name is the file's); ``minutes``: the talk's length,
+    which the presenter view counts down (None: none set)."""
     name: str
     items: tuple[PlaylistItem, ...] = ()
+    minutes: float | None = None
 
     def moved(self, index: int, delta: int) -> Playlist:
         """The playlist with item ``index`` moved ``delta`` places (kept inside the list).
@@ -177,7 +183,8 @@ class Playlist:
 
     def to_json(self) -> dict:
         """The playlist as its file holds it."""
-        return {"format": FORMAT, "version": VERSION, "items": [i.to_json() for i in self.items]}
+        return {"format": FORMAT, "version": VERSION, "items": [i.to_json() for i in self.items],
+                **({"minutes": self.minutes} if self.minutes is not None else {})}
 
 
 def _text(value, where: str, most: int, empty: bool = False) -> str:
@@ -245,15 +252,20 @@ def parse_playlist(data, name: str, where: str) -> Playlist:
         raise KeppError(f"{where}: 'format' is {str(data.get('format'))[:40]!r}, expected {FORMAT!r} (not a playlist file)")
     if data.get("version") != VERSION:
         raise KeppError(f"{where}: 'version' is {str(data.get('version'))[:20]!r}; this KEPP reads version {VERSION}")
-    extra = sorted(str(k)[:40] for k in data if k not in ("format", "version", "items"))
+    extra = sorted(str(k)[:40] for k in data if k not in ("format", "version", "items", "minutes"))
     if extra:
-        raise KeppError(f"{where}: unknown key {extra[0]!r} (a playlist has format, version, items)")
+        raise KeppError(f"{where}: unknown key {extra[0]!r} (a playlist has format, version, items, minutes)")
+    minutes = data.get("minutes")
+    if minutes is not None and (isinstance(minutes, bool) or not isinstance(minutes, (int, float))
+                                or not 0 < minutes <= MAX_MINUTES):
+        raise KeppError(f"{where}: 'minutes' is {str(minutes)[:20]!r}, expected the talk's length in minutes "
+                        f"(a number over 0, at most {MAX_MINUTES})")
     items = data.get("items")
     if not isinstance(items, list):
         raise KeppError(f"{where}: 'items' must be a list, got {type(items).__name__}")
     if len(items) > MAX_ITEMS:
         raise KeppError(f"{where}: 'items' holds {len(items)} items, more than a playlist may ({MAX_ITEMS})")
-    return Playlist(name, tuple(parse_item(v, f"{where}: items[{k}]") for k, v in enumerate(items)))
+    return Playlist(name, tuple(parse_item(v, f"{where}: items[{k}]") for k, v in enumerate(items)), minutes=minutes)
 
 
 @dataclass(frozen=True)
@@ -289,6 +301,23 @@ class PlaylistStore:
         if DECK_MARK not in html[:4096]:
             raise KeppError(f"{path}: not written: the page is not a KEPP deck")
         atomic_write_bytes(path, sealed_deck(html))
+        return path
+
+    def write_pdf(self, path: str | os.PathLike, pdf: bytes, force: bool = False) -> Path:
+        """Write a deck printed to PDF (``pdf``) to ``path`` atomically: a new file in an existing folder, an
+        earlier PDF, another regular file only with ``force``; never a folder or another non-regular file."""
+        path = Path(path)
+        if path.exists() or path.is_symlink():
+            if not path.is_file() or path.is_symlink():
+                raise KeppError(f"{path}: exists and is not a regular file: choose another --out")
+            if not force and not is_deck_pdf(path):
+                raise KeppError(f"{path}: exists and is not a KEPP deck's PDF: choose another --out, or --force to "
+                                "replace it")
+        if not path.parent.is_dir():
+            raise KeppError(f"{path.parent}: no such folder for the deck")
+        if not pdf.startswith(b"%PDF-"):
+            raise KeppError(f"{path}: not written: the printed deck is not a PDF")
+        atomic_write_bytes(path, pdf + PDF_SEAL)
         return path
 
     def path(self, name: str) -> Path:
@@ -411,6 +440,18 @@ def sealed_deck(html: str) -> bytes:
     """
     body = html.encode("utf-8")
     return body + DECK_SEAL.format(digest=hashlib.sha256(body).hexdigest()).encode()
+
+
+def is_deck_pdf(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a deck's PDF an export wrote: a regular file (not through a link) that begins as a PDF
+    and ends in :data:`PDF_SEAL`."""
+    path = Path(path)
+    if path.is_symlink() or not path.is_file() or path.stat().st_size < 5 + len(PDF_SEAL):
+        return False
+    with open(path, "rb") as f:
+        head = f.read(5)
+        f.seek(-len(PDF_SEAL), os.SEEK_END)
+        return head == b"%PDF-" and f.read() == PDF_SEAL
 
 
 def is_deck(path: str | os.PathLike) -> bool:

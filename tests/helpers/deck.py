@@ -143,3 +143,24 @@ def hostile_deck() -> tuple[str, list[str], list[dict]]:
     """A deck of the hostile world (its HTML), its step names and its playlist's items."""
     steps, ds, preds, graph, items = _hostile_world()
     return deck.build_deck("hostile", items, ds, preds, graph, DECK_MARK), steps, items
+
+
+AB_EPISODE = ("pancakes/0199/0:6", "kepp-R1+jdec", "kepp-nograph")  # an A/B slide whose truth edges once hid
+
+
+def forty_slides(preds) -> list[dict]:
+    """A speaker's long talk on the demo records: 40 items over every horizon (3 to 6) and several methods,
+    successes and failures, with the A/B slide of :data:`AB_EPISODE` and two more A/B pairs."""
+    episode, a, b = AB_EPISODE
+    row = preds[(preds["episode"] == episode) & (preds["method"] == a)].iloc[0]
+    items = [{**playlists.ab_item(row, b), "note": "the A/B slide"}]
+    methods = ["kepp-R1+jdec", "kepp-R2", "kepp-nograph", "pdpp", "graph-pred"]
+    for k in range(37):
+        horizon, method = 3 + k % 4, methods[k % len(methods)]
+        rows = preds[(preds["horizon"] == horizon) & (preds["method"] == method)]
+        r = rows.iloc[(k * 37) % len(rows)]
+        items.append({**playlists.item_of_row(r), "note": f"note {k + 2}"})
+    for k, (method, versus) in enumerate([("kepp-R2", "random"), ("kepp-R1+jdec", "pdpp")]):
+        r = preds[(preds["horizon"] == 5 + k) & (preds["method"] == method)].iloc[11 * k + 3]
+        items.append({**playlists.ab_item(r, versus), "note": "another A/B pair"})
+    return items

@@ -4,7 +4,8 @@ Streamlit, no network: every frame, style and script is inside the file).
 Each slide is the item's :class:`components.records.slides.Slide`, the same one the live slides draw: the episode,
 the method and the verdict, the plan against the ground truth, the start and goal frames (decoded from the
 video file by :func:`kepp_core.api.thumbnail_png`, embedded as JPEG; a world with features alone says it has
-no frames) and the plan graph (:func:`components.graph.plangraph.plan_graph`, drawn here as a static SVG). The
+no frames) and the plan graph (:func:`components.graph.plangraph.plan_graph`, drawn as a static SVG by
+:func:`components.talk.deck_graph.graph_svg`). The
 file's script (``app/static/kepp-deck.js``) moves through the slides with a clicker's keys, keeps the slide's
 number in the address's fragment (``talk.html#3``), and opens the presenter view (``#presenter-3``: the
 slide, the next one, the speaker's note and a clock) in a second window that follows the first and moves it.
@@ -25,7 +26,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
-import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -34,126 +34,17 @@ from PIL import Image
 from components.ui import scripts
 from components.graph import plangraph
 from components.records import recorded, slides
-from components.ui.colours import EDGE, NODE_STROKE, PLAN_TINT, RIGHT, TRUTH_TINT, WRONG, css_variables
+from components.talk.deck_graph import graph_svg
+from components.ui.colours import EDGE, PLAN_TINT, RIGHT, TRUTH_TINT, WRONG, css_variables
 from components.ui.text import page_text as esc
 from kepp_core import api
 from kepp_core.api.workspace import sealed_deck
 from kepp_core.errors import KeppError
 
-__all__ = ["build_deck", "deck_html", "export", "graph_svg", "page_deck", "playlist_items"]
+__all__ = ["MissingItems", "build_deck", "deck_html", "export", "missing_items", "page_deck", "playlist_items"]
 
 FRAME_PX, JPEG_QUALITY = 480, 85  # a frame's longer side (sharp at 1920x1080) and its JPEG quality
-GRAPH = {"depth": 1, "max_nodes": 14, "max_rows": 4}  # one screen's worth at a room's type size
-NODE_W, NODE_H, LINE_CHARS, NODE_PX = 200, 86, 15, 21  # a step's box in the drawing's units; labels wrap at spaces
-GAP_X, GAP_Y = 40, 50  # between boxes (room for an arrow and its weight)
-BOX = (650, 470)  # the graph's box on a 1280x720 slide (its shape at every 16:9 size): the drawing's turn fits it
-
-
-def _lines(label: str, most: int = 3) -> list[str]:
-    """A step's name in lines of about :data:`LINE_CHARS` characters, broken at spaces only (a last line
-    that would be cut ends with an ellipsis; the full name is the node's hover text).
-
-    >>> _lines("remove the tea bag"), _lines("boil water and pour it into the cup slowly please")
-    (['remove the tea', 'bag'], ['boil water and', 'pour it into', 'the cup slowly…'])
-    """
-    lines: list[str] = []
-    for word in str(label).split():
-        if lines and len(lines[-1]) + 1 + len(word) <= LINE_CHARS:
-            lines[-1] += " " + word
-        else:
-            lines.append(word)
-    if len(lines) > most:
-        lines = lines[:most]
-        lines[-1] += "…"
-    return lines or [""]
-
-
-def _clip(x1: float, y1: float, x2: float, y2: float) -> tuple[float, float]:
-    """Where the segment from box centre (x1, y1) towards (x2, y2) leaves the box."""
-    dx, dy = x2 - x1, y2 - y1
-    if not dx and not dy:
-        return x1, y1
-    t = min((NODE_W / 2) / abs(dx) if dx else math.inf, (NODE_H / 2) / abs(dy) if dy else math.inf)
-    return x1 + t * dx, y1 + t * dy
-
-
-def _places(pg: plangraph.PlanGraph) -> tuple[dict[int, tuple[float, float]], bool]:
-    """Each step's centre in the drawing's units, on the plan graph's grid (column: the place in the plan;
-    row: its row there), left to right, or top to bottom where that draws the steps larger in the slide's
-    graph box (a long plan's); and whether it is turned."""
-    def at(turned: bool) -> dict[int, tuple[float, float]]:
-        return {n.id: ((n.row, n.column) if turned else (n.column, n.row)) for n in pg.nodes}
-
-    def scale(cells: dict) -> float:
-        xs, ys = [c for c, _ in cells.values()], [r for _, r in cells.values()]
-        w = (max(xs) - min(xs)) * (NODE_W + GAP_X) + NODE_W + 160
-        h = (max(ys) - min(ys)) * (NODE_H + GAP_Y) + NODE_H + 160
-        return min(BOX[0] / w, BOX[1] / h)
-
-    turned = scale(at(True)) > scale(at(False))
-    return {a: (c * (NODE_W + GAP_X), r * (NODE_H + GAP_Y)) for a, (c, r) in at(turned).items()}, turned
-
-
-def graph_svg(pg: plangraph.PlanGraph) -> str:
-    """A :class:`~components.graph.plangraph.PlanGraph` as a static SVG that scales to its box (its text grows with
-    the screen): the steps on the plan graph's grid (turned top to bottom where that draws them larger), the
-    arrows in their colours and styles, the weights it labels (where they do not cover a step), every hover
-    text as a ``<title>``."""
-    if not pg.nodes:
-        return ""
-    at, turned = _places(pg)
-    xs, ys = [x for x, _ in at.values()], [y for _, y in at.values()]
-    pad = 80  # a self-loop's arc and a weight stay inside
-    x0, y0 = min(xs) - NODE_W / 2 - pad, min(ys) - NODE_H / 2 - pad
-    w, h = max(xs) - min(xs) + NODE_W + 2 * pad, max(ys) - min(ys) + NODE_H + 2 * pad
-    colours = sorted({e.colour for e in pg.edges})
-    marker = {c: f"a{k}" for k, c in enumerate(colours)}
-    defs = "".join(f'<marker id="{marker[c]}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
-                   f'orient="auto-start-reverse"><path d="M0,0L10,5L0,10z" fill="{esc(c)}"/></marker>' for c in colours)
-
-    def covered(x: float, y: float) -> bool:
-        return any(abs(x - cx) < NODE_W / 2 + 8 and abs(y - cy) < NODE_H / 2 + 8 for cx, cy in at.values())
-
-    edges, labels = [], []
-    for e in pg.edges:
-        if e.source not in at or e.target not in at:
-            continue
-        (ax, ay), (bx, by) = at[e.source], at[e.target]
-        dash = ' stroke-dasharray="8 6"' if e.kind == "path" and e.dashed else ' stroke-dasharray="2 5"' if e.kind == "outside" else ""
-        if e.source == e.target and turned:  # a self-loop: an arc beside the box's left side (the neighbours are right)
-            sx, sy = ax - NODE_W / 2, ay - 20
-            d, mx, my = f"M{sx:.1f},{sy:.1f} C{sx - 70:.1f},{sy - 30:.1f} {sx - 70:.1f},{sy + 70:.1f} {sx:.1f},{sy + 40:.1f}", sx - 62, ay
-        elif e.source == e.target:  # over the box's top (the neighbours are below)
-            sx, sy = ax - 30, ay - NODE_H / 2
-            d, mx, my = f"M{sx:.1f},{sy:.1f} C{sx - 20:.1f},{sy - 70:.1f} {sx + 80:.1f},{sy - 70:.1f} {sx + 60:.1f},{sy:.1f}", ax, sy - 56
-        else:
-            sx, sy = _clip(ax, ay, bx, by)
-            tx, ty = _clip(bx, by, ax, ay)
-            length = math.hypot(tx - sx, ty - sy) or 1.0
-            bend = e.curve * length
-            cx, cy = (sx + tx) / 2 - bend * (ty - sy) / length, (sy + ty) / 2 + bend * (tx - sx) / length
-            d = f"M{sx:.1f},{sy:.1f} Q{cx:.1f},{cy:.1f} {tx:.1f},{ty:.1f}"
-            mx, my = (sx + 2 * cx + tx) / 4, (sy + 2 * cy + ty) / 4
-        edges.append(f'<path class="edge" data-kind="{esc(e.kind)}" d="{d}" fill="none" stroke="{esc(e.colour)}" '
-                     f'stroke-width="{max(1.0, float(e.width)):.1f}"{dash} marker-end="url(#{marker[e.colour]})">'
-                     f'<title>{esc(e.title)}</title></path>')
-        if e.labelled and not covered(mx, my):
-            labels.append(f'<text class="weight" x="{mx:.1f}" y="{my:.1f}">{e.probability:.2f}</text>')
-    nodes = []
-    for n in pg.nodes:
-        x, y = at[n.id]
-        lines = _lines(n.label)
-        first = -(len(lines) - 1) * 0.6
-        spans = "".join(f'<tspan x="{x}" dy="{first if k == 0 else 1.2}em">{esc(line)}</tspan>'
-                        for k, line in enumerate(lines))
-        nodes.append(f'<g class="step" data-role="{esc(n.role)}"><title>{esc(n.title or n.label)}</title>'
-                     f'<rect x="{x - NODE_W / 2:.1f}" y="{y - NODE_H / 2:.1f}" width="{NODE_W}" height="{NODE_H}" '
-                     f'rx="14" fill="{esc(n.colour)}" stroke="{NODE_STROKE}" stroke-width="1.5"/>'
-                     f'<text x="{x}" y="{y}" fill="{esc(n.font_colour)}" font-size="{NODE_PX}" '
-                     f'dominant-baseline="middle" text-anchor="middle">{spans}</text></g>')
-    return (f'<svg class="graph-svg" viewBox="{x0:.1f} {y0:.1f} {w:.1f} {h:.1f}" preserveAspectRatio="xMidYMid meet" '
-            f'role="img" aria-label="plan graph"><defs>{defs}</defs>{"".join(edges)}{"".join(nodes)}'
-            f'<g class="weights">{"".join(labels)}</g></svg>')
+GRAPH = {"depth": 1, "max_nodes": 14, "max_rows": 3}  # one screen's worth at a room's type size (deck_graph)
 
 
 def _legend(pg: plangraph.PlanGraph) -> str:
@@ -167,7 +58,7 @@ def _legend(pg: plangraph.PlanGraph) -> str:
         name, _, steps = entry.text.partition(": ")  # a path's steps are in the drawing (and the hover text)
         shown = name if entry.group is not None and steps else entry.text
         rows.append(f'<li title="{esc(entry.text)}">{swatch}{esc(shown)}</li>')
-    return f'<ul class="legend">{"".join(rows)}</ul>' if rows else ""
+    return f'<ul class="legend" data-part="legend">{"".join(rows)}</ul>' if rows else ""
 
 
 def _cards(labels: Sequence[str], right: Sequence[bool] | None, tint: str, part: str, heading: str,
@@ -215,62 +106,80 @@ def _frames(shown: slides.Slide, thumbnail: Callable[[str, float, int], bytes]) 
     return f'<div class="frames" data-part="frames">{"".join(figures)}</div>'
 
 
-def _slide_html(k: int, count: int, shown: slides.Slide, frames: str, graph: str) -> str:
-    body = _verdicts(shown)
+def _slide_html(k: int, count: int, shown: slides.Slide, frames: str, graph: tuple[str, str], missing: str = "") -> str:
+    """A slide: what the records lack for it (``missing``), the verdicts, plans, truth, the graph's legend and the
+    frames on the left, the graph right."""
+    figure, legend = graph
+    body = (f'<p class="missing" data-part="missing">missing from the records: {esc(missing)}</p>' if missing else "")
+    body += _verdicts(shown)
     if shown.record is not None:
         for side in shown.sides:
             if side.record is not None:
-                heading = f"plan {side.name} · {side.record.label}" if side.name else "plan"
+                heading = f"plan {side.name}" if side.name else "plan"  # the verdict above names its method
                 body += _cards(side.plan, side.plan_right, PLAN_TINT, "plan", heading, side.name)
         body += _cards(shown.truth, None, TRUTH_TINT, "truth", "ground truth")
-    body += frames
-    return (f'<section class="slide" id="slide-{k}" data-n="{k}" hidden>'
+    body += legend + frames
+    return (f'<section class="slide" id="slide-{k}" data-n="{k}">'
             f'<header><h1 data-part="title">{esc(shown.title)}</h1><span class="count">{k} / {count}</span></header>'
-            f'<div class="body"><div class="left">{body}</div><div class="right">{graph}</div></div></section>')
+            f'<div class="body"><div class="left">{body}</div><div class="right">{figure}</div></div></section>')
 
 
-def _graph_html(shown: slides.Slide, graph) -> str:
+def _graph_html(shown: slides.Slide, graph) -> tuple[str, str]:
+    """The slide's plan graph (a figure) and its legend (which the slide sets under the plans, so that the drawing
+    has the column's height)."""
     if shown.graph is None or graph is None:
-        return ""
+        return "", ""
     drawn = shown.graph
     pg = plangraph.plan_graph(graph, drawn["endpoints"], drawn["named_paths"], drawn["truth"], own=drawn["own"],
                               **GRAPH)
     return (f'<figure class="graph" data-part="graph"><figcaption>{esc(drawn["title"])}</figcaption>'
-            f'<div class="drawing">{graph_svg(pg)}</div>{_legend(pg)}</figure>')
+            f'<div class="drawing">{graph_svg(pg)}</div></figure>', _legend(pg))
 
 
-def deck_html(name: str, shown: Sequence[slides.Slide], frames: Sequence[str] = (), graphs: Sequence[str] = (),
-              mark: str = "") -> str:
-    """The deck's HTML: the slides ``shown`` (with their frames' and graphs' HTML, where given) of the
-    playlist ``name``, the styles and the script inline; ``mark``: the head that says the file is a deck (the
-    playlists store's :attr:`~kepp_core.evaluation.playlists.PlaylistStore.deck_mark`)."""
+def deck_html(name: str, shown: Sequence[slides.Slide], frames: Sequence[str] = (), graphs: Sequence[tuple[str, str]] = (),
+              mark: str = "", minutes: float | None = None, missing: Mapping[int, str] | None = None) -> str:
+    """The deck's HTML: the slides ``shown`` (with their frames' and graphs' HTML, where given: a graph's figure
+    and legend) of the
+    playlist ``name``, the styles and the scripts inline (the slides' and the speaker's keys); ``mark``: the head
+    that says the file is a deck (the playlists store's
+    :attr:`~kepp_core.evaluation.playlists.PlaylistStore.deck_mark`); ``minutes``: the talk's length (the
+    presenter view's countdown); ``missing``: what the records lack for a slide (by index), said on it."""
     count = len(shown)
+    missing = missing or {}
     sections = "".join(_slide_html(k + 1, count, s, frames[k] if k < len(frames) else "",
-                                   graphs[k] if k < len(graphs) else "") for k, s in enumerate(shown))
-    data = {"name": name, "count": count, "keys": scripts.SLIDE_KEYS,
+                                   graphs[k] if k < len(graphs) else ("", ""), missing.get(k, ""))
+                       for k, s in enumerate(shown))
+    data = {"name": name, "count": count, "keys": scripts.SLIDE_KEYS, "minutes": minutes,
             "notes": [s.note for s in shown], "titles": [s.title for s in shown],
             "id": hashlib.sha1("\0".join([name, *(s.title for s in shown)]).encode()).hexdigest()[:12]}
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">" + mark
             + '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            + f"<title>{esc(name)} · KEPP talk</title>{css_variables()}<style>{scripts.source('kepp-deck.css')}</style></head>"
+            + f"<title>{esc(name)} · KEPP talk</title>{css_variables()}<style>{scripts.source('kepp-deck.css')}"
+            + f"{scripts.source('kepp-speaker.css')}</style></head>"
             + f'<body><main id="deck">{sections}</main>'
             + '<div id="presenter" hidden><div class="p-now"><h2>Now <span id="p-count"></span></h2><div class="p-frame" '
               'id="p-current"></div></div><div class="p-next"><h2 id="p-next-head">Next</h2><div class="p-frame" '
-              'id="p-next"></div></div><div class="p-note" id="p-note"></div><button type="button" id="p-clock" '
-              'title="click: restart the clock">0:00</button></div>'
+              'id="p-next"></div></div><div class="p-note" id="p-note"></div><div class="p-timer"><button type="button" id="p-clock" '
+              'title="click: restart the clock">0:00</button><span id="p-left"></span><label>talk minutes '
+              '<input id="p-minutes" type="number" min="0" max="600" step="1"></label></div></div>'
             + '<button type="button" id="open-presenter" title="the presenter view in a new window (P)">Notes</button>'
-            + scripts.call("kepp-deck.js", data) + "</body></html>\n")
+            + scripts.call("kepp-deck.js", data) + scripts.speaker_script([s.title for s in shown], deck=True)
+            + "</body></html>\n")
 
 
 def build_deck(name: str, items: Sequence[Mapping], ds, preds, graph, mark: str, names: Mapping[str, str] | None = None,
-               thumbnail: Callable[[str, float, int], bytes] = api.thumbnail_png) -> str:
+               thumbnail: Callable[[str, float, int], bytes] = api.thumbnail_png, minutes: float | None = None,
+               missing: Mapping[int, str] | None = None) -> str:
     """The deck of the playlist ``name`` (its ``items``, dicts as the playlist file holds them) on the dataset
     ``ds``, the prediction records ``preds`` and the P²KG ``graph`` (None: no graph drawn); ``names``: the
-    records' display names."""
+    records' display names; ``minutes``: the talk's length; ``missing``: what the records lack for an item (by
+    index, :func:`missing_items`; None: found here), said on its slide."""
     if not items:
         raise KeppError(f"playlist {name!r} is empty: there is nothing to put in a deck")
     shown = [slides.slide(item, ds, preds, names) for item in items]
-    return deck_html(name, shown, [_frames(s, thumbnail) for s in shown], [_graph_html(s, graph) for s in shown], mark)
+    missing = missing_items(items, preds) if missing is None else missing
+    return deck_html(name, shown, [_frames(s, thumbnail) for s in shown], [_graph_html(s, graph) for s in shown], mark,
+                     minutes, missing)
 
 
 def page_deck(cfg, name: str, items: Sequence[Mapping], ds, preds, names: Mapping[str, str], mark: str) -> bytes:
@@ -285,22 +194,77 @@ def page_deck(cfg, name: str, items: Sequence[Mapping], ds, preds, names: Mappin
 
 
 def playlist_items(cfg, playlist: str):
-    """The store, name and items of ``playlist``: a playlist of the configuration's workspace (its name), or a
-    playlist file (a path ending in ``.json``), checked as the Playlists page checks it."""
+    """The store, name, items and talk length (minutes, or None) of ``playlist``: a playlist of the
+    configuration's workspace (its name), or a playlist file (a path ending in ``.json``), checked as the
+    Playlists page checks it."""
     path = Path(playlist)
     if path.suffix == ".json" and (path.exists() or len(path.parts) > 1):
         name, store = path.stem, api.Workspace(cfg).playlists(folder=path.parent)
     else:
         name, store = playlist, api.Workspace(cfg).playlists()
-    return store, name, [i.to_json() for i in store.read(name).items]
+    read = store.read(name)
+    return store, name, [i.to_json() for i in read.items], read.minutes
 
 
-def export(cfg, playlist: str, out: str | Path, force: bool = False) -> Path:
+def _lacking(preds, episode: str, method: str, seed: int | None) -> str:
+    """What the records lack for ``method``'s record of ``episode`` (and ``seed``, where the item names one)."""
+    if preds is None:
+        return f"{method!r}: no prediction records were given"
+    rows = preds[preds["episode"] == episode]
+    if not len(rows):
+        return f"episode {episode!r} is not in the prediction records"
+    rows = rows[rows["method"] == method]
+    if not len(rows):
+        return f"method {method!r} has no record of episode {episode!r}"
+    seeds = sorted({int(s) for s in rows["seed"]})
+    return f"method {method!r} has no record of episode {episode!r} with seed {seed} (its seeds: {seeds[:8]})"
+
+
+def missing_items(items: Sequence[Mapping], preds) -> dict[int, str]:
+    """The items (by index) that name an episode, seed or method the records ``preds`` lack, each with what is
+    missing (an item planned live names no method and lacks nothing)."""
+    out: dict[int, str] = {}
+    for k, item in enumerate(items):
+        recs = slides.item_records(preds, item)
+        methods = (item.get("method") or "", item.get("versus") or "")[:len(recs)]
+        seed = str(item.get("query", {}).get("seed", ""))
+        seed = int(seed) if seed.lstrip("-").isdigit() else (recs[0].seed if recs[0] is not None else None)
+        lacks = [_lacking(preds, item["episode"], m, seed) for m, r in zip(methods, recs) if m and r is None]
+        if lacks:
+            out[k] = "; ".join(lacks)
+    return out
+
+
+class MissingItems(KeppError):
+    """A playlist names what the records lack: ``lines``, one per such item (the file, the item, what is missing)."""
+
+    def __init__(self, lines: list[str], summary: str) -> None:
+        super().__init__(summary)
+        self.lines = lines
+
+
+def export(cfg, playlist: str, out: str | Path, force: bool = False, allow_missing: bool = False,
+           warn: Callable[[str], None] = lambda line: None, pdf: bool = False) -> Path:
     """``kepp talk export``: the deck of ``playlist`` (:func:`playlist_items`) on the configuration's dataset,
-    records and graph, written to ``out`` by its store (atomically; over another file only with ``force``)."""
-    store, name, items = playlist_items(cfg, playlist)
+    records and graph, written to ``out`` by its store (atomically; over another file only with ``force``).
+    A playlist naming an episode, seed or method the records lack is refused (:class:`MissingItems`, nothing
+    written) unless ``allow_missing``: then each such item is ``warn``-ed and its slide says what is missing.
+    ``pdf``: the deck printed by Chromium (:func:`components.talk.deck_pdf.print_pdf`) instead of its HTML."""
     ws = api.Workspace(cfg)
-    files = ws.prediction_files()
+    files = ws.prediction_files()  # records that are gone are named before any playlist is looked for
+    store, name, items, minutes = playlist_items(cfg, playlist)
     preds = api.read_predictions(files) if files else None
-    html = build_deck(name, items, ws.dataset, preds, ws.graph(), store.deck_mark, recorded.display_names(preds))
+    missing = missing_items(items, preds)
+    lines = [f"{store.path(name)}: item {k + 1} ({items[k]['episode']}): {why}" for k, why in missing.items()]
+    if lines and not allow_missing:
+        raise MissingItems(lines, f"{store.path(name)}: {len(lines)} of {len(items)} items name what the records "
+                                  "lack: nothing was written (--allow-missing writes the deck, those slides marked)")
+    for line in lines:
+        warn(line)
+    html = build_deck(name, items, ws.dataset, preds, ws.graph(), store.deck_mark, recorded.display_names(preds),
+                      minutes=minutes, missing=missing)
+    if pdf:
+        from components.talk import deck_pdf  # Playwright, only when a PDF is asked for
+
+        return store.write_pdf(out, deck_pdf.print_pdf(html), force)
     return store.write_deck(out, html, force)

@@ -369,5 +369,8 @@ def playing_bar(cfg: AppConfig, ds, link) -> tuple[str, int] | None:
         to = target(move, k, n)
         st.query_params.from_dict(play_query(name, to, items[to]))
         st.rerun()
-    st.html(keys_script({"playlist": name, "item": k + 1, "count": len(items)}), unsafe_allow_javascript=True)
+    titles = [item_label(item, ds, backend.method_names(cfg), note=False) for item in items]
+    st.html(keys_script({"playlist": name, "item": k + 1, "count": len(items)})
+            + f"<style>{scripts.source('kepp-speaker.css')}</style>" + scripts.speaker_script(titles, OWN_KEYS),
+            unsafe_allow_javascript=True)
     return name, k + 1

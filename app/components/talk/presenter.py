@@ -19,11 +19,12 @@ __all__ = ["controls", "slide_summary"]
 _CONTROLS = st.components.v2.component("kepp_presenter", js=scripts.source("kepp-presenter.js"), isolate_styles=False)
 
 
-def controls(name: str, item: int, count: int, key: str = "presenter_controls") -> int | None:
-    """The clock, previous / next and the link to the slides' tab; the item (1-based) this view was moved
-    to in this run (a key, a button, the slides' tab), or None."""
+def controls(name: str, item: int, count: int, key: str = "presenter_controls", minutes: float | None = None) -> int | None:
+    """The clock, the countdown (``minutes``: the talk's length, the playlist's; else typed there), previous / next
+    and the link to the slides' tab; the item (1-based) this view was moved to in this run (a key, a button, the
+    slides' tab), or None."""
     got = _CONTROLS(key=key, data={"playlist": name, "item": item, "count": count, "channel": playlists.CHANNEL,
-                                   "keys": scripts.SLIDE_KEYS, "own": playlists.OWN_KEYS},
+                                   "keys": scripts.SLIDE_KEYS, "own": playlists.OWN_KEYS, "minutes": minutes},
                     on_goto_change=lambda: None, height=56)
     return None if got.goto is None else int(got.goto)
 

@@ -53,6 +53,10 @@ code {{ font-size: max({MIN_PRESENT_PX}px, 0.75em) !important; }}
 .kepp-mark {{ font-size: max({STEP_PRESENT_PX}px, 1em) !important; line-height: 1; }}
 /* a bigger screen: the same page, zoomed (app/static/kepp-present.js sets --kepp-zoom) */
 [data-testid="stMainBlockContainer"] {{ zoom: var(--kepp-zoom, 1); }}
+/* a move to another slide (app/static/kepp-keys.js marks the page kepp-moving until its run has ended): what the
+   last run drew is hidden, never the old slide under the new number, and no "Running..." on the room's screen */
+.kepp-moving [data-stale="true"] {{ visibility: hidden !important; }}
+.kepp-moving [data-testid="stStatusWidget"] {{ display: none !important; }}
 /* the server away (app/static/kepp-present.js): the slide stays, with a quiet mark; no developer dialog */
 [data-kepp-connection], [data-testid="stConnectionStatus"] {{ display: none !important; }}
 .kepp-reconnecting {{ display: none; }}

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from components.ui.text import script_json
 
-__all__ = ["SLIDE_KEYS", "STATIC", "STATIC_URL", "call", "data_block", "served", "source"]
+__all__ = ["SLIDE_KEYS", "SPEAKER_KEYS", "speaker_help", "speaker_script", "STATIC", "STATIC_URL", "call", "data_block", "served", "source"]
 
 STATIC = Path(__file__).resolve().parents[2] / "static"
 STATIC_URL = "app/static/"  # relative: a frame written with srcdoc resolves it against the page's address
@@ -33,6 +33,31 @@ STATIC_URL = "app/static/"  # relative: a frame written with srcdoc resolves it 
 # listener (kepp-keys.js), by the graph frame (kepp-graph.js hands them to the page) and the presenter view.
 SLIDE_KEYS = {"next": ["ArrowRight", "PageDown", " ", "Spacebar"], "prev": ["ArrowLeft", "PageUp"], "first": ["Home"],
               "last": ["End"]}
+
+# The keys speakers expect beside them (reveal.js's), in the deck and the live slides (kepp-speaker.js): blank
+# the screen, fullscreen, the overview of the slides, this list; a number then Enter jumps to that slide.
+SPEAKER_KEYS = {"blank": ["b", "B", "."], "fullscreen": ["f", "F"], "overview": ["o", "O", "Escape"], "help": ["?"]}
+
+
+def speaker_help(deck: bool) -> list[list[str]]:
+    """The ``?`` list: each key and what it does (``deck``: the offline deck's, with its presenter view).
+
+    >>> [what for keys, what in speaker_help(False) if keys == "B or ."]
+    ['blank the screen (again: back)']
+    """
+    rows = [["→ PageDown Space", "next slide"], ["← PageUp", "previous slide"], ["Home / End", "first / last slide"],
+            ["B or .", "blank the screen (again: back)"], ["F", "fullscreen (again: back)"],
+            ["O or Esc", "overview of the slides: click one to go there"], ["a number, Enter", "go to that slide"]]
+    if deck:
+        rows.append(["P", "the presenter view (note, next slide, clock, countdown) in a new window"])
+    return rows + [["?", "this list (again or Esc: close)"]]
+
+
+def speaker_script(titles, own: str = "", deck: bool = False) -> str:
+    """The speaker's keys (app/static/kepp-speaker.js) for slides with these ``titles``; ``own``: a selector of
+    widgets that keep their keys; the page sets ``__keppDriver`` (see the script)."""
+    return call("kepp-speaker.js", {"keys": SPEAKER_KEYS, "help": speaker_help(deck), "titles": list(titles),
+                                    "own": own})
 
 
 @functools.cache
