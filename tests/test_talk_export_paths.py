@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from kepp_core.evaluation.playlists import DECK_MARK, DECK_SEAL, is_deck, sealed_deck
+from kepp_core.evaluation.playlists import DECK_MARK, DECK_SEAL, PlaylistStore, is_deck, is_deck_pdf, sealed_deck
 from kepp_core.paths import REPO_ROOT
 from tests.helpers.cli import assert_one_line_error, run_kepp
 from tests.helpers.deck import every_kind, records_of, write_playlist
@@ -89,3 +89,20 @@ def test_only_a_regular_file_whose_seal_matches_every_byte_before_it_is_a_deck(t
         deck.write_bytes(broken)
         assert not is_deck(deck)
     assert not is_deck(tmp_path) and not is_deck(tmp_path / "missing.html")
+
+
+def test_a_decks_pdf_is_one_only_while_its_seal_matches_the_bytes_the_export_wrote(tmp_path):
+    pdf = tmp_path / "talk.pdf"
+    printed = b"%PDF-1.7\n1 0 obj <<>> endobj\n%%EOF\n"
+    PlaylistStore(tmp_path).write_pdf(pdf, printed)
+    assert is_deck_pdf(pdf) and pdf.read_bytes().startswith(printed)
+    PlaylistStore(tmp_path).write_pdf(pdf, printed + b"% again\n")  # an earlier deck's PDF is replaced without --force
+    data = pdf.read_bytes()
+    forged = printed + b"\n%kepp-deck sha256:" + b"0" * 64 + b"\n"  # a PDF quoting a seal it does not match
+    for broken in (data[:-1], b"x" + data[1:], data.replace(b"again", b"AGAIN"), forged):
+        pdf.write_bytes(broken)
+        assert not is_deck_pdf(pdf)
+    pdf.write_bytes(forged)
+    with pytest.raises(Exception, match="not a KEPP deck's PDF"):
+        PlaylistStore(tmp_path).write_pdf(pdf, printed)
+    assert pdf.read_bytes() == forged

@@ -69,9 +69,12 @@ DECK_MARK = '<meta name="generator" content="kepp-deck">'
 DECK_SEAL = "<!-- kepp-deck sha256:{digest} -->\n"
 _SEAL = re.compile(rb"<!-- kepp-deck sha256:([0-9a-f]{64}) -->\n")
 SEAL_BYTES = len(DECK_SEAL.format(digest="0" * 64))
-# A deck printed to PDF (`kepp talk export --pdf`) ends with this comment after the PDF's own end: a later export
-# may replace it without --force, as it replaces an HTML deck (PDF readers skip what follows %%EOF)
-PDF_SEAL = b"\n%kepp-deck-pdf\n"
+# A deck printed to PDF (`kepp talk export --pdf`) is sealed the same way, the seal a PDF comment after the PDF's
+# own end (readers skip what follows %%EOF): a later export may replace it without --force, as it replaces an HTML
+# deck, and a PDF is one only while its bytes are those the export wrote.
+PDF_SEAL = "\n%kepp-deck sha256:{digest}\n"
+_PDF_SEAL = re.compile(rb"\n%kepp-deck sha256:([0-9a-f]{64})\n")
+PDF_SEAL_BYTES = len(PDF_SEAL.format(digest="0" * 64))
 _NAME = re.compile(r"[A-Za-z0-9_-](?:[A-Za-z0-9 _.-]*[A-Za-z0-9_-])?")
 _QUERY_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,31}")
 # names Windows reserves for devices: a shared playlist must open there too
@@ -317,7 +320,7 @@ class PlaylistStore:
             raise KeppError(f"{path.parent}: no such folder for the deck")
         if not pdf.startswith(b"%PDF-"):
             raise KeppError(f"{path}: not written: the printed deck is not a PDF")
-        atomic_write_bytes(path, pdf + PDF_SEAL)
+        atomic_write_bytes(path, pdf + PDF_SEAL.format(digest=hashlib.sha256(pdf).hexdigest()).encode())
         return path
 
     def path(self, name: str) -> Path:
@@ -444,32 +447,34 @@ def sealed_deck(html: str) -> bytes:
 
 def is_deck_pdf(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a deck's PDF an export wrote: a regular file (not through a link) that begins as a PDF
-    and ends in :data:`PDF_SEAL`."""
-    path = Path(path)
-    if path.is_symlink() or not path.is_file() or path.stat().st_size < 5 + len(PDF_SEAL):
-        return False
-    with open(path, "rb") as f:
-        head = f.read(5)
-        f.seek(-len(PDF_SEAL), os.SEEK_END)
-        return head == b"%PDF-" and f.read() == PDF_SEAL
+    and ends in a seal (:data:`PDF_SEAL`) matching the SHA-256 of every byte before it."""
+    return _sealed(path, _PDF_SEAL, PDF_SEAL_BYTES, head=b"%PDF-")
 
 
 def is_deck(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a deck an export wrote: a regular file (not through a link) that ends in a seal
     (:data:`DECK_SEAL`) matching the SHA-256 of every byte before it. Quoting the seal or :data:`DECK_MARK`
     does not make a note a deck; nor does an edited deck stay one. Read in 1 MiB blocks, never blocking."""
+    return _sealed(path, _SEAL, SEAL_BYTES)
+
+
+def _sealed(path: str | os.PathLike, pattern: re.Pattern, size: int, head: bytes = b"") -> bool:
+    """Whether ``path`` (a regular file, opened without following a link or blocking) begins with ``head`` and
+    its last ``size`` bytes are a seal (``pattern``) holding the SHA-256 of every byte before them."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return False
     info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode) or info.st_size < SEAL_BYTES:
+    if not stat.S_ISREG(info.st_mode) or info.st_size < size + len(head):
         os.close(fd)
         return False
     with os.fdopen(fd, "rb") as f:
-        body = info.st_size - SEAL_BYTES
+        if f.read(len(head)) != head:
+            return False
+        body = info.st_size - size
         f.seek(body)
-        seal = _SEAL.fullmatch(f.read(SEAL_BYTES))
+        seal = pattern.fullmatch(f.read(size))
         if seal is None:
             return False
         f.seek(0)
