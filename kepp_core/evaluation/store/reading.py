@@ -201,8 +201,20 @@ def _fast_rows(data: bytes) -> pa.Table | None:
     if any(c is None for c in recorded.values()):
         return None
     rows["truth"], rows["plan"] = truth, plan
-    # what a method that uses them takes of the record's endpoints, their scores and its own R graph paths: each
-    # row's record, or none (a null place: a null value) for the methods that use none
+    rows.update(_used_values(col, ks, rec_idx, n))
+    own = _own_paths(col, per_row, ks, gt_len[rec_idx])
+    if own is None:
+        return None  # a plan of another length: the exact reader names its episode
+    for name, values in own.items():  # a row's own plans where recorded, else the record's as above
+        rows[name] = pc.if_else(pa.array(values.is_valid()), values, rows[name])
+    return pa.table({**rows, **recorded})
+
+
+def _used_values(col: dict[str, pa.Array], ks: np.ndarray, rec_idx: np.ndarray, n: int) -> dict[str, pa.Array]:
+    """What a method that uses them takes of the record's endpoints, their scores and its own R graph paths
+    (``ks``: each row's R; ``rec_idx``: its record of ``n``): each row's record, or none (a null place: a null
+    value) for the methods that use none."""
+    rows = {}
     rs = np.unique(ks[ks > 0])
     uses = pa.array(rec_idx, mask=ks == 0)
     for name, typ in (("endpoints", pa.list_(pa.int64())), ("endpoint_scores", pa.list_(pa.float64())),
@@ -222,12 +234,7 @@ def _fast_rows(data: bytes) -> pa.Table | None:
             rows[name] = pa.concat_arrays([pc.list_slice(c, 0, int(r)) for r in rs]).take(pa.array(place, mask=ks == 0))
         else:
             rows[name] = c.take(uses)
-    own = _own_paths(col, per_row, ks, gt_len[rec_idx])
-    if own is None:
-        return None  # a plan of another length: the exact reader names its episode
-    for name, values in own.items():  # a row's own plans where recorded, else the record's as above
-        rows[name] = pc.if_else(pa.array(values.is_valid()), values, rows[name])
-    return pa.table({**rows, **recorded})
+    return rows
 
 
 def _own_paths(col: dict[str, pa.Array], per_row, ks: np.ndarray, horizon: np.ndarray) -> dict[str, pa.Array] | None:
