@@ -5,6 +5,8 @@ key, elsewhere); the clip times agree everywhere; a page opened plainly stays at
 
 from __future__ import annotations
 
+import html
+
 import pytest
 from llm_server import ScriptedChatServer, scripted_plans
 
@@ -125,3 +127,32 @@ def test_a_plain_visit_stays_at_the_top_and_an_asked_result_comes_into_view(monk
     assert scrolls(linked)  # a link asked for this result
     plain.button(key="plan_go").click().run()  # a press: the live tab, in view
     assert scrolls(no_problems(plain)) and plain.query_params["live"] == "1"
+
+
+def test_a_kbest_record_shows_its_own_k_plans_and_their_scores_where_graph_paths_show(monkeypatch, env):
+    """A K-best row's record (the shipped demo records: beside KEPP-R rows, whose graph paths the record's
+    ``paths`` keep) shows the row's own K plans, best first, with their log scores, where a KEPP row's record
+    shows its graph paths; a KEPP-R record on the same page still shows its graph paths."""
+    from components.records.urls import plan_query
+
+    from kepp_core import catalog
+
+    preds = prediction_table(env)
+    row = preds.query("method == 'kepp-R1+kbest' and horizon == 3").iloc[1]
+    k = catalog.KBEST_DECODING.k
+    assert len(row["paths"]) == k and row["plan"] == row["paths"][0]
+    at = no_problems(open_page(monkeypatch, env, "views/1_Plan.py", plan_query(dict(row))))
+    shown = texts(at.markdown)
+    heads = [t for t in shown if "K-best plan" in t]
+    labels = dataset(env).labels
+    for rank, (path, score) in enumerate(zip(row["paths"], row["path_scores"]), 1):
+        (head,) = [t for t in heads if f"K-best plan {rank} · log score={score:.3f}" in t]
+        assert all(html.escape(w, quote=False) in head for label in labels(path) for w in label.split())  # its steps
+    assert len(heads) == k and not [t for t in shown if "graph path" in t]
+    assert any(c.startswith("K-best plans: this row's K most probable plans") for c in texts(at.caption))
+    assert cards(at) == (2 + k) * 3  # the plan, the ground truth and each of the K plans, T cards each
+    episode = row["episode"]
+    kepp = preds.query("method == 'kepp-R2' and horizon == 3 and episode == @episode").iloc[0]
+    other = no_problems(open_page(monkeypatch, env, "views/1_Plan.py", plan_query(dict(kepp))))
+    assert [t for t in texts(other.markdown) if "graph path" in t] and not [t for t in texts(other.markdown)
+                                                                           if "K-best plan" in t]

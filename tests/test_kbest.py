@@ -124,6 +124,85 @@ def test_the_kbest_row_records_its_k_plans_and_scores_and_keeps_its_own_choice(d
     for rec in records:
         assert rec["plans"]["kepp-R1+kbest"] == rec["paths"][0] and len(set(map(tuple, rec["paths"]))) == k
         assert rec["path_scores"] == sorted(rec["path_scores"], reverse=True)
+        # its own, per method, as in every run (no KEPP-R row beside it: the record's paths are the same)
+        assert rec["method_paths"] == {"kepp-R1+kbest": rec["paths"]}
+        assert rec["method_path_scores"] == {"kepp-R1+kbest": rec["path_scores"]}
     stored = json.loads((models / "T3" / catalog.DECODING_FILE).read_text())
     assert {g["mode"] for g in stored["kepp-R1+kbest"]["grid"]} == {catalog.KBEST_MODE}
     assert stored["kepp-R1"] == before["kepp-R1"]
+
+
+@pytest.mark.slow
+def test_beside_a_kepp_r_row_the_kbest_row_records_its_own_k_plans_and_its_store_row_has_them(demo_t3, tmp_path,
+                                                                                             monkeypatch):
+    """kepp eval --methods kepp-R2 kepp-R1+kbest: the record's ``paths``/``path_scores`` stay KEPP R=2's graph
+    paths, and the K-best row's K plans with their scores are its own (``method_paths``, ``method_path_scores``);
+    the store's row of each method has its own: R=2's two graph paths, the K-best row's K plans, best first."""
+    from kepp_core import api, catalog
+
+    from tests.helpers.training import kepp
+
+    monkeypatch.setenv("KEPP_HOME", str(tmp_path / "home"))
+    _, root, models = demo_t3
+    r = kepp("eval", "--dataset", "demo", "--root", root, "--models", models, "-T", "3", "--methods", "kepp-R2",
+             "kepp-R1+kbest", "--records", tmp_path / "p.jsonl", "--out", tmp_path / "t.json")
+    assert r.returncode == 0, r.stderr
+    records = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
+    k = catalog.KBEST_DECODING.k
+    assert records
+    for rec in records:
+        assert len(rec["paths"]) == 2 == len(rec["path_scores"])  # R=2's graph paths, as before
+        assert 0 <= min(rec["path_scores"]) and max(rec["path_scores"]) <= 1  # probabilities
+        (own,), (scores,) = rec["method_paths"].values(), rec["method_path_scores"].values()
+        assert set(rec["method_paths"]) == set(rec["method_path_scores"]) == {"kepp-R1+kbest"}
+        assert len(own) == k == len(scores) == len(set(map(tuple, own))) and own[0] == rec["plans"]["kepp-R1+kbest"]
+        assert scores == sorted(scores, reverse=True) and max(scores) <= 0  # log scores, best first
+    table = api.read_predictions([tmp_path / "p.jsonl"])
+    assert len(table) == 2 * len(records)
+    for rec in records:
+        mine = table[table["episode"] == rec["episode"]].set_index("method")
+        kb, r2 = mine.loc["kepp-R1+kbest"], mine.loc["kepp-R2"]
+        assert list(kb["paths"]) == [tuple(p) for p in rec["method_paths"]["kepp-R1+kbest"]]
+        assert list(kb["path_scores"]) == rec["method_path_scores"]["kepp-R1+kbest"]
+        assert list(r2["paths"]) == [tuple(p) for p in rec["paths"]] and list(r2["path_scores"]) == rec["path_scores"]
+
+
+RECORD = {"episode": "t/v/0:3", "T": 3, "gt": [1, 2, 3], "endpoints": [1, 3], "paths": [[1, 5, 3], [1, 2, 3]],
+          "path_scores": [0.6, 0.4], "plans": {"kepp-R2": [1, 5, 3], "kepp-R1+kbest": [1, 2, 3], "random": [3, 2, 1]},
+          "method_paths": {"kepp-R1+kbest": [[1, 2, 3], [1, 4, 3], [2, 2, 3]]},
+          "method_path_scores": {"kepp-R1+kbest": [-1.5, -2.25, -4.0]}}
+
+
+def test_each_row_reads_its_own_plans_where_recorded_else_the_records_paths_the_fast_way_and_the_exact_way(tmp_path):
+    """A record with the K-best row's own plans: its row has them (and their scores), KEPP R=2's row the record's
+    graph paths, a baseline none; the columnar reader proves the file and reads what the record-by-record one reads."""
+    from kepp_core.evaluation import store
+    from kepp_core.evaluation.store import reading
+
+    path = tmp_path / "p.jsonl"
+    path.write_text(json.dumps(RECORD) + "\n" + json.dumps({**RECORD, "episode": "t/v/1:3"}) + "\n")
+    fast = reading._fast_rows(path.read_bytes())
+    assert fast is not None
+    exact = reading._exact_rows(path)
+    assert store.judge(fast).equals(store.judge(exact.select(fast.column_names)))
+    rows = {(r["record"], r["method"]): r for r in fast.to_pylist()}
+    assert rows[0, "kepp-R1+kbest"]["paths"] == RECORD["method_paths"]["kepp-R1+kbest"]
+    assert rows[1, "kepp-R1+kbest"]["path_scores"] == RECORD["method_path_scores"]["kepp-R1+kbest"]
+    assert rows[0, "kepp-R2"]["paths"] == RECORD["paths"] and rows[0, "kepp-R2"]["path_scores"] == RECORD["path_scores"]
+    assert rows[0, "random"]["paths"] is None
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"method_paths": {"kepp-R1+kbest": "1 2 3"}}, r"'method_paths' must be methods mapped to their plans"),
+    ({"method_path_scores": {"kepp-R1+kbest": ["high"]}}, r"'method_path_scores' must be methods mapped to their plans' scores"),
+    ({"method_paths": {"kepp-R1+kbest": [[1, 2], [1, 4, 3]]}}, r"kepp-R1\+kbest's first recorded plan has 2 steps, expected 3"),
+])
+def test_a_recorded_kbest_plan_of_the_wrong_type_or_length_is_a_clear_error(tmp_path, change, message):
+    from kepp_core import api
+    from kepp_core.evaluation.store import reading
+
+    path = tmp_path / "p.jsonl"
+    path.write_text(json.dumps({**RECORD, **change}) + "\n")
+    assert reading._fast_rows(path.read_bytes()) is None  # the columnar reader leaves it to the exact one
+    with pytest.raises(KeppError, match=message):
+        api.read_predictions([path])

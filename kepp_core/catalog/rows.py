@@ -47,7 +47,7 @@ __all__ = [
     "BASELINE", "DECODED", "DEMO_METHODS", "DEMO_RECORDED", "JOINT_BASES", "METHODS", "PLANNER", "ROW_KINDS",
     "TEXT_PLANNER", "ZERO_SHOT", "MethodEntry", "check_choice_keys", "decoded", "extra_method",
     "find_method", "joint_decoded", "kepp_r", "method", "method_label", "method_names", "methods",
-    "paths_source", "text_joint_decoded", "with_endpoints",
+    "paths_source", "plans_kept", "text_joint_decoded", "with_endpoints",
 ]
 
 # The planner with no trained model (the P²KG's plan between the text tower's endpoints): the catalogue's
@@ -365,7 +365,14 @@ def paths_source(names) -> str | None:
     rows = [m for m in ran if m.stores_paths]
     if rows:
         return max(rows, key=lambda m: m.R).name
-    return next((m.name for m in ran if m.decoder is not None and m.decoder.keeps_plans), None)
+    return next(iter(plans_kept(names)), None)
+
+
+def plans_kept(names) -> tuple[str, ...]:
+    """Of the methods ``names``, the graph-decoded rows whose decoder keeps several plans per episode (the
+    K-best decoder's K plans), in the table's order: the records keep each one's own (``method_paths``)."""
+    wanted = set(names)
+    return tuple(m.name for m in methods() if m.name in wanted and m.decoder is not None and m.decoder.keeps_plans)
 
 
 @contextmanager

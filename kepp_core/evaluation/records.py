@@ -11,11 +11,14 @@ order (``[...]``: only when known):
   ``start_time``, ``goal_time``;
 - ``gt``: the ground-truth plan (action indices); with context: ``gt_labels``, the step model's
   ``endpoints``/``endpoint_labels``/``endpoint_scores`` and the KEPP planner's graph ``paths``
-  and ``path_scores`` (R=2's when it ran, else R=1's);
+  and ``path_scores`` (R=2's when it ran, else R=1's; with no KEPP-R row, the K-best row's);
 - ``plans`` (method -> plan), ``success`` (method -> 1 when the whole plan is right, else 0)
   and ``acc`` (method -> share of steps right);
 - ``[samples]`` (method -> K sampled plans, ``kepp eval --samples K``), ``[llm]`` (method -> the
-  LLM row's plan and source).
+  LLM row's plan and source);
+- ``[method_paths]`` and ``[method_path_scores]``: method -> its own K plans, best first, and their
+  scores, for the rows whose decoder keeps several plans (the K-best rows: :func:`~kepp_core.catalog.plans_kept`),
+  whatever ``paths`` holds.
 
 Older files still read: a record with ``correct`` (method -> true/false) instead of
 ``success``/``acc`` gets both from its plans and ground truth (:func:`upgrade`).
@@ -32,7 +35,7 @@ from typing import TYPE_CHECKING, Annotated, ClassVar
 
 import numpy as np
 
-from kepp_core.catalog import paths_source
+from kepp_core.catalog import paths_source, plans_kept
 from kepp_core.catalog.limits import MAX_HORIZON, MAX_SEED
 from kepp_core.data.records import MAX_VIDEO_SECONDS
 from kepp_core.data.split_lists import MAX_ACTION_ID
@@ -62,7 +65,8 @@ class _Checked(Struct):
         "setting": "text (a setting's name)", "start_time": "seconds (a number within a day)",
         "goal_time": "seconds (a number within a day)", "endpoints": "two action ids",
         "endpoint_scores": "a list of numbers", "paths": "graph paths: lists of action ids",
-        "path_scores": "a list of numbers"}
+        "path_scores": "a list of numbers", "method_paths": "methods mapped to their plans (lists of action ids)",
+        "method_path_scores": "methods mapped to their plans' scores (lists of numbers)"}
     episode: Annotated[str, Meta(min_length=1, max_length=4096)]
     gt: _Plan
     plans: dict[Annotated[str, Meta(min_length=1, max_length=MAX_ID_CHARS)], _Plan]
@@ -80,6 +84,8 @@ class _Checked(Struct):
     endpoint_scores: list[float] | None = None
     paths: list[_Plan] | None = None
     path_scores: list[float] | None = None
+    method_paths: dict[Annotated[str, Meta(min_length=1, max_length=MAX_ID_CHARS)], list[_Plan]] | None = None
+    method_path_scores: dict[Annotated[str, Meta(min_length=1, max_length=MAX_ID_CHARS)], list[float]] | None = None
 
 
 class Records(list):
@@ -113,6 +119,7 @@ def episode_records(ev: HorizonEvaluation, actions: Sequence[str] | None = None,
     gt = ev.data.actions.numpy()
     source = paths_source(ev.outputs) if actions is not None else None
     src = ev.outputs[source] if source is not None else None
+    kept = [n for n in plans_kept(ev.outputs) if ev.outputs[n].paths is not None]  # each K-best row's own plans
     endpoints = ev.step_endpoints if actions is not None else None
     out = []
     for i, ep in enumerate(ev.data.episodes):
@@ -145,6 +152,9 @@ def episode_records(ev: HorizonEvaluation, actions: Sequence[str] | None = None,
                 rec.setdefault("samples", {})[name] = o.samples[i].tolist()
             if o.llm_plans is not None:  # the LLM row's plan and where it came from (llm or the fallback)
                 rec.setdefault("llm", {})[name] = o.llm_plans[i]
+        if kept:
+            rec["method_paths"] = {n: [list(p) for p in ev.outputs[n].paths[i]] for n in kept}
+            rec["method_path_scores"] = {n: [float(s) for s in ev.outputs[n].path_scores[i]] for n in kept}
         out.append(rec)
     return out
 

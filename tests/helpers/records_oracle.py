@@ -20,9 +20,11 @@ def oracle_rows(files) -> list[dict]:
         for rec in read_records(f):
             paths, path_scores = rec.get("paths") or [], rec.get("path_scores") or []
             imported = rec.get("imported") if isinstance(rec.get("imported"), dict) else {}
+            own, own_scores = rec.get("method_paths") or {}, rec.get("method_path_scores") or {}
             for method, plan in rec["plans"].items():
                 o = outcome_from_record(rec, method)
                 k = stored_paths(method)
+                mine = (not k) and method in own  # a row's own plans (the K-best row's), recorded per method
                 patterns = failure_patterns(o)
                 ends = tuple(map(int, rec["endpoints"])) if k and rec.get("endpoints") is not None else None
                 rows.append({
@@ -30,7 +32,8 @@ def oracle_rows(files) -> list[dict]:
                     "horizon": int(rec.get("T") or len(rec["gt"])), "setting": rec.get("setting"), "seed": rec.get("seed"),
                     "fraction": rec.get("fraction"), "method": method, "truth": o.truth, "plan": o.plan, "endpoints": ends,
                     "endpoint_scores": rec.get("endpoint_scores") if ends is not None else None,
-                    "paths": [tuple(p) for p in paths[:k]], "path_scores": path_scores[:k], "success": o.success,
+                    "paths": [tuple(p) for p in (own[method] if mine else paths[:k])],
+                    "path_scores": (own_scores.get(method) or []) if mine else path_scores[:k], "success": o.success,
                     "patterns": ", ".join(patterns), "pattern": patterns[0] if patterns else "",
                     "start_time": rec.get("start_time"), "goal_time": rec.get("goal_time"), "source": Path(f).name,
                     "imported": imported.get(method)})

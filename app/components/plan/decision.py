@@ -44,6 +44,9 @@ SYMBOLS = {
          "(a graph-conditioned model's R is the R it was trained with).",
     "paths": "Graph paths: the P²KG's most probable T-step paths between â₁ and â_T, by probability; "
              "\"graph paths 1 = 2\" is one path at ranks 1 and 2 (the graph has no other of that length).",
+    "kbest": "K-best plans: this row's K most probable plans, best first, each with its log score (the planning "
+             "model's log-probabilities, λ × the P²KG's log transitions and the log-probabilities of its first and "
+             "last step); the row's plan is the first.",
 }  # a decoding's words are its decoder's (kepp_core.catalog.decoders: Decoder.words)
 
 

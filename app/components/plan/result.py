@@ -97,24 +97,26 @@ def head_html(text: str, verdict: str) -> str:
     return f'<div class="kepp-input">{html_text(text)}</div><div class="kepp-verdict-line">{verdict}</div>'
 
 
-def paths_cards(paths: Sequence[PathView], kind: str = "graph path") -> None:
-    """The graph paths a plan was given (:attr:`PlanView.paths`), each distinct path once (its ranks named
-    together), and what they are. In presentation mode a path the slide shows already (:attr:`PathView.same`:
-    the plan or the ground truth) is one line that says so, not its cards again: the slide keeps to one screen."""
+def paths_cards(paths: Sequence[PathView], kind: str = "graph path", score_name: str = "p", note: str = "paths") -> None:
+    """The graph paths a plan was given (:attr:`PlanView.paths`), or a K-best row's own plans (``kind``
+    ``K-best plan``, ``score_name`` ``log score``, ``note`` ``kbest``: :data:`SYMBOLS`' line that says what they
+    are), each distinct path once (its ranks named together), and what they are. In presentation mode a path the
+    slide shows already (:attr:`PathView.same`: the plan or the ground truth) is one line that says so, not its
+    cards again: the slide keeps to one screen."""
     for path in paths:
         ranks, score = path.ranks, path.score
         name = f"{kind}{'s' if len(ranks) > 1 else ''} " + " = ".join(map(str, ranks))
         same = path.same if presenting() else None
         if same:
             st.markdown(f'<div class="kepp-small kepp-same-path" style="color:{SUBTLE}">{html_text(name)}'
-                        + (f" · p={score:.3f}" if score is not None else "") + f": the same steps as {html_text(same)}</div>",
+                        + (f" · {score_name}={score:.3f}" if score is not None else "") + f": the same steps as {html_text(same)}</div>",
                         unsafe_allow_html=True)
             continue
         step_cards(path.steps, colour=PATH_TINT,
-                   title=name + (f" · p={score:.3f}" if score is not None else "")
+                   title=name + (f" · {score_name}={score:.3f}" if score is not None else "")
                    + (" (the graph has no other path of this length)" if len(ranks) > 1 else ""))
     if paths:
-        st.caption(SYMBOLS["paths"])
+        st.caption(SYMBOLS[note])
 
 
 def verdict_html(view: str, label: str, success: bool, verdict: str | None) -> str:
@@ -164,7 +166,7 @@ def show_record(view: PlanView, video_path: str | None, clips: tuple | None) -> 
     show_head(view.episode, video_path, clips, verdict_html(view.view, view.label, view.success, view.verdict))
     _endpoints("", view)
     _plan_and_truth(view, "plan (recorded)")
-    paths_cards(view.paths)
+    paths_cards(view.paths, *view.paths_words)
     if view.imported and not view.paths:
         st.caption("Graph paths: — (the imported predictions hold plans only).")
     seed = f"seed {view.seed}" if view.seed is not None else ""

@@ -119,10 +119,10 @@ def show_methods(ds, rows: list, titles: list[str]) -> None:
         for col, paths, rec in zip(st.columns(n), merged, recs):
             with col:
                 if k < len(paths):
-                    ranks, path, score = paths[k]
+                    (ranks, path, score), (kind, score_name, _) = paths[k], rec.path_words
                     step_cards(ds.labels(path), colour=PATH_TINT,
-                               title=f"graph path{'s' if len(ranks) > 1 else ''} " + " = ".join(map(str, ranks))
-                               + (f" · p={score:.3f}" if score is not None else ""))
+                               title=f"{kind}{'s' if len(ranks) > 1 else ''} " + " = ".join(map(str, ranks))
+                               + (f" · {score_name}={score:.3f}" if score is not None else ""))
                 elif paths:
                     st.caption("(no other graph path)")
                 elif k == 0 and rec is not None:  # a baseline or an imported method: what it is, not a missing path

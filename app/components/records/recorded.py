@@ -100,9 +100,27 @@ class Record:
         """Per step, whether the plan has the true step there."""
         return [a == b for a, b in zip(self.plan, self.truth)]
 
+    @property
+    def path_words(self) -> tuple[str, str, str]:
+        """What its recorded paths are called, their scores' name and the key of the line that says what they are
+        (:data:`components.plan.decision.SYMBOLS`): a row whose decoder keeps several plans
+        (:func:`kepp_core.catalog.plans_kept`: a K-best row) has its own plans, best first, scored by its decoding's
+        objective (a log score); every other row the graph paths it was given, by probability.
+
+        >>> r = dict(episode="t/v/0:3", task="t", video="v", horizon=3, seed=0, source="", truth=(1, 2, 3), plan=(1, 2, 3),
+        ...          endpoints=None, endpoint_scores=None, paths=(), path_scores=(), success=True, start_time=None,
+        ...          goal_time=None, pattern="", patterns=())
+        >>> Record(method="kepp-R1+kbest", **r).path_words, Record(method="kepp-R2", **r).path_words
+        (('K-best plan', 'log score', 'kbest'), ('graph path', 'p', 'paths'))
+        """
+        kept = catalog.plans_kept((self.method,))
+        return ("K-best plan", "log score", "kbest") if kept else ("graph path", "p", "paths")
+
     def named_paths(self) -> list[tuple[str, tuple[int, ...]]]:
-        """The plan graph's named paths: the recorded plan first, then each graph path it was given."""
-        return [("recorded plan", self.plan)] + [(f"graph path {k + 1}", p) for k, p in enumerate(self.paths)]
+        """The plan graph's named paths: the recorded plan first, then each graph path it was given (a K-best
+        row's: its K plans)."""
+        kind = self.path_words[0]
+        return [("recorded plan", self.plan)] + [(f"{kind} {k + 1}", p) for k, p in enumerate(self.paths)]
 
 
 def _number(x) -> float | None:

@@ -113,6 +113,9 @@ class PlanView:
     plan_right: tuple[bool, ...] | None = None
     raw_plan: tuple[str, ...] | None = None
     paths: tuple[PathView, ...] = ()
+    # what ``paths`` are, their scores' name and the SYMBOLS line that says so: the graph paths given, by
+    # probability, or a K-best row's own K plans, by log score (Record.path_words)
+    paths_words: tuple[str, str, str] = ("graph path", "p", "paths")
     seed: int | None = None
     source: str = ""
     imported: str | None = None
@@ -138,11 +141,13 @@ def _named(ds, plan, truth) -> dict:
 
 
 def record_view(rec: Record, ds) -> PlanView:
-    """What a record shows: its episode, method, verdict (the record's), endpoints, plan, truth and graph paths."""
+    """What a record shows: its episode, method, verdict (the record's), endpoints, plan, truth and graph paths
+    (a K-best row's: its own K plans and their scores, :attr:`~components.records.recorded.Record.path_words`)."""
     return PlanView(view="Recorded", label=rec.label, success=bool(rec.success), verdict=rec.verdict,
                     episode=episode_label(rec.episode, task_names(ds)),
                     ends=ends_of(ds, rec.endpoints, rec.endpoint_scores, rec.truth, rec.imported),
                     paths=_paths(ds, rec.paths, rec.path_scores, rec.plan, rec.truth),
+                    paths_words=rec.path_words,
                     seed=rec.seed, source=rec.source, imported=rec.imported, **_named(ds, rec.plan, rec.truth))
 
 

@@ -133,7 +133,13 @@ def _predictions_frame(files: list):
         ps = _small_lists(t.column("path_scores"), at, kk)
         ps[np.equal(ps, None)] = _objects([[]])
         path_scores[uses] = ps[back]  # shared by the rows of one record and R, as their paths are
-    rest = np.flatnonzero(k == 0)  # no stored paths: one empty list shared by the rows (the table is read-only)
+    column = t.column("paths").combine_chunks()
+    own = (k == 0) & column.is_valid().to_numpy(zero_copy_only=False)
+    mine = np.flatnonzero(own)  # a row with plans of its own (the K-best rows' K plans, method_paths): all of them
+    if len(mine):
+        paths[mine] = _path_lists(column, mine, np.full(len(mine), np.iinfo(np.int64).max))
+        path_scores[mine] = _small_lists(t.column("path_scores"), mine)
+    rest = np.flatnonzero((k == 0) & ~own)  # no paths: one empty list shared by the rows (the table is read-only)
     paths[rest], path_scores[rest] = _objects([[]]), _objects([[]])
     made = {"truth": truth_first[owner], "plan": plan, "endpoints": endpoints, "endpoint_scores": scores, "paths": paths,
             "path_scores": path_scores}

@@ -93,6 +93,12 @@ def _fast_columns(data: bytes) -> dict[str, pa.Array] | None:
         c = col.get(name)
         if c is not None and c.type not in (pa.null(), pa.list_(pa.float64()), pa.list_(pa.int64())):
             return None
+    for name, kinds in (("method_paths", (pa.list_(pa.list_(pa.int64())),)),
+                        ("method_path_scores", (pa.list_(pa.float64()), pa.list_(pa.int64())))):
+        c = col.get(name)  # method -> its own plans (the K-best rows'), and their scores
+        if c is not None and c.type != pa.null() and not (pa.types.is_struct(c.type) and all(
+                c.type.field(i).type in (*kinds, pa.null()) for i in range(c.type.num_fields))):
+            return None
     return col if _within_bounds(col) else None
 
 
@@ -127,11 +133,13 @@ def _within_bounds(col: dict[str, pa.Array]) -> bool:
         c = col.get(name)
         if c is not None and c.type == pa.string() and len(c) and (pc.max(pc.utf8_length(c)).as_py() or 0) > 4096:
             return False
-    paths = col.get("paths")
-    if paths is not None and paths.type != pa.null():
-        inner = pc.list_flatten(paths)
-        if len(inner) and pc.min(pc.list_value_length(inner)).as_py() < 1:
-            return False
+    own = col.get("method_paths")
+    own = [own.field(i) for i in range(own.type.num_fields)] if own is not None and own.type != pa.null() else []
+    for paths in (col.get("paths"), *own):
+        if paths is not None and paths.type != pa.null():
+            inner = pc.list_flatten(paths)
+            if len(inner) and pc.min(pc.list_value_length(inner)).as_py() < 1:
+                return False
     return True
 
 
@@ -193,8 +201,20 @@ def _fast_rows(data: bytes) -> pa.Table | None:
     if any(c is None for c in recorded.values()):
         return None
     rows["truth"], rows["plan"] = truth, plan
-    # what a method that uses them takes of the record's endpoints, their scores and its own R graph paths: each
-    # row's record, or none (a null place: a null value) for the methods that use none
+    rows.update(_used_values(col, ks, rec_idx, n))
+    own = _own_paths(col, per_row, ks, gt_len[rec_idx])
+    if own is None:
+        return None  # a plan of another length: the exact reader names its episode
+    for name, values in own.items():  # a row's own plans where recorded, else the record's as above
+        rows[name] = pc.if_else(pa.array(values.is_valid()), values, rows[name])
+    return pa.table({**rows, **recorded})
+
+
+def _used_values(col: dict[str, pa.Array], ks: np.ndarray, rec_idx: np.ndarray, n: int) -> dict[str, pa.Array]:
+    """What a method that uses them takes of the record's endpoints, their scores and its own R graph paths
+    (``ks``: each row's R; ``rec_idx``: its record of ``n``): each row's record, or none (a null place: a null
+    value) for the methods that use none."""
+    rows = {}
     rs = np.unique(ks[ks > 0])
     uses = pa.array(rec_idx, mask=ks == 0)
     for name, typ in (("endpoints", pa.list_(pa.int64())), ("endpoint_scores", pa.list_(pa.float64())),
@@ -214,7 +234,29 @@ def _fast_rows(data: bytes) -> pa.Table | None:
             rows[name] = pa.concat_arrays([pc.list_slice(c, 0, int(r)) for r in rs]).take(pa.array(place, mask=ks == 0))
         else:
             rows[name] = c.take(uses)
-    return pa.table({**rows, **recorded})
+    return rows
+
+
+def _own_paths(col: dict[str, pa.Array], per_row, ks: np.ndarray, horizon: np.ndarray) -> dict[str, pa.Array] | None:
+    """The ``paths`` and ``path_scores`` of the rows that use no stored graph paths (``ks`` 0) but have plans of
+    their own in ``method_paths`` (the K-best rows' K plans) and ``method_path_scores`` (valid on those rows:
+    null on the others; ``{}``: none); None when one has a plan of another length than its row's ``horizon``."""
+    if col.get("method_paths") is None or col["method_paths"].type == pa.null():
+        return {}
+    paths = per_row(col["method_paths"], pa.list_(pa.list_(pa.int64())), (pa.list_(pa.list_(pa.int64())), pa.null()))
+    scores = per_row(col.get("method_path_scores"), pa.list_(pa.float64()),
+                     (pa.list_(pa.float64()), pa.list_(pa.int64()), pa.null()))
+    mine = paths.is_valid().to_numpy(zero_copy_only=False) & (ks == 0)
+    if not mine.any():
+        return {}
+    counts = pc.list_value_length(paths).fill_null(0).to_numpy()
+    first = pc.list_element(pc.if_else(pa.array(mine & (counts > 0)), paths, pa.nulls(len(ks), paths.type)), 0)
+    if (mine & (counts > 0) & (pc.list_value_length(first).fill_null(0).to_numpy() != horizon)).any():
+        return None
+    empty = pa.ListArray.from_arrays(pa.array(np.zeros(len(ks) + 1, np.int32)), pa.array([], pa.float64()))  # no scores
+    return {"paths": pc.if_else(pa.array(mine), paths, pa.nulls(len(ks), paths.type)),
+            "path_scores": pc.if_else(pa.array(mine), pc.if_else(scores.is_valid(), scores, empty),
+                                      pa.nulls(len(ks), scores.type))}
 
 
 def _per_method(mapping, typ, kinds, methods: list[str], pick: pa.Array, n: int) -> pa.Array | None:
@@ -306,6 +348,8 @@ def _record_rows(rec: dict, n: int, cols: dict[str, list]) -> None:
     ends = tuple(map(int, ends)) if ends is not None else None
     paths, path_scores, scores = rec.get("paths") or [], rec.get("path_scores") or [], rec.get("endpoint_scores")
     imported = rec.get("imported") if isinstance(rec.get("imported"), dict) else {}
+    own, own_scores = (rec.get(key) if isinstance(rec.get(key), dict) else {}
+                       for key in ("method_paths", "method_path_scores"))  # the K-best rows' own plans
     outcomes = {o: rec.get(o) if isinstance(rec.get(o), dict) else {} for o in OUTCOMES}
     m = len(plans)
     for c, v in (("record", n), ("episode", episode), ("task", rec.get("task")), ("video", rec.get("video")),
@@ -321,6 +365,10 @@ def _record_rows(rec: dict, n: int, cols: dict[str, list]) -> None:
         if k and paths and len(paths[0]) != len(truth):
             raise KeppError(f"episode {str(episode)!r}: top graph path has {len(paths[0])} steps, "
                             f"expected {len(truth)}")
+        mine = own.get(method) if not k else None
+        if mine and len(mine[0]) != len(truth):
+            raise KeppError(f"episode {str(episode)!r}: {method}'s first recorded plan has {len(mine[0])} steps, "
+                            f"expected {len(truth)}")
         used = ends if k else None
         cols["k"].append(k)
         cols["method"].append(method)
@@ -330,8 +378,12 @@ def _record_rows(rec: dict, n: int, cols: dict[str, list]) -> None:
         cols["plan"].append(plan)
         cols["endpoints"].append(used)
         cols["endpoint_scores"].append(scores if used is not None else None)
-        cols["paths"].append([tuple(p) for p in paths[:k]] if k else None)
-        cols["path_scores"].append(path_scores[:k] if k else None)
+        if mine is not None:  # its own plans (method_paths), not the record's
+            cols["paths"].append([tuple(p) for p in mine])
+            cols["path_scores"].append(own_scores.get(method) or [])
+        else:
+            cols["paths"].append([tuple(p) for p in paths[:k]] if k else None)
+            cols["path_scores"].append(path_scores[:k] if k else None)
 
 
 def _number(value) -> float | None:

@@ -28,7 +28,7 @@ from kepp_core.paths import cache_folder
 __all__ = ["CACHE", "FileVersion", "file_version", "home_bytes", "home_fd", "probe_of"]
 
 CACHE = "records"  # the cache home's folder of judged records (kepp_core.paths.CACHE_FOLDERS)
-LAYOUT = 5  # the cached table's layout: part of each cache file's name, so a new layout never reads an old file
+LAYOUT = 6  # the cached table's layout: part of each cache file's name, so a new layout never reads an old file
 _HASH_CHUNK = 8 * 2**20
 _HOME_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
