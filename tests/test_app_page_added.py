@@ -15,7 +15,8 @@ import textwrap
 
 import pytest
 
-from kepp_core.paths import APP_DIR, REPO_ROOT
+from kepp_core.paths import REPO_ROOT
+from tests.helpers.app_env import APP_DIR
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("app")]
 

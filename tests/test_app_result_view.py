@@ -14,7 +14,7 @@ from components.records.urls import plan_query
 from components.talk import playlists
 from components.ui.charts import step_cards_html
 from components.ui.colours import PLAN_TINT, TRUTH_TINT
-from kepp_core.paths import APP_DIR
+from tests.helpers.app_env import APP_DIR
 from tests.helpers.app_session import dataset, no_problems, open_page, prediction_table, texts
 
 # the modules that draw a result or a slide; deck.py's build_deck / page_deck make the slides they draw

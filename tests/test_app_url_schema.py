@@ -14,7 +14,8 @@ import pytest
 
 from components.ui import url_schema
 from components.ui.pages import FOLDER, PAGES, TABLES
-from kepp_core.paths import APP_DIR, REPO_ROOT
+from kepp_core.paths import REPO_ROOT
+from tests.helpers.app_env import APP_DIR
 from tests.helpers.app_pages import disagreements, doc_tables
 from tests.helpers.app_session import open_page, texts
 

@@ -18,7 +18,8 @@ import pytest
 from kepp_core.paths import REPO_ROOT
 
 REPO = REPO_ROOT
-APP = REPO / "app" / "Home.py"
+APP_DIR = REPO / "app"  # the app's folder (its own distribution: app/pyproject.toml)
+APP = APP_DIR / "Home.py"
 HORIZON = 3
 MEMBERS = ["step", "plan-graph-R1", "plan-graph-R2", "plan-none"]
 METHODS = ["random", "graph-pred", "kepp-nograph", "kepp-R1", "kepp-R2"]
