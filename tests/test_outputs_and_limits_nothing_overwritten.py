@@ -10,15 +10,12 @@ import pytest
 
 from kepp_core import api
 from tests.helpers.cli import assert_one_line_error, run_kepp
-from tests.helpers.split_lists import write_lists, write_vpn_predictions
+from tests.helpers.split_lists import lists_with_predictions
 
 
 @pytest.fixture()
 def lists(tmp_path):
-    p = write_lists(tmp_path / "lists")
-    p["vpn"] = tmp_path / "T3_predictions.json"
-    write_vpn_predictions(p["vpn"], p["test"])
-    return p
+    return lists_with_predictions(tmp_path)
 
 
 def _digest(path) -> str:

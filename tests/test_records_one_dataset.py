@@ -14,15 +14,12 @@ from kepp_core import api
 from kepp_core.data.split_lists import listed_episode_ids, read_split_list
 from kepp_core.evaluation.records import read_records, write_records
 from tests.helpers.cli import in_process, one_error
-from tests.helpers.split_lists import write_lists, write_vpn_predictions
+from tests.helpers.split_lists import lists_with_predictions
 
 
 @pytest.fixture()
 def lists(tmp_path):
-    p = write_lists(tmp_path / "lists")
-    p["vpn"] = tmp_path / "T3_predictions.json"
-    write_vpn_predictions(p["vpn"], p["test"])
-    return p
+    return lists_with_predictions(tmp_path)
 
 
 def _import(capsys, p, out, *extra, seed=7, method="vpn-run"):

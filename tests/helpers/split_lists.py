@@ -103,3 +103,12 @@ def write_vpn_predictions(path: Path, test_list: Path) -> list[list[int]]:
     gt = [list(ep.plan) for ep in read_split_list(test_list)]
     path.write_text(json.dumps({str(k): {"pred": made_up_plan(g, k), "true": g} for k, g in enumerate(gt)}, indent=4))
     return gt
+
+
+def lists_with_predictions(folder: Path) -> dict[str, Path]:
+    """The split lists of :func:`write_lists` under ``folder/lists`` and, as ``"vpn"``, ViterbiPlanNet
+    predictions for their test list (``folder/T3_predictions.json``)."""
+    p = write_lists(folder / "lists")
+    p["vpn"] = folder / "T3_predictions.json"
+    write_vpn_predictions(p["vpn"], p["test"])
+    return p
