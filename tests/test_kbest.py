@@ -47,7 +47,9 @@ def instance(rng, n, t_len, a, sparse):
 @pytest.mark.parametrize("lam", [0.0, 0.7, 3.0])
 def test_k_best_lists_the_k_most_probable_plans_as_brute_force_enumeration_does(lam, sparse):
     rng = np.random.default_rng(int(lam * 10) + int(sparse * 100))
-    for t_len, a, k in [(2, 3, 4), (3, 4, 5), (4, 3, 7), (3, 5, 1), (1, 4, 3)]:
+    shapes = [(2, 3, 4), (3, 4, 5), (4, 3, 7), (3, 5, 1), (1, 4, 3)]
+    compared = 0
+    for t_len, a, k in shapes:
         e, trans, start, goal = instance(rng, 6, t_len, a, sparse)
         got = k_best(e, trans, lam, k, start, goal)
         ref = brute_force(e, trans, lam, start, goal)
@@ -62,11 +64,14 @@ def test_k_best_lists_the_k_most_probable_plans_as_brute_force_enumeration_does(
             for i, (s, plan) in enumerate(ref_q[:k]):
                 if np.isfinite(s):  # random scores: no ties, so the plans themselves agree
                     assert tuple(got.paths[q, i]) == plan, (t_len, a, k, q, i)
+            compared += 1
+    assert compared == 6 * len(shapes)  # every query of every shape was held to the enumeration
 
 
 def test_the_first_of_the_k_best_is_the_exact_best_plan_under_the_same_objective():
     rng = np.random.default_rng(7)
     e, trans, start, goal = instance(rng, 40, 4, 6, 0.5)
+    assert np.isfinite(start).any(-1).all() and len(e) == 40  # every query has a possible first step
     for lam in (0.0, 0.3, 1.0):
         best = decode(e, trans, lam, "dist", start_logp=start, goal_logp=goal)
         got = k_best(e, trans, lam, 5, start, goal)

@@ -134,6 +134,8 @@ def test_make_test_runs_every_test_and_the_fast_tier_leaves_out_only_registered_
 # A test file is named after the module it tests (kepp_core/**/X.py or app/**/X.py: test_X.py or test_X_<what>.py),
 # or after one of these behaviours that cross many modules (test_<name>.py or test_<name>_<what>.py), each with why.
 CROSS_CUTTING = (
+    ("app", "the Streamlit app's pages and components in real sessions (AppTest), across its rooms"),
+    ("wheel", "the core's wheel built and installed alone into a clean venv, without the app"),
     ("e2e", "the real app server in a real browser, a page or a talk at a time"),
     ("security", "dataset text never runs as script on any page of a real browser"),
     ("escaping", "every renderer of app/components shows a hostile label as text"),

@@ -51,7 +51,7 @@ export default function ({ parentElement, data, setTriggerValue }) {
       if (!count) { el.textContent = "no countdown"; el.style.color = ""; return; }
       const ms = count.end - now(), sec = Math.ceil(Math.abs(ms) / 1000);
       el.textContent = `${Math.floor(sec / 60)}:${String(sec % 60).padStart(2, "0")} ${ms >= 0 ? "left" : "over"}`;
-      el.style.color = ms < 120000 ? "var(--kepp-wrong, #c62828)" : "";
+      el.style.color = ms < 120000 ? "var(--kepp-wrong)" : "";
     };
     q(".kepp-minutes").value = count ? String(count.minutes) : "";
     q(".kepp-minutes").addEventListener("change", (e) => startCount(Math.max(0, Number(e.target.value) || 0)));

@@ -10,10 +10,11 @@ box's side; an arrow whose straight course would pass under a step or over anoth
 Arrows are drawn context first, then the paths, the ground truth last: a grey arrow never covers a path.
 
 >>> from components.graph.plangraph import PlanEdge, PlanGraph, PlanNode
+>>> from components.ui.colours import PATH_COLOURS
 >>> nodes = [PlanNode(a, f"step {a}", "path", column=c) for a, c in ((0, 0), (1, 2), (2, 5))]
->>> edges = [PlanEdge(0, 2, "path", 1, .5, .5, "", "#000", 5.0, group=0),
-...          PlanEdge(0, 1, "path", 1, .5, .5, "", "#111", 5.0, group=1),
-...          PlanEdge(1, 2, "path", 1, .5, .5, "", "#111", 5.0, group=1)]
+>>> edges = [PlanEdge(0, 2, "path", 1, .5, .5, "", PATH_COLOURS[0], 5.0, group=0),
+...          PlanEdge(0, 1, "path", 1, .5, .5, "", PATH_COLOURS[1], 5.0, group=1),
+...          PlanEdge(1, 2, "path", 1, .5, .5, "", PATH_COLOURS[1], 5.0, group=1)]
 >>> svg = graph_svg(PlanGraph(nodes, edges, [], []))
 >>> svg.count('class="step"'), svg.count('data-kind="path"')  # 0 → 2 bends round step 1
 (3, 3)

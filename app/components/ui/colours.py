@@ -14,12 +14,12 @@ colour is written anywhere else.
 
 from __future__ import annotations
 
-__all__ = ["BAR", "BAR_BORDER", "BEST_TINT", "CARD_BORDER", "CHANGED", "CSS_VARIABLES", "EDGE", "FAINT_EDGE",
+__all__ = ["BAR", "BAR_BORDER", "BEST_TINT", "BLANK", "CARD_BORDER", "CHANGED", "CSS_VARIABLES", "EDGE", "FAINT_EDGE",
            "FOCUS", "GOAL_NODE", "GRAPH_SCRIPT", "GROUP_COLOURS", "INK", "LLM_TINT", "MD_RIGHT", "MD_WRONG", "MIXED",
            "MUTED", "NODE", "NODE_STROKE", "OTHER_SEGMENT", "PATH_COLOURS", "PATH_NODE", "PATH_TINT",
            "PATTERN_COLOURS", "PLAN", "PLAN_TINT", "RAW_TINT", "RIGHT", "RULE", "RUN_COLOURS", "SEGMENT", "SHADOW",
            "SOFT", "START_NODE", "STEP_COLOURS", "STEP_NODE", "STEP_TINT", "SUBTLE", "TRUTH_TINT", "UNKNOWN",
-           "WHITE", "WRONG", "css_variables"]
+           "VEIL", "WHITE", "WRONG", "css_variables"]
 
 RIGHT = "#2e7d32"  # green: right, the ground truth, the start clip and step
 WRONG = "#c62828"  # red: wrong, the goal clip and step, outside the task
@@ -55,6 +55,9 @@ SEGMENT, OTHER_SEGMENT = PATH_COLOURS[0], "#90a4ae"
 MD_RIGHT, MD_WRONG = "green", "red"
 # The playlist bar floating over a page: its ground, border and shadow.
 BAR, BAR_BORDER, SHADOW = "rgba(255, 255, 255, 0.95)", "#d0d7de", "rgba(0, 0, 0, 0.12)"
+# The speaker's layers (app/static/kepp-speaker.css): the blanked screen (B or .) and the veil behind the list
+# of keys (?).
+BLANK, VEIL = "#000000", "rgba(0, 0, 0, 0.45)"
 # The charts' palettes: a step timeline's steps (12, then repeated), the failure patterns, training runs.
 STEP_COLOURS = ("#5c6bc0", "#26a69a", PLAN, "#8d6e63", "#ab47bc", "#42a5f5", "#9ccc65", "#ec407a",
                 "#78909c", "#ffa726", "#26c6da", "#d4e157")
@@ -68,7 +71,8 @@ RUN_COLOURS = (PATH_COLOURS[0], WRONG, RIGHT, PLAN, PATH_COLOURS[1], PATH_COLOUR
 # page's ink and ground, right and wrong verdicts, headings, and the presenter's frames and faint notes.
 CSS_VARIABLES = {"--kepp-muted": MUTED, "--kepp-bar": BAR, "--kepp-bar-border": BAR_BORDER, "--kepp-shadow": SHADOW,
                  "--kepp-ink": INK, "--kepp-white": WHITE, "--kepp-right": RIGHT, "--kepp-wrong": WRONG,
-                 "--kepp-subtle": SUBTLE, "--kepp-soft": SOFT, "--kepp-card-border": CARD_BORDER}
+                 "--kepp-subtle": SUBTLE, "--kepp-soft": SOFT, "--kepp-card-border": CARD_BORDER,
+                 "--kepp-blank": BLANK, "--kepp-veil": VEIL}
 GRAPH_SCRIPT = {"ink": INK, "ground": WHITE, "edge": MUTED}
 
 
