@@ -68,6 +68,13 @@ with around:
             hits = names
     else:
         hits = names
+    centred = link.new("node")  # a step link (components.ui.step_links): the step by its action id
+    if centred is not None:
+        node = link.keys["node"].parse(centred)
+        if node < graph.num_actions and graph.actions[node] in hits:
+            st.session_state["graph_step"] = graph.actions[node]
+        else:
+            link.ignore("node", centred, f"not an action id of this graph (0 to {graph.num_actions - 1})")
     link.seed("graph_step", "step", hits)
     step = controls.selectbox("Step", hits, key="graph_step")
     link.seed("graph_depth", "depth", [1, 2, 3], absent="1")
