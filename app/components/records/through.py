@@ -24,9 +24,8 @@ from components.ui.pages import PAGES
 from components.ui.step_links import step_chip_html
 from components.ui.text import html_text, md
 
-__all__ = ["THROUGH", "list_rows", "through_csv", "through_word", "show_through"]
+__all__ = ["list_rows", "show_through", "through_csv", "through_word"]
 
-THROUGH = {(True, True): "both", (True, False): "plan", (False, True): "truth"}  # (in the plan, in the truth) -> word
 _CELL = "padding:2px 6px;vertical-align:top;"  # a cell of the list's table
 _WIDTHS = {0: "min-width:9em", 1: "min-width:7em"}  # the episode's and the method's words wrap; the rest stay on a line
 TABLE_CLASS = "kepp-through"  # the list's HTML table (the browser tests read its rows by it)
