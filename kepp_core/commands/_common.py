@@ -7,7 +7,7 @@ import contextlib
 import json
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from kepp_core.catalog import MAX_HORIZON, MAX_SEED, MAX_TOP
@@ -225,12 +225,15 @@ DEVICE_HELP = ("where the networks run: cpu, cuda or cuda:N (default: $KEPP_DEVI
                "one)")
 
 
-def add_device_option(p: argparse.ArgumentParser, *, shared: bool = False) -> None:
+def add_device_option(p: argparse.ArgumentParser, *, shared: bool = False,
+                      no_network: Callable[[argparse.Namespace], bool] | None = None) -> None:
     """``--device cpu|cuda|cuda:N``: `kepp` resolves it (:mod:`kepp_core.devices`) before the command
     runs and makes it the command's device (:func:`command_device`). ``shared``: ranks of a launcher may
-    share a GPU (inference); otherwise each rank needs its own (training: NCCL)."""
+    share a GPU (inference); otherwise each rank needs its own (training: NCCL). ``no_network``: for the
+    arguments of a run that places no network (``kepp eval --from-records``), True: the device's words are
+    checked and nothing is resolved, so torch is never imported for it."""
     p.add_argument("--device", default=None, metavar="DEVICE", help=DEVICE_HELP)
-    p.set_defaults(device_ranks="shared" if shared else "one-per-rank")
+    p.set_defaults(device_ranks="shared" if shared else "one-per-rank", device_unused=no_network)
 
 
 @contextlib.contextmanager
@@ -238,14 +241,15 @@ def command_device(args: argparse.Namespace) -> Iterator[None]:
     """The device of a command that declared ``--device`` (:func:`add_device_option`), for as long as it
     runs: one line before any work where it cannot be had (no CUDA, no such GPU, more ranks than GPUs).
     A command that only prints run lists (``--print-commands``) checks the words and resolves nothing:
-    its lines run elsewhere."""
+    its lines run elsewhere; so does a run that places no network (:func:`add_device_option`'s ``no_network``)."""
     ranks = getattr(args, "device_ranks", None)
     if ranks is None:
         yield
         return
     from kepp_core.devices import check_device, using
 
-    if getattr(args, "print_commands", False):
+    unused = getattr(args, "device_unused", None)
+    if getattr(args, "print_commands", False) or (unused is not None and unused(args)):
         if args.device is not None:
             args.device = check_device(args.device)
         yield

@@ -19,7 +19,7 @@ from kepp_core.evaluation.store.cache import records_columns
 from kepp_core.evaluation.store.files import each_file
 from kepp_core.evaluation.store.reading import SCALARS
 
-__all__ = ["FRAME_COLUMNS", "RecordsColumns", "predictions_frame", "read_columns"]
+__all__ = ["FRAME_COLUMNS", "PLAN_FRAME_COLUMNS", "RecordsColumns", "plans_frame", "predictions_frame", "read_columns"]
 
 # The predictions table's columns (kepp_core.api.analysis.RECORD_COLUMNS) and the judged values per row.
 FRAME_COLUMNS = ["episode", "task", "video", "horizon", "setting", "seed", "fraction", "method", "truth", "plan",
@@ -83,6 +83,43 @@ def _no_collection():
             gc.enable()
 
 
+# The columns of plans_frame: what scoring the recorded plans by method, T and run reads.
+PLAN_FRAME_COLUMNS = ["horizon", "setting", "seed", "fraction", "method", "source", "imported"]
+
+
+def plans_frame(files: Iterable[str | Path]):
+    """The rows of ``files`` as :func:`predictions_frame` has them (same index, values and dtypes) in the columns
+    :data:`PLAN_FRAME_COLUMNS` only, their plans and ground truths the store's ``[n, T]`` arrays alone (carried in
+    the table's ``attrs``, counted on by :class:`PlanArrays`): what scores recorded plans (``kepp eval
+    --from-records``) without a tuple, list or path per row."""
+    import pandas as pd
+
+    cols = read_columns(list(files))
+    t = cols.table
+    if t.num_rows == 0:
+        return pd.DataFrame({c: [] for c in PLAN_FRAME_COLUMNS}, columns=PLAN_FRAME_COLUMNS)
+    out = _scalar_columns(t, PLAN_FRAME_COLUMNS)
+    horizon = out["horizon"].to_numpy()
+    plans, truths = list_values(t.column("plan")), list_values(t.column("truth"))
+    arrays = {}
+    for T in np.unique(horizon):
+        rows = np.flatnonzero(horizon == T)
+        arrays[int(T)] = rows, row_arrays(plans, rows, int(T)), row_arrays(truths, rows, int(T))
+    out.attrs["actions"] = (cols.min_action, cols.max_action)
+    out.attrs[PLANS] = FramePlans(horizon, None, None, arrays)
+    return out
+
+
+def _scalar_columns(t: pa.Table, names: list[str]):
+    """The columns ``names`` of a judged table in pandas (text deduplicated), a column with no value at all None
+    in every row, as a table of Python values has it."""
+    out = t.select(names).to_pandas(deduplicate_objects=True)
+    for c in out.columns:
+        if t.column(c).null_count == t.num_rows:
+            out[c] = np.full(t.num_rows, None, dtype=object)
+    return out
+
+
 def _predictions_frame(files: list):
     import pandas as pd
 
@@ -91,11 +128,7 @@ def _predictions_frame(files: list):
     n = t.num_rows
     if not files or n == 0:
         return pd.DataFrame({c: [] for c in FRAME_COLUMNS}, columns=FRAME_COLUMNS)
-    out = t.select([*SCALARS, "horizon", "method", "source", "imported", "success", "patterns", "pattern",
-                    ]).to_pandas(deduplicate_objects=True)
-    for c in out.columns:  # a column with no value at all is None in every row, as a table of Python values has it
-        if t.column(c).null_count == n:
-            out[c] = np.full(n, None, dtype=object)
+    out = _scalar_columns(t, [*SCALARS, "horizon", "method", "source", "imported", "success", "patterns", "pattern"])
     horizon = out["horizon"].to_numpy()
     # one truth per record, shared by its methods' rows (as the record-by-record reader shares it)
     record = t.column("record").to_numpy() + (t.column("file").to_numpy() << 40)  # numbered apart per file
