@@ -193,26 +193,49 @@ def emit_json(obj) -> None:
     sys.stdout.write("\n")
 
 
+# The columns a table never cuts or wraps: a method is read by its whole name ("KEPP R=1 + joint decoding with
+# the endpoint model", "viterbiplannet"), never "metho…".
+WHOLE_COLUMNS = ("method",)
+
+
 def print_table(rows: Sequence[dict], columns: Sequence[str] | None = None, title: str | None = None) -> None:
     """Print rows as a readable table (rich). Cells and title are plain text: a dataset label
     like ``[/red]`` is printed as it is, never read as rich markup, and control characters are
-    escaped (:func:`~kepp_core.errors.printable`)."""
+    escaped (:func:`~kepp_core.errors.printable`). Where the table is wider than the terminal, a column of
+    :data:`WHOLE_COLUMNS` is as wide as its longest cell, on one line, the others wrap between words, and the
+    table is as wide as that needs: no name or word is cut ("metho…")."""
+    import shutil
+
+    from rich.cells import cell_len
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
     columns = list(columns or (rows[0].keys() if rows else []))
     table = Table(title=escape(printable(title)) if title is not None else None)
-    for c in columns:
-        table.add_column(escape(printable(str(c))),
-                         justify="right" if rows and isinstance(rows[0].get(c), (int, float)) else "left")
-    for r in rows:  # control characters escaped before rich measures the cells
-        table.add_row(*[escape(printable(_fmt(r.get(c)))) for c in columns])
+    cells = [[printable(_fmt(r.get(c))) for c in columns] for r in rows]  # control characters escaped before measuring
     # piped output (no terminal) gets 160 columns instead of rich's 80, so wide tables stay legible
-    import shutil
-
+    width = shutil.get_terminal_size((160, 24)).columns
+    texts = [[printable(str(c)), *(row[k] for row in cells)] for k, c in enumerate(columns)]
+    # a table too wide for that, with a whole column: every column's least width, the whole one's longest cell
+    # (on one line), another's longest word (its cells wrap between words, never cut in one); 3: padding and rule
+    uncut = bool(cells) and any(c in WHOLE_COLUMNS for c in columns) and \
+        1 + sum(3 + max(map(cell_len, t)) for t in texts) > width
+    need = [max(map(cell_len if c in WHOLE_COLUMNS else _longest_word, t)) for c, t in zip(columns, texts)]
+    for c, n in zip(columns, need):
+        table.add_column(escape(printable(str(c))), justify="right" if rows and isinstance(rows[0].get(c), (int, float))
+                         else "left", **({"no_wrap": c in WHOLE_COLUMNS, "min_width": n} if uncut else {}))
+    for row in cells:
+        table.add_row(*map(escape, row))
     # no colours: the table is plain text, so the printable standard output (kepp_core.cli) passes it as it is
-    Console(width=shutil.get_terminal_size((160, 24)).columns, color_system=None).print(table)
+    Console(width=max(width, 1 + sum(3 + n for n in need)) if uncut else width, color_system=None).print(table)
+
+
+def _longest_word(text: str) -> int:
+    """The cells of the longest word of ``text`` (what a wrapped column holds uncut)."""
+    from rich.cells import cell_len
+
+    return max((cell_len(w) for w in text.split()), default=0)
 
 
 def _fmt(v) -> str:
