@@ -19,7 +19,8 @@ from kepp_core.evaluation.store.cache import records_columns
 from kepp_core.evaluation.store.files import each_file
 from kepp_core.evaluation.store.reading import SCALARS
 
-__all__ = ["FRAME_COLUMNS", "PLAN_FRAME_COLUMNS", "RecordsColumns", "plans_frame", "predictions_frame", "read_columns"]
+__all__ = ["FRAME_COLUMNS", "PLAN_FRAME_COLUMNS", "RecordsColumns", "plans_frame", "predictions_frame", "read_columns",
+           "recorded_step_names"]
 
 # The predictions table's columns (kepp_core.api.analysis.RECORD_COLUMNS) and the judged values per row.
 FRAME_COLUMNS = ["episode", "task", "video", "horizon", "setting", "seed", "fraction", "method", "truth", "plan",
@@ -181,3 +182,41 @@ def _predictions_frame(files: list):
     df.attrs[PLANS] = FramePlans(horizon, made["plan"], made["truth"], arrays)  # the arrays travel with the table
     return df
 
+
+
+# The keys of a record that name its steps: (ids, their names), as kepp eval --records writes them.
+_NAMED = (("gt", "gt_labels"), ("endpoints", "endpoint_labels"))
+
+
+def recorded_step_names(files: Iterable[str | Path]) -> dict[int, str]:
+    """Action id -> the name the records ``files`` give it (``gt_labels``, ``endpoint_labels``: where a record has
+    as many names as ids), the first name each id has; only those keys are parsed (pyarrow, as columns). Files
+    the store reads (checked there first: call after :func:`read_columns`)."""
+    import pandas as pd
+    import pyarrow.compute as pc
+    import pyarrow.json as pj
+    import pyarrow.parquet as pq
+
+    schema = pa.schema([(k, pa.list_(pa.int64())) for k, _ in _NAMED] + [(n, pa.list_(pa.large_string())) for _, n in _NAMED])
+    parse = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore", newlines_in_values=False)
+    pairs = []
+    for f in files:
+        f = Path(f)
+        try:
+            t = (pq.read_table(f, columns=[c for c in schema.names if c in pq.read_schema(f).names])
+                 if f.suffix.lower() == ".parquet" else pj.read_json(f, read_options=pj.ReadOptions(block_size=32 << 20),
+                                                                      parse_options=parse))
+        except (pa.ArrowInvalid, OSError, TypeError):
+            continue  # names it cannot read here: the ids name the steps
+        for ids, names in _NAMED:
+            if ids not in t.column_names or names not in t.column_names:
+                continue
+            a, b = t.column(ids).combine_chunks(), t.column(names).combine_chunks()
+            same = pc.fill_null(pc.equal(pc.list_value_length(a), pc.list_value_length(b)), False)
+            a, b = a.filter(same), b.filter(same)
+            pairs.append(pd.DataFrame({"id": pc.list_flatten(a).to_numpy(zero_copy_only=False),
+                                       "name": pc.list_flatten(b).to_numpy(zero_copy_only=False)}))
+    if not pairs:
+        return {}
+    found = pd.concat(pairs).dropna().drop_duplicates("id")
+    return {int(i): str(n) for i, n in zip(found["id"], found["name"]) if str(n).strip()}
