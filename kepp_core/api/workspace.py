@@ -226,16 +226,19 @@ class Workspace:
         files = self.prediction_files()
         return read_predictions(files) if files else None
 
-    def records_alone(self, preds) -> bool:
-        """Whether the records ``preds`` (:func:`~kepp_core.api.read_predictions`' table) are browsed by themselves,
-        with no dataset: a taxonomy names their steps (``taxonomy``), or the configuration names no dataset (the
-        demo world by default) and none of their tasks is the demo world's. Decided without building the world."""
+    def records_alone(self, preds: Callable[[], object]) -> bool:
+        """Whether the configured records (``preds()``: :func:`~kepp_core.api.read_predictions`' table, asked only
+        where it decides) are browsed by themselves, with no dataset: a taxonomy names their steps (``taxonomy``),
+        or the configuration names records (``predictions``) and no dataset (the demo world by default) and none of
+        their tasks is the demo world's. Decided without building the world."""
         cfg = self.config
         if cfg.taxonomy:
             return True
-        if cfg.dataset != "demo" or cfg.root or preds is None or not len(preds):
+        if cfg.dataset != "demo" or cfg.root or not cfg.predictions:
             return False
-        return not set(preds["task"].dropna().astype(str)) & {t.id for t in DEMO_TASKS}
+        table = preds()
+        return table is not None and len(table) > 0 and \
+            not set(table["task"].dropna().astype(str)) & {t.id for t in DEMO_TASKS}
 
     def records_dataset(self, preds) -> Dataset:
         """The dataset of records by themselves (:func:`~kepp_core.data.step_names.records_dataset`): their tasks and
