@@ -12,6 +12,9 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pj
+import pyarrow.parquet as pq
 
 from kepp_core.evaluation.store.arrays import (PLANS, FramePlans, _objects, _path_lists, _small_lists, _tuples,
                                                list_values, row_arrays)
@@ -193,9 +196,6 @@ def recorded_step_names(files: Iterable[str | Path]) -> dict[int, str]:
     as many names as ids), the first name each id has; only those keys are parsed (pyarrow, as columns). Files
     the store reads (checked there first: call after :func:`read_columns`)."""
     import pandas as pd
-    import pyarrow.compute as pc
-    import pyarrow.json as pj
-    import pyarrow.parquet as pq
 
     schema = pa.schema([(k, pa.list_(pa.int64())) for k, _ in _NAMED] + [(n, pa.list_(pa.large_string())) for _, n in _NAMED])
     parse = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore", newlines_in_values=False)
