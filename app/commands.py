@@ -148,6 +148,10 @@ def add_app_args(p: argparse.ArgumentParser, device_help: str = "") -> None:
     p.add_argument("--graph", default=None, help="P²KG JSON file (default: built from the training plans)")
     p.add_argument("--checkpoints", default=None, help="folder of trained step/planning models")
     p.add_argument("--predictions", default=None, help="prediction records (JSONL/Parquet) or a folder of them")
+    p.add_argument("--taxonomy", default=None, metavar="FILE",
+                   help="step names of records of no known dataset, browsed by themselves: JSON {\"17\": \"whisk "
+                        "eggs\"} (or ViterbiPlanNet's taxonomy) or CSV 'id,name' (default: the records' own names, "
+                        "else 'step 17')")
     p.add_argument("--runs", default=None, help="folder of training runs (metrics JSONL logs)")
     p.add_argument("--protocol", default=None,
                    help="a 'kepp protocol' output folder (results.json, records.jsonl) or a folder of them "

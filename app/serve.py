@@ -52,7 +52,8 @@ def warm() -> None:
         from kepp_core import api  # in the thread, as above
 
         cfg = api.AppConfig.from_env()
-        if not cfg.root and cfg.dataset == "demo" and api.demo_world_root(make=False) is None:
+        if backend.records_alone(cfg) is None and not cfg.root and cfg.dataset == "demo" \
+                and api.demo_world_root(make=False) is None:
             return  # the demo world is built by the first page, with its progress shown, never out of sight
         ds = backend.dataset(cfg)
     except Exception as e:  # noqa: BLE001  (the page reports it)

@@ -77,8 +77,13 @@ def ends_right(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]]) -> li
     [True, False]
     """
     if _int_arrays(pred, gt) and len(gt):
-        return ((pred[:, 0] == gt[:, 0]) & (pred[:, -1] == gt[:, -1])).tolist()
+        return _ends_flags(pred, gt).tolist()
     return [int(p[0]) == int(g[0]) and int(p[-1]) == int(g[-1]) for p, g in zip(pred, gt)]
+
+
+def _ends_flags(pred: np.ndarray, gt: np.ndarray) -> np.ndarray:
+    """:func:`ends_right` of two ``[N, T]`` arrays (N >= 1) as a boolean array."""
+    return (pred[:, 0] == gt[:, 0]) & (pred[:, -1] == gt[:, -1])
 
 
 def endpoint_rate(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]]) -> float:
@@ -90,6 +95,8 @@ def endpoint_rate(pred: Sequence[Sequence[int]], gt: Sequence[Sequence[int]]) ->
     _check(pred, gt)
     if len(gt) == 0:
         return 0.0
+    if _int_arrays(pred, gt):
+        return 100.0 * int(_ends_flags(pred, gt).sum()) / len(gt)
     return 100.0 * sum(ends_right(pred, gt)) / len(gt)
 
 
@@ -101,6 +108,9 @@ def success_given_endpoints(pred: Sequence[Sequence[int]], gt: Sequence[Sequence
     50.0
     """
     _check(pred, gt)
+    if _int_arrays(pred, gt):  # the columns' form: the rows with both ends right, cut at once
+        right = _ends_flags(pred, gt) if len(gt) else np.zeros(0, dtype=bool)
+        return success_rate(pred[right], gt[right]) if right.any() else 0.0
     ends = [(p, g) for p, g, right in zip(pred, gt, ends_right(pred, gt)) if right]
     return success_rate([p for p, _ in ends], [g for _, g in ends]) if ends else 0.0
 

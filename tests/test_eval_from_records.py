@@ -4,12 +4,14 @@ table of any records, imported ones included, and ``kepp eval compare`` reads a 
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
 from kepp_core.catalog.benchmark import protocol_metrics
 from kepp_core import api
 from kepp_core.catalog.benchmark import FAMILIES
+from kepp_core.paths import DEMO_ASSETS
 from kepp_core.evaluation.store import record_files
 from tests.helpers.cli import assert_one_line_error, run_kepp
 from tests.helpers.split_lists import made_up_plan, write_lists, write_vpn_predictions
@@ -110,3 +112,61 @@ def test_from_records_takes_horizons_and_methods_as_filters(imported, tmp_path):
                           "the records hold 3, 4")
     assert_one_line_error(run_kepp("eval", "--from-records", folder, "--methods", "kepp-R1"),
                           "no records of --methods kepp-R1", "other-run, vpn-run")
+
+
+# Runs `kepp ARGS` as the command line does, in this fresh process, then says whether torch was imported: exit
+# status 3 when it was (the command's own status otherwise).
+_TORCH_WATCH = """
+import sys
+from kepp_core.cli import main
+status = main(sys.argv[1:])
+sys.exit(3 if "torch" in sys.modules else status)
+"""
+
+
+@pytest.mark.slow
+def test_scoring_records_never_imports_torch(imported):
+    import subprocess
+    import sys
+
+    from kepp_core.paths import REPO_ROOT
+
+    folder, _ = imported
+    for argv in (["eval", "--from-records", folder], ["eval", "--from-records", folder, "--metrics", *FAMILIES, "--json"],
+                 ["eval", "--from-records", folder, "--device", "cpu"]):
+        r = subprocess.run([sys.executable, "-c", _TORCH_WATCH, *map(str, argv)], capture_output=True, text=True,
+                           cwd=REPO_ROOT, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, timeout=300)
+        assert r.returncode == 0, (argv, r.returncode, r.stderr)  # 3: torch was imported
+    # the watch itself sees torch where a command does load it (a run of models resolves its device with torch)
+    r = subprocess.run([sys.executable, "-c", _TORCH_WATCH, "eval", "--models", str(folder / "none"), "--device", "cpu"],
+                       capture_output=True, text=True, cwd=REPO_ROOT, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+                       timeout=300)
+    assert r.returncode == 3, r.stderr
+
+
+@pytest.mark.slow
+def test_text_tables_print_every_method_name_whole(imported, tmp_path):
+    folder, _ = imported
+    long_name = "viterbiplannet-reimplemented-with-a-long-name"
+    r = run_kepp("records", "import", "--format", "vpn", "--predictions", tmp_path / "T3_predictions.json",
+                 "--split", tmp_path / "lists" / "test_3.json", "--method", long_name, "--seed", 7,
+                 "--out", folder / "long-records.jsonl")
+    assert r.returncode == 0, r.stderr
+    for codes in (["kepp"], ["kepp", "pdpp", "vpn"]):
+        printed = run_kepp("eval", "--from-records", folder, "--metrics", *codes, env={"COLUMNS": "80"})
+        assert printed.returncode == 0, printed.stderr
+        rows = [line for line in printed.stdout.splitlines() if line.startswith("│")]
+        for name in ("vpn-run", long_name):  # each on one line, whole, in every table
+            assert sum(f"│ {name} " in line for line in rows) == len(codes), (name, printed.stdout)
+        assert "…" not in printed.stdout  # no header or number cut either
+    # the demo's labels, the longest of the catalogue, whole too
+    printed = run_kepp("eval", "--from-records", DEMO_ASSETS / "predictions.jsonl", "--metrics", "pdpp")
+    assert "│ KEPP R=1 + joint decoding with the endpoint model " in printed.stdout and "…" not in printed.stdout
+
+
+def test_a_table_that_fits_is_printed_as_before(capsys):
+    from kepp_core.commands._common import print_table
+
+    print_table([{"method": "kepp-R1", "SR": 50.0}, {"method": "pdpp", "SR": 40.0}], title="t")
+    lines = capsys.readouterr().out.splitlines()
+    assert "│ kepp-R1 │ 50.00 │" in lines and max(map(len, lines)) < 40  # as narrow as its cells: nothing widened

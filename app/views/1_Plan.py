@@ -23,6 +23,7 @@ from components.ui.config import page_setup
 from kepp_core import catalog
 
 cfg = page_setup("Plan")
+backend.needs_dataset(cfg, "The Plan page")  # records by themselves: one line, no world built
 link, corner = inputs.header()
 ds, enc = inputs.dataset(cfg, link)
 # first: a link naming only a playlist's place gets its item's query, before the models are asked about its horizon

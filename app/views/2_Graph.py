@@ -25,6 +25,7 @@ from kepp_core import api
 from kepp_core.errors import closest_names
 
 cfg = page_setup("Graph")
+backend.needs_dataset(cfg, "The Graph page")  # records by themselves: one line, no world built
 title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")
 title_col.title("Procedure knowledge graph")
 

@@ -24,6 +24,7 @@ from components.ui.text import dataset_caption, md
 from kepp_core import api
 
 cfg = page_setup("Heatmaps")
+backend.needs_dataset(cfg, "The Heatmaps page")  # records by themselves: one line, no world built
 title_col, link_col = st.columns([5, 1], vertical_alignment="bottom")
 title_col.title("Step transition heatmaps")
 st.caption("Row *i*, column *j*: how often step *j* directly follows step *i*, normalised per row "

@@ -72,6 +72,9 @@ class AppConfig:
     graph: str | None = _path("P²KG JSON file (empty: built from the training plans)")
     checkpoints: str | None = _path("folder of trained models (empty: the shipped demo models)")
     predictions: str | None = _path("prediction records file or folder (empty: from the checkpoints folder)")
+    # the step names of records by themselves (records of no known dataset: kepp_core.data.step_names)
+    taxonomy: str | None = _path("step names of the records, JSON or CSV of id -> name (empty: the records' own "
+                                 "names, else 'step N'; a dataset's own names win)")
     runs: str | None = _path("folder of training runs with metrics JSONL logs (empty: from the checkpoints folder)")
     # a ``kepp protocol`` output folder, or a folder of them
     protocol: str | None = _path("a 'kepp protocol' output folder or a folder of them (empty: those under runs/)")

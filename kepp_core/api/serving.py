@@ -28,7 +28,7 @@ def check_options(opts: AppConfig) -> None:
     checked together, as the pages will see them."""
     if opts.dataset is not None and opts.dataset not in DATASET_FORMATS:
         raise KeppError(f"unknown dataset {opts.dataset!r} (expected one of {', '.join(DATASET_FORMATS)})")
-    for name in ("root", "features", "graph", "checkpoints", "predictions", "runs", "protocol", "config"):
+    for name in ("root", "features", "graph", "checkpoints", "predictions", "taxonomy", "runs", "protocol", "config"):
         value = getattr(opts, name)
         if value is not None and not Path(value).exists():
             raise KeppError(f"--{name} {value}: path does not exist")
@@ -86,6 +86,10 @@ def check_files(cfg: AppConfig) -> None:
         for s in skipped:  # a file of the folder that is not records: named, with why (the pages say it too)
             print(f"kepp: {s.line()}", file=sys.stderr)
         read_columns(files)  # validated, judged and cached once: the server's pages read the cache
+    if cfg.taxonomy is not None:  # the records' step names: a bad file is one line before the server starts
+        from kepp_core.data.step_names import read_step_names
+
+        read_step_names(cfg.taxonomy)
 
 
 def port_is_free(port: int, address: str = "localhost") -> bool:

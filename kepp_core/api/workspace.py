@@ -27,10 +27,12 @@ from kepp_core.api.config import AppConfig
 from kepp_core.catalog import CONFIG_FILE, DEFAULT_SETTING, LOG_FILE, RESULTS_FILE, ModelRole, models_dir
 from kepp_core.data import Dataset, load_dataset
 from kepp_core.data.feature_files import features_manifest
+from kepp_core.data.step_names import read_step_names, records_dataset
 from kepp_core.data.synth import ensure_world, world_ready
+from kepp_core.data.synth.procedures import TASKS as DEMO_TASKS
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.records import RECORD_SUFFIXES
-from kepp_core.evaluation.store import Skipped, folder_records
+from kepp_core.evaluation.store import Skipped, folder_records, recorded_step_names
 from kepp_core.graph import build_graph, load_graph
 from kepp_core.io import has_suffix, iter_jsonl, remembered_json
 from kepp_core.models import folders
@@ -223,6 +225,31 @@ class Workspace:
         """All prediction records as one long table (see :func:`~kepp_core.api.analysis.read_predictions`), or None."""
         files = self.prediction_files()
         return read_predictions(files) if files else None
+
+    def records_alone(self, preds: Callable[[], object]) -> bool:
+        """Whether the configured records (``preds()``: :func:`~kepp_core.api.read_predictions`' table, asked only
+        where it decides) are browsed by themselves, with no dataset: a taxonomy names their steps (``taxonomy``),
+        or the configuration names records (``predictions``) and no dataset (the demo world by default) and none of
+        their tasks is the demo world's. Decided without building the world."""
+        cfg = self.config
+        if cfg.taxonomy:
+            return True
+        if cfg.dataset != "demo" or cfg.root or not cfg.predictions:
+            return False
+        table = preds()
+        return table is not None and len(table) > 0 and \
+            not set(table["task"].dropna().astype(str)) & {t.id for t in DEMO_TASKS}
+
+    def records_dataset(self, preds) -> Dataset:
+        """The dataset of records by themselves (:func:`~kepp_core.data.step_names.records_dataset`): their tasks and
+        every action id they name, steps named by the taxonomy file (``taxonomy``), else by the records' own labels,
+        else by their id; no videos."""
+        cfg = self.config
+        names = (read_step_names(cfg.taxonomy, cfg.allowed_folders()) if cfg.taxonomy
+                 else recorded_step_names(self.prediction_files()))
+        top = preds.attrs.get("actions", (0, -1))[1] if preds is not None else -1
+        tasks = {str(t): 0 for t in sorted(preds["task"].dropna().astype(str).unique())} if preds is not None else {}
+        return records_dataset(tasks, names, size=max(top + 1, *(a + 1 for a in names), 0))
 
     def runs_roots(self) -> list[Path]:
         """Folders searched for training runs: ``config.runs``, else the models folder and ``runs/``."""

@@ -7,7 +7,7 @@ import contextlib
 import json
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from kepp_core.catalog import MAX_HORIZON, MAX_SEED, MAX_TOP
@@ -193,26 +193,49 @@ def emit_json(obj) -> None:
     sys.stdout.write("\n")
 
 
+# The columns a table never cuts or wraps: a method is read by its whole name ("KEPP R=1 + joint decoding with
+# the endpoint model", "viterbiplannet"), never "metho…".
+WHOLE_COLUMNS = ("method",)
+
+
 def print_table(rows: Sequence[dict], columns: Sequence[str] | None = None, title: str | None = None) -> None:
     """Print rows as a readable table (rich). Cells and title are plain text: a dataset label
     like ``[/red]`` is printed as it is, never read as rich markup, and control characters are
-    escaped (:func:`~kepp_core.errors.printable`)."""
+    escaped (:func:`~kepp_core.errors.printable`). Where the table is wider than the terminal, a column of
+    :data:`WHOLE_COLUMNS` is as wide as its longest cell, on one line, the others wrap between words, and the
+    table is as wide as that needs: no name or word is cut ("metho…")."""
+    import shutil
+
+    from rich.cells import cell_len
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
     columns = list(columns or (rows[0].keys() if rows else []))
     table = Table(title=escape(printable(title)) if title is not None else None)
-    for c in columns:
-        table.add_column(escape(printable(str(c))),
-                         justify="right" if rows and isinstance(rows[0].get(c), (int, float)) else "left")
-    for r in rows:  # control characters escaped before rich measures the cells
-        table.add_row(*[escape(printable(_fmt(r.get(c)))) for c in columns])
+    cells = [[printable(_fmt(r.get(c))) for c in columns] for r in rows]  # control characters escaped before measuring
     # piped output (no terminal) gets 160 columns instead of rich's 80, so wide tables stay legible
-    import shutil
-
+    width = shutil.get_terminal_size((160, 24)).columns
+    texts = [[printable(str(c)), *(row[k] for row in cells)] for k, c in enumerate(columns)]
+    # a table too wide for that, with a whole column: every column's least width, the whole one's longest cell
+    # (on one line), another's longest word (its cells wrap between words, never cut in one); 3: padding and rule
+    uncut = bool(cells) and any(c in WHOLE_COLUMNS for c in columns) and \
+        1 + sum(3 + max(map(cell_len, t)) for t in texts) > width
+    need = [max(map(cell_len if c in WHOLE_COLUMNS else _longest_word, t)) for c, t in zip(columns, texts)]
+    for c, n in zip(columns, need):
+        table.add_column(escape(printable(str(c))), justify="right" if rows and isinstance(rows[0].get(c), (int, float))
+                         else "left", **({"no_wrap": c in WHOLE_COLUMNS, "min_width": n} if uncut else {}))
+    for row in cells:
+        table.add_row(*map(escape, row))
     # no colours: the table is plain text, so the printable standard output (kepp_core.cli) passes it as it is
-    Console(width=shutil.get_terminal_size((160, 24)).columns, color_system=None).print(table)
+    Console(width=max(width, 1 + sum(3 + n for n in need)) if uncut else width, color_system=None).print(table)
+
+
+def _longest_word(text: str) -> int:
+    """The cells of the longest word of ``text`` (what a wrapped column holds uncut)."""
+    from rich.cells import cell_len
+
+    return max((cell_len(w) for w in text.split()), default=0)
 
 
 def _fmt(v) -> str:
@@ -225,12 +248,15 @@ DEVICE_HELP = ("where the networks run: cpu, cuda or cuda:N (default: $KEPP_DEVI
                "one)")
 
 
-def add_device_option(p: argparse.ArgumentParser, *, shared: bool = False) -> None:
+def add_device_option(p: argparse.ArgumentParser, *, shared: bool = False,
+                      no_network: Callable[[argparse.Namespace], bool] | None = None) -> None:
     """``--device cpu|cuda|cuda:N``: `kepp` resolves it (:mod:`kepp_core.devices`) before the command
     runs and makes it the command's device (:func:`command_device`). ``shared``: ranks of a launcher may
-    share a GPU (inference); otherwise each rank needs its own (training: NCCL)."""
+    share a GPU (inference); otherwise each rank needs its own (training: NCCL). ``no_network``: for the
+    arguments of a run that places no network (``kepp eval --from-records``), True: the device's words are
+    checked and nothing is resolved, so torch is never imported for it."""
     p.add_argument("--device", default=None, metavar="DEVICE", help=DEVICE_HELP)
-    p.set_defaults(device_ranks="shared" if shared else "one-per-rank")
+    p.set_defaults(device_ranks="shared" if shared else "one-per-rank", device_unused=no_network)
 
 
 @contextlib.contextmanager
@@ -238,14 +264,15 @@ def command_device(args: argparse.Namespace) -> Iterator[None]:
     """The device of a command that declared ``--device`` (:func:`add_device_option`), for as long as it
     runs: one line before any work where it cannot be had (no CUDA, no such GPU, more ranks than GPUs).
     A command that only prints run lists (``--print-commands``) checks the words and resolves nothing:
-    its lines run elsewhere."""
+    its lines run elsewhere; so does a run that places no network (:func:`add_device_option`'s ``no_network``)."""
     ranks = getattr(args, "device_ranks", None)
     if ranks is None:
         yield
         return
     from kepp_core.devices import check_device, using
 
-    if getattr(args, "print_commands", False):
+    unused = getattr(args, "device_unused", None)
+    if getattr(args, "print_commands", False) or (unused is not None and unused(args)):
         if args.device is not None:
             args.device = check_device(args.device)
         yield

@@ -226,17 +226,18 @@ def split_file_inputs(path: Path, named: str) -> list[tuple[str, Path]]:
 def guard_outputs(args: argparse.Namespace) -> None:
     """Refuse, before any work, an output the command would overwrite unasked (the module docstring)."""
     force = getattr(args, "force", False) is True
+    files = {dest: (Path(v), kind) for dest, kind in getattr(args, "writes_kinds", {}).items()
+             if (v := getattr(args, dest, None)) is not None}
+    folders = {dest: out for dest, declare in getattr(args, "writes_folder_files", {}).items()
+               if (out := declare(args)) is not None}
+    if not files and not folders:
+        return  # writes nothing: its inputs (a records folder's files) are not listed for nothing
     inputs = _input_files(args)
     run_keys = getattr(args, "run_keys", None)
     mine = frozenset(run_keys(args)) if run_keys is not None else frozenset()
-    for dest, kind in getattr(args, "writes_kinds", {}).items():
-        value = getattr(args, dest, None)
-        if value is not None:
-            _guard_file(Path(value), kind, dest, inputs, args, force, _flag(dest) + " file", mine)
-    for dest, declare in getattr(args, "writes_folder_files", {}).items():
-        out = declare(args)
-        if out is None:
-            continue
+    for dest, (path, kind) in files.items():
+        _guard_file(path, kind, dest, inputs, args, force, _flag(dest) + " file", mine)
+    for dest, out in folders.items():
         where = f"{_flag(dest)} folder"
         for named, f in [*inputs, *out.inputs]:
             if _same_file(out.folder, f) and not force:

@@ -109,7 +109,8 @@ def register(sub) -> None:
     writes(p, kinds={"out": "table", "records": "records"}, reads=_EVAL_READS, reads_records=("from_records",),
            run_keys=_run_keys)
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: $KEPP_THREADS or half the cores)")
-    add_device_option(p)
+    # scoring records (--from-records, 'kepp eval compare') places no network: torch is not imported for it
+    add_device_option(p, no_network=lambda a: a.from_records is not None or a.eval_command is not None)
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
     p.add_argument("--metrics", nargs="+", choices=list(FAMILIES), default=[DEFAULT_FAMILY], metavar="CODE",
                    help=f"the evaluation codes whose metrics the table shows: {', '.join(FAMILIES)} "
@@ -160,14 +161,14 @@ def _register_compare(sub) -> None:
 
 
 def _eval(args) -> int:
+    if args.from_records is not None:  # before the run's imports: scoring records loads no torch
+        return _from_records(args)
     from kepp_core.evaluation.methods import UNCERTAINTY_COLUMNS, EvalOptions, evaluate_horizon
     from kepp_core.evaluation.options import MAX_SAMPLES
     from kepp_core.commands._outputs import write_records_output
     from kepp_core.evaluation.records import episode_records
     from kepp_core.io import atomic_write_json
 
-    if args.from_records is not None:
-        return _from_records(args)
     _run_defaults(args)
     if args.models is None:
         raise KeppError("--models is required: the models folder to evaluate (MODELS/T<h>/step, plan-graph-R1, ...), "
@@ -255,16 +256,19 @@ def _from_records(args) -> int:
     if given:
         raise KeppError(f"--from-records scores recorded plans: {', '.join(given)} belong to a run of models "
                         "(drop them, or drop --from-records)")
+    from kepp_core.evaluation.store import plans_frame
+
     files = _records_files(args.from_records)
-    preds = _recorded(api.read_predictions(files), args)
+    preds = _recorded(plans_frame(files), args)  # the plans as the store's arrays: no tuple per record
     horizons = sorted(int(h) for h in preds["horizon"].unique())
     result = {"records": [str(f) for f in files], "tables": []}
     for code in args.metrics:
         fam = family(code)
         table, _ = api.method_horizon_table(preds, code)
-        result["tables"].append({"code": code, "label": fam.label, "source": fam.source,
-                                 "rows": [{"method": name, **cells} for name, cells in table.to_dict("index").items()],
-                                 "runs": _run_values(preds, code)})
+        if args.json or args.out:  # every run's numbers: only where they are written
+            result["tables"].append({"code": code, "label": fam.label, "source": fam.source,
+                                     "rows": [{"method": name, **cells} for name, cells in table.to_dict("index").items()],
+                                     "runs": _run_values(preds, code)})
         if args.json:
             continue
         print_table([{"method": name, **cells} for name, cells in table.to_dict("index").items()],
@@ -298,15 +302,27 @@ def _recorded(preds, args):
 
 def _run_values(preds, code: str) -> list[dict]:
     """Per method, T and seed of a predictions table, what the code ``code`` reports on its episodes
-    (in the records' order), unrounded, with the file an imported method's plans came from."""
-    from kepp_core.catalog.benchmark import protocol_metrics
+    (in the records' order), unrounded, with the file an imported method's plans came from: the code counts
+    on each run's ``[n, T]`` arrays of the store's columns (:class:`~kepp_core.evaluation.store.PlanArrays`),
+    never a record at a time."""
+    import numpy as np
+    import pandas as pd
 
+    from kepp_core.evaluation.store import PlanArrays
+
+    fam, plans = family(code), PlanArrays(preds)
+    files, names = pd.factorize(preds["imported"])  # -1: not imported
+    groups = preds.groupby([preds["method"], preds["horizon"], preds["seed"].fillna(-1)], sort=True).indices
     rows = []
-    for (method, horizon, seed), g in preds.groupby(["method", "horizon", preds["seed"].fillna(-1)], sort=True):
-        imported = sorted(g["imported"].dropna().unique())
+    for (method, horizon, seed), idx in sorted(groups.items()):
+        pred, gt = plans.of(idx)
+        if not (isinstance(pred, np.ndarray) and pred.ndim == 2):  # plans of several lengths: the code names the odd one
+            pred, gt = [list(p) for p in pred], [list(t) for t in gt]
+        held = np.unique(files[idx])
+        imported = sorted(names[held[held >= 0]].tolist())
         rows.append({"method": method, "T": int(horizon), "seed": None if seed == -1 else int(seed),
-                     "episodes": len(g), **({"imported": ", ".join(imported)} if imported else {}),
-                     **protocol_metrics([list(p) for p in g["plan"]], [list(t) for t in g["truth"]], code)})
+                     "episodes": len(idx), **({"imported": ", ".join(imported)} if imported else {}),
+                     **fam.scores(pred, gt)})
     return rows
 
 

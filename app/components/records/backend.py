@@ -60,8 +60,36 @@ def dataset_root(cfg: AppConfig) -> str | None:
 
 
 def dataset(cfg: AppConfig):
-    """The configured dataset (the demo world by default)."""
+    """The configured dataset (the demo world by default), or the records' own where they are browsed by
+    themselves (:func:`records_alone`: no world is built for them)."""
+    key = records_alone(cfg)
+    if key is not None:
+        return _records_dataset(key, cfg.taxonomy, cfg)
     return _dataset(cfg.dataset_key(), dataset_root(cfg), cfg)
+
+
+@st.cache_resource(show_spinner="Naming the records' steps…", max_entries=4)
+def _records_dataset(key: tuple, taxonomy: str | None, _cfg: AppConfig):
+    return api.Workspace(_cfg).records_dataset(_read_predictions(*key))
+
+
+def records_alone(cfg: AppConfig) -> tuple | None:
+    """The configured records' key (:func:`records_key`) where they are browsed by themselves, records of no known
+    dataset (:meth:`kepp_core.api.Workspace.records_alone`), else None."""
+    def table():
+        key = records_key(cfg)
+        return None if key is None else _read_predictions(*key)
+    return records_key(cfg) if api.Workspace(cfg).records_alone(table) else None
+
+
+def needs_dataset(cfg: AppConfig, what: str) -> None:
+    """Stop a page that needs a dataset's videos, features or training plans (``what`` it would show) where the
+    records are browsed by themselves, saying so in one line."""
+    if records_alone(cfg) is not None:
+        st.info(f"{what} needs a dataset (its videos, features or training plans): these records are of no dataset "
+                "this app knows, so only Results and Failure cases show them. Start the app with --dataset and "
+                "--root to see this page.", icon=":material/info:")
+        st.stop()
 
 
 def workspace(cfg: AppConfig) -> api.Workspace:

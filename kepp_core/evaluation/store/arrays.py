@@ -104,9 +104,11 @@ class FramePlans:
     plans and truths are the very tuples they were made beside (:meth:`positions`): a plan changed in place is a new
     tuple, and the metrics then count on the table's tuples."""
 
-    def __init__(self, horizon: np.ndarray, plan: np.ndarray, truth: np.ndarray, made: dict):
-        # the table's rows as made (copies of the references: the table may share its columns' arrays with these)
-        self.horizon, self.plan, self.truth = (np.array(a, copy=True) for a in (horizon, plan, truth))
+    def __init__(self, horizon: np.ndarray, plan: np.ndarray | None, truth: np.ndarray | None, made: dict):
+        # the table's rows as made (copies of the references: the table may share its columns' arrays with these);
+        # no plan and truth: a table of no tuples (store.plans_frame), whose plans are these arrays only
+        self.horizon, self.plan, self.truth = (None if a is None else np.array(a, copy=True)
+                                               for a in (horizon, plan, truth))
         self.made = made  # T -> (rows of T, their plans, their truths)
         self.iou: dict[int, np.ndarray] = {}  # T -> the set IoU of each row of T, counted once for every table
 
@@ -117,9 +119,11 @@ class FramePlans:
         """The rows of ``preds`` (this table or one filtered from it, by its index) as positions in the table these
         arrays were made for, when every one still holds the plan and truth it was made with; else None."""
         index = preds.index.to_numpy()
-        if index.dtype.kind not in "iu" or (len(index) and (index.min() < 0 or index.max() >= len(self.plan))):
+        if index.dtype.kind not in "iu" or (len(index) and (index.min() < 0 or index.max() >= len(self.horizon))):
             return None
         at = index.astype(np.int64, copy=False)
+        if self.plan is None:  # a table without plan tuples: nothing in it can change a plan
+            return at if "plan" not in preds and np.array_equal(preds["horizon"].to_numpy(), self.horizon[at]) else None
         same = (np.array_equal(preds["horizon"].to_numpy(), self.horizon[at])
                 and all(map(operator.is_, preds["plan"].to_numpy(), self.plan[at]))
                 and all(map(operator.is_, preds["truth"].to_numpy(), self.truth[at])))

@@ -12,6 +12,9 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pj
+import pyarrow.parquet as pq
 
 from kepp_core.evaluation.store.arrays import (PLANS, FramePlans, _objects, _path_lists, _small_lists, _tuples,
                                                list_values, row_arrays)
@@ -19,7 +22,8 @@ from kepp_core.evaluation.store.cache import records_columns
 from kepp_core.evaluation.store.files import each_file
 from kepp_core.evaluation.store.reading import SCALARS
 
-__all__ = ["FRAME_COLUMNS", "RecordsColumns", "predictions_frame", "read_columns"]
+__all__ = ["FRAME_COLUMNS", "PLAN_FRAME_COLUMNS", "RecordsColumns", "plans_frame", "predictions_frame", "read_columns",
+           "recorded_step_names"]
 
 # The predictions table's columns (kepp_core.api.analysis.RECORD_COLUMNS) and the judged values per row.
 FRAME_COLUMNS = ["episode", "task", "video", "horizon", "setting", "seed", "fraction", "method", "truth", "plan",
@@ -83,6 +87,43 @@ def _no_collection():
             gc.enable()
 
 
+# The columns of plans_frame: what scoring the recorded plans by method, T and run reads.
+PLAN_FRAME_COLUMNS = ["horizon", "setting", "seed", "fraction", "method", "source", "imported"]
+
+
+def plans_frame(files: Iterable[str | Path]):
+    """The rows of ``files`` as :func:`predictions_frame` has them (same index, values and dtypes) in the columns
+    :data:`PLAN_FRAME_COLUMNS` only, their plans and ground truths the store's ``[n, T]`` arrays alone (carried in
+    the table's ``attrs``, counted on by :class:`PlanArrays`): what scores recorded plans (``kepp eval
+    --from-records``) without a tuple, list or path per row."""
+    import pandas as pd
+
+    cols = read_columns(list(files))
+    t = cols.table
+    if t.num_rows == 0:
+        return pd.DataFrame({c: [] for c in PLAN_FRAME_COLUMNS}, columns=PLAN_FRAME_COLUMNS)
+    out = _scalar_columns(t, PLAN_FRAME_COLUMNS)
+    horizon = out["horizon"].to_numpy()
+    plans, truths = list_values(t.column("plan")), list_values(t.column("truth"))
+    arrays = {}
+    for T in np.unique(horizon):
+        rows = np.flatnonzero(horizon == T)
+        arrays[int(T)] = rows, row_arrays(plans, rows, int(T)), row_arrays(truths, rows, int(T))
+    out.attrs["actions"] = (cols.min_action, cols.max_action)
+    out.attrs[PLANS] = FramePlans(horizon, None, None, arrays)
+    return out
+
+
+def _scalar_columns(t: pa.Table, names: list[str]):
+    """The columns ``names`` of a judged table in pandas (text deduplicated), a column with no value at all None
+    in every row, as a table of Python values has it."""
+    out = t.select(names).to_pandas(deduplicate_objects=True)
+    for c in out.columns:
+        if t.column(c).null_count == t.num_rows:
+            out[c] = np.full(t.num_rows, None, dtype=object)
+    return out
+
+
 def _predictions_frame(files: list):
     import pandas as pd
 
@@ -91,11 +132,7 @@ def _predictions_frame(files: list):
     n = t.num_rows
     if not files or n == 0:
         return pd.DataFrame({c: [] for c in FRAME_COLUMNS}, columns=FRAME_COLUMNS)
-    out = t.select([*SCALARS, "horizon", "method", "source", "imported", "success", "patterns", "pattern",
-                    ]).to_pandas(deduplicate_objects=True)
-    for c in out.columns:  # a column with no value at all is None in every row, as a table of Python values has it
-        if t.column(c).null_count == n:
-            out[c] = np.full(n, None, dtype=object)
+    out = _scalar_columns(t, [*SCALARS, "horizon", "method", "source", "imported", "success", "patterns", "pattern"])
     horizon = out["horizon"].to_numpy()
     # one truth per record, shared by its methods' rows (as the record-by-record reader shares it)
     record = t.column("record").to_numpy() + (t.column("file").to_numpy() << 40)  # numbered apart per file
@@ -148,3 +185,38 @@ def _predictions_frame(files: list):
     df.attrs[PLANS] = FramePlans(horizon, made["plan"], made["truth"], arrays)  # the arrays travel with the table
     return df
 
+
+
+# The keys of a record that name its steps: (ids, their names), as kepp eval --records writes them.
+_NAMED = (("gt", "gt_labels"), ("endpoints", "endpoint_labels"))
+
+
+def recorded_step_names(files: Iterable[str | Path]) -> dict[int, str]:
+    """Action id -> the name the records ``files`` give it (``gt_labels``, ``endpoint_labels``: where a record has
+    as many names as ids), the first name each id has; only those keys are parsed (pyarrow, as columns). Files
+    the store reads (checked there first: call after :func:`read_columns`)."""
+    import pandas as pd
+
+    schema = pa.schema([(k, pa.list_(pa.int64())) for k, _ in _NAMED] + [(n, pa.list_(pa.large_string())) for _, n in _NAMED])
+    parse = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore", newlines_in_values=False)
+    pairs = []
+    for f in files:
+        f = Path(f)
+        try:
+            t = (pq.read_table(f, columns=[c for c in schema.names if c in pq.read_schema(f).names])
+                 if f.suffix.lower() == ".parquet" else pj.read_json(f, read_options=pj.ReadOptions(block_size=32 << 20),
+                                                                      parse_options=parse))
+        except (pa.ArrowInvalid, OSError, TypeError):
+            continue  # names it cannot read here: the ids name the steps
+        for ids, names in _NAMED:
+            if ids not in t.column_names or names not in t.column_names:
+                continue
+            a, b = t.column(ids).combine_chunks(), t.column(names).combine_chunks()
+            same = pc.fill_null(pc.equal(pc.list_value_length(a), pc.list_value_length(b)), False)
+            a, b = a.filter(same), b.filter(same)
+            pairs.append(pd.DataFrame({"id": pc.list_flatten(a).to_numpy(zero_copy_only=False),
+                                       "name": pc.list_flatten(b).to_numpy(zero_copy_only=False)}))
+    if not pairs:
+        return {}
+    found = pd.concat(pairs).dropna().drop_duplicates("id")
+    return {int(i): str(n) for i, n in zip(found["id"], found["name"]) if str(n).strip()}
