@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 __all__ = [
-    "AB_CELLS", "AB_TEST", "BOOTSTRAP_RESAMPLES", "METRIC_KEYS", "METRIC_NAMES", "METRICS", "PAIR_METRICS",
+    "AB_CELLS", "AB_STRATIFIED_TEST", "AB_TEST", "BOOTSTRAP_RESAMPLES", "METRIC_KEYS", "METRIC_NAMES", "METRICS", "PAIR_METRICS",
     "PAIRED_TEST", "PATTERN_LABELS", "P_FLOOR", "PATTERNS", "SIGNIFICANCE", "Metric", "p_text", "pattern_label",
     "verdict_words",
 ]
@@ -47,6 +47,10 @@ SIGNIFICANCE = 0.05  # the level a paired difference is called significant at
 AB_CELLS = {"both": "both right", "a-only": "A right, B wrong", "b-only": "B right, A wrong",
             "neither": "both wrong"}
 AB_TEST = "McNemar's exact test (two-sided, binomial on the discordant episodes)"
+# A one-run method (imported predictions) against a several-seed one: one 2x2 per seed, combined by strata
+AB_STRATIFIED_TEST = ("Cochran–Mantel–Haenszel test over the seeds (one stratum per seed of the several-seed "
+                      "method against the one run: methods × right/wrong, continuity-corrected, χ² with 1 df; "
+                      "the one run counted once: the same run in every stratum)")
 BOOTSTRAP_RESAMPLES = 10_000
 P_FLOOR = 1e-300  # below it a p-value is written "< 1e-300": McNemar's exact tail underflows to 0.0 near 5e-324
 
