@@ -26,9 +26,9 @@ from components.ui.config import presenting
 from components.ui.pages import PAGES
 from components.ui.names import compare_default, episode_label, method_name, namer
 from components.ui.text import md, plan_text
-from kepp_core.catalog import AB_CELLS, AB_TEST, DEFAULT_FAMILY, p_text
+from kepp_core.catalog import AB_CELLS, DEFAULT_FAMILY, p_text
 
-__all__ = ["GRID", "PARAMS", "Unlinked", "ab_section", "cell_label", "episodes_csv", "protocol_comparison",
+__all__ = ["GRID", "PARAMS", "Unlinked", "ab_section", "cell_label", "episodes_csv", "protocol_comparison", "seed_table",
            "show_comparison", "unit_ids"]
 
 GRID = (("both", "a-only"), ("b-only", "neither"))
@@ -140,19 +140,38 @@ def show_comparison(link, prefix: str, comparison, steps: Callable[[Sequence[int
         m1.metric(f"SR A: {md(name(c.a))}", _interval(c.sr_a, c.sr_a_interval))
         m2.metric(f"SR B: {md(name(c.b))}", _interval(c.sr_b, c.sr_b_interval))
         m3.metric("Δ SR (A − B), points", _interval(c.delta, c.delta_interval, "+"))
-        m4.metric("p (McNemar)", p_text(c.p))
+        m4.metric(f"p ({c.test_name})", p_text(c.p))
     units = f"{len(c.units):,} (seed × episode) units" if c.seeds > 1 else f"{len(c.units):,} test episodes"
     if not presenting():
         st.caption(f"{md(units)} both methods planned at T={c.horizon}; SR in % ({md(metric_codes.sr_words(code))}), "
                    f"[ ]: the {md(c.resampling())}; "
-                   f"p: {md(AB_TEST)}" + (" over the units, taken as independent (more optimistic than a test over "
-                                          "seeds alone)" if c.seeds > 1 else "") + ". Click a cell to list its episodes.")
+                   f"p: {md(c.test)}" + (" over the (seed, episode) units of the same seeds of both methods"
+                                         if c.seeds > 1 and not c.stratified else "")
+                   + ". Click a cell to list its episodes.")
+    if c.stratified:
+        _per_seed(prefix, c, name)
     cell = _grid(link, prefix, c, name)
     st.download_button("Download every paired episode, both plans (CSV)", key=f"{prefix}_ab_all_csv",
                        data=lambda: episodes_csv(c, None, steps, episode),
                        file_name=f"kepp_{c.a}_vs_{c.b}_T{c.horizon}.csv", mime="text/csv", on_click="ignore")
     if cell is not None:
         _cell_list(link, prefix, c, cell, steps, episode, detail, name)
+
+
+def seed_table(comparison) -> pd.DataFrame:
+    """A one-run method against several seeds: each seed's own 2×2 numbers (its units, ``b``: A right and B wrong,
+    ``c``: B right and A wrong, McNemar's exact p), what the combined p of the CMH test stands on."""
+    return pd.DataFrame({"seed": [t.seed for t in comparison.per_seed], "units": [t.units for t in comparison.per_seed],
+                         "b (A right, B wrong)": [t.b for t in comparison.per_seed],
+                         "c (B right, A wrong)": [t.c for t in comparison.per_seed],
+                         "p (McNemar, this seed)": [p_text(t.p) for t in comparison.per_seed]})
+
+
+def _per_seed(prefix: str, c, name: Callable[[str], str]) -> None:
+    """The seeds' own tests beside the combined p (the one run is never pooled as if it were several)."""
+    st.markdown(f"**Seed by seed**: {md(name(c.one_run))} is one run, tested against each seed; "
+                f"combined: p = {md(p_text(c.p))} ({md(c.test_name)})")
+    show_table(seed_table(c), f"kepp_{c.a}_vs_{c.b}_T{c.horizon}_seeds", key=f"{prefix}_ab_seeds", hide_index=True)
 
 
 def episodes_csv(comparison, cell: str | None, steps: Callable[[Sequence[int]], str],
