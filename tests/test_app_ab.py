@@ -53,7 +53,7 @@ def expected(env, comparison, cell: str) -> pd.DataFrame:
     """The cell's rows as the page should write them (the dataset's step names, readable episodes)."""
     ds = dataset(env)
     names = {t: ds.tasks[t].name for t in ds.tasks}
-    return comparison.table(cell, lambda p: plan_text(ds.labels(p)), lambda e: episode_label(e, names))
+    return comparison.table(cell, lambda p: plan_text(ds.labels(p)), lambda e: episode_label(e, names), seeds=True)
 
 
 @pytest.mark.slow

@@ -309,13 +309,13 @@ class ABComparison:
         return f"{p} ≥ {SIGNIFICANCE}: no significant difference between {a} and {b} ({split})."
 
     def table(self, cell: str | None = None, steps: Callable[[Sequence[int]], str] | None = None,
-              episode: Callable[[str], str] = str, part: slice | None = None) -> pd.DataFrame:
+              episode: Callable[[str], str] = str, part: slice | None = None, seeds: bool | None = None) -> pd.DataFrame:
         """The units of ``cell`` (every unit when None; ``part``: those rows of them, e.g. one page
         of a list) as :func:`pairs_table` writes them, the seed column kept whenever the comparison
-        spans several seeds."""
+        spans several seeds (``seeds``: True keeps it always, as the app's lists and downloads do)."""
         rows = self.select(cell)
         return pairs_table(rows if part is None else rows.iloc[part], self.a, self.b, steps or _ids, episode,
-                           seeds=self.seeds > 1)
+                           seeds=self.seeds > 1 if seeds is None else seeds)
 
     def row(self) -> dict:
         """The comparison as one flat JSON-ready row (``kepp eval compare --json``)."""

@@ -29,7 +29,7 @@ from components.ui.text import md, plan_text
 from kepp_core.catalog import AB_CELLS, DEFAULT_FAMILY, p_text
 
 __all__ = ["GRID", "PARAMS", "Unlinked", "ab_section", "cell_label", "episodes_csv", "protocol_comparison", "seed_table",
-           "show_comparison", "unit_ids"]
+           "show_comparison"]
 
 GRID = (("both", "a-only"), ("b-only", "neither"))
 # The tiles' values (an SR and its interval) and labels (an imported method's name) wrap inside their tile:
@@ -57,20 +57,6 @@ class Unlinked:
 
     def keep(self, **values) -> None:
         return None
-
-
-def unit_ids(units: pd.DataFrame) -> list[str]:
-    """A name per paired unit for the list's select box and the URL: the episode id, with its seed
-    where the units span several (the same episode is then listed once per seed).
-
-    >>> unit_ids(pd.DataFrame({"episode": ["t/v/0:3", "t/v/0:3"], "seed": [0, 1]}))
-    ['t/v/0:3 · seed 0', 't/v/0:3 · seed 1']
-    >>> unit_ids(pd.DataFrame({"episode": ["t/v/0:3"], "seed": [None]}))
-    ['t/v/0:3']
-    """
-    if units["seed"].nunique(dropna=False) <= 1:
-        return [str(e) for e in units["episode"]]
-    return [f"{e} · seed {s}" for e, s in zip(units["episode"], units["seed"])]
 
 
 def cell_label(name: str, count: int, total: int) -> str:
@@ -178,7 +164,7 @@ def episodes_csv(comparison, cell: str | None, steps: Callable[[Sequence[int]], 
                  episode: Callable[[str], str]) -> bytes:
     """The downloads: every episode of ``cell`` (every paired episode when None) with the ground truth,
     A's plan, whether it is right, B's plan, whether it is right and the cell, as CSV."""
-    return comparison.table(cell, steps, episode).to_csv(index=False).encode()
+    return comparison.table(cell, steps, episode, seeds=True).to_csv(index=False).encode()
 
 
 def _pick_cell(prefix: str, name: str) -> None:
@@ -218,7 +204,7 @@ def _cell_list(link, prefix: str, c, cell: str, steps, episode, detail, name: Ca
         link.keep(abep=None)
         st.info("No episode falls in this cell.")
         return
-    ids = unit_ids(rows)
+    ids = episodes.unit_ids(rows)
     episode_key = f"{prefix}_ab_episode"
     lo, hi = paging.pager(link, f"{prefix}_ab", pd.Series(ids), episode_key, params=("abep", "abpage"),
                           what="paired episodes" if c.seeds == 1 else "paired (seed, episode) units")
@@ -229,7 +215,7 @@ def _cell_list(link, prefix: str, c, cell: str, steps, episode, detail, name: Ca
         if picked:
             st.session_state[episode_key] = page_ids[picked[0]]
 
-    show_table(c.table(cell, steps, episode, part=slice(lo, hi)), f"kepp_{c.a}_vs_{c.b}_T{c.horizon}_{cell}",
+    show_table(c.table(cell, steps, episode, part=slice(lo, hi), seeds=True), f"kepp_{c.a}_vs_{c.b}_T{c.horizon}_{cell}",
                key=f"{prefix}_ab_table", hide_index=True, height=min(38 + 35 * len(page_ids), 260),
                csv=lambda: episodes_csv(c, cell, steps, episode),  # the whole cell
                on_select=pick_row, selection_mode="single-row")

@@ -225,7 +225,7 @@ def columns(names: Mapping[str, object]) -> Parser:
     >>> columns({"method": 1, "T": 2})("T,method"), _rejects(columns({"T": 1}), "T,T"), _rejects(columns({"T": 1}), "x")
     (['T', 'method'], True, True)
     """
-    expected = "comma-separated different names of " + ", ".join(names)
+    expected = f"at most {len(names)} comma-separated different names of " + ", ".join(names)
 
     def read(raw: str) -> list[str]:
         parts = str(raw).split(",")
