@@ -50,7 +50,8 @@ st.caption(f"{len(shown):,} groups of {int(shown['count'].sum()):,} episode reco
            f"and seed); SR, mAcc (steps right / T, averaged over episodes) and mIoU (per episode) in %; low–high: the "
            f"{round(CONFIDENCE * 100)}% percentile bootstrap interval over the group's episodes (none for a group of "
            "one). Click a header to sort the view; the CSV holds the table as sorted here.")
-show_table(shown, "kepp_groups_" + "_".join(by), key="grp_table", hide_index=True)
+show_table(shown, "kepp_groups_" + "_".join(by), key="grp_table", hide_index=True,
+           height=min(38 + 35 * (len(shown) + 1), 640))  # a short table whole, a long one scrolls
 if not cfg.presentation:
     st.caption("Records: " + ", ".join(md_code(s) for s in sorted(preds["source"].unique())[:20])
                + (" …" if preds["source"].nunique() > 20 else ""))
