@@ -92,3 +92,20 @@ def test_a_one_run_method_against_two_seeds_shows_each_seeds_numbers_beside_the_
     (seeds,) = [d.value for d in at.dataframe if "p (McNemar, this seed)" in d.value.columns]
     pd.testing.assert_frame_equal(seeds.reset_index(drop=True), ab.seed_table(c), check_dtype=False)
     assert any("Cochran–Mantel–Haenszel" in t for t in texts(at.caption))
+
+
+def test_a_playlists_items_name_their_seed(monkeypatch, demo_env, tmp_path):
+    """Two items of one episode, one per seed: the Playlists page's lines say which seed each plays."""
+    from components.talk import playlists
+    from kepp_core.evaluation.playlists import PlaylistStore
+
+    records = with_a_second_seed(demo_env, tmp_path / "two-seeds.jsonl")
+    preds = api.read_predictions([records])
+    rows = preds[(preds["method"] == "kepp-R2") & (preds["episode"] == preds["episode"].iloc[0])]
+    assert sorted(rows["seed"]) == [0, 1]
+    PlaylistStore(tmp_path / "playlists").add("talk", [playlists.item_of_row(r) for r in rows.to_dict("records")])
+    at = no_problems(open_page(monkeypatch, demo_env, "views/7_Playlists.py", {"playlist": "talk"},
+                               KEPP_APP_PREDICTIONS=str(records)))
+    lines = [str(m.value).split("  \n")[0] for m in at.markdown if " · T=" in str(m.value)]
+    assert len(lines) == 2 and len(set(lines)) == 2
+    assert [line.endswith(f" · seed {s}") for line, s in zip(lines, sorted(rows["seed"]))] == [True, True]
