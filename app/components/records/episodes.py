@@ -103,10 +103,10 @@ def _table(df: pd.DataFrame, ds, names: dict, ids: list[str] | None = None) -> p
     imported = df["imported"] if "imported" in df else pd.Series([None] * len(df), index=df.index)
     return pd.DataFrame({
         "episode": labels,  # distinct: the seed (and file) where the episode alone repeats
-        "T": df["horizon"], "seed": pd.to_numeric(df["seed"] if "seed" in df else pd.Series([None] * len(df)),
-                                                  errors="coerce").astype("Int64").to_numpy(),
+        "T": df["horizon"], "method": _method_names(df), "correct": df["success"],
+        "seed": pd.to_numeric(df["seed"] if "seed" in df else pd.Series([None] * len(df), index=df.index),
+                              errors="coerce").astype("Int64").to_numpy(),
         **({"imported from": imported.to_numpy()} if imported.notna().any() else {}),
-        "method": _method_names(df), "correct": df["success"],
         "steps right": [sum(a == b for a, b in zip(p, g)) for p, g in zip(df["plan"], df["truth"])],
         "ground truth": [plan_text(ds.labels(g)) for g in df["truth"]],
         "plan": [plan_text(ds.labels(p)) for p in df["plan"]],
