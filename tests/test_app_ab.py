@@ -53,7 +53,7 @@ def expected(env, comparison, cell: str) -> pd.DataFrame:
     """The cell's rows as the page should write them (the dataset's step names, readable episodes)."""
     ds = dataset(env)
     names = {t: ds.tasks[t].name for t in ds.tasks}
-    return comparison.table(cell, lambda p: plan_text(ds.labels(p)), lambda e: episode_label(e, names))
+    return comparison.table(cell, lambda p: plan_text(ds.labels(p)), lambda e: episode_label(e, names), seeds=True)
 
 
 @pytest.mark.slow
@@ -205,7 +205,7 @@ def test_the_downloads_hold_both_plans_and_verdicts_of_every_episode_of_the_cell
                                                .decode())))
         units = c.select(cell)
         assert len(rows) == len(units) == (c.counts[cell] if cell else sum(c.counts.values()))
-        assert list(rows[0]) == ["episode", "T", "ground truth", "A: KEPP R=2", "A right",
+        assert list(rows[0]) == ["episode", "T", "seed", "ground truth", "A: KEPP R=2", "A right",  # seed: every CSV
                                  f"B: {catalog.method_label('graph-pred')}", "B right", "cell"]
         for row, (_, unit) in zip(rows, units.iterrows()):
             assert row["A: KEPP R=2"] == steps(plans[("kepp-R2", unit["episode"])])

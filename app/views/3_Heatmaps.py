@@ -50,16 +50,16 @@ def show_transition_episodes(cell: tuple[int, int], rows) -> None:
         st.info(f"No test episode of this task has {md(ds.actions[a])} → {md(ds.actions[b])} in the predicted plan "
                 f"of {md(method_name(method))} or in its ground truth (T={horizon}).")
         return
-    table = episodes.episode_table(hits, ds, drop=("T", "method")).assign(
+    ids = episodes.unit_ids(hits)  # one id per row: the seed (and file) where an episode repeats
+    table = episodes.episode_table(hits, ds, drop=("T", "method"), ids=ids).assign(
         **{"in the plan": hits["predicted"], "in the truth": hits["true"]})
     st.caption(f"{len(hits)} episode{'s' if len(hits) != 1 else ''}: in {md(method_name(method))}'s plan "
                f"{int(hits['predicted'].sum())}, in the truth {int(hits['true'].sum())}. Pick one to open its record.")
     show_table(table, f"transition_{a}_{b}", key="heat_episodes", hide_index=True, height=200)
-    ids = list(hits["episode"])
-    names = episodes.episode_names(ids, ds)
+    names = episodes.unit_names(hits, ds, ids)
     pick_col, open_col = st.columns([4, 2], vertical_alignment="bottom")
-    ep = pick_col.selectbox("Episode", ids, key="heat_episode", format_func=names.get)
-    row = hits[hits["episode"] == ep].iloc[0]
+    unit = pick_col.selectbox("Episode", ids, key="heat_episode", format_func=names.get)
+    row = hits.iloc[ids.index(unit)]
     open_col.page_link(PAGES["plan"].path, label="Open in Plan", icon=PAGES["plan"].icon,
                        query_params=episodes.plan_query(row))
     # its plan and truth as step cards: each step opens the graph around it

@@ -94,10 +94,11 @@ def with_patterns(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-lo, hi = paging.pager(link, "fail", chosen["episode"], "fail_episode")
+units = pd.Series(episodes.unit_ids(chosen))  # one id per row: the seed (and file) where an episode repeats
+lo, hi = paging.pager(link, "fail", units, "fail_episode")
 rows = with_patterns(chosen.iloc[lo:hi])
-ids = list(rows["episode"])
-link.seed("fail_episode", "episode", ids)
+ids = units.iloc[lo:hi].tolist()
+link.seed("fail_episode", "episode", ids, parse=lambda raw: episodes.unit_of(raw, ids))
 if st.session_state.get("fail_episode") not in ids:  # another page: its first episode
     st.session_state["fail_episode"] = ids[0]
 
@@ -109,18 +110,18 @@ def pick_row(key: str, ids: list[str]) -> None:
         st.session_state["fail_episode"] = ids[sel[0]]
 
 
-table = episodes.episode_table(rows, ds, drop=("T", "method", "correct"))  # this method's failures at this T
+table = episodes.episode_table(rows, ds, drop=("T", "method", "correct"), ids=ids)  # this method's failures at this T
 st.caption("Click a row to show its episode.")
 show_table(table, f"failures_{pattern}", key="fail_table", hide_index=True, height=220,
            csv=lambda: episodes.episodes_csv(with_patterns(chosen), ds),  # every page of the pattern
            on_select=lambda: pick_row("tbl_fail_table", ids), selection_mode="single-row")
 playlists.add_listed_control(cfg, chosen, "fail_add_listed")
-names = episodes.episode_names(ids, ds)
+names = episodes.unit_names(rows, ds, ids)
 ep_col, prev_col, next_col, open_col = st.columns([4, 1.3, 1.3, 2], vertical_alignment="bottom")
-ep = ep_col.selectbox("Episode", ids, key="fail_episode", format_func=names.get)
-paging.episode_buttons("fail", "fail_episode", chosen["episode"], (prev_col, next_col))
-link.keep(episode=ep)
-row = rows[rows["episode"] == ep].iloc[0]
+unit = ep_col.selectbox("Episode", ids, key="fail_episode", format_func=names.get)
+paging.episode_buttons("fail", "fail_episode", units, (prev_col, next_col))
+link.keep(episode=unit)
+row = rows.iloc[ids.index(unit)]
 open_col.page_link(PAGES["plan"].path, label="Open in Plan", icon=PAGES["plan"].icon, query_params=episodes.plan_query(row))
 with open_col:
     playlists.add_control(cfg, [playlists.item_of_row(row)], "fail_add")
@@ -129,5 +130,5 @@ with link_col:
     links.copy_link(link, "fail_link")
 st.markdown("Patterns that apply: " + ", ".join(f"**{md(PATTERN_LABELS[p.strip()])}**"
                                                  for p in str(row["patterns"]).split(",") if p.strip()))
-same = preds[(preds["episode"] == ep) & (preds["horizon"] == horizon)]
+same = episodes.same_run(preds, row)  # this row's seed: never another seed's plans beside it
 episodes.show_episode(ds, same, [method])

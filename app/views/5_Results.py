@@ -10,6 +10,7 @@ tables over all records are computed once per records file (:mod:`components.rec
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from components.ui import links
@@ -115,11 +116,12 @@ def pick_row(key: str, ids: list[str]) -> None:
 
 
 st.markdown("#### Episodes")
-lo, hi = paging.pager(link, "res", sel["episode"], "res_episode")
+units = pd.Series(episodes.unit_ids(sel))  # one id per row: the seed (and file) where an episode repeats
+lo, hi = paging.pager(link, "res", units, "res_episode")
 page_rows = sel.iloc[lo:hi]
-ids = list(page_rows["episode"])
+ids = units.iloc[lo:hi].tolist()
 st.caption("Click a row to compare it below")
-show_table(episodes.episode_table(page_rows, ds), "kepp_episodes", key="res_episodes", hide_index=True, height=260,
+show_table(episodes.episode_table(page_rows, ds, ids=ids), "kepp_episodes", key="res_episodes", hide_index=True, height=260,
            csv=lambda: episodes.episodes_csv(sel, ds),  # every page of the filter
            on_select=lambda: pick_row("tbl_res_episodes", ids), selection_mode="single-row")
 if len(sel):
@@ -127,18 +129,18 @@ if len(sel):
 
 if len(sel):
     st.subheader("Compare methods on one episode")
-    names = episodes.episode_names(ids, ds)
-    link.seed("res_episode", "episode", ids)
+    names = episodes.unit_names(page_rows, ds, ids)
+    link.seed("res_episode", "episode", ids, parse=lambda raw: episodes.unit_of(raw, ids))
     if st.session_state.get("res_episode") not in ids:  # another page: its first episode
         st.session_state["res_episode"] = ids[0]
     c1, prev_col, next_col, open_col = st.columns([4, 1.3, 1.3, 2], vertical_alignment="bottom")
-    ep = c1.selectbox("Episode", ids, key="res_episode", format_func=names.get)
-    paging.episode_buttons("res", "res_episode", sel["episode"], (prev_col, next_col))
-    row = page_rows[page_rows["episode"] == ep].iloc[0]
+    unit = c1.selectbox("Episode", ids, key="res_episode", format_func=names.get)
+    paging.episode_buttons("res", "res_episode", units, (prev_col, next_col))
+    row = page_rows.iloc[ids.index(unit)]
     open_col.page_link(PAGES["plan"].path, label="Open in Plan", icon=PAGES["plan"].icon, query_params=episodes.plan_query(row))
     with open_col:
         playlists.add_control(cfg, [playlists.item_of_row(row)], "res_add")
-    same = preds[(preds["episode"] == ep) & (preds["horizon"] == horizon)]
+    same = episodes.same_run(preds, row)  # this row's seed: never another seed's plans beside it
     available = sorted(same["method"].unique())
 
 
@@ -155,7 +157,7 @@ if len(sel):
     default = compare_default(method, available)
     chosen = st.multiselect("Methods (up to four)", available, max_selections=4, key="res_compare",
                             format_func=name_of, **links.default_kwargs("res_compare", default=default[:4]))
-    link.keep(episode=ep, compare=",".join(chosen))
+    link.keep(episode=unit, compare=",".join(chosen))
     if len(chosen) >= 2:  # the first two methods compared, as one A/B slide
         playlists.ab_control(cfg, same, chosen[0], chosen[1], "res_add_ab")
     episodes.show_episode(ds, same, list(chosen))

@@ -159,7 +159,8 @@ for k, item in enumerate(items or []):
         up, down, out, note, go = (st.container(width="content") for _ in range(5))
     num.markdown(f"**{k + 1}**")
     # the item, its slide's verdict and failure pattern (the record's), the speaker's note
-    label.markdown(md(playlists.item_label(item, ds, names, note=False)) + "  \n"
+    seed = str(item.get("query", {}).get("seed", ""))  # the record's seed, as every list names it
+    label.markdown(md(playlists.item_label(item, ds, names, note=False) + (f" · seed {seed}" if seed else "")) + "  \n"
                    + playlists.verdict_text(item, playlists.item_record(preds, item))
                    + (f"  \n:material/speaker_notes: *{md(item['note'])}*" if item.get("note") else ""))
     up.button("↑", key=f"pl_up_{k}", help="move up", disabled=builtin or k == 0, on_click=change, args=(move, k, -1))

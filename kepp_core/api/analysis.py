@@ -39,7 +39,7 @@ from kepp_core.metrics import (
 
 __all__ = [
     "capped_subgraph", "check_vocabulary", "compare_methods", "episodes_through", "expert_view", "failure_analysis",
-    "graph_source",
+    "graph_source", "group_table",
     "literature_rows", "method_horizon_table", "metrics_table", "read_predictions", "records_version", "retrieve",
     "scorer_names", "slice_table", "subgraph", "transitions",
 ]
@@ -267,6 +267,18 @@ def slice_table(preds, method: str, by: str = "task", reference: str | None = No
     from kepp_core.evaluation import slices  # pandas: only when a page asks
 
     return slices.slice_table(preds, method, by, reference, horizon)
+
+
+# --- any grouping ---------------------------------------------------------------------------------------------
+def group_table(preds, by, resamples: int | None = None, seed: int = 0):
+    """A predictions table grouped by the columns ``by`` (any of :data:`kepp_core.catalog.GROUP_BY`:
+    method, T, seed, task, setting, pattern, first_right, last_right, source, imported): one row per group with
+    its count, SR, mAcc and mIoU in % and their bootstrap intervals over the group's episodes
+    (:func:`kepp_core.evaluation.groups.group_table`; ``resamples`` defaults to its ``GROUP_RESAMPLES``)."""
+    from kepp_core.evaluation import groups  # pandas: only when a page asks
+
+    options = {} if resamples is None else {"resamples": resamples}
+    return groups.group_table(preds, by, seed=seed, **options)
 
 
 # --- two methods episode by episode -------------------------------------------------------------------------

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 __all__ = [
-    "AB_CELLS", "AB_TEST", "BOOTSTRAP_RESAMPLES", "METRIC_KEYS", "METRIC_NAMES", "METRICS", "PAIR_METRICS",
+    "AB_CELLS", "AB_STRATIFIED_TEST", "AB_TEST", "BOOTSTRAP_RESAMPLES", "GROUP_BY", "METRIC_KEYS", "METRIC_NAMES",
+    "METRICS", "PAIR_METRICS",
     "PAIRED_TEST", "PATTERN_LABELS", "P_FLOOR", "PATTERNS", "SIGNIFICANCE", "Metric", "p_text", "pattern_label",
     "verdict_words",
 ]
@@ -47,7 +48,26 @@ SIGNIFICANCE = 0.05  # the level a paired difference is called significant at
 AB_CELLS = {"both": "both right", "a-only": "A right, B wrong", "b-only": "B right, A wrong",
             "neither": "both wrong"}
 AB_TEST = "McNemar's exact test (two-sided, binomial on the discordant episodes)"
+# A one-run method (imported predictions) against a several-seed one: one 2x2 per seed, combined by strata
+AB_STRATIFIED_TEST = ("Cochran–Mantel–Haenszel test over the seeds (one stratum per seed of the several-seed "
+                      "method against the one run: methods × right/wrong, continuity-corrected, χ² with 1 df; "
+                      "the one run counted once: the same run in every stratum)")
 BOOTSTRAP_RESAMPLES = 10_000
+
+# The columns a predictions table groups by (kepp_core.evaluation.groups, the app's Groups page), each with what
+# it holds: the records' own and two judged on the plans. Their names are the URL's and the table's headers.
+GROUP_BY = {
+    "method": "the method (its catalogue name)",
+    "T": "the horizon",
+    "seed": "the training seed (empty for imported predictions, which name none)",
+    "task": "the task",
+    "setting": "the observation setting",
+    "pattern": "the failure pattern the episode is filed under (`right` for a right plan)",
+    "first_right": "the plan's first step right",
+    "last_right": "the plan's last step right",
+    "source": "the records file the row was read from",
+    "imported": "the predictions file an imported method's plans came from",
+}
 P_FLOOR = 1e-300  # below it a p-value is written "< 1e-300": McNemar's exact tail underflows to 0.0 near 5e-324
 
 

@@ -411,13 +411,18 @@ def _compare(args) -> int:
     level = f"{round(args.confidence * 100)}%"
     rows = [{"T": c.horizon, "units": len(c.units), **{catalog.AB_CELLS[k]: v for k, v in c.counts.items()},
              "SR A": _with_interval(c.sr_a, c.sr_a_interval), "SR B": _with_interval(c.sr_b, c.sr_b_interval),
-             "A - B": _with_interval(c.delta, c.delta_interval, "+"), "p (McNemar)": catalog.p_text(c.p)} for c in found]
+             "A - B": _with_interval(c.delta, c.delta_interval, "+"),
+             **({f"p ({c.test_name})": catalog.p_text(c.p)} if len({f.test_name for f in found}) == 1 else
+                {"test": c.test_name, "p": catalog.p_text(c.p)})} for c in found]
     print_table(rows, title=f"A = {catalog.method_label(args.a)} ({args.a}), B = {catalog.method_label(args.b)} "
                             f"({args.b}): SR in %, [{level} interval]")
     for c in found:
         print(f"T={c.horizon}: {c.verdict()}")
-    print(f"p: {catalog.AB_TEST}" + (" over (seed, test episode) units" if found[0].seeds > 1 else "")
-          + f"; intervals: {found[0].resampling()}")
+        if c.stratified:  # the seeds' own numbers beside the combined p
+            print(f"T={c.horizon} per seed (A right B wrong b, B right A wrong c, McNemar's exact p): "
+                  + "; ".join(f"seed {t.seed}: b={t.b:,} c={t.c:,} p={catalog.p_text(t.p)}" for t in c.per_seed))
+    print(f"p: {found[0].test}" + (" over (seed, test episode) units" if found[0].seeds > 1 and not found[0].stratified
+                                   else "") + f"; intervals: {found[0].resampling()}")
     if args.episodes:
         print(f"episodes → {args.episodes} ({sum(len(c.select(args.cell)) for c in found)} rows)")
     return 0

@@ -14,8 +14,14 @@ and A wrong, both wrong). :func:`compare_methods` adds the numbers a reader asks
   drawn, each with all its seeds, since one episode's seeds are not independent. The interval of
   A − B resamples the units' differences, so both methods always see the same draw (paired);
 - McNemar's exact test of the discordant cells (:func:`kepp_core.evaluation.stats.mcnemar_exact`;
-  over (seed, episode) units when there are several seeds, which treats them as independent:
-  more optimistic than a test over seeds alone).
+  over (seed, episode) units when both methods name the same several seeds: each seed's pairs are
+  two independent runs);
+- a one-run method (imported predictions, no seed) against a several-seed one is not pooled: its one
+  run is paired with each seed in turn, so the pooled units repeat it and McNemar's p over them is
+  far too small. Each seed gets its own 2×2 table (its ``b``, ``c`` and McNemar's p: :attr:`ABComparison.per_seed`)
+  and the headline ``p`` is the Cochran–Mantel–Haenszel test over the seeds' tables of method ×
+  right/wrong, the one run's row counted as the same run in every stratum (:func:`kepp_core.evaluation.stats.cmh_test`
+  with ``shared_row``; :data:`~kepp_core.catalog.AB_STRATIFIED_TEST`).
 
 >>> import pandas as pd
 >>> rows = pd.DataFrame({"episode": ["e1", "e2", "e3"] * 2, "task": "tea", "video": "v", "horizon": 3,
@@ -23,8 +29,8 @@ and A wrong, both wrong). :func:`compare_methods` adds the numbers a reader asks
 ...     "truth": [(1, 2, 3)] * 6, "plan": [(1, 2, 3), (1, 2, 3), (1, 0, 3), (1, 2, 3), (0, 2, 3), (1, 0, 3)],
 ...     "success": [True, True, False, True, False, False]})
 >>> c = compare_methods(rows, "A", "B", horizon=3, resamples=200)
->>> c.counts, c.p, c.delta
-({'both': 1, 'a-only': 1, 'b-only': 0, 'neither': 1}, 1.0, 33.33)
+>>> c.counts, c.p, c.delta, c.stratified
+({'both': 1, 'a-only': 1, 'b-only': 0, 'neither': 1}, 1.0, 33.33, False)
 >>> c.select("a-only")[["episode", "plan_a", "plan_b"]].to_dict("records")
 [{'episode': 'e2', 'plan_a': (1, 2, 3), 'plan_b': (0, 2, 3)}]
 """
@@ -37,11 +43,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kepp_core.catalog import AB_CELLS, AB_TEST, BOOTSTRAP_RESAMPLES, CONFIDENCE, SIGNIFICANCE, method_label, p_text
+from kepp_core.catalog import AB_CELLS, AB_STRATIFIED_TEST, AB_TEST, BOOTSTRAP_RESAMPLES, CONFIDENCE, SIGNIFICANCE, method_label, p_text
 from kepp_core.errors import KeppError
-from kepp_core.evaluation.stats import bootstrap_interval, mcnemar_exact
+from kepp_core.evaluation.stats import bootstrap_interval, cmh_test, mcnemar_exact
 
-__all__ = ["UNIT", "ABComparison", "compare_methods", "pair_index", "pair_rows", "pairs_table"]
+__all__ = ["UNIT", "ABComparison", "SeedTest", "compare_methods", "pair_index", "pair_rows", "pairs_table", "seed_tests"]
 
 UNIT = ("fraction", "seed", "horizon", "episode", "setting")  # what both methods must have planned
 KEPT = ("episode", "task", "video", "horizon", "seed", "setting", "fraction", "start_time", "goal_time", "truth")
@@ -156,7 +162,9 @@ def pair_rows(preds: pd.DataFrame, a: str, b: str, horizon: int | None = None,
     paired["fraction"] = paired["fraction"].where(paired["fraction"] >= 0, None)
     paired["setting"] = paired["setting"].where(paired["setting"] != "", None)
     columns = [c for c in KEPT if c in paired] + ["plan_a", "plan_b", "success_a", "success_b", "cell"]
-    return paired[columns].reset_index(drop=True)
+    out = paired[columns].reset_index(drop=True)
+    out.attrs["one_run"] = a if loose.get("seed") == "b" else b if loose.get("seed") == "a" else None
+    return out
 
 
 def _loose_keys(ka: pd.DataFrame, kb: pd.DataFrame) -> dict[str, str]:
@@ -173,6 +181,46 @@ def _loose_keys(ka: pd.DataFrame, kb: pd.DataFrame) -> dict[str, str]:
     if named_a != named_b:
         loose["setting"] = "a" if named_a else "b"
     return loose
+
+
+@dataclass(frozen=True, kw_only=True)
+class SeedTest:
+    """One seed's 2×2 table of a one-run method against a several-seed one: the seed, its units, ``b`` (A right,
+    B wrong), ``c`` (B right, A wrong), each method's right count and McNemar's exact p of ``b`` and ``c``."""
+
+    seed: int
+    units: int
+    b: int
+    c: int
+    right_a: int
+    right_b: int
+    p: float
+
+    def table(self) -> list[list[int]]:
+        """The seed's stratum of the CMH test: rows A and B, columns right and wrong."""
+        return [[self.right_a, self.units - self.right_a], [self.right_b, self.units - self.right_b]]
+
+    def row(self) -> dict:
+        """As a flat row (JSON, the app's table)."""
+        return {"seed": self.seed, "units": self.units, "b": self.b, "c": self.c, "p": self.p}
+
+
+def seed_tests(units: pd.DataFrame) -> tuple[SeedTest, ...]:
+    """Per seed of paired units (:func:`pair_rows`), in seed order: its :class:`SeedTest`.
+
+    >>> u = pd.DataFrame({"seed": [0, 0, 1, 1], "success_a": [True, True, True, False],
+    ...                   "success_b": [False, False, True, True]})
+    >>> [(t.seed, t.b, t.c, t.p) for t in seed_tests(u)]
+    [(0, 2, 0, 0.5), (1, 0, 1, 1.0)]
+    """
+    sa, sb = units["success_a"].to_numpy(bool), units["success_b"].to_numpy(bool)
+    seeds = pd.to_numeric(units["seed"], errors="coerce").fillna(-1).to_numpy(np.int64)
+    keys, at = np.unique(seeds, return_inverse=True)
+    at = at.ravel()
+    count = lambda mask: np.bincount(at, weights=mask, minlength=len(keys)).astype(np.int64)  # noqa: E731
+    n, b, c, ra, rb = np.bincount(at, minlength=len(keys)), count(sa & ~sb), count(~sa & sb), count(sa), count(sb)
+    return tuple(SeedTest(seed=int(keys[i]), units=int(n[i]), b=int(b[i]), c=int(c[i]), right_a=int(ra[i]),
+                          right_b=int(rb[i]), p=mcnemar_exact(int(b[i]), int(c[i]))) for i in range(len(keys)))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -197,6 +245,23 @@ class ABComparison:
     resamples: int
     confidence: float
     seed: int
+    per_seed: tuple[SeedTest, ...] = ()
+    one_run: str | None = None
+
+    @property
+    def stratified(self) -> bool:
+        """Whether ``p`` is the CMH test over seeds (a one-run method against several seeds), not McNemar's."""
+        return self.one_run is not None and len(self.per_seed) > 1
+
+    @property
+    def test(self) -> str:
+        """The test ``p`` is, in words (:data:`~kepp_core.catalog.AB_STRATIFIED_TEST` or :data:`~kepp_core.catalog.AB_TEST`)."""
+        return AB_STRATIFIED_TEST if self.stratified else AB_TEST
+
+    @property
+    def test_name(self) -> str:
+        """The test's short name for a tile or a column header."""
+        return "CMH over seeds" if self.stratified else "McNemar"
 
     @property
     def seeds(self) -> int:
@@ -235,19 +300,22 @@ class ABComparison:
         only_a, only_b = self.counts["a-only"], self.counts["b-only"]
         p = "p " + ("" if p_text(self.p).startswith("<") else "= ") + p_text(self.p)
         split = f"{a} alone right on {only_a:,}, {b} alone right on {only_b:,}"
+        if self.stratified:
+            split += f"; {self.test_name}: {method_label(self.one_run)} is one run, tested against each of " \
+                     f"{len(self.per_seed)} seeds"
         if self.significant:
             way = "better" if only_a > only_b else "worse"
             return f"{p} < {SIGNIFICANCE}: {a} is significantly {way} than {b} ({split})."
         return f"{p} ≥ {SIGNIFICANCE}: no significant difference between {a} and {b} ({split})."
 
     def table(self, cell: str | None = None, steps: Callable[[Sequence[int]], str] | None = None,
-              episode: Callable[[str], str] = str, part: slice | None = None) -> pd.DataFrame:
+              episode: Callable[[str], str] = str, part: slice | None = None, seeds: bool | None = None) -> pd.DataFrame:
         """The units of ``cell`` (every unit when None; ``part``: those rows of them, e.g. one page
         of a list) as :func:`pairs_table` writes them, the seed column kept whenever the comparison
-        spans several seeds."""
+        spans several seeds (``seeds``: True keeps it always, as the app's lists and downloads do)."""
         rows = self.select(cell)
         return pairs_table(rows if part is None else rows.iloc[part], self.a, self.b, steps or _ids, episode,
-                           seeds=self.seeds > 1)
+                           seeds=self.seeds > 1 if seeds is None else seeds)
 
     def row(self) -> dict:
         """The comparison as one flat JSON-ready row (``kepp eval compare --json``)."""
@@ -256,7 +324,8 @@ class ABComparison:
                 "SR_a_low": self.sr_a_interval[0], "SR_a_high": self.sr_a_interval[1], "SR_b": self.sr_b,
                 "SR_b_low": self.sr_b_interval[0], "SR_b_high": self.sr_b_interval[1], "delta": self.delta,
                 "delta_low": self.delta_interval[0], "delta_high": self.delta_interval[1], "p": self.p,
-                "test": AB_TEST, "confidence": self.confidence, "resamples": self.resamples, "seed": self.seed}
+                "test": self.test, "confidence": self.confidence, "resamples": self.resamples, "seed": self.seed,
+                "one_run": self.one_run, "per_seed": [t.row() for t in self.per_seed] if self.stratified else []}
 
 
 def compare_methods(preds: pd.DataFrame, a: str, b: str, horizon: int | None = None, fraction: float | None = None,
@@ -275,9 +344,13 @@ def compare_methods(preds: pd.DataFrame, a: str, b: str, horizon: int | None = N
         return round(100 * lo, 2), round(100 * hi, 2)
 
     counts = {c: int((units["cell"] == c).sum()) for c in AB_CELLS}
+    per_seed, one_run = seed_tests(units), units.attrs.get("one_run")
+    p = mcnemar_exact(counts["a-only"], counts["b-only"])
+    if one_run is not None and len(per_seed) > 1:  # one run against several seeds: never pooled (module docstring)
+        p = cmh_test([t.table() for t in per_seed], shared_row=True)[1]
     return ABComparison(a=a, b=b, horizon=None if horizon is None else int(horizon),
                         fraction=next((float(f) for f in units["fraction"].dropna()), None), units=units,
-                        counts=counts, p=mcnemar_exact(counts["a-only"], counts["b-only"]),
+                        counts=counts, p=p, per_seed=per_seed, one_run=one_run,
                         sr_a=round(100 * float(sa.mean()), 2), sr_b=round(100 * float(sb.mean()), 2),
                         delta=round(100 * float((sa - sb).mean()), 2), sr_a_interval=interval(sa), sr_b_interval=interval(sb),
                         delta_interval=interval(sa - sb), resamples=int(resamples), confidence=float(confidence),

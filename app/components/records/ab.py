@@ -26,10 +26,10 @@ from components.ui.config import presenting
 from components.ui.pages import PAGES
 from components.ui.names import compare_default, episode_label, method_name, namer
 from components.ui.text import md, plan_text
-from kepp_core.catalog import AB_CELLS, AB_TEST, DEFAULT_FAMILY, p_text
+from kepp_core.catalog import AB_CELLS, DEFAULT_FAMILY, p_text
 
-__all__ = ["GRID", "PARAMS", "Unlinked", "ab_section", "cell_label", "episodes_csv", "protocol_comparison",
-           "show_comparison", "unit_ids"]
+__all__ = ["GRID", "PARAMS", "Unlinked", "ab_section", "cell_label", "episodes_csv", "protocol_comparison", "seed_table",
+           "show_comparison"]
 
 GRID = (("both", "a-only"), ("b-only", "neither"))
 # The tiles' values (an SR and its interval) and labels (an imported method's name) wrap inside their tile:
@@ -57,20 +57,6 @@ class Unlinked:
 
     def keep(self, **values) -> None:
         return None
-
-
-def unit_ids(units: pd.DataFrame) -> list[str]:
-    """A name per paired unit for the list's select box and the URL: the episode id, with its seed
-    where the units span several (the same episode is then listed once per seed).
-
-    >>> unit_ids(pd.DataFrame({"episode": ["t/v/0:3", "t/v/0:3"], "seed": [0, 1]}))
-    ['t/v/0:3 · seed 0', 't/v/0:3 · seed 1']
-    >>> unit_ids(pd.DataFrame({"episode": ["t/v/0:3"], "seed": [None]}))
-    ['t/v/0:3']
-    """
-    if units["seed"].nunique(dropna=False) <= 1:
-        return [str(e) for e in units["episode"]]
-    return [f"{e} · seed {s}" for e, s in zip(units["episode"], units["seed"])]
 
 
 def cell_label(name: str, count: int, total: int) -> str:
@@ -140,13 +126,16 @@ def show_comparison(link, prefix: str, comparison, steps: Callable[[Sequence[int
         m1.metric(f"SR A: {md(name(c.a))}", _interval(c.sr_a, c.sr_a_interval))
         m2.metric(f"SR B: {md(name(c.b))}", _interval(c.sr_b, c.sr_b_interval))
         m3.metric("Δ SR (A − B), points", _interval(c.delta, c.delta_interval, "+"))
-        m4.metric("p (McNemar)", p_text(c.p))
+        m4.metric(f"p ({c.test_name})", p_text(c.p))
     units = f"{len(c.units):,} (seed × episode) units" if c.seeds > 1 else f"{len(c.units):,} test episodes"
     if not presenting():
         st.caption(f"{md(units)} both methods planned at T={c.horizon}; SR in % ({md(metric_codes.sr_words(code))}), "
                    f"[ ]: the {md(c.resampling())}; "
-                   f"p: {md(AB_TEST)}" + (" over the units, taken as independent (more optimistic than a test over "
-                                          "seeds alone)" if c.seeds > 1 else "") + ". Click a cell to list its episodes.")
+                   f"p: {md(c.test)}" + (" over the (seed, episode) units of the same seeds of both methods"
+                                         if c.seeds > 1 and not c.stratified else "")
+                   + ". Click a cell to list its episodes.")
+    if c.stratified:
+        _per_seed(prefix, c, name)
     cell = _grid(link, prefix, c, name)
     st.download_button("Download every paired episode, both plans (CSV)", key=f"{prefix}_ab_all_csv",
                        data=lambda: episodes_csv(c, None, steps, episode),
@@ -155,11 +144,27 @@ def show_comparison(link, prefix: str, comparison, steps: Callable[[Sequence[int
         _cell_list(link, prefix, c, cell, steps, episode, detail, name)
 
 
+def seed_table(comparison) -> pd.DataFrame:
+    """A one-run method against several seeds: each seed's own 2×2 numbers (its units, ``b``: A right and B wrong,
+    ``c``: B right and A wrong, McNemar's exact p), what the combined p of the CMH test stands on."""
+    return pd.DataFrame({"seed": [t.seed for t in comparison.per_seed], "units": [t.units for t in comparison.per_seed],
+                         "b (A right, B wrong)": [t.b for t in comparison.per_seed],
+                         "c (B right, A wrong)": [t.c for t in comparison.per_seed],
+                         "p (McNemar, this seed)": [p_text(t.p) for t in comparison.per_seed]})
+
+
+def _per_seed(prefix: str, c, name: Callable[[str], str]) -> None:
+    """The seeds' own tests beside the combined p (the one run is never pooled as if it were several)."""
+    st.markdown(f"**Seed by seed**: {md(name(c.one_run))} is one run, tested against each seed; "
+                f"combined: p = {md(p_text(c.p))} ({md(c.test_name)})")
+    show_table(seed_table(c), f"kepp_{c.a}_vs_{c.b}_T{c.horizon}_seeds", key=f"{prefix}_ab_seeds", hide_index=True)
+
+
 def episodes_csv(comparison, cell: str | None, steps: Callable[[Sequence[int]], str],
                  episode: Callable[[str], str]) -> bytes:
     """The downloads: every episode of ``cell`` (every paired episode when None) with the ground truth,
     A's plan, whether it is right, B's plan, whether it is right and the cell, as CSV."""
-    return comparison.table(cell, steps, episode).to_csv(index=False).encode()
+    return comparison.table(cell, steps, episode, seeds=True).to_csv(index=False).encode()
 
 
 def _pick_cell(prefix: str, name: str) -> None:
@@ -199,7 +204,7 @@ def _cell_list(link, prefix: str, c, cell: str, steps, episode, detail, name: Ca
         link.keep(abep=None)
         st.info("No episode falls in this cell.")
         return
-    ids = unit_ids(rows)
+    ids = episodes.unit_ids(rows)
     episode_key = f"{prefix}_ab_episode"
     lo, hi = paging.pager(link, f"{prefix}_ab", pd.Series(ids), episode_key, params=("abep", "abpage"),
                           what="paired episodes" if c.seeds == 1 else "paired (seed, episode) units")
@@ -210,7 +215,7 @@ def _cell_list(link, prefix: str, c, cell: str, steps, episode, detail, name: Ca
         if picked:
             st.session_state[episode_key] = page_ids[picked[0]]
 
-    show_table(c.table(cell, steps, episode, part=slice(lo, hi)), f"kepp_{c.a}_vs_{c.b}_T{c.horizon}_{cell}",
+    show_table(c.table(cell, steps, episode, part=slice(lo, hi), seeds=True), f"kepp_{c.a}_vs_{c.b}_T{c.horizon}_{cell}",
                key=f"{prefix}_ab_table", hide_index=True, height=min(38 + 35 * len(page_ids), 260),
                csv=lambda: episodes_csv(c, cell, steps, episode),  # the whole cell
                on_select=pick_row, selection_mode="single-row")

@@ -202,6 +202,17 @@ def metrics_table(cfg: AppConfig, metrics: str = DEFAULT_FAMILY):
     return _metrics_table(records_key(cfg), metrics)
 
 
+@st.cache_resource(show_spinner="Grouping the records…", max_entries=16)
+def _group_table(key: tuple, by: tuple[str, ...]):
+    return api.group_table(_read_predictions(*key), list(by))
+
+
+def group_table(cfg: AppConfig, by: tuple[str, ...]):
+    """The records grouped by the columns ``by`` (:func:`kepp_core.api.group_table`), once per records files and
+    grouping (read-only: shared by every session)."""
+    return _group_table(records_key(cfg), tuple(by))
+
+
 @st.cache_resource(show_spinner="Classifying the failures…", max_entries=32)
 def _failure_stats(key: tuple, method: str, horizon: int):
     preds = _read_predictions(*key)

@@ -16,6 +16,65 @@ from components.records.views import ends_of, task_names
 from kepp_core.catalog import find_method, pattern_label
 
 
+SEED = " · seed "  # how a listed row's id and label name its seed
+FILE = " · file "  # ... and its records file, where episode and seed do not tell two rows apart
+
+
+def unit_ids(rows: pd.DataFrame) -> list[str]:
+    """One id per listed row that no other row of ``rows`` shares: the episode id, with ``· seed s`` where the rows
+    span several seeds (the same episode is then listed once per seed) and ``· file NAME`` (its records file) where
+    episode and seed still leave two rows alike. The select boxes' options and the URL's ``episode=``.
+
+    >>> unit_ids(pd.DataFrame({"episode": ["t/v/0:3", "t/v/0:3"], "seed": [0, 1]}))
+    ['t/v/0:3 · seed 0', 't/v/0:3 · seed 1']
+    >>> unit_ids(pd.DataFrame({"episode": ["t/v/0:3"] * 2, "seed": [None] * 2, "source": ["a.jsonl", "b.jsonl"]}))
+    ['t/v/0:3 · file a.jsonl', 't/v/0:3 · file b.jsonl']
+    """
+    ids = rows["episode"].astype(str)
+    if "seed" in rows and rows["seed"].nunique(dropna=False) > 1:
+        seeds = pd.to_numeric(rows["seed"], errors="coerce").astype("Int64").astype(str).replace("<NA>", "none")
+        ids = ids + SEED + seeds
+    if "source" in rows and ids.duplicated().any():
+        ids = ids + FILE + rows["source"].astype(str)
+    return ids.tolist()
+
+
+def unit_of(raw: str, ids: list[str]) -> str:
+    """The listed id a link's ``episode=`` names: itself, or for a plain episode id (a link written before
+    rows named their seed) its first row; KeyError when none (the link's value is then said not taken)."""
+    if raw in ids:
+        return raw
+    for u in ids:
+        if u.startswith(raw + " · "):
+            return u
+    raise KeyError(raw)
+
+
+def unit_names(rows: pd.DataFrame, ds, ids: list[str] | None = None) -> dict[str, str]:
+    """Each listed row's id (``ids``, one per row of ``rows``; default :func:`unit_ids` of them) -> its readable
+    name: the episode in words (task, video, steps) with the seed and the file where its id names them, so no two
+    rows of a list read alike (a page of a longer list: its ids cut from the whole list's)."""
+    ids = unit_ids(rows) if ids is None else ids
+    return dict(zip(ids, unit_labels(rows, ds, ids)))
+
+
+def unit_labels(rows: pd.DataFrame, ds, ids: list[str] | None = None) -> list[str]:
+    """The readable name of each row of ``rows`` (:func:`unit_names`), in order."""
+    names = task_names(ds)
+    ids = unit_ids(rows) if ids is None else ids
+    return [episode_label(e, names) + u[len(str(e)):] for u, e in zip(ids, rows["episode"])]
+
+
+def same_run(preds: pd.DataFrame, row) -> pd.DataFrame:
+    """The rows of ``preds`` of ``row``'s episode, T and seed (rows that name no seed, imported predictions paired
+    with every seed, kept): what a listed row's episode shows beside it, never another seed's plans."""
+    same = preds[(preds["episode"] == row["episode"]) & (preds["horizon"] == row["horizon"])]
+    seed = row["seed"] if "seed" in row else None
+    if seed is not None and seed == seed:
+        same = same[(same["seed"] == seed) | same["seed"].isna()]
+    return same
+
+
 def episode_names(ids, ds) -> dict[str, str]:
     """Episode id -> its readable name (task, video, steps)."""
     names = task_names(ds)
@@ -30,17 +89,24 @@ def plan_query(row) -> dict[str, str]:
     return q
 
 
-def episode_table(df: pd.DataFrame, ds, drop: tuple[str, ...] = ()) -> pd.DataFrame:
+def episode_table(df: pd.DataFrame, ds, drop: tuple[str, ...] = (), ids: list[str] | None = None) -> pd.DataFrame:
     """A readable table of episodes (labels instead of indices and ids), without the columns ``drop``
-    (what the page's own filters already say: it then fits the page's width)."""
+    (what the page's own filters already say: it then fits the page's width). Every row names its seed (and the
+    file its plans were imported from, where any was), and no two rows' episode labels read alike (``ids``: the
+    rows' ids cut from a longer list's, :func:`unit_ids`, whose labels a page of it keeps)."""
     names = task_names(ds)
-    return _table(df, ds, names).drop(columns=list(drop))
+    return _table(df, ds, names, ids).drop(columns=list(drop))
 
 
-def _table(df: pd.DataFrame, ds, names: dict) -> pd.DataFrame:
+def _table(df: pd.DataFrame, ds, names: dict, ids: list[str] | None = None) -> pd.DataFrame:
+    labels = unit_labels(df, ds, ids)
+    imported = df["imported"] if "imported" in df else pd.Series([None] * len(df), index=df.index)
     return pd.DataFrame({
-        "episode": [episode_label(e, names) for e in df["episode"]],
+        "episode": labels,  # distinct: the seed (and file) where the episode alone repeats
         "T": df["horizon"], "method": _method_names(df), "correct": df["success"],
+        "seed": pd.to_numeric(df["seed"] if "seed" in df else pd.Series([None] * len(df), index=df.index),
+                              errors="coerce").astype("Int64").to_numpy(),
+        **({"imported from": imported.to_numpy()} if imported.notna().any() else {}),
         "steps right": [sum(a == b for a, b in zip(p, g)) for p, g in zip(df["plan"], df["truth"])],
         "ground truth": [plan_text(ds.labels(g)) for g in df["truth"]],
         "plan": [plan_text(ds.labels(p)) for p in df["plan"]],

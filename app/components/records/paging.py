@@ -25,10 +25,14 @@ def position(episodes: pd.Series, episode: str | None, page: int | None = None, 
 
     >>> position(pd.Series(["a", "b", "a", "c"]), "a"), position(pd.Series(["a", "b", "a", "c"]), "a", page=2, size=2)
     (0, 2)
+    >>> position(pd.Series(["a · seed 0", "a · seed 1"]), "a"), position(pd.Series(["a · seed 0"]), "a · seed 1")
+    (0, None)
     """
     if episode is None or not len(episodes):
         return None
     hits = np.flatnonzero(episodes.to_numpy() == episode)
+    if not len(hits):  # a plain episode id where rows name their seed (components.records.episodes.unit_ids)
+        hits = np.flatnonzero(episodes.astype(str).str.startswith(f"{episode} · ").to_numpy())
     if page is not None:
         on_page = hits[(hits >= (page - 1) * size) & (hits < page * size)]
         hits = on_page if len(on_page) else hits

@@ -11,7 +11,7 @@ the first page (Home) is the app's root.
 >>> PAGES["failures"].url_path, PAGES["failures"].path, PAGES["home"].url_path
 ('Failure_cases', 'views/4_Failure_cases.py', '')
 >>> [p.name for p in PAGES.values() if not p.on_bar]
-['playlists', 'presenter']
+['groups', 'playlists', 'presenter']
 """
 
 from __future__ import annotations
@@ -70,6 +70,10 @@ PAGES: dict[str, Page] = {p.name: p for p in (
          keys=url_schema.FAILURES, what="the paper's failure patterns and statistics"),
     Page(name="results", file="5_Results.py", label="Results", icon=":material/bar_chart:", keys=url_schema.RESULTS,
          what="metrics per method and horizon; browse and compare episodes"),
+    # a table of its own, as W&B Tables' and Zeno's group-by views are: it reads every record, and the Results
+    # page keeps to its method x T table; off the bar (a researcher's page, not a talk's)
+    Page(name="groups", file="5_Results_grouped.py", label="Groups", icon=":material/table_rows:", keys=url_schema.GROUPS,
+         on_bar=False, what="the records grouped by any columns: counts, SR, mAcc, mIoU and their intervals"),
     Page(name="training", file="6_Training.py", label="Training", icon=":material/show_chart:",
          keys=url_schema.TRAINING, what="loss and validation curves of training runs"),
     # off the presentation bar, so that it keeps to one line at 1280 px: Playlists is where a talk is

@@ -19,9 +19,10 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from kepp_core.catalog import AB_CELLS, DEFAULT_FAMILY, FAMILIES, MAX_HORIZON, MAX_SEED, MAX_TOP, codes_named
+from kepp_core.catalog import AB_CELLS, DEFAULT_FAMILY, FAMILIES, GROUP_BY, MAX_HORIZON, MAX_SEED, MAX_TOP, codes_named
 
-__all__ = ["AB_KEYS", "MAX_CHARS", "PLAN", "Expected", "Key", "Parser", "Problem", "check", "choice", "clip", "decimal", "flag", "listed", "member", "or_empty",
+__all__ = ["AB_KEYS", "MAX_CHARS", "PLAN", "Expected", "Key", "Parser", "Problem", "check", "choice", "clip", "columns", "decimal", "flag",
+           "listed", "member", "or_empty",
            "pair", "problems", "text", "whole"]
 
 MAX_CHARS = 200  # characters of one URL value (an id, a search, a name); a list's whole text: MAX_CHARS * 4
@@ -218,6 +219,22 @@ def listed(max_items: int, max_chars: int = MAX_CHARS) -> Parser:
     return Parser(read, expected, lambda v: ",".join(v))
 
 
+def columns(names: Mapping[str, object]) -> Parser:
+    """Comma-separated different names of ``names`` (the columns a table groups by), at least one.
+
+    >>> columns({"method": 1, "T": 2})("T,method"), _rejects(columns({"T": 1}), "T,T"), _rejects(columns({"T": 1}), "x")
+    (['T', 'method'], True, True)
+    """
+    expected = f"at most {len(names)} comma-separated different names of " + ", ".join(names)
+
+    def read(raw: str) -> list[str]:
+        parts = str(raw).split(",")
+        if len(parts) > len(names) or len(set(parts)) != len(parts) or any(p not in names for p in parts):
+            raise Expected(expected)
+        return parts
+    return Parser(read, expected, lambda v: ",".join(v))
+
+
 def _rejects(parser: Parser, raw: str) -> bool:
     try:
         parser(raw)
@@ -407,4 +424,12 @@ PLAYLISTS = _table(
 PRESENTER = _table(
     Key("playlist", text(64), "the playlist followed", "the built-in playlist of scenes"),
     Key("item", whole(1, 9999), "the slide shown, 1-based", "1"),
+)
+
+# The grouping of the records table (the Groups page): its columns, the column it is sorted by and the direction.
+GROUP_SORTS = ("count", "SR", "mAcc", "mIoU")  # besides the grouped columns themselves
+GROUPS = _table(
+    Key("by", columns(GROUP_BY), "the columns grouped by, in order (`method,T,seed`)", "`method,T`"),
+    Key("sort", choice(*GROUP_BY, *GROUP_SORTS), "the column the table is sorted by", "the grouped columns, in order"),
+    Key("desc", flag, "`1`: sorted high to low", "low to high"),
 )
