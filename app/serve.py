@@ -5,10 +5,12 @@
 the start configuration's dataset into the app's shared cache (``components.records.backend``) while
 the server starts and the browser loads Streamlit's page (a COIN-scale world takes about a
 second to open). Then it visits the app itself, as a first visitor's tabs would: each playlist's
-first slide (the built-in scenes' and every saved playlist's, in presentation mode) and every
-page's first view, each run once in a session of its own (a websocket client of this server:
-:func:`visit`), so that the models, records, tables, thumbnails and drawings they need are in the
-shared caches before a speaker opens them. Whatever goes wrong here is left to the page, which
+first slide (the built-in scenes' and every saved playlist's, in presentation mode), the saved
+playlists' other slides, and every page's first view, each run once in a session of its own (a
+websocket client of this server: :func:`visit`), so that the models, records, tables, thumbnails and
+drawings they need are in the shared caches before a speaker opens them. Between two visits it waits
+while a visitor's run goes on (:func:`components.ui.activity.wait_idle`): a speaker's first key after a
+restart is never queued behind pages prepared for later. Whatever goes wrong here is left to the page, which
 loads what it needs itself and shows the error where it belongs; so is a demo world that is not
 built yet.
 """
@@ -49,6 +51,7 @@ def warm() -> None:
         # this script's folder is the path's first entry (Python's own rule for a script; Streamlit keeps it
         # there for the pages), so the app's components import as the pages import them
         from components.records import backend  # in the thread: these imports are part of what it does early
+        from components.ui import activity  # as above
         from kepp_core import api  # in the thread, as above
 
         cfg = api.AppConfig.from_env()
@@ -65,34 +68,43 @@ def warm() -> None:
           file=sys.stderr)
     t = time.perf_counter()
     done = 0
+    waited = 0.0
     for page, query in visits(cfg):
+        waited += activity.wait_idle()  # a visitor's run first (a speaker's key after a restart)
         try:
             visit(page, query)
             done += 1
         except Exception as e:  # noqa: BLE001  (a page that fails shows its error to its visitor)
             print(f"KEPP app: {page or 'Home'}?{query} was not prepared ({e})", file=sys.stderr)
-    print(f"KEPP app: ready: {done} first views prepared ({time.perf_counter() - t:.1f} s)", file=sys.stderr)
+    print(f"KEPP app: ready: {done} first views and slides prepared ({time.perf_counter() - t:.1f} s, "
+          f"{waited:.1f} s of it waiting for visitors' runs)", file=sys.stderr)
 
 
-MAX_PLAYLISTS = 8  # saved playlists whose first slide is prepared at start (the built-in scenes always are)
+MAX_PLAYLISTS = 8  # saved playlists whose slides are prepared at start (the built-in scenes' first slide always is)
+MAX_SLIDES = 64  # slides prepared at start beyond each playlist's first
 
 
 def visits(cfg) -> list[tuple[str, str]]:
-    """What a first visitor opens, in order: each playlist's first slide (presentation mode) and every page's
-    first view, as (page name in the address, query)."""
+    """What a speaker and a first visitor open, in order: each playlist's first slide (presentation mode), every
+    other slide of the saved playlists (a speaker's next key after a restart finds its slide's data in the
+    caches), then every page's first view, as (page name in the address, query)."""
     from urllib.parse import urlencode
 
     from components.talk import playlists
     from components.ui.pages import PAGES
 
-    names = [playlists.DEFAULT]
+    names, counts = [playlists.DEFAULT], {}
     try:
-        names += [n for n in playlists.store(cfg).listing()[0] if n != playlists.DEFAULT][:MAX_PLAYLISTS]
+        found = playlists.store(cfg)
+        names += [n for n in found.listing()[0] if n != playlists.DEFAULT][:MAX_PLAYLISTS]
+        counts = {n: len(found.read(n).items) for n in names[1:]}
     except Exception:  # noqa: BLE001  (no playlists folder, or one not allowed: the scenes alone)
-        pass
-    slides = [("Plan", urlencode({"playlist": name, "present": "1"})) for name in names]
+        names = names[:1]
+    firsts = [("Plan", urlencode({"playlist": name, "present": "1"})) for name in names]
+    others = [("Plan", urlencode({"playlist": name, "item": k, "present": "1"}))
+              for name in names[1:] for k in range(2, counts.get(name, 0) + 1)][:MAX_SLIDES]
     pages = [(page.url_path, "") for page in PAGES.values()]
-    return slides + pages
+    return firsts + others + pages
 
 
 def visit(page: str, query: str, timeout: float = 180.0) -> float:

@@ -1,8 +1,10 @@
-"""The offline deck's screenshots of docs/app.md: a slide at 1280x720 (the A/B slide of pancakes/0199/0:6, T=6:
-KEPP R=1 + joint decoding against KEPP without the graph condition, every path of both plans and the truth on
-its graph) and the overview the speaker's O key opens (every slide, click one to go there).
+"""The offline deck's screenshots of docs/app.md: a slide at 1280x720 and at 1024x768 (the A/B slide of
+pancakes/0199/0:6, T=6: KEPP R=1 + joint decoding against KEPP without the graph condition, every path of both
+plans and the truth on its graph; at 1024x768 its legend under the graph and its cards closed up) and the
+overview the speaker's O key opens (every slide, click one to go there).
 
-    python benchmarks/deck_screens.py       # writes assets/screenshots/deck_slide_1280x720.png, deck_overview.png
+    python benchmarks/deck_screens.py       # writes assets/screenshots/deck_slide_1280x720.png,
+                                            # deck_slide_1024x768.png, deck_overview.png
 
 A 12-slide playlist on the demo world and its shipped records, exported by `kepp talk export`'s own function
 in a scratch folder (the checkout stays clean), opened from its file in headless Chromium."""
@@ -58,8 +60,13 @@ def main() -> int:
             page.keyboard.press("o")
             page.wait_for_function("() => !document.getElementById('kepp-overview').hidden")
             shot(page, "deck_overview", width=1280)
+            page = browser.new_page(viewport={"width": 1024, "height": 768})
+            page.goto(out.as_uri() + "#1")
+            page.wait_for_function("() => document.querySelector('#slide-1:not([hidden]) svg.graph-svg')")
+            shot(page, "deck_slide_1024x768", width=1024)
             browser.close()
-    print("assets/screenshots/deck_slide_1280x720.png, deck_overview.png: 12 slides, the A/B slide first")
+    print("assets/screenshots/deck_slide_1280x720.png, deck_slide_1024x768.png, deck_overview.png: 12 slides, "
+          "the A/B slide first")
     return 0
 
 

@@ -7,6 +7,8 @@ real headless Chromium, in presentation mode.
   ``.kepp-shown`` marker) are the bar's item.
 - A server restart mid-talk: the audience keeps the slide with a quiet "reconnecting" mark and never sees
   Streamlit's "Connection error" dialog; → then works with no reload; a reload comes back on the same slide.
+  On a restarted server the first → draws the next item's slide, never the old one under its number, and no
+  "Running..." on the screen.
 - Every slide kind at five projectors (1280×720, 1366×768, 1920×1080, 3840×2160, and 1920×1080 at device
   scale 2): plan, truth, verdict and graph inside the window, the graph's legend inside its frame, nothing
   wider than the window, every step name within its card, type and graph grown with the screen.
@@ -196,6 +198,36 @@ def test_the_speakers_keys_in_live_mode_and_no_old_slide_under_a_new_number(talk
     wait_shown(page, items[6][1], 7, count, "→ from 6")
     assert page.evaluate("() => window.__keppStaleShown") == [], "slide 6's content showed under the number 7"
     assert not page.evaluate("() => document.documentElement.classList.contains('kepp-moving')")
+    page.close()
+
+
+# Every moment Streamlit's "Running... Stop" is drawn on the room's screen.
+WATCH_RUNNING = """() => { window.__keppRunningShown = 0;
+  const frame = () => { const w = document.querySelector('[data-testid="stStatusWidget"]');
+    if (w && w.checkVisibility({visibilityProperty: true, opacityProperty: true}) && w.getClientRects().length)
+      window.__keppRunningShown += 1;
+    requestAnimationFrame(frame); };
+  frame(); }"""
+
+
+def test_the_first_key_after_a_restart_draws_the_next_slide_and_only_it(talk, browser):
+    """A fresh server (a real process stopped and started again: its caches empty but for what its start
+    prepares), a live talk opened on it, → pressed once: the bar's next number with that item's own slide, the
+    old slide never under the new number, Streamlit's "Running..." never on the screen (how long it takes:
+    ``benchmarks/bench_live_restart.py``)."""
+    server, items = talk
+    count = len(items)
+    server.stop()
+    server.start()
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(slide_url(server, 4))
+    wait_shown(page, items[3][1], 4, count, "slide 4 opened on the restarted server", timeout=300_000)
+    page.evaluate(WATCH_STALE, 5)
+    page.evaluate(WATCH_RUNNING)
+    page.keyboard.press("ArrowRight")
+    wait_shown(page, items[4][1], 5, count, "the first → on the restarted server", timeout=300_000)
+    assert page.evaluate("() => window.__keppStaleShown") == [], "slide 4's content showed under the number 5"
+    assert page.evaluate("() => window.__keppRunningShown") == 0, "Streamlit's running indicator was drawn"
     page.close()
 
 

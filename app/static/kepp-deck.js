@@ -31,11 +31,55 @@
     box.classList.add("p-frame");
     box.style.aspectRatio = `${window.innerWidth} / ${window.innerHeight}`;
     box.appendChild(copy);
+    fit(copy);
     copy.style.transform = `scale(${box.clientWidth / window.innerWidth})`;
   }
   // the speaker's keys (kepp-speaker.js: blank, fullscreen, overview, a number then Enter) move the deck here
   window.__keppDriver = {at: () => current, count: () => count, go: (k) => show(k, true),
                        thumb: (k, box) => preview(box, k)};
+
+  // A slide laid out for the window (any size from 1024x768): every part inside it, the frames at least their
+  // CSS minimum (6rem high), the graph drawn at no less than its own size (its names at 20 px or more). Where the
+  // left column runs out of room the legend, then the frames, then both go under the graph, and then the same
+  // with the step cards compact (a card's number beside its name): the first of these that fits (none fitting,
+  // the one that runs out least).
+  const LAYOUTS = [false, true].flatMap(compact => [[], ["legend"], ["frames"], ["legend", "frames"]].map(
+    moved => ({compact, moved})));
+  function overrun(s) {
+    const box = s.getBoundingClientRect(), scale = box.width / window.innerWidth || 1;
+    let most = 0;
+    for (const el of s.querySelectorAll("[data-part]")) {
+      const r = el.getBoundingClientRect();
+      most = Math.max(most, (r.bottom - box.bottom) / scale, (r.right - box.right) / scale);
+    }
+    const svg = s.querySelector("svg.graph-svg");
+    const m = svg && svg.getScreenCTM(), root = parseFloat(getComputedStyle(document.documentElement).fontSize);
+    if (m && svg.getBoundingClientRect().width) most = Math.max(most, (root / 20 - Math.hypot(m.a, m.b) / scale) * 1000);
+    return most;
+  }
+  function place(s, layout) {
+    const left = s.querySelector(".left"), right = s.querySelector(".right");
+    for (const part of ["legend", "frames"]) {
+      const el = s.querySelector(`[data-part=${part}]`);
+      if (!el || !left || !right) continue;
+      if (layout.moved.includes(part)) right.appendChild(el);
+      else if (part === "legend") left.insertBefore(el, left.querySelector("[data-part=frames]"));
+      else left.appendChild(el);
+    }
+    s.classList.toggle("compact", layout.compact);
+    s.dataset.layout = [layout.compact ? "compact" : "", ...layout.moved.map(p => p + "-right")].join(" ").trim();
+  }
+  function fit(s) {
+    let best = null;
+    for (const layout of LAYOUTS) {
+      place(s, layout);
+      const over = overrun(s);
+      if (over <= 0.5) return;
+      if (!best || over < best[0]) best = [over, layout];
+    }
+    place(s, best[1]);
+  }
+  window.addEventListener("resize", () => { if (current) fit(slides[current - 1]); });
 
   function drawPresenter(k) {
     document.getElementById("p-count").textContent = `${k} / ${count}`;
@@ -53,6 +97,7 @@
     if (k === current) return;
     current = k;
     slides.forEach((s, i) => { s.hidden = i !== k - 1; });
+    if (!presenting) fit(slides[k - 1]);
     document.documentElement.dataset.slide = String(k);
     document.title = `${k} / ${count} · ${data.titles[k - 1] || data.name}`;
     if (presenting) drawPresenter(k);

@@ -35,7 +35,9 @@ def cosine_betas(n_steps: int, s: float = 0.008) -> torch.Tensor:
     >>> b = cosine_betas(4); bool((b > 0).all() and (b <= 0.999).all())
     True
     """
-    x = torch.linspace(0, n_steps, n_steps + 1, dtype=torch.float64)
+    # on the CPU whatever device context is active: a linspace on the meta device (a checkpoint's size check,
+    # models.checkpoint.check_model_size) imports sympy and torch._dynamo, seconds of a cold server's first run
+    x = torch.linspace(0, n_steps, n_steps + 1, dtype=torch.float64, device="cpu")
     ac = torch.cos(((x / n_steps) + s) / (1 + s) * math.pi * 0.5) ** 2
     ac = ac / ac[0]
     return (1 - ac[1:] / ac[:-1]).clamp(0, 0.999).float()

@@ -68,15 +68,16 @@ def _cards(labels: Sequence[str], right: Sequence[bool] | None, tint: str, part:
         mark = "" if right is None else (" ✓" if right[t] else " ✗")
         border = EDGE if right is None else (RIGHT if right[t] else WRONG)
         cards.append(f'<li class="card" style="background:{tint};border-color:{border}">'
-                     f'<span class="num">step {t + 1}{mark}</span><span class="name">{esc(label)}</span></li>')
-    return (f'<div class="steps" data-part="{part}" data-side="{esc(side)}"><h2>{esc(heading)}</h2>'
+                     f'<span class="num"><span class="w">step </span>{t + 1}{mark}</span><span class="name">{esc(label)}</span></li>')
+    head = f"<h2>{esc(heading)}</h2>" if heading else ""
+    return (f'<div class="steps" data-part="{part}" data-side="{esc(side)}">{head}'
             f'<ol class="cards">{"".join(cards)}</ol></div>')
 
 
-def _verdicts(shown: slides.Slide) -> str:
-    """Each method's verdict (an A/B pair's two, named A and B with the method)."""
+def _verdicts(sides: Sequence[slides.Side]) -> str:
+    """The verdicts of ``sides`` (an A/B pair's each named A or B with its method)."""
     rows = []
-    for side in shown.sides:
+    for side in sides:
         klass = "none" if side.success is None else "ok" if side.success else "bad"
         who = (f'<span class="side">{esc(side.name)} · {esc(side.record.label if side.record else side.method)}:</span> '
                if side.name else "")
@@ -108,15 +109,17 @@ def _frames(shown: slides.Slide, thumbnail: Callable[[str, float, int], bytes]) 
 
 def _slide_html(k: int, count: int, shown: slides.Slide, frames: str, graph: tuple[str, str], missing: str = "") -> str:
     """A slide: what the records lack for it (``missing``), the verdicts, plans, truth, the graph's legend and the
-    frames on the left, the graph right."""
+    frames on the left, the graph right (the deck's script moves the legend or the frames under the graph where
+    the window's height is short of them)."""
     figure, legend = graph
     body = (f'<p class="missing" data-part="missing">missing from the records: {esc(missing)}</p>' if missing else "")
-    body += _verdicts(shown)
-    if shown.record is not None:
+    if shown.record is None:
+        body += _verdicts(shown.sides)
+    else:  # each plan under its verdict (an A/B pair's verdict, naming its side and method, is its plan's heading)
         for side in shown.sides:
+            body += _verdicts([side])
             if side.record is not None:
-                heading = f"plan {side.name}" if side.name else "plan"  # the verdict above names its method
-                body += _cards(side.plan, side.plan_right, PLAN_TINT, "plan", heading, side.name)
+                body += _cards(side.plan, side.plan_right, PLAN_TINT, "plan", "" if side.name else "plan", side.name)
         body += _cards(shown.truth, None, TRUTH_TINT, "truth", "ground truth")
     body += legend + frames
     return (f'<section class="slide" id="slide-{k}" data-n="{k}">'

@@ -3,7 +3,8 @@
 - pages: ``pages`` (the one registry of pages, ``PAGES``: each page's name, script, address, label, icon
   and URL keys);
 - configuration: ``config`` (the app's configuration, the sidebar, presentation mode, and the pages handed
-  to Streamlit's navigation);
+  to Streamlit's navigation), ``activity`` (the page runs going on now: the server's start waits between its
+  warm-up visits while a visitor's run goes on);
 - links and URL keys: ``links`` (a page's state in its URL), ``url_schema`` (every page's URL keys: one
   table per page, each key's parser, range and meaning), ``plan_link`` (the Plan page's link on its
   table: every room that opens the Plan page names its keys here), ``step_links`` (a step as a link

@@ -13,7 +13,7 @@ from dataclasses import asdict, replace
 
 import streamlit as st
 
-from components.ui import colours, scripts
+from components.ui import activity, colours, scripts
 from components.ui.pages import PAGES, by_label
 
 from kepp_core.api import AppConfig
@@ -56,7 +56,8 @@ code {{ font-size: max({MIN_PRESENT_PX}px, 0.75em) !important; }}
 /* a move to another slide (app/static/kepp-keys.js marks the page kepp-moving until its run has ended): what the
    last run drew is hidden, never the old slide under the new number, and no "Running..." on the room's screen */
 .kepp-moving [data-stale="true"] {{ visibility: hidden !important; }}
-.kepp-moving [data-testid="stStatusWidget"] {{ display: none !important; }}
+/* Streamlit's "Running... Stop" never on the room's screen (a first key after a restart runs a while) */
+[data-testid="stStatusWidget"] {{ display: none !important; }}
 /* the server away (app/static/kepp-present.js): the slide stays, with a quiet mark; no developer dialog */
 [data-kepp-connection], [data-testid="stConnectionStatus"] {{ display: none !important; }}
 .kepp-reconnecting {{ display: none; }}
@@ -259,8 +260,9 @@ def page_icon(label: str) -> str:
 def navigation() -> None:
     """Register every page of :data:`components.ui.pages.PAGES` with Streamlit (``st.navigation``, listed in the
     sidebar as Streamlit's file-based navigation listed them, folded) and run the one the address names."""
-    st.navigation([st.Page(p.path, title=p.label, icon=p.icon, url_path=p.url_path or None, default=p.home)
-                   for p in PAGES.values()], expanded=False).run()
+    with activity.running():  # the start's warm-up visits wait while a visitor's run goes on (app/serve.py)
+        st.navigation([st.Page(p.path, title=p.label, icon=p.icon, url_path=p.url_path or None, default=p.home)
+                       for p in PAGES.values()], expanded=False).run()
 
 
 def page_setup(title: str) -> AppConfig:
