@@ -58,6 +58,7 @@ def test_cmh_matches_cochrans_penicillin_example_as_published():
 
 def test_cmh_agrees_with_a_direct_formula_on_random_tables():
     rng = np.random.default_rng(7)
+    checked = 0
     for _ in range(200):
         tables = rng.integers(0, 40, size=(int(rng.integers(1, 7)), 2, 2))
         tables[rng.random(len(tables)) < 0.2, 0] = 0  # some strata with an empty row: they add nothing
@@ -66,6 +67,8 @@ def test_cmh_agrees_with_a_direct_formula_on_random_tables():
                 x, p = cmh_test(tables, correction, shared)
                 assert x == pytest.approx(_direct_cmh(tables.tolist(), correction, shared), rel=1e-9, abs=1e-12)
                 assert p == pytest.approx(math.erfc(math.sqrt(x / 2)), rel=1e-9)
+                checked += 1
+    assert checked == 800
 
 
 def test_one_run_shared_by_every_stratum_keeps_the_tests_level_where_the_plain_cmh_does_not():
