@@ -40,7 +40,7 @@ from kepp_core.metrics import (
 __all__ = [
     "capped_subgraph", "check_vocabulary", "compare_methods", "expert_view", "failure_analysis", "graph_source",
     "literature_rows", "method_horizon_table", "metrics_table", "read_predictions", "records_version", "retrieve",
-    "scorer_names", "slice_table", "subgraph", "transitions",
+    "row_columns", "scorer_names", "slice_table", "subgraph", "transitions",
 ]
 
 RECORD_COLUMNS = FRAME_COLUMNS
@@ -248,6 +248,14 @@ def slice_table(preds, method: str, by: str = "task", reference: str | None = No
     from kepp_core.evaluation import slices  # pandas: only when a page asks
 
     return slices.slice_table(preds, method, by, reference, horizon)
+
+
+def row_columns(preds):
+    """Per row of a predictions table (same index), what its plan has right: steps right, first right, last right,
+    ends right (:func:`kepp_core.evaluation.slices.row_columns`: on arrays, the one rule of *ends right*)."""
+    from kepp_core.evaluation import slices  # pandas: only when a page asks
+
+    return slices.row_columns(preds)
 
 
 # --- two methods episode by episode -------------------------------------------------------------------------
