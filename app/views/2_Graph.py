@@ -17,7 +17,7 @@ import streamlit as st
 
 from components.ui import links
 from components.graph import drawing as drawings, network
-from components.records import backend
+from components.records import backend, through
 from components.ui.charts import show_table
 from components.ui.config import page_setup
 from components.ui.text import dataset_caption, md, md_code
@@ -37,6 +37,21 @@ if not cfg.presentation:  # paths stay out of talks
                   else " built from the training plans"))
 
 link = links.PageLink("graph")
+
+
+def through_choice(centre: int, edges: list) -> tuple[int, int] | None:
+    """The transition whose episodes are listed (None: the step's): a link's ``edge`` (two action ids of the
+    graph), else the one chosen before while it is still drawn or leaves the step in the middle."""
+    wanted, now = link.new("edge"), st.session_state.pop("graph_through_of", None)
+    if wanted is not None:
+        a, b = link.keys["edge"].parse(wanted)
+        if max(a, b) < graph.num_actions:
+            return a, b
+        link.ignore("edge", wanted, f"not two action ids of this graph (0 to {graph.num_actions - 1})")
+    elif link.foreign and "edge" not in link.url:
+        return None  # a link without a transition: the step's episodes
+    return now if now is not None and (tuple(now) in edges or now[0] == centre) else None
+
 TABS = {"around": "Around a step", "expert": "Expert trajectories of a task"}
 MAX_NODES = 40  # a drawing stays legible up to about this many steps
 HEIGHT = 600  # px of canvas asked for (in presentation mode: what one screen holds)
@@ -68,6 +83,13 @@ with around:
             hits = names
     else:
         hits = names
+    centred = link.new("node")  # a step link (components.ui.step_links): the step by its action id
+    if centred is not None:
+        node = link.keys["node"].parse(centred)
+        if node < graph.num_actions and graph.actions[node] in hits:
+            st.session_state["graph_step"] = graph.actions[node]
+        else:
+            link.ignore("node", centred, f"not an action id of this graph (0 to {graph.num_actions - 1})")
     link.seed("graph_step", "step", hits)
     step = controls.selectbox("Step", hits, key="graph_step")
     link.seed("graph_depth", "depth", [1, 2, 3], absent="1")
@@ -115,6 +137,17 @@ with around:
                  "frequency weight": round(float(graph.frequency(u, v)), 4)} for u, v in edges]
         show_table(pd.DataFrame(rows, columns=["from", "to", "count", "P²KG probability", "frequency weight"]),
                    "kepp_subgraph_edges", key="graph_edges")
+    with backend.guarded(stop=False):
+        st.subheader("Episodes through it")
+        chosen = through_choice(centre, edges)
+        options = [None, *edges] + ([chosen] if chosen is not None and chosen not in edges else [])
+        picked = st.selectbox("Through", options, key="graph_through_of", index=options.index(chosen),
+                              format_func=lambda e: f"the step {step}" if e is None
+                              else f"the transition {graph.actions[e[0]]} → {graph.actions[e[1]]}",
+                              help="the records whose plan or ground truth passes through the step (it appears) or "
+                                   "the transition (one step right after the other)")
+        link.keep(edge=None if picked is None else link.keys["edge"].text(picked))
+        through.show_through(link, cfg, ds, centre, picked)
 
 with expert:
     controls, shown = st.columns([1, 3], gap="medium")

@@ -14,8 +14,8 @@ import streamlit as st
 
 from components.ui import links
 from components.records import backend, episodes
-from components.ui.colours import MD_WRONG
-from components.ui.charts import heatmap, heatmap_panels, show_figure, show_table
+from components.ui.colours import MD_WRONG, PLAN_TINT, TRUTH_TINT
+from components.ui.charts import heatmap, heatmap_panels, show_figure, show_table, step_cards
 from components.ui.config import page_setup
 from components.ui.pages import PAGES
 from components.graph.heatmaps import clicked_cell, episodes_with, heatmap_order, out_of_task
@@ -61,6 +61,10 @@ def show_transition_episodes(cell: tuple[int, int], rows) -> None:
     row = hits[hits["episode"] == ep].iloc[0]
     open_col.page_link(PAGES["plan"].path, label="Open in Plan", icon=PAGES["plan"].icon,
                        query_params=episodes.plan_query(row))
+    # its plan and truth as step cards: each step opens the graph around it
+    step_cards(ds.labels(row["plan"]), [p == g for p, g in zip(row["plan"], row["truth"])], title="plan",
+               colour=PLAN_TINT, ids=row["plan"])
+    step_cards(ds.labels(row["truth"]), title="ground truth", colour=TRUTH_TINT, ids=row["truth"])
 link = links.PageLink("heatmaps")
 c1, c2, c3 = st.columns([2, 2, 1])
 link.seed("heat_task", "task", tasks)

@@ -38,7 +38,8 @@ from kepp_core.metrics import (
 )
 
 __all__ = [
-    "capped_subgraph", "check_vocabulary", "compare_methods", "expert_view", "failure_analysis", "graph_source",
+    "capped_subgraph", "check_vocabulary", "compare_methods", "episodes_through", "expert_view", "failure_analysis",
+    "graph_source",
     "literature_rows", "method_horizon_table", "metrics_table", "read_predictions", "records_version", "retrieve",
     "row_columns", "scorer_names", "slice_table", "subgraph", "transitions",
 ]
@@ -53,6 +54,24 @@ def expert_view(graph, task: str) -> tuple[list[int], list[tuple[int, int]], dic
     freq = {(int(u), int(v)): int(n) for u, v, n in zip(df["source"], df["target"], df["count"])}
     nodes = sorted({a for e in freq for a in e})
     return nodes, list(freq), freq
+
+
+def episodes_through(preds, node: int | None = None, edge: tuple[int, int] | None = None):
+    """The rows of a predictions table whose plan or ground truth passes through the step ``node`` (it appears) or
+    the transition ``edge`` = ``(a, b)`` (``a`` right before ``b``): a table of their positions in ``preds``
+    (``row``) and whether the plan (``plan``) and the truth (``truth``) pass through it, in the table's order.
+    Counted on the store's ``[n, T]`` arrays, horizon by horizon (no row loop).
+
+    >>> import pandas as pd
+    >>> preds = pd.DataFrame({"horizon": [3, 3], "plan": [(1, 2, 3), (4, 5, 6)], "truth": [(1, 2, 3), (4, 2, 6)]})
+    >>> episodes_through(preds, node=2).to_dict("list")
+    {'row': [0, 1], 'plan': [True, False], 'truth': [True, True]}
+    """
+    import pandas as pd
+
+    in_plan, in_truth = PlanArrays(preds).through(node, edge)
+    rows = np.flatnonzero(in_plan | in_truth)
+    return pd.DataFrame({"row": rows, "plan": in_plan[rows], "truth": in_truth[rows]})
 
 
 def transitions(plans: Iterable[Sequence[int]], order: list[int], labels: list[str]):

@@ -35,7 +35,7 @@ def show_llm_plan(rec, steps: Sequence[str], truth: Sequence[int] | None) -> Non
         st.warning(f"The LLM gave no usable plan ({md(rec.fallback_reason)}); shown: the fallback "
                    f"**{md(rec.fallback)}**.")
     llm_correct = None if truth is None else [a == b for a, b in zip(rec.actions, truth)]
-    step_cards(steps, llm_correct, colour=LLM_TINT,
+    step_cards(steps, llm_correct, colour=LLM_TINT, ids=rec.actions,
                title=f"LLM plan · {rec.source}" + ("" if rec.verified is None else
                                                   f" · plausibility check: {'yes' if rec.verified else 'no'}"))
     if rec.voted_steps:

@@ -112,7 +112,7 @@ def paths_cards(paths: Sequence[PathView], kind: str = "graph path", score_name:
                         + (f" · {score_name}={score:.3f}" if score is not None else "") + f": the same steps as {html_text(same)}</div>",
                         unsafe_allow_html=True)
             continue
-        step_cards(path.steps, colour=PATH_TINT,
+        step_cards(path.steps, colour=PATH_TINT, ids=path.ids,
                    title=name + (f" · {score_name}={score:.3f}" if score is not None else "")
                    + (" (the graph has no other path of this length)" if len(ranks) > 1 else ""))
     if paths:
@@ -142,19 +142,19 @@ def _plan_and_truth(view: PlanView, title: str) -> None:
     """The plan's cards (✓/✗ against the truth; none when there is no plan) and the ground truth's."""
     plan, truth, right = view.plan, view.truth, view.plan_right
     if plan is not None:
-        step_cards(plan, right, title=title, colour=PLAN_TINT)
+        step_cards(plan, right, title=title, colour=PLAN_TINT, ids=view.plan_ids)
     if truth is not None and plan is not None and presenting() and len(plan) == len(truth) and all(right):  # once
         st.markdown(f'<div class="kepp-small kepp-same-path" style="color:{SUBTLE}">ground truth · {len(truth)}/{len(truth)} '
                     "steps right: the same steps as the plan</div>", unsafe_allow_html=True)
     elif truth is not None:
         title = "ground truth" + ("" if right is None else f" · {sum(right)}/{len(truth)} steps right")
-        step_cards(truth, title=title, colour=TRUTH_TINT)
+        step_cards(truth, title=title, colour=TRUTH_TINT, ids=view.truth_ids)
 
 
 def _endpoints(heading: str, view: PlanView) -> None:
     """The endpoints a plan was made between, with what â₁ and â_T mean on hover."""
     head = f"{html_text(heading)}: " if heading else ""
-    st.markdown(f"{head}{view.ends.html()}", help=SYMBOLS["ends"],
+    st.markdown(f"{head}{view.ends.html(presenting())}", help=SYMBOLS["ends"],
                 unsafe_allow_html=True)  # the line is HTML (its labels escaped), classed for a room's type sizes
 
 
@@ -195,9 +195,9 @@ def show_pair(a: PlanView, b: PlanView, video_path: str | None, clips: tuple | N
     verdicts = " &emsp; ".join(verdict_html(side, r.label, r.success, r.verdict) for side, r in zip(SIDES, (a, b)))
     show_head(a.episode, video_path, clips, verdicts)
     for side, r in zip(SIDES, (a, b)):
-        step_cards(r.plan, r.plan_right, colour=PLAN_TINT,
+        step_cards(r.plan, r.plan_right, colour=PLAN_TINT, ids=r.plan_ids,
                    title=f"plan {side} · {r.label} · {r.steps_right}/{len(r.truth)} steps right")
-    step_cards(a.truth, title="ground truth", colour=TRUTH_TINT)
+    step_cards(a.truth, title="ground truth", colour=TRUTH_TINT, ids=a.truth_ids)
     seeds = sorted({f"seed {r.seed}" for r in (a, b) if r.seed is not None})
     st.caption(f"From the prediction records ({md(', '.join(sorted({a.source, b.source})))}"
                + (f", {', '.join(seeds)}" if seeds else "") + ").")

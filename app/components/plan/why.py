@@ -15,6 +15,8 @@ import streamlit as st
 
 from components.records.views import PlanView
 from components.ui import colours
+from components.ui.config import presenting
+from components.ui.step_links import step_link_html
 from components.ui.text import css_colour, html_text, md
 from kepp_core.catalog import endpoint_source
 
@@ -50,9 +52,10 @@ def decoding_text(text: str) -> str:
     return md(text)
 
 
-def plan_cards(labels: Sequence[str], changed: Sequence[bool], title: str, colour: str) -> str:
+def plan_cards(labels: Sequence[str], changed: Sequence[bool], title: str, colour: str,
+               ids: Sequence[int] | None = None) -> str:
     """A plan as a row of step cards, the changed steps with a thick blue border and "changed" (HTML,
-    labels escaped)."""
+    labels escaped); with the steps' action ``ids``, each card a step link (:mod:`components.ui.step_links`)."""
     cards, colour = [], css_colour(colour)  # an attribute value
     for t, (label, ch) in enumerate(zip(labels, changed)):
         border = f"3px solid {colours.CHANGED}" if ch else f"1px solid {colours.CARD_BORDER}"
@@ -61,6 +64,9 @@ def plan_cards(labels: Sequence[str], changed: Sequence[bool], title: str, colou
                      f'background:{colour};border:{border};border-radius:8px;padding:6px 8px;margin:2px;'
                      f'text-align:center"><div style="font-size:0.75em;color:{colours.MUTED}">step {t + 1}{mark}</div>'
                      f'<div style="font-weight:600">{html_text(label)}</div></div>')
+        if ids is not None:
+            cards[-1] = step_link_html(int(ids[t]), cards[-1], label, present=presenting(),
+                                       style="flex:1;min-width:90px;display:flex;flex-direction:column")
     return (f'<div style="font-size:0.9em;color:{colours.SUBTLE};margin-top:4px">{html_text(title)}</div>'
             f'<div class="kepp-why-plan" style="display:flex;flex-wrap:wrap">{"".join(cards)}</div>')
 
@@ -80,9 +86,9 @@ def show_why(view: PlanView, result, expanded: bool = True) -> None:
                      help="the planning model's own plan (argmax per step) beside the decoded one"):
             after, before = st.columns(2)
             after.markdown(plan_cards(view.plan, changed, "after graph decoding (shown above)",
-                                      colours.PLAN_TINT), unsafe_allow_html=True)
+                                      colours.PLAN_TINT, view.plan_ids), unsafe_allow_html=True)
             before.markdown(plan_cards(view.raw_plan, changed, "before: the planning model's own plan",
-                                       colours.RAW_TINT), unsafe_allow_html=True)
+                                       colours.RAW_TINT, view.raw_plan_ids), unsafe_allow_html=True)
         # a plain table (a few rows): its text reads at a distance and is there for screen readers
         numbers = ("planner score", "graph transition", "endpoint probability")
         st.table(why_table(result.why).style.format(dict.fromkeys(numbers, "{:.4f}"), na_rep="").hide(axis="index"))

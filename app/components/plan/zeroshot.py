@@ -134,11 +134,11 @@ def page(cfg, ds, reason: str, link=None) -> None:
         st.caption(f"The graph has only {found.found} distinct path{'s' if found.found > 1 else ''} of this length.")
     for name, path, score in named:
         correct = None if truth is None else [a == b for a, b in zip(path, truth)]
-        step_cards(ds.labels(path), correct, colour=PATH_TINT,
+        step_cards(ds.labels(path), correct, colour=PATH_TINT, ids=path,
                    title=f"{name} · probability {score:.3g}" if not found.fallback else f"{name} · fallback")
     if truth is not None:
         hit = found.paths[0] == tuple(truth)
         st.markdown(f"**Ground truth** · the top plan is {'right' if hit else 'wrong'}")
-        step_cards(ds.labels(truth), colour=TRUTH_TINT)
+        step_cards(ds.labels(truth), colour=TRUTH_TINT, ids=truth)
     network.plan_graph_panel(graph, (start, goal), [(n, p) for n, p, _ in named], truth, key="zs",
                              title=f"P²KG: the graph's plans from {ds.actions[start]} to {ds.actions[goal]} (T={T})")

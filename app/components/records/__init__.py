@@ -8,4 +8,5 @@
 - showing them: ``episodes`` (one evaluated episode), ``slices`` (metrics by slice), ``episode_map`` (the
   map of the test episodes), ``ab`` (two methods episode by episode: the 2×2 table, each cell's
   episodes), ``metric_codes`` (which evaluation code a number comes from: the code picked, the caption
-  naming it, the published numbers apart), ``protocol`` (``kepp protocol`` results)."""
+  naming it, the published numbers apart), ``protocol`` (``kepp protocol`` results), ``through`` (the records
+  whose plan or truth passes through a step or a transition: the Graph page's list)."""

@@ -239,6 +239,19 @@ def ab_comparison(cfg: AppConfig, a: str, b: str, horizon: int):
     return _ab_comparison(records_key(cfg), a, b, int(horizon))
 
 
+@st.cache_resource(show_spinner="Finding the episodes through it…", max_entries=16)
+def _episodes_through(key: tuple, node: int | None, edge: tuple[int, int] | None):
+    return api.episodes_through(_read_predictions(*key), node, edge)
+
+
+def episodes_through(cfg: AppConfig, node: int | None, edge: tuple[int, int] | None):
+    """The records whose plan or truth passes through the step ``node`` or the transition ``edge``
+    (:func:`kepp_core.api.episodes_through`: their positions in :func:`predictions`' table, and which passes),
+    once per records files and choice (read-only: shared by every session)."""
+    return _episodes_through(records_key(cfg), None if node is None else int(node),
+                             None if edge is None else (int(edge[0]), int(edge[1])))
+
+
 @st.cache_data(show_spinner="Mapping the test episodes…", max_entries=8)
 def _episode_map(key: tuple, horizon: int, setting: str, _ds) -> dict:
     return api.episode_map(_ds, horizon, setting)

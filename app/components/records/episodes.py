@@ -80,7 +80,7 @@ def endpoints_line(ds, endpoints, scores, truth, imported: str | None = None) ->
     each marked right or wrong against the ground truth, with their scores), the same on the Plan page and the
     records pages. ``—`` when the method planned without them, or its plans were imported (``imported``: their
     file, which holds plans only)."""
-    return ends_of(ds, endpoints, scores, truth, imported).html()
+    return ends_of(ds, endpoints, scores, truth, imported).html(presenting())
 
 
 def without_paths(method: str, imported: str | None = None) -> str:
@@ -120,7 +120,7 @@ def show_methods(ds, rows: list, titles: list[str]) -> None:
             with col:
                 if k < len(paths):
                     (ranks, path, score), (kind, score_name, _) = paths[k], rec.path_words
-                    step_cards(ds.labels(path), colour=PATH_TINT,
+                    step_cards(ds.labels(path), colour=PATH_TINT, ids=path,
                                title=f"{kind}{'s' if len(ranks) > 1 else ''} " + " = ".join(map(str, ranks))
                                + (f" · {score_name}={score:.3f}" if score is not None else ""))
                 elif paths:
@@ -131,14 +131,14 @@ def show_methods(ds, rows: list, titles: list[str]) -> None:
         with col:
             if row is not None:
                 step_cards(ds.labels(row.plan), [a == b for a, b in zip(row.plan, row.truth)], title="plan",
-                           colour=PLAN_TINT)
+                           colour=PLAN_TINT, ids=row.plan)
 
 
 def show_episode(ds, rows: pd.DataFrame, methods: list[str]) -> None:
     """One episode: clips, ground truth, then the chosen methods side by side (aligned rows)."""
     first = rows.iloc[0]
     show_clips(ds, first)
-    step_cards(ds.labels(first.truth), title="ground truth", colour=TRUTH_TINT)
+    step_cards(ds.labels(first.truth), title="ground truth", colour=TRUTH_TINT, ids=first.truth)
     if not methods:
         return
     picked = []

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from components.records.recorded import Record, distinct_paths
 from components.ui.names import episode_label
+from components.ui.step_links import step_link_html
 from components.ui.text import html_text
 
 __all__ = ["Ends", "PathView", "PlanView", "ends_of", "live_view", "record_view", "task_names"]
@@ -47,11 +48,14 @@ class Ends:
     right: tuple[bool, bool] | None = None
     truth: tuple[str, str] | None = None
     imported: str | None = None
+    ids: tuple[int, int] | None = None  # the steps' action ids: each step a link to its graph
+    truth_ids: tuple[int, int] | None = None
 
-    def html(self) -> str:
+    def html(self, present: bool = False) -> str:
         """One line of HTML, the same on the Plan page, the records pages and the presenter view: each end
         marked right or wrong (the true step named where it is wrong), with its score; labels escaped, step
-        names and marks classed for presentation mode's sizes.
+        names and marks classed for presentation mode's sizes; where their action ids are known, each step a link
+        to the Graph page centred on it (:mod:`components.ui.step_links`; ``present``: in presentation mode).
 
         >>> Ends(steps=("<b>", "s3"), scores=(0.5, None), right=(False, True), truth=("s1", "s3")).html()
         'â₁ <b class="kepp-step">&lt;b&gt;</b> <span class="kepp-mark">✗</span> (truth: <b class="kepp-step">s1</b>) · 0.50 &emsp; â_T ...'
@@ -60,14 +64,16 @@ class Ends:
             return ("â₁, â_T: — (this method does not predict them)" if not self.imported else
                     f"â₁, â_T: — (not recorded: the imported predictions {html_text(self.imported)} hold plans only)")
 
-        def step(label: str) -> str:
-            return f'<b class="kepp-step">{html_text(label)}</b>'
+        def step(label: str, action: int | None = None) -> str:
+            name = f'<b class="kepp-step">{html_text(label)}</b>'
+            return name if action is None else step_link_html(action, name, label, present=present)
 
         parts = []
         for k, (name, label, score) in enumerate(zip(["â₁", "â_T"], self.steps, self.scores)):
             mark = "" if self.right is None else (' <span class="kepp-mark">✓</span>' if self.right[k]
-                                                  else f' <span class="kepp-mark">✗</span> (truth: {step(self.truth[k])})')
-            parts.append(f"{name} {step(label)}{mark}" + (f" · {score:.2f}" if score is not None else ""))
+                                                  else f' <span class="kepp-mark">✗</span> (truth: '
+                                                  f'{step(self.truth[k], self.truth_ids and self.truth_ids[k])})')
+            parts.append(f"{name} {step(label, self.ids and self.ids[k])}{mark}" + (f" · {score:.2f}" if score is not None else ""))
         return (" · " if self.right is None else " &emsp; ").join(parts)
 
 
@@ -76,9 +82,10 @@ def ends_of(ds, endpoints, scores, truth, imported: str | None = None) -> Ends:
     if endpoints is None:
         return Ends(steps=None, imported=imported)
     ends = (int(endpoints[0]), int(endpoints[-1]))
+    true_ends = None if truth is None else (int(truth[0]), int(truth[-1]))
     return Ends(steps=tuple(ds.labels(ends)), scores=tuple(scores) if scores is not None else (None, None),
                 right=None if truth is None else (ends[0] == truth[0], ends[1] == truth[-1]),
-                truth=None if truth is None else tuple(ds.labels((truth[0], truth[-1]))))
+                truth=None if truth is None else tuple(ds.labels(true_ends)), ids=ends, truth_ids=true_ends)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,6 +98,7 @@ class PathView:
     steps: tuple[str, ...]
     score: float | None
     same: str = ""
+    ids: tuple[int, ...] | None = None  # the steps' action ids (each card a link to its graph)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -112,6 +120,10 @@ class PlanView:
     truth: tuple[str, ...] | None
     plan_right: tuple[bool, ...] | None = None
     raw_plan: tuple[str, ...] | None = None
+    # the plan's, the truth's and the raw plan's action ids (each step card a link to its graph)
+    plan_ids: tuple[int, ...] | None = None
+    truth_ids: tuple[int, ...] | None = None
+    raw_plan_ids: tuple[int, ...] | None = None
     paths: tuple[PathView, ...] = ()
     # what ``paths`` are, their scores' name and the SYMBOLS line that says so: the graph paths given, by
     # probability, or a K-best row's own K plans, by log score (Record.path_words)
@@ -129,7 +141,8 @@ class PlanView:
 def _paths(ds, paths, scores, plan, truth) -> tuple[PathView, ...]:
     shown = {**({} if truth is None else {tuple(truth): "the ground truth"}),
              **({} if plan is None else {tuple(plan): "the plan"})}
-    return tuple(PathView(ranks=tuple(ranks), steps=tuple(ds.labels(path)), score=score, same=shown.get(tuple(path), ""))
+    return tuple(PathView(ranks=tuple(ranks), steps=tuple(ds.labels(path)), score=score, same=shown.get(tuple(path), ""),
+                          ids=tuple(map(int, path)))
                  for ranks, path, score in distinct_paths(paths, scores))
 
 
@@ -137,6 +150,8 @@ def _named(ds, plan, truth) -> dict:
     """The plan and the truth named, and the plan's steps right."""
     return {"plan": None if plan is None else tuple(ds.labels(plan)),
             "truth": None if truth is None else tuple(ds.labels(truth)),
+            "plan_ids": None if plan is None else tuple(map(int, plan)),
+            "truth_ids": None if truth is None else tuple(map(int, truth)),
             "plan_right": None if plan is None or truth is None else tuple(a == b for a, b in zip(plan, truth))}
 
 
@@ -167,4 +182,5 @@ def live_view(ds, result, truth: Sequence[int] | None, *, label: str, episode: s
                     "success" if right else "failure",
                     episode=episode_label(episode, task_names(ds)) if episode else what,
                     ends=ends_of(ds, ends, scores, truth), paths=paths, **_named(ds, plan, truth),
-                    raw_plan=None if no_plan else tuple(ds.labels(result.raw_plan or result.plan)))
+                    raw_plan=None if no_plan else tuple(ds.labels(result.raw_plan or result.plan)),
+                    raw_plan_ids=None if no_plan else tuple(map(int, result.raw_plan or result.plan)))

@@ -12,6 +12,7 @@ from components.ui import scripts
 from components.records import backend, episodes, slides
 from components.talk import playlists
 from components.ui.charts import step_cards
+from components.ui.config import presenting
 from components.ui.text import html_text, md
 
 __all__ = ["controls", "slide_summary"]
@@ -47,11 +48,12 @@ def slide_summary(shown: slides.Slide, small: bool = False) -> None:
                     st.image(backend.thumbnail_png(str(shown.video_file), frame.seconds, 160), caption=frame.caption)
     for side in shown.sides:
         if side.record is not None:
-            step_cards(side.plan, side.plan_right, title=f"plan {side.name}" if side.name else "plan", colour=episodes.PLAN_TINT)
+            step_cards(side.plan, side.plan_right, title=f"plan {side.name}" if side.name else "plan", colour=episodes.PLAN_TINT,
+                       ids=side.view.plan_ids)
     if not small:
-        step_cards(shown.truth, title="ground truth", colour=episodes.TRUTH_TINT)
+        step_cards(shown.truth, title="ground truth", colour=episodes.TRUTH_TINT, ids=shown.sides[0].view.truth_ids)
         if len(shown.sides) == 1:
-            st.markdown(shown.sides[0].view.ends.html(), unsafe_allow_html=True)
+            st.markdown(shown.sides[0].view.ends.html(presenting()), unsafe_allow_html=True)
 
 
 def note_html(note: str) -> str:

@@ -6,7 +6,8 @@
   to Streamlit's navigation);
 - links and URL keys: ``links`` (a page's state in its URL), ``url_schema`` (every page's URL keys: one
   table per page, each key's parser, range and meaning), ``plan_link`` (the Plan page's link on its
-  table: every room that opens the Plan page names its keys here);
+  table: every room that opens the Plan page names its keys here), ``step_links`` (a step as a link
+  that opens the Graph page centred on it: every step chip and card draws it there);
 - words, colours and figures: ``text`` (escapes for Markdown and scripts), ``scripts`` (the app's own
   JavaScript, files of ``app/static/``, and how values reach them), ``names`` (readable names and what a
   page shows first), ``colours`` (the one colour table: right and wrong), ``charts`` (figures, tables,

@@ -10,7 +10,8 @@ import streamlit as st
 
 from components.ui import colours
 from components.ui.colours import RIGHT, WRONG
-from components.ui.config import MIN_PRESENT_PX, font_scale
+from components.ui.config import MIN_PRESENT_PX, font_scale, presenting
+from components.ui.step_links import step_link_html
 from components.ui.text import css_colour, html_text, plot_text
 from kepp_core.catalog import CONFIDENCE
 
@@ -167,9 +168,10 @@ def heatmap_panels(mats: dict, marked: set[str] = frozenset(), tick_size: int | 
 
 # --- plans -------------------------------------------------------------------------------------------
 def step_cards(labels: Sequence[str], correct: Sequence[bool] | None = None, title: str = "",
-               colour: str = colours.STEP_TINT) -> None:
-    """A plan as a row of numbered step cards (:func:`step_cards_html`)."""
-    st.markdown(step_cards_html(labels, correct, title, colour), unsafe_allow_html=True)
+               colour: str = colours.STEP_TINT, *, ids: Sequence[int] | None = None) -> None:
+    """A plan as a row of numbered step cards (:func:`step_cards_html`); with the steps' action ``ids``, each card
+    opens the Graph page centred on its step (in presentation mode when the page is in it)."""
+    st.markdown(step_cards_html(labels, correct, title, colour, ids=ids, present=presenting()), unsafe_allow_html=True)
 
 
 # A step name's word: the name wraps at its spaces only; a word wider than its card is cut short with "…" (the
@@ -188,12 +190,16 @@ def _words(label: str) -> str:
 
 
 def step_cards_html(labels: Sequence[str], correct: Sequence[bool] | None = None, title: str = "",
-                    colour: str = colours.STEP_TINT) -> str:
+                    colour: str = colours.STEP_TINT, *, ids: Sequence[int] | None = None, present: bool = False) -> str:
     """A plan as a row of numbered step cards; green/red borders when correctness is known. Labels are
-    escaped for HTML in Markdown (:func:`~components.ui.text.html_text`): the cards stay one HTML block.
+    escaped for HTML in Markdown (:func:`~components.ui.text.html_text`): the cards stay one HTML block. With the
+    steps' action ``ids``, each card is a step link (:mod:`components.ui.step_links`: the Graph page centred on it;
+    ``present``: in presentation mode).
 
     >>> "&lt;b&gt;" in step_cards_html(["<b>", "stir"], title="plan")
     True
+    >>> step_cards_html(["boil", "stir"], ids=[4, 9]).count('href="Graph?node=')
+    2
     """
     cards, colour = [], css_colour(colour)  # an attribute value
     for t, label in enumerate(labels):
@@ -205,6 +211,9 @@ def step_cards_html(labels: Sequence[str], correct: Sequence[bool] | None = None
             f'<div class="kepp-small" style="font-size:0.75em;color:{colours.MUTED}">step {t + 1}{mark}</div>'
             f'<div class="kepp-card-label" title="{html_text(label)}" style="font-weight:600;overflow-wrap:normal;'
             f'word-break:normal">{_words(label)}</div></div>')
+        if ids is not None:  # the link takes the card's share of the row; the card fills it
+            cards[-1] = step_link_html(int(ids[t]), cards[-1], label, present=present,
+                                       style="flex:1;min-width:62px;display:flex;flex-direction:column")
     head = (f'<div class="kepp-small" style="font-size:0.9em;color:{colours.SUBTLE};margin-top:2px">'
             f'{html_text(title)}</div>') if title else ""
     return f'{head}<div class="kepp-plan" style="display:flex;flex-wrap:wrap">{"".join(cards)}</div>'

@@ -326,6 +326,11 @@ GRAPH = _table(
     Key("tab", choice("around", "expert"), "the open tab: `expert` (a task's expert trajectories)", "`around` a step"),
     Key("q", text(), "the step search", "no search"),
     Key("step", text(), "the step drawn in the middle", "the first step the search matches"),
+    Key("node", WHOLE_ID, "the step drawn in the middle, by its action id (what a step link opens: "
+                          "components.ui.step_links); the page then writes `step`", "`step`"),
+    Key("edge", pair(0, 10**6), "the chosen transition `a-b` (action ids) whose episodes are listed",
+        "the episodes through the middle step"),
+    Key("epage", whole(1, 10**6), "the page of the episodes listed", "1"),
     Key("depth", whole(1, 3), "transitions within this many steps", "1"),
     Key("min", decimal(0, 1), "the minimum weight of an arrow drawn", "0"),
     Key("task", text(), "the task filter", "every task"),

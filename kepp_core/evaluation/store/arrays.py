@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from kepp_core.metrics import set_iou
 
-__all__ = ["PLANS", "FramePlans", "PlanArrays", "chained", "list_values", "row_arrays"]
+__all__ = ["PLANS", "FramePlans", "PlanArrays", "chained", "list_values", "passes_through", "row_arrays"]
 
 
 def list_values(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -180,6 +180,31 @@ class PlanArrays:
         at = np.searchsorted(rows, idx)
         return pred[at], gt[at]
 
+    def through(self, node: int | None = None, edge: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Which rows of the table (positions) have a plan, and which a ground truth, that passes through the step
+        ``node`` or the transition ``edge`` (:func:`passes_through`): two boolean arrays, counted per horizon on the
+        ``[n, T]`` arrays (a horizon whose plans are not of one length: their tuples, checked one by one).
+
+        >>> import pandas as pd
+        >>> rows = pd.DataFrame({"horizon": [3, 3, 4], "plan": [(1, 2, 3), (1, 5, 3), (5, 1, 2, 9)],
+        ...                      "truth": [(1, 2, 3), (1, 2, 3), (5, 6, 7, 8)]})
+        >>> [m.tolist() for m in PlanArrays(rows).through(edge=(1, 2))]
+        [[True, False, True], [True, True, False]]
+        """
+        n = len(self.horizon)
+        in_plan, in_truth = np.zeros(n, bool), np.zeros(n, bool)
+        for T in np.unique(self.horizon):
+            made = self._horizon(int(T))
+            if made is None:  # plans of several lengths in one horizon: each row by itself
+                rows = np.flatnonzero(self.horizon == T)
+                for c, out in (("plan", in_plan), ("truth", in_truth)):
+                    out[rows] = [bool(passes_through(np.asarray([p], dtype=np.int64).reshape(1, -1), node, edge)[0])
+                                 for p in self.preds[c].to_numpy()[rows]]
+                continue
+            rows, plan, truth, _ = made
+            in_plan[rows], in_truth[rows] = passes_through(plan, node, edge), passes_through(truth, node, edge)
+        return in_plan, in_truth
+
     def set_iou(self, idx: np.ndarray) -> np.ndarray:
         """The set IoU of each of rows ``idx`` (:func:`kepp_core.metrics.set_iou`), counted once per
         horizon (for every table of the store's arrays) where the rows are of one T."""
@@ -196,6 +221,23 @@ class PlanArrays:
         if ("iou", T) not in self.made:
             self.made[("iou", T)] = set_iou(pred, gt)
         return self.made[("iou", T)][np.searchsorted(rows, idx)]
+
+
+def passes_through(plans: np.ndarray, node: int | None = None, edge: tuple[int, int] | None = None) -> np.ndarray:
+    """Which rows of the ``[n, T]`` plans pass through the step ``node`` (it appears) or the transition ``edge``
+    ``(a, b)`` (``a`` right before ``b``): a boolean ``[n]`` array, compared column by column (no row loop).
+
+    >>> plans = np.array([[1, 2, 3], [3, 2, 1], [2, 3, 2]])
+    >>> passes_through(plans, node=1).tolist(), passes_through(plans, edge=(2, 3)).tolist()
+    ([True, True, False], [True, False, True])
+    """
+    plans = np.asarray(plans)
+    if edge is not None:
+        a, b = int(edge[0]), int(edge[1])
+        return ((plans[:, :-1] == a) & (plans[:, 1:] == b)).any(axis=1) if plans.shape[1] > 1 else np.zeros(len(plans), bool)
+    if node is None:
+        raise ValueError("passes_through needs a node or an edge")
+    return (plans == int(node)).any(axis=1)
 
 
 def chained(col: np.ndarray) -> np.ndarray:
