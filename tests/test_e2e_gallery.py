@@ -20,7 +20,8 @@ PER_PAGE = 12
 TILES = """() => [...document.querySelectorAll('[class*="st-key-gal_tile_"]')]
   .map(c => [Number([...c.classList].find(k => k.startsWith('st-key-gal_tile_')).slice(16)), c.querySelector('.kepp-tile')])
   .filter(([, t]) => t).sort((a, b) => a[0] - b[0]).map(([, t]) => ({...t.dataset,
-    plan: [...t.querySelectorAll('.kepp-tile-plan .kepp-chip')].map(c => c.getAttribute('title'))}))"""
+    plan: [...t.querySelectorAll('.kepp-tile-plan .kepp-chip')].map(c => c.childNodes[0].textContent.trim()),
+    graph: [...t.querySelectorAll('.kepp-tile-plan a.kepp-step-link')].map(a => a.getAttribute('href'))}))"""
 
 
 @pytest.fixture(scope="module")

@@ -50,7 +50,7 @@ def test_a_public_name_left_out_of_its_modules_all_is_found(tmp_path):
     assert unlisted_public_names(module) == ["NEW_FACT", "helper"]
 
 
-def test_the_app_door_opens_at_most_45_names():
+def test_the_app_door_opens_at_most_46_names():
     from kepp_core import api
 
-    assert len(api.__all__) <= 45
+    assert len(api.__all__) <= 46

@@ -95,12 +95,13 @@ with link_col:
 if not tiles:
     st.info("No record matches these filters: clear one.")
     st.stop()
-st.caption(f"**Add to playlist** adds the {len(tiles)} tiles of this page.")
+st.caption(f"**Add to playlist** adds the {len(tiles)} tiles of this page; a step opens its graph.")
+st.markdown(gallery.TILE_CSS, unsafe_allow_html=True)
 present = {"present": "1"} if presenting() else {}
 grid = st.columns(COLUMNS_PER_ROW)
 for k, tile in enumerate(tiles):
     with grid[k % COLUMNS_PER_ROW].container(key=f"gal_tile_{k}"):
         pngs = [thumbnail(tile, f) for f in tile.frames]
-        st.markdown(gallery.tile_html(tile, pngs), unsafe_allow_html=True)
+        st.markdown(gallery.tile_html(tile, pngs, present=bool(present)), unsafe_allow_html=True)
         st.page_link(PAGES["plan"].path, label="Open in Plan", icon=PAGES["plan"].icon,
                      query_params={**tile.query, **present})

@@ -32,10 +32,11 @@ from components.records.slides import Frame, record_frames
 from components.records.urls import plan_query
 from components.records.views import PlanView, record_view
 from components.ui import colours
+from components.ui.step_links import step_chip_html
 from components.ui.text import html_text
 from kepp_core.catalog import SLICE_ENDS_RIGHT, SLICE_ENDS_WRONG, SLICE_SUCCESS
 
-__all__ = ["COLUMNS", "NO_SEED", "SORTS", "Browse", "Column", "Tile", "chip_html", "tile_html", "tile_of"]
+__all__ = ["COLUMNS", "NO_SEED", "SORTS", "TILE_CSS", "Browse", "Column", "Tile", "tile_html", "tile_of"]
 
 NO_SEED = "none"  # the seed column's value for records without one (an imported run)
 
@@ -162,20 +163,6 @@ def tile_of(row: Mapping, ds) -> Tile:
                 seed=rec.seed, query=plan_query(dict(row)), video_file=video_file, frames=frames)
 
 
-def chip_html(label: str, right: bool | None, tint: str) -> str:
-    """One step as a small chip: its name (escaped, cut with "…"; the whole name on hover) and, against the
-    truth, ✓ or ✗ with a green or red border. Every chip of the Gallery is drawn here.
-
-    >>> "&lt;b&gt;" in chip_html("<b>", False, colours.PLAN_TINT), "✗" in chip_html("x", False, colours.PLAN_TINT)
-    (True, True)
-    """
-    border = colours.CARD_BORDER if right is None else colours.RIGHT if right else colours.WRONG
-    mark = "" if right is None else f'<span class="kepp-mark">{"✓" if right else "✗"}</span> '
-    return (f'<span class="kepp-chip" title="{html_text(label)}" style="display:inline-block;max-width:100%;'
-            f'overflow:hidden;text-overflow:ellipsis;white-space:nowrap;border:2px solid {border};background:{tint};'
-            f'border-radius:6px;padding:0 4px;margin:1px;font-size:0.8em">{mark}{html_text(label)}</span>')
-
-
 def _frames_html(frames: Sequence[tuple[str, bytes | None]], missing: str) -> str:
     """The start and goal thumbnails (PNG bytes; None: not decoded) side by side, or the placeholder."""
     if not frames:
@@ -191,18 +178,20 @@ def _frames_html(frames: Sequence[tuple[str, bytes | None]], missing: str) -> st
     return f'<div class="kepp-tile-frames" style="display:flex;gap:4px">{"".join(cells)}</div>'
 
 
-def tile_html(tile: Tile, thumbnails: Sequence[bytes | None] = (), chip: Callable[..., str] = chip_html) -> str:
+def tile_html(tile: Tile, thumbnails: Sequence[bytes | None] = (), present: bool = False) -> str:
     """One tile as HTML for Streamlit's Markdown: the frames (``thumbnails``: the PNG of each of ``tile.frames``)
     or a placeholder, the episode, method, T, seed (and an imported method's file), the verdict in its colour (the
-    tile's border too), the plan's chips with ✓/✗ and the truth's; every dataset string escaped, the tile's
-    method, seed, episode and verdict in its ``data-`` attributes."""
+    tile's border too), the plan's steps as chips with ✓/✗ over the truth's, each a link to the Graph page centred on
+    it (:func:`components.ui.step_links.step_chip_html`; ``present``: in presentation mode); every dataset string
+    escaped, the tile's method, seed, episode and verdict in its ``data-`` attributes."""
     v = tile.view
     colour = colours.RIGHT if v.success else colours.WRONG
     frames = [(f.label, png) for f, png in zip(tile.frames, thumbnails)] if tile.video_file is not None else []
     meta = " · ".join([v.label, f"T={tile.horizon}", "no seed" if tile.seed is None else f"seed {tile.seed}"]
                       + ([f"file {v.imported}"] if v.imported else []))
-    plan = "".join(chip(s, r, colours.PLAN_TINT) for s, r in zip(v.plan or (), v.plan_right or ()))
-    truth = "".join(chip(s, None, colours.TRUTH_TINT) for s in v.truth or ())
+    plan = "".join(step_chip_html(a, s, mark=r, present=present)
+                   for a, s, r in zip(v.plan_ids or (), v.plan or (), v.plan_right or ()))
+    truth = "".join(step_chip_html(a, s, present=present) for a, s in zip(v.truth_ids or (), v.truth or ()))
     attrs = {"episode": tile.episode, "method": tile.method, "seed": "" if tile.seed is None else tile.seed,
              "horizon": tile.horizon, "success": str(v.success).lower(), "verdict": v.verdict}
     data = " ".join(f'data-{k}="{html_text(x)}"' for k, x in attrs.items())
@@ -215,3 +204,8 @@ def tile_html(tile: Tile, thumbnails: Sequence[bytes | None] = (), chip: Callabl
             f'{html_text(v.verdict)}</div>'
             f'<div class="kepp-tile-plan" style="font-size:0.7em;color:{colours.SUBTLE}">plan {plan}</div>'
             f'<div class="kepp-tile-truth" style="font-size:0.7em;color:{colours.SUBTLE}">truth {truth}</div></div>')
+
+
+# The grid's stylesheet (drawn once): a long step name is cut with "…" inside its tile (the link's hover text holds it).
+TILE_CSS = ("<style>.kepp-tile .kepp-chip { max-width: 100%; overflow: hidden; text-overflow: ellipsis; "
+            "vertical-align: top; }</style>")
