@@ -58,6 +58,9 @@ def test_the_gallery_pages_over_the_whole_table_in_its_order(records_server, bro
     page.goto(f"{records_server}/Gallery")
     first = tiles(page)
     assert shown(first) == keys(preds.iloc[:PER_PAGE]) and total(page) == len(preds)
+    # each plan chip names the record's step and opens the Graph page centred on it
+    for tile, row in zip(first, preds.iloc[:PER_PAGE].itertuples()):
+        assert tile["graph"] == [f"Graph?node={a}" for a in row.plan] and len(tile["plan"]) == row.horizon
     with rerun(page):
         page.get_by_role("button", name="Page ▶").click()
     page.wait_for_function("() => new URLSearchParams(window.location.search).get('page') === '2'", timeout=30_000)
