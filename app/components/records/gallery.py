@@ -12,8 +12,8 @@ Plan page's query) drawn as one block of HTML (:func:`tile_html`). Only the page
 ...     "last right": [True, True, False], "ends right": [True, False, False]})
 >>> b = Browse.of(preds, extra)
 >>> b.options("method"), b.options("seed"), b.rows({"method": ["a"]}).tolist(), b.rows({}, "T", True).tolist()
-(['a', 'b'], ['0', 'none'], [1, 2], [1, 0, 2])
->>> b.rows({"outcome": ["failure"], "last": ["wrong"]}).tolist(), b.rows({}, "steps right").tolist()
+(['a', 'b'], ['none', '0'], [1, 2], [1, 0, 2])
+>>> b.rows({"outcome": ["failure"], "last": ["wrong"]}).tolist(), b.rows({}, "steps").tolist()
 ([2], [1, 2, 0])
 """
 
