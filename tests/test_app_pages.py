@@ -83,8 +83,9 @@ def test_plan_shows_endpoints_paths_plan_and_ground_truth(monkeypatch, app_env):
     shown = texts(at.markdown)
     # the live view names its method (the evaluation row the live planner is) and its verdict
     assert any("Live · KEPP" in t and ("success" in t or "failure" in t) for t in shown)
-    ends = next(t for t in shown if t.startswith('Step model: â₁ <b class="kepp-step">'))  # marked against the truth
-    assert 'â_T <b class="kepp-step">' in ends and sum(f">{a}</b>" in ends for a in ds.actions) >= 1
+    # marked against the truth, each step a link to the graph around it (components.ui.step_links)
+    ends = next(t for t in shown if t.startswith('Step model: â₁ <a class="kepp-step-link"'))
+    assert 'â_T <a class="kepp-step-link"' in ends and sum(f'<b class="kepp-step">{a}</b>' in ends for a in ds.actions) >= 1
     # the plan and the ground truth, T cards each, and each distinct graph path of the R once
     heads = [t for t in shown if "graph path" in t]
     assert 1 <= len(heads) <= R and cards(at) == (2 + len(heads)) * T

@@ -50,6 +50,9 @@ def test_a_records_plan_page_and_its_slide_draw_one_description(monkeypatch, dem
     assert described.ends.html() in html  # the endpoints line, as described
     assert f"Recorded · {described.label}" in html and described.verdict in html
     drawn = texts(at.markdown)  # the plan's and the truth's cards, as the description names them
-    assert step_cards_html(described.plan, described.plan_right, "plan (recorded)", PLAN_TINT) in drawn
+    # each card a link to the graph around its step (the description's action ids)
+    assert step_cards_html(described.plan, described.plan_right, "plan (recorded)", PLAN_TINT,
+                           ids=described.plan_ids) in drawn
     title = f"ground truth · {described.steps_right}/{len(described.truth)} steps right"
-    assert step_cards_html(described.truth, None, title, TRUTH_TINT) in drawn
+    assert step_cards_html(described.truth, None, title, TRUTH_TINT, ids=described.truth_ids) in drawn
+    assert described.plan_ids == tuple(rec.plan) and described.truth_ids == tuple(rec.truth)

@@ -63,3 +63,12 @@ def test_an_edge_link_lists_the_records_through_the_transition_and_pages_them(mo
     at.number_input(key="graph_through_page").set_value(2).run()
     assert dict(at.query_params)["epage"] == "2"
     assert [r["episode"] for r in through_rows(at)] == list(preds["episode"].to_numpy()[hits[50:100]])
+
+
+def test_a_step_link_to_no_step_of_the_graph_is_one_line_and_the_page_goes_on(monkeypatch, demo_env):
+    at = open_page(monkeypatch, demo_env, "views/2_Graph.py", {"node": "4000", "edge": "4000-1"})
+    assert not at.exception and not at.error
+    said = " ".join(texts(at.warning)).replace("\\", "")  # Markdown's escapes off
+    assert "node='4000': not an action id of this graph (0 to 41)" in said
+    assert "edge='4000-1': not two action ids of this graph (0 to 41)" in said
+    assert at.selectbox(key="graph_through_of").value is None  # the step's own records listed

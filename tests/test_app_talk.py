@@ -5,6 +5,7 @@ next/previous episodes, "Open in Plan" links. Logic through ``kepp_core.api``; p
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -135,7 +136,8 @@ def test_plan_page_opens_on_the_clean_success_scene(monkeypatch, demo_env):
     no_problems(at)
     assert at.selectbox(key="plan_video").value == wrong["video"]
     assert at.query_params["ep"] == wrong["query"]["ep"] and at.query_params["rec"] == "kepp-R2"
-    assert cards(at) >= 2 * demo_env.horizon and any('(truth: <b class="kepp-step">' in str(m.value) for m in at.markdown)
+    truth_link = re.compile(r'\(truth: <a class="kepp-step-link"[^>]*><b class="kepp-step">')  # the true end, a step link
+    assert cards(at) >= 2 * demo_env.horizon and any(truth_link.search(str(m.value)) for m in at.markdown)
     assert any("failure: wrong predicted endpoint" in str(m.value) for m in at.markdown)
 
 

@@ -89,7 +89,7 @@ def test_docs_list_every_page_and_its_url_keys_as_the_registry_holds_them():
 
 # --- real sessions: a bad value is one line, the page goes on ----------------------------------------------------
 BAD = {"plan": {"T": "²", "R": "٣", "ep": "²", "seed": "²", "item": "²", "start": "²-3"},
-       "graph": {"depth": "²", "max": "٣", "min": "0.²", "emin": "²"},
+       "graph": {"depth": "²", "max": "٣", "min": "0.²", "emin": "²", "node": "²", "edge": "²-1", "epage": "٣"},
        "heatmaps": {"T": "²", "cell": "²-1"},
        "failures": {"T": "²", "page": "²"},
        "results": {"T": "²", "page": "²", "map": "²"},

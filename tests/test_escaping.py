@@ -51,6 +51,30 @@ def test_the_step_cards(label):
 
 
 @LABELS
+def test_the_step_links(label):
+    """A step card or chip as a link to its graph: the label is its text and hover, never its address."""
+    from components.ui.charts import step_cards_html
+    from components.ui.step_links import step_chip_html
+
+    assert_markdown_inert(step_cards_html([label, "whisk"], [True, False], title=label, ids=[0, 1]), label,
+                          "step cards as links")
+    assert_markdown_inert(step_chip_html(0, label, mark=False, present=True), label, "a step chip")
+
+
+@LABELS
+def test_the_list_of_records_through_a_step(label):
+    import pandas as pd
+
+    from components.records.through import _table_html
+
+    ds = _dataset(label)
+    page = pd.DataFrame([{"episode": f"{label}/v1/0:2", "task": label, "video": "v1", "horizon": 2, "seed": 0,
+                          "method": label, "plan": (0, 1), "truth": (0, 2), "source": label, "imported": label,
+                          "through": "both"}])
+    assert_markdown_inert(_table_html(ds, page, {label: label}, False), label, "the list through a step")
+
+
+@LABELS
 def test_the_failure_pattern_bars(label):
     from components.ui.charts import pattern_bars
 

@@ -113,6 +113,20 @@ def node_title(graph, a: int) -> str:
 LABELLED = 12  # arrows of a neighbourhood whose weight is written on them (the strongest; every one on hover)
 
 
+TWO_WAY_CURVE = 0.2  # the bend of each arrow of a two-way pair: a → b and b → a bend to opposite sides (vis.js's
+# curvedCW follows the arrow's direction), two curves apart, each label beside its own
+
+
+def two_way_bend(u: int, v: int, edges: set) -> float:
+    """The bend of the arrow ``u → v``: :data:`TWO_WAY_CURVE` when ``v → u`` is drawn too (two curves, each with its
+    own label), else straight.
+
+    >>> two_way_bend(1, 2, {(1, 2), (2, 1)}), two_way_bend(1, 2, {(1, 2)}), two_way_bend(3, 3, {(3, 3)})
+    (0.2, 0.0, 0.0)
+    """
+    return TWO_WAY_CURVE if u != v and (v, u) in edges else 0.0
+
+
 def _grid(drawing: GraphDrawing, cells: dict, grid: tuple) -> GraphDrawing:
     """``drawing`` with its nodes placed in the grid ``cells`` ({node: (column, row)})."""
     for a, (c, r) in cells.items():
@@ -126,7 +140,8 @@ def edges_drawing(graph, nodes: Iterable[int], edges: Iterable[tuple[int, int]],
                   focus: Sequence[int] = (), title: str = "", settings: str = "",
                   positions: Sequence[float] | None = None, max_rows: int = 8) -> GraphDrawing:
     """A drawing of ``edges`` between ``nodes`` with weights as labels and counts on hover; edge width
-    grows with the weight. Steps left to right by their typical place in the training plans
+    grows with the weight; a two-way pair as two curves (:func:`two_way_bend`). Steps left to right by their typical
+    place in the training plans
     (``positions``, :func:`components.graph.layout.typical_positions`), the first ``focus`` step alone in the
     middle column, at most ``max_rows`` to a column (:func:`components.graph.layout.grid_by_position`)."""
     d = GraphDrawing(title=title, settings=settings)
@@ -135,11 +150,13 @@ def edges_drawing(graph, nodes: Iterable[int], edges: Iterable[tuple[int, int]],
         d.node(GraphNode(int(a), graph.actions[a], node_title(graph, a), colour, 22 if a in focus else 16, role="focus" if a in focus else ""))
     weights = [float(graph.probability(u, v) if scorer == "p2kg" else graph.frequency(u, v)) for u, v in edges]
     strongest = set(sorted(range(len(weights)), key=lambda k: -weights[k])[:LABELLED])
+    drawn = {(int(u), int(v)) for u, v in edges}
     for k, ((u, v), w) in enumerate(zip(edges, weights)):
         d.node(GraphNode(int(u), graph.actions[u], node_title(graph, u)))
         d.node(GraphNode(int(v), graph.actions[v], node_title(graph, v)))
         d.edge(GraphEdge(int(u), int(v), label=f"{w:.2f}" if k in strongest else "", title=edge_title(graph, u, v),
-                         width=1.0 + 6.0 * w, color=EDGE, kind="graph", weight=w))
+                         width=1.0 + 6.0 * w, color=EDGE, curve=two_way_bend(int(u), int(v), drawn), kind="graph",
+                         weight=w))
     if focus:
         d.legend.append(("node", FOCUS, "the chosen step", -1))
     d.legend.append(("line", EDGE, f"arrow: a transition; width: its {WEIGHTS[scorer]}, written on the {LABELLED} "
@@ -171,10 +188,11 @@ def expert_drawing(graph, nodes: Iterable[int], edges: Sequence[tuple[int, int]]
                    freq: dict[tuple[int, int], int], title: str = "", settings: str = "",
                    positions: Sequence[float] | None = None, max_rows: int = 8) -> GraphDrawing:
     """A task's expert trajectories: the transitions its training plans use, width by frequency; steps
-    left to right by their typical place in those plans (``positions``)."""
+    left to right by their typical place in those plans (``positions``); a two-way pair as two curves."""
     d = GraphDrawing(title=title, settings=settings)
     top = max((freq[e] for e in edges), default=1)
     used = {a for e in edges for a in e}
+    drawn = {(int(u), int(v)) for u, v in edges}
     for a in nodes:
         if a in used:
             d.node(GraphNode(int(a), graph.actions[a], node_title(graph, a)))
@@ -183,7 +201,8 @@ def expert_drawing(graph, nodes: Iterable[int], edges: Sequence[tuple[int, int]]
         d.edge(GraphEdge(int(u), int(v), label=str(n),
                          title=f"{graph.actions[u]} → {graph.actions[v]}\n{n} times in this task's training plans\n"
                                f"P²KG probability {float(graph.probability(u, v)):.3f}",
-                         width=1.0 + 9.0 * n / top, color=PATH_COLOURS[0], kind="expert", weight=n / top))
+                         width=1.0 + 9.0 * n / top, color=PATH_COLOURS[0], curve=two_way_bend(int(u), int(v), drawn),
+                         kind="expert", weight=n / top))
     d.legend.append(("line", PATH_COLOURS[0], "arrow: a transition of this task's training plans; label: how many "
                                               "times (hover where a label would cover another); width grows with it", -1))
     positions = positions if positions is not None else [0.5] * len(graph.actions)

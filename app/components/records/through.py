@@ -24,9 +24,10 @@ from components.ui.pages import PAGES
 from components.ui.step_links import step_chip_html
 from components.ui.text import html_text, md
 
-__all__ = ["THROUGH", "list_rows", "through_csv", "through_word", "show_through"]
+__all__ = ["list_rows", "show_through", "through_csv", "through_word"]
 
-THROUGH = {(True, True): "both", (True, False): "plan", (False, True): "truth"}  # (in the plan, in the truth) -> word
+_CELL = "padding:2px 6px;vertical-align:top;"  # a cell of the list's table
+_WIDTHS = {0: "min-width:9em", 1: "min-width:7em"}  # the episode's and the method's words wrap; the rest stay on a line
 TABLE_CLASS = "kepp-through"  # the list's HTML table (the browser tests read its rows by it)
 
 
@@ -86,10 +87,13 @@ def _table_html(ds, page: pd.DataFrame, names: dict, present: bool) -> str:
         body.append(
             f'<tr data-episode="{html_text(record["episode"])}" data-method="{html_text(record["method"])}" '
             f'data-seed="{html_text(seed)}" data-through="{record["through"]}">'
-            + "".join(f"<td>{html_text(c)}</td>" for c in cells)
-            + f'<td>{record["through"]}</td><td>{_chips(ds, record["plan"], marks, present)}</td>'
-            f'<td>{_chips(ds, record["truth"], None, present)}</td>'
-            f'<td><a class="kepp-open-plan" href="{html_text(href)}" target="_self">Open in Plan</a></td></tr>')
+            + "".join(f'<td style="{_CELL}{_WIDTHS.get(k, "white-space:nowrap")}">{html_text(c)}</td>'
+                      for k, c in enumerate(cells))
+            + f'<td style="{_CELL}">{html_text(record["through"])}</td>'
+            f'<td style="{_CELL}min-width:9em">{_chips(ds, record["plan"], marks, present)}</td>'
+            f'<td style="{_CELL}min-width:9em">{_chips(ds, record["truth"], None, present)}</td>'
+            f'<td style="{_CELL}white-space:nowrap"><a class="kepp-open-plan" href="{html_text(href)}" target="_self">'
+            'Open in Plan</a></td></tr>')
     return (f'<div style="overflow-x:auto"><table class="{TABLE_CLASS}" style="font-size:0.85em;border-collapse:collapse">'
             f'<thead style="color:{colours.SUBTLE}"><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
 
