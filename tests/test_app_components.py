@@ -53,5 +53,6 @@ def test_every_link_written_before_the_registry_still_names_its_page():
 
     assert {p.url_path: p.name for p in PAGES.values()} == {
         "": "home", "Plan": "plan", "Graph": "graph", "Heatmaps": "heatmaps", "Failure_cases": "failures",
-        "Results": "results", "Training": "training", "Playlists": "playlists", "Presenter": "presenter"}
+        "Results": "results", "Training": "training", "Playlists": "playlists", "Presenter": "presenter",
+        "Gallery": "gallery"}
     assert all(p.url_path == page_icon_and_name(APP_DIR / p.path)[1] for p in PAGES.values() if not p.home)

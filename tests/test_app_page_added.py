@@ -107,8 +107,10 @@ def test_a_page_added_in_four_files_opens_at_its_address_reads_its_key_and_is_li
     pages.write_text(pages.read_text(encoding="utf-8").replace("\n)}", "\n" + ENTRY, 1), encoding="utf-8")
     schema = tmp_path / "app" / "components" / "ui" / "url_schema.py"
     schema.write_text(schema.read_text(encoding="utf-8") + TABLE, encoding="utf-8")
-    presenter_row = next(r for r in docs.splitlines(keepends=True) if r.startswith("| Presenter |"))
-    docs = docs.replace(presenter_row, presenter_row + DOC_ROW, 1)
+    from components.ui.pages import PAGES
+
+    last_row = next(r for r in docs.splitlines(keepends=True) if r.startswith(f"| {list(PAGES.values())[-1].label} |"))
+    docs = docs.replace(last_row, last_row + DOC_ROW, 1)  # the new page's row after the registry's last page's
     end = docs.index("\n", docs.index("| `item` | the slide shown, 1-based"))
     docs = docs[:end + 1] + "\n" + DOC_TABLE + docs[end + 2:]
     (tmp_path / "docs" / "app.md").write_text(docs, encoding="utf-8")

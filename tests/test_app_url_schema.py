@@ -84,7 +84,7 @@ def test_the_url_schema_and_the_plan_decision_load_without_streamlit():
 def test_docs_list_every_page_and_its_url_keys_as_the_registry_holds_them():
     docs = (REPO_ROOT / "docs" / "app.md").read_text(encoding="utf-8")
     assert disagreements(PAGES, APP_DIR, FOLDER, docs) == []
-    assert sorted(doc_tables(docs)) == sorted(TABLES) and len(TABLES) == 9
+    assert sorted(doc_tables(docs)) == sorted(TABLES) and len(TABLES) == 10
 
 
 # --- real sessions: a bad value is one line, the page goes on ----------------------------------------------------
@@ -94,7 +94,8 @@ BAD = {"plan": {"T": "²", "R": "٣", "ep": "²", "seed": "²", "item": "²", "s
        "failures": {"T": "²", "page": "²"},
        "results": {"T": "²", "page": "²", "map": "²"},
        "training": {"smooth": "²"},
-       "playlists": {"playlist": "x" * 300}}
+       "playlists": {"playlist": "x" * 300},
+       "gallery": {"T": "²", "page": "²", "desc": "2"}}
 
 
 @pytest.mark.slow

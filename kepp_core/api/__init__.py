@@ -21,7 +21,7 @@ Each name is documented where it is defined; drawing, scene curation and URLs li
 ``import kepp_core.api`` stays light: torch loads only when a planner is first needed.
 
 >>> from kepp_core import api
->>> api.AppConfig().dataset, len(api.__all__) <= 45
+>>> api.AppConfig().dataset, len(api.__all__) <= 47
 ('demo', True)
 """
 

@@ -41,7 +41,7 @@ __all__ = [
     "capped_subgraph", "check_vocabulary", "compare_methods", "episodes_through", "expert_view", "failure_analysis",
     "graph_source", "group_table",
     "literature_rows", "method_horizon_table", "metrics_table", "read_predictions", "records_version", "retrieve",
-    "scorer_names", "slice_table", "subgraph", "transitions",
+    "row_columns", "scorer_names", "slice_table", "subgraph", "transitions",
 ]
 
 RECORD_COLUMNS = FRAME_COLUMNS
@@ -279,6 +279,14 @@ def group_table(preds, by, resamples: int | None = None, seed: int = 0):
 
     options = {} if resamples is None else {"resamples": resamples}
     return groups.group_table(preds, by, seed=seed, **options)
+
+
+def row_columns(preds):
+    """Per row of a predictions table (same index), what its plan has right: steps right, first right, last right,
+    ends right (:func:`kepp_core.evaluation.slices.row_columns`: on arrays, the one rule of *ends right*)."""
+    from kepp_core.evaluation import slices  # pandas: only when a page asks
+
+    return slices.row_columns(preds)
 
 
 # --- two methods episode by episode -------------------------------------------------------------------------

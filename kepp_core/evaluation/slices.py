@@ -49,7 +49,7 @@ from kepp_core.evaluation.stats import paired_permutation_test
 from kepp_core.evaluation.store import PlanArrays
 from kepp_core.metrics import ends_right
 
-__all__ = ["PERMUTATIONS", "RULES", "SliceTable",
+__all__ = ["PERMUTATIONS", "ROW_COLUMNS", "RULES", "SliceTable", "row_columns",
            "select_slice", "slice_table", "slice_values"]
 
 # Sign patterns drawn per slice (the stats module's default is 20,000): a table tests every slice,
@@ -84,6 +84,33 @@ def _per_row(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             hits[idx] = [sum(a == b for a, b in zip(p, t)) for p, t in zip(pred, gt)]
             steps[idx] = [len(t) for t in gt]
     return hits, steps, ends
+
+
+# What :func:`row_columns` adds to each row: its plan's steps right and whether its first, last and both ends are right.
+ROW_COLUMNS = ("steps right", "first right", "last right", METRIC_NAMES["ends"])
+
+
+def row_columns(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per row of a predictions table (same index): :data:`ROW_COLUMNS`, counted on each horizon's plans as
+    arrays (:class:`~kepp_core.evaluation.store.PlanArrays`), never a plan at a time; *ends right* is the one rule
+    (:func:`kepp_core.metrics.ends_right`) and first and last right are its two halves.
+
+    >>> rows = pd.DataFrame({"horizon": [3, 3], "plan": [(1, 2, 3), (1, 5, 4)], "truth": [(1, 2, 3), (1, 2, 3)]})
+    >>> row_columns(rows).to_dict("list")
+    {'steps right': [3, 1], 'first right': [True, True], 'last right': [True, False], 'ends right': [True, False]}
+    """
+    hits, _, ends = _per_row(rows)
+    first, last = np.zeros(len(rows), dtype=bool), np.zeros(len(rows), dtype=bool)
+    plans, horizon = PlanArrays(rows), rows["horizon"].to_numpy()
+    for T in pd.unique(horizon):
+        idx = np.flatnonzero(horizon == T)
+        pred, gt = plans.of(idx)
+        if pred.dtype != object:
+            first[idx], last[idx] = pred[:, 0] == gt[:, 0], pred[:, -1] == gt[:, -1]
+        else:  # plans of several lengths under one T
+            first[idx] = [p[0] == t[0] for p, t in zip(pred, gt)]
+            last[idx] = [p[-1] == t[-1] for p, t in zip(pred, gt)]
+    return pd.DataFrame(dict(zip(ROW_COLUMNS, (hits, first, last, ends))), index=rows.index)
 
 
 def _pattern_slices(rows: pd.DataFrame) -> np.ndarray:

@@ -9,4 +9,5 @@
   map of the test episodes), ``ab`` (two methods episode by episode: the 2×2 table, each cell's
   episodes), ``metric_codes`` (which evaluation code a number comes from: the code picked, the caption
   naming it, the published numbers apart), ``protocol`` (``kepp protocol`` results), ``through`` (the records
-  whose plan or truth passes through a step or a transition: the Graph page's list)."""
+  whose plan or truth passes through a step or a transition: the Graph page's list), ``gallery`` (the records as
+  a grid of tiles: their columns as codes per row, filtered and sorted on arrays; one tile's view and HTML)."""

@@ -213,6 +213,37 @@ def group_table(cfg: AppConfig, by: tuple[str, ...]):
     return _group_table(records_key(cfg), tuple(by))
 
 
+@st.cache_resource(show_spinner="Indexing the records for the gallery…", max_entries=4)
+def _browse(key: tuple):
+    from components.records import gallery  # numpy and pandas: only the Gallery asks (Home stays light)
+
+    preds = _read_predictions(*key)
+    return gallery.Browse.of(preds, api.row_columns(preds))
+
+
+def browse(cfg: AppConfig):
+    """The records' columns as codes per row for the Gallery (:class:`components.records.gallery.Browse`), once per
+    version of the records files (read-only: shared by every session)."""
+    return _browse(records_key(cfg))
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _browse_order(key: tuple, sort: str | None, descending: bool):
+    return _browse(key).order(sort, descending)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _gallery_rows(key: tuple, filters: tuple, sort: str | None, descending: bool):
+    return _browse(key).rows(dict(filters), sort, descending, _browse_order(key, sort, descending))
+
+
+def gallery_rows(cfg: AppConfig, filters: dict, sort: str | None, descending: bool):
+    """The positions (in the predictions table) of the rows the Gallery's ``filters`` keep, sorted by ``sort``: once
+    per records version and view (an order once per sort), shared read-only."""
+    frozen = tuple(sorted((k, tuple(v)) for k, v in filters.items() if v))
+    return _gallery_rows(records_key(cfg), frozen, sort, bool(descending))
+
+
 @st.cache_resource(show_spinner="Classifying the failures…", max_entries=32)
 def _failure_stats(key: tuple, method: str, horizon: int):
     preds = _read_predictions(*key)

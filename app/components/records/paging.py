@@ -117,3 +117,27 @@ def episode_buttons(key: str, episode_key: str, episodes: pd.Series, where, size
                 help="the previous episode", width="stretch")
     right.button("Next ▶", key=f"{key}_ep_next", on_click=_step_episode, args=(*args, 1),
                  help="the next episode", width="stretch")
+
+
+def rows_pager(link, key: str, n: int, size: int = PAGE_SIZE, *, param: str = "page", what: str = "episodes") -> tuple[int, int]:
+    """Page controls over ``n`` rows that no episode select box follows (a grid of tiles): previous/next page, the
+    page number and the caption "episodes 1–12 of N"; the page comes from the URL's ``param`` when it is news
+    (a link, a reload), and stays in the URL past the first. Returns the rows ``lo:hi`` of the current page."""
+    pages = max(1, math.ceil(n / size))
+    page_key = f"{key}_page"
+    wanted = _page_number(link.new(param) or (None if page_key in st.session_state else link.mem.get(param)))
+    if wanted is not None:
+        st.session_state[page_key] = wanted
+    if not 1 <= int(st.session_state.get(page_key, 1)) <= pages:  # fewer pages after a filter change
+        st.session_state[page_key] = 1
+    prev_col, num_col, next_col, text_col = st.columns([1, 1, 1, 3], vertical_alignment="bottom")
+    prev_col.button("◀ Page", key=f"{key}_page_prev", on_click=_move_page, args=(page_key, pages, -1),
+                    disabled=st.session_state.get(page_key, 1) <= 1, help="the previous page", width="stretch")
+    page = int(num_col.number_input(f"Page (of {pages:,})", 1, pages, key=page_key, step=1,
+                                    **({} if page_key in st.session_state else {"value": 1})))
+    next_col.button("Page ▶", key=f"{key}_page_next", on_click=_move_page, args=(page_key, pages, 1),
+                    disabled=page >= pages, help="the next page", width="stretch")
+    lo, hi = (page - 1) * size, min(page * size, n)
+    text_col.caption(page_caption(lo, hi, n, what))
+    link.keep(**{param: page if page > 1 else None})
+    return lo, hi

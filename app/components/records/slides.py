@@ -37,7 +37,7 @@ from components.records.recorded import Record, find
 from components.records.views import PlanView, record_view, task_names
 
 __all__ = ["GRAPH_TITLE", "LIVE", "NOT_RECORDED", "NO_FRAMES", "SIDES", "Frame", "Side", "Slide", "drawn_records",
-           "graph_request", "item_label", "item_record", "item_records", "slide"]
+           "graph_request", "item_label", "item_record", "item_records", "record_frames", "slide"]
 
 LIVE = "planned live on its slide (no record)"
 NOT_RECORDED = "not in the prediction records"
@@ -173,14 +173,21 @@ def slide(item: Mapping, ds, preds, names: Mapping[str, str] | None = None) -> S
     rec = recs[0]
     if rec is None:
         return Slide(title=title, note=note, sides=sides)
-    video = next((v for v in ds.videos if v.id == rec.video), None)
-    has_file = video is not None and video.video_file is not None and rec.start_time is not None
-    frames = ((Frame(label="start", seconds=round(rec.start_time, 2)),
-               Frame(label="goal", seconds=round(max(0.0, rec.goal_time - 0.01), 2))) if has_file else ())
+    video_file, frames = record_frames(rec, ds)
     return Slide(title=title, note=note, sides=sides, truth=sides[0].view.truth,
-                 video_file=Path(video.video_file) if has_file else None, frames=frames,
-                 frames_missing="" if has_file else NO_FRAMES,
+                 video_file=video_file, frames=frames, frames_missing="" if frames else NO_FRAMES,
                  graph=graph_request([r for r in recs if r is not None], ds))
+
+
+def record_frames(rec: Record, ds) -> tuple[Path | None, tuple[Frame, ...]]:
+    """The video file and the start and goal frames a record shows (its slide, the deck, its Gallery tile): the
+    first frame of the start clip and the last of the goal clip; ``(None, ())`` where the world has no video file
+    of it (features alone)."""
+    video = next((v for v in ds.videos if v.id == rec.video), None)
+    if video is None or video.video_file is None or rec.start_time is None:
+        return None, ()
+    return Path(video.video_file), (Frame(label="start", seconds=round(rec.start_time, 2)),
+                                    Frame(label="goal", seconds=round(max(0.0, rec.goal_time - 0.01), 2)))
 
 
 def graph_request(records: Sequence[Record], ds) -> dict:

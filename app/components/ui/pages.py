@@ -11,7 +11,7 @@ the first page (Home) is the app's root.
 >>> PAGES["failures"].url_path, PAGES["failures"].path, PAGES["home"].url_path
 ('Failure_cases', 'views/4_Failure_cases.py', '')
 >>> [p.name for p in PAGES.values() if not p.on_bar]
-['groups', 'playlists', 'presenter']
+['groups', 'playlists', 'presenter', 'gallery']
 """
 
 from __future__ import annotations
@@ -83,6 +83,10 @@ PAGES: dict[str, Page] = {p.name: p for p in (
     Page(name="presenter", file="8_Presenter.py", label="Presenter", icon=":material/speaker_notes:",
          keys=url_schema.PRESENTER, on_bar=False,
          what="the speaker's second tab: the slide, the next one, the note and the clock; it follows the slides"),
+    # off the presentation bar (it keeps to one line at 1280 px); the sidebar and Home list it
+    Page(name="gallery", file="9_Gallery.py", label="Gallery", icon=":material/grid_view:", keys=url_schema.GALLERY,
+         what="every record as a tile (frames, plan and truth, verdict), filtered and sorted by any column",
+         on_bar=False),
 )}
 
 # page name -> its URL keys (the pages that read any): what docs/app.md's URL key tables list

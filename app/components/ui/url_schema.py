@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from kepp_core.catalog import AB_CELLS, DEFAULT_FAMILY, FAMILIES, GROUP_BY, MAX_HORIZON, MAX_SEED, MAX_TOP, codes_named
 
-__all__ = ["AB_KEYS", "MAX_CHARS", "PLAN", "Expected", "Key", "Parser", "Problem", "check", "choice", "clip", "columns", "decimal", "flag",
+__all__ = ["AB_KEYS", "GALLERY", "MAX_CHARS", "PLAN", "Expected", "Key", "Parser", "Problem", "check", "choice", "clip", "columns", "decimal", "flag",
            "listed", "member", "or_empty",
            "pair", "problems", "text", "whole"]
 
@@ -432,4 +432,24 @@ GROUPS = _table(
     Key("by", columns(GROUP_BY), "the columns grouped by, in order (`method,T,seed`)", "`method,T`"),
     Key("sort", choice(*GROUP_BY, *GROUP_SORTS), "the column the table is sorted by", "the grouped columns, in order"),
     Key("desc", flag, "`1`: sorted high to low", "low to high"),
+)
+
+# The Gallery (components.records.gallery): a filter per column of the records table (several values each: a
+# tile shows when its row holds one of them), the sort, the page: a saved view of the grid.
+_ANY = "every value"
+GALLERY = _table(
+    Key("method", listed(64, 64), "the methods shown (comma-separated)", _ANY),
+    Key("T", listed(MAX_HORIZON, 4), "the horizons shown", _ANY),
+    Key("seed", listed(64, 12), "the seeds shown", _ANY),
+    Key("task", listed(100), "the tasks shown (task ids)", _ANY),
+    Key("pattern", listed(8, 32), "the failure patterns shown (`success`: the plans right)", _ANY),
+    Key("outcome", listed(2, 8), "`success` or `failure`", _ANY),
+    Key("first", listed(2, 8), "the plan's first step `right` or `wrong`", _ANY),
+    Key("last", listed(2, 8), "the plan's last step `right` or `wrong`", _ANY),
+    Key("ends", listed(2, 8), "both ends `right`, or `wrong`", _ANY),
+    Key("file", listed(200), "the records files shown", _ANY),
+    Key("sort", text(32), "the column the tiles are sorted by", "the records' own order"),
+    Key("desc", flag, "`1`: largest first", "smallest first"),
+    Key("per", choice("12", "24", "48"), "tiles per page", "12"),
+    Key("page", whole(1, 10**6), "the grid's page", "1"),
 )
