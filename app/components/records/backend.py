@@ -9,6 +9,7 @@ keyed by the configuration values they depend on; derived tables and files behin
 from __future__ import annotations
 
 import contextlib
+import gc
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -111,11 +112,31 @@ def _read_predictions(files: tuple[str, ...], versions: tuple[str, ...]):
 
 def records_key(cfg: AppConfig) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     """The prediction record files of the configuration and their versions (size and content hash: a cache
-    key that changes with the bytes, :func:`kepp_core.api.records_version`), or None."""
+    key that changes with the bytes, :func:`kepp_core.api.records_version`), or None. The first run that sees
+    new versions of the files lets go of everything cached of the old ones (:func:`_superseded`)."""
     files = workspace(cfg).prediction_files()
     if not files:
         return None
-    return tuple(str(f) for f in files), tuple(api.records_version(f) for f in files)
+    key = tuple(str(f) for f in files), tuple(api.records_version(f) for f in files)
+    _superseded(key)
+    return key
+
+
+_held: dict[tuple[str, ...], tuple[str, ...]] = {}  # records files -> the versions the caches below hold
+
+
+def _superseded(key: tuple) -> None:
+    """Forget every table cached of older versions of ``key``'s files before the new ones are read: a whole
+    records table is about a gigabyte at the field's scale, and versions no longer on disk are never asked
+    for again (the caches' ``max_entries`` alone would keep up to four). Every entry of the caches keyed on
+    records goes (Streamlit clears a cached function whole); those of other files are made again when asked."""
+    files, versions = key
+    if _held.setdefault(files, versions) == versions:
+        return
+    _held[files] = versions
+    for cached in RECORDS_CACHES:
+        cached.clear()
+    gc.collect()  # the old table's million tuples freed now, not at the collector's leisure
 
 
 def skipped_records(cfg: AppConfig) -> list:
@@ -407,6 +428,11 @@ def protocol_comparison(folder: str, a: str, b: str, horizon: int, fraction: flo
 def pair_table(folder: str, a: str, b: str, fraction: float, metric: str, confidence: float):
     """The paired test of ``A − B`` at every horizon of ``fraction`` (from the folder's records)."""
     return _pair_table(folder, _mtime(Path(folder) / RECORDS_FILE), a, b, fraction, metric, confidence)
+
+
+# The caches keyed on the records' versions (:func:`records_key`): emptied when the files change (:func:`_superseded`).
+RECORDS_CACHES = (_read_predictions, _method_names, _method_table, _metrics_table, _failure_stats, _slice_table,
+                  _ab_comparison)
 
 
 def records_page(cfg: AppConfig, lacking: str):
