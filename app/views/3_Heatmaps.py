@@ -70,15 +70,17 @@ preds = None
 with backend.guarded(stop=False):
     preds = backend.predictions(cfg)
 if preds is not None and len(preds):
-    methods = sorted(preds["method"].unique())
+    index = backend.records_index(cfg)  # the filters' values and where rows lie, once per version of the records
+    methods = index.methods
     link.seed("heat_method", "of", methods)
     method = c2.selectbox("Predictions of", methods, key="heat_method", format_func=method_name,
                           **links.default_kwargs("heat_method", index=default_method(methods)))
-    hs = sorted(int(h) for h in preds.loc[preds["method"] == method, "horizon"].unique())
+    hs = index.horizons_of(method)
     link.seed("heat_T", "T", hs)
     horizon = c3.selectbox("T", hs, key="heat_T")
     link.keep(of=method, T=horizon)
-    sel = preds[(preds["method"] == method) & (preds["horizon"] == horizon) & (preds["task"] == task)]
+    run = backend.run_rows(cfg, method, horizon)
+    sel = run[run["task"] == task]
     predicted = [tuple(p) for p in sel["plan"]]
 else:
     method, horizon, predicted = None, None, []

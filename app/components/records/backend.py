@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from components.graph import layout
 from components.records import recorded
+from components.records.lookup import RecordsIndex
 from components.ui.config import RECORDS_HOW, missing, start_config
 from components.ui.text import dataset_caption, md
 from kepp_core import api
@@ -105,21 +108,67 @@ def horizons(cfg: AppConfig) -> list[int]:
 # The records table is cached as a resource, not as data: st.cache_data hands every run its own
 # copy by unpickling it, 0.5 s for 20,000 records of five methods (100,000 rows) on every rerun.
 # One table is shared by all sessions instead, so the pages only ever filter it, never change it.
-@st.cache_resource(show_spinner="Reading prediction records…", max_entries=4)
+
+
+class RecordsKey(tuple):
+    """The prediction record files of a configuration and their versions, ``(files, versions)``, with ``digest``:
+    one short text for both, what the caches keyed on records hash (:data:`RECORDS_HASH`; a folder of 85 files
+    would have Streamlit's hasher walk 170 texts on every call of every cached table)."""
+
+    digest: str
+
+    def __new__(cls, files: tuple[str, ...], versions: tuple[str, ...]):
+        key = super().__new__(cls, (files, versions))
+        key.digest = hashlib.blake2b(repr(key).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+        return key
+
+
+# what Streamlit hashes of a RecordsKey argument of a cached function: its digest
+RECORDS_HASH = {RecordsKey: lambda key: key.digest}
+
+
+# The records table is cached as a resource, not as data: st.cache_data hands every run its own
+# copy by unpickling it, 0.5 s for 20,000 records of five methods (100,000 rows) on every rerun.
+# One table is shared by all sessions instead, so the pages only ever filter it, never change it.
+@st.cache_resource(show_spinner="Reading prediction records…", max_entries=4, hash_funcs=RECORDS_HASH)
+def _records_table(key: RecordsKey):
+    return api.read_predictions(key[0])
+
+
 def _read_predictions(files: tuple[str, ...], versions: tuple[str, ...]):
-    return api.read_predictions(files)
+    """The records table of ``files`` at ``versions`` (:func:`_records_table`)."""
+    return _records_table(RecordsKey(tuple(files), tuple(versions)))
 
 
-def records_key(cfg: AppConfig) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+def records_key(cfg: AppConfig) -> RecordsKey | None:
     """The prediction record files of the configuration and their versions (size and content hash: a cache
-    key that changes with the bytes, :func:`kepp_core.api.records_version`), or None. The first run that sees
-    new versions of the files lets go of everything cached of the old ones (:func:`_superseded`)."""
-    files = workspace(cfg).prediction_files()
-    if not files:
-        return None
-    key = tuple(str(f) for f in files), tuple(api.records_version(f) for f in files)
-    _superseded(key)
-    return key
+    key that changes with the bytes, :func:`kepp_core.api.records_version`), or None: listed and versioned once
+    per run of a page (every table of the page asks). The first run that sees new versions of the files lets go
+    of everything cached of the old ones (:func:`_superseded`)."""
+    return _this_run(cfg)[1]
+
+
+def _this_run(cfg: AppConfig) -> tuple[tuple, RecordsKey | None]:
+    """The records files and those skipped (:meth:`kepp_core.api.Workspace.prediction_sources`) and their key,
+    once per run of the script (a fragment's run too): a file changed since the last run is seen in this one."""
+    ctx = get_script_run_ctx()
+    run = ctx.cursors if ctx is not None else None  # a new dict every run (Streamlit's reset), held here till the next
+    kept = _last_run.get(ctx.session_id) if ctx is not None else None
+    if kept is not None and kept[0] is run and kept[1] == cfg:
+        return kept[2]
+    sources = workspace(cfg).prediction_sources()
+    files = sources[0]
+    key = RecordsKey(tuple(str(f) for f in files), tuple(api.records_version(f) for f in files)) if files else None
+    if key is not None:
+        _superseded(key)
+    if ctx is not None:
+        if len(_last_run) > 4096:
+            _last_run.clear()
+        _last_run[ctx.session_id] = run, cfg, (sources, key)
+    return sources, key
+
+
+_last_run: dict[str, tuple] = {}  # session -> (its run, configuration, (sources, key)) of its last run
 
 
 _held: dict[tuple[str, ...], tuple[str, ...]] = {}  # records files -> the versions the caches below hold
@@ -141,7 +190,7 @@ def _superseded(key: tuple) -> None:
 
 def skipped_records(cfg: AppConfig) -> list:
     """The files of the configured records folder that are not records, each with why (one line each)."""
-    return workspace(cfg).prediction_sources()[1]
+    return _this_run(cfg)[0][1]
 
 
 def predictions(cfg: AppConfig):
@@ -151,15 +200,43 @@ def predictions(cfg: AppConfig):
     key = records_key(cfg)
     if key is None:
         return None
-    preds = _read_predictions(*key)
+    preds = _records_table(key)
     ds = dataset(cfg)
     api.check_vocabulary(preds, ds.actions, ds.name)
     return preds
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
+@st.cache_resource(show_spinner=False, max_entries=4, hash_funcs=RECORDS_HASH)
+def _records_index(key: RecordsKey) -> RecordsIndex:
+    return RecordsIndex(_records_table(key))
+
+
+def records_index(cfg: AppConfig) -> RecordsIndex | None:
+    """Where rows lie in the records table, and the values the filters offer (:class:`RecordsIndex`), once per
+    version of the records files; None without records."""
+    key = records_key(cfg)
+    return None if key is None else _records_index(key)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64, hash_funcs=RECORDS_HASH)
+def _run_rows(key: RecordsKey, method: str, horizon: int):
+    return _records_table(key).iloc[_records_index(key).rows_of(method, horizon)]
+
+
+def run_rows(cfg: AppConfig, method: str, horizon: int):
+    """The rows of ``method`` at ``horizon`` (in the table's order; shared, read-only), once per records version."""
+    return _run_rows(records_key(cfg), method, int(horizon))
+
+
+def episode_rows(cfg: AppConfig, episode: str, horizon: int):
+    """The rows of ``episode`` at ``horizon``: every method and seed (in the table's order)."""
+    key = records_key(cfg)
+    return _records_table(key).iloc[_records_index(key).episode_rows(episode, int(horizon))]
+
+
+@st.cache_resource(show_spinner=False, max_entries=8, hash_funcs=RECORDS_HASH)
 def _method_names(key: tuple) -> dict[str, str]:
-    return recorded.display_names(_read_predictions(*key))
+    return recorded.display_names(_records_table(key))
 
 
 def method_names(cfg: AppConfig) -> dict[str, str]:
@@ -173,14 +250,14 @@ def method_names(cfg: AppConfig) -> dict[str, str]:
         return {}
 
 
-@st.cache_resource(show_spinner="Computing the metrics…", max_entries=8)
+@st.cache_resource(show_spinner="Computing the metrics…", max_entries=8, hash_funcs=RECORDS_HASH)
 def _method_table(key: tuple, metrics: str):
-    return api.method_horizon_table(_read_predictions(*key), metrics, _method_names(key))
+    return api.method_horizon_table(_records_table(key), metrics, _method_names(key))
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
+@st.cache_resource(show_spinner=False, max_entries=8, hash_funcs=RECORDS_HASH)
 def _metrics_table(key: tuple, metrics: str):
-    return api.metrics_table(_read_predictions(*key), metrics)
+    return api.metrics_table(_records_table(key), metrics)
 
 
 def method_table(cfg: AppConfig, metrics: str = DEFAULT_FAMILY):
@@ -195,9 +272,9 @@ def metrics_table(cfg: AppConfig, metrics: str = DEFAULT_FAMILY):
     return _metrics_table(records_key(cfg), metrics)
 
 
-@st.cache_resource(show_spinner="Classifying the failures…", max_entries=32)
+@st.cache_resource(show_spinner="Classifying the failures…", max_entries=32, hash_funcs=RECORDS_HASH)
 def _failure_stats(key: tuple, method: str, horizon: int):
-    preds = _read_predictions(*key)
+    preds = _records_table(key)
     return api.failure_analysis(preds[(preds["method"] == method) & (preds["horizon"] == horizon)])[1]
 
 
@@ -207,9 +284,9 @@ def failure_stats(cfg: AppConfig, method: str, horizon: int):
 
 
 
-@st.cache_resource(show_spinner="Computing the slices…", max_entries=32)
+@st.cache_resource(show_spinner="Computing the slices…", max_entries=32, hash_funcs=RECORDS_HASH)
 def _slice_table(key: tuple, method: str, by: str, reference: str | None, horizon: int | None):
-    return api.slice_table(_read_predictions(*key), method, by, reference, horizon)
+    return api.slice_table(_records_table(key), method, by, reference, horizon)
 
 
 def slice_table(cfg: AppConfig, method: str, by: str, reference: str | None, horizon: int | None):
@@ -218,9 +295,9 @@ def slice_table(cfg: AppConfig, method: str, by: str, reference: str | None, hor
     return _slice_table(records_key(cfg), method, by, reference, None if horizon is None else int(horizon))
 
 
-@st.cache_resource(show_spinner="Comparing the two methods episode by episode…", max_entries=32)
+@st.cache_resource(show_spinner="Comparing the two methods episode by episode…", max_entries=32, hash_funcs=RECORDS_HASH)
 def _ab_comparison(key: tuple, a: str, b: str, horizon: int):
-    return api.compare_methods(_read_predictions(*key), a, b, horizon)
+    return api.compare_methods(_records_table(key), a, b, horizon)
 
 
 def ab_comparison(cfg: AppConfig, a: str, b: str, horizon: int):
@@ -431,7 +508,7 @@ def pair_table(folder: str, a: str, b: str, fraction: float, metric: str, confid
 
 
 # The caches keyed on the records' versions (:func:`records_key`): emptied when the files change (:func:`_superseded`).
-RECORDS_CACHES = (_read_predictions, _method_names, _method_table, _metrics_table, _failure_stats, _slice_table,
+RECORDS_CACHES = (_records_table, _records_index, _run_rows, _method_names, _method_table, _metrics_table, _failure_stats, _slice_table,
                   _ab_comparison)
 
 
