@@ -55,6 +55,19 @@ def load1() -> float:
     return os.getloadavg()[0]
 
 
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far: what a figure cost the server, whatever the load."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def row(rows: list, name: str, value, target: str = "", cpu: float | None = None) -> None:
+    """One figure, with the load now (and the server's CPU seconds it took, where measured), said at once."""
+    rows.append((name, value, target, load1(), cpu))
+    print(f"  {name}: {value:.2f}" + (f" (server CPU {cpu:.2f} s)" if cpu is not None else "") + f", load {load1():.1f}",
+          flush=True)
+
+
 # --- one control per page -----------------------------------------------------------------------------------------
 def _depth(page) -> str:
     slider = page.get_by_role("slider").first
@@ -73,12 +86,12 @@ def _pattern(page) -> str:
     return "Failure cases: another pattern"
 
 
-def _next_page(page) -> str:
-    page.get_by_role("button", name="Page ▶").first.click()
-    return "Results: the episodes' next page"
+def _metric(page) -> str:
+    page.locator("[data-testid='stButtonGroup'] button", has_text="mAcc").first.click()
+    return "Results: the method × T table's metric"
 
 
-CONTROLS = {"graph": _depth, "heatmaps": _toggle, "failures": _pattern, "results": _next_page}
+CONTROLS = {"graph": _depth, "heatmaps": _toggle, "failures": _pattern, "results": _metric}
 
 
 # --- the server ---------------------------------------------------------------------------------------------------
@@ -102,39 +115,40 @@ def rss_mib(pid: int) -> float:
     return next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS")) / 1024
 
 
-def view(ctx, url: str, page, timeout: float = 600_000) -> float:
-    """A new tab opened at ``page``'s address until it is drawn: seconds."""
+def view(ctx, url: str, page, pid: int, timeout: float = 600_000) -> tuple[float, float]:
+    """A new tab opened at ``page``'s address until it is drawn: seconds, and the server's CPU seconds."""
     from bench_app import ready
 
     tab = ctx.new_page()
-    t = time.perf_counter()
+    t, c = time.perf_counter(), cpu_s(pid)
     tab.goto(f"{url}/{page.url_path}")
     try:
         ready(tab, SELECTORS.get(page.name, "h1"), timeout=timeout)
-        return time.perf_counter() - t
+        return time.perf_counter() - t, cpu_s(pid) - c
     finally:
         tab.close()
 
 
-def control(ctx, url: str, page, repeats: int) -> tuple[str, list[float]]:
+def control(ctx, url: str, page, pid: int, repeats: int) -> tuple[str, list[float], list[float]]:
     """:data:`CONTROLS`' control of ``page`` changed ``repeats`` times: seconds from the action to its run's end."""
     from bench_app import ready
 
     tab = ctx.new_page()
     tab.goto(f"{url}/{page.url_path}")
     ready(tab, SELECTORS.get(page.name, "h1"), timeout=600_000)
-    times, what = [], ""
+    times, cpus, what = [], [], ""
     for _ in range(repeats):
         before = tab.evaluate(RUNS_ENDED)
-        t = time.perf_counter()
+        t, c = time.perf_counter(), cpu_s(pid)
         what = CONTROLS[page.name](tab)
         tab.wait_for_function(f"b => ({RUNS_ENDED})() > b", arg=before, timeout=120_000, polling=20)
         ready(tab, SELECTORS.get(page.name, "h1"), timeout=120_000)
         times.append(time.perf_counter() - t)
+        cpus.append(cpu_s(pid) - c)
         tab.goto(f"{url}/{page.url_path}")  # back to where the control starts
         ready(tab, SELECTORS.get(page.name, "h1"), timeout=600_000)
     tab.close()
-    return what, times
+    return what, times, cpus
 
 
 def measure_pages(folder: Path, dataset: Path, home: Path, port: int, rows: list, which: set, repeats: int) -> None:
@@ -145,7 +159,7 @@ def measure_pages(folder: Path, dataset: Path, home: Path, port: int, rows: list
     from components.ui.pages import PAGES
 
     proc, started = start(folder, dataset, home, port)
-    rows.append(("server start (records read from the cache home)", started, "", load1()))
+    row(rows, "server start (records read from the cache home) (s)", started)
     url = f"http://localhost:{port}"
     try:
         with sync_playwright() as p:
@@ -154,14 +168,20 @@ def measure_pages(folder: Path, dataset: Path, home: Path, port: int, rows: list
             if "pages" in which:
                 for label, target in (("first view", 5.0), ("second view", 2.0)):
                     for page in PAGES.values():
-                        rows.append((f"{page.label}: {label}", view(ctx, url, page), f"≤ {target:g} s", load1()))
+                        took, cpu = view(ctx, url, page, proc.pid)
+                        row(rows, f"{page.label}: {label} (s)", took, f"≤ {target:g}", cpu)
             if "controls" in which:
                 for page in PAGES.values():
                     if page.name in CONTROLS:
-                        what, times = control(ctx, url, page, repeats)
-                        rows.append((f"control change: {what}", statistics.median(times), "≤ 1 s", load1()))
+                        try:
+                            what, times, cpus = control(ctx, url, page, proc.pid, repeats)
+                        except Exception as e:  # noqa: BLE001 -- a control not found is said, the rest measured
+                            print(f"  {page.label}: the control was not measured ({type(e).__name__})", flush=True)
+                            continue
+                        row(rows, f"control change: {what} (s)", statistics.median(times), "≤ 1",
+                            statistics.median(cpus))
             browser.close()
-        rows.append(("server RSS after the pages (MiB)", rss_mib(proc.pid), "", load1()))
+        row(rows, "server RSS after the pages (MiB)", rss_mib(proc.pid))
     finally:
         proc.kill()
         proc.wait()
@@ -190,7 +210,7 @@ def measure_edits(folder: Path, dataset: Path, home: Path, port: int, rows: list
                 tab = browser.new_page(viewport={"width": 1280, "height": 800})
                 tab.goto(f"{url}/Results")
                 ready(tab, SELECTORS["results"], timeout=600_000)
-                rows.append(("server RSS, Results shown, before the edits (MiB)", rss_mib(proc.pid), "", load1()))
+                row(rows, "server RSS, Results shown, before the edits (MiB)", rss_mib(proc.pid))
                 peak, versions = 0.0, {api.records_version(edited)}
                 for k in range(EDITS):
                     with open(edited, "a", encoding="utf-8") as f:
@@ -200,15 +220,13 @@ def measure_edits(folder: Path, dataset: Path, home: Path, port: int, rows: list
                     ready(tab, SELECTORS["results"], timeout=600_000)
                     peak = max(peak, rss_mib(proc.pid))
                 browser.close()
-            rows.append((f"server RSS after {EDITS} edits of one records file (MiB)", rss_mib(proc.pid), "≤ 2048",
-                         load1()))
-            rows.append((f"server RSS, highest during the {EDITS} edits (MiB)", peak, "", load1()))
+            row(rows, f"server RSS after {EDITS} edits of one records file (MiB)", rss_mib(proc.pid), "≤ 2048")
+            row(rows, f"server RSS, highest during the {EDITS} edits (MiB)", peak)
         finally:
             proc.kill()
             proc.wait()
         left = sum((home / "records" / f"{v}.arrow").is_file() for v in versions)
-        rows.append((f"cache home's tables of the edited file's {len(versions)} versions, afterwards", left, "1",
-                     load1()))
+        row(rows, f"cache home's tables of the edited file's {len(versions)} versions, afterwards", left, "1")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -232,18 +250,18 @@ def measure_eval(folder: Path, home: Path, rows: list) -> None:
     run()
     warm = statistics.median(run() for _ in range(3))
     fl = floor(sorted(folder.glob("*.jsonl")))
-    rows.append(("kepp eval --from-records FOLDER, warm (s)", warm, "", load1()))
-    rows.append(("pyarrow.json.read_json of the same files: the floor (s)", fl, "", load1()))
-    rows.append(("eval warm / floor (×)", warm / fl, "≤ 2", load1()))
+    row(rows, "kepp eval --from-records FOLDER, warm (s)", warm)
+    row(rows, "pyarrow.json.read_json of the same files: the floor (s)", fl)
+    row(rows, "eval warm / floor (×)", warm / fl, "≤ 2")
 
 
 # --- the report ---------------------------------------------------------------------------------------------------
 def table(rows: list) -> str:
     """The figures as a markdown table, the load beside each."""
-    lines = ["| figure | value | target | load (1 min) |", "| --- | ---: | --- | ---: |"]
-    for name, value, target, load in rows:
+    lines = ["| figure | value | target | load (1 min) | server CPU (s) |", "| --- | ---: | --- | ---: | ---: |"]
+    for name, value, target, load, cpu in rows:
         text = f"{value:,.0f}" if "MiB" in name else f"{value:.2f}" if isinstance(value, float) else str(value)
-        lines.append(f"| {name} | {text} | {target} | {load:.1f} |")
+        lines.append(f"| {name} | {text} | {target} | {load:.1f} | {'' if cpu is None else f'{cpu:.2f}'} |")
     return "\n".join(lines)
 
 

@@ -59,12 +59,22 @@ def bold_best(col):
 
 # one metric at a time by default: every T of it fits the page's width beside the methods' names
 METRICS = ["SR", "mAcc", "mIoU", "all"]
-link.seed("res_metric", "metric", METRICS, absent="SR")
-shown_metric = st.segmented_control("Metric", METRICS, key="res_metric", **links.default_kwargs("res_metric", default="SR"),
-                                    format_func=lambda m: "all three" if m == "all" else m) or "SR"
-link.keep(metric=None if shown_metric == "SR" else shown_metric)
-columns = [c for c in grid.columns if shown_metric == "all" or metric_codes.column_kind(c) == shown_metric]
-st.dataframe(grid[columns].style.apply(bold_best), width="stretch", key="res_grid")
+
+
+@st.fragment
+def method_grid() -> None:
+    """The method × T table of the metric picked: the metric's control redraws only the table (a fragment)."""
+    link.seed("res_metric", "metric", METRICS, absent="SR")
+    shown_metric = st.segmented_control("Metric", METRICS, key="res_metric",
+                                        **links.default_kwargs("res_metric", default="SR"),
+                                        format_func=lambda m: "all three" if m == "all" else m) or "SR"
+    link.keep(metric=None if shown_metric == "SR" else shown_metric)
+    columns = [c for c in grid.columns if shown_metric == "all" or metric_codes.column_kind(c) == shown_metric]
+    st.dataframe(grid[columns].style.apply(bold_best), width="stretch", key="res_grid")
+    link.publish_fragment()
+
+
+method_grid()
 st.download_button("Download table (CSV)", grid.to_csv().encode(), file_name=f"kepp_method_by_T_{code}.csv",
                    mime="text/csv", key="res_grid_csv", on_click="ignore")
 metric_codes.published(cfg, index.horizons, code)  # the benchmark's published rows, apart
