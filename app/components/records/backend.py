@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -132,7 +134,10 @@ RECORDS_HASH = {RecordsKey: lambda key: key.digest}
 # One table is shared by all sessions instead, so the pages only ever filter it, never change it.
 @st.cache_resource(show_spinner="Reading prediction records…", max_entries=4, hash_funcs=RECORDS_HASH)
 def _records_table(key: RecordsKey):
-    return api.read_predictions(key[0])
+    table = api.read_predictions(key[0])
+    with _lock:
+        _tables[key[0]] = table  # the table of these files now: retired when they change (_superseded)
+    return table
 
 
 def _read_predictions(files: tuple[str, ...], versions: tuple[str, ...]):
@@ -180,12 +185,44 @@ def _superseded(key: tuple) -> None:
     for again (the caches' ``max_entries`` alone would keep up to four). Every entry of the caches keyed on
     records goes (Streamlit clears a cached function whole); those of other files are made again when asked."""
     files, versions = key
-    if _held.setdefault(files, versions) == versions:
-        return
-    _held[files] = versions
+    with _lock:
+        _empty_retired()
+        if _held.setdefault(files, versions) == versions:
+            return
+        _held[files] = versions
+        _empty_retired(every=True)  # an older retired table: its runs are long over by now
+        old = _tables.pop(files, None)
+        if old is not None:
+            _retired.append((time.monotonic(), old))
     for cached in RECORDS_CACHES:
         cached.clear()
     gc.collect()  # the old table's million tuples freed now, not at the collector's leisure
+
+
+# A table of versions no longer on disk is still referenced by what the sessions that showed it keep until they
+# end (a closed tab's session lives on for minutes, Streamlit's disconnected-session time, with its callbacks and
+# fragments, which hold the page's variables): the cache letting go is not enough. A retired table is emptied in
+# place (its columns dropped: the memory freed whoever holds it) once every run that could still be reading it is
+# over: RETIRED_S after it was retired, or at once when a newer version retires another.
+RETIRED_S = 30.0
+_tables: dict[tuple[str, ...], object] = {}  # records files -> the table the cache holds of them now
+_retired: list[tuple[float, object]] = []  # (when, table) of superseded versions, to be emptied
+_lock = threading.Lock()
+
+
+def _empty_retired(every: bool = False) -> None:
+    """Empty the retired tables whose time is up (``every``: all of them); called with ``_lock`` held."""
+    now, kept = time.monotonic(), []
+    for at, table in _retired:
+        if every or now - at >= RETIRED_S:
+            for carried in table.attrs.values():  # what it carries for every table filtered from it (its plans as arrays)
+                if callable(getattr(carried, "release", None)):
+                    carried.release()
+            table.drop(columns=list(table.columns), inplace=True)
+            table.attrs.clear()
+        else:
+            kept.append((at, table))
+    _retired[:] = kept
 
 
 def skipped_records(cfg: AppConfig) -> list:
