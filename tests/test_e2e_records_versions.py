@@ -14,31 +14,16 @@ from kepp_core import api
 from kepp_core.api import AppConfig
 from kepp_core.evaluation.store import source_keys
 from tests.helpers.browser import app_server, idle
+from tests.helpers.data import small_record, write_records_world
 
 EDITS = 20
-ACTIONS = [f"step {a}" for a in range(6)]
-
-
-def _record(n: int) -> dict:
-    gt = [n % 6, (n + 1) % 6, (n + 2) % 6]
-    plan = gt if n % 2 else [gt[0], (gt[1] + 1) % 6, gt[2]]
-    return {"seed": 0, "T": 3, "episode": f"t/v{n % 4}/{n}:3", "video": f"v{n % 4}", "task": "t", "gt": gt,
-            "plans": {"pdpp": plan}, "success": {"pdpp": int(plan == gt)},
-            "acc": {"pdpp": sum(a == b for a, b in zip(plan, gt)) / 3}}
 
 
 @pytest.fixture
 def small_world(tmp_path, monkeypatch) -> tuple[Path, Path]:
     """A plans-JSONL dataset of six actions and a records folder of two files, with the test's own cache home."""
     monkeypatch.setenv("KEPP_HOME", str(tmp_path / "home"))
-    plans = tmp_path / "plans.jsonl"
-    plans.write_text("".join(json.dumps({"video": f"v{v}", "task": "t", "split": "test" if v < 4 else "train",
-                                         "steps": ACTIONS}) + "\n" for v in range(8)), encoding="utf-8")
-    folder = tmp_path / "records"
-    folder.mkdir()
-    for name, lines in (("edited.jsonl", range(0, 10)), ("kept.jsonl", range(100, 110))):
-        (folder / name).write_text("".join(json.dumps(_record(n)) + "\n" for n in lines), encoding="utf-8")
-    return plans, folder
+    return write_records_world(tmp_path)
 
 
 def test_a_records_file_edited_twenty_times_under_a_running_app_leaves_one_cached_version_per_file(small_world, browser):
@@ -53,7 +38,7 @@ def test_a_records_file_edited_twenty_times_under_a_running_app_leaves_one_cache
             seen = set()
             for k in range(EDITS):
                 with open(edited, "a", encoding="utf-8") as f:  # one more record, as an evaluation still running adds
-                    f.write(json.dumps(_record(10 + k)) + "\n")
+                    f.write(json.dumps(small_record(10 + k)) + "\n")
                 seen.add(api.records_version(edited))
                 page.reload()
                 idle(page, timeout=120_000)

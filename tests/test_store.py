@@ -309,3 +309,14 @@ def test_records_naming_actions_the_dataset_lacks_are_a_clear_message(tmp_path):
     negative = api.read_predictions([write_records(tmp_path / "n.jsonl", [{**RECORD, "plans": {"pdpp": [1, -1, 1]}}])])
     with pytest.raises(KeppError, match="action id -1"):
         api.check_vocabulary(negative, [f"a{i}" for i in range(10)], "toy")
+
+
+def test_tables_filtered_from_a_released_table_count_the_same_on_their_own_tuples():
+    preds = api.read_predictions([DEMO])
+    part = preds[preds["horizon"] == 3]
+    before = api.metrics_table(part, "pdpp")
+    carried = preds.attrs[arrays.PLANS]
+    assert carried.positions(part) is not None  # counted on the table's arrays
+    carried.release()  # as the app lets go of a table superseded by a newer version of its files
+    assert carried.positions(part) is None and len(carried.plan) == 0
+    pd.testing.assert_frame_equal(api.metrics_table(part, "pdpp"), before)

@@ -218,7 +218,8 @@ def _empty_retired(every: bool = False) -> None:
             for carried in table.attrs.values():  # what it carries for every table filtered from it (its plans as arrays)
                 if callable(getattr(carried, "release", None)):
                     carried.release()
-            table.drop(columns=list(table.columns), inplace=True)
+            for column in list(table.columns):  # in place: every holder of the table sees it emptied
+                del table[column]
             table.attrs.clear()
         else:
             kept.append((at, table))
