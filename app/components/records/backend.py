@@ -166,6 +166,9 @@ def _this_run(cfg: AppConfig) -> tuple[tuple, RecordsKey | None]:
     key = RecordsKey(tuple(str(f) for f in files), tuple(api.records_version(f) for f in files)) if files else None
     if key is not None:
         _superseded(key)
+        with _lock:  # this run may read the table of these versions until its thread ends
+            _readers[:] = [(t, at) for t, at in _readers if t.is_alive()]
+            _readers.append((threading.current_thread(), time.monotonic()))
     if ctx is not None:
         if len(_last_run) > 4096:
             _last_run.clear()
@@ -186,14 +189,14 @@ def _superseded(key: tuple) -> None:
     records goes (Streamlit clears a cached function whole); those of other files are made again when asked."""
     files, versions = key
     with _lock:
-        _empty_retired()
         if _held.setdefault(files, versions) == versions:
+            _empty_retired()
             return
         _held[files] = versions
-        _empty_retired(every=True)  # an older retired table: its runs are long over by now
         old = _tables.pop(files, None)
         if old is not None:
             _retired.append((time.monotonic(), old))
+        _empty_retired()
     for cached in RECORDS_CACHES:
         cached.clear()
     gc.collect()  # the old table's million tuples freed now, not at the collector's leisure
@@ -202,19 +205,22 @@ def _superseded(key: tuple) -> None:
 # A table of versions no longer on disk is still referenced by what the sessions that showed it keep until they
 # end (a closed tab's session lives on for minutes, Streamlit's disconnected-session time, with its callbacks and
 # fragments, which hold the page's variables): the cache letting go is not enough. A retired table is emptied in
-# place (its columns dropped: the memory freed whoever holds it) once every run that could still be reading it is
-# over: RETIRED_S after it was retired, or at once when a newer version retires another.
-RETIRED_S = 30.0
+# place (its columns dropped: the memory freed whoever holds it) once no run that asked for the records before it
+# was retired is still going (a run's script thread ends with it). So a fragment reads the records through this
+# module again (records_key, predictions, run_rows), never through a table its page's full run held.
 _tables: dict[tuple[str, ...], object] = {}  # records files -> the table the cache holds of them now
 _retired: list[tuple[float, object]] = []  # (when, table) of superseded versions, to be emptied
+_readers: list[tuple[threading.Thread, float]] = []  # the runs that asked for the records, and when
 _lock = threading.Lock()
 
 
-def _empty_retired(every: bool = False) -> None:
-    """Empty the retired tables whose time is up (``every``: all of them); called with ``_lock`` held."""
-    now, kept = time.monotonic(), []
+def _empty_retired() -> None:
+    """Empty the retired tables that no run still going can read (called with ``_lock`` held)."""
+    me = threading.current_thread()  # this run asks for the new versions: it holds none of the old ones
+    going = min((at for t, at in _readers if t is not me and t.is_alive()), default=float("inf"))
+    kept = []
     for at, table in _retired:
-        if every or now - at >= RETIRED_S:
+        if at < going:  # every run that began before it was retired is over
             for carried in table.attrs.values():  # what it carries for every table filtered from it (its plans as arrays)
                 if callable(getattr(carried, "release", None)):
                     carried.release()

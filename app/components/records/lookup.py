@@ -24,13 +24,14 @@ class RecordsIndex:
     the values its filters offer, made in one pass over the table's columns."""
 
     def __init__(self, preds: pd.DataFrame) -> None:
+        # small integer types: a session that showed an older version keeps its index for minutes
         method, methods = pd.factorize(preds["method"], sort=True)
         self.methods: list[str] = [str(m) for m in methods]
-        self._method = method
-        self._horizon = preds["horizon"].to_numpy(dtype=np.int64)
+        self._method = method.astype(np.int16)
+        self._horizon = preds["horizon"].to_numpy(dtype=np.int16)
         episode, episodes = pd.factorize(preds["episode"])
         self._episode_of = pd.Index(episodes)
-        self._by_episode = np.argsort(episode, kind="stable")  # rows grouped by episode, in the table's order
+        self._by_episode = np.argsort(episode, kind="stable").astype(np.int32)  # rows by episode, in the table's order
         self._starts = np.searchsorted(episode[self._by_episode], np.arange(len(episodes) + 1))
         pairs = pd.DataFrame({"m": method, "h": self._horizon}).drop_duplicates()
         self._horizons = {self.methods[m]: sorted(int(h) for h in g["h"]) for m, g in pairs.groupby("m")}
