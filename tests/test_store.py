@@ -172,7 +172,7 @@ def test_the_cache_follows_the_files_bytes_even_at_the_same_size_and_time(tmp_pa
     pdpp = lambda t: t.loc[t["method"] == "pdpp", "success"].tolist()  # noqa: E731
     assert pdpp(first) == [False] and pdpp(second) == [True]
     cached = sorted(p.name for p in (cache_home / "records").iterdir() if p.is_file())  # (hashes/: kept hashes)
-    assert len(cached) == 2 and all(p.endswith(".arrow") for p in cached)
+    assert cached == [f"{store.file_version(path).key}.arrow"]  # the first version's table deleted: not on disk
     assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "r.jsonl"]  # nothing beside the records
 
 
@@ -200,7 +200,7 @@ def test_a_settled_files_hash_is_kept_so_a_new_process_reads_no_bytes_until_the_
     pdpp = lambda t: t.loc[t["method"] == "pdpp", "success"].tolist()  # noqa: E731
     assert pdpp(again) == [False] and pdpp(second) == [True]
     kept = list((cache_home / "records" / "hashes").iterdir())
-    assert len(kept) == 2  # each version's, under its own status
+    assert len(kept) == 1  # the version on disk's, under its status (the first one's deleted with its table)
     for f in kept:
         f.write_text("../../../elsewhere", encoding="ascii")  # a kept hash that is not one is not taken
     version._versions.clear()
@@ -309,3 +309,14 @@ def test_records_naming_actions_the_dataset_lacks_are_a_clear_message(tmp_path):
     negative = api.read_predictions([write_records(tmp_path / "n.jsonl", [{**RECORD, "plans": {"pdpp": [1, -1, 1]}}])])
     with pytest.raises(KeppError, match="action id -1"):
         api.check_vocabulary(negative, [f"a{i}" for i in range(10)], "toy")
+
+
+def test_tables_filtered_from_a_released_table_count_the_same_on_their_own_tuples():
+    preds = api.read_predictions([DEMO])
+    part = preds[preds["horizon"] == 3]
+    before = api.metrics_table(part, "pdpp")
+    carried = preds.attrs[arrays.PLANS]
+    assert carried.positions(part) is not None  # counted on the table's arrays
+    carried.release()  # as the app lets go of a table superseded by a newer version of its files
+    assert carried.positions(part) is None and len(carried.plan) == 0
+    pd.testing.assert_frame_equal(api.metrics_table(part, "pdpp"), before)

@@ -75,15 +75,17 @@ preds = None
 with backend.guarded(stop=False):
     preds = backend.predictions(cfg)
 if preds is not None and len(preds):
-    methods = sorted(preds["method"].unique())
+    index = backend.records_index(cfg)  # the filters' values and where rows lie, once per version of the records
+    methods = index.methods
     link.seed("heat_method", "of", methods)
     method = c2.selectbox("Predictions of", methods, key="heat_method", format_func=method_name,
                           **links.default_kwargs("heat_method", index=default_method(methods)))
-    hs = sorted(int(h) for h in preds.loc[preds["method"] == method, "horizon"].unique())
+    hs = index.horizons_of(method)
     link.seed("heat_T", "T", hs)
     horizon = c3.selectbox("T", hs, key="heat_T")
     link.keep(of=method, T=horizon)
-    sel = preds[(preds["method"] == method) & (preds["horizon"] == horizon) & (preds["task"] == task)]
+    run = backend.run_rows(cfg, method, horizon)
+    sel = run[run["task"] == task]
     predicted = [tuple(p) for p in sel["plan"]]
 else:
     method, horizon, predicted = None, None, []
@@ -128,21 +130,30 @@ if cell and preds is not None and len(preds) and method is not None:
     show_transition_episodes(cell, sel)
 elif not cell:
     st.caption("Click a cell to list the test episodes whose plan or ground truth has that transition.")
-link.seed("heat_tables", "tables", [True, False], lambda v: v == "1", absent="0")
-as_tables = st.toggle("Show the matrices as tables", key="heat_tables")
-link.keep(tables="1" if as_tables else None)
-cols = st.columns(len(mats))
-for col, (name, df) in zip(cols, mats.items()):
-    short = name.split()[0]
-    with col:
-        table = df.reset_index(names="from")
-        if as_tables:
-            st.caption(md(name))
-            show_table(table, f"transitions_{task}_{short}", key=f"heat_tbl_{short}", height=200)
-        else:
-            st.download_button(f"{md(name.split(' (')[0])} (CSV)", table.to_csv(index=False).encode(),
-                               file_name=f"transitions_{task}_{short}.csv", mime="text/csv",
-                               key=f"heat_csv_{short}", on_click="ignore")
+
+
+@st.fragment
+def matrices() -> None:
+    """The matrices as tables, or their CSV downloads: the toggle redraws only these (a fragment)."""
+    link.seed("heat_tables", "tables", [True, False], lambda v: v == "1", absent="0")
+    as_tables = st.toggle("Show the matrices as tables", key="heat_tables")
+    link.keep(tables="1" if as_tables else None)
+    cols = st.columns(len(mats))
+    for col, (name, df) in zip(cols, mats.items()):
+        short = name.split()[0]
+        with col:
+            table = df.reset_index(names="from")
+            if as_tables:
+                st.caption(md(name))
+                show_table(table, f"transitions_{task}_{short}", key=f"heat_tbl_{short}", height=200)
+            else:
+                st.download_button(f"{md(name.split(' (')[0])} (CSV)", table.to_csv(index=False).encode(),
+                                   file_name=f"transitions_{task}_{short}.csv", mime="text/csv",
+                                   key=f"heat_csv_{short}", on_click="ignore")
+    link.publish_fragment()
+
+
+matrices()
 
 st.subheader("Difference")
 names = list(mats)

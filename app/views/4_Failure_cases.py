@@ -34,16 +34,17 @@ if preds is None:
 
 link = links.PageLink("failures")
 c1, c2 = st.columns(2)
-methods = sorted(preds["method"].unique())
+index = backend.records_index(cfg)  # the filters' values and where rows lie, once per version of the records
+methods = index.methods
 name_of = namer(backend.method_names(cfg))  # an imported method's name says so, with its predictions file
 link.seed("fail_method", "method", methods)
 method = c1.selectbox("Method", methods, key="fail_method", format_func=name_of,
                       **links.default_kwargs("fail_method", index=default_method(methods)))
-hs = sorted(int(h) for h in preds.loc[preds["method"] == method, "horizon"].unique())
+hs = index.horizons_of(method)
 link.seed("fail_T", "T", hs)
 horizon = c2.selectbox("T", hs, key="fail_T")
 link.keep(method=method, T=horizon)
-run = preds[(preds["method"] == method) & (preds["horizon"] == horizon)]
+run = backend.run_rows(cfg, method, horizon)
 stats = backend.failure_stats(cfg, method, horizon)
 left, right = st.columns([3, 2])
 with left:
@@ -130,5 +131,5 @@ with link_col:
     links.copy_link(link, "fail_link")
 st.markdown("Patterns that apply: " + ", ".join(f"**{md(PATTERN_LABELS[p.strip()])}**"
                                                  for p in str(row["patterns"]).split(",") if p.strip()))
-same = episodes.same_run(preds, row)  # this row's seed: never another seed's plans beside it
+same = episodes.same_run(backend.episode_rows(cfg, row["episode"], row["horizon"]), row)  # this row's seed: never another seed's plans
 episodes.show_episode(ds, same, [method])

@@ -34,15 +34,16 @@ if preds is None:
     show_protocol(cfg, ds)
     st.stop()
 if not cfg.presentation:
-    st.caption("Records: " + ", ".join(md_code(s) for s in sorted(preds["source"].unique())))
+    st.caption("Records: " + ", ".join(md_code(s) for s in backend.records_index(cfg).sources))
 link = links.PageLink("results")
+index = backend.records_index(cfg)  # the filters' values and where rows lie, once per version of the records
 
 st.subheader("Method × T")
 code = metric_codes.pick_code(link, "res_code")  # which evaluation code's metrics: every header names it
 with backend.guarded():
     grid, best = backend.method_table(cfg, code)
 name_of = namer(backend.method_names(cfg))  # an imported method's name says so, with its predictions file
-seeds = preds["seed"].nunique(dropna=True)
+seeds = index.seeds
 spread = (f"; mean ± 90% CI (Student t) over {seeds} seeds." if seeds > 1 else
           "; [ ]: the 90% percentile bootstrap interval over the test episodes (one seed: episode-level, the test "
           "set's spread, not the training's)." if FAMILIES[code].per_episode is not None else
@@ -59,15 +60,25 @@ def bold_best(col):
 
 # one metric at a time by default: every T of it fits the page's width beside the methods' names
 METRICS = ["SR", "mAcc", "mIoU", "all"]
-link.seed("res_metric", "metric", METRICS, absent="SR")
-shown_metric = st.segmented_control("Metric", METRICS, key="res_metric", **links.default_kwargs("res_metric", default="SR"),
-                                    format_func=lambda m: "all three" if m == "all" else m) or "SR"
-link.keep(metric=None if shown_metric == "SR" else shown_metric)
-columns = [c for c in grid.columns if shown_metric == "all" or metric_codes.column_kind(c) == shown_metric]
-st.dataframe(grid[columns].style.apply(bold_best), width="stretch", key="res_grid")
+
+
+@st.fragment
+def method_grid() -> None:
+    """The method × T table of the metric picked: the metric's control redraws only the table (a fragment)."""
+    link.seed("res_metric", "metric", METRICS, absent="SR")
+    shown_metric = st.segmented_control("Metric", METRICS, key="res_metric",
+                                        **links.default_kwargs("res_metric", default="SR"),
+                                        format_func=lambda m: "all three" if m == "all" else m) or "SR"
+    link.keep(metric=None if shown_metric == "SR" else shown_metric)
+    columns = [c for c in grid.columns if shown_metric == "all" or metric_codes.column_kind(c) == shown_metric]
+    st.dataframe(grid[columns].style.apply(bold_best), width="stretch", key="res_grid")
+    link.publish_fragment()
+
+
+method_grid()
 st.download_button("Download table (CSV)", grid.to_csv().encode(), file_name=f"kepp_method_by_T_{code}.csv",
                    mime="text/csv", key="res_grid_csv", on_click="ignore")
-metric_codes.published(cfg, preds["horizon"].unique(), code)  # the benchmark's published rows, apart
+metric_codes.published(cfg, index.horizons, code)  # the benchmark's published rows, apart
 
 with st.expander(f"All metrics of {FAMILIES[code].label}'s code (per setting)", expanded=False), \
         backend.guarded(stop=False):
@@ -76,14 +87,14 @@ with st.expander(f"All metrics of {FAMILIES[code].label}'s code (per setting)", 
 
 st.subheader("Test episodes")
 f1, f2, f3, f4, f5 = st.columns(5)
-task_names = {t: ds.tasks[t].name if t in ds.tasks else t for t in sorted(preds["task"].dropna().unique())}
+task_names = {t: ds.tasks[t].name if t in ds.tasks else t for t in index.tasks}
 tasks = ["(all)", *task_names]
 link.seed("res_task", "task", tasks)
 task = f1.selectbox("Task", tasks, key="res_task", format_func=lambda t: task_names.get(t, t))
-hs = sorted(int(h) for h in preds["horizon"].unique())
+hs = index.horizons
 link.seed("res_T", "T", hs)
 horizon = f2.selectbox("T", hs, key="res_T")
-methods = sorted(preds["method"].unique())
+methods = index.methods
 link.seed("res_method", "method", methods)
 method = f3.selectbox("Method", methods, key="res_method", format_func=name_of,
                       **links.default_kwargs("res_method", index=default_method(methods)))
@@ -94,7 +105,7 @@ pattern = f5.selectbox("Failure pattern", ["(any)", *PATTERNS], key="res_pattern
                        format_func=lambda p: PATTERN_LABELS.get(p, p))
 link.keep(task=None if task == "(all)" else task, T=horizon, method=method,
           outcome=None if outcome == "all" else outcome, pattern=None if pattern == "(any)" else pattern)
-run = preds[(preds["horizon"] == horizon) & (preds["method"] == method)]
+run = backend.run_rows(cfg, method, horizon)
 # by slice: a click on a row sets the task or T filter above, or filters by the slice itself
 active_slice = slices.slice_block(link, "res", cfg, ds, method, horizon, methods,
                                   {"task": ("res_task", tasks), "horizon": ("res_T", hs)})
@@ -140,7 +151,7 @@ if len(sel):
     open_col.page_link(PAGES["plan"].path, label="Open in Plan", icon=PAGES["plan"].icon, query_params=episodes.plan_query(row))
     with open_col:
         playlists.add_control(cfg, [playlists.item_of_row(row)], "res_add")
-    same = episodes.same_run(preds, row)  # this row's seed: never another seed's plans beside it
+    same = episodes.same_run(backend.episode_rows(cfg, row["episode"], row["horizon"]), row)  # this row's seed: never another seed's plans
     available = sorted(same["method"].unique())
 
 

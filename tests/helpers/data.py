@@ -48,3 +48,29 @@ def write_small_plans(path: Path, last: bytes = b"") -> Path:
     """Six valid plans-JSONL lines (four train, two test) and then ``last`` as it is."""
     path.write_bytes(b"".join((json.dumps(r) + "\n").encode() for r in PLAN_ROWS) + last)
     return path
+
+
+# --- a plans dataset with a records folder of two files (the app on records that change under it) ---------------------
+RECORD_ACTIONS = [f"step {a}" for a in range(6)]
+
+
+def small_record(n: int) -> dict:
+    """The ``n``-th record of :func:`write_records_world`'s files (one method, T=3; every other plan wrong)."""
+    gt = [n % 6, (n + 1) % 6, (n + 2) % 6]
+    plan = gt if n % 2 else [gt[0], (gt[1] + 1) % 6, gt[2]]
+    return {"seed": 0, "T": 3, "episode": f"t/v{n % 4}/{n}:3", "video": f"v{n % 4}", "task": "t", "gt": gt,
+            "plans": {"pdpp": plan}, "success": {"pdpp": int(plan == gt)},
+            "acc": {"pdpp": sum(a == b for a, b in zip(plan, gt)) / 3}}
+
+
+def write_records_world(root: Path) -> tuple[Path, Path]:
+    """A plans-JSONL dataset of six actions (``root/plans.jsonl``) and a records folder (``root/records``) of two
+    files of ten records each, ``edited.jsonl`` and ``kept.jsonl``."""
+    plans = root / "plans.jsonl"
+    plans.write_text("".join(json.dumps({"video": f"v{v}", "task": "t", "split": "test" if v < 4 else "train",
+                                         "steps": RECORD_ACTIONS}) + "\n" for v in range(8)), encoding="utf-8")
+    folder = root / "records"
+    folder.mkdir()
+    for name, lines in (("edited.jsonl", range(0, 10)), ("kept.jsonl", range(100, 110))):
+        (folder / name).write_text("".join(json.dumps(small_record(n)) + "\n" for n in lines), encoding="utf-8")
+    return plans, folder

@@ -9,13 +9,19 @@ keyed by the configuration values they depend on; derived tables and files behin
 from __future__ import annotations
 
 import contextlib
+import gc
+import hashlib
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from components.graph import layout
 from components.records import recorded
+from components.records.lookup import RecordsIndex
 from components.ui.config import RECORDS_HOW, missing, start_config
 from components.ui.text import dataset_caption, md
 from kepp_core import api
@@ -43,6 +49,23 @@ def guarded(stop: bool = True, link=None) -> Iterator[None]:
 
 
 # --- the workspace: dataset, graph, models, records ----------------------------------------------
+class RecordsKey(tuple):
+    """The prediction record files of a configuration and their versions, ``(files, versions)``, with ``digest``:
+    one short text for both, what the caches keyed on records hash (:data:`RECORDS_HASH`; a folder of 85 files
+    would have Streamlit's hasher walk 170 texts on every call of every cached table)."""
+
+    digest: str
+
+    def __new__(cls, files: tuple[str, ...], versions: tuple[str, ...]):
+        key = super().__new__(cls, (files, versions))
+        key.digest = hashlib.blake2b(repr(key).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+        return key
+
+
+# what Streamlit hashes of a RecordsKey argument of a cached function: its digest
+RECORDS_HASH = {RecordsKey: lambda key: key.digest}
+
+
 @st.cache_resource(show_spinner="Preparing the demo world…", max_entries=4)
 def _demo_root(seed: int = 0) -> str:
     return api.demo_world_root(seed)
@@ -68,9 +91,9 @@ def dataset(cfg: AppConfig):
     return _dataset(cfg.dataset_key(), dataset_root(cfg), cfg)
 
 
-@st.cache_resource(show_spinner="Naming the records' steps…", max_entries=4)
-def _records_dataset(key: tuple, taxonomy: str | None, _cfg: AppConfig):
-    return api.Workspace(_cfg).records_dataset(_read_predictions(*key))
+@st.cache_resource(show_spinner="Naming the records' steps…", max_entries=4, hash_funcs=RECORDS_HASH)
+def _records_dataset(key: RecordsKey, taxonomy: str | None, _cfg: AppConfig):
+    return api.Workspace(_cfg).records_dataset(_records_table(key))
 
 
 def records_alone(cfg: AppConfig) -> tuple | None:
@@ -78,7 +101,7 @@ def records_alone(cfg: AppConfig) -> tuple | None:
     dataset (:meth:`kepp_core.api.Workspace.records_alone`), else None."""
     def table():
         key = records_key(cfg)
-        return None if key is None else _read_predictions(*key)
+        return None if key is None else _records_table(key)
     return records_key(cfg) if api.Workspace(cfg).records_alone(table) else None
 
 
@@ -129,26 +152,114 @@ def horizons(cfg: AppConfig) -> list[int]:
     return _horizons(str(ws.models_root()), ws)
 
 
+
+
 # The records table is cached as a resource, not as data: st.cache_data hands every run its own
 # copy by unpickling it, 0.5 s for 20,000 records of five methods (100,000 rows) on every rerun.
 # One table is shared by all sessions instead, so the pages only ever filter it, never change it.
-@st.cache_resource(show_spinner="Reading prediction records…", max_entries=4)
+@st.cache_resource(show_spinner="Reading prediction records…", max_entries=4, hash_funcs=RECORDS_HASH)
+def _records_table(key: RecordsKey):
+    table = api.read_predictions(key[0])
+    with _lock:
+        _tables[key[0]] = table  # the table of these files now: retired when they change (_superseded)
+    return table
+
+
 def _read_predictions(files: tuple[str, ...], versions: tuple[str, ...]):
-    return api.read_predictions(files)
+    """The records table of ``files`` at ``versions`` (:func:`_records_table`)."""
+    return _records_table(RecordsKey(tuple(files), tuple(versions)))
 
 
-def records_key(cfg: AppConfig) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+def records_key(cfg: AppConfig) -> RecordsKey | None:
     """The prediction record files of the configuration and their versions (size and content hash: a cache
-    key that changes with the bytes, :func:`kepp_core.api.records_version`), or None."""
-    files = workspace(cfg).prediction_files()
-    if not files:
-        return None
-    return tuple(str(f) for f in files), tuple(api.records_version(f) for f in files)
+    key that changes with the bytes, :func:`kepp_core.api.records_version`), or None: listed and versioned once
+    per run of a page (every table of the page asks). The first run that sees new versions of the files lets go
+    of everything cached of the old ones (:func:`_superseded`)."""
+    return _this_run(cfg)[1]
+
+
+def _this_run(cfg: AppConfig) -> tuple[tuple, RecordsKey | None]:
+    """The records files and those skipped (:meth:`kepp_core.api.Workspace.prediction_sources`) and their key,
+    once per run of the script (a fragment's run too): a file changed since the last run is seen in this one."""
+    ctx = get_script_run_ctx()
+    run = ctx.cursors if ctx is not None else None  # a new dict every run (Streamlit's reset), held here till the next
+    kept = _last_run.get(ctx.session_id) if ctx is not None else None
+    if kept is not None and kept[0] is run and kept[1] == cfg:
+        return kept[2]
+    sources = workspace(cfg).prediction_sources()
+    files = sources[0]
+    key = RecordsKey(tuple(str(f) for f in files), tuple(api.records_version(f) for f in files)) if files else None
+    if key is not None:
+        _superseded(key)
+        with _lock:  # this run may read the table of these versions until its thread ends
+            _readers[:] = [(t, at) for t, at in _readers if t.is_alive()]
+            _readers.append((threading.current_thread(), time.monotonic()))
+    if ctx is not None:
+        if len(_last_run) > 4096:
+            _last_run.clear()
+        _last_run[ctx.session_id] = run, cfg, (sources, key)
+    return sources, key
+
+
+_last_run: dict[str, tuple] = {}  # session -> (its run, configuration, (sources, key)) of its last run
+
+
+_held: dict[tuple[str, ...], tuple[str, ...]] = {}  # records files -> the versions the caches below hold
+
+
+def _superseded(key: tuple) -> None:
+    """Forget every table cached of older versions of ``key``'s files before the new ones are read: a whole
+    records table is about a gigabyte at the field's scale, and versions no longer on disk are never asked
+    for again (the caches' ``max_entries`` alone would keep up to four). Every entry of the caches keyed on
+    records goes (Streamlit clears a cached function whole); those of other files are made again when asked."""
+    files, versions = key
+    with _lock:
+        if _held.setdefault(files, versions) == versions:
+            _empty_retired()
+            return
+        _held[files] = versions
+        old = _tables.pop(files, None)
+        if old is not None:
+            _retired.append((time.monotonic(), old))
+        _empty_retired()
+    for cached in RECORDS_CACHES:
+        cached.clear()
+    gc.collect()  # the old table's million tuples freed now, not at the collector's leisure
+
+
+# A table of versions no longer on disk is still referenced by what the sessions that showed it keep until they
+# end (a closed tab's session lives on for minutes, Streamlit's disconnected-session time, with its callbacks and
+# fragments, which hold the page's variables): the cache letting go is not enough. A retired table is emptied in
+# place (its columns dropped: the memory freed whoever holds it) once no run that asked for the records before it
+# was retired is still going (a run's script thread ends with it). So a fragment reads the records through this
+# module again (records_key, predictions, run_rows), never through a table its page's full run held.
+_tables: dict[tuple[str, ...], object] = {}  # records files -> the table the cache holds of them now
+_retired: list[tuple[float, object]] = []  # (when, table) of superseded versions, to be emptied
+_readers: list[tuple[threading.Thread, float]] = []  # the runs that asked for the records, and when
+_lock = threading.Lock()
+
+
+def _empty_retired() -> None:
+    """Empty the retired tables that no run still going can read (called with ``_lock`` held)."""
+    me = threading.current_thread()  # this run asks for the new versions: it holds none of the old ones
+    going = min((at for t, at in _readers if t is not me and t.is_alive()), default=float("inf"))
+    kept = []
+    for at, table in _retired:
+        if at < going:  # every run that began before it was retired is over
+            for carried in table.attrs.values():  # what it carries for every table filtered from it (its plans as arrays)
+                if callable(getattr(carried, "release", None)):
+                    carried.release()
+            for column in list(table.columns):  # in place: every holder of the table sees it emptied
+                del table[column]
+            table.attrs.clear()
+        else:
+            kept.append((at, table))
+    _retired[:] = kept
 
 
 def skipped_records(cfg: AppConfig) -> list:
     """The files of the configured records folder that are not records, each with why (one line each)."""
-    return workspace(cfg).prediction_sources()[1]
+    return _this_run(cfg)[0][1]
 
 
 def predictions(cfg: AppConfig):
@@ -158,15 +269,43 @@ def predictions(cfg: AppConfig):
     key = records_key(cfg)
     if key is None:
         return None
-    preds = _read_predictions(*key)
+    preds = _records_table(key)
     ds = dataset(cfg)
     api.check_vocabulary(preds, ds.actions, ds.name)
     return preds
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
+@st.cache_resource(show_spinner=False, max_entries=4, hash_funcs=RECORDS_HASH)
+def _records_index(key: RecordsKey) -> RecordsIndex:
+    return RecordsIndex(_records_table(key))
+
+
+def records_index(cfg: AppConfig) -> RecordsIndex | None:
+    """Where rows lie in the records table, and the values the filters offer (:class:`RecordsIndex`), once per
+    version of the records files; None without records."""
+    key = records_key(cfg)
+    return None if key is None else _records_index(key)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64, hash_funcs=RECORDS_HASH)
+def _run_rows(key: RecordsKey, method: str, horizon: int):
+    return _records_table(key).iloc[_records_index(key).rows_of(method, horizon)]
+
+
+def run_rows(cfg: AppConfig, method: str, horizon: int):
+    """The rows of ``method`` at ``horizon`` (in the table's order; shared, read-only), once per records version."""
+    return _run_rows(records_key(cfg), method, int(horizon))
+
+
+def episode_rows(cfg: AppConfig, episode: str, horizon: int):
+    """The rows of ``episode`` at ``horizon``: every method and seed (in the table's order)."""
+    key = records_key(cfg)
+    return _records_table(key).iloc[_records_index(key).episode_rows(episode, int(horizon))]
+
+
+@st.cache_resource(show_spinner=False, max_entries=8, hash_funcs=RECORDS_HASH)
 def _method_names(key: tuple) -> dict[str, str]:
-    return recorded.display_names(_read_predictions(*key))
+    return recorded.display_names(_records_table(key))
 
 
 def method_names(cfg: AppConfig) -> dict[str, str]:
@@ -180,14 +319,14 @@ def method_names(cfg: AppConfig) -> dict[str, str]:
         return {}
 
 
-@st.cache_resource(show_spinner="Computing the metrics…", max_entries=8)
+@st.cache_resource(show_spinner="Computing the metrics…", max_entries=8, hash_funcs=RECORDS_HASH)
 def _method_table(key: tuple, metrics: str):
-    return api.method_horizon_table(_read_predictions(*key), metrics, _method_names(key))
+    return api.method_horizon_table(_records_table(key), metrics, _method_names(key))
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
+@st.cache_resource(show_spinner=False, max_entries=8, hash_funcs=RECORDS_HASH)
 def _metrics_table(key: tuple, metrics: str):
-    return api.metrics_table(_read_predictions(*key), metrics)
+    return api.metrics_table(_records_table(key), metrics)
 
 
 def method_table(cfg: AppConfig, metrics: str = DEFAULT_FAMILY):
@@ -202,9 +341,9 @@ def metrics_table(cfg: AppConfig, metrics: str = DEFAULT_FAMILY):
     return _metrics_table(records_key(cfg), metrics)
 
 
-@st.cache_resource(show_spinner="Grouping the records…", max_entries=16)
+@st.cache_resource(show_spinner="Grouping the records…", max_entries=16, hash_funcs=RECORDS_HASH)
 def _group_table(key: tuple, by: tuple[str, ...]):
-    return api.group_table(_read_predictions(*key), list(by))
+    return api.group_table(_records_table(key), list(by))
 
 
 def group_table(cfg: AppConfig, by: tuple[str, ...]):
@@ -213,11 +352,11 @@ def group_table(cfg: AppConfig, by: tuple[str, ...]):
     return _group_table(records_key(cfg), tuple(by))
 
 
-@st.cache_resource(show_spinner="Indexing the records for the gallery…", max_entries=4)
+@st.cache_resource(show_spinner="Indexing the records for the gallery…", max_entries=4, hash_funcs=RECORDS_HASH)
 def _browse(key: tuple):
     from components.records import gallery  # numpy and pandas: only the Gallery asks (Home stays light)
 
-    preds = _read_predictions(*key)
+    preds = _records_table(key)
     return gallery.Browse.of(preds, api.row_columns(preds))
 
 
@@ -227,12 +366,12 @@ def browse(cfg: AppConfig):
     return _browse(records_key(cfg))
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
+@st.cache_resource(show_spinner=False, max_entries=16, hash_funcs=RECORDS_HASH)
 def _browse_order(key: tuple, sort: str | None, descending: bool):
     return _browse(key).order(sort, descending)
 
 
-@st.cache_resource(show_spinner=False, max_entries=64)
+@st.cache_resource(show_spinner=False, max_entries=64, hash_funcs=RECORDS_HASH)
 def _gallery_rows(key: tuple, filters: tuple, sort: str | None, descending: bool):
     return _browse(key).rows(dict(filters), sort, descending, _browse_order(key, sort, descending))
 
@@ -244,9 +383,9 @@ def gallery_rows(cfg: AppConfig, filters: dict, sort: str | None, descending: bo
     return _gallery_rows(records_key(cfg), frozen, sort, bool(descending))
 
 
-@st.cache_resource(show_spinner="Classifying the failures…", max_entries=32)
+@st.cache_resource(show_spinner="Classifying the failures…", max_entries=32, hash_funcs=RECORDS_HASH)
 def _failure_stats(key: tuple, method: str, horizon: int):
-    preds = _read_predictions(*key)
+    preds = _records_table(key)
     return api.failure_analysis(preds[(preds["method"] == method) & (preds["horizon"] == horizon)])[1]
 
 
@@ -256,9 +395,9 @@ def failure_stats(cfg: AppConfig, method: str, horizon: int):
 
 
 
-@st.cache_resource(show_spinner="Computing the slices…", max_entries=32)
+@st.cache_resource(show_spinner="Computing the slices…", max_entries=32, hash_funcs=RECORDS_HASH)
 def _slice_table(key: tuple, method: str, by: str, reference: str | None, horizon: int | None):
-    return api.slice_table(_read_predictions(*key), method, by, reference, horizon)
+    return api.slice_table(_records_table(key), method, by, reference, horizon)
 
 
 def slice_table(cfg: AppConfig, method: str, by: str, reference: str | None, horizon: int | None):
@@ -267,9 +406,9 @@ def slice_table(cfg: AppConfig, method: str, by: str, reference: str | None, hor
     return _slice_table(records_key(cfg), method, by, reference, None if horizon is None else int(horizon))
 
 
-@st.cache_resource(show_spinner="Comparing the two methods episode by episode…", max_entries=32)
+@st.cache_resource(show_spinner="Comparing the two methods episode by episode…", max_entries=32, hash_funcs=RECORDS_HASH)
 def _ab_comparison(key: tuple, a: str, b: str, horizon: int):
-    return api.compare_methods(_read_predictions(*key), a, b, horizon)
+    return api.compare_methods(_records_table(key), a, b, horizon)
 
 
 def ab_comparison(cfg: AppConfig, a: str, b: str, horizon: int):
@@ -278,9 +417,9 @@ def ab_comparison(cfg: AppConfig, a: str, b: str, horizon: int):
     return _ab_comparison(records_key(cfg), a, b, int(horizon))
 
 
-@st.cache_resource(show_spinner="Finding the episodes through it…", max_entries=16)
-def _episodes_through(key: tuple, node: int | None, edge: tuple[int, int] | None):
-    return api.episodes_through(_read_predictions(*key), node, edge)
+@st.cache_resource(show_spinner="Finding the episodes through it…", max_entries=16, hash_funcs=RECORDS_HASH)
+def _episodes_through(key: RecordsKey, node: int | None, edge: tuple[int, int] | None):
+    return api.episodes_through(_records_table(key), node, edge)
 
 
 def episodes_through(cfg: AppConfig, node: int | None, edge: tuple[int, int] | None):
@@ -490,6 +629,11 @@ def protocol_comparison(folder: str, a: str, b: str, horizon: int, fraction: flo
 def pair_table(folder: str, a: str, b: str, fraction: float, metric: str, confidence: float):
     """The paired test of ``A − B`` at every horizon of ``fraction`` (from the folder's records)."""
     return _pair_table(folder, _mtime(Path(folder) / RECORDS_FILE), a, b, fraction, metric, confidence)
+
+
+# The caches keyed on the records' versions (:func:`records_key`): emptied when the files change (:func:`_superseded`).
+RECORDS_CACHES = (_records_table, _records_index, _run_rows, _method_names, _method_table, _metrics_table, _failure_stats, _slice_table,
+                  _ab_comparison, _group_table, _browse, _browse_order, _gallery_rows, _episodes_through, _records_dataset)
 
 
 def records_page(cfg: AppConfig, lacking: str):

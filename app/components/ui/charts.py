@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
 import streamlit as st
 
 from components.ui import colours
@@ -81,10 +82,29 @@ def show_table(df: pd.DataFrame, name: str, key: str, csv: Callable[[], bytes] |
 
 def heatmap(df: pd.DataFrame, title: str, zmin: float | None = 0.0, zmax: float | None = 1.0,
             diverging: bool = False, colour_bar: bool = True, marked: set[str] = frozenset(), tick_size: int | None = None):
-    """A transition heatmap: rows = from, columns = to (labels in the given order)."""
+    """A transition heatmap: rows = from, columns = to (labels in the given order); made once per content
+    (:func:`_once`)."""
+    return _once("heatmap", df, title, zmin, zmax, diverging, colour_bar, tuple(sorted(marked)), tick_size or tick_px())
+
+
+def _once(kind: str, *args):
+    """The figure ``kind`` (:data:`_FIGURES`) of ``args``, kept for the next run that asks the same (plotly builds
+    a figure of subplots in a good part of a second; a page asks its heatmaps again on every rerun). In
+    presentation mode it is made anew: :func:`scaled` changes the figure it is given."""
+    return _FIGURES[kind](*args) if font_scale() != 1.0 else _kept_figure(kind, *args)
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _kept_figure(kind: str, *args):
+    # shared by every session: st.plotly_chart reads a figure (to_dict), never changes it
+    return _FIGURES[kind](*args)
+
+
+def _heatmap(df: pd.DataFrame, title: str, zmin: float | None, zmax: float | None, diverging: bool, colour_bar: bool,
+             marked: tuple[str, ...], tick_size: int):
     import plotly.graph_objects as go
 
-    tick_size = tick_size or tick_px()
+    marked = set(marked)
     labels_x, labels_y = [str(c) for c in df.columns], [str(i) for i in df.index]
     fig = go.Figure(go.Heatmap(
         z=df.to_numpy(), x=labels_x, y=labels_y,
@@ -126,11 +146,16 @@ def marked_labels(labels: Sequence[str], marked: set[str]) -> list[str]:
 
 def heatmap_panels(mats: dict, marked: set[str] = frozenset(), tick_size: int | None = None):
     """Transition heatmaps side by side in one figure: equal panels, one shared colour bar (0–1),
-    the same action order on every axis, ``marked`` actions flagged on the ticks."""
+    the same action order on every axis, ``marked`` actions flagged on the ticks; made once per content
+    (:func:`_once`)."""
+    return _once("panels", mats, tuple(sorted(marked)), tick_size or tick_px())
+
+
+def _heatmap_panels(mats: dict, marked: tuple[str, ...], tick_size: int):
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
-    tick_size = tick_size or tick_px()
+    marked = set(marked)
     names = list(mats)
     fig = make_subplots(rows=1, cols=len(names), shared_yaxes=True, horizontal_spacing=0.03,
                         subplot_titles=[plot_text(n) for n in names])
@@ -145,10 +170,13 @@ def heatmap_panels(mats: dict, marked: set[str] = frozenset(), tick_size: int | 
                       row=1, col=k)
         # a click on a cell: plotly selects no heatmap cell, so an invisible marker on each one takes the
         # click (and the hover) with the cell's (from, to) and value
-        cells = [(x, y, float(z[i, j])) for i, y in enumerate(ys) for j, x in enumerate(xs)]
-        fig.add_trace(go.Scatter(x=[c[0] for c in cells], y=[c[1] for c in cells], mode="markers", name=plot_text(name),
-                                 customdata=[[c[1], c[0], c[2]] for c in cells], showlegend=False,
-                                 text=[f"from {plot_text(c[1])}<br>to {plot_text(c[0])}" for c in cells],
+        # (as arrays: plotly checks a list value by value, 0.3 s for three panels of 60 actions)
+        cell_x, cell_y = np.tile(np.array(xs, dtype=object), len(ys)), np.repeat(np.array(ys, dtype=object), len(xs))
+        shown_x, shown_y = ([plot_text(v) for v in vs] for vs in (xs, ys))
+        text = np.array([f"from {y}<br>to {x}" for y in shown_y for x in shown_x], dtype=object)
+        custom = np.column_stack([cell_y, cell_x, z.astype(float).ravel().astype(object)])
+        fig.add_trace(go.Scatter(x=cell_x, y=cell_y, mode="markers", name=plot_text(name),
+                                 customdata=custom, showlegend=False, text=text,
                                  marker=dict(symbol="square", size=max(6, min(28, 520 // max(len(xs), 1))), opacity=0),
                                  hovertemplate=f"{plot_text(name)}<br>%{{text}}<br>"
                                                "%{customdata[2]:.2f}<br>click: the episodes with it<extra></extra>"),
@@ -164,6 +192,9 @@ def heatmap_panels(mats: dict, marked: set[str] = frozenset(), tick_size: int | 
                       height=max(480, 24 * n + 260), clickmode="event+select",
                       margin=dict(l=left, r=90, t=50, b=bottom, autoexpand=False))
     return fig
+
+
+_FIGURES = {"heatmap": _heatmap, "panels": _heatmap_panels}  # what _once makes, by kind
 
 
 # --- plans -------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from urllib.parse import urlencode
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from components.ui import url_schema
 from components.ui.config import presenting
@@ -114,6 +115,19 @@ class PageLink:
         if self.out not in self.history:
             self.history.append(dict(self.out))
             del self.history[:-8]
+
+
+    def publish_fragment(self) -> None:
+        """At the end of a fragment (a control group and what it drives, ``st.fragment``): when only the fragment
+        ran (one of its controls changed), write the URL now, as the page's end does on a full run."""
+        if fragment_run():
+            self.publish()
+
+
+def fragment_run() -> bool:
+    """Whether this run of the script is a fragment's alone (``st.fragment``: the rest of the page not run)."""
+    ctx = get_script_run_ctx()
+    return bool(ctx is not None and ctx.fragment_ids_this_run)
 
 
 def default_kwargs(key: str, **kwargs) -> dict:

@@ -115,6 +115,14 @@ class FramePlans:
     def __deepcopy__(self, memo) -> FramePlans:
         return self  # read-only arrays, shared: pandas copies a table's attrs into every table made from it
 
+    def release(self) -> None:
+        """Let go of the arrays, for a table superseded by a newer version of its files (an app's sessions may keep
+        tables filtered from it for minutes): those tables then count on their own tuples (:meth:`positions`
+        finds no row of them here)."""
+        self.plan = np.empty(0, dtype=object)  # first: positions() tells every row out by this length
+        self.truth, self.horizon = np.empty(0, dtype=object), np.empty(0, dtype=np.int64)
+        self.made, self.iou = {}, {}
+
     def positions(self, preds) -> np.ndarray | None:
         """The rows of ``preds`` (this table or one filtered from it, by its index) as positions in the table these
         arrays were made for, when every one still holds the plan and truth it was made with; else None."""

@@ -32,6 +32,7 @@ import pyarrow as pa
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.store.judging import judge
 from kepp_core.evaluation.store.reading import read_rows
+from kepp_core.evaluation.store.sources import held
 from kepp_core.evaluation.store.version import (CACHE, LAYOUT, FileVersion, home_fd, known_version, probe_of, proved,
                                                 said, version_of_bytes)
 from kepp_core.io import atomic_path, ensure_folder, has_suffix, open_regular
@@ -166,8 +167,8 @@ def records_columns(path: str | Path) -> pa.Table:
     if not path.is_file():
         raise KeppError(f"{path}: prediction records not found")
     version = known_version(path)  # no byte of the file read when this process or the cache home knows its hash
-    if version is not None and (version.key, str(path)) in _opened:
-        return _opened[(version.key, str(path))]
+    if version is not None and _opened.get(str(path), (None,))[0] == version.key:
+        return _opened[str(path)][1]
     table, why = _proved(version) if version is not None else (None, None)
     if table is None:
         tried, data = version, _source_bytes(path)
@@ -191,12 +192,13 @@ def records_columns(path: str | Path) -> pa.Table:
         said(entry, f"ignored ({why}); made again from {path}")
     if len(_opened) >= 1024:
         _opened.clear()
-    _opened[(version.key, str(path))] = table
+    _opened[str(path)] = version.key, table  # an older version of the file let go: its map closes with its last user
+    held(path, version.key)  # the cache's older table of this file deleted
     return table
 
 
-# (version, path) -> its table, memory-mapped: a page's rerun that asks again opens nothing
-_opened: dict[tuple[str, str], pa.Table] = {}
+# path -> its version's key and table, memory-mapped: a page's rerun that asks again opens nothing
+_opened: dict[str, tuple[str, pa.Table]] = {}
 
 
 def _proved(version: FileVersion) -> tuple[pa.Table | None, str | None]:
