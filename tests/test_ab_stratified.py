@@ -175,8 +175,10 @@ def test_kepp_eval_compare_prints_each_seeds_numbers_beside_the_cmh_p(tmp_path):
     (row,) = json.loads(r.stdout)["rows"]
     assert row["p"] == want.p and row["test"] == catalog.AB_STRATIFIED_TEST
     assert row["per_seed"] == [t.row() for t in want.per_seed]
-    text = run_kepp("eval", "compare", tmp_path, "--a", "kepp-R2", "--b", "vpn", "--resamples", "200")
+    text = run_kepp("eval", "compare", tmp_path, "--a", "kepp-R2", "--b", "vpn", "--resamples", "200",
+                    env={"COLUMNS": "80"})  # narrower than the table: it wraps between words, cuts none
     assert text.returncode == 0, text.stderr[-2000:]
-    assert "p (CMH over" in text.stdout and "Cochran–Mantel–Haenszel" in text.stdout  # the header wraps
+    assert "(CMH" in text.stdout and "Cochran–Mantel–Haenszel" in text.stdout  # the header wraps where it must
+    assert f"│ {catalog.p_text(want.p)} " in text.stdout  # the p itself whole in its cell, never cut ("1.4e…")
     for t in want.per_seed:
         assert f"seed {t.seed}: b={t.b:,} c={t.c:,} p={catalog.p_text(t.p)}" in text.stdout

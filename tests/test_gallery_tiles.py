@@ -39,6 +39,7 @@ def test_a_filter_keeps_the_rows_pandas_keeps_in_the_sort_pandas_makes():
 
 
 def test_a_tile_holds_hostile_labels_as_text():
+    assert len(HOSTILE) >= 3
     for label in HOSTILE:  # the episode, the method, a step of the plan and of the truth, the imported file
         view = PlanView(view="Recorded", label=label, success=False, verdict="failure: other", episode=label,
                         ends=Ends(steps=None), plan=(label, "stir"), truth=("stir", label), plan_right=(False, False),

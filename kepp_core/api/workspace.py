@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kepp_core.api.analysis import read_predictions
@@ -32,7 +32,7 @@ from kepp_core.data.synth import ensure_world, world_ready
 from kepp_core.data.synth.procedures import TASKS as DEMO_TASKS
 from kepp_core.errors import KeppError
 from kepp_core.evaluation.records import RECORD_SUFFIXES
-from kepp_core.evaluation.store import Skipped, folder_records, recorded_step_names
+from kepp_core.evaluation.store import Skipped, folder_records, recorded_step_names, recorded_tasks
 from kepp_core.graph import build_graph, load_graph
 from kepp_core.io import has_suffix, iter_jsonl, remembered_json
 from kepp_core.models import folders
@@ -226,19 +226,19 @@ class Workspace:
         files = self.prediction_files()
         return read_predictions(files) if files else None
 
-    def records_alone(self, preds: Callable[[], object]) -> bool:
-        """Whether the configured records (``preds()``: :func:`~kepp_core.api.read_predictions`' table, asked only
-        where it decides) are browsed by themselves, with no dataset: a taxonomy names their steps (``taxonomy``),
-        or the configuration names records (``predictions``) and no dataset (the demo world by default) and none of
-        their tasks is the demo world's. Decided without building the world."""
+    def records_alone(self, files: Sequence[str | Path]) -> bool:
+        """Whether the configured records (``files``: the records files it reads) are browsed by themselves, with
+        no dataset: a taxonomy names their steps (``taxonomy``), or the configuration names records
+        (``predictions``) and no dataset (the demo world by default) and none of their tasks is the demo world's
+        (read from the store's columns, :func:`~kepp_core.evaluation.store.recorded_tasks`: no predictions table,
+        no pandas). Decided without building the world."""
         cfg = self.config
         if cfg.taxonomy:
             return True
-        if cfg.dataset != "demo" or cfg.root or not cfg.predictions:
+        if cfg.dataset != "demo" or cfg.root or not cfg.predictions or not files:
             return False
-        table = preds()
-        return table is not None and len(table) > 0 and \
-            not set(table["task"].dropna().astype(str)) & {t.id for t in DEMO_TASKS}
+        tasks = recorded_tasks(files)
+        return bool(tasks) and not tasks & {t.id for t in DEMO_TASKS}
 
     def records_dataset(self, preds) -> Dataset:
         """The dataset of records by themselves (:func:`~kepp_core.data.step_names.records_dataset`): their tasks and

@@ -203,7 +203,7 @@ def print_table(rows: Sequence[dict], columns: Sequence[str] | None = None, titl
     like ``[/red]`` is printed as it is, never read as rich markup, and control characters are
     escaped (:func:`~kepp_core.errors.printable`). Where the table is wider than the terminal, a column of
     :data:`WHOLE_COLUMNS` is as wide as its longest cell, on one line, the others wrap between words, and the
-    table is as wide as that needs: no name or word is cut ("metho…")."""
+    table is as wide as that needs: no name, word or number is cut ("metho…", "1.4e…")."""
     import shutil
 
     from rich.cells import cell_len
@@ -217,14 +217,15 @@ def print_table(rows: Sequence[dict], columns: Sequence[str] | None = None, titl
     # piped output (no terminal) gets 160 columns instead of rich's 80, so wide tables stay legible
     width = shutil.get_terminal_size((160, 24)).columns
     texts = [[printable(str(c)), *(row[k] for row in cells)] for k, c in enumerate(columns)]
-    # a table too wide for that, with a whole column: every column's least width, the whole one's longest cell
+    # a table too wide for that: every column's least width, a whole column's longest cell
     # (on one line), another's longest word (its cells wrap between words, never cut in one); 3: padding and rule
-    uncut = bool(cells) and any(c in WHOLE_COLUMNS for c in columns) and \
-        1 + sum(3 + max(map(cell_len, t)) for t in texts) > width
+    uncut = bool(cells) and 1 + sum(3 + max(map(cell_len, t)) for t in texts) > width
     need = [max(map(cell_len if c in WHOLE_COLUMNS else _longest_word, t)) for c, t in zip(columns, texts)]
+    tight = 1 + sum(3 + n for n in need) >= width  # no room beyond the least widths: each column exactly its own
     for c, n in zip(columns, need):
+        widths = {"min_width": n, **({"max_width": n} if tight else {})}  # (rich's squeezing would crop the last)
         table.add_column(escape(printable(str(c))), justify="right" if rows and isinstance(rows[0].get(c), (int, float))
-                         else "left", **({"no_wrap": c in WHOLE_COLUMNS, "min_width": n} if uncut else {}))
+                         else "left", **({"no_wrap": c in WHOLE_COLUMNS, **widths} if uncut else {}))
     for row in cells:
         table.add_row(*map(escape, row))
     # no colours: the table is plain text, so the printable standard output (kepp_core.cli) passes it as it is

@@ -15,13 +15,13 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from components.graph import layout
 from components.records import recorded
-from components.records.lookup import RecordsIndex
 from components.ui.config import RECORDS_HOW, missing, start_config
 from components.ui.text import dataset_caption, md
 from kepp_core import api
@@ -29,6 +29,9 @@ from kepp_core.api import AppConfig
 from kepp_core.catalog import DEFAULT_FAMILY
 from kepp_core.catalog import DEFAULT_M, DEFAULT_SETTING, RECORDS_FILE, models_dir, parse_plan_model_id, plan_model_id
 from kepp_core.errors import KeppError
+
+if TYPE_CHECKING:
+    from components.records.lookup import RecordsIndex
 
 # The Plan page's sampler choices: the models' own (as trained and evaluated) or a fast DDIM.
 SAMPLER_CHOICES = {"the model's own": (None, None), "fast (DDIM, 5 steps)": ("ddim", 5)}
@@ -98,11 +101,10 @@ def _records_dataset(key: RecordsKey, taxonomy: str | None, _cfg: AppConfig):
 
 def records_alone(cfg: AppConfig) -> tuple | None:
     """The configured records' key (:func:`records_key`) where they are browsed by themselves, records of no known
-    dataset (:meth:`kepp_core.api.Workspace.records_alone`), else None."""
-    def table():
-        key = records_key(cfg)
-        return None if key is None else _records_table(key)
-    return records_key(cfg) if api.Workspace(cfg).records_alone(table) else None
+    dataset (:meth:`kepp_core.api.Workspace.records_alone`: from the store's columns, no predictions table), else
+    None."""
+    key = records_key(cfg)
+    return key if api.Workspace(cfg).records_alone(key[0] if key is not None else ()) else None
 
 
 def needs_dataset(cfg: AppConfig, what: str) -> None:
@@ -277,6 +279,8 @@ def predictions(cfg: AppConfig):
 
 @st.cache_resource(show_spinner=False, max_entries=4, hash_funcs=RECORDS_HASH)
 def _records_index(key: RecordsKey) -> RecordsIndex:
+    from components.records.lookup import RecordsIndex  # pandas: only where records are browsed (Home stays light)
+
     return RecordsIndex(_records_table(key))
 
 

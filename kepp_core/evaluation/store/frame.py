@@ -23,7 +23,7 @@ from kepp_core.evaluation.store.files import each_file
 from kepp_core.evaluation.store.reading import SCALARS
 
 __all__ = ["FRAME_COLUMNS", "PLAN_FRAME_COLUMNS", "RecordsColumns", "plans_frame", "predictions_frame", "read_columns",
-           "recorded_step_names"]
+           "recorded_step_names", "recorded_tasks"]
 
 # The predictions table's columns (kepp_core.api.analysis.RECORD_COLUMNS) and the judged values per row.
 FRAME_COLUMNS = ["episode", "task", "video", "horizon", "setting", "seed", "fraction", "method", "truth", "plan",
@@ -65,6 +65,13 @@ def read_columns(files: Iterable[str | Path]) -> RecordsColumns:
     if not tables:
         return RecordsColumns(pa.table({c: pa.array([], pa.string()) for c in FRAME_COLUMNS}), 0, -1)
     return RecordsColumns(pa.concat_tables(tables, promote_options="permissive"), low, top)
+
+
+def recorded_tasks(files: Iterable[str | Path]) -> set[str]:
+    """The task ids the records ``files`` name (:func:`read_columns`' task column: the store's cached columns, no
+    predictions table)."""
+    tasks = pc.unique(read_columns(files).table.column("task").cast(pa.large_string())).to_pylist()
+    return {t for t in tasks if t is not None}
 
 
 def predictions_frame(files: Iterable[str | Path]):
