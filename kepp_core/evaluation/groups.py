@@ -33,7 +33,7 @@ import pandas as pd
 
 from kepp_core.catalog import CONFIDENCE, GROUP_BY
 from kepp_core.errors import KeppError
-from kepp_core.evaluation.stats import bootstrap_interval
+from kepp_core.evaluation.stats import group_bootstrap_intervals
 from kepp_core.evaluation.store import PlanArrays
 
 __all__ = ["GROUP_METRICS", "GROUP_RESAMPLES", "MAX_GROUPS", "RIGHT", "group_table"]
@@ -98,9 +98,7 @@ def group_table(preds: pd.DataFrame, by: Sequence[str], resamples: int = GROUP_R
     out["count"] = count
     for name, v in values.items():
         out[name] = np.round(100 * np.bincount(codes, weights=v, minlength=groups) / count, 2)
-        bounds = np.full((groups, 2), np.nan)
-        for g, idx in enumerate(np.split(order, cuts)):  # a loop over groups (at most MAX_GROUPS), not records
-            if len(idx) > 1:
-                bounds[g] = bootstrap_interval(v[idx], resamples=resamples, confidence=confidence, seed=seed)
+        bounds = group_bootstrap_intervals(v, codes, resamples=resamples, confidence=confidence, seed=seed)
+        bounds[count < 2] = np.nan
         out[f"{name} low"], out[f"{name} high"] = np.round(100 * bounds[:, 0], 2), np.round(100 * bounds[:, 1], 2)
     return out
