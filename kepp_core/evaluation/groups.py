@@ -89,9 +89,8 @@ def group_table(preds: pd.DataFrame, by: Sequence[str], resamples: int = GROUP_R
     if groups > MAX_GROUPS:
         raise KeppError(f"group by {', '.join(by)}: {groups:,} groups, more than a table of {MAX_GROUPS:,} (expected "
                         f"fewer columns, or columns with fewer values)")
-    order = np.argsort(codes, kind="stable")
-    cuts = np.flatnonzero(np.diff(codes[order])) + 1
-    firsts = order[np.r_[0, cuts]]
+    seen = np.flatnonzero(~pd.Series(codes).duplicated().to_numpy())  # each group's first row (hashed, not sorted)
+    firsts = seen[np.argsort(codes[seen])]
     values = {"SR": preds["success"].to_numpy(dtype=np.float64), "mAcc": acc, "mIoU": iou}
     count = np.bincount(codes, minlength=groups)
     out = keys.iloc[firsts].reset_index(drop=True)

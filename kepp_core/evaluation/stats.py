@@ -354,10 +354,19 @@ def _check_draws(resamples, confidence) -> None:
 
 def _kinds_by_group(x: np.ndarray, codes: np.ndarray, groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The distinct values of each group and how many units hold each: ``(values, counts)`` as ``[groups, kinds]``
-    matrices (a group's kinds first, in increasing value; zero counts after them) and each group's number of kinds."""
-    distinct, kind = np.unique(x, return_inverse=True)
-    pair, counts = np.unique(codes * len(distinct) + kind.ravel(), return_counts=True)
+    matrices (a group's kinds first, from its rarest to its most common; zero counts after them) and each group's
+    number of kinds."""
+    distinct = np.unique(x)
+    key = codes * len(distinct) + np.searchsorted(distinct, x)  # (a sort of the values, not of their positions)
+    if groups * len(distinct) <= 1 << 24:  # few kinds: each (group, kind) counted in one pass, no sort
+        counts = np.bincount(key, minlength=groups * len(distinct))
+        pair = np.flatnonzero(counts)
+        counts = counts[pair]
+    else:
+        pair, counts = np.unique(key, return_counts=True)
     group = pair // len(distinct)
+    by_count = np.lexsort((counts, group))  # a group's kinds from the rarest: small binomials first, the most common
+    pair, counts, group = pair[by_count], counts[by_count], group[by_count]  # last (it takes what is left)
     kinds = np.bincount(group, minlength=groups)
     rank = np.arange(len(pair)) - np.r_[0, np.cumsum(kinds)][group]
     width = int(kinds.max()) if groups else 0
