@@ -8,9 +8,11 @@ and two judged on the plan arrays (the first step right, the last step right). P
 - ``count``: its episodes (rows of the predictions table: one per episode, method and seed);
 - ``SR``: plans right, ``mAcc``: the mean over episodes of the steps right / T (the package's mAcc where a group has
   one T), ``mIoU``: the mean per-episode IoU of the action sets (``mIoU (episode)`` of the metrics table), in %;
-- ``<metric> low`` / ``<metric> high``: the percentile bootstrap interval over the group's episodes
-  (:func:`kepp_core.evaluation.stats.bootstrap_interval`, seeded, :data:`GROUP_RESAMPLES` draws at the
-  catalogue's :data:`~kepp_core.catalog.CONFIDENCE`), NaN for a group of one episode.
+- ``<metric> low`` / ``<metric> high``: the percentile bootstrap interval over the group's episodes, every group's
+  drawn at once on its value counts (:func:`kepp_core.evaluation.stats.group_bootstrap_intervals`: per group
+  the distribution of :func:`~kepp_core.evaluation.stats.bootstrap_interval`'s resampling of the episodes; one
+  generator of ``seed`` for the whole table, :data:`GROUP_RESAMPLES` draws at the catalogue's
+  :data:`~kepp_core.catalog.CONFIDENCE`), NaN for a group of one episode.
 
 >>> import pandas as pd
 >>> rows = pd.DataFrame({"method": ["a", "a", "b"], "horizon": [3, 3, 3], "seed": [0, 1, 0], "task": "t",

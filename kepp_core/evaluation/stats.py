@@ -2,7 +2,8 @@
 Student-t confidence interval, :func:`summarise`), the t interval itself (:func:`mean_ci`), a
 paired sign-flip permutation test over episodes and seeds, McNemar's exact test of two methods'
 discordant episodes (:func:`mcnemar_exact`) and the percentile bootstrap of a mean over episodes
-(:func:`bootstrap_interval`; on per-episode differences A − B it is the paired bootstrap). The one
+(:func:`bootstrap_interval`; on per-episode differences A − B it is the paired bootstrap; for many groups at
+once, drawn on each group's value counts, :func:`group_bootstrap_intervals`). The one
 place intervals and tests are computed: the demo table, ``kepp protocol``, ``kepp eval compare``
 and the app's Results and Failure cases pages all call these.
 
