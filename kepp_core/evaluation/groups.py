@@ -8,9 +8,11 @@ and two judged on the plan arrays (the first step right, the last step right). P
 - ``count``: its episodes (rows of the predictions table: one per episode, method and seed);
 - ``SR``: plans right, ``mAcc``: the mean over episodes of the steps right / T (the package's mAcc where a group has
   one T), ``mIoU``: the mean per-episode IoU of the action sets (``mIoU (episode)`` of the metrics table), in %;
-- ``<metric> low`` / ``<metric> high``: the percentile bootstrap interval over the group's episodes
-  (:func:`kepp_core.evaluation.stats.bootstrap_interval`, seeded, :data:`GROUP_RESAMPLES` draws at the
-  catalogue's :data:`~kepp_core.catalog.CONFIDENCE`), NaN for a group of one episode.
+- ``<metric> low`` / ``<metric> high``: the percentile bootstrap interval over the group's episodes, every group's
+  drawn at once on its value counts (:func:`kepp_core.evaluation.stats.group_bootstrap_intervals`: per group
+  the distribution of :func:`~kepp_core.evaluation.stats.bootstrap_interval`'s resampling of the episodes; one
+  generator of ``seed`` for the whole table, :data:`GROUP_RESAMPLES` draws at the catalogue's
+  :data:`~kepp_core.catalog.CONFIDENCE`), NaN for a group of one episode.
 
 >>> import pandas as pd
 >>> rows = pd.DataFrame({"method": ["a", "a", "b"], "horizon": [3, 3, 3], "seed": [0, 1, 0], "task": "t",
@@ -33,7 +35,7 @@ import pandas as pd
 
 from kepp_core.catalog import CONFIDENCE, GROUP_BY
 from kepp_core.errors import KeppError
-from kepp_core.evaluation.stats import bootstrap_interval
+from kepp_core.evaluation.stats import group_bootstrap_intervals
 from kepp_core.evaluation.store import PlanArrays
 
 __all__ = ["GROUP_METRICS", "GROUP_RESAMPLES", "MAX_GROUPS", "RIGHT", "group_table"]
@@ -89,18 +91,15 @@ def group_table(preds: pd.DataFrame, by: Sequence[str], resamples: int = GROUP_R
     if groups > MAX_GROUPS:
         raise KeppError(f"group by {', '.join(by)}: {groups:,} groups, more than a table of {MAX_GROUPS:,} (expected "
                         f"fewer columns, or columns with fewer values)")
-    order = np.argsort(codes, kind="stable")
-    cuts = np.flatnonzero(np.diff(codes[order])) + 1
-    firsts = order[np.r_[0, cuts]]
+    seen = np.flatnonzero(~pd.Series(codes).duplicated().to_numpy())  # each group's first row (hashed, not sorted)
+    firsts = seen[np.argsort(codes[seen])]
     values = {"SR": preds["success"].to_numpy(dtype=np.float64), "mAcc": acc, "mIoU": iou}
     count = np.bincount(codes, minlength=groups)
     out = keys.iloc[firsts].reset_index(drop=True)
     out["count"] = count
     for name, v in values.items():
         out[name] = np.round(100 * np.bincount(codes, weights=v, minlength=groups) / count, 2)
-        bounds = np.full((groups, 2), np.nan)
-        for g, idx in enumerate(np.split(order, cuts)):  # a loop over groups (at most MAX_GROUPS), not records
-            if len(idx) > 1:
-                bounds[g] = bootstrap_interval(v[idx], resamples=resamples, confidence=confidence, seed=seed)
+        bounds = group_bootstrap_intervals(v, codes, resamples=resamples, confidence=confidence, seed=seed)
+        bounds[count < 2] = np.nan
         out[f"{name} low"], out[f"{name} high"] = np.round(100 * bounds[:, 0], 2), np.round(100 * bounds[:, 1], 2)
     return out

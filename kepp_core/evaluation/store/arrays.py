@@ -189,6 +189,8 @@ class PlanArrays:
         if made is None or not (self.horizon[idx] == self.horizon[idx[0]]).all():
             return tuple(chained(self.preds[c].to_numpy()[idx]) for c in ("plan", "truth"))
         rows, pred, gt, _ = made
+        if len(idx) == len(rows) and np.array_equal(idx, rows):  # the whole horizon: its arrays, read-only
+            return _read_only(pred), _read_only(gt)
         at = np.searchsorted(rows, idx)
         return pred[at], gt[at]
 
@@ -229,10 +231,18 @@ class PlanArrays:
         if k is not None:  # the store's arrays: their IoUs counted once, shared by every table of them
             if T not in self.carried.iou:
                 self.carried.iou[T] = set_iou(*self.carried.made[T][1:])
-            return self.carried.iou[T][k[np.searchsorted(rows, idx)]]
+            whole = len(idx) == len(rows) and np.array_equal(idx, rows)
+            return self.carried.iou[T][k if whole else k[np.searchsorted(rows, idx)]]
         if ("iou", T) not in self.made:
             self.made[("iou", T)] = set_iou(pred, gt)
         return self.made[("iou", T)][np.searchsorted(rows, idx)]
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """A view of ``a`` that cannot be written (arrays shared by every table made from the store's)."""
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 def passes_through(plans: np.ndarray, node: int | None = None, edge: tuple[int, int] | None = None) -> np.ndarray:
