@@ -95,15 +95,7 @@ def pager(link, key: str, episodes: pd.Series, episode_key: str, size: int = PAG
         st.session_state[page_key] = at // size + 1
     elif not 1 <= int(st.session_state.get(page_key, 1)) <= pages:  # fewer pages after a filter change
         st.session_state[page_key] = 1
-    prev_col, num_col, next_col, text_col = st.columns([1, 1, 1, 3], vertical_alignment="bottom")
-    prev_col.button("◀ Page", key=f"{key}_page_prev", on_click=_move_page, args=(page_key, pages, -1),
-                    disabled=st.session_state.get(page_key, 1) <= 1, help="the previous page", width="stretch")
-    page = int(num_col.number_input(f"Page (of {pages:,})", 1, pages, key=page_key, step=1,
-                                    **({} if page_key in st.session_state else {"value": 1})))
-    next_col.button("Page ▶", key=f"{key}_page_next", on_click=_move_page, args=(page_key, pages, 1),
-                    disabled=page >= pages, help="the next page", width="stretch")
-    lo, hi = (page - 1) * size, min(page * size, n)
-    text_col.caption(page_caption(lo, hi, n, what))
+    page, lo, hi = _page_controls(key, page_key, pages, n, size, what)
     link.keep(**{page_param: page if page > 1 else None})
     return lo, hi
 
@@ -130,6 +122,14 @@ def rows_pager(link, key: str, n: int, size: int = PAGE_SIZE, *, param: str = "p
         st.session_state[page_key] = wanted
     if not 1 <= int(st.session_state.get(page_key, 1)) <= pages:  # fewer pages after a filter change
         st.session_state[page_key] = 1
+    page, lo, hi = _page_controls(key, page_key, pages, n, size, what)
+    link.keep(**{param: page if page > 1 else None})
+    return lo, hi
+
+
+def _page_controls(key: str, page_key: str, pages: int, n: int, size: int, what: str) -> tuple[int, int, int]:
+    """The page controls (previous, the page number, next, the caption) over ``n`` rows in ``pages`` pages of
+    ``size``: ``(page, lo, hi)``, the rows ``lo:hi`` of the page shown."""
     prev_col, num_col, next_col, text_col = st.columns([1, 1, 1, 3], vertical_alignment="bottom")
     prev_col.button("◀ Page", key=f"{key}_page_prev", on_click=_move_page, args=(page_key, pages, -1),
                     disabled=st.session_state.get(page_key, 1) <= 1, help="the previous page", width="stretch")
@@ -139,5 +139,4 @@ def rows_pager(link, key: str, n: int, size: int = PAGE_SIZE, *, param: str = "p
                     disabled=page >= pages, help="the next page", width="stretch")
     lo, hi = (page - 1) * size, min(page * size, n)
     text_col.caption(page_caption(lo, hi, n, what))
-    link.keep(**{param: page if page > 1 else None})
-    return lo, hi
+    return page, lo, hi
