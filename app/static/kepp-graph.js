@@ -46,13 +46,14 @@
     // either side, and not past the drawing's edge); set after the type sizes are
     const room = (n) => Math.min(at(n.gx), W - at(n.gx),
                                  ...data.get().filter(o => o.id !== n.id && o.gy === n.gy).map(o => Math.abs(at(o.gx) - at(n.gx)) / 2));
-    fitWords(Math.max(40, 0.62 * colW / scale), (n) => 2 * room(n) * 0.9 / scale);
+    fitWords(Math.max(40, 0.62 * colW / scale), (n) => 2 * room(n) * (shrinkNode ? TIGHT : 0.9) / scale);
     return true;
   }
   // The grid's columns across a frame ``W`` px wide: as a function from a grid column (fractions between) to its
   // centre in px. Evenly spread, but in presentation mode (``shrinkNode``), where an even share would cut a step's
   // longest word, each column as wide as its steps' longest words need (drawn at their size, or else no smaller
   // than ``shrinkNode``), the rest of the width shared out; none of that fitting, evenly.
+  const TIGHT = 0.96;  // presentation mode: a step's box may take this share of its room (else 0.9)
   function columnsAt(W, nc) {
     let widths = Array(nc).fill(W / nc);
     if (shrinkNode) {
@@ -65,7 +66,7 @@
           measure.font = `${size}px ${f.face}`.replace(/"/g, "");
           const full = n.full === undefined ? String(n.label === undefined || n.label === null ? "" : n.label) : n.full;
           const word = Math.max(0, ...full.split(" ").map((w) => measure.measureText(w).width));
-          cols[i] = Math.max(cols[i], (word + (m.left || 0) + (m.right || 0) + 2) * scale / 0.9);
+          cols[i] = Math.max(cols[i], (word + (m.left || 0) + (m.right || 0) + 2) * scale / TIGHT);
         }
         return cols;
       };
