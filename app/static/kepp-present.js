@@ -3,8 +3,8 @@
 // - A bigger screen shows the same slide bigger: the page is laid out for 1280x720 (its type, its graph's
 //   frame) and zoomed by the window's size over that (1.5 at 1920x1080, 3 at 3840x2160; never below 1), so
 //   the slide that fits 1280x720 fits every 16:9 projector and its type and graph grow with the screen.
-// - A playing slide that runs below the window (its step cards' last row under the window's bottom: an A/B slide
-//   of T=6) is drawn compact: the page is marked kepp-compact and the presentation CSS sets each card's number
+// - A playing slide that runs below the window (its plan's or ground truth's cards under the window's bottom: an
+//   A/B slide of T=6) is drawn compact: the page is marked kepp-compact and the presentation CSS sets each card's number
 //   beside its name, the rows tighter and an A/B slide's cards on more of the width (the mark is re-decided
 //   whenever the page changes or the window is resized, measured without it first, so a slide that fits keeps
 //   the full cards).
@@ -28,7 +28,10 @@
   top.addEventListener("resize", zoom);
   zoom();
   const compact = () => {
-    const root = doc.documentElement, cards = [...doc.querySelectorAll('[data-testid="stMain"] .kepp-plan')];
+    // the rows the slide must show: the plan(s) and the ground truth (graph paths below them may run on)
+    const cards = [...doc.querySelectorAll('[data-testid="stMain"] .kepp-plan')]
+      .filter((row) => /^(plan|ground truth)/.test((row.previousElementSibling || {}).textContent || ""));
+    const root = doc.documentElement;
     const playing = !!doc.querySelector(".st-key-playlist_bar") && cards.length > 0;
     root.classList.remove("kepp-compact");
     if (playing && Math.max(...cards.map((c) => c.getBoundingClientRect().bottom)) > top.innerHeight + 1) {
