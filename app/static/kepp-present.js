@@ -4,10 +4,10 @@
 //   frame) and zoomed by the window's size over that (1.5 at 1920x1080, 3 at 3840x2160; never below 1), so
 //   the slide that fits 1280x720 fits every 16:9 projector and its type and graph grow with the screen.
 // - A playing slide that runs below the window (its plan's or ground truth's cards under the window's bottom: an
-//   A/B slide of T=6) is drawn compact: the page is marked kepp-compact and the presentation CSS sets each card's number
-//   beside its name, the rows tighter and an A/B slide's cards on more of the width (the mark is re-decided
-//   whenever the page changes or the window is resized, measured without it first, so a slide that fits keeps
-//   the full cards).
+//   A/B slide of T=6) is drawn compact: the page is marked kepp-compact and the presentation CSS sets each
+//   card's number beside its name, the rows and the head tighter and an A/B slide's two columns even (the mark
+//   is re-decided whenever the page changes or the window is resized, measured without it first, so a slide
+//   that fits keeps the full cards).
 // - While the server is away the audience keeps the
 // last slide with a quiet "reconnecting" mark, never Streamlit's developer dialog ("Connection error … streamlit
 // run yourscript.py"). The dialog is marked (data-kepp-connection) and the page's CSS hides it; the mark shows

@@ -34,7 +34,7 @@ FONT_SCALE = 1.43  # presentation mode: the root font size, plotly fonts (graph 
 MIN_PRESENT_PX = 20  # presentation mode: no text smaller than this (CSS px at 1280x720): about 15 pt projected
 STEP_PRESENT_PX = 28  # presentation mode: step names and verdict marks (✓/✗) at least this
 COMPACT_STEP_PX = 22  # a slide too tall for the window: its step names this size (never under MIN_PRESENT_PX)
-COMPACT_PAIR_SHARE = 50  # ... and an A/B slide's cards half the width (not 13/23): the graph's six columns keep their names whole
+COMPACT_PAIR_SHARE = 50  # ... and an A/B slide's cards half the width (not 13/23): the graph keeps six names whole
 PRESENTATION_CSS = f"""
 <span class="kepp-present"></span>
 <style>
