@@ -1,8 +1,11 @@
-"""The A/B slide's screenshots of docs/app.md (a talk's slide at two projectors): one episode planned by KEPP
+"""The A/B slides' screenshots of docs/app.md (a talk's slides at the projectors): one episode planned by KEPP
 R=2 (A, right) and Random (B, wrong) at T=4, played from a playlist in presentation mode, at 1280x720 and at
-1920x1080 (the same slide, its type and graph grown with the screen).
+1920x1080 (the same slide, its type and graph grown with the screen); and the hardest A/B slide, T=6, KEPP R=2
+against KEPP without its graph condition (the end-to-end test's: ``tests.helpers.talk.long_ab_item``), at
+1280x720 and 1024x768 (drawn compact: each card's number beside its name).
 
-    python benchmarks/talk_screens.py       # writes assets/screenshots/present_ab_1280x720.png, ..._1920x1080.png
+    python benchmarks/talk_screens.py       # writes assets/screenshots/present_ab_1280x720.png, ..._1920x1080.png,
+                                            # present_ab6_1280x720.png, present_ab6_1024x768.png
 
 The demo world and its shipped models and records; the playlist is written beside a copy of the records in a
 scratch folder (the checkout stays clean)."""
@@ -16,7 +19,8 @@ from pathlib import Path
 
 from bench_app import CHROMIUM_ARGS, REPO, SLIDE_READY, idle, shot, wait_health
 
-SCREENS = [(1280, 720), (1920, 1080)]
+SCREENS = [(1, "present_ab", (1280, 720)), (1, "present_ab", (1920, 1080)),  # (item, name, window)
+           (2, "present_ab6", (1280, 720)), (2, "present_ab6", (1024, 768))]
 
 
 def main() -> int:
@@ -32,6 +36,7 @@ def main() -> int:
     from kepp_core.api.serving import free_port
     from kepp_core.data.synth import ensure_world
     from kepp_core.evaluation.playlists import PlaylistStore
+    from tests.helpers.talk import long_ab_item
 
     world, models = ensure_world(progress=False), REPO / "assets" / "demo"
     with tempfile.TemporaryDirectory() as scratch:
@@ -41,7 +46,9 @@ def main() -> int:
         t4 = preds[preds["horizon"] == 4].set_index(["episode", "method"])["success"]
         episode = next(e for (e, m), ok in t4.items() if m == "kepp-R2" and ok and not t4.get((e, "random"), True))
         row = preds[(preds["episode"] == episode) & (preds["method"] == "kepp-R2")].iloc[0]
-        PlaylistStore(records.parent / "playlists").add("ab", [playlists.ab_item(dict(row), "random")])
+        six = long_ab_item(records)
+        PlaylistStore(records.parent / "playlists").add("ab", [playlists.ab_item(dict(row), "random"), six])
+        what = {1: f"{episode}, KEPP R=2 vs Random", 2: f"{six['episode']}, KEPP R=2 vs KEPP without graph condition"}
         port = free_port()
         proc = start_app(AppConfig(dataset="demo", root=str(world), checkpoints=str(models), predictions=str(records),
                                    port=port))
@@ -49,13 +56,13 @@ def main() -> int:
             wait_health(f"http://localhost:{port}", proc)
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-                for width, height in SCREENS:
+                for item, name, (width, height) in SCREENS:
                     page = browser.new_page(viewport={"width": width, "height": height})
-                    page.goto(f"http://localhost:{port}/Plan?playlist=ab&item=1&present=1")
+                    page.goto(f"http://localhost:{port}/Plan?playlist=ab&item={item}&present=1")
                     page.wait_for_function(SLIDE_READY, timeout=300_000, polling=100)
                     idle(page)
-                    shot(page, f"present_ab_{width}x{height}", width=width)
-                    print(f"assets/screenshots/present_ab_{width}x{height}.png: {episode}, KEPP R=2 vs Random")
+                    shot(page, f"{name}_{width}x{height}", width=width)
+                    print(f"assets/screenshots/{name}_{width}x{height}.png: {what[item]}")
                     page.close()
                 browser.close()
         finally:

@@ -12,6 +12,9 @@ real headless Chromium, in presentation mode.
 - Every slide kind at five projectors (1280×720, 1366×768, 1920×1080, 3840×2160, and 1920×1080 at device
   scale 2): plan, truth, verdict and graph inside the window, the graph's legend inside its frame, nothing
   wider than the window, every step name within its card, type and graph grown with the screen.
+- The hardest slide, an A/B pair at T=6 (three rows of six cards), at 1280×720 and 1024×768: every part inside
+  the window, no text under 20 px (the graph's step names as drawn too), no step name cut short on a card or in
+  the graph.
 
 Screenshots go to ``test-artifacts/``."""
 
@@ -19,13 +22,15 @@ from __future__ import annotations
 
 import random
 import shutil
+from pathlib import Path
 
 import pytest
 
-from components.ui.config import STEP_PRESENT_PX
+from components.ui.config import MIN_PRESENT_PX, STEP_PRESENT_PX
 from kepp_core.api import AppConfig
 from tests.helpers.browser import ARTIFACTS, all_loaded, idle
-from tests.helpers.talk import KINDS, outside, published_by, restartable_server, slide_boxes, wait_shown, write_talk
+from tests.helpers.talk import (CUT_NAMES, KINDS, SMALLEST_TEXT, long_ab_item, outside, published_by, restartable_server,
+                                slide_boxes, wait_shown, write_talk)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
 NAME = "talk"
@@ -152,6 +157,33 @@ def test_every_slide_kind_fits_every_projector(talk, browser):
                 page.screenshot(path=str(ARTIFACTS / f"e2e_talk_ab_{width}x{height}.png"))
         context.close()
     assert len(seen) == len(PROJECTORS) * len(KINDS)
+
+
+def test_a_six_step_ab_slide_fits_the_window_with_every_name_whole_and_no_small_type(talk, browser):
+    """The slide the projector test's T=4 pair does not stand for: three rows of six cards and a graph of six
+    steps beside them, compact where the full cards run below the window."""
+    from kepp_core.evaluation.playlists import PlaylistStore
+
+    server, _ = talk
+    item = long_ab_item(server.opts.predictions)
+    PlaylistStore(Path(server.opts.predictions).parent / "playlists").add("six", [item])
+    for width, height in ((1280, 720), (1024, 768)):
+        where = f"the T=6 A/B slide {item['episode']} at {width}x{height}"
+        page = browser.new_page(viewport={"width": width, "height": height})
+        page.goto(f"{server.url}/Plan?playlist=six&item=1&present=1")
+        wait_shown(page, item, 1, 1, where)
+        all_loaded(page)
+        boxes = slide_boxes(page)
+        page.wait_for_function("() => document.querySelector('.st-key-plan_clicked_frame iframe').contentWindow.keppArranged")
+        idle(page)
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"e2e_talk_ab6_{width}x{height}.png"))
+        boxes = slide_boxes(page)
+        assert len(boxes["plans"]) == 2 and outside(boxes) == [], f"{where}: {outside(boxes)} ({boxes})"
+        smallest = page.evaluate(SMALLEST_TEXT)
+        assert smallest[0][0] >= MIN_PRESENT_PX - 0.5, f"{where}: text under {MIN_PRESENT_PX} px: {smallest}"
+        assert page.evaluate(CUT_NAMES) == [], where
+        page.close()
 
 
 # Every moment (a frame, a change of the page) the bar says slide ``k`` while something the last run drew (a

@@ -12,7 +12,8 @@
 //   is left to the arrow's hover text, which carries the same number. window.keppLabels lists the boxes
 //   drawn (canvas coordinates), for tests.
 // - Step names wrap at spaces only (fitWords): a step's box is at least as wide as its longest word in its drawn
-//   font; a word too wide for its column is cut short with "…", the full name in the step's hover text.
+//   font; a word too wide for its column is drawn smaller first (presentation mode: down to its least drawn size),
+//   then cut short with "…", the full name in the step's hover text.
 // - Keys a presenter's clicker sends are handed to the page around the frame (a click in the drawing
 //   gives it the focus: the slide keys must still reach the playlist's listener).
 // - keppPng(): the drawing with its title, settings and legend as a PNG.
@@ -20,6 +21,7 @@
   const cfg = JSON.parse(document.getElementById("kepp-graph-data").textContent);
   const legend = cfg.legend, title = cfg.title, settings = cfg.settings, name = cfg.name, grid = cfg.grid;
   const pad = cfg.pad, edgeSize = cfg.edgeSize, leastEdge = cfg.leastEdge, leastNode = cfg.leastNode;
+  const shrinkNode = cfg.shrinkNode;  // presentation mode: a step's name drawn no smaller than this to keep its words whole
   const colours = cfg.colours;  // the app's colour table (components/colours.py: GRAPH_SCRIPT)
   window.keppLegend = legend;
   let touched = false, scale = 1, tries = 0, arranged = false;
@@ -30,21 +32,62 @@
     const nc = grid.cols[1] - grid.cols[0] + 1, nr = grid.rows[1] - grid.rows[0] + 1;
     const colW = W / nc, rowH = H / nr;
     scale = k || Math.min(1, colW / grid.minColumn, rowH / grid.minRow);
-    const cx = (grid.cols[0] + grid.cols[1]) / 2, cy = (grid.rows[0] + grid.rows[1]) / 2, data = network.body.data.nodes;
-    data.update(data.get().map(n => ({id: n.id, x: (n.gx - cx) * colW / scale, y: (n.gy - cy) * rowH / scale})));
-    network.moveTo({position: {x: 0, y: 0}, scale: scale, animation: false});
-    window.keppScale = scale;
+    const cy = (grid.rows[0] + grid.rows[1]) / 2, data = network.body.data.nodes;
     // drawn smaller: a step's label keeps the least type size it is read at (presentation mode: the back row's)
     if (leastNode && scale < 1) {
       const px = Math.ceil(leastNode / scale);
       data.update(data.get().filter(n => n.font && n.font.size < px).map(n => ({id: n.id, font: Object.assign({}, n.font, {size: px})})));
     }
-    // a step's box: at most 0.9 of the columns it may spread over (half the way to the next step in its row
+    const at = columnsAt(W, nc);  // a grid column -> its centre in the frame (px)
+    data.update(data.get().map(n => ({id: n.id, x: (at(n.gx) - W / 2) / scale, y: (n.gy - cy) * rowH / scale})));
+    network.moveTo({position: {x: 0, y: 0}, scale: scale, animation: false});
+    window.keppScale = scale;
+    // a step's box: at most 0.9 of the room it may spread over (half the way to the next step in its row
     // either side, and not past the drawing's edge); set after the type sizes are
-    const room = (n) => Math.min(n.gx - grid.cols[0] + 0.5, grid.cols[1] - n.gx + 0.5,
-                                 ...data.get().filter(o => o.id !== n.id && o.gy === n.gy).map(o => Math.abs(o.gx - n.gx) / 2));
-    fitWords(Math.max(40, 0.62 * colW / scale), (n) => 2 * room(n) * 0.9 * colW / scale);
+    const room = (n) => Math.min(at(n.gx), W - at(n.gx),
+                                 ...data.get().filter(o => o.id !== n.id && o.gy === n.gy).map(o => Math.abs(at(o.gx) - at(n.gx)) / 2));
+    fitWords(Math.max(40, 0.62 * colW / scale), (n) => 2 * room(n) * (shrinkNode ? TIGHT : 0.9) / scale);
     return true;
+  }
+  // The grid's columns across a frame ``W`` px wide: as a function from a grid column (fractions between) to its
+  // centre in px. Evenly spread, but in presentation mode (``shrinkNode``), where an even share would cut a step's
+  // longest word, each column as wide as its steps' longest words need (drawn at their size, or else no smaller
+  // than ``shrinkNode``), the rest of the width shared out; none of that fitting, evenly.
+  const TIGHT = 0.96;  // presentation mode: a step's box may take this share of its room (else 0.9)
+  function columnsAt(W, nc) {
+    let widths = Array(nc).fill(W / nc);
+    if (shrinkNode) {
+      const need = (least) => {  // px per column: its widest word at the size drawn, or at ``least`` drawn
+        const cols = Array(nc).fill(0);
+        for (const n of network.body.data.nodes.get()) {
+          const node = network.body.nodes[n.id], i = Math.round(n.gx) - grid.cols[0];
+          if (!node || i < 0 || i >= nc) continue;
+          const f = node.labelModule.fontOptions, m = node.options.margin || {}, size = least ? Math.min(f.size, least / scale) : f.size;
+          measure.font = `${size}px ${f.face}`.replace(/"/g, "");
+          const full = n.full === undefined ? String(n.label === undefined || n.label === null ? "" : n.label) : n.full;
+          const word = Math.max(0, ...full.split(" ").map((w) => measure.measureText(w).width));
+          cols[i] = Math.max(cols[i], (word + (m.left || 0) + (m.right || 0) + 2) * scale / TIGHT);
+        }
+        return cols;
+      };
+      const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+      const full = need(0), small = need(shrinkNode);
+      if (full.some((w) => w > W / nc)) {
+        const cols = sum(full) <= W ? full : (sum(small) <= W ? small : null);
+        if (cols) widths = cols.map((w) => w + (W - sum(cols)) * w / sum(cols));
+      }
+    }
+    const knots = [[grid.cols[0] - 0.5, 0]];
+    let edge = 0;
+    widths.forEach((w, i) => { knots.push([grid.cols[0] + i, edge + w / 2]); edge += w; });
+    knots.push([grid.cols[1] + 0.5, W]);
+    return (g) => {
+      for (let i = 1; i < knots.length; i++) {
+        const [g0, x0] = knots[i - 1], [g1, x1] = knots[i];
+        if (g <= g1 || i === knots.length - 1) return x0 + (x1 - x0) * (g - g0) / (g1 - g0);
+      }
+      return W / 2;
+    };
   }
   // Step names wrap at spaces only: vis.js breaks a word wider than a step's widthConstraint mid-word, so each
   // step's box is made at least as wide as its longest word, measured in the font vis.js draws that step in
@@ -58,7 +101,15 @@
       const node = network.body.nodes[n.id], f = node.labelModule.fontOptions, m = node.options.margin || {};
       const full = n.full === undefined ? String(n.label === undefined || n.label === null ? "" : n.label) : n.full;
       measure.font = `${f.size}px ${f.face}`.replace(/"/g, "");  // as vis.js's label module sets it
-      const side = (m.left || 0) + (m.right || 0) + 2, room = most(n) - side, width = (w) => measure.measureText(w).width;
+      const side = (m.left || 0) + (m.right || 0) + 2, room = most(n) - side;
+      // presentation mode: a word too wide is first drawn smaller, down to ``shrinkNode`` as drawn
+      const longest = Math.max(0, ...full.split(" ").map((w) => measure.measureText(w).width));
+      let size = f.size;
+      if (shrinkNode && longest > room) {
+        size = Math.max(Math.ceil(shrinkNode / scale), Math.floor(f.size * room / longest));
+        measure.font = `${size}px ${f.face}`.replace(/"/g, "");
+      }
+      const width = (w) => measure.measureText(w).width;
       const words = full.split(" ").map(w => {
         if (width(w) <= room) return w;
         let k = w.length - 1;
@@ -67,7 +118,9 @@
       });
       const label = words.join(" "), widest = Math.max(0, ...words.map(width)), hover = String(n.title || "");
       const title = label === full || hover.split("\n")[0] === full ? n.title : (hover ? full + "\n" + hover : full);
-      return {id: n.id, full: full, label: label, title: title, widthConstraint: {maximum: Math.max(least, Math.ceil(widest) + side)}};
+      const font = size < f.size ? {font: Object.assign({}, n.font, {size: size})} : {};
+      return Object.assign({id: n.id, full: full, label: label, title: title,
+                            widthConstraint: {maximum: Math.max(shrinkNode ? Math.min(least, most(n)) : least, Math.ceil(widest) + side)}}, font);
     }));
   }
   function spread() { if (!touched && grid) { arranged = false; tries = 0; arrange(); } }

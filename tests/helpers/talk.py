@@ -206,3 +206,45 @@ def slide_boxes(page, timeout: float = 60_000) -> dict:
     page.wait_for_function(f"() => {{ const b = ({SLIDE_BOXES})(); return b.graph !== null && b.legend !== null; }}",
                            timeout=timeout, polling=200)
     return page.evaluate(SLIDE_BOXES)
+
+
+def long_ab_item(records: Path) -> dict:
+    """The hardest A/B slide to fit of the records at ``records``: KEPP R=2 against KEPP without its graph
+    condition at T=6 (three rows of six cards), on the first episode (by its id) whose ground truth has the most
+    distinct steps (the widest graph)."""
+    from components.talk import playlists
+    from kepp_core import api
+
+    preds = api.read_predictions([records])
+    six = preds[preds["horizon"] == 6]
+    both = set(six[six["method"] == "kepp-R2"]["episode"]) & set(six[six["method"] == "kepp-nograph"]["episode"])
+    rows = six[(six["method"] == "kepp-R2") & six["episode"].isin(both)].sort_values("episode", kind="stable")
+    widest = rows["truth"].map(lambda steps: len(set(steps))).idxmax()  # the first of the widest, in episode order
+    return playlists.ab_item(dict(rows.loc[widest]), "kepp-nograph")
+
+
+# The smallest type a slide draws, in CSS px of the window: every visible text of the page's main part and of the
+# graph's frame (its step names as the canvas draws them: font size times the drawing's scale), the five smallest.
+SMALLEST_TEXT = """() => {
+  const sizes = (doc, root, z) => { const out = [], walk = doc.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    while (walk.nextNode()) { const t = walk.currentNode, e = t.parentElement, text = t.textContent.trim();
+      if (!text || !e || !e.checkVisibility({visibilityProperty: true, opacityProperty: true})) continue;
+      const r = e.getBoundingClientRect(); if (!r.width || !r.height) continue;
+      out.push([parseFloat(getComputedStyle(e).fontSize) * (e.currentCSSZoom || 1) * z, text.slice(0, 40)]); }
+    return out; };
+  const main = document.querySelector('[data-testid="stMain"]');
+  const frame = main.querySelector('.st-key-plan_clicked_frame iframe'), d = frame.contentDocument, w = frame.contentWindow;
+  const z = frame.getBoundingClientRect().width / d.documentElement.clientWidth;
+  const all = sizes(document, main, 1).concat(sizes(d, d.body, z));
+  for (const n of w.network.body.data.nodes.get())
+    all.push([w.network.body.nodes[n.id].labelModule.fontOptions.size * w.keppScale * z, String(n.label)]);
+  return all.sort((a, b) => a[0] - b[0]).slice(0, 5); }"""
+# The step names drawn short: a card's word wider than its box (cut with "…"), a graph step whose drawn label is
+# not its whole name.
+CUT_NAMES = """() => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  const cards = [...main.querySelectorAll('.kepp-card-label .kepp-word')].filter(e => e.scrollWidth > e.clientWidth + 1)
+    .map(e => e.textContent);
+  const w = main.querySelector('.st-key-plan_clicked_frame iframe').contentWindow;
+  const graph = w.network.body.data.nodes.get().filter(n => n.full !== undefined && n.label !== n.full).map(n => n.label);
+  return cards.concat(graph); }"""

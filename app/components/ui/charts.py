@@ -239,7 +239,8 @@ def step_cards_html(labels: Sequence[str], correct: Sequence[bool] | None = None
         cards.append(
             f'<div class="kepp-card" style="flex:1;min-width:62px;background:{colour};border:3px solid {border};'
             f'border-radius:8px;padding:3px 6px;margin:2px;text-align:center;line-height:1.25">'
-            f'<div class="kepp-small" style="font-size:0.75em;color:{colours.MUTED}">step {t + 1}{mark}</div>'
+            f'<div class="kepp-small" style="font-size:0.75em;color:{colours.MUTED}">'
+            f'<span class="kepp-step-word">step </span>{t + 1}{mark}</div>'  # a compact slide shows the number alone
             f'<div class="kepp-card-label" title="{html_text(label)}" style="font-weight:600;overflow-wrap:normal;'
             f'word-break:normal">{_words(label)}</div></div>')
         if ids is not None:  # the link takes the card's share of the row; the card fills it

@@ -19,7 +19,7 @@ from components.ui.pages import PAGES, by_label
 from kepp_core.api import AppConfig
 from kepp_core.errors import KeppError
 
-__all__ = ["MIN_PRESENT_PX", "RECORDS_HOW", "STEP_PRESENT_PX", "AppConfig", "current_config", "font_scale", "initial_config", "missing", "navigation",
+__all__ = ["COMPACT_STEP_PX", "MIN_PRESENT_PX", "RECORDS_HOW", "STEP_PRESENT_PX", "AppConfig", "current_config", "font_scale", "initial_config", "missing", "navigation",
            "page_icon", "page_setup",
            "presenting", "set_config", "sidebar", "start_config", "top_bar"]
 
@@ -33,6 +33,8 @@ STATE_KEY = "kepp_cfg"
 FONT_SCALE = 1.43  # presentation mode: the root font size, plotly fonts (graph drawings: components.graph.network)
 MIN_PRESENT_PX = 20  # presentation mode: no text smaller than this (CSS px at 1280x720): about 15 pt projected
 STEP_PRESENT_PX = 28  # presentation mode: step names and verdict marks (✓/✗) at least this
+COMPACT_STEP_PX = 22  # a slide too tall for the window: its step names this size (never under MIN_PRESENT_PX)
+COMPACT_PAIR_SHARE = 50  # ... and an A/B slide's cards half the width (not 13/23): the graph keeps six names whole
 PRESENTATION_CSS = f"""
 <span class="kepp-present"></span>
 <style>
@@ -51,6 +53,19 @@ code {{ font-size: max({MIN_PRESENT_PX}px, 0.75em) !important; }}
 /* what the room reads first: step names and the marks that carry a verdict */
 .kepp-card-label, .kepp-step {{ font-size: max({STEP_PRESENT_PX}px, 0.85em) !important; }}
 .kepp-mark {{ font-size: max({STEP_PRESENT_PX}px, 1em) !important; line-height: 1; }}
+/* a playing slide that runs below the window (app/static/kepp-present.js marks the page kepp-compact): each card's
+   number beside its name, its name at COMPACT_STEP_PX, the rows and the head tighter, an A/B slide's two columns
+   even (the graph's step names drawn smaller, down to MIN_PRESENT_PX, where a word would be cut: kepp-graph.js) */
+.kepp-compact .kepp-card {{ padding: 1px 3px !important; margin: 1px !important; line-height: 1.1 !important; }}
+.kepp-compact .kepp-card > .kepp-small, .kepp-compact .kepp-card-label {{ display: inline; margin-right: 0.2em; }}
+.kepp-compact .kepp-step-word {{ display: none; }}
+.kepp-compact .kepp-input, .kepp-compact .kepp-verdict-line {{ font-size: {MIN_PRESENT_PX}px; }}
+.kepp-compact .kepp-card-label {{ font-size: max({COMPACT_STEP_PX}px, 0.7em) !important; margin-right: 0; }}
+.kepp-compact [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] .kepp-shown[data-methods*=","])
+  > [data-testid="stColumn"]:first-child {{ flex: 0 0 {COMPACT_PAIR_SHARE}% !important; width: {COMPACT_PAIR_SHARE}% !important;
+  max-width: {COMPACT_PAIR_SHARE}% !important; }}
+.kepp-compact [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] .kepp-shown[data-methods*=","])
+  > [data-testid="stColumn"]:last-child {{ flex: 1 1 0 !important; width: auto !important; min-width: 0 !important; }}
 /* a bigger screen: the same page, zoomed (app/static/kepp-present.js sets --kepp-zoom) */
 [data-testid="stMainBlockContainer"] {{ zoom: var(--kepp-zoom, 1); }}
 /* a move to another slide (app/static/kepp-keys.js marks the page kepp-moving until its run has ended): what the
