@@ -94,7 +94,8 @@ def _table_html(ds, page: pd.DataFrame, names: dict, present: bool) -> str:
             f'<td style="{_CELL}min-width:9em">{_chips(ds, record["truth"], None, present)}</td>'
             f'<td style="{_CELL}white-space:nowrap"><a class="kepp-open-plan" href="{html_text(href)}" target="_self">'
             'Open in Plan</a></td></tr>')
-    return (f'<div style="overflow-x:auto"><table class="{TABLE_CLASS}" style="font-size:0.85em;border-collapse:collapse">'
+    size = "1em" if present else "0.85em"  # a room's type never under its 20 px (presentation mode)
+    return (f'<div style="overflow-x:auto"><table class="{TABLE_CLASS}" style="font-size:{size};border-collapse:collapse">'
             f'<thead style="color:{colours.SUBTLE}"><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
 
 
