@@ -38,12 +38,16 @@
       const app = top.document.querySelector('[data-testid="stApp"]');
       if (!app || top.__keppMoveWatch) return;
       let seenRunning = false;
-      top.__keppMoveWatch = new MutationObserver(() => {
+      // a quick run goes running -> notRunning within one batch of records: its old value says it ran
+      top.__keppMoveWatch = new MutationObserver((records) => {
         const state = app.dataset.testScriptState;
-        if (state === "running") seenRunning = true;
-        else if (seenRunning && root.classList.contains("kepp-moving")) { root.classList.remove("kepp-moving"); seenRunning = false; }
+        if (state === "running" || records.some(r => r.oldValue === "running")) seenRunning = true;
+        if (state !== "running" && seenRunning && root.classList.contains("kepp-moving")) {
+          root.classList.remove("kepp-moving");
+          seenRunning = false;
+        }
       });
-      top.__keppMoveWatch.observe(app, {attributes: true, attributeFilter: ["data-test-script-state"]});
+      top.__keppMoveWatch.observe(app, {attributes: true, attributeOldValue: true, attributeFilter: ["data-test-script-state"]});
     };
     top.__keppGo = function (dir) {
       const button = top.__keppButton(dir);
