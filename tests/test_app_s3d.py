@@ -78,7 +78,8 @@ def test_with_no_model_the_plan_page_plans_with_graph_and_text_endpoints(monkeyp
     assert _timeline_seconds(at)
     at.button(key="plan_go").click().run()
     no_problems(at)
-    assert any(html.unescape(m).startswith('Text tower (S3D): â₁ <b class="kepp-step">') for m in texts(at.markdown))  # what predicted the endpoints
+    assert any(html.unescape(m).startswith('Text tower (S3D): â₁ <a class="kepp-step-link"') and 'class="kepp-step"' in m
+               for m in texts(at.markdown))  # what predicted the endpoints (each a link to its graph)
     assert any('class="kepp-card"' in m for m in texts(at.markdown))
     # where the graph has no path between the text tower's two steps (this fixture's random network grounds
     # both clips in one step), the page says so instead of showing the graph's fallback as a plan

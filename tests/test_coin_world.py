@@ -446,9 +446,12 @@ def test_an_episode_of_two_seeds_opens_on_the_linked_seeds_page(monkeypatch, sca
     second = len(recs) + 5  # the second seed's row of the sixth episode
     query = {"method": "kepp-R1", "T": "3", "episode": ids[5]}
     at = session(monkeypatch, env, "views/5_Results.py", {**query, "page": str(second // 50 + 1)})
-    assert at.number_input(key="res_page").value == second // 50 + 1 and at.selectbox(key="res_episode").value == ids[5]
+    # the list spans two seeds: each row reads with its seed (episodes.unit_ids), the linked page's row is seed 1's
+    assert at.number_input(key="res_page").value == second // 50 + 1
+    assert at.selectbox(key="res_episode").value == f"{ids[5]} · seed 1"
     at.button(key="res_ep_next").click().run()  # the next row of that seed, not of the first
-    assert at.selectbox(key="res_episode").value == ids[6] and at.number_input(key="res_page").value == (second + 1) // 50 + 1
+    assert at.selectbox(key="res_episode").value == f"{ids[6]} · seed 1"
+    assert at.number_input(key="res_page").value == (second + 1) // 50 + 1
     assert at.query_params["page"] == str((second + 1) // 50 + 1)
     first = session(monkeypatch, env, "views/5_Results.py", query)  # no page: the first seed's
     assert first.number_input(key="res_page").value == 1 and "page" not in first.query_params

@@ -167,6 +167,7 @@ def test_a_six_step_ab_slide_fits_the_window_with_every_name_whole_and_no_small_
     server, _ = talk
     item = long_ab_item(server.opts.predictions)
     PlaylistStore(Path(server.opts.predictions).parent / "playlists").add("six", [item])
+    checked = []
     for width, height in ((1280, 720), (1024, 768)):
         where = f"the T=6 A/B slide {item['episode']} at {width}x{height}"
         page = browser.new_page(viewport={"width": width, "height": height})
@@ -183,7 +184,9 @@ def test_a_six_step_ab_slide_fits_the_window_with_every_name_whole_and_no_small_
         smallest = page.evaluate(SMALLEST_TEXT)
         assert smallest[0][0] >= MIN_PRESENT_PX - 0.5, f"{where}: text under {MIN_PRESENT_PX} px: {smallest}"
         assert page.evaluate(CUT_NAMES) == [], where
+        checked.append(where)
         page.close()
+    assert len(checked) == 2
 
 
 # Every moment (a frame, a change of the page) the bar says slide ``k`` while something the last run drew (a

@@ -29,6 +29,7 @@ def _groups(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
 def test_intervals_drawn_on_counts_agree_with_resampling_each_groups_values(confidence):
     values, codes = _groups(np.random.default_rng(3))
     drawn = group_bootstrap_intervals(values, codes, resamples=DRAWS, confidence=confidence, seed=1)
+    assert codes.max() + 1 == len(drawn) >= 3
     for g in range(codes.max() + 1):
         v = values[codes == g]
         lo, hi = bootstrap_interval(v, resamples=DRAWS, confidence=confidence, seed=2)
