@@ -86,7 +86,7 @@ def _table_html(ds, page: pd.DataFrame, names: dict, present: bool) -> str:
                  seed, str(record["source"] or "")]
         body.append(
             f'<tr data-episode="{html_text(record["episode"])}" data-method="{html_text(record["method"])}" '
-            f'data-seed="{html_text(seed)}" data-through="{record["through"]}">'
+            f'data-seed="{html_text(seed)}" data-through="{html_text(record["through"])}">'
             + "".join(f'<td style="{_CELL}{_WIDTHS.get(k, "white-space:nowrap")}">{html_text(c)}</td>'
                       for k, c in enumerate(cells))
             + f'<td style="{_CELL}">{html_text(record["through"])}</td>'
