@@ -21,7 +21,15 @@
   const cfg = JSON.parse(document.getElementById("kepp-graph-data").textContent);
   const legend = cfg.legend, title = cfg.title, settings = cfg.settings, name = cfg.name, grid = cfg.grid;
   const pad = cfg.pad, edgeSize = cfg.edgeSize, leastEdge = cfg.leastEdge, leastNode = cfg.leastNode;
-  const shrinkNode = cfg.shrinkNode;  // presentation mode: a step's name drawn no smaller than this to keep its words whole
+  // presentation mode: a step's name drawn no smaller than this to keep its words whole; on a slide the page
+  // has drawn compact (too tall for the window: kepp-present.js marks it kepp-compact) no smaller than
+  // the room's least text size, ``compactNode``
+  const shrinkNode = cfg.shrinkNode;
+  const compactPage = () => {
+    try { return window.parent !== window && window.parent.document.documentElement.classList.contains("kepp-compact"); }
+    catch (err) { return false; }  // another origin: not ours to read
+  };
+  const floorNode = () => (cfg.compactNode && compactPage() ? cfg.compactNode : shrinkNode);
   const colours = cfg.colours;  // the app's colour table (components/colours.py: GRAPH_SCRIPT)
   window.keppLegend = legend;
   let touched = false, scale = 1, tries = 0, arranged = false;
@@ -71,7 +79,7 @@
         return cols;
       };
       const sum = (xs) => xs.reduce((a, b) => a + b, 0);
-      const full = need(0), small = need(shrinkNode);
+      const full = need(0), small = need(floorNode());
       if (full.some((w) => w > W / nc)) {
         const cols = sum(full) <= W ? full : (sum(small) <= W ? small : null);
         if (cols) widths = cols.map((w) => w + (W - sum(cols)) * w / sum(cols));
@@ -102,11 +110,11 @@
       const full = n.full === undefined ? String(n.label === undefined || n.label === null ? "" : n.label) : n.full;
       measure.font = `${f.size}px ${f.face}`.replace(/"/g, "");  // as vis.js's label module sets it
       const side = (m.left || 0) + (m.right || 0) + 2, room = most(n) - side;
-      // presentation mode: a word too wide is first drawn smaller, down to ``shrinkNode`` as drawn
+      // presentation mode: a word too wide is first drawn smaller, down to ``floorNode()`` as drawn
       const longest = Math.max(0, ...full.split(" ").map((w) => measure.measureText(w).width));
       let size = f.size;
       if (shrinkNode && longest > room) {
-        size = Math.max(Math.ceil(shrinkNode / scale), Math.floor(f.size * room / longest));
+        size = Math.max(Math.ceil(floorNode() / scale), Math.floor(f.size * room / longest));
         measure.font = `${size}px ${f.face}`.replace(/"/g, "");
       }
       const width = (w) => measure.measureText(w).width;
@@ -339,6 +347,13 @@
     network.on("dragStart", () => { touched = true; });
     network.on("zoom", () => { touched = true; });
     new ResizeObserver(() => { spread(); fit(); }).observe(document.getElementById("mynetwork"));
+    if (cfg.compactNode) {  // the page turning compact (or back) changes the least size: arrange again
+      let was = compactPage();
+      try {
+        new MutationObserver(() => { const now = compactPage(); if (now !== was) { was = now; spread(); } })
+          .observe(window.parent.document.documentElement, {attributes: true, attributeFilter: ["class"]});
+      } catch (err) { /* another origin or standalone: no page to follow */ }
+    }
     labels();
     if (!arrange()) { fitWords(cfg.stepWidth, () => 2 * cfg.stepWidth); fit(); }  // no grid: the width network.py gave
   }

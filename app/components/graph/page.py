@@ -14,7 +14,7 @@ from components.graph import vis
 from components.graph.drawing import STEP_WIDTH, TYPE, GraphEdge, GraphNode, Type
 from components.ui import scripts
 from components.ui.colours import GRAPH_SCRIPT, MUTED, WHITE
-from components.ui.config import MIN_PRESENT_PX
+from components.ui.config import MIN_PRESENT_PX, STEP_PRESENT_PX
 from components.ui.scripts import SLIDE_KEYS
 from components.ui.text import page_text
 
@@ -140,7 +140,8 @@ def graph_html(nodes: tuple, edges: tuple, height: int = 560, grid: tuple | None
     # tojson, which escapes the same characters), so every label shows exactly as written.
     data = {"legend": [list(x) for x in legend], "title": title, "settings": settings, "name": name, "grid": layout,
             "pad": LABEL_PAD, "edgeSize": type_.edge, "leastEdge": type_.edge,
-            "leastNode": type_.node if present else 0, "shrinkNode": MIN_PRESENT_PX if present else 0,
+            "leastNode": type_.node if present else 0, "shrinkNode": STEP_PRESENT_PX if present else 0,
+            "compactNode": MIN_PRESENT_PX if present else 0,
             "slideKeys": [k for keys in SLIDE_KEYS.values() for k in keys],
             "colours": GRAPH_SCRIPT, "stepWidth": STEP_WIDTH}
     script = scripts.data_block(GRAPH_DATA, data) + (scripts.inline(GRAPH_JS) if inline or not vis.served()
