@@ -54,6 +54,13 @@ def components():
 
 # --- kepp app ------------------------------------------------------------------------------------------------
 
+# How long a session whose browser tab went away is kept for it to come back (Streamlit's default: 120 s). Such a
+# session holds its page's variables (its callbacks, deferred downloads and fragments refer to them): tens of MB
+# at the field's scale, for every reload of a tab. A network blip shorter than this resumes the same session;
+# after it the tab's next connection starts a new one from its address (every view is a link), as a reload does.
+DISCONNECTED_S = 30
+
+
 def app_command(opts: AppConfig) -> tuple[list[str], dict[str, str]]:
     """The command line (``streamlit run`` through ``app/serve.py``, which opens the dataset while
     the server starts) and environment that start the app (the configuration's paths made absolute:
@@ -66,7 +73,7 @@ def app_command(opts: AppConfig) -> tuple[list[str], dict[str, str]]:
     argv = [sys.executable, str(APP_SERVER), "run", str(APP_SCRIPT),
             "--server.headless=true", f"--server.port={opts.port}", f"--server.address={opts.address}",
             "--browser.gatherUsageStats=false", "--server.fileWatcherType=none",
-            "--global.developmentMode=false"]
+            "--global.developmentMode=false", f"--server.disconnectedSessionTTL={DISCONNECTED_S}"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("KEPP_APP_")}
     env.update(opts.environment())
     # The server imports kepp_core from this checkout even when the package is not installed.

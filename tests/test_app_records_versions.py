@@ -29,19 +29,28 @@ def results(at_class):
     return no_problems(at.run())
 
 
+def held(backend, path) -> list:
+    """What the app's caches made of the records files that include ``path`` (their table first, then its
+    index and the method's rows the page asked for), as noted to be emptied when the files change."""
+    made = [ref() for files, refs in backend._made.items() if str(path) in files for ref in refs]
+    return [m for m in made if m is not None]
+
+
 def test_a_superseded_records_table_is_emptied_when_no_run_reads_it_and_its_session_still_runs(records_env):
     from streamlit.testing.v1 import AppTest
 
     from components.records import backend
 
     first = results(AppTest)
-    (old,) = [t for files, t in backend._tables.items() if str(records_env / "edited.jsonl") in files]
+    old, *derived = held(backend, records_env / "edited.jsonl")
+    assert {type(d).__name__ for d in derived} >= {"RecordsIndex", "DataFrame"}  # its index, a method's rows
     with open(records_env / "edited.jsonl", "a", encoding="utf-8") as f:
         f.write(json.dumps(small_record(50)) + "\n")
     results(AppTest)  # a new tab: the new version read; no run of the old one is going
     assert len(old.columns) == 0 and not old.attrs and not backend._retired  # though the first session lives on
+    assert all(len(d.columns) == 0 if hasattr(d, "columns") else d.methods == [] for d in derived)
     no_problems(first.run())  # the first tab's next run reads the new version
-    (new,) = [t for files, t in backend._tables.items() if str(records_env / "edited.jsonl") in files]
+    new = held(backend, records_env / "edited.jsonl")[0]
     assert len(new) == 21  # ten records of each file, and the one added
 
 
@@ -53,7 +62,7 @@ def test_a_superseded_records_table_stays_whole_while_a_run_that_asked_for_it_is
     from components.records import backend
 
     results(AppTest)
-    (old,) = [t for files, t in backend._tables.items() if str(records_env / "edited.jsonl") in files]
+    old = held(backend, records_env / "edited.jsonl")[0]
     going, done = threading.Event(), threading.Event()
     reader = threading.Thread(target=lambda: (going.set(), done.wait(60)))  # a run still reading the old version
     reader.start()

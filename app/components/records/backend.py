@@ -13,6 +13,7 @@ import gc
 import hashlib
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -161,10 +162,19 @@ def horizons(cfg: AppConfig) -> list[int]:
 # One table is shared by all sessions instead, so the pages only ever filter it, never change it.
 @st.cache_resource(show_spinner="Reading prediction records…", max_entries=4, hash_funcs=RECORDS_HASH)
 def _records_table(key: RecordsKey):
-    table = api.read_predictions(key[0])
+    return _made_of(key, api.read_predictions(key[0]))
+
+
+def _made_of(key: RecordsKey, made):
+    """``made`` (a table or index of ``key``'s versions of its files), noted (weakly: the caches decide how long
+    it lives) to be emptied when the files change (:func:`_superseded`): what a session that showed it keeps
+    for minutes then holds nothing."""
     with _lock:
-        _tables[key[0]] = table  # the table of these files now: retired when they change (_superseded)
-    return table
+        if _held.get(key[0], key[1]) == key[1]:
+            _made.setdefault(key[0], []).append(weakref.ref(made))
+        else:  # made of a version already superseded: emptied with the rest
+            _retired.append((time.monotonic(), made))
+    return made
 
 
 def _read_predictions(files: tuple[str, ...], versions: tuple[str, ...]):
@@ -193,6 +203,7 @@ def _this_run(cfg: AppConfig) -> tuple[tuple, RecordsKey | None]:
     key = RecordsKey(tuple(str(f) for f in files), tuple(api.records_version(f) for f in files)) if files else None
     if key is not None:
         _superseded(key)
+    if key is not None and ctx is not None:  # a page's run (not the start's warm-up thread, which holds no table)
         with _lock:  # this run may read the table of these versions until its thread ends
             _readers[:] = [(t, at) for t, at in _readers if t.is_alive()]
             _readers.append((threading.current_thread(), time.monotonic()))
@@ -220,23 +231,43 @@ def _superseded(key: tuple) -> None:
             _empty_retired()
             return
         _held[files] = versions
-        old = _tables.pop(files, None)
-        if old is not None:
-            _retired.append((time.monotonic(), old))
+        _retired.extend((time.monotonic(), old) for old in (ref() for ref in _made.pop(files, [])) if old is not None)
         _empty_retired()
     for cached in RECORDS_CACHES:
         cached.clear()
     gc.collect()  # the old table's million tuples freed now, not at the collector's leisure
+    _give_back()
+
+
+def _give_back() -> None:
+    """Hand the memory freed to the system: glibc keeps freed blocks in its heap (arrays of a few MB among them,
+    once its mmap threshold has grown), which a server reading a new version of a gigabyte's table every edit
+    would otherwise hold for good. Elsewhere than glibc, nothing."""
+    global _trim
+    if _trim is None:
+        import ctypes
+        import ctypes.util
+
+        try:
+            _trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+        except (OSError, AttributeError):  # not glibc
+            _trim = False
+    if _trim:
+        _trim(0)
+
+
+_trim = None  # glibc's malloc_trim, once found (False: there is none)
 
 
 # A table of versions no longer on disk is still referenced by what the sessions that showed it keep until they
-# end (a closed tab's session lives on for minutes, Streamlit's disconnected-session time, with its callbacks and
-# fragments, which hold the page's variables): the cache letting go is not enough. A retired table is emptied in
-# place (its columns dropped: the memory freed whoever holds it) once no run that asked for the records before it
-# was retired is still going (a run's script thread ends with it). So a fragment reads the records through this
+# end (a closed tab's session lives on for minutes, Streamlit's disconnected-session time, with its callbacks,
+# deferred downloads and fragments, which hold the page's variables): the cache letting go is not enough. A
+# retired table (the whole one, a method's rows of it, its index: :func:`_made_of`) is emptied in place (its
+# columns dropped, an index's arrays let go: the memory freed whoever holds it) once no run that asked for the
+# records before it was retired is still going (a run's script thread ends with it). So a fragment reads the records through this
 # module again (records_key, predictions, run_rows), never through a table its page's full run held.
-_tables: dict[tuple[str, ...], object] = {}  # records files -> the table the cache holds of them now
-_retired: list[tuple[float, object]] = []  # (when, table) of superseded versions, to be emptied
+_made: dict[tuple[str, ...], list] = {}  # records files -> the tables and indexes the caches hold of them now
+_retired: list[tuple[float, object]] = []  # (when, table or index) of superseded versions, to be emptied
 _readers: list[tuple[threading.Thread, float]] = []  # the runs that asked for the records, and when
 _lock = threading.Lock()
 
@@ -247,7 +278,9 @@ def _empty_retired() -> None:
     going = min((at for t, at in _readers if t is not me and t.is_alive()), default=float("inf"))
     kept = []
     for at, table in _retired:
-        if at < going:  # every run that began before it was retired is over
+        if at < going and not hasattr(table, "attrs"):  # an index: it lets go of its arrays itself
+            table.release()
+        elif at < going:  # every run that began before it was retired is over
             for carried in table.attrs.values():  # what it carries for every table filtered from it (its plans as arrays)
                 if callable(getattr(carried, "release", None)):
                     carried.release()
@@ -256,7 +289,10 @@ def _empty_retired() -> None:
             table.attrs.clear()
         else:
             kept.append((at, table))
+    emptied = len(_retired) > len(kept)
     _retired[:] = kept
+    if emptied:
+        _give_back()
 
 
 def skipped_records(cfg: AppConfig) -> list:
@@ -281,7 +317,7 @@ def predictions(cfg: AppConfig):
 def _records_index(key: RecordsKey) -> RecordsIndex:
     from components.records.lookup import RecordsIndex  # pandas: only where records are browsed (Home stays light)
 
-    return RecordsIndex(_records_table(key))
+    return _made_of(key, RecordsIndex(_records_table(key)))
 
 
 def records_index(cfg: AppConfig) -> RecordsIndex | None:
@@ -293,7 +329,7 @@ def records_index(cfg: AppConfig) -> RecordsIndex | None:
 
 @st.cache_resource(show_spinner=False, max_entries=64, hash_funcs=RECORDS_HASH)
 def _run_rows(key: RecordsKey, method: str, horizon: int):
-    return _records_table(key).iloc[_records_index(key).rows_of(method, horizon)]
+    return _made_of(key, _records_table(key).iloc[_records_index(key).rows_of(method, horizon)])
 
 
 def run_rows(cfg: AppConfig, method: str, horizon: int):

@@ -40,6 +40,14 @@ class RecordsIndex:
         self.sources: list[str] = sorted(str(s) for s in preds["source"].dropna().unique())
         self.seeds: int = int(preds["seed"].nunique(dropna=True))
 
+    def release(self) -> None:
+        """Let go of the arrays, for the index of a superseded version of the records (an app's sessions may keep
+        it for minutes): it then finds no rows and offers no values."""
+        self.methods, self.horizons, self.tasks, self.sources, self.seeds = [], [], [], [], 0
+        self._method, self._horizon = np.empty(0, np.int16), np.empty(0, np.int16)
+        self._episode_of, self._by_episode, self._starts = pd.Index([]), np.empty(0, np.int32), np.zeros(1, np.int64)
+        self._horizons = {}
+
     def horizons_of(self, method: str) -> list[int]:
         """The horizons ``method`` has rows at."""
         return self._horizons.get(method, [])
