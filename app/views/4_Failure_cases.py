@@ -74,18 +74,6 @@ if not stats.failures:
     link.publish()
     st.success("No failures for this method and horizon.")
     st.stop()
-st.subheader("Browse failures")
-link.seed("fail_pattern", "pattern", PATTERNS)
-pattern = st.radio("Pattern", PATTERNS, horizontal=True, key="fail_pattern",
-                   format_func=lambda p: f"{PATTERN_LABELS[p]} ({stats.pattern_counts[p]})")
-link.keep(pattern=pattern)
-chosen = run[run["pattern"] == pattern]  # a failure's primary pattern is its first (classify_failures)
-chosen = slices.apply_slice(cfg, active_slice, chosen, method, horizon)
-if not len(chosen):
-    link.publish()
-    st.info("No failure has this pattern" + (" in this slice: clear the slice or pick another pattern."
-                                               if active_slice else "."))
-    st.stop()
 
 
 def with_patterns(df: pd.DataFrame) -> pd.DataFrame:
@@ -95,15 +83,6 @@ def with_patterns(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-units = pd.Series(episodes.unit_ids(chosen))  # one id per row: the seed (and file) where an episode repeats
-lo, hi = paging.pager(link, "fail", units, "fail_episode")
-rows = with_patterns(chosen.iloc[lo:hi])
-ids = units.iloc[lo:hi].tolist()
-link.seed("fail_episode", "episode", ids, parse=lambda raw: episodes.unit_of(raw, ids))
-if st.session_state.get("fail_episode") not in ids:  # another page: its first episode
-    st.session_state["fail_episode"] = ids[0]
-
-
 def pick_row(key: str, ids: list[str]) -> None:
     """on_select of the failures table: the clicked row becomes the episode shown."""
     sel = st.session_state[key].selection.rows
@@ -111,25 +90,54 @@ def pick_row(key: str, ids: list[str]) -> None:
         st.session_state["fail_episode"] = ids[sel[0]]
 
 
-table = episodes.episode_table(rows, ds, drop=("T", "method", "correct"), ids=ids)  # this method's failures at this T
-st.caption("Click a row to show its episode.")
-show_table(table, f"failures_{pattern}", key="fail_table", hide_index=True, height=220,
-           csv=lambda: episodes.episodes_csv(with_patterns(chosen), ds),  # every page of the pattern
-           on_select=lambda: pick_row("tbl_fail_table", ids), selection_mode="single-row")
-playlists.add_listed_control(cfg, chosen, "fail_add_listed")
-names = episodes.unit_names(rows, ds, ids)
-ep_col, prev_col, next_col, open_col = st.columns([4, 1.3, 1.3, 2], vertical_alignment="bottom")
-unit = ep_col.selectbox("Episode", ids, key="fail_episode", format_func=names.get)
-paging.episode_buttons("fail", "fail_episode", units, (prev_col, next_col))
-link.keep(episode=unit)
-row = rows.iloc[ids.index(unit)]
-open_col.page_link(PAGES["plan"].path, label="Open in Plan", icon=PAGES["plan"].icon, query_params=episodes.plan_query(row))
-with open_col:
-    playlists.add_control(cfg, [playlists.item_of_row(row)], "fail_add")
-link.publish()
+@st.fragment
+def browse(method: str, horizon: int, active_slice, counts: dict) -> None:
+    """The failures of the pattern picked, paged, and the episode picked: the pattern's control, the pager and the
+    episode redraw only this (a fragment); the records read through the backend again."""
+    st.subheader("Browse failures")
+    link.seed("fail_pattern", "pattern", PATTERNS)
+    pattern = st.radio("Pattern", PATTERNS, horizontal=True, key="fail_pattern",
+                       format_func=lambda p: f"{PATTERN_LABELS[p]} ({counts[p]})")
+    link.keep(pattern=pattern)
+    run = backend.run_rows(cfg, method, horizon)  # through the backend again: never a table the page's full run held
+    chosen = run[run["pattern"] == pattern]  # a failure's primary pattern is its first (classify_failures)
+    chosen = slices.apply_slice(cfg, active_slice, chosen, method, horizon)
+    if not len(chosen):
+        link.publish()
+        st.info("No failure has this pattern" + (" in this slice: clear the slice or pick another pattern."
+                                                   if active_slice else "."))
+        return
+
+    units = pd.Series(episodes.unit_ids(chosen))  # one id per row: the seed (and file) where an episode repeats
+    lo, hi = paging.pager(link, "fail", units, "fail_episode")
+    rows = with_patterns(chosen.iloc[lo:hi])
+    ids = units.iloc[lo:hi].tolist()
+    link.seed("fail_episode", "episode", ids, parse=lambda raw: episodes.unit_of(raw, ids))
+    if st.session_state.get("fail_episode") not in ids:  # another page: its first episode
+        st.session_state["fail_episode"] = ids[0]
+
+    table = episodes.episode_table(rows, ds, drop=("T", "method", "correct"), ids=ids)  # this method's failures at this T
+    st.caption("Click a row to show its episode.")
+    show_table(table, f"failures_{pattern}", key="fail_table", hide_index=True, height=220,
+               csv=lambda: episodes.episodes_csv(with_patterns(chosen), ds),  # every page of the pattern
+               on_select=lambda: pick_row("tbl_fail_table", ids), selection_mode="single-row")
+    playlists.add_listed_control(cfg, chosen, "fail_add_listed")
+    names = episodes.unit_names(rows, ds, ids)
+    ep_col, prev_col, next_col, open_col = st.columns([4, 1.3, 1.3, 2], vertical_alignment="bottom")
+    unit = ep_col.selectbox("Episode", ids, key="fail_episode", format_func=names.get)
+    paging.episode_buttons("fail", "fail_episode", units, (prev_col, next_col))
+    link.keep(episode=unit)
+    row = rows.iloc[ids.index(unit)]
+    open_col.page_link(PAGES["plan"].path, label="Open in Plan", icon=PAGES["plan"].icon, query_params=episodes.plan_query(row))
+    with open_col:
+        playlists.add_control(cfg, [playlists.item_of_row(row)], "fail_add")
+    link.publish()
+    st.markdown("Patterns that apply: " + ", ".join(f"**{md(PATTERN_LABELS[p.strip()])}**"
+                                                     for p in str(row["patterns"]).split(",") if p.strip()))
+    same = episodes.same_run(backend.episode_rows(cfg, row["episode"], row["horizon"]), row)  # this row's seed: never another seed's plans
+    episodes.show_episode(ds, same, [method])
+
+
+browse(method, horizon, active_slice, dict(stats.pattern_counts))
 with link_col:
     links.copy_link(link, "fail_link")
-st.markdown("Patterns that apply: " + ", ".join(f"**{md(PATTERN_LABELS[p.strip()])}**"
-                                                 for p in str(row["patterns"]).split(",") if p.strip()))
-same = episodes.same_run(backend.episode_rows(cfg, row["episode"], row["horizon"]), row)  # this row's seed: never another seed's plans
-episodes.show_episode(ds, same, [method])
