@@ -1,0 +1,111 @@
+"""The runs of a predictions table, every one scored at once: its rows grouped by method, T and seed (a *run*), each
+run's rows in the records' order, and each evaluation code's numbers per run counted on the store's ``[n, T]`` arrays
+of each T, every run of that T together (:meth:`kepp_core.catalog.benchmark.MetricFamily.run_scores`), never a run's
+rows cut out and scored by themselves, never a record at a time. What the method × T table
+(:func:`kepp_core.api.method_horizon_table`) and ``kepp eval --from-records`` count on.
+
+>>> import pandas as pd
+>>> preds = pd.DataFrame({"method": ["a", "b", "a"], "horizon": [3, 3, 3], "seed": [0, 0, 0],
+...                       "plan": [(1, 2, 3), (1, 5, 3), (4, 4, 4)], "truth": [(1, 2, 3), (1, 2, 3), (1, 2, 3)]})
+>>> runs = Runs(preds)
+>>> runs.keys, runs.values(family("kepp"))["sr"]
+([('a', 3, 0), ('b', 3, 0)], [50.0, 0.0])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from kepp_core.catalog.benchmark import DEFAULT_FAMILY, MetricFamily, family
+from kepp_core.evaluation.store import PlanArrays
+
+__all__ = ["Runs"]
+
+RUN_KEYS = ["method", "horizon", "seed"]
+
+
+class Runs:
+    """The runs of ``preds`` (a predictions table, or :func:`~kepp_core.evaluation.store.plans_frame`'s): its rows
+    grouped by method, T and seed (a missing seed counted as ``missing_seed``), in sorted order (as pandas'
+    ``groupby(sort=True)``). ``keys``: each run's (method, T, seed); ``rows``: each run's row positions, in the
+    records' order. The grouping, each T's arrays and set IoUs are counted once, for every code asked."""
+
+    def __init__(self, preds, missing_seed: int = -1):
+        self.preds = preds
+        keys = pd.DataFrame({"method": preds["method"], "horizon": preds["horizon"],
+                             "seed": preds["seed"].fillna(missing_seed)})
+        group = keys.groupby(RUN_KEYS, sort=True, dropna=False).ngroup().to_numpy()
+        order = np.argsort(group, kind="stable")  # the runs in turn, each run's rows in the records' order
+        cuts = np.flatnonzero(np.diff(group[order])) + 1
+        firsts = order[np.r_[0, cuts]] if len(order) else order
+        values = [keys[c].iloc[firsts].tolist() for c in RUN_KEYS]
+        self.keys: list[tuple] = list(zip(*values))
+        self.rows: list[np.ndarray] = np.split(order, cuts) if len(order) else []
+        self.group, self.order = group, order
+        self.plans = PlanArrays(preds)
+        self.episodes_made: dict = {}
+        self._horizons: dict | None = None
+
+    def horizons(self) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Per T: its runs (their places in :attr:`keys`), their rows one run after another, and where each run's
+        rows start among them."""
+        if self._horizons is None:
+            horizon = self.preds["horizon"].to_numpy()[self.order]
+            self._horizons = {}
+            for T in np.unique(horizon):
+                rows = self.order[horizon == T]  # whole runs, in the runs' order
+                starts = np.flatnonzero(np.r_[True, np.diff(self.group[rows]) != 0])
+                self._horizons[int(T)] = self.group[rows[starts]], rows, starts
+        return self._horizons
+
+    def _arrays(self, T: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """T's plans and truths as ``[n, T]`` integer arrays, its runs' rows one after another (None: the plans of
+        this T are not all of one length, or not whole numbers)."""
+        pred, gt = self.plans.of(self.horizons()[T][1])
+        whole = all(isinstance(a, np.ndarray) and a.ndim == 2 and a.dtype.kind in "iu" for a in (pred, gt))
+        return (pred, gt) if whole else None
+
+    def values(self, code: MetricFamily, alone: Callable | None = None) -> dict[str, list[float]]:
+        """Per metric key of ``code`` (in table order), its number for each run (in :attr:`keys`' order): what
+        ``code.scores`` gives on the run's plans, every run of a T at once (:meth:`MetricFamily.run_scores`).
+        ``alone(pred, gt)``: how a run is scored by itself where the code counts no runs at once (default its
+        ``scores``), and where a T's plans are not arrays (its function then names the odd plan)."""
+        out = {m.key: [0.0] * len(self.keys) for m in code.metrics}
+        for T, (runs, rows, starts) in self.horizons().items():
+            arrays = self._arrays(T)
+            if arrays is not None and (code.runs is not None or alone is None):
+                iou = self.plans.set_iou(rows) if code.runs is not None else None  # counted once per T, shared
+                got = code.run_scores(*arrays, starts, iou=iou)
+            else:
+                scored = [(alone or code.scores)(*self._plans_of(r)) for r in runs]
+                got = {m.key: [float(s[m.key]) for s in scored] for m in code.metrics}
+            for key, vals in got.items():
+                for r, v in zip(runs.tolist(), vals):
+                    out[key][r] = v
+        return out
+
+    def _plans_of(self, run: int) -> tuple:
+        """One run's plans and truths, as arrays where they are (else as lists: the code names the odd one)."""
+        pred, gt = self.plans.of(self.rows[run])
+        if not (isinstance(pred, np.ndarray) and pred.ndim == 2):
+            pred, gt = [list(p) for p in pred], [list(t) for t in gt]
+        return pred, gt
+
+    def episodes(self, code: MetricFamily, run: int) -> dict[str, np.ndarray]:
+        """Each episode's value of each of ``code``'s table metrics for the run ``run`` (what a one-seed cell's
+        interval resamples; the code's ``per_episode``), counted once per T for all its runs."""
+        T = int(self.keys[run][1])
+        if (code.name, T) not in self.episodes_made:
+            runs, rows, starts = self.horizons()[T]
+            arrays = self._arrays(T)
+            if arrays is None:
+                return code.per_episode(*self.plans.of(self.rows[run]))[1]
+            iou = {"iou": self.plans.set_iou(rows)} if code.name == DEFAULT_FAMILY else {}
+            self.episodes_made[(code.name, T)] = runs, starts, code.per_episode(*arrays, **iou)[1]
+        runs, starts, episodes = self.episodes_made[(code.name, T)]
+        k = int(np.searchsorted(runs, run))
+        end = starts[k + 1] if k + 1 < len(starts) else None
+        return {key: v[starts[k]:end] for key, v in episodes.items()}
