@@ -190,8 +190,8 @@ def failure_analysis(df) -> tuple[list[EpisodeOutcome], FailureStats, list[Failu
 TABLE_RESAMPLES = 2_000
 
 
-def method_horizon_table(preds, metrics: str = DEFAULT_FAMILY,
-                         names: Mapping[str, str] | None = None) -> tuple[object, dict[str, str]]:
+def method_horizon_table(preds, metrics: str = DEFAULT_FAMILY, names: Mapping[str, str] | None = None,
+                         runs=None) -> tuple[object, dict[str, str]]:
     """SR, mAcc and mIoU (per episode, in %) as one row per method and a column per T and metric
     (``"T=3 SR"``, ...): mean over seeds, with ``"± h"`` (90% CI, Student t) where a method
     and horizon have several seeds, and with one seed ``"[lo, hi]"``: the 90% percentile bootstrap
@@ -207,7 +207,11 @@ def method_horizon_table(preds, metrics: str = DEFAULT_FAMILY,
     code (``"T=3 SR (PDPP)"``, ``"T=3 mIoU (PDPP, per batch)"``), each seed's episodes in the records' order
     in batches of 256 as that code batches them; the mean ± h over seeds, and an interval with one seed only
     for a code whose numbers are means over episodes (its ``per_episode``: a per-batch number is not a mean
-    over episodes to resample)."""
+    over episodes to resample).
+
+    Every seed's numbers are counted at once on the table's arrays (:class:`kepp_core.evaluation.runs.Runs`);
+    ``runs``: those of ``preds`` where the caller has them (grouped with a missing seed as 0), shared by the
+    tables of several codes."""
     import pandas as pd
 
     from kepp_core.evaluation.runs import Runs  # pandas: only when a table is asked for
@@ -218,7 +222,7 @@ def method_horizon_table(preds, metrics: str = DEFAULT_FAMILY,
     cells: dict[str, dict[str, str]] = {}
     order: dict[str, tuple[int, int]] = {}  # column -> (horizon, metric's place): the columns' order
     seeds_of: dict[tuple, list[int]] = {}  # (method, T) -> its runs (one per seed), seeds in order
-    runs = Runs(preds, missing_seed=0)
+    runs = Runs(preds, missing_seed=0) if runs is None else runs
     for r, (method, horizon, _) in enumerate(runs.keys):
         seeds_of.setdefault((method, horizon), []).append(r)
     # every seed's numbers at once; a code that counts runs one by one, by its array path where it has one

@@ -263,11 +263,13 @@ def _from_records(args) -> int:
     preds = _recorded(plans_frame(files), args)  # the plans as the store's arrays: no tuple per record
     horizons = sorted(int(h) for h in preds["horizon"].unique())
     result = {"records": [str(f) for f in files], "tables": []}
-    runs = Runs(preds) if args.json or args.out else None  # grouped once, for every code's runs
+    tabled = Runs(preds, missing_seed=0)  # grouped once, each T's arrays and IoUs counted once, for every code
+    written = args.json or args.out  # every run's numbers: only where they are written
+    runs = tabled if not written or preds["seed"].notna().all() else Runs(preds)  # a missing seed is a run of its own
     for code in args.metrics:
         fam = family(code)
-        table, _ = api.method_horizon_table(preds, code)
-        if runs is not None:  # every run's numbers: only where they are written
+        table, _ = api.method_horizon_table(preds, code, runs=tabled)
+        if written:
             result["tables"].append({"code": code, "label": fam.label, "source": fam.source,
                                      "rows": [{"method": name, **cells} for name, cells in table.to_dict("index").items()],
                                      "runs": _run_values(runs, code)})

@@ -35,18 +35,22 @@ class Runs:
 
     def __init__(self, preds, missing_seed: int = -1):
         self.preds = preds
-        keys = pd.DataFrame({"method": preds["method"], "horizon": preds["horizon"],
-                             "seed": preds["seed"].fillna(missing_seed)})
-        group = keys.groupby(RUN_KEYS, sort=True, dropna=False).ngroup().to_numpy()
-        order = np.argsort(group, kind="stable")  # the runs in turn, each run's rows in the records' order
-        cuts = np.flatnonzero(np.diff(group[order])) + 1
+        self.missing_seed = missing_seed
+        keys = {"method": preds["method"], "horizon": preds["horizon"], "seed": preds["seed"].fillna(missing_seed)}
+        key = np.zeros(len(preds), dtype=np.int64)
+        for c in RUN_KEYS:  # each column's values numbered in sorted order (a missing one last), the numbers combined
+            codes, uniques = pd.factorize(keys[c], sort=True)
+            key = key * (len(uniques) + 1) + np.where(codes < 0, len(uniques), codes)
+        order = np.argsort(key, kind="stable")  # the runs in turn, each run's rows in the records' order
+        cuts = np.flatnonzero(np.diff(key[order])) + 1
         firsts = order[np.r_[0, cuts]] if len(order) else order
-        values = [keys[c].iloc[firsts].tolist() for c in RUN_KEYS]
-        self.keys: list[tuple] = list(zip(*values))
+        self.keys: list[tuple] = list(zip(*[keys[c].iloc[firsts].tolist() for c in RUN_KEYS]))
         self.rows: list[np.ndarray] = np.split(order, cuts) if len(order) else []
-        self.group, self.order = group, order
+        self.group = np.empty(len(order), dtype=np.int64)  # each row's run (its place in keys)
+        self.group[order] = np.repeat(np.arange(len(self.rows)), np.diff(np.r_[0, cuts, len(order)])) if len(order) else []
+        self.order = order
         self.plans = PlanArrays(preds)
-        self.episodes_made: dict = {}
+        self.made: dict = {}  # what is counted once: each T's runs, arrays, set IoUs, episodes; each code's numbers
         self._horizons: dict | None = None
 
     def horizons(self) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -64,20 +68,31 @@ class Runs:
     def _arrays(self, T: int) -> tuple[np.ndarray, np.ndarray] | None:
         """T's plans and truths as ``[n, T]`` integer arrays, its runs' rows one after another (None: the plans of
         this T are not all of one length, or not whole numbers)."""
-        pred, gt = self.plans.of(self.horizons()[T][1])
-        whole = all(isinstance(a, np.ndarray) and a.ndim == 2 and a.dtype.kind in "iu" for a in (pred, gt))
-        return (pred, gt) if whole else None
+        if ("arrays", T) not in self.made:
+            pred, gt = self.plans.of(self.horizons()[T][1])
+            whole = all(isinstance(a, np.ndarray) and a.ndim == 2 and a.dtype.kind in "iu" for a in (pred, gt))
+            self.made[("arrays", T)] = (pred, gt) if whole else None
+        return self.made[("arrays", T)]
+
+    def _set_iou(self, T: int) -> np.ndarray:
+        """The set IoU of each row of T's arrays (:meth:`PlanArrays.set_iou`: the store's counted once)."""
+        if ("iou", T) not in self.made:
+            self.made[("iou", T)] = self.plans.set_iou(self.horizons()[T][1])
+        return self.made[("iou", T)]
 
     def values(self, code: MetricFamily, alone: Callable | None = None) -> dict[str, list[float]]:
         """Per metric key of ``code`` (in table order), its number for each run (in :attr:`keys`' order): what
         ``code.scores`` gives on the run's plans, every run of a T at once (:meth:`MetricFamily.run_scores`).
         ``alone(pred, gt)``: how a run is scored by itself where the code counts no runs at once (default its
         ``scores``), and where a T's plans are not arrays (its function then names the odd plan)."""
+        at_once = code.runs is not None or alone is None
+        if at_once and ("values", code) in self.made:
+            return self.made[("values", code)]
         out = {m.key: [0.0] * len(self.keys) for m in code.metrics}
         for T, (runs, rows, starts) in self.horizons().items():
             arrays = self._arrays(T)
-            if arrays is not None and (code.runs is not None or alone is None):
-                iou = self.plans.set_iou(rows) if code.runs is not None else None  # counted once per T, shared
+            if arrays is not None and at_once:
+                iou = self._set_iou(T) if code.runs is not None else None  # counted once per T, shared
                 got = code.run_scores(*arrays, starts, iou=iou)
             else:
                 scored = [(alone or code.scores)(*self._plans_of(r)) for r in runs]
@@ -85,6 +100,8 @@ class Runs:
             for key, vals in got.items():
                 for r, v in zip(runs.tolist(), vals):
                     out[key][r] = v
+        if at_once:
+            self.made[("values", code)] = out
         return out
 
     def _plans_of(self, run: int) -> tuple:
@@ -98,14 +115,14 @@ class Runs:
         """Each episode's value of each of ``code``'s table metrics for the run ``run`` (what a one-seed cell's
         interval resamples; the code's ``per_episode``), counted once per T for all its runs."""
         T = int(self.keys[run][1])
-        if (code.name, T) not in self.episodes_made:
-            runs, rows, starts = self.horizons()[T]
+        if ("episodes", code, T) not in self.made:
+            runs, _, starts = self.horizons()[T]
             arrays = self._arrays(T)
             if arrays is None:
                 return code.per_episode(*self.plans.of(self.rows[run]))[1]
-            iou = {"iou": self.plans.set_iou(rows)} if code.name == DEFAULT_FAMILY else {}
-            self.episodes_made[(code.name, T)] = runs, starts, code.per_episode(*arrays, **iou)[1]
-        runs, starts, episodes = self.episodes_made[(code.name, T)]
+            iou = {"iou": self._set_iou(T)} if code.name == DEFAULT_FAMILY else {}
+            self.made[("episodes", code, T)] = runs, starts, code.per_episode(*arrays, **iou)[1]
+        runs, starts, episodes = self.made[("episodes", code, T)]
         k = int(np.searchsorted(runs, run))
         end = starts[k + 1] if k + 1 < len(starts) else None
         return {key: v[starts[k]:end] for key, v in episodes.items()}
