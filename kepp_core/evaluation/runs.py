@@ -50,7 +50,7 @@ class Runs:
         self.group[order] = np.repeat(np.arange(len(self.rows)), np.diff(np.r_[0, cuts, len(order)])) if len(order) else []
         self.order = order
         self.plans = PlanArrays(preds)
-        self.made: dict = {}  # what is counted once: each T's runs, arrays, set IoUs, episodes; each code's numbers
+        self.made: dict = {}  # what is counted once: each T's set IoUs and episodes, each code's numbers
         self._horizons: dict | None = None
 
     def horizons(self) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -67,12 +67,11 @@ class Runs:
 
     def _arrays(self, T: int) -> tuple[np.ndarray, np.ndarray] | None:
         """T's plans and truths as ``[n, T]`` integer arrays, its runs' rows one after another (None: the plans of
-        this T are not all of one length, or not whole numbers)."""
-        if ("arrays", T) not in self.made:
-            pred, gt = self.plans.of(self.horizons()[T][1])
-            whole = all(isinstance(a, np.ndarray) and a.ndim == 2 and a.dtype.kind in "iu" for a in (pred, gt))
-            self.made[("arrays", T)] = (pred, gt) if whole else None
-        return self.made[("arrays", T)]
+        this T are not all of one length, or not whole numbers). Cut again for each code, not kept: a copy of every
+        plan held for the next code would cost more memory than the cut costs time."""
+        pred, gt = self.plans.of(self.horizons()[T][1])
+        whole = all(isinstance(a, np.ndarray) and a.ndim == 2 and a.dtype.kind in "iu" for a in (pred, gt))
+        return (pred, gt) if whole else None
 
     def _set_iou(self, T: int) -> np.ndarray:
         """The set IoU of each row of T's arrays (:meth:`PlanArrays.set_iou`: the store's counted once)."""
