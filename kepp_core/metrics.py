@@ -219,23 +219,22 @@ def _batch_ious(pred: np.ndarray, gt: np.ndarray, batch_size: int) -> np.ndarray
 def _set_ious_of(pred: np.ndarray, gt: np.ndarray, batch_of_row: np.ndarray, count: int) -> np.ndarray:
     """Per batch (``batch_of_row``: each row's batch, of ``count``), the IoU of the set of every predicted action and
     the set of every true action of its rows, every batch at once."""
+    low = min(int(pred.min()), int(gt.min()))
+    width = max(int(pred.max()), int(gt.max())) - low + 1
+    if count * width <= 1 << 26:  # each batch's sets as a row of flags, each (batch, action) one place of them
+        base = (batch_of_row * width - low)[:, None]
+        has_p, has_g = np.zeros(count * width, dtype=bool), np.zeros(count * width, dtype=bool)
+        has_p[(pred + base).ravel()] = True
+        has_g[(gt + base).ravel()] = True
+        has_p, has_g = has_p.reshape(count, width), has_g.reshape(count, width)
+        return (has_p & has_g).sum(axis=1) / (has_p | has_g).sum(axis=1)
+    # ids spread too wide for a row of flags per batch: numbered densely, each batch's (batch, action) pairs sorted
+    ids = np.unique(np.concatenate([pred.ravel(), gt.ravel()]), return_inverse=True)[1].ravel()
+    width = int(ids.max()) + 1
     batch = np.repeat(batch_of_row, gt.shape[1])
-    ids = np.concatenate([pred.ravel(), gt.ravel()])
-    low, width = int(ids.min()), int(ids.max()) - int(ids.min()) + 1
-    if count * width > 1 << 26:  # ids spread too wide for a row of flags per batch: numbered densely
-        ids = np.unique(ids, return_inverse=True)[1].ravel()
-        low, width = 0, int(ids.max()) + 1
-    p_ids, g_ids = ids[:pred.size] - low, ids[pred.size:] - low
-    if count * width <= 1 << 26:  # each batch's sets as a row of flags
-        has_p = np.zeros((count, width), dtype=bool)
-        has_g = np.zeros((count, width), dtype=bool)
-        has_p[batch, p_ids] = True
-        has_g[batch, g_ids] = True
-        both, union = (has_p & has_g).sum(axis=1), (has_p | has_g).sum(axis=1)
-    else:  # still too many: each batch's (batch, action) pairs, sorted
-        key_p, key_g = np.unique(batch * width + p_ids), np.unique(batch * width + g_ids)
-        both = np.bincount(np.intersect1d(key_p, key_g, assume_unique=True) // width, minlength=count)
-        union = np.bincount(key_p // width, minlength=count) + np.bincount(key_g // width, minlength=count) - both
+    key_p, key_g = np.unique(batch * width + ids[:pred.size]), np.unique(batch * width + ids[pred.size:])
+    both = np.bincount(np.intersect1d(key_p, key_g, assume_unique=True) // width, minlength=count)
+    union = np.bincount(key_p // width, minlength=count) + np.bincount(key_g // width, minlength=count) - both
     return both / union
 
 

@@ -321,7 +321,7 @@ def _run_values(runs, code: str) -> list[dict]:
     rows = []
     for r, (method, horizon, seed) in enumerate(runs.keys):
         rows.append({"method": method, "T": int(horizon), "seed": None if seed == -1 else int(seed),
-                     "episodes": len(runs.rows[r]), **({"imported": ", ".join(sorted(imported[r]))} if r in imported else {}),
+                     "episodes": int(runs.sizes[r]), **({"imported": ", ".join(sorted(imported[r]))} if r in imported else {}),
                      **{key: v[r] for key, v in values.items()}})
     return rows
 

@@ -35,48 +35,57 @@ class Runs:
 
     def __init__(self, preds, missing_seed: int = -1):
         self.preds = preds
-        self.missing_seed = missing_seed
         keys = {"method": preds["method"], "horizon": preds["horizon"], "seed": preds["seed"].fillna(missing_seed)}
         key = np.zeros(len(preds), dtype=np.int64)
         for c in RUN_KEYS:  # each column's values numbered in sorted order (a missing one last), the numbers combined
             codes, uniques = pd.factorize(keys[c], sort=True)
             key = key * (len(uniques) + 1) + np.where(codes < 0, len(uniques), codes)
-        order = np.argsort(key, kind="stable")  # the runs in turn, each run's rows in the records' order
-        cuts = np.flatnonzero(np.diff(key[order])) + 1
-        firsts = order[np.r_[0, cuts]] if len(order) else order
-        self.keys: list[tuple] = list(zip(*[keys[c].iloc[firsts].tolist() for c in RUN_KEYS]))
-        self.rows: list[np.ndarray] = np.split(order, cuts) if len(order) else []
-        self.group = np.empty(len(order), dtype=np.int64)  # each row's run (its place in keys)
-        self.group[order] = np.repeat(np.arange(len(self.rows)), np.diff(np.r_[0, cuts, len(order)])) if len(order) else []
-        self.order = order
+        self.group = _dense(key)  # each row's run: the runs numbered in sorted order
+        self.sizes = np.bincount(self.group) if len(key) else np.zeros(0, dtype=np.int64)  # each run's rows
         self.plans = PlanArrays(preds)
         self.made: dict = {}  # what is counted once: each T's set IoUs and episodes, each code's numbers
-        self._horizons: dict | None = None
+        self._horizons: dict[int, tuple] = {}
+        self._rows: list[np.ndarray] | None = None
+        horizon, firsts = preds["horizon"].to_numpy(), np.zeros(len(self.sizes), dtype=np.int64)
+        for T in sorted(pd.unique(horizon).tolist()):
+            at = np.flatnonzero(horizon == T)  # T's rows in the records' order
+            perm = np.argsort(self.group[at], kind="stable")  # ... run after run, each run's in the records' order
+            rows = at[perm]
+            starts = np.flatnonzero(np.r_[True, np.diff(self.group[rows]) != 0])
+            runs = self.group[rows[starts]]
+            firsts[runs] = rows[starts]
+            self._horizons[int(T)] = runs, rows, starts, at, perm
+        self.keys: list[tuple] = list(zip(*[keys[c].iloc[firsts].tolist() for c in RUN_KEYS]))
+
+    @property
+    def rows(self) -> list[np.ndarray]:
+        """Each run's row positions, in the records' order (in :attr:`keys`' order)."""
+        if self._rows is None:
+            self._rows = [np.zeros(0, dtype=np.int64)] * len(self.keys)
+            for runs, rows, starts, _, _ in self._horizons.values():
+                for r, part in zip(runs.tolist(), np.split(rows, starts[1:])):
+                    self._rows[r] = part
+        return self._rows
 
     def horizons(self) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Per T: its runs (their places in :attr:`keys`), their rows one run after another, and where each run's
         rows start among them."""
-        if self._horizons is None:
-            horizon = self.preds["horizon"].to_numpy()[self.order]
-            self._horizons = {}
-            for T in np.unique(horizon):
-                rows = self.order[horizon == T]  # whole runs, in the runs' order
-                starts = np.flatnonzero(np.r_[True, np.diff(self.group[rows]) != 0])
-                self._horizons[int(T)] = self.group[rows[starts]], rows, starts
-        return self._horizons
+        return {T: made[:3] for T, made in self._horizons.items()}
 
     def _arrays(self, T: int) -> tuple[np.ndarray, np.ndarray] | None:
         """T's plans and truths as ``[n, T]`` integer arrays, its runs' rows one after another (None: the plans of
         this T are not all of one length, or not whole numbers). Cut again for each code, not kept: a copy of every
         plan held for the next code would cost more memory than the cut costs time."""
-        pred, gt = self.plans.of(self.horizons()[T][1])
+        *_, at, perm = self._horizons[T]
+        pred, gt = self.plans.of(at)  # the whole T: the store's arrays as they are
         whole = all(isinstance(a, np.ndarray) and a.ndim == 2 and a.dtype.kind in "iu" for a in (pred, gt))
-        return (pred, gt) if whole else None
+        return (pred[perm], gt[perm]) if whole else None
 
     def _set_iou(self, T: int) -> np.ndarray:
         """The set IoU of each row of T's arrays (:meth:`PlanArrays.set_iou`: the store's counted once)."""
         if ("iou", T) not in self.made:
-            self.made[("iou", T)] = self.plans.set_iou(self.horizons()[T][1])
+            *_, at, perm = self._horizons[T]
+            self.made[("iou", T)] = self.plans.set_iou(at)[perm]
         return self.made[("iou", T)]
 
     def values(self, code: MetricFamily, alone: Callable | None = None) -> dict[str, list[float]]:
@@ -125,3 +134,13 @@ class Runs:
         k = int(np.searchsorted(runs, run))
         end = starts[k + 1] if k + 1 < len(starts) else None
         return {key: v[starts[k]:end] for key, v in episodes.items()}
+
+
+def _dense(key: np.ndarray) -> np.ndarray:
+    """``key``'s values numbered 0, 1, ... in their sorted order (counted in a table where they are small)."""
+    if not len(key):
+        return key.astype(np.int64)
+    if int(key.max()) < 1 << 24:
+        present = np.bincount(key) > 0
+        return (np.cumsum(present) - 1)[key]
+    return np.unique(key, return_inverse=True)[1].ravel()
