@@ -263,9 +263,11 @@ def _from_records(args) -> int:
     preds = _recorded(plans_frame(files), args)  # the plans as the store's arrays: no tuple per record
     horizons = sorted(int(h) for h in preds["horizon"].unique())
     result = {"records": [str(f) for f in files], "tables": []}
-    tabled = Runs(preds, missing_seed=0)  # grouped once, each T's arrays and IoUs counted once, for every code
+    several = len(args.metrics) > 1  # each T's plans in run order kept for the next code
+    tabled = Runs(preds, missing_seed=0, keep=several)  # grouped once, each T's IoUs counted once, for every code
     written = args.json or args.out  # every run's numbers: only where they are written
-    runs = tabled if not written or preds["seed"].notna().all() else Runs(preds)  # a missing seed is a run of its own
+    # the runs written: the table's, unless a seed is missing (then a run of its own, where the table counts it as 0)
+    runs = tabled if not written or preds["seed"].notna().all() else Runs(preds, keep=several)
     for code in args.metrics:
         fam = family(code)
         table, _ = api.method_horizon_table(preds, code, runs=tabled)

@@ -31,10 +31,13 @@ class Runs:
     """The runs of ``preds`` (a predictions table, or :func:`~kepp_core.evaluation.store.plans_frame`'s): its rows
     grouped by method, T and seed (a missing seed counted as ``missing_seed``), in sorted order (as pandas'
     ``groupby(sort=True)``). ``keys``: each run's (method, T, seed); ``rows``: each run's row positions, in the
-    records' order. The grouping, each T's arrays and set IoUs are counted once, for every code asked."""
+    records' order. The grouping, each T's set IoUs and each code's numbers are counted once, for every code asked;
+    ``keep``: each T's plans in run order kept too, for the next code (a copy of every plan: for a caller that asks
+    several codes, as ``kepp eval --from-records`` does)."""
 
-    def __init__(self, preds, missing_seed: int = -1):
+    def __init__(self, preds, missing_seed: int = -1, keep: bool = False):
         self.preds = preds
+        self.keep = keep
         keys = {"method": preds["method"], "horizon": preds["horizon"], "seed": preds["seed"].fillna(missing_seed)}
         key = np.zeros(len(preds), dtype=np.int64)
         for c in RUN_KEYS:  # each column's values numbered in sorted order (a missing one last), the numbers combined
@@ -43,7 +46,7 @@ class Runs:
         self.group = _dense(key)  # each row's run: the runs numbered in sorted order
         self.sizes = np.bincount(self.group) if len(key) else np.zeros(0, dtype=np.int64)  # each run's rows
         self.plans = PlanArrays(preds)
-        self.made: dict = {}  # what is counted once: each T's set IoUs and episodes, each code's numbers
+        self.made: dict = {}  # what is counted once: each T's set IoUs, episodes (arrays), each code's numbers
         self._horizons: dict[int, tuple] = {}
         self._rows: list[np.ndarray] | None = None
         horizon, firsts = preds["horizon"].to_numpy(), np.zeros(len(self.sizes), dtype=np.int64)
@@ -74,12 +77,16 @@ class Runs:
 
     def _arrays(self, T: int) -> tuple[np.ndarray, np.ndarray] | None:
         """T's plans and truths as ``[n, T]`` integer arrays, its runs' rows one after another (None: the plans of
-        this T are not all of one length, or not whole numbers). Cut again for each code, not kept: a copy of every
-        plan held for the next code would cost more memory than the cut costs time."""
+        this T are not all of one length, or not whole numbers). Cut again for each code unless :attr:`keep`."""
+        if ("arrays", T) in self.made:
+            return self.made[("arrays", T)]
         *_, at, perm = self._horizons[T]
         pred, gt = self.plans.of(at)  # the whole T: the store's arrays as they are
         whole = all(isinstance(a, np.ndarray) and a.ndim == 2 and a.dtype.kind in "iu" for a in (pred, gt))
-        return (pred[perm], gt[perm]) if whole else None
+        arrays = (pred[perm], gt[perm]) if whole else None
+        if self.keep:
+            self.made[("arrays", T)] = arrays
+        return arrays
 
     def _set_iou(self, T: int) -> np.ndarray:
         """The set IoU of each row of T's arrays (:meth:`PlanArrays.set_iou`: the store's counted once)."""
