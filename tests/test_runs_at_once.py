@@ -32,7 +32,8 @@ def test_each_codes_runs_counted_at_once_are_each_run_scored_alone_on_the_demo_r
     some = whole[np.random.default_rng(0).random(len(whole)) < 0.9]  # a tenth left out: runs of many lengths
     for preds in (whole, some):
         want = runs_alone(preds, code)
-        runs = Runs(preds)
+        runs = Runs(preds, keep=True)
+        runs.values(family("vpn"))  # another code first: each T's plans in run order kept, then counted on again
         got = runs.values(family(code))
         assert runs.keys == list(want)  # the runs in the same order
         for r, key in enumerate(runs.keys):
