@@ -5,6 +5,7 @@ rows cut out and scored by themselves, never a record at a time. What the method
 (:func:`kepp_core.api.method_horizon_table`) and ``kepp eval --from-records`` count on.
 
 >>> import pandas as pd
+>>> from kepp_core.catalog.benchmark import family
 >>> preds = pd.DataFrame({"method": ["a", "b", "a"], "horizon": [3, 3, 3], "seed": [0, 0, 0],
 ...                       "plan": [(1, 2, 3), (1, 5, 3), (4, 4, 4)], "truth": [(1, 2, 3), (1, 2, 3), (1, 2, 3)]})
 >>> runs = Runs(preds)
@@ -19,7 +20,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from kepp_core.catalog.benchmark import DEFAULT_FAMILY, MetricFamily, family
+from kepp_core.catalog.benchmark import DEFAULT_FAMILY, MetricFamily
 from kepp_core.evaluation.store import PlanArrays
 
 __all__ = ["Runs"]
@@ -103,7 +104,7 @@ class Runs:
         at_once = code.runs is not None or alone is None
         if at_once and ("values", code) in self.made:
             return self.made[("values", code)]
-        out = {m.key: [0.0] * len(self.keys) for m in code.metrics}
+        out = {m.key: np.zeros(len(self.keys)) for m in code.metrics}
         for T, (runs, rows, starts) in self.horizons().items():
             arrays = self._arrays(T)
             if arrays is not None and at_once:
@@ -113,11 +114,11 @@ class Runs:
                 scored = [(alone or code.scores)(*self._plans_of(r)) for r in runs]
                 got = {m.key: [float(s[m.key]) for s in scored] for m in code.metrics}
             for key, vals in got.items():
-                for r, v in zip(runs.tolist(), vals):
-                    out[key][r] = v
+                out[key][runs] = vals  # each T's runs in their places
+        values = {key: v.tolist() for key, v in out.items()}
         if at_once:
-            self.made[("values", code)] = out
-        return out
+            self.made[("values", code)] = values
+        return values
 
     def _plans_of(self, run: int) -> tuple:
         """One run's plans and truths, as arrays where they are (else as lists: the code names the odd one)."""
