@@ -2,16 +2,19 @@
 
 The floor is ``pyarrow.json.read_json`` of the same JSONL files one after another, in a fresh process (its
 interpreter and pyarrow's import counted, as the command's are), with pyarrow's default read options, and the
-read alone inside that process (what docs/at-scale.md calls the floor). The command runs in a fresh process
-with the store's cache already filled (one run before the rounds, with the same ``KEPP_HOME``). Floor and
-command alternate, round after round, each with the machine's load beside it; the ratios are each round's own.
+read alone inside that process (what docs/at-scale.md calls the floor). Each command runs in a fresh process
+with the store's cache already filled (one run before the rounds, with the same ``KEPP_HOME``). Each round runs
+the floor, then each command (the one of ``--metrics``, text unless ``--json``; and every code's runs, ``--metrics
+kepp pdpp vpn --json``, unless ``--no-every-code``), then each command of ``--against``'s checkout, each with the
+machine's load beside it; the ratios are each round's own.
 
-    python benchmarks/bench_eval_records.py FOLDER                        # 3 rounds, --metrics kepp (text)
-    python benchmarks/bench_eval_records.py FOLDER --rounds 5 --metrics kepp pdpp vpn --json
+    python benchmarks/bench_eval_records.py FOLDER                        # 3 rounds: --metrics kepp, and every code --json
+    python benchmarks/bench_eval_records.py FOLDER --rounds 5 --metrics kepp pdpp --json --no-every-code
     python benchmarks/bench_eval_records.py FOLDER --against ../main   # another checkout's kepp too, each round
 
 FOLDER: e.g. the records ``python benchmarks/bench_records_scale.py --keep OUT`` writes (``OUT/records``:
-835,200 method-episode records at ``--scale 1``). Prints a table; no assertions (target: warm <= 2x the floor).
+835,200 method-episode records at ``--scale 1``). Prints a table per command; no assertions (target: warm <= 2x
+the floor).
 """
 
 from __future__ import annotations
@@ -71,37 +74,55 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--metrics", nargs="+", default=["kepp"])
     ap.add_argument("--json", action="store_true", help="the command with --json (every run's numbers)")
+    ap.add_argument("--every-code", nargs="+", default=["kepp", "pdpp", "vpn"], metavar="CODE",
+                    help="the codes of the second command of each round, with --json (default: kepp pdpp vpn)")
+    ap.add_argument("--no-every-code", action="store_true", help="only the command of --metrics")
     ap.add_argument("--against", default=None, metavar="CHECKOUT",
-                    help="another checkout whose command runs in each round too (before/after)")
+                    help="another checkout whose commands run in each round too (before/after)")
     args = ap.parse_args()
     other = Path(args.against).resolve() if args.against else None
     folder = Path(args.folder)
-    extra = ["--metrics", *args.metrics, *(["--json"] if args.json else [])]
-    print(f"warming the store's cache (KEPP_HOME={os.environ.get('KEPP_HOME', 'default')}): "
-          f"{command(folder, extra):.2f} s, load {load()}")
-    if other is not None:
-        print(f"warming {other}'s: {command(folder, extra, other):.2f} s")
-    rows, theirs = [], []
-    for r in range(args.rounds):
-        before = load()
-        whole, reads, n = floor(folder)
-        warm = command(folder, extra)
-        rows.append((r + 1, before, whole, reads, warm))
+    commands = [["--metrics", *args.metrics, *(["--json"] if args.json else [])]]
+    if not args.no_every_code and ["--metrics", *args.every_code, "--json"] not in commands:
+        commands.append(["--metrics", *args.every_code, "--json"])
+    for extra in commands:
+        print(f"warming the store's cache (KEPP_HOME={os.environ.get('KEPP_HOME', 'default')}), {' '.join(extra)}: "
+              f"{command(folder, extra):.2f} s, load {load()}")
         if other is not None:
-            theirs.append((load(), command(folder, extra, other)))
-    print(f"\nkepp eval --from-records {folder} {' '.join(extra)}  ({n} JSONL files)")
-    print(f"{'round':>5}  {'load (1/5/15 min)':<20} {'floor, process':>14} {'floor, reads':>12} {'warm':>7} "
-          f"{'warm/floor process':>18} {'warm/floor reads':>16}")
-    for r, before, whole, reads, warm in rows:
-        print(f"{r:>5}  {before:<20} {whole:>14.2f} {reads:>12.2f} {warm:>7.2f} {warm / whole:>17.2f}x "
-              f"{warm / reads:>15.2f}x")
-    med = [statistics.median(c) for c in zip(*[(w, rd, wm) for _, _, w, rd, wm in rows])]
-    print(f"{'median':>5}  {'':<20} {med[0]:>14.2f} {med[1]:>12.2f} {med[2]:>7.2f} {med[2] / med[0]:>17.2f}x "
-          f"{med[2] / med[1]:>15.2f}x   (target: warm <= 2x the floor)")
-    for (r, _, whole, reads, warm), (before, t) in zip(rows, theirs):
-        print(f"round {r}, {other}: {t:.2f} s (load {before}): {t / whole:.2f}x the floor's process, "
-              f"{t / warm:.2f}x this checkout's")
+            print(f"warming {other}'s: {command(folder, extra, other):.2f} s")
+    floors, mine, theirs = [], [], []  # per round: the floor; per round and command: (load before, seconds)
+    for _ in range(args.rounds):
+        before = load()
+        floors.append((before, *floor(folder)))
+        mine.append([(load(), command(folder, extra)) for extra in commands])
+        if other is not None:
+            theirs.append([(load(), command(folder, extra, other)) for extra in commands])
+    n = floors[0][3]
+    for c, extra in enumerate(commands):
+        _print_command(folder, extra, n, floors, [m[c] for m in mine], [t[c] for t in theirs], other)
     return 0
+
+
+def _print_command(folder: Path, extra: list[str], n: int, floors: list, mine: list, theirs: list, other) -> None:
+    """One command's table: each round's floor, its warm seconds and ratios (and the other checkout's), the medians."""
+    print(f"\nkepp eval --from-records {folder} {' '.join(extra)}  ({n} JSONL files)")
+    head = (f"{'round':>5}  {'load (1/5/15 min)':<20} {'floor, process':>14} {'floor, reads':>12} {'warm':>7} "
+            f"{'warm/floor process':>18} {'warm/floor reads':>16}")
+    print(head + (f" {'before':>7} {'before/floor process':>20}" if theirs else ""))
+    for r, ((before, whole, reads, _), (_, warm)) in enumerate(zip(floors, mine)):
+        line = (f"{r + 1:>5}  {before:<20} {whole:>14.2f} {reads:>12.2f} {warm:>7.2f} {warm / whole:>17.2f}x "
+                f"{warm / reads:>15.2f}x")
+        print(line + (f" {theirs[r][1]:>7.2f} {theirs[r][1] / whole:>19.2f}x" if theirs else ""))
+    med = [statistics.median(c) for c in zip(*[(f[1], f[2], m[1]) for f, m in zip(floors, mine)])]
+    line = (f"{'median':>5}  {'':<20} {med[0]:>14.2f} {med[1]:>12.2f} {med[2]:>7.2f} {med[2] / med[0]:>17.2f}x "
+            f"{med[2] / med[1]:>15.2f}x")
+    if theirs:
+        old = statistics.median(t[1] for t in theirs)
+        line += f" {old:>7.2f} {old / med[0]:>19.2f}x"
+    print(line + "   (target: warm <= 2x the floor)")
+    if theirs:
+        print(f"before: {other}, run in each round after this checkout (its load: "
+              f"{', '.join(t[0] for t in theirs)})")
 
 
 if __name__ == "__main__":

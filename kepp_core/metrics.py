@@ -213,24 +213,28 @@ def _batch_ious(pred: np.ndarray, gt: np.ndarray, batch_size: int) -> np.ndarray
     predicted action and the set of every true action in it, every batch at once (the values of its sets' sizes, as
     Python's sets give them)."""
     n = len(gt)
-    batch = np.repeat(np.arange(n) // batch_size, gt.shape[1])
-    count = -(-n // batch_size)
-    ids = np.concatenate([pred.ravel(), gt.ravel()])
-    low, width = int(ids.min()), int(ids.max()) - int(ids.min()) + 1
-    if count * width > 1 << 26:  # ids spread too wide for a row of flags per batch: numbered densely
-        ids = np.unique(ids, return_inverse=True)[1].ravel()
-        low, width = 0, int(ids.max()) + 1
-    p_ids, g_ids = ids[:pred.size] - low, ids[pred.size:] - low
-    if count * width <= 1 << 26:  # each batch's sets as a row of flags
-        has_p = np.zeros((count, width), dtype=bool)
-        has_g = np.zeros((count, width), dtype=bool)
-        has_p[batch, p_ids] = True
-        has_g[batch, g_ids] = True
-        both, union = (has_p & has_g).sum(axis=1), (has_p | has_g).sum(axis=1)
-    else:  # still too many: each batch's (batch, action) pairs, sorted
-        key_p, key_g = np.unique(batch * width + p_ids), np.unique(batch * width + g_ids)
-        both = np.bincount(np.intersect1d(key_p, key_g, assume_unique=True) // width, minlength=count)
-        union = np.bincount(key_p // width, minlength=count) + np.bincount(key_g // width, minlength=count) - both
+    return _set_ious_of(pred, gt, np.arange(n) // batch_size, -(-n // batch_size))
+
+
+def _set_ious_of(pred: np.ndarray, gt: np.ndarray, batch_of_row: np.ndarray, count: int) -> np.ndarray:
+    """Per batch (``batch_of_row``: each row's batch, of ``count``), the IoU of the set of every predicted action and
+    the set of every true action of its rows, every batch at once."""
+    low = min(int(pred.min()), int(gt.min()))
+    width = max(int(pred.max()), int(gt.max())) - low + 1
+    if count * width <= 1 << 26:  # each batch's sets as a row of flags, each (batch, action) one place of them
+        base = (batch_of_row * width - low)[:, None]
+        has_p, has_g = np.zeros(count * width, dtype=bool), np.zeros(count * width, dtype=bool)
+        has_p[(pred + base).ravel()] = True
+        has_g[(gt + base).ravel()] = True
+        has_p, has_g = has_p.reshape(count, width), has_g.reshape(count, width)
+        return (has_p & has_g).sum(axis=1) / (has_p | has_g).sum(axis=1)
+    # ids spread too wide for a row of flags per batch: numbered densely, each batch's (batch, action) pairs sorted
+    ids = np.unique(np.concatenate([pred.ravel(), gt.ravel()]), return_inverse=True)[1].ravel()
+    width = int(ids.max()) + 1
+    batch = np.repeat(batch_of_row, gt.shape[1])
+    key_p, key_g = np.unique(batch * width + ids[:pred.size]), np.unique(batch * width + ids[pred.size:])
+    both = np.bincount(np.intersect1d(key_p, key_g, assume_unique=True) // width, minlength=count)
+    union = np.bincount(key_p // width, minlength=count) + np.bincount(key_g // width, minlength=count) - both
     return both / union
 
 
@@ -398,3 +402,180 @@ def kepp_episode_values(pred: np.ndarray, gt: np.ndarray,
     values = {"sr": 100.0 * int(success.sum()) / n, "macc": 100.0 * int(steps.sum()) / (n * horizon),
               "miou_episode": 100.0 * float(np.mean(iou))}
     return values, {"sr": success.astype(float), "macc": steps / horizon, "miou_episode": iou}
+
+
+# --- every run's numbers at once: the rows of several runs of one T, each run's rows consecutive, in its order ---
+# A run's number is what its code's function gives on the run's rows alone, value for value: sums the function adds
+# in order are added in order per run (a running sum per row of one array), means numpy takes by its pairwise sum
+# are taken on rows of one length (numpy sums each row of a 2-D array as it sums that row alone).
+def _run_sizes(n: int, starts: np.ndarray) -> np.ndarray:
+    """The rows of each run (``starts``: each run's first row, ascending, the first 0; ``n`` rows in all)."""
+    if not len(starts) or starts[0] != 0 or (np.diff(np.append(starts, n)) < 1).any():
+        raise KeppError(f"runs starting at rows {starts.tolist()[:5]}…: expected ascending starts from 0, "
+                        f"each run at least one of the {n} rows")
+    return np.diff(np.append(starts, n))
+
+
+def _running_sums(values: np.ndarray, starts: np.ndarray, dtype=None) -> np.ndarray:
+    """Per run of ``values`` (from each of ``starts`` to the next), its values added up in order, the last of
+    ``np.cumsum(run, dtype=dtype)``: runs of about one length side by side as rows of one array, padded after their
+    ends (a row's running sum at its run's last value is the run's own)."""
+    sizes = _run_sizes(len(values), starts)
+    out = np.empty(len(starts), dtype=np.cumsum(values[:1], dtype=dtype).dtype)
+    reach = np.ceil(np.log2(sizes)).astype(np.int64)  # runs up to twice as long as the shortest beside them
+    for r in np.unique(reach):
+        k = np.flatnonzero(reach == r)
+        width = int(sizes[k].max())
+        at = np.minimum(starts[k, None] + np.arange(width), len(values) - 1)
+        out[k] = np.cumsum(values[at], axis=1, dtype=dtype)[np.arange(len(k)), sizes[k] - 1]
+    return out
+
+
+def _run_means(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Per run of ``values``, ``np.mean`` of its values: the runs of each length as the rows of one array."""
+    sizes = _run_sizes(len(values), starts)
+    out = np.empty(len(starts))
+    for size in np.unique(sizes):
+        k = np.flatnonzero(sizes == size)
+        out[k] = values[starts[k, None] + np.arange(size)].mean(axis=1)
+    return out
+
+
+def _run_batches(n: int, starts: np.ndarray, batch_size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each run cut in batches of ``batch_size`` consecutive rows (its last may be smaller), as a code batches a run
+    scored alone: each batch's first row and episodes, and each run's first batch."""
+    _batches(n, batch_size)  # the batch size checked
+    sizes = _run_sizes(n, starts)
+    counts = -(-sizes // batch_size)
+    first_batch = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    run = np.repeat(np.arange(len(starts)), counts)
+    firsts = starts[run] + (np.arange(int(counts.sum())) - first_batch[run]) * batch_size
+    return firsts, np.minimum(batch_size, (starts + sizes)[run] - firsts), first_batch
+
+
+def _run_rows(pred: np.ndarray, gt: np.ndarray,
+              starts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``pred`` and ``gt`` as ``[N, T]`` int64 arrays (checked as :func:`_plan_arrays` checks them), ``starts`` as
+    int64, and each run's rows."""
+    p, g = _plan_arrays(pred, gt)
+    starts = np.asarray(starts, dtype=np.int64)
+    return p, g, starts, _run_sizes(len(g), starts)
+
+
+def kepp_run_metrics(pred: np.ndarray, gt: np.ndarray, starts: np.ndarray, batch_size: int = BATCH,
+                     iou: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """:func:`kepp_metrics` of every run at once: ``pred`` and ``gt`` are ``[N, T]`` arrays of one T holding several
+    runs, each run's rows consecutive from each of ``starts`` (ascending, the first 0) to the next; per metric key,
+    one value per run, each what :func:`kepp_metrics` gives on that run's rows alone. ``iou``: the rows' set IoUs
+    where the caller has them.
+
+    >>> m = kepp_run_metrics(np.array([[1, 2, 3], [1, 5, 3], [4, 4, 4]]), np.array([[1, 2, 3]] * 3), [0, 2])
+    >>> m["sr"].tolist(), m["ends"].tolist()
+    ([50.0, 0.0], [100.0, 0.0])
+    """
+    p, g, starts, sizes = _run_rows(pred, gt, starts)
+    right = p == g
+    per_run = lambda flags: np.add.reduceat(flags.astype(np.int64), starts)  # noqa: E731 -- counted per run
+    success, ends = right.all(axis=1), _ends_flags(p, g)
+    firsts, b, first_batch = _run_batches(len(g), starts, batch_size)
+    batch_ious = _set_ious_of(p, g, np.repeat(np.arange(len(b)), b), len(b))
+    held, won = per_run(ends), per_run(success & ends)
+    return {"sr": 100.0 * per_run(success) / sizes, "macc": 100.0 * per_run(right.sum(axis=1)) / (sizes * g.shape[1]),
+            "miou_episode": 100.0 * _run_means(set_iou(p, g) if iou is None else iou, starts),
+            "miou_batch": 100.0 * _run_means(batch_ious, first_batch), "ends": 100.0 * held / sizes,
+            "sr_ends": np.where(held > 0, 100.0 * won / np.maximum(held, 1), 0.0)}
+
+
+def pdpp_run_metrics(pred: np.ndarray, gt: np.ndarray, starts: np.ndarray, batch_size: int = BATCH,
+                     iou: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """:func:`pdpp_metrics` of every run at once (the runs as :func:`kepp_run_metrics` takes them): each run's
+    batches its own, its meters added in its batches' order, in the code's types.
+
+    >>> m = pdpp_run_metrics(np.array([[1, 2, 3], [1, 5, 3], [4, 4, 4]]), np.array([[1, 2, 3]] * 3), [0, 2])
+    >>> m["sr"].tolist(), m["macc"].round(4).tolist()
+    ([50.0, 0.0], [83.3333, 0.0])
+    """
+    p, g, starts, sizes = _run_rows(pred, gt, starts)
+    f32 = np.float32
+    firsts, b, first_batch = _run_batches(len(g), starts, batch_size)
+    right = p == g
+    count = lambda flags: np.add.reduceat(flags.astype(np.int64), firsts)  # noqa: E731 -- per batch
+    iou = set_iou(p, g) if iou is None else iou
+    values = {  # every batch's value at once, as pdpp_metrics has them
+        "macc": count(right.sum(axis=1)).astype(f32) * (100.0 / (b * g.shape[1])).astype(f32),
+        "sr": (count(right.all(axis=1)) * 100.0).astype(f32) / b.astype(f32),
+        "miou_batch": 100.0 * _set_ious_of(p, g, np.repeat(np.arange(len(b)), b), len(b)),
+        "miou_episode": _running_sums(100.0 * iou, firsts) / b,  # each batch summed in order
+        "first_acc": (count(right[:, 0]).astype(f32) / b.astype(f32)) * f32(100.0),
+        "last_acc": (count(right[:, -1]).astype(f32) / b.astype(f32)) * f32(100.0),
+    }
+    out = {}
+    for key, v in values.items():  # each run's meters add its batches in order
+        if key in _PDPP_TENSOR_METERS:
+            out[key] = (_running_sums(v * b.astype(f32), first_batch, f32) / sizes.astype(f32)).astype(np.float64)
+        else:
+            out[key] = _running_sums(v.astype(np.float64) * b, first_batch) / sizes
+    return {key: out[key] for key in ("sr", "macc", "miou_batch", "miou_episode", *_PDPP_TENSOR_METERS)}
+
+
+def pdpp_printed_run_metrics(pred: np.ndarray, gt: np.ndarray, starts: np.ndarray, batch_size: int = BATCH,
+                             iou: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """:func:`pdpp_printed_metrics` of every run at once: :func:`pdpp_run_metrics` through float32."""
+    return {key: v.astype(np.float32).astype(np.float64)
+            for key, v in pdpp_run_metrics(pred, gt, starts, batch_size, iou).items()}
+
+
+def vpn_run_metrics(pred: np.ndarray, gt: np.ndarray, starts: np.ndarray, batch_size: int = BATCH,
+                    iou: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """:func:`vpn_metrics` of every run at once (the runs as :func:`kepp_run_metrics` takes them; ``iou`` unused:
+    this code counts no set IoU per episode): each run's batches and growing sets its own.
+
+    >>> m = vpn_run_metrics(np.array([[1, 2], [1, 3], [1, 3]]), np.array([[1, 3]] * 3), [0, 1])
+    >>> m["miou"].round(2).tolist(), m["sr"].tolist()
+    ([75.0, 100.0], [0.0, 100.0])
+    """
+    p, g, starts, sizes = _run_rows(pred, gt, starts)
+    firsts, b, first_batch = _run_batches(len(g), starts, batch_size)
+    right = p == g
+    count = lambda flags: np.add.reduceat(flags.astype(np.int64), firsts)  # noqa: E731 -- per batch
+    ious = ((p & g).sum(1) + 1e-6) / ((p | g).sum(1) + 1e-6) * 100
+    values = {"sr": count(right.all(axis=1)) / b * 100, "macc": count(right.sum(axis=1)) / (b * g.shape[1]) * 100,
+              "miou": _run_means(ious, firsts)}  # np.mean of each batch
+    out = {key: _running_sums(v * b, first_batch) / sizes for key, v in values.items()}
+    out["miou_classic"] = _running_sums(_growing_set_ious(p, g, starts, sizes), starts) / sizes
+    return out
+
+
+def _growing_set_ious(p: np.ndarray, g: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Per row, ``100 ×`` the IoU of its run's predicted and true action sets grown from the run's first row to it
+    (what :func:`vpn_metrics` averages as ``miou_classic``), every run at once."""
+    n, horizon = g.shape
+    ids = np.concatenate([p.ravel(), g.ravel()])
+    if ids.min() < 0 or ids.max() >= 1 << 26:  # ids no table can be indexed by: numbered densely (the sets' sizes stay)
+        ids = np.unique(ids, return_inverse=True)[1].ravel()
+    size = int(ids.max()) + 1
+    run = np.repeat(np.arange(len(starts)), sizes)
+    local = np.repeat(np.arange(n) - starts[run], horizon)
+    keys = [np.repeat(run, horizon) * size + ids[k * p.size:(k + 1) * p.size] for k in range(2)]
+    none = np.iinfo(np.int64).max
+    if len(starts) * size <= 1 << 26:  # each (run, action)'s first row, in a table
+        pairs = np.arange(len(starts) * size)
+        firsts = [np.full(len(pairs), none, dtype=np.int64) for _ in keys]
+        for first, key in zip(firsts, keys):
+            np.minimum.at(first, key, local)
+    else:  # too many: each (run, action)'s first place in the rows' order, the pairs sorted
+        found = [np.unique(key, return_index=True) for key in keys]
+        pairs = np.union1d(found[0][0], found[1][0])
+        firsts = [np.full(len(pairs), none, dtype=np.int64) for _ in keys]
+        for first, (key, at) in zip(firsts, found):
+            first[np.searchsorted(pairs, key)] = local[at]
+    owner = pairs // size  # each pair's run
+    both = np.where((firsts[0] != none) & (firsts[1] != none), np.maximum(*firsts), none)
+
+    def grown(first: np.ndarray) -> np.ndarray:  # per row, the actions its run's set holds by then
+        held = first != none
+        counts = np.cumsum(np.bincount(starts[owner[held]] + first[held], minlength=n))
+        return counts - np.repeat(np.concatenate(([0], counts))[starts], sizes)
+
+    has_p, has_g, has_both = grown(firsts[0]), grown(firsts[1]), grown(both)
+    return 100.0 * has_both / (has_p + has_g - has_both)

@@ -190,8 +190,8 @@ def failure_analysis(df) -> tuple[list[EpisodeOutcome], FailureStats, list[Failu
 TABLE_RESAMPLES = 2_000
 
 
-def method_horizon_table(preds, metrics: str = DEFAULT_FAMILY,
-                         names: Mapping[str, str] | None = None) -> tuple[object, dict[str, str]]:
+def method_horizon_table(preds, metrics: str = DEFAULT_FAMILY, names: Mapping[str, str] | None = None,
+                         runs=None) -> tuple[object, dict[str, str]]:
     """SR, mAcc and mIoU (per episode, in %) as one row per method and a column per T and metric
     (``"T=3 SR"``, ...): mean over seeds, with ``"± h"`` (90% CI, Student t) where a method
     and horizon have several seeds, and with one seed ``"[lo, hi]"``: the 90% percentile bootstrap
@@ -207,29 +207,31 @@ def method_horizon_table(preds, metrics: str = DEFAULT_FAMILY,
     code (``"T=3 SR (PDPP)"``, ``"T=3 mIoU (PDPP, per batch)"``), each seed's episodes in the records' order
     in batches of 256 as that code batches them; the mean ± h over seeds, and an interval with one seed only
     for a code whose numbers are means over episodes (its ``per_episode``: a per-batch number is not a mean
-    over episodes to resample)."""
+    over episodes to resample).
+
+    Every seed's numbers are counted at once on the table's arrays (:class:`kepp_core.evaluation.runs.Runs`);
+    ``runs``: those of ``preds`` where the caller has them (grouped with a missing seed as 0), shared by the
+    tables of several codes."""
     import pandas as pd
+
+    from kepp_core.evaluation.runs import Runs  # pandas: only when a table is asked for
 
     fam = family(metrics)
     shown = [(m.key, m.header) for m in fam.table_metrics]
     means: dict[tuple[str, str], float] = {}
     cells: dict[str, dict[str, str]] = {}
     order: dict[str, tuple[int, int]] = {}  # column -> (horizon, metric's place): the columns' order
-    seeds_of: dict[tuple, list[np.ndarray]] = {}  # (method, T) -> the rows of each seed, seeds in order
-    keys = pd.DataFrame({"method": preds["method"], "horizon": preds["horizon"], "seed": preds["seed"].fillna(0)})
-    for (method, horizon, _), idx in _groups(preds, ["method", "horizon", "seed"], keys):
-        seeds_of.setdefault((method, horizon), []).append(idx)
-    plans = PlanArrays(preds)
+    seeds_of: dict[tuple, list[int]] = {}  # (method, T) -> its runs (one per seed), seeds in order
+    runs = Runs(preds, missing_seed=0) if runs is None else runs
+    for r, (method, horizon, _) in enumerate(runs.keys):
+        seeds_of.setdefault((method, horizon), []).append(r)
+    # every seed's numbers at once; a code that counts runs one by one, by its array path where it has one
+    per_run = runs.values(fam, None if fam.per_episode is None else lambda p, g: _seed_values(p, g, fam)[0])
     for (method, horizon), parts in seeds_of.items():
-        per_seed: dict[str, list[float]] = {key: [] for key, _ in shown}
-        for idx in parts:
-            iou = plans.set_iou(idx) if metrics == DEFAULT_FAMILY else None  # each horizon's once, for both tables
-            values, episodes = _seed_values(*plans.of(idx), fam, iou)
-            for key, _ in shown:
-                per_seed[key].append(float(values[key]))
         one = fam.per_episode is not None and len(parts) == 1
+        episodes = runs.episodes(fam, parts[0]) if one else {}
         for place, (key, header) in enumerate(shown):
-            vals = per_seed[key]
+            vals = [float(per_run[key][r]) for r in parts]
             col = f"T={int(horizon)} {header}"
             order[col] = (int(horizon), place)
             mean, half = mean_ci(vals)  # 90%, Student t: the interval of every result table over seeds

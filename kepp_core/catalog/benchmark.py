@@ -57,6 +57,8 @@ def _metrics_function(name: str) -> Callable:
 
 _kepp, _kepp_episodes, _pdpp, _pdpp_printed, _vpn = map(
     _metrics_function, ("kepp_metrics", "kepp_episode_values", "pdpp_metrics", "pdpp_printed_metrics", "vpn_metrics"))
+_kepp_runs, _pdpp_runs, _pdpp_printed_runs, _vpn_runs = map(
+    _metrics_function, ("kepp_run_metrics", "pdpp_run_metrics", "pdpp_printed_run_metrics", "vpn_run_metrics"))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,7 +82,11 @@ class MetricFamily:
     ``table``: the keys of the metrics the method × T table shows (None: every one). ``per_episode``:
     where those are means over episodes, their array path on ``[N, T]`` arrays of one T, ``(values by key,
     each episode's value by key)``: a one-seed table resamples the episodes for its interval (a code
-    without one, whose numbers are per batch, shows none)."""
+    without one, whose numbers are per batch, shows none). ``runs``: where the code counts every run of a table
+    at once, ``runs(pred, gt, starts, batch_size, iou=None)`` on ``[N, T]`` arrays of one T whose runs' rows are
+    consecutive from each of ``starts``: per metric key, one value per run, each what ``compute`` gives on that
+    run's rows alone (``iou``: the rows' set IoUs where the caller has them); a code without one is computed run
+    by run (:meth:`run_scores`)."""
 
     name: str
     label: str
@@ -89,6 +95,7 @@ class MetricFamily:
     compute: Callable[[Plans, Plans, int], dict]
     table: tuple[str, ...] | None = None
     per_episode: Callable[[np.ndarray, np.ndarray], tuple[dict[str, float], dict[str, np.ndarray]]] | None = None
+    runs: Callable[..., dict[str, np.ndarray]] | None = None
 
     def __post_init__(self) -> None:
         keys = [m.key for m in self.metrics]
@@ -119,6 +126,25 @@ class MetricFamily:
         the field's codes' batch, :data:`kepp_core.metrics.BATCH`), by metric key in table order."""
         out = self.compute(pred, gt) if batch_size is None else self.compute(pred, gt, batch_size)
         return {m.key: out[m.key] for m in self.metrics}
+
+    def run_scores(self, pred: np.ndarray, gt: np.ndarray, starts, batch_size: int | None = None,
+                   iou: np.ndarray | None = None) -> dict[str, list[float]]:
+        """What this code reports on each run of ``[N, T]`` arrays of one T (each run's rows consecutive, from each
+        of ``starts``, ascending from 0, to the next): by metric key in table order, one number per run, each what
+        :meth:`scores` gives on the run's rows alone; every run at once where the code counts them so (its ``runs``),
+        else run by run. ``iou``: the rows' set IoUs where the caller has them.
+
+        >>> import numpy as np
+        >>> family("vpn").run_scores(np.array([[1, 2], [1, 3]]), np.array([[1, 3], [1, 3]]), [0, 1])["sr"]
+        [0.0, 100.0]
+        """
+        if self.runs is not None:
+            size = {} if batch_size is None else {"batch_size": batch_size}
+            out = self.runs(pred, gt, starts, iou=iou, **size)
+            return {m.key: out[m.key].tolist() for m in self.metrics}
+        bounds = [*map(int, starts), len(gt)]
+        alone = [self.scores(pred[a:b], gt[a:b], batch_size) for a, b in zip(bounds, bounds[1:])]
+        return {m.key: [float(s[m.key]) for s in alone] for m in self.metrics}
 
     def columns_of(self, pred: Plans, gt: Plans, batch_size: int | None = None) -> dict:
         """:meth:`scores` under the code's row fields (``pdpp_sr``, ``vpn_miou``, ...)."""
@@ -159,7 +185,7 @@ def _printed(pdpp: tuple[FamilyMetric, ...]) -> MetricFamily:
                         "through float32 as inference.py prints it", metrics=tuple(
                             _metric("pdpp_printed", m.key, f"{m.header[:-1]}, as printed)",
                                     f"{m.description}; through float32 as printed") for m in pdpp),
-                        compute=_pdpp_printed, table=_PDPP_TABLE)
+                        compute=_pdpp_printed, table=_PDPP_TABLE, runs=_pdpp_printed_runs)
 
 
 FAMILIES: dict[str, MetricFamily] = {f.name: f for f in (
@@ -173,9 +199,9 @@ FAMILIES: dict[str, MetricFamily] = {f.name: f for f in (
                                                   "the batches' plain mean (%)", "mIoU_b256"),
         _metric("kepp", "ends", "ends", "the plan's first and last step both right (%)", "ends"),
         _metric("kepp", "sr_ends", "SR_ends", "plans right among the episodes whose ends are right (%)", "SR_ends"),
-    ), compute=_kepp, table=("sr", "macc", "miou_episode"), per_episode=_kepp_episodes),
+    ), compute=_kepp, table=("sr", "macc", "miou_episode"), per_episode=_kepp_episodes, runs=_kepp_runs),
     MetricFamily(name="pdpp", label="PDPP", source=_PDPP_SOURCE, metrics=_PDPP_METRICS, compute=_pdpp,
-                 table=_PDPP_TABLE),
+                 table=_PDPP_TABLE, runs=_pdpp_runs),
     _printed(_PDPP_METRICS),
     MetricFamily(name="vpn", label="ViterbiPlanNet", source="ViterbiPlanNet's metrics.py with main.py's aggregation "
                                                             "(github.com/Gigi-G/ViterbiPlanNet)", metrics=(
@@ -185,7 +211,7 @@ FAMILIES: dict[str, MetricFamily] = {f.name: f for f in (
                                                                 "ids bit by bit, not a set IoU; batches weighted (%)"),
         _metric("vpn", "miou_classic", "mIoU (ViterbiPlanNet, classic)", "miou(): action sets growing from the "
                                                                          "first episode on, averaged over prefixes (%)"),
-    ), compute=_vpn),
+    ), compute=_vpn, runs=_vpn_runs),
 )}
 DEFAULT_FAMILY = "kepp"
 

@@ -256,19 +256,25 @@ def _from_records(args) -> int:
     if given:
         raise KeppError(f"--from-records scores recorded plans: {', '.join(given)} belong to a run of models "
                         "(drop them, or drop --from-records)")
+    from kepp_core.evaluation.runs import Runs
     from kepp_core.evaluation.store import plans_frame
 
     files = _records_files(args.from_records)
     preds = _recorded(plans_frame(files), args)  # the plans as the store's arrays: no tuple per record
     horizons = sorted(int(h) for h in preds["horizon"].unique())
     result = {"records": [str(f) for f in files], "tables": []}
+    several = len(args.metrics) > 1  # each T's plans in run order kept for the next code
+    tabled = Runs(preds, missing_seed=0, keep=several)  # grouped once, each T's IoUs counted once, for every code
+    written = args.json or args.out  # every run's numbers: only where they are written
+    # the runs written: the table's, unless a seed is missing (then a run of its own, where the table counts it as 0)
+    runs = tabled if not written or preds["seed"].notna().all() else Runs(preds, keep=several)
     for code in args.metrics:
         fam = family(code)
-        table, _ = api.method_horizon_table(preds, code)
-        if args.json or args.out:  # every run's numbers: only where they are written
+        table, _ = api.method_horizon_table(preds, code, runs=tabled)
+        if written:
             result["tables"].append({"code": code, "label": fam.label, "source": fam.source,
                                      "rows": [{"method": name, **cells} for name, cells in table.to_dict("index").items()],
-                                     "runs": _run_values(preds, code)})
+                                     "runs": _run_values(runs, code)})
         if args.json:
             continue
         print_table([{"method": name, **cells} for name, cells in table.to_dict("index").items()],
@@ -300,29 +306,25 @@ def _recorded(preds, args):
     return preds
 
 
-def _run_values(preds, code: str) -> list[dict]:
-    """Per method, T and seed of a predictions table, what the code ``code`` reports on its episodes
-    (in the records' order), unrounded, with the file an imported method's plans came from: the code counts
-    on each run's ``[n, T]`` arrays of the store's columns (:class:`~kepp_core.evaluation.store.PlanArrays`),
-    never a record at a time."""
+def _run_values(runs, code: str) -> list[dict]:
+    """Per method, T and seed of a predictions table (``runs``: its :class:`~kepp_core.evaluation.runs.Runs`), what
+    the code ``code`` reports on its episodes (in the records' order), unrounded, with the file an imported method's
+    plans came from: every run of a T counted at once on the store's ``[n, T]`` arrays, never a record at a time."""
     import numpy as np
     import pandas as pd
 
-    from kepp_core.evaluation.store import PlanArrays
-
-    fam, plans = family(code), PlanArrays(preds)
-    files, names = pd.factorize(preds["imported"])  # -1: not imported
-    groups = preds.groupby([preds["method"], preds["horizon"], preds["seed"].fillna(-1)], sort=True).indices
+    values = runs.values(family(code))
+    files, names = pd.factorize(runs.preds["imported"])  # -1: not imported
+    some = files >= 0
+    held = np.unique(runs.group[some] * len(names) + files[some])  # each run's imported files, once each
+    imported: dict[int, list[str]] = {}
+    for r, f in zip((held // max(len(names), 1)).tolist(), names[held % max(len(names), 1)].tolist()):
+        imported.setdefault(r, []).append(f)
     rows = []
-    for (method, horizon, seed), idx in sorted(groups.items()):
-        pred, gt = plans.of(idx)
-        if not (isinstance(pred, np.ndarray) and pred.ndim == 2):  # plans of several lengths: the code names the odd one
-            pred, gt = [list(p) for p in pred], [list(t) for t in gt]
-        held = np.unique(files[idx])
-        imported = sorted(names[held[held >= 0]].tolist())
+    for r, (method, horizon, seed) in enumerate(runs.keys):
         rows.append({"method": method, "T": int(horizon), "seed": None if seed == -1 else int(seed),
-                     "episodes": len(idx), **({"imported": ", ".join(imported)} if imported else {}),
-                     **fam.scores(pred, gt)})
+                     "episodes": int(runs.sizes[r]), **({"imported": ", ".join(sorted(imported[r]))} if r in imported else {}),
+                     **{key: v[r] for key, v in values.items()}})
     return rows
 
 
