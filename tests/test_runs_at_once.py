@@ -54,6 +54,7 @@ def test_runs_at_once_equal_runs_alone_for_any_lengths_batches_and_action_ids(ba
     """Runs of any lengths (one row, equal ones, longer than a batch), ids from a handful to 2^25 (the growing sets
     kept by pairs, not a table), each code's run path against its function on each run alone."""
     rng = np.random.default_rng(batch_size)
+    compared = 0
     for sizes, horizon, actions in (([1, 1, 2], 1, 3), ([300] * 4, 3, 20), ([513, 1, 256, 257, 40], 4, 133),
                                     ([90, 700, 12], 6, 1 << 25)):
         pred, gt, starts = brute_runs(rng, sizes, horizon, actions)
@@ -62,6 +63,8 @@ def test_runs_at_once_equal_runs_alone_for_any_lengths_batches_and_action_ids(ba
             for r, (s, size) in enumerate(zip(starts, sizes)):
                 alone = code.scores(pred[s:s + size], gt[s:s + size], batch_size)
                 assert {k: v[r] for k, v in got.items()} == alone, (code.name, sizes, r)
+                compared += 1
+    assert compared == 15 * len(FAMILIES) >= 15 * 4  # every run of the four sets, under every built-in code
 
 
 def test_a_code_without_a_run_path_is_counted_run_by_run():
