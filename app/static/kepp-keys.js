@@ -49,9 +49,30 @@
       });
       top.__keppMoveWatch.observe(app, {attributes: true, attributeOldValue: true, attributeFilter: ["data-test-script-state"]});
     };
-    top.__keppGo = function (dir) {
+    // A key that comes while a run redraws the page (the bar's buttons of the last run marked stale, this run's not
+    // drawn yet: a slow machine, a click in the graph that reruns the page) is kept and made once the run has
+    // ended, never lost in front of the room; a later key replaces it.
+    top.__keppLater = function (dir) {
+      const app = top.document.querySelector('[data-testid="stApp"]');
+      if (!app || app.dataset.testScriptState !== "running") return false;
+      top.__keppPending = dir;
+      if (!top.__keppPendingWatch) {
+        top.__keppPendingWatch = new MutationObserver(() => {
+          if (app.dataset.testScriptState === "running") return;
+          top.__keppPendingWatch.disconnect();
+          top.__keppPendingWatch = null;
+          const pending = top.__keppPending;
+          top.__keppPending = null;
+          if (pending) top.__keppGo(pending, true);
+        });
+        top.__keppPendingWatch.observe(app, {attributes: true, attributeFilter: ["data-test-script-state"]});
+      }
+      return true;
+    };
+    top.__keppGo = function (dir, again) {
       const button = top.__keppButton(dir);
-      if (!button) return false;  // no playlist playing
+      if (!button) return again ? false : top.__keppLater(dir);  // no playlist playing (or its bar being redrawn)
+      top.__keppPending = null;
       if (!button.disabled) { top.__keppMoving(); button.click(); }
       const active = top.document.activeElement;
       if (active && active.blur) active.blur();  // a focused button (or frame) would take the next key itself
