@@ -227,12 +227,15 @@ def _superseded(key: tuple) -> None:
     records goes (Streamlit clears a cached function whole); those of other files are made again when asked."""
     files, versions = key
     with _lock:
-        if _held.setdefault(files, versions) == versions:
-            _empty_retired()
-            return
-        _held[files] = versions
-        _retired.extend((time.monotonic(), old) for old in (ref() for ref in _made.pop(files, [])) if old is not None)
-        _empty_retired()
+        same = _held.setdefault(files, versions) == versions
+        if not same:
+            _held[files] = versions
+            _retired.extend((time.monotonic(), old) for old in (ref() for ref in _made.pop(files, [])) if old is not None)
+        emptied = _empty_retired()
+    if same:
+        if emptied:
+            _give_back()  # outside the lock: no run waits for the system
+        return
     for cached in RECORDS_CACHES:
         cached.clear()
     gc.collect()  # the old table's million tuples freed now, not at the collector's leisure
@@ -264,35 +267,35 @@ _trim = None  # glibc's malloc_trim, once found (False: there is none)
 # deferred downloads and fragments, which hold the page's variables): the cache letting go is not enough. A
 # retired table (the whole one, a method's rows of it, its index: :func:`_made_of`) is emptied in place (its
 # columns dropped, an index's arrays let go: the memory freed whoever holds it) once no run that asked for the
-# records before it was retired is still going (a run's script thread ends with it). So a fragment reads the records through this
-# module again (records_key, predictions, run_rows), never through a table its page's full run held.
+# records before it was retired is still going (a run's script thread ends with it). So a fragment reads the
+# records through this module again (records_key, predictions, run_rows), never through a table its page's full
+# run held.
 _made: dict[tuple[str, ...], list] = {}  # records files -> the tables and indexes the caches hold of them now
 _retired: list[tuple[float, object]] = []  # (when, table or index) of superseded versions, to be emptied
 _readers: list[tuple[threading.Thread, float]] = []  # the runs that asked for the records, and when
 _lock = threading.Lock()
 
 
-def _empty_retired() -> None:
-    """Empty the retired tables that no run still going can read (called with ``_lock`` held)."""
+def _empty_retired() -> bool:
+    """Empty the retired tables that no run still going can read (called with ``_lock`` held); whether any was."""
     me = threading.current_thread()  # this run asks for the new versions: it holds none of the old ones
     going = min((at for t, at in _readers if t is not me and t.is_alive()), default=float("inf"))
     kept = []
     for at, table in _retired:
-        if at < going and not hasattr(table, "attrs"):  # an index: it lets go of its arrays itself
+        if at >= going:  # a run that began before it was retired may still read it
+            kept.append((at, table))
+        elif not hasattr(table, "attrs"):  # an index: it lets go of its arrays itself
             table.release()
-        elif at < going:  # every run that began before it was retired is over
+        else:
             for carried in table.attrs.values():  # what it carries for every table filtered from it (its plans as arrays)
                 if callable(getattr(carried, "release", None)):
                     carried.release()
             for column in list(table.columns):  # in place: every holder of the table sees it emptied
                 del table[column]
             table.attrs.clear()
-        else:
-            kept.append((at, table))
     emptied = len(_retired) > len(kept)
     _retired[:] = kept
-    if emptied:
-        _give_back()
+    return emptied
 
 
 def skipped_records(cfg: AppConfig) -> list:
