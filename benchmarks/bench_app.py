@@ -170,9 +170,10 @@ def measure_links(page, url: str, repeats: int, results: dict, deep_links: list[
 LIVE = ".kepp-verdict.kepp-live"  # the Plan page's live result (its tab beside a record, or alone)
 
 
+HEATMAP_DRAWN = "[data-testid='stEChartsChart'] svg text"  # the Heatmaps page's chart (ECharts) drawn: its labels are
 # Every page of the app, as a new tab opens it: its address and what says its first screen is there.
 NEW_TABS = [("Home", "", "[data-testid='stMetric']"), ("Plan", "Plan", ".st-key-plan_go button"),
-            ("Graph", "Graph", "iframe"), ("Heatmaps", "Heatmaps", ".js-plotly-plot .main-svg"),
+            ("Graph", "Graph", "iframe"), ("Heatmaps", "Heatmaps", HEATMAP_DRAWN),
             ("Failure cases", "Failure_cases", ".kepp-plan"), ("Results", "Results", ".kepp-plan"),
             ("Training", "Training", ".js-plotly-plot .main-svg"), ("Playlists", "Playlists", "h1"),
             ("Presenter", "Presenter", ".kepp-note")]
@@ -184,6 +185,7 @@ READY_JS = """(sel) => {
   if ((document.querySelector('[data-testid="stApp"]') || {dataset: {}}).dataset.testScriptState !== 'notRunning') return false;
   if (!document.querySelector('h1') || !document.querySelector(sel)) return false;
   for (const p of document.querySelectorAll('.js-plotly-plot')) if (!p.querySelector('.main-svg')) return false;
+  for (const c of document.querySelectorAll('[data-testid="stEChartsChart"]')) if (!c.querySelector('svg text')) return false;
   for (const f of document.querySelectorAll('iframe')) {
     let w; try { w = f.contentWindow; } catch (e) { continue; }
     if (!w || !w.document || !w.document.querySelector('#mynetwork')) {

@@ -37,9 +37,11 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 sys.path.insert(0, str(REPO / "app"))
 
+from bench_app import HEATMAP_DRAWN  # noqa: E402 -- after the path it lies on
+
 EDITS = 20
 # pages whose own content shows they are drawn; any other page (one added to the registry) is drawn when its title is
-SELECTORS = {"home": "[data-testid='stMetric']", "graph": "iframe", "heatmaps": ".js-plotly-plot .main-svg",
+SELECTORS = {"home": "[data-testid='stMetric']", "graph": "iframe", "heatmaps": HEATMAP_DRAWN,
              "failures": ".kepp-plan", "results": ".kepp-plan", "training": "h1", "presenter": "h1"}
 RUNS_ENDED = """() => { const app = document.querySelector('[data-testid="stApp"]');
   if (!app) return -1;

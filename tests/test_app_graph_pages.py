@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from components.ui.colours import WRONG
 from kepp_core import api
 from kepp_core.graph import subgraph
 from tests.helpers.app_session import dataset, no_problems, open_page, texts, write_run
@@ -18,6 +19,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("app")]
 
 def figures(at) -> list[dict]:
     return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def heatmaps(at) -> list[dict]:
+    """The page's ECharts options (the Heatmaps page's panels and their difference)."""
+    return [json.loads(c.proto.spec) for c in at.get("echarts_chart")]
 
 
 def test_minimum_filter_follows_the_weighting_and_exports_carry_title_and_legend(monkeypatch, app_env):
@@ -43,21 +49,32 @@ def test_heatmaps_share_a_colour_bar_over_equal_panels_and_mark_out_of_task_acti
     at = open_page(monkeypatch, app_env, "views/3_Heatmaps.py")
     at.selectbox(key="heat_method").set_value("random").run()
     no_problems(at)
-    fig = figures(at)[0]
-    traces = [t for t in fig["data"] if t["type"] == "heatmap"]
-    assert len(traces) == 3 and all(t["coloraxis"] == "coloraxis" for t in traces)
-    assert "colorbar" in fig["layout"]["coloraxis"]
-    widths = [round(ax["domain"][1] - ax["domain"][0], 6) for k, ax in fig["layout"].items() if k.startswith("xaxis")]
-    assert len(widths) == 3 and len(set(widths)) == 1  # equal panels
-    x = fig["layout"]["xaxis"]
-    assert x["tickfont"]["size"] >= 14
+    panels, difference = heatmaps(at)
+    assert isinstance(panels["visualMap"], dict) and panels["visualMap"]["min"] == 0 and panels["visualMap"]["max"] == 1
+    assert difference["visualMap"]["min"] == -1 and difference["visualMap"]["max"] == 1
+    x = panels["xAxis"][0]
+    labels = [v["value"] if isinstance(v, dict) else v for v in x["data"]]
+    blanks = [k for k, v in enumerate(labels) if v == ""]
+    assert len(blanks) == 2  # three panels, a blank column between
+    edges = [-1, *blanks, len(labels)]
+    widths = {b - a - 1 for a, b in zip(edges, edges[1:])}
+    assert len(widths) == 1  # equal panels
+    titles = [t for t in panels["xAxis"][1]["data"] if t]
+    assert titles[:2] == ["training plans", "test plans"] and "predictions" in titles[2]
+    assert x["axisLabel"]["fontSize"] >= 14
     ds = dataset(app_env)
     task = at.selectbox(key="heat_task").value
     own = set(ds.tasks[task].steps)
-    marked = {v for v, t in zip(x["tickvals"], x["ticktext"]) if "✱" in t}
-    assert marked == {v for v in x["tickvals"] if v not in own}
+    marked = {v["value"].removesuffix(" ✱") for v in x["data"] if isinstance(v, dict)}
+    assert all(v["textStyle"]["color"] == WRONG for v in x["data"] if isinstance(v, dict))
+    assert marked == {v.removesuffix(" ✱") for v in labels if v and v.removesuffix(" ✱") not in own}
     assert marked  # random predictions use actions of other tasks
     assert any("outside the task's step list" in t for t in texts(at.caption))
+    # every cell is one data item of the one series, named by its panel and transition, its value the matrix's
+    cells = panels["series"][0]["data"]
+    n = widths.pop()
+    assert len(cells) == 3 * n * n and len(panels["yAxis"]["data"]) == n
+    assert len({c["name"] for c in cells}) == len(cells)
 
 
 def test_training_runs_keep_one_colour_with_smoothing_log_scale_and_val_score(monkeypatch, app_env, tmp_path):

@@ -236,7 +236,7 @@ def test_heatmaps_share_one_action_order_and_rows_are_distributions(monkeypatch,
     for t in tables:
         sums = t.drop(columns="from").sum(axis=1)
         assert (((sums - 1).abs() < 1e-6) | (sums == 0)).all()
-    assert len(at.get("plotly_chart")) == 2  # the three heatmaps side by side, and the difference
+    assert len(at.get("echarts_chart")) == 2  # the three heatmaps side by side, and the difference
 
 
 # --- Training -----------------------------------------------------------------------------------------

@@ -179,12 +179,11 @@ def test_heatmaps_show_one_task_of_this_world(monkeypatch, coin_world, world):
     assert any(dataset_caption(world) in t for t in texts(at.caption))
     task = at.selectbox(key="heat_task").value
     assert task in world.tasks
-    fig = json.loads(at.get("plotly_chart")[0].proto.spec)
-    types = [t["type"] for t in fig["data"]]  # per panel: the heatmap, and invisible markers that take a cell's click
-    assert "heatmap" in types and set(types) == {"heatmap", "scatter"}
-    assert all(t["marker"]["opacity"] == 0 for t in fig["data"] if t["type"] == "scatter")
-    ticks = [t.rstrip(" ✱") for t in fig["layout"]["xaxis"]["ticktext"]]
-    assert set(ticks) == set(world.labels(world.task_actions(task)))
+    chart = json.loads(at.get("echarts_chart")[0].proto.spec)
+    assert [s["type"] for s in chart["series"]] == ["heatmap"]  # one series: every panel's cells, each clickable
+    assert chart["series"][0]["selectedMode"] == "single"
+    ticks = {(t["value"] if isinstance(t, dict) else t).removesuffix(" ✱") for t in chart["xAxis"][0]["data"]} - {""}
+    assert ticks == set(world.labels(world.task_actions(task)))
 
 
 @pytest.mark.parametrize("page", ["views/4_Failure_cases.py", "views/5_Results.py"])

@@ -1,6 +1,6 @@
 """End-to-end, type for a room: the real app server (demo world, shipped models and records) in a real
 headless Chromium at a projector's 1280x720, presentation mode on every page. Every text the page shows is
-at least 20 CSS px (computed), and so is what plotly draws (ticks, colour bars, titles) and the tables'
+at least 20 CSS px (computed), and so is what plotly and ECharts draw (ticks, colour scales, titles) and the tables'
 canvas type (the grid's font times its zoom); step names and the ✓/✗ marks that carry a verdict are at least
 28 px, in the page and drawn in the graph's frame (its font times the view's scale). A slide has no download
 button and no title cut short, nothing below the window's bottom edge, and its graph's legend lists only
@@ -15,7 +15,7 @@ import pytest
 
 from components.records import urls
 from kepp_core import api
-from tests.helpers.browser import (ARTIFACTS, all_loaded, check_drawing_type, check_room_type, drawn_frame,
+from tests.helpers.browser import (ARTIFACTS, HEATMAP_DRAWN, all_loaded, check_drawing_type, check_room_type, drawn_frame,
                                    result_on_one_screen, settled_drawing, stopped_moving, wait_plan)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
@@ -24,7 +24,7 @@ SCREEN = {"width": 1280, "height": 720}
 # and what says it is drawn.
 PAGES = [("Home", "?present=1", "[data-testid='stMetric']"), ("Plan", "Plan?playlist=scenes&present=1", ".kepp-plan"),
          ("Plan, a failure", "Plan?playlist=scenes&item=2&present=1", ".kepp-plan"),
-         ("Graph", "Graph?present=1", "iframe"), ("Heatmaps", "Heatmaps?present=1", ".js-plotly-plot .main-svg"),
+         ("Graph", "Graph?present=1", "iframe"), ("Heatmaps", "Heatmaps?present=1", HEATMAP_DRAWN),
          ("Failure cases", "Failure_cases?present=1", ".kepp-plan"), ("Results", "Results?present=1", ".kepp-plan"),
          ("Training", "Training?present=1", ".js-plotly-plot .main-svg"), ("Playlists", "Playlists?present=1", "h1"),
          ("Presenter", "Presenter?present=1", ".kepp-note")]
@@ -60,7 +60,7 @@ def legend_is_drawn(frame, where: str) -> None:
 def test_every_page_in_presentation_mode_is_type_for_a_room(demo_server, browser):
     ARTIFACTS.mkdir(exist_ok=True)
     page = browser.new_page(viewport=SCREEN)
-    seen_plotly = {}
+    seen_plotly, seen_echarts = {}, {}
     for name, path, selector in PAGES:
         page.goto(f"{demo_server}/{path}")
         page.locator(selector).first.wait_for(timeout=120_000)
@@ -68,14 +68,16 @@ def test_every_page_in_presentation_mode_is_type_for_a_room(demo_server, browser
         for chart in page.locator(".js-plotly-plot .main-svg").all():  # plotly's figures drawn and in place
             stopped_moving(page, chart)
         got = check_room_type(page, name)
-        seen_plotly[name] = got["plotly"]
+        seen_plotly[name], seen_echarts[name] = got["plotly"], got["echarts"]
         for frame in shown_frames(page):
             check_drawing_type(settled_drawing(frame), f"{name}: a graph drawing")
         if name.startswith("Plan"):
             assert got["steps"] and got["marks"], f"{name}: no step names or verdict marks measured"
         page.screenshot(path=str(ARTIFACTS / f"e2e_room_{name.split(',')[0].lower().replace(' ', '_')}.png"))
-    # plotly's own type was measured where the pages draw plotly: ticks and the heatmaps' colour bar
-    assert any("cb" in cls for _, _, cls in seen_plotly["Heatmaps"]), "no colour bar ticks measured on Heatmaps"
+    # the charts' own type was measured where the pages draw them: the heatmaps' labels and their colour scale's
+    # ends (ECharts), Training's ticks (plotly)
+    heat = {t for _, t in seen_echarts["Heatmaps"]}
+    assert {"0", "1"} <= heat and len(heat) > 4, f"the heatmaps' type was not measured: {sorted(heat)[:12]}"
     assert any("tick" in cls for _, _, cls in seen_plotly["Training"]), "no axis ticks measured on Training"
     page.close()
 

@@ -7,6 +7,8 @@ elements) and must hold no image, link, script or handler, and show the label's 
 
 from __future__ import annotations
 
+import json
+
 from types import SimpleNamespace as S
 
 import pandas as pd
@@ -138,22 +140,20 @@ def test_the_dataset_caption(label):
 
 # --- plotly ----------------------------------------------------------------------------------------------
 @LABELS
-def test_the_transition_heatmap(label):
-    from components.ui.charts import heatmap
+def test_the_transition_heatmaps_hold_labels_as_drawn_text(label):
+    """ECharts draws axis labels as SVG text and, with ``richText``, its tooltip too: a label goes in as it is
+    (escaped, it would show its escapes) and nothing of the chart is HTML or a template of ours."""
+    from components.ui.charts import heatmap_chart
 
     df = pd.DataFrame([[0.5, 0.5], [0.1, 0.9]], index=[label, "whisk"], columns=[label, "whisk"])
-    assert_plotly_inert(heatmap(df, f"{label} − other", marked={label}), label, "heatmap")
-
-
-@LABELS
-def test_the_heatmap_panels(label):
-    from components.ui.charts import heatmap_panels
-
-    df = pd.DataFrame([[0.5, 0.5], [0.1, 0.9]], index=[label, "whisk"], columns=[label, "whisk"])
-    fig = heatmap_panels({label: df, "ground truth": df}, marked={label})
-    assert_plotly_inert(fig, label, "heatmap panels")
-    annotations = [a["text"] for a in fig.to_plotly_json()["layout"]["annotations"]]
-    assert all("<a " not in t and "<img" not in t for t in annotations)
+    for chart in (heatmap_chart({label: df, "ground truth": df}, marked={label}, selectable=True),
+                  heatmap_chart({f"{label} − other": df}, marked={label}, diverging=True)):
+        option = chart.option
+        assert option["tooltip"]["renderMode"] == "richText"
+        text = json.dumps(option, ensure_ascii=False)
+        assert '"formatter"' not in text and '"rich"' not in text  # no template, no rich-text styles
+        assert f"{label} ✱" in text or json.dumps(f"{label} ✱", ensure_ascii=False)[1:-1] in text
+        assert "&lt;" not in text and "&amp;" not in text
 
 
 @LABELS

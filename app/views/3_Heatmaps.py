@@ -15,10 +15,10 @@ import streamlit as st
 from components.ui import links
 from components.records import backend, episodes
 from components.ui.colours import MD_WRONG, PLAN_TINT, TRUTH_TINT
-from components.ui.charts import heatmap, heatmap_panels, show_figure, show_table, step_cards
+from components.ui.charts import heatmap_chart, show_heatmap, show_table, step_cards
 from components.ui.config import page_setup
 from components.ui.pages import PAGES
-from components.graph.heatmaps import clicked_cell, episodes_with, heatmap_order, out_of_task
+from components.graph.heatmaps import episodes_with, heatmap_order, out_of_task
 from components.ui.names import default_method, method_name
 from components.ui.text import dataset_caption, md
 from kepp_core import api
@@ -108,9 +108,9 @@ st.caption(f"{len(train_plans)} training plans, {len(test_plans)} test plans"
            "(the task's own steps first, then others that occur)"
            + (f" · :{MD_WRONG}[✱ red: {len(marked)} action{'s' if len(marked) > 1 else ''} outside the task's step list]"
               if marked else ""))
-event = show_figure(heatmap_panels(mats, marked), f"heatmaps_{task}", key="heat_panels", chart_key="heat_panels_chart",
-                    on_select="rerun", selection_mode="points")
-clicked = clicked_cell(event.selection.points if event else None, ds.actions)
+clicked = show_heatmap(heatmap_chart(mats, marked=marked, selectable=True), key="heat_panels_chart", selectable=True)
+if clicked is not None:  # (panel, from, to) as positions in the order: the transition's action ids
+    clicked = (order[clicked[1]], order[clicked[2]])
 
 
 def cell_of(text: str) -> tuple[int, int]:
@@ -174,5 +174,5 @@ link.publish()
 with link_col:
     links.copy_link(link, "heat_link")
 diff = mats[a] - mats[b]
-show_figure(heatmap(diff, f"{a} − {b}", diverging=True, marked=marked), f"heatmap_{task}_difference", key="heat_diff")
+show_heatmap(heatmap_chart({f"{a} − {b}": diff}, marked=marked, diverging=True), key="heat_diff_chart")
 st.caption(f"Mean absolute difference: {float(abs(diff.to_numpy()).mean()):.4f}")

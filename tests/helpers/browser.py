@@ -424,6 +424,7 @@ def check_whole_words(frame, where: str) -> int:
 # Presentation mode's least sizes for a room (docs/app.md): every text, and step names with the ✓/✗ marks
 # that carry a verdict (CSS px at 1280x720).
 MIN_PX, STEP_PX = 20.0, 28.0
+HEATMAP_DRAWN = "[data-testid='stEChartsChart'] svg text"  # the Heatmaps page's chart drawn (its labels are)
 
 
 def check_drawing_type(net: dict, where: str, px: float = MIN_PX, step_px: float | None = STEP_PX) -> None:
@@ -460,7 +461,7 @@ BOXES_IN_VIEW = """([selectors, w, h]) => {
 
 
 # What a room reads, beyond the page's own text: step names and verdict marks (the app's classes), the text
-# plotly draws in its SVG (ticks, colour bars, titles; its computed size is its drawn size), the type of the
+# plotly and ECharts draw in their SVG (ticks, colour bars, titles; its computed size is its drawn size), the type of the
 # tables' canvas (the data grid's font times the zoom it is drawn at), and download buttons on show.
 ROOM_TYPE = """() => {
   const shown = e => { const r = e.getBoundingClientRect(), cs = getComputedStyle(e);
@@ -472,10 +473,12 @@ ROOM_TYPE = """() => {
     .map(e => [size(e), e.textContent.trim().slice(0, 30), e.className || e.tagName]);
   const plotly = [...main.querySelectorAll('.js-plotly-plot text')].filter(t => t.textContent.trim() && shown(t))
     .map(t => [size(t), t.textContent.trim().slice(0, 20), (t.closest('g[class]') || {getAttribute: () => ''}).getAttribute('class')]);
+  const echarts = [...main.querySelectorAll('[data-testid="stEChartsChart"] svg text')].filter(t => t.textContent.trim() && shown(t))
+    .map(t => [size(t), t.textContent.trim().slice(0, 20)]);
   const grids = [...main.querySelectorAll('[data-testid="stDataFrame"] *')].filter(e => getComputedStyle(e).getPropertyValue('--gdg-base-font-style'))
     .slice(0, 20).map(e => [parseFloat(getComputedStyle(e).getPropertyValue('--gdg-base-font-style').match(/([0-9.]+)px/)[1]) * (e.currentCSSZoom || 1)]);
   const downloads = [...main.querySelectorAll('[data-testid="stDownloadButton"]')].filter(shown).length;
-  return {steps: steps, marks: marks, plotly: plotly, grids: grids, downloads: downloads};
+  return {steps: steps, marks: marks, plotly: plotly, echarts: echarts, grids: grids, downloads: downloads};
 }"""
 
 
@@ -487,6 +490,7 @@ def check_room_type(page, where: str, px: float = MIN_PX, step_px: float = STEP_
     small = [("step name", t, s) for s, t in got["steps"] if s < step_px - 1e-6]
     small += [("verdict mark", t, s) for s, t, _ in got["marks"] if s < step_px - 1e-6]
     small += [("plotly", t, s) for s, t, _ in got["plotly"] if s < px - 1e-6]
+    small += [("echarts", t, s) for s, t in got["echarts"] if s < px - 1e-6]
     small += [("table", "", s[0]) for s in got["grids"] if s[0] < px - 1e-6]
     assert not small, f"{where}: too small for a room: {small[:12]}"
     return got

@@ -1,12 +1,12 @@
 """What the Heatmaps page puts in its matrices: the order of the actions and the actions that lie
-outside the task; and, for a clicked cell, the episodes whose plan or truth holds that transition
-(plain Python, no Streamlit)."""
+outside the task; and, for a clicked cell (:func:`components.ui.charts.show_heatmap` says which), the episodes
+whose plan or truth holds that transition (plain Python, no Streamlit)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-__all__ = ["clicked_cell", "episodes_with", "heatmap_order", "out_of_task"]
+__all__ = ["episodes_with", "heatmap_order", "out_of_task"]
 
 
 def heatmap_order(ds, task: str, plans: Iterable[Sequence[int]]) -> list[int]:
@@ -26,20 +26,6 @@ def out_of_task(ds, task: str, actions: Sequence[int]) -> set[int]:
     own = set(ds.task_actions(task)) if not ds.tasks[task].steps else \
         {ds.actions.index(s) for s in ds.tasks[task].steps if s in ds.actions}
     return {int(a) for a in actions if int(a) not in own}
-
-
-def clicked_cell(points, actions) -> tuple[int, int] | None:
-    """The transition (from, to) of a click on a heatmap cell: the selection's first point (its
-    ``customdata``: from's and to's labels), as action ids; None for no click or an unknown label.
-
-    >>> clicked_cell([{"customdata": ["stir", "serve"]}], ["serve", "stir"]), clicked_cell([], ["a"])
-    ((1, 0), None)
-    """
-    for point in points or ():
-        data = point.get("customdata") if hasattr(point, "get") else None
-        if data and len(data) >= 2 and data[0] in actions and data[1] in actions:
-            return actions.index(data[0]), actions.index(data[1])
-    return None
 
 
 def _holds(plan, a: int, b: int) -> bool:

@@ -3,7 +3,8 @@ downloads, transition heatmaps, a plan as a row of step cards. They take plain d
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -80,121 +81,116 @@ def show_table(df: pd.DataFrame, name: str, key: str, csv: Callable[[], bytes] |
     return event
 
 
-def heatmap(df: pd.DataFrame, title: str, zmin: float | None = 0.0, zmax: float | None = 1.0,
-            diverging: bool = False, colour_bar: bool = True, marked: set[str] = frozenset(), tick_size: int | None = None):
-    """A transition heatmap: rows = from, columns = to (labels in the given order); made once per content
-    (:func:`_once`)."""
-    return _once("heatmap", df, title, zmin, zmax, diverging, colour_bar, tuple(sorted(marked)), tick_size or tick_px())
+# --- transition heatmaps ------------------------------------------------------------------------------
+# Drawn by ECharts (Streamlit's own st.echarts_chart): its module loads in a fifth of plotly's time, the most of a
+# Heatmaps page's second view (docs/at-scale.md), and a click on a cell selects it as it is.
+HEAT_ROW_PX = 24  # a matrix row's height
+HEAT_CHART_PX = 820  # the narrowest chart laid out for (a 1280 px window, the sidebar open): panel titles wrap to it
 
 
-def _once(kind: str, *args):
-    """The figure ``kind`` (:data:`_FIGURES`) of ``args``, kept for the next run that asks the same (plotly builds
-    a figure of subplots in a good part of a second; a page asks its heatmaps again on every rerun). In
-    presentation mode it is made anew: :func:`scaled` changes the figure it is given."""
-    return _FIGURES[kind](*args) if font_scale() != 1.0 else _kept_figure(kind, *args)
+@dataclass(frozen=True)
+class Heatmap:
+    """Transition matrices drawn side by side (:func:`heatmap_chart`): ECharts' ``option``, its ``height`` (px) and,
+    per data item of its one series, the cell it draws as (panel, row, column): positions in the matrices' order."""
+
+    option: dict
+    height: int
+    cells: tuple[tuple[int, int, int], ...]
 
 
-@st.cache_resource(show_spinner=False, max_entries=32)
-def _kept_figure(kind: str, *args):
-    # shared by every session: st.plotly_chart reads a figure (to_dict), never changes it
-    return _FIGURES[kind](*args)
+def heatmap_chart(mats: dict, *, marked: Collection[str] = frozenset(), diverging: bool = False,
+                  tick_size: int | None = None, selectable: bool = False) -> Heatmap:
+    """Transition matrices (``mats``: a panel's title -> a square frame, the same actions in the same order on
+    every axis) side by side in one chart: equal panels a column apart, the from-labels once on the left, one
+    shared colour scale (0..1, or -1..1 ``diverging`` for a difference), the ``marked`` actions (outside the
+    task's step list) in red with a ✱. ``selectable``: a click selects a cell (:attr:`Heatmap.cells` says which).
+
+    Dataset text goes in as text: ECharts draws it as SVG text and its tooltip as drawn text (``richText``),
+    never as HTML.
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame([[0.0, 1.0], [0.5, 0.5]], index=["a", "b"], columns=["a", "b"])
+    >>> chart = heatmap_chart({"train": df, "test": df}, marked={"b"})
+    >>> chart.option["xAxis"][0]["data"][:3], chart.cells[:3]  # b in the colour of wrong
+    (['a', {'value': 'b ✱', 'textStyle': {'color': ...}}, ''], ((0, 0, 0), (0, 0, 1), (0, 1, 0)))
+    >>> chart.option["series"][0]["data"][4:6]  # the second panel starts after a blank column
+    [{'value': [3, 0, 0.0], 'name': 'test: a → a'}, {'value': [4, 0, 1.0], 'name': 'test: a → b'}]
+    """
+    tick = tick_size or tick_px()
+    frames = list(mats.values())
+    rows, cols = [str(i) for i in frames[0].index], [str(c) for c in frames[0].columns]
+    gap = 1 if len(frames) > 1 else 0
+
+    def item(label: str):
+        return {"value": f"{label} ✱", "textStyle": {"color": WRONG}} if label in marked else label
+
+    xs, tops, data, cells = [], [], [], []
+    for p, (title, df) in enumerate(mats.items()):
+        if p:
+            xs.append("")
+            tops.append("")
+        base = p * (len(cols) + gap)
+        xs += [item(c) for c in cols]
+        tops += [title if j == (len(cols) - 1) // 2 else "" for j in range(len(cols))]
+        z = np.round(df.to_numpy(dtype=float), 4)
+        # each cell named (its hover text; ECharts selects by name: one name per cell, or a click selects a column)
+        data += [{"value": [base + j, i, float(z[i, j])], "name": f"{title}: {rows[i]} → {cols[j]}"}
+                 for i in range(len(rows)) for j in range(len(cols))]
+        cells += [(p, i, j) for i in range(len(rows)) for j in range(len(cols))]
+    left, bottom = _label_margins([*rows, *cols], tick)
+    lo, hi = (-1.0, 1.0) if diverging else (0.0, 1.0)
+    panel_px = (HEAT_CHART_PX - left - 90) * len(cols) / max(len(xs), 1)
+    text, line = {"fontSize": tick}, round(tick * 1.25)
+    option = {
+        "animation": False,
+        "tooltip": {"trigger": "item", "renderMode": "richText", "textStyle": text},
+        # the margins hold the labels (they are measured from them): ECharts adds none of its own
+        "grid": {"left": left, "right": 90, "top": 16 + 3 * line, "bottom": bottom,  # titles: up to three lines
+                 "outerBoundsMode": "none", "containLabel": False},
+        "xAxis": [
+            {"type": "category", "data": xs, "name": "to", "nameLocation": "middle", "nameGap": bottom - 20,
+             "nameTextStyle": text, "axisLabel": {"interval": 0, "rotate": 60, **text}, "axisTick": {"show": False},
+             "splitArea": {"show": False}},
+            {"type": "category", "data": tops, "position": "top", "axisLine": {"show": False},
+             "axisTick": {"show": False}, "axisLabel": {"interval": 0, "width": round(panel_px), "overflow": "break",
+                                                      "lineHeight": line, "fontSize": tick, "fontWeight": "bold"}}],
+        "yAxis": {"type": "category", "data": [item(r) for r in rows], "inverse": True, "name": "from",
+                  "nameLocation": "middle", "nameGap": left - 24, "nameTextStyle": text,
+                  "axisLabel": {"interval": 0, **text}, "axisTick": {"show": False}},
+        "visualMap": {"type": "continuous", "min": lo, "max": hi, "calculable": False, "orient": "vertical",
+                      "right": 10, "top": "middle", "text": [f"{hi:g}", f"{lo:g}"], "textStyle": text,
+                      "inRange": {"color": list(colours.DIFF_SCALE if diverging else colours.HEAT_SCALE)}},
+        "series": [{"type": "heatmap", "data": data, "progressive": 0, "selectedMode": "single" if selectable else False,
+                    "itemStyle": {"borderColor": colours.WHITE, "borderWidth": 1},
+                    "emphasis": {"itemStyle": {"borderColor": colours.INK, "borderWidth": 1}},
+                    "select": {"itemStyle": {"borderColor": colours.INK, "borderWidth": 2}}}],
+    }
+    return Heatmap(option, max(420, HEAT_ROW_PX * len(rows) + option["grid"]["top"] + bottom), tuple(cells))
 
 
-def _heatmap(df: pd.DataFrame, title: str, zmin: float | None, zmax: float | None, diverging: bool, colour_bar: bool,
-             marked: tuple[str, ...], tick_size: int):
-    import plotly.graph_objects as go
-
-    marked = set(marked)
-    labels_x, labels_y = [str(c) for c in df.columns], [str(i) for i in df.index]
-    fig = go.Figure(go.Heatmap(
-        z=df.to_numpy(), x=labels_x, y=labels_y,
-        zmin=-1.0 if diverging else zmin, zmax=1.0 if diverging else zmax,
-        colorscale="RdBu" if diverging else "Blues", reversescale=diverging, showscale=colour_bar,
-        text=[[f"from {plot_text(y)}<br>to {plot_text(x)}" for x in labels_x] for y in labels_y],
-        hovertemplate="%{text}<br>%{z:.2f}<extra></extra>", xgap=1, ygap=1))
-    left, bottom = _label_margins(labels_y + labels_x, tick_size)
-    fig.update_layout(title=plot_text(title), height=max(420, 26 * len(labels_y) + 160),
-                      margin=dict(l=left, r=90, t=50, b=bottom, autoexpand=False),
-                      yaxis=dict(autorange="reversed", title="from", tickmode="array", tickvals=labels_y,
-                                 ticktext=marked_labels(labels_y, marked), tickfont=dict(size=tick_size)),
-                      xaxis=dict(title="to", tickangle=-60, tickmode="array", tickvals=labels_x,
-                                 ticktext=marked_labels(labels_x, marked), tickfont=dict(size=tick_size)))
-    return fig
+def show_heatmap(chart: Heatmap, key: str, selectable: bool = False):
+    """Draw ``chart`` (SVG: its text is the page's, measured and read as such); with ``selectable``, the clicked
+    cell's (panel, row, column) or None."""
+    event = st.echarts_chart(chart.option, key=key, height=chart.height, renderer="svg",
+                             on_select="rerun" if selectable else "ignore")
+    if not selectable:
+        return None
+    for group in event.selection.selected:
+        for k in group.get("data_indices", ()):
+            if 0 <= k < len(chart.cells):
+                return chart.cells[k]
+    return None
 
 
 def _label_margins(labels: Sequence[str], tick_size: int) -> tuple[int, int]:
-    """Left and bottom margins (px) for a heatmap's action labels (the y ticks level, the x ticks at
-    -60°, an axis title each): fixed, so that plotly need not measure its text to find them.
+    """Left and bottom margins (px) for a heatmap's action labels (the y labels level, the x labels at
+    60°, an axis title each), from the longest label.
 
     >>> _label_margins(["boil water", "stir"], 14)
     (145, 138)
     """
     width = 0.6 * tick_size * max((len(x) + 2 for x in labels), default=4)  # "✱" marks an out-of-task action
     return round(width + 44), round(width * 0.87 + 50)
-
-
-def marked_labels(labels: Sequence[str], marked: set[str]) -> list[str]:
-    """Tick labels for plotly (escaped: :func:`~components.ui.text.plot_text`), the ``marked`` ones (actions
-    outside the task's step list) in red with a ✱.
-
-    >>> marked_labels(["<b>", "stir"], {"stir"}) == ["&lt;b&gt;", f'<span style="color:{WRONG}">stir ✱</span>']
-    True
-    """
-    return [f'<span style="color:{WRONG}">{plot_text(x)} ✱</span>' if x in marked else plot_text(x)
-            for x in labels]
-
-
-def heatmap_panels(mats: dict, marked: set[str] = frozenset(), tick_size: int | None = None):
-    """Transition heatmaps side by side in one figure: equal panels, one shared colour bar (0–1),
-    the same action order on every axis, ``marked`` actions flagged on the ticks; made once per content
-    (:func:`_once`)."""
-    return _once("panels", mats, tuple(sorted(marked)), tick_size or tick_px())
-
-
-def _heatmap_panels(mats: dict, marked: tuple[str, ...], tick_size: int):
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
-
-    marked = set(marked)
-    names = list(mats)
-    fig = make_subplots(rows=1, cols=len(names), shared_yaxes=True, horizontal_spacing=0.03,
-                        subplot_titles=[plot_text(n) for n in names])
-    n = 0
-    for k, name in enumerate(names, start=1):
-        df = mats[name]
-        xs, ys = [str(c) for c in df.columns], [str(i) for i in df.index]
-        n = len(ys)
-        z = df.to_numpy()
-        fig.add_trace(go.Heatmap(z=z, x=xs, y=ys, coloraxis="coloraxis", xgap=1, ygap=1, name=plot_text(name),
-                                 hoverinfo="skip"),
-                      row=1, col=k)
-        # a click on a cell: plotly selects no heatmap cell, so an invisible marker on each one takes the
-        # click (and the hover) with the cell's (from, to) and value
-        # (as arrays: plotly checks a list value by value, 0.3 s for three panels of 60 actions)
-        cell_x, cell_y = np.tile(np.array(xs, dtype=object), len(ys)), np.repeat(np.array(ys, dtype=object), len(xs))
-        shown_x, shown_y = ([plot_text(v) for v in vs] for vs in (xs, ys))
-        text = np.array([f"from {y}<br>to {x}" for y in shown_y for x in shown_x], dtype=object)
-        custom = np.column_stack([cell_y, cell_x, z.astype(float).ravel().astype(object)])
-        fig.add_trace(go.Scatter(x=cell_x, y=cell_y, mode="markers", name=plot_text(name),
-                                 customdata=custom, showlegend=False, text=text,
-                                 marker=dict(symbol="square", size=max(6, min(28, 520 // max(len(xs), 1))), opacity=0),
-                                 hovertemplate=f"{plot_text(name)}<br>%{{text}}<br>"
-                                               "%{customdata[2]:.2f}<br>click: the episodes with it<extra></extra>"),
-                      row=1, col=k)
-        fig.update_xaxes(tickmode="array", tickvals=xs, ticktext=marked_labels(xs, marked), tickangle=-60,
-                         tickfont=dict(size=tick_size), title_text="to", row=1, col=k)
-        fig.update_yaxes(tickmode="array", tickvals=ys, ticktext=marked_labels(ys, marked), autorange="reversed",
-                         tickfont=dict(size=tick_size), row=1, col=k)
-    fig.update_yaxes(title_text="from", row=1, col=1)
-    left, bottom = _label_margins([str(i) for df in mats.values() for i in df.index], tick_size)
-    fig.update_layout(coloraxis=dict(colorscale="Blues", cmin=0.0, cmax=1.0,
-                                     colorbar=dict(title="share", thickness=14, tickfont=dict(size=tick_size))),
-                      height=max(480, 24 * n + 260), clickmode="event+select",
-                      margin=dict(l=left, r=90, t=50, b=bottom, autoexpand=False))
-    return fig
-
-
-_FIGURES = {"heatmap": _heatmap, "panels": _heatmap_panels}  # what _once makes, by kind
 
 
 # --- plans -------------------------------------------------------------------------------------------

@@ -14,8 +14,9 @@ colour is written anywhere else.
 
 from __future__ import annotations
 
-__all__ = ["BAR", "BAR_BORDER", "BEST_TINT", "BLANK", "CARD_BORDER", "CHANGED", "CSS_VARIABLES", "EDGE", "FAINT_EDGE",
-           "FOCUS", "GOAL_NODE", "GRAPH_SCRIPT", "GROUP_COLOURS", "INK", "LLM_TINT", "MD_RIGHT", "MD_WRONG", "MIXED",
+__all__ = ["BAR", "BAR_BORDER", "BEST_TINT", "BLANK", "CARD_BORDER", "CHANGED", "CSS_VARIABLES", "DIFF_SCALE", "EDGE",
+           "FAINT_EDGE", "FOCUS", "GOAL_NODE", "GRAPH_SCRIPT", "GROUP_COLOURS", "HEAT_SCALE", "INK", "LLM_TINT",
+           "MD_RIGHT", "MD_WRONG", "MIXED",
            "MUTED", "NODE", "NODE_STROKE", "OTHER_SEGMENT", "PATH_COLOURS", "PATH_NODE", "PATH_TINT",
            "PATTERN_COLOURS", "PLAN", "PLAN_TINT", "RAW_TINT", "RIGHT", "RULE", "RUN_COLOURS", "SEGMENT", "SHADOW",
            "SOFT", "START_NODE", "STEP_COLOURS", "STEP_NODE", "STEP_TINT", "SUBTLE", "TRUTH_TINT", "UNKNOWN",
@@ -53,6 +54,10 @@ CHANGED, MIXED = PATH_COLOURS[0], FOCUS
 SEGMENT, OTHER_SEGMENT = PATH_COLOURS[0], "#90a4ae"
 # Streamlit Markdown's own colour names (``:green[...]``): a verdict's words and a caption's warning.
 MD_RIGHT, MD_WRONG = "green", "red"
+# The transition heatmaps' scales, low to high: a share (0..1, ColorBrewer's Blues) and a difference of shares
+# (-1..1, ColorBrewer's RdBu: red where A has less than B, blue where it has more).
+HEAT_SCALE = ("#f7fbff", "#deebf7", "#c6dbef", "#9ecae1", "#6baed6", "#4292c6", "#2171b5", "#08519c", "#08306b")
+DIFF_SCALE = ("#b2182b", "#d6604d", "#f4a582", "#fddbc7", "#f7f7f7", "#d1e5f0", "#92c5de", "#4393c3", "#2166ac")
 # The playlist bar floating over a page: its ground, border and shadow.
 BAR, BAR_BORDER, SHADOW = "rgba(255, 255, 255, 0.95)", "#d0d7de", "rgba(0, 0, 0, 0.12)"
 # The speaker's layers (app/static/kepp-speaker.css): the blanked screen (B or .) and the veil behind the list
