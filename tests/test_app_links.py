@@ -40,8 +40,13 @@ def test_graph_page_opens_in_the_linked_state_and_writes_changes_back(monkeypatc
     assert at.selectbox(key="graph_expert_task").value == "tea" and at.slider(key="graph_expert_min").value == 2
     assert dict(at.query_params) == query
     drawn = srcdocs(at)
-    assert "Frequency graph around 'add sugar'" in drawn and "depth 2 · minimum frequency weight 0.05" in drawn
     assert "Expert trajectories of make tea" in drawn and "minimum count 2" in drawn
+    assert "Frequency graph around" not in drawn  # the hidden tab draws nothing: a switch reruns the page
+    # the other tab (its controls kept their state while hidden): its drawing, the expert one's gone
+    at.session_state["graph_tab"] = "Around a step"
+    drawn = srcdocs(no_problems(at.run()))
+    assert "Frequency graph around 'add sugar'" in drawn and "depth 2 · minimum frequency weight 0.05" in drawn
+    assert "Expert trajectories" not in drawn and at.selectbox(key="graph_expert_task").value == "tea"
     # a control change goes into the URL; defaults leave it
     at.slider(key="graph_depth").set_value(3).run()
     at.radio(key="graph_weighting").set_value("p2kg").run()

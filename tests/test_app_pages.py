@@ -215,10 +215,10 @@ def test_expert_trajectories_count_the_task_training_transitions(monkeypatch, ap
     task = sorted(ds.tasks)[0]
     expected = Counter((ds.actions[u], ds.actions[v]) for v in ds.split("train") if v.task == task
                        for u, v in zip(v.plan, v.plan[1:]))
-    at = open_page(monkeypatch, app_env, "views/2_Graph.py")
+    at = open_page(monkeypatch, app_env, "views/2_Graph.py", {"tab": "expert"})
     at.selectbox(key="graph_expert_task").select(task).run()
     no_problems(at)
-    table = at.dataframe[1].value
+    table = next(d.value for d in at.dataframe if "count in task" in d.value.columns)
     shown = {(r["from"], r["to"]): r["count in task"] for _, r in table.iterrows()}
     assert shown == dict(expected)
 
@@ -263,7 +263,11 @@ def test_results_metrics_match_the_records(monkeypatch, app_env):
     recs = records(app_env)
     at = open_page(monkeypatch, app_env, "views/5_Results.py")
     no_problems(at)
-    table = next(d.value for d in at.dataframe if "method" in d.value)  # all metrics, in the expander
+    before = len(at.dataframe)
+    at.session_state["res_all_metrics"] = True  # the expander opened
+    no_problems(at.run())
+    assert len(at.dataframe) == before + 1  # all metrics: made only in their open expander
+    table = next(d.value for d in at.dataframe if "method" in d.value and "episodes" in d.value)
     row = table[table["method"] == "kepp-R1"].iloc[0]
     sr = 100 * sum(r["plans"]["kepp-R1"] == r["gt"] for r in recs) / len(recs)
     assert row["SR"] == pytest.approx(sr, abs=0.01) and row["episodes"] == len(recs)

@@ -59,7 +59,8 @@ HEIGHT = 600  # px of canvas asked for (in presentation mode: what one screen ho
 tasks = sorted(ds.tasks)
 task_names = {t: ds.tasks[t].name for t in tasks}
 link.seed("graph_tab", "tab", list(TABS.values()), TABS.__getitem__, absent="around")
-# the open tab is tracked (a rerun on a switch) so that it goes into the URL; both tabs' content runs
+# the open tab is tracked (a rerun on a switch) so that it goes into the URL; both tabs' controls run (their state
+# is kept), the open tab alone draws its graph and table
 around, expert = st.tabs(list(TABS.values()), key="graph_tab", on_change="rerun")
 tab = {v: k for k, v in TABS.items()}.get(st.session_state.get("graph_tab"), "around")
 link.keep(tab=None if tab == "around" else tab)
@@ -118,26 +119,28 @@ with around:
                                                   scorer, int(min(cap, readable or cap)))
         settings = (f"depth {depth} · minimum {weight_name} {min_p:.2f} · task: {task_names.get(task, task)} · "
                     f"{len(nodes)} steps, {len(edges)} transitions" + (f" (of {total} steps)" if total > len(nodes) else ""))
-        drawing = drawings.edges_drawing(graph, nodes, edges, scorer, focus=[centre],
-                                        title=f"{graph_name} around '{step}'", settings=settings,
-                                        positions=backend.typical_positions(cfg, ds),
-                                        max_rows=network.readable_rows(HEIGHT))
-        network.show_graph(drawing, height=HEIGHT, download_name=f"kepp_graph_{step.replace(' ', '_')}.html",
-                           key="graph_dl", screen=True)
-        st.caption(f"{len(drawing.nodes)} steps, {len(drawing.edges)} transitions within {depth} "
-                   f"step{'s' if depth > 1 else ''} of **{md(step)}**, left to right by their typical place in the "
-                   "training plans. Hover an arrow for its count and probabilities.")
-        if total > len(nodes):
-            st.info(f"Showing {len(nodes)} of {total} nodes (strongest edges kept; "
-                    + ("a screen holds no more at a room's type size: lower the depth or raise the minimum)."
-                       if readable is not None and readable < cap else "raise the cap to see more)."),
-                    icon=":material/filter_alt:")
-    with backend.guarded(stop=False):
-        rows = [{"from": graph.actions[u], "to": graph.actions[v], "count": int(graph.counts[u, v]),
-                 "P²KG probability": round(float(graph.probability(u, v)), 4),
-                 "frequency weight": round(float(graph.frequency(u, v)), 4)} for u, v in edges]
-        show_table(pd.DataFrame(rows, columns=["from", "to", "count", "P²KG probability", "frequency weight"]),
-                   "kepp_subgraph_edges", key="graph_edges")
+        if tab == "around":  # drawn on the open tab only (a switch reruns the page): a hidden drawing costs a tab
+            drawing = drawings.edges_drawing(graph, nodes, edges, scorer, focus=[centre],
+                                             title=f"{graph_name} around '{step}'", settings=settings,
+                                             positions=backend.typical_positions(cfg, ds),
+                                             max_rows=network.readable_rows(HEIGHT))
+            network.show_graph(drawing, height=HEIGHT, download_name=f"kepp_graph_{step.replace(' ', '_')}.html",
+                               key="graph_dl", screen=True)
+            st.caption(f"{len(drawing.nodes)} steps, {len(drawing.edges)} transitions within {depth} "
+                       f"step{'s' if depth > 1 else ''} of **{md(step)}**, left to right by their typical place in "
+                       "the training plans. Hover an arrow for its count and probabilities.")
+            if total > len(nodes):
+                st.info(f"Showing {len(nodes)} of {total} nodes (strongest edges kept; "
+                        + ("a screen holds no more at a room's type size: lower the depth or raise the minimum)."
+                           if readable is not None and readable < cap else "raise the cap to see more)."),
+                        icon=":material/filter_alt:")
+    if tab == "around":
+        with backend.guarded(stop=False):
+            rows = [{"from": graph.actions[u], "to": graph.actions[v], "count": int(graph.counts[u, v]),
+                     "P²KG probability": round(float(graph.probability(u, v)), 4),
+                     "frequency weight": round(float(graph.frequency(u, v)), 4)} for u, v in edges]
+            show_table(pd.DataFrame(rows, columns=["from", "to", "count", "P²KG probability", "frequency weight"]),
+                       "kepp_subgraph_edges", key="graph_edges")
     with backend.guarded(stop=False):
         st.subheader("Episodes through it")
         chosen = through_choice(centre, edges)
@@ -163,20 +166,21 @@ with expert:
                                     **links.default_kwargs("graph_expert_min", value=1)) if top > 1 else 1
         link.keep(emin=min_count if tab == "expert" and min_count > 1 else None)
         kept = [(u, v) for u, v in edges if freq[(u, v)] >= min_count]
-        drawing = drawings.expert_drawing(graph, nodes, kept, freq, title=f"Expert trajectories of {task_names[t]}",
-                                         settings=f"minimum count {min_count} · {len(kept)} transitions",
-                                         positions=backend.typical_positions(cfg, ds, t),
-                                         max_rows=network.readable_rows(HEIGHT))
-        with shown:
-            network.show_graph(drawing, height=HEIGHT, download_name=f"kepp_expert_{t}.html", key="graph_expert_dl",
-                               screen=True)
-            st.caption(f"Transitions the training videos of **{md(task_names[t])}** perform, left to right by their "
-                       "typical place: thicker = more frequent. Hover an arrow for its count in the task and its "
-                       "probability in the whole graph.")
-        rows = [{"from": graph.actions[u], "to": graph.actions[v], "count in task": freq[(u, v)],
-                 "P²KG probability": round(float(graph.probability(u, v)), 4)} for u, v in kept]
-        show_table(pd.DataFrame(rows, columns=["from", "to", "count in task", "P²KG probability"]),
-                   f"kepp_expert_{t}", key="graph_expert_edges")
+        if tab == "expert":  # drawn on the open tab only, as the other tab's drawing is
+            drawing = drawings.expert_drawing(graph, nodes, kept, freq, title=f"Expert trajectories of {task_names[t]}",
+                                             settings=f"minimum count {min_count} · {len(kept)} transitions",
+                                             positions=backend.typical_positions(cfg, ds, t),
+                                             max_rows=network.readable_rows(HEIGHT))
+            with shown:
+                network.show_graph(drawing, height=HEIGHT, download_name=f"kepp_expert_{t}.html", key="graph_expert_dl",
+                                   screen=True)
+                st.caption(f"Transitions the training videos of **{md(task_names[t])}** perform, left to right by their "
+                           "typical place: thicker = more frequent. Hover an arrow for its count in the task and its "
+                           "probability in the whole graph.")
+            rows = [{"from": graph.actions[u], "to": graph.actions[v], "count in task": freq[(u, v)],
+                     "P²KG probability": round(float(graph.probability(u, v)), 4)} for u, v in kept]
+            show_table(pd.DataFrame(rows, columns=["from", "to", "count in task", "P²KG probability"]),
+                       f"kepp_expert_{t}", key="graph_expert_edges")
 
 link.publish()
 with link_col:

@@ -80,10 +80,19 @@ st.download_button("Download table (CSV)", grid.to_csv().encode(), file_name=f"k
                    mime="text/csv", key="res_grid_csv", on_click="ignore")
 metric_codes.published(cfg, index.horizons, code)  # the benchmark's published rows, apart
 
-with st.expander(f"All metrics of {FAMILIES[code].label}'s code (per setting)", expanded=False), \
-        backend.guarded(stop=False):
-    table = backend.metrics_table(cfg, code)
-    show_table(table, f"kepp_metrics_{code}", key="res_metrics", hide_index=True)
+
+@st.fragment
+def all_metrics() -> None:
+    """Every metric of the code per setting, made and drawn only while its expander is open: opening it reruns
+    this fragment alone, and a closed one costs a new tab nothing."""
+    box = st.expander(f"All metrics of {FAMILIES[code].label}'s code (per setting)", expanded=False,
+                      key="res_all_metrics", on_change="rerun")
+    if box.open:
+        with box, backend.guarded(stop=False):
+            show_table(backend.metrics_table(cfg, code), f"kepp_metrics_{code}", key="res_metrics", hide_index=True)
+
+
+all_metrics()
 
 st.subheader("Test episodes")
 f1, f2, f3, f4, f5 = st.columns(5)
