@@ -33,6 +33,9 @@ def test_minimum_filter_follows_the_weighting_and_exports_carry_title_and_legend
     assert at.slider(key="graph_min_p").label == "Minimum frequency weight"
     at.slider(key="graph_min_p").set_value(0.3).run()
     no_problems(at)
+    assert not at.dataframe  # the drawing's transitions: a table made only in its open expander
+    at.session_state["open_graph_edges"] = True
+    no_problems(at.run())
     table = at.dataframe[0].value
     assert len(table) and (table["frequency weight"] >= 0.3).all()
     ds = dataset(app_env)

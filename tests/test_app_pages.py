@@ -186,6 +186,7 @@ def test_uploaded_video_is_encoded_with_the_dataset_encoder_and_planned(monkeypa
 def test_graph_depth_and_minimum_probability_filter_the_edges(monkeypatch, app_env):
     at = open_page(monkeypatch, app_env, "views/2_Graph.py")
     no_problems(at)
+    at.session_state["open_graph_edges"] = True  # the drawing's transitions as a table, in their expander
     step = at.selectbox(key="graph_step").options[0]
     at.selectbox(key="graph_step").select(step)
     at.slider(key="graph_depth").set_value(1).run()
@@ -217,7 +218,8 @@ def test_expert_trajectories_count_the_task_training_transitions(monkeypatch, ap
                        for u, v in zip(v.plan, v.plan[1:]))
     at = open_page(monkeypatch, app_env, "views/2_Graph.py", {"tab": "expert"})
     at.selectbox(key="graph_expert_task").select(task).run()
-    no_problems(at)
+    at.session_state["open_graph_expert_edges"] = True  # its table's expander opened
+    no_problems(at.run())
     table = next(d.value for d in at.dataframe if "count in task" in d.value.columns)
     shown = {(r["from"], r["to"]): r["count in task"] for _, r in table.iterrows()}
     assert shown == dict(expected)
@@ -264,7 +266,7 @@ def test_results_metrics_match_the_records(monkeypatch, app_env):
     at = open_page(monkeypatch, app_env, "views/5_Results.py")
     no_problems(at)
     before = len(at.dataframe)
-    at.session_state["res_all_metrics"] = True  # the expander opened
+    at.session_state["open_res_metrics"] = True  # the expander opened
     no_problems(at.run())
     assert len(at.dataframe) == before + 1  # all metrics: made only in their open expander
     table = next(d.value for d in at.dataframe if "method" in d.value and "episodes" in d.value)
@@ -364,7 +366,8 @@ def test_every_page_works_on_the_niv_world_with_its_own_models(monkeypatch, niv_
                  "views/5_Results.py", "views/6_Training.py", "views/7_Playlists.py"):
         at.switch_page(page).run()
         no_problems(at)
-    at.switch_page("views/5_Results.py").run()
-    metrics = next(d.value for d in at.dataframe if "method" in d.value)  # all metrics, below the method x T table
+    at.switch_page("views/5_Results.py")
+    at.session_state["open_res_metrics"] = True  # all metrics, below the method x T table, in their expander
+    metrics = next(d.value for d in at.run().dataframe if "method" in d.value and "episodes" in d.value)
     assert set(metrics["method"]) >= {"kepp-R1", "kepp-nograph"}
     assert {"KEPP R=1", "KEPP without graph condition"} <= set(at.dataframe[0].value.index)

@@ -160,6 +160,14 @@ def test_expert_trajectories_fit_the_canvas_on_first_draw(server, browser):
     with page.expect_download() as dl:
         expert.get_by_role("button", name="Download PNG").click()
     assert Path(dl.value.path()).read_bytes()[:4] == b"\x89PNG"
+    # the drawing's transitions as a table: made when its expander opens (the open tab's; the hidden one has none)
+    panel = page.get_by_role("tabpanel").filter(has=page.get_by_text("The drawing's transitions")).last
+    assert not page.locator("[data-testid='stDataFrame']").count()
+    panel.get_by_text("The drawing's transitions").click()
+    grid = panel.locator("[data-testid='stDataFrame']")
+    grid.wait_for(timeout=60_000)
+    idle(page)
+    assert grid.is_visible() and panel.get_by_role("button", name="Download table (CSV)").is_visible()
     page.close()
 
 

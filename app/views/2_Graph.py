@@ -18,7 +18,7 @@ import streamlit as st
 from components.ui import links
 from components.graph import drawing as drawings, network
 from components.records import backend, through
-from components.ui.charts import show_table
+from components.ui.charts import table_on_demand
 from components.ui.config import page_setup
 from components.ui.text import dataset_caption, md, md_code
 from kepp_core import api
@@ -135,12 +135,13 @@ with around:
                            if readable is not None and readable < cap else "raise the cap to see more)."),
                         icon=":material/filter_alt:")
     if tab == "around":
-        with backend.guarded(stop=False):
-            rows = [{"from": graph.actions[u], "to": graph.actions[v], "count": int(graph.counts[u, v]),
-                     "P²KG probability": round(float(graph.probability(u, v)), 4),
-                     "frequency weight": round(float(graph.frequency(u, v)), 4)} for u, v in edges]
-            show_table(pd.DataFrame(rows, columns=["from", "to", "count", "P²KG probability", "frequency weight"]),
-                       "kepp_subgraph_edges", key="graph_edges")
+        # (its values bound now: a fragment's later run would read the page's names as the expert tab left them)
+        table_on_demand("The drawing's transitions (table, CSV)", lambda edges=edges: pd.DataFrame(
+            [{"from": graph.actions[u], "to": graph.actions[v], "count": int(graph.counts[u, v]),
+              "P²KG probability": round(float(graph.probability(u, v)), 4),
+              "frequency weight": round(float(graph.frequency(u, v)), 4)} for u, v in edges],
+            columns=["from", "to", "count", "P²KG probability", "frequency weight"]),
+            "kepp_subgraph_edges", key="graph_edges", guard=lambda: backend.guarded(stop=False))
     with backend.guarded(stop=False):
         st.subheader("Episodes through it")
         chosen = through_choice(centre, edges)
@@ -177,10 +178,11 @@ with expert:
                 st.caption(f"Transitions the training videos of **{md(task_names[t])}** perform, left to right by their "
                            "typical place: thicker = more frequent. Hover an arrow for its count in the task and its "
                            "probability in the whole graph.")
-            rows = [{"from": graph.actions[u], "to": graph.actions[v], "count in task": freq[(u, v)],
-                     "P²KG probability": round(float(graph.probability(u, v)), 4)} for u, v in kept]
-            show_table(pd.DataFrame(rows, columns=["from", "to", "count in task", "P²KG probability"]),
-                       f"kepp_expert_{t}", key="graph_expert_edges")
+            table_on_demand("The drawing's transitions (table, CSV)", lambda kept=kept, freq=freq: pd.DataFrame(
+                [{"from": graph.actions[u], "to": graph.actions[v], "count in task": freq[(u, v)],
+                  "P²KG probability": round(float(graph.probability(u, v)), 4)} for u, v in kept],
+                columns=["from", "to", "count in task", "P²KG probability"]),
+                f"kepp_expert_{t}", key="graph_expert_edges")
 
 link.publish()
 with link_col:

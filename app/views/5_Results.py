@@ -16,7 +16,7 @@ import streamlit as st
 from components.ui import links
 from components.records import ab, backend, episode_map, episodes, metric_codes, paging, slices
 from components.talk import playlists
-from components.ui.charts import show_table
+from components.ui.charts import show_table, table_on_demand
 from components.ui.colours import BEST_TINT
 from components.ui.config import page_setup
 from components.ui.pages import PAGES
@@ -81,18 +81,9 @@ st.download_button("Download table (CSV)", grid.to_csv().encode(), file_name=f"k
 metric_codes.published(cfg, index.horizons, code)  # the benchmark's published rows, apart
 
 
-@st.fragment
-def all_metrics() -> None:
-    """Every metric of the code per setting, made and drawn only while its expander is open: opening it reruns
-    this fragment alone, and a closed one costs a new tab nothing."""
-    box = st.expander(f"All metrics of {FAMILIES[code].label}'s code (per setting)", expanded=False,
-                      key="res_all_metrics", on_change="rerun")
-    if box.open:
-        with box, backend.guarded(stop=False):
-            show_table(backend.metrics_table(cfg, code), f"kepp_metrics_{code}", key="res_metrics", hide_index=True)
-
-
-all_metrics()
+table_on_demand(f"All metrics of {FAMILIES[code].label}'s code (per setting)",
+                lambda code=code: backend.metrics_table(cfg, code), f"kepp_metrics_{code}", key="res_metrics",
+                guard=lambda: backend.guarded(stop=False), hide_index=True)
 
 st.subheader("Test episodes")
 f1, f2, f3, f4, f5 = st.columns(5)

@@ -4,6 +4,7 @@ downloads, transition heatmaps, a plan as a row of step cards. They take plain d
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -79,6 +80,22 @@ def show_table(df: pd.DataFrame, name: str, key: str, csv: Callable[[], bytes] |
     st.download_button("Download table (CSV)", csv or df.to_csv(index=False).encode(), file_name=f"{name}.csv",
                        mime="text/csv", key=f"dlcsv_{key}", on_click="ignore")
     return event
+
+
+def table_on_demand(label: str, rows: Callable[[], pd.DataFrame], name: str, key: str,
+                    guard: Callable[[], AbstractContextManager] = nullcontext, **kwargs) -> None:
+    """A table (:func:`show_table`, its CSV beside) made and drawn only while its expander, ``label``, is open:
+    opening it reruns this part alone (a fragment), and a closed one costs a new tab nothing (a data grid is among
+    the dearest things a page draws). ``rows`` makes the table, under ``guard`` (a page's error guard)."""
+
+    @st.fragment
+    def part() -> None:
+        box = st.expander(label, expanded=False, key=f"open_{key}", on_change="rerun")
+        if box.open:
+            with box, guard():
+                show_table(rows(), name, key=key, **kwargs)
+
+    part()
 
 
 # --- transition heatmaps ------------------------------------------------------------------------------
