@@ -46,7 +46,7 @@ def _all_text(at) -> str:
     """Every text the session shows: Markdown, captions, select boxes' shown options, figures' JSON."""
     shown = texts(at.markdown) + texts(at.caption) + texts(at.subheader)
     shown += [o for box in at.selectbox for o in box.options]
-    shown += [json.dumps(json.loads(c.proto.spec)) for c in at.get("plotly_chart")]
+    shown += [json.dumps(json.loads(c.proto.spec)) for c in [*at.get("plotly_chart"), *at.get("echarts_chart")]]
     return "\n".join(shown)
 
 

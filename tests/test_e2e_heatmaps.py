@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.helpers.browser import ARTIFACTS, HEATMAP_DRAWN, all_loaded, idle, query
 
@@ -18,6 +19,10 @@ HOVER = """() => { const t = [...document.querySelectorAll('[data-testid="stECha
   const texts = [...t].map(e => e.textContent);
   const k = texts.findIndex(s => s.includes(' → '));
   return k < 0 ? null : [texts[k], texts[k + 1]]; }"""
+# The hover's text once it has stayed the same over three polls (the tooltip follows the pointer a moment late).
+SETTLED_HOVER = f"""() => {{ const h = ({HOVER})(), v = JSON.stringify(h), s = window.__keppHover || (window.__keppHover = {{}});
+  s.n = v === s.v ? s.n + 1 : 0; s.v = v;
+  return h && s.n >= 3 ? h : null; }}"""
 
 
 def test_a_click_on_a_heatmap_cell_lists_the_episodes_with_that_transition(demo_server, browser):
@@ -37,8 +42,10 @@ def test_a_click_on_a_heatmap_cell_lists_the_episodes_with_that_transition(demo_
         for fx in (0.70, 0.74, 0.78, 0.82, 0.86):
             x, y = box["x"] + box["width"] * fx, box["y"] + box["height"] * fy
             page.mouse.move(x, y)
-            page.wait_for_timeout(150)
-            hover = page.evaluate(HOVER)
+            try:  # the hover's text, if a cell is under the pointer (a gap or a margin has none)
+                hover = page.wait_for_function(SETTLED_HOVER, timeout=2_000, polling=50).json_value()
+            except PlaywrightTimeout:
+                hover = None
             if hover and "predictions" in hover[0] and float(hover[1]) > 0:
                 found = (x, y, hover[0])
                 break

@@ -146,14 +146,15 @@ def test_the_transition_heatmaps_hold_labels_as_drawn_text(label):
     from components.ui.charts import heatmap_chart
 
     df = pd.DataFrame([[0.5, 0.5], [0.1, 0.9]], index=[label, "whisk"], columns=[label, "whisk"])
-    for chart in (heatmap_chart({label: df, "ground truth": df}, marked={label}, selectable=True),
-                  heatmap_chart({f"{label} − other": df}, marked={label}, diverging=True)):
-        option = chart.option
-        assert option["tooltip"]["renderMode"] == "richText"
-        text = json.dumps(option, ensure_ascii=False)
-        assert '"formatter"' not in text and '"rich"' not in text  # no template, no rich-text styles
-        assert f"{label} ✱" in text or json.dumps(f"{label} ✱", ensure_ascii=False)[1:-1] in text
-        assert "&lt;" not in text and "&amp;" not in text
+    panels = heatmap_chart({label: df, "ground truth": df}, marked={label}, selectable=True).option
+    difference = heatmap_chart({f"{label} − other": df}, marked={label}, diverging=True).option
+    texts = [json.dumps(option, ensure_ascii=False) for option in (panels, difference)]
+    assert panels["tooltip"]["renderMode"] == difference["tooltip"]["renderMode"] == "richText"
+    marked = json.dumps(f"{label} ✱", ensure_ascii=False)[1:-1]  # as the JSON holds it (a newline escaped)
+    assert all(marked in text for text in texts)
+    # no template, no rich-text styles, nothing escaped for HTML (it would show its escapes)
+    assert not any(bad in text for text in texts for bad in ('"formatter"', '"rich"', "&lt;", "&amp;"))
+    assert panels["series"][0]["data"][0]["name"] == f"{label}: {label} → {label}"
 
 
 @LABELS

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.browser import all_loaded, app_server
+from tests.helpers.browser import all_loaded, app_server, graph_frame
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("app")]
 
@@ -177,6 +177,7 @@ def _pages(url: str, bad: dict[str, str]) -> list[tuple[str, str]]:
         ("plan", f"{url}/Plan"),
         ("graph around a hostile step", f"{url}/Graph?step={q(bad['script'])}"),
         ("graph around another", f"{url}/Graph?step={q(bad['img'])}&depth=2"),
+        ("graph around a third", f"{url}/Graph?step={q(bad['separator'])}"),
         ("expert trajectories of a hostile task", f"{url}/Graph?tab=expert&etask={q(bad['img-id'])}"),
         ("expert trajectories of another", f"{url}/Graph?tab=expert&etask={q(bad['svg-id'])}"),
         ("heatmaps", f"{url}/Heatmaps"),
@@ -200,6 +201,8 @@ def test_no_dataset_string_runs_as_script_on_any_page(hostile_app, browser, list
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
         page.goto(address)
         _settle(page)
+        if "/Graph" in address:  # the open tab's drawing, its nodes there (a loaded frame can still be drawing)
+            graph_frame(page, timeout=60)
         assert not _pwned(page), f"{name}: a dataset string ran as script"
         assert not dialogs, name
         seen_labels.update(_network_labels(page))
