@@ -6,8 +6,8 @@
 // - A playing slide that runs below the window (its plan's or ground truth's cards under the window's bottom: an
 //   A/B slide of T=6) is drawn compact: the page is marked kepp-compact and the presentation CSS sets each
 //   card's number beside its name, the rows and the head tighter and an A/B slide's two columns even (the mark
-//   is re-decided whenever the page changes or the window is resized, measured without it first, so a slide
-//   that fits keeps the full cards).
+//   is re-decided whenever the page changes, its height changes or the window is resized, measured without it
+//   first, so a slide that fits keeps the full cards).
 // - While the server is away the audience keeps the
 // last slide with a quiet "reconnecting" mark, never Streamlit's developer dialog ("Connection error … streamlit
 // run yourscript.py"). The dialog is marked (data-kepp-connection) and the page's CSS hides it; the mark shows
@@ -45,6 +45,18 @@
     top.requestAnimationFrame(() => { asked = false; compact(); });
   };
   top.addEventListener("resize", fit);
+  // and whenever the page's height changes without a change of its tree (an image or a frame that loaded late, a
+  // style changed): decided on the last layout, never kept from a moment the slide was taller than it ends
+  const sized = new top.ResizeObserver(fit);
+  let watched = null;
+  const watch = () => {
+    const block = doc.querySelector('[data-testid="stMainBlockContainer"]');
+    if (block && block !== watched) {
+      if (watched) sized.unobserve(watched);
+      sized.observe(block);
+      watched = block;
+    }
+  };
   const mark = doc.createElement("div");
   mark.className = "kepp-reconnecting";
   mark.setAttribute("role", "status");
@@ -59,7 +71,8 @@
     mark.classList.toggle("kepp-away", away);
   };
   // before the browser paints what changed: the dialog is never drawn, not even for a frame
-  new MutationObserver(() => { look(); fit(); }).observe(doc.body, {childList: true, subtree: true, characterData: true});
+  new MutationObserver(() => { look(); watch(); fit(); }).observe(doc.body, {childList: true, subtree: true, characterData: true});
   look();
+  watch();
   fit();
 })
