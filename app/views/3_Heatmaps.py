@@ -108,8 +108,7 @@ st.caption(f"{len(train_plans)} training plans, {len(test_plans)} test plans"
            "(the task's own steps first, then others that occur)"
            + (f" · :{MD_WRONG}[✱ red: {len(marked)} action{'s' if len(marked) > 1 else ''} outside the task's step list]"
               if marked else ""))
-clicked = show_heatmap(heatmap_chart(mats, marked=marked, selectable=True), key="heat_panels_chart",
-                       selectable=True)
+clicked = show_heatmap(heatmap_chart(mats, marked=marked, selectable=True), key="heat_panels_chart")
 if clicked is not None:  # (panel, from, to) as positions in the order: the transition's action ids
     clicked = (order[clicked[1]], order[clicked[2]])
 

@@ -107,12 +107,14 @@ HEAT_CHART_PX = 820  # the narrowest chart laid out for (a 1280 px window, the s
 
 @dataclass(frozen=True)
 class Heatmap:
-    """Transition matrices drawn side by side (:func:`heatmap_chart`): ECharts' ``option``, its ``height`` (px) and,
-    per data item of its one series, the cell it draws as (panel, row, column): positions in the matrices' order."""
+    """Transition matrices drawn side by side (:func:`heatmap_chart`): ECharts' ``option``, its ``height`` (px),
+    per data item of its one series the cell it draws as (panel, row, column: positions in the matrices' order),
+    and whether a click selects a cell."""
 
     option: dict
     height: int
     cells: tuple[tuple[int, int, int], ...]
+    selectable: bool = False
 
 
 def heatmap_chart(mats: dict, *, marked: Collection[str] = frozenset(), diverging: bool = False,
@@ -182,15 +184,16 @@ def heatmap_chart(mats: dict, *, marked: Collection[str] = frozenset(), divergin
                     "emphasis": {"itemStyle": {"borderColor": colours.INK, "borderWidth": 1}},
                     "select": {"itemStyle": {"borderColor": colours.INK, "borderWidth": 2}}}],
     }
-    return Heatmap(option, max(420, HEAT_ROW_PX * len(rows) + option["grid"]["top"] + bottom), tuple(cells))
+    return Heatmap(option, max(420, HEAT_ROW_PX * len(rows) + option["grid"]["top"] + bottom), tuple(cells),
+                   selectable)
 
 
-def show_heatmap(chart: Heatmap, key: str, selectable: bool = False):
-    """Draw ``chart`` (SVG: its text is the page's, measured and read as such); with ``selectable``, the clicked
+def show_heatmap(chart: Heatmap, key: str):
+    """Draw ``chart`` (SVG: its text is the page's, measured and read as such); a selectable one returns the clicked
     cell's (panel, row, column) or None."""
     event = st.echarts_chart(chart.option, key=key, height=chart.height, renderer="svg",
-                             on_select="rerun" if selectable else "ignore")
-    if not selectable:
+                             on_select="rerun" if chart.selectable else "ignore")
+    if not chart.selectable:
         return None
     for group in event.selection.selected:
         for k in group.get("data_indices", ()):
